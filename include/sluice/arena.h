@@ -1,0 +1,36 @@
+/*
+ * arena.h -- region allocator with lifetimes that match the work.
+ *
+ * An Arena hands out memory from large blocks and frees it all at once with
+ * arena_reset() or arena_destroy().  The lifetimes used in sluice are
+ * server > connection > statement, and continuous query > micro-batch.
+ * Nothing allocated from an arena is freed on its own.
+ */
+#ifndef SLUICE_ARENA_H
+#define SLUICE_ARENA_H
+
+#include "sluice/common.h"
+
+typedef struct ArenaBlock ArenaBlock;
+
+typedef struct Arena {
+    ArenaBlock *head;       /* block being filled; older blocks follow */
+    size_t      block_size; /* default size of a new block */
+    size_t      total;      /* bytes held in all blocks */
+} Arena;
+
+void  arena_init(Arena *a, size_t block_size);
+void *arena_alloc(Arena *a, size_t n);          /* 16-byte aligned */
+void *arena_zalloc(Arena *a, size_t n);
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...) SL_PRINTF(2, 3);
+void *arena_memdup(Arena *a, const void *p, size_t n);
+/* Frees all but the first block and rewinds it: the arena is empty again. */
+void  arena_reset(Arena *a);
+void  arena_destroy(Arena *a);
+
+#define ARENA_NEW(a, T)        ((T *)arena_zalloc((a), sizeof(T)))
+#define ARENA_ARRAY(a, T, n)   ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
+
+#endif /* SLUICE_ARENA_H */

@@ -1,0 +1,106 @@
+/*
+ * catalog.h -- the SQLite catalog: relations, and later the offset and
+ * commit logs.
+ *
+ *   cat_open            open (creating and migrating) the catalog file and
+ *                       load every relation into memory
+ *   cat_close           close it
+ *   cat_schema_version  the schema version the file is at
+ *   cat_lookup          a relation by name (borrowed pointer)
+ *   cat_create_relation create a relation durably (one SQLite transaction)
+ *   cat_drop_relation   drop one durably
+ *   cat_relation_ref / cat_relation_unref   keep an entry alive while in use
+ *   cat_foreach         visit every relation (for sys.* and pg_catalog)
+ *   cat_offsets_*       the offset log of a continuous query
+ *   cat_commit_*        its commit log
+ *   cat_cq_status_*     its status and last error
+ *
+ * src/catalog/ is the only module that includes sqlite3.h.  All calls are
+ * made on the libuv loop's thread; a CatRelation is immutable once made, and
+ * work on other threads holds a reference (cat_relation_ref) instead of
+ * looking it up again.
+ */
+#ifndef SLUICE_CATALOG_H
+#define SLUICE_CATALOG_H
+
+#include "sluice/arena.h"
+#include "sluice/error.h"
+#include "sluice/types.h"
+
+typedef struct Catalog Catalog;
+
+typedef enum RelKind {
+    REL_TABLE,      /* keyed, mutable (CREATE TABLE) */
+    REL_STREAM,     /* append-only log (CREATE STREAM) */
+    REL_SINK,       /* CREATE SINK */
+    REL_QUERY,      /* a continuous query and its result table */
+} RelKind;
+
+typedef struct CatColumn {
+    const char *name;
+    SlType      type;
+    bool        not_null;
+} CatColumn;
+
+typedef struct CatRelation {
+    _Atomic int refs;       /* the catalog's own plus users' */
+    uint32_t    oid;        /* 16384 and up, as PostgreSQL's user objects */
+    const char *name;
+    RelKind     kind;
+    int         ncols;
+    CatColumn  *cols;
+    int         npk;        /* primary key columns, in key order */
+    int        *pk;         /* indexes into cols */
+    const char *sql;        /* the statement that created it */
+    const char *options;    /* WITH options as a JSON object text */
+    int64_t     created_at; /* microseconds since the Unix epoch */
+    Arena       arena;      /* owns everything above */
+} CatRelation;
+
+int  cat_open(const char *path, Catalog **out, SlError *err);
+void cat_close(Catalog *cat);
+int  cat_schema_version(Catalog *cat);
+
+const CatRelation *cat_lookup(Catalog *cat, const char *name);
+/* Creates a relation from def (name, kind, columns, pk, sql, options are
+ * copied; oid, refs and created_at are assigned).  Fails with 42P07 when
+ * the name is taken.  *out is borrowed, like cat_lookup's. */
+int  cat_create_relation(Catalog *cat, const CatRelation *def,
+                         const CatRelation **out, SlError *err);
+/* Removes the relation from the catalog file and the name space; the entry
+ * itself lives on while references to it remain. */
+int  cat_drop_relation(Catalog *cat, const char *name, SlError *err);
+void cat_relation_ref(const CatRelation *rel);
+void cat_relation_unref(const CatRelation *rel);
+/* Calls fn for every relation in oid order. */
+void cat_foreach(Catalog *cat, void (*fn)(const CatRelation *rel, void *arg), void *arg);
+
+/* ---- continuous queries: offset log, commit log, status (cqlog.c) ---- */
+
+/* One entry of the offset log: what batch N reads, fixed before it runs. */
+typedef struct CqOffsets {
+    int64_t     batch_id;
+    const char *sources;        /* JSON: [{"oid":N,"part":P,"start":S,"end":E}, ...] */
+    bool        has_watermark;
+    int64_t     watermark_us;   /* event time, microseconds since 2000-01-01 */
+    int64_t     batch_ts_us;    /* wall clock, microseconds since the Unix epoch */
+} CqOffsets;
+
+/* Appends batch N's entry durably (synchronous = FULL). */
+int  cat_offsets_append(Catalog *cat, uint32_t query_oid, const CqOffsets *o, SlError *err);
+/* The newest entry: 1 found (strings in a), 0 none, -1 error. */
+int  cat_offsets_last(Catalog *cat, uint32_t query_oid, Arena *a, CqOffsets *out,
+                      SlError *err);
+int  cat_commit_append(Catalog *cat, uint32_t query_oid, int64_t batch_id, SlError *err);
+/* The newest committed batch id, -1 if none, -2 on error. */
+int64_t cat_commit_last(Catalog *cat, uint32_t query_oid, SlError *err);
+/* Drops offset and commit entries of batches before keep_from. */
+int  cat_cq_purge(Catalog *cat, uint32_t query_oid, int64_t keep_from, SlError *err);
+/* The status: "running", "paused", "failed", "finished"; error may be NULL. */
+int  cat_cq_status_set(Catalog *cat, uint32_t query_oid, const char *status,
+                       const char *error, SlError *err);
+/* 1 found (strings in a), 0 none, -1 error. */
+int  cat_cq_status_get(Catalog *cat, uint32_t query_oid, Arena *a, const char **status,
+                       const char **error, SlError *err);
+
+#endif /* SLUICE_CATALOG_H */

@@ -1,0 +1,24 @@
+/*
+ * log.h -- structured logging: one line per event on stderr.
+ *
+ * A line is `ts=... level=... msg="..." key=value ...` (or one JSON object
+ * per line with log_format = json).  The caller passes the message and an
+ * optional printf-style list of extra key=value pairs:
+ *
+ *     sl_log(LOG_INFO, "connection accepted", "peer=%s", addr);
+ */
+#ifndef SLUICE_LOG_H
+#define SLUICE_LOG_H
+
+#include "sluice/common.h"
+
+typedef enum { LOG_DEBUG = 0, LOG_INFO, LOG_WARN, LOG_ERROR } LogLevel;
+
+void log_set_level(LogLevel level);
+void log_set_json(bool json);
+/* Parses "debug", "info", "warn"/"warning", "error"; returns -1 if unknown. */
+int  log_level_parse(const char *s);
+bool log_enabled(LogLevel level);
+void sl_log(LogLevel level, const char *msg, const char *kvfmt, ...) SL_PRINTF(3, 4);
+
+#endif /* SLUICE_LOG_H */

@@ -1,0 +1,70 @@
+/*
+ * relstore.h -- where the rows of tables and internal streams live.
+ *
+ * Tables: one RocksDB key per row, 'T' + oid (4 bytes, big-endian) + the
+ * order-preserving primary key (rowcodec.h); a table without a primary key
+ * gets a hidden 8-byte row id instead.  The value is the encoded row.
+ *
+ * Internal streams: an append-only log of chunks.  A chunk holds the rows of
+ * one append (an INSERT, a COPY block): key 'S' + oid + the offset of its
+ * first row (8 bytes, big-endian), value a row count then each encoded row
+ * with its length.  Offsets are dense per stream, starting at 0.  An append
+ * is one WriteBatch, synced before it returns, so an acknowledged row is on
+ * disk and a crash never leaves part of an append visible.
+ *
+ *   tbl_key, tbl_get, tbl_put, tbl_delete, tbl_next_rowid
+ *   tbl_scan_open, tbl_scan_next, tbl_scan_close
+ *   stream_append, stream_end_offset
+ *   stream_scan_open, stream_scan_next, stream_scan_close
+ *
+ * All of these may run on any thread; the per-stream end offsets are kept
+ * under a mutex.
+ */
+#ifndef SLUICE_RELSTORE_H
+#define SLUICE_RELSTORE_H
+
+#include "sluice/catalog.h"
+#include "sluice/state.h"
+#include "sluice/strbuf.h"
+
+/* Rows per batch a scan hands out. */
+#define RELSTORE_BATCH_ROWS 1024
+
+typedef struct RelScan RelScan;
+
+/* ---- tables ---- */
+
+/* The key of row `row` of b (laid out as the table's columns). */
+void tbl_key(const CatRelation *rel, const Batch *b, uint32_t row, StrBuf *key);
+/* A key from a hidden row id, for tables without a primary key. */
+void tbl_rowid_key(const CatRelation *rel, uint64_t rowid, StrBuf *key);
+uint64_t tbl_next_rowid(StateStore *st, const CatRelation *rel, SlError *err);
+/* Reads the row under key into row `row` of out.  1 found, 0 absent, -1 error. */
+int  tbl_get(StateStore *st, const CatRelation *rel, const StrBuf *key, Arena *a,
+             Batch *out, uint32_t row, SlError *err);
+void tbl_put(StateBatch *wb, const StrBuf *key, const Batch *b, uint32_t row);
+void tbl_delete(StateBatch *wb, const StrBuf *key);
+
+/* A scan over every row of a table in key order.  tbl_scan_next fills a
+ * batch (allocated in a) of up to RELSTORE_BATCH_ROWS rows; with keys, each
+ * row's key is also copied (keys[i] in a).  Returns the row count, 0 at the
+ * end, -1 on error. */
+RelScan *tbl_scan_open(StateStore *st, const CatRelation *rel);
+int  tbl_scan_next(RelScan *s, Arena *a, Batch **out, SlStr **keys, SlError *err);
+int  rel_scan_close(RelScan *s, SlError *err);
+
+/* ---- internal streams ---- */
+
+/* Appends the rows of b durably; *first gets the offset of the first. */
+int  stream_append(StateStore *st, const CatRelation *rel, const Batch *b,
+                   int64_t *first, SlError *err);
+/* The offset the next appended row will get (= rows ever appended). */
+int64_t stream_end_offset(StateStore *st, const CatRelation *rel, SlError *err);
+/* The rows with offsets in [from, to).  Next returns up to
+ * RELSTORE_BATCH_ROWS rows, 0 at the end, -1 on error. */
+RelScan *stream_scan_open(StateStore *st, const CatRelation *rel, int64_t from, int64_t to);
+int  stream_scan_next(RelScan *s, Arena *a, Batch **out, SlError *err);
+/* Forget the cached end offset of a dropped stream. */
+void stream_forget(const CatRelation *rel);
+
+#endif /* SLUICE_RELSTORE_H */

@@ -1,0 +1,70 @@
+/*
+ * runtime.h -- what the server hands statements to.
+ *
+ * The server module (src/server/) never reaches into sql/, plan/ or exec/:
+ * it parses a query string into statements with rt_parse(), prepares each
+ * with rt_prepare(), asks rt_describe() for the shape of its result, and runs
+ * it with rt_execute(), which streams the result to a ResultSink.
+ *
+ * Lifetimes: everything rt_parse() and rt_prepare() return lives in the
+ * arena the caller passes (the statement's or the prepared statement's).
+ * rt_execute() allocates its working memory in an arena of its own and
+ * frees it before returning; batches handed to the sink are valid only
+ * during the callback.
+ */
+#ifndef SLUICE_RUNTIME_H
+#define SLUICE_RUNTIME_H
+
+#include "sluice/arena.h"
+#include "sluice/error.h"
+#include "sluice/list.h"
+#include "sluice/types.h"
+
+typedef struct RawStmt RawStmt;
+typedef struct Prepared Prepared;
+
+/* One column of a result. */
+typedef struct ColumnDesc {
+    const char *name;
+    SlType      type;
+} ColumnDesc;
+
+/* A parameter value as it came off the wire (Bind). */
+typedef struct ParamValue {
+    const char *data;   /* NULL for SQL NULL */
+    int32_t     len;
+    int16_t     format; /* 0 text, 1 binary */
+} ParamValue;
+
+/* Where rt_execute() sends a statement's result. */
+typedef struct ResultSink ResultSink;
+struct ResultSink {
+    void *ctx;
+    /* Called once per batch of rows, in order; returns 0 to go on or a
+     * negative value to stop the statement (the client went away). */
+    int  (*batch_cb)(ResultSink *sink, const Batch *batch);
+};
+
+/* Parses a query string into RawStmts (a List of RawStmt *) in arena a.
+ * An empty string gives an empty list.  On a syntax error returns -1 with
+ * err set (42601 and the byte offset of the bad token). */
+int rt_parse(Arena *a, const char *sql, size_t len, List **stmts, SlError *err);
+
+/* Analyzes one statement.  param_types may give the types of $1..$n
+ * (TYPE_UNKNOWN to infer).  The result lives in arena a. */
+int rt_prepare(Arena *a, const char *sql, const RawStmt *raw,
+               const SlType *param_types, int nparam_types,
+               Prepared **out, SlError *err);
+
+/* The result columns (ncols = 0: the statement returns no rows) and the
+ * parameter types, after inference. */
+void rt_describe(const Prepared *p, int *ncols, const ColumnDesc **cols,
+                 int *nparams, const SlType **param_types);
+
+/* Runs a prepared statement with its parameters.  Rows go to sink; on
+ * success tag receives the CommandComplete tag ("SELECT 3").  Returns 0,
+ * or -1 with err set. */
+int rt_execute(const Prepared *p, const ParamValue *params, int nparams,
+               ResultSink *sink, char *tag, size_t tagsize, SlError *err);
+
+#endif /* SLUICE_RUNTIME_H */

@@ -1,0 +1,58 @@
+/*
+ * state.h -- the RocksDB state store: keys and values, write batches,
+ * prefix scans.
+ *
+ *   state_open, state_close      the store in <data_dir>/state
+ *   state_get                    one key's value
+ *   state_batch_*                an atomic group of puts and deletes
+ *   state_scan_*                 keys with a prefix, in byte order
+ *
+ * src/state/ is the only module that includes rocksdb/c.h.  Key spaces are
+ * told apart by their first byte (docs/architecture.md, "State keys"):
+ * 'T' table rows, and later 'S' stream logs and 'Q' query operator state.
+ * Operators reach their keys through a per-query cache that is written back
+ * once per batch in one WriteBatch.
+ */
+#ifndef SLUICE_STATE_H
+#define SLUICE_STATE_H
+
+#include "sluice/arena.h"
+#include "sluice/error.h"
+
+typedef struct StateStore StateStore;
+typedef struct StateBatch StateBatch;
+typedef struct StateScan StateScan;
+
+int  state_open(const char *dir, StateStore **out, SlError *err);
+void state_close(StateStore *st);
+
+/* Looks a key up.  Returns 1 with the value copied into arena a, 0 if the
+ * key is absent, or -1 with err set. */
+int  state_get(StateStore *st, const void *key, size_t klen, Arena *a,
+               void **val, size_t *vlen, SlError *err);
+
+StateBatch *state_batch_new(void);
+void state_batch_put(StateBatch *b, const void *key, size_t klen,
+                     const void *val, size_t vlen);
+void state_batch_delete(StateBatch *b, const void *key, size_t klen);
+/* Applies the batch atomically; with sync the write is on disk (fsync of
+ * the WAL) before it returns.  The batch stays the caller's to free. */
+int  state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err);
+void state_batch_free(StateBatch *b);
+
+/* Iterates over every key that starts with prefix, in byte order.  The
+ * pointers state_scan_next() returns are valid until the next call. */
+StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen);
+/* Same, starting at the last key <= start (or the first key of the prefix
+ * when there is none): for logs keyed by the first offset of a chunk. */
+StateScan *state_scan_open_at(StateStore *st, const void *prefix, size_t plen,
+                              const void *start, size_t slen);
+/* The last key with the prefix, copied into a; 1 found, 0 none, -1 error. */
+int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a,
+                   void **key, size_t *klen, SlError *err);
+bool state_scan_next(StateScan *s, const void **key, size_t *klen,
+                     const void **val, size_t *vlen);
+/* Returns 0, or -1 with err set if the scan stopped on an I/O error. */
+int  state_scan_close(StateScan *s, SlError *err);
+
+#endif /* SLUICE_STATE_H */

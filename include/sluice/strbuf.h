@@ -1,0 +1,30 @@
+/*
+ * strbuf.h -- a growable byte buffer on the heap.
+ *
+ * Used for outgoing protocol messages and for text formatting.  The buffer
+ * is always NUL-terminated after its len bytes, so it can be used as a
+ * C string when it holds text.
+ */
+#ifndef SLUICE_STRBUF_H
+#define SLUICE_STRBUF_H
+
+#include "sluice/common.h"
+
+typedef struct StrBuf {
+    char  *data;
+    size_t len;
+    size_t cap;
+} StrBuf;
+
+void strbuf_init(StrBuf *b);
+void strbuf_free(StrBuf *b);
+void strbuf_reset(StrBuf *b);
+void strbuf_reserve(StrBuf *b, size_t extra);
+void strbuf_append(StrBuf *b, const void *p, size_t n);
+void strbuf_puts(StrBuf *b, const char *s);
+void strbuf_putc(StrBuf *b, char c);
+void strbuf_printf(StrBuf *b, const char *fmt, ...) SL_PRINTF(2, 3);
+/* Takes the buffer's memory; the StrBuf is empty afterwards. */
+char *strbuf_steal(StrBuf *b, size_t *len);
+
+#endif /* SLUICE_STRBUF_H */

@@ -1,0 +1,423 @@
+/*
+ * catalog.c -- the SQLite catalog file: opening, pragmas, migrations, and
+ * the relations (tables, streams, sinks, continuous queries).
+ *
+ *   cat_open, cat_close, cat_schema_version
+ *   cat_lookup, cat_create_relation, cat_drop_relation, cat_foreach
+ *   cat_relation_ref, cat_relation_unref
+ *
+ * Every relation is loaded into memory at open; a create or drop writes the
+ * file first, in one transaction, and changes memory only once it commits,
+ * so a failed DDL statement leaves nothing behind.
+ *
+ * The schema is versioned with PRAGMA user_version.  Each migration is one
+ * SQL script applied in its own transaction together with the version bump,
+ * so a crash leaves the file at the old version or the new one, never in
+ * between.  Migrations are append-only: a released one is never edited.
+ */
+#include "sluice/catalog.h"
+#include "sluice/log.h"
+
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "catalog_int.h"
+
+/* The first oid handed out, as PostgreSQL's FirstNormalObjectId. */
+#define CAT_FIRST_OID 16384
+
+static const char *const migrations[] = {
+    /* 1: the metadata table every later migration can rely on. */
+    "CREATE TABLE sluice_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "INSERT INTO sluice_meta VALUES ('created_by', 'sluiced');",
+    /* 2: relations and their columns. */
+    "CREATE TABLE relations ("
+    "  oid INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  kind TEXT NOT NULL CHECK (kind IN ('table', 'stream', 'sink', 'query')),"
+    "  sql TEXT NOT NULL,"
+    "  options TEXT NOT NULL DEFAULT '{}',"
+    "  created_at INTEGER NOT NULL);"
+    "CREATE TABLE columns ("
+    "  rel_oid INTEGER NOT NULL REFERENCES relations(oid) ON DELETE CASCADE,"
+    "  attnum INTEGER NOT NULL,"
+    "  name TEXT NOT NULL,"
+    "  type TEXT NOT NULL,"
+    "  typmod INTEGER NOT NULL,"
+    "  not_null INTEGER NOT NULL,"
+    "  pk_pos INTEGER,"
+    "  PRIMARY KEY (rel_oid, attnum));",
+    /* 3: the offset log, the commit log and the status of continuous
+     * queries (docs/engine.md). */
+    "CREATE TABLE cq_offsets ("
+    "  query_oid INTEGER NOT NULL REFERENCES relations(oid) ON DELETE CASCADE,"
+    "  batch_id INTEGER NOT NULL,"
+    "  sources TEXT NOT NULL,"
+    "  watermark_us INTEGER,"
+    "  batch_ts_us INTEGER NOT NULL,"
+    "  PRIMARY KEY (query_oid, batch_id)) WITHOUT ROWID;"
+    "CREATE TABLE cq_commits ("
+    "  query_oid INTEGER NOT NULL REFERENCES relations(oid) ON DELETE CASCADE,"
+    "  batch_id INTEGER NOT NULL,"
+    "  committed_at_us INTEGER NOT NULL,"
+    "  PRIMARY KEY (query_oid, batch_id)) WITHOUT ROWID;"
+    "CREATE TABLE cq_status ("
+    "  query_oid INTEGER PRIMARY KEY REFERENCES relations(oid) ON DELETE CASCADE,"
+    "  status TEXT NOT NULL,"
+    "  last_error TEXT,"
+    "  updated_at_us INTEGER NOT NULL);",
+};
+
+static const char *const kind_names[] = {"table", "stream", "sink", "query"};
+
+int cat_exec(Catalog *cat, const char *sql, SlError *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(cat->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        sl_error(err, ERRCODE_IO_ERROR, "catalog: %s", msg ? msg : "unknown error");
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+int cat_schema_version(Catalog *cat)
+{
+    sqlite3_stmt *st;
+    int v = -1;
+    if (sqlite3_prepare_v2(cat->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    return v;
+}
+
+static int migrate(Catalog *cat, SlError *err)
+{
+    int have = cat_schema_version(cat);
+    int want = (int)SL_ARRAY_LEN(migrations);
+    if (have < 0)
+        return sl_error(err, ERRCODE_IO_ERROR, "catalog: cannot read schema version");
+    if (have > want)
+        return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "catalog schema version %d is newer than this sluiced (%d)",
+                        have, want);
+    for (int v = have; v < want; v++) {
+        char bump[64];
+        snprintf(bump, sizeof(bump), "PRAGMA user_version = %d;", v + 1);
+        if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0)
+            return -1;
+        if (cat_exec(cat, migrations[v], err) < 0 || cat_exec(cat, bump, err) < 0) {
+            SlError ignore = {0};
+            cat_exec(cat, "ROLLBACK;", &ignore);
+            sl_error_clear(&ignore);
+            return -1;
+        }
+        if (cat_exec(cat, "COMMIT;", err) < 0)
+            return -1;
+        sl_log(LOG_INFO, "catalog migrated", "version=%d", v + 1);
+    }
+    return 0;
+}
+
+static int load_relations(Catalog *cat, SlError *err);
+void cat_relation_unref(const CatRelation *rel);
+
+int cat_open(const char *path, Catalog **out, SlError *err)
+{
+    Catalog *cat = sl_calloc(1, sizeof(Catalog));
+    int rc = sqlite3_open_v2(path, &cat->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                 SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        sl_error(err, ERRCODE_IO_ERROR, "cannot open catalog \"%s\": %s", path,
+                 cat->db ? sqlite3_errmsg(cat->db) : sqlite3_errstr(rc));
+        cat_close(cat);
+        return -1;
+    }
+    sqlite3_busy_timeout(cat->db, 5000);
+    if (cat_exec(cat, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
+                      "PRAGMA foreign_keys = ON;", err) < 0 ||
+        migrate(cat, err) < 0 || load_relations(cat, err) < 0) {
+        cat_close(cat);
+        return -1;
+    }
+    *out = cat;
+    return 0;
+}
+
+void cat_close(Catalog *cat)
+{
+    if (cat == NULL)
+        return;
+    for (int i = 0; i < cat->nrels; i++)
+        cat_relation_unref(cat->rels[i]);
+    sl_free(cat->rels);
+    sqlite3_close(cat->db);
+    sl_free(cat);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Relations                                                               */
+
+int cat_db_error(Catalog *cat, SlError *err)
+{
+    return sl_error(err, ERRCODE_IO_ERROR, "catalog: %s", sqlite3_errmsg(cat->db));
+}
+
+static int type_parse(const char *name, SlType *t)
+{
+    for (int id = 0; id < TYPE__COUNT; id++) {
+        if (strcmp(type_name((SlTypeId)id), name) == 0) {
+            t->id = (SlTypeId)id;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void rel_add(Catalog *cat, CatRelation *rel)
+{
+    if (cat->nrels == cat->caprels) {
+        cat->caprels = cat->caprels ? cat->caprels * 2 : 16;
+        cat->rels = sl_realloc(cat->rels, sizeof(CatRelation *) * (size_t)cat->caprels);
+    }
+    cat->rels[cat->nrels++] = rel;
+    if (rel->oid >= cat->next_oid)
+        cat->next_oid = rel->oid + 1;
+}
+
+/* A new entry, deep-copied from def into an arena of its own. */
+static CatRelation *rel_copy(const CatRelation *def)
+{
+    CatRelation *rel = sl_calloc(1, sizeof(CatRelation));
+    arena_init(&rel->arena, 2048);
+    Arena *a = &rel->arena;
+    rel->refs = 1;
+    rel->oid = def->oid;
+    rel->name = arena_strdup(a, def->name);
+    rel->kind = def->kind;
+    rel->ncols = def->ncols;
+    rel->cols = ARENA_ARRAY(a, CatColumn, def->ncols > 0 ? def->ncols : 1);
+    for (int i = 0; i < def->ncols; i++) {
+        rel->cols[i] = def->cols[i];
+        rel->cols[i].name = arena_strdup(a, def->cols[i].name);
+    }
+    rel->npk = def->npk;
+    rel->pk = ARENA_ARRAY(a, int, def->npk > 0 ? def->npk : 1);
+    for (int i = 0; i < def->npk; i++)
+        rel->pk[i] = def->pk[i];
+    rel->sql = arena_strdup(a, def->sql ? def->sql : "");
+    rel->options = arena_strdup(a, def->options ? def->options : "{}");
+    rel->created_at = def->created_at;
+    return rel;
+}
+
+static int load_relations(Catalog *cat, SlError *err)
+{
+    cat->next_oid = CAT_FIRST_OID;
+    sqlite3_stmt *rs = NULL, *cs = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2(cat->db,
+            "SELECT oid, name, kind, sql, options, created_at FROM relations ORDER BY oid",
+            -1, &rs, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(cat->db,
+            "SELECT name, type, typmod, not_null, pk_pos FROM columns"
+            " WHERE rel_oid = ? ORDER BY attnum", -1, &cs, NULL) != SQLITE_OK) {
+        cat_db_error(cat, err);
+        goto out;
+    }
+    while (sqlite3_step(rs) == SQLITE_ROW) {
+        CatRelation def = {0};
+        def.oid = (uint32_t)sqlite3_column_int64(rs, 0);
+        def.name = (const char *)sqlite3_column_text(rs, 1);
+        const char *kind = (const char *)sqlite3_column_text(rs, 2);
+        for (int k = 0; k < (int)SL_ARRAY_LEN(kind_names); k++)
+            if (strcmp(kind, kind_names[k]) == 0)
+                def.kind = (RelKind)k;
+        def.sql = (const char *)sqlite3_column_text(rs, 3);
+        def.options = (const char *)sqlite3_column_text(rs, 4);
+        def.created_at = sqlite3_column_int64(rs, 5);
+        CatRelation *rel = rel_copy(&def);
+        /* Columns go straight into the entry's arena. */
+        sqlite3_bind_int64(cs, 1, def.oid);
+        int n = 0, cap = 8, pkpos[64];
+        rel->cols = ARENA_ARRAY(&rel->arena, CatColumn, cap);
+        while (sqlite3_step(cs) == SQLITE_ROW) {
+            if (n == cap) {
+                CatColumn *more = ARENA_ARRAY(&rel->arena, CatColumn, cap * 2);
+                memcpy(more, rel->cols, sizeof(CatColumn) * (size_t)n);
+                rel->cols = more;
+                cap *= 2;
+            }
+            CatColumn *c = &rel->cols[n];
+            c->name = arena_strdup(&rel->arena, (const char *)sqlite3_column_text(cs, 0));
+            c->type.typmod = sqlite3_column_int(cs, 2);
+            if (type_parse((const char *)sqlite3_column_text(cs, 1), &c->type) < 0) {
+                sl_error(err, ERRCODE_DATA_CORRUPTED,
+                         "catalog: relation \"%s\" column \"%s\" has unknown type \"%s\"",
+                         rel->name, c->name, sqlite3_column_text(cs, 1));
+                sqlite3_reset(cs);
+                cat_relation_unref(rel);
+                goto out;
+            }
+            c->not_null = sqlite3_column_int(cs, 3) != 0;
+            int pos = sqlite3_column_type(cs, 4) == SQLITE_NULL ? 0 : sqlite3_column_int(cs, 4);
+            if (pos > 0 && pos <= (int)SL_ARRAY_LEN(pkpos)) {
+                pkpos[pos - 1] = n;
+                if (pos > rel->npk)
+                    rel->npk = pos;
+            }
+            n++;
+        }
+        sqlite3_reset(cs);
+        rel->ncols = n;
+        rel->pk = ARENA_ARRAY(&rel->arena, int, rel->npk > 0 ? rel->npk : 1);
+        for (int i = 0; i < rel->npk; i++)
+            rel->pk[i] = pkpos[i];
+        rel_add(cat, rel);
+    }
+    rc = 0;
+out:
+    sqlite3_finalize(rs);
+    sqlite3_finalize(cs);
+    return rc;
+}
+
+const CatRelation *cat_lookup(Catalog *cat, const char *name)
+{
+    for (int i = 0; i < cat->nrels; i++)
+        if (strcmp(cat->rels[i]->name, name) == 0)
+            return cat->rels[i];
+    return NULL;
+}
+
+int64_t cat_now_usec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
+                        SlError *err)
+{
+    if (cat_lookup(cat, def->name) != NULL)
+        return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
+                        def->name);
+    if (def->npk > 64)
+        return sl_error(err, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                        "a primary key may have at most 64 columns");
+    CatRelation *rel = rel_copy(def);
+    rel->oid = cat->next_oid;
+    rel->created_at = cat_now_usec();
+
+    sqlite3_stmt *ins = NULL, *col = NULL;
+    if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0) {
+        cat_relation_unref(rel);
+        return -1;
+    }
+    if (sqlite3_prepare_v2(cat->db,
+            "INSERT INTO relations (oid, name, kind, sql, options, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)", -1, &ins, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(cat->db,
+            "INSERT INTO columns (rel_oid, attnum, name, type, typmod, not_null, pk_pos)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &col, NULL) != SQLITE_OK)
+        goto fail;
+    sqlite3_bind_int64(ins, 1, rel->oid);
+    sqlite3_bind_text(ins, 2, rel->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 3, kind_names[rel->kind], -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 4, rel->sql, -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 5, rel->options, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 6, rel->created_at);
+    if (sqlite3_step(ins) != SQLITE_DONE)
+        goto fail;
+    for (int i = 0; i < rel->ncols; i++) {
+        int pkpos = 0;
+        for (int k = 0; k < rel->npk; k++)
+            if (rel->pk[k] == i)
+                pkpos = k + 1;
+        sqlite3_bind_int64(col, 1, rel->oid);
+        sqlite3_bind_int(col, 2, i + 1);
+        sqlite3_bind_text(col, 3, rel->cols[i].name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(col, 4, type_name(rel->cols[i].type.id), -1, SQLITE_STATIC);
+        sqlite3_bind_int(col, 5, rel->cols[i].type.typmod);
+        sqlite3_bind_int(col, 6, rel->cols[i].not_null);
+        if (pkpos)
+            sqlite3_bind_int(col, 7, pkpos);
+        else
+            sqlite3_bind_null(col, 7);
+        if (sqlite3_step(col) != SQLITE_DONE)
+            goto fail;
+        sqlite3_reset(col);
+    }
+    SLUICE_FAULT("catalog_create_before_commit");
+    if (cat_exec(cat, "COMMIT;", err) < 0)
+        goto fail_rolled;
+    sqlite3_finalize(ins);
+    sqlite3_finalize(col);
+    rel_add(cat, rel);
+    *out = rel;
+    return 0;
+
+fail:
+    cat_db_error(cat, err);
+fail_rolled:
+    sqlite3_finalize(ins);
+    sqlite3_finalize(col);
+    {
+        SlError ignore = {0};
+        cat_exec(cat, "ROLLBACK;", &ignore);
+        sl_error_clear(&ignore);
+    }
+    cat_relation_unref(rel);
+    return -1;
+}
+
+int cat_drop_relation(Catalog *cat, const char *name, SlError *err)
+{
+    int idx = -1;
+    for (int i = 0; i < cat->nrels; i++)
+        if (strcmp(cat->rels[i]->name, name) == 0)
+            idx = i;
+    if (idx < 0)
+        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist", name);
+    CatRelation *rel = cat->rels[idx];
+    sqlite3_stmt *del = NULL;
+    if (sqlite3_prepare_v2(cat->db, "DELETE FROM relations WHERE oid = ?", -1, &del,
+                           NULL) != SQLITE_OK)
+        return cat_db_error(cat, err);
+    sqlite3_bind_int64(del, 1, rel->oid);
+    int rc = sqlite3_step(del);
+    sqlite3_finalize(del);
+    if (rc != SQLITE_DONE)
+        return cat_db_error(cat, err);
+    memmove(&cat->rels[idx], &cat->rels[idx + 1],
+            sizeof(CatRelation *) * (size_t)(cat->nrels - idx - 1));
+    cat->nrels--;
+    cat_relation_unref(rel);
+    return 0;
+}
+
+void cat_relation_ref(const CatRelation *rel)
+{
+    atomic_fetch_add_explicit(&((CatRelation *)rel)->refs, 1, memory_order_relaxed);
+}
+
+void cat_relation_unref(const CatRelation *rel)
+{
+    CatRelation *r = (CatRelation *)rel;
+    if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) == 1) {
+        arena_destroy(&r->arena);
+        sl_free(r);
+    }
+}
+
+void cat_foreach(Catalog *cat, void (*fn)(const CatRelation *rel, void *arg), void *arg)
+{
+    for (int i = 0; i < cat->nrels; i++)
+        fn(cat->rels[i], arg);
+}

@@ -1,0 +1,168 @@
+/*
+ * cqlog.c -- the offset log, the commit log and the status of continuous
+ * queries, in the SQLite catalog (docs/engine.md).
+ *
+ *   cat_offsets_append, cat_offsets_last
+ *   cat_commit_append, cat_commit_last
+ *   cat_cq_purge
+ *   cat_cq_status_set, cat_cq_status_get
+ *
+ * Every write is its own transaction under synchronous = FULL: when the
+ * call returns, the entry survives a power cut.
+ */
+#include "catalog_int.h"
+
+/* Prepares, binds nothing, returns the statement or NULL with err set. */
+static sqlite3_stmt *prepare(Catalog *cat, const char *sql, SlError *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(cat->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        cat_db_error(cat, err);
+        return NULL;
+    }
+    return st;
+}
+
+/* Steps a statement that returns no rows and finalizes it. */
+static int step_done(Catalog *cat, sqlite3_stmt *st, SlError *err)
+{
+    int rc = sqlite3_step(st);
+    int ret = rc == SQLITE_DONE ? 0 : cat_db_error(cat, err);
+    sqlite3_finalize(st);
+    return ret;
+}
+
+int cat_offsets_append(Catalog *cat, uint32_t query_oid, const CqOffsets *o, SlError *err)
+{
+    sqlite3_stmt *st = prepare(cat,
+        "INSERT INTO cq_offsets (query_oid, batch_id, sources, watermark_us, batch_ts_us)"
+        " VALUES (?, ?, ?, ?, ?)", err);
+    if (st == NULL)
+        return -1;
+    sqlite3_bind_int64(st, 1, query_oid);
+    sqlite3_bind_int64(st, 2, o->batch_id);
+    sqlite3_bind_text(st, 3, o->sources, -1, SQLITE_STATIC);
+    if (o->has_watermark)
+        sqlite3_bind_int64(st, 4, o->watermark_us);
+    else
+        sqlite3_bind_null(st, 4);
+    sqlite3_bind_int64(st, 5, o->batch_ts_us);
+    SLUICE_FAULT("offsets_before_write");
+    int rc = step_done(cat, st, err);
+    SLUICE_FAULT("offsets_after_write");
+    return rc;
+}
+
+int cat_offsets_last(Catalog *cat, uint32_t query_oid, Arena *a, CqOffsets *out,
+                     SlError *err)
+{
+    sqlite3_stmt *st = prepare(cat,
+        "SELECT batch_id, sources, watermark_us, batch_ts_us FROM cq_offsets"
+        " WHERE query_oid = ? ORDER BY batch_id DESC LIMIT 1", err);
+    if (st == NULL)
+        return -1;
+    sqlite3_bind_int64(st, 1, query_oid);
+    int rc = sqlite3_step(st), ret;
+    if (rc == SQLITE_ROW) {
+        out->batch_id = sqlite3_column_int64(st, 0);
+        out->sources = arena_strdup(a, (const char *)sqlite3_column_text(st, 1));
+        out->has_watermark = sqlite3_column_type(st, 2) != SQLITE_NULL;
+        out->watermark_us = sqlite3_column_int64(st, 2);
+        out->batch_ts_us = sqlite3_column_int64(st, 3);
+        ret = 1;
+    } else {
+        ret = rc == SQLITE_DONE ? 0 : cat_db_error(cat, err);
+    }
+    sqlite3_finalize(st);
+    return ret;
+}
+
+int cat_commit_append(Catalog *cat, uint32_t query_oid, int64_t batch_id, SlError *err)
+{
+    sqlite3_stmt *st = prepare(cat,
+        "INSERT OR IGNORE INTO cq_commits (query_oid, batch_id, committed_at_us)"
+        " VALUES (?, ?, ?)", err);
+    if (st == NULL)
+        return -1;
+    sqlite3_bind_int64(st, 1, query_oid);
+    sqlite3_bind_int64(st, 2, batch_id);
+    sqlite3_bind_int64(st, 3, cat_now_usec());
+    SLUICE_FAULT("commit_log_before_write");
+    int rc = step_done(cat, st, err);
+    SLUICE_FAULT("commit_log_after_write");
+    return rc;
+}
+
+int64_t cat_commit_last(Catalog *cat, uint32_t query_oid, SlError *err)
+{
+    sqlite3_stmt *st = prepare(cat,
+        "SELECT max(batch_id) FROM cq_commits WHERE query_oid = ?", err);
+    if (st == NULL)
+        return -2;
+    sqlite3_bind_int64(st, 1, query_oid);
+    int64_t last = -2;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        last = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 0);
+    else
+        cat_db_error(cat, err);
+    sqlite3_finalize(st);
+    return last;
+}
+
+int cat_cq_purge(Catalog *cat, uint32_t query_oid, int64_t keep_from, SlError *err)
+{
+    static const char *const sql[] = {
+        "DELETE FROM cq_offsets WHERE query_oid = ? AND batch_id < ?",
+        "DELETE FROM cq_commits WHERE query_oid = ? AND batch_id < ?",
+    };
+    for (int i = 0; i < 2; i++) {
+        sqlite3_stmt *st = prepare(cat, sql[i], err);
+        if (st == NULL)
+            return -1;
+        sqlite3_bind_int64(st, 1, query_oid);
+        sqlite3_bind_int64(st, 2, keep_from);
+        if (step_done(cat, st, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int cat_cq_status_set(Catalog *cat, uint32_t query_oid, const char *status,
+                      const char *error, SlError *err)
+{
+    sqlite3_stmt *st = prepare(cat,
+        "INSERT INTO cq_status (query_oid, status, last_error, updated_at_us)"
+        " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (query_oid) DO UPDATE SET"
+        " status = ?2, last_error = coalesce(?3, last_error), updated_at_us = ?4", err);
+    if (st == NULL)
+        return -1;
+    sqlite3_bind_int64(st, 1, query_oid);
+    sqlite3_bind_text(st, 2, status, -1, SQLITE_STATIC);
+    if (error)
+        sqlite3_bind_text(st, 3, error, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 3);
+    sqlite3_bind_int64(st, 4, cat_now_usec());
+    return step_done(cat, st, err);
+}
+
+int cat_cq_status_get(Catalog *cat, uint32_t query_oid, Arena *a, const char **status,
+                      const char **error, SlError *err)
+{
+    sqlite3_stmt *st = prepare(cat,
+        "SELECT status, last_error FROM cq_status WHERE query_oid = ?", err);
+    if (st == NULL)
+        return -1;
+    sqlite3_bind_int64(st, 1, query_oid);
+    int rc = sqlite3_step(st), ret;
+    if (rc == SQLITE_ROW) {
+        *status = arena_strdup(a, (const char *)sqlite3_column_text(st, 0));
+        const char *e = (const char *)sqlite3_column_text(st, 1);
+        *error = e ? arena_strdup(a, e) : NULL;
+        ret = 1;
+    } else {
+        ret = rc == SQLITE_DONE ? 0 : cat_db_error(cat, err);
+    }
+    sqlite3_finalize(st);
+    return ret;
+}

@@ -1,0 +1,561 @@
+/*
+ * format_json.c -- the schema-directed JSON-lines decoder (see format.h).
+ *
+ *   fmt_spec_init, fmt_json_decode
+ *
+ * One pass over each line: the members of an object are matched against the
+ * target columns' paths as they are read; a matched value is converted
+ * straight into its column's vector, everything else is skipped (still
+ * checked for well-formedness, with a bracket stack).  Missing fields are
+ * NULL, extra fields are ignored, a repeated key's last value wins (as in
+ * jsonb).  A value whose JSON kind does not fit the column (an object for a
+ * bigint), or whose text the column type's input function refuses, makes
+ * the record a dead letter with the reason.
+ */
+#include "sluice/expr.h"
+#include "sluice/format.h"
+
+#include <stdio.h>
+
+#define JSON_MAX_DEPTH 64
+
+typedef struct JCtx {
+    const FmtSpec *spec;
+    Batch         *b;
+    uint32_t       row;
+    Arena         *a;
+    const char    *p;
+    const char    *end;
+    const char    *line;
+    char           reason[256];
+    bool           failed;
+} JCtx;
+
+void fmt_spec_init(FmtSpec *spec, Arena *a, int ncols, const char *const *names,
+                   const SlType *types, const char *const *paths)
+{
+    memset(spec, 0, sizeof(*spec));
+    spec->ncols = ncols;
+    spec->cols = ARENA_ARRAY(a, FmtColumn, ncols > 0 ? ncols : 1);
+    spec->max_record_bytes = 1 << 20;
+    spec->delimiter = ',';
+    spec->quote = '"';
+    spec->null_string = "";
+    for (int i = 0; i < ncols; i++) {
+        FmtColumn *c = &spec->cols[i];
+        memset(c, 0, sizeof(*c));
+        c->name = names[i];
+        c->type = types[i];
+        const char *path = paths && paths[i] ? paths[i] : names[i];
+        /* Split a dotted path; a path is at most FMT_MAX_PATH keys. */
+        const char *s = path;
+        while (c->npath < FMT_MAX_PATH) {
+            const char *dot = strchr(s, '.');
+            size_t n = dot ? (size_t)(dot - s) : strlen(s);
+            c->path[c->npath] = arena_strndup(a, s, n);
+            c->pathlen[c->npath] = n;
+            c->npath++;
+            if (!dot || paths == NULL || paths[i] == NULL)
+                break;
+            s = dot + 1;
+        }
+    }
+}
+
+static void fail(JCtx *cx, const char *fmt, const char *what)
+{
+    if (cx->failed)
+        return;
+    cx->failed = true;
+    snprintf(cx->reason, sizeof(cx->reason), fmt, what, (long)(cx->p - cx->line));
+}
+
+static inline void skip_ws(JCtx *cx)
+{
+    while (cx->p < cx->end &&
+           (*cx->p == ' ' || *cx->p == '\t' || *cx->p == '\r' || *cx->p == '\n'))
+        cx->p++;
+}
+
+/* Scans a string starting at the opening quote; leaves p after the closing
+ * quote.  *has_escape tells whether unescaping is needed. */
+static bool scan_string(JCtx *cx, const char **start, size_t *len, bool *has_escape)
+{
+    const char *s = ++cx->p;
+    bool esc = false;
+    for (;;) {
+        const char *q = memchr(cx->p, '"', (size_t)(cx->end - cx->p));
+        if (q == NULL) {
+            cx->p = cx->end;
+            fail(cx, "invalid JSON: %s at byte %ld", "unterminated string");
+            return false;
+        }
+        /* Count the backslashes before the quote: an odd number escapes it. */
+        const char *bs = q;
+        while (bs > s && bs[-1] == '\\')
+            bs--;
+        if (memchr(s, '\\', (size_t)(q - s)) != NULL)
+            esc = true;
+        cx->p = q + 1;
+        if (((q - bs) & 1) == 0)
+            break;
+    }
+    *start = s;
+    *len = (size_t)(cx->p - 1 - s);
+    *has_escape = esc;
+    return true;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static char *put_utf8(char *o, uint32_t cp)
+{
+    if (cp < 0x80) {
+        *o++ = (char)cp;
+    } else if (cp < 0x800) {
+        *o++ = (char)(0xC0 | cp >> 6);
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        *o++ = (char)(0xE0 | cp >> 12);
+        *o++ = (char)(0x80 | (cp >> 6 & 0x3F));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    } else {
+        *o++ = (char)(0xF0 | cp >> 18);
+        *o++ = (char)(0x80 | (cp >> 12 & 0x3F));
+        *o++ = (char)(0x80 | (cp >> 6 & 0x3F));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    }
+    return o;
+}
+
+/* Unescapes s[0..n) into the arena (never longer than the input). */
+static bool unescape(JCtx *cx, const char *s, size_t n, SlStr *out)
+{
+    char *buf = arena_alloc(cx->a, n + 1), *o = buf;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c != '\\') {
+            if ((unsigned char)c < 0x20) {
+                fail(cx, "invalid JSON: %s at byte %ld", "control character in string");
+                return false;
+            }
+            *o++ = c;
+            continue;
+        }
+        if (++i >= n)
+            break;
+        switch (s[i]) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '/': *o++ = '/'; break;
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u': {
+            uint32_t cp = 0;
+            for (int k = 1; k <= 4; k++) {
+                int h = i + (size_t)k < n ? hexval(s[i + (size_t)k]) : -1;
+                if (h < 0) {
+                    fail(cx, "invalid JSON: %s at byte %ld", "bad \\u escape");
+                    return false;
+                }
+                cp = cp << 4 | (uint32_t)h;
+            }
+            i += 4;
+            /* A surrogate pair. */
+            if (cp >= 0xD800 && cp < 0xDC00 && i + 6 < n + 0 && s[i + 1] == '\\' &&
+                s[i + 2] == 'u') {
+                uint32_t lo = 0;
+                bool ok = true;
+                for (int k = 3; k <= 6; k++) {
+                    int h = hexval(s[i + (size_t)k]);
+                    if (h < 0)
+                        ok = false;
+                    lo = lo << 4 | (uint32_t)(h < 0 ? 0 : h);
+                }
+                if (ok && lo >= 0xDC00 && lo < 0xE000) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    i += 6;
+                }
+            }
+            if (cp == 0) {
+                fail(cx, "invalid JSON: %s at byte %ld", "\\u0000 cannot be converted to text");
+                return false;
+            }
+            o = put_utf8(o, cp);
+            break;
+        }
+        default:
+            fail(cx, "invalid JSON: %s at byte %ld", "bad escape");
+            return false;
+        }
+    }
+    *o = '\0';
+    out->ptr = buf;
+    out->len = (uint32_t)(o - buf);
+    return true;
+}
+
+/* Reads a member's key and its ':'; p is before the key. */
+static bool skip_member_key(JCtx *cx)
+{
+    skip_ws(cx);
+    if (cx->p >= cx->end || *cx->p != '"') {
+        fail(cx, "invalid JSON: %s at byte %ld", "expected a string key");
+        return false;
+    }
+    const char *s;
+    size_t n;
+    bool e;
+    if (!scan_string(cx, &s, &n, &e))
+        return false;
+    skip_ws(cx);
+    if (cx->p >= cx->end || *cx->p != ':') {
+        fail(cx, "invalid JSON: %s at byte %ld", "expected ':'");
+        return false;
+    }
+    cx->p++;
+    return true;
+}
+
+/* Skips any value, checking its shape with a stack of open brackets; p is
+ * at (or before, across white space) its first byte. */
+static bool skip_value(JCtx *cx)
+{
+    char stack[JSON_MAX_DEPTH];
+    int depth = 0;
+    for (;;) {
+        /* A value. */
+        skip_ws(cx);
+        if (cx->p >= cx->end) {
+            fail(cx, "invalid JSON: %s at byte %ld", "unexpected end of record");
+            return false;
+        }
+        char c = *cx->p;
+        bool closed = true;     /* a whole value was read */
+        if (c == '"') {
+            const char *s;
+            size_t n;
+            bool e;
+            if (!scan_string(cx, &s, &n, &e))
+                return false;
+        } else if (c == '{' || c == '[') {
+            if (depth == JSON_MAX_DEPTH) {
+                fail(cx, "invalid JSON: %s at byte %ld", "nested too deeply");
+                return false;
+            }
+            stack[depth++] = c == '{' ? '}' : ']';
+            cx->p++;
+            skip_ws(cx);
+            if (cx->p < cx->end && *cx->p == stack[depth - 1]) {
+                cx->p++;
+                depth--;
+            } else {
+                closed = false;
+                if (c == '{' && !skip_member_key(cx))
+                    return false;
+            }
+        } else if (c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n') {
+            const char *s = cx->p;
+            while (cx->p < cx->end && (strchr("+-.eE", *cx->p) ||
+                                       (*cx->p >= '0' && *cx->p <= '9') ||
+                                       (*cx->p >= 'a' && *cx->p <= 'z')))
+                cx->p++;
+            size_t n = (size_t)(cx->p - s);
+            bool ok = (n == 4 && memcmp(s, "true", 4) == 0) ||
+                      (n == 5 && memcmp(s, "false", 5) == 0) ||
+                      (n == 4 && memcmp(s, "null", 4) == 0) ||
+                      ((c == '-' || (c >= '0' && c <= '9')) && strspn(s, "+-.eE0123456789") >= n);
+            if (!ok) {
+                fail(cx, "invalid JSON: %s at byte %ld", "unexpected token");
+                return false;
+            }
+        } else {
+            fail(cx, "invalid JSON: %s at byte %ld", "unexpected character");
+            return false;
+        }
+        if (!closed)
+            continue;
+        /* After a value: done, or a separator, or a closing bracket. */
+        for (;;) {
+            if (depth == 0)
+                return true;
+            skip_ws(cx);
+            if (cx->p >= cx->end) {
+                fail(cx, "invalid JSON: %s at byte %ld", "unexpected end of record");
+                return false;
+            }
+            if (*cx->p == stack[depth - 1]) {
+                cx->p++;
+                depth--;
+                continue;
+            }
+            if (*cx->p == ',') {
+                cx->p++;
+                if (stack[depth - 1] == '}' && !skip_member_key(cx))
+                    return false;
+                break;
+            }
+            fail(cx, "invalid JSON: %s at byte %ld", "expected ',' or a closing bracket");
+            return false;
+        }
+    }
+}
+
+static void set_reason(JCtx *cx, const FmtColumn *col, const char *msg)
+{
+    if (cx->failed)
+        return;
+    cx->failed = true;
+    snprintf(cx->reason, sizeof(cx->reason), "field \"%s\": %s", col->name, msg);
+}
+
+/* Converts text into column c of the current row with the type's input
+ * function. */
+static void store_text(JCtx *cx, int c, const char *s, size_t n)
+{
+    Vector *v = &cx->b->cols[c];
+    const FmtColumn *col = &cx->spec->cols[c];
+    switch (col->type.id) {
+    case TYPE_TEXT:
+    case TYPE_UNKNOWN:
+    case TYPE_BYTEA:
+        v->v.str[cx->row].ptr = arena_strndup(cx->a, s, n);
+        v->v.str[cx->row].len = (uint32_t)n;
+        v->nulls[cx->row] = 0;
+        return;
+    default:
+        break;
+    }
+    SlError e = {0};
+    if (value_parse_text(cx->a, col->type, s, n, v, cx->row, -1, &e) < 0) {
+        set_reason(cx, col, e.message ? e.message : "invalid value");
+    } else {
+        v->nulls[cx->row] = 0;
+    }
+    sl_error_clear(&e);
+}
+
+/* Reads the value at p into column c. */
+static void read_value(JCtx *cx, int c)
+{
+    const FmtColumn *col = &cx->spec->cols[c];
+    Vector *v = &cx->b->cols[c];
+    SlTypeId t = col->type.id;
+    char ch = *cx->p;
+    const char *start = cx->p;
+    if (ch == '"') {
+        const char *s;
+        size_t n;
+        bool esc;
+        if (!scan_string(cx, &s, &n, &esc))
+            return;
+        if (t == TYPE_JSONB) {
+            store_text(cx, c, start, (size_t)(cx->p - start));
+            return;
+        }
+        SlStr str = {s, (uint32_t)n};
+        if (esc && !unescape(cx, s, n, &str))
+            return;
+        store_text(cx, c, str.ptr, str.len);
+        return;
+    }
+    if (ch == 'n') {
+        if (cx->end - cx->p >= 4 && memcmp(cx->p, "null", 4) == 0) {
+            cx->p += 4;
+            v->nulls[cx->row] = 1;
+            return;
+        }
+    }
+    if (!skip_value(cx))
+        return;
+    size_t n = (size_t)(cx->p - start);
+    if (ch == '{' || ch == '[') {
+        if (t == TYPE_JSONB || t == TYPE_TEXT || t == TYPE_VARCHAR)
+            store_text(cx, c, start, n);
+        else
+            set_reason(cx, col, ch == '{' ? "an object cannot be converted to this type"
+                                          : "an array cannot be converted to this type");
+        return;
+    }
+    if ((ch == 't' || ch == 'f') && t != TYPE_BOOL && t != TYPE_TEXT &&
+        t != TYPE_VARCHAR && t != TYPE_JSONB) {
+        set_reason(cx, col, "a boolean cannot be converted to this type");
+        return;
+    }
+    store_text(cx, c, start, n);
+}
+
+/* Parses the object at p; cols are the columns whose path matched so far
+ * (depth keys deep). */
+static void parse_object(JCtx *cx, int depth, const int *cols, int ncols)
+{
+    cx->p++;    /* '{' */
+    skip_ws(cx);
+    if (cx->p < cx->end && *cx->p == '}') {
+        cx->p++;
+        return;
+    }
+    int match[ncols > 0 ? ncols : 1];
+    for (;;) {
+        skip_ws(cx);
+        if (cx->p >= cx->end || *cx->p != '"') {
+            fail(cx, "invalid JSON: %s at byte %ld", "expected a string key");
+            return;
+        }
+        const char *k;
+        size_t kn;
+        bool esc;
+        if (!scan_string(cx, &k, &kn, &esc))
+            return;
+        SlStr key = {k, (uint32_t)kn};
+        if (esc && !unescape(cx, k, kn, &key))
+            return;
+        skip_ws(cx);
+        if (cx->p >= cx->end || *cx->p != ':') {
+            fail(cx, "invalid JSON: %s at byte %ld", "expected ':'");
+            return;
+        }
+        cx->p++;
+        skip_ws(cx);
+        if (cx->p >= cx->end) {
+            fail(cx, "invalid JSON: %s at byte %ld", "unexpected end of record");
+            return;
+        }
+        int nleaf = 0, ndeep = 0;
+        for (int i = 0; i < ncols; i++) {
+            const FmtColumn *col = &cx->spec->cols[cols[i]];
+            if (col->pathlen[depth] == key.len &&
+                memcmp(col->path[depth], key.ptr, key.len) == 0) {
+                if (col->npath == depth + 1)
+                    match[nleaf++] = cols[i];
+                else
+                    match[ncols - 1 - ndeep++] = cols[i];
+            }
+        }
+        if (nleaf > 0) {
+            const char *vstart = cx->p;
+            for (int i = 0; i < nleaf && !cx->failed; i++) {
+                cx->p = vstart;
+                read_value(cx, match[i]);
+            }
+        } else if (ndeep > 0 && *cx->p == '{' && depth + 1 < FMT_MAX_PATH) {
+            parse_object(cx, depth + 1, &match[ncols - ndeep], ndeep);
+        } else if (!skip_value(cx)) {
+            return;
+        }
+        if (cx->failed)
+            return;
+        skip_ws(cx);
+        if (cx->p < cx->end && *cx->p == ',') {
+            cx->p++;
+            continue;
+        }
+        if (cx->p < cx->end && *cx->p == '}') {
+            cx->p++;
+            return;
+        }
+        fail(cx, "invalid JSON: %s at byte %ld", "expected ',' or '}'");
+        return;
+    }
+}
+
+static void add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
+                     const char *reason, const char *raw, size_t rawlen)
+{
+    if (res->ndead == res->capdead) {
+        int cap = res->capdead ? res->capdead * 2 : 16;
+        DeadLetter *d = ARENA_ARRAY(a, DeadLetter, cap);
+        if (res->ndead)
+            memcpy(d, res->dead, sizeof(DeadLetter) * (size_t)res->ndead);
+        res->dead = d;
+        res->capdead = cap;
+    }
+    DeadLetter *d = &res->dead[res->ndead++];
+    d->record = record;
+    d->offset = offset;
+    d->reason = arena_strdup(a, reason);
+    d->raw.ptr = raw;
+    d->raw.len = (uint32_t)rawlen;
+}
+
+/* Shared with format_csv.c through this declaration. */
+void fmt_add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
+                  const char *reason, const char *raw, size_t rawlen);
+void fmt_add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
+                  const char *reason, const char *raw, size_t rawlen)
+{
+    add_dead(res, a, record, offset, reason, raw, rawlen);
+}
+
+int fmt_json_decode(const FmtSpec *spec, const char *buf, size_t len, bool final, Batch *b,
+                    uint32_t cap, Arena *a, FmtResult *res, SlError *err)
+{
+    SL_UNUSED(err);
+    int all[spec->ncols > 0 ? spec->ncols : 1];
+    for (int i = 0; i < spec->ncols; i++)
+        all[i] = i;
+    size_t pos = (size_t)res->consumed;
+    while (pos < len && b->nrows < cap) {
+        const char *line = buf + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        if (nl == NULL && !final)
+            break;
+        const char *end = nl ? nl : buf + len;
+        size_t next = (size_t)(end - buf) + (nl ? 1 : 0);
+        const char *s = line;
+        while (s < end && (*s == ' ' || *s == '\t' || *s == '\r'))
+            s++;
+        if (s == end) {             /* a blank line is not a record */
+            pos = next;
+            res->consumed = (int64_t)pos;
+            continue;
+        }
+        int64_t recno = res->records++;
+        size_t rawlen = (size_t)(end - line);
+        if (rawlen > 0 && line[rawlen - 1] == '\r')
+            rawlen--;
+        if (rawlen > spec->max_record_bytes) {
+            char why[128];
+            snprintf(why, sizeof(why), "record of %zu bytes exceeds max_record_bytes (%zu)",
+                     rawlen, spec->max_record_bytes);
+            add_dead(res, a, recno, (int64_t)pos, why, line, rawlen);
+            pos = next;
+            res->consumed = (int64_t)pos;
+            continue;
+        }
+        JCtx cx = {.spec = spec, .b = b, .row = b->nrows, .a = a,
+                   .p = s, .end = line + rawlen, .line = line};
+        for (uint32_t c = 0; c < b->ncols; c++)
+            b->cols[c].nulls[cx.row] = 1;
+        if (*cx.p != '{')
+            fail(&cx, "invalid JSON: %s at byte %ld", "a record must be a JSON object");
+        else
+            parse_object(&cx, 0, all, spec->ncols);
+        if (!cx.failed) {
+            skip_ws(&cx);
+            if (cx.p != cx.end)
+                fail(&cx, "invalid JSON: %s at byte %ld", "trailing characters after the object");
+        }
+        if (cx.failed)
+            add_dead(res, a, recno, (int64_t)pos, cx.reason, line, rawlen);
+        else
+            b->nrows++;
+        pos = next;
+        res->consumed = (int64_t)pos;
+    }
+    for (uint32_t c = 0; c < b->ncols; c++)
+        b->cols[c].len = b->nrows;
+    return 0;
+}

@@ -1,0 +1,584 @@
+/*
+ * types.c -- SQL types: their PostgreSQL identity, vectors, text output and
+ * text input, exactly as PostgreSQL 15 prints and reads values.
+ *
+ *   type_oid, type_len, type_name, type_width, type_format, type_by_name,
+ *   type_category, type_is_preferred        the type table
+ *   vector_init                             a vector in an arena
+ *   value_format_text                       one value's text form
+ *   value_parse_text                        text -> one value (input functions)
+ *
+ * Floats print as PostgreSQL 12+ does by default (extra_float_digits = 1):
+ * the shortest decimal that reads back to the same value, in %g style with
+ * the exponent form below 1e-4 and from 1e15 (float8) or 1e6 (float4).
+ * Text compares byte-wise elsewhere (eval), which is PostgreSQL's "C"
+ * collation.  Date and time values print in ISO style, timestamptz in UTC.
+ */
+#include "sluice/expr.h"
+#include "exec/numeric.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+typedef struct TypeInfo {
+    const char *typname;    /* pg_type.typname */
+    const char *sqlname;    /* format_type() */
+    uint32_t    oid;
+    int16_t     len;
+    uint8_t     width;      /* bytes per value in a vector */
+    char        category;
+    bool        preferred;
+} TypeInfo;
+
+static const TypeInfo type_info[TYPE__COUNT] = {
+    [TYPE_UNKNOWN]     = {"unknown", "unknown", 705, -2, sizeof(SlStr), 'X', false},
+    [TYPE_BOOL]        = {"bool", "boolean", 16, 1, 1, 'B', true},
+    [TYPE_INT2]        = {"int2", "smallint", 21, 2, 2, 'N', false},
+    [TYPE_INT4]        = {"int4", "integer", 23, 4, 4, 'N', false},
+    [TYPE_INT8]        = {"int8", "bigint", 20, 8, 8, 'N', false},
+    [TYPE_FLOAT4]      = {"float4", "real", 700, 4, 4, 'N', false},
+    [TYPE_FLOAT8]      = {"float8", "double precision", 701, 8, 8, 'N', true},
+    [TYPE_NUMERIC]     = {"numeric", "numeric", 1700, -1, sizeof(SlNumeric), 'N', false},
+    [TYPE_TEXT]        = {"text", "text", 25, -1, sizeof(SlStr), 'S', true},
+    [TYPE_VARCHAR]     = {"varchar", "character varying", 1043, -1, sizeof(SlStr), 'S', false},
+    [TYPE_BYTEA]       = {"bytea", "bytea", 17, -1, sizeof(SlStr), 'U', false},
+    [TYPE_DATE]        = {"date", "date", 1082, 4, 4, 'D', false},
+    [TYPE_TIMESTAMP]   = {"timestamp", "timestamp without time zone", 1114, 8, 8, 'D', false},
+    [TYPE_TIMESTAMPTZ] = {"timestamptz", "timestamp with time zone", 1184, 8, 8, 'D', true},
+    [TYPE_INTERVAL]    = {"interval", "interval", 1186, 16, sizeof(SlInterval), 'T', true},
+    [TYPE_JSONB]       = {"jsonb", "jsonb", 3802, -1, sizeof(SlStr), 'U', false},
+};
+
+uint32_t type_oid(SlTypeId id) { return type_info[id].oid; }
+int16_t type_len(SlTypeId id) { return type_info[id].len; }
+const char *type_name(SlTypeId id) { return type_info[id].sqlname; }
+size_t type_width(SlTypeId id) { return type_info[id].width; }
+char type_category(SlTypeId id) { return type_info[id].category; }
+bool type_is_preferred(SlTypeId id) { return type_info[id].preferred; }
+
+SlTypeId type_by_name(const char *name)
+{
+    for (int i = 1; i < TYPE__COUNT; i++)
+        if (strcmp(type_info[i].typname, name) == 0)
+            return (SlTypeId)i;
+    return TYPE_UNKNOWN;
+}
+
+const char *type_format(SlType t, char *buf, size_t size)
+{
+    const char *name = type_info[t.id].sqlname;
+    if (t.typmod >= 0 && t.id == TYPE_VARCHAR)
+        snprintf(buf, size, "%s(%d)", name, t.typmod);
+    else if (t.typmod >= 0 && t.id == TYPE_NUMERIC)
+        snprintf(buf, size, "%s(%d,%d)", name, (t.typmod >> 16) & 0xFFFF, t.typmod & 0xFFFF);
+    else
+        snprintf(buf, size, "%s", name);
+    return buf;
+}
+
+void vector_init(Vector *v, Arena *a, SlType type, uint32_t len, bool with_nulls)
+{
+    v->type = type;
+    v->len = len;
+    size_t w = type_info[type.id].width;
+    v->v.data = arena_alloc(a, w * (len ? len : 1));
+    v->nulls = with_nulls ? arena_zalloc(a, len ? len : 1) : NULL;
+}
+
+/* ------------------------------------------------------------- output */
+
+/* Does the decimal in buf read back as d (as a float when single)?  Like
+ * PostgreSQL's Ryu-based output, a decimal exactly halfway to the next
+ * value does not count, even if round-half-even would read it back. */
+static bool reads_back(const char *buf, double d, bool single)
+{
+    if (single) {
+        float f = (float)d;
+        if (strtof(buf, NULL) != f)
+            return false;
+        double r = strtod(buf, NULL);
+        if (r > f)
+            return (r - f) * 2 < (double)nextafterf(f, INFINITY) - f;
+        if (r < f)
+            return (f - r) * 2 < f - (double)nextafterf(f, -INFINITY);
+        return true;
+    }
+    if (strtod(buf, NULL) != d)
+        return false;
+    long double r = strtold(buf, NULL), v = d;
+    if (r > v)
+        return (r - v) * 2 < (long double)nextafter(d, INFINITY) - v;
+    if (r < v)
+        return (v - r) * 2 < v - (long double)nextafter(d, -INFINITY);
+    return true;
+}
+
+/* PostgreSQL's float output: the shortest digits that read back the same
+ * value; fixed notation for decimal exponents in [-4, sci_hi). */
+static void format_float(double d, bool single, StrBuf *out)
+{
+    if (isnan(d)) {
+        strbuf_puts(out, "NaN");
+        return;
+    }
+    if (isinf(d)) {
+        strbuf_puts(out, d > 0 ? "Infinity" : "-Infinity");
+        return;
+    }
+    if (d == 0) {
+        strbuf_puts(out, signbit(d) ? "-0" : "0");
+        return;
+    }
+    /* The fewest significant digits that read back the same value: a
+     * correctly rounded p-digit form that round-trips stays round-tripping
+     * for every larger p, so binary search over [1, 9 or 17]. */
+    char buf[64];
+    int lo = 1, hi = single ? 9 : 17;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        snprintf(buf, sizeof(buf), "%.*e", mid - 1, d);
+        if (reads_back(buf, d, single))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    snprintf(buf, sizeof(buf), "%.*e", lo - 1, d);
+    /* buf: [-]D[.DDD]e(+|-)XX */
+    const char *p = buf;
+    bool neg = *p == '-';
+    if (neg)
+        p++;
+    char digits[32];
+    int nd = 0;
+    for (; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9')
+            digits[nd++] = *p;
+    int exp = atoi(p + 1);
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    if (neg)
+        strbuf_putc(out, '-');
+    int sci_hi = single ? 6 : 15;
+    if (exp < -4 || exp >= sci_hi) {
+        strbuf_putc(out, digits[0]);
+        if (nd > 1) {
+            strbuf_putc(out, '.');
+            strbuf_append(out, digits + 1, (size_t)(nd - 1));
+        }
+        strbuf_printf(out, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+    } else if (exp >= 0) {
+        for (int i = 0; i <= exp; i++)
+            strbuf_putc(out, i < nd ? digits[i] : '0');
+        if (nd > exp + 1) {
+            strbuf_putc(out, '.');
+            strbuf_append(out, digits + exp + 1, (size_t)(nd - exp - 1));
+        }
+    } else {
+        strbuf_puts(out, "0.");
+        for (int i = 0; i < -exp - 1; i++)
+            strbuf_putc(out, '0');
+        strbuf_append(out, digits, (size_t)nd);
+    }
+}
+
+/* Days since 1970-01-01 -> civil date (Howard Hinnant's algorithm). */
+static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
+{
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *y = yoe + era * 400 + (*m <= 2);
+}
+
+#define PG_EPOCH_DAYS 10957 /* 2000-01-01 - 1970-01-01 */
+#define USECS_PER_DAY INT64_C(86400000000)
+
+static void format_date(int64_t days, StrBuf *out)
+{
+    int64_t y;
+    int m, d;
+    civil_from_days(days + PG_EPOCH_DAYS, &y, &m, &d);
+    if (y > 0)
+        strbuf_printf(out, "%04lld-%02d-%02d", (long long)y, m, d);
+    else
+        strbuf_printf(out, "%04lld-%02d-%02d BC", (long long)(1 - y), m, d);
+}
+
+static void format_time_of_day(int64_t usec, StrBuf *out)
+{
+    int64_t secs = usec / 1000000;
+    int64_t frac = usec % 1000000;
+    strbuf_printf(out, "%02lld:%02lld:%02lld", (long long)(secs / 3600),
+                  (long long)(secs / 60 % 60), (long long)(secs % 60));
+    if (frac) {
+        char f[8];
+        snprintf(f, sizeof(f), "%06lld", (long long)frac);
+        int n = 6;
+        while (n > 0 && f[n - 1] == '0')
+            n--;
+        strbuf_printf(out, ".%.*s", n, f);
+    }
+}
+
+static void format_timestamp(int64_t ts, bool tz, StrBuf *out)
+{
+    if (ts == INT64_MAX) {
+        strbuf_puts(out, "infinity");
+        return;
+    }
+    if (ts == INT64_MIN) {
+        strbuf_puts(out, "-infinity");
+        return;
+    }
+    int64_t days = ts / USECS_PER_DAY, rem = ts % USECS_PER_DAY;
+    if (rem < 0) {
+        rem += USECS_PER_DAY;
+        days--;
+    }
+    int64_t y;
+    int m, d;
+    civil_from_days(days + PG_EPOCH_DAYS, &y, &m, &d);
+    strbuf_printf(out, "%04lld-%02d-%02d ", (long long)(y > 0 ? y : 1 - y), m, d);
+    format_time_of_day(rem, out);
+    if (tz)
+        strbuf_puts(out, "+00");
+    if (y <= 0)
+        strbuf_puts(out, " BC");
+}
+
+/* PostgreSQL's "postgres" interval style: 1 year 2 mons 3 days 04:05:06. */
+static void format_interval(const SlInterval *iv, StrBuf *out)
+{
+    int32_t years = iv->months / 12, mons = iv->months % 12;
+    bool any = false;
+    if (years) {
+        strbuf_printf(out, "%d year%s", years, years == 1 || years == -1 ? "" : "s");
+        any = true;
+    }
+    if (mons) {
+        strbuf_printf(out, "%s%d mon%s", any ? " " : "", mons, mons == 1 || mons == -1 ? "" : "s");
+        any = true;
+    }
+    if (iv->days) {
+        strbuf_printf(out, "%s%d day%s", any ? " " : "", iv->days,
+                      iv->days == 1 || iv->days == -1 ? "" : "s");
+        any = true;
+    }
+    if (iv->usec || !any) {
+        int64_t u = iv->usec;
+        if (any)
+            strbuf_putc(out, ' ');
+        if (u < 0) {
+            strbuf_putc(out, '-');
+            u = -u;
+        }
+        format_time_of_day(u, out);
+    }
+}
+
+void value_format_text(const Vector *v, uint32_t i, StrBuf *out)
+{
+    switch (v->type.id) {
+    case TYPE_BOOL:
+        strbuf_putc(out, v->v.b[i] ? 't' : 'f');
+        break;
+    case TYPE_INT2:
+        strbuf_printf(out, "%d", v->v.i16[i]);
+        break;
+    case TYPE_INT4:
+        strbuf_printf(out, "%d", v->v.i32[i]);
+        break;
+    case TYPE_INT8:
+        strbuf_printf(out, "%lld", (long long)v->v.i64[i]);
+        break;
+    case TYPE_FLOAT4:
+        format_float(v->v.f32[i], true, out);
+        break;
+    case TYPE_FLOAT8:
+        format_float(v->v.f64[i], false, out);
+        break;
+    case TYPE_NUMERIC:
+        num_format(&v->v.num[i], out);
+        break;
+    case TYPE_BYTEA: {
+        static const char hex[] = "0123456789abcdef";
+        strbuf_puts(out, "\\x");
+        for (uint32_t k = 0; k < v->v.str[i].len; k++) {
+            unsigned char c = (unsigned char)v->v.str[i].ptr[k];
+            strbuf_putc(out, hex[c >> 4]);
+            strbuf_putc(out, hex[c & 15]);
+        }
+        break;
+    }
+    case TYPE_DATE:
+        if (v->v.i32[i] == INT32_MAX)
+            strbuf_puts(out, "infinity");
+        else if (v->v.i32[i] == INT32_MIN)
+            strbuf_puts(out, "-infinity");
+        else
+            format_date(v->v.i32[i], out);
+        break;
+    case TYPE_TIMESTAMP:
+    case TYPE_TIMESTAMPTZ:
+        format_timestamp(v->v.i64[i], v->type.id == TYPE_TIMESTAMPTZ, out);
+        break;
+    case TYPE_INTERVAL:
+        format_interval(&v->v.iv[i], out);
+        break;
+    case TYPE_UNKNOWN:
+    case TYPE_TEXT:
+    case TYPE_VARCHAR:
+    case TYPE_JSONB:
+        strbuf_append(out, v->v.str[i].ptr, v->v.str[i].len);
+        break;
+    case TYPE__COUNT:
+        break;
+    }
+}
+
+/* -------------------------------------------------------------- input */
+
+static bool is_space_c(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static int bad_input(SlError *err, int loc, const char *tname, const char *s, size_t len)
+{
+    return sl_error_at(err, ERRCODE_INVALID_TEXT_REPRESENTATION, loc,
+                       "invalid input syntax for type %s: \"%.*s\"", tname,
+                       (int)SL_MIN(len, 1000), s);
+}
+
+static int out_of_range(SlError *err, int loc, const char *tname, const char *s, size_t len)
+{
+    return sl_error_at(err, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, loc,
+                       "value \"%.*s\" is out of range for type %s", (int)SL_MIN(len, 1000), s,
+                       tname);
+}
+
+/* pg_strtoint16/32/64: spaces, sign, digits, spaces. */
+static int parse_int(const char *s, size_t len, int64_t lo, int64_t hi, const char *tname,
+                     int64_t *out, int loc, SlError *err)
+{
+    size_t i = 0;
+    while (i < len && is_space_c(s[i]))
+        i++;
+    bool neg = false;
+    if (i < len && (s[i] == '+' || s[i] == '-'))
+        neg = s[i++] == '-';
+    size_t digits = i;
+    uint64_t u = 0;
+    bool overflow = false;
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+        if (u > (UINT64_MAX - 9) / 10)
+            overflow = true;
+        else
+            u = u * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (i == digits)
+        return bad_input(err, loc, tname, s, len);
+    while (i < len && is_space_c(s[i]))
+        i++;
+    if (i != len)
+        return bad_input(err, loc, tname, s, len);
+    if (overflow || (!neg && u > (uint64_t)hi) || (neg && u > (uint64_t)hi + 1) ||
+        (neg && (int64_t)(0 - u) < lo && u != (uint64_t)hi + 1))
+        return out_of_range(err, loc, tname, s, len);
+    *out = neg ? (int64_t)(0 - u) : (int64_t)u;
+    return 0;
+}
+
+/* float8in / float4in: strtod plus PostgreSQL's spellings of NaN and
+ * Infinity, and its range errors. */
+static int parse_float(const char *s, size_t len, bool single, double *out, int loc,
+                       SlError *err)
+{
+    const char *tname = single ? "real" : "double precision";
+    char stackbuf[128];
+    char *buf = len < sizeof(stackbuf) ? stackbuf : sl_malloc(len + 1);
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    int rc = 0;
+    char *p = buf;
+    while (is_space_c(*p))
+        p++;
+    char *end;
+    double d;
+    if (*p == '\0') {
+        rc = bad_input(err, loc, tname, s, len);
+        goto done;
+    }
+    if (strncasecmp(p, "nan", 3) == 0) {
+        d = NAN;
+        end = p + 3;
+    } else if (strncasecmp(p, "infinity", 8) == 0 || strncasecmp(p, "+infinity", 9) == 0) {
+        d = INFINITY;
+        end = p + (*p == '+' ? 9 : 8);
+    } else if (strncasecmp(p, "-infinity", 9) == 0) {
+        d = -INFINITY;
+        end = p + 9;
+    } else if (strncasecmp(p, "inf", 3) == 0 || strncasecmp(p, "+inf", 4) == 0) {
+        d = INFINITY;
+        end = p + (*p == '+' ? 4 : 3);
+    } else if (strncasecmp(p, "-inf", 4) == 0) {
+        d = -INFINITY;
+        end = p + 4;
+    } else {
+        /* strtod also reads hex floats and "nan(...)": PostgreSQL's strtod
+         * does too, so we accept what it accepts. */
+        errno = 0;
+        d = strtod(p, &end);
+        if (end == p) {
+            rc = bad_input(err, loc, tname, s, len);
+            goto done;
+        }
+        bool range = errno == ERANGE && (d == 0 || isinf(d));
+        if (single && ((isinf((float)d) && !isinf(d)) || ((float)d == 0.0f && d != 0)))
+            range = true;
+        if (range) {
+            rc = sl_error_at(err, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, loc,
+                             "\"%.*s\" is out of range for type %s", (int)SL_MIN(len, 1000), s,
+                             tname);
+            goto done;
+        }
+    }
+    while (is_space_c(*end))
+        end++;
+    if (*end != '\0') {
+        rc = bad_input(err, loc, tname, s, len);
+        goto done;
+    }
+    *out = d;
+done:
+    if (buf != stackbuf)
+        sl_free(buf);
+    return rc;
+}
+
+/* boolin: t/true/y/yes/on/1 and f/false/n/no/off/0, any case, unique
+ * prefixes, surrounding spaces. */
+static int parse_bool(const char *s, size_t len, uint8_t *out, int loc, SlError *err)
+{
+    size_t i = 0, n = len;
+    while (i < n && is_space_c(s[i]))
+        i++;
+    while (n > i && is_space_c(s[n - 1]))
+        n--;
+    const char *p = s + i;
+    size_t k = n - i;
+    static const struct { const char *word; size_t minlen; uint8_t v; } words[] = {
+        {"true", 1, 1}, {"false", 1, 0}, {"yes", 1, 1}, {"no", 1, 0},
+        {"on", 2, 1},   {"off", 2, 0},   {"1", 1, 1},   {"0", 1, 0},
+    };
+    for (size_t w = 0; w < SL_ARRAY_LEN(words); w++) {
+        if (k >= words[w].minlen && k <= strlen(words[w].word) &&
+            strncasecmp(p, words[w].word, k) == 0) {
+            *out = words[w].v;
+            return 0;
+        }
+    }
+    return bad_input(err, loc, "boolean", s, len);
+}
+
+static int check_utf8_nul(const char *s, size_t len, int loc, SlError *err)
+{
+    if (memchr(s, 0, len) != NULL)
+        return sl_error_at(err, ERRCODE_CHARACTER_NOT_IN_REPERTOIRE, loc,
+                           "invalid byte sequence for encoding \"UTF8\": 0x00");
+    return 0;
+}
+
+int value_parse_text(Arena *a, SlType t, const char *s, size_t len, Vector *v, uint32_t i,
+                     int loc, SlError *err)
+{
+    int64_t iv;
+    double d;
+    switch (t.id) {
+    case TYPE_BOOL:
+        return parse_bool(s, len, &v->v.b[i], loc, err);
+    case TYPE_INT2:
+        if (parse_int(s, len, INT16_MIN, INT16_MAX, "smallint", &iv, loc, err) < 0)
+            return -1;
+        v->v.i16[i] = (int16_t)iv;
+        return 0;
+    case TYPE_INT4:
+        if (parse_int(s, len, INT32_MIN, INT32_MAX, "integer", &iv, loc, err) < 0)
+            return -1;
+        v->v.i32[i] = (int32_t)iv;
+        return 0;
+    case TYPE_INT8:
+        if (parse_int(s, len, INT64_MIN, INT64_MAX, "bigint", &iv, loc, err) < 0)
+            return -1;
+        v->v.i64[i] = iv;
+        return 0;
+    case TYPE_FLOAT4:
+        if (parse_float(s, len, true, &d, loc, err) < 0)
+            return -1;
+        v->v.f32[i] = (float)d;
+        return 0;
+    case TYPE_FLOAT8:
+        if (parse_float(s, len, false, &d, loc, err) < 0)
+            return -1;
+        v->v.f64[i] = d;
+        return 0;
+    case TYPE_NUMERIC: {
+        SlNumeric n;
+        int rc = num_parse(a, s, len, &n);
+        if (rc == -1)
+            return bad_input(err, loc, "numeric", s, len);
+        if (rc == -2)
+            return sl_error_at(err, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, loc,
+                               "value overflows numeric format");
+        return num_apply_typmod(a, &n, t.typmod, &v->v.num[i], err);
+    }
+    case TYPE_UNKNOWN:
+    case TYPE_TEXT:
+    case TYPE_VARCHAR: {
+        if (check_utf8_nul(s, len, loc, err) < 0)
+            return -1;
+        size_t n = len;
+        if (t.id == TYPE_VARCHAR && t.typmod >= 0) {
+            /* varcharin: too long is an error unless the excess is spaces */
+            size_t chars = 0, cut = len;
+            for (size_t k = 0; k < len; k++) {
+                if (((unsigned char)s[k] & 0xC0) != 0x80) {
+                    if (chars == (size_t)t.typmod) {
+                        cut = k;
+                        break;
+                    }
+                    chars++;
+                }
+            }
+            for (size_t k = cut; k < len; k++) {
+                if (s[k] != ' ')
+                    return sl_error_at(err, ERRCODE_STRING_DATA_RIGHT_TRUNCATION, loc,
+                                       "value too long for type character varying(%d)",
+                                       t.typmod);
+            }
+            n = cut;
+        }
+        v->v.str[i].ptr = arena_memdup(a, s, n);
+        v->v.str[i].len = (uint32_t)n;
+        return 0;
+    }
+    case TYPE_JSONB:
+    case TYPE_BYTEA:
+    case TYPE_DATE:
+    case TYPE_TIMESTAMP:
+    case TYPE_TIMESTAMPTZ:
+    case TYPE_INTERVAL:
+    case TYPE__COUNT:
+        break;
+    }
+    return sl_error_at(err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                       "input of type %s is not supported yet", type_name(t.id));
+}

@@ -1,0 +1,490 @@
+/*
+ * main.c -- sluiced: options, configuration file, data directory, the loop.
+ *
+ * Start-up order: options (command line over config file over defaults),
+ * data directory, catalog (SQLite), state store (RocksDB), listener.  One
+ * log line says the server is ready and how to connect.  SIGINT or SIGTERM
+ * close the listener and every connection, then the stores, and exit 0.
+ */
+#include "sluice/catalog.h"
+#include "sluice/log.h"
+#include "sluice/server.h"
+#include "sluice/state.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#define SLUICE_VERSION "0.1.0"
+
+typedef struct Options {
+    char  *listen;
+    int    port;
+    char  *data_dir;
+    char  *log_level;
+    char  *log_format;
+    int    max_connections;
+    long   max_message_size;
+    long   max_output_buffer;
+    bool   ssl;
+    char  *ssl_cert_file;
+    char  *ssl_key_file;
+    char  *ssl_ca_file;
+    bool   debug_loop_lag;
+    char **hba;                 /* rules, in order */
+    int    nhba;
+    bool   hba_from_cli;        /* the command line's rules replace the file's */
+    ServerUser *users;          /* user.NAME.password = SECRET */
+    int    nusers;
+} Options;
+
+static void usage(FILE *f)
+{
+    fputs(
+"Usage: sluiced [OPTION]...\n"
+"sluice: a SQL-first streaming query server that speaks the PostgreSQL protocol.\n"
+"\n"
+"Options (each may also be set in the --config file as `name = value`,\n"
+"with dashes written as underscores; the command line wins):\n"
+"  -l, --listen=ADDR          address to listen on (default 127.0.0.1)\n"
+"  -p, --port=PORT            TCP port (default 7433; 0 picks a free port,\n"
+"                             which the ready line reports)\n"
+"  -D, --data-dir=DIR         data directory, created when missing: the SQLite\n"
+"                             catalog (DIR/catalog.db) and the RocksDB state\n"
+"                             store (DIR/state) live there (default ./data)\n"
+"      --log-level=LEVEL      debug, info, warn or error (default info)\n"
+"      --log-format=FORMAT    text (key=value) or json (default text)\n"
+"      --max-connections=N    refuse connections past N (default 1000)\n"
+"      --max-message-size=B   largest protocol message accepted, in bytes;\n"
+"                             a larger one closes that connection (default 67108864)\n"
+"      --max-output-buffer=B  stop reading from a client whose unsent output\n"
+"                             passes B bytes (default 8388608)\n"
+"      --ssl=on|off           accept TLS (SSLRequest); needs the two files below\n"
+"      --ssl-cert-file=FILE   server certificate (chain), PEM\n"
+"      --ssl-key-file=FILE    its private key, PEM\n"
+"      --ssl-ca-file=FILE     CA certificates for client certificates (optional)\n"
+"      --hba=RULE             an authentication rule, \"TYPE DATABASE USER ADDRESS\n"
+"                             METHOD\" (repeatable; first match wins; given on the\n"
+"                             command line, they replace the config file's);\n"
+"                             without rules, loopback connections are trusted\n"
+"      --debug-loop-lag       measure the event loop's lag (10 ms timer) and log\n"
+"                             it at shutdown\n"
+"  -c, --config=FILE          read options from FILE; it may also hold users:\n"
+"                             user.NAME.password = 'SECRET' (a password, an md5\n"
+"                             hash or a SCRAM-SHA-256 verifier), see\n"
+"                             docs/operations.md\n"
+"  -h, --help                 show this help and exit\n"
+"  -V, --version              show the version and exit\n"
+"\n"
+"Connect with: psql -h 127.0.0.1 -p 7433 -U sluice\n", f);
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+    if (strcmp(v, "on") == 0 || strcmp(v, "true") == 0 || strcmp(v, "yes") == 0 ||
+        strcmp(v, "1") == 0)
+        *out = true;
+    else if (strcmp(v, "off") == 0 || strcmp(v, "false") == 0 || strcmp(v, "no") == 0 ||
+             strcmp(v, "0") == 0)
+        *out = false;
+    else
+        return -1;
+    return 0;
+}
+
+/* user.NAME.password = SECRET; a later line for the same user wins. */
+static int set_user(Options *o, const char *name, const char *value)
+{
+    const char *user = name + 5;
+    const char *dot = strrchr(user, '.');
+    if (dot == NULL || dot == user || strcmp(dot, ".password") != 0)
+        return -1;
+    char *uname = sl_strndup(user, (size_t)(dot - user));
+    for (int i = 0; i < o->nusers; i++) {
+        if (strcmp(o->users[i].name, uname) == 0) {
+            sl_free(uname);
+            sl_free((char *)o->users[i].secret);
+            o->users[i].secret = sl_strdup(value);
+            return 0;
+        }
+    }
+    o->users = sl_realloc(o->users, sizeof(ServerUser) * (size_t)(o->nusers + 1));
+    o->users[o->nusers].name = uname;
+    o->users[o->nusers].secret = sl_strdup(value);
+    o->nusers++;
+    return 0;
+}
+
+static void set_string(char **field, const char *value)
+{
+    sl_free(*field);
+    *field = sl_strdup(value);
+}
+
+/* Sets one option by name; returns -1 if the name or value is bad. */
+static int set_option(Options *o, const char *name, const char *value)
+{
+    if (strncmp(name, "user.", 5) == 0)
+        return set_user(o, name, value);
+    char key[64];
+    size_t n = strlen(name);
+    if (n >= sizeof(key))
+        return -1;
+    for (size_t i = 0; i <= n; i++)
+        key[i] = name[i] == '-' ? '_' : name[i];
+    char *end = NULL;
+    if (strcmp(key, "listen") == 0) {
+        sl_free(o->listen);
+        o->listen = sl_strdup(value);
+    } else if (strcmp(key, "port") == 0) {
+        long p = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || p < 0 || p > 65535)
+            return -1;
+        o->port = (int)p;
+    } else if (strcmp(key, "data_dir") == 0) {
+        sl_free(o->data_dir);
+        o->data_dir = sl_strdup(value);
+    } else if (strcmp(key, "log_level") == 0) {
+        if (log_level_parse(value) < 0)
+            return -1;
+        sl_free(o->log_level);
+        o->log_level = sl_strdup(value);
+    } else if (strcmp(key, "log_format") == 0) {
+        if (strcmp(value, "text") != 0 && strcmp(value, "json") != 0)
+            return -1;
+        sl_free(o->log_format);
+        o->log_format = sl_strdup(value);
+    } else if (strcmp(key, "max_connections") == 0) {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || v < 1 || v > 1000000)
+            return -1;
+        o->max_connections = (int)v;
+    } else if (strcmp(key, "max_message_size") == 0 ||
+               strcmp(key, "max_output_buffer") == 0) {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || v < 1024)
+            return -1;
+        if (key[4] == 'm')
+            o->max_message_size = v;
+        else
+            o->max_output_buffer = v;
+    } else if (strcmp(key, "ssl") == 0) {
+        return parse_bool(value, &o->ssl);
+    } else if (strcmp(key, "ssl_cert_file") == 0) {
+        set_string(&o->ssl_cert_file, value);
+    } else if (strcmp(key, "ssl_key_file") == 0) {
+        set_string(&o->ssl_key_file, value);
+    } else if (strcmp(key, "ssl_ca_file") == 0) {
+        set_string(&o->ssl_ca_file, value);
+    } else if (strcmp(key, "debug_loop_lag") == 0) {
+        return parse_bool(value, &o->debug_loop_lag);
+    } else if (strcmp(key, "hba") == 0) {
+        o->hba = sl_realloc(o->hba, sizeof(char *) * (size_t)(o->nhba + 1));
+        o->hba[o->nhba++] = sl_strdup(value);
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* Cuts a line at a # that is not inside quotes. */
+static void strip_comment(char *line)
+{
+    char quote = 0;
+    for (char *p = line; *p; p++) {
+        if (quote) {
+            if (*p == quote)
+                quote = 0;
+        } else if (*p == '\'' || *p == '"') {
+            quote = *p;
+        } else if (*p == '#') {
+            *p = '\0';
+            return;
+        }
+    }
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+/* Reads `name = value` lines; # starts a comment; values may be quoted. */
+static int read_config(Options *o, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "sluiced: cannot open config file %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char line[1024];
+    int lineno = 0, rc = 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        lineno++;
+        strip_comment(line);
+        char *s = trim(line);
+        if (*s == '\0')
+            continue;
+        char *eq = strchr(s, '=');
+        if (eq == NULL) {
+            fprintf(stderr, "sluiced: %s:%d: expected name = value\n", path, lineno);
+            rc = -1;
+            break;
+        }
+        *eq = '\0';
+        char *name = trim(s), *value = trim(eq + 1);
+        size_t vl = strlen(value);
+        if (vl >= 2 && (value[0] == '\'' || value[0] == '"') && value[vl - 1] == value[0]) {
+            value[vl - 1] = '\0';
+            value++;
+        }
+        if (set_option(o, name, value) < 0) {
+            fprintf(stderr, "sluiced: %s:%d: bad option %s = %s\n", path, lineno, name, value);
+            rc = -1;
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path)
+{
+    char *p = sl_strdup(path);
+    int rc = 0;
+    for (char *s = p + 1; ; s++) {
+        if (*s == '/' || *s == '\0') {
+            char c = *s;
+            *s = '\0';
+            if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+                rc = -1;
+                break;
+            }
+            *s = c;
+            if (c == '\0')
+                break;
+        }
+    }
+    sl_free(p);
+    return rc;
+}
+
+static void options_free(Options *o)
+{
+    sl_free(o->listen);
+    sl_free(o->data_dir);
+    sl_free(o->log_level);
+    sl_free(o->log_format);
+    sl_free(o->ssl_cert_file);
+    sl_free(o->ssl_key_file);
+    sl_free(o->ssl_ca_file);
+    for (int i = 0; i < o->nhba; i++)
+        sl_free(o->hba[i]);
+    sl_free(o->hba);
+    for (int i = 0; i < o->nusers; i++) {
+        sl_free((char *)o->users[i].name);
+        sl_free((char *)o->users[i].secret);
+    }
+    sl_free(o->users);
+}
+
+/* Command line over config file: the file is read first, then the options
+ * given on the command line are applied again on top of it. */
+static int parse_args(int argc, char **argv, Options *o)
+{
+    static const struct option longopts[] = {
+        {"listen", required_argument, NULL, 'l'},
+        {"port", required_argument, NULL, 'p'},
+        {"data-dir", required_argument, NULL, 'D'},
+        {"log-level", required_argument, NULL, 1},
+        {"log-format", required_argument, NULL, 2},
+        {"max-connections", required_argument, NULL, 3},
+        {"max-message-size", required_argument, NULL, 4},
+        {"max-output-buffer", required_argument, NULL, 5},
+        {"ssl", required_argument, NULL, 6},
+        {"ssl-cert-file", required_argument, NULL, 7},
+        {"ssl-key-file", required_argument, NULL, 8},
+        {"ssl-ca-file", required_argument, NULL, 9},
+        {"hba", required_argument, NULL, 10},
+        {"debug-loop-lag", no_argument, NULL, 11},
+        {"config", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *config = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        optind = 1;
+        int ch, idx;
+        while ((ch = getopt_long(argc, argv, "l:p:D:c:hV", longopts, &idx)) != -1) {
+            if (ch == '?')
+                return 2;
+            if (ch == 'h') {
+                usage(stdout);
+                return 1;
+            }
+            if (ch == 'V') {
+                printf("sluiced %s\n", SLUICE_VERSION);
+                return 1;
+            }
+            if (ch == 'c') {
+                config = optarg;
+                continue;
+            }
+            if (pass == 0)
+                continue;
+            const char *name = NULL;
+            for (const struct option *lo = longopts; lo->name; lo++)
+                if (lo->val == ch)
+                    name = lo->name;
+            if (ch == 10 && !o->hba_from_cli) {
+                /* The first --hba drops the config file's rules. */
+                for (int i = 0; i < o->nhba; i++)
+                    sl_free(o->hba[i]);
+                o->nhba = 0;
+                o->hba_from_cli = true;
+            }
+            if (set_option(o, name, optarg ? optarg : "on") < 0) {
+                fprintf(stderr, "sluiced: bad value for --%s: %s\n", name, optarg);
+                return 2;
+            }
+        }
+        if (optind < argc) {
+            fprintf(stderr, "sluiced: unexpected argument: %s\n", argv[optind]);
+            return 2;
+        }
+        if (pass == 0 && config != NULL && read_config(o, config) < 0)
+            return 2;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+
+typedef struct App {
+    uv_loop_t    loop;
+    uv_signal_t  sigint, sigterm;
+    Server      *server;
+    bool         stopping;
+} App;
+
+static void on_server_closed(Server *s)
+{
+    sl_free(s);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    App *app = h->data;
+    if (app->stopping)
+        return;
+    app->stopping = true;
+    sl_log(LOG_INFO, "shutting down", "signal=%d", signum);
+    uv_close((uv_handle_t *)&app->sigint, NULL);
+    uv_close((uv_handle_t *)&app->sigterm, NULL);
+    server_close(app->server, on_server_closed);
+}
+
+int main(int argc, char **argv)
+{
+    Options o = {0};
+    o.listen = sl_strdup("127.0.0.1");
+    o.port = 7433;
+    o.data_dir = sl_strdup("./data");
+    o.log_level = sl_strdup("info");
+    o.log_format = sl_strdup("text");
+    o.max_connections = 1000;
+    o.max_message_size = 64L << 20;
+    o.max_output_buffer = 8L << 20;
+    int rc = parse_args(argc, argv, &o);
+    if (rc != 0) {
+        options_free(&o);
+        return rc == 1 ? 0 : 2;
+    }
+    log_set_level((LogLevel)log_level_parse(o.log_level));
+    log_set_json(strcmp(o.log_format, "json") == 0);
+    signal(SIGPIPE, SIG_IGN);
+
+    int exit_code = 1;
+    Catalog *cat = NULL;
+    StateStore *state = NULL;
+    SlError err = {0};
+    char path[4096];
+    App app;
+    memset(&app, 0, sizeof(app));
+    uv_loop_init(&app.loop);
+
+    if (make_dirs(o.data_dir) < 0) {
+        sl_log(LOG_ERROR, "cannot create data directory", "dir=\"%s\" error=\"%s\"",
+               o.data_dir, strerror(errno));
+        goto out;
+    }
+    snprintf(path, sizeof(path), "%s/catalog.db", o.data_dir);
+    if (cat_open(path, &cat, &err) < 0) {
+        sl_log(LOG_ERROR, "cannot open catalog", "error=\"%s\"", err.message);
+        goto out;
+    }
+    snprintf(path, sizeof(path), "%s/state", o.data_dir);
+    if (state_open(path, &state, &err) < 0) {
+        sl_log(LOG_ERROR, "cannot open state store", "error=\"%s\"", err.message);
+        goto out;
+    }
+
+    ServerConfig cfg = {
+        .listen = o.listen,
+        .port = o.port,
+        .max_connections = o.max_connections,
+        .max_message_size = (size_t)o.max_message_size,
+        .max_output_buffer = (size_t)o.max_output_buffer,
+        .users = o.users,
+        .nusers = o.nusers,
+        .hba = (const char *const *)o.hba,
+        .nhba = o.nhba,
+        .ssl = o.ssl,
+        .ssl_cert_file = o.ssl_cert_file,
+        .ssl_key_file = o.ssl_key_file,
+        .ssl_ca_file = o.ssl_ca_file,
+        .debug_loop_lag = o.debug_loop_lag,
+    };
+    app.server = server_init(&app.loop, &cfg, &err);
+    if (app.server == NULL) {
+        sl_log(LOG_ERROR, "cannot start the server", "error=\"%s\"", err.message);
+        goto out;
+    }
+    uv_signal_init(&app.loop, &app.sigint);
+    uv_signal_init(&app.loop, &app.sigterm);
+    app.sigint.data = app.sigterm.data = &app;
+    uv_signal_start(&app.sigint, on_signal, SIGINT);
+    uv_signal_start(&app.sigterm, on_signal, SIGTERM);
+
+    int port = server_port(app.server);
+    sl_log(LOG_INFO, "sluiced ready",
+           "version=%s listen=%s:%d data_dir=\"%s\" ssl=%s hba_rules=%d users=%d "
+           "connect=\"psql -h %s -p %d -U sluice\"",
+           SLUICE_VERSION, o.listen, port, o.data_dir, o.ssl ? "on" : "off", o.nhba,
+           o.nusers, o.listen, port);
+    uv_run(&app.loop, UV_RUN_DEFAULT);
+    exit_code = 0;
+    sl_log(LOG_INFO, "sluiced stopped", NULL);
+
+out:
+    /* Run any close callbacks still pending, then the loop is empty. */
+    uv_run(&app.loop, UV_RUN_DEFAULT);
+    if (uv_loop_close(&app.loop) != 0)
+        sl_log(LOG_WARN, "loop closed with live handles", NULL);
+    state_close(state);
+    cat_close(cat);
+    sl_error_clear(&err);
+    options_free(&o);
+    return exit_code;
+}

@@ -1,0 +1,304 @@
+/*
+ * conn.c -- one client connection's socket I/O.
+ *
+ *   conn_accept     accept a pending connection on the server's listener
+ *   conn_mark_dirty queue the connection for the end-of-turn flush
+ *   conn_flush_all  write every dirty connection's output (uv_check hook)
+ *   conn_start_tls  write the queued 'S' in clear, then switch to TLS
+ *   conn_close      close the socket; memory is freed in the close callback
+ *
+ * Input is kept in one growable buffer; the session consumes whole packets
+ * from its front.  Output is built as whole messages in c->out and handed to
+ * uv_write once per loop turn.  When a client stops reading and the bytes in
+ * flight pass max_output_buffer, we stop reading from it until they drain:
+ * a slow reader slows only itself.
+ *
+ * With TLS (tls.c) the socket's bytes are read into raw_in and fed to
+ * OpenSSL, which appends the plaintext to the same input buffer; at flush
+ * time c->out is encrypted into tls_out, which is what goes to uv_write.
+ */
+#include "pgw.h"
+#include "sluice/log.h"
+
+#include <openssl/rand.h>
+
+typedef struct WriteReq {
+    uv_write_t req;
+    Conn      *conn;
+    size_t     len;
+    char      *data;
+} WriteReq;
+
+void server_conn_gone(Server *s);
+
+#define RAW_IN_SIZE 65536
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    Conn *c = h->data;
+    if (c->ssl != NULL) {
+        buf->base = (char *)c->raw_in;
+        buf->len = RAW_IN_SIZE;
+        return;
+    }
+    size_t want = suggested < 65536 ? 65536 : suggested;
+    if (c->in_cap - c->in_len < want) {
+        size_t cap = c->in_cap ? c->in_cap : 65536;
+        while (cap - c->in_len < want)
+            cap *= 2;
+        c->in = sl_realloc(c->in, cap);
+        c->in_cap = cap;
+    }
+    buf->base = (char *)c->in + c->in_len;
+    buf->len = c->in_cap - c->in_len;
+}
+
+static void update_reading(Conn *c);
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+    Conn *c = stream->data;
+    SL_UNUSED(buf);
+    if (nread < 0) {
+        if (nread != UV_EOF)
+            sl_log(LOG_DEBUG, "read error", "peer=%s error=\"%s\"", c->peer,
+                   uv_strerror((int)nread));
+        conn_close(c);
+        return;
+    }
+    if (nread == 0 || c->phase == PHASE_CLOSING)
+        return;
+    if (c->ssl != NULL) {
+        int rc = tls_conn_read(c, (const uint8_t *)buf->base, (size_t)nread, &c->tls_out);
+        if (c->tls_out.len > 0)
+            conn_mark_dirty(c);
+        if (rc < 0) {
+            /* Send the alert OpenSSL queued, nothing more, then close. */
+            strbuf_reset(&c->out);
+            c->close_after_flush = true;
+            c->tls_dead = true;
+            conn_mark_dirty(c);
+            update_reading(c);
+            return;
+        }
+    } else {
+        c->in_len += (size_t)nread;
+    }
+    size_t used = session_consume(c);
+    if (c->phase == PHASE_CLOSING)
+        return;
+    if (used > 0) {
+        memmove(c->in, c->in + used, c->in_len - used);
+        c->in_len -= used;
+    }
+    /* Give back memory a huge message left behind. */
+    if (c->in_len == 0 && c->in_cap > (1u << 20)) {
+        sl_free(c->in);
+        c->in = NULL;
+        c->in_cap = 0;
+    }
+    update_reading(c);
+}
+
+static void update_reading(Conn *c)
+{
+    if (c->phase == PHASE_CLOSING)
+        return;
+    bool want = !c->close_after_flush &&
+                c->out_inflight + c->out.len + c->tls_out.len <=
+                    c->server->cfg.max_output_buffer;
+    if (want && !c->reading) {
+        if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+            c->reading = true;
+    } else if (!want && c->reading) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+        c->reading = false;
+    }
+}
+
+static void on_closed(uv_handle_t *h)
+{
+    Conn *c = h->data;
+    Server *s = c->server;
+    if (c->in_dirty) {
+        Conn **pp = &s->dirty;
+        while (*pp != c)
+            pp = &(*pp)->next_dirty;
+        *pp = c->next_dirty;
+    }
+    session_free(c);
+    tls_conn_free(c);
+    strbuf_free(&c->out);
+    strbuf_free(&c->tls_out);
+    sl_free(c->raw_in);
+    sl_free(c->in);
+    sl_free(c);
+    s->nconns--;
+    server_conn_gone(s);
+}
+
+void conn_close(Conn *c)
+{
+    if (c->phase == PHASE_CLOSING)
+        return;
+    Server *s = c->server;
+    c->phase = PHASE_CLOSING;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->next = c->prev = NULL;
+    /* It may still sit in the dirty list; conn_flush_all skips it. */
+    uv_close((uv_handle_t *)&c->tcp, on_closed);
+}
+
+void conn_accept(Server *s)
+{
+    Conn *c = sl_calloc(1, sizeof(Conn));
+    c->server = s;
+    uv_tcp_init(s->loop, &c->tcp);
+    c->tcp.data = c;
+    strbuf_init(&c->out);
+    strbuf_init(&c->tls_out);
+    s->nconns++;
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prev = c;
+    s->conns = c;
+    if (uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&c->tcp) != 0) {
+        conn_close(c);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+
+    struct sockaddr_storage peer;
+    int len = sizeof(peer);
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&peer, &len) == 0) {
+        c->peer_addr = peer;
+        char host[48] = "?";
+        int port = 0;
+        if (peer.ss_family == AF_INET) {
+            uv_ip4_name((struct sockaddr_in *)&peer, host, sizeof(host));
+            port = ntohs(((struct sockaddr_in *)&peer)->sin_port);
+        } else if (peer.ss_family == AF_INET6) {
+            uv_ip6_name((struct sockaddr_in6 *)&peer, host, sizeof(host));
+            port = ntohs(((struct sockaddr_in6 *)&peer)->sin6_port);
+        }
+        snprintf(c->peer, sizeof(c->peer), "%s:%d", host, port);
+    }
+    c->pid = s->next_pid++;
+    if (RAND_bytes((unsigned char *)&c->secret, sizeof(c->secret)) != 1)
+        sl_panic("RAND_bytes failed");
+    session_init(c);
+    sl_log(LOG_DEBUG, "connection accepted", "peer=%s pid=%d", c->peer, c->pid);
+    if (s->nconns > s->cfg.max_connections) {
+        SlError e = {0};
+        sl_error(&e, ERRCODE_TOO_MANY_CONNECTIONS, "sorry, too many clients already");
+        session_send_error(c, &e, NULL, true);
+        sl_error_clear(&e);
+    }
+    update_reading(c);
+}
+
+void conn_mark_dirty(Conn *c)
+{
+    if (c->in_dirty)
+        return;
+    Server *s = c->server;
+    c->in_dirty = true;
+    c->next_dirty = s->dirty;
+    s->dirty = c;
+}
+
+static void on_written(uv_write_t *req, int status)
+{
+    WriteReq *w = (WriteReq *)req;
+    Conn *c = w->conn;
+    c->out_inflight -= w->len;
+    sl_free(w->data);
+    sl_free(w);
+    if (status < 0) {
+        conn_close(c);
+        return;
+    }
+    if (c->close_after_flush && c->out_inflight == 0 && c->out.len == 0 &&
+        c->tls_out.len == 0) {
+        conn_close(c);
+        return;
+    }
+    update_reading(c);
+}
+
+/* With TLS: encrypts c->out into tls_out (and a close_notify when the
+ * connection is to close).  Returns the buffer to write. */
+static StrBuf *tls_encrypt(Conn *c)
+{
+    if (c->tls_dead || !c->tls_up)
+        return &c->tls_out;
+    if (c->out.len > 0) {
+        if (tls_conn_write(c, c->out.data, c->out.len, &c->tls_out) < 0) {
+            c->tls_dead = true;
+            c->close_after_flush = true;
+        }
+        /* Give back the memory of a big result; keep a small buffer. */
+        if (c->out.cap > (1u << 20))
+            strbuf_free(&c->out);
+        else
+            strbuf_reset(&c->out);
+    }
+    if (c->close_after_flush && !c->tls_dead) {
+        tls_conn_shutdown(c, &c->tls_out);
+        c->tls_dead = true;
+    }
+    return &c->tls_out;
+}
+
+static void flush_one(Conn *c)
+{
+    if (c->phase == PHASE_CLOSING)
+        return;
+    StrBuf *src = c->ssl != NULL ? tls_encrypt(c) : &c->out;
+    if (src->len > 0) {
+        WriteReq *w = sl_malloc(sizeof(WriteReq));
+        w->conn = c;
+        w->data = strbuf_steal(src, &w->len);
+        c->out_inflight += w->len;
+        uv_buf_t buf = uv_buf_init(w->data, (unsigned)w->len);
+        int rc = uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, on_written);
+        if (rc != 0) {
+            c->out_inflight -= w->len;
+            sl_free(w->data);
+            sl_free(w);
+            conn_close(c);
+            return;
+        }
+    } else if (c->close_after_flush && c->out_inflight == 0) {
+        conn_close(c);
+        return;
+    }
+    update_reading(c);
+}
+
+void conn_flush_all(Server *s)
+{
+    Conn *c = s->dirty;
+    s->dirty = NULL;
+    while (c != NULL) {
+        Conn *next = c->next_dirty;
+        c->in_dirty = false;
+        c->next_dirty = NULL;
+        flush_one(c);
+        c = next;
+    }
+}
+
+void conn_start_tls(Conn *c)
+{
+    flush_one(c);
+    if (c->phase == PHASE_CLOSING)
+        return;
+    c->raw_in = sl_malloc(RAW_IN_SIZE);
+    tls_conn_start(c);
+}

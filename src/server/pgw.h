@@ -1,0 +1,176 @@
+/*
+ * pgw.h -- internals of the server module: the Server, its connections and
+ * their protocol sessions.
+ *
+ * Files:
+ *   server.c      listener, connection registry, shutdown
+ *   conn.c        one connection's socket I/O: read framing, output queue,
+ *                 flush once per loop turn (uv_check), backpressure, close
+ *   session.c     the protocol state machine: startup, simple and extended
+ *                 query, portals, errors; hands statements to the runtime
+ *   auth.c        hba rules, users, password / md5 / SCRAM exchanges
+ *   scram.c       SCRAM-SHA-256, verifiers, md5, base64 (scram.h; pure)
+ *   tls.c         TLS through OpenSSL memory BIOs
+ *   pgw_proto.c   pure wire-format framing and encoding (pgw_proto.h)
+ *   pgw_types.c   binary send/receive of values
+ *
+ * Ownership: the Server owns its Conns (a list); a Conn owns its Session,
+ * its arenas and its buffers; all freed in the handle's close callback.
+ */
+#ifndef SLUICE_PGW_H
+#define SLUICE_PGW_H
+
+#include <uv.h>
+
+#include "sluice/arena.h"
+#include "sluice/error.h"
+#include "sluice/runtime.h"
+#include "sluice/server.h"
+#include "sluice/strbuf.h"
+#include "pgw_proto.h"
+
+typedef struct Conn Conn;
+typedef struct HbaRule HbaRule;
+typedef struct AuthUser AuthUser;
+typedef struct AuthConn AuthConn;
+struct ssl_st;
+struct ssl_ctx_st;
+
+/* Loop lag probe (ServerConfig.debug_loop_lag): how late a 10 ms timer
+ * fires, in milliseconds; hist[i] counts lags in [i, i+1) ms, the last
+ * bucket everything beyond. */
+#define LAG_BUCKETS 1001
+typedef struct LagProbe {
+    uv_timer_t timer;
+    uint64_t   due_ns;
+    uint64_t   ticks;
+    uint64_t   max_ns;
+    uint64_t   sum_ns;
+    uint32_t  *hist;
+} LagProbe;
+
+struct Server {
+    uv_loop_t   *loop;
+    uv_tcp_t     listener;
+    uv_check_t   flush_check;   /* flushes output once per loop turn */
+    ServerConfig cfg;
+    int          port;
+    Conn        *conns;         /* all open connections */
+    Conn        *dirty;         /* connections with output to flush */
+    int          nconns;
+    int32_t      next_pid;      /* BackendKeyData process ids */
+    bool         closing;
+    int          pending_closes;
+    server_close_cb close_cb;
+
+    /* auth.c */
+    HbaRule     *hba;
+    int          nhba;
+    AuthUser    *users;
+    int          nusers;
+    uint8_t      mock_key[32];  /* salts of mock SCRAM exchanges */
+    /* tls.c: NULL when ssl is off */
+    struct ssl_ctx_st *ssl_ctx;
+    LagProbe    *lag;
+};
+
+typedef enum ConnPhase {
+    PHASE_STARTUP,              /* waiting for StartupMessage / SSLRequest */
+    PHASE_AUTH,                 /* password exchange (auth.c) */
+    PHASE_READY,                /* normal operation */
+    PHASE_CLOSING,              /* uv_close called */
+} ConnPhase;
+
+typedef struct PreparedStmt PreparedStmt;
+typedef struct Portal Portal;
+
+struct Conn {
+    uv_tcp_t    tcp;
+    Server     *server;
+    Conn       *next, *prev;    /* in server->conns */
+    Conn       *next_dirty;
+    bool        in_dirty;
+    ConnPhase   phase;
+    char        peer[64];
+    struct sockaddr_storage peer_addr;
+
+    /* input: bytes read but not yet consumed */
+    uint8_t    *in;
+    size_t      in_len;
+    size_t      in_cap;
+    bool        reading;
+    bool        close_after_flush;
+
+    /* output: whole messages waiting for the next flush */
+    StrBuf      out;
+    size_t      out_inflight;   /* bytes handed to uv_write, not yet done */
+
+    /* TLS (tls.c): set once SSLRequest was answered 'S'.  Raw reads go to
+     * raw_in and through OpenSSL into in; ciphertext waits in tls_out. */
+    struct ssl_st *ssl;
+    bool        tls_up;         /* handshake done */
+    bool        tls_dead;       /* failed, or close_notify sent: no more data */
+    uint8_t    *raw_in;
+    StrBuf      tls_out;
+
+    /* session */
+    int32_t     pid;
+    int32_t     secret;
+    char       *user;
+    char       *database;
+    char       *application_name;
+    char        xact;           /* 'I', 'T' or 'E' for ReadyForQuery */
+    bool        skip_to_sync;   /* extended protocol: after an error */
+    AuthConn   *auth;           /* during PHASE_AUTH */
+    PreparedStmt *stmts;        /* named prepared statements, and "" */
+    Portal      *portals;
+};
+
+/* conn.c */
+void conn_accept(Server *s);
+void conn_close(Conn *c);
+/* Marks c as having output; it is written at the end of this loop turn. */
+void conn_mark_dirty(Conn *c);
+void conn_flush_all(Server *s);
+/* Writes what is queued (the 'S' answer) in clear, then switches c to TLS. */
+void conn_start_tls(Conn *c);
+
+/* session.c */
+void session_init(Conn *c);
+void session_free(Conn *c);
+/* Consumes whole packets from c->in; returns the bytes consumed. */
+size_t session_consume(Conn *c);
+/* Sends an ErrorResponse; fatal ones ("FATAL") close after the flush.
+ * sql: the text the position refers to (NULL if none). */
+void session_send_error(Conn *c, const SlError *e, const char *sql, bool fatal);
+/* A FATAL error with a formatted message; the connection closes after it. */
+void session_fatal(Conn *c, const char *sqlstate, const char *fmt, ...) SL_PRINTF(3, 4);
+/* Authentication succeeded: AuthenticationOk, ParameterStatus,
+ * BackendKeyData, ReadyForQuery; the session is ready. */
+void session_auth_ok(Conn *c);
+
+/* auth.c */
+int  auth_init(Server *s, const ServerConfig *cfg, SlError *err);
+void auth_free(Server *s);
+/* After the StartupMessage: accept, refuse, or start a password exchange. */
+void auth_start(Conn *c);
+/* A message in PHASE_AUTH (whole, framed). */
+void auth_message(Conn *c, uint8_t type, const uint8_t *body, size_t len);
+void auth_conn_free(Conn *c);
+
+/* tls.c */
+int  tls_init(Server *s, const ServerConfig *cfg, SlError *err);
+void tls_free(Server *s);
+void tls_conn_start(Conn *c);
+/* Feeds n raw bytes; plaintext is appended to c->in, ciphertext to send to
+ * out.  Returns 0, or -1 when the TLS session is over or failed. */
+int  tls_conn_read(Conn *c, const uint8_t *data, size_t n, StrBuf *out);
+/* Encrypts n bytes of data, appending the records to out; -1 on failure. */
+int  tls_conn_write(Conn *c, const void *data, size_t n, StrBuf *out);
+void tls_conn_shutdown(Conn *c, StrBuf *out);
+void tls_conn_free(Conn *c);
+
+/* pgw_types.c: binary output of row i of v; returns -1 if unsupported. */
+int pgw_send_binary(const Vector *v, uint32_t i, StrBuf *out);
+
+#endif /* SLUICE_PGW_H */

@@ -1,0 +1,214 @@
+/*
+ * server.c -- the listener, the registry of connections, and shutdown.
+ *
+ *   server_init   load the TLS certificate and the hba rules, bind,
+ *                 listen, start the per-turn flush hook (and the loop lag
+ *                 probe with debug_loop_lag)
+ *   server_port   the bound port
+ *   server_close  stop accepting, close all connections and handles
+ *
+ * The loop lag probe is a 10 ms timer that records how late each firing
+ * is: a statement or a flush that holds the loop shows up as lag.  Its
+ * figures (maximum, mean, percentiles) are logged at shutdown.
+ */
+#include "pgw.h"
+#include "sluice/log.h"
+
+#define LAG_PERIOD_MS 10
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+    Server *s = listener->data;
+    if (status < 0) {
+        sl_log(LOG_WARN, "accept failed", "error=\"%s\"", uv_strerror(status));
+        return;
+    }
+    conn_accept(s);
+}
+
+static void on_flush_check(uv_check_t *h)
+{
+    conn_flush_all(h->data);
+}
+
+static void on_lag_timer(uv_timer_t *t)
+{
+    LagProbe *lp = t->data;
+    uint64_t now = uv_hrtime();
+    uint64_t lag = now > lp->due_ns ? now - lp->due_ns : 0;
+    lp->ticks++;
+    lp->sum_ns += lag;
+    if (lag > lp->max_ns)
+        lp->max_ns = lag;
+    uint64_t ms = lag / 1000000;
+    lp->hist[ms < LAG_BUCKETS - 1 ? ms : LAG_BUCKETS - 1]++;
+    lp->due_ns = now + (uint64_t)LAG_PERIOD_MS * 1000000;
+    uv_timer_start(t, on_lag_timer, LAG_PERIOD_MS, 0);
+}
+
+static void lag_start(Server *s)
+{
+    LagProbe *lp = sl_calloc(1, sizeof(LagProbe));
+    lp->hist = sl_calloc(LAG_BUCKETS, sizeof(uint32_t));
+    uv_timer_init(s->loop, &lp->timer);
+    lp->timer.data = lp;
+    lp->due_ns = uv_hrtime() + (uint64_t)LAG_PERIOD_MS * 1000000;
+    uv_timer_start(&lp->timer, on_lag_timer, LAG_PERIOD_MS, 0);
+    uv_unref((uv_handle_t *)&lp->timer);
+    s->lag = lp;
+}
+
+/* The lag below which a fraction q of the samples fall, in ms (bucket top). */
+static int lag_quantile(const LagProbe *lp, double q)
+{
+    uint64_t want = (uint64_t)((double)lp->ticks * q), seen = 0;
+    for (int i = 0; i < LAG_BUCKETS; i++) {
+        seen += lp->hist[i];
+        if (seen > want)
+            return i + 1;
+    }
+    return LAG_BUCKETS;
+}
+
+static void lag_report(const LagProbe *lp)
+{
+    uint64_t over10 = 0, over50 = 0;
+    for (int i = 10; i < LAG_BUCKETS; i++)
+        over10 += lp->hist[i];
+    for (int i = 50; i < LAG_BUCKETS; i++)
+        over50 += lp->hist[i];
+    sl_log(LOG_INFO, "loop lag",
+           "period_ms=%d ticks=%llu max_ms=%.3f mean_ms=%.3f p50_ms<%d p99_ms<%d "
+           "p999_ms<%d over_10ms=%llu over_50ms=%llu",
+           LAG_PERIOD_MS, (unsigned long long)lp->ticks, (double)lp->max_ns / 1e6,
+           lp->ticks ? (double)lp->sum_ns / 1e6 / (double)lp->ticks : 0.0,
+           lag_quantile(lp, 0.5), lag_quantile(lp, 0.99), lag_quantile(lp, 0.999),
+           (unsigned long long)over10, (unsigned long long)over50);
+}
+
+static void on_lag_closed(uv_handle_t *h)
+{
+    LagProbe *lp = h->data;
+    sl_free(lp->hist);
+    sl_free(lp);
+}
+
+/* Frees what server_init set up before the listener; s itself too. */
+static void server_free_config(Server *s)
+{
+    auth_free(s);
+    tls_free(s);
+}
+
+Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
+{
+    Server *s = sl_calloc(1, sizeof(Server));
+    s->loop = loop;
+    s->cfg = *cfg;
+    /* The configuration's strings belong to the caller; what is needed
+     * later is copied by auth_init and tls_init. */
+    s->cfg.users = NULL;
+    s->cfg.hba = NULL;
+    s->cfg.ssl_cert_file = s->cfg.ssl_key_file = s->cfg.ssl_ca_file = NULL;
+    s->next_pid = 1000;
+    if (auth_init(s, cfg, err) < 0 || tls_init(s, cfg, err) < 0) {
+        server_free_config(s);
+        sl_free(s);
+        return NULL;
+    }
+
+    struct sockaddr_storage addr;
+    int rc;
+    if (strchr(cfg->listen, ':') != NULL)
+        rc = uv_ip6_addr(cfg->listen, cfg->port, (struct sockaddr_in6 *)&addr);
+    else
+        rc = uv_ip4_addr(cfg->listen, cfg->port, (struct sockaddr_in *)&addr);
+    if (rc != 0) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid listen address \"%s\": %s",
+                 cfg->listen, uv_strerror(rc));
+        server_free_config(s);
+        sl_free(s);
+        return NULL;
+    }
+    uv_tcp_init(loop, &s->listener);
+    s->listener.data = s;
+    rc = uv_tcp_bind(&s->listener, (struct sockaddr *)&addr, 0);
+    if (rc == 0)
+        rc = uv_listen((uv_stream_t *)&s->listener, 511, on_connection);
+    if (rc != 0) {
+        sl_error(err, ERRCODE_CONNECTION_EXCEPTION, "cannot listen on %s:%d: %s",
+                 cfg->listen, cfg->port, uv_strerror(rc));
+        /* The handle is initialized: it must be closed before s is freed. */
+        uv_close((uv_handle_t *)&s->listener, NULL);
+        uv_run(loop, UV_RUN_NOWAIT);
+        server_free_config(s);
+        sl_free(s);
+        return NULL;
+    }
+    struct sockaddr_storage bound;
+    int namelen = sizeof(bound);
+    uv_tcp_getsockname(&s->listener, (struct sockaddr *)&bound, &namelen);
+    s->port = ntohs(bound.ss_family == AF_INET6
+                        ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                        : ((struct sockaddr_in *)&bound)->sin_port);
+
+    uv_check_init(loop, &s->flush_check);
+    s->flush_check.data = s;
+    uv_check_start(&s->flush_check, on_flush_check);
+    /* The check handle must not keep the loop alive on its own. */
+    uv_unref((uv_handle_t *)&s->flush_check);
+    if (cfg->debug_loop_lag)
+        lag_start(s);
+    return s;
+}
+
+int server_port(const Server *s)
+{
+    return s->port;
+}
+
+static void maybe_finish_close(Server *s)
+{
+    if (s->pending_closes == 0 && s->nconns == 0 && s->close_cb != NULL) {
+        server_close_cb cb = s->close_cb;
+        s->close_cb = NULL;
+        server_free_config(s);
+        cb(s);
+    }
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    Server *s = h->data;
+    s->pending_closes--;
+    maybe_finish_close(s);
+}
+
+/* Called by conn.c when a connection's handle is closed and freed. */
+void server_conn_gone(Server *s);
+void server_conn_gone(Server *s)
+{
+    if (s->closing)
+        maybe_finish_close(s);
+}
+
+void server_close(Server *s, server_close_cb cb)
+{
+    s->closing = true;
+    s->close_cb = cb;
+    s->pending_closes = 2;
+    uv_close((uv_handle_t *)&s->listener, on_handle_closed);
+    uv_check_stop(&s->flush_check);
+    uv_close((uv_handle_t *)&s->flush_check, on_handle_closed);
+    if (s->lag != NULL) {
+        lag_report(s->lag);
+        uv_timer_stop(&s->lag->timer);
+        uv_close((uv_handle_t *)&s->lag->timer, on_lag_closed);
+        s->lag = NULL;
+    }
+    /* conn_close unlinks c, so take the next one first. */
+    for (Conn *c = s->conns, *next; c != NULL; c = next) {
+        next = c->next;
+        conn_close(c);
+    }
+}

@@ -1,0 +1,1034 @@
+/*
+ * session.c -- the protocol state machine of one connection.
+ *
+ *   session_init, session_free   per-connection protocol state
+ *   session_consume              handle every whole packet in c->in
+ *   session_send_error           ErrorResponse (ERROR or FATAL)
+ *   session_fatal                FATAL ErrorResponse from a format
+ *   session_auth_ok              finish the startup once auth.c accepted
+ *
+ * Startup: SSLRequest is answered 'S' when TLS is configured (and the
+ * handshake follows, tls.c), 'N' otherwise; bytes that came after an
+ * SSLRequest in the same read were sent before encryption and are refused
+ * (CVE-2021-23214).  GSSENCRequest is answered 'N'.  CancelRequest is
+ * matched against BackendKeyData.  A StartupMessage goes to auth.c, which
+ * picks the hba rule and runs the password exchange; then AuthenticationOk,
+ * the ParameterStatus set clients need, BackendKeyData and ReadyForQuery.
+ *
+ * Simple query: the string is parsed whole (a syntax error anywhere runs
+ * nothing, as in PostgreSQL), then each statement is prepared, described and
+ * run; the first error ends the string.  Extended query: Parse, Bind,
+ * Describe, Execute, Close, Flush and Sync over named and unnamed prepared
+ * statements and portals; after an error everything up to Sync is skipped.
+ *
+ * Execute with a row limit: the first such Execute of a portal runs the
+ * statement to the end and keeps its result as already-encoded DataRow
+ * messages in a buffer the portal owns (freed with the portal, or as soon
+ * as the last row is sent); each Execute then hands out up to maxrows of
+ * them and ends with PortalSuspended when it sent maxrows, CommandComplete
+ * when it sent fewer -- PostgreSQL's rule, so a result of exactly maxrows
+ * rows takes one more Execute that returns "SELECT 0".  Statements run on
+ * the loop to completion today, so keeping the rows costs only memory, and
+ * the rows a client has not fetched yet do not hold the statement open.
+ * An Execute without a limit streams the rows straight to the client.
+ *
+ * Transactions: BEGIN / COMMIT / ROLLBACK set the status byte of
+ * ReadyForQuery ('I', 'T', 'E'); after an error inside a transaction block
+ * every statement but COMMIT / ROLLBACK is refused with 25P02 until the
+ * block ends.  At Sync outside a block the portals are dropped, as the
+ * implicit transaction that held them ends.
+ *
+ * Statements are handed to the runtime (runtime.h); this file never calls
+ * the SQL layer or the executor directly.
+ */
+#include "pgw.h"
+#include "sluice/ast.h"
+#include "sluice/log.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#define SERVER_VERSION "15.0"
+/* The largest message accepted while authenticating. */
+#define AUTH_MAX_MESSAGE 65540
+
+struct PreparedStmt {
+    PreparedStmt *next;
+    char         *name;
+    Arena         arena;        /* owns sql, the parse tree and the plan */
+    char         *sql;
+    Prepared     *prep;         /* NULL for an empty query */
+    int           refs;         /* portals using it, plus 1 while named */
+    bool          xact_end;     /* COMMIT / ROLLBACK: allowed in a failed block */
+};
+
+struct Portal {
+    Portal       *next;
+    char         *name;
+    PreparedStmt *stmt;
+    Arena         arena;        /* owns the parameter values and formats */
+    ParamValue   *params;
+    int           nparams;
+    int16_t      *formats;      /* result column formats */
+    int           nformats;
+    bool          done;
+    /* Execute with a row limit: the whole result, as DataRow messages */
+    bool          materialized;
+    StrBuf        rows;
+    size_t        rows_pos;     /* offset of the next DataRow to send */
+    char          tag[64];      /* the statement's CommandComplete tag */
+};
+
+/* ---------------------------------------------------------------------- */
+/* Output helpers                                                          */
+
+static void send_simple(Conn *c, char type)
+{
+    size_t m = pgw_begin(&c->out, type);
+    pgw_end(&c->out, m);
+}
+
+static void send_param_status(Conn *c, const char *name, const char *value)
+{
+    size_t m = pgw_begin(&c->out, PGW_MSG_PARAM_STATUS);
+    pgw_put_cstr(&c->out, name);
+    pgw_put_cstr(&c->out, value);
+    pgw_end(&c->out, m);
+}
+
+static void send_ready(Conn *c)
+{
+    size_t m = pgw_begin(&c->out, PGW_MSG_READY);
+    pgw_put_byte(&c->out, (uint8_t)c->xact);
+    pgw_end(&c->out, m);
+    conn_mark_dirty(c);
+}
+
+/* The 1-based character position of a 1-based byte position in sql. */
+static int char_position(const char *sql, int bytepos)
+{
+    int chars = 0;
+    size_t n = strlen(sql);
+    for (size_t i = 0; i < (size_t)(bytepos - 1) && i < n; i++)
+        if (((unsigned char)sql[i] & 0xC0) != 0x80)
+            chars++;
+    return chars + 1;
+}
+
+void session_send_error(Conn *c, const SlError *e, const char *sql, bool fatal)
+{
+    const char *sev = fatal ? "FATAL" : "ERROR";
+    size_t m = pgw_begin(&c->out, PGW_MSG_ERROR);
+    pgw_put_byte(&c->out, 'S');
+    pgw_put_cstr(&c->out, sev);
+    pgw_put_byte(&c->out, 'V');
+    pgw_put_cstr(&c->out, sev);
+    pgw_put_byte(&c->out, 'C');
+    pgw_put_cstr(&c->out, e->sqlstate[0] ? e->sqlstate : ERRCODE_INTERNAL_ERROR);
+    pgw_put_byte(&c->out, 'M');
+    pgw_put_cstr(&c->out, e->message ? e->message : "unknown error");
+    if (e->detail) {
+        pgw_put_byte(&c->out, 'D');
+        pgw_put_cstr(&c->out, e->detail);
+    }
+    if (e->hint) {
+        pgw_put_byte(&c->out, 'H');
+        pgw_put_cstr(&c->out, e->hint);
+    }
+    if (e->position > 0 && sql != NULL) {
+        char pos[16];
+        snprintf(pos, sizeof(pos), "%d", char_position(sql, e->position));
+        pgw_put_byte(&c->out, 'P');
+        pgw_put_cstr(&c->out, pos);
+    }
+    pgw_put_byte(&c->out, 0);
+    pgw_end(&c->out, m);
+    conn_mark_dirty(c);
+    if (fatal)
+        c->close_after_flush = true;
+    else if (c->xact == 'T')
+        c->xact = 'E';
+}
+
+void session_fatal(Conn *c, const char *sqlstate, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    SlError e = {0};
+    sl_error(&e, sqlstate, "%s", msg);
+    session_send_error(c, &e, NULL, true);
+    sl_error_clear(&e);
+    sl_log(LOG_INFO, "connection closed", "peer=%s reason=\"%s\"", c->peer, msg);
+}
+
+/* A FATAL error from a fixed message: protocol violations and the like. */
+static void fatal(Conn *c, const char *sqlstate, const char *msg)
+{
+    session_fatal(c, sqlstate, "%s", msg);
+}
+
+static void send_row_description(Conn *c, int ncols, const ColumnDesc *cols,
+                                 const int16_t *formats, int nformats)
+{
+    size_t m = pgw_begin(&c->out, PGW_MSG_ROW_DESC);
+    pgw_put_int16(&c->out, (int16_t)ncols);
+    for (int i = 0; i < ncols; i++) {
+        pgw_put_cstr(&c->out, cols[i].name);
+        pgw_put_int32(&c->out, 0);          /* table OID */
+        pgw_put_int16(&c->out, 0);          /* column number */
+        pgw_put_int32(&c->out, (int32_t)type_oid(cols[i].type.id));
+        pgw_put_int16(&c->out, type_len(cols[i].type.id));
+        pgw_put_int32(&c->out, cols[i].type.typmod);
+        int16_t f = nformats == 0 ? 0 : nformats == 1 ? formats[0] : formats[i];
+        pgw_put_int16(&c->out, f);
+    }
+    pgw_end(&c->out, m);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Result rows                                                             */
+
+typedef struct RowSink {
+    ResultSink     base;
+    Conn          *conn;
+    StrBuf        *out;         /* c->out, or a portal's rows */
+    const int16_t *formats;
+    int            nformats;
+    SlError       *err;
+} RowSink;
+
+static int row_sink_batch_cb(ResultSink *sink, const Batch *b)
+{
+    RowSink *rs = (RowSink *)sink;
+    StrBuf *out = rs->out;
+    for (uint32_t r = 0; r < b->nrows; r++) {
+        size_t m = pgw_begin(out, PGW_MSG_DATA_ROW);
+        pgw_put_int16(out, (int16_t)b->ncols);
+        for (uint32_t col = 0; col < b->ncols; col++) {
+            const Vector *v = &b->cols[col];
+            if (vector_is_null(v, r)) {
+                pgw_put_int32(out, -1);
+                continue;
+            }
+            int16_t f = rs->nformats == 0 ? 0
+                        : rs->nformats == 1 ? rs->formats[0] : rs->formats[col];
+            size_t lenpos = out->len;
+            pgw_put_int32(out, 0);
+            size_t start = out->len;
+            if (f == 1) {
+                if (pgw_send_binary(v, r, out) < 0) {
+                    out->len = m - 1;   /* drop the partial DataRow */
+                    return sl_error(rs->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                                    "binary output format is not supported for type %s",
+                                    type_name(v->type.id));
+                }
+            } else {
+                value_format_text(v, r, out);
+            }
+            uint32_t n = (uint32_t)(out->len - start);
+            uint8_t *p = (uint8_t *)out->data + lenpos;
+            p[0] = (uint8_t)(n >> 24);
+            p[1] = (uint8_t)(n >> 16);
+            p[2] = (uint8_t)(n >> 8);
+            p[3] = (uint8_t)n;
+        }
+        pgw_end(out, m);
+    }
+    if (out == &rs->conn->out)
+        conn_mark_dirty(rs->conn);
+    return 0;
+}
+
+static void send_command_complete(Conn *c, const char *tag)
+{
+    size_t m = pgw_begin(&c->out, PGW_MSG_COMMAND_COMPLETE);
+    pgw_put_cstr(&c->out, tag);
+    pgw_end(&c->out, m);
+}
+
+/* Transaction status after a successful command, from its tag.  sluice has
+ * no multi-statement transactions yet; BEGIN/COMMIT are accepted so that
+ * clients that send them work, and the status byte follows them. */
+static void track_transaction(Conn *c, const char *tag)
+{
+    if (strcmp(tag, "BEGIN") == 0 || strcmp(tag, "START TRANSACTION") == 0)
+        c->xact = 'T';
+    else if (strcmp(tag, "COMMIT") == 0 || strcmp(tag, "ROLLBACK") == 0)
+        c->xact = 'I';
+}
+
+/* Runs one prepared statement; its rows are appended to out (c->out or a
+ * portal's buffer) as DataRows in the given formats, its tag to tag
+ * (tagsize bytes).  Returns 0, or -1 with err set. */
+static int run_statement(Conn *c, const Prepared *prep, const ParamValue *params,
+                         int nparams, const int16_t *formats, int nformats,
+                         StrBuf *out, char *tag, size_t tagsize, SlError *err)
+{
+    RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err};
+    if (rt_execute(prep, params, nparams, &rs.base, tag, tagsize, err) < 0)
+        return -1;
+    if (c->xact == 'E' && strcmp(tag, "COMMIT") == 0)
+        snprintf(tag, tagsize, "ROLLBACK");
+    track_transaction(c, tag);
+    return 0;
+}
+
+/* Is the statement text (from its first byte) COMMIT, ROLLBACK, END or
+ * ABORT, the statements a failed transaction block accepts?  A lexical
+ * look at the first keyword, skipping blanks and comments. */
+static bool is_xact_end(const char *s, const char *end)
+{
+    for (;;) {
+        while (s < end && isspace((unsigned char)*s))
+            s++;
+        if (end - s >= 2 && s[0] == '-' && s[1] == '-') {
+            while (s < end && *s != '\n')
+                s++;
+        } else if (end - s >= 2 && s[0] == '/' && s[1] == '*') {
+            const char *close = s + 2;
+            while (end - close >= 2 && !(close[0] == '*' && close[1] == '/'))
+                close++;
+            s = end - close >= 2 ? close + 2 : end;
+        } else {
+            break;
+        }
+    }
+    static const char *const words[] = {"commit", "rollback", "end", "abort"};
+    size_t n = 0;
+    while (s + n < end && isalpha((unsigned char)s[n]))
+        n++;
+    for (size_t i = 0; i < SL_ARRAY_LEN(words); i++)
+        if (n == strlen(words[i]) && strncasecmp(s, words[i], n) == 0)
+            return true;
+    return false;
+}
+
+static void send_in_failed_xact(Conn *c, SlError *err)
+{
+    sl_error(err, ERRCODE_IN_FAILED_SQL_TRANSACTION,
+             "current transaction is aborted, commands ignored until end of transaction block");
+}
+
+/* ---------------------------------------------------------------------- */
+/* Simple query                                                            */
+
+static void handle_query(Conn *c, PgwReader *r)
+{
+    const char *sql = pgw_get_cstr(r);
+    if (!pgw_reader_done(r)) {
+        fatal(c, ERRCODE_PROTOCOL_VIOLATION, "invalid Query message");
+        return;
+    }
+    Arena a;
+    arena_init(&a, 16384);
+    SlError err = {0};
+    List *stmts = NULL;
+    if (rt_parse(&a, sql, strlen(sql), &stmts, &err) < 0) {
+        session_send_error(c, &err, sql, false);
+    } else if (list_len(stmts) == 0) {
+        send_simple(c, PGW_MSG_EMPTY_QUERY);
+    } else {
+        for (int i = 0; i < list_len(stmts); i++) {
+            Prepared *prep;
+            const RawStmt *raw = list_nth(stmts, i);
+            if (c->xact == 'E' && !is_xact_end(sql + raw->start, sql + raw->end)) {
+                send_in_failed_xact(c, &err);
+                session_send_error(c, &err, NULL, false);
+                break;
+            }
+            if (rt_prepare(&a, sql, raw, NULL, 0, &prep, &err) < 0) {
+                session_send_error(c, &err, sql, false);
+                break;
+            }
+            int ncols, nparams;
+            const ColumnDesc *cols;
+            const SlType *ptypes;
+            rt_describe(prep, &ncols, &cols, &nparams, &ptypes);
+            if (nparams > 0) {
+                sl_error(&err, ERRCODE_UNDEFINED_PARAMETER,
+                         "there is no parameter $1");
+                session_send_error(c, &err, sql, false);
+                break;
+            }
+            if (ncols > 0)
+                send_row_description(c, ncols, cols, NULL, 0);
+            char tag[64];
+            if (run_statement(c, prep, NULL, 0, NULL, 0, &c->out, tag, sizeof(tag),
+                              &err) < 0) {
+                session_send_error(c, &err, sql, false);
+                break;
+            }
+            send_command_complete(c, tag);
+        }
+    }
+    sl_error_clear(&err);
+    arena_destroy(&a);
+    send_ready(c);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Extended query                                                          */
+
+static void stmt_release(PreparedStmt *ps)
+{
+    if (--ps->refs > 0)
+        return;
+    sl_free(ps->name);
+    arena_destroy(&ps->arena);
+    sl_free(ps);
+}
+
+static PreparedStmt *stmt_find(Conn *c, const char *name)
+{
+    for (PreparedStmt *ps = c->stmts; ps != NULL; ps = ps->next)
+        if (strcmp(ps->name, name) == 0)
+            return ps;
+    return NULL;
+}
+
+static void stmt_unlink(Conn *c, PreparedStmt *ps)
+{
+    PreparedStmt **pp = &c->stmts;
+    while (*pp != ps)
+        pp = &(*pp)->next;
+    *pp = ps->next;
+    stmt_release(ps);
+}
+
+static void portal_free(Portal *p)
+{
+    stmt_release(p->stmt);
+    strbuf_free(&p->rows);
+    sl_free(p->name);
+    arena_destroy(&p->arena);
+    sl_free(p);
+}
+
+static Portal *portal_find(Conn *c, const char *name)
+{
+    for (Portal *p = c->portals; p != NULL; p = p->next)
+        if (strcmp(p->name, name) == 0)
+            return p;
+    return NULL;
+}
+
+static void portal_unlink(Conn *c, Portal *p)
+{
+    Portal **pp = &c->portals;
+    while (*pp != p)
+        pp = &(*pp)->next;
+    *pp = p->next;
+    portal_free(p);
+}
+
+/* Maps a type OID from Parse to a type; 0 means "infer". */
+static int type_from_oid(uint32_t oid, SlType *out)
+{
+    if (oid == 0 || oid == 705 /* unknown */) {
+        *out = sl_type(TYPE_UNKNOWN);
+        return 0;
+    }
+    for (int t = TYPE_BOOL; t < TYPE__COUNT; t++) {
+        if (type_oid((SlTypeId)t) == oid) {
+            *out = sl_type((SlTypeId)t);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* An error in extended mode: report it and skip to the next Sync. */
+static void extended_error(Conn *c, SlError *err, const char *sql)
+{
+    session_send_error(c, err, sql, false);
+    sl_error_clear(err);
+    c->skip_to_sync = true;
+}
+
+static void handle_parse(Conn *c, PgwReader *r)
+{
+    const char *name = pgw_get_cstr(r);
+    const char *sql = pgw_get_cstr(r);
+    int16_t ntypes = pgw_get_int16(r);
+    SlError err = {0};
+    if (r->err || ntypes < 0) {
+        fatal(c, ERRCODE_PROTOCOL_VIOLATION, "invalid Parse message");
+        return;
+    }
+    SlType types[ntypes > 0 ? ntypes : 1];
+    for (int i = 0; i < ntypes; i++) {
+        uint32_t oid = (uint32_t)pgw_get_int32(r);
+        if (!r->err && type_from_oid(oid, &types[i]) < 0) {
+            sl_error(&err, ERRCODE_UNDEFINED_OBJECT, "type with OID %u does not exist", oid);
+            extended_error(c, &err, NULL);
+            return;
+        }
+    }
+    if (!pgw_reader_done(r)) {
+        fatal(c, ERRCODE_PROTOCOL_VIOLATION, "invalid Parse message");
+        return;
+    }
+    if (*name && stmt_find(c, name) != NULL) {
+        sl_error(&err, ERRCODE_DUPLICATE_PSTATEMENT,
+                 "prepared statement \"%s\" already exists", name);
+        extended_error(c, &err, NULL);
+        return;
+    }
+    PreparedStmt *ps = sl_calloc(1, sizeof(PreparedStmt));
+    arena_init(&ps->arena, 8192);
+    ps->name = sl_strdup(name);
+    ps->sql = arena_strdup(&ps->arena, sql);
+    ps->refs = 1;
+    List *stmts = NULL;
+    if (rt_parse(&ps->arena, ps->sql, strlen(ps->sql), &stmts, &err) == 0) {
+        if (list_len(stmts) == 1) {
+            const RawStmt *raw = list_nth(stmts, 0);
+            ps->xact_end = is_xact_end(ps->sql + raw->start, ps->sql + raw->end);
+        }
+        if (list_len(stmts) == 1 && c->xact == 'E' && !ps->xact_end)
+            send_in_failed_xact(c, &err);
+        else if (list_len(stmts) > 1)
+            sl_error(&err, ERRCODE_SYNTAX_ERROR,
+                     "cannot insert multiple commands into a prepared statement");
+        else if (list_len(stmts) == 1)
+            rt_prepare(&ps->arena, ps->sql, list_nth(stmts, 0), types, ntypes,
+                       &ps->prep, &err);
+    }
+    if (sl_error_set(&err)) {
+        /* The error's position refers to the statement's text. */
+        session_send_error(c, &err, ps->sql, false);
+        sl_error_clear(&err);
+        c->skip_to_sync = true;
+        stmt_release(ps);
+        return;
+    }
+    if (*name == '\0') {
+        PreparedStmt *old = stmt_find(c, "");
+        if (old != NULL)
+            stmt_unlink(c, old);
+    }
+    ps->next = c->stmts;
+    c->stmts = ps;
+    send_simple(c, PGW_MSG_PARSE_COMPLETE);
+}
+
+static void handle_bind(Conn *c, PgwReader *r)
+{
+    const char *pname = pgw_get_cstr(r);
+    const char *sname = pgw_get_cstr(r);
+    SlError err = {0};
+    if (r->err) {
+        fatal(c, ERRCODE_PROTOCOL_VIOLATION, "invalid Bind message");
+        return;
+    }
+    PreparedStmt *ps = stmt_find(c, sname);
+    if (ps == NULL) {
+        sl_error(&err, ERRCODE_UNDEFINED_PSTATEMENT,
+                 "prepared statement \"%s\" does not exist", sname);
+        extended_error(c, &err, NULL);
+        return;
+    }
+    if (c->xact == 'E' && !ps->xact_end && ps->prep != NULL) {
+        send_in_failed_xact(c, &err);
+        extended_error(c, &err, NULL);
+        return;
+    }
+    if (*pname && portal_find(c, pname) != NULL) {
+        sl_error(&err, ERRCODE_DUPLICATE_CURSOR, "portal \"%s\" already exists", pname);
+        extended_error(c, &err, NULL);
+        return;
+    }
+    Portal *p = sl_calloc(1, sizeof(Portal));
+    arena_init(&p->arena, 4096);
+    p->name = sl_strdup(pname);
+    p->stmt = ps;
+    ps->refs++;
+
+    int16_t npf = pgw_get_int16(r);
+    int16_t *pformats = npf > 0 ? ARENA_ARRAY(&p->arena, int16_t, npf) : NULL;
+    for (int i = 0; i < npf; i++)
+        pformats[i] = pgw_get_int16(r);
+    int16_t nparams = pgw_get_int16(r);
+    if (r->err || npf < 0 || nparams < 0 || (npf > 1 && npf != nparams)) {
+        portal_free(p);
+        fatal(c, ERRCODE_PROTOCOL_VIOLATION, "invalid Bind message");
+        return;
+    }
+    p->nparams = nparams;
+    p->params = ARENA_ARRAY(&p->arena, ParamValue, nparams > 0 ? nparams : 1);
+    for (int i = 0; i < nparams; i++) {
+        int32_t len = pgw_get_int32(r);
+        ParamValue *pv = &p->params[i];
+        pv->format = npf == 0 ? 0 : npf == 1 ? pformats[0] : pformats[i];
+        if (len == -1) {
+            pv->data = NULL;
+            pv->len = 0;
+        } else if (len < 0) {
+            r->err = true;
+        } else {
+            const uint8_t *bytes = pgw_get_bytes(r, (size_t)len);
+            if (bytes != NULL) {
+                /* Copied with a NUL after it, so text values are C strings. */
+                char *copy = arena_alloc(&p->arena, (size_t)len + 1);
+                memcpy(copy, bytes, (size_t)len);
+                copy[len] = '\0';
+                pv->data = copy;
+                pv->len = len;
+            }
+        }
+    }
+    int16_t nrf = pgw_get_int16(r);
+    if (nrf > 0) {
+        p->formats = ARENA_ARRAY(&p->arena, int16_t, nrf);
+        for (int i = 0; i < nrf; i++)
+            p->formats[i] = pgw_get_int16(r);
+    }
+    p->nformats = nrf;
+    if (!pgw_reader_done(r) || nrf < 0) {
+        portal_free(p);
+        fatal(c, ERRCODE_PROTOCOL_VIOLATION, "invalid Bind message");
+        return;
+    }
+    int ncols = 0, nptypes = 0;
+    const ColumnDesc *cols = NULL;
+    const SlType *ptypes = NULL;
+    if (ps->prep)
+        rt_describe(ps->prep, &ncols, &cols, &nptypes, &ptypes);
+    if (nparams != nptypes) {
+        sl_error(&err, ERRCODE_PROTOCOL_VIOLATION,
+                 "bind message supplies %d parameters, but prepared statement \"%s\" requires %d",
+                 nparams, sname, nptypes);
+    } else if (nrf > 1 && nrf != ncols) {
+        sl_error(&err, ERRCODE_PROTOCOL_VIOLATION,
+                 "bind message has %d result formats but query has %d columns",
+                 nrf, ncols);
+    } else {
+        for (int i = 0; i < nrf; i++)
+            if (p->formats[i] != 0 && p->formats[i] != 1)
+                sl_error(&err, ERRCODE_INVALID_PARAMETER_VALUE,
+                         "unsupported format code: %d", p->formats[i]);
+        for (int i = 0; i < nparams; i++)
+            if (p->params[i].format != 0 && p->params[i].format != 1)
+                sl_error(&err, ERRCODE_INVALID_PARAMETER_VALUE,
+                         "unsupported format code: %d", p->params[i].format);
+    }
+    if (sl_error_set(&err)) {
+        portal_free(p);
+        extended_error(c, &err, NULL);
+        return;
+    }
+    if (*pname == '\0') {
+        Portal *old = portal_find(c, "");
+        if (old != NULL)
+            portal_unlink(c, old);
+    }
+    p->next = c->portals;
+    c->portals = p;
+    send_simple(c, PGW_MSG_BIND_COMPLETE);
+}
+
+static void handle_describe(Conn *c, PgwReader *r)
+{
+    uint8_t kind = pgw_get_byte(r);
+    const char *name = pgw_get_cstr(r);
+    SlError err = {0};
+    if (!pgw_reader_done(r) || (kind != 'S' && kind != 'P')) {
+        fatal(c, ERRCODE_PROTOCOL_VIOLATION, "invalid Describe message");
+        return;
+    }
+    int ncols = 0, nparams = 0;
+    const ColumnDesc *cols = NULL;
+    const SlType *ptypes = NULL;
+    if (kind == 'S') {
+        PreparedStmt *ps = stmt_find(c, name);
+        if (ps == NULL) {
+            sl_error(&err, ERRCODE_UNDEFINED_PSTATEMENT,
+                     "prepared statement \"%s\" does not exist", name);
+            extended_error(c, &err, NULL);
+            return;
+        }
+        if (ps->prep)
+            rt_describe(ps->prep, &ncols, &cols, &nparams, &ptypes);
+        size_t m = pgw_begin(&c->out, PGW_MSG_PARAM_DESC);
+        pgw_put_int16(&c->out, (int16_t)nparams);
+        for (int i = 0; i < nparams; i++)
+            pgw_put_int32(&c->out, (int32_t)type_oid(ptypes[i].id));
+        pgw_end(&c->out, m);
+        if (ncols > 0)
+            send_row_description(c, ncols, cols, NULL, 0);
+        else
+            send_simple(c, PGW_MSG_NO_DATA);
+        return;
+    }
+    Portal *p = portal_find(c, name);
+    if (p == NULL) {
+        sl_error(&err, ERRCODE_UNDEFINED_CURSOR, "portal \"%s\" does not exist", name);
+        extended_error(c, &err, NULL);
+        return;
+    }
+    if (p->stmt->prep)
+        rt_describe(p->stmt->prep, &ncols, &cols, &nparams, &ptypes);
+    if (ncols > 0)
+        send_row_description(c, ncols, cols, p->formats, p->nformats);
+    else
+        send_simple(c, PGW_MSG_NO_DATA);
+}
+
+/* Sends up to maxrows (all if maxrows <= 0) of a materialized portal's
+ * rows; returns how many it sent. */
+static int64_t portal_send_rows(Conn *c, Portal *p, int32_t maxrows)
+{
+    const uint8_t *buf = (const uint8_t *)p->rows.data;
+    size_t from = p->rows_pos, pos = from;
+    int64_t n = 0;
+    while (pos < p->rows.len && (maxrows <= 0 || n < maxrows)) {
+        uint32_t len = (uint32_t)buf[pos + 1] << 24 | (uint32_t)buf[pos + 2] << 16 |
+                       (uint32_t)buf[pos + 3] << 8 | buf[pos + 4];
+        pos += 1 + (size_t)len;
+        n++;
+    }
+    if (pos > from)
+        pgw_put_bytes(&c->out, buf + from, pos - from);
+    p->rows_pos = pos;
+    if (pos >= p->rows.len)
+        strbuf_free(&p->rows);      /* all sent: give the memory back now */
+    return n;
+}
+
+static void handle_execute(Conn *c, PgwReader *r)
+{
+    const char *name = pgw_get_cstr(r);
+    int32_t maxrows = pgw_get_int32(r);
+    SlError err = {0};
+    if (!pgw_reader_done(r)) {
+        fatal(c, ERRCODE_PROTOCOL_VIOLATION, "invalid Execute message");
+        return;
+    }
+    Portal *p = portal_find(c, name);
+    if (p == NULL) {
+        sl_error(&err, ERRCODE_UNDEFINED_CURSOR, "portal \"%s\" does not exist", name);
+        extended_error(c, &err, NULL);
+        return;
+    }
+    if (p->stmt->prep == NULL) {
+        send_simple(c, PGW_MSG_EMPTY_QUERY);
+        return;
+    }
+    if (c->xact == 'E' && !p->stmt->xact_end) {
+        send_in_failed_xact(c, &err);
+        extended_error(c, &err, NULL);
+        return;
+    }
+    if (!p->materialized) {
+        if (p->done) {
+            /* A second Execute of a finished portal returns no more rows. */
+            send_command_complete(c, "SELECT 0");
+            return;
+        }
+        if (maxrows <= 0) {
+            /* No limit: stream the rows straight out. */
+            char tag[64];
+            if (run_statement(c, p->stmt->prep, p->params, p->nparams, p->formats,
+                              p->nformats, &c->out, tag, sizeof(tag), &err) < 0) {
+                extended_error(c, &err, p->stmt->sql);
+                return;
+            }
+            p->done = true;
+            send_command_complete(c, tag);
+            return;
+        }
+        strbuf_init(&p->rows);
+        if (run_statement(c, p->stmt->prep, p->params, p->nparams, p->formats,
+                          p->nformats, &p->rows, p->tag, sizeof(p->tag), &err) < 0) {
+            strbuf_free(&p->rows);
+            p->done = true;
+            extended_error(c, &err, p->stmt->sql);
+            return;
+        }
+        p->materialized = true;
+        p->rows_pos = 0;
+    }
+    int64_t n = portal_send_rows(c, p, maxrows);
+    conn_mark_dirty(c);
+    if (maxrows > 0 && n == maxrows) {
+        send_simple(c, PGW_MSG_PORTAL_SUSPENDED);
+        return;
+    }
+    if (strncmp(p->tag, "SELECT ", 7) == 0) {
+        /* The count is the rows of this Execute, as in PostgreSQL. */
+        char tag[64];
+        snprintf(tag, sizeof(tag), "SELECT %lld", (long long)n);
+        send_command_complete(c, tag);
+    } else {
+        send_command_complete(c, p->tag);
+        snprintf(p->tag, sizeof(p->tag), "SELECT 0");
+    }
+}
+
+static void handle_close(Conn *c, PgwReader *r)
+{
+    uint8_t kind = pgw_get_byte(r);
+    const char *name = pgw_get_cstr(r);
+    if (!pgw_reader_done(r) || (kind != 'S' && kind != 'P')) {
+        fatal(c, ERRCODE_PROTOCOL_VIOLATION, "invalid Close message");
+        return;
+    }
+    /* Closing something that does not exist is not an error. */
+    if (kind == 'S') {
+        PreparedStmt *ps = stmt_find(c, name);
+        if (ps != NULL)
+            stmt_unlink(c, ps);
+    } else {
+        Portal *p = portal_find(c, name);
+        if (p != NULL)
+            portal_unlink(c, p);
+    }
+    send_simple(c, PGW_MSG_CLOSE_COMPLETE);
+}
+
+static void handle_sync(Conn *c)
+{
+    c->skip_to_sync = false;
+    /* Portals live until the end of the transaction; outside a block, Sync
+     * ends the implicit one. */
+    if (c->xact == 'I')
+        while (c->portals != NULL)
+            portal_unlink(c, c->portals);
+    send_ready(c);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Startup                                                                 */
+
+static void cancel_request(Conn *c, const PgwStartup *st)
+{
+    for (Conn *o = c->server->conns; o != NULL; o = o->next) {
+        if (o != c && o->pid == st->cancel_pid && o->secret == st->cancel_key) {
+            /* Statements run to completion on the loop for now, so there is
+             * nothing in flight to interrupt; SUBSCRIBE and long statements
+             * on workers will check this (issue 4). */
+            sl_log(LOG_INFO, "cancel request", "pid=%d", o->pid);
+            break;
+        }
+    }
+    conn_close(c);
+}
+
+static void startup(Conn *c, const PgwStartup *st)
+{
+    const char *user = NULL, *database = NULL, *appname = "";
+    for (int i = 0; i < st->nparams; i++) {
+        if (strcmp(st->names[i], "user") == 0)
+            user = st->values[i];
+        else if (strcmp(st->names[i], "database") == 0)
+            database = st->values[i];
+        else if (strcmp(st->names[i], "application_name") == 0)
+            appname = st->values[i];
+    }
+    if (user == NULL || *user == '\0') {
+        fatal(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
+              "no PostgreSQL user name specified in startup packet");
+        return;
+    }
+    c->user = sl_strdup(user);
+    c->database = sl_strdup(database && *database ? database : user);
+    c->application_name = sl_strdup(appname);
+
+    /* A client asking for a newer minor version gets told we speak 3.0. */
+    int minor = st->code & 0xFFFF;
+    int unknown_opts = 0;
+    for (int i = 0; i < st->nparams; i++)
+        if (strncmp(st->names[i], "_pq_.", 5) == 0)
+            unknown_opts++;
+    if (minor > 0 || unknown_opts > 0) {
+        size_t m = pgw_begin(&c->out, PGW_MSG_NEGOTIATE_VERSION);
+        pgw_put_int32(&c->out, 0);
+        pgw_put_int32(&c->out, unknown_opts);
+        for (int i = 0; i < st->nparams; i++)
+            if (strncmp(st->names[i], "_pq_.", 5) == 0)
+                pgw_put_cstr(&c->out, st->names[i]);
+        pgw_end(&c->out, m);
+    }
+    auth_start(c);
+}
+
+void session_auth_ok(Conn *c)
+{
+    c->phase = PHASE_READY;
+    size_t m = pgw_begin(&c->out, PGW_MSG_AUTHENTICATION);
+    pgw_put_int32(&c->out, 0);              /* AuthenticationOk */
+    pgw_end(&c->out, m);
+    send_param_status(c, "application_name", c->application_name);
+    send_param_status(c, "client_encoding", "UTF8");
+    send_param_status(c, "DateStyle", "ISO, MDY");
+    send_param_status(c, "default_transaction_read_only", "off");
+    send_param_status(c, "in_hot_standby", "off");
+    send_param_status(c, "integer_datetimes", "on");
+    send_param_status(c, "IntervalStyle", "postgres");
+    send_param_status(c, "is_superuser", "on");
+    send_param_status(c, "server_encoding", "UTF8");
+    send_param_status(c, "server_version", SERVER_VERSION);
+    send_param_status(c, "session_authorization", c->user);
+    send_param_status(c, "standard_conforming_strings", "on");
+    send_param_status(c, "TimeZone", "UTC");
+    m = pgw_begin(&c->out, PGW_MSG_BACKEND_KEY);
+    pgw_put_int32(&c->out, c->pid);
+    pgw_put_int32(&c->out, c->secret);
+    pgw_end(&c->out, m);
+    sl_log(LOG_INFO, "session started", "peer=%s pid=%d user=\"%s\" database=\"%s\" tls=%s",
+           c->peer, c->pid, c->user, c->database, c->ssl != NULL ? "on" : "off");
+    send_ready(c);
+}
+
+/* Handles one startup-phase packet; more: bytes follow it in the input.
+ * Returns false if the connection ends. */
+static bool consume_startup(Conn *c, const uint8_t *pkt, size_t len, bool more)
+{
+    PgwStartup st;
+    const char *why = NULL;
+    if (pgw_parse_startup(pkt, len, &st, &why) < 0) {
+        fatal(c, ERRCODE_PROTOCOL_VIOLATION, why);
+        return false;
+    }
+    switch (st.code) {
+    case PGW_SSL_REQUEST_CODE:
+        if (c->ssl != NULL) {
+            fatal(c, ERRCODE_PROTOCOL_VIOLATION,
+                  "unsupported frontend protocol 1234.5679: server supports 3.0 to 3.0");
+            return false;
+        }
+        if (c->server->ssl_ctx == NULL) {
+            strbuf_putc(&c->out, 'N');
+            conn_mark_dirty(c);
+            return true;
+        }
+        if (more) {
+            /* Sent before the handshake, so in clear: a man in the middle
+             * may have put it there (CVE-2021-23214). */
+            SlError e = {0};
+            sl_error(&e, ERRCODE_PROTOCOL_VIOLATION,
+                     "received unencrypted data after SSL request");
+            sl_error_detail(&e, "This could be either a client-software bug or evidence "
+                                "of an attempted man-in-the-middle attack.");
+            session_send_error(c, &e, NULL, true);
+            sl_error_clear(&e);
+            sl_log(LOG_WARN, "connection closed", "peer=%s reason=\"%s\"", c->peer,
+                   "received unencrypted data after SSL request");
+            return false;
+        }
+        strbuf_putc(&c->out, 'S');
+        conn_start_tls(c);
+        return false;       /* nothing more in c->in: the client waits */
+    case PGW_GSSENC_REQUEST_CODE:
+        strbuf_putc(&c->out, 'N');
+        conn_mark_dirty(c);
+        return true;
+    case PGW_CANCEL_REQUEST_CODE:
+        cancel_request(c, &st);
+        return false;
+    default:
+        startup(c, &st);
+        return c->phase != PHASE_STARTUP;
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Dispatch                                                                */
+
+static void dispatch(Conn *c, uint8_t type, const uint8_t *body, size_t len)
+{
+    PgwReader r;
+    pgw_reader_init(&r, body, len);
+    if (c->skip_to_sync && type != PGW_MSG_SYNC && type != PGW_MSG_TERMINATE)
+        return;
+    switch (type) {
+    case PGW_MSG_QUERY:     handle_query(c, &r); break;
+    case PGW_MSG_PARSE:     handle_parse(c, &r); break;
+    case PGW_MSG_BIND:      handle_bind(c, &r); break;
+    case PGW_MSG_DESCRIBE:  handle_describe(c, &r); break;
+    case PGW_MSG_EXECUTE:   handle_execute(c, &r); break;
+    case PGW_MSG_CLOSE:     handle_close(c, &r); break;
+    case PGW_MSG_SYNC:      handle_sync(c); break;
+    case PGW_MSG_FLUSH:     conn_mark_dirty(c); break;
+    case PGW_MSG_TERMINATE: conn_close(c); break;
+    default: {
+        char msg[64];
+        snprintf(msg, sizeof(msg), "invalid frontend message type %d", type);
+        fatal(c, ERRCODE_PROTOCOL_VIOLATION, msg);
+        break;
+    }
+    }
+}
+
+size_t session_consume(Conn *c)
+{
+    size_t used = 0;
+    while (c->phase != PHASE_CLOSING && !c->close_after_flush) {
+        const uint8_t *p = c->in + used;
+        size_t avail = c->in_len - used;
+        size_t total = 0;
+        if (c->phase == PHASE_STARTUP) {
+            PgwFrame f = pgw_frame_startup(p, avail, &total);
+            if (f == PGW_FRAME_NEED_MORE)
+                break;
+            if (f == PGW_FRAME_BAD_LENGTH) {
+                fatal(c, ERRCODE_PROTOCOL_VIOLATION, "invalid length of startup packet");
+                break;
+            }
+            used += total;
+            if (!consume_startup(c, p, total, used < c->in_len))
+                break;
+            continue;
+        }
+        if (c->phase == PHASE_AUTH) {
+            PgwFrame f = pgw_frame_message(p, avail, AUTH_MAX_MESSAGE, &total);
+            if (f == PGW_FRAME_NEED_MORE)
+                break;
+            if (f == PGW_FRAME_BAD_LENGTH) {
+                fatal(c, ERRCODE_PROTOCOL_VIOLATION, "invalid message length");
+                break;
+            }
+            used += total;
+            if (p[0] == PGW_MSG_TERMINATE) {
+                conn_close(c);
+                break;
+            }
+            auth_message(c, p[0], p + 5, total - 5);
+            continue;
+        }
+        PgwFrame f = pgw_frame_message(p, avail, c->server->cfg.max_message_size, &total);
+        if (f == PGW_FRAME_NEED_MORE)
+            break;
+        if (f == PGW_FRAME_BAD_LENGTH) {
+            fatal(c, ERRCODE_PROTOCOL_VIOLATION, "invalid message length");
+            break;
+        }
+        used += total;
+        dispatch(c, p[0], p + 5, total - 5);
+    }
+    if (c->out.len > 0)
+        conn_mark_dirty(c);
+    return used;
+}
+
+void session_init(Conn *c)
+{
+    c->phase = PHASE_STARTUP;
+    c->xact = 'I';
+}
+
+void session_free(Conn *c)
+{
+    while (c->portals != NULL)
+        portal_unlink(c, c->portals);
+    while (c->stmts != NULL)
+        stmt_unlink(c, c->stmts);
+    auth_conn_free(c);
+    sl_free(c->user);
+    sl_free(c->database);
+    sl_free(c->application_name);
+}

@@ -1,0 +1,875 @@
+/*
+ * analyze.c -- parse analysis: RawStmt -> Query with typed expressions.
+ *
+ *   sql_analyze(arena, sql, raw, param_types, n, &query, err)
+ *
+ * What PostgreSQL 15's parse analysis does, for the statements sluice has:
+ *   - literals: an integer that fits int4 is int4, else int8, else numeric;
+ *     a decimal is numeric; a string is "unknown" until its context gives it
+ *     a type (and text if nothing does);
+ *   - operators and functions are resolved against funcs.c's rows with
+ *     PostgreSQL's rules (func_select_candidate): exact matches, implicit
+ *     casts, preferred types, unknown literals taking the other argument's
+ *     type or the string category (resolve.c);
+ *   - CASE, COALESCE, GREATEST/LEAST pick a common type (select_common_type);
+ *   - an untyped literal cast to a type is converted here, so its errors
+ *     point at it (22P02 invalid input syntax ...);
+ *   - result columns are named as FigureColname() names them.
+ * Sub-expressions that PostgreSQL's rewrites duplicate (BETWEEN, IN, CASE x
+ * WHEN) are analyzed once and shared; a cost bound keeps such sharing from
+ * blowing up evaluation, and a depth bound keeps recursion on the C stack
+ * small (54001).  Everything is allocated in the arena passed.
+ */
+#include "sql/analyze_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define MAX_DEPTH 1000
+#define MAX_COST  1000000
+
+static Expr *transform(Analyze *an, Node *n);
+
+/* ---------------------------------------------------------------- nodes */
+
+Expr *an_mk(Analyze *an, ExprKind kind, SlType type, int loc, int nargs, Expr **args)
+{
+    Expr *e = ARENA_NEW(an->a, Expr);
+    e->kind = kind;
+    e->type = type;
+    e->location = loc;
+    e->nargs = nargs;
+    uint64_t cost = 1;
+    if (nargs) {
+        e->args = ARENA_ARRAY(an->a, Expr *, nargs);
+        memcpy(e->args, args, sizeof(Expr *) * (size_t)nargs);
+        for (int i = 0; i < nargs; i++)
+            cost += args[i]->cost;
+    }
+    e->cost = cost > MAX_COST ? MAX_COST : (uint32_t)cost;
+    return e;
+}
+
+static bool too_costly(Analyze *an, const Expr *e)
+{
+    if (e->cost < MAX_COST)
+        return false;
+    sl_error(an->err, ERRCODE_STATEMENT_TOO_COMPLEX, "statement too complex");
+    return true;
+}
+
+/* A one-row constant; its value is written by the caller. */
+Expr *an_const(Analyze *an, SlType type, int loc, bool null)
+{
+    Expr *e = an_mk(an, EXPR_CONST, type, loc, 0, NULL);
+    vector_init(&e->value, an->a, type, 1, true);
+    e->value.nulls[0] = null;
+    return e;
+}
+
+static Expr *const_str(Analyze *an, SlType type, const char *s, int len, int loc)
+{
+    Expr *e = an_const(an, type, loc, false);
+    e->value.v.str[0].ptr = s;
+    e->value.v.str[0].len = (uint32_t)len;
+    return e;
+}
+
+/* Evaluates a constant expression now (one row, no input) into a CONST. */
+Expr *an_fold(Analyze *an, Expr *e)
+{
+    EvalCtx cx = {.arena = an->a, .err = an->err};
+    Expr *c = an_mk(an, EXPR_CONST, e->type, e->location, 0, NULL);
+    if (ex_eval(&cx, e, NULL, 1, &c->value) < 0)
+        return NULL;
+    return c;
+}
+
+static bool is_unknown_const(const Expr *e)
+{
+    return e->kind == EXPR_CONST && e->type.id == TYPE_UNKNOWN;
+}
+
+/* ------------------------------------------------------------- coercion */
+
+/* Coerces e to type t (with its typmod).  Unknown literals are converted
+ * now, unknown parameters take the type.  Returns NULL with an error when
+ * there is no such cast (ctx decides whether explicit casts count). */
+Expr *an_coerce(Analyze *an, Expr *e, SlType t, CoerceCtx ctx, int loc)
+{
+    if (e->type.id == t.id && (t.typmod < 0 || e->type.typmod == t.typmod))
+        return e;
+    if (t.id == TYPE__COUNT)
+        return an_coerce(an, e, sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc);
+    if (is_unknown_const(e)) {
+        Expr *c = an_const(an, sl_type(t.id), e->location, e->value.nulls[0]);
+        if (!e->value.nulls[0]) {
+            const SlStr *s = &e->value.v.str[0];
+            if (value_parse_text(an->a, sl_type(t.id), s->ptr, s->len, &c->value, 0,
+                                 e->location, an->err) < 0)
+                return NULL;
+        }
+        if (t.typmod < 0)
+            return c;
+        e = c;
+    } else if (e->kind == EXPR_PARAM && e->type.id == TYPE_UNKNOWN) {
+        an->params[e->index] = sl_type(t.id);
+        e->type = sl_type(t.id);
+        if (t.typmod < 0)
+            return e;
+    }
+    ExprFn fn = ex_cast_fn(e->type.id, t.id, ctx == COERCE_IMPLICIT);
+    if (fn == NULL) {
+        char b1[64], b2[64];
+        sl_error_at(an->err, ERRCODE_CANNOT_COERCE, loc, "cannot cast type %s to %s",
+                    type_format(e->type, b1, sizeof(b1)), type_format(t, b2, sizeof(b2)));
+        return NULL;
+    }
+    Expr *c = an_mk(an, EXPR_CAST, t, loc, 1, &e);
+    c->cast = fn;
+    if (e->kind == EXPR_CONST)
+        return an_fold(an, c);
+    return c;
+}
+
+/* coerce_to_boolean: e must be boolean (or an unknown that reads as one). */
+static Expr *to_boolean(Analyze *an, Expr *e, const char *construct)
+{
+    if (e == NULL)
+        return NULL;
+    if (e->type.id == TYPE_BOOL)
+        return e;
+    if (e->type.id == TYPE_UNKNOWN)
+        return an_coerce(an, e, sl_type(TYPE_BOOL), COERCE_IMPLICIT, e->location);
+    sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, e->location,
+                "argument of %s must be type %s, not type %s", construct, "boolean",
+                type_name(e->type.id));
+    return NULL;
+}
+
+/* select_common_type + coercion of every expression to it.  what names the
+ * construct in the error ("CASE", "COALESCE"). */
+static bool common_type(Analyze *an, Expr **es, int n, const char *what, SlType *out)
+{
+    int first = -1;
+    for (int i = 0; i < n; i++) {
+        if (es[i]->type.id != TYPE_UNKNOWN) {
+            first = i;
+            break;
+        }
+    }
+    SlType pt = sl_type(TYPE_TEXT);
+    if (first >= 0) {
+        pt = es[first]->type;
+        for (int i = first + 1; i < n; i++) {
+            SlTypeId nt = es[i]->type.id;
+            if (nt == TYPE_UNKNOWN || nt == pt.id)
+                continue;
+            if (type_category(nt) != type_category(pt.id)) {
+                sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, es[i]->location,
+                            "%s types %s and %s cannot be matched", what, type_name(pt.id),
+                            type_name(nt));
+                return false;
+            }
+            if (!type_is_preferred(pt.id) && ex_can_coerce(pt.id, nt) &&
+                !ex_can_coerce(nt, pt.id))
+                pt = es[i]->type;
+        }
+        /* a typmod survives only when every input agrees on it */
+        for (int i = 0; i < n; i++)
+            if (es[i]->type.id != pt.id || es[i]->type.typmod != pt.typmod)
+                pt.typmod = -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (es[i]->type.id != pt.id && !ex_can_coerce(es[i]->type.id, pt.id)) {
+            char b1[64];
+            sl_error_at(an->err, ERRCODE_CANNOT_COERCE, es[i]->location,
+                        "%s could not convert type %s to %s", what, type_name(es[i]->type.id),
+                        type_format(pt, b1, sizeof(b1)));
+            return false;
+        }
+        es[i] = an_coerce(an, es[i], sl_type(pt.id), COERCE_IMPLICIT, es[i]->location);
+        if (es[i] == NULL)
+            return false;
+    }
+    *out = pt;
+    return true;
+}
+
+/* ------------------------------------------------------------- literals */
+
+static Expr *transform_const(Analyze *an, A_Const *c)
+{
+    int loc = c->hdr.location;
+    switch (c->kind) {
+    case CONST_INTEGER: {
+        /* the lexer's ICONST / FCONST split, then make_const's int8 try */
+        const char *s = c->text;
+        bool neg = *s == '-';
+        if (neg)
+            s++;
+        uint64_t u = 0;
+        bool big = false;
+        for (; *s; s++) {
+            if (u > (UINT64_MAX - 9) / 10) {
+                big = true;
+                break;
+            }
+            u = u * 10 + (uint64_t)(*s - '0');
+        }
+        if (!big && u <= (uint64_t)INT32_MAX + (neg ? 1 : 0)) {
+            Expr *e = an_const(an, sl_type(TYPE_INT4), loc, false);
+            e->value.v.i32[0] = (int32_t)(neg ? (int64_t)0 - (int64_t)u : (int64_t)u);
+            return e;
+        }
+        if (!big && u <= (uint64_t)INT64_MAX + (neg ? 1 : 0)) {
+            Expr *e = an_const(an, sl_type(TYPE_INT8), loc, false);
+            e->value.v.i64[0] = neg ? (int64_t)(0 - u) : (int64_t)u;
+            return e;
+        }
+        goto as_numeric;
+    }
+    case CONST_DECIMAL:
+    as_numeric: {
+        Expr *e = an_const(an, sl_type(TYPE_NUMERIC), loc, false);
+        int rc = num_parse(an->a, c->text, (size_t)c->len, &e->value.v.num[0]);
+        if (rc == -2) {
+            sl_error_at(an->err, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, loc,
+                        "value overflows numeric format");
+            return NULL;
+        }
+        if (rc < 0) {
+            sl_error_at(an->err, ERRCODE_INVALID_TEXT_REPRESENTATION, loc,
+                        "invalid input syntax for type numeric: \"%s\"", c->text);
+            return NULL;
+        }
+        return e;
+    }
+    case CONST_STRING:
+        return const_str(an, sl_type(TYPE_UNKNOWN), c->text, c->len, loc);
+    case CONST_BOOL: {
+        Expr *e = an_const(an, sl_type(TYPE_BOOL), loc, false);
+        e->value.v.b[0] = c->bval;
+        return e;
+    }
+    case CONST_NULL:
+        return an_const(an, sl_type(TYPE_UNKNOWN), loc, true);
+    }
+    return NULL;
+}
+
+static Expr *transform_param(Analyze *an, ParamRef *p)
+{
+    int n = p->number;
+    if (n > an->nparams) {
+        if (n > an->cap) {
+            int cap = SL_MAX(n, an->cap * 2);
+            SlType *t = ARENA_ARRAY(an->a, SlType, cap);
+            if (an->nparams)
+                memcpy(t, an->params, sizeof(SlType) * (size_t)an->nparams);
+            an->params = t;
+            an->cap = cap;
+        }
+        for (int i = an->nparams; i < n; i++)
+            an->params[i] = sl_type(TYPE_UNKNOWN);
+        an->nparams = n;
+    }
+    Expr *e = an_mk(an, EXPR_PARAM, an->params[n - 1], p->hdr.location, 0, NULL);
+    e->index = n - 1;
+    return e;
+}
+
+/* ------------------------------------------------------------ type names */
+
+/* TypeName -> SlType, with PostgreSQL's checks of the modifiers. */
+static bool resolve_type(Analyze *an, const TypeName *tn, SlType *out)
+{
+    SlTypeId id = type_by_name(tn->name);
+    if (id == TYPE_UNKNOWN) {
+        sl_error_at(an->err, ERRCODE_UNDEFINED_OBJECT, tn->hdr.location,
+                    "type \"%s\" does not exist", tn->name);
+        return false;
+    }
+    *out = sl_type(id);
+    int nmods = list_len(tn->mods);
+    if (nmods == 0)
+        return true;
+    long mods[2] = {0, 0};
+    for (int i = 0; i < nmods; i++) {
+        Node *m = list_nth(tn->mods, i);
+        if (!IS_A(m, A_Const) || ((A_Const *)m)->kind != CONST_INTEGER || i >= 2) {
+            sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, m->location,
+                        "type modifiers must be simple constants or identifiers");
+            return false;
+        }
+        const char *txt = ((A_Const *)m)->text;
+        mods[i] = strlen(txt) > 9 ? (txt[0] == '-' ? -1000000000L : 1000000000L)
+                                  : strtol(txt, NULL, 10);
+    }
+    int loc = tn->hdr.location;
+    if (id == TYPE_NUMERIC) {
+        if (mods[0] < 1 || mods[0] > 1000) {
+            sl_error_at(an->err, ERRCODE_INVALID_PARAMETER_VALUE, loc,
+                        "NUMERIC precision %ld must be between 1 and 1000", mods[0]);
+            return false;
+        }
+        if (nmods == 2 && (mods[1] < 0 || mods[1] > mods[0])) {
+            sl_error_at(an->err, ERRCODE_INVALID_PARAMETER_VALUE, loc,
+                        "NUMERIC scale %ld must be between 0 and precision %ld", mods[1],
+                        mods[0]);
+            return false;
+        }
+        out->typmod = (int32_t)(mods[0] << 16 | (nmods == 2 ? mods[1] : 0));
+        return true;
+    }
+    if (id == TYPE_VARCHAR && nmods == 1) {
+        if (mods[0] < 1) {
+            sl_error_at(an->err, ERRCODE_INVALID_PARAMETER_VALUE, loc,
+                        "length for type varchar must be at least 1");
+            return false;
+        }
+        if (mods[0] > 10485760) {
+            sl_error_at(an->err, ERRCODE_INVALID_PARAMETER_VALUE, loc,
+                        "length for type varchar cannot exceed 10485760");
+            return false;
+        }
+        out->typmod = (int32_t)mods[0];
+        return true;
+    }
+    sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc, "type modifier is not allowed for type \"%s\"",
+                tn->name);
+    return false;
+}
+
+static Expr *transform_typecast(Analyze *an, TypeCast *tc)
+{
+    Expr *arg = transform(an, tc->arg);
+    SlType t;
+    if (arg == NULL || !resolve_type(an, tc->type, &t))
+        return NULL;
+    int loc = tc->hdr.location >= 0 ? tc->hdr.location : arg->location;
+    if (arg->type.id == t.id && t.typmod < 0)
+        return arg;
+    return an_coerce(an, arg, t, COERCE_EXPLICIT, loc);
+}
+
+/* ---------------------------------------------------------- expressions */
+
+static Expr *transform_bool(Analyze *an, BoolExpr *b)
+{
+    static const char *const names[] = {"AND", "OR", "NOT"};
+    static const ExprKind kinds[] = {EXPR_AND, EXPR_OR, EXPR_NOT};
+    int n = list_len(b->args);
+    Expr **args = ARENA_ARRAY(an->a, Expr *, n);
+    for (int i = 0; i < n; i++) {
+        args[i] = to_boolean(an, transform(an, list_nth(b->args, i)), names[b->op]);
+        if (args[i] == NULL)
+            return NULL;
+    }
+    return an_mk(an, kinds[b->op], sl_type(TYPE_BOOL), b->hdr.location, n, args);
+}
+
+/* An operator expression on already analyzed arguments (l may be NULL). */
+Expr *an_make_op(Analyze *an, const char *op, Expr *l, Expr *r, int loc)
+{
+    Expr *args[2] = {l, r};
+    Expr **a = l ? args : args + 1;
+    int n = l ? 2 : 1;
+    const FuncDesc *fd = an_resolve(an, op, true, a, n, loc);
+    if (fd == NULL)
+        return NULL;
+    return an_apply_func(an, fd, a, n, loc);
+}
+
+static Expr *transform_aexpr(Analyze *an, A_Expr *ax);
+
+static Expr *transform_func(Analyze *an, FuncCall *f)
+{
+    int loc = f->hdr.location;
+    if (f->qual != NULL && strcmp(list_nth(f->qual, 0), "pg_catalog") != 0) {
+        sl_error_at(an->err, ERRCODE_INVALID_SCHEMA_NAME, loc, "schema \"%s\" does not exist",
+                    (const char *)list_nth(f->qual, 0));
+        return NULL;
+    }
+    if (f->star || f->distinct || strcmp(f->name, "count") == 0 || strcmp(f->name, "sum") == 0 ||
+        strcmp(f->name, "min") == 0 || strcmp(f->name, "max") == 0 ||
+        strcmp(f->name, "avg") == 0) {
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                    "aggregate functions are not supported yet");
+        return NULL;
+    }
+    int n = list_len(f->args);
+    Expr **args = ARENA_ARRAY(an->a, Expr *, n ? n : 1);
+    for (int i = 0; i < n; i++)
+        if ((args[i] = transform(an, list_nth(f->args, i))) == NULL)
+            return NULL;
+    if (strcmp(f->name, "pg_typeof") == 0 && n == 1) {
+        /* the argument's type name; PostgreSQL's result is regtype, which
+         * reads the same in text */
+        char buf[64];
+        const char *tn = type_format(args[0]->type, buf, sizeof(buf));
+        return const_str(an, sl_type(TYPE_TEXT), arena_strdup(an->a, tn), (int)strlen(tn), loc);
+    }
+    const FuncDesc *fd = an_resolve(an, f->name, false, args, n, loc);
+    if (fd == NULL)
+        return NULL;
+    return an_apply_func(an, fd, args, n, loc);
+}
+
+static Expr *transform_case(Analyze *an, CaseExpr *c)
+{
+    int nw = list_len(c->whens);
+    bool has_else = c->defresult != NULL;
+    Expr *arg = NULL;
+    if (c->arg && (arg = transform(an, c->arg)) == NULL)
+        return NULL;
+    int nargs = nw * 2 + 1;
+    Expr **args = ARENA_ARRAY(an->a, Expr *, nargs);
+    /* results: ELSE first, as PostgreSQL orders them for select_common_type */
+    Expr **res = ARENA_ARRAY(an->a, Expr *, nw + 1);
+    int nres = 0;
+    if (has_else) {
+        if ((res[nres++] = transform(an, c->defresult)) == NULL)
+            return NULL;
+    }
+    for (int i = 0; i < nw; i++) {
+        CaseWhen *w = list_nth(c->whens, i);
+        Expr *cond = transform(an, w->expr);
+        if (cond == NULL)
+            return NULL;
+        if (arg != NULL)
+            cond = an_make_op(an, "=", arg, cond, w->expr->location);
+        cond = to_boolean(an, cond, "CASE/WHEN");
+        if (cond == NULL)
+            return NULL;
+        args[2 * i] = cond;
+        if ((res[nres++] = transform(an, w->result)) == NULL)
+            return NULL;
+    }
+    SlType t;
+    if (!common_type(an, res, nres, "CASE", &t))
+        return NULL;
+    for (int i = 0; i < nw; i++)
+        args[2 * i + 1] = res[i + (has_else ? 1 : 0)];
+    if (has_else)
+        args[2 * nw] = res[0];
+    Expr *e = an_mk(an, EXPR_CASE, t, c->hdr.location, nw * 2 + (has_else ? 1 : 0), args);
+    e->has_else = has_else;
+    return e;
+}
+
+static Expr *transform_list_common(Analyze *an, List *l, ExprKind kind, const char *what,
+                                   int loc)
+{
+    int n = list_len(l);
+    Expr **args = ARENA_ARRAY(an->a, Expr *, n);
+    for (int i = 0; i < n; i++)
+        if ((args[i] = transform(an, list_nth(l, i))) == NULL)
+            return NULL;
+    SlType t;
+    if (!common_type(an, args, n, what, &t))
+        return NULL;
+    return an_mk(an, kind, t, loc, n, args);
+}
+
+static Expr *transform_minmax(Analyze *an, MinMaxExpr *m)
+{
+    const char *what = m->is_greatest ? "GREATEST" : "LEAST";
+    Expr *e = transform_list_common(an, m->args, EXPR_MINMAX, what, m->hdr.location);
+    if (e == NULL)
+        return NULL;
+    Expr *probe[2] = {e->args[0], e->args[0]};
+    e->fn = an_resolve(an, m->is_greatest ? ">" : "<", true, probe, 2, m->hdr.location);
+    if (e->fn == NULL)
+        return NULL;
+    /* the arguments as the comparison reads them */
+    for (int i = 0; i < e->nargs; i++)
+        if ((e->args[i] = an_coerce(an, e->args[i], sl_type(e->fn->kargs[0]), COERCE_IMPLICIT,
+                                    e->args[i]->location)) == NULL)
+            return NULL;
+    if (e->fn->kargs[0] != e->type.id) {
+        /* compare in the kernel's type, return the common type */
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, m->hdr.location,
+                    "%s over type %s is not supported yet", what, type_name(e->type.id));
+        return NULL;
+    }
+    return e;
+}
+
+/* NULLIF(a, b) and a IS [NOT] DISTINCT FROM b: the "=" operator's kernel
+ * over both arguments as it reads them. */
+static Expr *transform_eq_based(Analyze *an, A_Expr *ax, ExprKind kind)
+{
+    Expr *l = transform(an, ax->lexpr), *r = transform(an, ax->rexpr);
+    if (l == NULL || r == NULL)
+        return NULL;
+    Expr *args[2] = {l, r};
+    const FuncDesc *fd = an_resolve(an, "=", true, args, 2, ax->hdr.location);
+    if (fd == NULL)
+        return NULL;
+    Expr *cl = an_coerce(an, l, sl_type(fd->kargs[0]), COERCE_IMPLICIT, l->location);
+    Expr *cr = cl ? an_coerce(an, r, sl_type(fd->kargs[1]), COERCE_IMPLICIT, r->location) : NULL;
+    if (cr == NULL)
+        return NULL;
+    if (fd->ret != TYPE_BOOL) {
+        sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, ax->hdr.location,
+                    "%s requires = operator to yield boolean",
+                    kind == EXPR_NULLIF ? "NULLIF" : "IS DISTINCT FROM");
+        return NULL;
+    }
+    Expr *e;
+    if (kind == EXPR_NULLIF) {
+        /* the value is the first argument as the operator reads it */
+        Expr *a3[3] = {cl, cl, cr};
+        e = an_mk(an, EXPR_NULLIF, cl->type, ax->hdr.location, 3, a3);
+    } else {
+        Expr *a2[2] = {cl, cr};
+        e = an_mk(an, EXPR_DISTINCT, sl_type(TYPE_BOOL), ax->hdr.location, 2, a2);
+        e->negate = ax->kind == AEXPR_NOT_DISTINCT;
+    }
+    e->fn = fd;
+    return e;
+}
+
+static Expr *bool_pair(Analyze *an, ExprKind kind, Expr *a, Expr *b, int loc)
+{
+    Expr *args[2] = {a, b};
+    return an_mk(an, kind, sl_type(TYPE_BOOL), loc, 2, args);
+}
+
+/* BETWEEN as PostgreSQL rewrites it: a >= lo AND a <= hi (and variants). */
+static Expr *transform_between(Analyze *an, A_Expr *ax)
+{
+    int loc = ax->hdr.location;
+    Expr *a = transform(an, ax->lexpr);
+    Expr *lo = a ? transform(an, list_nth(ax->list, 0)) : NULL;
+    Expr *hi = lo ? transform(an, list_nth(ax->list, 1)) : NULL;
+    if (hi == NULL)
+        return NULL;
+    bool negate = ax->kind == AEXPR_NOT_BETWEEN || ax->kind == AEXPR_NOT_BETWEEN_SYM;
+    bool sym = ax->kind == AEXPR_BETWEEN_SYM || ax->kind == AEXPR_NOT_BETWEEN_SYM;
+    const char *o1 = negate ? "<" : ">=", *o2 = negate ? ">" : "<=";
+    ExprKind join = negate ? EXPR_OR : EXPR_AND;
+    Expr *c1 = an_make_op(an, o1, a, lo, loc);
+    Expr *c2 = c1 ? an_make_op(an, o2, a, hi, loc) : NULL;
+    if (c2 == NULL)
+        return NULL;
+    Expr *e = bool_pair(an, join, to_boolean(an, c1, "BETWEEN"), to_boolean(an, c2, "BETWEEN"), loc);
+    if (e->args[0] == NULL || e->args[1] == NULL)
+        return NULL;
+    if (sym) {
+        Expr *d1 = an_make_op(an, o1, a, hi, loc);
+        Expr *d2 = d1 ? an_make_op(an, o2, a, lo, loc) : NULL;
+        if (d2 == NULL)
+            return NULL;
+        Expr *f = bool_pair(an, join, d1, d2, loc);
+        e = bool_pair(an, negate ? EXPR_AND : EXPR_OR, e, f, loc);
+    }
+    return e;
+}
+
+/* x IN (a, b): x = a OR x = b; x NOT IN (a, b): x <> a AND x <> b. */
+static Expr *transform_in(Analyze *an, A_Expr *ax)
+{
+    bool neg = strcmp(ax->op, "<>") == 0;
+    Expr *x = transform(an, ax->lexpr);
+    if (x == NULL)
+        return NULL;
+    int n = list_len(ax->list);
+    Expr **args = ARENA_ARRAY(an->a, Expr *, n);
+    for (int i = 0; i < n; i++) {
+        Node *item = list_nth(ax->list, i);
+        Expr *v = transform(an, item);
+        if (v == NULL)
+            return NULL;
+        args[i] = to_boolean(an, an_make_op(an, ax->op, x, v, ax->hdr.location), "IN");
+        if (args[i] == NULL)
+            return NULL;
+    }
+    if (n == 1)
+        return args[0];
+    return an_mk(an, neg ? EXPR_AND : EXPR_OR, sl_type(TYPE_BOOL), ax->hdr.location, n, args);
+}
+
+static Expr *transform_like(Analyze *an, A_Expr *ax)
+{
+    if (ax->escape == NULL) {
+        Expr *l = transform(an, ax->lexpr), *r = l ? transform(an, ax->rexpr) : NULL;
+        return r ? an_make_op(an, ax->op, l, r, ax->hdr.location) : NULL;
+    }
+    Expr *args[3];
+    args[0] = transform(an, ax->lexpr);
+    args[1] = args[0] ? transform(an, ax->rexpr) : NULL;
+    args[2] = args[1] ? transform(an, ax->escape) : NULL;
+    if (args[2] == NULL)
+        return NULL;
+    const char *name = ax->kind == AEXPR_ILIKE ? "ilike escape" : "like escape";
+    const FuncDesc *fd = an_resolve(an, name, false, args, 3, ax->hdr.location);
+    if (fd == NULL)
+        return NULL;
+    Expr *e = an_apply_func(an, fd, args, 3, ax->hdr.location);
+    if (e != NULL)
+        e->negate = ax->op[0] == '!';
+    return e;
+}
+
+static Expr *transform_aexpr(Analyze *an, A_Expr *ax)
+{
+    switch (ax->kind) {
+    case AEXPR_OP: {
+        Expr *l = NULL, *r;
+        if (ax->lexpr && (l = transform(an, ax->lexpr)) == NULL)
+            return NULL;
+        if ((r = transform(an, ax->rexpr)) == NULL)
+            return NULL;
+        return an_make_op(an, ax->op, l, r, ax->hdr.location);
+    }
+    case AEXPR_DISTINCT:
+    case AEXPR_NOT_DISTINCT:
+        return transform_eq_based(an, ax, EXPR_DISTINCT);
+    case AEXPR_NULLIF:
+        return transform_eq_based(an, ax, EXPR_NULLIF);
+    case AEXPR_IN:
+        return transform_in(an, ax);
+    case AEXPR_LIKE:
+    case AEXPR_ILIKE:
+        return transform_like(an, ax);
+    case AEXPR_BETWEEN:
+    case AEXPR_NOT_BETWEEN:
+    case AEXPR_BETWEEN_SYM:
+    case AEXPR_NOT_BETWEEN_SYM:
+        return transform_between(an, ax);
+    }
+    return NULL;
+}
+
+static Expr *transform_node(Analyze *an, Node *n)
+{
+    switch (n->tag) {
+    case T_A_Const:
+        return transform_const(an, (A_Const *)n);
+    case T_ParamRef:
+        return transform_param(an, (ParamRef *)n);
+    case T_ColumnRef: {
+        ColumnRef *c = (ColumnRef *)n;
+        const char *last = list_nth(c->names, list_len(c->names) - 1);
+        if (strcmp(last, "*") == 0) {
+            sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, n->location,
+                        "SELECT * with no tables specified is not valid");
+        } else if (list_len(c->names) > 1) {
+            sl_error_at(an->err, ERRCODE_UNDEFINED_TABLE, n->location,
+                        "missing FROM-clause entry for table \"%s\"",
+                        (const char *)list_nth(c->names, list_len(c->names) - 2));
+        } else {
+            sl_error_at(an->err, ERRCODE_UNDEFINED_COLUMN, n->location,
+                        "column \"%s\" does not exist", last);
+        }
+        return NULL;
+    }
+    case T_A_Expr:
+        return transform_aexpr(an, (A_Expr *)n);
+    case T_BoolExpr:
+        return transform_bool(an, (BoolExpr *)n);
+    case T_TypeCast:
+        return transform_typecast(an, (TypeCast *)n);
+    case T_FuncCall:
+        return transform_func(an, (FuncCall *)n);
+    case T_NullTest: {
+        NullTest *t = (NullTest *)n;
+        Expr *arg = transform(an, t->arg);
+        if (arg == NULL)
+            return NULL;
+        Expr *e = an_mk(an, EXPR_NULLTEST, sl_type(TYPE_BOOL), n->location, 1, &arg);
+        e->negate = t->is_not;
+        return e;
+    }
+    case T_BooleanTest: {
+        static const char *const names[] = {"IS TRUE", "IS NOT TRUE", "IS FALSE",
+                                            "IS NOT FALSE", "IS UNKNOWN", "IS NOT UNKNOWN"};
+        BooleanTest *t = (BooleanTest *)n;
+        Expr *arg = to_boolean(an, transform(an, t->arg), names[t->test]);
+        if (arg == NULL)
+            return NULL;
+        Expr *e = an_mk(an, EXPR_BOOLTEST, sl_type(TYPE_BOOL), n->location, 1, &arg);
+        e->subkind = t->test;
+        return e;
+    }
+    case T_CaseExpr:
+        return transform_case(an, (CaseExpr *)n);
+    case T_CoalesceExpr:
+        return transform_list_common(an, ((CoalesceExpr *)n)->args, EXPR_COALESCE, "COALESCE",
+                                     n->location);
+    case T_MinMaxExpr:
+        return transform_minmax(an, (MinMaxExpr *)n);
+    default:
+        break;
+    }
+    sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, n->location,
+                "this kind of expression is not supported yet");
+    return NULL;
+}
+
+static Expr *transform(Analyze *an, Node *n)
+{
+    if (n == NULL)
+        return NULL;
+    if (++an->depth > MAX_DEPTH) {
+        sl_error_at(an->err, ERRCODE_STATEMENT_TOO_COMPLEX, n->location,
+                    "stack depth limit exceeded");
+        an->depth--;
+        return NULL;
+    }
+    Expr *e = transform_node(an, n);
+    an->depth--;
+    if (e != NULL && too_costly(an, e))
+        return NULL;
+    return e;
+}
+
+/* ---------------------------------------------------------- column names */
+
+/* FigureColnameInternal: the name and its strength (2 strong, 1 weak). */
+static int figure_colname(Node *n, const char **name)
+{
+    if (n == NULL)
+        return 0;
+    switch (n->tag) {
+    case T_ColumnRef: {
+        ColumnRef *c = (ColumnRef *)n;
+        const char *last = list_nth(c->names, list_len(c->names) - 1);
+        if (strcmp(last, "*") != 0) {
+            *name = last;
+            return 2;
+        }
+        return 0;
+    }
+    case T_FuncCall:
+        *name = ((FuncCall *)n)->name;
+        return 2;
+    case T_A_Expr:
+        if (((A_Expr *)n)->kind == AEXPR_NULLIF) {
+            *name = "nullif";
+            return 2;
+        }
+        return 0;
+    case T_TypeCast: {
+        int s = figure_colname(((TypeCast *)n)->arg, name);
+        if (s <= 1) {
+            *name = ((TypeCast *)n)->type->name;
+            return 1;
+        }
+        return s;
+    }
+    case T_CaseExpr: {
+        int s = figure_colname(((CaseExpr *)n)->defresult, name);
+        if (s <= 1) {
+            *name = "case";
+            return 1;
+        }
+        return s;
+    }
+    case T_CoalesceExpr:
+        *name = "coalesce";
+        return 2;
+    case T_MinMaxExpr:
+        *name = ((MinMaxExpr *)n)->is_greatest ? "greatest" : "least";
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+/* ------------------------------------------------------------ statements */
+
+static int analyze_select(Analyze *an, SelectStmt *s, Query *q)
+{
+    if (s->from != NULL)
+        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                           ((Node *)list_nth(s->from, 0))->location,
+                           "SELECT ... FROM is not supported yet");
+    if (s->group_by != NULL)
+        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                           ((Node *)list_nth(s->group_by, 0))->location,
+                           "GROUP BY is not supported yet");
+    if (s->having != NULL)
+        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->having->location,
+                           "HAVING is not supported yet");
+    int n = list_len(s->targets);
+    q->kind = QUERY_SELECT;
+    q->ntargets = n;
+    q->targets = ARENA_ARRAY(an->a, Expr *, n ? n : 1);
+    q->names = ARENA_ARRAY(an->a, const char *, n ? n : 1);
+    for (int i = 0; i < n; i++) {
+        ResTarget *rt = list_nth(s->targets, i);
+        Expr *e = transform(an, rt->val);
+        if (e == NULL)
+            return -1;
+        /* an output of unknown type is text (resolveTargetListUnknowns) */
+        if (e->type.id == TYPE_UNKNOWN &&
+            (e = an_coerce(an, e, sl_type(TYPE_TEXT), COERCE_IMPLICIT, e->location)) == NULL)
+            return -1;
+        q->targets[i] = e;
+        const char *name = "?column?";
+        if (rt->name != NULL)
+            name = rt->name;
+        else
+            figure_colname(rt->val, &name);
+        q->names[i] = name;
+    }
+    if (s->where != NULL) {
+        Expr *w = to_boolean(an, transform(an, s->where), "WHERE");
+        if (w == NULL)
+            return -1;
+        q->where = w;
+    }
+    return 0;
+}
+
+int sql_analyze(Arena *a, const char *sql, const RawStmt *raw, const SlType *param_types,
+                int nparam_types, Query **out, SlError *err)
+{
+    SL_UNUSED(sql);
+    Analyze an = {.a = a, .err = err};
+    if (nparam_types > 0) {
+        an.params = ARENA_ARRAY(a, SlType, nparam_types);
+        memcpy(an.params, param_types, sizeof(SlType) * (size_t)nparam_types);
+        an.nparams = an.cap = nparam_types;
+    }
+    Query *q = ARENA_NEW(a, Query);
+    Node *stmt = raw->stmt;
+    int rc = 0;
+    switch (stmt->tag) {
+    case T_SelectStmt:
+        rc = analyze_select(&an, (SelectStmt *)stmt, q);
+        break;
+    case T_TransactionStmt: {
+        static const char *const tags[] = {"BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION"};
+        q->kind = QUERY_UTILITY;
+        q->tag = tags[((TransactionStmt *)stmt)->kind];
+        break;
+    }
+    case T_VariableSetStmt:
+        q->kind = QUERY_UTILITY;
+        q->tag = "SET";
+        break;
+    case T_UnsupportedStmt:
+        rc = sl_error_at(err, ERRCODE_FEATURE_NOT_SUPPORTED, stmt->location,
+                         "%s is not supported yet", ((UnsupportedStmt *)stmt)->command);
+        break;
+    default:
+        rc = sl_error_at(err, ERRCODE_FEATURE_NOT_SUPPORTED, stmt->location,
+                         "this statement is not supported yet");
+        break;
+    }
+    if (rc < 0 || sl_error_set(err))
+        return -1;
+    for (int i = 0; i < an.nparams; i++) {
+        if (an.params[i].id == TYPE_UNKNOWN)
+            return sl_error(err, ERRCODE_INDETERMINATE_DATATYPE,
+                            "could not determine data type of parameter $%d", i + 1);
+    }
+    q->nparams = an.nparams;
+    q->param_types = an.params;
+    *out = q;
+    return 0;
+}

@@ -1,0 +1,210 @@
+/*
+ * rowcodec.c -- rows as bytes (see rowcodec.h).
+ *
+ *   row_encode, row_decode, key_encode, key_type_ok, batch_alloc
+ */
+#include "sluice/rowcodec.h"
+
+static void put_varint(StrBuf *out, uint64_t v)
+{
+    uint8_t buf[10];
+    int n = 0;
+    while (v >= 0x80) {
+        buf[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    buf[n++] = (uint8_t)v;
+    strbuf_append(out, buf, (size_t)n);
+}
+
+static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t r = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*p >= end)
+            return false;
+        uint8_t c = *(*p)++;
+        r |= (uint64_t)(c & 0x7F) << shift;
+        if (!(c & 0x80)) {
+            *v = r;
+            return true;
+        }
+    }
+    return false;
+}
+
+void row_encode(const Batch *b, uint32_t row, StrBuf *out)
+{
+    size_t nbytes = (b->ncols + 7) / 8;
+    size_t bitmap = out->len;
+    strbuf_reserve(out, nbytes);
+    memset(out->data + bitmap, 0, nbytes);
+    out->len += nbytes;
+    for (uint32_t c = 0; c < b->ncols; c++) {
+        const Vector *v = &b->cols[c];
+        if (vector_is_null(v, row)) {
+            out->data[bitmap + c / 8] |= (char)(1 << (c % 8));
+            continue;
+        }
+        switch (v->type.id) {
+        case TYPE_TEXT:
+        case TYPE_VARCHAR:
+        case TYPE_BYTEA:
+        case TYPE_JSONB:
+        case TYPE_UNKNOWN:
+            put_varint(out, v->v.str[row].len);
+            strbuf_append(out, v->v.str[row].ptr, v->v.str[row].len);
+            break;
+        case TYPE_NUMERIC: {
+            const SlNumeric *x = &v->v.num[row];
+            strbuf_putc(out, (char)x->sign);
+            put_varint(out, (uint32_t)x->scale);
+            put_varint(out, (uint32_t)x->ndigits);
+            strbuf_append(out, x->digits, (size_t)x->ndigits);
+            break;
+        }
+        default: {
+            size_t w = type_width(v->type.id);
+            strbuf_append(out, (const char *)v->v.data + w * row, w);
+            break;
+        }
+        }
+    }
+}
+
+int row_decode(const void *p, size_t n, Batch *b, uint32_t row, Arena *a)
+{
+    const uint8_t *s = p, *end = s + n;
+    size_t nbytes = (b->ncols + 7) / 8;
+    if (n < nbytes)
+        return -1;
+    const uint8_t *bitmap = s;
+    s += nbytes;
+    for (uint32_t c = 0; c < b->ncols; c++) {
+        Vector *v = &b->cols[c];
+        if (bitmap[c / 8] & (1 << (c % 8))) {
+            v->nulls[row] = 1;
+            continue;
+        }
+        v->nulls[row] = 0;
+        uint64_t len, scale, nd;
+        switch (v->type.id) {
+        case TYPE_TEXT:
+        case TYPE_VARCHAR:
+        case TYPE_BYTEA:
+        case TYPE_JSONB:
+        case TYPE_UNKNOWN:
+            if (!get_varint(&s, end, &len) || (uint64_t)(end - s) < len || len > UINT32_MAX)
+                return -1;
+            v->v.str[row].ptr = arena_memdup(a, s, (size_t)len);
+            v->v.str[row].len = (uint32_t)len;
+            s += len;
+            break;
+        case TYPE_NUMERIC: {
+            if (s >= end)
+                return -1;
+            SlNumeric *x = &v->v.num[row];
+            x->sign = *s++;
+            if (!get_varint(&s, end, &scale) || !get_varint(&s, end, &nd) ||
+                (uint64_t)(end - s) < nd)
+                return -1;
+            x->scale = (int32_t)(uint32_t)scale;
+            x->ndigits = (int32_t)nd;
+            x->digits = arena_memdup(a, s, (size_t)nd);
+            s += nd;
+            break;
+        }
+        default: {
+            size_t w = type_width(v->type.id);
+            if ((size_t)(end - s) < w)
+                return -1;
+            memcpy((char *)v->v.data + w * row, s, w);
+            s += w;
+            break;
+        }
+        }
+    }
+    return s == end ? 0 : -1;
+}
+
+bool key_type_ok(SlTypeId t)
+{
+    switch (t) {
+    case TYPE_BOOL:
+    case TYPE_INT2:
+    case TYPE_INT4:
+    case TYPE_INT8:
+    case TYPE_TEXT:
+    case TYPE_VARCHAR:
+    case TYPE_BYTEA:
+    case TYPE_DATE:
+    case TYPE_TIMESTAMP:
+    case TYPE_TIMESTAMPTZ:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Big-endian with the sign bit flipped: byte order is numeric order. */
+static void put_ordered(StrBuf *out, uint64_t u, int bytes)
+{
+    uint8_t buf[8];
+    for (int i = bytes - 1; i >= 0; i--) {
+        buf[i] = (uint8_t)u;
+        u >>= 8;
+    }
+    strbuf_append(out, buf, (size_t)bytes);
+}
+
+void key_encode(const Batch *b, uint32_t row, const int *cols, int ncols, StrBuf *out)
+{
+    for (int k = 0; k < ncols; k++) {
+        const Vector *v = &b->cols[cols[k]];
+        if (vector_is_null(v, row)) {
+            strbuf_putc(out, 0x00);
+            continue;
+        }
+        strbuf_putc(out, 0x01);
+        switch (v->type.id) {
+        case TYPE_BOOL:
+            strbuf_putc(out, v->v.b[row] ? 1 : 0);
+            break;
+        case TYPE_INT2:
+            put_ordered(out, (uint16_t)v->v.i16[row] ^ 0x8000u, 2);
+            break;
+        case TYPE_INT4:
+        case TYPE_DATE:
+            put_ordered(out, (uint32_t)v->v.i32[row] ^ 0x80000000u, 4);
+            break;
+        case TYPE_INT8:
+        case TYPE_TIMESTAMP:
+        case TYPE_TIMESTAMPTZ:
+            put_ordered(out, (uint64_t)v->v.i64[row] ^ 0x8000000000000000ull, 8);
+            break;
+        default: {
+            /* Strings: 0x00 escaped as 0x00 0xFF, ended by 0x00 0x00, so a
+             * prefix sorts before the longer string. */
+            const SlStr *s = &v->v.str[row];
+            for (uint32_t i = 0; i < s->len; i++) {
+                strbuf_putc(out, s->ptr[i]);
+                if (s->ptr[i] == 0)
+                    strbuf_putc(out, (char)0xFF);
+            }
+            strbuf_append(out, "\0\0", 2);
+            break;
+        }
+        }
+    }
+}
+
+Batch *batch_alloc(Arena *a, const SlType *types, uint32_t ncols, uint32_t cap)
+{
+    Batch *b = ARENA_NEW(a, Batch);
+    b->ncols = ncols;
+    b->nrows = 0;
+    b->cols = ARENA_ARRAY(a, Vector, ncols ? ncols : 1);
+    for (uint32_t c = 0; c < ncols; c++)
+        vector_init(&b->cols[c], a, types[c], cap, true);
+    return b;
+}

@@ -1,0 +1,241 @@
+/*
+ * state.c -- the RocksDB state store (see state.h).
+ *
+ *   state_open, state_close, state_get
+ *   state_batch_new, state_batch_put, state_batch_delete,
+ *   state_batch_commit, state_batch_free
+ *   state_scan_open, state_scan_open_at, state_scan_next, state_scan_close
+ *   state_last_key
+ *
+ * One RocksDB instance per server, in <data_dir>/state.  Everything else
+ * in sluice sees keys and values as bytes.
+ */
+#include "sluice/state.h"
+#include "sluice/log.h"
+
+#include <rocksdb/c.h>
+
+struct StateStore {
+    rocksdb_t              *db;
+    rocksdb_options_t      *opts;
+    rocksdb_readoptions_t  *ropts;
+    rocksdb_writeoptions_t *wopts_sync;
+    rocksdb_writeoptions_t *wopts_nosync;
+};
+
+struct StateBatch {
+    rocksdb_writebatch_t *wb;
+};
+
+struct StateScan {
+    rocksdb_iterator_t    *it;
+    rocksdb_readoptions_t *ropts;
+    char                  *prefix;
+    size_t                 plen;
+    char                  *start;   /* NULL: from the prefix */
+    size_t                 slen;
+    bool                   started;
+};
+
+int state_open(const char *dir, StateStore **out, SlError *err)
+{
+    StateStore *st = sl_calloc(1, sizeof(StateStore));
+    st->opts = rocksdb_options_create();
+    rocksdb_options_set_create_if_missing(st->opts, 1);
+    rocksdb_options_set_max_open_files(st->opts, 256);
+    st->ropts = rocksdb_readoptions_create();
+    st->wopts_sync = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_set_sync(st->wopts_sync, 1);
+    st->wopts_nosync = rocksdb_writeoptions_create();
+    char *msg = NULL;
+    st->db = rocksdb_open(st->opts, dir, &msg);
+    if (msg != NULL) {
+        sl_error(err, ERRCODE_IO_ERROR, "cannot open state store \"%s\": %s", dir, msg);
+        rocksdb_free(msg);
+        state_close(st);
+        return -1;
+    }
+    *out = st;
+    return 0;
+}
+
+void state_close(StateStore *st)
+{
+    if (st == NULL)
+        return;
+    if (st->db)
+        rocksdb_close(st->db);
+    rocksdb_readoptions_destroy(st->ropts);
+    rocksdb_writeoptions_destroy(st->wopts_sync);
+    rocksdb_writeoptions_destroy(st->wopts_nosync);
+    rocksdb_options_destroy(st->opts);
+    sl_free(st);
+}
+
+static int io_error(SlError *err, const char *what, char *msg)
+{
+    sl_error(err, ERRCODE_IO_ERROR, "state store: %s: %s", what, msg);
+    rocksdb_free(msg);
+    return -1;
+}
+
+int state_get(StateStore *st, const void *key, size_t klen, Arena *a, void **val,
+              size_t *vlen, SlError *err)
+{
+    char *msg = NULL;
+    size_t n = 0;
+    char *v = rocksdb_get(st->db, st->ropts, key, klen, &n, &msg);
+    if (msg != NULL)
+        return io_error(err, "get", msg);
+    if (v == NULL)
+        return 0;
+    *val = arena_memdup(a, v, n);
+    *vlen = n;
+    rocksdb_free(v);
+    return 1;
+}
+
+StateBatch *state_batch_new(void)
+{
+    StateBatch *b = sl_malloc(sizeof(StateBatch));
+    b->wb = rocksdb_writebatch_create();
+    return b;
+}
+
+void state_batch_put(StateBatch *b, const void *key, size_t klen, const void *val,
+                     size_t vlen)
+{
+    rocksdb_writebatch_put(b->wb, key, klen, val, vlen);
+}
+
+void state_batch_delete(StateBatch *b, const void *key, size_t klen)
+{
+    rocksdb_writebatch_delete(b->wb, key, klen);
+}
+
+int state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err)
+{
+    char *msg = NULL;
+    rocksdb_write(st->db, sync ? st->wopts_sync : st->wopts_nosync, b->wb, &msg);
+    if (msg != NULL)
+        return io_error(err, "write", msg);
+    return 0;
+}
+
+void state_batch_free(StateBatch *b)
+{
+    if (b == NULL)
+        return;
+    rocksdb_writebatch_destroy(b->wb);
+    sl_free(b);
+}
+
+StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen)
+{
+    StateScan *s = sl_calloc(1, sizeof(StateScan));
+    s->ropts = rocksdb_readoptions_create();
+    s->it = rocksdb_create_iterator(st->db, s->ropts);
+    s->prefix = sl_malloc(plen ? plen : 1);
+    memcpy(s->prefix, prefix, plen);
+    s->plen = plen;
+    return s;
+}
+
+bool state_scan_next(StateScan *s, const void **key, size_t *klen, const void **val,
+                     size_t *vlen)
+{
+    if (!s->started) {
+        s->started = true;
+        bool positioned = false;
+        if (s->start != NULL) {
+            rocksdb_iter_seek_for_prev(s->it, s->start, s->slen);
+            if (rocksdb_iter_valid(s->it)) {
+                size_t kl;
+                const char *k = rocksdb_iter_key(s->it, &kl);
+                positioned = kl >= s->plen && memcmp(k, s->prefix, s->plen) == 0;
+            }
+        }
+        if (!positioned)
+            rocksdb_iter_seek(s->it, s->prefix, s->plen);
+    } else {
+        rocksdb_iter_next(s->it);
+    }
+    if (!rocksdb_iter_valid(s->it))
+        return false;
+    size_t kl;
+    const char *k = rocksdb_iter_key(s->it, &kl);
+    if (kl < s->plen || memcmp(k, s->prefix, s->plen) != 0)
+        return false;
+    *key = k;
+    *klen = kl;
+    *val = rocksdb_iter_value(s->it, vlen);
+    return true;
+}
+
+int state_scan_close(StateScan *s, SlError *err)
+{
+    char *msg = NULL;
+    rocksdb_iter_get_error(s->it, &msg);
+    int rc = 0;
+    if (msg != NULL)
+        rc = io_error(err, "scan", msg);
+    rocksdb_iter_destroy(s->it);
+    rocksdb_readoptions_destroy(s->ropts);
+    sl_free(s->prefix);
+    sl_free(s->start);
+    sl_free(s);
+    return rc;
+}
+
+StateScan *state_scan_open_at(StateStore *st, const void *prefix, size_t plen,
+                              const void *start, size_t slen)
+{
+    StateScan *s = state_scan_open(st, prefix, plen);
+    s->start = sl_malloc(slen ? slen : 1);
+    memcpy(s->start, start, slen);
+    s->slen = slen;
+    return s;
+}
+
+int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a, void **key,
+                   size_t *klen, SlError *err)
+{
+    /* The smallest key past every key with the prefix: the prefix with its
+     * last byte below 0xFF incremented, the rest dropped. */
+    char *upper = sl_malloc(plen ? plen : 1);
+    memcpy(upper, prefix, plen);
+    size_t ulen = plen;
+    while (ulen > 0 && (unsigned char)upper[ulen - 1] == 0xFF)
+        ulen--;
+    rocksdb_iterator_t *it = rocksdb_create_iterator(st->db, st->ropts);
+    if (ulen == 0) {
+        rocksdb_iter_seek_to_last(it);
+    } else {
+        upper[ulen - 1]++;
+        rocksdb_iter_seek_for_prev(it, upper, ulen);
+        /* seek_for_prev lands on upper itself if it exists: step back. */
+        if (rocksdb_iter_valid(it)) {
+            size_t kl;
+            const char *k = rocksdb_iter_key(it, &kl);
+            if (kl == ulen && memcmp(k, upper, ulen) == 0)
+                rocksdb_iter_prev(it);
+        }
+    }
+    int rc = 0;
+    if (rocksdb_iter_valid(it)) {
+        size_t kl;
+        const char *k = rocksdb_iter_key(it, &kl);
+        if (kl >= plen && memcmp(k, prefix, plen) == 0) {
+            *key = arena_memdup(a, k, kl);
+            *klen = kl;
+            rc = 1;
+        }
+    }
+    char *msg = NULL;
+    rocksdb_iter_get_error(it, &msg);
+    if (msg != NULL)
+        rc = io_error(err, "seek", msg);
+    rocksdb_iter_destroy(it);
+    sl_free(upper);
+    return rc;
+}

@@ -1,0 +1,142 @@
+/*
+ * arena.c -- region allocator (see arena.h).
+ *
+ * Blocks are chained newest first.  A request larger than a quarter of the
+ * block size gets a block of its own, inserted behind the current one so the
+ * current block keeps filling.
+ */
+#include "sluice/arena.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+struct ArenaBlock {
+    ArenaBlock *next;
+    size_t      size;   /* usable bytes in data[] */
+    size_t      used;
+    _Alignas(16) unsigned char data[];
+};
+
+#define ARENA_ALIGN 16
+
+static ArenaBlock *block_new(size_t size)
+{
+    ArenaBlock *b = sl_malloc(sizeof(ArenaBlock) + size);
+    b->next = NULL;
+    b->size = size;
+    b->used = 0;
+    return b;
+}
+
+void arena_init(Arena *a, size_t block_size)
+{
+    a->head = NULL;
+    a->block_size = block_size ? block_size : 8192;
+    a->total = 0;
+}
+
+void *arena_alloc(Arena *a, size_t n)
+{
+    n = (n + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+    if (n == 0)
+        n = ARENA_ALIGN;
+    ArenaBlock *b = a->head;
+    if (SL_LIKELY(b != NULL && b->size - b->used >= n)) {
+        void *p = b->data + b->used;
+        b->used += n;
+        return p;
+    }
+    if (n > a->block_size / 4) {
+        ArenaBlock *big = block_new(n);
+        big->used = n;
+        a->total += n;
+        if (b != NULL) {
+            big->next = b->next;
+            b->next = big;
+        } else {
+            a->head = big;
+        }
+        return big->data;
+    }
+    ArenaBlock *nb = block_new(a->block_size);
+    a->total += a->block_size;
+    nb->next = b;
+    a->head = nb;
+    nb->used = n;
+    return nb->data;
+}
+
+void *arena_zalloc(Arena *a, size_t n)
+{
+    void *p = arena_alloc(a, n);
+    memset(p, 0, n);
+    return p;
+}
+
+char *arena_strndup(Arena *a, const char *s, size_t n)
+{
+    char *p = arena_alloc(a, n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *arena_strdup(Arena *a, const char *s)
+{
+    return arena_strndup(a, s, strlen(s));
+}
+
+void *arena_memdup(Arena *a, const void *p, size_t n)
+{
+    void *q = arena_alloc(a, n);
+    memcpy(q, p, n);
+    return q;
+}
+
+char *arena_printf(Arena *a, const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *p = arena_alloc(a, (size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    return p;
+}
+
+void arena_reset(Arena *a)
+{
+    ArenaBlock *b = a->head;
+    if (b == NULL)
+        return;
+    /* Keep the newest block if it is a standard one; free everything else. */
+    ArenaBlock *keep = b->size == a->block_size ? b : NULL;
+    ArenaBlock *it = keep ? b->next : b;
+    while (it != NULL) {
+        ArenaBlock *next = it->next;
+        sl_free(it);
+        it = next;
+    }
+    if (keep) {
+        keep->next = NULL;
+        keep->used = 0;
+        a->total = keep->size;
+    } else {
+        a->total = 0;
+    }
+    a->head = keep;
+}
+
+void arena_destroy(Arena *a)
+{
+    ArenaBlock *b = a->head;
+    while (b != NULL) {
+        ArenaBlock *next = b->next;
+        sl_free(b);
+        b = next;
+    }
+    a->head = NULL;
+    a->total = 0;
+}

@@ -1,0 +1,90 @@
+/*
+ * mem.c -- heap allocation that never returns NULL, panics, fault points.
+ *
+ *   sl_malloc, sl_calloc, sl_realloc, sl_strdup, sl_strndup, sl_free
+ *   sl_panic        print a message and abort
+ *   sl_fault_point  the body of SLUICE_FAULT() in fault-injection builds
+ */
+#include "sluice/common.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+void sl_panic(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("sluiced: PANIC: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    abort();
+}
+
+void *sl_malloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (SL_UNLIKELY(p == NULL))
+        sl_panic("out of memory allocating %zu bytes", n);
+    return p;
+}
+
+void *sl_calloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (SL_UNLIKELY(p == NULL))
+        sl_panic("out of memory allocating %zu x %zu bytes", count, size);
+    return p;
+}
+
+void *sl_realloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (SL_UNLIKELY(q == NULL))
+        sl_panic("out of memory reallocating %zu bytes", n);
+    return q;
+}
+
+char *sl_strdup(const char *s)
+{
+    return sl_strndup(s, strlen(s));
+}
+
+char *sl_strndup(const char *s, size_t n)
+{
+    char *p = sl_malloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+void sl_free(void *p)
+{
+    free(p);
+}
+
+#ifdef SLUICE_FAULT_INJECTION
+/*
+ * SLUICE_FAULT=name kills the process the first time the point is reached;
+ * SLUICE_FAULT=name:N the N-th time.  The kill is SIGKILL, so nothing is
+ * flushed: the test sees exactly what a power cut would leave.
+ */
+void sl_fault_point(const char *name)
+{
+    static __thread unsigned hits;
+    const char *armed = getenv("SLUICE_FAULT");
+    if (armed == NULL)
+        return;
+    size_t n = strlen(name);
+    if (strncmp(armed, name, n) != 0 || (armed[n] != '\0' && armed[n] != ':'))
+        return;
+    unsigned want = armed[n] == ':' ? (unsigned)strtoul(armed + n + 1, NULL, 10) : 1;
+    if (++hits >= want) {
+        fprintf(stderr, "sluiced: fault point %s reached, killing\n", name);
+        kill(getpid(), SIGKILL);
+    }
+}
+#endif

@@ -1,0 +1,84 @@
+/*
+ * strbuf.c -- growable byte buffer (see strbuf.h).
+ */
+#include "sluice/strbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void strbuf_init(StrBuf *b)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+}
+
+void strbuf_free(StrBuf *b)
+{
+    sl_free(b->data);
+    strbuf_init(b);
+}
+
+void strbuf_reset(StrBuf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+void strbuf_reserve(StrBuf *b, size_t extra)
+{
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    b->data = sl_realloc(b->data, cap);
+    b->cap = cap;
+}
+
+void strbuf_append(StrBuf *b, const void *p, size_t n)
+{
+    strbuf_reserve(b, n);
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void strbuf_puts(StrBuf *b, const char *s)
+{
+    strbuf_append(b, s, strlen(s));
+}
+
+void strbuf_putc(StrBuf *b, char c)
+{
+    strbuf_reserve(b, 1);
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+}
+
+void strbuf_printf(StrBuf *b, const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    strbuf_reserve(b, (size_t)n);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    b->len += (size_t)n;
+}
+
+char *strbuf_steal(StrBuf *b, size_t *len)
+{
+    if (b->data == NULL)
+        strbuf_reserve(b, 0);
+    char *p = b->data;
+    if (len)
+        *len = b->len;
+    strbuf_init(b);
+    return p;
+}

@@ -1,0 +1,325 @@
+"""Fixtures for the integration tests: a live sluiced per test, and psql.
+
+    sluiced            a factory: sluiced(*args, config=TEXT) starts a server on a
+                       free port with a fresh data directory (and TEXT as its
+                       --config file) and returns a Sluiced; every server it
+                       started is stopped when the test ends, and the test FAILS if
+                       one exited non-zero or logged a sanitizer report
+    sluiced_module     the same factory for a whole test module (the servers stop,
+                       and are checked, when the module's last test ends)
+    server             one server started by that factory
+    psql(server, sql)  runs psql -c SQL against a server: (rc, stdout, stderr)
+    tls_certs          a throwaway CA and a server certificate for 127.0.0.1 and
+                       localhost (openssl CLI), made once per session
+    auth_config(certs) config text with TLS on and one user per authentication
+                       method (USERS), for the client tests
+
+The binary is $SLUICE_BIN (tools/test sets it), else build-asan/src/sluiced when
+it was built, else build/src/sluiced.
+"""
+
+import hashlib
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+READY_RE = re.compile(r"ready.*psql -h (\S+) -p (\d+)")
+SANITIZER_RE = re.compile(
+    r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer")
+READY_TIMEOUT = 30
+STOP_TIMEOUT = 20
+
+
+def sluiced_binary():
+    """The server binary to test, as an absolute path."""
+    if os.environ.get("SLUICE_BIN"):
+        return str(Path(os.environ["SLUICE_BIN"]).resolve())
+    for build in ("build-asan", "build"):
+        path = REPO / build / "src" / "sluiced"
+        if path.exists():
+            return str(path)
+    pytest.fail("no sluiced binary: build one (./tools/test) or set SLUICE_BIN")
+
+
+def log_tail(path, lines=60):
+    """The last lines of a log file, for a failure message."""
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+class Sluiced:
+    """One sluiced process, its data directory and its log.
+
+    .host, .port, .dsn (a libpq connection string), .log_path, .data_dir, .proc.
+    All runs of one Sluiced (restart()) append to the same log file and use the
+    same data directory and, after the first, the same port.
+    """
+
+    def __init__(self, binary, workdir, extra_args=(), config=None):
+        self.binary = binary
+        self.workdir = Path(workdir)
+        self.data_dir = self.workdir / "data"
+        self.log_path = self.workdir / "sluiced.log"
+        self.extra_args = list(extra_args)
+        if config is not None:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            self.config_path = self.workdir / "sluiced.conf"
+            self.config_path.write_text(config)
+            self.extra_args += ["--config", str(self.config_path)]
+        self.host = "127.0.0.1"
+        self.port = 0
+        self.proc = None
+        self.problems = []    # exit codes and reports that fail the test
+
+    @property
+    def dsn(self):
+        return f"host={self.host} port={self.port} user=sluice dbname=sluice"
+
+    def log_text(self):
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def start(self):
+        """Start the server and wait for its ready line; returns self."""
+        assert self.proc is None, "server already running"
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        args = [self.binary, "--listen", self.host, "--port", str(self.port),
+                "--data-dir", str(self.data_dir), *self.extra_args]
+        with open(self.log_path, "ab") as log:
+            log.write(f"### started: {' '.join(args)}\n".encode())
+            log.flush()
+            offset = log.tell()
+            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
+                                         stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            with open(self.log_path, "rb") as log:
+                log.seek(offset)
+                text = log.read().decode(errors="replace")
+            match = READY_RE.search(text)
+            if match:
+                self.port = int(match.group(2))
+                return self
+            if self.proc.poll() is not None:
+                code = self.proc.returncode
+                self.proc = None
+                pytest.fail(f"sluiced exited with code {code} before it was ready;"
+                            f" log:\n{log_tail(self.log_path)}")
+            time.sleep(0.05)
+        self.kill()
+        pytest.fail(f"sluiced not ready within {READY_TIMEOUT} s; log:\n"
+                    f"{log_tail(self.log_path)}")
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self):
+        """SIGTERM, STOP_TIMEOUT s to exit, then SIGKILL; returns the exit code.
+
+        A code other than 0 fails the test at teardown, as does a server that had
+        already exited on its own with a code other than 0.
+        """
+        if self.proc is None:
+            return None
+        proc, self.proc = self.proc, None
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.problems.append(
+                    f"did not exit within {STOP_TIMEOUT} s of SIGTERM: SIGKILL")
+                proc.kill()
+                proc.wait()
+        code = proc.returncode
+        if code != 0:
+            self.problems.append(f"exited with code {code}")
+        return code
+
+    def kill(self):
+        """SIGKILL, as a crash would; returns the exit code (-9)."""
+        if self.proc is None:
+            return None
+        proc, self.proc = self.proc, None
+        if proc.poll() is None:
+            proc.kill()
+        return proc.wait()
+
+    def restart(self):
+        """Stop (if running) and start again on the same data directory and port."""
+        self.stop()
+        return self.start()
+
+    def psql(self, sql, *args, timeout=60):
+        return run_psql(self, sql, *args, timeout=timeout)
+
+    def check(self):
+        """Stop the server and return what should fail the test, as text or None."""
+        self.stop()
+        problems = list(self.problems)
+        try:
+            if SANITIZER_RE.search(self.log_path.read_text(errors="replace")):
+                problems.append("sanitizer report in the log")
+        except OSError:
+            pass
+        if not problems:
+            return None
+        return (f"sluiced ({self.log_path}): {'; '.join(problems)}\n"
+                f"--- log tail ---\n{log_tail(self.log_path)}")
+
+
+def run_psql(server, sql, *args, timeout=60):
+    """Run psql -c SQL against server; returns (rc, stdout, stderr).
+
+    ON_ERROR_STOP is set and ~/.psqlrc ignored; extra args go before -c (e.g.
+    "-At", or "-v", "VERBOSITY=verbose"). Messages are in English (LC_ALL=C).
+    """
+    env = dict(os.environ, LC_ALL="C", LANG="C", PGCONNECT_TIMEOUT="10")
+    env.pop("PGPASSWORD", None)
+    cmd = ["psql", server.dsn, "-X", "-w", "-v", "ON_ERROR_STOP=1", *args,
+           "-c", sql]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                         timeout=timeout, stdin=subprocess.DEVNULL)
+    return res.returncode, res.stdout, res.stderr
+
+
+def _server_factory(workdir):
+    """A factory of servers under workdir, and the list of those it started."""
+    binary = sluiced_binary()
+    servers = []
+
+    def start(*extra_args, config=None):
+        server = Sluiced(binary, workdir / f"sluiced{len(servers)}", extra_args,
+                         config=config)
+        servers.append(server)
+        return server.start()
+
+    return start, servers
+
+
+def _check_servers(servers):
+    failures = [p for p in (s.check() for s in servers) if p]
+    if failures:
+        pytest.fail("\n\n".join(failures), pytrace=False)
+
+
+@pytest.fixture
+def sluiced(tmp_path):
+    """A factory of servers: sluiced(*extra_args, config=None) -> a started Sluiced."""
+    start, servers = _server_factory(tmp_path)
+    try:
+        yield start
+    finally:
+        for server in servers:
+            if server.alive():
+                server.stop()
+    _check_servers(servers)
+
+
+@pytest.fixture(scope="module")
+def sluiced_module(tmp_path_factory):
+    """sluiced for a whole module: servers stop after its last test."""
+    start, servers = _server_factory(tmp_path_factory.mktemp("sluiced-module"))
+    try:
+        yield start
+    finally:
+        for server in servers:
+            if server.alive():
+                server.stop()
+    _check_servers(servers)
+
+
+def _openssl(*args, cwd):
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True,
+                   timeout=60)
+
+
+def make_ca(directory, name):
+    """A self-signed CA: (cert path, key path)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+             "-subj", f"/CN={name}", "-keyout", "ca.key", "-out", "ca.crt",
+             cwd=directory)
+    return directory / "ca.crt", directory / "ca.key"
+
+
+@pytest.fixture(scope="session")
+def tls_certs(tmp_path_factory):
+    """A CA and a server certificate it signed, for CN/SAN 127.0.0.1 and
+    localhost; also an unrelated CA (other_ca) that a client must not accept
+    the server's certificate with.  Attributes: ca, cert, key, other_ca, dir."""
+    d = tmp_path_factory.mktemp("tls")
+    ca, ca_key = make_ca(d, "sluice test CA")
+    other_ca, _ = make_ca(d / "other", "some other CA")
+    (d / "ext.cnf").write_text(
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+        "basicConstraints=CA:FALSE\n"
+        "keyUsage=digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage=serverAuth\n")
+    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+             "-keyout", "server.key", "-out", "server.csr", cwd=d)
+    _openssl("x509", "-req", "-in", "server.csr", "-CA", str(ca), "-CAkey",
+             str(ca_key), "-CAcreateserial", "-days", "2", "-extfile", "ext.cnf",
+             "-out", "server.crt", cwd=d)
+    os.chmod(d / "server.key", 0o600)
+    return SimpleNamespace(dir=d, ca=ca, cert=d / "server.crt", key=d / "server.key",
+                           other_ca=other_ca)
+
+
+# One user per authentication method, for the client tests: name -> (method,
+# password, the secret stored in the config file).
+def _scram_verifier(password, salt, iterations=4096):
+    import base64
+    import hmac
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, iterations)
+    client_key = hmac.new(salted, b"Client Key", "sha256").digest()
+    server_key = hmac.new(salted, b"Server Key", "sha256").digest()
+    b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
+    return (f"SCRAM-SHA-256${iterations}:{b64(salt)}$"
+            f"{b64(hashlib.sha256(client_key).digest())}:{b64(server_key)}")
+
+
+USERS = {
+    "trust_u": ("trust", "", None),
+    "pw_u": ("password", "pw-secret", "pw-secret"),
+    "md5_u": ("md5", "md5-secret",
+              "md5" + hashlib.md5(b"md5-secret" + b"md5_u").hexdigest()),
+    "scram_u": ("scram-sha-256", "scram-secret",
+                _scram_verifier("scram-secret", b"sluice-test-salt")),
+}
+
+
+def auth_config(certs, extra=""):
+    """Config text: TLS on with certs, USERS with their secrets, one hba rule
+    per user and method (loopback only), and extra lines."""
+    lines = ["ssl = on", f"ssl_cert_file = '{certs.cert}'",
+             f"ssl_key_file = '{certs.key}'"]
+    for user, (method, _, secret) in USERS.items():
+        if secret is not None:
+            lines.append(f"user.{user}.password = '{secret}'")
+        lines.append(f"hba = 'host all {user} 127.0.0.1/32 {method}'")
+    return "\n".join(lines) + "\n" + extra
+
+
+@pytest.fixture
+def server(sluiced):
+    """One running sluiced."""
+    return sluiced()
+
+
+@pytest.fixture
+def psql():
+    """run_psql as a fixture: psql(server, sql, *args) -> (rc, stdout, stderr)."""
+    return run_psql

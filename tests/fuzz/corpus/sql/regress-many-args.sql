@@ -1,0 +1,1 @@
+SELECT COÿLESCE(NULL, 0,  0, 33), LEAST('a', 'b')

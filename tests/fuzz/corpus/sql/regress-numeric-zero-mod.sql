@@ -1,0 +1,1 @@
+SELECT 1::numeric / 3, 00::numeric % 3, 2.5+4567890 * 98765

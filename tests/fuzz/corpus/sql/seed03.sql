@@ -1,0 +1,1 @@
+select 0.1::float8 + 0.2, 1e15::float8, 1e-5::float4, 'nan'::float8

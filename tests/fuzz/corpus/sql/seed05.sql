@@ -1,0 +1,1 @@
+SELECT 'a' || 'b' || 1, upper('abc'), lower('ABC'), length('h\xc3\xa9llo')

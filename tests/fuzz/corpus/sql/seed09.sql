@@ -1,0 +1,1 @@
+SELECT 'abc' LIKE 'a%', 'abc' NOT LIKE '_b_', 'ABC' ILIKE 'a%c', 'a%' LIKE 'a$%' ESCAPE '$'

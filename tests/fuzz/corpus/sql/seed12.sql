@@ -1,0 +1,1 @@
+SELECT CAST('42' AS integer), '1.5'::double precision, 'yes'::boolean, '12'::bigint::text

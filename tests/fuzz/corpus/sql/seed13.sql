@@ -1,0 +1,1 @@
+SELECT 1::int2 + 1::int8, 1::real * 2, 5::smallint / 2::smallint, 2 ^ 10, |/ 4

@@ -1,0 +1,1 @@
+SELECT E'\t\x41\101\u00e9', $$dollar $$, $tag$body$tag$, 'it''s'

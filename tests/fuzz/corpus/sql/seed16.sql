@@ -1,0 +1,2 @@
+SELECT 'a'
+  'b' AS continued, "Quoted ""Name""", x.y

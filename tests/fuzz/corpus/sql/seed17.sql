@@ -1,0 +1,2 @@
+/* comment /* nested */ */ SELECT 1 -- trailing
+;

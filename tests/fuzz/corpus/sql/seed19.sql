@@ -1,0 +1,1 @@
+SET extra_float_digits = 3; SET SESSION timezone TO 'UTC'

@@ -1,0 +1,1 @@
+CREATE STREAM clicks (user_id BIGINT, url TEXT, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '10 seconds')

@@ -1,0 +1,1 @@
+SELECT window_start, count(*) FROM clicks GROUP BY WINDOW(ts, INTERVAL '5 minutes'), user_id

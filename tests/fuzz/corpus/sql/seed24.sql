@@ -1,0 +1,1 @@
+SELECT 123abc, 1.5e

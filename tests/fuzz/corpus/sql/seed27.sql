@@ -1,0 +1,1 @@
+SELECT 2147483647 + 1; SELECT 1 / 0; SELECT 'x'::int

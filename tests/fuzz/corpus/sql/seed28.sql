@@ -1,0 +1,1 @@
+SELECT 1::numeric(10,2), 'abcd'::varchar(2), 1.005::numeric(3,2), 99999::numeric(3)

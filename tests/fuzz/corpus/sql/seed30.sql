@@ -1,0 +1,1 @@
+SELECT timestamp '2020-01-01', date '2020-01-01', interval '1 day', 1::timestamptz

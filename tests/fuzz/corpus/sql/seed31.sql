@@ -1,0 +1,1 @@
+SELECT abs(-1), abs(-1.5), abs('-2'), sqrt(2), floor(1.5::float8), round(2.567, 2), mod(7, 3)

@@ -1,0 +1,1 @@
+SELECT 1 AS select, 2 window, 3 AS "from", session, stream.watermark

@@ -1,0 +1,143 @@
+/*
+ * test_tokenize.c -- the SQL tokenizer (src/sql/tokenize.c): token codes,
+ * values, offsets, PostgreSQL's operator and literal rules, and its errors
+ * with their SQLSTATE and position.  Everything is allocated in one arena,
+ * destroyed at the end, so LeakSanitizer proves nothing leaks.
+ */
+#include "sql/parser.h"
+#include "sql.h"
+
+#include <stdio.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        if (!(cond)) {                                                     \
+            failures++;                                                    \
+            fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                  \
+            fputc('\n', stderr);                                           \
+        }                                                                  \
+    } while (0)
+
+typedef struct Want {
+    int         code;
+    const char *value;  /* NULL: don't check */
+    int         offset; /* -1: don't check */
+} Want;
+
+/* Tokenizes sql and compares with want[] (terminated by code 0). */
+static void expect_tokens(const char *sql, const Want *want)
+{
+    Arena a;
+    arena_init(&a, 0);
+    Lexer lx;
+    SlError err = {0};
+    sql_lexer_init(&lx, &a, sql, (int)strlen(sql));
+    for (int i = 0;; i++) {
+        Token t;
+        int code = sql_lex(&lx, &t, &err);
+        CHECK(code == want[i].code, "%s: token %d is %d, want %d", sql, i, code, want[i].code);
+        if (code != want[i].code || code <= 0)
+            break;
+        if (want[i].value)
+            CHECK(t.n == (int)strlen(want[i].value) && memcmp(t.z, want[i].value, (size_t)t.n) == 0,
+                  "%s: token %d value '%.*s', want '%s'", sql, i, t.n, t.z, want[i].value);
+        if (want[i].offset >= 0)
+            CHECK(t.offset == want[i].offset, "%s: token %d at %d, want %d", sql, i, t.offset,
+                  want[i].offset);
+    }
+    sl_error_clear(&err);
+    arena_destroy(&a);
+}
+
+/* Tokenizes sql to the end and expects an error. */
+static void expect_error(const char *sql, const char *sqlstate, int position, const char *msg)
+{
+    Arena a;
+    arena_init(&a, 0);
+    Lexer lx;
+    SlError err = {0};
+    sql_lexer_init(&lx, &a, sql, (int)strlen(sql));
+    Token t;
+    int code;
+    while ((code = sql_lex(&lx, &t, &err)) > 0)
+        ;
+    CHECK(code < 0, "%s: no error", sql);
+    CHECK(strcmp(err.sqlstate, sqlstate) == 0, "%s: sqlstate %s, want %s", sql, err.sqlstate,
+          sqlstate);
+    CHECK(err.position == position, "%s: position %d, want %d", sql, err.position, position);
+    if (msg)
+        CHECK(err.message && strcmp(err.message, msg) == 0, "%s: message '%s', want '%s'", sql,
+              err.message, msg);
+    sl_error_clear(&err);
+    arena_destroy(&a);
+}
+
+int main(void)
+{
+    expect_tokens("SELECT Foo, \"Bar\"\"x\" FROM t;", (Want[]){
+        {TK_SELECT, "select", 0}, {TK_ID, "foo", 7}, {TK_COMMA, ",", 10},
+        {TK_ID, "Bar\"x", 12}, {TK_FROM, "from", 21}, {TK_ID, "t", 26}, {TK_SEMI, ";", 27},
+        {0, NULL, -1}});
+    /* numbers */
+    expect_tokens("12 1.5 .5 1e10 1.e-3 1..2", (Want[]){
+        {TK_ICONST, "12", 0}, {TK_FCONST, "1.5", 3}, {TK_FCONST, ".5", 7},
+        {TK_FCONST, "1e10", 10}, {TK_FCONST, "1.e-3", 15}, {TK_ICONST, "1", 21},
+        {TK_DOT_DOT, "..", 22}, {TK_ICONST, "2", 24}, {0, NULL, -1}});
+    /* strings: '' escape, continuation across a newline, E'', dollar quotes */
+    expect_tokens("'it''s' 'a'\n  'b' E'\\t\\x41\\101\\u00e9\\'' $$x$y$$ $t$a$$b$t$", (Want[]){
+        {TK_STRING, "it's", 0}, {TK_STRING, "ab", 8}, {TK_STRING, "\tAA\xc3\xa9'", 18},
+        {TK_STRING, "x$y", 40}, {TK_STRING, "a$$b", 48}, {0, NULL, -1}});
+    /* two literals on one line do not concatenate */
+    expect_tokens("'a' 'b'", (Want[]){{TK_STRING, "a", 0}, {TK_STRING, "b", 4}, {0, NULL, -1}});
+    /* parameters, comments */
+    expect_tokens("$1 -- comment\n /* a /* nested */ b */ $23", (Want[]){
+        {TK_PARAM, "1", 0}, {TK_PARAM, "23", 38}, {0, NULL, -1}});
+    /* operators: PostgreSQL's trailing +/- rule, multi-char tokens */
+    expect_tokens("a=-1 a+-b a@-b a<=b a>=b a<>b a!=b a::int a||b a->>'k' a#>b a<=>b", (Want[]){
+        {TK_ID, "a", 0}, {TK_EQ, "=", 1}, {TK_MINUS, "-", 2}, {TK_ICONST, "1", 3},
+        {TK_ID, "a", 5}, {TK_PLUS, "+", 6}, {TK_MINUS, "-", 7}, {TK_ID, "b", 8},
+        {TK_ID, "a", 10}, {TK_OP, "@-", 11}, {TK_ID, "b", 13},
+        {TK_ID, "a", 15}, {TK_LE, "<=", 16}, {TK_ID, "b", 18},
+        {TK_ID, "a", 20}, {TK_GE, ">=", 21}, {TK_ID, "b", 23},
+        {TK_ID, "a", 25}, {TK_NE, "<>", 26}, {TK_ID, "b", 28},
+        {TK_ID, "a", 30}, {TK_NE, "<>", 31}, {TK_ID, "b", 33},
+        {TK_ID, "a", 35}, {TK_TYPECAST, "::", 36}, {TK_INT, "int", 38},
+        {TK_ID, "a", 42}, {TK_OP, "||", 43}, {TK_ID, "b", 45},
+        {TK_ID, "a", 47}, {TK_OP, "->>", 48}, {TK_STRING, "k", 51},
+        {TK_ID, "a", 55}, {TK_OP, "#>", 56}, {TK_ID, "b", 58},
+        {TK_ID, "a", 60}, {TK_OP, "<=>", 61}, {TK_ID, "b", 64}, {0, NULL, -1}});
+    /* a comment start ends an operator */
+    expect_tokens("1+--x\n2", (Want[]){
+        {TK_ICONST, "1", 0}, {TK_PLUS, "+", 1}, {TK_ICONST, "2", 6}, {0, NULL, -1}});
+    /* keywords are case-insensitive; non-keywords are IDs */
+    expect_tokens("SeLeCt WINDOW Watermark xyz", (Want[]){
+        {TK_SELECT, "select", 0}, {TK_WINDOW, "window", 7}, {TK_WATERMARK, "watermark", 14},
+        {TK_ID, "xyz", 24}, {0, NULL, -1}});
+    /* identifiers longer than 63 bytes are truncated */
+    expect_tokens("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                  (Want[]){{TK_ID, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0},
+                           {0, NULL, -1}});
+    /* errors: SQLSTATE 42601 at the token's 1-based position */
+    expect_error("SELECT 'abc", "42601", 8, "unterminated quoted string at or near \"'abc\"");
+    expect_error("SELECT /* x", "42601", 8, "unterminated /* comment at or near \"/* x\"");
+    expect_error("SELECT \"ab", "42601", 8, "unterminated quoted identifier at or near \"\"ab\"");
+    expect_error("SELECT 123abc", "42601", 8,
+                 "trailing junk after numeric literal at or near \"123abc\"");
+    expect_error("SELECT 1.5e", "42601", 8, "trailing junk after numeric literal at or near \"1.5e\"");
+    expect_error("SELECT $1abc", "42601", 8, "trailing junk after parameter at or near \"$1abc\"");
+    expect_error("SELECT $$abc", "42601", 8, "unterminated dollar-quoted string at or near \"$$abc\"");
+    expect_error("SELECT \"\"", "42601", 8, "zero-length delimited identifier at or near \"\"\"\"");
+    expect_error("SELECT E'\\000'", "22021", 0, NULL);
+    expect_error("SELECT E'\\uD800'", "42601", 16,
+                 "invalid Unicode surrogate pair at or near \"'\"");
+    expect_error("SELECT e'\\u12'", "42601", 10, "invalid Unicode escape");
+    if (failures) {
+        fprintf(stderr, "test_tokenize: %d failures\n", failures);
+        return 1;
+    }
+    printf("test_tokenize: ok\n");
+    return 0;
+}
