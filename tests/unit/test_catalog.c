@@ -4,22 +4,13 @@
  * refused and leaves nothing behind, a drop is durable; the offset log, the
  * commit log, purging and query status round-trip.
  */
+#include "unit.h"
 #include "sluice/catalog.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                  \
-            failures++;                                                      \
-        }                                                                    \
-    } while (0)
 
 static void count_cb(const CatRelation *rel, void *arg)
 {
@@ -126,11 +117,6 @@ int main(void)
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
-        failures++;
-    if (failures) {
-        fprintf(stderr, "test_catalog: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_catalog: ok\n");
-    return 0;
+        unit_failures++;
+    return unit_done("test_catalog");
 }

@@ -5,22 +5,13 @@
  * (sequence, range, value list, event time with jitter and late rows, NULL
  * share), rows appear at rows_per_second, and bad options are refused.
  */
+#include "unit.h"
 #include "sluice/datagen.h"
 #include "sluice/options.h"
 #include "sluice/rowcodec.h"
 
 #include <stdio.h>
 
-static int failures;
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                  \
-            failures++;                                                      \
-        }                                                                    \
-    } while (0)
 
 static CatColumn cols[4] = {
     {"id", {TYPE_INT8, -1}, false},
@@ -148,10 +139,5 @@ int main(void)
 {
     test_options();
     test_datagen();
-    if (failures) {
-        fprintf(stderr, "test_datagen: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_datagen: ok\n");
-    return 0;
+    return unit_done("test_datagen");
 }

@@ -7,23 +7,13 @@
  * division by zero in a branch not taken).  Arenas own everything:
  * LeakSanitizer must stay quiet.
  */
+#include "unit.h"
 #include "sluice/runtime.h"
 #include "sluice/ast.h"
 #include "sluice/expr.h"
 
 #include <stdio.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            failures++;                                                    \
-            fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fputc('\n', stderr);                                           \
-        }                                                                  \
-    } while (0)
 
 /* The sink: rows as "a|b" lines, NULL as the empty string. */
 static int collect_cb(ResultSink *sink, const Batch *b)
@@ -305,10 +295,5 @@ int main(void)
     test_errors();
     test_params();
     test_vectors();
-    if (failures) {
-        fprintf(stderr, "test_eval: %d failures\n", failures);
-        return 1;
-    }
-    printf("test_eval: ok\n");
-    return 0;
+    return unit_done("test_eval");
 }

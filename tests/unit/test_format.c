@@ -5,6 +5,7 @@
  * type, too large, wrong field count), partial trailing records, and a
  * large generated input with 1% malformed records decoded exactly.
  */
+#include "unit.h"
 #include "sluice/format.h"
 #include "sluice/rowcodec.h"
 #include "sluice/strbuf.h"
@@ -12,16 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int failures;
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                  \
-            failures++;                                                      \
-        }                                                                    \
-    } while (0)
 
 static bool str_is(const Vector *v, uint32_t i, const char *s)
 {
@@ -163,10 +154,5 @@ int main(void)
     test_json();
     test_json_bulk();
     test_csv();
-    if (failures) {
-        fprintf(stderr, "test_format: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_format: ok\n");
-    return 0;
+    return unit_done("test_format");
 }

@@ -5,23 +5,13 @@
  * errors with their positions, and the stack limit (54001).  One arena per
  * case, destroyed at the end: LeakSanitizer checks that it owns everything.
  */
+#include "unit.h"
 #include "sql/parser.h"
 #include "sluice/strbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            failures++;                                                    \
-            fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fputc('\n', stderr);                                           \
-        }                                                                  \
-    } while (0)
 
 /* Prints an expression tree in a compact Lisp-like form, to compare shapes. */
 static void show(const Node *n, StrBuf *b)
@@ -248,10 +238,5 @@ int main(void)
     expect_error("select decimal + 1", "42601", 16, "syntax error at or near \"+\"");
     expect_error("SELECT 'abc", "42601", 8, NULL);
     test_deep_nesting();
-    if (failures) {
-        fprintf(stderr, "test_parse: %d failures\n", failures);
-        return 1;
-    }
-    printf("test_parse: ok\n");
-    return 0;
+    return unit_done("test_parse");
 }

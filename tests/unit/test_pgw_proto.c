@@ -3,21 +3,12 @@
  * (src/server/pgw_proto.c): lengths at and past every limit, startup packets
  * of every kind, and readers that overrun.
  */
+#include "unit.h"
 #include "server/pgw_proto.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-static int failures;
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                  \
-            failures++;                                                      \
-        }                                                                    \
-    } while (0)
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -132,10 +123,5 @@ int main(void)
     test_parse_startup();
     test_reader();
     test_build();
-    if (failures) {
-        fprintf(stderr, "test_pgw_proto: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_pgw_proto: ok\n");
-    return 0;
+    return unit_done("test_pgw_proto");
 }

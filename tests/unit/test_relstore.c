@@ -4,6 +4,7 @@
  * type, key order, stream appends and range scans across chunk boundaries,
  * end offsets and row ids recovered after the store is reopened.
  */
+#include "unit.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 
@@ -11,16 +12,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                  \
-            failures++;                                                      \
-        }                                                                    \
-    } while (0)
 
 static CatRelation *fake_relation(uint32_t oid, bool with_pk)
 {
@@ -189,11 +180,6 @@ int main(void)
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
-        failures++;
-    if (failures) {
-        fprintf(stderr, "test_relstore: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_relstore: ok\n");
-    return 0;
+        unit_failures++;
+    return unit_done("test_relstore");
 }

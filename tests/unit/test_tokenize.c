@@ -4,22 +4,12 @@
  * with their SQLSTATE and position.  Everything is allocated in one arena,
  * destroyed at the end, so LeakSanitizer proves nothing leaks.
  */
+#include "unit.h"
 #include "sql/parser.h"
 #include "sql.h"
 
 #include <stdio.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            failures++;                                                    \
-            fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fputc('\n', stderr);                                           \
-        }                                                                  \
-    } while (0)
 
 typedef struct Want {
     int         code;
@@ -134,10 +124,5 @@ int main(void)
     expect_error("SELECT E'\\uD800'", "42601", 16,
                  "invalid Unicode surrogate pair at or near \"'\"");
     expect_error("SELECT e'\\u12'", "42601", 10, "invalid Unicode escape");
-    if (failures) {
-        fprintf(stderr, "test_tokenize: %d failures\n", failures);
-        return 1;
-    }
-    printf("test_tokenize: ok\n");
-    return 0;
+    return unit_done("test_tokenize");
 }

@@ -3,6 +3,7 @@
  * reset), string buffers, lists and error records.  Run under LSan, it also
  * proves each frees what it holds.
  */
+#include "unit.h"
 #include "sluice/arena.h"
 #include "sluice/error.h"
 #include "sluice/list.h"
@@ -10,16 +11,6 @@
 
 #include <stdio.h>
 
-static int failures;
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                  \
-            failures++;                                                      \
-        }                                                                    \
-    } while (0)
 
 static void test_arena(void)
 {
@@ -96,10 +87,5 @@ int main(void)
     test_strbuf();
     test_list();
     test_error();
-    if (failures) {
-        fprintf(stderr, "test_util: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_util: ok\n");
-    return 0;
+    return unit_done("test_util");
 }
