@@ -30,6 +30,7 @@ typedef struct Options {
     int    max_connections;
     long   max_message_size;
     long   max_output_buffer;
+    int    authentication_timeout;
     bool   ssl;
     char  *ssl_cert_file;
     char  *ssl_key_file;
@@ -71,6 +72,8 @@ static void usage(FILE *f)
 "                             METHOD\" (repeatable; first match wins; given on the\n"
 "                             command line, they replace the config file's);\n"
 "                             without rules, loopback connections are trusted\n"
+"      --authentication-timeout=S  close a connection not through authentication\n"
+"                             S seconds after it was accepted (default 60)\n"
 "      --debug-loop-lag       measure the event loop's lag (10 ms timer) and log\n"
 "                             it at shutdown\n"
 "  -c, --config=FILE          read options from FILE; it may also hold users:\n"
@@ -172,6 +175,11 @@ static int set_option(Options *o, const char *name, const char *value)
             o->max_message_size = v;
         else
             o->max_output_buffer = v;
+    } else if (strcmp(key, "authentication_timeout") == 0) {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || v < 1 || v > 600)
+            return -1;
+        o->authentication_timeout = (int)v;
     } else if (strcmp(key, "ssl") == 0) {
         return parse_bool(value, &o->ssl);
     } else if (strcmp(key, "ssl_cert_file") == 0) {
@@ -317,6 +325,7 @@ static int parse_args(int argc, char **argv, Options *o)
         {"ssl-ca-file", required_argument, NULL, 9},
         {"hba", required_argument, NULL, 10},
         {"debug-loop-lag", no_argument, NULL, 11},
+        {"authentication-timeout", required_argument, NULL, 12},
         {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -406,6 +415,7 @@ int main(int argc, char **argv)
     o.max_connections = 1000;
     o.max_message_size = 64L << 20;
     o.max_output_buffer = 8L << 20;
+    o.authentication_timeout = 60;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         options_free(&o);
@@ -446,6 +456,7 @@ int main(int argc, char **argv)
         .max_connections = o.max_connections,
         .max_message_size = (size_t)o.max_message_size,
         .max_output_buffer = (size_t)o.max_output_buffer,
+        .authentication_timeout = o.authentication_timeout,
         .users = o.users,
         .nusers = o.nusers,
         .hba = (const char *const *)o.hba,

@@ -10,6 +10,11 @@
 #                     and sqllogictest-rs (cargo install, only when the installed
 #                     one is not the pinned version)
 #   deps_all          both
+#   deps_clients      the driver programs of tests/clients/: node-postgres (npm ci
+#                     from package-lock.json, only when node_modules is missing or
+#                     older than the lock), pgx (go mod download) and pgJDBC
+#                     (mvn compile, which fills ~/.m2); the driver tests also do
+#                     this themselves when it has not been done
 #
 # Each returns 0 when everything is in place and non-zero, with a message on stderr,
 # when it could not install something. Nothing is installed that is already there,
@@ -131,4 +136,30 @@ deps_test_tools() {
 
 deps_all() {
     deps_debian && deps_test_tools
+}
+
+# deps_clients: fetch what the driver tests under tests/clients/ need (see above).
+deps_clients() {
+    local rc=0 dir=tests/clients
+    if command -v npm >/dev/null 2>&1; then
+        if [ ! -d "$dir/node/node_modules/pg" ] ||
+            [ "$dir/node/package-lock.json" -nt "$dir/node/node_modules/.package-lock.json" ]; then
+            deps_log "npm ci in $dir/node"
+            (cd "$dir/node" && npm ci --no-audit --no-fund --loglevel=error) >&2 || rc=1
+        fi
+    else
+        deps_log "no npm: the node-postgres tests cannot run"
+        rc=1
+    fi
+    if command -v go >/dev/null 2>&1; then
+        (cd "$dir/go" && go mod download) >&2 || rc=1
+    else
+        deps_log "no go: the pgx tests cannot run"
+        rc=1
+    fi
+    if command -v mvn >/dev/null 2>&1; then
+        (cd "$dir/jdbc" && mvn -B -q compile dependency:build-classpath \
+            -Dmdep.outputFile=target/classpath.txt) >&2 || rc=1
+    fi
+    return $rc
 }

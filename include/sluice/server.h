@@ -34,6 +34,7 @@ typedef struct ServerConfig {
     int         max_connections;
     size_t      max_message_size;
     size_t      max_output_buffer;  /* stop reading a client past this */
+    int         authentication_timeout; /* seconds from accept to ready */
 
     /* Authentication (docs/operations.md).  hba: pg_hba.conf-like rules,
      * "TYPE DATABASE USER ADDRESS METHOD", first match wins; with none,

@@ -188,17 +188,16 @@ void conn_accept(Server *s)
         }
         snprintf(c->peer, sizeof(c->peer), "%s:%d", host, port);
     }
+    c->accepted_ms = uv_now(s->loop);
     c->pid = s->next_pid++;
     if (RAND_bytes((unsigned char *)&c->secret, sizeof(c->secret)) != 1)
         sl_panic("RAND_bytes failed");
     session_init(c);
     sl_log(LOG_DEBUG, "connection accepted", "peer=%s pid=%d", c->peer, c->pid);
-    if (s->nconns > s->cfg.max_connections) {
-        SlError e = {0};
-        sl_error(&e, ERRCODE_TOO_MANY_CONNECTIONS, "sorry, too many clients already");
-        session_send_error(c, &e, NULL, true);
-        sl_error_clear(&e);
-    }
+    /* Refused at its StartupMessage, after any SSL negotiation, as in
+     * PostgreSQL: a client that starts with SSLRequest expects 'S' or 'N'
+     * first.  A CancelRequest still goes through. */
+    c->too_many = s->nconns > s->cfg.max_connections;
     update_reading(c);
 }
 

@@ -72,6 +72,7 @@ struct Server {
     /* tls.c: NULL when ssl is off */
     struct ssl_ctx_st *ssl_ctx;
     LagProbe    *lag;
+    uv_timer_t   auth_timer;    /* closes connections past authentication_timeout */
 };
 
 typedef enum ConnPhase {
@@ -93,6 +94,7 @@ struct Conn {
     ConnPhase   phase;
     char        peer[64];
     struct sockaddr_storage peer_addr;
+    uint64_t    accepted_ms;    /* uv_now at accept, for authentication_timeout */
 
     /* input: bytes read but not yet consumed */
     uint8_t    *in;
@@ -100,6 +102,7 @@ struct Conn {
     size_t      in_cap;
     bool        reading;
     bool        close_after_flush;
+    bool        too_many;       /* past max_connections: refuse at startup */
 
     /* output: whole messages waiting for the next flush */
     StrBuf      out;

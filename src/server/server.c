@@ -7,6 +7,12 @@
  *   server_port   the bound port
  *   server_close  stop accepting, close all connections and handles
  *
+ * A 1 s sweep closes connections that are not through authentication
+ * authentication_timeout seconds after they were accepted (PostgreSQL's
+ * authentication_timeout): a client that sends half a startup packet, stops
+ * in the TLS handshake or the password exchange does not hold a slot for
+ * ever.
+ *
  * The loop lag probe is a 10 ms timer that records how late each firing
  * is: a statement or a flush that holds the loop shows up as lag.  Its
  * figures (maximum, mean, percentiles) are logged at shutdown.
@@ -29,6 +35,25 @@ static void on_connection(uv_stream_t *listener, int status)
 static void on_flush_check(uv_check_t *h)
 {
     conn_flush_all(h->data);
+}
+
+static void on_auth_sweep(uv_timer_t *t)
+{
+    Server *s = t->data;
+    uint64_t now = uv_now(s->loop), limit = (uint64_t)s->cfg.authentication_timeout * 1000;
+    for (Conn *c = s->conns, *next; c != NULL; c = next) {
+        next = c->next;
+        if ((c->phase != PHASE_STARTUP && c->phase != PHASE_AUTH) || c->close_after_flush ||
+            now - c->accepted_ms < limit)
+            continue;
+        if (c->ssl != NULL && !c->tls_up) {
+            sl_log(LOG_INFO, "connection closed", "peer=%s reason=\"%s\"", c->peer,
+                   "authentication timeout during the TLS handshake");
+            conn_close(c);
+        } else {
+            session_fatal(c, ERRCODE_QUERY_CANCELED, "canceling authentication due to timeout");
+        }
+    }
 }
 
 static void on_lag_timer(uv_timer_t *t)
@@ -157,6 +182,12 @@ Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
     uv_check_start(&s->flush_check, on_flush_check);
     /* The check handle must not keep the loop alive on its own. */
     uv_unref((uv_handle_t *)&s->flush_check);
+    if (s->cfg.authentication_timeout <= 0)
+        s->cfg.authentication_timeout = 60;
+    uv_timer_init(loop, &s->auth_timer);
+    s->auth_timer.data = s;
+    uv_timer_start(&s->auth_timer, on_auth_sweep, 1000, 1000);
+    uv_unref((uv_handle_t *)&s->auth_timer);
     if (cfg->debug_loop_lag)
         lag_start(s);
     return s;
@@ -196,7 +227,9 @@ void server_close(Server *s, server_close_cb cb)
 {
     s->closing = true;
     s->close_cb = cb;
-    s->pending_closes = 2;
+    s->pending_closes = 3;
+    uv_timer_stop(&s->auth_timer);
+    uv_close((uv_handle_t *)&s->auth_timer, on_handle_closed);
     uv_close((uv_handle_t *)&s->listener, on_handle_closed);
     uv_check_stop(&s->flush_check);
     uv_close((uv_handle_t *)&s->flush_check, on_handle_closed);

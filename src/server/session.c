@@ -829,6 +829,10 @@ static void startup(Conn *c, const PgwStartup *st)
         else if (strcmp(st->names[i], "application_name") == 0)
             appname = st->values[i];
     }
+    if (c->too_many) {
+        fatal(c, ERRCODE_TOO_MANY_CONNECTIONS, "sorry, too many clients already");
+        return;
+    }
     if (user == NULL || *user == '\0') {
         fatal(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
               "no PostgreSQL user name specified in startup packet");

@@ -1,0 +1,65 @@
+"""pgJDBC (org.postgresql:postgresql, pinned in tests/clients/jdbc/pom.xml)
+against sluiced: every authentication method over plain TCP and TLS
+(verify-full), in three modes (extended with prepareThreshold, server-prepared
+with binary results from the first execution, the simple protocol), typed
+parameters and results, a fetch size (Execute row limits), transactions with
+25P02, typed errors, and a refused wrong password.
+
+Maven compiles the class and writes the classpath once (offline, from
+~/.m2, which tools/deps.sh deps_clients fills); it runs again only when the
+pom or the source is newer than the compiled class.
+"""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from drivers import assert_case, run_driver
+from matrix import CASE_IDS, CASES, client_server  # noqa: F401 (fixture)
+from conftest import USERS
+
+JDBC_DIR = Path(__file__).parent / "jdbc"
+SOURCE = JDBC_DIR / "src" / "main" / "java" / "sluice" / "JdbcClient.java"
+CLASS = JDBC_DIR / "target" / "classes" / "sluice" / "JdbcClient.class"
+CLASSPATH = JDBC_DIR / "target" / "classpath.txt"
+
+
+def build():
+    newest = max(SOURCE.stat().st_mtime, (JDBC_DIR / "pom.xml").stat().st_mtime)
+    if (CLASS.exists() and CLASSPATH.exists() and CLASS.stat().st_mtime >= newest
+            and CLASSPATH.stat().st_mtime >= newest):
+        return
+    cmd = ["mvn", "-B", "-q", "compile", "dependency:build-classpath",
+           f"-Dmdep.outputFile={CLASSPATH}"]
+    res = subprocess.run(["mvn", "-o", *cmd[1:]], cwd=JDBC_DIR, capture_output=True,
+                         text=True, timeout=600, stdin=subprocess.DEVNULL)
+    if res.returncode != 0:     # not all in ~/.m2 yet: let Maven fetch it
+        res = subprocess.run(cmd, cwd=JDBC_DIR, capture_output=True, text=True,
+                             timeout=600, stdin=subprocess.DEVNULL)
+    if res.returncode != 0:
+        pytest.fail(f"mvn failed:\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}")
+    CLASS.touch()
+
+
+@pytest.fixture(scope="module")
+def jdbc_results(client_server):
+    if shutil.which("java") is None or shutil.which("mvn") is None:
+        pytest.skip("java or mvn is not installed")
+    build()
+    cp = f"{JDBC_DIR / 'target' / 'classes'}:{CLASSPATH.read_text().strip()}"
+    return run_driver(["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", cp,
+                       "sluice.JdbcClient"], client_server, JDBC_DIR)
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("user,transport", CASES, ids=CASE_IDS)
+def test_jdbc(jdbc_results, user, transport):
+    assert_case(jdbc_results, f"{USERS[user][0]}-{transport}",
+                ["extended", "binary", "simple"])
+
+
+@pytest.mark.parametrize("user", [u for u in USERS if USERS[u][0] != "trust"])
+def test_jdbc_wrong_password(jdbc_results, user):
+    assert_case(jdbc_results, f"{USERS[user][0]}-plain-wrong-password", ["refused"])
