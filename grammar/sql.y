@@ -49,20 +49,29 @@
   |FROM|GREATEST|GROUP|HAVING|ILIKE|IN|INT|INTEGER|INTERVAL|IS|ISNULL|LEAST
   |LIKE|LIMIT|NOT|NOTNULL|NULL|NULLIF|NUMERIC|OFFSET|ON|OR|ORDER|PRECISION
   |REAL|SELECT|SMALLINT|SYMMETRIC|THEN|TIME|TIMESTAMP|TO|TRUE|VALUES|VARCHAR
-  |WHEN|WHERE|WITH.
+  |WHEN|WHERE|WITH|ANALYZE|ASC|CHECK|CONSTRAINT|CROSS|DEFAULT|DESC|DO|EXCEPT
+  |EXISTS|FOR|FOREIGN|FULL|INNER|INTERSECT|INTO|JOIN|LEFT|NATURAL|OUTER|PRIMARY
+  |REFERENCES|RETURNING|RIGHT|TABLE|UNION|UNIQUE|USING
+  |BOTH|CURRENT_DATE|CURRENT_TIMESTAMP|EXTRACT|LEADING|LOCALTIMESTAMP|POSITION
+  |SUBSTRING|TRAILING|TRIM.
 
 /* The unreserved keywords: a name wherever a keyword cannot be. */
 %fallback ID ABORT ALTER BEGIN BY COMMIT COPY CREATE DAY DEALLOCATE DELETE
       DISCARD DOUBLE DROP ESCAPE EXECUTE EXPLAIN HOUR INSERT LISTEN LOCAL
       MINUTE MONTH PREPARE RESET ROLLBACK SECOND SESSION SET SHOW SINK START
       STREAM SUBSCRIBE TRANSACTION TRIGGER TRUNCATE UNKNOWN UPDATE VARYING
-      WATERMARK WINDOW WITHOUT WORK YEAR ZONE.
+      WATERMARK WINDOW WITHOUT WORK YEAR ZONE
+      CASCADE CONFLICT CONTINUOUS FILTER FIRST IF KEY LAST NOTHING NULLS PAUSE
+      QUERY RECURSIVE REPLACE RESTRICT RESUME
+      AT.
 
 /* Anything at all: the words after SET, or after a statement we recognise
  * only by its first word. */
 %wildcard ANYTOKEN.
 
 /* gram.y's precedence, lowest first. */
+%left UNION EXCEPT.
+%left INTERSECT.
 %left OR.
 %left AND.
 %right NOT.
@@ -74,9 +83,11 @@
 %left PLUS MINUS.
 %left STAR SLASH PERCENT.
 %left CARET.
+%left AT.
 %right UMINUS.
 %left LBRACKET RBRACKET.
 %left LP RP.
+%left JOIN CROSS LEFT FULL RIGHT INNER NATURAL.
 %left TYPECAST.
 %left DOT.
 
@@ -89,8 +100,23 @@ stmt_semi ::= SEMI.
 stmt_semi ::= stmt(S) SEMI(T). { parse_add_stmt(p, S, &T); }
 
 stmt(A) ::= select_stmt(X). { A = X; }
+stmt(A) ::= insert_stmt(X). { A = X; }
+stmt(A) ::= update_stmt(X). { A = X; }
+stmt(A) ::= delete_stmt(X). { A = X; }
+stmt(A) ::= create_stmt(X). { A = X; }
+stmt(A) ::= drop_stmt(X). { A = X; }
+stmt(A) ::= explain_stmt(X). { A = X; }
 stmt(A) ::= transaction_stmt(X). { A = X; }
 stmt(A) ::= SET(T) opt_set_scope set_name(N) anything. { A = make_variable_set(p, &T, &N); }
+stmt(A) ::= RESET(T) set_name(N) anything. { A = make_variable_reset(p, &T, N.z); }
+stmt(A) ::= RESET(T) ALL. { A = make_variable_reset(p, &T, "all"); }
+stmt(A) ::= SHOW(T) set_name(N) anything. { A = make_show(p, &T, N.z); }
+stmt(A) ::= SHOW(T) ALL. { A = make_show(p, &T, "all"); }
+stmt(A) ::= SUBSCRIBE(T) name_list(N). { A = make_subscribe(p, &T, N); }
+stmt(A) ::= ALTER(T) CONTINUOUS QUERY name_list(N) PAUSE. { A = make_alter_cq(p, &T, N, true); }
+stmt(A) ::= ALTER(T) CONTINUOUS QUERY name_list(N) RESUME. { A = make_alter_cq(p, &T, N, false); }
+stmt(A) ::= ALTER(T) ID(X) anything. { A = make_unsupported2(p, &T, &X); }
+stmt(A) ::= ALTER(T) TABLE(X) anything. { A = make_unsupported2(p, &T, &X); }
 stmt(A) ::= unsupported_kw(T) anything. { A = make_unsupported(p, &T); }
 
 %type set_name {Token}
@@ -104,24 +130,13 @@ anything ::= .
 anything ::= anything ANYTOKEN.
 
 %type unsupported_kw {Token}
-unsupported_kw(A) ::= CREATE(X). { A = X; }
-unsupported_kw(A) ::= DROP(X). { A = X; }
-unsupported_kw(A) ::= ALTER(X). { A = X; }
-unsupported_kw(A) ::= INSERT(X). { A = X; }
-unsupported_kw(A) ::= UPDATE(X). { A = X; }
-unsupported_kw(A) ::= DELETE(X). { A = X; }
-unsupported_kw(A) ::= SHOW(X). { A = X; }
-unsupported_kw(A) ::= RESET(X). { A = X; }
 unsupported_kw(A) ::= COPY(X). { A = X; }
-unsupported_kw(A) ::= EXPLAIN(X). { A = X; }
-unsupported_kw(A) ::= SUBSCRIBE(X). { A = X; }
 unsupported_kw(A) ::= DISCARD(X). { A = X; }
 unsupported_kw(A) ::= PREPARE(X). { A = X; }
 unsupported_kw(A) ::= EXECUTE(X). { A = X; }
 unsupported_kw(A) ::= DEALLOCATE(X). { A = X; }
 unsupported_kw(A) ::= TRUNCATE(X). { A = X; }
 unsupported_kw(A) ::= LISTEN(X). { A = X; }
-unsupported_kw(A) ::= VALUES(X). { A = X; }
 
 /* BEGIN [WORK|TRANSACTION], START TRANSACTION, COMMIT, END, ROLLBACK, ABORT */
 transaction_stmt(A) ::= BEGIN(T) opt_transaction anything. { A = make_transaction(p, &T, TRANS_BEGIN); }
@@ -134,13 +149,233 @@ opt_transaction ::= .
 opt_transaction ::= WORK.
 opt_transaction ::= TRANSACTION.
 
-/* SELECT [DISTINCT|ALL] targets [FROM ...] [WHERE ...] [GROUP BY ...] [HAVING ...] */
-select_stmt(A) ::= SELECT(S) opt_distinct(D) target_list(T) from_clause(F) where_clause(W) group_clause(G) having_clause(H). { A = make_select(p, S.offset, D, T, F, W, G, H); }
+/* ------------------------------------------------------------------- DDL */
 
-%type opt_distinct {bool}
-opt_distinct(A) ::= . { A = false; }
-opt_distinct(A) ::= ALL. { A = false; }
-opt_distinct(A) ::= DISTINCT. { A = true; }
+/* CREATE TABLE | STREAM [IF NOT EXISTS] name (elements) [WITH (options)],
+ * CREATE SINK name WITH (options),
+ * CREATE [OR REPLACE] CONTINUOUS QUERY name [INTO target] [WITH (...)] AS query */
+create_stmt(A) ::= CREATE(T) TABLE opt_if_not_exists(E) name_list(N) LP table_elts(L) RP opt_with_options(O). { A = make_create(p, &T, OBJECT_TABLE, E, N, L, O); }
+create_stmt(A) ::= CREATE(T) STREAM opt_if_not_exists(E) name_list(N) LP table_elts(L) RP opt_with_options(O). { A = make_create(p, &T, OBJECT_STREAM, E, N, L, O); }
+create_stmt(A) ::= CREATE(T) SINK opt_if_not_exists(E) name_list(N) opt_with_options(O). { A = make_create(p, &T, OBJECT_SINK, E, N, NULL, O); }
+/* CONTINUOUS follows CREATE in the rule itself: after an optional OR
+ * REPLACE, Lemon would shift the unreserved CONTINUOUS as the ID of
+ * "CREATE ID anything" (its %fallback comes before a default reduce). */
+create_stmt(A) ::= CREATE(T) CONTINUOUS QUERY opt_if_not_exists(E) name_list(N) opt_into(I) opt_with_options(O) AS select_stmt(S). { A = make_create_cq(p, &T, false, E, N, I, O, S); }
+create_stmt(A) ::= CREATE(T) OR REPLACE CONTINUOUS QUERY opt_if_not_exists(E) name_list(N) opt_into(I) opt_with_options(O) AS select_stmt(S). { A = make_create_cq(p, &T, true, E, N, I, O, S); }
+create_stmt(A) ::= CREATE(T) ID(X) anything. { A = make_unsupported2(p, &T, &X); }
+create_stmt(A) ::= CREATE(T) UNIQUE(X) anything. { A = make_unsupported2(p, &T, &X); }
+
+%type opt_if_not_exists {bool}
+opt_if_not_exists(A) ::= . { A = false; }
+opt_if_not_exists(A) ::= IF NOT EXISTS. { A = true; }
+%type opt_if_exists {bool}
+opt_if_exists(A) ::= . { A = false; }
+opt_if_exists(A) ::= IF EXISTS. { A = true; }
+opt_into(A) ::= . { A = NULL; }
+opt_into(A) ::= INTO name_list(N). { A = make_range_var(p, N, NULL); }
+
+%type table_elts {List *}
+table_elts(A) ::= table_elt(X). { A = make_list1(p, X); }
+table_elts(A) ::= table_elts(L) COMMA table_elt(X). { A = make_list_append(p, L, X); }
+table_elt(A) ::= ID(N) typename(T) col_constraints(C). { A = make_column_def(p, &N, T, C); }
+table_elt(A) ::= table_constraint(X). { A = X; }
+table_elt(A) ::= CONSTRAINT ID table_constraint(X). { A = X; }
+table_elt(A) ::= WATERMARK(W) FOR ID(C) AS a_expr(E). { A = make_watermark(p, &W, &C, E); }
+/* a column named watermark (the rule above takes the keyword first) */
+table_elt(A) ::= WATERMARK(N) typename(T) col_constraints(C). { A = make_column_def(p, &N, T, C); }
+
+table_constraint(A) ::= PRIMARY(T) KEY LP column_ref_list(L) RP. { A = make_constraint(p, CONSTR_PRIMARY, T.offset, L); }
+table_constraint(A) ::= UNIQUE(T) LP column_ref_list(L) RP. { A = make_constraint(p, CONSTR_UNIQUE, T.offset, L); }
+table_constraint(A) ::= CHECK(T) LP a_expr RP. { A = make_constraint(p, CONSTR_CHECK, T.offset, NULL); }
+table_constraint(A) ::= FOREIGN(T) KEY LP column_ref_list RP REFERENCES anything. { A = make_constraint(p, CONSTR_FOREIGN, T.offset, NULL); }
+
+%type column_ref_list {List *}
+column_ref_list(A) ::= ID(X). { A = make_list1(p, make_column_ref(p, make_name_list(p, &X))); }
+column_ref_list(A) ::= column_ref_list(L) COMMA ID(X). { A = make_list_append(p, L, make_column_ref(p, make_name_list(p, &X))); }
+
+%type col_constraints {List *}
+col_constraints(A) ::= . { A = NULL; }
+col_constraints(A) ::= col_constraints(L) col_constraint(X). { A = make_list_append(p, L, X); }
+col_constraint(A) ::= CONSTRAINT ID col_constraint(X). { A = X; }
+col_constraint(A) ::= NOT(T) NULL. { A = make_constraint(p, CONSTR_NOTNULL, T.offset, NULL); }
+col_constraint(A) ::= NULL(T). { A = make_constraint(p, CONSTR_NULL, T.offset, NULL); }
+col_constraint(A) ::= PRIMARY(T) KEY. { A = make_constraint(p, CONSTR_PRIMARY, T.offset, NULL); }
+col_constraint(A) ::= UNIQUE(T). { A = make_constraint(p, CONSTR_UNIQUE, T.offset, NULL); }
+col_constraint(A) ::= CHECK(T) LP a_expr RP. { A = make_constraint(p, CONSTR_CHECK, T.offset, NULL); }
+col_constraint(A) ::= DEFAULT(T) b_expr. { A = make_constraint(p, CONSTR_DEFAULT, T.offset, NULL); }
+col_constraint(A) ::= REFERENCES(T) name_list opt_ref_cols. { A = make_constraint(p, CONSTR_FOREIGN, T.offset, NULL); }
+opt_ref_cols ::= .
+opt_ref_cols ::= LP column_ref_list RP.
+
+%type opt_with_options {List *}
+opt_with_options(A) ::= . { A = NULL; }
+opt_with_options(A) ::= WITH LP def_list(L) RP. { A = L; }
+%type def_list {List *}
+def_list(A) ::= def_elem(X). { A = make_list1(p, X); }
+def_list(A) ::= def_list(L) COMMA def_elem(X). { A = make_list_append(p, L, X); }
+def_elem(A) ::= col_label(N) EQ def_arg(V). { A = make_def_elem(p, &N, V); }
+def_elem(A) ::= col_label(N). { A = make_def_elem(p, &N, NULL); }
+def_arg(A) ::= STRING(X). { A = make_string(p, &X); }
+def_arg(A) ::= ICONST(X). { A = make_integer(p, &X); }
+def_arg(A) ::= FCONST(X). { A = make_decimal(p, &X); }
+def_arg(A) ::= MINUS(O) ICONST(X). { A = make_negate(p, make_integer(p, &X), O.offset); }
+def_arg(A) ::= MINUS(O) FCONST(X). { A = make_negate(p, make_decimal(p, &X), O.offset); }
+def_arg(A) ::= TRUE(X). { A = make_bool_const(p, &X, true); }
+def_arg(A) ::= FALSE(X). { A = make_bool_const(p, &X, false); }
+def_arg(A) ::= ID(X). { A = make_column_ref(p, make_name_list(p, &X)); }
+
+/* DROP TABLE | STREAM | SINK | CONTINUOUS QUERY [IF EXISTS] name, ... [CASCADE | RESTRICT] */
+drop_stmt(A) ::= DROP(T) drop_kind(K) opt_if_exists(E) relation_list(L) opt_drop_behavior(B). { A = make_drop(p, &T, K, E, L, B); }
+drop_stmt(A) ::= DROP(T) ID(X) anything. { A = make_unsupported2(p, &T, &X); }
+%type drop_kind {ObjectKind}
+drop_kind(A) ::= TABLE. { A = OBJECT_TABLE; }
+drop_kind(A) ::= STREAM. { A = OBJECT_STREAM; }
+drop_kind(A) ::= SINK. { A = OBJECT_SINK; }
+drop_kind(A) ::= CONTINUOUS QUERY. { A = OBJECT_QUERY; }
+%type relation_list {List *}
+relation_list(A) ::= name_list(N). { A = make_list1(p, make_range_var(p, N, NULL)); }
+relation_list(A) ::= relation_list(L) COMMA name_list(N). { A = make_list_append(p, L, make_range_var(p, N, NULL)); }
+%type opt_drop_behavior {bool}
+opt_drop_behavior(A) ::= . { A = false; }
+opt_drop_behavior(A) ::= CASCADE. { A = true; }
+opt_drop_behavior(A) ::= RESTRICT. { A = false; }
+
+/* EXPLAIN [ANALYZE] stmt, EXPLAIN CONTINUOUS QUERY name */
+explain_stmt(A) ::= EXPLAIN(T) explainable_stmt(S). { A = make_explain(p, &T, S, false); }
+explain_stmt(A) ::= EXPLAIN(T) ANALYZE explainable_stmt(S). { A = make_explain(p, &T, S, true); }
+explain_stmt(A) ::= EXPLAIN(T) CONTINUOUS QUERY name_list(N). { A = make_explain_cq(p, &T, N); }
+explainable_stmt(A) ::= select_stmt(X). { A = X; }
+explainable_stmt(A) ::= insert_stmt(X). { A = X; }
+explainable_stmt(A) ::= update_stmt(X). { A = X; }
+explainable_stmt(A) ::= delete_stmt(X). { A = X; }
+
+/* ------------------------------------------------------------------- DML */
+
+/* INSERT INTO name [AS alias] [(cols)] query | DEFAULT VALUES
+ *   [ON CONFLICT [(cols)] DO NOTHING | DO UPDATE SET ... [WHERE ...]]
+ *   [RETURNING targets] */
+insert_stmt(A) ::= INSERT(T) INTO insert_target(R) select_stmt(S) opt_on_conflict(O) returning_clause(X). { A = make_insert(p, &T, R, NULL, S, O, X); }
+insert_stmt(A) ::= INSERT(T) INTO insert_target(R) LP insert_col_list(C) RP select_stmt(S) opt_on_conflict(O) returning_clause(X). { A = make_insert(p, &T, R, C, S, O, X); }
+insert_stmt(A) ::= INSERT(T) INTO insert_target(R) DEFAULT VALUES opt_on_conflict(O) returning_clause(X). { A = make_insert(p, &T, R, NULL, NULL, O, X); }
+insert_target(A) ::= name_list(N). { A = make_range_var(p, N, NULL); }
+insert_target(A) ::= name_list(N) AS ID(X). { A = make_range_var(p, N, &X); }
+%type insert_col_list {List *}
+insert_col_list(A) ::= ID(X). { A = make_list1(p, make_set_target(p, &X, NULL)); }
+insert_col_list(A) ::= insert_col_list(L) COMMA ID(X). { A = make_list_append(p, L, make_set_target(p, &X, NULL)); }
+
+opt_on_conflict(A) ::= . { A = NULL; }
+opt_on_conflict(A) ::= ON(T) CONFLICT opt_conf_expr(I) DO NOTHING. { A = make_on_conflict(p, &T, ONCONFLICT_NOTHING, I, NULL, NULL); }
+opt_on_conflict(A) ::= ON(T) CONFLICT opt_conf_expr(I) DO UPDATE SET set_clause_list(L) where_clause(W). { A = make_on_conflict(p, &T, ONCONFLICT_UPDATE, I, L, W); }
+%type opt_conf_expr {List *}
+opt_conf_expr(A) ::= . { A = NULL; }
+opt_conf_expr(A) ::= LP column_ref_list(L) RP. { A = L; }
+
+%type returning_clause {List *}
+returning_clause(A) ::= . { A = NULL; }
+returning_clause(A) ::= RETURNING target_list1(L). { A = L; }
+
+%type set_clause_list {List *}
+set_clause_list(A) ::= set_clause(X). { A = make_list1(p, X); }
+set_clause_list(A) ::= set_clause_list(L) COMMA set_clause(X). { A = make_list_append(p, L, X); }
+set_clause(A) ::= ID(C) EQ a_expr(E). { A = make_set_target(p, &C, E); }
+
+/* UPDATE name [[AS] alias] SET col = expr, ... [FROM ...] [WHERE ...] [RETURNING ...] */
+/* The alias is spelled out in each rule so that SET is always shifted as
+ * SET: with an optional alias, Lemon would take the unreserved SET as the
+ * alias (its %fallback to ID comes before a default reduce). */
+update_stmt(A) ::= UPDATE(T) name_list(N) SET set_clause_list(L) from_clause(F) where_clause(W) returning_clause(X). { A = make_update(p, &T, make_range_var(p, N, NULL), L, F, W, X); }
+update_stmt(A) ::= UPDATE(T) name_list(N) ID(Y) SET set_clause_list(L) from_clause(F) where_clause(W) returning_clause(X). { A = make_update(p, &T, make_range_var(p, N, &Y), L, F, W, X); }
+update_stmt(A) ::= UPDATE(T) name_list(N) AS ID(Y) SET set_clause_list(L) from_clause(F) where_clause(W) returning_clause(X). { A = make_update(p, &T, make_range_var(p, N, &Y), L, F, W, X); }
+/* DELETE FROM name [[AS] alias] [USING ...] [WHERE ...] [RETURNING ...] */
+delete_stmt(A) ::= DELETE(T) FROM relation_expr_opt_alias(R) using_clause(U) where_clause(W) returning_clause(X). { A = make_delete(p, &T, R, U, W, X); }
+%type using_clause {List *}
+using_clause(A) ::= . { A = NULL; }
+using_clause(A) ::= USING from_list(L). { A = L; }
+relation_expr_opt_alias(A) ::= name_list(N). { A = make_range_var(p, N, NULL); }
+relation_expr_opt_alias(A) ::= name_list(N) ID(X). { A = make_range_var(p, N, &X); }
+relation_expr_opt_alias(A) ::= name_list(N) AS ID(X). { A = make_range_var(p, N, &X); }
+
+/* ----------------------------------------------------------------- SELECT */
+
+/* gram.y's shape: a select_no_parens may carry ORDER BY / LIMIT / WITH;
+ * select_clause is what a set operation combines. */
+select_stmt(A) ::= select_no_parens(X). { A = X; }
+select_stmt(A) ::= select_with_parens(X). { A = X; }
+
+select_with_parens(A) ::= LP(L) select_no_parens(X) RP. { A = select_set_parens(p, X, L.offset); }
+select_with_parens(A) ::= LP(L) select_with_parens(X) RP. { A = select_set_parens(p, X, L.offset); }
+
+select_no_parens(A) ::= simple_select(X). { A = X; }
+select_no_parens(A) ::= select_clause(X) sort_clause(S). { A = select_set_sort(p, X, S); }
+select_no_parens(A) ::= select_clause(X) opt_sort_clause(S) select_limit(L). { A = select_set_limit(p, select_set_sort(p, X, S), L); }
+select_no_parens(A) ::= with_clause(W) select_clause(X). { A = select_set_with(p, X, W); }
+select_no_parens(A) ::= with_clause(W) select_clause(X) sort_clause(S). { A = select_set_with(p, select_set_sort(p, X, S), W); }
+select_no_parens(A) ::= with_clause(W) select_clause(X) opt_sort_clause(S) select_limit(L). { A = select_set_with(p, select_set_limit(p, select_set_sort(p, X, S), L), W); }
+
+select_clause(A) ::= simple_select(X). { A = X; }
+select_clause(A) ::= select_with_parens(X). { A = X; }
+
+/* SELECT [DISTINCT [ON (...)] | ALL] targets [FROM ...] [WHERE ...]
+ *   [GROUP BY ...] [HAVING ...]; VALUES (...), ...; set operations */
+simple_select(A) ::= SELECT(S) opt_all target_list(T) from_clause(F) where_clause(W) group_clause(G) having_clause(H). { A = make_select(p, S.offset, false, T, F, W, G, H); }
+simple_select(A) ::= SELECT(S) DISTINCT target_list1(T) from_clause(F) where_clause(W) group_clause(G) having_clause(H). { A = make_select(p, S.offset, true, T, F, W, G, H); }
+simple_select(A) ::= SELECT(S) DISTINCT ON LP expr_list(O) RP target_list1(T) from_clause(F) where_clause(W) group_clause(G) having_clause(H). { A = select_set_distinct_on(p, make_select(p, S.offset, true, T, F, W, G, H), O); }
+simple_select(A) ::= values_clause(X). { A = X; }
+simple_select(A) ::= select_clause(L) UNION set_quantifier(Q) select_clause(R). { A = make_setop(p, SETOP_UNION, Q, L, R); }
+simple_select(A) ::= select_clause(L) INTERSECT set_quantifier(Q) select_clause(R). { A = make_setop(p, SETOP_INTERSECT, Q, L, R); }
+simple_select(A) ::= select_clause(L) EXCEPT set_quantifier(Q) select_clause(R). { A = make_setop(p, SETOP_EXCEPT, Q, L, R); }
+
+%type set_quantifier {bool}
+set_quantifier(A) ::= . { A = false; }
+set_quantifier(A) ::= ALL. { A = true; }
+set_quantifier(A) ::= DISTINCT. { A = false; }
+
+values_clause(A) ::= VALUES(V) LP expr_list(L) RP. { A = make_values(p, V.offset, L); }
+values_clause(A) ::= values_clause(X) COMMA LP expr_list(L) RP. { A = values_add_row(p, X, L); }
+
+%type with_clause {WithSpec}
+with_clause(A) ::= WITH(T) cte_list(L). { A.ctes = L; A.recursive = false; A.loc = T.offset; }
+with_clause(A) ::= WITH(T) RECURSIVE cte_list(L). { A.ctes = L; A.recursive = true; A.loc = T.offset; }
+%type cte_list {List *}
+cte_list(A) ::= common_table_expr(X). { A = make_list1(p, X); }
+cte_list(A) ::= cte_list(L) COMMA common_table_expr(X). { A = make_list_append(p, L, X); }
+common_table_expr(A) ::= ID(N) opt_name_list(C) AS select_with_parens(Q). { A = make_cte(p, &N, C, Q); }
+%type opt_name_list {List *}
+opt_name_list(A) ::= . { A = NULL; }
+opt_name_list(A) ::= LP name_strs(L) RP. { A = L; }
+%type name_strs {List *}
+name_strs(A) ::= ID(X). { A = make_name_strs(p, NULL, &X); }
+name_strs(A) ::= name_strs(L) COMMA ID(X). { A = make_name_strs(p, L, &X); }
+
+%type sort_clause {List *}
+sort_clause(A) ::= ORDER BY sortby_list(L). { A = L; }
+%type opt_sort_clause {List *}
+opt_sort_clause(A) ::= . { A = NULL; }
+opt_sort_clause(A) ::= sort_clause(X). { A = X; }
+%type sortby_list {List *}
+sortby_list(A) ::= sortby(X). { A = make_list1(p, X); }
+sortby_list(A) ::= sortby_list(L) COMMA sortby(X). { A = make_list_append(p, L, X); }
+sortby(A) ::= a_expr(X) opt_asc_desc(D) opt_nulls_order(N). { A = make_sort_by(p, X, D, N); }
+%type opt_asc_desc {SortDir}
+opt_asc_desc(A) ::= . { A = SORT_DEFAULT; }
+opt_asc_desc(A) ::= ASC. { A = SORT_ASC; }
+opt_asc_desc(A) ::= DESC. { A = SORT_DESC; }
+%type opt_nulls_order {SortNulls}
+opt_nulls_order(A) ::= . { A = NULLS_DEFAULT; }
+opt_nulls_order(A) ::= NULLS FIRST. { A = NULLS_FIRST; }
+opt_nulls_order(A) ::= NULLS LAST. { A = NULLS_LAST; }
+
+%type select_limit {LimitSpec}
+select_limit(A) ::= limit_clause(L). { A.limit = L; A.offset = NULL; }
+select_limit(A) ::= offset_clause(O). { A.limit = NULL; A.offset = O; }
+select_limit(A) ::= limit_clause(L) offset_clause(O). { A.limit = L; A.offset = O; }
+select_limit(A) ::= offset_clause(O) limit_clause(L). { A.limit = L; A.offset = O; }
+limit_clause(A) ::= LIMIT a_expr(X). { A = X; }
+limit_clause(A) ::= LIMIT ALL. { A = NULL; }
+offset_clause(A) ::= OFFSET a_expr(X). { A = X; }
+
+opt_all ::= .
+opt_all ::= ALL.
 
 %type target_list {List *}
 target_list(A) ::= . { A = NULL; }
@@ -161,9 +396,39 @@ from_clause(A) ::= FROM from_list(X). { A = X; }
 %type from_list {List *}
 from_list(A) ::= table_ref(X). { A = make_list1(p, X); }
 from_list(A) ::= from_list(L) COMMA table_ref(X). { A = make_list_append(p, L, X); }
-table_ref(A) ::= name_list(N). { A = make_range_var(p, N, NULL); }
-table_ref(A) ::= name_list(N) ID(X). { A = make_range_var(p, N, &X); }
-table_ref(A) ::= name_list(N) AS col_label(X). { A = make_range_var(p, N, &X); }
+
+table_ref(A) ::= name_list(N) opt_alias_clause(X). { A = make_range_var_alias(p, N, X); }
+table_ref(A) ::= select_with_parens(S) opt_alias_clause(X). { A = make_range_subselect(p, S, X, ((SelectStmt *)S)->paren_loc); }
+table_ref(A) ::= joined_table(J). { A = J; }
+table_ref(A) ::= LP joined_table(J) RP alias_clause(X). { A = join_set_alias(p, J, X); }
+
+joined_table(A) ::= LP joined_table(J) RP. { A = J; }
+joined_table(A) ::= table_ref(L) CROSS JOIN table_ref(R). { JoinQual q = {NULL, NULL}; A = make_join(p, JOIN_CROSS, false, L, R, q); }
+joined_table(A) ::= table_ref(L) join_type(T) JOIN table_ref(R) join_qual(Q). { A = make_join(p, T, false, L, R, Q); }
+joined_table(A) ::= table_ref(L) JOIN table_ref(R) join_qual(Q). { A = make_join(p, JOIN_INNER, false, L, R, Q); }
+joined_table(A) ::= table_ref(L) NATURAL join_type(T) JOIN table_ref(R). { JoinQual q = {NULL, NULL}; A = make_join(p, T, true, L, R, q); }
+joined_table(A) ::= table_ref(L) NATURAL JOIN table_ref(R). { JoinQual q = {NULL, NULL}; A = make_join(p, JOIN_INNER, true, L, R, q); }
+
+%type join_type {JoinType}
+join_type(A) ::= FULL opt_outer. { A = JOIN_FULL; }
+join_type(A) ::= LEFT opt_outer. { A = JOIN_LEFT; }
+join_type(A) ::= RIGHT opt_outer. { A = JOIN_RIGHT; }
+join_type(A) ::= INNER. { A = JOIN_INNER; }
+opt_outer ::= .
+opt_outer ::= OUTER.
+
+%type join_qual {JoinQual}
+join_qual(A) ::= USING LP name_strs(L) RP. { A.using_names = L; A.on = NULL; }
+join_qual(A) ::= ON a_expr(X). { A.using_names = NULL; A.on = X; }
+
+%type alias_clause {AliasSpec}
+alias_clause(A) ::= AS col_label(N) LP name_strs(L) RP. { A.name = N.z; A.cols = L; }
+alias_clause(A) ::= AS col_label(N). { A.name = N.z; A.cols = NULL; }
+alias_clause(A) ::= ID(N) LP name_strs(L) RP. { A.name = N.z; A.cols = L; }
+alias_clause(A) ::= ID(N). { A.name = N.z; A.cols = NULL; }
+%type opt_alias_clause {AliasSpec}
+opt_alias_clause(A) ::= . { A.name = NULL; A.cols = NULL; }
+opt_alias_clause(A) ::= alias_clause(X). { A = X; }
 
 where_clause(A) ::= . { A = NULL; }
 where_clause(A) ::= WHERE a_expr(X). { A = X; }
@@ -234,6 +499,9 @@ a_expr(A) ::= a_expr(X) BETWEEN(O) SYMMETRIC b_expr(L) AND a_expr(H). [BETWEEN] 
 a_expr(A) ::= a_expr(X) NOT_LA(O) BETWEEN SYMMETRIC b_expr(L) AND a_expr(H). [NOT_LA] { A = make_between(p, AEXPR_NOT_BETWEEN_SYM, X, L, H, O.offset); }
 a_expr(A) ::= a_expr(X) IN(O) LP expr_list(L) RP. { A = make_in(p, "=", X, L, O.offset); }
 a_expr(A) ::= a_expr(X) NOT_LA(O) IN LP expr_list(L) RP. [NOT_LA] { A = make_in(p, "<>", X, L, O.offset); }
+a_expr(A) ::= a_expr(X) IN(O) select_with_parens(S). { A = make_sublink(p, SUBLINK_IN, false, X, S, O.offset); }
+a_expr(A) ::= a_expr(X) NOT_LA(O) IN select_with_parens(S). [NOT_LA] { A = make_sublink(p, SUBLINK_IN, true, X, S, O.offset); }
+a_expr(A) ::= DEFAULT(T). { A = make_set_to_default(p, &T); }
 
 opt_asymmetric ::= .
 opt_asymmetric ::= ASYMMETRIC.
@@ -271,20 +539,73 @@ c_expr(A) ::= TRUE(X). { A = make_bool_const(p, &X, true); }
 c_expr(A) ::= FALSE(X). { A = make_bool_const(p, &X, false); }
 c_expr(A) ::= NULL(X). { A = make_null_const(p, &X); }
 c_expr(A) ::= name_list(N) STRING(S). { A = make_typed_literal(p, make_generic_type(p, N, NULL), &S); }
-c_expr(A) ::= simple_typename(T) STRING(S). { A = make_typed_literal(p, T, &S); }
+c_expr(A) ::= simple_typename(T) STRING(S) opt_interval_qual(Q). { A = make_typed_literal_qual(p, T, &S, Q.mask, Q.loc); }
 c_expr(A) ::= case_expr(X). { A = X; }
+c_expr(A) ::= select_with_parens(S). [UMINUS] { A = make_sublink(p, SUBLINK_EXPR, false, NULL, S, ((SelectStmt *)S)->paren_loc); }
+c_expr(A) ::= EXISTS(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_EXISTS, false, NULL, S, T.offset); }
 c_expr(A) ::= func_expr(X). { A = X; }
 
-func_expr(A) ::= name_list(N) LP RP. { A = make_func_call(p, N, NULL, false, false); }
-func_expr(A) ::= name_list(N) LP func_args(X) RP. { A = make_func_call(p, N, X, false, false); }
-func_expr(A) ::= name_list(N) LP ALL func_args(X) RP. { A = make_func_call(p, N, X, false, false); }
-func_expr(A) ::= name_list(N) LP DISTINCT func_args(X) RP. { A = make_func_call(p, N, X, false, true); }
-func_expr(A) ::= name_list(N) LP STAR RP. { A = make_func_call(p, N, NULL, true, false); }
+func_expr(A) ::= func_application(F) filter_clause(W). { A = func_set_filter(p, F, W); }
+func_application(A) ::= name_list(N) LP RP. { A = make_func_call(p, N, NULL, false, false); }
+func_application(A) ::= name_list(N) LP func_args(X) RP. { A = make_func_call(p, N, X, false, false); }
+func_application(A) ::= name_list(N) LP func_args(X) sort_clause(S) RP. { A = func_set_order(p, make_func_call(p, N, X, false, false), S); }
+func_application(A) ::= name_list(N) LP ALL func_args(X) RP. { A = make_func_call(p, N, X, false, false); }
+func_application(A) ::= name_list(N) LP DISTINCT func_args(X) RP. { A = make_func_call(p, N, X, false, true); }
+func_application(A) ::= name_list(N) LP DISTINCT func_args(X) sort_clause(S) RP. { A = func_set_order(p, make_func_call(p, N, X, false, true), S); }
+func_application(A) ::= name_list(N) LP STAR RP. { A = make_func_call(p, N, NULL, true, false); }
+/* LEFT and RIGHT are keywords (joins) but also functions. */
+func_application(A) ::= LEFT(T) LP func_args(X) RP. { A = make_func_call(p, make_name_list(p, &T), X, false, false); }
+func_application(A) ::= RIGHT(T) LP func_args(X) RP. { A = make_func_call(p, make_name_list(p, &T), X, false, false); }
+filter_clause(A) ::= . { A = NULL; }
+filter_clause(A) ::= FILTER LP WHERE a_expr(X) RP. { A = X; }
 func_expr(A) ::= CAST(C) LP a_expr(X) AS typename(T) RP. { A = make_typecast(p, X, T, C.offset); }
 func_expr(A) ::= COALESCE(C) LP expr_list(L) RP. { A = make_coalesce(p, L, C.offset); }
 func_expr(A) ::= NULLIF(C) LP a_expr(X) COMMA a_expr(Y) RP. { A = make_nullif(p, X, Y, C.offset); }
 func_expr(A) ::= GREATEST(C) LP expr_list(L) RP. { A = make_minmax(p, true, L, C.offset); }
 func_expr(A) ::= LEAST(C) LP expr_list(L) RP. { A = make_minmax(p, false, L, C.offset); }
+
+/* The SQL-standard syntax for some functions (gram.y's
+ * func_expr_common_subexpr), each a call of the function PostgreSQL calls. */
+func_expr(A) ::= CURRENT_DATE(T). { A = make_sql_func(p, "current_date", NULL, T.offset); }
+func_expr(A) ::= CURRENT_TIMESTAMP(T). { A = make_sql_func(p, "current_timestamp", NULL, T.offset); }
+func_expr(A) ::= LOCALTIMESTAMP(T). { A = make_sql_func(p, "localtimestamp", NULL, T.offset); }
+func_expr(A) ::= EXTRACT(C) LP extract_arg(F) FROM a_expr(X) RP. { A = make_sql_func(p, "extract", make_list_append(p, make_list1(p, F), X), C.offset); }
+extract_arg(A) ::= ID(X). { A = make_string(p, &X); }
+extract_arg(A) ::= STRING(X). { A = make_string(p, &X); }
+func_expr(A) ::= POSITION(C) LP b_expr(X) IN b_expr(Y) RP. { A = make_sql_func(p, "position", make_list_append(p, make_list1(p, Y), X), C.offset); }
+func_expr(A) ::= SUBSTRING(C) LP a_expr(X) FROM a_expr(F) FOR a_expr(L) RP. { A = make_sql_func(p, "substring", make_list_append(p, make_list_append(p, make_list1(p, X), F), L), C.offset); }
+func_expr(A) ::= SUBSTRING(C) LP a_expr(X) FOR a_expr(L) FROM a_expr(F) RP. { A = make_sql_func(p, "substring", make_list_append(p, make_list_append(p, make_list1(p, X), F), L), C.offset); }
+func_expr(A) ::= SUBSTRING(C) LP a_expr(X) FROM a_expr(F) RP. { A = make_sql_func(p, "substring", make_list_append(p, make_list1(p, X), F), C.offset); }
+func_expr(A) ::= SUBSTRING(C) LP a_expr(X) FOR a_expr(L) RP. { A = make_sql_func(p, "substring", make_list_append(p, make_list_append(p, make_list1(p, X), make_int_const(p, 1, -1)), L), C.offset); }
+func_expr(A) ::= SUBSTRING(C) LP func_args(L) RP. { A = make_sql_func(p, "substring", L, C.offset); }
+func_expr(A) ::= TRIM(C) LP BOTH trim_list(L) RP. { A = make_sql_func(p, "btrim", L, C.offset); }
+func_expr(A) ::= TRIM(C) LP LEADING trim_list(L) RP. { A = make_sql_func(p, "ltrim", L, C.offset); }
+func_expr(A) ::= TRIM(C) LP TRAILING trim_list(L) RP. { A = make_sql_func(p, "rtrim", L, C.offset); }
+func_expr(A) ::= TRIM(C) LP trim_list(L) RP. { A = make_sql_func(p, "btrim", L, C.offset); }
+%type trim_list {List *}
+trim_list(A) ::= a_expr(X) FROM expr_list(L). { A = make_list_append(p, L, X); }
+trim_list(A) ::= FROM expr_list(L). { A = L; }
+trim_list(A) ::= expr_list(L). { A = L; }
+a_expr(A) ::= a_expr(X) AT(O) TIME ZONE a_expr(Z). [AT] { A = make_sql_func(p, "timezone", make_list_append(p, make_list1(p, Z), X), O.offset); }
+/* AT stays usable as a column alias (SELECT 1 at), as in gram.y */
+target_el(A) ::= a_expr(X) AT(N). { A = make_res_target(p, X, &N); }
+
+/* INTERVAL '...' <fields> (gram.y's opt_interval) */
+%type opt_interval_qual {IntervalQual}
+opt_interval_qual(A) ::= . { A.mask = 0; A.loc = -1; }
+opt_interval_qual(A) ::= YEAR(T). { A.mask = IQ_YEAR; A.loc = T.offset; }
+opt_interval_qual(A) ::= MONTH(T). { A.mask = IQ_MONTH; A.loc = T.offset; }
+opt_interval_qual(A) ::= DAY(T). { A.mask = IQ_DAY; A.loc = T.offset; }
+opt_interval_qual(A) ::= HOUR(T). { A.mask = IQ_HOUR; A.loc = T.offset; }
+opt_interval_qual(A) ::= MINUTE(T). { A.mask = IQ_MINUTE; A.loc = T.offset; }
+opt_interval_qual(A) ::= SECOND(T). { A.mask = IQ_SECOND; A.loc = T.offset; }
+opt_interval_qual(A) ::= YEAR(T) TO MONTH. { A.mask = IQ_YEAR | IQ_MONTH; A.loc = T.offset; }
+opt_interval_qual(A) ::= DAY(T) TO HOUR. { A.mask = IQ_DAY | IQ_HOUR; A.loc = T.offset; }
+opt_interval_qual(A) ::= DAY(T) TO MINUTE. { A.mask = IQ_DAY | IQ_HOUR | IQ_MINUTE; A.loc = T.offset; }
+opt_interval_qual(A) ::= DAY(T) TO SECOND. { A.mask = IQ_DAY | IQ_HOUR | IQ_MINUTE | IQ_SECOND; A.loc = T.offset; }
+opt_interval_qual(A) ::= HOUR(T) TO MINUTE. { A.mask = IQ_HOUR | IQ_MINUTE; A.loc = T.offset; }
+opt_interval_qual(A) ::= HOUR(T) TO SECOND. { A.mask = IQ_HOUR | IQ_MINUTE | IQ_SECOND; A.loc = T.offset; }
+opt_interval_qual(A) ::= MINUTE(T) TO SECOND. { A.mask = IQ_MINUTE | IQ_SECOND; A.loc = T.offset; }
 
 %type func_args {List *}
 func_args(A) ::= a_expr(X). { A = make_list1(p, X); }

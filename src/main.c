@@ -8,6 +8,7 @@
  */
 #include "sluice/catalog.h"
 #include "sluice/log.h"
+#include "sluice/runtime.h"
 #include "sluice/server.h"
 #include "sluice/state.h"
 
@@ -402,6 +403,7 @@ static void on_signal(uv_signal_t *h, int signum)
     uv_close((uv_handle_t *)&app->sigint, NULL);
     uv_close((uv_handle_t *)&app->sigterm, NULL);
     server_close(app->server, on_server_closed);
+    rt_cq_close(NULL);
 }
 
 int main(int argc, char **argv)
@@ -472,6 +474,10 @@ int main(int argc, char **argv)
         sl_log(LOG_ERROR, "cannot start the server", "error=\"%s\"", err.message);
         goto out;
     }
+    /* Statements reach the stores through the runtime; continuous queries
+     * resume after their last committed batch. */
+    rt_init(cat, state);
+    rt_cq_init(&app.loop);
     uv_signal_init(&app.loop, &app.sigint);
     uv_signal_init(&app.loop, &app.sigterm);
     app.sigint.data = app.sigterm.data = &app;
@@ -489,8 +495,11 @@ int main(int argc, char **argv)
     sl_log(LOG_INFO, "sluiced stopped", NULL);
 
 out:
-    /* Run any close callbacks still pending, then the loop is empty. */
+    /* Stop queries still running (a no-op after a signal), run the close
+     * callbacks still pending, and the loop is empty. */
+    rt_cq_close(NULL);
     uv_run(&app.loop, UV_RUN_DEFAULT);
+    rt_shutdown();
     if (uv_loop_close(&app.loop) != 0)
         sl_log(LOG_WARN, "loop closed with live handles", NULL);
     state_close(state);

@@ -22,6 +22,16 @@ typedef enum NodeTag {
     T_TransactionStmt,
     T_VariableSetStmt,
     T_UnsupportedStmt,
+    T_InsertStmt,
+    T_UpdateStmt,
+    T_DeleteStmt,
+    T_CreateStmt,
+    T_CreateCqStmt,
+    T_DropStmt,
+    T_AlterCqStmt,
+    T_SubscribeStmt,
+    T_ExplainStmt,
+    T_ShowStmt,
     /* expressions */
     T_A_Const,
     T_A_Expr,
@@ -36,10 +46,21 @@ typedef enum NodeTag {
     T_CaseWhen,
     T_CoalesceExpr,
     T_MinMaxExpr,
+    T_SubLink,
+    T_SetToDefault,
     /* pieces */
     T_ResTarget,
     T_TypeName,
     T_RangeVar,
+    T_RangeSubselect,
+    T_JoinExpr,
+    T_SortBy,
+    T_CommonTableExpr,
+    T_ColumnDef,
+    T_Constraint,
+    T_WatermarkDef,
+    T_DefElem,
+    T_OnConflictClause,
 } NodeTag;
 
 typedef struct Node {
@@ -111,6 +132,8 @@ typedef struct FuncCall {
     List       *args;
     bool        star;       /* count(*) */
     bool        distinct;
+    Node       *filter;     /* agg(...) FILTER (WHERE filter), or NULL */
+    List       *agg_order;  /* agg(x ORDER BY ...): of SortBy */
 } FuncCall;
 
 typedef struct TypeName {
@@ -177,23 +200,233 @@ typedef struct ResTarget {
     Node       *val;
 } ResTarget;
 
-/* A table named in FROM. */
+/* A table named in FROM (or the target of INSERT/UPDATE/DELETE). */
 typedef struct RangeVar {
     Node        hdr;
     const char *schema;
     const char *name;
     const char *alias;
+    List       *colnames;   /* column aliases: t AS x(a, b) */
 } RangeVar;
 
-typedef struct SelectStmt {
+typedef struct SelectStmt SelectStmt;
+
+/* (SELECT ...) [AS] alias in FROM. */
+typedef struct RangeSubselect {
+    Node        hdr;
+    SelectStmt *subquery;
+    const char *alias;      /* NULL: none given (an error in PostgreSQL 15) */
+    List       *colnames;
+} RangeSubselect;
+
+typedef enum JoinType { JOIN_INNER, JOIN_LEFT, JOIN_RIGHT, JOIN_FULL, JOIN_CROSS } JoinType;
+
+/* larg [NATURAL] jointype JOIN rarg [ON quals | USING (names)]. */
+typedef struct JoinExpr {
+    Node        hdr;
+    JoinType    jointype;
+    bool        natural;
+    Node       *larg;
+    Node       *rarg;
+    List       *using_names;    /* of const char * */
+    Node       *quals;
+    const char *alias;          /* (a JOIN b ...) AS alias */
+    List       *colnames;
+} JoinExpr;
+
+typedef enum SortDir { SORT_DEFAULT, SORT_ASC, SORT_DESC } SortDir;
+typedef enum SortNulls { NULLS_DEFAULT, NULLS_FIRST, NULLS_LAST } SortNulls;
+
+typedef struct SortBy {
+    Node      hdr;
+    Node     *node;
+    SortDir   dir;
+    SortNulls nulls;
+} SortBy;
+
+/* WITH name [(cols)] AS (query). */
+typedef struct CommonTableExpr {
+    Node        hdr;
+    const char *name;
+    List       *colnames;
+    SelectStmt *query;
+} CommonTableExpr;
+
+typedef enum SetOpKind { SETOP_NONE, SETOP_UNION, SETOP_INTERSECT, SETOP_EXCEPT } SetOpKind;
+
+/* A SELECT, a VALUES list or a set operation of two of them.  sort, limit,
+ * offset and with apply to the whole node: for a set operation, to its
+ * result. */
+struct SelectStmt {
     Node  hdr;
     bool  distinct;
+    List *distinct_on;  /* DISTINCT ON (exprs) */
     List *targets;      /* of ResTarget; may be empty (SELECT;) */
-    List *from;         /* of RangeVar */
+    List *from;         /* of RangeVar, RangeSubselect, JoinExpr */
     Node *where;
     List *group_by;     /* of Node */
     Node *having;
-} SelectStmt;
+    List *values;       /* VALUES: a List of rows, each a List of Node */
+    SetOpKind   op;     /* SETOP_NONE: a plain SELECT or VALUES */
+    bool        all;    /* UNION ALL ... */
+    SelectStmt *larg;
+    SelectStmt *rarg;
+    List *with;         /* of CommonTableExpr */
+    bool  recursive;    /* WITH RECURSIVE */
+    List *sort;         /* of SortBy */
+    Node *limit;        /* NULL: none; LIMIT ALL is NULL too */
+    Node *offset;
+    int   paren_loc;    /* offset of the outermost '(' around it, -1: none */
+};
+
+/* A subquery in an expression: (SELECT ...), EXISTS (...), x IN (...). */
+typedef enum SubLinkType { SUBLINK_EXPR, SUBLINK_EXISTS, SUBLINK_IN } SubLinkType;
+
+typedef struct SubLink {
+    Node        hdr;
+    SubLinkType type;
+    bool        negate;     /* NOT IN */
+    Node       *testexpr;   /* SUBLINK_IN: the left operand */
+    SelectStmt *subselect;
+} SubLink;
+
+/* DEFAULT in an INSERT's VALUES. */
+typedef struct SetToDefault {
+    Node hdr;
+} SetToDefault;
+
+/* ---- DDL and DML ---- */
+
+typedef enum ConstrType {
+    CONSTR_NOTNULL, CONSTR_NULL, CONSTR_PRIMARY, CONSTR_UNIQUE, CONSTR_CHECK,
+    CONSTR_DEFAULT, CONSTR_FOREIGN
+} ConstrType;
+
+/* A column or table constraint.  keys: the PRIMARY KEY (a, b) of a table
+ * constraint, of const char *, and key_nodes the same as ColumnRefs (for
+ * their positions). */
+typedef struct Constraint {
+    Node       hdr;
+    ConstrType type;
+    List      *keys;
+    List      *key_nodes;   /* of ColumnRef, for positions */
+} Constraint;
+
+typedef struct TypeName TypeName;
+
+typedef struct ColumnDef {
+    Node        hdr;
+    const char *name;
+    TypeName   *type;
+    List       *constraints;    /* of Constraint */
+} ColumnDef;
+
+/* WATERMARK FOR col AS expr, in CREATE STREAM. */
+typedef struct WatermarkDef {
+    Node        hdr;
+    const char *column;
+    int         column_loc;
+    Node       *expr;
+} WatermarkDef;
+
+/* name = value in WITH (...): value an A_Const, or a ColumnRef (a bare word). */
+typedef struct DefElem {
+    Node        hdr;
+    const char *name;
+    Node       *arg;
+} DefElem;
+
+typedef enum ObjectKind { OBJECT_TABLE, OBJECT_STREAM, OBJECT_SINK, OBJECT_QUERY } ObjectKind;
+
+/* CREATE TABLE / STREAM / SINK. */
+typedef struct CreateStmt {
+    Node        hdr;
+    ObjectKind  kind;
+    RangeVar   *relation;
+    bool        if_not_exists;
+    List       *elts;       /* ColumnDef, Constraint, WatermarkDef */
+    List       *options;    /* of DefElem */
+} CreateStmt;
+
+/* CREATE [OR REPLACE] CONTINUOUS QUERY name [INTO target] [WITH (...)] AS query */
+typedef struct CreateCqStmt {
+    Node        hdr;
+    RangeVar   *name;
+    bool        or_replace;
+    bool        if_not_exists;
+    RangeVar   *into;
+    List       *options;
+    SelectStmt *query;
+} CreateCqStmt;
+
+typedef struct DropStmt {
+    Node       hdr;
+    ObjectKind kind;
+    List      *objects;     /* of RangeVar */
+    bool       missing_ok;
+    bool       cascade;
+} DropStmt;
+
+typedef struct AlterCqStmt {
+    Node      hdr;
+    RangeVar *name;
+    bool      pause;        /* PAUSE, else RESUME */
+} AlterCqStmt;
+
+typedef struct SubscribeStmt {
+    Node      hdr;
+    RangeVar *name;
+} SubscribeStmt;
+
+/* EXPLAIN stmt, or EXPLAIN CONTINUOUS QUERY name (cq set). */
+typedef struct ExplainStmt {
+    Node      hdr;
+    Node     *stmt;
+    RangeVar *cq;
+    bool      analyze;
+} ExplainStmt;
+
+/* SHOW name / SHOW ALL (name "all"). */
+typedef struct ShowStmt {
+    Node        hdr;
+    const char *name;
+} ShowStmt;
+
+typedef enum OnConflictAction { ONCONFLICT_NONE, ONCONFLICT_NOTHING, ONCONFLICT_UPDATE } OnConflictAction;
+
+typedef struct OnConflictClause {
+    Node             hdr;
+    OnConflictAction action;
+    List            *infer;     /* (col, ...) of ColumnRef, or NULL */
+    List            *targets;   /* DO UPDATE SET: of ResTarget (name = column) */
+    Node            *where;
+} OnConflictClause;
+
+typedef struct InsertStmt {
+    Node              hdr;
+    RangeVar         *relation;
+    List             *cols;         /* of ResTarget (name, location), or NULL */
+    SelectStmt       *select;       /* NULL: DEFAULT VALUES */
+    OnConflictClause *on_conflict;
+    List             *returning;    /* of ResTarget */
+} InsertStmt;
+
+typedef struct UpdateStmt {
+    Node      hdr;
+    RangeVar *relation;
+    List     *targets;      /* of ResTarget (name = column) */
+    List     *from;
+    Node     *where;
+    List     *returning;
+} UpdateStmt;
+
+typedef struct DeleteStmt {
+    Node      hdr;
+    RangeVar *relation;
+    List     *using_list;
+    Node     *where;
+    List     *returning;
+} DeleteStmt;
 
 typedef enum TransactionKind {
     TRANS_BEGIN, TRANS_COMMIT, TRANS_ROLLBACK, TRANS_START
@@ -204,10 +437,12 @@ typedef struct TransactionStmt {
     TransactionKind kind;
 } TransactionStmt;
 
-/* SET name TO value: accepted and ignored for now; name as written. */
+/* SET name TO value, RESET name: accepted and ignored for now; name as
+ * written. */
 typedef struct VariableSetStmt {
     Node        hdr;
     const char *name;
+    bool        is_reset;
 } VariableSetStmt;
 
 /* A statement the grammar recognises by its first words only, e.g.

@@ -28,6 +28,10 @@ typedef struct EvalCtx {
     SlError      *err;
     const Vector *params;   /* $1 is params[0]: one-row vectors */
     int           nparams;
+    const Vector *subplans; /* the values of the query's InitPlans (plan.h) */
+    int           nsubplans;
+    int64_t       now;      /* now(): the statement's time (usec since 2000-01-01),
+                             * 0 = read the clock at the first call and keep it */
 } EvalCtx;
 
 typedef int (*ExprFn)(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
@@ -42,7 +46,14 @@ typedef struct FuncDesc {
     SlTypeId    kargs[3];   /* what the kernel reads: args are cast to these */
     SlTypeId    ret;
     ExprFn      fn;
+    uint8_t     flags;      /* FUNC_* below */
 } FuncDesc;
+
+/* FuncDesc flags.  FUNC_NONSTRICT: the kernel sees NULL arguments (their
+ * null maps) and sets out->nulls itself (concat).  FUNC_VARIADIC: the last
+ * declared argument repeats; nargs is the minimum count. */
+#define FUNC_NONSTRICT 1
+#define FUNC_VARIADIC  2
 
 typedef enum ExprKind {
     EXPR_CONST,     /* value: a one-row vector */
@@ -60,7 +71,13 @@ typedef enum ExprKind {
     EXPR_MINMAX,    /* negate: LEAST; fn: the "<" / ">" comparison */
     EXPR_NULLIF,    /* fn: the "=" comparison of args[0], args[1] */
     EXPR_DISTINCT,  /* fn: "="; negate: IS NOT DISTINCT FROM */
+    EXPR_SUBPLAN,   /* index: InitPlan; subkind: SubLinkType; IN: args[0] the
+                       left operand, fn the "=" comparison, negate NOT IN */
 } ExprKind;
+
+/* EXPR_COLUMN subkinds the analyzer uses while it builds an aggregate
+ * query (never in a finished plan). */
+enum { COLREF_PLAIN = 0, COLREF_AGG, COLREF_WINDOW_START, COLREF_WINDOW_END };
 
 struct Expr {
     ExprKind        kind;
@@ -80,41 +97,103 @@ struct Expr {
 
 /* An analyzed statement. */
 typedef enum QueryKind {
-    QUERY_SELECT,
-    QUERY_UTILITY,  /* BEGIN/COMMIT/ROLLBACK/SET: no rows, just a tag */
+    QUERY_SELECT,   /* plan: rows out */
+    QUERY_UTILITY,  /* BEGIN/COMMIT/ROLLBACK/SET/RESET: no rows, just a tag */
+    QUERY_MODIFY,   /* INSERT / UPDATE / DELETE: modify */
+    QUERY_CREATE,   /* CREATE TABLE / STREAM: create */
+    QUERY_DROP,     /* DROP TABLE / STREAM */
+    QUERY_EXPLAIN,  /* explain: the analyzed statement whose plan is shown */
+    QUERY_ALTER_CQ, /* ALTER CONTINUOUS QUERY drop_names[0] PAUSE (pause) | RESUME */
+    QUERY_REFUSED,  /* parsed and analyzed, but not runnable yet: 0A000 refusal */
 } QueryKind;
 
-typedef struct Query {
+struct Plan;
+struct ModifyPlan;
+struct InitPlan;
+struct CatRelation;
+struct Catalog;
+
+typedef struct Query Query;
+struct Query {
     QueryKind    kind;
-    const char  *tag;           /* QUERY_UTILITY: "BEGIN", "SET", ... */
-    int          ntargets;
-    Expr       **targets;
+    const char  *tag;           /* QUERY_UTILITY: "BEGIN", "SET", ...; else the
+                                   CommandComplete tag's verb */
+    int          ntargets;      /* result columns (SELECT, RETURNING, EXPLAIN) */
+    Expr       **targets;       /* FROM-less SELECT: the expressions (else NULL) */
     const char **names;         /* column names, as PostgreSQL names them */
-    Expr        *where;         /* WHERE without FROM: filters the one row */
+    SlType      *types;         /* column types */
     int          nparams;
     SlType      *param_types;
-} Query;
+    struct Plan       *plan;    /* QUERY_SELECT; also CREATE CONTINUOUS QUERY's
+                                   query (refused for now, but analyzed) */
+    struct ModifyPlan *modify;  /* QUERY_MODIFY */
+    struct InitPlan   *init;    /* uncorrelated subqueries, run first */
+    int                ninit;
+    Query             *explain; /* QUERY_EXPLAIN */
+    /* QUERY_CREATE: the relation to make (name, kind, columns, key, sql,
+     * options); QUERY_DROP: what to drop */
+    struct CatRelation *create;
+    bool               if_not_exists;
+    int                drop_kind;       /* ObjectKind */
+    int                ndrop;
+    const char       **drop_names;
+    bool               missing_ok;
+    bool               pause;           /* QUERY_ALTER_CQ */
+    const char        *refusal;         /* QUERY_REFUSED: the 0A000 message */
+    int                refusal_pos;
+    const Node        *ast;             /* the statement analyzed (its RawStmt's) */
+    /* relations the query reads or writes, by name and oid: a prepared
+     * statement whose relations changed is analyzed again */
+    int                ndeps;
+    const char       **dep_names;
+    uint32_t          *dep_oids;
+};
+
+/* How the analyzer finds relations (the runtime gives it the catalog's
+ * cat_lookup).  lookup may be NULL: then every relation is "not there
+ * because the runtime has no catalog" (55000). */
+typedef struct SqlCatalog {
+    const struct CatRelation *(*lookup)(void *ctx, const char *name);
+    void *ctx;
+} SqlCatalog;
 
 /* Analyzes one parsed statement (analyze.c).  param_types gives the known
  * types of $1..$n (TYPE_UNKNOWN to infer); the inferred ones end up in
  * q->param_types.  Everything lives in arena a.  Returns 0, or -1 with err
- * set (with the offending node's position). */
+ * set (with the offending node's position).  Statements that read no
+ * relation analyze without a catalog. */
 int sql_analyze(Arena *a, const char *sql, const RawStmt *raw, const SlType *param_types,
                 int nparam_types, Query **out, SlError *err);
+int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const RawStmt *raw,
+                     const SlType *param_types, int nparam_types, Query **out, SlError *err);
 
 /* Evaluates e over the rows of a batch of n rows (eval.c): out gets a
  * vector of n values (and a null map) in cx->arena.  input may be NULL when
  * e reads no columns.  Returns 0, or -1 with cx->err set. */
 int ex_eval(EvalCtx *cx, const Expr *e, const Batch *input, uint32_t n, Vector *out);
+/* Same, for the rows listed in sel only (nsel of them, ascending); the other
+ * rows of out are undefined. */
+int ex_eval_sel(EvalCtx *cx, const Expr *e, const Batch *input, uint32_t n,
+                const uint32_t *sel, uint32_t nsel, Vector *out);
 
 /* Operators, functions and casts (funcs.c, cast.c). */
 int             ex_func_candidates(const char *name, bool is_op, int nargs,
                                    const FuncDesc **out, int max);
 bool            ex_func_exists(const char *name, bool is_op);
+/* The VARIADIC function of this name (concat, concat_ws), or NULL: its
+ * last declared argument repeats, nargs is the fewest it takes. */
+const FuncDesc *ex_func_variadic(const char *name);
+/* The current time as a timestamptz value (microseconds since 2000-01-01
+ * UTC): what a statement or micro-batch puts in EvalCtx.now so that every
+ * now() in it returns one value (timefuncs.c). */
+int64_t         ex_clock_now(void);
 /* The cast kernel from one type to another, or NULL when there is no cast.
  * implicit_only: only casts PostgreSQL applies implicitly. */
 ExprFn          ex_cast_fn(SlTypeId from, SlTypeId to, bool implicit_only);
 bool            ex_can_coerce(SlTypeId from, SlTypeId to);
+/* The cast an assignment to a column uses (varchar(n): an error when too
+ * long, where an explicit cast truncates). */
+ExprFn          ex_assign_cast_fn(SlTypeId from, SlTypeId to);
 
 /* Text input of a value of type t into row i of v (types.c): what a cast
  * from text does and what text-format parameters go through.  Errors are

@@ -16,6 +16,7 @@
  *   tbl_scan_open, tbl_scan_next, tbl_scan_close
  *   stream_append, stream_end_offset
  *   stream_scan_open, stream_scan_next, stream_scan_close
+ *   rel_purge               every row of a dropped (or new) relation
  *
  * All of these may run on any thread; the per-stream end offsets are kept
  * under a mutex.
@@ -66,5 +67,10 @@ RelScan *stream_scan_open(StateStore *st, const CatRelation *rel, int64_t from, 
 int  stream_scan_next(RelScan *s, Arena *a, Batch **out, SlError *err);
 /* Forget the cached end offset of a dropped stream. */
 void stream_forget(const CatRelation *rel);
+
+/* Deletes every key of rel ('T' and 'S' spaces) in one synced write and
+ * forgets its counters: for DROP, and for CREATE in case a crash left rows
+ * under a reused oid. */
+int  rel_purge(StateStore *st, const CatRelation *rel, SlError *err);
 
 #endif /* SLUICE_RELSTORE_H */

@@ -15,6 +15,8 @@
 #ifndef SLUICE_RUNTIME_H
 #define SLUICE_RUNTIME_H
 
+#include <uv.h>
+
 #include "sluice/arena.h"
 #include "sluice/error.h"
 #include "sluice/list.h"
@@ -22,6 +24,8 @@
 
 typedef struct RawStmt RawStmt;
 typedef struct Prepared Prepared;
+typedef struct Catalog Catalog;
+typedef struct StateStore StateStore;
 
 /* One column of a result. */
 typedef struct ColumnDesc {
@@ -44,6 +48,19 @@ struct ResultSink {
      * negative value to stop the statement (the client went away). */
     int  (*batch_cb)(ResultSink *sink, const Batch *batch);
 };
+
+/* Gives the runtime the catalog and the state store that statements use
+ * (main: after cat_open and state_open succeed; rt_shutdown before
+ * state_close and cat_close).  Without it, statements that touch a
+ * relation fail with 55000. */
+int  rt_init(Catalog *cat, StateStore *st);
+void rt_shutdown(void);
+
+/* Starts the continuous queries of the catalog on the loop (after rt_init);
+ * rt_cq_close stops them and calls cb once no micro-batch is in flight
+ * (before rt_shutdown). */
+int  rt_cq_init(uv_loop_t *loop);
+void rt_cq_close(void (*cb)(void));
 
 /* Parses a query string into RawStmts (a List of RawStmt *) in arena a.
  * An empty string gives an empty list.  On a syntax error returns -1 with

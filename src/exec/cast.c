@@ -311,6 +311,22 @@ static const CastRow cast_table[] = {
     {TYPE_VARCHAR, TYPE_TEXT, true, c_text_text},
     {TYPE_VARCHAR, TYPE_VARCHAR, true, c_text_text},
     {TYPE_TEXT, TYPE_TEXT, true, c_text_text},
+    /* dates and times (timefuncs.c); the session time zone is UTC */
+    {TYPE_DATE, TYPE_TIMESTAMP, true, c_date_ts},
+    {TYPE_DATE, TYPE_TIMESTAMPTZ, true, c_date_ts},
+    {TYPE_TIMESTAMP, TYPE_DATE, false, c_ts_date},
+    {TYPE_TIMESTAMPTZ, TYPE_DATE, false, c_ts_date},
+    {TYPE_TIMESTAMP, TYPE_TIMESTAMPTZ, true, c_ts_ts},
+    {TYPE_TIMESTAMPTZ, TYPE_TIMESTAMP, false, c_ts_ts},
+    {TYPE_INTERVAL, TYPE_INTERVAL, true, c_interval_interval},
+    /* jsonb to SQL scalars (jsonb.c) */
+    {TYPE_JSONB, TYPE_NUMERIC, false, c_jsonb_numeric},
+    {TYPE_JSONB, TYPE_INT2, false, c_jsonb_int2},
+    {TYPE_JSONB, TYPE_INT4, false, c_jsonb_int4},
+    {TYPE_JSONB, TYPE_INT8, false, c_jsonb_int8},
+    {TYPE_JSONB, TYPE_FLOAT4, false, c_jsonb_float4},
+    {TYPE_JSONB, TYPE_FLOAT8, false, c_jsonb_float8},
+    {TYPE_JSONB, TYPE_BOOL, false, c_jsonb_bool},
 };
 
 static bool is_string(SlTypeId t)
@@ -344,4 +360,14 @@ bool ex_can_coerce(SlTypeId from, SlTypeId to)
     if (from == to || from == TYPE_UNKNOWN)
         return true;
     return ex_cast_fn(from, to, true) != NULL;
+}
+
+/* Assignment (INSERT, UPDATE) of a string to varchar(n): too long is an
+ * error, as varcharin has it, not the silent truncation of an explicit
+ * cast. */
+ExprFn ex_assign_cast_fn(SlTypeId from, SlTypeId to)
+{
+    if (is_string(from) && to == TYPE_VARCHAR)
+        return c_from_text;
+    return ex_cast_fn(from, to, false);
 }

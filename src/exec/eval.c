@@ -2,6 +2,7 @@
  * eval.c -- vectorized expression evaluation.
  *
  *   ex_eval(cx, expr, input, n, &out)   evaluates expr over n rows
+ *   ex_eval_sel(...)                     the same over a selection of them
  *
  * Every node is evaluated over a selection: the rows that need its value.
  * Strict functions run their kernel only on the rows where no argument is
@@ -37,17 +38,70 @@ static void copy_rows(Vector *dst, const Vector *src, const uint32_t *sel, uint3
     }
 }
 
-/* Broadcasts row 0 of a one-row vector to the selected rows. */
+#define FILL(T)                                                                     \
+    do {                                                                            \
+        T v_ = *(const T *)one->v.data, *d_ = (T *)dst->v.data;                     \
+        if (sel == NULL)                                                            \
+            for (uint32_t k = 0; k < nsel; k++)                                     \
+                d_[k] = v_;                                                         \
+        else                                                                        \
+            for (uint32_t k = 0; k < nsel; k++)                                     \
+                d_[sel[k]] = v_;                                                    \
+    } while (0)
+
+/* Broadcasts row 0 of a one-row vector to the selected rows.  dst comes
+ * from vector_init (its null map is zeroed); a non-NULL constant leaves it
+ * without one (nulls NULL: none), so that the strict operators above see at
+ * once that it has no NULLs. */
 static void fill_rows(Vector *dst, const Vector *one, const uint32_t *sel, uint32_t nsel)
 {
-    size_t w = type_width(dst->type.id);
-    bool null = vector_is_null(one, 0);
-    for (uint32_t k = 0; k < nsel; k++) {
-        uint32_t i = sel ? sel[k] : k;
-        dst->nulls[i] = null;
-        if (!null)
-            memcpy((char *)dst->v.data + w * i, one->v.data, w);
+    if (vector_is_null(one, 0)) {
+        for (uint32_t k = 0; k < nsel; k++)
+            dst->nulls[sel ? sel[k] : k] = 1;
+        return;
     }
+    dst->nulls = NULL;
+    switch (type_width(dst->type.id)) {
+    case 1: FILL(uint8_t); break;
+    case 2: FILL(uint16_t); break;
+    case 4: FILL(uint32_t); break;
+    case 8: FILL(uint64_t); break;
+    case 16: {
+        typedef struct { uint64_t a, b; } W16;
+        FILL(W16);
+        break;
+    }
+    default: {
+        size_t w = type_width(dst->type.id);
+        for (uint32_t k = 0; k < nsel; k++)
+            memcpy((char *)dst->v.data + w * (sel ? sel[k] : k), one->v.data, w);
+        break;
+    }
+    }
+}
+
+/* Does v have a NULL among the selected rows?  A word at a time when the
+ * rows are contiguous. */
+static bool any_null(const Vector *v, const uint32_t *sel, uint32_t nsel)
+{
+    if (v->nulls == NULL)
+        return false;
+    if (sel != NULL) {
+        uint8_t acc = 0;
+        for (uint32_t k = 0; k < nsel; k++)
+            acc |= v->nulls[sel[k]];
+        return acc != 0;
+    }
+    uint64_t acc = 0;
+    uint32_t k = 0;
+    for (; k + 8 <= nsel; k += 8) {
+        uint64_t w;
+        memcpy(&w, v->nulls + k, 8);
+        acc |= w;
+    }
+    for (; k < nsel; k++)
+        acc |= v->nulls[k];
+    return acc != 0;
 }
 
 static int eval(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n, const uint32_t *sel,
@@ -63,7 +117,7 @@ static int eval_strict_args(EvalCtx *cx, const Expr *e, const Batch *in, uint32_
     for (int a = 0; a < e->nargs; a++) {
         if (eval(cx, e->args[a], in, n, sel, nsel, &args[a]) < 0)
             return -1;
-        any_nulls |= args[a].nulls != NULL;
+        any_nulls = any_nulls || any_null(&args[a], sel, nsel);
     }
     if (!any_nulls) {
         *nn_sel = sel;
@@ -92,6 +146,13 @@ static int eval_func(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n,
     Vector *args = ARENA_ARRAY(cx->arena, Vector, e->nargs ? e->nargs : 1);
     const uint32_t *s;
     uint32_t m;
+    if (e->kind == EXPR_FUNC && (e->fn->flags & FUNC_NONSTRICT)) {
+        /* the kernel reads the arguments' null maps and sets out's */
+        for (int a = 0; a < e->nargs; a++)
+            if (eval(cx, e->args[a], in, n, sel, nsel, &args[a]) < 0)
+                return -1;
+        return nsel == 0 ? 0 : fn(cx, e, args, out, sel, nsel);
+    }
     if (eval_strict_args(cx, e, in, n, sel, nsel, args, out, &s, &m) < 0)
         return -1;
     if (m == 0)
@@ -112,18 +173,19 @@ static int eval_andor(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n,
         Vector v;
         if (eval(cx, e->args[a], in, n, cur, ncur, &v) < 0)
             return -1;
+        /* branch-free partition: every row gets `want` now, the undecided
+         * ones are rewritten at the end */
         uint32_t m = 0;
+        const uint8_t *vb = v.v.b, *vn = v.nulls;
         for (uint32_t k = 0; k < ncur; k++) {
             uint32_t i = cur[k];
-            if (vector_is_null(&v, i)) {
-                saw_null[i] = 1;
-                cur[m++] = i;
-            } else if ((v.v.b[i] != 0) == want) {
-                out->v.b[i] = want;
-                out->nulls[i] = 0;
-            } else {
-                cur[m++] = i;
-            }
+            uint8_t isnull = vn != NULL && vn[i] != 0;
+            uint8_t decided = !isnull & ((vb[i] != 0) == want);
+            saw_null[i] |= isnull;
+            out->v.b[i] = want;
+            out->nulls[i] = 0;
+            cur[m] = i;
+            m += !decided;
         }
         ncur = m;
     }
@@ -299,9 +361,9 @@ static int eval(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n, const u
                 uint32_t nsel, Vector *out)
 {
     if (e->kind == EXPR_COLUMN) {
+        /* the input column itself; its null map may be NULL (no NULLs),
+         * which only the entry points below make explicit */
         *out = in->cols[e->index];
-        if (out->nulls == NULL)
-            out->nulls = arena_zalloc(cx->arena, n ? n : 1);
         return 0;
     }
     vector_init(out, cx->arena, e->type, n, true);
@@ -366,13 +428,34 @@ static int eval(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n, const u
         return eval_nullif(cx, e, in, n, sel, nsel, out);
     case EXPR_DISTINCT:
         return eval_distinct(cx, e, in, n, sel, nsel, out);
+    case EXPR_SUBPLAN:
+        return ex_eval_subplan(cx, e, in, n, sel, nsel, out);
     case EXPR_COLUMN:
         break;
     }
     return sl_error(cx->err, ERRCODE_INTERNAL_ERROR, "unknown expression kind %d", e->kind);
 }
 
+/* Inside, a vector without NULLs may have no null map; callers of the
+ * entry points always get one. */
+static int with_null_map(EvalCtx *cx, uint32_t n, Vector *out)
+{
+    if (out->nulls == NULL)
+        out->nulls = arena_zalloc(cx->arena, n ? n : 1);
+    return 0;
+}
+
 int ex_eval(EvalCtx *cx, const Expr *e, const Batch *input, uint32_t n, Vector *out)
 {
-    return eval(cx, e, input, n, NULL, n, out);
+    if (eval(cx, e, input, n, NULL, n, out) < 0)
+        return -1;
+    return with_null_map(cx, n, out);
+}
+
+int ex_eval_sel(EvalCtx *cx, const Expr *e, const Batch *input, uint32_t n,
+                const uint32_t *sel, uint32_t nsel, Vector *out)
+{
+    if (eval(cx, e, input, n, sel, nsel, out) < 0)
+        return -1;
+    return with_null_map(cx, n, out);
 }

@@ -79,6 +79,83 @@ KERNEL(k_octet_length);
 KERNEL(k_upper);
 KERNEL(k_lower);
 
+/* EXPR_SUBPLAN: the value of an InitPlan, or x [NOT] IN its values
+ * (sublink.c). */
+int ex_eval_subplan(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n,
+                    const uint32_t *sel, uint32_t nsel, Vector *out);
+
+/* date and time (timefuncs.c) */
+KERNEL(c_date_ts); KERNEL(c_ts_date); KERNEL(c_ts_ts); KERNEL(c_interval_interval);
+KERNEL(k_date_pli); KERNEL(k_int_pl_date); KERNEL(k_date_mii); KERNEL(k_date_mi);
+KERNEL(k_date_pl_iv); KERNEL(k_iv_pl_date); KERNEL(k_date_mi_iv);
+KERNEL(k_ts_pl_iv); KERNEL(k_iv_pl_ts); KERNEL(k_ts_mi_iv); KERNEL(k_ts_mi);
+KERNEL(k_iv_pl); KERNEL(k_iv_mi); KERNEL(k_iv_um); KERNEL(k_iv_mul); KERNEL(k_mul_iv);
+KERNEL(k_iv_div);
+CMP_KERNELS(interval);
+KERNEL(k_now); KERNEL(k_clock_timestamp); KERNEL(k_current_date);
+KERNEL(k_date_trunc_ts); KERNEL(k_date_trunc_iv);
+KERNEL(k_extract_ts); KERNEL(k_extract_tstz); KERNEL(k_extract_date); KERNEL(k_extract_iv);
+KERNEL(k_to_timestamp_f8); KERNEL(k_age); KERNEL(k_age1);
+KERNEL(k_justify_hours); KERNEL(k_justify_days); KERNEL(k_justify_interval);
+KERNEL(k_isfinite_date); KERNEL(k_isfinite_ts);
+KERNEL(k_timezone_ts); KERNEL(k_timezone_tstz); KERNEL(k_izone_ts); KERNEL(k_izone_tstz);
+KERNEL(k_make_date);
+/* to_timestamp(text, text), to_date, to_char (formatting.c) */
+KERNEL(k_to_timestamp_fmt); KERNEL(k_to_date_fmt); KERNEL(k_to_char_ts);
+KERNEL(k_to_char_tstz); KERNEL(k_to_char_iv);
+
+/* strings and bytea (strfuncs.c) */
+KERNEL(k_substr2); KERNEL(k_substr3); KERNEL(k_bytea_substr2); KERNEL(k_bytea_substr3);
+KERNEL(k_strpos); KERNEL(k_replace); KERNEL(k_translate); KERNEL(k_split_part);
+KERNEL(k_starts_with); KERNEL(k_concat); KERNEL(k_concat_ws);
+KERNEL(k_btrim1); KERNEL(k_btrim2); KERNEL(k_ltrim1); KERNEL(k_ltrim2);
+KERNEL(k_rtrim1); KERNEL(k_rtrim2);
+KERNEL(k_left); KERNEL(k_right); KERNEL(k_lpad2); KERNEL(k_lpad3); KERNEL(k_rpad2);
+KERNEL(k_rpad3); KERNEL(k_repeat); KERNEL(k_reverse); KERNEL(k_initcap);
+KERNEL(k_chr); KERNEL(k_ascii); KERNEL(k_to_hex32); KERNEL(k_to_hex64);
+KERNEL(k_md5); KERNEL(k_sha256); KERNEL(k_encode); KERNEL(k_decode);
+/* Upper- (how > 0) or lower-cases a string into the arena. */
+void sl_case_map(Arena *a, const SlStr *s, int how, SlStr *out);
+/* Hex digits into bytes (bytea input, decode()); -1 with err set. */
+int64_t ex_hex_decode(const char *s, size_t len, char *out, int loc, SlError *err);
+
+/* math (mathfuncs.c) */
+KERNEL(k_trunc_float8); KERNEL(k_sign_float8); KERNEL(k_exp_float8); KERNEL(k_ln_float8);
+KERNEL(k_log10_float8); KERNEL(k_cbrt_float8); KERNEL(k_degrees_float8);
+KERNEL(k_radians_float8); KERNEL(k_sin_float8); KERNEL(k_cos_float8); KERNEL(k_tan_float8);
+KERNEL(k_asin_float8); KERNEL(k_acos_float8); KERNEL(k_atan_float8); KERNEL(k_atan2_float8);
+KERNEL(k_pi); KERNEL(k_random);
+KERNEL(k_floor_numeric); KERNEL(k_ceil_numeric); KERNEL(k_trunc_numeric);
+KERNEL(k_trunc_numeric_int4); KERNEL(k_round_numeric_any); KERNEL(k_sign_numeric);
+KERNEL(k_div_numeric_trunc); KERNEL(k_sqrt_numeric); KERNEL(k_exp_numeric);
+KERNEL(k_ln_numeric); KERNEL(k_log10_numeric); KERNEL(k_log_numeric2);
+KERNEL(k_pow_numeric_pg);
+#define BIT_KERNELS(T) \
+    KERNEL(k_and_##T); KERNEL(k_or_##T); KERNEL(k_xor_##T); KERNEL(k_not_##T); \
+    KERNEL(k_shl_##T); KERNEL(k_shr_##T)
+BIT_KERNELS(int2);
+BIT_KERNELS(int4);
+BIT_KERNELS(int8);
+#undef BIT_KERNELS
+KERNEL(k_gcd_int4); KERNEL(k_gcd_int8); KERNEL(k_lcm_int4); KERNEL(k_lcm_int8);
+
+/* jsonb (jsonb.c) */
+KERNEL(k_jsonb_get_key); KERNEL(k_jsonb_get_key_text); KERNEL(k_jsonb_get_idx);
+KERNEL(k_jsonb_get_idx_text); KERNEL(k_jsonb_path); KERNEL(k_jsonb_path_text);
+KERNEL(k_jsonb_exists); KERNEL(k_jsonb_contains); KERNEL(k_jsonb_contained);
+CMP_KERNELS(jsonb);
+KERNEL(k_jsonb_typeof); KERNEL(k_jsonb_array_length); KERNEL(k_jsonb_concat);
+KERNEL(k_jsonb_delete_key);
+KERNEL(c_jsonb_numeric); KERNEL(c_jsonb_int2); KERNEL(c_jsonb_int4); KERNEL(c_jsonb_int8);
+KERNEL(c_jsonb_float4); KERNEL(c_jsonb_float8); KERNEL(c_jsonb_bool);
+/* jsonb as sort and group keys (for keys.c): PostgreSQL's btree order of
+ * two values, and a byte form equal exactly when the values are equal
+ * ('{"a": 1.0}' and '{"a": 1}'), appended to out. */
+int  ex_jsonb_cmp(const SlStr *a, const SlStr *b);
+void ex_jsonb_key(const SlStr *j, StrBuf *out);
+/* jsonb text input: the canonical text in the arena (jsonb.c). */
+int ex_jsonb_parse(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlError *err);
+
 /* Writes row i of v as text into an arena string (casts to text). */
 void ex_format_value(Arena *a, const Vector *v, uint32_t i, SlStr *out);
 

@@ -4,7 +4,9 @@
  *   num_parse, num_format                     text in and out
  *   num_cmp, num_add, num_sub, num_mul,
  *   num_div, num_mod, num_neg, num_abs        arithmetic
- *   num_round, num_apply_typmod               rounding
+ *   num_round, num_round_to, num_apply_typmod rounding (num_round_to: any
+ *                                             scale, or truncation)
+ *   num_div_round, num_div_trunc              division at a given scale
  *   num_from_int64, num_to_int64,
  *   num_from_double, num_to_double            conversions
  *
@@ -513,7 +515,8 @@ static int div_to_scale(Arena *a, const SlNumeric *x, const SlNumeric *y, int rs
             /* all nines: one more digit in front */
             uint8_t *q2 = sl_malloc((size_t)nn);
             q2[0] = 1;
-            memcpy(q2 + 1, q, (size_t)(nn - 1));
+            if (nn > 1)
+                memcpy(q2 + 1, q, (size_t)(nn - 1));
             make_num(a, q2, nn, rscale, (x->sign == NUM_NEG) != (y->sign == NUM_NEG), out);
             sl_free(q2);
         } else {
@@ -746,4 +749,56 @@ double num_to_double(const SlNumeric *x)
     double d = strtod(b.data, NULL);
     strbuf_free(&b);
     return d;
+}
+
+/* Rounds (half away from zero) or truncates x at 10^-scale; scale may be
+ * negative (round(1234.5, -2) is 1200).  The display scale is max(scale, 0),
+ * as PostgreSQL's round_var / trunc_var leave it. */
+void num_round_to(Arena *a, const SlNumeric *x, int scale, bool trunc, SlNumeric *out)
+{
+    if (num_is_special(x)) {
+        *out = *x;
+        return;
+    }
+    if (scale >= 0 && !trunc) {
+        num_round(a, x, scale, out);
+        return;
+    }
+    int drop = x->scale - scale;        /* digits to remove from the end */
+    if (drop <= 0) {
+        num_round(a, x, scale, out);    /* only pads */
+        return;
+    }
+    int keep = x->ndigits - drop;
+    int roundup = !trunc && keep >= 0 && keep < x->ndigits && x->digits[keep] >= 5;
+    int n = keep > 0 ? keep : 0;
+    int zeros = scale < 0 ? -scale : 0;
+    uint8_t *m = sl_malloc((size_t)n + (size_t)zeros + 1);
+    m[0] = 0;
+    if (n)
+        memcpy(m + 1, x->digits, (size_t)n);
+    for (int i = n; i >= 0 && roundup; i--) {
+        int v = m[i] + 1;
+        roundup = v >= 10;
+        m[i] = (uint8_t)(v % 10);
+    }
+    memset(m + n + 1, 0, (size_t)zeros);
+    make_num(a, m, n + 1 + zeros, scale > 0 ? scale : 0, x->sign == NUM_NEG, out);
+    sl_free(m);
+}
+
+int num_div_trunc(Arena *a, const SlNumeric *x, const SlNumeric *y, SlNumeric *out,
+                  SlError *err)
+{
+    if (signum(y) == 0)
+        return div_zero(err);
+    return div_to_scale(a, x, y, 0, false, out, err);
+}
+
+int num_div_round(Arena *a, const SlNumeric *x, const SlNumeric *y, int rscale, SlNumeric *out,
+                  SlError *err)
+{
+    if (signum(y) == 0)
+        return div_zero(err);
+    return div_to_scale(a, x, y, rscale, true, out, err);
 }

@@ -37,6 +37,14 @@ int    num_apply_typmod(Arena *a, const SlNumeric *x, int32_t typmod, SlNumeric 
                         SlError *err);
 /* Rounds half away from zero to scale digits after the point. */
 void   num_round(Arena *a, const SlNumeric *x, int scale, SlNumeric *out);
+/* Rounds (or truncates) at 10^-scale for any scale, negative ones too. */
+void   num_round_to(Arena *a, const SlNumeric *x, int scale, bool trunc, SlNumeric *out);
+/* x / y rounded to rscale fraction digits. */
+int    num_div_round(Arena *a, const SlNumeric *x, const SlNumeric *y, int rscale,
+                     SlNumeric *out, SlError *err);
+/* x / y truncated to an integer (div()). */
+int    num_div_trunc(Arena *a, const SlNumeric *x, const SlNumeric *y, SlNumeric *out,
+                     SlError *err);
 void   num_from_int64(Arena *a, int64_t v, SlNumeric *out);
 /* Rounds to an integer; -1 if out of int64 range, -2 for NaN, -3 for an
  * infinity. */

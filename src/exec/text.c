@@ -6,7 +6,8 @@
  *   k_notilike, k_like_esc,
  *   k_ilike_esc                   LIKE / ILIKE [ESCAPE]
  *   k_length, k_octet_length      length() in characters (UTF-8), bytes
- *   k_upper, k_lower              ASCII case mapping (the "C" locale)
+ *   k_upper, k_lower              case mapping: ASCII in place, other
+ *                                 characters as the C.UTF-8 locale maps them
  *   ex_format_value               a value's text form in an arena string
  *
  * Kernels that make strings size all the selected rows first and take one
@@ -146,11 +147,79 @@ static int match_text(const unsigned char *t, int tlen, const unsigned char *p, 
     return LIKE_ABORT;
 }
 
+/* The shapes of a LIKE pattern that need no matcher: 'abc' (equality),
+ * 'abc%' (prefix), '%abc%' (substring), with abc free of _ % and \. */
+enum { SHAPE_NONE, SHAPE_EXACT, SHAPE_PREFIX, SHAPE_CONTAINS };
+
+static int pattern_shape(const SlStr *p, SlStr *lit)
+{
+    uint32_t b = 0, e = p->len;
+    bool lead = false, trail = false;
+    while (b < e && p->ptr[b] == '%') {
+        b++;
+        lead = true;
+    }
+    while (e > b && p->ptr[e - 1] == '%') {
+        e--;
+        trail = true;
+    }
+    for (uint32_t k = b; k < e; k++)
+        if (p->ptr[k] == '%' || p->ptr[k] == '_' || p->ptr[k] == '\\')
+            return SHAPE_NONE;
+    lit->ptr = p->ptr + b;
+    lit->len = e - b;
+    if (!lead && !trail)
+        return SHAPE_EXACT;
+    if (!lead)
+        return SHAPE_PREFIX;
+    return trail || lit->len == 0 ? SHAPE_CONTAINS : SHAPE_NONE;
+}
+
+static bool shape_match(int shape, const SlStr *t, const SlStr *lit)
+{
+    switch (shape) {
+    case SHAPE_EXACT:
+        return t->len == lit->len && memcmp(t->ptr, lit->ptr, lit->len) == 0;
+    case SHAPE_PREFIX:
+        return t->len >= lit->len &&
+               (lit->len == 0 || (t->ptr[0] == lit->ptr[0] &&
+                                  memcmp(t->ptr + 1, lit->ptr + 1, lit->len - 1) == 0));
+    default:
+        return lit->len == 0 || (t->len >= lit->len && memmem(t->ptr, t->len, lit->ptr, lit->len) != NULL);
+    }
+}
+
 static int like_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel,
                      uint32_t n, bool ci, bool negate, bool with_escape)
 {
     const SlStr *a = args[0].v.str, *p = args[1].v.str;
     uint8_t *r = out->v.b;
+    if (!ci && !with_escape && n > 0) {
+        /* a pattern that is the same for every row (a constant) and has a
+         * simple shape: compare bytes, without the matcher */
+        const SlStr *p0 = &p[sel ? sel[0] : 0];
+        SlStr lit = {NULL, 0};
+        int shape = pattern_shape(p0, &lit);
+        bool same = shape != SHAPE_NONE;
+        FOR_SEL(sel, n, { same &= p[i].ptr == p0->ptr && p[i].len == p0->len; });
+        if (same && shape == SHAPE_PREFIX) {
+            /* the common 'abc%': a loop whose length rarely varies */
+            const char *lp = lit.ptr;
+            uint32_t ll = lit.len;
+            FOR_SEL(sel, n, {
+                uint32_t lim = a[i].len < ll ? a[i].len : ll;
+                uint8_t eq = a[i].len >= ll;
+                for (uint32_t k = 0; k < lim; k++)
+                    eq &= a[i].ptr[k] == lp[k];
+                r[i] = (uint8_t)(eq != negate);
+            });
+            return 0;
+        }
+        if (same) {
+            FOR_SEL(sel, n, { r[i] = (uint8_t)(shape_match(shape, &a[i], &lit) != negate); });
+            return 0;
+        }
+    }
     FOR_SEL(sel, n, {
         int esc = '\\';
         if (with_escape) {
@@ -209,6 +278,14 @@ static int map_case(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t
     FOR_SEL(sel, n, { total += a[i].len; });
     char *buf = arena_alloc(cx->arena, total ? total : 1);
     FOR_SEL(sel, n, {
+        bool ascii = true;
+        for (uint32_t k = 0; k < a[i].len && ascii; k++)
+            ascii = (unsigned char)a[i].ptr[k] < 0x80;
+        if (!ascii) {
+            /* other characters as the C.UTF-8 locale maps them (strfuncs.c) */
+            sl_case_map(cx->arena, &a[i], upper ? 1 : -1, &out->v.str[i]);
+            continue;
+        }
         for (uint32_t k = 0; k < a[i].len; k++) {
             char c = a[i].ptr[k];
             if (upper && c >= 'a' && c <= 'z')

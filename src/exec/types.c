@@ -12,9 +12,13 @@
  * the shortest decimal that reads back to the same value, in %g style with
  * the exponent form below 1e-4 and from 1e15 (float8) or 1e6 (float4).
  * Text compares byte-wise elsewhere (eval), which is PostgreSQL's "C"
- * collation.  Date and time values print in ISO style, timestamptz in UTC.
+ * collation.  Date and time values print in ISO style, timestamptz in UTC;
+ * their input and output are datetime.c's and interval.c's, jsonb's is
+ * jsonb.c's (its canonical text), bytea reads hex and escape input.
  */
 #include "sluice/expr.h"
+#include "exec/datetime.h"
+#include "exec/kernels.h"
 #include "exec/numeric.h"
 
 #include <errno.h>
@@ -74,6 +78,10 @@ const char *type_format(SlType t, char *buf, size_t size)
         snprintf(buf, size, "%s(%d)", name, t.typmod);
     else if (t.typmod >= 0 && t.id == TYPE_NUMERIC)
         snprintf(buf, size, "%s(%d,%d)", name, (t.typmod >> 16) & 0xFFFF, t.typmod & 0xFFFF);
+    else if (t.typmod >= 0 && t.id == TYPE_INTERVAL && (t.typmod & 0xFFFF) != 0xFFFF)
+        snprintf(buf, size, "%s%s(%d)", name, dt_interval_typmod_text(t.typmod), t.typmod & 0xFFFF);
+    else if (t.typmod >= 0 && t.id == TYPE_INTERVAL)
+        snprintf(buf, size, "%s%s", name, dt_interval_typmod_text(t.typmod));
     else
         snprintf(buf, size, "%s", name);
     return buf;
@@ -184,106 +192,6 @@ static void format_float(double d, bool single, StrBuf *out)
     }
 }
 
-/* Days since 1970-01-01 -> civil date (Howard Hinnant's algorithm). */
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2);
-}
-
-#define PG_EPOCH_DAYS 10957 /* 2000-01-01 - 1970-01-01 */
-#define USECS_PER_DAY INT64_C(86400000000)
-
-static void format_date(int64_t days, StrBuf *out)
-{
-    int64_t y;
-    int m, d;
-    civil_from_days(days + PG_EPOCH_DAYS, &y, &m, &d);
-    if (y > 0)
-        strbuf_printf(out, "%04lld-%02d-%02d", (long long)y, m, d);
-    else
-        strbuf_printf(out, "%04lld-%02d-%02d BC", (long long)(1 - y), m, d);
-}
-
-static void format_time_of_day(int64_t usec, StrBuf *out)
-{
-    int64_t secs = usec / 1000000;
-    int64_t frac = usec % 1000000;
-    strbuf_printf(out, "%02lld:%02lld:%02lld", (long long)(secs / 3600),
-                  (long long)(secs / 60 % 60), (long long)(secs % 60));
-    if (frac) {
-        char f[8];
-        snprintf(f, sizeof(f), "%06lld", (long long)frac);
-        int n = 6;
-        while (n > 0 && f[n - 1] == '0')
-            n--;
-        strbuf_printf(out, ".%.*s", n, f);
-    }
-}
-
-static void format_timestamp(int64_t ts, bool tz, StrBuf *out)
-{
-    if (ts == INT64_MAX) {
-        strbuf_puts(out, "infinity");
-        return;
-    }
-    if (ts == INT64_MIN) {
-        strbuf_puts(out, "-infinity");
-        return;
-    }
-    int64_t days = ts / USECS_PER_DAY, rem = ts % USECS_PER_DAY;
-    if (rem < 0) {
-        rem += USECS_PER_DAY;
-        days--;
-    }
-    int64_t y;
-    int m, d;
-    civil_from_days(days + PG_EPOCH_DAYS, &y, &m, &d);
-    strbuf_printf(out, "%04lld-%02d-%02d ", (long long)(y > 0 ? y : 1 - y), m, d);
-    format_time_of_day(rem, out);
-    if (tz)
-        strbuf_puts(out, "+00");
-    if (y <= 0)
-        strbuf_puts(out, " BC");
-}
-
-/* PostgreSQL's "postgres" interval style: 1 year 2 mons 3 days 04:05:06. */
-static void format_interval(const SlInterval *iv, StrBuf *out)
-{
-    int32_t years = iv->months / 12, mons = iv->months % 12;
-    bool any = false;
-    if (years) {
-        strbuf_printf(out, "%d year%s", years, years == 1 || years == -1 ? "" : "s");
-        any = true;
-    }
-    if (mons) {
-        strbuf_printf(out, "%s%d mon%s", any ? " " : "", mons, mons == 1 || mons == -1 ? "" : "s");
-        any = true;
-    }
-    if (iv->days) {
-        strbuf_printf(out, "%s%d day%s", any ? " " : "", iv->days,
-                      iv->days == 1 || iv->days == -1 ? "" : "s");
-        any = true;
-    }
-    if (iv->usec || !any) {
-        int64_t u = iv->usec;
-        if (any)
-            strbuf_putc(out, ' ');
-        if (u < 0) {
-            strbuf_putc(out, '-');
-            u = -u;
-        }
-        format_time_of_day(u, out);
-    }
-}
-
 void value_format_text(const Vector *v, uint32_t i, StrBuf *out)
 {
     switch (v->type.id) {
@@ -319,19 +227,14 @@ void value_format_text(const Vector *v, uint32_t i, StrBuf *out)
         break;
     }
     case TYPE_DATE:
-        if (v->v.i32[i] == INT32_MAX)
-            strbuf_puts(out, "infinity");
-        else if (v->v.i32[i] == INT32_MIN)
-            strbuf_puts(out, "-infinity");
-        else
-            format_date(v->v.i32[i], out);
+        dt_format_date(v->v.i32[i], out);
         break;
     case TYPE_TIMESTAMP:
     case TYPE_TIMESTAMPTZ:
-        format_timestamp(v->v.i64[i], v->type.id == TYPE_TIMESTAMPTZ, out);
+        dt_format_timestamp(v->v.i64[i], v->type.id == TYPE_TIMESTAMPTZ, out);
         break;
     case TYPE_INTERVAL:
-        format_interval(&v->v.iv[i], out);
+        dt_format_interval(&v->v.iv[i], out);
         break;
     case TYPE_UNKNOWN:
     case TYPE_TEXT:
@@ -497,6 +400,40 @@ static int check_utf8_nul(const char *s, size_t len, int loc, SlError *err)
     return 0;
 }
 
+/* byteain: "\\x" and hex digits, or the escape format (\\ and \\ooo). */
+static int parse_bytea(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlError *err)
+{
+    if (len >= 2 && s[0] == '\\' && s[1] == 'x') {
+        char *buf = arena_alloc(a, (len - 2) / 2 + 1);
+        int64_t n = ex_hex_decode(s + 2, len - 2, buf, loc, err);
+        if (n < 0)
+            return -1;
+        out->ptr = buf;
+        out->len = (uint32_t)n;
+        return 0;
+    }
+    char *buf = arena_alloc(a, len + 1);
+    size_t o = 0;
+    for (size_t k = 0; k < len;) {
+        if (s[k] != '\\') {
+            buf[o++] = s[k++];
+        } else if (k + 3 < len && s[k + 1] >= '0' && s[k + 1] <= '3' && s[k + 2] >= '0' &&
+                   s[k + 2] <= '7' && s[k + 3] >= '0' && s[k + 3] <= '7') {
+            buf[o++] = (char)(((s[k + 1] - '0') << 6) | ((s[k + 2] - '0') << 3) | (s[k + 3] - '0'));
+            k += 4;
+        } else if (k + 1 < len && s[k + 1] == '\\') {
+            buf[o++] = '\\';
+            k += 2;
+        } else {
+            return sl_error_at(err, ERRCODE_INVALID_TEXT_REPRESENTATION, loc,
+                               "invalid input syntax for type bytea");
+        }
+    }
+    out->ptr = buf;
+    out->len = (uint32_t)o;
+    return 0;
+}
+
 int value_parse_text(Arena *a, SlType t, const char *s, size_t len, Vector *v, uint32_t i,
                      int loc, SlError *err)
 {
@@ -570,12 +507,17 @@ int value_parse_text(Arena *a, SlType t, const char *s, size_t len, Vector *v, u
         v->v.str[i].len = (uint32_t)n;
         return 0;
     }
-    case TYPE_JSONB:
-    case TYPE_BYTEA:
     case TYPE_DATE:
+        return dt_parse_date(s, len, &v->v.i32[i], loc, err);
     case TYPE_TIMESTAMP:
     case TYPE_TIMESTAMPTZ:
+        return dt_parse_timestamp(s, len, t.id == TYPE_TIMESTAMPTZ, &v->v.i64[i], loc, err);
     case TYPE_INTERVAL:
+        return dt_parse_interval(s, len, t.typmod, &v->v.iv[i], loc, err);
+    case TYPE_JSONB:
+        return ex_jsonb_parse(a, s, len, &v->v.str[i], loc, err);
+    case TYPE_BYTEA:
+        return parse_bytea(a, s, len, &v->v.str[i], loc, err);
     case TYPE__COUNT:
         break;
     }

@@ -1,18 +1,23 @@
 /*
  * runtime.c -- what the server hands statements to (see runtime.h).
  *
+ *   rt_init, rt_shutdown   the catalog and state store statements use
  *   rt_parse      query string -> RawStmts (the sql module's parser)
- *   rt_prepare    RawStmt -> Prepared (analysis; the plan of a SELECT
- *                 without FROM is "evaluate the targets over one row")
+ *   rt_prepare    RawStmt -> Prepared (analysis into a Query and its plan)
  *   rt_describe   result columns and parameter types
  *   rt_execute    parameters in, rows out to a ResultSink, the tag
+ *
+ * Statements that read no relation (SELECT 1, SET, BEGIN) work without
+ * rt_init(); the others fail with 55000 until it is called.  A prepared
+ * statement whose relations were dropped or recreated is analyzed again
+ * when it runs.
  *
  * Parameters in text format go through the types' input functions, as a
  * cast from text does; binary format is PostgreSQL's send/recv format for
  * bool, int2/4/8, float4/8, numeric, text and varchar.  rt_execute works in
  * an arena of its own, destroyed before it returns.
  */
-#include "sluice/runtime.h"
+#include "runtime_int.h"
 #include "sluice/ast.h"
 #include "sluice/expr.h"
 #include "exec/numeric.h"
@@ -22,10 +27,43 @@
 #include <stdio.h>
 
 struct Prepared {
-    Query      *q;
-    int         ncols;
-    ColumnDesc *cols;
+    Query         *q;
+    int            ncols;
+    ColumnDesc    *cols;
+    const char    *sql;
+    const RawStmt *raw;
 };
+
+static Catalog    *g_cat;
+static StateStore *g_st;
+
+int rt_init(Catalog *cat, StateStore *st)
+{
+    g_cat = cat;
+    g_st = st;
+    return 0;
+}
+
+void rt_shutdown(void)
+{
+    g_cat = NULL;
+    g_st = NULL;
+}
+
+Catalog *rt_catalog(void)
+{
+    return g_cat;
+}
+
+StateStore *rt_state(void)
+{
+    return g_st;
+}
+
+static const CatRelation *lookup_cb(void *ctx, const char *name)
+{
+    return cat_lookup(ctx, name);
+}
 
 int rt_parse(Arena *a, const char *sql, size_t len, List **stmts, SlError *err)
 {
@@ -34,21 +72,28 @@ int rt_parse(Arena *a, const char *sql, size_t len, List **stmts, SlError *err)
     return sql_parse(a, sql, (int)len, stmts, err);
 }
 
+static int analyze(Arena *a, const char *sql, const RawStmt *raw, const SlType *param_types,
+                   int nparam_types, Query **q, SlError *err)
+{
+    SqlCatalog cat = {g_cat ? lookup_cb : NULL, g_cat};
+    return sql_analyze_with(a, &cat, sql, raw, param_types, nparam_types, q, err);
+}
+
 int rt_prepare(Arena *a, const char *sql, const RawStmt *raw, const SlType *param_types,
                int nparam_types, Prepared **out, SlError *err)
 {
     Query *q;
-    if (sql_analyze(a, sql, raw, param_types, nparam_types, &q, err) < 0)
+    if (analyze(a, sql, raw, param_types, nparam_types, &q, err) < 0)
         return -1;
     Prepared *p = ARENA_NEW(a, Prepared);
     p->q = q;
-    if (q->kind == QUERY_SELECT) {
-        p->ncols = q->ntargets;
-        p->cols = ARENA_ARRAY(a, ColumnDesc, q->ntargets ? q->ntargets : 1);
-        for (int i = 0; i < q->ntargets; i++) {
-            p->cols[i].name = q->names[i];
-            p->cols[i].type = q->targets[i]->type;
-        }
+    p->sql = sql;
+    p->raw = raw;
+    p->ncols = q->ntargets;
+    p->cols = ARENA_ARRAY(a, ColumnDesc, q->ntargets ? q->ntargets : 1);
+    for (int i = 0; i < q->ntargets; i++) {
+        p->cols[i].name = q->names[i];
+        p->cols[i].type = q->types[i];
     }
     *out = p;
     return 0;
@@ -61,6 +106,34 @@ void rt_describe(const Prepared *p, int *ncols, const ColumnDesc **cols, int *np
     *cols = p->cols;
     *nparams = p->q->nparams;
     *param_types = p->q->param_types;
+}
+
+/* The query to run: the prepared one, or -- when a relation it uses was
+ * dropped or recreated since -- the statement analyzed again (PostgreSQL
+ * re-plans too, and refuses a result of another shape). */
+static int current_query(const Prepared *p, Arena *work, const Query **out, SlError *err)
+{
+    const Query *q = p->q;
+    bool stale = false;
+    for (int i = 0; i < q->ndeps && !stale; i++) {
+        const CatRelation *rel = g_cat ? cat_lookup(g_cat, q->dep_names[i]) : NULL;
+        stale = rel == NULL || rel->oid != q->dep_oids[i];
+    }
+    if (!stale) {
+        *out = q;
+        return 0;
+    }
+    Query *nq;
+    if (analyze(work, p->sql, p->raw, q->param_types, q->nparams, &nq, err) < 0)
+        return -1;
+    bool same = nq->ntargets == q->ntargets && nq->nparams == q->nparams;
+    for (int i = 0; same && i < q->ntargets; i++)
+        same = nq->types[i].id == q->types[i].id;
+    if (!same)
+        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                        "cached plan must not change result type");
+    *out = nq;
+    return 0;
 }
 
 static uint64_t read_be(const unsigned char *p, int n)
@@ -189,9 +262,22 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
         return sl_error(err, ERRCODE_PROTOCOL_VIOLATION,
                         "bind message supplies %d parameters, but prepared statement requires %d",
                         nparams, q->nparams);
-    if (q->kind == QUERY_UTILITY) {
+    switch (q->kind) {
+    case QUERY_UTILITY:
         snprintf(tag, tagsize, "%s", q->tag);
         return 0;
+    case QUERY_REFUSED:
+        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED, "%s", q->refusal);
+    case QUERY_CREATE:
+    case QUERY_DROP:
+    case QUERY_MODIFY:
+    case QUERY_ALTER_CQ:
+        if (g_cat == NULL || g_st == NULL)
+            return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                            "no catalog is open: the runtime was not initialized (rt_init)");
+        break;
+    default:
+        break;
     }
     Arena work;
     arena_init(&work, 64 * 1024);
@@ -199,24 +285,49 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     Vector *pv = ARENA_ARRAY(&work, Vector, nparams ? nparams : 1);
     for (int i = 0; i < nparams && rc == 0; i++)
         rc = bind_param(&work, q->param_types[i], &params[i], &pv[i], i + 1, err);
-    EvalCtx cx = {.arena = &work, .err = err, .params = pv, .nparams = nparams};
-    Batch batch = {.nrows = 1, .ncols = (uint32_t)q->ntargets};
-    if (rc == 0 && q->where != NULL) {
-        Vector w;
-        rc = ex_eval(&cx, q->where, NULL, 1, &w);
-        if (rc == 0 && (vector_is_null(&w, 0) || !w.v.b[0]))
-            batch.nrows = 0;
-    }
-    if (rc == 0 && batch.nrows > 0) {
-        batch.cols = ARENA_ARRAY(&work, Vector, q->ntargets ? q->ntargets : 1);
-        for (int i = 0; i < q->ntargets && rc == 0; i++)
-            rc = ex_eval(&cx, q->targets[i], NULL, 1, &batch.cols[i]);
-        if (rc == 0 && sink != NULL && sink->batch_cb(sink, &batch) < 0)
-            rc = sl_error(err, ERRCODE_QUERY_CANCELED,
-                          "canceling statement: the result could not be delivered");
-    }
     if (rc == 0)
-        snprintf(tag, tagsize, "SELECT %u", batch.nrows);
+        rc = current_query(p, &work, &q, err);
+    ExCtx cx = {.arena = &work, .err = err, .st = g_st, .params = pv, .nparams = nparams};
+    uint64_t rows = 0;
+    if (rc == 0) {
+        switch (q->kind) {
+        case QUERY_SELECT:
+            rc = rt_run_select(q, &cx, sink, &rows);
+            if (rc == 0)
+                snprintf(tag, tagsize, "SELECT %llu", (unsigned long long)rows);
+            break;
+        case QUERY_EXPLAIN:
+            rc = rt_run_explain(q, &cx, sink, &rows);
+            if (rc == 0)
+                snprintf(tag, tagsize, "EXPLAIN");
+            break;
+        case QUERY_MODIFY:
+            rc = rt_run_modify(q, &cx, sink, &rows);
+            if (rc == 0 && q->modify->kind == MODIFY_INSERT)
+                snprintf(tag, tagsize, "INSERT 0 %llu", (unsigned long long)rows);
+            else if (rc == 0)
+                snprintf(tag, tagsize, "%s %llu", q->tag, (unsigned long long)rows);
+            break;
+        case QUERY_CREATE:
+            rc = rt_run_create(q, err);
+            if (rc == 0)
+                snprintf(tag, tagsize, "%s", q->tag);
+            break;
+        case QUERY_DROP:
+            rc = rt_run_drop(q, err);
+            if (rc == 0)
+                snprintf(tag, tagsize, "%s", q->tag);
+            break;
+        case QUERY_ALTER_CQ:
+            rc = rt_cq_alter(q->drop_names[0], q->pause, err);
+            if (rc == 0)
+                snprintf(tag, tagsize, "%s", q->tag);
+            break;
+        default:
+            rc = sl_error(err, ERRCODE_INTERNAL_ERROR, "unexpected statement kind %d", q->kind);
+            break;
+        }
+    }
     arena_destroy(&work);
     return rc < 0 ? -1 : 0;
 }

@@ -105,7 +105,9 @@ Expr *an_coerce(Analyze *an, Expr *e, SlType t, CoerceCtx ctx, int loc)
         Expr *c = an_const(an, sl_type(t.id), e->location, e->value.nulls[0]);
         if (!e->value.nulls[0]) {
             const SlStr *s = &e->value.v.str[0];
-            if (value_parse_text(an->a, sl_type(t.id), s->ptr, s->len, &c->value, 0,
+            /* an interval's fields qualify its input (INTERVAL '5' MINUTE) */
+            SlType pt = t.id == TYPE_INTERVAL ? t : sl_type(t.id);
+            if (value_parse_text(an->a, pt, s->ptr, s->len, &c->value, 0,
                                  e->location, an->err) < 0)
                 return NULL;
         }
@@ -336,6 +338,12 @@ static bool resolve_type(Analyze *an, const TypeName *tn, SlType *out)
         out->typmod = (int32_t)mods[0];
         return true;
     }
+    if (id == TYPE_INTERVAL) {
+        /* INTERVAL '...' DAY TO SECOND: the fields' mask (the grammar's),
+         * PostgreSQL's typmod being range << 16 | precision */
+        out->typmod = (int32_t)((mods[0] & 0x7FFF) << 16 | (nmods == 2 ? mods[1] : 0xFFFF));
+        return true;
+    }
     sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc, "type modifier is not allowed for type \"%s\"",
                 tn->name);
     return false;
@@ -383,6 +391,27 @@ Expr *an_make_op(Analyze *an, const char *op, Expr *l, Expr *r, int loc)
 
 static Expr *transform_aexpr(Analyze *an, A_Expr *ax);
 
+/* concat(...) and concat_ws(sep, ...), PostgreSQL's VARIADIC "any": the
+ * fixed arguments are cast as the function declares them, the variadic
+ * ones go to the kernel as they are (untyped literals as text), which
+ * prints each with its type's output function.  The call is not strict. */
+static Expr *transform_variadic(Analyze *an, const FuncDesc *fd, Expr **args, int n, int loc)
+{
+    for (int k = 0; k < n; k++) {
+        SlTypeId want = k < fd->nargs - 1 ? fd->kargs[k] : TYPE_UNKNOWN;
+        if (want == TYPE_UNKNOWN && args[k]->type.id != TYPE_UNKNOWN)
+            continue;
+        if (want == TYPE_UNKNOWN)
+            want = TYPE_TEXT;
+        args[k] = an_coerce(an, args[k], sl_type(want), COERCE_IMPLICIT, args[k]->location);
+        if (args[k] == NULL)
+            return NULL;
+    }
+    Expr *e = an_mk(an, EXPR_FUNC, sl_type(fd->ret), loc, n, args);
+    e->fn = fd;
+    return e;
+}
+
 static Expr *transform_func(Analyze *an, FuncCall *f)
 {
     int loc = f->hdr.location;
@@ -391,11 +420,19 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
                     (const char *)list_nth(f->qual, 0));
         return NULL;
     }
-    if (f->star || f->distinct || strcmp(f->name, "count") == 0 || strcmp(f->name, "sum") == 0 ||
-        strcmp(f->name, "min") == 0 || strcmp(f->name, "max") == 0 ||
-        strcmp(f->name, "avg") == 0) {
-        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
-                    "aggregate functions are not supported yet");
+    if (an_is_aggregate_name(f))
+        return an_aggregate(an, f);
+    if ((f->distinct || f->filter || f->agg_order) && ex_func_exists(f->name, false)) {
+        const char *what = f->distinct ? "DISTINCT" : f->filter ? "FILTER" : "ORDER BY";
+        sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, loc,
+                    "%s specified, but %s is not an aggregate function", what, f->name);
+        return NULL;
+    }
+    if (f->qual == NULL && (strcmp(f->name, "window") == 0 || strcmp(f->name, "session") == 0) &&
+        !ex_func_exists(f->name, false)) {
+        sl_error_at(an->err, ERRCODE_WINDOWING_ERROR, loc,
+                    "%s(...) can only be used in GROUP BY",
+                    strcmp(f->name, "window") == 0 ? "WINDOW" : "SESSION");
         return NULL;
     }
     int n = list_len(f->args);
@@ -405,11 +442,14 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
             return NULL;
     if (strcmp(f->name, "pg_typeof") == 0 && n == 1) {
         /* the argument's type name; PostgreSQL's result is regtype, which
-         * reads the same in text */
-        char buf[64];
-        const char *tn = type_format(args[0]->type, buf, sizeof(buf));
+         * reads the same in text (and has no typmod: numeric, not
+         * numeric(10,2)) */
+        const char *tn = type_name(args[0]->type.id);
         return const_str(an, sl_type(TYPE_TEXT), arena_strdup(an->a, tn), (int)strlen(tn), loc);
     }
+    const FuncDesc *vd = ex_func_variadic(f->name);
+    if (vd != NULL && n >= vd->nargs)
+        return transform_variadic(an, vd, args, n, loc);
     const FuncDesc *fd = an_resolve(an, f->name, false, args, n, loc);
     if (fd == NULL)
         return NULL;
@@ -650,22 +690,14 @@ static Expr *transform_node(Analyze *an, Node *n)
         return transform_const(an, (A_Const *)n);
     case T_ParamRef:
         return transform_param(an, (ParamRef *)n);
-    case T_ColumnRef: {
-        ColumnRef *c = (ColumnRef *)n;
-        const char *last = list_nth(c->names, list_len(c->names) - 1);
-        if (strcmp(last, "*") == 0) {
-            sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, n->location,
-                        "SELECT * with no tables specified is not valid");
-        } else if (list_len(c->names) > 1) {
-            sl_error_at(an->err, ERRCODE_UNDEFINED_TABLE, n->location,
-                        "missing FROM-clause entry for table \"%s\"",
-                        (const char *)list_nth(c->names, list_len(c->names) - 2));
-        } else {
-            sl_error_at(an->err, ERRCODE_UNDEFINED_COLUMN, n->location,
-                        "column \"%s\" does not exist", last);
-        }
+    case T_ColumnRef:
+        return an_column_ref(an, (ColumnRef *)n);
+    case T_SubLink:
+        return an_sublink(an, (SubLink *)n);
+    case T_SetToDefault:
+        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, n->location,
+                    "DEFAULT is not allowed in this context");
         return NULL;
-    }
     case T_A_Expr:
         return transform_aexpr(an, (A_Expr *)n);
     case T_BoolExpr:
@@ -779,88 +811,52 @@ static int figure_colname(Node *n, const char **name)
     }
 }
 
-/* ------------------------------------------------------------ statements */
+/* ------------------------------------------------------------ exported */
 
-static int analyze_select(Analyze *an, SelectStmt *s, Query *q)
+Expr *an_transform(Analyze *an, Node *n)
 {
-    if (s->from != NULL)
-        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                           ((Node *)list_nth(s->from, 0))->location,
-                           "SELECT ... FROM is not supported yet");
-    if (s->group_by != NULL)
-        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                           ((Node *)list_nth(s->group_by, 0))->location,
-                           "GROUP BY is not supported yet");
-    if (s->having != NULL)
-        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->having->location,
-                           "HAVING is not supported yet");
-    int n = list_len(s->targets);
-    q->kind = QUERY_SELECT;
-    q->ntargets = n;
-    q->targets = ARENA_ARRAY(an->a, Expr *, n ? n : 1);
-    q->names = ARENA_ARRAY(an->a, const char *, n ? n : 1);
-    for (int i = 0; i < n; i++) {
-        ResTarget *rt = list_nth(s->targets, i);
-        Expr *e = transform(an, rt->val);
-        if (e == NULL)
-            return -1;
-        /* an output of unknown type is text (resolveTargetListUnknowns) */
-        if (e->type.id == TYPE_UNKNOWN &&
-            (e = an_coerce(an, e, sl_type(TYPE_TEXT), COERCE_IMPLICIT, e->location)) == NULL)
-            return -1;
-        q->targets[i] = e;
-        const char *name = "?column?";
-        if (rt->name != NULL)
-            name = rt->name;
-        else
-            figure_colname(rt->val, &name);
-        q->names[i] = name;
-    }
-    if (s->where != NULL) {
-        Expr *w = to_boolean(an, transform(an, s->where), "WHERE");
-        if (w == NULL)
-            return -1;
-        q->where = w;
-    }
-    return 0;
+    return transform(an, n);
 }
+
+Expr *an_to_boolean(Analyze *an, Expr *e, const char *construct)
+{
+    return to_boolean(an, e, construct);
+}
+
+bool an_common_type(Analyze *an, Expr **es, int n, const char *what, SlType *out)
+{
+    return common_type(an, es, n, what, out);
+}
+
+bool an_resolve_type(Analyze *an, const TypeName *tn, SlType *out)
+{
+    return resolve_type(an, tn, out);
+}
+
+int an_figure_colname(Node *n, const char **name)
+{
+    return figure_colname(n, name);
+}
+
+/* ------------------------------------------------------------ statements */
 
 int sql_analyze(Arena *a, const char *sql, const RawStmt *raw, const SlType *param_types,
                 int nparam_types, Query **out, SlError *err)
 {
-    SL_UNUSED(sql);
-    Analyze an = {.a = a, .err = err};
+    return sql_analyze_with(a, NULL, sql, raw, param_types, nparam_types, out, err);
+}
+
+int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const RawStmt *raw,
+                     const SlType *param_types, int nparam_types, Query **out, SlError *err)
+{
+    Analyze an = {.a = a, .err = err, .cat = cat, .sql = sql, .raw = raw};
     if (nparam_types > 0) {
         an.params = ARENA_ARRAY(a, SlType, nparam_types);
         memcpy(an.params, param_types, sizeof(SlType) * (size_t)nparam_types);
         an.nparams = an.cap = nparam_types;
     }
     Query *q = ARENA_NEW(a, Query);
-    Node *stmt = raw->stmt;
-    int rc = 0;
-    switch (stmt->tag) {
-    case T_SelectStmt:
-        rc = analyze_select(&an, (SelectStmt *)stmt, q);
-        break;
-    case T_TransactionStmt: {
-        static const char *const tags[] = {"BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION"};
-        q->kind = QUERY_UTILITY;
-        q->tag = tags[((TransactionStmt *)stmt)->kind];
-        break;
-    }
-    case T_VariableSetStmt:
-        q->kind = QUERY_UTILITY;
-        q->tag = "SET";
-        break;
-    case T_UnsupportedStmt:
-        rc = sl_error_at(err, ERRCODE_FEATURE_NOT_SUPPORTED, stmt->location,
-                         "%s is not supported yet", ((UnsupportedStmt *)stmt)->command);
-        break;
-    default:
-        rc = sl_error_at(err, ERRCODE_FEATURE_NOT_SUPPORTED, stmt->location,
-                         "this statement is not supported yet");
-        break;
-    }
+    int rc = an_statement(&an, raw->stmt, q);
     if (rc < 0 || sl_error_set(err))
         return -1;
     for (int i = 0; i < an.nparams; i++) {
@@ -870,6 +866,60 @@ int sql_analyze(Arena *a, const char *sql, const RawStmt *raw, const SlType *par
     }
     q->nparams = an.nparams;
     q->param_types = an.params;
+    q->ninit = list_len(an.init);
+    q->init = ARENA_ARRAY(a, InitPlan, q->ninit ? q->ninit : 1);
+    for (int i = 0; i < q->ninit; i++)
+        q->init[i] = *(InitPlan *)list_nth(an.init, i);
+    q->ndeps = list_len(an.deps);
+    q->dep_names = ARENA_ARRAY(a, const char *, q->ndeps ? q->ndeps : 1);
+    q->dep_oids = ARENA_ARRAY(a, uint32_t, q->ndeps ? q->ndeps : 1);
+    for (int i = 0; i < q->ndeps; i++) {
+        const CatRelation *rel = list_nth(an.deps, i);
+        q->dep_names[i] = arena_strdup(a, rel->name);
+        q->dep_oids[i] = rel->oid;
+    }
     *out = q;
     return 0;
+}
+
+/* One statement into q (also the statement EXPLAIN shows). */
+int an_statement(Analyze *an, Node *stmt, Query *q)
+{
+    q->ast = stmt;
+    switch (stmt->tag) {
+    case T_SelectStmt:
+        return an_select_stmt(an, (SelectStmt *)stmt, q);
+    case T_InsertStmt:
+        return an_insert_stmt(an, (InsertStmt *)stmt, q);
+    case T_UpdateStmt:
+        return an_update_stmt(an, (UpdateStmt *)stmt, q);
+    case T_DeleteStmt:
+        return an_delete_stmt(an, (DeleteStmt *)stmt, q);
+    case T_CreateStmt:
+        return an_create_stmt(an, (CreateStmt *)stmt, q);
+    case T_DropStmt:
+        return an_drop_stmt(an, (DropStmt *)stmt, q);
+    case T_ExplainStmt:
+    case T_CreateCqStmt:
+    case T_AlterCqStmt:
+    case T_SubscribeStmt:
+    case T_ShowStmt:
+        return an_other_stmt(an, stmt, q);
+    case T_TransactionStmt: {
+        static const char *const tags[] = {"BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION"};
+        q->kind = QUERY_UTILITY;
+        q->tag = tags[((TransactionStmt *)stmt)->kind];
+        return 0;
+    }
+    case T_VariableSetStmt:
+        q->kind = QUERY_UTILITY;
+        q->tag = ((VariableSetStmt *)stmt)->is_reset ? "RESET" : "SET";
+        return 0;
+    case T_UnsupportedStmt:
+        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, stmt->location,
+                           "%s is not supported yet", ((UnsupportedStmt *)stmt)->command);
+    default:
+        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, stmt->location,
+                           "this statement is not supported yet");
+    }
 }

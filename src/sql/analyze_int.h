@@ -7,13 +7,21 @@
  *   an_coerce                         casts and unknown-literal typing (analyze.c)
  *   an_make_op                        an operator over analyzed arguments (analyze.c)
  *   an_resolve, an_apply_func         operator/function resolution (resolve.c)
+ *   scopes, FROM, SELECT, aggregates, DDL, DML   analyze_from.c,
+ *       analyze_select.c, analyze_agg.c, analyze_ddl.c, analyze_dml.c
  */
 #ifndef SLUICE_SQL_ANALYZE_INT_H
 #define SLUICE_SQL_ANALYZE_INT_H
 
+#include "sluice/exec.h"
 #include "sluice/expr.h"
+#include "sluice/plan.h"
 #include "exec/numeric.h"
 #include "sql/parser.h"
+
+typedef struct Scope Scope;
+typedef struct AggCollect AggCollect;
+typedef struct CteScope CteScope;
 
 typedef struct Analyze {
     Arena   *a;         /* owns every Expr */
@@ -22,7 +30,129 @@ typedef struct Analyze {
     int      nparams;
     int      cap;
     int      depth;
+    /* queries (analyze_from.c, analyze_select.c, analyze_agg.c) */
+    const SqlCatalog *cat;
+    const char *sql;
+    const RawStmt *raw;     /* the statement (its text is sql[start, end)) */
+    Scope      *scope;      /* the names expressions see; NULL: none (no FROM) */
+    AggCollect *agg;        /* aggregates of the query level being analyzed */
+    const char *agg_refusal;/* where aggregates are not allowed ("WHERE"), or NULL */
+    CteScope   *ctes;       /* WITH queries visible here */
+    List       *init;       /* of InitPlan *: the statement's subqueries */
+    List       *deps;       /* of const CatRelation *: relations read or written */
 } Analyze;
+
+/* ---- name scopes (analyze_from.c) ---- */
+
+/* One range of FROM: a relation, a subquery, a VALUES list, or a join
+ * (whose columns are the merged USING columns then both sides'). */
+typedef struct ScopeItem {
+    const char        *refname;     /* alias or name; NULL: a join without alias */
+    bool               rel_visible; /* refname.col and refname.* reach it */
+    bool               cols_visible;/* unqualified names reach it */
+    bool               is_join;
+    int                ncols;
+    const char       **colnames;
+    int               *colidx;      /* the column's position in the FROM output */
+    const CatRelation *rel;         /* a table or stream, else NULL */
+} ScopeItem;
+
+/* The names of one query level: its FROM ranges, over the FROM plan's
+ * output.  parent is the enclosing query's scope (a reference to it is a
+ * correlated subquery, which is refused). */
+struct Scope {
+    Scope *parent;
+    List  *items;           /* of ScopeItem * */
+    Plan  *from;            /* the FROM plan: EXPR_COLUMN indexes its columns */
+    /* an aggregate query with a window: window_start / window_end */
+    bool   has_window;
+    SlType window_type;
+};
+
+/* WITH queries visible at a point, innermost first. */
+typedef struct CteDef {
+    const char      *name;
+    CommonTableExpr *cte;
+    bool             in_progress;   /* being analyzed: a reference is recursion */
+} CteDef;
+
+struct CteScope {
+    CteScope *parent;
+    int       n;
+    CteDef   *defs;
+};
+
+/* The aggregates of one query level, while its expressions are analyzed:
+ * each call becomes an EXPR_COLUMN of subkind COLREF_AGG and index into
+ * calls (analyze_agg.c). */
+struct AggCollect {
+    int      n, cap;
+    AggCall *calls;
+    bool     in_args;       /* inside an aggregate's arguments: nesting refused */
+};
+
+Expr *an_column_ref(Analyze *an, ColumnRef *c);
+/* The FROM clause of a query level: the plan of its ranges and their scope. */
+int   an_from_clause(Analyze *an, List *from, Scope *scope);
+/* A FROM item for INSERT/UPDATE/DELETE's target: a scan of a table
+ * (with its row keys when with_key). */
+int   an_target_relation(Analyze *an, RangeVar *rv, bool with_key, const CatRelation **rel,
+                         Scope *scope);
+/* Looks a relation up (42P01 at loc when missing; 55000 without a catalog). */
+const CatRelation *an_lookup_relation(Analyze *an, const char *schema, const char *name,
+                                      int loc, bool missing_ok);
+void  an_add_dep(Analyze *an, const CatRelation *rel);
+/* Star expansion: the FROM output columns that * (qual NULL) or qual.*
+ * stands for, in order; 42P01 when qual names no range. */
+int   an_expand_star(Analyze *an, const char *qual, int loc, int **cols, int *ncols);
+
+/* ---- queries (analyze_select.c) ---- */
+
+/* A SELECT / VALUES / set operation -> its plan; names of the output
+ * columns in plan->cols. */
+Plan *an_select(Analyze *an, SelectStmt *s, Scope *parent);
+Expr *an_sublink(Analyze *an, SubLink *s);
+/* A select list (* expanded) over the current scope; unknowns become text. */
+int   an_target_list(Analyze *an, List *targets, Expr ***exprs, const char ***names, int *n);
+/* A Project of p's columns cast to types (NULL when no cast is needed). */
+Plan *an_coerce_plan(Analyze *an, Plan *p, const SlType *types, const char *what);
+int   an_select_stmt(Analyze *an, SelectStmt *s, Query *q);
+
+/* ---- aggregates and grouping (analyze_agg.c) ---- */
+Expr *an_aggregate(Analyze *an, FuncCall *f);
+bool  an_is_aggregate_name(const FuncCall *f);
+/* Rewrites an expression analyzed over the FROM output into one over the
+ * Aggregate node's output: group expressions and aggregates become its
+ * columns; any other column is a 42803 grouping error. */
+Expr *an_agg_rewrite(Analyze *an, Expr *e, const Plan *agg, Scope *scope);
+/* WINDOW(ts, size [, slide]) / SESSION(ts, gap) of GROUP BY. */
+int   an_window_spec(Analyze *an, FuncCall *f, WindowSpec *w);
+/* Checks the expressions that will be rewritten (adding grouped-key
+ * dependent columns to the groups), then sets the Aggregate's aggregates
+ * and output columns. */
+int   an_agg_finish(Analyze *an, Plan *agg, const Scope *scope, Expr **check, int ncheck,
+                    const AggCollect *calls);
+
+/* ---- DDL and DML (analyze_ddl.c, analyze_dml.c) ---- */
+int   an_create_stmt(Analyze *an, CreateStmt *s, Query *q);
+int   an_drop_stmt(Analyze *an, DropStmt *s, Query *q);
+/* EXPLAIN, CREATE CONTINUOUS QUERY, ALTER, SUBSCRIBE, SHOW. */
+int   an_other_stmt(Analyze *an, Node *stmt, Query *q);
+int   an_statement(Analyze *an, Node *stmt, Query *q);
+int   an_insert_stmt(Analyze *an, InsertStmt *s, Query *q);
+int   an_update_stmt(Analyze *an, UpdateStmt *s, Query *q);
+int   an_delete_stmt(Analyze *an, DeleteStmt *s, Query *q);
+/* Coercion for assignment (INSERT, UPDATE SET): PostgreSQL's assignment
+ * casts, with 42804 "column ... is of type ... but expression is of type"
+ * when there is none. */
+Expr *an_assign(Analyze *an, Expr *e, SlType t, const char *colname, int loc);
+
+/* ---- shared helpers (analyze.c) ---- */
+Expr *an_transform(Analyze *an, Node *n);
+Expr *an_to_boolean(Analyze *an, Expr *e, const char *construct);
+bool  an_common_type(Analyze *an, Expr **es, int n, const char *what, SlType *out);
+bool  an_resolve_type(Analyze *an, const TypeName *tn, SlType *out);
+int   an_figure_colname(Node *n, const char **name);
 
 typedef enum { COERCE_IMPLICIT, COERCE_EXPLICIT } CoerceCtx;
 

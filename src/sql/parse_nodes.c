@@ -5,6 +5,8 @@
  *   make_res_target, make_star_target, make_range_var       statements
  *   make_integer ... make_minmax                              expressions
  *   make_type_name, make_generic_type, make_float_type        type names
+ *   make_sql_func, make_int_const, make_typed_literal_qual    SQL-standard
+ *                                     function syntax, INTERVAL '1' DAY
  *
  * Every constructor allocates in the Parse's arena and records the node's
  * byte offset in the query.  A few do what gram.y's helpers do: a minus sign
@@ -60,6 +62,7 @@ Node *make_select(Parse *p, int loc, bool distinct, List *targets, List *from,
                   Node *where, List *group_by, Node *having)
 {
     SelectStmt *s = NEW_NODE(p, SelectStmt, loc);
+    s->paren_loc = -1;
     s->distinct = distinct;
     s->targets = targets;
     s->from = from;
@@ -421,4 +424,41 @@ Node *make_float_type(Parse *p, const Token *prec, int loc)
         }
     }
     return make_type_name(p, name, NULL, loc);
+}
+
+/* ---------------------------------- SQL-standard function syntax, literals */
+
+Node *make_sql_func(Parse *p, const char *name, List *args, int loc)
+{
+    FuncCall *f = NEW_NODE(p, FuncCall, loc);
+    f->name = name;
+    f->args = args;
+    return &f->hdr;
+}
+
+Node *make_int_const(Parse *p, int v, int loc)
+{
+    A_Const *c = NEW_NODE(p, A_Const, loc);
+    c->kind = CONST_INTEGER;
+    c->text = arena_printf(p->arena, "%d", v);
+    c->len = (int)strlen(c->text);
+    return &c->hdr;
+}
+
+Node *make_typed_literal_qual(Parse *p, Node *type, const Token *str, int qual, int qual_loc)
+{
+    if (qual != 0) {
+        TypeName *t = (TypeName *)type;
+        if (strcmp(t->name, "interval") != 0) {
+            int n = 0;
+            while (qual_loc + n < p->len && ((p->sql[qual_loc + n] | 32) >= 'a' &&
+                                             (p->sql[qual_loc + n] | 32) <= 'z'))
+                n++;
+            sl_error_at(p->err, ERRCODE_SYNTAX_ERROR, qual_loc, "syntax error at or near \"%.*s\"",
+                        n, p->sql + qual_loc);
+            p->failed = true;
+        }
+        t->mods = make_list1(p, make_int_const(p, qual, qual_loc));
+    }
+    return make_typed_literal(p, type, str);
 }

@@ -45,6 +45,29 @@ typedef struct Names {
     int   loc;
 } Names;
 
+/* Pieces the grammar passes between rules (parse_stmts.c builds nodes from
+ * them). */
+typedef struct AliasSpec {
+    const char *name;       /* NULL: no alias */
+    List       *cols;       /* of const char * */
+} AliasSpec;
+
+typedef struct LimitSpec {
+    Node *limit;            /* NULL: none (or LIMIT ALL) */
+    Node *offset;
+} LimitSpec;
+
+typedef struct JoinQual {
+    List *using_names;      /* USING (a, b): of const char * */
+    Node *on;               /* ON expr */
+} JoinQual;
+
+typedef struct WithSpec {
+    List *ctes;             /* of CommonTableExpr */
+    bool  recursive;
+    int   loc;
+} WithSpec;
+
 /* The Lemon parser's %extra_context: what one sql_parse() call builds. */
 typedef struct Parse {
     Arena      *arena;      /* owns every node */
@@ -107,11 +130,80 @@ Node *make_bool_test(Parse *p, Node *arg, BoolTestType test, int loc);
 Node *make_typecast(Parse *p, Node *arg, Node *type, int loc);
 Node *make_typed_literal(Parse *p, Node *type, const Token *str);
 Node *make_func_call(Parse *p, Names names, List *args, bool star, bool distinct);
+/* The SQL-standard syntax for functions (EXTRACT(f FROM x), POSITION(a IN b),
+ * SUBSTRING(x FROM a FOR b), TRIM(BOTH c FROM s), x AT TIME ZONE z,
+ * CURRENT_DATE, ...): a call of the named function (parse_nodes.c). */
+Node *make_sql_func(Parse *p, const char *name, List *args, int loc);
+Node *make_int_const(Parse *p, int v, int loc);
+/* INTERVAL '...' <fields>: qual is the fields' mask (IQ_*), 0 for none;
+ * only an interval literal takes one. */
+Node *make_typed_literal_qual(Parse *p, Node *type, const Token *str, int qual, int qual_loc);
+/* The fields after an interval literal and where they start. */
+typedef struct IntervalQual {
+    int mask;
+    int loc;
+} IntervalQual;
+/* Interval field masks, PostgreSQL's INTERVAL_MASK bits. */
+#define IQ_MONTH  (1 << 1)
+#define IQ_YEAR   (1 << 2)
+#define IQ_DAY    (1 << 3)
+#define IQ_HOUR   (1 << 10)
+#define IQ_MINUTE (1 << 11)
+#define IQ_SECOND (1 << 12)
 Node *make_case(Parse *p, Node *arg, List *whens, Node *defresult, int loc);
 Node *make_case_when(Parse *p, Node *expr, Node *result, int loc);
 Node *make_coalesce(Parse *p, List *args, int loc);
 Node *make_minmax(Parse *p, bool greatest, List *args, int loc);
 Node *make_nullif(Parse *p, Node *a, Node *b, int loc);
+
+/* ---- query and statement constructors (parse_stmts.c) ---- */
+Node *make_values(Parse *p, int loc, List *row);
+Node *values_add_row(Parse *p, Node *values, List *row);
+Node *make_setop(Parse *p, SetOpKind op, bool all, Node *l, Node *r);
+Node *select_set_sort(Parse *p, Node *sel, List *sort);
+Node *select_set_limit(Parse *p, Node *sel, LimitSpec lim);
+Node *select_set_with(Parse *p, Node *sel, WithSpec with);
+Node *select_set_distinct_on(Parse *p, Node *sel, List *on);
+Node *select_set_parens(Parse *p, Node *sel, int loc);
+Node *make_sort_by(Parse *p, Node *e, SortDir dir, SortNulls nulls);
+Node *make_cte(Parse *p, const Token *name, List *cols, Node *query);
+Node *make_range_var_alias(Parse *p, Names names, AliasSpec alias);
+Node *make_range_subselect(Parse *p, Node *sub, AliasSpec alias, int loc);
+Node *make_join(Parse *p, JoinType type, bool natural, Node *l, Node *r, JoinQual q);
+Node *join_set_alias(Parse *p, Node *join, AliasSpec alias);
+Node *make_sublink(Parse *p, SubLinkType type, bool negate, Node *test, Node *sub, int loc);
+Node *make_set_to_default(Parse *p, const Token *t);
+Node *func_set_filter(Parse *p, Node *func, Node *filter);
+Node *func_set_order(Parse *p, Node *func, List *order);
+List *make_name_strs(Parse *p, List *l, const Token *t);
+
+Node *make_column_def(Parse *p, const Token *name, Node *type, List *constraints);
+Node *make_constraint(Parse *p, ConstrType type, int loc, List *key_nodes);
+Node *make_watermark(Parse *p, const Token *w, const Token *col, Node *expr);
+Node *make_def_elem(Parse *p, const Token *name, Node *arg);
+Node *make_create(Parse *p, const Token *t, ObjectKind kind, bool if_not_exists, Names name,
+                  List *elts, List *options);
+Node *make_create_cq(Parse *p, const Token *t, bool or_replace, bool if_not_exists, Names name,
+                     Node *into, List *options, Node *query);
+Node *make_drop(Parse *p, const Token *t, ObjectKind kind, bool missing_ok, List *names,
+                bool cascade);
+Node *make_alter_cq(Parse *p, const Token *t, Names name, bool pause);
+Node *make_subscribe(Parse *p, const Token *t, Names name);
+Node *make_explain(Parse *p, const Token *t, Node *stmt, bool analyze);
+Node *make_explain_cq(Parse *p, const Token *t, Names name);
+Node *make_show(Parse *p, const Token *t, const char *name);
+Node *make_variable_reset(Parse *p, const Token *t, const char *name);
+Node *make_insert(Parse *p, const Token *t, Node *rel, List *cols, Node *select,
+                  Node *on_conflict, List *returning);
+Node *make_on_conflict(Parse *p, const Token *t, OnConflictAction action, List *infer,
+                       List *targets, Node *where);
+Node *make_update(Parse *p, const Token *t, Node *rel, List *targets, List *from, Node *where,
+                  List *returning);
+Node *make_delete(Parse *p, const Token *t, Node *rel, List *using_list, Node *where,
+                  List *returning);
+Node *make_set_target(Parse *p, const Token *col, Node *val);
+Node *make_unsupported2(Parse *p, const Token *t, const Token *t2);
+
 /* Type names.  name is canonical ("int4"); mods a List of A_Const. */
 Node *make_type_name(Parse *p, const char *name, List *mods, int loc);
 Node *make_generic_type(Parse *p, Names names, List *mods);

@@ -6,6 +6,7 @@
  *   tbl_scan_open, tbl_scan_next, rel_scan_close
  *   stream_append, stream_end_offset, stream_forget
  *   stream_scan_open, stream_scan_next
+ *   rel_purge
  *
  * The next row id of each table and the end offset of each stream are found
  * once from the last key on disk and then kept in a small table in memory,
@@ -405,4 +406,31 @@ int stream_scan_next(RelScan *s, Arena *a, Batch **out, SlError *err)
         b->cols[c].len = b->nrows;
     *out = b;
     return (int)b->nrows;
+}
+
+int rel_purge(StateStore *st, const CatRelation *rel, SlError *err)
+{
+    StateBatch *wb = state_batch_new();
+    int rc = 0;
+    uint64_t n = 0;
+    /* Rows ('T'), stream chunks ('S'), and a continuous query's operator
+     * state ('Q') and batch meta ('M'). */
+    static const char spaces[] = "TSQM";
+    for (int i = 0; i < 4 && rc == 0; i++) {
+        uint8_t prefix[5];
+        make_prefix(prefix, spaces[i], rel->oid);
+        StateScan *s = state_scan_open(st, prefix, sizeof(prefix));
+        const void *key, *val;
+        size_t klen, vlen;
+        while (state_scan_next(s, &key, &klen, &val, &vlen)) {
+            state_batch_delete(wb, key, klen);
+            n++;
+        }
+        rc = state_scan_close(s, err);
+    }
+    if (rc == 0 && n > 0)
+        rc = state_batch_commit(st, wb, true, err);
+    state_batch_free(wb);
+    stream_forget(rel);
+    return rc;
 }

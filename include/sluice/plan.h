@@ -1,0 +1,204 @@
+/*
+ * plan.h -- the logical plan: what a query computes, as a tree of
+ * relational operators (src/plan/, README.md there).
+ *
+ * The analyzer (src/sql/) builds a Plan for every query; the batch
+ * executor (src/exec/, exec.h) runs it over tables and streams, EXPLAIN
+ * prints it, and the incremental rewriter of continuous queries walks it.
+ *
+ * Every node has its output columns (cols, ncols; quals names the range
+ * each came from, for EXPLAIN).  Expressions are the analyzer's Expr
+ * (expr.h) with EXPR_COLUMN indexing the output columns of the node's
+ * child -- for a JOIN, the left child's columns followed by the right's.
+ * A plan is immutable once built and lives in the arena of the statement
+ * (or prepared statement) that made it; relations are referenced by
+ * pointer and oid (the oid is what a reused plan checks).
+ *
+ *   plan_new, plan_set_cols        constructors (plan.c)
+ *   plan_nchildren, plan_child     walking
+ *   plan_explain                   the EXPLAIN text, one line per row (explain.c)
+ *   plan_expr_equal                structural equality of expressions
+ *   plan_expr_deparse              an expression as SQL text, for EXPLAIN
+ */
+#ifndef SLUICE_PLAN_H
+#define SLUICE_PLAN_H
+
+#include "sluice/ast.h"
+#include "sluice/catalog.h"
+#include "sluice/expr.h"
+#include "sluice/runtime.h"
+
+typedef struct Plan Plan;
+typedef struct AggFunc AggFunc;
+
+typedef enum PlanKind {
+    PLAN_SCAN,      /* the rows of a table or a stream */
+    PLAN_VALUES,    /* rows of expressions (VALUES, the one row of a FROM-less SELECT) */
+    PLAN_FILTER,    /* the rows where cond is true */
+    PLAN_PROJECT,   /* one expression per output column */
+    PLAN_AGG,       /* grouping and aggregates, optionally by event-time window */
+    PLAN_SORT,      /* ORDER BY output columns */
+    PLAN_LIMIT,     /* OFFSET then LIMIT */
+    PLAN_DISTINCT,  /* the first row of each distinct key */
+    PLAN_JOIN,      /* inner/outer/cross join on equi keys and a residual condition */
+    PLAN_SETOP,     /* UNION / INTERSECT / EXCEPT [ALL] of two children */
+} PlanKind;
+
+/* An aggregate call of an Aggregate node: fn over args, for the rows where
+ * filter is true, each distinct argument value once when distinct. */
+typedef struct AggCall {
+    const AggFunc *fn;
+    const char    *name;        /* as written, for EXPLAIN */
+    int            nargs;
+    Expr         **args;        /* over the child's columns */
+    Expr          *filter;      /* FILTER (WHERE ...), or NULL */
+    bool           distinct;
+    bool           star;        /* count(*) */
+    SlType         type;        /* the result */
+} AggCall;
+
+/* GROUP BY WINDOW(ts, size [, slide]) or SESSION(ts, gap): rows with a NULL
+ * time belong to no window.  Windows are aligned to the epoch. */
+typedef enum WindowKind { WINDOW_NONE, WINDOW_TUMBLE, WINDOW_SLIDE, WINDOW_SESSION } WindowKind;
+
+typedef struct WindowSpec {
+    WindowKind kind;
+    Expr      *time;            /* over the child's columns; timestamp[tz] */
+    int64_t    size_us;         /* TUMBLE, SLIDE */
+    int64_t    slide_us;        /* SLIDE */
+    int64_t    gap_us;          /* SESSION */
+} WindowSpec;
+
+typedef struct SortKey {
+    int  col;                   /* a column of the child */
+    bool desc;
+    bool nulls_first;
+} SortKey;
+
+struct Plan {
+    PlanKind     kind;
+    int          ncols;
+    ColumnDesc  *cols;
+    const char **quals;         /* per column: the range name, or NULL */
+    Plan        *child;         /* the input; JOIN and SETOP: the left one */
+    Plan        *right;         /* JOIN and SETOP: the right input */
+    union {
+        struct {
+            const CatRelation *rel;
+            uint32_t           oid;
+            const char        *alias;   /* NULL: none */
+            bool               with_key; /* a last BYTEA column: each row's storage key */
+        } scan;
+        struct {
+            int     nrows;
+            Expr ***rows;               /* rows[r][c], evaluated with no input */
+        } values;
+        struct {
+            Expr *cond;
+        } filter;
+        struct {
+            Expr **exprs;               /* ncols of them */
+        } project;
+        struct {
+            /* output: the group keys, then window_start and window_end when
+             * there is a window, then one column per aggregate */
+            int        ngroups;
+            Expr     **groups;
+            int        naggs;
+            AggCall   *aggs;
+            WindowSpec window;
+        } agg;
+        struct {
+            int      nkeys;
+            SortKey *keys;
+        } sort;
+        struct {
+            Expr *count;                /* NULL: no limit; a constant or parameter */
+            Expr *offset;               /* NULL: none */
+        } limit;
+        struct {
+            int  nkeys;                 /* the columns that make a row distinct */
+            int *keys;
+        } distinct;
+        struct {
+            JoinType type;
+            int      nkeys;
+            Expr   **lkeys;             /* over the left child, of a common type */
+            Expr   **rkeys;             /* over the right child */
+            Expr    *residual;          /* over left ++ right columns, or NULL */
+        } join;
+        struct {
+            SetOpKind op;
+            bool      all;
+        } setop;
+    } u;
+};
+
+/* An uncorrelated subquery of an expression, run once before the query
+ * (PostgreSQL's InitPlan).  Its value is what EXPR_SUBPLAN nodes with
+ * index = its number read: one value (EXPR), a boolean (EXISTS) or all the
+ * values of its column (IN). */
+typedef struct InitPlan {
+    Plan       *plan;
+    SubLinkType kind;
+    SlType      type;           /* EXPR, IN: the column's type */
+} InitPlan;
+
+/* INSERT / UPDATE / DELETE. */
+typedef enum ModifyKind { MODIFY_INSERT, MODIFY_UPDATE, MODIFY_DELETE } ModifyKind;
+
+typedef struct ModifyPlan {
+    ModifyKind         kind;
+    const CatRelation *rel;
+    uint32_t           oid;
+    /* INSERT: rows in the relation's column order and types.
+     * UPDATE: [key (BYTEA), the new values of every column ...].
+     * DELETE: [key, the old values of every column ...]. */
+    Plan              *source;
+    /* INSERT ... ON CONFLICT: set[c] is the new value of column c over
+     * [existing row ++ excluded row] (NULL: unchanged); where likewise. */
+    OnConflictAction   conflict;
+    Expr             **conflict_set;
+    Expr              *conflict_where;
+    /* RETURNING: over the row as written (the old row for DELETE). */
+    int                nreturning;
+    Expr             **returning;
+    ColumnDesc        *returning_cols;
+} ModifyPlan;
+
+Plan *plan_new(Arena *a, PlanKind kind, Plan *child, int ncols);
+/* Column c of p (names and quals are not copied: they live in the same arena). */
+static inline void plan_set_col(Plan *p, int c, const char *name, SlType type, const char *qual)
+{
+    p->cols[c].name = name;
+    p->cols[c].type = type;
+    p->quals[c] = qual;
+}
+int   plan_nchildren(const Plan *p);
+Plan *plan_child(const Plan *p, int i);
+const char *plan_kind_name(PlanKind k);
+
+/* Are a and b the same computation?  (For matching GROUP BY expressions.) */
+bool  plan_expr_equal(const Expr *a, const Expr *b);
+/* e as SQL text, naming columns after cols/quals (the input's columns). */
+void  plan_expr_deparse(const Expr *e, const ColumnDesc *cols, const char *const *quals,
+                        StrBuf *out);
+
+/* An aggregate call as text: "sum(u.score)", "count(*) FILTER (WHERE ...)". */
+void  plan_agg_call_deparse(const AggCall *c, const ColumnDesc *cols, const char *const *quals,
+                            StrBuf *out);
+
+/* Places a join condition: equalities between the two sides become the
+ * join's keys, the rest its residual (a CROSS join becomes INNER). */
+void  plan_join_set_condition(Arena *a, Plan *join, Expr *cond);
+/* WHERE cond over p's output: pushes its conjuncts into the inner and
+ * cross joins of p where they belong (as keys or residuals), and returns
+ * p under a Filter of what is left (or p itself). */
+Plan *plan_push_filter(Arena *a, Plan *p, Expr *cond);
+
+/* The EXPLAIN text of a query: lines appended to *lines (strings in a). */
+void  plan_explain(Arena *a, const Plan *p, const InitPlan *init, int ninit, List **lines);
+void  plan_explain_modify(Arena *a, const ModifyPlan *m, const InitPlan *init, int ninit,
+                          List **lines);
+
+#endif /* SLUICE_PLAN_H */

@@ -1,0 +1,1037 @@
+/*
+ * agg.c -- the aggregate functions: count, sum, avg, min, max, bool_and,
+ * bool_or, every, string_agg; their states, update, merge, final,
+ * serialize and deserialize (the AggFunc interface of exec.h).
+ *
+ *   ex_agg_exists(name)                      is name an aggregate?
+ *   ex_agg_lookup(name, nargs, types, cast)  the row for these argument types
+ *
+ * Results are PostgreSQL 15's: count is bigint; sum of smallint/integer is
+ * bigint, of bigint and numeric numeric, of real real, of double precision
+ * double precision, of interval interval; avg of integers and numeric is
+ * numeric (sum / count with numeric_div's scale), of floats double
+ * precision; min and max keep the argument's type; string_agg(text, text).
+ * An empty group gives NULL, except count (0).  Overflow is PostgreSQL's
+ * error (22003 "bigint out of range", "value out of range: overflow",
+ * 22008 "interval out of range").
+ *
+ * States are fixed-size and valid when zeroed.  Those that hold memory
+ * (numeric sums, min/max of text and numeric, string_agg) keep it in
+ * AggCtx.arena, in a buffer they reuse while it is large enough, so a
+ * group costs no allocation per row.  string_agg keeps every element with
+ * its leading delimiter and skips the first delimiter at the end, so two
+ * partial states merge by concatenation (PostgreSQL 16's combine rule).
+ */
+#include "sluice/exec.h"
+#include "exec/numeric.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#define ANY TYPE__COUNT
+
+/* ------------------------------------------------------------ helpers */
+
+#define FOR_ROWS(sel, n, ...)                                         \
+    do {                                                              \
+        for (uint32_t k_ = 0; k_ < (n); k_++) {                       \
+            uint32_t i = (sel) ? (sel)[k_] : k_;                      \
+            __VA_ARGS__                                               \
+        }                                                             \
+    } while (0)
+
+static int int8_range(AggCtx *cx)
+{
+    return sl_error(cx->err, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range");
+}
+
+static int float_overflow(AggCtx *cx)
+{
+    return sl_error(cx->err, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow");
+}
+
+static void set_null(Vector *out, uint32_t row)
+{
+    out->nulls[row] = 1;
+}
+
+static void set_value(Vector *out, uint32_t row)
+{
+    out->nulls[row] = 0;
+}
+
+/* An int128 as numeric, digits in arena a. */
+static void num_from_int128(Arena *a, __int128 v, SlNumeric *out)
+{
+    char buf[48];
+    int n = 0;
+    bool neg = v < 0;
+    unsigned __int128 u = neg ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
+    char tmp[48];
+    do {
+        tmp[n++] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u > 0);
+    int k = 0;
+    if (neg)
+        buf[k++] = '-';
+    while (n > 0)
+        buf[k++] = tmp[--n];
+    num_parse(a, buf, (size_t)k, out);
+}
+
+/* A numeric kept in a state: digits in a buffer reused while it fits. */
+typedef struct NumBuf {
+    SlNumeric v;
+    uint8_t  *buf;
+    int32_t   cap;
+    int32_t   pad;
+} NumBuf;
+
+static void numbuf_set(Arena *a, NumBuf *nb, const SlNumeric *x)
+{
+    if (x->ndigits > nb->cap) {
+        nb->cap = SL_MAX(x->ndigits, nb->cap * 2);
+        nb->buf = arena_alloc(a, (size_t)nb->cap);
+    }
+    if (x->ndigits > 0)
+        memcpy(nb->buf, x->digits, (size_t)x->ndigits);
+    nb->v = *x;
+    nb->v.digits = nb->buf;
+}
+
+/* A string kept in a state. */
+typedef struct StrKeep {
+    char    *buf;
+    uint32_t len;
+    uint32_t cap;
+} StrKeep;
+
+static void strkeep_set(Arena *a, StrKeep *s, const char *p, uint32_t n)
+{
+    if (n > s->cap) {
+        s->cap = SL_MAX(n, s->cap * 2);
+        s->buf = arena_alloc(a, s->cap);
+    }
+    if (n)
+        memcpy(s->buf, p, n);
+    s->len = n;
+}
+
+static void strkeep_append(Arena *a, StrKeep *s, const char *p, uint32_t n)
+{
+    if (s->len + n > s->cap) {
+        uint32_t cap = SL_MAX(s->len + n, s->cap * 2);
+        cap = SL_MAX(cap, 64);
+        char *nb = arena_alloc(a, cap);
+        if (s->len)
+            memcpy(nb, s->buf, s->len);
+        s->buf = nb;
+        s->cap = cap;
+    }
+    if (n)
+        memcpy(s->buf + s->len, p, n);
+    s->len += n;
+}
+
+/* Fixed states serialize as their bytes. */
+static void ser_raw(const AggFunc *f, const void *st, StrBuf *out)
+{
+    strbuf_append(out, st, f->state_size);
+}
+
+static int deser_raw(AggCtx *cx, const AggFunc *f, void *st, const void *p, size_t n)
+{
+    if (n != f->state_size)
+        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt", f->name);
+    memcpy(st, p, n);
+    return 0;
+}
+
+/* Reads little pieces of a serialized state. */
+typedef struct Reader {
+    const uint8_t *p, *end;
+    bool           bad;
+} Reader;
+
+static void rd(Reader *r, void *dst, size_t n)
+{
+    if ((size_t)(r->end - r->p) < n) {
+        r->bad = true;
+        memset(dst, 0, n);
+        return;
+    }
+    memcpy(dst, r->p, n);
+    r->p += n;
+}
+
+/* ---------------------------------------------------------------- count */
+
+typedef struct { int64_t n; } CountState;
+
+static int count_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                        uint32_t n)
+{
+    SL_UNUSED(cx);
+    SL_UNUSED(args);
+    FOR_ROWS(sel, n, { ((CountState *)st[i])->n++; });
+    return 0;
+}
+
+static int count_merge(AggCtx *cx, void *dst, const void *src)
+{
+    SL_UNUSED(cx);
+    ((CountState *)dst)->n += ((const CountState *)src)->n;
+    return 0;
+}
+
+static int count_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    SL_UNUSED(cx);
+    out->v.i64[row] = ((const CountState *)st)->n;
+    set_value(out, row);
+    return 0;
+}
+
+/* ------------------------------------------------- sum of int2 / int4 */
+
+typedef struct { int64_t sum; int64_t n; } SumIntState;
+
+#define SUM_INT_UPDATE(NAME, FIELD)                                                     \
+    static int NAME(AggCtx *cx, const Vector *args, uint8_t *const *st,               \
+                    const uint32_t *sel, uint32_t n)                                  \
+    {                                                                                 \
+        FOR_ROWS(sel, n, {                                                            \
+            SumIntState *s = (SumIntState *)st[i];                                    \
+            if (__builtin_add_overflow(s->sum, (int64_t)args[0].v.FIELD[i], &s->sum)) \
+                return int8_range(cx);                                                \
+            s->n++;                                                                   \
+        });                                                                           \
+        return 0;                                                                     \
+    }
+SUM_INT_UPDATE(sum_int2_update, i16)
+SUM_INT_UPDATE(sum_int4_update, i32)
+
+static int sum_int_merge(AggCtx *cx, void *dst, const void *src)
+{
+    SumIntState *d = dst;
+    const SumIntState *s = src;
+    if (__builtin_add_overflow(d->sum, s->sum, &d->sum))
+        return int8_range(cx);
+    d->n += s->n;
+    return 0;
+}
+
+static int sum_int_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    SL_UNUSED(cx);
+    const SumIntState *s = st;
+    if (s->n == 0) {
+        set_null(out, row);
+        return 0;
+    }
+    out->v.i64[row] = s->sum;
+    set_value(out, row);
+    return 0;
+}
+
+/* --------------------------------- sum(int8), avg of integers: int128 */
+
+typedef struct { __int128 sum; int64_t n; int64_t pad; } Int128State;
+
+#define INT128_UPDATE(NAME, FIELD)                                            \
+    static int NAME(AggCtx *cx, const Vector *args, uint8_t *const *st,     \
+                    const uint32_t *sel, uint32_t n)                        \
+    {                                                                       \
+        SL_UNUSED(cx);                                                      \
+        FOR_ROWS(sel, n, {                                                  \
+            Int128State *s = (Int128State *)st[i];                          \
+            s->sum += args[0].v.FIELD[i];                                   \
+            s->n++;                                                         \
+        });                                                                 \
+        return 0;                                                           \
+    }
+INT128_UPDATE(i128_int2_update, i16)
+INT128_UPDATE(i128_int4_update, i32)
+INT128_UPDATE(i128_int8_update, i64)
+
+static int i128_merge(AggCtx *cx, void *dst, const void *src)
+{
+    SL_UNUSED(cx);
+    Int128State *d = dst;
+    const Int128State *s = src;
+    d->sum += s->sum;
+    d->n += s->n;
+    return 0;
+}
+
+static int sum_i128_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    const Int128State *s = st;
+    if (s->n == 0) {
+        set_null(out, row);
+        return 0;
+    }
+    num_from_int128(cx->arena, s->sum, &out->v.num[row]);
+    set_value(out, row);
+    return 0;
+}
+
+static int avg_i128_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    const Int128State *s = st;
+    if (s->n == 0) {
+        set_null(out, row);
+        return 0;
+    }
+    SlNumeric sum, cnt;
+    num_from_int128(cx->arena, s->sum, &sum);
+    num_from_int64(cx->arena, s->n, &cnt);
+    if (num_div(cx->arena, &sum, &cnt, &out->v.num[row], cx->err) < 0)
+        return -1;
+    set_value(out, row);
+    return 0;
+}
+
+/* -------------------------------------------------------- floats */
+
+typedef struct { double sum; int64_t n; } FloatState;
+
+static int float_add(AggCtx *cx, double *acc, double v)
+{
+    double r = *acc + v;
+    if (isinf(r) && !isinf(*acc) && !isinf(v))
+        return float_overflow(cx);
+    *acc = r;
+    return 0;
+}
+
+static int sum_float4_update(AggCtx *cx, const Vector *args, uint8_t *const *st,
+                             const uint32_t *sel, uint32_t n)
+{
+    FOR_ROWS(sel, n, {
+        FloatState *s = (FloatState *)st[i];
+        float r = (float)s->sum + args[0].v.f32[i];
+        if (isinf(r) && !isinf((float)s->sum) && !isinf(args[0].v.f32[i]))
+            return float_overflow(cx);
+        s->sum = r;
+        s->n++;
+    });
+    return 0;
+}
+
+static int float4_avg_update(AggCtx *cx, const Vector *args, uint8_t *const *st,
+                             const uint32_t *sel, uint32_t n)
+{
+    FOR_ROWS(sel, n, {
+        FloatState *s = (FloatState *)st[i];
+        if (float_add(cx, &s->sum, (double)args[0].v.f32[i]) < 0)
+            return -1;
+        s->n++;
+    });
+    return 0;
+}
+
+static int float8_update(AggCtx *cx, const Vector *args, uint8_t *const *st,
+                         const uint32_t *sel, uint32_t n)
+{
+    FOR_ROWS(sel, n, {
+        FloatState *s = (FloatState *)st[i];
+        if (float_add(cx, &s->sum, args[0].v.f64[i]) < 0)
+            return -1;
+        s->n++;
+    });
+    return 0;
+}
+
+static int float_merge(AggCtx *cx, void *dst, const void *src)
+{
+    FloatState *d = dst;
+    const FloatState *s = src;
+    if (float_add(cx, &d->sum, s->sum) < 0)
+        return -1;
+    d->n += s->n;
+    return 0;
+}
+
+static int sum_float4_merge(AggCtx *cx, void *dst, const void *src)
+{
+    FloatState *d = dst;
+    const FloatState *s = src;
+    float r = (float)d->sum + (float)s->sum;
+    if (isinf(r) && !isinf((float)d->sum) && !isinf((float)s->sum))
+        return float_overflow(cx);
+    d->sum = r;
+    d->n += s->n;
+    return 0;
+}
+
+static int sum_float4_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    SL_UNUSED(cx);
+    const FloatState *s = st;
+    if (s->n == 0) {
+        set_null(out, row);
+        return 0;
+    }
+    out->v.f32[row] = (float)s->sum;
+    set_value(out, row);
+    return 0;
+}
+
+static int sum_float8_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    SL_UNUSED(cx);
+    const FloatState *s = st;
+    if (s->n == 0) {
+        set_null(out, row);
+        return 0;
+    }
+    out->v.f64[row] = s->sum;
+    set_value(out, row);
+    return 0;
+}
+
+static int avg_float_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    SL_UNUSED(cx);
+    const FloatState *s = st;
+    if (s->n == 0) {
+        set_null(out, row);
+        return 0;
+    }
+    out->v.f64[row] = s->sum / (double)s->n;
+    set_value(out, row);
+    return 0;
+}
+
+/* -------------------------------------------------------- numeric */
+
+typedef struct { NumBuf acc; int64_t n; } NumState;
+
+static int num_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                      uint32_t n)
+{
+    /* intermediate digits go to a scratch arena reset every 256 rows */
+    Arena scratch;
+    arena_init(&scratch, 4096);
+    uint32_t done = 0;
+    int rc = 0;
+    FOR_ROWS(sel, n, {
+        NumState *s = (NumState *)st[i];
+        if (s->n == 0) {
+            numbuf_set(cx->arena, &s->acc, &args[0].v.num[i]);
+        } else {
+            SlNumeric r;
+            if (num_add(&scratch, &s->acc.v, &args[0].v.num[i], &r, cx->err) < 0) {
+                rc = -1;
+                break;
+            }
+            numbuf_set(cx->arena, &s->acc, &r);
+        }
+        s->n++;
+        if (++done % 256 == 0)
+            arena_reset(&scratch);
+    });
+    arena_destroy(&scratch);
+    return rc;
+}
+
+static int num_merge(AggCtx *cx, void *dst, const void *src)
+{
+    NumState *d = dst;
+    const NumState *s = src;
+    if (s->n == 0)
+        return 0;
+    if (d->n == 0) {
+        numbuf_set(cx->arena, &d->acc, &s->acc.v);
+    } else {
+        SlNumeric r;
+        if (num_add(cx->arena, &d->acc.v, &s->acc.v, &r, cx->err) < 0)
+            return -1;
+        numbuf_set(cx->arena, &d->acc, &r);
+    }
+    d->n += s->n;
+    return 0;
+}
+
+static int sum_num_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    const NumState *s = st;
+    if (s->n == 0) {
+        set_null(out, row);
+        return 0;
+    }
+    SlNumeric *r = &out->v.num[row];
+    *r = s->acc.v;
+    if (r->ndigits > 0)
+        r->digits = arena_memdup(cx->arena, r->digits, (size_t)r->ndigits);
+    set_value(out, row);
+    return 0;
+}
+
+static int avg_num_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    const NumState *s = st;
+    if (s->n == 0) {
+        set_null(out, row);
+        return 0;
+    }
+    SlNumeric cnt;
+    num_from_int64(cx->arena, s->n, &cnt);
+    if (num_div(cx->arena, &s->acc.v, &cnt, &out->v.num[row], cx->err) < 0)
+        return -1;
+    set_value(out, row);
+    return 0;
+}
+
+static void num_ser(const AggFunc *f, const void *st, StrBuf *out)
+{
+    SL_UNUSED(f);
+    const NumState *s = st;
+    strbuf_append(out, &s->n, 8);
+    strbuf_append(out, &s->acc.v.sign, 1);
+    strbuf_append(out, &s->acc.v.scale, 4);
+    strbuf_append(out, &s->acc.v.ndigits, 4);
+    if (s->acc.v.ndigits > 0)
+        strbuf_append(out, s->acc.v.digits, (size_t)s->acc.v.ndigits);
+}
+
+static int num_deser(AggCtx *cx, const AggFunc *f, void *st, const void *p, size_t n)
+{
+    NumState *s = st;
+    Reader r = {p, (const uint8_t *)p + n, false};
+    SlNumeric v = {0};
+    rd(&r, &s->n, 8);
+    rd(&r, &v.sign, 1);
+    rd(&r, &v.scale, 4);
+    rd(&r, &v.ndigits, 4);
+    if (r.bad || v.ndigits < 0 || (size_t)(r.end - r.p) != (size_t)v.ndigits)
+        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt", f->name);
+    v.digits = r.p;
+    memset(&s->acc, 0, sizeof(s->acc));
+    numbuf_set(cx->arena, &s->acc, &v);
+    return 0;
+}
+
+/* -------------------------------------------------------- interval sum */
+
+typedef struct { SlInterval sum; int64_t n; } IvState;
+
+static int iv_add(AggCtx *cx, SlInterval *a, const SlInterval *b)
+{
+    if (__builtin_add_overflow(a->months, b->months, &a->months) ||
+        __builtin_add_overflow(a->days, b->days, &a->days) ||
+        __builtin_add_overflow(a->usec, b->usec, &a->usec))
+        return sl_error(cx->err, ERRCODE_DATETIME_VALUE_OUT_OF_RANGE, "interval out of range");
+    return 0;
+}
+
+static int iv_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                     uint32_t n)
+{
+    FOR_ROWS(sel, n, {
+        IvState *s = (IvState *)st[i];
+        if (iv_add(cx, &s->sum, &args[0].v.iv[i]) < 0)
+            return -1;
+        s->n++;
+    });
+    return 0;
+}
+
+static int iv_merge(AggCtx *cx, void *dst, const void *src)
+{
+    IvState *d = dst;
+    const IvState *s = src;
+    if (iv_add(cx, &d->sum, &s->sum) < 0)
+        return -1;
+    d->n += s->n;
+    return 0;
+}
+
+static int iv_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    SL_UNUSED(cx);
+    const IvState *s = st;
+    if (s->n == 0) {
+        set_null(out, row);
+        return 0;
+    }
+    out->v.iv[row] = s->sum;
+    set_value(out, row);
+    return 0;
+}
+
+/* ------------------------------------------------ min / max, fixed width */
+
+typedef struct { uint8_t v[16]; int64_t has; } MinMaxState;
+
+/* Compares a value in a state with row i of v via ex_value_cmp. */
+static int mm_cmp(const Vector *v, uint32_t i, const MinMaxState *s)
+{
+    Vector sv = {.type = v->type, .len = 1, .nulls = NULL};
+    sv.v.data = (void *)s->v;
+    return ex_value_cmp(v, i, &sv, 0);
+}
+
+static int mm_update(const Vector *args, uint8_t *const *st, const uint32_t *sel, uint32_t n,
+                     int want)
+{
+    size_t w = type_width(args[0].type.id);
+    FOR_ROWS(sel, n, {
+        MinMaxState *s = (MinMaxState *)st[i];
+        if (!s->has || mm_cmp(&args[0], i, s) * want > 0) {
+            memcpy(s->v, (const char *)args[0].v.data + w * i, w);
+            s->has = 1;
+        }
+    });
+    return 0;
+}
+
+static int min_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                      uint32_t n)
+{
+    SL_UNUSED(cx);
+    return mm_update(args, st, sel, n, -1);
+}
+
+static int max_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                      uint32_t n)
+{
+    SL_UNUSED(cx);
+    return mm_update(args, st, sel, n, 1);
+}
+
+static int mm_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    const MinMaxState *s = st;
+    if (!s->has) {
+        set_null(out, row);
+        return 0;
+    }
+    size_t w = type_width(cx->type.id);
+    memcpy((char *)out->v.data + w * row, s->v, w);
+    set_value(out, row);
+    return 0;
+}
+
+static int mm_merge(AggCtx *cx, void *dst, const void *src, int want)
+{
+    MinMaxState *d = dst;
+    const MinMaxState *s = src;
+    if (!s->has)
+        return 0;
+    Vector sv = {.type = cx->type, .len = 1, .nulls = NULL};
+    sv.v.data = (void *)s->v;
+    if (!d->has || mm_cmp(&sv, 0, d) * want > 0)
+        *d = *s;
+    return 0;
+}
+
+static int min_merge(AggCtx *cx, void *dst, const void *src) { return mm_merge(cx, dst, src, -1); }
+static int max_merge(AggCtx *cx, void *dst, const void *src) { return mm_merge(cx, dst, src, 1); }
+
+/* ------------------------------------------- min / max of text, numeric */
+
+typedef struct { StrKeep s; int64_t has; } MinMaxTextState;
+
+static int mmt_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                      uint32_t n, int want)
+{
+    FOR_ROWS(sel, n, {
+        MinMaxTextState *s = (MinMaxTextState *)st[i];
+        const SlStr *v = &args[0].v.str[i];
+        bool take = !s->has;
+        if (!take) {
+            int c = memcmp(v->ptr, s->s.buf, SL_MIN(v->len, s->s.len));
+            if (c == 0)
+                c = (v->len > s->s.len) - (v->len < s->s.len);
+            take = c * want > 0;
+        }
+        if (take) {
+            strkeep_set(cx->arena, &s->s, v->ptr, v->len);
+            s->has = 1;
+        }
+    });
+    return 0;
+}
+
+static int mint_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                       uint32_t n)
+{
+    return mmt_update(cx, args, st, sel, n, -1);
+}
+
+static int maxt_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                       uint32_t n)
+{
+    return mmt_update(cx, args, st, sel, n, 1);
+}
+
+static int mmt_merge(AggCtx *cx, void *dst, const void *src, int want)
+{
+    const MinMaxTextState *s = src;
+    if (!s->has)
+        return 0;
+    Vector v = {.type = {TYPE_TEXT, -1}, .len = 1, .nulls = NULL};
+    SlStr str = {s->s.buf, s->s.len};
+    v.v.str = &str;
+    uint8_t *p = dst;
+    return mmt_update(cx, &v, &p, NULL, 1, want);
+}
+
+static int mint_merge(AggCtx *cx, void *dst, const void *src) { return mmt_merge(cx, dst, src, -1); }
+static int maxt_merge(AggCtx *cx, void *dst, const void *src) { return mmt_merge(cx, dst, src, 1); }
+
+static int mmt_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    const MinMaxTextState *s = st;
+    if (!s->has) {
+        set_null(out, row);
+        return 0;
+    }
+    out->v.str[row].ptr = s->s.len ? arena_memdup(cx->arena, s->s.buf, s->s.len) : "";
+    out->v.str[row].len = s->s.len;
+    set_value(out, row);
+    return 0;
+}
+
+static void strkeep_ser(const StrKeep *s, int64_t has, StrBuf *out)
+{
+    strbuf_append(out, &has, 8);
+    strbuf_append(out, &s->len, 4);
+    strbuf_append(out, s->buf, s->len);
+}
+
+static void mmt_ser(const AggFunc *f, const void *st, StrBuf *out)
+{
+    SL_UNUSED(f);
+    const MinMaxTextState *s = st;
+    strkeep_ser(&s->s, s->has, out);
+}
+
+static int mmt_deser(AggCtx *cx, const AggFunc *f, void *st, const void *p, size_t n)
+{
+    MinMaxTextState *s = st;
+    Reader r = {p, (const uint8_t *)p + n, false};
+    uint32_t len;
+    rd(&r, &s->has, 8);
+    rd(&r, &len, 4);
+    if (r.bad || (size_t)(r.end - r.p) != len)
+        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt", f->name);
+    memset(&s->s, 0, sizeof(s->s));
+    strkeep_set(cx->arena, &s->s, (const char *)r.p, len);
+    return 0;
+}
+
+typedef struct { NumBuf v; int64_t has; } MinMaxNumState;
+
+static int mmn_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                      uint32_t n, int want)
+{
+    FOR_ROWS(sel, n, {
+        MinMaxNumState *s = (MinMaxNumState *)st[i];
+        if (!s->has || num_cmp(&args[0].v.num[i], &s->v.v) * want > 0) {
+            numbuf_set(cx->arena, &s->v, &args[0].v.num[i]);
+            s->has = 1;
+        }
+    });
+    return 0;
+}
+
+static int minn_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                       uint32_t n)
+{
+    return mmn_update(cx, args, st, sel, n, -1);
+}
+
+static int maxn_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                       uint32_t n)
+{
+    return mmn_update(cx, args, st, sel, n, 1);
+}
+
+static int mmn_merge(AggCtx *cx, void *dst, const void *src, int want)
+{
+    const MinMaxNumState *s = src;
+    if (!s->has)
+        return 0;
+    Vector v = {.type = {TYPE_NUMERIC, -1}, .len = 1, .nulls = NULL};
+    SlNumeric x = s->v.v;
+    v.v.num = &x;
+    uint8_t *p = dst;
+    return mmn_update(cx, &v, &p, NULL, 1, want);
+}
+
+static int minn_merge(AggCtx *cx, void *dst, const void *src) { return mmn_merge(cx, dst, src, -1); }
+static int maxn_merge(AggCtx *cx, void *dst, const void *src) { return mmn_merge(cx, dst, src, 1); }
+
+static int mmn_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    const MinMaxNumState *s = st;
+    if (!s->has) {
+        set_null(out, row);
+        return 0;
+    }
+    SlNumeric *r = &out->v.num[row];
+    *r = s->v.v;
+    if (r->ndigits > 0)
+        r->digits = arena_memdup(cx->arena, r->digits, (size_t)r->ndigits);
+    set_value(out, row);
+    return 0;
+}
+
+static void mmn_ser(const AggFunc *f, const void *st, StrBuf *out)
+{
+    const MinMaxNumState *s = st;
+    NumState ns = {s->v, s->has};
+    num_ser(f, &ns, out);
+}
+
+static int mmn_deser(AggCtx *cx, const AggFunc *f, void *st, const void *p, size_t n)
+{
+    NumState ns;
+    memset(&ns, 0, sizeof(ns));
+    if (num_deser(cx, f, &ns, p, n) < 0)
+        return -1;
+    MinMaxNumState *s = st;
+    s->v = ns.acc;
+    s->has = ns.n;
+    return 0;
+}
+
+/* ----------------------------------------------------- bool_and, bool_or */
+
+typedef struct { int64_t v; int64_t has; } BoolState;
+
+static int booland_update(AggCtx *cx, const Vector *args, uint8_t *const *st,
+                          const uint32_t *sel, uint32_t n)
+{
+    SL_UNUSED(cx);
+    FOR_ROWS(sel, n, {
+        BoolState *s = (BoolState *)st[i];
+        s->v = s->has ? (s->v && args[0].v.b[i]) : args[0].v.b[i] != 0;
+        s->has = 1;
+    });
+    return 0;
+}
+
+static int boolor_update(AggCtx *cx, const Vector *args, uint8_t *const *st,
+                         const uint32_t *sel, uint32_t n)
+{
+    SL_UNUSED(cx);
+    FOR_ROWS(sel, n, {
+        BoolState *s = (BoolState *)st[i];
+        s->v = s->has ? (s->v || args[0].v.b[i]) : args[0].v.b[i] != 0;
+        s->has = 1;
+    });
+    return 0;
+}
+
+static int booland_merge(AggCtx *cx, void *dst, const void *src)
+{
+    SL_UNUSED(cx);
+    BoolState *d = dst;
+    const BoolState *s = src;
+    if (s->has) {
+        d->v = d->has ? (d->v && s->v) : s->v;
+        d->has = 1;
+    }
+    return 0;
+}
+
+static int boolor_merge(AggCtx *cx, void *dst, const void *src)
+{
+    SL_UNUSED(cx);
+    BoolState *d = dst;
+    const BoolState *s = src;
+    if (s->has) {
+        d->v = d->has ? (d->v || s->v) : s->v;
+        d->has = 1;
+    }
+    return 0;
+}
+
+static int bool_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    SL_UNUSED(cx);
+    const BoolState *s = st;
+    if (!s->has) {
+        set_null(out, row);
+        return 0;
+    }
+    out->v.b[row] = s->v != 0;
+    set_value(out, row);
+    return 0;
+}
+
+/* ------------------------------------------------------------ string_agg */
+
+typedef struct { StrKeep s; uint32_t skip; uint32_t pad; int64_t has; } StringAggState;
+
+static int sagg_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                       uint32_t n)
+{
+    FOR_ROWS(sel, n, {
+        StringAggState *s = (StringAggState *)st[i];
+        const SlStr *v = &args[0].v.str[i];
+        bool delim = !vector_is_null(&args[1], i);
+        const SlStr *d = &args[1].v.str[i];
+        if (delim)
+            strkeep_append(cx->arena, &s->s, d->ptr, d->len);
+        if (!s->has) {
+            s->skip = delim ? d->len : 0;
+            s->has = 1;
+        }
+        strkeep_append(cx->arena, &s->s, v->ptr, v->len);
+    });
+    return 0;
+}
+
+static int sagg_merge(AggCtx *cx, void *dst, const void *src)
+{
+    StringAggState *d = dst;
+    const StringAggState *s = src;
+    if (!s->has)
+        return 0;
+    if (!d->has) {
+        d->skip = s->skip;
+        d->has = 1;
+    }
+    strkeep_append(cx->arena, &d->s, s->s.buf, s->s.len);
+    return 0;
+}
+
+static int sagg_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    const StringAggState *s = st;
+    if (!s->has) {
+        set_null(out, row);
+        return 0;
+    }
+    uint32_t len = s->s.len - s->skip;
+    out->v.str[row].ptr = len ? arena_memdup(cx->arena, s->s.buf + s->skip, len) : "";
+    out->v.str[row].len = len;
+    set_value(out, row);
+    return 0;
+}
+
+static void sagg_ser(const AggFunc *f, const void *st, StrBuf *out)
+{
+    SL_UNUSED(f);
+    const StringAggState *s = st;
+    strbuf_append(out, &s->skip, 4);
+    strkeep_ser(&s->s, s->has, out);
+}
+
+static int sagg_deser(AggCtx *cx, const AggFunc *f, void *st, const void *p, size_t n)
+{
+    StringAggState *s = st;
+    if (n < 4)
+        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt", f->name);
+    memcpy(&s->skip, p, 4);
+    MinMaxTextState t;
+    memset(&t, 0, sizeof(t));
+    if (mmt_deser(cx, f, &t, (const uint8_t *)p + 4, n - 4) < 0)
+        return -1;
+    s->s = t.s;
+    s->has = t.has;
+    return 0;
+}
+
+/* ----------------------------------------------------------------- table */
+
+#define RAW ser_raw, deser_raw
+#define FIXED(nm, a, r, S, up, mg, fi) {nm, 1, {a, 0}, r, sizeof(S), false, up, mg, fi, RAW}
+
+static const AggFunc agg_table[] = {
+    {"count", 0, {0, 0}, TYPE_INT8, sizeof(CountState), false, count_update, count_merge,
+     count_final, RAW},
+    {"count", 1, {ANY, 0}, TYPE_INT8, sizeof(CountState), false, count_update, count_merge,
+     count_final, RAW},
+    FIXED("sum", TYPE_INT2, TYPE_INT8, SumIntState, sum_int2_update, sum_int_merge, sum_int_final),
+    FIXED("sum", TYPE_INT4, TYPE_INT8, SumIntState, sum_int4_update, sum_int_merge, sum_int_final),
+    FIXED("sum", TYPE_INT8, TYPE_NUMERIC, Int128State, i128_int8_update, i128_merge,
+          sum_i128_final),
+    FIXED("sum", TYPE_FLOAT4, TYPE_FLOAT4, FloatState, sum_float4_update, sum_float4_merge,
+          sum_float4_final),
+    FIXED("sum", TYPE_FLOAT8, TYPE_FLOAT8, FloatState, float8_update, float_merge,
+          sum_float8_final),
+    {"sum", 1, {TYPE_NUMERIC, 0}, TYPE_NUMERIC, sizeof(NumState), true, num_update, num_merge,
+     sum_num_final, num_ser, num_deser},
+    FIXED("sum", TYPE_INTERVAL, TYPE_INTERVAL, IvState, iv_update, iv_merge, iv_final),
+    FIXED("avg", TYPE_INT2, TYPE_NUMERIC, Int128State, i128_int2_update, i128_merge,
+          avg_i128_final),
+    FIXED("avg", TYPE_INT4, TYPE_NUMERIC, Int128State, i128_int4_update, i128_merge,
+          avg_i128_final),
+    FIXED("avg", TYPE_INT8, TYPE_NUMERIC, Int128State, i128_int8_update, i128_merge,
+          avg_i128_final),
+    FIXED("avg", TYPE_FLOAT4, TYPE_FLOAT8, FloatState, float4_avg_update, float_merge,
+          avg_float_final),
+    FIXED("avg", TYPE_FLOAT8, TYPE_FLOAT8, FloatState, float8_update, float_merge,
+          avg_float_final),
+    {"avg", 1, {TYPE_NUMERIC, 0}, TYPE_NUMERIC, sizeof(NumState), true, num_update, num_merge,
+     avg_num_final, num_ser, num_deser},
+#define MINMAX(T)                                                                         \
+    FIXED("min", T, ANY, MinMaxState, min_update, min_merge, mm_final),                   \
+    FIXED("max", T, ANY, MinMaxState, max_update, max_merge, mm_final)
+    MINMAX(TYPE_INT2), MINMAX(TYPE_INT4), MINMAX(TYPE_INT8), MINMAX(TYPE_FLOAT4),
+    MINMAX(TYPE_FLOAT8), MINMAX(TYPE_DATE), MINMAX(TYPE_TIMESTAMP), MINMAX(TYPE_TIMESTAMPTZ),
+    MINMAX(TYPE_INTERVAL),
+    {"min", 1, {TYPE_NUMERIC, 0}, ANY, sizeof(MinMaxNumState), true, minn_update, minn_merge,
+     mmn_final, mmn_ser, mmn_deser},
+    {"max", 1, {TYPE_NUMERIC, 0}, ANY, sizeof(MinMaxNumState), true, maxn_update, maxn_merge,
+     mmn_final, mmn_ser, mmn_deser},
+    {"min", 1, {TYPE_TEXT, 0}, ANY, sizeof(MinMaxTextState), true, mint_update, mint_merge,
+     mmt_final, mmt_ser, mmt_deser},
+    {"max", 1, {TYPE_TEXT, 0}, ANY, sizeof(MinMaxTextState), true, maxt_update, maxt_merge,
+     mmt_final, mmt_ser, mmt_deser},
+    FIXED("bool_and", TYPE_BOOL, TYPE_BOOL, BoolState, booland_update, booland_merge, bool_final),
+    FIXED("every", TYPE_BOOL, TYPE_BOOL, BoolState, booland_update, booland_merge, bool_final),
+    FIXED("bool_or", TYPE_BOOL, TYPE_BOOL, BoolState, boolor_update, boolor_merge, bool_final),
+    {"string_agg", 2, {TYPE_TEXT, TYPE_TEXT}, TYPE_TEXT, sizeof(StringAggState), true,
+     sagg_update, sagg_merge, sagg_final, sagg_ser, sagg_deser},
+};
+
+bool ex_agg_exists(const char *name)
+{
+    for (size_t i = 0; i < SL_ARRAY_LEN(agg_table); i++)
+        if (strcmp(agg_table[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+const AggFunc *ex_agg_lookup(const char *name, int nargs, const SlTypeId *types, SlTypeId *cast)
+{
+    const AggFunc *best = NULL;
+    int best_score = -1;
+    for (size_t i = 0; i < SL_ARRAY_LEN(agg_table); i++) {
+        const AggFunc *f = &agg_table[i];
+        if (f->nargs != nargs || strcmp(f->name, name) != 0)
+            continue;
+        /* score: exact arguments count 2, implicit casts 1 (preferred types
+         * of the argument's category 1 more) */
+        int score = 0;
+        bool ok = true;
+        for (int k = 0; k < nargs && ok; k++) {
+            SlTypeId in = types[k], want = f->args[k];
+            if (want == ANY || in == want)
+                score += 2;
+            else if (in == TYPE_UNKNOWN)
+                score += want == TYPE_TEXT ? 1 : 0;
+            else if (ex_can_coerce(in, want))
+                score += type_is_preferred(want) ? 1 : 0;
+            else
+                ok = false;
+        }
+        if (ok && score > best_score) {
+            best = f;
+            best_score = score;
+        }
+    }
+    if (best != NULL)
+        for (int k = 0; k < nargs; k++)
+            cast[k] = best->args[k] == ANY ? (types[k] == TYPE_UNKNOWN ? TYPE_TEXT : types[k])
+                                           : best->args[k];
+    return best;
+}

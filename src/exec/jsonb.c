@@ -1,0 +1,1429 @@
+/*
+ * jsonb.c -- JSONB: text input and output, the operators and functions,
+ * and the casts to SQL scalars, as PostgreSQL 15's jsonb.c, jsonfuncs.c
+ * and jsonb_util.c behave.
+ *
+ *   ex_jsonb_parse(arena, s, len, &out, loc, err)    input (canonical text)
+ *   k_jsonb_get_key, k_jsonb_get_idx, k_jsonb_get_key_text, k_jsonb_get_idx_text
+ *                                              -> and ->>
+ *   k_jsonb_path, k_jsonb_path_text            #> and #>> with a text[] path
+ *   k_jsonb_exists, k_jsonb_contains, k_jsonb_contained    ? @> <@
+ *   k_{eq,ne,lt,le,gt,ge}_jsonb                 btree ordering
+ *   k_jsonb_typeof, k_jsonb_array_length, k_jsonb_concat, k_jsonb_delete_key
+ *   c_jsonb_{numeric,int2,int4,int8,float4,float8,bool}   casts
+ *   ex_jsonb_cmp, ex_jsonb_key                  ordering and grouping keys
+ *
+ * Representation: a jsonb value is kept as its canonical text, the exact
+ * string PostgreSQL prints for it: object keys sorted by length and then
+ * bytes with duplicates resolved to the last value, numbers in numeric's
+ * output form, strings escaped as escape_json() does, ", " and ": " as
+ * separators.  So output is free, equal values have equal bytes up to
+ * numeric scale (1.0 vs 1), and -> / ->> / #> walk the text with a small
+ * skipping scanner, without building a tree: -> returns a slice of its
+ * input, no copy.  Only input, containment and comparison build a tree,
+ * in the batch arena (a vector of type jsonb must hold canonical text:
+ * value_parse_text / ex_jsonb_parse make it; the scanner only guards its
+ * bounds).  json-c (Debian's libjson-c) was not used: it does not
+ * keep numbers exact, and its object order is insertion order, so the
+ * canonical form would need a second pass anyway.
+ */
+#include "exec/kernels.h"
+#include "exec/numeric.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#define JSON_MAX_DEPTH 1000
+
+typedef enum JType { J_NULL, J_FALSE, J_TRUE, J_NUMBER, J_STRING, J_ARRAY, J_OBJECT } JType;
+
+typedef struct JNode JNode;
+struct JNode {
+    JType       type;
+    const char *str;        /* J_STRING: decoded bytes; J_NUMBER: canonical text */
+    uint32_t    len;
+    uint32_t    n;          /* elements or pairs */
+    JNode      *items;      /* array elements, or object pairs as key, value, ... */
+};
+
+/* ------------------------------------------------------------------ parser */
+
+typedef struct JParser {
+    Arena      *a;
+    const char *s, *p, *end;
+    int         loc;
+    SlError    *err;
+    int         depth;
+} JParser;
+
+static int jerr(JParser *jp, const char *detail_fmt, const char *tok, int toklen)
+{
+    sl_error_at(jp->err, ERRCODE_INVALID_TEXT_REPRESENTATION, jp->loc,
+                "invalid input syntax for type json");
+    if (detail_fmt != NULL)
+        sl_error_detail(jp->err, detail_fmt, toklen, tok);
+    return -1;
+}
+
+static bool is_alnum_json(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || (unsigned char)c >= 0x80;
+}
+
+static void skip_ws(JParser *jp)
+{
+    while (jp->p < jp->end &&
+           (*jp->p == ' ' || *jp->p == '\t' || *jp->p == '\n' || *jp->p == '\r'))
+        jp->p++;
+}
+
+/* The token at p for error messages: an alphanumeric run or one character. */
+static int token_len(const char *p, const char *end)
+{
+    if (p >= end)
+        return 0;
+    const char *q = p;
+    while (q < end && is_alnum_json(*q))
+        q++;
+    if (q == p)
+        q = p + 1;
+    return (int)(q - p);
+}
+
+static int unexpected(JParser *jp, const char *what)
+{
+    if (jp->p >= jp->end)
+        return jerr(jp, "%.*sThe input string ended unexpectedly.", "", 0);
+    char fmt[96];
+    snprintf(fmt, sizeof(fmt), "Expected %s, but found \"%%.*s\".", what);
+    return jerr(jp, fmt, jp->p, token_len(jp->p, jp->end));
+}
+
+static void put_utf8(StrBuf *b, uint32_t c)
+{
+    char buf[4];
+    int n;
+    if (c < 0x80) {
+        buf[0] = (char)c;
+        n = 1;
+    } else if (c < 0x800) {
+        buf[0] = (char)(0xC0 | (c >> 6));
+        buf[1] = (char)(0x80 | (c & 0x3F));
+        n = 2;
+    } else if (c < 0x10000) {
+        buf[0] = (char)(0xE0 | (c >> 12));
+        buf[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+        buf[2] = (char)(0x80 | (c & 0x3F));
+        n = 3;
+    } else {
+        buf[0] = (char)(0xF0 | (c >> 18));
+        buf[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+        buf[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+        buf[3] = (char)(0x80 | (c & 0x3F));
+        n = 4;
+    }
+    strbuf_append(b, buf, (size_t)n);
+}
+
+static int hex4(const char *p, const char *end)
+{
+    if (end - p < 4)
+        return -1;
+    int v = 0;
+    for (int k = 0; k < 4; k++) {
+        char c = p[k];
+        int d = c >= '0' && c <= '9' ? c - '0' : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* A string after its opening quote; the decoded bytes go to the arena. */
+static int parse_string(JParser *jp, const char **out, uint32_t *outlen)
+{
+    const char *start = jp->p;
+    /* fast path: no escapes */
+    const char *q = jp->p;
+    while (q < jp->end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20)
+        q++;
+    if (q < jp->end && *q == '"') {
+        *out = start;
+        *outlen = (uint32_t)(q - start);
+        jp->p = q + 1;
+        return 0;
+    }
+    StrBuf b;
+    strbuf_init(&b);
+    int hi_surrogate = -1;
+    while (jp->p < jp->end && *jp->p != '"') {
+        unsigned char c = (unsigned char)*jp->p;
+        if (c < 0x20) {
+            strbuf_free(&b);
+            char d[64];
+            snprintf(d, sizeof(d), "Character with value 0x%02x must be escaped.", c);
+            sl_error_at(jp->err, ERRCODE_INVALID_TEXT_REPRESENTATION, jp->loc,
+                        "invalid input syntax for type json");
+            sl_error_detail(jp->err, "%s", d);
+            return -1;
+        }
+        if (c != '\\') {
+            if (hi_surrogate >= 0) {
+                strbuf_free(&b);
+                return jerr(jp, "%.*sUnicode low surrogate must follow a high surrogate.", "",
+                            0);
+            }
+            strbuf_putc(&b, (char)c);
+            jp->p++;
+            continue;
+        }
+        jp->p++;
+        if (jp->p >= jp->end)
+            break;
+        char e = *jp->p;
+        if (e == 'u') {
+            int v = hex4(jp->p + 1, jp->end);
+            if (v < 0) {
+                strbuf_free(&b);
+                return jerr(jp, "\"\\u\" must be followed by four hexadecimal digits.%.*s", "",
+                            0);
+            }
+            jp->p += 5;
+            if (v >= 0xD800 && v <= 0xDBFF) {
+                if (hi_surrogate >= 0) {
+                    strbuf_free(&b);
+                    return jerr(jp, "%.*sUnicode high surrogate must not follow a high surrogate.",
+                                "", 0);
+                }
+                hi_surrogate = v;
+                continue;
+            }
+            if (v >= 0xDC00 && v <= 0xDFFF) {
+                if (hi_surrogate < 0) {
+                    strbuf_free(&b);
+                    return jerr(jp, "%.*sUnicode low surrogate must follow a high surrogate.", "",
+                                0);
+                }
+                v = 0x10000 + ((hi_surrogate - 0xD800) << 10) + (v - 0xDC00);
+                hi_surrogate = -1;
+            } else if (hi_surrogate >= 0) {
+                strbuf_free(&b);
+                return jerr(jp, "%.*sUnicode low surrogate must follow a high surrogate.", "", 0);
+            }
+            if (v == 0) {
+                strbuf_free(&b);
+                sl_error_at(jp->err, ERRCODE_UNTRANSLATABLE_CHARACTER, jp->loc,
+                            "unsupported Unicode escape sequence");
+                sl_error_detail(jp->err, "\\u0000 cannot be converted to text.");
+                return -1;
+            }
+            put_utf8(&b, (uint32_t)v);
+            continue;
+        }
+        if (hi_surrogate >= 0) {
+            strbuf_free(&b);
+            return jerr(jp, "%.*sUnicode low surrogate must follow a high surrogate.", "", 0);
+        }
+        char r;
+        switch (e) {
+        case '"': r = '"'; break;
+        case '\\': r = '\\'; break;
+        case '/': r = '/'; break;
+        case 'b': r = '\b'; break;
+        case 'f': r = '\f'; break;
+        case 'n': r = '\n'; break;
+        case 'r': r = '\r'; break;
+        case 't': r = '\t'; break;
+        default: {
+            int l = 1;
+            while (jp->p + l < jp->end && ((unsigned char)jp->p[l] & 0xC0) == 0x80)
+                l++;
+            strbuf_free(&b);
+            char d[64];
+            snprintf(d, sizeof(d), "Escape sequence \"\\%.*s\" is invalid.", l, jp->p);
+            sl_error_at(jp->err, ERRCODE_INVALID_TEXT_REPRESENTATION, jp->loc,
+                        "invalid input syntax for type json");
+            sl_error_detail(jp->err, "%s", d);
+            return -1;
+        }
+        }
+        strbuf_putc(&b, r);
+        jp->p++;
+    }
+    if (jp->p >= jp->end) {
+        strbuf_free(&b);
+        return jerr(jp, "%.*sThe input string ended unexpectedly.", "", 0);
+    }
+    if (hi_surrogate >= 0) {
+        strbuf_free(&b);
+        return jerr(jp, "%.*sUnicode low surrogate must follow a high surrogate.", "", 0);
+    }
+    jp->p++;
+    *out = b.len ? arena_memdup(jp->a, b.data, b.len) : "";
+    *outlen = (uint32_t)b.len;
+    strbuf_free(&b);
+    return 0;
+}
+
+/* json_lex_number, then numeric's canonical text */
+static int parse_number(JParser *jp, JNode *n)
+{
+    const char *s = jp->p, *q = s;
+    bool bad = false;
+    if (q < jp->end && *q == '-')
+        q++;
+    if (q < jp->end && *q == '0')
+        q++;
+    else if (q < jp->end && *q >= '1' && *q <= '9')
+        while (q < jp->end && *q >= '0' && *q <= '9')
+            q++;
+    else
+        bad = true;
+    if (q < jp->end && *q == '.') {
+        q++;
+        if (q >= jp->end || *q < '0' || *q > '9')
+            bad = true;
+        while (q < jp->end && *q >= '0' && *q <= '9')
+            q++;
+    }
+    if (q < jp->end && (*q == 'e' || *q == 'E')) {
+        q++;
+        if (q < jp->end && (*q == '+' || *q == '-'))
+            q++;
+        if (q >= jp->end || *q < '0' || *q > '9')
+            bad = true;
+        while (q < jp->end && *q >= '0' && *q <= '9')
+            q++;
+    }
+    while (q < jp->end && is_alnum_json(*q)) {
+        q++;
+        bad = true;
+    }
+    if (bad)
+        return jerr(jp, "Token \"%.*s\" is invalid.", s, (int)(q - s));
+    SlNumeric num;
+    int rc = num_parse(jp->a, s, (size_t)(q - s), &num);
+    if (rc == -2)
+        return sl_error_at(jp->err, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, jp->loc,
+                           "value overflows numeric format");
+    if (rc < 0)
+        return jerr(jp, "Token \"%.*s\" is invalid.", s, (int)(q - s));
+    StrBuf b;
+    strbuf_init(&b);
+    num_format(&num, &b);
+    n->type = J_NUMBER;
+    n->str = arena_memdup(jp->a, b.data, b.len);
+    n->len = (uint32_t)b.len;
+    strbuf_free(&b);
+    jp->p = q;
+    return 0;
+}
+
+/* Sort order of object keys: length, then bytes. */
+static int key_cmp(const JNode *a, const JNode *b)
+{
+    if (a->len != b->len)
+        return a->len < b->len ? -1 : 1;
+    return memcmp(a->str, b->str, a->len);
+}
+
+/* Sorts pairs by key (a stable merge sort, so equal keys keep their
+ * order) and keeps the last of each run of equal keys. */
+static uint32_t sort_pairs(Arena *a, JNode *items, uint32_t n)
+{
+    if (n <= 1)
+        return n;
+    JNode *tmp = ARENA_ARRAY(a, JNode, 2 * n);
+    for (uint32_t w = 1; w < n; w *= 2) {
+        for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+            uint32_t mid = SL_MIN(lo + w, n), hi = SL_MIN(lo + 2 * w, n);
+            uint32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) {
+                if (key_cmp(&items[2 * j], &items[2 * i]) < 0) {
+                    tmp[2 * k] = items[2 * j];
+                    tmp[2 * k + 1] = items[2 * j + 1];
+                    j++;
+                } else {
+                    tmp[2 * k] = items[2 * i];
+                    tmp[2 * k + 1] = items[2 * i + 1];
+                    i++;
+                }
+                k++;
+            }
+            for (; i < mid; i++, k++) {
+                tmp[2 * k] = items[2 * i];
+                tmp[2 * k + 1] = items[2 * i + 1];
+            }
+            for (; j < hi; j++, k++) {
+                tmp[2 * k] = items[2 * j];
+                tmp[2 * k + 1] = items[2 * j + 1];
+            }
+        }
+        memcpy(items, tmp, sizeof(JNode) * 2 * n);
+    }
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i + 1 < n && key_cmp(&items[2 * i], &items[2 * (i + 1)]) == 0)
+            continue;
+        items[2 * m] = items[2 * i];
+        items[2 * m + 1] = items[2 * i + 1];
+        m++;
+    }
+    return m;
+}
+
+static int parse_value(JParser *jp, JNode *n);
+
+static int parse_container(JParser *jp, JNode *n, bool object)
+{
+    if (++jp->depth > JSON_MAX_DEPTH) {
+        sl_error_at(jp->err, ERRCODE_STATEMENT_TOO_COMPLEX, jp->loc, "stack depth limit exceeded");
+        return -1;
+    }
+    jp->p++;
+    uint32_t cap = 8, cnt = 0;
+    uint32_t per = object ? 2 : 1;
+    JNode *items = ARENA_ARRAY(jp->a, JNode, cap * per);
+    skip_ws(jp);
+    char close = object ? '}' : ']';
+    if (jp->p < jp->end && *jp->p == close) {
+        jp->p++;
+    } else {
+        for (;;) {
+            if (cnt == cap) {
+                JNode *grown = ARENA_ARRAY(jp->a, JNode, cap * 2 * per);
+                memcpy(grown, items, sizeof(JNode) * cap * per);
+                items = grown;
+                cap *= 2;
+            }
+            JNode *slot = &items[cnt * per];
+            skip_ws(jp);
+            if (object) {
+                if (jp->p >= jp->end || *jp->p != '"')
+                    return unexpected(jp, "string");
+                jp->p++;
+                slot[0].type = J_STRING;
+                slot[0].n = 0;
+                if (parse_string(jp, &slot[0].str, &slot[0].len) < 0)
+                    return -1;
+                skip_ws(jp);
+                if (jp->p >= jp->end || *jp->p != ':')
+                    return unexpected(jp, "\":\"");
+                jp->p++;
+                if (parse_value(jp, &slot[1]) < 0)
+                    return -1;
+            } else if (parse_value(jp, &slot[0]) < 0) {
+                return -1;
+            }
+            cnt++;
+            skip_ws(jp);
+            if (jp->p < jp->end && *jp->p == ',') {
+                jp->p++;
+                continue;
+            }
+            if (jp->p < jp->end && *jp->p == close) {
+                jp->p++;
+                break;
+            }
+            return unexpected(jp, object ? "\",\" or \"}\"" : "\",\" or \"]\"");
+        }
+    }
+    jp->depth--;
+    n->type = object ? J_OBJECT : J_ARRAY;
+    n->items = items;
+    n->n = object ? sort_pairs(jp->a, items, cnt) : cnt;
+    return 0;
+}
+
+static int parse_value(JParser *jp, JNode *n)
+{
+    memset(n, 0, sizeof(*n));
+    skip_ws(jp);
+    if (jp->p >= jp->end)
+        return jerr(jp, "%.*sThe input string ended unexpectedly.", "", 0);
+    char c = *jp->p;
+    if (c == '{')
+        return parse_container(jp, n, true);
+    if (c == '[')
+        return parse_container(jp, n, false);
+    if (c == '"') {
+        jp->p++;
+        n->type = J_STRING;
+        return parse_string(jp, &n->str, &n->len);
+    }
+    if (c == '-' || (c >= '0' && c <= '9'))
+        return parse_number(jp, n);
+    int tl = token_len(jp->p, jp->end);
+    if (tl == 4 && memcmp(jp->p, "true", 4) == 0)
+        n->type = J_TRUE;
+    else if (tl == 5 && memcmp(jp->p, "false", 5) == 0)
+        n->type = J_FALSE;
+    else if (tl == 4 && memcmp(jp->p, "null", 4) == 0)
+        n->type = J_NULL;
+    else
+        return jerr(jp, "Token \"%.*s\" is invalid.", jp->p, tl);
+    jp->p += tl;
+    return 0;
+}
+
+/* ----------------------------------------------------------- serializing */
+
+static void escape_json(StrBuf *b, const char *s, uint32_t len)
+{
+    strbuf_putc(b, '"');
+    for (uint32_t k = 0; k < len; k++) {
+        char c = s[k];
+        switch (c) {
+        case '\b': strbuf_puts(b, "\\b"); break;
+        case '\f': strbuf_puts(b, "\\f"); break;
+        case '\n': strbuf_puts(b, "\\n"); break;
+        case '\r': strbuf_puts(b, "\\r"); break;
+        case '\t': strbuf_puts(b, "\\t"); break;
+        case '"': strbuf_puts(b, "\\\""); break;
+        case '\\': strbuf_puts(b, "\\\\"); break;
+        default:
+            if ((unsigned char)c < ' ')
+                strbuf_printf(b, "\\u%04x", (int)c);
+            else
+                strbuf_putc(b, c);
+        }
+    }
+    strbuf_putc(b, '"');
+}
+
+static void serialize(StrBuf *b, const JNode *n)
+{
+    switch (n->type) {
+    case J_NULL: strbuf_puts(b, "null"); break;
+    case J_TRUE: strbuf_puts(b, "true"); break;
+    case J_FALSE: strbuf_puts(b, "false"); break;
+    case J_NUMBER: strbuf_append(b, n->str, n->len); break;
+    case J_STRING: escape_json(b, n->str, n->len); break;
+    case J_ARRAY:
+        strbuf_putc(b, '[');
+        for (uint32_t k = 0; k < n->n; k++) {
+            if (k)
+                strbuf_puts(b, ", ");
+            serialize(b, &n->items[k]);
+        }
+        strbuf_putc(b, ']');
+        break;
+    case J_OBJECT:
+        strbuf_putc(b, '{');
+        for (uint32_t k = 0; k < n->n; k++) {
+            if (k)
+                strbuf_puts(b, ", ");
+            escape_json(b, n->items[2 * k].str, n->items[2 * k].len);
+            strbuf_puts(b, ": ");
+            serialize(b, &n->items[2 * k + 1]);
+        }
+        strbuf_putc(b, '}');
+        break;
+    }
+}
+
+static int parse_tree(Arena *a, const char *s, size_t len, JNode *root, int loc, SlError *err)
+{
+    JParser jp = {a, s, s, s + len, loc, err, 0};
+    if (parse_value(&jp, root) < 0)
+        return -1;
+    skip_ws(&jp);
+    if (jp.p < jp.end)
+        return jerr(&jp, "Expected end of input, but found \"%.*s\".", jp.p,
+                    token_len(jp.p, jp.end));
+    return 0;
+}
+
+int ex_jsonb_parse(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlError *err)
+{
+    if (memchr(s, '\0', len) != NULL)
+        return sl_error_at(err, ERRCODE_CHARACTER_NOT_IN_REPERTOIRE, loc,
+                           "invalid byte sequence for encoding \"UTF8\": 0x00");
+    JNode root;
+    if (parse_tree(a, s, len, &root, loc, err) < 0)
+        return -1;
+    StrBuf b;
+    strbuf_init(&b);
+    serialize(&b, &root);
+    out->ptr = arena_memdup(a, b.data, b.len);
+    out->len = (uint32_t)b.len;
+    strbuf_free(&b);
+    return 0;
+}
+
+/* A canonical value as a tree (it is valid, so this cannot fail). */
+static void tree_of(Arena *a, const SlStr *v, JNode *root)
+{
+    SlError e;
+    memset(&e, 0, sizeof(e));
+    if (parse_tree(a, v->ptr, v->len, root, -1, &e) < 0) {
+        root->type = J_NULL;
+        sl_error_clear(&e);
+    }
+}
+
+static SlStr str_of(Arena *a, const JNode *n)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    serialize(&b, n);
+    SlStr r = {arena_memdup(a, b.data ? b.data : "", b.len), (uint32_t)b.len};
+    strbuf_free(&b);
+    return r;
+}
+
+/* ------------------------------------------------ scanning canonical text */
+
+/* The end of the value that starts at p. */
+static const char *skip_value(const char *p, const char *end)
+{
+    if (p >= end)
+        return p;
+    if (*p == '"') {
+        p++;
+        while (p < end && *p != '"')
+            p += *p == '\\' ? 2 : 1;
+        return p + 1;
+    }
+    if (*p == '{' || *p == '[') {
+        int depth = 0;
+        while (p < end) {
+            char c = *p;
+            if (c == '"') {
+                p++;
+                while (p < end && *p != '"')
+                    p += *p == '\\' ? 2 : 1;
+                p++;
+                continue;
+            }
+            if (c == '{' || c == '[')
+                depth++;
+            else if (c == '}' || c == ']') {
+                if (--depth == 0)
+                    return p + 1;
+            }
+            p++;
+        }
+        return p;
+    }
+    while (p < end && *p != ',' && *p != '}' && *p != ']')
+        p++;
+    return p;
+}
+
+static JType type_at(const char *p)
+{
+    switch (*p) {
+    case '{': return J_OBJECT;
+    case '[': return J_ARRAY;
+    case '"': return J_STRING;
+    case 't': return J_TRUE;
+    case 'f': return J_FALSE;
+    case 'n': return J_NULL;
+    default: return J_NUMBER;
+    }
+}
+
+/* The escaped (canonical) form of a key, for byte comparison. */
+static SlStr escaped_key(Arena *a, const SlStr *key)
+{
+    bool plain = true;
+    for (uint32_t k = 0; k < key->len && plain; k++) {
+        unsigned char c = (unsigned char)key->ptr[k];
+        plain = c >= 0x20 && c != '"' && c != '\\';
+    }
+    if (plain)
+        return *key;
+    StrBuf b;
+    strbuf_init(&b);
+    escape_json(&b, key->ptr, key->len);
+    SlStr r = {arena_memdup(a, b.data + 1, b.len - 2), (uint32_t)(b.len - 2)};
+    strbuf_free(&b);
+    return r;
+}
+
+/* In the object at [p, end), the value of the key whose escaped form is
+ * ekey; false if there is none. */
+static bool object_get(const char *p, const char *end, const SlStr *ekey, SlStr *val)
+{
+    if (p >= end || *p != '{')
+        return false;
+    p++;
+    while (p < end && *p == '"') {
+        const char *ks = p + 1, *ke = skip_value(p, end) - 1;
+        const char *vs = ke + 3; /* `": ` */
+        if (vs >= end || ke[1] != ':' || ke[2] != ' ')
+            return false;   /* not canonical text: never from our input */
+        const char *ve = skip_value(vs, end);
+        if (ve > end)
+            return false;
+        if ((uint32_t)(ke - ks) == ekey->len && memcmp(ks, ekey->ptr, ekey->len) == 0) {
+            val->ptr = vs;
+            val->len = (uint32_t)(ve - vs);
+            return true;
+        }
+        p = ve;
+        if (p < end && *p == ',')
+            p += 2;
+        else
+            break;
+    }
+    return false;
+}
+
+static uint32_t array_len(const char *p, const char *end)
+{
+    if (p + 1 < end && p[1] == ']')
+        return 0;
+    uint32_t cnt = 0;
+    p++;
+    while (p < end) {
+        p = skip_value(p, end);
+        cnt++;
+        if (p < end && *p == ',')
+            p += 2;
+        else
+            break;
+    }
+    return cnt;
+}
+
+/* Element idx (negative: from the end) of the array at [p, end). */
+static bool array_get(const char *p, const char *end, int64_t idx, SlStr *val)
+{
+    if (p >= end || *p != '[')
+        return false;
+    if (idx < 0) {
+        idx += array_len(p, end);
+        if (idx < 0)
+            return false;
+    }
+    if (p + 1 < end && p[1] == ']')
+        return false;
+    p++;
+    for (int64_t k = 0; p < end; k++) {
+        const char *e = skip_value(p, end);
+        if (e > end)
+            return false;
+        if (k == idx) {
+            val->ptr = p;
+            val->len = (uint32_t)(e - p);
+            return true;
+        }
+        p = e;
+        if (p < end && *p == ',')
+            p += 2;
+        else
+            break;
+    }
+    return false;
+}
+
+/* ->> and #>>: a string's decoded text, null as SQL NULL, else the text. */
+static bool as_text(Arena *a, const SlStr *v, SlStr *out)
+{
+    JType t = type_at(v->ptr);
+    if (t == J_NULL)
+        return false;
+    if (t != J_STRING) {
+        *out = *v;
+        return true;
+    }
+    const char *p = v->ptr + 1, *end = v->ptr + v->len - 1;
+    if (memchr(p, '\\', (size_t)(end - p)) == NULL) {
+        out->ptr = p;
+        out->len = (uint32_t)(end - p);
+        return true;
+    }
+    JNode n;
+    tree_of(a, v, &n);
+    out->ptr = n.str;
+    out->len = n.len;
+    return true;
+}
+
+/* --------------------------------------------------------------- -> ->> */
+
+static int get_key(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel, uint32_t n,
+                   bool text)
+{
+    FOR_SEL(sel, n, {
+        const SlStr *j = &args[0].v.str[i];
+        SlStr ek = escaped_key(cx->arena, &args[1].v.str[i]), v;
+        if (!object_get(j->ptr, j->ptr + j->len, &ek, &v) ||
+            (text && !as_text(cx->arena, &v, &v))) {
+            out->nulls[i] = 1;
+            continue;
+        }
+        out->v.str[i] = v;
+    });
+    return 0;
+}
+
+static int get_idx(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel, uint32_t n,
+                   bool text)
+{
+    FOR_SEL(sel, n, {
+        const SlStr *j = &args[0].v.str[i];
+        SlStr v;
+        int32_t idx = args[1].v.i32[i];
+        JType t = type_at(j->ptr);
+        if (t != J_ARRAY && t != J_OBJECT && (idx == 0 || idx == -1)) {
+            /* a scalar is a one-element "raw scalar" array in PostgreSQL */
+            v = *j;
+            if (text && !as_text(cx->arena, &v, &v))
+                out->nulls[i] = 1;
+            else
+                out->v.str[i] = v;
+            continue;
+        }
+        if (!array_get(j->ptr, j->ptr + j->len, idx, &v) ||
+            (text && !as_text(cx->arena, &v, &v))) {
+            out->nulls[i] = 1;
+            continue;
+        }
+        out->v.str[i] = v;
+    });
+    return 0;
+}
+
+KERNEL(k_jsonb_get_key) { return get_key(cx, args, out, sel, n, false); }
+KERNEL(k_jsonb_get_key_text) { return get_key(cx, args, out, sel, n, true); }
+KERNEL(k_jsonb_get_idx) { return get_idx(cx, args, out, sel, n, false); }
+KERNEL(k_jsonb_get_idx_text) { return get_idx(cx, args, out, sel, n, true); }
+
+/* ------------------------------------------------------------ #> and #>> */
+
+typedef struct PathElem {
+    SlStr s;
+    bool  null;
+} PathElem;
+
+/* A one-dimensional text[] literal ('{a,b,"c d"}') into its elements, as
+ * array_in reads it.  Returns the count, or -1 with err set. */
+static int parse_text_array(Arena *a, const SlStr *lit, PathElem **out, SlError *err)
+{
+    const char *p = lit->ptr, *end = p + lit->len;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    if (p >= end || *p != '{') {
+        sl_error(err, ERRCODE_INVALID_TEXT_REPRESENTATION, "malformed array literal: \"%.*s\"",
+                 (int)SL_MIN(lit->len, 1000), lit->ptr);
+        sl_error_detail(err, "Array value must start with \"{\" or dimension information.");
+        return -1;
+    }
+    p++;
+    int cap = 8, cnt = 0;
+    PathElem *el = ARENA_ARRAY(a, PathElem, cap);
+    StrBuf b;
+    strbuf_init(&b);
+    bool expect_elem = true, done = false;
+    while (p < end && !done) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+            p++;
+        if (p >= end)
+            break;
+        if (*p == '}' && (cnt == 0 || !expect_elem)) {
+            p++;
+            done = true;
+            break;
+        }
+        if (!expect_elem) {
+            if (*p != ',')
+                goto malformed;
+            p++;
+            expect_elem = true;
+            continue;
+        }
+        strbuf_reset(&b);
+        bool quoted = false, any = false;
+        if (*p == '"') {
+            quoted = true;
+            p++;
+            while (p < end && *p != '"') {
+                if (*p == '\\' && p + 1 < end)
+                    p++;
+                strbuf_putc(&b, *p++);
+            }
+            if (p >= end)
+                goto malformed;
+            p++;
+        } else {
+            while (p < end && *p != ',' && *p != '}') {
+                if (*p == '"' || *p == '{')
+                    goto malformed;
+                if (*p == '\\' && p + 1 < end)
+                    p++;
+                strbuf_putc(&b, *p++);
+                any = true;
+            }
+            while (b.len > 0 && (b.data[b.len - 1] == ' ' || b.data[b.len - 1] == '\t' ||
+                                 b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))
+                b.len--;
+            if (!any || b.len == 0)
+                goto malformed;
+        }
+        if (cnt == cap) {
+            PathElem *g = ARENA_ARRAY(a, PathElem, cap * 2);
+            memcpy(g, el, sizeof(PathElem) * (size_t)cap);
+            el = g;
+            cap *= 2;
+        }
+        el[cnt].null = !quoted && b.len == 4 && strncasecmp(b.data, "null", 4) == 0;
+        el[cnt].s.ptr = b.len ? arena_memdup(a, b.data, b.len) : "";
+        el[cnt].s.len = (uint32_t)b.len;
+        cnt++;
+        expect_elem = false;
+    }
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    if (!done || p != end)
+        goto malformed;
+    strbuf_free(&b);
+    *out = el;
+    return cnt;
+malformed:
+    strbuf_free(&b);
+    sl_error(err, ERRCODE_INVALID_TEXT_REPRESENTATION, "malformed array literal: \"%.*s\"",
+             (int)SL_MIN(lit->len, 1000), lit->ptr);
+    if (p >= end)
+        sl_error_detail(err, "Unexpected end of input.");
+    else
+        sl_error_detail(err, "Unexpected \"%c\" character.", *p);
+    return -1;
+}
+
+/* Parses an integer path step as PostgreSQL does (strtol, whole string). */
+static bool path_index(const SlStr *s, int64_t *out)
+{
+    char buf[32];
+    if (s->len == 0 || s->len >= sizeof(buf))
+        return false;
+    memcpy(buf, s->ptr, s->len);
+    buf[s->len] = '\0';
+    char *e;
+    long v = strtol(buf, &e, 10);
+    if (*e != '\0' || e == buf || v > INT32_MAX || v < INT32_MIN)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int get_path(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel, uint32_t n,
+                    bool text)
+{
+    FOR_SEL(sel, n, {
+        PathElem *path;
+        int np = parse_text_array(cx->arena, &args[1].v.str[i], &path, cx->err);
+        if (np < 0)
+            return -1;
+        SlStr v = args[0].v.str[i];
+        bool found = true;
+        for (int k = 0; k < np && found; k++) {
+            if (path[k].null) {
+                found = false;
+                break;
+            }
+            const char *p = v.ptr, *end = v.ptr + v.len;
+            if (*p == '{') {
+                SlStr ek = escaped_key(cx->arena, &path[k].s);
+                found = object_get(p, end, &ek, &v);
+            } else if (*p == '[') {
+                int64_t idx;
+                found = path_index(&path[k].s, &idx) && array_get(p, end, idx, &v);
+            } else {
+                found = false;
+            }
+        }
+        if (found && np == 0 && !text) {
+            /* an empty path is the value itself */
+        }
+        if (!found || (text && !as_text(cx->arena, &v, &v))) {
+            out->nulls[i] = 1;
+            continue;
+        }
+        out->v.str[i] = v;
+    });
+    return 0;
+}
+
+KERNEL(k_jsonb_path) { return get_path(cx, args, out, sel, n, false); }
+KERNEL(k_jsonb_path_text) { return get_path(cx, args, out, sel, n, true); }
+
+/* ------------------------------------------------------------------ ? */
+
+KERNEL(k_jsonb_exists)
+{
+    FOR_SEL(sel, n, {
+        const SlStr *j = &args[0].v.str[i];
+        const char *p = j->ptr, *end = p + j->len;
+        SlStr ek = escaped_key(cx->arena, &args[1].v.str[i]), v;
+        bool r = false;
+        if (*p == '{') {
+            r = object_get(p, end, &ek, &v);
+        } else if (*p == '[') {
+            for (int64_t k = 0; array_get(p, end, k, &v); k++) {
+                if (v.len == ek.len + 2 && v.ptr[0] == '"' &&
+                    memcmp(v.ptr + 1, ek.ptr, ek.len) == 0) {
+                    r = true;
+                    break;
+                }
+            }
+        } else if (*p == '"') {
+            r = j->len == ek.len + 2 && memcmp(p + 1, ek.ptr, ek.len) == 0;
+        }
+        out->v.b[i] = r;
+    });
+    return 0;
+}
+
+/* ------------------------------------------------- comparison, containment */
+
+static int cmp_scalar(const JNode *a, const JNode *b)
+{
+    if (a->type == J_NUMBER) {
+        SlNumeric x, y;
+        Arena tmp;
+        arena_init(&tmp, 256);
+        num_parse(&tmp, a->str, a->len, &x);
+        num_parse(&tmp, b->str, b->len, &y);
+        int c = num_cmp(&x, &y);
+        arena_destroy(&tmp);
+        return c;
+    }
+    if (a->type == J_STRING) {
+        int c = memcmp(a->str, b->str, SL_MIN(a->len, b->len));
+        return c != 0 ? c : (a->len < b->len ? -1 : a->len > b->len);
+    }
+    if (a->type == J_TRUE || a->type == J_FALSE)
+        return (a->type == J_TRUE) - (b->type == J_TRUE);
+    return 0;
+}
+
+/* The type rank of compareJsonbContainers: null < string < number <
+ * boolean < array < object. */
+static int rank(JType t)
+{
+    switch (t) {
+    case J_NULL: return 0;
+    case J_STRING: return 1;
+    case J_NUMBER: return 2;
+    case J_FALSE:
+    case J_TRUE: return 3;
+    case J_ARRAY: return 4;
+    default: return 5;
+    }
+}
+
+static int jcmp(const JNode *a, const JNode *b, bool top);
+
+static int jcmp_inner(const JNode *a, const JNode *b)
+{
+    if (rank(a->type) != rank(b->type))
+        return rank(a->type) < rank(b->type) ? -1 : 1;
+    if (a->type == J_ARRAY) {
+        if (a->n != b->n)
+            return a->n > b->n ? 1 : -1;
+        for (uint32_t k = 0; k < a->n; k++) {
+            int c = jcmp_inner(&a->items[k], &b->items[k]);
+            if (c)
+                return c;
+        }
+        return 0;
+    }
+    if (a->type == J_OBJECT) {
+        if (a->n != b->n)
+            return a->n > b->n ? 1 : -1;
+        for (uint32_t k = 0; k < a->n; k++) {
+            int c = cmp_scalar(&a->items[2 * k], &b->items[2 * k]);
+            if (c)
+                return c;
+            c = jcmp_inner(&a->items[2 * k + 1], &b->items[2 * k + 1]);
+            if (c)
+                return c;
+        }
+        return 0;
+    }
+    return cmp_scalar(a, b);
+}
+
+/* A top-level scalar is a one-element "raw scalar" array in PostgreSQL,
+ * which orders it against real arrays by rawness, then by length. */
+static int jcmp(const JNode *a, const JNode *b, bool top)
+{
+    bool ascal = a->type != J_ARRAY && a->type != J_OBJECT;
+    bool bscal = b->type != J_ARRAY && b->type != J_OBJECT;
+    if (top && ascal != bscal && (a->type == J_ARRAY || b->type == J_ARRAY)) {
+        uint32_t na = ascal ? 1 : a->n, nb = bscal ? 1 : b->n;
+        if (na != nb)
+            return na > nb ? 1 : -1;
+        return ascal ? -1 : 1;
+    }
+    if (top && ascal && bscal) {
+        if (rank(a->type) != rank(b->type))
+            return rank(a->type) < rank(b->type) ? -1 : 1;
+        return cmp_scalar(a, b);
+    }
+    if (top && (ascal || bscal)) {
+        /* a scalar (a pseudo array) against an object */
+        return ascal ? -1 : 1;
+    }
+    return jcmp_inner(a, b);
+}
+
+#define JSONB_CMP(NAME, OP)                                                          \
+    KERNEL(k_##NAME##_jsonb)                                                         \
+    {                                                                                \
+        FOR_SEL(sel, n, {                                                            \
+            const SlStr *x = &args[0].v.str[i], *y = &args[1].v.str[i];              \
+            int c;                                                                   \
+            if (x->len == y->len && memcmp(x->ptr, y->ptr, x->len) == 0) {           \
+                c = 0;                                                               \
+            } else {                                                                 \
+                JNode a, b;                                                          \
+                tree_of(cx->arena, x, &a);                                           \
+                tree_of(cx->arena, y, &b);                                           \
+                c = jcmp(&a, &b, true);                                              \
+            }                                                                        \
+            out->v.b[i] = c OP 0;                                                    \
+        });                                                                          \
+        return 0;                                                                    \
+    }
+JSONB_CMP(eq, ==)
+JSONB_CMP(ne, !=)
+JSONB_CMP(lt, <)
+JSONB_CMP(le, <=)
+JSONB_CMP(gt, >)
+JSONB_CMP(ge, >=)
+
+static bool is_scalar(const JNode *n)
+{
+    return n->type != J_ARRAY && n->type != J_OBJECT;
+}
+
+static bool scalar_eq(const JNode *a, const JNode *b)
+{
+    return rank(a->type) == rank(b->type) && cmp_scalar(a, b) == 0;
+}
+
+/* JsonbDeepContains */
+static bool contains(const JNode *a, const JNode *b)
+{
+    if (a->type != b->type && !(is_scalar(a) && is_scalar(b)))
+        return false;
+    if (is_scalar(a))
+        return scalar_eq(a, b);
+    if (a->type == J_OBJECT) {
+        if (b->n > a->n)
+            return false;
+        for (uint32_t k = 0; k < b->n; k++) {
+            const JNode *key = &b->items[2 * k], *bv = &b->items[2 * k + 1];
+            const JNode *av = NULL;
+            for (uint32_t m = 0; m < a->n; m++) {
+                if (key_cmp(&a->items[2 * m], key) == 0) {
+                    av = &a->items[2 * m + 1];
+                    break;
+                }
+            }
+            if (av == NULL)
+                return false;
+            if (is_scalar(av) != is_scalar(bv) || (!is_scalar(av) && av->type != bv->type))
+                return false;
+            if (!contains(av, bv))
+                return false;
+        }
+        return true;
+    }
+    /* arrays: each element of b is in a (scalars equal, containers contained) */
+    for (uint32_t k = 0; k < b->n; k++) {
+        const JNode *bv = &b->items[k];
+        bool found = false;
+        for (uint32_t m = 0; m < a->n && !found; m++) {
+            const JNode *av = &a->items[m];
+            if (is_scalar(bv))
+                found = is_scalar(av) && scalar_eq(av, bv);
+            else
+                found = av->type == bv->type && contains(av, bv);
+        }
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* jsonb_contains at the top: a raw scalar is a one-element array, which an
+ * array can contain (but not the other way round), and an object contains
+ * no scalar */
+static bool top_contains(const JNode *a, const JNode *b)
+{
+    if (is_scalar(b) && a->type == J_ARRAY) {
+        for (uint32_t m = 0; m < a->n; m++)
+            if (is_scalar(&a->items[m]) && scalar_eq(&a->items[m], b))
+                return true;
+        return false;
+    }
+    /* a raw scalar contains only an equal raw scalar, never an array */
+    if (is_scalar(a) && !is_scalar(b))
+        return false;
+    return contains(a, b);
+}
+
+KERNEL(k_jsonb_contains)
+{
+    FOR_SEL(sel, n, {
+        JNode a, b;
+        tree_of(cx->arena, &args[0].v.str[i], &a);
+        tree_of(cx->arena, &args[1].v.str[i], &b);
+        out->v.b[i] = top_contains(&a, &b);
+    });
+    return 0;
+}
+
+KERNEL(k_jsonb_contained)
+{
+    FOR_SEL(sel, n, {
+        JNode a, b;
+        tree_of(cx->arena, &args[0].v.str[i], &a);
+        tree_of(cx->arena, &args[1].v.str[i], &b);
+        out->v.b[i] = top_contains(&b, &a);
+    });
+    return 0;
+}
+
+/* ------------------------------------------------------------- functions */
+
+KERNEL(k_jsonb_typeof)
+{
+    static const char *const names[] = {"null", "boolean", "boolean", "number", "string",
+                                        "array", "object"};
+    FOR_SEL(sel, n, {
+        const char *t = names[type_at(args[0].v.str[i].ptr)];
+        out->v.str[i].ptr = t;
+        out->v.str[i].len = (uint32_t)strlen(t);
+    });
+    return 0;
+}
+
+KERNEL(k_jsonb_array_length)
+{
+    FOR_SEL(sel, n, {
+        const SlStr *j = &args[0].v.str[i];
+        JType t = type_at(j->ptr);
+        if (t == J_OBJECT)
+            return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                            "cannot get array length of a non-array");
+        if (t != J_ARRAY)
+            return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                            "cannot get array length of a scalar");
+        out->v.i32[i] = (int32_t)array_len(j->ptr, j->ptr + j->len);
+    });
+    return 0;
+}
+
+/* jsonb || jsonb: objects merge (right wins), anything else concatenates as
+ * arrays, a scalar counting as a one-element array. */
+KERNEL(k_jsonb_concat)
+{
+    FOR_SEL(sel, n, {
+        JNode a, b, r;
+        tree_of(cx->arena, &args[0].v.str[i], &a);
+        tree_of(cx->arena, &args[1].v.str[i], &b);
+        memset(&r, 0, sizeof(r));
+        if (a.type == J_OBJECT && b.type == J_OBJECT) {
+            r.type = J_OBJECT;
+            r.items = ARENA_ARRAY(cx->arena, JNode, 2 * (a.n + b.n) + 2);
+            memcpy(r.items, a.items, sizeof(JNode) * 2 * a.n);
+            memcpy(r.items + 2 * a.n, b.items, sizeof(JNode) * 2 * b.n);
+            r.n = sort_pairs(cx->arena, r.items, a.n + b.n);
+        } else {
+            const JNode *parts[2] = {&a, &b};
+            uint32_t cnt = 0;
+            for (int k = 0; k < 2; k++)
+                cnt += parts[k]->type == J_ARRAY ? parts[k]->n : 1;
+            r.type = J_ARRAY;
+            r.items = ARENA_ARRAY(cx->arena, JNode, cnt + 1);
+            for (int k = 0; k < 2; k++) {
+                if (parts[k]->type == J_ARRAY) {
+                    memcpy(r.items + r.n, parts[k]->items, sizeof(JNode) * parts[k]->n);
+                    r.n += parts[k]->n;
+                } else {
+                    r.items[r.n++] = *parts[k];
+                }
+            }
+        }
+        out->v.str[i] = str_of(cx->arena, &r);
+    });
+    return 0;
+}
+
+/* jsonb - text: removes a key from an object or matching strings from an
+ * array. */
+KERNEL(k_jsonb_delete_key)
+{
+    FOR_SEL(sel, n, {
+        JNode a;
+        const SlStr *key = &args[1].v.str[i];
+        tree_of(cx->arena, &args[0].v.str[i], &a);
+        if (is_scalar(&a))
+            return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                            "cannot delete from scalar");
+        uint32_t m = 0;
+        uint32_t per = a.type == J_OBJECT ? 2 : 1;
+        for (uint32_t k = 0; k < a.n; k++) {
+            const JNode *it = &a.items[per * k];
+            if (it->type == J_STRING && it->len == key->len &&
+                memcmp(it->str, key->ptr, key->len) == 0)
+                continue;
+            memmove(&a.items[per * m], &a.items[per * k], sizeof(JNode) * per);
+            m++;
+        }
+        a.n = m;
+        out->v.str[i] = str_of(cx->arena, &a);
+    });
+    return 0;
+}
+
+/* ----------------------------------------------------------------- casts */
+
+static int cannot_cast(EvalCtx *cx, JType t, const char *tname)
+{
+    static const char *const names[] = {"null", "boolean", "boolean", "numeric", "string",
+                                        "array", "object"};
+    return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE, "cannot cast jsonb %s to type %s",
+                    names[t], tname);
+}
+
+static int jsonb_num(EvalCtx *cx, const SlStr *j, const char *tname, SlNumeric *out)
+{
+    JType t = type_at(j->ptr);
+    if (t != J_NUMBER)
+        return cannot_cast(cx, t, tname);
+    num_parse(cx->arena, j->ptr, j->len, out);
+    return 0;
+}
+
+KERNEL(c_jsonb_numeric)
+{
+    FOR_SEL(sel, n, {
+        if (jsonb_num(cx, &args[0].v.str[i], "numeric", &out->v.num[i]) < 0)
+            return -1;
+        if (e->type.typmod >= 0 &&
+            num_apply_typmod(cx->arena, &out->v.num[i], e->type.typmod, &out->v.num[i],
+                             cx->err) < 0)
+            return -1;
+    });
+    return 0;
+}
+
+#define JSONB_INT_CAST(NAME, F, CT, LO, HI, TNAME)                                   \
+    KERNEL(NAME)                                                                     \
+    {                                                                                \
+        FOR_SEL(sel, n, {                                                            \
+            SlNumeric x;                                                             \
+            int64_t v;                                                               \
+            if (jsonb_num(cx, &args[0].v.str[i], TNAME, &x) < 0)                     \
+                return -1;                                                           \
+            if (num_to_int64(&x, &v) < 0 || v < (LO) || v > (HI))                    \
+                return sl_error(cx->err, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,         \
+                                "%s out of range", TNAME);                           \
+            out->v.F[i] = (CT)v;                                                     \
+        });                                                                          \
+        return 0;                                                                    \
+    }
+
+JSONB_INT_CAST(c_jsonb_int2, i16, int16_t, INT16_MIN, INT16_MAX, "smallint")
+JSONB_INT_CAST(c_jsonb_int4, i32, int32_t, INT32_MIN, INT32_MAX, "integer")
+JSONB_INT_CAST(c_jsonb_int8, i64, int64_t, INT64_MIN, INT64_MAX, "bigint")
+
+KERNEL(c_jsonb_float8)
+{
+    FOR_SEL(sel, n, {
+        SlNumeric x;
+        if (jsonb_num(cx, &args[0].v.str[i], "double precision", &x) < 0)
+            return -1;
+        out->v.f64[i] = num_to_double(&x);
+    });
+    return 0;
+}
+
+KERNEL(c_jsonb_float4)
+{
+    FOR_SEL(sel, n, {
+        SlNumeric x;
+        if (jsonb_num(cx, &args[0].v.str[i], "real", &x) < 0)
+            return -1;
+        out->v.f32[i] = (float)num_to_double(&x);
+    });
+    return 0;
+}
+
+KERNEL(c_jsonb_bool)
+{
+    FOR_SEL(sel, n, {
+        JType t = type_at(args[0].v.str[i].ptr);
+        if (t != J_TRUE && t != J_FALSE)
+            return cannot_cast(cx, t, "boolean");
+        out->v.b[i] = t == J_TRUE;
+    });
+    return 0;
+}
+
+/* ------------------------------------------------- keys for the executor */
+
+int ex_jsonb_cmp(const SlStr *x, const SlStr *y)
+{
+    if (x->len == y->len && memcmp(x->ptr, y->ptr, x->len) == 0)
+        return 0;
+    Arena a;
+    arena_init(&a, 4096);
+    JNode p, q;
+    tree_of(&a, x, &p);
+    tree_of(&a, y, &q);
+    int c = jcmp(&p, &q, true);
+    arena_destroy(&a);
+    return c < 0 ? -1 : c > 0;
+}
+
+/* Numbers without trailing fraction zeros, so that equal values (1.0 and
+ * 1) get one form. */
+static void normalize_numbers(JNode *n)
+{
+    if (n->type == J_NUMBER) {
+        const char *dot = memchr(n->str, '.', n->len);
+        if (dot != NULL) {
+            uint32_t len = n->len;
+            while (len > 0 && n->str[len - 1] == '0')
+                len--;
+            if (len > 0 && n->str[len - 1] == '.')
+                len--;
+            n->len = len;   /* numeric prints no "-0": nothing else to fold */
+        }
+        return;
+    }
+    if (n->type == J_ARRAY)
+        for (uint32_t k = 0; k < n->n; k++)
+            normalize_numbers(&n->items[k]);
+    else if (n->type == J_OBJECT)
+        for (uint32_t k = 0; k < n->n; k++)
+            normalize_numbers(&n->items[2 * k + 1]);
+}
+
+void ex_jsonb_key(const SlStr *j, StrBuf *out)
+{
+    if (memchr(j->ptr, '.', j->len) == NULL) {
+        /* canonical text has no exponents: without a point, no number
+         * has another spelling */
+        strbuf_append(out, j->ptr, j->len);
+        return;
+    }
+    Arena a;
+    arena_init(&a, 4096);
+    JNode n;
+    tree_of(&a, j, &n);
+    normalize_numbers(&n);
+    serialize(out, &n);
+    arena_destroy(&a);
+}

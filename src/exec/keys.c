@@ -1,0 +1,246 @@
+/*
+ * keys.c -- values as equality keys, hashing, ordering, and copying.
+ *
+ *   ex_key_encode     row values -> bytes equal exactly when the values are
+ *   ex_hash           64-bit hash of bytes (MurmurHash64A)
+ *   ex_value_cmp      ORDER BY's order of two values of one type
+ *   ex_copy_value     one value from a vector to another (deep or shallow)
+ *   ex_batch_compact  a batch with its selection applied
+ *
+ * Equality follows SQL's "=" for each type: numerics compare by value
+ * (1.0 = 1.00), floats treat -0 as 0 and every NaN as one value (as
+ * PostgreSQL's float8eq does), intervals compare by their span with 30-day
+ * months (interval_cmp_value), text byte-wise (the "C" collation).
+ */
+#include "sluice/exec.h"
+#include "exec/numeric.h"
+
+#include <math.h>
+
+static void put(StrBuf *out, const void *p, size_t n)
+{
+    strbuf_append(out, p, n);
+}
+
+static __int128 interval_span(const SlInterval *iv)
+{
+    return ((__int128)iv->months * 30 + iv->days) * INT64_C(86400000000) + iv->usec;
+}
+
+static double canonical_double(double d)
+{
+    if (isnan(d))
+        return NAN;
+    if (d == 0)
+        return 0.0;
+    return d;
+}
+
+void ex_key_encode(const Vector *cols, int ncols, uint32_t row, StrBuf *out)
+{
+    for (int c = 0; c < ncols; c++) {
+        const Vector *v = &cols[c];
+        if (vector_is_null(v, row)) {
+            strbuf_putc(out, 0);
+            continue;
+        }
+        strbuf_putc(out, 1);
+        switch (v->type.id) {
+        case TYPE_BOOL:
+            strbuf_putc(out, v->v.b[row] ? 1 : 0);
+            break;
+        case TYPE_INT2: {
+            int64_t x = v->v.i16[row];
+            put(out, &x, 8);
+            break;
+        }
+        case TYPE_INT4: {
+            int64_t x = v->v.i32[row];
+            put(out, &x, 8);
+            break;
+        }
+        case TYPE_DATE:
+            put(out, &v->v.i32[row], 4);
+            break;
+        case TYPE_INT8:
+        case TYPE_TIMESTAMP:
+        case TYPE_TIMESTAMPTZ:
+            put(out, &v->v.i64[row], 8);
+            break;
+        case TYPE_FLOAT4: {
+            double d = canonical_double((double)v->v.f32[row]);
+            put(out, &d, 8);
+            break;
+        }
+        case TYPE_FLOAT8: {
+            double d = canonical_double(v->v.f64[row]);
+            put(out, &d, 8);
+            break;
+        }
+        case TYPE_NUMERIC: {
+            const SlNumeric *x = &v->v.num[row];
+            int32_t nd = x->ndigits, scale = x->scale;
+            while (nd > 0 && scale > 0 && x->digits[nd - 1] == 0) {
+                nd--;
+                scale--;
+            }
+            if (nd == 0)
+                scale = 0;
+            uint8_t sign = nd == 0 && x->sign == 1 ? 0 : x->sign;
+            strbuf_putc(out, (char)sign);
+            put(out, &scale, 4);
+            put(out, &nd, 4);
+            put(out, x->digits, (size_t)nd);
+            break;
+        }
+        case TYPE_INTERVAL: {
+            __int128 span = interval_span(&v->v.iv[row]);
+            put(out, &span, sizeof(span));
+            break;
+        }
+        default: {
+            const SlStr *s = &v->v.str[row];
+            put(out, &s->len, 4);
+            put(out, s->ptr, s->len);
+            break;
+        }
+        }
+    }
+}
+
+uint64_t ex_hash(const void *key, size_t len)
+{
+    const uint64_t m = UINT64_C(0xc6a4a7935bd1e995);
+    const int r = 47;
+    uint64_t h = UINT64_C(0x9747b28c) ^ (len * m);
+    const uint8_t *p = key;
+    size_t n = len / 8;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k;
+        memcpy(&k, p + 8 * i, 8);
+        k *= m;
+        k ^= k >> r;
+        k *= m;
+        h ^= k;
+        h *= m;
+    }
+    const uint8_t *tail = p + 8 * n;
+    switch (len & 7) {
+    case 7: h ^= (uint64_t)tail[6] << 48; /* fall through */
+    case 6: h ^= (uint64_t)tail[5] << 40; /* fall through */
+    case 5: h ^= (uint64_t)tail[4] << 32; /* fall through */
+    case 4: h ^= (uint64_t)tail[3] << 24; /* fall through */
+    case 3: h ^= (uint64_t)tail[2] << 16; /* fall through */
+    case 2: h ^= (uint64_t)tail[1] << 8;  /* fall through */
+    case 1: h ^= (uint64_t)tail[0];
+            h *= m;
+    }
+    h ^= h >> r;
+    h *= m;
+    h ^= h >> r;
+    return h;
+}
+
+#define CMP(a, b) (((a) > (b)) - ((a) < (b)))
+
+static int cmp_double(double a, double b)
+{
+    if (isnan(a))
+        return isnan(b) ? 0 : 1;
+    if (isnan(b))
+        return -1;
+    return CMP(a, b);
+}
+
+int ex_value_cmp(const Vector *a, uint32_t i, const Vector *b, uint32_t j)
+{
+    switch (a->type.id) {
+    case TYPE_BOOL:
+        return CMP(a->v.b[i] != 0, b->v.b[j] != 0);
+    case TYPE_INT2:
+        return CMP(a->v.i16[i], b->v.i16[j]);
+    case TYPE_INT4:
+    case TYPE_DATE:
+        return CMP(a->v.i32[i], b->v.i32[j]);
+    case TYPE_INT8:
+    case TYPE_TIMESTAMP:
+    case TYPE_TIMESTAMPTZ:
+        return CMP(a->v.i64[i], b->v.i64[j]);
+    case TYPE_FLOAT4:
+        return cmp_double(a->v.f32[i], b->v.f32[j]);
+    case TYPE_FLOAT8:
+        return cmp_double(a->v.f64[i], b->v.f64[j]);
+    case TYPE_NUMERIC:
+        return num_cmp(&a->v.num[i], &b->v.num[j]);
+    case TYPE_INTERVAL: {
+        __int128 x = interval_span(&a->v.iv[i]), y = interval_span(&b->v.iv[j]);
+        return CMP(x, y);
+    }
+    default: {
+        const SlStr *x = &a->v.str[i], *y = &b->v.str[j];
+        int c = memcmp(x->ptr, y->ptr, SL_MIN(x->len, y->len));
+        return c != 0 ? (c > 0) - (c < 0) : CMP(x->len, y->len);
+    }
+    }
+}
+
+void ex_copy_value(Vector *dst, uint32_t di, const Vector *src, uint32_t si, Arena *deep)
+{
+    if (vector_is_null(src, si)) {
+        dst->nulls[di] = 1;
+        return;
+    }
+    dst->nulls[di] = 0;
+    size_t w = type_width(dst->type.id);
+    memcpy((char *)dst->v.data + w * di, (const char *)src->v.data + w * si, w);
+    if (deep == NULL)
+        return;
+    switch (dst->type.id) {
+    case TYPE_NUMERIC: {
+        SlNumeric *x = &dst->v.num[di];
+        if (x->ndigits > 0)
+            x->digits = arena_memdup(deep, x->digits, (size_t)x->ndigits);
+        break;
+    }
+    case TYPE_TEXT:
+    case TYPE_VARCHAR:
+    case TYPE_BYTEA:
+    case TYPE_JSONB:
+    case TYPE_UNKNOWN: {
+        SlStr *s = &dst->v.str[di];
+        s->ptr = s->len ? arena_memdup(deep, s->ptr, s->len) : "";
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+const Batch *ex_batch_compact(Arena *a, const ExBatch *b)
+{
+    if (b->sel == NULL) {
+        if (b->b.nrows == b->n)
+            return &b->b;
+        Batch *c = ARENA_NEW(a, Batch);
+        *c = b->b;
+        c->nrows = b->n;
+        return c;
+    }
+    Batch *c = ARENA_NEW(a, Batch);
+    c->nrows = b->n;
+    c->ncols = b->b.ncols;
+    c->cols = ARENA_ARRAY(a, Vector, c->ncols ? c->ncols : 1);
+    for (uint32_t k = 0; k < c->ncols; k++) {
+        const Vector *src = &b->b.cols[k];
+        Vector *dst = &c->cols[k];
+        vector_init(dst, a, src->type, b->n, src->nulls != NULL);
+        size_t w = type_width(src->type.id);
+        for (uint32_t r = 0; r < b->n; r++) {
+            uint32_t i = b->sel[r];
+            memcpy((char *)dst->v.data + w * r, (const char *)src->v.data + w * i, w);
+            if (src->nulls)
+                dst->nulls[r] = src->nulls[i];
+        }
+    }
+    return c;
+}

@@ -1,0 +1,71 @@
+/*
+ * op.h -- what the operator files of src/exec/ share (not for use outside
+ * the module): the operator base, the per-kind constructors, a hash table
+ * over byte keys, materialized rows, and the group states of aggregates.
+ *
+ *   ExOp, op_new, op_eval_ctx                  the operator base (op.c)
+ *   op_build_scan ... op_build_setop           one per plan kind (op_*.c)
+ *   ExHashTab, ex_ht_*                         byte keys -> dense ids (hashtab.c)
+ *   RowBuf, rowbuf_*                           rows kept for a whole statement (op.c)
+ */
+#ifndef SLUICE_EXEC_OP_H
+#define SLUICE_EXEC_OP_H
+
+#include "sluice/exec.h"
+
+struct ExOp {
+    ExCtx      *cx;
+    const Plan *plan;
+    Arena       arena;      /* the current output batch; reset by ex_op_next */
+    ExOp       *child;
+    ExOp       *right;
+    ExBatch     out;
+    int  (*next)(ExOp *op, ExBatch **out);
+    void (*close)(ExOp *op);    /* extra cleanup, or NULL */
+    void       *state;          /* the kind's own */
+};
+
+ExOp   *op_new(ExCtx *cx, const Plan *p, size_t state_size);
+EvalCtx op_eval_ctx(ExOp *op);
+/* Pulls the child's next batch that has live rows: 1, 0 at end, -1. */
+int     op_pull(ExOp *child, ExBatch **b);
+
+ExOp *op_build_scan(ExCtx *cx, const Plan *p);
+ExOp *op_build_values(ExCtx *cx, const Plan *p);
+ExOp *op_build_filter(ExCtx *cx, const Plan *p, ExOp *child);
+ExOp *op_build_project(ExCtx *cx, const Plan *p, ExOp *child);
+ExOp *op_build_limit(ExCtx *cx, const Plan *p, ExOp *child);
+ExOp *op_build_agg(ExCtx *cx, const Plan *p, ExOp *child);
+ExOp *op_build_sort(ExCtx *cx, const Plan *p, ExOp *child);
+ExOp *op_build_distinct(ExCtx *cx, const Plan *p, ExOp *child);
+ExOp *op_build_join(ExCtx *cx, const Plan *p, ExOp *left, ExOp *right);
+ExOp *op_build_setop(ExCtx *cx, const Plan *p, ExOp *left, ExOp *right);
+
+/* ---- a hash table from byte keys to dense ids 0, 1, 2, ... ---- */
+typedef struct ExHashTab ExHashTab;
+/* Keys are copied into a; the slot array is on the heap (ex_ht_free). */
+ExHashTab *ex_ht_new(Arena *a);
+/* Same, with the slots in the arena too (no ex_ht_free needed). */
+ExHashTab *ex_ht_new_small(Arena *a);
+void       ex_ht_free(ExHashTab *ht);
+/* The id of key, inserting it with the next id when absent. */
+uint32_t   ex_ht_insert(ExHashTab *ht, const void *key, uint32_t len, bool *inserted);
+/* The id of key, or -1. */
+int64_t    ex_ht_find(const ExHashTab *ht, const void *key, uint32_t len);
+uint32_t   ex_ht_count(const ExHashTab *ht);
+
+/* ---- rows kept for the whole statement (sort, join build side) ---- */
+typedef struct RowBuf {
+    Arena  *arena;          /* the statement's */
+    int     ncols;
+    SlType *types;
+    Batch **batches;        /* dense, deep-copied */
+    int     nbatches, cap;
+    uint64_t nrows;
+} RowBuf;
+
+void rowbuf_init(RowBuf *rb, Arena *a, const ColumnDesc *cols, int ncols);
+/* Appends the live rows of b (their values copied into the arena). */
+void rowbuf_append(RowBuf *rb, const ExBatch *b);
+
+#endif /* SLUICE_EXEC_OP_H */

@@ -1,0 +1,532 @@
+/*
+ * cq.c -- the scheduler of continuous queries (see cq.h, docs/engine.md).
+ *
+ *   cq_runtime_init, cq_runtime_close
+ *   cq_start, cq_pause, cq_resume, cq_stop, cq_foreach
+ *
+ * Per query: a trigger timer on the loop; when it fires and no batch is in
+ * flight, the next batch is planned (source range, watermark), its entry is
+ * written to the offset log, and its body runs on libuv's thread pool
+ * (inc_batch_run: read, update state, emit, one RocksDB WriteBatch with the
+ * state, the output and the batch id).  Back on the loop the commit log
+ * entry is written.  A batch that fails marks its query failed with the
+ * error; other queries go on.
+ *
+ * Recovery at start: L = the last offset-log batch, S = the batch id stored
+ * with the state.  S = L: only the commit entry may be missing; write it.
+ * S = L - 1: batch L is replayed from its logged range and watermark.
+ */
+#include "sluice/cq.h"
+#include "sluice/log.h"
+#include "sluice/options.h"
+
+#include "incremental.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef enum TriggerKind { TRIGGER_INTERVAL, TRIGGER_ONCE, TRIGGER_AVAILABLE_NOW } TriggerKind;
+
+typedef struct Cq Cq;
+
+struct CqRuntime {
+    uv_loop_t   *loop;
+    Catalog     *cat;
+    StateStore  *st;
+    Cq          *queries;
+    int          closing_timers; /* released queries whose timer is closing */
+    bool         closing;
+    cq_close_cb  close_cb;
+};
+
+struct Cq {
+    Cq                *next;
+    CqRuntime         *rt;
+    const CatRelation *rel;
+    IncPlan           *plan;
+    uv_timer_t         timer;
+    uv_work_t          work;
+    IncBatch           batch;
+    SlError            batch_err;
+    int                batch_rc;
+    TriggerKind        trigger;
+    int64_t            interval_ms;
+    int64_t            max_offsets;
+    int64_t            stop_at;         /* available_now: the end at start */
+    int64_t            next_batch_id;
+    int64_t            next_from;
+    bool               has_watermark;
+    int64_t            watermark_us;
+    bool               in_flight;
+    bool               paused;
+    bool               failed;
+    bool               finished;
+    bool               stopping;        /* dropped or shutting down */
+    bool               timer_closed;
+    char              *error;
+    int64_t            last_batch_id;
+    int64_t            input_rows;
+};
+
+static int64_t wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st)
+{
+    CqRuntime *rt = sl_calloc(1, sizeof(CqRuntime));
+    rt->loop = loop;
+    rt->cat = cat;
+    rt->st = st;
+    return rt;
+}
+
+static Cq *find(CqRuntime *rt, const char *name)
+{
+    for (Cq *q = rt->queries; q != NULL; q = q->next)
+        if (strcmp(q->rel->name, name) == 0)
+            return q;
+    return NULL;
+}
+
+/* The running query of that name, or NULL with 42704 in err. */
+static Cq *find_or_error(CqRuntime *rt, const char *name, SlError *err)
+{
+    Cq *q = find(rt, name);
+    if (q == NULL)
+        sl_error(err, ERRCODE_UNDEFINED_OBJECT, "continuous query \"%s\" does not exist",
+                 name);
+    return q;
+}
+
+static void set_status(Cq *q, const char *status, const char *error)
+{
+    SlError err = {0};
+    if (cat_cq_status_set(q->rt->cat, q->rel->oid, status, error, &err) < 0)
+        sl_log(LOG_ERROR, "cannot record query status", "query=%s error=\"%s\"",
+               q->rel->name, err.message);
+    sl_error_clear(&err);
+}
+
+static void fail_query(Cq *q, const SlError *e)
+{
+    q->failed = true;
+    sl_free(q->error);
+    q->error = sl_strdup(e->message ? e->message : "unknown error");
+    sl_log(LOG_ERROR, "continuous query failed", "query=%s sqlstate=%s error=\"%s\"",
+           q->rel->name, e->sqlstate, q->error);
+    set_status(q, "failed", q->error);
+    uv_timer_stop(&q->timer);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Teardown                                                                */
+
+static void maybe_finish_close(CqRuntime *rt)
+{
+    if (rt->closing && rt->queries == NULL && rt->closing_timers == 0 &&
+        rt->close_cb != NULL) {
+        cq_close_cb cb = rt->close_cb;
+        rt->close_cb = NULL;
+        cb(rt);
+        sl_free(rt);
+    }
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    Cq *q = h->data;
+    CqRuntime *rt = q->rt;
+    rt->closing_timers--;
+    inc_plan_free(q->plan);
+    cat_relation_unref(q->rel);
+    sl_free(q->error);
+    sl_free(q);
+    maybe_finish_close(rt);
+}
+
+/* Removes q from the registry and frees it once no batch is in flight. */
+static void release(Cq *q)
+{
+    if (q->in_flight || q->timer_closed)
+        return;
+    CqRuntime *rt = q->rt;
+    Cq **pp = &rt->queries;
+    while (*pp != q)
+        pp = &(*pp)->next;
+    *pp = q->next;
+    q->timer_closed = true;
+    rt->closing_timers++;
+    uv_timer_stop(&q->timer);
+    uv_close((uv_handle_t *)&q->timer, on_timer_closed);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A micro-batch                                                           */
+
+static void schedule(Cq *q, uint64_t delay_ms);
+
+static void work_cb(uv_work_t *w)
+{
+    Cq *q = w->data;
+    q->batch_rc = inc_batch_run(q->plan, &q->batch, &q->batch_err);
+}
+
+static void after_work_cb(uv_work_t *w, int status)
+{
+    Cq *q = w->data;
+    q->in_flight = false;
+    if (q->stopping) {
+        sl_error_clear(&q->batch_err);
+        release(q);
+        return;
+    }
+    if (status != 0 || q->batch_rc < 0) {
+        if (!sl_error_set(&q->batch_err))
+            sl_error(&q->batch_err, ERRCODE_INTERNAL_ERROR, "micro-batch cancelled");
+        fail_query(q, &q->batch_err);
+        sl_error_clear(&q->batch_err);
+        return;
+    }
+    SlError err = {0};
+    if (cat_commit_append(q->rt->cat, q->rel->oid, q->batch.batch_id, &err) < 0) {
+        fail_query(q, &err);
+        sl_error_clear(&err);
+        return;
+    }
+    q->last_batch_id = q->batch.batch_id;
+    q->input_rows += q->batch.input_rows;
+    q->next_batch_id = q->batch.batch_id + 1;
+    q->next_from = q->batch.to;
+    q->has_watermark = q->batch.next_has_watermark;
+    q->watermark_us = q->batch.next_watermark_us;
+    /* Keep a bounded log: entries before the previous batch are not needed
+     * for recovery any more. */
+    if (q->batch.batch_id % 100 == 99 &&
+        cat_cq_purge(q->rt->cat, q->rel->oid, q->batch.batch_id - 1, &err) < 0) {
+        sl_log(LOG_WARN, "cannot purge the offset log", "query=%s error=\"%s\"",
+               q->rel->name, err.message);
+        sl_error_clear(&err);
+    }
+    sl_log(LOG_DEBUG, "batch committed",
+           "query=%s batch=%" PRId64 " input_rows=%" PRId64 " output_rows=%" PRId64
+           " late_rows=%" PRId64, q->rel->name, q->batch.batch_id, q->batch.input_rows,
+           q->batch.output_rows, q->batch.late_rows);
+    if (q->trigger == TRIGGER_ONCE ||
+        (q->trigger == TRIGGER_AVAILABLE_NOW && q->next_from >= q->stop_at)) {
+        q->finished = true;
+        set_status(q, "finished", NULL);
+        return;
+    }
+    /* More is waiting: go on without waiting for the next tick. */
+    if (q->trigger == TRIGGER_AVAILABLE_NOW || q->interval_ms == 0)
+        schedule(q, 0);
+}
+
+/* Runs (or replays) batch `batch` over [from, to) with the given watermark. */
+static void launch(Cq *q, const CqOffsets *o, int64_t from, int64_t to)
+{
+    memset(&q->batch, 0, sizeof(q->batch));
+    q->batch.batch_id = o->batch_id;
+    q->batch.from = from;
+    q->batch.to = to;
+    q->batch.has_watermark = o->has_watermark;
+    q->batch.watermark_us = o->watermark_us;
+    q->in_flight = true;
+    q->work.data = q;
+    int rc = uv_queue_work(q->rt->loop, &q->work, work_cb, after_work_cb);
+    if (rc != 0) {
+        q->in_flight = false;
+        SlError e = {0};
+        sl_error(&e, ERRCODE_INTERNAL_ERROR, "cannot queue a micro-batch: %s", uv_strerror(rc));
+        fail_query(q, &e);
+        sl_error_clear(&e);
+    }
+}
+
+static void plan_batch(Cq *q)
+{
+    if (q->in_flight || q->paused || q->failed || q->finished || q->stopping)
+        return;
+    SlError err = {0};
+    int64_t latest = source_latest(inc_plan_source(q->plan), wall_us(), &err);
+    if (latest < 0) {
+        fail_query(q, &err);
+        sl_error_clear(&err);
+        return;
+    }
+    if (q->trigger == TRIGGER_AVAILABLE_NOW && latest > q->stop_at)
+        latest = q->stop_at;
+    int64_t to = latest;
+    if (q->max_offsets > 0 && to - q->next_from > q->max_offsets)
+        to = q->next_from + q->max_offsets;
+    if (to <= q->next_from) {
+        if (q->trigger != TRIGGER_INTERVAL) {
+            q->finished = true;
+            set_status(q, "finished", NULL);
+        } else if (q->interval_ms == 0) {
+            schedule(q, 5);     /* back to back: poll while idle */
+        }
+        return;
+    }
+    char sources[160];
+    snprintf(sources, sizeof(sources),
+             "[{\"oid\":%u,\"part\":0,\"start\":%" PRId64 ",\"end\":%" PRId64 "}]",
+             inc_plan_source(q->plan) ? q->rel->oid : 0, q->next_from, to);
+    CqOffsets o = {q->next_batch_id, sources, q->has_watermark, q->watermark_us, wall_us()};
+    if (cat_offsets_append(q->rt->cat, q->rel->oid, &o, &err) < 0) {
+        fail_query(q, &err);
+        sl_error_clear(&err);
+        return;
+    }
+    launch(q, &o, q->next_from, to);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    plan_batch(t->data);
+}
+
+static void schedule(Cq *q, uint64_t delay_ms)
+{
+    if (q->trigger == TRIGGER_INTERVAL && q->interval_ms > 0)
+        return;     /* the repeating timer drives it */
+    uv_timer_start(&q->timer, on_timer, delay_ms, 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Start and recovery                                                      */
+
+/* Reads the trigger and limits from the query's options. */
+static int read_options(Cq *q, SlError *err)
+{
+    Arena a;
+    arena_init(&a, 1024);
+    Options o;
+    int rc = -1;
+    if (opts_parse(&a, q->rel->options, &o, err) < 0)
+        goto out;
+    const char *trigger = opts_get(&o, "trigger");
+    q->trigger = TRIGGER_INTERVAL;
+    q->interval_ms = 1000;
+    if (trigger != NULL) {
+        int64_t us;
+        if (strcmp(trigger, "once") == 0) {
+            q->trigger = TRIGGER_ONCE;
+        } else if (strcmp(trigger, "available_now") == 0) {
+            q->trigger = TRIGGER_AVAILABLE_NOW;
+        } else if (opts_parse_interval_us(trigger, &us) == 0) {
+            q->interval_ms = us / 1000;
+        } else {
+            sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                     "invalid trigger \"%s\"", trigger);
+            sl_error_hint(err, "Use an interval such as '1 second', '0', 'once' or 'available_now'.");
+            goto out;
+        }
+    }
+    if (opts_get_int(&o, "max_offsets_per_trigger", 0, &q->max_offsets, err) < 0)
+        goto out;
+    if (q->max_offsets < 0) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                 "max_offsets_per_trigger must not be negative");
+        goto out;
+    }
+    rc = 0;
+out:
+    arena_destroy(&a);
+    return rc;
+}
+
+/* Parses "start" and "end" out of a logged sources entry. */
+static int logged_range(const char *sources, int64_t *from, int64_t *to)
+{
+    const char *s = strstr(sources, "\"start\":");
+    const char *e = strstr(sources, "\"end\":");
+    if (s == NULL || e == NULL)
+        return -1;
+    *from = strtoll(s + 8, NULL, 10);
+    *to = strtoll(e + 6, NULL, 10);
+    return 0;
+}
+
+static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
+{
+    *replay = false;
+    int64_t state_batch;
+    bool has_wm;
+    int64_t wm;
+    if (inc_state_meta(q->plan, &state_batch, &has_wm, &wm, err) < 0)
+        return -1;
+    int found = cat_offsets_last(q->rt->cat, q->rel->oid, a, last, err);
+    if (found < 0)
+        return -1;
+    q->next_batch_id = 0;
+    q->next_from = 0;
+    q->has_watermark = has_wm;
+    q->watermark_us = wm;
+    if (found == 0)
+        return state_batch < 0 ? 0
+               : sl_error(err, ERRCODE_DATA_CORRUPTED,
+                          "query \"%s\" has state for batch %" PRId64 " but no offset log",
+                          q->rel->name, state_batch);
+    int64_t from, to;
+    if (logged_range(last->sources, &from, &to) < 0)
+        return sl_error(err, ERRCODE_DATA_CORRUPTED, "offset log entry is unreadable");
+    if (state_batch == last->batch_id) {
+        /* Output and state are in; the commit entry may be missing. */
+        if (cat_commit_append(q->rt->cat, q->rel->oid, last->batch_id, err) < 0)
+            return -1;
+        q->next_batch_id = last->batch_id + 1;
+        q->next_from = to;
+        q->last_batch_id = last->batch_id;
+        return 0;
+    }
+    if (state_batch == last->batch_id - 1) {
+        /* Batch L was planned but its output never committed: replay it. */
+        *replay = true;
+        q->next_batch_id = last->batch_id;
+        q->next_from = from;
+        q->last_batch_id = state_batch;
+        return 0;
+    }
+    return sl_error(err, ERRCODE_DATA_CORRUPTED,
+                    "query \"%s\": state is at batch %" PRId64 " but the offset log at %" PRId64,
+                    q->rel->name, state_batch, last->batch_id);
+}
+
+int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
+{
+    if (find(rt, query->name) != NULL)
+        return sl_error(err, ERRCODE_DUPLICATE_OBJECT,
+                        "continuous query \"%s\" is already running", query->name);
+    Cq *q = sl_calloc(1, sizeof(Cq));
+    q->rt = rt;
+    q->rel = query;
+    q->last_batch_id = -1;
+    if (read_options(q, err) < 0 || inc_plan_build(query, rt->cat, rt->st, &q->plan, err) < 0) {
+        inc_plan_free(q->plan);
+        sl_free(q);
+        return -1;
+    }
+    cat_relation_ref(query);
+    uv_timer_init(rt->loop, &q->timer);
+    q->timer.data = q;
+    q->next = rt->queries;
+    rt->queries = q;
+
+    Arena a;
+    arena_init(&a, 1024);
+    CqOffsets last;
+    bool replay;
+    const char *status = NULL, *error = NULL;
+    int rc = recover(q, &replay, &last, &a, err);
+    if (rc == 0 && cat_cq_status_get(rt->cat, query->oid, &a, &status, &error, err) < 0)
+        rc = -1;
+    if (rc < 0) {
+        fail_query(q, err);
+        sl_error_clear(err);
+        arena_destroy(&a);
+        return 0;       /* the query exists, failed; sys.queries says why */
+    }
+    if (status != NULL && strcmp(status, "paused") == 0)
+        q->paused = true;
+    if (status != NULL && strcmp(status, "finished") == 0)
+        q->finished = true;
+    if (status == NULL)
+        set_status(q, "running", NULL);
+    if (q->trigger == TRIGGER_AVAILABLE_NOW) {
+        q->stop_at = source_latest(inc_plan_source(q->plan), wall_us(), err);
+        if (q->stop_at < 0) {
+            fail_query(q, err);
+            sl_error_clear(err);
+            arena_destroy(&a);
+            return 0;
+        }
+    }
+    if (replay && !q->paused) {
+        int64_t from, to;
+        logged_range(last.sources, &from, &to);
+        sl_log(LOG_INFO, "replaying batch", "query=%s batch=%" PRId64, query->name,
+               last.batch_id);
+        launch(q, &last, from, to);
+    }
+    if (q->trigger == TRIGGER_INTERVAL && q->interval_ms > 0)
+        uv_timer_start(&q->timer, on_timer, (uint64_t)q->interval_ms, (uint64_t)q->interval_ms);
+    else if (!q->in_flight)
+        schedule(q, 0);
+    arena_destroy(&a);
+    return 0;
+}
+
+int cq_pause(CqRuntime *rt, const char *name, SlError *err)
+{
+    Cq *q = find_or_error(rt, name, err);
+    if (q == NULL)
+        return -1;
+    q->paused = true;
+    set_status(q, "paused", NULL);
+    return 0;
+}
+
+int cq_resume(CqRuntime *rt, const char *name, SlError *err)
+{
+    Cq *q = find_or_error(rt, name, err);
+    if (q == NULL)
+        return -1;
+    if (q->failed)
+        return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "continuous query \"%s\" has failed: %s", name, q->error);
+    q->paused = false;
+    set_status(q, q->finished ? "finished" : "running", NULL);
+    if (!q->in_flight)
+        schedule(q, 0);
+    if (q->trigger == TRIGGER_INTERVAL && q->interval_ms > 0)
+        plan_batch(q);
+    return 0;
+}
+
+int cq_stop(CqRuntime *rt, const char *name, SlError *err)
+{
+    Cq *q = find_or_error(rt, name, err);
+    if (q == NULL)
+        return -1;
+    q->stopping = true;
+    release(q);
+    return 0;
+}
+
+void cq_runtime_close(CqRuntime *rt, cq_close_cb cb)
+{
+    rt->closing = true;
+    rt->close_cb = cb;
+    Cq *q = rt->queries;
+    while (q != NULL) {
+        Cq *next = q->next;
+        q->stopping = true;
+        release(q);
+        q = next;
+    }
+    maybe_finish_close(rt);
+}
+
+void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *arg)
+{
+    for (Cq *q = rt->queries; q != NULL; q = q->next) {
+        CqStatus s = {
+            .name = q->rel->name,
+            .status = q->failed ? "failed" : q->paused ? "paused"
+                      : q->finished ? "finished" : "running",
+            .error = q->error,
+            .last_batch_id = q->last_batch_id,
+            .input_rows = q->input_rows,
+            .has_watermark = q->has_watermark,
+            .watermark_us = q->watermark_us,
+        };
+        fn(&s, arg);
+    }
+}

@@ -1,0 +1,50 @@
+/*
+ * incremental.h -- the incremental plan of a continuous query and the work
+ * of one micro-batch (docs/engine.md, "A micro-batch").
+ *
+ *   inc_plan_build    the query's SELECT -> an incremental plan, or a
+ *                     refusal that says what to add
+ *   inc_plan_free
+ *   inc_batch_run     run batch N: read the source range, update state,
+ *                     emit by output mode, and fill one StateBatch with the
+ *                     state changes, the output rows and the batch id
+ *   inc_state_meta    the batch id stored with the state (-1: none) and
+ *                     the watermark after it
+ *
+ * inc_batch_run runs on a worker thread; at most one per plan at a time.
+ */
+#ifndef SLUICE_RUNTIME_INCREMENTAL_H
+#define SLUICE_RUNTIME_INCREMENTAL_H
+
+#include "sluice/catalog.h"
+#include "sluice/state.h"
+#include "source.h"
+
+typedef struct IncPlan IncPlan;
+
+/* What batch N reads and what it produced. */
+typedef struct IncBatch {
+    int64_t batch_id;
+    int64_t from, to;           /* source offsets */
+    bool    has_watermark;      /* the watermark the batch is judged by */
+    int64_t watermark_us;
+    /* results */
+    bool    next_has_watermark; /* the watermark after the batch */
+    int64_t next_watermark_us;
+    int64_t input_rows;
+    int64_t output_rows;
+    int64_t late_rows;
+    int64_t state_rows;
+    int64_t min_event_us, max_event_us;
+} IncBatch;
+
+int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
+                    SlError *err);
+void inc_plan_free(IncPlan *p);
+/* The source the plan reads. */
+Source *inc_plan_source(IncPlan *p);
+int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
+int  inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark,
+                    int64_t *watermark_us, SlError *err);
+
+#endif /* SLUICE_RUNTIME_INCREMENTAL_H */

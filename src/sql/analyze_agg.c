@@ -1,0 +1,378 @@
+/*
+ * analyze_agg.c -- aggregate calls, GROUP BY windows, and the check that
+ * every column of an aggregate query is grouped.
+ *
+ *   an_is_aggregate_name   is this call an aggregate (count, sum, ...)?
+ *   an_aggregate           an aggregate call -> an AggCall of the query level,
+ *                          referenced by an EXPR_COLUMN of subkind COLREF_AGG
+ *   an_window_spec         WINDOW(ts, size [, slide]) / SESSION(ts, gap)
+ *   an_agg_finish          the Aggregate node's columns, after adding the
+ *                          columns functionally dependent on a grouped key
+ *   an_agg_rewrite         an expression over the FROM output -> the same
+ *                          over the Aggregate node's output
+ *
+ * As in PostgreSQL (parse_agg.c): aggregates cannot nest, are refused in
+ * WHERE, JOIN conditions, GROUP BY, FILTER and VALUES (42803), and a column
+ * outside an aggregate must be a GROUP BY expression or part of one -- or,
+ * as PostgreSQL allows, a column of a table whose primary key is grouped.
+ */
+#include "sql/analyze_int.h"
+#include "exec/datetime.h"
+
+#include <stdio.h>
+
+bool an_is_aggregate_name(const FuncCall *f)
+{
+    if (f->qual != NULL && strcmp(list_nth(f->qual, 0), "pg_catalog") != 0)
+        return false;
+    return ex_agg_exists(f->name);
+}
+
+static bool agg_call_equal(const AggCall *a, const AggCall *b)
+{
+    if (a->fn != b->fn || a->distinct != b->distinct || a->star != b->star ||
+        a->nargs != b->nargs)
+        return false;
+    for (int i = 0; i < a->nargs; i++)
+        if (!plan_expr_equal(a->args[i], b->args[i]))
+            return false;
+    if ((a->filter == NULL) != (b->filter == NULL))
+        return false;
+    return a->filter == NULL || plan_expr_equal(a->filter, b->filter);
+}
+
+Expr *an_aggregate(Analyze *an, FuncCall *f)
+{
+    int loc = f->hdr.location;
+    if (an->agg_refusal != NULL || an->agg == NULL) {
+        sl_error_at(an->err, ERRCODE_GROUPING_ERROR, loc,
+                    "aggregate functions are not allowed in %s",
+                    an->agg_refusal ? an->agg_refusal : "this context");
+        return NULL;
+    }
+    AggCollect *ac = an->agg;
+    if (ac->in_args) {
+        sl_error_at(an->err, ERRCODE_GROUPING_ERROR, loc,
+                    "aggregate function calls cannot be nested");
+        return NULL;
+    }
+    if (f->agg_order != NULL) {
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                    ((Node *)list_nth(f->agg_order, 0))->location,
+                    "ORDER BY inside an aggregate is not supported yet");
+        return NULL;
+    }
+    int n = f->star ? 0 : list_len(f->args);
+    Expr **args = ARENA_ARRAY(an->a, Expr *, n ? n : 1);
+    SlTypeId types[2] = {TYPE_UNKNOWN, TYPE_UNKNOWN};
+    ac->in_args = true;
+    for (int i = 0; i < n; i++) {
+        if ((args[i] = an_transform(an, list_nth(f->args, i))) == NULL) {
+            ac->in_args = false;
+            return NULL;
+        }
+        if (i < 2)
+            types[i] = args[i]->type.id;
+    }
+    Expr *filter = NULL;
+    if (f->filter != NULL) {
+        const char *saved = an->agg_refusal;
+        an->agg_refusal = "FILTER";
+        filter = an_to_boolean(an, an_transform(an, f->filter), "FILTER");
+        an->agg_refusal = saved;
+        if (filter == NULL) {
+            ac->in_args = false;
+            return NULL;
+        }
+    }
+    ac->in_args = false;
+    if (f->star && strcmp(f->name, "count") != 0) {
+        sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, loc,
+                    "%s(*) must be used to call a parameterless aggregate function", f->name);
+        return NULL;
+    }
+    SlTypeId cast[2];
+    const AggFunc *fn = n <= 2 ? ex_agg_lookup(f->name, n, types, cast) : NULL;
+    if (fn == NULL) {
+        char call[256];
+        int off = snprintf(call, sizeof(call), "%s(", f->name);
+        for (int i = 0; i < n && off < (int)sizeof(call); i++)
+            off += snprintf(call + off, sizeof(call) - (size_t)off, "%s%s", i ? ", " : "",
+                            type_name(args[i]->type.id));
+        if (off < (int)sizeof(call))
+            snprintf(call + off, sizeof(call) - (size_t)off, ")");
+        sl_error_at(an->err, ERRCODE_UNDEFINED_FUNCTION, loc, "function %s does not exist", call);
+        sl_error_hint(an->err, "No function matches the given name and argument types. You "
+                               "might need to add explicit type casts.");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        if (args[i]->type.id == cast[i])
+            continue;
+        if ((args[i] = an_coerce(an, args[i], sl_type(cast[i]), COERCE_IMPLICIT,
+                                 args[i]->location)) == NULL)
+            return NULL;
+    }
+    AggCall call = {
+        .fn = fn, .name = f->name, .nargs = n, .args = args, .filter = filter,
+        .distinct = f->distinct, .star = f->star,
+        .type = fn->ret == TYPE__COUNT ? args[0]->type : sl_type(fn->ret),
+    };
+    if (fn->ret == TYPE__COUNT)
+        call.type.typmod = -1;
+    int k;
+    for (k = 0; k < ac->n; k++)
+        if (agg_call_equal(&ac->calls[k], &call))
+            break;
+    if (k == ac->n) {
+        if (ac->n == ac->cap) {
+            int cap = ac->cap ? ac->cap * 2 : 8;
+            AggCall *more = ARENA_ARRAY(an->a, AggCall, cap);
+            if (ac->n)
+                memcpy(more, ac->calls, sizeof(AggCall) * (size_t)ac->n);
+            ac->calls = more;
+            ac->cap = cap;
+        }
+        ac->calls[ac->n++] = call;
+    }
+    Expr *e = an_mk(an, EXPR_COLUMN, call.type, loc, 0, NULL);
+    e->subkind = COLREF_AGG;
+    e->index = k;
+    return e;
+}
+
+/* ---------------------------------------------------------------- windows */
+
+/* A constant positive interval without months, in microseconds. */
+static int interval_arg(Analyze *an, Node *n, const char *what, const char *part,
+                        int64_t *usec)
+{
+    Expr *e = an_transform(an, n);
+    if (e == NULL)
+        return -1;
+    if (e->type.id == TYPE_UNKNOWN && e->kind == EXPR_CONST)
+        e = an_coerce(an, e, sl_type(TYPE_INTERVAL), COERCE_IMPLICIT, e->location);
+    if (e == NULL)
+        return -1;
+    if (e->type.id != TYPE_INTERVAL || e->kind != EXPR_CONST)
+        return sl_error_at(an->err, ERRCODE_WINDOWING_ERROR, n->location,
+                           "the %s of %s must be a constant interval", part, what);
+    if (vector_is_null(&e->value, 0))
+        return sl_error_at(an->err, ERRCODE_WINDOWING_ERROR, n->location,
+                           "the %s of %s must not be NULL", part, what);
+    const SlInterval *iv = &e->value.v.iv[0];
+    if (iv->months != 0)
+        return sl_error_at(an->err, ERRCODE_INVALID_PARAMETER_VALUE, n->location,
+                           "the %s of %s must not contain months or years", part, what);
+    __int128 us = (__int128)iv->usec + (__int128)iv->days * USECS_PER_DAY;
+    if (us <= 0 || us > INT64_MAX / 4)
+        return sl_error_at(an->err, ERRCODE_INVALID_PARAMETER_VALUE, n->location,
+                           "the %s of %s must be positive", part, what);
+    *usec = (int64_t)us;
+    return 0;
+}
+
+int an_window_spec(Analyze *an, FuncCall *f, WindowSpec *w)
+{
+    bool session = strcmp(f->name, "session") == 0;
+    const char *what = session ? "SESSION" : "WINDOW";
+    int n = list_len(f->args);
+    if (f->star || f->distinct || f->filter || (session ? n != 2 : (n != 2 && n != 3)))
+        return sl_error_at(an->err, ERRCODE_WINDOWING_ERROR, f->hdr.location,
+                           session ? "SESSION takes a time column and a gap: SESSION(ts, gap)"
+                                   : "WINDOW takes a time column, a size and optionally a "
+                                     "slide: WINDOW(ts, size [, slide])");
+    Expr *t = an_transform(an, list_nth(f->args, 0));
+    if (t == NULL)
+        return -1;
+    if (t->type.id != TYPE_TIMESTAMP && t->type.id != TYPE_TIMESTAMPTZ)
+        return sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, t->location,
+                           "the time column of %s must be of type timestamp or timestamp with "
+                           "time zone, not type %s",
+                           what, type_name(t->type.id));
+    memset(w, 0, sizeof(*w));
+    w->time = t;
+    if (session) {
+        w->kind = WINDOW_SESSION;
+        return interval_arg(an, list_nth(f->args, 1), what, "gap", &w->gap_us);
+    }
+    if (interval_arg(an, list_nth(f->args, 1), what, "size", &w->size_us) < 0)
+        return -1;
+    w->kind = WINDOW_TUMBLE;
+    if (n == 3) {
+        if (interval_arg(an, list_nth(f->args, 2), what, "slide", &w->slide_us) < 0)
+            return -1;
+        if (w->slide_us > w->size_us)
+            return sl_error_at(an->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                               ((Node *)list_nth(f->args, 2))->location,
+                               "the slide of WINDOW must not be larger than its size");
+        if (w->slide_us != w->size_us)
+            w->kind = WINDOW_SLIDE;
+    }
+    return 0;
+}
+
+/* ----------------------------------------------------- grouping checks */
+
+static int group_index(const Plan *agg, const Expr *e)
+{
+    for (int g = 0; g < agg->u.agg.ngroups; g++)
+        if (plan_expr_equal(agg->u.agg.groups[g], e))
+            return g;
+    return -1;
+}
+
+static bool grouped_column(const Plan *agg, int colidx)
+{
+    for (int g = 0; g < agg->u.agg.ngroups; g++) {
+        const Expr *ge = agg->u.agg.groups[g];
+        if (ge->kind == EXPR_COLUMN && ge->subkind == COLREF_PLAIN && ge->index == colidx)
+            return true;
+    }
+    return false;
+}
+
+/* Is column colidx of a table whose whole primary key is grouped? */
+static bool functionally_dependent(const Plan *agg, const Scope *scope, int colidx)
+{
+    for (int i = 0; i < list_len(scope->items); i++) {
+        const ScopeItem *it = list_nth(scope->items, i);
+        if (it->rel == NULL || it->is_join || it->rel->kind != REL_TABLE || it->rel->npk == 0)
+            continue;
+        bool mine = false;
+        for (int c = 0; c < it->ncols; c++)
+            mine |= it->colidx[c] == colidx;
+        if (!mine)
+            continue;
+        bool all = true;
+        for (int k = 0; k < it->rel->npk && all; k++)
+            all = grouped_column(agg, it->colidx[it->rel->pk[k]]);
+        if (all)
+            return true;
+    }
+    return false;
+}
+
+static void add_group(Analyze *an, Plan *agg, Expr *e)
+{
+    int n = agg->u.agg.ngroups;
+    Expr **g = ARENA_ARRAY(an->a, Expr *, n + 1);
+    if (n)
+        memcpy(g, agg->u.agg.groups, sizeof(Expr *) * (size_t)n);
+    g[n] = e;
+    agg->u.agg.groups = g;
+    agg->u.agg.ngroups = n + 1;
+}
+
+static int check_grouped(Analyze *an, Plan *agg, const Scope *scope, const Expr *e)
+{
+    if (e == NULL || e->kind == EXPR_CONST || e->kind == EXPR_PARAM)
+        return 0;
+    if (e->kind == EXPR_COLUMN && e->subkind != COLREF_PLAIN)
+        return 0;
+    if (group_index(agg, e) >= 0)
+        return 0;
+    if (e->kind == EXPR_COLUMN) {
+        if (functionally_dependent(agg, scope, e->index)) {
+            add_group(an, agg, (Expr *)e);
+            return 0;
+        }
+        const Plan *from = scope->from;
+        const char *qual = from->quals[e->index];
+        if (qual != NULL)
+            return sl_error_at(an->err, ERRCODE_GROUPING_ERROR, e->location,
+                               "column \"%s.%s\" must appear in the GROUP BY clause or be used "
+                               "in an aggregate function",
+                               qual, from->cols[e->index].name);
+        return sl_error_at(an->err, ERRCODE_GROUPING_ERROR, e->location,
+                           "column \"%s\" must appear in the GROUP BY clause or be used in an "
+                           "aggregate function",
+                           from->cols[e->index].name);
+    }
+    for (int i = 0; i < e->nargs; i++)
+        if (check_grouped(an, agg, scope, e->args[i]) < 0)
+            return -1;
+    return 0;
+}
+
+int an_agg_finish(Analyze *an, Plan *agg, const Scope *scope, Expr **check, int ncheck,
+                  const AggCollect *calls)
+{
+    for (int i = 0; i < ncheck; i++)
+        if (check_grouped(an, agg, scope, check[i]) < 0)
+            return -1;
+    agg->u.agg.naggs = calls->n;
+    agg->u.agg.aggs = calls->calls;
+    bool win = agg->u.agg.window.kind != WINDOW_NONE;
+    int ng = agg->u.agg.ngroups, n = ng + (win ? 2 : 0) + calls->n;
+    agg->ncols = n;
+    agg->cols = ARENA_ARRAY(an->a, ColumnDesc, n ? n : 1);
+    agg->quals = arena_zalloc(an->a, sizeof(const char *) * (size_t)(n ? n : 1));
+    const Plan *child = agg->child;
+    for (int g = 0; g < ng; g++) {
+        const Expr *ge = agg->u.agg.groups[g];
+        if (ge->kind == EXPR_COLUMN) {
+            plan_set_col(agg, g, child->cols[ge->index].name, ge->type, child->quals[ge->index]);
+        } else {
+            StrBuf b;
+            strbuf_init(&b);
+            plan_expr_deparse(ge, child->cols, child->quals, &b);
+            plan_set_col(agg, g, arena_strndup(an->a, b.data ? b.data : "", b.len), ge->type,
+                         NULL);
+            strbuf_free(&b);
+        }
+    }
+    if (win) {
+        SlType t = agg->u.agg.window.time->type;
+        t.typmod = -1;
+        plan_set_col(agg, ng, "window_start", t, NULL);
+        plan_set_col(agg, ng + 1, "window_end", t, NULL);
+    }
+    for (int k = 0; k < calls->n; k++) {
+        StrBuf b;
+        strbuf_init(&b);
+        plan_agg_call_deparse(&calls->calls[k], child->cols, child->quals, &b);
+        plan_set_col(agg, ng + (win ? 2 : 0) + k, arena_strndup(an->a, b.data, b.len),
+                     calls->calls[k].type, NULL);
+        strbuf_free(&b);
+    }
+    return 0;
+}
+
+Expr *an_agg_rewrite(Analyze *an, Expr *e, const Plan *agg, Scope *scope)
+{
+    if (e == NULL || e->kind == EXPR_CONST || e->kind == EXPR_PARAM)
+        return e;
+    int ng = agg->u.agg.ngroups;
+    bool win = agg->u.agg.window.kind != WINDOW_NONE;
+    int idx = -1;
+    if (e->kind == EXPR_COLUMN && e->subkind == COLREF_AGG)
+        idx = ng + (win ? 2 : 0) + e->index;
+    else if (e->kind == EXPR_COLUMN && e->subkind == COLREF_WINDOW_START)
+        idx = ng;
+    else if (e->kind == EXPR_COLUMN && e->subkind == COLREF_WINDOW_END)
+        idx = ng + 1;
+    else
+        idx = group_index(agg, e);
+    if (idx >= 0) {
+        Expr *c = an_mk(an, EXPR_COLUMN, e->type, e->location, 0, NULL);
+        c->index = idx;
+        return c;
+    }
+    if (e->kind == EXPR_COLUMN) {
+        /* check_grouped reported it already; never reached */
+        sl_error_at(an->err, ERRCODE_GROUPING_ERROR, e->location,
+                    "column must appear in the GROUP BY clause or be used in an aggregate "
+                    "function");
+        return NULL;
+    }
+    Expr *c = ARENA_NEW(an->a, Expr);
+    *c = *e;
+    if (e->nargs > 0) {
+        c->args = ARENA_ARRAY(an->a, Expr *, e->nargs);
+        for (int i = 0; i < e->nargs; i++)
+            if ((c->args[i] = an_agg_rewrite(an, e->args[i], agg, scope)) == NULL)
+                return NULL;
+    }
+    return c;
+}

@@ -1,0 +1,527 @@
+/*
+ * analyze_dml.c -- INSERT, UPDATE and DELETE into ModifyPlans (plan.h).
+ *
+ *   an_insert_stmt   INSERT INTO t [(cols)] VALUES ... | query | DEFAULT VALUES
+ *                    [ON CONFLICT ... DO NOTHING | DO UPDATE SET ...] [RETURNING]
+ *   an_update_stmt   UPDATE t SET col = expr, ... [WHERE] [RETURNING]
+ *   an_delete_stmt   DELETE FROM t [WHERE] [RETURNING]
+ *   an_assign        an expression coerced for assignment to a column
+ *
+ * The source plan of an INSERT yields rows in the relation's column order
+ * and types (columns not named get NULL: sluice has no column defaults
+ * yet).  As in PostgreSQL, each VALUES row is coerced to the target columns
+ * directly, so parameters and literals take the columns' types.  UPDATE
+ * and DELETE scan the table with each row's storage key; the source plan
+ * yields [key, new row] (UPDATE) or [key, old row] (DELETE).  Streams are
+ * append-only: UPDATE, DELETE and ON CONFLICT on a stream are refused.
+ */
+#include "sql/analyze_int.h"
+
+/* PostgreSQL's assignment casts: the implicit ones, numeric to numeric,
+ * anything to a string type, date/time to date/time. */
+static bool assignable(SlTypeId from, SlTypeId to)
+{
+    if (from == to || from == TYPE_UNKNOWN || ex_can_coerce(from, to))
+        return true;
+    char cf = type_category(from), ct = type_category(to);
+    if (cf == 'N' && ct == 'N')
+        return true;
+    if (to == TYPE_TEXT || to == TYPE_VARCHAR)
+        return true;
+    if (cf == 'D' && ct == 'D')
+        return ex_cast_fn(from, to, false) != NULL;
+    return false;
+}
+
+Expr *an_assign(Analyze *an, Expr *e, SlType t, const char *colname, int loc)
+{
+    if (e->type.id == t.id && (t.typmod < 0 || e->type.typmod == t.typmod))
+        return e;
+    if (!assignable(e->type.id, t.id) || (e->type.id != TYPE_UNKNOWN &&
+                                          ex_cast_fn(e->type.id, t.id, false) == NULL &&
+                                          e->type.id != t.id)) {
+        char b1[64];
+        sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
+                    "column \"%s\" is of type %s but expression is of type %s", colname,
+                    type_format(t, b1, sizeof(b1)), type_name(e->type.id));
+        sl_error_hint(an->err, "You will need to rewrite or cast the expression.");
+        return NULL;
+    }
+    if (t.id == TYPE_VARCHAR && t.typmod >= 0 &&
+        (e->type.id == TYPE_UNKNOWN || e->type.id == TYPE_TEXT || e->type.id == TYPE_VARCHAR)) {
+        /* too long is an error here, not a truncation */
+        if ((e = an_coerce(an, e, sl_type(TYPE_VARCHAR), COERCE_EXPLICIT, loc)) == NULL)
+            return NULL;
+        Expr *c = an_mk(an, EXPR_CAST, t, loc, 1, &e);
+        c->cast = ex_assign_cast_fn(TYPE_VARCHAR, TYPE_VARCHAR);
+        return e->kind == EXPR_CONST ? an_fold(an, c) : c;
+    }
+    return an_coerce(an, e, t, COERCE_EXPLICIT, loc);
+}
+
+static Expr *null_of(Analyze *an, SlType t)
+{
+    return an_const(an, t, -1, true);
+}
+
+static Expr *column_ref(Analyze *an, SlType t, int idx)
+{
+    Expr *e = an_mk(an, EXPR_COLUMN, t, -1, 0, NULL);
+    e->index = idx;
+    return e;
+}
+
+static const char *kind_noun(RelKind k)
+{
+    switch (k) {
+    case REL_TABLE:  return "table";
+    case REL_STREAM: return "stream";
+    case REL_SINK:   return "sink";
+    case REL_QUERY:  return "continuous query";
+    }
+    return "relation";
+}
+
+/* RETURNING: a select list over the row as written (scope is the table's). */
+static int returning(Analyze *an, List *targets, ModifyPlan *m, Query *q)
+{
+    if (targets == NULL)
+        return 0;
+    const char *saved = an->agg_refusal;
+    an->agg_refusal = "RETURNING";
+    Expr **exprs;
+    const char **names;
+    int n;
+    int rc = an_target_list(an, targets, &exprs, &names, &n);
+    an->agg_refusal = saved;
+    if (rc < 0)
+        return -1;
+    m->nreturning = n;
+    m->returning = exprs;
+    m->returning_cols = ARENA_ARRAY(an->a, ColumnDesc, n ? n : 1);
+    q->ntargets = n;
+    q->names = names;
+    q->types = ARENA_ARRAY(an->a, SlType, n ? n : 1);
+    for (int i = 0; i < n; i++) {
+        m->returning_cols[i].name = names[i];
+        m->returning_cols[i].type = exprs[i]->type;
+        q->types[i] = exprs[i]->type;
+    }
+    return 0;
+}
+
+static void finish(Analyze *an, Query *q, ModifyPlan *m, const char *tag)
+{
+    SL_UNUSED(an);
+    q->kind = QUERY_MODIFY;
+    q->tag = tag;
+    q->modify = m;
+}
+
+/* ------------------------------------------------------------- INSERT */
+
+static int insert_columns(Analyze *an, InsertStmt *s, const CatRelation *rel, int **cols,
+                          int *ncols)
+{
+    int n = s->cols ? list_len(s->cols) : rel->ncols;
+    *cols = ARENA_ARRAY(an->a, int, n ? n : 1);
+    *ncols = n;
+    if (s->cols == NULL) {
+        for (int c = 0; c < n; c++)
+            (*cols)[c] = c;
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        ResTarget *rt = list_nth(s->cols, i);
+        int idx = -1;
+        for (int c = 0; c < rel->ncols; c++)
+            if (strcmp(rel->cols[c].name, rt->name) == 0)
+                idx = c;
+        if (idx < 0)
+            return sl_error_at(an->err, ERRCODE_UNDEFINED_COLUMN, rt->hdr.location,
+                               "column \"%s\" of relation \"%s\" does not exist", rt->name,
+                               rel->name);
+        for (int k = 0; k < i; k++)
+            if ((*cols)[k] == idx)
+                return sl_error_at(an->err, ERRCODE_DUPLICATE_COLUMN, rt->hdr.location,
+                                   "column \"%s\" specified more than once", rt->name);
+        (*cols)[i] = idx;
+    }
+    return 0;
+}
+
+/* The INSERT's rows: VALUES coerced row by row, or a query under a
+ * Project that puts its columns in place. */
+static Plan *insert_source(Analyze *an, InsertStmt *s, const CatRelation *rel, const int *cols,
+                           int ncols)
+{
+    SelectStmt *sel = s->select;
+    int width = rel->ncols;
+    if (sel == NULL || (sel->values != NULL && sel->op == SETOP_NONE && sel->sort == NULL &&
+                        sel->limit == NULL && sel->offset == NULL && sel->with == NULL)) {
+        int nrows = sel ? list_len(sel->values) : 1;
+        Plan *p = plan_new(an->a, PLAN_VALUES, NULL, width);
+        for (int c = 0; c < width; c++)
+            plan_set_col(p, c, rel->cols[c].name, rel->cols[c].type, NULL);
+        p->u.values.nrows = nrows;
+        p->u.values.rows = ARENA_ARRAY(an->a, Expr **, nrows);
+        Scope none = {.parent = NULL};
+        Scope *saved = an->scope;
+        const char *saved_ref = an->agg_refusal;
+        an->scope = &none;
+        an->agg_refusal = "VALUES";
+        Plan *result = p;
+        for (int r = 0; r < nrows && result; r++) {
+            List *row = sel ? list_nth(sel->values, r) : NULL;
+            int n = list_len(row);
+            Expr **vals = ARENA_ARRAY(an->a, Expr *, width ? width : 1);
+            for (int c = 0; c < width; c++)
+                vals[c] = null_of(an, rel->cols[c].type);
+            if (n > ncols) {
+                sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, ((Node *)list_nth(row, ncols))->location,
+                            "INSERT has more expressions than target columns");
+                result = NULL;
+                break;
+            }
+            if (n < ncols && s->cols != NULL) {
+                ResTarget *rt = list_nth(s->cols, n);
+                sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, rt->hdr.location,
+                            "INSERT has more target columns than expressions");
+                result = NULL;
+                break;
+            }
+            for (int i = 0; i < n; i++) {
+                Node *node = list_nth(row, i);
+                int c = cols[i];
+                if (IS_A(node, SetToDefault))
+                    continue;
+                Expr *e = an_transform(an, node);
+                if (e == NULL || (e = an_assign(an, e, rel->cols[c].type, rel->cols[c].name,
+                                                node->location)) == NULL) {
+                    result = NULL;
+                    break;
+                }
+                vals[c] = e;
+            }
+            p->u.values.rows[r] = vals;
+        }
+        an->scope = saved;
+        an->agg_refusal = saved_ref;
+        return result;
+    }
+    Plan *q = an_select(an, sel, NULL);
+    if (q == NULL)
+        return NULL;
+    if (q->ncols > ncols) {
+        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, sel->hdr.location,
+                    "INSERT has more expressions than target columns");
+        return NULL;
+    }
+    if (q->ncols < ncols && s->cols != NULL) {
+        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, ((ResTarget *)list_nth(s->cols, q->ncols))->hdr.location,
+                    "INSERT has more target columns than expressions");
+        return NULL;
+    }
+    Plan *p = plan_new(an->a, PLAN_PROJECT, q, width);
+    p->u.project.exprs = ARENA_ARRAY(an->a, Expr *, width ? width : 1);
+    for (int c = 0; c < width; c++) {
+        p->u.project.exprs[c] = null_of(an, rel->cols[c].type);
+        plan_set_col(p, c, rel->cols[c].name, rel->cols[c].type, NULL);
+    }
+    for (int i = 0; i < q->ncols; i++) {
+        int c = cols[i];
+        Expr *e = column_ref(an, q->cols[i].type, i);
+        if ((e = an_assign(an, e, rel->cols[c].type, rel->cols[c].name, sel->hdr.location)) ==
+            NULL)
+            return NULL;
+        p->u.project.exprs[c] = e;
+    }
+    return p;
+}
+
+static int on_conflict(Analyze *an, InsertStmt *s, const CatRelation *rel, ModifyPlan *m)
+{
+    OnConflictClause *oc = s->on_conflict;
+    int loc = oc->hdr.location;
+    if (rel->kind != REL_TABLE || rel->npk == 0)
+        return sl_error(an->err, ERRCODE_INVALID_COLUMN_REFERENCE,
+                        "there is no unique or exclusion constraint matching the ON CONFLICT "
+                        "specification");
+    if (oc->infer == NULL && oc->action == ONCONFLICT_UPDATE) {
+        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc,
+                    "ON CONFLICT DO UPDATE requires inference specification or constraint "
+                    "name");
+        sl_error_hint(an->err, "For example, ON CONFLICT (column_name).");
+        return -1;
+    }
+    if (oc->infer != NULL) {
+        /* the named columns must be the primary key's, in any order */
+        bool match = list_len(oc->infer) == rel->npk;
+        for (int i = 0; i < list_len(oc->infer) && match; i++) {
+            ColumnRef *cr = list_nth(oc->infer, i);
+            const char *name = list_nth(cr->names, 0);
+            int idx = -1;
+            for (int c = 0; c < rel->ncols; c++)
+                if (strcmp(rel->cols[c].name, name) == 0)
+                    idx = c;
+            if (idx < 0)
+                return sl_error_at(an->err, ERRCODE_UNDEFINED_COLUMN, cr->hdr.location,
+                                   "column \"%s\" does not exist", name);
+            bool in_pk = false;
+            for (int k = 0; k < rel->npk; k++)
+                in_pk |= rel->pk[k] == idx;
+            match &= in_pk;
+        }
+        if (!match)
+            return sl_error(an->err, ERRCODE_INVALID_COLUMN_REFERENCE,
+                            "there is no unique or exclusion constraint matching the ON "
+                            "CONFLICT specification");
+    }
+    m->conflict = oc->action;
+    if (oc->action != ONCONFLICT_UPDATE)
+        return 0;
+    /* SET and WHERE see the existing row (the table's name or alias) and
+     * the proposed one (excluded) */
+    int n = rel->ncols;
+    Plan *rows = plan_new(an->a, PLAN_VALUES, NULL, 2 * n);
+    const char *refname = s->relation->alias ? s->relation->alias : rel->name;
+    ScopeItem *mine = ARENA_NEW(an->a, ScopeItem), *exc = ARENA_NEW(an->a, ScopeItem);
+    *mine = (ScopeItem){refname, true, true, false, n, NULL, NULL, rel};
+    *exc = (ScopeItem){"excluded", true, true, false, n, NULL, NULL, rel};
+    mine->colnames = ARENA_ARRAY(an->a, const char *, n);
+    mine->colidx = ARENA_ARRAY(an->a, int, n);
+    exc->colnames = mine->colnames;
+    exc->colidx = ARENA_ARRAY(an->a, int, n);
+    for (int c = 0; c < n; c++) {
+        mine->colnames[c] = rel->cols[c].name;
+        mine->colidx[c] = c;
+        exc->colidx[c] = n + c;
+        plan_set_col(rows, c, rel->cols[c].name, rel->cols[c].type, refname);
+        plan_set_col(rows, n + c, rel->cols[c].name, rel->cols[c].type, "excluded");
+    }
+    Scope sc = {.parent = NULL, .from = rows};
+    sc.items = list_append(an->a, list_append(an->a, NULL, mine), exc);
+    Scope *saved = an->scope;
+    const char *saved_ref = an->agg_refusal;
+    an->scope = &sc;
+    an->agg_refusal = "ON CONFLICT";
+    int rc = -1;
+    m->conflict_set = arena_zalloc(an->a, sizeof(Expr *) * (size_t)(n ? n : 1));
+    for (int i = 0; i < list_len(oc->targets); i++) {
+        ResTarget *rt = list_nth(oc->targets, i);
+        int idx = -1;
+        for (int c = 0; c < n; c++)
+            if (strcmp(rel->cols[c].name, rt->name) == 0)
+                idx = c;
+        if (idx < 0) {
+            sl_error_at(an->err, ERRCODE_UNDEFINED_COLUMN, rt->hdr.location,
+                        "column \"%s\" of relation \"%s\" does not exist", rt->name, rel->name);
+            goto out;
+        }
+        if (m->conflict_set[idx] != NULL) {
+            sl_error(an->err, ERRCODE_SYNTAX_ERROR, "multiple assignments to same column \"%s\"",
+                     rt->name);
+            goto out;
+        }
+        for (int k = 0; k < rel->npk; k++)
+            if (rel->pk[k] == idx) {
+                sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, rt->hdr.location,
+                            "ON CONFLICT DO UPDATE cannot change the primary key column "
+                            "\"%s\" yet",
+                            rt->name);
+                goto out;
+            }
+        Expr *e;
+        if (IS_A(rt->val, SetToDefault))
+            e = null_of(an, rel->cols[idx].type);
+        else if ((e = an_transform(an, rt->val)) == NULL ||
+                 (e = an_assign(an, e, rel->cols[idx].type, rt->name, rt->val->location)) ==
+                     NULL)
+            goto out;
+        m->conflict_set[idx] = e;
+    }
+    if (oc->where != NULL &&
+        (m->conflict_where = an_to_boolean(an, an_transform(an, oc->where), "WHERE")) == NULL)
+        goto out;
+    rc = 0;
+out:
+    an->scope = saved;
+    an->agg_refusal = saved_ref;
+    return rc;
+}
+
+int an_insert_stmt(Analyze *an, InsertStmt *s, Query *q)
+{
+    const CatRelation *rel = an_lookup_relation(an, s->relation->schema, s->relation->name,
+                                                s->relation->hdr.location, false);
+    if (rel == NULL)
+        return -1;
+    if (rel->kind != REL_TABLE && rel->kind != REL_STREAM)
+        return sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, s->relation->hdr.location,
+                           "cannot insert into %s \"%s\"", kind_noun(rel->kind), rel->name);
+    int *cols, ncols;
+    if (insert_columns(an, s, rel, &cols, &ncols) < 0)
+        return -1;
+    ModifyPlan *m = ARENA_NEW(an->a, ModifyPlan);
+    m->kind = MODIFY_INSERT;
+    m->rel = rel;
+    m->oid = rel->oid;
+    if ((m->source = insert_source(an, s, rel, cols, ncols)) == NULL)
+        return -1;
+    if (s->on_conflict != NULL && on_conflict(an, s, rel, m) < 0)
+        return -1;
+    if (s->returning != NULL) {
+        Scope sc = {.parent = NULL};
+        const CatRelation *r2;
+        if (an_target_relation(an, s->relation, false, &r2, &sc) < 0)
+            return -1;
+        Scope *saved = an->scope;
+        an->scope = &sc;
+        int rc = returning(an, s->returning, m, q);
+        an->scope = saved;
+        if (rc < 0)
+            return -1;
+    }
+    finish(an, q, m, "INSERT");
+    return 0;
+}
+
+/* ------------------------------------------------------ UPDATE, DELETE */
+
+static int modify_target(Analyze *an, RangeVar *rv, const char *verb, Scope *sc,
+                         const CatRelation **rel)
+{
+    if (an_target_relation(an, rv, true, rel, sc) < 0)
+        return -1;
+    if ((*rel)->kind != REL_TABLE) {
+        sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, rv->hdr.location,
+                    "cannot %s %s \"%s\"", verb, kind_noun((*rel)->kind), (*rel)->name);
+        if ((*rel)->kind == REL_STREAM)
+            sl_error_detail(an->err, "Streams are append-only.");
+        return -1;
+    }
+    return 0;
+}
+
+/* WHERE of UPDATE/DELETE over the scan; returns the filtered plan. */
+static Plan *modify_where(Analyze *an, Node *where, Plan *scan)
+{
+    if (where == NULL)
+        return scan;
+    const char *saved = an->agg_refusal;
+    an->agg_refusal = "WHERE";
+    Expr *w = an_to_boolean(an, an_transform(an, where), "WHERE");
+    an->agg_refusal = saved;
+    if (w == NULL)
+        return NULL;
+    return plan_push_filter(an->a, scan, w);
+}
+
+int an_update_stmt(Analyze *an, UpdateStmt *s, Query *q)
+{
+    if (s->from != NULL)
+        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                           ((Node *)list_nth(s->from, 0))->location,
+                           "UPDATE ... FROM is not supported yet");
+    Scope sc = {.parent = NULL};
+    const CatRelation *rel;
+    if (modify_target(an, s->relation, "update", &sc, &rel) < 0)
+        return -1;
+    Scope *saved = an->scope;
+    const char *saved_ref = an->agg_refusal;
+    an->scope = &sc;
+    int rc = -1;
+    int n = rel->ncols;
+    Plan *scan = sc.from;
+    Expr **set = arena_zalloc(an->a, sizeof(Expr *) * (size_t)(n ? n : 1));
+    an->agg_refusal = "UPDATE";
+    for (int i = 0; i < list_len(s->targets); i++) {
+        ResTarget *rt = list_nth(s->targets, i);
+        int idx = -1;
+        for (int c = 0; c < n; c++)
+            if (strcmp(rel->cols[c].name, rt->name) == 0)
+                idx = c;
+        if (idx < 0) {
+            sl_error_at(an->err, ERRCODE_UNDEFINED_COLUMN, rt->hdr.location,
+                        "column \"%s\" of relation \"%s\" does not exist", rt->name, rel->name);
+            goto out;
+        }
+        if (set[idx] != NULL) {
+            sl_error(an->err, ERRCODE_SYNTAX_ERROR, "multiple assignments to same column \"%s\"",
+                     rt->name);
+            goto out;
+        }
+        Expr *e;
+        if (IS_A(rt->val, SetToDefault))
+            e = null_of(an, rel->cols[idx].type);
+        else if ((e = an_transform(an, rt->val)) == NULL ||
+                 (e = an_assign(an, e, rel->cols[idx].type, rt->name, rt->val->location)) ==
+                     NULL)
+            goto out;
+        set[idx] = e;
+    }
+    an->agg_refusal = saved_ref;
+    Plan *filtered = modify_where(an, s->where, scan);
+    if (filtered == NULL)
+        goto out;
+    ModifyPlan *m = ARENA_NEW(an->a, ModifyPlan);
+    m->kind = MODIFY_UPDATE;
+    m->rel = rel;
+    m->oid = rel->oid;
+    Plan *p = plan_new(an->a, PLAN_PROJECT, filtered, n + 1);
+    p->u.project.exprs = ARENA_ARRAY(an->a, Expr *, n + 1);
+    p->u.project.exprs[0] = column_ref(an, sl_type(TYPE_BYTEA), n);
+    plan_set_col(p, 0, "ctid", sl_type(TYPE_BYTEA), NULL);
+    for (int c = 0; c < n; c++) {
+        p->u.project.exprs[c + 1] = set[c] ? set[c] : column_ref(an, rel->cols[c].type, c);
+        plan_set_col(p, c + 1, rel->cols[c].name, rel->cols[c].type, NULL);
+    }
+    m->source = p;
+    if (returning(an, s->returning, m, q) < 0)
+        goto out;
+    finish(an, q, m, "UPDATE");
+    rc = 0;
+out:
+    an->scope = saved;
+    an->agg_refusal = saved_ref;
+    return rc;
+}
+
+int an_delete_stmt(Analyze *an, DeleteStmt *s, Query *q)
+{
+    if (s->using_list != NULL)
+        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                           ((Node *)list_nth(s->using_list, 0))->location,
+                           "DELETE ... USING is not supported yet");
+    Scope sc = {.parent = NULL};
+    const CatRelation *rel;
+    if (modify_target(an, s->relation, "delete from", &sc, &rel) < 0)
+        return -1;
+    Scope *saved = an->scope;
+    an->scope = &sc;
+    int rc = -1;
+    int n = rel->ncols;
+    Plan *filtered = modify_where(an, s->where, sc.from);
+    if (filtered == NULL)
+        goto out;
+    ModifyPlan *m = ARENA_NEW(an->a, ModifyPlan);
+    m->kind = MODIFY_DELETE;
+    m->rel = rel;
+    m->oid = rel->oid;
+    Plan *p = plan_new(an->a, PLAN_PROJECT, filtered, n + 1);
+    p->u.project.exprs = ARENA_ARRAY(an->a, Expr *, n + 1);
+    p->u.project.exprs[0] = column_ref(an, sl_type(TYPE_BYTEA), n);
+    plan_set_col(p, 0, "ctid", sl_type(TYPE_BYTEA), NULL);
+    for (int c = 0; c < n; c++) {
+        p->u.project.exprs[c + 1] = column_ref(an, rel->cols[c].type, c);
+        plan_set_col(p, c + 1, rel->cols[c].name, rel->cols[c].type, NULL);
+    }
+    m->source = p;
+    if (returning(an, s->returning, m, q) < 0)
+        goto out;
+    finish(an, q, m, "DELETE");
+    rc = 0;
+out:
+    an->scope = saved;
+    return rc;
+}

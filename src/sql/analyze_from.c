@@ -1,0 +1,814 @@
+/*
+ * analyze_from.c -- the FROM clause and the names it makes visible.
+ *
+ *   an_from_clause        FROM items -> the FROM plan and its Scope
+ *   an_target_relation    the table of INSERT / UPDATE / DELETE
+ *   an_lookup_relation    a relation by name (42P01), recorded as a dependency
+ *   an_column_ref         a column name -> EXPR_COLUMN over the FROM output
+ *   an_expand_star        the columns * and t.* stand for
+ *
+ * The FROM output is the concatenation of its items' columns (a comma list
+ * is a cross join).  Name visibility is PostgreSQL's (parse_relation.c):
+ * a range is reachable by its alias (or its name), and a JOIN makes one
+ * range of its own whose columns are the USING columns merged, then the
+ * other columns of both sides; the join's inputs stay reachable only with
+ * a qualifier, and not at all when the join has an alias.  A name found
+ * only in an enclosing query is a correlated reference, which is refused.
+ * A missing column gets PostgreSQL's hint: the closest column name
+ * (Levenshtein distance, at most half the name's length, plus the
+ * distance between the qualifier and the range's name).
+ *
+ * WITH queries are expanded where they are referenced: each reference
+ * analyzes the query again (PostgreSQL inlines a CTE used once; the result
+ * is the same for queries without side effects).
+ */
+#include "sql/analyze_int.h"
+
+#include <stdio.h>
+
+/* A FROM item under construction: its plan, its ranges (colidx relative to
+ * the plan's output), and the columns it shows as a whole (for * and for
+ * an enclosing join's range). */
+typedef struct FromItem {
+    Plan        *plan;
+    List        *items;         /* of ScopeItem * */
+    int          nexposed;
+    const char **exposed_names;
+    int         *exposed_idx;
+} FromItem;
+
+static int from_item(Analyze *an, Node *n, FromItem *out);
+
+static ScopeItem *new_item(Analyze *an, const char *refname, int ncols)
+{
+    ScopeItem *it = ARENA_NEW(an->a, ScopeItem);
+    it->refname = refname;
+    it->rel_visible = refname != NULL;
+    it->cols_visible = true;
+    it->ncols = ncols;
+    it->colnames = ARENA_ARRAY(an->a, const char *, ncols ? ncols : 1);
+    it->colidx = ARENA_ARRAY(an->a, int, ncols ? ncols : 1);
+    return it;
+}
+
+/* ----------------------------------------------------------- relations */
+
+void an_add_dep(Analyze *an, const CatRelation *rel)
+{
+    for (int i = 0; i < list_len(an->deps); i++)
+        if (list_nth(an->deps, i) == rel)
+            return;
+    an->deps = list_append(an->a, an->deps, (void *)rel);
+}
+
+const CatRelation *an_lookup_relation(Analyze *an, const char *schema, const char *name,
+                                      int loc, bool missing_ok)
+{
+    if (schema != NULL && strcmp(schema, "public") != 0) {
+        if (strcmp(schema, "pg_catalog") != 0 && strcmp(schema, "information_schema") != 0) {
+            sl_error_at(an->err, ERRCODE_INVALID_SCHEMA_NAME, loc,
+                        "schema \"%s\" does not exist", schema);
+            return NULL;
+        }
+        if (!missing_ok)
+            sl_error_at(an->err, ERRCODE_UNDEFINED_TABLE, loc,
+                        "relation \"%s.%s\" does not exist", schema, name);
+        return NULL;
+    }
+    if (an->cat == NULL || an->cat->lookup == NULL) {
+        sl_error_at(an->err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, loc,
+                    "no catalog is open: the runtime was not initialized (rt_init)");
+        return NULL;
+    }
+    const CatRelation *rel = an->cat->lookup(an->cat->ctx, name);
+    if (rel == NULL) {
+        if (!missing_ok)
+            sl_error_at(an->err, ERRCODE_UNDEFINED_TABLE, loc, "relation \"%s%s%s\" does not exist",
+                        schema ? schema : "", schema ? "." : "", name);
+        return NULL;
+    }
+    an_add_dep(an, rel);
+    return rel;
+}
+
+/* Renames the first columns after the alias's column list. */
+static int apply_colnames(Analyze *an, List *colnames, const char *what, const char *name,
+                          int ncols, const char **names, int loc)
+{
+    int n = list_len(colnames);
+    SL_UNUSED(loc);
+    if (n > ncols)
+        return sl_error(an->err, ERRCODE_INVALID_COLUMN_REFERENCE,
+                        "%s \"%s\" has %d columns available but %d columns specified", what, name,
+                        ncols, n);
+    for (int i = 0; i < n; i++)
+        names[i] = list_nth(colnames, i);
+    return 0;
+}
+
+/* A scan of rel named refname; with_key adds the storage key column. */
+static Plan *scan_plan(Analyze *an, const CatRelation *rel, const char *alias, bool with_key)
+{
+    Plan *p = plan_new(an->a, PLAN_SCAN, NULL, rel->ncols + (with_key ? 1 : 0));
+    const char *refname = alias ? alias : rel->name;
+    for (int c = 0; c < rel->ncols; c++)
+        plan_set_col(p, c, rel->cols[c].name, rel->cols[c].type, refname);
+    if (with_key)
+        plan_set_col(p, rel->ncols, "ctid", sl_type(TYPE_BYTEA), refname);
+    p->u.scan.rel = rel;
+    p->u.scan.oid = rel->oid;
+    p->u.scan.alias = alias;
+    p->u.scan.with_key = with_key;
+    return p;
+}
+
+/* A subquery's plan is its own (analyzed for this reference): its output
+ * columns take the range's names, as the FROM clause sees them. */
+static void rename_output(Plan *p, const char **names, const char *refname)
+{
+    for (int c = 0; c < p->ncols; c++) {
+        p->cols[c].name = names[c];
+        p->quals[c] = refname;
+    }
+}
+
+static void expose_all(Analyze *an, FromItem *f, const ScopeItem *it)
+{
+    f->nexposed = it->ncols;
+    f->exposed_names = it->colnames;
+    f->exposed_idx = it->colidx;
+    f->items = list_append(an->a, NULL, (void *)it);
+}
+
+/* A relation or a WITH query as a FROM item. */
+static int range_var(Analyze *an, RangeVar *rv, FromItem *out)
+{
+    int loc = rv->hdr.location;
+    /* WITH queries first, innermost scope first */
+    if (rv->schema == NULL) {
+        for (CteScope *cs = an->ctes; cs != NULL; cs = cs->parent) {
+            for (int i = cs->n - 1; i >= 0; i--) {
+                CteDef *d = &cs->defs[i];
+                if (strcmp(d->name, rv->name) != 0)
+                    continue;
+                if (d->in_progress)
+                    return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                                       "recursive WITH queries are not supported yet");
+                /* the query sees the WITH items before it, and the outer ones */
+                CteScope view = {cs->parent, i, cs->defs};
+                CteScope *saved = an->ctes;
+                an->ctes = &view;
+                d->in_progress = true;
+                Plan *p = an_select(an, d->cte->query, NULL);
+                d->in_progress = false;
+                an->ctes = saved;
+                if (p == NULL)
+                    return -1;
+                const char *refname = rv->alias ? rv->alias : d->name;
+                ScopeItem *it = new_item(an, refname, p->ncols);
+                for (int c = 0; c < p->ncols; c++) {
+                    it->colnames[c] = p->cols[c].name;
+                    it->colidx[c] = c;
+                }
+                if (apply_colnames(an, d->cte->colnames, "WITH query", d->name, p->ncols,
+                                   it->colnames, d->cte->hdr.location) < 0 ||
+                    apply_colnames(an, rv->colnames, "table", refname, p->ncols, it->colnames,
+                                   loc) < 0)
+                    return -1;
+                rename_output(p, it->colnames, refname);
+                out->plan = p;
+                expose_all(an, out, it);
+                return 0;
+            }
+        }
+    }
+    const CatRelation *rel = an_lookup_relation(an, rv->schema, rv->name, loc, false);
+    if (rel == NULL)
+        return -1;
+    if (rel->kind == REL_SINK)
+        return sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, loc,
+                           "\"%s\" is a sink: it has no rows to read", rel->name);
+    Plan *p = scan_plan(an, rel, rv->alias, false);
+    const char *refname = rv->alias ? rv->alias : rel->name;
+    ScopeItem *it = new_item(an, refname, rel->ncols);
+    it->rel = rel;
+    for (int c = 0; c < rel->ncols; c++) {
+        it->colnames[c] = rel->cols[c].name;
+        it->colidx[c] = c;
+    }
+    if (apply_colnames(an, rv->colnames, "table", refname, rel->ncols, it->colnames, loc) < 0)
+        return -1;
+    for (int c = 0; c < rel->ncols; c++)
+        p->cols[c].name = it->colnames[c];
+    out->plan = p;
+    expose_all(an, out, it);
+    return 0;
+}
+
+static int range_subselect(Analyze *an, RangeSubselect *rs, FromItem *out)
+{
+    if (rs->alias == NULL) {
+        bool values = rs->subquery->values != NULL && rs->subquery->op == SETOP_NONE;
+        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, rs->hdr.location,
+                    values ? "VALUES in FROM must have an alias"
+                           : "subquery in FROM must have an alias");
+        sl_error_hint(an->err, values ? "For example, FROM (VALUES ...) [AS] foo."
+                                      : "For example, FROM (SELECT ...) [AS] foo.");
+        return -1;
+    }
+    /* not LATERAL: the subquery sees the enclosing queries, not this FROM */
+    Scope *outer = an->scope ? an->scope->parent : NULL;
+    Plan *p = an_select(an, rs->subquery, outer);
+    if (p == NULL)
+        return -1;
+    ScopeItem *it = new_item(an, rs->alias, p->ncols);
+    for (int c = 0; c < p->ncols; c++) {
+        it->colnames[c] = p->cols[c].name;
+        it->colidx[c] = c;
+    }
+    if (apply_colnames(an, rs->colnames, "table", rs->alias, p->ncols, it->colnames,
+                       rs->hdr.location) < 0)
+        return -1;
+    rename_output(p, it->colnames, rs->alias);
+    out->plan = p;
+    expose_all(an, out, it);
+    return 0;
+}
+
+/* --------------------------------------------------------------- joins */
+
+/* The exposed column of f named name: its position in f's output, or -1
+ * (-2 when there are several). */
+static int find_exposed(const FromItem *f, const char *name)
+{
+    int found = -1;
+    for (int i = 0; i < f->nexposed; i++) {
+        if (strcmp(f->exposed_names[i], name) == 0) {
+            if (found >= 0)
+                return -2;
+            found = f->exposed_idx[i];
+        }
+    }
+    return found;
+}
+
+static bool in_list(List *l, const char *name)
+{
+    for (int i = 0; i < list_len(l); i++)
+        if (strcmp(list_nth(l, i), name) == 0)
+            return true;
+    return false;
+}
+
+static Expr *col_expr(Analyze *an, const Plan *p, int idx, int loc)
+{
+    Expr *e = an_mk(an, EXPR_COLUMN, p->cols[idx].type, loc, 0, NULL);
+    e->index = idx;
+    return e;
+}
+
+/* Duplicate range names at one level: 42712. */
+static int check_unique_names(Analyze *an, List *a, List *b, int loc)
+{
+    for (int i = 0; i < list_len(a); i++) {
+        ScopeItem *x = list_nth(a, i);
+        if (!x->rel_visible)
+            continue;
+        for (int j = 0; j < list_len(b); j++) {
+            ScopeItem *y = list_nth(b, j);
+            if (y->rel_visible && strcmp(x->refname, y->refname) == 0)
+                return sl_error(an->err, ERRCODE_DUPLICATE_ALIAS,
+                                "table name \"%s\" specified more than once", y->refname);
+        }
+    }
+    return 0;
+}
+
+static int join_expr(Analyze *an, JoinExpr *j, FromItem *out)
+{
+    FromItem l = {0}, r = {0};
+    if (from_item(an, j->larg, &l) < 0 || from_item(an, j->rarg, &r) < 0)
+        return -1;
+    if (check_unique_names(an, l.items, r.items, j->rarg->location) < 0)
+        return -1;
+    int nl = l.plan->ncols, nr = r.plan->ncols;
+    Plan *jp = plan_new(an->a, PLAN_JOIN, l.plan, nl + nr);
+    jp->right = r.plan;
+    jp->u.join.type = j->jointype;
+    for (int c = 0; c < nl; c++)
+        plan_set_col(jp, c, l.plan->cols[c].name, l.plan->cols[c].type, l.plan->quals[c]);
+    for (int c = 0; c < nr; c++)
+        plan_set_col(jp, nl + c, r.plan->cols[c].name, r.plan->cols[c].type, r.plan->quals[c]);
+    /* the inputs' ranges, the right ones shifted past the left columns */
+    List *items = NULL;
+    for (int i = 0; i < list_len(l.items); i++)
+        items = list_append(an->a, items, list_nth(l.items, i));
+    for (int i = 0; i < list_len(r.items); i++) {
+        ScopeItem *src = list_nth(r.items, i);
+        ScopeItem *it = ARENA_NEW(an->a, ScopeItem);
+        *it = *src;
+        it->colidx = ARENA_ARRAY(an->a, int, src->ncols ? src->ncols : 1);
+        for (int c = 0; c < src->ncols; c++)
+            it->colidx[c] = src->colidx[c] + nl;
+        items = list_append(an->a, items, it);
+    }
+
+    /* USING / NATURAL: the merged columns */
+    List *using_names = j->using_names;
+    if (j->natural) {
+        for (int i = 0; i < l.nexposed; i++)
+            if (find_exposed(&r, l.exposed_names[i]) != -1 &&
+                !in_list(using_names, l.exposed_names[i]))
+                using_names = list_append(an->a, using_names, (void *)l.exposed_names[i]);
+    }
+    int nusing = list_len(using_names);
+    int *lidx = ARENA_ARRAY(an->a, int, nusing ? nusing : 1);
+    int *ridx = ARENA_ARRAY(an->a, int, nusing ? nusing : 1);
+    Plan *top = jp;
+    Expr *cond = NULL;
+    for (int u = 0; u < nusing; u++) {
+        const char *name = list_nth(using_names, u);
+        for (int v = 0; v < u; v++)
+            if (strcmp(list_nth(using_names, v), name) == 0)
+                return sl_error(an->err, ERRCODE_DUPLICATE_COLUMN,
+                                   "column name \"%s\" appears more than once in USING clause",
+                                   name);
+        lidx[u] = find_exposed(&l, name);
+        ridx[u] = find_exposed(&r, name);
+        if (lidx[u] == -2 || ridx[u] == -2)
+            return sl_error(an->err, ERRCODE_AMBIGUOUS_COLUMN,
+                               "common column name \"%s\" appears more than once in %s table",
+                               name, lidx[u] == -2 ? "left" : "right");
+        if (lidx[u] < 0 || ridx[u] < 0)
+            return sl_error(an->err, ERRCODE_UNDEFINED_COLUMN,
+                               "column \"%s\" specified in USING clause does not exist in %s "
+                               "table",
+                               name, lidx[u] < 0 ? "left" : "right");
+        Expr *eq = an_make_op(an, "=", col_expr(an, jp, lidx[u], j->hdr.location),
+                              col_expr(an, jp, nl + ridx[u], j->hdr.location), j->hdr.location);
+        if ((eq = an_to_boolean(an, eq, "JOIN/USING")) == NULL)
+            return -1;
+        if (cond == NULL) {
+            cond = eq;
+        } else {
+            Expr *args[2] = {cond, eq};
+            cond = an_mk(an, EXPR_AND, sl_type(TYPE_BOOL), j->hdr.location, 2, args);
+        }
+    }
+    /* merged columns: the left one (INNER, LEFT), the right one (RIGHT),
+     * COALESCE of both (FULL), cast to their common type */
+    int *merged = ARENA_ARRAY(an->a, int, nusing ? nusing : 1);
+    if (nusing > 0) {
+        Expr **extra = ARENA_ARRAY(an->a, Expr *, nusing);
+        int nextra = 0;
+        for (int u = 0; u < nusing; u++) {
+            Expr *le = col_expr(an, jp, lidx[u], -1), *re = col_expr(an, jp, nl + ridx[u], -1);
+            Expr *pair[2] = {le, re};
+            SlType t;
+            if (!an_common_type(an, pair, 2, "JOIN/USING", &t))
+                return -1;
+            if (j->jointype == JOIN_FULL) {
+                extra[nextra++] = an_mk(an, EXPR_COALESCE, t, -1, 2, pair);
+                merged[u] = -1;
+            } else if (j->jointype == JOIN_RIGHT) {
+                if (pair[1]->kind == EXPR_COLUMN) {
+                    merged[u] = nl + ridx[u];
+                } else {
+                    extra[nextra++] = pair[1];
+                    merged[u] = -1;
+                }
+            } else {
+                if (pair[0]->kind == EXPR_COLUMN) {
+                    merged[u] = lidx[u];
+                } else {
+                    extra[nextra++] = pair[0];
+                    merged[u] = -1;
+                }
+            }
+        }
+        if (nextra > 0) {
+            Plan *pr = plan_new(an->a, PLAN_PROJECT, jp, nl + nr + nextra);
+            pr->u.project.exprs = ARENA_ARRAY(an->a, Expr *, nl + nr + nextra);
+            for (int c = 0; c < nl + nr; c++) {
+                pr->u.project.exprs[c] = col_expr(an, jp, c, -1);
+                plan_set_col(pr, c, jp->cols[c].name, jp->cols[c].type, jp->quals[c]);
+            }
+            int k = 0;
+            for (int u = 0; u < nusing; u++) {
+                if (merged[u] >= 0)
+                    continue;
+                pr->u.project.exprs[nl + nr + k] = extra[k];
+                plan_set_col(pr, nl + nr + k, list_nth(using_names, u), extra[k]->type, NULL);
+                merged[u] = nl + nr + k;
+                k++;
+            }
+            top = pr;
+        }
+    }
+
+    /* ON: analyzed over both inputs' ranges */
+    if (j->quals != NULL) {
+        Scope *saved = an->scope;
+        Scope sc = {.parent = saved ? saved->parent : NULL, .items = items, .from = jp};
+        const char *saved_ref = an->agg_refusal;
+        an->scope = &sc;
+        an->agg_refusal = "JOIN conditions";
+        Expr *on = an_to_boolean(an, an_transform(an, j->quals), "JOIN/ON");
+        an->scope = saved;
+        an->agg_refusal = saved_ref;
+        if (on == NULL)
+            return -1;
+        if (cond == NULL) {
+            cond = on;
+        } else {
+            Expr *args[2] = {cond, on};
+            cond = an_mk(an, EXPR_AND, sl_type(TYPE_BOOL), j->hdr.location, 2, args);
+        }
+    }
+    if (cond != NULL)
+        plan_join_set_condition(an->a, jp, cond);
+
+    /* the join's own range: merged, then the other columns of each side */
+    int n = nusing;
+    for (int i = 0; i < l.nexposed; i++)
+        n += !in_list(using_names, l.exposed_names[i]);
+    for (int i = 0; i < r.nexposed; i++)
+        n += !in_list(using_names, r.exposed_names[i]);
+    ScopeItem *ji = new_item(an, j->alias, n);
+    ji->is_join = true;
+    int k = 0;
+    for (int u = 0; u < nusing; u++) {
+        ji->colnames[k] = list_nth(using_names, u);
+        ji->colidx[k++] = merged[u];
+    }
+    for (int i = 0; i < l.nexposed; i++)
+        if (!in_list(using_names, l.exposed_names[i])) {
+            ji->colnames[k] = l.exposed_names[i];
+            ji->colidx[k++] = l.exposed_idx[i];
+        }
+    for (int i = 0; i < r.nexposed; i++)
+        if (!in_list(using_names, r.exposed_names[i])) {
+            ji->colnames[k] = r.exposed_names[i];
+            ji->colidx[k++] = r.exposed_idx[i] + nl;
+        }
+    if (j->alias != NULL &&
+        apply_colnames(an, j->colnames, "table", j->alias, n, ji->colnames, j->hdr.location) < 0)
+        return -1;
+    /* the inputs: qualified names only, or nothing when the join has an alias */
+    for (int i = 0; i < list_len(items); i++) {
+        ScopeItem *it = list_nth(items, i);
+        ScopeItem *copy = ARENA_NEW(an->a, ScopeItem);
+        *copy = *it;
+        copy->cols_visible = false;
+        if (j->alias != NULL)
+            copy->rel_visible = false;
+        items->items[i] = copy;
+    }
+    items = list_append(an->a, items, ji);
+    out->plan = top;
+    out->items = items;
+    out->nexposed = n;
+    out->exposed_names = ji->colnames;
+    out->exposed_idx = ji->colidx;
+    return 0;
+}
+
+static int from_item(Analyze *an, Node *n, FromItem *out)
+{
+    switch (n->tag) {
+    case T_RangeVar:
+        return range_var(an, (RangeVar *)n, out);
+    case T_RangeSubselect:
+        return range_subselect(an, (RangeSubselect *)n, out);
+    case T_JoinExpr:
+        return join_expr(an, (JoinExpr *)n, out);
+    default:
+        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, n->location,
+                           "this kind of FROM item is not supported yet");
+    }
+}
+
+int an_from_clause(Analyze *an, List *from, Scope *scope)
+{
+    FromItem acc = {0};
+    for (int i = 0; i < list_len(from); i++) {
+        Node *n = list_nth(from, i);
+        FromItem f = {0};
+        if (from_item(an, n, &f) < 0)
+            return -1;
+        if (i == 0) {
+            acc = f;
+            continue;
+        }
+        if (check_unique_names(an, acc.items, f.items, n->location) < 0)
+            return -1;
+        /* a comma is a cross join; WHERE conditions are pushed into it later */
+        int nl = acc.plan->ncols, nr = f.plan->ncols;
+        Plan *jp = plan_new(an->a, PLAN_JOIN, acc.plan, nl + nr);
+        jp->right = f.plan;
+        jp->u.join.type = JOIN_CROSS;
+        for (int c = 0; c < nl; c++)
+            plan_set_col(jp, c, acc.plan->cols[c].name, acc.plan->cols[c].type,
+                         acc.plan->quals[c]);
+        for (int c = 0; c < nr; c++)
+            plan_set_col(jp, nl + c, f.plan->cols[c].name, f.plan->cols[c].type,
+                         f.plan->quals[c]);
+        for (int k = 0; k < list_len(f.items); k++) {
+            ScopeItem *src = list_nth(f.items, k);
+            ScopeItem *it = ARENA_NEW(an->a, ScopeItem);
+            *it = *src;
+            it->colidx = ARENA_ARRAY(an->a, int, src->ncols ? src->ncols : 1);
+            for (int c = 0; c < src->ncols; c++)
+                it->colidx[c] = src->colidx[c] + nl;
+            acc.items = list_append(an->a, acc.items, it);
+        }
+        acc.plan = jp;
+    }
+    scope->items = acc.items;
+    scope->from = acc.plan;
+    return 0;
+}
+
+int an_target_relation(Analyze *an, RangeVar *rv, bool with_key, const CatRelation **relp,
+                       Scope *scope)
+{
+    const CatRelation *rel = an_lookup_relation(an, rv->schema, rv->name, rv->hdr.location,
+                                                false);
+    if (rel == NULL)
+        return -1;
+    const char *refname = rv->alias ? rv->alias : rel->name;
+    ScopeItem *it = new_item(an, refname, rel->ncols);
+    it->rel = rel;
+    for (int c = 0; c < rel->ncols; c++) {
+        it->colnames[c] = rel->cols[c].name;
+        it->colidx[c] = c;
+    }
+    scope->items = list_append(an->a, NULL, it);
+    scope->from = scan_plan(an, rel, rv->alias, with_key);
+    *relp = rel;
+    return 0;
+}
+
+/* ------------------------------------------------------------ columns */
+
+/* Levenshtein distance, capped at max + 1. */
+static int distance(const char *a, const char *b, int max)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la - lb > max || lb - la > max)
+        return max + 1;
+    int row[128], prev[128];
+    if (lb >= 127)
+        return max + 1;
+    for (int j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (int i = 1; i <= la; i++) {
+        row[0] = i;
+        int best = row[0];
+        for (int j = 1; j <= lb; j++) {
+            int c = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            c = SL_MIN(c, prev[j] + 1);
+            c = SL_MIN(c, row[j - 1] + 1);
+            row[j] = c;
+            best = SL_MIN(best, c);
+        }
+        if (best > max)
+            return max + 1;
+        memcpy(prev, row, sizeof(int) * (size_t)(lb + 1));
+    }
+    return prev[lb];
+}
+
+#define MAX_FUZZY 3
+
+typedef struct Fuzzy {
+    int              dist;
+    const ScopeItem *first, *second;
+    const char      *firstcol, *secondcol;
+    const ScopeItem *exact;     /* the name exists in a range it cannot be reached in */
+} Fuzzy;
+
+static void fuzzy_update(Fuzzy *f, int penalty, const ScopeItem *it, const char *actual,
+                         const char *match)
+{
+    if (penalty > f->dist)
+        return;
+    int mlen = (int)strlen(match);
+    int d = distance(actual, match, f->dist + 1 - penalty);
+    if (d > mlen / 2)
+        return;
+    d += penalty;
+    if (d < f->dist) {
+        f->dist = d;
+        f->first = it;
+        f->firstcol = actual;
+        f->second = NULL;
+    } else if (d == f->dist) {
+        if (f->second != NULL) {
+            f->first = f->second = NULL;
+        } else if (f->first != NULL) {
+            f->second = it;
+            f->secondcol = actual;
+        }
+    }
+}
+
+/* searchRangeTableForCol: over every range of every level, joins aside. */
+static void fuzzy_search(Scope *scope, const char *qual, const char *col, Fuzzy *f)
+{
+    f->dist = MAX_FUZZY + 1;
+    for (Scope *s = scope; s != NULL; s = s->parent) {
+        for (int i = 0; i < list_len(s->items); i++) {
+            const ScopeItem *it = list_nth(s->items, i);
+            if (it->is_join || it->refname == NULL)
+                continue;
+            int penalty = 0;
+            if (qual != NULL)
+                penalty = distance(qual, it->refname, MAX_FUZZY);
+            for (int c = 0; c < it->ncols; c++) {
+                if (strcmp(it->colnames[c], col) == 0) {
+                    if (penalty == 0) {
+                        f->exact = it;
+                        return;
+                    }
+                    continue;
+                }
+                fuzzy_update(f, penalty, it, it->colnames[c], col);
+            }
+        }
+    }
+}
+
+static Expr *missing_column(Analyze *an, Scope *scope, const char *qual, const char *col, int loc)
+{
+    Fuzzy f = {0};
+    fuzzy_search(scope, qual, col, &f);
+    if (qual != NULL)
+        sl_error_at(an->err, ERRCODE_UNDEFINED_COLUMN, loc, "column %s.%s does not exist", qual,
+                    col);
+    else
+        sl_error_at(an->err, ERRCODE_UNDEFINED_COLUMN, loc, "column \"%s\" does not exist", col);
+    if (f.exact != NULL)
+        sl_error_hint(an->err,
+                      "There is a column named \"%s\" in table \"%s\", but it cannot be "
+                      "referenced from this part of the query.",
+                      col, f.exact->refname);
+    else if (f.first != NULL && f.second != NULL)
+        sl_error_hint(an->err,
+                      "Perhaps you meant to reference the column \"%s.%s\" or the column "
+                      "\"%s.%s\".",
+                      f.first->refname, f.firstcol, f.second->refname, f.secondcol);
+    else if (f.first != NULL)
+        sl_error_hint(an->err, "Perhaps you meant to reference the column \"%s.%s\".",
+                      f.first->refname, f.firstcol);
+    return NULL;
+}
+
+/* Looks col up in one scope level: 1 found (*idx), 0 not, -1 error. */
+static int find_column(Analyze *an, Scope *s, const char *qual, const char *col, int loc,
+                       bool *qual_found, int *idx)
+{
+    int found = 0;
+    for (int i = 0; i < list_len(s->items); i++) {
+        const ScopeItem *it = list_nth(s->items, i);
+        if (qual != NULL ? !(it->rel_visible && strcmp(it->refname, qual) == 0)
+                         : !it->cols_visible)
+            continue;
+        if (qual != NULL)
+            *qual_found = true;
+        for (int c = 0; c < it->ncols; c++) {
+            if (strcmp(it->colnames[c], col) != 0)
+                continue;
+            if (found && *idx != it->colidx[c]) {
+                if (qual != NULL)
+                    sl_error_at(an->err, ERRCODE_AMBIGUOUS_COLUMN, loc,
+                                "column reference \"%s.%s\" is ambiguous", qual, col);
+                else
+                    sl_error_at(an->err, ERRCODE_AMBIGUOUS_COLUMN, loc,
+                                "column reference \"%s\" is ambiguous", col);
+                return -1;
+            }
+            found = 1;
+            *idx = it->colidx[c];
+        }
+    }
+    return found;
+}
+
+/* The range a qualifier could have meant when it names a relation that
+ * has an alias here: PostgreSQL's "invalid reference" error. */
+static bool hidden_by_alias(Analyze *an, Scope *scope, const char *qual, int loc)
+{
+    for (Scope *s = scope; s != NULL; s = s->parent) {
+        for (int i = 0; i < list_len(s->items); i++) {
+            const ScopeItem *it = list_nth(s->items, i);
+            if (it->rel != NULL && it->rel_visible && strcmp(it->rel->name, qual) == 0 &&
+                strcmp(it->refname, qual) != 0) {
+                sl_error_at(an->err, ERRCODE_UNDEFINED_TABLE, loc,
+                            "invalid reference to FROM-clause entry for table \"%s\"", qual);
+                sl_error_hint(an->err,
+                              "Perhaps you meant to reference the table alias \"%s\".",
+                              it->refname);
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+Expr *an_column_ref(Analyze *an, ColumnRef *c)
+{
+    int loc = c->hdr.location;
+    int n = list_len(c->names);
+    const char *col = list_nth(c->names, n - 1);
+    if (strcmp(col, "*") == 0) {
+        if (an->scope == NULL || an->scope->from == NULL)
+            sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc,
+                        "SELECT * with no tables specified is not valid");
+        else
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                        "a row value (*) is not supported here yet");
+        return NULL;
+    }
+    const char *qual = n >= 2 ? list_nth(c->names, n - 2) : NULL;
+    if (n > 3 || (n == 3 && strcmp(list_nth(c->names, 0), "public") != 0)) {
+        if (n == 3)
+            sl_error_at(an->err, ERRCODE_UNDEFINED_TABLE, loc,
+                        "missing FROM-clause entry for table \"%s\"", qual);
+        else
+            sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc,
+                        "improper qualified name (too many dotted names)");
+        return NULL;
+    }
+    Scope *scope = an->scope;
+    /* window_start / window_end of a windowed aggregate */
+    if (qual == NULL && scope != NULL && scope->has_window && an->agg != NULL &&
+        (strcmp(col, "window_start") == 0 || strcmp(col, "window_end") == 0)) {
+        Expr *e = an_mk(an, EXPR_COLUMN, scope->window_type, loc, 0, NULL);
+        e->subkind = strcmp(col, "window_start") == 0 ? COLREF_WINDOW_START : COLREF_WINDOW_END;
+        e->index = -1;
+        return e;
+    }
+    bool qual_found = false;
+    for (Scope *s = scope; s != NULL; s = s->parent) {
+        int idx = -1;
+        int rc = find_column(an, s, qual, col, loc, &qual_found, &idx);
+        if (rc < 0)
+            return NULL;
+        if (rc == 0)
+            continue;
+        if (s != scope) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                        "correlated subqueries are not supported yet");
+            sl_error_detail(an->err, "The subquery refers to %s%s%s of an enclosing query.",
+                            qual ? qual : "", qual ? "." : "", col);
+            return NULL;
+        }
+        Expr *e = an_mk(an, EXPR_COLUMN, s->from->cols[idx].type, loc, 0, NULL);
+        e->index = idx;
+        return e;
+    }
+    if (qual != NULL && !qual_found) {
+        if (!hidden_by_alias(an, scope, qual, loc))
+            sl_error_at(an->err, ERRCODE_UNDEFINED_TABLE, loc,
+                        "missing FROM-clause entry for table \"%s\"", qual);
+        return NULL;
+    }
+    return missing_column(an, scope, qual, col, loc);
+}
+
+int an_expand_star(Analyze *an, const char *qual, int loc, int **cols, int *ncols)
+{
+    Scope *s = an->scope;
+    if (s == NULL || s->from == NULL || list_len(s->items) == 0)
+        return sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc,
+                           "SELECT * with no tables specified is not valid");
+    int n = 0;
+    bool found = false;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < list_len(s->items); i++) {
+            const ScopeItem *it = list_nth(s->items, i);
+            if (qual != NULL ? !(it->rel_visible && strcmp(it->refname, qual) == 0)
+                             : !it->cols_visible)
+                continue;
+            found = true;
+            for (int c = 0; c < it->ncols; c++) {
+                if (pass == 1)
+                    (*cols)[n] = it->colidx[c];
+                n++;
+            }
+        }
+        if (pass == 0) {
+            if (!found) {
+                if (!hidden_by_alias(an, s, qual, loc))
+                    sl_error_at(an->err, ERRCODE_UNDEFINED_TABLE, loc,
+                                "missing FROM-clause entry for table \"%s\"", qual);
+                return -1;
+            }
+            *cols = ARENA_ARRAY(an->a, int, n ? n : 1);
+            *ncols = n;
+            n = 0;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,897 @@
+/*
+ * analyze_select.c -- SELECT, VALUES and set operations into logical plans.
+ *
+ *   an_select_stmt   a SELECT statement -> Query (kind QUERY_SELECT)
+ *   an_select        a query expression -> Plan (also subqueries, CTEs)
+ *   an_sublink       (SELECT ...), EXISTS (...), x [NOT] IN (...) -> InitPlan
+ *   an_coerce_plan   a plan's columns cast to given types
+ *   an_target_list   a select list (with * expanded) -> expressions and names
+ *
+ * The plan of a SELECT is built in PostgreSQL's order of evaluation:
+ *
+ *   FROM (joins) -> WHERE (pushed into the joins where it can go) ->
+ *   Aggregate (GROUP BY, aggregates) -> HAVING -> Project (select list and
+ *   hidden ORDER BY columns) -> DISTINCT -> Sort -> Limit -> Project
+ *   (dropping the hidden columns)
+ *
+ * GROUP BY items are input expressions, select-list positions or output
+ * names (SQL99's rule: an input column wins); ORDER BY items are output
+ * names or positions first (SQL92), else expressions over the input, which
+ * become hidden columns unless the select list computes them already.
+ * Unknown-typed outputs become text, except in the arms of a set operation,
+ * whose column types are resolved together (select_common_type).
+ */
+#include "sql/analyze_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static Plan *select_arm(Analyze *an, SelectStmt *s, Scope *parent, bool arm);
+
+/* One entry of a select list after * expansion. */
+typedef struct TargetEntry {
+    Node       *raw;        /* the expression as written, NULL for a * column */
+    int         star_col;   /* a * column: its FROM output column */
+    const char *name;
+    int         loc;
+} TargetEntry;
+
+static Expr *column_expr(Analyze *an, const Plan *p, int idx, int loc)
+{
+    Expr *e = an_mk(an, EXPR_COLUMN, p->cols[idx].type, loc, 0, NULL);
+    e->index = idx;
+    return e;
+}
+
+/* A Project over child with the given expressions and names. */
+static Plan *project(Analyze *an, Plan *child, Expr **exprs, const char **names, int n)
+{
+    Plan *p = plan_new(an->a, PLAN_PROJECT, child, n);
+    p->u.project.exprs = exprs;
+    for (int c = 0; c < n; c++) {
+        const char *qual = NULL;
+        if (exprs[c]->kind == EXPR_COLUMN && child != NULL && exprs[c]->index >= 0 &&
+            exprs[c]->index < child->ncols && strcmp(names[c], child->cols[exprs[c]->index].name) == 0)
+            qual = child->quals[exprs[c]->index];
+        plan_set_col(p, c, names[c], exprs[c]->type, qual);
+    }
+    return p;
+}
+
+/* Expands the select list's stars against the current scope. */
+static int expand_targets(Analyze *an, List *targets, TargetEntry **out, int *nout)
+{
+    int n = 0, cap = list_len(targets) + 8;
+    TargetEntry *t = ARENA_ARRAY(an->a, TargetEntry, cap);
+    for (int i = 0; i < list_len(targets); i++) {
+        ResTarget *rt = list_nth(targets, i);
+        ColumnRef *cr = IS_A(rt->val, ColumnRef) ? (ColumnRef *)rt->val : NULL;
+        int nn = cr ? list_len(cr->names) : 0;
+        if (cr != NULL && strcmp(list_nth(cr->names, nn - 1), "*") == 0) {
+            if (nn > 2)
+                return sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, rt->hdr.location,
+                                   "improper qualified name (too many dotted names)");
+            int *cols, ncols;
+            if (an_expand_star(an, nn == 2 ? list_nth(cr->names, 0) : NULL, rt->hdr.location,
+                               &cols, &ncols) < 0)
+                return -1;
+            if (n + ncols > cap) {
+                cap = (n + ncols) * 2;
+                TargetEntry *more = ARENA_ARRAY(an->a, TargetEntry, cap);
+                memcpy(more, t, sizeof(TargetEntry) * (size_t)n);
+                t = more;
+            }
+            for (int c = 0; c < ncols; c++) {
+                /* the name the range gives the column (an alias renames it) */
+                const char *name = an->scope->from->cols[cols[c]].name;
+                for (int k = 0; k < list_len(an->scope->items); k++) {
+                    const ScopeItem *it = list_nth(an->scope->items, k);
+                    for (int m = 0; m < it->ncols; m++)
+                        if (it->colidx[m] == cols[c] && (nn == 1 ? it->cols_visible
+                                                                 : it->rel_visible))
+                            name = it->colnames[m];
+                }
+                t[n++] = (TargetEntry){NULL, cols[c], name, rt->hdr.location};
+            }
+            continue;
+        }
+        if (n == cap) {
+            cap *= 2;
+            TargetEntry *more = ARENA_ARRAY(an->a, TargetEntry, cap);
+            memcpy(more, t, sizeof(TargetEntry) * (size_t)n);
+            t = more;
+        }
+        const char *name = "?column?";
+        if (rt->name != NULL)
+            name = rt->name;
+        else
+            an_figure_colname(rt->val, &name);
+        t[n++] = (TargetEntry){rt->val, -1, name, rt->hdr.location};
+    }
+    *out = t;
+    *nout = n;
+    return 0;
+}
+
+static Expr *target_expr(Analyze *an, const TargetEntry *t)
+{
+    if (t->raw == NULL)
+        return column_expr(an, an->scope->from, t->star_col, t->loc);
+    return an_transform(an, t->raw);
+}
+
+int an_target_list(Analyze *an, List *targets, Expr ***exprs, const char ***names, int *n)
+{
+    TargetEntry *t;
+    int nt;
+    if (expand_targets(an, targets, &t, &nt) < 0)
+        return -1;
+    *exprs = ARENA_ARRAY(an->a, Expr *, nt ? nt : 1);
+    *names = ARENA_ARRAY(an->a, const char *, nt ? nt : 1);
+    for (int i = 0; i < nt; i++) {
+        Expr *e = target_expr(an, &t[i]);
+        if (e == NULL)
+            return -1;
+        if (e->type.id == TYPE_UNKNOWN &&
+            (e = an_coerce(an, e, sl_type(TYPE_TEXT), COERCE_IMPLICIT, e->location)) == NULL)
+            return -1;
+        (*exprs)[i] = e;
+        (*names)[i] = t[i].name;
+    }
+    *n = nt;
+    return 0;
+}
+
+static bool is_int_const(Node *n)
+{
+    return IS_A(n, A_Const) && ((A_Const *)n)->kind == CONST_INTEGER;
+}
+
+static bool is_other_const(Node *n)
+{
+    return IS_A(n, A_Const) && ((A_Const *)n)->kind != CONST_INTEGER;
+}
+
+static long const_position(Node *n)
+{
+    const char *txt = ((A_Const *)n)->text;
+    return strlen(txt) > 9 ? (txt[0] == '-' ? -1 : 1000000000L) : strtol(txt, NULL, 10);
+}
+
+/* ------------------------------------------------------------ GROUP BY */
+
+/* Does an unqualified name denote a column of the FROM clause? */
+static bool is_input_column(Analyze *an, const char *name)
+{
+    Scope *s = an->scope;
+    for (int i = 0; i < list_len(s->items); i++) {
+        const ScopeItem *it = list_nth(s->items, i);
+        if (!it->cols_visible)
+            continue;
+        for (int c = 0; c < it->ncols; c++)
+            if (strcmp(it->colnames[c], name) == 0)
+                return true;
+    }
+    return false;
+}
+
+static int group_by(Analyze *an, List *items, const TargetEntry *t, int nt, Plan *agg)
+{
+    const char *saved = an->agg_refusal;
+    an->agg_refusal = "GROUP BY";
+    int n = list_len(items);
+    Expr **groups = ARENA_ARRAY(an->a, Expr *, n ? n : 1);
+    int ng = 0;
+    int rc = -1;
+    for (int i = 0; i < n; i++) {
+        Node *item = list_nth(items, i);
+        Expr *e = NULL;
+        if (IS_A(item, FuncCall) && ((FuncCall *)item)->qual == NULL &&
+            (strcmp(((FuncCall *)item)->name, "window") == 0 ||
+             strcmp(((FuncCall *)item)->name, "session") == 0)) {
+            if (agg->u.agg.window.kind != WINDOW_NONE) {
+                sl_error_at(an->err, ERRCODE_WINDOWING_ERROR, item->location,
+                            "only one WINDOW or SESSION is allowed in GROUP BY");
+                goto out;
+            }
+            if (an_window_spec(an, (FuncCall *)item, &agg->u.agg.window) < 0)
+                goto out;
+            continue;
+        }
+        if (is_int_const(item)) {
+            long pos = const_position(item);
+            if (pos < 1 || pos > nt) {
+                sl_error_at(an->err, ERRCODE_INVALID_COLUMN_REFERENCE, item->location,
+                            "GROUP BY position %ld is not in select list", pos);
+                goto out;
+            }
+            e = target_expr(an, &t[pos - 1]);
+        } else if (is_other_const(item)) {
+            sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, item->location,
+                        "non-integer constant in GROUP BY");
+            goto out;
+        } else if (IS_A(item, ColumnRef) && list_len(((ColumnRef *)item)->names) == 1 &&
+                   !is_input_column(an, list_nth(((ColumnRef *)item)->names, 0))) {
+            const char *name = list_nth(((ColumnRef *)item)->names, 0);
+            int found = -1;
+            for (int k = 0; k < nt; k++) {
+                if (strcmp(t[k].name, name) != 0)
+                    continue;
+                if (found >= 0) {
+                    sl_error_at(an->err, ERRCODE_AMBIGUOUS_COLUMN, item->location,
+                                "GROUP BY \"%s\" is ambiguous", name);
+                    goto out;
+                }
+                found = k;
+            }
+            e = found >= 0 ? target_expr(an, &t[found]) : an_transform(an, item);
+        } else {
+            e = an_transform(an, item);
+        }
+        if (e == NULL)
+            goto out;
+        bool dup = false;
+        for (int k = 0; k < ng; k++)
+            dup |= plan_expr_equal(groups[k], e);
+        if (!dup)
+            groups[ng++] = e;
+    }
+    agg->u.agg.groups = groups;
+    agg->u.agg.ngroups = ng;
+    rc = 0;
+out:
+    an->agg_refusal = saved;
+    return rc;
+}
+
+/* ------------------------------------------------------------ ORDER BY */
+
+typedef struct SortSpec {
+    int  col;           /* in the Project's output */
+    bool desc;
+    bool nulls_first;
+} SortSpec;
+
+static void sort_dir(const SortBy *sb, SortSpec *sp)
+{
+    sp->desc = sb->dir == SORT_DESC;
+    sp->nulls_first = sb->nulls == NULLS_DEFAULT ? sp->desc : sb->nulls == NULLS_FIRST;
+}
+
+/* An ORDER BY (or DISTINCT ON) item of a plain SELECT: a position, an
+ * output name, or an expression (then a hidden column unless a target
+ * computes it).  exprs/names grow with hidden columns. */
+static int resolve_sort_item(Analyze *an, Node *n, const TargetEntry *t, int nt, Expr ***exprs,
+                             const char ***names, int *ncols, const char *clause)
+{
+    if (is_int_const(n)) {
+        long pos = const_position(n);
+        if (pos < 1 || pos > nt)
+            return sl_error_at(an->err, ERRCODE_INVALID_COLUMN_REFERENCE, n->location,
+                               "%s position %ld is not in select list", clause, pos);
+        return (int)pos - 1;
+    }
+    if (is_other_const(n))
+        return sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, n->location,
+                           "non-integer constant in %s", clause);
+    if (IS_A(n, ColumnRef) && list_len(((ColumnRef *)n)->names) == 1) {
+        const char *name = list_nth(((ColumnRef *)n)->names, 0);
+        int found = -1;
+        for (int k = 0; k < nt; k++) {
+            if (strcmp(t[k].name, name) != 0)
+                continue;
+            if (found >= 0 && !plan_expr_equal((*exprs)[found], (*exprs)[k]))
+                return sl_error_at(an->err, ERRCODE_AMBIGUOUS_COLUMN, n->location,
+                                   "%s \"%s\" is ambiguous", clause, name);
+            if (found < 0)
+                found = k;
+        }
+        if (found >= 0)
+            return found;
+    }
+    Expr *e = an_transform(an, n);
+    if (e == NULL)
+        return -1;
+    for (int k = 0; k < *ncols; k++)
+        if (plan_expr_equal((*exprs)[k], e))
+            return k;
+    if (e->type.id == TYPE_UNKNOWN &&
+        (e = an_coerce(an, e, sl_type(TYPE_TEXT), COERCE_IMPLICIT, e->location)) == NULL)
+        return -1;
+    Expr **ne = ARENA_ARRAY(an->a, Expr *, *ncols + 1);
+    const char **nn = ARENA_ARRAY(an->a, const char *, *ncols + 1);
+    memcpy(ne, *exprs, sizeof(Expr *) * (size_t)*ncols);
+    memcpy(nn, *names, sizeof(const char *) * (size_t)*ncols);
+    ne[*ncols] = e;
+    const char *hidden = "?column?";
+    an_figure_colname(n, &hidden);
+    nn[*ncols] = hidden;
+    *exprs = ne;
+    *names = nn;
+    return (*ncols)++;
+}
+
+static Plan *sort_plan(Analyze *an, Plan *child, const SortSpec *specs, int n)
+{
+    Plan *s = plan_new(an->a, PLAN_SORT, child, child->ncols);
+    for (int c = 0; c < child->ncols; c++)
+        plan_set_col(s, c, child->cols[c].name, child->cols[c].type, child->quals[c]);
+    s->u.sort.nkeys = n;
+    s->u.sort.keys = ARENA_ARRAY(an->a, SortKey, n ? n : 1);
+    for (int i = 0; i < n; i++)
+        s->u.sort.keys[i] = (SortKey){specs[i].col, specs[i].desc, specs[i].nulls_first};
+    return s;
+}
+
+static Plan *copy_cols(Analyze *an, PlanKind kind, Plan *child)
+{
+    Plan *p = plan_new(an->a, kind, child, child->ncols);
+    for (int c = 0; c < child->ncols; c++)
+        plan_set_col(p, c, child->cols[c].name, child->cols[c].type, child->quals[c]);
+    return p;
+}
+
+/* LIMIT / OFFSET: an expression of no column, as bigint. */
+static Expr *limit_expr(Analyze *an, Node *n, const char *what)
+{
+    if (n == NULL)
+        return NULL;
+    Scope *saved = an->scope;
+    AggCollect *saved_agg = an->agg;
+    const char *saved_ref = an->agg_refusal;
+    Scope none = {.parent = NULL};
+    an->scope = &none;
+    an->agg = NULL;
+    an->agg_refusal = what;
+    Expr *e = an_transform(an, n);
+    an->scope = saved;
+    an->agg = saved_agg;
+    an->agg_refusal = saved_ref;
+    if (e == NULL)
+        return NULL;
+    /* an assignment cast, as PostgreSQL's coerce_to_specific_type */
+    if (e->type.id != TYPE_INT8 && e->type.id != TYPE_UNKNOWN &&
+        type_category(e->type.id) != 'N') {
+        sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, e->location,
+                    "argument of %s must be type %s, not type %s", what, "bigint",
+                    type_name(e->type.id));
+        return NULL;
+    }
+    return an_coerce(an, e, sl_type(TYPE_INT8), COERCE_EXPLICIT, e->location);
+}
+
+static Plan *limit_plan(Analyze *an, Plan *child, Node *limit, Node *offset)
+{
+    if (limit == NULL && offset == NULL)
+        return child;
+    Plan *p = copy_cols(an, PLAN_LIMIT, child);
+    if (limit != NULL && (p->u.limit.count = limit_expr(an, limit, "LIMIT")) == NULL)
+        return NULL;
+    if (offset != NULL && (p->u.limit.offset = limit_expr(an, offset, "OFFSET")) == NULL)
+        return NULL;
+    return p;
+}
+
+/* ORDER BY / LIMIT over the output of a set operation or VALUES: only
+ * output names and positions. */
+static Plan *sort_by_output(Analyze *an, Plan *p, SelectStmt *s)
+{
+    int n = list_len(s->sort);
+    if (n > 0) {
+        SortSpec *specs = ARENA_ARRAY(an->a, SortSpec, n);
+        for (int i = 0; i < n; i++) {
+            SortBy *sb = list_nth(s->sort, i);
+            Node *e = sb->node;
+            int col = -1;
+            if (is_int_const(e)) {
+                long pos = const_position(e);
+                if (pos < 1 || pos > p->ncols) {
+                    sl_error_at(an->err, ERRCODE_INVALID_COLUMN_REFERENCE, e->location,
+                                "ORDER BY position %ld is not in select list", pos);
+                    return NULL;
+                }
+                col = (int)pos - 1;
+            } else if (IS_A(e, ColumnRef) && list_len(((ColumnRef *)e)->names) == 1) {
+                const char *name = list_nth(((ColumnRef *)e)->names, 0);
+                for (int c = 0; c < p->ncols && col < 0; c++)
+                    if (strcmp(p->cols[c].name, name) == 0)
+                        col = c;
+                if (col < 0) {
+                    sl_error_at(an->err, ERRCODE_UNDEFINED_COLUMN, e->location,
+                                "column \"%s\" does not exist", name);
+                    return NULL;
+                }
+            } else {
+                sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, e->location,
+                            "invalid UNION/INTERSECT/EXCEPT ORDER BY clause");
+                sl_error_detail(an->err, "Only result column names can be used, not "
+                                         "expressions or functions.");
+                sl_error_hint(an->err, "Add the expression/function to every SELECT, or move "
+                                       "the UNION into a FROM clause.");
+                return NULL;
+            }
+            specs[i].col = col;
+            sort_dir(sb, &specs[i]);
+        }
+        p = sort_plan(an, p, specs, n);
+    }
+    return limit_plan(an, p, s->limit, s->offset);
+}
+
+/* ---------------------------------------------------------- plain SELECT */
+
+static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
+{
+    Scope scope = {.parent = parent};
+    Scope *saved_scope = an->scope;
+    AggCollect *saved_agg = an->agg;
+    const char *saved_ref = an->agg_refusal;
+    AggCollect collect = {0};
+    an->scope = &scope;
+    an->agg = NULL;
+    an->agg_refusal = NULL;
+    Plan *result = NULL;
+
+    if (s->from != NULL) {
+        if (an_from_clause(an, s->from, &scope) < 0)
+            goto out;
+    } else {
+        /* one row of no columns */
+        scope.from = plan_new(an->a, PLAN_VALUES, NULL, 0);
+        scope.from->u.values.nrows = 1;
+        scope.from->u.values.rows = ARENA_ARRAY(an->a, Expr **, 1);
+        scope.from->u.values.rows[0] = NULL;
+    }
+    Plan *base = scope.from;
+    if (s->where != NULL) {
+        an->agg_refusal = "WHERE";
+        Expr *w = an_to_boolean(an, an_transform(an, s->where), "WHERE");
+        an->agg_refusal = NULL;
+        if (w == NULL)
+            goto out;
+        base = plan_push_filter(an->a, base, w);
+    }
+
+    TargetEntry *t;
+    int nt;
+    if (expand_targets(an, s->targets, &t, &nt) < 0)
+        goto out;
+
+    /* GROUP BY first: it decides whether window_start/window_end exist */
+    Plan *agg = plan_new(an->a, PLAN_AGG, base, 0);
+    if (s->group_by != NULL && group_by(an, s->group_by, t, nt, agg) < 0)
+        goto out;
+    if (agg->u.agg.window.kind != WINDOW_NONE) {
+        scope.has_window = true;
+        scope.window_type = agg->u.agg.window.time->type;
+        scope.window_type.typmod = -1;
+    }
+
+    /* the select list, HAVING and ORDER BY, collecting aggregates */
+    an->agg = &collect;
+    int ncols = nt;
+    Expr **exprs = ARENA_ARRAY(an->a, Expr *, nt ? nt : 1);
+    const char **names = ARENA_ARRAY(an->a, const char *, nt ? nt : 1);
+    for (int i = 0; i < nt; i++) {
+        if ((exprs[i] = target_expr(an, &t[i])) == NULL)
+            goto out;
+        if (exprs[i]->type.id == TYPE_UNKNOWN && !arm &&
+            (exprs[i] = an_coerce(an, exprs[i], sl_type(TYPE_TEXT), COERCE_IMPLICIT,
+                                  exprs[i]->location)) == NULL)
+            goto out;
+        names[i] = t[i].name;
+    }
+    Expr *having = NULL;
+    if (s->having != NULL &&
+        (having = an_to_boolean(an, an_transform(an, s->having), "HAVING")) == NULL)
+        goto out;
+    int nsort = list_len(s->sort), non = list_len(s->distinct_on);
+    SortSpec *specs = ARENA_ARRAY(an->a, SortSpec, nsort + non + 1);
+    int *on_cols = ARENA_ARRAY(an->a, int, non + 1);
+    for (int i = 0; i < non; i++) {
+        int col = resolve_sort_item(an, list_nth(s->distinct_on, i), t, nt, &exprs, &names,
+                                    &ncols, "SELECT DISTINCT ON");
+        if (col < 0)
+            goto out;
+        on_cols[i] = col;
+    }
+    for (int i = 0; i < nsort; i++) {
+        SortBy *sb = list_nth(s->sort, i);
+        int col = resolve_sort_item(an, sb->node, t, nt, &exprs, &names, &ncols, "ORDER BY");
+        if (col < 0)
+            goto out;
+        if (s->distinct && s->distinct_on == NULL && col >= nt) {
+            sl_error_at(an->err, ERRCODE_INVALID_COLUMN_REFERENCE, sb->node->location,
+                        "for SELECT DISTINCT, ORDER BY expressions must appear in select list");
+            goto out;
+        }
+        specs[i].col = col;
+        sort_dir(sb, &specs[i]);
+    }
+    if (non > 0) {
+        /* the DISTINCT ON keys lead the sort */
+        for (int i = 0; i < non && i < nsort; i++) {
+            if (specs[i].col != on_cols[i]) {
+                bool found = false;
+                for (int k = 0; k < non; k++)
+                    found |= specs[i].col == on_cols[k];
+                if (!found) {
+                    SortBy *sb = list_nth(s->sort, i);
+                    sl_error_at(an->err, ERRCODE_INVALID_COLUMN_REFERENCE, sb->node->location,
+                                "SELECT DISTINCT ON expressions must match initial ORDER BY "
+                                "expressions");
+                    goto out;
+                }
+            }
+        }
+        if (nsort < non) {
+            for (int i = 0; i < non; i++) {
+                bool found = false;
+                for (int k = 0; k < nsort; k++)
+                    found |= specs[k].col == on_cols[i];
+                if (!found) {
+                    specs[nsort].col = on_cols[i];
+                    specs[nsort].desc = false;
+                    specs[nsort].nulls_first = false;
+                    nsort++;
+                }
+            }
+        }
+    }
+    an->agg = NULL;
+
+    /* the aggregate, when there is one */
+    Plan *top = base;
+    if (s->group_by != NULL || s->having != NULL || collect.n > 0) {
+        Expr **check = ARENA_ARRAY(an->a, Expr *, ncols + 1);
+        memcpy(check, exprs, sizeof(Expr *) * (size_t)ncols);
+        check[ncols] = having;
+        if (an_agg_finish(an, agg, &scope, check, ncols + 1, &collect) < 0)
+            goto out;
+        for (int i = 0; i < ncols; i++)
+            if ((exprs[i] = an_agg_rewrite(an, exprs[i], agg, &scope)) == NULL)
+                goto out;
+        top = agg;
+        if (having != NULL) {
+            if ((having = an_agg_rewrite(an, having, agg, &scope)) == NULL)
+                goto out;
+            top = copy_cols(an, PLAN_FILTER, agg);
+            top->u.filter.cond = having;
+        }
+    }
+    top = project(an, top, exprs, names, ncols);
+    if (s->distinct && s->distinct_on == NULL) {
+        Plan *d = copy_cols(an, PLAN_DISTINCT, top);
+        d->u.distinct.nkeys = nt;
+        d->u.distinct.keys = ARENA_ARRAY(an->a, int, nt ? nt : 1);
+        for (int i = 0; i < nt; i++)
+            d->u.distinct.keys[i] = i;
+        top = d;
+    }
+    if (nsort > 0)
+        top = sort_plan(an, top, specs, nsort);
+    if (non > 0) {
+        Plan *d = copy_cols(an, PLAN_DISTINCT, top);
+        d->u.distinct.nkeys = non;
+        d->u.distinct.keys = on_cols;
+        top = d;
+    }
+    if ((top = limit_plan(an, top, s->limit, s->offset)) == NULL)
+        goto out;
+    if (ncols > nt) {
+        /* drop the hidden ORDER BY columns */
+        Expr **keep = ARENA_ARRAY(an->a, Expr *, nt ? nt : 1);
+        for (int i = 0; i < nt; i++)
+            keep[i] = column_expr(an, top, i, -1);
+        top = project(an, top, keep, names, nt);
+    }
+    result = top;
+out:
+    an->scope = saved_scope;
+    an->agg = saved_agg;
+    an->agg_refusal = saved_ref;
+    return result;
+}
+
+/* ---------------------------------------------------------------- VALUES */
+
+static Plan *values_plan(Analyze *an, SelectStmt *s, Scope *parent)
+{
+    Scope scope = {.parent = parent};
+    Scope *saved_scope = an->scope;
+    AggCollect *saved_agg = an->agg;
+    const char *saved_ref = an->agg_refusal;
+    an->scope = &scope;
+    an->agg = NULL;
+    an->agg_refusal = "VALUES";
+    Plan *p = NULL;
+    int nrows = list_len(s->values);
+    int ncols = list_len(list_nth(s->values, 0));
+    Expr ***rows = ARENA_ARRAY(an->a, Expr **, nrows);
+    for (int r = 0; r < nrows; r++) {
+        List *row = list_nth(s->values, r);
+        if (list_len(row) != ncols) {
+            sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, ((Node *)list_nth(row, 0))->location,
+                        "VALUES lists must all be the same length");
+            goto out;
+        }
+        rows[r] = ARENA_ARRAY(an->a, Expr *, ncols ? ncols : 1);
+        for (int c = 0; c < ncols; c++)
+            if ((rows[r][c] = an_transform(an, list_nth(row, c))) == NULL)
+                goto out;
+    }
+    p = plan_new(an->a, PLAN_VALUES, NULL, ncols);
+    Expr **column = ARENA_ARRAY(an->a, Expr *, nrows);
+    for (int c = 0; c < ncols; c++) {
+        for (int r = 0; r < nrows; r++)
+            column[r] = rows[r][c];
+        SlType t;
+        if (!an_common_type(an, column, nrows, "VALUES", &t)) {
+            p = NULL;
+            goto out;
+        }
+        for (int r = 0; r < nrows; r++)
+            rows[r][c] = column[r];
+        plan_set_col(p, c, arena_printf(an->a, "column%d", c + 1), t, NULL);
+    }
+    p->u.values.nrows = nrows;
+    p->u.values.rows = rows;
+out:
+    an->scope = saved_scope;
+    an->agg = saved_agg;
+    an->agg_refusal = saved_ref;
+    return p;
+}
+
+/* -------------------------------------------------------- set operations */
+
+Plan *an_coerce_plan(Analyze *an, Plan *p, const SlType *types, const char *what)
+{
+    bool same = true;
+    for (int c = 0; c < p->ncols; c++)
+        same &= p->cols[c].type.id == types[c].id;
+    if (same)
+        return p;
+    if (p->kind == PLAN_PROJECT || p->kind == PLAN_VALUES) {
+        /* cast the expressions themselves, so literals are typed directly */
+        int nrows = p->kind == PLAN_VALUES ? p->u.values.nrows : 1;
+        for (int r = 0; r < nrows; r++) {
+            Expr **ex = p->kind == PLAN_VALUES ? p->u.values.rows[r] : p->u.project.exprs;
+            for (int c = 0; c < p->ncols; c++) {
+                if (ex[c]->type.id == types[c].id)
+                    continue;
+                if (!ex_can_coerce(ex[c]->type.id, types[c].id))
+                    goto wrap;
+                Expr *e = an_coerce(an, ex[c], sl_type(types[c].id), COERCE_IMPLICIT,
+                                    ex[c]->location);
+                if (e == NULL)
+                    return NULL;
+                ex[c] = e;
+            }
+        }
+        for (int c = 0; c < p->ncols; c++)
+            p->cols[c].type = sl_type(types[c].id);
+        return p;
+    }
+wrap:;
+    Expr **exprs = ARENA_ARRAY(an->a, Expr *, p->ncols ? p->ncols : 1);
+    const char **names = ARENA_ARRAY(an->a, const char *, p->ncols ? p->ncols : 1);
+    for (int c = 0; c < p->ncols; c++) {
+        Expr *e = column_expr(an, p, c, -1);
+        if (e->type.id != types[c].id &&
+            (e = an_coerce(an, e, sl_type(types[c].id), COERCE_IMPLICIT, -1)) == NULL) {
+            char b1[64];
+            sl_error_clear(an->err);
+            sl_error(an->err, ERRCODE_CANNOT_COERCE, "%s could not convert type %s to %s", what,
+                     type_name(p->cols[c].type.id), type_format(types[c], b1, sizeof(b1)));
+            return NULL;
+        }
+        exprs[c] = e;
+        names[c] = p->cols[c].name;
+    }
+    return project(an, p, exprs, names, p->ncols);
+}
+
+static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
+{
+    static const char *const opnames[] = {"", "UNION", "INTERSECT", "EXCEPT"};
+    const char *what = opnames[s->op];
+    Plan *l = select_arm(an, s->larg, parent, true);
+    Plan *r = l ? select_arm(an, s->rarg, parent, true) : NULL;
+    if (r == NULL)
+        return NULL;
+    if (l->ncols != r->ncols) {
+        /* PostgreSQL points at the right query's first column */
+        int loc = s->rarg->hdr.location;
+        if (s->rarg->op == SETOP_NONE && s->rarg->targets != NULL)
+            loc = ((Node *)list_nth(s->rarg->targets, 0))->location;
+        else if (s->rarg->op == SETOP_NONE && s->rarg->values != NULL)
+            loc = ((Node *)list_nth(list_nth(s->rarg->values, 0), 0))->location;
+        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc,
+                    "each %s query must have the same number of columns", what);
+        return NULL;
+    }
+    int n = l->ncols;
+    SlType *types = ARENA_ARRAY(an->a, SlType, n ? n : 1);
+    for (int c = 0; c < n; c++) {
+        SlTypeId a = l->cols[c].type.id, b = r->cols[c].type.id;
+        SlTypeId t = a;
+        if (a == TYPE_UNKNOWN)
+            t = b;
+        else if (b != TYPE_UNKNOWN && a != b) {
+            if (type_category(a) != type_category(b)) {
+                sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, s->rarg->hdr.location,
+                            "%s types %s and %s cannot be matched", what, type_name(a),
+                            type_name(b));
+                return NULL;
+            }
+            if (!type_is_preferred(a) && ex_can_coerce(a, b) && !ex_can_coerce(b, a))
+                t = b;
+        }
+        if (t == TYPE_UNKNOWN)
+            t = TYPE_TEXT;
+        types[c] = sl_type(t);
+        if (l->cols[c].type.id == t && r->cols[c].type.id == t &&
+            l->cols[c].type.typmod == r->cols[c].type.typmod)
+            types[c].typmod = l->cols[c].type.typmod;
+    }
+    if ((l = an_coerce_plan(an, l, types, what)) == NULL ||
+        (r = an_coerce_plan(an, r, types, what)) == NULL)
+        return NULL;
+    Plan *p = plan_new(an->a, PLAN_SETOP, l, n);
+    p->right = r;
+    p->u.setop.op = s->op;
+    p->u.setop.all = s->all;
+    for (int c = 0; c < n; c++)
+        plan_set_col(p, c, l->cols[c].name, types[c], NULL);
+    return p;
+}
+
+/* ------------------------------------------------------------- entry */
+
+static int push_ctes(Analyze *an, SelectStmt *s, CteScope *cs)
+{
+    if (s->recursive)
+        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->hdr.location,
+                           "WITH RECURSIVE is not supported yet");
+    int n = list_len(s->with);
+    cs->parent = an->ctes;
+    cs->n = n;
+    cs->defs = ARENA_ARRAY(an->a, CteDef, n ? n : 1);
+    for (int i = 0; i < n; i++) {
+        CommonTableExpr *c = list_nth(s->with, i);
+        for (int k = 0; k < i; k++)
+            if (strcmp(cs->defs[k].name, c->name) == 0)
+                return sl_error_at(an->err, ERRCODE_DUPLICATE_ALIAS, c->hdr.location,
+                                   "WITH query name \"%s\" specified more than once", c->name);
+        cs->defs[i] = (CteDef){c->name, c, false};
+    }
+    an->ctes = cs;
+    return 0;
+}
+
+static Plan *select_arm(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
+{
+    if (++an->depth > 200) {
+        an->depth--;
+        sl_error_at(an->err, ERRCODE_STATEMENT_TOO_COMPLEX, s->hdr.location,
+                    "stack depth limit exceeded");
+        return NULL;
+    }
+    CteScope cs;
+    CteScope *saved = an->ctes;
+    Plan *p = NULL;
+    if (s->with != NULL && push_ctes(an, s, &cs) < 0)
+        goto out;
+    if (s->op != SETOP_NONE) {
+        if ((p = setop_plan(an, s, parent)) != NULL)
+            p = sort_by_output(an, p, s);
+    } else if (s->values != NULL) {
+        if ((p = values_plan(an, s, parent)) != NULL)
+            p = sort_by_output(an, p, s);
+    } else {
+        p = simple_select(an, s, parent, arm);
+    }
+    if (p != NULL && !arm) {
+        /* outputs still unknown (a set operation of literals) become text */
+        bool unknown = false;
+        for (int c = 0; c < p->ncols; c++)
+            unknown |= p->cols[c].type.id == TYPE_UNKNOWN;
+        if (unknown) {
+            SlType *types = ARENA_ARRAY(an->a, SlType, p->ncols);
+            for (int c = 0; c < p->ncols; c++)
+                types[c] = p->cols[c].type.id == TYPE_UNKNOWN ? sl_type(TYPE_TEXT)
+                                                              : p->cols[c].type;
+            p = an_coerce_plan(an, p, types, "SELECT");
+        }
+    }
+out:
+    an->ctes = saved;
+    an->depth--;
+    return p;
+}
+
+Plan *an_select(Analyze *an, SelectStmt *s, Scope *parent)
+{
+    return select_arm(an, s, parent, false);
+}
+
+int an_select_stmt(Analyze *an, SelectStmt *s, Query *q)
+{
+    Plan *p = an_select(an, s, NULL);
+    if (p == NULL)
+        return -1;
+    q->kind = QUERY_SELECT;
+    q->tag = "SELECT";
+    q->plan = p;
+    q->ntargets = p->ncols;
+    q->names = ARENA_ARRAY(an->a, const char *, p->ncols ? p->ncols : 1);
+    q->types = ARENA_ARRAY(an->a, SlType, p->ncols ? p->ncols : 1);
+    for (int c = 0; c < p->ncols; c++) {
+        q->names[c] = p->cols[c].name;
+        q->types[c] = p->cols[c].type;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ subqueries */
+
+Expr *an_sublink(Analyze *an, SubLink *s)
+{
+    int loc = s->hdr.location;
+    Expr *test = NULL;
+    if (s->type == SUBLINK_IN && (test = an_transform(an, s->testexpr)) == NULL)
+        return NULL;
+    /* the subquery is a query level of its own, inside this one */
+    AggCollect *saved_agg = an->agg;
+    const char *saved_ref = an->agg_refusal;
+    an->agg = NULL;
+    an->agg_refusal = NULL;
+    Plan *p = an_select(an, s->subselect, an->scope);
+    an->agg = saved_agg;
+    an->agg_refusal = saved_ref;
+    if (p == NULL)
+        return NULL;
+    if (s->type != SUBLINK_EXISTS && p->ncols != 1) {
+        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc,
+                    s->type == SUBLINK_IN && p->ncols > 1 ? "subquery has too many columns"
+                                                          : "subquery must return only one column");
+        return NULL;
+    }
+    InitPlan *ip = ARENA_NEW(an->a, InitPlan);
+    ip->kind = s->type;
+    Expr *e;
+    if (s->type == SUBLINK_EXPR) {
+        ip->type = p->cols[0].type;
+        e = an_mk(an, EXPR_SUBPLAN, ip->type, loc, 0, NULL);
+    } else if (s->type == SUBLINK_EXISTS) {
+        ip->type = sl_type(TYPE_BOOL);
+        e = an_mk(an, EXPR_SUBPLAN, ip->type, loc, 0, NULL);
+    } else {
+        Expr *probe = an_mk(an, EXPR_COLUMN, p->cols[0].type, loc, 0, NULL);
+        Expr *args[2] = {test, probe};
+        const FuncDesc *fd = an_resolve(an, "=", true, args, 2, loc);
+        if (fd == NULL)
+            return NULL;
+        if (fd->ret != TYPE_BOOL) {
+            sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
+                        "operator = must return type boolean, not type %s", type_name(fd->ret));
+            return NULL;
+        }
+        if ((test = an_coerce(an, test, sl_type(fd->kargs[0]), COERCE_IMPLICIT,
+                              test->location)) == NULL)
+            return NULL;
+        SlType want = sl_type(fd->kargs[1]);
+        if ((p = an_coerce_plan(an, p, &want, "IN")) == NULL)
+            return NULL;
+        ip->type = want;
+        e = an_mk(an, EXPR_SUBPLAN, sl_type(TYPE_BOOL), loc, 1, &test);
+        e->fn = fd;
+        e->negate = s->negate;
+    }
+    ip->plan = p;
+    e->subkind = s->type;
+    e->index = list_len(an->init);
+    an->init = list_append(an->a, an->init, ip);
+    return e;
+}

@@ -1,0 +1,1 @@
+SELECT a.x, count(*), sum(b.y), string_agg(DISTINCT a.s, ',') FILTER (WHERE a.x > 0) FROM (VALUES (1, 'p'), (2, 'q'), (NULL, 'r')) a(x, s) LEFT JOIN (VALUES (1, 10), (1, 20), (3, 30)) b(x, y) USING (x) GROUP BY a.x HAVING count(*) > 0 ORDER BY 2 DESC, 1 NULLS FIRST LIMIT 5 OFFSET 0

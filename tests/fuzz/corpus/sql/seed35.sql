@@ -1,0 +1,1 @@
+SELECT x FROM (VALUES (1), (2)) v(x) WHERE x IN (SELECT 2) AND EXISTS (SELECT 1) AND x < (SELECT max(y) FROM (VALUES (5)) w(y)); SELECT * FROM (VALUES (1)) a(x) FULL JOIN (VALUES (2)) b(y) ON a.x = b.y CROSS JOIN (VALUES (3)) c NATURAL JOIN (VALUES (3)) d(column1)

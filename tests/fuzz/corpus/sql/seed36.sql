@@ -1,0 +1,1 @@
+SELECT window_start, window_end, k, count(*) FROM (VALUES (1, TIMESTAMP '2024-01-01 00:00:01'), (1, TIMESTAMP '2024-01-01 00:00:09'), (2, NULL)) v(k, ts) GROUP BY WINDOW(ts, INTERVAL '5 seconds', INTERVAL '1 second'), k; SELECT k, window_start, window_end FROM (VALUES (1, TIMESTAMP '2024-01-01')) v(k, ts) GROUP BY SESSION(ts, INTERVAL '1 minute'), k

@@ -1,0 +1,1 @@
+SELECT extract(epoch FROM TIMESTAMP '2020-01-02 03:04:05'), date_trunc('week', now()), INTERVAL '1' DAY TO SECOND, DATE '2020-01-01' + 1, age(TIMESTAMP '2020-01-01', TIMESTAMP '2019-01-01');

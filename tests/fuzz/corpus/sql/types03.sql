@@ -1,0 +1,1 @@
+SELECT '{"a": {"b": [1, 2]}}'::jsonb -> 'a' #>> '{b,1}', '{"a":1}'::jsonb ? 'a', '[1,2]'::jsonb @> '[1]', ('{"n": 5}'::jsonb ->> 'n')::int, '\x0102'::bytea || '\x03'::bytea, TIMESTAMPTZ '2020-01-01 00:00+00' AT TIME ZONE 'UTC', to_char(now(), 'YYYY-MM-DD'), round(2.5, -1), 2 ^ 0.5;
