@@ -28,6 +28,7 @@
  */
 #include "incremental.h"
 
+#include "sluice/bytes.h"
 #include "sluice/exec.h"
 #include "sluice/options.h"
 #include "sluice/plan.h"
@@ -66,30 +67,6 @@ struct IncPlan {
     uint8_t            tprefix[5];  /* 'T' + oid: result table */
     uint8_t            meta_key[5]; /* 'M' + oid */
 };
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static void put_be64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--) {
-        p[i] = (uint8_t)v;
-        v >>= 8;
-    }
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
 
 /* Window ends as key bytes: sign bit flipped, big-endian, so byte order is
  * time order. */
@@ -524,11 +501,6 @@ static void state_encode(IncPlan *p, const Group *g, StrBuf *out)
         strbuf_append(out, s.data, s.len);
     }
     strbuf_free(&s);
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
 static int state_decode(IncPlan *p, Group *g, const uint8_t *v, size_t n, AggCtx *acx)

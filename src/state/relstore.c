@@ -12,6 +12,7 @@
  * once from the last key on disk and then kept in a small table in memory,
  * under a mutex: appends to one stream are serialized so offsets stay dense.
  */
+#include "sluice/bytes.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 
@@ -29,30 +30,6 @@ typedef struct Counter {
 static pthread_mutex_t counters_mu = PTHREAD_MUTEX_INITIALIZER;
 static Counter *counters;
 static int      ncounters, capcounters;
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static void put_be64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--) {
-        p[i] = (uint8_t)v;
-        v >>= 8;
-    }
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
 
 static void make_prefix(uint8_t *p, char space, uint32_t oid)
 {
@@ -93,8 +70,7 @@ static Counter *counter_get(StateStore *st, char space, uint32_t oid, SlError *e
             return NULL;
         }
         const uint8_t *v = val;
-        next = first + (int64_t)((uint32_t)v[0] | (uint32_t)v[1] << 8 |
-                                 (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24);
+        next = first + (int64_t)get_le32(v);
     }
     arena_destroy(&a);
     if (ncounters == capcounters) {
@@ -287,16 +263,16 @@ int stream_append(StateStore *st, const CatRelation *rel, const Batch *b, int64_
     /* Encode outside the lock; only the offset and the write are serial. */
     StrBuf val;
     strbuf_init(&val);
-    uint8_t n4[4] = {(uint8_t)b->nrows, (uint8_t)(b->nrows >> 8),
-                     (uint8_t)(b->nrows >> 16), (uint8_t)(b->nrows >> 24)};
+    uint8_t n4[4];
+    put_le32(n4, b->nrows);
     strbuf_append(&val, n4, 4);
     StrBuf row;
     strbuf_init(&row);
     for (uint32_t r = 0; r < b->nrows; r++) {
         strbuf_reset(&row);
         row_encode(b, r, &row);
-        uint8_t l4[4] = {(uint8_t)row.len, (uint8_t)(row.len >> 8),
-                         (uint8_t)(row.len >> 16), (uint8_t)(row.len >> 24)};
+        uint8_t l4[4];
+        put_le32(l4, (uint32_t)row.len);
         strbuf_append(&val, l4, 4);
         strbuf_append(&val, row.data, row.len);
     }
@@ -338,11 +314,6 @@ RelScan *stream_scan_open(StateStore *st, const CatRelation *rel, int64_t from, 
     s->to = to;
     arena_init(&s->chunk_arena, 4096);
     return s;
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* Loads the next chunk; false at the end of the log. */
