@@ -198,3 +198,24 @@ def test_oracle_windowed_counts_equal_batch_recomputation(server, seed):
                       if start + size <= final_wm)
         got = wait_for(lambda: rows(c, "SELECT * FROM w"), want)
         assert got == want
+
+
+def test_into_stream_chains_queries(server):
+    """bronze -> silver (INTO a stream) -> gold (an aggregation over it)."""
+    with connect(server) as c:
+        c.execute("CREATE STREAM bronze (user_id BIGINT, url TEXT)")
+        c.execute("CREATE STREAM silver (user_id BIGINT, url TEXT)")
+        c.execute("CREATE CONTINUOUS QUERY clean INTO silver WITH (trigger = '0') AS "
+                  "SELECT user_id, lower(url) FROM bronze WHERE url IS NOT NULL")
+        c.execute("CREATE CONTINUOUS QUERY gold WITH (trigger = '0') AS "
+                  "SELECT url, count(*) AS n FROM silver GROUP BY url")
+        c.execute("INSERT INTO bronze VALUES (1, '/A'), (2, NULL), (3, '/a'), (4, '/B')")
+        want = [("/a", 2), ("/b", 1)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM gold"), want) == want
+        assert rows(c, "SELECT * FROM silver") == [(1, "/a"), (3, "/a"), (4, "/b")]
+        # The INTO query's own result table stays empty.
+        assert rows(c, "SELECT * FROM clean") == []
+        with pytest.raises(psycopg.errors.DatatypeMismatch):
+            c.execute("CREATE CONTINUOUS QUERY bad INTO silver AS SELECT url, user_id FROM bronze")
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            c.execute("CREATE CONTINUOUS QUERY bad INTO nowhere AS SELECT * FROM bronze")

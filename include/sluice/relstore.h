@@ -59,6 +59,11 @@ int  rel_scan_close(RelScan *s, SlError *err);
 /* Appends the rows of b durably; *first gets the offset of the first. */
 int  stream_append(StateStore *st, const CatRelation *rel, const Batch *b,
                    int64_t *first, SlError *err);
+/* Appends nb batches (a chunk each) in one synced RocksDB write, together
+ * with the writes already in `with` when it is not NULL (a continuous
+ * query's state, so its output and its state commit as one). */
+int  stream_append_batches(StateStore *st, const CatRelation *rel, const Batch *const *bs,
+                           int nb, StateBatch *with, int64_t *first, SlError *err);
 /* The offset the next appended row will get (= rows ever appended). */
 int64_t stream_end_offset(StateStore *st, const CatRelation *rel, SlError *err);
 /* The rows with offsets in [from, to).  Next returns up to

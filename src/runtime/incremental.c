@@ -47,6 +47,7 @@ struct IncPlan {
     Arena              arena;       /* the parse tree, the plan, everything static */
     const CatRelation *query;
     const CatRelation *stream;
+    const CatRelation *into;        /* INTO stream, or NULL: the result table */
     StateStore        *st;
     Source            *source;
     OutputMode         mode;
@@ -255,6 +256,52 @@ static int check(IncPlan *p, SlError *err)
     return 0;
 }
 
+/* INTO stream: an internal stream other than the source, whose columns
+ * take the query's output column by column. */
+static int check_into(IncPlan *p, Catalog *cat, const char *name, const Plan *top, SlError *err)
+{
+    const CatRelation *rel = cat_lookup(cat, name);
+    if (rel == NULL)
+        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "stream \"%s\" does not exist", name);
+    if (rel->kind != REL_STREAM) {
+        sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is not a stream", name);
+        sl_error_hint(err, "INTO names an internal stream; without INTO the results go to a "
+                           "table named after the query.");
+        return -1;
+    }
+    if (rel == p->stream)
+        return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                        "a continuous query cannot write into the stream it reads");
+    Arena a;
+    arena_init(&a, 512);
+    Options o;
+    int rc = opts_parse(&a, rel->options, &o, err);
+    if (rc == 0 && opts_get(&o, "connector") != NULL &&
+        strcmp(opts_get(&o, "connector"), "internal") != 0)
+        rc = sl_error(err, ERRCODE_WRONG_OBJECT_TYPE,
+                      "stream \"%s\" is fed by a connector: INTO needs an internal stream", name);
+    arena_destroy(&a);
+    if (rc < 0)
+        return -1;
+    if (rel->ncols != top->ncols)
+        return sl_error(err, ERRCODE_DATATYPE_MISMATCH,
+                        "the query returns %d columns but stream \"%s\" has %d", top->ncols,
+                        name, rel->ncols);
+    for (int c = 0; c < rel->ncols; c++) {
+        if (rel->cols[c].type.id != top->cols[c].type.id) {
+            sl_error(err, ERRCODE_DATATYPE_MISMATCH,
+                     "column %d of the query is of type %s but column \"%s\" of stream \"%s\" "
+                     "is of type %s", c + 1, type_name(top->cols[c].type.id),
+                     rel->cols[c].name, name, type_name(rel->cols[c].type.id));
+            sl_error_hint(err, "Cast the expression to the stream's type.");
+            return -1;
+        }
+    }
+    p->into = rel;
+    cat_relation_ref(rel);
+    return 0;
+}
+
 int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
                    SlError *err)
 {
@@ -275,11 +322,6 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
         goto fail;
     }
     const CreateCqStmt *cs = (const CreateCqStmt *)raw->stmt;
-    if (cs->into != NULL) {
-        refuse(err, "CREATE CONTINUOUS QUERY ... INTO is not supported yet",
-               "Leave out INTO: the results go to a table named after the query.");
-        goto fail;
-    }
     RawStmt sel = *raw;
     sel.stmt = (Node *)cs->query;
     SqlCatalog sc = {lookup_cb, cat};
@@ -290,7 +332,8 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
         goto fail;
     }
     if (decompose(p, q->plan, err) < 0 || read_mode(p, err) < 0 ||
-        read_watermark(p, err) < 0 || check(p, err) < 0)
+        read_watermark(p, err) < 0 || check(p, err) < 0 ||
+        (cs->into != NULL && check_into(p, cat, cs->into->name, q->plan, err) < 0))
         goto fail;
     if (p->agg) {
         int naggs = p->agg->u.agg.naggs;
@@ -324,6 +367,8 @@ void inc_plan_free(IncPlan *p)
     source_close(p->source);
     if (p->stream)
         cat_relation_unref(p->stream);
+    if (p->into)
+        cat_relation_unref(p->into);
     cat_relation_unref(p->query);
     arena_destroy(&p->arena);
     sl_free(p);
@@ -598,7 +643,39 @@ typedef struct Run {
     GroupTable  groups;
     StateBatch *wb;
     uint32_t    seq;            /* stateless: row number within the batch */
+    Batch     **outs;           /* INTO: the output batches, in r->a */
+    int         nouts, capouts;
 } Run;
+
+/* INTO: keeps a copy of an output batch (its memory may be a chunk's). */
+static void keep_output(Run *r, const Batch *out)
+{
+    if (out->nrows == 0)
+        return;
+    Arena *a = r->a;
+    Batch *b = ARENA_NEW(a, Batch);
+    b->ncols = out->ncols;
+    b->nrows = out->nrows;
+    b->cols = ARENA_ARRAY(a, Vector, out->ncols ? out->ncols : 1);
+    for (uint32_t c = 0; c < out->ncols; c++) {
+        vector_init(&b->cols[c], a, out->cols[c].type, out->nrows, true);
+        for (uint32_t i = 0; i < out->nrows; i++) {
+            b->cols[c].nulls[i] = vector_is_null(&out->cols[c], i);
+            if (!b->cols[c].nulls[i])
+                ex_copy_value(&b->cols[c], i, &out->cols[c], i, a);
+        }
+    }
+    if (r->nouts == r->capouts) {
+        int cap = r->capouts ? r->capouts * 2 : 8;
+        Batch **more = ARENA_ARRAY(a, Batch *, cap);
+        if (r->nouts)
+            memcpy(more, r->outs, sizeof(Batch *) * (size_t)r->nouts);
+        r->outs = more;
+        r->capouts = cap;
+    }
+    r->outs[r->nouts++] = b;
+    r->b->output_rows += out->nrows;
+}
 
 /* Tracks event time over the stream's rows, for the watermark. */
 static void track_event_time(Run *r, const Batch *in)
@@ -621,6 +698,10 @@ static void track_event_time(Run *r, const Batch *in)
 /* Appends the rows of out to the result table, keyed (batch id, row). */
 static void emit_append_log(Run *r, const Batch *out)
 {
+    if (r->p->into != NULL) {
+        keep_output(r, out);
+        return;
+    }
     StrBuf key;
     strbuf_init(&key);
     for (uint32_t i = 0; i < out->nrows; i++) {
@@ -799,6 +880,10 @@ static int emit_groups(Run *r, Group **gs, uint32_t n)
     uint32_t *map;
     if (run_chain(p->upper, p->nupper, ab, a, &r->ecx, &out, &map) < 0)
         return -1;
+    if (p->into != NULL) {
+        keep_output(r, out);
+        return 0;
+    }
     /* A group whose row HAVING now filters out leaves the result table. */
     StrBuf key;
     strbuf_init(&key);
@@ -996,8 +1081,17 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     b->state_rows = meta.state_rows;
     meta_write(p, r.wb, &meta);
     SLUICE_FAULT("batch_before_state_commit");
-    if (state_batch_commit(p->st, r.wb, true, err) < 0)
+    if (p->into != NULL) {
+        /* The output chunks and the state in one write: a replayed batch
+         * whose write landed is never replayed, one whose write did not
+         * appends once. */
+        int64_t first;
+        if (stream_append_batches(p->st, p->into, (const Batch *const *)r.outs, r.nouts, r.wb,
+                                  &first, err) < 0)
+            goto out;
+    } else if (state_batch_commit(p->st, r.wb, true, err) < 0) {
         goto out;
+    }
     SLUICE_FAULT("batch_after_state_commit");
     rc = 0;
 out:

@@ -4,7 +4,7 @@
  *
  *   tbl_key, tbl_rowid_key, tbl_next_rowid, tbl_get, tbl_put, tbl_delete
  *   tbl_scan_open, tbl_scan_next, rel_scan_close
- *   stream_append, stream_end_offset, stream_forget
+ *   stream_append, stream_append_batches, stream_end_offset, stream_forget
  *   stream_scan_open, stream_scan_next
  *   rel_purge
  *
@@ -253,28 +253,30 @@ void stream_forget(const CatRelation *rel)
     counter_forget('T', rel->oid);
 }
 
-int stream_append(StateStore *st, const CatRelation *rel, const Batch *b, int64_t *first,
-                  SlError *err)
+/* Appends one chunk per batch; with (may be NULL) holds other writes that
+ * must commit in the same RocksDB write (a continuous query's state). */
+int stream_append_batches(StateStore *st, const CatRelation *rel, const Batch *const *bs,
+                          int nb, StateBatch *with, int64_t *first, SlError *err)
 {
-    if (b->nrows == 0) {
-        *first = stream_end_offset(st, rel, err);
-        return *first < 0 ? -1 : 0;
-    }
-    /* Encode outside the lock; only the offset and the write are serial. */
-    StrBuf val;
-    strbuf_init(&val);
-    uint8_t n4[4];
-    put_le32(n4, b->nrows);
-    strbuf_append(&val, n4, 4);
+    /* Encode outside the lock; only the offsets and the write are serial. */
+    StrBuf *vals = sl_calloc((size_t)(nb > 0 ? nb : 1), sizeof(StrBuf));
     StrBuf row;
     strbuf_init(&row);
-    for (uint32_t r = 0; r < b->nrows; r++) {
-        strbuf_reset(&row);
-        row_encode(b, r, &row);
-        uint8_t l4[4];
-        put_le32(l4, (uint32_t)row.len);
-        strbuf_append(&val, l4, 4);
-        strbuf_append(&val, row.data, row.len);
+    int64_t rows = 0;
+    for (int i = 0; i < nb; i++) {
+        const Batch *b = bs[i];
+        uint8_t n4[4];
+        put_le32(n4, b->nrows);
+        strbuf_append(&vals[i], n4, 4);
+        for (uint32_t r = 0; r < b->nrows; r++) {
+            strbuf_reset(&row);
+            row_encode(b, r, &row);
+            uint8_t l4[4];
+            put_le32(l4, (uint32_t)row.len);
+            strbuf_append(&vals[i], l4, 4);
+            strbuf_append(&vals[i], row.data, row.len);
+        }
+        rows += b->nrows;
     }
     strbuf_free(&row);
 
@@ -282,22 +284,37 @@ int stream_append(StateStore *st, const CatRelation *rel, const Batch *b, int64_
     pthread_mutex_lock(&counters_mu);
     Counter *c = counter_get(st, 'S', rel->oid, err);
     if (c != NULL) {
-        uint8_t key[13];
-        make_prefix(key, 'S', rel->oid);
-        put_be64(key + 5, (uint64_t)c->next);
-        StateBatch *wb = state_batch_new();
-        state_batch_put(wb, key, sizeof(key), val.data, val.len);
+        StateBatch *wb = with ? with : state_batch_new();
+        int64_t off = c->next;
+        for (int i = 0; i < nb; i++) {
+            if (bs[i]->nrows == 0)
+                continue;
+            uint8_t key[13];
+            make_prefix(key, 'S', rel->oid);
+            put_be64(key + 5, (uint64_t)off);
+            state_batch_put(wb, key, sizeof(key), vals[i].data, vals[i].len);
+            off += bs[i]->nrows;
+        }
         SLUICE_FAULT("stream_append_before_write");
-        if (state_batch_commit(st, wb, true, err) == 0) {
+        if ((rows == 0 && with == NULL) || state_batch_commit(st, wb, true, err) == 0) {
             *first = c->next;
-            c->next += b->nrows;
+            c->next += rows;
             rc = 0;
         }
-        state_batch_free(wb);
+        if (wb != with)
+            state_batch_free(wb);
     }
     pthread_mutex_unlock(&counters_mu);
-    strbuf_free(&val);
+    for (int i = 0; i < nb; i++)
+        strbuf_free(&vals[i]);
+    sl_free(vals);
     return rc;
+}
+
+int stream_append(StateStore *st, const CatRelation *rel, const Batch *b, int64_t *first,
+                  SlError *err)
+{
+    return stream_append_batches(st, rel, &b, 1, NULL, first, err);
 }
 
 RelScan *stream_scan_open(StateStore *st, const CatRelation *rel, int64_t from, int64_t to)
