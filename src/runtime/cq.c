@@ -277,7 +277,7 @@ static void plan_batch(Cq *q)
     char sources[160];
     snprintf(sources, sizeof(sources),
              "[{\"oid\":%u,\"part\":0,\"start\":%" PRId64 ",\"end\":%" PRId64 "}]",
-             inc_plan_source(q->plan) ? q->rel->oid : 0, q->next_from, to);
+             inc_plan_stream(q->plan)->oid, q->next_from, to);
     CqOffsets o = {q->next_batch_id, sources, q->has_watermark, q->watermark_us, wall_us()};
     if (cat_offsets_append(q->rt->cat, q->rel->oid, &o, &err) < 0) {
         fail_query(q, &err);

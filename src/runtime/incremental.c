@@ -379,6 +379,11 @@ Source *inc_plan_source(IncPlan *p)
     return p->source;
 }
 
+const CatRelation *inc_plan_stream(IncPlan *p)
+{
+    return p->stream;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Meta: the batch id, watermark and state size stored with the state      */
 

@@ -41,8 +41,9 @@ typedef struct IncBatch {
 int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
                     SlError *err);
 void inc_plan_free(IncPlan *p);
-/* The source the plan reads. */
+/* The source the plan reads, and its stream. */
 Source *inc_plan_source(IncPlan *p);
+const CatRelation *inc_plan_stream(IncPlan *p);
 int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
 int  inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark,
                     int64_t *watermark_us, SlError *err);
