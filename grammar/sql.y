@@ -107,6 +107,7 @@ stmt(A) ::= create_stmt(X). { A = X; }
 stmt(A) ::= drop_stmt(X). { A = X; }
 stmt(A) ::= explain_stmt(X). { A = X; }
 stmt(A) ::= transaction_stmt(X). { A = X; }
+stmt(A) ::= copy_stmt(X). { A = X; }
 stmt(A) ::= SET(T) opt_set_scope set_name(N) anything. { A = make_variable_set(p, &T, &N); }
 stmt(A) ::= RESET(T) set_name(N) anything. { A = make_variable_reset(p, &T, N.z); }
 stmt(A) ::= RESET(T) ALL. { A = make_variable_reset(p, &T, "all"); }
@@ -130,7 +131,6 @@ anything ::= .
 anything ::= anything ANYTOKEN.
 
 %type unsupported_kw {Token}
-unsupported_kw(A) ::= COPY(X). { A = X; }
 unsupported_kw(A) ::= DISCARD(X). { A = X; }
 unsupported_kw(A) ::= PREPARE(X). { A = X; }
 unsupported_kw(A) ::= EXECUTE(X). { A = X; }
@@ -206,6 +206,24 @@ col_constraint(A) ::= DEFAULT(T) b_expr. { A = make_constraint(p, CONSTR_DEFAULT
 col_constraint(A) ::= REFERENCES(T) name_list opt_ref_cols. { A = make_constraint(p, CONSTR_FOREIGN, T.offset, NULL); }
 opt_ref_cols ::= .
 opt_ref_cols ::= LP column_ref_list RP.
+
+/* COPY name [(cols)] FROM STDIN | TO STDOUT [[WITH] (options)]
+ * COPY (query) TO STDOUT [[WITH] (options)] */
+copy_stmt(A) ::= COPY(T) name_list(N) opt_copy_cols(C) FROM ID(S) opt_copy_options(O). { A = make_copy(p, &T, N, C, NULL, false, &S, O); }
+copy_stmt(A) ::= COPY(T) name_list(N) opt_copy_cols(C) TO ID(S) opt_copy_options(O). { A = make_copy(p, &T, N, C, NULL, true, &S, O); }
+copy_stmt(A) ::= COPY(T) select_with_parens(Q) TO ID(S) opt_copy_options(O). { A = make_copy(p, &T, (Names){0}, NULL, Q, true, &S, O); }
+%type opt_copy_cols {List *}
+opt_copy_cols(A) ::= . { A = NULL; }
+opt_copy_cols(A) ::= LP column_ref_list(L) RP. { A = L; }
+%type opt_copy_options {List *}
+opt_copy_options(A) ::= . { A = NULL; }
+opt_copy_options(A) ::= WITH LP copy_opt_list(L) RP. { A = L; }
+opt_copy_options(A) ::= LP copy_opt_list(L) RP. { A = L; }
+%type copy_opt_list {List *}
+copy_opt_list(A) ::= copy_opt(X). { A = make_list1(p, X); }
+copy_opt_list(A) ::= copy_opt_list(L) COMMA copy_opt(X). { A = make_list_append(p, L, X); }
+copy_opt(A) ::= col_label(N) def_arg(V). { A = make_def_elem(p, &N, V); }
+copy_opt(A) ::= col_label(N). { A = make_def_elem(p, &N, NULL); }
 
 %type opt_with_options {List *}
 opt_with_options(A) ::= . { A = NULL; }

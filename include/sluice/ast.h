@@ -61,6 +61,7 @@ typedef enum NodeTag {
     T_WatermarkDef,
     T_DefElem,
     T_OnConflictClause,
+    T_CopyStmt,
 } NodeTag;
 
 typedef struct Node {
@@ -366,6 +367,19 @@ typedef struct DropStmt {
     bool       missing_ok;
     bool       cascade;
 } DropStmt;
+
+/* COPY relation [(columns)] FROM STDIN | TO STDOUT, or COPY (query) TO
+ * STDOUT, with options (DefElems: FORMAT, HEADER, DELIMITER, NULL). */
+typedef struct CopyStmt {
+    Node        hdr;
+    RangeVar   *relation;   /* NULL for COPY (query) */
+    List       *columns;    /* of ColumnRef, or NULL: all */
+    SelectStmt *query;
+    bool        to;         /* TO STDOUT; else FROM STDIN */
+    const char *target;     /* the word after FROM / TO */
+    int         target_loc;
+    List       *options;
+} CopyStmt;
 
 typedef struct AlterCqStmt {
     Node      hdr;

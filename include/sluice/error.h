@@ -18,6 +18,7 @@ typedef struct SlError {
     char *message;
     char *detail;
     char *hint;
+    char *context;       /* where it happened (ErrorResponse 'W'), or NULL */
     int   position;      /* 1-based byte offset into the statement, 0 = none */
 } SlError;
 
@@ -29,6 +30,7 @@ int  sl_error_at(SlError *e, const char *sqlstate, int offset, const char *fmt, 
      SL_PRINTF(4, 5);
 void sl_error_detail(SlError *e, const char *fmt, ...) SL_PRINTF(2, 3);
 void sl_error_hint(SlError *e, const char *fmt, ...) SL_PRINTF(2, 3);
+void sl_error_context(SlError *e, const char *fmt, ...) SL_PRINTF(2, 3);
 static inline bool sl_error_set(const SlError *e) { return e->sqlstate[0] != 0; }
 void sl_error_clear(SlError *e);
 /* Moves src into dst (dst is cleared first); src is empty afterwards. */

@@ -105,6 +105,7 @@ typedef enum QueryKind {
     QUERY_EXPLAIN,  /* explain: the analyzed statement whose plan is shown */
     QUERY_ALTER_CQ, /* ALTER CONTINUOUS QUERY drop_names[0] PAUSE (pause) | RESUME */
     QUERY_REFUSED,  /* parsed and analyzed, but not runnable yet: 0A000 refusal */
+    QUERY_COPY,     /* COPY FROM STDIN / TO STDOUT: copy */
 } QueryKind;
 
 struct Plan;
@@ -114,6 +115,21 @@ struct CatRelation;
 struct Catalog;
 
 typedef struct Query Query;
+
+/* An analyzed COPY: a relation and its chosen columns (FROM STDIN, or TO
+ * STDOUT), or a query (TO STDOUT); the format and its options. */
+typedef struct CopySpec {
+    bool        to;
+    const struct CatRelation *rel;  /* NULL for COPY (query) */
+    int         ncols;
+    int        *attnums;            /* the columns, indexes into rel->cols */
+    Query      *query;              /* COPY (query) TO STDOUT */
+    bool        csv;
+    bool        header;
+    char        delimiter;
+    const char *null_string;
+} CopySpec;
+
 struct Query {
     QueryKind    kind;
     const char  *tag;           /* QUERY_UTILITY: "BEGIN", "SET", ...; else the
@@ -140,6 +156,7 @@ struct Query {
     bool               missing_ok;
     bool               pause;           /* QUERY_ALTER_CQ */
     const char        *refusal;         /* QUERY_REFUSED: the 0A000 message */
+    CopySpec          *copy;            /* QUERY_COPY */
     int                refusal_pos;
     const Node        *ast;             /* the statement analyzed (its RawStmt's) */
     /* relations the query reads or writes, by name and oid: a prepared

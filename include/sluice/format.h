@@ -4,6 +4,7 @@
  *   fmt_spec_init     describe the target columns (and JSON paths)
  *   fmt_json_decode   JSON lines -> rows
  *   fmt_csv_decode    CSV lines -> rows
+ *   fmt_text_decode   PostgreSQL COPY text lines -> rows
  *
  * A decoder appends the good records of a buffer as rows of a Batch laid
  * out as the stream's columns, and reports every record it cannot decode as
@@ -74,5 +75,9 @@ int fmt_json_decode(const FmtSpec *spec, const char *buf, size_t len, bool final
                     Batch *b, uint32_t cap, Arena *a, FmtResult *res, SlError *err);
 int fmt_csv_decode(const FmtSpec *spec, const char *buf, size_t len, bool final,
                    Batch *b, uint32_t cap, Arena *a, FmtResult *res, SlError *err);
+/* The text format: delimiter (tab), null_string (backslash-N), escapes;
+ * a line of backslash-dot ends the data. */
+int fmt_text_decode(const FmtSpec *spec, const char *buf, size_t len, bool final,
+                    Batch *b, uint32_t cap, Arena *a, FmtResult *res, SlError *err);
 
 #endif /* SLUICE_FORMAT_H */

@@ -84,4 +84,22 @@ void rt_describe(const Prepared *p, int *ncols, const ColumnDesc **cols,
 int rt_execute(const Prepared *p, const ParamValue *params, int nparams,
                ResultSink *sink, char *tag, size_t tagsize, SlError *err);
 
+/* COPY (copy.c).  A prepared COPY is not run by rt_execute: the server
+ * asks rt_copy_kind which way it goes and the number of its columns, then
+ * for FROM STDIN feeds the CopyData bytes to rt_copy_data between
+ * rt_copy_begin and rt_copy_end (which writes everything, or nothing, and
+ * frees the RtCopy) or rt_copy_abort; for TO STDOUT, rt_copy_out calls cb
+ * with each line of the output. */
+typedef struct RtCopy RtCopy;
+typedef enum RtCopyKind { RT_COPY_NONE, RT_COPY_IN, RT_COPY_OUT } RtCopyKind;
+typedef int (*rt_copy_out_cb)(void *ctx, const char *data, size_t len);
+RtCopyKind rt_copy_kind(const Prepared *p);
+int  rt_copy_ncols(const Prepared *p);
+int  rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err);
+int  rt_copy_data(RtCopy *cp, const char *data, size_t len, SlError *err);
+int  rt_copy_end(RtCopy *cp, char *tag, size_t tagsize, SlError *err);
+void rt_copy_abort(RtCopy *cp);
+int  rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size_t tagsize,
+                 SlError *err);
+
 #endif /* SLUICE_RUNTIME_H */

@@ -55,6 +55,11 @@ Catalog *rt_catalog(void)
     return g_cat;
 }
 
+const Query *rt_prepared_query(const Prepared *p)
+{
+    return p->q;
+}
+
 StateStore *rt_state(void)
 {
     return g_st;
@@ -268,6 +273,9 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
         return 0;
     case QUERY_REFUSED:
         return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED, "%s", q->refusal);
+    case QUERY_COPY:
+        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                        "COPY in the extended query protocol is not supported yet");
     case QUERY_CREATE:
     case QUERY_DROP:
     case QUERY_MODIFY:

@@ -19,6 +19,8 @@
 
 Catalog    *rt_catalog(void);
 StateStore *rt_state(void);
+/* The analyzed statement of a prepared one. */
+const Query *rt_prepared_query(const Prepared *p);
 
 int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 int rt_run_explain(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);

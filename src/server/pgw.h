@@ -124,6 +124,9 @@ struct Conn {
     char       *application_name;
     char        xact;           /* 'I', 'T' or 'E' for ReadyForQuery */
     bool        skip_to_sync;   /* extended protocol: after an error */
+    struct SimpleQuery *sq;     /* a Query string stopped at a COPY FROM STDIN */
+    RtCopy     *copy;           /* copy-in mode: the COPY being fed */
+    bool        copy_drop;      /* after a failed copy-in: drop CopyData/Done/Fail */
     AuthConn   *auth;           /* during PHASE_AUTH */
     PreparedStmt *stmts;        /* named prepared statements, and "" */
     Portal      *portals;

@@ -39,6 +39,8 @@
 #define PGW_MSG_BIND_COMPLETE   '2'
 #define PGW_MSG_CLOSE_COMPLETE  '3'
 #define PGW_MSG_COMMAND_COMPLETE 'C'
+#define PGW_MSG_COPY_IN_RESPONSE 'G'
+#define PGW_MSG_COPY_OUT_RESPONSE 'H'
 #define PGW_MSG_DATA_ROW        'D'
 #define PGW_MSG_EMPTY_QUERY     'I'
 #define PGW_MSG_ERROR           'E'

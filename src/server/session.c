@@ -136,6 +136,10 @@ void session_send_error(Conn *c, const SlError *e, const char *sql, bool fatal)
         pgw_put_byte(&c->out, 'H');
         pgw_put_cstr(&c->out, e->hint);
     }
+    if (e->context) {
+        pgw_put_byte(&c->out, 'W');
+        pgw_put_cstr(&c->out, e->context);
+    }
     if (e->position > 0 && sql != NULL) {
         char pos[16];
         snprintf(pos, sizeof(pos), "%d", char_position(sql, e->position));
@@ -316,6 +320,108 @@ static void send_in_failed_xact(Conn *c, SlError *err)
 /* ---------------------------------------------------------------------- */
 /* Simple query                                                            */
 
+/* A simple Query in progress: its statements and the next one to run.  It
+ * outlives the Query message only while a COPY FROM STDIN takes CopyData
+ * (PostgreSQL runs the rest of the string after the copy ends). */
+typedef struct SimpleQuery {
+    Arena  arena;
+    char  *sql;
+    List  *stmts;
+    int    next;
+} SimpleQuery;
+
+static void simple_query_end(Conn *c)
+{
+    if (c->sq != NULL) {
+        arena_destroy(&c->sq->arena);
+        sl_free(c->sq);
+        c->sq = NULL;
+    }
+    send_ready(c);
+}
+
+/* The copy-in and copy-out responses: overall text format, every column text. */
+static void send_copy_response(Conn *c, char type, int ncols)
+{
+    size_t m = pgw_begin(&c->out, type);
+    pgw_put_byte(&c->out, 0);
+    pgw_put_int16(&c->out, (int16_t)ncols);
+    for (int i = 0; i < ncols; i++)
+        pgw_put_int16(&c->out, 0);
+    pgw_end(&c->out, m);
+}
+
+static int copy_out_cb(void *ctx, const char *data, size_t len)
+{
+    Conn *c = ctx;
+    size_t m = pgw_begin(&c->out, PGW_MSG_COPY_DATA);
+    pgw_put_bytes(&c->out, data, len);
+    pgw_end(&c->out, m);
+    return 0;
+}
+
+/* Runs the statements of c->sq from sq->next; stops at a COPY FROM STDIN
+ * (copy-in mode) or at the first error, and otherwise ends the Query. */
+static void run_simple(Conn *c)
+{
+    SimpleQuery *sq = c->sq;
+    const char *sql = sq->sql;
+    SlError err = {0};
+    for (; sq->next < list_len(sq->stmts); sq->next++) {
+        Prepared *prep;
+        const RawStmt *raw = list_nth(sq->stmts, sq->next);
+        if (c->xact == 'E' && !is_xact_end(sql + raw->start, sql + raw->end)) {
+            send_in_failed_xact(c, &err);
+            session_send_error(c, &err, NULL, false);
+            break;
+        }
+        if (rt_prepare(&sq->arena, sql, raw, NULL, 0, &prep, &err) < 0) {
+            session_send_error(c, &err, sql, false);
+            break;
+        }
+        int ncols, nparams;
+        const ColumnDesc *cols;
+        const SlType *ptypes;
+        rt_describe(prep, &ncols, &cols, &nparams, &ptypes);
+        if (nparams > 0) {
+            sl_error(&err, ERRCODE_UNDEFINED_PARAMETER, "there is no parameter $1");
+            session_send_error(c, &err, sql, false);
+            break;
+        }
+        char tag[64];
+        RtCopyKind kind = rt_copy_kind(prep);
+        if (kind == RT_COPY_IN) {
+            if (rt_copy_begin(prep, &c->copy, &err) < 0) {
+                session_send_error(c, &err, sql, false);
+                break;
+            }
+            send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, rt_copy_ncols(prep));
+            conn_mark_dirty(c);
+            sq->next++;
+            return;         /* CopyData, then CopyDone or CopyFail */
+        }
+        if (kind == RT_COPY_OUT) {
+            send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, rt_copy_ncols(prep));
+            if (rt_copy_out(prep, copy_out_cb, c, tag, sizeof(tag), &err) < 0) {
+                session_send_error(c, &err, sql, false);
+                break;
+            }
+            send_simple(c, PGW_MSG_COPY_DONE);
+            send_command_complete(c, tag);
+            continue;
+        }
+        if (ncols > 0)
+            send_row_description(c, ncols, cols, NULL, 0);
+        if (run_statement(c, prep, NULL, 0, NULL, 0, &c->out, tag, sizeof(tag), &err) < 0) {
+            session_send_error(c, &err, sql, false);
+            break;
+        }
+        send_command_complete(c, tag);
+    }
+    sl_error_clear(&err);
+    simple_query_end(c);
+}
+
 static void handle_query(Conn *c, PgwReader *r)
 {
     const char *sql = pgw_get_cstr(r);
@@ -323,51 +429,69 @@ static void handle_query(Conn *c, PgwReader *r)
         fatal(c, ERRCODE_PROTOCOL_VIOLATION, "invalid Query message");
         return;
     }
-    Arena a;
-    arena_init(&a, 16384);
+    SimpleQuery *sq = sl_calloc(1, sizeof(SimpleQuery));
+    arena_init(&sq->arena, 16384);
+    sq->sql = arena_strdup(&sq->arena, sql);
+    c->sq = sq;
     SlError err = {0};
-    List *stmts = NULL;
-    if (rt_parse(&a, sql, strlen(sql), &stmts, &err) < 0) {
-        session_send_error(c, &err, sql, false);
-    } else if (list_len(stmts) == 0) {
+    if (rt_parse(&sq->arena, sq->sql, strlen(sq->sql), &sq->stmts, &err) < 0) {
+        session_send_error(c, &err, sq->sql, false);
+        sl_error_clear(&err);
+        simple_query_end(c);
+    } else if (list_len(sq->stmts) == 0) {
         send_simple(c, PGW_MSG_EMPTY_QUERY);
+        simple_query_end(c);
     } else {
-        for (int i = 0; i < list_len(stmts); i++) {
-            Prepared *prep;
-            const RawStmt *raw = list_nth(stmts, i);
-            if (c->xact == 'E' && !is_xact_end(sql + raw->start, sql + raw->end)) {
-                send_in_failed_xact(c, &err);
-                session_send_error(c, &err, NULL, false);
-                break;
-            }
-            if (rt_prepare(&a, sql, raw, NULL, 0, &prep, &err) < 0) {
-                session_send_error(c, &err, sql, false);
-                break;
-            }
-            int ncols, nparams;
-            const ColumnDesc *cols;
-            const SlType *ptypes;
-            rt_describe(prep, &ncols, &cols, &nparams, &ptypes);
-            if (nparams > 0) {
-                sl_error(&err, ERRCODE_UNDEFINED_PARAMETER,
-                         "there is no parameter $1");
-                session_send_error(c, &err, sql, false);
-                break;
-            }
-            if (ncols > 0)
-                send_row_description(c, ncols, cols, NULL, 0);
-            char tag[64];
-            if (run_statement(c, prep, NULL, 0, NULL, 0, &c->out, tag, sizeof(tag),
-                              &err) < 0) {
-                session_send_error(c, &err, sql, false);
-                break;
-            }
-            send_command_complete(c, tag);
-        }
+        run_simple(c);
     }
+}
+
+/* Copy-in mode: CopyData feeds the COPY, CopyDone ends it and the Query
+ * string goes on, CopyFail or an error ends the Query; Flush and Sync are
+ * ignored, as PostgreSQL does. */
+static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t len)
+{
+    SlError err = {0};
+    char tag[64];
+    switch (type) {
+    case PGW_MSG_COPY_DATA:
+        if (rt_copy_data(c->copy, (const char *)body, len, &err) == 0)
+            return;
+        rt_copy_abort(c->copy);
+        break;
+    case PGW_MSG_COPY_DONE: {
+        int rc = rt_copy_end(c->copy, tag, sizeof(tag), &err);
+        c->copy = NULL;
+        if (rc == 0) {
+            send_command_complete(c, tag);
+            run_simple(c);
+            return;
+        }
+        break;
+    }
+    case PGW_MSG_COPY_FAIL: {
+        PgwReader r;
+        pgw_reader_init(&r, body, len);
+        const char *why = pgw_get_cstr(&r);
+        rt_copy_abort(c->copy);
+        sl_error(&err, ERRCODE_QUERY_CANCELED, "COPY from stdin failed: %s",
+                 why ? why : "(no message)");
+        break;
+    }
+    case PGW_MSG_FLUSH:
+    case PGW_MSG_SYNC:
+        return;
+    default:
+        rt_copy_abort(c->copy);
+        sl_error(&err, ERRCODE_PROTOCOL_VIOLATION,
+                 "unexpected message type 0x%02X during COPY from stdin", type);
+        break;
+    }
+    c->copy = NULL;
+    c->copy_drop = type == PGW_MSG_COPY_DATA;
+    session_send_error(c, &err, NULL, false);
     sl_error_clear(&err);
-    arena_destroy(&a);
-    send_ready(c);
+    simple_query_end(c);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -947,6 +1071,17 @@ static void dispatch(Conn *c, uint8_t type, const uint8_t *body, size_t len)
 {
     PgwReader r;
     pgw_reader_init(&r, body, len);
+    if (c->copy != NULL && type != PGW_MSG_TERMINATE) {
+        copy_in_message(c, type, body, len);
+        return;
+    }
+    /* After a failed copy-in the client may still be sending its data. */
+    if (type == PGW_MSG_COPY_DATA || type == PGW_MSG_COPY_DONE || type == PGW_MSG_COPY_FAIL) {
+        if (c->copy_drop)
+            return;
+    } else {
+        c->copy_drop = false;
+    }
     if (c->skip_to_sync && type != PGW_MSG_SYNC && type != PGW_MSG_TERMINATE)
         return;
     switch (type) {
@@ -1027,6 +1162,12 @@ void session_init(Conn *c)
 
 void session_free(Conn *c)
 {
+    if (c->copy != NULL)
+        rt_copy_abort(c->copy);
+    if (c->sq != NULL) {
+        arena_destroy(&c->sq->arena);
+        sl_free(c->sq);
+    }
     while (c->portals != NULL)
         portal_unlink(c, c->portals);
     while (c->stmts != NULL)

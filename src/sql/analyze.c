@@ -899,6 +899,8 @@ int an_statement(Analyze *an, Node *stmt, Query *q)
         return an_create_stmt(an, (CreateStmt *)stmt, q);
     case T_DropStmt:
         return an_drop_stmt(an, (DropStmt *)stmt, q);
+    case T_CopyStmt:
+        return an_copy_stmt(an, (CopyStmt *)stmt, q);
     case T_ExplainStmt:
     case T_CreateCqStmt:
     case T_AlterCqStmt:

@@ -525,3 +525,113 @@ out:
     an->scope = saved;
     return rc;
 }
+
+/* ------------------------------------------------------------------ COPY */
+
+/* An option's value as text: a string, a number, a word or a boolean
+ * (NULL when the option has no value). */
+static const char *copy_opt_text(const DefElem *d)
+{
+    if (d->arg == NULL)
+        return NULL;
+    if (d->arg->tag == T_A_Const)
+        return ((const A_Const *)d->arg)->text;
+    if (d->arg->tag == T_ColumnRef)
+        return list_nth(((const ColumnRef *)d->arg)->names, 0);
+    return NULL;
+}
+
+static int copy_options(Analyze *an, CopyStmt *s, CopySpec *c)
+{
+    const char *delim = NULL;
+    for (int i = 0; i < list_len(s->options); i++) {
+        const DefElem *d = list_nth(s->options, i);
+        const char *v = copy_opt_text(d);
+        if (strcmp(d->name, "format") == 0) {
+            if (v != NULL && strcasecmp(v, "csv") == 0)
+                c->csv = true;
+            else if (v != NULL && strcasecmp(v, "text") == 0)
+                c->csv = false;
+            else
+                return sl_error_at(an->err, ERRCODE_INVALID_PARAMETER_VALUE, d->hdr.location,
+                                   "COPY format \"%s\" not recognized", v ? v : "");
+        } else if (strcmp(d->name, "header") == 0) {
+            c->header = v == NULL || strcasecmp(v, "true") == 0 || strcasecmp(v, "on") == 0 ||
+                        strcmp(v, "1") == 0;
+        } else if (strcmp(d->name, "delimiter") == 0) {
+            if (v == NULL || strlen(v) != 1)
+                return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, d->hdr.location,
+                                   "COPY delimiter must be a single one-byte character");
+            delim = v;
+        } else if (strcmp(d->name, "null") == 0) {
+            if (v == NULL)
+                return sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, d->hdr.location,
+                                   "null requires a parameter");
+            c->null_string = v;
+        } else {
+            return sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, d->hdr.location,
+                               "option \"%s\" not recognized", d->name);
+        }
+    }
+    c->delimiter = delim ? delim[0] : c->csv ? ',' : '\t';
+    if (c->null_string == NULL)
+        c->null_string = c->csv ? "" : "\\N";
+    if (c->header && !c->csv)
+        return sl_error(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                        "COPY HEADER available only in CSV mode");
+    return 0;
+}
+
+int an_copy_stmt(Analyze *an, CopyStmt *s, Query *q)
+{
+    const char *want = s->to ? "stdout" : "stdin";
+    if (strcasecmp(s->target, want) != 0)
+        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->target_loc,
+                           "COPY %s a file is not supported", s->to ? "to" : "from");
+    CopySpec *c = ARENA_NEW(an->a, CopySpec);
+    c->to = s->to;
+    if (copy_options(an, s, c) < 0)
+        return -1;
+    q->kind = QUERY_COPY;
+    q->tag = "COPY";
+    q->copy = c;
+    if (s->query != NULL) {
+        c->query = ARENA_NEW(an->a, Query);
+        return an_select_stmt(an, s->query, c->query);
+    }
+    const CatRelation *rel = an_lookup_relation(an, s->relation->schema, s->relation->name,
+                                                s->relation->hdr.location, false);
+    if (rel == NULL)
+        return -1;
+    if (rel->kind != REL_TABLE && rel->kind != REL_STREAM)
+        return sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, s->relation->hdr.location,
+                           "cannot copy %s %s \"%s\"", s->to ? "from" : "to",
+                           kind_noun(rel->kind), rel->name);
+    an_add_dep(an, rel);
+    c->rel = rel;
+    int n = s->columns ? list_len(s->columns) : rel->ncols;
+    c->ncols = n;
+    c->attnums = ARENA_ARRAY(an->a, int, n ? n : 1);
+    for (int i = 0; i < n; i++) {
+        if (s->columns == NULL) {
+            c->attnums[i] = i;
+            continue;
+        }
+        const ColumnRef *cr = list_nth(s->columns, i);
+        const char *name = list_nth(cr->names, 0);
+        int idx = -1;
+        for (int k = 0; k < rel->ncols; k++)
+            if (strcmp(rel->cols[k].name, name) == 0)
+                idx = k;
+        if (idx < 0)
+            return sl_error_at(an->err, ERRCODE_UNDEFINED_COLUMN, cr->hdr.location,
+                               "column \"%s\" of relation \"%s\" does not exist", name,
+                               rel->name);
+        for (int k = 0; k < i; k++)
+            if (c->attnums[k] == idx)
+                return sl_error_at(an->err, ERRCODE_DUPLICATE_COLUMN, cr->hdr.location,
+                                   "column \"%s\" specified more than once", name);
+        c->attnums[i] = idx;
+    }
+    return 0;
+}

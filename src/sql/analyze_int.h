@@ -142,6 +142,7 @@ int   an_statement(Analyze *an, Node *stmt, Query *q);
 int   an_insert_stmt(Analyze *an, InsertStmt *s, Query *q);
 int   an_update_stmt(Analyze *an, UpdateStmt *s, Query *q);
 int   an_delete_stmt(Analyze *an, DeleteStmt *s, Query *q);
+int   an_copy_stmt(Analyze *an, CopyStmt *s, Query *q);
 /* Coercion for assignment (INSERT, UPDATE SET): PostgreSQL's assignment
  * casts, with 42804 "column ... is of type ... but expression is of type"
  * when there is none. */

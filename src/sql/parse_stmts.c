@@ -294,6 +294,20 @@ Node *make_drop(Parse *p, const Token *t, ObjectKind kind, bool missing_ok, List
     return &d->hdr;
 }
 
+Node *make_copy(Parse *p, const Token *t, Names name, List *cols, Node *query, bool to,
+                const Token *target, List *options)
+{
+    CopyStmt *c = NEW_NODE(p, CopyStmt, t->offset);
+    c->relation = query == NULL ? (RangeVar *)make_range_var(p, name, NULL) : NULL;
+    c->columns = cols;
+    c->query = (SelectStmt *)query;
+    c->to = to;
+    c->target = target->z;
+    c->target_loc = target->offset;
+    c->options = options;
+    return &c->hdr;
+}
+
 Node *make_alter_cq(Parse *p, const Token *t, Names name, bool pause)
 {
     AlterCqStmt *a = NEW_NODE(p, AlterCqStmt, t->offset);

@@ -187,6 +187,8 @@ Node *make_create_cq(Parse *p, const Token *t, bool or_replace, bool if_not_exis
                      Node *into, List *options, Node *query);
 Node *make_drop(Parse *p, const Token *t, ObjectKind kind, bool missing_ok, List *names,
                 bool cascade);
+Node *make_copy(Parse *p, const Token *t, Names name, List *cols, Node *query, bool to,
+                const Token *target, List *options);
 Node *make_alter_cq(Parse *p, const Token *t, Names name, bool pause);
 Node *make_subscribe(Parse *p, const Token *t, Names name);
 Node *make_explain(Parse *p, const Token *t, Node *stmt, bool analyze);

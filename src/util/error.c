@@ -64,8 +64,18 @@ void sl_error_hint(SlError *e, const char *fmt, ...)
     va_end(ap);
 }
 
+void sl_error_context(SlError *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sl_free(e->context);
+    e->context = vformat(fmt, ap);
+    va_end(ap);
+}
+
 void sl_error_clear(SlError *e)
 {
+    sl_free(e->context);
     sl_free(e->message);
     sl_free(e->detail);
     sl_free(e->hint);

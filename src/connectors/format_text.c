@@ -1,0 +1,170 @@
+/*
+ * format_text.c -- the decoder of PostgreSQL's COPY text format (see format.h).
+ *
+ *   fmt_text_decode
+ *
+ * One record a line; fields split on the delimiter (tab by default); a
+ * field equal to the null string (\N by default, compared before
+ * de-escaping) is NULL; backslash escapes: \b \f \n \r \t \v \\, \ooo
+ * (octal) and \xHH (hex); any other escaped character stands for itself.
+ * A record with too many or too few fields, or a field its column's input
+ * function refuses, is a dead letter with PostgreSQL's message.
+ */
+#include "sluice/expr.h"
+#include "sluice/format.h"
+
+#include <stdio.h>
+
+void fmt_add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
+                  const char *reason, const char *raw, size_t rawlen);
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* The de-escaped bytes of [p, end) in a, NUL-terminated; *len their count. */
+static char *unescape(const char *p, const char *end, Arena *a, size_t *len)
+{
+    char *out = arena_alloc(a, (size_t)(end - p) + 1);
+    size_t n = 0;
+    while (p < end) {
+        char c = *p++;
+        if (c != '\\' || p >= end) {
+            out[n++] = c;
+            continue;
+        }
+        c = *p++;
+        switch (c) {
+        case 'b': out[n++] = '\b'; break;
+        case 'f': out[n++] = '\f'; break;
+        case 'n': out[n++] = '\n'; break;
+        case 'r': out[n++] = '\r'; break;
+        case 't': out[n++] = '\t'; break;
+        case 'v': out[n++] = '\v'; break;
+        case 'x':
+            if (p < end && hexval(*p) >= 0) {
+                int v = hexval(*p++);
+                if (p < end && hexval(*p) >= 0)
+                    v = v * 16 + hexval(*p++);
+                out[n++] = (char)v;
+            } else {
+                out[n++] = 'x';
+            }
+            break;
+        default:
+            if (c >= '0' && c <= '7') {
+                int v = c - '0';
+                for (int k = 0; k < 2 && p < end && *p >= '0' && *p <= '7'; k++)
+                    v = v * 8 + (*p++ - '0');
+                out[n++] = (char)v;
+            } else {
+                out[n++] = c;
+            }
+            break;
+        }
+    }
+    out[n] = '\0';
+    *len = n;
+    return out;
+}
+
+/* Decodes one line [p, end) into row `row`; returns NULL or the reason. */
+static const char *decode_record(const FmtSpec *spec, const char *p, const char *end,
+                                 Batch *b, uint32_t row, Arena *a)
+{
+    uint32_t ncols = b->ncols;
+    size_t nulllen = strlen(spec->null_string);
+    char msg[300];
+    uint32_t c = 0;
+    for (;;) {
+        const char *fs = p;
+        while (p < end && *p != spec->delimiter) {
+            if (*p == '\\' && p + 1 < end)
+                p++;
+            p++;
+        }
+        if (p > end)
+            p = end;
+        if (c == ncols)
+            return "extra data after last expected column";
+        Vector *v = &b->cols[c];
+        size_t flen = (size_t)(p - fs);
+        v->nulls[row] = 1;
+        if (!(flen == nulllen && memcmp(fs, spec->null_string, nulllen) == 0)) {
+            size_t len;
+            char *val = unescape(fs, p, a, &len);
+            SlTypeId t = v->type.id;
+            if (t == TYPE_TEXT || t == TYPE_UNKNOWN) {
+                v->v.str[row].ptr = val;
+                v->v.str[row].len = (uint32_t)len;
+            } else {
+                SlError e = {0};
+                if (value_parse_text(a, v->type, val, len, v, row, -1, &e) < 0) {
+                    snprintf(msg, sizeof(msg), "column %s: %s", spec->cols[c].name,
+                             e.message ? e.message : "invalid value");
+                    sl_error_clear(&e);
+                    return arena_strdup(a, msg);
+                }
+            }
+            v->nulls[row] = 0;
+        }
+        c++;
+        if (p >= end)
+            break;
+        p++;    /* the delimiter */
+    }
+    if (c < ncols) {
+        snprintf(msg, sizeof(msg), "missing data for column \"%s\"", spec->cols[c].name);
+        return arena_strdup(a, msg);
+    }
+    return NULL;
+}
+
+int fmt_text_decode(const FmtSpec *spec, const char *buf, size_t len, bool final, Batch *b,
+                    uint32_t cap, Arena *a, FmtResult *res, SlError *err)
+{
+    SL_UNUSED(err);
+    size_t pos = (size_t)res->consumed;
+    while (pos < len && b->nrows < cap) {
+        const char *rec = buf + pos;
+        const char *nl = memchr(rec, '\n', len - pos);
+        if (nl == NULL && !final)
+            break;
+        const char *end = nl ? nl : buf + len;
+        size_t next = (size_t)(end - buf) + (nl ? 1 : 0);
+        size_t rawlen = (size_t)(end - rec);
+        if (rawlen > 0 && rec[rawlen - 1] == '\r')
+            rawlen--;
+        int64_t recno = res->records++;
+        const char *why = NULL;
+        char big[128];
+        if (rawlen > spec->max_record_bytes) {
+            snprintf(big, sizeof(big), "record of %zu bytes exceeds max_record_bytes (%zu)",
+                     rawlen, spec->max_record_bytes);
+            why = big;
+        } else if (rawlen == 2 && rec[0] == '\\' && rec[1] == '.') {
+            /* the end-of-data marker */
+            pos = len;
+            res->consumed = (int64_t)pos;
+            break;
+        } else {
+            why = decode_record(spec, rec, rec + rawlen, b, b->nrows, a);
+        }
+        if (why != NULL)
+            fmt_add_dead(res, a, recno, (int64_t)pos, why, rec, rawlen);
+        else
+            b->nrows++;
+        pos = next;
+        res->consumed = (int64_t)pos;
+    }
+    for (uint32_t c = 0; c < b->ncols; c++)
+        b->cols[c].len = b->nrows;
+    return 0;
+}

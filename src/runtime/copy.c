@@ -1,0 +1,372 @@
+/*
+ * copy.c -- COPY FROM STDIN and COPY TO STDOUT (see runtime.h).
+ *
+ *   rt_copy_kind                  is a prepared statement a COPY, which way
+ *   rt_copy_begin, rt_copy_data, rt_copy_end, rt_copy_abort    COPY FROM
+ *   rt_copy_out                   COPY TO: one line of text per row
+ *
+ * COPY FROM keeps the partial last line of the input between chunks and
+ * decodes whole lines into batches in the copy's arena.  Nothing is written
+ * before the input ended well: rt_copy_end hands all the rows to ex_modify
+ * as one INSERT (one StateBatch for a table, one append for a stream), so a
+ * bad row leaves the relation as it was.
+ */
+#include "runtime_int.h"
+#include "sluice/format.h"
+#include "sluice/rowcodec.h"
+
+#include <stdio.h>
+
+#define COPY_MAX_BYTES ((size_t)1 << 30)
+
+struct RtCopy {
+    Arena       arena;
+    const CopySpec *spec;
+    FmtSpec     fmt;
+    SlType     *types;          /* of the copied columns */
+    char       *buf;            /* input not yet decoded */
+    size_t      len, cap;
+    size_t      total;          /* bytes received */
+    int64_t     line;           /* lines consumed before buf */
+    FmtResult   res;
+    Batch     **batches;
+    int         nbatches, capbatches;
+};
+
+RtCopyKind rt_copy_kind(const Prepared *p)
+{
+    const Query *q = rt_prepared_query(p);
+    if (q->kind != QUERY_COPY)
+        return RT_COPY_NONE;
+    return q->copy->to ? RT_COPY_OUT : RT_COPY_IN;
+}
+
+int rt_copy_ncols(const Prepared *p)
+{
+    const CopySpec *c = rt_prepared_query(p)->copy;
+    return c->query ? c->query->ntargets : c->ncols;
+}
+
+int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
+{
+    const Query *q = rt_prepared_query(p);
+    if (rt_catalog() == NULL || rt_state() == NULL)
+        return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "no catalog is open: the runtime was not initialized (rt_init)");
+    const CopySpec *c = q->copy;
+    RtCopy *cp = sl_calloc(1, sizeof(RtCopy));
+    arena_init(&cp->arena, 256 * 1024);
+    cp->spec = c;
+    const char **names = ARENA_ARRAY(&cp->arena, const char *, c->ncols ? c->ncols : 1);
+    cp->types = ARENA_ARRAY(&cp->arena, SlType, c->ncols ? c->ncols : 1);
+    for (int i = 0; i < c->ncols; i++) {
+        names[i] = c->rel->cols[c->attnums[i]].name;
+        cp->types[i] = c->rel->cols[c->attnums[i]].type;
+    }
+    fmt_spec_init(&cp->fmt, &cp->arena, c->ncols, names, cp->types, NULL);
+    cp->fmt.max_record_bytes = COPY_MAX_BYTES;
+    cp->fmt.delimiter = c->delimiter;
+    cp->fmt.quote = '"';
+    cp->fmt.header = c->header;
+    cp->fmt.null_string = c->null_string;
+    *out = cp;
+    return 0;
+}
+
+void rt_copy_abort(RtCopy *cp)
+{
+    if (cp == NULL)
+        return;
+    sl_free(cp->buf);
+    arena_destroy(&cp->arena);
+    sl_free(cp);
+}
+
+static int64_t count_lines(const char *p, size_t n)
+{
+    int64_t k = 0;
+    const char *e = p + n;
+    while ((p = memchr(p, '\n', (size_t)(e - p))) != NULL) {
+        k++;
+        p++;
+    }
+    return k;
+}
+
+/* The first bad record as PostgreSQL reports it: the message, and the
+ * line in the context. */
+static int bad_record(RtCopy *cp, const DeadLetter *d, SlError *err)
+{
+    int64_t line = cp->line + count_lines(cp->buf, (size_t)d->offset) + 1;
+    const char *rel = cp->spec->rel->name;
+    const char *why = d->reason;
+    if (strncmp(why, "column ", 7) == 0 && strstr(why, ": ") != NULL) {
+        const char *colon = strstr(why, ": ");
+        const char *msg = colon + 2;
+        const char *q = strstr(msg, ": \"");
+        sl_error(err, ERRCODE_INVALID_TEXT_REPRESENTATION, "%s", msg);
+        if (q != NULL)
+            sl_error_context(err, "COPY %s, line %lld, %.*s%s", rel, (long long)line,
+                             (int)(colon - why), why, q);
+        else
+            sl_error_context(err, "COPY %s, line %lld, %.*s", rel, (long long)line,
+                             (int)(colon - why), why);
+        return -1;
+    }
+    sl_error(err, ERRCODE_BAD_COPY_FILE_FORMAT, "%s", why);
+    sl_error_context(err, "COPY %s, line %lld: \"%.*s\"", rel, (long long)line,
+                     (int)SL_MIN(d->raw.len, 200), d->raw.ptr);
+    return -1;
+}
+
+/* Decodes the whole lines of the buffer (all of it when final). */
+static int decode(RtCopy *cp, bool final, SlError *err)
+{
+    for (;;) {
+        Batch *b = cp->nbatches ? cp->batches[cp->nbatches - 1] : NULL;
+        if (b == NULL || b->nrows == EX_BATCH_ROWS) {
+            if (cp->nbatches == cp->capbatches) {
+                int cap = cp->capbatches ? cp->capbatches * 2 : 64;
+                Batch **more = ARENA_ARRAY(&cp->arena, Batch *, cap);
+                if (cp->nbatches)
+                    memcpy(more, cp->batches, sizeof(Batch *) * (size_t)cp->nbatches);
+                cp->batches = more;
+                cp->capbatches = cap;
+            }
+            b = batch_alloc(&cp->arena, cp->types, (uint32_t)cp->spec->ncols, EX_BATCH_ROWS);
+            b->nrows = 0;
+            cp->batches[cp->nbatches++] = b;
+        }
+        cp->res.consumed = 0;
+        cp->res.ndead = 0;
+        int rc = cp->spec->csv
+                     ? fmt_csv_decode(&cp->fmt, cp->buf, cp->len, final, b, EX_BATCH_ROWS,
+                                      &cp->arena, &cp->res, err)
+                     : fmt_text_decode(&cp->fmt, cp->buf, cp->len, final, b, EX_BATCH_ROWS,
+                                       &cp->arena, &cp->res, err);
+        if (rc < 0)
+            return -1;
+        if (cp->res.ndead > 0)
+            return bad_record(cp, &cp->res.dead[0], err);
+        size_t used = (size_t)cp->res.consumed;
+        cp->line += count_lines(cp->buf, used);
+        memmove(cp->buf, cp->buf + used, cp->len - used);
+        cp->len -= used;
+        if (b->nrows < EX_BATCH_ROWS)
+            return 0;
+    }
+}
+
+int rt_copy_data(RtCopy *cp, const char *data, size_t len, SlError *err)
+{
+    cp->total += len;
+    if (cp->total > COPY_MAX_BYTES)
+        return sl_error(err, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                        "COPY input exceeds the limit of %zu bytes", COPY_MAX_BYTES);
+    if (cp->len + len > cp->cap) {
+        cp->cap = SL_MAX(cp->len + len, cp->cap * 2);
+        cp->buf = sl_realloc(cp->buf, cp->cap);
+    }
+    memcpy(cp->buf + cp->len, data, len);
+    cp->len += len;
+    return decode(cp, false, err);
+}
+
+static ExSource *copy_open_scan(ExCtx *cx, const Plan *scan)
+{
+    SL_UNUSED(scan);
+    RtCopy *cp = cx->open_scan_arg;
+    return ex_source_batches(cx->arena, cp->batches, cp->nbatches);
+}
+
+int rt_copy_end(RtCopy *cp, char *tag, size_t tagsize, SlError *err)
+{
+    int rc = decode(cp, true, err);
+    const CopySpec *c = cp->spec;
+    const CatRelation *rel = c->rel;
+    if (rc == 0) {
+        /* the rows as the relation's columns: those not copied are NULL */
+        SlType *types = ARENA_ARRAY(&cp->arena, SlType, rel->ncols);
+        for (int k = 0; k < rel->ncols; k++)
+            types[k] = rel->cols[k].type;
+        for (int i = 0; i < cp->nbatches; i++) {
+            Batch *in = cp->batches[i];
+            Batch *b = batch_alloc(&cp->arena, types, (uint32_t)rel->ncols,
+                                   in->nrows ? in->nrows : 1);
+            for (int k = 0; k < rel->ncols; k++) {
+                b->cols[k].len = in->nrows;
+                memset(b->cols[k].nulls, 1, in->nrows);
+            }
+            for (int j = 0; j < c->ncols; j++)
+                b->cols[c->attnums[j]] = in->cols[j];
+            b->nrows = in->nrows;
+            cp->batches[i] = b;
+        }
+        Plan *scan = plan_new(&cp->arena, PLAN_SCAN, NULL, rel->ncols);
+        for (int k = 0; k < rel->ncols; k++)
+            plan_set_col(scan, k, rel->cols[k].name, rel->cols[k].type, NULL);
+        scan->u.scan.rel = rel;
+        scan->u.scan.oid = rel->oid;
+        ModifyPlan *m = ARENA_NEW(&cp->arena, ModifyPlan);
+        m->kind = MODIFY_INSERT;
+        m->rel = rel;
+        m->oid = rel->oid;
+        m->source = scan;
+        ExCtx cx = {.arena = &cp->arena, .err = err, .st = rt_state(),
+                    .open_scan = copy_open_scan, .open_scan_arg = cp};
+        uint64_t rows = 0;
+        rc = ex_modify(&cx, m, NULL, NULL, &rows);
+        if (rc == 0)
+            snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
+    }
+    rt_copy_abort(cp);
+    return rc < 0 ? -1 : 0;
+}
+
+/* ------------------------------------------------------------- COPY TO */
+
+static void put_text(StrBuf *o, const char *s, size_t n, char delim)
+{
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        switch (ch) {
+        case '\\': strbuf_append(o, "\\\\", 2); break;
+        case '\n': strbuf_append(o, "\\n", 2); break;
+        case '\r': strbuf_append(o, "\\r", 2); break;
+        case '\t': strbuf_append(o, "\\t", 2); break;
+        case '\b': strbuf_append(o, "\\b", 2); break;
+        case '\f': strbuf_append(o, "\\f", 2); break;
+        case '\v': strbuf_append(o, "\\v", 2); break;
+        default:
+            if (ch == delim) {
+                strbuf_putc(o, '\\');
+            }
+            strbuf_putc(o, ch);
+            break;
+        }
+    }
+}
+
+static void put_csv(StrBuf *o, const char *s, size_t n, const CopySpec *c)
+{
+    bool quote = n == 0 && c->null_string[0] == '\0';
+    for (size_t i = 0; i < n && !quote; i++)
+        quote = s[i] == c->delimiter || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
+    if (!quote && strlen(c->null_string) == n && memcmp(s, c->null_string, n) == 0)
+        quote = true;
+    if (!quote) {
+        strbuf_append(o, s, n);
+        return;
+    }
+    strbuf_putc(o, '"');
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"')
+            strbuf_putc(o, '"');
+        strbuf_putc(o, s[i]);
+    }
+    strbuf_putc(o, '"');
+}
+
+static void put_field(StrBuf *o, const char *s, size_t n, const CopySpec *c)
+{
+    if (c->csv)
+        put_csv(o, s, n, c);
+    else
+        put_text(o, s, n, c->delimiter);
+}
+
+typedef struct CopyOut {
+    ResultSink      base;
+    const CopySpec *spec;
+    const int      *attnums;    /* NULL: every column in order */
+    int             ncols;
+    rt_copy_out_cb  cb;
+    void           *ctx;
+    StrBuf          line, val;
+    uint64_t        rows;
+} CopyOut;
+
+static int copy_out_batch_cb(ResultSink *sink, const Batch *b)
+{
+    CopyOut *co = (CopyOut *)sink;
+    for (uint32_t r = 0; r < b->nrows; r++) {
+        strbuf_reset(&co->line);
+        for (int k = 0; k < co->ncols; k++) {
+            const Vector *v = &b->cols[co->attnums ? co->attnums[k] : k];
+            if (k > 0)
+                strbuf_putc(&co->line, co->spec->delimiter);
+            if (vector_is_null(v, r)) {
+                strbuf_puts(&co->line, co->spec->null_string);
+                continue;
+            }
+            strbuf_reset(&co->val);
+            value_format_text(v, r, &co->val);
+            put_field(&co->line, co->val.data, co->val.len, co->spec);
+        }
+        strbuf_putc(&co->line, '\n');
+        if (co->cb(co->ctx, co->line.data, co->line.len) < 0)
+            return -1;
+        co->rows++;
+    }
+    return 0;
+}
+
+int rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size_t tagsize,
+                SlError *err)
+{
+    const Query *q = rt_prepared_query(p);
+    const CopySpec *c = q->copy;
+    if (rt_state() == NULL && c->query == NULL)
+        return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "no catalog is open: the runtime was not initialized (rt_init)");
+    Arena work;
+    arena_init(&work, 64 * 1024);
+    CopyOut co = {{NULL, copy_out_batch_cb}, c, NULL, 0, cb, ctx, {0}, {0}, 0};
+    strbuf_init(&co.line);
+    strbuf_init(&co.val);
+    ExCtx cx = {.arena = &work, .err = err, .st = rt_state()};
+    Query sub;
+    const char *const *names;
+    if (c->query != NULL) {
+        sub = *c->query;
+        sub.init = q->init;
+        sub.ninit = q->ninit;
+        co.ncols = sub.ntargets;
+        names = sub.names;
+    } else {
+        memset(&sub, 0, sizeof(sub));
+        sub.kind = QUERY_SELECT;
+        Plan *scan = plan_new(&work, PLAN_SCAN, NULL, c->rel->ncols);
+        for (int k = 0; k < c->rel->ncols; k++)
+            plan_set_col(scan, k, c->rel->cols[k].name, c->rel->cols[k].type, NULL);
+        scan->u.scan.rel = c->rel;
+        scan->u.scan.oid = c->rel->oid;
+        sub.plan = scan;
+        co.attnums = c->attnums;
+        co.ncols = c->ncols;
+        const char **n = ARENA_ARRAY(&work, const char *, c->ncols ? c->ncols : 1);
+        for (int k = 0; k < c->ncols; k++)
+            n[k] = c->rel->cols[c->attnums[k]].name;
+        names = n;
+    }
+    int rc = 0;
+    if (c->header) {
+        strbuf_reset(&co.line);
+        for (int k = 0; k < co.ncols; k++) {
+            if (k > 0)
+                strbuf_putc(&co.line, c->delimiter);
+            put_field(&co.line, names[k], strlen(names[k]), c);
+        }
+        strbuf_putc(&co.line, '\n');
+        rc = cb(ctx, co.line.data, co.line.len);
+    }
+    uint64_t rows = 0;
+    if (rc == 0)
+        rc = rt_run_select(&sub, &cx, &co.base, &rows);
+    if (rc == 0)
+        snprintf(tag, tagsize, "COPY %llu", (unsigned long long)co.rows);
+    strbuf_free(&co.line);
+    strbuf_free(&co.val);
+    arena_destroy(&work);
+    return rc < 0 ? -1 : 0;
+}

@@ -1,0 +1,76 @@
+"""COPY over the simple query protocol: FROM STDIN (text and csv) into tables
+and streams, TO STDOUT, errors that name the line and write nothing, CopyFail,
+and the rest of a query string running after the copy ends.
+
+Clients: psql (\\copy and piped COPY FROM STDIN) and psycopg 3 (cursor.copy).
+"""
+
+import subprocess
+
+import psycopg
+import pytest
+
+
+def psql(server, *commands, stdin=None):
+    args = ["psql", server.dsn, "-X", "-v", "ON_ERROR_STOP=1", "-A", "-t"]
+    for cmd in commands:
+        args += ["-c", cmd]
+    return subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=60)
+
+
+def test_psql_copy_csv_with_header_and_copy_out(server, tmp_path):
+    csv = tmp_path / "t.csv"
+    csv.write_text('id,name,score\n1,a,1.5\n2,"b, c",\n3,,2\n')
+    r = psql(server, "CREATE TABLE t (id INT PRIMARY KEY, name TEXT, score FLOAT8)",
+             f"\\copy t from '{csv}' with (format csv, header)",
+             "SELECT id, name, score FROM t ORDER BY id")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-4:] == ["COPY 3", "1|a|1.5", "2|b, c|", "3||2"]
+    r = psql(server, "COPY t TO STDOUT")
+    assert r.stdout.splitlines() == ["1\ta\t1.5", "2\tb, c\t\\N", "3\t\\N\t2"]
+    r = psql(server, "COPY (SELECT id, name FROM t WHERE id < 3) TO STDOUT WITH (FORMAT csv, HEADER)")
+    assert r.stdout.splitlines() == ["id,name", "1,a", '2,"b, c"']
+
+
+def test_bad_row_names_its_line_and_writes_nothing(server):
+    psql(server, "CREATE TABLE t (id INT PRIMARY KEY, name TEXT, score FLOAT8)")
+    r = psql(server, "COPY t FROM STDIN", stdin="4\tx\t1\n5\tbad\tzz\n")
+    assert r.returncode != 0
+    assert 'invalid input syntax for type double precision: "zz"' in r.stderr
+    assert 'COPY t, line 2, column score: "zz"' in r.stderr
+    assert psql(server, "SELECT count(*) FROM t").stdout.strip() == "0"
+
+
+def test_psycopg_copy_rows_into_a_stream_then_the_query_string_goes_on(server):
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute("CREATE STREAM s (k BIGINT, v TEXT)")
+        with c.cursor() as cur:
+            with cur.copy("COPY s (k, v) FROM STDIN") as cp:
+                for i in range(100_000):
+                    cp.write_row((i, f"v{i % 7}"))
+        assert c.execute("SELECT count(*), sum(k) FROM s").fetchone() == (100_000, 4999950000)
+        with c.cursor() as cur:
+            with cur.copy("COPY s FROM STDIN WITH (FORMAT csv)") as cp:
+                cp.write(b'1,"x"\n2,"y, z"\n')
+        assert c.execute("SELECT count(*) FROM s WHERE k < 3 AND v LIKE '%y%'").fetchone() == (1,)
+
+
+def test_copy_fail_from_the_client_writes_nothing(server):
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            with c.cursor() as cur:
+                with cur.copy("COPY t FROM STDIN") as cp:
+                    cp.write_row((1,))
+                    raise psycopg.errors.QueryCanceled("client gave up")
+        assert c.execute("SELECT count(*) FROM t").fetchone() == (0,)
+
+
+def test_statements_after_copy_in_one_query_string(server):
+    r = psql(server, "CREATE TABLE t (id INT PRIMARY KEY)")
+    assert r.returncode == 0
+    r = subprocess.run(["psql", server.dsn, "-X", "-A", "-t"], capture_output=True, text=True,
+                       input="COPY t FROM STDIN; SELECT count(*) FROM t;\n1\n2\n\\.\n",
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "2"
