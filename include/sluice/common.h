@@ -28,6 +28,18 @@
 #define SL_NORETURN
 #endif
 
+/* The value of a hexadecimal digit, or -1. */
+static inline int sl_hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 void *sl_malloc(size_t n);
 void *sl_calloc(size_t count, size_t size);
 void *sl_realloc(void *p, size_t n);

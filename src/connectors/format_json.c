@@ -106,17 +106,6 @@ static bool scan_string(JCtx *cx, const char **start, size_t *len, bool *has_esc
     return true;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static char *put_utf8(char *o, uint32_t cp)
 {
     if (cp < 0x80) {
@@ -165,7 +154,7 @@ static bool unescape(JCtx *cx, const char *s, size_t n, SlStr *out)
         case 'u': {
             uint32_t cp = 0;
             for (int k = 1; k <= 4; k++) {
-                int h = i + (size_t)k < n ? hexval(s[i + (size_t)k]) : -1;
+                int h = i + (size_t)k < n ? sl_hexval(s[i + (size_t)k]) : -1;
                 if (h < 0) {
                     fail(cx, "invalid JSON: %s at byte %ld", "bad \\u escape");
                     return false;
@@ -179,7 +168,7 @@ static bool unescape(JCtx *cx, const char *s, size_t n, SlStr *out)
                 uint32_t lo = 0;
                 bool ok = true;
                 for (int k = 3; k <= 6; k++) {
-                    int h = hexval(s[i + (size_t)k]);
+                    int h = sl_hexval(s[i + (size_t)k]);
                     if (h < 0)
                         ok = false;
                     lo = lo << 4 | (uint32_t)(h < 0 ? 0 : h);

@@ -18,17 +18,6 @@
 void fmt_add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
                   const char *reason, const char *raw, size_t rawlen);
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The de-escaped bytes of [p, end) in a, NUL-terminated; *len their count. */
 static char *unescape(const char *p, const char *end, Arena *a, size_t *len)
 {
@@ -49,10 +38,10 @@ static char *unescape(const char *p, const char *end, Arena *a, size_t *len)
         case 't': out[n++] = '\t'; break;
         case 'v': out[n++] = '\v'; break;
         case 'x':
-            if (p < end && hexval(*p) >= 0) {
-                int v = hexval(*p++);
-                if (p < end && hexval(*p) >= 0)
-                    v = v * 16 + hexval(*p++);
+            if (p < end && sl_hexval(*p) >= 0) {
+                int v = sl_hexval(*p++);
+                if (p < end && sl_hexval(*p) >= 0)
+                    v = v * 16 + sl_hexval(*p++);
                 out[n++] = (char)v;
             } else {
                 out[n++] = 'x';

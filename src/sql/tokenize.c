@@ -206,23 +206,12 @@ static void put_utf8(StrBuf *b, uint32_t cp)
     strbuf_append(b, u, (size_t)n);
 }
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Reads n hex digits at lx->pos into *cp; false if they are not there. */
 static bool read_hex(Lexer *lx, int n, uint32_t *cp)
 {
     uint32_t v = 0;
     for (int i = 0; i < n; i++) {
-        int h = hexval(peek(lx, lx->pos + i));
+        int h = sl_hexval(peek(lx, lx->pos + i));
         if (h < 0)
             return false;
         v = v << 4 | (uint32_t)h;
@@ -280,13 +269,13 @@ static int string_escape(Lexer *lx, StrBuf *b, uint32_t *pair, SlError *err)
     case 'r': ch = '\r'; break;
     case 't': ch = '\t'; break;
     case 'x': {
-        int h1 = hexval(peek(lx, lx->pos));
+        int h1 = sl_hexval(peek(lx, lx->pos));
         if (h1 < 0) {
             ch = 'x';
             break;
         }
         lx->pos++;
-        int h2 = hexval(peek(lx, lx->pos));
+        int h2 = sl_hexval(peek(lx, lx->pos));
         if (h2 >= 0) {
             lx->pos++;
             h1 = h1 * 16 + h2;
