@@ -65,6 +65,8 @@ struct ExCtx {
     int             nsubplans;
     ex_open_scan_fn open_scan;  /* NULL: read whole tables and streams */
     void           *open_scan_arg;
+    int64_t         now;        /* now() for the whole statement (ex_clock_now);
+                                 * 0: each evaluation reads the clock once */
 };
 
 /* Builds the operators for a plan.  NULL with cx->err set on failure. */

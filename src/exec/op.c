@@ -32,6 +32,7 @@ EvalCtx op_eval_ctx(ExOp *op)
         .arena = &op->arena, .err = op->cx->err,
         .params = op->cx->params, .nparams = op->cx->nparams,
         .subplans = op->cx->subplans, .nsubplans = op->cx->nsubplans,
+        .now = op->cx->now,
     };
     return e;
 }

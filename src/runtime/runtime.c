@@ -295,7 +295,10 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
         rc = bind_param(&work, q->param_types[i], &params[i], &pv[i], i + 1, err);
     if (rc == 0)
         rc = current_query(p, &work, &q, err);
-    ExCtx cx = {.arena = &work, .err = err, .st = g_st, .params = pv, .nparams = nparams};
+    /* now() is the statement's start time in every operator, as PostgreSQL's
+     * transaction time is (each statement commits on its own). */
+    ExCtx cx = {.arena = &work, .err = err, .st = g_st, .params = pv, .nparams = nparams,
+                .now = ex_clock_now()};
     uint64_t rows = 0;
     if (rc == 0) {
         switch (q->kind) {
