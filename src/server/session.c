@@ -284,7 +284,8 @@ static int run_statement(Conn *c, const Prepared *prep, const ParamValue *params
 /* Is the statement text (from its first byte) COMMIT, ROLLBACK, END or
  * ABORT, the statements a failed transaction block accepts?  A lexical
  * look at the first keyword, skipping blanks and comments. */
-static bool is_xact_end(const char *s, const char *end)
+/* Skips white space and comments at s. */
+static const char *skip_blank(const char *s, const char *end)
 {
     for (;;) {
         while (s < end && isspace((unsigned char)*s))
@@ -298,9 +299,28 @@ static bool is_xact_end(const char *s, const char *end)
                 close++;
             s = end - close >= 2 ? close + 2 : end;
         } else {
-            break;
+            return s;
         }
     }
+}
+
+/* The length of the word at s (letters, digits, underscores). */
+static size_t word_len(const char *s, const char *end)
+{
+    size_t n = 0;
+    while (s + n < end && (isalnum((unsigned char)s[n]) || s[n] == '_'))
+        n++;
+    return n;
+}
+
+static bool word_is(const char *s, size_t n, const char *w)
+{
+    return n == strlen(w) && strncasecmp(s, w, n) == 0;
+}
+
+static bool is_xact_end(const char *s, const char *end)
+{
+    s = skip_blank(s, end);
     static const char *const words[] = {"commit", "rollback", "end", "abort"};
     size_t n = 0;
     while (s + n < end && isalpha((unsigned char)s[n]))
@@ -360,6 +380,64 @@ static int copy_out_cb(void *ctx, const char *data, size_t len)
     return 0;
 }
 
+static void stmt_unlink(Conn *c, PreparedStmt *ps);
+static PreparedStmt *stmt_find(Conn *c, const char *name);
+
+/* DEALLOCATE [PREPARE] name | ALL: prepared statements belong to the
+ * session, so the server answers it itself (psycopg 3 sends DEALLOCATE ALL
+ * to drop its cached statements).  Returns false if the statement is not a
+ * DEALLOCATE; otherwise sends its result or error. */
+static bool deallocate(Conn *c, const char *s, const char *end, SlError *err)
+{
+    s = skip_blank(s, end);
+    size_t n = word_len(s, end);
+    if (!word_is(s, n, "deallocate"))
+        return false;
+    s = skip_blank(s + n, end);
+    n = word_len(s, end);
+    if (word_is(s, n, "prepare")) {
+        s = skip_blank(s + n, end);
+        n = word_len(s, end);
+    }
+    char name[256];
+    bool quoted = s < end && *s == '"';
+    if (quoted) {
+        const char *q = memchr(s + 1, '"', (size_t)(end - s - 1));
+        n = q ? (size_t)(q - s - 1) : 0;
+        s++;
+    }
+    const char *after = skip_blank(s + n + (quoted ? 1 : 0), end);
+    while (after < end && *after == ';')
+        after = skip_blank(after + 1, end);
+    if (n == 0 || n >= sizeof(name) || after != end) {
+        sl_error(err, ERRCODE_SYNTAX_ERROR, "syntax error in DEALLOCATE");
+        return true;
+    }
+    if (!quoted && word_is(s, n, "all")) {
+        PreparedStmt **pp = &c->stmts;
+        while (*pp != NULL) {
+            if ((*pp)->name[0] != '\0')
+                stmt_unlink(c, *pp);
+            else
+                pp = &(*pp)->next;
+        }
+        send_command_complete(c, "DEALLOCATE ALL");
+        return true;
+    }
+    for (size_t i = 0; i < n; i++)
+        name[i] = quoted ? s[i] : (char)tolower((unsigned char)s[i]);
+    name[n] = '\0';
+    PreparedStmt *ps = stmt_find(c, name);
+    if (ps == NULL || name[0] == '\0') {
+        sl_error(err, ERRCODE_UNDEFINED_PSTATEMENT, "prepared statement \"%s\" does not exist",
+                 name);
+        return true;
+    }
+    stmt_unlink(c, ps);
+    send_command_complete(c, "DEALLOCATE");
+    return true;
+}
+
 /* Runs the statements of c->sq from sq->next; stops at a COPY FROM STDIN
  * (copy-in mode) or at the first error, and otherwise ends the Query. */
 static void run_simple(Conn *c)
@@ -374,6 +452,13 @@ static void run_simple(Conn *c)
             send_in_failed_xact(c, &err);
             session_send_error(c, &err, NULL, false);
             break;
+        }
+        if (deallocate(c, sql + raw->start, sql + raw->end, &err)) {
+            if (sl_error_set(&err)) {
+                session_send_error(c, &err, NULL, false);
+                break;
+            }
+            continue;
         }
         if (rt_prepare(&sq->arena, sql, raw, NULL, 0, &prep, &err) < 0) {
             session_send_error(c, &err, sql, false);
