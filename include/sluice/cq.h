@@ -9,6 +9,7 @@
  *   cq_pause, cq_resume
  *   cq_stop            stop a query that is being dropped
  *   cq_foreach         visit each query's status (sys.queries)
+ *   cq_dependent       a query that reads or writes a relation
  *
  * Everything here runs on the loop thread except the body of a batch.
  */
@@ -41,5 +42,7 @@ int  cq_pause(CqRuntime *rt, const char *name, SlError *err);
 int  cq_resume(CqRuntime *rt, const char *name, SlError *err);
 int  cq_stop(CqRuntime *rt, const char *name, SlError *err);
 void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *arg);
+/* The name of a query that reads or writes relation oid, or NULL. */
+const char *cq_dependent(CqRuntime *rt, uint32_t oid);
 
 #endif /* SLUICE_CQ_H */

@@ -2,7 +2,7 @@
  * cq.c -- the scheduler of continuous queries (see cq.h, docs/engine.md).
  *
  *   cq_runtime_init, cq_runtime_close
- *   cq_start, cq_pause, cq_resume, cq_stop, cq_foreach
+ *   cq_start, cq_pause, cq_resume, cq_stop, cq_foreach, cq_dependent
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
  * flight, the next batch is planned (source range, watermark), its entry is
@@ -529,4 +529,16 @@ void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *a
         };
         fn(&s, arg);
     }
+}
+
+const char *cq_dependent(CqRuntime *rt, uint32_t oid)
+{
+    for (Cq *q = rt->queries; q != NULL; q = q->next) {
+        if (q->stopping)
+            continue;
+        const CatRelation *into = inc_plan_into(q->plan);
+        if (inc_plan_stream(q->plan)->oid == oid || (into != NULL && into->oid == oid))
+            return q->rel->name;
+    }
+    return NULL;
 }

@@ -9,6 +9,7 @@
  *                   incrementally, create its relation, start it
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
+ *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
  */
 #include "runtime_int.h"
 
@@ -115,4 +116,16 @@ int rt_cq_alter(const char *name, bool pause, SlError *err)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "continuous queries are not running in this server");
     return pause ? cq_pause(g_cq, name, err) : cq_resume(g_cq, name, err);
+}
+
+int rt_cq_check_drop(const CatRelation *rel, SlError *err)
+{
+    const char *q = g_cq ? cq_dependent(g_cq, rel->oid) : NULL;
+    if (q == NULL)
+        return 0;
+    sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
+             "cannot drop stream %s because other objects depend on it", rel->name);
+    sl_error_detail(err, "continuous query %s depends on stream %s", q, rel->name);
+    sl_error_hint(err, "Drop the continuous query first (DROP CONTINUOUS QUERY %s).", q);
+    return -1;
 }

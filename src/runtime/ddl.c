@@ -60,6 +60,12 @@ int rt_run_drop(const Query *q, SlError *err)
             return -1;
         }
     }
+    /* A stream a running continuous query reads or writes stays (2BP01). */
+    for (int i = 0; i < q->ndrop; i++) {
+        const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
+        if (rel != NULL && rel->kind == REL_STREAM && rt_cq_check_drop(rel, err) < 0)
+            return -1;
+    }
     for (int i = 0; i < q->ndrop; i++) {
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
         if (rel == NULL)

@@ -384,6 +384,11 @@ const CatRelation *inc_plan_stream(IncPlan *p)
     return p->stream;
 }
 
+const CatRelation *inc_plan_into(IncPlan *p)
+{
+    return p->into;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Meta: the batch id, watermark and state size stored with the state      */
 

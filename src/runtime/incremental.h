@@ -44,6 +44,8 @@ void inc_plan_free(IncPlan *p);
 /* The source the plan reads, and its stream. */
 Source *inc_plan_source(IncPlan *p);
 const CatRelation *inc_plan_stream(IncPlan *p);
+/* The stream INTO writes to, or NULL. */
+const CatRelation *inc_plan_into(IncPlan *p);
 int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
 int  inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark,
                     int64_t *watermark_us, SlError *err);

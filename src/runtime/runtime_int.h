@@ -30,5 +30,6 @@ int rt_run_drop(const Query *q, SlError *err);
 int rt_cq_create(const Query *q, SlError *err);
 int rt_cq_stop(const char *name, SlError *err);
 int rt_cq_alter(const char *name, bool pause, SlError *err);
+int rt_cq_check_drop(const CatRelation *rel, SlError *err);
 
 #endif /* SLUICE_RUNTIME_INT_H */
