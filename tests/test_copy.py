@@ -74,3 +74,4 @@ def test_statements_after_copy_in_one_query_string(server):
                        timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[-1] == "2"
+

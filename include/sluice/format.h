@@ -39,6 +39,7 @@ typedef struct FmtColumn {
 typedef struct FmtSpec {
     int        ncols;
     FmtColumn *cols;
+    int       *all_cols;            /* 0 .. ncols-1, for the JSON decoder */
     size_t     max_record_bytes;    /* larger records are dead letters */
     /* CSV */
     char       delimiter;

@@ -10,13 +10,10 @@
  * its column's input function refuses, is a dead letter with PostgreSQL's
  * message.
  */
-#include "sluice/expr.h"
-#include "sluice/format.h"
+#include "format_int.h"
 
 #include <stdio.h>
 
-void fmt_add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
-                  const char *reason, const char *raw, size_t rawlen);
 
 /* Finds the end of the record that starts at p: the newline outside
  * quotes.  Returns NULL if the buffer ends first. */
@@ -95,26 +92,14 @@ static const char *decode_record(const FmtSpec *spec, const char *p, const char 
     }
     size_t nulllen = strlen(spec->null_string);
     for (uint32_t c = 0; c < ncols; c++) {
-        Vector *v = &b->cols[c];
         const CsvField *fld = &f[c];
-        v->nulls[row] = 1;
+        b->cols[c].nulls[row] = 1;
         if (!fld->quoted && fld->len == nulllen &&
             memcmp(fld->ptr, spec->null_string, nulllen) == 0)
             continue;
-        SlTypeId t = v->type.id;
-        if (t == TYPE_TEXT || t == TYPE_UNKNOWN) {
-            v->v.str[row].ptr = fld->quoted ? fld->ptr : arena_strndup(a, fld->ptr, fld->len);
-            v->v.str[row].len = (uint32_t)fld->len;
-        } else {
-            SlError e = {0};
-            if (value_parse_text(a, v->type, fld->ptr, fld->len, v, row, -1, &e) < 0) {
-                snprintf(msg, sizeof(msg), "column %s: %s", spec->cols[c].name,
-                         e.message ? e.message : "invalid value");
-                sl_error_clear(&e);
-                return arena_strdup(a, msg);
-            }
-        }
-        v->nulls[row] = 0;
+        const char *why = fmt_store_field(spec, b, c, row, fld->ptr, fld->len, a);
+        if (why != NULL)
+            return why;
     }
     return NULL;
 }
@@ -123,43 +108,7 @@ int fmt_csv_decode(const FmtSpec *spec, const char *buf, size_t len, bool final,
                    uint32_t cap, Arena *a, FmtResult *res, SlError *err)
 {
     SL_UNUSED(err);
-    size_t pos = (size_t)res->consumed;
-    while (pos < len && b->nrows < cap) {
-        const char *rec = buf + pos;
-        const char *nl = record_end(spec, rec, buf + len);
-        if (nl == NULL && !final)
-            break;
-        const char *end = nl ? nl : buf + len;
-        size_t next = (size_t)(end - buf) + (nl ? 1 : 0);
-        size_t rawlen = (size_t)(end - rec);
-        if (rawlen > 0 && rec[rawlen - 1] == '\r')
-            rawlen--;
-        bool header = spec->header && pos == 0 && res->records == 0;
-        if (rawlen == 0 || header) {
-            if (header)
-                res->records++;
-            pos = next;
-            res->consumed = (int64_t)pos;
-            continue;
-        }
-        int64_t recno = res->records++;
-        const char *why = NULL;
-        char big[128];
-        if (rawlen > spec->max_record_bytes) {
-            snprintf(big, sizeof(big), "record of %zu bytes exceeds max_record_bytes (%zu)",
-                     rawlen, spec->max_record_bytes);
-            why = big;
-        } else {
-            why = decode_record(spec, rec, rec + rawlen, b, b->nrows, a);
-        }
-        if (why != NULL)
-            fmt_add_dead(res, a, recno, (int64_t)pos, why, rec, rawlen);
-        else
-            b->nrows++;
-        pos = next;
-        res->consumed = (int64_t)pos;
-    }
-    for (uint32_t c = 0; c < b->ncols; c++)
-        b->cols[c].len = b->nrows;
-    return 0;
+    FmtLines how = {.frame = record_end, .decode = decode_record, .skip_blank = 1,
+                    .header = spec->header};
+    return fmt_decode_lines(&how, spec, buf, len, final, b, cap, a, res);
 }

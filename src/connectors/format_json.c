@@ -13,7 +13,8 @@
  * the record a dead letter with the reason.
  */
 #include "sluice/expr.h"
-#include "sluice/format.h"
+
+#include "format_int.h"
 
 #include <stdio.h>
 
@@ -37,6 +38,7 @@ void fmt_spec_init(FmtSpec *spec, Arena *a, int ncols, const char *const *names,
     memset(spec, 0, sizeof(*spec));
     spec->ncols = ncols;
     spec->cols = ARENA_ARRAY(a, FmtColumn, ncols > 0 ? ncols : 1);
+    spec->all_cols = ARENA_ARRAY(a, int, ncols > 0 ? ncols : 1);
     spec->max_record_bytes = 1 << 20;
     spec->delimiter = ',';
     spec->quote = '"';
@@ -44,6 +46,7 @@ void fmt_spec_init(FmtSpec *spec, Arena *a, int ncols, const char *const *names,
     for (int i = 0; i < ncols; i++) {
         FmtColumn *c = &spec->cols[i];
         memset(c, 0, sizeof(*c));
+        spec->all_cols[i] = i;
         c->name = names[i];
         c->type = types[i];
         const char *path = paths && paths[i] ? paths[i] : names[i];
@@ -460,91 +463,32 @@ static void parse_object(JCtx *cx, int depth, const int *cols, int ncols)
     }
 }
 
-static void add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
-                     const char *reason, const char *raw, size_t rawlen)
+/* One JSON object per line into row `row`. */
+static const char *json_record(const FmtSpec *spec, const char *rec, const char *end, Batch *b,
+                               uint32_t row, Arena *a)
 {
-    if (res->ndead == res->capdead) {
-        int cap = res->capdead ? res->capdead * 2 : 16;
-        DeadLetter *d = ARENA_ARRAY(a, DeadLetter, cap);
-        if (res->ndead)
-            memcpy(d, res->dead, sizeof(DeadLetter) * (size_t)res->ndead);
-        res->dead = d;
-        res->capdead = cap;
+    const char *s = rec;
+    while (s < end && (*s == ' ' || *s == '\t'))
+        s++;
+    JCtx cx = {.spec = spec, .b = b, .row = row, .a = a, .p = s, .end = end, .line = rec};
+    for (uint32_t c = 0; c < b->ncols; c++)
+        b->cols[c].nulls[row] = 1;
+    if (*cx.p != '{')
+        fail(&cx, "invalid JSON: %s at byte %ld", "a record must be a JSON object");
+    else
+        parse_object(&cx, 0, spec->all_cols, spec->ncols);
+    if (!cx.failed) {
+        skip_ws(&cx);
+        if (cx.p != cx.end)
+            fail(&cx, "invalid JSON: %s at byte %ld", "trailing characters after the object");
     }
-    DeadLetter *d = &res->dead[res->ndead++];
-    d->record = record;
-    d->offset = offset;
-    d->reason = arena_strdup(a, reason);
-    d->raw.ptr = raw;
-    d->raw.len = (uint32_t)rawlen;
-}
-
-/* Shared with format_csv.c through this declaration. */
-void fmt_add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
-                  const char *reason, const char *raw, size_t rawlen);
-void fmt_add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
-                  const char *reason, const char *raw, size_t rawlen)
-{
-    add_dead(res, a, record, offset, reason, raw, rawlen);
+    return cx.failed ? arena_strdup(a, cx.reason) : NULL;
 }
 
 int fmt_json_decode(const FmtSpec *spec, const char *buf, size_t len, bool final, Batch *b,
                     uint32_t cap, Arena *a, FmtResult *res, SlError *err)
 {
     SL_UNUSED(err);
-    int all[spec->ncols > 0 ? spec->ncols : 1];
-    for (int i = 0; i < spec->ncols; i++)
-        all[i] = i;
-    size_t pos = (size_t)res->consumed;
-    while (pos < len && b->nrows < cap) {
-        const char *line = buf + pos;
-        const char *nl = memchr(line, '\n', len - pos);
-        if (nl == NULL && !final)
-            break;
-        const char *end = nl ? nl : buf + len;
-        size_t next = (size_t)(end - buf) + (nl ? 1 : 0);
-        const char *s = line;
-        while (s < end && (*s == ' ' || *s == '\t' || *s == '\r'))
-            s++;
-        if (s == end) {             /* a blank line is not a record */
-            pos = next;
-            res->consumed = (int64_t)pos;
-            continue;
-        }
-        int64_t recno = res->records++;
-        size_t rawlen = (size_t)(end - line);
-        if (rawlen > 0 && line[rawlen - 1] == '\r')
-            rawlen--;
-        if (rawlen > spec->max_record_bytes) {
-            char why[128];
-            snprintf(why, sizeof(why), "record of %zu bytes exceeds max_record_bytes (%zu)",
-                     rawlen, spec->max_record_bytes);
-            add_dead(res, a, recno, (int64_t)pos, why, line, rawlen);
-            pos = next;
-            res->consumed = (int64_t)pos;
-            continue;
-        }
-        JCtx cx = {.spec = spec, .b = b, .row = b->nrows, .a = a,
-                   .p = s, .end = line + rawlen, .line = line};
-        for (uint32_t c = 0; c < b->ncols; c++)
-            b->cols[c].nulls[cx.row] = 1;
-        if (*cx.p != '{')
-            fail(&cx, "invalid JSON: %s at byte %ld", "a record must be a JSON object");
-        else
-            parse_object(&cx, 0, all, spec->ncols);
-        if (!cx.failed) {
-            skip_ws(&cx);
-            if (cx.p != cx.end)
-                fail(&cx, "invalid JSON: %s at byte %ld", "trailing characters after the object");
-        }
-        if (cx.failed)
-            add_dead(res, a, recno, (int64_t)pos, cx.reason, line, rawlen);
-        else
-            b->nrows++;
-        pos = next;
-        res->consumed = (int64_t)pos;
-    }
-    for (uint32_t c = 0; c < b->ncols; c++)
-        b->cols[c].len = b->nrows;
-    return 0;
+    FmtLines how = {.decode = json_record, .skip_blank = 2};
+    return fmt_decode_lines(&how, spec, buf, len, final, b, cap, a, res);
 }

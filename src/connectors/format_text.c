@@ -10,13 +10,10 @@
  * A record with too many or too few fields, or a field its column's input
  * function refuses, is a dead letter with PostgreSQL's message.
  */
-#include "sluice/expr.h"
-#include "sluice/format.h"
+#include "format_int.h"
 
 #include <stdio.h>
 
-void fmt_add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
-                  const char *reason, const char *raw, size_t rawlen);
 
 /* The de-escaped bytes of [p, end) in a, NUL-terminated; *len their count. */
 static char *unescape(const char *p, const char *end, Arena *a, size_t *len)
@@ -89,20 +86,9 @@ static const char *decode_record(const FmtSpec *spec, const char *p, const char 
         if (!(flen == nulllen && memcmp(fs, spec->null_string, nulllen) == 0)) {
             size_t len;
             char *val = unescape(fs, p, a, &len);
-            SlTypeId t = v->type.id;
-            if (t == TYPE_TEXT || t == TYPE_UNKNOWN) {
-                v->v.str[row].ptr = val;
-                v->v.str[row].len = (uint32_t)len;
-            } else {
-                SlError e = {0};
-                if (value_parse_text(a, v->type, val, len, v, row, -1, &e) < 0) {
-                    snprintf(msg, sizeof(msg), "column %s: %s", spec->cols[c].name,
-                             e.message ? e.message : "invalid value");
-                    sl_error_clear(&e);
-                    return arena_strdup(a, msg);
-                }
-            }
-            v->nulls[row] = 0;
+            const char *why = fmt_store_field(spec, b, c, row, val, len, a);
+            if (why != NULL)
+                return why;
         }
         c++;
         if (p >= end)
@@ -120,40 +106,6 @@ int fmt_text_decode(const FmtSpec *spec, const char *buf, size_t len, bool final
                     uint32_t cap, Arena *a, FmtResult *res, SlError *err)
 {
     SL_UNUSED(err);
-    size_t pos = (size_t)res->consumed;
-    while (pos < len && b->nrows < cap) {
-        const char *rec = buf + pos;
-        const char *nl = memchr(rec, '\n', len - pos);
-        if (nl == NULL && !final)
-            break;
-        const char *end = nl ? nl : buf + len;
-        size_t next = (size_t)(end - buf) + (nl ? 1 : 0);
-        size_t rawlen = (size_t)(end - rec);
-        if (rawlen > 0 && rec[rawlen - 1] == '\r')
-            rawlen--;
-        int64_t recno = res->records++;
-        const char *why = NULL;
-        char big[128];
-        if (rawlen > spec->max_record_bytes) {
-            snprintf(big, sizeof(big), "record of %zu bytes exceeds max_record_bytes (%zu)",
-                     rawlen, spec->max_record_bytes);
-            why = big;
-        } else if (rawlen == 2 && rec[0] == '\\' && rec[1] == '.') {
-            /* the end-of-data marker */
-            pos = len;
-            res->consumed = (int64_t)pos;
-            break;
-        } else {
-            why = decode_record(spec, rec, rec + rawlen, b, b->nrows, a);
-        }
-        if (why != NULL)
-            fmt_add_dead(res, a, recno, (int64_t)pos, why, rec, rawlen);
-        else
-            b->nrows++;
-        pos = next;
-        res->consumed = (int64_t)pos;
-    }
-    for (uint32_t c = 0; c < b->ncols; c++)
-        b->cols[c].len = b->nrows;
-    return 0;
+    FmtLines how = {.decode = decode_record, .header = spec->header, .end_marker = true};
+    return fmt_decode_lines(&how, spec, buf, len, final, b, cap, a, res);
 }

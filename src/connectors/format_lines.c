@@ -1,0 +1,110 @@
+/*
+ * format_lines.c -- the record loop the JSON, CSV and text decoders share
+ * (see format_int.h).
+ *
+ *   fmt_decode_lines, fmt_store_field, fmt_add_dead
+ *
+ * A record is a line (CSV frames its own, since a quoted field may hold a
+ * newline).  The loop stops when the batch is full or at a partial last
+ * record (unless final); res->consumed counts whole records only, so the
+ * caller keeps the rest for the next buffer.
+ */
+#include "format_int.h"
+
+#include "sluice/expr.h"
+
+#include <stdio.h>
+
+void fmt_add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
+                  const char *reason, const char *raw, size_t rawlen)
+{
+    if (res->ndead == res->capdead) {
+        int cap = res->capdead ? res->capdead * 2 : 16;
+        DeadLetter *d = ARENA_ARRAY(a, DeadLetter, cap);
+        if (res->ndead)
+            memcpy(d, res->dead, sizeof(DeadLetter) * (size_t)res->ndead);
+        res->dead = d;
+        res->capdead = cap;
+    }
+    DeadLetter *d = &res->dead[res->ndead++];
+    d->record = record;
+    d->offset = offset;
+    d->reason = arena_strdup(a, reason);
+    d->raw.ptr = raw;
+    d->raw.len = (uint32_t)rawlen;
+}
+
+const char *fmt_store_field(const FmtSpec *spec, Batch *b, uint32_t c, uint32_t row,
+                            const char *text, size_t len, Arena *a)
+{
+    Vector *v = &b->cols[c];
+    SlTypeId t = v->type.id;
+    if (t == TYPE_TEXT || t == TYPE_UNKNOWN) {
+        v->v.str[row].ptr = arena_strndup(a, text, len);
+        v->v.str[row].len = (uint32_t)len;
+    } else {
+        SlError e = {0};
+        if (value_parse_text(a, v->type, text, len, v, row, -1, &e) < 0) {
+            const char *why = arena_printf(a, "column %s: %s", spec->cols[c].name,
+                                           e.message ? e.message : "invalid value");
+            sl_error_clear(&e);
+            return why;
+        }
+    }
+    v->nulls[row] = 0;
+    return NULL;
+}
+
+static bool blank(const char *s, const char *end)
+{
+    while (s < end && (*s == ' ' || *s == '\t' || *s == '\r'))
+        s++;
+    return s == end;
+}
+
+int fmt_decode_lines(const FmtLines *how, const FmtSpec *spec, const char *buf, size_t len,
+                     bool final, Batch *b, uint32_t cap, Arena *a, FmtResult *res)
+{
+    size_t pos = (size_t)res->consumed;
+    while (pos < len && b->nrows < cap) {
+        const char *rec = buf + pos;
+        const char *nl = how->frame ? how->frame(spec, rec, buf + len)
+                                    : memchr(rec, '\n', len - pos);
+        if (nl == NULL && !final)
+            break;
+        const char *end = nl ? nl : buf + len;
+        size_t next = (size_t)(end - buf) + (nl ? 1 : 0);
+        size_t rawlen = (size_t)(end - rec);
+        if (rawlen > 0 && rec[rawlen - 1] == '\r')
+            rawlen--;
+        bool header = how->header && pos == 0 && res->records == 0;
+        bool skip = how->skip_blank == 1 ? rawlen == 0
+                    : how->skip_blank == 2 && blank(rec, rec + rawlen);
+        if (header || skip) {
+            res->records += header;
+            pos = next;
+            res->consumed = (int64_t)pos;
+            continue;
+        }
+        if (how->end_marker && rawlen == 2 && rec[0] == '\\' && rec[1] == '.') {
+            res->consumed = (int64_t)len;
+            break;
+        }
+        int64_t recno = res->records++;
+        const char *why;
+        if (rawlen > spec->max_record_bytes)
+            why = arena_printf(a, "record of %zu bytes exceeds max_record_bytes (%zu)", rawlen,
+                               spec->max_record_bytes);
+        else
+            why = how->decode(spec, rec, rec + rawlen, b, b->nrows, a);
+        if (why != NULL)
+            fmt_add_dead(res, a, recno, (int64_t)pos, why, rec, rawlen);
+        else
+            b->nrows++;
+        pos = next;
+        res->consumed = (int64_t)pos;
+    }
+    for (uint32_t c = 0; c < b->ncols; c++)
+        b->cols[c].len = b->nrows;
+    return 0;
+}
