@@ -14,7 +14,12 @@
  *
  * Recovery at start: L = the last offset-log batch, S = the batch id stored
  * with the state.  S = L: only the commit entry may be missing; write it.
- * S = L - 1: batch L is replayed from its logged range and watermark.
+ * S = L - 1: batch L is replayed from its logged ranges and watermark.
+ *
+ * A source has partitions (Kafka's; one for internal and generated
+ * streams): the query keeps its position in each, and a batch's offset-log
+ * entry names every known partition's range, so the last entry alone gives
+ * the positions back at a restart.
  */
 #include "sluice/cq.h"
 #include "sluice/log.h"
@@ -54,9 +59,11 @@ struct Cq {
     TriggerKind        trigger;
     int64_t            interval_ms;
     int64_t            max_offsets;
-    int64_t            stop_at;         /* available_now: the end at start */
+    SourceOffsets      stop_at;         /* available_now: the ends at start */
+    bool               has_stop_at;
     int64_t            next_batch_id;
-    int64_t            next_from;
+    SourceOffsets      pos;             /* per partition: the next offset to read */
+    SourceOffsets      ranges;          /* the batch in flight reads these */
     bool               has_watermark;
     int64_t            watermark_us;
     bool               in_flight;
@@ -145,6 +152,9 @@ static void on_timer_closed(uv_handle_t *h)
     rt->closing_timers--;
     inc_plan_free(q->plan);
     cat_relation_unref(q->rel);
+    srcoffs_free(&q->pos);
+    srcoffs_free(&q->ranges);
+    srcoffs_free(&q->stop_at);
     sl_free(q->error);
     sl_free(q);
     maybe_finish_close(rt);
@@ -170,6 +180,7 @@ static void release(Cq *q)
 /* A micro-batch                                                           */
 
 static void schedule(Cq *q, uint64_t delay_ms);
+static void schedule_retry(Cq *q);
 
 static void work_cb(uv_work_t *w)
 {
@@ -202,7 +213,8 @@ static void after_work_cb(uv_work_t *w, int status)
     q->last_batch_id = q->batch.batch_id;
     q->input_rows += q->batch.input_rows;
     q->next_batch_id = q->batch.batch_id + 1;
-    q->next_from = q->batch.to;
+    srcoffs_copy(&q->pos, &q->ranges);
+    source_committed(inc_plan_source(q->plan), &q->pos);
     q->has_watermark = q->batch.next_has_watermark;
     q->watermark_us = q->batch.next_watermark_us;
     /* Keep a bounded log: entries before the previous batch are not needed
@@ -218,7 +230,8 @@ static void after_work_cb(uv_work_t *w, int status)
            " late_rows=%" PRId64, q->rel->name, q->batch.batch_id, q->batch.input_rows,
            q->batch.output_rows, q->batch.late_rows);
     if (q->trigger == TRIGGER_ONCE ||
-        (q->trigger == TRIGGER_AVAILABLE_NOW && q->next_from >= q->stop_at)) {
+        (q->trigger == TRIGGER_AVAILABLE_NOW && q->has_stop_at &&
+         srcoffs_reached(&q->pos, &q->stop_at))) {
         q->finished = true;
         set_status(q, "finished", NULL);
         return;
@@ -228,13 +241,12 @@ static void after_work_cb(uv_work_t *w, int status)
         schedule(q, 0);
 }
 
-/* Runs (or replays) batch `batch` over [from, to) with the given watermark. */
-static void launch(Cq *q, const CqOffsets *o, int64_t from, int64_t to)
+/* Runs (or replays) batch o over q->ranges with the given watermark. */
+static void launch(Cq *q, const CqOffsets *o)
 {
     memset(&q->batch, 0, sizeof(q->batch));
     q->batch.batch_id = o->batch_id;
-    q->batch.from = from;
-    q->batch.to = to;
+    q->batch.ranges = &q->ranges;
     q->batch.has_watermark = o->has_watermark;
     q->batch.watermark_us = o->watermark_us;
     q->in_flight = true;
@@ -254,18 +266,46 @@ static void plan_batch(Cq *q)
     if (q->in_flight || q->paused || q->failed || q->finished || q->stopping)
         return;
     SlError err = {0};
-    int64_t latest = source_latest(inc_plan_source(q->plan), wall_us(), &err);
-    if (latest < 0) {
+    Source *src = inc_plan_source(q->plan);
+    if (q->trigger == TRIGGER_AVAILABLE_NOW && !q->has_stop_at) {
+        /* The end at the start is the end of the run. */
+        int64_t rc = source_plan(src, &q->pos, NULL, 0, wall_us(), &q->stop_at, &err);
+        if (rc == SOURCE_NOT_READY) {
+            schedule_retry(q);
+            return;
+        }
+        if (rc < 0) {
+            fail_query(q, &err);
+            sl_error_clear(&err);
+            return;
+        }
+        q->has_stop_at = true;
+    }
+    int64_t rows = source_plan(src, &q->pos, q->has_stop_at ? &q->stop_at : NULL,
+                               q->max_offsets, wall_us(), &q->ranges, &err);
+    if (rows == SOURCE_NOT_READY) {
+        schedule_retry(q);
+        return;
+    }
+    if (rows < 0) {
         fail_query(q, &err);
         sl_error_clear(&err);
         return;
     }
-    if (q->trigger == TRIGGER_AVAILABLE_NOW && latest > q->stop_at)
-        latest = q->stop_at;
-    int64_t to = latest;
-    if (q->max_offsets > 0 && to - q->next_from > q->max_offsets)
-        to = q->next_from + q->max_offsets;
-    if (to <= q->next_from) {
+    /* Positions of partitions seen for the first time stay as resolved
+     * (starting_offsets = 'latest' means the end when the query started). */
+    int added = 0;
+    for (int i = 0; i < q->ranges.n; i++) {
+        const SrcPart *r = &q->ranges.parts[i];
+        if (srcoffs_find(&q->pos, r->topic, r->part) == NULL) {
+            srcoffs_add(&q->pos, r->topic, r->part, r->start, r->start);
+            added++;
+        }
+    }
+    if (added > 0)
+        sl_log(LOG_INFO, "source partitions added", "query=%s partitions=%d total=%d",
+               q->rel->name, added, q->pos.n);
+    if (rows == 0) {
         if (q->trigger != TRIGGER_INTERVAL) {
             q->finished = true;
             set_status(q, "finished", NULL);
@@ -274,17 +314,19 @@ static void plan_batch(Cq *q)
         }
         return;
     }
-    char sources[160];
-    snprintf(sources, sizeof(sources),
-             "[{\"oid\":%u,\"part\":0,\"start\":%" PRId64 ",\"end\":%" PRId64 "}]",
-             inc_plan_stream(q->plan)->oid, q->next_from, to);
-    CqOffsets o = {q->next_batch_id, sources, q->has_watermark, q->watermark_us, wall_us()};
-    if (cat_offsets_append(q->rt->cat, q->rel->oid, &o, &err) < 0) {
+    StrBuf sources;
+    strbuf_init(&sources);
+    srcoffs_to_json(src, inc_plan_stream(q->plan)->oid, &q->ranges, &sources);
+    CqOffsets o = {q->next_batch_id, sources.data, q->has_watermark, q->watermark_us,
+                   wall_us()};
+    int rc = cat_offsets_append(q->rt->cat, q->rel->oid, &o, &err);
+    strbuf_free(&sources);
+    if (rc < 0) {
         fail_query(q, &err);
         sl_error_clear(&err);
         return;
     }
-    launch(q, &o, q->next_from, to);
+    launch(q, &o);
 }
 
 static void on_timer(uv_timer_t *t)
@@ -297,6 +339,13 @@ static void schedule(Cq *q, uint64_t delay_ms)
     if (q->trigger == TRIGGER_INTERVAL && q->interval_ms > 0)
         return;     /* the repeating timer drives it */
     uv_timer_start(&q->timer, on_timer, delay_ms, 0);
+}
+
+/* The source does not know its partitions yet: plan again shortly. */
+static void schedule_retry(Cq *q)
+{
+    if (q->trigger != TRIGGER_INTERVAL || q->interval_ms == 0)
+        uv_timer_start(&q->timer, on_timer, 50, 0);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -342,16 +391,17 @@ out:
     return rc;
 }
 
-/* Parses "start" and "end" out of a logged sources entry. */
-static int logged_range(const char *sources, int64_t *from, int64_t *to)
+/* The stream's own max_offsets_per_trigger, when the query sets none. */
+static int stream_max_offsets(Cq *q, SlError *err)
 {
-    const char *s = strstr(sources, "\"start\":");
-    const char *e = strstr(sources, "\"end\":");
-    if (s == NULL || e == NULL)
-        return -1;
-    *from = strtoll(s + 8, NULL, 10);
-    *to = strtoll(e + 6, NULL, 10);
-    return 0;
+    Arena a;
+    arena_init(&a, 1024);
+    Options o;
+    int rc = opts_parse(&a, inc_plan_stream(q->plan)->options, &o, err);
+    if (rc == 0)
+        rc = opts_get_int(&o, "max_offsets_per_trigger", 0, &q->max_offsets, err);
+    arena_destroy(&a);
+    return rc;
 }
 
 static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
@@ -366,7 +416,7 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
     if (found < 0)
         return -1;
     q->next_batch_id = 0;
-    q->next_from = 0;
+    q->pos.n = 0;
     q->has_watermark = has_wm;
     q->watermark_us = wm;
     if (found == 0)
@@ -374,15 +424,14 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
                : sl_error(err, ERRCODE_DATA_CORRUPTED,
                           "query \"%s\" has state for batch %" PRId64 " but no offset log",
                           q->rel->name, state_batch);
-    int64_t from, to;
-    if (logged_range(last->sources, &from, &to) < 0)
-        return sl_error(err, ERRCODE_DATA_CORRUPTED, "offset log entry is unreadable");
+    if (srcoffs_from_json(inc_plan_source(q->plan), last->sources, &q->ranges, err) < 0)
+        return -1;
     if (state_batch == last->batch_id) {
         /* Output and state are in; the commit entry may be missing. */
         if (cat_commit_append(q->rt->cat, q->rel->oid, last->batch_id, err) < 0)
             return -1;
         q->next_batch_id = last->batch_id + 1;
-        q->next_from = to;
+        srcoffs_copy(&q->pos, &q->ranges);
         q->last_batch_id = last->batch_id;
         return 0;
     }
@@ -390,7 +439,9 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
         /* Batch L was planned but its output never committed: replay it. */
         *replay = true;
         q->next_batch_id = last->batch_id;
-        q->next_from = from;
+        for (int i = 0; i < q->ranges.n; i++)
+            srcoffs_add(&q->pos, q->ranges.parts[i].topic, q->ranges.parts[i].part,
+                        q->ranges.parts[i].start, q->ranges.parts[i].start);
         q->last_batch_id = state_batch;
         return 0;
     }
@@ -409,6 +460,11 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
     q->rel = query;
     q->last_batch_id = -1;
     if (read_options(q, err) < 0 || inc_plan_build(query, rt->cat, rt->st, &q->plan, err) < 0) {
+        inc_plan_free(q->plan);
+        sl_free(q);
+        return -1;
+    }
+    if (q->max_offsets == 0 && stream_max_offsets(q, err) < 0) {
         inc_plan_free(q->plan);
         sl_free(q);
         return -1;
@@ -439,21 +495,10 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
         q->finished = true;
     if (status == NULL)
         set_status(q, "running", NULL);
-    if (q->trigger == TRIGGER_AVAILABLE_NOW) {
-        q->stop_at = source_latest(inc_plan_source(q->plan), wall_us(), err);
-        if (q->stop_at < 0) {
-            fail_query(q, err);
-            sl_error_clear(err);
-            arena_destroy(&a);
-            return 0;
-        }
-    }
     if (replay && !q->paused) {
-        int64_t from, to;
-        logged_range(last.sources, &from, &to);
         sl_log(LOG_INFO, "replaying batch", "query=%s batch=%" PRId64, query->name,
                last.batch_id);
-        launch(q, &last, from, to);
+        launch(q, &last);
     }
     if (q->trigger == TRIGGER_INTERVAL && q->interval_ms > 0)
         uv_timer_start(&q->timer, on_timer, (uint64_t)q->interval_ms, (uint64_t)q->interval_ms);

@@ -124,8 +124,10 @@ int rt_cq_check_drop(const CatRelation *rel, SlError *err)
     if (q == NULL)
         return 0;
     sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
-             "cannot drop stream %s because other objects depend on it", rel->name);
-    sl_error_detail(err, "continuous query %s depends on stream %s", q, rel->name);
+             "cannot drop %s %s because other objects depend on it",
+             rel->kind == REL_SINK ? "sink" : "stream", rel->name);
+    sl_error_detail(err, "continuous query %s depends on %s %s", q,
+                    rel->kind == REL_SINK ? "sink" : "stream", rel->name);
     sl_error_hint(err, "Drop the continuous query first (DROP CONTINUOUS QUERY %s).", q);
     return -1;
 }

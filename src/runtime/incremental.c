@@ -30,6 +30,7 @@
 
 #include "sluice/bytes.h"
 #include "sluice/exec.h"
+#include "sluice/kafka.h"
 #include "sluice/options.h"
 #include "sluice/plan.h"
 #include "sluice/relstore.h"
@@ -48,6 +49,9 @@ struct IncPlan {
     const CatRelation *query;
     const CatRelation *stream;
     const CatRelation *into;        /* INTO stream, or NULL: the result table */
+    const CatRelation *sink_rel;    /* INTO a Kafka sink, or NULL */
+    KafkaSink         *sink;
+    int               *out_src;     /* per output column: the aggregate column it is */
     StateStore        *st;
     Source            *source;
     OutputMode         mode;
@@ -103,14 +107,15 @@ static const CatRelation *lookup_cb(void *ctx, const char *name)
     return cat_lookup(ctx, name);
 }
 
-/* Follows column col of the plan node at lower[i] down to the scan: the
- * stream column it is, or -1 if it is computed. */
-static int trace_column(IncPlan *p, int i, int col)
+/* Follows column col of the node chain[0] down chain[0 .. n): the column
+ * of the node below the chain it is, or -1 if it is computed.  Over the
+ * lower chain that is a stream column; over the upper chain, an aggregate
+ * column. */
+static int trace_column(Plan *const *chain, int n, int col)
 {
-    for (; i < p->nlower; i++) {
-        Plan *n = p->lower[i];
-        if (n->kind == PLAN_PROJECT) {
-            Expr *e = n->u.project.exprs[col];
+    for (int i = 0; i < n; i++) {
+        if (chain[i]->kind == PLAN_PROJECT) {
+            Expr *e = chain[i]->u.project.exprs[col];
             if (e->kind != EXPR_COLUMN)
                 return -1;
             col = e->index;
@@ -243,7 +248,7 @@ static int check(IncPlan *p, SlError *err)
             return refuse(err, "an aggregation in append mode needs an event-time window",
                           "Group by WINDOW(ts, size) over a column with a WATERMARK, or use "
                           "output_mode = 'update' or 'complete'.");
-        int col = w->time->kind == EXPR_COLUMN ? trace_column(p, 0, w->time->index) : -1;
+        int col = w->time->kind == EXPR_COLUMN ? trace_column(p->lower, p->nlower, w->time->index) : -1;
         if (p->wm_col < 0 || col != p->wm_col) {
             sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                      "an aggregation in append mode needs a watermark on the window's time column");
@@ -263,6 +268,13 @@ static int check_into(IncPlan *p, Catalog *cat, const char *name, const Plan *to
     const CatRelation *rel = cat_lookup(cat, name);
     if (rel == NULL)
         return sl_error(err, ERRCODE_UNDEFINED_TABLE, "stream \"%s\" does not exist", name);
+    if (rel->kind == REL_SINK) {
+        if (kafka_sink_open(rel, p->query, &p->sink, err) < 0)
+            return -1;
+        p->sink_rel = rel;
+        cat_relation_ref(rel);
+        return 0;
+    }
     if (rel->kind != REL_STREAM) {
         sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is not a stream", name);
         sl_error_hint(err, "INTO names an internal stream; without INTO the results go to a "
@@ -345,8 +357,11 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
             p->state_size += (p->fns[i]->state_size + 15) & ~(size_t)15;   /* int128 states */
         }
     }
-    if (source_open(st, p->stream, &p->source, err) < 0)
+    if (source_open(st, p->stream, query->name, &p->source, err) < 0)
         goto fail;
+    p->out_src = ARENA_ARRAY(&p->arena, int, q->plan->ncols > 0 ? q->plan->ncols : 1);
+    for (int c = 0; c < q->plan->ncols; c++)
+        p->out_src[c] = p->agg ? trace_column(p->upper, p->nupper, c) : -1;
     p->qprefix[0] = 'Q';
     p->tprefix[0] = 'T';
     p->meta_key[0] = 'M';
@@ -365,6 +380,9 @@ void inc_plan_free(IncPlan *p)
     if (p == NULL)
         return;
     source_close(p->source);
+    kafka_sink_close(p->sink);
+    if (p->sink_rel)
+        cat_relation_unref(p->sink_rel);
     if (p->stream)
         cat_relation_unref(p->stream);
     if (p->into)
@@ -386,7 +404,7 @@ const CatRelation *inc_plan_stream(IncPlan *p)
 
 const CatRelation *inc_plan_into(IncPlan *p)
 {
-    return p->into;
+    return p->into ? p->into : p->sink_rel;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -655,6 +673,8 @@ typedef struct Run {
     uint32_t    seq;            /* stateless: row number within the batch */
     Batch     **outs;           /* INTO: the output batches, in r->a */
     int         nouts, capouts;
+    Batch     **dels;           /* INTO a sink: groups that left the result */
+    int         ndels;
 } Run;
 
 /* INTO: keeps a copy of an output batch (its memory may be a chunk's). */
@@ -687,6 +707,49 @@ static void keep_output(Run *r, const Batch *out)
     r->b->output_rows += out->nrows;
 }
 
+/* INTO a Kafka sink: the groups of ab that the upper chain filtered out
+ * (HAVING) left the result; their output columns that are aggregate
+ * columns (the keys) go to the sink as tombstones. */
+static void keep_deleted(Run *r, const Batch *ab, const Batch *out, const uint32_t *map,
+                         uint32_t n)
+{
+    Arena *a = r->a;
+    uint8_t *kept = arena_zalloc(a, n ? n : 1);
+    uint32_t gone = n;
+    for (uint32_t i = 0; i < out->nrows; i++) {
+        uint32_t g = map ? map[i] : i;
+        gone -= !kept[g];
+        kept[g] = 1;
+    }
+    if (gone == 0)
+        return;
+    Batch *d = ARENA_NEW(a, Batch);
+    d->ncols = out->ncols;
+    d->cols = ARENA_ARRAY(a, Vector, out->ncols ? out->ncols : 1);
+    for (uint32_t c = 0; c < out->ncols; c++)
+        vector_init(&d->cols[c], a, out->cols[c].type, gone, true);
+    for (uint32_t i = 0; i < n; i++) {
+        if (kept[i])
+            continue;
+        for (uint32_t c = 0; c < out->ncols; c++) {
+            int src = r->p->out_src[c];
+            d->cols[c].nulls[d->nrows] = 1;
+            if (src >= 0 && !vector_is_null(&ab->cols[src], i)) {
+                d->cols[c].nulls[d->nrows] = 0;
+                ex_copy_value(&d->cols[c], d->nrows, &ab->cols[src], i, a);
+            }
+        }
+        d->nrows++;
+    }
+    for (uint32_t c = 0; c < out->ncols; c++)
+        d->cols[c].len = d->nrows;
+    Batch **more = ARENA_ARRAY(a, Batch *, r->ndels + 1);
+    if (r->ndels)
+        memcpy(more, r->dels, sizeof(Batch *) * (size_t)r->ndels);
+    more[r->ndels++] = d;
+    r->dels = more;
+}
+
 /* Tracks event time over the stream's rows, for the watermark. */
 static void track_event_time(Run *r, const Batch *in)
 {
@@ -708,7 +771,7 @@ static void track_event_time(Run *r, const Batch *in)
 /* Appends the rows of out to the result table, keyed (batch id, row). */
 static void emit_append_log(Run *r, const Batch *out)
 {
-    if (r->p->into != NULL) {
+    if (r->p->into != NULL || r->p->sink != NULL) {
         keep_output(r, out);
         return;
     }
@@ -890,7 +953,9 @@ static int emit_groups(Run *r, Group **gs, uint32_t n)
     uint32_t *map;
     if (run_chain(p->upper, p->nupper, ab, a, &r->ecx, &out, &map) < 0)
         return -1;
-    if (p->into != NULL) {
+    if (p->sink != NULL)
+        keep_deleted(r, ab, out, map, n);
+    if (p->into != NULL || p->sink != NULL) {
         keep_output(r, out);
         return 0;
     }
@@ -1036,7 +1101,7 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     if (meta_read(p, &a, &meta, err) < 0)
         goto out;
 
-    SourceReader *reader = source_reader_open(p->source, b->from, b->to);
+    SourceReader *reader = source_reader_open(p->source, b->ranges);
     Batch *in;
     int n;
     for (;;) {
@@ -1090,6 +1155,15 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     meta.wm = b->next_watermark_us;
     b->state_rows = meta.state_rows;
     meta_write(p, r.wb, &meta);
+    if (p->sink != NULL) {
+        /* The output first, in one Kafka transaction; the state after it,
+         * so a batch is never committed without its output (kafka_sink.c). */
+        SLUICE_FAULT("batch_before_sink_commit");
+        if (kafka_sink_write(p->sink, b->batch_id, (const Batch *const *)r.outs, r.nouts,
+                             (const Batch *const *)r.dels, r.ndels, err) < 0)
+            goto out;
+        SLUICE_FAULT("batch_after_sink_commit");
+    }
     SLUICE_FAULT("batch_before_state_commit");
     if (p->into != NULL) {
         /* The output chunks and the state in one write: a replayed batch

@@ -25,7 +25,7 @@ typedef struct IncPlan IncPlan;
 /* What batch N reads and what it produced. */
 typedef struct IncBatch {
     int64_t batch_id;
-    int64_t from, to;           /* source offsets */
+    const SourceOffsets *ranges; /* what it reads, per source partition */
     bool    has_watermark;      /* the watermark the batch is judged by */
     int64_t watermark_us;
     /* results */
@@ -44,7 +44,7 @@ void inc_plan_free(IncPlan *p);
 /* The source the plan reads, and its stream. */
 Source *inc_plan_source(IncPlan *p);
 const CatRelation *inc_plan_stream(IncPlan *p);
-/* The stream INTO writes to, or NULL. */
+/* The stream or sink INTO writes to, or NULL. */
 const CatRelation *inc_plan_into(IncPlan *p);
 int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
 int  inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark,

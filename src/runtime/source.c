@@ -1,36 +1,170 @@
 /*
  * source.c -- rows of a stream, whatever feeds it (see source.h).
  *
- *   source_open, source_close, source_latest
+ *   source_open, source_close, source_plan, source_committed, source_lag
  *   source_reader_open, source_reader_next, source_reader_close
+ *   srcoffs_free, srcoffs_copy, srcoffs_find, srcoffs_add, srcoffs_reached
+ *   srcoffs_to_json, srcoffs_from_json
  *
  * The connector is the relation's `connector` option: none (or 'internal')
- * reads the stream's own log in RocksDB; 'datagen' generates the rows.
+ * reads the stream's own log in RocksDB; 'datagen' generates the rows;
+ * 'kafka' reads topics (src/connectors/kafka_source.c).  Internal and
+ * generated streams have one partition, 0, without a topic.
  */
 #include "source.h"
 
+#include "runtime_int.h"
 #include "sluice/datagen.h"
+#include "sluice/kafka.h"
 #include "sluice/options.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 
-typedef enum SourceKind { SOURCE_INTERNAL, SOURCE_DATAGEN } SourceKind;
+#include <inttypes.h>
+#include <stdlib.h>
+
+typedef enum SourceKind { SOURCE_INTERNAL, SOURCE_DATAGEN, SOURCE_KAFKA } SourceKind;
 
 struct Source {
     SourceKind         kind;
     const CatRelation *rel;     /* referenced while the source is open */
     StateStore        *st;
     Datagen           *gen;
+    KafkaSource       *kafka;
     Arena              arena;   /* the generator's settings */
+    int64_t            latest;  /* internal, datagen: the end last planned to */
+    int64_t            latest_us;
 };
 
 struct SourceReader {
-    Source  *src;
-    RelScan *scan;              /* SOURCE_INTERNAL */
-    int64_t  next, to;          /* SOURCE_DATAGEN */
+    Source      *src;
+    RelScan     *scan;          /* SOURCE_INTERNAL */
+    int64_t      next, to;      /* SOURCE_DATAGEN */
+    KafkaReader *kafka;
 };
 
-int source_open(StateStore *st, const CatRelation *rel, Source **out, SlError *err)
+/* ---------------------------------------------------------------------- */
+/* Offsets                                                                 */
+
+void srcoffs_free(SourceOffsets *o)
+{
+    sl_free(o->parts);
+    memset(o, 0, sizeof(*o));
+}
+
+void srcoffs_copy(SourceOffsets *dst, const SourceOffsets *src)
+{
+    if (dst == src)
+        return;
+    dst->n = 0;
+    for (int i = 0; i < src->n; i++)
+        srcoffs_add(dst, src->parts[i].topic, src->parts[i].part, src->parts[i].start,
+                    src->parts[i].end);
+}
+
+SrcPart *srcoffs_find(const SourceOffsets *o, int32_t topic, int32_t part)
+{
+    for (int i = 0; i < o->n; i++)
+        if (o->parts[i].topic == topic && o->parts[i].part == part)
+            return &o->parts[i];
+    return NULL;
+}
+
+SrcPart *srcoffs_add(SourceOffsets *o, int32_t topic, int32_t part, int64_t start, int64_t end)
+{
+    SrcPart *p = srcoffs_find(o, topic, part);
+    if (p == NULL) {
+        if (o->n == o->cap) {
+            o->cap = o->cap ? o->cap * 2 : 8;
+            o->parts = sl_realloc(o->parts, sizeof(SrcPart) * (size_t)o->cap);
+        }
+        p = &o->parts[o->n++];
+        p->topic = topic;
+        p->part = part;
+    }
+    p->start = start;
+    p->end = end;
+    return p;
+}
+
+bool srcoffs_reached(const SourceOffsets *pos, const SourceOffsets *limit)
+{
+    for (int i = 0; i < limit->n; i++) {
+        const SrcPart *l = &limit->parts[i];
+        const SrcPart *p = srcoffs_find(pos, l->topic, l->part);
+        if ((p == NULL ? l->start : p->end) < l->end)
+            return false;
+    }
+    return true;
+}
+
+void srcoffs_to_json(Source *src, uint32_t oid, const SourceOffsets *o, StrBuf *out)
+{
+    strbuf_putc(out, '[');
+    for (int i = 0; i < o->n; i++) {
+        const SrcPart *p = &o->parts[i];
+        strbuf_printf(out, "%s{\"oid\":%u", i ? "," : "", oid);
+        if (p->topic >= 0 && src->kafka != NULL)
+            /* Kafka topic names are [a-zA-Z0-9._-]: nothing to escape. */
+            strbuf_printf(out, ",\"topic\":\"%s\"", kafka_source_topic(src->kafka, p->topic));
+        strbuf_printf(out, ",\"part\":%d,\"start\":%" PRId64 ",\"end\":%" PRId64 "}", p->part,
+                      p->start, p->end);
+    }
+    strbuf_putc(out, ']');
+}
+
+/* The integer after "name": inside [obj, end), or -1 if absent. */
+static int member_int(const char *obj, const char *end, const char *name, int64_t *out)
+{
+    size_t n = strlen(name);
+    for (const char *s = obj; s + n + 3 <= end; s++) {
+        if (s[0] == '"' && memcmp(s + 1, name, n) == 0 && s[n + 1] == '"' && s[n + 2] == ':') {
+            char *e;
+            *out = strtoll(s + n + 3, &e, 10);
+            return e == s + n + 3 ? -1 : 0;
+        }
+    }
+    return -1;
+}
+
+int srcoffs_from_json(Source *src, const char *json, SourceOffsets *out, SlError *err)
+{
+    out->n = 0;
+    const char *p = json;
+    while ((p = strchr(p, '{')) != NULL) {
+        const char *end = strchr(p, '}');
+        if (end == NULL)
+            break;
+        int64_t part, start, stop;
+        if (member_int(p, end, "part", &part) < 0 || member_int(p, end, "start", &start) < 0 ||
+            member_int(p, end, "end", &stop) < 0)
+            return sl_error(err, ERRCODE_DATA_CORRUPTED, "offset log entry is unreadable: %s",
+                            json);
+        int32_t topic = -1;
+        const char *t = strstr(p, "\"topic\":\"");
+        if (t != NULL && t < end) {
+            t += 9;
+            const char *q = strchr(t, '"');
+            if (q == NULL || q > end || src->kafka == NULL)
+                return sl_error(err, ERRCODE_DATA_CORRUPTED,
+                                "offset log entry is unreadable: %s", json);
+            char name[256];
+            snprintf(name, sizeof(name), "%.*s", (int)(q - t), t);
+            topic = kafka_source_topic_index(src->kafka, name);
+        }
+        srcoffs_add(out, topic, (int32_t)part, start, stop);
+        p = end + 1;
+    }
+    if (out->n == 0)
+        return sl_error(err, ERRCODE_DATA_CORRUPTED, "offset log entry is unreadable: %s", json);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Sources                                                                 */
+
+int source_open(StateStore *st, const CatRelation *rel, const char *owner, Source **out,
+                SlError *err)
 {
     Source *src = sl_calloc(1, sizeof(Source));
     arena_init(&src->arena, 4096);
@@ -46,6 +180,12 @@ int source_open(StateStore *st, const CatRelation *rel, Source **out, SlError *e
     } else if (strcmp(connector, "datagen") == 0) {
         src->kind = SOURCE_DATAGEN;
         if (datagen_open(&src->arena, rel, &src->gen, err) < 0)
+            goto fail;
+    } else if (strcmp(connector, "kafka") == 0) {
+        src->kind = SOURCE_KAFKA;
+        const char *dname = arena_printf(&src->arena, "%s_dead_letters", rel->name);
+        const CatRelation *dead = rt_catalog() ? cat_lookup(rt_catalog(), dname) : NULL;
+        if (kafka_source_open(st, rel, owner, dead, &src->kafka, err) < 0)
             goto fail;
     } else {
         sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -66,32 +206,116 @@ void source_close(Source *src)
 {
     if (src == NULL)
         return;
+    kafka_source_close(src->kafka);
     cat_relation_unref(src->rel);
     arena_destroy(&src->arena);
     sl_free(src);
 }
 
-int64_t source_latest(Source *src, int64_t now_us, SlError *err)
+/* Caps the ranges of out at limit, then shares max_offsets out over the
+ * partitions in proportion to their backlog (Spark's rule), the remainder
+ * one by one in partition order.  Returns the rows left in the ranges. */
+static int64_t cap_ranges(SourceOffsets *out, const SourceOffsets *limit, int64_t max_offsets)
 {
-    if (src->kind == SOURCE_DATAGEN)
-        return datagen_available(src->gen, now_us);
-    return stream_end_offset(src->st, src->rel, err);
+    int64_t total = 0;
+    for (int i = 0; i < out->n; i++) {
+        SrcPart *p = &out->parts[i];
+        const SrcPart *l = limit ? srcoffs_find(limit, p->topic, p->part) : NULL;
+        if (limit != NULL)
+            p->end = l == NULL ? p->start : SL_MIN(p->end, SL_MAX(l->end, p->start));
+        total += p->end - p->start;
+    }
+    if (max_offsets <= 0 || total <= max_offsets)
+        return total;
+    int64_t given = 0;
+    int64_t *avail = sl_malloc(sizeof(int64_t) * (size_t)out->n);
+    for (int i = 0; i < out->n; i++) {
+        SrcPart *p = &out->parts[i];
+        avail[i] = p->end - p->start;
+        int64_t share = (int64_t)((__int128)avail[i] * max_offsets / total);
+        p->end = p->start + share;
+        given += share;
+    }
+    /* The remainder: one more each for partitions with rows left. */
+    for (int i = 0; i < out->n && given < max_offsets; i++) {
+        SrcPart *p = &out->parts[i];
+        if (p->end - p->start < avail[i]) {
+            p->end++;
+            given++;
+        }
+    }
+    sl_free(avail);
+    return given;
 }
 
-SourceReader *source_reader_open(Source *src, int64_t from, int64_t to)
+int64_t source_plan(Source *src, const SourceOffsets *pos, const SourceOffsets *limit,
+                    int64_t max_offsets, int64_t now_us, SourceOffsets *out, SlError *err)
+{
+    out->n = 0;
+    if (src->kind == SOURCE_KAFKA) {
+        int rc = kafka_source_plan(src->kafka, pos, out, err);
+        if (rc < 0)
+            return rc;
+    } else {
+        int64_t latest = src->kind == SOURCE_DATAGEN ? datagen_available(src->gen, now_us)
+                                                     : stream_end_offset(src->st, src->rel, err);
+        if (latest < 0)
+            return -1;
+        src->latest = latest;
+        src->latest_us = now_us;
+        const SrcPart *p = pos ? srcoffs_find(pos, -1, 0) : NULL;
+        int64_t start = p ? p->end : 0;
+        srcoffs_add(out, -1, 0, start, SL_MAX(start, latest));
+    }
+    return cap_ranges(out, limit, max_offsets);
+}
+
+void source_committed(Source *src, const SourceOffsets *pos)
+{
+    if (src->kind == SOURCE_KAFKA)
+        kafka_source_commit(src->kafka, pos);
+}
+
+void source_lag(Source *src, const SourceOffsets *pos,
+                void (*fn)(const SourceLag *l, void *arg), void *arg)
+{
+    for (int i = 0; i < pos->n; i++) {
+        const SrcPart *p = &pos->parts[i];
+        SourceLag l = {NULL, p->part, p->end, src->latest, src->latest_us};
+        if (src->kind == SOURCE_KAFKA) {
+            l.topic = kafka_source_topic(src->kafka, p->topic);
+            if (!kafka_source_latest(src->kafka, p->topic, p->part, &l.latest,
+                                     &l.last_poll_us))
+                l.latest = p->end;
+        }
+        fn(&l, arg);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Readers                                                                 */
+
+SourceReader *source_reader_open(Source *src, const SourceOffsets *ranges)
 {
     SourceReader *r = sl_calloc(1, sizeof(SourceReader));
     r->src = src;
-    r->next = from;
-    r->to = to;
+    if (src->kind == SOURCE_KAFKA) {
+        r->kafka = kafka_reader_open(src->kafka, ranges);
+        return r;
+    }
+    const SrcPart *p = srcoffs_find(ranges, -1, 0);
+    r->next = p ? p->start : 0;
+    r->to = p ? p->end : 0;
     if (src->kind == SOURCE_INTERNAL)
-        r->scan = stream_scan_open(src->st, src->rel, from, to);
+        r->scan = stream_scan_open(src->st, src->rel, r->next, r->to);
     return r;
 }
 
 int source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err)
 {
     Source *src = r->src;
+    if (src->kind == SOURCE_KAFKA)
+        return kafka_reader_next(r->kafka, a, out, err);
     if (src->kind == SOURCE_INTERNAL)
         return stream_scan_next(r->scan, a, out, err);
     if (r->next >= r->to)
@@ -109,7 +333,11 @@ int source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err)
 
 int source_reader_close(SourceReader *r, SlError *err)
 {
-    int rc = r->scan ? rel_scan_close(r->scan, err) : 0;
+    int rc = 0;
+    if (r->kafka != NULL)
+        rc = kafka_reader_close(r->kafka, err);
+    else if (r->scan != NULL)
+        rc = rel_scan_close(r->scan, err);
     sl_free(r);
     return rc;
 }

@@ -1,32 +1,74 @@
 /*
  * source.h -- one interface over the places a continuous query reads rows
- * from: internal streams (relstore.h) and generated streams (datagen.h);
- * Kafka and files come with their issues.
+ * from: internal streams (relstore.h), generated streams (datagen.h) and
+ * Kafka topics (kafka.h).
  *
- *   source_open          a source for a stream relation
- *   source_latest        the end offset available now (one partition)
- *   source_reader_open   the rows with offsets [from, to), batch by batch
+ *   source_open          a source for a stream relation, on behalf of a query
+ *   source_plan          the next batch's ranges, one per partition
+ *   source_reader_open   the rows of a set of ranges, batch by batch
  *   source_reader_next   up to RELSTORE_BATCH_ROWS rows; 0 at the end
  *   source_reader_close, source_close
+ *   source_committed     a batch over these positions committed (Kafka
+ *                        commits them to its consumer group, off the loop)
+ *   source_lag           per partition: committed, latest, last poll time
+ *   srcoffs_to_json, srcoffs_from_json   a batch's ranges as the offset
+ *                        log's JSON and back (topic names, not indexes)
  *
- * Offsets are dense row numbers per partition.  Reading the same range
- * twice gives the same rows: what replaying a logged batch relies on.  A
- * Source may be used from one thread at a time.
+ * A source has partitions, each named by a topic (an index into the
+ * source's topic table; -1 for internal and generated streams) and a
+ * partition number.  Offsets are per partition; a batch reads [start, end)
+ * of each.  Reading the same ranges twice gives the same rows: what
+ * replaying a logged batch relies on.  A Source may be used from one thread
+ * at a time, except source_plan, source_committed and source_lag, which
+ * never block and may run on the loop while a batch reads on a worker.
  */
 #ifndef SLUICE_RUNTIME_SOURCE_H
 #define SLUICE_RUNTIME_SOURCE_H
 
 #include "sluice/catalog.h"
+#include "sluice/offsets.h"
 #include "sluice/state.h"
+#include "sluice/strbuf.h"
 
 typedef struct Source Source;
 typedef struct SourceReader SourceReader;
 
-int     source_open(StateStore *st, const CatRelation *rel, Source **out, SlError *err);
-void    source_close(Source *src);
-int64_t source_latest(Source *src, int64_t now_us, SlError *err);
-SourceReader *source_reader_open(Source *src, int64_t from, int64_t to);
-int     source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err);
-int     source_reader_close(SourceReader *r, SlError *err);
+/* source_plan's answer when the source has not yet learned its partitions
+ * (Kafka, just opened): plan again a little later. */
+#define SOURCE_NOT_READY (-2)
+
+/* One row of source_lag. */
+typedef struct SourceLag {
+    const char *topic;      /* NULL for internal and generated streams */
+    int32_t     part;
+    int64_t     committed;  /* the query's position: next offset to read */
+    int64_t     latest;     /* the end offset last seen (Kafka: high watermark) */
+    int64_t     last_poll_us;   /* when latest was read, Unix epoch; 0: never */
+} SourceLag;
+
+int  source_open(StateStore *st, const CatRelation *rel, const char *owner, Source **out,
+                 SlError *err);
+void source_close(Source *src);
+/* Ranges for the next batch, from the positions pos (end = next offset;
+ * partitions not in pos start where the source's starting_offsets say),
+ * each capped by limit (when not NULL) and all together by max_offsets
+ * (0: none), shared out over the partitions in proportion to their
+ * backlog.  out gets every known partition (start = end for those without
+ * new rows).  Returns the rows in the ranges, SOURCE_NOT_READY, or -1. */
+int64_t source_plan(Source *src, const SourceOffsets *pos, const SourceOffsets *limit,
+                    int64_t max_offsets, int64_t now_us, SourceOffsets *out, SlError *err);
+SourceReader *source_reader_open(Source *src, const SourceOffsets *ranges);
+int  source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err);
+/* Closes the reader.  The records it could not decode go to the stream's
+ * dead-letter stream here (a reader closed after an error writes none). */
+int  source_reader_close(SourceReader *r, SlError *err);
+void source_committed(Source *src, const SourceOffsets *pos);
+/* Calls fn for each partition the query reads, pos being its positions. */
+void source_lag(Source *src, const SourceOffsets *pos,
+                void (*fn)(const SourceLag *l, void *arg), void *arg);
+
+/* The offset log's JSON: [{"oid":N[,"topic":"t"],"part":P,"start":S,"end":E}, ...]. */
+void     srcoffs_to_json(Source *src, uint32_t oid, const SourceOffsets *o, StrBuf *out);
+int      srcoffs_from_json(Source *src, const char *json, SourceOffsets *out, SlError *err);
 
 #endif /* SLUICE_RUNTIME_SOURCE_H */

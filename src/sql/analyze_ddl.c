@@ -2,10 +2,9 @@
  * analyze_ddl.c -- CREATE, DROP, EXPLAIN and the statements sluice parses
  * but does not run yet.
  *
- *   an_create_stmt   CREATE TABLE / STREAM -> the relation to create;
- *                    CREATE SINK -> refused (0A000) after checking it
- *   an_drop_stmt     DROP TABLE / STREAM [IF EXISTS] names;
- *                    DROP SINK / CONTINUOUS QUERY -> refused
+ *   an_create_stmt   CREATE TABLE / STREAM / SINK -> the relation to create
+ *   an_drop_stmt     DROP TABLE / STREAM / SINK / CONTINUOUS QUERY
+ *                    [IF EXISTS] names
  *   an_other_stmt    EXPLAIN; CREATE CONTINUOUS QUERY (its query analyzed,
  *                    windows included), ALTER ... PAUSE/RESUME, SUBSCRIBE,
  *                    EXPLAIN CONTINUOUS QUERY, SHOW -> refused
@@ -206,11 +205,30 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
         return -1;
     bool stream = s->kind == OBJECT_STREAM;
     if (s->kind == OBJECT_SINK) {
+        /* A sink has no columns of its own: it takes those of the query
+         * that writes INTO it.  Its connector checks the options. */
         StrBuf b;
         strbuf_init(&b);
+        strbuf_putc(&b, '{');
         int rc = options_json(an, s->options, &b, true);
+        strbuf_putc(&b, '}');
+        CatRelation *def = ARENA_NEW(an->a, CatRelation);
+        def->name = rv->name;
+        def->kind = REL_SINK;
+        def->cols = ARENA_ARRAY(an->a, CatColumn, 1);
+        def->options = arena_strndup(an->a, b.data, b.len);
         strbuf_free(&b);
-        return rc < 0 ? -1 : refuse(an, q, s->hdr.location, "CREATE SINK");
+        if (rc < 0)
+            return -1;
+        const RawStmt *raw = an->raw;
+        def->sql = raw ? arena_strndup(an->a, an->sql + raw->start,
+                                       (size_t)(raw->end - raw->start))
+                       : "";
+        q->kind = QUERY_CREATE;
+        q->tag = "CREATE SINK";
+        q->create = def;
+        q->if_not_exists = s->if_not_exists;
+        return 0;
     }
     const char *what = stream ? "stream" : "table";
     CatRelation *def = ARENA_NEW(an->a, CatRelation);
@@ -399,10 +417,8 @@ int an_drop_stmt(Analyze *an, DropStmt *s, Query *q)
     for (int i = 0; i < n; i++)
         if (check_schema(an, list_nth(s->objects, i)) < 0)
             return -1;
-    if (s->kind == OBJECT_SINK)
-        return refuse(an, q, s->hdr.location, "DROP SINK");
     q->kind = QUERY_DROP;
-    q->tag = s->kind == OBJECT_STREAM ? "DROP STREAM"
+    q->tag = s->kind == OBJECT_SINK ? "DROP SINK" : s->kind == OBJECT_STREAM ? "DROP STREAM"
              : s->kind == OBJECT_QUERY ? "DROP CONTINUOUS QUERY" : "DROP TABLE";
     q->drop_kind = s->kind;
     q->ndrop = n;

@@ -1,0 +1,85 @@
+/*
+ * kafka.h -- the Kafka connector: a source for streams and an exactly-once
+ * sink (src/connectors/kafka_*.c, the only files that include rdkafka.h;
+ * docs/sql-reference.md "Kafka").
+ *
+ * Source (kafka_source.c):
+ *   kafka_source_validate   check a stream's WITH options at CREATE (no I/O)
+ *   kafka_source_open       a consumer for a query; a poller thread learns
+ *                           the topics' partitions and their watermarks
+ *   kafka_source_plan       [position, high watermark) per known partition,
+ *                           from the poller's last look (never blocks)
+ *   kafka_source_commit     a batch committed: its positions go to the
+ *                           consumer group, from the poller thread
+ *   kafka_source_latest     a partition's high watermark and poll time
+ *   kafka_source_topic, kafka_source_topic_index   the topic table
+ *   kafka_reader_open, kafka_reader_next, kafka_reader_close
+ *                           the records of a batch's ranges (assign and
+ *                           seek, never subscribe), decoded into rows
+ *   kafka_source_close
+ *
+ * Sink (kafka_sink.c):
+ *   kafka_sink_validate     check a sink's WITH options at CREATE (no I/O)
+ *   kafka_sink_open         a transactional producer for a query (no I/O)
+ *   kafka_sink_write        batch N's rows in one Kafka transaction with a
+ *                           progress record naming N; a batch whose
+ *                           transaction already committed is skipped
+ *   kafka_sink_close
+ *
+ * The reader, the plan and the sink write run on worker threads; the
+ * validation on the loop.  Nothing here touches the catalog.
+ */
+#ifndef SLUICE_KAFKA_H
+#define SLUICE_KAFKA_H
+
+#include "sluice/catalog.h"
+#include "sluice/offsets.h"
+#include "sluice/state.h"
+
+typedef struct KafkaSource KafkaSource;
+typedef struct KafkaReader KafkaReader;
+typedef struct KafkaSink KafkaSink;
+
+/* Metadata column names a Kafka stream may declare. */
+#define KAFKA_META_KEY       "_key"
+#define KAFKA_META_PARTITION "_partition"
+#define KAFKA_META_OFFSET    "_offset"
+#define KAFKA_META_TIMESTAMP "_timestamp"
+#define KAFKA_META_HEADERS   "_headers"
+
+int  kafka_source_validate(const CatRelation *def, SlError *err);
+/* owner names the consumer group (sluice-<owner> unless group.id is
+ * given); dead is the stream that undecodable records go to, or NULL. */
+int  kafka_source_open(StateStore *st, const CatRelation *rel, const char *owner,
+                       const CatRelation *dead, KafkaSource **out, SlError *err);
+void kafka_source_close(KafkaSource *ks);
+/* out gets every known partition with start = its position in pos (or the
+ * starting offset for a new one) and end = its high watermark.  Returns 0,
+ * SOURCE_NOT_READY (-2) before the first look at the topics, -1 with err
+ * for a deleted topic or lost data (unless fail_on_data_loss = false). */
+int  kafka_source_plan(KafkaSource *ks, const SourceOffsets *pos, SourceOffsets *out,
+                       SlError *err);
+void kafka_source_commit(KafkaSource *ks, const SourceOffsets *pos);
+bool kafka_source_latest(KafkaSource *ks, int32_t topic, int32_t part, int64_t *latest,
+                         int64_t *poll_us);
+const char *kafka_source_topic(KafkaSource *ks, int32_t topic);
+int32_t kafka_source_topic_index(KafkaSource *ks, const char *name);
+
+KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges);
+int  kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err);
+int  kafka_reader_close(KafkaReader *r, SlError *err);
+
+int  kafka_sink_validate(const CatRelation *def, SlError *err);
+/* Columns of the query's output; query names the transactional.id. */
+int  kafka_sink_open(const CatRelation *sink, const CatRelation *query, KafkaSink **out,
+                     SlError *err);
+/* Writes batch_id's output: rows (nb batches laid out as the query's
+ * columns) as records, and for each of the ndel tombstone batches (the key
+ * columns of deleted groups, laid out as the output) a record with a NULL
+ * value.  Returns 1 written, 0 skipped (that batch had committed before),
+ * -1 on error. */
+int  kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, int nb,
+                      const Batch *const *dels, int ndel, SlError *err);
+void kafka_sink_close(KafkaSink *k);
+
+#endif /* SLUICE_KAFKA_H */

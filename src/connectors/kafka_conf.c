@@ -1,0 +1,111 @@
+/*
+ * kafka_conf.c -- the librdkafka configuration of a Kafka stream or sink
+ * (see kafka_int.h).
+ *
+ *   kafka_conf_build, kafka_error, kafka_json_quote
+ *
+ * bootstrap_servers is required (or "kafka.bootstrap.servers").  Every
+ * option whose name starts with "kafka." goes to librdkafka without the
+ * prefix, after sluice's defaults, so a user may override them; librdkafka
+ * refuses unknown names and bad values, and that refusal is the error.
+ * Building a configuration does no I/O, so CREATE checks it on the loop.
+ */
+#include "kafka_int.h"
+
+#include <stdio.h>
+
+void kafka_json_quote(StrBuf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    strbuf_putc(b, '"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            strbuf_putc(b, '\\');
+            strbuf_putc(b, (char)c);
+        } else if (c == '\n') {
+            strbuf_puts(b, "\\n");
+        } else if (c == '\t') {
+            strbuf_puts(b, "\\t");
+        } else if (c == '\r') {
+            strbuf_puts(b, "\\r");
+        } else if (c < 0x20) {
+            strbuf_puts(b, "\\u00");
+            strbuf_putc(b, hex[c >> 4]);
+            strbuf_putc(b, hex[c & 15]);
+        } else {
+            strbuf_putc(b, (char)c);
+        }
+    }
+    strbuf_putc(b, '"');
+}
+
+int kafka_error(SlError *err, rd_kafka_resp_err_t code, const char *what)
+{
+    const char *state = ERRCODE_SYSTEM_ERROR;
+    switch (code) {
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+        state = ERRCODE_CONNECTION_FAILURE;
+        break;
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+        state = ERRCODE_UNDEFINED_OBJECT;
+        break;
+    default:
+        break;
+    }
+    return sl_error(err, state, "%s: %s", what, rd_kafka_err2str(code));
+}
+
+int kafka_conf_build(const Options *o, const char *relname, const char *const *defaults,
+                     rd_kafka_conf_t **out, SlError *err)
+{
+    char msg[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    for (int i = 0; defaults != NULL && defaults[i] != NULL; i += 2) {
+        if (rd_kafka_conf_set(conf, defaults[i], defaults[i + 1], msg, sizeof(msg)) !=
+            RD_KAFKA_CONF_OK) {
+            rd_kafka_conf_destroy(conf);
+            return sl_error(err, ERRCODE_INTERNAL_ERROR, "kafka default %s: %s", defaults[i],
+                            msg);
+        }
+    }
+    const char *servers = opts_get(o, "bootstrap_servers");
+    bool have_servers = servers != NULL;
+    if (servers != NULL &&
+        rd_kafka_conf_set(conf, "bootstrap.servers", servers, msg, sizeof(msg)) !=
+            RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(conf);
+        return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid bootstrap_servers: %s",
+                        msg);
+    }
+    for (int i = 0; i < o->n; i++) {
+        if (strncmp(o->keys[i], "kafka.", 6) != 0)
+            continue;
+        const char *name = o->keys[i] + 6;
+        if (rd_kafka_conf_set(conf, name, o->values[i], msg, sizeof(msg)) !=
+            RD_KAFKA_CONF_OK) {
+            rd_kafka_conf_destroy(conf);
+            sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid option \"%s\" of \"%s\": %s",
+                     o->keys[i], relname, msg);
+            sl_error_hint(err, "Options named kafka.<property> go to librdkafka as "
+                               "<property>; see librdkafka's CONFIGURATION.md.");
+            return -1;
+        }
+        have_servers |= strcmp(name, "bootstrap.servers") == 0 ||
+                        strcmp(name, "metadata.broker.list") == 0;
+    }
+    if (!have_servers) {
+        rd_kafka_conf_destroy(conf);
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "\"%s\" needs the option bootstrap_servers",
+                 relname);
+        sl_error_hint(err, "Add bootstrap_servers = 'host:port[,host:port]' to WITH (...).");
+        return -1;
+    }
+    *out = conf;
+    return 0;
+}

@@ -1,0 +1,26 @@
+/*
+ * kafka_int.h -- what the Kafka source and sink share (kafka_conf.c).  Not
+ * for use outside src/connectors/kafka_*.c.
+ *
+ *   kafka_conf_build   a librdkafka configuration from a relation's WITH
+ *                      options: bootstrap_servers and every "kafka.<name>"
+ *                      passed through, checked by librdkafka itself
+ *   kafka_error        a librdkafka error as an SlError with a SQLSTATE
+ *   kafka_json_quote   bytes as a JSON string (headers, sink records)
+ */
+#ifndef SLUICE_CONNECTORS_KAFKA_INT_H
+#define SLUICE_CONNECTORS_KAFKA_INT_H
+
+#include <librdkafka/rdkafka.h>
+
+#include "sluice/kafka.h"
+#include "sluice/options.h"
+#include "sluice/strbuf.h"
+
+/* defaults: name/value pairs set before the user's, NULL-terminated. */
+int kafka_conf_build(const Options *o, const char *relname, const char *const *defaults,
+                     rd_kafka_conf_t **out, SlError *err);
+void kafka_json_quote(StrBuf *b, const char *s, size_t n);
+int kafka_error(SlError *err, rd_kafka_resp_err_t code, const char *what);
+
+#endif /* SLUICE_CONNECTORS_KAFKA_INT_H */

@@ -1,0 +1,471 @@
+/*
+ * kafka_sink.c -- the exactly-once Kafka sink (see kafka.h; Materialize's
+ * design, docs/operations.md "Exactly-once into Kafka").
+ *
+ *   kafka_sink_validate, kafka_sink_open, kafka_sink_write, kafka_sink_close
+ *
+ * One transactional producer per query, transactional.id "sluice-<query>"
+ * unless the sink names one.  Batch N is one Kafka transaction: its rows,
+ * then a progress record (key: the transactional.id, value:
+ * {"batch": N}) on the compacted progress topic, then commit.  The state
+ * of batch N commits to RocksDB only after that (incremental.c), so:
+ *
+ *   - at the first write after a (re)start, init_transactions fences any
+ *     older producer with the same id and aborts its open transaction; the
+ *     progress topic is then read to its end with isolation.level =
+ *     read_committed, which gives the last batch whose transaction
+ *     committed;
+ *   - a replayed batch at or below that id is skipped (its rows are in);
+ *     one above it is written once.
+ *
+ * Rows are JSON objects (or CSV lines) of the query's columns; with
+ * key = 'a,b' the record key is those columns (JSON object or CSV), and a
+ * group that leaves the result (update mode, HAVING) is a tombstone: its
+ * key with a NULL value.  Everything here runs on the batch's worker
+ * thread; opening does no I/O.
+ */
+#include "kafka_int.h"
+
+#include "sluice/log.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define TXN_TIMEOUT_MS 60000
+
+typedef enum SinkFormat { SF_JSON, SF_CSV } SinkFormat;
+
+struct KafkaSink {
+    Arena              arena;
+    Options            opts;
+    const CatRelation *sink;
+    const CatRelation *query;
+    const char        *topic;
+    const char        *progress_topic;
+    const char        *txn_id;
+    SinkFormat         format;
+    int               *key_cols;
+    int                nkey;
+    rd_kafka_t        *rk;              /* made at the first write */
+    int64_t            committed;       /* last batch known committed, -1 none */
+};
+
+/* Reads a sink's options; with query, also checks its key columns. */
+static int read_options(KafkaSink *k, const CatRelation *sink, const CatRelation *query,
+                        SlError *err)
+{
+    Options *o = &k->opts;
+    if (opts_parse(&k->arena, sink->options, o, err) < 0)
+        return -1;
+    const char *connector = opts_get(o, "connector");
+    if (connector == NULL || strcmp(connector, "kafka") != 0) {
+        sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED, "sink \"%s\": connector \"%s\" is not "
+                 "supported", sink->name, connector ? connector : "");
+        sl_error_hint(err, "Use connector = 'kafka'.");
+        return -1;
+    }
+    k->topic = opts_get(o, "topic");
+    if (k->topic == NULL)
+        return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "Kafka sink \"%s\" needs a topic",
+                        sink->name);
+    k->progress_topic = opts_get(o, "progress_topic");
+    if (k->progress_topic == NULL)
+        k->progress_topic = "sluice_progress";
+    const char *fmt = opts_get(o, "format");
+    if (fmt == NULL || strcmp(fmt, "json") == 0)
+        k->format = SF_JSON;
+    else if (strcmp(fmt, "csv") == 0)
+        k->format = SF_CSV;
+    else {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid format \"%s\" for a Kafka sink",
+                 fmt);
+        sl_error_hint(err, "Use 'json' or 'csv'.");
+        return -1;
+    }
+    const char *defaults[] = {NULL};
+    rd_kafka_conf_t *conf;
+    if (kafka_conf_build(o, sink->name, defaults, &conf, err) < 0)
+        return -1;
+    rd_kafka_conf_destroy(conf);
+    const char *key = opts_get(o, "key");
+    if (key == NULL || query == NULL)
+        return 0;
+    char *list = arena_strdup(&k->arena, key);
+    k->key_cols = ARENA_ARRAY(&k->arena, int, query->ncols > 0 ? query->ncols : 1);
+    for (char *save = NULL, *c = strtok_r(list, ", ", &save); c;
+         c = strtok_r(NULL, ", ", &save)) {
+        int found = -1;
+        for (int i = 0; i < query->ncols; i++)
+            if (strcmp(query->cols[i].name, c) == 0)
+                found = i;
+        if (found < 0)
+            return sl_error(err, ERRCODE_UNDEFINED_COLUMN,
+                            "key column \"%s\" of sink \"%s\" is not a column of the query", c,
+                            sink->name);
+        if (k->nkey == query->ncols)
+            return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "too many key columns");
+        k->key_cols[k->nkey++] = found;
+    }
+    return 0;
+}
+
+int kafka_sink_validate(const CatRelation *def, SlError *err)
+{
+    KafkaSink k;
+    memset(&k, 0, sizeof(k));
+    arena_init(&k.arena, 1024);
+    int rc = read_options(&k, def, NULL, err);
+    arena_destroy(&k.arena);
+    return rc;
+}
+
+int kafka_sink_open(const CatRelation *sink, const CatRelation *query, KafkaSink **out,
+                    SlError *err)
+{
+    KafkaSink *k = sl_calloc(1, sizeof(KafkaSink));
+    arena_init(&k->arena, 2048);
+    if (read_options(k, sink, query, err) < 0) {
+        arena_destroy(&k->arena);
+        sl_free(k);
+        return -1;
+    }
+    const char *id = opts_get(&k->opts, "transactional_id");
+    k->txn_id = id ? id : arena_printf(&k->arena, "sluice-%s", query->name);
+    k->sink = sink;
+    k->query = query;
+    k->committed = -1;
+    cat_relation_ref(sink);
+    cat_relation_ref(query);
+    *out = k;
+    return 0;
+}
+
+void kafka_sink_close(KafkaSink *k)
+{
+    if (k == NULL)
+        return;
+    if (k->rk != NULL)
+        rd_kafka_destroy(k->rk);
+    cat_relation_unref(k->sink);
+    cat_relation_unref(k->query);
+    arena_destroy(&k->arena);
+    sl_free(k);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Recovery: fence, then read the progress topic back                      */
+
+static int txn_error(SlError *err, rd_kafka_error_t *e, const char *what)
+{
+    sl_error(err, ERRCODE_SYSTEM_ERROR, "Kafka sink: %s: %s", what, rd_kafka_error_string(e));
+    rd_kafka_error_destroy(e);
+    return -1;
+}
+
+/* Creates the progress topic (compacted, one partition) if it is missing. */
+static int ensure_progress_topic(KafkaSink *k, SlError *err)
+{
+    char msg[256];
+    rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(k->progress_topic, 1, -1, msg, sizeof(msg));
+    if (nt == NULL)
+        return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "progress topic: %s", msg);
+    rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "compact");
+    rd_kafka_queue_t *q = rd_kafka_queue_new(k->rk);
+    rd_kafka_CreateTopics(k->rk, &nt, 1, NULL, q);
+    rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
+    int rc = 0;
+    if (ev == NULL) {
+        rc = sl_error(err, ERRCODE_CONNECTION_FAILURE,
+                      "Kafka sink: no answer creating the progress topic \"%s\"",
+                      k->progress_topic);
+    } else {
+        const rd_kafka_CreateTopics_result_t *res = rd_kafka_event_CreateTopics_result(ev);
+        size_t n = 0;
+        const rd_kafka_topic_result_t **trs = res ? rd_kafka_CreateTopics_result_topics(res, &n)
+                                                  : NULL;
+        rd_kafka_resp_err_t e = rd_kafka_event_error(ev);
+        if (e == RD_KAFKA_RESP_ERR_NO_ERROR && n == 1)
+            e = rd_kafka_topic_result_error(trs[0]);
+        if (e != RD_KAFKA_RESP_ERR_NO_ERROR && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
+            rc = kafka_error(err, e, "Kafka sink: creating the progress topic");
+        rd_kafka_event_destroy(ev);
+    }
+    rd_kafka_queue_destroy(q);
+    rd_kafka_NewTopic_destroy(nt);
+    return rc;
+}
+
+/* The batch id of the last progress record of ours on the progress topic,
+ * read with read_committed: -1 when there is none. */
+static int read_progress(KafkaSink *k, int64_t *batch, SlError *err)
+{
+    *batch = -1;
+    const char *defaults[] = {
+        "group.id", "sluice-progress-reader", "isolation.level", "read_committed",
+        "enable.auto.commit", "false", "enable.partition.eof", "true",
+        "auto.offset.reset", "earliest", NULL,
+    };
+    rd_kafka_conf_t *conf;
+    if (kafka_conf_build(&k->opts, k->sink->name, defaults, &conf, err) < 0)
+        return -1;
+    /* The user's transactional.id is not a consumer's setting. */
+    char msg[512];
+    rd_kafka_t *c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, msg, sizeof(msg));
+    if (c == NULL) {
+        rd_kafka_conf_destroy(conf);
+        return sl_error(err, ERRCODE_SYSTEM_ERROR, "Kafka sink: %s", msg);
+    }
+    int rc = 0;
+    int64_t low, high;
+    rd_kafka_resp_err_t e =
+        rd_kafka_query_watermark_offsets(c, k->progress_topic, 0, &low, &high, 30000);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        rc = kafka_error(err, e, "Kafka sink: reading the progress topic");
+        goto out;
+    }
+    if (high > low) {
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+        rd_kafka_topic_partition_list_add(l, k->progress_topic, 0)->offset = low;
+        rd_kafka_assign(c, l);
+        rd_kafka_topic_partition_list_destroy(l);
+        size_t idlen = strlen(k->txn_id);
+        int64_t waited = 0;
+        for (;;) {
+            rd_kafka_message_t *m = rd_kafka_consumer_poll(c, 200);
+            if (m == NULL) {
+                if ((waited += 200) > 60000) {
+                    rc = sl_error(err, ERRCODE_CONNECTION_FAILURE,
+                                  "Kafka sink: timed out reading the progress topic \"%s\"",
+                                  k->progress_topic);
+                    break;
+                }
+                continue;
+            }
+            if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                rd_kafka_message_destroy(m);
+                break;
+            }
+            if (m->err) {
+                rc = sl_error(err, ERRCODE_SYSTEM_ERROR,
+                              "Kafka sink: reading the progress topic: %s",
+                              rd_kafka_message_errstr(m));
+                rd_kafka_message_destroy(m);
+                break;
+            }
+            if (m->key_len == idlen && memcmp(m->key, k->txn_id, idlen) == 0 &&
+                m->payload != NULL) {
+                char buf[64];
+                size_t n = SL_MIN(m->len, sizeof(buf) - 1);
+                memcpy(buf, m->payload, n);
+                buf[n] = '\0';
+                const char *b = strstr(buf, "\"batch\":");
+                if (b != NULL)
+                    *batch = strtoll(b + 8, NULL, 10);
+            }
+            rd_kafka_message_destroy(m);
+        }
+    }
+out:
+    rd_kafka_destroy(c);
+    return rc;
+}
+
+/* The producer, fenced and with the committed batch known. */
+static int ensure_producer(KafkaSink *k, SlError *err)
+{
+    if (k->rk != NULL)
+        return 0;
+    const char *defaults[] = {
+        "transactional.id", k->txn_id, "enable.idempotence", "true",
+        "transaction.timeout.ms", "60000", "linger.ms", "5", "client.id", "sluice", NULL,
+    };
+    rd_kafka_conf_t *conf;
+    if (kafka_conf_build(&k->opts, k->sink->name, defaults, &conf, err) < 0)
+        return -1;
+    char msg[512];
+    k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, msg, sizeof(msg));
+    if (k->rk == NULL) {
+        rd_kafka_conf_destroy(conf);
+        return sl_error(err, ERRCODE_SYSTEM_ERROR, "Kafka sink: %s", msg);
+    }
+    rd_kafka_error_t *e = rd_kafka_init_transactions(k->rk, TXN_TIMEOUT_MS);
+    int rc = 0;
+    if (e != NULL)
+        rc = txn_error(err, e, "init_transactions");
+    if (rc == 0)
+        rc = ensure_progress_topic(k, err);
+    if (rc == 0)
+        rc = read_progress(k, &k->committed, err);
+    if (rc < 0) {
+        rd_kafka_destroy(k->rk);
+        k->rk = NULL;
+        return -1;
+    }
+    sl_log(LOG_INFO, "kafka sink ready", "sink=%s transactional_id=%s committed_batch=%" PRId64,
+           k->sink->name, k->txn_id, k->committed);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Encoding                                                                */
+
+static void json_value(StrBuf *b, const Vector *v, uint32_t i, StrBuf *tmp)
+{
+    if (vector_is_null(v, i)) {
+        strbuf_puts(b, "null");
+        return;
+    }
+    switch (v->type.id) {
+    case TYPE_BOOL:
+        strbuf_puts(b, v->v.b[i] ? "true" : "false");
+        return;
+    case TYPE_INT2:
+    case TYPE_INT4:
+    case TYPE_INT8:
+    case TYPE_NUMERIC:
+    case TYPE_FLOAT4:
+    case TYPE_FLOAT8:
+        strbuf_reset(tmp);
+        value_format_text(v, i, tmp);
+        if (tmp->len > 0 && (tmp->data[0] == '-' || (tmp->data[0] >= '0' && tmp->data[0] <= '9')))
+            strbuf_append(b, tmp->data, tmp->len);
+        else
+            kafka_json_quote(b, tmp->data, tmp->len);      /* NaN, Infinity */
+        return;
+    case TYPE_JSONB:
+        strbuf_append(b, v->v.str[i].ptr, v->v.str[i].len);
+        return;
+    default:
+        strbuf_reset(tmp);
+        value_format_text(v, i, tmp);
+        kafka_json_quote(b, tmp->data, tmp->len);
+        return;
+    }
+}
+
+static void csv_value(StrBuf *b, const Vector *v, uint32_t i, StrBuf *tmp)
+{
+    if (vector_is_null(v, i))
+        return;
+    strbuf_reset(tmp);
+    value_format_text(v, i, tmp);
+    bool quote = tmp->len == 0 || memchr(tmp->data, ',', tmp->len) ||
+                 memchr(tmp->data, '"', tmp->len) || memchr(tmp->data, '\n', tmp->len) ||
+                 memchr(tmp->data, '\r', tmp->len);
+    if (!quote) {
+        strbuf_append(b, tmp->data, tmp->len);
+        return;
+    }
+    strbuf_putc(b, '"');
+    for (size_t k = 0; k < tmp->len; k++) {
+        if (tmp->data[k] == '"')
+            strbuf_putc(b, '"');
+        strbuf_putc(b, tmp->data[k]);
+    }
+    strbuf_putc(b, '"');
+}
+
+/* Row i of batch as a record value (all columns) or key (cols). */
+static void encode(KafkaSink *k, const Batch *batch, uint32_t i, const int *cols, int ncols,
+                   StrBuf *out, StrBuf *tmp)
+{
+    strbuf_reset(out);
+    if (k->format == SF_JSON)
+        strbuf_putc(out, '{');
+    for (int n = 0; n < ncols; n++) {
+        int c = cols ? cols[n] : n;
+        if (n > 0)
+            strbuf_puts(out, k->format == SF_JSON ? ", " : ",");
+        if (k->format == SF_JSON) {
+            const char *name = k->query->cols[c].name;
+            kafka_json_quote(out, name, strlen(name));
+            strbuf_puts(out, ": ");
+            json_value(out, &batch->cols[c], i, tmp);
+        } else {
+            csv_value(out, &batch->cols[c], i, tmp);
+        }
+    }
+    if (k->format == SF_JSON)
+        strbuf_putc(out, '}');
+}
+
+/* Produces one record, waiting while librdkafka's queue is full. */
+static int produce(KafkaSink *k, const char *topic, const StrBuf *key, const StrBuf *val,
+                   SlError *err)
+{
+    for (;;) {
+        rd_kafka_resp_err_t e = rd_kafka_producev(
+            k->rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+            RD_KAFKA_V_KEY(key ? key->data : NULL, key ? key->len : 0),
+            RD_KAFKA_V_VALUE(val ? val->data : NULL, val ? val->len : 0), RD_KAFKA_V_END);
+        if (e == RD_KAFKA_RESP_ERR_NO_ERROR)
+            return 0;
+        if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL)
+            return kafka_error(err, e, "Kafka sink: produce");
+        rd_kafka_poll(k->rk, 50);
+    }
+}
+
+int kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, int nb,
+                     const Batch *const *dels, int ndel, SlError *err)
+{
+    if (ensure_producer(k, err) < 0)
+        return -1;
+    if (batch_id <= k->committed) {
+        sl_log(LOG_INFO, "kafka sink: batch already committed, skipped",
+               "sink=%s batch=%" PRId64, k->sink->name, batch_id);
+        return 0;
+    }
+    rd_kafka_error_t *e = rd_kafka_begin_transaction(k->rk);
+    if (e != NULL) {
+        txn_error(err, e, "begin_transaction");
+        goto fail;
+    }
+    StrBuf key, val, tmp;
+    strbuf_init(&key);
+    strbuf_init(&val);
+    strbuf_init(&tmp);
+    int rc = 0;
+    for (int n = 0; n < nb && rc == 0; n++) {
+        for (uint32_t i = 0; i < rows[n]->nrows && rc == 0; i++) {
+            if (k->nkey > 0)
+                encode(k, rows[n], i, k->key_cols, k->nkey, &key, &tmp);
+            encode(k, rows[n], i, NULL, k->query->ncols, &val, &tmp);
+            rc = produce(k, k->topic, k->nkey > 0 ? &key : NULL, &val, err);
+        }
+    }
+    for (int n = 0; n < ndel && rc == 0 && k->nkey > 0; n++) {
+        for (uint32_t i = 0; i < dels[n]->nrows && rc == 0; i++) {
+            encode(k, dels[n], i, k->key_cols, k->nkey, &key, &tmp);
+            rc = produce(k, k->topic, &key, NULL, err);
+        }
+    }
+    if (rc == 0) {
+        strbuf_reset(&key);
+        strbuf_puts(&key, k->txn_id);
+        strbuf_reset(&val);
+        strbuf_printf(&val, "{\"batch\": %" PRId64 ", \"topic\": \"%s\"}", batch_id, k->topic);
+        rc = produce(k, k->progress_topic, &key, &val, err);
+    }
+    strbuf_free(&key);
+    strbuf_free(&val);
+    strbuf_free(&tmp);
+    if (rc < 0)
+        goto fail;
+    SLUICE_FAULT("kafka_sink_before_commit");
+    e = rd_kafka_commit_transaction(k->rk, TXN_TIMEOUT_MS);
+    if (e != NULL) {
+        txn_error(err, e, "commit_transaction");
+        goto fail;
+    }
+    SLUICE_FAULT("kafka_sink_after_commit");
+    k->committed = batch_id;
+    return 1;
+fail:
+    /* Start over at the next try: a new producer fences this one, aborts
+     * what it left open, and reads the progress topic again. */
+    rd_kafka_destroy(k->rk);
+    k->rk = NULL;
+    return -1;
+}

@@ -1,0 +1,1049 @@
+/*
+ * kafka_source.c -- Kafka topics as the rows of a stream (see kafka.h).
+ *
+ *   kafka_source_validate, kafka_source_open, kafka_source_close
+ *   kafka_source_plan, kafka_source_commit, kafka_source_latest
+ *   kafka_source_topic, kafka_source_topic_index
+ *   kafka_reader_open, kafka_reader_next, kafka_reader_close
+ *
+ * One consumer handle per query's source.  A poller thread, started by the
+ * first plan, owns the handle's life: it creates it, looks at the topics'
+ * partitions and watermarks every POLL_MS (one metadata request, one
+ * ListOffsets per partition) into a snapshot under a mutex, commits the
+ * positions of committed batches to the consumer group, and destroys the
+ * handle at close.  Planning reads only the snapshot, so the loop never
+ * waits on the network.
+ *
+ * A batch reads its ranges with assign at the range starts (no subscribe,
+ * no rebalancing), on the worker thread that runs the batch.  A partition
+ * is done when a record at or past end - 1 has arrived, or the partition's
+ * end-of-file event says the log ends at or past end (control records of
+ * transactions take offsets that no record has).  Records at or past end
+ * belong to the next batch and are dropped.
+ *
+ * Columns named _key, _partition, _offset, _timestamp and _headers are
+ * filled from the record's metadata; the others are decoded from its value
+ * with the stream's format (JSON, CSV, or raw: the value as the one
+ * column).  A value that does not decode is a dead letter: the reader
+ * keeps it (raw bytes, topic/partition, offset, reason) and writes them to
+ * <stream>_dead_letters when it closes.
+ */
+#include "kafka_int.h"
+
+#include "format_int.h"
+#include "sluice/expr.h"
+#include "sluice/log.h"
+#include "sluice/relstore.h"
+#include "sluice/rowcodec.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define POLL_MS         250
+#define MAX_TOPICS      256
+#define SOURCE_NOT_READY (-2)
+#define UNIX_TO_PG_US   946684800000000LL
+
+typedef enum KFormat { KF_JSON, KF_CSV, KF_RAW } KFormat;
+typedef enum KMeta { KM_NONE, KM_KEY, KM_PARTITION, KM_OFFSET, KM_TIMESTAMP, KM_HEADERS } KMeta;
+typedef enum KStart { KS_EARLIEST, KS_LATEST, KS_MAP } KStart;
+
+typedef struct SnapPart {
+    int32_t topic, part;
+    int64_t low, high;
+} SnapPart;
+
+typedef struct StartAt {
+    int32_t topic, part;
+    int64_t offset;         /* -2 earliest, -1 latest */
+} StartAt;
+
+struct KafkaSource {
+    Arena              arena;           /* options, spec, names */
+    const CatRelation *rel;
+    const CatRelation *dead;            /* <stream>_dead_letters, or NULL */
+    StateStore        *st;
+    Options            opts;
+    char              *group;
+    /* what to read */
+    const char        *topics[MAX_TOPICS]; /* the topic table; [0, ntopics) */
+    int                ntopics;
+    int                nnamed;          /* topics named by topic / topics */
+    bool               pattern;
+    regex_t            re;
+    KStart             start;
+    StartAt           *start_map;
+    int                nstart_map;
+    bool               fail_on_data_loss;
+    int64_t            read_timeout_us;
+    /* how to decode */
+    KFormat            format;
+    FmtSpec            spec;            /* the value's columns */
+    KMeta             *meta;            /* per stream column */
+    int               *payload_col;     /* per stream column: index in spec, or -1 */
+    SlType            *payload_types;
+    /* the poller */
+    pthread_mutex_t    mu;
+    pthread_cond_t     cond;
+    pthread_t          thread;
+    bool               started, stop;
+    rd_kafka_t        *rk;
+    bool               ready;           /* a snapshot was taken */
+    char              *error;           /* the last look's error, or NULL */
+    const char        *error_state;
+    SnapPart          *snap;
+    int                nsnap, capsnap;
+    int64_t            poll_us;
+    SourceOffsets      to_commit;       /* pending positions for the group */
+    bool               commit_pending;
+};
+
+struct KafkaReader {
+    KafkaSource   *ks;
+    SourceOffsets  ranges;
+    bool          *done;
+    int            remaining;
+    rd_kafka_message_t *cur;            /* a record decoded in part */
+    FmtResult      res;
+    int64_t        last_progress_us;
+    bool           failed;
+    /* dead letters, kept until close */
+    Arena          dead_arena;
+    Batch         *dead;
+    uint32_t       ndead, capdead;
+};
+
+static int64_t wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Options                                                                 */
+
+static KMeta meta_kind(const char *name)
+{
+    if (strcmp(name, KAFKA_META_KEY) == 0)
+        return KM_KEY;
+    if (strcmp(name, KAFKA_META_PARTITION) == 0)
+        return KM_PARTITION;
+    if (strcmp(name, KAFKA_META_OFFSET) == 0)
+        return KM_OFFSET;
+    if (strcmp(name, KAFKA_META_TIMESTAMP) == 0)
+        return KM_TIMESTAMP;
+    if (strcmp(name, KAFKA_META_HEADERS) == 0)
+        return KM_HEADERS;
+    return KM_NONE;
+}
+
+static bool meta_type_ok(KMeta m, SlTypeId t)
+{
+    switch (m) {
+    case KM_KEY:       return t == TYPE_TEXT || t == TYPE_VARCHAR || t == TYPE_BYTEA;
+    case KM_PARTITION: return t == TYPE_INT4 || t == TYPE_INT8;
+    case KM_OFFSET:    return t == TYPE_INT8;
+    case KM_TIMESTAMP: return t == TYPE_TIMESTAMPTZ || t == TYPE_TIMESTAMP;
+    case KM_HEADERS:   return t == TYPE_JSONB || t == TYPE_TEXT;
+    case KM_NONE:      return true;
+    }
+    return false;
+}
+
+static const char *const meta_types[] = {
+    [KM_KEY] = "text or bytea", [KM_PARTITION] = "integer or bigint",
+    [KM_OFFSET] = "bigint", [KM_TIMESTAMP] = "timestamp with time zone or timestamp",
+    [KM_HEADERS] = "jsonb or text",
+};
+
+static bool valid_topic(const char *t)
+{
+    if (*t == '\0' || strlen(t) > 249)
+        return false;
+    for (const char *p = t; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '_' || *p == '-'))
+            return false;
+    return true;
+}
+
+static int add_topic(KafkaSource *ks, const char *name)
+{
+    for (int i = 0; i < ks->ntopics; i++)
+        if (strcmp(ks->topics[i], name) == 0)
+            return i;
+    if (ks->ntopics == MAX_TOPICS)
+        return -1;
+    ks->topics[ks->ntopics] = arena_strdup(&ks->arena, name);
+    return ks->ntopics++;
+}
+
+/* starting_offsets as a JSON map {"topic": {"0": 23, "1": -2}, ...}. */
+static int parse_start_map(KafkaSource *ks, const char *json, SlError *err)
+{
+    const char *p = json;
+    int cap = 16;
+    ks->start_map = ARENA_ARRAY(&ks->arena, StartAt, cap);
+    while (*p == ' ' || *p == '{')
+        p++;
+    while (*p != '\0' && *p != '}') {
+        while (*p == ' ' || *p == ',')
+            p++;
+        if (*p != '"')
+            goto bad;
+        const char *t = ++p;
+        while (*p && *p != '"')
+            p++;
+        if (*p != '"')
+            goto bad;
+        char *topic = arena_strndup(&ks->arena, t, (size_t)(p - t));
+        p++;
+        while (*p == ' ' || *p == ':')
+            p++;
+        if (*p != '{')
+            goto bad;
+        p++;
+        for (;;) {
+            while (*p == ' ' || *p == ',')
+                p++;
+            if (*p == '}') {
+                p++;
+                break;
+            }
+            if (*p != '"')
+                goto bad;
+            char *e;
+            long part = strtol(p + 1, &e, 10);
+            if (e == p + 1 || *e != '"')
+                goto bad;
+            p = e + 1;
+            while (*p == ' ' || *p == ':')
+                p++;
+            long long off = strtoll(p, &e, 10);
+            if (e == p || off < -2)
+                goto bad;
+            p = e;
+            if (ks->nstart_map == cap) {
+                StartAt *more = ARENA_ARRAY(&ks->arena, StartAt, cap * 2);
+                memcpy(more, ks->start_map, sizeof(StartAt) * (size_t)cap);
+                ks->start_map = more;
+                cap *= 2;
+            }
+            int ti = add_topic(ks, topic);
+            if (ti < 0)
+                goto bad;
+            ks->start_map[ks->nstart_map++] = (StartAt){ti, (int32_t)part, off};
+        }
+        while (*p == ' ')
+            p++;
+    }
+    return 0;
+bad:
+    sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid starting_offsets: %s", json);
+    sl_error_hint(err, "Use 'earliest', 'latest' or a JSON map such as "
+                       "'{\"bids\": {\"0\": 42, \"1\": -2}}' (-2 earliest, -1 latest).");
+    return -1;
+}
+
+/* Reads the options of rel into ks (no I/O).  ks->arena must be set up. */
+static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
+{
+    Options *o = &ks->opts;
+    if (opts_parse(&ks->arena, rel->options, o, err) < 0)
+        return -1;
+    const char *topic = opts_get(o, "topic"), *topics = opts_get(o, "topics"),
+               *pattern = opts_get(o, "topic_pattern");
+    int given = (topic != NULL) + (topics != NULL) + (pattern != NULL);
+    if (given != 1) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                 given ? "a Kafka stream takes only one of topic, topics and topic_pattern"
+                       : "Kafka stream \"%s\" needs a topic", rel->name);
+        sl_error_hint(err, "Add topic = 'name', topics = 'a,b' or topic_pattern = 'regex'.");
+        return -1;
+    }
+    if (pattern != NULL) {
+        char *anchored = arena_printf(&ks->arena, "^(%s)$", pattern);
+        if (regcomp(&ks->re, anchored, REG_EXTENDED | REG_NOSUB) != 0)
+            return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                            "invalid topic_pattern \"%s\"", pattern);
+        ks->pattern = true;
+    } else {
+        char *list = arena_strdup(&ks->arena, topic ? topic : topics);
+        for (char *save = NULL, *t = strtok_r(list, ", ", &save); t;
+             t = strtok_r(NULL, ", ", &save)) {
+            if (!valid_topic(t))
+                return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                                "invalid Kafka topic name \"%s\"", t);
+            if (add_topic(ks, t) < 0)
+                return sl_error(err, ERRCODE_PROGRAM_LIMIT_EXCEEDED, "too many topics");
+        }
+        ks->nnamed = ks->ntopics;
+        if (ks->nnamed == 0)
+            return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "no topic given");
+    }
+    const char *fmt = opts_get(o, "format");
+    if (fmt == NULL || strcmp(fmt, "json") == 0)
+        ks->format = KF_JSON;
+    else if (strcmp(fmt, "csv") == 0)
+        ks->format = KF_CSV;
+    else if (strcmp(fmt, "raw") == 0)
+        ks->format = KF_RAW;
+    else {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid format \"%s\" for Kafka", fmt);
+        sl_error_hint(err, "Use 'json', 'csv' or 'raw'.");
+        return -1;
+    }
+    const char *so = opts_get(o, "starting_offsets");
+    if (so == NULL || strcmp(so, "earliest") == 0)
+        ks->start = KS_EARLIEST;
+    else if (strcmp(so, "latest") == 0)
+        ks->start = KS_LATEST;
+    else {
+        ks->start = KS_MAP;
+        if (parse_start_map(ks, so, err) < 0)
+            return -1;
+    }
+    int64_t mo;
+    if (opts_get_bool(o, "fail_on_data_loss", true, &ks->fail_on_data_loss, err) < 0 ||
+        opts_get_interval_us(o, "read_timeout", 60000000, &ks->read_timeout_us, err) < 0 ||
+        opts_get_int(o, "max_offsets_per_trigger", 0, &mo, err) < 0)
+        return -1;
+    if (mo < 0)
+        return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                        "max_offsets_per_trigger must not be negative");
+    /* Columns: metadata by name, the rest from the value. */
+    int n = rel->ncols;
+    ks->meta = ARENA_ARRAY(&ks->arena, KMeta, n);
+    ks->payload_col = ARENA_ARRAY(&ks->arena, int, n);
+    ks->payload_types = ARENA_ARRAY(&ks->arena, SlType, n);
+    const char **names = ARENA_ARRAY(&ks->arena, const char *, n);
+    int np = 0;
+    for (int c = 0; c < n; c++) {
+        const CatColumn *col = &rel->cols[c];
+        ks->meta[c] = meta_kind(col->name);
+        ks->payload_col[c] = -1;
+        if (ks->meta[c] != KM_NONE) {
+            if (!meta_type_ok(ks->meta[c], col->type.id))
+                return sl_error(err, ERRCODE_DATATYPE_MISMATCH,
+                                "metadata column \"%s\" must be of type %s, not %s", col->name,
+                                meta_types[ks->meta[c]], type_name(col->type.id));
+            continue;
+        }
+        ks->payload_col[c] = np;
+        ks->payload_types[np] = col->type;
+        names[np++] = col->name;
+    }
+    if (ks->format == KF_RAW && (np != 1 || (ks->payload_types[0].id != TYPE_TEXT &&
+                                             ks->payload_types[0].id != TYPE_BYTEA &&
+                                             ks->payload_types[0].id != TYPE_VARCHAR)))
+        return sl_error(err, ERRCODE_INVALID_TABLE_DEFINITION,
+                        "format 'raw' needs exactly one column of type text or bytea besides "
+                        "the metadata columns");
+    fmt_spec_init(&ks->spec, &ks->arena, np, names, ks->payload_types, NULL);
+    const char *delim = opts_get(o, "delimiter");
+    if (delim != NULL) {
+        if (strlen(delim) != 1)
+            return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                            "delimiter must be a single character");
+        ks->spec.delimiter = delim[0];
+    }
+    const char *defaults[] = {NULL};
+    rd_kafka_conf_t *conf;
+    if (kafka_conf_build(o, rel->name, defaults, &conf, err) < 0)
+        return -1;
+    rd_kafka_conf_destroy(conf);
+    return 0;
+}
+
+int kafka_source_validate(const CatRelation *def, SlError *err)
+{
+    KafkaSource ks;
+    memset(&ks, 0, sizeof(ks));
+    arena_init(&ks.arena, 2048);
+    int rc = read_options(&ks, def, err);
+    if (ks.pattern)
+        regfree(&ks.re);
+    arena_destroy(&ks.arena);
+    return rc;
+}
+
+int kafka_source_open(StateStore *st, const CatRelation *rel, const char *owner,
+                      const CatRelation *dead, KafkaSource **out, SlError *err)
+{
+    KafkaSource *ks = sl_calloc(1, sizeof(KafkaSource));
+    arena_init(&ks->arena, 4096);
+    if (read_options(ks, rel, err) < 0) {
+        if (ks->pattern)
+            regfree(&ks->re);
+        arena_destroy(&ks->arena);
+        sl_free(ks);
+        return -1;
+    }
+    ks->rel = rel;
+    ks->st = st;
+    ks->dead = dead;
+    cat_relation_ref(rel);
+    if (dead != NULL)
+        cat_relation_ref(dead);
+    const char *g = opts_get(&ks->opts, "kafka.group.id");
+    ks->group = g ? sl_strdup(g) : sl_strdup(arena_printf(&ks->arena, "sluice-%s", owner));
+    pthread_mutex_init(&ks->mu, NULL);
+    pthread_cond_init(&ks->cond, NULL);
+    *out = ks;
+    return 0;
+}
+
+const char *kafka_source_topic(KafkaSource *ks, int32_t topic)
+{
+    pthread_mutex_lock(&ks->mu);
+    const char *t = topic >= 0 && topic < ks->ntopics ? ks->topics[topic] : NULL;
+    pthread_mutex_unlock(&ks->mu);
+    return t;
+}
+
+int32_t kafka_source_topic_index(KafkaSource *ks, const char *name)
+{
+    pthread_mutex_lock(&ks->mu);
+    int i = add_topic(ks, name);
+    pthread_mutex_unlock(&ks->mu);
+    return i;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The poller                                                              */
+
+static void set_error(KafkaSource *ks, const char *state, const char *msg)
+{
+    sl_free(ks->error);
+    ks->error = msg ? sl_strdup(msg) : NULL;
+    ks->error_state = state;
+}
+
+/* A fresh consumer handle, or NULL with the reason in ks->error. */
+static rd_kafka_t *make_consumer(KafkaSource *ks)
+{
+    SlError err = {0};
+    const char *defaults[] = {
+        "group.id", ks->group, "enable.auto.commit", "false",
+        "enable.auto.offset.store", "false", "enable.partition.eof", "true",
+        "auto.offset.reset", "error", "client.id", "sluice", NULL,
+    };
+    rd_kafka_conf_t *conf;
+    if (kafka_conf_build(&ks->opts, ks->rel->name, defaults, &conf, &err) < 0) {
+        pthread_mutex_lock(&ks->mu);
+        set_error(ks, ERRCODE_INVALID_PARAMETER_VALUE, err.message);
+        pthread_mutex_unlock(&ks->mu);
+        sl_error_clear(&err);
+        return NULL;
+    }
+    char msg[512];
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, msg, sizeof(msg));
+    if (rk == NULL) {
+        rd_kafka_conf_destroy(conf);
+        pthread_mutex_lock(&ks->mu);
+        set_error(ks, ERRCODE_SYSTEM_ERROR, msg);
+        pthread_mutex_unlock(&ks->mu);
+        return NULL;
+    }
+    rd_kafka_poll_set_consumer(rk);
+    return rk;
+}
+
+/* One look at the topics: partitions and watermarks into the snapshot. */
+static void look(KafkaSource *ks)
+{
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t e = rd_kafka_metadata(ks->rk, 1, NULL, &md, 5000);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        /* The broker is away: keep the last snapshot, say why. */
+        sl_log(LOG_WARN, "kafka metadata request failed", "stream=%s error=\"%s\"",
+               ks->rel->name, rd_kafka_err2str(e));
+        return;
+    }
+    SnapPart *parts = NULL;
+    int n = 0, cap = 0;
+    char *error = NULL;
+    const char *state = NULL;
+    /* Named topics must exist; a pattern takes what matches now. */
+    for (int t = 0; t < ks->nnamed && error == NULL; t++) {
+        bool found = false;
+        for (int i = 0; i < md->topic_cnt; i++)
+            found |= strcmp(md->topics[i].topic, ks->topics[t]) == 0 &&
+                     md->topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR;
+        if (!found && ks->fail_on_data_loss) {
+            StrBuf b;
+            strbuf_init(&b);
+            strbuf_printf(&b, "Kafka topic \"%s\" of stream \"%s\" does not exist (was it "
+                          "deleted?)", ks->topics[t], ks->rel->name);
+            error = strbuf_steal(&b, NULL);
+            state = ERRCODE_UNDEFINED_OBJECT;
+        }
+    }
+    for (int i = 0; i < md->topic_cnt && error == NULL; i++) {
+        const struct rd_kafka_metadata_topic *mt = &md->topics[i];
+        if (mt->err != RD_KAFKA_RESP_ERR_NO_ERROR)
+            continue;
+        int ti = -1;
+        pthread_mutex_lock(&ks->mu);
+        for (int t = 0; t < ks->ntopics; t++)
+            if (strcmp(ks->topics[t], mt->topic) == 0 && (t < ks->nnamed || ks->pattern))
+                ti = t;
+        if (ti < 0 && ks->pattern && mt->topic[0] != '_' &&
+            regexec(&ks->re, mt->topic, 0, NULL, 0) == 0)
+            ti = add_topic(ks, mt->topic);
+        pthread_mutex_unlock(&ks->mu);
+        if (ti < 0)
+            continue;
+        for (int k = 0; k < mt->partition_cnt; k++) {
+            int64_t low, high;
+            int32_t pid = mt->partitions[k].id;
+            e = rd_kafka_query_watermark_offsets(ks->rk, mt->topic, pid, &low, &high, 5000);
+            if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+                sl_log(LOG_WARN, "kafka watermark request failed",
+                       "stream=%s topic=%s partition=%d error=\"%s\"", ks->rel->name,
+                       mt->topic, pid, rd_kafka_err2str(e));
+                sl_free(parts);
+                rd_kafka_metadata_destroy(md);
+                return;
+            }
+            if (n == cap) {
+                cap = cap ? cap * 2 : 16;
+                parts = sl_realloc(parts, sizeof(SnapPart) * (size_t)cap);
+            }
+            parts[n++] = (SnapPart){ti, pid, low, high};
+        }
+    }
+    rd_kafka_metadata_destroy(md);
+    pthread_mutex_lock(&ks->mu);
+    sl_free(ks->snap);
+    ks->snap = parts;
+    ks->nsnap = n;
+    ks->capsnap = cap;
+    set_error(ks, state, error);
+    ks->poll_us = wall_us();
+    ks->ready = true;
+    pthread_mutex_unlock(&ks->mu);
+    sl_free(error);
+}
+
+/* Commits pending positions to the consumer group (outside lag tools). */
+static void commit_pending(KafkaSource *ks)
+{
+    pthread_mutex_lock(&ks->mu);
+    if (!ks->commit_pending) {
+        pthread_mutex_unlock(&ks->mu);
+        return;
+    }
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->to_commit.n);
+    for (int i = 0; i < ks->to_commit.n; i++) {
+        const SrcPart *p = &ks->to_commit.parts[i];
+        if (p->topic < 0 || p->topic >= ks->ntopics)
+            continue;
+        rd_kafka_topic_partition_list_add(l, ks->topics[p->topic], p->part)->offset = p->end;
+    }
+    ks->commit_pending = false;
+    pthread_mutex_unlock(&ks->mu);
+    if (l->cnt > 0) {
+        rd_kafka_resp_err_t e = rd_kafka_commit(ks->rk, l, 0);
+        if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
+            sl_log(LOG_WARN, "kafka offset commit failed", "stream=%s group=%s error=\"%s\"",
+                   ks->rel->name, ks->group, rd_kafka_err2str(e));
+    }
+    rd_kafka_topic_partition_list_destroy(l);
+}
+
+static void *poller_main(void *arg)
+{
+    KafkaSource *ks = arg;
+    rd_kafka_t *rk = make_consumer(ks);
+    pthread_mutex_lock(&ks->mu);
+    ks->rk = rk;
+    if (rk == NULL)
+        ks->ready = true;       /* the error is the answer */
+    pthread_mutex_unlock(&ks->mu);
+    while (rk != NULL) {
+        look(ks);
+        commit_pending(ks);
+        pthread_mutex_lock(&ks->mu);
+        if (!ks->stop && !ks->commit_pending) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += POLL_MS * 1000000L;
+            ts.tv_sec += ts.tv_nsec / 1000000000L;
+            ts.tv_nsec %= 1000000000L;
+            pthread_cond_timedwait(&ks->cond, &ks->mu, &ts);
+        }
+        bool stop = ks->stop;
+        pthread_mutex_unlock(&ks->mu);
+        if (stop) {
+            commit_pending(ks);
+            break;
+        }
+    }
+    return NULL;
+}
+
+void kafka_source_close(KafkaSource *ks)
+{
+    if (ks == NULL)
+        return;
+    if (ks->started) {
+        pthread_mutex_lock(&ks->mu);
+        ks->stop = true;
+        pthread_cond_signal(&ks->cond);
+        pthread_mutex_unlock(&ks->mu);
+        pthread_join(ks->thread, NULL);
+    }
+    if (ks->rk != NULL)
+        rd_kafka_destroy_flags(ks->rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    if (ks->pattern)
+        regfree(&ks->re);
+    pthread_mutex_destroy(&ks->mu);
+    pthread_cond_destroy(&ks->cond);
+    cat_relation_unref(ks->rel);
+    if (ks->dead)
+        cat_relation_unref(ks->dead);
+    srcoffs_free(&ks->to_commit);
+    sl_free(ks->snap);
+    sl_free(ks->error);
+    sl_free(ks->group);
+    arena_destroy(&ks->arena);
+    sl_free(ks);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Planning                                                                */
+
+static int64_t start_of(KafkaSource *ks, const SnapPart *s, bool first)
+{
+    if (!first)
+        return s->low;          /* a partition that appeared later: all of it */
+    if (ks->start == KS_LATEST)
+        return s->high;
+    if (ks->start == KS_MAP) {
+        for (int i = 0; i < ks->nstart_map; i++) {
+            const StartAt *m = &ks->start_map[i];
+            if (m->topic == s->topic && m->part == s->part)
+                return m->offset == -2 ? s->low : m->offset == -1 ? s->high
+                                                  : SL_MIN(SL_MAX(m->offset, s->low), s->high);
+        }
+    }
+    return s->low;
+}
+
+int kafka_source_plan(KafkaSource *ks, const SourceOffsets *pos, SourceOffsets *out,
+                      SlError *err)
+{
+    pthread_mutex_lock(&ks->mu);
+    if (!ks->started) {
+        ks->started = true;
+        if (pthread_create(&ks->thread, NULL, poller_main, ks) != 0) {
+            ks->started = false;
+            pthread_mutex_unlock(&ks->mu);
+            return sl_error(err, ERRCODE_SYSTEM_ERROR, "cannot start the Kafka poller thread");
+        }
+    }
+    if (!ks->ready) {
+        pthread_mutex_unlock(&ks->mu);
+        return SOURCE_NOT_READY;
+    }
+    if (ks->error != NULL) {
+        sl_error(err, ks->error_state ? ks->error_state : ERRCODE_SYSTEM_ERROR, "%s",
+                 ks->error);
+        pthread_mutex_unlock(&ks->mu);
+        return -1;
+    }
+    bool first = pos == NULL || pos->n == 0;
+    int rc = 0;
+    for (int i = 0; i < ks->nsnap; i++) {
+        const SnapPart *s = &ks->snap[i];
+        const SrcPart *p = pos ? srcoffs_find(pos, s->topic, s->part) : NULL;
+        int64_t start = p ? p->end : start_of(ks, s, first);
+        if (start < s->low || start > s->high) {
+            if (ks->fail_on_data_loss) {
+                sl_error(err, ERRCODE_DATA_EXCEPTION,
+                         "Kafka partition %s/%d of stream \"%s\": offset %" PRId64
+                         " is out of range [%" PRId64 ", %" PRId64 "]: records were lost",
+                         ks->topics[s->topic], s->part, ks->rel->name, start, s->low, s->high);
+                sl_error_detail(err, "Retention deleted them, or the topic was recreated.");
+                sl_error_hint(err, "Set fail_on_data_loss = false on the stream to skip to "
+                                   "the earliest available offset.");
+                rc = -1;
+                break;
+            }
+            sl_log(LOG_WARN, "kafka records lost, skipped",
+                   "stream=%s topic=%s partition=%d from=%" PRId64 " to=%" PRId64,
+                   ks->rel->name, ks->topics[s->topic], s->part, start, s->low);
+            start = s->low;
+        }
+        srcoffs_add(out, s->topic, s->part, start, SL_MAX(start, s->high));
+    }
+    pthread_mutex_unlock(&ks->mu);
+    return rc;
+}
+
+void kafka_source_commit(KafkaSource *ks, const SourceOffsets *pos)
+{
+    pthread_mutex_lock(&ks->mu);
+    srcoffs_copy(&ks->to_commit, pos);
+    ks->commit_pending = true;
+    pthread_cond_signal(&ks->cond);
+    pthread_mutex_unlock(&ks->mu);
+}
+
+bool kafka_source_latest(KafkaSource *ks, int32_t topic, int32_t part, int64_t *latest,
+                         int64_t *poll_us)
+{
+    bool found = false;
+    pthread_mutex_lock(&ks->mu);
+    for (int i = 0; i < ks->nsnap; i++) {
+        if (ks->snap[i].topic == topic && ks->snap[i].part == part) {
+            *latest = ks->snap[i].high;
+            found = true;
+        }
+    }
+    *poll_us = ks->poll_us;
+    pthread_mutex_unlock(&ks->mu);
+    return found;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reading a batch                                                         */
+
+KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges)
+{
+    KafkaReader *r = sl_calloc(1, sizeof(KafkaReader));
+    r->ks = ks;
+    srcoffs_copy(&r->ranges, ranges);
+    r->done = sl_calloc((size_t)(ranges->n ? ranges->n : 1), sizeof(bool));
+    arena_init(&r->dead_arena, 4096);
+    r->last_progress_us = wall_us();
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ranges->n);
+    pthread_mutex_lock(&ks->mu);
+    for (int i = 0; i < ranges->n; i++) {
+        const SrcPart *p = &ranges->parts[i];
+        if (p->start >= p->end || p->topic < 0 || p->topic >= ks->ntopics) {
+            r->done[i] = true;
+            continue;
+        }
+        r->remaining++;
+        rd_kafka_topic_partition_list_add(l, ks->topics[p->topic], p->part)->offset = p->start;
+    }
+    pthread_mutex_unlock(&ks->mu);
+    if (r->remaining > 0 && ks->rk != NULL)
+        rd_kafka_assign(ks->rk, l);
+    rd_kafka_topic_partition_list_destroy(l);
+    return r;
+}
+
+/* The index of the reader's range for a record's topic and partition. */
+static int range_of(KafkaReader *r, rd_kafka_topic_t *rkt, int32_t part)
+{
+    const char *name = rd_kafka_topic_name(rkt);
+    for (int i = 0; i < r->ranges.n; i++) {
+        const SrcPart *p = &r->ranges.parts[i];
+        if (p->part == part && p->topic >= 0 && p->topic < r->ks->ntopics &&
+            strcmp(r->ks->topics[p->topic], name) == 0)
+            return i;
+    }
+    return -1;
+}
+
+static void mark_done(KafkaReader *r, int i)
+{
+    if (i >= 0 && !r->done[i]) {
+        r->done[i] = true;
+        r->remaining--;
+    }
+}
+
+static void keep_dead(KafkaReader *r, const rd_kafka_message_t *m, const char *reason,
+                      const char *raw, size_t rawlen)
+{
+    KafkaSource *ks = r->ks;
+    Arena *a = &r->dead_arena;
+    if (r->ndead == r->capdead) {
+        uint32_t cap = r->capdead ? r->capdead * 2 : 16;
+        SlType types[5] = {{TYPE_BYTEA, -1}, {TYPE_TEXT, -1}, {TYPE_INT8, -1},
+                           {TYPE_TEXT, -1}, {TYPE_TIMESTAMPTZ, -1}};
+        Batch *b = batch_alloc(a, types, 5, cap);
+        if (r->dead != NULL) {
+            for (uint32_t c = 0; c < 5; c++) {
+                memcpy(b->cols[c].nulls, r->dead->cols[c].nulls, r->ndead);
+                memcpy(b->cols[c].v.data, r->dead->cols[c].v.data,
+                       (size_t)r->ndead * (c == 2 || c == 4 ? 8 : sizeof(SlStr)));
+            }
+        }
+        r->dead = b;
+        r->capdead = cap;
+    }
+    Batch *b = r->dead;
+    uint32_t i = r->ndead++;
+    b->cols[0].v.str[i] = (SlStr){arena_memdup(a, raw, rawlen), (uint32_t)rawlen};
+    const char *src = arena_printf(a, "kafka:%s/%d", rd_kafka_topic_name(m->rkt), m->partition);
+    b->cols[1].v.str[i] = (SlStr){src, (uint32_t)strlen(src)};
+    b->cols[2].v.i64[i] = m->offset;
+    const char *why = arena_strdup(a, reason);
+    b->cols[3].v.str[i] = (SlStr){why, (uint32_t)strlen(why)};
+    b->cols[4].v.i64[i] = wall_us() - UNIX_TO_PG_US;
+    for (int c = 0; c < 5; c++)
+        b->cols[c].nulls[i] = 0;
+    b->nrows = r->ndead;
+    for (int c = 0; c < 5; c++)
+        b->cols[c].len = r->ndead;
+    sl_log(LOG_WARN, "kafka record sent to the dead letters",
+           "stream=%s topic=%s partition=%d offset=%" PRId64 " reason=\"%s\"", ks->rel->name,
+           rd_kafka_topic_name(m->rkt), m->partition, m->offset, reason);
+}
+
+/* The metadata columns of rows [from, to) of out, all from record m. */
+static int fill_meta(KafkaReader *r, const rd_kafka_message_t *m, Batch *out, uint32_t from,
+                     uint32_t to, Arena *a, SlError *err)
+{
+    KafkaSource *ks = r->ks;
+    for (int c = 0; c < ks->rel->ncols; c++) {
+        KMeta k = ks->meta[c];
+        if (k == KM_NONE)
+            continue;
+        Vector *v = &out->cols[c];
+        for (uint32_t i = from; i < to; i++) {
+            v->nulls[i] = 0;
+            switch (k) {
+            case KM_KEY:
+                if (m->key == NULL) {
+                    v->nulls[i] = 1;
+                    break;
+                }
+                v->v.str[i] = (SlStr){arena_memdup(a, m->key, m->key_len),
+                                      (uint32_t)m->key_len};
+                break;
+            case KM_PARTITION:
+                if (v->type.id == TYPE_INT4)
+                    v->v.i32[i] = m->partition;
+                else
+                    v->v.i64[i] = m->partition;
+                break;
+            case KM_OFFSET:
+                v->v.i64[i] = m->offset;
+                break;
+            case KM_TIMESTAMP: {
+                rd_kafka_timestamp_type_t tt;
+                int64_t ms = rd_kafka_message_timestamp(m, &tt);
+                if (ms < 0)
+                    v->nulls[i] = 1;
+                else
+                    v->v.i64[i] = ms * 1000 - UNIX_TO_PG_US;
+                break;
+            }
+            case KM_HEADERS: {
+                rd_kafka_headers_t *hdrs = NULL;
+                StrBuf j;
+                strbuf_init(&j);
+                strbuf_putc(&j, '{');
+                if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+                    const char *name;
+                    const void *val;
+                    size_t size;
+                    for (size_t h = 0; rd_kafka_header_get_all(hdrs, h, &name, &val, &size) ==
+                                           RD_KAFKA_RESP_ERR_NO_ERROR; h++) {
+                        if (h)
+                            strbuf_puts(&j, ", ");
+                        kafka_json_quote(&j, name, strlen(name));
+                        strbuf_puts(&j, ": ");
+                        if (val == NULL)
+                            strbuf_puts(&j, "null");
+                        else
+                            kafka_json_quote(&j, val, size);
+                    }
+                }
+                strbuf_putc(&j, '}');
+                int rc = value_parse_text(a, v->type, j.data, j.len, v, i, -1, err);
+                strbuf_free(&j);
+                if (rc < 0)
+                    return -1;
+                break;
+            }
+            case KM_NONE:
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Handles an error event of the consumer: 0 go on, -1 fail. */
+static int on_event(KafkaReader *r, const rd_kafka_message_t *m, SlError *err)
+{
+    KafkaSource *ks = r->ks;
+    int i = m->rkt ? range_of(r, m->rkt, m->partition) : -1;
+    const char *topic = m->rkt ? rd_kafka_topic_name(m->rkt) : "?";
+    switch (m->err) {
+    case RD_KAFKA_RESP_ERR__PARTITION_EOF:
+        if (i >= 0 && m->offset >= r->ranges.parts[i].end)
+            mark_done(r, i);
+        return 0;
+    case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
+    case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
+        if (ks->fail_on_data_loss) {
+            sl_error(err, ERRCODE_DATA_EXCEPTION,
+                     "Kafka partition %s/%d of stream \"%s\": the batch's offsets are out of "
+                     "range: records were lost", topic, m->partition, ks->rel->name);
+            sl_error_hint(err, "Set fail_on_data_loss = false on the stream to skip them.");
+            return -1;
+        }
+        mark_done(r, i);
+        return 0;
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+        if (ks->fail_on_data_loss) {
+            sl_error(err, ERRCODE_UNDEFINED_OBJECT,
+                     "Kafka topic \"%s\" of stream \"%s\" does not exist (was it deleted?)",
+                     topic, ks->rel->name);
+            return -1;
+        }
+        mark_done(r, i);
+        return 0;
+    default:
+        sl_log(LOG_DEBUG, "kafka consumer event", "stream=%s error=\"%s\"", ks->rel->name,
+               rd_kafka_message_errstr(m));
+        return 0;
+    }
+}
+
+int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
+{
+    KafkaSource *ks = r->ks;
+    const CatRelation *rel = ks->rel;
+    uint32_t cap = RELSTORE_BATCH_ROWS;
+    Batch *pay = batch_alloc(a, ks->payload_types, (uint32_t)ks->spec.ncols, cap);
+    Batch *b = ARENA_NEW(a, Batch);
+    b->ncols = (uint32_t)rel->ncols;
+    b->cols = ARENA_ARRAY(a, Vector, rel->ncols);
+    for (int c = 0; c < rel->ncols; c++)
+        if (ks->meta[c] != KM_NONE)
+            vector_init(&b->cols[c], a, rel->cols[c].type, cap, true);
+    while (pay->nrows < cap) {
+        if (r->cur == NULL) {
+            if (r->remaining == 0)
+                break;
+            rd_kafka_message_t *m = rd_kafka_consumer_poll(ks->rk, 100);
+            if (m == NULL) {
+                if (wall_us() - r->last_progress_us > ks->read_timeout_us) {
+                    sl_error(err, ERRCODE_CONNECTION_FAILURE,
+                             "stream \"%s\": no records from Kafka for %" PRId64
+                             " s while %d partition(s) of the batch were unread",
+                             rel->name, ks->read_timeout_us / 1000000, r->remaining);
+                    sl_error_hint(err, "Is the broker up?  read_timeout sets the wait.");
+                    r->failed = true;
+                    return -1;
+                }
+                continue;
+            }
+            r->last_progress_us = wall_us();
+            if (m->err) {
+                int rc = on_event(r, m, err);
+                rd_kafka_message_destroy(m);
+                if (rc < 0) {
+                    r->failed = true;
+                    return -1;
+                }
+                continue;
+            }
+            int i = range_of(r, m->rkt, m->partition);
+            if (i < 0 || r->done[i] || m->offset < r->ranges.parts[i].start ||
+                m->offset >= r->ranges.parts[i].end) {
+                if (i >= 0 && m->offset >= r->ranges.parts[i].end)
+                    mark_done(r, i);
+                rd_kafka_message_destroy(m);
+                continue;
+            }
+            r->cur = m;
+            memset(&r->res, 0, sizeof(r->res));
+        }
+        rd_kafka_message_t *m = r->cur;
+        uint32_t before = pay->nrows;
+        bool finished = true;
+        if (ks->format == KF_RAW) {
+            Vector *v = &pay->cols[0];
+            if (m->payload == NULL) {
+                v->nulls[before] = 1;
+            } else {
+                v->nulls[before] = 0;
+                v->v.str[before] = (SlStr){arena_memdup(a, m->payload, m->len),
+                                           (uint32_t)m->len};
+            }
+            pay->nrows++;
+        } else if (m->payload != NULL) {
+            /* A record with a NULL value (a tombstone) has no row. */
+            int rc = ks->format == KF_JSON
+                         ? fmt_json_decode(&ks->spec, m->payload, m->len, true, pay, cap, a,
+                                           &r->res, err)
+                         : fmt_csv_decode(&ks->spec, m->payload, m->len, true, pay, cap, a,
+                                          &r->res, err);
+            if (rc < 0) {
+                r->failed = true;
+                return -1;
+            }
+            for (int d = 0; d < r->res.ndead; d++)
+                keep_dead(r, m, r->res.dead[d].reason, r->res.dead[d].raw.ptr,
+                          r->res.dead[d].raw.len);
+            r->res.ndead = r->res.capdead = 0;
+            r->res.dead = NULL;
+            finished = r->res.consumed >= (int64_t)m->len;
+        }
+        for (uint32_t c = 0; c < pay->ncols; c++)
+            pay->cols[c].len = pay->nrows;
+        if (fill_meta(r, m, b, before, pay->nrows, a, err) < 0) {
+            r->failed = true;
+            return -1;
+        }
+        if (finished) {
+            int i = range_of(r, m->rkt, m->partition);
+            if (i >= 0 && m->offset >= r->ranges.parts[i].end - 1)
+                mark_done(r, i);
+            rd_kafka_message_destroy(m);
+            r->cur = NULL;
+        }
+    }
+    if (pay->nrows == 0)
+        return 0;
+    b->nrows = pay->nrows;
+    for (int c = 0; c < rel->ncols; c++) {
+        if (ks->meta[c] == KM_NONE)
+            b->cols[c] = pay->cols[ks->payload_col[c]];
+        b->cols[c].len = b->nrows;
+    }
+    *out = b;
+    return (int)b->nrows;
+}
+
+int kafka_reader_close(KafkaReader *r, SlError *err)
+{
+    KafkaSource *ks = r->ks;
+    int rc = 0;
+    if (r->cur != NULL)
+        rd_kafka_message_destroy(r->cur);
+    if (ks->rk != NULL)
+        rd_kafka_assign(ks->rk, NULL);
+    if (r->ndead > 0 && !r->failed && err != NULL) {
+        if (ks->dead == NULL) {
+            sl_log(LOG_ERROR, "kafka records lost: no dead-letter stream",
+                   "stream=%s records=%u", ks->rel->name, r->ndead);
+        } else {
+            int64_t first;
+            rc = stream_append(ks->st, ks->dead, r->dead, &first, err);
+        }
+    }
+    arena_destroy(&r->dead_arena);
+    srcoffs_free(&r->ranges);
+    sl_free(r->done);
+    sl_free(r);
+    return rc;
+}

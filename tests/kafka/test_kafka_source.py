@@ -1,0 +1,246 @@
+"""tests/kafka/test_kafka_source.py - CREATE STREAM ... WITH (connector = 'kafka')
+against a real broker (one per module, tools/kafka/broker.py).
+
+Covers: 8 partitions read by a continuous query, with the metadata columns and the
+positions committed to the consumer group; partitions added while the query runs;
+starting_offsets earliest, latest and a per-partition map; max_offsets_per_trigger
+honoured batch by batch (read back from the offset log); a poison record in
+<stream>_dead_letters; a deleted topic failing the query with a clear error (and
+skipped with fail_on_data_loss = false); CSV and raw formats with _key, _headers and
+_timestamp; errors at CREATE for bad options.
+"""
+
+import json
+
+import psycopg
+import pytest
+
+from kafka_helpers import (WAIT, Admin, broker_fixture, offset_log, produce, query_status,
+                           wait_for)
+
+kafka = broker_fixture()
+
+
+def connect(server):
+    return psycopg.connect(server.dsn, autocommit=True)
+
+
+def scalar(conn, sql):
+    try:
+        row = conn.execute(sql).fetchone()
+    except psycopg.errors.UndefinedTable:
+        return None
+    return row[0] if row else None
+
+
+def make_stream(c, name, bootstrap, topic, extra="", cols="id BIGINT, v BIGINT"):
+    c.execute(f"CREATE STREAM {name} ({cols}) WITH (connector = 'kafka', topic = '{topic}', "
+              f"bootstrap_servers = '{bootstrap}'{extra})")
+
+
+def test_eight_partitions_with_metadata_and_group_commits(kafka, sluiced):
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("eight", 8)
+    recs = [(i % 8, f"k{i}", json.dumps({"id": i, "v": i * 10})) for i in range(4000)]
+    offsets = produce(kafka.bootstrap, "eight", recs)
+    server = sluiced()
+    with connect(server) as c:
+        make_stream(c, "ev", kafka.bootstrap, "eight",
+                    cols="id BIGINT, v BIGINT, _partition INT, _offset BIGINT, _key TEXT")
+        c.execute("CREATE CONTINUOUS QUERY per_part WITH (trigger = '100 ms') AS "
+                  "SELECT _partition AS p, count(*) AS n, sum(v) AS s, max(_offset) AS last, "
+                  "min(_key) AS k FROM ev GROUP BY _partition")
+        want = []
+        for p in range(8):
+            ids = [i for i in range(4000) if i % 8 == p]
+            want.append((p, len(ids), sum(i * 10 for i in ids),
+                         max(offsets[i] for i in ids), min(f"k{i}" for i in ids)))
+        got = wait_for(lambda: sorted(c.execute("SELECT * FROM per_part").fetchall()), want)
+        assert got == want
+    # The positions reach the consumer group, for outside lag tools.
+    ends = {p: 500 for p in range(8)}
+    assert wait_for(lambda: admin.group_offsets("sluice-per_part", "eight", 8), ends) == ends
+
+
+def test_partitions_added_mid_run(kafka, sluiced):
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("grows", 2)
+    produce(kafka.bootstrap, "grows", [(i % 2, None, json.dumps({"id": i, "v": 1}))
+                                       for i in range(100)])
+    server = sluiced()
+    with connect(server) as c:
+        make_stream(c, "g", kafka.bootstrap, "grows", cols="id BIGINT, v BIGINT, _partition INT")
+        c.execute("CREATE CONTINUOUS QUERY gq WITH (trigger = '100 ms') AS "
+                  "SELECT _partition AS p, count(*) AS n FROM g GROUP BY _partition")
+        want = [(0, 50), (1, 50)]
+        assert wait_for(lambda: sorted(c.execute("SELECT * FROM gq").fetchall()), want) == want
+        admin.add_partitions("grows", 5)
+        produce(kafka.bootstrap, "grows", [(p, None, json.dumps({"id": p, "v": 1}))
+                                           for p in range(5) for _ in range(7)])
+        want = [(0, 57), (1, 57), (2, 7), (3, 7), (4, 7)]
+        assert wait_for(lambda: sorted(c.execute("SELECT * FROM gq").fetchall()), want) == want
+
+
+def test_starting_offsets_each_form(kafka, sluiced):
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("starts", 2)
+    produce(kafka.bootstrap, "starts", [(p, None, json.dumps({"id": i, "v": 1}))
+                                        for p in range(2) for i in range(50)])
+    server = sluiced()
+    with connect(server) as c:
+        make_stream(c, "s_early", kafka.bootstrap, "starts", ", starting_offsets = 'earliest'")
+        make_stream(c, "s_late", kafka.bootstrap, "starts", ", starting_offsets = 'latest'")
+        make_stream(c, "s_map", kafka.bootstrap, "starts",
+                    ", starting_offsets = '{\"starts\": {\"0\": 10, \"1\": -2}}'")
+        make_stream(c, "s_map_latest", kafka.bootstrap, "starts",
+                    ", starting_offsets = '{\"starts\": {\"0\": -1, \"1\": 45}}'")
+        for s in ("s_early", "s_late", "s_map", "s_map_latest"):
+            c.execute(f"CREATE CONTINUOUS QUERY q_{s} WITH (trigger = '100 ms') AS "
+                      f"SELECT count(*) AS n FROM {s}")
+        # 'latest' is fixed when the query first learns the partitions.
+        assert wait_for(lambda: server.log_text().count("source partitions added"), 4) == 4
+        assert wait_for(lambda: scalar(c, "SELECT n FROM q_s_early"), 100) == 100
+        assert wait_for(lambda: scalar(c, "SELECT n FROM q_s_map"), 90) == 90
+        assert wait_for(lambda: scalar(c, "SELECT n FROM q_s_map_latest"), 5) == 5
+        assert scalar(c, "SELECT n FROM q_s_late") is None
+        produce(kafka.bootstrap, "starts", [(p, None, json.dumps({"id": 0, "v": 1}))
+                                            for p in range(2) for _ in range(3)])
+        assert wait_for(lambda: scalar(c, "SELECT n FROM q_s_late"), 6) == 6
+        assert wait_for(lambda: scalar(c, "SELECT n FROM q_s_early"), 106) == 106
+        assert wait_for(lambda: scalar(c, "SELECT n FROM q_s_map"), 96) == 96
+        assert wait_for(lambda: scalar(c, "SELECT n FROM q_s_map_latest"), 11) == 11
+
+
+def test_max_offsets_per_trigger_batch_by_batch(kafka, sluiced):
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("capped", 4)
+    produce(kafka.bootstrap, "capped", [(i % 4, None, json.dumps({"id": i, "v": 1}))
+                                        for i in range(1030)])
+    server = sluiced()
+    with connect(server) as c:
+        make_stream(c, "cs", kafka.bootstrap, "capped", ", max_offsets_per_trigger = 100")
+        c.execute("CREATE CONTINUOUS QUERY capq WITH (trigger = '0') AS "
+                  "SELECT count(*) AS n FROM cs")
+        assert wait_for(lambda: scalar(c, "SELECT n FROM capq"), 1030) == 1030
+    log = offset_log(server, "capq")
+    sizes = [sum(p["end"] - p["start"] for p in parts) for _, parts in log]
+    assert sizes == [100] * 10 + [30], sizes
+    assert all(len(parts) == 4 for _, parts in log)
+    # Consecutive: each batch starts where the one before ended.
+    for (_, a), (_, b) in zip(log, log[1:]):
+        assert {p["part"]: p["end"] for p in a} == {p["part"]: p["start"] for p in b}
+
+
+def test_poison_record_goes_to_dead_letters(kafka, sluiced):
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("poison", 1)
+    recs = [(0, None, json.dumps({"id": 1, "v": 1})),
+            (0, None, b'{"id": 2, "v": "not a number"}'),
+            (0, None, b"not json at all{"),
+            (0, None, json.dumps({"id": 4, "v": 4}))]
+    produce(kafka.bootstrap, "poison", recs)
+    server = sluiced()
+    with connect(server) as c:
+        make_stream(c, "ps", kafka.bootstrap, "poison")
+        c.execute("CREATE CONTINUOUS QUERY pq WITH (trigger = '100 ms') AS "
+                  "SELECT id, v FROM ps")
+        want = [(1, 1), (4, 4)]
+        assert wait_for(lambda: sorted(c.execute("SELECT * FROM pq").fetchall()), want) == want
+        dead = c.execute("SELECT raw, source, \"position\", reason FROM ps_dead_letters "
+                         "ORDER BY 3").fetchall()
+        assert [(bytes(r[0]), r[1], r[2]) for r in dead] == [
+            (b'{"id": 2, "v": "not a number"}', "kafka:poison/0", 1),
+            (b"not json at all{", "kafka:poison/0", 2)]
+        assert "v" in dead[0][3] and dead[1][3]
+        # The query goes on after them.
+        produce(kafka.bootstrap, "poison", [(0, None, json.dumps({"id": 5, "v": 5}))])
+        want = [(1, 1), (4, 4), (5, 5)]
+        assert wait_for(lambda: sorted(c.execute("SELECT * FROM pq").fetchall()), want) == want
+        c.execute("DROP CONTINUOUS QUERY pq")
+        c.execute("DROP STREAM ps")
+        assert scalar(c, "SELECT count(*) FROM ps_dead_letters") is None
+
+
+def test_deleted_topic_fails_the_query_clearly(kafka, sluiced):
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("doomed", 2)
+    admin.create_topic("doomed2", 2)
+    produce(kafka.bootstrap, "doomed", [(i % 2, None, json.dumps({"id": i, "v": 1}))
+                                        for i in range(10)])
+    produce(kafka.bootstrap, "doomed2", [(i % 2, None, json.dumps({"id": i, "v": 1}))
+                                         for i in range(10)])
+    server = sluiced()
+    with connect(server) as c:
+        make_stream(c, "ds", kafka.bootstrap, "doomed")
+        make_stream(c, "ds2", kafka.bootstrap, "doomed2", ", fail_on_data_loss = false")
+        c.execute("CREATE CONTINUOUS QUERY dq WITH (trigger = '100 ms') AS "
+                  "SELECT count(*) AS n FROM ds")
+        c.execute("CREATE CONTINUOUS QUERY dq2 WITH (trigger = '100 ms') AS "
+                  "SELECT count(*) AS n FROM ds2")
+        assert wait_for(lambda: scalar(c, "SELECT n FROM dq"), 10) == 10
+        assert wait_for(lambda: scalar(c, "SELECT n FROM dq2"), 10) == 10
+        admin.delete_topic("doomed")
+        admin.delete_topic("doomed2")
+        status = wait_for(lambda: query_status(server, "dq")[0], "failed")
+        assert status == "failed"
+        err = query_status(server, "dq")[1]
+        assert 'Kafka topic "doomed" of stream "ds" does not exist' in err, err
+        # fail_on_data_loss = false: the query goes on.
+        assert query_status(server, "dq2")[0] == "running"
+        assert scalar(c, "SELECT n FROM dq") == 10
+
+
+def test_csv_and_raw_with_key_headers_timestamp(kafka, sluiced):
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("csvt", 1)
+    admin.create_topic("rawt", 1)
+    produce(kafka.bootstrap, "csvt", [(0, "a", "1,hello"), (0, "b", '2,"with, comma"'),
+                                      (0, "c", "x,bad")])
+    produce(kafka.bootstrap, "rawt", [(0, "k1", b"payload one", [("h", b"v1")]),
+                                      (0, None, None)])
+    server = sluiced()
+    with connect(server) as c:
+        make_stream(c, "cv", kafka.bootstrap, "csvt", ", format = 'csv'",
+                    cols="n INT, t TEXT, _key TEXT")
+        make_stream(c, "rw", kafka.bootstrap, "rawt", ", format = 'raw'",
+                    cols="body TEXT, _key TEXT, _headers JSONB, _timestamp TIMESTAMPTZ, "
+                         "_offset BIGINT")
+        c.execute("CREATE CONTINUOUS QUERY cvq WITH (trigger = '100 ms') AS "
+                  "SELECT n, t, _key AS k FROM cv")
+        c.execute("CREATE CONTINUOUS QUERY rwq WITH (trigger = '100 ms') AS "
+                  "SELECT body, _key AS k, _headers ->> 'h' AS h, "
+                  "_timestamp > now() - INTERVAL '1 hour' AS recent, _offset AS o FROM rw")
+        want = [(1, "hello", "a"), (2, "with, comma", "b")]
+        assert wait_for(lambda: sorted(c.execute("SELECT * FROM cvq").fetchall()), want) == want
+        assert wait_for(lambda: scalar(c, "SELECT count(*) FROM cv_dead_letters"), 1) == 1
+        want = [("payload one", "k1", "v1", True, 0), (None, None, None, True, 1)]
+        got = wait_for(lambda: sorted(c.execute("SELECT * FROM rwq").fetchall(),
+                                      key=lambda r: r[4]), want)
+        assert got == want
+
+
+def test_bad_options_are_refused_at_create(kafka, sluiced):
+    server = sluiced()
+    with connect(server) as c:
+        bad = [
+            ("WITH (connector = 'kafka', bootstrap_servers = 'x:1')", "needs a topic"),
+            ("WITH (connector = 'kafka', topic = 't')", "bootstrap_servers"),
+            ("WITH (connector = 'kafka', topic = 't', bootstrap_servers = 'x:1', "
+             "format = 'xml')", 'invalid format "xml"'),
+            ("WITH (connector = 'kafka', topic = 't', bootstrap_servers = 'x:1', "
+             "\"kafka.no.such.property\" = '1')", "kafka.no.such.property"),
+            ("WITH (connector = 'kafka', topic = 't', bootstrap_servers = 'x:1', "
+             "starting_offsets = '{bad')", "invalid starting_offsets"),
+        ]
+        for opts, msg in bad:
+            with pytest.raises(psycopg.Error) as e:
+                c.execute(f"CREATE STREAM bad (a INT) {opts}")
+            assert msg in str(e.value), (opts, str(e.value))
+            assert e.value.sqlstate == "22023"
+        with pytest.raises(psycopg.Error) as e:
+            c.execute("CREATE STREAM bad (a INT, _offset TEXT) WITH (connector = 'kafka', "
+                      "topic = 't', bootstrap_servers = 'x:1')")
+        assert "metadata column \"_offset\" must be of type bigint" in str(e.value)
+        # A property librdkafka accepts passes through.
+        c.execute("CREATE STREAM good (a INT) WITH (connector = 'kafka', topic = 't', "
+                  "bootstrap_servers = 'x:1', \"kafka.fetch.wait.max.ms\" = '50')")
