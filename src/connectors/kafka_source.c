@@ -92,6 +92,7 @@ struct KafkaSource {
     pthread_cond_t     cond;
     pthread_t          thread;
     bool               started, stop;
+    bool               made;            /* the poller tried to make rk */
     rd_kafka_t        *rk;
     bool               ready;           /* a snapshot was taken */
     char              *error;           /* the last look's error, or NULL */
@@ -564,8 +565,10 @@ static void *poller_main(void *arg)
     rd_kafka_t *rk = make_consumer(ks);
     pthread_mutex_lock(&ks->mu);
     ks->rk = rk;
+    ks->made = true;
     if (rk == NULL)
         ks->ready = true;       /* the error is the answer */
+    pthread_cond_broadcast(&ks->cond);
     pthread_mutex_unlock(&ks->mu);
     while (rk != NULL) {
         look(ks);
@@ -596,7 +599,7 @@ void kafka_source_close(KafkaSource *ks)
     if (ks->started) {
         pthread_mutex_lock(&ks->mu);
         ks->stop = true;
-        pthread_cond_signal(&ks->cond);
+        pthread_cond_broadcast(&ks->cond);
         pthread_mutex_unlock(&ks->mu);
         pthread_join(ks->thread, NULL);
     }
@@ -637,17 +640,26 @@ static int64_t start_of(KafkaSource *ks, const SnapPart *s, bool first)
     return s->low;
 }
 
+/* Starts the poller thread unless it runs; called with ks->mu held. */
+static int start_poller(KafkaSource *ks, SlError *err)
+{
+    if (ks->started)
+        return 0;
+    ks->started = true;
+    if (pthread_create(&ks->thread, NULL, poller_main, ks) != 0) {
+        ks->started = false;
+        return sl_error(err, ERRCODE_SYSTEM_ERROR, "cannot start the Kafka poller thread");
+    }
+    return 0;
+}
+
 int kafka_source_plan(KafkaSource *ks, const SourceOffsets *pos, SourceOffsets *out,
                       SlError *err)
 {
     pthread_mutex_lock(&ks->mu);
-    if (!ks->started) {
-        ks->started = true;
-        if (pthread_create(&ks->thread, NULL, poller_main, ks) != 0) {
-            ks->started = false;
-            pthread_mutex_unlock(&ks->mu);
-            return sl_error(err, ERRCODE_SYSTEM_ERROR, "cannot start the Kafka poller thread");
-        }
+    if (start_poller(ks, err) < 0) {
+        pthread_mutex_unlock(&ks->mu);
+        return -1;
     }
     if (!ks->ready) {
         pthread_mutex_unlock(&ks->mu);
@@ -693,7 +705,7 @@ void kafka_source_commit(KafkaSource *ks, const SourceOffsets *pos)
     pthread_mutex_lock(&ks->mu);
     srcoffs_copy(&ks->to_commit, pos);
     ks->commit_pending = true;
-    pthread_cond_signal(&ks->cond);
+    pthread_cond_broadcast(&ks->cond);
     pthread_mutex_unlock(&ks->mu);
 }
 
@@ -726,6 +738,13 @@ KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges)
     r->last_progress_us = wall_us();
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ranges->n);
     pthread_mutex_lock(&ks->mu);
+    /* A replayed batch may come before any plan: the consumer is made by
+     * the poller thread, so start it and wait for it (a worker thread). */
+    SlError ignore = {0};
+    start_poller(ks, &ignore);
+    sl_error_clear(&ignore);
+    while (ks->started && !ks->made)
+        pthread_cond_wait(&ks->cond, &ks->mu);
     for (int i = 0; i < ranges->n; i++) {
         const SrcPart *p = &ranges->parts[i];
         if (p->start >= p->end || p->topic < 0 || p->topic >= ks->ntopics) {
@@ -929,6 +948,15 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
     for (int c = 0; c < rel->ncols; c++)
         if (ks->meta[c] != KM_NONE)
             vector_init(&b->cols[c], a, rel->cols[c].type, cap, true);
+    if (ks->rk == NULL && r->remaining > 0) {
+        pthread_mutex_lock(&ks->mu);
+        sl_error(err, ks->error_state ? ks->error_state : ERRCODE_SYSTEM_ERROR,
+                 "stream \"%s\": no Kafka consumer: %s", rel->name,
+                 ks->error ? ks->error : "not started");
+        pthread_mutex_unlock(&ks->mu);
+        r->failed = true;
+        return -1;
+    }
     while (pay->nrows < cap) {
         if (r->cur == NULL) {
             if (r->remaining == 0)
