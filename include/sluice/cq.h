@@ -10,6 +10,8 @@
  *   cq_stop            stop a query that is being dropped
  *   cq_foreach         visit each query's status (sys.queries)
  *   cq_dependent       a query that reads or writes a relation
+ *   cq_source_lag      per query, source and partition: committed offset,
+ *                      latest offset, lag, last poll time (sys.source_lag)
  *
  * Everything here runs on the loop thread except the body of a batch.
  */
@@ -33,6 +35,18 @@ typedef struct CqStatus {
     int64_t     watermark_us;
 } CqStatus;
 
+/* One row of sys.source_lag.  Strings live until the callback returns. */
+typedef struct CqSourceLag {
+    const char *query;
+    const char *source;         /* the stream */
+    const char *topic;          /* Kafka topic; NULL for internal / generated streams */
+    int32_t     partition;
+    int64_t     committed;      /* the next offset the query reads */
+    int64_t     latest;         /* the end offset last seen */
+    int64_t     lag;            /* latest - committed, never negative */
+    int64_t     last_poll_us;   /* when latest was read, Unix epoch us; 0: never */
+} CqSourceLag;
+
 typedef void (*cq_close_cb)(CqRuntime *rt);
 
 CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st);
@@ -44,5 +58,8 @@ int  cq_stop(CqRuntime *rt, const char *name, SlError *err);
 void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *arg);
 /* The name of a query that reads or writes relation oid, or NULL. */
 const char *cq_dependent(CqRuntime *rt, uint32_t oid);
+/* Calls fn for every partition of every running query's source, in
+ * registry order.  On the loop thread; never blocks. */
+void cq_source_lag(CqRuntime *rt, void (*fn)(const CqSourceLag *l, void *arg), void *arg);
 
 #endif /* SLUICE_CQ_H */

@@ -61,6 +61,10 @@ void rt_shutdown(void);
  * (before rt_shutdown). */
 int  rt_cq_init(uv_loop_t *loop);
 void rt_cq_close(void (*cb)(void));
+/* sys.source_lag's rows: per running query, source and partition (cq.h's
+ * CqSourceLag); nothing before rt_cq_init. */
+struct CqSourceLag;
+void rt_source_lag(void (*fn)(const struct CqSourceLag *l, void *arg), void *arg);
 
 /* Parses a query string into RawStmts (a List of RawStmt *) in arena a.
  * An empty string gives an empty list.  On a syntax error returns -1 with

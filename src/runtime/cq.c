@@ -3,6 +3,7 @@
  *
  *   cq_runtime_init, cq_runtime_close
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_foreach, cq_dependent
+ *   cq_source_lag
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
  * flight, the next batch is planned (source range, watermark), its entry is
@@ -586,4 +587,36 @@ const char *cq_dependent(CqRuntime *rt, uint32_t oid)
             return q->rel->name;
     }
     return NULL;
+}
+
+typedef struct LagCtx {
+    const Cq *q;
+    void    (*fn)(const CqSourceLag *l, void *arg);
+    void     *arg;
+} LagCtx;
+
+static void lag_cb(const SourceLag *l, void *arg)
+{
+    LagCtx *x = arg;
+    CqSourceLag row = {
+        .query = x->q->rel->name,
+        .source = inc_plan_stream(x->q->plan)->name,
+        .topic = l->topic,
+        .partition = l->part,
+        .committed = l->committed,
+        .latest = l->latest,
+        .lag = l->latest > l->committed ? l->latest - l->committed : 0,
+        .last_poll_us = l->last_poll_us,
+    };
+    x->fn(&row, x->arg);
+}
+
+void cq_source_lag(CqRuntime *rt, void (*fn)(const CqSourceLag *l, void *arg), void *arg)
+{
+    for (Cq *q = rt->queries; q != NULL; q = q->next) {
+        if (q->stopping)
+            continue;
+        LagCtx x = {q, fn, arg};
+        source_lag(inc_plan_source(q->plan), &q->pos, lag_cb, &x);
+    }
 }

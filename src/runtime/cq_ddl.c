@@ -10,6 +10,7 @@
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
  *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
+ *   rt_source_lag   the source lag rows of every running query
  */
 #include "runtime_int.h"
 
@@ -130,4 +131,10 @@ int rt_cq_check_drop(const CatRelation *rel, SlError *err)
                     rel->kind == REL_SINK ? "sink" : "stream", rel->name);
     sl_error_hint(err, "Drop the continuous query first (DROP CONTINUOUS QUERY %s).", q);
     return -1;
+}
+
+void rt_source_lag(void (*fn)(const CqSourceLag *l, void *arg), void *arg)
+{
+    if (g_cq != NULL)
+        cq_source_lag(g_cq, fn, arg);
 }

@@ -22,6 +22,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <time.h>
 
 typedef enum SourceKind { SOURCE_INTERNAL, SOURCE_DATAGEN, SOURCE_KAFKA } SourceKind;
 
@@ -282,7 +283,18 @@ void source_lag(Source *src, const SourceOffsets *pos,
     for (int i = 0; i < pos->n; i++) {
         const SrcPart *p = &pos->parts[i];
         SourceLag l = {NULL, p->part, p->end, src->latest, src->latest_us};
-        if (src->kind == SOURCE_KAFKA) {
+        if (src->kind == SOURCE_INTERNAL) {
+            /* The end of an internal stream is a counter in memory. */
+            SlError ignore = {0};
+            int64_t end = stream_end_offset(src->st, src->rel, &ignore);
+            sl_error_clear(&ignore);
+            if (end >= 0) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                l.latest = end;
+                l.last_poll_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+            }
+        } else if (src->kind == SOURCE_KAFKA) {
             l.topic = kafka_source_topic(src->kafka, p->topic);
             if (!kafka_source_latest(src->kafka, p->topic, p->part, &l.latest,
                                      &l.last_poll_us))
