@@ -8,7 +8,8 @@
  *   kafka_source_open       a consumer for a query; a poller thread learns
  *                           the topics' partitions and their watermarks
  *   kafka_source_plan       [position, high watermark) per known partition,
- *                           from the poller's last look (never blocks)
+ *                           from the poller's last look (never blocks);
+ *                           from_earliest ignores starting_offsets (SELECT)
  *   kafka_source_commit     a batch committed: its positions go to the
  *                           consumer group, from the poller thread
  *   kafka_source_latest     a partition's high watermark and poll time
@@ -57,8 +58,8 @@ void kafka_source_close(KafkaSource *ks);
  * starting offset for a new one) and end = its high watermark.  Returns 0,
  * SOURCE_NOT_READY (-2) before the first look at the topics, -1 with err
  * for a deleted topic or lost data (unless fail_on_data_loss = false). */
-int  kafka_source_plan(KafkaSource *ks, const SourceOffsets *pos, SourceOffsets *out,
-                       SlError *err);
+int  kafka_source_plan(KafkaSource *ks, const SourceOffsets *pos, bool from_earliest,
+                       SourceOffsets *out, SlError *err);
 void kafka_source_commit(KafkaSource *ks, const SourceOffsets *pos);
 bool kafka_source_latest(KafkaSource *ks, int32_t topic, int32_t part, int64_t *latest,
                          int64_t *poll_us);

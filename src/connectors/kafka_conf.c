@@ -12,6 +12,8 @@
  */
 #include "kafka_int.h"
 
+#include "sluice/log.h"
+
 #include <stdio.h>
 
 void kafka_json_quote(StrBuf *b, const char *s, size_t n)
@@ -61,11 +63,21 @@ int kafka_error(SlError *err, rd_kafka_resp_err_t code, const char *what)
     return sl_error(err, state, "%s: %s", what, rd_kafka_err2str(code));
 }
 
+/* librdkafka's log lines go to sluice's log (syslog levels). */
+static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    LogLevel l = level <= 3 ? LOG_ERROR : level == 4 ? LOG_WARN : level <= 6 ? LOG_INFO
+                                                                          : LOG_DEBUG;
+    sl_log(l, "librdkafka", "client=%s facility=%s message=\"%s\"", rd_kafka_name(rk), fac,
+           buf);
+}
+
 int kafka_conf_build(const Options *o, const char *relname, const char *const *defaults,
                      rd_kafka_conf_t **out, SlError *err)
 {
     char msg[512];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_conf_set_log_cb(conf, log_cb);
     for (int i = 0; defaults != NULL && defaults[i] != NULL; i += 2) {
         if (rd_kafka_conf_set(conf, defaults[i], defaults[i + 1], msg, sizeof(msg)) !=
             RD_KAFKA_CONF_OK) {

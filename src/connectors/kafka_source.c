@@ -653,8 +653,8 @@ static int start_poller(KafkaSource *ks, SlError *err)
     return 0;
 }
 
-int kafka_source_plan(KafkaSource *ks, const SourceOffsets *pos, SourceOffsets *out,
-                      SlError *err)
+int kafka_source_plan(KafkaSource *ks, const SourceOffsets *pos, bool from_earliest,
+                      SourceOffsets *out, SlError *err)
 {
     pthread_mutex_lock(&ks->mu);
     if (start_poller(ks, err) < 0) {
@@ -676,7 +676,7 @@ int kafka_source_plan(KafkaSource *ks, const SourceOffsets *pos, SourceOffsets *
     for (int i = 0; i < ks->nsnap; i++) {
         const SnapPart *s = &ks->snap[i];
         const SrcPart *p = pos ? srcoffs_find(pos, s->topic, s->part) : NULL;
-        int64_t start = p ? p->end : start_of(ks, s, first);
+        int64_t start = p ? p->end : from_earliest ? s->low : start_of(ks, s, first);
         if (start < s->low || start > s->high) {
             if (ks->fail_on_data_loss) {
                 sl_error(err, ERRCODE_DATA_EXCEPTION,

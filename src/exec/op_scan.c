@@ -5,7 +5,8 @@
  *   op_build_scan, op_build_values                         operators
  *
  * A scan asks ExCtx.open_scan for its source (the streaming engine hands
- * out the rows of one micro-batch there), or reads the whole table
+ * out the rows of one micro-batch there; the runtime the rows of a Kafka
+ * stream); when it declines (NULL without an error), it reads the whole table
  * (tbl_scan, in key order) or the whole stream (stream_scan over
  * [0, end offset now)).  With with_key, each row's storage key is added
  * as a last BYTEA column, for UPDATE and DELETE.
@@ -147,6 +148,9 @@ ExOp *op_build_scan(ExCtx *cx, const Plan *p)
     const CatRelation *rel = p->u.scan.rel;
     if (cx->open_scan != NULL)
         src = cx->open_scan(cx, p);
+    /* open_scan may decline (NULL, no error): the default scan follows. */
+    if (src != NULL || sl_error_set(cx->err))
+        ;
     else if (cx->st == NULL)
         sl_error(cx->err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                  "no state store is open: cannot read \"%s\"", rel->name);

@@ -18,8 +18,10 @@
  * an arena of its own, destroyed before it returns.
  */
 #include "runtime_int.h"
+#include "source.h"
 #include "sluice/ast.h"
 #include "sluice/expr.h"
+#include "sluice/options.h"
 #include "exec/numeric.h"
 #include "sql/parser.h"
 
@@ -259,6 +261,23 @@ static int bind_param(Arena *a, SlType t, const ParamValue *pv, Vector *v, int p
     }
 }
 
+/* Streams fed by Kafka are read from the topics (source.c); every other
+ * relation gets the default scan (NULL, no error). */
+static ExSource *rt_open_connector_scan(ExCtx *cx, const Plan *scan)
+{
+    const CatRelation *rel = scan->u.scan.rel;
+    if (rel->kind != REL_STREAM)
+        return NULL;
+    Options o;
+    const char *connector = NULL;
+    if (opts_parse(cx->arena, rel->options, &o, cx->err) < 0)
+        return NULL;
+    connector = opts_get(&o, "connector");
+    if (connector == NULL || strcmp(connector, "kafka") != 0)
+        return NULL;
+    return source_scan_kafka(cx->st, rel, cx->err);
+}
+
 int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultSink *sink,
                char *tag, size_t tagsize, SlError *err)
 {
@@ -298,7 +317,7 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     /* now() is the statement's start time in every operator, as PostgreSQL's
      * transaction time is (each statement commits on its own). */
     ExCtx cx = {.arena = &work, .err = err, .st = g_st, .params = pv, .nparams = nparams,
-                .now = ex_clock_now()};
+                .now = ex_clock_now(), .open_scan = rt_open_connector_scan};
     uint64_t rows = 0;
     if (rc == 0) {
         switch (q->kind) {

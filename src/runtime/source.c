@@ -5,6 +5,7 @@
  *   source_reader_open, source_reader_next, source_reader_close
  *   srcoffs_free, srcoffs_copy, srcoffs_find, srcoffs_add, srcoffs_reached
  *   srcoffs_to_json, srcoffs_from_json
+ *   source_scan_kafka    a plain SELECT's scan of a Kafka stream
  *
  * The connector is the relation's `connector` option: none (or 'internal')
  * reads the stream's own log in RocksDB; 'datagen' generates the rows;
@@ -254,7 +255,7 @@ int64_t source_plan(Source *src, const SourceOffsets *pos, const SourceOffsets *
 {
     out->n = 0;
     if (src->kind == SOURCE_KAFKA) {
-        int rc = kafka_source_plan(src->kafka, pos, out, err);
+        int rc = kafka_source_plan(src->kafka, pos, false, out, err);
         if (rc < 0)
             return rc;
     } else {
@@ -352,4 +353,62 @@ int source_reader_close(SourceReader *r, SlError *err)
         rc = rel_scan_close(r->scan, err);
     sl_free(r);
     return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* A plain SELECT over a Kafka stream                                      */
+
+typedef struct KafkaScan {
+    ExSource       base;
+    Source        *src;
+    SourceReader  *reader;
+    SourceOffsets  ranges;
+} KafkaScan;
+
+static int kscan_next(ExSource *s, Arena *a, Batch **out, SlStr **keys, SlError *err)
+{
+    KafkaScan *k = (KafkaScan *)s;
+    if (keys)
+        *keys = NULL;
+    return source_reader_next(k->reader, a, out, err);
+}
+
+static void kscan_close(ExSource *s)
+{
+    KafkaScan *k = (KafkaScan *)s;
+    SlError ignore = {0};
+    if (k->reader)
+        source_reader_close(k->reader, NULL);
+    sl_error_clear(&ignore);
+    source_close(k->src);
+    srcoffs_free(&k->ranges);
+    sl_free(k);
+}
+
+ExSource *source_scan_kafka(StateStore *st, const CatRelation *rel, SlError *err)
+{
+    KafkaScan *k = sl_calloc(1, sizeof(KafkaScan));
+    k->base.next = kscan_next;
+    k->base.close = kscan_close;
+    if (source_open(st, rel, "select", &k->src, err) < 0) {
+        sl_free(k);
+        return NULL;
+    }
+    /* The poller's first look: wait for it (30 s at most). */
+    for (int i = 0; i < 1500; i++) {
+        int rc = kafka_source_plan(k->src->kafka, NULL, true, &k->ranges, err);
+        if (rc == 0)
+            break;
+        if (rc != SOURCE_NOT_READY || i == 1499) {
+            if (rc == SOURCE_NOT_READY)
+                sl_error(err, ERRCODE_CONNECTION_FAILURE,
+                         "stream \"%s\": no answer from Kafka within 30 s", rel->name);
+            kscan_close(&k->base);
+            return NULL;
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    k->reader = source_reader_open(k->src, &k->ranges);
+    return &k->base;
 }

@@ -26,6 +26,7 @@
 #define SLUICE_RUNTIME_SOURCE_H
 
 #include "sluice/catalog.h"
+#include "sluice/exec.h"
 #include "sluice/offsets.h"
 #include "sluice/state.h"
 #include "sluice/strbuf.h"
@@ -66,6 +67,10 @@ void source_committed(Source *src, const SourceOffsets *pos);
 /* Calls fn for each partition the query reads, pos being its positions. */
 void source_lag(Source *src, const SourceOffsets *pos,
                 void (*fn)(const SourceLag *l, void *arg), void *arg);
+/* A plain SELECT's rows of a Kafka stream: every partition from its
+ * earliest offset to its high watermark now.  It waits for the first look
+ * at the topics and reads on the calling thread. */
+ExSource *source_scan_kafka(StateStore *st, const CatRelation *rel, SlError *err);
 
 /* The offset log's JSON: [{"oid":N[,"topic":"t"],"part":P,"start":S,"end":E}, ...]. */
 void     srcoffs_to_json(Source *src, uint32_t oid, const SourceOffsets *o, StrBuf *out);

@@ -244,3 +244,21 @@ def test_bad_options_are_refused_at_create(kafka, sluiced):
         # A property librdkafka accepts passes through.
         c.execute("CREATE STREAM good (a INT) WITH (connector = 'kafka', topic = 't', "
                   "bootstrap_servers = 'x:1', \"kafka.fetch.wait.max.ms\" = '50')")
+
+
+def test_plain_select_reads_earliest_to_high_watermark(kafka, sluiced):
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("plain", 3)
+    produce(kafka.bootstrap, "plain", [(i % 3, None, json.dumps({"id": i, "v": i}))
+                                       for i in range(30)])
+    server = sluiced()
+    with connect(server) as c:
+        # starting_offsets is for continuous queries; SELECT reads everything.
+        make_stream(c, "pl", kafka.bootstrap, "plain", ", starting_offsets = 'latest'",
+                    cols="id BIGINT, v BIGINT, _partition INT")
+        got = c.execute("SELECT count(*), sum(v), count(DISTINCT _partition) FROM pl").fetchone()
+        assert got == (30, sum(range(30)), 3)
+        produce(kafka.bootstrap, "plain", [(0, None, json.dumps({"id": 99, "v": 1}))])
+        assert c.execute("SELECT count(*) FROM pl").fetchone()[0] == 31
+        assert c.execute("SELECT id FROM pl WHERE id > 28 ORDER BY id").fetchall() == \
+            [(29,), (99,)]
