@@ -71,7 +71,8 @@ int  kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err);
 int  kafka_reader_close(KafkaReader *r, SlError *err);
 
 int  kafka_sink_validate(const CatRelation *def, SlError *err);
-/* Columns of the query's output; query names the transactional.id. */
+/* Columns of the query's output; the query's name, oid and creation time
+ * make the transactional.id. */
 int  kafka_sink_open(const CatRelation *sink, const CatRelation *query, KafkaSink **out,
                      SlError *err);
 /* Writes batch_id's output: rows (nb batches laid out as the query's

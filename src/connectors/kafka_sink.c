@@ -4,8 +4,8 @@
  *
  *   kafka_sink_validate, kafka_sink_open, kafka_sink_write, kafka_sink_close
  *
- * One transactional producer per query, transactional.id "sluice-<query>"
- * unless the sink names one.  Batch N is one Kafka transaction: its rows,
+ * One transactional producer per query, transactional.id
+ * "sluice-<query>-<oid>-<created_at>" unless the sink names one.  Batch N is one Kafka transaction: its rows,
  * then a progress record (key: the transactional.id, value:
  * {"batch": N}) on the compacted progress topic, then commit.  The state
  * of batch N commits to RocksDB only after that (incremental.c), so:
@@ -131,7 +131,10 @@ int kafka_sink_open(const CatRelation *sink, const CatRelation *query, KafkaSink
         return -1;
     }
     const char *id = opts_get(&k->opts, "transactional_id");
-    k->txn_id = id ? id : arena_printf(&k->arena, "sluice-%s", query->name);
+    /* The query's name, oid and creation time: a query dropped and created
+     * again under the same name starts a new progress history. */
+    k->txn_id = id ? id : arena_printf(&k->arena, "sluice-%s-%u-%lld", query->name, query->oid,
+                                       (long long)query->created_at);
     k->sink = sink;
     k->query = query;
     k->committed = -1;

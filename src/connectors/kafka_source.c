@@ -472,6 +472,18 @@ static void look(KafkaSource *ks)
     char *error = NULL;
     const char *state = NULL;
     /* Named topics must exist; a pattern takes what matches now. */
+    for (int i = 0; i < md->topic_cnt; i++) {
+        rd_kafka_resp_err_t te = md->topics[i].err;
+        bool ours = ks->pattern && regexec(&ks->re, md->topics[i].topic, 0, NULL, 0) == 0;
+        for (int t = 0; t < ks->nnamed; t++)
+            ours |= strcmp(md->topics[i].topic, ks->topics[t]) == 0;
+        if (ours && te != RD_KAFKA_RESP_ERR_NO_ERROR &&
+            te != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+            /* A topic being created or moved (no leader yet): look again later. */
+            rd_kafka_metadata_destroy(md);
+            return;
+        }
+    }
     for (int t = 0; t < ks->nnamed && error == NULL; t++) {
         bool found = false;
         for (int i = 0; i < md->topic_cnt; i++)
@@ -504,6 +516,14 @@ static void look(KafkaSource *ks)
         for (int k = 0; k < mt->partition_cnt; k++) {
             int64_t low, high;
             int32_t pid = mt->partitions[k].id;
+            pthread_mutex_lock(&ks->mu);
+            bool stop = ks->stop;
+            pthread_mutex_unlock(&ks->mu);
+            if (stop) {
+                sl_free(parts);
+                rd_kafka_metadata_destroy(md);
+                return;
+            }
             e = rd_kafka_query_watermark_offsets(ks->rk, mt->topic, pid, &low, &high, 5000);
             if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
                 sl_log(LOG_WARN, "kafka watermark request failed",

@@ -262,3 +262,31 @@ def test_plain_select_reads_earliest_to_high_watermark(kafka, sluiced):
         assert c.execute("SELECT count(*) FROM pl").fetchone()[0] == 31
         assert c.execute("SELECT id FROM pl WHERE id > 28 ORDER BY id").fetchall() == \
             [(29,), (99,)]
+
+
+def test_topics_list_and_pattern_with_a_new_topic(kafka, sluiced):
+    admin = Admin(kafka.bootstrap)
+    for t in ("pat_a", "pat_b", "other"):
+        admin.create_topic(t, 2)
+    for t in ("pat_a", "pat_b", "other"):
+        produce(kafka.bootstrap, t, [(i % 2, None, json.dumps({"id": i, "v": 1}))
+                                     for i in range(10)])
+    server = sluiced()
+    with connect(server) as c:
+        c.execute(f"CREATE STREAM tl (id BIGINT, v BIGINT) WITH (connector = 'kafka', "
+                  f"topics = 'pat_a, other', bootstrap_servers = '{kafka.bootstrap}')")
+        c.execute(f"CREATE STREAM tp (id BIGINT, v BIGINT) WITH (connector = 'kafka', "
+                  f"topic_pattern = 'pat_.*', bootstrap_servers = '{kafka.bootstrap}')")
+        c.execute("CREATE CONTINUOUS QUERY tlq WITH (trigger = '100 ms') AS "
+                  "SELECT count(*) AS n FROM tl")
+        c.execute("CREATE CONTINUOUS QUERY tpq WITH (trigger = '100 ms') AS "
+                  "SELECT count(*) AS n FROM tp")
+        assert wait_for(lambda: scalar(c, "SELECT n FROM tlq"), 20) == 20
+        assert wait_for(lambda: scalar(c, "SELECT n FROM tpq"), 20) == 20
+        # A topic that starts to match while the query runs is read from its start.
+        admin.create_topic("pat_c", 1)
+        produce(kafka.bootstrap, "pat_c", [(0, None, json.dumps({"id": 1, "v": 1}))] * 5)
+        assert wait_for(lambda: scalar(c, "SELECT n FROM tpq"), 25) == 25
+        assert scalar(c, "SELECT n FROM tlq") == 20
+        topics = {p["topic"] for _, parts in offset_log(server, "tpq") for p in parts}
+        assert topics == {"pat_a", "pat_b", "pat_c"}
