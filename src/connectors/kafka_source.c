@@ -108,6 +108,7 @@ struct KafkaReader {
     KafkaSource   *ks;
     SourceOffsets  ranges;
     bool          *done;
+    int64_t       *next;            /* per range: the next offset wanted */
     int            remaining;
     rd_kafka_message_t *cur;            /* a record decoded in part */
     FmtResult      res;
@@ -612,6 +613,74 @@ static void *poller_main(void *arg)
     return NULL;
 }
 
+/* librdkafka 2.0's rd_kafka_destroy can wait for ever on a broker thread
+ * after a partition it read was deleted.  The handle is destroyed on a
+ * thread of its own; close waits DESTROY_WAIT_S for it and then goes on,
+ * leaving that thread (and the handle) to finish or to end with the
+ * process.  Whichever side is last frees the shared record. */
+#define DESTROY_WAIT_S 5
+
+typedef struct Destroyer {
+    pthread_mutex_t mu;
+    pthread_cond_t  cond;
+    rd_kafka_t     *rk;
+    bool            done;
+    int             refs;
+} Destroyer;
+
+static void destroyer_unref(Destroyer *d)
+{
+    pthread_mutex_lock(&d->mu);
+    bool last = --d->refs == 0;
+    pthread_mutex_unlock(&d->mu);
+    if (last) {
+        pthread_mutex_destroy(&d->mu);
+        pthread_cond_destroy(&d->cond);
+        sl_free(d);
+    }
+}
+
+static void *destroyer_main(void *arg)
+{
+    Destroyer *d = arg;
+    rd_kafka_consumer_close(d->rk);
+    rd_kafka_destroy(d->rk);
+    pthread_mutex_lock(&d->mu);
+    d->done = true;
+    pthread_cond_broadcast(&d->cond);
+    pthread_mutex_unlock(&d->mu);
+    destroyer_unref(d);
+    return NULL;
+}
+
+static void destroy_consumer(rd_kafka_t *rk, const char *stream)
+{
+    Destroyer *d = sl_calloc(1, sizeof(Destroyer));
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_cond_init(&d->cond, NULL);
+    d->rk = rk;
+    d->refs = 2;
+    pthread_t t;
+    if (pthread_create(&t, NULL, destroyer_main, d) != 0) {
+        d->refs = 1;
+        destroyer_main(d);
+        return;
+    }
+    pthread_detach(t);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += DESTROY_WAIT_S;
+    pthread_mutex_lock(&d->mu);
+    while (!d->done)
+        if (pthread_cond_timedwait(&d->cond, &d->mu, &ts) == ETIMEDOUT)
+            break;
+    bool done = d->done;
+    pthread_mutex_unlock(&d->mu);
+    if (!done)
+        sl_log(LOG_WARN, "kafka consumer still closing, left behind", "stream=%s", stream);
+    destroyer_unref(d);
+}
+
 void kafka_source_close(KafkaSource *ks)
 {
     if (ks == NULL)
@@ -624,7 +693,7 @@ void kafka_source_close(KafkaSource *ks)
         pthread_join(ks->thread, NULL);
     }
     if (ks->rk != NULL)
-        rd_kafka_destroy_flags(ks->rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+        destroy_consumer(ks->rk, ks->rel->name);
     if (ks->pattern)
         regfree(&ks->re);
     pthread_mutex_destroy(&ks->mu);
@@ -754,6 +823,9 @@ KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges)
     r->ks = ks;
     srcoffs_copy(&r->ranges, ranges);
     r->done = sl_calloc((size_t)(ranges->n ? ranges->n : 1), sizeof(bool));
+    r->next = sl_calloc((size_t)(ranges->n ? ranges->n : 1), sizeof(int64_t));
+    for (int i = 0; i < ranges->n; i++)
+        r->next[i] = ranges->parts[i].start;
     arena_init(&r->dead_arena, 4096);
     r->last_progress_us = wall_us();
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ranges->n);
@@ -928,7 +1000,7 @@ static int on_event(KafkaReader *r, const rd_kafka_message_t *m, SlError *err)
             mark_done(r, i);
         return 0;
     case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
-    case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
+    case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE: {
         if (ks->fail_on_data_loss) {
             sl_error(err, ERRCODE_DATA_EXCEPTION,
                      "Kafka partition %s/%d of stream \"%s\": the batch's offsets are out of "
@@ -936,8 +1008,38 @@ static int on_event(KafkaReader *r, const rd_kafka_message_t *m, SlError *err)
             sl_error_hint(err, "Set fail_on_data_loss = false on the stream to skip them.");
             return -1;
         }
-        mark_done(r, i);
+        if (i < 0)
+            return 0;
+        /* Go on from the earliest offset there is, within the range. */
+        int64_t low, high;
+        const SrcPart *p = &r->ranges.parts[i];
+        if (r->cur != NULL)
+            return 0;       /* cannot happen: events come between records */
+        if (rd_kafka_query_watermark_offsets(ks->rk, topic, m->partition, &low, &high, 10000) !=
+                RD_KAFKA_RESP_ERR_NO_ERROR ||
+            low >= p->end) {
+            mark_done(r, i);
+            return 0;
+        }
+        sl_log(LOG_WARN, "kafka records lost, skipped",
+               "stream=%s topic=%s partition=%d from=%" PRId64 " to=%" PRId64, ks->rel->name,
+               topic, m->partition, r->next[i], low);
+        r->next[i] = SL_MAX(low, r->next[i]);
+        /* Assign again at the next offsets: a partition that hit the reset
+         * error is not fetched again otherwise. */
+        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(r->ranges.n);
+        pthread_mutex_lock(&ks->mu);
+        for (int k = 0; k < r->ranges.n; k++)
+            if (!r->done[k])
+                rd_kafka_topic_partition_list_add(l, ks->topics[r->ranges.parts[k].topic],
+                                                  r->ranges.parts[k].part)->offset = r->next[k];
+        pthread_mutex_unlock(&ks->mu);
+        rd_kafka_resp_err_t e = rd_kafka_assign(ks->rk, l);
+        rd_kafka_topic_partition_list_destroy(l);
+        if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
+            return kafka_error(err, e, "Kafka: assign");
         return 0;
+    }
     case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
     case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
     case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
@@ -1013,6 +1115,7 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
                 continue;
             }
             r->cur = m;
+            r->next[i] = m->offset + 1;
             memset(&r->res, 0, sizeof(r->res));
         }
         rd_kafka_message_t *m = r->cur;
@@ -1092,6 +1195,7 @@ int kafka_reader_close(KafkaReader *r, SlError *err)
     arena_destroy(&r->dead_arena);
     srcoffs_free(&r->ranges);
     sl_free(r->done);
+    sl_free(r->next);
     sl_free(r);
     return rc;
 }

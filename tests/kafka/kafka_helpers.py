@@ -66,6 +66,11 @@ class Admin:
         fs[name].result(60)
         self.wait_partitions(name, total)
 
+    def delete_records(self, name, partition, before):
+        fs = self.client.delete_records([TopicPartition(name, partition, before)])
+        for f in fs.values():
+            f.result(60)
+
     def delete_topic(self, name):
         fs = self.client.delete_topics([name])
         fs[name].result(60)

@@ -290,3 +290,38 @@ def test_topics_list_and_pattern_with_a_new_topic(kafka, sluiced):
         assert scalar(c, "SELECT n FROM tlq") == 20
         topics = {p["topic"] for _, parts in offset_log(server, "tpq") for p in parts}
         assert topics == {"pat_a", "pat_b", "pat_c"}
+
+
+def test_lost_offsets_fail_or_are_skipped(kafka, sluiced):
+    """Records deleted (retention, DeleteRecords) before a query read them."""
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("lossy", 1)
+    produce(kafka.bootstrap, "lossy", [(0, None, json.dumps({"id": i, "v": 1}))
+                                       for i in range(10)])
+    server = sluiced()
+    with connect(server) as c:
+        make_stream(c, "ls", kafka.bootstrap, "lossy")
+        make_stream(c, "ls2", kafka.bootstrap, "lossy", ", fail_on_data_loss = false")
+        c.execute("CREATE CONTINUOUS QUERY lq WITH (trigger = '100 ms') AS "
+                  "SELECT count(*) AS n FROM ls")
+        c.execute("CREATE CONTINUOUS QUERY lq2 WITH (trigger = '100 ms') AS "
+                  "SELECT count(*) AS n FROM ls2")
+        assert wait_for(lambda: scalar(c, "SELECT n FROM lq"), 10) == 10
+        assert wait_for(lambda: scalar(c, "SELECT n FROM lq2"), 10) == 10
+        c.execute("ALTER CONTINUOUS QUERY lq PAUSE")
+        c.execute("ALTER CONTINUOUS QUERY lq2 PAUSE")
+        produce(kafka.bootstrap, "lossy", [(0, None, json.dumps({"id": i, "v": 1}))
+                                           for i in range(10, 20)])
+        admin.delete_records("lossy", 0, 15)      # offsets 10..14 are gone unread
+        # Whether the plan sees the new low watermark first (the poller) or the
+        # batch runs into it (the consumer), the outcome is the same.
+        c.execute("ALTER CONTINUOUS QUERY lq RESUME")
+        c.execute("ALTER CONTINUOUS QUERY lq2 RESUME")
+        assert wait_for(lambda: query_status(server, "lq")[0], "failed") == "failed"
+        err = query_status(server, "lq")[1]
+        assert "Kafka partition lossy/0 of stream \"ls\"" in err and \
+            "records were lost" in err, err
+        # fail_on_data_loss = false: skipped to 15, the rest read.
+        assert wait_for(lambda: scalar(c, "SELECT n FROM lq2"), 15) == 15
+        assert query_status(server, "lq2")[0] == "running"
+        assert "kafka records lost, skipped" in server.log_text()
