@@ -618,7 +618,7 @@ static void *poller_main(void *arg)
  * thread of its own; close waits DESTROY_WAIT_S for it and then goes on,
  * leaving that thread (and the handle) to finish or to end with the
  * process.  Whichever side is last frees the shared record. */
-#define DESTROY_WAIT_S 5
+#define DESTROY_WAIT_S 3
 
 typedef struct Destroyer {
     pthread_mutex_t mu;
