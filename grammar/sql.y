@@ -53,7 +53,8 @@
   |EXISTS|FOR|FOREIGN|FULL|INNER|INTERSECT|INTO|JOIN|LEFT|NATURAL|OUTER|PRIMARY
   |REFERENCES|RETURNING|RIGHT|TABLE|UNION|UNIQUE|USING
   |BOTH|CURRENT_DATE|CURRENT_TIMESTAMP|EXTRACT|LEADING|LOCALTIMESTAMP|POSITION
-  |SUBSTRING|TRAILING|TRIM.
+  |SUBSTRING|TRAILING|TRIM
+  |COLLATE|CURRENT_CATALOG|CURRENT_SCHEMA|CURRENT_USER|OPERATOR|SESSION_USER|USER.
 
 /* The unreserved keywords: a name wherever a keyword cannot be. */
 %fallback ID ABORT ALTER BEGIN BY COMMIT COPY CREATE DAY DEALLOCATE DELETE
@@ -79,11 +80,12 @@
 %nonassoc LT GT EQ LE GE NE.
 %nonassoc BETWEEN IN LIKE ILIKE NOT_LA.
 %nonassoc ESCAPE.
-%left OP.
+%left OP OPERATOR.
 %left PLUS MINUS.
 %left STAR SLASH PERCENT.
 %left CARET.
 %left AT.
+%left COLLATE.
 %right UMINUS.
 %left LBRACKET RBRACKET.
 %left LP RP.
@@ -488,6 +490,10 @@ a_expr(A) ::= a_expr(X) GE(O) a_expr(Y). { A = make_op(p, ">=", X, Y, O.offset);
 a_expr(A) ::= a_expr(X) NE(O) a_expr(Y). { A = make_op(p, "<>", X, Y, O.offset); }
 a_expr(A) ::= a_expr(X) OP(O) a_expr(Y). { A = make_op_token(p, &O, X, Y); }
 a_expr(A) ::= OP(O) a_expr(X). { A = make_op_token(p, &O, NULL, X); }
+/* OPERATOR(pg_catalog.~) and friends, as psql writes them; COLLATE names
+ * one of the collations sluice has (text compares byte-wise: "C") */
+a_expr(A) ::= a_expr(X) OPERATOR(T) LP qual_op(O) RP a_expr(Y). [OP] { A = make_op(p, O, X, Y, T.offset); }
+a_expr(A) ::= a_expr(X) COLLATE name_list(N). { A = make_collate(p, X, N); }
 a_expr(A) ::= a_expr(X) AND(O) a_expr(Y). { A = make_and(p, X, Y, O.offset); }
 a_expr(A) ::= a_expr(X) OR(O) a_expr(Y). { A = make_or(p, X, Y, O.offset); }
 a_expr(A) ::= NOT(O) a_expr(X). { A = make_not(p, X, O.offset); }
@@ -587,6 +593,12 @@ func_expr(A) ::= LEAST(C) LP expr_list(L) RP. { A = make_minmax(p, false, L, C.o
 func_expr(A) ::= CURRENT_DATE(T). { A = make_sql_func(p, "current_date", NULL, T.offset); }
 func_expr(A) ::= CURRENT_TIMESTAMP(T). { A = make_sql_func(p, "current_timestamp", NULL, T.offset); }
 func_expr(A) ::= LOCALTIMESTAMP(T). { A = make_sql_func(p, "localtimestamp", NULL, T.offset); }
+func_expr(A) ::= CURRENT_USER(T). { A = make_sql_func(p, "current_user", NULL, T.offset); }
+func_expr(A) ::= SESSION_USER(T). { A = make_sql_func(p, "session_user", NULL, T.offset); }
+func_expr(A) ::= USER(T). { A = make_sql_func(p, "current_user", NULL, T.offset); }
+func_expr(A) ::= CURRENT_CATALOG(T). { A = make_sql_func(p, "current_database", NULL, T.offset); }
+func_expr(A) ::= CURRENT_SCHEMA(T). { A = make_sql_func(p, "current_schema", NULL, T.offset); }
+func_expr(A) ::= CURRENT_SCHEMA(T) LP RP. { A = make_sql_func(p, "current_schema", NULL, T.offset); }
 func_expr(A) ::= EXTRACT(C) LP extract_arg(F) FROM a_expr(X) RP. { A = make_sql_func(p, "extract", make_list_append(p, make_list1(p, F), X), C.offset); }
 extract_arg(A) ::= ID(X). { A = make_string(p, &X); }
 extract_arg(A) ::= STRING(X). { A = make_string(p, &X); }
@@ -624,6 +636,24 @@ opt_interval_qual(A) ::= DAY(T) TO SECOND. { A.mask = IQ_DAY | IQ_HOUR | IQ_MINU
 opt_interval_qual(A) ::= HOUR(T) TO MINUTE. { A.mask = IQ_HOUR | IQ_MINUTE; A.loc = T.offset; }
 opt_interval_qual(A) ::= HOUR(T) TO SECOND. { A.mask = IQ_HOUR | IQ_MINUTE | IQ_SECOND; A.loc = T.offset; }
 opt_interval_qual(A) ::= MINUTE(T) TO SECOND. { A.mask = IQ_MINUTE | IQ_SECOND; A.loc = T.offset; }
+
+%type qual_op {const char *}
+qual_op(A) ::= any_op(O). { A = O; }
+qual_op(A) ::= ID(S) DOT any_op(O). { A = make_qual_op(p, &S, O); }
+%type any_op {const char *}
+any_op(A) ::= OP(O). { A = O.z; }
+any_op(A) ::= EQ. { A = "="; }
+any_op(A) ::= LT. { A = "<"; }
+any_op(A) ::= GT. { A = ">"; }
+any_op(A) ::= LE. { A = "<="; }
+any_op(A) ::= GE. { A = ">="; }
+any_op(A) ::= NE. { A = "<>"; }
+any_op(A) ::= PLUS. { A = "+"; }
+any_op(A) ::= MINUS. { A = "-"; }
+any_op(A) ::= STAR. { A = "*"; }
+any_op(A) ::= SLASH. { A = "/"; }
+any_op(A) ::= PERCENT. { A = "%"; }
+any_op(A) ::= CARET. { A = "^"; }
 
 %type func_args {List *}
 func_args(A) ::= a_expr(X). { A = make_list1(p, X); }

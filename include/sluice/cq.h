@@ -31,6 +31,8 @@ typedef struct CqStatus {
     int64_t     input_rows;     /* over the life of this process */
     bool        has_watermark;
     int64_t     watermark_us;
+    int64_t     started_us;     /* when this process started it (Unix epoch) */
+    int64_t     state_rows;     /* kept in the state store; -1: unknown */
 } CqStatus;
 
 typedef void (*cq_close_cb)(CqRuntime *rt);

@@ -18,7 +18,7 @@
  *
  *   ex_op_build, ex_op_next, ex_op_close      operators (op_*.c)
  *   ex_source_table, ex_source_stream,
- *   ex_source_batches                         sources (source_rel.c)
+ *   ex_source_batches, ex_set_system_scan     sources (op_scan.c)
  *   ex_batch_compact                          a batch without its selection
  *   ex_key_encode, ex_hash, ex_value_cmp      keys, hashing, ordering (keys.c)
  *   ex_agg_lookup, ex_agg_exists              the aggregate functions (agg.c)
@@ -77,6 +77,10 @@ int   ex_op_next(ExOp *op, ExBatch **out);
 void  ex_op_close(ExOp *op);
 
 ExSource *ex_source_table(StateStore *st, const CatRelation *rel);
+/* The source of every scan of a REL_SYSTEM relation (the runtime's
+ * vrel_open, set once at start). */
+typedef ExSource *(*ex_system_scan_fn)(ExCtx *cx, const CatRelation *rel);
+void      ex_set_system_scan(ex_system_scan_fn fn);
 ExSource *ex_source_stream(StateStore *st, const CatRelation *rel, int64_t from, int64_t to);
 /* Hands out the given batches (borrowed; they must outlive the source). */
 ExSource *ex_source_batches(Arena *a, Batch *const *batches, int nbatches);

@@ -168,10 +168,15 @@ struct Query {
 
 /* How the analyzer finds relations (the runtime gives it the catalog's
  * cat_lookup).  lookup may be NULL: then every relation is "not there
- * because the runtime has no catalog" (55000). */
+ * because the runtime has no catalog" (55000).  Unqualified names are
+ * looked up in pg_catalog first (lookup_system), then in the catalog. */
 typedef struct SqlCatalog {
     const struct CatRelation *(*lookup)(void *ctx, const char *name);
     void *ctx;
+    /* the relations of pg_catalog, information_schema and sys (may be
+     * NULL): a REL_SYSTEM relation or NULL */
+    const struct CatRelation *(*lookup_system)(void *ctx, const char *schema,
+                                               const char *name);
 } SqlCatalog;
 
 /* Analyzes one parsed statement (analyze.c).  param_types gives the known
@@ -197,6 +202,11 @@ int ex_eval_sel(EvalCtx *cx, const Expr *e, const Batch *input, uint32_t n,
 int             ex_func_candidates(const char *name, bool is_op, int nargs,
                                    const FuncDesc **out, int max);
 bool            ex_func_exists(const char *name, bool is_op);
+/* Adds a table of functions (rows that live for the process) to those
+ * the analyzer resolves: the runtime's catalog functions, at start. */
+void            ex_func_register(const FuncDesc *table, size_t n);
+/* The i-th function of all tables, or NULL past the end (pg_proc). */
+const FuncDesc *ex_func_at(size_t i);
 /* The VARIADIC function of this name (concat, concat_ws), or NULL: its
  * last declared argument repeats, nargs is the fewest it takes. */
 const FuncDesc *ex_func_variadic(const char *name);

@@ -62,6 +62,36 @@ void rt_shutdown(void);
 int  rt_cq_init(uv_loop_t *loop);
 void rt_cq_close(void (*cb)(void));
 
+/* A client session as the catalog functions (current_user,
+ * current_database) and sys.connections see it.  Strings are borrowed. */
+typedef struct RtSession {
+    int32_t     pid;            /* BackendKeyData process id */
+    const char *user;
+    const char *database;
+    const char *application_name;
+    const char *client_addr;    /* "127.0.0.1", or NULL */
+    int32_t     client_port;
+    int64_t     connected_at;   /* microseconds since the Unix epoch */
+    const char *state;          /* "active", "idle", "idle in transaction" */
+} RtSession;
+
+/* The session whose statements are prepared and run now (the server sets
+ * it before it hands over a message; NULL: none).  Borrowed until the next
+ * call. */
+void rt_session_set(const RtSession *s);
+const RtSession *rt_session_current(void);
+/* How sys.connections lists the sessions: list calls emit once per
+ * session (the server's registry). */
+typedef void (*rt_session_emit_fn)(const RtSession *s, void *emit_arg);
+void rt_session_lister(void (*list)(void *arg, rt_session_emit_fn emit, void *emit_arg),
+                       void *arg);
+void rt_session_foreach(rt_session_emit_fn emit, void *emit_arg);
+
+/* A server setting for sys.settings and pg_settings (main, at start). */
+void rt_setting_set(const char *name, const char *value, const char *description);
+/* A role the configuration file knows, for pg_roles (main, at start). */
+void rt_role_add(const char *name);
+
 /* Parses a query string into RawStmts (a List of RawStmt *) in arena a.
  * An empty string gives an empty list.  On a syntax error returns -1 with
  * err set (42601 and the byte offset of the bad token). */

@@ -5,6 +5,8 @@
  *   ex_func_candidates(name, is_op, nargs, out, max)   the rows of a name
  *   ex_func_exists(name, is_op)                        any row of a name
  *   ex_func_variadic(name)                             a VARIADIC function
+ *   ex_func_register(table, n)    more rows (the runtime's catalog functions)
+ *   ex_func_at(i)                 the i-th row of all tables (pg_proc), or NULL
  *
  * Each row is the declared signature the analyzer resolves against (with
  * PostgreSQL's cross-type integer and float operators, so that resolution
@@ -142,6 +144,10 @@ static const FuncDesc func_table[] = {
     OP2("||", ANY, TXT, TXT, TXT, TXT, k_textcat),
     OP2("||", TXT, ANY, TXT, TXT, TXT, k_textcat),
     OP2("~~", TXT, TXT, TXT, TXT, B, k_like),
+    OP2("~", TXT, TXT, TXT, TXT, B, k_regex_match),
+    OP2("!~", TXT, TXT, TXT, TXT, B, k_regex_nomatch),
+    OP2("~*", TXT, TXT, TXT, TXT, B, k_regex_imatch),
+    OP2("!~*", TXT, TXT, TXT, TXT, B, k_regex_inomatch),
     OP2("!~~", TXT, TXT, TXT, TXT, B, k_notlike),
     OP2("~~*", TXT, TXT, TXT, TXT, B, k_ilike),
     OP2("!~~*", TXT, TXT, TXT, TXT, B, k_notilike),
@@ -371,6 +377,41 @@ static void func_range(const char *name, bool is_op, size_t *lo, size_t *hi)
     *hi = h;
 }
 
+/* Functions other modules add (the runtime's catalog functions): a list
+ * of tables, registered once at start, searched after the built-in one. */
+typedef struct ExtraFuncs {
+    const FuncDesc *t;
+    size_t          n;
+} ExtraFuncs;
+
+static ExtraFuncs extra[8];
+static int        nextra;
+
+void ex_func_register(const FuncDesc *table, size_t n)
+{
+    for (int i = 0; i < nextra; i++)
+        if (extra[i].t == table)
+            return;
+    if (nextra == (int)SL_ARRAY_LEN(extra))
+        sl_panic("ex_func_register: too many function tables");
+    extra[nextra].t = table;
+    extra[nextra].n = n;
+    nextra++;
+}
+
+const FuncDesc *ex_func_at(size_t i)
+{
+    if (i < SL_ARRAY_LEN(func_table))
+        return &func_table[i];
+    i -= SL_ARRAY_LEN(func_table);
+    for (int k = 0; k < nextra; k++) {
+        if (i < extra[k].n)
+            return &extra[k].t[i];
+        i -= extra[k].n;
+    }
+    return NULL;
+}
+
 int ex_func_candidates(const char *name, bool is_op, int nargs, const FuncDesc **out, int max)
 {
     size_t lo, hi;
@@ -381,6 +422,12 @@ int ex_func_candidates(const char *name, bool is_op, int nargs, const FuncDesc *
         if (f->nargs == nargs && !(f->flags & FUNC_VARIADIC) && n < max)
             out[n++] = f;
     }
+    for (int t = 0; t < nextra; t++)
+        for (size_t k = 0; k < extra[t].n; k++) {
+            const FuncDesc *f = &extra[t].t[k];
+            if (f->is_op == is_op && f->nargs == nargs && strcmp(f->name, name) == 0 && n < max)
+                out[n++] = f;
+        }
     return n;
 }
 
@@ -388,7 +435,13 @@ bool ex_func_exists(const char *name, bool is_op)
 {
     size_t lo, hi;
     func_range(name, is_op, &lo, &hi);
-    return hi > lo;
+    if (hi > lo)
+        return true;
+    for (int t = 0; t < nextra; t++)
+        for (size_t k = 0; k < extra[t].n; k++)
+            if (extra[t].t[k].is_op == is_op && strcmp(extra[t].t[k].name, name) == 0)
+                return true;
+    return false;
 }
 
 const FuncDesc *ex_func_variadic(const char *name)

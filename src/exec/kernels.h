@@ -69,6 +69,11 @@ CMP_KERNELS(text);
 /* text (text.c) */
 KERNEL(k_textcat);
 KERNEL(k_like);
+/* regular expressions (regex.c) */
+KERNEL(k_regex_match);
+KERNEL(k_regex_nomatch);
+KERNEL(k_regex_imatch);
+KERNEL(k_regex_inomatch);
 KERNEL(k_notlike);
 KERNEL(k_ilike);
 KERNEL(k_notilike);

@@ -68,6 +68,7 @@ struct Cq {
     char              *error;
     int64_t            last_batch_id;
     int64_t            input_rows;
+    int64_t            started_us;
 };
 
 static int64_t wall_us(void)
@@ -408,6 +409,7 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
     q->rt = rt;
     q->rel = query;
     q->last_batch_id = -1;
+    q->started_us = wall_us();
     if (read_options(q, err) < 0 || inc_plan_build(query, rt->cat, rt->st, &q->plan, err) < 0) {
         inc_plan_free(q->plan);
         sl_free(q);
@@ -526,7 +528,13 @@ void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *a
             .input_rows = q->input_rows,
             .has_watermark = q->has_watermark,
             .watermark_us = q->watermark_us,
+            .started_us = q->started_us,
+            .state_rows = -1,
         };
+        SlError err = {0};
+        if (inc_state_rows(q->plan, &s.state_rows, &err) < 0)
+            s.state_rows = -1;
+        sl_error_clear(&err);
         fn(&s, arg);
     }
 }

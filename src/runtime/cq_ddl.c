@@ -20,6 +20,11 @@
 #include "incremental.h"
 
 static CqRuntime *g_cq;
+
+CqRuntime *rt_cq_runtime(void)
+{
+    return g_cq;
+}
 static void (*g_close_cb)(void);
 
 static void start_one(const CatRelation *rel, void *arg)

@@ -3,7 +3,7 @@
  * of one micro-batch (see incremental.h, docs/engine.md).
  *
  *   inc_plan_build, inc_plan_free, inc_plan_source
- *   inc_batch_run, inc_state_meta
+ *   inc_batch_run, inc_state_meta, inc_state_rows
  *
  * The rewriter accepts, over one stream:
  *   [FILTER | PROJECT]* over SCAN                      stateless, append
@@ -324,7 +324,7 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
     const CreateCqStmt *cs = (const CreateCqStmt *)raw->stmt;
     RawStmt sel = *raw;
     sel.stmt = (Node *)cs->query;
-    SqlCatalog sc = {lookup_cb, cat};
+    SqlCatalog sc = {lookup_cb, cat, NULL};
     if (sql_analyze_with(&p->arena, &sc, query->sql, &sel, NULL, 0, &q, err) < 0)
         goto fail;
     if (q->kind != QUERY_SELECT || q->plan == NULL || q->ninit > 0 || q->nparams > 0) {
@@ -427,6 +427,19 @@ static void meta_write(IncPlan *p, StateBatch *wb, const Meta *m)
     put_be64(v + 9, (uint64_t)m->wm);
     put_be64(v + 17, (uint64_t)m->state_rows);
     state_batch_put(wb, p->meta_key, sizeof(p->meta_key), v, sizeof(v));
+}
+
+int inc_state_rows(IncPlan *p, int64_t *rows, SlError *err)
+{
+    Arena a;
+    arena_init(&a, 256);
+    Meta m;
+    int rc = meta_read(p, &a, &m, err);
+    arena_destroy(&a);
+    if (rc < 0)
+        return -1;
+    *rows = m.state_rows;
+    return 0;
 }
 
 int inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark, int64_t *watermark_us,

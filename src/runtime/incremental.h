@@ -10,6 +10,7 @@
  *                     state changes, the output rows and the batch id
  *   inc_state_meta    the batch id stored with the state (-1: none) and
  *                     the watermark after it
+ *   inc_state_rows    the state rows kept (the 'M' key's count), for sys.state
  *
  * inc_batch_run runs on a worker thread; at most one per plan at a time.
  */
@@ -49,5 +50,6 @@ const CatRelation *inc_plan_into(IncPlan *p);
 int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
 int  inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark,
                     int64_t *watermark_us, SlError *err);
+int  inc_state_rows(IncPlan *p, int64_t *rows, SlError *err);
 
 #endif /* SLUICE_RUNTIME_INCREMENTAL_H */

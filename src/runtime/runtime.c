@@ -22,6 +22,7 @@
 #include "sluice/expr.h"
 #include "exec/numeric.h"
 #include "sql/parser.h"
+#include "sluice/vrel.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -41,6 +42,9 @@ int rt_init(Catalog *cat, StateStore *st)
 {
     g_cat = cat;
     g_st = st;
+    vrel_init();
+    pgcat_register();
+    sys_register();
     return 0;
 }
 
@@ -48,6 +52,9 @@ void rt_shutdown(void)
 {
     g_cat = NULL;
     g_st = NULL;
+    vrel_shutdown();
+    rt_settings_free();
+    rt_roles_free();
 }
 
 Catalog *rt_catalog(void)
@@ -70,6 +77,12 @@ static const CatRelation *lookup_cb(void *ctx, const char *name)
     return cat_lookup(ctx, name);
 }
 
+static const CatRelation *lookup_system_cb(void *ctx, const char *schema, const char *name)
+{
+    SL_UNUSED(ctx);
+    return vrel_lookup(schema, name);
+}
+
 int rt_parse(Arena *a, const char *sql, size_t len, List **stmts, SlError *err)
 {
     if (len > (size_t)INT_MAX / 2)
@@ -80,7 +93,7 @@ int rt_parse(Arena *a, const char *sql, size_t len, List **stmts, SlError *err)
 static int analyze(Arena *a, const char *sql, const RawStmt *raw, const SlType *param_types,
                    int nparam_types, Query **q, SlError *err)
 {
-    SqlCatalog cat = {g_cat ? lookup_cb : NULL, g_cat};
+    SqlCatalog cat = {g_cat ? lookup_cb : NULL, g_cat, g_cat ? lookup_system_cb : NULL};
     return sql_analyze_with(a, &cat, sql, raw, param_types, nparam_types, q, err);
 }
 

@@ -8,6 +8,8 @@
  *   rt_run_modify                 INSERT / UPDATE / DELETE (statement.c)
  *   rt_run_create, rt_run_drop    DDL (ddl.c)
  *   rt_cq_create, rt_cq_stop, rt_cq_alter   continuous queries (cq_ddl.c)
+ *   pgcat_register, sys_register  the system relations and catalog
+ *                                 functions (pgcatalog.c, systables.c)
  */
 #ifndef SLUICE_RUNTIME_INT_H
 #define SLUICE_RUNTIME_INT_H
@@ -31,5 +33,13 @@ int rt_cq_create(const Query *q, SlError *err);
 int rt_cq_stop(const char *name, SlError *err);
 int rt_cq_alter(const char *name, bool pause, SlError *err);
 int rt_cq_check_drop(const CatRelation *rel, SlError *err);
+struct CqRuntime *rt_cq_runtime(void);   /* NULL before rt_cq_init */
+void pgcat_register(void);
+void sys_register(void);
+void sys_settings_foreach(void (*fn)(const char *name, const char *value,
+                                     const char *description, void *arg),
+                          void *arg);
+void rt_settings_free(void);
+void rt_roles_free(void);
 
 #endif /* SLUICE_RUNTIME_INT_H */

@@ -122,6 +122,8 @@ struct Conn {
     char       *user;
     char       *database;
     char       *application_name;
+    int64_t     connected_us;   /* wall clock at authentication (sys.connections) */
+    bool        active;         /* a message is being handled */
     char        xact;           /* 'I', 'T' or 'E' for ReadyForQuery */
     bool        skip_to_sync;   /* extended protocol: after an error */
     struct SimpleQuery *sq;     /* a Query string stopped at a COPY FROM STDIN */
@@ -151,6 +153,9 @@ size_t session_consume(Conn *c);
 void session_send_error(Conn *c, const SlError *e, const char *sql, bool fatal);
 /* A FATAL error with a formatted message; the connection closes after it. */
 void session_fatal(Conn *c, const char *sqlstate, const char *fmt, ...) SL_PRINTF(3, 4);
+/* c as sys.connections and current_user see it; addr (addrsize bytes)
+ * holds the client address the result points at. */
+void session_describe(Conn *c, RtSession *out, char *addr, size_t addrsize);
 /* Authentication succeeded: AuthenticationOk, ParameterStatus,
  * BackendKeyData, ReadyForQuery; the session is ready. */
 void session_auth_ok(Conn *c);

@@ -48,6 +48,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define SERVER_VERSION "15.0"
 /* The largest message accepted while authenticating. */
@@ -1069,8 +1070,30 @@ static void startup(Conn *c, const PgwStartup *st)
     auth_start(c);
 }
 
+void session_describe(Conn *c, RtSession *out, char *addr, size_t addrsize)
+{
+    memset(out, 0, sizeof(*out));
+    out->pid = c->pid;
+    out->user = c->user;
+    out->database = c->database;
+    out->application_name = c->application_name ? c->application_name : "";
+    snprintf(addr, addrsize, "%s", c->peer);
+    char *colon = strrchr(addr, ':');
+    if (colon != NULL) {
+        *colon = '\0';
+        out->client_port = atoi(colon + 1);
+    }
+    out->client_addr = addr[0] ? addr : NULL;
+    out->connected_at = c->connected_us;
+    out->state = c->active ? "active" : c->xact == 'T' ? "idle in transaction"
+               : c->xact == 'E' ? "idle in transaction (aborted)" : "idle";
+}
+
 void session_auth_ok(Conn *c)
 {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    c->connected_us = (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
     c->phase = PHASE_READY;
     size_t m = pgw_begin(&c->out, PGW_MSG_AUTHENTICATION);
     pgw_put_int32(&c->out, 0);              /* AuthenticationOk */
@@ -1232,7 +1255,14 @@ size_t session_consume(Conn *c)
             break;
         }
         used += total;
+        RtSession rs;
+        char addr[64];
+        c->active = true;
+        session_describe(c, &rs, addr, sizeof(addr));
+        rt_session_set(&rs);
         dispatch(c, p[0], p + 5, total - 5);
+        rt_session_set(NULL);
+        c->active = false;
     }
     if (c->out.len > 0)
         conn_mark_dirty(c);

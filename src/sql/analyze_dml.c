@@ -78,6 +78,7 @@ static const char *kind_noun(RelKind k)
     case REL_STREAM: return "stream";
     case REL_SINK:   return "sink";
     case REL_QUERY:  return "continuous query";
+    case REL_SYSTEM: return "system relation";
     }
     return "relation";
 }

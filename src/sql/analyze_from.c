@@ -64,16 +64,26 @@ void an_add_dep(Analyze *an, const CatRelation *rel)
 const CatRelation *an_lookup_relation(Analyze *an, const char *schema, const char *name,
                                       int loc, bool missing_ok)
 {
+    bool has_system = an->cat != NULL && an->cat->lookup_system != NULL;
     if (schema != NULL && strcmp(schema, "public") != 0) {
-        if (strcmp(schema, "pg_catalog") != 0 && strcmp(schema, "information_schema") != 0) {
+        if (strcmp(schema, "pg_catalog") != 0 && strcmp(schema, "information_schema") != 0 &&
+            strcmp(schema, "sys") != 0) {
             sl_error_at(an->err, ERRCODE_INVALID_SCHEMA_NAME, loc,
                         "schema \"%s\" does not exist", schema);
             return NULL;
         }
-        if (!missing_ok)
+        const CatRelation *rel =
+            has_system ? an->cat->lookup_system(an->cat->ctx, schema, name) : NULL;
+        if (rel == NULL && !missing_ok)
             sl_error_at(an->err, ERRCODE_UNDEFINED_TABLE, loc,
                         "relation \"%s.%s\" does not exist", schema, name);
-        return NULL;
+        return rel;
+    }
+    /* pg_catalog comes first on the search path, as in PostgreSQL */
+    if (schema == NULL && has_system) {
+        const CatRelation *rel = an->cat->lookup_system(an->cat->ctx, "pg_catalog", name);
+        if (rel != NULL)
+            return rel;
     }
     if (an->cat == NULL || an->cat->lookup == NULL) {
         sl_error_at(an->err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, loc,

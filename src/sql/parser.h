@@ -133,6 +133,12 @@ Node *make_func_call(Parse *p, Names names, List *args, bool star, bool distinct
 /* The SQL-standard syntax for functions (EXTRACT(f FROM x), POSITION(a IN b),
  * SUBSTRING(x FROM a FOR b), TRIM(BOTH c FROM s), x AT TIME ZONE z,
  * CURRENT_DATE, ...): a call of the named function (parse_nodes.c). */
+/* expr COLLATE name: sluice's text compares byte-wise, so the collations
+ * it knows ("default", "C", "POSIX", pg_catalog-qualified) leave expr as
+ * it is; another name is 42704. */
+Node *make_collate(Parse *p, Node *expr, Names names);
+/* OPERATOR(schema.op): only pg_catalog's operators exist. */
+const char *make_qual_op(Parse *p, const Token *schema, const char *op);
 Node *make_sql_func(Parse *p, const char *name, List *args, int loc);
 Node *make_int_const(Parse *p, int v, int loc);
 /* INTERVAL '...' <fields>: qual is the fields' mask (IQ_*), 0 for none;
