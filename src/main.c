@@ -44,6 +44,31 @@ typedef struct Options {
     int    nusers;
 } Options;
 
+/* The settings sys.settings and pg_settings show, and the configuration's
+ * users for pg_roles. */
+static void publish_settings(const Options *o, int port)
+{
+    char buf[32];
+    rt_setting_set("listen", o->listen, "address the server listens on");
+    snprintf(buf, sizeof(buf), "%d", port);
+    rt_setting_set("port", buf, "TCP port the server listens on");
+    rt_setting_set("data_dir", o->data_dir, "data directory (catalog.db, state/)");
+    rt_setting_set("log_level", o->log_level, "lowest level of log lines written");
+    rt_setting_set("log_format", o->log_format, "log line format");
+    snprintf(buf, sizeof(buf), "%d", o->max_connections);
+    rt_setting_set("max_connections", buf, "most concurrent client connections");
+    snprintf(buf, sizeof(buf), "%ld", o->max_message_size);
+    rt_setting_set("max_message_size", buf, "largest protocol message accepted, in bytes");
+    snprintf(buf, sizeof(buf), "%ld", o->max_output_buffer);
+    rt_setting_set("max_output_buffer", buf,
+                   "bytes of output queued for a client before reading from it pauses");
+    snprintf(buf, sizeof(buf), "%d", o->authentication_timeout);
+    rt_setting_set("authentication_timeout", buf, "seconds to complete authentication");
+    rt_setting_set("ssl", o->ssl ? "on" : "off", "whether TLS connections are accepted");
+    for (int i = 0; i < o->nusers; i++)
+        rt_role_add(o->users[i].name);
+}
+
 static void usage(FILE *f)
 {
     fputs(
@@ -477,6 +502,7 @@ int main(int argc, char **argv)
     /* Statements reach the stores through the runtime; continuous queries
      * resume after their last committed batch. */
     rt_init(cat, state);
+    publish_settings(&o, server_port(app.server));
     rt_cq_init(&app.loop);
     uv_signal_init(&app.loop, &app.sigint);
     uv_signal_init(&app.loop, &app.sigterm);
