@@ -54,7 +54,7 @@
   |REFERENCES|RETURNING|RIGHT|TABLE|UNION|UNIQUE|USING
   |BOTH|CURRENT_DATE|CURRENT_TIMESTAMP|EXTRACT|LEADING|LOCALTIMESTAMP|POSITION
   |SUBSTRING|TRAILING|TRIM
-  |COLLATE|CURRENT_CATALOG|CURRENT_SCHEMA|CURRENT_USER|OPERATOR|SESSION_USER|USER.
+  |ANY|ARRAY|COLLATE|CURRENT_CATALOG|CURRENT_SCHEMA|CURRENT_USER|OPERATOR|SESSION_USER|USER.
 
 /* The unreserved keywords: a name wherever a keyword cannot be. */
 %fallback ID ABORT ALTER BEGIN BY COMMIT COPY CREATE DAY DEALLOCATE DELETE
@@ -522,6 +522,9 @@ a_expr(A) ::= a_expr(X) NOT_LA(O) BETWEEN opt_asymmetric b_expr(L) AND a_expr(H)
 a_expr(A) ::= a_expr(X) BETWEEN(O) SYMMETRIC b_expr(L) AND a_expr(H). [BETWEEN] { A = make_between(p, AEXPR_BETWEEN_SYM, X, L, H, O.offset); }
 a_expr(A) ::= a_expr(X) NOT_LA(O) BETWEEN SYMMETRIC b_expr(L) AND a_expr(H). [NOT_LA] { A = make_between(p, AEXPR_NOT_BETWEEN_SYM, X, L, H, O.offset); }
 a_expr(A) ::= a_expr(X) IN(O) LP expr_list(L) RP. { A = make_in(p, "=", X, L, O.offset); }
+a_expr(A) ::= a_expr(X) EQ(O) ANY LP a_expr(Y) RP. [EQ] { A = make_aexpr(p, AEXPR_OP_ANY, "=", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) NE(O) ANY LP a_expr(Y) RP. [NE] { A = make_aexpr(p, AEXPR_OP_ANY, "<>", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) EQ(O) ANY select_with_parens(S). [EQ] { A = make_sublink(p, SUBLINK_IN, false, X, S, O.offset); }
 a_expr(A) ::= a_expr(X) NOT_LA(O) IN LP expr_list(L) RP. [NOT_LA] { A = make_in(p, "<>", X, L, O.offset); }
 a_expr(A) ::= a_expr(X) IN(O) select_with_parens(S). { A = make_sublink(p, SUBLINK_IN, false, X, S, O.offset); }
 a_expr(A) ::= a_expr(X) NOT_LA(O) IN select_with_parens(S). [NOT_LA] { A = make_sublink(p, SUBLINK_IN, true, X, S, O.offset); }
@@ -567,6 +570,7 @@ c_expr(A) ::= simple_typename(T) STRING(S) opt_interval_qual(Q). { A = make_type
 c_expr(A) ::= case_expr(X). { A = X; }
 c_expr(A) ::= select_with_parens(S). [UMINUS] { A = make_sublink(p, SUBLINK_EXPR, false, NULL, S, ((SelectStmt *)S)->paren_loc); }
 c_expr(A) ::= EXISTS(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_EXISTS, false, NULL, S, T.offset); }
+c_expr(A) ::= ARRAY(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_ARRAY, false, NULL, S, T.offset); }
 c_expr(A) ::= func_expr(X). { A = X; }
 
 func_expr(A) ::= func_application(F) filter_clause(W). { A = func_set_filter(p, F, W); }

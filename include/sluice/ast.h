@@ -100,6 +100,7 @@ typedef enum AExprKind {
     AEXPR_NOT_BETWEEN,
     AEXPR_BETWEEN_SYM,
     AEXPR_NOT_BETWEEN_SYM,
+    AEXPR_OP_ANY,           /* lexpr op ANY (rexpr): an array or a subquery */
 } AExprKind;
 
 /* An operator expression.  op is the operator's name ("+", "||", "<="). */
@@ -281,7 +282,7 @@ struct SelectStmt {
 };
 
 /* A subquery in an expression: (SELECT ...), EXISTS (...), x IN (...). */
-typedef enum SubLinkType { SUBLINK_EXPR, SUBLINK_EXISTS, SUBLINK_IN } SubLinkType;
+typedef enum SubLinkType { SUBLINK_EXPR, SUBLINK_EXISTS, SUBLINK_IN, SUBLINK_ARRAY } SubLinkType;
 
 typedef struct SubLink {
     Node        hdr;

@@ -67,6 +67,8 @@ struct ExCtx {
     void           *open_scan_arg;
     int64_t         now;        /* now() for the whole statement (ex_clock_now);
                                  * 0: each evaluation reads the clock once */
+    const Vector   *outer;      /* a correlated subquery's run: the outer row */
+    int             nouter;
 };
 
 /* Builds the operators for a plan.  NULL with cx->err set on failure. */
@@ -84,6 +86,10 @@ void      ex_set_system_scan(ex_system_scan_fn fn);
 ExSource *ex_source_stream(StateStore *st, const CatRelation *rel, int64_t from, int64_t to);
 /* Hands out the given batches (borrowed; they must outlive the source). */
 ExSource *ex_source_batches(Arena *a, Batch *const *batches, int nbatches);
+
+/* The values of vals (n of them) as PostgreSQL's array text form,
+ * '{1,NULL,"a b"}', in a (sublink.c: ARRAY(subquery)). */
+void ex_array_literal(Arena *a, const Vector *vals, uint32_t n, SlStr *out);
 
 /* The live rows of b as a dense batch in a (b.b itself when all are live). */
 const Batch *ex_batch_compact(Arena *a, const ExBatch *b);

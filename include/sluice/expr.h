@@ -32,6 +32,10 @@ typedef struct EvalCtx {
     int           nsubplans;
     int64_t       now;      /* now(): the statement's time (usec since 2000-01-01),
                              * 0 = read the clock at the first call and keep it */
+    const Vector *outer;    /* a correlated subquery: the outer row's values */
+    int           nouter;
+    void         *exec;     /* the ExCtx (exec.h) running the expression, for
+                             * correlated subqueries; NULL: none */
 } EvalCtx;
 
 typedef int (*ExprFn)(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
@@ -72,7 +76,11 @@ typedef enum ExprKind {
     EXPR_NULLIF,    /* fn: the "=" comparison of args[0], args[1] */
     EXPR_DISTINCT,  /* fn: "="; negate: IS NOT DISTINCT FROM */
     EXPR_SUBPLAN,   /* index: InitPlan; subkind: SubLinkType; IN: args[0] the
-                       left operand, fn the "=" comparison, negate NOT IN */
+                       left operand, fn the "=" comparison, negate NOT IN.
+                       Correlated (subplan set): the plan runs once per row,
+                       args are the outer values it reads (EXPR_OUTER) */
+    EXPR_OUTER,     /* index: a value of the enclosing query's row, for a
+                       correlated subquery (EvalCtx.outer[index]) */
 } ExprKind;
 
 /* EXPR_COLUMN subkinds the analyzer uses while it builds an aggregate
@@ -92,6 +100,7 @@ struct Expr {
     int             subkind;
     bool            negate;
     bool            has_else;   /* EXPR_CASE */
+    struct Plan    *subplan;    /* EXPR_SUBPLAN of a correlated subquery */
     uint32_t        cost;       /* nodes evaluated, shared ones each time */
 };
 

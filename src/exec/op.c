@@ -33,6 +33,7 @@ EvalCtx op_eval_ctx(ExOp *op)
         .params = op->cx->params, .nparams = op->cx->nparams,
         .subplans = op->cx->subplans, .nsubplans = op->cx->nsubplans,
         .now = op->cx->now,
+        .outer = op->cx->outer, .nouter = op->cx->nouter, .exec = op->cx,
     };
     return e;
 }

@@ -30,6 +30,8 @@
 #include "exec/kernels.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
 
 #define SERVER_VERSION_TEXT "PostgreSQL 15.0 (sluice 0.1.0) on x86_64-pc-linux-gnu, 64-bit"
 #define BOOTSTRAP_ROLE_OID  10
@@ -717,6 +719,25 @@ static int produce_am(VrelRows *r)
     return 0;
 }
 
+static int produce_collation(VrelRows *r)
+{
+    static const struct { int oid; const char *name; const char *prov; } colls[] = {
+        {100, "default", "d"}, {950, "C", "c"}, {951, "POSIX", "c"}};
+    for (size_t i = 0; i < SL_ARRAY_LEN(colls); i++) {
+        vrel_row(r);
+        vrel_put_int(r, colls[i].oid);
+        vrel_put_text(r, colls[i].name);
+        vrel_put_int(r, VREL_NS_PG_CATALOG);
+        vrel_put_int(r, BOOTSTRAP_ROLE_OID);
+        vrel_put_text(r, colls[i].prov);
+        vrel_put_bool(r, true);
+        vrel_put_int(r, colls[i].oid == 100 ? -1 : 6);
+        vrel_put_text(r, colls[i].oid == 100 ? NULL : colls[i].name);
+        vrel_put_text(r, colls[i].oid == 100 ? NULL : colls[i].name);
+    }
+    return 0;
+}
+
 /* Catalogs sluice has no rows for: defaults, inheritance, policies,
  * extended statistics, publications, extensions. */
 static int produce_empty(VrelRows *r)
@@ -910,6 +931,27 @@ static const VrelDef pg_defs[] = {
     {"pg_catalog", "pg_auth_members", 1261,
      "roleid oid, member oid, grantor oid, admin_option bool", produce_empty,
      "role memberships"},
+    {"pg_catalog", "pg_collation", 3456,
+     "oid oid, collname name, collnamespace oid, collowner oid, collprovider char, "
+     "collisdeterministic bool, collencoding int4, collcollate text, collctype text",
+     produce_collation, "collations: text compares byte-wise (C)"},
+    {"pg_catalog", "pg_policy", 3256,
+     "oid oid, polname name, polrelid oid, polcmd char, polpermissive bool, polroles text, "
+     "polqual pg_node_tree, polwithcheck pg_node_tree",
+     produce_empty, "row security policies"},
+    {"pg_catalog", "pg_statistic_ext", 3381,
+     "oid oid, stxrelid oid, stxname name, stxnamespace oid, stxowner oid, "
+     "stxstattarget int4, stxkeys text, stxkind text, stxexprs pg_node_tree",
+     produce_empty, "extended statistics"},
+    {"pg_catalog", "pg_publication", 6104,
+     "oid oid, pubname name, pubowner oid, puballtables bool, pubinsert bool, "
+     "pubupdate bool, pubdelete bool, pubtruncate bool, pubviaroot bool",
+     produce_empty, "publications"},
+    {"pg_catalog", "pg_publication_namespace", 6237, "oid oid, pnpubid oid, pnnspid oid",
+     produce_empty, "schemas of publications"},
+    {"pg_catalog", "pg_publication_rel", 6106,
+     "oid oid, prpubid oid, prrelid oid, prqual pg_node_tree, prattrs text",
+     produce_empty, "relations of publications"},
     {"pg_catalog", "pg_tablespace", 1213, "oid oid, spcname name, spcowner oid, spcacl text",
      produce_empty, "tablespaces"},
     {"information_schema", "schemata", 13001,
@@ -1109,6 +1151,16 @@ static KERNEL(k_no_description)
     return 0;
 }
 
+/* pg_relation_is_publishable: sluice has no logical replication. */
+static KERNEL(k_false)
+{
+    SL_UNUSED(e);
+    SL_UNUSED(args);
+    SL_UNUSED(cx);
+    FOR_SEL(sel, n, { out->v.b[i] = false; });
+    return 0;
+}
+
 static KERNEL(k_pg_encoding_to_char)
 {
     SL_UNUSED(e);
@@ -1150,47 +1202,74 @@ static KERNEL(k_pg_get_constraintdef)
     return 0;
 }
 
-/* array_to_string(array, delimiter): arrays are kept in their text form
- * ('{a,b}') by the catalog; elements are joined with the delimiter, NULL
- * elements skipped, as PostgreSQL does. */
+/* The elements of an array's text form ('{a,"b c",NULL}'), one at a time:
+ * fn gets each element (NULL for a NULL element) until it returns false.
+ * sluice has no array types yet; the catalog keeps arrays as their text
+ * form, and these functions read it.  Returns false if s is no array. */
+static bool array_elems(const SlStr *a, bool (*fn)(const SlStr *el, void *arg), void *arg)
+{
+    if (a->len < 2 || a->ptr[0] != '{' || a->ptr[a->len - 1] != '}')
+        return false;
+    uint32_t k = 1, end = a->len - 1;
+    StrBuf el;
+    strbuf_init(&el);
+    bool go = true;
+    while (k < end && go) {
+        el.len = 0;
+        bool quoted = a->ptr[k] == '"';
+        if (quoted) {
+            k++;
+            while (k < end && a->ptr[k] != '"') {
+                if (a->ptr[k] == '\\' && k + 1 < end)
+                    k++;
+                strbuf_putc(&el, a->ptr[k++]);
+            }
+            k++;
+        } else {
+            while (k < end && a->ptr[k] != ',')
+                strbuf_putc(&el, a->ptr[k++]);
+        }
+        bool is_null = !quoted && el.len == 4 && strncasecmp(el.data, "NULL", 4) == 0;
+        SlStr s = {el.data ? el.data : "", (uint32_t)el.len};
+        go = fn(is_null ? NULL : &s, arg);
+        if (k < end && a->ptr[k] == ',')
+            k++;
+    }
+    strbuf_free(&el);
+    return true;
+}
+
+typedef struct JoinArg {
+    StrBuf      *out;
+    const SlStr *delim;
+    bool         first;
+} JoinArg;
+
+static bool join_cb(const SlStr *el, void *arg)
+{
+    JoinArg *j = arg;
+    if (el == NULL)
+        return true;
+    if (!j->first)
+        strbuf_append(j->out, j->delim->ptr, j->delim->len);
+    strbuf_append(j->out, el->ptr, el->len);
+    j->first = false;
+    return true;
+}
+
+/* array_to_string(array, delimiter): the elements joined, NULLs skipped. */
 static KERNEL(k_array_to_string)
 {
     SL_UNUSED(e);
     FOR_SEL(sel, n, {
-        const SlStr *a = &args[0].v.str[i], *d = &args[1].v.str[i];
         StrBuf b;
         strbuf_init(&b);
-        uint32_t k = 0;
-        if (a->len >= 2 && a->ptr[0] == '{' && a->ptr[a->len - 1] == '}') {
-            k = 1;
-            bool first = true;
-            while (k < a->len - 1) {
-                StrBuf el;
-                strbuf_init(&el);
-                bool quoted = a->ptr[k] == '"';
-                if (quoted) {
-                    k++;
-                    while (k < a->len - 1 && a->ptr[k] != '"') {
-                        if (a->ptr[k] == '\\' && k + 1 < a->len - 1)
-                            k++;
-                        strbuf_putc(&el, a->ptr[k++]);
-                    }
-                    k++;
-                } else {
-                    while (k < a->len - 1 && a->ptr[k] != ',')
-                        strbuf_putc(&el, a->ptr[k++]);
-                }
-                bool is_null = !quoted && el.len == 4 && memcmp(el.data, "NULL", 4) == 0;
-                if (!is_null) {
-                    if (!first)
-                        strbuf_append(&b, d->ptr, d->len);
-                    strbuf_append(&b, el.data ? el.data : "", el.len);
-                    first = false;
-                }
-                strbuf_free(&el);
-                if (k < a->len - 1 && a->ptr[k] == ',')
-                    k++;
-            }
+        JoinArg j = {&b, &args[1].v.str[i], true};
+        if (!array_elems(&args[0].v.str[i], join_cb, &j)) {
+            strbuf_free(&b);
+            return sl_error(cx->err, ERRCODE_INVALID_TEXT_REPRESENTATION,
+                            "malformed array literal: \"%.*s\"", (int)args[0].v.str[i].len,
+                            args[0].v.str[i].ptr);
         }
         out->v.str[i].ptr = arena_strndup(cx->arena, b.data ? b.data : "", b.len);
         out->v.str[i].len = (uint32_t)b.len;
@@ -1198,6 +1277,278 @@ static KERNEL(k_array_to_string)
     });
     return 0;
 }
+
+typedef struct AnyArg {
+    const SlStr *x;
+    bool         eq;        /* looking for an equal element (else unequal) */
+    bool         found, saw_null;
+} AnyArg;
+
+static bool any_cb(const SlStr *el, void *arg)
+{
+    AnyArg *a = arg;
+    if (el == NULL) {
+        a->saw_null = true;
+        return true;
+    }
+    bool same = el->len == a->x->len && memcmp(el->ptr, a->x->ptr, el->len) == 0;
+    if (same == a->eq)
+        a->found = true;
+    return !a->found;
+}
+
+/* x = ANY (array), x <> ANY (array): true if some element is (un)equal,
+ * else NULL if an element is NULL, else false. */
+static int any_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel,
+                    uint32_t n, bool eq)
+{
+    FOR_SEL(sel, n, {
+        AnyArg a = {&args[0].v.str[i], eq, false, false};
+        if (!array_elems(&args[1].v.str[i], any_cb, &a))
+            return sl_error(cx->err, ERRCODE_INVALID_TEXT_REPRESENTATION,
+                            "malformed array literal: \"%.*s\"", (int)args[1].v.str[i].len,
+                            args[1].v.str[i].ptr);
+        out->v.b[i] = a.found;
+        out->nulls[i] = !a.found && a.saw_null;
+    });
+    return 0;
+}
+
+static KERNEL(k_array_any_eq) { SL_UNUSED(e); return any_rows(cx, args, out, sel, n, true); }
+static KERNEL(k_array_any_ne) { SL_UNUSED(e); return any_rows(cx, args, out, sel, n, false); }
+
+/* ---- the reg* types' input (name -> oid) and output (oid -> name) */
+
+static bool all_digits(const char *s)
+{
+    if (*s == '\0')
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* "a.b" -> schema a, name b (either may be quoted); NULL schema if none. */
+static void split_qualified(Arena *a, const char *s, const char **schema, const char **name)
+{
+    const char *dot = NULL;
+    bool q = false;
+    for (const char *p = s; *p; p++) {
+        if (*p == '"')
+            q = !q;
+        else if (*p == '.' && !q && dot == NULL)
+            dot = p;
+    }
+    const char *parts[2] = {dot ? arena_strndup(a, s, (size_t)(dot - s)) : NULL,
+                            dot ? dot + 1 : s};
+    for (int i = 0; i < 2; i++) {
+        const char *p = parts[i];
+        if (p == NULL)
+            continue;
+        size_t n = strlen(p);
+        char *o = arena_alloc(a, n + 1), *w = o;
+        if (p[0] == '"' && n >= 2 && p[n - 1] == '"') {
+            for (size_t k = 1; k + 1 < n; k++) {
+                *w++ = p[k];
+                if (p[k] == '"' && p[k + 1] == '"')
+                    k++;
+            }
+        } else {
+            for (size_t k = 0; k < n; k++)
+                *w++ = (char)(p[k] >= 'A' && p[k] <= 'Z' ? p[k] + 32 : p[k]);
+        }
+        *w = '\0';
+        parts[i] = o;
+    }
+    *schema = parts[0];
+    *name = parts[1];
+}
+
+/* The input of a reg type: a number is the oid itself (true, *oid set);
+ * otherwise the text, split into schema and name (false). */
+static bool reg_input(EvalCtx *cx, const SlStr *in, const char **s, const char **schema,
+                      const char **name, int64_t *oid)
+{
+    *s = arena_strndup(cx->arena, in->ptr, in->len);
+    if (all_digits(*s)) {
+        *oid = strtoll(*s, NULL, 10);
+        return true;
+    }
+    split_qualified(cx->arena, *s, schema, name);
+    return false;
+}
+
+static KERNEL(k_regclassin)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        const char *s, *schema, *name;
+        if (reg_input(cx, &args[0].v.str[i], &s, &schema, &name, &out->v.i64[i]))
+            continue;
+        const CatRelation *rel = NULL;
+        if (schema == NULL || strcmp(schema, "public") != 0)
+            rel = vrel_lookup(schema, name);
+        if (rel == NULL && (schema == NULL || strcmp(schema, "public") == 0) &&
+            rt_catalog() != NULL)
+            rel = cat_lookup(rt_catalog(), name);
+        if (rel == NULL)
+            return sl_error(cx->err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
+                            s);
+        out->v.i64[i] = rel->oid;
+    });
+    return 0;
+}
+
+static KERNEL(k_regclassout)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        int64_t oid = args[0].v.i64[i];
+        const CatRelation *rel = relation_by_oid(oid);
+        const CatRelation *tbl = rel ? NULL : table_of_index(oid);
+        if (rel == NULL && tbl == NULL) {
+            out_text(cx, out, i, arena_printf(cx->arena, "%lld", (long long)oid));
+            continue;
+        }
+        const char *nm = rel ? rel->name : arena_printf(cx->arena, "%s_pkey", tbl->name);
+        uint32_t ns = namespace_of(rel ? rel : tbl);
+        bool visible = ns == VREL_NS_PUBLIC || ns == VREL_NS_PG_CATALOG;
+        out_text(cx, out, i, visible ? nm : arena_printf(cx->arena, "%s.%s", namespace_name(ns),
+                                                         nm));
+    });
+    return 0;
+}
+
+static KERNEL(k_regtypein)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        const char *s, *schema, *name;
+        if (reg_input(cx, &args[0].v.str[i], &s, &schema, &name, &out->v.i64[i]))
+            continue;
+        size_t len = strlen(name);
+        bool array = len > 2 && strcmp(name + len - 2, "[]") == 0;
+        if (array)
+            name = arena_strndup(cx->arena, name, len - 2);
+        else if (name[0] == '_') {
+            array = true;
+            name++;
+        }
+        SlTypeId id = type_by_name(name);
+        for (int k = 1; k < TYPE__COUNT && id == TYPE_UNKNOWN; k++)
+            if (strcmp(type_name((SlTypeId)k), name) == 0)
+                id = (SlTypeId)k;
+        if (id == TYPE_UNKNOWN && strcmp(name, "integer") == 0)
+            id = TYPE_INT4;
+        if (id == TYPE_UNKNOWN || (schema != NULL && strcmp(schema, "pg_catalog") != 0) ||
+            (array && array_oid(id) == 0))
+            return sl_error(cx->err, ERRCODE_UNDEFINED_OBJECT, "type \"%s\" does not exist", s);
+        out->v.i64[i] = array ? array_oid(id) : type_oid(id);
+    });
+    return 0;
+}
+
+static KERNEL(k_regtypeout)
+{
+    SL_UNUSED(e);
+    /* format_type(oid, NULL), which is what regtype prints */
+    Vector mods;
+    vector_init(&mods, cx->arena, sl_type(TYPE_INT4), args[0].len ? args[0].len : 1, true);
+    memset(mods.nulls, 1, args[0].len ? args[0].len : 1);
+    Vector two[2] = {args[0], mods};
+    return k_format_type(cx, e, two, out, sel, n);
+}
+
+static KERNEL(k_regnamespacein)
+{
+    SL_UNUSED(e);
+    static const uint32_t oids[] = {VREL_NS_PG_CATALOG, VREL_NS_PUBLIC, VREL_NS_INFO_SCHEMA,
+                                    VREL_NS_SYS};
+    FOR_SEL(sel, n, {
+        const char *s, *schema, *name;
+        if (reg_input(cx, &args[0].v.str[i], &s, &schema, &name, &out->v.i64[i]))
+            continue;
+        int64_t found = -1;
+        for (size_t k = 0; k < SL_ARRAY_LEN(oids) && schema == NULL; k++)
+            if (strcmp(namespace_name(oids[k]), name) == 0)
+                found = oids[k];
+        if (found < 0)
+            return sl_error(cx->err, ERRCODE_INVALID_SCHEMA_NAME,
+                            "schema \"%s\" does not exist", s);
+        out->v.i64[i] = found;
+    });
+    return 0;
+}
+
+static KERNEL(k_regnamespaceout)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        int64_t oid = args[0].v.i64[i];
+        const char *nm = oid >= 0 && oid <= UINT32_MAX ? namespace_name((uint32_t)oid) : NULL;
+        out_text(cx, out, i, nm ? nm : arena_printf(cx->arena, "%lld", (long long)oid));
+    });
+    return 0;
+}
+
+/* Functions are pg_proc rows 20000 + their position in the tables. */
+static KERNEL(k_regprocin)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        const char *s, *schema, *name;
+        if (reg_input(cx, &args[0].v.str[i], &s, &schema, &name, &out->v.i64[i]))
+            continue;
+        int64_t found = -1;
+        for (size_t k = 0; found < 0 && ex_func_at(k) != NULL; k++)
+            if (!ex_func_at(k)->is_op && strcmp(ex_func_at(k)->name, name) == 0)
+                found = 20000 + (int64_t)k;
+        if (found < 0)
+            return sl_error(cx->err, ERRCODE_UNDEFINED_FUNCTION,
+                            "function \"%s\" does not exist", s);
+        out->v.i64[i] = found;
+    });
+    return 0;
+}
+
+static KERNEL(k_regprocout)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        int64_t oid = args[0].v.i64[i];
+        const FuncDesc *f = oid >= 20000 ? ex_func_at((size_t)(oid - 20000)) : NULL;
+        out_text(cx, out, i, f ? f->name : oid == 0 ? "-"
+                                         : arena_printf(cx->arena, "%lld", (long long)oid));
+    });
+    return 0;
+}
+
+/* to_regclass(text) and friends: the oid, or NULL when there is no such
+ * object (the casts' input functions, row by row, their error dropped). */
+static int to_reg_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
+                       const uint32_t *sel, uint32_t n, ExprFn in)
+{
+    SlError *saved = cx->err;
+    FOR_SEL(sel, n, {
+        SlError err = {0};
+        cx->err = &err;
+        uint32_t one = i;
+        if (in(cx, e, args, out, &one, 1) < 0)
+            out->nulls[i] = 1;
+        sl_error_clear(&err);
+    });
+    cx->err = saved;
+    return 0;
+}
+
+static KERNEL(k_to_regclass) { return to_reg_rows(cx, e, args, out, sel, n, k_regclassin); }
+static KERNEL(k_to_regtype) { return to_reg_rows(cx, e, args, out, sel, n, k_regtypein); }
+static KERNEL(k_to_regnamespace)
+{
+    return to_reg_rows(cx, e, args, out, sel, n, k_regnamespacein);
+}
+static KERNEL(k_to_regproc) { return to_reg_rows(cx, e, args, out, sel, n, k_regprocin); }
 
 #define I8  TYPE_INT8
 #define I4  TYPE_INT4
@@ -1231,6 +1582,23 @@ static const FuncDesc pg_funcs[] = {
     F1("pg_get_constraintdef", I8, TXT, k_pg_get_constraintdef),
     F2("pg_get_constraintdef", I8, B, TXT, k_pg_get_constraintdef),
     F2("array_to_string", TXT, TXT, TXT, k_array_to_string),
+    F2("array_any_eq", TXT, TXT, B, k_array_any_eq),
+    F2("array_any_ne", TXT, TXT, B, k_array_any_ne),
+    F1("pg_relation_is_publishable", I8, B, k_false),
+    F1("pg_get_statisticsobjdef_columns", I8, TXT, k_no_description),
+    /* the reg* casts (analyze.c, OID_TYPMOD) */
+    F1("regclassin", TXT, I8, k_regclassin),
+    F1("regclassout", I8, TXT, k_regclassout),
+    F1("regtypein", TXT, I8, k_regtypein),
+    F1("regtypeout", I8, TXT, k_regtypeout),
+    F1("regnamespacein", TXT, I8, k_regnamespacein),
+    F1("regnamespaceout", I8, TXT, k_regnamespaceout),
+    F1("regprocin", TXT, I8, k_regprocin),
+    F1("regprocout", I8, TXT, k_regprocout),
+    F1("to_regclass", TXT, I8, k_to_regclass),
+    F1("to_regtype", TXT, I8, k_to_regtype),
+    F1("to_regnamespace", TXT, I8, k_to_regnamespace),
+    F1("to_regproc", TXT, I8, k_to_regproc),
 };
 
 void pgcat_register(void)

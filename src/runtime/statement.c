@@ -9,8 +9,9 @@
  * An InitPlan is an uncorrelated subquery: a scalar subquery keeps its one
  * value (NULL without rows; a second row is 21000), EXISTS whether there is
  * a row, IN every value of its column.  Later InitPlans may use earlier
- * ones (a subquery inside a subquery comes first).  Values are copied into
- * the statement's arena.
+ * ones (a subquery inside a subquery comes first).  ARRAY (subquery) keeps
+ * the text form of all its values.  Values are copied into the statement's
+ * arena.
  */
 #include "runtime_int.h"
 
@@ -75,6 +76,11 @@ static int run_initplans(const Query *q, ExCtx *cx)
             }
             all.len = n;
             vals[i] = all;
+            if (ip->kind == SUBLINK_ARRAY) {
+                /* ARRAY (subquery): one text value, the array's text form */
+                vector_init(&vals[i], cx->arena, sl_type(TYPE_TEXT), 1, true);
+                ex_array_literal(cx->arena, &all, n, &vals[i].v.str[0]);
+            }
         }
         ex_op_close(op);
         if (rc < 0)

@@ -287,6 +287,9 @@ static Expr *transform_param(Analyze *an, ParamRef *p)
 static bool resolve_type(Analyze *an, const TypeName *tn, SlType *out)
 {
     SlTypeId id = type_by_name(tn->name);
+    /* PostgreSQL's name and "char" are text here (see OID_TYPMOD below) */
+    if (id == TYPE_UNKNOWN && (strcmp(tn->name, "name") == 0 || strcmp(tn->name, "char") == 0))
+        id = TYPE_TEXT;
     if (id == TYPE_UNKNOWN) {
         sl_error_at(an->err, ERRCODE_UNDEFINED_OBJECT, tn->hdr.location,
                     "type \"%s\" does not exist", tn->name);
@@ -349,12 +352,82 @@ static bool resolve_type(Analyze *an, const TypeName *tn, SlType *out)
     return false;
 }
 
+/*
+ * PostgreSQL's object identifier types.  sluice keeps oids as bigint (and
+ * name and "char" as text).  A cast to regclass, regtype, regnamespace or
+ * regproc turns a name into its oid (the runtime's regclassin and
+ * friends: 42P01 / 42704 when there is no such object) or keeps a number;
+ * a cast of such a value to text turns the oid back into the name.  That
+ * round trip is what the catalog queries of psql, pgJDBC and psycopg use
+ * ('pg_class'::regclass, reloftype::regtype::text).  Which reg type a
+ * bigint stands for rides on its typmod (OID_TYPMOD + the kind).
+ */
+#define OID_TYPMOD 0x7F000000
+static const char *const reg_types[] = {"oid", "regclass", "regtype", "regnamespace", "regproc",
+                                        "regprocedure"};
+static const char *const reg_in[] = {NULL, "regclassin", "regtypein", "regnamespacein",
+                                     "regprocin", "regprocin"};
+static const char *const reg_out[] = {NULL, "regclassout", "regtypeout", "regnamespaceout",
+                                      "regprocout", "regprocout"};
+
+static int reg_kind(const char *name)
+{
+    for (size_t k = 0; k < SL_ARRAY_LEN(reg_types); k++)
+        if (strcmp(name, reg_types[k]) == 0)
+            return (int)k;
+    return -1;
+}
+
+/* arg::<reg type k>, or NULL when arg cannot become one. */
+static Expr *cast_to_reg(Analyze *an, Expr *arg, int k, int loc)
+{
+    SlTypeId from = arg->type.id;
+    Expr *e;
+    if (k > 0 && (from == TYPE_TEXT || from == TYPE_VARCHAR || from == TYPE_UNKNOWN)) {
+        if ((arg = an_coerce(an, arg, sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL)
+            return NULL;
+        const FuncDesc *fd = an_resolve(an, reg_in[k], false, &arg, 1, loc);
+        if (fd == NULL || (e = an_apply_func(an, fd, &arg, 1, loc)) == NULL)
+            return NULL;
+        if (arg->kind == EXPR_CONST && (e = an_fold(an, e)) == NULL)
+            return NULL;
+    } else if (from == TYPE_UNKNOWN || from == TYPE_TEXT || from == TYPE_VARCHAR ||
+               from == TYPE_INT2 || from == TYPE_INT4 || from == TYPE_INT8) {
+        if ((arg = an_coerce(an, arg, sl_type(TYPE_INT8), COERCE_EXPLICIT, loc)) == NULL)
+            return NULL;
+        e = ARENA_NEW(an->a, Expr);
+        *e = *arg;
+    } else {
+        sl_error_at(an->err, ERRCODE_CANNOT_COERCE, loc, "cannot cast type %s to %s",
+                    type_name(from), reg_types[k]);
+        return NULL;
+    }
+    e->type = sl_type(TYPE_INT8);
+    if (k > 0)
+        e->type.typmod = OID_TYPMOD + k;
+    return e;
+}
+
 static Expr *transform_typecast(Analyze *an, TypeCast *tc)
 {
     Expr *arg = transform(an, tc->arg);
-    SlType t;
-    if (arg == NULL || !resolve_type(an, tc->type, &t))
+    if (arg == NULL)
         return NULL;
+    int k = reg_kind(tc->type->name);
+    if (k >= 0 && tc->type->mods == NULL)
+        return cast_to_reg(an, arg, k, tc->hdr.location >= 0 ? tc->hdr.location : arg->location);
+    SlType t;
+    if (!resolve_type(an, tc->type, &t))
+        return NULL;
+    if (arg->type.id == TYPE_INT8 && arg->type.typmod > OID_TYPMOD &&
+        arg->type.typmod < OID_TYPMOD + (int)SL_ARRAY_LEN(reg_types) &&
+        (t.id == TYPE_TEXT || t.id == TYPE_VARCHAR)) {
+        /* regclass -> text: the name */
+        int loc = tc->hdr.location >= 0 ? tc->hdr.location : arg->location;
+        const FuncDesc *fd = an_resolve(an, reg_out[arg->type.typmod - OID_TYPMOD], false, &arg,
+                                        1, loc);
+        return fd ? an_apply_func(an, fd, &arg, 1, loc) : NULL;
+    }
     int loc = tc->hdr.location >= 0 ? tc->hdr.location : arg->location;
     if (arg->type.id == t.id && t.typmod < 0)
         return arg;
@@ -653,6 +726,38 @@ static Expr *transform_like(Analyze *an, A_Expr *ax)
     return e;
 }
 
+/* x = ANY (subquery) is x IN (subquery); x = ANY (array) and x <> ANY
+ * (array) compare x with each element.  sluice has no array types yet:
+ * an array is its text form ('{a,b}', what the catalog keeps), and the
+ * elements compare as text with x's text form (the runtime's
+ * array_any_eq / array_any_ne). */
+static Expr *transform_any(Analyze *an, A_Expr *ax)
+{
+    int loc = ax->hdr.location;
+    if (IS_A(ax->rexpr, SubLink) && ((SubLink *)ax->rexpr)->type == SUBLINK_EXPR) {
+        if (strcmp(ax->op, "=") != 0) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                        "only = ANY (subquery) is supported");
+            return NULL;
+        }
+        SubLink *s = ARENA_NEW(an->a, SubLink);
+        *s = *(SubLink *)ax->rexpr;
+        s->type = SUBLINK_IN;
+        s->testexpr = ax->lexpr;
+        s->hdr.location = loc;
+        return an_sublink(an, s);
+    }
+    Expr *args[2];
+    if ((args[0] = transform(an, ax->lexpr)) == NULL || (args[1] = transform(an, ax->rexpr)) == NULL)
+        return NULL;
+    if ((args[0] = an_coerce(an, args[0], sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL ||
+        (args[1] = an_coerce(an, args[1], sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL)
+        return NULL;
+    const char *fn = strcmp(ax->op, "=") == 0 ? "array_any_eq" : "array_any_ne";
+    const FuncDesc *fd = an_resolve(an, fn, false, args, 2, loc);
+    return fd ? an_apply_func(an, fd, args, 2, loc) : NULL;
+}
+
 static Expr *transform_aexpr(Analyze *an, A_Expr *ax)
 {
     switch (ax->kind) {
@@ -679,6 +784,8 @@ static Expr *transform_aexpr(Analyze *an, A_Expr *ax)
     case AEXPR_BETWEEN_SYM:
     case AEXPR_NOT_BETWEEN_SYM:
         return transform_between(an, ax);
+    case AEXPR_OP_ANY:
+        return transform_any(an, ax);
     }
     return NULL;
 }

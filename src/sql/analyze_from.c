@@ -13,7 +13,8 @@
  * range of its own whose columns are the USING columns merged, then the
  * other columns of both sides; the join's inputs stay reachable only with
  * a qualifier, and not at all when the join has an alias.  A name found
- * only in an enclosing query is a correlated reference, which is refused.
+ * only in an enclosing query is a correlated reference: the subquery reads
+ * it as an outer value (outer_ref), once per row of the enclosing query.
  * A missing column gets PostgreSQL's hint: the closest column name
  * (Levenshtein distance, at most half the name's length, plus the
  * distance between the qualifier and the range's name).
@@ -38,6 +39,7 @@ typedef struct FromItem {
 } FromItem;
 
 static int from_item(Analyze *an, Node *n, FromItem *out);
+static Expr *outer_ref(Analyze *an, Corr *f, Scope *s, int idx, int loc);
 
 static ScopeItem *new_item(Analyze *an, const char *refname, int ncols)
 {
@@ -767,13 +769,8 @@ Expr *an_column_ref(Analyze *an, ColumnRef *c)
             return NULL;
         if (rc == 0)
             continue;
-        if (s != scope) {
-            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
-                        "correlated subqueries are not supported yet");
-            sl_error_detail(an->err, "The subquery refers to %s%s%s of an enclosing query.",
-                            qual ? qual : "", qual ? "." : "", col);
-            return NULL;
-        }
+        if (s != scope)
+            return outer_ref(an, an->corr, s, idx, loc);
         Expr *e = an_mk(an, EXPR_COLUMN, s->from->cols[idx].type, loc, 0, NULL);
         e->index = idx;
         return e;
@@ -785,6 +782,36 @@ Expr *an_column_ref(Analyze *an, ColumnRef *c)
         return NULL;
     }
     return missing_column(an, scope, qual, col, loc);
+}
+
+/* Column idx of scope s, an enclosing query's, as seen from the subquery
+ * of frame f: an EXPR_OUTER reading one of f's outer values.  A column of
+ * a query further out passes through each subquery in between. */
+static Expr *outer_ref(Analyze *an, Corr *f, Scope *s, int idx, int loc)
+{
+    if (f == NULL) {
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                    "this reference to an enclosing query is not supported");
+        return NULL;
+    }
+    Expr *v;
+    if (f->outer == s) {
+        v = an_mk(an, EXPR_COLUMN, s->from->cols[idx].type, loc, 0, NULL);
+        v->index = idx;
+    } else if ((v = outer_ref(an, f->up, s, idx, loc)) == NULL) {
+        return NULL;
+    }
+    int k = 0;
+    for (; k < list_len(f->exprs); k++) {
+        const Expr *x = list_nth(f->exprs, k);
+        if (x->kind == v->kind && x->index == v->index)
+            break;
+    }
+    if (k == list_len(f->exprs))
+        f->exprs = list_append(an->a, f->exprs, v);
+    Expr *e = an_mk(an, EXPR_OUTER, v->type, loc, 0, NULL);
+    e->index = k;
+    return e;
 }
 
 int an_expand_star(Analyze *an, const char *qual, int loc, int **cols, int *ncols)

@@ -3,7 +3,8 @@
  *
  *   an_select_stmt   a SELECT statement -> Query (kind QUERY_SELECT)
  *   an_select        a query expression -> Plan (also subqueries, CTEs)
- *   an_sublink       (SELECT ...), EXISTS (...), x [NOT] IN (...) -> InitPlan
+ *   an_sublink       (SELECT ...), EXISTS (...), x [NOT] IN (...), ARRAY (...)
+ *                    -> InitPlan, or a correlated subplan run per row
  *   an_coerce_plan   a plan's columns cast to given types
  *   an_target_list   a select list (with * expanded) -> expressions and names
  *
@@ -847,7 +848,10 @@ Expr *an_sublink(Analyze *an, SubLink *s)
     const char *saved_ref = an->agg_refusal;
     an->agg = NULL;
     an->agg_refusal = NULL;
+    Corr frame = {an->scope, NULL, an->corr};
+    an->corr = &frame;
     Plan *p = an_select(an, s->subselect, an->scope);
+    an->corr = frame.up;
     an->agg = saved_agg;
     an->agg_refusal = saved_ref;
     if (p == NULL)
@@ -858,12 +862,35 @@ Expr *an_sublink(Analyze *an, SubLink *s)
                                                           : "subquery must return only one column");
         return NULL;
     }
+    if (frame.exprs != NULL) {
+        /* correlated: the plan runs per row, reading these outer values */
+        if (s->type == SUBLINK_IN) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                        "correlated IN subqueries are not supported yet");
+            return NULL;
+        }
+        int n = list_len(frame.exprs);
+        Expr **args = ARENA_ARRAY(an->a, Expr *, n);
+        for (int k = 0; k < n; k++)
+            args[k] = list_nth(frame.exprs, k);
+        SlType t = s->type == SUBLINK_EXPR     ? p->cols[0].type
+                   : s->type == SUBLINK_EXISTS ? sl_type(TYPE_BOOL) : sl_type(TYPE_TEXT);
+        Expr *e = an_mk(an, EXPR_SUBPLAN, t, loc, n, args);
+        e->subkind = s->type;
+        e->subplan = p;
+        e->index = -1;
+        return e;
+    }
     InitPlan *ip = ARENA_NEW(an->a, InitPlan);
     ip->kind = s->type;
     Expr *e;
     if (s->type == SUBLINK_EXPR) {
         ip->type = p->cols[0].type;
         e = an_mk(an, EXPR_SUBPLAN, ip->type, loc, 0, NULL);
+    } else if (s->type == SUBLINK_ARRAY) {
+        /* the values' array text form (sluice has no array types yet) */
+        ip->type = p->cols[0].type;
+        e = an_mk(an, EXPR_SUBPLAN, sl_type(TYPE_TEXT), loc, 0, NULL);
     } else if (s->type == SUBLINK_EXISTS) {
         ip->type = sl_type(TYPE_BOOL);
         e = an_mk(an, EXPR_SUBPLAN, ip->type, loc, 0, NULL);
