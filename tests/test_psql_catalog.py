@@ -1,7 +1,8 @@
 """psql's describe commands against sluice's catalog emulation.
 
 psql runs its own catalog queries (pg_catalog.pg_class, pg_namespace,
-pg_database, pg_roles, OPERATOR(pg_catalog.~), ...) for \\l, \\dt, \\d, \\dn;
+pg_database, pg_roles, OPERATOR(pg_catalog.~), correlated subqueries,
+::regtype casts, ...) for \\l, \\dt, \\d, \\dn, \\du and \\d of a system table;
 the output is compared with the expected files under tests/expected/psql/,
 with only what truly varies masked (timings).  SLUICE_UPDATE_EXPECTED=1
 rewrites the files from the current output instead (then review the diff).
@@ -53,6 +54,9 @@ def check_expected(name, text):
     ("d", r"\d"),
     ("dn", r"\dn"),
     ("dt_pattern", r"\dt u*"),
+    ("du", r"\du"),
+    ("d_sys_streams", r"\d sys.streams"),
+    ("d_sys_queries", r"\d sys.queries"),
 ])
 def test_psql_describe(catalog_server, psql, name, command):
     rc, out, err = psql(catalog_server, command)

@@ -1011,6 +1011,16 @@ static KERNEL(k_current_schema)
     return 0;
 }
 
+static KERNEL(k_pg_backend_pid)
+{
+    SL_UNUSED(e);
+    SL_UNUSED(args);
+    SL_UNUSED(cx);
+    const RtSession *s = rt_session_current();
+    FOR_SEL(sel, n, { out->v.i32[i] = s ? s->pid : 0; });
+    return 0;
+}
+
 static KERNEL(k_current_user)
 {
     SL_UNUSED(e);
@@ -1565,6 +1575,7 @@ static const FuncDesc pg_funcs[] = {
     F0("current_schema", TXT, k_current_schema),
     F0("current_user", TXT, k_current_user),
     F0("session_user", TXT, k_current_user),
+    F0("pg_backend_pid", I4, k_pg_backend_pid),
     F1("current_schemas", B, TXT, k_current_schemas),
     F1("pg_get_userbyid", I8, TXT, k_pg_get_userbyid),
     {"format_type", false, 2, {I8, I4, 0}, {I8, I4, 0}, TXT, k_format_type, FUNC_NONSTRICT},
