@@ -31,5 +31,7 @@ int rt_cq_create(const Query *q, SlError *err);
 int rt_cq_stop(const char *name, SlError *err);
 int rt_cq_alter(const char *name, bool pause, SlError *err);
 int rt_cq_check_drop(const CatRelation *rel, SlError *err);
+/* A running continuous query that reads or writes rel, or NULL. */
+const char *rt_cq_dependent(const CatRelation *rel);
 
 #endif /* SLUICE_RUNTIME_INT_H */
