@@ -7,7 +7,9 @@
  * close the listener and every connection, then the stores, and exit 0.
  */
 #include "sluice/catalog.h"
+#include "sluice/ingest.h"
 #include "sluice/log.h"
+#include "sluice/relstore.h"
 #include "sluice/runtime.h"
 #include "sluice/server.h"
 #include "sluice/state.h"
@@ -37,6 +39,8 @@ typedef struct Options {
     char  *ssl_key_file;
     char  *ssl_ca_file;
     bool   debug_loop_lag;
+    bool   group_commit;        /* --commit-mode=group */
+    long   group_commit_window; /* microseconds */
     char **hba;                 /* rules, in order */
     int    nhba;
     bool   hba_from_cli;        /* the command line's rules replace the file's */
@@ -100,6 +104,14 @@ static void usage(FILE *f)
 "                             without rules, loopback connections are trusted\n"
 "      --authentication-timeout=S  close a connection not through authentication\n"
 "                             S seconds after it was accepted (default 60)\n"
+"      --commit-mode=MODE     how appends to streams reach the disk: sync (each\n"
+"                             append its own synced write) or group (appends\n"
+"                             that arrive together share one fsync; each is\n"
+"                             acknowledged only once durable) (default sync)\n"
+"      --group-commit-window=US  in group mode, how long the first append of a\n"
+"                             group waits for others to join, in microseconds\n"
+"                             (default 1000; 0 groups only appends that queue up\n"
+"                             behind a write in progress)\n"
 "      --debug-loop-lag       measure the event loop's lag (10 ms timer) and log\n"
 "                             it at shutdown\n"
 "  -c, --config=FILE          read options from FILE; it may also hold users:\n"
@@ -214,6 +226,15 @@ static int set_option(Options *o, const char *name, const char *value)
         set_string(&o->ssl_key_file, value);
     } else if (strcmp(key, "ssl_ca_file") == 0) {
         set_string(&o->ssl_ca_file, value);
+    } else if (strcmp(key, "commit_mode") == 0) {
+        if (strcmp(value, "sync") != 0 && strcmp(value, "group") != 0)
+            return -1;
+        o->group_commit = strcmp(value, "group") == 0;
+    } else if (strcmp(key, "group_commit_window") == 0) {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || v < 0 || v > 1000000)
+            return -1;
+        o->group_commit_window = v;
     } else if (strcmp(key, "debug_loop_lag") == 0) {
         return parse_bool(value, &o->debug_loop_lag);
     } else if (strcmp(key, "hba") == 0) {
@@ -352,6 +373,8 @@ static int parse_args(int argc, char **argv, Options *o)
         {"hba", required_argument, NULL, 10},
         {"debug-loop-lag", no_argument, NULL, 11},
         {"authentication-timeout", required_argument, NULL, 12},
+        {"commit-mode", required_argument, NULL, 13},
+        {"group-commit-window", required_argument, NULL, 14},
         {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -428,6 +451,7 @@ static void on_signal(uv_signal_t *h, int signum)
     uv_close((uv_handle_t *)&app->sigint, NULL);
     uv_close((uv_handle_t *)&app->sigterm, NULL);
     server_close(app->server, on_server_closed);
+    ingest_close();
     rt_cq_close(NULL);
 }
 
@@ -443,6 +467,7 @@ int main(int argc, char **argv)
     o.max_message_size = 64L << 20;
     o.max_output_buffer = 8L << 20;
     o.authentication_timeout = 60;
+    o.group_commit_window = 1000;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         options_free(&o);
@@ -501,9 +526,12 @@ int main(int argc, char **argv)
     }
     /* Statements reach the stores through the runtime; continuous queries
      * resume after their last committed batch. */
+    stream_commit_mode_set(o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
+                           o.group_commit_window);
     rt_init(cat, state);
     publish_settings(&o, server_port(app.server));
     rt_cq_init(&app.loop);
+    ingest_init(&app.loop, cat, state);
     uv_signal_init(&app.loop, &app.sigint);
     uv_signal_init(&app.loop, &app.sigterm);
     app.sigint.data = app.sigterm.data = &app;
@@ -513,9 +541,9 @@ int main(int argc, char **argv)
     int port = server_port(app.server);
     sl_log(LOG_INFO, "sluiced ready",
            "version=%s listen=%s:%d data_dir=\"%s\" ssl=%s hba_rules=%d users=%d "
-           "connect=\"psql -h %s -p %d -U sluice\"",
+           "commit_mode=%s connect=\"psql -h %s -p %d -U sluice\"",
            SLUICE_VERSION, o.listen, port, o.data_dir, o.ssl ? "on" : "off", o.nhba,
-           o.nusers, o.listen, port);
+           o.nusers, o.group_commit ? "group" : "sync", o.listen, port);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     exit_code = 0;
     sl_log(LOG_INFO, "sluiced stopped", NULL);
@@ -523,6 +551,7 @@ int main(int argc, char **argv)
 out:
     /* Stop queries still running (a no-op after a signal), run the close
      * callbacks still pending, and the loop is empty. */
+    ingest_close();
     rt_cq_close(NULL);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     rt_shutdown();

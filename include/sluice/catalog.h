@@ -8,6 +8,7 @@
  *   cat_schema_version  the schema version the file is at
  *   cat_lookup          a relation by name (borrowed pointer)
  *   cat_create_relation create a relation durably (one SQLite transaction)
+ *   cat_create_relations  several in one transaction
  *   cat_drop_relation   drop one durably
  *   cat_relation_ref / cat_relation_unref   keep an entry alive while in use
  *   cat_foreach         visit every relation (for sys.* and pg_catalog)
@@ -71,7 +72,13 @@ int  cat_create_relation(Catalog *cat, const CatRelation *def,
                          const CatRelation **out, SlError *err);
 /* Removes the relation from the catalog file and the name space; the entry
  * itself lives on while references to it remain. */
+/* Creates n relations in one SQLite transaction: all of them or none
+ * (a stream and its dead-letter stream).  out[i] is borrowed. */
+int  cat_create_relations(Catalog *cat, const CatRelation *const *defs, int n,
+                          const CatRelation **out, SlError *err);
 int  cat_drop_relation(Catalog *cat, const char *name, SlError *err);
+/* Drops n relations in one SQLite transaction. */
+int  cat_drop_relations(Catalog *cat, const char *const *names, int n, SlError *err);
 void cat_relation_ref(const CatRelation *rel);
 void cat_relation_unref(const CatRelation *rel);
 /* Calls fn for every relation in oid order. */

@@ -174,4 +174,10 @@ typedef int (*ex_emit_fn)(void *arg, const Batch *b);
  * gets the rows inserted, updated or deleted. */
 int ex_modify(ExCtx *cx, const ModifyPlan *m, ex_emit_fn emit, void *arg, uint64_t *count);
 
+struct IngestStats;
+/* How sluice_stream_stat() and friends find a stream's counters (the
+ * runtime's ingest_stats_by_name): 1 found, 0 not. */
+void ex_stream_stats_hook_set(int (*hook)(const char *name, size_t len,
+                                          struct IngestStats *out, Arena *a));
+
 #endif /* SLUICE_EXEC_H */

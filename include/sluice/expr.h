@@ -163,6 +163,7 @@ struct Query {
     int                ndrop;
     const char       **drop_names;
     bool               missing_ok;
+    bool               cascade;         /* DROP ... CASCADE */
     bool               pause;           /* QUERY_ALTER_CQ */
     const char        *refusal;         /* QUERY_REFUSED: the 0A000 message */
     CopySpec          *copy;            /* QUERY_COPY */

@@ -35,6 +35,10 @@ StateBatch *state_batch_new(void);
 void state_batch_put(StateBatch *b, const void *key, size_t klen,
                      const void *val, size_t vlen);
 void state_batch_delete(StateBatch *b, const void *key, size_t klen);
+/* Appends src's puts and deletes to dst, in order (src is unchanged). */
+void state_batch_append(StateBatch *dst, StateBatch *src);
+/* The number of puts and deletes in the batch. */
+int  state_batch_count(StateBatch *b);
 /* Applies the batch atomically; with sync the write is on disk (fsync of
  * the WAL) before it returns.  The batch stays the caller's to free. */
 int  state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err);

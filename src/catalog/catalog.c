@@ -3,7 +3,7 @@
  * the relations (tables, streams, sinks, continuous queries).
  *
  *   cat_open, cat_close, cat_schema_version
- *   cat_lookup, cat_create_relation, cat_drop_relation, cat_foreach
+ *   cat_lookup, cat_create_relation(s), cat_drop_relation(s), cat_foreach
  *   cat_relation_ref, cat_relation_unref
  *
  * Every relation is loaded into memory at open; a create or drop writes the
@@ -302,31 +302,18 @@ int64_t cat_now_usec(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
-                        SlError *err)
+/* Inserts rel's rows (relation and columns) inside the open transaction. */
+static int insert_relation(Catalog *cat, const CatRelation *rel)
 {
-    if (cat_lookup(cat, def->name) != NULL)
-        return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
-                        def->name);
-    if (def->npk > 64)
-        return sl_error(err, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                        "a primary key may have at most 64 columns");
-    CatRelation *rel = rel_copy(def);
-    rel->oid = cat->next_oid;
-    rel->created_at = cat_now_usec();
-
     sqlite3_stmt *ins = NULL, *col = NULL;
-    if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0) {
-        cat_relation_unref(rel);
-        return -1;
-    }
+    int rc = -1;
     if (sqlite3_prepare_v2(cat->db,
             "INSERT INTO relations (oid, name, kind, sql, options, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?)", -1, &ins, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(cat->db,
             "INSERT INTO columns (rel_oid, attnum, name, type, typmod, not_null, pk_pos)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &col, NULL) != SQLITE_OK)
-        goto fail;
+        goto out;
     sqlite3_bind_int64(ins, 1, rel->oid);
     sqlite3_bind_text(ins, 2, rel->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(ins, 3, kind_names[rel->kind], -1, SQLITE_STATIC);
@@ -334,7 +321,7 @@ int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation 
     sqlite3_bind_text(ins, 5, rel->options, -1, SQLITE_STATIC);
     sqlite3_bind_int64(ins, 6, rel->created_at);
     if (sqlite3_step(ins) != SQLITE_DONE)
-        goto fail;
+        goto out;
     for (int i = 0; i < rel->ncols; i++) {
         int pkpos = 0;
         for (int k = 0; k < rel->npk; k++)
@@ -351,55 +338,127 @@ int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation 
         else
             sqlite3_bind_null(col, 7);
         if (sqlite3_step(col) != SQLITE_DONE)
-            goto fail;
+            goto out;
         sqlite3_reset(col);
     }
+    rc = 0;
+out:
+    sqlite3_finalize(ins);
+    sqlite3_finalize(col);
+    return rc;
+}
+
+int cat_create_relations(Catalog *cat, const CatRelation *const *defs, int n,
+                         const CatRelation **out, SlError *err)
+{
+    for (int i = 0; i < n; i++) {
+        if (cat_lookup(cat, defs[i]->name) != NULL)
+            return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
+                            defs[i]->name);
+        for (int k = 0; k < i; k++)
+            if (strcmp(defs[k]->name, defs[i]->name) == 0)
+                return sl_error(err, ERRCODE_DUPLICATE_TABLE,
+                                "relation \"%s\" already exists", defs[i]->name);
+        if (defs[i]->npk > 64)
+            return sl_error(err, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                            "a primary key may have at most 64 columns");
+    }
+    CatRelation **rels = sl_calloc((size_t)(n > 0 ? n : 1), sizeof(CatRelation *));
+    int64_t now = cat_now_usec();
+    for (int i = 0; i < n; i++) {
+        rels[i] = rel_copy(defs[i]);
+        rels[i]->oid = cat->next_oid + (uint32_t)i;
+        rels[i]->created_at = now;
+    }
+    if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0)
+        goto fail_free;
+    for (int i = 0; i < n; i++)
+        if (insert_relation(cat, rels[i]) < 0)
+            goto fail;
     SLUICE_FAULT("catalog_create_before_commit");
     if (cat_exec(cat, "COMMIT;", err) < 0)
         goto fail_rolled;
-    sqlite3_finalize(ins);
-    sqlite3_finalize(col);
-    rel_add(cat, rel);
-    *out = rel;
+    for (int i = 0; i < n; i++) {
+        rel_add(cat, rels[i]);
+        out[i] = rels[i];
+    }
+    sl_free(rels);
     return 0;
 
 fail:
     cat_db_error(cat, err);
 fail_rolled:
-    sqlite3_finalize(ins);
-    sqlite3_finalize(col);
     {
         SlError ignore = {0};
         cat_exec(cat, "ROLLBACK;", &ignore);
         sl_error_clear(&ignore);
     }
-    cat_relation_unref(rel);
+fail_free:
+    for (int i = 0; i < n; i++)
+        cat_relation_unref(rels[i]);
+    sl_free(rels);
     return -1;
+}
+
+int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
+                        SlError *err)
+{
+    return cat_create_relations(cat, &def, 1, out, err);
+}
+
+static int find_index(Catalog *cat, const char *name)
+{
+    for (int i = 0; i < cat->nrels; i++)
+        if (strcmp(cat->rels[i]->name, name) == 0)
+            return i;
+    return -1;
+}
+
+int cat_drop_relations(Catalog *cat, const char *const *names, int n, SlError *err)
+{
+    for (int i = 0; i < n; i++)
+        if (find_index(cat, names[i]) < 0)
+            return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
+                            names[i]);
+    if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        sqlite3_stmt *del = NULL;
+        int rc = sqlite3_prepare_v2(cat->db, "DELETE FROM relations WHERE oid = ?", -1, &del,
+                                    NULL);
+        if (rc == SQLITE_OK) {
+            sqlite3_bind_int64(del, 1, cat->rels[find_index(cat, names[i])]->oid);
+            rc = sqlite3_step(del) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        }
+        sqlite3_finalize(del);
+        if (rc != SQLITE_OK) {
+            cat_db_error(cat, err);
+            SlError ignore = {0};
+            cat_exec(cat, "ROLLBACK;", &ignore);
+            sl_error_clear(&ignore);
+            return -1;
+        }
+    }
+    if (cat_exec(cat, "COMMIT;", err) < 0) {
+        SlError ignore = {0};
+        cat_exec(cat, "ROLLBACK;", &ignore);
+        sl_error_clear(&ignore);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        int idx = find_index(cat, names[i]);
+        CatRelation *rel = cat->rels[idx];
+        memmove(&cat->rels[idx], &cat->rels[idx + 1],
+                sizeof(CatRelation *) * (size_t)(cat->nrels - idx - 1));
+        cat->nrels--;
+        cat_relation_unref(rel);
+    }
+    return 0;
 }
 
 int cat_drop_relation(Catalog *cat, const char *name, SlError *err)
 {
-    int idx = -1;
-    for (int i = 0; i < cat->nrels; i++)
-        if (strcmp(cat->rels[i]->name, name) == 0)
-            idx = i;
-    if (idx < 0)
-        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist", name);
-    CatRelation *rel = cat->rels[idx];
-    sqlite3_stmt *del = NULL;
-    if (sqlite3_prepare_v2(cat->db, "DELETE FROM relations WHERE oid = ?", -1, &del,
-                           NULL) != SQLITE_OK)
-        return cat_db_error(cat, err);
-    sqlite3_bind_int64(del, 1, rel->oid);
-    int rc = sqlite3_step(del);
-    sqlite3_finalize(del);
-    if (rc != SQLITE_DONE)
-        return cat_db_error(cat, err);
-    memmove(&cat->rels[idx], &cat->rels[idx + 1],
-            sizeof(CatRelation *) * (size_t)(cat->nrels - idx - 1));
-    cat->nrels--;
-    cat_relation_unref(rel);
-    return 0;
+    return cat_drop_relations(cat, &name, 1, err);
 }
 
 void cat_relation_ref(const CatRelation *rel)

@@ -111,6 +111,8 @@ KERNEL(k_to_char_tstz); KERNEL(k_to_char_iv);
 
 /* strings and bytea (strfuncs.c) */
 KERNEL(k_substr2); KERNEL(k_substr3); KERNEL(k_bytea_substr2); KERNEL(k_bytea_substr3);
+/* stream ingestion counters (streamfuncs.c) */
+KERNEL(k_stream_stat); KERNEL(k_stream_status); KERNEL(k_stream_error);
 KERNEL(k_strpos); KERNEL(k_replace); KERNEL(k_translate); KERNEL(k_split_part);
 KERNEL(k_starts_with); KERNEL(k_concat); KERNEL(k_concat_ws);
 KERNEL(k_btrim1); KERNEL(k_btrim2); KERNEL(k_ltrim1); KERNEL(k_ltrim2);

@@ -10,6 +10,7 @@
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
  *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
+ *   rt_cq_dependent   the name of a continuous query that uses a relation
  */
 #include "runtime_int.h"
 
@@ -128,9 +129,15 @@ int rt_cq_check_drop(const CatRelation *rel, SlError *err)
     const char *q = g_cq ? cq_dependent(g_cq, rel->oid) : NULL;
     if (q == NULL)
         return 0;
+    const char *noun = rel->kind == REL_TABLE ? "table" : "stream";
     sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
-             "cannot drop stream %s because other objects depend on it", rel->name);
-    sl_error_detail(err, "continuous query %s depends on stream %s", q, rel->name);
-    sl_error_hint(err, "Drop the continuous query first (DROP CONTINUOUS QUERY %s).", q);
+             "cannot drop %s %s because other objects depend on it", noun, rel->name);
+    sl_error_detail(err, "continuous query %s depends on %s %s", q, noun, rel->name);
+    sl_error_hint(err, "Use DROP ... CASCADE to drop the dependent objects too.");
     return -1;
+}
+
+const char *rt_cq_dependent(const CatRelation *rel)
+{
+    return g_cq ? cq_dependent(g_cq, rel->oid) : NULL;
 }

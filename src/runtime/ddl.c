@@ -5,13 +5,21 @@
  *   rt_run_drop     DROP TABLE / STREAM [IF EXISTS] name, ...
  *
  * The catalog (SQLite) holds a relation's definition, RocksDB its rows.
- * CREATE writes the catalog entry and then clears any rows a crash may have
- * left under the new oid; DROP checks every name first (so a missing one
- * drops nothing), then for each deletes its rows and then its entry, so a
- * crash in between leaves an empty relation, never rows without an owner.
+ * CREATE checks the WITH options, then writes the catalog entry -- with the
+ * dead-letter stream of a stream that has a format, in the same SQLite
+ * transaction -- and then clears any rows a crash may have left under the
+ * new oids; a CREATE that fails leaves nothing.  DROP checks every name
+ * first (so a missing one drops nothing), refuses a relation continuous
+ * queries depend on unless CASCADE (which drops those queries first), then
+ * for each deletes its rows and then its entry (with its dead-letter
+ * stream, in one transaction), so a crash in between leaves an empty
+ * relation, never rows without an owner.
  */
 #include "runtime_int.h"
+#include "sluice/ingest.h"
 #include "sluice/relstore.h"
+
+#include <stdio.h>
 
 int rt_run_create(const Query *q, SlError *err)
 {
@@ -26,10 +34,44 @@ int rt_run_create(const Query *q, SlError *err)
         return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
                         def->name);
     }
-    const CatRelation *rel;
-    if (cat_create_relation(cat, def, &rel, err) < 0)
+    if (def->kind == REL_STREAM && ingest_validate(def, err) < 0)
         return -1;
-    return rel_purge(st, rel, err);
+    const CatRelation *defs[2] = {def, NULL}, *rels[2];
+    int n = 1;
+    Arena a;
+    arena_init(&a, 1024);
+    if (def->kind == REL_STREAM && ingest_has_dead_letters(def))
+        defs[n++] = ingest_dead_letter_def(&a, def);
+    int rc = cat_create_relations(cat, defs, n, rels, err);
+    arena_destroy(&a);
+    if (rc < 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (rel_purge(st, rels[i], err) < 0)
+            return -1;
+    if (ingest_start(rels[0], err) < 0) {
+        const char *names[2] = {rels[0]->name, n > 1 ? rels[1]->name : NULL};
+        SlError ignore = {0};
+        cat_drop_relations(cat, names, n, &ignore);
+        sl_error_clear(&ignore);
+        return -1;
+    }
+    return 0;
+}
+
+/* Drops the continuous queries that read or write rel (CASCADE). */
+static int drop_dependents(const CatRelation *rel, SlError *err)
+{
+    const char *q;
+    while ((q = rt_cq_dependent(rel)) != NULL) {
+        const CatRelation *cq = cat_lookup(rt_catalog(), q);
+        if (cq == NULL)
+            break;
+        if (rt_cq_stop(cq->name, err) < 0 || rel_purge(rt_state(), cq, err) < 0 ||
+            cat_drop_relation(rt_catalog(), cq->name, err) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 int rt_run_drop(const Query *q, SlError *err)
@@ -60,19 +102,59 @@ int rt_run_drop(const Query *q, SlError *err)
             return -1;
         }
     }
-    /* A stream a running continuous query reads or writes stays (2BP01). */
+    /* A dead-letter stream goes with its stream, not alone. */
+    Arena a;
+    arena_init(&a, 512);
     for (int i = 0; i < q->ndrop; i++) {
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
-        if (rel != NULL && rel->kind == REL_STREAM && rt_cq_check_drop(rel, err) < 0)
+        const char *of = rel ? ingest_dead_letters_of(&a, rel) : NULL;
+        bool with_owner = false;
+        for (int k = 0; of != NULL && k < q->ndrop; k++)
+            with_owner |= strcmp(q->drop_names[k], of) == 0;
+        if (of != NULL && cat_lookup(cat, of) != NULL && !with_owner) {
+            sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
+                     "cannot drop stream %s because stream %s requires it", rel->name, of);
+            sl_error_hint(err, "Drop stream %s instead: its dead-letter stream goes with it.",
+                          of);
+            arena_destroy(&a);
+            return -1;
+        }
+    }
+    arena_destroy(&a);
+    /* A stream or table a running continuous query reads or writes stays
+     * (2BP01), unless CASCADE: then those queries go first. */
+    for (int i = 0; i < q->ndrop && !q->cascade; i++) {
+        const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
+        if (rel != NULL && rel->kind != REL_QUERY && rt_cq_check_drop(rel, err) < 0)
             return -1;
     }
     for (int i = 0; i < q->ndrop; i++) {
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
         if (rel == NULL)
             continue;
+        if (rel->kind != REL_QUERY && q->cascade && drop_dependents(rel, err) < 0)
+            return -1;
         if (rel->kind == REL_QUERY && rt_cq_stop(rel->name, err) < 0)
             return -1;
-        if (rel_purge(st, rel, err) < 0 || cat_drop_relation(cat, rel->name, err) < 0)
+        const char *names[2] = {rel->name, NULL};
+        int n = 1;
+        const CatRelation *dead = NULL;
+        if (rel->kind == REL_STREAM) {
+            ingest_stop(rel);
+            char dn[512];
+            snprintf(dn, sizeof(dn), "%s_dead_letters", rel->name);
+            dead = cat_lookup(cat, dn);
+            Arena b;
+            arena_init(&b, 256);
+            const char *of = dead ? ingest_dead_letters_of(&b, dead) : NULL;
+            if (of == NULL || strcmp(of, rel->name) != 0)
+                dead = NULL;
+            arena_destroy(&b);
+            if (dead != NULL)
+                names[n++] = dead->name;
+        }
+        if (rel_purge(st, rel, err) < 0 || (dead && rel_purge(st, dead, err) < 0) ||
+            cat_drop_relations(cat, names, n, err) < 0)
             return -1;
     }
     return 0;

@@ -41,5 +41,7 @@ void sys_settings_foreach(void (*fn)(const char *name, const char *value,
                           void *arg);
 void rt_settings_free(void);
 void rt_roles_free(void);
+/* A running continuous query that reads or writes rel, or NULL. */
+const char *rt_cq_dependent(const CatRelation *rel);
 
 #endif /* SLUICE_RUNTIME_INT_H */

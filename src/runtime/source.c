@@ -5,11 +5,13 @@
  *   source_reader_open, source_reader_next, source_reader_close
  *
  * The connector is the relation's `connector` option: none (or 'internal')
- * reads the stream's own log in RocksDB; 'datagen' generates the rows.
+ * reads the stream's own log in RocksDB, and so does 'files' (its ingester,
+ * ingest.c, appends to that log); 'datagen' generates the rows.
  */
 #include "source.h"
 
 #include "sluice/datagen.h"
+#include "sluice/ingest.h"
 #include "sluice/options.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
@@ -41,7 +43,9 @@ int source_open(StateStore *st, const CatRelation *rel, Source **out, SlError *e
     if (opts_parse(&src->arena, rel->options, &o, err) < 0)
         goto fail;
     connector = opts_get(&o, "connector");
-    if (connector == NULL || strcmp(connector, "internal") == 0) {
+    if (connector == NULL || strcmp(connector, "internal") == 0 ||
+        strcmp(connector, "files") == 0) {
+        /* a files stream is an internal stream its ingester fills */
         src->kind = SOURCE_INTERNAL;
     } else if (strcmp(connector, "datagen") == 0) {
         src->kind = SOURCE_DATAGEN;
@@ -75,6 +79,8 @@ int64_t source_latest(Source *src, int64_t now_us, SlError *err)
 {
     if (src->kind == SOURCE_DATAGEN)
         return datagen_available(src->gen, now_us);
+    if (ingest_check_readable(src->rel, err) < 0)
+        return -1;
     return stream_end_offset(src->st, src->rel, err);
 }
 

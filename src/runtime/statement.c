@@ -14,6 +14,7 @@
  * arena.
  */
 #include "runtime_int.h"
+#include "sluice/ingest.h"
 
 static int run_initplans(const Query *q, ExCtx *cx)
 {
@@ -102,6 +103,12 @@ static int deliver(ResultSink *sink, const Batch *b, SlError *err)
 
 int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows)
 {
+    /* A stream whose ingestion failed (on_error = 'fail') says so. */
+    for (int i = 0; i < q->ndeps && rt_catalog() != NULL; i++) {
+        const CatRelation *rel = cat_lookup(rt_catalog(), q->dep_names[i]);
+        if (rel != NULL && rel->kind == REL_STREAM && ingest_check_readable(rel, cx->err) < 0)
+            return -1;
+    }
     if (run_initplans(q, cx) < 0)
         return -1;
     ExOp *op = ex_op_build(cx, q->plan);

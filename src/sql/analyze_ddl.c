@@ -410,6 +410,7 @@ int an_drop_stmt(Analyze *an, DropStmt *s, Query *q)
     for (int i = 0; i < n; i++)
         q->drop_names[i] = ((RangeVar *)list_nth(s->objects, i))->name;
     q->missing_ok = s->missing_ok;
+    q->cascade = s->cascade;
     return 0;
 }
 

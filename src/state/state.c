@@ -2,8 +2,8 @@
  * state.c -- the RocksDB state store (see state.h).
  *
  *   state_open, state_close, state_get
- *   state_batch_new, state_batch_put, state_batch_delete,
- *   state_batch_commit, state_batch_free
+ *   state_batch_new, state_batch_put, state_batch_delete, state_batch_append,
+ *   state_batch_count, state_batch_commit, state_batch_free
  *   state_scan_open, state_scan_open_at, state_scan_next, state_scan_close
  *   state_last_key
  *
@@ -111,6 +111,26 @@ void state_batch_put(StateBatch *b, const void *key, size_t klen, const void *va
 void state_batch_delete(StateBatch *b, const void *key, size_t klen)
 {
     rocksdb_writebatch_delete(b->wb, key, klen);
+}
+
+static void append_put_cb(void *arg, const char *k, size_t klen, const char *v, size_t vlen)
+{
+    rocksdb_writebatch_put(arg, k, klen, v, vlen);
+}
+
+static void append_delete_cb(void *arg, const char *k, size_t klen)
+{
+    rocksdb_writebatch_delete(arg, k, klen);
+}
+
+void state_batch_append(StateBatch *dst, StateBatch *src)
+{
+    rocksdb_writebatch_iterate(src->wb, dst->wb, append_put_cb, append_delete_cb);
+}
+
+int state_batch_count(StateBatch *b)
+{
+    return rocksdb_writebatch_count(b->wb);
 }
 
 int state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err)
