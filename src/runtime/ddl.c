@@ -1,8 +1,8 @@
 /*
- * ddl.c -- CREATE and DROP of tables, streams and continuous queries.
+ * ddl.c -- CREATE and DROP of tables, streams, sinks and continuous queries.
  *
- *   rt_run_create   CREATE TABLE / STREAM [IF NOT EXISTS]
- *   rt_run_drop     DROP TABLE / STREAM [IF EXISTS] name, ...
+ *   rt_run_create   CREATE TABLE / STREAM / SINK [IF NOT EXISTS]
+ *   rt_run_drop     DROP TABLE / STREAM / SINK [IF EXISTS] name, ...
  *
  * The catalog (SQLite) holds a relation's definition, RocksDB its rows.
  * CREATE writes the catalog entry and then clears any rows a crash may have
@@ -11,6 +11,7 @@
  * crash in between leaves an empty relation, never rows without an owner.
  */
 #include "runtime_int.h"
+#include "sink_files.h"
 #include "sluice/relstore.h"
 
 int rt_run_create(const Query *q, SlError *err)
@@ -26,6 +27,8 @@ int rt_run_create(const Query *q, SlError *err)
         return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
                         def->name);
     }
+    if (def->kind == REL_SINK && fsink_check(def->options, err) < 0)
+        return -1;
     const CatRelation *rel;
     if (cat_create_relation(cat, def, &rel, err) < 0)
         return -1;
@@ -37,7 +40,8 @@ int rt_run_drop(const Query *q, SlError *err)
     Catalog *cat = rt_catalog();
     StateStore *st = rt_state();
     bool stream = q->drop_kind == OBJECT_STREAM, query = q->drop_kind == OBJECT_QUERY;
-    const char *noun = stream ? "stream" : query ? "continuous query" : "table";
+    bool sink = q->drop_kind == OBJECT_SINK;
+    const char *noun = stream ? "stream" : query ? "continuous query" : sink ? "sink" : "table";
     for (int i = 0; i < q->ndrop; i++) {
         const char *name = q->drop_names[i];
         const CatRelation *rel = cat_lookup(cat, name);
@@ -46,7 +50,7 @@ int rt_run_drop(const Query *q, SlError *err)
                 continue;
             return sl_error(err, ERRCODE_UNDEFINED_TABLE, "%s \"%s\" does not exist", noun, name);
         }
-        RelKind want = stream ? REL_STREAM : query ? REL_QUERY : REL_TABLE;
+        RelKind want = stream ? REL_STREAM : query ? REL_QUERY : sink ? REL_SINK : REL_TABLE;
         if (rel->kind != want) {
             sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is not a %s", name, noun);
             if (rel->kind == REL_STREAM)
@@ -60,10 +64,12 @@ int rt_run_drop(const Query *q, SlError *err)
             return -1;
         }
     }
-    /* A stream a running continuous query reads or writes stays (2BP01). */
+    /* A stream or sink a running continuous query reads or writes stays
+     * (2BP01).  A dropped sink's files stay where they are. */
     for (int i = 0; i < q->ndrop; i++) {
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
-        if (rel != NULL && rel->kind == REL_STREAM && rt_cq_check_drop(rel, err) < 0)
+        if (rel != NULL && (rel->kind == REL_STREAM || rel->kind == REL_SINK) &&
+            rt_cq_check_drop(rel, err) < 0)
             return -1;
     }
     for (int i = 0; i < q->ndrop; i++) {

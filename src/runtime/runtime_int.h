@@ -8,6 +8,7 @@
  *   rt_run_modify                 INSERT / UPDATE / DELETE (statement.c)
  *   rt_run_create, rt_run_drop    DDL (ddl.c)
  *   rt_cq_create, rt_cq_stop, rt_cq_alter   continuous queries (cq_ddl.c)
+ *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes (copy.c)
  */
 #ifndef SLUICE_RUNTIME_INT_H
 #define SLUICE_RUNTIME_INT_H
@@ -31,5 +32,6 @@ int rt_cq_create(const Query *q, SlError *err);
 int rt_cq_stop(const char *name, SlError *err);
 int rt_cq_alter(const char *name, bool pause, SlError *err);
 int rt_cq_check_drop(const CatRelation *rel, SlError *err);
+void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char *null_string);
 
 #endif /* SLUICE_RUNTIME_INT_H */
