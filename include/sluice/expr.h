@@ -159,6 +159,7 @@ struct Query {
      * options); QUERY_DROP: what to drop */
     struct CatRelation *create;
     bool               if_not_exists;
+    bool               or_replace;      /* CREATE OR REPLACE CONTINUOUS QUERY */
     int                drop_kind;       /* ObjectKind */
     int                ndrop;
     const char       **drop_names;

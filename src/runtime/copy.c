@@ -4,6 +4,7 @@
  *   rt_copy_kind                  is a prepared statement a COPY, which way
  *   rt_copy_begin, rt_copy_data, rt_copy_end, rt_copy_abort    COPY FROM
  *   rt_copy_out                   COPY TO: one line of text per row
+ *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes it
  *
  * COPY FROM keeps the partial last line of the input between chunks and
  * decodes whole lines into batches in the copy's arena.  Nothing is written
@@ -247,12 +248,12 @@ static void put_text(StrBuf *o, const char *s, size_t n, char delim)
     }
 }
 
-static void put_csv(StrBuf *o, const char *s, size_t n, const CopySpec *c)
+void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char *null_string)
 {
-    bool quote = n == 0 && c->null_string[0] == '\0';
+    bool quote = n == 0 && null_string[0] == '\0';
     for (size_t i = 0; i < n && !quote; i++)
-        quote = s[i] == c->delimiter || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
-    if (!quote && strlen(c->null_string) == n && memcmp(s, c->null_string, n) == 0)
+        quote = s[i] == delimiter || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
+    if (!quote && strlen(null_string) == n && memcmp(s, null_string, n) == 0)
         quote = true;
     if (!quote) {
         strbuf_append(o, s, n);
@@ -270,7 +271,7 @@ static void put_csv(StrBuf *o, const char *s, size_t n, const CopySpec *c)
 static void put_field(StrBuf *o, const char *s, size_t n, const CopySpec *c)
 {
     if (c->csv)
-        put_csv(o, s, n, c);
+        rt_csv_field(o, s, n, c->delimiter, c->null_string);
     else
         put_text(o, s, n, c->delimiter);
 }

@@ -129,7 +129,7 @@ int rt_cq_check_drop(const CatRelation *rel, SlError *err)
     const char *q = g_cq ? cq_dependent(g_cq, rel->oid) : NULL;
     if (q == NULL)
         return 0;
-    const char *noun = rel->kind == REL_TABLE ? "table" : "stream";
+    const char *noun = rel->kind == REL_TABLE ? "table" : rel->kind == REL_SINK ? "sink" : "stream";
     sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
              "cannot drop %s %s because other objects depend on it", noun, rel->name);
     sl_error_detail(err, "continuous query %s depends on %s %s", q, noun, rel->name);

@@ -1,8 +1,8 @@
 /*
- * ddl.c -- CREATE and DROP of tables, streams and continuous queries.
+ * ddl.c -- CREATE and DROP of tables, streams, sinks and continuous queries.
  *
- *   rt_run_create   CREATE TABLE / STREAM [IF NOT EXISTS]
- *   rt_run_drop     DROP TABLE / STREAM [IF EXISTS] name, ...
+ *   rt_run_create   CREATE TABLE / STREAM / SINK [IF NOT EXISTS]
+ *   rt_run_drop     DROP TABLE / STREAM / SINK [IF EXISTS] name, ...
  *
  * The catalog (SQLite) holds a relation's definition, RocksDB its rows.
  * CREATE checks the WITH options, then writes the catalog entry -- with the
@@ -16,6 +16,7 @@
  * relation, never rows without an owner.
  */
 #include "runtime_int.h"
+#include "sink_files.h"
 #include "sluice/ingest.h"
 #include "sluice/relstore.h"
 
@@ -35,6 +36,8 @@ int rt_run_create(const Query *q, SlError *err)
                         def->name);
     }
     if (def->kind == REL_STREAM && ingest_validate(def, err) < 0)
+        return -1;
+    if (def->kind == REL_SINK && fsink_check(def->options, err) < 0)
         return -1;
     const CatRelation *defs[2] = {def, NULL}, *rels[2];
     int n = 1;
@@ -79,7 +82,8 @@ int rt_run_drop(const Query *q, SlError *err)
     Catalog *cat = rt_catalog();
     StateStore *st = rt_state();
     bool stream = q->drop_kind == OBJECT_STREAM, query = q->drop_kind == OBJECT_QUERY;
-    const char *noun = stream ? "stream" : query ? "continuous query" : "table";
+    bool sink = q->drop_kind == OBJECT_SINK;
+    const char *noun = stream ? "stream" : query ? "continuous query" : sink ? "sink" : "table";
     for (int i = 0; i < q->ndrop; i++) {
         const char *name = q->drop_names[i];
         const CatRelation *rel = cat_lookup(cat, name);
@@ -88,7 +92,7 @@ int rt_run_drop(const Query *q, SlError *err)
                 continue;
             return sl_error(err, ERRCODE_UNDEFINED_TABLE, "%s \"%s\" does not exist", noun, name);
         }
-        RelKind want = stream ? REL_STREAM : query ? REL_QUERY : REL_TABLE;
+        RelKind want = stream ? REL_STREAM : query ? REL_QUERY : sink ? REL_SINK : REL_TABLE;
         if (rel->kind != want) {
             sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is not a %s", name, noun);
             if (rel->kind == REL_STREAM)

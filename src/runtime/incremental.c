@@ -27,6 +27,7 @@
  * result table is an append log keyed by (batch id, row).
  */
 #include "incremental.h"
+#include "sink_files.h"
 
 #include "sluice/bytes.h"
 #include "sluice/exec.h"
@@ -47,7 +48,9 @@ struct IncPlan {
     Arena              arena;       /* the parse tree, the plan, everything static */
     const CatRelation *query;
     const CatRelation *stream;
-    const CatRelation *into;        /* INTO stream, or NULL: the result table */
+    const CatRelation *into;        /* INTO stream, or NULL */
+    const CatRelation *sink;        /* INTO sink, or NULL; neither: the result table */
+    FilesSink         *fsink;       /* the sink's writer */
     StateStore        *st;
     Source            *source;
     OutputMode         mode;
@@ -256,17 +259,32 @@ static int check(IncPlan *p, SlError *err)
     return 0;
 }
 
+/* INTO sink: its writer, for this query's output columns. */
+static int open_sink(IncPlan *p, const CatRelation *rel, const Plan *top, SlError *err)
+{
+    const char **names = ARENA_ARRAY(&p->arena, const char *, top->ncols > 0 ? top->ncols : 1);
+    for (int c = 0; c < top->ncols; c++)
+        names[c] = top->cols[c].name;
+    if (fsink_open(rel, p->query->oid, p->query->name, names, top->ncols, &p->fsink, err) < 0)
+        return -1;
+    p->sink = rel;
+    cat_relation_ref(rel);
+    return 0;
+}
+
 /* INTO stream: an internal stream other than the source, whose columns
- * take the query's output column by column. */
+ * take the query's output column by column; INTO sink: a files sink. */
 static int check_into(IncPlan *p, Catalog *cat, const char *name, const Plan *top, SlError *err)
 {
     const CatRelation *rel = cat_lookup(cat, name);
     if (rel == NULL)
         return sl_error(err, ERRCODE_UNDEFINED_TABLE, "stream \"%s\" does not exist", name);
+    if (rel->kind == REL_SINK)
+        return open_sink(p, rel, top, err);
     if (rel->kind != REL_STREAM) {
         sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is not a stream", name);
-        sl_error_hint(err, "INTO names an internal stream; without INTO the results go to a "
-                           "table named after the query.");
+        sl_error_hint(err, "INTO names an internal stream or a sink; without INTO the results "
+                           "go to a table named after the query.");
         return -1;
     }
     if (rel == p->stream)
@@ -369,6 +387,9 @@ void inc_plan_free(IncPlan *p)
         cat_relation_unref(p->stream);
     if (p->into)
         cat_relation_unref(p->into);
+    if (p->sink)
+        cat_relation_unref(p->sink);
+    fsink_close(p->fsink);
     cat_relation_unref(p->query);
     arena_destroy(&p->arena);
     sl_free(p);
@@ -386,7 +407,7 @@ const CatRelation *inc_plan_stream(IncPlan *p)
 
 const CatRelation *inc_plan_into(IncPlan *p)
 {
-    return p->into;
+    return p->into ? p->into : p->sink;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -721,7 +742,7 @@ static void track_event_time(Run *r, const Batch *in)
 /* Appends the rows of out to the result table, keyed (batch id, row). */
 static void emit_append_log(Run *r, const Batch *out)
 {
-    if (r->p->into != NULL) {
+    if (r->p->into != NULL || r->p->fsink != NULL) {
         keep_output(r, out);
         return;
     }
@@ -903,7 +924,7 @@ static int emit_groups(Run *r, Group **gs, uint32_t n)
     uint32_t *map;
     if (run_chain(p->upper, p->nupper, ab, a, &r->ecx, &out, &map) < 0)
         return -1;
-    if (p->into != NULL) {
+    if (p->into != NULL || p->fsink != NULL) {
         keep_output(r, out);
         return 0;
     }
@@ -1072,6 +1093,7 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     }
     if (source_reader_close(reader, n < 0 ? NULL : err) < 0 || n < 0)
         goto out;
+    SLUICE_FAULT("batch_middle");     /* input read and folded, nothing emitted */
 
     /* The watermark after this batch: never backwards. */
     b->next_has_watermark = b->has_watermark;
@@ -1103,6 +1125,11 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     meta.wm = b->next_watermark_us;
     b->state_rows = meta.state_rows;
     meta_write(p, r.wb, &meta);
+    /* The sink before the state: output a replay may write again, never
+     * state whose output is missing (docs/architecture.md, "Recovery"). */
+    if (p->fsink != NULL &&
+        fsink_commit(p->fsink, b->batch_id, (const Batch *const *)r.outs, r.nouts, err) < 0)
+        goto out;
     SLUICE_FAULT("batch_before_state_commit");
     if (p->into != NULL) {
         /* The output chunks and the state in one write: a replayed batch

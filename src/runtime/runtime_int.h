@@ -10,6 +10,7 @@
  *   rt_cq_create, rt_cq_stop, rt_cq_alter   continuous queries (cq_ddl.c)
  *   pgcat_register, sys_register  the system relations and catalog
  *                                 functions (pgcatalog.c, systables.c)
+ *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes (copy.c)
  */
 #ifndef SLUICE_RUNTIME_INT_H
 #define SLUICE_RUNTIME_INT_H
@@ -43,5 +44,6 @@ void rt_settings_free(void);
 void rt_roles_free(void);
 /* A running continuous query that reads or writes rel, or NULL. */
 const char *rt_cq_dependent(const CatRelation *rel);
+void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char *null_string);
 
 #endif /* SLUICE_RUNTIME_INT_H */
