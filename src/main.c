@@ -37,6 +37,7 @@ typedef struct Options {
     char  *ssl_key_file;
     char  *ssl_ca_file;
     bool   debug_loop_lag;
+    int    http_port;           /* -1: no HTTP listener */
     char **hba;                 /* rules, in order */
     int    nhba;
     bool   hba_from_cli;        /* the command line's rules replace the file's */
@@ -75,6 +76,10 @@ static void usage(FILE *f)
 "                             without rules, loopback connections are trusted\n"
 "      --authentication-timeout=S  close a connection not through authentication\n"
 "                             S seconds after it was accepted (default 60)\n"
+"      --http-port=PORT       serve /metrics (Prometheus), /healthz and the\n"
+"                             query pages over HTTP on the listen address\n"
+"                             (default -1: off; 0 picks a free port, which the\n"
+"                             ready line reports)\n"
 "      --debug-loop-lag       measure the event loop's lag (10 ms timer) and log\n"
 "                             it at shutdown\n"
 "  -c, --config=FILE          read options from FILE; it may also hold users:\n"
@@ -189,6 +194,11 @@ static int set_option(Options *o, const char *name, const char *value)
         set_string(&o->ssl_key_file, value);
     } else if (strcmp(key, "ssl_ca_file") == 0) {
         set_string(&o->ssl_ca_file, value);
+    } else if (strcmp(key, "http_port") == 0) {
+        long p = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || p < -1 || p > 65535)
+            return -1;
+        o->http_port = (int)p;
     } else if (strcmp(key, "debug_loop_lag") == 0) {
         return parse_bool(value, &o->debug_loop_lag);
     } else if (strcmp(key, "hba") == 0) {
@@ -327,6 +337,7 @@ static int parse_args(int argc, char **argv, Options *o)
         {"hba", required_argument, NULL, 10},
         {"debug-loop-lag", no_argument, NULL, 11},
         {"authentication-timeout", required_argument, NULL, 12},
+        {"http-port", required_argument, NULL, 13},
         {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -403,6 +414,7 @@ static void on_signal(uv_signal_t *h, int signum)
     uv_close((uv_handle_t *)&app->sigint, NULL);
     uv_close((uv_handle_t *)&app->sigterm, NULL);
     server_close(app->server, on_server_closed);
+    rt_http_close(NULL);
     rt_cq_close(NULL);
 }
 
@@ -418,6 +430,7 @@ int main(int argc, char **argv)
     o.max_message_size = 64L << 20;
     o.max_output_buffer = 8L << 20;
     o.authentication_timeout = 60;
+    o.http_port = -1;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         options_free(&o);
@@ -478,12 +491,21 @@ int main(int argc, char **argv)
      * resume after their last committed batch. */
     rt_init(cat, state);
     rt_cq_init(&app.loop);
+    if (o.http_port >= 0 && rt_http_start(&app.loop, o.listen, o.http_port, &err) < 0) {
+        sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\"", err.message);
+        server_close(app.server, on_server_closed);
+        goto out;
+    }
     uv_signal_init(&app.loop, &app.sigint);
     uv_signal_init(&app.loop, &app.sigterm);
     app.sigint.data = app.sigterm.data = &app;
     uv_signal_start(&app.sigint, on_signal, SIGINT);
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
 
+    /* The HTTP line comes first: the ready line is the last of start-up. */
+    if (rt_http_port() >= 0)
+        sl_log(LOG_INFO, "http ready", "listen=%s:%d metrics=\"http://%s:%d/metrics\"",
+               o.listen, rt_http_port(), o.listen, rt_http_port());
     int port = server_port(app.server);
     sl_log(LOG_INFO, "sluiced ready",
            "version=%s listen=%s:%d data_dir=\"%s\" ssl=%s hba_rules=%d users=%d "
@@ -498,6 +520,7 @@ out:
     /* Stop queries still running (a no-op after a signal), run the close
      * callbacks still pending, and the loop is empty. */
     rt_cq_close(NULL);
+    rt_http_close(NULL);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     rt_shutdown();
     if (uv_loop_close(&app.loop) != 0)

@@ -61,6 +61,14 @@ void rt_shutdown(void);
  * (before rt_shutdown). */
 int  rt_cq_init(uv_loop_t *loop);
 void rt_cq_close(void (*cb)(void));
+struct CqRuntime *rt_cq_runtime(void);
+
+/* The HTTP listener of /healthz and /metrics (observe.c; after rt_cq_init).
+ * rt_http_port is the bound port, -1 when not started; rt_http_close calls
+ * cb once its handles are closed. */
+int  rt_http_start(uv_loop_t *loop, const char *listen, int port, SlError *err);
+int  rt_http_port(void);
+void rt_http_close(void (*cb)(void));
 
 /* Parses a query string into RawStmts (a List of RawStmt *) in arena a.
  * An empty string gives an empty list.  On a syntax error returns -1 with

@@ -10,6 +10,8 @@
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
  *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
+ *   rt_cq_runtime   the registry, for sys.* tables and /metrics (NULL before
+ *                   rt_cq_init and after rt_cq_close)
  */
 #include "runtime_int.h"
 
@@ -39,6 +41,11 @@ int rt_cq_init(uv_loop_t *loop)
     g_cq = cq_runtime_init(loop, rt_catalog(), rt_state());
     cat_foreach(rt_catalog(), start_one, NULL);
     return 0;
+}
+
+CqRuntime *rt_cq_runtime(void)
+{
+    return g_cq;
 }
 
 static void on_closed(CqRuntime *rt)
