@@ -41,6 +41,7 @@ typedef struct Options {
     bool   debug_loop_lag;
     bool   group_commit;        /* --commit-mode=group */
     long   group_commit_window; /* microseconds */
+    int    http_port;           /* -1: no HTTP listener */
     char **hba;                 /* rules, in order */
     int    nhba;
     bool   hba_from_cli;        /* the command line's rules replace the file's */
@@ -112,6 +113,10 @@ static void usage(FILE *f)
 "                             group waits for others to join, in microseconds\n"
 "                             (default 1000; 0 groups only appends that queue up\n"
 "                             behind a write in progress)\n"
+"      --http-port=PORT       serve /metrics (Prometheus), /healthz and the\n"
+"                             query pages over HTTP on the listen address\n"
+"                             (default -1: off; 0 picks a free port, which the\n"
+"                             ready line reports)\n"
 "      --debug-loop-lag       measure the event loop's lag (10 ms timer) and log\n"
 "                             it at shutdown\n"
 "  -c, --config=FILE          read options from FILE; it may also hold users:\n"
@@ -235,6 +240,11 @@ static int set_option(Options *o, const char *name, const char *value)
         if (*value == '\0' || *end != '\0' || v < 0 || v > 1000000)
             return -1;
         o->group_commit_window = v;
+    } else if (strcmp(key, "http_port") == 0) {
+        long p = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || p < -1 || p > 65535)
+            return -1;
+        o->http_port = (int)p;
     } else if (strcmp(key, "debug_loop_lag") == 0) {
         return parse_bool(value, &o->debug_loop_lag);
     } else if (strcmp(key, "hba") == 0) {
@@ -375,6 +385,7 @@ static int parse_args(int argc, char **argv, Options *o)
         {"authentication-timeout", required_argument, NULL, 12},
         {"commit-mode", required_argument, NULL, 13},
         {"group-commit-window", required_argument, NULL, 14},
+        {"http-port", required_argument, NULL, 15},
         {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -452,6 +463,7 @@ static void on_signal(uv_signal_t *h, int signum)
     uv_close((uv_handle_t *)&app->sigterm, NULL);
     server_close(app->server, on_server_closed);
     ingest_close();
+    rt_http_close(NULL);
     rt_cq_close(NULL);
 }
 
@@ -468,6 +480,7 @@ int main(int argc, char **argv)
     o.max_output_buffer = 8L << 20;
     o.authentication_timeout = 60;
     o.group_commit_window = 1000;
+    o.http_port = -1;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         options_free(&o);
@@ -532,12 +545,21 @@ int main(int argc, char **argv)
     publish_settings(&o, server_port(app.server));
     rt_cq_init(&app.loop);
     ingest_init(&app.loop, cat, state);
+    if (o.http_port >= 0 && rt_http_start(&app.loop, o.listen, o.http_port, &err) < 0) {
+        sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\"", err.message);
+        server_close(app.server, on_server_closed);
+        goto out;
+    }
     uv_signal_init(&app.loop, &app.sigint);
     uv_signal_init(&app.loop, &app.sigterm);
     app.sigint.data = app.sigterm.data = &app;
     uv_signal_start(&app.sigint, on_signal, SIGINT);
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
 
+    /* The HTTP line comes first: the ready line is the last of start-up. */
+    if (rt_http_port() >= 0)
+        sl_log(LOG_INFO, "http ready", "listen=%s:%d metrics=\"http://%s:%d/metrics\"",
+               o.listen, rt_http_port(), o.listen, rt_http_port());
     int port = server_port(app.server);
     sl_log(LOG_INFO, "sluiced ready",
            "version=%s listen=%s:%d data_dir=\"%s\" ssl=%s hba_rules=%d users=%d "
@@ -553,6 +575,7 @@ out:
      * callbacks still pending, and the loop is empty. */
     ingest_close();
     rt_cq_close(NULL);
+    rt_http_close(NULL);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     rt_shutdown();
     if (uv_loop_close(&app.loop) != 0)

@@ -62,6 +62,13 @@ void rt_shutdown(void);
 int  rt_cq_init(uv_loop_t *loop);
 void rt_cq_close(void (*cb)(void));
 
+/* The HTTP listener of /healthz and /metrics (observe.c; after rt_cq_init).
+ * rt_http_port is the bound port, -1 when not started; rt_http_close calls
+ * cb once its handles are closed. */
+int  rt_http_start(uv_loop_t *loop, const char *listen, int port, SlError *err);
+int  rt_http_port(void);
+void rt_http_close(void (*cb)(void));
+
 /* A client session as the catalog functions (current_user,
  * current_database) and sys.connections see it.  Strings are borrowed. */
 typedef struct RtSession {

@@ -11,6 +11,8 @@
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
  *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
  *   rt_cq_dependent   the name of a continuous query that uses a relation
+ *   rt_cq_runtime   the registry, for sys.* tables and /metrics (NULL before
+ *                   rt_cq_init and after rt_cq_close)
  */
 #include "runtime_int.h"
 
