@@ -14,7 +14,7 @@
  *
  *   tbl_key, tbl_get, tbl_put, tbl_delete, tbl_next_rowid
  *   tbl_scan_open, tbl_scan_next, tbl_scan_close
- *   stream_append, stream_end_offset
+ *   stream_append, stream_append_batches, stream_append_many, stream_end_offset
  *   stream_scan_open, stream_scan_next, stream_scan_close
  *   rel_purge               every row of a dropped (or new) relation
  *
@@ -64,6 +64,18 @@ int  stream_append(StateStore *st, const CatRelation *rel, const Batch *b,
  * query's state, so its output and its state commit as one). */
 int  stream_append_batches(StateStore *st, const CatRelation *rel, const Batch *const *bs,
                            int nb, StateBatch *with, int64_t *first, SlError *err);
+/* Appends to several streams in one synced RocksDB write (with `with`'s
+ * writes when it is not NULL): a continuous query's output stream and its
+ * late_rows stream commit with its state.  Each first[0] gets the offset of
+ * that stream's first appended row. */
+typedef struct StreamAppend {
+    const CatRelation  *rel;
+    const Batch *const *batches;
+    int                 nbatches;
+    int64_t            *first;
+} StreamAppend;
+int  stream_append_many(StateStore *st, const StreamAppend *apps, int napps, StateBatch *with,
+                        SlError *err);
 /* The offset the next appended row will get (= rows ever appended). */
 int64_t stream_end_offset(StateStore *st, const CatRelation *rel, SlError *err);
 /* The rows with offsets in [from, to).  Next returns up to

@@ -4,7 +4,7 @@
  *
  *   tbl_key, tbl_rowid_key, tbl_next_rowid, tbl_get, tbl_put, tbl_delete
  *   tbl_scan_open, tbl_scan_next, rel_scan_close
- *   stream_append, stream_append_batches, stream_end_offset, stream_forget
+ *   stream_append, stream_append_batches, stream_append_many, stream_end_offset, stream_forget
  *   stream_scan_open, stream_scan_next
  *   rel_purge
  *
@@ -255,14 +255,14 @@ void stream_forget(const CatRelation *rel)
 
 /* Appends one chunk per batch; with (may be NULL) holds other writes that
  * must commit in the same RocksDB write (a continuous query's state). */
-int stream_append_batches(StateStore *st, const CatRelation *rel, const Batch *const *bs,
-                          int nb, StateBatch *with, int64_t *first, SlError *err)
+/* Encodes each batch as one chunk value: a row count, then each row with
+ * its length. */
+static StrBuf *encode_chunks(const Batch *const *bs, int nb, int64_t *rows)
 {
-    /* Encode outside the lock; only the offsets and the write are serial. */
     StrBuf *vals = sl_calloc((size_t)(nb > 0 ? nb : 1), sizeof(StrBuf));
     StrBuf row;
     strbuf_init(&row);
-    int64_t rows = 0;
+    *rows = 0;
     for (int i = 0; i < nb; i++) {
         const Batch *b = bs[i];
         uint8_t n4[4];
@@ -276,39 +276,68 @@ int stream_append_batches(StateStore *st, const CatRelation *rel, const Batch *c
             strbuf_append(&vals[i], l4, 4);
             strbuf_append(&vals[i], row.data, row.len);
         }
-        rows += b->nrows;
+        *rows += b->nrows;
     }
     strbuf_free(&row);
+    return vals;
+}
 
+int stream_append_many(StateStore *st, const StreamAppend *apps, int napps, StateBatch *with,
+                       SlError *err)
+{
+    /* Encode outside the lock; only the offsets and the write are serial. */
+    StrBuf *vals[napps > 0 ? napps : 1];
+    int64_t rows[napps > 0 ? napps : 1], total = 0;
+    for (int k = 0; k < napps; k++) {
+        vals[k] = encode_chunks(apps[k].batches, apps[k].nbatches, &rows[k]);
+        total += rows[k];
+    }
     int rc = -1;
     pthread_mutex_lock(&counters_mu);
-    Counter *c = counter_get(st, 'S', rel->oid, err);
-    if (c != NULL) {
+    Counter *cs[napps > 0 ? napps : 1];
+    int k = 0;
+    for (; k < napps; k++)
+        if ((cs[k] = counter_get(st, 'S', apps[k].rel->oid, err)) == NULL)
+            break;
+    if (k == napps) {
         StateBatch *wb = with ? with : state_batch_new();
-        int64_t off = c->next;
-        for (int i = 0; i < nb; i++) {
-            if (bs[i]->nrows == 0)
-                continue;
-            uint8_t key[13];
-            make_prefix(key, 'S', rel->oid);
-            put_be64(key + 5, (uint64_t)off);
-            state_batch_put(wb, key, sizeof(key), vals[i].data, vals[i].len);
-            off += bs[i]->nrows;
+        for (k = 0; k < napps; k++) {
+            int64_t off = cs[k]->next;
+            for (int i = 0; i < apps[k].nbatches; i++) {
+                if (apps[k].batches[i]->nrows == 0)
+                    continue;
+                uint8_t key[13];
+                make_prefix(key, 'S', apps[k].rel->oid);
+                put_be64(key + 5, (uint64_t)off);
+                state_batch_put(wb, key, sizeof(key), vals[k][i].data, vals[k][i].len);
+                off += apps[k].batches[i]->nrows;
+            }
         }
         SLUICE_FAULT("stream_append_before_write");
-        if ((rows == 0 && with == NULL) || state_batch_commit(st, wb, true, err) == 0) {
-            *first = c->next;
-            c->next += rows;
+        if ((total == 0 && with == NULL) || state_batch_commit(st, wb, true, err) == 0) {
+            for (k = 0; k < napps; k++) {
+                apps[k].first[0] = cs[k]->next;
+                cs[k]->next += rows[k];
+            }
             rc = 0;
         }
         if (wb != with)
             state_batch_free(wb);
     }
     pthread_mutex_unlock(&counters_mu);
-    for (int i = 0; i < nb; i++)
-        strbuf_free(&vals[i]);
-    sl_free(vals);
+    for (k = 0; k < napps; k++) {
+        for (int i = 0; i < apps[k].nbatches; i++)
+            strbuf_free(&vals[k][i]);
+        sl_free(vals[k]);
+    }
     return rc;
+}
+
+int stream_append_batches(StateStore *st, const CatRelation *rel, const Batch *const *bs,
+                          int nb, StateBatch *with, int64_t *first, SlError *err)
+{
+    StreamAppend app = {rel, bs, nb, first};
+    return stream_append_many(st, &app, 1, with, err);
 }
 
 int stream_append(StateStore *st, const CatRelation *rel, const Batch *b, int64_t *first,
