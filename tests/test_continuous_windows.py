@@ -362,3 +362,48 @@ def test_state_ttl_evicts_idle_keys_of_an_aggregation(server):
             c.execute("CREATE CONTINUOUS QUERY w WITH (state_ttl = '1 minute') AS "
                       "SELECT k FROM s")
         assert "state_ttl" in str(e.value)
+
+
+def test_idle_partition_stops_holding_the_watermark_after_idle_timeout(server):
+    """Two partitions: the watermark is the minimum of theirs, so a silent
+    partition holds windows open; once it has been silent for idle_timeout
+    it no longer counts, and the window closes -- not before."""
+    idle = 6
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (p INT, ts TIMESTAMP,"
+                  " WATERMARK FOR ts AS ts - INTERVAL '1 second')"
+                  f" WITH (partitions = 2, partition_key = 'p', idle_timeout = '{idle} seconds')")
+        c.execute("CREATE CONTINUOUS QUERY w WITH (trigger = '100 ms', output_mode = 'append') "
+                  "AS SELECT window_start, count(*) AS n FROM ev "
+                  "GROUP BY WINDOW(ts, INTERVAL '10 seconds')")
+        c.execute("INSERT INTO ev VALUES (0, %s), (1, %s)", (tsp(1), tsp(2)))
+        silent_since = time.monotonic()     # partition 1's last row
+        # Partition 0 runs far ahead; partition 1 says nothing more.
+        c.execute("INSERT INTO ev VALUES (0, %s)", (tsp(15),))
+        c.execute("INSERT INTO ev VALUES (2, %s)", (tsp(25),))   # 2 mod 2: partition 0
+        time.sleep(1.5)
+        assert rows(c, "SELECT * FROM w") == []
+        want = [(ts(0), 2), (ts(10), 1)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM w"), want) == want
+        assert time.monotonic() - silent_since >= idle
+        # Partition 1 comes back: it counts again, and the watermark does not
+        # go back.
+        c.execute("INSERT INTO ev VALUES (1, %s), (0, %s)", (tsp(31), tsp(45)))
+        want = [(ts(0), 2), (ts(10), 1), (ts(20), 1)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM w"), want) == want
+        time.sleep(1)
+        assert rows(c, "SELECT * FROM w") == want    # [30, 40) waits for partition 1
+
+
+def test_partitioned_stream_options_are_checked(server):
+    with connect(server) as c:
+        with pytest.raises(psycopg.errors.InvalidParameterValue) as e:
+            c.execute("CREATE STREAM s (p INT, ts TIMESTAMP) WITH (partitions = 4)")
+        assert "partition_key" in e.value.diag.message_hint
+        with pytest.raises(psycopg.errors.UndefinedColumn):
+            c.execute("CREATE STREAM s (p INT) WITH (partitions = 4, partition_key = 'q')")
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            c.execute("CREATE STREAM s (p INT) WITH (partitions = 0, partition_key = 'p')")
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            c.execute("CREATE STREAM s (p INT) WITH (idle_timeout = 'soon')")
+        c.execute("CREATE STREAM s (p INT) WITH (partitions = 4, partition_key = 'p')")

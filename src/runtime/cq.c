@@ -73,6 +73,7 @@ struct Cq {
     CqProgress         progress[CQ_PROGRESS_KEEP];
     int                nprogress, progress_next;
     int64_t            plan_start_us, plan_us, batch_started_us;
+    int64_t            wake_at_us;      /* idle_timeout: run a batch at this time */
 };
 
 static int64_t mono_us(void)
@@ -247,6 +248,7 @@ static void after_work_cb(uv_work_t *w, int status)
     q->next_from = q->batch.to;
     q->has_watermark = q->batch.next_has_watermark;
     q->watermark_us = q->batch.next_watermark_us;
+    q->wake_at_us = q->batch.wake_at_us;
     /* Keep a bounded log: entries before the previous batch are not needed
      * for recovery any more. */
     if (q->batch.batch_id % 100 == 99 &&
@@ -318,7 +320,11 @@ static void plan_batch(Cq *q)
     int64_t to = latest;
     if (q->max_offsets > 0 && to - q->next_from > q->max_offsets)
         to = q->next_from + q->max_offsets;
-    if (to <= q->next_from) {
+    /* No new rows, but an idle partition would move the watermark: run an
+     * empty batch, so windows close (idle_timeout). */
+    bool wake = q->trigger == TRIGGER_INTERVAL && inc_plan_idle_wakes(q->plan) &&
+                wall_us() >= q->wake_at_us;
+    if (to <= q->next_from && !wake) {
         if (q->trigger != TRIGGER_INTERVAL) {
             q->finished = true;
             set_status(q, "finished", NULL);
@@ -468,6 +474,7 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
         return -1;
     }
     cat_relation_ref(query);
+    q->wake_at_us = inc_plan_idle_wakes(q->plan) ? 0 : INT64_MAX;
     uv_timer_init(rt->loop, &q->timer);
     q->timer.data = q;
     q->next = rt->queries;

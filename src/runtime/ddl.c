@@ -13,6 +13,8 @@
 #include "runtime_int.h"
 #include "sluice/relstore.h"
 
+#include "source.h"
+
 int rt_run_create(const Query *q, SlError *err)
 {
     Catalog *cat = rt_catalog();
@@ -26,6 +28,9 @@ int rt_run_create(const Query *q, SlError *err)
         return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
                         def->name);
     }
+    SourceParts parts;
+    if (def->kind == REL_STREAM && source_parts(def, &parts, err) < 0)
+        return -1;
     const CatRelation *rel;
     if (cat_create_relation(cat, def, &rel, err) < 0)
         return -1;

@@ -46,6 +46,8 @@ struct IncPlan {
     int                wm_col;      /* stream column, -1: none */
     int64_t            wm_delay_us;
     int64_t            ttl_us;      /* state_ttl, 0: none */
+    SourceParts        parts;       /* the stream's partitions and idle_timeout */
+    bool               part_wm;     /* per-partition watermark (inc_watermark.c) */
     /* windows: slices of pane_us (= size for tumbling, gcd(size, slide) for
      * sliding) */
     WindowKind         wkind;
@@ -113,6 +115,9 @@ typedef struct Run {
     Batch     **lates;          /* late_rows: the late input rows, in r->a */
     int         nlates, caplates;
     int64_t     deleted;        /* state keys deleted by this batch */
+    /* inc_watermark.c: per partition */
+    uint8_t    *pseen, *pnow;   /* has had a row; has one in this batch */
+    int64_t    *pmax, *pactive; /* max event time; batch time of its last row */
 } Run;
 
 /* Time keys: sign bit flipped, big-endian, so byte order is time order. */
@@ -170,6 +175,11 @@ int inc_slide_emit(Run *r, bool has_from, int64_t from_wm, bool has_to, int64_t 
 int inc_session_aggregate(Run *r, const Batch *in, const Vector *tv, const Vector *gcols,
                           Vector *const *args, uint8_t *const *take, uint8_t *late);
 int inc_session_emit(Run *r, bool has_to, int64_t to_wm);
+
+/* inc_watermark.c: per-partition watermarks, idle partitions. */
+int  inc_wm_begin(Run *r);
+void inc_wm_observe(Run *r, const Batch *in);
+void inc_wm_finish(Run *r, Meta *meta);
 
 /* inc_dedup.c: SELECT DISTINCT on a stream. */
 int inc_dedup_check(IncPlan *p, SlError *err);

@@ -408,8 +408,10 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
             p->state_size += (p->fns[i]->state_size + 15) & ~(size_t)15;   /* int128 states */
         }
     }
-    if (source_open(st, p->stream, &p->source, err) < 0)
+    if (source_parts(p->stream, &p->parts, err) < 0 ||
+        source_open(st, p->stream, &p->source, err) < 0)
         goto fail;
+    p->part_wm = p->wm_col >= 0 && (p->parts.n > 1 || p->parts.idle_us > 0);
     p->qprefix[0] = 'Q';
     p->tprefix[0] = 'T';
     p->meta_key[0] = 'M';
@@ -457,6 +459,11 @@ const CatRelation *inc_plan_into(IncPlan *p)
 const CatRelation *inc_plan_late(IncPlan *p)
 {
     return p->late;
+}
+
+bool inc_plan_idle_wakes(IncPlan *p)
+{
+    return p->part_wm && p->parts.idle_us > 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1232,7 +1239,8 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     b->max_event_us = INT64_MIN;
     int rc = -1;
     Meta meta;
-    if (meta_read(p, &a, &meta, err) < 0)
+    b->wake_at_us = INT64_MAX;
+    if (meta_read(p, &a, &meta, err) < 0 || (p->part_wm && inc_wm_begin(&r) < 0))
         goto out;
 
     int64_t t0 = mono_us(), tr = 0;
@@ -1248,6 +1256,8 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
             break;
         b->input_rows += n;
         track_event_time(&r, in);
+        if (p->part_wm)
+            inc_wm_observe(&r, in);
         const Batch *mid;
         uint32_t *map = NULL;
         if (run_chain(p->lower, p->nlower, in, &chunk, &r.ecx, &mid,
@@ -1272,7 +1282,9 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     /* The watermark after this batch: never backwards. */
     b->next_has_watermark = b->has_watermark;
     b->next_watermark_us = b->watermark_us;
-    if (p->wm_col >= 0 && b->max_event_us != INT64_MIN) {
+    if (p->part_wm) {
+        inc_wm_finish(&r, &meta);
+    } else if (p->wm_col >= 0 && b->max_event_us != INT64_MIN) {
         int64_t wm = b->max_event_us - p->wm_delay_us;
         if (!b->has_watermark || wm > b->watermark_us) {
             b->next_has_watermark = true;
