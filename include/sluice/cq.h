@@ -10,6 +10,8 @@
  *   cq_stop            stop a query that is being dropped
  *   cq_foreach         visit each query's status (sys.queries)
  *   cq_dependent       a query that reads or writes a relation
+ *   cq_progress        the last batches of a query: rows, watermark, state
+ *                      rows and the time of each phase (sys.query_progress)
  *
  * Everything here runs on the loop thread except the body of a batch.
  */
@@ -33,7 +35,32 @@ typedef struct CqStatus {
     int64_t     watermark_us;
     int64_t     started_us;     /* when this process started it (Unix epoch) */
     int64_t     state_rows;     /* kept in the state store; -1: unknown */
+    int64_t     late_rows;      /* over the life of this process */
 } CqStatus;
+
+/* One committed batch.  Phases, in microseconds:
+ *   plan     on the loop: the sources' end offsets, the offset-log entry
+ *   read     on the worker: reading the source rows
+ *   execute  on the worker: operators, state reads, building the write
+ *   write    on the worker: the one synced RocksDB write that commits the
+ *            sink (result table or INTO stream), the late rows, the state
+ *            and the batch id together
+ *   commit   on the loop: the commit-log entry
+ * total runs from the start of plan to the end of commit (it includes the
+ * wait for a worker thread). */
+typedef struct CqProgress {
+    int64_t batch_id;
+    int64_t started_us;         /* wall clock, microseconds since the Unix epoch */
+    int64_t input_rows, output_rows, late_rows;
+    int64_t state_rows;         /* state keys after the batch */
+    int64_t evicted_rows;       /* state keys state_ttl evicted */
+    bool    has_watermark;      /* the watermark after the batch */
+    int64_t watermark_us;
+    int64_t plan_us, read_us, execute_us, write_us, commit_us, total_us;
+} CqProgress;
+
+/* How many batches cq_progress keeps per query. */
+#define CQ_PROGRESS_KEEP 100
 
 typedef void (*cq_close_cb)(CqRuntime *rt);
 
@@ -46,5 +73,10 @@ int  cq_stop(CqRuntime *rt, const char *name, SlError *err);
 void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *arg);
 /* The name of a query that reads or writes relation oid, or NULL. */
 const char *cq_dependent(CqRuntime *rt, uint32_t oid);
+/* Copies the progress of up to max of the query's latest batches (kept in
+ * memory, CQ_PROGRESS_KEEP at most, since the server started), newest
+ * first, into out; returns how many, or -1 with 42704 if there is no such
+ * query. */
+int  cq_progress(CqRuntime *rt, const char *name, CqProgress *out, int max, SlError *err);
 
 #endif /* SLUICE_CQ_H */

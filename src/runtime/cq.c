@@ -2,7 +2,7 @@
  * cq.c -- the scheduler of continuous queries (see cq.h, docs/engine.md).
  *
  *   cq_runtime_init, cq_runtime_close
- *   cq_start, cq_pause, cq_resume, cq_stop, cq_foreach, cq_dependent
+ *   cq_start, cq_pause, cq_resume, cq_stop, cq_foreach, cq_dependent, cq_progress
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
  * flight, the next batch is planned (source range, watermark), its entry is
@@ -69,7 +69,20 @@ struct Cq {
     int64_t            last_batch_id;
     int64_t            input_rows;
     int64_t            started_us;
+    int64_t            late_rows;
+    /* progress: a ring of the last batches, and the batch in flight's times */
+    CqProgress         progress[CQ_PROGRESS_KEEP];
+    int                nprogress, progress_next;
+    int64_t            plan_start_us, plan_us, batch_started_us;
+    int64_t            wake_at_us;      /* idle_timeout: run a batch at this time */
 };
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 static int64_t wall_us(void)
 {
@@ -178,6 +191,33 @@ static void work_cb(uv_work_t *w)
     q->batch_rc = inc_batch_run(q->plan, &q->batch, &q->batch_err);
 }
 
+/* Keeps the committed batch's figures in the ring. */
+static void record_progress(Cq *q, int64_t commit_us)
+{
+    const IncBatch *b = &q->batch;
+    CqProgress *p = &q->progress[q->progress_next];
+    *p = (CqProgress){
+        .batch_id = b->batch_id,
+        .started_us = q->batch_started_us,
+        .input_rows = b->input_rows,
+        .output_rows = b->output_rows,
+        .late_rows = b->late_rows,
+        .state_rows = b->state_rows,
+        .evicted_rows = b->evicted_rows,
+        .has_watermark = b->next_has_watermark,
+        .watermark_us = b->next_watermark_us,
+        .plan_us = q->plan_us,
+        .read_us = b->read_us,
+        .execute_us = b->execute_us,
+        .write_us = b->write_us,
+        .commit_us = commit_us,
+        .total_us = mono_us() - q->plan_start_us,
+    };
+    q->progress_next = (q->progress_next + 1) % CQ_PROGRESS_KEEP;
+    if (q->nprogress < CQ_PROGRESS_KEEP)
+        q->nprogress++;
+}
+
 static void after_work_cb(uv_work_t *w, int status)
 {
     Cq *q = w->data;
@@ -195,17 +235,21 @@ static void after_work_cb(uv_work_t *w, int status)
         return;
     }
     SlError err = {0};
+    int64_t tc = mono_us();
     if (cat_commit_append(q->rt->cat, q->rel->oid, q->batch.batch_id, &err) < 0) {
         fail_query(q, &err);
         sl_error_clear(&err);
         return;
     }
+    record_progress(q, mono_us() - tc);
     q->last_batch_id = q->batch.batch_id;
     q->input_rows += q->batch.input_rows;
+    q->late_rows += q->batch.late_rows;
     q->next_batch_id = q->batch.batch_id + 1;
     q->next_from = q->batch.to;
     q->has_watermark = q->batch.next_has_watermark;
     q->watermark_us = q->batch.next_watermark_us;
+    q->wake_at_us = q->batch.wake_at_us;
     /* Keep a bounded log: entries before the previous batch are not needed
      * for recovery any more. */
     if (q->batch.batch_id % 100 == 99 &&
@@ -214,10 +258,18 @@ static void after_work_cb(uv_work_t *w, int status)
                q->rel->name, err.message);
         sl_error_clear(&err);
     }
+    CqProgress last;
+    const CqProgress *pr = &last;
+    if (cq_progress(q->rt, q->rel->name, &last, 1, &err) != 1)
+        memset(&last, 0, sizeof(last));
+    sl_error_clear(&err);
     sl_log(LOG_DEBUG, "batch committed",
            "query=%s batch=%" PRId64 " input_rows=%" PRId64 " output_rows=%" PRId64
-           " late_rows=%" PRId64, q->rel->name, q->batch.batch_id, q->batch.input_rows,
-           q->batch.output_rows, q->batch.late_rows);
+           " late_rows=%" PRId64 " state_rows=%" PRId64 " plan_us=%" PRId64 " read_us=%" PRId64
+           " execute_us=%" PRId64 " write_us=%" PRId64 " commit_us=%" PRId64
+           " total_us=%" PRId64, q->rel->name, q->batch.batch_id, q->batch.input_rows,
+           q->batch.output_rows, q->batch.late_rows, q->batch.state_rows, pr->plan_us,
+           pr->read_us, pr->execute_us, pr->write_us, pr->commit_us, pr->total_us);
     if (q->trigger == TRIGGER_ONCE ||
         (q->trigger == TRIGGER_AVAILABLE_NOW && q->next_from >= q->stop_at)) {
         q->finished = true;
@@ -238,6 +290,8 @@ static void launch(Cq *q, const CqOffsets *o, int64_t from, int64_t to)
     q->batch.to = to;
     q->batch.has_watermark = o->has_watermark;
     q->batch.watermark_us = o->watermark_us;
+    q->batch.now_us = o->batch_ts_us;
+    q->batch_started_us = o->batch_ts_us;
     q->in_flight = true;
     q->work.data = q;
     int rc = uv_queue_work(q->rt->loop, &q->work, work_cb, after_work_cb);
@@ -254,6 +308,7 @@ static void plan_batch(Cq *q)
 {
     if (q->in_flight || q->paused || q->failed || q->finished || q->stopping)
         return;
+    q->plan_start_us = mono_us();
     SlError err = {0};
     int64_t latest = source_latest(inc_plan_source(q->plan), wall_us(), &err);
     if (latest < 0) {
@@ -266,7 +321,11 @@ static void plan_batch(Cq *q)
     int64_t to = latest;
     if (q->max_offsets > 0 && to - q->next_from > q->max_offsets)
         to = q->next_from + q->max_offsets;
-    if (to <= q->next_from) {
+    /* No new rows, but an idle partition would move the watermark: run an
+     * empty batch, so windows close (idle_timeout). */
+    bool wake = q->trigger == TRIGGER_INTERVAL && inc_plan_idle_wakes(q->plan) &&
+                wall_us() >= q->wake_at_us;
+    if (to <= q->next_from && !wake) {
         if (q->trigger != TRIGGER_INTERVAL) {
             q->finished = true;
             set_status(q, "finished", NULL);
@@ -285,6 +344,7 @@ static void plan_batch(Cq *q)
         sl_error_clear(&err);
         return;
     }
+    q->plan_us = mono_us() - q->plan_start_us;
     launch(q, &o, q->next_from, to);
 }
 
@@ -416,6 +476,7 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
         return -1;
     }
     cat_relation_ref(query);
+    q->wake_at_us = inc_plan_idle_wakes(q->plan) ? 0 : INT64_MAX;
     uv_timer_init(rt->loop, &q->timer);
     q->timer.data = q;
     q->next = rt->queries;
@@ -455,6 +516,8 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
         logged_range(last.sources, &from, &to);
         sl_log(LOG_INFO, "replaying batch", "query=%s batch=%" PRId64, query->name,
                last.batch_id);
+        q->plan_start_us = mono_us();
+        q->plan_us = 0;
         launch(q, &last, from, to);
     }
     if (q->trigger == TRIGGER_INTERVAL && q->interval_ms > 0)
@@ -530,6 +593,7 @@ void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *a
             .watermark_us = q->watermark_us,
             .started_us = q->started_us,
             .state_rows = -1,
+            .late_rows = q->late_rows,
         };
         SlError err = {0};
         if (inc_state_rows(q->plan, &s.state_rows, &err) < 0)
@@ -544,9 +608,21 @@ const char *cq_dependent(CqRuntime *rt, uint32_t oid)
     for (Cq *q = rt->queries; q != NULL; q = q->next) {
         if (q->stopping)
             continue;
-        const CatRelation *into = inc_plan_into(q->plan);
-        if (inc_plan_stream(q->plan)->oid == oid || (into != NULL && into->oid == oid))
+        const CatRelation *into = inc_plan_into(q->plan), *late = inc_plan_late(q->plan);
+        if (inc_plan_stream(q->plan)->oid == oid || (into != NULL && into->oid == oid) ||
+            (late != NULL && late->oid == oid))
             return q->rel->name;
     }
     return NULL;
+}
+
+int cq_progress(CqRuntime *rt, const char *name, CqProgress *out, int max, SlError *err)
+{
+    Cq *q = find_or_error(rt, name, err);
+    if (q == NULL)
+        return -1;
+    int n = 0;
+    for (int i = 1; i <= q->nprogress && n < max; i++)
+        out[n++] = q->progress[(q->progress_next + CQ_PROGRESS_KEEP - i) % CQ_PROGRESS_KEEP];
+    return n;
 }

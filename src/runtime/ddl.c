@@ -21,6 +21,7 @@
 #include "sluice/relstore.h"
 
 #include <stdio.h>
+#include "source.h"
 
 int rt_run_create(const Query *q, SlError *err)
 {
@@ -35,6 +36,9 @@ int rt_run_create(const Query *q, SlError *err)
         return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
                         def->name);
     }
+    SourceParts parts;
+    if (def->kind == REL_STREAM && source_parts(def, &parts, err) < 0)
+        return -1;
     if (def->kind == REL_STREAM && ingest_validate(def, err) < 0)
         return -1;
     if (def->kind == REL_SINK && fsink_check(def->options, err) < 0)

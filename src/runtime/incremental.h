@@ -37,6 +37,14 @@ typedef struct IncBatch {
     int64_t late_rows;
     int64_t state_rows;
     int64_t min_event_us, max_event_us;
+    int64_t now_us;             /* batch time (logged when planned): state_ttl's clock */
+    int64_t evicted_rows;       /* state keys state_ttl evicted */
+    int64_t wake_at_us;         /* batch time at which an idle partition would move the
+                                 * watermark (INT64_MAX: never): run a batch then */
+    /* per phase, microseconds */
+    int64_t read_us;            /* reading the source rows */
+    int64_t execute_us;         /* operators, state reads, building the write */
+    int64_t write_us;           /* the one synced RocksDB write: output + state + batch id */
 } IncBatch;
 
 int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
@@ -47,6 +55,10 @@ Source *inc_plan_source(IncPlan *p);
 const CatRelation *inc_plan_stream(IncPlan *p);
 /* The stream INTO writes to, or NULL. */
 const CatRelation *inc_plan_into(IncPlan *p);
+/* The late_rows stream, or NULL. */
+const CatRelation *inc_plan_late(IncPlan *p);
+/* Whether the watermark can move with no new rows (idle_timeout). */
+bool inc_plan_idle_wakes(IncPlan *p);
 int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
 int  inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark,
                     int64_t *watermark_us, SlError *err);
