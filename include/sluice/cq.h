@@ -36,6 +36,8 @@ typedef struct CqStatus {
     int64_t     started_us;     /* when this process started it (Unix epoch) */
     int64_t     state_rows;     /* kept in the state store; -1: unknown */
     int64_t     late_rows;      /* over the life of this process */
+    int64_t     trigger_ms;     /* the interval; 0: back to back; -1: once/available_now */
+    bool        falling_behind; /* see cq_falling_behind */
 } CqStatus;
 
 /* One committed batch.  Phases, in microseconds:
@@ -57,7 +59,17 @@ typedef struct CqProgress {
     bool    has_watermark;      /* the watermark after the batch */
     int64_t watermark_us;
     int64_t plan_us, read_us, execute_us, write_us, commit_us, total_us;
+    int64_t sink_us;            /* a files sink's commit, before the write (0: none) */
+    bool    has_event_time;     /* the batch read rows with an event time */
+    int64_t min_event_us, max_event_us;     /* microseconds since 2000-01-01 */
+    int64_t backlog_rows;       /* source rows available but left for later batches */
 } CqProgress;
+
+/* A query falls behind when, over its last CQ_BEHIND_BATCHES batches, every
+ * batch took longer than its trigger interval (interval triggers), or every
+ * batch left rows behind and the backlog did not shrink (its input comes in
+ * faster than it is processed). */
+#define CQ_BEHIND_BATCHES 3
 
 /* How many batches cq_progress keeps per query. */
 #define CQ_PROGRESS_KEEP 100
@@ -71,6 +83,9 @@ int  cq_pause(CqRuntime *rt, const char *name, SlError *err);
 int  cq_resume(CqRuntime *rt, const char *name, SlError *err);
 int  cq_stop(CqRuntime *rt, const char *name, SlError *err);
 void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *arg);
+/* The status of one query (strings valid until the loop runs on); false if
+ * there is none of that name. */
+bool cq_status_of(CqRuntime *rt, const char *name, CqStatus *out);
 /* The name of a query that reads or writes relation oid, or NULL. */
 const char *cq_dependent(CqRuntime *rt, uint32_t oid);
 /* Copies the progress of up to max of the query's latest batches (kept in

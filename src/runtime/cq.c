@@ -2,7 +2,8 @@
  * cq.c -- the scheduler of continuous queries (see cq.h, docs/engine.md).
  *
  *   cq_runtime_init, cq_runtime_close
- *   cq_start, cq_pause, cq_resume, cq_stop, cq_foreach, cq_dependent, cq_progress
+ *   cq_start, cq_pause, cq_resume, cq_stop, cq_foreach, cq_status_of, cq_dependent,
+ *   cq_progress
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
  * flight, the next batch is planned (source range, watermark), its entry is
@@ -74,6 +75,7 @@ struct Cq {
     CqProgress         progress[CQ_PROGRESS_KEEP];
     int                nprogress, progress_next;
     int64_t            plan_start_us, plan_us, batch_started_us;
+    int64_t            backlog_rows;    /* at plan time: rows left for later batches */
     int64_t            wake_at_us;      /* idle_timeout: run a batch at this time */
 };
 
@@ -212,6 +214,11 @@ static void record_progress(Cq *q, int64_t commit_us)
         .write_us = b->write_us,
         .commit_us = commit_us,
         .total_us = mono_us() - q->plan_start_us,
+        .sink_us = b->sink_us,
+        .has_event_time = b->max_event_us != INT64_MIN,
+        .min_event_us = b->max_event_us != INT64_MIN ? b->min_event_us : 0,
+        .max_event_us = b->max_event_us != INT64_MIN ? b->max_event_us : 0,
+        .backlog_rows = q->backlog_rows,
     };
     q->progress_next = (q->progress_next + 1) % CQ_PROGRESS_KEEP;
     if (q->nprogress < CQ_PROGRESS_KEEP)
@@ -345,6 +352,7 @@ static void plan_batch(Cq *q)
         return;
     }
     q->plan_us = mono_us() - q->plan_start_us;
+    q->backlog_rows = latest > to ? latest - to : 0;
     launch(q, &o, q->next_from, to);
 }
 
@@ -579,6 +587,28 @@ void cq_runtime_close(CqRuntime *rt, cq_close_cb cb)
     maybe_finish_close(rt);
 }
 
+/* CQ_BEHIND_BATCHES in cq.h: the last batches all overran the trigger
+ * interval, or all left rows behind without the backlog shrinking. */
+static bool falling_behind(const Cq *q)
+{
+    if (q->nprogress < CQ_BEHIND_BATCHES || q->paused || q->failed || q->finished)
+        return false;
+    bool overran = q->trigger == TRIGGER_INTERVAL && q->interval_ms > 0;
+    bool backlog = true;
+    int64_t newer_backlog = -1;
+    for (int i = 1; i <= CQ_BEHIND_BATCHES; i++) {
+        const CqProgress *p =
+            &q->progress[(q->progress_next + CQ_PROGRESS_KEEP - i) % CQ_PROGRESS_KEEP];
+        if (p->total_us <= q->interval_ms * 1000)
+            overran = false;
+        /* walking back in time: each older backlog must be <= the newer one */
+        if (p->backlog_rows == 0 || (newer_backlog >= 0 && p->backlog_rows > newer_backlog))
+            backlog = false;
+        newer_backlog = p->backlog_rows;
+    }
+    return overran || backlog;
+}
+
 void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *arg)
 {
     for (Cq *q = rt->queries; q != NULL; q = q->next) {
@@ -595,12 +625,36 @@ void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *a
             .state_rows = -1,
             .late_rows = q->late_rows,
         };
+        s.trigger_ms = q->trigger == TRIGGER_INTERVAL ? q->interval_ms : -1;
+        s.falling_behind = falling_behind(q);
         SlError err = {0};
         if (inc_state_rows(q->plan, &s.state_rows, &err) < 0)
             s.state_rows = -1;
         sl_error_clear(&err);
         fn(&s, arg);
     }
+}
+
+typedef struct StatusOf {
+    const char *name;
+    CqStatus   *out;
+    bool        found;
+} StatusOf;
+
+static void status_of_cb(const CqStatus *s, void *arg)
+{
+    StatusOf *so = arg;
+    if (!so->found && strcmp(s->name, so->name) == 0) {
+        *so->out = *s;
+        so->found = true;
+    }
+}
+
+bool cq_status_of(CqRuntime *rt, const char *name, CqStatus *out)
+{
+    StatusOf so = {name, out, false};
+    cq_foreach(rt, status_of_cb, &so);
+    return so.found;
 }
 
 const char *cq_dependent(CqRuntime *rt, uint32_t oid)

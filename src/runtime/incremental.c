@@ -1361,9 +1361,11 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     b->read_us = tr;
     /* The sink before the state: output a replay may write again, never
      * state whose output is missing (docs/architecture.md, "Recovery"). */
+    int64_t ts = mono_us();
     if (p->fsink != NULL &&
         fsink_commit(p->fsink, b->batch_id, (const Batch *const *)r.outs, r.nouts, err) < 0)
         goto out;
+    b->sink_us = p->fsink != NULL ? mono_us() - ts : 0;
     SLUICE_FAULT("batch_before_state_commit");
     int64_t tw = mono_us();
     /* The output chunks (INTO), the late rows (late_rows) and the state in

@@ -45,6 +45,7 @@ typedef struct IncBatch {
     int64_t read_us;            /* reading the source rows */
     int64_t execute_us;         /* operators, state reads, building the write */
     int64_t write_us;           /* the one synced RocksDB write: output + state + batch id */
+    int64_t sink_us;            /* a files sink's commit (before the write) */
 } IncBatch;
 
 int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,

@@ -37,6 +37,7 @@ int rt_cq_check_drop(const CatRelation *rel, SlError *err);
 struct CqRuntime *rt_cq_runtime(void);   /* NULL before rt_cq_init */
 void pgcat_register(void);
 void sys_register(void);
+void sys_progress_register(void);   /* sys_progress.c: sys.query_progress */
 void sys_settings_foreach(void (*fn)(const char *name, const char *value,
                                      const char *description, void *arg),
                           void *arg);

@@ -255,6 +255,7 @@ static void queries_cb(const CatRelation *rel, void *arg)
     else
         vrel_put_null(r);
     vrel_put_text(r, error);
+    vrel_put_bool(r, f.found && f.st.falling_behind);
     vrel_put_unix_us(r, rel->created_at);
     vrel_put_unix_us(r, f.found ? f.st.started_us : 0);
     if (f.found)
@@ -332,8 +333,8 @@ static const VrelDef sys_defs[] = {
      produce_sinks, "sinks and their options"},
     {"sys", "queries", 14004,
      "oid oid, name text, status text, sql text, trigger text, output_mode text, "
-     "last_batch_id int8, last_error text, created_at timestamptz, started_at timestamptz, "
-     "input_rows int8, watermark timestamptz",
+     "last_batch_id int8, last_error text, falling_behind bool, created_at timestamptz, "
+     "started_at timestamptz, input_rows int8, watermark timestamptz",
      produce_queries, "continuous queries: status, trigger, last batch, last error"},
     {"sys", "state", 14005,
      "query text, query_oid oid, operator text, state_rows int8, last_batch_id int8, "
@@ -350,4 +351,5 @@ static const VrelDef sys_defs[] = {
 void sys_register(void)
 {
     vrel_register(sys_defs, (int)SL_ARRAY_LEN(sys_defs));
+    sys_progress_register();
 }
