@@ -63,7 +63,7 @@
       STREAM SUBSCRIBE TRANSACTION TRIGGER TRUNCATE UNKNOWN UPDATE VARYING
       WATERMARK WINDOW WITHOUT WORK YEAR ZONE
       CASCADE CONFLICT CONTINUOUS FILTER FIRST IF KEY LAST NOTHING NULLS PAUSE
-      QUERY RECURSIVE REPLACE RESTRICT RESUME OPERATOR
+      QUERY RECURSIVE REPLACE RESTRICT RESUME OPERATOR OVER PARTITION
       AT.
 
 /* Anything at all: the words after SET, or after a statement we recognise
@@ -574,6 +574,10 @@ c_expr(A) ::= ARRAY(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_ARRA
 c_expr(A) ::= func_expr(X). { A = X; }
 
 func_expr(A) ::= func_application(F) filter_clause(W). { A = func_set_filter(p, F, W); }
+func_expr(A) ::= func_application(F) filter_clause(W) OVER LP opt_partition_clause(P) opt_sort_clause(S) RP. { A = func_set_over(p, func_set_filter(p, F, W), P, S); }
+%type opt_partition_clause {List *}
+opt_partition_clause(A) ::= . { A = NULL; }
+opt_partition_clause(A) ::= PARTITION BY expr_list(L). { A = L; }
 func_application(A) ::= name_list(N) LP RP. { A = make_func_call(p, N, NULL, false, false); }
 func_application(A) ::= name_list(N) LP func_args(X) RP. { A = make_func_call(p, N, X, false, false); }
 func_application(A) ::= name_list(N) LP func_args(X) sort_clause(S) RP. { A = func_set_order(p, make_func_call(p, N, X, false, false), S); }

@@ -136,6 +136,11 @@ typedef struct FuncCall {
     bool        distinct;
     Node       *filter;     /* agg(...) FILTER (WHERE filter), or NULL */
     List       *agg_order;  /* agg(x ORDER BY ...): of SortBy */
+    bool        over;       /* a window function: f(...) OVER (...) */
+    List       *over_partition;  /* PARTITION BY: of Node */
+    List       *over_order;      /* ORDER BY: of SortBy */
+    int         over_col;   /* set by the analyzer: 1 + the column of the
+                               Window node that computes it; 0 none yet */
 } FuncCall;
 
 typedef struct TypeName {

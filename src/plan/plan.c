@@ -48,7 +48,8 @@ Plan *plan_child(const Plan *p, int i)
 const char *plan_kind_name(PlanKind k)
 {
     static const char *const names[] = {"Scan", "Values", "Filter", "Project", "Aggregate",
-                                        "Sort", "Limit", "Distinct", "Join", "SetOp"};
+                                        "Sort", "Limit", "Distinct", "Join", "SetOp",
+                                        "WindowAgg"};
     return names[k];
 }
 

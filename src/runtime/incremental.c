@@ -189,6 +189,8 @@ static int decompose(IncPlan *p, Plan *top, SlError *err)
     case PLAN_DISTINCT:
         return refuse(err, "DISTINCT on a stream cannot run incrementally yet",
                       "Group by the columns instead (GROUP BY WINDOW(ts, ...), cols).");
+    case PLAN_WINDOW:
+        return refuse(err, "window functions on a stream cannot run incrementally yet", NULL);
     case PLAN_LIMIT:
         return refuse(err, "LIMIT on a stream cannot run incrementally",
                       "Read the result table with LIMIT instead.");

@@ -9,7 +9,7 @@
  *   make_range_var_alias, make_range_subselect, make_join,
  *   join_set_alias                                          FROM items
  *   make_sublink, make_set_to_default, func_set_filter,
- *   func_set_order                                          expression pieces
+ *   func_set_order, func_set_over                           expression pieces
  *   make_column_def, make_constraint, make_watermark, make_def_elem,
  *   make_create, make_create_cq, make_drop, make_alter_cq, make_subscribe,
  *   make_explain, make_explain_cq, make_show, make_variable_reset  DDL
@@ -208,6 +208,18 @@ Node *func_set_filter(Parse *p, Node *func, Node *filter)
     SL_UNUSED(p);
     if (filter != NULL && IS_A(func, FuncCall))
         ((FuncCall *)func)->filter = filter;
+    return func;
+}
+
+Node *func_set_over(Parse *p, Node *func, List *partition, List *order)
+{
+    SL_UNUSED(p);
+    if (IS_A(func, FuncCall)) {
+        FuncCall *f = (FuncCall *)func;
+        f->over = true;
+        f->over_partition = partition;
+        f->over_order = order;
+    }
     return func;
 }
 

@@ -181,6 +181,8 @@ Node *make_sublink(Parse *p, SubLinkType type, bool negate, Node *test, Node *su
 Node *make_set_to_default(Parse *p, const Token *t);
 Node *func_set_filter(Parse *p, Node *func, Node *filter);
 Node *func_set_order(Parse *p, Node *func, List *order);
+/* f(...) OVER (PARTITION BY partition ORDER BY order) */
+Node *func_set_over(Parse *p, Node *func, List *partition, List *order);
 List *make_name_strs(Parse *p, List *l, const Token *t);
 
 Node *make_column_def(Parse *p, const Token *name, Node *type, List *constraints);
