@@ -15,33 +15,19 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from drivers import mvn_build
+
 JDBC_DIR = Path(__file__).parent / "jdbc"
 SOURCES = list((JDBC_DIR / "src" / "main" / "java" / "sluice").glob("*.java"))
 CLASS = JDBC_DIR / "target" / "classes" / "sluice" / "JdbcMetadata.class"
 CLASSPATH = JDBC_DIR / "target" / "classpath.txt"
 
 
-def build():
-    newest = max([p.stat().st_mtime for p in SOURCES] + [(JDBC_DIR / "pom.xml").stat().st_mtime])
-    if CLASS.exists() and CLASSPATH.exists() and CLASS.stat().st_mtime >= newest:
-        return
-    cmd = ["mvn", "-B", "-q", "compile", "dependency:build-classpath",
-           f"-Dmdep.outputFile={CLASSPATH}"]
-    res = subprocess.run(["mvn", "-o", *cmd[1:]], cwd=JDBC_DIR, capture_output=True,
-                         text=True, timeout=600, stdin=subprocess.DEVNULL)
-    if res.returncode != 0:     # not all in ~/.m2 yet: let Maven fetch it
-        res = subprocess.run(cmd, cwd=JDBC_DIR, capture_output=True, text=True,
-                             timeout=600, stdin=subprocess.DEVNULL)
-    if res.returncode != 0:
-        pytest.fail(f"mvn failed:\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}")
-    CLASS.touch()
-
-
 @pytest.fixture(scope="module")
 def metadata(sluiced_module):
     if shutil.which("java") is None or shutil.which("mvn") is None:
         pytest.skip("java or mvn is not installed")
-    build()
+    mvn_build(JDBC_DIR, CLASS, SOURCES, CLASSPATH)
     server = sluiced_module()
     with psycopg.connect(server.dsn, autocommit=True, connect_timeout=10) as c:
         c.execute("CREATE TABLE users (user_id BIGINT PRIMARY KEY, "
