@@ -419,6 +419,7 @@ from_list(A) ::= from_list(L) COMMA table_ref(X). { A = make_list_append(p, L, X
 
 table_ref(A) ::= name_list(N) opt_alias_clause(X). { A = make_range_var_alias(p, N, X); }
 table_ref(A) ::= select_with_parens(S) opt_alias_clause(X). { A = make_range_subselect(p, S, X, ((SelectStmt *)S)->paren_loc); }
+table_ref(A) ::= func_application(F) opt_alias_clause(X). { A = make_range_function(p, F, X); }
 table_ref(A) ::= joined_table(J). { A = J; }
 table_ref(A) ::= LP joined_table(J) RP alias_clause(X). { A = join_set_alias(p, J, X); }
 
@@ -570,6 +571,7 @@ c_expr(A) ::= simple_typename(T) STRING(S) opt_interval_qual(Q). { A = make_type
 c_expr(A) ::= case_expr(X). { A = X; }
 c_expr(A) ::= select_with_parens(S). [UMINUS] { A = make_sublink(p, SUBLINK_EXPR, false, NULL, S, ((SelectStmt *)S)->paren_loc); }
 c_expr(A) ::= EXISTS(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_EXISTS, false, NULL, S, T.offset); }
+c_expr(A) ::= c_expr(X) LBRACKET(O) a_expr(I) RBRACKET. { A = make_aexpr(p, AEXPR_SUBSCRIPT, "[]", X, I, O.offset); }
 c_expr(A) ::= ARRAY(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_ARRAY, false, NULL, S, T.offset); }
 c_expr(A) ::= func_expr(X). { A = X; }
 
@@ -681,6 +683,7 @@ case_default(A) ::= ELSE a_expr(X). { A = X; }
 
 typename(A) ::= simple_typename(X). { A = X; }
 typename(A) ::= name_list(N) opt_type_mods(M). { A = make_generic_type(p, N, M); }
+typename(A) ::= typename(X) LBRACKET RBRACKET. { A = make_array_type(p, X); }
 
 %type opt_type_mods {List *}
 opt_type_mods(A) ::= . { A = NULL; }

@@ -44,6 +44,7 @@ typedef enum PlanKind {
     PLAN_SETOP,     /* UNION / INTERSECT / EXCEPT [ALL] of two children */
     PLAN_WINDOW,    /* a window function's value appended to each row of a
                        child sorted by the partition, then the order keys */
+    PLAN_SERIES,    /* generate_series(start, stop [, step]) in FROM */
 } PlanKind;
 
 typedef enum WindowFunc {
@@ -137,6 +138,9 @@ struct Plan {
             SetOpKind op;
             bool      all;
         } setop;
+        struct {
+            Expr *start, *stop, *step;  /* bigint, no input; step may be NULL */
+        } series;
         struct {
             /* output: the child's columns, then the function's (bigint) */
             WindowFunc func;

@@ -1,8 +1,12 @@
 /*
- * op_window.c -- window functions over a sorted input.
+ * op_window.c -- window functions over a sorted input, and
+ * generate_series in FROM.
  *
  *   op_build_window    row_number(), rank(), dense_rank() OVER (PARTITION
  *                      BY ... ORDER BY ...)
+ *   op_build_series    generate_series(start, stop [, step]): its
+ *                      arguments evaluated once (they may read a
+ *                      correlated subquery's outer row), then the integers
  *
  * The analyzer puts a Sort by the partition keys, then the order keys,
  * under the Window node, so a partition's rows arrive together and in
@@ -101,5 +105,82 @@ ExOp *op_build_window(ExCtx *cx, const Plan *p, ExOp *child)
     s->keys = ARENA_ARRAY(cx->arena, Vector, nk ? nk : 1);
     op->next = window_next;
     op->close = window_close;
+    return op;
+}
+
+/* ------------------------------------------------------ generate_series */
+
+typedef struct SeriesState {
+    bool    started, done;
+    int64_t next, stop, step;
+} SeriesState;
+
+static int series_start(ExOp *op, SeriesState *s)
+{
+    const Plan *p = op->plan;
+    EvalCtx ecx = op_eval_ctx(op);
+    Expr *args[3] = {p->u.series.start, p->u.series.stop, p->u.series.step};
+    int64_t v[3] = {0, 0, 1};
+    for (int k = 0; k < 3; k++) {
+        if (args[k] == NULL)
+            continue;
+        Vector out;
+        if (ex_eval(&ecx, args[k], NULL, 1, &out) < 0)
+            return -1;
+        if (vector_is_null(&out, 0)) {
+            s->done = true;         /* a NULL argument: no rows */
+            return 0;
+        }
+        v[k] = out.v.i64[0];
+    }
+    if (v[2] == 0)
+        return sl_error(op->cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                        "step size cannot equal zero");
+    s->next = v[0];
+    s->stop = v[1];
+    s->step = v[2];
+    return 0;
+}
+
+static int series_next(ExOp *op, ExBatch **out)
+{
+    SeriesState *s = op->state;
+    if (!s->started) {
+        s->started = true;
+        if (series_start(op, s) < 0)
+            return -1;
+    }
+    const Plan *p = op->plan;
+    Vector *col = ARENA_NEW(&op->arena, Vector);
+    vector_init(col, &op->arena, p->cols[0].type, EX_BATCH_ROWS, false);
+    uint32_t n = 0;
+    while (!s->done && n < EX_BATCH_ROWS) {
+        if (s->step > 0 ? s->next > s->stop : s->next < s->stop) {
+            s->done = true;
+            break;
+        }
+        if (col->type.id == TYPE_INT4)
+            col->v.i32[n++] = (int32_t)s->next;
+        else
+            col->v.i64[n++] = s->next;
+        if (__builtin_add_overflow(s->next, s->step, &s->next))
+            s->done = true;
+    }
+    if (n == 0)
+        return 0;
+    col->len = n;
+    op->out.b.nrows = n;
+    op->out.b.ncols = 1;
+    op->out.b.cols = col;
+    op->out.sel = NULL;
+    op->out.n = n;
+    *out = &op->out;
+    return 1;
+}
+
+ExOp *op_build_series(ExCtx *cx, const Plan *p)
+{
+    ExOp *op = op_new(cx, p, sizeof(SeriesState));
+    op->next = series_next;
     return op;
 }

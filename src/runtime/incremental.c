@@ -191,6 +191,8 @@ static int decompose(IncPlan *p, Plan *top, SlError *err)
                       "Group by the columns instead (GROUP BY WINDOW(ts, ...), cols).");
     case PLAN_WINDOW:
         return refuse(err, "window functions on a stream cannot run incrementally yet", NULL);
+    case PLAN_SERIES:
+        return refuse(err, "generate_series in a continuous query is not supported", NULL);
     case PLAN_LIMIT:
         return refuse(err, "LIMIT on a stream cannot run incrementally",
                       "Read the result table with LIMIT instead.");

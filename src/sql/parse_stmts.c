@@ -6,7 +6,8 @@
  *   make_values, values_add_row, make_setop, select_set_sort,
  *   select_set_limit, select_set_with, select_set_distinct_on,
  *   make_sort_by, make_cte                                   queries
- *   make_range_var_alias, make_range_subselect, make_join,
+ *   make_range_var_alias, make_range_subselect, make_range_function,
+ *   make_array_type, make_join,
  *   join_set_alias                                          FROM items
  *   make_sublink, make_set_to_default, func_set_filter,
  *   func_set_order, func_set_over                           expression pieces
@@ -163,6 +164,22 @@ Node *make_range_subselect(Parse *p, Node *sub, AliasSpec alias, int loc)
     r->alias = alias.name;
     r->colnames = alias.cols;
     return &r->hdr;
+}
+
+Node *make_range_function(Parse *p, Node *func, AliasSpec alias)
+{
+    RangeFunction *r = NEW_NODE(p, RangeFunction, func->location);
+    r->func = (FuncCall *)func;
+    r->alias = alias.name;
+    r->colnames = alias.cols;
+    return &r->hdr;
+}
+
+Node *make_array_type(Parse *p, Node *type)
+{
+    SL_UNUSED(p);
+    ((TypeName *)type)->array = true;
+    return type;
 }
 
 Node *make_join(Parse *p, JoinType type, bool natural, Node *l, Node *r, JoinQual q)
