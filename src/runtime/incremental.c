@@ -331,7 +331,11 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
     SqlCatalog sc = {lookup_cb, cat, NULL};
     if (sql_analyze_with(&p->arena, &sc, query->sql, &sel, NULL, 0, &q, err) < 0)
         goto fail;
-    if (q->kind != QUERY_SELECT || q->plan == NULL || q->ninit > 0 || q->nparams > 0) {
+    if (q->ninit > 0 || q->ncorrelated > 0) {
+        refuse(err, "subqueries in a continuous query are not supported yet", NULL);
+        goto fail;
+    }
+    if (q->kind != QUERY_SELECT || q->plan == NULL || q->nparams > 0) {
         refuse(err, "this query cannot run as a continuous query", NULL);
         goto fail;
     }

@@ -1044,6 +1044,7 @@ int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const Raw
     q->nparams = an.nparams;
     q->param_types = an.params;
     q->ninit = list_len(an.init);
+    q->ncorrelated = an.ncorrelated;
     q->init = ARENA_ARRAY(a, InitPlan, q->ninit ? q->ninit : 1);
     for (int i = 0; i < q->ninit; i++)
         q->init[i] = *(InitPlan *)list_nth(an.init, i);

@@ -964,6 +964,7 @@ Expr *an_sublink(Analyze *an, SubLink *s)
         e->subkind = s->type;
         e->subplan = p;
         e->index = -1;
+        an->ncorrelated++;
         return e;
     }
     InitPlan *ip = ARENA_NEW(an->a, InitPlan);
