@@ -63,7 +63,7 @@
       STREAM SUBSCRIBE TRANSACTION TRIGGER TRUNCATE UNKNOWN UPDATE VARYING
       WATERMARK WINDOW WITHOUT WORK YEAR ZONE
       CASCADE CONFLICT CONTINUOUS FILTER FIRST IF KEY LAST NOTHING NULLS PAUSE
-      QUERY RECURSIVE REPLACE RESTRICT RESUME OPERATOR
+      QUERY RECURSIVE REPLACE RESTRICT RESUME OPERATOR OVER PARTITION
       AT.
 
 /* Anything at all: the words after SET, or after a statement we recognise
@@ -419,6 +419,7 @@ from_list(A) ::= from_list(L) COMMA table_ref(X). { A = make_list_append(p, L, X
 
 table_ref(A) ::= name_list(N) opt_alias_clause(X). { A = make_range_var_alias(p, N, X); }
 table_ref(A) ::= select_with_parens(S) opt_alias_clause(X). { A = make_range_subselect(p, S, X, ((SelectStmt *)S)->paren_loc); }
+table_ref(A) ::= func_application(F) opt_alias_clause(X). { A = make_range_function(p, F, X); }
 table_ref(A) ::= joined_table(J). { A = J; }
 table_ref(A) ::= LP joined_table(J) RP alias_clause(X). { A = join_set_alias(p, J, X); }
 
@@ -570,10 +571,15 @@ c_expr(A) ::= simple_typename(T) STRING(S) opt_interval_qual(Q). { A = make_type
 c_expr(A) ::= case_expr(X). { A = X; }
 c_expr(A) ::= select_with_parens(S). [UMINUS] { A = make_sublink(p, SUBLINK_EXPR, false, NULL, S, ((SelectStmt *)S)->paren_loc); }
 c_expr(A) ::= EXISTS(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_EXISTS, false, NULL, S, T.offset); }
+c_expr(A) ::= c_expr(X) LBRACKET(O) a_expr(I) RBRACKET. { A = make_aexpr(p, AEXPR_SUBSCRIPT, "[]", X, I, O.offset); }
 c_expr(A) ::= ARRAY(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_ARRAY, false, NULL, S, T.offset); }
 c_expr(A) ::= func_expr(X). { A = X; }
 
 func_expr(A) ::= func_application(F) filter_clause(W). { A = func_set_filter(p, F, W); }
+func_expr(A) ::= func_application(F) filter_clause(W) OVER LP opt_partition_clause(P) opt_sort_clause(S) RP. { A = func_set_over(p, func_set_filter(p, F, W), P, S); }
+%type opt_partition_clause {List *}
+opt_partition_clause(A) ::= . { A = NULL; }
+opt_partition_clause(A) ::= PARTITION BY expr_list(L). { A = L; }
 func_application(A) ::= name_list(N) LP RP. { A = make_func_call(p, N, NULL, false, false); }
 func_application(A) ::= name_list(N) LP func_args(X) RP. { A = make_func_call(p, N, X, false, false); }
 func_application(A) ::= name_list(N) LP func_args(X) sort_clause(S) RP. { A = func_set_order(p, make_func_call(p, N, X, false, false), S); }
@@ -677,6 +683,7 @@ case_default(A) ::= ELSE a_expr(X). { A = X; }
 
 typename(A) ::= simple_typename(X). { A = X; }
 typename(A) ::= name_list(N) opt_type_mods(M). { A = make_generic_type(p, N, M); }
+typename(A) ::= typename(X) LBRACKET RBRACKET. { A = make_array_type(p, X); }
 
 %type opt_type_mods {List *}
 opt_type_mods(A) ::= . { A = NULL; }

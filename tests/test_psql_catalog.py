@@ -2,7 +2,9 @@
 
 psql runs its own catalog queries (pg_catalog.pg_class, pg_namespace,
 pg_database, pg_roles, OPERATOR(pg_catalog.~), correlated subqueries,
-::regtype casts, ...) for \\l, \\dt, \\d, \\dn, \\du and \\d of a system table;
+::regtype casts, generate_series, array subscripts, ...) for \\l, \\dt,
+\\d, \\dn, \\du and \\d NAME of a table, a stream, a result table and
+system tables;
 the output is compared with the expected files under tests/expected/psql/,
 with only what truly varies masked (timings).  SLUICE_UPDATE_EXPECTED=1
 rewrites the files from the current output instead (then review the diff).
@@ -55,6 +57,10 @@ def check_expected(name, text):
     ("dn", r"\dn"),
     ("dt_pattern", r"\dt u*"),
     ("du", r"\du"),
+    ("d_table", r"\d users"),
+    ("d_stream", r"\d clicks"),
+    ("d_result_table", r"\d clicks_per_user"),
+    ("d_pg_namespace", r"\d pg_namespace"),
     ("d_sys_streams", r"\d sys.streams"),
     ("d_sys_queries", r"\d sys.queries"),
 ])

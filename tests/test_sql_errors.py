@@ -43,6 +43,8 @@ ERRORS = [
     ("SUBSCRIBE q", "0A000", None, None),
     ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT * FROM t",
      "0A000", 1, None),
+    ("SELECT 1 FROM users u WHERE 1 IN (SELECT id FROM orders WHERE user_id = u.user_id)",
+     "0A000", 31, None),
 ]
 
 

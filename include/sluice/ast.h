@@ -62,6 +62,7 @@ typedef enum NodeTag {
     T_DefElem,
     T_OnConflictClause,
     T_CopyStmt,
+    T_RangeFunction,
 } NodeTag;
 
 typedef struct Node {
@@ -101,6 +102,7 @@ typedef enum AExprKind {
     AEXPR_BETWEEN_SYM,
     AEXPR_NOT_BETWEEN_SYM,
     AEXPR_OP_ANY,           /* lexpr op ANY (rexpr): an array or a subquery */
+    AEXPR_SUBSCRIPT,        /* lexpr[rexpr]: an array's element */
 } AExprKind;
 
 /* An operator expression.  op is the operator's name ("+", "||", "<="). */
@@ -136,6 +138,11 @@ typedef struct FuncCall {
     bool        distinct;
     Node       *filter;     /* agg(...) FILTER (WHERE filter), or NULL */
     List       *agg_order;  /* agg(x ORDER BY ...): of SortBy */
+    bool        over;       /* a window function: f(...) OVER (...) */
+    List       *over_partition;  /* PARTITION BY: of Node */
+    List       *over_order;      /* ORDER BY: of SortBy */
+    int         over_col;   /* set by the analyzer: 1 + the column of the
+                               Window node that computes it; 0 none yet */
 } FuncCall;
 
 typedef struct TypeName {
@@ -143,6 +150,7 @@ typedef struct TypeName {
     const char *name;       /* canonical lower-case name, e.g. "int4" */
     List       *mods;       /* of Node (A_Const): varchar(10), numeric(10,2) */
     bool        qualified;  /* written as schema.name */
+    bool        array;      /* name[] */
 } TypeName;
 
 typedef struct TypeCast {
@@ -220,6 +228,14 @@ typedef struct RangeSubselect {
     const char *alias;      /* NULL: none given (an error in PostgreSQL 15) */
     List       *colnames;
 } RangeSubselect;
+
+/* A function in FROM: generate_series(start, stop [, step]) [AS] alias. */
+typedef struct RangeFunction {
+    Node        hdr;
+    FuncCall   *func;
+    const char *alias;
+    List       *colnames;
+} RangeFunction;
 
 typedef enum JoinType { JOIN_INNER, JOIN_LEFT, JOIN_RIGHT, JOIN_FULL, JOIN_CROSS } JoinType;
 

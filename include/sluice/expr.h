@@ -154,6 +154,7 @@ struct Query {
     struct ModifyPlan *modify;  /* QUERY_MODIFY */
     struct InitPlan   *init;    /* uncorrelated subqueries, run first */
     int                ninit;
+    int                ncorrelated; /* correlated subqueries in its expressions */
     Query             *explain; /* QUERY_EXPLAIN */
     /* QUERY_CREATE: the relation to make (name, kind, columns, key, sql,
      * options); QUERY_DROP: what to drop */

@@ -66,6 +66,8 @@ ExOp *ex_op_build(ExCtx *cx, const Plan *p)
     case PLAN_AGG:      op = op_build_agg(cx, p, child); break;
     case PLAN_SORT:     op = op_build_sort(cx, p, child); break;
     case PLAN_DISTINCT: op = op_build_distinct(cx, p, child); break;
+    case PLAN_WINDOW:   op = op_build_window(cx, p, child); break;
+    case PLAN_SERIES:   op = op_build_series(cx, p); break;
     case PLAN_JOIN:     op = op_build_join(cx, p, child, right); break;
     case PLAN_SETOP:    op = op_build_setop(cx, p, child, right); break;
     }

@@ -508,6 +508,12 @@ static void explain_node(Explain *x, const Plan *p, int depth, const InitPlan *i
         if (p->u.limit.offset)
             expr_detail(x, depth, "Offset", p->u.limit.offset, NULL, false);
         break;
+    case PLAN_WINDOW:
+        node_line(x, depth, "WindowAgg");
+        break;
+    case PLAN_SERIES:
+        node_line(x, depth, "Function Scan on generate_series");
+        break;
     case PLAN_DISTINCT:
         node_line(x, depth, "Distinct");
         for (int k = 0; k < p->u.distinct.nkeys; k++) {

@@ -180,6 +180,10 @@ static int decompose(IncPlan *p, Plan *top, SlError *err)
         return refuse(err, "joins in continuous queries are not supported yet", NULL);
     case PLAN_DISTINCT:
         return refuse(err, "nested DISTINCT in a continuous query is not supported yet", NULL);
+    case PLAN_WINDOW:
+        return refuse(err, "window functions on a stream cannot run incrementally yet", NULL);
+    case PLAN_SERIES:
+        return refuse(err, "generate_series in a continuous query is not supported", NULL);
     case PLAN_LIMIT:
         return refuse(err, "LIMIT on a stream cannot run incrementally",
                       "Read the result table with LIMIT instead.");
@@ -405,7 +409,11 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
     SqlCatalog sc = {lookup_cb, cat, NULL};
     if (sql_analyze_with(&p->arena, &sc, query->sql, &sel, NULL, 0, &q, err) < 0)
         goto fail;
-    if (q->kind != QUERY_SELECT || q->plan == NULL || q->ninit > 0 || q->nparams > 0) {
+    if (q->ninit > 0 || q->ncorrelated > 0) {
+        refuse(err, "subqueries in a continuous query are not supported yet", NULL);
+        goto fail;
+    }
+    if (q->kind != QUERY_SELECT || q->plan == NULL || q->nparams > 0) {
         refuse(err, "this query cannot run as a continuous query", NULL);
         goto fail;
     }

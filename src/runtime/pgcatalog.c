@@ -950,7 +950,7 @@ static const VrelDef pg_defs[] = {
     {"pg_catalog", "pg_publication_namespace", 6237, "oid oid, pnpubid oid, pnnspid oid",
      produce_empty, "schemas of publications"},
     {"pg_catalog", "pg_publication_rel", 6106,
-     "oid oid, prpubid oid, prrelid oid, prqual pg_node_tree, prattrs text",
+     "oid oid, prpubid oid, prrelid oid, prqual pg_node_tree, prattrs int2[]",
      produce_empty, "relations of publications"},
     {"pg_catalog", "pg_tablespace", 1213, "oid oid, spcname name, spcowner oid, spcacl text",
      produce_empty, "tablespaces"},
@@ -1324,6 +1324,76 @@ static int any_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t
     return 0;
 }
 
+typedef struct NthArg {
+    int32_t  want, seen;
+    Arena   *a;
+    SlStr    found;
+    bool     ok, null;
+} NthArg;
+
+static bool nth_cb(const SlStr *el, void *arg)
+{
+    NthArg *n = arg;
+    if (++n->seen != n->want)
+        return true;
+    n->ok = true;
+    n->null = el == NULL;
+    if (el != NULL) {
+        n->found.ptr = arena_strndup(n->a, el->ptr, el->len);
+        n->found.len = el->len;
+    }
+    return false;
+}
+
+static bool count_cb(const SlStr *el, void *arg)
+{
+    SL_UNUSED(el);
+    (*(int32_t *)arg)++;
+    return true;
+}
+
+static int bad_array(EvalCtx *cx, const SlStr *s)
+{
+    return sl_error(cx->err, ERRCODE_INVALID_TEXT_REPRESENTATION,
+                    "malformed array literal: \"%.*s\"", (int)s->len, s->ptr);
+}
+
+/* array[i]: the i-th element, from 1; NULL outside the array. */
+static KERNEL(k_array_subscript)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        NthArg a = {args[1].v.i32[i], 0, cx->arena, {"", 0}, false, false};
+        if (!array_elems(&args[0].v.str[i], nth_cb, &a))
+            return bad_array(cx, &args[0].v.str[i]);
+        if (!a.ok || a.null)
+            out->nulls[i] = 1;
+        else
+            out->v.str[i] = a.found;
+    });
+    return 0;
+}
+
+/* array_upper(array, 1), array_length(array, 1): the element count (NULL
+ * for an empty array or another dimension); array_lower: 1. */
+static int array_bound(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel,
+                       uint32_t n, bool lower)
+{
+    FOR_SEL(sel, n, {
+        int32_t count = 0;
+        if (!array_elems(&args[0].v.str[i], count_cb, &count))
+            return bad_array(cx, &args[0].v.str[i]);
+        if (count == 0 || args[1].v.i32[i] != 1)
+            out->nulls[i] = 1;
+        else
+            out->v.i32[i] = lower ? 1 : count;
+    });
+    return 0;
+}
+
+static KERNEL(k_array_upper) { SL_UNUSED(e); return array_bound(cx, args, out, sel, n, false); }
+static KERNEL(k_array_lower) { SL_UNUSED(e); return array_bound(cx, args, out, sel, n, true); }
+
 static KERNEL(k_array_any_eq) { SL_UNUSED(e); return any_rows(cx, args, out, sel, n, true); }
 static KERNEL(k_array_any_ne) { SL_UNUSED(e); return any_rows(cx, args, out, sel, n, false); }
 
@@ -1594,6 +1664,10 @@ static const FuncDesc pg_funcs[] = {
     F2("pg_get_constraintdef", I8, B, TXT, k_pg_get_constraintdef),
     F2("array_to_string", TXT, TXT, TXT, k_array_to_string),
     F2("array_any_eq", TXT, TXT, B, k_array_any_eq),
+    F2("array_subscript", TXT, I4, TXT, k_array_subscript),
+    F2("array_upper", TXT, I4, I4, k_array_upper),
+    F2("array_length", TXT, I4, I4, k_array_upper),
+    F2("array_lower", TXT, I4, I4, k_array_lower),
     F2("array_any_ne", TXT, TXT, B, k_array_any_ne),
     F1("pg_relation_is_publishable", I8, B, k_false),
     F1("pg_get_statisticsobjdef_columns", I8, TXT, k_no_description),

@@ -12,7 +12,8 @@
  *
  * Each VrelDef becomes one CatRelation of kind REL_SYSTEM (its columns
  * parsed from the def's text with pg_type names; oid and regproc-like
- * types are bigint, name and "char" are text), owned by the registry for
+ * types are bigint, name and "char" are text, arrays ("int2[]") their
+ * text form (types.h, TYPMOD_ARRAY)), owned by the registry for
  * the server's life.  A scan runs the producer to the end in the
  * statement's arena and hands out its rows as batches of up to
  * EX_BATCH_ROWS: system relations are small, and a producer that sees one
@@ -35,6 +36,15 @@ static bool  g_scan_hooked;
 /* The sluice type a pg_type name in a column list stands for. */
 static SlType column_type(const char *name)
 {
+    size_t len = strlen(name);
+    if (len > 2 && strcmp(name + len - 2, "[]") == 0) {
+        /* an array: its text form, the element type in the typmod */
+        char elem[32];
+        snprintf(elem, sizeof(elem), "%.*s", (int)(len - 2), name);
+        SlType t = sl_type(TYPE_TEXT);
+        t.typmod = TYPMOD_ARRAY + column_type(elem).id;
+        return t;
+    }
     if (strcmp(name, "oid") == 0 || strcmp(name, "regproc") == 0 ||
         strcmp(name, "xid") == 0)
         return sl_type(TYPE_INT8);

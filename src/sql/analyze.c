@@ -283,9 +283,26 @@ static Expr *transform_param(Analyze *an, ParamRef *p)
 
 /* ------------------------------------------------------------ type names */
 
+static int reg_kind(const char *name);
+
 /* TypeName -> SlType, with PostgreSQL's checks of the modifiers. */
 static bool resolve_type(Analyze *an, const TypeName *tn, SlType *out)
 {
+    if (tn->array) {
+        /* an array is its text form; the typmod names the element type */
+        TypeName elem = *tn;
+        elem.array = false;
+        if (reg_kind(tn->name) >= 0) {
+            *out = sl_type(TYPE_TEXT);
+            out->typmod = TYPMOD_ARRAY + TYPE_INT8;
+            return true;
+        }
+        if (!resolve_type(an, &elem, out))
+            return false;
+        out->typmod = TYPMOD_ARRAY + out->id;
+        out->id = TYPE_TEXT;
+        return true;
+    }
     SlTypeId id = type_by_name(tn->name);
     /* PostgreSQL's name and "char" are text here (see OID_TYPMOD below) */
     if (id == TYPE_UNKNOWN && (strcmp(tn->name, "name") == 0 || strcmp(tn->name, "char") == 0))
@@ -414,6 +431,18 @@ static Expr *transform_typecast(Analyze *an, TypeCast *tc)
     if (arg == NULL)
         return NULL;
     int k = reg_kind(tc->type->name);
+    if (tc->type->array) {
+        SlType t;
+        if (!resolve_type(an, tc->type, &t))
+            return NULL;
+        int loc = tc->hdr.location >= 0 ? tc->hdr.location : arg->location;
+        if ((arg = an_coerce(an, arg, sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL)
+            return NULL;
+        Expr *e = ARENA_NEW(an->a, Expr);
+        *e = *arg;
+        e->type = t;
+        return e;
+    }
     if (k >= 0 && tc->type->mods == NULL)
         return cast_to_reg(an, arg, k, tc->hdr.location >= 0 ? tc->hdr.location : arg->location);
     SlType t;
@@ -491,6 +520,19 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
     if (f->qual != NULL && strcmp(list_nth(f->qual, 0), "pg_catalog") != 0) {
         sl_error_at(an->err, ERRCODE_INVALID_SCHEMA_NAME, loc, "schema \"%s\" does not exist",
                     (const char *)list_nth(f->qual, 0));
+        return NULL;
+    }
+    if (f->over) {
+        /* the select list's window functions are computed by a Window node
+         * below the select list (analyze_select.c); elsewhere: refused */
+        if (f->over_col > 0) {
+            Expr *e = an_mk(an, EXPR_COLUMN, sl_type(TYPE_INT8), loc, 0, NULL);
+            e->index = f->over_col - 1;
+            return e;
+        }
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                    "window functions are supported only as a select-list item of a query "
+                    "without GROUP BY or aggregates");
         return NULL;
     }
     if (an_is_aggregate_name(f))
@@ -758,6 +800,32 @@ static Expr *transform_any(Analyze *an, A_Expr *ax)
     return fd ? an_apply_func(an, fd, args, 2, loc) : NULL;
 }
 
+/* a[i]: the i-th element (from 1) of an array's text form, NULL past the
+ * end; of the element type when the array's type says it (int2[]). */
+static Expr *transform_subscript(Analyze *an, A_Expr *ax)
+{
+    int loc = ax->hdr.location;
+    Expr *args[2];
+    if ((args[0] = transform(an, ax->lexpr)) == NULL || (args[1] = transform(an, ax->rexpr)) == NULL)
+        return NULL;
+    SlTypeId elem = TYPE_TEXT;
+    bool typed = type_is_array_of(args[0]->type, &elem);
+    if (!typed && args[0]->type.id != TYPE_TEXT && args[0]->type.id != TYPE_UNKNOWN) {
+        sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
+                    "cannot subscript type %s because it does not support subscripting",
+                    type_name(args[0]->type.id));
+        return NULL;
+    }
+    if ((args[0] = an_coerce(an, args[0], sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL ||
+        (args[1] = an_coerce(an, args[1], sl_type(TYPE_INT4), COERCE_EXPLICIT, loc)) == NULL)
+        return NULL;
+    const FuncDesc *fd = an_resolve(an, "array_subscript", false, args, 2, loc);
+    Expr *e = fd ? an_apply_func(an, fd, args, 2, loc) : NULL;
+    if (e != NULL && elem != TYPE_TEXT)
+        e = an_coerce(an, e, sl_type(elem), COERCE_EXPLICIT, loc);
+    return e;
+}
+
 static Expr *transform_aexpr(Analyze *an, A_Expr *ax)
 {
     switch (ax->kind) {
@@ -786,6 +854,8 @@ static Expr *transform_aexpr(Analyze *an, A_Expr *ax)
         return transform_between(an, ax);
     case AEXPR_OP_ANY:
         return transform_any(an, ax);
+    case AEXPR_SUBSCRIPT:
+        return transform_subscript(an, ax);
     }
     return NULL;
 }
@@ -974,6 +1044,7 @@ int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const Raw
     q->nparams = an.nparams;
     q->param_types = an.params;
     q->ninit = list_len(an.init);
+    q->ncorrelated = an.ncorrelated;
     q->init = ARENA_ARRAY(a, InitPlan, q->ninit ? q->ninit : 1);
     for (int i = 0; i < q->ninit; i++)
         q->init[i] = *(InitPlan *)list_nth(an.init, i);

@@ -485,6 +485,59 @@ static int join_expr(Analyze *an, JoinExpr *j, FromItem *out)
     return 0;
 }
 
+/* generate_series(start, stop [, step]) over integers, the one function
+ * FROM takes: its arguments may read enclosing queries (a correlated
+ * subquery), not the FROM items beside it (no LATERAL). */
+static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
+{
+    FuncCall *f = rf->func;
+    int loc = rf->hdr.location, n = list_len(f->args);
+    if (strcmp(f->name, "generate_series") != 0 || n < 2 || n > 3 || f->over || f->star ||
+        f->distinct || f->filter)
+        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                           "only generate_series(start, stop [, step]) over integers is "
+                           "supported in FROM");
+    Expr *args[3] = {NULL, NULL, NULL};
+    bool wide = false;
+    /* the arguments see the enclosing queries only (an empty level of
+     * their own makes any column they read an outer reference) */
+    Scope *saved = an->scope;
+    Scope none = {.parent = saved ? saved->parent : NULL};
+    an->scope = &none;
+    for (int k = 0; k < n; k++) {
+        if ((args[k] = an_transform(an, list_nth(f->args, k))) == NULL) {
+            an->scope = saved;
+            return -1;
+        }
+        SlTypeId t = args[k]->type.id;
+        if (t != TYPE_INT2 && t != TYPE_INT4 && t != TYPE_INT8 && t != TYPE_UNKNOWN) {
+            an->scope = saved;
+            return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                               "generate_series over %s is not supported yet", type_name(t));
+        }
+        wide |= t == TYPE_INT8;
+        if ((args[k] = an_coerce(an, args[k], sl_type(TYPE_INT8), COERCE_EXPLICIT, loc)) == NULL) {
+            an->scope = saved;
+            return -1;
+        }
+    }
+    an->scope = saved;
+    const char *refname = rf->alias ? rf->alias : f->name;
+    Plan *p = plan_new(an->a, PLAN_SERIES, NULL, 1);
+    p->u.series.start = args[0];
+    p->u.series.stop = args[1];
+    p->u.series.step = args[2];
+    ScopeItem *it = new_item(an, refname, 1);
+    it->colnames[0] = refname;
+    it->colidx[0] = 0;
+    if (apply_colnames(an, rf->colnames, "function", refname, 1, it->colnames, loc) < 0)
+        return -1;
+    plan_set_col(p, 0, it->colnames[0], sl_type(wide ? TYPE_INT8 : TYPE_INT4), refname);
+    out->plan = p;
+    expose_all(an, out, it);
+    return 0;
+}
+
 static int from_item(Analyze *an, Node *n, FromItem *out)
 {
     switch (n->tag) {
@@ -492,6 +545,8 @@ static int from_item(Analyze *an, Node *n, FromItem *out)
         return range_var(an, (RangeVar *)n, out);
     case T_RangeSubselect:
         return range_subselect(an, (RangeSubselect *)n, out);
+    case T_RangeFunction:
+        return range_function(an, (RangeFunction *)n, out);
     case T_JoinExpr:
         return join_expr(an, (JoinExpr *)n, out);
     default:

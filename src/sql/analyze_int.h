@@ -51,6 +51,7 @@ typedef struct Analyze {
     List       *init;       /* of InitPlan *: the statement's subqueries */
     List       *deps;       /* of const CatRelation *: relations read or written */
     Corr       *corr;       /* the innermost subquery being analyzed, or NULL */
+    int         ncorrelated;/* correlated subqueries made (they run per row) */
 } Analyze;
 
 /* ---- name scopes (analyze_from.c) ---- */

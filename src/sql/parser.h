@@ -175,12 +175,17 @@ Node *make_sort_by(Parse *p, Node *e, SortDir dir, SortNulls nulls);
 Node *make_cte(Parse *p, const Token *name, List *cols, Node *query);
 Node *make_range_var_alias(Parse *p, Names names, AliasSpec alias);
 Node *make_range_subselect(Parse *p, Node *sub, AliasSpec alias, int loc);
+Node *make_range_function(Parse *p, Node *func, AliasSpec alias);
+/* type[]: sluice keeps arrays as their text form (types.h, TYPMOD_ARRAY) */
+Node *make_array_type(Parse *p, Node *type);
 Node *make_join(Parse *p, JoinType type, bool natural, Node *l, Node *r, JoinQual q);
 Node *join_set_alias(Parse *p, Node *join, AliasSpec alias);
 Node *make_sublink(Parse *p, SubLinkType type, bool negate, Node *test, Node *sub, int loc);
 Node *make_set_to_default(Parse *p, const Token *t);
 Node *func_set_filter(Parse *p, Node *func, Node *filter);
 Node *func_set_order(Parse *p, Node *func, List *order);
+/* f(...) OVER (PARTITION BY partition ORDER BY order) */
+Node *func_set_over(Parse *p, Node *func, List *partition, List *order);
 List *make_name_strs(Parse *p, List *l, const Token *t);
 
 Node *make_column_def(Parse *p, const Token *name, Node *type, List *constraints);
