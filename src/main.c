@@ -85,8 +85,9 @@ static void usage(FILE *f)
 "                             acknowledged only once durable) (default sync)\n"
 "      --group-commit-window=US  in group mode, how long the first append of a\n"
 "                             group waits for others to join, in microseconds\n"
-"                             (default 1000; 0 groups only appends that queue up\n"
-"                             behind a write in progress)\n"
+"                             (default 0: a group is the appends that queued up\n"
+"                             behind the write in progress, as PostgreSQL's\n"
+"                             commit_delay = 0)\n"
 "      --debug-loop-lag       measure the event loop's lag (10 ms timer) and log\n"
 "                             it at shutdown\n"
 "  -c, --config=FILE          read options from FILE; it may also hold users:\n"
@@ -442,7 +443,7 @@ int main(int argc, char **argv)
     o.max_message_size = 64L << 20;
     o.max_output_buffer = 8L << 20;
     o.authentication_timeout = 60;
-    o.group_commit_window = 1000;
+    o.group_commit_window = 0;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         options_free(&o);
@@ -520,7 +521,10 @@ int main(int argc, char **argv)
            o.nusers, o.group_commit ? "group" : "sync", o.listen, port);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     exit_code = 0;
-    sl_log(LOG_INFO, "sluiced stopped", NULL);
+    int64_t appends, writes;
+    stream_commit_stats(&appends, &writes);
+    sl_log(LOG_INFO, "sluiced stopped", "appends=%lld writes=%lld", (long long)appends,
+           (long long)writes);
 
 out:
     /* Stop queries still running (a no-op after a signal), run the close

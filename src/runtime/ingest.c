@@ -449,10 +449,10 @@ static int commit_round(Ingester *g, FileProg *f, const Decoded *d, Batch *dead,
     StateBatch *with = state_batch_new();
     state_batch_put(with, key.data, key.len, v, sizeof(v));
     strbuf_free(&key);
-    StreamAppend apps[2] = {{g->rel, (const Batch *const *)d->bs, d->nb, 0}};
+    StreamAppend apps[2] = {{g->rel, (const Batch *const *)d->bs, d->nb, NULL, 0}};
     int napps = 1;
     if (dead != NULL && dead->nrows > 0)
-        apps[napps++] = (StreamAppend){g->dead, (const Batch *const *)&dead, 1, 0};
+        apps[napps++] = (StreamAppend){g->dead, (const Batch *const *)&dead, 1, NULL, 0};
     SLUICE_FAULT("ingest_before_commit");
     int rc = stream_append_many(g_st, apps, napps, with, err);
     state_batch_free(with);
@@ -544,8 +544,8 @@ static void files_round(Ingester *g, SlError *err)
             return;
         g->loaded = true;
     }
-    char **names;
-    int n;
+    char **names = NULL;
+    int n = 0;
     if (list_files(g, &names, &n, err) < 0)
         return;
     int64_t budget = READ_BUDGET;
