@@ -227,3 +227,34 @@ def test_dead_letter_stream_lifecycle_and_bad_options(sluiced, tmp_path):
                          f"format = 'json')")
         with pytest.raises(psycopg.errors.UndefinedTable):
             conn.execute("SELECT * FROM u")
+
+
+@pytest.mark.parametrize("fault,mode", [("ingest_before_commit:2", "sync"),
+                                        ("stream_append_before_write:3", "group")])
+def test_killed_at_the_commit_of_a_round(sluiced, tmp_path, monkeypatch, fault, mode):
+    """SIGKILL at a durable step of ingestion: every record lands exactly once.
+
+    A fault point counts its hits per thread, and rounds run on the thread
+    pool's (4) threads: 16 files give some thread enough commits to hit it."""
+    server = sluiced(f"--commit-mode={mode}")
+    src = tmp_path / "in"
+    src.mkdir()
+    create_stream(server, "s", "n INT", src, format="json", poll_interval="20 ms")
+    server.stop()
+    monkeypatch.setenv("SLUICE_FAULT", fault)
+    server.start()
+    monkeypatch.delenv("SLUICE_FAULT")
+    total = 0
+    for k in range(16):     # a commit per file, over several rounds
+        write(src / f"f{k}.json", "".join('{"n": %d}\n' % (k * 100 + j) for j in range(40)))
+        total += 40
+        time.sleep(0.05)
+    end = time.monotonic() + DEADLINE
+    while server.alive() and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not server.alive(), "the fault point was never reached"
+    assert server.kill() == -9
+    server.start()
+    wait_for(server, "SELECT count(*), count(DISTINCT n) FROM s", [(total, total)])
+    server.restart()
+    wait_for(server, "SELECT count(*), count(DISTINCT n) FROM s", [(total, total)])
