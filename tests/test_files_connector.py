@@ -258,3 +258,23 @@ def test_killed_at_the_commit_of_a_round(sluiced, tmp_path, monkeypatch, fault, 
     wait_for(server, "SELECT count(*), count(DISTINCT n) FROM s", [(total, total)])
     server.restart()
     wait_for(server, "SELECT count(*), count(DISTINCT n) FROM s", [(total, total)])
+
+
+def test_records_larger_than_max_record_bytes(sluiced, tmp_path):
+    """A record over max_record_bytes is a dead letter (its first bytes kept),
+    also one longer than what a round reads at once (16 MiB); the lines after
+    it are read as usual."""
+    server = sluiced()
+    src = tmp_path / "in"
+    src.mkdir()
+    huge = '{"n": 1, "pad": "' + "x" * (17 << 20) + '"}'
+    big = '{"n": 2, "pad": "' + "y" * 5000 + '"}'
+    write(src / "a.json", '{"n": 0}\n' + huge + "\n" + big + "\n" + '{"n": 3}\n')
+    create_stream(server, "s", "n INT", src, format="json", max_record_bytes=4096,
+                  poll_interval="50 ms")
+    wait_for(server, "SELECT n FROM s ORDER BY n", [(0,), (3,)])
+    dead = rows(server, "SELECT byte_offset, length(raw), reason FROM s_dead_letters "
+                        "ORDER BY byte_offset")
+    assert [(d[0], d[1]) for d in dead] == [(9, 4096), (9 + len(huge) + 1, len(big))]
+    assert "exceeds max_record_bytes" in dead[0][2] and str(len(huge)) in dead[0][2]
+    assert "max_record_bytes" in dead[1][2] or "too large" in dead[1][2], dead[1][2]

@@ -19,6 +19,7 @@
  */
 #include "runtime_int.h"
 #include "sluice/format.h"
+#include "sluice/log.h"
 #include "sluice/options.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
@@ -244,9 +245,13 @@ int rt_copy_end(RtCopy *cp, char *tag, size_t tagsize, SlError *err)
         uint64_t rows = 0;
         for (int i = 0; i < cp->nchunks; i++)
             rows += stream_chunk_rows(&cp->chunks[i]);
+        uint64_t t0 = uv_hrtime();
         rc = stream_append_many(rt_state(), &app, 1, NULL, err);
         if (rc == 0)
             snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
+        sl_log(LOG_DEBUG, "copy appended", "stream=%s rows=%llu chunks=%d append_ms=%.1f",
+               rel->name, (unsigned long long)rows, cp->nchunks,
+               (double)(uv_hrtime() - t0) / 1e6);
     } else if (rc == 0) {
         /* the rows as the relation's columns: those not copied are NULL */
         SlType *types = ARENA_ARRAY(&cp->arena, SlType, rel->ncols);
