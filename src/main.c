@@ -506,6 +506,7 @@ int main(int argc, char **argv)
                            o.group_commit_window);
     rt_init(cat, state);
     rt_cq_init(&app.loop);
+    rt_append_init(&app.loop);
     ingest_init(&app.loop, cat, state);
     uv_signal_init(&app.loop, &app.sigint);
     uv_signal_init(&app.loop, &app.sigterm);

@@ -67,6 +67,12 @@ struct ExCtx {
     void           *open_scan_arg;
     int64_t         now;        /* now() for the whole statement (ex_clock_now);
                                  * 0: each evaluation reads the clock once */
+    /* Set by the caller: an INSERT into a stream without RETURNING encodes
+     * its rows into this chunk (relstore.h, stream_chunk_add) and sets
+     * defer_rel instead of appending them; the caller makes them durable
+     * (group commit off the loop, runtime.h's RtAppend). */
+    struct StrBuf      *defer_chunk;
+    const CatRelation  *defer_rel;
 };
 
 /* Builds the operators for a plan.  NULL with cx->err set on failure. */

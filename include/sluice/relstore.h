@@ -104,6 +104,7 @@ typedef enum StreamCommitMode {
 /* The policy for every later append; window_us is how long a group's
  * leader waits for others to join before it writes (group mode). */
 void stream_commit_mode_set(StreamCommitMode mode, int64_t window_us);
+StreamCommitMode stream_commit_mode(void);
 /* Appends made and RocksDB writes they took, since the server started. */
 void stream_commit_stats(int64_t *appends, int64_t *writes);
 

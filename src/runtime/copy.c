@@ -237,10 +237,27 @@ static ExSource *copy_open_scan(ExCtx *cx, const Plan *scan)
 
 int rt_copy_end(RtCopy *cp, char *tag, size_t tagsize, SlError *err)
 {
+    return rt_copy_end_deferred(cp, tag, tagsize, NULL, err);
+}
+
+int rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **deferred,
+                         SlError *err)
+{
+    if (deferred != NULL)
+        *deferred = NULL;
     int rc = decode(cp, true, err);
     const CopySpec *c = cp->spec;
     const CatRelation *rel = c->rel;
-    if (rc == 0 && cp->direct) {
+    if (rc == 0 && cp->direct && deferred != NULL && cp->nchunks > 0 &&
+        rt_append_can_defer()) {
+        uint64_t rows = 0;
+        for (int i = 0; i < cp->nchunks; i++)
+            rows += stream_chunk_rows(&cp->chunks[i]);
+        *deferred = rt_append_new(rel, cp->chunks, cp->nchunks);
+        cp->chunks = NULL;
+        cp->nchunks = 0;
+        snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
+    } else if (rc == 0 && cp->direct) {
         StreamAppend app = {rel, NULL, cp->nchunks, cp->chunks, 0};
         uint64_t rows = 0;
         for (int i = 0; i < cp->nchunks; i++)

@@ -294,6 +294,14 @@ void stream_commit_mode_set(StreamCommitMode mode, int64_t window_us)
     pthread_mutex_unlock(&counters_mu);
 }
 
+StreamCommitMode stream_commit_mode(void)
+{
+    pthread_mutex_lock(&counters_mu);
+    StreamCommitMode m = g_mode;
+    pthread_mutex_unlock(&counters_mu);
+    return m;
+}
+
 void stream_commit_stats(int64_t *appends, int64_t *writes)
 {
     pthread_mutex_lock(&counters_mu);
