@@ -111,8 +111,9 @@ static void usage(FILE *f)
 "                             acknowledged only once durable) (default sync)\n"
 "      --group-commit-window=US  in group mode, how long the first append of a\n"
 "                             group waits for others to join, in microseconds\n"
-"                             (default 1000; 0 groups only appends that queue up\n"
-"                             behind a write in progress)\n"
+"                             (default 0: a group is the appends that queued up\n"
+"                             behind the write in progress, as PostgreSQL's\n"
+"                             commit_delay = 0)\n"
 "      --http-port=PORT       serve /metrics (Prometheus), /healthz and the\n"
 "                             query pages over HTTP on the listen address\n"
 "                             (default -1: off; 0 picks a free port, which the\n"
@@ -479,7 +480,7 @@ int main(int argc, char **argv)
     o.max_message_size = 64L << 20;
     o.max_output_buffer = 8L << 20;
     o.authentication_timeout = 60;
-    o.group_commit_window = 1000;
+    o.group_commit_window = 0;
     o.http_port = -1;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
@@ -544,6 +545,7 @@ int main(int argc, char **argv)
     rt_init(cat, state);
     publish_settings(&o, server_port(app.server));
     rt_cq_init(&app.loop);
+    rt_append_init(&app.loop);
     ingest_init(&app.loop, cat, state);
     if (o.http_port >= 0 && rt_http_start(&app.loop, o.listen, o.http_port, &err) < 0) {
         sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\"", err.message);
@@ -568,7 +570,10 @@ int main(int argc, char **argv)
            o.nusers, o.group_commit ? "group" : "sync", o.listen, port);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     exit_code = 0;
-    sl_log(LOG_INFO, "sluiced stopped", NULL);
+    int64_t appends, writes;
+    stream_commit_stats(&appends, &writes);
+    sl_log(LOG_INFO, "sluiced stopped", "appends=%lld writes=%lld", (long long)appends,
+           (long long)writes);
 
 out:
     /* Stop queries still running (a no-op after a signal), run the close

@@ -227,3 +227,54 @@ def test_dead_letter_stream_lifecycle_and_bad_options(sluiced, tmp_path):
                          f"format = 'json')")
         with pytest.raises(psycopg.errors.UndefinedTable):
             conn.execute("SELECT * FROM u")
+
+
+@pytest.mark.parametrize("fault,mode", [("ingest_before_commit:2", "sync"),
+                                        ("stream_append_before_write:3", "group")])
+def test_killed_at_the_commit_of_a_round(sluiced, tmp_path, monkeypatch, fault, mode):
+    """SIGKILL at a durable step of ingestion: every record lands exactly once.
+
+    A fault point counts its hits per thread, and rounds run on the thread
+    pool's (4) threads: 16 files give some thread enough commits to hit it."""
+    server = sluiced(f"--commit-mode={mode}")
+    src = tmp_path / "in"
+    src.mkdir()
+    create_stream(server, "s", "n INT", src, format="json", poll_interval="20 ms")
+    server.stop()
+    monkeypatch.setenv("SLUICE_FAULT", fault)
+    server.start()
+    monkeypatch.delenv("SLUICE_FAULT")
+    total = 0
+    for k in range(16):     # a commit per file, over several rounds
+        write(src / f"f{k}.json", "".join('{"n": %d}\n' % (k * 100 + j) for j in range(40)))
+        total += 40
+        time.sleep(0.05)
+    end = time.monotonic() + DEADLINE
+    while server.alive() and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not server.alive(), "the fault point was never reached"
+    assert server.kill() == -9
+    server.start()
+    wait_for(server, "SELECT count(*), count(DISTINCT n) FROM s", [(total, total)])
+    server.restart()
+    wait_for(server, "SELECT count(*), count(DISTINCT n) FROM s", [(total, total)])
+
+
+def test_records_larger_than_max_record_bytes(sluiced, tmp_path):
+    """A record over max_record_bytes is a dead letter (its first bytes kept),
+    also one longer than what a round reads at once (16 MiB); the lines after
+    it are read as usual."""
+    server = sluiced()
+    src = tmp_path / "in"
+    src.mkdir()
+    huge = '{"n": 1, "pad": "' + "x" * (17 << 20) + '"}'
+    big = '{"n": 2, "pad": "' + "y" * 5000 + '"}'
+    write(src / "a.json", '{"n": 0}\n' + huge + "\n" + big + "\n" + '{"n": 3}\n')
+    create_stream(server, "s", "n INT", src, format="json", max_record_bytes=4096,
+                  poll_interval="50 ms")
+    wait_for(server, "SELECT n FROM s ORDER BY n", [(0,), (3,)])
+    dead = rows(server, "SELECT byte_offset, length(raw), reason FROM s_dead_letters "
+                        "ORDER BY byte_offset")
+    assert [(d[0], d[1]) for d in dead] == [(9, 4096), (9 + len(huge) + 1, len(big))]
+    assert "exceeds max_record_bytes" in dead[0][2] and str(len(huge)) in dead[0][2]
+    assert "max_record_bytes" in dead[1][2] or "too large" in dead[1][2], dead[1][2]

@@ -69,6 +69,12 @@ struct ExCtx {
                                  * 0: each evaluation reads the clock once */
     const Vector   *outer;      /* a correlated subquery's run: the outer row */
     int             nouter;
+    /* Set by the caller: an INSERT into a stream without RETURNING encodes
+     * its rows into this chunk (relstore.h, stream_chunk_add) and sets
+     * defer_rel instead of appending them; the caller makes them durable
+     * (group commit off the loop, runtime.h's RtAppend). */
+    struct StrBuf      *defer_chunk;
+    const CatRelation  *defer_rel;
 };
 
 /* Builds the operators for a plan.  NULL with cx->err set on failure. */

@@ -74,14 +74,22 @@ int  stream_append(StateStore *st, const CatRelation *rel, const Batch *b,
  * query's state, so its output and its state commit as one). */
 int  stream_append_batches(StateStore *st, const CatRelation *rel, const Batch *const *bs,
                            int nb, StateBatch *with, int64_t *first, SlError *err);
-/* One stream's part of an append: nb batches, a chunk each; first gets the
- * offset of the first row. */
+/* One stream's part of an append: nb batches, a chunk each -- or, with bs
+ * NULL, nb chunks encoded already by stream_chunk_add; first gets the offset
+ * of the first row. */
 typedef struct StreamAppend {
     const CatRelation  *rel;
     const Batch *const *bs;
     int                 nb;
+    const StrBuf       *chunks;
     int64_t             first;
 } StreamAppend;
+
+/* Adds the rows of b to a chunk being built (an empty StrBuf starts one):
+ * what COPY does as rows arrive, so it keeps encoded rows only. */
+void stream_chunk_add(StrBuf *chunk, const Batch *b);
+/* The rows in a chunk built by stream_chunk_add. */
+uint32_t stream_chunk_rows(const StrBuf *chunk);
 
 /* Appends to several streams (and the writes in `with`) in one durable
  * RocksDB write: all of it is visible after a crash, or none. */
@@ -96,6 +104,7 @@ typedef enum StreamCommitMode {
 /* The policy for every later append; window_us is how long a group's
  * leader waits for others to join before it writes (group mode). */
 void stream_commit_mode_set(StreamCommitMode mode, int64_t window_us);
+StreamCommitMode stream_commit_mode(void);
 /* Appends made and RocksDB writes they took, since the server started. */
 void stream_commit_stats(int64_t *appends, int64_t *writes);
 

@@ -40,6 +40,9 @@ typedef struct ParamValue {
     int16_t     format; /* 0 text, 1 binary */
 } ParamValue;
 
+/* A durable append a statement left to its caller (group commit). */
+typedef struct RtAppend RtAppend;
+
 /* Where rt_execute() sends a statement's result. */
 typedef struct ResultSink ResultSink;
 struct ResultSink {
@@ -48,6 +51,12 @@ struct ResultSink {
      * negative value to stop the statement (the client went away). */
     int  (*batch_cb)(ResultSink *sink, const Batch *batch);
 };
+
+/* Called on the loop once the append is durable (rc 0) or failed (rc -1,
+ * err set); the RtAppend is freed after it returns. */
+typedef void (*rt_append_done_cb)(void *arg, int rc, const SlError *err);
+/* Runs the append on libuv's thread pool. */
+void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
 
 /* Gives the runtime the catalog and the state store that statements use
  * (main: after cat_open and state_open succeed; rt_shutdown before
@@ -60,6 +69,8 @@ void rt_shutdown(void);
  * rt_cq_close stops them and calls cb once no micro-batch is in flight
  * (before rt_shutdown). */
 int  rt_cq_init(uv_loop_t *loop);
+/* The loop deferred appends complete on (rt_append_start); main sets it. */
+void rt_append_init(uv_loop_t *loop);
 void rt_cq_close(void (*cb)(void));
 
 /* The HTTP listener of /healthz and /metrics (observe.c; after rt_cq_init).
@@ -120,6 +131,14 @@ void rt_describe(const Prepared *p, int *ncols, const ColumnDesc **cols,
  * or -1 with err set. */
 int rt_execute(const Prepared *p, const ParamValue *params, int nparams,
                ResultSink *sink, char *tag, size_t tagsize, SlError *err);
+/* The same, for a caller that can wait for an append: in group commit mode
+ * (--commit-mode=group) an INSERT into a stream without RETURNING only
+ * encodes its rows and leaves the durable write in *deferred (else NULL);
+ * the caller runs rt_append_start and answers the client when it is done,
+ * so that the appends of concurrent clients share fsyncs. */
+int rt_execute_deferred(const Prepared *p, const ParamValue *params, int nparams,
+                        ResultSink *sink, char *tag, size_t tagsize, RtAppend **deferred,
+                        SlError *err);
 
 /* COPY (copy.c).  A prepared COPY is not run by rt_execute: the server
  * asks rt_copy_kind which way it goes and the number of its columns, then
@@ -135,6 +154,10 @@ int  rt_copy_ncols(const Prepared *p);
 int  rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err);
 int  rt_copy_data(RtCopy *cp, const char *data, size_t len, SlError *err);
 int  rt_copy_end(RtCopy *cp, char *tag, size_t tagsize, SlError *err);
+/* The same, but in group commit mode a COPY into a stream may leave its
+ * one durable append in *deferred (NULL otherwise), as rt_execute does. */
+int  rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **deferred,
+                          SlError *err);
 void rt_copy_abort(RtCopy *cp);
 int  rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size_t tagsize,
                  SlError *err);

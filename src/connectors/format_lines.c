@@ -13,6 +13,7 @@
 
 #include "sluice/expr.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 void fmt_add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
@@ -34,11 +35,54 @@ void fmt_add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
     d->raw.len = (uint32_t)rawlen;
 }
 
+/* Plain decimal integers ([-+]?digits, at most 18 digits) without the
+ * general input function; anything else (spaces, overflow, 19 digits) goes
+ * the slow way, which has PostgreSQL's rules and messages.  True if stored. */
+static bool fast_int(Vector *v, uint32_t row, const char *p, size_t len)
+{
+    const char *e = p + len;
+    bool neg = false;
+    if (p < e && (*p == '-' || *p == '+'))
+        neg = *p++ == '-';
+    if (p == e || e - p > 18)
+        return false;
+    int64_t x = 0;
+    for (; p < e; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (d > 9)
+            return false;
+        x = x * 10 + d;
+    }
+    if (neg)
+        x = -x;
+    switch (v->type.id) {
+    case TYPE_INT8:
+        v->v.i64[row] = x;
+        return true;
+    case TYPE_INT4:
+        if (x < INT32_MIN || x > INT32_MAX)
+            return false;
+        v->v.i32[row] = (int32_t)x;
+        return true;
+    case TYPE_INT2:
+        if (x < INT16_MIN || x > INT16_MAX)
+            return false;
+        v->v.i16[row] = (int16_t)x;
+        return true;
+    default:
+        return false;
+    }
+}
+
 const char *fmt_store_field(const FmtSpec *spec, Batch *b, uint32_t c, uint32_t row,
                             const char *text, size_t len, Arena *a)
 {
     Vector *v = &b->cols[c];
     SlTypeId t = v->type.id;
+    if ((t == TYPE_INT8 || t == TYPE_INT4 || t == TYPE_INT2) && fast_int(v, row, text, len)) {
+        v->nulls[row] = 0;
+        return NULL;
+    }
     if (t == TYPE_TEXT || t == TYPE_UNKNOWN) {
         v->v.str[row].ptr = arena_strndup(a, text, len);
         v->v.str[row].len = (uint32_t)len;

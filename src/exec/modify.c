@@ -363,7 +363,10 @@ static int insert_stream(Modify *md, ExOp *src)
     all->nrows = total;
     for (int k = 0; k < rel->ncols; k++)
         all->cols[k].len = total;
-    if (total > 0) {
+    if (total > 0 && md->cx->defer_chunk != NULL && md->m->nreturning == 0) {
+        stream_chunk_add(md->cx->defer_chunk, all);
+        md->cx->defer_rel = rel;
+    } else if (total > 0) {
         int64_t first;
         if (stream_append(md->cx->st, rel, all, &first, md->cx->err) < 0)
             return -1;

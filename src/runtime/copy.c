@@ -11,14 +11,24 @@
  * before the input ended well: rt_copy_end hands all the rows to ex_modify
  * as one INSERT (one StateBatch for a table, one append for a stream), so a
  * bad row leaves the relation as it was.
+ *
+ * The fast path (a stream without NOT NULL columns, every column copied in
+ * order): each full batch is encoded at once into the stream's chunk format
+ * (stream_chunk_add) and its decoded values dropped, so the copy holds only
+ * encoded rows, and rt_copy_end appends those chunks as they are -- still
+ * one durable write, all or nothing.
  */
 #include "runtime_int.h"
 #include "sluice/format.h"
+#include "sluice/log.h"
+#include "sluice/options.h"
+#include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 
 #include <stdio.h>
 
 #define COPY_MAX_BYTES ((size_t)1 << 30)
+#define COPY_CHUNK_BYTES ((size_t)4 << 20)  /* fast path: bytes per stream chunk */
 
 struct RtCopy {
     Arena       arena;
@@ -32,6 +42,12 @@ struct RtCopy {
     FmtResult   res;
     Batch     **batches;
     int         nbatches, capbatches;
+    /* the fast path */
+    bool        direct;
+    Arena       rows;           /* the batch being decoded, reset after each */
+    Batch      *cur;
+    StrBuf     *chunks;         /* encoded rows */
+    int         nchunks, capchunks;
 };
 
 RtCopyKind rt_copy_kind(const Prepared *p)
@@ -70,6 +86,17 @@ int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
     cp->fmt.quote = '"';
     cp->fmt.header = c->header;
     cp->fmt.null_string = c->null_string;
+    /* (a stream with a connector takes no rows: ex_modify says so) */
+    Options o;
+    const char *conn = NULL;
+    if (c->rel->kind == REL_STREAM && opts_parse(&cp->arena, c->rel->options, &o, err) == 0)
+        conn = opts_get(&o, "connector");
+    sl_error_clear(err);
+    cp->direct = c->rel->kind == REL_STREAM && c->ncols == c->rel->ncols &&
+                 (conn == NULL || strcmp(conn, "internal") == 0);
+    for (int i = 0; i < c->ncols && cp->direct; i++)
+        cp->direct = c->attnums[i] == i && !c->rel->cols[i].not_null;
+    arena_init(&cp->rows, 256 * 1024);
     *out = cp;
     return 0;
 }
@@ -79,8 +106,31 @@ void rt_copy_abort(RtCopy *cp)
     if (cp == NULL)
         return;
     sl_free(cp->buf);
+    for (int i = 0; i < cp->nchunks; i++)
+        strbuf_free(&cp->chunks[i]);
+    sl_free(cp->chunks);
+    arena_destroy(&cp->rows);
     arena_destroy(&cp->arena);
     sl_free(cp);
+}
+
+/* The fast path: the decoded batch into the last chunk, its values dropped. */
+static void flush_direct(RtCopy *cp)
+{
+    Batch *b = cp->cur;
+    for (uint32_t c = 0; c < b->ncols; c++)
+        b->cols[c].len = b->nrows;
+    if (cp->nchunks == 0 || cp->chunks[cp->nchunks - 1].len >= COPY_CHUNK_BYTES) {
+        if (cp->nchunks == cp->capchunks) {
+            cp->capchunks = cp->capchunks ? cp->capchunks * 2 : 16;
+            cp->chunks = sl_realloc(cp->chunks, sizeof(StrBuf) * (size_t)cp->capchunks);
+        }
+        strbuf_init(&cp->chunks[cp->nchunks++]);
+        strbuf_reserve(&cp->chunks[cp->nchunks - 1], COPY_CHUNK_BYTES + (64 << 10));
+    }
+    stream_chunk_add(&cp->chunks[cp->nchunks - 1], b);
+    arena_reset(&cp->rows);
+    cp->cur = NULL;
 }
 
 static int64_t count_lines(const char *p, size_t n)
@@ -123,9 +173,13 @@ static int bad_record(RtCopy *cp, const DeadLetter *d, SlError *err)
 /* Decodes the whole lines of the buffer (all of it when final). */
 static int decode(RtCopy *cp, bool final, SlError *err)
 {
+    Arena *da = cp->direct ? &cp->rows : &cp->arena;
     for (;;) {
-        Batch *b = cp->nbatches ? cp->batches[cp->nbatches - 1] : NULL;
-        if (b == NULL || b->nrows == EX_BATCH_ROWS) {
+        Batch *b = cp->direct ? cp->cur : cp->nbatches ? cp->batches[cp->nbatches - 1] : NULL;
+        if (cp->direct && b == NULL) {
+            b = cp->cur = batch_alloc(da, cp->types, (uint32_t)cp->spec->ncols, EX_BATCH_ROWS);
+            b->nrows = 0;
+        } else if (b == NULL || b->nrows == EX_BATCH_ROWS) {
             if (cp->nbatches == cp->capbatches) {
                 int cap = cp->capbatches ? cp->capbatches * 2 : 64;
                 Batch **more = ARENA_ARRAY(&cp->arena, Batch *, cap);
@@ -142,9 +196,9 @@ static int decode(RtCopy *cp, bool final, SlError *err)
         cp->res.ndead = 0;
         int rc = cp->spec->csv
                      ? fmt_csv_decode(&cp->fmt, cp->buf, cp->len, final, b, EX_BATCH_ROWS,
-                                      &cp->arena, &cp->res, err)
+                                      da, &cp->res, err)
                      : fmt_text_decode(&cp->fmt, cp->buf, cp->len, final, b, EX_BATCH_ROWS,
-                                       &cp->arena, &cp->res, err);
+                                       da, &cp->res, err);
         if (rc < 0)
             return -1;
         if (cp->res.ndead > 0)
@@ -153,6 +207,8 @@ static int decode(RtCopy *cp, bool final, SlError *err)
         cp->line += count_lines(cp->buf, used);
         memmove(cp->buf, cp->buf + used, cp->len - used);
         cp->len -= used;
+        if (cp->direct && (b->nrows == EX_BATCH_ROWS || (final && b->nrows > 0)))
+            flush_direct(cp);
         if (b->nrows < EX_BATCH_ROWS)
             return 0;
     }
@@ -182,10 +238,39 @@ static ExSource *copy_open_scan(ExCtx *cx, const Plan *scan)
 
 int rt_copy_end(RtCopy *cp, char *tag, size_t tagsize, SlError *err)
 {
+    return rt_copy_end_deferred(cp, tag, tagsize, NULL, err);
+}
+
+int rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **deferred,
+                         SlError *err)
+{
+    if (deferred != NULL)
+        *deferred = NULL;
     int rc = decode(cp, true, err);
     const CopySpec *c = cp->spec;
     const CatRelation *rel = c->rel;
-    if (rc == 0) {
+    if (rc == 0 && cp->direct && deferred != NULL && cp->nchunks > 0 &&
+        rt_append_can_defer()) {
+        uint64_t rows = 0;
+        for (int i = 0; i < cp->nchunks; i++)
+            rows += stream_chunk_rows(&cp->chunks[i]);
+        *deferred = rt_append_new(rel, cp->chunks, cp->nchunks);
+        cp->chunks = NULL;
+        cp->nchunks = 0;
+        snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
+    } else if (rc == 0 && cp->direct) {
+        StreamAppend app = {rel, NULL, cp->nchunks, cp->chunks, 0};
+        uint64_t rows = 0;
+        for (int i = 0; i < cp->nchunks; i++)
+            rows += stream_chunk_rows(&cp->chunks[i]);
+        uint64_t t0 = uv_hrtime();
+        rc = stream_append_many(rt_state(), &app, 1, NULL, err);
+        if (rc == 0)
+            snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
+        sl_log(LOG_DEBUG, "copy appended", "stream=%s rows=%llu chunks=%d append_ms=%.1f",
+               rel->name, (unsigned long long)rows, cp->nchunks,
+               (double)(uv_hrtime() - t0) / 1e6);
+    } else if (rc == 0) {
         /* the rows as the relation's columns: those not copied are NULL */
         SlType *types = ARENA_ARRAY(&cp->arena, SlType, rel->ncols);
         for (int k = 0; k < rel->ncols; k++)

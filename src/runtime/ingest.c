@@ -449,16 +449,41 @@ static int commit_round(Ingester *g, FileProg *f, const Decoded *d, Batch *dead,
     StateBatch *with = state_batch_new();
     state_batch_put(with, key.data, key.len, v, sizeof(v));
     strbuf_free(&key);
-    StreamAppend apps[2] = {{g->rel, (const Batch *const *)d->bs, d->nb, 0}};
+    StreamAppend apps[2] = {{g->rel, (const Batch *const *)d->bs, d->nb, NULL, 0}};
     int napps = 1;
     if (dead != NULL && dead->nrows > 0)
-        apps[napps++] = (StreamAppend){g->dead, (const Batch *const *)&dead, 1, 0};
+        apps[napps++] = (StreamAppend){g->dead, (const Batch *const *)&dead, 1, NULL, 0};
     SLUICE_FAULT("ingest_before_commit");
     int rc = stream_append_many(g_st, apps, napps, with, err);
     state_batch_free(with);
     if (rc == 0)
         *f = next;
     return rc;
+}
+
+/* The position of the first newline at or after from, or -1 (none yet). */
+static int64_t next_newline(const char *path, int64_t from)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[65536];
+    int64_t found = -1;
+    for (;;) {
+        ssize_t r = pread(fd, buf, sizeof(buf), from);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        const char *nl = memchr(buf, '\n', (size_t)r);
+        if (nl != NULL) {
+            found = from + (nl - buf);
+            break;
+        }
+        from += r;
+    }
+    close(fd);
+    return found;
 }
 
 /* Reads and ingests new bytes of one file.  Returns the bytes read (0:
@@ -497,13 +522,25 @@ static int64_t ingest_file(Ingester *g, FileProg *f, int64_t budget, bool *more,
     spec.header = g->header && f->pos == 0;
     Decoded d;
     int64_t rc = decode_all(g, &spec, buf, (size_t)got, false, &a, &d, err);
-    if (rc == 0 && d.res.consumed == 0 && got == want && *more &&
+    DeadLetter huge;
+    if (rc == 0 && d.res.consumed == 0 && d.res.ndead == 0 && got == want && *more &&
         (size_t)got > g->spec.max_record_bytes) {
-        /* No newline within the whole budget: a record far too large. */
-        rc = sl_error(err, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                      "file \"%s\" of stream \"%s\": no end of record within %" PRId64 " bytes "
-                      "of position %" PRId64,
-                      f->name, g->rel->name, got, f->pos);
+        /* No end of record within the whole read: a record far larger than
+         * max_record_bytes.  Once its end is in the file, it is one bad
+         * record (its first max_record_bytes bytes kept); until then, wait. */
+        int64_t nl = next_newline(path, f->pos + got);
+        if (nl < 0) {
+            *more = false;
+        } else {
+            huge = (DeadLetter){0, 0, arena_printf(&a, "record of %" PRId64 " bytes exceeds "
+                                                       "max_record_bytes (%zu)",
+                                                   nl - f->pos, g->spec.max_record_bytes),
+                                {buf, (uint32_t)g->spec.max_record_bytes}};
+            d.res.dead = &huge;
+            d.res.ndead = 1;
+            d.res.records = 1;
+            d.res.consumed = nl + 1 - f->pos;
+        }
     }
     if (rc == 0 && d.res.ndead > 0 && g->on_error == ON_ERROR_FAIL) {
         /* Keep the records before the first bad one, then stop. */
@@ -544,8 +581,8 @@ static void files_round(Ingester *g, SlError *err)
             return;
         g->loaded = true;
     }
-    char **names;
-    int n;
+    char **names = NULL;
+    int n = 0;
     if (list_files(g, &names, &n, err) < 0)
         return;
     int64_t budget = READ_BUDGET;

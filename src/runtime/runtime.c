@@ -275,6 +275,15 @@ static int bind_param(Arena *a, SlType t, const ParamValue *pv, Vector *v, int p
 int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultSink *sink,
                char *tag, size_t tagsize, SlError *err)
 {
+    return rt_execute_deferred(p, params, nparams, sink, tag, tagsize, NULL, err);
+}
+
+int rt_execute_deferred(const Prepared *p, const ParamValue *params, int nparams,
+                        ResultSink *sink, char *tag, size_t tagsize, RtAppend **deferred,
+                        SlError *err)
+{
+    if (deferred != NULL)
+        *deferred = NULL;
     const Query *q = p->q;
     if (nparams != q->nparams)
         return sl_error(err, ERRCODE_PROTOCOL_VIOLATION,
@@ -312,6 +321,11 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
      * transaction time is (each statement commits on its own). */
     ExCtx cx = {.arena = &work, .err = err, .st = g_st, .params = pv, .nparams = nparams,
                 .now = ex_clock_now()};
+    /* group commit: an INSERT into a stream leaves its append to the caller */
+    StrBuf chunk;
+    strbuf_init(&chunk);
+    if (rc == 0 && deferred != NULL && q->kind == QUERY_MODIFY && rt_append_can_defer())
+        cx.defer_chunk = &chunk;
     uint64_t rows = 0;
     if (rc == 0) {
         switch (q->kind) {
@@ -327,6 +341,12 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
             break;
         case QUERY_MODIFY:
             rc = rt_run_modify(q, &cx, sink, &rows);
+            if (rc == 0 && cx.defer_rel != NULL && chunk.len > 0) {
+                StrBuf *chunks = sl_malloc(sizeof(StrBuf));
+                chunks[0] = chunk;
+                strbuf_init(&chunk);
+                *deferred = rt_append_new(cx.defer_rel, chunks, 1);
+            }
             if (rc == 0 && q->modify->kind == MODIFY_INSERT)
                 snprintf(tag, tagsize, "INSERT 0 %llu", (unsigned long long)rows);
             else if (rc == 0)
@@ -352,6 +372,7 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
             break;
         }
     }
+    strbuf_free(&chunk);
     arena_destroy(&work);
     return rc < 0 ? -1 : 0;
 }

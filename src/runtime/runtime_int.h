@@ -11,6 +11,7 @@
  *   pgcat_register, sys_register  the system relations and catalog
  *                                 functions (pgcatalog.c, systables.c)
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes (copy.c)
+ *   rt_append_can_defer, rt_append_new       deferred appends (append.c)
  */
 #ifndef SLUICE_RUNTIME_INT_H
 #define SLUICE_RUNTIME_INT_H
@@ -24,6 +25,12 @@ Catalog    *rt_catalog(void);
 StateStore *rt_state(void);
 /* The analyzed statement of a prepared one. */
 const Query *rt_prepared_query(const Prepared *p);
+
+/* Deferred appends (append.c): may a statement leave its append to the
+ * caller now (group commit mode, a loop to complete on)?  And one of
+ * chunks (sl_malloc'ed, taken over) into rel. */
+bool      rt_append_can_defer(void);
+RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks);
 
 int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 int rt_run_explain(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);

@@ -6,6 +6,8 @@
  *   conn_flush_all  write every dirty connection's output (uv_check hook)
  *   conn_start_tls  write the queued 'S' in clear, then switch to TLS
  *   conn_close      close the socket; memory is freed in the close callback
+ *   conn_resume     go on with input that waited while the session did
+ *                   (a deferred append, session.c)
  *
  * Input is kept in one growable buffer; the session consumes whole packets
  * from its front.  Output is built as whole messages in c->out and handed to
@@ -55,6 +57,29 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 static void update_reading(Conn *c);
 
+/* Hands the whole packets in the input buffer to the session and drops
+ * them; -1 when the connection is closing. */
+static int consume_input(Conn *c)
+{
+    size_t used = session_consume(c);
+    if (c->phase == PHASE_CLOSING)
+        return -1;
+    if (used > 0) {
+        memmove(c->in, c->in + used, c->in_len - used);
+        c->in_len -= used;
+    }
+    return 0;
+}
+
+void conn_resume(Conn *c)
+{
+    if (c->phase == PHASE_CLOSING)
+        return;
+    if (consume_input(c) == 0)
+        update_reading(c);
+    conn_mark_dirty(c);
+}
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
     Conn *c = stream->data;
@@ -84,13 +109,8 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     } else {
         c->in_len += (size_t)nread;
     }
-    size_t used = session_consume(c);
-    if (c->phase == PHASE_CLOSING)
+    if (consume_input(c) < 0)
         return;
-    if (used > 0) {
-        memmove(c->in, c->in + used, c->in_len - used);
-        c->in_len -= used;
-    }
     /* Give back memory a huge message left behind. */
     if (c->in_len == 0 && c->in_cap > (1u << 20)) {
         sl_free(c->in);

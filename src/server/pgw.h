@@ -129,6 +129,7 @@ struct Conn {
     struct SimpleQuery *sq;     /* a Query string stopped at a COPY FROM STDIN */
     RtCopy     *copy;           /* copy-in mode: the COPY being fed */
     bool        copy_drop;      /* after a failed copy-in: drop CopyData/Done/Fail */
+    struct SessionWait *wait;   /* a deferred append in flight: input waits */
     AuthConn   *auth;           /* during PHASE_AUTH */
     PreparedStmt *stmts;        /* named prepared statements, and "" */
     Portal      *portals;
@@ -139,6 +140,8 @@ void conn_accept(Server *s);
 void conn_close(Conn *c);
 /* Marks c as having output; it is written at the end of this loop turn. */
 void conn_mark_dirty(Conn *c);
+/* Consumes the input that arrived while the session waited. */
+void conn_resume(Conn *c);
 void conn_flush_all(Server *s);
 /* Writes what is queued (the 'S' answer) in clear, then switches c to TLS. */
 void conn_start_tls(Conn *c);

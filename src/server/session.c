@@ -271,10 +271,11 @@ static void track_transaction(Conn *c, const char *tag)
  * (tagsize bytes).  Returns 0, or -1 with err set. */
 static int run_statement(Conn *c, const Prepared *prep, const ParamValue *params,
                          int nparams, const int16_t *formats, int nformats,
-                         StrBuf *out, char *tag, size_t tagsize, SlError *err)
+                         StrBuf *out, char *tag, size_t tagsize, RtAppend **deferred,
+                         SlError *err)
 {
     RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err};
-    if (rt_execute(prep, params, nparams, &rs.base, tag, tagsize, err) < 0)
+    if (rt_execute_deferred(prep, params, nparams, &rs.base, tag, tagsize, deferred, err) < 0)
         return -1;
     if (c->xact == 'E' && strcmp(tag, "COMMIT") == 0)
         snprintf(tag, tagsize, "ROLLBACK");
@@ -441,6 +442,66 @@ static bool deallocate(Conn *c, const char *s, const char *end, SlError *err)
 
 /* Runs the statements of c->sq from sq->next; stops at a COPY FROM STDIN
  * (copy-in mode) or at the first error, and otherwise ends the Query. */
+/* ---------------------------------------------------------------------- */
+/* Deferred appends: in group commit mode an INSERT into a stream or a COPY
+ * into one hands its durable write to the thread pool (runtime.h, RtAppend).
+ * The session stops consuming input (session_consume) until the write is
+ * done, then answers as it would have, and goes on. */
+
+typedef enum WaitKind { WAIT_SIMPLE, WAIT_EXECUTE } WaitKind;
+
+typedef struct SessionWait {
+    Conn     *c;            /* NULL once the connection is gone */
+    WaitKind  kind;
+    Portal   *portal;       /* WAIT_EXECUTE */
+    char      tag[64];
+} SessionWait;
+
+static void run_simple(Conn *c);
+static void extended_error(Conn *c, SlError *err, const char *sql);
+
+static void wait_done_cb(void *arg, int rc, const SlError *err)
+{
+    SessionWait *w = arg;
+    Conn *c = w->c;
+    if (c == NULL) {
+        sl_free(w);
+        return;
+    }
+    c->wait = NULL;
+    SlError e = {0};
+    if (rc < 0)
+        sl_error(&e, err->sqlstate, "%s", err->message ? err->message : "append failed");
+    if (w->kind == WAIT_EXECUTE) {
+        if (rc == 0) {
+            w->portal->done = true;
+            send_command_complete(c, w->tag);
+        } else {
+            extended_error(c, &e, NULL);
+        }
+    } else if (rc == 0) {
+        send_command_complete(c, w->tag);
+        run_simple(c);
+    } else {
+        session_send_error(c, &e, NULL, false);
+        simple_query_end(c);
+    }
+    sl_error_clear(&e);
+    sl_free(w);
+    conn_resume(c);
+}
+
+static void wait_for(Conn *c, RtAppend *ap, WaitKind kind, const char *tag, Portal *p)
+{
+    SessionWait *w = sl_calloc(1, sizeof(SessionWait));
+    w->c = c;
+    w->kind = kind;
+    w->portal = p;
+    snprintf(w->tag, sizeof(w->tag), "%s", tag);
+    c->wait = w;
+    rt_append_start(ap, wait_done_cb, w);
+}
+
 static void run_simple(Conn *c)
 {
     SimpleQuery *sq = c->sq;
@@ -498,9 +559,16 @@ static void run_simple(Conn *c)
         }
         if (ncols > 0)
             send_row_description(c, ncols, cols, NULL, 0);
-        if (run_statement(c, prep, NULL, 0, NULL, 0, &c->out, tag, sizeof(tag), &err) < 0) {
+        RtAppend *ap = NULL;
+        if (run_statement(c, prep, NULL, 0, NULL, 0, &c->out, tag, sizeof(tag), &ap,
+                          &err) < 0) {
             session_send_error(c, &err, sql, false);
             break;
+        }
+        if (ap != NULL) {
+            sq->next++;
+            wait_for(c, ap, WAIT_SIMPLE, tag, NULL);
+            return;         /* wait_done_cb answers and goes on */
         }
         send_command_complete(c, tag);
     }
@@ -546,8 +614,13 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
         rt_copy_abort(c->copy);
         break;
     case PGW_MSG_COPY_DONE: {
-        int rc = rt_copy_end(c->copy, tag, sizeof(tag), &err);
+        RtAppend *ap = NULL;
+        int rc = rt_copy_end_deferred(c->copy, tag, sizeof(tag), &ap, &err);
         c->copy = NULL;
+        if (rc == 0 && ap != NULL) {
+            wait_for(c, ap, WAIT_SIMPLE, tag, NULL);
+            return;
+        }
         if (rc == 0) {
             send_command_complete(c, tag);
             run_simple(c);
@@ -942,9 +1015,14 @@ static void handle_execute(Conn *c, PgwReader *r)
         if (maxrows <= 0) {
             /* No limit: stream the rows straight out. */
             char tag[64];
+            RtAppend *ap = NULL;
             if (run_statement(c, p->stmt->prep, p->params, p->nparams, p->formats,
-                              p->nformats, &c->out, tag, sizeof(tag), &err) < 0) {
+                              p->nformats, &c->out, tag, sizeof(tag), &ap, &err) < 0) {
                 extended_error(c, &err, p->stmt->sql);
+                return;
+            }
+            if (ap != NULL) {
+                wait_for(c, ap, WAIT_EXECUTE, tag, p);
                 return;
             }
             p->done = true;
@@ -953,7 +1031,7 @@ static void handle_execute(Conn *c, PgwReader *r)
         }
         strbuf_init(&p->rows);
         if (run_statement(c, p->stmt->prep, p->params, p->nparams, p->formats,
-                          p->nformats, &p->rows, p->tag, sizeof(p->tag), &err) < 0) {
+                          p->nformats, &p->rows, p->tag, sizeof(p->tag), NULL, &err) < 0) {
             strbuf_free(&p->rows);
             p->done = true;
             extended_error(c, &err, p->stmt->sql);
@@ -1214,7 +1292,7 @@ static void dispatch(Conn *c, uint8_t type, const uint8_t *body, size_t len)
 size_t session_consume(Conn *c)
 {
     size_t used = 0;
-    while (c->phase != PHASE_CLOSING && !c->close_after_flush) {
+    while (c->phase != PHASE_CLOSING && !c->close_after_flush && c->wait == NULL) {
         const uint8_t *p = c->in + used;
         size_t avail = c->in_len - used;
         size_t total = 0;
@@ -1277,6 +1355,8 @@ void session_init(Conn *c)
 
 void session_free(Conn *c)
 {
+    if (c->wait != NULL)
+        c->wait->c = NULL;      /* the append finishes without us */
     if (c->copy != NULL)
         rt_copy_abort(c->copy);
     if (c->sq != NULL) {

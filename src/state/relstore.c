@@ -294,6 +294,14 @@ void stream_commit_mode_set(StreamCommitMode mode, int64_t window_us)
     pthread_mutex_unlock(&counters_mu);
 }
 
+StreamCommitMode stream_commit_mode(void)
+{
+    pthread_mutex_lock(&counters_mu);
+    StreamCommitMode m = g_mode;
+    pthread_mutex_unlock(&counters_mu);
+    return m;
+}
+
 void stream_commit_stats(int64_t *appends, int64_t *writes)
 {
     pthread_mutex_lock(&counters_mu);
@@ -372,30 +380,32 @@ static void group_release(Group *g)
     sl_free(g);
 }
 
-/* Encodes the chunk of batch b: a row count, then each row with its length. */
-static void chunk_encode(const Batch *b, StrBuf *val, StrBuf *row)
+void stream_chunk_add(StrBuf *chunk, const Batch *b)
 {
-    uint8_t n4[4];
-    put_le32(n4, b->nrows);
-    strbuf_append(val, n4, 4);
+    if (chunk->len == 0) {
+        uint8_t n4[4] = {0};
+        strbuf_append(chunk, n4, 4);
+    }
+    put_le32((uint8_t *)chunk->data, get_le32((const uint8_t *)chunk->data) + b->nrows);
     for (uint32_t r = 0; r < b->nrows; r++) {
-        strbuf_reset(row);
-        row_encode(b, r, row);
-        uint8_t l4[4];
-        put_le32(l4, (uint32_t)row->len);
-        strbuf_append(val, l4, 4);
-        strbuf_append(val, row->data, row->len);
+        /* the length goes in front once the row is encoded in place */
+        size_t at = chunk->len;
+        strbuf_reserve(chunk, 4);
+        chunk->len += 4;
+        row_encode(b, r, chunk);
+        put_le32((uint8_t *)chunk->data + at, (uint32_t)(chunk->len - at - 4));
     }
 }
 
 /* Puts the chunks of one append (and their index entries) into wb from
  * offset c->next on, and advances c->next; called with counters_mu held. */
-static void stage_chunks(StreamAppend *app, Counter *c, StrBuf *vals, StateBatch *wb,
+static void stage_chunks(StreamAppend *app, Counter *c, const StrBuf *vals, StateBatch *wb,
                          int64_t now_us)
 {
     app->first = c->next;
     for (int i = 0; i < app->nb; i++) {
-        if (app->bs[i]->nrows == 0)
+        uint32_t rows = app->bs ? app->bs[i]->nrows : get_le32((const uint8_t *)vals[i].data);
+        if (rows == 0)
             continue;
         uint8_t key[13], idx[20];
         make_prefix(key, 'S', app->rel->oid);
@@ -403,10 +413,10 @@ static void stage_chunks(StreamAppend *app, Counter *c, StrBuf *vals, StateBatch
         state_batch_put(wb, key, sizeof(key), vals[i].data, vals[i].len);
         key[0] = 'R';
         put_le64(idx, (uint64_t)now_us);
-        put_le32(idx + 8, app->bs[i]->nrows);
+        put_le32(idx + 8, rows);
         put_le64(idx + 12, (uint64_t)vals[i].len);
         state_batch_put(wb, key, sizeof(key), idx, sizeof(idx));
-        c->next += app->bs[i]->nrows;
+        c->next += rows;
     }
 }
 
@@ -422,17 +432,22 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
 {
     /* Encode outside the lock; only the offsets and the write are serial. */
     StrBuf **vals = sl_calloc((size_t)(napps > 0 ? napps : 1), sizeof(StrBuf *));
-    StrBuf row;
-    strbuf_init(&row);
     int64_t rows = 0;
     for (int a = 0; a < napps; a++) {
+        if (apps[a].bs == NULL) {
+            /* encoded already (stream_chunk_add) */
+            vals[a] = (StrBuf *)apps[a].chunks;
+            for (int i = 0; i < apps[a].nb; i++)
+                rows += apps[a].chunks[i].len ? get_le32((const uint8_t *)apps[a].chunks[i].data)
+                                              : 0;
+            continue;
+        }
         vals[a] = sl_calloc((size_t)(apps[a].nb > 0 ? apps[a].nb : 1), sizeof(StrBuf));
         for (int i = 0; i < apps[a].nb; i++) {
-            chunk_encode(apps[a].bs[i], &vals[a][i], &row);
+            stream_chunk_add(&vals[a][i], apps[a].bs[i]);
             rows += apps[a].bs[i]->nrows;
         }
     }
-    strbuf_free(&row);
     int64_t now = wall_us();
 
     int rc = -1;
@@ -507,6 +522,8 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
     pthread_mutex_unlock(&counters_mu);
     sl_free(cs);
     for (int a = 0; a < napps; a++) {
+        if (apps[a].bs == NULL)
+            continue;
         for (int i = 0; i < apps[a].nb; i++)
             strbuf_free(&vals[a][i]);
         sl_free(vals[a]);
@@ -518,7 +535,7 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
 int stream_append_batches(StateStore *st, const CatRelation *rel, const Batch *const *bs,
                           int nb, StateBatch *with, int64_t *first, SlError *err)
 {
-    StreamAppend app = {rel, bs, nb, 0};
+    StreamAppend app = {rel, bs, nb, NULL, 0};
     int rc = stream_append_many(st, &app, 1, with, err);
     if (rc == 0)
         *first = app.first;
@@ -708,4 +725,9 @@ int rel_purge(StateStore *st, const CatRelation *rel, SlError *err)
     state_batch_free(wb);
     stream_forget(rel);
     return rc;
+}
+
+uint32_t stream_chunk_rows(const StrBuf *chunk)
+{
+    return chunk->len >= 4 ? get_le32((const uint8_t *)chunk->data) : 0;
 }

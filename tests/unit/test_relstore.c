@@ -213,7 +213,7 @@ static void test_group_commit(const char *dir)
 
     /* Two streams in one write. */
     const Batch *b1 = make_rows(&a, 0, 3), *b2 = make_rows(&a, 10, 2);
-    StreamAppend apps[2] = {{s1, &b1, 1, 0}, {s2, &b2, 1, 0}};
+    StreamAppend apps[2] = {{s1, &b1, 1, NULL, 0}, {s2, &b2, 1, NULL, 0}};
     CHECK(stream_append_many(st, apps, 2, NULL, &err) == 0);
     CHECK(apps[0].first == 0 && apps[1].first == 0);
     CHECK(stream_end_offset(st, s1, &err) == 3 && stream_end_offset(st, s2, &err) == 2);
