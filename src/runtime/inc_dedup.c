@@ -38,19 +38,8 @@ int inc_dedup_check(IncPlan *p, SlError *err)
         const Plan *child = d->child;
         const ColumnDesc *c = &child->cols[col];
         if ((c->type.id == TYPE_TIMESTAMP || c->type.id == TYPE_TIMESTAMPTZ) &&
-            p->wm_col >= 0) {
-            /* Follow the column down to the stream. */
-            int sc = col;
-            for (int i = 0; i < p->nlower && sc >= 0; i++) {
-                const Plan *n = p->lower[i];
-                if (n->kind == PLAN_PROJECT) {
-                    const Expr *e = n->u.project.exprs[sc];
-                    sc = e->kind == EXPR_COLUMN ? e->index : -1;
-                }
-            }
-            if (sc == p->wm_col)
-                p->dedup_time_col = col;
-        }
+            p->wm_col >= 0 && inc_trace_column(p, 0, col) == p->wm_col)
+            p->dedup_time_col = col;
     }
     if (p->dedup_time_col >= 0 || p->ttl_us > 0)
         return 0;

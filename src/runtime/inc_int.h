@@ -123,6 +123,10 @@ typedef struct Run {
     int64_t    *pmax, *pactive; /* max event time; batch time of its last row */
 } Run;
 
+/* Follows column col of the plan node at lower[i] down to the scan: the
+ * stream column it is, or -1 if it is computed. */
+int     inc_trace_column(IncPlan *p, int i, int col);
+
 /* Time keys: sign bit flipped, big-endian, so byte order is time order. */
 void    inc_time_key_put(uint8_t *p, int64_t t);
 int64_t inc_time_key_get(const uint8_t *p);

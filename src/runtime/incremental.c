@@ -80,7 +80,7 @@ static const CatRelation *lookup_cb(void *ctx, const char *name)
 
 /* Follows column col of the plan node at lower[i] down to the scan: the
  * stream column it is, or -1 if it is computed. */
-static int trace_column(IncPlan *p, int i, int col)
+int inc_trace_column(IncPlan *p, int i, int col)
 {
     for (; i < p->nlower; i++) {
         Plan *n = p->lower[i];
@@ -259,7 +259,7 @@ static int check(IncPlan *p, SlError *err)
             return refuse(err, "an aggregation in append mode needs an event-time window",
                           "Group by WINDOW(ts, size) over a column with a WATERMARK, or use "
                           "output_mode = 'update' or 'complete'.");
-        int col = w->time->kind == EXPR_COLUMN ? trace_column(p, 0, w->time->index) : -1;
+        int col = w->time->kind == EXPR_COLUMN ? inc_trace_column(p, 0, w->time->index) : -1;
         if (p->wm_col < 0 || col != p->wm_col) {
             sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                      "an aggregation in append mode needs a watermark on the window's time column");
