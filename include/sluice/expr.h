@@ -159,6 +159,12 @@ struct Query {
     CopySpec          *copy;            /* QUERY_COPY */
     int                refusal_pos;
     const Node        *ast;             /* the statement analyzed (its RawStmt's) */
+    /* QUERY_UTILITY "SET" / "RESET" / "SHOW": the parameter as written
+     * ("all" for RESET ALL and SHOW ALL), SET's flattened value (NULL for
+     * DEFAULT) and LOCAL */
+    const char        *setting;
+    const char        *set_value;
+    bool               set_local;
     /* relations the query reads or writes, by name and oid: a prepared
      * statement whose relations changed is analyzed again */
     int                ndeps;

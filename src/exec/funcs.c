@@ -266,6 +266,12 @@ static const FuncDesc func_table[] = {
     {"concat_ws", false, 2, {TXT, ANY, 0}, {TXT, ANY, 0}, TXT, k_concat_ws,
      FUNC_NONSTRICT | FUNC_VARIADIC},
 
+    /* the session (sessfuncs.c) */
+    FN1("current_setting", TXT, TXT, k_current_setting),
+    FN2("current_setting", TXT, B, TXT, k_current_setting2),
+    FN3("set_config", TXT, TXT, B, TXT, k_set_config),
+    FN1("pg_sleep", F8, TXT, k_pg_sleep),
+
     /* date and time (timefuncs.c, formatting.c) */
     FN0("now", TSZ, k_now),
     FN0("current_timestamp", TSZ, k_now),
