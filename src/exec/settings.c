@@ -358,12 +358,17 @@ static int check_value(const SetDef *d, const char *value, char **canon, const D
         return -1;
     }
     case SK_ENCODING: {
-        static const char *const utf8[] = {"UTF8", "UTF-8", "UNICODE", "utf8"};
-        for (size_t i = 0; i < SL_ARRAY_LEN(utf8); i++) {
-            if (strcasecmp(value, utf8[i]) == 0) {
-                *canon = sl_strdup("UTF8");
-                return 0;
-            }
+        /* clean_encoding_name: only letters and digits count ('utf-8',
+         * as asyncpg sends it, is UTF8) */
+        char clean[32];
+        size_t n = 0;
+        for (const char *q = value; *q && n + 1 < sizeof(clean); q++)
+            if (isalnum((unsigned char)*q))
+                clean[n++] = (char)tolower((unsigned char)*q);
+        clean[n] = '\0';
+        if (strcmp(clean, "utf8") == 0 || strcmp(clean, "unicode") == 0) {
+            *canon = sl_strdup("UTF8");
+            return 0;
         }
         static const char *const known[] = {"SQL_ASCII", "LATIN1", "LATIN2", "WIN1252",
                                             "WIN1251", "EUC_JP", "SJIS", "GBK", "BIG5",
