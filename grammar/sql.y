@@ -110,7 +110,7 @@ stmt(A) ::= drop_stmt(X). { A = X; }
 stmt(A) ::= explain_stmt(X). { A = X; }
 stmt(A) ::= transaction_stmt(X). { A = X; }
 stmt(A) ::= copy_stmt(X). { A = X; }
-stmt(A) ::= SET(T) opt_set_scope set_name(N) anything. { A = make_variable_set(p, &T, &N); }
+stmt(A) ::= SET(T) opt_set_scope(S) set_name(N) anything. { A = make_variable_set(p, &T, &N, S); }
 stmt(A) ::= RESET(T) set_name(N) anything. { A = make_variable_reset(p, &T, N.z); }
 stmt(A) ::= RESET(T) ALL. { A = make_variable_reset(p, &T, "all"); }
 stmt(A) ::= SHOW(T) set_name(N) anything. { A = make_show(p, &T, N.z); }
@@ -125,9 +125,10 @@ stmt(A) ::= unsupported_kw(T) anything. { A = make_unsupported(p, &T); }
 %type set_name {Token}
 set_name(A) ::= ID(X). { A = X; }
 set_name(A) ::= TIME(X) ZONE. { A = X; }
-opt_set_scope ::= .
-opt_set_scope ::= SESSION.
-opt_set_scope ::= LOCAL.
+%type opt_set_scope {bool}
+opt_set_scope(A) ::= . { A = false; }
+opt_set_scope(A) ::= SESSION. { A = false; }
+opt_set_scope(A) ::= LOCAL. { A = true; }
 
 anything ::= .
 anything ::= anything ANYTOKEN.

@@ -468,12 +468,15 @@ typedef struct TransactionStmt {
     TransactionKind kind;
 } TransactionStmt;
 
-/* SET name TO value, RESET name: accepted and ignored for now; name as
- * written. */
+/* SET [LOCAL] name TO value, RESET name (name "all": RESET ALL); name as
+ * the tokenizer gives it.  The value is the statement's text from
+ * value_offset to its end (settings_parse_args reads it). */
 typedef struct VariableSetStmt {
     Node        hdr;
     const char *name;
     bool        is_reset;
+    bool        is_local;
+    int         value_offset;
 } VariableSetStmt;
 
 /* A statement the grammar recognises by its first words only, e.g.

@@ -24,6 +24,8 @@
  *   ex_agg_lookup, ex_agg_exists              the aggregate functions (agg.c)
  *   ex_aggset_*                               a group's aggregate states (aggset.c)
  *   ex_modify                                 INSERT / UPDATE / DELETE (modify.c)
+ *   ex_interrupt_enter, ex_interrupted,
+ *   ex_check_interrupt                        cancel and timeout (sessfuncs.c)
  */
 #ifndef SLUICE_EXEC_H
 #define SLUICE_EXEC_H
@@ -169,6 +171,19 @@ int  ex_aggset_final(ExAggSet *s, const uint8_t *block, Vector *outs, uint32_t r
                      SlError *err);
 void ex_aggset_serialize(const ExAggSet *s, const uint8_t *block, StrBuf *out);
 int  ex_aggset_deserialize(ExAggSet *s, uint8_t *block, const void *p, size_t n, SlError *err);
+
+/* ------------------------------------------------------------- interrupts */
+
+/* Why a running statement is to stop (the value of its interrupt flag). */
+enum { EX_RUNNING = 0, EX_CANCEL_USER = 1, EX_CANCEL_TIMEOUT = 2 };
+
+/* Makes flag the interrupt flag of the calling thread's statement (NULL:
+ * none); returns the previous one.  ex_op_next and pg_sleep check it:
+ * ex_check_interrupt returns -1 with 57014 ("canceling statement due to
+ * user request" / "... due to statement timeout") once it is set. */
+const _Atomic int *ex_interrupt_enter(const _Atomic int *flag);
+int ex_interrupted(void);
+int ex_check_interrupt(SlError *err);
 
 /* ------------------------------------------------------------------- DML */
 

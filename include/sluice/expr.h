@@ -155,6 +155,9 @@ struct Query {
     struct InitPlan   *init;    /* uncorrelated subqueries, run first */
     int                ninit;
     int                ncorrelated; /* correlated subqueries in its expressions */
+    bool               on_loop;     /* reads what only the loop thread may read (a
+                                     * system relation, a catalog function): it runs
+                                     * on the loop, not on a worker */
     Query             *explain; /* QUERY_EXPLAIN */
     /* QUERY_CREATE: the relation to make (name, kind, columns, key, sql,
      * options); QUERY_DROP: what to drop */
@@ -171,6 +174,12 @@ struct Query {
     CopySpec          *copy;            /* QUERY_COPY */
     int                refusal_pos;
     const Node        *ast;             /* the statement analyzed (its RawStmt's) */
+    /* QUERY_UTILITY "SET" / "RESET" / "SHOW": the parameter as written
+     * ("all" for RESET ALL and SHOW ALL), SET's flattened value (NULL for
+     * DEFAULT) and LOCAL */
+    const char        *setting;
+    const char        *set_value;
+    bool               set_local;
     /* relations the query reads or writes, by name and oid: a prepared
      * statement whose relations changed is analyzed again */
     int                ndeps;
@@ -217,6 +226,10 @@ bool            ex_func_exists(const char *name, bool is_op);
 /* Adds a table of functions (rows that live for the process) to those
  * the analyzer resolves: the runtime's catalog functions, at start. */
 void            ex_func_register(const FuncDesc *table, size_t n);
+/* The same, for functions that read state owned by the loop thread (the
+ * catalog, the sessions): statements that call them run on the loop. */
+void            ex_func_register_loop(const FuncDesc *table, size_t n);
+bool            ex_func_on_loop(const FuncDesc *fd);
 /* The i-th function of all tables, or NULL past the end (pg_proc). */
 const FuncDesc *ex_func_at(size_t i);
 /* The VARIADIC function of this name (concat, concat_ws), or NULL: its

@@ -131,14 +131,29 @@ void rt_describe(const Prepared *p, int *ncols, const ColumnDesc **cols,
  * or -1 with err set. */
 int rt_execute(const Prepared *p, const ParamValue *params, int nparams,
                ResultSink *sink, char *tag, size_t tagsize, SlError *err);
-/* The same, for a caller that can wait for an append: in group commit mode
- * (--commit-mode=group) an INSERT into a stream without RETURNING only
- * encodes its rows and leaves the durable write in *deferred (else NULL);
- * the caller runs rt_append_start and answers the client when it is done,
- * so that the appends of concurrent clients share fsyncs. */
-int rt_execute_deferred(const Prepared *p, const ParamValue *params, int nparams,
-                        ResultSink *sink, char *tag, size_t tagsize, RtAppend **deferred,
-                        SlError *err);
+/* SET / RESET / SHOW belong to the session (settings.h): rt_execute only
+ * answers their tag, and the server applies them.  rt_setting says which
+ * one p is (RT_SET_NONE for other statements) and gives the parameter as
+ * written ("all" for RESET ALL / SHOW ALL), SET's value (NULL for DEFAULT)
+ * and whether it is SET LOCAL. */
+typedef enum RtSetKind { RT_SET_NONE, RT_SET, RT_RESET, RT_SHOW } RtSetKind;
+RtSetKind rt_setting(const Prepared *p, const char **name, const char **value, bool *local);
+
+/* Statements on a worker thread.  rt_execute runs a statement on the
+ * calling thread; the server instead runs the ones rt_on_worker accepts
+ * (SELECT, EXPLAIN, INSERT / UPDATE / DELETE) in three steps:
+ * rt_run_begin on the loop (parameters bound, a stale statement analyzed
+ * again, the relations it uses pinned against a concurrent DROP),
+ * rt_run_exec on any thread (one at a time per RtRun; it may be
+ * interrupted through ex_interrupt_enter's flag), rt_run_end on the loop
+ * (unpins, frees).  INSERT / UPDATE / DELETE of different sessions run one
+ * at a time, as they did on the loop. */
+typedef struct RtRun RtRun;
+bool rt_on_worker(const Prepared *p);
+int  rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun **out,
+                  SlError *err);
+int  rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *err);
+void rt_run_end(RtRun *r);
 
 /* COPY (copy.c).  A prepared COPY is not run by rt_execute: the server
  * asks rt_copy_kind which way it goes and the number of its columns, then

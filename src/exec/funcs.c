@@ -6,6 +6,8 @@
  *   ex_func_exists(name, is_op)                        any row of a name
  *   ex_func_variadic(name)                             a VARIADIC function
  *   ex_func_register(table, n)    more rows (the runtime's catalog functions)
+ *   ex_func_register_loop, ex_func_on_loop   the same, for functions whose
+ *                                 statements must run on the loop thread
  *   ex_func_at(i)                 the i-th row of all tables (pg_proc), or NULL
  *
  * Each row is the declared signature the analyzer resolves against (with
@@ -275,6 +277,12 @@ static const FuncDesc func_table[] = {
     {"concat_ws", false, 2, {TXT, ANY, 0}, {TXT, ANY, 0}, TXT, k_concat_ws,
      FUNC_NONSTRICT | FUNC_VARIADIC},
 
+    /* the session (sessfuncs.c) */
+    FN1("current_setting", TXT, TXT, k_current_setting),
+    FN2("current_setting", TXT, B, TXT, k_current_setting2),
+    FN3("set_config", TXT, TXT, B, TXT, k_set_config),
+    FN1("pg_sleep", F8, TXT, k_pg_sleep),
+
     /* date and time (timefuncs.c, formatting.c) */
     FN0("now", TSZ, k_now),
     FN0("current_timestamp", TSZ, k_now),
@@ -385,12 +393,13 @@ static void func_range(const char *name, bool is_op, size_t *lo, size_t *hi)
 typedef struct ExtraFuncs {
     const FuncDesc *t;
     size_t          n;
+    bool            on_loop;
 } ExtraFuncs;
 
 static ExtraFuncs extra[8];
 static int        nextra;
 
-void ex_func_register(const FuncDesc *table, size_t n)
+static void add_table(const FuncDesc *table, size_t n, bool on_loop)
 {
     for (int i = 0; i < nextra; i++)
         if (extra[i].t == table)
@@ -399,7 +408,26 @@ void ex_func_register(const FuncDesc *table, size_t n)
         sl_panic("ex_func_register: too many function tables");
     extra[nextra].t = table;
     extra[nextra].n = n;
+    extra[nextra].on_loop = on_loop;
     nextra++;
+}
+
+void ex_func_register(const FuncDesc *table, size_t n)
+{
+    add_table(table, n, false);
+}
+
+void ex_func_register_loop(const FuncDesc *table, size_t n)
+{
+    add_table(table, n, true);
+}
+
+bool ex_func_on_loop(const FuncDesc *fd)
+{
+    for (int k = 0; k < nextra; k++)
+        if (extra[k].on_loop && fd >= extra[k].t && fd < extra[k].t + extra[k].n)
+            return true;
+    return false;
 }
 
 const FuncDesc *ex_func_at(size_t i)

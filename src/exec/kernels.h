@@ -166,4 +166,8 @@ int ex_jsonb_parse(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlE
 /* Writes row i of v as text into an arena string (casts to text). */
 void ex_format_value(Arena *a, const Vector *v, uint32_t i, SlStr *out);
 
+/* session (sessfuncs.c) */
+KERNEL(k_current_setting); KERNEL(k_current_setting2); KERNEL(k_set_config);
+KERNEL(k_pg_sleep);
+
 #endif /* SLUICE_EXEC_KERNELS_H */

@@ -83,6 +83,8 @@ ExOp *ex_op_build(ExCtx *cx, const Plan *p)
 
 int ex_op_next(ExOp *op, ExBatch **out)
 {
+    if (ex_check_interrupt(op->cx->err) < 0)
+        return -1;
     arena_reset(&op->arena);
     return op->next(op, out);
 }

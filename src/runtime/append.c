@@ -6,12 +6,13 @@
  *   rt_append_new      an append of chunks encoded already (runtime_int.h)
  *   rt_append_start    run it on the thread pool, then call done on the loop
  *
- * In group commit mode an INSERT into a stream (rt_execute) or a COPY into
- * one (rt_copy_end_deferred) encodes its rows on the loop as usual, but
- * hands the durable write back to the server instead of blocking the loop
- * on it; the server answers the client in done.  Statements still run one
- * at a time on the loop: what runs concurrently is the writes, and
- * stream_append_many (relstore.h) lets the writes that meet share one.
+ * In group commit mode a COPY into a stream (rt_copy_end_deferred) encodes
+ * its rows on the loop as they arrive, but hands the durable write back to
+ * the server instead of blocking the loop on it; the server answers the
+ * client in done.  (INSERT needs none of this: it runs on a worker thread
+ * like every SELECT and DML statement, session.c.)  What runs concurrently
+ * is the writes, and stream_append_many (relstore.h) lets the writes that
+ * meet share one.
  */
 #include "runtime_int.h"
 #include "sluice/relstore.h"

@@ -1382,9 +1382,9 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     StreamAppend apps[2];
     int napps = 0;
     if (p->into != NULL)
-        apps[napps++] = (StreamAppend){p->into, (const Batch *const *)r.outs, r.nouts, 0};
+        apps[napps++] = (StreamAppend){p->into, (const Batch *const *)r.outs, r.nouts, NULL, 0};
     if (p->late != NULL)
-        apps[napps++] = (StreamAppend){p->late, (const Batch *const *)r.lates, r.nlates, 0};
+        apps[napps++] = (StreamAppend){p->late, (const Batch *const *)r.lates, r.nlates, NULL, 0};
     if (stream_append_many(p->st, apps, napps, r.wb, err) < 0)
         goto out;
     b->write_us = mono_us() - tw;

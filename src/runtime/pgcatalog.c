@@ -1689,5 +1689,6 @@ static const FuncDesc pg_funcs[] = {
 void pgcat_register(void)
 {
     vrel_register(pg_defs, (int)SL_ARRAY_LEN(pg_defs));
-    ex_func_register(pg_funcs, SL_ARRAY_LEN(pg_funcs));
+    /* they read the catalog and the sessions: their statements run on the loop */
+    ex_func_register_loop(pg_funcs, SL_ARRAY_LEN(pg_funcs));
 }

@@ -6,6 +6,9 @@
  *   rt_prepare    RawStmt -> Prepared (analysis into a Query and its plan)
  *   rt_describe   result columns and parameter types
  *   rt_execute    parameters in, rows out to a ResultSink, the tag
+ *   rt_setting    what a SET / RESET / SHOW asks of the session
+ *   rt_on_worker, rt_run_begin, rt_run_exec, rt_run_end
+ *                 a statement run on a worker thread, in three steps
  *
  * Statements that read no relation (SELECT 1, SET, BEGIN) work without
  * rt_init(); the others fail with 55000 until it is called.  A prepared
@@ -25,6 +28,7 @@
 #include "sluice/vrel.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 
 struct Prepared {
@@ -272,19 +276,136 @@ static int bind_param(Arena *a, SlType t, const ParamValue *pv, Vector *v, int p
     }
 }
 
+RtSetKind rt_setting(const Prepared *p, const char **name, const char **value, bool *local)
+{
+    const Query *q = p->q;
+    if (q->kind != QUERY_UTILITY || q->setting == NULL)
+        return RT_SET_NONE;
+    *name = q->setting;
+    *value = q->set_value;
+    *local = q->set_local;
+    return strcmp(q->tag, "SHOW") == 0 ? RT_SHOW : strcmp(q->tag, "RESET") == 0 ? RT_RESET
+                                                                                 : RT_SET;
+}
+
+struct RtRun {
+    Arena        work;          /* the statement's memory */
+    const Query *q;             /* the query to run (re-analyzed if stale) */
+    Vector      *params;
+    int          nparams;
+    int64_t      now;
+    int          npinned;
+    const CatRelation **pinned; /* referenced until rt_run_end */
+};
+
+/* INSERT / UPDATE / DELETE one at a time: a key check and its write are
+ * not atomic against another session's. */
+static pthread_mutex_t modify_mu = PTHREAD_MUTEX_INITIALIZER;
+
+bool rt_on_worker(const Prepared *p)
+{
+    QueryKind k = p->q->kind;
+    /* system relations and catalog functions read the loop's state */
+    return (k == QUERY_SELECT || k == QUERY_EXPLAIN || k == QUERY_MODIFY) && !p->q->on_loop;
+}
+
+int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun **out,
+                 SlError *err)
+{
+    const Query *q = p->q;
+    if (nparams != q->nparams)
+        return sl_error(err, ERRCODE_PROTOCOL_VIOLATION,
+                        "bind message supplies %d parameters, but prepared statement requires %d",
+                        nparams, q->nparams);
+    if (q->kind == QUERY_MODIFY && (g_cat == NULL || g_st == NULL))
+        return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "no catalog is open: the runtime was not initialized (rt_init)");
+    RtRun *r = sl_calloc(1, sizeof(RtRun));
+    arena_init(&r->work, 64 * 1024);
+    int rc = 0;
+    r->nparams = nparams;
+    r->params = ARENA_ARRAY(&r->work, Vector, nparams ? nparams : 1);
+    for (int i = 0; i < nparams && rc == 0; i++)
+        rc = bind_param(&r->work, q->param_types[i], &params[i], &r->params[i], i + 1, err);
+    if (rc == 0)
+        rc = current_query(p, &r->work, &q, err);
+    if (rc < 0) {
+        arena_destroy(&r->work);
+        sl_free(r);
+        return -1;
+    }
+    r->q = q;
+    /* now() is the statement's start time in every operator, as PostgreSQL's
+     * transaction time is (each statement commits on its own). */
+    r->now = ex_clock_now();
+    r->pinned = ARENA_ARRAY(&r->work, const CatRelation *, q->ndeps ? q->ndeps : 1);
+    for (int i = 0; i < q->ndeps && g_cat != NULL; i++) {
+        const CatRelation *rel = cat_lookup(g_cat, q->dep_names[i]);
+        if (rel != NULL) {
+            cat_relation_ref(rel);
+            r->pinned[r->npinned++] = rel;
+        }
+    }
+    *out = r;
+    return 0;
+}
+
+int rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *err)
+{
+    const Query *q = r->q;
+    ExCtx cx = {.arena = &r->work, .err = err, .st = g_st, .params = r->params,
+                .nparams = r->nparams, .now = r->now};
+    uint64_t rows = 0;
+    int rc;
+    switch (q->kind) {
+    case QUERY_SELECT:
+        rc = rt_run_select(q, &cx, sink, &rows);
+        if (rc == 0)
+            snprintf(tag, tagsize, "SELECT %llu", (unsigned long long)rows);
+        break;
+    case QUERY_EXPLAIN:
+        rc = rt_run_explain(q, &cx, sink, &rows);
+        if (rc == 0)
+            snprintf(tag, tagsize, "EXPLAIN");
+        break;
+    case QUERY_MODIFY:
+        pthread_mutex_lock(&modify_mu);
+        rc = rt_run_modify(q, &cx, sink, &rows);
+        pthread_mutex_unlock(&modify_mu);
+        if (rc == 0 && q->modify->kind == MODIFY_INSERT)
+            snprintf(tag, tagsize, "INSERT 0 %llu", (unsigned long long)rows);
+        else if (rc == 0)
+            snprintf(tag, tagsize, "%s %llu", q->tag, (unsigned long long)rows);
+        break;
+    default:
+        rc = sl_error(err, ERRCODE_INTERNAL_ERROR, "unexpected statement kind %d", q->kind);
+        break;
+    }
+    return rc < 0 ? -1 : 0;
+}
+
+void rt_run_end(RtRun *r)
+{
+    if (r == NULL)
+        return;
+    for (int i = 0; i < r->npinned; i++)
+        cat_relation_unref(r->pinned[i]);
+    arena_destroy(&r->work);
+    sl_free(r);
+}
+
 int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultSink *sink,
                char *tag, size_t tagsize, SlError *err)
 {
-    return rt_execute_deferred(p, params, nparams, sink, tag, tagsize, NULL, err);
-}
-
-int rt_execute_deferred(const Prepared *p, const ParamValue *params, int nparams,
-                        ResultSink *sink, char *tag, size_t tagsize, RtAppend **deferred,
-                        SlError *err)
-{
-    if (deferred != NULL)
-        *deferred = NULL;
     const Query *q = p->q;
+    if (rt_on_worker(p)) {
+        RtRun *r;
+        if (rt_run_begin(p, params, nparams, &r, err) < 0)
+            return -1;
+        int rc = rt_run_exec(r, sink, tag, tagsize, err);
+        rt_run_end(r);
+        return rc;
+    }
     if (nparams != q->nparams)
         return sl_error(err, ERRCODE_PROTOCOL_VIOLATION,
                         "bind message supplies %d parameters, but prepared statement requires %d",
@@ -300,7 +421,6 @@ int rt_execute_deferred(const Prepared *p, const ParamValue *params, int nparams
                         "COPY in the extended query protocol is not supported yet");
     case QUERY_CREATE:
     case QUERY_DROP:
-    case QUERY_MODIFY:
     case QUERY_ALTER_CQ:
         if (g_cat == NULL || g_st == NULL)
             return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
@@ -309,70 +429,22 @@ int rt_execute_deferred(const Prepared *p, const ParamValue *params, int nparams
     default:
         break;
     }
-    Arena work;
-    arena_init(&work, 64 * 1024);
-    int rc = 0;
-    Vector *pv = ARENA_ARRAY(&work, Vector, nparams ? nparams : 1);
-    for (int i = 0; i < nparams && rc == 0; i++)
-        rc = bind_param(&work, q->param_types[i], &params[i], &pv[i], i + 1, err);
-    if (rc == 0)
-        rc = current_query(p, &work, &q, err);
-    /* now() is the statement's start time in every operator, as PostgreSQL's
-     * transaction time is (each statement commits on its own). */
-    ExCtx cx = {.arena = &work, .err = err, .st = g_st, .params = pv, .nparams = nparams,
-                .now = ex_clock_now()};
-    /* group commit: an INSERT into a stream leaves its append to the caller */
-    StrBuf chunk;
-    strbuf_init(&chunk);
-    if (rc == 0 && deferred != NULL && q->kind == QUERY_MODIFY && rt_append_can_defer())
-        cx.defer_chunk = &chunk;
-    uint64_t rows = 0;
-    if (rc == 0) {
-        switch (q->kind) {
-        case QUERY_SELECT:
-            rc = rt_run_select(q, &cx, sink, &rows);
-            if (rc == 0)
-                snprintf(tag, tagsize, "SELECT %llu", (unsigned long long)rows);
-            break;
-        case QUERY_EXPLAIN:
-            rc = rt_run_explain(q, &cx, sink, &rows);
-            if (rc == 0)
-                snprintf(tag, tagsize, "EXPLAIN");
-            break;
-        case QUERY_MODIFY:
-            rc = rt_run_modify(q, &cx, sink, &rows);
-            if (rc == 0 && cx.defer_rel != NULL && chunk.len > 0) {
-                StrBuf *chunks = sl_malloc(sizeof(StrBuf));
-                chunks[0] = chunk;
-                strbuf_init(&chunk);
-                *deferred = rt_append_new(cx.defer_rel, chunks, 1);
-            }
-            if (rc == 0 && q->modify->kind == MODIFY_INSERT)
-                snprintf(tag, tagsize, "INSERT 0 %llu", (unsigned long long)rows);
-            else if (rc == 0)
-                snprintf(tag, tagsize, "%s %llu", q->tag, (unsigned long long)rows);
-            break;
-        case QUERY_CREATE:
-            rc = rt_run_create(q, err);
-            if (rc == 0)
-                snprintf(tag, tagsize, "%s", q->tag);
-            break;
-        case QUERY_DROP:
-            rc = rt_run_drop(q, err);
-            if (rc == 0)
-                snprintf(tag, tagsize, "%s", q->tag);
-            break;
-        case QUERY_ALTER_CQ:
-            rc = rt_cq_alter(q->drop_names[0], q->pause, err);
-            if (rc == 0)
-                snprintf(tag, tagsize, "%s", q->tag);
-            break;
-        default:
-            rc = sl_error(err, ERRCODE_INTERNAL_ERROR, "unexpected statement kind %d", q->kind);
-            break;
-        }
+    int rc;
+    switch (q->kind) {
+    case QUERY_CREATE:
+        rc = rt_run_create(q, err);
+        break;
+    case QUERY_DROP:
+        rc = rt_run_drop(q, err);
+        break;
+    case QUERY_ALTER_CQ:
+        rc = rt_cq_alter(q->drop_names[0], q->pause, err);
+        break;
+    default:
+        rc = sl_error(err, ERRCODE_INTERNAL_ERROR, "unexpected statement kind %d", q->kind);
+        break;
     }
-    strbuf_free(&chunk);
-    arena_destroy(&work);
+    if (rc == 0)
+        snprintf(tag, tagsize, "%s", q->tag);
     return rc < 0 ? -1 : 0;
 }

@@ -34,6 +34,8 @@ typedef struct WriteReq {
 void server_conn_gone(Server *s);
 
 #define RAW_IN_SIZE 65536
+/* The input a connection keeps while its statement runs. */
+#define QUEUED_INPUT_MAX (256 * 1024)
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
@@ -57,8 +59,8 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 static void update_reading(Conn *c);
 
-/* Hands the whole packets in the input buffer to the session and drops
- * them; -1 when the connection is closing. */
+/* Hands the whole packets in c->in to the session and drops them from the
+ * buffer; -1 when the connection closed meanwhile. */
 static int consume_input(Conn *c)
 {
     size_t used = session_consume(c);
@@ -69,15 +71,6 @@ static int consume_input(Conn *c)
         c->in_len -= used;
     }
     return 0;
-}
-
-void conn_resume(Conn *c)
-{
-    if (c->phase == PHASE_CLOSING)
-        return;
-    if (consume_input(c) == 0)
-        update_reading(c);
-    conn_mark_dirty(c);
 }
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
@@ -124,9 +117,11 @@ static void update_reading(Conn *c)
 {
     if (c->phase == PHASE_CLOSING)
         return;
+    /* While a statement runs, messages wait in c->in, up to 256 KiB. */
     bool want = !c->close_after_flush &&
                 c->out_inflight + c->out.len + c->tls_out.len <=
-                    c->server->cfg.max_output_buffer;
+                    c->server->cfg.max_output_buffer &&
+                (c->job == NULL || c->in_len < QUEUED_INPUT_MAX);
     if (want && !c->reading) {
         if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
             c->reading = true;
@@ -139,6 +134,17 @@ static void update_reading(Conn *c)
 static void on_closed(uv_handle_t *h)
 {
     Conn *c = h->data;
+    if (--c->open_handles > 0)
+        return;
+    if (c->job != NULL) {
+        c->orphaned = true;     /* the job's end frees it */
+        return;
+    }
+    conn_free(c);
+}
+
+void conn_free(Conn *c)
+{
     Server *s = c->server;
     if (c->in_dirty) {
         Conn **pp = &s->dirty;
@@ -170,8 +176,19 @@ void conn_close(Conn *c)
     if (c->next)
         c->next->prev = c->prev;
     c->next = c->prev = NULL;
+    session_closing(c);
     /* It may still sit in the dirty list; conn_flush_all skips it. */
+    c->open_handles = 3;
     uv_close((uv_handle_t *)&c->tcp, on_closed);
+    uv_close((uv_handle_t *)&c->stmt_timer, on_closed);
+    uv_close((uv_handle_t *)&c->idle_timer, on_closed);
+}
+
+void conn_resume(Conn *c)
+{
+    if (c->phase == PHASE_CLOSING || consume_input(c) < 0)
+        return;
+    update_reading(c);
 }
 
 void conn_accept(Server *s)
@@ -180,6 +197,10 @@ void conn_accept(Server *s)
     c->server = s;
     uv_tcp_init(s->loop, &c->tcp);
     c->tcp.data = c;
+    uv_timer_init(s->loop, &c->stmt_timer);
+    c->stmt_timer.data = c;
+    uv_timer_init(s->loop, &c->idle_timer);
+    c->idle_timer.data = c;
     strbuf_init(&c->out);
     strbuf_init(&c->tls_out);
     s->nconns++;

@@ -84,6 +84,8 @@ typedef enum ConnPhase {
 
 typedef struct PreparedStmt PreparedStmt;
 typedef struct Portal Portal;
+typedef struct Job Job;
+typedef struct SlSettings SlSettings;
 
 struct Conn {
     uv_tcp_t    tcp;
@@ -133,11 +135,24 @@ struct Conn {
     AuthConn   *auth;           /* during PHASE_AUTH */
     PreparedStmt *stmts;        /* named prepared statements, and "" */
     Portal      *portals;
+    SlSettings  *settings;      /* SET / SHOW (settings.h) */
+
+    /* A statement running on the thread pool (at most one); while it runs
+     * the connection reads but handles no message. */
+    Job        *job;
+    uv_timer_t  stmt_timer;     /* statement_timeout */
+    uv_timer_t  idle_timer;     /* idle_session_timeout and idle in transaction */
+    int         open_handles;   /* tcp and timers not yet closed */
+    bool        orphaned;       /* handles closed while a job ran: freed by the job */
 };
 
 /* conn.c */
 void conn_accept(Server *s);
 void conn_close(Conn *c);
+/* Frees a closed connection (once its handles and its job are done). */
+void conn_free(Conn *c);
+/* After a job: handles the messages that waited, and reads again. */
+void conn_resume(Conn *c);
 /* Marks c as having output; it is written at the end of this loop turn. */
 void conn_mark_dirty(Conn *c);
 /* Consumes the input that arrived while the session waited. */
@@ -162,6 +177,13 @@ void session_describe(Conn *c, RtSession *out, char *addr, size_t addrsize);
 /* Authentication succeeded: AuthenticationOk, ParameterStatus,
  * BackendKeyData, ReadyForQuery; the session is ready. */
 void session_auth_ok(Conn *c);
+/* Cancels the statement c runs, if any (a CancelRequest with c's key):
+ * it ends with 57014 "canceling statement due to user request".  Returns
+ * whether something was running.  Whatever else runs on behalf of a
+ * session (SUBSCRIBE) hooks in here. */
+bool session_cancel(Conn *c);
+/* The connection is closing: stop what runs for it. */
+void session_closing(Conn *c);
 
 /* auth.c */
 int  auth_init(Server *s, const ServerConfig *cfg, SlError *err);

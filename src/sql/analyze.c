@@ -21,6 +21,7 @@
  * small (54001).  Everything is allocated in the arena passed.
  */
 #include "sql/analyze_int.h"
+#include "sluice/settings.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -1045,6 +1046,7 @@ int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const Raw
     q->param_types = an.params;
     q->ninit = list_len(an.init);
     q->ncorrelated = an.ncorrelated;
+    q->on_loop = an.on_loop;
     q->init = ARENA_ARRAY(a, InitPlan, q->ninit ? q->ninit : 1);
     for (int i = 0; i < q->ninit; i++)
         q->init[i] = *(InitPlan *)list_nth(an.init, i);
@@ -1057,6 +1059,52 @@ int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const Raw
         q->dep_oids[i] = rel->oid;
     }
     *out = q;
+    return 0;
+}
+
+/* SET [LOCAL] name TO value | DEFAULT, RESET name | ALL: the session
+ * applies it (settings.h); here only its words are checked and flattened. */
+static int an_variable_set(Analyze *an, VariableSetStmt *s, Query *q)
+{
+    q->kind = QUERY_UTILITY;
+    q->tag = s->is_reset ? "RESET" : "SET";
+    q->setting = s->name;
+    q->set_local = s->is_local;
+    if (s->is_reset)
+        return 0;
+    int end = an->raw ? an->raw->end : (int)strlen(an->sql);
+    if (settings_parse_args(an->a, s->name, an->sql + s->value_offset,
+                            (size_t)(end - s->value_offset), &q->set_value, an->err) < 0) {
+        if (an->err->position == 0)
+            an->err->position = s->value_offset + 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* SHOW name: one text column named as the parameter is; SHOW ALL: name,
+ * setting and description.  An unknown name is 42704 here already. */
+static int an_show(Analyze *an, ShowStmt *s, Query *q)
+{
+    q->kind = QUERY_UTILITY;
+    q->tag = "SHOW";
+    q->setting = s->name;
+    bool all = strcmp(s->name, "all") == 0;
+    q->ntargets = all ? 3 : 1;
+    q->names = ARENA_ARRAY(an->a, const char *, q->ntargets);
+    q->types = ARENA_ARRAY(an->a, SlType, q->ntargets);
+    for (int i = 0; i < q->ntargets; i++)
+        q->types[i] = sl_type(TYPE_TEXT);
+    if (all) {
+        q->names[0] = "name";
+        q->names[1] = "setting";
+        q->names[2] = "description";
+        return 0;
+    }
+    const char *canon;
+    if (settings_get(NULL, s->name, &canon, an->err) == NULL)
+        return -1;
+    q->names[0] = canon;
     return 0;
 }
 
@@ -1083,7 +1131,6 @@ int an_statement(Analyze *an, Node *stmt, Query *q)
     case T_CreateCqStmt:
     case T_AlterCqStmt:
     case T_SubscribeStmt:
-    case T_ShowStmt:
         return an_other_stmt(an, stmt, q);
     case T_TransactionStmt: {
         static const char *const tags[] = {"BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION"};
@@ -1092,9 +1139,9 @@ int an_statement(Analyze *an, Node *stmt, Query *q)
         return 0;
     }
     case T_VariableSetStmt:
-        q->kind = QUERY_UTILITY;
-        q->tag = ((VariableSetStmt *)stmt)->is_reset ? "RESET" : "SET";
-        return 0;
+        return an_variable_set(an, (VariableSetStmt *)stmt, q);
+    case T_ShowStmt:
+        return an_show(an, (ShowStmt *)stmt, q);
     case T_UnsupportedStmt:
         return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, stmt->location,
                            "%s is not supported yet", ((UnsupportedStmt *)stmt)->command);

@@ -76,6 +76,8 @@ const CatRelation *an_lookup_relation(Analyze *an, const char *schema, const cha
         }
         const CatRelation *rel =
             has_system ? an->cat->lookup_system(an->cat->ctx, schema, name) : NULL;
+        if (rel != NULL)
+            an->on_loop = true;     /* its rows are made from the loop's state */
         if (rel == NULL && !missing_ok)
             sl_error_at(an->err, ERRCODE_UNDEFINED_TABLE, loc,
                         "relation \"%s.%s\" does not exist", schema, name);
@@ -84,8 +86,10 @@ const CatRelation *an_lookup_relation(Analyze *an, const char *schema, const cha
     /* pg_catalog comes first on the search path, as in PostgreSQL */
     if (schema == NULL && has_system) {
         const CatRelation *rel = an->cat->lookup_system(an->cat->ctx, "pg_catalog", name);
-        if (rel != NULL)
+        if (rel != NULL) {
+            an->on_loop = true;
             return rel;
+        }
     }
     if (an->cat == NULL || an->cat->lookup == NULL) {
         sl_error_at(an->err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, loc,

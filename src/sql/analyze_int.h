@@ -52,6 +52,7 @@ typedef struct Analyze {
     List       *deps;       /* of const CatRelation *: relations read or written */
     Corr       *corr;       /* the innermost subquery being analyzed, or NULL */
     int         ncorrelated;/* correlated subqueries made (they run per row) */
+    bool        on_loop;    /* reads a system relation or calls a loop function */
 } Analyze;
 
 /* ---- name scopes (analyze_from.c) ---- */

@@ -80,10 +80,12 @@ Node *make_transaction(Parse *p, const Token *t, TransactionKind kind)
     return &s->hdr;
 }
 
-Node *make_variable_set(Parse *p, const Token *t, const Token *name)
+Node *make_variable_set(Parse *p, const Token *t, const Token *name, bool local)
 {
     VariableSetStmt *s = NEW_NODE(p, VariableSetStmt, t->offset);
     s->name = name->z;
+    s->is_local = local;
+    s->value_offset = name->offset + name->len;
     return &s->hdr;
 }
 

@@ -101,7 +101,7 @@ const char *token_str(Parse *p, const Token *t);
 Node *make_select(Parse *p, int loc, bool distinct, List *targets, List *from,
                   Node *where, List *group_by, Node *having);
 Node *make_transaction(Parse *p, const Token *t, TransactionKind kind);
-Node *make_variable_set(Parse *p, const Token *t, const Token *name);
+Node *make_variable_set(Parse *p, const Token *t, const Token *name, bool local);
 Node *make_unsupported(Parse *p, const Token *t);
 Node *make_res_target(Parse *p, Node *val, const Token *name);
 Node *make_star_target(Parse *p, const Token *star, const Names *qual);
