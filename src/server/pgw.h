@@ -151,12 +151,11 @@ void conn_accept(Server *s);
 void conn_close(Conn *c);
 /* Frees a closed connection (once its handles and its job are done). */
 void conn_free(Conn *c);
-/* After a job: handles the messages that waited, and reads again. */
+/* After a job or a deferred append: handles the messages that waited, and
+ * reads again. */
 void conn_resume(Conn *c);
 /* Marks c as having output; it is written at the end of this loop turn. */
 void conn_mark_dirty(Conn *c);
-/* Consumes the input that arrived while the session waited. */
-void conn_resume(Conn *c);
 void conn_flush_all(Server *s);
 /* Writes what is queued (the 'S' answer) in clear, then switches c to TLS. */
 void conn_start_tls(Conn *c);

@@ -1649,7 +1649,8 @@ size_t session_consume(Conn *c)
 {
     size_t used = 0;
     SlSettings *old = settings_enter(c->settings);
-    while (c->phase != PHASE_CLOSING && !c->close_after_flush && c->job == NULL) {
+    while (c->phase != PHASE_CLOSING && !c->close_after_flush && c->job == NULL &&
+           c->wait == NULL) {
         const uint8_t *p = c->in + used;
         size_t avail = c->in_len - used;
         size_t total = 0;
