@@ -8,6 +8,7 @@
  *   cat_schema_version  the schema version the file is at
  *   cat_lookup          a relation by name (borrowed pointer)
  *   cat_create_relation create a relation durably (one SQLite transaction)
+ *   cat_replace_relation  a new definition under the same oid (OR REPLACE)
  *   cat_drop_relation   drop one durably
  *   cat_relation_ref / cat_relation_unref   keep an entry alive while in use
  *   cat_foreach         visit every relation (for sys.* and pg_catalog)
@@ -67,6 +68,11 @@ const CatRelation *cat_lookup(Catalog *cat, const char *name);
  * the name is taken.  *out is borrowed, like cat_lookup's. */
 int  cat_create_relation(Catalog *cat, const CatRelation *def,
                          const CatRelation **out, SlError *err);
+/* Replaces the definition (sql, options, columns) of relation def->name,
+ * keeping its oid, kind and creation time (one SQLite transaction); the old
+ * entry lives on while references to it remain.  *out is borrowed. */
+int  cat_replace_relation(Catalog *cat, const CatRelation *def,
+                          const CatRelation **out, SlError *err);
 /* Removes the relation from the catalog file and the name space; the entry
  * itself lives on while references to it remain. */
 int  cat_drop_relation(Catalog *cat, const char *name, SlError *err);

@@ -70,6 +70,10 @@ struct IncPlan {
     uint8_t            qprefix[5];  /* 'Q' + oid: state */
     uint8_t            tprefix[5];  /* 'T' + oid: result table */
     uint8_t            meta_key[5]; /* 'M' + oid */
+    /* what the state and the result table were written for */
+    const char        *shape[INC_SHAPE_PARTS];
+    uint64_t           fingerprint; /* of shape: the state-bearing plan */
+    uint64_t           result_hash; /* of the result table's columns */
 };
 
 /* Window ends as key bytes: sign bit flipped, big-endian, so byte order is
@@ -320,6 +324,8 @@ static int check_into(IncPlan *p, Catalog *cat, const char *name, const Plan *to
     return 0;
 }
 
+static void compute_shape(IncPlan *p);
+
 int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
                    SlError *err)
 {
@@ -371,6 +377,7 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
     put_be32(p->qprefix + 1, query->oid);
     put_be32(p->tprefix + 1, query->oid);
     put_be32(p->meta_key + 1, query->oid);
+    compute_shape(p);
     *out = p;
     return 0;
 fail:
@@ -411,14 +418,98 @@ const CatRelation *inc_plan_into(IncPlan *p)
 }
 
 /* ---------------------------------------------------------------------- */
+/* The fingerprint: what the state is valid for (docs/engine.md, "Query    */
+/* evolution")                                                             */
+
+const char *const inc_shape_names[INC_SHAPE_PARTS] = {
+    "source stream", "window", "grouping keys", "aggregates",
+};
+
+/* The state-bearing parts of the plan as text, in the plan's arena: the
+ * stream, the window spec, the grouping keys and the aggregate list, each
+ * deparsed over the columns the aggregate reads. */
+static void compute_shape(IncPlan *p)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    p->shape[INC_SHAPE_SOURCE] = p->stream->name;
+    const char *none = p->agg ? "none" : "none (no aggregation)";
+    p->shape[INC_SHAPE_WINDOW] = none;
+    p->shape[INC_SHAPE_GROUPS] = none;
+    p->shape[INC_SHAPE_AGGS] = none;
+    if (p->agg != NULL) {
+        const Plan *in = p->agg->child;
+        const WindowSpec *w = &p->agg->u.agg.window;
+        if (w->kind != WINDOW_NONE) {
+            strbuf_puts(&b, "WINDOW(");
+            plan_expr_deparse(w->time, in->cols, in->quals, &b);
+            strbuf_printf(&b, ", %" PRId64 " us", w->size_us);
+            if (w->kind == WINDOW_SLIDE)
+                strbuf_printf(&b, ", %" PRId64 " us", w->slide_us);
+            strbuf_putc(&b, ')');
+            p->shape[INC_SHAPE_WINDOW] = arena_strndup(&p->arena, b.data, b.len);
+        }
+        strbuf_reset(&b);
+        strbuf_putc(&b, '(');
+        for (int i = 0; i < p->agg->u.agg.ngroups; i++) {
+            if (i > 0)
+                strbuf_puts(&b, ", ");
+            plan_expr_deparse(p->agg->u.agg.groups[i], in->cols, in->quals, &b);
+        }
+        strbuf_putc(&b, ')');
+        p->shape[INC_SHAPE_GROUPS] = arena_strndup(&p->arena, b.data, b.len);
+        strbuf_reset(&b);
+        strbuf_putc(&b, '(');
+        for (int i = 0; i < p->agg->u.agg.naggs; i++) {
+            if (i > 0)
+                strbuf_puts(&b, ", ");
+            plan_agg_call_deparse(&p->agg->u.agg.aggs[i], in->cols, in->quals, &b);
+        }
+        strbuf_putc(&b, ')');
+        p->shape[INC_SHAPE_AGGS] = arena_strndup(&p->arena, b.data, b.len);
+    }
+    strbuf_reset(&b);
+    for (int i = 0; i < INC_SHAPE_PARTS; i++) {
+        strbuf_puts(&b, p->shape[i]);
+        strbuf_putc(&b, '\n');
+    }
+    p->fingerprint = ex_hash(b.data, b.len) | 1;    /* 0: none recorded */
+    strbuf_reset(&b);
+    for (int c = 0; c < p->query->ncols; c++)
+        strbuf_printf(&b, "%s %s\n", p->query->cols[c].name,
+                      type_name(p->query->cols[c].type.id));
+    p->result_hash = ex_hash(b.data, b.len) | 1;
+    strbuf_free(&b);
+}
+
+const char *const *inc_plan_shape(IncPlan *p)
+{
+    return p->shape;
+}
+
+uint64_t inc_plan_fingerprint(IncPlan *p)
+{
+    return p->fingerprint;
+}
+
+bool inc_plan_keeps_rows(IncPlan *p)
+{
+    return p->into == NULL && p->sink == NULL && p->agg != NULL && p->mode != MODE_APPEND;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Meta: the batch id, watermark and state size stored with the state      */
 
 typedef struct Meta {
-    int64_t batch_id;
-    bool    has_wm;
-    int64_t wm;
-    int64_t state_rows;
+    int64_t  batch_id;
+    bool     has_wm;
+    int64_t  wm;
+    int64_t  state_rows;
+    uint64_t fingerprint;       /* 0: written before fingerprints (25 bytes) */
+    uint64_t result_hash;
 } Meta;
+
+#define META_LEN 41
 
 static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
 {
@@ -429,7 +520,7 @@ static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
     int rc = state_get(p->st, p->meta_key, sizeof(p->meta_key), a, &val, &vlen, err);
     if (rc <= 0)
         return rc;
-    if (vlen != 25)
+    if (vlen != 25 && vlen != META_LEN)
         return sl_error(err, ERRCODE_DATA_CORRUPTED, "state of query \"%s\" is corrupt",
                         p->query->name);
     const uint8_t *v = val;
@@ -437,32 +528,58 @@ static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
     m->has_wm = v[8] != 0;
     m->wm = (int64_t)get_be64(v + 9);
     m->state_rows = (int64_t)get_be64(v + 17);
+    if (vlen == META_LEN) {
+        m->fingerprint = get_be64(v + 25);
+        m->result_hash = get_be64(v + 33);
+    }
     return 1;
 }
 
 static void meta_write(IncPlan *p, StateBatch *wb, const Meta *m)
 {
-    uint8_t v[25];
+    uint8_t v[META_LEN];
     put_be64(v, (uint64_t)m->batch_id);
     v[8] = m->has_wm;
     put_be64(v + 9, (uint64_t)m->wm);
     put_be64(v + 17, (uint64_t)m->state_rows);
+    put_be64(v + 25, p->fingerprint);
+    put_be64(v + 33, p->result_hash);
     state_batch_put(wb, p->meta_key, sizeof(p->meta_key), v, sizeof(v));
 }
 
+/* The state was written for another plan: never fold into it. */
+static int check_fingerprint(IncPlan *p, const Meta *m, SlError *err)
+{
+    if (m->batch_id < 0 || m->fingerprint == 0 || m->fingerprint == p->fingerprint)
+        return 0;
+    sl_error(err, ERRCODE_DATA_CORRUPTED,
+             "the state of continuous query \"%s\" was written by a different plan",
+             p->query->name);
+    sl_error_hint(err, "Recreate the query with CREATE OR REPLACE ... WITH (reset = true).");
+    return -1;
+}
+
+/* The result table holds rows written for other columns. */
+static bool result_stale(IncPlan *p, const Meta *m)
+{
+    return inc_plan_keeps_rows(p) && m->batch_id >= 0 && m->result_hash != 0 &&
+           m->result_hash != p->result_hash;
+}
+
 int inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark, int64_t *watermark_us,
-                   SlError *err)
+                   bool *rebuild, SlError *err)
 {
     Arena a;
     arena_init(&a, 256);
     Meta m;
     int rc = meta_read(p, &a, &m, err);
     arena_destroy(&a);
-    if (rc < 0)
+    if (rc < 0 || check_fingerprint(p, &m, err) < 0)
         return -1;
     *batch_id = m.batch_id;
     *has_watermark = m.has_wm;
     *watermark_us = m.wm;
+    *rebuild = result_stale(p, &m);
     return 0;
 }
 
@@ -940,16 +1057,30 @@ static int emit_groups(Run *r, Group **gs, uint32_t n)
     return 0;
 }
 
-/* Append mode: the groups of windows that ended at or before the new
- * watermark, in memory or only in the state store, are emitted once and
- * their state deleted. */
-static int evict_closed(Run *r, int64_t wm, Meta *meta)
+typedef struct GroupList {
+    Group  **gs;
+    uint32_t n, cap;
+} GroupList;
+
+static void gl_add(GroupList *l, Arena *a, Group *g)
+{
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 64;
+        Group **more = ARENA_ARRAY(a, Group *, cap);
+        if (l->n)
+            memcpy(more, l->gs, sizeof(Group *) * l->n);
+        l->gs = more;
+        l->cap = cap;
+    }
+    l->gs[l->n++] = g;
+}
+
+/* The groups in the state store whose window ends at or before max_wend
+ * and that this batch did not touch, added to l. */
+static int scan_groups(Run *r, int64_t max_wend, GroupList *l)
 {
     IncPlan *p = r->p;
     Arena *a = r->a;
-    uint32_t cap = 64, n = 0;
-    Group **gs = ARENA_ARRAY(a, Group *, cap);
-    /* Closed groups only on disk (not touched by this batch). */
     StateScan *s = state_scan_open(p->st, p->qprefix, sizeof(p->qprefix));
     const void *k, *v;
     size_t klen, vlen;
@@ -958,7 +1089,7 @@ static int evict_closed(Run *r, int64_t wm, Meta *meta)
             continue;
         const uint8_t *gk = (const uint8_t *)k + 5;
         int64_t wend = get_time_key(gk);
-        if (wend > wm)
+        if (wend > max_wend)
             break;
         size_t gklen = klen - 5;
         if (gt_find(&r->groups, (const char *)gk, gklen, ex_hash(gk, gklen)) != NULL)
@@ -973,30 +1104,28 @@ static int evict_closed(Run *r, int64_t wm, Meta *meta)
             state_scan_close(s, r->err);
             return -1;
         }
-        g->evict = true;
-        if (n == cap) {
-            Group **more = ARENA_ARRAY(a, Group *, cap * 2);
-            memcpy(more, gs, sizeof(Group *) * cap);
-            gs = more;
-            cap *= 2;
-        }
-        gs[n++] = g;
+        gl_add(l, a, g);
     }
-    if (state_scan_close(s, r->err) < 0)
+    return state_scan_close(s, r->err);
+}
+
+/* Append mode: the groups of windows that ended at or before the new
+ * watermark, in memory or only in the state store, are emitted once and
+ * their state deleted. */
+static int evict_closed(Run *r, int64_t wm, Meta *meta)
+{
+    IncPlan *p = r->p;
+    GroupList l = {0};
+    if (scan_groups(r, wm, &l) < 0)
         return -1;
     /* Closed groups this batch touched. */
-    for (Group *g = r->groups.all; g != NULL; g = g->all) {
-        if (g->wend > wm)
-            continue;
-        g->evict = true;
-        if (n == cap) {
-            Group **more = ARENA_ARRAY(a, Group *, cap * 2);
-            memcpy(more, gs, sizeof(Group *) * cap);
-            gs = more;
-            cap *= 2;
-        }
-        gs[n++] = g;
-    }
+    for (Group *g = r->groups.all; g != NULL; g = g->all)
+        if (g->wend <= wm)
+            gl_add(&l, r->a, g);
+    for (uint32_t i = 0; i < l.n; i++)
+        l.gs[i]->evict = true;
+    Group **gs = l.gs;
+    uint32_t n = l.n;
     if (emit_groups(r, gs, n) < 0)
         return -1;
     StrBuf key;
@@ -1010,6 +1139,18 @@ static int evict_closed(Run *r, int64_t wm, Meta *meta)
     strbuf_free(&key);
     meta->state_rows -= n;
     return 0;
+}
+
+/* Deletes every row of the result table, in the batch's write (the rows
+ * the batch emits after this replace them). */
+static int clear_result(Run *r)
+{
+    StateScan *s = state_scan_open(r->p->st, r->p->tprefix, sizeof(r->p->tprefix));
+    const void *k, *v;
+    size_t klen, vlen;
+    while (state_scan_next(s, &k, &klen, &v, &vlen))
+        state_batch_delete(r->wb, k, klen);
+    return state_scan_close(s, r->err);
 }
 
 /* Writes the touched groups' states back, one put each. */
@@ -1054,8 +1195,9 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     b->max_event_us = INT64_MIN;
     int rc = -1;
     Meta meta;
-    if (meta_read(p, &a, &meta, err) < 0)
+    if (meta_read(p, &a, &meta, err) < 0 || check_fingerprint(p, &meta, err) < 0)
         goto out;
+    bool rebuild = result_stale(p, &meta);
 
     SourceReader *reader = source_reader_open(p->source, b->from, b->to);
     Batch *in;
@@ -1098,11 +1240,15 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
             if (b->next_has_watermark && evict_closed(&r, b->next_watermark_us, &meta) < 0)
                 goto out;
         } else {
-            Group **gs = ARENA_ARRAY(&a, Group *, r.groups.n ? r.groups.n : 1);
-            uint32_t k = 0;
+            GroupList l = {0};
             for (Group *g = r.groups.all; g != NULL; g = g->all)
-                gs[k++] = g;
-            if (emit_groups(&r, gs, k) < 0)
+                gl_add(&l, &a, g);
+            /* The result table's columns changed (a compatible CREATE OR
+             * REPLACE): its rows are rewritten from the state, in this
+             * batch's write. */
+            if (rebuild && (clear_result(&r) < 0 || scan_groups(&r, INT64_MAX, &l) < 0))
+                goto out;
+            if (emit_groups(&r, l.gs, l.n) < 0)
                 goto out;
         }
         write_states(&r);
