@@ -227,3 +227,37 @@ def test_sink_path_that_cannot_be_made(server, tmp_path):
         assert "cannot create directory" in str(e.value)
         # Nothing was created.
         c.execute(f"CREATE SINK f WITH (connector = 'files', path = '{tmp_path}/ok')")
+
+
+def test_files_sink_cuts_a_torn_manifest_line(sluiced, tmp_path):
+    """A crash in the middle of a manifest append leaves a last line without
+    its newline: the sink cuts it off when it opens, and the batch it was
+    for (not committed: its state never was) is written and listed again."""
+    server = sluiced()
+    out = tmp_path / "out"
+    with connect(server) as c:
+        c.execute("CREATE STREAM s (k BIGINT)")
+        c.execute(f"CREATE SINK f WITH (connector = 'files', path = '{out}')")
+        c.execute("CREATE CONTINUOUS QUERY q INTO f WITH (trigger = '0') AS SELECT k FROM s")
+        c.execute("INSERT INTO s VALUES (1), (2)")
+        manifest = out / "_manifest.jsonl"
+        assert wait_for(lambda: manifest.exists() and len(manifest.read_text().splitlines()),
+                        1) == 1
+    server.stop()
+    entry = json.loads(manifest.read_text())
+    torn = json.dumps(dict(entry, batch_id=entry["batch_id"] + 1))[:30]
+    with open(manifest, "a") as m:
+        m.write(torn)
+    server.start()
+    with connect(server) as c:
+        c.execute("INSERT INTO s VALUES (3)")
+
+        def listed():
+            text = manifest.read_text()
+            if not text.endswith("\n"):
+                return None
+            return [json.loads(line)["batch_id"] for line in text.splitlines()]
+        assert wait_for(listed, [0, 1]) == [0, 1]
+        rows = sorted(json.loads(r)["k"] for line in manifest.read_text().splitlines()
+                      for r in (out / json.loads(line)["file"]).read_text().splitlines())
+        assert rows == [1, 2, 3]
