@@ -176,8 +176,19 @@ def test_replace_with_reset_starts_over(server):
         # From the starting offsets: both old rows are read again.
         want = [(1, 1, 5), (2, 1, 6)]
         assert wait_for(lambda: rows(c, "SELECT * FROM q"), want) == want
-        _, offs, commits = logs(server, "q")
+        oid, offs, commits = logs(server, "q")
         assert offs[0] == 0 and commits[0] == 0
+    # The old query's logs went with it (one catalog transaction).
+    db = sqlite3.connect(f"file:{server.data_dir / 'catalog.db'}?mode=ro", uri=True)
+    try:
+        assert db.execute("SELECT DISTINCT query_oid FROM cq_offsets").fetchall() == [(oid,)]
+    finally:
+        db.close()
+    server.restart()
+    with connect(server) as c:
+        c.execute("INSERT INTO s VALUES (1, 7, %s)", (tsp(30),))
+        want = [(1, 2, 12), (2, 1, 6)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM q"), want) == want
 
 
 def test_files_sink_csv_and_manifest(sluiced, tmp_path):

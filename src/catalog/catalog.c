@@ -3,8 +3,8 @@
  * the relations (tables, streams, sinks, continuous queries).
  *
  *   cat_open, cat_close, cat_schema_version
- *   cat_lookup, cat_create_relation, cat_replace_relation, cat_drop_relation,
- *   cat_foreach
+ *   cat_lookup, cat_create_relation, cat_recreate_relation, cat_replace_relation,
+ *   cat_drop_relation, cat_foreach
  *   cat_relation_ref, cat_relation_unref
  *
  * Every relation is loaded into memory at open; a create or drop writes the
@@ -306,11 +306,36 @@ int64_t cat_now_usec(void)
 static void rollback(Catalog *cat);
 static int  insert_columns(Catalog *cat, const CatRelation *rel);
 
-int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
-                        SlError *err)
+static int find_index(Catalog *cat, const char *name)
 {
-    if (cat_lookup(cat, def->name) != NULL)
+    for (int i = 0; i < cat->nrels; i++)
+        if (strcmp(cat->rels[i]->name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Takes entry idx out of memory (it lives on while referenced). */
+static void rel_remove(Catalog *cat, int idx)
+{
+    CatRelation *rel = cat->rels[idx];
+    memmove(&cat->rels[idx], &cat->rels[idx + 1],
+            sizeof(CatRelation *) * (size_t)(cat->nrels - idx - 1));
+    cat->nrels--;
+    cat_relation_unref(rel);
+}
+
+/* Creates def; with replace, first deletes the relation of def's name in
+ * the same transaction (its columns and logs go with it: ON DELETE
+ * CASCADE). */
+static int create_relation(Catalog *cat, const CatRelation *def, bool replace,
+                           const CatRelation **out, SlError *err)
+{
+    int old = find_index(cat, def->name);
+    if (old >= 0 && !replace)
         return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
+                        def->name);
+    if (old < 0 && replace)
+        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
                         def->name);
     if (def->npk > 64)
         return sl_error(err, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
@@ -319,10 +344,18 @@ int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation 
     rel->oid = cat->next_oid;
     rel->created_at = cat_now_usec();
 
-    sqlite3_stmt *ins = NULL;
+    sqlite3_stmt *ins = NULL, *del = NULL;
     if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0) {
         cat_relation_unref(rel);
         return -1;
+    }
+    if (replace) {
+        if (sqlite3_prepare_v2(cat->db, "DELETE FROM relations WHERE oid = ?", -1, &del,
+                               NULL) != SQLITE_OK)
+            goto fail;
+        sqlite3_bind_int64(del, 1, cat->rels[old]->oid);
+        if (sqlite3_step(del) != SQLITE_DONE)
+            goto fail;
     }
     if (sqlite3_prepare_v2(cat->db,
             "INSERT INTO relations (oid, name, kind, sql, options, created_at)"
@@ -340,6 +373,9 @@ int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation 
     if (cat_exec(cat, "COMMIT;", err) < 0)
         goto fail_rolled;
     sqlite3_finalize(ins);
+    sqlite3_finalize(del);
+    if (replace)
+        rel_remove(cat, old);
     rel_add(cat, rel);
     *out = rel;
     return 0;
@@ -348,9 +384,22 @@ fail:
     cat_db_error(cat, err);
 fail_rolled:
     sqlite3_finalize(ins);
+    sqlite3_finalize(del);
     rollback(cat);
     cat_relation_unref(rel);
     return -1;
+}
+
+int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
+                        SlError *err)
+{
+    return create_relation(cat, def, false, out, err);
+}
+
+int cat_recreate_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
+                          SlError *err)
+{
+    return create_relation(cat, def, true, out, err);
 }
 
 static void rollback(Catalog *cat)
@@ -396,10 +445,7 @@ static int insert_columns(Catalog *cat, const CatRelation *rel)
 int cat_replace_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
                          SlError *err)
 {
-    int idx = -1;
-    for (int i = 0; i < cat->nrels; i++)
-        if (strcmp(cat->rels[i]->name, def->name) == 0)
-            idx = i;
+    int idx = find_index(cat, def->name);
     if (idx < 0)
         return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
                         def->name);
@@ -448,10 +494,7 @@ fail_rolled:
 
 int cat_drop_relation(Catalog *cat, const char *name, SlError *err)
 {
-    int idx = -1;
-    for (int i = 0; i < cat->nrels; i++)
-        if (strcmp(cat->rels[i]->name, name) == 0)
-            idx = i;
+    int idx = find_index(cat, name);
     if (idx < 0)
         return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist", name);
     CatRelation *rel = cat->rels[idx];
@@ -464,10 +507,7 @@ int cat_drop_relation(Catalog *cat, const char *name, SlError *err)
     sqlite3_finalize(del);
     if (rc != SQLITE_DONE)
         return cat_db_error(cat, err);
-    memmove(&cat->rels[idx], &cat->rels[idx + 1],
-            sizeof(CatRelation *) * (size_t)(cat->nrels - idx - 1));
-    cat->nrels--;
-    cat_relation_unref(rel);
+    rel_remove(cat, idx);
     return 0;
 }
 

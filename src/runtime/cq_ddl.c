@@ -192,8 +192,7 @@ static int replace(const Query *q, const CatRelation *old, SlError *err)
     if (reset) {
         /* A new relation (a new oid: no state, logs or rows); the old
          * one's rows and state are purged once its batch is done. */
-        if (cat_drop_relation(cat, old->name, err) < 0 ||
-            cat_create_relation(cat, def, &rel, err) < 0) {
+        if (cat_recreate_relation(cat, def, &rel, err) < 0) {
             cat_relation_unref(old);
             sl_free(r);
             return -1;
