@@ -8,6 +8,9 @@ aggregation written to the three kinds of output:
     q_stream  append mode, INTO the internal stream out_s
     q_files   append mode, INTO a files sink (read through its manifest)
 
+and a stateless one, q_rows (SELECT k, ts, v ... WHERE v < 10), whose result
+table is an append log keyed by (batch id, row).
+
 For each fault point (docs/architecture.md, "Recovery") the server is
 started with SLUICE_FAULT=point:N, dies there with SIGKILL, is restarted
 without it, and every output is compared with the result computed here in
@@ -42,7 +45,7 @@ CONVERGE = 240              # seconds the restarted server has to catch up
 
 QUERY = ("SELECT window_start, window_end, k, count(*) AS n, sum(v) AS s FROM ev "
          "GROUP BY WINDOW(ts, INTERVAL '10 seconds'), k")
-QUERIES = ("q_table", "q_stream", "q_files")
+QUERIES = ("q_table", "q_stream", "q_files", "q_rows")
 
 # (fault point, N: the hit that kills).  offsets_*, batch_*, commit_log_*
 # are reached once per batch of each query; sink_* once per batch of q_files.
@@ -134,6 +137,8 @@ def set_up(server, sink_dir, events, batch):
                   f" output_mode = 'append') AS {QUERY}")
         c.execute(f"CREATE CONTINUOUS QUERY q_files INTO out_f WITH ({opts},"
                   f" output_mode = 'append') AS {QUERY}")
+        c.execute(f"CREATE CONTINUOUS QUERY q_rows WITH ({opts}) AS"
+                  " SELECT k, ts, v FROM ev WHERE v < 10")
         for q in QUERIES:
             c.execute(f"ALTER CONTINUOUS QUERY {q} PAUSE")
         # One append per COPY: chunks of 1,000 rows, so a batch reads only
@@ -171,8 +176,10 @@ def outputs(server, sink_dir):
                        c.execute("SELECT * FROM q_table").fetchall())
         stream = sorted((us(a), us(b), k, n, s) for a, b, k, n, s in
                         c.execute("SELECT * FROM out_s").fetchall())
+        plain = sorted((k, us(t), v) for k, t, v in
+                       c.execute("SELECT k, ts, v FROM q_rows").fetchall())
     files, batches = read_files(sink_dir)
-    return table, stream, files, batches
+    return table, stream, files, batches, plain
 
 
 def lost_and_duplicated(got, want):
@@ -182,25 +189,31 @@ def lost_and_duplicated(got, want):
     return lost, dup
 
 
-def converge(server, sink_dir, want_table, want_append):
-    """Polls until the three outputs equal the expected ones (or the deadline);
+def converge(server, sink_dir, want):
+    """Polls until the four outputs equal the expected ones (or the deadline);
     returns the last outputs."""
+    want_table, want_append, want_rows = want
     deadline = time.monotonic() + CONVERGE
     while True:
         got = outputs(server, sink_dir)
-        if (got[0] == want_table and got[1] == want_append and got[2] == want_append) \
-                or time.monotonic() > deadline:
+        if (got[0] == want_table and got[1] == want_append and got[2] == want_append
+                and got[4] == want_rows) or time.monotonic() > deadline:
             return got
         time.sleep(0.25)
 
 
-def check_outputs(got, want_table, want_append):
-    table, stream, files, batches = got
-    report = {name: lost_and_duplicated(rows, want) for name, rows, want in
+def check_outputs(got, want):
+    want_table, want_append, want_rows = want
+    table, stream, files, batches, plain = got
+    report = {name: lost_and_duplicated(rows, w) for name, rows, w in
               (("result table", table, want_table), ("INTO stream", stream, want_append),
-               ("files sink", files, want_append))}
+               ("files sink", files, want_append), ("stateless result table", plain, want_rows))}
     assert all(v == (0, 0) for v in report.values()), f"(lost, duplicated): {report}"
     assert len(batches) == len(set(batches)), "a batch is listed twice in the manifest"
+
+
+def expected_rows(events):
+    return sorted((k, t, v) for k, t, v in events if v < 10)
 
 
 @pytest.fixture(scope="module")
@@ -210,12 +223,13 @@ def events():
     # The data must exercise what it claims to: late rows, windows that a
     # later batch still changes, output in many batches.
     assert len(append) > 900 and len(table) == len(append) + 1
-    return ev, table, append
+    assert sum(n for *_, n, _ in table) < len(ev) - 100     # late rows dropped
+    return ev, (table, append, expected_rows(ev))
 
 
 @pytest.mark.parametrize("point,hit", FAULT_POINTS, ids=[p for p, _ in FAULT_POINTS])
 def test_crash_at_fault_point(sluiced, tmp_path, events, point, hit):
-    ev, want_table, want_append = events
+    ev, want = events
     sink_dir = tmp_path / "sink"
     server = sluiced()
     set_up(server, sink_dir, ev, BATCH)
@@ -231,16 +245,15 @@ def test_crash_at_fault_point(sluiced, tmp_path, events, point, hit):
     del server.env["SLUICE_FAULT"]
     server.start()
     resume_all(server)      # a query paused by the crash before its RESUME
-    got = converge(server, sink_dir, want_table, want_append)
-    check_outputs(got, want_table, want_append)
+    check_outputs(converge(server, sink_dir, want), want)
 
 
 def test_fifty_random_kills(sluiced, tmp_path, events):
     """One data directory, 50 runs each killed with SIGKILL at a random
     moment of its work; then one clean run; the outputs are exact."""
-    ev, _, _ = events
+    ev, _ = events
     batch = 1_000           # more, smaller batches: kills land in more places
-    want_table, want_append = expected(ev, batch)
+    want = (*expected(ev, batch), expected_rows(ev))
     sink_dir = tmp_path / "sink"
     server = sluiced()
     set_up(server, sink_dir, ev, batch)
@@ -253,5 +266,4 @@ def test_fifty_random_kills(sluiced, tmp_path, events):
         assert server.kill() == -signal.SIGKILL
     server.start()
     resume_all(server)
-    got = converge(server, sink_dir, want_table, want_append)
-    check_outputs(got, want_table, want_append)
+    check_outputs(converge(server, sink_dir, want), want)

@@ -9,6 +9,8 @@
  *   cat_lookup          a relation by name (borrowed pointer)
  *   cat_create_relation create a relation durably (one SQLite transaction)
  *   cat_create_relations  several in one transaction
+ *   cat_replace_relation  a new definition under the same oid (OR REPLACE)
+ *   cat_recreate_relation drop and create in one transaction (... reset)
  *   cat_drop_relation   drop one durably
  *   cat_relation_ref / cat_relation_unref   keep an entry alive while in use
  *   cat_foreach         visit every relation (for sys.* and pg_catalog)
@@ -70,6 +72,15 @@ const CatRelation *cat_lookup(Catalog *cat, const char *name);
  * the name is taken.  *out is borrowed, like cat_lookup's. */
 int  cat_create_relation(Catalog *cat, const CatRelation *def,
                          const CatRelation **out, SlError *err);
+/* Drops the relation named def->name (its logs with it) and creates def
+ * under a new oid, in one SQLite transaction (OR REPLACE ... reset). */
+int  cat_recreate_relation(Catalog *cat, const CatRelation *def,
+                           const CatRelation **out, SlError *err);
+/* Replaces the definition (sql, options, columns) of relation def->name,
+ * keeping its oid, kind and creation time (one SQLite transaction); the old
+ * entry lives on while references to it remain.  *out is borrowed. */
+int  cat_replace_relation(Catalog *cat, const CatRelation *def,
+                          const CatRelation **out, SlError *err);
 /* Removes the relation from the catalog file and the name space; the entry
  * itself lives on while references to it remain. */
 /* Creates n relations in one SQLite transaction: all of them or none

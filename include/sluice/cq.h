@@ -8,6 +8,8 @@
  *   cq_start           start (or resume after a restart) a query relation
  *   cq_pause, cq_resume
  *   cq_stop            stop a query that is being dropped
+ *   cq_stop_then       stop it and call cb once no batch of it is in flight
+ *                      (at once if it is not running): CREATE OR REPLACE
  *   cq_foreach         visit each query's status (sys.queries)
  *   cq_dependent       a query that reads or writes a relation
  *   cq_progress        the last batches of a query: rows, watermark, state
@@ -82,6 +84,7 @@ int  cq_start(CqRuntime *rt, const CatRelation *query, SlError *err);
 int  cq_pause(CqRuntime *rt, const char *name, SlError *err);
 int  cq_resume(CqRuntime *rt, const char *name, SlError *err);
 int  cq_stop(CqRuntime *rt, const char *name, SlError *err);
+void cq_stop_then(CqRuntime *rt, const char *name, void (*cb)(void *arg), void *arg);
 void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *arg);
 /* The status of one query (strings valid until the loop runs on); false if
  * there is none of that name. */

@@ -3,7 +3,9 @@
  * the relations (tables, streams, sinks, continuous queries).
  *
  *   cat_open, cat_close, cat_schema_version
- *   cat_lookup, cat_create_relation(s), cat_drop_relation(s), cat_foreach
+ *   cat_lookup, cat_create_relation(s), cat_recreate_relation, cat_replace_relation,
+ *   cat_drop_relation(s),
+ *   cat_foreach
  *   cat_relation_ref, cat_relation_unref
  *
  * Every relation is loaded into memory at open; a create or drop writes the
@@ -302,26 +304,14 @@ int64_t cat_now_usec(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Inserts rel's rows (relation and columns) inside the open transaction. */
-static int insert_relation(Catalog *cat, const CatRelation *rel)
+/* Inserts rel's columns inside the open transaction. */
+static int insert_columns(Catalog *cat, const CatRelation *rel)
 {
-    sqlite3_stmt *ins = NULL, *col = NULL;
-    int rc = -1;
+    sqlite3_stmt *col = NULL;
     if (sqlite3_prepare_v2(cat->db,
-            "INSERT INTO relations (oid, name, kind, sql, options, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)", -1, &ins, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(cat->db,
             "INSERT INTO columns (rel_oid, attnum, name, type, typmod, not_null, pk_pos)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &col, NULL) != SQLITE_OK)
-        goto out;
-    sqlite3_bind_int64(ins, 1, rel->oid);
-    sqlite3_bind_text(ins, 2, rel->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(ins, 3, kind_names[rel->kind], -1, SQLITE_STATIC);
-    sqlite3_bind_text(ins, 4, rel->sql, -1, SQLITE_STATIC);
-    sqlite3_bind_text(ins, 5, rel->options, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(ins, 6, rel->created_at);
-    if (sqlite3_step(ins) != SQLITE_DONE)
-        goto out;
+        return -1;
     for (int i = 0; i < rel->ncols; i++) {
         int pkpos = 0;
         for (int k = 0; k < rel->npk; k++)
@@ -337,15 +327,40 @@ static int insert_relation(Catalog *cat, const CatRelation *rel)
             sqlite3_bind_int(col, 7, pkpos);
         else
             sqlite3_bind_null(col, 7);
-        if (sqlite3_step(col) != SQLITE_DONE)
-            goto out;
+        if (sqlite3_step(col) != SQLITE_DONE) {
+            sqlite3_finalize(col);
+            return -1;
+        }
         sqlite3_reset(col);
     }
-    rc = 0;
-out:
-    sqlite3_finalize(ins);
     sqlite3_finalize(col);
+    return 0;
+}
+
+/* Inserts rel's rows (relation and columns) inside the open transaction. */
+static int insert_relation(Catalog *cat, const CatRelation *rel)
+{
+    sqlite3_stmt *ins = NULL;
+    if (sqlite3_prepare_v2(cat->db,
+            "INSERT INTO relations (oid, name, kind, sql, options, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)", -1, &ins, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(ins, 1, rel->oid);
+    sqlite3_bind_text(ins, 2, rel->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 3, kind_names[rel->kind], -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 4, rel->sql, -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 5, rel->options, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 6, rel->created_at);
+    int rc = sqlite3_step(ins) == SQLITE_DONE ? insert_columns(cat, rel) : -1;
+    sqlite3_finalize(ins);
     return rc;
+}
+
+static void rollback(Catalog *cat)
+{
+    SlError ignore = {0};
+    cat_exec(cat, "ROLLBACK;", &ignore);
+    sl_error_clear(&ignore);
 }
 
 int cat_create_relations(Catalog *cat, const CatRelation *const *defs, int n,
@@ -388,11 +403,7 @@ int cat_create_relations(Catalog *cat, const CatRelation *const *defs, int n,
 fail:
     cat_db_error(cat, err);
 fail_rolled:
-    {
-        SlError ignore = {0};
-        cat_exec(cat, "ROLLBACK;", &ignore);
-        sl_error_clear(&ignore);
-    }
+    rollback(cat);
 fail_free:
     for (int i = 0; i < n; i++)
         cat_relation_unref(rels[i]);
@@ -411,6 +422,109 @@ static int find_index(Catalog *cat, const char *name)
     for (int i = 0; i < cat->nrels; i++)
         if (strcmp(cat->rels[i]->name, name) == 0)
             return i;
+    return -1;
+}
+
+/* Takes entry idx out of memory (it lives on while referenced). */
+static void rel_remove(Catalog *cat, int idx)
+{
+    CatRelation *rel = cat->rels[idx];
+    memmove(&cat->rels[idx], &cat->rels[idx + 1],
+            sizeof(CatRelation *) * (size_t)(cat->nrels - idx - 1));
+    cat->nrels--;
+    cat_relation_unref(rel);
+}
+
+int cat_recreate_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
+                          SlError *err)
+{
+    int old = find_index(cat, def->name);
+    if (old < 0)
+        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
+                        def->name);
+    if (def->npk > 64)
+        return sl_error(err, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                        "a primary key may have at most 64 columns");
+    CatRelation *rel = rel_copy(def);
+    rel->oid = cat->next_oid;
+    rel->created_at = cat_now_usec();
+    sqlite3_stmt *del = NULL;
+    if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0) {
+        cat_relation_unref(rel);
+        return -1;
+    }
+    /* its columns and logs go with it: ON DELETE CASCADE */
+    if (sqlite3_prepare_v2(cat->db, "DELETE FROM relations WHERE oid = ?", -1, &del,
+                           NULL) != SQLITE_OK)
+        goto fail;
+    sqlite3_bind_int64(del, 1, cat->rels[old]->oid);
+    if (sqlite3_step(del) != SQLITE_DONE || insert_relation(cat, rel) < 0)
+        goto fail;
+    SLUICE_FAULT("catalog_create_before_commit");
+    if (cat_exec(cat, "COMMIT;", err) < 0)
+        goto fail_rolled;
+    sqlite3_finalize(del);
+    rel_remove(cat, old);
+    rel_add(cat, rel);
+    *out = rel;
+    return 0;
+
+fail:
+    cat_db_error(cat, err);
+fail_rolled:
+    sqlite3_finalize(del);
+    rollback(cat);
+    cat_relation_unref(rel);
+    return -1;
+}
+
+int cat_replace_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
+                         SlError *err)
+{
+    int idx = find_index(cat, def->name);
+    if (idx < 0)
+        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
+                        def->name);
+    CatRelation *old = cat->rels[idx];
+    if (old->kind != def->kind)
+        return sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is a %s", def->name,
+                        kind_names[old->kind]);
+    CatRelation *rel = rel_copy(def);
+    rel->oid = old->oid;
+    rel->created_at = old->created_at;
+    sqlite3_stmt *up = NULL, *del = NULL;
+    if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0) {
+        cat_relation_unref(rel);
+        return -1;
+    }
+    if (sqlite3_prepare_v2(cat->db, "UPDATE relations SET sql = ?, options = ? WHERE oid = ?",
+                           -1, &up, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(cat->db, "DELETE FROM columns WHERE rel_oid = ?", -1, &del,
+                           NULL) != SQLITE_OK)
+        goto fail;
+    sqlite3_bind_text(up, 1, rel->sql, -1, SQLITE_STATIC);
+    sqlite3_bind_text(up, 2, rel->options, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(up, 3, rel->oid);
+    sqlite3_bind_int64(del, 1, rel->oid);
+    if (sqlite3_step(up) != SQLITE_DONE || sqlite3_step(del) != SQLITE_DONE ||
+        insert_columns(cat, rel) < 0)
+        goto fail;
+    if (cat_exec(cat, "COMMIT;", err) < 0)
+        goto fail_rolled;
+    sqlite3_finalize(up);
+    sqlite3_finalize(del);
+    cat->rels[idx] = rel;
+    cat_relation_unref(old);
+    *out = rel;
+    return 0;
+
+fail:
+    cat_db_error(cat, err);
+fail_rolled:
+    sqlite3_finalize(up);
+    sqlite3_finalize(del);
+    rollback(cat);
+    cat_relation_unref(rel);
     return -1;
 }
 

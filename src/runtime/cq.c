@@ -2,8 +2,8 @@
  * cq.c -- the scheduler of continuous queries (see cq.h, docs/engine.md).
  *
  *   cq_runtime_init, cq_runtime_close
- *   cq_start, cq_pause, cq_resume, cq_stop, cq_foreach, cq_status_of, cq_dependent,
- *   cq_progress
+ *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
+ *   cq_dependent, cq_progress
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
  * flight, the next batch is planned (source range, watermark), its entry is
@@ -16,6 +16,8 @@
  * Recovery at start: L = the last offset-log batch, S = the batch id stored
  * with the state.  S = L: only the commit entry may be missing; write it.
  * S = L - 1: batch L is replayed from its logged range and watermark.
+ * When the result table's columns changed (CREATE OR REPLACE), a batch
+ * runs even without new input, to rewrite the table from the state.
  */
 #include "sluice/cq.h"
 #include "sluice/log.h"
@@ -55,6 +57,7 @@ struct Cq {
     TriggerKind        trigger;
     int64_t            interval_ms;
     int64_t            max_offsets;
+    int64_t            retain;          /* min_batches_to_retain */
     int64_t            stop_at;         /* available_now: the end at start */
     int64_t            next_batch_id;
     int64_t            next_from;
@@ -66,6 +69,9 @@ struct Cq {
     bool               finished;
     bool               stopping;        /* dropped or shutting down */
     bool               timer_closed;
+    bool               force_batch;     /* run a batch even without new input */
+    void             (*released_cb)(void *arg);     /* cq_stop_then */
+    void              *released_arg;
     char              *error;
     int64_t            last_batch_id;
     int64_t            input_rows;
@@ -102,10 +108,11 @@ CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st)
     return rt;
 }
 
+/* The query of that name that is not being stopped. */
 static Cq *find(CqRuntime *rt, const char *name)
 {
     for (Cq *q = rt->queries; q != NULL; q = q->next)
-        if (strcmp(q->rel->name, name) == 0)
+        if (!q->stopping && strcmp(q->rel->name, name) == 0)
             return q;
     return NULL;
 }
@@ -158,11 +165,15 @@ static void on_timer_closed(uv_handle_t *h)
 {
     Cq *q = h->data;
     CqRuntime *rt = q->rt;
+    void (*cb)(void *) = q->released_cb;
+    void *arg = q->released_arg;
     rt->closing_timers--;
     inc_plan_free(q->plan);
     cat_relation_unref(q->rel);
     sl_free(q->error);
     sl_free(q);
+    if (cb != NULL)
+        cb(arg);
     maybe_finish_close(rt);
 }
 
@@ -250,6 +261,7 @@ static void after_work_cb(uv_work_t *w, int status)
     }
     record_progress(q, mono_us() - tc);
     q->last_batch_id = q->batch.batch_id;
+    q->force_batch = false;
     q->input_rows += q->batch.input_rows;
     q->late_rows += q->batch.late_rows;
     q->next_batch_id = q->batch.batch_id + 1;
@@ -257,10 +269,12 @@ static void after_work_cb(uv_work_t *w, int status)
     q->has_watermark = q->batch.next_has_watermark;
     q->watermark_us = q->batch.next_watermark_us;
     q->wake_at_us = q->batch.wake_at_us;
-    /* Keep a bounded log: entries before the previous batch are not needed
-     * for recovery any more. */
-    if (q->batch.batch_id % 100 == 99 &&
-        cat_cq_purge(q->rt->cat, q->rel->oid, q->batch.batch_id - 1, &err) < 0) {
+    /* Keep a bounded log: recovery needs only the last entry of each log;
+     * the newest `retain` batches are kept for inspection.  Purged every
+     * retain/10 batches, so the log holds at most 1.1 x retain entries. */
+    int64_t every = q->retain >= 10 ? q->retain / 10 : 1;
+    if (q->batch.batch_id >= q->retain && q->batch.batch_id % every == 0 &&
+        cat_cq_purge(q->rt->cat, q->rel->oid, q->batch.batch_id - q->retain + 1, &err) < 0) {
         sl_log(LOG_WARN, "cannot purge the offset log", "query=%s error=\"%s\"",
                q->rel->name, err.message);
         sl_error_clear(&err);
@@ -332,7 +346,7 @@ static void plan_batch(Cq *q)
      * empty batch, so windows close (idle_timeout). */
     bool wake = q->trigger == TRIGGER_INTERVAL && inc_plan_idle_wakes(q->plan) &&
                 wall_us() >= q->wake_at_us;
-    if (to <= q->next_from && !wake) {
+    if (to <= q->next_from && !wake && !q->force_batch) {
         if (q->trigger != TRIGGER_INTERVAL) {
             q->finished = true;
             set_status(q, "finished", NULL);
@@ -405,6 +419,14 @@ static int read_options(Cq *q, SlError *err)
                  "max_offsets_per_trigger must not be negative");
         goto out;
     }
+    if (opts_get_int(&o, "min_batches_to_retain", 100, &q->retain, err) < 0)
+        goto out;
+    if (q->retain < 1) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                 "min_batches_to_retain must be at least 1");
+        sl_error_hint(err, "Recovery needs the last batch of the offset and commit logs.");
+        goto out;
+    }
     rc = 0;
 out:
     arena_destroy(&a);
@@ -429,7 +451,7 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
     int64_t state_batch;
     bool has_wm;
     int64_t wm;
-    if (inc_state_meta(q->plan, &state_batch, &has_wm, &wm, err) < 0)
+    if (inc_state_meta(q->plan, &state_batch, &has_wm, &wm, &q->force_batch, err) < 0)
         return -1;
     int found = cat_offsets_last(q->rt->cat, q->rel->oid, a, last, err);
     if (found < 0)
@@ -470,6 +492,9 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
 
 int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
 {
+    if (rt->closing)
+        return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "the server is shutting down");
     if (find(rt, query->name) != NULL)
         return sl_error(err, ERRCODE_DUPLICATE_OBJECT,
                         "continuous query \"%s\" is already running", query->name);
@@ -571,6 +596,19 @@ int cq_stop(CqRuntime *rt, const char *name, SlError *err)
     q->stopping = true;
     release(q);
     return 0;
+}
+
+void cq_stop_then(CqRuntime *rt, const char *name, void (*cb)(void *arg), void *arg)
+{
+    Cq *q = find(rt, name);
+    if (q == NULL) {
+        cb(arg);
+        return;
+    }
+    q->released_cb = cb;
+    q->released_arg = arg;
+    q->stopping = true;
+    release(q);
 }
 
 void cq_runtime_close(CqRuntime *rt, cq_close_cb cb)

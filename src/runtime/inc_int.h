@@ -63,15 +63,23 @@ struct IncPlan {
     uint8_t            qprefix[5];  /* 'Q' + oid: state */
     uint8_t            tprefix[5];  /* 'T' + oid: result table */
     uint8_t            meta_key[5]; /* 'M' + oid */
+    /* what the state and the result table were written for */
+    const char        *shape[INC_SHAPE_PARTS];
+    uint64_t           fingerprint; /* of shape: the state-bearing plan */
+    uint64_t           result_hash; /* of the result table's columns */
 };
 
 /* The batch id, watermark and state size stored with the state. */
 typedef struct Meta {
-    int64_t batch_id;
-    bool    has_wm;
-    int64_t wm;
-    int64_t state_rows;
+    int64_t  batch_id;
+    bool     has_wm;
+    int64_t  wm;
+    int64_t  state_rows;
+    uint64_t fingerprint;       /* 0: written before fingerprints (25 bytes) */
+    uint64_t result_hash;
 } Meta;
+
+#define META_LEN 41
 
 /* A group of one batch: a key's aggregate states (a slice of a window, a
  * session, or an unwindowed group), loaded from state on first touch. */

@@ -384,6 +384,8 @@ static int check_late(IncPlan *p, Catalog *cat, SlError *err)
     return 0;
 }
 
+static void compute_shape(IncPlan *p);
+
 int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
                    SlError *err)
 {
@@ -442,6 +444,7 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
     put_be32(p->qprefix + 1, query->oid);
     put_be32(p->tprefix + 1, query->oid);
     put_be32(p->meta_key + 1, query->oid);
+    compute_shape(p);
     *out = p;
     return 0;
 fail:
@@ -494,6 +497,90 @@ bool inc_plan_idle_wakes(IncPlan *p)
 }
 
 /* ---------------------------------------------------------------------- */
+/* The fingerprint: what the state is valid for (docs/engine.md, "Query    */
+/* evolution")                                                             */
+
+const char *const inc_shape_names[INC_SHAPE_PARTS] = {
+    "source stream", "window", "grouping keys", "aggregates",
+};
+
+/* The state-bearing parts of the plan as text, in the plan's arena: the
+ * stream, the window spec, the grouping keys and the aggregate list, each
+ * deparsed over the columns the aggregate reads. */
+static void compute_shape(IncPlan *p)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    p->shape[INC_SHAPE_SOURCE] = p->stream->name;
+    const char *none = p->agg ? "none" : "none (no aggregation)";
+    p->shape[INC_SHAPE_WINDOW] = none;
+    p->shape[INC_SHAPE_GROUPS] = none;
+    p->shape[INC_SHAPE_AGGS] = none;
+    if (p->agg != NULL) {
+        const Plan *in = p->agg->child;
+        const WindowSpec *w = &p->agg->u.agg.window;
+        if (w->kind != WINDOW_NONE) {
+            strbuf_puts(&b, w->kind == WINDOW_SESSION ? "SESSION(" : "WINDOW(");
+            plan_expr_deparse(w->time, in->cols, in->quals, &b);
+            strbuf_printf(&b, ", %" PRId64 " us",
+                          w->kind == WINDOW_SESSION ? w->gap_us : w->size_us);
+            if (w->kind == WINDOW_SLIDE)
+                strbuf_printf(&b, ", %" PRId64 " us", w->slide_us);
+            strbuf_putc(&b, ')');
+            p->shape[INC_SHAPE_WINDOW] = arena_strndup(&p->arena, b.data, b.len);
+        }
+        strbuf_reset(&b);
+        strbuf_putc(&b, '(');
+        for (int i = 0; i < p->agg->u.agg.ngroups; i++) {
+            if (i > 0)
+                strbuf_puts(&b, ", ");
+            plan_expr_deparse(p->agg->u.agg.groups[i], in->cols, in->quals, &b);
+        }
+        strbuf_putc(&b, ')');
+        p->shape[INC_SHAPE_GROUPS] = arena_strndup(&p->arena, b.data, b.len);
+        strbuf_reset(&b);
+        strbuf_putc(&b, '(');
+        for (int i = 0; i < p->agg->u.agg.naggs; i++) {
+            if (i > 0)
+                strbuf_puts(&b, ", ");
+            plan_agg_call_deparse(&p->agg->u.agg.aggs[i], in->cols, in->quals, &b);
+        }
+        strbuf_putc(&b, ')');
+        p->shape[INC_SHAPE_AGGS] = arena_strndup(&p->arena, b.data, b.len);
+    }
+    strbuf_reset(&b);
+    for (int i = 0; i < INC_SHAPE_PARTS; i++) {
+        strbuf_puts(&b, p->shape[i]);
+        strbuf_putc(&b, '\n');
+    }
+    p->fingerprint = ex_hash(b.data, b.len) | 1;    /* 0: none recorded */
+    strbuf_reset(&b);
+    for (int c = 0; c < p->query->ncols; c++)
+        strbuf_printf(&b, "%s %s\n", p->query->cols[c].name,
+                      type_name(p->query->cols[c].type.id));
+    p->result_hash = ex_hash(b.data, b.len) | 1;
+    strbuf_free(&b);
+}
+
+const char *const *inc_plan_shape(IncPlan *p)
+{
+    return p->shape;
+}
+
+uint64_t inc_plan_fingerprint(IncPlan *p)
+{
+    return p->fingerprint;
+}
+
+bool inc_plan_keeps_rows(IncPlan *p)
+{
+    /* session windows keep their rows' bounds in the state in another form:
+     * not rewritable */
+    return p->into == NULL && p->sink == NULL && p->agg != NULL && p->mode != MODE_APPEND &&
+           p->agg->u.agg.window.kind != WINDOW_SESSION;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Meta: the batch id, watermark and state size stored with the state      */
 
 static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
@@ -505,7 +592,7 @@ static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
     int rc = state_get(p->st, p->meta_key, sizeof(p->meta_key), a, &val, &vlen, err);
     if (rc <= 0)
         return rc;
-    if (vlen != 25)
+    if (vlen != 25 && vlen != META_LEN)
         return sl_error(err, ERRCODE_DATA_CORRUPTED, "state of query \"%s\" is corrupt",
                         p->query->name);
     const uint8_t *v = val;
@@ -513,16 +600,22 @@ static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
     m->has_wm = v[8] != 0;
     m->wm = (int64_t)get_be64(v + 9);
     m->state_rows = (int64_t)get_be64(v + 17);
+    if (vlen == META_LEN) {
+        m->fingerprint = get_be64(v + 25);
+        m->result_hash = get_be64(v + 33);
+    }
     return 1;
 }
 
 static void meta_write(IncPlan *p, StateBatch *wb, const Meta *m)
 {
-    uint8_t v[25];
+    uint8_t v[META_LEN];
     put_be64(v, (uint64_t)m->batch_id);
     v[8] = m->has_wm;
     put_be64(v + 9, (uint64_t)m->wm);
     put_be64(v + 17, (uint64_t)m->state_rows);
+    put_be64(v + 25, p->fingerprint);
+    put_be64(v + 33, p->result_hash);
     state_batch_put(wb, p->meta_key, sizeof(p->meta_key), v, sizeof(v));
 }
 
@@ -539,19 +632,39 @@ int inc_state_rows(IncPlan *p, int64_t *rows, SlError *err)
     return 0;
 }
 
+/* The state was written for another plan: never fold into it. */
+static int check_fingerprint(IncPlan *p, const Meta *m, SlError *err)
+{
+    if (m->batch_id < 0 || m->fingerprint == 0 || m->fingerprint == p->fingerprint)
+        return 0;
+    sl_error(err, ERRCODE_DATA_CORRUPTED,
+             "the state of continuous query \"%s\" was written by a different plan",
+             p->query->name);
+    sl_error_hint(err, "Recreate the query with CREATE OR REPLACE ... WITH (reset = true).");
+    return -1;
+}
+
+/* The result table holds rows written for other columns. */
+static bool result_stale(IncPlan *p, const Meta *m)
+{
+    return inc_plan_keeps_rows(p) && m->batch_id >= 0 && m->result_hash != 0 &&
+           m->result_hash != p->result_hash;
+}
+
 int inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark, int64_t *watermark_us,
-                   SlError *err)
+                   bool *rebuild, SlError *err)
 {
     Arena a;
     arena_init(&a, 256);
     Meta m;
     int rc = meta_read(p, &a, &m, err);
     arena_destroy(&a);
-    if (rc < 0)
+    if (rc < 0 || check_fingerprint(p, &m, err) < 0)
         return -1;
     *batch_id = m.batch_id;
     *has_watermark = m.has_wm;
     *watermark_us = m.wm;
+    *rebuild = result_stale(p, &m);
     return 0;
 }
 
@@ -1168,6 +1281,18 @@ static int evict_closed(Run *r, int64_t wm)
     return 0;
 }
 
+/* Deletes every row of the result table, in the batch's write (the rows
+ * the batch emits after this replace them). */
+static int clear_result(Run *r)
+{
+    StateScan *s = state_scan_open(r->p->st, r->p->tprefix, sizeof(r->p->tprefix));
+    const void *k, *v;
+    size_t klen, vlen;
+    while (state_scan_next(s, &k, &klen, &v, &vlen))
+        state_batch_delete(r->wb, k, klen);
+    return state_scan_close(s, r->err);
+}
+
 /* state_ttl: groups of an unwindowed aggregation that no row touched for
  * ttl (in batch time) leave the state; their rows stay in the result
  * table, as Spark's and Flink's state TTL leave emitted results alone. */
@@ -1280,8 +1405,10 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     int rc = -1;
     Meta meta;
     b->wake_at_us = INT64_MAX;
-    if (meta_read(p, &a, &meta, err) < 0 || (p->part_wm && inc_wm_begin(&r) < 0))
+    if (meta_read(p, &a, &meta, err) < 0 || check_fingerprint(p, &meta, err) < 0 ||
+        (p->part_wm && inc_wm_begin(&r) < 0))
         goto out;
+    bool rebuild = result_stale(p, &meta);
 
     int64_t t0 = mono_us(), tr = 0;
     SourceReader *reader = source_reader_open(p->source, b->from, b->to);
@@ -1344,10 +1471,15 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
             if (b->next_has_watermark && evict_closed(&r, b->next_watermark_us) < 0)
                 goto out;
         } else {
+            /* The result table's columns changed (a compatible CREATE OR
+             * REPLACE): its rows are rewritten from the state, in this
+             * batch's write. */
+            if (rebuild && (clear_result(&r) < 0 || inc_load_closed(&r, INT64_MAX) < 0))
+                goto out;
             Group **gs = ARENA_ARRAY(&a, Group *, r.groups.n ? r.groups.n : 1);
             uint32_t k = 0;
             for (Group *g = r.groups.all; g != NULL; g = g->all)
-                if (g->dirty)
+                if (g->dirty || (rebuild && !g->absent))
                     gs[k++] = g;
             if (inc_emit_groups(&r, gs, k) < 0)
                 goto out;

@@ -8,8 +8,15 @@
  *   inc_batch_run     run batch N: read the source range, update state,
  *                     emit by output mode, and fill one StateBatch with the
  *                     state changes, the output rows and the batch id
- *   inc_state_meta    the batch id stored with the state (-1: none) and
- *                     the watermark after it
+ *   inc_state_meta    the batch id stored with the state (-1: none), the
+ *                     watermark after it, and whether the result table
+ *                     must be rewritten (its columns changed); fails when
+ *                     the state was written by a plan of another shape
+ *   inc_plan_shape    the state-bearing parts of the plan as text (source,
+ *                     window, grouping keys, aggregates); their hash, the
+ *                     fingerprint, is stored with the state of each batch
+ *   inc_plan_keeps_rows  the result table's rows can be rewritten from the
+ *                     state (an aggregation in update or complete mode)
  *   inc_state_rows    the state rows kept (the 'M' key's count), for sys.state
  *
  * inc_batch_run runs on a worker thread; at most one per plan at a time.
@@ -62,7 +69,14 @@ const CatRelation *inc_plan_late(IncPlan *p);
 bool inc_plan_idle_wakes(IncPlan *p);
 int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
 int  inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark,
-                    int64_t *watermark_us, SlError *err);
+                    int64_t *watermark_us, bool *rebuild, SlError *err);
 int  inc_state_rows(IncPlan *p, int64_t *rows, SlError *err);
+
+enum { INC_SHAPE_SOURCE, INC_SHAPE_WINDOW, INC_SHAPE_GROUPS, INC_SHAPE_AGGS, INC_SHAPE_PARTS };
+/* "source stream", "window", "grouping keys", "aggregates" */
+extern const char *const inc_shape_names[INC_SHAPE_PARTS];
+const char *const *inc_plan_shape(IncPlan *p);
+uint64_t inc_plan_fingerprint(IncPlan *p);
+bool inc_plan_keeps_rows(IncPlan *p);
 
 #endif /* SLUICE_RUNTIME_INCREMENTAL_H */

@@ -398,7 +398,9 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
                char *tag, size_t tagsize, SlError *err)
 {
     const Query *q = p->q;
-    if (rt_on_worker(p)) {
+    /* SELECT, EXPLAIN and DML: the three steps a worker runs, here in a row
+     * (a statement that must stay on the loop, Query.on_loop, comes here) */
+    if (q->kind == QUERY_SELECT || q->kind == QUERY_EXPLAIN || q->kind == QUERY_MODIFY) {
         RtRun *r;
         if (rt_run_begin(p, params, nparams, &r, err) < 0)
             return -1;
