@@ -6,6 +6,7 @@
  *   cat_lookup, cat_create_relation, cat_drop_relation, cat_foreach
  *   cat_relation_ref, cat_relation_unref
  *
+ * Roles and privileges are in roles.c.
  * Every relation is loaded into memory at open; a create or drop writes the
  * file first, in one transaction, and changes memory only once it commits,
  * so a failed DDL statement leaves nothing behind.
@@ -68,6 +69,32 @@ static const char *const migrations[] = {
     "  status TEXT NOT NULL,"
     "  last_error TEXT,"
     "  updated_at_us INTEGER NOT NULL);",
+    /* 4: roles (pg_authid), the owner of each relation and the privileges
+     * granted on it (docs/operations.md, docs/sql-reference.md).  The
+     * bootstrap superuser has PostgreSQL's oid 10.  A password is kept
+     * only as a SCRAM verifier and an md5 hash, never in clear. */
+    "CREATE TABLE roles ("
+    "  oid INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  superuser INTEGER NOT NULL DEFAULT 0,"
+    "  login INTEGER NOT NULL DEFAULT 0,"
+    "  createrole INTEGER NOT NULL DEFAULT 0,"
+    "  createdb INTEGER NOT NULL DEFAULT 0,"
+    "  inherit INTEGER NOT NULL DEFAULT 1,"
+    "  password TEXT,"
+    "  password_md5 TEXT,"
+    "  valid_until INTEGER,"
+    "  created_at INTEGER NOT NULL);"
+    "INSERT INTO roles (oid, name, superuser, login, createrole, createdb, created_at)"
+    "  VALUES (10, 'sluice', 1, 1, 1, 1,"
+    "          CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER));"
+    "ALTER TABLE relations ADD COLUMN owner INTEGER NOT NULL DEFAULT 10;"
+    "CREATE TABLE privileges ("
+    "  rel_oid INTEGER NOT NULL REFERENCES relations(oid) ON DELETE CASCADE,"
+    "  grantee INTEGER NOT NULL,"
+    "  privs INTEGER NOT NULL,"
+    "  grantor INTEGER NOT NULL,"
+    "  PRIMARY KEY (rel_oid, grantee)) WITHOUT ROWID;",
 };
 
 static const char *const kind_names[] = {"table", "stream", "sink", "query"};
@@ -141,7 +168,8 @@ int cat_open(const char *path, Catalog **out, SlError *err)
     sqlite3_busy_timeout(cat->db, 5000);
     if (cat_exec(cat, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
                       "PRAGMA foreign_keys = ON;", err) < 0 ||
-        migrate(cat, err) < 0 || load_relations(cat, err) < 0) {
+        migrate(cat, err) < 0 || load_relations(cat, err) < 0 ||
+        cat_roles_load(cat, err) < 0) {
         cat_close(cat);
         return -1;
     }
@@ -156,6 +184,7 @@ void cat_close(Catalog *cat)
     for (int i = 0; i < cat->nrels; i++)
         cat_relation_unref(cat->rels[i]);
     sl_free(cat->rels);
+    cat_roles_free(cat);
     sqlite3_close(cat->db);
     sl_free(cat);
 }
@@ -213,6 +242,7 @@ static CatRelation *rel_copy(const CatRelation *def)
     rel->sql = arena_strdup(a, def->sql ? def->sql : "");
     rel->options = arena_strdup(a, def->options ? def->options : "{}");
     rel->created_at = def->created_at;
+    rel->owner = def->owner ? def->owner : CAT_BOOTSTRAP_ROLE_OID;
     return rel;
 }
 
@@ -222,7 +252,8 @@ static int load_relations(Catalog *cat, SlError *err)
     sqlite3_stmt *rs = NULL, *cs = NULL;
     int rc = -1;
     if (sqlite3_prepare_v2(cat->db,
-            "SELECT oid, name, kind, sql, options, created_at FROM relations ORDER BY oid",
+            "SELECT oid, name, kind, sql, options, created_at, owner FROM relations"
+            " ORDER BY oid",
             -1, &rs, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(cat->db,
             "SELECT name, type, typmod, not_null, pk_pos FROM columns"
@@ -241,6 +272,7 @@ static int load_relations(Catalog *cat, SlError *err)
         def.sql = (const char *)sqlite3_column_text(rs, 3);
         def.options = (const char *)sqlite3_column_text(rs, 4);
         def.created_at = sqlite3_column_int64(rs, 5);
+        def.owner = (uint32_t)sqlite3_column_int64(rs, 6);
         CatRelation *rel = rel_copy(&def);
         /* Columns go straight into the entry's arena. */
         sqlite3_bind_int64(cs, 1, def.oid);
@@ -321,8 +353,8 @@ int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation 
         return -1;
     }
     if (sqlite3_prepare_v2(cat->db,
-            "INSERT INTO relations (oid, name, kind, sql, options, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)", -1, &ins, NULL) != SQLITE_OK ||
+            "INSERT INTO relations (oid, name, kind, sql, options, created_at, owner)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &ins, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(cat->db,
             "INSERT INTO columns (rel_oid, attnum, name, type, typmod, not_null, pk_pos)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &col, NULL) != SQLITE_OK)
@@ -333,6 +365,7 @@ int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation 
     sqlite3_bind_text(ins, 4, rel->sql, -1, SQLITE_STATIC);
     sqlite3_bind_text(ins, 5, rel->options, -1, SQLITE_STATIC);
     sqlite3_bind_int64(ins, 6, rel->created_at);
+    sqlite3_bind_int64(ins, 7, rel->owner);
     if (sqlite3_step(ins) != SQLITE_DONE)
         goto fail;
     for (int i = 0; i < rel->ncols; i++) {
@@ -395,6 +428,7 @@ int cat_drop_relation(Catalog *cat, const char *name, SlError *err)
     sqlite3_finalize(del);
     if (rc != SQLITE_DONE)
         return cat_db_error(cat, err);
+    cat_acl_forget(cat, rel->oid);
     memmove(&cat->rels[idx], &cat->rels[idx + 1],
             sizeof(CatRelation *) * (size_t)(cat->nrels - idx - 1));
     cat->nrels--;

@@ -159,4 +159,8 @@ int ex_jsonb_parse(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlE
 /* Writes row i of v as text into an arena string (casts to text). */
 void ex_format_value(Arena *a, const Vector *v, uint32_t i, SlStr *out);
 
+/* privilege inquiry (aclfuncs.c) */
+KERNEL(k_has_table_privilege); KERNEL(k_has_schema_privilege);
+KERNEL(k_has_database_privilege); KERNEL(k_pg_has_role); KERNEL(k_pg_get_userbyid);
+
 #endif /* SLUICE_EXEC_KERNELS_H */

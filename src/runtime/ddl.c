@@ -26,8 +26,10 @@ int rt_run_create(const Query *q, SlError *err)
         return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
                         def->name);
     }
+    CatRelation owned = *def;
+    owned.owner = rt_owner();
     const CatRelation *rel;
-    if (cat_create_relation(cat, def, &rel, err) < 0)
+    if (cat_create_relation(cat, &owned, &rel, err) < 0)
         return -1;
     return rel_purge(st, rel, err);
 }
@@ -59,6 +61,9 @@ int rt_run_drop(const Query *q, SlError *err)
                 sl_error_hint(err, "Use DROP CONTINUOUS QUERY to remove a continuous query.");
             return -1;
         }
+        /* Only the owner (or a superuser) drops a relation. */
+        if (rt_check_owner(rel, err) < 0)
+            return -1;
     }
     /* A stream a running continuous query reads or writes stays (2BP01). */
     for (int i = 0; i < q->ndrop; i++) {

@@ -41,6 +41,7 @@ int rt_init(Catalog *cat, StateStore *st)
 {
     g_cat = cat;
     g_st = st;
+    rt_roles_init();
     return 0;
 }
 
@@ -280,6 +281,7 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     case QUERY_DROP:
     case QUERY_MODIFY:
     case QUERY_ALTER_CQ:
+    case QUERY_ROLE:
         if (g_cat == NULL || g_st == NULL)
             return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                             "no catalog is open: the runtime was not initialized (rt_init)");
@@ -295,6 +297,8 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
         rc = bind_param(&work, q->param_types[i], &params[i], &pv[i], i + 1, err);
     if (rc == 0)
         rc = current_query(p, &work, &q, err);
+    if (rc == 0)
+        rc = rt_check_query(q, err);
     /* now() is the statement's start time in every operator, as PostgreSQL's
      * transaction time is (each statement commits on its own). */
     ExCtx cx = {.arena = &work, .err = err, .st = g_st, .params = pv, .nparams = nparams,
@@ -331,6 +335,11 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
             break;
         case QUERY_ALTER_CQ:
             rc = rt_cq_alter(q->drop_names[0], q->pause, err);
+            if (rc == 0)
+                snprintf(tag, tagsize, "%s", q->tag);
+            break;
+        case QUERY_ROLE:
+            rc = rt_run_role(q, err);
             if (rc == 0)
                 snprintf(tag, tagsize, "%s", q->tag);
             break;

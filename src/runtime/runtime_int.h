@@ -8,6 +8,7 @@
  *   rt_run_modify                 INSERT / UPDATE / DELETE (statement.c)
  *   rt_run_create, rt_run_drop    DDL (ddl.c)
  *   rt_cq_create, rt_cq_stop, rt_cq_alter   continuous queries (cq_ddl.c)
+ *   rt_run_role, rt_check_query, rt_check_owner, rt_owner   roles (roles.c)
  */
 #ifndef SLUICE_RUNTIME_INT_H
 #define SLUICE_RUNTIME_INT_H
@@ -31,5 +32,15 @@ int rt_cq_create(const Query *q, SlError *err);
 int rt_cq_stop(const char *name, SlError *err);
 int rt_cq_alter(const char *name, bool pause, SlError *err);
 int rt_cq_check_drop(const CatRelation *rel, SlError *err);
+
+/* roles.c: CREATE / ALTER / DROP ROLE, GRANT, REVOKE; the privileges a
+ * statement needs (42501 "permission denied for table x"); ownership of a
+ * relation for DROP and ALTER (42501 "must be owner of ..."); the owner of
+ * a relation made now (the current role, else the bootstrap superuser). */
+int      rt_run_role(const Query *q, SlError *err);
+int      rt_check_query(const Query *q, SlError *err);
+int      rt_check_owner(const CatRelation *rel, SlError *err);
+uint32_t rt_owner(void);
+void     rt_roles_init(void);
 
 #endif /* SLUICE_RUNTIME_INT_H */

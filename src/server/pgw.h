@@ -120,6 +120,8 @@ struct Conn {
     int32_t     pid;
     int32_t     secret;
     char       *user;
+    uint32_t    role_oid;       /* the user's role in the catalog (0: none) */
+    bool        superuser;
     char       *database;
     char       *application_name;
     char        xact;           /* 'I', 'T' or 'E' for ReadyForQuery */

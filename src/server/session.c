@@ -1082,7 +1082,7 @@ void session_auth_ok(Conn *c)
     send_param_status(c, "in_hot_standby", "off");
     send_param_status(c, "integer_datetimes", "on");
     send_param_status(c, "IntervalStyle", "postgres");
-    send_param_status(c, "is_superuser", "on");
+    send_param_status(c, "is_superuser", c->superuser ? "on" : "off");
     send_param_status(c, "server_encoding", "UTF8");
     send_param_status(c, "server_version", SERVER_VERSION);
     send_param_status(c, "session_authorization", c->user);
@@ -1156,6 +1156,7 @@ static void dispatch(Conn *c, uint8_t type, const uint8_t *body, size_t len)
 {
     PgwReader r;
     pgw_reader_init(&r, body, len);
+    rt_set_role(c->role_oid);   /* the role this message's statements run as */
     if (c->copy != NULL && type != PGW_MSG_TERMINATE) {
         copy_in_message(c, type, body, len);
         return;

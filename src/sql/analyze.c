@@ -913,6 +913,18 @@ int an_statement(Analyze *an, Node *stmt, Query *q)
         q->tag = tags[((TransactionStmt *)stmt)->kind];
         return 0;
     }
+    case T_RoleStmt: {
+        /* Checked and run by the runtime (src/runtime/roles.c). */
+        static const char *const tags[] = {"CREATE ROLE", "ALTER ROLE", "ALTER ROLE",
+                                           "DROP ROLE"};
+        q->kind = QUERY_ROLE;
+        q->tag = tags[((RoleStmt *)stmt)->kind];
+        return 0;
+    }
+    case T_GrantStmt:
+        q->kind = QUERY_ROLE;
+        q->tag = ((GrantStmt *)stmt)->is_grant ? "GRANT" : "REVOKE";
+        return 0;
     case T_VariableSetStmt:
         q->kind = QUERY_UTILITY;
         q->tag = ((VariableSetStmt *)stmt)->is_reset ? "RESET" : "SET";
