@@ -359,6 +359,7 @@ static int parse_role_opts(Arena *a, List *options, RoleOpts *o, SlError *err)
                 return redundant(d, err);
             const A_Const *c = (const A_Const *)d->arg;
             Vector v;
+            vector_init(&v, a, sl_type(TYPE_TIMESTAMPTZ), 1, true);
             if (value_parse_text(a, sl_type(TYPE_TIMESTAMPTZ), c->text, (size_t)c->len, &v, 0,
                                  c->hdr.location, err) < 0)
                 return -1;
