@@ -519,6 +519,17 @@ def test_grant_errors(server):
             == (False,)
 
 
+def test_a_dropped_roles_session_runs_nothing_more(server):
+    with su(server) as admin:
+        admin.execute("CREATE ROLE gone LOGIN")
+        with connect_as(server, "gone") as gone:
+            assert gone.execute("SELECT 1").fetchone() == (1,)
+            admin.execute("DROP ROLE gone")
+            with pytest.raises(psycopg.errors.UndefinedObject, match="role with OID"):
+                gone.execute("CREATE TABLE orphan (a INT PRIMARY KEY)")
+        assert sqlstate_of(lambda: admin.execute("SELECT * FROM orphan")) == "42P01"
+
+
 # ---------------------------------------------------------------- restart
 
 def test_roles_owners_and_grants_survive_a_restart(sluiced):

@@ -204,7 +204,14 @@ static int check(Catalog *cat, const Query *q, const Query *deps, SlError *err)
 int rt_check_query(const Query *q, SlError *err)
 {
     Catalog *cat = rt_catalog();
-    if (t_role == 0 || cat == NULL || current_is_superuser(cat))
+    if (t_role == 0 || cat == NULL)
+        return 0;
+    /* The session's role was dropped by another session since it logged
+     * in: nothing more runs as it (PostgreSQL fails the same way). */
+    if (cat_role_by_oid(cat, t_role) == NULL)
+        return sl_error(err, ERRCODE_UNDEFINED_OBJECT, "role with OID %u does not exist",
+                        t_role);
+    if (current_is_superuser(cat))
         return 0;
     return check(cat, q, q, err);
 }
