@@ -299,9 +299,13 @@ role_list(A) ::= ID(X). { A = make_name_strs(p, NULL, &X); }
 role_list(A) ::= role_list(L) COMMA ID(X). { A = make_name_strs(p, L, &X); }
 
 /* GRANT privileges ON [TABLE | STREAM] name, ... TO role | PUBLIC, ...
- * REVOKE privileges ON [TABLE | STREAM] name, ... FROM role | PUBLIC, ... */
+ * REVOKE privileges ON [TABLE | STREAM] name, ... FROM role | PUBLIC, ...
+ * and ON ALL TABLES | STREAMS IN SCHEMA name instead of the names. */
 grant_stmt(A) ::= GRANT(T) privileges(P) ON grant_kind(K) relation_list(L) TO role_list(G). { A = make_grant(p, &T, true, P, K, L, G); }
 grant_stmt(A) ::= REVOKE(T) privileges(P) ON grant_kind(K) relation_list(L) FROM role_list(G) opt_drop_behavior. { A = make_grant(p, &T, false, P, K, L, G); }
+/* ... ON ALL TABLES | STREAMS IN SCHEMA name ... */
+grant_stmt(A) ::= GRANT(T) privileges(P) ON ALL ID(K) IN ID(S) ID(N) TO role_list(G). { A = make_grant_all(p, &T, true, P, &K, &S, &N, G); }
+grant_stmt(A) ::= REVOKE(T) privileges(P) ON ALL ID(K) IN ID(S) ID(N) FROM role_list(G) opt_drop_behavior. { A = make_grant_all(p, &T, false, P, &K, &S, &N, G); }
 %type privileges {List *}
 privileges(A) ::= ALL. { A = NULL; }
 privileges(A) ::= ALL PRIVILEGES. { A = NULL; }

@@ -505,6 +505,26 @@ def test_privilege_functions(server):
             (True, False, False)
 
 
+def test_grant_on_all_tables_in_schema(server):
+    with su(server) as admin:
+        setup_objects(admin)
+        admin.execute("CREATE ROLE reader LOGIN")
+        admin.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader")
+        with connect_as(server, "reader") as r:
+            assert r.execute("SELECT count(*) FROM t").fetchone() == (1,)
+            assert r.execute("SELECT count(*) FROM s").fetchone() == (2,)
+            # relations made later are not included, as in PostgreSQL
+            admin.execute("CREATE TABLE later (a INT PRIMARY KEY)")
+            assert denied(lambda: r.execute("SELECT * FROM later"))
+        # only for relations the granting role owns
+        with connect_as(server, "bob") as bob:
+            bob.execute("CREATE TABLE bobs (a INT PRIMARY KEY)")
+            assert denied(lambda: bob.execute(
+                "GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader"))
+        assert admin.execute("SELECT has_table_privilege('reader', 'bobs', 'SELECT')"
+                             ).fetchone() == (False,)
+
+
 def test_grant_errors(server):
     with su(server) as admin:
         setup_objects(admin)

@@ -466,6 +466,7 @@ typedef struct RoleStmt {
 
 /* GRANT privileges ON [TABLE | STREAM] name, ... TO role, ...
  * REVOKE privileges ON [TABLE | STREAM] name, ... FROM role, ...
+ * GRANT / REVOKE privileges ON ALL TABLES | STREAMS IN SCHEMA name ...
  * privileges: the words as written ("select", ...), NULL for ALL; a
  * grantee "public" is PUBLIC. */
 typedef struct GrantStmt {
@@ -474,6 +475,8 @@ typedef struct GrantStmt {
     List       *privileges;     /* of const char *, NULL: ALL [PRIVILEGES] */
     bool        stream;         /* ON STREAM: every object must be a stream */
     List       *objects;        /* of RangeVar */
+    const char *all_in_schema;  /* ON ALL TABLES | STREAMS IN SCHEMA name:
+                                   objects NULL, stream for STREAMS */
     List       *grantees;       /* of const char * */
 } GrantStmt;
 

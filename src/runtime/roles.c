@@ -599,6 +599,25 @@ static int privilege_bit(const char *w, unsigned *bit)
     return -1;
 }
 
+/* Collects the relations of ON ALL TABLES | STREAMS IN SCHEMA public as
+ * RangeVars (sinks are not tables). */
+typedef struct AllIn {
+    Arena *a;
+    bool   streams;
+    List  *objects;
+} AllIn;
+
+static void all_in_cb(const CatRelation *rel, void *arg)
+{
+    AllIn *all = arg;
+    if (rel->kind == REL_SINK || (all->streams && rel->kind != REL_STREAM))
+        return;
+    RangeVar *rv = ARENA_NEW(all->a, RangeVar);
+    rv->hdr.tag = T_RangeVar;
+    rv->name = rel->name;
+    all->objects = list_append(all->a, all->objects, rv);
+}
+
 static int run_grant(Catalog *cat, const GrantStmt *g, SlError *err)
 {
     unsigned mask = 0;
@@ -615,12 +634,26 @@ static int run_grant(Catalog *cat, const GrantStmt *g, SlError *err)
                             "and DELETE", w);
         mask |= bit;
     }
-    int nobj = list_len(g->objects), nrole = list_len(g->grantees);
-    const CatRelation **rels = sl_calloc((size_t)nobj, sizeof(*rels));
-    uint32_t *grantees = sl_calloc((size_t)nrole, sizeof(*grantees));
+    /* ON ALL TABLES | STREAMS IN SCHEMA: every such relation, now. */
+    List *objects = g->objects;
+    Arena la;
+    arena_init(&la, 1024);
+    if (g->all_in_schema != NULL) {
+        if (strcmp(g->all_in_schema, "public") != 0) {
+            arena_destroy(&la);
+            return sl_error(err, ERRCODE_INVALID_SCHEMA_NAME, "schema \"%s\" does not exist",
+                            g->all_in_schema);
+        }
+        AllIn all = {&la, g->stream, NULL};
+        cat_foreach(cat, all_in_cb, &all);
+        objects = all.objects;
+    }
+    int nobj = list_len(objects), nrole = list_len(g->grantees);
+    const CatRelation **rels = sl_calloc((size_t)(nobj ? nobj : 1), sizeof(*rels));
+    uint32_t *grantees = sl_calloc((size_t)(nrole ? nrole : 1), sizeof(*grantees));
     int rc = -1;
     for (int i = 0; i < nobj; i++) {
-        const RangeVar *rv = list_nth(g->objects, i);
+        const RangeVar *rv = list_nth(objects, i);
         const CatRelation *rel = rv->schema == NULL || strcmp(rv->schema, "public") == 0
                                      ? cat_lookup(cat, rv->name) : NULL;
         if (rel == NULL) {
@@ -663,6 +696,7 @@ static int run_grant(Catalog *cat, const GrantStmt *g, SlError *err)
 out:
     sl_free(rels);
     sl_free(grantees);
+    arena_destroy(&la);
     return rc;
 }
 

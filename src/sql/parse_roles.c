@@ -5,12 +5,14 @@
  *   make_role_rename   ALTER ROLE | USER name RENAME TO new_name
  *   make_role_drop     DROP ROLE | USER [IF EXISTS] name, ...
  *   make_grant         GRANT / REVOKE privileges ON relations TO / FROM roles
+ *   make_grant_all     ... ON ALL TABLES | STREAMS IN SCHEMA name ...
  *
  * Role options are kept as written (DefElems); the runtime
  * (src/runtime/roles.c) checks them, as PostgreSQL's CreateRole does with
  * the option list gram.y builds.  Nodes live in the Parse's arena.
  */
 #include "sql/parser.h"
+#include "sql.h"
 
 static void *new_node(Parse *p, size_t size, NodeTag tag, int loc)
 {
@@ -58,5 +60,23 @@ Node *make_grant(Parse *p, const Token *t, bool is_grant, List *privileges, bool
     g->stream = stream;
     g->objects = objects;
     g->grantees = grantees;
+    return &g->hdr;
+}
+
+Node *make_grant_all(Parse *p, const Token *t, bool is_grant, List *privileges,
+                     const Token *kind, const Token *schema_kw, const Token *schema,
+                     List *grantees)
+{
+    bool streams = strcmp(kind->z, "streams") == 0;
+    const Token *bad = !streams && strcmp(kind->z, "tables") != 0 ? kind
+                       : strcmp(schema_kw->z, "schema") != 0     ? schema_kw
+                                                                 : NULL;
+    if (bad != NULL) {
+        parse_syntax_error(p, TK_ID, bad);
+        p->failed = true;
+        return make_grant(p, t, is_grant, privileges, false, NULL, grantees);
+    }
+    GrantStmt *g = (GrantStmt *)make_grant(p, t, is_grant, privileges, streams, NULL, grantees);
+    g->all_in_schema = schema->z;
     return &g->hdr;
 }

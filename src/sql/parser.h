@@ -213,6 +213,9 @@ Node *make_role_rename(Parse *p, const Token *t, const Token *name, const Token 
 Node *make_role_drop(Parse *p, const Token *t, bool missing_ok, List *names);
 Node *make_grant(Parse *p, const Token *t, bool is_grant, List *privileges, bool stream,
                  List *objects, List *grantees);
+Node *make_grant_all(Parse *p, const Token *t, bool is_grant, List *privileges,
+                     const Token *kind, const Token *schema_kw, const Token *schema,
+                     List *grantees);
 
 /* Type names.  name is canonical ("int4"); mods a List of A_Const. */
 Node *make_type_name(Parse *p, const char *name, List *mods, int loc);
