@@ -333,6 +333,34 @@ def test_grant_and_revoke_select_on_a_table(server):
             assert denied(lambda: bob.execute("SELECT count(*) FROM t"))
 
 
+def test_explain_upsert_and_update_without_where(server):
+    with su(server) as admin:
+        setup_objects(admin)
+        with connect_as(server, "bob") as bob:
+            assert denied(lambda: bob.execute("EXPLAIN SELECT * FROM t")) == \
+                "permission denied for table t"
+            admin.execute("GRANT INSERT ON t TO bob")
+            bob.execute("INSERT INTO t VALUES (5, 'five') ON CONFLICT DO NOTHING")
+            upsert = "INSERT INTO t VALUES (5, 'V') ON CONFLICT (id) DO UPDATE SET v = 'V'"
+            assert denied(lambda: bob.execute(upsert))
+            admin.execute("GRANT UPDATE, SELECT ON t TO bob")
+            bob.execute(upsert)
+            assert bob.execute("EXPLAIN SELECT * FROM t").fetchall()
+            admin.execute("REVOKE SELECT ON t FROM bob")
+            # UPDATE without WHERE or RETURNING reads nothing back: UPDATE suffices
+            bob.execute("UPDATE t SET v = 'all'")
+            assert admin.execute("SELECT DISTINCT v FROM t").fetchall() == [("all",)]
+            assert denied(lambda: bob.execute("UPDATE t SET v = 'x' RETURNING id"))
+
+
+def test_trust_rule_still_refuses_a_nologin_role(server):
+    with su(server) as admin:
+        admin.execute("CREATE ROLE quiet")
+    state, msg, codes = login_error(server, "quiet", None)
+    assert (state, msg) == ("28000", 'role "quiet" is not permitted to log in')
+    assert codes == []      # trust: no password asked, and no AuthenticationOk
+
+
 def test_delete_with_where_also_needs_select(server):
     with su(server) as admin:
         setup_objects(admin)
