@@ -351,6 +351,16 @@ def test_explain_upsert_and_update_without_where(server):
             bob.execute("UPDATE t SET v = 'all'")
             assert admin.execute("SELECT DISTINCT v FROM t").fetchall() == [("all",)]
             assert denied(lambda: bob.execute("UPDATE t SET v = 'x' RETURNING id"))
+            # reading the row's values needs SELECT, as in PostgreSQL
+            assert denied(lambda: bob.execute("UPDATE t SET v = v || 'x'"))
+            assert denied(lambda: bob.execute("INSERT INTO t SELECT id + 100, v FROM t"))
+            assert denied(lambda: bob.execute(
+                "INSERT INTO t SELECT 200, 'y' WHERE EXISTS (SELECT 1 FROM t)"))
+            bob.execute("INSERT INTO t SELECT 300, upper('z')")
+            admin.execute("GRANT SELECT ON t TO bob")
+            bob.execute("UPDATE t SET v = v || 'x'")
+            bob.execute("INSERT INTO t SELECT id + 100, v FROM t")
+            assert admin.execute("SELECT count(*) FROM t").fetchone() == (6,)
 
 
 def test_trust_rule_still_refuses_a_nologin_role(server):

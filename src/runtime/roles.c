@@ -30,6 +30,7 @@
 #include "sluice/ast.h"
 #include "sluice/expr.h"
 #include "sluice/log.h"
+#include "sluice/plan.h"
 #include "server/scram.h"
 
 #include <ctype.h>
@@ -116,29 +117,69 @@ int rt_check_owner(const CatRelation *rel, SlError *err)
 /* ---------------------------------------------------------------------- */
 /* What a statement needs                                                  */
 
-/* Does the DML statement read its target's rows (WHERE, RETURNING, ON
- * CONFLICT DO UPDATE), so that it needs SELECT on it too? */
-static bool reads_target(const Node *ast)
+/* Does e read a column of its input? */
+static bool reads_columns(const Expr *e)
 {
-    if (ast == NULL)
+    if (e == NULL)
         return false;
-    switch (ast->tag) {
-    case T_InsertStmt: {
-        const InsertStmt *s = (const InsertStmt *)ast;
-        return s->returning != NULL ||
-               (s->on_conflict != NULL && s->on_conflict->action == ONCONFLICT_UPDATE);
+    if (e->kind == EXPR_COLUMN)
+        return true;
+    for (int i = 0; i < e->nargs; i++)
+        if (reads_columns(e->args[i]))
+            return true;
+    return false;
+}
+
+/* Does plan p (or one below it) scan the relation oid? */
+static bool scans(const Plan *p, uint32_t oid)
+{
+    if (p == NULL)
+        return false;
+    if (p->kind == PLAN_SCAN && p->u.scan.oid == oid)
+        return true;
+    return scans(p->child, oid) || scans(p->right, oid);
+}
+
+/* Does the DML statement read its target's values, so that it needs
+ * SELECT on it too (PostgreSQL asks for it on the columns read)?  WHERE,
+ * RETURNING, ON CONFLICT DO UPDATE; an UPDATE's SET expression over the
+ * row's columns; an INSERT whose query reads the target. */
+static bool reads_target(const Query *q)
+{
+    const ModifyPlan *m = q->modify;
+    const Node *ast = q->ast;
+    if (m->nreturning > 0)
+        return true;
+    if (m->kind == MODIFY_INSERT) {
+        if (m->conflict == ONCONFLICT_UPDATE || scans(m->source, m->oid))
+            return true;
+        for (int i = 0; i < q->ninit; i++)
+            if (scans(q->init[i].plan, m->oid))
+                return true;
+        return false;
     }
-    case T_UpdateStmt: {
+    if (ast != NULL && ast->tag == T_UpdateStmt) {
         const UpdateStmt *s = (const UpdateStmt *)ast;
-        return s->where != NULL || s->returning != NULL || s->from != NULL;
-    }
-    case T_DeleteStmt: {
-        const DeleteStmt *s = (const DeleteStmt *)ast;
-        return s->where != NULL || s->returning != NULL || s->using_list != NULL;
-    }
-    default:
+        if (s->where != NULL || s->from != NULL)
+            return true;
+        /* the source is [key, new value of each column]: a column left as
+         * it is is a plain reference to itself */
+        const Plan *p = m->source;
+        if (p != NULL && p->kind == PLAN_PROJECT) {
+            for (int c = 1; c < p->ncols; c++) {
+                const Expr *e = p->u.project.exprs[c];
+                bool same = e->kind == EXPR_COLUMN && e->index == c - 1;
+                if (!same && reads_columns(e))
+                    return true;
+            }
+        }
         return false;
     }
+    if (ast != NULL && ast->tag == T_DeleteStmt) {
+        const DeleteStmt *s = (const DeleteStmt *)ast;
+        return s->where != NULL || s->using_list != NULL;
+    }
+    return false;
 }
 
 /* Every relation of deps but skip needs SELECT. */
@@ -171,7 +212,7 @@ static int check(Catalog *cat, const Query *q, const Query *deps, SlError *err)
                                                            : CAT_ACL_DELETE;
         if (q->modify->kind == MODIFY_INSERT && q->modify->conflict == ONCONFLICT_UPDATE)
             want |= CAT_ACL_UPDATE;
-        if (reads_target(q->ast))
+        if (reads_target(q))
             want |= CAT_ACL_SELECT;
         if (need(cat, target, want, err) < 0)
             return -1;
