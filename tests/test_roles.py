@@ -436,6 +436,21 @@ def test_creating_a_continuous_query_needs_select_on_its_stream(server):
                 (True, False)
 
 
+def test_a_continuous_query_into_a_stream_needs_insert_on_it(server):
+    with su(server) as admin:
+        setup_objects(admin)
+        admin.execute("CREATE STREAM silver (user_id BIGINT, url TEXT)")
+        admin.execute("GRANT SELECT ON s TO bob")
+        with connect_as(server, "bob") as bob:
+            create = ("CREATE CONTINUOUS QUERY to_silver INTO silver WITH (trigger = '0') AS "
+                      "SELECT user_id, url FROM s")
+            assert denied(lambda: bob.execute(create)) == "permission denied for stream silver"
+            admin.execute("GRANT INSERT ON silver TO bob")
+            bob.execute(create)
+        assert wait_rows(admin, "SELECT user_id FROM silver ORDER BY user_id",
+                         [(1,), (20,)]) == [(1,), (20,)]
+
+
 def test_owner_and_superuser_may_drop_others_may_not(server):
     with su(server) as admin:
         setup_objects(admin)
