@@ -3,11 +3,14 @@
  * has_schema_privilege, has_database_privilege, pg_has_role,
  * pg_get_userbyid), answered by the runtime, which knows the catalog and
  * the session's role.  The executor never reads the catalog itself: the
- * runtime installs its answers with ex_acl_set_hooks() at rt_init.
+ * runtime installs its answers with ex_acl_set_hooks() at rt_init.  The
+ * hooks may be called on any thread: they read the catalog under its read
+ * lock.
  */
 #ifndef SLUICE_ACL_H
 #define SLUICE_ACL_H
 
+#include "sluice/arena.h"
 #include "sluice/error.h"
 
 typedef enum AclObjKind {
@@ -33,8 +36,8 @@ typedef struct ExAclHooks {
     /* ACL_YES, ACL_NO, ACL_NULL (an oid that names nothing, as PostgreSQL
      * answers NULL), or -1 with err set. */
     int         (*check)(const AclQuestion *q, SlError *err);
-    /* The name of the role with this oid, or NULL. */
-    const char *(*role_name)(int64_t oid);
+    /* The name of the role with this oid, copied into a, or NULL. */
+    char       *(*role_name)(int64_t oid, Arena *a);
 } ExAclHooks;
 
 /* Installs the answers (NULL: none; the functions then fail with 55000). */

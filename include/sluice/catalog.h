@@ -170,4 +170,12 @@ int  cat_acl_foreach_grantee(Catalog *cat, uint32_t grantee,
                              void (*fn)(uint32_t rel_oid, unsigned privs, void *arg),
                              void *arg);
 
+/* A thread other than the loop's that reads relations, roles or grants
+ * (the privilege functions of a statement on a worker) holds the read lock
+ * meanwhile; every in-memory change takes it for writing.  On the loop
+ * thread, where all changes happen, no lock is needed.  Pointers read under
+ * the lock are not to be kept after it. */
+void cat_read_lock(Catalog *cat);
+void cat_read_unlock(Catalog *cat);
+
 #endif /* SLUICE_CATALOG_H */

@@ -156,6 +156,7 @@ void cat_relation_unref(const CatRelation *rel);
 int cat_open(const char *path, Catalog **out, SlError *err)
 {
     Catalog *cat = sl_calloc(1, sizeof(Catalog));
+    pthread_rwlock_init(&cat->lock, NULL);
     int rc = sqlite3_open_v2(path, &cat->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                  SQLITE_OPEN_NOMUTEX, NULL);
@@ -186,6 +187,7 @@ void cat_close(Catalog *cat)
     sl_free(cat->rels);
     cat_roles_free(cat);
     sqlite3_close(cat->db);
+    pthread_rwlock_destroy(&cat->lock);
     sl_free(cat);
 }
 
@@ -210,6 +212,7 @@ static int type_parse(const char *name, SlType *t)
 
 static void rel_add(Catalog *cat, CatRelation *rel)
 {
+    CAT_WRITE_BEGIN(cat);
     if (cat->nrels == cat->caprels) {
         cat->caprels = cat->caprels ? cat->caprels * 2 : 16;
         cat->rels = sl_realloc(cat->rels, sizeof(CatRelation *) * (size_t)cat->caprels);
@@ -217,6 +220,7 @@ static void rel_add(Catalog *cat, CatRelation *rel)
     cat->rels[cat->nrels++] = rel;
     if (rel->oid >= cat->next_oid)
         cat->next_oid = rel->oid + 1;
+    CAT_WRITE_END(cat);
 }
 
 /* A new entry, deep-copied from def into an arena of its own. */
@@ -429,9 +433,11 @@ int cat_drop_relation(Catalog *cat, const char *name, SlError *err)
     if (rc != SQLITE_DONE)
         return cat_db_error(cat, err);
     cat_acl_forget(cat, rel->oid);
+    CAT_WRITE_BEGIN(cat);
     memmove(&cat->rels[idx], &cat->rels[idx + 1],
             sizeof(CatRelation *) * (size_t)(cat->nrels - idx - 1));
     cat->nrels--;
+    CAT_WRITE_END(cat);
     cat_relation_unref(rel);
     return 0;
 }

@@ -6,6 +6,7 @@
  *   cat_role_lookup, cat_role_by_oid, cat_role_foreach
  *   cat_role_create, cat_role_update, cat_role_rename, cat_role_drop
  *   cat_acl_get, cat_acl_set, cat_acl_foreach_grantee, cat_acl_forget
+ *   cat_read_lock, cat_read_unlock          for readers off the loop thread
  *
  * As with relations, everything is loaded into memory at open, and a
  * change writes the file first and memory only once the write succeeded,
@@ -43,6 +44,7 @@ static void role_free(CatRole *r)
 
 static void role_add(Catalog *cat, CatRole *r)
 {
+    CAT_WRITE_BEGIN(cat);
     if (cat->nroles == cat->caproles) {
         cat->caproles = cat->caproles ? cat->caproles * 2 : 16;
         cat->roles = sl_realloc(cat->roles, sizeof(CatRole *) * (size_t)cat->caproles);
@@ -56,8 +58,10 @@ static void role_add(Catalog *cat, CatRole *r)
     cat->nroles++;
     if (r->oid >= cat->next_oid)
         cat->next_oid = r->oid + 1;
+    CAT_WRITE_END(cat);
 }
 
+/* Callers hold the write lock. */
 static void acl_add(Catalog *cat, const struct CatAcl *a)
 {
     if (cat->nacls == cat->capacls) {
@@ -107,7 +111,9 @@ int cat_roles_load(Catalog *cat, SlError *err)
                            (uint32_t)sqlite3_column_int64(as, 1),
                            (unsigned)sqlite3_column_int(as, 2),
                            (uint32_t)sqlite3_column_int64(as, 3)};
+        CAT_WRITE_BEGIN(cat);
         acl_add(cat, &a);
+        CAT_WRITE_END(cat);
     }
     rc = 0;
 out:
@@ -260,7 +266,9 @@ int cat_role_update(Catalog *cat, uint32_t oid, const CatRole *def, SlError *err
     sqlite3_finalize(st);
     if (rc < 0)
         return -1;
+    CAT_WRITE_BEGIN(cat);
     copy_attrs(cat->roles[i], def);
+    CAT_WRITE_END(cat);
     return 0;
 }
 
@@ -283,10 +291,12 @@ int cat_role_rename(Catalog *cat, uint32_t oid, const char *new_name, SlError *e
     if (rc < 0)
         return -1;
     CatRole *r = cat->roles[i];
+    CAT_WRITE_BEGIN(cat);
     sl_free((char *)r->name);
     r->name = sl_strdup(new_name);
     sl_free((char *)r->password_md5);
     r->password_md5 = NULL;
+    CAT_WRITE_END(cat);
     return 0;
 }
 
@@ -304,10 +314,12 @@ int cat_role_drop(Catalog *cat, uint32_t oid, SlError *err)
     sqlite3_finalize(st);
     if (rc < 0)
         return -1;
+    CAT_WRITE_BEGIN(cat);
     role_free(cat->roles[i]);
     memmove(&cat->roles[i], &cat->roles[i + 1],
             sizeof(CatRole *) * (size_t)(cat->nroles - i - 1));
     cat->nroles--;
+    CAT_WRITE_END(cat);
     return 0;
 }
 
@@ -351,6 +363,7 @@ int cat_acl_set(Catalog *cat, uint32_t rel_oid, uint32_t grantee, unsigned privs
     sqlite3_finalize(st);
     if (rc < 0)
         return -1;
+    CAT_WRITE_BEGIN(cat);
     if (privs == 0) {
         cat->acls[i] = cat->acls[--cat->nacls];
     } else if (i >= 0) {
@@ -360,6 +373,7 @@ int cat_acl_set(Catalog *cat, uint32_t rel_oid, uint32_t grantee, unsigned privs
         struct CatAcl a = {rel_oid, grantee, privs, grantor};
         acl_add(cat, &a);
     }
+    CAT_WRITE_END(cat);
     return 0;
 }
 
@@ -379,10 +393,22 @@ int cat_acl_foreach_grantee(Catalog *cat, uint32_t grantee,
 
 void cat_acl_forget(Catalog *cat, uint32_t rel_oid)
 {
+    CAT_WRITE_BEGIN(cat);
     for (int i = 0; i < cat->nacls;) {
         if (cat->acls[i].rel_oid == rel_oid)
             cat->acls[i] = cat->acls[--cat->nacls];
         else
             i++;
     }
+    CAT_WRITE_END(cat);
+}
+
+void cat_read_lock(Catalog *cat)
+{
+    pthread_rwlock_rdlock(&cat->lock);
+}
+
+void cat_read_unlock(Catalog *cat)
+{
+    pthread_rwlock_unlock(&cat->lock);
 }

@@ -85,9 +85,9 @@ KERNEL(k_pg_get_userbyid)
         return -1;
     FOR_SEL(sel, n, {
         int64_t oid = args[0].v.i64[i];
-        const char *name = h->role_name(oid);
-        char *s = name ? arena_strndup(cx->arena, name, strlen(name))
-                       : arena_printf(cx->arena, "unknown (OID=%lld)", (long long)oid);
+        char *s = h->role_name(oid, cx->arena);
+        if (s == NULL)
+            s = arena_printf(cx->arena, "unknown (OID=%lld)", (long long)oid);
         out->v.str[i].ptr = s;
         out->v.str[i].len = (uint32_t)strlen(s);
     });

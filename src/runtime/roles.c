@@ -872,12 +872,24 @@ static int role_word(const char *w, bool grant_option, void *arg)
     return 0;
 }
 
+static int acl_answer(Catalog *cat, const AclQuestion *q, SlError *err);
+
+/* The hooks run on the statement's thread, a worker's too: they read the
+ * catalog under its read lock. */
 static int acl_check(const AclQuestion *q, SlError *err)
 {
     Catalog *cat = rt_catalog();
     if (cat == NULL)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "no catalog is open: the runtime was not initialized (rt_init)");
+    cat_read_lock(cat);
+    int rc = acl_answer(cat, q, err);
+    cat_read_unlock(cat);
+    return rc;
+}
+
+static int acl_answer(Catalog *cat, const AclQuestion *q, SlError *err)
+{
     Ask a = {.cat = cat};
     const CatRole *r = NULL;
     if (q->current_role) {
@@ -966,12 +978,16 @@ static int acl_check(const AclQuestion *q, SlError *err)
     return a.yes ? ACL_YES : ACL_NO;
 }
 
-static const char *acl_role_name(int64_t oid)
+static char *acl_role_name(int64_t oid, Arena *a)
 {
     Catalog *cat = rt_catalog();
-    const CatRole *r = cat && oid > 0 && oid <= UINT32_MAX ? cat_role_by_oid(cat, (uint32_t)oid)
-                                                           : NULL;
-    return r ? r->name : NULL;
+    if (cat == NULL || oid <= 0 || oid > UINT32_MAX)
+        return NULL;
+    cat_read_lock(cat);
+    const CatRole *r = cat_role_by_oid(cat, (uint32_t)oid);
+    char *name = r ? arena_strdup(a, r->name) : NULL;
+    cat_read_unlock(cat);
+    return name;
 }
 
 static const ExAclHooks acl_hooks = {acl_check, acl_role_name};
