@@ -363,6 +363,12 @@ def test_explain_upsert_and_update_without_where(server):
             assert admin.execute("SELECT count(*) FROM t").fetchone() == (6,)
 
 
+def test_reserved_names_get_no_role_at_login(server):
+    for name in ("public", "pg_signal_backend"):
+        state, msg, _ = login_error(server, name, None)
+        assert (state, msg) == ("28000", f'role "{name}" does not exist')
+
+
 def test_trust_rule_still_refuses_a_nologin_role(server):
     with su(server) as admin:
         admin.execute("CREATE ROLE quiet")

@@ -268,6 +268,10 @@ int rt_role_login(const char *name, uint32_t *oid, bool *superuser, SlError *err
     if (cat == NULL)
         return 0;
     const CatRole *r = cat_role_lookup(cat, name);
+    if (r == NULL && (strcmp(name, "public") == 0 || strcmp(name, "none") == 0 ||
+                      strncmp(name, "pg_", 3) == 0))
+        return sl_error(err, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
+                        "role \"%s\" does not exist", name);
     if (r == NULL) {
         /* Authenticated without a role: a trusted user, or one from the
          * config file, as powerful as before roles existed. */
