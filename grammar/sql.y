@@ -54,7 +54,7 @@
   |REFERENCES|RETURNING|RIGHT|TABLE|UNION|UNIQUE|USING
   |BOTH|CURRENT_DATE|CURRENT_TIMESTAMP|EXTRACT|LEADING|LOCALTIMESTAMP|POSITION
   |SUBSTRING|TRAILING|TRIM
-  |ANY|ARRAY|COLLATE|CURRENT_CATALOG|CURRENT_SCHEMA|CURRENT_USER|OPERATOR|SESSION_USER|USER.
+  |ANY|ARRAY|COLLATE|CURRENT_CATALOG|CURRENT_SCHEMA|CURRENT_USER|OPERATOR|SESSION_USER|USER|GRANT.
 
 /* The unreserved keywords: a name wherever a keyword cannot be. */
 %fallback ID ABORT ALTER BEGIN BY COMMIT COPY CREATE DAY DEALLOCATE DELETE
@@ -64,7 +64,8 @@
       WATERMARK WINDOW WITHOUT WORK YEAR ZONE
       CASCADE CONFLICT CONTINUOUS FILTER FIRST IF KEY LAST NOTHING NULLS PAUSE
       QUERY RECURSIVE REPLACE RESTRICT RESUME OPERATOR OVER PARTITION
-      AT.
+      AT
+      ENCRYPTED PASSWORD PRIVILEGES RENAME REVOKE ROLE UNTIL VALID.
 
 /* Anything at all: the words after SET, or after a statement we recognise
  * only by its first word. */
@@ -110,6 +111,8 @@ stmt(A) ::= drop_stmt(X). { A = X; }
 stmt(A) ::= explain_stmt(X). { A = X; }
 stmt(A) ::= transaction_stmt(X). { A = X; }
 stmt(A) ::= copy_stmt(X). { A = X; }
+stmt(A) ::= role_stmt(X). { A = X; }
+stmt(A) ::= grant_stmt(X). { A = X; }
 stmt(A) ::= SET(T) opt_set_scope(S) set_name(N) anything. { A = make_variable_set(p, &T, &N, S); }
 stmt(A) ::= RESET(T) set_name(N) anything. { A = make_variable_reset(p, &T, N.z); }
 stmt(A) ::= RESET(T) ALL. { A = make_variable_reset(p, &T, "all"); }
@@ -269,6 +272,63 @@ explainable_stmt(A) ::= select_stmt(X). { A = X; }
 explainable_stmt(A) ::= insert_stmt(X). { A = X; }
 explainable_stmt(A) ::= update_stmt(X). { A = X; }
 explainable_stmt(A) ::= delete_stmt(X). { A = X; }
+
+/* ------------------------------------------------------ roles, privileges */
+
+/* CREATE ROLE | USER name [WITH] option ..., ALTER ROLE | USER name [WITH]
+ * option ... | RENAME TO name, DROP ROLE | USER [IF EXISTS] name, ...
+ * Options are words (LOGIN, NOSUPERUSER, ...: checked by the runtime, as
+ * gram.y's IDENT options are), [ENCRYPTED] PASSWORD 'x' | NULL and VALID
+ * UNTIL 'timestamp'. */
+role_stmt(A) ::= CREATE(T) ROLE ID(N) opt_with role_opts(O). { A = make_role_stmt(p, &T, ROLESTMT_CREATE, false, &N, O); }
+role_stmt(A) ::= CREATE(T) USER ID(N) opt_with role_opts(O). { A = make_role_stmt(p, &T, ROLESTMT_CREATE, true, &N, O); }
+role_stmt(A) ::= ALTER(T) role_or_user ID(N) opt_with role_opts(O). { A = make_role_stmt(p, &T, ROLESTMT_ALTER, false, &N, O); }
+role_stmt(A) ::= ALTER(T) role_or_user ID(N) RENAME TO ID(M). { A = make_role_rename(p, &T, &N, &M); }
+role_stmt(A) ::= DROP(T) role_or_user opt_if_exists(E) role_list(L). { A = make_role_drop(p, &T, E, L); }
+role_or_user ::= ROLE.
+role_or_user ::= USER.
+opt_with ::= .
+opt_with ::= WITH.
+%type role_opts {List *}
+role_opts(A) ::= . { A = NULL; }
+role_opts(A) ::= role_opts(L) role_opt(X). { A = make_list_append(p, L, X); }
+role_opt(A) ::= ID(N). { A = make_def_elem(p, &N, NULL); }
+role_opt(A) ::= PASSWORD(N) STRING(S). { A = make_def_elem(p, &N, make_string(p, &S)); }
+role_opt(A) ::= ENCRYPTED PASSWORD(N) STRING(S). { A = make_def_elem(p, &N, make_string(p, &S)); }
+role_opt(A) ::= PASSWORD(N) NULL(X). { A = make_def_elem(p, &N, make_null_const(p, &X)); }
+role_opt(A) ::= VALID(N) UNTIL STRING(S). { A = make_def_elem(p, &N, make_string(p, &S)); }
+%type role_list {List *}
+role_list(A) ::= ID(X). { A = make_name_strs(p, NULL, &X); }
+role_list(A) ::= role_list(L) COMMA ID(X). { A = make_name_strs(p, L, &X); }
+
+/* GRANT privileges ON [TABLE | STREAM] name, ... TO role | PUBLIC, ...
+ * REVOKE privileges ON [TABLE | STREAM] name, ... FROM role | PUBLIC, ...
+ * and ON ALL TABLES | STREAMS IN SCHEMA name instead of the names. */
+grant_stmt(A) ::= GRANT(T) privileges(P) ON grant_kind(K) relation_list(L) TO role_list(G). { A = make_grant(p, &T, true, P, K, L, G); }
+grant_stmt(A) ::= REVOKE(T) privileges(P) ON grant_kind(K) relation_list(L) FROM role_list(G) opt_drop_behavior. { A = make_grant(p, &T, false, P, K, L, G); }
+/* ... ON ALL TABLES | STREAMS IN SCHEMA name ... */
+grant_stmt(A) ::= GRANT(T) privileges(P) ON ALL ID(K) IN ID(S) ID(N) TO role_list(G). { A = make_grant_all(p, &T, true, P, &K, &S, &N, G); }
+grant_stmt(A) ::= REVOKE(T) privileges(P) ON ALL ID(K) IN ID(S) ID(N) FROM role_list(G) opt_drop_behavior. { A = make_grant_all(p, &T, false, P, &K, &S, &N, G); }
+%type privileges {List *}
+privileges(A) ::= ALL. { A = NULL; }
+privileges(A) ::= ALL PRIVILEGES. { A = NULL; }
+privileges(A) ::= privilege_list(L). { A = L; }
+%type privilege_list {List *}
+privilege_list(A) ::= privilege(X). { A = make_name_strs(p, NULL, &X); }
+privilege_list(A) ::= privilege_list(L) COMMA privilege(X). { A = make_name_strs(p, L, &X); }
+%type privilege {Token}
+privilege(A) ::= SELECT(X). { A = X; }
+privilege(A) ::= INSERT(X). { A = X; }
+privilege(A) ::= UPDATE(X). { A = X; }
+privilege(A) ::= DELETE(X). { A = X; }
+privilege(A) ::= TRUNCATE(X). { A = X; }
+privilege(A) ::= REFERENCES(X). { A = X; }
+privilege(A) ::= TRIGGER(X). { A = X; }
+privilege(A) ::= ID(X). { A = X; }
+%type grant_kind {bool}
+grant_kind(A) ::= . { A = false; }
+grant_kind(A) ::= TABLE. { A = false; }
+grant_kind(A) ::= STREAM. { A = true; }
 
 /* ------------------------------------------------------------------- DML */
 

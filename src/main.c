@@ -70,8 +70,6 @@ static void publish_settings(const Options *o, int port)
     snprintf(buf, sizeof(buf), "%d", o->authentication_timeout);
     rt_setting_set("authentication_timeout", buf, "seconds to complete authentication");
     rt_setting_set("ssl", o->ssl ? "on" : "off", "whether TLS connections are accepted");
-    for (int i = 0; i < o->nusers; i++)
-        rt_role_add(o->users[i].name);
 }
 
 static void usage(FILE *f)

@@ -63,6 +63,8 @@ typedef enum NodeTag {
     T_OnConflictClause,
     T_CopyStmt,
     T_RangeFunction,
+    T_RoleStmt,
+    T_GrantStmt,
 } NodeTag;
 
 typedef struct Node {
@@ -458,6 +460,42 @@ typedef struct DeleteStmt {
     Node     *where;
     List     *returning;
 } DeleteStmt;
+
+/* CREATE ROLE | USER name [WITH] options, ALTER ROLE | USER name [WITH]
+ * options, ALTER ROLE | USER name RENAME TO new_name, DROP ROLE | USER [IF
+ * EXISTS] name, ...  options: DefElems named as written ("login",
+ * "nosuperuser", ...; "password" with an A_Const string or NULL, "valid"
+ * for VALID UNTIL with a string); the runtime checks the names. */
+typedef enum RoleStmtKind {
+    ROLESTMT_CREATE, ROLESTMT_ALTER, ROLESTMT_RENAME, ROLESTMT_DROP
+} RoleStmtKind;
+
+typedef struct RoleStmt {
+    Node         hdr;
+    RoleStmtKind kind;
+    bool         is_user;       /* CREATE USER: LOGIN unless NOLOGIN */
+    const char  *name;
+    const char  *new_name;      /* RENAME TO */
+    List        *options;       /* of DefElem */
+    List        *names;         /* DROP: of const char * */
+    bool         missing_ok;    /* DROP IF EXISTS */
+} RoleStmt;
+
+/* GRANT privileges ON [TABLE | STREAM] name, ... TO role, ...
+ * REVOKE privileges ON [TABLE | STREAM] name, ... FROM role, ...
+ * GRANT / REVOKE privileges ON ALL TABLES | STREAMS IN SCHEMA name ...
+ * privileges: the words as written ("select", ...), NULL for ALL; a
+ * grantee "public" is PUBLIC. */
+typedef struct GrantStmt {
+    Node        hdr;
+    bool        is_grant;
+    List       *privileges;     /* of const char *, NULL: ALL [PRIVILEGES] */
+    bool        stream;         /* ON STREAM: every object must be a stream */
+    List       *objects;        /* of RangeVar */
+    const char *all_in_schema;  /* ON ALL TABLES | STREAMS IN SCHEMA name:
+                                   objects NULL, stream for STREAMS */
+    List       *grantees;       /* of const char * */
+} GrantStmt;
 
 typedef enum TransactionKind {
     TRANS_BEGIN, TRANS_COMMIT, TRANS_ROLLBACK, TRANS_START

@@ -115,6 +115,7 @@ typedef enum QueryKind {
     QUERY_ALTER_CQ, /* ALTER CONTINUOUS QUERY drop_names[0] PAUSE (pause) | RESUME */
     QUERY_REFUSED,  /* parsed and analyzed, but not runnable yet: 0A000 refusal */
     QUERY_COPY,     /* COPY FROM STDIN / TO STDOUT: copy */
+    QUERY_ROLE,     /* CREATE / ALTER / DROP ROLE, GRANT, REVOKE: run from ast */
 } QueryKind;
 
 struct Plan;

@@ -107,8 +107,6 @@ void rt_session_foreach(rt_session_emit_fn emit, void *emit_arg);
 
 /* A server setting for sys.settings and pg_settings (main, at start). */
 void rt_setting_set(const char *name, const char *value, const char *description);
-/* A role the configuration file knows, for pg_roles (main, at start). */
-void rt_role_add(const char *name);
 
 /* Parses a query string into RawStmts (a List of RawStmt *) in arena a.
  * An empty string gives an empty list.  On a syntax error returns -1 with
@@ -176,5 +174,28 @@ int  rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **defe
 void rt_copy_abort(RtCopy *cp);
 int  rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size_t tagsize,
                  SlError *err);
+
+/* Roles (roles.c; docs/operations.md).
+ *
+ * rt_set_role: the role whose statements this thread runs -- the server
+ * sets the session's before it handles each message (a worker thread that
+ * runs a session's statement must set it too).  Privileges are checked
+ * against it when a statement runs, and new relations are owned by it.
+ * 0 means internal work: no checks, owner the bootstrap superuser. */
+void     rt_set_role(uint32_t role_oid);
+uint32_t rt_current_role(void);
+
+/* A startup user that passed authentication logs in: *oid and *superuser
+ * of its role.  A user with no role yet (trusted, or known from the
+ * config file) gets a LOGIN SUPERUSER role made for it; a NOLOGIN role is
+ * refused (28000).  Without a catalog: oid 0, superuser. */
+int  rt_role_login(const char *name, uint32_t *oid, bool *superuser, SlError *err);
+
+/* The password a role has in the catalog, for authentication: copies of
+ * its SCRAM verifier and md5 hash (either may be NULL; free with sl_free).
+ * RT_SECRET_NONE: no role, or no password (the config file's counts);
+ * RT_SECRET_EXPIRED: past VALID UNTIL, no password may succeed. */
+typedef enum RtSecret { RT_SECRET_NONE, RT_SECRET_SET, RT_SECRET_EXPIRED } RtSecret;
+RtSecret rt_role_secret(const char *name, char **scram, char **md5);
 
 #endif /* SLUICE_RUNTIME_H */

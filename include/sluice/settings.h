@@ -50,6 +50,9 @@ typedef enum SetTimeout {
 } SetTimeout;
 
 SlSettings *settings_new(const char *user);
+/* Sets a read-only parameter the server knows only later (is_superuser,
+ * once the role is known), before it is reported. */
+void        settings_set_fixed(SlSettings *s, const char *name, const char *value);
 void        settings_free(SlSettings *s);
 
 /* Sets name (any case) to value, or back to its default when value is

@@ -8,6 +8,7 @@
  *   cat_foreach
  *   cat_relation_ref, cat_relation_unref
  *
+ * Roles and privileges are in roles.c.
  * Every relation is loaded into memory at open; a create or drop writes the
  * file first, in one transaction, and changes memory only once it commits,
  * so a failed DDL statement leaves nothing behind.
@@ -70,6 +71,32 @@ static const char *const migrations[] = {
     "  status TEXT NOT NULL,"
     "  last_error TEXT,"
     "  updated_at_us INTEGER NOT NULL);",
+    /* 4: roles (pg_authid), the owner of each relation and the privileges
+     * granted on it (docs/operations.md, docs/sql-reference.md).  The
+     * bootstrap superuser has PostgreSQL's oid 10.  A password is kept
+     * only as a SCRAM verifier and an md5 hash, never in clear. */
+    "CREATE TABLE roles ("
+    "  oid INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  superuser INTEGER NOT NULL DEFAULT 0,"
+    "  login INTEGER NOT NULL DEFAULT 0,"
+    "  createrole INTEGER NOT NULL DEFAULT 0,"
+    "  createdb INTEGER NOT NULL DEFAULT 0,"
+    "  inherit INTEGER NOT NULL DEFAULT 1,"
+    "  password TEXT,"
+    "  password_md5 TEXT,"
+    "  valid_until INTEGER,"
+    "  created_at INTEGER NOT NULL);"
+    "INSERT INTO roles (oid, name, superuser, login, createrole, createdb, created_at)"
+    "  VALUES (10, 'sluice', 1, 1, 1, 1,"
+    "          CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER));"
+    "ALTER TABLE relations ADD COLUMN owner INTEGER NOT NULL DEFAULT 10;"
+    "CREATE TABLE privileges ("
+    "  rel_oid INTEGER NOT NULL REFERENCES relations(oid) ON DELETE CASCADE,"
+    "  grantee INTEGER NOT NULL,"
+    "  privs INTEGER NOT NULL,"
+    "  grantor INTEGER NOT NULL,"
+    "  PRIMARY KEY (rel_oid, grantee)) WITHOUT ROWID;",
 };
 
 static const char *const kind_names[] = {"table", "stream", "sink", "query"};
@@ -131,6 +158,7 @@ void cat_relation_unref(const CatRelation *rel);
 int cat_open(const char *path, Catalog **out, SlError *err)
 {
     Catalog *cat = sl_calloc(1, sizeof(Catalog));
+    pthread_rwlock_init(&cat->lock, NULL);
     int rc = sqlite3_open_v2(path, &cat->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                  SQLITE_OPEN_NOMUTEX, NULL);
@@ -143,7 +171,8 @@ int cat_open(const char *path, Catalog **out, SlError *err)
     sqlite3_busy_timeout(cat->db, 5000);
     if (cat_exec(cat, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
                       "PRAGMA foreign_keys = ON;", err) < 0 ||
-        migrate(cat, err) < 0 || load_relations(cat, err) < 0) {
+        migrate(cat, err) < 0 || load_relations(cat, err) < 0 ||
+        cat_roles_load(cat, err) < 0) {
         cat_close(cat);
         return -1;
     }
@@ -158,7 +187,9 @@ void cat_close(Catalog *cat)
     for (int i = 0; i < cat->nrels; i++)
         cat_relation_unref(cat->rels[i]);
     sl_free(cat->rels);
+    cat_roles_free(cat);
     sqlite3_close(cat->db);
+    pthread_rwlock_destroy(&cat->lock);
     sl_free(cat);
 }
 
@@ -183,6 +214,7 @@ static int type_parse(const char *name, SlType *t)
 
 static void rel_add(Catalog *cat, CatRelation *rel)
 {
+    CAT_WRITE_BEGIN(cat);
     if (cat->nrels == cat->caprels) {
         cat->caprels = cat->caprels ? cat->caprels * 2 : 16;
         cat->rels = sl_realloc(cat->rels, sizeof(CatRelation *) * (size_t)cat->caprels);
@@ -190,6 +222,7 @@ static void rel_add(Catalog *cat, CatRelation *rel)
     cat->rels[cat->nrels++] = rel;
     if (rel->oid >= cat->next_oid)
         cat->next_oid = rel->oid + 1;
+    CAT_WRITE_END(cat);
 }
 
 /* A new entry, deep-copied from def into an arena of its own. */
@@ -215,6 +248,7 @@ static CatRelation *rel_copy(const CatRelation *def)
     rel->sql = arena_strdup(a, def->sql ? def->sql : "");
     rel->options = arena_strdup(a, def->options ? def->options : "{}");
     rel->created_at = def->created_at;
+    rel->owner = def->owner ? def->owner : CAT_BOOTSTRAP_ROLE_OID;
     return rel;
 }
 
@@ -224,7 +258,8 @@ static int load_relations(Catalog *cat, SlError *err)
     sqlite3_stmt *rs = NULL, *cs = NULL;
     int rc = -1;
     if (sqlite3_prepare_v2(cat->db,
-            "SELECT oid, name, kind, sql, options, created_at FROM relations ORDER BY oid",
+            "SELECT oid, name, kind, sql, options, created_at, owner FROM relations"
+            " ORDER BY oid",
             -1, &rs, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(cat->db,
             "SELECT name, type, typmod, not_null, pk_pos FROM columns"
@@ -243,6 +278,7 @@ static int load_relations(Catalog *cat, SlError *err)
         def.sql = (const char *)sqlite3_column_text(rs, 3);
         def.options = (const char *)sqlite3_column_text(rs, 4);
         def.created_at = sqlite3_column_int64(rs, 5);
+        def.owner = (uint32_t)sqlite3_column_int64(rs, 6);
         CatRelation *rel = rel_copy(&def);
         /* Columns go straight into the entry's arena. */
         sqlite3_bind_int64(cs, 1, def.oid);
@@ -342,8 +378,8 @@ static int insert_relation(Catalog *cat, const CatRelation *rel)
 {
     sqlite3_stmt *ins = NULL;
     if (sqlite3_prepare_v2(cat->db,
-            "INSERT INTO relations (oid, name, kind, sql, options, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)", -1, &ins, NULL) != SQLITE_OK)
+            "INSERT INTO relations (oid, name, kind, sql, options, created_at, owner)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &ins, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(ins, 1, rel->oid);
     sqlite3_bind_text(ins, 2, rel->name, -1, SQLITE_STATIC);
@@ -351,6 +387,7 @@ static int insert_relation(Catalog *cat, const CatRelation *rel)
     sqlite3_bind_text(ins, 4, rel->sql, -1, SQLITE_STATIC);
     sqlite3_bind_text(ins, 5, rel->options, -1, SQLITE_STATIC);
     sqlite3_bind_int64(ins, 6, rel->created_at);
+    sqlite3_bind_int64(ins, 7, rel->owner);
     int rc = sqlite3_step(ins) == SQLITE_DONE ? insert_columns(cat, rel) : -1;
     sqlite3_finalize(ins);
     return rc;
@@ -429,9 +466,12 @@ static int find_index(Catalog *cat, const char *name)
 static void rel_remove(Catalog *cat, int idx)
 {
     CatRelation *rel = cat->rels[idx];
+    cat_acl_forget(cat, rel->oid);
+    CAT_WRITE_BEGIN(cat);
     memmove(&cat->rels[idx], &cat->rels[idx + 1],
             sizeof(CatRelation *) * (size_t)(cat->nrels - idx - 1));
     cat->nrels--;
+    CAT_WRITE_END(cat);
     cat_relation_unref(rel);
 }
 
@@ -448,6 +488,7 @@ int cat_recreate_relation(Catalog *cat, const CatRelation *def, const CatRelatio
     CatRelation *rel = rel_copy(def);
     rel->oid = cat->next_oid;
     rel->created_at = cat_now_usec();
+    rel->owner = cat->rels[old]->owner;     /* OR REPLACE keeps the owner */
     sqlite3_stmt *del = NULL;
     if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0) {
         cat_relation_unref(rel);
@@ -492,6 +533,7 @@ int cat_replace_relation(Catalog *cat, const CatRelation *def, const CatRelation
     CatRelation *rel = rel_copy(def);
     rel->oid = old->oid;
     rel->created_at = old->created_at;
+    rel->owner = old->owner;
     sqlite3_stmt *up = NULL, *del = NULL;
     if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0) {
         cat_relation_unref(rel);
@@ -513,7 +555,9 @@ int cat_replace_relation(Catalog *cat, const CatRelation *def, const CatRelation
         goto fail_rolled;
     sqlite3_finalize(up);
     sqlite3_finalize(del);
+    CAT_WRITE_BEGIN(cat);
     cat->rels[idx] = rel;
+    CAT_WRITE_END(cat);
     cat_relation_unref(old);
     *out = rel;
     return 0;
@@ -554,19 +598,11 @@ int cat_drop_relations(Catalog *cat, const char *const *names, int n, SlError *e
         }
     }
     if (cat_exec(cat, "COMMIT;", err) < 0) {
-        SlError ignore = {0};
-        cat_exec(cat, "ROLLBACK;", &ignore);
-        sl_error_clear(&ignore);
+        rollback(cat);
         return -1;
     }
-    for (int i = 0; i < n; i++) {
-        int idx = find_index(cat, names[i]);
-        CatRelation *rel = cat->rels[idx];
-        memmove(&cat->rels[idx], &cat->rels[idx + 1],
-                sizeof(CatRelation *) * (size_t)(cat->nrels - idx - 1));
-        cat->nrels--;
-        cat_relation_unref(rel);
-    }
+    for (int i = 0; i < n; i++)
+        rel_remove(cat, find_index(cat, names[i]));
     return 0;
 }
 

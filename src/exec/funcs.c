@@ -339,6 +339,18 @@ static const FuncDesc func_table[] = {
     FN1("jsonb_typeof", JB, TXT, k_jsonb_typeof),
     FN1("jsonb_array_length", JB, I4, k_jsonb_array_length),
 
+    /* privilege inquiry (aclfuncs.c): a role or object by name or oid */
+#define ACLFN(nm, f)                                                        \
+    FN2(nm, TXT, TXT, B, f), FN2(nm, I8, TXT, B, f),                        \
+    FN3(nm, TXT, TXT, TXT, B, f), FN3(nm, TXT, I8, TXT, B, f),              \
+    FN3(nm, I8, TXT, TXT, B, f), FN3(nm, I8, I8, TXT, B, f)
+    ACLFN("has_table_privilege", k_has_table_privilege),
+    ACLFN("has_schema_privilege", k_has_schema_privilege),
+    ACLFN("has_database_privilege", k_has_database_privilege),
+    ACLFN("pg_has_role", k_pg_has_role),
+#undef ACLFN
+    FN1("pg_get_userbyid", I8, TXT, k_pg_get_userbyid),
+
     /* LIKE ... ESCAPE: internal names, never resolved from SQL text */
     {"like escape", false, 3, {TXT, TXT, TXT}, {TXT, TXT, TXT}, B, k_like_esc, 0},
     {"ilike escape", false, 3, {TXT, TXT, TXT}, {TXT, TXT, TXT}, B, k_ilike_esc, 0},

@@ -169,5 +169,8 @@ void ex_format_value(Arena *a, const Vector *v, uint32_t i, SlStr *out);
 /* session (sessfuncs.c) */
 KERNEL(k_current_setting); KERNEL(k_current_setting2); KERNEL(k_set_config);
 KERNEL(k_pg_sleep);
+/* privilege inquiry (aclfuncs.c) */
+KERNEL(k_has_table_privilege); KERNEL(k_has_schema_privilege);
+KERNEL(k_has_database_privilege); KERNEL(k_pg_has_role); KERNEL(k_pg_get_userbyid);
 
 #endif /* SLUICE_EXEC_KERNELS_H */

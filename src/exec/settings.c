@@ -436,6 +436,19 @@ SlSettings *settings_new(const char *user)
     return s;
 }
 
+void settings_set_fixed(SlSettings *s, const char *name, const char *value)
+{
+    int i = find_def(name);
+    if (i < 0)
+        return;
+    char **slots[] = {&s->v[i].value, &s->v[i].session, &s->v[i].reset};
+    for (int k = 0; k < (int)SL_ARRAY_LEN(slots); k++) {
+        sl_free(*slots[k]);
+        *slots[k] = sl_strdup(value);
+    }
+    apply(s, i);
+}
+
 void settings_free(SlSettings *s)
 {
     if (s == NULL)

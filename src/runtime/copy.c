@@ -70,6 +70,8 @@ int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
     if (rt_catalog() == NULL || rt_state() == NULL)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "no catalog is open: the runtime was not initialized (rt_init)");
+    if (rt_check_query(q, err) < 0)
+        return -1;
     const CopySpec *c = q->copy;
     RtCopy *cp = sl_calloc(1, sizeof(RtCopy));
     arena_init(&cp->arena, 256 * 1024);
@@ -405,6 +407,8 @@ int rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size
     if (rt_state() == NULL && c->query == NULL)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "no catalog is open: the runtime was not initialized (rt_init)");
+    if (rt_check_query(q, err) < 0)
+        return -1;
     Arena work;
     arena_init(&work, 64 * 1024);
     CopyOut co = {{NULL, copy_out_batch_cb}, c, NULL, 0, cb, ctx, {0}, {0}, 0};

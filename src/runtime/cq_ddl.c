@@ -242,8 +242,10 @@ int rt_cq_create(const Query *q, SlError *err)
     if (inc_plan_build(&probe, cat, st, &plan, err) < 0)
         return -1;
     inc_plan_free(plan);
+    CatRelation owned = *def;
+    owned.owner = rt_owner();
     const CatRelation *rel;
-    if (cat_create_relation(cat, def, &rel, err) < 0)
+    if (cat_create_relation(cat, &owned, &rel, err) < 0)
         return -1;
     if (rel_purge(st, rel, err) < 0 || cq_start(g_cq, rel, err) < 0) {
         SlError ignore = {0};
@@ -273,6 +275,8 @@ int rt_cq_alter(const char *name, bool pause, SlError *err)
     if (rel == NULL || rel->kind != REL_QUERY)
         return sl_error(err, ERRCODE_UNDEFINED_OBJECT, "continuous query \"%s\" does not exist",
                         name);
+    if (rt_check_owner(rel, err) < 0)
+        return -1;
     if (g_cq == NULL)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "continuous queries are not running in this server");

@@ -43,12 +43,18 @@ int rt_run_create(const Query *q, SlError *err)
         return -1;
     if (def->kind == REL_SINK && fsink_check(def->options, err) < 0)
         return -1;
-    const CatRelation *defs[2] = {def, NULL}, *rels[2];
+    /* the creating role owns the relation (and its dead-letter stream) */
+    CatRelation owned[2] = {*def};
+    owned[0].owner = rt_owner();
+    const CatRelation *defs[2] = {&owned[0], NULL}, *rels[2];
     int n = 1;
     Arena a;
     arena_init(&a, 1024);
-    if (def->kind == REL_STREAM && ingest_has_dead_letters(def))
-        defs[n++] = ingest_dead_letter_def(&a, def);
+    if (def->kind == REL_STREAM && ingest_has_dead_letters(def)) {
+        owned[1] = *ingest_dead_letter_def(&a, def);
+        owned[1].owner = owned[0].owner;
+        defs[n++] = &owned[1];
+    }
     int rc = cat_create_relations(cat, defs, n, rels, err);
     arena_destroy(&a);
     if (rc < 0)
@@ -109,6 +115,9 @@ int rt_run_drop(const Query *q, SlError *err)
                 sl_error_hint(err, "Use DROP CONTINUOUS QUERY to remove a continuous query.");
             return -1;
         }
+        /* Only the owner (or a superuser) drops a relation. */
+        if (rt_check_owner(rel, err) < 0)
+            return -1;
     }
     /* A dead-letter stream goes with its stream, not alone. */
     Arena a;

@@ -6,7 +6,6 @@
  *
  *   pgcat_register   add the relations (vrel.h) and the functions (the
  *                    executor's function table) at start
- *   rt_role_add      a role the configuration knows (main)
  *
  * What a relation is to PostgreSQL's clients (docs/architecture.md,
  * "System relations"):
@@ -49,71 +48,26 @@ typedef struct PgRole {
     bool        login;
 } PgRole;
 
-static char **g_roles;
-static int    g_nroles;
+typedef struct RoleWalk {
+    void (*fn)(const PgRole *r, void *arg);
+    void *arg;
+} RoleWalk;
 
-void rt_role_add(const char *name)
+static void role_walk_cb(const CatRole *cr, void *arg)
 {
-    for (int i = 0; i < g_nroles; i++)
-        if (strcmp(g_roles[i], name) == 0)
-            return;
-    g_roles = sl_realloc(g_roles, sizeof(char *) * (size_t)(g_nroles + 1));
-    g_roles[g_nroles++] = sl_strdup(name);
+    RoleWalk *w = arg;
+    PgRole r = {cr->oid, cr->name, cr->superuser, cr->login};
+    w->fn(&r, w->arg);
 }
 
-void rt_roles_free(void)
-{
-    for (int i = 0; i < g_nroles; i++)
-        sl_free(g_roles[i]);
-    sl_free(g_roles);
-    g_roles = NULL;
-    g_nroles = 0;
-}
-
-/*
- * The roles the server knows, for pg_roles, pg_user and pg_get_userbyid:
- * the bootstrap superuser "sluice" (oid 10, as PostgreSQL's), the users of
- * the configuration file (oids 16000 + their position), and the user of
- * the current session when none of those (a trust login).  This is the one
- * function to replace with the catalog's roles (cat_role_foreach) once
- * CREATE ROLE exists.
- */
+/* The roles of the catalog (roles.c: the bootstrap superuser "sluice" is
+ * oid 10, as PostgreSQL's; a user of the configuration file gets its role
+ * at its first login), for pg_roles, pg_user and pg_get_userbyid. */
 static void roles_foreach(void (*fn)(const PgRole *r, void *arg), void *arg)
 {
-    PgRole boot = {BOOTSTRAP_ROLE_OID, "sluice", true, true};
-    fn(&boot, arg);
-    bool seen_current = false;
-    const RtSession *s = rt_session_current();
-    if (s != NULL && s->user != NULL && strcmp(s->user, "sluice") == 0)
-        seen_current = true;
-    for (int i = 0; i < g_nroles; i++) {
-        if (strcmp(g_roles[i], "sluice") == 0)
-            continue;
-        PgRole r = {16000 + (uint32_t)i, g_roles[i], true, true};
-        if (s != NULL && s->user != NULL && strcmp(s->user, g_roles[i]) == 0)
-            seen_current = true;
-        fn(&r, arg);
-    }
-    if (!seen_current && s != NULL && s->user != NULL) {
-        PgRole r = {15999, s->user, true, true};
-        fn(&r, arg);
-    }
-}
-
-typedef struct RoleFind {
-    int64_t     oid;
-    const char *name;
-    PgRole      found;
-    bool        ok;
-} RoleFind;
-
-static void role_find_cb(const PgRole *r, void *arg)
-{
-    RoleFind *f = arg;
-    if (!f->ok && ((f->name && strcmp(f->name, r->name) == 0) || (!f->name && r->oid == f->oid))) {
-        f->found = *r;
-        f->ok = true;
-    }
+    RoleWalk w = {fn, arg};
+    if (rt_catalog() != NULL)
+        cat_role_foreach(rt_catalog(), role_walk_cb, &w);
 }
 
 /* ------------------------------------------------------------ helpers */
@@ -1040,19 +994,6 @@ static KERNEL(k_current_schemas)
     return 0;
 }
 
-static KERNEL(k_pg_get_userbyid)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        RoleFind f = {args[0].v.i64[i], NULL, {0}, false};
-        roles_foreach(role_find_cb, &f);
-        out_text(cx, out, i, f.ok ? f.found.name
-                                  : arena_printf(cx->arena, "unknown (OID=%lld)",
-                                                 (long long)args[0].v.i64[i]));
-    });
-    return 0;
-}
-
 /* format_type(type oid, typmod): NULL type is NULL, NULL typmod is none. */
 static KERNEL(k_format_type)
 {
@@ -1647,7 +1588,6 @@ static const FuncDesc pg_funcs[] = {
     F0("session_user", TXT, k_current_user),
     F0("pg_backend_pid", I4, k_pg_backend_pid),
     F1("current_schemas", B, TXT, k_current_schemas),
-    F1("pg_get_userbyid", I8, TXT, k_pg_get_userbyid),
     {"format_type", false, 2, {I8, I4, 0}, {I8, I4, 0}, TXT, k_format_type, FUNC_NONSTRICT},
     F1("pg_table_is_visible", I8, B, k_pg_table_is_visible),
     F1("pg_type_is_visible", I8, B, k_pg_type_is_visible),

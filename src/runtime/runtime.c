@@ -49,6 +49,7 @@ int rt_init(Catalog *cat, StateStore *st)
     vrel_init();
     pgcat_register();
     sys_register();
+    rt_roles_init();
     return 0;
 }
 
@@ -58,7 +59,6 @@ void rt_shutdown(void)
     g_st = NULL;
     vrel_shutdown();
     rt_settings_free();
-    rt_roles_free();
 }
 
 Catalog *rt_catalog(void)
@@ -296,6 +296,7 @@ struct RtRun {
     int64_t      now;
     int          npinned;
     const CatRelation **pinned; /* referenced until rt_run_end */
+    uint32_t     role;          /* the session's role, for the worker thread */
 };
 
 /* INSERT / UPDATE / DELETE one at a time: a key check and its write are
@@ -329,12 +330,16 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
         rc = bind_param(&r->work, q->param_types[i], &params[i], &r->params[i], i + 1, err);
     if (rc == 0)
         rc = current_query(p, &r->work, &q, err);
+    /* privileges are checked when the statement runs (roles.c) */
+    if (rc == 0)
+        rc = rt_check_query(q, err);
     if (rc < 0) {
         arena_destroy(&r->work);
         sl_free(r);
         return -1;
     }
     r->q = q;
+    r->role = rt_current_role();
     /* now() is the statement's start time in every operator, as PostgreSQL's
      * transaction time is (each statement commits on its own). */
     r->now = ex_clock_now();
@@ -353,6 +358,7 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
 int rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *err)
 {
     const Query *q = r->q;
+    rt_set_role(r->role);
     ExCtx cx = {.arena = &r->work, .err = err, .st = g_st, .params = r->params,
                 .nparams = r->nparams, .now = r->now};
     uint64_t rows = 0;
@@ -368,15 +374,22 @@ int rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *
         if (rc == 0)
             snprintf(tag, tagsize, "EXPLAIN");
         break;
-    case QUERY_MODIFY:
-        pthread_mutex_lock(&modify_mu);
+    case QUERY_MODIFY: {
+        /* A table's key checks and writes go one statement at a time; an
+         * append to a stream needs no check, and concurrent appends may
+         * share an fsync (group commit, relstore.h). */
+        bool serial = q->modify->rel->kind != REL_STREAM;
+        if (serial)
+            pthread_mutex_lock(&modify_mu);
         rc = rt_run_modify(q, &cx, sink, &rows);
-        pthread_mutex_unlock(&modify_mu);
+        if (serial)
+            pthread_mutex_unlock(&modify_mu);
         if (rc == 0 && q->modify->kind == MODIFY_INSERT)
             snprintf(tag, tagsize, "INSERT 0 %llu", (unsigned long long)rows);
         else if (rc == 0)
             snprintf(tag, tagsize, "%s %llu", q->tag, (unsigned long long)rows);
         break;
+    }
     default:
         rc = sl_error(err, ERRCODE_INTERNAL_ERROR, "unexpected statement kind %d", q->kind);
         break;
@@ -424,6 +437,7 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     case QUERY_CREATE:
     case QUERY_DROP:
     case QUERY_ALTER_CQ:
+    case QUERY_ROLE:
         if (g_cat == NULL || g_st == NULL)
             return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                             "no catalog is open: the runtime was not initialized (rt_init)");
@@ -431,6 +445,9 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     default:
         break;
     }
+    /* privileges: a continuous query's sources and target (roles.c) */
+    if (rt_check_query(q, err) < 0)
+        return -1;
     int rc;
     switch (q->kind) {
     case QUERY_CREATE:
@@ -441,6 +458,9 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
         break;
     case QUERY_ALTER_CQ:
         rc = rt_cq_alter(q->drop_names[0], q->pause, err);
+        break;
+    case QUERY_ROLE:
+        rc = rt_run_role(q, err);
         break;
     default:
         rc = sl_error(err, ERRCODE_INTERNAL_ERROR, "unexpected statement kind %d", q->kind);

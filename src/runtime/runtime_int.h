@@ -12,6 +12,7 @@
  *                                 functions (pgcatalog.c, systables.c)
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes (copy.c)
  *   rt_append_can_defer, rt_append_new       deferred appends (append.c)
+ *   rt_run_role, rt_check_query, rt_check_owner, rt_owner   roles (roles.c)
  */
 #ifndef SLUICE_RUNTIME_INT_H
 #define SLUICE_RUNTIME_INT_H
@@ -49,9 +50,18 @@ void sys_settings_foreach(void (*fn)(const char *name, const char *value,
                                      const char *description, void *arg),
                           void *arg);
 void rt_settings_free(void);
-void rt_roles_free(void);
 /* A running continuous query that reads or writes rel, or NULL. */
 const char *rt_cq_dependent(const CatRelation *rel);
 void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char *null_string);
+
+/* roles.c: CREATE / ALTER / DROP ROLE, GRANT, REVOKE; the privileges a
+ * statement needs (42501 "permission denied for table x"); ownership of a
+ * relation for DROP and ALTER (42501 "must be owner of ..."); the owner of
+ * a relation made now (the current role, else the bootstrap superuser). */
+int      rt_run_role(const Query *q, SlError *err);
+int      rt_check_query(const Query *q, SlError *err);
+int      rt_check_owner(const CatRelation *rel, SlError *err);
+uint32_t rt_owner(void);
+void     rt_roles_init(void);
 
 #endif /* SLUICE_RUNTIME_INT_H */

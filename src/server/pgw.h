@@ -122,6 +122,8 @@ struct Conn {
     int32_t     pid;
     int32_t     secret;
     char       *user;
+    uint32_t    role_oid;       /* the user's role in the catalog (0: none) */
+    bool        superuser;
     char       *database;
     char       *application_name;
     int64_t     connected_us;   /* wall clock at authentication (sys.connections) */

@@ -1539,6 +1539,7 @@ void session_auth_ok(Conn *c)
     size_t m = pgw_begin(&c->out, PGW_MSG_AUTHENTICATION);
     pgw_put_int32(&c->out, 0);              /* AuthenticationOk */
     pgw_end(&c->out, m);
+    settings_set_fixed(c->settings, "is_superuser", c->superuser ? "on" : "off");
     /* Every reported parameter (application_name, client_encoding,
      * DateStyle, IntervalStyle, TimeZone, server_version, ...). */
     int iter = 0;
@@ -1613,6 +1614,7 @@ static void dispatch(Conn *c, uint8_t type, const uint8_t *body, size_t len)
 {
     PgwReader r;
     pgw_reader_init(&r, body, len);
+    rt_set_role(c->role_oid);   /* the role this message's statements run as */
     if (c->copy != NULL && type != PGW_MSG_TERMINATE) {
         copy_in_message(c, type, body, len);
         return;

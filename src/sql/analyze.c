@@ -1138,6 +1138,18 @@ int an_statement(Analyze *an, Node *stmt, Query *q)
         q->tag = tags[((TransactionStmt *)stmt)->kind];
         return 0;
     }
+    case T_RoleStmt: {
+        /* Checked and run by the runtime (src/runtime/roles.c). */
+        static const char *const tags[] = {"CREATE ROLE", "ALTER ROLE", "ALTER ROLE",
+                                           "DROP ROLE"};
+        q->kind = QUERY_ROLE;
+        q->tag = tags[((RoleStmt *)stmt)->kind];
+        return 0;
+    }
+    case T_GrantStmt:
+        q->kind = QUERY_ROLE;
+        q->tag = ((GrantStmt *)stmt)->is_grant ? "GRANT" : "REVOKE";
+        return 0;
     case T_VariableSetStmt:
         return an_variable_set(an, (VariableSetStmt *)stmt, q);
     case T_ShowStmt:

@@ -217,6 +217,17 @@ Node *make_delete(Parse *p, const Token *t, Node *rel, List *using_list, Node *w
 Node *make_set_target(Parse *p, const Token *col, Node *val);
 Node *make_unsupported2(Parse *p, const Token *t, const Token *t2);
 
+/* Roles and privileges (parse_roles.c). */
+Node *make_role_stmt(Parse *p, const Token *t, RoleStmtKind kind, bool is_user,
+                     const Token *name, List *options);
+Node *make_role_rename(Parse *p, const Token *t, const Token *name, const Token *new_name);
+Node *make_role_drop(Parse *p, const Token *t, bool missing_ok, List *names);
+Node *make_grant(Parse *p, const Token *t, bool is_grant, List *privileges, bool stream,
+                 List *objects, List *grantees);
+Node *make_grant_all(Parse *p, const Token *t, bool is_grant, List *privileges,
+                     const Token *kind, const Token *schema_kw, const Token *schema,
+                     List *grantees);
+
 /* Type names.  name is canonical ("int4"); mods a List of A_Const. */
 Node *make_type_name(Parse *p, const char *name, List *mods, int loc);
 Node *make_generic_type(Parse *p, Names names, List *mods);
