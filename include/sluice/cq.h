@@ -23,6 +23,7 @@
 #include <uv.h>
 
 #include "sluice/catalog.h"
+#include "sluice/list.h"
 #include "sluice/state.h"
 
 typedef struct CqRuntime CqRuntime;
@@ -89,6 +90,9 @@ void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *a
 /* The status of one query (strings valid until the loop runs on); false if
  * there is none of that name. */
 bool cq_status_of(CqRuntime *rt, const char *name, CqStatus *out);
+/* EXPLAIN CONTINUOUS QUERY: the plan (inc_plan_explain) and the live
+ * figures, as text lines in a; -1 with 42704 if there is no such query. */
+int  cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError *err);
 /* The name of a query that reads or writes relation oid, or NULL. */
 const char *cq_dependent(CqRuntime *rt, uint32_t oid);
 /* Copies the progress of up to max of the query's latest batches (kept in

@@ -160,6 +160,7 @@ struct Query {
                                      * system relation, a catalog function): it runs
                                      * on the loop, not on a worker */
     Query             *explain; /* QUERY_EXPLAIN */
+    const char        *explain_cq;  /* EXPLAIN CONTINUOUS QUERY name: its name */
     /* QUERY_CREATE: the relation to make (name, kind, columns, key, sql,
      * options); QUERY_DROP: what to drop */
     struct CatRelation *create;

@@ -695,6 +695,38 @@ bool cq_status_of(CqRuntime *rt, const char *name, CqStatus *out)
     return so.found;
 }
 
+int cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError *err)
+{
+    Cq *q = find_or_error(rt, name, err);
+    if (q == NULL)
+        return -1;
+    CqStatus s;
+    cq_status_of(rt, name, &s);
+    *lines = list_append(a, *lines,
+                         arena_printf(a, "Continuous Query %s: %s, trigger %s", name, s.status,
+                                      q->trigger == TRIGGER_ONCE          ? "once"
+                                      : q->trigger == TRIGGER_AVAILABLE_NOW ? "available_now"
+                                      : arena_printf(a, "%" PRId64 " ms", q->interval_ms)));
+    inc_plan_explain(q->plan, a, lines);
+    char wm[64] = "none";
+    if (s.has_watermark) {
+        /* event time is microseconds since 2000-01-01 (PostgreSQL's epoch) */
+        time_t t = (time_t)((s.watermark_us + INT64_C(946684800000000)) / 1000000);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(wm, sizeof(wm), "%Y-%m-%d %H:%M:%S", &tm);
+    }
+    *lines = list_append(a, *lines,
+                         arena_printf(a, "Live: last batch %" PRId64 ", input rows %" PRId64
+                                         ", late rows %" PRId64 ", state rows %" PRId64
+                                         ", watermark %s, falling behind: %s",
+                                      s.last_batch_id, s.input_rows, s.late_rows, s.state_rows,
+                                      wm, s.falling_behind ? "yes" : "no"));
+    if (s.error != NULL)
+        *lines = list_append(a, *lines, arena_printf(a, "Error: %s", s.error));
+    return 0;
+}
+
 const char *cq_dependent(CqRuntime *rt, uint32_t oid)
 {
     for (Cq *q = rt->queries; q != NULL; q = q->next) {

@@ -14,6 +14,7 @@
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
  *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
  *   rt_cq_dependent   the name of a continuous query that uses a relation
+ *   rt_cq_explain   EXPLAIN CONTINUOUS QUERY
  *   rt_cq_runtime   the registry, for sys.* tables and /metrics (NULL before
  *                   rt_cq_init and after rt_cq_close)
  */
@@ -27,6 +28,14 @@
 #include "incremental.h"
 
 static CqRuntime *g_cq;
+
+int rt_cq_explain(const char *name, Arena *a, List **lines, SlError *err)
+{
+    if (g_cq == NULL)
+        return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "continuous queries are not running in this server");
+    return cq_explain(g_cq, name, a, lines, err);
+}
 
 CqRuntime *rt_cq_runtime(void)
 {

@@ -25,6 +25,7 @@
 #define SLUICE_RUNTIME_INCREMENTAL_H
 
 #include "sluice/catalog.h"
+#include "sluice/list.h"
 #include "sluice/state.h"
 #include "source.h"
 
@@ -71,6 +72,9 @@ int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
 int  inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark,
                     int64_t *watermark_us, bool *rebuild, SlError *err);
 int  inc_state_rows(IncPlan *p, int64_t *rows, SlError *err);
+/* EXPLAIN CONTINUOUS QUERY: the operators, their state and its bound, as
+ * lines appended to *lines (inc_explain.c). */
+void inc_plan_explain(IncPlan *p, Arena *a, List **lines);
 
 enum { INC_SHAPE_SOURCE, INC_SHAPE_WINDOW, INC_SHAPE_GROUPS, INC_SHAPE_AGGS, INC_SHAPE_PARTS };
 /* "source stream", "window", "grouping keys", "aggregates" */

@@ -42,7 +42,8 @@ int rt_cq_create(const Query *q, SlError *err);
 int rt_cq_stop(const char *name, SlError *err);
 int rt_cq_alter(const char *name, bool pause, SlError *err);
 int rt_cq_check_drop(const CatRelation *rel, SlError *err);
-struct CqRuntime *rt_cq_runtime(void);   /* NULL before rt_cq_init */
+struct CqRuntime *rt_cq_runtime(void);
+int  rt_cq_explain(const char *name, Arena *a, List **lines, SlError *err);   /* NULL before rt_cq_init */
 void pgcat_register(void);
 void sys_register(void);
 void sys_progress_register(void);   /* sys_progress.c: sys.query_progress */

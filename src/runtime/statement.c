@@ -134,7 +134,10 @@ int rt_run_explain(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows)
 {
     const Query *e = q->explain;
     List *lines = NULL;
-    if (e->kind == QUERY_SELECT)
+    if (q->explain_cq != NULL) {
+        if (rt_cq_explain(q->explain_cq, cx->arena, &lines, cx->err) < 0)
+            return -1;
+    } else if (e->kind == QUERY_SELECT)
         plan_explain(cx->arena, e->plan, e->init, e->ninit, &lines);
     else if (e->kind == QUERY_MODIFY)
         plan_explain_modify(cx->arena, e->modify, e->init, e->ninit, &lines);

@@ -422,14 +422,22 @@ int an_other_stmt(Analyze *an, Node *stmt, Query *q)
     switch (stmt->tag) {
     case T_ExplainStmt: {
         ExplainStmt *e = (ExplainStmt *)stmt;
-        if (e->cq != NULL)
-            return refuse(an, q, stmt->location, "EXPLAIN CONTINUOUS QUERY");
         Query *inner = ARENA_NEW(an->a, Query);
-        if (an_statement(an, e->stmt, inner) < 0)
-            return -1;
-        if (e->analyze)
-            return refuse(an, q, stmt->location, "EXPLAIN ANALYZE");
-        attach_init(an, inner);
+        if (e->cq != NULL) {
+            /* the running query's plan and figures: read on the loop */
+            if (check_schema(an, e->cq) < 0)
+                return -1;
+            inner->kind = QUERY_UTILITY;
+            inner->tag = "EXPLAIN CONTINUOUS QUERY";
+            q->explain_cq = e->cq->name;
+            an->on_loop = true;
+        } else {
+            if (an_statement(an, e->stmt, inner) < 0)
+                return -1;
+            if (e->analyze)
+                return refuse(an, q, stmt->location, "EXPLAIN ANALYZE");
+            attach_init(an, inner);
+        }
         q->kind = QUERY_EXPLAIN;
         q->tag = "EXPLAIN";
         q->explain = inner;
