@@ -1161,6 +1161,66 @@ static KERNEL(k_no_description)
     return 0;
 }
 
+/* The function of a pg_proc oid (20000 + its position), or NULL. */
+static const FuncDesc *func_by_oid(int64_t oid)
+{
+    const FuncDesc *f = oid >= 20000 ? ex_func_at((size_t)(oid - 20000)) : NULL;
+    return f != NULL && !f->is_op ? f : NULL;
+}
+
+static const char *sig_type_name(SlTypeId id)
+{
+    return id < TYPE__COUNT ? type_name(id) : "anyelement";
+}
+
+/* pg_get_function_result(oid): the result type's name. */
+static KERNEL(k_pg_get_function_result)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        const FuncDesc *f = func_by_oid(args[0].v.i64[i]);
+        out_text(cx, out, i, f ? sig_type_name(f->ret) : NULL);
+    });
+    return 0;
+}
+
+/* pg_get_function_arguments(oid): "text, integer" (VARIADIC last). */
+static KERNEL(k_pg_get_function_arguments)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        const FuncDesc *f = func_by_oid(args[0].v.i64[i]);
+        if (f == NULL) {
+            out->nulls[i] = 1;
+            continue;
+        }
+        StrBuf b;
+        strbuf_init(&b);
+        for (int k = 0; k < f->nargs; k++)
+            strbuf_printf(&b, "%s%s%s", k ? ", " : "",
+                          (f->flags & FUNC_VARIADIC) && k == f->nargs - 1 ? "VARIADIC " : "",
+                          sig_type_name(f->args[k]));
+        out->v.str[i].ptr = arena_strndup(cx->arena, b.data ? b.data : "", b.len);
+        out->v.str[i].len = (uint32_t)b.len;
+        strbuf_free(&b);
+    });
+    return 0;
+}
+
+/* pg_function_is_visible(oid): every function is in pg_catalog. */
+static KERNEL(k_pg_function_is_visible)
+{
+    SL_UNUSED(e);
+    SL_UNUSED(cx);
+    FOR_SEL(sel, n, {
+        if (func_by_oid(args[0].v.i64[i]) != NULL)
+            out->v.b[i] = true;
+        else
+            out->nulls[i] = 1;
+    });
+    return 0;
+}
+
 /* pg_relation_is_publishable: sluice has no logical replication. */
 static KERNEL(k_false)
 {
@@ -1670,6 +1730,9 @@ static const FuncDesc pg_funcs[] = {
     F2("array_lower", TXT, I4, I4, k_array_lower),
     F2("array_any_ne", TXT, TXT, B, k_array_any_ne),
     F1("pg_relation_is_publishable", I8, B, k_false),
+    F1("pg_get_function_result", I8, TXT, k_pg_get_function_result),
+    F1("pg_get_function_arguments", I8, TXT, k_pg_get_function_arguments),
+    F1("pg_function_is_visible", I8, B, k_pg_function_is_visible),
     F1("pg_get_statisticsobjdef_columns", I8, TXT, k_no_description),
     /* the reg* casts (analyze.c, OID_TYPMOD) */
     F1("regclassin", TXT, I8, k_regclassin),
