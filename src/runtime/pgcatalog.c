@@ -332,7 +332,7 @@ static void attribute_cb(const CatRelation *rel, void *arg)
         vrel_put_int(r, pg_typmod(t));                          /* atttypmod */
         vrel_put_bool(r, type_len(t.id) > 0 && type_len(t.id) <= 8); /* attbyval */
         vrel_put_text(r, "i");                                  /* attalign */
-        vrel_put_text(r, type_len(t.id) > 0 ? "p" : "x");       /* attstorage */
+        vrel_put_text(r, type_len(t.id) > 0 ? "p" : t.id == TYPE_NUMERIC ? "m" : "x"); /* attstorage */
         vrel_put_text(r, "");                                   /* attcompression */
         vrel_put_bool(r, rel->cols[c].not_null);                /* attnotnull */
         vrel_put_bool(r, false);                                /* atthasdef */
@@ -389,7 +389,7 @@ static void type_row(VrelRows *r, SlTypeId id, bool array)
     for (int k = 0; k < 7; k++)                                 /* typinput .. typanalyze */
         vrel_put_int(r, 0);
     vrel_put_text(r, len == 8 || len == 16 || array ? "d" : len == 2 ? "s" : len == 1 ? "c" : "i");
-    vrel_put_text(r, len > 0 && !array ? "p" : "x");            /* typstorage */
+    vrel_put_text(r, len > 0 && !array ? "p" : id == TYPE_NUMERIC && !array ? "m" : "x");
     vrel_put_bool(r, false);                                    /* typnotnull */
     vrel_put_int(r, 0);                                         /* typbasetype */
     vrel_put_int(r, -1);                                        /* typtypmod */

@@ -9,7 +9,8 @@
  *   current_user / session_user, pg_backend_pid(), pg_get_userbyid(),
  *   format_type(), pg_table_is_visible(), pg_type_is_visible(),
  *   pg_function_is_visible(), pg_get_expr(), obj_description(),
- *   col_description(), shobj_description(), pg_encoding_to_char(),
+ *   col_description(), shobj_description(), pg_get_viewdef(),
+ *   pg_encoding_to_char(),
  *   pg_get_indexdef(), pg_get_constraintdef(), pg_get_function_result(),
  *   pg_get_function_arguments(), pg_relation_is_publishable(),
  *   pg_get_statisticsobjdef_columns()
@@ -202,6 +203,18 @@ static KERNEL(k_obj_description)
     return 0;
 }
 
+/* pg_get_viewdef(oid [, pretty]): a continuous query's statement (its
+ * result table is the "materialized view"); system views have none. */
+static KERNEL(k_pg_get_viewdef)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        const CatRelation *rel = pgcat_relation_by_oid(args[0].v.i64[i]);
+        out_text(cx, out, i, rel != NULL && rel->kind == REL_QUERY ? rel->sql : NULL);
+    });
+    return 0;
+}
+
 /* col_description, shobj_description: sluice has no column or shared
  * object comments. */
 static KERNEL(k_no_description)
@@ -324,43 +337,6 @@ static KERNEL(k_pg_get_constraintdef)
     return 0;
 }
 
-/* The elements of an array's text form ('{a,"b c",NULL}'), one at a time:
- * fn gets each element (NULL for a NULL element) until it returns false.
- * sluice has no array types yet; the catalog keeps arrays as their text
- * form, and these functions read it.  Returns false if s is no array. */
-static bool array_elems(const SlStr *a, bool (*fn)(const SlStr *el, void *arg), void *arg)
-{
-    if (a->len < 2 || a->ptr[0] != '{' || a->ptr[a->len - 1] != '}')
-        return false;
-    uint32_t k = 1, end = a->len - 1;
-    StrBuf el;
-    strbuf_init(&el);
-    bool go = true;
-    while (k < end && go) {
-        el.len = 0;
-        bool quoted = a->ptr[k] == '"';
-        if (quoted) {
-            k++;
-            while (k < end && a->ptr[k] != '"') {
-                if (a->ptr[k] == '\\' && k + 1 < end)
-                    k++;
-                strbuf_putc(&el, a->ptr[k++]);
-            }
-            k++;
-        } else {
-            while (k < end && a->ptr[k] != ',')
-                strbuf_putc(&el, a->ptr[k++]);
-        }
-        bool is_null = !quoted && el.len == 4 && strncasecmp(el.data, "NULL", 4) == 0;
-        SlStr s = {el.data ? el.data : "", (uint32_t)el.len};
-        go = fn(is_null ? NULL : &s, arg);
-        if (k < end && a->ptr[k] == ',')
-            k++;
-    }
-    strbuf_free(&el);
-    return true;
-}
-
 typedef struct JoinArg {
     StrBuf      *out;
     const SlStr *delim;
@@ -387,7 +363,7 @@ static KERNEL(k_array_to_string)
         StrBuf b;
         strbuf_init(&b);
         JoinArg j = {&b, &args[1].v.str[i], true};
-        if (!array_elems(&args[0].v.str[i], join_cb, &j)) {
+        if (!ex_array_elems(&args[0].v.str[i], join_cb, &j)) {
             strbuf_free(&b);
             return sl_error(cx->err, ERRCODE_INVALID_TEXT_REPRESENTATION,
                             "malformed array literal: \"%.*s\"", (int)args[0].v.str[i].len,
@@ -426,7 +402,7 @@ static int any_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t
 {
     FOR_SEL(sel, n, {
         AnyArg a = {&args[0].v.str[i], eq, false, false};
-        if (!array_elems(&args[1].v.str[i], any_cb, &a))
+        if (!ex_array_elems(&args[1].v.str[i], any_cb, &a))
             return sl_error(cx->err, ERRCODE_INVALID_TEXT_REPRESENTATION,
                             "malformed array literal: \"%.*s\"", (int)args[1].v.str[i].len,
                             args[1].v.str[i].ptr);
@@ -476,7 +452,7 @@ static KERNEL(k_array_subscript)
     SL_UNUSED(e);
     FOR_SEL(sel, n, {
         NthArg a = {args[1].v.i32[i], 0, cx->arena, {"", 0}, false, false};
-        if (!array_elems(&args[0].v.str[i], nth_cb, &a))
+        if (!ex_array_elems(&args[0].v.str[i], nth_cb, &a))
             return bad_array(cx, &args[0].v.str[i]);
         if (!a.ok || a.null)
             out->nulls[i] = 1;
@@ -493,7 +469,7 @@ static int array_bound(EvalCtx *cx, const Vector *args, Vector *out, const uint3
 {
     FOR_SEL(sel, n, {
         int32_t count = 0;
-        if (!array_elems(&args[0].v.str[i], count_cb, &count))
+        if (!ex_array_elems(&args[0].v.str[i], count_cb, &count))
             return bad_array(cx, &args[0].v.str[i]);
         if (count == 0 || args[1].v.i32[i] != 1)
             out->nulls[i] = 1;
@@ -768,6 +744,8 @@ static const FuncDesc pg_funcs[] = {
     F1("obj_description", I8, TXT, k_obj_description),
     F2("obj_description", I8, TXT, TXT, k_obj_description),
     F2("col_description", I8, I4, TXT, k_no_description),
+    F1("pg_get_viewdef", I8, TXT, k_pg_get_viewdef),
+    F2("pg_get_viewdef", I8, B, TXT, k_pg_get_viewdef),
     F2("shobj_description", I8, TXT, TXT, k_no_description),
     F1("pg_encoding_to_char", I4, TXT, k_pg_encoding_to_char),
     F1("pg_get_indexdef", I8, TXT, k_pg_get_indexdef),
