@@ -1,10 +1,12 @@
 """Drivers' catalog queries against sluice's pg_catalog emulation.
 
 psycopg 3 looks types up with TypeInfo.fetch (pg_type, to_regtype(),
-oid::regtype::text) and adapts values with what it found; asyncpg's
-set_type_codec introspects a type by name (pg_type joined with
-pg_namespace) before it installs a codec.  Both also read sys.* and
-pg_catalog relations like any other.
+oid::regtype::text) and adapts values with what it found.  asyncpg's
+set_type_codec knows pg_catalog's built-in type names itself and looks any
+other name up with its TYPE_BY_NAME query (pg_type joined with
+pg_namespace); its full introspection (WITH RECURSIVE over pg_type) runs
+only for type oids it has no codec for, which sluice never sends.  Both
+drivers also read sys.* and pg_catalog relations like any other.
 """
 
 import asyncio
@@ -72,7 +74,12 @@ def test_asyncpg_set_type_codec_on_jsonb(server):
             await conn.execute("INSERT INTO docs VALUES (2, $1, 'y')", {"a": {"b": None}})
             got = await conn.fetchval("SELECT body FROM docs WHERE id = 2")
             assert got == {"a": {"b": None}}
-            # the introspection asyncpg ran, by hand: pg_type x pg_namespace
+            # a name outside pg_catalog: asyncpg runs its TYPE_BY_NAME query,
+            # which finds nothing in schema public
+            with pytest.raises(ValueError, match="unknown type: public.jsonb"):
+                await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads,
+                                          schema="public")
+            # the same query by hand, for pg_catalog: pg_type x pg_namespace
             row = await conn.fetchrow(
                 "SELECT t.oid, t.typelem AS elemtype, t.typtype AS kind "
                 "FROM pg_catalog.pg_type AS t INNER JOIN pg_catalog.pg_namespace AS ns "

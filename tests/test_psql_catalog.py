@@ -61,6 +61,10 @@ def check_expected(name, text):
     ("d_stream", r"\d clicks"),
     ("d_result_table", r"\d clicks_per_user"),
     ("d_pg_namespace", r"\d pg_namespace"),
+    ("dfS_upper", r"\dfS upper"),
+    ("d_plus_table", r"\d+ users"),
+    ("d_plus_result_table", r"\d+ clicks_per_user"),
+    ("d_plus_sys", r"\d+ sys.state"),
     ("d_sys_streams", r"\d sys.streams"),
     ("d_sys_queries", r"\d sys.queries"),
 ])

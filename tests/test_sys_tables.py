@@ -98,3 +98,16 @@ def test_connections_list_sessions_and_their_state(server):
         # closed sessions are gone
         assert wait_for(lambda: one(c, "SELECT count(*) FROM sys.connections"),
                         lambda r: r == (1,)) == (1,)
+
+
+def test_query_with_trigger_once_finishes(server):
+    with connect(server) as c:
+        c.execute("CREATE STREAM once_in (k INT)")
+        c.execute("INSERT INTO once_in VALUES (1), (2), (2)")
+        c.execute("CREATE CONTINUOUS QUERY once_q WITH (trigger = 'once', output_mode = 'update') "
+                  "AS SELECT k, count(*) AS n FROM once_in GROUP BY k")
+        got = wait_for(lambda: one(c, "SELECT status, trigger, last_batch_id, input_rows "
+                                      "FROM sys.queries WHERE name = 'once_q'"),
+                       lambda r: r[0] == "finished")
+        assert got == ("finished", "once", 0, 3), got
+        assert one(c, "SELECT state_rows FROM sys.state WHERE query = 'once_q'") == (2,)

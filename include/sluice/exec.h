@@ -98,6 +98,10 @@ ExSource *ex_source_batches(Arena *a, Batch *const *batches, int nbatches);
 /* The values of vals (n of them) as PostgreSQL's array text form,
  * '{1,NULL,"a b"}', in a (sublink.c: ARRAY(subquery)). */
 void ex_array_literal(Arena *a, const Vector *vals, uint32_t n, SlStr *out);
+/* The elements of an array's text form ('{a,"b c",NULL}'), in order: fn
+ * gets each (NULL for a NULL element; the bytes are valid during the call)
+ * until it returns false.  Returns false if the text is not an array. */
+bool ex_array_elems(const SlStr *a, bool (*fn)(const SlStr *el, void *arg), void *arg);
 
 /* The live rows of b as a dense batch in a (b.b itself when all are live). */
 const Batch *ex_batch_compact(Arena *a, const ExBatch *b);

@@ -44,7 +44,8 @@ typedef enum PlanKind {
     PLAN_SETOP,     /* UNION / INTERSECT / EXCEPT [ALL] of two children */
     PLAN_WINDOW,    /* a window function's value appended to each row of a
                        child sorted by the partition, then the order keys */
-    PLAN_SERIES,    /* generate_series(start, stop [, step]) in FROM */
+    PLAN_SERIES,    /* generate_series(start, stop [, step]) or unnest(array)
+                       in FROM */
 } PlanKind;
 
 typedef enum WindowFunc {
@@ -140,6 +141,8 @@ struct Plan {
         } setop;
         struct {
             Expr *start, *stop, *step;  /* bigint, no input; step may be NULL */
+            bool  unnest;               /* unnest(start): start is an array's
+                                           text form; the column its elements */
         } series;
         struct {
             /* output: the child's columns, then the function's (bigint) */

@@ -4,9 +4,10 @@
  *
  *   op_build_window    row_number(), rank(), dense_rank() OVER (PARTITION
  *                      BY ... ORDER BY ...)
- *   op_build_series    generate_series(start, stop [, step]): its
- *                      arguments evaluated once (they may read a
- *                      correlated subquery's outer row), then the integers
+ *   op_build_series    generate_series(start, stop [, step]) and
+ *                      unnest(array): the arguments evaluated once (they
+ *                      may read a correlated subquery's outer row), then
+ *                      the integers or the array's elements
  *
  * The analyzer puts a Sort by the partition keys, then the order keys,
  * under the Window node, so a partition's rows arrive together and in
@@ -113,7 +114,78 @@ ExOp *op_build_window(ExCtx *cx, const Plan *p, ExOp *child)
 typedef struct SeriesState {
     bool    started, done;
     int64_t next, stop, step;
+    /* unnest: the elements, as text (NULL: a NULL element) */
+    SlStr  *elems;
+    bool   *nulls;
+    int64_t nelems, cap;
 } SeriesState;
+
+typedef struct UnnestArg {
+    SeriesState *s;
+    Arena       *a;
+} UnnestArg;
+
+static bool unnest_cb(const SlStr *el, void *arg)
+{
+    UnnestArg *u = arg;
+    SeriesState *s = u->s;
+    if (s->nelems == s->cap) {
+        int64_t cap = s->cap ? 2 * s->cap : 16;
+        SlStr *e = ARENA_ARRAY(u->a, SlStr, cap);
+        bool *n = ARENA_ARRAY(u->a, bool, cap);
+        if (s->nelems) {
+            memcpy(e, s->elems, sizeof(SlStr) * (size_t)s->nelems);
+            memcpy(n, s->nulls, sizeof(bool) * (size_t)s->nelems);
+        }
+        s->elems = e;
+        s->nulls = n;
+        s->cap = cap;
+    }
+    s->nulls[s->nelems] = el == NULL;
+    if (el != NULL) {
+        s->elems[s->nelems].ptr = arena_strndup(u->a, el->ptr, el->len);
+        s->elems[s->nelems].len = el->len;
+    }
+    s->nelems++;
+    return true;
+}
+
+/* unnest: the array's elements, kept for the statement. */
+static int unnest_start(ExOp *op, SeriesState *s)
+{
+    EvalCtx ecx = op_eval_ctx(op);
+    Vector arr;
+    if (ex_eval(&ecx, op->plan->u.series.start, NULL, 1, &arr) < 0)
+        return -1;
+    if (vector_is_null(&arr, 0))
+        return 0;
+    UnnestArg u = {s, op->cx->arena};
+    if (!ex_array_elems(&arr.v.str[0], unnest_cb, &u))
+        return sl_error(op->cx->err, ERRCODE_INVALID_TEXT_REPRESENTATION,
+                        "malformed array literal: \"%.*s\"", (int)arr.v.str[0].len,
+                        arr.v.str[0].ptr);
+    s->next = 0;
+    return 0;
+}
+
+/* The next batch of unnest's elements, in their column's type. */
+static int unnest_next(ExOp *op, SeriesState *s, Vector *col, uint32_t *n)
+{
+    *n = 0;
+    while (s->next < s->nelems && *n < EX_BATCH_ROWS) {
+        int64_t k = s->next++;
+        uint32_t i = (*n)++;
+        if (s->nulls[k]) {
+            col->nulls[i] = 1;
+            continue;
+        }
+        col->nulls[i] = 0;
+        if (value_parse_text(&op->arena, col->type, s->elems[k].ptr, s->elems[k].len, col, i,
+                             -1, op->cx->err) < 0)
+            return -1;
+    }
+    return 0;
+}
 
 static int series_start(ExOp *op, SeriesState *s)
 {
@@ -145,16 +217,18 @@ static int series_start(ExOp *op, SeriesState *s)
 static int series_next(ExOp *op, ExBatch **out)
 {
     SeriesState *s = op->state;
+    const Plan *p = op->plan;
     if (!s->started) {
         s->started = true;
-        if (series_start(op, s) < 0)
+        if ((p->u.series.unnest ? unnest_start(op, s) : series_start(op, s)) < 0)
             return -1;
     }
-    const Plan *p = op->plan;
     Vector *col = ARENA_NEW(&op->arena, Vector);
-    vector_init(col, &op->arena, p->cols[0].type, EX_BATCH_ROWS, false);
+    vector_init(col, &op->arena, p->cols[0].type, EX_BATCH_ROWS, p->u.series.unnest);
     uint32_t n = 0;
-    while (!s->done && n < EX_BATCH_ROWS) {
+    if (p->u.series.unnest && unnest_next(op, s, col, &n) < 0)
+        return -1;
+    while (!p->u.series.unnest && !s->done && n < EX_BATCH_ROWS) {
         if (s->step > 0 ? s->next > s->stop : s->next < s->stop) {
             s->done = true;
             break;

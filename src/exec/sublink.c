@@ -3,6 +3,7 @@
  *
  *   ex_eval_subplan(cx, e, input, n, sel, nsel, out)    EXPR_SUBPLAN
  *   ex_array_literal(a, vals, n, out)    values as an array's text form
+ *   ex_array_elems(a, fn, arg)           an array's text form, element by element
  *
  * The runtime runs each InitPlan (plan.h) before the query and hands the
  * results to the evaluator in cx->subplans: a one-row vector for a scalar
@@ -123,6 +124,39 @@ void ex_array_literal(Arena *a, const Vector *vals, uint32_t n, SlStr *out)
     out->len = (uint32_t)b.len;
     strbuf_free(&el);
     strbuf_free(&b);
+}
+
+bool ex_array_elems(const SlStr *a, bool (*fn)(const SlStr *el, void *arg), void *arg)
+{
+    if (a->len < 2 || a->ptr[0] != '{' || a->ptr[a->len - 1] != '}')
+        return false;
+    uint32_t k = 1, end = a->len - 1;
+    StrBuf el;
+    strbuf_init(&el);
+    bool go = true;
+    while (k < end && go) {
+        el.len = 0;
+        bool quoted = a->ptr[k] == '"';
+        if (quoted) {
+            k++;
+            while (k < end && a->ptr[k] != '"') {
+                if (a->ptr[k] == '\\' && k + 1 < end)
+                    k++;
+                strbuf_putc(&el, a->ptr[k++]);
+            }
+            k++;
+        } else {
+            while (k < end && a->ptr[k] != ',')
+                strbuf_putc(&el, a->ptr[k++]);
+        }
+        bool is_null = !quoted && el.len == 4 && strncasecmp(el.data, "NULL", 4) == 0;
+        SlStr s = {el.data ? el.data : "", (uint32_t)el.len};
+        go = fn(is_null ? NULL : &s, arg);
+        if (k < end && a->ptr[k] == ',')
+            k++;
+    }
+    strbuf_free(&el);
+    return true;
 }
 
 /* A correlated subquery: its plan runs once per selected row, with the

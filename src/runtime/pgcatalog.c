@@ -1,11 +1,15 @@
 /*
  * pgcatalog.c -- the part of PostgreSQL's catalog that clients read:
  * pg_catalog's tables and views, information_schema's schemata, tables
- * and columns, and the catalog functions (version(), current_user,
- * format_type, pg_get_userbyid, ...), all over sluice's own catalog.
+ * and columns, all over sluice's own catalog (the catalog functions are
+ * pgfuncs.c's).
  *
  *   pgcat_register   add the relations (vrel.h) and the functions (the
  *                    executor's function table) at start
+ *   pgcat_roles_foreach, pgcat_role_name, pgcat_database_name,
+ *   pgcat_relation_by_oid, pgcat_table_of_index, pgcat_namespace_of,
+ *   pgcat_namespace_name, pgcat_type_by_oid, pgcat_array_oid,
+ *   pgcat_pk_columns            for pgfuncs.c (pgcatalog_int.h)
  *
  * What a relation is to PostgreSQL's clients (docs/architecture.md,
  * "System relations"):
@@ -24,29 +28,15 @@
  * and xid are bigint here, name and "char" are text (vrel.c): values
  * compare and join the same way.
  */
-#include "runtime_int.h"
-#include "sluice/vrel.h"
-#include "exec/kernels.h"
+#include "pgcatalog_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
 
-#define SERVER_VERSION_TEXT "PostgreSQL 15.0 (sluice 0.1.0) on x86_64-pc-linux-gnu, 64-bit"
-#define BOOTSTRAP_ROLE_OID  10
 #define DATABASE_OID        16383
-/* A table's primary key index: its own relation in pg_class. */
-#define INDEX_OID(rel_oid)      ((int64_t)(rel_oid) + INT64_C(1000000000))
-#define CONSTRAINT_OID(rel_oid) ((int64_t)(rel_oid) + INT64_C(2000000000))
 
 /* ----------------------------------------------------------------- roles */
-
-typedef struct PgRole {
-    uint32_t    oid;
-    const char *name;
-    bool        superuser;
-    bool        login;
-} PgRole;
 
 typedef struct RoleWalk {
     void (*fn)(const PgRole *r, void *arg);
@@ -63,16 +53,39 @@ static void role_walk_cb(const CatRole *cr, void *arg)
 /* The roles of the catalog (roles.c: the bootstrap superuser "sluice" is
  * oid 10, as PostgreSQL's; a user of the configuration file gets its role
  * at its first login), for pg_roles, pg_user and pg_get_userbyid. */
-static void roles_foreach(void (*fn)(const PgRole *r, void *arg), void *arg)
+void pgcat_roles_foreach(void (*fn)(const PgRole *r, void *arg), void *arg)
 {
     RoleWalk w = {fn, arg};
     if (rt_catalog() != NULL)
         cat_role_foreach(rt_catalog(), role_walk_cb, &w);
 }
 
+typedef struct RoleFind {
+    int64_t     oid;
+    const char *name;
+    PgRole      found;
+    bool        ok;
+} RoleFind;
+
+static void role_find_cb(const PgRole *r, void *arg)
+{
+    RoleFind *f = arg;
+    if (!f->ok && ((f->name && strcmp(f->name, r->name) == 0) || (!f->name && r->oid == f->oid))) {
+        f->found = *r;
+        f->ok = true;
+    }
+}
+
+const char *pgcat_role_name(int64_t oid)
+{
+    RoleFind f = {oid, NULL, {0}, false};
+    pgcat_roles_foreach(role_find_cb, &f);
+    return f.ok ? f.found.name : NULL;
+}
+
 /* ------------------------------------------------------------ helpers */
 
-static const char *current_database_name(void)
+const char *pgcat_database_name(void)
 {
     const RtSession *s = rt_session_current();
     return s && s->database ? s->database : "sluice";
@@ -94,12 +107,12 @@ static char relkind_of(const CatRelation *rel)
     return 'r';
 }
 
-static uint32_t namespace_of(const CatRelation *rel)
+uint32_t pgcat_namespace_of(const CatRelation *rel)
 {
     return rel->kind == REL_SYSTEM ? vrel_namespace(rel) : VREL_NS_PUBLIC;
 }
 
-static const char *namespace_name(uint32_t oid)
+const char *pgcat_namespace_name(uint32_t oid)
 {
     switch (oid) {
     case VREL_NS_PG_CATALOG:  return "pg_catalog";
@@ -118,7 +131,7 @@ static int32_t pg_typmod(SlType t)
     return t.typmod;
 }
 
-static SlTypeId type_by_oid(int64_t oid)
+SlTypeId pgcat_type_by_oid(int64_t oid)
 {
     for (int i = 1; i < TYPE__COUNT; i++)
         if ((int64_t)type_oid((SlTypeId)i) == oid)
@@ -127,7 +140,7 @@ static SlTypeId type_by_oid(int64_t oid)
 }
 
 /* The array type of each type, as PostgreSQL's pg_type.typarray. */
-static uint32_t array_oid(SlTypeId id)
+uint32_t pgcat_array_oid(SlTypeId id)
 {
     switch (id) {
     case TYPE_BOOL:        return 1000;
@@ -176,7 +189,7 @@ static void rel_find_cb(const CatRelation *rel, void *arg)
         f->found = rel;
 }
 
-static const CatRelation *relation_by_oid(int64_t oid)
+const CatRelation *pgcat_relation_by_oid(int64_t oid)
 {
     RelFind f = {oid, NULL, NULL};
     all_relations(rel_find_cb, &f);
@@ -184,16 +197,16 @@ static const CatRelation *relation_by_oid(int64_t oid)
 }
 
 /* A table whose primary key index has this oid, or NULL. */
-static const CatRelation *table_of_index(int64_t oid)
+const CatRelation *pgcat_table_of_index(int64_t oid)
 {
     if (oid < INDEX_OID(0) || oid >= CONSTRAINT_OID(0))
         return NULL;
-    const CatRelation *rel = relation_by_oid(oid - INDEX_OID(0));
+    const CatRelation *rel = pgcat_relation_by_oid(oid - INDEX_OID(0));
     return rel != NULL && rel->npk > 0 ? rel : NULL;
 }
 
 /* "(a, b)": the primary key columns of rel, in a. */
-static const char *pk_columns(Arena *a, const CatRelation *rel)
+const char *pgcat_pk_columns(Arena *a, const CatRelation *rel)
 {
     StrBuf b;
     strbuf_init(&b);
@@ -215,7 +228,7 @@ static int produce_namespace(VrelRows *r)
     for (size_t i = 0; i < SL_ARRAY_LEN(oids); i++) {
         vrel_row(r);
         vrel_put_int(r, oids[i]);
-        vrel_put_text(r, namespace_name(oids[i]));
+        vrel_put_text(r, pgcat_namespace_name(oids[i]));
         vrel_put_int(r, BOOTSTRAP_ROLE_OID);
         vrel_put_null(r);
     }
@@ -232,7 +245,7 @@ static void class_cb(const CatRelation *rel, void *arg)
         vrel_put_int(r, index ? INDEX_OID(rel->oid) : rel->oid);
         vrel_put_text(r, index ? arena_printf(vrel_rows_arena(r), "%s_pkey", rel->name)
                                : rel->name);
-        vrel_put_int(r, namespace_of(rel));                     /* relnamespace */
+        vrel_put_int(r, pgcat_namespace_of(rel));                     /* relnamespace */
         vrel_put_int(r, 0);                                     /* reltype */
         vrel_put_int(r, 0);                                     /* reloftype */
         vrel_put_int(r, BOOTSTRAP_ROLE_OID);                    /* relowner */
@@ -289,7 +302,7 @@ static void attribute_cb(const CatRelation *rel, void *arg)
         vrel_put_int(r, pg_typmod(t));                          /* atttypmod */
         vrel_put_bool(r, type_len(t.id) > 0 && type_len(t.id) <= 8); /* attbyval */
         vrel_put_text(r, "i");                                  /* attalign */
-        vrel_put_text(r, type_len(t.id) > 0 ? "p" : "x");       /* attstorage */
+        vrel_put_text(r, type_len(t.id) > 0 ? "p" : t.id == TYPE_NUMERIC ? "m" : "x"); /* attstorage */
         vrel_put_text(r, "");                                   /* attcompression */
         vrel_put_bool(r, rel->cols[c].not_null);                /* attnotnull */
         vrel_put_bool(r, false);                                /* atthasdef */
@@ -317,7 +330,7 @@ static void type_row(VrelRows *r, SlTypeId id, bool array)
     int16_t len = type_len(id);
     char cat[2] = {array ? 'A' : type_category(id), 0};
     vrel_row(r);
-    vrel_put_int(r, array ? array_oid(id) : type_oid(id));     /* oid */
+    vrel_put_int(r, array ? pgcat_array_oid(id) : type_oid(id));     /* oid */
     const char *name = type_name(id);
     /* pg_type.typname: the internal name (int4, not integer) */
     static const char *const typnames[TYPE__COUNT] = {
@@ -342,11 +355,11 @@ static void type_row(VrelRows *r, SlTypeId id, bool array)
     vrel_put_int(r, 0);                                         /* typrelid */
     vrel_put_int(r, 0);                                         /* typsubscript */
     vrel_put_int(r, array ? type_oid(id) : 0);                  /* typelem */
-    vrel_put_int(r, array ? 0 : array_oid(id));                 /* typarray */
+    vrel_put_int(r, array ? 0 : pgcat_array_oid(id));                 /* typarray */
     for (int k = 0; k < 7; k++)                                 /* typinput .. typanalyze */
         vrel_put_int(r, 0);
     vrel_put_text(r, len == 8 || len == 16 || array ? "d" : len == 2 ? "s" : len == 1 ? "c" : "i");
-    vrel_put_text(r, len > 0 && !array ? "p" : "x");            /* typstorage */
+    vrel_put_text(r, len > 0 && !array ? "p" : id == TYPE_NUMERIC && !array ? "m" : "x");
     vrel_put_bool(r, false);                                    /* typnotnull */
     vrel_put_int(r, 0);                                         /* typbasetype */
     vrel_put_int(r, -1);                                        /* typtypmod */
@@ -362,7 +375,7 @@ static int produce_type(VrelRows *r)
     for (int i = 1; i < TYPE__COUNT; i++)
         type_row(r, (SlTypeId)i, false);
     for (int i = 1; i < TYPE__COUNT; i++)
-        if (array_oid((SlTypeId)i) != 0)
+        if (pgcat_array_oid((SlTypeId)i) != 0)
             type_row(r, (SlTypeId)i, true);
     return 0;
 }
@@ -393,7 +406,7 @@ static void database_row(VrelRows *r, int64_t oid, const char *name)
 static int produce_database(VrelRows *r)
 {
     database_row(r, DATABASE_OID, "sluice");
-    const char *cur = current_database_name();
+    const char *cur = pgcat_database_name();
     if (strcmp(cur, "sluice") != 0)
         database_row(r, DATABASE_OID + 1, cur);
     return 0;
@@ -420,7 +433,7 @@ static void roles_cb(const PgRole *role, void *arg)
 
 static int produce_roles(VrelRows *r)
 {
-    roles_foreach(roles_cb, r);
+    pgcat_roles_foreach(roles_cb, r);
     return 0;
 }
 
@@ -443,7 +456,7 @@ static void user_cb(const PgRole *role, void *arg)
 
 static int produce_user(VrelRows *r)
 {
-    roles_foreach(user_cb, r);
+    pgcat_roles_foreach(user_cb, r);
     return 0;
 }
 
@@ -708,8 +721,8 @@ static int produce_schemata(VrelRows *r)
                                     VREL_NS_SYS};
     for (size_t i = 0; i < SL_ARRAY_LEN(oids); i++) {
         vrel_row(r);
-        vrel_put_text(r, current_database_name());
-        vrel_put_text(r, namespace_name(oids[i]));
+        vrel_put_text(r, pgcat_database_name());
+        vrel_put_text(r, pgcat_namespace_name(oids[i]));
         vrel_put_text(r, "sluice");
         vrel_put_null(r);
         vrel_put_null(r);
@@ -727,8 +740,8 @@ static void is_tables_cb(const CatRelation *rel, void *arg)
     if (kind == 'r' && rel->kind == REL_SYSTEM)
         type = "BASE TABLE";
     vrel_row(r);
-    vrel_put_text(r, current_database_name());
-    vrel_put_text(r, namespace_name(namespace_of(rel)));
+    vrel_put_text(r, pgcat_database_name());
+    vrel_put_text(r, pgcat_namespace_name(pgcat_namespace_of(rel)));
     vrel_put_text(r, rel->name);
     vrel_put_text(r, type);
     vrel_put_null(r);                                           /* self_referencing_column_name */
@@ -754,8 +767,8 @@ static void is_columns_cb(const CatRelation *rel, void *arg)
         SlType t = rel->cols[c].type;
         char buf[64];
         vrel_row(r);
-        vrel_put_text(r, current_database_name());
-        vrel_put_text(r, namespace_name(namespace_of(rel)));
+        vrel_put_text(r, pgcat_database_name());
+        vrel_put_text(r, pgcat_namespace_name(pgcat_namespace_of(rel)));
         vrel_put_text(r, rel->name);
         vrel_put_text(r, rel->cols[c].name);
         vrel_put_int(r, c + 1);                                 /* ordinal_position */
@@ -929,706 +942,8 @@ static const VrelDef pg_defs[] = {
      produce_is_columns, "columns of tables and views"},
 };
 
-/* ------------------------------------------------------------ functions */
-
-static void out_text(EvalCtx *cx, Vector *out, uint32_t i, const char *s)
-{
-    if (s == NULL) {
-        out->nulls[i] = 1;
-        return;
-    }
-    out->v.str[i].ptr = arena_strdup(cx->arena, s);
-    out->v.str[i].len = (uint32_t)strlen(s);
-}
-
-static KERNEL(k_version)
-{
-    SL_UNUSED(e);
-    SL_UNUSED(args);
-    FOR_SEL(sel, n, { out_text(cx, out, i, SERVER_VERSION_TEXT); });
-    return 0;
-}
-
-static KERNEL(k_current_database)
-{
-    SL_UNUSED(e);
-    SL_UNUSED(args);
-    FOR_SEL(sel, n, { out_text(cx, out, i, current_database_name()); });
-    return 0;
-}
-
-static KERNEL(k_current_schema)
-{
-    SL_UNUSED(e);
-    SL_UNUSED(args);
-    FOR_SEL(sel, n, { out_text(cx, out, i, "public"); });
-    return 0;
-}
-
-static KERNEL(k_pg_backend_pid)
-{
-    SL_UNUSED(e);
-    SL_UNUSED(args);
-    SL_UNUSED(cx);
-    const RtSession *s = rt_session_current();
-    FOR_SEL(sel, n, { out->v.i32[i] = s ? s->pid : 0; });
-    return 0;
-}
-
-static KERNEL(k_current_user)
-{
-    SL_UNUSED(e);
-    SL_UNUSED(args);
-    const RtSession *s = rt_session_current();
-    FOR_SEL(sel, n, { out_text(cx, out, i, s && s->user ? s->user : "sluice"); });
-    return 0;
-}
-
-/* current_schemas(include_implicit): the search path as an array literal. */
-static KERNEL(k_current_schemas)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        out_text(cx, out, i, args[0].v.b[i] ? "{pg_catalog,public}" : "{public}");
-    });
-    return 0;
-}
-
-/* format_type(type oid, typmod): NULL type is NULL, NULL typmod is none. */
-static KERNEL(k_format_type)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        if (vector_is_null(&args[0], i)) {
-            out->nulls[i] = 1;
-            continue;
-        }
-        out->nulls[i] = 0;
-        int64_t oid = args[0].v.i64[i];
-        SlTypeId id = type_by_oid(oid);
-        int32_t mod = vector_is_null(&args[1], i) ? -1 : args[1].v.i32[i];
-        char buf[96];
-        if (id == TYPE_UNKNOWN) {
-            bool arr = false;
-            for (int k = 1; k < TYPE__COUNT && !arr; k++) {
-                if ((int64_t)array_oid((SlTypeId)k) == oid) {
-                    snprintf(buf, sizeof(buf), "%s[]", type_name((SlTypeId)k));
-                    arr = true;
-                }
-            }
-            out_text(cx, out, i, arr ? buf : "???");
-            continue;
-        }
-        SlType t = {id, -1};
-        if (mod >= 4 && (id == TYPE_VARCHAR || id == TYPE_NUMERIC))
-            t.typmod = mod - 4;
-        else if (mod >= 0 && id == TYPE_INTERVAL)
-            t.typmod = mod;
-        out_text(cx, out, i, type_format(t, buf, sizeof(buf)));
-    });
-    return 0;
-}
-
-/* pg_table_is_visible: the relations of public and pg_catalog are on the
- * search path; information_schema's and sys's are not. */
-static KERNEL(k_pg_table_is_visible)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        int64_t oid = args[0].v.i64[i];
-        const CatRelation *rel = relation_by_oid(oid);
-        if (rel == NULL)
-            rel = table_of_index(oid);
-        if (rel == NULL) {
-            out->nulls[i] = 1;
-            continue;
-        }
-        uint32_t ns = namespace_of(rel);
-        out->v.b[i] = ns == VREL_NS_PUBLIC || ns == VREL_NS_PG_CATALOG;
-    });
-    return 0;
-}
-
-static KERNEL(k_pg_type_is_visible)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        int64_t oid = args[0].v.i64[i];
-        bool known = type_by_oid(oid) != TYPE_UNKNOWN;
-        for (int k = 1; k < TYPE__COUNT && !known; k++)
-            known = (int64_t)array_oid((SlTypeId)k) == oid;
-        if (known)
-            out->v.b[i] = true;
-        else
-            out->nulls[i] = 1;
-    });
-    return 0;
-}
-
-/* pg_get_expr(expression tree, relation): sluice keeps no expression
- * trees (no column defaults, partition bounds or index expressions), so
- * every tree it is given is its own text. */
-static KERNEL(k_pg_get_expr)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        out->v.str[i] = args[0].v.str[i];
-    });
-    return 0;
-}
-
-/* obj_description(oid, catalog): the comment of a system relation. */
-static KERNEL(k_obj_description)
-{
-    FOR_SEL(sel, n, {
-        const CatRelation *rel = relation_by_oid(args[0].v.i64[i]);
-        bool on_class = e->nargs < 2 || (args[1].v.str[i].len == 8 &&
-                                         memcmp(args[1].v.str[i].ptr, "pg_class", 8) == 0);
-        const char *c = rel != NULL && on_class && rel->kind == REL_SYSTEM ? vrel_comment(rel)
-                                                                          : NULL;
-        out_text(cx, out, i, c);
-    });
-    return 0;
-}
-
-/* col_description, shobj_description: sluice has no column or shared
- * object comments. */
-static KERNEL(k_no_description)
-{
-    SL_UNUSED(e);
-    SL_UNUSED(args);
-    SL_UNUSED(cx);
-    FOR_SEL(sel, n, { out->nulls[i] = 1; });
-    return 0;
-}
-
-/* pg_relation_is_publishable: sluice has no logical replication. */
-static KERNEL(k_false)
-{
-    SL_UNUSED(e);
-    SL_UNUSED(args);
-    SL_UNUSED(cx);
-    FOR_SEL(sel, n, { out->v.b[i] = false; });
-    return 0;
-}
-
-static KERNEL(k_pg_encoding_to_char)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, { out_text(cx, out, i, args[0].v.i32[i] == 6 ? "UTF8" : ""); });
-    return 0;
-}
-
-/* pg_get_indexdef(index oid[, column, pretty]): a primary key's index. */
-static KERNEL(k_pg_get_indexdef)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        const CatRelation *rel = table_of_index(args[0].v.i64[i]);
-        if (rel == NULL) {
-            out->nulls[i] = 1;
-            continue;
-        }
-        out_text(cx, out, i,
-                 arena_printf(cx->arena, "CREATE UNIQUE INDEX %s_pkey ON public.%s USING btree %s",
-                              rel->name, rel->name, pk_columns(cx->arena, rel)));
-    });
-    return 0;
-}
-
-static KERNEL(k_pg_get_constraintdef)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        int64_t oid = args[0].v.i64[i];
-        const CatRelation *rel = oid >= CONSTRAINT_OID(0) ? relation_by_oid(oid - CONSTRAINT_OID(0))
-                                                          : NULL;
-        if (rel == NULL || rel->npk == 0) {
-            out->nulls[i] = 1;
-            continue;
-        }
-        out_text(cx, out, i,
-                 arena_printf(cx->arena, "PRIMARY KEY %s", pk_columns(cx->arena, rel)));
-    });
-    return 0;
-}
-
-/* The elements of an array's text form ('{a,"b c",NULL}'), one at a time:
- * fn gets each element (NULL for a NULL element) until it returns false.
- * sluice has no array types yet; the catalog keeps arrays as their text
- * form, and these functions read it.  Returns false if s is no array. */
-static bool array_elems(const SlStr *a, bool (*fn)(const SlStr *el, void *arg), void *arg)
-{
-    if (a->len < 2 || a->ptr[0] != '{' || a->ptr[a->len - 1] != '}')
-        return false;
-    uint32_t k = 1, end = a->len - 1;
-    StrBuf el;
-    strbuf_init(&el);
-    bool go = true;
-    while (k < end && go) {
-        el.len = 0;
-        bool quoted = a->ptr[k] == '"';
-        if (quoted) {
-            k++;
-            while (k < end && a->ptr[k] != '"') {
-                if (a->ptr[k] == '\\' && k + 1 < end)
-                    k++;
-                strbuf_putc(&el, a->ptr[k++]);
-            }
-            k++;
-        } else {
-            while (k < end && a->ptr[k] != ',')
-                strbuf_putc(&el, a->ptr[k++]);
-        }
-        bool is_null = !quoted && el.len == 4 && strncasecmp(el.data, "NULL", 4) == 0;
-        SlStr s = {el.data ? el.data : "", (uint32_t)el.len};
-        go = fn(is_null ? NULL : &s, arg);
-        if (k < end && a->ptr[k] == ',')
-            k++;
-    }
-    strbuf_free(&el);
-    return true;
-}
-
-typedef struct JoinArg {
-    StrBuf      *out;
-    const SlStr *delim;
-    bool         first;
-} JoinArg;
-
-static bool join_cb(const SlStr *el, void *arg)
-{
-    JoinArg *j = arg;
-    if (el == NULL)
-        return true;
-    if (!j->first)
-        strbuf_append(j->out, j->delim->ptr, j->delim->len);
-    strbuf_append(j->out, el->ptr, el->len);
-    j->first = false;
-    return true;
-}
-
-/* array_to_string(array, delimiter): the elements joined, NULLs skipped. */
-static KERNEL(k_array_to_string)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        StrBuf b;
-        strbuf_init(&b);
-        JoinArg j = {&b, &args[1].v.str[i], true};
-        if (!array_elems(&args[0].v.str[i], join_cb, &j)) {
-            strbuf_free(&b);
-            return sl_error(cx->err, ERRCODE_INVALID_TEXT_REPRESENTATION,
-                            "malformed array literal: \"%.*s\"", (int)args[0].v.str[i].len,
-                            args[0].v.str[i].ptr);
-        }
-        out->v.str[i].ptr = arena_strndup(cx->arena, b.data ? b.data : "", b.len);
-        out->v.str[i].len = (uint32_t)b.len;
-        strbuf_free(&b);
-    });
-    return 0;
-}
-
-typedef struct AnyArg {
-    const SlStr *x;
-    bool         eq;        /* looking for an equal element (else unequal) */
-    bool         found, saw_null;
-} AnyArg;
-
-static bool any_cb(const SlStr *el, void *arg)
-{
-    AnyArg *a = arg;
-    if (el == NULL) {
-        a->saw_null = true;
-        return true;
-    }
-    bool same = el->len == a->x->len && memcmp(el->ptr, a->x->ptr, el->len) == 0;
-    if (same == a->eq)
-        a->found = true;
-    return !a->found;
-}
-
-/* x = ANY (array), x <> ANY (array): true if some element is (un)equal,
- * else NULL if an element is NULL, else false. */
-static int any_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel,
-                    uint32_t n, bool eq)
-{
-    FOR_SEL(sel, n, {
-        AnyArg a = {&args[0].v.str[i], eq, false, false};
-        if (!array_elems(&args[1].v.str[i], any_cb, &a))
-            return sl_error(cx->err, ERRCODE_INVALID_TEXT_REPRESENTATION,
-                            "malformed array literal: \"%.*s\"", (int)args[1].v.str[i].len,
-                            args[1].v.str[i].ptr);
-        out->v.b[i] = a.found;
-        out->nulls[i] = !a.found && a.saw_null;
-    });
-    return 0;
-}
-
-typedef struct NthArg {
-    int32_t  want, seen;
-    Arena   *a;
-    SlStr    found;
-    bool     ok, null;
-} NthArg;
-
-static bool nth_cb(const SlStr *el, void *arg)
-{
-    NthArg *n = arg;
-    if (++n->seen != n->want)
-        return true;
-    n->ok = true;
-    n->null = el == NULL;
-    if (el != NULL) {
-        n->found.ptr = arena_strndup(n->a, el->ptr, el->len);
-        n->found.len = el->len;
-    }
-    return false;
-}
-
-static bool count_cb(const SlStr *el, void *arg)
-{
-    SL_UNUSED(el);
-    (*(int32_t *)arg)++;
-    return true;
-}
-
-static int bad_array(EvalCtx *cx, const SlStr *s)
-{
-    return sl_error(cx->err, ERRCODE_INVALID_TEXT_REPRESENTATION,
-                    "malformed array literal: \"%.*s\"", (int)s->len, s->ptr);
-}
-
-/* array[i]: the i-th element, from 1; NULL outside the array. */
-static KERNEL(k_array_subscript)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        NthArg a = {args[1].v.i32[i], 0, cx->arena, {"", 0}, false, false};
-        if (!array_elems(&args[0].v.str[i], nth_cb, &a))
-            return bad_array(cx, &args[0].v.str[i]);
-        if (!a.ok || a.null)
-            out->nulls[i] = 1;
-        else
-            out->v.str[i] = a.found;
-    });
-    return 0;
-}
-
-/* array_upper(array, 1), array_length(array, 1): the element count (NULL
- * for an empty array or another dimension); array_lower: 1. */
-static int array_bound(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel,
-                       uint32_t n, bool lower)
-{
-    FOR_SEL(sel, n, {
-        int32_t count = 0;
-        if (!array_elems(&args[0].v.str[i], count_cb, &count))
-            return bad_array(cx, &args[0].v.str[i]);
-        if (count == 0 || args[1].v.i32[i] != 1)
-            out->nulls[i] = 1;
-        else
-            out->v.i32[i] = lower ? 1 : count;
-    });
-    return 0;
-}
-
-static KERNEL(k_array_upper) { SL_UNUSED(e); return array_bound(cx, args, out, sel, n, false); }
-static KERNEL(k_array_lower) { SL_UNUSED(e); return array_bound(cx, args, out, sel, n, true); }
-
-static KERNEL(k_array_any_eq) { SL_UNUSED(e); return any_rows(cx, args, out, sel, n, true); }
-static KERNEL(k_array_any_ne) { SL_UNUSED(e); return any_rows(cx, args, out, sel, n, false); }
-
-/* ---- the reg* types' input (name -> oid) and output (oid -> name) */
-
-static bool all_digits(const char *s)
-{
-    if (*s == '\0')
-        return false;
-    for (; *s; s++)
-        if (*s < '0' || *s > '9')
-            return false;
-    return true;
-}
-
-/* "a.b" -> schema a, name b (either may be quoted); NULL schema if none. */
-static void split_qualified(Arena *a, const char *s, const char **schema, const char **name)
-{
-    const char *dot = NULL;
-    bool q = false;
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            q = !q;
-        else if (*p == '.' && !q && dot == NULL)
-            dot = p;
-    }
-    const char *parts[2] = {dot ? arena_strndup(a, s, (size_t)(dot - s)) : NULL,
-                            dot ? dot + 1 : s};
-    for (int i = 0; i < 2; i++) {
-        const char *p = parts[i];
-        if (p == NULL)
-            continue;
-        size_t n = strlen(p);
-        char *o = arena_alloc(a, n + 1), *w = o;
-        if (p[0] == '"' && n >= 2 && p[n - 1] == '"') {
-            for (size_t k = 1; k + 1 < n; k++) {
-                *w++ = p[k];
-                if (p[k] == '"' && p[k + 1] == '"')
-                    k++;
-            }
-        } else {
-            for (size_t k = 0; k < n; k++)
-                *w++ = (char)(p[k] >= 'A' && p[k] <= 'Z' ? p[k] + 32 : p[k]);
-        }
-        *w = '\0';
-        parts[i] = o;
-    }
-    *schema = parts[0];
-    *name = parts[1];
-}
-
-/* The input of a reg type: a number is the oid itself (true, *oid set);
- * otherwise the text, split into schema and name (false). */
-static bool reg_input(EvalCtx *cx, const SlStr *in, const char **s, const char **schema,
-                      const char **name, int64_t *oid)
-{
-    *s = arena_strndup(cx->arena, in->ptr, in->len);
-    if (all_digits(*s)) {
-        *oid = strtoll(*s, NULL, 10);
-        return true;
-    }
-    split_qualified(cx->arena, *s, schema, name);
-    return false;
-}
-
-static KERNEL(k_regclassin)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        const char *s, *schema, *name;
-        if (reg_input(cx, &args[0].v.str[i], &s, &schema, &name, &out->v.i64[i]))
-            continue;
-        const CatRelation *rel = NULL;
-        if (schema == NULL || strcmp(schema, "public") != 0)
-            rel = vrel_lookup(schema, name);
-        if (rel == NULL && (schema == NULL || strcmp(schema, "public") == 0) &&
-            rt_catalog() != NULL)
-            rel = cat_lookup(rt_catalog(), name);
-        if (rel == NULL)
-            return sl_error(cx->err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
-                            s);
-        out->v.i64[i] = rel->oid;
-    });
-    return 0;
-}
-
-static KERNEL(k_regclassout)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        int64_t oid = args[0].v.i64[i];
-        const CatRelation *rel = relation_by_oid(oid);
-        const CatRelation *tbl = rel ? NULL : table_of_index(oid);
-        if (rel == NULL && tbl == NULL) {
-            out_text(cx, out, i, arena_printf(cx->arena, "%lld", (long long)oid));
-            continue;
-        }
-        const char *nm = rel ? rel->name : arena_printf(cx->arena, "%s_pkey", tbl->name);
-        uint32_t ns = namespace_of(rel ? rel : tbl);
-        bool visible = ns == VREL_NS_PUBLIC || ns == VREL_NS_PG_CATALOG;
-        out_text(cx, out, i, visible ? nm : arena_printf(cx->arena, "%s.%s", namespace_name(ns),
-                                                         nm));
-    });
-    return 0;
-}
-
-static KERNEL(k_regtypein)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        const char *s, *schema, *name;
-        if (reg_input(cx, &args[0].v.str[i], &s, &schema, &name, &out->v.i64[i]))
-            continue;
-        size_t len = strlen(name);
-        bool array = len > 2 && strcmp(name + len - 2, "[]") == 0;
-        if (array)
-            name = arena_strndup(cx->arena, name, len - 2);
-        else if (name[0] == '_') {
-            array = true;
-            name++;
-        }
-        SlTypeId id = type_by_name(name);
-        for (int k = 1; k < TYPE__COUNT && id == TYPE_UNKNOWN; k++)
-            if (strcmp(type_name((SlTypeId)k), name) == 0)
-                id = (SlTypeId)k;
-        if (id == TYPE_UNKNOWN && strcmp(name, "integer") == 0)
-            id = TYPE_INT4;
-        if (id == TYPE_UNKNOWN || (schema != NULL && strcmp(schema, "pg_catalog") != 0) ||
-            (array && array_oid(id) == 0))
-            return sl_error(cx->err, ERRCODE_UNDEFINED_OBJECT, "type \"%s\" does not exist", s);
-        out->v.i64[i] = array ? array_oid(id) : type_oid(id);
-    });
-    return 0;
-}
-
-static KERNEL(k_regtypeout)
-{
-    SL_UNUSED(e);
-    /* format_type(oid, NULL), which is what regtype prints */
-    Vector mods;
-    vector_init(&mods, cx->arena, sl_type(TYPE_INT4), args[0].len ? args[0].len : 1, true);
-    memset(mods.nulls, 1, args[0].len ? args[0].len : 1);
-    Vector two[2] = {args[0], mods};
-    return k_format_type(cx, e, two, out, sel, n);
-}
-
-static KERNEL(k_regnamespacein)
-{
-    SL_UNUSED(e);
-    static const uint32_t oids[] = {VREL_NS_PG_CATALOG, VREL_NS_PUBLIC, VREL_NS_INFO_SCHEMA,
-                                    VREL_NS_SYS};
-    FOR_SEL(sel, n, {
-        const char *s, *schema, *name;
-        if (reg_input(cx, &args[0].v.str[i], &s, &schema, &name, &out->v.i64[i]))
-            continue;
-        int64_t found = -1;
-        for (size_t k = 0; k < SL_ARRAY_LEN(oids) && schema == NULL; k++)
-            if (strcmp(namespace_name(oids[k]), name) == 0)
-                found = oids[k];
-        if (found < 0)
-            return sl_error(cx->err, ERRCODE_INVALID_SCHEMA_NAME,
-                            "schema \"%s\" does not exist", s);
-        out->v.i64[i] = found;
-    });
-    return 0;
-}
-
-static KERNEL(k_regnamespaceout)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        int64_t oid = args[0].v.i64[i];
-        const char *nm = oid >= 0 && oid <= UINT32_MAX ? namespace_name((uint32_t)oid) : NULL;
-        out_text(cx, out, i, nm ? nm : arena_printf(cx->arena, "%lld", (long long)oid));
-    });
-    return 0;
-}
-
-/* Functions are pg_proc rows 20000 + their position in the tables. */
-static KERNEL(k_regprocin)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        const char *s, *schema, *name;
-        if (reg_input(cx, &args[0].v.str[i], &s, &schema, &name, &out->v.i64[i]))
-            continue;
-        int64_t found = -1;
-        for (size_t k = 0; found < 0 && ex_func_at(k) != NULL; k++)
-            if (!ex_func_at(k)->is_op && strcmp(ex_func_at(k)->name, name) == 0)
-                found = 20000 + (int64_t)k;
-        if (found < 0)
-            return sl_error(cx->err, ERRCODE_UNDEFINED_FUNCTION,
-                            "function \"%s\" does not exist", s);
-        out->v.i64[i] = found;
-    });
-    return 0;
-}
-
-static KERNEL(k_regprocout)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        int64_t oid = args[0].v.i64[i];
-        const FuncDesc *f = oid >= 20000 ? ex_func_at((size_t)(oid - 20000)) : NULL;
-        out_text(cx, out, i, f ? f->name : oid == 0 ? "-"
-                                         : arena_printf(cx->arena, "%lld", (long long)oid));
-    });
-    return 0;
-}
-
-/* to_regclass(text) and friends: the oid, or NULL when there is no such
- * object (the casts' input functions, row by row, their error dropped). */
-static int to_reg_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
-                       const uint32_t *sel, uint32_t n, ExprFn in)
-{
-    SlError *saved = cx->err;
-    FOR_SEL(sel, n, {
-        SlError err = {0};
-        cx->err = &err;
-        uint32_t one = i;
-        if (in(cx, e, args, out, &one, 1) < 0)
-            out->nulls[i] = 1;
-        sl_error_clear(&err);
-    });
-    cx->err = saved;
-    return 0;
-}
-
-static KERNEL(k_to_regclass) { return to_reg_rows(cx, e, args, out, sel, n, k_regclassin); }
-static KERNEL(k_to_regtype) { return to_reg_rows(cx, e, args, out, sel, n, k_regtypein); }
-static KERNEL(k_to_regnamespace)
-{
-    return to_reg_rows(cx, e, args, out, sel, n, k_regnamespacein);
-}
-static KERNEL(k_to_regproc) { return to_reg_rows(cx, e, args, out, sel, n, k_regprocin); }
-
-#define I8  TYPE_INT8
-#define I4  TYPE_INT4
-#define TXT TYPE_TEXT
-#define B   TYPE_BOOL
-#define F0(nm, r, f)             {nm, false, 0, {0, 0, 0}, {0, 0, 0}, r, f, 0}
-#define F1(nm, a, r, f)          {nm, false, 1, {a, 0, 0}, {a, 0, 0}, r, f, 0}
-#define F2(nm, a, b, r, f)       {nm, false, 2, {a, b, 0}, {a, b, 0}, r, f, 0}
-#define F3(nm, a, b, c, r, f)    {nm, false, 3, {a, b, c}, {a, b, c}, r, f, 0}
-
-static const FuncDesc pg_funcs[] = {
-    F0("version", TXT, k_version),
-    F0("current_database", TXT, k_current_database),
-    F0("current_schema", TXT, k_current_schema),
-    F0("current_user", TXT, k_current_user),
-    F0("session_user", TXT, k_current_user),
-    F0("pg_backend_pid", I4, k_pg_backend_pid),
-    F1("current_schemas", B, TXT, k_current_schemas),
-    {"format_type", false, 2, {I8, I4, 0}, {I8, I4, 0}, TXT, k_format_type, FUNC_NONSTRICT},
-    F1("pg_table_is_visible", I8, B, k_pg_table_is_visible),
-    F1("pg_type_is_visible", I8, B, k_pg_type_is_visible),
-    F2("pg_get_expr", TXT, I8, TXT, k_pg_get_expr),
-    F3("pg_get_expr", TXT, I8, B, TXT, k_pg_get_expr),
-    F1("obj_description", I8, TXT, k_obj_description),
-    F2("obj_description", I8, TXT, TXT, k_obj_description),
-    F2("col_description", I8, I4, TXT, k_no_description),
-    F2("shobj_description", I8, TXT, TXT, k_no_description),
-    F1("pg_encoding_to_char", I4, TXT, k_pg_encoding_to_char),
-    F1("pg_get_indexdef", I8, TXT, k_pg_get_indexdef),
-    F3("pg_get_indexdef", I8, I4, B, TXT, k_pg_get_indexdef),
-    F1("pg_get_constraintdef", I8, TXT, k_pg_get_constraintdef),
-    F2("pg_get_constraintdef", I8, B, TXT, k_pg_get_constraintdef),
-    F2("array_to_string", TXT, TXT, TXT, k_array_to_string),
-    F2("array_any_eq", TXT, TXT, B, k_array_any_eq),
-    F2("array_subscript", TXT, I4, TXT, k_array_subscript),
-    F2("array_upper", TXT, I4, I4, k_array_upper),
-    F2("array_length", TXT, I4, I4, k_array_upper),
-    F2("array_lower", TXT, I4, I4, k_array_lower),
-    F2("array_any_ne", TXT, TXT, B, k_array_any_ne),
-    F1("pg_relation_is_publishable", I8, B, k_false),
-    F1("pg_get_statisticsobjdef_columns", I8, TXT, k_no_description),
-    /* the reg* casts (analyze.c, OID_TYPMOD) */
-    F1("regclassin", TXT, I8, k_regclassin),
-    F1("regclassout", I8, TXT, k_regclassout),
-    F1("regtypein", TXT, I8, k_regtypein),
-    F1("regtypeout", I8, TXT, k_regtypeout),
-    F1("regnamespacein", TXT, I8, k_regnamespacein),
-    F1("regnamespaceout", I8, TXT, k_regnamespaceout),
-    F1("regprocin", TXT, I8, k_regprocin),
-    F1("regprocout", I8, TXT, k_regprocout),
-    F1("to_regclass", TXT, I8, k_to_regclass),
-    F1("to_regtype", TXT, I8, k_to_regtype),
-    F1("to_regnamespace", TXT, I8, k_to_regnamespace),
-    F1("to_regproc", TXT, I8, k_to_regproc),
-};
-
 void pgcat_register(void)
 {
     vrel_register(pg_defs, (int)SL_ARRAY_LEN(pg_defs));
-    /* they read the catalog and the sessions: their statements run on the loop */
-    ex_func_register_loop(pg_funcs, SL_ARRAY_LEN(pg_funcs));
+    pgcat_register_functions();
 }

@@ -21,6 +21,7 @@
  */
 #include "sluice/vrel.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -30,6 +31,7 @@ typedef struct Vrel {
 } Vrel;
 
 static Vrel *g_vrels;
+static pthread_t g_loop_thread;     /* rt_init's: sessions are the loop's */
 static int   g_nvrels, g_capvrels;
 static bool  g_scan_hooked;
 
@@ -99,6 +101,7 @@ static ExSource *system_scan(ExCtx *cx, const CatRelation *rel)
 
 void vrel_init(void)
 {
+    g_loop_thread = pthread_self();
     if (!g_scan_hooked) {
         ex_set_system_scan(system_scan);
         g_scan_hooked = true;
@@ -343,9 +346,12 @@ void rt_session_set(const RtSession *s)
     g_session = s;
 }
 
+/* The loop's current session.  Work on other threads (a continuous
+ * query's batch) has no session: it sees NULL, not a session the loop is
+ * changing under it. */
 const RtSession *rt_session_current(void)
 {
-    return g_session;
+    return pthread_equal(pthread_self(), g_loop_thread) ? g_session : NULL;
 }
 
 void rt_session_lister(void (*list)(void *arg, rt_session_emit_fn emit, void *emit_arg),

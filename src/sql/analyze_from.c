@@ -489,18 +489,19 @@ static int join_expr(Analyze *an, JoinExpr *j, FromItem *out)
     return 0;
 }
 
-/* generate_series(start, stop [, step]) over integers, the one function
- * FROM takes: its arguments may read enclosing queries (a correlated
- * subquery), not the FROM items beside it (no LATERAL). */
+/* generate_series(start, stop [, step]) over integers and unnest(array),
+ * the functions FROM takes: their arguments may read enclosing queries (a
+ * correlated subquery), not the FROM items beside them (no LATERAL). */
 static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
 {
     FuncCall *f = rf->func;
     int loc = rf->hdr.location, n = list_len(f->args);
-    if (strcmp(f->name, "generate_series") != 0 || n < 2 || n > 3 || f->over || f->star ||
-        f->distinct || f->filter)
+    bool unnest = strcmp(f->name, "unnest") == 0 && n == 1;
+    if ((!unnest && (strcmp(f->name, "generate_series") != 0 || n < 2 || n > 3)) || f->over ||
+        f->star || f->distinct || f->filter)
         return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
-                           "only generate_series(start, stop [, step]) over integers is "
-                           "supported in FROM");
+                           "only generate_series(start, stop [, step]) over integers and "
+                           "unnest(array) are supported in FROM");
     Expr *args[3] = {NULL, NULL, NULL};
     bool wide = false;
     /* the arguments see the enclosing queries only (an empty level of
@@ -508,12 +509,29 @@ static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
     Scope *saved = an->scope;
     Scope none = {.parent = saved ? saved->parent : NULL};
     an->scope = &none;
+    SlTypeId elem = TYPE_TEXT;
     for (int k = 0; k < n; k++) {
         if ((args[k] = an_transform(an, list_nth(f->args, k))) == NULL) {
             an->scope = saved;
             return -1;
         }
         SlTypeId t = args[k]->type.id;
+        if (unnest) {
+            /* an array is its text form; its type may name the elements' */
+            if (!type_is_array_of(args[k]->type, &elem))
+                elem = TYPE_TEXT;
+            if (t != TYPE_TEXT && t != TYPE_UNKNOWN) {
+                an->scope = saved;
+                return sl_error_at(an->err, ERRCODE_UNDEFINED_FUNCTION, loc,
+                                   "function unnest(%s) does not exist", type_name(t));
+            }
+            if ((args[k] = an_coerce(an, args[k], sl_type(TYPE_TEXT), COERCE_EXPLICIT,
+                                     loc)) == NULL) {
+                an->scope = saved;
+                return -1;
+            }
+            break;
+        }
         if (t != TYPE_INT2 && t != TYPE_INT4 && t != TYPE_INT8 && t != TYPE_UNKNOWN) {
             an->scope = saved;
             return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
@@ -531,12 +549,14 @@ static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
     p->u.series.start = args[0];
     p->u.series.stop = args[1];
     p->u.series.step = args[2];
+    p->u.series.unnest = unnest;
     ScopeItem *it = new_item(an, refname, 1);
     it->colnames[0] = refname;
     it->colidx[0] = 0;
     if (apply_colnames(an, rf->colnames, "function", refname, 1, it->colnames, loc) < 0)
         return -1;
-    plan_set_col(p, 0, it->colnames[0], sl_type(wide ? TYPE_INT8 : TYPE_INT4), refname);
+    plan_set_col(p, 0, it->colnames[0],
+                 sl_type(unnest ? elem : wide ? TYPE_INT8 : TYPE_INT4), refname);
     out->plan = p;
     expose_all(an, out, it);
     return 0;
