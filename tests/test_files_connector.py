@@ -278,3 +278,29 @@ def test_records_larger_than_max_record_bytes(sluiced, tmp_path):
     assert [(d[0], d[1]) for d in dead] == [(9, 4096), (9 + len(huge) + 1, len(big))]
     assert "exceeds max_record_bytes" in dead[0][2] and str(len(huge)) in dead[0][2]
     assert "max_record_bytes" in dead[1][2] or "too large" in dead[1][2], dead[1][2]
+
+
+def test_continuous_query_over_a_files_stream(sluiced, tmp_path):
+    """A continuous query reads a files stream as any stream, across files
+    that appear while it runs and a restart."""
+    server = sluiced()
+    src = tmp_path / "in"
+    src.mkdir()
+    create_stream(server, "clicks", "user_id INT, url TEXT, ts TIMESTAMP", src,
+                  format="csv", poll_interval="50 ms")
+    with connect(server) as conn:
+        conn.execute("CREATE CONTINUOUS QUERY per_user WITH (trigger = '100 ms') AS "
+                     "SELECT user_id, count(*) AS n FROM clicks GROUP BY user_id")
+    write(src / "1.csv", "1,/a,2024-01-01 00:00:01\n2,/b,2024-01-01 00:00:02\n1,/c,2024-01-01 "
+                         "00:00:03\n")
+    wait_for(server, "SELECT user_id, n FROM per_user ORDER BY user_id", [(1, 2), (2, 1)])
+    server.restart()
+    write(src / "2.csv", "2,/d,2024-01-01 00:00:04\n3,/e,2024-01-01 00:00:05\nbad line\n")
+    wait_for(server, "SELECT user_id, n FROM per_user ORDER BY user_id", [(1, 2), (2, 2), (3, 1)])
+    assert rows(server, "SELECT source, byte_offset FROM clicks_dead_letters") == [("2.csv", 50)]
+    with connect(server) as conn:
+        with pytest.raises(psycopg.errors.DependentObjectsStillExist):
+            conn.execute("DROP STREAM clicks")
+        conn.execute("DROP STREAM clicks CASCADE")
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            conn.execute("SELECT * FROM per_user")
