@@ -12,6 +12,7 @@ DROP with the dead-letter stream, and a failed CREATE leaving nothing.
 """
 
 import json
+import re
 import time
 
 import psycopg
@@ -304,3 +305,22 @@ def test_continuous_query_over_a_files_stream(sluiced, tmp_path):
         conn.execute("DROP STREAM clicks CASCADE")
         with pytest.raises(psycopg.errors.UndefinedTable):
             conn.execute("SELECT * FROM per_user")
+
+
+def test_continuous_query_over_a_failed_stream_fails(sluiced, tmp_path):
+    """on_error = 'fail': a continuous query reading the stream fails too, with
+    the ingestion error (the log says so; sys.queries will)."""
+    server = sluiced()
+    src = tmp_path / "in"
+    src.mkdir()
+    create_stream(server, "f", "n INT", src, format="json", on_error="fail",
+                  poll_interval="50 ms")
+    with connect(server) as conn:
+        conn.execute("CREATE CONTINUOUS QUERY c WITH (trigger = '100 ms') AS "
+                     "SELECT count(*) AS k FROM f")
+    write(src / "a.json", '{"n": 1}\n{"n": x}\n')
+    end = time.monotonic() + DEADLINE
+    want = re.compile(r'continuous query failed.*query=c.*ingestion of stream \\?"f\\?" failed')
+    while not want.search(server.log_text()):
+        assert time.monotonic() < end, "the continuous query did not fail"
+        time.sleep(0.1)
