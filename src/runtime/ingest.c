@@ -288,18 +288,30 @@ static void prog_key(const Ingester *g, const char *name, StrBuf *key)
     strbuf_puts(key, name);
 }
 
+/* The file's entry (kept sorted by name: a directory of many files costs
+ * a binary search per file and round), added when add is set.  The pointer
+ * is valid until the next addition. */
 static FileProg *prog_find(Ingester *g, const char *name, bool add)
 {
-    for (int i = 0; i < g->nfp; i++)
-        if (strcmp(g->fp[i].name, name) == 0)
-            return &g->fp[i];
+    int lo = 0, hi = g->nfp;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2, c = strcmp(g->fp[mid].name, name);
+        if (c == 0)
+            return &g->fp[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     if (!add)
         return NULL;
     if (g->nfp == g->capfp) {
         g->capfp = g->capfp ? g->capfp * 2 : 16;
         g->fp = sl_realloc(g->fp, sizeof(FileProg) * (size_t)g->capfp);
     }
-    FileProg *f = &g->fp[g->nfp++];
+    memmove(&g->fp[lo + 1], &g->fp[lo], sizeof(FileProg) * (size_t)(g->nfp - lo));
+    g->nfp++;
+    FileProg *f = &g->fp[lo];
     memset(f, 0, sizeof(*f));
     f->name = sl_strdup(name);
     return f;
@@ -493,11 +505,14 @@ static int64_t ingest_file(Ingester *g, FileProg *f, int64_t budget, bool *more,
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", g->dir, f->name);
+    struct stat sb;
+    /* a file with nothing new costs a stat, not an open */
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= f->pos)
+        return 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? 0 : sl_error(err, ERRCODE_IO_ERROR, "cannot open \"%s\": %s",
                                               path, strerror(errno));
-    struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= f->pos) {
         close(fd);
         return 0;
@@ -592,10 +607,10 @@ static void files_round(Ingester *g, SlError *err)
         int64_t got = ingest_file(g, f, budget, &g->more, err);
         if (got == -2)
             failed = true;
-        else if (got < 0)
-            break;
-        else
+        else if (got > 0)
             budget -= got;
+        /* a file that cannot be read (err keeps the first error, which the
+         * loop logs) does not hold up the others */
     }
     if (budget <= 0)
         g->more = true;
