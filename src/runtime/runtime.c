@@ -6,6 +6,8 @@
  *   rt_prepare    RawStmt -> Prepared (analysis into a Query and its plan)
  *   rt_describe   result columns and parameter types
  *   rt_execute    parameters in, rows out to a ResultSink, the tag
+ *   rt_execute_deferred   the same; in group commit mode an INSERT into a
+ *                 stream leaves its durable write to the caller (append.c)
  *
  * Statements that read no relation (SELECT 1, SET, BEGIN) work without
  * rt_init(); the others fail with 55000 until it is called.  A prepared
