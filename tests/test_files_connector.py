@@ -246,13 +246,21 @@ def test_killed_at_the_commit_of_a_round(sluiced, tmp_path, monkeypatch, fault, 
     server.start()
     monkeypatch.delenv("SLUICE_FAULT")
     total = 0
-    for k in range(16):     # a commit per file, over several rounds
+    for k in range(16):
+        # one file at a time, each in a round (a commit) of its own, until
+        # the fault point kills the server
         write(src / f"f{k}.json", "".join('{"n": %d}\n' % (k * 100 + j) for j in range(40)))
         total += 40
-        time.sleep(0.05)
-    end = time.monotonic() + DEADLINE
-    while server.alive() and time.monotonic() < end:
-        time.sleep(0.05)
+        end = time.monotonic() + DEADLINE
+        while server.alive() and time.monotonic() < end:
+            try:
+                if rows(server, "SELECT count(*) FROM s") == [(total,)]:
+                    break
+            except psycopg.OperationalError:
+                pass        # killed under the query
+            time.sleep(0.02)
+        if not server.alive():
+            break
     assert not server.alive(), "the fault point was never reached"
     assert server.kill() == -9
     server.start()
