@@ -332,3 +332,19 @@ def test_continuous_query_over_a_failed_stream_fails(sluiced, tmp_path):
     while not want.search(server.log_text()):
         assert time.monotonic() < end, "the continuous query did not fail"
         time.sleep(0.1)
+
+
+def test_many_small_files_one_write_per_round(sluiced, tmp_path):
+    """A round commits the rows of all the files it read in one write: 500
+    small files already there take a handful of appends, not 500."""
+    server = sluiced()
+    src = tmp_path / "in"
+    src.mkdir()
+    for k in range(500):
+        write(src / f"f{k:04d}.csv", f"{k},a\n{k},b\n")
+    create_stream(server, "s", "n INT, t TEXT", src, format="csv", poll_interval="50 ms")
+    wait_for(server, "SELECT count(*), count(DISTINCT n) FROM s", [(1000, 500)])
+    assert rows(server, "SELECT sluice_stream_stat('s', 'files')") == [(500,)]
+    server.stop()
+    m = re.findall(r"sluiced stopped.*appends=(\d+) writes=(\d+)", server.log_text())
+    assert m and int(m[-1][0]) < 50, m
