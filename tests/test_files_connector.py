@@ -12,6 +12,7 @@ DROP with the dead-letter stream, and a failed CREATE leaving nothing.
 """
 
 import json
+import re
 import time
 
 import psycopg
@@ -245,13 +246,21 @@ def test_killed_at_the_commit_of_a_round(sluiced, tmp_path, monkeypatch, fault, 
     server.start()
     monkeypatch.delenv("SLUICE_FAULT")
     total = 0
-    for k in range(16):     # a commit per file, over several rounds
+    for k in range(16):
+        # one file at a time, each in a round (a commit) of its own, until
+        # the fault point kills the server
         write(src / f"f{k}.json", "".join('{"n": %d}\n' % (k * 100 + j) for j in range(40)))
         total += 40
-        time.sleep(0.05)
-    end = time.monotonic() + DEADLINE
-    while server.alive() and time.monotonic() < end:
-        time.sleep(0.05)
+        end = time.monotonic() + DEADLINE
+        while server.alive() and time.monotonic() < end:
+            try:
+                if rows(server, "SELECT count(*) FROM s") == [(total,)]:
+                    break
+            except psycopg.OperationalError:
+                pass        # killed under the query
+            time.sleep(0.02)
+        if not server.alive():
+            break
     assert not server.alive(), "the fault point was never reached"
     assert server.kill() == -9
     server.start()
@@ -278,3 +287,64 @@ def test_records_larger_than_max_record_bytes(sluiced, tmp_path):
     assert [(d[0], d[1]) for d in dead] == [(9, 4096), (9 + len(huge) + 1, len(big))]
     assert "exceeds max_record_bytes" in dead[0][2] and str(len(huge)) in dead[0][2]
     assert "max_record_bytes" in dead[1][2] or "too large" in dead[1][2], dead[1][2]
+
+
+def test_continuous_query_over_a_files_stream(sluiced, tmp_path):
+    """A continuous query reads a files stream as any stream, across files
+    that appear while it runs and a restart."""
+    server = sluiced()
+    src = tmp_path / "in"
+    src.mkdir()
+    create_stream(server, "clicks", "user_id INT, url TEXT, ts TIMESTAMP", src,
+                  format="csv", poll_interval="50 ms")
+    with connect(server) as conn:
+        conn.execute("CREATE CONTINUOUS QUERY per_user WITH (trigger = '100 ms') AS "
+                     "SELECT user_id, count(*) AS n FROM clicks GROUP BY user_id")
+    write(src / "1.csv", "1,/a,2024-01-01 00:00:01\n2,/b,2024-01-01 00:00:02\n1,/c,2024-01-01 "
+                         "00:00:03\n")
+    wait_for(server, "SELECT user_id, n FROM per_user ORDER BY user_id", [(1, 2), (2, 1)])
+    server.restart()
+    write(src / "2.csv", "2,/d,2024-01-01 00:00:04\n3,/e,2024-01-01 00:00:05\nbad line\n")
+    wait_for(server, "SELECT user_id, n FROM per_user ORDER BY user_id", [(1, 2), (2, 2), (3, 1)])
+    assert rows(server, "SELECT source, byte_offset FROM clicks_dead_letters") == [("2.csv", 50)]
+    with connect(server) as conn:
+        with pytest.raises(psycopg.errors.DependentObjectsStillExist):
+            conn.execute("DROP STREAM clicks")
+        conn.execute("DROP STREAM clicks CASCADE")
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            conn.execute("SELECT * FROM per_user")
+
+
+def test_continuous_query_over_a_failed_stream_fails(sluiced, tmp_path):
+    """on_error = 'fail': a continuous query reading the stream fails too, with
+    the ingestion error (the log says so; sys.queries will)."""
+    server = sluiced()
+    src = tmp_path / "in"
+    src.mkdir()
+    create_stream(server, "f", "n INT", src, format="json", on_error="fail",
+                  poll_interval="50 ms")
+    with connect(server) as conn:
+        conn.execute("CREATE CONTINUOUS QUERY c WITH (trigger = '100 ms') AS "
+                     "SELECT count(*) AS k FROM f")
+    write(src / "a.json", '{"n": 1}\n{"n": x}\n')
+    end = time.monotonic() + DEADLINE
+    want = re.compile(r'continuous query failed.*query=c.*ingestion of stream \\?"f\\?" failed')
+    while not want.search(server.log_text()):
+        assert time.monotonic() < end, "the continuous query did not fail"
+        time.sleep(0.1)
+
+
+def test_many_small_files_one_write_per_round(sluiced, tmp_path):
+    """A round commits the rows of all the files it read in one write: 500
+    small files already there take a handful of appends, not 500."""
+    server = sluiced()
+    src = tmp_path / "in"
+    src.mkdir()
+    for k in range(500):
+        write(src / f"f{k:04d}.csv", f"{k},a\n{k},b\n")
+    create_stream(server, "s", "n INT, t TEXT", src, format="csv", poll_interval="50 ms")
+    wait_for(server, "SELECT count(*), count(DISTINCT n) FROM s", [(1000, 500)])
+    assert rows(server, "SELECT sluice_stream_stat('s', 'files')") == [(500,)]
+    server.stop()
+    m = re.findall(r"sluiced stopped.*appends=(\d+) writes=(\d+)", server.log_text())
+    assert m and int(m[-1][0]) < 50, m

@@ -12,13 +12,14 @@
  * and no round is in flight, a round runs on libuv's thread pool:
  *
  *   files: list the directory (names matching `pattern`, in name order);
- *   for each file with bytes past its recorded position, read up to a
- *   budget, decode the whole records (a partial last line waits for its
- *   newline), and append in ONE durable RocksDB write the rows to the
- *   stream, the bad records to <stream>_dead_letters, and the file's new
- *   position ('F' + oid + file name -> position and counts).  A crash
- *   therefore never reads a record twice nor loses one: the rows and the
- *   position that says they were read commit together.
+ *   for each file with bytes past its recorded position, read (up to a
+ *   budget for the whole round) and decode the whole records (a partial
+ *   last line waits for its newline); then append in ONE durable RocksDB
+ *   write the rows of all these files to the stream, their bad records to
+ *   <stream>_dead_letters, and each file's new position ('F' + oid + file
+ *   name -> position and counts).  A crash therefore never reads a record
+ *   twice nor loses one: the rows and the positions that say they were
+ *   read commit together.
  *
  *   retention: at most once a second, stream_retain deletes whole chunks
  *   older than `retention` or past `retention_bytes`.
@@ -288,18 +289,30 @@ static void prog_key(const Ingester *g, const char *name, StrBuf *key)
     strbuf_puts(key, name);
 }
 
+/* The file's entry (kept sorted by name: a directory of many files costs
+ * a binary search per file and round), added when add is set.  The pointer
+ * is valid until the next addition. */
 static FileProg *prog_find(Ingester *g, const char *name, bool add)
 {
-    for (int i = 0; i < g->nfp; i++)
-        if (strcmp(g->fp[i].name, name) == 0)
-            return &g->fp[i];
+    int lo = 0, hi = g->nfp;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2, c = strcmp(g->fp[mid].name, name);
+        if (c == 0)
+            return &g->fp[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     if (!add)
         return NULL;
     if (g->nfp == g->capfp) {
         g->capfp = g->capfp ? g->capfp * 2 : 16;
         g->fp = sl_realloc(g->fp, sizeof(FileProg) * (size_t)g->capfp);
     }
-    FileProg *f = &g->fp[g->nfp++];
+    memmove(&g->fp[lo + 1], &g->fp[lo], sizeof(FileProg) * (size_t)(g->nfp - lo));
+    g->nfp++;
+    FileProg *f = &g->fp[lo];
     memset(f, 0, sizeof(*f));
     f->name = sl_strdup(name);
     return f;
@@ -426,17 +439,69 @@ static Batch *dead_batch(const Ingester *g, const FileProg *f, const FmtResult *
     return b;
 }
 
-/* Appends the rows, the dead letters and the file's new position in one
- * durable write; on success moves f on. */
-static int commit_round(Ingester *g, FileProg *f, const Decoded *d, Batch *dead, int64_t consumed,
-                        int64_t records, int64_t skipped, SlError *err)
+/* What a round read from all its files, committed in ONE durable write at
+ * its end: the rows, the dead letters and each file's new 'F' entry. */
+typedef struct RoundBuf {
+    Arena       a;          /* decoded rows, dead letters */
+    Batch     **rows;
+    int         nrows, caprows;
+    Batch     **dead;
+    int         ndead, capdead;
+    StateBatch *with;       /* the files' new 'F' entries */
+    FileProg   *next;       /* ... and the same in memory, applied after the write */
+    int         nnext, capnext;
+    char      **bufs;       /* the bytes read (dead letters point into them) */
+    int         nbufs, capbufs;
+} RoundBuf;
+
+static void *grow(void *p, int n, int *cap, size_t size)
 {
+    if (n < *cap)
+        return p;
+    *cap = *cap ? *cap * 2 : 16;
+    return sl_realloc(p, size * (size_t)*cap);
+}
+
+static void round_init(RoundBuf *rb)
+{
+    memset(rb, 0, sizeof(*rb));
+    arena_init(&rb->a, 256 * 1024);
+    rb->with = state_batch_new();
+}
+
+static void round_free(RoundBuf *rb)
+{
+    for (int i = 0; i < rb->nbufs; i++)
+        sl_free(rb->bufs[i]);
+    sl_free(rb->bufs);
+    sl_free(rb->rows);
+    sl_free(rb->dead);
+    sl_free(rb->next);
+    state_batch_free(rb->with);
+    arena_destroy(&rb->a);
+}
+
+/* Adds one file's part to the round: its rows, its dead letters, and its
+ * entry moved on by consumed bytes. */
+static void stage_file(Ingester *g, RoundBuf *rb, const FileProg *f, const Decoded *d,
+                       Batch *dead, int64_t consumed, int64_t records, int64_t skipped)
+{
+    for (int i = 0; i < d->nb; i++) {
+        rb->rows = grow(rb->rows, rb->nrows, &rb->caprows, sizeof(Batch *));
+        rb->rows[rb->nrows++] = d->bs[i];
+    }
+    if (dead != NULL && dead->nrows > 0) {
+        rb->dead = grow(rb->dead, rb->ndead, &rb->capdead, sizeof(Batch *));
+        rb->dead[rb->ndead++] = dead;
+    }
     FileProg next = *f;
     next.pos += consumed;
     next.records += records;
     next.rows += d->rows;
     next.dead += dead ? dead->nrows : 0;
     next.skipped += skipped;
+    rb->next = grow(rb->next, rb->nnext, &rb->capnext, sizeof(FileProg));
+    rb->next[rb->nnext++] = next;
     StrBuf key;
     strbuf_init(&key);
     prog_key(g, f->name, &key);
@@ -446,18 +511,32 @@ static int commit_round(Ingester *g, FileProg *f, const Decoded *d, Batch *dead,
     put_le64(v + 16, (uint64_t)next.rows);
     put_le64(v + 24, (uint64_t)next.dead);
     put_le64(v + 32, (uint64_t)next.skipped);
-    StateBatch *with = state_batch_new();
-    state_batch_put(with, key.data, key.len, v, sizeof(v));
+    state_batch_put(rb->with, key.data, key.len, v, sizeof(v));
     strbuf_free(&key);
-    StreamAppend apps[2] = {{g->rel, (const Batch *const *)d->bs, d->nb, NULL, 0}};
-    int napps = 1;
-    if (dead != NULL && dead->nrows > 0)
-        apps[napps++] = (StreamAppend){g->dead, (const Batch *const *)&dead, 1, NULL, 0};
-    SLUICE_FAULT("ingest_before_commit");
-    int rc = stream_append_many(g_st, apps, napps, with, err);
-    state_batch_free(with);
-    if (rc == 0)
-        *f = next;
+}
+
+/* Commits the round staged so far in one durable write; on success the
+ * files' entries move on.  The round is empty afterwards either way (what
+ * failed to commit is read again next round). */
+static int flush_round(Ingester *g, RoundBuf *rb, SlError *err)
+{
+    int rc = 0;
+    if (rb->nnext > 0) {
+        StreamAppend apps[2] = {{g->rel, (const Batch *const *)rb->rows, rb->nrows, NULL, 0}};
+        int napps = 1;
+        if (rb->ndead > 0)
+            apps[napps++] = (StreamAppend){g->dead, (const Batch *const *)rb->dead, rb->ndead,
+                                           NULL, 0};
+        SLUICE_FAULT("ingest_before_commit");
+        rc = stream_append_many(g_st, apps, napps, rb->with, err);
+        for (int i = 0; rc == 0 && i < rb->nnext; i++) {
+            FileProg *f = prog_find(g, rb->next[i].name, false);
+            if (f != NULL)
+                *f = rb->next[i];
+        }
+    }
+    round_free(rb);
+    round_init(rb);
     return rc;
 }
 
@@ -489,15 +568,19 @@ static int64_t next_newline(const char *path, int64_t from)
 /* Reads and ingests new bytes of one file.  Returns the bytes read (0:
  * nothing new), -1 on an error, -2 when the stream failed (on_error =
  * 'fail'; g->error says why). */
-static int64_t ingest_file(Ingester *g, FileProg *f, int64_t budget, bool *more, SlError *err)
+static int64_t ingest_file(Ingester *g, RoundBuf *rb, FileProg *f, int64_t budget, bool *more,
+                           SlError *err)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", g->dir, f->name);
+    struct stat sb;
+    /* a file with nothing new costs a stat, not an open */
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= f->pos)
+        return 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? 0 : sl_error(err, ERRCODE_IO_ERROR, "cannot open \"%s\": %s",
                                               path, strerror(errno));
-    struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= f->pos) {
         close(fd);
         return 0;
@@ -516,12 +599,13 @@ static int64_t ingest_file(Ingester *g, FileProg *f, int64_t budget, bool *more,
     close(fd);
     if (sb.st_size - f->pos > got)
         *more = true;
-    Arena a;
-    arena_init(&a, 256 * 1024);
+    rb->bufs = grow(rb->bufs, rb->nbufs, &rb->capbufs, sizeof(char *));
+    rb->bufs[rb->nbufs++] = buf;
+    Arena *a = &rb->a;
     FmtSpec spec = g->spec;
     spec.header = g->header && f->pos == 0;
     Decoded d;
-    int64_t rc = decode_all(g, &spec, buf, (size_t)got, false, &a, &d, err);
+    int64_t rc = decode_all(g, &spec, buf, (size_t)got, false, a, &d, err);
     DeadLetter huge;
     if (rc == 0 && d.res.consumed == 0 && d.res.ndead == 0 && got == want && *more &&
         (size_t)got > g->spec.max_record_bytes) {
@@ -532,7 +616,7 @@ static int64_t ingest_file(Ingester *g, FileProg *f, int64_t budget, bool *more,
         if (nl < 0) {
             *more = false;
         } else {
-            huge = (DeadLetter){0, 0, arena_printf(&a, "record of %" PRId64 " bytes exceeds "
+            huge = (DeadLetter){0, 0, arena_printf(a, "record of %" PRId64 " bytes exceeds "
                                                        "max_record_bytes (%zu)",
                                                    nl - f->pos, g->spec.max_record_bytes),
                                 {buf, (uint32_t)g->spec.max_record_bytes}};
@@ -545,12 +629,14 @@ static int64_t ingest_file(Ingester *g, FileProg *f, int64_t budget, bool *more,
     if (rc == 0 && d.res.ndead > 0 && g->on_error == ON_ERROR_FAIL) {
         /* Keep the records before the first bad one, then stop. */
         const DeadLetter *bad = &d.res.dead[0];
-        char *why = sl_strdup(arena_printf(&a, "file \"%s\", position %" PRId64 ": %s", f->name,
+        char *why = sl_strdup(arena_printf(a, "file \"%s\", position %" PRId64 ": %s", f->name,
                                            f->pos + bad->offset, bad->reason));
         Decoded good;
-        rc = decode_all(g, &spec, buf, (size_t)bad->offset, true, &a, &good, err);
+        rc = decode_all(g, &spec, buf, (size_t)bad->offset, true, a, &good, err);
         if (rc == 0 && (good.rows > 0 || good.res.consumed > 0))
-            rc = commit_round(g, f, &good, NULL, good.res.consumed, good.res.records, 0, err);
+            stage_file(g, rb, f, &good, NULL, good.res.consumed, good.res.records, 0);
+        if (rc == 0)
+            rc = flush_round(g, rb, err);
         if (rc == 0) {
             pthread_mutex_lock(&g_mu);
             sl_free(g->error);
@@ -564,13 +650,11 @@ static int64_t ingest_file(Ingester *g, FileProg *f, int64_t budget, bool *more,
         Batch *dead = NULL;
         int64_t skipped = 0;
         if (g->on_error == ON_ERROR_DEAD_LETTER && d.res.ndead > 0 && g->dead != NULL)
-            dead = dead_batch(g, f, &d.res, &a);
+            dead = dead_batch(g, f, &d.res, a);
         else
             skipped = d.res.ndead;
-        rc = commit_round(g, f, &d, dead, d.res.consumed, d.res.records, skipped, err);
+        stage_file(g, rb, f, &d, dead, d.res.consumed, d.res.records, skipped);
     }
-    arena_destroy(&a);
-    sl_free(buf);
     return rc < 0 ? rc : got;
 }
 
@@ -587,18 +671,24 @@ static void files_round(Ingester *g, SlError *err)
         return;
     int64_t budget = READ_BUDGET;
     bool failed = false;
+    RoundBuf rb;
+    round_init(&rb);
     for (int i = 0; i < n && budget > 0 && !failed; i++) {
         FileProg *f = prog_find(g, names[i], true);
-        int64_t got = ingest_file(g, f, budget, &g->more, err);
+        int64_t got = ingest_file(g, &rb, f, budget, &g->more, err);
         if (got == -2)
             failed = true;
-        else if (got < 0)
-            break;
-        else
+        else if (got > 0)
             budget -= got;
+        /* a file that cannot be read (err keeps the first error, which the
+         * loop logs) does not hold up the others */
     }
+    bool flushed = failed || flush_round(g, &rb, err) == 0;
+    round_free(&rb);
     if (budget <= 0)
         g->more = true;
+    if (!flushed)
+        g->more = false;        /* a failed write: the next tick tries again */
     for (int i = 0; i < n; i++)
         sl_free(names[i]);
     sl_free(names);

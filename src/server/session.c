@@ -656,8 +656,6 @@ static bool deallocate(Conn *c, const char *s, const char *end, SlError *err)
     return true;
 }
 
-/* Runs the statements of c->sq from sq->next; stops at a COPY FROM STDIN
- * (copy-in mode) or at the first error, and otherwise ends the Query. */
 /* ---------------------------------------------------------------------- */
 /* Deferred appends: in group commit mode an INSERT into a stream or a COPY
  * into one hands its durable write to the thread pool (runtime.h, RtAppend).
@@ -718,6 +716,9 @@ static void wait_for(Conn *c, RtAppend *ap, WaitKind kind, const char *tag, Port
     rt_append_start(ap, wait_done_cb, w);
 }
 
+/* Runs the statements of c->sq from sq->next; stops at a COPY FROM STDIN
+ * (copy-in mode), at a deferred append (group commit: wait_done_cb goes
+ * on), or at the first error, and otherwise ends the Query. */
 static void run_simple(Conn *c)
 {
     SimpleQuery *sq = c->sq;

@@ -2,8 +2,8 @@
 """Ingestion throughput: COPY of CSV rows into an internal stream, and INSERT from
 concurrent clients, in both commit modes.
 
-    tools/bench/ingest_bench.py [--rows N] [--clients N] [--inserts N]
-                                [--bin PATH] [--only copy|insert]
+    tools/bench/ingest_bench.py [--rows N] [--clients N] [--inserts N] [--files-rows N]
+                                [--bin PATH] [--only copy|insert|files] [--modes sync,group]
 
 Starts a release sluiced (build/src/sluiced: `meson setup build --buildtype=release`)
 on a free loopback port with a temporary data directory, once per commit mode
@@ -19,6 +19,11 @@ server's user+system CPU time from /proc, which includes the RocksDB write).
 INSERT: --clients connections (default 8), each making --inserts one-row INSERTs
 (default 2,000) through psycopg, all at once.  Reported: rows/s and the RocksDB
 writes the server logged (commit stats at shutdown).
+
+FILES: --files-rows JSON lines (default 1,000,000, in 10 files, 1% malformed)
+are put into a directory a files stream reads; timed from the rename of the
+files into the stream's pattern until the stream and its dead letters count
+every line.  Reported: lines/s and MB/s over the wall time.
 
 Figures go to docs/benchmarks.md ("Ingestion").
 """
@@ -146,26 +151,69 @@ def bench_insert(server, clients, inserts):
           f"({total * row_bytes / wall / 1e6:.2f} MB/s of values), server CPU {cpu:.2f} s")
 
 
+def bench_files(server, rows):
+    src = server.work / "files"
+    src.mkdir()
+    rnd = random.Random(2)
+    size = 0
+    per_file = rows // 10
+    bad = 0
+    for k in range(10):
+        lines = []
+        for i in range(k * per_file, (k + 1) * per_file):
+            if i % 100 == 7:
+                lines.append('{"id": %d, "user": oops}' % i)
+                bad += 1
+            else:
+                lines.append('{"id": %d, "user": %d, "url": "/p/%d", "ts": "2024-01-01 00:%02d:%02d"}'
+                             % (i, rnd.randint(1, 100000), i % 1000, i // 60 % 60, i % 60))
+        text = "\n".join(lines) + "\n"
+        size += len(text)
+        (src / f"part-{k}.tmp").write_text(text)
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute(f"CREATE STREAM ev (id BIGINT, \"user\" INT, url TEXT, ts TIMESTAMP) WITH ("
+                  f"connector = 'files', path = '{src}', format = 'json', "
+                  f"pattern = '*.jsonl', poll_interval = '50 ms')")
+        cpu0, t0 = cpu_seconds(server.proc.pid), time.monotonic()
+        for k in range(10):
+            (src / f"part-{k}.tmp").rename(src / f"part-{k}.jsonl")
+        while True:
+            n = c.execute("SELECT sluice_stream_stat('ev', 'records')").fetchone()[0]
+            if n == rows:
+                break
+            time.sleep(0.02)
+        wall, cpu = time.monotonic() - t0, cpu_seconds(server.proc.pid) - cpu0
+        good = c.execute("SELECT count(*) FROM ev").fetchone()[0]
+        dead = c.execute("SELECT count(*) FROM ev_dead_letters").fetchone()[0]
+        assert (good, dead) == (rows - bad, bad), (good, dead)
+    print(f"  FILES {rows} JSON lines in 10 files ({size / 1e6:.0f} MB, {bad} bad): "
+          f"wall {wall:.2f} s, {rows / wall / 1e6:.2f} M lines/s, {size / wall / 1e6:.0f} MB/s; "
+          f"server CPU {cpu:.2f} s: {rows / cpu / 1e6:.2f} M lines/s per busy core")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--inserts", type=int, default=2000)
-    ap.add_argument("--only", choices=["copy", "insert"])
+    ap.add_argument("--files-rows", type=int, default=1_000_000)
+    ap.add_argument("--only", choices=["copy", "insert", "files"])
     ap.add_argument("--modes", default="sync,group")
     ap.add_argument("--bin", default=str(REPO / "build" / "src" / "sluiced"))
     args = ap.parse_args()
     csv = Path(tempfile.gettempdir()) / f"sluice-ingest-bench-{args.rows}.csv"
-    if args.only != "insert":
+    if args.only in (None, "copy"):
         make_csv(csv, args.rows)
     for mode in args.modes.split(","):
         print(f"commit mode {mode}:")
         server = Server(args.bin, mode)
         try:
-            if args.only != "insert":
+            if args.only in (None, "copy"):
                 bench_copy(server, csv, args.rows)
-            if args.only != "copy":
+            if args.only in (None, "insert"):
                 bench_insert(server, args.clients, args.inserts)
+            if args.only in (None, "files"):
+                bench_files(server, args.files_rows)
         finally:
             log = server.stop()
         m = re.search(r"appends=(\d+) writes=(\d+)", log)
