@@ -726,7 +726,9 @@ Group *inc_gt_load(Run *r, const char *key, size_t klen)
     Group *g = inc_gt_find(&r->groups, key, klen, ex_hash(key, klen));
     if (g != NULL)
         return g;
-    g = gt_new(r, key, klen, 0, 0);
+    /* Keys start with their time: a slice's (window's) end, a key's event time. */
+    int64_t end = klen >= 8 ? inc_time_key_get((const uint8_t *)key) : 0;
+    g = gt_new(r, key, klen, end - r->p->pane_us, end);
     int rc = gt_read(r, g, key, klen);
     if (rc < 0)
         return NULL;
@@ -1128,6 +1130,25 @@ static int evict_closed(Run *r, int64_t wm)
     return 0;
 }
 
+/* Update and complete mode: the slices (tumbling: windows) whose last
+ * window has closed leave the state after their rows were written; a row
+ * for them would be late, so nothing reads them again.  This bounds the
+ * state as append mode's eviction does. */
+static int evict_passed(Run *r, int64_t wm)
+{
+    IncPlan *p = r->p;
+    if (inc_load_closed(r, wm) < 0)
+        return -1;
+    for (Group *g = r->groups.all; g != NULL; g = g->all) {
+        if (g->absent || g->evict || g->wend > wm ||
+            inc_window_floor(g->wstart, p->slide_us) + p->size_us > wm)
+            continue;
+        g->evict = true;
+        inc_state_delete(r, g);
+    }
+    return 0;
+}
+
 /* state_ttl: groups of an unwindowed aggregation that no row touched for
  * ttl (in batch time) leave the state; their rows stay in the result
  * table, as Spark's and Flink's state TTL leave emitted results alone. */
@@ -1311,6 +1332,10 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
             if (inc_emit_groups(&r, gs, k) < 0)
                 goto out;
         }
+        if (p->mode != MODE_APPEND && b->next_has_watermark &&
+            (p->wkind == WINDOW_TUMBLE || p->wkind == WINDOW_SLIDE) &&
+            evict_passed(&r, b->next_watermark_us) < 0)
+            goto out;
         if (p->ttl_us > 0 && p->wkind == WINDOW_NONE && inc_evict_idle(&r) < 0)
             goto out;
         inc_write_states(&r);
