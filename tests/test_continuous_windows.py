@@ -441,3 +441,34 @@ def test_update_mode_drops_the_state_of_closed_windows(sluiced, window):
         c.execute("INSERT INTO ev VALUES ('a', %s), ('c', %s)", (tsp(3), tsp(101)))
         assert wait_for(lambda: len(committed_batches(server, "w")), 3) == 3
         assert committed_batches(server, "w")[-1]["late_rows"] == "1"
+
+
+def test_sessions_slices_and_partitions_survive_a_restart(server):
+    """The state of sessions and of sliding-window slices is in RocksDB:
+    after a restart a row still bridges two sessions stored before it, and
+    slices still assemble into windows (over a partitioned stream, whose
+    per-partition watermark state is read back too)."""
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k TEXT, ts TIMESTAMP,"
+                  " WATERMARK FOR ts AS ts - INTERVAL '30 seconds')"
+                  " WITH (partitions = 2, partition_key = 'k', idle_timeout = '1 hour')")
+        c.execute("CREATE CONTINUOUS QUERY s WITH (trigger = '0', output_mode = 'update') AS "
+                  "SELECT window_start, window_end, k, count(*) AS n FROM ev "
+                  "GROUP BY SESSION(ts, INTERVAL '2 seconds'), k")
+        c.execute("CREATE CONTINUOUS QUERY w WITH (trigger = '0', output_mode = 'update') AS "
+                  "SELECT window_start, k, count(*) AS n FROM ev "
+                  "GROUP BY WINDOW(ts, INTERVAL '6 seconds', INTERVAL '2 seconds'), k")
+        c.execute("INSERT INTO ev VALUES ('a', %s), ('a', %s)", (tsp(1), tsp(4)))
+        want = [(ts(1), ts(3), "a", 1), (ts(4), ts(6), "a", 1)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM s"), want) == want
+        want_w = [(ts(-4), "a", 1), (ts(-2), "a", 1), (ts(0), "a", 2), (ts(2), "a", 1),
+                  (ts(4), "a", 1)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM w"), want_w) == want_w
+    server.restart()
+    with connect(server) as c:
+        c.execute("INSERT INTO ev VALUES ('a', %s)", (tsp(2.5),))
+        want = [(ts(1), ts(6), "a", 3)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM s"), want) == want
+        want_w = [(ts(-4), "a", 1), (ts(-2), "a", 2), (ts(0), "a", 3), (ts(2), "a", 2),
+                  (ts(4), "a", 1)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM w"), want_w) == want_w
