@@ -1085,7 +1085,18 @@ void inc_state_delete(Run *r, const Group *g)
 int inc_load_closed(Run *r, int64_t to)
 {
     IncPlan *p = r->p;
-    StateScan *s = state_scan_open(p->st, p->qprefix, sizeof(p->qprefix));
+    /* Every key whose time was at or below the batch's watermark less a
+     * window was deleted by an earlier batch: start after them, so the scan
+     * does not walk their tombstones again (RocksDB keeps deleted keys until
+     * compaction drops them). */
+    uint8_t start[13];
+    memcpy(start, p->qprefix, 5);
+    int64_t from;
+    if (!r->b->has_watermark || __builtin_sub_overflow(r->b->watermark_us, p->size_us, &from))
+        from = INT64_MIN;
+    inc_time_key_put(start + 5, from);
+    StateScan *s = state_scan_open_at(p->st, p->qprefix, sizeof(p->qprefix), start,
+                                      sizeof(start));
     const void *k, *v;
     size_t klen, vlen;
     while (state_scan_next(s, &k, &klen, &v, &vlen)) {
