@@ -115,6 +115,8 @@ typedef struct Run {
     Batch     **lates;          /* late_rows: the late input rows, in r->a */
     int         nlates, caplates;
     int64_t     deleted;        /* state keys deleted by this batch */
+    bool        time_keys;      /* state keys start with a time, and ... */
+    int64_t     hi_time;        /* ... none in state is later than this */
     /* inc_watermark.c: per partition */
     uint8_t    *pseen, *pnow;   /* has had a row; has one in this batch */
     int64_t    *pmax, *pactive; /* max event time; batch time of its last row */
