@@ -212,15 +212,10 @@ def test_late_rows_dropped_and_counted_without_a_stream(sluiced):
         assert wait_for(lambda: rows(c, "SELECT * FROM w"), want) == want
         assert rows(c, "SELECT * FROM ev_late") == []
 
-    def logged():
-        lines = [ln for ln in server.log_text().splitlines()
-                 if "batch committed" in ln and "query=w " in ln]
-        return len(lines), lines
     n = len(events) // CHUNK
-    assert wait_for(lambda: logged()[0], n) == n
+    assert wait_for(lambda: len(committed_batches(server, "w")), n) == n
     total_late = 0
-    for ln in logged()[1]:
-        fields = dict(f.split("=", 1) for f in ln.split() if "=" in f)
+    for fields in committed_batches(server, "w"):
         total_late += int(fields["late_rows"])
         for phase in ("plan_us", "read_us", "execute_us", "write_us", "commit_us", "total_us"):
             assert int(fields[phase]) >= 0
@@ -407,3 +402,73 @@ def test_partitioned_stream_options_are_checked(server):
         with pytest.raises(psycopg.errors.InvalidParameterValue):
             c.execute("CREATE STREAM s (p INT) WITH (idle_timeout = 'soon')")
         c.execute("CREATE STREAM s (p INT) WITH (partitions = 4, partition_key = 'p')")
+
+
+def committed_batches(server, query):
+    """The fields of each "batch committed" debug log line of query."""
+    out = []
+    for ln in server.log_text().splitlines():
+        if "batch committed" in ln and f"query={query} " in ln:
+            out.append(dict(f.split("=", 1) for f in ln.split() if "=" in f))
+    return out
+
+
+@pytest.mark.parametrize("window", ["INTERVAL '10 seconds'",
+                                    "INTERVAL '10 seconds', INTERVAL '5 seconds'"])
+def test_update_mode_drops_the_state_of_closed_windows(sluiced, window):
+    """In update mode too, a window's state (a sliding window's slices)
+    leaves once the watermark has passed its end; the result rows stay."""
+    server = sluiced("--log-level=debug")
+    with connect(server) as c:
+        make_stream(c, 1)
+        c.execute("CREATE CONTINUOUS QUERY w WITH (trigger = '0', output_mode = 'update') AS "
+                  "SELECT window_start, k, count(*) AS n FROM ev "
+                  f"GROUP BY WINDOW(ts, {window}), k")
+        c.execute("INSERT INTO ev VALUES ('a', %s), ('b', %s), ('a', %s)",
+                  (tsp(1), tsp(2), tsp(7)))
+        assert wait_for(lambda: len(committed_batches(server, "w")), 1) == 1
+        assert int(committed_batches(server, "w")[-1]["state_rows"]) > 0
+        # Event time 100: the watermark (99) passes every window so far.
+        c.execute("INSERT INTO ev VALUES ('c', %s)", (tsp(100),))
+        assert wait_for(lambda: len(committed_batches(server, "w")), 2) == 2
+        # Only c's window (c's slice) is left.
+        assert int(committed_batches(server, "w")[-1]["state_rows"]) == 1
+        got = rows(c, "SELECT k, sum(n) FROM w GROUP BY k")
+        assert got == [("a", 2 if "5 seconds" not in window else 4),
+                       ("b", 1 if "5 seconds" not in window else 2),
+                       ("c", 1 if "5 seconds" not in window else 2)]
+        # A row for a closed window is late, and the rows stay as they were.
+        c.execute("INSERT INTO ev VALUES ('a', %s), ('c', %s)", (tsp(3), tsp(101)))
+        assert wait_for(lambda: len(committed_batches(server, "w")), 3) == 3
+        assert committed_batches(server, "w")[-1]["late_rows"] == "1"
+
+
+def test_sessions_slices_and_partitions_survive_a_restart(server):
+    """The state of sessions and of sliding-window slices is in RocksDB:
+    after a restart a row still bridges two sessions stored before it, and
+    slices still assemble into windows (over a partitioned stream, whose
+    per-partition watermark state is read back too)."""
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k TEXT, ts TIMESTAMP,"
+                  " WATERMARK FOR ts AS ts - INTERVAL '30 seconds')"
+                  " WITH (partitions = 2, partition_key = 'k', idle_timeout = '1 hour')")
+        c.execute("CREATE CONTINUOUS QUERY s WITH (trigger = '0', output_mode = 'update') AS "
+                  "SELECT window_start, window_end, k, count(*) AS n FROM ev "
+                  "GROUP BY SESSION(ts, INTERVAL '2 seconds'), k")
+        c.execute("CREATE CONTINUOUS QUERY w WITH (trigger = '0', output_mode = 'update') AS "
+                  "SELECT window_start, k, count(*) AS n FROM ev "
+                  "GROUP BY WINDOW(ts, INTERVAL '6 seconds', INTERVAL '2 seconds'), k")
+        c.execute("INSERT INTO ev VALUES ('a', %s), ('a', %s)", (tsp(1), tsp(4)))
+        want = [(ts(1), ts(3), "a", 1), (ts(4), ts(6), "a", 1)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM s"), want) == want
+        want_w = [(ts(-4), "a", 1), (ts(-2), "a", 1), (ts(0), "a", 2), (ts(2), "a", 1),
+                  (ts(4), "a", 1)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM w"), want_w) == want_w
+    server.restart()
+    with connect(server) as c:
+        c.execute("INSERT INTO ev VALUES ('a', %s)", (tsp(2.5),))
+        want = [(ts(1), ts(6), "a", 3)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM s"), want) == want
+        want_w = [(ts(-4), "a", 1), (ts(-2), "a", 2), (ts(0), "a", 3), (ts(2), "a", 2),
+                  (ts(4), "a", 1)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM w"), want_w) == want_w

@@ -100,9 +100,13 @@ int inc_dedup_rows(Run *r, const Batch *in, uint8_t *late)
         if (g->absent) {
             g->absent = false;
             g->wend = t;
-            g->dirty = true;
-            r->groups.created++;
             sel[m++] = row;
+            if (t == INT64_MIN) {
+                g->evict = true;    /* NULL time: kept for this batch only */
+            } else {
+                g->dirty = true;
+                r->groups.created++;
+            }
         } else if (p->ttl_us > 0) {
             g->dirty = true;    /* seen again: idle from now */
         }
@@ -123,7 +127,7 @@ int inc_dedup_evict(Run *r, bool has_to, int64_t to)
         if (inc_load_closed(r, to) < 0)
             return -1;
         for (Group *g = r->groups.all; g != NULL; g = g->all)
-            if (!g->absent && g->wend <= to) {
+            if (!g->absent && !g->evict && g->wend <= to) {
                 g->evict = true;
                 inc_state_delete(r, g);
             }

@@ -56,10 +56,7 @@ static const char *agg_bound(Arena *a, const IncPlan *p)
                      "state_ttl if the groups keep coming)";
     if (p->mode == MODE_APPEND)
         return "the watermark: a window's state is evicted when its row is emitted";
-    if (p->ttl_us > 0)
-        return arena_printf(a, "state_ttl %s", interval_text(a, p->ttl_us));
-    return "unbounded: closed windows stay in state in update and complete mode "
-           "(WARNING: use append mode or state_ttl to bound it)";
+    return "the watermark: a window's state is evicted once the watermark passes its end";
 }
 
 static void explain_chain(Arena *a, List **lines, int depth, Plan *const *chain, int n,

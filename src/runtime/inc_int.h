@@ -126,6 +126,8 @@ typedef struct Run {
     Batch     **lates;          /* late_rows: the late input rows, in r->a */
     int         nlates, caplates;
     int64_t     deleted;        /* state keys deleted by this batch */
+    bool        time_keys;      /* state keys start with a time, and ... */
+    int64_t     hi_time;        /* ... none in state is later than this */
     /* inc_watermark.c: per partition */
     uint8_t    *pseen, *pnow;   /* has had a row; has one in this batch */
     int64_t    *pmax, *pactive; /* max event time; batch time of its last row */
@@ -148,7 +150,8 @@ Group *inc_gt_find(const GroupTable *t, const char *key, size_t klen, uint64_t h
 Group *inc_gt_get(Run *r, const StrBuf *key, int64_t wstart, int64_t wend, const Vector *gcols,
                   int ngroups, uint32_t row);
 /* The group under key if it is in this batch's table or in state, else a
- * group marked absent; NULL on error. */
+ * group marked absent; NULL on error.  Its wend is the key's time, wstart
+ * wend - pane. */
 Group *inc_gt_load(Run *r, const char *key, size_t klen);
 /* Sets g's group values from row `row` of gcols. */
 void   inc_groupvals_set(Run *r, Group *g, const Vector *gcols, int ngroups, uint32_t row);

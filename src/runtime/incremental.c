@@ -850,6 +850,10 @@ int inc_states_merge(Run *r, uint8_t *dst, const uint8_t *src)
 static int gt_read(Run *r, Group *g, const char *key, size_t klen)
 {
     IncPlan *p = r->p;
+    /* A key later than every key in state is new: no read (in-order data
+     * makes nearly every new window or slice such a key). */
+    if (r->time_keys && klen >= 8 && inc_time_key_get((const uint8_t *)key) > r->hi_time)
+        return 0;
     StrBuf sk;
     strbuf_init(&sk);
     strbuf_append(&sk, p->qprefix, sizeof(p->qprefix));
@@ -879,7 +883,9 @@ Group *inc_gt_load(Run *r, const char *key, size_t klen)
     Group *g = inc_gt_find(&r->groups, key, klen, ex_hash(key, klen));
     if (g != NULL)
         return g;
-    g = gt_new(r, key, klen, 0, 0);
+    /* Keys start with their time: a slice's (window's) end, a key's event time. */
+    int64_t end = klen >= 8 ? inc_time_key_get((const uint8_t *)key) : 0;
+    g = gt_new(r, key, klen, end - r->p->pane_us, end);
     int rc = gt_read(r, g, key, klen);
     if (rc < 0)
         return NULL;
@@ -1236,7 +1242,18 @@ void inc_state_delete(Run *r, const Group *g)
 int inc_load_closed(Run *r, int64_t to)
 {
     IncPlan *p = r->p;
-    StateScan *s = state_scan_open(p->st, p->qprefix, sizeof(p->qprefix));
+    /* Every key whose time was at or below the batch's watermark less a
+     * window was deleted by an earlier batch: start after them, so the scan
+     * does not walk their tombstones again (RocksDB keeps deleted keys until
+     * compaction drops them). */
+    uint8_t start[13];
+    memcpy(start, p->qprefix, 5);
+    int64_t from;
+    if (!r->b->has_watermark || __builtin_sub_overflow(r->b->watermark_us, p->size_us, &from))
+        from = INT64_MIN;
+    inc_time_key_put(start + 5, from);
+    StateScan *s = state_scan_open_from(p->st, p->qprefix, sizeof(p->qprefix), start,
+                                        sizeof(start));
     const void *k, *v;
     size_t klen, vlen;
     while (state_scan_next(s, &k, &klen, &v, &vlen)) {
@@ -1293,6 +1310,25 @@ static int clear_result(Run *r)
     return state_scan_close(s, r->err);
 }
 
+/* Update and complete mode: the slices (tumbling: windows) whose last
+ * window has closed leave the state after their rows were written; a row
+ * for them would be late, so nothing reads them again.  This bounds the
+ * state as append mode's eviction does. */
+static int evict_passed(Run *r, int64_t wm)
+{
+    IncPlan *p = r->p;
+    if (inc_load_closed(r, wm) < 0)
+        return -1;
+    for (Group *g = r->groups.all; g != NULL; g = g->all) {
+        if (g->absent || g->evict || g->wend > wm ||
+            inc_window_floor(g->wstart, p->slide_us) + p->size_us > wm)
+            continue;
+        g->evict = true;
+        inc_state_delete(r, g);
+    }
+    return 0;
+}
+
 /* state_ttl: groups of an unwindowed aggregation that no row touched for
  * ttl (in batch time) leave the state; their rows stay in the result
  * table, as Spark's and Flink's state TTL leave emitted results alone. */
@@ -1339,6 +1375,25 @@ void inc_write_states(Run *r)
     }
     strbuf_free(&key);
     strbuf_free(&val);
+}
+
+/* The time of the last state key, when keys start with a time (windows,
+ * slices, DISTINCT): gt_read skips keys after it. */
+static int find_hi_time(Run *r)
+{
+    IncPlan *p = r->p;
+    if (!(p->agg != NULL && (p->wkind == WINDOW_TUMBLE || p->wkind == WINDOW_SLIDE)) &&
+        p->distinct == NULL)
+        return 0;
+    void *key;
+    size_t klen;
+    int rc = state_last_key(p->st, p->qprefix, sizeof(p->qprefix), r->a, &key, &klen, r->err);
+    if (rc < 0)
+        return -1;
+    r->time_keys = true;
+    r->hi_time = rc == 1 && klen >= 5 + 8 ? inc_time_key_get((const uint8_t *)key + 5)
+                                          : INT64_MIN;
+    return 0;
 }
 
 static int64_t mono_us(void)
@@ -1406,7 +1461,7 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     Meta meta;
     b->wake_at_us = INT64_MAX;
     if (meta_read(p, &a, &meta, err) < 0 || check_fingerprint(p, &meta, err) < 0 ||
-        (p->part_wm && inc_wm_begin(&r) < 0))
+        (p->part_wm && inc_wm_begin(&r) < 0) || find_hi_time(&r) < 0)
         goto out;
     bool rebuild = result_stale(p, &meta);
 
@@ -1484,6 +1539,10 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
             if (inc_emit_groups(&r, gs, k) < 0)
                 goto out;
         }
+        if (p->mode != MODE_APPEND && b->next_has_watermark &&
+            (p->wkind == WINDOW_TUMBLE || p->wkind == WINDOW_SLIDE) &&
+            evict_passed(&r, b->next_watermark_us) < 0)
+            goto out;
         if (p->ttl_us > 0 && p->wkind == WINDOW_NONE && inc_evict_idle(&r) < 0)
             goto out;
         inc_write_states(&r);

@@ -157,12 +157,60 @@ static void test_store(const char *dir)
     CHECK(tbl_next_rowid(st, stream, &err) == 1);
     strbuf_free(&key);
 
+    /* Two streams and a third key in one write (a continuous query's
+     * output, late rows and state). */
+    CatRelation *other = fake_relation(20002, false);
+    const Batch *out1[] = {make_rows(&a, 5000, 3)}, *out2[] = {make_rows(&a, 6000, 2),
+                                                               make_rows(&a, 6002, 4)};
+    StreamAppend apps[2] = {{stream, out1, 1, NULL, -1}, {other, out2, 2, NULL, -1}};
+    wb = state_batch_new();
+    state_batch_put(wb, "Zmeta", 5, "1", 1);
+    CHECK(stream_append_many(st, apps, 2, wb, &err) == 0 && apps[0].first == 2210 &&
+          apps[1].first == 0);
+    state_batch_free(wb);
+    CHECK(stream_end_offset(st, stream, &err) == 2213);
+    CHECK(stream_end_offset(st, other, &err) == 6);
+    void *v;
+    size_t vlen;
+    CHECK(state_get(st, "Zmeta", 5, &a, &v, &vlen, &err) == 1 && vlen == 1);
+    s = stream_scan_open(st, other, 1, 6);
+    expect = 6001;
+    got = 0;
+    while ((n = stream_scan_next(s, &a, &b, &err)) > 0) {
+        for (int i = 0; i < n; i++)
+            CHECK(b->cols[0].v.i64[i] == expect++);
+        got += n;
+    }
+    CHECK(n == 0 && got == 5);
+    CHECK(rel_scan_close(s, &err) == 0);
+
+    /* A forward scan from a key starts at the first key >= it; the "at"
+     * scan at the last key <= it. */
+    wb = state_batch_new();
+    state_batch_put(wb, "Yk10", 4, "a", 1);
+    state_batch_put(wb, "Yk20", 4, "b", 1);
+    state_batch_put(wb, "Yk30", 4, "c", 1);
+    CHECK(state_batch_commit(st, wb, true, &err) == 0);
+    state_batch_free(wb);
+    const void *sk, *sv;
+    size_t sklen, svlen;
+    StateScan *ss = state_scan_open_from(st, "Yk", 2, "Yk15", 4);
+    CHECK(state_scan_next(ss, &sk, &sklen, &sv, &svlen) && memcmp(sk, "Yk20", 4) == 0);
+    CHECK(state_scan_next(ss, &sk, &sklen, &sv, &svlen) && memcmp(sk, "Yk30", 4) == 0);
+    CHECK(!state_scan_next(ss, &sk, &sklen, &sv, &svlen));
+    CHECK(state_scan_close(ss, &err) == 0);
+    ss = state_scan_open_at(st, "Yk", 2, "Yk15", 4);
+    CHECK(state_scan_next(ss, &sk, &sklen, &sv, &svlen) && memcmp(sk, "Yk10", 4) == 0);
+    CHECK(state_scan_close(ss, &err) == 0);
+    stream_forget(other);
+    sl_free(other);
+
     /* Reopened, the store knows where the stream ends. */
     stream_forget(stream);
     stream_forget(table);
     state_close(st);
     CHECK(state_open(dir, &st, &err) == 0);
-    CHECK(stream_end_offset(st, stream, &err) == 2210);
+    CHECK(stream_end_offset(st, stream, &err) == 2213);
     stream_forget(stream);
     state_close(st);
     if (sl_error_set(&err))
