@@ -209,6 +209,48 @@ func wrongPassword(c testCase) ([]string, error) {
 	return []string{"refused"}, nil
 }
 
+// cancelCase: PgConn.CancelRequest from another goroutine ends a running
+// statement with 57014 and the connection goes on.  The request is sent
+// again until the statement ends: one that comes before the statement
+// started does nothing, as in PostgreSQL.
+func cancelCase(c testCase) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := connect(ctx, c, c.Password, pgx.QueryExecModeExec)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(300 * time.Millisecond):
+				_ = conn.PgConn().CancelRequest(ctx)
+			}
+		}
+	}()
+	_, err = conn.Exec(ctx, "SELECT pg_sleep(60)")
+	close(done)
+	if code := sqlstate(err); code != "57014" {
+		return nil, fmt.Errorf("cancel: want 57014, got %v", err)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT 1").Scan(&n); err != nil || n != 1 {
+		return nil, fmt.Errorf("after cancel: %v", err)
+	}
+	// A context that ends also cancels (pgx sends a CancelRequest).
+	short, stop := context.WithTimeout(ctx, 500*time.Millisecond)
+	_, err = conn.Exec(short, "SELECT pg_sleep(60)")
+	stop()
+	if err == nil {
+		return nil, errors.New("context cancel: the statement was not interrupted")
+	}
+	return []string{"cancel"}, nil
+}
+
 func TestCases(t *testing.T) {
 	var cases []testCase
 	if err := json.Unmarshal([]byte(os.Getenv("SLUICE_CASES")), &cases); err != nil {
@@ -222,6 +264,9 @@ func TestCases(t *testing.T) {
 		jobs := []job{{c.Name, runCase}}
 		if c.Password != "" && !c.TLS {
 			jobs = append(jobs, job{c.Name + "-wrong-password", wrongPassword})
+		}
+		if c.Password == "" && !c.TLS {
+			jobs = append(jobs, job{c.Name + "-cancel", cancelCase})
 		}
 		for _, j := range jobs {
 			checks, err := j.fn(c)

@@ -196,6 +196,40 @@ public final class JdbcClient {
         return List.of("refused");
     }
 
+    /* Statement.cancel() from another thread ends a running statement with
+     * 57014.  The cancel may come before the statement started (then it does
+     * nothing, as in PostgreSQL), so it is sent again until the statement ends. */
+    static List<String> cancel(Map<String, String> c) throws Exception {
+        try (Connection conn = connect(c, c.getOrDefault("password", ""), "");
+             Statement st = conn.createStatement()) {
+            Thread canceller = new Thread(() -> {
+                try {
+                    while (!Thread.currentThread().isInterrupted()) {
+                        Thread.sleep(300);
+                        st.cancel();
+                    }
+                } catch (InterruptedException | SQLException e) {
+                    // done
+                }
+            });
+            canceller.start();
+            String state = null;
+            try {
+                st.executeQuery("SELECT pg_sleep(60)");
+            } catch (SQLException e) {
+                state = e.getSQLState();
+            } finally {
+                canceller.interrupt();
+                canceller.join();
+            }
+            check("57014".equals(state), "cancel: SQLSTATE " + state);
+            try (ResultSet rs = st.executeQuery("SELECT 1")) {
+                check(rs.next() && rs.getInt(1) == 1, "after cancel");
+            }
+        }
+        return List.of("cancel");
+    }
+
     interface Job {
         List<String> run(Map<String, String> c) throws Exception;
     }
@@ -218,6 +252,9 @@ public final class JdbcClient {
             report(c.get("name"), JdbcClient::runCase, c);
             if (!c.getOrDefault("password", "").isEmpty() && !Boolean.parseBoolean(c.get("tls"))) {
                 report(c.get("name") + "-wrong-password", JdbcClient::wrongPassword, c);
+            }
+            if (c.getOrDefault("password", "").isEmpty() && !Boolean.parseBoolean(c.get("tls"))) {
+                report(c.get("name") + "-cancel", JdbcClient::cancel, c);
             }
         }
     }
