@@ -403,8 +403,8 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     case QUERY_REFUSED:
         return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED, "%s", q->refusal);
     case QUERY_COPY:
-        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                        "COPY in the extended query protocol is not supported yet");
+        return sl_error(err, ERRCODE_INTERNAL_ERROR,
+                        "COPY runs through rt_copy_begin / rt_copy_out, not rt_execute");
     case QUERY_CREATE:
     case QUERY_DROP:
     case QUERY_ALTER_CQ:

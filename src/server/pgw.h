@@ -129,6 +129,7 @@ struct Conn {
     struct SimpleQuery *sq;     /* a Query string stopped at a COPY FROM STDIN */
     RtCopy     *copy;           /* copy-in mode: the COPY being fed */
     bool        copy_drop;      /* after a failed copy-in: drop CopyData/Done/Fail */
+    bool        copy_extended;  /* the copy-in came from an Execute (then Sync) */
     AuthConn   *auth;           /* during PHASE_AUTH */
     PreparedStmt *stmts;        /* named prepared statements, and "" */
     Portal      *portals;

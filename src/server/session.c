@@ -597,6 +597,7 @@ static int copy_out_cb(void *ctx, const char *data, size_t len)
 
 static void stmt_unlink(Conn *c, PreparedStmt *ps);
 static PreparedStmt *stmt_find(Conn *c, const char *name);
+static void extended_error(Conn *c, SlError *err, const char *sql);
 
 /* DEALLOCATE [PREPARE] name | ALL: prepared statements belong to the
  * session, so the server answers it itself (psycopg 3 sends DEALLOCATE ALL
@@ -768,7 +769,10 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
         c->copy = NULL;
         if (rc == 0) {
             send_command_complete(c, tag);
-            run_simple(c);
+            if (c->copy_extended)
+                c->copy_extended = false;   /* the client's Sync follows */
+            else
+                run_simple(c);
             return;
         }
         break;
@@ -793,6 +797,12 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
     }
     c->copy = NULL;
     c->copy_drop = type == PGW_MSG_COPY_DATA;
+    if (c->copy_extended) {
+        /* Extended protocol: the error, then everything up to Sync. */
+        c->copy_extended = false;
+        extended_error(c, &err, NULL);
+        return;
+    }
     session_send_error(c, &err, NULL, false);
     sl_error_clear(&err);
     simple_query_end(c);
@@ -1129,6 +1139,38 @@ static int64_t portal_send_rows(Conn *c, Portal *p, int32_t maxrows)
 
 static void portal_send(Conn *c, Portal *p, int32_t maxrows);
 
+/* Execute of a COPY: FROM STDIN enters copy-in mode (CopyData, then
+ * CopyDone or CopyFail; the client's Sync follows), TO STDOUT sends
+ * CopyOutResponse, the rows as CopyData, CopyDone and CommandComplete. */
+static void execute_copy(Conn *c, Portal *p, RtCopyKind ck)
+{
+    SlError err = {0};
+    const Prepared *prep = p->stmt->prep;
+    if (p->done) {
+        send_command_complete(c, "COPY 0");
+        return;
+    }
+    p->done = true;
+    if (ck == RT_COPY_IN) {
+        if (rt_copy_begin(prep, &c->copy, &err) < 0) {
+            extended_error(c, &err, p->stmt->sql);
+            return;
+        }
+        c->copy_extended = true;
+        send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, rt_copy_ncols(prep));
+        conn_mark_dirty(c);
+        return;
+    }
+    char tag[64];
+    send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, rt_copy_ncols(prep));
+    if (rt_copy_out(prep, copy_out_cb, c, tag, sizeof(tag), &err) < 0) {
+        extended_error(c, &err, p->stmt->sql);
+        return;
+    }
+    send_simple(c, PGW_MSG_COPY_DONE);
+    send_command_complete(c, tag);
+}
+
 static void handle_execute(Conn *c, PgwReader *r)
 {
     const char *name = pgw_get_cstr(r);
@@ -1151,6 +1193,11 @@ static void handle_execute(Conn *c, PgwReader *r)
     if (c->xact == 'E' && !p->stmt->xact_end) {
         send_in_failed_xact(c, &err);
         extended_error(c, &err, NULL);
+        return;
+    }
+    RtCopyKind ck = rt_copy_kind(p->stmt->prep);
+    if (ck != RT_COPY_NONE) {
+        execute_copy(c, p, ck);
         return;
     }
     if (!p->materialized) {

@@ -576,9 +576,7 @@ static int copy_options(Analyze *an, CopyStmt *s, CopySpec *c)
     c->delimiter = delim ? delim[0] : c->csv ? ',' : '\t';
     if (c->null_string == NULL)
         c->null_string = c->csv ? "" : "\\N";
-    if (c->header && !c->csv)
-        return sl_error(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                        "COPY HEADER available only in CSV mode");
+    /* HEADER in text format too, as PostgreSQL 15 has it. */
     return 0;
 }
 
