@@ -69,3 +69,8 @@ def test_jdbc_statement_cancel(jdbc_results):
     """Statement.cancel() from another thread: 57014, and the connection
     goes on (trust over plain TCP)."""
     assert_case(jdbc_results, "trust-plain-cancel", ["cancel"])
+
+
+def test_jdbc_copy(jdbc_results):
+    """COPY FROM STDIN and TO STDOUT through the driver's copy API (trust, plain TCP)."""
+    assert_case(jdbc_results, "trust-plain-copy", ["copy"])

@@ -60,3 +60,8 @@ def test_pgx_cancel(pgx_results):
     """PgConn.CancelRequest while Exec runs: 57014, the connection goes on;
     a context that times out interrupts the statement (trust, plain TCP)."""
     assert_case(pgx_results, "trust-plain-cancel", ["cancel"])
+
+
+def test_pgx_copy(pgx_results):
+    """COPY FROM STDIN and TO STDOUT through the driver's copy API (trust, plain TCP)."""
+    assert_case(pgx_results, "trust-plain-copy", ["copy"])

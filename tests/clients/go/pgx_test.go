@@ -15,6 +15,7 @@
 package pgxtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -251,6 +252,45 @@ func cancelCase(c testCase) ([]string, error) {
 	return []string{"cancel"}, nil
 }
 
+// copyCase: PgConn.CopyFrom (COPY FROM STDIN) and CopyTo (COPY TO STDOUT).
+func copyCase(c testCase) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := connect(ctx, c, c.Password, pgx.QueryExecModeExec)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE pgx_copy (id BIGINT PRIMARY KEY, name TEXT)"); err != nil {
+		return nil, err
+	}
+	// pgx.Conn.CopyFrom speaks the binary COPY format, which sluice does
+	// not have yet; PgConn.CopyFrom streams text or CSV.
+	var in bytes.Buffer
+	for i := 0; i < 1000; i++ {
+		fmt.Fprintf(&in, "%d,name %d\n", i, i)
+	}
+	tag, err := conn.PgConn().CopyFrom(ctx, &in, "COPY pgx_copy FROM STDIN WITH (FORMAT csv)")
+	if err != nil {
+		return nil, fmt.Errorf("CopyFrom: %w", err)
+	}
+	if tag.RowsAffected() != 1000 {
+		return nil, fmt.Errorf("CopyFrom copied %d rows", tag.RowsAffected())
+	}
+	var buf bytes.Buffer
+	if _, err := conn.PgConn().CopyTo(ctx, &buf,
+		"COPY (SELECT id, name FROM pgx_copy WHERE id < 2 ORDER BY id) TO STDOUT"); err != nil {
+		return nil, fmt.Errorf("CopyTo: %w", err)
+	}
+	if buf.String() != "0\tname 0\n1\tname 1\n" {
+		return nil, fmt.Errorf("CopyTo gave %q", buf.String())
+	}
+	if _, err := conn.Exec(ctx, "DROP TABLE pgx_copy"); err != nil {
+		return nil, err
+	}
+	return []string{"copy"}, nil
+}
+
 func TestCases(t *testing.T) {
 	var cases []testCase
 	if err := json.Unmarshal([]byte(os.Getenv("SLUICE_CASES")), &cases); err != nil {
@@ -267,6 +307,7 @@ func TestCases(t *testing.T) {
 		}
 		if c.Password == "" && !c.TLS {
 			jobs = append(jobs, job{c.Name + "-cancel", cancelCase})
+			jobs = append(jobs, job{c.Name + "-copy", copyCase})
 		}
 		for _, j := range jobs {
 			checks, err := j.fn(c)

@@ -230,6 +230,29 @@ public final class JdbcClient {
         return List.of("cancel");
     }
 
+    /* CopyManager: COPY FROM STDIN and TO STDOUT. */
+    static List<String> copy(Map<String, String> c) throws Exception {
+        try (Connection conn = connect(c, c.getOrDefault("password", ""), "");
+             Statement st = conn.createStatement()) {
+            st.execute("CREATE TABLE jdbc_copy (id INT PRIMARY KEY, name TEXT)");
+            org.postgresql.copy.CopyManager cm =
+                conn.unwrap(org.postgresql.PGConnection.class).getCopyAPI();
+            StringBuilder in = new StringBuilder();
+            for (int i = 0; i < 1000; i++) {
+                in.append(i).append(",name ").append(i).append('\n');
+            }
+            long n = cm.copyIn("COPY jdbc_copy FROM STDIN WITH (FORMAT csv)",
+                               new java.io.StringReader(in.toString()));
+            check(n == 1000, "copyIn count " + n);
+            java.io.StringWriter out = new java.io.StringWriter();
+            long m = cm.copyOut("COPY (SELECT id, name FROM jdbc_copy WHERE id < 2 ORDER BY id) TO STDOUT",
+                                out);
+            check(m == 2 && out.toString().equals("0\tname 0\n1\tname 1\n"), "copyOut " + out);
+            st.execute("DROP TABLE jdbc_copy");
+        }
+        return List.of("copy");
+    }
+
     interface Job {
         List<String> run(Map<String, String> c) throws Exception;
     }
@@ -255,6 +278,7 @@ public final class JdbcClient {
             }
             if (c.getOrDefault("password", "").isEmpty() && !Boolean.parseBoolean(c.get("tls"))) {
                 report(c.get("name") + "-cancel", JdbcClient::cancel, c);
+                report(c.get("name") + "-copy", JdbcClient::copy, c);
             }
         }
     }
