@@ -17,7 +17,8 @@
  *
  * Parameters in text format go through the types' input functions, as a
  * cast from text does; binary format is PostgreSQL's send/recv format for
- * bool, int2/4/8, float4/8, numeric, text and varchar.  rt_execute works in
+ * every type: bool, int2/4/8, float4/8, numeric, text, varchar, bytea,
+ * date, timestamp[tz], interval and jsonb.  rt_execute works in
  * an arena of its own, destroyed before it returns.
  */
 #include "runtime_int.h"
@@ -256,6 +257,37 @@ static int bind_param(Arena *a, SlType t, const ParamValue *pv, Vector *v, int p
     case TYPE_TEXT:
     case TYPE_VARCHAR:
         return value_parse_text(a, t, pv->data, (size_t)len, v, 0, -1, err);
+    case TYPE_DATE:
+        if (len != 4)
+            return bad_binary(err, param);
+        v->v.i32[0] = (int32_t)read_be(p, 4);
+        return 0;
+    case TYPE_TIMESTAMP:
+    case TYPE_TIMESTAMPTZ:
+        if (len != 8)
+            return bad_binary(err, param);
+        v->v.i64[0] = (int64_t)read_be(p, 8);
+        return 0;
+    case TYPE_INTERVAL:
+        if (len != 16)
+            return bad_binary(err, param);
+        v->v.iv[0].usec = (int64_t)read_be(p, 8);
+        v->v.iv[0].days = (int32_t)read_be(p + 8, 4);
+        v->v.iv[0].months = (int32_t)read_be(p + 12, 4);
+        return 0;
+    case TYPE_BYTEA: {
+        char *copy = arena_alloc(a, (size_t)len + 1);
+        memcpy(copy, p, (size_t)len);
+        v->v.str[0].ptr = copy;
+        v->v.str[0].len = (uint32_t)len;
+        return 0;
+    }
+    case TYPE_JSONB:
+        /* jsonb_recv: a version byte (1), then the text */
+        if (len < 1 || p[0] != 1)
+            return sl_error(err, ERRCODE_INVALID_BINARY_REPRESENTATION,
+                            "unsupported jsonb version number %d", len < 1 ? -1 : p[0]);
+        return value_parse_text(a, t, pv->data + 1, (size_t)len - 1, v, 0, -1, err);
     default:
         return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                         "binary format for parameters of type %s is not supported yet",
