@@ -117,6 +117,8 @@ struct Conn {
     bool        tls_dead;       /* failed, or close_notify sent: no more data */
     uint8_t    *raw_in;
     StrBuf      tls_out;
+    bool        tls_busy;       /* a handshake step runs on the thread pool */
+    StrBuf      tls_pending;    /* raw bytes that came meanwhile */
 
     /* session */
     int32_t     pid;
@@ -151,6 +153,9 @@ void conn_close(Conn *c);
 void conn_free(Conn *c);
 /* After a job: handles the messages that waited, and reads again. */
 void conn_resume(Conn *c);
+/* A handshake step ended: rc < 0 it failed (the alert in tls_out is sent,
+ * then the connection closes); otherwise plaintext may wait in the BIO. */
+void conn_tls_step_done(Conn *c, int rc);
 /* Marks c as having output; it is written at the end of this loop turn. */
 void conn_mark_dirty(Conn *c);
 void conn_flush_all(Server *s);
@@ -191,6 +196,10 @@ void auth_conn_free(Conn *c);
 int  tls_init(Server *s, const ServerConfig *cfg, SlError *err);
 void tls_free(Server *s);
 void tls_conn_start(Conn *c);
+/* Feeds raw bytes during the handshake: the handshake step (the costly
+ * public-key work) runs on the thread pool; conn_tls_step_done is called
+ * on the loop when it is over. */
+void tls_handshake_feed(Conn *c, const uint8_t *data, size_t n);
 /* Feeds n raw bytes; plaintext is appended to c->in, ciphertext to send to
  * out.  Returns 0, or -1 when the TLS session is over or failed. */
 int  tls_conn_read(Conn *c, const uint8_t *data, size_t n, StrBuf *out);

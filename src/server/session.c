@@ -1293,7 +1293,7 @@ static void job_after_cb(uv_work_t *req, int status)
     rt_run_end(j->run);
     bool closing = c->phase == PHASE_CLOSING;
     if (closing) {
-        if (c->orphaned)
+        if (c->orphaned && !c->tls_busy)
             conn_free(c);
     } else {
         uv_timer_stop(&c->stmt_timer);
