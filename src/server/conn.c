@@ -146,7 +146,7 @@ static void on_closed(uv_handle_t *h)
     Conn *c = h->data;
     if (--c->open_handles > 0)
         return;
-    if (c->job != NULL || c->tls_busy) {
+    if (conn_busy(c)) {
         c->orphaned = true;     /* the job's end frees it */
         return;
     }

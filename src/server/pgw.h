@@ -144,7 +144,14 @@ struct Conn {
     uv_timer_t  idle_timer;     /* idle_session_timeout and idle in transaction */
     int         open_handles;   /* tcp and timers not yet closed */
     bool        orphaned;       /* handles closed while a job ran: freed by the job */
+    bool        auth_busy;      /* a password check (PBKDF2) runs on the thread pool */
 };
+
+/* Work for c runs on the thread pool: its memory must outlive it. */
+static inline bool conn_busy(const Conn *c)
+{
+    return c->job != NULL || c->tls_busy || c->auth_busy;
+}
 
 /* conn.c */
 void conn_accept(Server *s);

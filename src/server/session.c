@@ -1293,7 +1293,7 @@ static void job_after_cb(uv_work_t *req, int status)
     rt_run_end(j->run);
     bool closing = c->phase == PHASE_CLOSING;
     if (closing) {
-        if (c->orphaned && !c->tls_busy)
+        if (c->orphaned && !conn_busy(c))
             conn_free(c);
     } else {
         uv_timer_stop(&c->stmt_timer);
@@ -1606,7 +1606,8 @@ size_t session_consume(Conn *c)
 {
     size_t used = 0;
     SlSettings *old = settings_enter(c->settings);
-    while (c->phase != PHASE_CLOSING && !c->close_after_flush && c->job == NULL) {
+    while (c->phase != PHASE_CLOSING && !c->close_after_flush && c->job == NULL &&
+           !c->auth_busy) {
         const uint8_t *p = c->in + used;
         size_t avail = c->in_len - used;
         size_t total = 0;

@@ -137,7 +137,7 @@ static void step_after_cb(uv_work_t *req, int status)
     SL_UNUSED(status);
     c->tls_busy = false;
     if (c->phase == PHASE_CLOSING) {
-        if (c->orphaned && c->job == NULL)
+        if (c->orphaned && !conn_busy(c))
             conn_free(c);
     } else {
         strbuf_append(&c->tls_out, t->out.data, t->out.len);
