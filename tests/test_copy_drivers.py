@@ -1,8 +1,8 @@
 """COPY in the extended query protocol (Parse / Bind / Execute of COPY FROM
 STDIN and TO STDOUT, raw messages), text format with HEADER, and COPY in and
 out with psycopg2 (copy_expert) and asyncpg (copy_to_table,
-copy_from_query, copy_from_table; not copy_records_to_table, which needs the
-binary COPY format sluice does not have).  psql and psycopg 3 are tests/test_copy.py's;
+copy_from_query, copy_from_table, and copy_records_to_table in the binary COPY
+format with every column type).  psql and psycopg 3 are tests/test_copy.py's;
 pgJDBC's CopyManager and pgx's CopyFrom are tests/clients'."""
 
 import asyncio
@@ -106,6 +106,20 @@ def test_asyncpg_copy_in_and_out(server):
             res = await conn.copy_to_table("t", source=io.BytesIO(csv), format="csv",
                                            columns=["id", "name", "score"])
             assert res == "COPY 1000"
+            # copy_records_to_table: FORMAT binary, every column type
+            await conn.execute("CREATE STREAM s (i INT, b BIGINT, f FLOAT8, n NUMERIC, t TEXT, "
+                               "ok BOOL, d DATE, ts TIMESTAMP, tz TIMESTAMPTZ, iv INTERVAL, "
+                               "by BYTEA, j JSONB)")
+            import datetime as dt
+            import decimal
+            rec = (1, 2 ** 40, 0.5, decimal.Decimal("12.345"), "x\ty", True, dt.date(2024, 2, 29),
+                   dt.datetime(2024, 1, 2, 3, 4, 5, 6), dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc),
+                   dt.timedelta(days=3, seconds=7), b"\x00\xff", '{"a": [1, 2]}')
+            res = await conn.copy_records_to_table("s", records=[rec, (None,) * 12] * 500)
+            assert res == "COPY 1000"
+            row = await conn.fetchrow("SELECT * FROM s WHERE i = 1 LIMIT 1")
+            assert tuple(row) == rec
+            assert await conn.fetchval("SELECT count(*) FROM s WHERE i IS NULL AND j IS NULL") == 500
             buf = io.BytesIO()
             await conn.copy_from_query("SELECT id, name FROM t WHERE id < 2 ORDER BY id", output=buf)
             assert buf.getvalue() == b"0\tn0\n1\tn1\n"
@@ -115,3 +129,35 @@ def test_asyncpg_copy_in_and_out(server):
         finally:
             await conn.close()
     asyncio.run(asyncio.wait_for(main(), 120))
+
+
+def test_binary_copy_errors_are_clear_and_write_nothing(server):
+    header = b"PGCOPY\n\xff\r\n\0" + struct.pack("!ii", 0, 0)
+    row = struct.pack("!h", 2) + struct.pack("!i", 4) + struct.pack("!i", 7) + struct.pack("!i", 1) + b"x"
+    with Raw(server.port, timeout=30) as cl:
+        cl.startup()
+        cl.send(query("CREATE TABLE t (id INT PRIMARY KEY, name TEXT)"))
+        cl.until_ready()
+
+        def copy_in(*chunks):
+            cl.send(query("COPY t FROM STDIN (FORMAT binary)"))
+            m = cl.recv_msg()
+            assert m[0] == b"G" and m[1][0] == 1      # binary overall format
+            cl.send(*[copy_data(c) for c in chunks], copy_done())
+            msgs = cl.until_ready()
+            return [error_fields(b) for k, b in msgs if k == b"E"], msgs
+
+        errs, _ = copy_in(b"NOTPGCOPY" + b"\0" * 10)
+        assert errs[0]["C"] == "22P04" and errs[0]["M"] == "COPY file signature not recognized"
+        errs, _ = copy_in(header + struct.pack("!h", 3))
+        assert errs[0]["M"] == "row field count is 3, expected 2"
+        errs, _ = copy_in(header + struct.pack("!h", 2) + struct.pack("!i", 2) + b"ab"
+                          + struct.pack("!i", -1))
+        assert errs[0]["C"] == "22P03" and "column id" in errs[0]["W"]
+        errs, _ = copy_in(header + row[:7])
+        assert errs[0]["M"] == "unexpected EOF in COPY data"
+        # a good one, split across CopyData messages, with the trailer
+        errs, msgs = copy_in(header + row[:5], row[5:] + struct.pack("!h", -1))
+        assert not errs and (b"C", b"COPY 1\0") in msgs
+        cl.send(query("SELECT id, name FROM t"))
+        assert [data_row(b) for k, b in cl.until_ready() if k == b"D"] == [[b"7", b"x"]]

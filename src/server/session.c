@@ -575,14 +575,17 @@ static void simple_query_end(Conn *c)
     send_ready(c);
 }
 
-/* The copy-in and copy-out responses: overall text format, every column text. */
-static void send_copy_response(Conn *c, char type, int ncols)
+/* The copy-in and copy-out responses: the overall format (text, or binary
+ * for FORMAT binary) and each column's, the same. */
+static void send_copy_response(Conn *c, char type, const Prepared *prep)
 {
+    int ncols = rt_copy_ncols(prep);
+    uint8_t f = rt_copy_binary(prep) ? 1 : 0;
     size_t m = pgw_begin(&c->out, type);
-    pgw_put_byte(&c->out, 0);
+    pgw_put_byte(&c->out, f);
     pgw_put_int16(&c->out, (int16_t)ncols);
     for (int i = 0; i < ncols; i++)
-        pgw_put_int16(&c->out, 0);
+        pgw_put_int16(&c->out, f);
     pgw_end(&c->out, m);
 }
 
@@ -696,13 +699,13 @@ static void run_simple(Conn *c)
                 session_send_error(c, &err, sql, false);
                 break;
             }
-            send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, rt_copy_ncols(prep));
+            send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, prep);
             conn_mark_dirty(c);
             sq->next++;
             return;         /* CopyData, then CopyDone or CopyFail */
         }
         if (kind == RT_COPY_OUT) {
-            send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, rt_copy_ncols(prep));
+            send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, prep);
             if (rt_copy_out(prep, copy_out_cb, c, tag, sizeof(tag), &err) < 0) {
                 session_send_error(c, &err, sql, false);
                 break;
@@ -1157,12 +1160,12 @@ static void execute_copy(Conn *c, Portal *p, RtCopyKind ck)
             return;
         }
         c->copy_extended = true;
-        send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, rt_copy_ncols(prep));
+        send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, prep);
         conn_mark_dirty(c);
         return;
     }
     char tag[64];
-    send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, rt_copy_ncols(prep));
+    send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, prep);
     if (rt_copy_out(prep, copy_out_cb, c, tag, sizeof(tag), &err) < 0) {
         extended_error(c, &err, p->stmt->sql);
         return;

@@ -252,7 +252,7 @@ func cancelCase(c testCase) ([]string, error) {
 	return []string{"cancel"}, nil
 }
 
-// copyCase: PgConn.CopyFrom (COPY FROM STDIN) and CopyTo (COPY TO STDOUT).
+// copyCase: Conn.CopyFrom (binary), PgConn.CopyFrom (CSV) and CopyTo (COPY TO STDOUT).
 func copyCase(c testCase) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -264,8 +264,23 @@ func copyCase(c testCase) ([]string, error) {
 	if _, err := conn.Exec(ctx, "CREATE TABLE pgx_copy (id BIGINT PRIMARY KEY, name TEXT)"); err != nil {
 		return nil, err
 	}
-	// pgx.Conn.CopyFrom speaks the binary COPY format, which sluice does
-	// not have yet; PgConn.CopyFrom streams text or CSV.
+	// pgx.Conn.CopyFrom: the binary COPY format, typed values
+	rows := make([][]any, 1000)
+	for i := range rows {
+		rows[i] = []any{int64(i), fmt.Sprintf("name %d", i)}
+	}
+	bn, err := conn.CopyFrom(ctx, pgx.Identifier{"pgx_copy"}, []string{"id", "name"},
+		pgx.CopyFromRows(rows))
+	if err != nil {
+		return nil, fmt.Errorf("CopyFrom (binary): %w", err)
+	}
+	if bn != 1000 {
+		return nil, fmt.Errorf("CopyFrom (binary) copied %d rows", bn)
+	}
+	if _, err := conn.Exec(ctx, "DELETE FROM pgx_copy"); err != nil {
+		return nil, err
+	}
+	// PgConn.CopyFrom streams text or CSV
 	var in bytes.Buffer
 	for i := 0; i < 1000; i++ {
 		fmt.Fprintf(&in, "%d,name %d\n", i, i)
