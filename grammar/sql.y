@@ -225,6 +225,7 @@ opt_copy_cols(A) ::= LP column_ref_list(L) RP. { A = L; }
 opt_copy_options(A) ::= . { A = NULL; }
 opt_copy_options(A) ::= WITH LP copy_opt_list(L) RP. { A = L; }
 opt_copy_options(A) ::= LP copy_opt_list(L) RP. { A = L; }
+opt_copy_options(A) ::= ID(N). { A = make_list1(p, make_def_elem(p, &N, NULL)); }
 %type copy_opt_list {List *}
 copy_opt_list(A) ::= copy_opt(X). { A = make_list1(p, X); }
 copy_opt_list(A) ::= copy_opt_list(L) COMMA copy_opt(X). { A = make_list_append(p, L, X); }

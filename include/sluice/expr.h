@@ -135,6 +135,7 @@ typedef struct CopySpec {
     int        *attnums;            /* the columns, indexes into rel->cols */
     Query      *query;              /* COPY (query) TO STDOUT */
     bool        csv;
+    bool        binary;             /* FORMAT binary (COPY FROM only) */
     bool        header;
     char        delimiter;
     const char *null_string;

@@ -163,6 +163,8 @@ typedef struct RtCopy RtCopy;
 typedef enum RtCopyKind { RT_COPY_NONE, RT_COPY_IN, RT_COPY_OUT } RtCopyKind;
 typedef int (*rt_copy_out_cb)(void *ctx, const char *data, size_t len);
 RtCopyKind rt_copy_kind(const Prepared *p);
+/* FORMAT binary (COPY FROM only): CopyInResponse says format 1. */
+bool rt_copy_binary(const Prepared *p);
 int  rt_copy_ncols(const Prepared *p);
 int  rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err);
 int  rt_copy_data(RtCopy *cp, const char *data, size_t len, SlError *err);

@@ -17,7 +17,8 @@
  *
  * Parameters in text format go through the types' input functions, as a
  * cast from text does; binary format is PostgreSQL's send/recv format for
- * bool, int2/4/8, float4/8, numeric, text and varchar.  rt_execute works in
+ * every type: bool, int2/4/8, float4/8, numeric, text, varchar, bytea,
+ * date, timestamp[tz], interval and jsonb.  rt_execute works in
  * an arena of its own, destroyed before it returns.
  */
 #include "runtime_int.h"
@@ -168,6 +169,9 @@ static uint64_t read_be(const unsigned char *p, int n)
 
 static int bad_binary(SlError *err, int param)
 {
+    if (param <= 0)
+        return sl_error(err, ERRCODE_INVALID_BINARY_REPRESENTATION,
+                        "incorrect binary data format");
     return sl_error(err, ERRCODE_INVALID_BINARY_REPRESENTATION,
                     "incorrect binary data format in bind parameter %d", param);
 }
@@ -214,6 +218,91 @@ static int numeric_recv(Arena *a, const unsigned char *p, int32_t len, SlNumeric
     return 0;
 }
 
+/* A value in PostgreSQL's binary (send/recv) format into row `row` of v
+ * (memory in a).  A malformed value is 22P03, "in bind parameter n" when
+ * param > 0. */
+int rt_recv_binary(Arena *a, SlType t, const char *data, int32_t len, Vector *v, uint32_t row,
+                   int param, SlError *err)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    switch (t.id) {
+    case TYPE_BOOL:
+        if (len != 1)
+            return bad_binary(err, param);
+        v->v.b[row] = p[0] != 0;
+        return 0;
+    case TYPE_INT2:
+        if (len != 2)
+            return bad_binary(err, param);
+        v->v.i16[row] = (int16_t)read_be(p, 2);
+        return 0;
+    case TYPE_INT4:
+        if (len != 4)
+            return bad_binary(err, param);
+        v->v.i32[row] = (int32_t)read_be(p, 4);
+        return 0;
+    case TYPE_INT8:
+        if (len != 8)
+            return bad_binary(err, param);
+        v->v.i64[row] = (int64_t)read_be(p, 8);
+        return 0;
+    case TYPE_FLOAT4: {
+        if (len != 4)
+            return bad_binary(err, param);
+        uint32_t u = (uint32_t)read_be(p, 4);
+        memcpy(&v->v.f32[row], &u, 4);
+        return 0;
+    }
+    case TYPE_FLOAT8: {
+        if (len != 8)
+            return bad_binary(err, param);
+        uint64_t u = read_be(p, 8);
+        memcpy(&v->v.f64[row], &u, 8);
+        return 0;
+    }
+    case TYPE_NUMERIC:
+        return numeric_recv(a, p, len, &v->v.num[row], err, param);
+    case TYPE_TEXT:
+    case TYPE_VARCHAR:
+        return value_parse_text(a, t, data, (size_t)len, v, row, -1, err);
+    case TYPE_DATE:
+        if (len != 4)
+            return bad_binary(err, param);
+        v->v.i32[row] = (int32_t)read_be(p, 4);
+        return 0;
+    case TYPE_TIMESTAMP:
+    case TYPE_TIMESTAMPTZ:
+        if (len != 8)
+            return bad_binary(err, param);
+        v->v.i64[row] = (int64_t)read_be(p, 8);
+        return 0;
+    case TYPE_INTERVAL:
+        if (len != 16)
+            return bad_binary(err, param);
+        v->v.iv[row].usec = (int64_t)read_be(p, 8);
+        v->v.iv[row].days = (int32_t)read_be(p + 8, 4);
+        v->v.iv[row].months = (int32_t)read_be(p + 12, 4);
+        return 0;
+    case TYPE_BYTEA: {
+        char *copy = arena_alloc(a, (size_t)len + 1);
+        memcpy(copy, p, (size_t)len);
+        v->v.str[row].ptr = copy;
+        v->v.str[row].len = (uint32_t)len;
+        return 0;
+    }
+    case TYPE_JSONB:
+        /* jsonb_recv: a version byte (1), then the text */
+        if (len < 1 || p[0] != 1)
+            return sl_error(err, ERRCODE_INVALID_BINARY_REPRESENTATION,
+                            "unsupported jsonb version number %d", len < 1 ? -1 : p[0]);
+        return value_parse_text(a, t, data + 1, (size_t)len - 1, v, row, -1, err);
+    default:
+        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                        "binary format for parameters of type %s is not supported yet",
+                        type_name(t.id));
+    }
+}
+
 /* One parameter into a one-row vector of type t. */
 static int bind_param(Arena *a, SlType t, const ParamValue *pv, Vector *v, int param,
                       SlError *err)
@@ -227,53 +316,7 @@ static int bind_param(Arena *a, SlType t, const ParamValue *pv, Vector *v, int p
         return bad_binary(err, param);
     if (pv->format == 0)
         return value_parse_text(a, t, pv->data, (size_t)pv->len, v, 0, -1, err);
-    const unsigned char *p = (const unsigned char *)pv->data;
-    int32_t len = pv->len;
-    switch (t.id) {
-    case TYPE_BOOL:
-        if (len != 1)
-            return bad_binary(err, param);
-        v->v.b[0] = p[0] != 0;
-        return 0;
-    case TYPE_INT2:
-        if (len != 2)
-            return bad_binary(err, param);
-        v->v.i16[0] = (int16_t)read_be(p, 2);
-        return 0;
-    case TYPE_INT4:
-        if (len != 4)
-            return bad_binary(err, param);
-        v->v.i32[0] = (int32_t)read_be(p, 4);
-        return 0;
-    case TYPE_INT8:
-        if (len != 8)
-            return bad_binary(err, param);
-        v->v.i64[0] = (int64_t)read_be(p, 8);
-        return 0;
-    case TYPE_FLOAT4: {
-        if (len != 4)
-            return bad_binary(err, param);
-        uint32_t u = (uint32_t)read_be(p, 4);
-        memcpy(&v->v.f32[0], &u, 4);
-        return 0;
-    }
-    case TYPE_FLOAT8: {
-        if (len != 8)
-            return bad_binary(err, param);
-        uint64_t u = read_be(p, 8);
-        memcpy(&v->v.f64[0], &u, 8);
-        return 0;
-    }
-    case TYPE_NUMERIC:
-        return numeric_recv(a, p, len, &v->v.num[0], err, param);
-    case TYPE_TEXT:
-    case TYPE_VARCHAR:
-        return value_parse_text(a, t, pv->data, (size_t)len, v, 0, -1, err);
-    default:
-        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                        "binary format for parameters of type %s is not supported yet",
-                        type_name(t.id));
-    }
+    return rt_recv_binary(a, t, pv->data, pv->len, v, 0, param, err);
 }
 
 RtSetKind rt_setting(const Prepared *p, const char **name, const char **value, bool *local)
@@ -432,8 +475,8 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     case QUERY_REFUSED:
         return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED, "%s", q->refusal);
     case QUERY_COPY:
-        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                        "COPY in the extended query protocol is not supported yet");
+        return sl_error(err, ERRCODE_INTERNAL_ERROR,
+                        "COPY runs through rt_copy_begin / rt_copy_out, not rt_execute");
     case QUERY_CREATE:
     case QUERY_DROP:
     case QUERY_ALTER_CQ:

@@ -536,6 +536,45 @@ static void protocol_error(Conn *c, const char *msg)
     session_fatal(c, ERRCODE_PROTOCOL_VIOLATION, "%s", msg);
 }
 
+/* The password method against a SCRAM verifier: PBKDF2 (4096 rounds or
+ * more) on the thread pool, so that a burst of logins does not stall the
+ * loop.  The user's verifier never changes once loaded. */
+typedef struct PasswordCheck {
+    uv_work_t        req;
+    Conn            *conn;
+    const ScramSecret *secret;
+    char            *password;
+    bool             ok;
+} PasswordCheck;
+
+static void password_work_cb(uv_work_t *req)
+{
+    PasswordCheck *pc = req->data;
+    pc->ok = scram_verify_plain(pc->secret, pc->password, strlen(pc->password));
+}
+
+static void password_after_cb(uv_work_t *req, int status)
+{
+    PasswordCheck *pc = req->data;
+    Conn *c = pc->conn;
+    SL_UNUSED(status);
+    c->auth_busy = false;
+    OPENSSL_cleanse(pc->password, strlen(pc->password));
+    sl_free(pc->password);
+    bool ok = pc->ok;
+    sl_free(pc);
+    if (c->phase == PHASE_CLOSING) {
+        if (c->orphaned && !conn_busy(c))
+            conn_free(c);
+        return;
+    }
+    if (ok)
+        auth_succeeded(c);
+    else
+        auth_failed(c, "wrong password");
+    conn_resume(c);
+}
+
 void auth_message(Conn *c, uint8_t type, const uint8_t *body, size_t len)
 {
     AuthConn *a = c->auth;
@@ -558,6 +597,17 @@ void auth_message(Conn *c, uint8_t type, const uint8_t *body, size_t len)
         const char *pw = pgw_get_cstr(&r);
         if (!pgw_reader_done(&r)) {
             protocol_error(c, "invalid password packet size");
+            return;
+        }
+        if (a->step == STEP_PASSWORD && u != NULL && u->kind == SECRET_SCRAM && *pw) {
+            PasswordCheck *pc = sl_calloc(1, sizeof(PasswordCheck));
+            pc->req.data = pc;
+            pc->conn = c;
+            pc->secret = &u->scram;
+            pc->password = sl_strdup(pw);
+            if (uv_queue_work(s->loop, &pc->req, password_work_cb, password_after_cb) != 0)
+                sl_panic("uv_queue_work failed");
+            c->auth_busy = true;
             return;
         }
         bool ok = a->step == STEP_PASSWORD ? check_password(u, c->user, pw)

@@ -59,6 +59,17 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 static void update_reading(Conn *c);
 
+/* TLS failed or the client closed it: send the alert OpenSSL queued,
+ * nothing more, then close. */
+static void tls_failed(Conn *c)
+{
+    strbuf_reset(&c->out);
+    c->close_after_flush = true;
+    c->tls_dead = true;
+    conn_mark_dirty(c);
+    update_reading(c);
+}
+
 /* Hands the whole packets in c->in to the session and drops them from the
  * buffer; -1 when the connection closed meanwhile. */
 static int consume_input(Conn *c)
@@ -86,17 +97,18 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     }
     if (nread == 0 || c->phase == PHASE_CLOSING)
         return;
+    if (c->ssl != NULL && (!c->tls_up || c->tls_busy)) {
+        /* The handshake: on the thread pool (tls.c), then conn_tls_step_done. */
+        tls_handshake_feed(c, (const uint8_t *)buf->base, (size_t)nread);
+        update_reading(c);
+        return;
+    }
     if (c->ssl != NULL) {
         int rc = tls_conn_read(c, (const uint8_t *)buf->base, (size_t)nread, &c->tls_out);
         if (c->tls_out.len > 0)
             conn_mark_dirty(c);
         if (rc < 0) {
-            /* Send the alert OpenSSL queued, nothing more, then close. */
-            strbuf_reset(&c->out);
-            c->close_after_flush = true;
-            c->tls_dead = true;
-            conn_mark_dirty(c);
-            update_reading(c);
+            tls_failed(c);
             return;
         }
     } else {
@@ -118,7 +130,7 @@ static void update_reading(Conn *c)
     if (c->phase == PHASE_CLOSING)
         return;
     /* While a statement runs, messages wait in c->in, up to 256 KiB. */
-    bool want = !c->close_after_flush &&
+    bool want = !c->close_after_flush && !(c->tls_busy && c->tls_pending.len >= RAW_IN_SIZE) &&
                 c->out_inflight + c->out.len + c->tls_out.len <=
                     c->server->cfg.max_output_buffer &&
                 (c->job == NULL || c->in_len < QUEUED_INPUT_MAX);
@@ -136,7 +148,7 @@ static void on_closed(uv_handle_t *h)
     Conn *c = h->data;
     if (--c->open_handles > 0)
         return;
-    if (c->job != NULL) {
+    if (conn_busy(c)) {
         c->orphaned = true;     /* the job's end frees it */
         return;
     }
@@ -156,6 +168,7 @@ void conn_free(Conn *c)
     tls_conn_free(c);
     strbuf_free(&c->out);
     strbuf_free(&c->tls_out);
+    strbuf_free(&c->tls_pending);
     sl_free(c->raw_in);
     sl_free(c->in);
     sl_free(c);
@@ -184,6 +197,36 @@ void conn_close(Conn *c)
     uv_close((uv_handle_t *)&c->idle_timer, on_closed);
 }
 
+void conn_tls_step_done(Conn *c, int rc)
+{
+    if (c->tls_out.len > 0)
+        conn_mark_dirty(c);
+    if (rc < 0) {
+        tls_failed(c);
+        return;
+    }
+    /* Bytes that came during the step: the handshake's next flight, or
+     * (once it is up) the first application data. */
+    size_t n = c->tls_pending.len;
+    char *pending = n > 0 ? strbuf_steal(&c->tls_pending, &n) : NULL;
+    if (!c->tls_up) {
+        if (pending != NULL)
+            tls_handshake_feed(c, (const uint8_t *)pending, n);
+        sl_free(pending);
+        update_reading(c);
+        return;
+    }
+    int r = tls_conn_read(c, (const uint8_t *)pending, pending ? n : 0, &c->tls_out);
+    sl_free(pending);
+    if (c->tls_out.len > 0)
+        conn_mark_dirty(c);
+    if (r < 0) {
+        tls_failed(c);
+        return;
+    }
+    conn_resume(c);
+}
+
 void conn_resume(Conn *c)
 {
     if (c->phase == PHASE_CLOSING || consume_input(c) < 0)
@@ -203,6 +246,7 @@ void conn_accept(Server *s)
     c->idle_timer.data = c;
     strbuf_init(&c->out);
     strbuf_init(&c->tls_out);
+    strbuf_init(&c->tls_pending);
     s->nconns++;
     c->next = s->conns;
     if (s->conns)

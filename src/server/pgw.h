@@ -117,6 +117,8 @@ struct Conn {
     bool        tls_dead;       /* failed, or close_notify sent: no more data */
     uint8_t    *raw_in;
     StrBuf      tls_out;
+    bool        tls_busy;       /* a handshake step runs on the thread pool */
+    StrBuf      tls_pending;    /* raw bytes that came meanwhile */
 
     /* session */
     int32_t     pid;
@@ -134,6 +136,7 @@ struct Conn {
     RtCopy     *copy;           /* copy-in mode: the COPY being fed */
     bool        copy_drop;      /* after a failed copy-in: drop CopyData/Done/Fail */
     struct SessionWait *wait;   /* a deferred append in flight: input waits */
+    bool        copy_extended;  /* the copy-in came from an Execute (then Sync) */
     AuthConn   *auth;           /* during PHASE_AUTH */
     PreparedStmt *stmts;        /* named prepared statements, and "" */
     Portal      *portals;
@@ -146,7 +149,14 @@ struct Conn {
     uv_timer_t  idle_timer;     /* idle_session_timeout and idle in transaction */
     int         open_handles;   /* tcp and timers not yet closed */
     bool        orphaned;       /* handles closed while a job ran: freed by the job */
+    bool        auth_busy;      /* a password check (PBKDF2) runs on the thread pool */
 };
+
+/* Work for c runs on the thread pool: its memory must outlive it. */
+static inline bool conn_busy(const Conn *c)
+{
+    return c->job != NULL || c->tls_busy || c->auth_busy;
+}
 
 /* conn.c */
 void conn_accept(Server *s);
@@ -156,6 +166,9 @@ void conn_free(Conn *c);
 /* After a job or a deferred append: handles the messages that waited, and
  * reads again. */
 void conn_resume(Conn *c);
+/* A handshake step ended: rc < 0 it failed (the alert in tls_out is sent,
+ * then the connection closes); otherwise plaintext may wait in the BIO. */
+void conn_tls_step_done(Conn *c, int rc);
 /* Marks c as having output; it is written at the end of this loop turn. */
 void conn_mark_dirty(Conn *c);
 void conn_flush_all(Server *s);
@@ -199,6 +212,10 @@ void auth_conn_free(Conn *c);
 int  tls_init(Server *s, const ServerConfig *cfg, SlError *err);
 void tls_free(Server *s);
 void tls_conn_start(Conn *c);
+/* Feeds raw bytes during the handshake: the handshake step (the costly
+ * public-key work) runs on the thread pool; conn_tls_step_done is called
+ * on the loop when it is over. */
+void tls_handshake_feed(Conn *c, const uint8_t *data, size_t n);
 /* Feeds n raw bytes; plaintext is appended to c->in, ciphertext to send to
  * out.  Returns 0, or -1 when the TLS session is over or failed. */
 int  tls_conn_read(Conn *c, const uint8_t *data, size_t n, StrBuf *out);

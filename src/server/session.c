@@ -578,14 +578,17 @@ static void simple_query_end(Conn *c)
     send_ready(c);
 }
 
-/* The copy-in and copy-out responses: overall text format, every column text. */
-static void send_copy_response(Conn *c, char type, int ncols)
+/* The copy-in and copy-out responses: the overall format (text, or binary
+ * for FORMAT binary) and each column's, the same. */
+static void send_copy_response(Conn *c, char type, const Prepared *prep)
 {
+    int ncols = rt_copy_ncols(prep);
+    uint8_t f = rt_copy_binary(prep) ? 1 : 0;
     size_t m = pgw_begin(&c->out, type);
-    pgw_put_byte(&c->out, 0);
+    pgw_put_byte(&c->out, f);
     pgw_put_int16(&c->out, (int16_t)ncols);
     for (int i = 0; i < ncols; i++)
-        pgw_put_int16(&c->out, 0);
+        pgw_put_int16(&c->out, f);
     pgw_end(&c->out, m);
 }
 
@@ -600,6 +603,7 @@ static int copy_out_cb(void *ctx, const char *data, size_t len)
 
 static void stmt_unlink(Conn *c, PreparedStmt *ps);
 static PreparedStmt *stmt_find(Conn *c, const char *name);
+static void extended_error(Conn *c, SlError *err, const char *sql);
 
 /* DEALLOCATE [PREPARE] name | ALL: prepared statements belong to the
  * session, so the server answers it itself (psycopg 3 sends DEALLOCATE ALL
@@ -693,6 +697,13 @@ static void wait_done_cb(void *arg, int rc, const SlError *err)
         } else {
             extended_error(c, &e, NULL);
         }
+    } else if (c->copy_extended) {
+        /* a COPY from an Execute: the client's Sync follows */
+        c->copy_extended = false;
+        if (rc == 0)
+            send_command_complete(c, w->tag);
+        else
+            extended_error(c, &e, NULL);
     } else if (rc == 0) {
         send_command_complete(c, w->tag);
         run_simple(c);
@@ -759,13 +770,13 @@ static void run_simple(Conn *c)
                 session_send_error(c, &err, sql, false);
                 break;
             }
-            send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, rt_copy_ncols(prep));
+            send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, prep);
             conn_mark_dirty(c);
             sq->next++;
             return;         /* CopyData, then CopyDone or CopyFail */
         }
         if (kind == RT_COPY_OUT) {
-            send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, rt_copy_ncols(prep));
+            send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, prep);
             if (rt_copy_out(prep, copy_out_cb, c, tag, sizeof(tag), &err) < 0) {
                 session_send_error(c, &err, sql, false);
                 break;
@@ -837,7 +848,10 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
         }
         if (rc == 0) {
             send_command_complete(c, tag);
-            run_simple(c);
+            if (c->copy_extended)
+                c->copy_extended = false;   /* the client's Sync follows */
+            else
+                run_simple(c);
             return;
         }
         break;
@@ -862,6 +876,12 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
     }
     c->copy = NULL;
     c->copy_drop = type == PGW_MSG_COPY_DATA;
+    if (c->copy_extended) {
+        /* Extended protocol: the error, then everything up to Sync. */
+        c->copy_extended = false;
+        extended_error(c, &err, NULL);
+        return;
+    }
     session_send_error(c, &err, NULL, false);
     sl_error_clear(&err);
     simple_query_end(c);
@@ -1198,6 +1218,38 @@ static int64_t portal_send_rows(Conn *c, Portal *p, int32_t maxrows)
 
 static void portal_send(Conn *c, Portal *p, int32_t maxrows);
 
+/* Execute of a COPY: FROM STDIN enters copy-in mode (CopyData, then
+ * CopyDone or CopyFail; the client's Sync follows), TO STDOUT sends
+ * CopyOutResponse, the rows as CopyData, CopyDone and CommandComplete. */
+static void execute_copy(Conn *c, Portal *p, RtCopyKind ck)
+{
+    SlError err = {0};
+    const Prepared *prep = p->stmt->prep;
+    if (p->done) {
+        send_command_complete(c, "COPY 0");
+        return;
+    }
+    p->done = true;
+    if (ck == RT_COPY_IN) {
+        if (rt_copy_begin(prep, &c->copy, &err) < 0) {
+            extended_error(c, &err, p->stmt->sql);
+            return;
+        }
+        c->copy_extended = true;
+        send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, prep);
+        conn_mark_dirty(c);
+        return;
+    }
+    char tag[64];
+    send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, prep);
+    if (rt_copy_out(prep, copy_out_cb, c, tag, sizeof(tag), &err) < 0) {
+        extended_error(c, &err, p->stmt->sql);
+        return;
+    }
+    send_simple(c, PGW_MSG_COPY_DONE);
+    send_command_complete(c, tag);
+}
+
 static void handle_execute(Conn *c, PgwReader *r)
 {
     const char *name = pgw_get_cstr(r);
@@ -1220,6 +1272,11 @@ static void handle_execute(Conn *c, PgwReader *r)
     if (c->xact == 'E' && !p->stmt->xact_end) {
         send_in_failed_xact(c, &err);
         extended_error(c, &err, NULL);
+        return;
+    }
+    RtCopyKind ck = rt_copy_kind(p->stmt->prep);
+    if (ck != RT_COPY_NONE) {
+        execute_copy(c, p, ck);
         return;
     }
     if (!p->materialized) {
@@ -1315,7 +1372,7 @@ static void job_after_cb(uv_work_t *req, int status)
     rt_run_end(j->run);
     bool closing = c->phase == PHASE_CLOSING;
     if (closing) {
-        if (c->orphaned)
+        if (c->orphaned && !conn_busy(c))
             conn_free(c);
     } else {
         uv_timer_stop(&c->stmt_timer);
@@ -1653,7 +1710,7 @@ size_t session_consume(Conn *c)
     size_t used = 0;
     SlSettings *old = settings_enter(c->settings);
     while (c->phase != PHASE_CLOSING && !c->close_after_flush && c->job == NULL &&
-           c->wait == NULL) {
+           c->wait == NULL && !c->auth_busy) {
         const uint8_t *p = c->in + used;
         size_t avail = c->in_len - used;
         size_t total = 0;

@@ -49,3 +49,14 @@ def test_jdbc(jdbc_results, user, transport):
 @pytest.mark.parametrize("user", [u for u in USERS if USERS[u][0] != "trust"])
 def test_jdbc_wrong_password(jdbc_results, user):
     assert_case(jdbc_results, f"{USERS[user][0]}-plain-wrong-password", ["refused"])
+
+
+def test_jdbc_statement_cancel(jdbc_results):
+    """Statement.cancel() from another thread: 57014, and the connection
+    goes on (trust over plain TCP)."""
+    assert_case(jdbc_results, "trust-plain-cancel", ["cancel"])
+
+
+def test_jdbc_copy(jdbc_results):
+    """COPY FROM STDIN and TO STDOUT through the driver's copy API (trust, plain TCP)."""
+    assert_case(jdbc_results, "trust-plain-copy", ["copy"])
