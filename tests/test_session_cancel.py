@@ -22,7 +22,7 @@ import psycopg2
 import psycopg2.errors
 import pytest
 
-from pgwire_raw import CANCEL_REQUEST, Raw, data_row, error_fields, query
+from pgwire_raw import CANCEL_REQUEST, Raw, data_row, error_fields, message, query
 
 LONG = "SELECT pg_sleep(60)"
 DEADLINE = 30
@@ -167,7 +167,7 @@ def test_cancel_with_a_wrong_secret_does_not_cancel(server):
 
 def test_statement_timeout(server):
     with psycopg.connect(server.dsn, autocommit=True) as c:
-        c.execute("SET statement_timeout = '300ms'")
+        c.execute("SET statement_timeout = '2s'")
         with pytest.raises(psycopg.errors.QueryCanceled) as e:
             c.execute(LONG)
         assert str(e.value).startswith("canceling statement due to statement timeout")
@@ -222,3 +222,25 @@ def test_messages_sent_while_a_statement_runs_wait_their_turn(server):
         for _ in range(3):
             rows += [data_row(b)[-1] for k, b in cl.until_ready() if k == b"D"]
         assert rows == [b"1", b"2", b"3", b"4"]
+
+
+def test_cancel_during_copy_in_writes_nothing(server):
+    with Raw(server.port, timeout=30) as cl:
+        msgs = cl.startup()
+        (body,) = [b for k, b in msgs if k == b"K"]
+        pid, key = struct.unpack("!ii", body)
+        cl.send(query("CREATE TABLE t (id INT PRIMARY KEY)"))
+        cl.until_ready()
+        cl.send(query("COPY t FROM STDIN"))
+        assert cl.recv_msg()[0] == b"G"
+        cl.send(message(b"d", b"1\n2\n"))
+        with Raw(server.port) as other:
+            other.send(cancel_packet(pid, key))
+            assert other.closed_by_server()
+        msgs = cl.until_ready()
+        errs = [error_fields(b) for k, b in msgs if k == b"E"]
+        assert errs and errs[0]["C"] == "57014"
+        # what the client still sends for that COPY is dropped
+        cl.send(message(b"d", b"3\n"), message(b"c"))
+        cl.send(query("SELECT count(*) FROM t"))
+        assert [data_row(b) for k, b in cl.until_ready() if k == b"D"] == [[b"0"]]

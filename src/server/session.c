@@ -430,8 +430,14 @@ static void on_statement_timeout(uv_timer_t *t)
         atomic_store(&c->job->interrupt, EX_CANCEL_TIMEOUT);
 }
 
+static void copy_in_cancel(Conn *c);
+
 bool session_cancel(Conn *c)
 {
+    if (c->copy != NULL && c->phase == PHASE_READY) {
+        copy_in_cancel(c);
+        return true;
+    }
     if (c->job == NULL)
         return false;
     atomic_store(&c->job->interrupt, EX_CANCEL_USER);
@@ -440,7 +446,8 @@ bool session_cancel(Conn *c)
 
 void session_closing(Conn *c)
 {
-    session_cancel(c);
+    if (c->job != NULL)
+        atomic_store(&c->job->interrupt, EX_CANCEL_USER);
 }
 
 /* Runs prep: SET / SHOW and statements that touch the catalog here, the
@@ -878,6 +885,25 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
     c->copy_drop = type == PGW_MSG_COPY_DATA;
     if (c->copy_extended) {
         /* Extended protocol: the error, then everything up to Sync. */
+        c->copy_extended = false;
+        extended_error(c, &err, NULL);
+        return;
+    }
+    session_send_error(c, &err, NULL, false);
+    sl_error_clear(&err);
+    simple_query_end(c);
+}
+
+/* A CancelRequest during copy-in: the COPY ends with 57014, nothing is
+ * written, and the CopyData the client still sends is dropped. */
+static void copy_in_cancel(Conn *c)
+{
+    SlError err = {0};
+    rt_copy_abort(c->copy);
+    c->copy = NULL;
+    c->copy_drop = true;
+    sl_error(&err, ERRCODE_QUERY_CANCELED, "canceling statement due to user request");
+    if (c->copy_extended) {
         c->copy_extended = false;
         extended_error(c, &err, NULL);
         return;
