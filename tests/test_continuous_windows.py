@@ -472,3 +472,17 @@ def test_sessions_slices_and_partitions_survive_a_restart(server):
         want_w = [(ts(-4), "a", 1), (ts(-2), "a", 2), (ts(0), "a", 3), (ts(2), "a", 2),
                   (ts(4), "a", 1)]
         assert wait_for(lambda: rows(c, "SELECT * FROM w"), want_w) == want_w
+
+
+@pytest.mark.parametrize("mode", ["append", "update"])
+def test_sessions_without_a_group_key(server, mode):
+    with connect(server) as c:
+        make_stream(c, 1)
+        c.execute(f"CREATE CONTINUOUS QUERY s WITH (trigger = '0', output_mode = '{mode}') AS "
+                  "SELECT window_start, window_end, count(*) AS n FROM ev "
+                  "GROUP BY SESSION(ts, INTERVAL '2 seconds')")
+        c.execute("INSERT INTO ev VALUES ('a', %s), ('b', %s)", (tsp(1), tsp(4)))
+        c.execute("INSERT INTO ev VALUES ('a', %s)", (tsp(2.5),))    # bridges [1,3), [4,6)
+        c.execute("INSERT INTO ev VALUES ('a', %s)", (tsp(20),))     # closes [1, 6)
+        want = [(ts(1), ts(6), 3)] + ([] if mode == "append" else [(ts(20), ts(22), 1)])
+        assert wait_for(lambda: rows(c, "SELECT * FROM s"), want) == want

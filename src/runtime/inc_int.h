@@ -97,6 +97,7 @@ typedef struct Group {
     bool          absent;       /* looked up but not in state (inc_gt_load) */
     bool          stored;       /* is in the state store under its key */
     SlStr         orig;         /* sessions: the key it is stored under (len 0: none) */
+    int64_t       orig_end;     /* sessions: the end stored with it (its index entry) */
     void         *ext;          /* an operator's own data */
 } Group;
 

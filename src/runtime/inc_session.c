@@ -10,7 +10,11 @@
  * arrive in.  State: one key per session,
  *     'Q' + query oid + group key (ex_key_encode) + session start (8)
  * whose value holds the session's end, its group values and its aggregate
- * states.  On the first row of a group key in a batch, that key's sessions
+ * states, and an index entry by end,
+ *     'Q' + query oid + 0xFF + session end (8) + group key + start (8)
+ * (an encoded group key starts with 0 or 1, so the two never mix), so the
+ * sessions a watermark closes are found by a range scan from the previous
+ * watermark, past the tombstones of sessions closed before.  On the first row of a group key in a batch, that key's sessions
  * are read with one prefix scan.  A row that overlaps no session starts
  * one; one that overlaps several merges them into the earliest (AggFunc
  * merge), and the others are deleted -- from the state and, in update and
@@ -22,8 +26,8 @@
  * emitted and gone, and only rows at or after the watermark are sure not to
  * reach one.  Emission:
  *   append: a session is emitted once, when the watermark reaches its end,
- *     and its state deleted; every batch scans the sessions in state for
- *     those the new watermark closes;
+ *     and its state deleted; every batch reads the index entries with an
+ *     end in (watermark before, watermark after];
  *   update, complete: every session this batch changed; a session the
  *     watermark has passed leaves the state (its row stays).
  */
@@ -83,6 +87,7 @@ static SessList *sessions_of(Run *r, const char *gk, size_t gklen)
             state_scan_close(s, r->err);
             return NULL;
         }
+        g->orig_end = g->wend;
         inc_push_group(r->a, &l->s, &l->n, &l->cap, g);
     }
     if (state_scan_close(s, r->err) < 0)
@@ -165,8 +170,9 @@ int inc_session_aggregate(Run *r, const Batch *in, const Vector *tv, const Vecto
         }
         strbuf_reset(&gk);
         ex_key_encode(gcols, ng, row, &gk);
-        SessList *l = sessions_of(r, gk.data, gk.len);
-        Group *g = l ? session_for(r, l, gk.data, gk.len, t, gcols, ng, row) : NULL;
+        const char *gkp = gk.data ? gk.data : "";  /* no group key: empty */
+        SessList *l = sessions_of(r, gkp, gk.len);
+        Group *g = l ? session_for(r, l, gkp, gk.len, t, gcols, ng, row) : NULL;
         if (g == NULL) {
             rc = -1;
             break;
@@ -199,47 +205,88 @@ static void result_delete(Run *r, const SlStr *key)
     strbuf_free(&k);
 }
 
-/* Removes the state under g's stored key, if any. */
+/* Puts (or deletes) the index entry of the session stored under key with
+ * end `end`. */
+static void index_entry(Run *r, int64_t end, const SlStr *key, bool put)
+{
+    StrBuf k;
+    strbuf_init(&k);
+    strbuf_append(&k, r->p->qprefix, sizeof(r->p->qprefix));
+    strbuf_putc(&k, (char)0xFF);
+    uint8_t tk[8];
+    inc_time_key_put(tk, end);
+    strbuf_append(&k, tk, 8);
+    strbuf_append(&k, key->ptr, key->len);
+    if (put)
+        state_batch_put(r->wb, k.data, k.len, "", 0);
+    else
+        state_batch_delete(r->wb, k.data, k.len);
+    strbuf_free(&k);
+}
+
+/* Removes the state under g's stored key (and its index entry), if any. */
 static void drop_stored(Run *r, Group *g)
 {
     if (g->orig.len == 0)
         return;
     Group tmp = {.key = g->orig};
     inc_state_delete(r, &tmp);
+    index_entry(r, g->orig_end, &g->orig, false);
     result_delete(r, &g->orig);
     g->orig.len = 0;
 }
 
-/* The sessions in state that the watermark closes, of group keys this
- * batch did not load (their value starts with the session's end). */
+/* The sessions in state that the watermark closes (index entries with an
+ * end in [the batch's watermark, to]; those below were deleted by earlier
+ * batches), of group keys this batch did not load. */
 static int closed_in_state(Run *r, int64_t to, Group ***gs, uint32_t *n, uint32_t *cap)
 {
     IncPlan *p = r->p;
-    StateScan *s = state_scan_open(p->st, p->qprefix, sizeof(p->qprefix));
+    uint8_t prefix[6], start[14];
+    memcpy(prefix, p->qprefix, 5);
+    prefix[5] = 0xFF;
+    memcpy(start, prefix, 6);
+    inc_time_key_put(start + 6, r->b->has_watermark ? r->b->watermark_us : INT64_MIN);
+    StateScan *s = state_scan_open_from(p->st, prefix, sizeof(prefix), start, sizeof(start));
     const void *k, *v;
     size_t klen, vlen;
-    while (state_scan_next(s, &k, &klen, &v, &vlen)) {
-        if (klen < 5 + 8 || vlen < 8)
+    int rc = 0;
+    while (rc == 0 && state_scan_next(s, &k, &klen, &v, &vlen)) {
+        if (klen < 6 + 8 + 8)
             continue;
-        const char *key = (const char *)k + 5;
-        size_t gklen = klen - 5 - 8;
-        if ((int64_t)get_be64(v) > to)
-            continue;
+        int64_t end = inc_time_key_get((const uint8_t *)k + 6);
+        if (end > to)
+            break;
+        const char *key = (const char *)k + 6 + 8;
+        size_t sklen = klen - 6 - 8, gklen = sklen - 8;
         if (inc_gt_find(&r->groups, key, gklen, ex_hash(key, gklen)) != NULL)
             continue;   /* its group key was loaded: handled with the others */
         Group *g = ARENA_NEW(r->a, Group);
-        g->key.ptr = arena_memdup(r->a, key, klen - 5);
-        g->key.len = (uint32_t)(klen - 5);
+        g->key.ptr = arena_memdup(r->a, key, sklen);
+        g->key.len = (uint32_t)sklen;
         g->orig = g->key;
         g->wstart = inc_time_key_get((const uint8_t *)key + gklen);
         g->states = inc_states_new(r);
-        if (inc_state_decode(p, g, v, vlen, &r->acx) < 0) {
-            state_scan_close(s, r->err);
-            return -1;
-        }
-        inc_push_group(r->a, gs, n, cap, g);
+        StrBuf sk;
+        strbuf_init(&sk);
+        strbuf_append(&sk, p->qprefix, sizeof(p->qprefix));
+        strbuf_append(&sk, key, sklen);
+        void *val;
+        size_t len;
+        int got = state_get(p->st, sk.data, sk.len, r->a, &val, &len, r->err);
+        strbuf_free(&sk);
+        if (got < 0 || (got == 1 && inc_state_decode(p, g, val, len, &r->acx) < 0))
+            rc = -1;
+        else if (got == 0)
+            rc = sl_error(r->err, ERRCODE_DATA_CORRUPTED, "state of query \"%s\" is corrupt",
+                          p->query->name);
+        g->orig_end = g->wend;
+        if (rc == 0)
+            inc_push_group(r->a, gs, n, cap, g);
     }
-    return state_scan_close(s, r->err);
+    if (state_scan_close(s, r->err) < 0)
+        return -1;
+    return rc;
 }
 
 static bool moved(const Group *g)
@@ -287,6 +334,7 @@ int inc_session_emit(Run *r, bool has_to, int64_t to)
     for (uint32_t i = 0; i < nstale; i++) {
         Group tmp = {.key = stale[i]->orig};
         inc_state_delete(r, &tmp);
+        index_entry(r, stale[i]->orig_end, &stale[i]->orig, false);
     }
     /* Live sessions this batch changed: written under their (new) keys. */
     StrBuf key, val;
@@ -306,8 +354,13 @@ int inc_session_emit(Run *r, bool has_to, int64_t to)
             strbuf_reset(&val);
             inc_state_encode(p, g, &val);
             state_batch_put(r->wb, key.data, key.len, val.data, val.len);
-            if (g->orig.len == 0)
+            if (g->orig.len == 0) {
                 r->groups.created++;
+                index_entry(r, g->wend, &g->key, true);
+            } else if (g->orig_end != g->wend) {
+                index_entry(r, g->orig_end, &g->orig, false);
+                index_entry(r, g->wend, &g->key, true);
+            }
         }
     }
     strbuf_free(&key);
