@@ -404,6 +404,9 @@ static int to_char_ts(EvalCtx *cx, const Vector *args, Vector *out, const uint32
         if (prevf == NULL || prevf->ptr != f->ptr || prevf->len != f->len)
             nodes = parse_format(cx->arena, f);
         prevf = f;
+        /* timestamptz: the fields in the session's time zone */
+        if (tz)
+            t += (int64_t)dt_session_utc_offset(t) * USECS_PER_SEC;
         DtTm tm;
         if (dt_ts2tm(t, &tm) < 0) {
             strbuf_free(&b);

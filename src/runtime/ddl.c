@@ -1,74 +1,48 @@
 /*
- * ddl.c -- CREATE and DROP of tables, streams and continuous queries.
+ * ddl.c -- CREATE and DROP of tables, streams, sinks and continuous queries.
  *
  *   rt_run_create   CREATE TABLE / STREAM / SINK [IF NOT EXISTS]
  *   rt_run_drop     DROP TABLE / STREAM / SINK [IF EXISTS] name, ...
  *
  * The catalog (SQLite) holds a relation's definition, RocksDB its rows.
- * CREATE writes the catalog entry and then clears any rows a crash may have
- * left under the new oid; DROP checks every name first (so a missing one
- * drops nothing), then for each deletes its rows and then its entry, so a
- * crash in between leaves an empty relation, never rows without an owner.
+ * CREATE checks the WITH options, then writes the catalog entry -- with the
+ * dead-letter stream of a stream that has a format, in the same SQLite
+ * transaction -- and then clears any rows a crash may have left under the
+ * new oids; a CREATE that fails leaves nothing.  DROP checks every name
+ * first (so a missing one drops nothing), refuses a relation continuous
+ * queries depend on unless CASCADE (which drops those queries first), then
+ * for each deletes its rows and then its entry (with its dead-letter
+ * stream, in one transaction), so a crash in between leaves an empty
+ * relation, never rows without an owner.
  *
  * A Kafka stream's options are checked at CREATE (kafka_source_validate, no
- * I/O), and it gets a dead-letter stream <name>_dead_letters for the
- * records it cannot decode (rt_dead_letters_create); DROP STREAM drops that
- * one with it.
+ * I/O) and a sink's by its connector (sink_check); a Kafka stream always
+ * gets its dead-letter stream (ingest_has_dead_letters).
  */
 #include "runtime_int.h"
+#include "sink.h"
 #include "sluice/kafka.h"
 #include "sluice/options.h"
+#include "sluice/ingest.h"
 #include "sluice/relstore.h"
 
 #include <stdio.h>
+#include "source.h"
 
-/* The connector option of a relation, copied into buf ("" when none). */
-static const char *connector_of(const CatRelation *rel, char *buf, size_t len)
+/* Whether the relation's connector option is `name`. */
+static bool connector_is(const CatRelation *rel, const char *name)
 {
     Arena a;
     arena_init(&a, 512);
     Options o;
     SlError ignore = {0};
-    buf[0] = '\0';
-    if (opts_parse(&a, rel->options, &o, &ignore) == 0 && opts_get(&o, "connector") != NULL)
-        snprintf(buf, len, "%s", opts_get(&o, "connector"));
+    const char *c = NULL;
+    if (opts_parse(&a, rel->options, &o, &ignore) == 0)
+        c = opts_get(&o, "connector");
+    bool is = c != NULL && strcmp(c, name) == 0;
     sl_error_clear(&ignore);
     arena_destroy(&a);
-    return buf;
-}
-
-/* Creates <stream>_dead_letters (raw bytea, source text, position bigint,
- * reason text, time timestamptz) unless it exists.  The one place that
- * knows the layout; branch ingest has the same for files streams. */
-static int rt_dead_letters_create(Catalog *cat, StateStore *st, const CatRelation *rel,
-                                  SlError *err)
-{
-    static const struct { const char *name; SlTypeId type; } cols[] = {
-        {"raw", TYPE_BYTEA}, {"source", TYPE_TEXT}, {"position", TYPE_INT8},
-        {"reason", TYPE_TEXT}, {"time", TYPE_TIMESTAMPTZ},
-    };
-    Arena a;
-    arena_init(&a, 1024);
-    CatRelation *d = ARENA_NEW(&a, CatRelation);
-    d->name = arena_printf(&a, "%s_dead_letters", rel->name);
-    d->kind = REL_STREAM;
-    d->ncols = (int)SL_ARRAY_LEN(cols);
-    d->cols = ARENA_ARRAY(&a, CatColumn, d->ncols);
-    for (int i = 0; i < d->ncols; i++) {
-        d->cols[i].name = cols[i].name;
-        d->cols[i].type = (SlType){cols[i].type, -1};
-        d->cols[i].not_null = false;
-    }
-    d->sql = arena_printf(&a, "CREATE STREAM %s (raw bytea, source text, position bigint, "
-                              "reason text, time timestamptz)", d->name);
-    d->options = arena_printf(&a, "{\"dead_letters_of\": \"%s\"}", rel->name);
-    int rc = 0;
-    const CatRelation *made;
-    if (cat_lookup(cat, d->name) == NULL)
-        rc = cat_create_relation(cat, d, &made, err) < 0 || rel_purge(st, made, err) < 0 ? -1
-                                                                                         : 0;
-    arena_destroy(&a);
-    return rc;
+    return is;
 }
 
 int rt_run_create(const Query *q, SlError *err)
@@ -84,19 +58,57 @@ int rt_run_create(const Query *q, SlError *err)
         return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
                         def->name);
     }
-    char conn[32];
-    bool kafka = def->kind == REL_STREAM &&
-                 strcmp(connector_of(def, conn, sizeof(conn)), "kafka") == 0;
-    if (kafka && kafka_source_validate(def, err) < 0)
+    SourceParts parts;
+    if (def->kind == REL_STREAM && source_parts(def, &parts, err) < 0)
         return -1;
-    if (def->kind == REL_SINK && kafka_sink_validate(def, err) < 0)
+    if (def->kind == REL_STREAM && ingest_validate(def, err) < 0)
         return -1;
-    const CatRelation *rel;
-    if (cat_create_relation(cat, def, &rel, err) < 0)
+    if (def->kind == REL_STREAM && connector_is(def, "kafka") && kafka_source_validate(def, err) < 0)
         return -1;
-    if (rel_purge(st, rel, err) < 0)
+    if (def->kind == REL_SINK && sink_check(def, err) < 0)
         return -1;
-    return kafka ? rt_dead_letters_create(cat, st, rel, err) : 0;
+    /* the creating role owns the relation (and its dead-letter stream) */
+    CatRelation owned[2] = {*def};
+    owned[0].owner = rt_owner();
+    const CatRelation *defs[2] = {&owned[0], NULL}, *rels[2];
+    int n = 1;
+    Arena a;
+    arena_init(&a, 1024);
+    if (def->kind == REL_STREAM && ingest_has_dead_letters(def)) {
+        owned[1] = *ingest_dead_letter_def(&a, def);
+        owned[1].owner = owned[0].owner;
+        defs[n++] = &owned[1];
+    }
+    int rc = cat_create_relations(cat, defs, n, rels, err);
+    arena_destroy(&a);
+    if (rc < 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (rel_purge(st, rels[i], err) < 0)
+            return -1;
+    if (ingest_start(rels[0], err) < 0) {
+        const char *names[2] = {rels[0]->name, n > 1 ? rels[1]->name : NULL};
+        SlError ignore = {0};
+        cat_drop_relations(cat, names, n, &ignore);
+        sl_error_clear(&ignore);
+        return -1;
+    }
+    return 0;
+}
+
+/* Drops the continuous queries that read or write rel (CASCADE). */
+static int drop_dependents(const CatRelation *rel, SlError *err)
+{
+    const char *q;
+    while ((q = rt_cq_dependent(rel)) != NULL) {
+        const CatRelation *cq = cat_lookup(rt_catalog(), q);
+        if (cq == NULL)
+            break;
+        if (rt_cq_stop(cq->name, err) < 0 || rel_purge(rt_state(), cq, err) < 0 ||
+            cat_drop_relation(rt_catalog(), cq->name, err) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 int rt_run_drop(const Query *q, SlError *err)
@@ -127,29 +139,63 @@ int rt_run_drop(const Query *q, SlError *err)
                 sl_error_hint(err, "Use DROP CONTINUOUS QUERY to remove a continuous query.");
             return -1;
         }
+        /* Only the owner (or a superuser) drops a relation. */
+        if (rt_check_owner(rel, err) < 0)
+            return -1;
     }
-    /* A stream a running continuous query reads or writes stays (2BP01). */
+    /* A dead-letter stream goes with its stream, not alone. */
+    Arena a;
+    arena_init(&a, 512);
     for (int i = 0; i < q->ndrop; i++) {
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
-        if (rel != NULL && (rel->kind == REL_STREAM || rel->kind == REL_SINK) &&
-            rt_cq_check_drop(rel, err) < 0)
+        const char *of = rel ? ingest_dead_letters_of(&a, rel) : NULL;
+        bool with_owner = false;
+        for (int k = 0; of != NULL && k < q->ndrop; k++)
+            with_owner |= strcmp(q->drop_names[k], of) == 0;
+        if (of != NULL && cat_lookup(cat, of) != NULL && !with_owner) {
+            sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
+                     "cannot drop stream %s because stream %s requires it", rel->name, of);
+            sl_error_hint(err, "Drop stream %s instead: its dead-letter stream goes with it.",
+                          of);
+            arena_destroy(&a);
+            return -1;
+        }
+    }
+    arena_destroy(&a);
+    /* A stream or table a running continuous query reads or writes stays
+     * (2BP01), unless CASCADE: then those queries go first. */
+    for (int i = 0; i < q->ndrop && !q->cascade; i++) {
+        const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
+        if (rel != NULL && rel->kind != REL_QUERY && rt_cq_check_drop(rel, err) < 0)
             return -1;
     }
     for (int i = 0; i < q->ndrop; i++) {
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
         if (rel == NULL)
             continue;
+        if (rel->kind != REL_QUERY && q->cascade && drop_dependents(rel, err) < 0)
+            return -1;
         if (rel->kind == REL_QUERY && rt_cq_stop(rel->name, err) < 0)
             return -1;
-        char conn[32], dname[256];
-        bool kafka = rel->kind == REL_STREAM &&
-                     strcmp(connector_of(rel, conn, sizeof(conn)), "kafka") == 0;
-        snprintf(dname, sizeof(dname), "%s_dead_letters", rel->name);
-        if (rel_purge(st, rel, err) < 0 || cat_drop_relation(cat, rel->name, err) < 0)
-            return -1;
-        const CatRelation *dead = kafka ? cat_lookup(cat, dname) : NULL;
-        if (dead != NULL &&
-            (rel_purge(st, dead, err) < 0 || cat_drop_relation(cat, dname, err) < 0))
+        const char *names[2] = {rel->name, NULL};
+        int n = 1;
+        const CatRelation *dead = NULL;
+        if (rel->kind == REL_STREAM) {
+            ingest_stop(rel);
+            char dn[512];
+            snprintf(dn, sizeof(dn), "%s_dead_letters", rel->name);
+            dead = cat_lookup(cat, dn);
+            Arena b;
+            arena_init(&b, 256);
+            const char *of = dead ? ingest_dead_letters_of(&b, dead) : NULL;
+            if (of == NULL || strcmp(of, rel->name) != 0)
+                dead = NULL;
+            arena_destroy(&b);
+            if (dead != NULL)
+                names[n++] = dead->name;
+        }
+        if (rel_purge(st, rel, err) < 0 || (dead && rel_purge(st, dead, err) < 0) ||
+            cat_drop_relations(cat, names, n, err) < 0)
             return -1;
     }
     return 0;

@@ -6,16 +6,21 @@
  *   srcoffs_free, srcoffs_copy, srcoffs_find, srcoffs_add, srcoffs_reached
  *   srcoffs_to_json, srcoffs_from_json
  *   source_scan_kafka    a plain SELECT's scan of a Kafka stream
+ *   source_parts, source_route
  *
  * The connector is the relation's `connector` option: none (or 'internal')
- * reads the stream's own log in RocksDB; 'datagen' generates the rows;
- * 'kafka' reads topics (src/connectors/kafka_source.c).  Internal and
- * generated streams have one partition, 0, without a topic.
+ * reads the stream's own log in RocksDB, and so does 'files' (its ingester,
+ * ingest.c, appends to that log); 'datagen' generates the rows; 'kafka'
+ * reads topics (src/connectors/kafka_source.c).  Internal and generated
+ * streams have one partition of offsets, 0, without a topic (WITH
+ * (partitions = N) only routes their rows to watermark partitions).
  */
 #include "source.h"
 
 #include "runtime_int.h"
 #include "sluice/datagen.h"
+#include "sluice/ingest.h"
+#include "sluice/exec.h"
 #include "sluice/kafka.h"
 #include "sluice/options.h"
 #include "sluice/relstore.h"
@@ -177,7 +182,9 @@ int source_open(StateStore *st, const CatRelation *rel, const char *owner, Sourc
     if (opts_parse(&src->arena, rel->options, &o, err) < 0)
         goto fail;
     connector = opts_get(&o, "connector");
-    if (connector == NULL || strcmp(connector, "internal") == 0) {
+    if (connector == NULL || strcmp(connector, "internal") == 0 ||
+        strcmp(connector, "files") == 0) {
+        /* a files stream is an internal stream its ingester fills */
         src->kind = SOURCE_INTERNAL;
     } else if (strcmp(connector, "datagen") == 0) {
         src->kind = SOURCE_DATAGEN;
@@ -217,7 +224,8 @@ void source_close(Source *src)
 /* Caps the ranges of out at limit, then shares max_offsets out over the
  * partitions in proportion to their backlog (Spark's rule), the remainder
  * one by one in partition order.  Returns the rows left in the ranges. */
-static int64_t cap_ranges(SourceOffsets *out, const SourceOffsets *limit, int64_t max_offsets)
+static int64_t cap_ranges(SourceOffsets *out, const SourceOffsets *limit, int64_t max_offsets,
+                          int64_t *backlog)
 {
     int64_t total = 0;
     for (int i = 0; i < out->n; i++) {
@@ -227,6 +235,8 @@ static int64_t cap_ranges(SourceOffsets *out, const SourceOffsets *limit, int64_
             p->end = l == NULL ? p->start : SL_MIN(p->end, SL_MAX(l->end, p->start));
         total += p->end - p->start;
     }
+    if (backlog != NULL)
+        *backlog = max_offsets > 0 && total > max_offsets ? total - max_offsets : 0;
     if (max_offsets <= 0 || total <= max_offsets)
         return total;
     int64_t given = 0;
@@ -251,14 +261,19 @@ static int64_t cap_ranges(SourceOffsets *out, const SourceOffsets *limit, int64_
 }
 
 int64_t source_plan(Source *src, const SourceOffsets *pos, const SourceOffsets *limit,
-                    int64_t max_offsets, int64_t now_us, SourceOffsets *out, SlError *err)
+                    int64_t max_offsets, int64_t now_us, SourceOffsets *out, int64_t *backlog,
+                    SlError *err)
 {
     out->n = 0;
+    if (backlog != NULL)
+        *backlog = 0;
     if (src->kind == SOURCE_KAFKA) {
         int rc = kafka_source_plan(src->kafka, pos, false, out, err);
         if (rc < 0)
             return rc;
     } else {
+        if (src->kind != SOURCE_DATAGEN && ingest_check_readable(src->rel, err) < 0)
+            return -1;
         int64_t latest = src->kind == SOURCE_DATAGEN ? datagen_available(src->gen, now_us)
                                                      : stream_end_offset(src->st, src->rel, err);
         if (latest < 0)
@@ -269,7 +284,7 @@ int64_t source_plan(Source *src, const SourceOffsets *pos, const SourceOffsets *
         int64_t start = p ? p->end : 0;
         srcoffs_add(out, -1, 0, start, SL_MAX(start, latest));
     }
-    return cap_ranges(out, limit, max_offsets);
+    return cap_ranges(out, limit, max_offsets, backlog);
 }
 
 void source_committed(Source *src, const SourceOffsets *pos)
@@ -411,4 +426,85 @@ ExSource *source_scan_kafka(StateStore *st, const CatRelation *rel, SlError *err
     }
     k->reader = source_reader_open(k->src, &k->ranges);
     return &k->base;
+}
+
+int source_parts(const CatRelation *rel, SourceParts *out, SlError *err)
+{
+    Arena a;
+    arena_init(&a, 1024);
+    Options o;
+    int rc = -1;
+    int64_t n = 1;
+    out->n = 1;
+    out->key_col = -1;
+    out->idle_us = 0;
+    if (opts_parse(&a, rel->options, &o, err) < 0 ||
+        opts_get_int(&o, "partitions", 1, &n, err) < 0 ||
+        opts_get_interval_us(&o, "idle_timeout", 0, &out->idle_us, err) < 0)
+        goto out;
+    if (n < 1 || n > SOURCE_MAX_PARTS) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                 "partitions must be between 1 and %d", SOURCE_MAX_PARTS);
+        goto out;
+    }
+    if (out->idle_us < 0) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "idle_timeout must not be negative");
+        goto out;
+    }
+    out->n = (int)n;
+    const char *key = opts_get(&o, "partition_key");
+    if (key != NULL) {
+        for (int c = 0; c < rel->ncols; c++)
+            if (strcmp(rel->cols[c].name, key) == 0)
+                out->key_col = c;
+        if (out->key_col < 0) {
+            sl_error(err, ERRCODE_UNDEFINED_COLUMN, "partition_key \"%s\" is not a column of "
+                     "stream \"%s\"", key, rel->name);
+            goto out;
+        }
+    }
+    if (out->n > 1 && out->key_col < 0) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                 "a stream with partitions = %d needs a partition_key", out->n);
+        sl_error_hint(err, "Add partition_key = 'column' to WITH (...): the column whose value "
+                           "picks each row's partition.");
+        goto out;
+    }
+    if (out->n == 1)
+        out->key_col = -1;
+    rc = 0;
+out:
+    arena_destroy(&a);
+    return rc;
+}
+
+void source_route(const SourceParts *sp, const Batch *b, uint32_t *part)
+{
+    if (sp->n <= 1) {
+        memset(part, 0, sizeof(uint32_t) * b->nrows);
+        return;
+    }
+    const Vector *v = &b->cols[sp->key_col];
+    int64_t n = sp->n;
+    StrBuf key;
+    strbuf_init(&key);
+    for (uint32_t i = 0; i < b->nrows; i++) {
+        if (vector_is_null(v, i)) {
+            part[i] = 0;
+            continue;
+        }
+        int64_t k;
+        switch (v->type.id) {
+        case TYPE_INT2: k = v->v.i16[i]; break;
+        case TYPE_INT4: k = v->v.i32[i]; break;
+        case TYPE_INT8: k = v->v.i64[i]; break;
+        default:
+            strbuf_reset(&key);
+            ex_key_encode(v, 1, i, &key);
+            part[i] = (uint32_t)(ex_hash(key.data, key.len) % (uint64_t)n);
+            continue;
+        }
+        part[i] = (uint32_t)(((k % n) + n) % n);
+    }
+    strbuf_free(&key);
 }

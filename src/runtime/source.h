@@ -13,6 +13,8 @@
  *   source_lag           per partition: committed, latest, last poll time
  *   srcoffs_to_json, srcoffs_from_json   a batch's ranges as the offset
  *                        log's JSON and back (topic names, not indexes)
+ *   source_parts         a stream's partitions, partition key, idle_timeout
+ *   source_route         the partition of each row of a batch
  *
  * A source has partitions, each named by a topic (an index into the
  * source's topic table; -1 for internal and generated streams) and a
@@ -55,9 +57,11 @@ void source_close(Source *src);
  * each capped by limit (when not NULL) and all together by max_offsets
  * (0: none), shared out over the partitions in proportion to their
  * backlog.  out gets every known partition (start = end for those without
- * new rows).  Returns the rows in the ranges, SOURCE_NOT_READY, or -1. */
+ * new rows).  *backlog (when not NULL) gets the rows max_offsets left for
+ * later batches.  Returns the rows in the ranges, SOURCE_NOT_READY, or -1. */
 int64_t source_plan(Source *src, const SourceOffsets *pos, const SourceOffsets *limit,
-                    int64_t max_offsets, int64_t now_us, SourceOffsets *out, SlError *err);
+                    int64_t max_offsets, int64_t now_us, SourceOffsets *out, int64_t *backlog,
+                    SlError *err);
 SourceReader *source_reader_open(Source *src, const SourceOffsets *ranges);
 int  source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err);
 /* Closes the reader.  The records it could not decode go to the stream's
@@ -75,5 +79,23 @@ ExSource *source_scan_kafka(StateStore *st, const CatRelation *rel, SlError *err
 /* The offset log's JSON: [{"oid":N[,"topic":"t"],"part":P,"start":S,"end":E}, ...]. */
 void     srcoffs_to_json(Source *src, uint32_t oid, const SourceOffsets *o, StrBuf *out);
 int      srcoffs_from_json(Source *src, const char *json, SourceOffsets *out, SlError *err);
+
+/* How a stream's rows map to partitions, for per-partition watermarks
+ * (docs/engine.md, "Partitions and idle sources"): WITH (partitions = N,
+ * partition_key = 'col', idle_timeout = '...'). */
+typedef struct SourceParts {
+    int     n;                  /* partitions (default 1) */
+    int     key_col;            /* partition_key's column; -1 when n is 1 */
+    int64_t idle_us;            /* idle_timeout, 0: none */
+} SourceParts;
+
+#define SOURCE_MAX_PARTS 1024
+
+/* Reads and checks the options (22023 / 42703 with what to fix). */
+int  source_parts(const CatRelation *rel, SourceParts *out, SlError *err);
+/* part[i] = the partition of row i of b (laid out as the stream's columns):
+ * an integer key k goes to k mod N (so a producer can pick the partition),
+ * any other key by its hash; NULL to partition 0. */
+void source_route(const SourceParts *sp, const Batch *b, uint32_t *part);
 
 #endif /* SLUICE_RUNTIME_SOURCE_H */

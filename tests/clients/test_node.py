@@ -42,3 +42,9 @@ def test_node_pg(node_results, user, transport):
 @pytest.mark.parametrize("user", [u for u in USERS if USERS[u][0] != "trust"])
 def test_node_pg_wrong_password(node_results, user):
     assert_case(node_results, f"{USERS[user][0]}-plain-wrong-password", ["refused"])
+
+
+def test_node_pg_copy_streams_and_cancel(node_results):
+    """pg-copy-streams COPY FROM STDIN / TO STDOUT, and client.cancel() of a
+    running pg_sleep (57014) (trust, plain TCP)."""
+    assert_case(node_results, "trust-plain-copy-cancel", ["copy", "cancel"])

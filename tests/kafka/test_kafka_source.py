@@ -146,7 +146,7 @@ def test_poison_record_goes_to_dead_letters(kafka, sluiced):
                   "SELECT id, v FROM ps")
         want = [(1, 1), (4, 4)]
         assert wait_for(lambda: sorted(c.execute("SELECT * FROM pq").fetchall()), want) == want
-        dead = c.execute("SELECT raw, source, \"position\", reason FROM ps_dead_letters "
+        dead = c.execute("SELECT raw, source, byte_offset, reason FROM ps_dead_letters "
                          "ORDER BY 3").fetchall()
         assert [(bytes(r[0]), r[1], r[2]) for r in dead] == [
             (b'{"id": 2, "v": "not a number"}', "kafka:poison/0", 1),

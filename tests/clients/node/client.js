@@ -11,7 +11,10 @@
 'use strict';
 
 const fs = require('fs');
+const { pipeline } = require('stream/promises');
+const { Readable, Writable } = require('stream');
 const { Client } = require('pg');
+const copyStreams = require('pg-copy-streams');
 
 const TYPED = [
   ['int2', 7, 7], ['int4', -42, -42], ['int8', '9000000000', '9000000000'],
@@ -90,11 +93,62 @@ async function wrongPassword(c) {
   throw new Error('connected with a wrong password');
 }
 
+// COPY FROM STDIN and TO STDOUT through pg-copy-streams, and a
+// CancelRequest (pg's client.cancel) that ends a pg_sleep with 57014.
+async function copyAndCancel(c) {
+  const config = { host: c.host, port: c.port, user: c.user, database: 'sluice',
+                   ssl: false, connectionTimeoutMillis: 10000 };
+  const client = new Client(config);
+  await client.connect();
+  try {
+    await client.query('CREATE TABLE node_copy (id INT PRIMARY KEY, name TEXT)');
+    const lines = [];
+    for (let i = 0; i < 1000; i++) lines.push(`${i},name ${i}\n`);
+    const into = client.query(copyStreams.from('COPY node_copy FROM STDIN WITH (FORMAT csv)'));
+    await pipeline(Readable.from(lines), into);
+    assertEq(into.rowCount, 1000, 'COPY FROM rowCount');
+    const chunks = [];
+    const out = client.query(copyStreams.to(
+      'COPY (SELECT id, name FROM node_copy WHERE id < 2 ORDER BY id) TO STDOUT'));
+    await pipeline(out, new Writable({ write(chunk, enc, cb) { chunks.push(chunk); cb(); } }));
+    assertEq(Buffer.concat(chunks).toString(), '0\tname 0\n1\tname 1\n', 'COPY TO');
+    await client.query('DROP TABLE node_copy');
+
+    // cancel: sent again until the statement ends (one that comes before
+    // it started does nothing, as in PostgreSQL)
+    const sleeping = client.query('SELECT pg_sleep(60)');
+    let done = false;
+    const timer = setInterval(() => {
+      if (!done) {
+        const other = new Client(config);
+        other.cancel(client, client.activeQuery || sleeping);
+      }
+    }, 300);
+    let code = null;
+    try {
+      await sleeping;
+    } catch (e) {
+      code = e.code;
+    } finally {
+      done = true;
+      clearInterval(timer);
+    }
+    assertEq(code, '57014', 'SQLSTATE of a cancelled pg_sleep');
+    const r = await client.query('SELECT 1 AS one');
+    assertEq(r.rows[0].one, 1, 'after cancel');
+  } finally {
+    await client.end();
+  }
+  return ['copy', 'cancel'];
+}
+
 async function main() {
   const cases = JSON.parse(process.env.SLUICE_CASES);
   for (const c of cases) {
-    for (const [name, fn] of [[c.name, runCase], [`${c.name}-wrong-password`, wrongPassword]]) {
+    for (const [name, fn] of [[c.name, runCase], [`${c.name}-wrong-password`, wrongPassword],
+                              [`${c.name}-copy-cancel`, copyAndCancel]]) {
       if (fn === wrongPassword && (!c.password || c.tls)) continue;
+      if (fn === copyAndCancel && (c.password || c.tls)) continue;
       try {
         const checks = await fn(c);
         console.log(JSON.stringify({ case: name, ok: true, checks }));

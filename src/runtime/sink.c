@@ -1,0 +1,160 @@
+/*
+ * sink.c -- a continuous query's sink, by its connector (see sink.h).
+ *
+ *   sink_check, sink_open, sink_commit, sink_wants_deletes, sink_close
+ *
+ * Each connector is a small table of functions (SinkOps); the files sink
+ * and the Kafka sink keep their own commit protocols and fault points
+ * behind it.
+ */
+#include "sink.h"
+
+#include "sink_files.h"
+#include "sluice/kafka.h"
+#include "sluice/options.h"
+
+#include <string.h>
+
+typedef struct SinkOps {
+    const char *connector;
+    bool        deletes;        /* writes groups that left the result */
+    int  (*check)(const CatRelation *def, SlError *err);
+    int  (*open)(const CatRelation *sink, const CatRelation *query, const char *const *names,
+                 int ncols, void **out, SlError *err);
+    int  (*commit)(void *impl, int64_t batch_id, const Batch *const *rows, int nb,
+                   const Batch *const *dels, int nd, SlError *err);
+    void (*close)(void *impl);
+} SinkOps;
+
+struct Sink {
+    const SinkOps *ops;
+    void          *impl;
+};
+
+/* files (sink_files.c) */
+
+static int files_check(const CatRelation *def, SlError *err)
+{
+    return fsink_check(def->options, err);
+}
+
+static int files_open(const CatRelation *sink, const CatRelation *query, const char *const *names,
+                      int ncols, void **out, SlError *err)
+{
+    FilesSink *s;
+    if (fsink_open(sink, query->oid, query->name, names, ncols, &s, err) < 0)
+        return -1;
+    *out = s;
+    return 0;
+}
+
+static int files_commit(void *impl, int64_t batch_id, const Batch *const *rows, int nb,
+                        const Batch *const *dels, int nd, SlError *err)
+{
+    (void)dels;
+    (void)nd;
+    return fsink_commit(impl, batch_id, rows, nb, err);
+}
+
+static void files_close(void *impl)
+{
+    fsink_close(impl);
+}
+
+/* kafka (src/connectors/kafka_sink.c) */
+
+static int kafka_open(const CatRelation *sink, const CatRelation *query, const char *const *names,
+                      int ncols, void **out, SlError *err)
+{
+    (void)names;
+    (void)ncols;
+    KafkaSink *k;
+    if (kafka_sink_open(sink, query, &k, err) < 0)
+        return -1;
+    *out = k;
+    return 0;
+}
+
+static int kafka_commit(void *impl, int64_t batch_id, const Batch *const *rows, int nb,
+                        const Batch *const *dels, int nd, SlError *err)
+{
+    return kafka_sink_write(impl, batch_id, rows, nb, dels, nd, err) < 0 ? -1 : 0;
+}
+
+static void kafka_close(void *impl)
+{
+    kafka_sink_close(impl);
+}
+
+static const SinkOps sink_ops[] = {
+    {"files", false, files_check, files_open, files_commit, files_close},
+    {"kafka", true, kafka_sink_validate, kafka_open, kafka_commit, kafka_close},
+};
+
+static const SinkOps *ops_for(const CatRelation *def, SlError *err)
+{
+    Arena a;
+    arena_init(&a, 512);
+    Options o;
+    const SinkOps *ops = NULL;
+    if (opts_parse(&a, def->options, &o, err) < 0)
+        goto out;
+    const char *connector = opts_get(&o, "connector");
+    if (connector == NULL) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "a sink needs a connector");
+        sl_error_hint(err, "Add WITH (connector = 'files', path = '...', format = 'json') or "
+                           "WITH (connector = 'kafka', topic = '...', "
+                           "\"bootstrap.servers\" = '...').");
+        goto out;
+    }
+    for (size_t i = 0; i < SL_ARRAY_LEN(sink_ops); i++)
+        if (strcmp(sink_ops[i].connector, connector) == 0)
+            ops = &sink_ops[i];
+    if (ops == NULL) {
+        sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                 "sinks with connector \"%s\" are not supported", connector);
+        sl_error_hint(err, "Use connector = 'files' or 'kafka'.");
+    }
+out:
+    arena_destroy(&a);
+    return ops;
+}
+
+int sink_check(const CatRelation *def, SlError *err)
+{
+    const SinkOps *ops = ops_for(def, err);
+    return ops == NULL ? -1 : ops->check(def, err);
+}
+
+int sink_open(const CatRelation *sink, const CatRelation *query, const char *const *names,
+              int ncols, Sink **out, SlError *err)
+{
+    const SinkOps *ops = ops_for(sink, err);
+    void *impl;
+    if (ops == NULL || ops->open(sink, query, names, ncols, &impl, err) < 0)
+        return -1;
+    Sink *s = sl_calloc(1, sizeof(Sink));
+    s->ops = ops;
+    s->impl = impl;
+    *out = s;
+    return 0;
+}
+
+int sink_commit(Sink *s, int64_t batch_id, const Batch *const *rows, int nb,
+                const Batch *const *dels, int nd, SlError *err)
+{
+    return s->ops->commit(s->impl, batch_id, rows, nb, dels, nd, err);
+}
+
+bool sink_wants_deletes(const Sink *s)
+{
+    return s->ops->deletes;
+}
+
+void sink_close(Sink *s)
+{
+    if (s == NULL)
+        return;
+    s->ops->close(s->impl);
+    sl_free(s);
+}

@@ -1,0 +1,39 @@
+/*
+ * sink.h -- one interface over the places a continuous query writes INTO a
+ * sink (CREATE SINK): the connector option picks the implementation.
+ *
+ *   sink_check    CREATE SINK's options, checked by the connector
+ *                 (files: path and format, the directory made; kafka: the
+ *                 topic, format, key and client settings, no I/O)
+ *   sink_open     the sink as one query writes it
+ *   sink_commit   batch N's output, exactly once per batch id: the files
+ *                 sink's manifest protocol (sink_files.c) or one Kafka
+ *                 transaction with a progress record (kafka_sink.c)
+ *   sink_wants_deletes  whether the sink is told of groups that left the
+ *                 result (Kafka writes them as tombstones)
+ *   sink_close
+ *
+ * sink_commit runs on a worker thread, at most one per Sink at a time.
+ */
+#ifndef SLUICE_RUNTIME_SINK_H
+#define SLUICE_RUNTIME_SINK_H
+
+#include "sluice/catalog.h"
+#include "sluice/types.h"
+
+typedef struct Sink Sink;
+
+int  sink_check(const CatRelation *def, SlError *err);
+/* The sink relation as query writes it; names are the query's output
+ * column names (ncols of them). */
+int  sink_open(const CatRelation *sink, const CatRelation *query, const char *const *names,
+               int ncols, Sink **out, SlError *err);
+/* rows: nb output batches laid out as the query's columns; dels: nd
+ * batches of groups that left the result (only when sink_wants_deletes).
+ * A batch id the sink committed before is skipped.  0 or -1. */
+int  sink_commit(Sink *s, int64_t batch_id, const Batch *const *rows, int nb,
+                 const Batch *const *dels, int nd, SlError *err);
+bool sink_wants_deletes(const Sink *s);
+void sink_close(Sink *s);
+
+#endif /* SLUICE_RUNTIME_SINK_H */
