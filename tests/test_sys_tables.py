@@ -111,3 +111,36 @@ def test_query_with_trigger_once_finishes(server):
                        lambda r: r[0] == "finished")
         assert got == ("finished", "once", 0, 3), got
         assert one(c, "SELECT state_rows FROM sys.state WHERE query = 'once_q'") == (2,)
+
+
+def test_source_lag_of_an_internal_stream(server):
+    """sys.source_lag: one row per running query and source partition (an
+    internal stream is one partition, 0, without a topic, also with
+    partitions = N); the lag grows while the query is paused and drains when
+    it resumes.  tests/kafka/test_kafka_source.py has the Kafka side."""
+    with connect(server) as c:
+        c.execute("CREATE STREAM lag_in (k INT, ts TIMESTAMP, "
+                  "WATERMARK FOR ts AS ts - INTERVAL '1 second') "
+                  "WITH (partitions = 4, partition_key = 'k')")
+        c.execute("CREATE CONTINUOUS QUERY lag_q WITH (trigger = '0') AS "
+                  "SELECT k, ts FROM lag_in WHERE k >= 0")
+        lag = "SELECT source, topic, partition, committed_offset, latest_offset, lag, " \
+              "last_poll IS NOT NULL FROM sys.source_lag WHERE query = 'lag_q'"
+        c.execute("INSERT INTO lag_in SELECT g, '2026-01-01'::timestamp "
+                  "FROM generate_series(1, 100) g")
+        got = wait_for(lambda: c.execute(lag).fetchall(),
+                       lambda r: r == [("lag_in", None, 0, 100, 100, 0, True)])
+        assert got == [("lag_in", None, 0, 100, 100, 0, True)], got
+
+        c.execute("ALTER CONTINUOUS QUERY lag_q PAUSE")
+        c.execute("INSERT INTO lag_in SELECT g, '2026-01-01'::timestamp "
+                  "FROM generate_series(1, 50) g")
+        got = c.execute(lag).fetchall()
+        assert got == [("lag_in", None, 0, 100, 150, 50, True)], got
+        c.execute("ALTER CONTINUOUS QUERY lag_q RESUME")
+        got = wait_for(lambda: c.execute(lag).fetchall(),
+                       lambda r: r == [("lag_in", None, 0, 150, 150, 0, True)])
+        assert got == [("lag_in", None, 0, 150, 150, 0, True)], got
+        # a dropped query has no rows
+        c.execute("DROP CONTINUOUS QUERY lag_q")
+        assert c.execute(lag).fetchall() == []

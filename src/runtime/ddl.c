@@ -22,28 +22,11 @@
 #include "runtime_int.h"
 #include "sink.h"
 #include "sluice/kafka.h"
-#include "sluice/options.h"
 #include "sluice/ingest.h"
 #include "sluice/relstore.h"
 
 #include <stdio.h>
 #include "source.h"
-
-/* Whether the relation's connector option is `name`. */
-static bool connector_is(const CatRelation *rel, const char *name)
-{
-    Arena a;
-    arena_init(&a, 512);
-    Options o;
-    SlError ignore = {0};
-    const char *c = NULL;
-    if (opts_parse(&a, rel->options, &o, &ignore) == 0)
-        c = opts_get(&o, "connector");
-    bool is = c != NULL && strcmp(c, name) == 0;
-    sl_error_clear(&ignore);
-    arena_destroy(&a);
-    return is;
-}
 
 int rt_run_create(const Query *q, SlError *err)
 {
@@ -63,7 +46,7 @@ int rt_run_create(const Query *q, SlError *err)
         return -1;
     if (def->kind == REL_STREAM && ingest_validate(def, err) < 0)
         return -1;
-    if (def->kind == REL_STREAM && connector_is(def, "kafka") && kafka_source_validate(def, err) < 0)
+    if (def->kind == REL_STREAM && rt_connector_is(def, "kafka") && kafka_source_validate(def, err) < 0)
         return -1;
     if (def->kind == REL_SINK && sink_check(def, err) < 0)
         return -1;

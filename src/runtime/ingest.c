@@ -204,19 +204,23 @@ static int read_options(Ingester *g, const CatRelation *rel, SlError *err)
     return 0;
 }
 
-/* A Kafka stream: its connector (kafka_source.c) checks and reads it. */
-static bool reads_kafka(const CatRelation *rel)
+bool rt_connector_is(const CatRelation *rel, const char *name)
 {
     Arena a;
     arena_init(&a, 512);
     Options o;
     SlError err = {0};
-    bool kafka = opts_parse(&a, rel->options, &o, &err) == 0 &&
-                 opts_get(&o, "connector") != NULL &&
-                 strcmp(opts_get(&o, "connector"), "kafka") == 0;
+    bool is = opts_parse(&a, rel->options, &o, &err) == 0 && opts_get(&o, "connector") != NULL &&
+              strcmp(opts_get(&o, "connector"), name) == 0;
     sl_error_clear(&err);
     arena_destroy(&a);
-    return kafka;
+    return is;
+}
+
+/* A Kafka stream: its connector (kafka_source.c) checks and reads it. */
+static bool reads_kafka(const CatRelation *rel)
+{
+    return rt_connector_is(rel, "kafka");
 }
 
 int ingest_validate(const CatRelation *def, SlError *err)

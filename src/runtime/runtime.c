@@ -25,7 +25,6 @@
 #include "source.h"
 #include "sluice/ast.h"
 #include "sluice/expr.h"
-#include "sluice/options.h"
 #include "exec/numeric.h"
 #include "sql/parser.h"
 #include "sluice/vrel.h"
@@ -459,14 +458,7 @@ void rt_run_end(RtRun *r)
 static ExSource *rt_open_connector_scan(ExCtx *cx, const Plan *scan)
 {
     const CatRelation *rel = scan->u.scan.rel;
-    if (rel->kind != REL_STREAM)
-        return NULL;
-    Options o;
-    const char *connector = NULL;
-    if (opts_parse(cx->arena, rel->options, &o, cx->err) < 0)
-        return NULL;
-    connector = opts_get(&o, "connector");
-    if (connector == NULL || strcmp(connector, "kafka") != 0)
+    if (rel->kind != REL_STREAM || !rt_connector_is(rel, "kafka"))
         return NULL;
     return source_scan_kafka(cx->st, rel, cx->err);
 }

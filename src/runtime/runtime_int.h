@@ -41,6 +41,8 @@ int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 int rt_run_explain(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 int rt_run_modify(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 int rt_run_create(const Query *q, SlError *err);
+/* Whether rel's connector option is `name` (ingest.c). */
+bool rt_connector_is(const CatRelation *rel, const char *name);
 int rt_run_drop(const Query *q, SlError *err);
 int rt_cq_create(const Query *q, SlError *err);
 int rt_cq_stop(const char *name, SlError *err);

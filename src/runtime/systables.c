@@ -13,6 +13,8 @@
  *   sys.queries       continuous queries: status, trigger, output mode,
  *                     last batch, last error, times
  *   sys.state         per continuous query: the state rows it keeps
+ *   sys.source_lag    per running query, source and partition: committed
+ *                     and latest offsets, lag, last poll (rt_source_lag)
  *   sys.settings      the server's settings
  *   sys.connections   the sessions through authentication
  *
@@ -279,6 +281,28 @@ static int produce_state(VrelRows *out)
     return 0;
 }
 
+/* ---------------------------------------------------------- source lag */
+
+static void source_lag_cb(const CqSourceLag *l, void *arg)
+{
+    VrelRows *r = arg;
+    vrel_row(r);
+    vrel_put_text(r, l->query);
+    vrel_put_text(r, l->source);
+    vrel_put_text(r, l->topic);
+    vrel_put_int(r, l->partition);
+    vrel_put_int(r, l->committed);
+    vrel_put_int(r, l->latest);
+    vrel_put_int(r, l->lag);
+    vrel_put_unix_us(r, l->last_poll_us);
+}
+
+static int produce_source_lag(VrelRows *out)
+{
+    rt_source_lag(source_lag_cb, out);
+    return 0;
+}
+
 /* ------------------------------------------------- settings, sessions */
 
 static void settings_cb(const char *name, const char *value, const char *description,
@@ -346,6 +370,10 @@ static const VrelDef sys_defs[] = {
      "pid int4, usename text, datname text, application_name text, client_addr text, "
      "client_port int4, connected_at timestamptz, state text",
      produce_connections, "the client sessions"},
+    {"sys", "source_lag", 14009,
+     "query text, source text, topic text, partition int4, committed_offset int8, "
+     "latest_offset int8, lag int8, last_poll timestamptz",
+     produce_source_lag, "per running query, source and partition: offsets and lag"},
 };
 
 void sys_register(void)

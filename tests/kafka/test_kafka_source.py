@@ -57,8 +57,22 @@ def test_eight_partitions_with_metadata_and_group_commits(kafka, sluiced):
                          max(offsets[i] for i in ids), min(f"k{i}" for i in ids)))
         got = wait_for(lambda: sorted(c.execute("SELECT * FROM per_part").fetchall()), want)
         assert got == want
+        # sys.source_lag: a row per partition; paused, the lag shows new records.
+        lag = ("SELECT source, topic, partition, committed_offset, latest_offset, lag, "
+               "last_poll IS NOT NULL FROM sys.source_lag WHERE query = 'per_part' "
+               "ORDER BY partition")
+        want = [("ev", "eight", p, 500, 500, 0, True) for p in range(8)]
+        assert wait_for(lambda: c.execute(lag).fetchall(), want) == want
+        c.execute("ALTER CONTINUOUS QUERY per_part PAUSE")
+        produce(kafka.bootstrap, "eight", [(p, None, json.dumps({"id": 0, "v": 0}))
+                                           for p in range(8) for _ in range(1 + p)])
+        want = [("ev", "eight", p, 500, 501 + p, 1 + p, True) for p in range(8)]
+        assert wait_for(lambda: c.execute(lag).fetchall(), want) == want
+        c.execute("ALTER CONTINUOUS QUERY per_part RESUME")
+        want = [("ev", "eight", p, 501 + p, 501 + p, 0, True) for p in range(8)]
+        assert wait_for(lambda: c.execute(lag).fetchall(), want) == want
     # The positions reach the consumer group, for outside lag tools.
-    ends = {p: 500 for p in range(8)}
+    ends = {p: 501 + p for p in range(8)}
     assert wait_for(lambda: admin.group_offsets("sluice-per_part", "eight", 8), ends) == ends
 
 
