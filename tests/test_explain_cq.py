@@ -69,3 +69,30 @@ def test_explain_warns_about_unbounded_state(sluiced):
     assert "Bounded by: unbounded: one row per group for ever (WARNING" in totals
     assert "Watermark: none" in totals
     assert "Bounded by: state_ttl 1 h: groups idle that long are evicted" in ttl
+
+
+def test_complete_mode_over_unbounded_groups_warns(sluiced):
+    """Issue 6: complete mode over an unbounded number of groups is created
+    with a WARNING (a NoticeResponse) that says what to change; a windowed
+    one is not."""
+    server = sluiced()
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        notices = []
+        # the Diagnostic is only valid inside the handler: copy its fields
+        conn.add_notice_handler(lambda d: notices.append(
+            (d.severity_nonlocalized, d.sqlstate, d.message_primary)))
+        conn.execute("CREATE STREAM ev (k int, ts timestamp, "
+                     "WATERMARK FOR ts AS ts - INTERVAL '1 second')")
+        conn.execute("CREATE CONTINUOUS QUERY all_keys WITH (output_mode = 'complete') AS "
+                     "SELECT k, count(*) AS n FROM ev GROUP BY k")
+        assert len(notices) == 1
+        severity, sqlstate, message = notices[0]
+        assert (severity, sqlstate) == ("WARNING", "01000")
+        assert "complete mode over groups without a window" in message
+        assert "group by a WINDOW, or use update mode with state_ttl" in message
+        conn.execute("CREATE CONTINUOUS QUERY per_min WITH (output_mode = 'complete') AS "
+                     "SELECT window_start, k, count(*) AS n FROM ev "
+                     "GROUP BY WINDOW(ts, INTERVAL '1 minute'), k")
+        conn.execute("CREATE CONTINUOUS QUERY upd WITH (output_mode = 'update') AS "
+                     "SELECT k, count(*) AS n FROM ev GROUP BY k")
+        assert len(notices) == 1

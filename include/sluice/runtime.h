@@ -65,6 +65,11 @@ void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
 int  rt_init(Catalog *cat, StateStore *st);
 void rt_shutdown(void);
 
+/* A WARNING the statement that just ran on this thread left for the client
+ * (a NoticeResponse before its CommandComplete), or NULL; taking it clears
+ * it.  sqlstate gets its code. */
+const char *rt_take_warning(const char **sqlstate);
+
 /* Starts the continuous queries of the catalog on the loop (after rt_init);
  * rt_cq_close stops them and calls cb once no micro-batch is in flight
  * (before rt_shutdown). */

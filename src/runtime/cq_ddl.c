@@ -251,6 +251,7 @@ int rt_cq_create(const Query *q, SlError *err)
     IncPlan *plan;
     if (inc_plan_build(&probe, cat, st, &plan, err) < 0)
         return -1;
+    bool unbounded = inc_plan_complete_unbounded(plan);
     inc_plan_free(plan);
     CatRelation owned = *def;
     owned.owner = rt_owner();
@@ -264,6 +265,12 @@ int rt_cq_create(const Query *q, SlError *err)
         return -1;
     }
     sl_log(LOG_INFO, "continuous query created", "query=%s oid=%u", rel->name, rel->oid);
+    if (unbounded)
+        rt_warn(ERRCODE_WARNING,
+                "continuous query \"%s\" writes its whole result in complete mode over "
+                "groups without a window: its state and result grow with every new group; "
+                "group by a WINDOW, or use update mode with state_ttl, if the groups keep "
+                "coming", rel->name);
     return 0;
 }
 

@@ -70,6 +70,12 @@ static void explain_chain(Arena *a, List **lines, int depth, Plan *const *chain,
     }
 }
 
+bool inc_plan_complete_unbounded(IncPlan *p)
+{
+    return p->agg != NULL && p->mode == MODE_COMPLETE && p->wkind == WINDOW_NONE &&
+           p->ttl_us == 0 && p->agg->u.agg.ngroups > 0;
+}
+
 void inc_plan_explain(IncPlan *p, Arena *a, List **lines)
 {
     int d = 0;

@@ -72,6 +72,8 @@ int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
 int  inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark,
                     int64_t *watermark_us, bool *rebuild, SlError *err);
 int  inc_state_rows(IncPlan *p, int64_t *rows, SlError *err);
+/* Complete mode over groups no window or TTL bounds (CREATE warns). */
+bool inc_plan_complete_unbounded(IncPlan *p);
 /* EXPLAIN CONTINUOUS QUERY: the operators, their state and its bound, as
  * lines appended to *lines (inc_explain.c). */
 void inc_plan_explain(IncPlan *p, Arena *a, List **lines);

@@ -30,6 +30,7 @@
 #include "sluice/vrel.h"
 
 #include <limits.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 
@@ -461,6 +462,27 @@ static ExSource *rt_open_connector_scan(ExCtx *cx, const Plan *scan)
     if (rel->kind != REL_STREAM || !rt_connector_is(rel, "kafka"))
         return NULL;
     return source_scan_kafka(cx->st, rel, cx->err);
+}
+
+static _Thread_local char  g_warning[512];
+static _Thread_local const char *g_warning_state;
+
+void rt_warn(const char *sqlstate, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_warning, sizeof(g_warning), fmt, ap);
+    va_end(ap);
+    g_warning_state = sqlstate;
+}
+
+const char *rt_take_warning(const char **sqlstate)
+{
+    if (g_warning_state == NULL)
+        return NULL;
+    *sqlstate = g_warning_state;
+    g_warning_state = NULL;
+    return g_warning;
 }
 
 int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultSink *sink,

@@ -379,6 +379,9 @@ static int run_setting(Conn *c, RtSetKind kind, const char *name, const char *va
 /* The tag's effect on the session once a statement succeeded. */
 static void statement_done(Conn *c, char *tag, size_t tagsize)
 {
+    const char *state, *warning = rt_take_warning(&state);
+    if (warning != NULL)
+        send_notice(c, "WARNING", state, warning);
     if (c->xact == 'E' && strcmp(tag, "COMMIT") == 0)
         snprintf(tag, tagsize, "ROLLBACK");
     track_transaction(c, tag);
