@@ -296,6 +296,12 @@ void source_committed(Source *src, const SourceOffsets *pos)
 void source_lag(Source *src, const SourceOffsets *pos,
                 void (*fn)(const SourceLag *l, void *arg), void *arg)
 {
+    /* An internal or generated stream's one partition is known before the
+     * query's first batch: its position is then 0. */
+    SrcPart first = {-1, 0, 0, 0};
+    SourceOffsets none = {1, 1, &first};
+    if (pos->n == 0 && src->kind != SOURCE_KAFKA)
+        pos = &none;
     for (int i = 0; i < pos->n; i++) {
         const SrcPart *p = &pos->parts[i];
         SourceLag l = {NULL, p->part, p->end, src->latest, src->latest_us};
