@@ -54,9 +54,9 @@ struct Cq {
     TriggerKind        trigger;
     int64_t            interval_ms;
     int64_t            max_offsets;
-    int64_t            stop_at;         /* available_now: the end at start */
+    int64_t            stop_at[INC_MAX_INPUTS];   /* available_now: the ends at start */
     int64_t            next_batch_id;
-    int64_t            next_from;
+    int64_t            next_from[INC_MAX_INPUTS];  /* per input */
     bool               has_watermark;
     int64_t            watermark_us;
     bool               in_flight;
@@ -171,6 +171,15 @@ static void release(Cq *q)
 
 static void schedule(Cq *q, uint64_t delay_ms);
 
+/* available_now: has every input reached its end at start? */
+static bool caught_up(const Cq *q)
+{
+    for (int i = 0; i < inc_plan_ninputs(q->plan); i++)
+        if (q->next_from[i] < q->stop_at[i])
+            return false;
+    return true;
+}
+
 static void work_cb(uv_work_t *w)
 {
     Cq *q = w->data;
@@ -202,7 +211,7 @@ static void after_work_cb(uv_work_t *w, int status)
     q->last_batch_id = q->batch.batch_id;
     q->input_rows += q->batch.input_rows;
     q->next_batch_id = q->batch.batch_id + 1;
-    q->next_from = q->batch.to;
+    memcpy(q->next_from, q->batch.to, sizeof(q->next_from));
     q->has_watermark = q->batch.next_has_watermark;
     q->watermark_us = q->batch.next_watermark_us;
     /* Keep a bounded log: entries before the previous batch are not needed
@@ -218,7 +227,7 @@ static void after_work_cb(uv_work_t *w, int status)
            " late_rows=%" PRId64, q->rel->name, q->batch.batch_id, q->batch.input_rows,
            q->batch.output_rows, q->batch.late_rows);
     if (q->trigger == TRIGGER_ONCE ||
-        (q->trigger == TRIGGER_AVAILABLE_NOW && q->next_from >= q->stop_at)) {
+        (q->trigger == TRIGGER_AVAILABLE_NOW && caught_up(q))) {
         q->finished = true;
         set_status(q, "finished", NULL);
         return;
@@ -228,13 +237,14 @@ static void after_work_cb(uv_work_t *w, int status)
         schedule(q, 0);
 }
 
-/* Runs (or replays) batch `batch` over [from, to) with the given watermark. */
-static void launch(Cq *q, const CqOffsets *o, int64_t from, int64_t to)
+/* Runs (or replays) batch `batch` over [from, to) of each input with the
+ * given watermark. */
+static void launch(Cq *q, const CqOffsets *o, const int64_t *from, const int64_t *to)
 {
     memset(&q->batch, 0, sizeof(q->batch));
     q->batch.batch_id = o->batch_id;
-    q->batch.from = from;
-    q->batch.to = to;
+    memcpy(q->batch.from, from, sizeof(q->batch.from));
+    memcpy(q->batch.to, to, sizeof(q->batch.to));
     q->batch.has_watermark = o->has_watermark;
     q->batch.watermark_us = o->watermark_us;
     q->in_flight = true;
@@ -254,18 +264,26 @@ static void plan_batch(Cq *q)
     if (q->in_flight || q->paused || q->failed || q->finished || q->stopping)
         return;
     SlError err = {0};
-    int64_t latest = source_latest(inc_plan_source(q->plan), wall_us(), &err);
-    if (latest < 0) {
-        fail_query(q, &err);
-        sl_error_clear(&err);
-        return;
+    int n = inc_plan_ninputs(q->plan);
+    int64_t to[INC_MAX_INPUTS] = {0};
+    bool more = false;
+    int64_t now = wall_us();
+    for (int i = 0; i < n; i++) {
+        int64_t latest = source_latest(inc_plan_source(q->plan, i), now, &err);
+        if (latest < 0) {
+            fail_query(q, &err);
+            sl_error_clear(&err);
+            return;
+        }
+        if (q->trigger == TRIGGER_AVAILABLE_NOW && latest > q->stop_at[i])
+            latest = q->stop_at[i];
+        to[i] = SL_MAX(latest, q->next_from[i]);
+        if (q->max_offsets > 0 && to[i] - q->next_from[i] > q->max_offsets)
+            to[i] = q->next_from[i] + q->max_offsets;
+        if (to[i] > q->next_from[i])
+            more = true;
     }
-    if (q->trigger == TRIGGER_AVAILABLE_NOW && latest > q->stop_at)
-        latest = q->stop_at;
-    int64_t to = latest;
-    if (q->max_offsets > 0 && to - q->next_from > q->max_offsets)
-        to = q->next_from + q->max_offsets;
-    if (to <= q->next_from) {
+    if (!more) {
         if (q->trigger != TRIGGER_INTERVAL) {
             q->finished = true;
             set_status(q, "finished", NULL);
@@ -274,10 +292,15 @@ static void plan_batch(Cq *q)
         }
         return;
     }
-    char sources[160];
-    snprintf(sources, sizeof(sources),
-             "[{\"oid\":%u,\"part\":0,\"start\":%" PRId64 ",\"end\":%" PRId64 "}]",
-             inc_plan_stream(q->plan)->oid, q->next_from, to);
+    char sources[80 * INC_MAX_INPUTS + 8];
+    size_t len = 0;
+    sources[len++] = '[';
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(sources + len, sizeof(sources) - len,
+                                "%s{\"oid\":%u,\"part\":0,\"start\":%" PRId64
+                                ",\"end\":%" PRId64 "}", i ? "," : "",
+                                inc_plan_stream(q->plan, i)->oid, q->next_from[i], to[i]);
+    snprintf(sources + len, sizeof(sources) - len, "]");
     CqOffsets o = {q->next_batch_id, sources, q->has_watermark, q->watermark_us, wall_us()};
     if (cat_offsets_append(q->rt->cat, q->rel->oid, &o, &err) < 0) {
         fail_query(q, &err);
@@ -342,15 +365,20 @@ out:
     return rc;
 }
 
-/* Parses "start" and "end" out of a logged sources entry. */
-static int logged_range(const char *sources, int64_t *from, int64_t *to)
+/* Parses "start" and "end" of each input out of a logged sources entry
+ * (one object per input, in the plan's order). */
+static int logged_range(const char *sources, int n, int64_t *from, int64_t *to)
 {
-    const char *s = strstr(sources, "\"start\":");
-    const char *e = strstr(sources, "\"end\":");
-    if (s == NULL || e == NULL)
-        return -1;
-    *from = strtoll(s + 8, NULL, 10);
-    *to = strtoll(e + 6, NULL, 10);
+    const char *p = sources;
+    for (int i = 0; i < n; i++) {
+        const char *s = strstr(p, "\"start\":");
+        const char *e = s ? strstr(s, "\"end\":") : NULL;
+        if (s == NULL || e == NULL)
+            return -1;
+        from[i] = strtoll(s + 8, NULL, 10);
+        to[i] = strtoll(e + 6, NULL, 10);
+        p = e + 6;
+    }
     return 0;
 }
 
@@ -366,7 +394,7 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
     if (found < 0)
         return -1;
     q->next_batch_id = 0;
-    q->next_from = 0;
+    memset(q->next_from, 0, sizeof(q->next_from));
     q->has_watermark = has_wm;
     q->watermark_us = wm;
     if (found == 0)
@@ -374,15 +402,15 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
                : sl_error(err, ERRCODE_DATA_CORRUPTED,
                           "query \"%s\" has state for batch %" PRId64 " but no offset log",
                           q->rel->name, state_batch);
-    int64_t from, to;
-    if (logged_range(last->sources, &from, &to) < 0)
+    int64_t from[INC_MAX_INPUTS] = {0}, to[INC_MAX_INPUTS] = {0};
+    if (logged_range(last->sources, inc_plan_ninputs(q->plan), from, to) < 0)
         return sl_error(err, ERRCODE_DATA_CORRUPTED, "offset log entry is unreadable");
     if (state_batch == last->batch_id) {
         /* Output and state are in; the commit entry may be missing. */
         if (cat_commit_append(q->rt->cat, q->rel->oid, last->batch_id, err) < 0)
             return -1;
         q->next_batch_id = last->batch_id + 1;
-        q->next_from = to;
+        memcpy(q->next_from, to, sizeof(q->next_from));
         q->last_batch_id = last->batch_id;
         return 0;
     }
@@ -390,7 +418,7 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
         /* Batch L was planned but its output never committed: replay it. */
         *replay = true;
         q->next_batch_id = last->batch_id;
-        q->next_from = from;
+        memcpy(q->next_from, from, sizeof(q->next_from));
         q->last_batch_id = state_batch;
         return 0;
     }
@@ -440,17 +468,19 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
     if (status == NULL)
         set_status(q, "running", NULL);
     if (q->trigger == TRIGGER_AVAILABLE_NOW) {
-        q->stop_at = source_latest(inc_plan_source(q->plan), wall_us(), err);
-        if (q->stop_at < 0) {
-            fail_query(q, err);
-            sl_error_clear(err);
-            arena_destroy(&a);
-            return 0;
+        for (int i = 0; i < inc_plan_ninputs(q->plan); i++) {
+            q->stop_at[i] = source_latest(inc_plan_source(q->plan, i), wall_us(), err);
+            if (q->stop_at[i] < 0) {
+                fail_query(q, err);
+                sl_error_clear(err);
+                arena_destroy(&a);
+                return 0;
+            }
         }
     }
     if (replay && !q->paused) {
-        int64_t from, to;
-        logged_range(last.sources, &from, &to);
+        int64_t from[INC_MAX_INPUTS] = {0}, to[INC_MAX_INPUTS] = {0};
+        logged_range(last.sources, inc_plan_ninputs(q->plan), from, to);
         sl_log(LOG_INFO, "replaying batch", "query=%s batch=%" PRId64, query->name,
                last.batch_id);
         launch(q, &last, from, to);
@@ -537,7 +567,7 @@ const char *cq_dependent(CqRuntime *rt, uint32_t oid)
         if (q->stopping)
             continue;
         const CatRelation *into = inc_plan_into(q->plan);
-        if (inc_plan_stream(q->plan)->oid == oid || (into != NULL && into->oid == oid))
+        if (inc_plan_reads(q->plan, oid) || (into != NULL && into->oid == oid))
             return q->rel->name;
     }
     return NULL;

@@ -5,11 +5,15 @@
  *   inc_plan_build, inc_plan_free, inc_plan_source
  *   inc_batch_run, inc_state_meta
  *
- * The rewriter accepts, over one stream:
- *   [FILTER | PROJECT]* over SCAN                      stateless, append
- *   [FILTER | PROJECT]* over AGG over [FILTER | PROJECT]* over SCAN
+ * The rewriter accepts:
+ *   [FILTER | PROJECT]* over INPUTS                    stateless, append
+ *   [FILTER | PROJECT]* over AGG over [FILTER | PROJECT]* over INPUTS
  *                                 grouped, optionally by WINDOW(ts, size[, slide])
- * and refuses everything else at CREATE with a message that says why.
+ * where INPUTS is a stream scan, or a tree of stream-table joins and
+ * UNION ALLs of streams (inc_inputs.c, run by the batch executor), and
+ * refuses everything else at CREATE with a message that says why.
+ * The watermark of a query over several streams is the minimum of its
+ * inputs' watermarks, each kept with the state ('M' key).
  *
  * A batch streams the source range through the lower chain (vectorized
  * ex_eval), assigns rows to windows, drops late rows, and folds them into
@@ -27,6 +31,7 @@
  * result table is an append log keyed by (batch id, row).
  */
 #include "incremental.h"
+#include "inc_inputs.h"
 
 #include "sluice/bytes.h"
 #include "sluice/exec.h"
@@ -46,10 +51,12 @@ typedef enum OutputMode { MODE_APPEND, MODE_UPDATE, MODE_COMPLETE } OutputMode;
 struct IncPlan {
     Arena              arena;       /* the parse tree, the plan, everything static */
     const CatRelation *query;
-    const CatRelation *stream;
+    const CatRelation *stream;      /* the first input's, for messages */
     const CatRelation *into;        /* INTO stream, or NULL: the result table */
     StateStore        *st;
-    Source            *source;
+    IncInputs          ins;         /* the streams read and the tables joined */
+    Plan              *inputs;      /* the input tree under the lower chain */
+    bool               plain;       /* inputs is one stream scan: read it directly */
     OutputMode         mode;
     /* the plan, cut in pieces: upper chain (top first), agg, lower chain */
     Plan              *upper[MAX_CHAIN];
@@ -57,9 +64,6 @@ struct IncPlan {
     Plan              *agg;
     Plan              *lower[MAX_CHAIN];
     int                nlower;
-    /* watermark of the stream */
-    int                wm_col;      /* stream column, -1: none */
-    int64_t            wm_delay_us;
     /* aggregation */
     const AggFunc    **fns;
     size_t            *state_off;
@@ -142,25 +146,6 @@ static int read_mode(IncPlan *p, SlError *err)
     return 0;
 }
 
-static int read_watermark(IncPlan *p, SlError *err)
-{
-    Options o;
-    if (opts_parse(&p->arena, p->stream->options, &o, err) < 0)
-        return -1;
-    p->wm_col = -1;
-    const char *col = opts_get(&o, "watermark_column");
-    if (col == NULL)
-        return 0;
-    for (int c = 0; c < p->stream->ncols; c++)
-        if (strcmp(p->stream->cols[c].name, col) == 0)
-            p->wm_col = c;
-    if (p->wm_col < 0)
-        return sl_error(err, ERRCODE_DATA_CORRUPTED,
-                        "stream \"%s\" has a watermark on a column it does not have",
-                        p->stream->name);
-    return opts_get_int(&o, "watermark_delay_us", 0, &p->wm_delay_us, err);
-}
-
 /* Cuts the plan: upper chain, aggregate, lower chain, scan. */
 static int decompose(IncPlan *p, Plan *top, SlError *err)
 {
@@ -181,38 +166,17 @@ static int decompose(IncPlan *p, Plan *top, SlError *err)
             n = n->child;
         }
     }
-    switch (n->kind) {
-    case PLAN_SCAN:
-        break;
-    case PLAN_JOIN:
-        return refuse(err, "joins in continuous queries are not supported yet", NULL);
-    case PLAN_DISTINCT:
-        return refuse(err, "DISTINCT on a stream cannot run incrementally yet",
-                      "Group by the columns instead (GROUP BY WINDOW(ts, ...), cols).");
-    case PLAN_LIMIT:
-        return refuse(err, "LIMIT on a stream cannot run incrementally",
-                      "Read the result table with LIMIT instead.");
-    case PLAN_AGG:
-        return refuse(err, "nested aggregation in a continuous query is not supported yet",
-                      NULL);
-    default:
-        return refuse(err, "this query shape cannot run incrementally yet",
-                      "A continuous query reads one stream, with WHERE, and may GROUP BY.");
-    }
-    if (n->u.scan.rel->kind != REL_STREAM) {
-        sl_error(err, ERRCODE_WRONG_OBJECT_TYPE,
-                 "\"%s\" is not a stream: a continuous query reads a stream",
-                 n->u.scan.rel->name);
+    if (inc_inputs_collect(&p->ins, &p->arena, n, p->st, err) < 0)
         return -1;
-    }
+    p->inputs = n;
+    p->plain = n->kind == PLAN_SCAN;
     if (p->agg == NULL) {
         /* The scan sits under the upper chain: treat it as the lower one. */
         memcpy(p->lower, p->upper, sizeof(Plan *) * (size_t)p->nupper);
         p->nlower = p->nupper;
         p->nupper = 0;
     }
-    p->stream = n->u.scan.rel;
-    cat_relation_ref(p->stream);
+    p->stream = p->ins.in[0].rel;
     return 0;
 }
 
@@ -243,8 +207,18 @@ static int check(IncPlan *p, SlError *err)
             return refuse(err, "an aggregation in append mode needs an event-time window",
                           "Group by WINDOW(ts, size) over a column with a WATERMARK, or use "
                           "output_mode = 'update' or 'complete'.");
-        int col = w->time->kind == EXPR_COLUMN ? trace_column(p, 0, w->time->index) : -1;
-        if (p->wm_col < 0 || col != p->wm_col) {
+        int col = p->plain && w->time->kind == EXPR_COLUMN
+                  ? trace_column(p, 0, w->time->index) : -1;
+        if (w->time->kind != EXPR_COLUMN ||
+            !inc_inputs_time_watermarked(&p->ins, p->agg->child, w->time->index)) {
+            if (!p->plain) {
+                sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                         "an aggregation in append mode needs a watermark on the window's "
+                         "time column of every stream it reads");
+                sl_error_hint(err, "Declare WATERMARK FOR ts AS ts - INTERVAL '...' on each "
+                                   "stream, and window by that column.");
+                return -1;
+            }
             sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                      "an aggregation in append mode needs a watermark on the window's time column");
             sl_error_hint(err, "Declare WATERMARK FOR %s AS %s - INTERVAL '...' on stream \"%s\".",
@@ -269,7 +243,7 @@ static int check_into(IncPlan *p, Catalog *cat, const char *name, const Plan *to
                            "table named after the query.");
         return -1;
     }
-    if (rel == p->stream)
+    if (inc_inputs_reads(&p->ins, rel->oid))
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                         "a continuous query cannot write into the stream it reads");
     Arena a;
@@ -331,8 +305,7 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
         refuse(err, "this query cannot run as a continuous query", NULL);
         goto fail;
     }
-    if (decompose(p, q->plan, err) < 0 || read_mode(p, err) < 0 ||
-        read_watermark(p, err) < 0 || check(p, err) < 0 ||
+    if (decompose(p, q->plan, err) < 0 || read_mode(p, err) < 0 || check(p, err) < 0 ||
         (cs->into != NULL && check_into(p, cat, cs->into->name, q->plan, err) < 0))
         goto fail;
     if (p->agg) {
@@ -345,8 +318,6 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
             p->state_size += (p->fns[i]->state_size + 15) & ~(size_t)15;   /* int128 states */
         }
     }
-    if (source_open(st, p->stream, &p->source, err) < 0)
-        goto fail;
     p->qprefix[0] = 'Q';
     p->tprefix[0] = 'T';
     p->meta_key[0] = 'M';
@@ -364,9 +335,7 @@ void inc_plan_free(IncPlan *p)
 {
     if (p == NULL)
         return;
-    source_close(p->source);
-    if (p->stream)
-        cat_relation_unref(p->stream);
+    inc_inputs_close(&p->ins);
     if (p->into)
         cat_relation_unref(p->into);
     cat_relation_unref(p->query);
@@ -374,14 +343,24 @@ void inc_plan_free(IncPlan *p)
     sl_free(p);
 }
 
-Source *inc_plan_source(IncPlan *p)
+int inc_plan_ninputs(IncPlan *p)
 {
-    return p->source;
+    return p->ins.n;
 }
 
-const CatRelation *inc_plan_stream(IncPlan *p)
+Source *inc_plan_source(IncPlan *p, int i)
 {
-    return p->stream;
+    return p->ins.in[i].source;
+}
+
+const CatRelation *inc_plan_stream(IncPlan *p, int i)
+{
+    return p->ins.in[i].rel;
+}
+
+bool inc_plan_reads(IncPlan *p, uint32_t oid)
+{
+    return inc_inputs_reads(&p->ins, oid);
 }
 
 const CatRelation *inc_plan_into(IncPlan *p)
@@ -397,7 +376,12 @@ typedef struct Meta {
     bool    has_wm;
     int64_t wm;
     int64_t state_rows;
+    /* per input: its own watermark (the query's is their minimum) */
+    bool    in_has_wm[INC_MAX_INPUTS];
+    int64_t in_wm[INC_MAX_INPUTS];
 } Meta;
+
+#define META_SIZE(ninputs) (25 + 9 * (size_t)(ninputs))
 
 static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
 {
@@ -408,7 +392,8 @@ static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
     int rc = state_get(p->st, p->meta_key, sizeof(p->meta_key), a, &val, &vlen, err);
     if (rc <= 0)
         return rc;
-    if (vlen != 25)
+    /* 25 bytes: written before per-input watermarks, by a one-stream query */
+    if (vlen != META_SIZE(p->ins.n) && !(vlen == 25 && p->ins.n == 1))
         return sl_error(err, ERRCODE_DATA_CORRUPTED, "state of query \"%s\" is corrupt",
                         p->query->name);
     const uint8_t *v = val;
@@ -416,17 +401,27 @@ static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
     m->has_wm = v[8] != 0;
     m->wm = (int64_t)get_be64(v + 9);
     m->state_rows = (int64_t)get_be64(v + 17);
+    m->in_has_wm[0] = m->has_wm;
+    m->in_wm[0] = m->wm;
+    for (int i = 0; vlen > 25 && i < p->ins.n; i++) {
+        m->in_has_wm[i] = v[25 + 9 * i] != 0;
+        m->in_wm[i] = (int64_t)get_be64(v + 26 + 9 * i);
+    }
     return 1;
 }
 
 static void meta_write(IncPlan *p, StateBatch *wb, const Meta *m)
 {
-    uint8_t v[25];
+    uint8_t v[META_SIZE(INC_MAX_INPUTS)];
     put_be64(v, (uint64_t)m->batch_id);
     v[8] = m->has_wm;
     put_be64(v + 9, (uint64_t)m->wm);
     put_be64(v + 17, (uint64_t)m->state_rows);
-    state_batch_put(wb, p->meta_key, sizeof(p->meta_key), v, sizeof(v));
+    for (int i = 0; i < p->ins.n; i++) {
+        v[25 + 9 * i] = m->in_has_wm[i];
+        put_be64(v + 26 + 9 * i, (uint64_t)m->in_wm[i]);
+    }
+    state_batch_put(wb, p->meta_key, sizeof(p->meta_key), v, META_SIZE(p->ins.n));
 }
 
 int inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark, int64_t *watermark_us,
@@ -653,6 +648,7 @@ typedef struct Run {
     GroupTable  groups;
     StateBatch *wb;
     uint32_t    seq;            /* stateless: row number within the batch */
+    IncInputsRun inputs;        /* rows and event times read per input */
     Batch     **outs;           /* INTO: the output batches, in r->a */
     int         nouts, capouts;
 } Run;
@@ -685,24 +681,6 @@ static void keep_output(Run *r, const Batch *out)
     }
     r->outs[r->nouts++] = b;
     r->b->output_rows += out->nrows;
-}
-
-/* Tracks event time over the stream's rows, for the watermark. */
-static void track_event_time(Run *r, const Batch *in)
-{
-    IncPlan *p = r->p;
-    if (p->wm_col < 0)
-        return;
-    const Vector *v = &in->cols[p->wm_col];
-    for (uint32_t i = 0; i < in->nrows; i++) {
-        if (vector_is_null(v, i))
-            continue;
-        int64_t t = v->v.i64[i];
-        if (r->b->min_event_us == INT64_MAX || t < r->b->min_event_us)
-            r->b->min_event_us = t;
-        if (r->b->max_event_us == INT64_MIN || t > r->b->max_event_us)
-            r->b->max_event_us = t;
-    }
 }
 
 /* Appends the rows of out to the result table, keyed (batch id, row). */
@@ -1012,6 +990,92 @@ static void write_states(Run *r)
     strbuf_free(&val);
 }
 
+/* The rows of a dense input batch: through the lower chain, then into the
+ * result (stateless) or the aggregate. */
+static int consume(Run *r, const Batch *in)
+{
+    const Batch *mid;
+    if (run_chain(r->p->lower, r->p->nlower, in, r->chunk, &r->ecx, &mid, NULL) < 0)
+        return -1;
+    if (r->p->agg == NULL) {
+        emit_append_log(r, mid);
+        return 0;
+    }
+    return aggregate(r, mid);
+}
+
+/* Reads the batch's ranges of its inputs: one stream directly, an input
+ * tree (joins, UNION ALL) through the batch executor. */
+static int read_inputs(Run *r)
+{
+    IncPlan *p = r->p;
+    IncBatch *b = r->b;
+    Batch *in;
+    int n;
+    if (p->plain) {
+        SourceReader *reader = source_reader_open(p->ins.in[0].source, b->from[0], b->to[0]);
+        for (;;) {
+            arena_reset(r->chunk);
+            if ((n = source_reader_next(reader, r->chunk, &in, r->err)) <= 0)
+                break;
+            inc_inputs_track(&r->inputs, 0, in);
+            if (consume(r, in) < 0) {
+                n = -1;
+                break;
+            }
+        }
+        return source_reader_close(reader, n < 0 ? NULL : r->err) < 0 || n < 0 ? -1 : 0;
+    }
+    /* The executor's state (a joined table's hash table) lives in r->a. */
+    ExOp *op = inc_inputs_exec(&r->inputs, r->a, p->inputs, r->err);
+    if (op == NULL)
+        return -1;
+    ExBatch *eb;
+    while ((n = ex_op_next(op, &eb)) > 0) {
+        arena_reset(r->chunk);
+        if (eb->n > 0 && consume(r, ex_batch_compact(r->chunk, eb)) < 0) {
+            n = -1;
+            break;
+        }
+    }
+    ex_op_close(op);
+    return n < 0 ? -1 : 0;
+}
+
+/* The watermark after this batch, never backwards: per input, its max
+ * event time minus its delay; the query's is the minimum over the inputs
+ * with a watermark, once each has one. */
+static void next_watermark(Run *r, Meta *meta)
+{
+    IncPlan *p = r->p;
+    IncBatch *b = r->b;
+    b->next_has_watermark = b->has_watermark;
+    b->next_watermark_us = b->watermark_us;
+    bool all = true, any = false;
+    int64_t min = INT64_MAX;
+    for (int i = 0; i < p->ins.n; i++) {
+        const IncInput *in = &p->ins.in[i];
+        if (in->wm_col < 0)
+            continue;
+        any = true;
+        if (r->inputs.max_event[i] != INT64_MIN) {
+            int64_t wm = r->inputs.max_event[i] - in->wm_delay_us;
+            if (!meta->in_has_wm[i] || wm > meta->in_wm[i]) {
+                meta->in_has_wm[i] = true;
+                meta->in_wm[i] = wm;
+            }
+        }
+        if (!meta->in_has_wm[i])
+            all = false;
+        else
+            min = SL_MIN(min, meta->in_wm[i]);
+    }
+    if (any && all && (!b->has_watermark || min > b->watermark_us)) {
+        b->next_has_watermark = true;
+        b->next_watermark_us = min;
+    }
+}
+
 int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
 {
     Arena a, chunk;
@@ -1036,40 +1100,15 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     if (meta_read(p, &a, &meta, err) < 0)
         goto out;
 
-    SourceReader *reader = source_reader_open(p->source, b->from, b->to);
-    Batch *in;
-    int n;
-    for (;;) {
-        arena_reset(&chunk);
-        if ((n = source_reader_next(reader, &chunk, &in, err)) <= 0)
-            break;
-        b->input_rows += n;
-        track_event_time(&r, in);
-        const Batch *mid;
-        if (run_chain(p->lower, p->nlower, in, &chunk, &r.ecx, &mid, NULL) < 0) {
-            n = -1;
-            break;
-        }
-        if (p->agg == NULL)
-            emit_append_log(&r, mid);
-        else if (aggregate(&r, mid) < 0) {
-            n = -1;
-            break;
-        }
-    }
-    if (source_reader_close(reader, n < 0 ? NULL : err) < 0 || n < 0)
+    inc_inputs_run_init(&r.inputs, &p->ins, p->st, b->from, b->to);
+    if (read_inputs(&r) < 0)
         goto out;
-
-    /* The watermark after this batch: never backwards. */
-    b->next_has_watermark = b->has_watermark;
-    b->next_watermark_us = b->watermark_us;
-    if (p->wm_col >= 0 && b->max_event_us != INT64_MIN) {
-        int64_t wm = b->max_event_us - p->wm_delay_us;
-        if (!b->has_watermark || wm > b->watermark_us) {
-            b->next_has_watermark = true;
-            b->next_watermark_us = wm;
-        }
+    b->input_rows = r.inputs.rows;
+    for (int i = 0; i < p->ins.n; i++) {
+        b->min_event_us = SL_MIN(b->min_event_us, r.inputs.min_event[i]);
+        b->max_event_us = SL_MAX(b->max_event_us, r.inputs.max_event[i]);
     }
+    next_watermark(&r, &meta);
     meta.state_rows += r.groups.created;
     if (p->agg != NULL) {
         if (p->mode == MODE_APPEND) {

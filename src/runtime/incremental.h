@@ -18,6 +18,7 @@
 
 #include "sluice/catalog.h"
 #include "sluice/state.h"
+#include "inc_inputs.h"
 #include "source.h"
 
 typedef struct IncPlan IncPlan;
@@ -25,7 +26,8 @@ typedef struct IncPlan IncPlan;
 /* What batch N reads and what it produced. */
 typedef struct IncBatch {
     int64_t batch_id;
-    int64_t from, to;           /* source offsets */
+    int64_t from[INC_MAX_INPUTS];   /* per input: source offsets [from, to) */
+    int64_t to[INC_MAX_INPUTS];
     bool    has_watermark;      /* the watermark the batch is judged by */
     int64_t watermark_us;
     /* results */
@@ -41,9 +43,12 @@ typedef struct IncBatch {
 int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
                     SlError *err);
 void inc_plan_free(IncPlan *p);
-/* The source the plan reads, and its stream. */
-Source *inc_plan_source(IncPlan *p);
-const CatRelation *inc_plan_stream(IncPlan *p);
+/* The inputs the plan reads (streams, each with its own offsets), input
+ * i's source and stream, and whether the plan reads (or joins) relation oid. */
+int     inc_plan_ninputs(IncPlan *p);
+Source *inc_plan_source(IncPlan *p, int i);
+const CatRelation *inc_plan_stream(IncPlan *p, int i);
+bool    inc_plan_reads(IncPlan *p, uint32_t oid);
 /* The stream INTO writes to, or NULL. */
 const CatRelation *inc_plan_into(IncPlan *p);
 int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
