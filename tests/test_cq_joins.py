@@ -5,12 +5,14 @@ watermark of a multi-input query (the minimum of its inputs'), and the
 refusals with what to do instead.
 """
 
+import random
+import re
 import time
 
 import psycopg
 import pytest
 
-from test_continuous_queries import connect, ts, tsp, wait_for
+from test_continuous_queries import WAIT, connect, ts, tsp, wait_for
 
 
 def rows(conn, sql):
@@ -155,3 +157,187 @@ def test_refusals_for_joins_and_set_operations(server):
         assert "every stream it reads" in str(e.value)
         # Nothing was left behind by the refused statements.
         c.execute("CREATE CONTINUOUS QUERY q AS SELECT id FROM s UNION ALL SELECT id FROM s2")
+
+
+IMPRESSIONS = ("CREATE STREAM imps (id BIGINT, ad TEXT, ts TIMESTAMP,"
+               " WATERMARK FOR ts AS ts - INTERVAL '5 seconds')")
+CLICKS = ("CREATE STREAM clks (ad TEXT, ts TIMESTAMP, cost INT,"
+          " WATERMARK FOR ts AS ts - INTERVAL '5 seconds')")
+# A click matches an impression of the same ad in the 10 seconds after it.
+ON = "ON c.ad = i.ad AND c.ts BETWEEN i.ts AND i.ts + INTERVAL '10 seconds'"
+
+
+def test_interval_join_inner(server):
+    with connect(server) as c:
+        c.execute(IMPRESSIONS)
+        c.execute(CLICKS)
+        c.execute("CREATE CONTINUOUS QUERY matched WITH (trigger = '0') AS "
+                  f"SELECT i.id, i.ad, c.cost FROM imps i JOIN clks c {ON}")
+        c.execute("INSERT INTO imps VALUES (1, 'x', %s), (2, 'y', %s)", (tsp(0), tsp(1)))
+        # In bound for 1 (x at 5), out of bound (x at 11), other key (z).
+        c.execute("INSERT INTO clks VALUES ('x', %s, 10), ('x', %s, 11), ('z', %s, 12)",
+                  (tsp(5), tsp(11), tsp(2)))
+        want = [(1, "x", 10)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM matched"), want) == want
+        # A later impression matches a click already kept (x at 11).
+        c.execute("INSERT INTO imps VALUES (3, 'x', %s)", (tsp(4),))
+        want = [(1, "x", 10), (3, "x", 10), (3, "x", 11)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM matched"), want) == want
+
+
+def test_interval_join_left_emits_unmatched_once_watermark_passes(server):
+    with connect(server) as c:
+        c.execute(IMPRESSIONS)
+        c.execute(CLICKS)
+        c.execute("CREATE CONTINUOUS QUERY all_imps WITH (trigger = '0') AS "
+                  f"SELECT i.id, c.cost FROM imps i LEFT JOIN clks c {ON}")
+        c.execute("INSERT INTO imps VALUES (1, 'x', %s), (2, 'y', %s)", (tsp(0), tsp(1)))
+        c.execute("INSERT INTO clks VALUES ('x', %s, 10)", (tsp(3),))
+        want = [(1, 10)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM all_imps"), want) == want
+        # Impression 2 (y at 1) can match until clicks' watermark passes 11.
+        c.execute("INSERT INTO clks VALUES ('q', %s, 0)", (tsp(15),))    # watermark 10
+        time.sleep(1)
+        assert rows(c, "SELECT * FROM all_imps") == want
+        c.execute("INSERT INTO clks VALUES ('q', %s, 0)", (tsp(17),))    # watermark 12
+        want = [(1, 10), (2, None)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM all_imps"), want) == want
+        # Impression 1 matched: evicted without a NULL-padded row; and 2's
+        # padded row is emitted once, whatever comes later.
+        c.execute("INSERT INTO clks VALUES ('y', %s, 5)", (tsp(9),))      # late
+        c.execute("INSERT INTO clks VALUES ('q', %s, 0)", (tsp(60),))
+        c.execute("INSERT INTO imps VALUES (4, 'y', %s)", (tsp(50),))
+        c.execute("INSERT INTO clks VALUES ('q', %s, 0)", (tsp(80),))
+        c.execute("INSERT INTO imps VALUES (5, 'y', %s)", (tsp(90),))
+        want = [(1, 10), (2, None), (4, None)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM all_imps"), want) == want
+
+
+def test_interval_join_right_outer_and_state_eviction(server):
+    with connect(server) as c:
+        c.execute(IMPRESSIONS)
+        c.execute(CLICKS)
+        c.execute("CREATE CONTINUOUS QUERY all_clicks WITH (trigger = '0') AS "
+                  f"SELECT i.id, c.ad, c.cost FROM imps i RIGHT JOIN clks c {ON}")
+        c.execute("INSERT INTO clks VALUES ('x', %s, 10), ('w', %s, 20)", (tsp(5), tsp(6)))
+        c.execute("INSERT INTO imps VALUES (1, 'x', %s)", (tsp(0),))
+        want = [(1, "x", 10)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM all_clicks"), want) == want
+        # The click w at 6 could match an impression at [-4, 6]: once the
+        # impressions' watermark passes 6 it is emitted with NULLs.
+        c.execute("INSERT INTO imps VALUES (2, 'k', %s)", (tsp(12),))
+        want = [(1, "x", 10), (None, "w", 20)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM all_clicks"), want) == want
+
+
+def test_interval_join_refusals(server):
+    with connect(server) as c:
+        c.execute(IMPRESSIONS)
+        c.execute(CLICKS)
+        c.execute("CREATE STREAM raw (ad TEXT, ts TIMESTAMP)")
+        with pytest.raises(psycopg.errors.FeatureNotSupported) as e:
+            c.execute("CREATE CONTINUOUS QUERY q AS "
+                      "SELECT i.id FROM imps i JOIN clks c ON c.ad = i.ad")
+        assert "needs a time bound" in str(e.value)
+        assert "BETWEEN" in e.value.diag.message_hint
+        with pytest.raises(psycopg.errors.FeatureNotSupported) as e:
+            c.execute("CREATE CONTINUOUS QUERY q AS SELECT i.id FROM imps i JOIN clks c "
+                      "ON c.ad = i.ad AND c.ts >= i.ts")
+        assert "needs a time bound" in str(e.value)
+        with pytest.raises(psycopg.errors.FeatureNotSupported) as e:
+            c.execute("CREATE CONTINUOUS QUERY q AS SELECT i.id FROM imps i JOIN raw c "
+                      "ON c.ad = i.ad AND c.ts BETWEEN i.ts AND i.ts + INTERVAL '1 minute'")
+        assert "needs a watermark" in str(e.value)
+        assert "WATERMARK FOR ts" in e.value.diag.message_hint
+        c.execute("CREATE CONTINUOUS QUERY q AS SELECT i.id FROM imps i JOIN clks c "
+                  "ON c.ad = i.ad AND c.ts BETWEEN i.ts - INTERVAL '1 minute' AND i.ts")
+
+
+BATCH_LINE = re.compile(r'msg="batch committed" query=(\S+) batch=(\d+) input_rows=(\d+) '
+                        r'output_rows=(\d+) late_rows=(\d+) state_rows=(\d+)')
+
+
+def batches(srv, query):
+    """The committed batches of a query, from the server's debug log:
+    (batch, input_rows, output_rows, late_rows, state_rows) each."""
+    return [tuple(int(x) for x in m.groups()[1:])
+            for m in BATCH_LINE.finditer(srv.log_text()) if m.group(1) == query]
+
+
+def wait_input(srv, query, total):
+    """Waits until the query's batches have read `total` rows in all."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        if sum(b[1] for b in batches(srv, query)) >= total:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{query} did not read {total} rows")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_oracle_interval_join_equals_batch_join_over_rows_not_late(sluiced, seed):
+    """For seeded random out-of-order impressions and clicks fed in chunks
+    (each chunk its own batch), the LEFT interval join's final output equals
+    a batch join over the rows that were not late; the late-row count and
+    the kept state after the watermarks pass match too."""
+    rng = random.Random(seed)
+    delay, bound = 5000, 8000     # ms
+
+    def events(n):
+        out, t = [], 0
+        for i in range(n):
+            t += rng.randint(0, 900)
+            jitter = rng.randint(0, 6000) if rng.random() < 0.85 else rng.randint(0, 20000)
+            out.append((i, rng.choice("abcdefgh"), max(0, t - jitter)))
+        return out
+
+    imps, clks = events(150), events(150)
+    srv = sluiced("--log-level", "debug")
+    with connect(srv) as c:
+        c.execute(f"CREATE STREAM imps (id BIGINT, ad TEXT, ts TIMESTAMP,"
+                  f" WATERMARK FOR ts AS ts - INTERVAL '{delay // 1000} seconds')")
+        c.execute(f"CREATE STREAM clks (id BIGINT, ad TEXT, ts TIMESTAMP,"
+                  f" WATERMARK FOR ts AS ts - INTERVAL '{delay // 1000} seconds')")
+        c.execute("CREATE CONTINUOUS QUERY j WITH (trigger = '0') AS "
+                  "SELECT i.id AS imp, c.id AS clk FROM imps i LEFT JOIN clks c ON c.ad = i.ad AND "
+                  f"c.ts BETWEEN i.ts AND i.ts + INTERVAL '{bound // 1000} seconds'")
+        wm = {"imps": None, "clks": None}
+        kept = {"imps": [], "clks": []}
+        late = 0
+        fed = 0
+        pos = {"imps": 0, "clks": 0}
+        src = {"imps": imps, "clks": clks}
+        flush = {"imps": (1000, "flush-i", 10 ** 6), "clks": (1000, "flush-c", 10 ** 6)}
+        plan = []
+        while pos["imps"] < len(imps) or pos["clks"] < len(clks):
+            name = rng.choice([n for n in ("imps", "clks") if pos[n] < len(src[n])])
+            k = rng.randint(3, 20)
+            plan.append((name, src[name][pos[name]:pos[name] + k]))
+            pos[name] += k
+        plan += [("imps", [flush["imps"]]), ("clks", [flush["clks"]])]
+        for name, chunk in plan:
+            values = ", ".join(["(%s, %s, %s)"] * len(chunk))
+            c.execute(f"INSERT INTO {name} VALUES " + values,
+                      [v for i, ad, t in chunk for v in (i, ad, tsp(t / 1000))])
+            fed += len(chunk)
+            wait_input(srv, "j", fed)
+            for row in chunk:
+                if wm[name] is not None and row[2] < wm[name]:
+                    late += 1
+                else:
+                    kept[name].append(row)
+            m = max(t for _, _, t in chunk) - delay
+            wm[name] = m if wm[name] is None else max(wm[name], m)
+        want = []
+        for i, ad, t in kept["imps"]:
+            if ad == "flush-i":
+                continue        # still open: the clicks' watermark is before its end
+            matches = [ci for ci, cad, ct in kept["clks"] if cad == ad and t <= ct <= t + bound]
+            want += [(i, ci) for ci in matches] or [(i, None)]
+        want.sort(key=lambda r: (r[0], r[1] is None, r[1]))
+        got = wait_for(lambda: rows(c, "SELECT * FROM j"), want)
+        assert got == want
+        done = batches(srv, "j")
+        assert sum(b[3] for b in done) == late
+        # Everything but the two flush rows has been evicted.
+        assert done[-1][4] == 2

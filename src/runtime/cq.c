@@ -224,8 +224,8 @@ static void after_work_cb(uv_work_t *w, int status)
     }
     sl_log(LOG_DEBUG, "batch committed",
            "query=%s batch=%" PRId64 " input_rows=%" PRId64 " output_rows=%" PRId64
-           " late_rows=%" PRId64, q->rel->name, q->batch.batch_id, q->batch.input_rows,
-           q->batch.output_rows, q->batch.late_rows);
+           " late_rows=%" PRId64 " state_rows=%" PRId64, q->rel->name, q->batch.batch_id,
+           q->batch.input_rows, q->batch.output_rows, q->batch.late_rows, q->batch.state_rows);
     if (q->trigger == TRIGGER_ONCE ||
         (q->trigger == TRIGGER_AVAILABLE_NOW && caught_up(q))) {
         q->finished = true;

@@ -51,7 +51,8 @@ static int read_watermark(IncInput *in, Arena *a, SlError *err)
 }
 
 /* Walks n; *streams gets whether n reads a stream. */
-static int walk(IncInputs *ins, Arena *a, Plan *n, StateStore *st, bool *streams, SlError *err)
+static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore *st,
+                bool *streams, SlError *err)
 {
     bool ls = false, rs = false;
     switch (n->kind) {
@@ -79,15 +80,27 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, StateStore *st, bool *streams
     }
     case PLAN_FILTER:
     case PLAN_PROJECT:
-        return walk(ins, a, n->child, st, streams, err);
+        return walk(ins, a, n->child, root, st, streams, err);
     case PLAN_JOIN: {
-        if (walk(ins, a, n->child, st, &ls, err) < 0 || walk(ins, a, n->right, st, &rs, err) < 0)
+        int first = ins->n;
+        if (walk(ins, a, n->child, root, st, &ls, err) < 0)
+            return -1;
+        int nleft = ins->n - first;
+        if (walk(ins, a, n->right, root, st, &rs, err) < 0)
             return -1;
         JoinType t = n->u.join.type;
-        if (ls && rs)
-            return refuse(err, "stream-stream joins in continuous queries are not supported yet",
-                          "Join a stream to a table (CREATE TABLE ... PRIMARY KEY), or write "
-                          "each stream's rows INTO one stream with UNION ALL.");
+        if (ls && rs) {
+            /* An interval join (inc_join.c checks its time bound). */
+            if (n != root)
+                return refuse(err, "a continuous query may join two streams only in its "
+                                   "outermost join",
+                              "Join the stream-stream result to tables in a query that reads "
+                              "its output stream (INTO).");
+            ins->sjoin = n;
+            ins->sjoin_nleft = nleft;
+            *streams = true;
+            return 0;
+        }
         if ((ls && (t == JOIN_RIGHT || t == JOIN_FULL)) ||
             (rs && (t == JOIN_LEFT || t == JOIN_FULL)))
             return refuse(err, "a continuous query cannot keep the unmatched rows of a table "
@@ -101,7 +114,8 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, StateStore *st, bool *streams
             return refuse(err, "UNION, INTERSECT and EXCEPT cannot run incrementally; only "
                                "UNION ALL can",
                           "Use UNION ALL, and GROUP BY to remove duplicates.");
-        if (walk(ins, a, n->child, st, &ls, err) < 0 || walk(ins, a, n->right, st, &rs, err) < 0)
+        if (walk(ins, a, n->child, root, st, &ls, err) < 0 ||
+            walk(ins, a, n->right, root, st, &rs, err) < 0)
             return -1;
         if (!ls || !rs)
             return refuse(err, "every arm of a UNION ALL in a continuous query must read a stream",
@@ -129,7 +143,7 @@ int inc_inputs_collect(IncInputs *ins, Arena *a, Plan *base, StateStore *st, SlE
 {
     memset(ins, 0, sizeof(*ins));
     bool streams = false;
-    if (walk(ins, a, base, st, &streams, err) < 0)
+    if (walk(ins, a, base, base, st, &streams, err) < 0)
         return -1;
     if (!streams) {
         sl_error(err, ERRCODE_WRONG_OBJECT_TYPE,

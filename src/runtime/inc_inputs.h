@@ -5,7 +5,8 @@
  * chain (docs/engine.md, "Joins and UNION ALL").
  *
  *   inc_inputs_collect   walk the input tree: stream scans, table scans,
- *                        stream-table joins, UNION ALL of streams; refuse
+ *                        stream-table joins, UNION ALL of streams, and one
+ *                        stream-stream join at the top (inc_join.c); refuse
  *                        the rest with a message that says what to do
  *   inc_inputs_close     close the sources, drop the references
  *   inc_inputs_reads     does the query read relation oid?
@@ -43,6 +44,8 @@ typedef struct IncInputs {
     IncInput           in[INC_MAX_INPUTS];
     int                ntables;
     const CatRelation *tables[INC_MAX_INPUTS];  /* referenced */
+    const Plan        *sjoin;       /* the stream-stream join at the top, or NULL */
+    int                sjoin_nleft; /* inputs 0 .. nleft-1 feed its left side */
 } IncInputs;
 
 /* What one batch read from its inputs. */

@@ -32,6 +32,7 @@
  */
 #include "incremental.h"
 #include "inc_inputs.h"
+#include "inc_join.h"
 
 #include "sluice/bytes.h"
 #include "sluice/exec.h"
@@ -57,6 +58,7 @@ struct IncPlan {
     IncInputs          ins;         /* the streams read and the tables joined */
     Plan              *inputs;      /* the input tree under the lower chain */
     bool               plain;       /* inputs is one stream scan: read it directly */
+    IncJoin           *sjoin;       /* inputs is a stream-stream join, or NULL */
     OutputMode         mode;
     /* the plan, cut in pieces: upper chain (top first), agg, lower chain */
     Plan              *upper[MAX_CHAIN];
@@ -72,18 +74,6 @@ struct IncPlan {
     uint8_t            tprefix[5];  /* 'T' + oid: result table */
     uint8_t            meta_key[5]; /* 'M' + oid */
 };
-
-/* Window ends as key bytes: sign bit flipped, big-endian, so byte order is
- * time order. */
-static void put_time_key(uint8_t *p, int64_t t)
-{
-    put_be64(p, (uint64_t)t ^ 0x8000000000000000ull);
-}
-
-static int64_t get_time_key(const uint8_t *p)
-{
-    return (int64_t)(get_be64(p) ^ 0x8000000000000000ull);
-}
 
 static int64_t floor_div(int64_t a, int64_t b)
 {
@@ -306,6 +296,8 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
         goto fail;
     }
     if (decompose(p, q->plan, err) < 0 || read_mode(p, err) < 0 || check(p, err) < 0 ||
+        (p->ins.sjoin != NULL &&
+         inc_join_build(&p->arena, &p->ins, st, query->oid, &p->sjoin, err) < 0) ||
         (cs->into != NULL && check_into(p, cat, cs->into->name, q->plan, err) < 0))
         goto fail;
     if (p->agg) {
@@ -649,6 +641,8 @@ typedef struct Run {
     StateBatch *wb;
     uint32_t    seq;            /* stateless: row number within the batch */
     IncInputsRun inputs;        /* rows and event times read per input */
+    IncJoinBatch join;          /* a stream-stream join's batch */
+    IncJoinRun  *jrun;
     Batch     **outs;           /* INTO: the output batches, in r->a */
     int         nouts, capouts;
 } Run;
@@ -659,18 +653,7 @@ static void keep_output(Run *r, const Batch *out)
     if (out->nrows == 0)
         return;
     Arena *a = r->a;
-    Batch *b = ARENA_NEW(a, Batch);
-    b->ncols = out->ncols;
-    b->nrows = out->nrows;
-    b->cols = ARENA_ARRAY(a, Vector, out->ncols ? out->ncols : 1);
-    for (uint32_t c = 0; c < out->ncols; c++) {
-        vector_init(&b->cols[c], a, out->cols[c].type, out->nrows, true);
-        for (uint32_t i = 0; i < out->nrows; i++) {
-            b->cols[c].nulls[i] = vector_is_null(&out->cols[c], i);
-            if (!b->cols[c].nulls[i])
-                ex_copy_value(&b->cols[c], i, &out->cols[c], i, a);
-        }
-    }
+    Batch *b = inc_batch_copy(a, out, NULL, out->nrows);
     if (r->nouts == r->capouts) {
         int cap = r->capouts ? r->capouts * 2 : 8;
         Batch **more = ARENA_ARRAY(a, Batch *, cap);
@@ -1012,6 +995,8 @@ static int read_inputs(Run *r)
     IncBatch *b = r->b;
     Batch *in;
     int n;
+    if (p->sjoin != NULL)
+        return (r->jrun = inc_join_read(p->sjoin, &r->join)) == NULL ? -1 : 0;
     if (p->plain) {
         SourceReader *reader = source_reader_open(p->ins.in[0].source, b->from[0], b->to[0]);
         for (;;) {
@@ -1040,6 +1025,41 @@ static int read_inputs(Run *r)
     }
     ex_op_close(op);
     return n < 0 ? -1 : 0;
+}
+
+static int join_emit(void *arg, const Batch *rows)
+{
+    return consume(arg, rows);
+}
+
+/* The watermark of the inputs [first, first + n): their minimum, once each
+ * has one. */
+static void inputs_watermark(const IncPlan *p, const Meta *m, int first, int n, bool *has,
+                             int64_t *wm)
+{
+    *has = n > 0;
+    *wm = INT64_MAX;
+    for (int i = first; i < first + n; i++) {
+        if (p->ins.in[i].wm_col < 0 || !m->in_has_wm[i])
+            *has = false;
+        else
+            *wm = SL_MIN(*wm, m->in_wm[i]);
+    }
+}
+
+/* A stream-stream join's side watermarks, before (judging late rows) or
+ * after (evicting) the batch. */
+static void join_watermarks(Run *r, const Meta *m, bool after)
+{
+    IncJoinBatch *jb = &r->join;
+    for (int s = 0; s < 2; s++) {
+        int first, n;
+        inc_join_side_inputs(r->p->sjoin, s, &first, &n);
+        if (after)
+            inputs_watermark(r->p, m, first, n, &jb->has_next_wm[s], &jb->next_wm[s]);
+        else
+            inputs_watermark(r->p, m, first, n, &jb->has_wm[s], &jb->wm[s]);
+    }
 }
 
 /* The watermark after this batch, never backwards: per input, its max
@@ -1101,6 +1121,12 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
         goto out;
 
     inc_inputs_run_init(&r.inputs, &p->ins, p->st, b->from, b->to);
+    if (p->sjoin != NULL) {
+        r.join = (IncJoinBatch){.inputs = &r.inputs, .wb = r.wb, .a = &a, .chunk = &chunk,
+                                .err = err, .batch_id = b->batch_id, .emit = join_emit,
+                                .arg = &r};
+        join_watermarks(&r, &meta, false);
+    }
     if (read_inputs(&r) < 0)
         goto out;
     b->input_rows = r.inputs.rows;
@@ -1109,6 +1135,13 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
         b->max_event_us = SL_MAX(b->max_event_us, r.inputs.max_event[i]);
     }
     next_watermark(&r, &meta);
+    if (p->sjoin != NULL) {
+        join_watermarks(&r, &meta, true);
+        if (inc_join_process(r.jrun) < 0)
+            goto out;
+        b->late_rows += r.join.late_rows;
+        meta.state_rows += r.join.state_delta;
+    }
     meta.state_rows += r.groups.created;
     if (p->agg != NULL) {
         if (p->mode == MODE_APPEND) {
