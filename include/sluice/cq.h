@@ -10,6 +10,8 @@
  *   cq_stop            stop a query that is being dropped
  *   cq_foreach         visit each query's status (sys.queries)
  *   cq_dependent       a query that reads or writes a relation
+ *   cq_subscribe       be called with each committed batch's changes of a
+ *                      query's result (SUBSCRIBE), until cq_unsubscribe
  *
  * Everything here runs on the loop thread except the body of a batch.
  */
@@ -35,6 +37,14 @@ typedef struct CqStatus {
 
 typedef void (*cq_close_cb)(CqRuntime *rt);
 
+/* A subscriber's callback, on the loop, after batch batch_id committed:
+ * rows (the query's result columns) and kinds[i] ('I' insert, 'U' update)
+ * of each.  batch_id -1 (rows NULL): the query was dropped or the server
+ * is stopping; the subscription is over and must not be unsubscribed. */
+typedef void (*cq_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
+                              const Batch *rows);
+typedef struct CqSub CqSub;
+
 CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st);
 void cq_runtime_close(CqRuntime *rt, cq_close_cb cb);
 int  cq_start(CqRuntime *rt, const CatRelation *query, SlError *err);
@@ -44,5 +54,9 @@ int  cq_stop(CqRuntime *rt, const char *name, SlError *err);
 void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *arg);
 /* The name of a query that reads or writes relation oid, or NULL. */
 const char *cq_dependent(CqRuntime *rt, uint32_t oid);
+/* Subscribes to the changes of query `name` from its next committed batch. */
+CqSub *cq_subscribe(CqRuntime *rt, const char *name, cq_changes_fn fn, void *arg,
+                    SlError *err);
+void cq_unsubscribe(CqSub *s);
 
 #endif /* SLUICE_CQ_H */

@@ -84,6 +84,21 @@ void rt_describe(const Prepared *p, int *ncols, const ColumnDesc **cols,
 int rt_execute(const Prepared *p, const ParamValue *params, int nparams,
                ResultSink *sink, char *tag, size_t tagsize, SlError *err);
 
+/* SUBSCRIBE (cq_ddl.c).  rt_subscribe_name: the continuous query a
+ * prepared SUBSCRIBE names, or NULL when p is not a SUBSCRIBE (its
+ * rt_describe columns are rt_subscribe_columns': batch_id, kind, then the
+ * query's result columns).  rt_subscribe: fn is called on the loop after
+ * each committed batch of the query (cq.h's cq_changes_fn) until
+ * rt_unsubscribe, or once with batch id -1 when the query goes away. */
+typedef void (*rt_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
+                              const Batch *rows);
+typedef struct RtSub RtSub;
+const char *rt_subscribe_name(const Prepared *p);
+int  rt_subscribe_columns(const char *name, Arena *a, int *ncols, ColumnDesc **cols,
+                          SlError *err);
+int  rt_subscribe(const char *name, rt_changes_fn fn, void *arg, RtSub **out, SlError *err);
+void rt_unsubscribe(RtSub *s);
+
 /* COPY (copy.c).  A prepared COPY is not run by rt_execute: the server
  * asks rt_copy_kind which way it goes and the number of its columns, then
  * for FROM STDIN feeds the CopyData bytes to rt_copy_data between

@@ -3,6 +3,7 @@
  *
  *   cq_runtime_init, cq_runtime_close
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_foreach, cq_dependent
+ *   cq_subscribe, cq_unsubscribe
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
  * flight, the next batch is planned (source range, watermark), its entry is
@@ -15,10 +16,16 @@
  * Recovery at start: L = the last offset-log batch, S = the batch id stored
  * with the state.  S = L: only the commit entry may be missing; write it.
  * S = L - 1: batch L is replayed from its logged range and watermark.
+ *
+ * Subscribers (SUBSCRIBE): while a query has some, its batches record
+ * their changes of the result (IncBatch.changes); after the commit, on the
+ * loop, each subscriber is called with them.
  */
 #include "sluice/cq.h"
+#include "sluice/bytes.h"
 #include "sluice/log.h"
 #include "sluice/options.h"
+#include "sluice/rowcodec.h"
 
 #include "incremental.h"
 
@@ -30,6 +37,13 @@
 typedef enum TriggerKind { TRIGGER_INTERVAL, TRIGGER_ONCE, TRIGGER_AVAILABLE_NOW } TriggerKind;
 
 typedef struct Cq Cq;
+
+struct CqSub {
+    CqSub        *next;
+    Cq           *q;
+    cq_changes_fn fn;
+    void         *arg;
+};
 
 struct CqRuntime {
     uv_loop_t   *loop;
@@ -68,6 +82,7 @@ struct Cq {
     char              *error;
     int64_t            last_batch_id;
     int64_t            input_rows;
+    CqSub             *subs;            /* SUBSCRIBE clients */
 };
 
 static int64_t wall_us(void)
@@ -138,6 +153,17 @@ static void maybe_finish_close(CqRuntime *rt)
     }
 }
 
+/* Tells the subscribers of q that it is gone, and frees them. */
+static void end_subscribers(Cq *q)
+{
+    while (q->subs != NULL) {
+        CqSub *s = q->subs;
+        q->subs = s->next;
+        s->fn(s->arg, -1, NULL, NULL);
+        sl_free(s);
+    }
+}
+
 static void on_timer_closed(uv_handle_t *h)
 {
     Cq *q = h->data;
@@ -161,6 +187,7 @@ static void release(Cq *q)
         pp = &(*pp)->next;
     *pp = q->next;
     q->timer_closed = true;
+    end_subscribers(q);
     rt->closing_timers++;
     uv_timer_stop(&q->timer);
     uv_close((uv_handle_t *)&q->timer, on_timer_closed);
@@ -186,16 +213,54 @@ static void work_cb(uv_work_t *w)
     q->batch_rc = inc_batch_run(q->plan, &q->batch, &q->batch_err);
 }
 
+/* Calls each subscriber with the batch's changes. */
+static void deliver_changes(Cq *q)
+{
+    const CatRelation *rel = q->rel;
+    const StrBuf *ch = &q->batch.changes;
+    if (q->subs == NULL || ch->len == 0)
+        return;
+    Arena a;
+    arena_init(&a, 1 << 16);
+    uint32_t n = 0;
+    for (size_t at = 0; at + 5 <= ch->len; at += 5 + get_be32((uint8_t *)ch->data + at + 1))
+        n++;
+    SlType *types = ARENA_ARRAY(&a, SlType, rel->ncols ? rel->ncols : 1);
+    for (int c = 0; c < rel->ncols; c++)
+        types[c] = rel->cols[c].type;
+    Batch *b = batch_alloc(&a, types, (uint32_t)rel->ncols, n ? n : 1);
+    char *kinds = arena_alloc(&a, n ? n : 1);
+    uint32_t i = 0;
+    for (size_t at = 0; i < n; i++) {
+        const uint8_t *p = (const uint8_t *)ch->data + at;
+        uint32_t len = get_be32(p + 1);
+        kinds[i] = (char)p[0];
+        if (row_decode(p + 5, len, b, i, &a) < 0)
+            break;
+        at += 5 + len;
+    }
+    b->nrows = i;
+    for (int c = 0; c < rel->ncols; c++)
+        b->cols[c].len = i;
+    for (CqSub *s = q->subs, *next; s != NULL; s = next) {
+        next = s->next;     /* the callback may unsubscribe s */
+        s->fn(s->arg, q->batch.batch_id, kinds, b);
+    }
+    arena_destroy(&a);
+}
+
 static void after_work_cb(uv_work_t *w, int status)
 {
     Cq *q = w->data;
     q->in_flight = false;
     if (q->stopping) {
         sl_error_clear(&q->batch_err);
+        strbuf_free(&q->batch.changes);
         release(q);
         return;
     }
     if (status != 0 || q->batch_rc < 0) {
+        strbuf_free(&q->batch.changes);
         if (!sl_error_set(&q->batch_err))
             sl_error(&q->batch_err, ERRCODE_INTERNAL_ERROR, "micro-batch cancelled");
         fail_query(q, &q->batch_err);
@@ -204,10 +269,13 @@ static void after_work_cb(uv_work_t *w, int status)
     }
     SlError err = {0};
     if (cat_commit_append(q->rt->cat, q->rel->oid, q->batch.batch_id, &err) < 0) {
+        strbuf_free(&q->batch.changes);
         fail_query(q, &err);
         sl_error_clear(&err);
         return;
     }
+    deliver_changes(q);
+    strbuf_free(&q->batch.changes);
     q->last_batch_id = q->batch.batch_id;
     q->input_rows += q->batch.input_rows;
     q->next_batch_id = q->batch.batch_id + 1;
@@ -245,6 +313,8 @@ static void launch(Cq *q, const CqOffsets *o, const int64_t *from, const int64_t
     q->batch.batch_id = o->batch_id;
     memcpy(q->batch.from, from, sizeof(q->batch.from));
     memcpy(q->batch.to, to, sizeof(q->batch.to));
+    q->batch.want_changes = q->subs != NULL;
+    strbuf_init(&q->batch.changes);
     q->batch.has_watermark = o->has_watermark;
     q->batch.watermark_us = o->watermark_us;
     q->in_flight = true;
@@ -571,4 +641,36 @@ const char *cq_dependent(CqRuntime *rt, uint32_t oid)
             return q->rel->name;
     }
     return NULL;
+}
+
+CqSub *cq_subscribe(CqRuntime *rt, const char *name, cq_changes_fn fn, void *arg,
+                    SlError *err)
+{
+    Cq *q = find_or_error(rt, name, err);
+    if (q == NULL)
+        return NULL;
+    if (q->stopping) {
+        sl_error(err, ERRCODE_UNDEFINED_OBJECT, "continuous query \"%s\" does not exist",
+                 name);
+        return NULL;
+    }
+    CqSub *s = sl_calloc(1, sizeof(CqSub));
+    s->q = q;
+    s->fn = fn;
+    s->arg = arg;
+    s->next = q->subs;
+    q->subs = s;
+    return s;
+}
+
+void cq_unsubscribe(CqSub *s)
+{
+    if (s == NULL)
+        return;
+    CqSub **pp = &s->q->subs;
+    while (*pp != NULL && *pp != s)
+        pp = &(*pp)->next;
+    if (*pp == s)
+        *pp = s->next;
+    sl_free(s);
 }

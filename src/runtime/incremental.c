@@ -491,6 +491,7 @@ typedef struct Group {
     size_t        gvlen;
     uint8_t      *states;
     bool          evict;        /* append mode: emitted, delete its state */
+    bool          fresh;        /* not in state before this batch */
 } Group;
 
 typedef struct GroupTable {
@@ -613,6 +614,7 @@ static Group *gt_get(IncPlan *p, GroupTable *t, const StrBuf *key, int64_t wstar
         g->gvlen = gv.len;
         strbuf_free(&gv);
         t->created++;
+        g->fresh = true;
     }
     uint32_t hb = (uint32_t)h & (t->nbuckets - 1);
     g->next = t->buckets[hb];
@@ -647,6 +649,20 @@ typedef struct Run {
     int         nouts, capouts;
 } Run;
 
+/* SUBSCRIBE: records row i of out as a change of kind ('I', 'U'). */
+static void record_change(Run *r, char kind, const Batch *out, uint32_t i)
+{
+    if (!r->b->want_changes)
+        return;
+    StrBuf *ch = &r->b->changes;
+    uint8_t h[5];
+    h[0] = (uint8_t)kind;
+    size_t at = ch->len;
+    strbuf_append(ch, h, sizeof(h));
+    row_encode(out, i, ch);
+    put_be32((uint8_t *)ch->data + at + 1, (uint32_t)(ch->len - at - 5));
+}
+
 /* INTO: keeps a copy of an output batch (its memory may be a chunk's). */
 static void keep_output(Run *r, const Batch *out)
 {
@@ -654,6 +670,8 @@ static void keep_output(Run *r, const Batch *out)
         return;
     Arena *a = r->a;
     Batch *b = inc_batch_copy(a, out, NULL, out->nrows);
+    for (uint32_t i = 0; i < out->nrows; i++)
+        record_change(r, 'I', out, i);
     if (r->nouts == r->capouts) {
         int cap = r->capouts ? r->capouts * 2 : 8;
         Batch **more = ARENA_ARRAY(a, Batch *, cap);
@@ -683,6 +701,7 @@ static void emit_append_log(Run *r, const Batch *out)
         strbuf_reset(&key);
         strbuf_append(&key, k, sizeof(k));
         tbl_put(r->wb, &key, out, i);
+        record_change(r, 'I', out, i);
     }
     r->b->output_rows += out->nrows;
     strbuf_free(&key);
@@ -855,6 +874,8 @@ static int emit_groups(Run *r, Group **gs, uint32_t n)
         keep_output(r, out);
         return 0;
     }
+    for (uint32_t i = 0; i < out->nrows; i++)
+        record_change(r, gs[map[i]]->fresh || p->mode == MODE_APPEND ? 'I' : 'U', out, i);
     /* A group whose row HAVING now filters out leaves the result table. */
     StrBuf key;
     strbuf_init(&key);

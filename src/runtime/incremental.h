@@ -18,6 +18,7 @@
 
 #include "sluice/catalog.h"
 #include "sluice/state.h"
+#include "sluice/strbuf.h"
 #include "inc_inputs.h"
 #include "source.h"
 
@@ -38,6 +39,12 @@ typedef struct IncBatch {
     int64_t late_rows;
     int64_t state_rows;
     int64_t min_event_us, max_event_us;
+    /* SUBSCRIBE: with want_changes, the batch's changes of the result, one
+     * record each: kind ('I' insert, 'U' update), u32 length, the row
+     * (row_encode, the query's result columns); on the heap, the caller's
+     * to free (strbuf_free) */
+    bool    want_changes;
+    StrBuf  changes;
 } IncBatch;
 
 int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,

@@ -6,6 +6,7 @@
  *   rt_prepare    RawStmt -> Prepared (analysis into a Query and its plan)
  *   rt_describe   result columns and parameter types
  *   rt_execute    parameters in, rows out to a ResultSink, the tag
+ *   rt_subscribe_name  the query a prepared SUBSCRIBE names
  *
  * Statements that read no relation (SELECT 1, SET, BEGIN) work without
  * rt_init(); the others fail with 55000 until it is called.  A prepared
@@ -100,6 +101,9 @@ int rt_prepare(Arena *a, const char *sql, const RawStmt *raw, const SlType *para
         p->cols[i].name = q->names[i];
         p->cols[i].type = q->types[i];
     }
+    const char *sub = rt_subscribe_name(p);
+    if (sub != NULL && rt_subscribe_columns(sub, a, &p->ncols, &p->cols, err) < 0)
+        return -1;
     *out = p;
     return 0;
 }
@@ -341,4 +345,11 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     }
     arena_destroy(&work);
     return rc < 0 ? -1 : 0;
+}
+
+const char *rt_subscribe_name(const Prepared *p)
+{
+    if (p == NULL || p->raw == NULL || !IS_A(p->raw->stmt, SubscribeStmt))
+        return NULL;
+    return ((const SubscribeStmt *)p->raw->stmt)->name->name;
 }

@@ -6,6 +6,7 @@
  *   conn_flush_all  write every dirty connection's output (uv_check hook)
  *   conn_start_tls  write the queued 'S' in clear, then switch to TLS
  *   conn_close      close the socket; memory is freed in the close callback
+ *   conn_resume_input  consume the input that waited behind a statement
  *
  * Input is kept in one growable buffer; the session consumes whole packets
  * from its front.  Output is built as whole messages in c->out and handed to
@@ -84,6 +85,11 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     } else {
         c->in_len += (size_t)nread;
     }
+    conn_resume_input(c);
+}
+
+void conn_resume_input(Conn *c)
+{
     size_t used = session_consume(c);
     if (c->phase == PHASE_CLOSING)
         return;

@@ -84,6 +84,7 @@ typedef enum ConnPhase {
 
 typedef struct PreparedStmt PreparedStmt;
 typedef struct Portal Portal;
+typedef struct Subscription Subscription;
 
 struct Conn {
     uv_tcp_t    tcp;
@@ -130,6 +131,7 @@ struct Conn {
     AuthConn   *auth;           /* during PHASE_AUTH */
     PreparedStmt *stmts;        /* named prepared statements, and "" */
     Portal      *portals;
+    Subscription *sub;          /* a SUBSCRIBE running (subscribe.c) */
 };
 
 /* conn.c */
@@ -140,6 +142,8 @@ void conn_mark_dirty(Conn *c);
 void conn_flush_all(Server *s);
 /* Writes what is queued (the 'S' answer) in clear, then switches c to TLS. */
 void conn_start_tls(Conn *c);
+/* Consumes the input that waited while a statement ran (SUBSCRIBE). */
+void conn_resume_input(Conn *c);
 
 /* session.c */
 void session_init(Conn *c);
@@ -154,6 +158,17 @@ void session_fatal(Conn *c, const char *sqlstate, const char *fmt, ...) SL_PRINT
 /* Authentication succeeded: AuthenticationOk, ParameterStatus,
  * BackendKeyData, ReadyForQuery; the session is ready. */
 void session_auth_ok(Conn *c);
+/* DataRow messages for the rows of b, every column in text (subscribe.c). */
+void session_send_text_rows(Conn *c, const Batch *b);
+/* A statement that ran beyond its message (SUBSCRIBE) ended with e: the
+ * ErrorResponse, then ReadyForQuery (simple) or skip to Sync (extended). */
+void session_statement_failed(Conn *c, const SlError *e, bool extended);
+
+/* subscribe.c */
+int  subscribe_start(Conn *c, const char *name, bool extended, SlError *err);
+/* A CancelRequest for c: true if it ended c's subscription (57014). */
+bool subscribe_cancel(Conn *c);
+void subscribe_free(Conn *c);
 
 /* auth.c */
 int  auth_init(Server *s, const ServerConfig *cfg, SlError *err);

@@ -6,6 +6,8 @@
  *   session_send_error           ErrorResponse (ERROR or FATAL)
  *   session_fatal                FATAL ErrorResponse from a format
  *   session_auth_ok              finish the startup once auth.c accepted
+ *   session_send_text_rows       DataRows in text (SUBSCRIBE's rows)
+ *   session_statement_failed     end a SUBSCRIBE with its error
  *
  * Startup: SSLRequest is answered 'S' when TLS is configured (and the
  * handshake follows, tls.c), 'N' otherwise; bytes that came after an
@@ -331,6 +333,14 @@ static bool is_xact_end(const char *s, const char *end)
     return false;
 }
 
+void session_send_text_rows(Conn *c, const Batch *b)
+{
+    SlError err = {0};
+    RowSink rs = {.conn = c, .out = &c->out, .err = &err};
+    row_sink_batch_cb(&rs.base, b);     /* text never fails */
+    sl_error_clear(&err);
+}
+
 static void send_in_failed_xact(Conn *c, SlError *err)
 {
     sl_error(err, ERRCODE_IN_FAILED_SQL_TRANSACTION,
@@ -358,6 +368,16 @@ static void simple_query_end(Conn *c)
         c->sq = NULL;
     }
     send_ready(c);
+}
+
+void session_statement_failed(Conn *c, const SlError *e, bool extended)
+{
+    session_send_error(c, e, NULL, false);
+    if (extended)
+        c->skip_to_sync = true;
+    else
+        simple_query_end(c);
+    conn_mark_dirty(c);
 }
 
 /* The copy-in and copy-out responses: overall text format, every column text. */
@@ -497,6 +517,14 @@ static void run_simple(Conn *c)
         }
         if (ncols > 0)
             send_row_description(c, ncols, cols, NULL, 0);
+        if (rt_subscribe_name(prep) != NULL) {
+            /* Runs until cancelled; the rest of the string is not run. */
+            if (subscribe_start(c, rt_subscribe_name(prep), false, &err) < 0) {
+                session_send_error(c, &err, sql, false);
+                break;
+            }
+            return;
+        }
         if (run_statement(c, prep, NULL, 0, NULL, 0, &c->out, tag, sizeof(tag), &err) < 0) {
             session_send_error(c, &err, sql, false);
             break;
@@ -932,6 +960,13 @@ static void handle_execute(Conn *c, PgwReader *r)
         extended_error(c, &err, NULL);
         return;
     }
+    if (!p->materialized && rt_subscribe_name(p->stmt->prep) != NULL) {
+        /* Runs until cancelled (a row limit does not apply). */
+        if (subscribe_start(c, rt_subscribe_name(p->stmt->prep), true, &err) < 0)
+            extended_error(c, &err, p->stmt->sql);
+        p->done = true;
+        return;
+    }
     if (!p->materialized) {
         if (p->done) {
             /* A second Execute of a finished portal returns no more rows. */
@@ -1018,9 +1053,9 @@ static void cancel_request(Conn *c, const PgwStartup *st)
     for (Conn *o = c->server->conns; o != NULL; o = o->next) {
         if (o != c && o->pid == st->cancel_pid && o->secret == st->cancel_key) {
             /* Statements run to completion on the loop for now, so there is
-             * nothing in flight to interrupt; SUBSCRIBE and long statements
-             * on workers will check this (issue 4). */
+             * nothing in flight to interrupt but a SUBSCRIBE. */
             sl_log(LOG_INFO, "cancel request", "pid=%d", o->pid);
+            subscribe_cancel(o);
             break;
         }
     }
@@ -1191,7 +1226,7 @@ static void dispatch(Conn *c, uint8_t type, const uint8_t *body, size_t len)
 size_t session_consume(Conn *c)
 {
     size_t used = 0;
-    while (c->phase != PHASE_CLOSING && !c->close_after_flush) {
+    while (c->phase != PHASE_CLOSING && !c->close_after_flush && c->sub == NULL) {
         const uint8_t *p = c->in + used;
         size_t avail = c->in_len - used;
         size_t total = 0;
@@ -1247,6 +1282,7 @@ void session_init(Conn *c)
 
 void session_free(Conn *c)
 {
+    subscribe_free(c);
     if (c->copy != NULL)
         rt_copy_abort(c->copy);
     if (c->sq != NULL) {
