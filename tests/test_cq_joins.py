@@ -341,3 +341,22 @@ def test_oracle_interval_join_equals_batch_join_over_rows_not_late(sluiced, seed
         assert sum(b[3] for b in done) == late
         # Everything but the two flush rows has been evicted.
         assert done[-1][4] == 2
+
+
+def test_windowed_count_over_interval_join(server):
+    with connect(server) as c:
+        c.execute(IMPRESSIONS)
+        c.execute(CLICKS)
+        c.execute("CREATE CONTINUOUS QUERY per_ad WITH (trigger = '0', output_mode = 'append') AS "
+                  "SELECT window_start, i.ad, count(*) AS n, sum(c.cost) AS cost "
+                  f"FROM imps i JOIN clks c {ON} "
+                  "GROUP BY WINDOW(i.ts, INTERVAL '10 seconds'), i.ad")
+        c.execute("INSERT INTO imps VALUES (1, 'x', %s), (2, 'x', %s), (3, 'y', %s)",
+                  (tsp(1), tsp(2), tsp(3)))
+        c.execute("INSERT INTO clks VALUES ('x', %s, 10), ('y', %s, 5), ('y', %s, 7)",
+                  (tsp(4), tsp(20), tsp(12)))
+        # Both watermarks pass 10 once each side has seen 16: [0, 10) closes.
+        c.execute("INSERT INTO imps VALUES (9, 'q', %s)", (tsp(40),))
+        c.execute("INSERT INTO clks VALUES ('q', %s, 0)", (tsp(40),))
+        want = [(ts(0), "x", 2, 20), (ts(0), "y", 1, 7)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM per_ad"), want) == want

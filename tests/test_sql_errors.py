@@ -40,7 +40,7 @@ ERRORS = [
     ("SELECT * FROM users ORDER BY 9", "42P10", 30, None),
     ("SELECT (SELECT user_id FROM users)", "21000", None, None),
     ("SELECT * FROM (SELECT 1)", "42601", 15, "For example, FROM (SELECT ...) [AS] foo."),
-    ("SUBSCRIBE q", "0A000", None, None),
+    ("SUBSCRIBE q", "42704", None, None),
     ("SELECT 1 FROM users u WHERE EXISTS (SELECT 1 FROM orders WHERE user_id = u.user_id)",
      "0A000", 74, None),
 ]
