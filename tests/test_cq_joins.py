@@ -360,3 +360,20 @@ def test_windowed_count_over_interval_join(server):
         c.execute("INSERT INTO clks VALUES ('q', %s, 0)", (tsp(40),))
         want = [(ts(0), "x", 2, 20), (ts(0), "y", 1, 7)]
         assert wait_for(lambda: rows(c, "SELECT * FROM per_ad"), want) == want
+
+
+def test_interval_join_full_outer(server):
+    with connect(server) as c:
+        c.execute(IMPRESSIONS)
+        c.execute(CLICKS)
+        c.execute("CREATE CONTINUOUS QUERY everything WITH (trigger = '0') AS "
+                  f"SELECT i.id, c.ad, c.cost FROM imps i FULL JOIN clks c {ON}")
+        c.execute("INSERT INTO imps VALUES (1, 'x', %s), (2, 'y', %s)", (tsp(0), tsp(1)))
+        c.execute("INSERT INTO clks VALUES ('x', %s, 10), ('z', %s, 20)", (tsp(2), tsp(3)))
+        want = [(1, "x", 10)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM everything"), want) == want
+        # Both watermarks reach 25: impression 2 and click z can match no more.
+        c.execute("INSERT INTO imps VALUES (9, 'q', %s)", (tsp(30),))
+        c.execute("INSERT INTO clks VALUES ('r', %s, 0)", (tsp(30),))
+        want = [(1, "x", 10), (2, None, None), (None, "z", 20)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM everything"), want) == want
