@@ -402,3 +402,27 @@ def test_interval_join_state_survives_restart(sluiced):
         c.execute("INSERT INTO clks VALUES ('q', %s, 0)", (tsp(90),))
         want = [(1, 10), (2, 7), (3, None)]
         assert wait_for(lambda: rows(c, "SELECT * FROM all_imps"), want) == want
+
+
+def test_interval_join_with_huge_bounds_and_extreme_times(server):
+    """Bounds and event times near the ends of the timestamp range: the
+    state's time ranges saturate instead of overflowing (the sanitizer
+    build would stop the server)."""
+    with connect(server) as c:
+        c.execute(IMPRESSIONS)
+        c.execute(CLICKS)
+        c.execute("CREATE CONTINUOUS QUERY wide WITH (trigger = '0') AS "
+                  "SELECT i.id, c.cost FROM imps i LEFT JOIN clks c ON c.ad = i.ad AND "
+                  "c.ts BETWEEN i.ts AND i.ts + INTERVAL '100000000 days'")
+        c.execute("INSERT INTO imps VALUES (1, 'x', '2026-01-01'), "
+                  "(2, 'lonely', '294276-12-31 00:00:00')")
+        c.execute("INSERT INTO clks VALUES ('x', '2026-01-02', 5), ('y', '294276-12-30', 6)")
+        want = [(1, 5)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM wide"), want) == want
+        # Both watermarks are now near the end of time: a later 2026 row is
+        # late, dropped and counted; the query goes on.
+        c.execute("INSERT INTO imps VALUES (3, 'x', '2026-01-01')")
+        c.execute("INSERT INTO clks VALUES ('w', '294276-12-31 00:00:02', 7)")
+        time.sleep(1)
+        assert rows(c, "SELECT * FROM wide") == want
+        assert "continuous query failed" not in server.log_text()

@@ -47,6 +47,10 @@ StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen);
  * when there is none): for logs keyed by the first offset of a chunk. */
 StateScan *state_scan_open_at(StateStore *st, const void *prefix, size_t plen,
                               const void *start, size_t slen);
+/* Same, starting at the first key >= start (which starts with prefix): a
+ * seek that does not walk back over deleted keys before start. */
+StateScan *state_scan_open_from(StateStore *st, const void *prefix, size_t plen,
+                                const void *start, size_t slen);
 /* The last key with the prefix, copied into a; 1 found, 0 none, -1 error. */
 int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a,
                    void **key, size_t *klen, SlError *err);

@@ -62,6 +62,25 @@ typedef struct JSide {
     int64_t  tmin, tmax;            /* over the new rows */
 } JSide;
 
+/* Saturating arithmetic on event times (bounds near the ends of time). */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Building                                                                */
 
@@ -96,10 +115,12 @@ static bool linear_term(const Expr *e, int *col, int64_t *off)
     const SlInterval *iv = &c->value.v.iv[0];
     if (iv->months != 0)
         return false;   /* a month has no fixed length */
-    int64_t us = iv->usec + (int64_t)iv->days * 86400000000LL;
-    if (!linear_term(t, col, off))
+    int64_t days_us, us;
+    if (__builtin_mul_overflow((int64_t)iv->days, 86400000000LL, &days_us) ||
+        __builtin_add_overflow(iv->usec, days_us, &us) || us == INT64_MIN ||
+        !linear_term(t, col, off))
         return false;
-    *off += plus ? us : -us;
+    *off = plus ? sat_add(*off, us) : sat_sub(*off, us);
     return true;
 }
 
@@ -138,7 +159,7 @@ static void bound_from(IncJoin *j, const Expr *e, int nl)
         return;     /* another pair of columns: the residual checks it */
     }
     /* tr + oa OP tl + ob  <=>  tr - tl OP ob - oa */
-    int64_t d = ob - oa;
+    int64_t d = sat_sub(ob, oa);
     if (ge && d > j->lo)
         j->lo = d;
     if (le && d < j->hi)
@@ -370,7 +391,7 @@ static int load_kept(IncJoinRun *run, int side, int64_t lo, int64_t hi)
     side_prefix(run->j, side, prefix);
     memcpy(start, prefix, 6);
     put_time_key(start + 6, lo);
-    StateScan *sc = state_scan_open_at(run->j->st, prefix, 6, start, sizeof(start));
+    StateScan *sc = state_scan_open_from(run->j->st, prefix, 6, start, sizeof(start));
     const void *k, *v;
     size_t klen, vlen;
     int rc = 0;
@@ -457,14 +478,27 @@ static int flush_pairs(IncJoinRun *run, Pairs *ps)
     return jb->emit(jb->arg, ex_batch_compact(jb->chunk, &eb));
 }
 
+/* A right row's hash: its key and its time slot (slots are as wide as the
+ * bound, so a left row's range [tl + lo, tl + hi] spans at most two). */
+static uint32_t slot_hash(const JRow *r, int64_t slot, uint32_t mask)
+{
+    return (uint32_t)(ex_hash(r->key, r->klen) + (uint64_t)slot * 0x9E3779B97F4A7C15ull) & mask;
+}
+
 /* Every pair of a left and a right row with equal keys, at least one of
- * them new, through the join's condition. */
+ * them new, whose times are within the bound (the bound's conjuncts are
+ * part of the condition, so this only skips pairs it would refuse),
+ * through the join's condition. */
 static int match(IncJoinRun *run)
 {
+    const IncJoin *j = run->j;
     IncJoinBatch *jb = run->jb;
     JSide *L = &run->side[0], *R = &run->side[1];
     if (L->n == 0 || R->n == 0)
         return 0;
+    int64_t width = sat_sub(j->hi, j->lo);
+    if (width < 1)
+        width = 1;
     uint32_t nb = 64;
     while (nb < 2 * R->n)
         nb *= 2;
@@ -473,7 +507,7 @@ static int match(IncJoinRun *run)
         JRow *r = R->rows[i];
         if (r->key == NULL)
             continue;
-        uint32_t h = (uint32_t)ex_hash(r->key, r->klen) & (nb - 1);
+        uint32_t h = slot_hash(r, floor_div(r->t, width), nb - 1);
         r->next = buckets[h];
         buckets[h] = r;
     }
@@ -482,15 +516,20 @@ static int match(IncJoinRun *run)
         JRow *l = L->rows[i];
         if (l->key == NULL)
             continue;
-        uint32_t h = (uint32_t)ex_hash(l->key, l->klen) & (nb - 1);
-        for (JRow *r = buckets[h]; r != NULL; r = r->next) {
-            if ((!l->isnew && !r->isnew) || r->klen != l->klen ||
-                memcmp(r->key, l->key, l->klen) != 0)
-                continue;
-            ps->l[ps->n] = l;
-            ps->r[ps->n] = r;
-            if (++ps->n == EX_BATCH_ROWS && flush_pairs(run, ps) < 0)
-                return -1;
+        int64_t from = sat_add(l->t, j->lo), to = sat_add(l->t, j->hi);
+        int64_t s0 = floor_div(from, width), s1 = floor_div(to, width);
+        for (int64_t slot = s0; slot <= s1; slot++) {
+            for (JRow *r = buckets[slot_hash(l, slot, nb - 1)]; r != NULL; r = r->next) {
+                if ((!l->isnew && !r->isnew) || r->t < from || r->t > to ||
+                    r->klen != l->klen || memcmp(r->key, l->key, l->klen) != 0)
+                    continue;
+                ps->l[ps->n] = l;
+                ps->r[ps->n] = r;
+                if (++ps->n == EX_BATCH_ROWS && flush_pairs(run, ps) < 0)
+                    return -1;
+            }
+            if (slot == INT64_MAX)
+                break;
         }
     }
     return flush_pairs(run, ps);
@@ -537,7 +576,8 @@ static int keep_and_evict(IncJoinRun *run, int side)
     JSide *s = &run->side[side];
     int other = 1 - side;
     bool has_cut = jb->has_next_wm[other];
-    int64_t cut = side == 0 ? jb->next_wm[other] - j->hi : jb->next_wm[other] + j->lo;
+    int64_t cut = side == 0 ? sat_sub(jb->next_wm[other], j->hi)
+                            : sat_add(jb->next_wm[other], j->lo);
     JSide pad = {0};                /* the unmatched rows evicted, to emit */
     StrBuf val;
     strbuf_init(&val);
@@ -567,7 +607,15 @@ static int keep_and_evict(IncJoinRun *run, int side)
         state_batch_put(jb->wb, r->skey, SKEY_LEN, val.data, val.len);
     }
     if (has_cut) {
-        StateScan *sc = state_scan_open(j->st, prefix, 6);
+        /* The rows before the last batch's cut are gone already: start
+         * there, so the scan does not walk over their deletions. */
+        uint8_t from[14];
+        memcpy(from, prefix, 6);
+        put_time_key(from + 6, INT64_MIN);
+        if (jb->has_wm[other])
+            put_time_key(from + 6, side == 0 ? sat_sub(jb->wm[other], j->hi)
+                                             : sat_add(jb->wm[other], j->lo));
+        StateScan *sc = state_scan_open_from(j->st, prefix, 6, from, sizeof(from));
         const void *k, *v;
         size_t klen, vlen;
         while (state_scan_next(sc, &k, &klen, &v, &vlen)) {
@@ -603,9 +651,11 @@ int inc_join_process(IncJoinRun *run)
     IncJoin *j = run->j;
     JSide *L = &run->side[0], *R = &run->side[1];
     /* The kept rows the new ones can match: tl in [tr - hi, tr - lo]. */
-    if (R->tmin != INT64_MAX && load_kept(run, 0, R->tmin - j->hi, R->tmax - j->lo) < 0)
+    if (R->tmin != INT64_MAX &&
+        load_kept(run, 0, sat_sub(R->tmin, j->hi), sat_sub(R->tmax, j->lo)) < 0)
         return -1;
-    if (L->tmin != INT64_MAX && load_kept(run, 1, L->tmin + j->lo, L->tmax + j->hi) < 0)
+    if (L->tmin != INT64_MAX &&
+        load_kept(run, 1, sat_add(L->tmin, j->lo), sat_add(L->tmax, j->hi)) < 0)
         return -1;
     if (match(run) < 0 || keep_and_evict(run, 0) < 0 || keep_and_evict(run, 1) < 0)
         return -1;

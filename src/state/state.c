@@ -4,7 +4,8 @@
  *   state_open, state_close, state_get
  *   state_batch_new, state_batch_put, state_batch_delete,
  *   state_batch_commit, state_batch_free
- *   state_scan_open, state_scan_open_at, state_scan_next, state_scan_close
+ *   state_scan_open, state_scan_open_at, state_scan_open_from
+ *   state_scan_next, state_scan_close
  *   state_last_key
  *
  * One RocksDB instance per server, in <data_dir>/state.  Everything else
@@ -34,6 +35,7 @@ struct StateScan {
     size_t                 plen;
     char                  *start;   /* NULL: from the prefix */
     size_t                 slen;
+    bool                   from;    /* start at the first key >= start */
     bool                   started;
 };
 
@@ -147,7 +149,10 @@ bool state_scan_next(StateScan *s, const void **key, size_t *klen, const void **
     if (!s->started) {
         s->started = true;
         bool positioned = false;
-        if (s->start != NULL) {
+        if (s->start != NULL && s->from) {
+            rocksdb_iter_seek(s->it, s->start, s->slen);
+            positioned = true;
+        } else if (s->start != NULL) {
             rocksdb_iter_seek_for_prev(s->it, s->start, s->slen);
             if (rocksdb_iter_valid(s->it)) {
                 size_t kl;
@@ -194,6 +199,14 @@ StateScan *state_scan_open_at(StateStore *st, const void *prefix, size_t plen,
     s->start = sl_malloc(slen ? slen : 1);
     memcpy(s->start, start, slen);
     s->slen = slen;
+    return s;
+}
+
+StateScan *state_scan_open_from(StateStore *st, const void *prefix, size_t plen,
+                                const void *start, size_t slen)
+{
+    StateScan *s = state_scan_open_at(st, prefix, plen, start, slen);
+    s->from = true;
     return s;
 }
 

@@ -18,26 +18,14 @@ go to docs/benchmarks.md ("Continuous queries").
 """
 
 import argparse
-import os
-import re
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import psycopg
 
+from benchsrv import Server, cpu_seconds
+
 REPO = Path(__file__).resolve().parents[2]
-
-
-def cpu_seconds(pid):
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks
 
 
 def main():
@@ -48,21 +36,8 @@ def main():
     ap.add_argument("--bin", default=str(REPO / "build" / "src" / "sluiced"))
     args = ap.parse_args()
 
-    work = Path(tempfile.mkdtemp(prefix="sluice-cq-bench-"))
-    log = open(work / "sluiced.log", "wb")
-    proc = subprocess.Popen([args.bin, "--port", "0", "--data-dir", str(work / "data"),
-                             "--log-level", "info"], stdout=log, stderr=subprocess.STDOUT)
-    try:
-        port = None
-        for _ in range(300):
-            m = re.search(r"ready.*-p (\d+)", (work / "sluiced.log").read_text())
-            if m:
-                port = int(m.group(1))
-                break
-            time.sleep(0.05)
-        if port is None:
-            sys.exit("no ready line from sluiced:\n" + (work / "sluiced.log").read_text())
-        dsn = f"host=127.0.0.1 port={port} user=sluice dbname=sluice"
+    with Server(args.bin, "--log-level", "info") as srv:
+        dsn, proc = srv.dsn, srv.proc
         with psycopg.connect(dsn, autocommit=True) as c:
             c.execute(f"""CREATE STREAM events (user_id BIGINT, ts TIMESTAMP,
                 WATERMARK FOR ts AS ts - INTERVAL '5 seconds')
@@ -89,11 +64,6 @@ def main():
         print(f"rows {args.rows}, batches of {args.batch}, {args.mode} mode")
         print(f"  wall {wall:.2f} s: {args.rows / wall / 1e6:.2f} M events/s")
         print(f"  server CPU {cpu:.2f} s: {args.rows / cpu / 1e6:.2f} M events/s per busy core")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(30)
-        log.close()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
