@@ -151,3 +151,28 @@ def test_slow_subscriber_fails_instead_of_buffering(sluiced):
         raw.send(query("SELECT 1"))
         assert [m[0] for m in raw.until_ready()] == [b"T", b"D", b"C", b"Z"]
         raw.close()
+
+
+def test_subscribe_kinds_with_having(server):
+    """A group that HAVING drops leaves the result table: a delete with the
+    row it had; back in, an insert; changed while in, an update."""
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k TEXT, v BIGINT)")
+        c.execute("CREATE CONTINUOUS QUERY pos WITH (trigger = '0') AS "
+                  "SELECT k, sum(v) AS s FROM ev GROUP BY k HAVING sum(v) > 0")
+        sub, rows, ended, t = start_stream(server.dsn, "SUBSCRIBE pos")
+        wait_subscribed(server)
+        steps = [(5, ("insert", "a", 5)), (2, ("update", "a", 7)), (-10, ("delete", "a", 7)),
+                 (-1, None), (9, ("insert", "a", 5))]
+        for v, change in steps:
+            c.execute("INSERT INTO ev VALUES ('a', %s)", (v,))
+            if change is None:
+                assert wait_for(lambda: c.execute("SELECT * FROM pos").fetchall(), [])  == []
+                time.sleep(0.5)
+                assert rows.empty()
+                continue
+            got = take(rows, 1)
+            assert [r[1:] for r in got] == [change]
+        sub.cancel()
+        t.join(WAIT)
+        sub.close()

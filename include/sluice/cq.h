@@ -38,8 +38,8 @@ typedef struct CqStatus {
 typedef void (*cq_close_cb)(CqRuntime *rt);
 
 /* A subscriber's callback, on the loop, after batch batch_id committed:
- * rows (the query's result columns) and kinds[i] ('I' insert, 'U' update)
- * of each.  batch_id -1 (rows NULL): the query was dropped or the server
+ * rows (the query's result columns) and kinds[i] ('I' insert, 'U' update,
+ * 'D' delete) of each.  batch_id -1 (rows NULL): the query was dropped or the server
  * is stopping; the subscription is over and must not be unsubscribed. */
 typedef void (*cq_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
                               const Batch *rows);

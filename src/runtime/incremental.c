@@ -663,6 +663,25 @@ static void record_change(Run *r, char kind, const Batch *out, uint32_t i)
     put_be32((uint8_t *)ch->data + at + 1, (uint32_t)(ch->len - at - 5));
 }
 
+/* SUBSCRIBE: a row leaving the result table (HAVING filters its group out
+ * now) is a 'D' change with the row it had, if it had one. */
+static int record_delete(Run *r, const StrBuf *key)
+{
+    if (!r->b->want_changes)
+        return 0;
+    void *old;
+    size_t len;
+    int rc = state_get(r->p->st, key->data, key->len, r->chunk, &old, &len, r->err);
+    if (rc <= 0)
+        return rc;
+    uint8_t h[5];
+    h[0] = 'D';
+    put_be32(h + 1, (uint32_t)len);
+    strbuf_append(&r->b->changes, h, sizeof(h));
+    strbuf_append(&r->b->changes, old, len);
+    return 0;
+}
+
 /* INTO: keeps a copy of an output batch (its memory may be a chunk's). */
 static void keep_output(Run *r, const Batch *out)
 {
@@ -817,6 +836,39 @@ static int aggregate(Run *r, const Batch *in)
     return rc;
 }
 
+/* SUBSCRIBE: the kind of each output row of emit_groups: insert for a new
+ * group (or in append mode), update for one already in the result table;
+ * with HAVING a group may have been out of it, so the table says. */
+static int record_kept(Run *r, Group **gs, const Batch *out, const uint32_t *map)
+{
+    IncPlan *p = r->p;
+    bool having = false;
+    for (int k = 0; k < p->nupper; k++)
+        having |= p->upper[k]->kind == PLAN_FILTER;
+    StrBuf key;
+    strbuf_init(&key);
+    int rc = 0;
+    for (uint32_t i = 0; i < out->nrows && rc == 0; i++) {
+        Group *g = gs[map[i]];
+        char kind = g->fresh || p->mode == MODE_APPEND ? 'I' : 'U';
+        if (kind == 'U' && having) {
+            void *old;
+            size_t len;
+            strbuf_reset(&key);
+            strbuf_append(&key, p->tprefix, sizeof(p->tprefix));
+            strbuf_append(&key, g->key.ptr, g->key.len);
+            rc = state_get(p->st, key.data, key.len, r->chunk, &old, &len, r->err);
+            kind = rc == 1 ? 'U' : 'I';
+        }
+        if (rc >= 0) {
+            record_change(r, kind, out, i);
+            rc = 0;
+        }
+    }
+    strbuf_free(&key);
+    return rc;
+}
+
 /* The output rows of a list of groups: the aggregate's columns (groups,
  * window bounds, aggregates) through the upper chain, then into the result
  * table under each group's key. */
@@ -874,11 +926,13 @@ static int emit_groups(Run *r, Group **gs, uint32_t n)
         keep_output(r, out);
         return 0;
     }
-    for (uint32_t i = 0; i < out->nrows; i++)
-        record_change(r, gs[map[i]]->fresh || p->mode == MODE_APPEND ? 'I' : 'U', out, i);
     /* A group whose row HAVING now filters out leaves the result table. */
     StrBuf key;
     strbuf_init(&key);
+    if (r->b->want_changes && record_kept(r, gs, out, map) < 0) {
+        strbuf_free(&key);
+        return -1;
+    }
     uint8_t *kept = arena_zalloc(a, n);
     for (uint32_t i = 0; i < out->nrows; i++) {
         Group *g = gs[map[i]];
@@ -894,6 +948,10 @@ static int emit_groups(Run *r, Group **gs, uint32_t n)
         strbuf_reset(&key);
         strbuf_append(&key, p->tprefix, sizeof(p->tprefix));
         strbuf_append(&key, gs[i]->key.ptr, gs[i]->key.len);
+        if (!gs[i]->fresh && record_delete(r, &key) < 0) {
+            strbuf_free(&key);
+            return -1;
+        }
         tbl_delete(r->wb, &key);
     }
     r->b->output_rows += out->nrows;

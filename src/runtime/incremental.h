@@ -40,7 +40,8 @@ typedef struct IncBatch {
     int64_t state_rows;
     int64_t min_event_us, max_event_us;
     /* SUBSCRIBE: with want_changes, the batch's changes of the result, one
-     * record each: kind ('I' insert, 'U' update), u32 length, the row
+     * record each: kind ('I' insert, 'U' update, 'D' delete: the row it
+     * had), u32 length, the row
      * (row_encode, the query's result columns); on the heap, the caller's
      * to free (strbuf_free) */
     bool    want_changes;
