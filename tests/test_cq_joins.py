@@ -426,3 +426,19 @@ def test_interval_join_with_huge_bounds_and_extreme_times(server):
         time.sleep(1)
         assert rows(c, "SELECT * FROM wide") == want
         assert "continuous query failed" not in server.log_text()
+
+
+def test_interval_join_into_stream_chains(server):
+    with connect(server) as c:
+        c.execute(IMPRESSIONS)
+        c.execute(CLICKS)
+        c.execute("CREATE STREAM matches (id BIGINT, cost INT)")
+        c.execute("CREATE CONTINUOUS QUERY m INTO matches WITH (trigger = '0') AS "
+                  f"SELECT i.id, c.cost FROM imps i LEFT JOIN clks c {ON}")
+        c.execute("CREATE CONTINUOUS QUERY spend WITH (trigger = '0') AS "
+                  "SELECT count(*) AS n, sum(cost) AS total FROM matches")
+        c.execute("INSERT INTO imps VALUES (1, 'x', %s), (2, 'y', %s)", (tsp(0), tsp(1)))
+        c.execute("INSERT INTO clks VALUES ('x', %s, 10), ('q', %s, 0)", (tsp(2), tsp(30)))
+        want = [(2, 10)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM spend"), want) == want
+        assert rows(c, "SELECT * FROM matches") == [(1, 10), (2, None)]
