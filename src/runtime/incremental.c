@@ -2,7 +2,9 @@
  * incremental.c -- the incremental plan of a continuous query and the body
  * of one micro-batch (see incremental.h, docs/engine.md).
  *
- *   inc_plan_build, inc_plan_free, inc_plan_source
+ *   inc_plan_build, inc_plan_free
+ *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
+ *   inc_plan_into
  *   inc_batch_run, inc_state_meta
  *
  * The rewriter accepts:
@@ -10,7 +12,8 @@
  *   [FILTER | PROJECT]* over AGG over [FILTER | PROJECT]* over INPUTS
  *                                 grouped, optionally by WINDOW(ts, size[, slide])
  * where INPUTS is a stream scan, or a tree of stream-table joins and
- * UNION ALLs of streams (inc_inputs.c, run by the batch executor), and
+ * UNION ALLs of streams (inc_inputs.c, run by the batch executor) with at
+ * most one stream-stream interval join at its top (inc_join.c), and
  * refuses everything else at CREATE with a message that says why.
  * The watermark of a query over several streams is the minimum of its
  * inputs' watermarks, each kept with the state ('M' key).
