@@ -176,3 +176,26 @@ def test_subscribe_kinds_with_having(server):
         sub.cancel()
         t.join(WAIT)
         sub.close()
+
+
+def test_subscribe_with_snapshot(server):
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k TEXT)")
+        c.execute("CREATE CONTINUOUS QUERY per_k WITH (trigger = '0') AS "
+                  "SELECT k, count(*) AS n FROM ev GROUP BY k")
+        c.execute("INSERT INTO ev VALUES ('a'), ('b'), ('a')")
+        want = [("a", 2), ("b", 1)]
+        assert wait_for(lambda: sorted(c.execute("SELECT * FROM per_k").fetchall()), want) == want
+        sub, rows, ended, t = start_stream(server.dsn, "SUBSCRIBE per_k WITH (snapshot)")
+        snap = sorted(take(rows, 2), key=lambda r: r[2])
+        assert [r[1:] for r in snap] == [("insert", "a", 2), ("insert", "b", 1)]
+        c.execute("INSERT INTO ev VALUES ('b')")
+        nxt = take(rows, 1)
+        assert [r[1:] for r in nxt] == [("update", "b", 2)] and nxt[0][0] > snap[0][0]
+        sub.cancel()
+        t.join(WAIT)
+        sub.close()
+        with pytest.raises(psycopg.errors.SyntaxError):
+            c.execute("SUBSCRIBE per_k WITH (snapshots)")
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            c.execute("SUBSCRIBE per_k WITH (snapshot = 3)")

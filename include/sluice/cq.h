@@ -12,6 +12,7 @@
  *   cq_dependent       a query that reads or writes a relation
  *   cq_subscribe       be called with each committed batch's changes of a
  *                      query's result (SUBSCRIBE), until cq_unsubscribe
+ *   cq_subscribe_go    start delivering (the snapshot first)
  *
  * Everything here runs on the loop thread except the body of a batch.
  */
@@ -54,9 +55,13 @@ int  cq_stop(CqRuntime *rt, const char *name, SlError *err);
 void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *arg);
 /* The name of a query that reads or writes relation oid, or NULL. */
 const char *cq_dependent(CqRuntime *rt, uint32_t oid);
-/* Subscribes to the changes of query `name` from its next committed batch. */
-CqSub *cq_subscribe(CqRuntime *rt, const char *name, cq_changes_fn fn, void *arg,
-                    SlError *err);
+/* Subscribes to the changes of query `name` from its next batch; with
+ * snapshot, the rows of its result table come first (as inserts of the
+ * last committed batch), read once no batch is in flight.  Nothing is
+ * delivered before cq_subscribe_go. */
+CqSub *cq_subscribe(CqRuntime *rt, const char *name, bool snapshot, cq_changes_fn fn,
+                    void *arg, SlError *err);
+void   cq_subscribe_go(CqSub *s);
 void cq_unsubscribe(CqSub *s);
 
 #endif /* SLUICE_CQ_H */

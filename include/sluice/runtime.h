@@ -84,7 +84,7 @@ void rt_describe(const Prepared *p, int *ncols, const ColumnDesc **cols,
 int rt_execute(const Prepared *p, const ParamValue *params, int nparams,
                ResultSink *sink, char *tag, size_t tagsize, SlError *err);
 
-/* SUBSCRIBE (cq_ddl.c).  rt_subscribe_name: the continuous query a
+/* SUBSCRIBE (cq_ddl.c, runtime.c).  rt_subscribe_name: the continuous query a
  * prepared SUBSCRIBE names, or NULL when p is not a SUBSCRIBE (its
  * rt_describe columns are rt_subscribe_columns': batch_id, kind, then the
  * query's result columns).  rt_subscribe: fn is called on the loop after
@@ -94,9 +94,15 @@ typedef void (*rt_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
                               const Batch *rows);
 typedef struct RtSub RtSub;
 const char *rt_subscribe_name(const Prepared *p);
+/* WITH (snapshot): the result table's rows first, as inserts. */
+bool rt_subscribe_snapshot(const Prepared *p);
 int  rt_subscribe_columns(const char *name, Arena *a, int *ncols, ColumnDesc **cols,
                           SlError *err);
-int  rt_subscribe(const char *name, rt_changes_fn fn, void *arg, RtSub **out, SlError *err);
+int  rt_subscribe(const char *name, bool snapshot, rt_changes_fn fn, void *arg, RtSub **out,
+                  SlError *err);
+/* Starts delivering (the snapshot first, once no batch is in flight); fn
+ * may be called before it returns, and may end the subscription. */
+void rt_subscribe_go(RtSub *s);
 void rt_unsubscribe(RtSub *s);
 
 /* COPY (copy.c).  A prepared COPY is not run by rt_execute: the server

@@ -3,7 +3,7 @@
  *
  *   cq_runtime_init, cq_runtime_close
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_foreach, cq_dependent
- *   cq_subscribe, cq_unsubscribe
+ *   cq_subscribe, cq_subscribe_go, cq_unsubscribe
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
  * flight, the next batch is planned (source range, watermark), its entry is
@@ -25,6 +25,7 @@
 #include "sluice/bytes.h"
 #include "sluice/log.h"
 #include "sluice/options.h"
+#include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 
 #include "incremental.h"
@@ -43,7 +44,12 @@ struct CqSub {
     Cq           *q;
     cq_changes_fn fn;
     void         *arg;
+    uint64_t      id;
+    bool          started;          /* cq_subscribe_go was called */
+    bool          snapshot;         /* the snapshot is still to be sent */
 };
+
+static uint64_t g_next_sub_id = 1;
 
 struct CqRuntime {
     uv_loop_t   *loop;
@@ -244,9 +250,61 @@ static void deliver_changes(Cq *q)
         b->cols[c].len = i;
     for (CqSub *s = q->subs, *next; s != NULL; s = next) {
         next = s->next;     /* the callback may unsubscribe s */
-        s->fn(s->arg, q->batch.batch_id, kinds, b);
+        if (s->started && !s->snapshot)
+            s->fn(s->arg, q->batch.batch_id, kinds, b);
     }
     arena_destroy(&a);
+}
+
+static CqSub *sub_by_id(Cq *q, uint64_t id)
+{
+    for (CqSub *s = q->subs; s != NULL; s = s->next)
+        if (s->id == id)
+            return s;
+    return NULL;
+}
+
+/* SUBSCRIBE WITH (snapshot): the result table's rows as inserts of the
+ * last committed batch, a scan batch at a time (the callback may end the
+ * subscription).  Runs on the loop with no batch in flight, so the table
+ * is exactly the state the next batch's changes apply to. */
+static void send_snapshot(Cq *q, uint64_t id)
+{
+    CqSub *s = sub_by_id(q, id);
+    s->snapshot = false;
+    RelScan *scan = tbl_scan_open(q->rt->st, q->rel);
+    Arena a;
+    arena_init(&a, 1 << 16);
+    SlError err = {0};
+    Batch *b;
+    int n;
+    while ((s = sub_by_id(q, id)) != NULL) {
+        arena_reset(&a);
+        if ((n = tbl_scan_next(scan, &a, &b, NULL, &err)) <= 0)
+            break;
+        char *kinds = arena_alloc(&a, (size_t)n);
+        memset(kinds, 'I', (size_t)n);
+        s->fn(s->arg, q->last_batch_id, kinds, b);
+    }
+    rel_scan_close(scan, sl_error_set(&err) ? NULL : &err);
+    if (sl_error_set(&err))
+        sl_log(LOG_ERROR, "cannot read the result table for SUBSCRIBE", "query=%s error=\"%s\"",
+               q->rel->name, err.message);
+    sl_error_clear(&err);
+    arena_destroy(&a);
+}
+
+/* The snapshots that waited for the batch in flight. */
+static void send_pending_snapshots(Cq *q)
+{
+    uint64_t ids[64];
+    int n = 0;
+    for (CqSub *s = q->subs; s != NULL && n < 64; s = s->next)
+        if (s->started && s->snapshot)
+            ids[n++] = s->id;
+    for (int i = 0; i < n; i++)
+        if (sub_by_id(q, ids[i]) != NULL)
+            send_snapshot(q, ids[i]);
 }
 
 static void after_work_cb(uv_work_t *w, int status)
@@ -276,6 +334,7 @@ static void after_work_cb(uv_work_t *w, int status)
     }
     deliver_changes(q);
     strbuf_free(&q->batch.changes);
+    send_pending_snapshots(q);
     q->last_batch_id = q->batch.batch_id;
     q->input_rows += q->batch.input_rows;
     q->next_batch_id = q->batch.batch_id + 1;
@@ -643,8 +702,8 @@ const char *cq_dependent(CqRuntime *rt, uint32_t oid)
     return NULL;
 }
 
-CqSub *cq_subscribe(CqRuntime *rt, const char *name, cq_changes_fn fn, void *arg,
-                    SlError *err)
+CqSub *cq_subscribe(CqRuntime *rt, const char *name, bool snapshot, cq_changes_fn fn,
+                    void *arg, SlError *err)
 {
     Cq *q = find_or_error(rt, name, err);
     if (q == NULL)
@@ -658,9 +717,18 @@ CqSub *cq_subscribe(CqRuntime *rt, const char *name, cq_changes_fn fn, void *arg
     s->q = q;
     s->fn = fn;
     s->arg = arg;
+    s->id = g_next_sub_id++;
+    s->snapshot = snapshot;
     s->next = q->subs;
     q->subs = s;
     return s;
+}
+
+void cq_subscribe_go(CqSub *s)
+{
+    s->started = true;
+    if (s->snapshot && !s->q->in_flight)
+        send_snapshot(s->q, s->id);
 }
 
 void cq_unsubscribe(CqSub *s)

@@ -10,7 +10,8 @@
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
  *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
- *   rt_subscribe, rt_unsubscribe   SUBSCRIBE's side of the registry
+ *   rt_subscribe, rt_subscribe_go, rt_unsubscribe   SUBSCRIBE's side of
+ *                   the registry
  */
 #include "runtime_int.h"
 
@@ -152,7 +153,8 @@ int rt_subscribe_columns(const char *name, Arena *a, int *ncols, ColumnDesc **co
     return 0;
 }
 
-int rt_subscribe(const char *name, rt_changes_fn fn, void *arg, RtSub **out, SlError *err)
+int rt_subscribe(const char *name, bool snapshot, rt_changes_fn fn, void *arg, RtSub **out,
+                 SlError *err)
 {
     int ncols;
     ColumnDesc *cols;
@@ -162,11 +164,16 @@ int rt_subscribe(const char *name, rt_changes_fn fn, void *arg, RtSub **out, SlE
     arena_destroy(&a);
     if (rc < 0)
         return -1;
-    CqSub *s = cq_subscribe(g_cq, name, fn, arg, err);
+    CqSub *s = cq_subscribe(g_cq, name, snapshot, fn, arg, err);
     if (s == NULL)
         return -1;
     *out = (RtSub *)s;
     return 0;
+}
+
+void rt_subscribe_go(RtSub *s)
+{
+    cq_subscribe_go((CqSub *)s);
 }
 
 void rt_unsubscribe(RtSub *s)

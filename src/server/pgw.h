@@ -165,7 +165,7 @@ void session_send_text_rows(Conn *c, const Batch *b);
 void session_statement_failed(Conn *c, const SlError *e, bool extended);
 
 /* subscribe.c */
-int  subscribe_start(Conn *c, const char *name, bool extended, SlError *err);
+int  subscribe_start(Conn *c, const char *name, bool snapshot, bool extended, SlError *err);
 /* A CancelRequest for c: true if it ended c's subscription (57014). */
 bool subscribe_cancel(Conn *c);
 void subscribe_free(Conn *c);

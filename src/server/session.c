@@ -519,7 +519,8 @@ static void run_simple(Conn *c)
             send_row_description(c, ncols, cols, NULL, 0);
         if (rt_subscribe_name(prep) != NULL) {
             /* Runs until cancelled; the rest of the string is not run. */
-            if (subscribe_start(c, rt_subscribe_name(prep), false, &err) < 0) {
+            if (subscribe_start(c, rt_subscribe_name(prep), rt_subscribe_snapshot(prep), false,
+                                &err) < 0) {
                 session_send_error(c, &err, sql, false);
                 break;
             }
@@ -962,7 +963,8 @@ static void handle_execute(Conn *c, PgwReader *r)
     }
     if (!p->materialized && rt_subscribe_name(p->stmt->prep) != NULL) {
         /* Runs until cancelled (a row limit does not apply). */
-        if (subscribe_start(c, rt_subscribe_name(p->stmt->prep), true, &err) < 0)
+        if (subscribe_start(c, rt_subscribe_name(p->stmt->prep),
+                            rt_subscribe_snapshot(p->stmt->prep), true, &err) < 0)
             extended_error(c, &err, p->stmt->sql);
         p->done = true;
         return;

@@ -4,7 +4,8 @@
  * "SUBSCRIBE").
  *
  *   subscribe_start    begin, once the RowDescription went out (a simple
- *                      Query, or Describe before an Execute)
+ *                      Query, or Describe before an Execute); WITH
+ *                      (snapshot): the result table's rows first
  *   subscribe_cancel   a CancelRequest for the connection: end with 57014
  *   subscribe_free     the connection is closing: drop the subscription
  *
@@ -41,6 +42,10 @@ struct Subscription {
     int64_t batches, rows;
 };
 
+/* The connection whose subscription is starting: it is consuming its input
+ * now, so an end right away must not consume it again. */
+static Conn *g_starting;
+
 /* Ends c's subscription with error e (NULL: silently, the connection is
  * going away). */
 static void sub_end(Conn *c, const SlError *e)
@@ -60,7 +65,8 @@ static void sub_end(Conn *c, const SlError *e)
     if (e == NULL)
         return;
     session_statement_failed(c, e, extended);
-    conn_resume_input(c);
+    if (g_starting != c)
+        conn_resume_input(c);
 }
 
 static void deliver(void *arg, int64_t batch_id, const char *kinds, const Batch *rows)
@@ -110,20 +116,24 @@ static void deliver(void *arg, int64_t batch_id, const char *kinds, const Batch 
     conn_mark_dirty(c);
 }
 
-int subscribe_start(Conn *c, const char *name, bool extended, SlError *err)
+int subscribe_start(Conn *c, const char *name, bool snapshot, bool extended, SlError *err)
 {
     Subscription *s = sl_calloc(1, sizeof(Subscription));
     s->c = c;
     s->extended = extended;
     s->name = sl_strdup(name);
-    if (rt_subscribe(name, deliver, c, &s->sub, err) < 0) {
+    if (rt_subscribe(name, snapshot, deliver, c, &s->sub, err) < 0) {
         sl_free(s->name);
         sl_free(s);
         return -1;
     }
     c->sub = s;
-    sl_log(LOG_INFO, "subscribe started", "pid=%d query=%s", c->pid, name);
+    sl_log(LOG_INFO, "subscribe started", "pid=%d query=%s snapshot=%s", c->pid, name,
+           snapshot ? "true" : "false");
     conn_mark_dirty(c);     /* the RowDescription */
+    g_starting = c;
+    rt_subscribe_go(s->sub);    /* the snapshot may be sent (or fail) here */
+    g_starting = NULL;
     return 0;
 }
 
