@@ -53,7 +53,8 @@
   |EXISTS|FOR|FOREIGN|FULL|INNER|INTERSECT|INTO|JOIN|LEFT|NATURAL|OUTER|PRIMARY
   |REFERENCES|RETURNING|RIGHT|TABLE|UNION|UNIQUE|USING
   |BOTH|CURRENT_DATE|CURRENT_TIMESTAMP|EXTRACT|LEADING|LOCALTIMESTAMP|POSITION
-  |SUBSTRING|TRAILING|TRIM.
+  |SUBSTRING|TRAILING|TRIM
+  |ANY|ARRAY|COLLATE|CURRENT_CATALOG|CURRENT_SCHEMA|CURRENT_USER|OPERATOR|SESSION_USER|USER|GRANT.
 
 /* The unreserved keywords: a name wherever a keyword cannot be. */
 %fallback ID ABORT ALTER BEGIN BY COMMIT COPY CREATE DAY DEALLOCATE DELETE
@@ -62,8 +63,9 @@
       STREAM SUBSCRIBE TRANSACTION TRIGGER TRUNCATE UNKNOWN UPDATE VARYING
       WATERMARK WINDOW WITHOUT WORK YEAR ZONE
       CASCADE CONFLICT CONTINUOUS FILTER FIRST IF KEY LAST NOTHING NULLS PAUSE
-      QUERY RECURSIVE REPLACE RESTRICT RESUME
-      AT.
+      QUERY RECURSIVE REPLACE RESTRICT RESUME OPERATOR OVER PARTITION
+      AT
+      ENCRYPTED PASSWORD PRIVILEGES RENAME REVOKE ROLE UNTIL VALID.
 
 /* Anything at all: the words after SET, or after a statement we recognise
  * only by its first word. */
@@ -79,11 +81,12 @@
 %nonassoc LT GT EQ LE GE NE.
 %nonassoc BETWEEN IN LIKE ILIKE NOT_LA.
 %nonassoc ESCAPE.
-%left OP.
+%left OP OPERATOR.
 %left PLUS MINUS.
 %left STAR SLASH PERCENT.
 %left CARET.
 %left AT.
+%left COLLATE.
 %right UMINUS.
 %left LBRACKET RBRACKET.
 %left LP RP.
@@ -108,7 +111,9 @@ stmt(A) ::= drop_stmt(X). { A = X; }
 stmt(A) ::= explain_stmt(X). { A = X; }
 stmt(A) ::= transaction_stmt(X). { A = X; }
 stmt(A) ::= copy_stmt(X). { A = X; }
-stmt(A) ::= SET(T) opt_set_scope set_name(N) anything. { A = make_variable_set(p, &T, &N); }
+stmt(A) ::= role_stmt(X). { A = X; }
+stmt(A) ::= grant_stmt(X). { A = X; }
+stmt(A) ::= SET(T) opt_set_scope(S) set_name(N) anything. { A = make_variable_set(p, &T, &N, S); }
 stmt(A) ::= RESET(T) set_name(N) anything. { A = make_variable_reset(p, &T, N.z); }
 stmt(A) ::= RESET(T) ALL. { A = make_variable_reset(p, &T, "all"); }
 stmt(A) ::= SHOW(T) set_name(N) anything. { A = make_show(p, &T, N.z); }
@@ -123,9 +128,10 @@ stmt(A) ::= unsupported_kw(T) anything. { A = make_unsupported(p, &T); }
 %type set_name {Token}
 set_name(A) ::= ID(X). { A = X; }
 set_name(A) ::= TIME(X) ZONE. { A = X; }
-opt_set_scope ::= .
-opt_set_scope ::= SESSION.
-opt_set_scope ::= LOCAL.
+%type opt_set_scope {bool}
+opt_set_scope(A) ::= . { A = false; }
+opt_set_scope(A) ::= SESSION. { A = false; }
+opt_set_scope(A) ::= LOCAL. { A = true; }
 
 anything ::= .
 anything ::= anything ANYTOKEN.
@@ -219,6 +225,7 @@ opt_copy_cols(A) ::= LP column_ref_list(L) RP. { A = L; }
 opt_copy_options(A) ::= . { A = NULL; }
 opt_copy_options(A) ::= WITH LP copy_opt_list(L) RP. { A = L; }
 opt_copy_options(A) ::= LP copy_opt_list(L) RP. { A = L; }
+opt_copy_options(A) ::= ID(N). { A = make_list1(p, make_def_elem(p, &N, NULL)); }
 %type copy_opt_list {List *}
 copy_opt_list(A) ::= copy_opt(X). { A = make_list1(p, X); }
 copy_opt_list(A) ::= copy_opt_list(L) COMMA copy_opt(X). { A = make_list_append(p, L, X); }
@@ -266,6 +273,63 @@ explainable_stmt(A) ::= select_stmt(X). { A = X; }
 explainable_stmt(A) ::= insert_stmt(X). { A = X; }
 explainable_stmt(A) ::= update_stmt(X). { A = X; }
 explainable_stmt(A) ::= delete_stmt(X). { A = X; }
+
+/* ------------------------------------------------------ roles, privileges */
+
+/* CREATE ROLE | USER name [WITH] option ..., ALTER ROLE | USER name [WITH]
+ * option ... | RENAME TO name, DROP ROLE | USER [IF EXISTS] name, ...
+ * Options are words (LOGIN, NOSUPERUSER, ...: checked by the runtime, as
+ * gram.y's IDENT options are), [ENCRYPTED] PASSWORD 'x' | NULL and VALID
+ * UNTIL 'timestamp'. */
+role_stmt(A) ::= CREATE(T) ROLE ID(N) opt_with role_opts(O). { A = make_role_stmt(p, &T, ROLESTMT_CREATE, false, &N, O); }
+role_stmt(A) ::= CREATE(T) USER ID(N) opt_with role_opts(O). { A = make_role_stmt(p, &T, ROLESTMT_CREATE, true, &N, O); }
+role_stmt(A) ::= ALTER(T) role_or_user ID(N) opt_with role_opts(O). { A = make_role_stmt(p, &T, ROLESTMT_ALTER, false, &N, O); }
+role_stmt(A) ::= ALTER(T) role_or_user ID(N) RENAME TO ID(M). { A = make_role_rename(p, &T, &N, &M); }
+role_stmt(A) ::= DROP(T) role_or_user opt_if_exists(E) role_list(L). { A = make_role_drop(p, &T, E, L); }
+role_or_user ::= ROLE.
+role_or_user ::= USER.
+opt_with ::= .
+opt_with ::= WITH.
+%type role_opts {List *}
+role_opts(A) ::= . { A = NULL; }
+role_opts(A) ::= role_opts(L) role_opt(X). { A = make_list_append(p, L, X); }
+role_opt(A) ::= ID(N). { A = make_def_elem(p, &N, NULL); }
+role_opt(A) ::= PASSWORD(N) STRING(S). { A = make_def_elem(p, &N, make_string(p, &S)); }
+role_opt(A) ::= ENCRYPTED PASSWORD(N) STRING(S). { A = make_def_elem(p, &N, make_string(p, &S)); }
+role_opt(A) ::= PASSWORD(N) NULL(X). { A = make_def_elem(p, &N, make_null_const(p, &X)); }
+role_opt(A) ::= VALID(N) UNTIL STRING(S). { A = make_def_elem(p, &N, make_string(p, &S)); }
+%type role_list {List *}
+role_list(A) ::= ID(X). { A = make_name_strs(p, NULL, &X); }
+role_list(A) ::= role_list(L) COMMA ID(X). { A = make_name_strs(p, L, &X); }
+
+/* GRANT privileges ON [TABLE | STREAM] name, ... TO role | PUBLIC, ...
+ * REVOKE privileges ON [TABLE | STREAM] name, ... FROM role | PUBLIC, ...
+ * and ON ALL TABLES | STREAMS IN SCHEMA name instead of the names. */
+grant_stmt(A) ::= GRANT(T) privileges(P) ON grant_kind(K) relation_list(L) TO role_list(G). { A = make_grant(p, &T, true, P, K, L, G); }
+grant_stmt(A) ::= REVOKE(T) privileges(P) ON grant_kind(K) relation_list(L) FROM role_list(G) opt_drop_behavior. { A = make_grant(p, &T, false, P, K, L, G); }
+/* ... ON ALL TABLES | STREAMS IN SCHEMA name ... */
+grant_stmt(A) ::= GRANT(T) privileges(P) ON ALL ID(K) IN ID(S) ID(N) TO role_list(G). { A = make_grant_all(p, &T, true, P, &K, &S, &N, G); }
+grant_stmt(A) ::= REVOKE(T) privileges(P) ON ALL ID(K) IN ID(S) ID(N) FROM role_list(G) opt_drop_behavior. { A = make_grant_all(p, &T, false, P, &K, &S, &N, G); }
+%type privileges {List *}
+privileges(A) ::= ALL. { A = NULL; }
+privileges(A) ::= ALL PRIVILEGES. { A = NULL; }
+privileges(A) ::= privilege_list(L). { A = L; }
+%type privilege_list {List *}
+privilege_list(A) ::= privilege(X). { A = make_name_strs(p, NULL, &X); }
+privilege_list(A) ::= privilege_list(L) COMMA privilege(X). { A = make_name_strs(p, L, &X); }
+%type privilege {Token}
+privilege(A) ::= SELECT(X). { A = X; }
+privilege(A) ::= INSERT(X). { A = X; }
+privilege(A) ::= UPDATE(X). { A = X; }
+privilege(A) ::= DELETE(X). { A = X; }
+privilege(A) ::= TRUNCATE(X). { A = X; }
+privilege(A) ::= REFERENCES(X). { A = X; }
+privilege(A) ::= TRIGGER(X). { A = X; }
+privilege(A) ::= ID(X). { A = X; }
+%type grant_kind {bool}
+grant_kind(A) ::= . { A = false; }
+grant_kind(A) ::= TABLE. { A = false; }
+grant_kind(A) ::= STREAM. { A = true; }
 
 /* ------------------------------------------------------------------- DML */
 
@@ -417,6 +481,7 @@ from_list(A) ::= from_list(L) COMMA table_ref(X). { A = make_list_append(p, L, X
 
 table_ref(A) ::= name_list(N) opt_alias_clause(X). { A = make_range_var_alias(p, N, X); }
 table_ref(A) ::= select_with_parens(S) opt_alias_clause(X). { A = make_range_subselect(p, S, X, ((SelectStmt *)S)->paren_loc); }
+table_ref(A) ::= func_application(F) opt_alias_clause(X). { A = make_range_function(p, F, X); }
 table_ref(A) ::= joined_table(J). { A = J; }
 table_ref(A) ::= LP joined_table(J) RP alias_clause(X). { A = join_set_alias(p, J, X); }
 
@@ -488,6 +553,10 @@ a_expr(A) ::= a_expr(X) GE(O) a_expr(Y). { A = make_op(p, ">=", X, Y, O.offset);
 a_expr(A) ::= a_expr(X) NE(O) a_expr(Y). { A = make_op(p, "<>", X, Y, O.offset); }
 a_expr(A) ::= a_expr(X) OP(O) a_expr(Y). { A = make_op_token(p, &O, X, Y); }
 a_expr(A) ::= OP(O) a_expr(X). { A = make_op_token(p, &O, NULL, X); }
+/* OPERATOR(pg_catalog.~) and friends, as psql writes them; COLLATE names
+ * one of the collations sluice has (text compares byte-wise: "C") */
+a_expr(A) ::= a_expr(X) OPERATOR(T) LP qual_op(O) RP a_expr(Y). [OP] { A = make_op(p, O, X, Y, T.offset); }
+a_expr(A) ::= a_expr(X) COLLATE name_list(N). { A = make_collate(p, X, N); }
 a_expr(A) ::= a_expr(X) AND(O) a_expr(Y). { A = make_and(p, X, Y, O.offset); }
 a_expr(A) ::= a_expr(X) OR(O) a_expr(Y). { A = make_or(p, X, Y, O.offset); }
 a_expr(A) ::= NOT(O) a_expr(X). { A = make_not(p, X, O.offset); }
@@ -516,6 +585,9 @@ a_expr(A) ::= a_expr(X) NOT_LA(O) BETWEEN opt_asymmetric b_expr(L) AND a_expr(H)
 a_expr(A) ::= a_expr(X) BETWEEN(O) SYMMETRIC b_expr(L) AND a_expr(H). [BETWEEN] { A = make_between(p, AEXPR_BETWEEN_SYM, X, L, H, O.offset); }
 a_expr(A) ::= a_expr(X) NOT_LA(O) BETWEEN SYMMETRIC b_expr(L) AND a_expr(H). [NOT_LA] { A = make_between(p, AEXPR_NOT_BETWEEN_SYM, X, L, H, O.offset); }
 a_expr(A) ::= a_expr(X) IN(O) LP expr_list(L) RP. { A = make_in(p, "=", X, L, O.offset); }
+a_expr(A) ::= a_expr(X) EQ(O) ANY LP a_expr(Y) RP. [EQ] { A = make_aexpr(p, AEXPR_OP_ANY, "=", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) NE(O) ANY LP a_expr(Y) RP. [NE] { A = make_aexpr(p, AEXPR_OP_ANY, "<>", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) EQ(O) ANY select_with_parens(S). [EQ] { A = make_sublink(p, SUBLINK_IN, false, X, S, O.offset); }
 a_expr(A) ::= a_expr(X) NOT_LA(O) IN LP expr_list(L) RP. [NOT_LA] { A = make_in(p, "<>", X, L, O.offset); }
 a_expr(A) ::= a_expr(X) IN(O) select_with_parens(S). { A = make_sublink(p, SUBLINK_IN, false, X, S, O.offset); }
 a_expr(A) ::= a_expr(X) NOT_LA(O) IN select_with_parens(S). [NOT_LA] { A = make_sublink(p, SUBLINK_IN, true, X, S, O.offset); }
@@ -561,9 +633,15 @@ c_expr(A) ::= simple_typename(T) STRING(S) opt_interval_qual(Q). { A = make_type
 c_expr(A) ::= case_expr(X). { A = X; }
 c_expr(A) ::= select_with_parens(S). [UMINUS] { A = make_sublink(p, SUBLINK_EXPR, false, NULL, S, ((SelectStmt *)S)->paren_loc); }
 c_expr(A) ::= EXISTS(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_EXISTS, false, NULL, S, T.offset); }
+c_expr(A) ::= c_expr(X) LBRACKET(O) a_expr(I) RBRACKET. { A = make_aexpr(p, AEXPR_SUBSCRIPT, "[]", X, I, O.offset); }
+c_expr(A) ::= ARRAY(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_ARRAY, false, NULL, S, T.offset); }
 c_expr(A) ::= func_expr(X). { A = X; }
 
 func_expr(A) ::= func_application(F) filter_clause(W). { A = func_set_filter(p, F, W); }
+func_expr(A) ::= func_application(F) filter_clause(W) OVER LP opt_partition_clause(P) opt_sort_clause(S) RP. { A = func_set_over(p, func_set_filter(p, F, W), P, S); }
+%type opt_partition_clause {List *}
+opt_partition_clause(A) ::= . { A = NULL; }
+opt_partition_clause(A) ::= PARTITION BY expr_list(L). { A = L; }
 func_application(A) ::= name_list(N) LP RP. { A = make_func_call(p, N, NULL, false, false); }
 func_application(A) ::= name_list(N) LP func_args(X) RP. { A = make_func_call(p, N, X, false, false); }
 func_application(A) ::= name_list(N) LP func_args(X) sort_clause(S) RP. { A = func_set_order(p, make_func_call(p, N, X, false, false), S); }
@@ -587,6 +665,12 @@ func_expr(A) ::= LEAST(C) LP expr_list(L) RP. { A = make_minmax(p, false, L, C.o
 func_expr(A) ::= CURRENT_DATE(T). { A = make_sql_func(p, "current_date", NULL, T.offset); }
 func_expr(A) ::= CURRENT_TIMESTAMP(T). { A = make_sql_func(p, "current_timestamp", NULL, T.offset); }
 func_expr(A) ::= LOCALTIMESTAMP(T). { A = make_sql_func(p, "localtimestamp", NULL, T.offset); }
+func_expr(A) ::= CURRENT_USER(T). { A = make_sql_func(p, "current_user", NULL, T.offset); }
+func_expr(A) ::= SESSION_USER(T). { A = make_sql_func(p, "session_user", NULL, T.offset); }
+func_expr(A) ::= USER(T). { A = make_sql_func(p, "current_user", NULL, T.offset); }
+func_expr(A) ::= CURRENT_CATALOG(T). { A = make_sql_func(p, "current_database", NULL, T.offset); }
+func_expr(A) ::= CURRENT_SCHEMA(T). { A = make_sql_func(p, "current_schema", NULL, T.offset); }
+func_expr(A) ::= CURRENT_SCHEMA(T) LP RP. { A = make_sql_func(p, "current_schema", NULL, T.offset); }
 func_expr(A) ::= EXTRACT(C) LP extract_arg(F) FROM a_expr(X) RP. { A = make_sql_func(p, "extract", make_list_append(p, make_list1(p, F), X), C.offset); }
 extract_arg(A) ::= ID(X). { A = make_string(p, &X); }
 extract_arg(A) ::= STRING(X). { A = make_string(p, &X); }
@@ -625,6 +709,24 @@ opt_interval_qual(A) ::= HOUR(T) TO MINUTE. { A.mask = IQ_HOUR | IQ_MINUTE; A.lo
 opt_interval_qual(A) ::= HOUR(T) TO SECOND. { A.mask = IQ_HOUR | IQ_MINUTE | IQ_SECOND; A.loc = T.offset; }
 opt_interval_qual(A) ::= MINUTE(T) TO SECOND. { A.mask = IQ_MINUTE | IQ_SECOND; A.loc = T.offset; }
 
+%type qual_op {const char *}
+qual_op(A) ::= any_op(O). { A = O; }
+qual_op(A) ::= ID(S) DOT any_op(O). { A = make_qual_op(p, &S, O); }
+%type any_op {const char *}
+any_op(A) ::= OP(O). { A = O.z; }
+any_op(A) ::= EQ. { A = "="; }
+any_op(A) ::= LT. { A = "<"; }
+any_op(A) ::= GT. { A = ">"; }
+any_op(A) ::= LE. { A = "<="; }
+any_op(A) ::= GE. { A = ">="; }
+any_op(A) ::= NE. { A = "<>"; }
+any_op(A) ::= PLUS. { A = "+"; }
+any_op(A) ::= MINUS. { A = "-"; }
+any_op(A) ::= STAR. { A = "*"; }
+any_op(A) ::= SLASH. { A = "/"; }
+any_op(A) ::= PERCENT. { A = "%"; }
+any_op(A) ::= CARET. { A = "^"; }
+
 %type func_args {List *}
 func_args(A) ::= a_expr(X). { A = make_list1(p, X); }
 func_args(A) ::= func_args(L) COMMA a_expr(X). { A = make_list_append(p, L, X); }
@@ -643,6 +745,7 @@ case_default(A) ::= ELSE a_expr(X). { A = X; }
 
 typename(A) ::= simple_typename(X). { A = X; }
 typename(A) ::= name_list(N) opt_type_mods(M). { A = make_generic_type(p, N, M); }
+typename(A) ::= typename(X) LBRACKET RBRACKET. { A = make_array_type(p, X); }
 
 %type opt_type_mods {List *}
 opt_type_mods(A) ::= . { A = NULL; }

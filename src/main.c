@@ -7,7 +7,9 @@
  * close the listener and every connection, then the stores, and exit 0.
  */
 #include "sluice/catalog.h"
+#include "sluice/ingest.h"
 #include "sluice/log.h"
+#include "sluice/relstore.h"
 #include "sluice/runtime.h"
 #include "sluice/server.h"
 #include "sluice/state.h"
@@ -37,12 +39,38 @@ typedef struct Options {
     char  *ssl_key_file;
     char  *ssl_ca_file;
     bool   debug_loop_lag;
+    bool   group_commit;        /* --commit-mode=group */
+    long   group_commit_window; /* microseconds */
+    int    http_port;           /* -1: no HTTP listener */
     char **hba;                 /* rules, in order */
     int    nhba;
     bool   hba_from_cli;        /* the command line's rules replace the file's */
     ServerUser *users;          /* user.NAME.password = SECRET */
     int    nusers;
 } Options;
+
+/* The settings sys.settings and pg_settings show, and the configuration's
+ * users for pg_roles. */
+static void publish_settings(const Options *o, int port)
+{
+    char buf[32];
+    rt_setting_set("listen", o->listen, "address the server listens on");
+    snprintf(buf, sizeof(buf), "%d", port);
+    rt_setting_set("port", buf, "TCP port the server listens on");
+    rt_setting_set("data_dir", o->data_dir, "data directory (catalog.db, state/)");
+    rt_setting_set("log_level", o->log_level, "lowest level of log lines written");
+    rt_setting_set("log_format", o->log_format, "log line format");
+    snprintf(buf, sizeof(buf), "%d", o->max_connections);
+    rt_setting_set("max_connections", buf, "most concurrent client connections");
+    snprintf(buf, sizeof(buf), "%ld", o->max_message_size);
+    rt_setting_set("max_message_size", buf, "largest protocol message accepted, in bytes");
+    snprintf(buf, sizeof(buf), "%ld", o->max_output_buffer);
+    rt_setting_set("max_output_buffer", buf,
+                   "bytes of output queued for a client before reading from it pauses");
+    snprintf(buf, sizeof(buf), "%d", o->authentication_timeout);
+    rt_setting_set("authentication_timeout", buf, "seconds to complete authentication");
+    rt_setting_set("ssl", o->ssl ? "on" : "off", "whether TLS connections are accepted");
+}
 
 static void usage(FILE *f)
 {
@@ -75,6 +103,19 @@ static void usage(FILE *f)
 "                             without rules, loopback connections are trusted\n"
 "      --authentication-timeout=S  close a connection not through authentication\n"
 "                             S seconds after it was accepted (default 60)\n"
+"      --commit-mode=MODE     how appends to streams reach the disk: sync (each\n"
+"                             append its own synced write) or group (appends\n"
+"                             that arrive together share one fsync; each is\n"
+"                             acknowledged only once durable) (default sync)\n"
+"      --group-commit-window=US  in group mode, how long the first append of a\n"
+"                             group waits for others to join, in microseconds\n"
+"                             (default 0: a group is the appends that queued up\n"
+"                             behind the write in progress, as PostgreSQL's\n"
+"                             commit_delay = 0)\n"
+"      --http-port=PORT       serve /metrics (Prometheus), /healthz and the\n"
+"                             query pages over HTTP on the listen address\n"
+"                             (default -1: off; 0 picks a free port, which the\n"
+"                             ready line reports)\n"
 "      --debug-loop-lag       measure the event loop's lag (10 ms timer) and log\n"
 "                             it at shutdown\n"
 "  -c, --config=FILE          read options from FILE; it may also hold users:\n"
@@ -189,6 +230,20 @@ static int set_option(Options *o, const char *name, const char *value)
         set_string(&o->ssl_key_file, value);
     } else if (strcmp(key, "ssl_ca_file") == 0) {
         set_string(&o->ssl_ca_file, value);
+    } else if (strcmp(key, "commit_mode") == 0) {
+        if (strcmp(value, "sync") != 0 && strcmp(value, "group") != 0)
+            return -1;
+        o->group_commit = strcmp(value, "group") == 0;
+    } else if (strcmp(key, "group_commit_window") == 0) {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || v < 0 || v > 1000000)
+            return -1;
+        o->group_commit_window = v;
+    } else if (strcmp(key, "http_port") == 0) {
+        long p = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || p < -1 || p > 65535)
+            return -1;
+        o->http_port = (int)p;
     } else if (strcmp(key, "debug_loop_lag") == 0) {
         return parse_bool(value, &o->debug_loop_lag);
     } else if (strcmp(key, "hba") == 0) {
@@ -327,6 +382,9 @@ static int parse_args(int argc, char **argv, Options *o)
         {"hba", required_argument, NULL, 10},
         {"debug-loop-lag", no_argument, NULL, 11},
         {"authentication-timeout", required_argument, NULL, 12},
+        {"commit-mode", required_argument, NULL, 13},
+        {"group-commit-window", required_argument, NULL, 14},
+        {"http-port", required_argument, NULL, 15},
         {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -403,6 +461,8 @@ static void on_signal(uv_signal_t *h, int signum)
     uv_close((uv_handle_t *)&app->sigint, NULL);
     uv_close((uv_handle_t *)&app->sigterm, NULL);
     server_close(app->server, on_server_closed);
+    ingest_close();
+    rt_http_close(NULL);
     rt_cq_close(NULL);
 }
 
@@ -418,6 +478,8 @@ int main(int argc, char **argv)
     o.max_message_size = 64L << 20;
     o.max_output_buffer = 8L << 20;
     o.authentication_timeout = 60;
+    o.group_commit_window = 0;
+    o.http_port = -1;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         options_free(&o);
@@ -476,28 +538,47 @@ int main(int argc, char **argv)
     }
     /* Statements reach the stores through the runtime; continuous queries
      * resume after their last committed batch. */
+    stream_commit_mode_set(o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
+                           o.group_commit_window);
     rt_init(cat, state);
+    publish_settings(&o, server_port(app.server));
     rt_cq_init(&app.loop);
+    rt_append_init(&app.loop);
+    ingest_init(&app.loop, cat, state);
+    if (o.http_port >= 0 && rt_http_start(&app.loop, o.listen, o.http_port, &err) < 0) {
+        sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\"", err.message);
+        server_close(app.server, on_server_closed);
+        goto out;
+    }
     uv_signal_init(&app.loop, &app.sigint);
     uv_signal_init(&app.loop, &app.sigterm);
     app.sigint.data = app.sigterm.data = &app;
     uv_signal_start(&app.sigint, on_signal, SIGINT);
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
 
+    /* The HTTP line comes first: the ready line is the last of start-up. */
+    if (rt_http_port() >= 0)
+        sl_log(LOG_INFO, "http ready", "listen=%s:%d metrics=\"http://%s:%d/metrics\"",
+               o.listen, rt_http_port(), o.listen, rt_http_port());
     int port = server_port(app.server);
     sl_log(LOG_INFO, "sluiced ready",
            "version=%s listen=%s:%d data_dir=\"%s\" ssl=%s hba_rules=%d users=%d "
-           "connect=\"psql -h %s -p %d -U sluice\"",
+           "commit_mode=%s connect=\"psql -h %s -p %d -U sluice\"",
            SLUICE_VERSION, o.listen, port, o.data_dir, o.ssl ? "on" : "off", o.nhba,
-           o.nusers, o.listen, port);
+           o.nusers, o.group_commit ? "group" : "sync", o.listen, port);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     exit_code = 0;
-    sl_log(LOG_INFO, "sluiced stopped", NULL);
+    int64_t appends, writes;
+    stream_commit_stats(&appends, &writes);
+    sl_log(LOG_INFO, "sluiced stopped", "appends=%lld writes=%lld", (long long)appends,
+           (long long)writes);
 
 out:
     /* Stop queries still running (a no-op after a signal), run the close
      * callbacks still pending, and the loop is empty. */
+    ingest_close();
     rt_cq_close(NULL);
+    rt_http_close(NULL);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     rt_shutdown();
     if (uv_loop_close(&app.loop) != 0)

@@ -1,8 +1,9 @@
 """Fixtures for the integration tests: a live sluiced per test, and psql.
 
-    sluiced            a factory: sluiced(*args, config=TEXT) starts a server on a
-                       free port with a fresh data directory (and TEXT as its
-                       --config file) and returns a Sluiced; every server it
+    sluiced            a factory: sluiced(*args, config=TEXT, env=DICT) starts a
+                       server on a free port with a fresh data directory (TEXT as
+                       its --config file, DICT added to its environment, e.g.
+                       SLUICE_FAULT) and returns a Sluiced; every server it
                        started is stopped when the test ends, and the test FAILS if
                        one exited non-zero or logged a sanitizer report
     sluiced_module     the same factory for a whole test module (the servers stop,
@@ -60,12 +61,13 @@ def log_tail(path, lines=60):
 class Sluiced:
     """One sluiced process, its data directory and its log.
 
-    .host, .port, .dsn (a libpq connection string), .log_path, .data_dir, .proc.
-    All runs of one Sluiced (restart()) append to the same log file and use the
-    same data directory and, after the first, the same port.
+    .host, .port, .dsn (a libpq connection string), .log_path, .data_dir, .proc,
+    .env (variables added to the environment of the next start; change it
+    between runs). All runs of one Sluiced (restart()) append to the same log
+    file and use the same data directory and, after the first, the same port.
     """
 
-    def __init__(self, binary, workdir, extra_args=(), config=None):
+    def __init__(self, binary, workdir, extra_args=(), config=None, env=None):
         self.binary = binary
         self.workdir = Path(workdir)
         self.data_dir = self.workdir / "data"
@@ -79,6 +81,7 @@ class Sluiced:
         self.host = "127.0.0.1"
         self.port = 0
         self.proc = None
+        self.env = dict(env or {})
         self.problems = []    # exit codes and reports that fail the test
 
     @property
@@ -102,7 +105,8 @@ class Sluiced:
             log.flush()
             offset = log.tell()
             self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
-                                         stdout=log, stderr=subprocess.STDOUT)
+                                         stdout=log, stderr=subprocess.STDOUT,
+                                         env=dict(os.environ, **self.env))
         deadline = time.monotonic() + READY_TIMEOUT
         while time.monotonic() < deadline:
             with open(self.log_path, "rb") as log:
@@ -157,6 +161,19 @@ class Sluiced:
             proc.kill()
         return proc.wait()
 
+    def wait_exit(self, timeout):
+        """Wait up to timeout s for a server that is expected to die on its own
+        (a fault point); returns its exit code, or None if it is still running.
+        The exit is not counted as a problem."""
+        if self.proc is None:
+            return None
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        self.proc = None
+        return code
+
     def restart(self):
         """Stop (if running) and start again on the same data directory and port."""
         self.stop()
@@ -200,9 +217,9 @@ def _server_factory(workdir):
     binary = sluiced_binary()
     servers = []
 
-    def start(*extra_args, config=None):
+    def start(*extra_args, config=None, env=None):
         server = Sluiced(binary, workdir / f"sluiced{len(servers)}", extra_args,
-                         config=config)
+                         config=config, env=env)
         servers.append(server)
         return server.start()
 
@@ -217,7 +234,8 @@ def _check_servers(servers):
 
 @pytest.fixture
 def sluiced(tmp_path):
-    """A factory of servers: sluiced(*extra_args, config=None) -> a started Sluiced."""
+    """A factory of servers: sluiced(*extra_args, config=None, env=None) -> a
+    started Sluiced."""
     start, servers = _server_factory(tmp_path)
     try:
         yield start

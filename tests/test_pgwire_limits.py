@@ -166,10 +166,10 @@ def cancel_packet(pid, key):
 
 
 def test_cancel_request_with_wrong_key_or_pid_is_ignored(server):
-    """Statements run to completion on the loop today, so a CancelRequest
-    has nothing to interrupt; it is matched against BackendKeyData and the
-    connection that carried it is closed without an answer, as in
-    PostgreSQL."""
+    """A CancelRequest is matched against BackendKeyData (a wrong key or pid
+    does nothing) and the connection that carried it is closed without an
+    answer, as in PostgreSQL.  That a matching one cancels a running
+    statement is tests/test_session_cancel.py's."""
     target = Raw(server.port)
     msgs = target.startup()
     pid, key = backend_key(msgs)

@@ -62,6 +62,9 @@ typedef enum NodeTag {
     T_DefElem,
     T_OnConflictClause,
     T_CopyStmt,
+    T_RangeFunction,
+    T_RoleStmt,
+    T_GrantStmt,
 } NodeTag;
 
 typedef struct Node {
@@ -100,6 +103,8 @@ typedef enum AExprKind {
     AEXPR_NOT_BETWEEN,
     AEXPR_BETWEEN_SYM,
     AEXPR_NOT_BETWEEN_SYM,
+    AEXPR_OP_ANY,           /* lexpr op ANY (rexpr): an array or a subquery */
+    AEXPR_SUBSCRIPT,        /* lexpr[rexpr]: an array's element */
 } AExprKind;
 
 /* An operator expression.  op is the operator's name ("+", "||", "<="). */
@@ -135,6 +140,11 @@ typedef struct FuncCall {
     bool        distinct;
     Node       *filter;     /* agg(...) FILTER (WHERE filter), or NULL */
     List       *agg_order;  /* agg(x ORDER BY ...): of SortBy */
+    bool        over;       /* a window function: f(...) OVER (...) */
+    List       *over_partition;  /* PARTITION BY: of Node */
+    List       *over_order;      /* ORDER BY: of SortBy */
+    int         over_col;   /* set by the analyzer: 1 + the column of the
+                               Window node that computes it; 0 none yet */
 } FuncCall;
 
 typedef struct TypeName {
@@ -142,6 +152,7 @@ typedef struct TypeName {
     const char *name;       /* canonical lower-case name, e.g. "int4" */
     List       *mods;       /* of Node (A_Const): varchar(10), numeric(10,2) */
     bool        qualified;  /* written as schema.name */
+    bool        array;      /* name[] */
 } TypeName;
 
 typedef struct TypeCast {
@@ -220,6 +231,14 @@ typedef struct RangeSubselect {
     List       *colnames;
 } RangeSubselect;
 
+/* A function in FROM: generate_series(start, stop [, step]) [AS] alias. */
+typedef struct RangeFunction {
+    Node        hdr;
+    FuncCall   *func;
+    const char *alias;
+    List       *colnames;
+} RangeFunction;
+
 typedef enum JoinType { JOIN_INNER, JOIN_LEFT, JOIN_RIGHT, JOIN_FULL, JOIN_CROSS } JoinType;
 
 /* larg [NATURAL] jointype JOIN rarg [ON quals | USING (names)]. */
@@ -281,7 +300,7 @@ struct SelectStmt {
 };
 
 /* A subquery in an expression: (SELECT ...), EXISTS (...), x IN (...). */
-typedef enum SubLinkType { SUBLINK_EXPR, SUBLINK_EXISTS, SUBLINK_IN } SubLinkType;
+typedef enum SubLinkType { SUBLINK_EXPR, SUBLINK_EXISTS, SUBLINK_IN, SUBLINK_ARRAY } SubLinkType;
 
 typedef struct SubLink {
     Node        hdr;
@@ -443,6 +462,42 @@ typedef struct DeleteStmt {
     List     *returning;
 } DeleteStmt;
 
+/* CREATE ROLE | USER name [WITH] options, ALTER ROLE | USER name [WITH]
+ * options, ALTER ROLE | USER name RENAME TO new_name, DROP ROLE | USER [IF
+ * EXISTS] name, ...  options: DefElems named as written ("login",
+ * "nosuperuser", ...; "password" with an A_Const string or NULL, "valid"
+ * for VALID UNTIL with a string); the runtime checks the names. */
+typedef enum RoleStmtKind {
+    ROLESTMT_CREATE, ROLESTMT_ALTER, ROLESTMT_RENAME, ROLESTMT_DROP
+} RoleStmtKind;
+
+typedef struct RoleStmt {
+    Node         hdr;
+    RoleStmtKind kind;
+    bool         is_user;       /* CREATE USER: LOGIN unless NOLOGIN */
+    const char  *name;
+    const char  *new_name;      /* RENAME TO */
+    List        *options;       /* of DefElem */
+    List        *names;         /* DROP: of const char * */
+    bool         missing_ok;    /* DROP IF EXISTS */
+} RoleStmt;
+
+/* GRANT privileges ON [TABLE | STREAM] name, ... TO role, ...
+ * REVOKE privileges ON [TABLE | STREAM] name, ... FROM role, ...
+ * GRANT / REVOKE privileges ON ALL TABLES | STREAMS IN SCHEMA name ...
+ * privileges: the words as written ("select", ...), NULL for ALL; a
+ * grantee "public" is PUBLIC. */
+typedef struct GrantStmt {
+    Node        hdr;
+    bool        is_grant;
+    List       *privileges;     /* of const char *, NULL: ALL [PRIVILEGES] */
+    bool        stream;         /* ON STREAM: every object must be a stream */
+    List       *objects;        /* of RangeVar */
+    const char *all_in_schema;  /* ON ALL TABLES | STREAMS IN SCHEMA name:
+                                   objects NULL, stream for STREAMS */
+    List       *grantees;       /* of const char * */
+} GrantStmt;
+
 typedef enum TransactionKind {
     TRANS_BEGIN, TRANS_COMMIT, TRANS_ROLLBACK, TRANS_START
 } TransactionKind;
@@ -452,12 +507,15 @@ typedef struct TransactionStmt {
     TransactionKind kind;
 } TransactionStmt;
 
-/* SET name TO value, RESET name: accepted and ignored for now; name as
- * written. */
+/* SET [LOCAL] name TO value, RESET name (name "all": RESET ALL); name as
+ * the tokenizer gives it.  The value is the statement's text from
+ * value_offset to its end (settings_parse_args reads it). */
 typedef struct VariableSetStmt {
     Node        hdr;
     const char *name;
     bool        is_reset;
+    bool        is_local;
+    int         value_offset;
 } VariableSetStmt;
 
 /* A statement the grammar recognises by its first words only, e.g.

@@ -8,11 +8,15 @@
  *   cq_start           start (or resume after a restart) a query relation
  *   cq_pause, cq_resume
  *   cq_stop            stop a query that is being dropped
+ *   cq_stop_then       stop it and call cb once no batch of it is in flight
+ *                      (at once if it is not running): CREATE OR REPLACE
  *   cq_foreach         visit each query's status (sys.queries)
  *   cq_dependent       a query that reads or writes a relation
  *   cq_subscribe       be called with each committed batch's changes of a
  *                      query's result (SUBSCRIBE), until cq_unsubscribe
  *   cq_subscribe_go    start delivering (the snapshot first)
+ *   cq_progress        the last batches of a query: rows, watermark, state
+ *                      rows and the time of each phase (sys.query_progress)
  *
  * Everything here runs on the loop thread except the body of a batch.
  */
@@ -22,6 +26,7 @@
 #include <uv.h>
 
 #include "sluice/catalog.h"
+#include "sluice/list.h"
 #include "sluice/state.h"
 
 typedef struct CqRuntime CqRuntime;
@@ -34,7 +39,46 @@ typedef struct CqStatus {
     int64_t     input_rows;     /* over the life of this process */
     bool        has_watermark;
     int64_t     watermark_us;
+    int64_t     started_us;     /* when this process started it (Unix epoch) */
+    int64_t     state_rows;     /* kept in the state store; -1: unknown */
+    int64_t     late_rows;      /* over the life of this process */
+    int64_t     trigger_ms;     /* the interval; 0: back to back; -1: once/available_now */
+    bool        falling_behind; /* see cq_falling_behind */
 } CqStatus;
+
+/* One committed batch.  Phases, in microseconds:
+ *   plan     on the loop: the sources' end offsets, the offset-log entry
+ *   read     on the worker: reading the source rows
+ *   execute  on the worker: operators, state reads, building the write
+ *   write    on the worker: the one synced RocksDB write that commits the
+ *            sink (result table or INTO stream), the late rows, the state
+ *            and the batch id together
+ *   commit   on the loop: the commit-log entry
+ * total runs from the start of plan to the end of commit (it includes the
+ * wait for a worker thread). */
+typedef struct CqProgress {
+    int64_t batch_id;
+    int64_t started_us;         /* wall clock, microseconds since the Unix epoch */
+    int64_t input_rows, output_rows, late_rows;
+    int64_t state_rows;         /* state keys after the batch */
+    int64_t evicted_rows;       /* state keys state_ttl evicted */
+    bool    has_watermark;      /* the watermark after the batch */
+    int64_t watermark_us;
+    int64_t plan_us, read_us, execute_us, write_us, commit_us, total_us;
+    int64_t sink_us;            /* a files sink's commit, before the write (0: none) */
+    bool    has_event_time;     /* the batch read rows with an event time */
+    int64_t min_event_us, max_event_us;     /* microseconds since 2000-01-01 */
+    int64_t backlog_rows;       /* source rows available but left for later batches */
+} CqProgress;
+
+/* A query falls behind when, over its last CQ_BEHIND_BATCHES batches, every
+ * batch took longer than its trigger interval (interval triggers), or every
+ * batch left rows behind and the backlog did not shrink (its input comes in
+ * faster than it is processed). */
+#define CQ_BEHIND_BATCHES 3
+
+/* How many batches cq_progress keeps per query. */
+#define CQ_PROGRESS_KEEP 100
 
 typedef void (*cq_close_cb)(CqRuntime *rt);
 
@@ -52,7 +96,14 @@ int  cq_start(CqRuntime *rt, const CatRelation *query, SlError *err);
 int  cq_pause(CqRuntime *rt, const char *name, SlError *err);
 int  cq_resume(CqRuntime *rt, const char *name, SlError *err);
 int  cq_stop(CqRuntime *rt, const char *name, SlError *err);
+void cq_stop_then(CqRuntime *rt, const char *name, void (*cb)(void *arg), void *arg);
 void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *arg);
+/* The status of one query (strings valid until the loop runs on); false if
+ * there is none of that name. */
+bool cq_status_of(CqRuntime *rt, const char *name, CqStatus *out);
+/* EXPLAIN CONTINUOUS QUERY: the plan (inc_plan_explain) and the live
+ * figures, as text lines in a; -1 with 42704 if there is no such query. */
+int  cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError *err);
 /* The name of a query that reads or writes relation oid, or NULL. */
 const char *cq_dependent(CqRuntime *rt, uint32_t oid);
 /* Subscribes to the changes of query `name` from its next batch; with
@@ -63,5 +114,10 @@ CqSub *cq_subscribe(CqRuntime *rt, const char *name, bool snapshot, cq_changes_f
                     void *arg, SlError *err);
 void   cq_subscribe_go(CqSub *s);
 void cq_unsubscribe(CqSub *s);
+/* Copies the progress of up to max of the query's latest batches (kept in
+ * memory, CQ_PROGRESS_KEEP at most, since the server started), newest
+ * first, into out; returns how many, or -1 with 42704 if there is no such
+ * query. */
+int  cq_progress(CqRuntime *rt, const char *name, CqProgress *out, int max, SlError *err);
 
 #endif /* SLUICE_CQ_H */

@@ -18,12 +18,14 @@
  *
  *   ex_op_build, ex_op_next, ex_op_close      operators (op_*.c)
  *   ex_source_table, ex_source_stream,
- *   ex_source_batches                         sources (source_rel.c)
+ *   ex_source_batches, ex_set_system_scan     sources (op_scan.c)
  *   ex_batch_compact                          a batch without its selection
  *   ex_key_encode, ex_hash, ex_value_cmp      keys, hashing, ordering (keys.c)
  *   ex_agg_lookup, ex_agg_exists              the aggregate functions (agg.c)
  *   ex_aggset_*                               a group's aggregate states (aggset.c)
  *   ex_modify                                 INSERT / UPDATE / DELETE (modify.c)
+ *   ex_interrupt_enter, ex_interrupted,
+ *   ex_check_interrupt                        cancel and timeout (sessfuncs.c)
  */
 #ifndef SLUICE_EXEC_H
 #define SLUICE_EXEC_H
@@ -67,6 +69,14 @@ struct ExCtx {
     void           *open_scan_arg;
     int64_t         now;        /* now() for the whole statement (ex_clock_now);
                                  * 0: each evaluation reads the clock once */
+    const Vector   *outer;      /* a correlated subquery's run: the outer row */
+    int             nouter;
+    /* Set by the caller: an INSERT into a stream without RETURNING encodes
+     * its rows into this chunk (relstore.h, stream_chunk_add) and sets
+     * defer_rel instead of appending them; the caller makes them durable
+     * (group commit off the loop, runtime.h's RtAppend). */
+    struct StrBuf      *defer_chunk;
+    const CatRelation  *defer_rel;
 };
 
 /* Builds the operators for a plan.  NULL with cx->err set on failure. */
@@ -77,9 +87,21 @@ int   ex_op_next(ExOp *op, ExBatch **out);
 void  ex_op_close(ExOp *op);
 
 ExSource *ex_source_table(StateStore *st, const CatRelation *rel);
+/* The source of every scan of a REL_SYSTEM relation (the runtime's
+ * vrel_open, set once at start). */
+typedef ExSource *(*ex_system_scan_fn)(ExCtx *cx, const CatRelation *rel);
+void      ex_set_system_scan(ex_system_scan_fn fn);
 ExSource *ex_source_stream(StateStore *st, const CatRelation *rel, int64_t from, int64_t to);
 /* Hands out the given batches (borrowed; they must outlive the source). */
 ExSource *ex_source_batches(Arena *a, Batch *const *batches, int nbatches);
+
+/* The values of vals (n of them) as PostgreSQL's array text form,
+ * '{1,NULL,"a b"}', in a (sublink.c: ARRAY(subquery)). */
+void ex_array_literal(Arena *a, const Vector *vals, uint32_t n, SlStr *out);
+/* The elements of an array's text form ('{a,"b c",NULL}'), in order: fn
+ * gets each (NULL for a NULL element; the bytes are valid during the call)
+ * until it returns false.  Returns false if the text is not an array. */
+bool ex_array_elems(const SlStr *a, bool (*fn)(const SlStr *el, void *arg), void *arg);
 
 /* The live rows of b as a dense batch in a (b.b itself when all are live). */
 const Batch *ex_batch_compact(Arena *a, const ExBatch *b);
@@ -154,6 +176,19 @@ int  ex_aggset_final(ExAggSet *s, const uint8_t *block, Vector *outs, uint32_t r
 void ex_aggset_serialize(const ExAggSet *s, const uint8_t *block, StrBuf *out);
 int  ex_aggset_deserialize(ExAggSet *s, uint8_t *block, const void *p, size_t n, SlError *err);
 
+/* ------------------------------------------------------------- interrupts */
+
+/* Why a running statement is to stop (the value of its interrupt flag). */
+enum { EX_RUNNING = 0, EX_CANCEL_USER = 1, EX_CANCEL_TIMEOUT = 2 };
+
+/* Makes flag the interrupt flag of the calling thread's statement (NULL:
+ * none); returns the previous one.  ex_op_next and pg_sleep check it:
+ * ex_check_interrupt returns -1 with 57014 ("canceling statement due to
+ * user request" / "... due to statement timeout") once it is set. */
+const _Atomic int *ex_interrupt_enter(const _Atomic int *flag);
+int ex_interrupted(void);
+int ex_check_interrupt(SlError *err);
+
 /* ------------------------------------------------------------------- DML */
 
 /* Where rows go: 0 to go on, negative to stop. */
@@ -163,5 +198,11 @@ typedef int (*ex_emit_fn)(void *arg, const Batch *b);
  * one stream append); RETURNING rows go to emit after the commit.  count
  * gets the rows inserted, updated or deleted. */
 int ex_modify(ExCtx *cx, const ModifyPlan *m, ex_emit_fn emit, void *arg, uint64_t *count);
+
+struct IngestStats;
+/* How sluice_stream_stat() and friends find a stream's counters (the
+ * runtime's ingest_stats_by_name): 1 found, 0 not. */
+void ex_stream_stats_hook_set(int (*hook)(const char *name, size_t len,
+                                          struct IngestStats *out, Arena *a));
 
 #endif /* SLUICE_EXEC_H */

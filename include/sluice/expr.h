@@ -32,6 +32,10 @@ typedef struct EvalCtx {
     int           nsubplans;
     int64_t       now;      /* now(): the statement's time (usec since 2000-01-01),
                              * 0 = read the clock at the first call and keep it */
+    const Vector *outer;    /* a correlated subquery: the outer row's values */
+    int           nouter;
+    void         *exec;     /* the ExCtx (exec.h) running the expression, for
+                             * correlated subqueries; NULL: none */
 } EvalCtx;
 
 typedef int (*ExprFn)(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
@@ -72,7 +76,11 @@ typedef enum ExprKind {
     EXPR_NULLIF,    /* fn: the "=" comparison of args[0], args[1] */
     EXPR_DISTINCT,  /* fn: "="; negate: IS NOT DISTINCT FROM */
     EXPR_SUBPLAN,   /* index: InitPlan; subkind: SubLinkType; IN: args[0] the
-                       left operand, fn the "=" comparison, negate NOT IN */
+                       left operand, fn the "=" comparison, negate NOT IN.
+                       Correlated (subplan set): the plan runs once per row,
+                       args are the outer values it reads (EXPR_OUTER) */
+    EXPR_OUTER,     /* index: a value of the enclosing query's row, for a
+                       correlated subquery (EvalCtx.outer[index]) */
 } ExprKind;
 
 /* EXPR_COLUMN subkinds the analyzer uses while it builds an aggregate
@@ -92,6 +100,7 @@ struct Expr {
     int             subkind;
     bool            negate;
     bool            has_else;   /* EXPR_CASE */
+    struct Plan    *subplan;    /* EXPR_SUBPLAN of a correlated subquery */
     uint32_t        cost;       /* nodes evaluated, shared ones each time */
 };
 
@@ -106,6 +115,7 @@ typedef enum QueryKind {
     QUERY_ALTER_CQ, /* ALTER CONTINUOUS QUERY drop_names[0] PAUSE (pause) | RESUME */
     QUERY_REFUSED,  /* parsed and analyzed, but not runnable yet: 0A000 refusal */
     QUERY_COPY,     /* COPY FROM STDIN / TO STDOUT: copy */
+    QUERY_ROLE,     /* CREATE / ALTER / DROP ROLE, GRANT, REVOKE: run from ast */
 } QueryKind;
 
 struct Plan;
@@ -125,6 +135,7 @@ typedef struct CopySpec {
     int        *attnums;            /* the columns, indexes into rel->cols */
     Query      *query;              /* COPY (query) TO STDOUT */
     bool        csv;
+    bool        binary;             /* FORMAT binary (COPY FROM only) */
     bool        header;
     char        delimiter;
     const char *null_string;
@@ -145,20 +156,33 @@ struct Query {
     struct ModifyPlan *modify;  /* QUERY_MODIFY */
     struct InitPlan   *init;    /* uncorrelated subqueries, run first */
     int                ninit;
+    int                ncorrelated; /* correlated subqueries in its expressions */
+    bool               on_loop;     /* reads what only the loop thread may read (a
+                                     * system relation, a catalog function): it runs
+                                     * on the loop, not on a worker */
     Query             *explain; /* QUERY_EXPLAIN */
+    const char        *explain_cq;  /* EXPLAIN CONTINUOUS QUERY name: its name */
     /* QUERY_CREATE: the relation to make (name, kind, columns, key, sql,
      * options); QUERY_DROP: what to drop */
     struct CatRelation *create;
     bool               if_not_exists;
+    bool               or_replace;      /* CREATE OR REPLACE CONTINUOUS QUERY */
     int                drop_kind;       /* ObjectKind */
     int                ndrop;
     const char       **drop_names;
     bool               missing_ok;
+    bool               cascade;         /* DROP ... CASCADE */
     bool               pause;           /* QUERY_ALTER_CQ */
     const char        *refusal;         /* QUERY_REFUSED: the 0A000 message */
     CopySpec          *copy;            /* QUERY_COPY */
     int                refusal_pos;
     const Node        *ast;             /* the statement analyzed (its RawStmt's) */
+    /* QUERY_UTILITY "SET" / "RESET" / "SHOW": the parameter as written
+     * ("all" for RESET ALL and SHOW ALL), SET's flattened value (NULL for
+     * DEFAULT) and LOCAL */
+    const char        *setting;
+    const char        *set_value;
+    bool               set_local;
     /* relations the query reads or writes, by name and oid: a prepared
      * statement whose relations changed is analyzed again */
     int                ndeps;
@@ -168,10 +192,15 @@ struct Query {
 
 /* How the analyzer finds relations (the runtime gives it the catalog's
  * cat_lookup).  lookup may be NULL: then every relation is "not there
- * because the runtime has no catalog" (55000). */
+ * because the runtime has no catalog" (55000).  Unqualified names are
+ * looked up in pg_catalog first (lookup_system), then in the catalog. */
 typedef struct SqlCatalog {
     const struct CatRelation *(*lookup)(void *ctx, const char *name);
     void *ctx;
+    /* the relations of pg_catalog, information_schema and sys (may be
+     * NULL): a REL_SYSTEM relation or NULL */
+    const struct CatRelation *(*lookup_system)(void *ctx, const char *schema,
+                                               const char *name);
 } SqlCatalog;
 
 /* Analyzes one parsed statement (analyze.c).  param_types gives the known
@@ -197,6 +226,15 @@ int ex_eval_sel(EvalCtx *cx, const Expr *e, const Batch *input, uint32_t n,
 int             ex_func_candidates(const char *name, bool is_op, int nargs,
                                    const FuncDesc **out, int max);
 bool            ex_func_exists(const char *name, bool is_op);
+/* Adds a table of functions (rows that live for the process) to those
+ * the analyzer resolves: the runtime's catalog functions, at start. */
+void            ex_func_register(const FuncDesc *table, size_t n);
+/* The same, for functions that read state owned by the loop thread (the
+ * catalog, the sessions): statements that call them run on the loop. */
+void            ex_func_register_loop(const FuncDesc *table, size_t n);
+bool            ex_func_on_loop(const FuncDesc *fd);
+/* The i-th function of all tables, or NULL past the end (pg_proc). */
+const FuncDesc *ex_func_at(size_t i);
 /* The VARIADIC function of this name (concat, concat_ws), or NULL: its
  * last declared argument repeats, nargs is the fewest it takes. */
 const FuncDesc *ex_func_variadic(const char *name);

@@ -42,7 +42,15 @@ typedef enum PlanKind {
     PLAN_DISTINCT,  /* the first row of each distinct key */
     PLAN_JOIN,      /* inner/outer/cross join on equi keys and a residual condition */
     PLAN_SETOP,     /* UNION / INTERSECT / EXCEPT [ALL] of two children */
+    PLAN_WINDOW,    /* a window function's value appended to each row of a
+                       child sorted by the partition, then the order keys */
+    PLAN_SERIES,    /* generate_series(start, stop [, step]) or unnest(array)
+                       in FROM */
 } PlanKind;
+
+typedef enum WindowFunc {
+    WINDOW_FUNC_ROW_NUMBER, WINDOW_FUNC_RANK, WINDOW_FUNC_DENSE_RANK
+} WindowFunc;
 
 /* An aggregate call of an Aggregate node: fn over args, for the rows where
  * filter is true, each distinct argument value once when distinct. */
@@ -131,6 +139,18 @@ struct Plan {
             SetOpKind op;
             bool      all;
         } setop;
+        struct {
+            Expr *start, *stop, *step;  /* bigint, no input; step may be NULL */
+            bool  unnest;               /* unnest(start): start is an array's
+                                           text form; the column its elements */
+        } series;
+        struct {
+            /* output: the child's columns, then the function's (bigint) */
+            WindowFunc func;
+            int        npart, norder;
+            int       *part;            /* the child's partition key columns */
+            int       *order;           /* its order key columns */
+        } window;
     } u;
 };
 

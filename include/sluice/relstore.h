@@ -8,14 +8,24 @@
  * Internal streams: an append-only log of chunks.  A chunk holds the rows of
  * one append (an INSERT, a COPY block): key 'S' + oid + the offset of its
  * first row (8 bytes, big-endian), value a row count then each encoded row
- * with its length.  Offsets are dense per stream, starting at 0.  An append
+ * with its length.  Offsets are dense per stream, starting at 0.  Each
+ * chunk has an index entry 'R' + oid + first offset -> append time (8),
+ * rows (4), bytes (8), written with it, which retention reads.  An append
  * is one WriteBatch, synced before it returns, so an acknowledged row is on
  * disk and a crash never leaves part of an append visible.
  *
+ * Commit policy (stream_commit_mode_set, docs/architecture.md): in sync
+ * mode every append is its own synced write; in group mode appends that
+ * arrive together (from different threads) share one synced write, and
+ * each returns only once that write is durable.  Either way the end offset
+ * readers see (stream_end_offset) covers durable rows only.
+ *
  *   tbl_key, tbl_get, tbl_put, tbl_delete, tbl_next_rowid
  *   tbl_scan_open, tbl_scan_next, tbl_scan_close
- *   stream_append, stream_end_offset
+ *   stream_append, stream_append_batches, stream_append_many
+ *   stream_end_offset, stream_start_offset, stream_retain
  *   stream_scan_open, stream_scan_next, stream_scan_close
+ *   stream_commit_mode_set, stream_commit_stats
  *   rel_purge               every row of a dropped (or new) relation
  *
  * All of these may run on any thread; the per-stream end offsets are kept
@@ -64,6 +74,53 @@ int  stream_append(StateStore *st, const CatRelation *rel, const Batch *b,
  * query's state, so its output and its state commit as one). */
 int  stream_append_batches(StateStore *st, const CatRelation *rel, const Batch *const *bs,
                            int nb, StateBatch *with, int64_t *first, SlError *err);
+/* One stream's part of an append: nb batches, a chunk each -- or, with bs
+ * NULL, nb chunks encoded already by stream_chunk_add; first gets the offset
+ * of the first row. */
+typedef struct StreamAppend {
+    const CatRelation  *rel;
+    const Batch *const *bs;
+    int                 nb;
+    const StrBuf       *chunks;
+    int64_t             first;
+} StreamAppend;
+
+/* Adds the rows of b to a chunk being built (an empty StrBuf starts one):
+ * what COPY does as rows arrive, so it keeps encoded rows only. */
+void stream_chunk_add(StrBuf *chunk, const Batch *b);
+/* The rows in a chunk built by stream_chunk_add. */
+uint32_t stream_chunk_rows(const StrBuf *chunk);
+
+/* Appends to several streams (and the writes in `with`) in one durable
+ * RocksDB write: all of it is visible after a crash, or none. */
+int  stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch *with,
+                        SlError *err);
+
+typedef enum StreamCommitMode {
+    STREAM_COMMIT_SYNC,     /* each append one synced write (the default) */
+    STREAM_COMMIT_GROUP,    /* concurrent appends share one synced write */
+} StreamCommitMode;
+
+/* The policy for every later append; window_us is how long a group's
+ * leader waits for others to join before it writes (group mode). */
+void stream_commit_mode_set(StreamCommitMode mode, int64_t window_us);
+StreamCommitMode stream_commit_mode(void);
+/* Appends made and RocksDB writes they took, since the server started. */
+void stream_commit_stats(int64_t *appends, int64_t *writes);
+
+/* What stream_retain deleted, and the bytes left. */
+typedef struct StreamRetained {
+    int64_t chunks, rows, bytes, bytes_kept;
+} StreamRetained;
+
+/* Deletes whole chunks, oldest first, while they were appended before
+ * keep_after_us (0: no time limit) or the stream holds more than max_bytes
+ * of chunks (0: no size limit).  The newest chunk always stays. */
+int  stream_retain(StateStore *st, const CatRelation *rel, int64_t keep_after_us,
+                   int64_t max_bytes, StreamRetained *out, SlError *err);
+/* The first offset still stored (retention deletes older ones). */
+int64_t stream_start_offset(StateStore *st, const CatRelation *rel, SlError *err);
+
 /* The offset the next appended row will get (= rows ever appended). */
 int64_t stream_end_offset(StateStore *st, const CatRelation *rel, SlError *err);
 /* The rows with offsets in [from, to).  Next returns up to

@@ -40,6 +40,9 @@ typedef struct ParamValue {
     int16_t     format; /* 0 text, 1 binary */
 } ParamValue;
 
+/* A durable append a statement left to its caller (group commit). */
+typedef struct RtAppend RtAppend;
+
 /* Where rt_execute() sends a statement's result. */
 typedef struct ResultSink ResultSink;
 struct ResultSink {
@@ -48,6 +51,12 @@ struct ResultSink {
      * negative value to stop the statement (the client went away). */
     int  (*batch_cb)(ResultSink *sink, const Batch *batch);
 };
+
+/* Called on the loop once the append is durable (rc 0) or failed (rc -1,
+ * err set); the RtAppend is freed after it returns. */
+typedef void (*rt_append_done_cb)(void *arg, int rc, const SlError *err);
+/* Runs the append on libuv's thread pool. */
+void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
 
 /* Gives the runtime the catalog and the state store that statements use
  * (main: after cat_open and state_open succeed; rt_shutdown before
@@ -60,7 +69,44 @@ void rt_shutdown(void);
  * rt_cq_close stops them and calls cb once no micro-batch is in flight
  * (before rt_shutdown). */
 int  rt_cq_init(uv_loop_t *loop);
+/* The loop deferred appends complete on (rt_append_start); main sets it. */
+void rt_append_init(uv_loop_t *loop);
 void rt_cq_close(void (*cb)(void));
+
+/* The HTTP listener of /healthz and /metrics (observe.c; after rt_cq_init).
+ * rt_http_port is the bound port, -1 when not started; rt_http_close calls
+ * cb once its handles are closed. */
+int  rt_http_start(uv_loop_t *loop, const char *listen, int port, SlError *err);
+int  rt_http_port(void);
+void rt_http_close(void (*cb)(void));
+
+/* A client session as the catalog functions (current_user,
+ * current_database) and sys.connections see it.  Strings are borrowed. */
+typedef struct RtSession {
+    int32_t     pid;            /* BackendKeyData process id */
+    const char *user;
+    const char *database;
+    const char *application_name;
+    const char *client_addr;    /* "127.0.0.1", or NULL */
+    int32_t     client_port;
+    int64_t     connected_at;   /* microseconds since the Unix epoch */
+    const char *state;          /* "active", "idle", "idle in transaction" */
+} RtSession;
+
+/* The session whose statements are prepared and run now (the server sets
+ * it before it hands over a message; NULL: none).  Borrowed until the next
+ * call. */
+void rt_session_set(const RtSession *s);
+const RtSession *rt_session_current(void);
+/* How sys.connections lists the sessions: list calls emit once per
+ * session (the server's registry). */
+typedef void (*rt_session_emit_fn)(const RtSession *s, void *emit_arg);
+void rt_session_lister(void (*list)(void *arg, rt_session_emit_fn emit, void *emit_arg),
+                       void *arg);
+void rt_session_foreach(rt_session_emit_fn emit, void *emit_arg);
+
+/* A server setting for sys.settings and pg_settings (main, at start). */
+void rt_setting_set(const char *name, const char *value, const char *description);
 
 /* Parses a query string into RawStmts (a List of RawStmt *) in arena a.
  * An empty string gives an empty list.  On a syntax error returns -1 with
@@ -83,6 +129,29 @@ void rt_describe(const Prepared *p, int *ncols, const ColumnDesc **cols,
  * or -1 with err set. */
 int rt_execute(const Prepared *p, const ParamValue *params, int nparams,
                ResultSink *sink, char *tag, size_t tagsize, SlError *err);
+/* SET / RESET / SHOW belong to the session (settings.h): rt_execute only
+ * answers their tag, and the server applies them.  rt_setting says which
+ * one p is (RT_SET_NONE for other statements) and gives the parameter as
+ * written ("all" for RESET ALL / SHOW ALL), SET's value (NULL for DEFAULT)
+ * and whether it is SET LOCAL. */
+typedef enum RtSetKind { RT_SET_NONE, RT_SET, RT_RESET, RT_SHOW } RtSetKind;
+RtSetKind rt_setting(const Prepared *p, const char **name, const char **value, bool *local);
+
+/* Statements on a worker thread.  rt_execute runs a statement on the
+ * calling thread; the server instead runs the ones rt_on_worker accepts
+ * (SELECT, EXPLAIN, INSERT / UPDATE / DELETE) in three steps:
+ * rt_run_begin on the loop (parameters bound, a stale statement analyzed
+ * again, the relations it uses pinned against a concurrent DROP),
+ * rt_run_exec on any thread (one at a time per RtRun; it may be
+ * interrupted through ex_interrupt_enter's flag), rt_run_end on the loop
+ * (unpins, frees).  INSERT / UPDATE / DELETE of different sessions run one
+ * at a time, as they did on the loop. */
+typedef struct RtRun RtRun;
+bool rt_on_worker(const Prepared *p);
+int  rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun **out,
+                  SlError *err);
+int  rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *err);
+void rt_run_end(RtRun *r);
 
 /* SUBSCRIBE (cq_ddl.c, runtime.c).  rt_subscribe_name: the continuous query a
  * prepared SUBSCRIBE names, or NULL when p is not a SUBSCRIBE (its
@@ -115,12 +184,41 @@ typedef struct RtCopy RtCopy;
 typedef enum RtCopyKind { RT_COPY_NONE, RT_COPY_IN, RT_COPY_OUT } RtCopyKind;
 typedef int (*rt_copy_out_cb)(void *ctx, const char *data, size_t len);
 RtCopyKind rt_copy_kind(const Prepared *p);
+/* FORMAT binary (COPY FROM only): CopyInResponse says format 1. */
+bool rt_copy_binary(const Prepared *p);
 int  rt_copy_ncols(const Prepared *p);
 int  rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err);
 int  rt_copy_data(RtCopy *cp, const char *data, size_t len, SlError *err);
 int  rt_copy_end(RtCopy *cp, char *tag, size_t tagsize, SlError *err);
+/* The same, but in group commit mode a COPY into a stream may leave its
+ * one durable append in *deferred (NULL otherwise), as rt_execute does. */
+int  rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **deferred,
+                          SlError *err);
 void rt_copy_abort(RtCopy *cp);
 int  rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size_t tagsize,
                  SlError *err);
+
+/* Roles (roles.c; docs/operations.md).
+ *
+ * rt_set_role: the role whose statements this thread runs -- the server
+ * sets the session's before it handles each message (a worker thread that
+ * runs a session's statement must set it too).  Privileges are checked
+ * against it when a statement runs, and new relations are owned by it.
+ * 0 means internal work: no checks, owner the bootstrap superuser. */
+void     rt_set_role(uint32_t role_oid);
+uint32_t rt_current_role(void);
+
+/* A startup user that passed authentication logs in: *oid and *superuser
+ * of its role.  A user with no role yet (trusted, or known from the
+ * config file) gets a LOGIN SUPERUSER role made for it; a NOLOGIN role is
+ * refused (28000).  Without a catalog: oid 0, superuser. */
+int  rt_role_login(const char *name, uint32_t *oid, bool *superuser, SlError *err);
+
+/* The password a role has in the catalog, for authentication: copies of
+ * its SCRAM verifier and md5 hash (either may be NULL; free with sl_free).
+ * RT_SECRET_NONE: no role, or no password (the config file's counts);
+ * RT_SECRET_EXPIRED: past VALID UNTIL, no password may succeed. */
+typedef enum RtSecret { RT_SECRET_NONE, RT_SECRET_SET, RT_SECRET_EXPIRED } RtSecret;
+RtSecret rt_role_secret(const char *name, char **scram, char **md5);
 
 #endif /* SLUICE_RUNTIME_H */

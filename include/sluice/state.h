@@ -35,6 +35,10 @@ StateBatch *state_batch_new(void);
 void state_batch_put(StateBatch *b, const void *key, size_t klen,
                      const void *val, size_t vlen);
 void state_batch_delete(StateBatch *b, const void *key, size_t klen);
+/* Appends src's puts and deletes to dst, in order (src is unchanged). */
+void state_batch_append(StateBatch *dst, StateBatch *src);
+/* The number of puts and deletes in the batch. */
+int  state_batch_count(StateBatch *b);
 /* Applies the batch atomically; with sync the write is on disk (fsync of
  * the WAL) before it returns.  The batch stays the caller's to free. */
 int  state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err);
@@ -47,8 +51,8 @@ StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen);
  * when there is none): for logs keyed by the first offset of a chunk. */
 StateScan *state_scan_open_at(StateStore *st, const void *prefix, size_t plen,
                               const void *start, size_t slen);
-/* Same, starting at the first key >= start (which starts with prefix): a
- * seek that does not walk back over deleted keys before start. */
+/* A scan of the keys with the prefix from the first one >= start (a
+ * forward seek: it does not walk back over deleted keys below start). */
 StateScan *state_scan_open_from(StateStore *st, const void *prefix, size_t plen,
                                 const void *start, size_t slen);
 /* The last key with the prefix, copied into a; 1 found, 0 none, -1 error. */

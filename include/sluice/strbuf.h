@@ -24,6 +24,8 @@ void strbuf_append(StrBuf *b, const void *p, size_t n);
 void strbuf_puts(StrBuf *b, const char *s);
 void strbuf_putc(StrBuf *b, char c);
 void strbuf_printf(StrBuf *b, const char *fmt, ...) SL_PRINTF(2, 3);
+/* Appends s[0..n) as a JSON string literal, quotes and escapes included. */
+void strbuf_put_json_string(StrBuf *b, const char *s, size_t n);
 /* Takes the buffer's memory; the StrBuf is empty afterwards. */
 char *strbuf_steal(StrBuf *b, size_t *len);
 

@@ -101,6 +101,19 @@ const char *type_name(SlTypeId id);
 size_t      type_width(SlTypeId id);
 static inline SlType sl_type(SlTypeId id) { SlType t = {id, -1}; return t; }
 
+/* sluice has no array types yet: an array is TEXT holding the array's text
+ * form ('{1,2}'), and the typmod of such a text says which element type it
+ * holds, when known (int2[] in a cast or a catalog column), so that a
+ * subscript gives the element's type.  Never stored; clients see text. */
+#define TYPMOD_ARRAY 0x7E000000
+static inline bool type_is_array_of(SlType t, SlTypeId *elem)
+{
+    if (t.id != TYPE_TEXT || t.typmod <= TYPMOD_ARRAY || t.typmod >= TYPMOD_ARRAY + TYPE__COUNT)
+        return false;
+    *elem = (SlTypeId)(t.typmod - TYPMOD_ARRAY);
+    return true;
+}
+
 /* Allocates a vector of len values in arena a; nulls map only if with_nulls. */
 void vector_init(Vector *v, Arena *a, SlType type, uint32_t len, bool with_nulls);
 static inline bool vector_is_null(const Vector *v, uint32_t i)

@@ -3,9 +3,12 @@
  * the relations (tables, streams, sinks, continuous queries).
  *
  *   cat_open, cat_close, cat_schema_version
- *   cat_lookup, cat_create_relation, cat_drop_relation, cat_foreach
+ *   cat_lookup, cat_create_relation(s), cat_recreate_relation, cat_replace_relation,
+ *   cat_drop_relation(s),
+ *   cat_foreach
  *   cat_relation_ref, cat_relation_unref
  *
+ * Roles and privileges are in roles.c.
  * Every relation is loaded into memory at open; a create or drop writes the
  * file first, in one transaction, and changes memory only once it commits,
  * so a failed DDL statement leaves nothing behind.
@@ -68,6 +71,32 @@ static const char *const migrations[] = {
     "  status TEXT NOT NULL,"
     "  last_error TEXT,"
     "  updated_at_us INTEGER NOT NULL);",
+    /* 4: roles (pg_authid), the owner of each relation and the privileges
+     * granted on it (docs/operations.md, docs/sql-reference.md).  The
+     * bootstrap superuser has PostgreSQL's oid 10.  A password is kept
+     * only as a SCRAM verifier and an md5 hash, never in clear. */
+    "CREATE TABLE roles ("
+    "  oid INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  superuser INTEGER NOT NULL DEFAULT 0,"
+    "  login INTEGER NOT NULL DEFAULT 0,"
+    "  createrole INTEGER NOT NULL DEFAULT 0,"
+    "  createdb INTEGER NOT NULL DEFAULT 0,"
+    "  inherit INTEGER NOT NULL DEFAULT 1,"
+    "  password TEXT,"
+    "  password_md5 TEXT,"
+    "  valid_until INTEGER,"
+    "  created_at INTEGER NOT NULL);"
+    "INSERT INTO roles (oid, name, superuser, login, createrole, createdb, created_at)"
+    "  VALUES (10, 'sluice', 1, 1, 1, 1,"
+    "          CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER));"
+    "ALTER TABLE relations ADD COLUMN owner INTEGER NOT NULL DEFAULT 10;"
+    "CREATE TABLE privileges ("
+    "  rel_oid INTEGER NOT NULL REFERENCES relations(oid) ON DELETE CASCADE,"
+    "  grantee INTEGER NOT NULL,"
+    "  privs INTEGER NOT NULL,"
+    "  grantor INTEGER NOT NULL,"
+    "  PRIMARY KEY (rel_oid, grantee)) WITHOUT ROWID;",
 };
 
 static const char *const kind_names[] = {"table", "stream", "sink", "query"};
@@ -129,6 +158,7 @@ void cat_relation_unref(const CatRelation *rel);
 int cat_open(const char *path, Catalog **out, SlError *err)
 {
     Catalog *cat = sl_calloc(1, sizeof(Catalog));
+    pthread_rwlock_init(&cat->lock, NULL);
     int rc = sqlite3_open_v2(path, &cat->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                  SQLITE_OPEN_NOMUTEX, NULL);
@@ -141,7 +171,8 @@ int cat_open(const char *path, Catalog **out, SlError *err)
     sqlite3_busy_timeout(cat->db, 5000);
     if (cat_exec(cat, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
                       "PRAGMA foreign_keys = ON;", err) < 0 ||
-        migrate(cat, err) < 0 || load_relations(cat, err) < 0) {
+        migrate(cat, err) < 0 || load_relations(cat, err) < 0 ||
+        cat_roles_load(cat, err) < 0) {
         cat_close(cat);
         return -1;
     }
@@ -156,7 +187,9 @@ void cat_close(Catalog *cat)
     for (int i = 0; i < cat->nrels; i++)
         cat_relation_unref(cat->rels[i]);
     sl_free(cat->rels);
+    cat_roles_free(cat);
     sqlite3_close(cat->db);
+    pthread_rwlock_destroy(&cat->lock);
     sl_free(cat);
 }
 
@@ -181,6 +214,7 @@ static int type_parse(const char *name, SlType *t)
 
 static void rel_add(Catalog *cat, CatRelation *rel)
 {
+    CAT_WRITE_BEGIN(cat);
     if (cat->nrels == cat->caprels) {
         cat->caprels = cat->caprels ? cat->caprels * 2 : 16;
         cat->rels = sl_realloc(cat->rels, sizeof(CatRelation *) * (size_t)cat->caprels);
@@ -188,6 +222,7 @@ static void rel_add(Catalog *cat, CatRelation *rel)
     cat->rels[cat->nrels++] = rel;
     if (rel->oid >= cat->next_oid)
         cat->next_oid = rel->oid + 1;
+    CAT_WRITE_END(cat);
 }
 
 /* A new entry, deep-copied from def into an arena of its own. */
@@ -213,6 +248,7 @@ static CatRelation *rel_copy(const CatRelation *def)
     rel->sql = arena_strdup(a, def->sql ? def->sql : "");
     rel->options = arena_strdup(a, def->options ? def->options : "{}");
     rel->created_at = def->created_at;
+    rel->owner = def->owner ? def->owner : CAT_BOOTSTRAP_ROLE_OID;
     return rel;
 }
 
@@ -222,7 +258,8 @@ static int load_relations(Catalog *cat, SlError *err)
     sqlite3_stmt *rs = NULL, *cs = NULL;
     int rc = -1;
     if (sqlite3_prepare_v2(cat->db,
-            "SELECT oid, name, kind, sql, options, created_at FROM relations ORDER BY oid",
+            "SELECT oid, name, kind, sql, options, created_at, owner FROM relations"
+            " ORDER BY oid",
             -1, &rs, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(cat->db,
             "SELECT name, type, typmod, not_null, pk_pos FROM columns"
@@ -241,6 +278,7 @@ static int load_relations(Catalog *cat, SlError *err)
         def.sql = (const char *)sqlite3_column_text(rs, 3);
         def.options = (const char *)sqlite3_column_text(rs, 4);
         def.created_at = sqlite3_column_int64(rs, 5);
+        def.owner = (uint32_t)sqlite3_column_int64(rs, 6);
         CatRelation *rel = rel_copy(&def);
         /* Columns go straight into the entry's arena. */
         sqlite3_bind_int64(cs, 1, def.oid);
@@ -302,39 +340,14 @@ int64_t cat_now_usec(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
-                        SlError *err)
+/* Inserts rel's columns inside the open transaction. */
+static int insert_columns(Catalog *cat, const CatRelation *rel)
 {
-    if (cat_lookup(cat, def->name) != NULL)
-        return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
-                        def->name);
-    if (def->npk > 64)
-        return sl_error(err, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                        "a primary key may have at most 64 columns");
-    CatRelation *rel = rel_copy(def);
-    rel->oid = cat->next_oid;
-    rel->created_at = cat_now_usec();
-
-    sqlite3_stmt *ins = NULL, *col = NULL;
-    if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0) {
-        cat_relation_unref(rel);
-        return -1;
-    }
+    sqlite3_stmt *col = NULL;
     if (sqlite3_prepare_v2(cat->db,
-            "INSERT INTO relations (oid, name, kind, sql, options, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)", -1, &ins, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(cat->db,
             "INSERT INTO columns (rel_oid, attnum, name, type, typmod, not_null, pk_pos)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &col, NULL) != SQLITE_OK)
-        goto fail;
-    sqlite3_bind_int64(ins, 1, rel->oid);
-    sqlite3_bind_text(ins, 2, rel->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(ins, 3, kind_names[rel->kind], -1, SQLITE_STATIC);
-    sqlite3_bind_text(ins, 4, rel->sql, -1, SQLITE_STATIC);
-    sqlite3_bind_text(ins, 5, rel->options, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(ins, 6, rel->created_at);
-    if (sqlite3_step(ins) != SQLITE_DONE)
-        goto fail;
+        return -1;
     for (int i = 0; i < rel->ncols; i++) {
         int pkpos = 0;
         for (int k = 0; k < rel->npk; k++)
@@ -350,15 +363,149 @@ int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation 
             sqlite3_bind_int(col, 7, pkpos);
         else
             sqlite3_bind_null(col, 7);
-        if (sqlite3_step(col) != SQLITE_DONE)
-            goto fail;
+        if (sqlite3_step(col) != SQLITE_DONE) {
+            sqlite3_finalize(col);
+            return -1;
+        }
         sqlite3_reset(col);
     }
+    sqlite3_finalize(col);
+    return 0;
+}
+
+/* Inserts rel's rows (relation and columns) inside the open transaction. */
+static int insert_relation(Catalog *cat, const CatRelation *rel)
+{
+    sqlite3_stmt *ins = NULL;
+    if (sqlite3_prepare_v2(cat->db,
+            "INSERT INTO relations (oid, name, kind, sql, options, created_at, owner)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &ins, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(ins, 1, rel->oid);
+    sqlite3_bind_text(ins, 2, rel->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 3, kind_names[rel->kind], -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 4, rel->sql, -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 5, rel->options, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 6, rel->created_at);
+    sqlite3_bind_int64(ins, 7, rel->owner);
+    int rc = sqlite3_step(ins) == SQLITE_DONE ? insert_columns(cat, rel) : -1;
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+static void rollback(Catalog *cat)
+{
+    SlError ignore = {0};
+    cat_exec(cat, "ROLLBACK;", &ignore);
+    sl_error_clear(&ignore);
+}
+
+int cat_create_relations(Catalog *cat, const CatRelation *const *defs, int n,
+                         const CatRelation **out, SlError *err)
+{
+    for (int i = 0; i < n; i++) {
+        if (cat_lookup(cat, defs[i]->name) != NULL)
+            return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
+                            defs[i]->name);
+        for (int k = 0; k < i; k++)
+            if (strcmp(defs[k]->name, defs[i]->name) == 0)
+                return sl_error(err, ERRCODE_DUPLICATE_TABLE,
+                                "relation \"%s\" already exists", defs[i]->name);
+        if (defs[i]->npk > 64)
+            return sl_error(err, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                            "a primary key may have at most 64 columns");
+    }
+    CatRelation **rels = sl_calloc((size_t)(n > 0 ? n : 1), sizeof(CatRelation *));
+    int64_t now = cat_now_usec();
+    for (int i = 0; i < n; i++) {
+        rels[i] = rel_copy(defs[i]);
+        rels[i]->oid = cat->next_oid + (uint32_t)i;
+        rels[i]->created_at = now;
+    }
+    if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0)
+        goto fail_free;
+    for (int i = 0; i < n; i++)
+        if (insert_relation(cat, rels[i]) < 0)
+            goto fail;
     SLUICE_FAULT("catalog_create_before_commit");
     if (cat_exec(cat, "COMMIT;", err) < 0)
         goto fail_rolled;
-    sqlite3_finalize(ins);
-    sqlite3_finalize(col);
+    for (int i = 0; i < n; i++) {
+        rel_add(cat, rels[i]);
+        out[i] = rels[i];
+    }
+    sl_free(rels);
+    return 0;
+
+fail:
+    cat_db_error(cat, err);
+fail_rolled:
+    rollback(cat);
+fail_free:
+    for (int i = 0; i < n; i++)
+        cat_relation_unref(rels[i]);
+    sl_free(rels);
+    return -1;
+}
+
+int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
+                        SlError *err)
+{
+    return cat_create_relations(cat, &def, 1, out, err);
+}
+
+static int find_index(Catalog *cat, const char *name)
+{
+    for (int i = 0; i < cat->nrels; i++)
+        if (strcmp(cat->rels[i]->name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Takes entry idx out of memory (it lives on while referenced). */
+static void rel_remove(Catalog *cat, int idx)
+{
+    CatRelation *rel = cat->rels[idx];
+    cat_acl_forget(cat, rel->oid);
+    CAT_WRITE_BEGIN(cat);
+    memmove(&cat->rels[idx], &cat->rels[idx + 1],
+            sizeof(CatRelation *) * (size_t)(cat->nrels - idx - 1));
+    cat->nrels--;
+    CAT_WRITE_END(cat);
+    cat_relation_unref(rel);
+}
+
+int cat_recreate_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
+                          SlError *err)
+{
+    int old = find_index(cat, def->name);
+    if (old < 0)
+        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
+                        def->name);
+    if (def->npk > 64)
+        return sl_error(err, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                        "a primary key may have at most 64 columns");
+    CatRelation *rel = rel_copy(def);
+    rel->oid = cat->next_oid;
+    rel->created_at = cat_now_usec();
+    rel->owner = cat->rels[old]->owner;     /* OR REPLACE keeps the owner */
+    sqlite3_stmt *del = NULL;
+    if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0) {
+        cat_relation_unref(rel);
+        return -1;
+    }
+    /* its columns and logs go with it: ON DELETE CASCADE */
+    if (sqlite3_prepare_v2(cat->db, "DELETE FROM relations WHERE oid = ?", -1, &del,
+                           NULL) != SQLITE_OK)
+        goto fail;
+    sqlite3_bind_int64(del, 1, cat->rels[old]->oid);
+    if (sqlite3_step(del) != SQLITE_DONE || insert_relation(cat, rel) < 0)
+        goto fail;
+    SLUICE_FAULT("catalog_create_before_commit");
+    if (cat_exec(cat, "COMMIT;", err) < 0)
+        goto fail_rolled;
+    sqlite3_finalize(del);
+    rel_remove(cat, old);
     rel_add(cat, rel);
     *out = rel;
     return 0;
@@ -366,40 +513,102 @@ int cat_create_relation(Catalog *cat, const CatRelation *def, const CatRelation 
 fail:
     cat_db_error(cat, err);
 fail_rolled:
-    sqlite3_finalize(ins);
-    sqlite3_finalize(col);
-    {
-        SlError ignore = {0};
-        cat_exec(cat, "ROLLBACK;", &ignore);
-        sl_error_clear(&ignore);
-    }
+    sqlite3_finalize(del);
+    rollback(cat);
     cat_relation_unref(rel);
     return -1;
 }
 
+int cat_replace_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
+                         SlError *err)
+{
+    int idx = find_index(cat, def->name);
+    if (idx < 0)
+        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
+                        def->name);
+    CatRelation *old = cat->rels[idx];
+    if (old->kind != def->kind)
+        return sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is a %s", def->name,
+                        kind_names[old->kind]);
+    CatRelation *rel = rel_copy(def);
+    rel->oid = old->oid;
+    rel->created_at = old->created_at;
+    rel->owner = old->owner;
+    sqlite3_stmt *up = NULL, *del = NULL;
+    if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0) {
+        cat_relation_unref(rel);
+        return -1;
+    }
+    if (sqlite3_prepare_v2(cat->db, "UPDATE relations SET sql = ?, options = ? WHERE oid = ?",
+                           -1, &up, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(cat->db, "DELETE FROM columns WHERE rel_oid = ?", -1, &del,
+                           NULL) != SQLITE_OK)
+        goto fail;
+    sqlite3_bind_text(up, 1, rel->sql, -1, SQLITE_STATIC);
+    sqlite3_bind_text(up, 2, rel->options, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(up, 3, rel->oid);
+    sqlite3_bind_int64(del, 1, rel->oid);
+    if (sqlite3_step(up) != SQLITE_DONE || sqlite3_step(del) != SQLITE_DONE ||
+        insert_columns(cat, rel) < 0)
+        goto fail;
+    if (cat_exec(cat, "COMMIT;", err) < 0)
+        goto fail_rolled;
+    sqlite3_finalize(up);
+    sqlite3_finalize(del);
+    CAT_WRITE_BEGIN(cat);
+    cat->rels[idx] = rel;
+    CAT_WRITE_END(cat);
+    cat_relation_unref(old);
+    *out = rel;
+    return 0;
+
+fail:
+    cat_db_error(cat, err);
+fail_rolled:
+    sqlite3_finalize(up);
+    sqlite3_finalize(del);
+    rollback(cat);
+    cat_relation_unref(rel);
+    return -1;
+}
+
+int cat_drop_relations(Catalog *cat, const char *const *names, int n, SlError *err)
+{
+    for (int i = 0; i < n; i++)
+        if (find_index(cat, names[i]) < 0)
+            return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
+                            names[i]);
+    if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        sqlite3_stmt *del = NULL;
+        int rc = sqlite3_prepare_v2(cat->db, "DELETE FROM relations WHERE oid = ?", -1, &del,
+                                    NULL);
+        if (rc == SQLITE_OK) {
+            sqlite3_bind_int64(del, 1, cat->rels[find_index(cat, names[i])]->oid);
+            rc = sqlite3_step(del) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        }
+        sqlite3_finalize(del);
+        if (rc != SQLITE_OK) {
+            cat_db_error(cat, err);
+            SlError ignore = {0};
+            cat_exec(cat, "ROLLBACK;", &ignore);
+            sl_error_clear(&ignore);
+            return -1;
+        }
+    }
+    if (cat_exec(cat, "COMMIT;", err) < 0) {
+        rollback(cat);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        rel_remove(cat, find_index(cat, names[i]));
+    return 0;
+}
+
 int cat_drop_relation(Catalog *cat, const char *name, SlError *err)
 {
-    int idx = -1;
-    for (int i = 0; i < cat->nrels; i++)
-        if (strcmp(cat->rels[i]->name, name) == 0)
-            idx = i;
-    if (idx < 0)
-        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist", name);
-    CatRelation *rel = cat->rels[idx];
-    sqlite3_stmt *del = NULL;
-    if (sqlite3_prepare_v2(cat->db, "DELETE FROM relations WHERE oid = ?", -1, &del,
-                           NULL) != SQLITE_OK)
-        return cat_db_error(cat, err);
-    sqlite3_bind_int64(del, 1, rel->oid);
-    int rc = sqlite3_step(del);
-    sqlite3_finalize(del);
-    if (rc != SQLITE_DONE)
-        return cat_db_error(cat, err);
-    memmove(&cat->rels[idx], &cat->rels[idx + 1],
-            sizeof(CatRelation *) * (size_t)(cat->nrels - idx - 1));
-    cat->nrels--;
-    cat_relation_unref(rel);
-    return 0;
+    return cat_drop_relations(cat, &name, 1, err);
 }
 
 void cat_relation_ref(const CatRelation *rel)

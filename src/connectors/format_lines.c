@@ -4,6 +4,11 @@
  *
  *   fmt_decode_lines, fmt_store_field, fmt_add_dead
  *
+ * fmt_store_field converts plain decimal integers and timestamps written
+ * "YYYY-MM-DD HH:MM:SS[.ffffff]" itself (the COPY benchmark's hot spots,
+ * docs/benchmarks.md); every other text goes through the type's input
+ * function, which has PostgreSQL's rules and messages.
+ *
  * A record is a line (CSV frames its own, since a quoted field may hold a
  * newline).  The loop stops when the batch is full or at a partial last
  * record (unless final); res->consumed counts whole records only, so the
@@ -11,8 +16,10 @@
  */
 #include "format_int.h"
 
+#include "exec/datetime.h"
 #include "sluice/expr.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 void fmt_add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
@@ -34,11 +41,96 @@ void fmt_add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
     d->raw.len = (uint32_t)rawlen;
 }
 
+/* Plain decimal integers ([-+]?digits, at most 18 digits) without the
+ * general input function; anything else (spaces, overflow, 19 digits) goes
+ * the slow way, which has PostgreSQL's rules and messages.  True if stored. */
+static bool fast_int(Vector *v, uint32_t row, const char *p, size_t len)
+{
+    const char *e = p + len;
+    bool neg = false;
+    if (p < e && (*p == '-' || *p == '+'))
+        neg = *p++ == '-';
+    if (p == e || e - p > 18)
+        return false;
+    int64_t x = 0;
+    for (; p < e; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (d > 9)
+            return false;
+        x = x * 10 + d;
+    }
+    if (neg)
+        x = -x;
+    switch (v->type.id) {
+    case TYPE_INT8:
+        v->v.i64[row] = x;
+        return true;
+    case TYPE_INT4:
+        if (x < INT32_MIN || x > INT32_MAX)
+            return false;
+        v->v.i32[row] = (int32_t)x;
+        return true;
+    case TYPE_INT2:
+        if (x < INT16_MIN || x > INT16_MAX)
+            return false;
+        v->v.i16[row] = (int16_t)x;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static int digits(const char *p, int n)
+{
+    int x = 0;
+    for (int i = 0; i < n; i++) {
+        unsigned d = (unsigned)(p[i] - '0');
+        if (d > 9)
+            return -1;
+        x = x * 10 + (int)d;
+    }
+    return x;
+}
+
+/* A timestamp without time zone written exactly "YYYY-MM-DD HH:MM:SS"
+ * (or with 'T'), with up to 6 digits of fraction, every field in its
+ * ordinary range; anything else (other layouts, BC, 24:00, leap seconds,
+ * time zones, 7+ fraction digits) goes the slow way.  True if stored. */
+static bool fast_timestamp(Vector *v, uint32_t row, const char *p, size_t len)
+{
+    if (len < 19 || len > 26 || p[4] != '-' || p[7] != '-' || (p[10] != ' ' && p[10] != 'T') ||
+        p[13] != ':' || p[16] != ':' || (len > 19 && (p[19] != '.' || len == 20)))
+        return false;
+    int y = digits(p, 4), m = digits(p + 5, 2), d = digits(p + 8, 2);
+    int hh = digits(p + 11, 2), mi = digits(p + 14, 2), ss = digits(p + 17, 2);
+    if (y < 1 || m < 1 || m > 12 || d < 1 || hh < 0 || hh > 23 || mi < 0 || mi > 59 ||
+        ss < 0 || ss > 59 || d > dt_days_in_month(y, m))
+        return false;
+    int64_t frac = 0;
+    if (len > 20) {
+        int nf = (int)len - 20, f = digits(p + 20, nf);
+        if (f < 0)
+            return false;
+        frac = f;
+        for (int k = nf; k < 6; k++)
+            frac *= 10;
+    }
+    int64_t days = dt_date2j(y, m, d) - POSTGRES_EPOCH_JDATE;
+    v->v.i64[row] = days * USECS_PER_DAY + (int64_t)((hh * 60 + mi) * 60 + ss) * USECS_PER_SEC +
+                    frac;
+    return true;
+}
+
 const char *fmt_store_field(const FmtSpec *spec, Batch *b, uint32_t c, uint32_t row,
                             const char *text, size_t len, Arena *a)
 {
     Vector *v = &b->cols[c];
     SlTypeId t = v->type.id;
+    if (((t == TYPE_INT8 || t == TYPE_INT4 || t == TYPE_INT2) && fast_int(v, row, text, len)) ||
+        (t == TYPE_TIMESTAMP && fast_timestamp(v, row, text, len))) {
+        v->nulls[row] = 0;
+        return NULL;
+    }
     if (t == TYPE_TEXT || t == TYPE_UNKNOWN) {
         v->v.str[row].ptr = arena_strndup(a, text, len);
         v->v.str[row].len = (uint32_t)len;

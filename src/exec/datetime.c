@@ -20,6 +20,7 @@
  * 22023 "time zone ... not recognized".  Intervals are in interval.c.
  */
 #include "exec/datetime.h"
+#include "sluice/settings.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1178,6 +1179,9 @@ int dt_parse_timestamp(const char *s, size_t len, bool with_tz, int64_t *out, in
     int64_t ts;
     if (dt_tm2ts(&tm, &ts) < 0)
         goto range;
+    /* No zone in the input: a local time in the session's time zone. */
+    if (with_tz && !have_tz)
+        east = dt_session_local_offset(ts);
     if (with_tz && east != 0) {
         ts -= (int64_t)east * USECS_PER_SEC;
         if (!dt_ts_valid(ts))
@@ -1188,6 +1192,19 @@ int dt_parse_timestamp(const char *s, size_t len, bool with_tz, int64_t *out, in
 range:
     return sl_error_at(err, ERRCODE_DATETIME_VALUE_OUT_OF_RANGE, loc,
                        "timestamp out of range: \"%.*s\"", (int)SL_MIN(len, 1000), s);
+}
+
+/* The session's time zone (settings.h): UTC outside a session. */
+int32_t dt_session_utc_offset(int64_t utc_usec)
+{
+    const DtTz *tz = settings_current_tz();
+    return tz != NULL && dt_ts_finite(utc_usec) ? dt_tz_utc_offset(tz, utc_usec) : 0;
+}
+
+int32_t dt_session_local_offset(int64_t local_usec)
+{
+    const DtTz *tz = settings_current_tz();
+    return tz != NULL && dt_ts_finite(local_usec) ? dt_tz_local_offset(tz, local_usec) : 0;
 }
 
 /* ----------------------------------------------------------------- output */
@@ -1231,15 +1248,23 @@ void dt_format_timestamp(int64_t ts, bool with_tz, StrBuf *out)
         return;
     }
     DtTm tm;
-    if (dt_ts2tm(ts, &tm) < 0) {
+    int32_t off = with_tz ? dt_session_utc_offset(ts) : 0;
+    if (dt_ts2tm(ts + (int64_t)off * USECS_PER_SEC, &tm) < 0) {
         strbuf_puts(out, "(timestamp out of range)");
         return;
     }
     strbuf_printf(out, "%04d-%02d-%02d %02d:%02d:", tm.year > 0 ? tm.year : -(tm.year - 1),
                   tm.mon, tm.mday, tm.hour, tm.min);
     put_seconds(out, tm.sec, tm.fsec);
-    if (with_tz)
-        strbuf_puts(out, "+00");
+    if (with_tz) {
+        /* EncodeTimezone: +hh, +hh:mm or +hh:mm:ss */
+        int a = off < 0 ? -off : off;
+        strbuf_printf(out, "%c%02d", off < 0 ? '-' : '+', a / 3600);
+        if (a % 3600 != 0)
+            strbuf_printf(out, ":%02d", a / 60 % 60);
+        if (a % 60 != 0)
+            strbuf_printf(out, ":%02d", a % 60);
+    }
     if (tm.year <= 0)
         strbuf_puts(out, " BC");
 }

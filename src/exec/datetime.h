@@ -121,6 +121,11 @@ typedef struct DtTz DtTz;
 const DtTz *dt_tz_find(const char *name, size_t len);
 int32_t     dt_tz_utc_offset(const DtTz *tz, int64_t utc_usec);
 int32_t     dt_tz_local_offset(const DtTz *tz, int64_t local_usec);
+const char *dt_tz_name(const DtTz *tz);
+/* The session TimeZone's offset (seconds east) at a UTC instant, and of a
+ * local time (settings.h; UTC outside a session). */
+int32_t     dt_session_utc_offset(int64_t utc_usec);
+int32_t     dt_session_local_offset(int64_t local_usec);
 
 /* The current time as a timestamp (microseconds since 2000-01-01 UTC). */
 int64_t dt_now(void);

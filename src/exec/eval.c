@@ -374,6 +374,12 @@ static int eval(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n, const u
     case EXPR_PARAM:
         fill_rows(out, &cx->params[e->index], sel, nsel);
         return 0;
+    case EXPR_OUTER:
+        if (e->index >= cx->nouter)
+            return sl_error(cx->err, ERRCODE_INTERNAL_ERROR, "outer value %d is missing",
+                            e->index + 1);
+        fill_rows(out, &cx->outer[e->index], sel, nsel);
+        return 0;
     case EXPR_FUNC:
         return eval_func(cx, e, in, n, sel, nsel, out, e->fn->fn);
     case EXPR_CAST:

@@ -5,6 +5,10 @@
  *   ex_func_candidates(name, is_op, nargs, out, max)   the rows of a name
  *   ex_func_exists(name, is_op)                        any row of a name
  *   ex_func_variadic(name)                             a VARIADIC function
+ *   ex_func_register(table, n)    more rows (the runtime's catalog functions)
+ *   ex_func_register_loop, ex_func_on_loop   the same, for functions whose
+ *                                 statements must run on the loop thread
+ *   ex_func_at(i)                 the i-th row of all tables (pg_proc), or NULL
  *
  * Each row is the declared signature the analyzer resolves against (with
  * PostgreSQL's cross-type integer and float operators, so that resolution
@@ -142,6 +146,10 @@ static const FuncDesc func_table[] = {
     OP2("||", ANY, TXT, TXT, TXT, TXT, k_textcat),
     OP2("||", TXT, ANY, TXT, TXT, TXT, k_textcat),
     OP2("~~", TXT, TXT, TXT, TXT, B, k_like),
+    OP2("~", TXT, TXT, TXT, TXT, B, k_regex_match),
+    OP2("!~", TXT, TXT, TXT, TXT, B, k_regex_nomatch),
+    OP2("~*", TXT, TXT, TXT, TXT, B, k_regex_imatch),
+    OP2("!~*", TXT, TXT, TXT, TXT, B, k_regex_inomatch),
     OP2("!~~", TXT, TXT, TXT, TXT, B, k_notlike),
     OP2("~~*", TXT, TXT, TXT, TXT, B, k_ilike),
     OP2("!~~*", TXT, TXT, TXT, TXT, B, k_notilike),
@@ -252,6 +260,9 @@ static const FuncDesc func_table[] = {
     FN1("md5", TXT, TXT, k_md5),
     FN1("md5", BY, TXT, k_md5),
     FN1("sha256", BY, BY, k_sha256),
+    FN2("sluice_stream_stat", TXT, TXT, I8, k_stream_stat),
+    FN1("sluice_stream_status", TXT, TXT, k_stream_status),
+    FN1("sluice_stream_error", TXT, TXT, k_stream_error),
     FN1("chr", I4, TXT, k_chr),
     FN1("ascii", TXT, I4, k_ascii),
     FN1("to_hex", I4, TXT, k_to_hex32),
@@ -265,6 +276,12 @@ static const FuncDesc func_table[] = {
      FUNC_NONSTRICT | FUNC_VARIADIC},
     {"concat_ws", false, 2, {TXT, ANY, 0}, {TXT, ANY, 0}, TXT, k_concat_ws,
      FUNC_NONSTRICT | FUNC_VARIADIC},
+
+    /* the session (sessfuncs.c) */
+    FN1("current_setting", TXT, TXT, k_current_setting),
+    FN2("current_setting", TXT, B, TXT, k_current_setting2),
+    FN3("set_config", TXT, TXT, B, TXT, k_set_config),
+    FN1("pg_sleep", F8, TXT, k_pg_sleep),
 
     /* date and time (timefuncs.c, formatting.c) */
     FN0("now", TSZ, k_now),
@@ -322,6 +339,18 @@ static const FuncDesc func_table[] = {
     FN1("jsonb_typeof", JB, TXT, k_jsonb_typeof),
     FN1("jsonb_array_length", JB, I4, k_jsonb_array_length),
 
+    /* privilege inquiry (aclfuncs.c): a role or object by name or oid */
+#define ACLFN(nm, f)                                                        \
+    FN2(nm, TXT, TXT, B, f), FN2(nm, I8, TXT, B, f),                        \
+    FN3(nm, TXT, TXT, TXT, B, f), FN3(nm, TXT, I8, TXT, B, f),              \
+    FN3(nm, I8, TXT, TXT, B, f), FN3(nm, I8, I8, TXT, B, f)
+    ACLFN("has_table_privilege", k_has_table_privilege),
+    ACLFN("has_schema_privilege", k_has_schema_privilege),
+    ACLFN("has_database_privilege", k_has_database_privilege),
+    ACLFN("pg_has_role", k_pg_has_role),
+#undef ACLFN
+    FN1("pg_get_userbyid", I8, TXT, k_pg_get_userbyid),
+
     /* LIKE ... ESCAPE: internal names, never resolved from SQL text */
     {"like escape", false, 3, {TXT, TXT, TXT}, {TXT, TXT, TXT}, B, k_like_esc, 0},
     {"ilike escape", false, 3, {TXT, TXT, TXT}, {TXT, TXT, TXT}, B, k_ilike_esc, 0},
@@ -371,6 +400,61 @@ static void func_range(const char *name, bool is_op, size_t *lo, size_t *hi)
     *hi = h;
 }
 
+/* Functions other modules add (the runtime's catalog functions): a list
+ * of tables, registered once at start, searched after the built-in one. */
+typedef struct ExtraFuncs {
+    const FuncDesc *t;
+    size_t          n;
+    bool            on_loop;
+} ExtraFuncs;
+
+static ExtraFuncs extra[8];
+static int        nextra;
+
+static void add_table(const FuncDesc *table, size_t n, bool on_loop)
+{
+    for (int i = 0; i < nextra; i++)
+        if (extra[i].t == table)
+            return;
+    if (nextra == (int)SL_ARRAY_LEN(extra))
+        sl_panic("ex_func_register: too many function tables");
+    extra[nextra].t = table;
+    extra[nextra].n = n;
+    extra[nextra].on_loop = on_loop;
+    nextra++;
+}
+
+void ex_func_register(const FuncDesc *table, size_t n)
+{
+    add_table(table, n, false);
+}
+
+void ex_func_register_loop(const FuncDesc *table, size_t n)
+{
+    add_table(table, n, true);
+}
+
+bool ex_func_on_loop(const FuncDesc *fd)
+{
+    for (int k = 0; k < nextra; k++)
+        if (extra[k].on_loop && fd >= extra[k].t && fd < extra[k].t + extra[k].n)
+            return true;
+    return false;
+}
+
+const FuncDesc *ex_func_at(size_t i)
+{
+    if (i < SL_ARRAY_LEN(func_table))
+        return &func_table[i];
+    i -= SL_ARRAY_LEN(func_table);
+    for (int k = 0; k < nextra; k++) {
+        if (i < extra[k].n)
+            return &extra[k].t[i];
+        i -= extra[k].n;
+    }
+    return NULL;
+}
+
 int ex_func_candidates(const char *name, bool is_op, int nargs, const FuncDesc **out, int max)
 {
     size_t lo, hi;
@@ -381,6 +465,12 @@ int ex_func_candidates(const char *name, bool is_op, int nargs, const FuncDesc *
         if (f->nargs == nargs && !(f->flags & FUNC_VARIADIC) && n < max)
             out[n++] = f;
     }
+    for (int t = 0; t < nextra; t++)
+        for (size_t k = 0; k < extra[t].n; k++) {
+            const FuncDesc *f = &extra[t].t[k];
+            if (f->is_op == is_op && f->nargs == nargs && strcmp(f->name, name) == 0 && n < max)
+                out[n++] = f;
+        }
     return n;
 }
 
@@ -388,7 +478,13 @@ bool ex_func_exists(const char *name, bool is_op)
 {
     size_t lo, hi;
     func_range(name, is_op, &lo, &hi);
-    return hi > lo;
+    if (hi > lo)
+        return true;
+    for (int t = 0; t < nextra; t++)
+        for (size_t k = 0; k < extra[t].n; k++)
+            if (extra[t].t[k].is_op == is_op && strcmp(extra[t].t[k].name, name) == 0)
+                return true;
+    return false;
 }
 
 const FuncDesc *ex_func_variadic(const char *name)

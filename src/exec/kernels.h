@@ -69,6 +69,11 @@ CMP_KERNELS(text);
 /* text (text.c) */
 KERNEL(k_textcat);
 KERNEL(k_like);
+/* regular expressions (regex.c) */
+KERNEL(k_regex_match);
+KERNEL(k_regex_nomatch);
+KERNEL(k_regex_imatch);
+KERNEL(k_regex_inomatch);
 KERNEL(k_notlike);
 KERNEL(k_ilike);
 KERNEL(k_notilike);
@@ -106,6 +111,8 @@ KERNEL(k_to_char_tstz); KERNEL(k_to_char_iv);
 
 /* strings and bytea (strfuncs.c) */
 KERNEL(k_substr2); KERNEL(k_substr3); KERNEL(k_bytea_substr2); KERNEL(k_bytea_substr3);
+/* stream ingestion counters (streamfuncs.c) */
+KERNEL(k_stream_stat); KERNEL(k_stream_status); KERNEL(k_stream_error);
 KERNEL(k_strpos); KERNEL(k_replace); KERNEL(k_translate); KERNEL(k_split_part);
 KERNEL(k_starts_with); KERNEL(k_concat); KERNEL(k_concat_ws);
 KERNEL(k_btrim1); KERNEL(k_btrim2); KERNEL(k_ltrim1); KERNEL(k_ltrim2);
@@ -158,5 +165,12 @@ int ex_jsonb_parse(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlE
 
 /* Writes row i of v as text into an arena string (casts to text). */
 void ex_format_value(Arena *a, const Vector *v, uint32_t i, SlStr *out);
+
+/* session (sessfuncs.c) */
+KERNEL(k_current_setting); KERNEL(k_current_setting2); KERNEL(k_set_config);
+KERNEL(k_pg_sleep);
+/* privilege inquiry (aclfuncs.c) */
+KERNEL(k_has_table_privilege); KERNEL(k_has_schema_privilege);
+KERNEL(k_has_database_privilege); KERNEL(k_pg_has_role); KERNEL(k_pg_get_userbyid);
 
 #endif /* SLUICE_EXEC_KERNELS_H */

@@ -173,7 +173,7 @@ static int returning(Modify *md, Arena *scratch, const Batch *b, const uint32_t 
         return 0;
     EvalCtx ecx = {.arena = scratch, .err = md->cx->err, .params = md->cx->params,
                    .nparams = md->cx->nparams, .subplans = md->cx->subplans,
-                   .nsubplans = md->cx->nsubplans};
+                   .nsubplans = md->cx->nsubplans, .exec = md->cx};
     ExBatch out = {.b = {b->nrows, (uint32_t)m->nreturning, NULL}, .sel = (uint32_t *)sel, .n = n};
     out.b.cols = ARENA_ARRAY(scratch, Vector, m->nreturning);
     for (int k = 0; k < m->nreturning; k++)
@@ -204,7 +204,7 @@ static int conflict_update(Modify *md, Arena *scratch, const Batch *b, const uin
     }
     EvalCtx ecx = {.arena = scratch, .err = md->cx->err, .params = md->cx->params,
                    .nparams = md->cx->nparams, .subplans = md->cx->subplans,
-                   .nsubplans = md->cx->nsubplans};
+                   .nsubplans = md->cx->nsubplans, .exec = md->cx};
     uint32_t *sel = ARENA_ARRAY(scratch, uint32_t, n);
     uint32_t k = 0;
     if (m->conflict_where != NULL) {
@@ -363,7 +363,10 @@ static int insert_stream(Modify *md, ExOp *src)
     all->nrows = total;
     for (int k = 0; k < rel->ncols; k++)
         all->cols[k].len = total;
-    if (total > 0) {
+    if (total > 0 && md->cx->defer_chunk != NULL && md->m->nreturning == 0) {
+        stream_chunk_add(md->cx->defer_chunk, all);
+        md->cx->defer_rel = rel;
+    } else if (total > 0) {
         int64_t first;
         if (stream_append(md->cx->st, rel, all, &first, md->cx->err) < 0)
             return -1;

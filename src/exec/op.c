@@ -33,6 +33,7 @@ EvalCtx op_eval_ctx(ExOp *op)
         .params = op->cx->params, .nparams = op->cx->nparams,
         .subplans = op->cx->subplans, .nsubplans = op->cx->nsubplans,
         .now = op->cx->now,
+        .outer = op->cx->outer, .nouter = op->cx->nouter, .exec = op->cx,
     };
     return e;
 }
@@ -65,6 +66,8 @@ ExOp *ex_op_build(ExCtx *cx, const Plan *p)
     case PLAN_AGG:      op = op_build_agg(cx, p, child); break;
     case PLAN_SORT:     op = op_build_sort(cx, p, child); break;
     case PLAN_DISTINCT: op = op_build_distinct(cx, p, child); break;
+    case PLAN_WINDOW:   op = op_build_window(cx, p, child); break;
+    case PLAN_SERIES:   op = op_build_series(cx, p); break;
     case PLAN_JOIN:     op = op_build_join(cx, p, child, right); break;
     case PLAN_SETOP:    op = op_build_setop(cx, p, child, right); break;
     }
@@ -80,6 +83,8 @@ ExOp *ex_op_build(ExCtx *cx, const Plan *p)
 
 int ex_op_next(ExOp *op, ExBatch **out)
 {
+    if (ex_check_interrupt(op->cx->err) < 0)
+        return -1;
     arena_reset(&op->arena);
     return op->next(op, out);
 }

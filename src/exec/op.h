@@ -38,6 +38,8 @@ ExOp *op_build_limit(ExCtx *cx, const Plan *p, ExOp *child);
 ExOp *op_build_agg(ExCtx *cx, const Plan *p, ExOp *child);
 ExOp *op_build_sort(ExCtx *cx, const Plan *p, ExOp *child);
 ExOp *op_build_distinct(ExCtx *cx, const Plan *p, ExOp *child);
+ExOp *op_build_window(ExCtx *cx, const Plan *p, ExOp *child);
+ExOp *op_build_series(ExCtx *cx, const Plan *p);
 ExOp *op_build_join(ExCtx *cx, const Plan *p, ExOp *left, ExOp *right);
 ExOp *op_build_setop(ExCtx *cx, const Plan *p, ExOp *left, ExOp *right);
 

@@ -2,6 +2,8 @@
  * sublink.c -- the value of an uncorrelated subquery inside an expression.
  *
  *   ex_eval_subplan(cx, e, input, n, sel, nsel, out)    EXPR_SUBPLAN
+ *   ex_array_literal(a, vals, n, out)    values as an array's text form
+ *   ex_array_elems(a, fn, arg)           an array's text form, element by element
  *
  * The runtime runs each InitPlan (plan.h) before the query and hands the
  * results to the evaluator in cx->subplans: a one-row vector for a scalar
@@ -11,8 +13,18 @@
  * some value is NULL, otherwise false; NOT IN is its negation.  The values
  * are compared with the "=" kernel the analyzer resolved (e->fn), one
  * subquery value at a time over the whole selection.
+ *
+ * A correlated subquery (one that reads columns of the enclosing query's
+ * row) runs its plan once per row instead, with the row's values as
+ * EXPR_OUTER inputs: simple, and what catalog queries such as psql's need;
+ * a decorrelating rewrite (a join) is the way to make it fast.  ARRAY
+ * (subquery) gives its values as PostgreSQL's array text form, '{a,b}':
+ * sluice has no array types yet, so an array is text.
  */
 #include "exec/kernels.h"
+#include "sluice/exec.h"
+
+#include <strings.h>
 
 /* Copies row 0 of one (width w) into the selected rows of dst. */
 static void broadcast(Vector *dst, const Vector *one, uint32_t row, const uint32_t *sel,
@@ -76,9 +88,172 @@ static int eval_in(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n, cons
     return 0;
 }
 
+void ex_array_literal(Arena *a, const Vector *vals, uint32_t n, SlStr *out)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    strbuf_putc(&b, '{');
+    StrBuf el;
+    strbuf_init(&el);
+    for (uint32_t k = 0; k < n; k++) {
+        if (k > 0)
+            strbuf_putc(&b, ',');
+        if (vector_is_null(vals, k)) {
+            strbuf_puts(&b, "NULL");
+            continue;
+        }
+        el.len = 0;
+        value_format_text(vals, k, &el);
+        bool quote = el.len == 0 || (el.len == 4 && strncasecmp(el.data, "null", 4) == 0);
+        for (size_t c = 0; c < el.len && !quote; c++)
+            quote = strchr("{},\"\\ \t\n\r\v\f", el.data[c]) != NULL;
+        if (!quote) {
+            strbuf_append(&b, el.data, el.len);
+            continue;
+        }
+        strbuf_putc(&b, '"');
+        for (size_t c = 0; c < el.len; c++) {
+            if (el.data[c] == '"' || el.data[c] == '\\')
+                strbuf_putc(&b, '\\');
+            strbuf_putc(&b, el.data[c]);
+        }
+        strbuf_putc(&b, '"');
+    }
+    strbuf_putc(&b, '}');
+    out->ptr = arena_strndup(a, b.data, b.len);
+    out->len = (uint32_t)b.len;
+    strbuf_free(&el);
+    strbuf_free(&b);
+}
+
+bool ex_array_elems(const SlStr *a, bool (*fn)(const SlStr *el, void *arg), void *arg)
+{
+    if (a->len < 2 || a->ptr[0] != '{' || a->ptr[a->len - 1] != '}')
+        return false;
+    uint32_t k = 1, end = a->len - 1;
+    StrBuf el;
+    strbuf_init(&el);
+    bool go = true;
+    while (k < end && go) {
+        el.len = 0;
+        bool quoted = a->ptr[k] == '"';
+        if (quoted) {
+            k++;
+            while (k < end && a->ptr[k] != '"') {
+                if (a->ptr[k] == '\\' && k + 1 < end)
+                    k++;
+                strbuf_putc(&el, a->ptr[k++]);
+            }
+            k++;
+        } else {
+            while (k < end && a->ptr[k] != ',')
+                strbuf_putc(&el, a->ptr[k++]);
+        }
+        bool is_null = !quoted && el.len == 4 && strncasecmp(el.data, "NULL", 4) == 0;
+        SlStr s = {el.data ? el.data : "", (uint32_t)el.len};
+        go = fn(is_null ? NULL : &s, arg);
+        if (k < end && a->ptr[k] == ',')
+            k++;
+    }
+    strbuf_free(&el);
+    return true;
+}
+
+/* A correlated subquery: its plan runs once per selected row, with the
+ * row's outer values (e->args, evaluated over the batch) in ExCtx.outer.
+ * The operators' memory comes from the batch's arena; a scalar subquery
+ * with more than one row is 21000, as in PostgreSQL. */
+static int eval_correlated(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n,
+                           const uint32_t *sel, uint32_t nsel, Vector *out)
+{
+    const ExCtx *pcx = cx->exec;
+    if (pcx == NULL)
+        return sl_error(cx->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                        "a correlated subquery cannot run here");
+    Vector *args = ARENA_ARRAY(cx->arena, Vector, e->nargs ? e->nargs : 1);
+    for (int a = 0; a < e->nargs; a++)
+        if (ex_eval_sel(cx, e->args[a], in, n, sel, nsel, &args[a]) < 0)
+            return -1;
+    Vector *row = ARENA_ARRAY(cx->arena, Vector, e->nargs ? e->nargs : 1);
+    const Plan *p = e->subplan;
+    int rc = 0;
+    FOR_SEL(sel, nsel, {
+        if (rc < 0)
+            break;
+        for (int a = 0; a < e->nargs; a++) {
+            vector_init(&row[a], cx->arena, args[a].type, 1, true);
+            ex_copy_value(&row[a], 0, &args[a], i, NULL);
+        }
+        ExCtx child = *pcx;
+        child.arena = cx->arena;
+        child.outer = row;
+        child.nouter = e->nargs;
+        ExOp *op = ex_op_build(&child, p);
+        if (op == NULL) {
+            rc = -1;
+            break;
+        }
+        /* EXPR: the one value; EXISTS: any row; ARRAY: every value */
+        uint32_t seen = 0, cap = 16;
+        Vector all;
+        if (e->subkind == SUBLINK_ARRAY)
+            vector_init(&all, cx->arena, p->cols[0].type, cap, true);
+        out->nulls[i] = e->subkind == SUBLINK_EXPR;
+        if (e->subkind == SUBLINK_EXISTS)
+            out->v.b[i] = false;
+        ExBatch *b;
+        int r;
+        while ((r = ex_op_next(op, &b)) > 0) {
+            if (e->subkind == SUBLINK_EXISTS) {
+                if (b->n > 0) {
+                    out->v.b[i] = true;
+                    break;
+                }
+                continue;
+            }
+            for (uint32_t k = 0; k < b->n; k++) {
+                uint32_t src = b->sel ? b->sel[k] : k;
+                if (e->subkind == SUBLINK_EXPR) {
+                    if (seen++ > 0) {
+                        r = sl_error(cx->err, ERRCODE_CARDINALITY_VIOLATION,
+                                     "more than one row returned by a subquery used as an "
+                                     "expression");
+                        break;
+                    }
+                    ex_copy_value(out, i, &b->b.cols[0], src, cx->arena);
+                } else {
+                    if (seen == cap) {
+                        Vector more;
+                        vector_init(&more, cx->arena, all.type, cap * 2, true);
+                        memcpy(more.v.data, all.v.data, type_width(all.type.id) * cap);
+                        memcpy(more.nulls, all.nulls, cap);
+                        all = more;
+                        cap *= 2;
+                    }
+                    ex_copy_value(&all, seen++, &b->b.cols[0], src, cx->arena);
+                }
+            }
+            if (r < 0)
+                break;
+        }
+        ex_op_close(op);
+        if (r < 0) {
+            rc = -1;
+            break;
+        }
+        if (e->subkind == SUBLINK_ARRAY) {
+            out->nulls[i] = 0;
+            ex_array_literal(cx->arena, &all, seen, &out->v.str[i]);
+        }
+    });
+    return rc;
+}
+
 int ex_eval_subplan(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n,
                     const uint32_t *sel, uint32_t nsel, Vector *out)
 {
+    if (e->subplan != NULL)
+        return eval_correlated(cx, e, in, n, sel, nsel, out);
     if (e->index < 0 || e->index >= cx->nsubplans)
         return sl_error(cx->err, ERRCODE_INTERNAL_ERROR, "subquery %d has no value",
                         e->index + 1);

@@ -60,11 +60,16 @@ static int date2ts(EvalCtx *cx, int32_t d, int64_t *out)
     return 0;
 }
 
+/* Casts between timestamp, timestamptz and date read and write local
+ * times in the session's time zone (settings.h), as PostgreSQL's do. */
 KERNEL(c_date_ts)
 {
+    bool tz = e->type.id == TYPE_TIMESTAMPTZ;
     FOR_SEL(sel, n, {
         if (date2ts(cx, args[0].v.i32[i], &out->v.i64[i]) < 0)
             return -1;
+        if (tz && dt_ts_finite(out->v.i64[i]))
+            out->v.i64[i] -= (int64_t)dt_session_local_offset(out->v.i64[i]) * USECS_PER_SEC;
     });
     return 0;
 }
@@ -78,6 +83,8 @@ KERNEL(c_ts_date)
         } else if (t == DT_NOEND) {
             out->v.i32[i] = DATE_NOEND;
         } else {
+            if (args[0].type.id == TYPE_TIMESTAMPTZ)
+                t += (int64_t)dt_session_utc_offset(t) * USECS_PER_SEC;
             int64_t d = t / USECS_PER_DAY;
             if (t % USECS_PER_DAY < 0)
                 d--;
@@ -89,7 +96,17 @@ KERNEL(c_ts_date)
 
 KERNEL(c_ts_ts)
 {
-    FOR_SEL(sel, n, { out->v.i64[i] = args[0].v.i64[i]; });
+    int dir = args[0].type.id == e->type.id ? 0 : e->type.id == TYPE_TIMESTAMPTZ ? -1 : 1;
+    FOR_SEL(sel, n, {
+        int64_t t = args[0].v.i64[i];
+        if (dir != 0 && dt_ts_finite(t)) {
+            int32_t off = dir < 0 ? dt_session_local_offset(t) : dt_session_utc_offset(t);
+            t += dir * (int64_t)off * USECS_PER_SEC;
+            if (!dt_ts_valid(t))
+                return ts_range(cx);
+        }
+        out->v.i64[i] = t;
+    });
     return 0;
 }
 
@@ -477,6 +494,7 @@ KERNEL(k_clock_timestamp)
 KERNEL(k_current_date)
 {
     int64_t t = stmt_now(cx);
+    t += (int64_t)dt_session_utc_offset(t) * USECS_PER_SEC;
     int32_t d = (int32_t)(t / USECS_PER_DAY - (t % USECS_PER_DAY < 0));
     FOR_SEL(sel, n, { out->v.i32[i] = d; });
     return 0;
@@ -585,6 +603,7 @@ static int trunc_tm(DtUnit u, DtTm *tm)
 KERNEL(k_date_trunc_ts)
 {
     const char *tname = type_name(out->type.id);
+    bool tz = out->type.id == TYPE_TIMESTAMPTZ;
     UnitCache uc = {0};
     FOR_SEL(sel, n, {
         int64_t t = args[1].v.i64[i];
@@ -595,6 +614,9 @@ KERNEL(k_date_trunc_ts)
         unit_of(&uc, &args[0].v.str[i]);
         if (uc.unit == DU_UNKNOWN || uc.special)
             return unit_not_recognized(cx, &uc, tname);
+        /* timestamptz: truncated in the session's time zone */
+        if (tz)
+            t += (int64_t)dt_session_utc_offset(t) * USECS_PER_SEC;
         DtTm tm;
         if (dt_ts2tm(t, &tm) < 0)
             return ts_range(cx);
@@ -602,6 +624,8 @@ KERNEL(k_date_trunc_ts)
             return unit_not_supported(cx, &uc, tname);
         if (dt_tm2ts(&tm, &out->v.i64[i]) < 0)
             return ts_range(cx);
+        if (tz)
+            out->v.i64[i] -= (int64_t)dt_session_local_offset(out->v.i64[i]) * USECS_PER_SEC;
     });
     return 0;
 }
@@ -759,6 +783,15 @@ static int ts_part(DtUnit u, bool special, bool tz, int64_t t, bool as_float, Pa
             pv->scale = 6;
         }
         return 0;
+    }
+    int32_t off = tz ? dt_session_utc_offset(t) : 0;
+    if (tz) {
+        if (u == DU_TZ || u == DU_TZ_HOUR || u == DU_TZ_MINUTE) {
+            pv->kind = PV_INT;
+            pv->i = u == DU_TZ ? off : u == DU_TZ_HOUR ? off / 3600 : (off / 60) % 60;
+            return 0;
+        }
+        t += (int64_t)off * USECS_PER_SEC;
     }
     DtTm tm;
     if (dt_ts2tm(t, &tm) < 0)

@@ -6,6 +6,7 @@
  *   dt_tz_find(name, len)             a zone by name, case-insensitively
  *   dt_tz_utc_offset(tz, utc)         its UTC offset at an instant
  *   dt_tz_local_offset(tz, local)     the offset of a local time
+ *   dt_tz_name(tz)                    its name as the tz database spells it
  *
  * A zone is its TZif file's 64-bit transitions and local time types, plus
  * the POSIX TZ rule of the file's footer for instants after the last
@@ -13,7 +14,8 @@
  * PostgreSQL's DetermineTimeZoneOffset resolves it: the "before"
  * interpretation in a spring-forward gap, the "after" one in a fall-back
  * overlap.  Zones are loaded on first use and kept for the life of the
- * process (a mutex guards the cache); the session time zone is still UTC.
+ * process (a mutex guards the cache).  The session's TimeZone (settings.c) is one of them,
+ * or NULL for UTC.
  * The directory is $SLUICE_TZDIR, or /usr/share/zoneinfo.
  */
 #include "exec/datetime.h"
@@ -36,7 +38,8 @@ typedef struct TzRuleDate {
 } TzRuleDate;
 
 struct DtTz {
-    char       *name;
+    char       *name;       /* lower-cased, the cache key */
+    char       *display;    /* as the tz database spells it: "Europe/Berlin" */
     int         ntrans;
     int64_t    *trans;      /* UTC seconds since 1970 */
     uint8_t    *idx;        /* local time type after each transition */
@@ -338,6 +341,7 @@ const DtTz *dt_tz_find(const char *name, size_t len)
         if (find_ci(tz_dir(), key, path, sizeof(path)))
             tz = load_file(path, key);
         if (tz != NULL) {
+            tz->display = sl_strdup(path + strlen(tz_dir()) + 1);
             if (tz_ncache == tz_capcache) {
                 tz_capcache = tz_capcache ? tz_capcache * 2 : 16;
                 tz_cache = sl_realloc(tz_cache, sizeof(DtTz *) * (size_t)tz_capcache);
@@ -415,6 +419,11 @@ int32_t dt_tz_utc_offset(const DtTz *tz, int64_t utc_usec)
     int64_t t = floor_div(utc_usec, USECS_PER_SEC) +
                 (int64_t)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
     return offset_at(tz, t, &next, &next_off);
+}
+
+const char *dt_tz_name(const DtTz *tz)
+{
+    return tz->display;
 }
 
 int32_t dt_tz_local_offset(const DtTz *tz, int64_t local_usec)

@@ -20,6 +20,9 @@
 #include "exec/datetime.h"
 #include "exec/kernels.h"
 #include "exec/numeric.h"
+#include "sluice/settings.h"
+
+#include <float.h>
 
 #include <errno.h>
 #include <math.h>
@@ -138,6 +141,14 @@ static void format_float(double d, bool single, StrBuf *out)
     }
     if (d == 0) {
         strbuf_puts(out, signbit(d) ? "-0" : "0");
+        return;
+    }
+    /* extra_float_digits <= 0: PostgreSQL's older output, %g with
+     * FLT_DIG / DBL_DIG plus the setting digits. */
+    int efd = settings_current_float_digits();
+    if (efd <= 0) {
+        int nd = (single ? FLT_DIG : DBL_DIG) + efd;
+        strbuf_printf(out, "%.*g", nd < 1 ? 1 : nd, d);
         return;
     }
     /* The fewest significant digits that read back the same value: a

@@ -140,6 +140,9 @@ static void deparse(const Expr *e, const ColumnDesc *cols, const char *const *qu
     case EXPR_PARAM:
         strbuf_printf(out, "$%d", e->index + 1);
         break;
+    case EXPR_OUTER:
+        strbuf_printf(out, "$outer%d", e->index + 1);
+        break;
     case EXPR_FUNC:
         if (e->fn->is_op && e->nargs == 2) {
             strbuf_putc(out, '(');
@@ -242,7 +245,10 @@ static void deparse(const Expr *e, const ColumnDesc *cols, const char *const *qu
         strbuf_putc(out, ')');
         break;
     case EXPR_SUBPLAN:
-        if (e->subkind == SUBLINK_IN) {
+        if (e->subplan != NULL) {
+            strbuf_puts(out, e->subkind == SUBLINK_EXISTS ? "EXISTS(SubPlan)"
+                             : e->subkind == SUBLINK_ARRAY ? "ARRAY(SubPlan)" : "(SubPlan)");
+        } else if (e->subkind == SUBLINK_IN) {
             strbuf_putc(out, '(');
             if (e->negate)
                 strbuf_puts(out, "NOT ");
@@ -501,6 +507,12 @@ static void explain_node(Explain *x, const Plan *p, int depth, const InitPlan *i
             expr_detail(x, depth, "Count", p->u.limit.count, NULL, false);
         if (p->u.limit.offset)
             expr_detail(x, depth, "Offset", p->u.limit.offset, NULL, false);
+        break;
+    case PLAN_WINDOW:
+        node_line(x, depth, "WindowAgg");
+        break;
+    case PLAN_SERIES:
+        node_line(x, depth, "Function Scan on generate_series");
         break;
     case PLAN_DISTINCT:
         node_line(x, depth, "Distinct");

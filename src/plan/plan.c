@@ -31,6 +31,7 @@ int plan_nchildren(const Plan *p)
     switch (p->kind) {
     case PLAN_SCAN:
     case PLAN_VALUES:
+    case PLAN_SERIES:
         return 0;
     case PLAN_JOIN:
     case PLAN_SETOP:
@@ -48,7 +49,8 @@ Plan *plan_child(const Plan *p, int i)
 const char *plan_kind_name(PlanKind k)
 {
     static const char *const names[] = {"Scan", "Values", "Filter", "Project", "Aggregate",
-                                        "Sort", "Limit", "Distinct", "Join", "SetOp"};
+                                        "Sort", "Limit", "Distinct", "Join", "SetOp",
+                                        "WindowAgg", "Function Scan"};
     return names[k];
 }
 

@@ -1,23 +1,36 @@
 /*
  * copy.c -- COPY FROM STDIN and COPY TO STDOUT (see runtime.h).
  *
- *   rt_copy_kind                  is a prepared statement a COPY, which way
+ *   rt_copy_kind, rt_copy_binary  is a prepared statement a COPY, which way,
+ *                                 in binary format
  *   rt_copy_begin, rt_copy_data, rt_copy_end, rt_copy_abort    COPY FROM
  *   rt_copy_out                   COPY TO: one line of text per row
+ *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes it
  *
  * COPY FROM keeps the partial last line of the input between chunks and
- * decodes whole lines into batches in the copy's arena.  Nothing is written
+ * decodes whole lines (FORMAT binary: whole rows) into batches in the
+ * copy's arena.  Nothing is written
  * before the input ended well: rt_copy_end hands all the rows to ex_modify
  * as one INSERT (one StateBatch for a table, one append for a stream), so a
  * bad row leaves the relation as it was.
+ *
+ * The fast path (a stream without NOT NULL columns, every column copied in
+ * order): each full batch is encoded at once into the stream's chunk format
+ * (stream_chunk_add) and its decoded values dropped, so the copy holds only
+ * encoded rows, and rt_copy_end appends those chunks as they are -- still
+ * one durable write, all or nothing.
  */
 #include "runtime_int.h"
 #include "sluice/format.h"
+#include "sluice/log.h"
+#include "sluice/options.h"
+#include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 
 #include <stdio.h>
 
 #define COPY_MAX_BYTES ((size_t)1 << 30)
+#define COPY_CHUNK_BYTES ((size_t)4 << 20)  /* fast path: bytes per stream chunk */
 
 struct RtCopy {
     Arena       arena;
@@ -31,7 +44,21 @@ struct RtCopy {
     FmtResult   res;
     Batch     **batches;
     int         nbatches, capbatches;
+    /* the fast path */
+    bool        direct;
+    Arena       rows;           /* the batch being decoded, reset after each */
+    Batch      *cur;
+    StrBuf     *chunks;         /* encoded rows */
+    int         nchunks, capchunks;
+    bool        bin_header;     /* FORMAT binary: the header was read */
+    bool        bin_trailer;    /* ... and the trailer */
 };
+
+bool rt_copy_binary(const Prepared *p)
+{
+    const Query *q = rt_prepared_query(p);
+    return q->kind == QUERY_COPY && q->copy->binary;
+}
 
 RtCopyKind rt_copy_kind(const Prepared *p)
 {
@@ -53,6 +80,8 @@ int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
     if (rt_catalog() == NULL || rt_state() == NULL)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "no catalog is open: the runtime was not initialized (rt_init)");
+    if (rt_check_query(q, err) < 0)
+        return -1;
     const CopySpec *c = q->copy;
     RtCopy *cp = sl_calloc(1, sizeof(RtCopy));
     arena_init(&cp->arena, 256 * 1024);
@@ -69,6 +98,17 @@ int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
     cp->fmt.quote = '"';
     cp->fmt.header = c->header;
     cp->fmt.null_string = c->null_string;
+    /* (a stream with a connector takes no rows: ex_modify says so) */
+    Options o;
+    const char *conn = NULL;
+    if (c->rel->kind == REL_STREAM && opts_parse(&cp->arena, c->rel->options, &o, err) == 0)
+        conn = opts_get(&o, "connector");
+    sl_error_clear(err);
+    cp->direct = c->rel->kind == REL_STREAM && c->ncols == c->rel->ncols && !c->binary &&
+                 (conn == NULL || strcmp(conn, "internal") == 0);
+    for (int i = 0; i < c->ncols && cp->direct; i++)
+        cp->direct = c->attnums[i] == i && !c->rel->cols[i].not_null;
+    arena_init(&cp->rows, 256 * 1024);
     *out = cp;
     return 0;
 }
@@ -78,8 +118,31 @@ void rt_copy_abort(RtCopy *cp)
     if (cp == NULL)
         return;
     sl_free(cp->buf);
+    for (int i = 0; i < cp->nchunks; i++)
+        strbuf_free(&cp->chunks[i]);
+    sl_free(cp->chunks);
+    arena_destroy(&cp->rows);
     arena_destroy(&cp->arena);
     sl_free(cp);
+}
+
+/* The fast path: the decoded batch into the last chunk, its values dropped. */
+static void flush_direct(RtCopy *cp)
+{
+    Batch *b = cp->cur;
+    for (uint32_t c = 0; c < b->ncols; c++)
+        b->cols[c].len = b->nrows;
+    if (cp->nchunks == 0 || cp->chunks[cp->nchunks - 1].len >= COPY_CHUNK_BYTES) {
+        if (cp->nchunks == cp->capchunks) {
+            cp->capchunks = cp->capchunks ? cp->capchunks * 2 : 16;
+            cp->chunks = sl_realloc(cp->chunks, sizeof(StrBuf) * (size_t)cp->capchunks);
+        }
+        strbuf_init(&cp->chunks[cp->nchunks++]);
+        strbuf_reserve(&cp->chunks[cp->nchunks - 1], COPY_CHUNK_BYTES + (64 << 10));
+    }
+    stream_chunk_add(&cp->chunks[cp->nchunks - 1], b);
+    arena_reset(&cp->rows);
+    cp->cur = NULL;
 }
 
 static int64_t count_lines(const char *p, size_t n)
@@ -119,31 +182,164 @@ static int bad_record(RtCopy *cp, const DeadLetter *d, SlError *err)
     return -1;
 }
 
+/* The batch the next rows go to: the last one, or a new one when it is full. */
+static Batch *current_batch(RtCopy *cp)
+{
+    Batch *b = cp->nbatches ? cp->batches[cp->nbatches - 1] : NULL;
+    if (b != NULL && b->nrows < EX_BATCH_ROWS)
+        return b;
+    if (cp->nbatches == cp->capbatches) {
+        int cap = cp->capbatches ? cp->capbatches * 2 : 64;
+        Batch **more = ARENA_ARRAY(&cp->arena, Batch *, cap);
+        if (cp->nbatches)
+            memcpy(more, cp->batches, sizeof(Batch *) * (size_t)cp->nbatches);
+        cp->batches = more;
+        cp->capbatches = cap;
+    }
+    b = batch_alloc(&cp->arena, cp->types, (uint32_t)cp->spec->ncols, EX_BATCH_ROWS);
+    b->nrows = 0;
+    cp->batches[cp->nbatches++] = b;
+    return b;
+}
+
+static uint32_t get_be32(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
+}
+
+static int bad_binary_copy(RtCopy *cp, SlError *err, const char *msg)
+{
+    sl_error(err, ERRCODE_BAD_COPY_FILE_FORMAT, "%s", msg);
+    sl_error_context(err, "COPY %s, line %lld", cp->spec->rel->name, (long long)cp->line + 1);
+    return -1;
+}
+
+/* FORMAT binary (PostgreSQL's CopyReadBinaryTuple): the signature, flags and
+ * extension header, then per row an int16 field count (-1: the trailer) and
+ * per field an int32 length (-1: NULL) and the value in its binary (recv)
+ * format; the trailer may be left out.  Decodes the whole rows of the buffer; a row cut short waits for
+ * more data, or is an error when final.  "line" counts rows. */
+static int decode_binary(RtCopy *cp, bool final, SlError *err)
+{
+    static const char sig[11] = "PGCOPY\n\377\r\n";
+    size_t pos = 0;
+    int rc = 0;
+    if (!cp->bin_header) {
+        if (cp->len < 19) {
+            if (final)
+                rc = bad_binary_copy(cp, err, "COPY file signature not recognized");
+            return rc;
+        }
+        if (memcmp(cp->buf, sig, 11) != 0)
+            return bad_binary_copy(cp, err, "COPY file signature not recognized");
+        uint32_t flags = get_be32(cp->buf + 11), ext = get_be32(cp->buf + 15);
+        if (flags & 0x10000)
+            return bad_binary_copy(cp, err, "invalid COPY file header (WITH OIDS)");
+        if (ext > COPY_MAX_BYTES)
+            return bad_binary_copy(cp, err, "invalid COPY file header (wrong length)");
+        if (cp->len < 19 + (size_t)ext) {
+            if (final)
+                rc = bad_binary_copy(cp, err, "invalid COPY file header (wrong length)");
+            return rc;
+        }
+        pos = 19 + ext;
+        cp->bin_header = true;
+    }
+    int ncols = cp->spec->ncols;
+    while (rc == 0 && pos + 2 <= cp->len) {
+        if (cp->bin_trailer)
+            return bad_binary_copy(cp, err, "received copy data after EOF marker");
+        const unsigned char *u = (const unsigned char *)cp->buf + pos;
+        int16_t nf = (int16_t)(u[0] << 8 | u[1]);
+        if (nf == -1) {
+            cp->bin_trailer = true;
+            pos += 2;
+            continue;
+        }
+        if (nf != ncols) {
+            char msg[64];
+            snprintf(msg, sizeof(msg), "row field count is %d, expected %d", nf, ncols);
+            return bad_binary_copy(cp, err, msg);
+        }
+        /* the whole row must be in */
+        size_t q = pos + 2;
+        bool whole = true;
+        for (int k = 0; k < ncols && whole; k++) {
+            if (q + 4 > cp->len) {
+                whole = false;
+                break;
+            }
+            int32_t flen = (int32_t)get_be32(cp->buf + q);
+            q += 4;
+            if (flen < -1)
+                return bad_binary_copy(cp, err, "invalid field size");
+            if (flen > 0) {
+                if (q + (size_t)flen > cp->len)
+                    whole = false;
+                else
+                    q += (size_t)flen;
+            }
+        }
+        if (!whole)
+            break;
+        Batch *b = current_batch(cp);
+        uint32_t r = b->nrows;
+        q = pos + 2;
+        for (int k = 0; k < ncols && rc == 0; k++) {
+            int32_t flen = (int32_t)get_be32(cp->buf + q);
+            q += 4;
+            if (flen == -1) {
+                b->cols[k].nulls[r] = 1;
+                continue;
+            }
+            b->cols[k].nulls[r] = 0;
+            rc = rt_recv_binary(&cp->arena, cp->types[k], cp->buf + q, flen, &b->cols[k], r, 0,
+                                err);
+            if (rc < 0)
+                sl_error_context(err, "COPY %s, line %lld, column %s", cp->spec->rel->name,
+                                 (long long)cp->line + 1,
+                                 cp->spec->rel->cols[cp->spec->attnums[k]].name);
+            q += (size_t)flen;
+        }
+        if (rc < 0)
+            return -1;
+        b->nrows++;
+        for (int k = 0; k < ncols; k++)
+            b->cols[k].len = b->nrows;
+        cp->line++;
+        pos = q;
+    }
+    memmove(cp->buf, cp->buf + pos, cp->len - pos);
+    cp->len -= pos;
+    /* The end of the data at a row boundary ends it too, trailer or not
+     * (pgx sends none), as in PostgreSQL. */
+    if (final && rc == 0 && (cp->len > 0 || !cp->bin_header))
+        return bad_binary_copy(cp, err, "unexpected EOF in COPY data");
+    return rc;
+}
+
 /* Decodes the whole lines of the buffer (all of it when final). */
 static int decode(RtCopy *cp, bool final, SlError *err)
 {
+    if (cp->spec->binary)
+        return decode_binary(cp, final, err);
+    Arena *da = cp->direct ? &cp->rows : &cp->arena;
     for (;;) {
-        Batch *b = cp->nbatches ? cp->batches[cp->nbatches - 1] : NULL;
-        if (b == NULL || b->nrows == EX_BATCH_ROWS) {
-            if (cp->nbatches == cp->capbatches) {
-                int cap = cp->capbatches ? cp->capbatches * 2 : 64;
-                Batch **more = ARENA_ARRAY(&cp->arena, Batch *, cap);
-                if (cp->nbatches)
-                    memcpy(more, cp->batches, sizeof(Batch *) * (size_t)cp->nbatches);
-                cp->batches = more;
-                cp->capbatches = cap;
-            }
-            b = batch_alloc(&cp->arena, cp->types, (uint32_t)cp->spec->ncols, EX_BATCH_ROWS);
+        Batch *b = cp->direct ? cp->cur : cp->nbatches ? cp->batches[cp->nbatches - 1] : NULL;
+        if (cp->direct && b == NULL) {
+            b = cp->cur = batch_alloc(da, cp->types, (uint32_t)cp->spec->ncols, EX_BATCH_ROWS);
             b->nrows = 0;
-            cp->batches[cp->nbatches++] = b;
+        } else if (!cp->direct) {
+            b = current_batch(cp);
         }
         cp->res.consumed = 0;
         cp->res.ndead = 0;
         int rc = cp->spec->csv
                      ? fmt_csv_decode(&cp->fmt, cp->buf, cp->len, final, b, EX_BATCH_ROWS,
-                                      &cp->arena, &cp->res, err)
+                                      da, &cp->res, err)
                      : fmt_text_decode(&cp->fmt, cp->buf, cp->len, final, b, EX_BATCH_ROWS,
-                                       &cp->arena, &cp->res, err);
+                                       da, &cp->res, err);
         if (rc < 0)
             return -1;
         if (cp->res.ndead > 0)
@@ -152,6 +348,8 @@ static int decode(RtCopy *cp, bool final, SlError *err)
         cp->line += count_lines(cp->buf, used);
         memmove(cp->buf, cp->buf + used, cp->len - used);
         cp->len -= used;
+        if (cp->direct && (b->nrows == EX_BATCH_ROWS || (final && b->nrows > 0)))
+            flush_direct(cp);
         if (b->nrows < EX_BATCH_ROWS)
             return 0;
     }
@@ -181,10 +379,39 @@ static ExSource *copy_open_scan(ExCtx *cx, const Plan *scan)
 
 int rt_copy_end(RtCopy *cp, char *tag, size_t tagsize, SlError *err)
 {
+    return rt_copy_end_deferred(cp, tag, tagsize, NULL, err);
+}
+
+int rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **deferred,
+                         SlError *err)
+{
+    if (deferred != NULL)
+        *deferred = NULL;
     int rc = decode(cp, true, err);
     const CopySpec *c = cp->spec;
     const CatRelation *rel = c->rel;
-    if (rc == 0) {
+    if (rc == 0 && cp->direct && deferred != NULL && cp->nchunks > 0 &&
+        rt_append_can_defer()) {
+        uint64_t rows = 0;
+        for (int i = 0; i < cp->nchunks; i++)
+            rows += stream_chunk_rows(&cp->chunks[i]);
+        *deferred = rt_append_new(rel, cp->chunks, cp->nchunks);
+        cp->chunks = NULL;
+        cp->nchunks = 0;
+        snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
+    } else if (rc == 0 && cp->direct) {
+        StreamAppend app = {rel, NULL, cp->nchunks, cp->chunks, 0};
+        uint64_t rows = 0;
+        for (int i = 0; i < cp->nchunks; i++)
+            rows += stream_chunk_rows(&cp->chunks[i]);
+        uint64_t t0 = uv_hrtime();
+        rc = stream_append_many(rt_state(), &app, 1, NULL, err);
+        if (rc == 0)
+            snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
+        sl_log(LOG_DEBUG, "copy appended", "stream=%s rows=%llu chunks=%d append_ms=%.1f",
+               rel->name, (unsigned long long)rows, cp->nchunks,
+               (double)(uv_hrtime() - t0) / 1e6);
+    } else if (rc == 0) {
         /* the rows as the relation's columns: those not copied are NULL */
         SlType *types = ARENA_ARRAY(&cp->arena, SlType, rel->ncols);
         for (int k = 0; k < rel->ncols; k++)
@@ -247,12 +474,12 @@ static void put_text(StrBuf *o, const char *s, size_t n, char delim)
     }
 }
 
-static void put_csv(StrBuf *o, const char *s, size_t n, const CopySpec *c)
+void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char *null_string)
 {
-    bool quote = n == 0 && c->null_string[0] == '\0';
+    bool quote = n == 0 && null_string[0] == '\0';
     for (size_t i = 0; i < n && !quote; i++)
-        quote = s[i] == c->delimiter || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
-    if (!quote && strlen(c->null_string) == n && memcmp(s, c->null_string, n) == 0)
+        quote = s[i] == delimiter || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
+    if (!quote && strlen(null_string) == n && memcmp(s, null_string, n) == 0)
         quote = true;
     if (!quote) {
         strbuf_append(o, s, n);
@@ -270,7 +497,7 @@ static void put_csv(StrBuf *o, const char *s, size_t n, const CopySpec *c)
 static void put_field(StrBuf *o, const char *s, size_t n, const CopySpec *c)
 {
     if (c->csv)
-        put_csv(o, s, n, c);
+        rt_csv_field(o, s, n, c->delimiter, c->null_string);
     else
         put_text(o, s, n, c->delimiter);
 }
@@ -319,6 +546,8 @@ int rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size
     if (rt_state() == NULL && c->query == NULL)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "no catalog is open: the runtime was not initialized (rt_init)");
+    if (rt_check_query(q, err) < 0)
+        return -1;
     Arena work;
     arena_init(&work, 64 * 1024);
     CopyOut co = {{NULL, copy_out_batch_cb}, c, NULL, 0, cb, ctx, {0}, {0}, 0};

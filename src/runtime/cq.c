@@ -2,7 +2,8 @@
  * cq.c -- the scheduler of continuous queries (see cq.h, docs/engine.md).
  *
  *   cq_runtime_init, cq_runtime_close
- *   cq_start, cq_pause, cq_resume, cq_stop, cq_foreach, cq_dependent
+ *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
+ *   cq_dependent, cq_progress
  *   cq_subscribe, cq_subscribe_go, cq_unsubscribe
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
@@ -16,6 +17,8 @@
  * Recovery at start: L = the last offset-log batch, S = the batch id stored
  * with the state.  S = L: only the commit entry may be missing; write it.
  * S = L - 1: batch L is replayed from its logged range and watermark.
+ * When the result table's columns changed (CREATE OR REPLACE), a batch
+ * runs even without new input, to rewrite the table from the state.
  *
  * Subscribers (SUBSCRIBE): while a query has some, its batches record
  * their changes of the result (IncBatch.changes); after the commit, on the
@@ -74,6 +77,7 @@ struct Cq {
     TriggerKind        trigger;
     int64_t            interval_ms;
     int64_t            max_offsets;
+    int64_t            retain;          /* min_batches_to_retain */
     int64_t            stop_at[INC_MAX_INPUTS];   /* available_now: the ends at start */
     int64_t            next_batch_id;
     int64_t            next_from[INC_MAX_INPUTS];  /* per input */
@@ -85,11 +89,29 @@ struct Cq {
     bool               finished;
     bool               stopping;        /* dropped or shutting down */
     bool               timer_closed;
+    bool               force_batch;     /* run a batch even without new input */
+    void             (*released_cb)(void *arg);     /* cq_stop_then */
+    void              *released_arg;
     char              *error;
     int64_t            last_batch_id;
     int64_t            input_rows;
     CqSub             *subs;            /* SUBSCRIBE clients */
+    int64_t            started_us;
+    int64_t            late_rows;
+    /* progress: a ring of the last batches, and the batch in flight's times */
+    CqProgress         progress[CQ_PROGRESS_KEEP];
+    int                nprogress, progress_next;
+    int64_t            plan_start_us, plan_us, batch_started_us;
+    int64_t            backlog_rows;    /* at plan time: rows left for later batches */
+    int64_t            wake_at_us;      /* idle_timeout: run a batch at this time */
 };
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 static int64_t wall_us(void)
 {
@@ -107,10 +129,11 @@ CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st)
     return rt;
 }
 
+/* The query of that name that is not being stopped. */
 static Cq *find(CqRuntime *rt, const char *name)
 {
     for (Cq *q = rt->queries; q != NULL; q = q->next)
-        if (strcmp(q->rel->name, name) == 0)
+        if (!q->stopping && strcmp(q->rel->name, name) == 0)
             return q;
     return NULL;
 }
@@ -174,11 +197,15 @@ static void on_timer_closed(uv_handle_t *h)
 {
     Cq *q = h->data;
     CqRuntime *rt = q->rt;
+    void (*cb)(void *) = q->released_cb;
+    void *arg = q->released_arg;
     rt->closing_timers--;
     inc_plan_free(q->plan);
     cat_relation_unref(q->rel);
     sl_free(q->error);
     sl_free(q);
+    if (cb != NULL)
+        cb(arg);
     maybe_finish_close(rt);
 }
 
@@ -217,6 +244,38 @@ static void work_cb(uv_work_t *w)
 {
     Cq *q = w->data;
     q->batch_rc = inc_batch_run(q->plan, &q->batch, &q->batch_err);
+}
+
+/* Keeps the committed batch's figures in the ring. */
+static void record_progress(Cq *q, int64_t commit_us)
+{
+    const IncBatch *b = &q->batch;
+    CqProgress *p = &q->progress[q->progress_next];
+    *p = (CqProgress){
+        .batch_id = b->batch_id,
+        .started_us = q->batch_started_us,
+        .input_rows = b->input_rows,
+        .output_rows = b->output_rows,
+        .late_rows = b->late_rows,
+        .state_rows = b->state_rows,
+        .evicted_rows = b->evicted_rows,
+        .has_watermark = b->next_has_watermark,
+        .watermark_us = b->next_watermark_us,
+        .plan_us = q->plan_us,
+        .read_us = b->read_us,
+        .execute_us = b->execute_us,
+        .write_us = b->write_us,
+        .commit_us = commit_us,
+        .total_us = mono_us() - q->plan_start_us,
+        .sink_us = b->sink_us,
+        .has_event_time = b->max_event_us != INT64_MIN,
+        .min_event_us = b->max_event_us != INT64_MIN ? b->min_event_us : 0,
+        .max_event_us = b->max_event_us != INT64_MIN ? b->max_event_us : 0,
+        .backlog_rows = q->backlog_rows,
+    };
+    q->progress_next = (q->progress_next + 1) % CQ_PROGRESS_KEEP;
+    if (q->nprogress < CQ_PROGRESS_KEEP)
+        q->nprogress++;
 }
 
 /* Calls each subscriber with the batch's changes. */
@@ -326,33 +385,48 @@ static void after_work_cb(uv_work_t *w, int status)
         return;
     }
     SlError err = {0};
+    int64_t tc = mono_us();
     if (cat_commit_append(q->rt->cat, q->rel->oid, q->batch.batch_id, &err) < 0) {
         strbuf_free(&q->batch.changes);
         fail_query(q, &err);
         sl_error_clear(&err);
         return;
     }
+    record_progress(q, mono_us() - tc);
     deliver_changes(q);
     strbuf_free(&q->batch.changes);
     send_pending_snapshots(q);
     q->last_batch_id = q->batch.batch_id;
+    q->force_batch = false;
     q->input_rows += q->batch.input_rows;
+    q->late_rows += q->batch.late_rows;
     q->next_batch_id = q->batch.batch_id + 1;
     memcpy(q->next_from, q->batch.to, sizeof(q->next_from));
     q->has_watermark = q->batch.next_has_watermark;
     q->watermark_us = q->batch.next_watermark_us;
-    /* Keep a bounded log: entries before the previous batch are not needed
-     * for recovery any more. */
-    if (q->batch.batch_id % 100 == 99 &&
-        cat_cq_purge(q->rt->cat, q->rel->oid, q->batch.batch_id - 1, &err) < 0) {
+    q->wake_at_us = q->batch.wake_at_us;
+    /* Keep a bounded log: recovery needs only the last entry of each log;
+     * the newest `retain` batches are kept for inspection.  Purged every
+     * retain/10 batches, so the log holds at most 1.1 x retain entries. */
+    int64_t every = q->retain >= 10 ? q->retain / 10 : 1;
+    if (q->batch.batch_id >= q->retain && q->batch.batch_id % every == 0 &&
+        cat_cq_purge(q->rt->cat, q->rel->oid, q->batch.batch_id - q->retain + 1, &err) < 0) {
         sl_log(LOG_WARN, "cannot purge the offset log", "query=%s error=\"%s\"",
                q->rel->name, err.message);
         sl_error_clear(&err);
     }
+    CqProgress last;
+    const CqProgress *pr = &last;
+    if (cq_progress(q->rt, q->rel->name, &last, 1, &err) != 1)
+        memset(&last, 0, sizeof(last));
+    sl_error_clear(&err);
     sl_log(LOG_DEBUG, "batch committed",
            "query=%s batch=%" PRId64 " input_rows=%" PRId64 " output_rows=%" PRId64
-           " late_rows=%" PRId64 " state_rows=%" PRId64, q->rel->name, q->batch.batch_id,
-           q->batch.input_rows, q->batch.output_rows, q->batch.late_rows, q->batch.state_rows);
+           " late_rows=%" PRId64 " state_rows=%" PRId64 " plan_us=%" PRId64 " read_us=%" PRId64
+           " execute_us=%" PRId64 " write_us=%" PRId64 " commit_us=%" PRId64
+           " total_us=%" PRId64, q->rel->name, q->batch.batch_id, q->batch.input_rows,
+           q->batch.output_rows, q->batch.late_rows, q->batch.state_rows, pr->plan_us,
+           pr->read_us, pr->execute_us, pr->write_us, pr->commit_us, pr->total_us);
     if (q->trigger == TRIGGER_ONCE ||
         (q->trigger == TRIGGER_AVAILABLE_NOW && caught_up(q))) {
         q->finished = true;
@@ -376,6 +450,8 @@ static void launch(Cq *q, const CqOffsets *o, const int64_t *from, const int64_t
     strbuf_init(&q->batch.changes);
     q->batch.has_watermark = o->has_watermark;
     q->batch.watermark_us = o->watermark_us;
+    q->batch.now_us = o->batch_ts_us;
+    q->batch_started_us = o->batch_ts_us;
     q->in_flight = true;
     q->work.data = q;
     int rc = uv_queue_work(q->rt->loop, &q->work, work_cb, after_work_cb);
@@ -392,11 +468,12 @@ static void plan_batch(Cq *q)
 {
     if (q->in_flight || q->paused || q->failed || q->finished || q->stopping)
         return;
+    q->plan_start_us = mono_us();
     SlError err = {0};
     int n = inc_plan_ninputs(q->plan);
     int64_t to[INC_MAX_INPUTS] = {0};
     bool more = false;
-    int64_t now = wall_us();
+    int64_t now = wall_us(), backlog = 0;
     for (int i = 0; i < n; i++) {
         int64_t latest = source_latest(inc_plan_source(q->plan, i), now, &err);
         if (latest < 0) {
@@ -411,8 +488,13 @@ static void plan_batch(Cq *q)
             to[i] = q->next_from[i] + q->max_offsets;
         if (to[i] > q->next_from[i])
             more = true;
+        backlog += latest > to[i] ? latest - to[i] : 0;     /* summed over the inputs */
     }
-    if (!more) {
+    /* No new rows, but an idle partition would move the watermark: run an
+     * empty batch, so windows close (idle_timeout). */
+    bool wake = q->trigger == TRIGGER_INTERVAL && inc_plan_idle_wakes(q->plan) &&
+                wall_us() >= q->wake_at_us;
+    if (!more && !wake && !q->force_batch) {
         if (q->trigger != TRIGGER_INTERVAL) {
             q->finished = true;
             set_status(q, "finished", NULL);
@@ -436,6 +518,8 @@ static void plan_batch(Cq *q)
         sl_error_clear(&err);
         return;
     }
+    q->plan_us = mono_us() - q->plan_start_us;
+    q->backlog_rows = backlog;
     launch(q, &o, q->next_from, to);
 }
 
@@ -488,6 +572,14 @@ static int read_options(Cq *q, SlError *err)
                  "max_offsets_per_trigger must not be negative");
         goto out;
     }
+    if (opts_get_int(&o, "min_batches_to_retain", 100, &q->retain, err) < 0)
+        goto out;
+    if (q->retain < 1) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                 "min_batches_to_retain must be at least 1");
+        sl_error_hint(err, "Recovery needs the last batch of the offset and commit logs.");
+        goto out;
+    }
     rc = 0;
 out:
     arena_destroy(&a);
@@ -517,7 +609,7 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
     int64_t state_batch;
     bool has_wm;
     int64_t wm;
-    if (inc_state_meta(q->plan, &state_batch, &has_wm, &wm, err) < 0)
+    if (inc_state_meta(q->plan, &state_batch, &has_wm, &wm, &q->force_batch, err) < 0)
         return -1;
     int found = cat_offsets_last(q->rt->cat, q->rel->oid, a, last, err);
     if (found < 0)
@@ -558,6 +650,9 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
 
 int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
 {
+    if (rt->closing)
+        return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "the server is shutting down");
     if (find(rt, query->name) != NULL)
         return sl_error(err, ERRCODE_DUPLICATE_OBJECT,
                         "continuous query \"%s\" is already running", query->name);
@@ -565,12 +660,14 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
     q->rt = rt;
     q->rel = query;
     q->last_batch_id = -1;
+    q->started_us = wall_us();
     if (read_options(q, err) < 0 || inc_plan_build(query, rt->cat, rt->st, &q->plan, err) < 0) {
         inc_plan_free(q->plan);
         sl_free(q);
         return -1;
     }
     cat_relation_ref(query);
+    q->wake_at_us = inc_plan_idle_wakes(q->plan) ? 0 : INT64_MAX;
     uv_timer_init(rt->loop, &q->timer);
     q->timer.data = q;
     q->next = rt->queries;
@@ -612,6 +709,8 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
         logged_range(last.sources, inc_plan_ninputs(q->plan), from, to);
         sl_log(LOG_INFO, "replaying batch", "query=%s batch=%" PRId64, query->name,
                last.batch_id);
+        q->plan_start_us = mono_us();
+        q->plan_us = 0;
         launch(q, &last, from, to);
     }
     if (q->trigger == TRIGGER_INTERVAL && q->interval_ms > 0)
@@ -659,6 +758,19 @@ int cq_stop(CqRuntime *rt, const char *name, SlError *err)
     return 0;
 }
 
+void cq_stop_then(CqRuntime *rt, const char *name, void (*cb)(void *arg), void *arg)
+{
+    Cq *q = find(rt, name);
+    if (q == NULL) {
+        cb(arg);
+        return;
+    }
+    q->released_cb = cb;
+    q->released_arg = arg;
+    q->stopping = true;
+    release(q);
+}
+
 void cq_runtime_close(CqRuntime *rt, cq_close_cb cb)
 {
     rt->closing = true;
@@ -673,6 +785,28 @@ void cq_runtime_close(CqRuntime *rt, cq_close_cb cb)
     maybe_finish_close(rt);
 }
 
+/* CQ_BEHIND_BATCHES in cq.h: the last batches all overran the trigger
+ * interval, or all left rows behind without the backlog shrinking. */
+static bool falling_behind(const Cq *q)
+{
+    if (q->nprogress < CQ_BEHIND_BATCHES || q->paused || q->failed || q->finished)
+        return false;
+    bool overran = q->trigger == TRIGGER_INTERVAL && q->interval_ms > 0;
+    bool backlog = true;
+    int64_t newer_backlog = -1;
+    for (int i = 1; i <= CQ_BEHIND_BATCHES; i++) {
+        const CqProgress *p =
+            &q->progress[(q->progress_next + CQ_PROGRESS_KEEP - i) % CQ_PROGRESS_KEEP];
+        if (p->total_us <= q->interval_ms * 1000)
+            overran = false;
+        /* walking back in time: each older backlog must be <= the newer one */
+        if (p->backlog_rows == 0 || (newer_backlog >= 0 && p->backlog_rows > newer_backlog))
+            backlog = false;
+        newer_backlog = p->backlog_rows;
+    }
+    return overran || backlog;
+}
+
 void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *arg)
 {
     for (Cq *q = rt->queries; q != NULL; q = q->next) {
@@ -685,9 +819,72 @@ void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *a
             .input_rows = q->input_rows,
             .has_watermark = q->has_watermark,
             .watermark_us = q->watermark_us,
+            .started_us = q->started_us,
+            .state_rows = -1,
+            .late_rows = q->late_rows,
         };
+        s.trigger_ms = q->trigger == TRIGGER_INTERVAL ? q->interval_ms : -1;
+        s.falling_behind = falling_behind(q);
+        SlError err = {0};
+        if (inc_state_rows(q->plan, &s.state_rows, &err) < 0)
+            s.state_rows = -1;
+        sl_error_clear(&err);
         fn(&s, arg);
     }
+}
+
+typedef struct StatusOf {
+    const char *name;
+    CqStatus   *out;
+    bool        found;
+} StatusOf;
+
+static void status_of_cb(const CqStatus *s, void *arg)
+{
+    StatusOf *so = arg;
+    if (!so->found && strcmp(s->name, so->name) == 0) {
+        *so->out = *s;
+        so->found = true;
+    }
+}
+
+bool cq_status_of(CqRuntime *rt, const char *name, CqStatus *out)
+{
+    StatusOf so = {name, out, false};
+    cq_foreach(rt, status_of_cb, &so);
+    return so.found;
+}
+
+int cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError *err)
+{
+    Cq *q = find_or_error(rt, name, err);
+    if (q == NULL)
+        return -1;
+    CqStatus s;
+    cq_status_of(rt, name, &s);
+    *lines = list_append(a, *lines,
+                         arena_printf(a, "Continuous Query %s: %s, trigger %s", name, s.status,
+                                      q->trigger == TRIGGER_ONCE          ? "once"
+                                      : q->trigger == TRIGGER_AVAILABLE_NOW ? "available_now"
+                                      : arena_printf(a, "%" PRId64 " ms", q->interval_ms)));
+    inc_plan_explain(q->plan, a, lines);
+    char wm[64] = "none";
+    if (s.has_watermark) {
+        /* event time is microseconds since 2000-01-01 (PostgreSQL's epoch) */
+        time_t t = (time_t)((s.watermark_us + INT64_C(946684800000000)) / 1000000);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(wm, sizeof(wm), "%Y-%m-%d %H:%M:%S", &tm);
+    }
+    *lines = list_append(a, *lines,
+                         arena_printf(a, "Live: last batch %" PRId64 ", input rows %" PRId64
+                                         ", late rows %" PRId64 ", state rows %" PRId64
+                                         ", watermark %s, falling behind: %s",
+                                      s.last_batch_id, s.input_rows, s.late_rows, s.state_rows,
+                                      wm, s.falling_behind ? "yes" : "no"));
+    if (s.error != NULL)
+        *lines = list_append(a, *lines, arena_printf(a, "Error: %s", s.error));
+    return 0;
 }
 
 const char *cq_dependent(CqRuntime *rt, uint32_t oid)
@@ -695,11 +892,23 @@ const char *cq_dependent(CqRuntime *rt, uint32_t oid)
     for (Cq *q = rt->queries; q != NULL; q = q->next) {
         if (q->stopping)
             continue;
-        const CatRelation *into = inc_plan_into(q->plan);
-        if (inc_plan_reads(q->plan, oid) || (into != NULL && into->oid == oid))
+        const CatRelation *into = inc_plan_into(q->plan), *late = inc_plan_late(q->plan);
+        if (inc_plan_reads(q->plan, oid) || (into != NULL && into->oid == oid) ||
+            (late != NULL && late->oid == oid))
             return q->rel->name;
     }
     return NULL;
+}
+
+int cq_progress(CqRuntime *rt, const char *name, CqProgress *out, int max, SlError *err)
+{
+    Cq *q = find_or_error(rt, name, err);
+    if (q == NULL)
+        return -1;
+    int n = 0;
+    for (int i = 1; i <= q->nprogress && n < max; i++)
+        out[n++] = q->progress[(q->progress_next + CQ_PROGRESS_KEEP - i) % CQ_PROGRESS_KEEP];
+    return n;
 }
 
 CqSub *cq_subscribe(CqRuntime *rt, const char *name, bool snapshot, cq_changes_fn fn,

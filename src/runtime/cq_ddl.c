@@ -5,23 +5,44 @@
  *   rt_cq_init      start the registry on the loop and every query in the
  *                   catalog (they resume after their last committed batch)
  *   rt_cq_close     stop them all; cb once no batch is in flight
- *   rt_cq_create    CREATE CONTINUOUS QUERY: check it can run
- *                   incrementally, create its relation, start it
+ *   rt_cq_create    CREATE [OR REPLACE] CONTINUOUS QUERY: check it can run
+ *                   incrementally, create its relation, start it; a
+ *                   replacement keeps the state and offsets when the
+ *                   state-bearing plan is the same, and is refused with the
+ *                   change named when it is not, unless WITH (reset = true)
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
  *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
  *   rt_subscribe, rt_subscribe_go, rt_unsubscribe   SUBSCRIBE's side of
  *                   the registry
+ *   rt_cq_dependent   the name of a continuous query that uses a relation
+ *   rt_cq_explain   EXPLAIN CONTINUOUS QUERY
+ *   rt_cq_runtime   the registry, for sys.* tables and /metrics (NULL before
+ *                   rt_cq_init and after rt_cq_close)
  */
 #include "runtime_int.h"
 
 #include "sluice/cq.h"
 #include "sluice/log.h"
+#include "sluice/options.h"
 #include "sluice/relstore.h"
 
 #include "incremental.h"
 
 static CqRuntime *g_cq;
+
+int rt_cq_explain(const char *name, Arena *a, List **lines, SlError *err)
+{
+    if (g_cq == NULL)
+        return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "continuous queries are not running in this server");
+    return cq_explain(g_cq, name, a, lines, err);
+}
+
+CqRuntime *rt_cq_runtime(void)
+{
+    return g_cq;
+}
 static void (*g_close_cb)(void);
 
 static void start_one(const CatRelation *rel, void *arg)
@@ -62,6 +83,152 @@ void rt_cq_close(void (*cb)(void))
     cq_runtime_close(g_cq, on_closed);
 }
 
+/* ---------------------------------------------------------------------- */
+/* CREATE OR REPLACE                                                        */
+
+typedef struct Replace {
+    const CatRelation *old;     /* reset: its rows, state and logs go */
+    const CatRelation *rel;     /* the new definition, to start */
+    bool               reset;
+} Replace;
+
+/* The old query is stopped (no batch in flight): purge what a reset drops,
+ * start the new definition unless it was dropped meanwhile. */
+static void replace_cb(void *arg)
+{
+    Replace *r = arg;
+    SlError err = {0};
+    if (r->reset && rel_purge(rt_state(), r->old, &err) < 0) {
+        sl_log(LOG_ERROR, "cannot drop the state of a replaced query", "query=%s error=\"%s\"",
+               r->old->name, err.message);
+        sl_error_clear(&err);
+    }
+    if (g_cq != NULL && cat_lookup(rt_catalog(), r->rel->name) == r->rel &&
+        cq_start(g_cq, r->rel, &err) < 0) {
+        sl_log(LOG_ERROR, "cannot start a replaced query", "query=%s error=\"%s\"",
+               r->rel->name, err.message);
+        sl_error_clear(&err);
+    }
+    cat_relation_unref(r->old);
+    cat_relation_unref(r->rel);
+    sl_free(r);
+}
+
+static int refuse_change(SlError *err, const char *name, const char *what, const char *before,
+                         const char *now)
+{
+    sl_error(err, ERRCODE_INVALID_TABLE_DEFINITION,
+             "cannot replace continuous query \"%s\": its %s changed", name, what);
+    sl_error_detail(err, "%s: %s before, %s now; its state and offsets hold only for the "
+                         "former.", what, before, now);
+    sl_error_hint(err, "Add WITH (reset = true) to start over from the starting offsets; that "
+                       "drops its state, its offset and commit logs and its results.");
+    return -1;
+}
+
+/* Same result columns (names and types)? */
+static bool same_columns(const CatRelation *a, const CatRelation *b)
+{
+    if (a->ncols != b->ncols)
+        return false;
+    for (int c = 0; c < a->ncols; c++)
+        if (strcmp(a->cols[c].name, b->cols[c].name) != 0 ||
+            a->cols[c].type.id != b->cols[c].type.id)
+            return false;
+    return true;
+}
+
+/* Is the change from old's plan to the new plan one the state survives?
+ * -1 with the change named in err if not. */
+static int check_compatible(const CatRelation *old, IncPlan *np, const CatRelation *def,
+                            SlError *err)
+{
+    IncPlan *op;
+    SlError e = {0};
+    if (inc_plan_build(old, rt_catalog(), rt_state(), &op, &e) < 0) {
+        sl_error(err, ERRCODE_INVALID_TABLE_DEFINITION,
+                 "cannot replace continuous query \"%s\": its current definition cannot be "
+                 "planned any more: %s", old->name, e.message);
+        sl_error_hint(err, "Add WITH (reset = true) to start over from the starting offsets.");
+        sl_error_clear(&e);
+        return -1;
+    }
+    int rc = 0;
+    const char *const *os = inc_plan_shape(op), *const *ns = inc_plan_shape(np);
+    for (int i = 0; i < INC_SHAPE_PARTS && rc == 0; i++)
+        if (strcmp(os[i], ns[i]) != 0)
+            rc = refuse_change(err, old->name, inc_shape_names[i], os[i], ns[i]);
+    const CatRelation *oi = inc_plan_into(op), *ni = inc_plan_into(np);
+    if (rc == 0 && (oi == NULL ? ni != NULL : (ni == NULL || oi->oid != ni->oid)))
+        rc = refuse_change(err, old->name, "output target", oi ? oi->name : "its result table",
+                           ni ? ni->name : "its result table");
+    if (rc == 0 && ni == NULL && !same_columns(old, def) && !inc_plan_keeps_rows(np)) {
+        sl_error(err, ERRCODE_INVALID_TABLE_DEFINITION,
+                 "cannot replace continuous query \"%s\": the columns of its result table "
+                 "change, and its rows cannot be rewritten from the state", old->name);
+        sl_error_detail(err, "Only an aggregation in update or complete mode keeps every row "
+                             "of its result table in its state.");
+        sl_error_hint(err, "Keep the columns, or add WITH (reset = true) to start over.");
+        rc = -1;
+    }
+    inc_plan_free(op);
+    return rc;
+}
+
+static int replace(const Query *q, const CatRelation *old, SlError *err)
+{
+    Catalog *cat = rt_catalog();
+    const CatRelation *def = q->create;
+    if (old->kind != REL_QUERY)
+        return sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is not a continuous query",
+                        def->name);
+    Arena a;
+    arena_init(&a, 512);
+    Options o;
+    bool reset = false;
+    int rc = opts_parse(&a, def->options, &o, err);
+    if (rc == 0)
+        rc = opts_get_bool(&o, "reset", false, &reset, err);
+    arena_destroy(&a);
+    if (rc < 0)
+        return -1;
+    /* The new definition must run, under the oid it will have. */
+    CatRelation probe = *def;
+    probe.refs = 1;
+    probe.oid = old->oid;
+    IncPlan *np;
+    if (inc_plan_build(&probe, cat, rt_state(), &np, err) < 0)
+        return -1;
+    rc = reset ? 0 : check_compatible(old, np, def, err);
+    inc_plan_free(np);
+    if (rc < 0)
+        return -1;
+    Replace *r = sl_calloc(1, sizeof(Replace));
+    r->reset = reset;
+    r->old = old;
+    cat_relation_ref(old);
+    const CatRelation *rel;
+    if (reset) {
+        /* A new relation (a new oid: no state, logs or rows); the old
+         * one's rows and state are purged once its batch is done. */
+        if (cat_recreate_relation(cat, def, &rel, err) < 0) {
+            cat_relation_unref(old);
+            sl_free(r);
+            return -1;
+        }
+    } else if (cat_replace_relation(cat, def, &rel, err) < 0) {
+        cat_relation_unref(old);
+        sl_free(r);
+        return -1;
+    }
+    r->rel = rel;
+    cat_relation_ref(rel);
+    sl_log(LOG_INFO, "continuous query replaced", "query=%s oid=%u reset=%s", rel->name,
+           rel->oid, reset ? "true" : "false");
+    cq_stop_then(g_cq, old->name, replace_cb, r);
+    return 0;
+}
+
 int rt_cq_create(const Query *q, SlError *err)
 {
     Catalog *cat = rt_catalog();
@@ -70,7 +237,10 @@ int rt_cq_create(const Query *q, SlError *err)
     if (g_cq == NULL)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "continuous queries are not running in this server");
-    if (cat_lookup(cat, def->name) != NULL) {
+    const CatRelation *old = cat_lookup(cat, def->name);
+    if (old != NULL && q->or_replace)
+        return replace(q, old, err);
+    if (old != NULL) {
         if (q->if_not_exists)
             return 0;
         return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
@@ -83,8 +253,10 @@ int rt_cq_create(const Query *q, SlError *err)
     if (inc_plan_build(&probe, cat, st, &plan, err) < 0)
         return -1;
     inc_plan_free(plan);
+    CatRelation owned = *def;
+    owned.owner = rt_owner();
     const CatRelation *rel;
-    if (cat_create_relation(cat, def, &rel, err) < 0)
+    if (cat_create_relation(cat, &owned, &rel, err) < 0)
         return -1;
     if (rel_purge(st, rel, err) < 0 || cq_start(g_cq, rel, err) < 0) {
         SlError ignore = {0};
@@ -114,6 +286,8 @@ int rt_cq_alter(const char *name, bool pause, SlError *err)
     if (rel == NULL || rel->kind != REL_QUERY)
         return sl_error(err, ERRCODE_UNDEFINED_OBJECT, "continuous query \"%s\" does not exist",
                         name);
+    if (rt_check_owner(rel, err) < 0)
+        return -1;
     if (g_cq == NULL)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "continuous queries are not running in this server");
@@ -125,10 +299,11 @@ int rt_cq_check_drop(const CatRelation *rel, SlError *err)
     const char *q = g_cq ? cq_dependent(g_cq, rel->oid) : NULL;
     if (q == NULL)
         return 0;
+    const char *noun = rel->kind == REL_TABLE ? "table" : rel->kind == REL_SINK ? "sink" : "stream";
     sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
-             "cannot drop stream %s because other objects depend on it", rel->name);
-    sl_error_detail(err, "continuous query %s depends on stream %s", q, rel->name);
-    sl_error_hint(err, "Drop the continuous query first (DROP CONTINUOUS QUERY %s).", q);
+             "cannot drop %s %s because other objects depend on it", noun, rel->name);
+    sl_error_detail(err, "continuous query %s depends on %s %s", q, noun, rel->name);
+    sl_error_hint(err, "Use DROP ... CASCADE to drop the dependent objects too.");
     return -1;
 }
 
@@ -162,7 +337,7 @@ int rt_subscribe(const char *name, bool snapshot, rt_changes_fn fn, void *arg, R
     arena_init(&a, 1024);
     int rc = rt_subscribe_columns(name, &a, &ncols, &cols, err);
     arena_destroy(&a);
-    if (rc < 0)
+    if (rc < 0 || rt_check_select(cat_lookup(rt_catalog(), name), err) < 0)
         return -1;
     CqSub *s = cq_subscribe(g_cq, name, snapshot, fn, arg, err);
     if (s == NULL)
@@ -179,4 +354,9 @@ void rt_subscribe_go(RtSub *s)
 void rt_unsubscribe(RtSub *s)
 {
     cq_unsubscribe((CqSub *)s);
+}
+
+const char *rt_cq_dependent(const CatRelation *rel)
+{
+    return g_cq ? cq_dependent(g_cq, rel->oid) : NULL;
 }

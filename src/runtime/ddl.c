@@ -1,17 +1,27 @@
 /*
- * ddl.c -- CREATE and DROP of tables, streams and continuous queries.
+ * ddl.c -- CREATE and DROP of tables, streams, sinks and continuous queries.
  *
- *   rt_run_create   CREATE TABLE / STREAM [IF NOT EXISTS]
- *   rt_run_drop     DROP TABLE / STREAM [IF EXISTS] name, ...
+ *   rt_run_create   CREATE TABLE / STREAM / SINK [IF NOT EXISTS]
+ *   rt_run_drop     DROP TABLE / STREAM / SINK [IF EXISTS] name, ...
  *
  * The catalog (SQLite) holds a relation's definition, RocksDB its rows.
- * CREATE writes the catalog entry and then clears any rows a crash may have
- * left under the new oid; DROP checks every name first (so a missing one
- * drops nothing), then for each deletes its rows and then its entry, so a
- * crash in between leaves an empty relation, never rows without an owner.
+ * CREATE checks the WITH options, then writes the catalog entry -- with the
+ * dead-letter stream of a stream that has a format, in the same SQLite
+ * transaction -- and then clears any rows a crash may have left under the
+ * new oids; a CREATE that fails leaves nothing.  DROP checks every name
+ * first (so a missing one drops nothing), refuses a relation continuous
+ * queries depend on unless CASCADE (which drops those queries first), then
+ * for each deletes its rows and then its entry (with its dead-letter
+ * stream, in one transaction), so a crash in between leaves an empty
+ * relation, never rows without an owner.
  */
 #include "runtime_int.h"
+#include "sink_files.h"
+#include "sluice/ingest.h"
 #include "sluice/relstore.h"
+
+#include <stdio.h>
+#include "source.h"
 
 int rt_run_create(const Query *q, SlError *err)
 {
@@ -26,10 +36,55 @@ int rt_run_create(const Query *q, SlError *err)
         return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
                         def->name);
     }
-    const CatRelation *rel;
-    if (cat_create_relation(cat, def, &rel, err) < 0)
+    SourceParts parts;
+    if (def->kind == REL_STREAM && source_parts(def, &parts, err) < 0)
         return -1;
-    return rel_purge(st, rel, err);
+    if (def->kind == REL_STREAM && ingest_validate(def, err) < 0)
+        return -1;
+    if (def->kind == REL_SINK && fsink_check(def->options, err) < 0)
+        return -1;
+    /* the creating role owns the relation (and its dead-letter stream) */
+    CatRelation owned[2] = {*def};
+    owned[0].owner = rt_owner();
+    const CatRelation *defs[2] = {&owned[0], NULL}, *rels[2];
+    int n = 1;
+    Arena a;
+    arena_init(&a, 1024);
+    if (def->kind == REL_STREAM && ingest_has_dead_letters(def)) {
+        owned[1] = *ingest_dead_letter_def(&a, def);
+        owned[1].owner = owned[0].owner;
+        defs[n++] = &owned[1];
+    }
+    int rc = cat_create_relations(cat, defs, n, rels, err);
+    arena_destroy(&a);
+    if (rc < 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (rel_purge(st, rels[i], err) < 0)
+            return -1;
+    if (ingest_start(rels[0], err) < 0) {
+        const char *names[2] = {rels[0]->name, n > 1 ? rels[1]->name : NULL};
+        SlError ignore = {0};
+        cat_drop_relations(cat, names, n, &ignore);
+        sl_error_clear(&ignore);
+        return -1;
+    }
+    return 0;
+}
+
+/* Drops the continuous queries that read or write rel (CASCADE). */
+static int drop_dependents(const CatRelation *rel, SlError *err)
+{
+    const char *q;
+    while ((q = rt_cq_dependent(rel)) != NULL) {
+        const CatRelation *cq = cat_lookup(rt_catalog(), q);
+        if (cq == NULL)
+            break;
+        if (rt_cq_stop(cq->name, err) < 0 || rel_purge(rt_state(), cq, err) < 0 ||
+            cat_drop_relation(rt_catalog(), cq->name, err) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 int rt_run_drop(const Query *q, SlError *err)
@@ -37,7 +92,8 @@ int rt_run_drop(const Query *q, SlError *err)
     Catalog *cat = rt_catalog();
     StateStore *st = rt_state();
     bool stream = q->drop_kind == OBJECT_STREAM, query = q->drop_kind == OBJECT_QUERY;
-    const char *noun = stream ? "stream" : query ? "continuous query" : "table";
+    bool sink = q->drop_kind == OBJECT_SINK;
+    const char *noun = stream ? "stream" : query ? "continuous query" : sink ? "sink" : "table";
     for (int i = 0; i < q->ndrop; i++) {
         const char *name = q->drop_names[i];
         const CatRelation *rel = cat_lookup(cat, name);
@@ -46,7 +102,7 @@ int rt_run_drop(const Query *q, SlError *err)
                 continue;
             return sl_error(err, ERRCODE_UNDEFINED_TABLE, "%s \"%s\" does not exist", noun, name);
         }
-        RelKind want = stream ? REL_STREAM : query ? REL_QUERY : REL_TABLE;
+        RelKind want = stream ? REL_STREAM : query ? REL_QUERY : sink ? REL_SINK : REL_TABLE;
         if (rel->kind != want) {
             sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is not a %s", name, noun);
             if (rel->kind == REL_STREAM)
@@ -59,20 +115,63 @@ int rt_run_drop(const Query *q, SlError *err)
                 sl_error_hint(err, "Use DROP CONTINUOUS QUERY to remove a continuous query.");
             return -1;
         }
+        /* Only the owner (or a superuser) drops a relation. */
+        if (rt_check_owner(rel, err) < 0)
+            return -1;
     }
-    /* A stream a running continuous query reads or writes stays (2BP01). */
+    /* A dead-letter stream goes with its stream, not alone. */
+    Arena a;
+    arena_init(&a, 512);
     for (int i = 0; i < q->ndrop; i++) {
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
-        if (rel != NULL && rel->kind == REL_STREAM && rt_cq_check_drop(rel, err) < 0)
+        const char *of = rel ? ingest_dead_letters_of(&a, rel) : NULL;
+        bool with_owner = false;
+        for (int k = 0; of != NULL && k < q->ndrop; k++)
+            with_owner |= strcmp(q->drop_names[k], of) == 0;
+        if (of != NULL && cat_lookup(cat, of) != NULL && !with_owner) {
+            sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
+                     "cannot drop stream %s because stream %s requires it", rel->name, of);
+            sl_error_hint(err, "Drop stream %s instead: its dead-letter stream goes with it.",
+                          of);
+            arena_destroy(&a);
+            return -1;
+        }
+    }
+    arena_destroy(&a);
+    /* A stream or table a running continuous query reads or writes stays
+     * (2BP01), unless CASCADE: then those queries go first. */
+    for (int i = 0; i < q->ndrop && !q->cascade; i++) {
+        const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
+        if (rel != NULL && rel->kind != REL_QUERY && rt_cq_check_drop(rel, err) < 0)
             return -1;
     }
     for (int i = 0; i < q->ndrop; i++) {
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
         if (rel == NULL)
             continue;
+        if (rel->kind != REL_QUERY && q->cascade && drop_dependents(rel, err) < 0)
+            return -1;
         if (rel->kind == REL_QUERY && rt_cq_stop(rel->name, err) < 0)
             return -1;
-        if (rel_purge(st, rel, err) < 0 || cat_drop_relation(cat, rel->name, err) < 0)
+        const char *names[2] = {rel->name, NULL};
+        int n = 1;
+        const CatRelation *dead = NULL;
+        if (rel->kind == REL_STREAM) {
+            ingest_stop(rel);
+            char dn[512];
+            snprintf(dn, sizeof(dn), "%s_dead_letters", rel->name);
+            dead = cat_lookup(cat, dn);
+            Arena b;
+            arena_init(&b, 256);
+            const char *of = dead ? ingest_dead_letters_of(&b, dead) : NULL;
+            if (of == NULL || strcmp(of, rel->name) != 0)
+                dead = NULL;
+            arena_destroy(&b);
+            if (dead != NULL)
+                names[n++] = dead->name;
+        }
+        if (rel_purge(st, rel, err) < 0 || (dead && rel_purge(st, dead, err) < 0) ||
+            cat_drop_relations(cat, names, n, err) < 0)
             return -1;
     }
     return 0;

@@ -124,8 +124,11 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore 
         *streams = true;
         return 0;
     case PLAN_DISTINCT:
-        return refuse(err, "DISTINCT on a stream cannot run incrementally yet",
-                      "Group by the columns instead (GROUP BY WINDOW(ts, ...), cols).");
+        return refuse(err, "nested DISTINCT in a continuous query is not supported yet", NULL);
+    case PLAN_WINDOW:
+        return refuse(err, "window functions on a stream cannot run incrementally yet", NULL);
+    case PLAN_SERIES:
+        return refuse(err, "generate_series in a continuous query is not supported", NULL);
     case PLAN_LIMIT:
         return refuse(err, "LIMIT on a stream cannot run incrementally",
                       "Read the result table with LIMIT instead.");

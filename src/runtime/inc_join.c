@@ -212,6 +212,15 @@ int inc_join_build(Arena *a, const IncInputs *ins, StateStore *st, uint32_t quer
     return 0;
 }
 
+void inc_join_bound(const IncJoin *j, int64_t *lo, int64_t *hi, const char **tl,
+                    const char **tr)
+{
+    *lo = j->lo;
+    *hi = j->hi;
+    *tl = j->side[0]->cols[j->tcol[0]].name;
+    *tr = j->side[1]->cols[j->tcol[1]].name;
+}
+
 void inc_join_side_inputs(const IncJoin *j, int side, int *first, int *n)
 {
     *first = j->first[side];

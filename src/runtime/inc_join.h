@@ -5,6 +5,7 @@
  *   inc_join_build     check the join: a time range between the two sides'
  *                      event times (both bounds), each side's time column a
  *                      watermark column; refuse otherwise, saying what to add
+ *   inc_join_bound     the time bound and the time columns (EXPLAIN)
  *   inc_join_read      a batch's new rows of both sides (late rows dropped)
  *   inc_join_process   match them against each other and the kept rows of
  *                      the other side, keep them, evict what can no longer
@@ -50,6 +51,10 @@ int  inc_join_build(Arena *a, const IncInputs *ins, StateStore *st, uint32_t que
                     IncJoin **out, SlError *err);
 /* Inputs [first, first + n) feed side `side`. */
 void inc_join_side_inputs(const IncJoin *j, int side, int *first, int *n);
+/* The time bound lo <= tr - tl <= hi and each side's time column name
+ * (EXPLAIN). */
+void inc_join_bound(const IncJoin *j, int64_t *lo, int64_t *hi, const char **tl,
+                    const char **tr);
 /* Reads the batch's new rows of both sides; NULL with jb->err set. */
 IncJoinRun *inc_join_read(IncJoin *j, IncJoinBatch *jb);
 /* After the caller has set jb's next watermarks: match, keep, evict. */

@@ -4,19 +4,14 @@
  *
  *   inc_plan_build, inc_plan_free
  *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
- *   inc_plan_into
- *   inc_batch_run, inc_state_meta
+ *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes
+ *   inc_batch_run, inc_state_meta, inc_state_rows
  *
- * The rewriter accepts:
- *   [FILTER | PROJECT]* over INPUTS                    stateless, append
- *   [FILTER | PROJECT]* over AGG over [FILTER | PROJECT]* over INPUTS
+ * The rewriter accepts, over one stream:
+ *   [FILTER | PROJECT]* over SCAN                      stateless, append
+ *   [FILTER | PROJECT]* over AGG over [FILTER | PROJECT]* over SCAN
  *                                 grouped, optionally by WINDOW(ts, size[, slide])
- * where INPUTS is a stream scan, or a tree of stream-table joins and
- * UNION ALLs of streams (inc_inputs.c, run by the batch executor) with at
- * most one stream-stream interval join at its top (inc_join.c), and
- * refuses everything else at CREATE with a message that says why.
- * The watermark of a query over several streams is the minimum of its
- * inputs' watermarks, each kept with the state ('M' key).
+ * and refuses everything else at CREATE with a message that says why.
  *
  * A batch streams the source range through the lower chain (vectorized
  * ex_eval), assigns rows to windows, drops late rows, and folds them into
@@ -33,9 +28,8 @@
  * same way, so a group's row is overwritten in place.  A stateless query's
  * result table is an append log keyed by (batch id, row).
  */
-#include "incremental.h"
-#include "inc_inputs.h"
-#include "inc_join.h"
+#include "inc_int.h"
+#include "sink_files.h"
 
 #include "sluice/bytes.h"
 #include "sluice/exec.h"
@@ -47,41 +41,27 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <time.h>
 
-typedef enum OutputMode { MODE_APPEND, MODE_UPDATE, MODE_COMPLETE } OutputMode;
-
-#define MAX_CHAIN 16
-
-struct IncPlan {
-    Arena              arena;       /* the parse tree, the plan, everything static */
-    const CatRelation *query;
-    const CatRelation *stream;      /* the first input's, for messages */
-    const CatRelation *into;        /* INTO stream, or NULL: the result table */
-    StateStore        *st;
-    IncInputs          ins;         /* the streams read and the tables joined */
-    Plan              *inputs;      /* the input tree under the lower chain */
-    bool               plain;       /* inputs is one stream scan: read it directly */
-    IncJoin           *sjoin;       /* inputs is a stream-stream join, or NULL */
-    OutputMode         mode;
-    /* the plan, cut in pieces: upper chain (top first), agg, lower chain */
-    Plan              *upper[MAX_CHAIN];
-    int                nupper;
-    Plan              *agg;
-    Plan              *lower[MAX_CHAIN];
-    int                nlower;
-    /* aggregation */
-    const AggFunc    **fns;
-    size_t            *state_off;
-    size_t             state_size;
-    uint8_t            qprefix[5];  /* 'Q' + oid: state */
-    uint8_t            tprefix[5];  /* 'T' + oid: result table */
-    uint8_t            meta_key[5]; /* 'M' + oid */
-};
-
-static int64_t floor_div(int64_t a, int64_t b)
+void inc_time_key_put(uint8_t *p, int64_t t)
 {
-    int64_t q = a / b;
-    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+    put_be64(p, (uint64_t)t ^ 0x8000000000000000ull);
+}
+
+int64_t inc_time_key_get(const uint8_t *p)
+{
+    return (int64_t)(get_be64(p) ^ 0x8000000000000000ull);
+}
+
+#define UNIX_OFFSET_US INT64_C(946684800000000)  /* 2000-01-01 - 1970-01-01 */
+
+int64_t inc_window_floor(int64_t t, int64_t size)
+{
+    __int128 u = (__int128)t + UNIX_OFFSET_US;
+    __int128 r = u % size;
+    if (r < 0)
+        r += size;
+    return (int64_t)(u - r - UNIX_OFFSET_US);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -102,7 +82,7 @@ static const CatRelation *lookup_cb(void *ctx, const char *name)
 
 /* Follows column col of the plan node at lower[i] down to the scan: the
  * stream column it is, or -1 if it is computed. */
-static int trace_column(IncPlan *p, int i, int col)
+int inc_trace_column(IncPlan *p, int i, int col)
 {
     for (; i < p->nlower; i++) {
         Plan *n = p->lower[i];
@@ -121,6 +101,10 @@ static int read_mode(IncPlan *p, SlError *err)
     Options o;
     if (opts_parse(&p->arena, p->query->options, &o, err) < 0)
         return -1;
+    if (opts_get_interval_us(&o, "state_ttl", 0, &p->ttl_us, err) < 0)
+        return -1;
+    if (p->ttl_us < 0)
+        return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "state_ttl must not be negative");
     const char *mode = opts_get(&o, "output_mode");
     p->mode = p->agg ? MODE_UPDATE : MODE_APPEND;
     if (mode == NULL)
@@ -139,6 +123,16 @@ static int read_mode(IncPlan *p, SlError *err)
     return 0;
 }
 
+/* One stream: its watermark (read by inc_inputs_collect) is the plan's;
+ * several: each input's, in p->ins. */
+static int read_watermark(IncPlan *p, SlError *err)
+{
+    SL_UNUSED(err);
+    p->wm_col = p->plain ? p->ins.in[0].wm_col : -1;
+    p->wm_delay_us = p->plain ? p->ins.in[0].wm_delay_us : 0;
+    return 0;
+}
+
 /* Cuts the plan: upper chain, aggregate, lower chain, scan. */
 static int decompose(IncPlan *p, Plan *top, SlError *err)
 {
@@ -149,9 +143,22 @@ static int decompose(IncPlan *p, Plan *top, SlError *err)
         p->upper[p->nupper++] = n;
         n = n->child;
     }
-    if (n->kind == PLAN_AGG) {
-        p->agg = n;
+    if (n->kind == PLAN_AGG || n->kind == PLAN_DISTINCT) {
+        if (n->kind == PLAN_AGG)
+            p->agg = n;
+        else
+            p->distinct = n;
         n = n->child;
+        /* DISTINCT ON sorts by its keys first; on a stream the first row of
+         * a key is the first to arrive, so a sort by the keys alone goes. */
+        if (p->distinct != NULL && n->kind == PLAN_SORT) {
+            if (n->u.sort.nkeys != p->distinct->u.distinct.nkeys)
+                return refuse(err, "DISTINCT ON with ORDER BY on a stream cannot run "
+                                   "incrementally",
+                              "On a stream the row kept for a key is the first to arrive; "
+                              "drop the ORDER BY.");
+            n = n->child;
+        }
         while (n->kind == PLAN_FILTER || n->kind == PLAN_PROJECT) {
             if (p->nlower == MAX_CHAIN)
                 return refuse(err, "the query is too deeply nested to run incrementally", NULL);
@@ -159,17 +166,19 @@ static int decompose(IncPlan *p, Plan *top, SlError *err)
             n = n->child;
         }
     }
+    /* The input tree (refusing what cannot run incrementally). */
     if (inc_inputs_collect(&p->ins, &p->arena, n, p->st, err) < 0)
         return -1;
     p->inputs = n;
     p->plain = n->kind == PLAN_SCAN;
-    if (p->agg == NULL) {
+    if (p->agg == NULL && p->distinct == NULL) {
         /* The scan sits under the upper chain: treat it as the lower one. */
         memcpy(p->lower, p->upper, sizeof(Plan *) * (size_t)p->nupper);
         p->nlower = p->nupper;
         p->nupper = 0;
     }
     p->stream = p->ins.in[0].rel;
+    p->source = p->ins.in[0].source;
     return 0;
 }
 
@@ -186,11 +195,32 @@ static int check(IncPlan *p, SlError *err)
         if (p->mode == MODE_COMPLETE)
             return refuse(err, "complete output mode needs an aggregation",
                           "Use output_mode = 'append'.");
+        if (p->distinct != NULL)
+            return inc_dedup_check(p, err);
+        if (p->ttl_us > 0)
+            return refuse(err, "state_ttl needs state: this query keeps none",
+                          "state_ttl applies to aggregations without a window and to DISTINCT.");
         return 0;
     }
     const WindowSpec *w = &p->agg->u.agg.window;
-    if (w->kind == WINDOW_SESSION)
-        return refuse(err, "session windows in continuous queries are not supported yet", NULL);
+    p->wkind = w->kind;
+    p->size_us = w->size_us;
+    p->slide_us = w->kind == WINDOW_SLIDE ? w->slide_us : w->size_us;
+    p->gap_us = w->gap_us;
+    if (w->kind == WINDOW_TUMBLE || w->kind == WINDOW_SLIDE) {
+        /* Slices: gcd(size, slide) wide. */
+        int64_t x = p->size_us, y = p->slide_us;
+        while (y != 0) {
+            int64_t t = x % y;
+            x = y;
+            y = t;
+        }
+        p->pane_us = x;
+    }
+    if (w->kind != WINDOW_NONE && p->ttl_us > 0)
+        return refuse(err, "state_ttl does not apply to windowed aggregations",
+                      "The watermark evicts a window's state in append mode; state_ttl is for "
+                      "aggregations without a window and for DISTINCT.");
     for (int i = 0; i < p->agg->u.agg.naggs; i++)
         if (p->agg->u.agg.aggs[i].distinct)
             return refuse(err, "aggregates with DISTINCT in continuous queries are not supported yet",
@@ -200,11 +230,9 @@ static int check(IncPlan *p, SlError *err)
             return refuse(err, "an aggregation in append mode needs an event-time window",
                           "Group by WINDOW(ts, size) over a column with a WATERMARK, or use "
                           "output_mode = 'update' or 'complete'.");
-        int col = p->plain && w->time->kind == EXPR_COLUMN
-                  ? trace_column(p, 0, w->time->index) : -1;
-        if (w->time->kind != EXPR_COLUMN ||
-            !inc_inputs_time_watermarked(&p->ins, p->agg->child, w->time->index)) {
-            if (!p->plain) {
+        if (!p->plain) {
+            if (w->time->kind != EXPR_COLUMN ||
+                !inc_inputs_time_watermarked(&p->ins, p->agg->child, w->time->index)) {
                 sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                          "an aggregation in append mode needs a watermark on the window's "
                          "time column of every stream it reads");
@@ -212,6 +240,10 @@ static int check(IncPlan *p, SlError *err)
                                    "stream, and window by that column.");
                 return -1;
             }
+            return 0;
+        }
+        int col = w->time->kind == EXPR_COLUMN ? inc_trace_column(p, 0, w->time->index) : -1;
+        if (p->wm_col < 0 || col != p->wm_col) {
             sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                      "an aggregation in append mode needs a watermark on the window's time column");
             sl_error_hint(err, "Declare WATERMARK FOR %s AS %s - INTERVAL '...' on stream \"%s\".",
@@ -223,17 +255,32 @@ static int check(IncPlan *p, SlError *err)
     return 0;
 }
 
+/* INTO sink: its writer, for this query's output columns. */
+static int open_sink(IncPlan *p, const CatRelation *rel, const Plan *top, SlError *err)
+{
+    const char **names = ARENA_ARRAY(&p->arena, const char *, top->ncols > 0 ? top->ncols : 1);
+    for (int c = 0; c < top->ncols; c++)
+        names[c] = top->cols[c].name;
+    if (fsink_open(rel, p->query->oid, p->query->name, names, top->ncols, &p->fsink, err) < 0)
+        return -1;
+    p->sink = rel;
+    cat_relation_ref(rel);
+    return 0;
+}
+
 /* INTO stream: an internal stream other than the source, whose columns
- * take the query's output column by column. */
+ * take the query's output column by column; INTO sink: a files sink. */
 static int check_into(IncPlan *p, Catalog *cat, const char *name, const Plan *top, SlError *err)
 {
     const CatRelation *rel = cat_lookup(cat, name);
     if (rel == NULL)
         return sl_error(err, ERRCODE_UNDEFINED_TABLE, "stream \"%s\" does not exist", name);
+    if (rel->kind == REL_SINK)
+        return open_sink(p, rel, top, err);
     if (rel->kind != REL_STREAM) {
         sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is not a stream", name);
-        sl_error_hint(err, "INTO names an internal stream; without INTO the results go to a "
-                           "table named after the query.");
+        sl_error_hint(err, "INTO names an internal stream or a sink; without INTO the results "
+                           "go to a table named after the query.");
         return -1;
     }
     if (inc_inputs_reads(&p->ins, rel->oid))
@@ -269,6 +316,90 @@ static int check_into(IncPlan *p, Catalog *cat, const char *name, const Plan *to
     return 0;
 }
 
+/* late_rows = 'stream': an internal stream other than the source and the
+ * INTO stream, with the source stream's columns (late rows are appended as
+ * they were read). */
+static int check_late(IncPlan *p, Catalog *cat, SlError *err)
+{
+    Options o;
+    if (opts_parse(&p->arena, p->query->options, &o, err) < 0)
+        return -1;
+    const char *name = opts_get(&o, "late_rows");
+    if (name == NULL)
+        return 0;
+    if (!p->plain)
+        return refuse(err, "late_rows is not supported yet for a continuous query over "
+                           "several inputs (a join or UNION ALL)",
+                      "Late rows are dropped and counted (sys.query_progress); remove "
+                      "late_rows.");
+    if ((p->agg == NULL || p->agg->u.agg.window.kind == WINDOW_NONE) &&
+        (p->distinct == NULL || p->dedup_time_col < 0))
+        return refuse(err, "late_rows needs an operator that can find rows late",
+                      "Rows are late for a windowed aggregation or a DISTINCT over the "
+                      "event-time column, against the stream's WATERMARK.");
+    const CatRelation *rel = cat_lookup(cat, name);
+    if (rel == NULL)
+        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "stream \"%s\" does not exist", name);
+    if (rel->kind != REL_STREAM) {
+        sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is not a stream", name);
+        sl_error_hint(err, "late_rows names an internal stream with the columns of stream "
+                           "\"%s\".", p->stream->name);
+        return -1;
+    }
+    if (inc_inputs_reads(&p->ins, rel->oid) || rel == p->into)
+        return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                        "late_rows must name a stream the query neither reads nor writes");
+    Options ro;
+    if (opts_parse(&p->arena, rel->options, &ro, err) < 0)
+        return -1;
+    if (opts_get(&ro, "connector") != NULL && strcmp(opts_get(&ro, "connector"), "internal") != 0)
+        return sl_error(err, ERRCODE_WRONG_OBJECT_TYPE,
+                        "stream \"%s\" is fed by a connector: late_rows needs an internal "
+                        "stream", name);
+    bool same = rel->ncols == p->stream->ncols;
+    for (int c = 0; same && c < rel->ncols; c++)
+        same = rel->cols[c].type.id == p->stream->cols[c].type.id;
+    if (!same) {
+        sl_error(err, ERRCODE_DATATYPE_MISMATCH,
+                 "late_rows stream \"%s\" must have the columns of stream \"%s\"", name,
+                 p->stream->name);
+        sl_error_hint(err, "CREATE STREAM %s (LIKE the source): the same column types, in "
+                           "order.", name);
+        return -1;
+    }
+    p->late = rel;
+    cat_relation_ref(rel);
+    return 0;
+}
+
+/* The partitions of each stream read.  One stream: its watermark may be
+ * per partition (inc_watermark.c).  Several: each input's watermark is its
+ * max event time less its delay, so a partitioned stream with a watermark
+ * is refused rather than judged by the wrong watermark. */
+static int check_parts(IncPlan *p, SlError *err)
+{
+    if (p->plain)
+        return source_parts(p->stream, &p->parts, err);
+    for (int i = 0; i < p->ins.n; i++) {
+        const IncInput *in = &p->ins.in[i];
+        SourceParts parts;
+        if (source_parts(in->rel, &parts, err) < 0)
+            return -1;
+        if (in->wm_col >= 0 && (parts.n > 1 || parts.idle_us > 0)) {
+            sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                     "stream \"%s\" has a watermark per partition (partitions or "
+                     "idle_timeout): a continuous query over several inputs cannot use it yet",
+                     in->rel->name);
+            sl_error_hint(err, "Read the stream alone, or declare it without partitions and "
+                               "idle_timeout.");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void compute_shape(IncPlan *p);
+
 int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
                    SlError *err)
 {
@@ -291,17 +422,23 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
     const CreateCqStmt *cs = (const CreateCqStmt *)raw->stmt;
     RawStmt sel = *raw;
     sel.stmt = (Node *)cs->query;
-    SqlCatalog sc = {lookup_cb, cat};
+    SqlCatalog sc = {lookup_cb, cat, NULL};
     if (sql_analyze_with(&p->arena, &sc, query->sql, &sel, NULL, 0, &q, err) < 0)
         goto fail;
-    if (q->kind != QUERY_SELECT || q->plan == NULL || q->ninit > 0 || q->nparams > 0) {
+    if (q->ninit > 0 || q->ncorrelated > 0) {
+        refuse(err, "subqueries in a continuous query are not supported yet", NULL);
+        goto fail;
+    }
+    if (q->kind != QUERY_SELECT || q->plan == NULL || q->nparams > 0) {
         refuse(err, "this query cannot run as a continuous query", NULL);
         goto fail;
     }
-    if (decompose(p, q->plan, err) < 0 || read_mode(p, err) < 0 || check(p, err) < 0 ||
+    if (decompose(p, q->plan, err) < 0 || read_mode(p, err) < 0 ||
+        read_watermark(p, err) < 0 || check(p, err) < 0 ||
         (p->ins.sjoin != NULL &&
          inc_join_build(&p->arena, &p->ins, st, query->oid, &p->sjoin, err) < 0) ||
-        (cs->into != NULL && check_into(p, cat, cs->into->name, q->plan, err) < 0))
+        (cs->into != NULL && check_into(p, cat, cs->into->name, q->plan, err) < 0) ||
+        check_late(p, cat, err) < 0 || check_parts(p, err) < 0)
         goto fail;
     if (p->agg) {
         int naggs = p->agg->u.agg.naggs;
@@ -313,12 +450,14 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
             p->state_size += (p->fns[i]->state_size + 15) & ~(size_t)15;   /* int128 states */
         }
     }
+    p->part_wm = p->plain && p->wm_col >= 0 && (p->parts.n > 1 || p->parts.idle_us > 0);
     p->qprefix[0] = 'Q';
     p->tprefix[0] = 'T';
     p->meta_key[0] = 'M';
     put_be32(p->qprefix + 1, query->oid);
     put_be32(p->tprefix + 1, query->oid);
     put_be32(p->meta_key + 1, query->oid);
+    compute_shape(p);
     *out = p;
     return 0;
 fail:
@@ -333,6 +472,11 @@ void inc_plan_free(IncPlan *p)
     inc_inputs_close(&p->ins);
     if (p->into)
         cat_relation_unref(p->into);
+    if (p->sink)
+        cat_relation_unref(p->sink);
+    fsink_close(p->fsink);
+    if (p->late)
+        cat_relation_unref(p->late);
     cat_relation_unref(p->query);
     arena_destroy(&p->arena);
     sl_free(p);
@@ -360,23 +504,164 @@ bool inc_plan_reads(IncPlan *p, uint32_t oid)
 
 const CatRelation *inc_plan_into(IncPlan *p)
 {
-    return p->into;
+    return p->into ? p->into : p->sink;
+}
+
+const CatRelation *inc_plan_late(IncPlan *p)
+{
+    return p->late;
+}
+
+bool inc_plan_idle_wakes(IncPlan *p)
+{
+    return p->part_wm && p->parts.idle_us > 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The fingerprint: what the state is valid for (docs/engine.md, "Query    */
+/* evolution")                                                             */
+
+const char *const inc_shape_names[INC_SHAPE_PARTS] = {
+    "source stream", "window", "grouping keys", "aggregates",
+};
+
+/* The input tree as text: the streams and tables, each join's kind and
+ * keys (and its other condition), the UNION ALL arms.  Filters are left
+ * out: as on one stream, a WHERE change keeps the state (rows an interval
+ * join kept before it are not filtered again). */
+static void inputs_shape(const Plan *n, StrBuf *b)
+{
+    switch (n->kind) {
+    case PLAN_SCAN:
+        strbuf_puts(b, n->u.scan.rel->name);
+        return;
+    case PLAN_FILTER:       /* a WHERE change keeps the state, as on one stream */
+    case PLAN_PROJECT:
+        inputs_shape(n->child, b);
+        return;
+    case PLAN_SETOP:
+        strbuf_putc(b, '(');
+        inputs_shape(n->child, b);
+        strbuf_puts(b, " UNION ALL ");
+        inputs_shape(n->right, b);
+        strbuf_putc(b, ')');
+        return;
+    case PLAN_JOIN: {
+        static const char *const kinds[] = {
+            [JOIN_INNER] = "JOIN", [JOIN_LEFT] = "LEFT JOIN", [JOIN_RIGHT] = "RIGHT JOIN",
+            [JOIN_FULL] = "FULL JOIN", [JOIN_CROSS] = "CROSS JOIN",
+        };
+        JoinType t = n->u.join.type;
+        strbuf_putc(b, '(');
+        inputs_shape(n->child, b);
+        strbuf_printf(b, " %s ", (size_t)t < SL_ARRAY_LEN(kinds) && kinds[t] ? kinds[t] : "JOIN");
+        inputs_shape(n->right, b);
+        strbuf_puts(b, " ON (");
+        for (int k = 0; k < n->u.join.nkeys; k++) {
+            if (k > 0)
+                strbuf_puts(b, ", ");
+            plan_expr_deparse(n->u.join.lkeys[k], n->child->cols, n->child->quals, b);
+            strbuf_puts(b, " = ");
+            plan_expr_deparse(n->u.join.rkeys[k], n->right->cols, n->right->quals, b);
+        }
+        strbuf_putc(b, ')');
+        if (n->u.join.residual != NULL) {
+            strbuf_puts(b, " AND ");
+            plan_expr_deparse(n->u.join.residual, n->cols, n->quals, b);
+        }
+        strbuf_putc(b, ')');
+        return;
+    }
+    default:
+        strbuf_puts(b, "?");
+        return;
+    }
+}
+
+/* The state-bearing parts of the plan as text, in the plan's arena: the
+ * stream, the window spec, the grouping keys and the aggregate list, each
+ * deparsed over the columns the aggregate reads. */
+static void compute_shape(IncPlan *p)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    if (p->plain) {
+        p->shape[INC_SHAPE_SOURCE] = p->stream->name;
+    } else {
+        inputs_shape(p->inputs, &b);
+        p->shape[INC_SHAPE_SOURCE] = arena_strndup(&p->arena, b.data, b.len);
+        strbuf_reset(&b);
+    }
+    const char *none = p->agg ? "none" : "none (no aggregation)";
+    p->shape[INC_SHAPE_WINDOW] = none;
+    p->shape[INC_SHAPE_GROUPS] = none;
+    p->shape[INC_SHAPE_AGGS] = none;
+    if (p->agg != NULL) {
+        const Plan *in = p->agg->child;
+        const WindowSpec *w = &p->agg->u.agg.window;
+        if (w->kind != WINDOW_NONE) {
+            strbuf_puts(&b, w->kind == WINDOW_SESSION ? "SESSION(" : "WINDOW(");
+            plan_expr_deparse(w->time, in->cols, in->quals, &b);
+            strbuf_printf(&b, ", %" PRId64 " us",
+                          w->kind == WINDOW_SESSION ? w->gap_us : w->size_us);
+            if (w->kind == WINDOW_SLIDE)
+                strbuf_printf(&b, ", %" PRId64 " us", w->slide_us);
+            strbuf_putc(&b, ')');
+            p->shape[INC_SHAPE_WINDOW] = arena_strndup(&p->arena, b.data, b.len);
+        }
+        strbuf_reset(&b);
+        strbuf_putc(&b, '(');
+        for (int i = 0; i < p->agg->u.agg.ngroups; i++) {
+            if (i > 0)
+                strbuf_puts(&b, ", ");
+            plan_expr_deparse(p->agg->u.agg.groups[i], in->cols, in->quals, &b);
+        }
+        strbuf_putc(&b, ')');
+        p->shape[INC_SHAPE_GROUPS] = arena_strndup(&p->arena, b.data, b.len);
+        strbuf_reset(&b);
+        strbuf_putc(&b, '(');
+        for (int i = 0; i < p->agg->u.agg.naggs; i++) {
+            if (i > 0)
+                strbuf_puts(&b, ", ");
+            plan_agg_call_deparse(&p->agg->u.agg.aggs[i], in->cols, in->quals, &b);
+        }
+        strbuf_putc(&b, ')');
+        p->shape[INC_SHAPE_AGGS] = arena_strndup(&p->arena, b.data, b.len);
+    }
+    strbuf_reset(&b);
+    for (int i = 0; i < INC_SHAPE_PARTS; i++) {
+        strbuf_puts(&b, p->shape[i]);
+        strbuf_putc(&b, '\n');
+    }
+    p->fingerprint = ex_hash(b.data, b.len) | 1;    /* 0: none recorded */
+    strbuf_reset(&b);
+    for (int c = 0; c < p->query->ncols; c++)
+        strbuf_printf(&b, "%s %s\n", p->query->cols[c].name,
+                      type_name(p->query->cols[c].type.id));
+    p->result_hash = ex_hash(b.data, b.len) | 1;
+    strbuf_free(&b);
+}
+
+const char *const *inc_plan_shape(IncPlan *p)
+{
+    return p->shape;
+}
+
+uint64_t inc_plan_fingerprint(IncPlan *p)
+{
+    return p->fingerprint;
+}
+
+bool inc_plan_keeps_rows(IncPlan *p)
+{
+    /* session windows keep their rows' bounds in the state in another form:
+     * not rewritable */
+    return p->into == NULL && p->sink == NULL && p->agg != NULL && p->mode != MODE_APPEND &&
+           p->agg->u.agg.window.kind != WINDOW_SESSION;
 }
 
 /* ---------------------------------------------------------------------- */
 /* Meta: the batch id, watermark and state size stored with the state      */
-
-typedef struct Meta {
-    int64_t batch_id;
-    bool    has_wm;
-    int64_t wm;
-    int64_t state_rows;
-    /* per input: its own watermark (the query's is their minimum) */
-    bool    in_has_wm[INC_MAX_INPUTS];
-    int64_t in_wm[INC_MAX_INPUTS];
-} Meta;
-
-#define META_SIZE(ninputs) (25 + 9 * (size_t)(ninputs))
 
 static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
 {
@@ -387,8 +672,7 @@ static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
     int rc = state_get(p->st, p->meta_key, sizeof(p->meta_key), a, &val, &vlen, err);
     if (rc <= 0)
         return rc;
-    /* 25 bytes: written before per-input watermarks, by a one-stream query */
-    if (vlen != META_SIZE(p->ins.n) && !(vlen == 25 && p->ins.n == 1))
+    if (vlen != 25 && vlen != META_LEN && vlen != META_SIZE(p->ins.n))
         return sl_error(err, ERRCODE_DATA_CORRUPTED, "state of query \"%s\" is corrupt",
                         p->query->name);
     const uint8_t *v = val;
@@ -396,11 +680,15 @@ static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
     m->has_wm = v[8] != 0;
     m->wm = (int64_t)get_be64(v + 9);
     m->state_rows = (int64_t)get_be64(v + 17);
+    if (vlen >= META_LEN) {
+        m->fingerprint = get_be64(v + 25);
+        m->result_hash = get_be64(v + 33);
+    }
     m->in_has_wm[0] = m->has_wm;
     m->in_wm[0] = m->wm;
-    for (int i = 0; vlen > 25 && i < p->ins.n; i++) {
-        m->in_has_wm[i] = v[25 + 9 * i] != 0;
-        m->in_wm[i] = (int64_t)get_be64(v + 26 + 9 * i);
+    for (int i = 0; vlen == META_SIZE(p->ins.n) && vlen > META_LEN && i < p->ins.n; i++) {
+        m->in_has_wm[i] = v[META_LEN + 9 * i] != 0;
+        m->in_wm[i] = (int64_t)get_be64(v + META_LEN + 1 + 9 * i);
     }
     return 1;
 }
@@ -412,15 +700,16 @@ static void meta_write(IncPlan *p, StateBatch *wb, const Meta *m)
     v[8] = m->has_wm;
     put_be64(v + 9, (uint64_t)m->wm);
     put_be64(v + 17, (uint64_t)m->state_rows);
-    for (int i = 0; i < p->ins.n; i++) {
-        v[25 + 9 * i] = m->in_has_wm[i];
-        put_be64(v + 26 + 9 * i, (uint64_t)m->in_wm[i]);
+    put_be64(v + 25, p->fingerprint);
+    put_be64(v + 33, p->result_hash);
+    for (int i = 0; p->ins.n > 1 && i < p->ins.n; i++) {
+        v[META_LEN + 9 * i] = m->in_has_wm[i];
+        put_be64(v + META_LEN + 1 + 9 * i, (uint64_t)m->in_wm[i]);
     }
     state_batch_put(wb, p->meta_key, sizeof(p->meta_key), v, META_SIZE(p->ins.n));
 }
 
-int inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark, int64_t *watermark_us,
-                   SlError *err)
+int inc_state_rows(IncPlan *p, int64_t *rows, SlError *err)
 {
     Arena a;
     arena_init(&a, 256);
@@ -429,9 +718,43 @@ int inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark, int64_t *
     arena_destroy(&a);
     if (rc < 0)
         return -1;
+    *rows = m.state_rows;
+    return 0;
+}
+
+/* The state was written for another plan: never fold into it. */
+static int check_fingerprint(IncPlan *p, const Meta *m, SlError *err)
+{
+    if (m->batch_id < 0 || m->fingerprint == 0 || m->fingerprint == p->fingerprint)
+        return 0;
+    sl_error(err, ERRCODE_DATA_CORRUPTED,
+             "the state of continuous query \"%s\" was written by a different plan",
+             p->query->name);
+    sl_error_hint(err, "Recreate the query with CREATE OR REPLACE ... WITH (reset = true).");
+    return -1;
+}
+
+/* The result table holds rows written for other columns. */
+static bool result_stale(IncPlan *p, const Meta *m)
+{
+    return inc_plan_keeps_rows(p) && m->batch_id >= 0 && m->result_hash != 0 &&
+           m->result_hash != p->result_hash;
+}
+
+int inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark, int64_t *watermark_us,
+                   bool *rebuild, SlError *err)
+{
+    Arena a;
+    arena_init(&a, 256);
+    Meta m;
+    int rc = meta_read(p, &a, &m, err);
+    arena_destroy(&a);
+    if (rc < 0 || check_fingerprint(p, &m, err) < 0)
+        return -1;
     *batch_id = m.batch_id;
     *has_watermark = m.has_wm;
     *watermark_us = m.wm;
+    *rebuild = result_stale(p, &m);
     return 0;
 }
 
@@ -485,27 +808,6 @@ static int run_chain(Plan *const *chain, int n, const Batch *in, Arena *a, EvalC
 /* ---------------------------------------------------------------------- */
 /* Groups of one batch: a hash table over the group keys                   */
 
-typedef struct Group {
-    struct Group *next;         /* hash chain */
-    struct Group *all;          /* every group, in order of first touch */
-    SlStr         key;          /* window end (8) + group values, in the arena */
-    int64_t       wstart, wend;
-    uint8_t      *groupvals;    /* row_encode of the group values */
-    size_t        gvlen;
-    uint8_t      *states;
-    bool          evict;        /* append mode: emitted, delete its state */
-    bool          fresh;        /* not in state before this batch */
-} Group;
-
-typedef struct GroupTable {
-    Group  **buckets;
-    uint32_t nbuckets;
-    uint32_t n;
-    Group   *all;
-    Group   *last;
-    int64_t  created;           /* groups not in state before this batch */
-} GroupTable;
-
 static void gt_grow(GroupTable *t, Arena *a)
 {
     uint32_t nb = t->nbuckets ? t->nbuckets * 2 : 1024;
@@ -519,7 +821,7 @@ static void gt_grow(GroupTable *t, Arena *a)
     t->nbuckets = nb;
 }
 
-static Group *gt_find(const GroupTable *t, const char *key, size_t klen, uint64_t hash)
+Group *inc_gt_find(const GroupTable *t, const char *key, size_t klen, uint64_t hash)
 {
     if (t->nbuckets == 0)
         return NULL;
@@ -529,11 +831,38 @@ static Group *gt_find(const GroupTable *t, const char *key, size_t klen, uint64_
     return NULL;
 }
 
-/* State value: varint-free layout: u32 length of the group values, the
- * group values, then per aggregate u32 length + its serialized state. */
-static void state_encode(IncPlan *p, const Group *g, StrBuf *out)
+/* Adds g to the table (its key is not there yet). */
+void inc_gt_add(GroupTable *t, Arena *a, Group *g)
 {
-    uint8_t l4[4];
+    if (t->n >= t->nbuckets)
+        gt_grow(t, a);
+    uint32_t hb = (uint32_t)ex_hash(g->key.ptr, g->key.len) & (t->nbuckets - 1);
+    g->next = t->buckets[hb];
+    t->buckets[hb] = g;
+    if (t->last)
+        t->last->all = g;
+    else
+        t->all = g;
+    t->last = g;
+    t->n++;
+}
+
+/* State value: varint-free layout: with state_ttl, the time the group was
+ * last touched (8); for a session, its end (8); u32 length of the group values, the group values, then
+ * per aggregate u32 length + its serialized state. */
+void inc_state_encode(IncPlan *p, const Group *g, StrBuf *out)
+{
+    uint8_t l4[4], l8[8];
+    if (p->ttl_us > 0) {
+        put_be64(l8, (uint64_t)g->touched_us);
+        strbuf_append(out, l8, 8);
+    }
+    if (p->wkind == WINDOW_SESSION) {
+        put_be64(l8, (uint64_t)g->wend);
+        strbuf_append(out, l8, 8);
+    }
+    if (p->agg == NULL)
+        return;     /* DISTINCT: the key is the state */
     put_be32(l4, (uint32_t)g->gvlen);
     strbuf_append(out, l4, 4);
     strbuf_append(out, g->groupvals, g->gvlen);
@@ -549,9 +878,27 @@ static void state_encode(IncPlan *p, const Group *g, StrBuf *out)
     strbuf_free(&s);
 }
 
-static int state_decode(IncPlan *p, Group *g, const uint8_t *v, size_t n, AggCtx *acx)
+int inc_state_decode(IncPlan *p, Group *g, const uint8_t *v, size_t n, AggCtx *acx)
 {
     const uint8_t *end = v + n;
+    g->stored = true;
+    if (p->ttl_us > 0) {
+        if (n < 8)
+            goto corrupt;
+        g->touched_us = (int64_t)get_be64(v);
+        v += 8;
+        n -= 8;
+    }
+    if (p->wkind == WINDOW_SESSION) {
+        if (n < 8)
+            goto corrupt;
+        g->wend = (int64_t)get_be64(v);
+        v += 8;
+        n -= 8;
+    }
+    if (p->agg == NULL)
+        return n == 0 ? 0 : sl_error(acx->err, ERRCODE_DATA_CORRUPTED,
+                                     "state of query \"%s\" is corrupt", p->query->name);
     if (n < 4 || get_be32(v) > n - 4)
         goto corrupt;
     g->gvlen = get_be32(v);
@@ -573,87 +920,151 @@ corrupt:
                     p->query->name);
 }
 
-/* The group for key, made (and loaded from state) on first touch. */
-static Group *gt_get(IncPlan *p, GroupTable *t, const StrBuf *key, int64_t wstart, int64_t wend,
-                     const Vector *gcols, int ngroups, uint32_t row, AggCtx *acx)
+uint8_t *inc_states_new(Run *r)
 {
-    uint64_t h = ex_hash(key->data, key->len);
-    Group *g = gt_find(t, key->data, key->len, h);
-    if (g != NULL)
-        return g;
-    Arena *a = acx->arena;
-    if (t->n >= t->nbuckets)
-        gt_grow(t, a);
-    g = ARENA_NEW(a, Group);
-    g->key.ptr = arena_memdup(a, key->data, key->len);
-    g->key.len = (uint32_t)key->len;
-    g->wstart = wstart;
-    g->wend = wend;
-    g->states = arena_zalloc(a, p->state_size ? p->state_size : 1);
-    /* Look the group up in the state store. */
+    return arena_zalloc(r->a, r->p->state_size ? r->p->state_size : 1);
+}
+
+int inc_states_merge(Run *r, uint8_t *dst, const uint8_t *src)
+{
+    IncPlan *p = r->p;
+    for (int i = 0; i < p->agg->u.agg.naggs; i++) {
+        r->acx.type = p->agg->u.agg.aggs[i].type;
+        if (p->fns[i]->merge(&r->acx, dst + p->state_off[i], src + p->state_off[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Reads the state under key into g (1), or 0 when there is none. */
+static int gt_read(Run *r, Group *g, const char *key, size_t klen)
+{
+    IncPlan *p = r->p;
+    /* A key later than every key in state is new: no read (in-order data
+     * makes nearly every new window or slice such a key). */
+    if (r->time_keys && klen >= 8 && inc_time_key_get((const uint8_t *)key) > r->hi_time)
+        return 0;
     StrBuf sk;
     strbuf_init(&sk);
     strbuf_append(&sk, p->qprefix, sizeof(p->qprefix));
-    strbuf_append(&sk, key->data, key->len);
+    strbuf_append(&sk, key, klen);
     void *val;
     size_t vlen;
-    int rc = state_get(p->st, sk.data, sk.len, a, &val, &vlen, acx->err);
+    int rc = state_get(p->st, sk.data, sk.len, r->a, &val, &vlen, r->err);
     strbuf_free(&sk);
-    if (rc < 0 || (rc == 1 && state_decode(p, g, val, vlen, acx) < 0))
+    if (rc == 1 && inc_state_decode(p, g, val, vlen, &r->acx) < 0)
+        return -1;
+    return rc;
+}
+
+static Group *gt_new(Run *r, const char *key, size_t klen, int64_t wstart, int64_t wend)
+{
+    Group *g = ARENA_NEW(r->a, Group);
+    g->key.ptr = arena_memdup(r->a, key, klen);
+    g->key.len = (uint32_t)klen;
+    g->wstart = wstart;
+    g->wend = wend;
+    g->states = inc_states_new(r);
+    return g;
+}
+
+Group *inc_gt_load(Run *r, const char *key, size_t klen)
+{
+    Group *g = inc_gt_find(&r->groups, key, klen, ex_hash(key, klen));
+    if (g != NULL)
+        return g;
+    /* Keys start with their time: a slice's (window's) end, a key's event time. */
+    int64_t end = klen >= 8 ? inc_time_key_get((const uint8_t *)key) : 0;
+    g = gt_new(r, key, klen, end - r->p->pane_us, end);
+    int rc = gt_read(r, g, key, klen);
+    if (rc < 0)
         return NULL;
-    if (rc == 0) {
+    g->absent = rc == 0;
+    inc_gt_add(&r->groups, r->a, g);
+    return g;
+}
+
+void inc_groupvals_set(Run *r, Group *g, const Vector *gcols, int ngroups, uint32_t row)
+{
+    Arena *a = r->a;
+    Batch gb = {1, (uint32_t)ngroups, ARENA_ARRAY(a, Vector, ngroups > 0 ? ngroups : 1)};
+    for (int c = 0; c < ngroups; c++) {
+        vector_init(&gb.cols[c], a, gcols[c].type, 1, true);
+        gb.cols[c].nulls[0] = vector_is_null(&gcols[c], row);
+        if (!gb.cols[c].nulls[0])
+            ex_copy_value(&gb.cols[c], 0, &gcols[c], row, NULL);
+    }
+    StrBuf gv;
+    strbuf_init(&gv);
+    row_encode(&gb, 0, &gv);
+    g->groupvals = arena_memdup(a, gv.data, gv.len);
+    g->gvlen = gv.len;
+    strbuf_free(&gv);
+}
+
+Group *inc_gt_get(Run *r, const StrBuf *key, int64_t wstart, int64_t wend, const Vector *gcols,
+                  int ngroups, uint32_t row)
+{
+    GroupTable *t = &r->groups;
+    Group *g = inc_gt_find(t, key->data, key->len, ex_hash(key->data, key->len));
+    if (g != NULL && !g->absent)
+        return g;
+    if (g == NULL) {
+        g = gt_new(r, key->data, key->len, wstart, wend);
+        int rc = gt_read(r, g, key->data, key->len);
+        if (rc < 0)
+            return NULL;
+        g->absent = rc == 0;
+        inc_gt_add(&r->groups, r->a, g);
+    }
+    g->wstart = wstart;
+    g->wend = wend;
+    if (g->absent) {
         /* New: keep its group values. */
-        Batch gb = {1, (uint32_t)ngroups, ARENA_ARRAY(a, Vector, ngroups > 0 ? ngroups : 1)};
-        for (int c = 0; c < ngroups; c++) {
-            vector_init(&gb.cols[c], a, gcols[c].type, 1, true);
-            gb.cols[c].nulls[0] = vector_is_null(&gcols[c], row);
-            if (!gb.cols[c].nulls[0])
-                ex_copy_value(&gb.cols[c], 0, &gcols[c], row, NULL);
-        }
-        StrBuf gv;
-        strbuf_init(&gv);
-        row_encode(&gb, 0, &gv);
-        g->groupvals = arena_memdup(a, gv.data, gv.len);
-        g->gvlen = gv.len;
-        strbuf_free(&gv);
+        inc_groupvals_set(r, g, gcols, ngroups, row);
+        g->absent = false;
         t->created++;
         g->fresh = true;
     }
-    uint32_t hb = (uint32_t)h & (t->nbuckets - 1);
-    g->next = t->buckets[hb];
-    t->buckets[hb] = g;
-    if (t->last)
-        t->last->all = g;
-    else
-        t->all = g;
-    t->last = g;
-    t->n++;
     return g;
 }
 
 /* ---------------------------------------------------------------------- */
 /* A micro-batch                                                           */
 
-typedef struct Run {
-    IncPlan    *p;
-    IncBatch   *b;
-    Arena      *a;              /* the batch's: groups, states, output */
-    Arena      *chunk;          /* one input chunk's: reset per chunk */
-    SlError    *err;
-    EvalCtx     ecx;
-    AggCtx      acx;
-    GroupTable  groups;
-    StateBatch *wb;
-    uint32_t    seq;            /* stateless: row number within the batch */
-    IncInputsRun inputs;        /* rows and event times read per input */
-    IncJoinBatch join;          /* a stream-stream join's batch */
-    IncJoinRun  *jrun;
-    Batch     **outs;           /* INTO: the output batches, in r->a */
-    int         nouts, capouts;
-} Run;
+/* A copy of b in the batch's arena (b's memory may be a chunk's). */
+static Batch *keep_copy(Run *r, const Batch *out)
+{
+    Arena *a = r->a;
+    Batch *b = ARENA_NEW(a, Batch);
+    b->ncols = out->ncols;
+    b->nrows = out->nrows;
+    b->cols = ARENA_ARRAY(a, Vector, out->ncols ? out->ncols : 1);
+    for (uint32_t c = 0; c < out->ncols; c++) {
+        vector_init(&b->cols[c], a, out->cols[c].type, out->nrows, true);
+        for (uint32_t i = 0; i < out->nrows; i++) {
+            b->cols[c].nulls[i] = vector_is_null(&out->cols[c], i);
+            if (!b->cols[c].nulls[i])
+                ex_copy_value(&b->cols[c], i, &out->cols[c], i, a);
+        }
+    }
+    return b;
+}
 
-/* SUBSCRIBE: records row i of out as a change of kind ('I', 'U'). */
-static void record_change(Run *r, char kind, const Batch *out, uint32_t i)
+static void push_batch(Arena *a, Batch ***bs, int *n, int *cap, Batch *b)
+{
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 8;
+        Batch **more = ARENA_ARRAY(a, Batch *, nc);
+        if (*n)
+            memcpy(more, *bs, sizeof(Batch *) * (size_t)*n);
+        *bs = more;
+        *cap = nc;
+    }
+    (*bs)[(*n)++] = b;
+}
+
+void inc_record_change(Run *r, char kind, const Batch *out, uint32_t i)
 {
     if (!r->b->want_changes)
         return;
@@ -685,32 +1096,39 @@ static int record_delete(Run *r, const StrBuf *key)
     return 0;
 }
 
-/* INTO: keeps a copy of an output batch (its memory may be a chunk's). */
-static void keep_output(Run *r, const Batch *out)
+void inc_keep_output(Run *r, const Batch *out)
 {
     if (out->nrows == 0)
         return;
-    Arena *a = r->a;
-    Batch *b = inc_batch_copy(a, out, NULL, out->nrows);
     for (uint32_t i = 0; i < out->nrows; i++)
-        record_change(r, 'I', out, i);
-    if (r->nouts == r->capouts) {
-        int cap = r->capouts ? r->capouts * 2 : 8;
-        Batch **more = ARENA_ARRAY(a, Batch *, cap);
-        if (r->nouts)
-            memcpy(more, r->outs, sizeof(Batch *) * (size_t)r->nouts);
-        r->outs = more;
-        r->capouts = cap;
-    }
-    r->outs[r->nouts++] = b;
+        inc_record_change(r, 'I', out, i);
+    push_batch(r->a, &r->outs, &r->nouts, &r->capouts, keep_copy(r, out));
     r->b->output_rows += out->nrows;
+}
+
+/* Tracks event time over the stream's rows, for the watermark. */
+static void track_event_time(Run *r, const Batch *in)
+{
+    IncPlan *p = r->p;
+    if (p->wm_col < 0)
+        return;
+    const Vector *v = &in->cols[p->wm_col];
+    for (uint32_t i = 0; i < in->nrows; i++) {
+        if (vector_is_null(v, i))
+            continue;
+        int64_t t = v->v.i64[i];
+        if (r->b->min_event_us == INT64_MAX || t < r->b->min_event_us)
+            r->b->min_event_us = t;
+        if (r->b->max_event_us == INT64_MIN || t > r->b->max_event_us)
+            r->b->max_event_us = t;
+    }
 }
 
 /* Appends the rows of out to the result table, keyed (batch id, row). */
 static void emit_append_log(Run *r, const Batch *out)
 {
-    if (r->p->into != NULL) {
-        keep_output(r, out);
+    if (r->p->into != NULL || r->p->fsink != NULL) {
+        inc_keep_output(r, out);
         return;
     }
     StrBuf key;
@@ -723,19 +1141,31 @@ static void emit_append_log(Run *r, const Batch *out)
         strbuf_reset(&key);
         strbuf_append(&key, k, sizeof(k));
         tbl_put(r->wb, &key, out, i);
-        record_change(r, 'I', out, i);
+        inc_record_change(r, 'I', out, i);
     }
     r->b->output_rows += out->nrows;
     strbuf_free(&key);
 }
 
-/* Folds the rows of one dense batch (the aggregate's input) into groups. */
-static int aggregate(Run *r, const Batch *in)
+int inc_emit_rows(Run *r, const Batch *rows)
+{
+    const Batch *out;
+    if (run_chain(r->p->upper, r->p->nupper, rows, r->chunk, &r->ecx, &out, NULL) < 0)
+        return -1;
+    emit_append_log(r, out);
+    return 0;
+}
+
+/* Folds the rows of one dense batch (the aggregate's input) into groups.
+ * late gets, per row, whether it was late (every window it belongs to had
+ * closed before the batch). */
+static int aggregate(Run *r, const Batch *in, uint8_t *late)
 {
     IncPlan *p = r->p;
     const Plan *agg = p->agg;
     int ng = agg->u.agg.ngroups, na = agg->u.agg.naggs;
     uint32_t n = in->nrows;
+    memset(late, 0, n);
     if (n == 0)
         return 0;
     Arena *a = r->chunk;
@@ -766,82 +1196,75 @@ static int aggregate(Run *r, const Batch *in)
                 if (vector_is_null(&args[i][0], row))
                     take[i][row] = 0;
     }
-    /* Windows: a tumbling window has one per row, a sliding one size/slide. */
-    const WindowSpec *w = &agg->u.agg.window;
     Vector tv;
-    int nwin = 1;
-    int64_t size = 0, slide = 0;
-    if (w->kind != WINDOW_NONE) {
-        if (ex_eval(&r->ecx, w->time, in, n, &tv) < 0)
-            return -1;
-        size = w->size_us;
-        slide = w->kind == WINDOW_SLIDE ? w->slide_us : size;
-        nwin = (int)((size + slide - 1) / slide);
-    }
+    if (p->wkind != WINDOW_NONE && ex_eval(&r->ecx, agg->u.agg.window.time, in, n, &tv) < 0)
+        return -1;
+    if (p->wkind == WINDOW_SESSION)
+        return inc_session_aggregate(r, in, &tv, gcols, args, take, late);
+    /* Each row updates one group: its slice of the window (tumbling: the
+     * window; sliding: the pane of gcd(size, slide) that holds it), so a
+     * row costs one update whatever size/slide is. */
     uint8_t **states = ARENA_ARRAY(a, uint8_t *, n);
     uint32_t *sel = ARENA_ARRAY(a, uint32_t, n);
-    uint8_t *late = arena_alloc(a, n);
-    memset(late, 1, n);
+    uint32_t nsel = 0;
     StrBuf key;
     strbuf_init(&key);
     int rc = 0;
-    for (int j = 0; j < nwin && rc == 0; j++) {
-        uint32_t nsel = 0;
-        for (uint32_t row = 0; row < n; row++) {
-            int64_t ws = 0, we = 0;
-            if (w->kind != WINDOW_NONE) {
-                if (vector_is_null(&tv, row)) {
-                    if (j == 0)
-                        late[row] = 0;  /* no window: not late, just not counted */
-                    continue;
-                }
-                int64_t t = tv.v.i64[row];
-                ws = floor_div(t, slide) * slide - (int64_t)j * slide;
-                we = ws + size;
-                if (t >= we)
-                    continue;   /* this window does not hold t */
-                if (r->b->has_watermark && we <= r->b->watermark_us)
-                    continue;   /* closed: the row is late for it */
+    for (uint32_t row = 0; row < n; row++) {
+        int64_t ps = 0, pe = 0;
+        if (p->wkind != WINDOW_NONE) {
+            if (vector_is_null(&tv, row))
+                continue;   /* no window: not late, just not counted */
+            int64_t t = tv.v.i64[row];
+            int64_t last_end = inc_window_floor(t, p->slide_us) + p->size_us;
+            if (t >= last_end)
+                continue;   /* between two hopping windows: in none */
+            if (r->b->has_watermark && last_end <= r->b->watermark_us) {
+                late[row] = 1;  /* every window that holds it has closed */
+                continue;
             }
-            late[row] = 0;
-            strbuf_reset(&key);
-            uint8_t wk[8];
-            put_time_key(wk, we);
-            strbuf_append(&key, wk, 8);
-            ex_key_encode(gcols, ng, row, &key);
-            Group *g = gt_get(p, &r->groups, &key, ws, we, gcols, ng, row, &r->acx);
-            if (g == NULL) {
-                rc = -1;
-                break;
-            }
-            states[row] = g->states;
-            sel[nsel++] = row;
+            ps = inc_window_floor(t, p->pane_us);
+            pe = ps + p->pane_us;
         }
-        for (int i = 0; i < na && rc == 0; i++) {
-            uint32_t *s = ARENA_ARRAY(a, uint32_t, nsel ? nsel : 1);
-            uint8_t **st = ARENA_ARRAY(a, uint8_t *, n);
-            uint32_t m = 0;
-            for (uint32_t k = 0; k < nsel; k++) {
-                uint32_t row = sel[k];
-                st[row] = states[row] + p->state_off[i];
-                if (take[i][row])
-                    s[m++] = row;
-            }
-            r->acx.type = agg->u.agg.aggs[i].type;
-            if (m > 0 && p->fns[i]->update(&r->acx, args[i], st, s, m) < 0)
-                rc = -1;
+        strbuf_reset(&key);
+        uint8_t wk[8];
+        inc_time_key_put(wk, pe);
+        strbuf_append(&key, wk, 8);
+        ex_key_encode(gcols, ng, row, &key);
+        Group *g = inc_gt_get(r, &key, ps, pe, gcols, ng, row);
+        if (g == NULL) {
+            rc = -1;
+            break;
         }
+        g->dirty = true;
+        g->touched_us = r->b->now_us;
+        states[row] = g->states;
+        sel[nsel++] = row;
     }
-    if (w->kind != WINDOW_NONE)
-        for (uint32_t row = 0; row < n; row++)
-            r->b->late_rows += late[row];
+    for (int i = 0; i < na && rc == 0; i++) {
+        uint32_t *s = ARENA_ARRAY(a, uint32_t, nsel ? nsel : 1);
+        uint8_t **st = ARENA_ARRAY(a, uint8_t *, n);
+        uint32_t m = 0;
+        for (uint32_t k = 0; k < nsel; k++) {
+            uint32_t row = sel[k];
+            st[row] = states[row] + p->state_off[i];
+            if (take[i][row])
+                s[m++] = row;
+        }
+        r->acx.type = agg->u.agg.aggs[i].type;
+        if (m > 0 && p->fns[i]->update(&r->acx, args[i], st, s, m) < 0)
+            rc = -1;
+    }
     strbuf_free(&key);
     return rc;
 }
 
-/* SUBSCRIBE: the kind of each output row of emit_groups: insert for a new
- * group (or in append mode), update for one already in the result table;
- * with HAVING a group may have been out of it, so the table says. */
+/* The output rows of a list of groups: the aggregate's columns (groups,
+ * window bounds, aggregates) through the upper chain, then into the result
+ * table under each group's key. */
+/* SUBSCRIBE: the kind of each output row of inc_emit_groups: insert for a
+ * new group (or in append mode), update for one already in the result
+ * table; with HAVING a group may have been out of it, so the table says. */
 static int record_kept(Run *r, Group **gs, const Batch *out, const uint32_t *map)
 {
     IncPlan *p = r->p;
@@ -864,7 +1287,7 @@ static int record_kept(Run *r, Group **gs, const Batch *out, const uint32_t *map
             kind = rc == 1 ? 'U' : 'I';
         }
         if (rc >= 0) {
-            record_change(r, kind, out, i);
+            inc_record_change(r, kind, out, i);
             rc = 0;
         }
     }
@@ -872,10 +1295,7 @@ static int record_kept(Run *r, Group **gs, const Batch *out, const uint32_t *map
     return rc;
 }
 
-/* The output rows of a list of groups: the aggregate's columns (groups,
- * window bounds, aggregates) through the upper chain, then into the result
- * table under each group's key. */
-static int emit_groups(Run *r, Group **gs, uint32_t n)
+int inc_emit_groups(Run *r, Group **gs, uint32_t n)
 {
     if (n == 0)
         return 0;
@@ -925,8 +1345,8 @@ static int emit_groups(Run *r, Group **gs, uint32_t n)
     uint32_t *map;
     if (run_chain(p->upper, p->nupper, ab, a, &r->ecx, &out, &map) < 0)
         return -1;
-    if (p->into != NULL) {
-        keep_output(r, out);
+    if (p->into != NULL || p->fsink != NULL) {
+        inc_keep_output(r, out);
         return 0;
     }
     /* A group whose row HAVING now filters out leaves the result table. */
@@ -962,142 +1382,267 @@ static int emit_groups(Run *r, Group **gs, uint32_t n)
     return 0;
 }
 
-/* Append mode: the groups of windows that ended at or before the new
- * watermark, in memory or only in the state store, are emitted once and
- * their state deleted. */
-static int evict_closed(Run *r, int64_t wm, Meta *meta)
+void inc_push_group(Arena *a, Group ***gs, uint32_t *n, uint32_t *cap, Group *g)
+{
+    if (*n == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 64;
+        Group **more = ARENA_ARRAY(a, Group *, nc);
+        if (*n)
+            memcpy(more, *gs, sizeof(Group *) * *n);
+        *gs = more;
+        *cap = nc;
+    }
+    (*gs)[(*n)++] = g;
+}
+
+void inc_state_delete(Run *r, const Group *g)
+{
+    StrBuf key;
+    strbuf_init(&key);
+    strbuf_append(&key, r->p->qprefix, sizeof(r->p->qprefix));
+    strbuf_append(&key, g->key.ptr, g->key.len);
+    state_batch_delete(r->wb, key.data, key.len);
+    strbuf_free(&key);
+    r->deleted++;
+}
+
+int inc_load_closed(Run *r, int64_t to)
 {
     IncPlan *p = r->p;
-    Arena *a = r->a;
-    uint32_t cap = 64, n = 0;
-    Group **gs = ARENA_ARRAY(a, Group *, cap);
-    /* Closed groups only on disk (not touched by this batch). */
-    StateScan *s = state_scan_open(p->st, p->qprefix, sizeof(p->qprefix));
+    /* Every key whose time was at or below the batch's watermark less a
+     * window was deleted by an earlier batch: start after them, so the scan
+     * does not walk their tombstones again (RocksDB keeps deleted keys until
+     * compaction drops them). */
+    uint8_t start[13];
+    memcpy(start, p->qprefix, 5);
+    int64_t from;
+    if (!r->b->has_watermark || __builtin_sub_overflow(r->b->watermark_us, p->size_us, &from))
+        from = INT64_MIN;
+    inc_time_key_put(start + 5, from);
+    StateScan *s = state_scan_open_from(p->st, p->qprefix, sizeof(p->qprefix), start,
+                                        sizeof(start));
     const void *k, *v;
     size_t klen, vlen;
     while (state_scan_next(s, &k, &klen, &v, &vlen)) {
         if (klen < 5 + 8)
             continue;
-        const uint8_t *gk = (const uint8_t *)k + 5;
-        int64_t wend = get_time_key(gk);
-        if (wend > wm)
-            break;
+        const char *gk = (const char *)k + 5;
         size_t gklen = klen - 5;
-        if (gt_find(&r->groups, (const char *)gk, gklen, ex_hash(gk, gklen)) != NULL)
+        int64_t end = inc_time_key_get((const uint8_t *)gk);
+        if (end > to)
+            break;
+        if (inc_gt_find(&r->groups, gk, gklen, ex_hash(gk, gklen)) != NULL)
             continue;
-        Group *g = ARENA_NEW(a, Group);
-        g->key.ptr = arena_memdup(a, gk, gklen);
-        g->key.len = (uint32_t)gklen;
-        g->wend = wend;
-        g->wstart = wend - p->agg->u.agg.window.size_us;
-        g->states = arena_zalloc(a, p->state_size ? p->state_size : 1);
-        if (state_decode(p, g, v, vlen, &r->acx) < 0) {
+        Group *g = gt_new(r, gk, gklen, end - p->pane_us, end);
+        if (inc_state_decode(p, g, v, vlen, &r->acx) < 0) {
             state_scan_close(s, r->err);
             return -1;
         }
-        g->evict = true;
-        if (n == cap) {
-            Group **more = ARENA_ARRAY(a, Group *, cap * 2);
-            memcpy(more, gs, sizeof(Group *) * cap);
-            gs = more;
-            cap *= 2;
-        }
-        gs[n++] = g;
+        g->wend = end;
+        inc_gt_add(&r->groups, r->a, g);
     }
-    if (state_scan_close(s, r->err) < 0)
+    return state_scan_close(s, r->err);
+}
+
+/* Append mode, tumbling windows: the groups of windows that ended at or
+ * before the new watermark, in memory or only in the state store, are
+ * emitted once and their state deleted. */
+static int evict_closed(Run *r, int64_t wm)
+{
+    uint32_t cap = 0, n = 0;
+    Group **gs = NULL;
+    if (inc_load_closed(r, wm) < 0)
         return -1;
-    /* Closed groups this batch touched. */
-    for (Group *g = r->groups.all; g != NULL; g = g->all) {
-        if (g->wend > wm)
-            continue;
-        g->evict = true;
-        if (n == cap) {
-            Group **more = ARENA_ARRAY(a, Group *, cap * 2);
-            memcpy(more, gs, sizeof(Group *) * cap);
-            gs = more;
-            cap *= 2;
-        }
-        gs[n++] = g;
-    }
-    if (emit_groups(r, gs, n) < 0)
+    for (Group *g = r->groups.all; g != NULL; g = g->all)
+        if (!g->absent && g->wend <= wm)
+            inc_push_group(r->a, &gs, &n, &cap, g);
+    if (inc_emit_groups(r, gs, n) < 0)
         return -1;
-    StrBuf key;
-    strbuf_init(&key);
     for (uint32_t i = 0; i < n; i++) {
-        strbuf_reset(&key);
-        strbuf_append(&key, p->qprefix, sizeof(p->qprefix));
-        strbuf_append(&key, gs[i]->key.ptr, gs[i]->key.len);
-        state_batch_delete(r->wb, key.data, key.len);
+        gs[i]->evict = true;
+        inc_state_delete(r, gs[i]);
     }
-    strbuf_free(&key);
-    meta->state_rows -= n;
     return 0;
 }
 
-/* Writes the touched groups' states back, one put each. */
-static void write_states(Run *r)
+/* Deletes every row of the result table, in the batch's write (the rows
+ * the batch emits after this replace them). */
+static int clear_result(Run *r)
+{
+    StateScan *s = state_scan_open(r->p->st, r->p->tprefix, sizeof(r->p->tprefix));
+    const void *k, *v;
+    size_t klen, vlen;
+    while (state_scan_next(s, &k, &klen, &v, &vlen))
+        state_batch_delete(r->wb, k, klen);
+    return state_scan_close(s, r->err);
+}
+
+/* Update and complete mode: the slices (tumbling: windows) whose last
+ * window has closed leave the state after their rows were written; a row
+ * for them would be late, so nothing reads them again.  This bounds the
+ * state as append mode's eviction does. */
+static int evict_passed(Run *r, int64_t wm)
+{
+    IncPlan *p = r->p;
+    if (inc_load_closed(r, wm) < 0)
+        return -1;
+    for (Group *g = r->groups.all; g != NULL; g = g->all) {
+        if (g->absent || g->evict || g->wend > wm ||
+            inc_window_floor(g->wstart, p->slide_us) + p->size_us > wm)
+            continue;
+        g->evict = true;
+        inc_state_delete(r, g);
+    }
+    return 0;
+}
+
+/* state_ttl: groups of an unwindowed aggregation that no row touched for
+ * ttl (in batch time) leave the state; their rows stay in the result
+ * table, as Spark's and Flink's state TTL leave emitted results alone. */
+int inc_evict_idle(Run *r)
+{
+    IncPlan *p = r->p;
+    int64_t cutoff = r->b->now_us - p->ttl_us;
+    StateScan *s = state_scan_open(p->st, p->qprefix, sizeof(p->qprefix));
+    const void *k, *v;
+    size_t klen, vlen;
+    while (state_scan_next(s, &k, &klen, &v, &vlen)) {
+        if (klen < 5 + 8 || vlen < 8)
+            continue;
+        const char *gk = (const char *)k + 5;
+        size_t gklen = klen - 5;
+        Group *g = inc_gt_find(&r->groups, gk, gklen, ex_hash(gk, gklen));
+        if (g != NULL && g->dirty)
+            continue;
+        if ((int64_t)get_be64(v) > cutoff)
+            continue;
+        Group tmp = {.key = {(char *)gk, (uint32_t)gklen}};
+        inc_state_delete(r, &tmp);
+        r->b->evicted_rows++;
+    }
+    return state_scan_close(s, r->err);
+}
+
+/* Writes the changed groups' states back, one put each. */
+void inc_write_states(Run *r)
 {
     IncPlan *p = r->p;
     StrBuf key, val;
     strbuf_init(&key);
     strbuf_init(&val);
     for (Group *g = r->groups.all; g != NULL; g = g->all) {
-        if (g->evict)
+        if (g->evict || !g->dirty || g->absent)
             continue;
         strbuf_reset(&key);
         strbuf_append(&key, p->qprefix, sizeof(p->qprefix));
         strbuf_append(&key, g->key.ptr, g->key.len);
         strbuf_reset(&val);
-        state_encode(p, g, &val);
+        inc_state_encode(p, g, &val);
         state_batch_put(r->wb, key.data, key.len, val.data, val.len);
     }
     strbuf_free(&key);
     strbuf_free(&val);
 }
 
-/* The rows of a dense input batch: through the lower chain, then into the
- * result (stateless) or the aggregate. */
+/* The time of the last state key, when keys start with a time (windows,
+ * slices, DISTINCT): gt_read skips keys after it. */
+static int find_hi_time(Run *r)
+{
+    IncPlan *p = r->p;
+    if (!(p->agg != NULL && (p->wkind == WINDOW_TUMBLE || p->wkind == WINDOW_SLIDE)) &&
+        p->distinct == NULL)
+        return 0;
+    void *key;
+    size_t klen;
+    int rc = state_last_key(p->st, p->qprefix, sizeof(p->qprefix), r->a, &key, &klen, r->err);
+    if (rc < 0)
+        return -1;
+    r->time_keys = true;
+    r->hi_time = rc == 1 && klen >= 5 + 8 ? inc_time_key_get((const uint8_t *)key + 5)
+                                          : INT64_MIN;
+    return 0;
+}
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void inc_keep_late(Run *r, const Batch *in, const uint8_t *late)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < in->nrows; i++)
+        n += late[i];
+    if (n == 0)
+        return;
+    uint32_t *sel = ARENA_ARRAY(r->chunk, uint32_t, n);
+    n = 0;
+    for (uint32_t i = 0; i < in->nrows; i++)
+        if (late[i])
+            sel[n++] = i;
+    ExBatch eb = {*in, sel, n};
+    push_batch(r->a, &r->lates, &r->nlates, &r->caplates,
+               keep_copy(r, ex_batch_compact(r->chunk, &eb)));
+}
+
+/* Counts the late rows of the operator's input mid; with late_rows, keeps
+ * the source rows (of in, through map) they came from. */
+static void count_late(Run *r, const Batch *in, const Batch *mid, const uint32_t *map,
+                       const uint8_t *late)
+{
+    int64_t n = 0;
+    for (uint32_t i = 0; i < mid->nrows; i++)
+        n += late[i];
+    r->b->late_rows += n;
+    if (n == 0 || r->p->late == NULL)
+        return;
+    uint8_t *src = arena_zalloc(r->chunk, in->nrows ? in->nrows : 1);
+    for (uint32_t i = 0; i < mid->nrows; i++)
+        if (late[i])
+            src[map[i]] = 1;
+    inc_keep_late(r, in, src);
+}
+
+/* Several inputs: the rows of a dense input batch through the lower chain,
+ * then into the result (stateless), the aggregate or DISTINCT; late rows
+ * are counted (late_rows is refused for such queries). */
 static int consume(Run *r, const Batch *in)
 {
+    IncPlan *p = r->p;
     const Batch *mid;
-    if (run_chain(r->p->lower, r->p->nlower, in, r->chunk, &r->ecx, &mid, NULL) < 0)
+    if (run_chain(p->lower, p->nlower, in, r->chunk, &r->ecx, &mid, NULL) < 0)
         return -1;
-    if (r->p->agg == NULL) {
+    if (p->agg == NULL && p->distinct == NULL) {
         emit_append_log(r, mid);
         return 0;
     }
-    return aggregate(r, mid);
+    uint8_t *late = arena_alloc(r->chunk, mid->nrows ? mid->nrows : 1);
+    if ((p->agg != NULL ? aggregate(r, mid, late) : inc_dedup_rows(r, mid, late)) < 0)
+        return -1;
+    count_late(r, in, mid, NULL, late);
+    return 0;
 }
 
-/* Reads the batch's ranges of its inputs: one stream directly, an input
- * tree (joins, UNION ALL) through the batch executor. */
+static int join_emit(void *arg, const Batch *rows)
+{
+    return consume(arg, rows);
+}
+
+/* Several inputs: reads the batch's ranges through the batch executor
+ * (stream-table joins, UNION ALL) or the interval join (inc_join.c). */
 static int read_inputs(Run *r)
 {
     IncPlan *p = r->p;
-    IncBatch *b = r->b;
-    Batch *in;
-    int n;
     if (p->sjoin != NULL)
         return (r->jrun = inc_join_read(p->sjoin, &r->join)) == NULL ? -1 : 0;
-    if (p->plain) {
-        SourceReader *reader = source_reader_open(p->ins.in[0].source, b->from[0], b->to[0]);
-        for (;;) {
-            arena_reset(r->chunk);
-            if ((n = source_reader_next(reader, r->chunk, &in, r->err)) <= 0)
-                break;
-            inc_inputs_track(&r->inputs, 0, in);
-            if (consume(r, in) < 0) {
-                n = -1;
-                break;
-            }
-        }
-        return source_reader_close(reader, n < 0 ? NULL : r->err) < 0 || n < 0 ? -1 : 0;
-    }
     /* The executor's state (a joined table's hash table) lives in r->a. */
     ExOp *op = inc_inputs_exec(&r->inputs, r->a, p->inputs, r->err);
     if (op == NULL)
         return -1;
     ExBatch *eb;
+    int n;
     while ((n = ex_op_next(op, &eb)) > 0) {
         arena_reset(r->chunk);
         if (eb->n > 0 && consume(r, ex_batch_compact(r->chunk, eb)) < 0) {
@@ -1107,11 +1652,6 @@ static int read_inputs(Run *r)
     }
     ex_op_close(op);
     return n < 0 ? -1 : 0;
-}
-
-static int join_emit(void *arg, const Batch *rows)
-{
-    return consume(arg, rows);
 }
 
 /* The watermark of the inputs [first, first + n): their minimum, once each
@@ -1144,15 +1684,13 @@ static void join_watermarks(Run *r, const Meta *m, bool after)
     }
 }
 
-/* The watermark after this batch, never backwards: per input, its max
- * event time minus its delay; the query's is the minimum over the inputs
- * with a watermark, once each has one. */
+/* Several inputs: the watermark after this batch, never backwards: per
+ * input, its max event time minus its delay; the query's is the minimum
+ * over the inputs with a watermark, once each has one. */
 static void next_watermark(Run *r, Meta *meta)
 {
     IncPlan *p = r->p;
     IncBatch *b = r->b;
-    b->next_has_watermark = b->has_watermark;
-    b->next_watermark_us = b->watermark_us;
     bool all = true, any = false;
     int64_t min = INT64_MAX;
     for (int i = 0; i < p->ins.n; i++) {
@@ -1178,6 +1716,41 @@ static void next_watermark(Run *r, Meta *meta)
     }
 }
 
+/* Several inputs: reads and folds them, then the watermark. */
+static int run_inputs(Run *r, Meta *meta, int64_t *read_us)
+{
+    IncPlan *p = r->p;
+    IncBatch *b = r->b;
+    inc_inputs_run_init(&r->inputs, &p->ins, p->st, b->from, b->to);
+    if (p->sjoin != NULL) {
+        r->join = (IncJoinBatch){.inputs = &r->inputs, .wb = r->wb, .a = r->a,
+                                 .chunk = r->chunk, .err = r->err, .batch_id = b->batch_id,
+                                 .emit = join_emit, .arg = r};
+        join_watermarks(r, meta, false);
+    }
+    int64_t t1 = mono_us();
+    if (read_inputs(r) < 0)
+        return -1;
+    *read_us = p->sjoin != NULL ? mono_us() - t1 : 0;
+    b->input_rows = r->inputs.rows;
+    for (int i = 0; i < p->ins.n; i++) {
+        b->min_event_us = SL_MIN(b->min_event_us, r->inputs.min_event[i]);
+        b->max_event_us = SL_MAX(b->max_event_us, r->inputs.max_event[i]);
+    }
+    SLUICE_FAULT("batch_middle");
+    b->next_has_watermark = b->has_watermark;
+    b->next_watermark_us = b->watermark_us;
+    next_watermark(r, meta);
+    if (p->sjoin != NULL) {
+        join_watermarks(r, meta, true);
+        if (inc_join_process(r->jrun) < 0)
+            return -1;
+        b->late_rows += r->join.late_rows;
+        meta->state_rows += r->join.state_delta;
+    }
+    return 0;
+}
+
 int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
 {
     Arena a, chunk;
@@ -1199,63 +1772,132 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     b->max_event_us = INT64_MIN;
     int rc = -1;
     Meta meta;
-    if (meta_read(p, &a, &meta, err) < 0)
+    b->wake_at_us = INT64_MAX;
+    if (meta_read(p, &a, &meta, err) < 0 || check_fingerprint(p, &meta, err) < 0 ||
+        (p->part_wm && inc_wm_begin(&r) < 0) || find_hi_time(&r) < 0)
         goto out;
+    bool rebuild = result_stale(p, &meta);
 
-    inc_inputs_run_init(&r.inputs, &p->ins, p->st, b->from, b->to);
-    if (p->sjoin != NULL) {
-        r.join = (IncJoinBatch){.inputs = &r.inputs, .wb = r.wb, .a = &a, .chunk = &chunk,
-                                .err = err, .batch_id = b->batch_id, .emit = join_emit,
-                                .arg = &r};
-        join_watermarks(&r, &meta, false);
-    }
-    if (read_inputs(&r) < 0)
-        goto out;
-    b->input_rows = r.inputs.rows;
-    for (int i = 0; i < p->ins.n; i++) {
-        b->min_event_us = SL_MIN(b->min_event_us, r.inputs.min_event[i]);
-        b->max_event_us = SL_MAX(b->max_event_us, r.inputs.max_event[i]);
-    }
-    next_watermark(&r, &meta);
-    if (p->sjoin != NULL) {
-        join_watermarks(&r, &meta, true);
-        if (inc_join_process(r.jrun) < 0)
+    int64_t t0 = mono_us(), tr = 0;
+    if (!p->plain) {
+        if (run_inputs(&r, &meta, &tr) < 0)
             goto out;
-        b->late_rows += r.join.late_rows;
-        meta.state_rows += r.join.state_delta;
+        goto fold;
     }
-    meta.state_rows += r.groups.created;
+    SourceReader *reader = source_reader_open(p->source, b->from[0], b->to[0]);
+    Batch *in;
+    int n;
+    for (;;) {
+        arena_reset(&chunk);
+        int64_t t1 = mono_us();
+        n = source_reader_next(reader, &chunk, &in, err);
+        tr += mono_us() - t1;
+        if (n <= 0)
+            break;
+        b->input_rows += n;
+        track_event_time(&r, in);
+        if (p->part_wm)
+            inc_wm_observe(&r, in);
+        const Batch *mid;
+        uint32_t *map = NULL;
+        if (run_chain(p->lower, p->nlower, in, &chunk, &r.ecx, &mid,
+                      p->late != NULL ? &map : NULL) < 0) {
+            n = -1;
+            break;
+        }
+        if (p->agg == NULL && p->distinct == NULL) {
+            emit_append_log(&r, mid);
+            continue;
+        }
+        uint8_t *late = arena_alloc(&chunk, mid->nrows ? mid->nrows : 1);
+        if ((p->agg != NULL ? aggregate(&r, mid, late) : inc_dedup_rows(&r, mid, late)) < 0) {
+            n = -1;
+            break;
+        }
+        count_late(&r, in, mid, map, late);
+    }
+    if (source_reader_close(reader, n < 0 ? NULL : err) < 0 || n < 0)
+        goto out;
+    SLUICE_FAULT("batch_middle");     /* input read and folded, nothing emitted */
+
+    /* The watermark after this batch: never backwards. */
+    b->next_has_watermark = b->has_watermark;
+    b->next_watermark_us = b->watermark_us;
+    if (p->part_wm) {
+        inc_wm_finish(&r, &meta);
+    } else if (p->wm_col >= 0 && b->max_event_us != INT64_MIN) {
+        int64_t wm = b->max_event_us - p->wm_delay_us;
+        if (!b->has_watermark || wm > b->watermark_us) {
+            b->next_has_watermark = true;
+            b->next_watermark_us = wm;
+        }
+    }
+fold:
     if (p->agg != NULL) {
-        if (p->mode == MODE_APPEND) {
-            if (b->next_has_watermark && evict_closed(&r, b->next_watermark_us, &meta) < 0)
+        if (p->wkind == WINDOW_SESSION) {
+            if (inc_session_emit(&r, b->next_has_watermark, b->next_watermark_us) < 0)
+                goto out;
+        } else if (p->wkind == WINDOW_SLIDE && p->pane_us != p->size_us) {
+            if (inc_slide_emit(&r, b->has_watermark, b->watermark_us, b->next_has_watermark,
+                               b->next_watermark_us) < 0)
+                goto out;
+        } else if (p->mode == MODE_APPEND) {
+            if (b->next_has_watermark && evict_closed(&r, b->next_watermark_us) < 0)
                 goto out;
         } else {
+            /* The result table's columns changed (a compatible CREATE OR
+             * REPLACE): its rows are rewritten from the state, in this
+             * batch's write. */
+            if (rebuild && (clear_result(&r) < 0 || inc_load_closed(&r, INT64_MAX) < 0))
+                goto out;
             Group **gs = ARENA_ARRAY(&a, Group *, r.groups.n ? r.groups.n : 1);
             uint32_t k = 0;
             for (Group *g = r.groups.all; g != NULL; g = g->all)
-                gs[k++] = g;
-            if (emit_groups(&r, gs, k) < 0)
+                if (g->dirty || (rebuild && !g->absent))
+                    gs[k++] = g;
+            if (inc_emit_groups(&r, gs, k) < 0)
                 goto out;
         }
-        write_states(&r);
+        if (p->mode != MODE_APPEND && b->next_has_watermark &&
+            (p->wkind == WINDOW_TUMBLE || p->wkind == WINDOW_SLIDE) &&
+            evict_passed(&r, b->next_watermark_us) < 0)
+            goto out;
+        if (p->ttl_us > 0 && p->wkind == WINDOW_NONE && inc_evict_idle(&r) < 0)
+            goto out;
+        inc_write_states(&r);
+    } else if (p->distinct != NULL &&
+               inc_dedup_evict(&r, b->next_has_watermark, b->next_watermark_us) < 0) {
+        goto out;
     }
+    meta.state_rows += r.groups.created - r.deleted;
     meta.batch_id = b->batch_id;
     meta.has_wm = b->next_has_watermark;
     meta.wm = b->next_watermark_us;
     b->state_rows = meta.state_rows;
     meta_write(p, r.wb, &meta);
-    SLUICE_FAULT("batch_before_state_commit");
-    if (p->into != NULL) {
-        /* The output chunks and the state in one write: a replayed batch
-         * whose write landed is never replayed, one whose write did not
-         * appends once. */
-        int64_t first;
-        if (stream_append_batches(p->st, p->into, (const Batch *const *)r.outs, r.nouts, r.wb,
-                                  &first, err) < 0)
-            goto out;
-    } else if (state_batch_commit(p->st, r.wb, true, err) < 0) {
+    b->execute_us = mono_us() - t0 - tr;
+    b->read_us = tr;
+    /* The sink before the state: output a replay may write again, never
+     * state whose output is missing (docs/architecture.md, "Recovery"). */
+    int64_t ts = mono_us();
+    if (p->fsink != NULL &&
+        fsink_commit(p->fsink, b->batch_id, (const Batch *const *)r.outs, r.nouts, err) < 0)
         goto out;
-    }
+    b->sink_us = p->fsink != NULL ? mono_us() - ts : 0;
+    SLUICE_FAULT("batch_before_state_commit");
+    int64_t tw = mono_us();
+    /* The output chunks (INTO), the late rows (late_rows) and the state in
+     * one write: a replayed batch whose write landed is never replayed,
+     * one whose write did not appends once. */
+    StreamAppend apps[2];
+    int napps = 0;
+    if (p->into != NULL)
+        apps[napps++] = (StreamAppend){p->into, (const Batch *const *)r.outs, r.nouts, NULL, 0};
+    if (p->late != NULL)
+        apps[napps++] = (StreamAppend){p->late, (const Batch *const *)r.lates, r.nlates, NULL, 0};
+    if (stream_append_many(p->st, apps, napps, r.wb, err) < 0)
+        goto out;
+    b->write_us = mono_us() - tw;
     SLUICE_FAULT("batch_after_state_commit");
     rc = 0;
 out:

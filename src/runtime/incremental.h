@@ -8,8 +8,16 @@
  *   inc_batch_run     run batch N: read the source range, update state,
  *                     emit by output mode, and fill one StateBatch with the
  *                     state changes, the output rows and the batch id
- *   inc_state_meta    the batch id stored with the state (-1: none) and
- *                     the watermark after it
+ *   inc_state_meta    the batch id stored with the state (-1: none), the
+ *                     watermark after it, and whether the result table
+ *                     must be rewritten (its columns changed); fails when
+ *                     the state was written by a plan of another shape
+ *   inc_plan_shape    the state-bearing parts of the plan as text (source,
+ *                     window, grouping keys, aggregates); their hash, the
+ *                     fingerprint, is stored with the state of each batch
+ *   inc_plan_keeps_rows  the result table's rows can be rewritten from the
+ *                     state (an aggregation in update or complete mode)
+ *   inc_state_rows    the state rows kept (the 'M' key's count), for sys.state
  *
  * inc_batch_run runs on a worker thread; at most one per plan at a time.
  */
@@ -17,6 +25,7 @@
 #define SLUICE_RUNTIME_INCREMENTAL_H
 
 #include "sluice/catalog.h"
+#include "sluice/list.h"
 #include "sluice/state.h"
 #include "sluice/strbuf.h"
 #include "inc_inputs.h"
@@ -46,6 +55,15 @@ typedef struct IncBatch {
      * to free (strbuf_free) */
     bool    want_changes;
     StrBuf  changes;
+    int64_t now_us;             /* batch time (logged when planned): state_ttl's clock */
+    int64_t evicted_rows;       /* state keys state_ttl evicted */
+    int64_t wake_at_us;         /* batch time at which an idle partition would move the
+                                 * watermark (INT64_MAX: never): run a batch then */
+    /* per phase, microseconds */
+    int64_t read_us;            /* reading the source rows */
+    int64_t execute_us;         /* operators, state reads, building the write */
+    int64_t write_us;           /* the one synced RocksDB write: output + state + batch id */
+    int64_t sink_us;            /* a files sink's commit (before the write) */
 } IncBatch;
 
 int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
@@ -59,8 +77,23 @@ const CatRelation *inc_plan_stream(IncPlan *p, int i);
 bool    inc_plan_reads(IncPlan *p, uint32_t oid);
 /* The stream INTO writes to, or NULL. */
 const CatRelation *inc_plan_into(IncPlan *p);
+/* The late_rows stream, or NULL. */
+const CatRelation *inc_plan_late(IncPlan *p);
+/* Whether the watermark can move with no new rows (idle_timeout). */
+bool inc_plan_idle_wakes(IncPlan *p);
 int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
 int  inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark,
-                    int64_t *watermark_us, SlError *err);
+                    int64_t *watermark_us, bool *rebuild, SlError *err);
+int  inc_state_rows(IncPlan *p, int64_t *rows, SlError *err);
+/* EXPLAIN CONTINUOUS QUERY: the operators, their state and its bound, as
+ * lines appended to *lines (inc_explain.c). */
+void inc_plan_explain(IncPlan *p, Arena *a, List **lines);
+
+enum { INC_SHAPE_SOURCE, INC_SHAPE_WINDOW, INC_SHAPE_GROUPS, INC_SHAPE_AGGS, INC_SHAPE_PARTS };
+/* "source stream", "window", "grouping keys", "aggregates" */
+extern const char *const inc_shape_names[INC_SHAPE_PARTS];
+const char *const *inc_plan_shape(IncPlan *p);
+uint64_t inc_plan_fingerprint(IncPlan *p);
+bool inc_plan_keeps_rows(IncPlan *p);
 
 #endif /* SLUICE_RUNTIME_INCREMENTAL_H */

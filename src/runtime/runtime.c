@@ -7,6 +7,9 @@
  *   rt_describe   result columns and parameter types
  *   rt_execute    parameters in, rows out to a ResultSink, the tag
  *   rt_subscribe_name  the query a prepared SUBSCRIBE names
+ *   rt_setting    what a SET / RESET / SHOW asks of the session
+ *   rt_on_worker, rt_run_begin, rt_run_exec, rt_run_end
+ *                 a statement run on a worker thread, in three steps
  *
  * Statements that read no relation (SELECT 1, SET, BEGIN) work without
  * rt_init(); the others fail with 55000 until it is called.  A prepared
@@ -15,7 +18,8 @@
  *
  * Parameters in text format go through the types' input functions, as a
  * cast from text does; binary format is PostgreSQL's send/recv format for
- * bool, int2/4/8, float4/8, numeric, text and varchar.  rt_execute works in
+ * every type: bool, int2/4/8, float4/8, numeric, text, varchar, bytea,
+ * date, timestamp[tz], interval and jsonb.  rt_execute works in
  * an arena of its own, destroyed before it returns.
  */
 #include "runtime_int.h"
@@ -23,8 +27,10 @@
 #include "sluice/expr.h"
 #include "exec/numeric.h"
 #include "sql/parser.h"
+#include "sluice/vrel.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 
 struct Prepared {
@@ -43,6 +49,10 @@ int rt_init(Catalog *cat, StateStore *st)
 {
     g_cat = cat;
     g_st = st;
+    vrel_init();
+    pgcat_register();
+    sys_register();
+    rt_roles_init();
     return 0;
 }
 
@@ -50,6 +60,8 @@ void rt_shutdown(void)
 {
     g_cat = NULL;
     g_st = NULL;
+    vrel_shutdown();
+    rt_settings_free();
 }
 
 Catalog *rt_catalog(void)
@@ -72,6 +84,12 @@ static const CatRelation *lookup_cb(void *ctx, const char *name)
     return cat_lookup(ctx, name);
 }
 
+static const CatRelation *lookup_system_cb(void *ctx, const char *schema, const char *name)
+{
+    SL_UNUSED(ctx);
+    return vrel_lookup(schema, name);
+}
+
 int rt_parse(Arena *a, const char *sql, size_t len, List **stmts, SlError *err)
 {
     if (len > (size_t)INT_MAX / 2)
@@ -82,7 +100,7 @@ int rt_parse(Arena *a, const char *sql, size_t len, List **stmts, SlError *err)
 static int analyze(Arena *a, const char *sql, const RawStmt *raw, const SlType *param_types,
                    int nparam_types, Query **q, SlError *err)
 {
-    SqlCatalog cat = {g_cat ? lookup_cb : NULL, g_cat};
+    SqlCatalog cat = {g_cat ? lookup_cb : NULL, g_cat, g_cat ? lookup_system_cb : NULL};
     return sql_analyze_with(a, &cat, sql, raw, param_types, nparam_types, q, err);
 }
 
@@ -187,6 +205,9 @@ static uint64_t read_be(const unsigned char *p, int n)
 
 static int bad_binary(SlError *err, int param)
 {
+    if (param <= 0)
+        return sl_error(err, ERRCODE_INVALID_BINARY_REPRESENTATION,
+                        "incorrect binary data format");
     return sl_error(err, ERRCODE_INVALID_BINARY_REPRESENTATION,
                     "incorrect binary data format in bind parameter %d", param);
 }
@@ -233,6 +254,91 @@ static int numeric_recv(Arena *a, const unsigned char *p, int32_t len, SlNumeric
     return 0;
 }
 
+/* A value in PostgreSQL's binary (send/recv) format into row `row` of v
+ * (memory in a).  A malformed value is 22P03, "in bind parameter n" when
+ * param > 0. */
+int rt_recv_binary(Arena *a, SlType t, const char *data, int32_t len, Vector *v, uint32_t row,
+                   int param, SlError *err)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    switch (t.id) {
+    case TYPE_BOOL:
+        if (len != 1)
+            return bad_binary(err, param);
+        v->v.b[row] = p[0] != 0;
+        return 0;
+    case TYPE_INT2:
+        if (len != 2)
+            return bad_binary(err, param);
+        v->v.i16[row] = (int16_t)read_be(p, 2);
+        return 0;
+    case TYPE_INT4:
+        if (len != 4)
+            return bad_binary(err, param);
+        v->v.i32[row] = (int32_t)read_be(p, 4);
+        return 0;
+    case TYPE_INT8:
+        if (len != 8)
+            return bad_binary(err, param);
+        v->v.i64[row] = (int64_t)read_be(p, 8);
+        return 0;
+    case TYPE_FLOAT4: {
+        if (len != 4)
+            return bad_binary(err, param);
+        uint32_t u = (uint32_t)read_be(p, 4);
+        memcpy(&v->v.f32[row], &u, 4);
+        return 0;
+    }
+    case TYPE_FLOAT8: {
+        if (len != 8)
+            return bad_binary(err, param);
+        uint64_t u = read_be(p, 8);
+        memcpy(&v->v.f64[row], &u, 8);
+        return 0;
+    }
+    case TYPE_NUMERIC:
+        return numeric_recv(a, p, len, &v->v.num[row], err, param);
+    case TYPE_TEXT:
+    case TYPE_VARCHAR:
+        return value_parse_text(a, t, data, (size_t)len, v, row, -1, err);
+    case TYPE_DATE:
+        if (len != 4)
+            return bad_binary(err, param);
+        v->v.i32[row] = (int32_t)read_be(p, 4);
+        return 0;
+    case TYPE_TIMESTAMP:
+    case TYPE_TIMESTAMPTZ:
+        if (len != 8)
+            return bad_binary(err, param);
+        v->v.i64[row] = (int64_t)read_be(p, 8);
+        return 0;
+    case TYPE_INTERVAL:
+        if (len != 16)
+            return bad_binary(err, param);
+        v->v.iv[row].usec = (int64_t)read_be(p, 8);
+        v->v.iv[row].days = (int32_t)read_be(p + 8, 4);
+        v->v.iv[row].months = (int32_t)read_be(p + 12, 4);
+        return 0;
+    case TYPE_BYTEA: {
+        char *copy = arena_alloc(a, (size_t)len + 1);
+        memcpy(copy, p, (size_t)len);
+        v->v.str[row].ptr = copy;
+        v->v.str[row].len = (uint32_t)len;
+        return 0;
+    }
+    case TYPE_JSONB:
+        /* jsonb_recv: a version byte (1), then the text */
+        if (len < 1 || p[0] != 1)
+            return sl_error(err, ERRCODE_INVALID_BINARY_REPRESENTATION,
+                            "unsupported jsonb version number %d", len < 1 ? -1 : p[0]);
+        return value_parse_text(a, t, data + 1, (size_t)len - 1, v, row, -1, err);
+    default:
+        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                        "binary format for parameters of type %s is not supported yet",
+                        type_name(t.id));
+    }
+}
+
 /* One parameter into a one-row vector of type t. */
 static int bind_param(Arena *a, SlType t, const ParamValue *pv, Vector *v, int param,
                       SlError *err)
@@ -246,59 +352,154 @@ static int bind_param(Arena *a, SlType t, const ParamValue *pv, Vector *v, int p
         return bad_binary(err, param);
     if (pv->format == 0)
         return value_parse_text(a, t, pv->data, (size_t)pv->len, v, 0, -1, err);
-    const unsigned char *p = (const unsigned char *)pv->data;
-    int32_t len = pv->len;
-    switch (t.id) {
-    case TYPE_BOOL:
-        if (len != 1)
-            return bad_binary(err, param);
-        v->v.b[0] = p[0] != 0;
-        return 0;
-    case TYPE_INT2:
-        if (len != 2)
-            return bad_binary(err, param);
-        v->v.i16[0] = (int16_t)read_be(p, 2);
-        return 0;
-    case TYPE_INT4:
-        if (len != 4)
-            return bad_binary(err, param);
-        v->v.i32[0] = (int32_t)read_be(p, 4);
-        return 0;
-    case TYPE_INT8:
-        if (len != 8)
-            return bad_binary(err, param);
-        v->v.i64[0] = (int64_t)read_be(p, 8);
-        return 0;
-    case TYPE_FLOAT4: {
-        if (len != 4)
-            return bad_binary(err, param);
-        uint32_t u = (uint32_t)read_be(p, 4);
-        memcpy(&v->v.f32[0], &u, 4);
-        return 0;
+    return rt_recv_binary(a, t, pv->data, pv->len, v, 0, param, err);
+}
+
+RtSetKind rt_setting(const Prepared *p, const char **name, const char **value, bool *local)
+{
+    const Query *q = p->q;
+    if (q->kind != QUERY_UTILITY || q->setting == NULL)
+        return RT_SET_NONE;
+    *name = q->setting;
+    *value = q->set_value;
+    *local = q->set_local;
+    return strcmp(q->tag, "SHOW") == 0 ? RT_SHOW : strcmp(q->tag, "RESET") == 0 ? RT_RESET
+                                                                                 : RT_SET;
+}
+
+struct RtRun {
+    Arena        work;          /* the statement's memory */
+    const Query *q;             /* the query to run (re-analyzed if stale) */
+    Vector      *params;
+    int          nparams;
+    int64_t      now;
+    int          npinned;
+    const CatRelation **pinned; /* referenced until rt_run_end */
+    uint32_t     role;          /* the session's role, for the worker thread */
+};
+
+/* INSERT / UPDATE / DELETE one at a time: a key check and its write are
+ * not atomic against another session's. */
+static pthread_mutex_t modify_mu = PTHREAD_MUTEX_INITIALIZER;
+
+bool rt_on_worker(const Prepared *p)
+{
+    QueryKind k = p->q->kind;
+    /* system relations and catalog functions read the loop's state */
+    return (k == QUERY_SELECT || k == QUERY_EXPLAIN || k == QUERY_MODIFY) && !p->q->on_loop;
+}
+
+int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun **out,
+                 SlError *err)
+{
+    const Query *q = p->q;
+    if (nparams != q->nparams)
+        return sl_error(err, ERRCODE_PROTOCOL_VIOLATION,
+                        "bind message supplies %d parameters, but prepared statement requires %d",
+                        nparams, q->nparams);
+    if (q->kind == QUERY_MODIFY && (g_cat == NULL || g_st == NULL))
+        return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "no catalog is open: the runtime was not initialized (rt_init)");
+    RtRun *r = sl_calloc(1, sizeof(RtRun));
+    arena_init(&r->work, 64 * 1024);
+    int rc = 0;
+    r->nparams = nparams;
+    r->params = ARENA_ARRAY(&r->work, Vector, nparams ? nparams : 1);
+    for (int i = 0; i < nparams && rc == 0; i++)
+        rc = bind_param(&r->work, q->param_types[i], &params[i], &r->params[i], i + 1, err);
+    if (rc == 0)
+        rc = current_query(p, &r->work, &q, err);
+    /* privileges are checked when the statement runs (roles.c) */
+    if (rc == 0)
+        rc = rt_check_query(q, err);
+    if (rc < 0) {
+        arena_destroy(&r->work);
+        sl_free(r);
+        return -1;
     }
-    case TYPE_FLOAT8: {
-        if (len != 8)
-            return bad_binary(err, param);
-        uint64_t u = read_be(p, 8);
-        memcpy(&v->v.f64[0], &u, 8);
-        return 0;
+    r->q = q;
+    r->role = rt_current_role();
+    /* now() is the statement's start time in every operator, as PostgreSQL's
+     * transaction time is (each statement commits on its own). */
+    r->now = ex_clock_now();
+    r->pinned = ARENA_ARRAY(&r->work, const CatRelation *, q->ndeps ? q->ndeps : 1);
+    for (int i = 0; i < q->ndeps && g_cat != NULL; i++) {
+        const CatRelation *rel = cat_lookup(g_cat, q->dep_names[i]);
+        if (rel != NULL) {
+            cat_relation_ref(rel);
+            r->pinned[r->npinned++] = rel;
+        }
     }
-    case TYPE_NUMERIC:
-        return numeric_recv(a, p, len, &v->v.num[0], err, param);
-    case TYPE_TEXT:
-    case TYPE_VARCHAR:
-        return value_parse_text(a, t, pv->data, (size_t)len, v, 0, -1, err);
+    *out = r;
+    return 0;
+}
+
+int rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *err)
+{
+    const Query *q = r->q;
+    rt_set_role(r->role);
+    ExCtx cx = {.arena = &r->work, .err = err, .st = g_st, .params = r->params,
+                .nparams = r->nparams, .now = r->now};
+    uint64_t rows = 0;
+    int rc;
+    switch (q->kind) {
+    case QUERY_SELECT:
+        rc = rt_run_select(q, &cx, sink, &rows);
+        if (rc == 0)
+            snprintf(tag, tagsize, "SELECT %llu", (unsigned long long)rows);
+        break;
+    case QUERY_EXPLAIN:
+        rc = rt_run_explain(q, &cx, sink, &rows);
+        if (rc == 0)
+            snprintf(tag, tagsize, "EXPLAIN");
+        break;
+    case QUERY_MODIFY: {
+        /* A table's key checks and writes go one statement at a time; an
+         * append to a stream needs no check, and concurrent appends may
+         * share an fsync (group commit, relstore.h). */
+        bool serial = q->modify->rel->kind != REL_STREAM;
+        if (serial)
+            pthread_mutex_lock(&modify_mu);
+        rc = rt_run_modify(q, &cx, sink, &rows);
+        if (serial)
+            pthread_mutex_unlock(&modify_mu);
+        if (rc == 0 && q->modify->kind == MODIFY_INSERT)
+            snprintf(tag, tagsize, "INSERT 0 %llu", (unsigned long long)rows);
+        else if (rc == 0)
+            snprintf(tag, tagsize, "%s %llu", q->tag, (unsigned long long)rows);
+        break;
+    }
     default:
-        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                        "binary format for parameters of type %s is not supported yet",
-                        type_name(t.id));
+        rc = sl_error(err, ERRCODE_INTERNAL_ERROR, "unexpected statement kind %d", q->kind);
+        break;
     }
+    return rc < 0 ? -1 : 0;
+}
+
+void rt_run_end(RtRun *r)
+{
+    if (r == NULL)
+        return;
+    for (int i = 0; i < r->npinned; i++)
+        cat_relation_unref(r->pinned[i]);
+    arena_destroy(&r->work);
+    sl_free(r);
 }
 
 int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultSink *sink,
                char *tag, size_t tagsize, SlError *err)
 {
     const Query *q = p->q;
+    /* SELECT, EXPLAIN and DML: the three steps a worker runs, here in a row
+     * (a statement that must stay on the loop, Query.on_loop, comes here) */
+    if (q->kind == QUERY_SELECT || q->kind == QUERY_EXPLAIN || q->kind == QUERY_MODIFY) {
+        RtRun *r;
+        if (rt_run_begin(p, params, nparams, &r, err) < 0)
+            return -1;
+        int rc = rt_run_exec(r, sink, tag, tagsize, err);
+        rt_run_end(r);
+        return rc;
+    }
     if (nparams != q->nparams)
         return sl_error(err, ERRCODE_PROTOCOL_VIOLATION,
                         "bind message supplies %d parameters, but prepared statement requires %d",
@@ -310,12 +511,12 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     case QUERY_REFUSED:
         return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED, "%s", q->refusal);
     case QUERY_COPY:
-        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                        "COPY in the extended query protocol is not supported yet");
+        return sl_error(err, ERRCODE_INTERNAL_ERROR,
+                        "COPY runs through rt_copy_begin / rt_copy_out, not rt_execute");
     case QUERY_CREATE:
     case QUERY_DROP:
-    case QUERY_MODIFY:
     case QUERY_ALTER_CQ:
+    case QUERY_ROLE:
         if (g_cat == NULL || g_st == NULL)
             return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                             "no catalog is open: the runtime was not initialized (rt_init)");
@@ -323,59 +524,29 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     default:
         break;
     }
-    Arena work;
-    arena_init(&work, 64 * 1024);
-    int rc = 0;
-    Vector *pv = ARENA_ARRAY(&work, Vector, nparams ? nparams : 1);
-    for (int i = 0; i < nparams && rc == 0; i++)
-        rc = bind_param(&work, q->param_types[i], &params[i], &pv[i], i + 1, err);
-    if (rc == 0)
-        rc = current_query(p, &work, &q, err);
-    /* now() is the statement's start time in every operator, as PostgreSQL's
-     * transaction time is (each statement commits on its own). */
-    ExCtx cx = {.arena = &work, .err = err, .st = g_st, .params = pv, .nparams = nparams,
-                .now = ex_clock_now()};
-    uint64_t rows = 0;
-    if (rc == 0) {
-        switch (q->kind) {
-        case QUERY_SELECT:
-            rc = rt_run_select(q, &cx, sink, &rows);
-            if (rc == 0)
-                snprintf(tag, tagsize, "SELECT %llu", (unsigned long long)rows);
-            break;
-        case QUERY_EXPLAIN:
-            rc = rt_run_explain(q, &cx, sink, &rows);
-            if (rc == 0)
-                snprintf(tag, tagsize, "EXPLAIN");
-            break;
-        case QUERY_MODIFY:
-            rc = rt_run_modify(q, &cx, sink, &rows);
-            if (rc == 0 && q->modify->kind == MODIFY_INSERT)
-                snprintf(tag, tagsize, "INSERT 0 %llu", (unsigned long long)rows);
-            else if (rc == 0)
-                snprintf(tag, tagsize, "%s %llu", q->tag, (unsigned long long)rows);
-            break;
-        case QUERY_CREATE:
-            rc = rt_run_create(q, err);
-            if (rc == 0)
-                snprintf(tag, tagsize, "%s", q->tag);
-            break;
-        case QUERY_DROP:
-            rc = rt_run_drop(q, err);
-            if (rc == 0)
-                snprintf(tag, tagsize, "%s", q->tag);
-            break;
-        case QUERY_ALTER_CQ:
-            rc = rt_cq_alter(q->drop_names[0], q->pause, err);
-            if (rc == 0)
-                snprintf(tag, tagsize, "%s", q->tag);
-            break;
-        default:
-            rc = sl_error(err, ERRCODE_INTERNAL_ERROR, "unexpected statement kind %d", q->kind);
-            break;
-        }
+    /* privileges: a continuous query's sources and target (roles.c) */
+    if (rt_check_query(q, err) < 0)
+        return -1;
+    int rc;
+    switch (q->kind) {
+    case QUERY_CREATE:
+        rc = rt_run_create(q, err);
+        break;
+    case QUERY_DROP:
+        rc = rt_run_drop(q, err);
+        break;
+    case QUERY_ALTER_CQ:
+        rc = rt_cq_alter(q->drop_names[0], q->pause, err);
+        break;
+    case QUERY_ROLE:
+        rc = rt_run_role(q, err);
+        break;
+    default:
+        rc = sl_error(err, ERRCODE_INTERNAL_ERROR, "unexpected statement kind %d", q->kind);
+        break;
     }
-    arena_destroy(&work);
+    if (rc == 0)
+        snprintf(tag, tagsize, "%s", q->tag);
     return rc < 0 ? -1 : 0;
 }
 

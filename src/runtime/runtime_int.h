@@ -3,11 +3,18 @@
  * ordinary (non-continuous) statements.  Not for use outside the module.
  *
  *   rt_catalog, rt_state          what rt_init() was given (NULL before)
+ *   rt_recv_binary                a value in PostgreSQL's binary format
  *   rt_run_select                 a query's plan, rows to a sink (statement.c)
  *   rt_run_explain                EXPLAIN's lines as rows (statement.c)
  *   rt_run_modify                 INSERT / UPDATE / DELETE (statement.c)
  *   rt_run_create, rt_run_drop    DDL (ddl.c)
  *   rt_cq_create, rt_cq_stop, rt_cq_alter   continuous queries (cq_ddl.c)
+ *   pgcat_register, sys_register  the system relations and catalog
+ *                                 functions (pgcatalog.c, systables.c)
+ *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes (copy.c)
+ *   rt_append_can_defer, rt_append_new       deferred appends (append.c)
+ *   rt_run_role, rt_check_query, rt_check_owner, rt_check_select, rt_owner
+ *                   roles (roles.c)
  */
 #ifndef SLUICE_RUNTIME_INT_H
 #define SLUICE_RUNTIME_INT_H
@@ -19,8 +26,17 @@
 
 Catalog    *rt_catalog(void);
 StateStore *rt_state(void);
+/* A value in binary (send/recv) format into row `row` of v (runtime.c). */
+int rt_recv_binary(Arena *a, SlType t, const char *data, int32_t len, Vector *v, uint32_t row,
+                   int param, SlError *err);
 /* The analyzed statement of a prepared one. */
 const Query *rt_prepared_query(const Prepared *p);
+
+/* Deferred appends (append.c): may a statement leave its append to the
+ * caller now (group commit mode, a loop to complete on)?  And one of
+ * chunks (sl_malloc'ed, taken over) into rel. */
+bool      rt_append_can_defer(void);
+RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks);
 
 int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 int rt_run_explain(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
@@ -31,5 +47,29 @@ int rt_cq_create(const Query *q, SlError *err);
 int rt_cq_stop(const char *name, SlError *err);
 int rt_cq_alter(const char *name, bool pause, SlError *err);
 int rt_cq_check_drop(const CatRelation *rel, SlError *err);
+struct CqRuntime *rt_cq_runtime(void);
+int  rt_cq_explain(const char *name, Arena *a, List **lines, SlError *err);   /* NULL before rt_cq_init */
+void pgcat_register(void);
+void sys_register(void);
+void sys_progress_register(void);   /* sys_progress.c: sys.query_progress */
+void sys_settings_foreach(void (*fn)(const char *name, const char *value,
+                                     const char *description, void *arg),
+                          void *arg);
+void rt_settings_free(void);
+/* A running continuous query that reads or writes rel, or NULL. */
+const char *rt_cq_dependent(const CatRelation *rel);
+void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char *null_string);
+
+/* roles.c: CREATE / ALTER / DROP ROLE, GRANT, REVOKE; the privileges a
+ * statement needs (42501 "permission denied for table x"); ownership of a
+ * relation for DROP and ALTER (42501 "must be owner of ..."); the owner of
+ * a relation made now (the current role, else the bootstrap superuser). */
+int      rt_run_role(const Query *q, SlError *err);
+int      rt_check_query(const Query *q, SlError *err);
+int      rt_check_owner(const CatRelation *rel, SlError *err);
+/* SELECT on rel (SUBSCRIBE reads a query's result): 42501 without it. */
+int      rt_check_select(const CatRelation *rel, SlError *err);
+uint32_t rt_owner(void);
+void     rt_roles_init(void);
 
 #endif /* SLUICE_RUNTIME_INT_H */

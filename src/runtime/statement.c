@@ -9,10 +9,12 @@
  * An InitPlan is an uncorrelated subquery: a scalar subquery keeps its one
  * value (NULL without rows; a second row is 21000), EXISTS whether there is
  * a row, IN every value of its column.  Later InitPlans may use earlier
- * ones (a subquery inside a subquery comes first).  Values are copied into
- * the statement's arena.
+ * ones (a subquery inside a subquery comes first).  ARRAY (subquery) keeps
+ * the text form of all its values.  Values are copied into the statement's
+ * arena.
  */
 #include "runtime_int.h"
+#include "sluice/ingest.h"
 
 static int run_initplans(const Query *q, ExCtx *cx)
 {
@@ -75,6 +77,11 @@ static int run_initplans(const Query *q, ExCtx *cx)
             }
             all.len = n;
             vals[i] = all;
+            if (ip->kind == SUBLINK_ARRAY) {
+                /* ARRAY (subquery): one text value, the array's text form */
+                vector_init(&vals[i], cx->arena, sl_type(TYPE_TEXT), 1, true);
+                ex_array_literal(cx->arena, &all, n, &vals[i].v.str[0]);
+            }
         }
         ex_op_close(op);
         if (rc < 0)
@@ -96,6 +103,12 @@ static int deliver(ResultSink *sink, const Batch *b, SlError *err)
 
 int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows)
 {
+    /* A stream whose ingestion failed (on_error = 'fail') says so. */
+    for (int i = 0; i < q->ndeps && rt_catalog() != NULL; i++) {
+        const CatRelation *rel = cat_lookup(rt_catalog(), q->dep_names[i]);
+        if (rel != NULL && rel->kind == REL_STREAM && ingest_check_readable(rel, cx->err) < 0)
+            return -1;
+    }
     if (run_initplans(q, cx) < 0)
         return -1;
     ExOp *op = ex_op_build(cx, q->plan);
@@ -121,7 +134,10 @@ int rt_run_explain(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows)
 {
     const Query *e = q->explain;
     List *lines = NULL;
-    if (e->kind == QUERY_SELECT)
+    if (q->explain_cq != NULL) {
+        if (rt_cq_explain(q->explain_cq, cx->arena, &lines, cx->err) < 0)
+            return -1;
+    } else if (e->kind == QUERY_SELECT)
         plan_explain(cx->arena, e->plan, e->init, e->ninit, &lines);
     else if (e->kind == QUERY_MODIFY)
         plan_explain_modify(cx->arena, e->modify, e->init, e->ninit, &lines);

@@ -18,6 +18,12 @@
  * database, user and address match decides; with no rules at all,
  * connections from loopback are trusted.
  *
+ * A user's secret is its role's password in the catalog when it has one
+ * (rt_role_secret: a SCRAM verifier and an md5 hash; for an md5 rule the
+ * md5 hash is used when there is one), else the config file's.  Once
+ * authenticated, the user logs in to its role (rt_role_login): a NOLOGIN
+ * role is refused with 28000.
+ *
  * Secrets are what PostgreSQL stores: a password in clear, "md5" + hex, or
  * a SCRAM verifier.  As in PostgreSQL, md5 with a SCRAM verifier runs
  * SCRAM instead, scram-sha-256 with an md5 hash cannot succeed, and a user
@@ -83,6 +89,11 @@ struct AuthConn {
     AuthMethod  method;
     uint8_t     md5_salt[4];
     ScramState  scram;
+    /* The user's password from the catalog (CREATE ROLE ... PASSWORD),
+     * which counts before the config file's; expired: past VALID UNTIL. */
+    AuthUser    role_user;
+    bool        has_role_user;
+    bool        expired;
 };
 
 /* ---------------------------------------------------------------------- */
@@ -343,10 +354,71 @@ static void auth_failed(Conn *c, const char *why)
                   "password authentication failed for user \"%s\"", c->user);
 }
 
+/* Authenticated: log in to the user's role, then the session is ready. */
+static void login(Conn *c)
+{
+    SlError e = {0};
+    if (rt_role_login(c->user, &c->role_oid, &c->superuser, &e) < 0) {
+        session_send_error(c, &e, NULL, true);
+        sl_log(LOG_INFO, "connection closed", "peer=%s reason=\"%s\"", c->peer, e.message);
+        sl_error_clear(&e);
+        return;
+    }
+    session_auth_ok(c);
+}
+
 static void auth_succeeded(Conn *c)
 {
     auth_conn_free(c);
-    session_auth_ok(c);
+    login(c);
+}
+
+/* The catalog's password of c's user, for this exchange (method: the
+ * rule's).  Sets a->has_role_user or a->expired. */
+static void load_role_secret(Conn *c, AuthConn *a, AuthMethod method)
+{
+    char *scram = NULL, *md5 = NULL;
+    RtSecret rs = rt_role_secret(c->user, &scram, &md5);
+    if (rs == RT_SECRET_EXPIRED) {
+        a->expired = true;
+        return;
+    }
+    if (rs != RT_SECRET_SET)
+        return;
+    AuthUser *u = &a->role_user;
+    u->name = sl_strdup(c->user);
+    if (scram != NULL && scram_secret_parse(scram, &u->scram) == 0 &&
+        !(method == AUTH_MD5 && md5 != NULL)) {
+        u->kind = SECRET_SCRAM;
+        u->have_scram = true;
+        u->secret = scram;
+        scram = NULL;
+    } else if (md5 != NULL) {
+        u->kind = SECRET_MD5;
+        u->secret = md5;
+        md5 = NULL;
+    } else {
+        u->kind = SECRET_NONE;
+        u->secret = sl_strdup("");
+    }
+    a->has_role_user = true;
+    if (scram != NULL)
+        OPENSSL_cleanse(scram, strlen(scram));
+    if (md5 != NULL)
+        OPENSSL_cleanse(md5, strlen(md5));
+    sl_free(scram);
+    sl_free(md5);
+}
+
+/* The user whose secret counts: the catalog's role, or the config file's
+ * user; NULL when there is none, or the role's password expired. */
+static AuthUser *conn_user(Conn *c)
+{
+    if (c->auth->expired)
+        return NULL;
+    if (c->auth->has_role_user)
+        return &c->auth->role_user;
+    return find_user(c->server, c->user);
 }
 
 void auth_start(Conn *c)
@@ -370,7 +442,7 @@ void auth_start(Conn *c)
         return;
     }
     if (method == AUTH_TRUST) {
-        session_auth_ok(c);
+        login(c);
         return;
     }
     if (method == AUTH_REJECT) {
@@ -379,11 +451,12 @@ void auth_start(Conn *c)
                       host_of(c, host, sizeof(host)), c->user, c->database, enc);
         return;
     }
+    c->auth = sl_calloc(1, sizeof(AuthConn));
+    load_role_secret(c, c->auth, method);
     /* md5 against a SCRAM verifier runs SCRAM, as in PostgreSQL. */
-    AuthUser *u = find_user(s, c->user);
+    AuthUser *u = conn_user(c);
     if (method == AUTH_MD5 && u != NULL && u->kind == SECRET_SCRAM)
         method = AUTH_SCRAM;
-    c->auth = sl_calloc(1, sizeof(AuthConn));
     c->auth->method = method;
     c->phase = PHASE_AUTH;
     switch (method) {
@@ -429,14 +502,8 @@ static bool check_password(AuthUser *u, const char *user, const char *pw)
     case SECRET_PLAIN:
         return strlen(u->secret) == n && CRYPTO_memcmp(u->secret, pw, n) == 0;
     case SECRET_MD5: {
-        StrBuf b;
-        strbuf_init(&b);
-        strbuf_puts(&b, pw);
-        strbuf_puts(&b, user);
         char hex[33];
-        md5_hex(b.data, b.len, hex);
-        OPENSSL_cleanse(b.data, b.len);
-        strbuf_free(&b);
+        md5_password_hex(pw, user, hex);
         return CRYPTO_memcmp(hex, u->secret + 3, 32) == 0;
     }
     case SECRET_SCRAM:
@@ -452,17 +519,10 @@ static bool check_md5(AuthUser *u, const char *user, const uint8_t salt[4], cons
     if (u == NULL || (u->kind != SECRET_PLAIN && u->kind != SECRET_MD5) || strlen(resp) != 35)
         return false;
     char inner[33];
-    if (u->kind == SECRET_MD5) {
+    if (u->kind == SECRET_MD5)
         memcpy(inner, u->secret + 3, 33);
-    } else {
-        StrBuf b;
-        strbuf_init(&b);
-        strbuf_puts(&b, u->secret);
-        strbuf_puts(&b, user);
-        md5_hex(b.data, b.len, inner);
-        OPENSSL_cleanse(b.data, b.len);
-        strbuf_free(&b);
-    }
+    else
+        md5_password_hex(u->secret, user, inner);
     uint8_t buf[36];
     memcpy(buf, inner, 32);
     memcpy(buf + 32, salt, 4);
@@ -474,6 +534,45 @@ static bool check_md5(AuthUser *u, const char *user, const uint8_t salt[4], cons
 static void protocol_error(Conn *c, const char *msg)
 {
     session_fatal(c, ERRCODE_PROTOCOL_VIOLATION, "%s", msg);
+}
+
+/* The password method against a SCRAM verifier: PBKDF2 (4096 rounds or
+ * more) on the thread pool, so that a burst of logins does not stall the
+ * loop.  The user's verifier never changes once loaded. */
+typedef struct PasswordCheck {
+    uv_work_t        req;
+    Conn            *conn;
+    const ScramSecret *secret;
+    char            *password;
+    bool             ok;
+} PasswordCheck;
+
+static void password_work_cb(uv_work_t *req)
+{
+    PasswordCheck *pc = req->data;
+    pc->ok = scram_verify_plain(pc->secret, pc->password, strlen(pc->password));
+}
+
+static void password_after_cb(uv_work_t *req, int status)
+{
+    PasswordCheck *pc = req->data;
+    Conn *c = pc->conn;
+    SL_UNUSED(status);
+    c->auth_busy = false;
+    OPENSSL_cleanse(pc->password, strlen(pc->password));
+    sl_free(pc->password);
+    bool ok = pc->ok;
+    sl_free(pc);
+    if (c->phase == PHASE_CLOSING) {
+        if (c->orphaned && !conn_busy(c))
+            conn_free(c);
+        return;
+    }
+    if (ok)
+        auth_succeeded(c);
+    else
+        auth_failed(c, "wrong password");
+    conn_resume(c);
 }
 
 void auth_message(Conn *c, uint8_t type, const uint8_t *body, size_t len)
@@ -491,13 +590,24 @@ void auth_message(Conn *c, uint8_t type, const uint8_t *body, size_t len)
     }
     PgwReader r;
     pgw_reader_init(&r, body, len);
-    AuthUser *u = find_user(s, c->user);
+    AuthUser *u = conn_user(c);
     switch (a->step) {
     case STEP_PASSWORD:
     case STEP_MD5: {
         const char *pw = pgw_get_cstr(&r);
         if (!pgw_reader_done(&r)) {
             protocol_error(c, "invalid password packet size");
+            return;
+        }
+        if (a->step == STEP_PASSWORD && u != NULL && u->kind == SECRET_SCRAM && *pw) {
+            PasswordCheck *pc = sl_calloc(1, sizeof(PasswordCheck));
+            pc->req.data = pc;
+            pc->conn = c;
+            pc->secret = &u->scram;
+            pc->password = sl_strdup(pw);
+            if (uv_queue_work(s->loop, &pc->req, password_work_cb, password_after_cb) != 0)
+                sl_panic("uv_queue_work failed");
+            c->auth_busy = true;
             return;
         }
         bool ok = a->step == STEP_PASSWORD ? check_password(u, c->user, pw)
@@ -560,6 +670,12 @@ void auth_conn_free(Conn *c)
     if (c->auth == NULL)
         return;
     scram_state_free(&c->auth->scram);
+    AuthUser *u = &c->auth->role_user;
+    if (u->secret != NULL)
+        OPENSSL_cleanse(u->secret, strlen(u->secret));
+    sl_free(u->secret);
+    sl_free(u->name);
+    OPENSSL_cleanse(&u->scram, sizeof(u->scram));
     sl_free(c->auth);
     c->auth = NULL;
 }

@@ -6,7 +6,8 @@
  *   conn_flush_all  write every dirty connection's output (uv_check hook)
  *   conn_start_tls  write the queued 'S' in clear, then switch to TLS
  *   conn_close      close the socket; memory is freed in the close callback
- *   conn_resume_input  consume the input that waited behind a statement
+ *   conn_resume     go on with input that waited while the session did
+ *                   (a deferred append, session.c)
  *
  * Input is kept in one growable buffer; the session consumes whole packets
  * from its front.  Output is built as whole messages in c->out and handed to
@@ -33,6 +34,8 @@ typedef struct WriteReq {
 void server_conn_gone(Server *s);
 
 #define RAW_IN_SIZE 65536
+/* The input a connection keeps while its statement runs. */
+#define QUEUED_INPUT_MAX (256 * 1024)
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
@@ -56,6 +59,31 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 static void update_reading(Conn *c);
 
+/* TLS failed or the client closed it: send the alert OpenSSL queued,
+ * nothing more, then close. */
+static void tls_failed(Conn *c)
+{
+    strbuf_reset(&c->out);
+    c->close_after_flush = true;
+    c->tls_dead = true;
+    conn_mark_dirty(c);
+    update_reading(c);
+}
+
+/* Hands the whole packets in c->in to the session and drops them from the
+ * buffer; -1 when the connection closed meanwhile. */
+static int consume_input(Conn *c)
+{
+    size_t used = session_consume(c);
+    if (c->phase == PHASE_CLOSING)
+        return -1;
+    if (used > 0) {
+        memmove(c->in, c->in + used, c->in_len - used);
+        c->in_len -= used;
+    }
+    return 0;
+}
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
     Conn *c = stream->data;
@@ -69,34 +97,25 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     }
     if (nread == 0 || c->phase == PHASE_CLOSING)
         return;
+    if (c->ssl != NULL && (!c->tls_up || c->tls_busy)) {
+        /* The handshake: on the thread pool (tls.c), then conn_tls_step_done. */
+        tls_handshake_feed(c, (const uint8_t *)buf->base, (size_t)nread);
+        update_reading(c);
+        return;
+    }
     if (c->ssl != NULL) {
         int rc = tls_conn_read(c, (const uint8_t *)buf->base, (size_t)nread, &c->tls_out);
         if (c->tls_out.len > 0)
             conn_mark_dirty(c);
         if (rc < 0) {
-            /* Send the alert OpenSSL queued, nothing more, then close. */
-            strbuf_reset(&c->out);
-            c->close_after_flush = true;
-            c->tls_dead = true;
-            conn_mark_dirty(c);
-            update_reading(c);
+            tls_failed(c);
             return;
         }
     } else {
         c->in_len += (size_t)nread;
     }
-    conn_resume_input(c);
-}
-
-void conn_resume_input(Conn *c)
-{
-    size_t used = session_consume(c);
-    if (c->phase == PHASE_CLOSING)
+    if (consume_input(c) < 0)
         return;
-    if (used > 0) {
-        memmove(c->in, c->in + used, c->in_len - used);
-        c->in_len -= used;
-    }
     /* Give back memory a huge message left behind. */
     if (c->in_len == 0 && c->in_cap > (1u << 20)) {
         sl_free(c->in);
@@ -110,9 +129,12 @@ static void update_reading(Conn *c)
 {
     if (c->phase == PHASE_CLOSING)
         return;
-    bool want = !c->close_after_flush &&
+    /* While a statement (or a SUBSCRIBE) runs, messages wait in c->in, up
+     * to 256 KiB. */
+    bool want = !c->close_after_flush && !(c->tls_busy && c->tls_pending.len >= RAW_IN_SIZE) &&
                 c->out_inflight + c->out.len + c->tls_out.len <=
-                    c->server->cfg.max_output_buffer;
+                    c->server->cfg.max_output_buffer &&
+                ((c->job == NULL && c->sub == NULL) || c->in_len < QUEUED_INPUT_MAX);
     if (want && !c->reading) {
         if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
             c->reading = true;
@@ -125,6 +147,17 @@ static void update_reading(Conn *c)
 static void on_closed(uv_handle_t *h)
 {
     Conn *c = h->data;
+    if (--c->open_handles > 0)
+        return;
+    if (conn_busy(c)) {
+        c->orphaned = true;     /* the job's end frees it */
+        return;
+    }
+    conn_free(c);
+}
+
+void conn_free(Conn *c)
+{
     Server *s = c->server;
     if (c->in_dirty) {
         Conn **pp = &s->dirty;
@@ -136,6 +169,7 @@ static void on_closed(uv_handle_t *h)
     tls_conn_free(c);
     strbuf_free(&c->out);
     strbuf_free(&c->tls_out);
+    strbuf_free(&c->tls_pending);
     sl_free(c->raw_in);
     sl_free(c->in);
     sl_free(c);
@@ -156,8 +190,49 @@ void conn_close(Conn *c)
     if (c->next)
         c->next->prev = c->prev;
     c->next = c->prev = NULL;
+    session_closing(c);
     /* It may still sit in the dirty list; conn_flush_all skips it. */
+    c->open_handles = 3;
     uv_close((uv_handle_t *)&c->tcp, on_closed);
+    uv_close((uv_handle_t *)&c->stmt_timer, on_closed);
+    uv_close((uv_handle_t *)&c->idle_timer, on_closed);
+}
+
+void conn_tls_step_done(Conn *c, int rc)
+{
+    if (c->tls_out.len > 0)
+        conn_mark_dirty(c);
+    if (rc < 0) {
+        tls_failed(c);
+        return;
+    }
+    /* Bytes that came during the step: the handshake's next flight, or
+     * (once it is up) the first application data. */
+    size_t n = c->tls_pending.len;
+    char *pending = n > 0 ? strbuf_steal(&c->tls_pending, &n) : NULL;
+    if (!c->tls_up) {
+        if (pending != NULL)
+            tls_handshake_feed(c, (const uint8_t *)pending, n);
+        sl_free(pending);
+        update_reading(c);
+        return;
+    }
+    int r = tls_conn_read(c, (const uint8_t *)pending, pending ? n : 0, &c->tls_out);
+    sl_free(pending);
+    if (c->tls_out.len > 0)
+        conn_mark_dirty(c);
+    if (r < 0) {
+        tls_failed(c);
+        return;
+    }
+    conn_resume(c);
+}
+
+void conn_resume(Conn *c)
+{
+    if (c->phase == PHASE_CLOSING || consume_input(c) < 0)
+        return;
+    update_reading(c);
 }
 
 void conn_accept(Server *s)
@@ -166,8 +241,13 @@ void conn_accept(Server *s)
     c->server = s;
     uv_tcp_init(s->loop, &c->tcp);
     c->tcp.data = c;
+    uv_timer_init(s->loop, &c->stmt_timer);
+    c->stmt_timer.data = c;
+    uv_timer_init(s->loop, &c->idle_timer);
+    c->idle_timer.data = c;
     strbuf_init(&c->out);
     strbuf_init(&c->tls_out);
+    strbuf_init(&c->tls_pending);
     s->nconns++;
     c->next = s->conns;
     if (s->conns)

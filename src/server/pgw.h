@@ -85,6 +85,8 @@ typedef enum ConnPhase {
 typedef struct PreparedStmt PreparedStmt;
 typedef struct Portal Portal;
 typedef struct Subscription Subscription;
+typedef struct Job Job;
+typedef struct SlSettings SlSettings;
 
 struct Conn {
     uv_tcp_t    tcp;
@@ -116,34 +118,64 @@ struct Conn {
     bool        tls_dead;       /* failed, or close_notify sent: no more data */
     uint8_t    *raw_in;
     StrBuf      tls_out;
+    bool        tls_busy;       /* a handshake step runs on the thread pool */
+    StrBuf      tls_pending;    /* raw bytes that came meanwhile */
 
     /* session */
     int32_t     pid;
     int32_t     secret;
     char       *user;
+    uint32_t    role_oid;       /* the user's role in the catalog (0: none) */
+    bool        superuser;
     char       *database;
     char       *application_name;
+    int64_t     connected_us;   /* wall clock at authentication (sys.connections) */
+    bool        active;         /* a message is being handled */
     char        xact;           /* 'I', 'T' or 'E' for ReadyForQuery */
     bool        skip_to_sync;   /* extended protocol: after an error */
     struct SimpleQuery *sq;     /* a Query string stopped at a COPY FROM STDIN */
     RtCopy     *copy;           /* copy-in mode: the COPY being fed */
     bool        copy_drop;      /* after a failed copy-in: drop CopyData/Done/Fail */
+    struct SessionWait *wait;   /* a deferred append in flight: input waits */
+    bool        copy_extended;  /* the copy-in came from an Execute (then Sync) */
     AuthConn   *auth;           /* during PHASE_AUTH */
     PreparedStmt *stmts;        /* named prepared statements, and "" */
     Portal      *portals;
     Subscription *sub;          /* a SUBSCRIBE running (subscribe.c) */
+    SlSettings  *settings;      /* SET / SHOW (settings.h) */
+
+    /* A statement running on the thread pool (at most one); while it runs
+     * the connection reads but handles no message. */
+    Job        *job;
+    uv_timer_t  stmt_timer;     /* statement_timeout */
+    uv_timer_t  idle_timer;     /* idle_session_timeout and idle in transaction */
+    int         open_handles;   /* tcp and timers not yet closed */
+    bool        orphaned;       /* handles closed while a job ran: freed by the job */
+    bool        auth_busy;      /* a password check (PBKDF2) runs on the thread pool */
 };
+
+/* Work for c runs on the thread pool: its memory must outlive it. */
+static inline bool conn_busy(const Conn *c)
+{
+    return c->job != NULL || c->tls_busy || c->auth_busy;
+}
 
 /* conn.c */
 void conn_accept(Server *s);
 void conn_close(Conn *c);
+/* Frees a closed connection (once its handles and its job are done). */
+void conn_free(Conn *c);
+/* After a job or a deferred append: handles the messages that waited, and
+ * reads again. */
+void conn_resume(Conn *c);
+/* A handshake step ended: rc < 0 it failed (the alert in tls_out is sent,
+ * then the connection closes); otherwise plaintext may wait in the BIO. */
+void conn_tls_step_done(Conn *c, int rc);
 /* Marks c as having output; it is written at the end of this loop turn. */
 void conn_mark_dirty(Conn *c);
 void conn_flush_all(Server *s);
 /* Writes what is queued (the 'S' answer) in clear, then switches c to TLS. */
 void conn_start_tls(Conn *c);
-/* Consumes the input that waited while a statement ran (SUBSCRIBE). */
-void conn_resume_input(Conn *c);
 
 /* session.c */
 void session_init(Conn *c);
@@ -155,6 +187,9 @@ size_t session_consume(Conn *c);
 void session_send_error(Conn *c, const SlError *e, const char *sql, bool fatal);
 /* A FATAL error with a formatted message; the connection closes after it. */
 void session_fatal(Conn *c, const char *sqlstate, const char *fmt, ...) SL_PRINTF(3, 4);
+/* c as sys.connections and current_user see it; addr (addrsize bytes)
+ * holds the client address the result points at. */
+void session_describe(Conn *c, RtSession *out, char *addr, size_t addrsize);
 /* Authentication succeeded: AuthenticationOk, ParameterStatus,
  * BackendKeyData, ReadyForQuery; the session is ready. */
 void session_auth_ok(Conn *c);
@@ -169,6 +204,13 @@ int  subscribe_start(Conn *c, const char *name, bool snapshot, bool extended, Sl
 /* A CancelRequest for c: true if it ended c's subscription (57014). */
 bool subscribe_cancel(Conn *c);
 void subscribe_free(Conn *c);
+/* Cancels the statement c runs, if any (a CancelRequest with c's key):
+ * it ends with 57014 "canceling statement due to user request".  Returns
+ * whether something was running.  Whatever else runs on behalf of a
+ * session (SUBSCRIBE) hooks in here. */
+bool session_cancel(Conn *c);
+/* The connection is closing: stop what runs for it. */
+void session_closing(Conn *c);
 
 /* auth.c */
 int  auth_init(Server *s, const ServerConfig *cfg, SlError *err);
@@ -183,6 +225,10 @@ void auth_conn_free(Conn *c);
 int  tls_init(Server *s, const ServerConfig *cfg, SlError *err);
 void tls_free(Server *s);
 void tls_conn_start(Conn *c);
+/* Feeds raw bytes during the handshake: the handshake step (the costly
+ * public-key work) runs on the thread pool; conn_tls_step_done is called
+ * on the loop when it is over. */
+void tls_handshake_feed(Conn *c, const uint8_t *data, size_t n);
 /* Feeds n raw bytes; plaintext is appended to c->in, ciphertext to send to
  * out.  Returns 0, or -1 when the TLS session is over or failed. */
 int  tls_conn_read(Conn *c, const uint8_t *data, size_t n, StrBuf *out);

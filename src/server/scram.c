@@ -3,7 +3,7 @@
  *
  *   scram_secret_parse, scram_secret_make, scram_secret_format,
  *   scram_verify_plain, scram_server_first, scram_server_final,
- *   scram_state_free, md5_hex, b64_encode, b64_decode
+ *   scram_state_free, md5_hex, md5_password_hex, b64_encode, b64_decode
  *
  * See scram.h.  The exchange (RFC 5802 section 3, with SHA-256 as RFC 7677):
  *
@@ -56,6 +56,17 @@ void md5_hex(const void *data, size_t len, char out[33])
         out[2 * i + 1] = hex[d[i] & 15];
     }
     out[32] = '\0';
+}
+
+void md5_password_hex(const char *password, const char *user, char out[33])
+{
+    StrBuf b;
+    strbuf_init(&b);
+    strbuf_puts(&b, password);
+    strbuf_puts(&b, user);
+    md5_hex(b.data, b.len, out);
+    OPENSSL_cleanse(b.data, b.len);
+    strbuf_free(&b);
 }
 
 /* ---------------------------------------------------------------------- */

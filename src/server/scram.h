@@ -10,6 +10,7 @@
  *   scram_server_final     check client-final-message's proof, build
  *                          server-final
  *   md5_hex                md5 of bytes as 32 hex digits
+ *   md5_password_hex       md5(password || user) as PostgreSQL's md5 hash
  *   b64_encode, b64_decode base64 (RFC 4648, with padding)
  *
  * Pure functions over bytes (OpenSSL's EVP for the hashes, PBKDF2 and
@@ -79,6 +80,9 @@ void scram_state_free(ScramState *st);
 
 /* md5 of data as 32 lowercase hex digits and a NUL (out: 33 bytes). */
 void md5_hex(const void *data, size_t len, char out[33]);
+/* md5(password || user) as 32 hex digits: PostgreSQL's stored md5 hash
+ * without its "md5" prefix.  The concatenation is wiped after use. */
+void md5_password_hex(const char *password, const char *user, char out[33]);
 
 void b64_encode(const uint8_t *data, size_t len, StrBuf *out);
 /* Decodes base64 into out (at most cap bytes); returns the length, or -1

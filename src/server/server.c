@@ -19,6 +19,7 @@
  */
 #include "pgw.h"
 #include "sluice/log.h"
+#include "sluice/metrics.h"
 
 #define LAG_PERIOD_MS 10
 
@@ -54,6 +55,27 @@ static void on_auth_sweep(uv_timer_t *t)
             session_fatal(c, ERRCODE_QUERY_CANCELED, "canceling authentication due to timeout");
         }
     }
+}
+
+/* /metrics: connections by phase, and the limit. */
+static void collect_connections(StrBuf *out, void *arg)
+{
+    Server *s = arg;
+    static const char *const phases[] = {"startup", "auth", "ready", "closing"};
+    int n[4] = {0};
+    for (Conn *c = s->conns; c != NULL; c = c->next)
+        if ((int)c->phase >= 0 && (int)c->phase < 4)
+            n[c->phase]++;
+    metrics_family(out, "sluice_connections", "gauge",
+                   "Open client connections by phase (startup, auth, ready, closing).");
+    for (int i = 0; i < 4; i++) {
+        char labels[32];
+        snprintf(labels, sizeof(labels), "phase=\"%s\"", phases[i]);
+        metrics_sample(out, "sluice_connections", labels, n[i]);
+    }
+    metrics_family(out, "sluice_max_connections", "gauge",
+                   "Connections accepted at most (max_connections).");
+    metrics_sample(out, "sluice_max_connections", "", s->cfg.max_connections);
 }
 
 static void on_lag_timer(uv_timer_t *t)
@@ -118,9 +140,24 @@ static void on_lag_closed(uv_handle_t *h)
     sl_free(lp);
 }
 
+/* sys.connections: every connection through authentication. */
+static void list_sessions(void *arg, rt_session_emit_fn emit, void *emit_arg)
+{
+    Server *s = arg;
+    for (Conn *c = s->conns; c != NULL; c = c->next) {
+        if (c->phase != PHASE_READY)
+            continue;
+        RtSession rs;
+        char addr[64];
+        session_describe(c, &rs, addr, sizeof(addr));
+        emit(&rs, emit_arg);
+    }
+}
+
 /* Frees what server_init set up before the listener; s itself too. */
 static void server_free_config(Server *s)
 {
+    rt_session_lister(NULL, NULL);
     auth_free(s);
     tls_free(s);
 }
@@ -136,6 +173,7 @@ Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
     s->cfg.hba = NULL;
     s->cfg.ssl_cert_file = s->cfg.ssl_key_file = s->cfg.ssl_ca_file = NULL;
     s->next_pid = 1000;
+    rt_session_lister(list_sessions, s);
     if (auth_init(s, cfg, err) < 0 || tls_init(s, cfg, err) < 0) {
         server_free_config(s);
         sl_free(s);
@@ -190,6 +228,7 @@ Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
     uv_unref((uv_handle_t *)&s->auth_timer);
     if (cfg->debug_loop_lag)
         lag_start(s);
+    metrics_register(collect_connections, s);
     return s;
 }
 
@@ -227,6 +266,7 @@ void server_close(Server *s, server_close_cb cb)
 {
     s->closing = true;
     s->close_cb = cb;
+    metrics_unregister(collect_connections, s);
     s->pending_closes = 3;
     uv_timer_stop(&s->auth_timer);
     uv_close((uv_handle_t *)&s->auth_timer, on_handle_closed);

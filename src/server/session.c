@@ -45,11 +45,15 @@
  */
 #include "pgw.h"
 #include "sluice/ast.h"
+#include "sluice/exec.h"
 #include "sluice/log.h"
+#include "sluice/settings.h"
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define SERVER_VERSION "15.0"
 /* The largest message accepted while authenticating. */
@@ -99,12 +103,59 @@ static void send_param_status(Conn *c, const char *name, const char *value)
     pgw_end(&c->out, m);
 }
 
+static void on_idle_timeout(uv_timer_t *t);
+
+/* ReadyForQuery, after a ParameterStatus for each reported parameter that
+ * changed (PostgreSQL reports them just before ReadyForQuery too); starts
+ * the idle timeout of the state the session is now in. */
 static void send_ready(Conn *c)
 {
+    int iter = 0;
+    const char *name, *value;
+    while (c->settings != NULL && settings_next_report(c->settings, &iter, &name, &value))
+        send_param_status(c, name, value);
     size_t m = pgw_begin(&c->out, PGW_MSG_READY);
     pgw_put_byte(&c->out, (uint8_t)c->xact);
     pgw_end(&c->out, m);
     conn_mark_dirty(c);
+    int ms = settings_timeout_ms(c->settings, c->xact == 'I' ? TIMEOUT_IDLE_SESSION
+                                                             : TIMEOUT_IDLE_IN_TRANSACTION);
+    if (ms > 0 && c->phase == PHASE_READY)
+        uv_timer_start(&c->idle_timer, on_idle_timeout, (uint64_t)ms, 0);
+    else
+        uv_timer_stop(&c->idle_timer);
+}
+
+/* idle_session_timeout / idle_in_transaction_session_timeout: the client
+ * sent nothing for that long after ReadyForQuery. */
+static void on_idle_timeout(uv_timer_t *t)
+{
+    Conn *c = t->data;
+    if (c->phase != PHASE_READY || c->job != NULL || c->close_after_flush)
+        return;
+    if (c->xact == 'I')
+        session_fatal(c, ERRCODE_IDLE_SESSION_TIMEOUT,
+                      "terminating connection due to idle-session timeout");
+    else
+        session_fatal(c, ERRCODE_IDLE_IN_TRANSACTION_SESSION_TIMEOUT,
+                      "terminating connection due to idle-in-transaction timeout");
+    conn_mark_dirty(c);
+}
+
+/* A NoticeResponse (a WARNING from SET LOCAL outside a block). */
+static void send_notice(Conn *c, const char *severity, const char *sqlstate, const char *msg)
+{
+    size_t m = pgw_begin(&c->out, PGW_MSG_NOTICE);
+    pgw_put_byte(&c->out, 'S');
+    pgw_put_cstr(&c->out, severity);
+    pgw_put_byte(&c->out, 'V');
+    pgw_put_cstr(&c->out, severity);
+    pgw_put_byte(&c->out, 'C');
+    pgw_put_cstr(&c->out, sqlstate);
+    pgw_put_byte(&c->out, 'M');
+    pgw_put_cstr(&c->out, msg);
+    pgw_put_byte(&c->out, 0);
+    pgw_end(&c->out, m);
 }
 
 /* The 1-based character position of a 1-based byte position in sql. */
@@ -244,7 +295,7 @@ static int row_sink_batch_cb(ResultSink *sink, const Batch *b)
         }
         pgw_end(out, m);
     }
-    if (out == &rs->conn->out)
+    if (rs->conn != NULL && out == &rs->conn->out)
         conn_mark_dirty(rs->conn);
     return 0;
 }
@@ -261,26 +312,196 @@ static void send_command_complete(Conn *c, const char *tag)
  * clients that send them work, and the status byte follows them. */
 static void track_transaction(Conn *c, const char *tag)
 {
-    if (strcmp(tag, "BEGIN") == 0 || strcmp(tag, "START TRANSACTION") == 0)
+    bool was_block = c->xact != 'I';
+    if (strcmp(tag, "BEGIN") == 0 || strcmp(tag, "START TRANSACTION") == 0) {
+        if (!was_block)
+            settings_xact_begin(c->settings);
         c->xact = 'T';
-    else if (strcmp(tag, "COMMIT") == 0 || strcmp(tag, "ROLLBACK") == 0)
+    } else if (strcmp(tag, "COMMIT") == 0 || strcmp(tag, "ROLLBACK") == 0) {
+        /* SET LOCAL ends with the block; ROLLBACK also undoes its SETs. */
+        if (was_block)
+            settings_xact_end(c->settings, strcmp(tag, "COMMIT") == 0);
         c->xact = 'I';
+    }
 }
 
-/* Runs one prepared statement; its rows are appended to out (c->out or a
- * portal's buffer) as DataRows in the given formats, its tag to tag
- * (tagsize bytes).  Returns 0, or -1 with err set. */
-static int run_statement(Conn *c, const Prepared *prep, const ParamValue *params,
-                         int nparams, const int16_t *formats, int nformats,
-                         StrBuf *out, char *tag, size_t tagsize, SlError *err)
+/* One text value as a DataRow field. */
+static void put_text_field(StrBuf *out, const char *s)
 {
-    RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err};
-    if (rt_execute(prep, params, nparams, &rs.base, tag, tagsize, err) < 0)
+    pgw_put_int32(out, (int32_t)strlen(s));
+    pgw_put_bytes(out, s, strlen(s));
+}
+
+/* SET / RESET / SHOW: the session's parameters (settings.h).  SHOW's rows
+ * go to out (text is the same in both formats).  Returns 0 with tag set,
+ * or -1 with err set. */
+static int run_setting(Conn *c, RtSetKind kind, const char *name, const char *value,
+                       bool local, StrBuf *out, char *tag, size_t tagsize, SlError *err)
+{
+    bool in_block = c->xact != 'I';
+    const char *warning = NULL;
+    if (kind == RT_SHOW) {
+        bool all = strcmp(name, "all") == 0;
+        int n = all ? settings_count() : 1;
+        for (int i = 0; i < n; i++) {
+            const char *nm, *v, *desc;
+            if (all) {
+                settings_nth(c->settings, i, &nm, &v, &desc);
+            } else if ((v = settings_get(c->settings, name, NULL, err)) == NULL) {
+                return -1;
+            }
+            size_t m = pgw_begin(out, PGW_MSG_DATA_ROW);
+            pgw_put_int16(out, (int16_t)(all ? 3 : 1));
+            if (all)
+                put_text_field(out, nm);
+            put_text_field(out, v);
+            if (all)
+                put_text_field(out, desc);
+            pgw_end(out, m);
+        }
+        snprintf(tag, tagsize, "SHOW");
+        return 0;
+    }
+    int rc;
+    if (kind == RT_RESET && strcmp(name, "all") == 0) {
+        settings_reset_all(c->settings, in_block);
+        rc = 0;
+    } else {
+        rc = settings_set(c->settings, name, kind == RT_RESET ? NULL : value,
+                          local ? SET_LOCAL : SET_SESSION, in_block, &warning, err);
+    }
+    if (rc < 0)
         return -1;
+    if (warning != NULL)
+        send_notice(c, "WARNING", ERRCODE_NO_ACTIVE_SQL_TRANSACTION, warning);
+    snprintf(tag, tagsize, "%s", kind == RT_RESET ? "RESET" : "SET");
+    return 0;
+}
+
+/* The tag's effect on the session once a statement succeeded. */
+static void statement_done(Conn *c, char *tag, size_t tagsize)
+{
     if (c->xact == 'E' && strcmp(tag, "COMMIT") == 0)
         snprintf(tag, tagsize, "ROLLBACK");
     track_transaction(c, tag);
-    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Statements on the thread pool                                           */
+
+/* What to do when a job ends: go on with a simple Query's statements, or
+ * finish an Execute (streamed, or materialized for a row limit). */
+typedef enum JobKind { JOB_SIMPLE, JOB_EXECUTE, JOB_EXECUTE_LIMIT } JobKind;
+
+struct Job {
+    uv_work_t      req;
+    Conn          *conn;
+    SlSettings    *settings;
+    RtRun         *run;
+    _Atomic int    interrupt;   /* EX_RUNNING, EX_CANCEL_USER, EX_CANCEL_TIMEOUT */
+    JobKind        kind;
+    StrBuf         rows;        /* DataRows made on the worker (not JOB_EXECUTE_LIMIT) */
+    StrBuf        *target;      /* &rows, or the portal's buffer */
+    const int16_t *formats;
+    int            nformats;
+    Portal        *portal;
+    int32_t        maxrows;
+    const char    *sql;         /* the text error positions refer to */
+    char           tag[64];
+    SlError        err;
+    int            rc;
+};
+
+static void job_work_cb(uv_work_t *req)
+{
+    Job *j = req->data;
+    SlSettings *old = settings_enter(j->settings);
+    const _Atomic int *old_flag = ex_interrupt_enter(&j->interrupt);
+    RowSink rs = {{NULL, row_sink_batch_cb}, NULL, j->target, j->formats, j->nformats, &j->err};
+    j->rc = rt_run_exec(j->run, &rs.base, j->tag, sizeof(j->tag), &j->err);
+    ex_interrupt_enter(old_flag);
+    settings_enter(old);
+}
+
+static void job_after_cb(uv_work_t *req, int status);
+
+static void on_statement_timeout(uv_timer_t *t)
+{
+    Conn *c = t->data;
+    if (c->job != NULL)
+        atomic_store(&c->job->interrupt, EX_CANCEL_TIMEOUT);
+}
+
+bool session_cancel(Conn *c)
+{
+    if (subscribe_cancel(c))
+        return true;        /* it ended with 57014 */
+    if (c->job == NULL)
+        return false;
+    atomic_store(&c->job->interrupt, EX_CANCEL_USER);
+    return true;
+}
+
+void session_closing(Conn *c)
+{
+    subscribe_free(c);      /* silently: nobody reads its error */
+    session_cancel(c);
+}
+
+/* Runs prep: SET / SHOW and statements that touch the catalog here, the
+ * others (rt_on_worker) on the thread pool.  Rows go to out (c->out or a
+ * portal's buffer) as DataRows in the given formats.  Returns 0 when it
+ * ran here (tag set), 1 when a job started (job_after_cb goes on), -1 with
+ * err set. */
+static int start_statement(Conn *c, const Prepared *prep, const ParamValue *params,
+                           int nparams, const int16_t *formats, int nformats, StrBuf *out,
+                           char *tag, size_t tagsize, SlError *err, JobKind kind,
+                           Portal *portal, int32_t maxrows, const char *sql)
+{
+    const char *name, *value;
+    bool local;
+    RtSetKind sk = rt_setting(prep, &name, &value, &local);
+    if (sk != RT_SET_NONE) {
+        if (run_setting(c, sk, name, value, local, out, tag, tagsize, err) < 0)
+            return -1;
+        statement_done(c, tag, tagsize);
+        return 0;
+    }
+    if (!rt_on_worker(prep)) {
+        RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err};
+        if (rt_execute(prep, params, nparams, &rs.base, tag, tagsize, err) < 0)
+            return -1;
+        statement_done(c, tag, tagsize);
+        return 0;
+    }
+    RtRun *run;
+    if (rt_run_begin(prep, params, nparams, &run, err) < 0)
+        return -1;
+    Job *j = sl_calloc(1, sizeof(Job));
+    j->req.data = j;
+    j->conn = c;
+    j->settings = c->settings;
+    j->run = run;
+    j->kind = kind;
+    strbuf_init(&j->rows);
+    j->target = out == &c->out ? &j->rows : out;
+    j->formats = formats;
+    j->nformats = nformats;
+    j->portal = portal;
+    j->maxrows = maxrows;
+    j->sql = sql;
+    atomic_init(&j->interrupt, EX_RUNNING);
+    if (uv_queue_work(c->server->loop, &j->req, job_work_cb, job_after_cb) != 0) {
+        rt_run_end(run);
+        strbuf_free(&j->rows);
+        sl_free(j);
+        return sl_error(err, ERRCODE_INTERNAL_ERROR, "could not start the statement");
+    }
+    c->job = j;
+    int ms = settings_timeout_ms(c->settings, TIMEOUT_STATEMENT);
+    if (ms > 0)
+        uv_timer_start(&c->stmt_timer, on_statement_timeout, (uint64_t)ms, 0);
+    return 1;
 }
 
 /* Is the statement text (from its first byte) COMMIT, ROLLBACK, END or
@@ -380,14 +601,17 @@ void session_statement_failed(Conn *c, const SlError *e, bool extended)
     conn_mark_dirty(c);
 }
 
-/* The copy-in and copy-out responses: overall text format, every column text. */
-static void send_copy_response(Conn *c, char type, int ncols)
+/* The copy-in and copy-out responses: the overall format (text, or binary
+ * for FORMAT binary) and each column's, the same. */
+static void send_copy_response(Conn *c, char type, const Prepared *prep)
 {
+    int ncols = rt_copy_ncols(prep);
+    uint8_t f = rt_copy_binary(prep) ? 1 : 0;
     size_t m = pgw_begin(&c->out, type);
-    pgw_put_byte(&c->out, 0);
+    pgw_put_byte(&c->out, f);
     pgw_put_int16(&c->out, (int16_t)ncols);
     for (int i = 0; i < ncols; i++)
-        pgw_put_int16(&c->out, 0);
+        pgw_put_int16(&c->out, f);
     pgw_end(&c->out, m);
 }
 
@@ -402,6 +626,7 @@ static int copy_out_cb(void *ctx, const char *data, size_t len)
 
 static void stmt_unlink(Conn *c, PreparedStmt *ps);
 static PreparedStmt *stmt_find(Conn *c, const char *name);
+static void extended_error(Conn *c, SlError *err, const char *sql);
 
 /* DEALLOCATE [PREPARE] name | ALL: prepared statements belong to the
  * session, so the server answers it itself (psycopg 3 sends DEALLOCATE ALL
@@ -458,8 +683,76 @@ static bool deallocate(Conn *c, const char *s, const char *end, SlError *err)
     return true;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Deferred appends: in group commit mode an INSERT into a stream or a COPY
+ * into one hands its durable write to the thread pool (runtime.h, RtAppend).
+ * The session stops consuming input (session_consume) until the write is
+ * done, then answers as it would have, and goes on. */
+
+typedef enum WaitKind { WAIT_SIMPLE, WAIT_EXECUTE } WaitKind;
+
+typedef struct SessionWait {
+    Conn     *c;            /* NULL once the connection is gone */
+    WaitKind  kind;
+    Portal   *portal;       /* WAIT_EXECUTE */
+    char      tag[64];
+} SessionWait;
+
+static void run_simple(Conn *c);
+static void extended_error(Conn *c, SlError *err, const char *sql);
+
+static void wait_done_cb(void *arg, int rc, const SlError *err)
+{
+    SessionWait *w = arg;
+    Conn *c = w->c;
+    if (c == NULL) {
+        sl_free(w);
+        return;
+    }
+    c->wait = NULL;
+    SlError e = {0};
+    if (rc < 0)
+        sl_error(&e, err->sqlstate, "%s", err->message ? err->message : "append failed");
+    if (w->kind == WAIT_EXECUTE) {
+        if (rc == 0) {
+            w->portal->done = true;
+            send_command_complete(c, w->tag);
+        } else {
+            extended_error(c, &e, NULL);
+        }
+    } else if (c->copy_extended) {
+        /* a COPY from an Execute: the client's Sync follows */
+        c->copy_extended = false;
+        if (rc == 0)
+            send_command_complete(c, w->tag);
+        else
+            extended_error(c, &e, NULL);
+    } else if (rc == 0) {
+        send_command_complete(c, w->tag);
+        run_simple(c);
+    } else {
+        session_send_error(c, &e, NULL, false);
+        simple_query_end(c);
+    }
+    sl_error_clear(&e);
+    sl_free(w);
+    conn_resume(c);
+}
+
+static void wait_for(Conn *c, RtAppend *ap, WaitKind kind, const char *tag, Portal *p)
+{
+    SessionWait *w = sl_calloc(1, sizeof(SessionWait));
+    w->c = c;
+    w->kind = kind;
+    w->portal = p;
+    snprintf(w->tag, sizeof(w->tag), "%s", tag);
+    c->wait = w;
+    rt_append_start(ap, wait_done_cb, w);
+}
+
 /* Runs the statements of c->sq from sq->next; stops at a COPY FROM STDIN
- * (copy-in mode) or at the first error, and otherwise ends the Query. */
+ * (copy-in mode), at a deferred append (group commit: wait_done_cb goes
+ * on), or at the first error, and otherwise ends the Query. */
 static void run_simple(Conn *c)
 {
     SimpleQuery *sq = c->sq;
@@ -500,13 +793,13 @@ static void run_simple(Conn *c)
                 session_send_error(c, &err, sql, false);
                 break;
             }
-            send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, rt_copy_ncols(prep));
+            send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, prep);
             conn_mark_dirty(c);
             sq->next++;
             return;         /* CopyData, then CopyDone or CopyFail */
         }
         if (kind == RT_COPY_OUT) {
-            send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, rt_copy_ncols(prep));
+            send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, prep);
             if (rt_copy_out(prep, copy_out_cb, c, tag, sizeof(tag), &err) < 0) {
                 session_send_error(c, &err, sql, false);
                 break;
@@ -518,7 +811,8 @@ static void run_simple(Conn *c)
         if (ncols > 0)
             send_row_description(c, ncols, cols, NULL, 0);
         if (rt_subscribe_name(prep) != NULL) {
-            /* Runs until cancelled; the rest of the string is not run. */
+            /* Runs on the loop until cancelled (session_cancel); the rest
+             * of the string is not run. */
             if (subscribe_start(c, rt_subscribe_name(prep), rt_subscribe_snapshot(prep), false,
                                 &err) < 0) {
                 session_send_error(c, &err, sql, false);
@@ -526,10 +820,14 @@ static void run_simple(Conn *c)
             }
             return;
         }
-        if (run_statement(c, prep, NULL, 0, NULL, 0, &c->out, tag, sizeof(tag), &err) < 0) {
+        int rc = start_statement(c, prep, NULL, 0, NULL, 0, &c->out, tag, sizeof(tag), &err,
+                                 JOB_SIMPLE, NULL, 0, sql);
+        if (rc < 0) {
             session_send_error(c, &err, sql, false);
             break;
         }
+        if (rc > 0)
+            return;         /* job_after_cb goes on from the next statement */
         send_command_complete(c, tag);
     }
     sl_error_clear(&err);
@@ -574,11 +872,19 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
         rt_copy_abort(c->copy);
         break;
     case PGW_MSG_COPY_DONE: {
-        int rc = rt_copy_end(c->copy, tag, sizeof(tag), &err);
+        RtAppend *ap = NULL;
+        int rc = rt_copy_end_deferred(c->copy, tag, sizeof(tag), &ap, &err);
         c->copy = NULL;
+        if (rc == 0 && ap != NULL) {
+            wait_for(c, ap, WAIT_SIMPLE, tag, NULL);
+            return;
+        }
         if (rc == 0) {
             send_command_complete(c, tag);
-            run_simple(c);
+            if (c->copy_extended)
+                c->copy_extended = false;   /* the client's Sync follows */
+            else
+                run_simple(c);
             return;
         }
         break;
@@ -603,6 +909,12 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
     }
     c->copy = NULL;
     c->copy_drop = type == PGW_MSG_COPY_DATA;
+    if (c->copy_extended) {
+        /* Extended protocol: the error, then everything up to Sync. */
+        c->copy_extended = false;
+        extended_error(c, &err, NULL);
+        return;
+    }
     session_send_error(c, &err, NULL, false);
     sl_error_clear(&err);
     simple_query_end(c);
@@ -937,6 +1249,40 @@ static int64_t portal_send_rows(Conn *c, Portal *p, int32_t maxrows)
     return n;
 }
 
+static void portal_send(Conn *c, Portal *p, int32_t maxrows);
+
+/* Execute of a COPY: FROM STDIN enters copy-in mode (CopyData, then
+ * CopyDone or CopyFail; the client's Sync follows), TO STDOUT sends
+ * CopyOutResponse, the rows as CopyData, CopyDone and CommandComplete. */
+static void execute_copy(Conn *c, Portal *p, RtCopyKind ck)
+{
+    SlError err = {0};
+    const Prepared *prep = p->stmt->prep;
+    if (p->done) {
+        send_command_complete(c, "COPY 0");
+        return;
+    }
+    p->done = true;
+    if (ck == RT_COPY_IN) {
+        if (rt_copy_begin(prep, &c->copy, &err) < 0) {
+            extended_error(c, &err, p->stmt->sql);
+            return;
+        }
+        c->copy_extended = true;
+        send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, prep);
+        conn_mark_dirty(c);
+        return;
+    }
+    char tag[64];
+    send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, prep);
+    if (rt_copy_out(prep, copy_out_cb, c, tag, sizeof(tag), &err) < 0) {
+        extended_error(c, &err, p->stmt->sql);
+        return;
+    }
+    send_simple(c, PGW_MSG_COPY_DONE);
+    send_command_complete(c, tag);
+}
+
 static void handle_execute(Conn *c, PgwReader *r)
 {
     const char *name = pgw_get_cstr(r);
@@ -962,11 +1308,16 @@ static void handle_execute(Conn *c, PgwReader *r)
         return;
     }
     if (!p->materialized && rt_subscribe_name(p->stmt->prep) != NULL) {
-        /* Runs until cancelled (a row limit does not apply). */
+        /* Runs on the loop until cancelled (a row limit does not apply). */
         if (subscribe_start(c, rt_subscribe_name(p->stmt->prep),
                             rt_subscribe_snapshot(p->stmt->prep), true, &err) < 0)
             extended_error(c, &err, p->stmt->sql);
         p->done = true;
+        return;
+    }
+    RtCopyKind ck = rt_copy_kind(p->stmt->prep);
+    if (ck != RT_COPY_NONE) {
+        execute_copy(c, p, ck);
         return;
     }
     if (!p->materialized) {
@@ -978,26 +1329,41 @@ static void handle_execute(Conn *c, PgwReader *r)
         if (maxrows <= 0) {
             /* No limit: stream the rows straight out. */
             char tag[64];
-            if (run_statement(c, p->stmt->prep, p->params, p->nparams, p->formats,
-                              p->nformats, &c->out, tag, sizeof(tag), &err) < 0) {
+            int rc = start_statement(c, p->stmt->prep, p->params, p->nparams, p->formats,
+                                     p->nformats, &c->out, tag, sizeof(tag), &err,
+                                     JOB_EXECUTE, p, maxrows, p->stmt->sql);
+            if (rc < 0) {
                 extended_error(c, &err, p->stmt->sql);
                 return;
             }
+            if (rc > 0)
+                return;     /* job_after_cb finishes it */
             p->done = true;
             send_command_complete(c, tag);
             return;
         }
         strbuf_init(&p->rows);
-        if (run_statement(c, p->stmt->prep, p->params, p->nparams, p->formats,
-                          p->nformats, &p->rows, p->tag, sizeof(p->tag), &err) < 0) {
+        int rc = start_statement(c, p->stmt->prep, p->params, p->nparams, p->formats,
+                                 p->nformats, &p->rows, p->tag, sizeof(p->tag), &err,
+                                 JOB_EXECUTE_LIMIT, p, maxrows, p->stmt->sql);
+        if (rc < 0) {
             strbuf_free(&p->rows);
             p->done = true;
             extended_error(c, &err, p->stmt->sql);
             return;
         }
+        if (rc > 0)
+            return;         /* job_after_cb finishes it */
         p->materialized = true;
         p->rows_pos = 0;
     }
+    portal_send(c, p, maxrows);
+}
+
+/* The rows of a materialized portal, up to maxrows, and how the Execute
+ * ends: PortalSuspended or CommandComplete. */
+static void portal_send(Conn *c, Portal *p, int32_t maxrows)
+{
     int64_t n = portal_send_rows(c, p, maxrows);
     conn_mark_dirty(c);
     if (maxrows > 0 && n == maxrows) {
@@ -1036,6 +1402,61 @@ static void handle_close(Conn *c, PgwReader *r)
     send_simple(c, PGW_MSG_CLOSE_COMPLETE);
 }
 
+/* A job ended (on the loop): its rows go out, then what its kind says
+ * next; then the messages that waited meanwhile. */
+static void job_after_cb(uv_work_t *req, int status)
+{
+    Job *j = req->data;
+    Conn *c = j->conn;
+    SL_UNUSED(status);
+    c->job = NULL;
+    rt_run_end(j->run);
+    bool closing = c->phase == PHASE_CLOSING;
+    if (closing) {
+        if (c->orphaned && !conn_busy(c))
+            conn_free(c);
+    } else {
+        uv_timer_stop(&c->stmt_timer);
+        SlSettings *old = settings_enter(c->settings);
+        if (j->rows.len > 0)
+            strbuf_append(&c->out, j->rows.data, j->rows.len);
+        conn_mark_dirty(c);
+        Portal *p = j->portal;
+        if (j->rc < 0) {
+            if (j->kind == JOB_SIMPLE) {
+                session_send_error(c, &j->err, j->sql, false);
+                simple_query_end(c);
+            } else {
+                if (j->kind == JOB_EXECUTE_LIMIT)
+                    strbuf_free(&p->rows);
+                p->done = true;
+                extended_error(c, &j->err, j->sql);
+            }
+        } else if (j->kind == JOB_SIMPLE) {
+            statement_done(c, j->tag, sizeof(j->tag));
+            send_command_complete(c, j->tag);
+            c->sq->next++;
+            run_simple(c);
+        } else if (j->kind == JOB_EXECUTE) {
+            statement_done(c, j->tag, sizeof(j->tag));
+            p->done = true;
+            send_command_complete(c, j->tag);
+        } else {
+            snprintf(p->tag, sizeof(p->tag), "%s", j->tag);
+            statement_done(c, p->tag, sizeof(p->tag));
+            p->materialized = true;
+            p->rows_pos = 0;
+            portal_send(c, p, j->maxrows);
+        }
+        settings_enter(old);
+    }
+    sl_error_clear(&j->err);
+    strbuf_free(&j->rows);
+    sl_free(j);
+    if (!closing)
+        conn_resume(c);
+}
+
 static void handle_sync(Conn *c)
 {
     c->skip_to_sync = false;
@@ -1050,18 +1471,84 @@ static void handle_sync(Conn *c)
 /* ---------------------------------------------------------------------- */
 /* Startup                                                                 */
 
+/* CancelRequest: the session with that process id and secret key gets its
+ * statement cancelled; a wrong key does nothing (and says nothing, as in
+ * PostgreSQL). */
 static void cancel_request(Conn *c, const PgwStartup *st)
 {
     for (Conn *o = c->server->conns; o != NULL; o = o->next) {
-        if (o != c && o->pid == st->cancel_pid && o->secret == st->cancel_key) {
-            /* Statements run to completion on the loop for now, so there is
-             * nothing in flight to interrupt but a SUBSCRIBE. */
-            sl_log(LOG_INFO, "cancel request", "pid=%d", o->pid);
-            subscribe_cancel(o);
+        if (o != c && o->pid == st->cancel_pid && o->phase == PHASE_READY) {
+            if (o->secret != st->cancel_key) {
+                sl_log(LOG_DEBUG, "cancel key mismatch", "pid=%d", o->pid);
+                break;
+            }
+            bool running = session_cancel(o);
+            sl_log(LOG_INFO, "cancel request", "pid=%d running=%s", o->pid,
+                   running ? "yes" : "no");
             break;
         }
     }
     conn_close(c);
+}
+
+/* One startup parameter: a bad value is FATAL, an unknown name ignored. */
+static int startup_setting(Conn *c, const char *name, const char *value)
+{
+    SlError e = {0};
+    if (settings_set(c->settings, name, value, SET_STARTUP, false, NULL, &e) == 0)
+        return 0;
+    if (strcmp(e.sqlstate, ERRCODE_UNDEFINED_OBJECT) == 0) {
+        sl_log(LOG_DEBUG, "startup parameter ignored", "name=\"%s\"", name);
+        sl_error_clear(&e);
+        return 0;
+    }
+    session_send_error(c, &e, NULL, true);
+    sl_error_clear(&e);
+    return -1;
+}
+
+/* The "options" startup parameter: -c name=value and --name=value, split
+ * at blanks (a backslash escapes the next character). */
+static int startup_options(Conn *c, const char *opts)
+{
+    char word[1024];
+    const char *p = opts;
+    bool want_c = false;
+    while (*p) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p == '\0')
+            break;
+        size_t n = 0;
+        while (*p && !isspace((unsigned char)*p) && n + 1 < sizeof(word)) {
+            if (*p == '\\' && p[1] != '\0')
+                p++;
+            word[n++] = *p++;
+        }
+        word[n] = '\0';
+        const char *assign = NULL;
+        if (want_c) {
+            assign = word;
+            want_c = false;
+        } else if (strcmp(word, "-c") == 0) {
+            want_c = true;
+            continue;
+        } else if (strncmp(word, "-c", 2) == 0) {
+            assign = word + 2;
+        } else if (strncmp(word, "--", 2) == 0) {
+            assign = word + 2;
+        }
+        char *eq = assign ? strchr(assign, '=') : NULL;
+        if (eq == NULL)
+            continue;
+        *eq = '\0';
+        for (char *d = (char *)assign; *d; d++)
+            if (*d == '-')
+                *d = '_';
+        if (startup_setting(c, assign, eq + 1) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 static void startup(Conn *c, const PgwStartup *st)
@@ -1087,6 +1574,23 @@ static void startup(Conn *c, const PgwStartup *st)
     c->user = sl_strdup(user);
     c->database = sl_strdup(database && *database ? database : user);
     c->application_name = sl_strdup(appname);
+    /* The other options set parameters, as PGOPTIONS's -c name=value do;
+     * what RESET returns to.  Unknown names are ignored (PostgreSQL refuses
+     * them): drivers send parameters sluice does not have. */
+    c->settings = settings_new(c->user);
+    for (int i = 0; i < st->nparams; i++) {
+        const char *nm = st->names[i];
+        if (strcmp(nm, "user") == 0 || strcmp(nm, "database") == 0 ||
+            strncmp(nm, "_pq_.", 5) == 0 || strcmp(nm, "replication") == 0)
+            continue;
+        if (strcmp(nm, "options") == 0) {
+            if (startup_options(c, st->values[i]) < 0)
+                return;
+            continue;
+        }
+        if (startup_setting(c, nm, st->values[i]) < 0)
+            return;
+    }
 
     /* A client asking for a newer minor version gets told we speak 3.0. */
     int minor = st->code & 0xFFFF;
@@ -1106,25 +1610,41 @@ static void startup(Conn *c, const PgwStartup *st)
     auth_start(c);
 }
 
+void session_describe(Conn *c, RtSession *out, char *addr, size_t addrsize)
+{
+    memset(out, 0, sizeof(*out));
+    out->pid = c->pid;
+    out->user = c->user;
+    out->database = c->database;
+    out->application_name = c->application_name ? c->application_name : "";
+    snprintf(addr, addrsize, "%s", c->peer);
+    char *colon = strrchr(addr, ':');
+    if (colon != NULL) {
+        *colon = '\0';
+        out->client_port = atoi(colon + 1);
+    }
+    out->client_addr = addr[0] ? addr : NULL;
+    out->connected_at = c->connected_us;
+    out->state = c->active ? "active" : c->xact == 'T' ? "idle in transaction"
+               : c->xact == 'E' ? "idle in transaction (aborted)" : "idle";
+}
+
 void session_auth_ok(Conn *c)
 {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    c->connected_us = (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
     c->phase = PHASE_READY;
     size_t m = pgw_begin(&c->out, PGW_MSG_AUTHENTICATION);
     pgw_put_int32(&c->out, 0);              /* AuthenticationOk */
     pgw_end(&c->out, m);
-    send_param_status(c, "application_name", c->application_name);
-    send_param_status(c, "client_encoding", "UTF8");
-    send_param_status(c, "DateStyle", "ISO, MDY");
-    send_param_status(c, "default_transaction_read_only", "off");
-    send_param_status(c, "in_hot_standby", "off");
-    send_param_status(c, "integer_datetimes", "on");
-    send_param_status(c, "IntervalStyle", "postgres");
-    send_param_status(c, "is_superuser", "on");
-    send_param_status(c, "server_encoding", "UTF8");
-    send_param_status(c, "server_version", SERVER_VERSION);
-    send_param_status(c, "session_authorization", c->user);
-    send_param_status(c, "standard_conforming_strings", "on");
-    send_param_status(c, "TimeZone", "UTC");
+    settings_set_fixed(c->settings, "is_superuser", c->superuser ? "on" : "off");
+    /* Every reported parameter (application_name, client_encoding,
+     * DateStyle, IntervalStyle, TimeZone, server_version, ...). */
+    int iter = 0;
+    const char *name, *value;
+    while (settings_next_report(c->settings, &iter, &name, &value))
+        send_param_status(c, name, value);
     m = pgw_begin(&c->out, PGW_MSG_BACKEND_KEY);
     pgw_put_int32(&c->out, c->pid);
     pgw_put_int32(&c->out, c->secret);
@@ -1193,6 +1713,7 @@ static void dispatch(Conn *c, uint8_t type, const uint8_t *body, size_t len)
 {
     PgwReader r;
     pgw_reader_init(&r, body, len);
+    rt_set_role(c->role_oid);   /* the role this message's statements run as */
     if (c->copy != NULL && type != PGW_MSG_TERMINATE) {
         copy_in_message(c, type, body, len);
         return;
@@ -1228,7 +1749,9 @@ static void dispatch(Conn *c, uint8_t type, const uint8_t *body, size_t len)
 size_t session_consume(Conn *c)
 {
     size_t used = 0;
-    while (c->phase != PHASE_CLOSING && !c->close_after_flush && c->sub == NULL) {
+    SlSettings *old = settings_enter(c->settings);
+    while (c->phase != PHASE_CLOSING && !c->close_after_flush && c->job == NULL &&
+           c->wait == NULL && !c->auth_busy && c->sub == NULL) {
         const uint8_t *p = c->in + used;
         size_t avail = c->in_len - used;
         size_t total = 0;
@@ -1269,8 +1792,17 @@ size_t session_consume(Conn *c)
             break;
         }
         used += total;
+        RtSession rs;
+        char addr[64];
+        c->active = true;
+        session_describe(c, &rs, addr, sizeof(addr));
+        rt_session_set(&rs);
+        uv_timer_stop(&c->idle_timer);
         dispatch(c, p[0], p + 5, total - 5);
+        rt_session_set(NULL);
+        c->active = false;
     }
+    settings_enter(old);
     if (c->out.len > 0)
         conn_mark_dirty(c);
     return used;
@@ -1285,6 +1817,8 @@ void session_init(Conn *c)
 void session_free(Conn *c)
 {
     subscribe_free(c);
+    if (c->wait != NULL)
+        c->wait->c = NULL;      /* the append finishes without us */
     if (c->copy != NULL)
         rt_copy_abort(c->copy);
     if (c->sq != NULL) {
@@ -1296,6 +1830,7 @@ void session_free(Conn *c)
     while (c->stmts != NULL)
         stmt_unlink(c, c->stmts);
     auth_conn_free(c);
+    settings_free(c->settings);
     sl_free(c->user);
     sl_free(c->database);
     sl_free(c->application_name);

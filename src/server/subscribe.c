@@ -66,7 +66,7 @@ static void sub_end(Conn *c, const SlError *e)
         return;
     session_statement_failed(c, e, extended);
     if (g_starting != c)
-        conn_resume_input(c);
+        conn_resume(c);
 }
 
 static void deliver(void *arg, int64_t batch_id, const char *kinds, const Batch *rows)

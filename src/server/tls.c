@@ -5,6 +5,10 @@
  *                     (and ssl_ca_file); TLS 1.2 at least, no renegotiation
  *   tls_free          free it
  *   tls_conn_start    after 'S' went out: a new SSL in the accept state
+ *   tls_handshake_feed  raw bytes during the handshake: SSL_do_handshake on
+ *                     the thread pool (its signatures and key exchange are
+ *                     what a burst of TLS connections would stall the loop
+ *                     with), one step at a time per connection
  *   tls_conn_read     raw bytes from the socket in; handshake; plaintext out
  *                     into c->in
  *   tls_conn_write    plaintext in, ciphertext out (to be uv_written)
@@ -22,6 +26,7 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <stdio.h>
 
 static void drain_wbio(Conn *c, StrBuf *out)
 {
@@ -92,6 +97,81 @@ void tls_free(Server *s)
     s->ssl_ctx = NULL;
 }
 
+typedef struct TlsStep {
+    uv_work_t req;
+    Conn     *conn;
+    SSL      *ssl;
+    StrBuf    out;          /* handshake records to send */
+    int       rc;           /* 1 done, 0 wants more, -1 failed */
+    char      why[256];     /* the OpenSSL error of a failure */
+} TlsStep;
+
+static void step_work_cb(uv_work_t *req)
+{
+    TlsStep *t = req->data;
+    int rc = SSL_do_handshake(t->ssl);
+    BIO *w = SSL_get_wbio(t->ssl);
+    char buf[16384];
+    int n;
+    while ((n = BIO_read(w, buf, sizeof(buf))) > 0)
+        strbuf_append(&t->out, buf, (size_t)n);
+    if (rc == 1) {
+        t->rc = 1;
+    } else {
+        int e = SSL_get_error(t->ssl, rc);
+        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+            t->rc = 0;
+        } else {
+            t->rc = -1;
+            snprintf(t->why, sizeof(t->why), "%s", ssl_error_string());
+        }
+    }
+    /* OpenSSL's error queue is per thread: leave this one empty. */
+    ERR_clear_error();
+}
+
+static void step_after_cb(uv_work_t *req, int status)
+{
+    TlsStep *t = req->data;
+    Conn *c = t->conn;
+    SL_UNUSED(status);
+    c->tls_busy = false;
+    if (c->phase == PHASE_CLOSING) {
+        if (c->orphaned && !conn_busy(c))
+            conn_free(c);
+    } else {
+        strbuf_append(&c->tls_out, t->out.data, t->out.len);
+        if (t->rc < 0) {
+            sl_log(LOG_INFO, "TLS handshake failed", "peer=%s error=\"%s\"", c->peer, t->why);
+        } else if (t->rc == 1) {
+            c->tls_up = true;
+            sl_log(LOG_DEBUG, "TLS handshake done", "peer=%s version=%s cipher=%s", c->peer,
+                   SSL_get_version(c->ssl), SSL_get_cipher_name(c->ssl));
+        }
+        conn_tls_step_done(c, t->rc < 0 ? -1 : 0);
+    }
+    strbuf_free(&t->out);
+    sl_free(t);
+}
+
+void tls_handshake_feed(Conn *c, const uint8_t *data, size_t n)
+{
+    if (c->tls_busy) {
+        strbuf_append(&c->tls_pending, data, n);
+        return;
+    }
+    if (n > 0 && BIO_write(SSL_get_rbio(c->ssl), data, (int)n) != (int)n)
+        sl_panic("BIO_write to a memory BIO failed");
+    TlsStep *t = sl_calloc(1, sizeof(TlsStep));
+    t->req.data = t;
+    t->conn = c;
+    t->ssl = c->ssl;
+    strbuf_init(&t->out);
+    if (uv_queue_work(c->server->loop, &t->req, step_work_cb, step_after_cb) != 0)
+        sl_panic("uv_queue_work failed");
+    c->tls_busy = true;
+}
+
 void tls_conn_start(Conn *c)
 {
     SSL *ssl = SSL_new(c->server->ssl_ctx);
@@ -110,7 +190,7 @@ void tls_conn_start(Conn *c)
 
 int tls_conn_read(Conn *c, const uint8_t *data, size_t n, StrBuf *out)
 {
-    if (BIO_write(SSL_get_rbio(c->ssl), data, (int)n) != (int)n)
+    if (n > 0 && BIO_write(SSL_get_rbio(c->ssl), data, (int)n) != (int)n)
         sl_panic("BIO_write to a memory BIO failed");
     if (!c->tls_up) {
         int rc = SSL_do_handshake(c->ssl);

@@ -21,6 +21,7 @@
  * small (54001).  Everything is allocated in the arena passed.
  */
 #include "sql/analyze_int.h"
+#include "sluice/settings.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,10 +284,30 @@ static Expr *transform_param(Analyze *an, ParamRef *p)
 
 /* ------------------------------------------------------------ type names */
 
+static int reg_kind(const char *name);
+
 /* TypeName -> SlType, with PostgreSQL's checks of the modifiers. */
 static bool resolve_type(Analyze *an, const TypeName *tn, SlType *out)
 {
+    if (tn->array) {
+        /* an array is its text form; the typmod names the element type */
+        TypeName elem = *tn;
+        elem.array = false;
+        if (reg_kind(tn->name) >= 0) {
+            *out = sl_type(TYPE_TEXT);
+            out->typmod = TYPMOD_ARRAY + TYPE_INT8;
+            return true;
+        }
+        if (!resolve_type(an, &elem, out))
+            return false;
+        out->typmod = TYPMOD_ARRAY + out->id;
+        out->id = TYPE_TEXT;
+        return true;
+    }
     SlTypeId id = type_by_name(tn->name);
+    /* PostgreSQL's name and "char" are text here (see OID_TYPMOD below) */
+    if (id == TYPE_UNKNOWN && (strcmp(tn->name, "name") == 0 || strcmp(tn->name, "char") == 0))
+        id = TYPE_TEXT;
     if (id == TYPE_UNKNOWN) {
         sl_error_at(an->err, ERRCODE_UNDEFINED_OBJECT, tn->hdr.location,
                     "type \"%s\" does not exist", tn->name);
@@ -349,12 +370,94 @@ static bool resolve_type(Analyze *an, const TypeName *tn, SlType *out)
     return false;
 }
 
+/*
+ * PostgreSQL's object identifier types.  sluice keeps oids as bigint (and
+ * name and "char" as text).  A cast to regclass, regtype, regnamespace or
+ * regproc turns a name into its oid (the runtime's regclassin and
+ * friends: 42P01 / 42704 when there is no such object) or keeps a number;
+ * a cast of such a value to text turns the oid back into the name.  That
+ * round trip is what the catalog queries of psql, pgJDBC and psycopg use
+ * ('pg_class'::regclass, reloftype::regtype::text).  Which reg type a
+ * bigint stands for rides on its typmod (OID_TYPMOD + the kind).
+ */
+#define OID_TYPMOD 0x7F000000
+static const char *const reg_types[] = {"oid", "regclass", "regtype", "regnamespace", "regproc",
+                                        "regprocedure"};
+static const char *const reg_in[] = {NULL, "regclassin", "regtypein", "regnamespacein",
+                                     "regprocin", "regprocin"};
+static const char *const reg_out[] = {NULL, "regclassout", "regtypeout", "regnamespaceout",
+                                      "regprocout", "regprocout"};
+
+static int reg_kind(const char *name)
+{
+    for (size_t k = 0; k < SL_ARRAY_LEN(reg_types); k++)
+        if (strcmp(name, reg_types[k]) == 0)
+            return (int)k;
+    return -1;
+}
+
+/* arg::<reg type k>, or NULL when arg cannot become one. */
+static Expr *cast_to_reg(Analyze *an, Expr *arg, int k, int loc)
+{
+    SlTypeId from = arg->type.id;
+    Expr *e;
+    if (k > 0 && (from == TYPE_TEXT || from == TYPE_VARCHAR || from == TYPE_UNKNOWN)) {
+        if ((arg = an_coerce(an, arg, sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL)
+            return NULL;
+        const FuncDesc *fd = an_resolve(an, reg_in[k], false, &arg, 1, loc);
+        if (fd == NULL || (e = an_apply_func(an, fd, &arg, 1, loc)) == NULL)
+            return NULL;
+        if (arg->kind == EXPR_CONST && (e = an_fold(an, e)) == NULL)
+            return NULL;
+    } else if (from == TYPE_UNKNOWN || from == TYPE_TEXT || from == TYPE_VARCHAR ||
+               from == TYPE_INT2 || from == TYPE_INT4 || from == TYPE_INT8) {
+        if ((arg = an_coerce(an, arg, sl_type(TYPE_INT8), COERCE_EXPLICIT, loc)) == NULL)
+            return NULL;
+        e = ARENA_NEW(an->a, Expr);
+        *e = *arg;
+    } else {
+        sl_error_at(an->err, ERRCODE_CANNOT_COERCE, loc, "cannot cast type %s to %s",
+                    type_name(from), reg_types[k]);
+        return NULL;
+    }
+    e->type = sl_type(TYPE_INT8);
+    if (k > 0)
+        e->type.typmod = OID_TYPMOD + k;
+    return e;
+}
+
 static Expr *transform_typecast(Analyze *an, TypeCast *tc)
 {
     Expr *arg = transform(an, tc->arg);
-    SlType t;
-    if (arg == NULL || !resolve_type(an, tc->type, &t))
+    if (arg == NULL)
         return NULL;
+    int k = reg_kind(tc->type->name);
+    if (tc->type->array) {
+        SlType t;
+        if (!resolve_type(an, tc->type, &t))
+            return NULL;
+        int loc = tc->hdr.location >= 0 ? tc->hdr.location : arg->location;
+        if ((arg = an_coerce(an, arg, sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL)
+            return NULL;
+        Expr *e = ARENA_NEW(an->a, Expr);
+        *e = *arg;
+        e->type = t;
+        return e;
+    }
+    if (k >= 0 && tc->type->mods == NULL)
+        return cast_to_reg(an, arg, k, tc->hdr.location >= 0 ? tc->hdr.location : arg->location);
+    SlType t;
+    if (!resolve_type(an, tc->type, &t))
+        return NULL;
+    if (arg->type.id == TYPE_INT8 && arg->type.typmod > OID_TYPMOD &&
+        arg->type.typmod < OID_TYPMOD + (int)SL_ARRAY_LEN(reg_types) &&
+        (t.id == TYPE_TEXT || t.id == TYPE_VARCHAR)) {
+        /* regclass -> text: the name */
+        int loc = tc->hdr.location >= 0 ? tc->hdr.location : arg->location;
+        const FuncDesc *fd = an_resolve(an, reg_out[arg->type.typmod - OID_TYPMOD], false, &arg,
+                                        1, loc);
+        return fd ? an_apply_func(an, fd, &arg, 1, loc) : NULL;
+    }
     int loc = tc->hdr.location >= 0 ? tc->hdr.location : arg->location;
     if (arg->type.id == t.id && t.typmod < 0)
         return arg;
@@ -418,6 +521,19 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
     if (f->qual != NULL && strcmp(list_nth(f->qual, 0), "pg_catalog") != 0) {
         sl_error_at(an->err, ERRCODE_INVALID_SCHEMA_NAME, loc, "schema \"%s\" does not exist",
                     (const char *)list_nth(f->qual, 0));
+        return NULL;
+    }
+    if (f->over) {
+        /* the select list's window functions are computed by a Window node
+         * below the select list (analyze_select.c); elsewhere: refused */
+        if (f->over_col > 0) {
+            Expr *e = an_mk(an, EXPR_COLUMN, sl_type(TYPE_INT8), loc, 0, NULL);
+            e->index = f->over_col - 1;
+            return e;
+        }
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                    "window functions are supported only as a select-list item of a query "
+                    "without GROUP BY or aggregates");
         return NULL;
     }
     if (an_is_aggregate_name(f))
@@ -653,6 +769,64 @@ static Expr *transform_like(Analyze *an, A_Expr *ax)
     return e;
 }
 
+/* x = ANY (subquery) is x IN (subquery); x = ANY (array) and x <> ANY
+ * (array) compare x with each element.  sluice has no array types yet:
+ * an array is its text form ('{a,b}', what the catalog keeps), and the
+ * elements compare as text with x's text form (the runtime's
+ * array_any_eq / array_any_ne). */
+static Expr *transform_any(Analyze *an, A_Expr *ax)
+{
+    int loc = ax->hdr.location;
+    if (IS_A(ax->rexpr, SubLink) && ((SubLink *)ax->rexpr)->type == SUBLINK_EXPR) {
+        if (strcmp(ax->op, "=") != 0) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                        "only = ANY (subquery) is supported");
+            return NULL;
+        }
+        SubLink *s = ARENA_NEW(an->a, SubLink);
+        *s = *(SubLink *)ax->rexpr;
+        s->type = SUBLINK_IN;
+        s->testexpr = ax->lexpr;
+        s->hdr.location = loc;
+        return an_sublink(an, s);
+    }
+    Expr *args[2];
+    if ((args[0] = transform(an, ax->lexpr)) == NULL || (args[1] = transform(an, ax->rexpr)) == NULL)
+        return NULL;
+    if ((args[0] = an_coerce(an, args[0], sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL ||
+        (args[1] = an_coerce(an, args[1], sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL)
+        return NULL;
+    const char *fn = strcmp(ax->op, "=") == 0 ? "array_any_eq" : "array_any_ne";
+    const FuncDesc *fd = an_resolve(an, fn, false, args, 2, loc);
+    return fd ? an_apply_func(an, fd, args, 2, loc) : NULL;
+}
+
+/* a[i]: the i-th element (from 1) of an array's text form, NULL past the
+ * end; of the element type when the array's type says it (int2[]). */
+static Expr *transform_subscript(Analyze *an, A_Expr *ax)
+{
+    int loc = ax->hdr.location;
+    Expr *args[2];
+    if ((args[0] = transform(an, ax->lexpr)) == NULL || (args[1] = transform(an, ax->rexpr)) == NULL)
+        return NULL;
+    SlTypeId elem = TYPE_TEXT;
+    bool typed = type_is_array_of(args[0]->type, &elem);
+    if (!typed && args[0]->type.id != TYPE_TEXT && args[0]->type.id != TYPE_UNKNOWN) {
+        sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
+                    "cannot subscript type %s because it does not support subscripting",
+                    type_name(args[0]->type.id));
+        return NULL;
+    }
+    if ((args[0] = an_coerce(an, args[0], sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL ||
+        (args[1] = an_coerce(an, args[1], sl_type(TYPE_INT4), COERCE_EXPLICIT, loc)) == NULL)
+        return NULL;
+    const FuncDesc *fd = an_resolve(an, "array_subscript", false, args, 2, loc);
+    Expr *e = fd ? an_apply_func(an, fd, args, 2, loc) : NULL;
+    if (e != NULL && elem != TYPE_TEXT)
+        e = an_coerce(an, e, sl_type(elem), COERCE_EXPLICIT, loc);
+    return e;
+}
+
 static Expr *transform_aexpr(Analyze *an, A_Expr *ax)
 {
     switch (ax->kind) {
@@ -679,6 +853,10 @@ static Expr *transform_aexpr(Analyze *an, A_Expr *ax)
     case AEXPR_BETWEEN_SYM:
     case AEXPR_NOT_BETWEEN_SYM:
         return transform_between(an, ax);
+    case AEXPR_OP_ANY:
+        return transform_any(an, ax);
+    case AEXPR_SUBSCRIPT:
+        return transform_subscript(an, ax);
     }
     return NULL;
 }
@@ -867,6 +1045,8 @@ int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const Raw
     q->nparams = an.nparams;
     q->param_types = an.params;
     q->ninit = list_len(an.init);
+    q->ncorrelated = an.ncorrelated;
+    q->on_loop = an.on_loop;
     q->init = ARENA_ARRAY(a, InitPlan, q->ninit ? q->ninit : 1);
     for (int i = 0; i < q->ninit; i++)
         q->init[i] = *(InitPlan *)list_nth(an.init, i);
@@ -879,6 +1059,52 @@ int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const Raw
         q->dep_oids[i] = rel->oid;
     }
     *out = q;
+    return 0;
+}
+
+/* SET [LOCAL] name TO value | DEFAULT, RESET name | ALL: the session
+ * applies it (settings.h); here only its words are checked and flattened. */
+static int an_variable_set(Analyze *an, VariableSetStmt *s, Query *q)
+{
+    q->kind = QUERY_UTILITY;
+    q->tag = s->is_reset ? "RESET" : "SET";
+    q->setting = s->name;
+    q->set_local = s->is_local;
+    if (s->is_reset)
+        return 0;
+    int end = an->raw ? an->raw->end : (int)strlen(an->sql);
+    if (settings_parse_args(an->a, s->name, an->sql + s->value_offset,
+                            (size_t)(end - s->value_offset), &q->set_value, an->err) < 0) {
+        if (an->err->position == 0)
+            an->err->position = s->value_offset + 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* SHOW name: one text column named as the parameter is; SHOW ALL: name,
+ * setting and description.  An unknown name is 42704 here already. */
+static int an_show(Analyze *an, ShowStmt *s, Query *q)
+{
+    q->kind = QUERY_UTILITY;
+    q->tag = "SHOW";
+    q->setting = s->name;
+    bool all = strcmp(s->name, "all") == 0;
+    q->ntargets = all ? 3 : 1;
+    q->names = ARENA_ARRAY(an->a, const char *, q->ntargets);
+    q->types = ARENA_ARRAY(an->a, SlType, q->ntargets);
+    for (int i = 0; i < q->ntargets; i++)
+        q->types[i] = sl_type(TYPE_TEXT);
+    if (all) {
+        q->names[0] = "name";
+        q->names[1] = "setting";
+        q->names[2] = "description";
+        return 0;
+    }
+    const char *canon;
+    if (settings_get(NULL, s->name, &canon, an->err) == NULL)
+        return -1;
+    q->names[0] = canon;
     return 0;
 }
 
@@ -905,7 +1131,6 @@ int an_statement(Analyze *an, Node *stmt, Query *q)
     case T_CreateCqStmt:
     case T_AlterCqStmt:
     case T_SubscribeStmt:
-    case T_ShowStmt:
         return an_other_stmt(an, stmt, q);
     case T_TransactionStmt: {
         static const char *const tags[] = {"BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION"};
@@ -913,10 +1138,22 @@ int an_statement(Analyze *an, Node *stmt, Query *q)
         q->tag = tags[((TransactionStmt *)stmt)->kind];
         return 0;
     }
-    case T_VariableSetStmt:
-        q->kind = QUERY_UTILITY;
-        q->tag = ((VariableSetStmt *)stmt)->is_reset ? "RESET" : "SET";
+    case T_RoleStmt: {
+        /* Checked and run by the runtime (src/runtime/roles.c). */
+        static const char *const tags[] = {"CREATE ROLE", "ALTER ROLE", "ALTER ROLE",
+                                           "DROP ROLE"};
+        q->kind = QUERY_ROLE;
+        q->tag = tags[((RoleStmt *)stmt)->kind];
         return 0;
+    }
+    case T_GrantStmt:
+        q->kind = QUERY_ROLE;
+        q->tag = ((GrantStmt *)stmt)->is_grant ? "GRANT" : "REVOKE";
+        return 0;
+    case T_VariableSetStmt:
+        return an_variable_set(an, (VariableSetStmt *)stmt, q);
+    case T_ShowStmt:
+        return an_show(an, (ShowStmt *)stmt, q);
     case T_UnsupportedStmt:
         return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, stmt->location,
                            "%s is not supported yet", ((UnsupportedStmt *)stmt)->command);

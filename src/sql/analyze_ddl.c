@@ -2,10 +2,9 @@
  * analyze_ddl.c -- CREATE, DROP, EXPLAIN and the statements sluice parses
  * but does not run yet.
  *
- *   an_create_stmt   CREATE TABLE / STREAM -> the relation to create;
- *                    CREATE SINK -> refused (0A000) after checking it
- *   an_drop_stmt     DROP TABLE / STREAM [IF EXISTS] names;
- *                    DROP SINK / CONTINUOUS QUERY -> refused
+ *   an_create_stmt   CREATE TABLE / STREAM / SINK -> the relation to create
+ *   an_drop_stmt     DROP TABLE / STREAM / SINK / CONTINUOUS QUERY
+ *                    [IF EXISTS] names
  *   an_other_stmt    EXPLAIN; CREATE CONTINUOUS QUERY (its query analyzed,
  *                    windows included), ALTER ... PAUSE/RESUME, SUBSCRIBE,
  *                    EXPLAIN CONTINUOUS QUERY, SHOW -> refused
@@ -39,27 +38,6 @@ static int check_schema(Analyze *an, RangeVar *rv)
     return 0;
 }
 
-static void json_string(StrBuf *b, const char *s, size_t n)
-{
-    strbuf_putc(b, '"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            strbuf_printf(b, "\\%c", c);
-        else if (c == '\n')
-            strbuf_puts(b, "\\n");
-        else if (c == '\t')
-            strbuf_puts(b, "\\t");
-        else if (c == '\r')
-            strbuf_puts(b, "\\r");
-        else if (c < 0x20)
-            strbuf_printf(b, "\\u%04x", c);
-        else
-            strbuf_putc(b, (char)c);
-    }
-    strbuf_putc(b, '"');
-}
-
 /* WITH (k = v, ...) as JSON members appended to b (after prefix members). */
 static int options_json(Analyze *an, List *options, StrBuf *b, bool first)
 {
@@ -72,19 +50,19 @@ static int options_json(Analyze *an, List *options, StrBuf *b, bool first)
         if (!first)
             strbuf_puts(b, ", ");
         first = false;
-        json_string(b, d->name, strlen(d->name));
+        strbuf_put_json_string(b, d->name, strlen(d->name));
         strbuf_puts(b, ": ");
         Node *v = d->arg;
         if (v == NULL) {
             strbuf_puts(b, "true");
         } else if (IS_A(v, ColumnRef)) {
             const char *w = list_nth(((ColumnRef *)v)->names, 0);
-            json_string(b, w, strlen(w));
+            strbuf_put_json_string(b, w, strlen(w));
         } else {
             A_Const *c = (A_Const *)v;
             switch (c->kind) {
             case CONST_STRING:
-                json_string(b, c->text, (size_t)c->len);
+                strbuf_put_json_string(b, c->text, (size_t)c->len);
                 break;
             case CONST_INTEGER:
             case CONST_DECIMAL:
@@ -199,19 +177,52 @@ static int unsupported_constraint(Analyze *an, const Constraint *con)
                        "%s are not supported yet", names[con->type]);
 }
 
+/* The end of a CREATE: the options text (b, freed here) and the
+ * statement's text into def, def into q. */
+static void finish_create(Analyze *an, Query *q, CatRelation *def, StrBuf *b, const char *tag,
+                          bool if_not_exists)
+{
+    def->options = arena_strndup(an->a, b->data, b->len);
+    strbuf_free(b);
+    const RawStmt *raw = an->raw;
+    def->sql = raw ? arena_strndup(an->a, an->sql + raw->start, (size_t)(raw->end - raw->start))
+                   : "";
+    q->kind = QUERY_CREATE;
+    q->tag = tag;
+    q->create = def;
+    q->if_not_exists = if_not_exists;
+}
+
+/* CREATE SINK name WITH (options): a relation without columns (a sink
+ * takes the columns of the query that writes into it); the runtime checks
+ * the options of its connector. */
+static int an_create_sink(Analyze *an, CreateStmt *s, Query *q)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    strbuf_putc(&b, '{');
+    int rc = options_json(an, s->options, &b, true);
+    strbuf_putc(&b, '}');
+    if (rc < 0) {
+        strbuf_free(&b);
+        return -1;
+    }
+    CatRelation *def = ARENA_NEW(an->a, CatRelation);
+    def->name = s->relation->name;
+    def->kind = REL_SINK;
+    def->cols = ARENA_ARRAY(an->a, CatColumn, 1);
+    finish_create(an, q, def, &b, "CREATE SINK", s->if_not_exists);
+    return 0;
+}
+
 int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
 {
     RangeVar *rv = s->relation;
     if (check_schema(an, rv) < 0)
         return -1;
     bool stream = s->kind == OBJECT_STREAM;
-    if (s->kind == OBJECT_SINK) {
-        StrBuf b;
-        strbuf_init(&b);
-        int rc = options_json(an, s->options, &b, true);
-        strbuf_free(&b);
-        return rc < 0 ? -1 : refuse(an, q, s->hdr.location, "CREATE SINK");
-    }
+    if (s->kind == OBJECT_SINK)
+        return an_create_sink(an, s, q);
     const char *what = stream ? "stream" : "table";
     CatRelation *def = ARENA_NEW(an->a, CatRelation);
     def->name = rv->name;
@@ -316,7 +327,7 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
             return -1;
         }
         strbuf_puts(&b, "\"watermark_column\": ");
-        json_string(&b, wm->column, strlen(wm->column));
+        strbuf_put_json_string(&b, wm->column, strlen(wm->column));
         strbuf_printf(&b, ", \"watermark_delay_us\": %lld", (long long)delay);
         first = false;
     }
@@ -325,15 +336,7 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
         return -1;
     }
     strbuf_putc(&b, '}');
-    def->options = arena_strndup(an->a, b.data, b.len);
-    strbuf_free(&b);
-    const RawStmt *raw = an->raw;
-    def->sql = raw ? arena_strndup(an->a, an->sql + raw->start, (size_t)(raw->end - raw->start))
-                   : "";
-    q->kind = QUERY_CREATE;
-    q->tag = stream ? "CREATE STREAM" : "CREATE TABLE";
-    q->create = def;
-    q->if_not_exists = s->if_not_exists;
+    finish_create(an, q, def, &b, stream ? "CREATE STREAM" : "CREATE TABLE", s->if_not_exists);
     return 0;
 
 stream_pk:
@@ -380,15 +383,8 @@ static int an_create_cq(Analyze *an, CreateCqStmt *c, Query *q)
         def->cols[i].type = plan->cols[i].type;
         def->cols[i].not_null = false;
     }
-    def->options = arena_strndup(an->a, b.data, b.len);
-    strbuf_free(&b);
-    const RawStmt *raw = an->raw;
-    def->sql = raw ? arena_strndup(an->a, an->sql + raw->start, (size_t)(raw->end - raw->start))
-                   : "";
-    q->kind = QUERY_CREATE;
-    q->tag = "CREATE CONTINUOUS QUERY";
-    q->create = def;
-    q->if_not_exists = c->if_not_exists;
+    finish_create(an, q, def, &b, "CREATE CONTINUOUS QUERY", c->if_not_exists);
+    q->or_replace = c->or_replace;
     q->plan = plan;
     return 0;
 }
@@ -399,17 +395,17 @@ int an_drop_stmt(Analyze *an, DropStmt *s, Query *q)
     for (int i = 0; i < n; i++)
         if (check_schema(an, list_nth(s->objects, i)) < 0)
             return -1;
-    if (s->kind == OBJECT_SINK)
-        return refuse(an, q, s->hdr.location, "DROP SINK");
     q->kind = QUERY_DROP;
     q->tag = s->kind == OBJECT_STREAM ? "DROP STREAM"
-             : s->kind == OBJECT_QUERY ? "DROP CONTINUOUS QUERY" : "DROP TABLE";
+             : s->kind == OBJECT_QUERY ? "DROP CONTINUOUS QUERY"
+             : s->kind == OBJECT_SINK ? "DROP SINK" : "DROP TABLE";
     q->drop_kind = s->kind;
     q->ndrop = n;
     q->drop_names = ARENA_ARRAY(an->a, const char *, n ? n : 1);
     for (int i = 0; i < n; i++)
         q->drop_names[i] = ((RangeVar *)list_nth(s->objects, i))->name;
     q->missing_ok = s->missing_ok;
+    q->cascade = s->cascade;
     return 0;
 }
 
@@ -426,14 +422,22 @@ int an_other_stmt(Analyze *an, Node *stmt, Query *q)
     switch (stmt->tag) {
     case T_ExplainStmt: {
         ExplainStmt *e = (ExplainStmt *)stmt;
-        if (e->cq != NULL)
-            return refuse(an, q, stmt->location, "EXPLAIN CONTINUOUS QUERY");
         Query *inner = ARENA_NEW(an->a, Query);
-        if (an_statement(an, e->stmt, inner) < 0)
-            return -1;
-        if (e->analyze)
-            return refuse(an, q, stmt->location, "EXPLAIN ANALYZE");
-        attach_init(an, inner);
+        if (e->cq != NULL) {
+            /* the running query's plan and figures: read on the loop */
+            if (check_schema(an, e->cq) < 0)
+                return -1;
+            inner->kind = QUERY_UTILITY;
+            inner->tag = "EXPLAIN CONTINUOUS QUERY";
+            q->explain_cq = e->cq->name;
+            an->on_loop = true;
+        } else {
+            if (an_statement(an, e->stmt, inner) < 0)
+                return -1;
+            if (e->analyze)
+                return refuse(an, q, stmt->location, "EXPLAIN ANALYZE");
+            attach_init(an, inner);
+        }
         q->kind = QUERY_EXPLAIN;
         q->tag = "EXPLAIN";
         q->explain = inner;

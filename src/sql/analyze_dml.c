@@ -78,6 +78,7 @@ static const char *kind_noun(RelKind k)
     case REL_STREAM: return "stream";
     case REL_SINK:   return "sink";
     case REL_QUERY:  return "continuous query";
+    case REL_SYSTEM: return "system relation";
     }
     return "relation";
 }
@@ -552,9 +553,13 @@ static int copy_options(Analyze *an, CopyStmt *s, CopySpec *c)
                 c->csv = true;
             else if (v != NULL && strcasecmp(v, "text") == 0)
                 c->csv = false;
+            else if (v != NULL && strcasecmp(v, "binary") == 0)
+                c->binary = true;
             else
                 return sl_error_at(an->err, ERRCODE_INVALID_PARAMETER_VALUE, d->hdr.location,
                                    "COPY format \"%s\" not recognized", v ? v : "");
+        } else if (strcmp(d->name, "binary") == 0 && v == NULL) {
+            c->binary = true;       /* the old syntax: COPY t FROM STDIN BINARY */
         } else if (strcmp(d->name, "header") == 0) {
             c->header = v == NULL || strcasecmp(v, "true") == 0 || strcasecmp(v, "on") == 0 ||
                         strcmp(v, "1") == 0;
@@ -576,9 +581,13 @@ static int copy_options(Analyze *an, CopyStmt *s, CopySpec *c)
     c->delimiter = delim ? delim[0] : c->csv ? ',' : '\t';
     if (c->null_string == NULL)
         c->null_string = c->csv ? "" : "\\N";
-    if (c->header && !c->csv)
+    /* HEADER in text format too, as PostgreSQL 15 has it. */
+    if (c->binary && s->to)
         return sl_error(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                        "COPY HEADER available only in CSV mode");
+                        "COPY TO in binary format is not supported yet");
+    if (c->binary && (c->header || delim != NULL))
+        return sl_error(an->err, ERRCODE_SYNTAX_ERROR,
+                        "cannot specify HEADER or DELIMITER in BINARY mode");
     return 0;
 }
 

@@ -13,7 +13,8 @@
  * range of its own whose columns are the USING columns merged, then the
  * other columns of both sides; the join's inputs stay reachable only with
  * a qualifier, and not at all when the join has an alias.  A name found
- * only in an enclosing query is a correlated reference, which is refused.
+ * only in an enclosing query is a correlated reference: the subquery reads
+ * it as an outer value (outer_ref), once per row of the enclosing query.
  * A missing column gets PostgreSQL's hint: the closest column name
  * (Levenshtein distance, at most half the name's length, plus the
  * distance between the qualifier and the range's name).
@@ -38,6 +39,7 @@ typedef struct FromItem {
 } FromItem;
 
 static int from_item(Analyze *an, Node *n, FromItem *out);
+static Expr *outer_ref(Analyze *an, Corr *f, Scope *s, int idx, int loc);
 
 static ScopeItem *new_item(Analyze *an, const char *refname, int ncols)
 {
@@ -64,16 +66,30 @@ void an_add_dep(Analyze *an, const CatRelation *rel)
 const CatRelation *an_lookup_relation(Analyze *an, const char *schema, const char *name,
                                       int loc, bool missing_ok)
 {
+    bool has_system = an->cat != NULL && an->cat->lookup_system != NULL;
     if (schema != NULL && strcmp(schema, "public") != 0) {
-        if (strcmp(schema, "pg_catalog") != 0 && strcmp(schema, "information_schema") != 0) {
+        if (strcmp(schema, "pg_catalog") != 0 && strcmp(schema, "information_schema") != 0 &&
+            strcmp(schema, "sys") != 0) {
             sl_error_at(an->err, ERRCODE_INVALID_SCHEMA_NAME, loc,
                         "schema \"%s\" does not exist", schema);
             return NULL;
         }
-        if (!missing_ok)
+        const CatRelation *rel =
+            has_system ? an->cat->lookup_system(an->cat->ctx, schema, name) : NULL;
+        if (rel != NULL)
+            an->on_loop = true;     /* its rows are made from the loop's state */
+        if (rel == NULL && !missing_ok)
             sl_error_at(an->err, ERRCODE_UNDEFINED_TABLE, loc,
                         "relation \"%s.%s\" does not exist", schema, name);
-        return NULL;
+        return rel;
+    }
+    /* pg_catalog comes first on the search path, as in PostgreSQL */
+    if (schema == NULL && has_system) {
+        const CatRelation *rel = an->cat->lookup_system(an->cat->ctx, "pg_catalog", name);
+        if (rel != NULL) {
+            an->on_loop = true;
+            return rel;
+        }
     }
     if (an->cat == NULL || an->cat->lookup == NULL) {
         sl_error_at(an->err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, loc,
@@ -473,6 +489,79 @@ static int join_expr(Analyze *an, JoinExpr *j, FromItem *out)
     return 0;
 }
 
+/* generate_series(start, stop [, step]) over integers and unnest(array),
+ * the functions FROM takes: their arguments may read enclosing queries (a
+ * correlated subquery), not the FROM items beside them (no LATERAL). */
+static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
+{
+    FuncCall *f = rf->func;
+    int loc = rf->hdr.location, n = list_len(f->args);
+    bool unnest = strcmp(f->name, "unnest") == 0 && n == 1;
+    if ((!unnest && (strcmp(f->name, "generate_series") != 0 || n < 2 || n > 3)) || f->over ||
+        f->star || f->distinct || f->filter)
+        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                           "only generate_series(start, stop [, step]) over integers and "
+                           "unnest(array) are supported in FROM");
+    Expr *args[3] = {NULL, NULL, NULL};
+    bool wide = false;
+    /* the arguments see the enclosing queries only (an empty level of
+     * their own makes any column they read an outer reference) */
+    Scope *saved = an->scope;
+    Scope none = {.parent = saved ? saved->parent : NULL};
+    an->scope = &none;
+    SlTypeId elem = TYPE_TEXT;
+    for (int k = 0; k < n; k++) {
+        if ((args[k] = an_transform(an, list_nth(f->args, k))) == NULL) {
+            an->scope = saved;
+            return -1;
+        }
+        SlTypeId t = args[k]->type.id;
+        if (unnest) {
+            /* an array is its text form; its type may name the elements' */
+            if (!type_is_array_of(args[k]->type, &elem))
+                elem = TYPE_TEXT;
+            if (t != TYPE_TEXT && t != TYPE_UNKNOWN) {
+                an->scope = saved;
+                return sl_error_at(an->err, ERRCODE_UNDEFINED_FUNCTION, loc,
+                                   "function unnest(%s) does not exist", type_name(t));
+            }
+            if ((args[k] = an_coerce(an, args[k], sl_type(TYPE_TEXT), COERCE_EXPLICIT,
+                                     loc)) == NULL) {
+                an->scope = saved;
+                return -1;
+            }
+            break;
+        }
+        if (t != TYPE_INT2 && t != TYPE_INT4 && t != TYPE_INT8 && t != TYPE_UNKNOWN) {
+            an->scope = saved;
+            return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                               "generate_series over %s is not supported yet", type_name(t));
+        }
+        wide |= t == TYPE_INT8;
+        if ((args[k] = an_coerce(an, args[k], sl_type(TYPE_INT8), COERCE_EXPLICIT, loc)) == NULL) {
+            an->scope = saved;
+            return -1;
+        }
+    }
+    an->scope = saved;
+    const char *refname = rf->alias ? rf->alias : f->name;
+    Plan *p = plan_new(an->a, PLAN_SERIES, NULL, 1);
+    p->u.series.start = args[0];
+    p->u.series.stop = args[1];
+    p->u.series.step = args[2];
+    p->u.series.unnest = unnest;
+    ScopeItem *it = new_item(an, refname, 1);
+    it->colnames[0] = refname;
+    it->colidx[0] = 0;
+    if (apply_colnames(an, rf->colnames, "function", refname, 1, it->colnames, loc) < 0)
+        return -1;
+    plan_set_col(p, 0, it->colnames[0],
+                 sl_type(unnest ? elem : wide ? TYPE_INT8 : TYPE_INT4), refname);
+    out->plan = p;
+    expose_all(an, out, it);
+    return 0;
+}
+
 static int from_item(Analyze *an, Node *n, FromItem *out)
 {
     switch (n->tag) {
@@ -480,6 +569,8 @@ static int from_item(Analyze *an, Node *n, FromItem *out)
         return range_var(an, (RangeVar *)n, out);
     case T_RangeSubselect:
         return range_subselect(an, (RangeSubselect *)n, out);
+    case T_RangeFunction:
+        return range_function(an, (RangeFunction *)n, out);
     case T_JoinExpr:
         return join_expr(an, (JoinExpr *)n, out);
     default:
@@ -757,13 +848,8 @@ Expr *an_column_ref(Analyze *an, ColumnRef *c)
             return NULL;
         if (rc == 0)
             continue;
-        if (s != scope) {
-            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
-                        "correlated subqueries are not supported yet");
-            sl_error_detail(an->err, "The subquery refers to %s%s%s of an enclosing query.",
-                            qual ? qual : "", qual ? "." : "", col);
-            return NULL;
-        }
+        if (s != scope)
+            return outer_ref(an, an->corr, s, idx, loc);
         Expr *e = an_mk(an, EXPR_COLUMN, s->from->cols[idx].type, loc, 0, NULL);
         e->index = idx;
         return e;
@@ -775,6 +861,36 @@ Expr *an_column_ref(Analyze *an, ColumnRef *c)
         return NULL;
     }
     return missing_column(an, scope, qual, col, loc);
+}
+
+/* Column idx of scope s, an enclosing query's, as seen from the subquery
+ * of frame f: an EXPR_OUTER reading one of f's outer values.  A column of
+ * a query further out passes through each subquery in between. */
+static Expr *outer_ref(Analyze *an, Corr *f, Scope *s, int idx, int loc)
+{
+    if (f == NULL) {
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                    "this reference to an enclosing query is not supported");
+        return NULL;
+    }
+    Expr *v;
+    if (f->outer == s) {
+        v = an_mk(an, EXPR_COLUMN, s->from->cols[idx].type, loc, 0, NULL);
+        v->index = idx;
+    } else if ((v = outer_ref(an, f->up, s, idx, loc)) == NULL) {
+        return NULL;
+    }
+    int k = 0;
+    for (; k < list_len(f->exprs); k++) {
+        const Expr *x = list_nth(f->exprs, k);
+        if (x->kind == v->kind && x->index == v->index)
+            break;
+    }
+    if (k == list_len(f->exprs))
+        f->exprs = list_append(an->a, f->exprs, v);
+    Expr *e = an_mk(an, EXPR_OUTER, v->type, loc, 0, NULL);
+    e->index = k;
+    return e;
 }
 
 int an_expand_star(Analyze *an, const char *qual, int loc, int **cols, int *ncols)

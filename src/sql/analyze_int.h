@@ -23,6 +23,16 @@ typedef struct Scope Scope;
 typedef struct AggCollect AggCollect;
 typedef struct CteScope CteScope;
 
+/* A subquery being analyzed: the scope of the query it sits in, and the
+ * values of that query's row its body reads (Exprs over that scope; the
+ * body reads them as EXPR_OUTER k).  With any, the subquery is correlated
+ * and runs once per row. */
+typedef struct Corr {
+    Scope       *outer;
+    List        *exprs;     /* of Expr * */
+    struct Corr *up;
+} Corr;
+
 typedef struct Analyze {
     Arena   *a;         /* owns every Expr */
     SlError *err;
@@ -40,6 +50,9 @@ typedef struct Analyze {
     CteScope   *ctes;       /* WITH queries visible here */
     List       *init;       /* of InitPlan *: the statement's subqueries */
     List       *deps;       /* of const CatRelation *: relations read or written */
+    Corr       *corr;       /* the innermost subquery being analyzed, or NULL */
+    int         ncorrelated;/* correlated subqueries made (they run per row) */
+    bool        on_loop;    /* reads a system relation or calls a loop function */
 } Analyze;
 
 /* ---- name scopes (analyze_from.c) ---- */
@@ -59,7 +72,7 @@ typedef struct ScopeItem {
 
 /* The names of one query level: its FROM ranges, over the FROM plan's
  * output.  parent is the enclosing query's scope (a reference to it is a
- * correlated subquery, which is refused). */
+ * correlated subquery: an_sublink's Corr records what it reads). */
 struct Scope {
     Scope *parent;
     List  *items;           /* of ScopeItem * */

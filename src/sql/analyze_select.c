@@ -3,7 +3,8 @@
  *
  *   an_select_stmt   a SELECT statement -> Query (kind QUERY_SELECT)
  *   an_select        a query expression -> Plan (also subqueries, CTEs)
- *   an_sublink       (SELECT ...), EXISTS (...), x [NOT] IN (...) -> InitPlan
+ *   an_sublink       (SELECT ...), EXISTS (...), x [NOT] IN (...), ARRAY (...)
+ *                    -> InitPlan, or a correlated subplan run per row
  *   an_coerce_plan   a plan's columns cast to given types
  *   an_target_list   a select list (with * expanded) -> expressions and names
  *
@@ -420,6 +421,83 @@ static Plan *sort_by_output(Analyze *an, Plan *p, SelectStmt *s)
 
 /* ---------------------------------------------------------- plain SELECT */
 
+/*
+ * The window functions of a select list (items that are f(...) OVER (...),
+ * f one of row_number, rank, dense_rank): for each, a Project that adds
+ * its PARTITION BY and ORDER BY expressions as columns after the input's,
+ * a Sort by them, and a Window node that appends the function's value.
+ * The input's columns keep their positions, so the select list's column
+ * references stay valid; the FuncCall records the value's column.  Returns
+ * the new input (base itself without window functions), NULL on error.
+ */
+static Plan *window_plans(Analyze *an, Plan *base, TargetEntry *t, int nt, int *nwindows)
+{
+    static const char *const funcs[] = {"row_number", "rank", "dense_rank"};
+    for (int i = 0; i < nt; i++) {
+        if (!IS_A(t[i].raw, FuncCall) || !((FuncCall *)t[i].raw)->over)
+            continue;
+        FuncCall *f = (FuncCall *)t[i].raw;
+        int fn = -1;
+        for (int k = 0; k < 3; k++)
+            if (strcmp(f->name, funcs[k]) == 0)
+                fn = k;
+        if (fn < 0 || f->args != NULL || f->star || f->distinct || f->filter) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, f->hdr.location,
+                        "window function %s is not supported yet", f->name);
+            sl_error_hint(an->err, "row_number(), rank() and dense_rank() are.");
+            return NULL;
+        }
+        int np = list_len(f->over_partition), no = list_len(f->over_order);
+        int nb = base->ncols;
+        Expr **exprs = ARENA_ARRAY(an->a, Expr *, nb + np + no);
+        const char **names = ARENA_ARRAY(an->a, const char *, nb + np + no);
+        for (int c = 0; c < nb; c++) {
+            exprs[c] = column_expr(an, base, c, -1);
+            names[c] = base->cols[c].name;
+        }
+        SortSpec *specs = ARENA_ARRAY(an->a, SortSpec, np + no);
+        an->agg_refusal = "window definitions";
+        for (int k = 0; k < np + no; k++) {
+            SortBy *sb = k >= np ? list_nth(f->over_order, k - np) : NULL;
+            Node *n = sb ? sb->node : list_nth(f->over_partition, k);
+            Expr *e = an_transform(an, n);
+            if (e == NULL) {
+                an->agg_refusal = NULL;
+                return NULL;
+            }
+            exprs[nb + k] = e;
+            names[nb + k] = "?column?";
+            specs[k].col = nb + k;
+            specs[k].desc = false;
+            specs[k].nulls_first = false;
+            if (sb != NULL)
+                sort_dir(sb, &specs[k]);
+        }
+        an->agg_refusal = NULL;
+        Plan *proj = project(an, base, exprs, names, nb + np + no);
+        for (int c = 0; c < nb; c++)
+            proj->quals[c] = base->quals[c];
+        Plan *sorted = np + no > 0 ? sort_plan(an, proj, specs, np + no) : proj;
+        Plan *w = plan_new(an->a, PLAN_WINDOW, sorted, sorted->ncols + 1);
+        for (int c = 0; c < sorted->ncols; c++)
+            plan_set_col(w, c, sorted->cols[c].name, sorted->cols[c].type, sorted->quals[c]);
+        plan_set_col(w, sorted->ncols, f->name, sl_type(TYPE_INT8), NULL);
+        w->u.window.func = (WindowFunc)fn;
+        w->u.window.npart = np;
+        w->u.window.norder = no;
+        w->u.window.part = ARENA_ARRAY(an->a, int, np ? np : 1);
+        w->u.window.order = ARENA_ARRAY(an->a, int, no ? no : 1);
+        for (int k = 0; k < np; k++)
+            w->u.window.part[k] = nb + k;
+        for (int k = 0; k < no; k++)
+            w->u.window.order[k] = nb + np + k;
+        f->over_col = sorted->ncols + 1;
+        base = w;
+        (*nwindows)++;
+    }
+    return base;
+}
+
 static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
 {
     Scope scope = {.parent = parent};
@@ -455,6 +533,9 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
     TargetEntry *t;
     int nt;
     if (expand_targets(an, s->targets, &t, &nt) < 0)
+        goto out;
+    int nwindows = 0;
+    if ((base = window_plans(an, base, t, nt, &nwindows)) == NULL)
         goto out;
 
     /* GROUP BY first: it decides whether window_start/window_end exist */
@@ -542,6 +623,11 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
 
     /* the aggregate, when there is one */
     Plan *top = base;
+    if (nwindows > 0 && (s->group_by != NULL || s->having != NULL || collect.n > 0)) {
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->hdr.location,
+                    "window functions with GROUP BY or aggregates are not supported yet");
+        goto out;
+    }
     if (s->group_by != NULL || s->having != NULL || collect.n > 0) {
         Expr **check = ARENA_ARRAY(an->a, Expr *, ncols + 1);
         memcpy(check, exprs, sizeof(Expr *) * (size_t)ncols);
@@ -847,7 +933,10 @@ Expr *an_sublink(Analyze *an, SubLink *s)
     const char *saved_ref = an->agg_refusal;
     an->agg = NULL;
     an->agg_refusal = NULL;
+    Corr frame = {an->scope, NULL, an->corr};
+    an->corr = &frame;
     Plan *p = an_select(an, s->subselect, an->scope);
+    an->corr = frame.up;
     an->agg = saved_agg;
     an->agg_refusal = saved_ref;
     if (p == NULL)
@@ -858,12 +947,36 @@ Expr *an_sublink(Analyze *an, SubLink *s)
                                                           : "subquery must return only one column");
         return NULL;
     }
+    if (frame.exprs != NULL) {
+        /* correlated: the plan runs per row, reading these outer values */
+        if (s->type == SUBLINK_IN) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                        "correlated IN subqueries are not supported yet");
+            return NULL;
+        }
+        int n = list_len(frame.exprs);
+        Expr **args = ARENA_ARRAY(an->a, Expr *, n);
+        for (int k = 0; k < n; k++)
+            args[k] = list_nth(frame.exprs, k);
+        SlType t = s->type == SUBLINK_EXPR     ? p->cols[0].type
+                   : s->type == SUBLINK_EXISTS ? sl_type(TYPE_BOOL) : sl_type(TYPE_TEXT);
+        Expr *e = an_mk(an, EXPR_SUBPLAN, t, loc, n, args);
+        e->subkind = s->type;
+        e->subplan = p;
+        e->index = -1;
+        an->ncorrelated++;
+        return e;
+    }
     InitPlan *ip = ARENA_NEW(an->a, InitPlan);
     ip->kind = s->type;
     Expr *e;
     if (s->type == SUBLINK_EXPR) {
         ip->type = p->cols[0].type;
         e = an_mk(an, EXPR_SUBPLAN, ip->type, loc, 0, NULL);
+    } else if (s->type == SUBLINK_ARRAY) {
+        /* the values' array text form (sluice has no array types yet) */
+        ip->type = p->cols[0].type;
+        e = an_mk(an, EXPR_SUBPLAN, sl_type(TYPE_TEXT), loc, 0, NULL);
     } else if (s->type == SUBLINK_EXISTS) {
         ip->type = sl_type(TYPE_BOOL);
         e = an_mk(an, EXPR_SUBPLAN, ip->type, loc, 0, NULL);

@@ -5,6 +5,7 @@
  *   make_res_target, make_star_target, make_range_var       statements
  *   make_integer ... make_minmax                              expressions
  *   make_type_name, make_generic_type, make_float_type        type names
+ *   make_collate, make_qual_op                                COLLATE, OPERATOR()
  *   make_sql_func, make_int_const, make_typed_literal_qual    SQL-standard
  *                                     function syntax, INTERVAL '1' DAY
  *
@@ -79,10 +80,12 @@ Node *make_transaction(Parse *p, const Token *t, TransactionKind kind)
     return &s->hdr;
 }
 
-Node *make_variable_set(Parse *p, const Token *t, const Token *name)
+Node *make_variable_set(Parse *p, const Token *t, const Token *name, bool local)
 {
     VariableSetStmt *s = NEW_NODE(p, VariableSetStmt, t->offset);
     s->name = name->z;
+    s->is_local = local;
+    s->value_offset = name->offset + name->len;
     return &s->hdr;
 }
 
@@ -427,6 +430,31 @@ Node *make_float_type(Parse *p, const Token *prec, int loc)
 }
 
 /* ---------------------------------- SQL-standard function syntax, literals */
+
+Node *make_collate(Parse *p, Node *expr, Names names)
+{
+    int n = list_len(names.list);
+    const char *name = list_nth(names.list, n - 1);
+    bool known = strcmp(name, "default") == 0 || strcmp(name, "C") == 0 ||
+                 strcmp(name, "c") == 0 || strcmp(name, "POSIX") == 0 ||
+                 strcmp(name, "posix") == 0 || strcmp(name, "ucs_basic") == 0;
+    if (n > 2 || (n == 2 && strcmp(list_nth(names.list, 0), "pg_catalog") != 0) || !known) {
+        sl_error_at(p->err, ERRCODE_UNDEFINED_OBJECT, names.loc,
+                    "collation \"%s\" for encoding \"UTF8\" does not exist", name);
+        p->failed = true;
+    }
+    return expr;
+}
+
+const char *make_qual_op(Parse *p, const Token *schema, const char *op)
+{
+    if (strcmp(schema->z, "pg_catalog") != 0) {
+        sl_error_at(p->err, ERRCODE_INVALID_SCHEMA_NAME, schema->offset,
+                    "schema \"%s\" does not exist", schema->z);
+        p->failed = true;
+    }
+    return op;
+}
 
 Node *make_sql_func(Parse *p, const char *name, List *args, int loc)
 {

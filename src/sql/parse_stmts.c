@@ -6,10 +6,11 @@
  *   make_values, values_add_row, make_setop, select_set_sort,
  *   select_set_limit, select_set_with, select_set_distinct_on,
  *   make_sort_by, make_cte                                   queries
- *   make_range_var_alias, make_range_subselect, make_join,
+ *   make_range_var_alias, make_range_subselect, make_range_function,
+ *   make_array_type, make_join,
  *   join_set_alias                                          FROM items
  *   make_sublink, make_set_to_default, func_set_filter,
- *   func_set_order                                          expression pieces
+ *   func_set_order, func_set_over                           expression pieces
  *   make_column_def, make_constraint, make_watermark, make_def_elem,
  *   make_create, make_create_cq, make_drop, make_alter_cq, make_subscribe,
  *   make_explain, make_explain_cq, make_show, make_variable_reset  DDL
@@ -165,6 +166,22 @@ Node *make_range_subselect(Parse *p, Node *sub, AliasSpec alias, int loc)
     return &r->hdr;
 }
 
+Node *make_range_function(Parse *p, Node *func, AliasSpec alias)
+{
+    RangeFunction *r = NEW_NODE(p, RangeFunction, func->location);
+    r->func = (FuncCall *)func;
+    r->alias = alias.name;
+    r->colnames = alias.cols;
+    return &r->hdr;
+}
+
+Node *make_array_type(Parse *p, Node *type)
+{
+    SL_UNUSED(p);
+    ((TypeName *)type)->array = true;
+    return type;
+}
+
 Node *make_join(Parse *p, JoinType type, bool natural, Node *l, Node *r, JoinQual q)
 {
     JoinExpr *j = NEW_NODE(p, JoinExpr, l->location);
@@ -208,6 +225,18 @@ Node *func_set_filter(Parse *p, Node *func, Node *filter)
     SL_UNUSED(p);
     if (filter != NULL && IS_A(func, FuncCall))
         ((FuncCall *)func)->filter = filter;
+    return func;
+}
+
+Node *func_set_over(Parse *p, Node *func, List *partition, List *order)
+{
+    SL_UNUSED(p);
+    if (IS_A(func, FuncCall)) {
+        FuncCall *f = (FuncCall *)func;
+        f->over = true;
+        f->over_partition = partition;
+        f->over_order = order;
+    }
     return func;
 }
 

@@ -101,7 +101,7 @@ const char *token_str(Parse *p, const Token *t);
 Node *make_select(Parse *p, int loc, bool distinct, List *targets, List *from,
                   Node *where, List *group_by, Node *having);
 Node *make_transaction(Parse *p, const Token *t, TransactionKind kind);
-Node *make_variable_set(Parse *p, const Token *t, const Token *name);
+Node *make_variable_set(Parse *p, const Token *t, const Token *name, bool local);
 Node *make_unsupported(Parse *p, const Token *t);
 Node *make_res_target(Parse *p, Node *val, const Token *name);
 Node *make_star_target(Parse *p, const Token *star, const Names *qual);
@@ -133,6 +133,12 @@ Node *make_func_call(Parse *p, Names names, List *args, bool star, bool distinct
 /* The SQL-standard syntax for functions (EXTRACT(f FROM x), POSITION(a IN b),
  * SUBSTRING(x FROM a FOR b), TRIM(BOTH c FROM s), x AT TIME ZONE z,
  * CURRENT_DATE, ...): a call of the named function (parse_nodes.c). */
+/* expr COLLATE name: sluice's text compares byte-wise, so the collations
+ * it knows ("default", "C", "POSIX", pg_catalog-qualified) leave expr as
+ * it is; another name is 42704. */
+Node *make_collate(Parse *p, Node *expr, Names names);
+/* OPERATOR(schema.op): only pg_catalog's operators exist. */
+const char *make_qual_op(Parse *p, const Token *schema, const char *op);
 Node *make_sql_func(Parse *p, const char *name, List *args, int loc);
 Node *make_int_const(Parse *p, int v, int loc);
 /* INTERVAL '...' <fields>: qual is the fields' mask (IQ_*), 0 for none;
@@ -169,12 +175,17 @@ Node *make_sort_by(Parse *p, Node *e, SortDir dir, SortNulls nulls);
 Node *make_cte(Parse *p, const Token *name, List *cols, Node *query);
 Node *make_range_var_alias(Parse *p, Names names, AliasSpec alias);
 Node *make_range_subselect(Parse *p, Node *sub, AliasSpec alias, int loc);
+Node *make_range_function(Parse *p, Node *func, AliasSpec alias);
+/* type[]: sluice keeps arrays as their text form (types.h, TYPMOD_ARRAY) */
+Node *make_array_type(Parse *p, Node *type);
 Node *make_join(Parse *p, JoinType type, bool natural, Node *l, Node *r, JoinQual q);
 Node *join_set_alias(Parse *p, Node *join, AliasSpec alias);
 Node *make_sublink(Parse *p, SubLinkType type, bool negate, Node *test, Node *sub, int loc);
 Node *make_set_to_default(Parse *p, const Token *t);
 Node *func_set_filter(Parse *p, Node *func, Node *filter);
 Node *func_set_order(Parse *p, Node *func, List *order);
+/* f(...) OVER (PARTITION BY partition ORDER BY order) */
+Node *func_set_over(Parse *p, Node *func, List *partition, List *order);
 List *make_name_strs(Parse *p, List *l, const Token *t);
 
 Node *make_column_def(Parse *p, const Token *name, Node *type, List *constraints);
@@ -205,6 +216,17 @@ Node *make_delete(Parse *p, const Token *t, Node *rel, List *using_list, Node *w
                   List *returning);
 Node *make_set_target(Parse *p, const Token *col, Node *val);
 Node *make_unsupported2(Parse *p, const Token *t, const Token *t2);
+
+/* Roles and privileges (parse_roles.c). */
+Node *make_role_stmt(Parse *p, const Token *t, RoleStmtKind kind, bool is_user,
+                     const Token *name, List *options);
+Node *make_role_rename(Parse *p, const Token *t, const Token *name, const Token *new_name);
+Node *make_role_drop(Parse *p, const Token *t, bool missing_ok, List *names);
+Node *make_grant(Parse *p, const Token *t, bool is_grant, List *privileges, bool stream,
+                 List *objects, List *grantees);
+Node *make_grant_all(Parse *p, const Token *t, bool is_grant, List *privileges,
+                     const Token *kind, const Token *schema_kw, const Token *schema,
+                     List *grantees);
 
 /* Type names.  name is canonical ("int4"); mods a List of A_Const. */
 Node *make_type_name(Parse *p, const char *name, List *mods, int loc);

@@ -185,8 +185,22 @@ static void describe_call(const char *name, bool is_op, const SlTypeId *in, int 
         snprintf(buf + off, size - off, ")");
 }
 
+static const FuncDesc *resolve(Analyze *an, const char *name, bool is_op, Expr **args,
+                               int nargs, int loc);
+
+/* A function that reads the loop's state (the catalog, the sessions) makes
+ * its statement run on the loop (Query.on_loop). */
 const FuncDesc *an_resolve(Analyze *an, const char *name, bool is_op, Expr **args, int nargs,
                            int loc)
+{
+    const FuncDesc *fd = resolve(an, name, is_op, args, nargs, loc);
+    if (fd != NULL && ex_func_on_loop(fd))
+        an->on_loop = true;
+    return fd;
+}
+
+static const FuncDesc *resolve(Analyze *an, const char *name, bool is_op, Expr **args,
+                               int nargs, int loc)
 {
     const FuncDesc *c[MAX_CANDIDATES];
     SlTypeId *in = ARENA_ARRAY(an->a, SlTypeId, nargs > 3 ? nargs : 3);

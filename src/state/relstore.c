@@ -17,6 +17,7 @@
 #include "sluice/rowcodec.h"
 
 #include <pthread.h>
+#include <time.h>
 
 /* ---------------------------------------------------------------------- */
 /* Counters: per relation, the next row id or stream offset                */
@@ -24,7 +25,8 @@
 typedef struct Counter {
     uint32_t oid;
     char     space;     /* 'T' row ids, 'S' stream offsets */
-    int64_t  next;
+    int64_t  next;      /* the next offset to hand out */
+    int64_t  visible;   /* streams: offsets below this are durable */
 } Counter;
 
 static pthread_mutex_t counters_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -77,7 +79,7 @@ static Counter *counter_get(StateStore *st, char space, uint32_t oid, SlError *e
         capcounters = capcounters ? capcounters * 2 : 16;
         counters = sl_realloc(counters, sizeof(Counter) * (size_t)capcounters);
     }
-    counters[ncounters] = (Counter){oid, space, next};
+    counters[ncounters] = (Counter){oid, space, next, next};
     return &counters[ncounters++];
 }
 
@@ -242,7 +244,7 @@ int64_t stream_end_offset(StateStore *st, const CatRelation *rel, SlError *err)
 {
     pthread_mutex_lock(&counters_mu);
     Counter *c = counter_get(st, 'S', rel->oid, err);
-    int64_t end = c ? c->next : -1;
+    int64_t end = c ? c->visible : -1;
     pthread_mutex_unlock(&counters_mu);
     return end;
 }
@@ -253,61 +255,290 @@ void stream_forget(const CatRelation *rel)
     counter_forget('T', rel->oid);
 }
 
-/* Appends one chunk per batch; with (may be NULL) holds other writes that
- * must commit in the same RocksDB write (a continuous query's state). */
-int stream_append_batches(StateStore *st, const CatRelation *rel, const Batch *const *bs,
-                          int nb, StateBatch *with, int64_t *first, SlError *err)
+/* ---------------------------------------------------------------------- */
+/* Commit policy                                                           */
+
+static StreamCommitMode g_mode = STREAM_COMMIT_SYNC;
+static int64_t          g_window_us = 1000;
+static int64_t          g_appends, g_writes;    /* under counters_mu */
+
+/* A group of appends that share one synced write (STREAM_COMMIT_GROUP).
+ * At most one group is open (taking members) and at most one is being
+ * written; groups are written in the order they were opened, so the ends
+ * they publish only grow. */
+typedef struct GroupEnd {
+    uint32_t oid;
+    int64_t  end;
+} GroupEnd;
+
+typedef struct Group {
+    StateBatch *wb;
+    GroupEnd   *ends;
+    int         nends, capends;
+    int         members;
+    bool        done;
+    int         rc;
+    char       *error;      /* the write's error, for every member */
+} Group;
+
+static pthread_cond_t group_cv = PTHREAD_COND_INITIALIZER;
+static Group *g_open;           /* taking members */
+static bool   g_leader;         /* a leader is waiting or writing */
+static char  *g_broken;         /* a failed group write: appends refused */
+
+void stream_commit_mode_set(StreamCommitMode mode, int64_t window_us)
+{
+    pthread_mutex_lock(&counters_mu);
+    g_mode = mode;
+    g_window_us = window_us < 0 ? 0 : window_us;
+    pthread_mutex_unlock(&counters_mu);
+}
+
+StreamCommitMode stream_commit_mode(void)
+{
+    pthread_mutex_lock(&counters_mu);
+    StreamCommitMode m = g_mode;
+    pthread_mutex_unlock(&counters_mu);
+    return m;
+}
+
+void stream_commit_stats(int64_t *appends, int64_t *writes)
+{
+    pthread_mutex_lock(&counters_mu);
+    *appends = g_appends;
+    *writes = g_writes;
+    pthread_mutex_unlock(&counters_mu);
+}
+
+static Counter *counter_find(char space, uint32_t oid)
+{
+    for (int i = 0; i < ncounters; i++)
+        if (counters[i].oid == oid && counters[i].space == space)
+            return &counters[i];
+    return NULL;
+}
+
+static void group_note_end(Group *g, uint32_t oid, int64_t end)
+{
+    for (int i = 0; i < g->nends; i++) {
+        if (g->ends[i].oid == oid) {
+            g->ends[i].end = end;
+            return;
+        }
+    }
+    if (g->nends == g->capends) {
+        g->capends = g->capends ? g->capends * 2 : 8;
+        g->ends = sl_realloc(g->ends, sizeof(GroupEnd) * (size_t)g->capends);
+    }
+    g->ends[g->nends++] = (GroupEnd){oid, end};
+}
+
+/* The leader's part, entered and left with counters_mu held: wait out the
+ * window so that more appends join, close the group, write it synced
+ * outside the lock, publish its ends, and hand the lead on. */
+static void group_lead(StateStore *st, Group *g)
+{
+    if (g_window_us > 0) {
+        pthread_mutex_unlock(&counters_mu);
+        struct timespec ts = {(time_t)(g_window_us / 1000000),
+                              (long)(g_window_us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&counters_mu);
+    }
+    g_open = NULL;
+    pthread_mutex_unlock(&counters_mu);
+    SlError err = {0};
+    SLUICE_FAULT("stream_append_before_write");
+    int rc = state_batch_commit(st, g->wb, true, &err);
+    pthread_mutex_lock(&counters_mu);
+    g_writes++;
+    g->rc = rc;
+    if (rc == 0) {
+        for (int i = 0; i < g->nends; i++) {
+            Counter *c = counter_find('S', g->ends[i].oid);
+            if (c != NULL && c->visible < g->ends[i].end)
+                c->visible = g->ends[i].end;
+        }
+    } else {
+        g->error = sl_strdup(err.message ? err.message : "write failed");
+        if (g_broken == NULL)
+            g_broken = sl_strdup(g->error);
+    }
+    sl_error_clear(&err);
+    g->done = true;
+    g_leader = false;
+    pthread_cond_broadcast(&group_cv);
+}
+
+static void group_release(Group *g)
+{
+    if (--g->members > 0)
+        return;
+    state_batch_free(g->wb);
+    sl_free(g->ends);
+    sl_free(g->error);
+    sl_free(g);
+}
+
+void stream_chunk_add(StrBuf *chunk, const Batch *b)
+{
+    if (chunk->len == 0) {
+        uint8_t n4[4] = {0};
+        strbuf_append(chunk, n4, 4);
+    }
+    put_le32((uint8_t *)chunk->data, get_le32((const uint8_t *)chunk->data) + b->nrows);
+    for (uint32_t r = 0; r < b->nrows; r++) {
+        /* the length goes in front once the row is encoded in place */
+        size_t at = chunk->len;
+        strbuf_reserve(chunk, 4);
+        chunk->len += 4;
+        row_encode(b, r, chunk);
+        put_le32((uint8_t *)chunk->data + at, (uint32_t)(chunk->len - at - 4));
+    }
+}
+
+/* Puts the chunks of one append (and their index entries) into wb from
+ * offset c->next on, and advances c->next; called with counters_mu held. */
+static void stage_chunks(StreamAppend *app, Counter *c, const StrBuf *vals, StateBatch *wb,
+                         int64_t now_us)
+{
+    app->first = c->next;
+    for (int i = 0; i < app->nb; i++) {
+        uint32_t rows = app->bs ? app->bs[i]->nrows : get_le32((const uint8_t *)vals[i].data);
+        if (rows == 0)
+            continue;
+        uint8_t key[13], idx[20];
+        make_prefix(key, 'S', app->rel->oid);
+        put_be64(key + 5, (uint64_t)c->next);
+        state_batch_put(wb, key, sizeof(key), vals[i].data, vals[i].len);
+        key[0] = 'R';
+        put_le64(idx, (uint64_t)now_us);
+        put_le32(idx + 8, rows);
+        put_le64(idx + 12, (uint64_t)vals[i].len);
+        state_batch_put(wb, key, sizeof(key), idx, sizeof(idx));
+        c->next += rows;
+    }
+}
+
+static int64_t wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch *with,
+                       SlError *err)
 {
     /* Encode outside the lock; only the offsets and the write are serial. */
-    StrBuf *vals = sl_calloc((size_t)(nb > 0 ? nb : 1), sizeof(StrBuf));
-    StrBuf row;
-    strbuf_init(&row);
+    StrBuf **vals = sl_calloc((size_t)(napps > 0 ? napps : 1), sizeof(StrBuf *));
     int64_t rows = 0;
-    for (int i = 0; i < nb; i++) {
-        const Batch *b = bs[i];
-        uint8_t n4[4];
-        put_le32(n4, b->nrows);
-        strbuf_append(&vals[i], n4, 4);
-        for (uint32_t r = 0; r < b->nrows; r++) {
-            strbuf_reset(&row);
-            row_encode(b, r, &row);
-            uint8_t l4[4];
-            put_le32(l4, (uint32_t)row.len);
-            strbuf_append(&vals[i], l4, 4);
-            strbuf_append(&vals[i], row.data, row.len);
+    for (int a = 0; a < napps; a++) {
+        if (apps[a].bs == NULL) {
+            /* encoded already (stream_chunk_add) */
+            vals[a] = (StrBuf *)apps[a].chunks;
+            for (int i = 0; i < apps[a].nb; i++)
+                rows += apps[a].chunks[i].len ? get_le32((const uint8_t *)apps[a].chunks[i].data)
+                                              : 0;
+            continue;
         }
-        rows += b->nrows;
+        vals[a] = sl_calloc((size_t)(apps[a].nb > 0 ? apps[a].nb : 1), sizeof(StrBuf));
+        for (int i = 0; i < apps[a].nb; i++) {
+            stream_chunk_add(&vals[a][i], apps[a].bs[i]);
+            rows += apps[a].bs[i]->nrows;
+        }
     }
-    strbuf_free(&row);
+    int64_t now = wall_us();
 
     int rc = -1;
     pthread_mutex_lock(&counters_mu);
-    Counter *c = counter_get(st, 'S', rel->oid, err);
-    if (c != NULL) {
+    Counter **cs = sl_calloc((size_t)(napps > 0 ? napps : 1), sizeof(Counter *));
+    bool ok = g_broken == NULL;
+    if (!ok)
+        sl_error(err, ERRCODE_IO_ERROR,
+                 "an earlier write of the state store failed (%s): appends are refused "
+                 "until the server restarts", g_broken);
+    for (int a = 0; a < napps && ok; a++) {
+        /* counter_get may grow the table: look the others up again below */
+        ok = counter_get(st, 'S', apps[a].rel->oid, err) != NULL;
+    }
+    for (int a = 0; a < napps && ok; a++)
+        cs[a] = counter_find('S', apps[a].rel->oid);
+    if (!ok) {
+        /* nothing staged */
+    } else if (rows == 0 && with == NULL) {
+        for (int a = 0; a < napps; a++)
+            apps[a].first = cs[a]->next;
+        rc = 0;
+    } else if (g_mode == STREAM_COMMIT_SYNC) {
         StateBatch *wb = with ? with : state_batch_new();
-        int64_t off = c->next;
-        for (int i = 0; i < nb; i++) {
-            if (bs[i]->nrows == 0)
-                continue;
-            uint8_t key[13];
-            make_prefix(key, 'S', rel->oid);
-            put_be64(key + 5, (uint64_t)off);
-            state_batch_put(wb, key, sizeof(key), vals[i].data, vals[i].len);
-            off += bs[i]->nrows;
+        int64_t saved[napps > 0 ? napps : 1];
+        for (int a = 0; a < napps; a++) {
+            saved[a] = cs[a]->next;
+            stage_chunks(&apps[a], cs[a], vals[a], wb, now);
         }
         SLUICE_FAULT("stream_append_before_write");
-        if ((rows == 0 && with == NULL) || state_batch_commit(st, wb, true, err) == 0) {
-            *first = c->next;
-            c->next += rows;
+        g_appends++;
+        g_writes++;
+        if (state_batch_commit(st, wb, true, err) == 0) {
+            for (int a = 0; a < napps; a++)
+                cs[a]->visible = cs[a]->next;
             rc = 0;
+        } else {
+            for (int a = 0; a < napps; a++)
+                cs[a]->next = saved[a];
         }
         if (wb != with)
             state_batch_free(wb);
+    } else {
+        if (g_open == NULL) {
+            g_open = sl_calloc(1, sizeof(Group));
+            g_open->wb = state_batch_new();
+        }
+        Group *g = g_open;
+        g->members++;
+        g_appends++;
+        for (int a = 0; a < napps; a++) {
+            stage_chunks(&apps[a], cs[a], vals[a], g->wb, now);
+            group_note_end(g, apps[a].rel->oid, cs[a]->next);
+        }
+        if (with != NULL)
+            state_batch_append(g->wb, with);
+        for (;;) {
+            if (g->done)
+                break;
+            if (!g_leader && g == g_open) {
+                g_leader = true;
+                group_lead(st, g);
+                break;
+            }
+            pthread_cond_wait(&group_cv, &counters_mu);
+        }
+        rc = g->rc;
+        if (rc < 0)
+            sl_error(err, ERRCODE_IO_ERROR, "state store: write: %s", g->error);
+        group_release(g);
     }
     pthread_mutex_unlock(&counters_mu);
-    for (int i = 0; i < nb; i++)
-        strbuf_free(&vals[i]);
+    sl_free(cs);
+    for (int a = 0; a < napps; a++) {
+        if (apps[a].bs == NULL)
+            continue;
+        for (int i = 0; i < apps[a].nb; i++)
+            strbuf_free(&vals[a][i]);
+        sl_free(vals[a]);
+    }
     sl_free(vals);
+    return rc;
+}
+
+int stream_append_batches(StateStore *st, const CatRelation *rel, const Batch *const *bs,
+                          int nb, StateBatch *with, int64_t *first, SlError *err)
+{
+    StreamAppend app = {rel, bs, nb, NULL, 0};
+    int rc = stream_append_many(st, &app, 1, with, err);
+    if (rc == 0)
+        *first = app.first;
     return rc;
 }
 
@@ -315,6 +546,78 @@ int stream_append(StateStore *st, const CatRelation *rel, const Batch *b, int64_
                   SlError *err)
 {
     return stream_append_batches(st, rel, &b, 1, NULL, first, err);
+}
+
+int64_t stream_start_offset(StateStore *st, const CatRelation *rel, SlError *err)
+{
+    uint8_t prefix[5];
+    make_prefix(prefix, 'R', rel->oid);
+    StateScan *s = state_scan_open(st, prefix, sizeof(prefix));
+    const void *key, *val;
+    size_t klen, vlen;
+    int64_t start = -2;
+    if (state_scan_next(s, &key, &klen, &val, &vlen) && klen == 13)
+        start = (int64_t)get_be64((const uint8_t *)key + 5);
+    if (state_scan_close(s, err) < 0)
+        return -1;
+    return start == -2 ? stream_end_offset(st, rel, err) : start;
+}
+
+int stream_retain(StateStore *st, const CatRelation *rel, int64_t keep_after_us,
+                  int64_t max_bytes, StreamRetained *out, SlError *err)
+{
+    uint8_t prefix[5];
+    make_prefix(prefix, 'R', rel->oid);
+    typedef struct Entry {
+        int64_t first, time_us, bytes;
+        uint32_t rows;
+    } Entry;
+    Entry *es = NULL;
+    int n = 0, cap = 0;
+    int64_t total = 0;
+    StateScan *s = state_scan_open(st, prefix, sizeof(prefix));
+    const void *key, *val;
+    size_t klen, vlen;
+    while (state_scan_next(s, &key, &klen, &val, &vlen)) {
+        if (klen != 13 || vlen != 20)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            es = sl_realloc(es, sizeof(Entry) * (size_t)cap);
+        }
+        const uint8_t *v = val;
+        es[n] = (Entry){(int64_t)get_be64((const uint8_t *)key + 5), (int64_t)get_le64(v),
+                        (int64_t)get_le64(v + 12), get_le32(v + 8)};
+        total += es[n].bytes;
+        n++;
+    }
+    int rc = state_scan_close(s, err);
+    memset(out, 0, sizeof(*out));
+    out->bytes_kept = total;
+    /* The newest chunk always stays: the end offset is found from it. */
+    StateBatch *wb = state_batch_new();
+    for (int i = 0; rc == 0 && i < n - 1; i++) {
+        bool old = keep_after_us > 0 && es[i].time_us < keep_after_us;
+        bool over = max_bytes > 0 && total > max_bytes;
+        if (!old && !over)
+            break;
+        uint8_t k[13];
+        make_prefix(k, 'S', rel->oid);
+        put_be64(k + 5, (uint64_t)es[i].first);
+        state_batch_delete(wb, k, sizeof(k));
+        k[0] = 'R';
+        state_batch_delete(wb, k, sizeof(k));
+        total -= es[i].bytes;
+        out->chunks++;
+        out->rows += es[i].rows;
+        out->bytes += es[i].bytes;
+    }
+    out->bytes_kept = total;
+    if (rc == 0 && out->chunks > 0)
+        rc = state_batch_commit(st, wb, false, err);
+    state_batch_free(wb);
+    sl_free(es);
+    return rc;
 }
 
 RelScan *stream_scan_open(StateStore *st, const CatRelation *rel, int64_t from, int64_t to)
@@ -401,10 +704,11 @@ int rel_purge(StateStore *st, const CatRelation *rel, SlError *err)
     StateBatch *wb = state_batch_new();
     int rc = 0;
     uint64_t n = 0;
-    /* Rows ('T'), stream chunks ('S'), and a continuous query's operator
-     * state ('Q') and batch meta ('M'). */
-    static const char spaces[] = "TSQM";
-    for (int i = 0; i < 4 && rc == 0; i++) {
+    /* Rows ('T'), stream chunks ('S') and their index ('R'), a continuous
+     * query's operator state ('Q') and batch meta ('M'), and the file
+     * progress of a files stream ('F'). */
+    static const char spaces[] = "TSQMRF";
+    for (int i = 0; i < 6 && rc == 0; i++) {
         uint8_t prefix[5];
         make_prefix(prefix, spaces[i], rel->oid);
         StateScan *s = state_scan_open(st, prefix, sizeof(prefix));
@@ -421,4 +725,9 @@ int rel_purge(StateStore *st, const CatRelation *rel, SlError *err)
     state_batch_free(wb);
     stream_forget(rel);
     return rc;
+}
+
+uint32_t stream_chunk_rows(const StrBuf *chunk)
+{
+    return chunk->len >= 4 ? get_le32((const uint8_t *)chunk->data) : 0;
 }

@@ -2,10 +2,10 @@
  * state.c -- the RocksDB state store (see state.h).
  *
  *   state_open, state_close, state_get
- *   state_batch_new, state_batch_put, state_batch_delete,
- *   state_batch_commit, state_batch_free
- *   state_scan_open, state_scan_open_at, state_scan_open_from
- *   state_scan_next, state_scan_close
+ *   state_batch_new, state_batch_put, state_batch_delete, state_batch_append,
+ *   state_batch_count, state_batch_commit, state_batch_free
+ *   state_scan_open, state_scan_open_at, state_scan_open_from, state_scan_next,
+ *   state_scan_close
  *   state_last_key
  *
  * One RocksDB instance per server, in <data_dir>/state.  Everything else
@@ -35,7 +35,7 @@ struct StateScan {
     size_t                 plen;
     char                  *start;   /* NULL: from the prefix */
     size_t                 slen;
-    bool                   from;    /* start at the first key >= start */
+    bool                   forward; /* start: the first key >= it, not the last <= it */
     bool                   started;
 };
 
@@ -115,6 +115,26 @@ void state_batch_delete(StateBatch *b, const void *key, size_t klen)
     rocksdb_writebatch_delete(b->wb, key, klen);
 }
 
+static void append_put_cb(void *arg, const char *k, size_t klen, const char *v, size_t vlen)
+{
+    rocksdb_writebatch_put(arg, k, klen, v, vlen);
+}
+
+static void append_delete_cb(void *arg, const char *k, size_t klen)
+{
+    rocksdb_writebatch_delete(arg, k, klen);
+}
+
+void state_batch_append(StateBatch *dst, StateBatch *src)
+{
+    rocksdb_writebatch_iterate(src->wb, dst->wb, append_put_cb, append_delete_cb);
+}
+
+int state_batch_count(StateBatch *b)
+{
+    return rocksdb_writebatch_count(b->wb);
+}
+
 int state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err)
 {
     char *msg = NULL;
@@ -149,7 +169,7 @@ bool state_scan_next(StateScan *s, const void **key, size_t *klen, const void **
     if (!s->started) {
         s->started = true;
         bool positioned = false;
-        if (s->start != NULL && s->from) {
+        if (s->start != NULL && s->forward) {
             rocksdb_iter_seek(s->it, s->start, s->slen);
             positioned = true;
         } else if (s->start != NULL) {
@@ -206,7 +226,7 @@ StateScan *state_scan_open_from(StateStore *st, const void *prefix, size_t plen,
                                 const void *start, size_t slen)
 {
     StateScan *s = state_scan_open_at(st, prefix, plen, start, slen);
-    s->from = true;
+    s->forward = true;
     return s;
 }
 

@@ -8,6 +8,7 @@
 #include "sluice/common.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +75,9 @@ void sl_free(void *p)
  */
 void sl_fault_point(const char *name)
 {
-    static __thread unsigned hits;
+    /* One count for the process: a point reached on a worker thread and on
+     * the loop counts toward the same N. */
+    static _Atomic unsigned hits;
     const char *armed = getenv("SLUICE_FAULT");
     if (armed == NULL)
         return;
@@ -82,7 +85,7 @@ void sl_fault_point(const char *name)
     if (strncmp(armed, name, n) != 0 || (armed[n] != '\0' && armed[n] != ':'))
         return;
     unsigned want = armed[n] == ':' ? (unsigned)strtoul(armed + n + 1, NULL, 10) : 1;
-    if (++hits >= want) {
+    if (atomic_fetch_add(&hits, 1) + 1 >= want) {
         fprintf(stderr, "sluiced: fault point %s reached, killing\n", name);
         kill(getpid(), SIGKILL);
     }

@@ -82,3 +82,24 @@ char *strbuf_steal(StrBuf *b, size_t *len)
     strbuf_init(b);
     return p;
 }
+
+void strbuf_put_json_string(StrBuf *b, const char *s, size_t n)
+{
+    strbuf_putc(b, '"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            strbuf_printf(b, "\\%c", c);
+        else if (c == '\n')
+            strbuf_puts(b, "\\n");
+        else if (c == '\t')
+            strbuf_puts(b, "\\t");
+        else if (c == '\r')
+            strbuf_puts(b, "\\r");
+        else if (c < 0x20)
+            strbuf_printf(b, "\\u%04x", c);
+        else
+            strbuf_putc(b, (char)c);
+    }
+    strbuf_putc(b, '"');
+}

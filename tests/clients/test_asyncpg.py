@@ -6,7 +6,7 @@ every supported type, a cursor that fetches through Execute row limits
 asyncpg always uses the extended protocol and the binary format.  It looks
 types up in pg_catalog only for types it has no built-in codec for; every
 type used here is built in, so no introspection query is sent (pg_catalog
-is not answered by sluice yet).
+is tested in tests/test_catalog_clients.py).
 """
 
 import asyncio

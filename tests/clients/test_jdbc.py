@@ -11,12 +11,11 @@ pom or the source is newer than the compiled class.
 """
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from drivers import assert_case, run_driver
+from drivers import assert_case, mvn_build, run_driver
 from matrix import CASE_IDS, CASES, client_server  # noqa: F401 (fixture)
 from conftest import USERS
 
@@ -27,20 +26,7 @@ CLASSPATH = JDBC_DIR / "target" / "classpath.txt"
 
 
 def build():
-    newest = max(SOURCE.stat().st_mtime, (JDBC_DIR / "pom.xml").stat().st_mtime)
-    if (CLASS.exists() and CLASSPATH.exists() and CLASS.stat().st_mtime >= newest
-            and CLASSPATH.stat().st_mtime >= newest):
-        return
-    cmd = ["mvn", "-B", "-q", "compile", "dependency:build-classpath",
-           f"-Dmdep.outputFile={CLASSPATH}"]
-    res = subprocess.run(["mvn", "-o", *cmd[1:]], cwd=JDBC_DIR, capture_output=True,
-                         text=True, timeout=600, stdin=subprocess.DEVNULL)
-    if res.returncode != 0:     # not all in ~/.m2 yet: let Maven fetch it
-        res = subprocess.run(cmd, cwd=JDBC_DIR, capture_output=True, text=True,
-                             timeout=600, stdin=subprocess.DEVNULL)
-    if res.returncode != 0:
-        pytest.fail(f"mvn failed:\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}")
-    CLASS.touch()
+    mvn_build(JDBC_DIR, CLASS, [SOURCE], CLASSPATH)
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +49,14 @@ def test_jdbc(jdbc_results, user, transport):
 @pytest.mark.parametrize("user", [u for u in USERS if USERS[u][0] != "trust"])
 def test_jdbc_wrong_password(jdbc_results, user):
     assert_case(jdbc_results, f"{USERS[user][0]}-plain-wrong-password", ["refused"])
+
+
+def test_jdbc_statement_cancel(jdbc_results):
+    """Statement.cancel() from another thread: 57014, and the connection
+    goes on (trust over plain TCP)."""
+    assert_case(jdbc_results, "trust-plain-cancel", ["cancel"])
+
+
+def test_jdbc_copy(jdbc_results):
+    """COPY FROM STDIN and TO STDOUT through the driver's copy API (trust, plain TCP)."""
+    assert_case(jdbc_results, "trust-plain-copy", ["copy"])

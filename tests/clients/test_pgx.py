@@ -54,3 +54,14 @@ def test_pgx(pgx_results, user, transport):
 @pytest.mark.parametrize("user", [u for u in USERS if USERS[u][0] != "trust"])
 def test_pgx_wrong_password(pgx_results, user):
     assert_case(pgx_results, f"{USERS[user][0]}-plain-wrong-password", ["refused"])
+
+
+def test_pgx_cancel(pgx_results):
+    """PgConn.CancelRequest while Exec runs: 57014, the connection goes on;
+    a context that times out interrupts the statement (trust, plain TCP)."""
+    assert_case(pgx_results, "trust-plain-cancel", ["cancel"])
+
+
+def test_pgx_copy(pgx_results):
+    """COPY FROM STDIN and TO STDOUT through the driver's copy API (trust, plain TCP)."""
+    assert_case(pgx_results, "trust-plain-copy", ["copy"])

@@ -6,6 +6,8 @@
  * large generated input with 1% malformed records decoded exactly.
  */
 #include "unit.h"
+#include "connectors/format_int.h"
+#include "sluice/expr.h"
 #include "sluice/format.h"
 #include "sluice/rowcodec.h"
 #include "sluice/strbuf.h"
@@ -149,8 +151,54 @@ static void test_csv(void)
     arena_destroy(&a);
 }
 
+/* The integer and timestamp fast paths of fmt_store_field give what the
+ * types' input functions give, and leave what they do not take to them. */
+static void test_fast_paths(void)
+{
+    Arena a;
+    arena_init(&a, 65536);
+    static const char *const ints[] = {
+        "0", "-0", "+7", "42", "-9223372036854775808", "9223372036854775807",
+        "999999999999999999", "-999999999999999999", "2147483647", "2147483648",
+        "-2147483649", "32767", "-32769", " 12", "12 ", "1e3", "", "+", "-", "0x10",
+        "00012", "9223372036854775808",
+    };
+    static const char *const tss[] = {
+        "2024-01-01 00:00:00", "2024-02-29 23:59:59", "2023-02-29 12:00:00",
+        "1999-12-31T23:59:59.5", "2000-01-01 00:00:00.123456", "2000-01-01 00:00:00.1234567",
+        "0001-01-01 00:00:00", "0000-01-01 00:00:00", "2024-13-01 00:00:00",
+        "2024-04-31 00:00:00", "2024-01-01 24:00:00", "2024-01-01 23:60:00",
+        "2024-01-01 23:59:60", "2024-01-01 00:00:00.", "2024-01-01 00:00:00+02",
+        "2024-1-01 00:00:00", "1900-02-29 00:00:00", "2000-02-29 00:00:00",
+        "2024-01-01 00:00", "2024-01-01 00:00:00 BC", "9999-12-31 23:59:59.999999",
+    };
+    static const SlTypeId itypes[] = {TYPE_INT8, TYPE_INT4, TYPE_INT2};
+    const char *names[] = {"x"};
+    for (int t = 0; t < 4; t++) {
+        SlType type = {t < 3 ? itypes[t] : TYPE_TIMESTAMP, -1};
+        const char *const *in = t < 3 ? ints : tss;
+        int n = t < 3 ? (int)SL_ARRAY_LEN(ints) : (int)SL_ARRAY_LEN(tss);
+        FmtSpec spec;
+        fmt_spec_init(&spec, &a, 1, names, &type, NULL);
+        for (int i = 0; i < n; i++) {
+            Batch *fast = batch_alloc(&a, &type, 1, 1), *slow = batch_alloc(&a, &type, 1, 1);
+            const char *why = fmt_store_field(&spec, fast, 0, 0, in[i], strlen(in[i]), &a);
+            SlError e = {0};
+            int rc = value_parse_text(&a, type, in[i], strlen(in[i]), &slow->cols[0], 0, -1, &e);
+            CHECK((why == NULL) == (rc == 0), "%s as %s: fast %s, slow %s", in[i],
+                  type_name(type.id), why ? why : "ok", e.message ? e.message : "ok");
+            if (why == NULL && rc == 0)
+                CHECK(memcmp(fast->cols[0].v.data, slow->cols[0].v.data,
+                             type_width(type.id)) == 0, "%s as %s", in[i], type_name(type.id));
+            sl_error_clear(&e);
+        }
+    }
+    arena_destroy(&a);
+}
+
 int main(void)
 {
+    test_fast_paths();
     test_json();
     test_json_bulk();
     test_csv();

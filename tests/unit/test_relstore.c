@@ -2,12 +2,15 @@
  * test_relstore.c -- unit tests of the row codec and of where table and
  * stream rows live (src/state/rowcodec.c, relstore.c): round trips of every
  * type, key order, stream appends and range scans across chunk boundaries,
- * end offsets and row ids recovered after the store is reopened.
+ * end offsets and row ids recovered after the store is reopened; appends
+ * to two streams in one write; group commit from 8 threads (every row in,
+ * offsets dense, fewer writes than appends); retention by size and time.
  */
 #include "unit.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -154,12 +157,60 @@ static void test_store(const char *dir)
     CHECK(tbl_next_rowid(st, stream, &err) == 1);
     strbuf_free(&key);
 
+    /* Two streams and a third key in one write (a continuous query's
+     * output, late rows and state). */
+    CatRelation *other = fake_relation(20002, false);
+    const Batch *out1[] = {make_rows(&a, 5000, 3)}, *out2[] = {make_rows(&a, 6000, 2),
+                                                               make_rows(&a, 6002, 4)};
+    StreamAppend apps[2] = {{stream, out1, 1, NULL, -1}, {other, out2, 2, NULL, -1}};
+    wb = state_batch_new();
+    state_batch_put(wb, "Zmeta", 5, "1", 1);
+    CHECK(stream_append_many(st, apps, 2, wb, &err) == 0 && apps[0].first == 2210 &&
+          apps[1].first == 0);
+    state_batch_free(wb);
+    CHECK(stream_end_offset(st, stream, &err) == 2213);
+    CHECK(stream_end_offset(st, other, &err) == 6);
+    void *v;
+    size_t vlen;
+    CHECK(state_get(st, "Zmeta", 5, &a, &v, &vlen, &err) == 1 && vlen == 1);
+    s = stream_scan_open(st, other, 1, 6);
+    expect = 6001;
+    got = 0;
+    while ((n = stream_scan_next(s, &a, &b, &err)) > 0) {
+        for (int i = 0; i < n; i++)
+            CHECK(b->cols[0].v.i64[i] == expect++);
+        got += n;
+    }
+    CHECK(n == 0 && got == 5);
+    CHECK(rel_scan_close(s, &err) == 0);
+
+    /* A forward scan from a key starts at the first key >= it; the "at"
+     * scan at the last key <= it. */
+    wb = state_batch_new();
+    state_batch_put(wb, "Yk10", 4, "a", 1);
+    state_batch_put(wb, "Yk20", 4, "b", 1);
+    state_batch_put(wb, "Yk30", 4, "c", 1);
+    CHECK(state_batch_commit(st, wb, true, &err) == 0);
+    state_batch_free(wb);
+    const void *sk, *sv;
+    size_t sklen, svlen;
+    StateScan *ss = state_scan_open_from(st, "Yk", 2, "Yk15", 4);
+    CHECK(state_scan_next(ss, &sk, &sklen, &sv, &svlen) && memcmp(sk, "Yk20", 4) == 0);
+    CHECK(state_scan_next(ss, &sk, &sklen, &sv, &svlen) && memcmp(sk, "Yk30", 4) == 0);
+    CHECK(!state_scan_next(ss, &sk, &sklen, &sv, &svlen));
+    CHECK(state_scan_close(ss, &err) == 0);
+    ss = state_scan_open_at(st, "Yk", 2, "Yk15", 4);
+    CHECK(state_scan_next(ss, &sk, &sklen, &sv, &svlen) && memcmp(sk, "Yk10", 4) == 0);
+    CHECK(state_scan_close(ss, &err) == 0);
+    stream_forget(other);
+    sl_free(other);
+
     /* Reopened, the store knows where the stream ends. */
     stream_forget(stream);
     stream_forget(table);
     state_close(st);
     CHECK(state_open(dir, &st, &err) == 0);
-    CHECK(stream_end_offset(st, stream, &err) == 2210);
+    CHECK(stream_end_offset(st, stream, &err) == 2213);
     stream_forget(stream);
     state_close(st);
     if (sl_error_set(&err))
@@ -170,6 +221,123 @@ static void test_store(const char *dir)
     sl_free(table);
 }
 
+typedef struct Appender {
+    StateStore  *st;
+    CatRelation *rel;
+    int          id;
+    int64_t      firsts[200];
+    int          failures;
+} Appender;
+
+#define APPENDERS 8
+#define APPENDS   200
+
+static void *append_thread(void *arg)
+{
+    Appender *ap = arg;
+    Arena a;
+    arena_init(&a, 4096);
+    SlError err = {0};
+    for (int i = 0; i < APPENDS; i++) {
+        arena_reset(&a);
+        /* one row: id = thread * 1000 + i */
+        if (stream_append(ap->st, ap->rel, make_rows(&a, ap->id * 1000 + i, 1), &ap->firsts[i],
+                          &err) < 0)
+            ap->failures++;
+    }
+    sl_error_clear(&err);
+    arena_destroy(&a);
+    return NULL;
+}
+
+static void test_group_commit(const char *dir)
+{
+    SlError err = {0};
+    StateStore *st;
+    CHECK(state_open(dir, &st, &err) == 0);
+    CatRelation *s1 = fake_relation(30000, false), *s2 = fake_relation(30001, false);
+    Arena a;
+    arena_init(&a, 65536);
+
+    /* Two streams in one write. */
+    const Batch *b1 = make_rows(&a, 0, 3), *b2 = make_rows(&a, 10, 2);
+    StreamAppend apps[2] = {{s1, &b1, 1, NULL, 0}, {s2, &b2, 1, NULL, 0}};
+    CHECK(stream_append_many(st, apps, 2, NULL, &err) == 0);
+    CHECK(apps[0].first == 0 && apps[1].first == 0);
+    CHECK(stream_end_offset(st, s1, &err) == 3 && stream_end_offset(st, s2, &err) == 2);
+
+    /* Group commit: 8 threads, 200 one-row appends each. */
+    stream_commit_mode_set(STREAM_COMMIT_GROUP, 2000);
+    int64_t appends0, writes0, appends1, writes1;
+    stream_commit_stats(&appends0, &writes0);
+    Appender aps[APPENDERS];
+    pthread_t th[APPENDERS];
+    for (int t = 0; t < APPENDERS; t++) {
+        aps[t] = (Appender){st, s1, t + 1, {0}, 0};
+        pthread_create(&th[t], NULL, append_thread, &aps[t]);
+    }
+    for (int t = 0; t < APPENDERS; t++)
+        pthread_join(th[t], NULL);
+    stream_commit_mode_set(STREAM_COMMIT_SYNC, 0);
+    stream_commit_stats(&appends1, &writes1);
+    CHECK(appends1 - appends0 == APPENDERS * APPENDS);
+    CHECK(writes1 - writes0 < appends1 - appends0, "writes %lld, appends %lld",
+          (long long)(writes1 - writes0), (long long)(appends1 - appends0));
+    fprintf(stderr, "group commit: %lld appends in %lld writes\n",
+            (long long)(appends1 - appends0), (long long)(writes1 - writes0));
+    int64_t total = 3 + APPENDERS * APPENDS;
+    CHECK(stream_end_offset(st, s1, &err) == total);
+    /* every offset handed out once; the row at each offset is its thread's */
+    char *seen = sl_calloc((size_t)total, 1);
+    for (int t = 0; t < APPENDERS; t++) {
+        CHECK(aps[t].failures == 0);
+        for (int i = 0; i < APPENDS; i++) {
+            int64_t f = aps[t].firsts[i];
+            CHECK(f >= 3 && f < total && !seen[f]);
+            if (f >= 3 && f < total)
+                seen[f] = 1;
+        }
+    }
+    RelScan *sc = stream_scan_open(st, s1, 3, total);
+    Batch *b;
+    int n, rows = 0;
+    while ((n = stream_scan_next(sc, &a, &b, &err)) > 0)
+        rows += n;
+    CHECK(rel_scan_close(sc, &err) == 0 && rows == APPENDERS * APPENDS);
+    sl_free(seen);
+
+    /* Retention: by size, oldest chunks first; the newest always stays. */
+    StreamRetained r;
+    CHECK(stream_retain(st, s1, 0, 1, &r, &err) == 0);
+    CHECK(r.chunks == APPENDERS * APPENDS && r.rows == 3 + APPENDERS * APPENDS - 1);
+    CHECK(stream_start_offset(st, s1, &err) == total - 1);
+    CHECK(stream_end_offset(st, s1, &err) == total);
+    /* by time: s2's only chunk is the newest and stays; nothing newer is cut */
+    CHECK(stream_retain(st, s2, INT64_MAX, 0, &r, &err) == 0 && r.chunks == 0);
+    const Batch *b3 = make_rows(&a, 20, 4);
+    int64_t first;
+    CHECK(stream_append_batches(st, s2, &b3, 1, NULL, &first, &err) == 0 && first == 2);
+    CHECK(stream_retain(st, s2, INT64_MAX, 0, &r, &err) == 0 && r.chunks == 1 && r.rows == 2);
+    CHECK(stream_retain(st, s2, 1, 0, &r, &err) == 0 && r.chunks == 0);
+    sc = stream_scan_open(st, s2, 0, 6);
+    rows = 0;
+    while ((n = stream_scan_next(sc, &a, &b, &err)) > 0) {
+        CHECK(b->cols[0].v.i64[0] == 20);
+        rows += n;
+    }
+    CHECK(rel_scan_close(sc, &err) == 0 && rows == 4);
+
+    if (sl_error_set(&err))
+        fprintf(stderr, "error: %s\n", err.message);
+    sl_error_clear(&err);
+    stream_forget(s1);
+    stream_forget(s2);
+    state_close(st);
+    arena_destroy(&a);
+    sl_free(s1);
+    sl_free(s2);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/sluice-test-relstore-XXXXXX";
@@ -177,6 +345,7 @@ int main(void)
         return 1;
     test_codec();
     test_store(dir);
+    test_group_commit(dir);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)

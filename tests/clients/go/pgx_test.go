@@ -15,6 +15,7 @@
 package pgxtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -209,6 +210,102 @@ func wrongPassword(c testCase) ([]string, error) {
 	return []string{"refused"}, nil
 }
 
+// cancelCase: PgConn.CancelRequest from another goroutine ends a running
+// statement with 57014 and the connection goes on.  The request is sent
+// again until the statement ends: one that comes before the statement
+// started does nothing, as in PostgreSQL.
+func cancelCase(c testCase) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := connect(ctx, c, c.Password, pgx.QueryExecModeExec)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(300 * time.Millisecond):
+				_ = conn.PgConn().CancelRequest(ctx)
+			}
+		}
+	}()
+	_, err = conn.Exec(ctx, "SELECT pg_sleep(60)")
+	close(done)
+	if code := sqlstate(err); code != "57014" {
+		return nil, fmt.Errorf("cancel: want 57014, got %v", err)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT 1").Scan(&n); err != nil || n != 1 {
+		return nil, fmt.Errorf("after cancel: %v", err)
+	}
+	// A context that ends also cancels (pgx sends a CancelRequest).
+	short, stop := context.WithTimeout(ctx, 500*time.Millisecond)
+	_, err = conn.Exec(short, "SELECT pg_sleep(60)")
+	stop()
+	if err == nil {
+		return nil, errors.New("context cancel: the statement was not interrupted")
+	}
+	return []string{"cancel"}, nil
+}
+
+// copyCase: Conn.CopyFrom (binary), PgConn.CopyFrom (CSV) and CopyTo (COPY TO STDOUT).
+func copyCase(c testCase) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := connect(ctx, c, c.Password, pgx.QueryExecModeExec)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE pgx_copy (id BIGINT PRIMARY KEY, name TEXT)"); err != nil {
+		return nil, err
+	}
+	// pgx.Conn.CopyFrom: the binary COPY format, typed values
+	rows := make([][]any, 1000)
+	for i := range rows {
+		rows[i] = []any{int64(i), fmt.Sprintf("name %d", i)}
+	}
+	bn, err := conn.CopyFrom(ctx, pgx.Identifier{"pgx_copy"}, []string{"id", "name"},
+		pgx.CopyFromRows(rows))
+	if err != nil {
+		return nil, fmt.Errorf("CopyFrom (binary): %w", err)
+	}
+	if bn != 1000 {
+		return nil, fmt.Errorf("CopyFrom (binary) copied %d rows", bn)
+	}
+	if _, err := conn.Exec(ctx, "DELETE FROM pgx_copy"); err != nil {
+		return nil, err
+	}
+	// PgConn.CopyFrom streams text or CSV
+	var in bytes.Buffer
+	for i := 0; i < 1000; i++ {
+		fmt.Fprintf(&in, "%d,name %d\n", i, i)
+	}
+	tag, err := conn.PgConn().CopyFrom(ctx, &in, "COPY pgx_copy FROM STDIN WITH (FORMAT csv)")
+	if err != nil {
+		return nil, fmt.Errorf("CopyFrom: %w", err)
+	}
+	if tag.RowsAffected() != 1000 {
+		return nil, fmt.Errorf("CopyFrom copied %d rows", tag.RowsAffected())
+	}
+	var buf bytes.Buffer
+	if _, err := conn.PgConn().CopyTo(ctx, &buf,
+		"COPY (SELECT id, name FROM pgx_copy WHERE id < 2 ORDER BY id) TO STDOUT"); err != nil {
+		return nil, fmt.Errorf("CopyTo: %w", err)
+	}
+	if buf.String() != "0\tname 0\n1\tname 1\n" {
+		return nil, fmt.Errorf("CopyTo gave %q", buf.String())
+	}
+	if _, err := conn.Exec(ctx, "DROP TABLE pgx_copy"); err != nil {
+		return nil, err
+	}
+	return []string{"copy"}, nil
+}
+
 func TestCases(t *testing.T) {
 	var cases []testCase
 	if err := json.Unmarshal([]byte(os.Getenv("SLUICE_CASES")), &cases); err != nil {
@@ -222,6 +319,10 @@ func TestCases(t *testing.T) {
 		jobs := []job{{c.Name, runCase}}
 		if c.Password != "" && !c.TLS {
 			jobs = append(jobs, job{c.Name + "-wrong-password", wrongPassword})
+		}
+		if c.Password == "" && !c.TLS {
+			jobs = append(jobs, job{c.Name + "-cancel", cancelCase})
+			jobs = append(jobs, job{c.Name + "-copy", copyCase})
 		}
 		for _, j := range jobs {
 			checks, err := j.fn(c)

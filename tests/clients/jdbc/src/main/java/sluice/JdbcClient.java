@@ -196,6 +196,63 @@ public final class JdbcClient {
         return List.of("refused");
     }
 
+    /* Statement.cancel() from another thread ends a running statement with
+     * 57014.  The cancel may come before the statement started (then it does
+     * nothing, as in PostgreSQL), so it is sent again until the statement ends. */
+    static List<String> cancel(Map<String, String> c) throws Exception {
+        try (Connection conn = connect(c, c.getOrDefault("password", ""), "");
+             Statement st = conn.createStatement()) {
+            Thread canceller = new Thread(() -> {
+                try {
+                    while (!Thread.currentThread().isInterrupted()) {
+                        Thread.sleep(300);
+                        st.cancel();
+                    }
+                } catch (InterruptedException | SQLException e) {
+                    // done
+                }
+            });
+            canceller.start();
+            String state = null;
+            try {
+                st.executeQuery("SELECT pg_sleep(60)");
+            } catch (SQLException e) {
+                state = e.getSQLState();
+            } finally {
+                canceller.interrupt();
+                canceller.join();
+            }
+            check("57014".equals(state), "cancel: SQLSTATE " + state);
+            try (ResultSet rs = st.executeQuery("SELECT 1")) {
+                check(rs.next() && rs.getInt(1) == 1, "after cancel");
+            }
+        }
+        return List.of("cancel");
+    }
+
+    /* CopyManager: COPY FROM STDIN and TO STDOUT. */
+    static List<String> copy(Map<String, String> c) throws Exception {
+        try (Connection conn = connect(c, c.getOrDefault("password", ""), "");
+             Statement st = conn.createStatement()) {
+            st.execute("CREATE TABLE jdbc_copy (id INT PRIMARY KEY, name TEXT)");
+            org.postgresql.copy.CopyManager cm =
+                conn.unwrap(org.postgresql.PGConnection.class).getCopyAPI();
+            StringBuilder in = new StringBuilder();
+            for (int i = 0; i < 1000; i++) {
+                in.append(i).append(",name ").append(i).append('\n');
+            }
+            long n = cm.copyIn("COPY jdbc_copy FROM STDIN WITH (FORMAT csv)",
+                               new java.io.StringReader(in.toString()));
+            check(n == 1000, "copyIn count " + n);
+            java.io.StringWriter out = new java.io.StringWriter();
+            long m = cm.copyOut("COPY (SELECT id, name FROM jdbc_copy WHERE id < 2 ORDER BY id) TO STDOUT",
+                                out);
+            check(m == 2 && out.toString().equals("0\tname 0\n1\tname 1\n"), "copyOut " + out);
+            st.execute("DROP TABLE jdbc_copy");
+        }
+        return List.of("copy");
+    }
+
     interface Job {
         List<String> run(Map<String, String> c) throws Exception;
     }
@@ -218,6 +275,10 @@ public final class JdbcClient {
             report(c.get("name"), JdbcClient::runCase, c);
             if (!c.getOrDefault("password", "").isEmpty() && !Boolean.parseBoolean(c.get("tls"))) {
                 report(c.get("name") + "-wrong-password", JdbcClient::wrongPassword, c);
+            }
+            if (c.getOrDefault("password", "").isEmpty() && !Boolean.parseBoolean(c.get("tls"))) {
+                report(c.get("name") + "-cancel", JdbcClient::cancel, c);
+                report(c.get("name") + "-copy", JdbcClient::copy, c);
             }
         }
     }

@@ -1,0 +1,46 @@
+/*
+ * acl.h -- the privilege questions expressions ask (has_table_privilege,
+ * has_schema_privilege, has_database_privilege, pg_has_role,
+ * pg_get_userbyid), answered by the runtime, which knows the catalog and
+ * the session's role.  The executor never reads the catalog itself: the
+ * runtime installs its answers with ex_acl_set_hooks() at rt_init.  The
+ * hooks may be called on any thread: they read the catalog under its read
+ * lock.
+ */
+#ifndef SLUICE_ACL_H
+#define SLUICE_ACL_H
+
+#include "sluice/arena.h"
+#include "sluice/error.h"
+
+typedef enum AclObjKind {
+    ACL_OBJ_TABLE, ACL_OBJ_SCHEMA, ACL_OBJ_DATABASE, ACL_OBJ_ROLE
+} AclObjKind;
+
+/* One call's arguments.  A role or object is given by name (NUL-
+ * terminated) or by oid; no role argument means the current role. */
+typedef struct AclQuestion {
+    AclObjKind  kind;
+    bool        current_role;
+    const char *role;           /* NULL: by role_oid */
+    int64_t     role_oid;
+    const char *object;         /* NULL: by object_oid */
+    int64_t     object_oid;
+    const char *privilege;      /* "SELECT", "select, insert", "USAGE", ... */
+} AclQuestion;
+
+/* The answers of an ACL_CHECK_* kind. */
+enum { ACL_NO = 0, ACL_YES = 1, ACL_NULL = 2 };
+
+typedef struct ExAclHooks {
+    /* ACL_YES, ACL_NO, ACL_NULL (an oid that names nothing, as PostgreSQL
+     * answers NULL), or -1 with err set. */
+    int         (*check)(const AclQuestion *q, SlError *err);
+    /* The name of the role with this oid, copied into a, or NULL. */
+    char       *(*role_name)(int64_t oid, Arena *a);
+} ExAclHooks;
+
+/* Installs the answers (NULL: none; the functions then fail with 55000). */
+void ex_acl_set_hooks(const ExAclHooks *hooks);
+
+#endif /* SLUICE_ACL_H */

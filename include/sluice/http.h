@@ -1,0 +1,45 @@
+/*
+ * http.h -- a small HTTP/1.1 listener on the loop, for /metrics, /healthz
+ * and the query pages (docs/operations.md "Observability").
+ *
+ *   http_init    bind and listen; NULL with err set on failure
+ *   http_route   serve a path (exact) or a prefix (ending in '/')
+ *   http_port    the bound port
+ *   http_close   stop listening, close every connection; cb once all
+ *                handles are closed, after which the HttpServer is freed
+ *
+ * Only GET and HEAD; one request per connection (Connection: close); a
+ * request head over 8 KiB gets 431 and one not complete in 10 seconds is
+ * closed.  Handlers run on the loop and must be quick.
+ */
+#ifndef SLUICE_HTTP_H
+#define SLUICE_HTTP_H
+
+#include <uv.h>
+
+#include "sluice/error.h"
+#include "sluice/strbuf.h"
+
+typedef struct HttpServer HttpServer;
+
+typedef struct HttpRequest {
+    const char *method;     /* "GET" or "HEAD" */
+    const char *path;       /* without the query string, percent-decoded */
+    const char *query;      /* after '?', raw; "" if none */
+} HttpRequest;
+
+typedef struct HttpResponse {
+    int         status;             /* 200 unless the handler says otherwise */
+    const char *content_type;       /* default text/plain; charset=utf-8 */
+    StrBuf      body;
+} HttpResponse;
+
+typedef void (*http_handler_fn)(const HttpRequest *req, HttpResponse *resp, void *arg);
+typedef void (*http_close_cb)(HttpServer *hs);
+
+HttpServer *http_init(uv_loop_t *loop, const char *listen, int port, SlError *err);
+void        http_route(HttpServer *hs, const char *path, http_handler_fn fn, void *arg);
+int         http_port(const HttpServer *hs);
+void        http_close(HttpServer *hs, http_close_cb cb);
+
+#endif /* SLUICE_HTTP_H */

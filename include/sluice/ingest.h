@@ -1,0 +1,71 @@
+/*
+ * ingest.h -- background work on streams: the files connector, dead
+ * letters, and retention (src/runtime/ingest.c, docs/architecture.md
+ * "Ingestion").
+ *
+ *   ingest_init, ingest_close    the registry on the loop; every files
+ *                                stream of the catalog starts reading
+ *   ingest_validate              check a stream's WITH options at CREATE
+ *   ingest_dead_letter_def       the <stream>_dead_letters relation of a
+ *                                stream with a format
+ *   ingest_start, ingest_stop    a stream created or dropped
+ *   ingest_check_readable        the error of a stream whose ingestion
+ *                                failed (on_error = 'fail')
+ *   ingest_stats, ingest_foreach the counters, for sys.streams
+ *
+ * A files stream is an internal stream (relstore.h) that an ingester
+ * fills: new bytes of the files in its directory are decoded on libuv's
+ * thread pool and appended, with the file's new position, in one durable
+ * write.  Everything here runs on the loop's thread except the decoding.
+ */
+#ifndef SLUICE_INGEST_H
+#define SLUICE_INGEST_H
+
+#include <uv.h>
+
+#include "sluice/catalog.h"
+#include "sluice/state.h"
+
+/* The columns of a dead-letter stream, in order. */
+#define INGEST_DEAD_LETTER_COLUMNS "raw bytea, source text, byte_offset bigint, reason text, received_at timestamptz"
+
+typedef struct IngestStats {
+    const char *stream;
+    const char *status;         /* "running", "failed", or NULL (no ingester) */
+    const char *error;          /* the failure, or NULL */
+    int64_t     files;          /* files seen */
+    int64_t     bytes;          /* bytes consumed (whole records) */
+    int64_t     records;        /* records read, good and bad */
+    int64_t     rows;           /* rows appended to the stream */
+    int64_t     dead_letters;   /* records sent to <stream>_dead_letters */
+    int64_t     skipped;        /* records skipped (on_error = 'skip') */
+    int64_t     retained_chunks;/* chunks deleted by retention since start */
+    int64_t     retained_rows;
+    int64_t     retained_bytes;
+} IngestStats;
+
+int  ingest_init(uv_loop_t *loop, Catalog *cat, StateStore *st);
+void ingest_close(void);
+
+/* 0 if def's WITH options make a stream sluice can feed, or -1 with a
+ * 22023 / 0A000 / 58P01 error naming the option. */
+int  ingest_validate(const CatRelation *def, SlError *err);
+/* true when def (a stream) gets a dead-letter stream: it has a format. */
+bool ingest_has_dead_letters(const CatRelation *def);
+/* The dead-letter stream of def, in arena a. */
+CatRelation *ingest_dead_letter_def(Arena *a, const CatRelation *def);
+/* The stream whose dead letters rel holds, or NULL. */
+const char *ingest_dead_letters_of(Arena *a, const CatRelation *rel);
+
+int  ingest_start(const CatRelation *rel, SlError *err);
+void ingest_stop(const CatRelation *rel);
+
+/* 0, or -1 with the ingestion error of a stream that failed. */
+int  ingest_check_readable(const CatRelation *rel, SlError *err);
+
+/* 1 with out filled (strings valid until the next call on the loop), 0 if
+ * the stream has no counters. */
+int  ingest_stats(uint32_t oid, IngestStats *out);
+void ingest_foreach(void (*fn)(const IngestStats *s, void *arg), void *arg);
+
+#endif /* SLUICE_INGEST_H */

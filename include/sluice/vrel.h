@@ -1,0 +1,84 @@
+/*
+ * vrel.h -- virtual relations: the relations of the schemas pg_catalog,
+ * information_schema and sys, whose rows C code produces when a scan
+ * opens them (src/runtime/vrel.c; docs/architecture.md, "System
+ * relations").
+ *
+ * A virtual relation is a CatRelation of kind REL_SYSTEM with a fixed oid,
+ * made once at start from a VrelDef: its schema, name, columns (a text
+ * such as "oid oid, relname name, relkind char") and a producer.  The
+ * analyzer finds it by qualified name (pg_catalog is also searched for
+ * unqualified names, first, as PostgreSQL's search path does); a scan calls
+ * the producer, which appends rows to a VrelRows, and hands the batches out
+ * through an ExSource.  Everything a producer allocates lives in the
+ * statement's arena.  Producers run on the loop's thread.
+ *
+ *   vrel_init, vrel_shutdown       the registry (rt_init / rt_shutdown)
+ *   vrel_register                  add relations (pgcatalog.c, systables.c)
+ *   vrel_lookup                    a relation by schema and name
+ *   vrel_by_oid, vrel_foreach      for pg_class and friends
+ *   vrel_schema_of                 the schema of a system relation
+ *   vrel_row, vrel_put_*           a producer's rows
+ *
+ * Adding a system table is one VrelDef and one producer function.
+ */
+#ifndef SLUICE_VREL_H
+#define SLUICE_VREL_H
+
+#include "sluice/catalog.h"
+#include "sluice/exec.h"
+
+typedef struct VrelRows VrelRows;
+
+/* A producer: appends the relation's rows to out; returns 0, or -1 with
+ * the error in vrel_rows_err(out). */
+typedef int (*vrel_produce_fn)(VrelRows *out);
+
+typedef struct VrelDef {
+    const char     *schema;     /* "pg_catalog", "information_schema", "sys" */
+    const char     *name;
+    uint32_t        oid;        /* PostgreSQL's where it has one */
+    const char     *columns;    /* "name type, ..." with pg_type names */
+    vrel_produce_fn produce;
+    const char     *comment;    /* obj_description() */
+} VrelDef;
+
+/* The oids of schemas, as PostgreSQL's. */
+#define VREL_NS_PG_CATALOG  11
+#define VREL_NS_PUBLIC      2200
+#define VREL_NS_INFO_SCHEMA 13000
+#define VREL_NS_SYS         14000
+
+void vrel_init(void);
+void vrel_shutdown(void);
+void vrel_register(const VrelDef *defs, int n);
+/* The relation schema.name (schema NULL: pg_catalog), or NULL. */
+const CatRelation *vrel_lookup(const char *schema, const char *name);
+const CatRelation *vrel_by_oid(uint32_t oid);
+/* The schema oid of a system relation (VREL_NS_*). */
+uint32_t vrel_namespace(const CatRelation *rel);
+const char *vrel_comment(const CatRelation *rel);
+/* Every system relation, in registration order. */
+void vrel_foreach(void (*fn)(const CatRelation *rel, void *arg), void *arg);
+
+/* The ExSource of a scan of rel: its producer's rows (the scan hook the
+ * executor calls for REL_SYSTEM relations). */
+ExSource *vrel_open(ExCtx *cx, const CatRelation *rel);
+
+/* ------------------------------------------------------ producers' rows */
+
+/* Starts a row; then one vrel_put_* per column, in order. */
+void     vrel_row(VrelRows *r);
+void     vrel_put_null(VrelRows *r);
+/* Any column from its text form (the type's input function). */
+void     vrel_put_text(VrelRows *r, const char *s);
+void     vrel_put_int(VrelRows *r, int64_t v);
+void     vrel_put_bool(VrelRows *r, bool v);
+void     vrel_put_float(VrelRows *r, double v);
+/* A timestamptz from microseconds since the Unix epoch (0: NULL). */
+void     vrel_put_unix_us(VrelRows *r, int64_t us);
+Arena   *vrel_rows_arena(VrelRows *r);
+SlError *vrel_rows_err(VrelRows *r);
+StateStore *vrel_rows_state(VrelRows *r);
+
+#endif /* SLUICE_VREL_H */

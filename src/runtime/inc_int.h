@@ -1,0 +1,226 @@
+/*
+ * inc_int.h -- what the files of the incremental engine share: the plan,
+ * the groups of one batch, one batch's run (docs/engine.md).
+ *
+ *   incremental.c   the rewriter, the batch driver, grouped aggregation
+ *                   (unwindowed and tumbling) and its emission
+ *   inc_window.c    sliding windows as slices (panes): windows assembled
+ *                   from their slices at emit
+ *   inc_session.c   SESSION(ts, gap): sessions per group key, merged when a
+ *                   row bridges them
+ *   inc_dedup.c     SELECT DISTINCT on a stream, bounded by the watermark or
+ *                   by state_ttl
+ *   inc_inputs.c    the input tree: streams, stream-table joins, UNION ALL
+ *   inc_join.c      a stream-stream interval join at the top of the inputs
+ *
+ * Never included outside src/runtime/inc*.c.
+ */
+#ifndef SLUICE_RUNTIME_INC_INT_H
+#define SLUICE_RUNTIME_INC_INT_H
+
+#include "incremental.h"
+#include "inc_inputs.h"
+#include "inc_join.h"
+#include "sink_files.h"
+
+#include "sluice/bytes.h"
+#include "sluice/exec.h"
+#include "sluice/plan.h"
+
+typedef enum OutputMode { MODE_APPEND, MODE_UPDATE, MODE_COMPLETE } OutputMode;
+
+#define MAX_CHAIN 16
+
+struct IncPlan {
+    Arena              arena;       /* the parse tree, the plan, everything static */
+    const CatRelation *query;
+    const CatRelation *stream;      /* the first input's (not referenced) */
+    const CatRelation *into;        /* INTO stream, or NULL */
+    const CatRelation *sink;        /* INTO sink, or NULL; neither: the result table */
+    FilesSink         *fsink;       /* the sink's writer */
+    const CatRelation *late;        /* late_rows stream, or NULL: late rows are dropped */
+    StateStore        *st;
+    Source            *source;      /* the first input's (one stream: read directly) */
+    IncInputs          ins;         /* the streams read and the tables joined */
+    Plan              *inputs;      /* the input tree under the lower chain */
+    bool               plain;       /* inputs is one stream scan: read it directly */
+    IncJoin           *sjoin;       /* inputs is a stream-stream join, or NULL */
+    OutputMode         mode;
+    /* the plan, cut in pieces: upper chain (top first), agg, lower chain */
+    Plan              *upper[MAX_CHAIN];
+    int                nupper;
+    Plan              *agg;
+    Plan              *distinct;    /* SELECT DISTINCT (inc_dedup.c), or NULL */
+    Plan              *lower[MAX_CHAIN];
+    int                nlower;
+    /* watermark of the stream (one stream; several: per input, in ins) */
+    int                wm_col;      /* stream column, -1: none */
+    int64_t            wm_delay_us;
+    int64_t            ttl_us;      /* state_ttl, 0: none */
+    SourceParts        parts;       /* the stream's partitions and idle_timeout */
+    bool               part_wm;     /* per-partition watermark (inc_watermark.c) */
+    /* windows: slices of pane_us (= size for tumbling, gcd(size, slide) for
+     * sliding) */
+    WindowKind         wkind;
+    int64_t            size_us, slide_us, pane_us, gap_us;
+    int                dedup_time_col;  /* inc_dedup.c: the event-time output column, or -1 */
+    /* aggregation */
+    const AggFunc    **fns;
+    size_t            *state_off;
+    size_t             state_size;
+    uint8_t            qprefix[5];  /* 'Q' + oid: state */
+    uint8_t            tprefix[5];  /* 'T' + oid: result table */
+    uint8_t            meta_key[5]; /* 'M' + oid */
+    /* what the state and the result table were written for */
+    const char        *shape[INC_SHAPE_PARTS];
+    uint64_t           fingerprint; /* of shape: the state-bearing plan */
+    uint64_t           result_hash; /* of the result table's columns */
+};
+
+/* The batch id, watermark and state size stored with the state. */
+typedef struct Meta {
+    int64_t  batch_id;
+    bool     has_wm;
+    int64_t  wm;
+    int64_t  state_rows;
+    uint64_t fingerprint;       /* 0: written before fingerprints (25 bytes) */
+    uint64_t result_hash;
+    /* several inputs: each one's watermark (the query's is their minimum) */
+    bool     in_has_wm[INC_MAX_INPUTS];
+    int64_t  in_wm[INC_MAX_INPUTS];
+} Meta;
+
+#define META_LEN 41
+/* With n > 1 inputs, 9 bytes more per input. */
+#define META_SIZE(n) (META_LEN + ((n) > 1 ? 9 * (size_t)(n) : 0))
+
+/* A group of one batch: a key's aggregate states (a slice of a window, a
+ * session, or an unwindowed group), loaded from state on first touch. */
+typedef struct Group {
+    struct Group *next;         /* hash chain */
+    struct Group *all;          /* every group, in order of first touch */
+    SlStr         key;          /* time key (8) + group values, in the arena */
+    int64_t       wstart, wend;
+    uint8_t      *groupvals;    /* row_encode of the group values */
+    size_t        gvlen;
+    uint8_t      *states;
+    int64_t       touched_us;   /* state_ttl: when a row last updated it */
+    bool          evict;        /* emitted for the last time (or merged away): delete */
+    bool          dirty;        /* changed by this batch: write it back */
+    bool          absent;       /* looked up but not in state (inc_gt_load) */
+    bool          stored;       /* is in the state store under its key */
+    bool          fresh;        /* not in state before this batch (SUBSCRIBE: insert) */
+    SlStr         orig;         /* sessions: the key it is stored under (len 0: none) */
+    void         *ext;          /* an operator's own data */
+} Group;
+
+typedef struct GroupTable {
+    Group  **buckets;
+    uint32_t nbuckets;
+    uint32_t n;
+    Group   *all;
+    Group   *last;
+    int64_t  created;           /* groups not in state before this batch */
+} GroupTable;
+
+/* One batch's work. */
+typedef struct Run {
+    IncPlan    *p;
+    IncBatch   *b;
+    Arena      *a;              /* the batch's: groups, states, output */
+    Arena      *chunk;          /* one input chunk's: reset per chunk */
+    SlError    *err;
+    EvalCtx     ecx;
+    AggCtx      acx;
+    GroupTable  groups;
+    StateBatch *wb;
+    uint32_t    seq;            /* stateless: row number within the batch */
+    IncInputsRun inputs;        /* rows and event times read per input */
+    IncJoinBatch join;          /* a stream-stream join's batch */
+    IncJoinRun  *jrun;
+    Batch     **outs;           /* INTO: the output batches, in r->a */
+    int         nouts, capouts;
+    Batch     **lates;          /* late_rows: the late input rows, in r->a */
+    int         nlates, caplates;
+    int64_t     deleted;        /* state keys deleted by this batch */
+    bool        time_keys;      /* state keys start with a time, and ... */
+    int64_t     hi_time;        /* ... none in state is later than this */
+    /* inc_watermark.c: per partition */
+    uint8_t    *pseen, *pnow;   /* has had a row; has one in this batch */
+    int64_t    *pmax, *pactive; /* max event time; batch time of its last row */
+} Run;
+
+/* Follows column col of the plan node at lower[i] down to the scan: the
+ * stream column it is, or -1 if it is computed. */
+int     inc_trace_column(IncPlan *p, int i, int col);
+
+/* Time keys: sign bit flipped, big-endian, so byte order is time order. */
+void    inc_time_key_put(uint8_t *p, int64_t t);
+int64_t inc_time_key_get(const uint8_t *p);
+/* t rounded down to a multiple of size, counted from the Unix epoch (as
+ * the batch engine's windows are). */
+int64_t inc_window_floor(int64_t t, int64_t size);
+
+Group *inc_gt_find(const GroupTable *t, const char *key, size_t klen, uint64_t hash);
+/* The group for key, made (and loaded from state) on first touch; a new
+ * one takes its group values from row `row` of gcols. */
+Group *inc_gt_get(Run *r, const StrBuf *key, int64_t wstart, int64_t wend, const Vector *gcols,
+                  int ngroups, uint32_t row);
+/* The group under key if it is in this batch's table or in state, else a
+ * group marked absent; NULL on error.  Its wend is the key's time, wstart
+ * wend - pane. */
+Group *inc_gt_load(Run *r, const char *key, size_t klen);
+/* Sets g's group values from row `row` of gcols. */
+void   inc_groupvals_set(Run *r, Group *g, const Vector *gcols, int ngroups, uint32_t row);
+/* Loads into the table every group in state whose time key is at or before
+ * to (its wend; wstart = wend - pane) that the table does not hold. */
+int    inc_load_closed(Run *r, int64_t to);
+/* Adds a group (made elsewhere) to a table; nodes in a. */
+void   inc_gt_add(GroupTable *t, Arena *a, Group *g);
+void   inc_state_encode(IncPlan *p, const Group *g, StrBuf *out);
+int    inc_state_decode(IncPlan *p, Group *g, const uint8_t *v, size_t n, AggCtx *acx);
+/* Merges src's aggregate states into dst's. */
+int    inc_states_merge(Run *r, uint8_t *dst, const uint8_t *src);
+/* Zeroed aggregate states for one group, in r->a. */
+uint8_t *inc_states_new(Run *r);
+
+/* The output rows of groups (window bounds, group values, aggregates)
+ * through the upper chain into the result table (or the INTO stream). */
+int  inc_emit_groups(Run *r, Group **gs, uint32_t n);
+/* Rows of an append-only result (after the aggregate's place) through the
+ * upper chain into the result log (or the INTO stream). */
+int  inc_emit_rows(Run *r, const Batch *rows);
+/* state_ttl: deletes the state keys not touched for ttl of batch time. */
+int  inc_evict_idle(Run *r);
+/* Writes back the groups this batch changed and did not evict. */
+void inc_write_states(Run *r);
+/* INTO: keeps a copy of an output batch. */
+void inc_keep_output(Run *r, const Batch *out);
+/* late_rows: keeps the rows of the source batch `in` that late marks. */
+void inc_keep_late(Run *r, const Batch *in, const uint8_t *late);
+/* SUBSCRIBE: records row i of out as a change of kind ('I', 'U'). */
+void inc_record_change(Run *r, char kind, const Batch *out, uint32_t i);
+/* Deletes a group's state key. */
+void inc_state_delete(Run *r, const Group *g);
+/* Grows an arena array of group pointers. */
+void inc_push_group(Arena *a, Group ***gs, uint32_t *n, uint32_t *cap, Group *g);
+
+/* inc_window.c: sliding windows. */
+int inc_slide_emit(Run *r, bool has_from, int64_t from_wm, bool has_to, int64_t to_wm);
+
+/* inc_session.c: session windows. */
+int inc_session_aggregate(Run *r, const Batch *in, const Vector *tv, const Vector *gcols,
+                          Vector *const *args, uint8_t *const *take, uint8_t *late);
+int inc_session_emit(Run *r, bool has_to, int64_t to_wm);
+
+/* inc_watermark.c: per-partition watermarks, idle partitions. */
+int  inc_wm_begin(Run *r);
+void inc_wm_observe(Run *r, const Batch *in);
+void inc_wm_finish(Run *r, Meta *meta);
+
+/* inc_dedup.c: SELECT DISTINCT on a stream. */
+int inc_dedup_check(IncPlan *p, SlError *err);
+int inc_dedup_rows(Run *r, const Batch *in, uint8_t *late);
+int inc_dedup_evict(Run *r, bool has_to, int64_t to_wm);
+
+#endif /* SLUICE_RUNTIME_INC_INT_H */

@@ -1,0 +1,44 @@
+/*
+ * pgcatalog_int.h -- what pgcatalog.c (pg_catalog and information_schema
+ * relations) and pgfuncs.c (the catalog functions) share.  Not for use
+ * outside src/runtime/.
+ */
+#ifndef SLUICE_RUNTIME_PGCATALOG_INT_H
+#define SLUICE_RUNTIME_PGCATALOG_INT_H
+
+#include "runtime_int.h"
+#include "sluice/vrel.h"
+
+#define SERVER_VERSION_TEXT "PostgreSQL 15.0 (sluice 0.1.0) on x86_64-pc-linux-gnu, 64-bit"
+#define BOOTSTRAP_ROLE_OID  10
+/* A table's primary key: an index and a constraint, with oids of their own. */
+#define INDEX_OID(rel_oid)      ((int64_t)(rel_oid) + INT64_C(1000000000))
+#define CONSTRAINT_OID(rel_oid) ((int64_t)(rel_oid) + INT64_C(2000000000))
+
+typedef struct PgRole {
+    uint32_t    oid;
+    const char *name;
+    bool        superuser;
+    bool        login;
+} PgRole;
+
+/* The roles the server knows (the one function to switch to the catalog's
+ * roles); a role's name by oid, or NULL. */
+void        pgcat_roles_foreach(void (*fn)(const PgRole *r, void *arg), void *arg);
+const char *pgcat_role_name(int64_t oid);
+/* The current session's database name ("sluice" without a session). */
+const char *pgcat_database_name(void);
+/* A user or system relation by oid, or NULL; the table whose primary key
+ * index has this oid, or NULL. */
+const CatRelation *pgcat_relation_by_oid(int64_t oid);
+const CatRelation *pgcat_table_of_index(int64_t oid);
+uint32_t    pgcat_namespace_of(const CatRelation *rel);
+const char *pgcat_namespace_name(uint32_t oid);
+/* The type of a pg_type oid (TYPE_UNKNOWN: none); a type's array type oid. */
+SlTypeId    pgcat_type_by_oid(int64_t oid);
+uint32_t    pgcat_array_oid(SlTypeId id);
+/* "(a, b)": a table's primary key columns, in a. */
+const char *pgcat_pk_columns(Arena *a, const CatRelation *rel);
+void        pgcat_register_functions(void);
+
+#endif /* SLUICE_RUNTIME_PGCATALOG_INT_H */

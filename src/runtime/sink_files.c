@@ -1,0 +1,395 @@
+/*
+ * sink_files.c -- the files sink (see sink_files.h).
+ *
+ *   fsink_check, fsink_open, fsink_commit, fsink_close
+ *
+ * Layout of a sink directory (docs/architecture.md, "The files sink"):
+ *
+ *   part-<query oid>-<batch id, 20 digits>.json | .csv   one file per batch
+ *   _manifest.jsonl      one line per committed file, in commit order:
+ *       {"query":"q","query_oid":16390,"batch_id":7,
+ *        "file":"part-16390-00000000000000000007.json","rows":120}
+ *   .part-*.tmp          a batch being written; never read
+ *
+ * A batch is committed when its manifest line is on disk.  The order is:
+ * the rows into a temporary file, fsync, rename to the batch's name, fsync
+ * the directory (the file is now durable under its name), then the
+ * manifest line with one write() and fsync.  A crash before the manifest
+ * line leaves at most a file nobody lists; the replay of the batch writes
+ * the same rows under the same name again.  A crash after it leaves a
+ * listed batch; its replay finds it in the manifest and writes nothing.  A
+ * torn last manifest line (no newline) is cut off when the sink is opened.
+ *
+ * JSON lines: one object per row, keys the query's column names; numbers
+ * and booleans as JSON numbers and booleans, jsonb as its JSON, NULL as
+ * null, every other type as a string in PostgreSQL's text format.  CSV: a
+ * header line with the column names, then COPY CSV rules (NULL unquoted
+ * empty, the empty string "").
+ */
+#include "sink_files.h"
+
+#include "runtime_int.h"
+#include "sluice/options.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MANIFEST "_manifest.jsonl"
+
+struct FilesSink {
+    char    *dir;
+    bool     csv;
+    uint32_t query_oid;
+    char    *query_name;
+    int      ncols;
+    char   **names;
+    int64_t  last_batch;        /* the newest batch of this query in the manifest */
+};
+
+/* Manifest appends (and the repair of a torn line) of every sink. */
+static pthread_mutex_t manifest_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int io_error(SlError *err, const char *what, const char *path)
+{
+    return sl_error(err, ERRCODE_IO_ERROR, "files sink: cannot %s \"%s\": %s", what, path,
+                    strerror(errno));
+}
+
+/* mkdir -p. */
+static int make_dirs(const char *path, SlError *err)
+{
+    char *p = sl_strdup(path);
+    int rc = 0;
+    for (char *s = p + 1; rc == 0; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char c = *s;
+        *s = '\0';
+        if (mkdir(p, 0777) < 0 && errno != EEXIST)
+            rc = io_error(err, "create directory", p);
+        *s = c;
+        if (c == '\0')
+            break;
+    }
+    struct stat sb;
+    if (rc == 0 && (stat(path, &sb) < 0 || !S_ISDIR(sb.st_mode))) {
+        errno = ENOTDIR;
+        rc = io_error(err, "use directory", path);
+    }
+    sl_free(p);
+    return rc;
+}
+
+static int fsync_path(const char *path, int flags, SlError *err)
+{
+    int fd = open(path, flags);
+    if (fd < 0)
+        return io_error(err, "open", path);
+    int rc = fsync(fd) < 0 ? io_error(err, "fsync", path) : 0;
+    close(fd);
+    return rc;
+}
+
+static int read_options(Arena *a, const char *json, const char **path, bool *csv, SlError *err)
+{
+    Options o;
+    if (opts_parse(a, json, &o, err) < 0)
+        return -1;
+    const char *connector = opts_get(&o, "connector");
+    if (connector == NULL) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "a sink needs a connector");
+        sl_error_hint(err, "Add WITH (connector = 'files', path = '...', format = 'json').");
+        return -1;
+    }
+    if (strcmp(connector, "files") != 0)
+        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                        "sinks with connector \"%s\" are not supported yet", connector);
+    *path = opts_get(&o, "path");
+    if (*path == NULL || **path == '\0') {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "a files sink needs a path");
+        sl_error_hint(err, "Add path = '/some/directory' to the WITH options.");
+        return -1;
+    }
+    const char *format = opts_get(&o, "format");
+    *csv = false;
+    if (format != NULL && strcmp(format, "csv") == 0)
+        *csv = true;
+    else if (format != NULL && strcmp(format, "json") != 0) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid format \"%s\" for a files sink",
+                 format);
+        sl_error_hint(err, "Use format = 'json' or 'csv'.");
+        return -1;
+    }
+    return 0;
+}
+
+int fsink_check(const char *options, SlError *err)
+{
+    Arena a;
+    arena_init(&a, 512);
+    const char *path;
+    bool csv;
+    int rc = read_options(&a, options, &path, &csv, err);
+    if (rc == 0)
+        rc = make_dirs(path, err);
+    arena_destroy(&a);
+    return rc;
+}
+
+/* Reads the manifest: this query's newest batch.  A last line without its
+ * newline was torn by a crash before its fsync returned: cut it off. */
+static int load_manifest(FilesSink *s, SlError *err)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", s->dir, MANIFEST);
+    s->last_batch = -1;
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return errno == ENOENT ? 0 : io_error(err, "open", path);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    long good = 0;
+    char want[32];
+    snprintf(want, sizeof(want), "\"query_oid\":%" PRIu32 ",", s->query_oid);
+    while ((n = getline(&line, &cap, f)) > 0) {
+        if (line[n - 1] != '\n')
+            break;
+        good += n;
+        const char *b = strstr(line, "\"batch_id\":");
+        if (strstr(line, want) != NULL && b != NULL) {
+            int64_t id = strtoll(b + 11, NULL, 10);
+            if (id > s->last_batch)
+                s->last_batch = id;
+        }
+    }
+    free(line);
+    bool torn = n > 0;
+    fclose(f);
+    if (torn && truncate(path, good) < 0)
+        return io_error(err, "repair", path);
+    return 0;
+}
+
+int fsink_open(const CatRelation *sink, uint32_t query_oid, const char *query_name,
+               const char *const *names, int ncols, FilesSink **out, SlError *err)
+{
+    Arena a;
+    arena_init(&a, 512);
+    const char *path;
+    bool csv;
+    *out = NULL;
+    if (read_options(&a, sink->options, &path, &csv, err) < 0 || make_dirs(path, err) < 0) {
+        arena_destroy(&a);
+        return -1;
+    }
+    FilesSink *s = sl_calloc(1, sizeof(FilesSink));
+    s->dir = sl_strdup(path);
+    s->csv = csv;
+    s->query_oid = query_oid;
+    s->query_name = sl_strdup(query_name);
+    s->ncols = ncols;
+    s->names = sl_calloc((size_t)(ncols > 0 ? ncols : 1), sizeof(char *));
+    for (int c = 0; c < ncols; c++)
+        s->names[c] = sl_strdup(names[c]);
+    arena_destroy(&a);
+    pthread_mutex_lock(&manifest_mu);
+    int rc = load_manifest(s, err);
+    pthread_mutex_unlock(&manifest_mu);
+    if (rc < 0) {
+        fsink_close(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+void fsink_close(FilesSink *s)
+{
+    if (s == NULL)
+        return;
+    for (int c = 0; c < s->ncols; c++)
+        sl_free(s->names[c]);
+    sl_free(s->names);
+    sl_free(s->query_name);
+    sl_free(s->dir);
+    sl_free(s);
+}
+
+/* One value as JSON. */
+static void json_value(const Vector *v, uint32_t i, StrBuf *text, StrBuf *out)
+{
+    if (vector_is_null(v, i)) {
+        strbuf_puts(out, "null");
+        return;
+    }
+    strbuf_reset(text);
+    value_format_text(v, i, text);
+    switch (v->type.id) {
+    case TYPE_BOOL:
+        strbuf_puts(out, v->v.b[i] ? "true" : "false");
+        return;
+    case TYPE_INT2:
+    case TYPE_INT4:
+    case TYPE_INT8:
+    case TYPE_JSONB:
+        strbuf_append(out, text->data, text->len);
+        return;
+    case TYPE_FLOAT4:
+    case TYPE_FLOAT8:
+    case TYPE_NUMERIC:
+        /* NaN and the infinities have no JSON number: a string. */
+        if (strcmp(text->data, "NaN") != 0 && strstr(text->data, "Infinity") == NULL) {
+            strbuf_append(out, text->data, text->len);
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    strbuf_put_json_string(out, text->data, text->len);
+}
+
+/* The rows of the batch in the sink's format. */
+static void format_rows(FilesSink *s, const Batch *const *bs, int nb, StrBuf *out)
+{
+    StrBuf text;
+    strbuf_init(&text);
+    if (s->csv) {
+        for (int c = 0; c < s->ncols; c++) {
+            if (c > 0)
+                strbuf_putc(out, ',');
+            rt_csv_field(out, s->names[c], strlen(s->names[c]), ',', "");
+        }
+        strbuf_putc(out, '\n');
+    }
+    for (int k = 0; k < nb; k++) {
+        const Batch *b = bs[k];
+        for (uint32_t r = 0; r < b->nrows; r++) {
+            if (!s->csv)
+                strbuf_putc(out, '{');
+            for (int c = 0; c < s->ncols && c < (int)b->ncols; c++) {
+                const Vector *v = &b->cols[c];
+                if (c > 0)
+                    strbuf_putc(out, ',');
+                if (s->csv) {
+                    if (vector_is_null(v, r))
+                        continue;
+                    strbuf_reset(&text);
+                    value_format_text(v, r, &text);
+                    rt_csv_field(out, text.data, text.len, ',', "");
+                } else {
+                    strbuf_put_json_string(out, s->names[c], strlen(s->names[c]));
+                    strbuf_putc(out, ':');
+                    json_value(v, r, &text, out);
+                }
+            }
+            strbuf_puts(out, s->csv ? "\n" : "}\n");
+        }
+    }
+    strbuf_free(&text);
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Writes data to path durably: tmp, fsync, rename, fsync of the directory. */
+static int write_file(FilesSink *s, const char *name, const StrBuf *data, SlError *err)
+{
+    char tmp[4096], final[4096];
+    snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", s->dir, name);
+    snprintf(final, sizeof(final), "%s/%s", s->dir, name);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return io_error(err, "create", tmp);
+    if (write_all(fd, data->data, data->len) < 0 || fsync(fd) < 0) {
+        io_error(err, "write", tmp);
+        close(fd);
+        unlink(tmp);
+        return -1;
+    }
+    close(fd);
+    if (rename(tmp, final) < 0) {
+        io_error(err, "rename", tmp);
+        unlink(tmp);
+        return -1;
+    }
+    return fsync_path(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, err);
+}
+
+static int append_manifest(FilesSink *s, const char *line, size_t n, SlError *err)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", s->dir, MANIFEST);
+    pthread_mutex_lock(&manifest_mu);
+    int rc = 0;
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (fd < 0)
+        rc = io_error(err, "open", path);
+    else {
+        if (write_all(fd, line, n) < 0 || fsync(fd) < 0)
+            rc = io_error(err, "append to", path);
+        close(fd);
+    }
+    pthread_mutex_unlock(&manifest_mu);
+    /* The manifest's first line also made a directory entry. */
+    if (rc == 0 && s->last_batch < 0)
+        rc = fsync_path(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, err);
+    return rc;
+}
+
+int fsink_commit(FilesSink *s, int64_t batch_id, const Batch *const *bs, int nb, SlError *err)
+{
+    int64_t rows = 0;
+    for (int k = 0; k < nb; k++)
+        rows += bs[k]->nrows;
+    if (batch_id <= s->last_batch || rows == 0) {
+        /* Committed before the crash that made this a replay, or nothing
+         * to write: the fault points still mark the step. */
+        SLUICE_FAULT("sink_before_commit");
+        SLUICE_FAULT("sink_after_commit");
+        return 0;
+    }
+    char name[128];
+    snprintf(name, sizeof(name), "part-%" PRIu32 "-%020" PRId64 ".%s", s->query_oid, batch_id,
+             s->csv ? "csv" : "json");
+    StrBuf data;
+    strbuf_init(&data);
+    format_rows(s, bs, nb, &data);
+    int rc = write_file(s, name, &data, err);
+    strbuf_free(&data);
+    if (rc < 0)
+        return -1;
+    SLUICE_FAULT("sink_before_commit");
+    StrBuf line;
+    strbuf_init(&line);
+    strbuf_puts(&line, "{\"query\":");
+    strbuf_put_json_string(&line, s->query_name, strlen(s->query_name));
+    strbuf_printf(&line, ",\"query_oid\":%" PRIu32 ",\"batch_id\":%" PRId64 ",\"file\":\"%s\","
+                  "\"rows\":%" PRId64 "}\n", s->query_oid, batch_id, name, rows);
+    rc = append_manifest(s, line.data, line.len, err);
+    strbuf_free(&line);
+    if (rc < 0)
+        return -1;
+    s->last_batch = batch_id;
+    SLUICE_FAULT("sink_after_commit");
+    return 0;
+}

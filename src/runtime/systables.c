@@ -1,0 +1,355 @@
+/*
+ * systables.c -- the sys schema: sluice's own system tables, real
+ * relations (vrel.h) that join, filter and aggregate like any other.
+ *
+ *   sys_register      add the sys.* relations to the registry
+ *   rt_setting_set    record a server setting (main, at start) for
+ *                     sys.settings and pg_settings
+ *   sys_settings_foreach   visit them (pgcatalog.c)
+ *
+ *   sys.streams       streams: columns, options, row count / next offset
+ *   sys.tables        tables: columns, primary key, options
+ *   sys.sinks         sinks and their options
+ *   sys.queries       continuous queries: status, trigger, output mode,
+ *                     last batch, last error, times
+ *   sys.state         per continuous query: the state rows it keeps
+ *   sys.settings      the server's settings
+ *   sys.connections   the sessions through authentication
+ *
+ * A sys table is one VrelDef line and one producer below.
+ */
+#include "runtime_int.h"
+#include "sluice/cq.h"
+#include "sluice/options.h"
+#include "sluice/relstore.h"
+#include "sluice/vrel.h"
+
+#include <stdio.h>
+
+/* ------------------------------------------------------------- settings */
+
+typedef struct Setting {
+    char *name, *value, *description;
+} Setting;
+
+static Setting *g_settings;
+static int      g_nsettings;
+
+void rt_setting_set(const char *name, const char *value, const char *description)
+{
+    for (int i = 0; i < g_nsettings; i++) {
+        if (strcmp(g_settings[i].name, name) == 0) {
+            sl_free(g_settings[i].value);
+            g_settings[i].value = sl_strdup(value ? value : "");
+            return;
+        }
+    }
+    g_settings = sl_realloc(g_settings, sizeof(Setting) * (size_t)(g_nsettings + 1));
+    g_settings[g_nsettings].name = sl_strdup(name);
+    g_settings[g_nsettings].value = sl_strdup(value ? value : "");
+    g_settings[g_nsettings].description = sl_strdup(description ? description : "");
+    g_nsettings++;
+}
+
+void rt_settings_free(void)
+{
+    for (int i = 0; i < g_nsettings; i++) {
+        sl_free(g_settings[i].name);
+        sl_free(g_settings[i].value);
+        sl_free(g_settings[i].description);
+    }
+    sl_free(g_settings);
+    g_settings = NULL;
+    g_nsettings = 0;
+}
+
+void sys_settings_foreach(void (*fn)(const char *name, const char *value,
+                                     const char *description, void *arg),
+                          void *arg)
+{
+    for (int i = 0; i < g_nsettings; i++)
+        fn(g_settings[i].name, g_settings[i].value, g_settings[i].description, arg);
+}
+
+/* ------------------------------------------------------------ relations */
+
+/* "a bigint, b text" in a. */
+static const char *columns_text(Arena *a, const CatRelation *rel)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    for (int c = 0; c < rel->ncols; c++) {
+        char tbuf[64];
+        strbuf_printf(&b, "%s%s %s%s", c ? ", " : "", rel->cols[c].name,
+                      type_format(rel->cols[c].type, tbuf, sizeof(tbuf)),
+                      rel->cols[c].not_null ? " not null" : "");
+    }
+    const char *s = arena_strndup(a, b.data ? b.data : "", b.len);
+    strbuf_free(&b);
+    return s;
+}
+
+typedef struct RelWalk {
+    VrelRows *out;
+    RelKind   kind;
+    int       rc;
+} RelWalk;
+
+static void streams_cb(const CatRelation *rel, void *arg)
+{
+    RelWalk *w = arg;
+    if (rel->kind != w->kind || w->rc < 0)
+        return;
+    VrelRows *r = w->out;
+    int64_t end = -1;
+    if (vrel_rows_state(r) != NULL) {
+        SlError e = {0};
+        end = stream_end_offset(vrel_rows_state(r), rel, &e);
+        sl_error_clear(&e);
+    }
+    vrel_row(r);
+    vrel_put_int(r, rel->oid);
+    vrel_put_text(r, rel->name);
+    vrel_put_text(r, columns_text(vrel_rows_arena(r), rel));
+    vrel_put_text(r, rel->options);
+    vrel_put_unix_us(r, rel->created_at);
+    if (end >= 0) {
+        vrel_put_int(r, end);
+        vrel_put_int(r, end);
+    } else {
+        vrel_put_null(r);
+        vrel_put_null(r);
+    }
+    vrel_put_text(r, rel->sql);
+}
+
+static int produce_streams(VrelRows *out)
+{
+    RelWalk w = {out, REL_STREAM, 0};
+    cat_foreach(rt_catalog(), streams_cb, &w);
+    return w.rc;
+}
+
+static void tables_cb(const CatRelation *rel, void *arg)
+{
+    RelWalk *w = arg;
+    if (rel->kind != w->kind)
+        return;
+    VrelRows *r = w->out;
+    vrel_row(r);
+    vrel_put_int(r, rel->oid);
+    vrel_put_text(r, rel->name);
+    if (w->kind == REL_TABLE) {
+        vrel_put_text(r, columns_text(vrel_rows_arena(r), rel));
+        StrBuf b;
+        strbuf_init(&b);
+        for (int k = 0; k < rel->npk; k++)
+            strbuf_printf(&b, "%s%s", k ? ", " : "", rel->cols[rel->pk[k]].name);
+        vrel_put_text(r, rel->npk ? arena_strndup(vrel_rows_arena(r), b.data, b.len) : NULL);
+        strbuf_free(&b);
+    }
+    vrel_put_text(r, rel->options);
+    vrel_put_unix_us(r, rel->created_at);
+    vrel_put_text(r, rel->sql);
+}
+
+static int produce_tables(VrelRows *out)
+{
+    RelWalk w = {out, REL_TABLE, 0};
+    cat_foreach(rt_catalog(), tables_cb, &w);
+    return 0;
+}
+
+static int produce_sinks(VrelRows *out)
+{
+    RelWalk w = {out, REL_SINK, 0};
+    cat_foreach(rt_catalog(), tables_cb, &w);
+    return 0;
+}
+
+/* ------------------------------------------------------------- queries */
+
+typedef struct QueryWalk {
+    VrelRows *out;
+    bool      state;        /* sys.state rather than sys.queries */
+} QueryWalk;
+
+/* The running status of a query (cq_foreach), or NULL. */
+typedef struct FindCq {
+    const char *name;
+    CqStatus    st;
+    bool        found;
+} FindCq;
+
+static void find_cq_cb(const CqStatus *s, void *arg)
+{
+    FindCq *f = arg;
+    if (strcmp(s->name, f->name) == 0) {
+        f->st = *s;
+        f->found = true;
+    }
+}
+
+static void put_watermark(VrelRows *r, bool has, int64_t pg_us)
+{
+    /* the engine keeps event time as microseconds since 2000-01-01 */
+    if (has)
+        vrel_put_unix_us(r, pg_us + INT64_C(946684800000000));
+    else
+        vrel_put_null(r);
+}
+
+static void queries_cb(const CatRelation *rel, void *arg)
+{
+    QueryWalk *w = arg;
+    if (rel->kind != REL_QUERY)
+        return;
+    VrelRows *r = w->out;
+    Arena *a = vrel_rows_arena(r);
+    FindCq f = {rel->name, {0}, false};
+    if (rt_cq_runtime() != NULL)
+        cq_foreach(rt_cq_runtime(), find_cq_cb, &f);
+    const char *status = NULL, *error = NULL;
+    SlError e = {0};
+    if (!f.found && cat_cq_status_get(rt_catalog(), rel->oid, a, &status, &error, &e) < 0)
+        status = NULL;
+    sl_error_clear(&e);
+    if (f.found) {
+        status = f.st.status;
+        error = f.st.error;
+    }
+    int64_t last = f.found ? f.st.last_batch_id : -1;
+    if (!f.found) {
+        last = cat_commit_last(rt_catalog(), rel->oid, &e);
+        sl_error_clear(&e);
+    }
+    Options o = {0};
+    if (opts_parse(a, rel->options, &o, &e) < 0)
+        sl_error_clear(&e);
+    vrel_row(r);
+    if (w->state) {
+        vrel_put_text(r, rel->name);
+        vrel_put_int(r, rel->oid);
+        vrel_put_text(r, "aggregate");
+        if (f.found && f.st.state_rows >= 0)
+            vrel_put_int(r, f.st.state_rows);
+        else
+            vrel_put_null(r);
+        if (last >= 0)
+            vrel_put_int(r, last);
+        else
+            vrel_put_null(r);
+        put_watermark(r, f.found && f.st.has_watermark, f.st.watermark_us);
+        return;
+    }
+    vrel_put_int(r, rel->oid);
+    vrel_put_text(r, rel->name);
+    vrel_put_text(r, status ? status : "stopped");
+    vrel_put_text(r, rel->sql);
+    const char *trigger = opts_get(&o, "trigger");
+    const char *mode = opts_get(&o, "output_mode");
+    vrel_put_text(r, trigger ? trigger : "1 second");
+    vrel_put_text(r, mode ? mode : "append");
+    if (last >= 0)
+        vrel_put_int(r, last);
+    else
+        vrel_put_null(r);
+    vrel_put_text(r, error);
+    vrel_put_bool(r, f.found && f.st.falling_behind);
+    vrel_put_unix_us(r, rel->created_at);
+    vrel_put_unix_us(r, f.found ? f.st.started_us : 0);
+    if (f.found)
+        vrel_put_int(r, f.st.input_rows);
+    else
+        vrel_put_null(r);
+    put_watermark(r, f.found && f.st.has_watermark, f.st.watermark_us);
+}
+
+static int produce_queries(VrelRows *out)
+{
+    QueryWalk w = {out, false};
+    cat_foreach(rt_catalog(), queries_cb, &w);
+    return 0;
+}
+
+static int produce_state(VrelRows *out)
+{
+    QueryWalk w = {out, true};
+    cat_foreach(rt_catalog(), queries_cb, &w);
+    return 0;
+}
+
+/* ------------------------------------------------- settings, sessions */
+
+static void settings_cb(const char *name, const char *value, const char *description,
+                        void *arg)
+{
+    VrelRows *r = arg;
+    vrel_row(r);
+    vrel_put_text(r, name);
+    vrel_put_text(r, value);
+    vrel_put_text(r, description);
+}
+
+static int produce_settings(VrelRows *out)
+{
+    sys_settings_foreach(settings_cb, out);
+    return 0;
+}
+
+static void connections_cb(const RtSession *s, void *arg)
+{
+    VrelRows *r = arg;
+    vrel_row(r);
+    vrel_put_int(r, s->pid);
+    vrel_put_text(r, s->user);
+    vrel_put_text(r, s->database);
+    vrel_put_text(r, s->application_name);
+    vrel_put_text(r, s->client_addr);
+    if (s->client_port > 0)
+        vrel_put_int(r, s->client_port);
+    else
+        vrel_put_null(r);
+    vrel_put_unix_us(r, s->connected_at);
+    vrel_put_text(r, s->state);
+}
+
+static int produce_connections(VrelRows *out)
+{
+    rt_session_foreach(connections_cb, out);
+    return 0;
+}
+
+static const VrelDef sys_defs[] = {
+    {"sys", "streams", 14001,
+     "oid oid, name text, columns text, options jsonb, created_at timestamptz, "
+     "row_count int8, next_offset int8, sql text",
+     produce_streams, "streams: columns, options, rows"},
+    {"sys", "tables", 14002,
+     "oid oid, name text, columns text, primary_key text, options jsonb, "
+     "created_at timestamptz, sql text",
+     produce_tables, "tables: columns, primary key, options"},
+    {"sys", "sinks", 14003, "oid oid, name text, options jsonb, created_at timestamptz, sql text",
+     produce_sinks, "sinks and their options"},
+    {"sys", "queries", 14004,
+     "oid oid, name text, status text, sql text, trigger text, output_mode text, "
+     "last_batch_id int8, last_error text, falling_behind bool, created_at timestamptz, "
+     "started_at timestamptz, input_rows int8, watermark timestamptz",
+     produce_queries, "continuous queries: status, trigger, last batch, last error"},
+    {"sys", "state", 14005,
+     "query text, query_oid oid, operator text, state_rows int8, last_batch_id int8, "
+     "watermark timestamptz",
+     produce_state, "the state each continuous query keeps"},
+    {"sys", "settings", 14006, "name text, setting text, description text", produce_settings,
+     "the server's settings"},
+    {"sys", "connections", 14007,
+     "pid int4, usename text, datname text, application_name text, client_addr text, "
+     "client_port int4, connected_at timestamptz, state text",
+     produce_connections, "the client sessions"},
+};
+
+void sys_register(void)
+{
+    vrel_register(sys_defs, (int)SL_ARRAY_LEN(sys_defs));
+    sys_progress_register();
+}
