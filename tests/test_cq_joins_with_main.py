@@ -11,7 +11,7 @@ session_cancel, and what is not supported over several inputs yet
 import psycopg
 import pytest
 
-from test_continuous_queries import connect, tsp, wait_for
+from test_continuous_queries import connect, ts, tsp, wait_for
 from test_cq_joins import CLICKS, IMPRESSIONS, ON, rows
 from test_roles import connect_as, sqlstate_of
 from test_subscribe import start_stream, take, wait_subscribed
@@ -177,3 +177,26 @@ def test_cancel_request_ends_subscribe_to_a_join_with_57014(server):
         sub.cancel()
         assert sub.execute("SELECT 1").fetchone() == (1,)
         sub.close()
+
+
+def test_sliding_and_session_windows_over_union_all(server):
+    with connect(server) as c:
+        for s in ("a", "b"):
+            c.execute(f"CREATE STREAM {s} (k INT, ts TIMESTAMP, "
+                      "WATERMARK FOR ts AS ts - INTERVAL '1 second')")
+        arms = "(SELECT k, ts FROM a UNION ALL SELECT k, ts FROM b) u"
+        c.execute("CREATE CONTINUOUS QUERY sess WITH (trigger = '0', output_mode = 'update') "
+                  f"AS SELECT window_start, window_end, k, count(*) AS n FROM {arms} "
+                  "GROUP BY SESSION(ts, INTERVAL '5 seconds'), k")
+        c.execute("CREATE CONTINUOUS QUERY slid WITH (trigger = '0', output_mode = 'append') "
+                  f"AS SELECT window_start, k, count(*) AS n FROM {arms} "
+                  "GROUP BY WINDOW(ts, INTERVAL '10 seconds', INTERVAL '5 seconds'), k")
+        c.execute("INSERT INTO a VALUES (1, %s), (1, %s)", (tsp(0), tsp(3)))
+        # b's row bridges a's rows' gaps: one session 0..16 s.
+        c.execute("INSERT INTO b VALUES (1, %s), (1, %s)", (tsp(7), tsp(40)))
+        c.execute("INSERT INTO a VALUES (1, %s), (1, %s)", (tsp(11), tsp(41)))
+        want = [(ts(0), ts(16), 1, 4), (ts(40), ts(46), 1, 2)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM sess"), want) == want
+        # Sliding windows closed by the watermark (min of a's and b's: 39 s).
+        want = [(ts(-5), 1, 2), (ts(0), 1, 3), (ts(5), 1, 2), (ts(10), 1, 1)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM slid"), want) == want
