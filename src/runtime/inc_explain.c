@@ -74,8 +74,8 @@ static void explain_chain(Arena *a, List **lines, int depth, Plan *const *chain,
 }
 
 /* A stream read by the query, and its watermark. */
-static void explain_source(const IncPlan *p, Arena *a, List **lines, int d,
-                           const CatRelation *rel, int wm_col, int64_t delay_us)
+static void explain_source(Arena *a, List **lines, int d, const CatRelation *rel, int wm_col,
+                           int64_t delay_us, bool part_wm, const SourceParts *parts)
 {
     Options o;
     SlError e = {0};
@@ -86,9 +86,14 @@ static void explain_source(const IncPlan *p, Arena *a, List **lines, int d,
     line(a, lines, d, "-> Source: stream %s (%s)", rel->name, connector ? connector : "internal");
     if (wm_col >= 0)
         line(a, lines, d + 1, "Watermark: max(%s) - %s%s", rel->cols[wm_col].name,
-             interval_text(a, delay_us), p->part_wm ? ", the minimum over partitions" : "");
+             interval_text(a, delay_us), part_wm ? ", the minimum over partitions" : "");
     else
         line(a, lines, d + 1, "Watermark: none");
+    if (parts->n > 1)
+        line(a, lines, d + 1, "Partitions: %d%s", parts->n,
+             parts->idle_us > 0
+                 ? arena_printf(a, ", idle_timeout %s", interval_text(a, parts->idle_us))
+                 : "");
 }
 
 static const char *join_name(JoinType t)
@@ -129,8 +134,8 @@ static void explain_inputs(const IncPlan *p, Arena *a, List **lines, int d, cons
         }
         for (int i = 0; i < p->ins.n; i++)
             if (p->ins.in[i].scan == n)
-                explain_source(p, a, lines, d, n->u.scan.rel, p->ins.in[i].wm_col,
-                               p->ins.in[i].wm_delay_us);
+                explain_source(a, lines, d, n->u.scan.rel, p->ins.in[i].wm_col,
+                               p->ins.in[i].wm_delay_us, p->in_part_wm[i], &p->in_parts[i]);
         return;
     case PLAN_FILTER:
     case PLAN_PROJECT:
@@ -225,12 +230,7 @@ void inc_plan_explain(IncPlan *p, Arena *a, List **lines)
             line(a, lines, d + 1, "Late rows: dropped and counted");
         return;
     }
-    explain_source(p, a, lines, d, p->stream, p->wm_col, p->wm_delay_us);
-    if (p->parts.n > 1)
-        line(a, lines, d + 1, "Partitions: %d%s", p->parts.n,
-             p->parts.idle_us > 0
-                 ? arena_printf(a, ", idle_timeout %s", interval_text(a, p->parts.idle_us))
-                 : "");
+    explain_source(a, lines, d, p->stream, p->wm_col, p->wm_delay_us, p->part_wm, &p->parts);
     if (p->agg != NULL || p->distinct != NULL)
         line(a, lines, d + 1, "Late rows: %s",
              p->late != NULL ? arena_printf(a, "appended to stream %s", p->late->name)

@@ -232,6 +232,8 @@ void inc_inputs_run_init(IncInputsRun *r, const IncInputs *ins, StateStore *st,
 void inc_inputs_track(IncInputsRun *r, int i, const Batch *b)
 {
     r->rows += b->nrows;
+    if (r->observe != NULL)
+        r->observe(r->observe_arg, i, b);
     int col = r->ins->in[i].wm_col;
     if (col < 0)
         return;

@@ -56,6 +56,9 @@ typedef struct IncInputsRun {
     int64_t          rows;
     int64_t          min_event[INC_MAX_INPUTS];     /* INT64_MAX: none */
     int64_t          max_event[INC_MAX_INPUTS];     /* INT64_MIN: none */
+    /* called with each batch of input i's rows (per-partition watermarks) */
+    void           (*observe)(void *arg, int i, const Batch *b);
+    void            *observe_arg;
 } IncInputsRun;
 
 int  inc_inputs_collect(IncInputs *ins, Arena *a, Plan *base, StateStore *st, SlError *err);

@@ -59,6 +59,10 @@ struct IncPlan {
     int64_t            ttl_us;      /* state_ttl, 0: none */
     SourceParts        parts;       /* the stream's partitions and idle_timeout */
     bool               part_wm;     /* per-partition watermark (inc_watermark.c) */
+    /* several inputs: each one's partitions, and whether its watermark is
+     * per partition */
+    SourceParts        in_parts[INC_MAX_INPUTS];
+    bool               in_part_wm[INC_MAX_INPUTS];
     /* windows: slices of pane_us (= size for tumbling, gcd(size, slide) for
      * sliding) */
     WindowKind         wkind;
@@ -148,6 +152,7 @@ typedef struct Run {
     /* inc_watermark.c: per partition */
     uint8_t    *pseen, *pnow;   /* has had a row; has one in this batch */
     int64_t    *pmax, *pactive; /* max event time; batch time of its last row */
+    struct PartWm *in_pw;       /* several inputs: per input (NULL: none per partition) */
 } Run;
 
 /* Follows column col of the plan node at lower[i] down to the scan: the
@@ -217,6 +222,12 @@ int inc_session_emit(Run *r, bool has_to, int64_t to_wm);
 int  inc_wm_begin(Run *r);
 void inc_wm_observe(Run *r, const Batch *in);
 void inc_wm_finish(Run *r, Meta *meta);
+/* Several inputs: the same per input whose watermark is per partition.
+ * inc_wm_inputs_finish raises meta's watermark of each such input (never
+ * backwards) and sets b->wake_at_us. */
+int  inc_wm_inputs_begin(Run *r);
+void inc_wm_inputs_observe(void *run, int i, const Batch *in);
+void inc_wm_inputs_finish(Run *r, Meta *meta);
 
 /* inc_dedup.c: SELECT DISTINCT on a stream. */
 int inc_dedup_check(IncPlan *p, SlError *err);

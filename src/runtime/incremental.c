@@ -372,28 +372,19 @@ static int check_late(IncPlan *p, Catalog *cat, SlError *err)
     return 0;
 }
 
-/* The partitions of each stream read.  One stream: its watermark may be
- * per partition (inc_watermark.c).  Several: each input's watermark is its
- * max event time less its delay, so a partitioned stream with a watermark
- * is refused rather than judged by the wrong watermark. */
+/* The partitions of each stream read: a stream with a watermark and
+ * partitions or an idle_timeout has a watermark per partition
+ * (inc_watermark.c); with several inputs, per input. */
 static int check_parts(IncPlan *p, SlError *err)
 {
     if (p->plain)
         return source_parts(p->stream, &p->parts, err);
     for (int i = 0; i < p->ins.n; i++) {
         const IncInput *in = &p->ins.in[i];
-        SourceParts parts;
-        if (source_parts(in->rel, &parts, err) < 0)
+        SourceParts *parts = &p->in_parts[i];
+        if (source_parts(in->rel, parts, err) < 0)
             return -1;
-        if (in->wm_col >= 0 && (parts.n > 1 || parts.idle_us > 0)) {
-            sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                     "stream \"%s\" has a watermark per partition (partitions or "
-                     "idle_timeout): a continuous query over several inputs cannot use it yet",
-                     in->rel->name);
-            sl_error_hint(err, "Read the stream alone, or declare it without partitions and "
-                               "idle_timeout.");
-            return -1;
-        }
+        p->in_part_wm[i] = in->wm_col >= 0 && (parts->n > 1 || parts->idle_us > 0);
     }
     return 0;
 }
@@ -514,6 +505,9 @@ const CatRelation *inc_plan_late(IncPlan *p)
 
 bool inc_plan_idle_wakes(IncPlan *p)
 {
+    for (int i = 0; !p->plain && i < p->ins.n; i++)
+        if (p->in_part_wm[i] && p->in_parts[i].idle_us > 0)
+            return true;
     return p->part_wm && p->parts.idle_us > 0;
 }
 
@@ -1698,7 +1692,8 @@ static void next_watermark(Run *r, Meta *meta)
         if (in->wm_col < 0)
             continue;
         any = true;
-        if (r->inputs.max_event[i] != INT64_MIN) {
+        /* per partition: inc_wm_inputs_finish moved it */
+        if (!p->in_part_wm[i] && r->inputs.max_event[i] != INT64_MIN) {
             int64_t wm = r->inputs.max_event[i] - in->wm_delay_us;
             if (!meta->in_has_wm[i] || wm > meta->in_wm[i]) {
                 meta->in_has_wm[i] = true;
@@ -1722,6 +1717,15 @@ static int run_inputs(Run *r, Meta *meta, int64_t *read_us)
     IncPlan *p = r->p;
     IncBatch *b = r->b;
     inc_inputs_run_init(&r->inputs, &p->ins, p->st, b->from, b->to);
+    bool parts = false;
+    for (int i = 0; i < p->ins.n; i++)
+        parts |= p->in_part_wm[i];
+    if (parts) {
+        if (inc_wm_inputs_begin(r) < 0)
+            return -1;
+        r->inputs.observe = inc_wm_inputs_observe;
+        r->inputs.observe_arg = r;
+    }
     if (p->sjoin != NULL) {
         r->join = (IncJoinBatch){.inputs = &r->inputs, .wb = r->wb, .a = r->a,
                                  .chunk = r->chunk, .err = r->err, .batch_id = b->batch_id,
@@ -1740,6 +1744,8 @@ static int run_inputs(Run *r, Meta *meta, int64_t *read_us)
     SLUICE_FAULT("batch_middle");
     b->next_has_watermark = b->has_watermark;
     b->next_watermark_us = b->watermark_us;
+    if (parts)
+        inc_wm_inputs_finish(r, meta);
     next_watermark(r, meta);
     if (p->sjoin != NULL) {
         join_watermarks(r, meta, true);
