@@ -4,6 +4,7 @@
  *   cq_runtime_init, cq_runtime_close
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
  *   cq_dependent, cq_progress
+ *   cq_subscribe, cq_subscribe_go, cq_unsubscribe
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
  * flight, the next batch is planned (source range, watermark), its entry is
@@ -18,10 +19,17 @@
  * S = L - 1: batch L is replayed from its logged range and watermark.
  * When the result table's columns changed (CREATE OR REPLACE), a batch
  * runs even without new input, to rewrite the table from the state.
+ *
+ * Subscribers (SUBSCRIBE): while a query has some, its batches record
+ * their changes of the result (IncBatch.changes); after the commit, on the
+ * loop, each subscriber is called with them.
  */
 #include "sluice/cq.h"
+#include "sluice/bytes.h"
 #include "sluice/log.h"
 #include "sluice/options.h"
+#include "sluice/relstore.h"
+#include "sluice/rowcodec.h"
 
 #include "incremental.h"
 
@@ -33,6 +41,18 @@
 typedef enum TriggerKind { TRIGGER_INTERVAL, TRIGGER_ONCE, TRIGGER_AVAILABLE_NOW } TriggerKind;
 
 typedef struct Cq Cq;
+
+struct CqSub {
+    CqSub        *next;
+    Cq           *q;
+    cq_changes_fn fn;
+    void         *arg;
+    uint64_t      id;
+    bool          started;          /* cq_subscribe_go was called */
+    bool          snapshot;         /* the snapshot is still to be sent */
+};
+
+static uint64_t g_next_sub_id = 1;
 
 struct CqRuntime {
     uv_loop_t   *loop;
@@ -58,9 +78,9 @@ struct Cq {
     int64_t            interval_ms;
     int64_t            max_offsets;
     int64_t            retain;          /* min_batches_to_retain */
-    int64_t            stop_at;         /* available_now: the end at start */
+    int64_t            stop_at[INC_MAX_INPUTS];   /* available_now: the ends at start */
     int64_t            next_batch_id;
-    int64_t            next_from;
+    int64_t            next_from[INC_MAX_INPUTS];  /* per input */
     bool               has_watermark;
     int64_t            watermark_us;
     bool               in_flight;
@@ -75,6 +95,7 @@ struct Cq {
     char              *error;
     int64_t            last_batch_id;
     int64_t            input_rows;
+    CqSub             *subs;            /* SUBSCRIBE clients */
     int64_t            started_us;
     int64_t            late_rows;
     /* progress: a ring of the last batches, and the batch in flight's times */
@@ -161,6 +182,17 @@ static void maybe_finish_close(CqRuntime *rt)
     }
 }
 
+/* Tells the subscribers of q that it is gone, and frees them. */
+static void end_subscribers(Cq *q)
+{
+    while (q->subs != NULL) {
+        CqSub *s = q->subs;
+        q->subs = s->next;
+        s->fn(s->arg, -1, NULL, NULL);
+        sl_free(s);
+    }
+}
+
 static void on_timer_closed(uv_handle_t *h)
 {
     Cq *q = h->data;
@@ -188,6 +220,7 @@ static void release(Cq *q)
         pp = &(*pp)->next;
     *pp = q->next;
     q->timer_closed = true;
+    end_subscribers(q);
     rt->closing_timers++;
     uv_timer_stop(&q->timer);
     uv_close((uv_handle_t *)&q->timer, on_timer_closed);
@@ -197,6 +230,15 @@ static void release(Cq *q)
 /* A micro-batch                                                           */
 
 static void schedule(Cq *q, uint64_t delay_ms);
+
+/* available_now: has every input reached its end at start? */
+static bool caught_up(const Cq *q)
+{
+    for (int i = 0; i < inc_plan_ninputs(q->plan); i++)
+        if (q->next_from[i] < q->stop_at[i])
+            return false;
+    return true;
+}
 
 static void work_cb(uv_work_t *w)
 {
@@ -236,16 +278,106 @@ static void record_progress(Cq *q, int64_t commit_us)
         q->nprogress++;
 }
 
+/* Calls each subscriber with the batch's changes. */
+static void deliver_changes(Cq *q)
+{
+    const CatRelation *rel = q->rel;
+    const StrBuf *ch = &q->batch.changes;
+    if (q->subs == NULL || ch->len == 0)
+        return;
+    Arena a;
+    arena_init(&a, 1 << 16);
+    uint32_t n = 0;
+    for (size_t at = 0; at + 5 <= ch->len; at += 5 + get_be32((uint8_t *)ch->data + at + 1))
+        n++;
+    SlType *types = ARENA_ARRAY(&a, SlType, rel->ncols ? rel->ncols : 1);
+    for (int c = 0; c < rel->ncols; c++)
+        types[c] = rel->cols[c].type;
+    Batch *b = batch_alloc(&a, types, (uint32_t)rel->ncols, n ? n : 1);
+    char *kinds = arena_alloc(&a, n ? n : 1);
+    uint32_t i = 0;
+    for (size_t at = 0; i < n; i++) {
+        const uint8_t *p = (const uint8_t *)ch->data + at;
+        uint32_t len = get_be32(p + 1);
+        kinds[i] = (char)p[0];
+        if (row_decode(p + 5, len, b, i, &a) < 0)
+            break;
+        at += 5 + len;
+    }
+    b->nrows = i;
+    for (int c = 0; c < rel->ncols; c++)
+        b->cols[c].len = i;
+    for (CqSub *s = q->subs, *next; s != NULL; s = next) {
+        next = s->next;     /* the callback may unsubscribe s */
+        if (s->started && !s->snapshot)
+            s->fn(s->arg, q->batch.batch_id, kinds, b);
+    }
+    arena_destroy(&a);
+}
+
+static CqSub *sub_by_id(Cq *q, uint64_t id)
+{
+    for (CqSub *s = q->subs; s != NULL; s = s->next)
+        if (s->id == id)
+            return s;
+    return NULL;
+}
+
+/* SUBSCRIBE WITH (snapshot): the result table's rows as inserts of the
+ * last committed batch, a scan batch at a time (the callback may end the
+ * subscription).  Runs on the loop with no batch in flight, so the table
+ * is exactly the state the next batch's changes apply to. */
+static void send_snapshot(Cq *q, uint64_t id)
+{
+    CqSub *s = sub_by_id(q, id);
+    s->snapshot = false;
+    RelScan *scan = tbl_scan_open(q->rt->st, q->rel);
+    Arena a;
+    arena_init(&a, 1 << 16);
+    SlError err = {0};
+    Batch *b;
+    int n;
+    while ((s = sub_by_id(q, id)) != NULL) {
+        arena_reset(&a);
+        if ((n = tbl_scan_next(scan, &a, &b, NULL, &err)) <= 0)
+            break;
+        char *kinds = arena_alloc(&a, (size_t)n);
+        memset(kinds, 'I', (size_t)n);
+        s->fn(s->arg, q->last_batch_id, kinds, b);
+    }
+    rel_scan_close(scan, sl_error_set(&err) ? NULL : &err);
+    if (sl_error_set(&err))
+        sl_log(LOG_ERROR, "cannot read the result table for SUBSCRIBE", "query=%s error=\"%s\"",
+               q->rel->name, err.message);
+    sl_error_clear(&err);
+    arena_destroy(&a);
+}
+
+/* The snapshots that waited for the batch in flight. */
+static void send_pending_snapshots(Cq *q)
+{
+    uint64_t ids[64];
+    int n = 0;
+    for (CqSub *s = q->subs; s != NULL && n < 64; s = s->next)
+        if (s->started && s->snapshot)
+            ids[n++] = s->id;
+    for (int i = 0; i < n; i++)
+        if (sub_by_id(q, ids[i]) != NULL)
+            send_snapshot(q, ids[i]);
+}
+
 static void after_work_cb(uv_work_t *w, int status)
 {
     Cq *q = w->data;
     q->in_flight = false;
     if (q->stopping) {
         sl_error_clear(&q->batch_err);
+        strbuf_free(&q->batch.changes);
         release(q);
         return;
     }
     if (status != 0 || q->batch_rc < 0) {
+        strbuf_free(&q->batch.changes);
         if (!sl_error_set(&q->batch_err))
             sl_error(&q->batch_err, ERRCODE_INTERNAL_ERROR, "micro-batch cancelled");
         fail_query(q, &q->batch_err);
@@ -255,17 +387,21 @@ static void after_work_cb(uv_work_t *w, int status)
     SlError err = {0};
     int64_t tc = mono_us();
     if (cat_commit_append(q->rt->cat, q->rel->oid, q->batch.batch_id, &err) < 0) {
+        strbuf_free(&q->batch.changes);
         fail_query(q, &err);
         sl_error_clear(&err);
         return;
     }
     record_progress(q, mono_us() - tc);
+    deliver_changes(q);
+    strbuf_free(&q->batch.changes);
+    send_pending_snapshots(q);
     q->last_batch_id = q->batch.batch_id;
     q->force_batch = false;
     q->input_rows += q->batch.input_rows;
     q->late_rows += q->batch.late_rows;
     q->next_batch_id = q->batch.batch_id + 1;
-    q->next_from = q->batch.to;
+    memcpy(q->next_from, q->batch.to, sizeof(q->next_from));
     q->has_watermark = q->batch.next_has_watermark;
     q->watermark_us = q->batch.next_watermark_us;
     q->wake_at_us = q->batch.wake_at_us;
@@ -292,7 +428,7 @@ static void after_work_cb(uv_work_t *w, int status)
            q->batch.output_rows, q->batch.late_rows, q->batch.state_rows, pr->plan_us,
            pr->read_us, pr->execute_us, pr->write_us, pr->commit_us, pr->total_us);
     if (q->trigger == TRIGGER_ONCE ||
-        (q->trigger == TRIGGER_AVAILABLE_NOW && q->next_from >= q->stop_at)) {
+        (q->trigger == TRIGGER_AVAILABLE_NOW && caught_up(q))) {
         q->finished = true;
         set_status(q, "finished", NULL);
         return;
@@ -302,13 +438,16 @@ static void after_work_cb(uv_work_t *w, int status)
         schedule(q, 0);
 }
 
-/* Runs (or replays) batch `batch` over [from, to) with the given watermark. */
-static void launch(Cq *q, const CqOffsets *o, int64_t from, int64_t to)
+/* Runs (or replays) batch `batch` over [from, to) of each input with the
+ * given watermark. */
+static void launch(Cq *q, const CqOffsets *o, const int64_t *from, const int64_t *to)
 {
     memset(&q->batch, 0, sizeof(q->batch));
     q->batch.batch_id = o->batch_id;
-    q->batch.from = from;
-    q->batch.to = to;
+    memcpy(q->batch.from, from, sizeof(q->batch.from));
+    memcpy(q->batch.to, to, sizeof(q->batch.to));
+    q->batch.want_changes = q->subs != NULL;
+    strbuf_init(&q->batch.changes);
     q->batch.has_watermark = o->has_watermark;
     q->batch.watermark_us = o->watermark_us;
     q->batch.now_us = o->batch_ts_us;
@@ -331,22 +470,31 @@ static void plan_batch(Cq *q)
         return;
     q->plan_start_us = mono_us();
     SlError err = {0};
-    int64_t latest = source_latest(inc_plan_source(q->plan), wall_us(), &err);
-    if (latest < 0) {
-        fail_query(q, &err);
-        sl_error_clear(&err);
-        return;
+    int n = inc_plan_ninputs(q->plan);
+    int64_t to[INC_MAX_INPUTS] = {0};
+    bool more = false;
+    int64_t now = wall_us(), backlog = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t latest = source_latest(inc_plan_source(q->plan, i), now, &err);
+        if (latest < 0) {
+            fail_query(q, &err);
+            sl_error_clear(&err);
+            return;
+        }
+        if (q->trigger == TRIGGER_AVAILABLE_NOW && latest > q->stop_at[i])
+            latest = q->stop_at[i];
+        to[i] = SL_MAX(latest, q->next_from[i]);
+        if (q->max_offsets > 0 && to[i] - q->next_from[i] > q->max_offsets)
+            to[i] = q->next_from[i] + q->max_offsets;
+        if (to[i] > q->next_from[i])
+            more = true;
+        backlog += latest > to[i] ? latest - to[i] : 0;     /* summed over the inputs */
     }
-    if (q->trigger == TRIGGER_AVAILABLE_NOW && latest > q->stop_at)
-        latest = q->stop_at;
-    int64_t to = latest;
-    if (q->max_offsets > 0 && to - q->next_from > q->max_offsets)
-        to = q->next_from + q->max_offsets;
     /* No new rows, but an idle partition would move the watermark: run an
      * empty batch, so windows close (idle_timeout). */
     bool wake = q->trigger == TRIGGER_INTERVAL && inc_plan_idle_wakes(q->plan) &&
                 wall_us() >= q->wake_at_us;
-    if (to <= q->next_from && !wake && !q->force_batch) {
+    if (!more && !wake && !q->force_batch) {
         if (q->trigger != TRIGGER_INTERVAL) {
             q->finished = true;
             set_status(q, "finished", NULL);
@@ -355,10 +503,15 @@ static void plan_batch(Cq *q)
         }
         return;
     }
-    char sources[160];
-    snprintf(sources, sizeof(sources),
-             "[{\"oid\":%u,\"part\":0,\"start\":%" PRId64 ",\"end\":%" PRId64 "}]",
-             inc_plan_stream(q->plan)->oid, q->next_from, to);
+    char sources[80 * INC_MAX_INPUTS + 8];
+    size_t len = 0;
+    sources[len++] = '[';
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(sources + len, sizeof(sources) - len,
+                                "%s{\"oid\":%u,\"part\":0,\"start\":%" PRId64
+                                ",\"end\":%" PRId64 "}", i ? "," : "",
+                                inc_plan_stream(q->plan, i)->oid, q->next_from[i], to[i]);
+    snprintf(sources + len, sizeof(sources) - len, "]");
     CqOffsets o = {q->next_batch_id, sources, q->has_watermark, q->watermark_us, wall_us()};
     if (cat_offsets_append(q->rt->cat, q->rel->oid, &o, &err) < 0) {
         fail_query(q, &err);
@@ -366,7 +519,7 @@ static void plan_batch(Cq *q)
         return;
     }
     q->plan_us = mono_us() - q->plan_start_us;
-    q->backlog_rows = latest > to ? latest - to : 0;
+    q->backlog_rows = backlog;
     launch(q, &o, q->next_from, to);
 }
 
@@ -433,15 +586,20 @@ out:
     return rc;
 }
 
-/* Parses "start" and "end" out of a logged sources entry. */
-static int logged_range(const char *sources, int64_t *from, int64_t *to)
+/* Parses "start" and "end" of each input out of a logged sources entry
+ * (one object per input, in the plan's order). */
+static int logged_range(const char *sources, int n, int64_t *from, int64_t *to)
 {
-    const char *s = strstr(sources, "\"start\":");
-    const char *e = strstr(sources, "\"end\":");
-    if (s == NULL || e == NULL)
-        return -1;
-    *from = strtoll(s + 8, NULL, 10);
-    *to = strtoll(e + 6, NULL, 10);
+    const char *p = sources;
+    for (int i = 0; i < n; i++) {
+        const char *s = strstr(p, "\"start\":");
+        const char *e = s ? strstr(s, "\"end\":") : NULL;
+        if (s == NULL || e == NULL)
+            return -1;
+        from[i] = strtoll(s + 8, NULL, 10);
+        to[i] = strtoll(e + 6, NULL, 10);
+        p = e + 6;
+    }
     return 0;
 }
 
@@ -457,7 +615,7 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
     if (found < 0)
         return -1;
     q->next_batch_id = 0;
-    q->next_from = 0;
+    memset(q->next_from, 0, sizeof(q->next_from));
     q->has_watermark = has_wm;
     q->watermark_us = wm;
     if (found == 0)
@@ -465,15 +623,15 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
                : sl_error(err, ERRCODE_DATA_CORRUPTED,
                           "query \"%s\" has state for batch %" PRId64 " but no offset log",
                           q->rel->name, state_batch);
-    int64_t from, to;
-    if (logged_range(last->sources, &from, &to) < 0)
+    int64_t from[INC_MAX_INPUTS] = {0}, to[INC_MAX_INPUTS] = {0};
+    if (logged_range(last->sources, inc_plan_ninputs(q->plan), from, to) < 0)
         return sl_error(err, ERRCODE_DATA_CORRUPTED, "offset log entry is unreadable");
     if (state_batch == last->batch_id) {
         /* Output and state are in; the commit entry may be missing. */
         if (cat_commit_append(q->rt->cat, q->rel->oid, last->batch_id, err) < 0)
             return -1;
         q->next_batch_id = last->batch_id + 1;
-        q->next_from = to;
+        memcpy(q->next_from, to, sizeof(q->next_from));
         q->last_batch_id = last->batch_id;
         return 0;
     }
@@ -481,7 +639,7 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
         /* Batch L was planned but its output never committed: replay it. */
         *replay = true;
         q->next_batch_id = last->batch_id;
-        q->next_from = from;
+        memcpy(q->next_from, from, sizeof(q->next_from));
         q->last_batch_id = state_batch;
         return 0;
     }
@@ -536,17 +694,19 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
     if (status == NULL)
         set_status(q, "running", NULL);
     if (q->trigger == TRIGGER_AVAILABLE_NOW) {
-        q->stop_at = source_latest(inc_plan_source(q->plan), wall_us(), err);
-        if (q->stop_at < 0) {
-            fail_query(q, err);
-            sl_error_clear(err);
-            arena_destroy(&a);
-            return 0;
+        for (int i = 0; i < inc_plan_ninputs(q->plan); i++) {
+            q->stop_at[i] = source_latest(inc_plan_source(q->plan, i), wall_us(), err);
+            if (q->stop_at[i] < 0) {
+                fail_query(q, err);
+                sl_error_clear(err);
+                arena_destroy(&a);
+                return 0;
+            }
         }
     }
     if (replay && !q->paused) {
-        int64_t from, to;
-        logged_range(last.sources, &from, &to);
+        int64_t from[INC_MAX_INPUTS] = {0}, to[INC_MAX_INPUTS] = {0};
+        logged_range(last.sources, inc_plan_ninputs(q->plan), from, to);
         sl_log(LOG_INFO, "replaying batch", "query=%s batch=%" PRId64, query->name,
                last.batch_id);
         q->plan_start_us = mono_us();
@@ -733,7 +893,7 @@ const char *cq_dependent(CqRuntime *rt, uint32_t oid)
         if (q->stopping)
             continue;
         const CatRelation *into = inc_plan_into(q->plan), *late = inc_plan_late(q->plan);
-        if (inc_plan_stream(q->plan)->oid == oid || (into != NULL && into->oid == oid) ||
+        if (inc_plan_reads(q->plan, oid) || (into != NULL && into->oid == oid) ||
             (late != NULL && late->oid == oid))
             return q->rel->name;
     }
@@ -749,4 +909,45 @@ int cq_progress(CqRuntime *rt, const char *name, CqProgress *out, int max, SlErr
     for (int i = 1; i <= q->nprogress && n < max; i++)
         out[n++] = q->progress[(q->progress_next + CQ_PROGRESS_KEEP - i) % CQ_PROGRESS_KEEP];
     return n;
+}
+
+CqSub *cq_subscribe(CqRuntime *rt, const char *name, bool snapshot, cq_changes_fn fn,
+                    void *arg, SlError *err)
+{
+    Cq *q = find_or_error(rt, name, err);
+    if (q == NULL)
+        return NULL;
+    if (q->stopping) {
+        sl_error(err, ERRCODE_UNDEFINED_OBJECT, "continuous query \"%s\" does not exist",
+                 name);
+        return NULL;
+    }
+    CqSub *s = sl_calloc(1, sizeof(CqSub));
+    s->q = q;
+    s->fn = fn;
+    s->arg = arg;
+    s->id = g_next_sub_id++;
+    s->snapshot = snapshot;
+    s->next = q->subs;
+    q->subs = s;
+    return s;
+}
+
+void cq_subscribe_go(CqSub *s)
+{
+    s->started = true;
+    if (s->snapshot && !s->q->in_flight)
+        send_snapshot(s->q, s->id);
+}
+
+void cq_unsubscribe(CqSub *s)
+{
+    if (s == NULL)
+        return;
+    CqSub **pp = &s->q->subs;
+    while (*pp != NULL && *pp != s)
+        pp = &(*pp)->next;
+    if (*pp == s)
+        *pp = s->next;
+    sl_free(s);
 }
