@@ -324,12 +324,14 @@ static void gen_bid(const NexmarkConfig *c, int64_t e, Rng *r, NexmarkEvent *ev)
         snprintf(ev->channel, sizeof(ev->channel), "channel-%lld", (long long)ch);
         Rng ur = rng_for(0, ch, 2);     /* and so is another channel's */
         int len = base_url(&ur, ev->url, sizeof(ev->url));
-        uint32_t rev = 0, v = (uint32_t)ch;
-        for (int b = 0; b < 32; b++, v >>= 1)
-            rev = (rev << 1) | (v & 1);
-        int32_t srev = (int32_t)rev;
-        snprintf(ev->url + len, sizeof(ev->url) - (size_t)len, "&channel_id=%lld",
-                 llabs((long long)srev));
+        if (rng_below(&ur, 10) > 0) {   /* 9 channels in 10 name their id */
+            uint32_t rev = 0, v = (uint32_t)ch;
+            for (int b = 0; b < 32; b++, v >>= 1)
+                rev = (rev << 1) | (v & 1);
+            int32_t srev = (int32_t)rev;
+            snprintf(ev->url + len, sizeof(ev->url) - (size_t)len, "&channel_id=%lld",
+                     llabs((long long)srev));
+        }
     }
     next_extra(r, 32, c->avg_bid_bytes, ev->extra, sizeof(ev->extra));
 }
