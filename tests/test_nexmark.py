@@ -187,7 +187,7 @@ BAD = [
     ("table = 'bid', events_per_second = 0", "22023"),  # unbounded and unpaced
     ("table = 'bid', first_event_rate = -5", "22023"),
     ("table = 'bid', seed = 'x'", "22023"),
-    ("table = 'bid', out_of_order_group_size = 4", "0A000"),
+    ("table = 'bid', out_of_order_group_size = 4", "22023"),  # not a multiple of 50
 ]
 
 
@@ -218,3 +218,46 @@ def test_wrong_column_refused(sluiced_module):
                       "AS SELECT auction FROM wrongcol")
         assert exc.value.sqlstate == "42703"
         assert "bidder" in (exc.value.diag.message_hint or "")
+
+
+def test_out_of_order_groups(sluiced_module):
+    """out_of_order_group_size = 1000: the stream holds nexmark_gen's bids
+    (their order, shuffled within each group, is checked in
+    tests/unit/test_nexmark.c), and a windowed query over them, with the
+    4-second watermark, loses none."""
+    n = 50_000
+    out = subprocess.run([gen_binary(), "--events", str(n), "--seed", "3", "--table", "bid",
+                          "--first-event-rate", str(RATE), "--base-time-ms", str(BASE_MS),
+                          "--out-of-order-group-size", "1000"],
+                         check=True, capture_output=True, text=True, timeout=300).stdout
+    bids = [json.loads(line) for line in out.splitlines()]
+    times = [parse_ts(b["date_time"]) for b in bids]
+    assert times != sorted(times)
+    best = {}
+    for b, t in zip(bids, times):
+        s = floor_ms(t, 10_000)
+        best[s] = max(best.get(s, 0), b["price"])
+    server = sluiced_module()
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute(f"""CREATE STREAM bid_ooo (auction bigint, price bigint, date_time timestamp,
+                        WATERMARK FOR date_time AS date_time - INTERVAL '4 seconds')
+                      WITH (connector = 'nexmark', table = 'bid', seed = 3,
+                            number_of_events = {n}, events_per_second = 0,
+                            first_event_rate = {RATE}, base_time_ms = {BASE_MS},
+                            out_of_order_group_size = 1000)""")
+        c.execute("CREATE CONTINUOUS QUERY ooo_rows WITH (trigger = 'available_now') "
+                  "AS SELECT auction, price, date_time FROM bid_ooo")
+        c.execute("CREATE CONTINUOUS QUERY ooo_max WITH (trigger = 'available_now', "
+                  "output_mode = 'update') AS SELECT window_start, max(price) AS maxprice "
+                  "FROM bid_ooo GROUP BY WINDOW(date_time, INTERVAL '10 seconds')")
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            st = dict(c.execute("SELECT name, status FROM sys.queries "
+                                "WHERE name LIKE 'ooo%'").fetchall())
+            if set(st.values()) <= {"finished", "failed"} and len(st) == 2:
+                break
+            time.sleep(0.5)
+        assert st == {"ooo_rows": "finished", "ooo_max": "finished"}
+        got = sorted(c.execute("SELECT auction, price, date_time FROM ooo_rows").fetchall())
+        assert got == sorted((b["auction"], b["price"], t) for b, t in zip(bids, times))
+        assert sorted(c.execute("SELECT * FROM ooo_max").fetchall()) == sorted(best.items())

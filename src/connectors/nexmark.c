@@ -442,9 +442,15 @@ int nexmark_open(Arena *a, const CatRelation *rel, Nexmark **out, SlError *err)
                         &g->events_per_second, err) < 0)
         return -1;
     c->seed = (uint64_t)seed;
-    if (opts_get(&o, "out_of_order_group_size") != NULL)
-        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                        "out_of_order_group_size is not supported by the nexmark connector");
+    if (opts_get_int(&o, "out_of_order_group_size", 1, &c->out_of_order_group_size, err) < 0)
+        return -1;
+    if (c->out_of_order_group_size != 1 &&
+        (c->out_of_order_group_size <= 0 || c->out_of_order_group_size > 1000000 ||
+         c->out_of_order_group_size % PROPORTION_DENOM != 0 ||
+         c->out_of_order_group_size % 953 == 0))
+        return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                        "out_of_order_group_size must be 1 or a multiple of %d up to 1000000 "
+                        "(and not of 953)", PROPORTION_DENOM);
     if (g->events_per_second < 0)
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                         "events_per_second must not be negative");
@@ -499,7 +505,36 @@ int64_t nexmark_available(const Nexmark *g, int64_t now_us)
         if (g->number_of_events >= 0 && events > g->number_of_events)
             events = g->number_of_events;
     }
-    return nexmark_kind_count(g->kind, events);
+    int64_t gs = g->cfg.out_of_order_group_size;
+    if (gs == 1)
+        return nexmark_kind_count(g->kind, events);
+    /* whole groups hold their share of each kind; the last one is counted */
+    int64_t rows = nexmark_kind_count(g->kind, (events / gs) * gs);
+    for (int64_t c = (events / gs) * gs; c < events; c++)
+        rows += nexmark_kind_of(adjusted_event_number(&g->cfg, c)) == g->kind;
+    return rows;
+}
+
+/* The event number of the table's row k.  With out-of-order groups of G
+ * events (a multiple of 50, so each group holds G/50 persons, 3G/50
+ * auctions, 46G/50 bids), the rows are the group's events of the table's
+ * kind in the order the generator emits them. */
+static int64_t row_event(const Nexmark *g, int64_t k, int64_t *next_c)
+{
+    int64_t gs = g->cfg.out_of_order_group_size;
+    if (gs == 1)
+        return nexmark_kind_event(g->kind, k);
+    int64_t per_group = nexmark_kind_count(g->kind, gs);
+    int64_t c = *next_c >= 0 ? *next_c : (k / per_group) * gs;
+    int64_t skip = *next_c >= 0 ? 0 : k % per_group;
+    for (;; c++) {
+        if (nexmark_kind_of(adjusted_event_number(&g->cfg, c)) != g->kind)
+            continue;
+        if (skip-- == 0)
+            break;
+    }
+    *next_c = c + 1;
+    return c;
 }
 
 static void put_str(Vector *v, uint32_t i, const char *s, Arena *a)
@@ -512,8 +547,9 @@ static void put_str(Vector *v, uint32_t i, const char *s, Arena *a)
 void nexmark_generate(const Nexmark *g, int64_t from, uint32_t n, Arena *a, Batch *b)
 {
     NexmarkEvent ev;
+    int64_t next_c = -1;
     for (uint32_t i = 0; i < n; i++) {
-        nexmark_event(&g->cfg, nexmark_kind_event(g->kind, from + i), &ev);
+        nexmark_event(&g->cfg, row_event(g, from + i, &next_c), &ev);
         for (int c = 0; c < g->ncols; c++) {
             Vector *v = &b->cols[c];
             v->nulls[i] = 0;

@@ -4,8 +4,9 @@
  * connector ranges split across batches give the same rows; persons,
  * auctions and bids come 1:3:46; ids, hot auctions and bidders, prices,
  * categories, states, cities, credit cards and the extra padding follow
- * the Nexmark rules; event times advance at first_event_rate; bad options
- * are refused with a SQLSTATE.
+ * the Nexmark rules; event times advance at first_event_rate; with
+ * out_of_order_group_size the connector's rows follow the generator's
+ * shuffled order; bad options are refused with a SQLSTATE.
  */
 #include "unit.h"
 #include "sluice/nexmark.h"
@@ -178,6 +179,38 @@ static void test_connector(void)
         }
         from += n;
     }
+    /* out of order in groups of 500 events: the table's rows are its events
+     * in the order the generator emits them, event times out of order */
+    CatRelation ooo = relation("{\"connector\": \"nexmark\", \"table\": \"bid\", \"seed\": 7,"
+                               " \"base_time_ms\": 1767225600000, \"number_of_events\": 5321,"
+                               " \"events_per_second\": 0, \"out_of_order_group_size\": 500}",
+                               bid_cols, 4);
+    CHECK(nexmark_open(&a, &ooo, &g, &err) == 0, "%s", err.message);
+    c.out_of_order_group_size = 500;
+    int64_t want_rows = 0, k = 0, backwards = 0;
+    Batch *row = batch_alloc(&a, bid_types, 4, 1);
+    Batch *run = batch_alloc(&a, bid_types, 4, 777);
+    nexmark_generate(g, 1000, 777, &a, run);
+    for (int64_t e = 0; e < 5321; e++) {
+        nexmark_event(&c, e, &ev);
+        if (ev.kind != NEXMARK_BID)
+            continue;
+        want_rows++;
+        if (k % 37 == 0 || (k >= 1000 && k < 1777)) {
+            nexmark_generate(g, k, 1, &a, row);
+            CHECK(row->cols[1].v.i64[0] == ev.price && row->cols[0].v.i64[0] == ev.auction,
+                  "row %lld", (long long)k);
+            if (k >= 1000 && k < 1777)
+                CHECK(run->cols[1].v.i64[k - 1000] == ev.price &&
+                      run->cols[3].v.i64[k - 1000] == row->cols[3].v.i64[0]);
+            if (k >= 1001 && k < 1777)
+                backwards += run->cols[3].v.i64[k - 1000] < run->cols[3].v.i64[k - 1001];
+        }
+        k++;
+    }
+    CHECK(nexmark_available(g, 0) == want_rows, "%lld rows", (long long)nexmark_available(g, 0));
+    CHECK(backwards > 0);
+    c.out_of_order_group_size = 1;
     /* at events_per_second, rows appear with the wall clock */
     CatRelation paced = relation("{\"connector\": \"nexmark\", \"table\": \"bid\","
                                  " \"events_per_second\": 100}", bid_cols, 4);
@@ -192,6 +225,8 @@ static void test_connector(void)
         "{\"connector\": \"nexmark\", \"table\": \"bid\", \"first_event_rate\": 0}",
         "{\"connector\": \"nexmark\", \"table\": \"bid\", \"seed\": \"x\"}",
         "{\"connector\": \"nexmark\", \"table\": \"person\"}",    /* auction is no person field */
+        "{\"connector\": \"nexmark\", \"table\": \"bid\", \"out_of_order_group_size\": 30}",
+        "{\"connector\": \"nexmark\", \"table\": \"bid\", \"out_of_order_group_size\": 0}",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         CatRelation r = relation(bad[i], bid_cols, 4);
