@@ -7,31 +7,34 @@
  *
  * The connector is the relation's `connector` option: none (or 'internal')
  * reads the stream's own log in RocksDB, and so does 'files' (its ingester,
- * ingest.c, appends to that log); 'datagen' generates the rows.
+ * ingest.c, appends to that log); 'datagen' generates the rows, 'nexmark'
+ * the Nexmark events (nexmark.h).
  */
 #include "source.h"
 
 #include "sluice/datagen.h"
 #include "sluice/ingest.h"
+#include "sluice/nexmark.h"
 #include "sluice/exec.h"
 #include "sluice/options.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 
-typedef enum SourceKind { SOURCE_INTERNAL, SOURCE_DATAGEN } SourceKind;
+typedef enum SourceKind { SOURCE_INTERNAL, SOURCE_DATAGEN, SOURCE_NEXMARK } SourceKind;
 
 struct Source {
     SourceKind         kind;
     const CatRelation *rel;     /* referenced while the source is open */
     StateStore        *st;
     Datagen           *gen;
+    Nexmark           *nexmark;
     Arena              arena;   /* the generator's settings */
 };
 
 struct SourceReader {
     Source  *src;
     RelScan *scan;              /* SOURCE_INTERNAL */
-    int64_t  next, to;          /* SOURCE_DATAGEN */
+    int64_t  next, to;          /* SOURCE_DATAGEN, SOURCE_NEXMARK */
 };
 
 int source_open(StateStore *st, const CatRelation *rel, Source **out, SlError *err)
@@ -52,6 +55,10 @@ int source_open(StateStore *st, const CatRelation *rel, Source **out, SlError *e
     } else if (strcmp(connector, "datagen") == 0) {
         src->kind = SOURCE_DATAGEN;
         if (datagen_open(&src->arena, rel, &src->gen, err) < 0)
+            goto fail;
+    } else if (strcmp(connector, "nexmark") == 0) {
+        src->kind = SOURCE_NEXMARK;
+        if (nexmark_open(&src->arena, rel, &src->nexmark, err) < 0)
             goto fail;
     } else {
         sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -81,6 +88,8 @@ int64_t source_latest(Source *src, int64_t now_us, SlError *err)
 {
     if (src->kind == SOURCE_DATAGEN)
         return datagen_available(src->gen, now_us);
+    if (src->kind == SOURCE_NEXMARK)
+        return nexmark_available(src->nexmark, now_us);
     if (ingest_check_readable(src->rel, err) < 0)
         return -1;
     return stream_end_offset(src->st, src->rel, err);
@@ -109,7 +118,10 @@ int source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err)
     for (int c = 0; c < src->rel->ncols; c++)
         types[c] = src->rel->cols[c].type;
     Batch *b = batch_alloc(a, types, (uint32_t)src->rel->ncols, n);
-    datagen_generate(src->gen, r->next, n, a, b);
+    if (src->kind == SOURCE_NEXMARK)
+        nexmark_generate(src->nexmark, r->next, n, a, b);
+    else
+        datagen_generate(src->gen, r->next, n, a, b);
     r->next += n;
     *out = b;
     return (int)n;
