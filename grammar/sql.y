@@ -118,7 +118,7 @@ stmt(A) ::= RESET(T) set_name(N) anything. { A = make_variable_reset(p, &T, N.z)
 stmt(A) ::= RESET(T) ALL. { A = make_variable_reset(p, &T, "all"); }
 stmt(A) ::= SHOW(T) set_name(N) anything. { A = make_show(p, &T, N.z); }
 stmt(A) ::= SHOW(T) ALL. { A = make_show(p, &T, "all"); }
-stmt(A) ::= SUBSCRIBE(T) name_list(N). { A = make_subscribe(p, &T, N); }
+stmt(A) ::= SUBSCRIBE(T) name_list(N) opt_with_options(O). { A = make_subscribe(p, &T, N, O); }
 stmt(A) ::= ALTER(T) CONTINUOUS QUERY name_list(N) PAUSE. { A = make_alter_cq(p, &T, N, true); }
 stmt(A) ::= ALTER(T) CONTINUOUS QUERY name_list(N) RESUME. { A = make_alter_cq(p, &T, N, false); }
 stmt(A) ::= ALTER(T) ID(X) anything. { A = make_unsupported2(p, &T, &X); }

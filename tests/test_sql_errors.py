@@ -40,7 +40,7 @@ ERRORS = [
     ("SELECT * FROM users ORDER BY 9", "42P10", 30, None),
     ("SELECT (SELECT user_id FROM users)", "21000", None, None),
     ("SELECT * FROM (SELECT 1)", "42601", 15, "For example, FROM (SELECT ...) [AS] foo."),
-    ("SUBSCRIBE q", "0A000", None, None),
+    ("SUBSCRIBE q", "42704", None, None),
     ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT * FROM t",
      "0A000", 1, None),
     ("SELECT 1 FROM users u WHERE 1 IN (SELECT id FROM orders WHERE user_id = u.user_id)",

@@ -409,6 +409,7 @@ typedef struct AlterCqStmt {
 typedef struct SubscribeStmt {
     Node      hdr;
     RangeVar *name;
+    List     *options;      /* WITH (snapshot [= bool]): DefElems */
 } SubscribeStmt;
 
 /* EXPLAIN stmt, or EXPLAIN CONTINUOUS QUERY name (cq set). */

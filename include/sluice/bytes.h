@@ -32,6 +32,18 @@ static inline uint64_t get_be64(const uint8_t *p)
     return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
 }
 
+/* Signed times as key bytes: sign bit flipped, big-endian, so byte order is
+ * time order. */
+static inline void put_time_key(uint8_t *p, int64_t t)
+{
+    put_be64(p, (uint64_t)t ^ 0x8000000000000000ull);
+}
+
+static inline int64_t get_time_key(const uint8_t *p)
+{
+    return (int64_t)(get_be64(p) ^ 0x8000000000000000ull);
+}
+
 static inline void put_le32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)v;

@@ -14,6 +14,9 @@
  *   cq_dependent       a query that reads or writes a relation
  *   cq_source_lag      per query, source and partition: committed offset,
  *                      latest offset, lag, last poll time (sys.source_lag)
+ *   cq_subscribe       be called with each committed batch's changes of a
+ *                      query's result (SUBSCRIBE), until cq_unsubscribe
+ *   cq_subscribe_go    start delivering (the snapshot first)
  *   cq_progress        the last batches of a query: rows, watermark, state
  *                      rows and the time of each phase (sys.query_progress)
  *
@@ -92,6 +95,14 @@ typedef struct CqProgress {
 
 typedef void (*cq_close_cb)(CqRuntime *rt);
 
+/* A subscriber's callback, on the loop, after batch batch_id committed:
+ * rows (the query's result columns) and kinds[i] ('I' insert, 'U' update,
+ * 'D' delete) of each.  batch_id -1 (rows NULL): the query was dropped or the server
+ * is stopping; the subscription is over and must not be unsubscribed. */
+typedef void (*cq_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
+                              const Batch *rows);
+typedef struct CqSub CqSub;
+
 CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st);
 void cq_runtime_close(CqRuntime *rt, cq_close_cb cb);
 int  cq_start(CqRuntime *rt, const CatRelation *query, SlError *err);
@@ -111,6 +122,14 @@ const char *cq_dependent(CqRuntime *rt, uint32_t oid);
 /* Calls fn for every partition of every running query's source, in
  * registry order.  On the loop thread; never blocks. */
 void cq_source_lag(CqRuntime *rt, void (*fn)(const CqSourceLag *l, void *arg), void *arg);
+/* Subscribes to the changes of query `name` from its next batch; with
+ * snapshot, the rows of its result table come first (as inserts of the
+ * last committed batch), read once no batch is in flight.  Nothing is
+ * delivered before cq_subscribe_go. */
+CqSub *cq_subscribe(CqRuntime *rt, const char *name, bool snapshot, cq_changes_fn fn,
+                    void *arg, SlError *err);
+void   cq_subscribe_go(CqSub *s);
+void cq_unsubscribe(CqSub *s);
 /* Copies the progress of up to max of the query's latest batches (kept in
  * memory, CQ_PROGRESS_KEEP at most, since the server started), newest
  * first, into out; returns how many, or -1 with 42704 if there is no such

@@ -162,6 +162,27 @@ int  rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRu
 int  rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *err);
 void rt_run_end(RtRun *r);
 
+/* SUBSCRIBE (cq_ddl.c, runtime.c).  rt_subscribe_name: the continuous query a
+ * prepared SUBSCRIBE names, or NULL when p is not a SUBSCRIBE (its
+ * rt_describe columns are rt_subscribe_columns': batch_id, kind, then the
+ * query's result columns).  rt_subscribe: fn is called on the loop after
+ * each committed batch of the query (cq.h's cq_changes_fn) until
+ * rt_unsubscribe, or once with batch id -1 when the query goes away. */
+typedef void (*rt_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
+                              const Batch *rows);
+typedef struct RtSub RtSub;
+const char *rt_subscribe_name(const Prepared *p);
+/* WITH (snapshot): the result table's rows first, as inserts. */
+bool rt_subscribe_snapshot(const Prepared *p);
+int  rt_subscribe_columns(const char *name, Arena *a, int *ncols, ColumnDesc **cols,
+                          SlError *err);
+int  rt_subscribe(const char *name, bool snapshot, rt_changes_fn fn, void *arg, RtSub **out,
+                  SlError *err);
+/* Starts delivering (the snapshot first, once no batch is in flight); fn
+ * may be called before it returns, and may end the subscription. */
+void rt_subscribe_go(RtSub *s);
+void rt_unsubscribe(RtSub *s);
+
 /* COPY (copy.c).  A prepared COPY is not run by rt_execute: the server
  * asks rt_copy_kind which way it goes and the number of its columns, then
  * for FROM STDIN feeds the CopyData bytes to rt_copy_data between

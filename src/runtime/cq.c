@@ -4,6 +4,7 @@
  *   cq_runtime_init, cq_runtime_close
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
  *   cq_dependent, cq_progress, cq_source_lag
+ *   cq_subscribe, cq_subscribe_go, cq_unsubscribe
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
  * flight, the next batch is planned (source range, watermark), its entry is
@@ -19,14 +20,22 @@
  * When the result table's columns changed (CREATE OR REPLACE), a batch
  * runs even without new input, to rewrite the table from the state.
  *
- * A source has partitions (Kafka's; one for internal and generated
- * streams): the query keeps its position in each, and a batch's offset-log
- * entry names every known partition's range, so the last entry alone gives
- * the positions back at a restart.
+ * Each input (a stream read by a scan) is a source with partitions (Kafka's;
+ * one for internal and generated streams): the query keeps its position in
+ * each, and a batch's offset-log entry names every known partition's range
+ * of every input, so the last entry alone gives the positions back at a
+ * restart.
+ *
+ * Subscribers (SUBSCRIBE): while a query has some, its batches record
+ * their changes of the result (IncBatch.changes); after the commit, on the
+ * loop, each subscriber is called with them.
  */
 #include "sluice/cq.h"
+#include "sluice/bytes.h"
 #include "sluice/log.h"
 #include "sluice/options.h"
+#include "sluice/relstore.h"
+#include "sluice/rowcodec.h"
 
 #include "incremental.h"
 
@@ -38,6 +47,18 @@
 typedef enum TriggerKind { TRIGGER_INTERVAL, TRIGGER_ONCE, TRIGGER_AVAILABLE_NOW } TriggerKind;
 
 typedef struct Cq Cq;
+
+struct CqSub {
+    CqSub        *next;
+    Cq           *q;
+    cq_changes_fn fn;
+    void         *arg;
+    uint64_t      id;
+    bool          started;          /* cq_subscribe_go was called */
+    bool          snapshot;         /* the snapshot is still to be sent */
+};
+
+static uint64_t g_next_sub_id = 1;
 
 struct CqRuntime {
     uv_loop_t   *loop;
@@ -63,11 +84,12 @@ struct Cq {
     int64_t            interval_ms;
     int64_t            max_offsets;
     int64_t            retain;          /* min_batches_to_retain */
-    SourceOffsets      stop_at;         /* available_now: the ends at start */
+    int64_t            input_max[INC_MAX_INPUTS]; /* the stream's max_offsets_per_trigger */
+    SourceOffsets      stop_at[INC_MAX_INPUTS];   /* available_now: the ends at start */
     bool               has_stop_at;
     int64_t            next_batch_id;
-    SourceOffsets      pos;             /* per partition: the next offset to read */
-    SourceOffsets      ranges;          /* the batch in flight reads these */
+    SourceOffsets      pos[INC_MAX_INPUTS];       /* per input and partition: next offset */
+    SourceOffsets      ranges[INC_MAX_INPUTS];    /* the batch in flight reads these */
     bool               has_watermark;
     int64_t            watermark_us;
     bool               in_flight;
@@ -82,6 +104,7 @@ struct Cq {
     char              *error;
     int64_t            last_batch_id;
     int64_t            input_rows;
+    CqSub             *subs;            /* SUBSCRIBE clients */
     int64_t            started_us;
     int64_t            late_rows;
     /* progress: a ring of the last batches, and the batch in flight's times */
@@ -168,6 +191,17 @@ static void maybe_finish_close(CqRuntime *rt)
     }
 }
 
+/* Tells the subscribers of q that it is gone, and frees them. */
+static void end_subscribers(Cq *q)
+{
+    while (q->subs != NULL) {
+        CqSub *s = q->subs;
+        q->subs = s->next;
+        s->fn(s->arg, -1, NULL, NULL);
+        sl_free(s);
+    }
+}
+
 static void on_timer_closed(uv_handle_t *h)
 {
     Cq *q = h->data;
@@ -177,9 +211,11 @@ static void on_timer_closed(uv_handle_t *h)
     rt->closing_timers--;
     inc_plan_free(q->plan);
     cat_relation_unref(q->rel);
-    srcoffs_free(&q->pos);
-    srcoffs_free(&q->ranges);
-    srcoffs_free(&q->stop_at);
+    for (int i = 0; i < INC_MAX_INPUTS; i++) {
+        srcoffs_free(&q->pos[i]);
+        srcoffs_free(&q->ranges[i]);
+        srcoffs_free(&q->stop_at[i]);
+    }
     sl_free(q->error);
     sl_free(q);
     if (cb != NULL)
@@ -198,6 +234,7 @@ static void release(Cq *q)
         pp = &(*pp)->next;
     *pp = q->next;
     q->timer_closed = true;
+    end_subscribers(q);
     rt->closing_timers++;
     uv_timer_stop(&q->timer);
     uv_close((uv_handle_t *)&q->timer, on_timer_closed);
@@ -208,6 +245,15 @@ static void release(Cq *q)
 
 static void schedule(Cq *q, uint64_t delay_ms);
 static void schedule_retry(Cq *q);
+
+/* available_now: has every input reached its end at start? */
+static bool caught_up(const Cq *q)
+{
+    for (int i = 0; i < inc_plan_ninputs(q->plan); i++)
+        if (!srcoffs_reached(&q->pos[i], &q->stop_at[i]))
+            return false;
+    return q->has_stop_at;
+}
 
 static void work_cb(uv_work_t *w)
 {
@@ -247,16 +293,106 @@ static void record_progress(Cq *q, int64_t commit_us)
         q->nprogress++;
 }
 
+/* Calls each subscriber with the batch's changes. */
+static void deliver_changes(Cq *q)
+{
+    const CatRelation *rel = q->rel;
+    const StrBuf *ch = &q->batch.changes;
+    if (q->subs == NULL || ch->len == 0)
+        return;
+    Arena a;
+    arena_init(&a, 1 << 16);
+    uint32_t n = 0;
+    for (size_t at = 0; at + 5 <= ch->len; at += 5 + get_be32((uint8_t *)ch->data + at + 1))
+        n++;
+    SlType *types = ARENA_ARRAY(&a, SlType, rel->ncols ? rel->ncols : 1);
+    for (int c = 0; c < rel->ncols; c++)
+        types[c] = rel->cols[c].type;
+    Batch *b = batch_alloc(&a, types, (uint32_t)rel->ncols, n ? n : 1);
+    char *kinds = arena_alloc(&a, n ? n : 1);
+    uint32_t i = 0;
+    for (size_t at = 0; i < n; i++) {
+        const uint8_t *p = (const uint8_t *)ch->data + at;
+        uint32_t len = get_be32(p + 1);
+        kinds[i] = (char)p[0];
+        if (row_decode(p + 5, len, b, i, &a) < 0)
+            break;
+        at += 5 + len;
+    }
+    b->nrows = i;
+    for (int c = 0; c < rel->ncols; c++)
+        b->cols[c].len = i;
+    for (CqSub *s = q->subs, *next; s != NULL; s = next) {
+        next = s->next;     /* the callback may unsubscribe s */
+        if (s->started && !s->snapshot)
+            s->fn(s->arg, q->batch.batch_id, kinds, b);
+    }
+    arena_destroy(&a);
+}
+
+static CqSub *sub_by_id(Cq *q, uint64_t id)
+{
+    for (CqSub *s = q->subs; s != NULL; s = s->next)
+        if (s->id == id)
+            return s;
+    return NULL;
+}
+
+/* SUBSCRIBE WITH (snapshot): the result table's rows as inserts of the
+ * last committed batch, a scan batch at a time (the callback may end the
+ * subscription).  Runs on the loop with no batch in flight, so the table
+ * is exactly the state the next batch's changes apply to. */
+static void send_snapshot(Cq *q, uint64_t id)
+{
+    CqSub *s = sub_by_id(q, id);
+    s->snapshot = false;
+    RelScan *scan = tbl_scan_open(q->rt->st, q->rel);
+    Arena a;
+    arena_init(&a, 1 << 16);
+    SlError err = {0};
+    Batch *b;
+    int n;
+    while ((s = sub_by_id(q, id)) != NULL) {
+        arena_reset(&a);
+        if ((n = tbl_scan_next(scan, &a, &b, NULL, &err)) <= 0)
+            break;
+        char *kinds = arena_alloc(&a, (size_t)n);
+        memset(kinds, 'I', (size_t)n);
+        s->fn(s->arg, q->last_batch_id, kinds, b);
+    }
+    rel_scan_close(scan, sl_error_set(&err) ? NULL : &err);
+    if (sl_error_set(&err))
+        sl_log(LOG_ERROR, "cannot read the result table for SUBSCRIBE", "query=%s error=\"%s\"",
+               q->rel->name, err.message);
+    sl_error_clear(&err);
+    arena_destroy(&a);
+}
+
+/* The snapshots that waited for the batch in flight. */
+static void send_pending_snapshots(Cq *q)
+{
+    uint64_t ids[64];
+    int n = 0;
+    for (CqSub *s = q->subs; s != NULL && n < 64; s = s->next)
+        if (s->started && s->snapshot)
+            ids[n++] = s->id;
+    for (int i = 0; i < n; i++)
+        if (sub_by_id(q, ids[i]) != NULL)
+            send_snapshot(q, ids[i]);
+}
+
 static void after_work_cb(uv_work_t *w, int status)
 {
     Cq *q = w->data;
     q->in_flight = false;
     if (q->stopping) {
         sl_error_clear(&q->batch_err);
+        strbuf_free(&q->batch.changes);
         release(q);
         return;
     }
     if (status != 0 || q->batch_rc < 0) {
+        strbuf_free(&q->batch.changes);
         if (!sl_error_set(&q->batch_err))
             sl_error(&q->batch_err, ERRCODE_INTERNAL_ERROR, "micro-batch cancelled");
         fail_query(q, &q->batch_err);
@@ -266,18 +402,24 @@ static void after_work_cb(uv_work_t *w, int status)
     SlError err = {0};
     int64_t tc = mono_us();
     if (cat_commit_append(q->rt->cat, q->rel->oid, q->batch.batch_id, &err) < 0) {
+        strbuf_free(&q->batch.changes);
         fail_query(q, &err);
         sl_error_clear(&err);
         return;
     }
     record_progress(q, mono_us() - tc);
+    deliver_changes(q);
+    strbuf_free(&q->batch.changes);
+    send_pending_snapshots(q);
     q->last_batch_id = q->batch.batch_id;
     q->force_batch = false;
     q->input_rows += q->batch.input_rows;
     q->late_rows += q->batch.late_rows;
     q->next_batch_id = q->batch.batch_id + 1;
-    srcoffs_copy(&q->pos, &q->ranges);
-    source_committed(inc_plan_source(q->plan), &q->pos);
+    for (int i = 0; i < inc_plan_ninputs(q->plan); i++) {
+        srcoffs_copy(&q->pos[i], &q->ranges[i]);
+        source_committed(inc_plan_source(q->plan, i), &q->pos[i]);
+    }
     q->has_watermark = q->batch.next_has_watermark;
     q->watermark_us = q->batch.next_watermark_us;
     q->wake_at_us = q->batch.wake_at_us;
@@ -304,8 +446,7 @@ static void after_work_cb(uv_work_t *w, int status)
            q->batch.output_rows, q->batch.late_rows, q->batch.state_rows, pr->plan_us,
            pr->read_us, pr->execute_us, pr->write_us, pr->commit_us, pr->total_us);
     if (q->trigger == TRIGGER_ONCE ||
-        (q->trigger == TRIGGER_AVAILABLE_NOW && q->has_stop_at &&
-         srcoffs_reached(&q->pos, &q->stop_at))) {
+        (q->trigger == TRIGGER_AVAILABLE_NOW && caught_up(q))) {
         q->finished = true;
         set_status(q, "finished", NULL);
         return;
@@ -315,12 +456,15 @@ static void after_work_cb(uv_work_t *w, int status)
         schedule(q, 0);
 }
 
-/* Runs (or replays) batch o over q->ranges with the given watermark. */
+/* Runs (or replays) batch o over q->ranges (per input) with the given
+ * watermark. */
 static void launch(Cq *q, const CqOffsets *o)
 {
     memset(&q->batch, 0, sizeof(q->batch));
     q->batch.batch_id = o->batch_id;
-    q->batch.ranges = &q->ranges;
+    q->batch.ranges = q->ranges;
+    q->batch.want_changes = q->subs != NULL;
+    strbuf_init(&q->batch.changes);
     q->batch.has_watermark = o->has_watermark;
     q->batch.watermark_us = o->watermark_us;
     q->batch.now_us = o->batch_ts_us;
@@ -343,51 +487,63 @@ static void plan_batch(Cq *q)
         return;
     q->plan_start_us = mono_us();
     SlError err = {0};
-    Source *src = inc_plan_source(q->plan);
+    int n = inc_plan_ninputs(q->plan);
+    bool more = false;
+    int64_t now = wall_us(), backlog = 0;
     if (q->trigger == TRIGGER_AVAILABLE_NOW && !q->has_stop_at) {
-        /* The end at the start is the end of the run. */
-        int64_t rc = source_plan(src, &q->pos, NULL, 0, wall_us(), &q->stop_at, NULL, &err);
-        if (rc == SOURCE_NOT_READY) {
+        /* The ends at the start are the end of the run. */
+        for (int i = 0; i < n; i++) {
+            int64_t rc = source_plan(inc_plan_source(q->plan, i), &q->pos[i], NULL, 0, now,
+                                     &q->stop_at[i], NULL, &err);
+            if (rc == SOURCE_NOT_READY) {
+                schedule_retry(q);
+                return;
+            }
+            if (rc < 0) {
+                fail_query(q, &err);
+                sl_error_clear(&err);
+                return;
+            }
+        }
+        q->has_stop_at = true;
+    }
+    for (int i = 0; i < n; i++) {
+        int64_t left = 0;
+        int64_t cap = q->max_offsets > 0 ? q->max_offsets : q->input_max[i];
+        int64_t rows = source_plan(inc_plan_source(q->plan, i), &q->pos[i],
+                                   q->has_stop_at ? &q->stop_at[i] : NULL, cap, now,
+                                   &q->ranges[i], &left, &err);
+        if (rows == SOURCE_NOT_READY) {
             schedule_retry(q);
             return;
         }
-        if (rc < 0) {
+        if (rows < 0) {
             fail_query(q, &err);
             sl_error_clear(&err);
             return;
         }
-        q->has_stop_at = true;
-    }
-    int64_t backlog = 0;
-    int64_t rows = source_plan(src, &q->pos, q->has_stop_at ? &q->stop_at : NULL,
-                               q->max_offsets, wall_us(), &q->ranges, &backlog, &err);
-    if (rows == SOURCE_NOT_READY) {
-        schedule_retry(q);
-        return;
-    }
-    if (rows < 0) {
-        fail_query(q, &err);
-        sl_error_clear(&err);
-        return;
-    }
-    /* Positions of partitions seen for the first time stay as resolved
-     * (starting_offsets = 'latest' means the end when the query started). */
-    int added = 0;
-    for (int i = 0; i < q->ranges.n; i++) {
-        const SrcPart *r = &q->ranges.parts[i];
-        if (srcoffs_find(&q->pos, r->topic, r->part) == NULL) {
-            srcoffs_add(&q->pos, r->topic, r->part, r->start, r->start);
-            added++;
+        /* Positions of partitions seen for the first time stay as resolved
+         * (starting_offsets = 'latest' means the end when the query started). */
+        int added = 0;
+        for (int k = 0; k < q->ranges[i].n; k++) {
+            const SrcPart *r = &q->ranges[i].parts[k];
+            if (srcoffs_find(&q->pos[i], r->topic, r->part) == NULL) {
+                srcoffs_add(&q->pos[i], r->topic, r->part, r->start, r->start);
+                added++;
+            }
         }
+        if (added > 0)
+            sl_log(LOG_INFO, "source partitions added", "query=%s input=%d partitions=%d total=%d",
+                   q->rel->name, i, added, q->pos[i].n);
+        if (rows > 0)
+            more = true;
+        backlog += left;    /* summed over the inputs */
     }
-    if (added > 0)
-        sl_log(LOG_INFO, "source partitions added", "query=%s partitions=%d total=%d",
-               q->rel->name, added, q->pos.n);
     /* No new rows, but an idle partition would move the watermark: run an
      * empty batch, so windows close (idle_timeout). */
     bool wake = q->trigger == TRIGGER_INTERVAL && inc_plan_idle_wakes(q->plan) &&
                 wall_us() >= q->wake_at_us;
-    if (rows == 0 && !wake && !q->force_batch) {
+    if (!more && !wake && !q->force_batch) {
         if (q->trigger != TRIGGER_INTERVAL) {
             q->finished = true;
             set_status(q, "finished", NULL);
@@ -398,7 +554,11 @@ static void plan_batch(Cq *q)
     }
     StrBuf sources;
     strbuf_init(&sources);
-    srcoffs_to_json(src, inc_plan_stream(q->plan)->oid, &q->ranges, &sources);
+    strbuf_putc(&sources, '[');
+    for (int i = 0; i < n; i++)
+        srcoffs_to_json(inc_plan_source(q->plan, i), inc_plan_stream(q->plan, i)->oid,
+                        n > 1 ? i : -1, &q->ranges[i], &sources);
+    strbuf_putc(&sources, ']');
     CqOffsets o = {q->next_batch_id, sources.data, q->has_watermark, q->watermark_us,
                    wall_us()};
     int rc = cat_offsets_append(q->rt->cat, q->rel->oid, &o, &err);
@@ -418,18 +578,18 @@ static void on_timer(uv_timer_t *t)
     plan_batch(t->data);
 }
 
+/* A source does not know its partitions yet: plan again shortly. */
+static void schedule_retry(Cq *q)
+{
+    if (q->trigger != TRIGGER_INTERVAL || q->interval_ms == 0)
+        uv_timer_start(&q->timer, on_timer, 50, 0);
+}
+
 static void schedule(Cq *q, uint64_t delay_ms)
 {
     if (q->trigger == TRIGGER_INTERVAL && q->interval_ms > 0)
         return;     /* the repeating timer drives it */
     uv_timer_start(&q->timer, on_timer, delay_ms, 0);
-}
-
-/* The source does not know its partitions yet: plan again shortly. */
-static void schedule_retry(Cq *q)
-{
-    if (q->trigger != TRIGGER_INTERVAL || q->interval_ms == 0)
-        uv_timer_start(&q->timer, on_timer, 50, 0);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -483,15 +643,29 @@ out:
     return rc;
 }
 
-/* The stream's own max_offsets_per_trigger, when the query sets none. */
-static int stream_max_offsets(Cq *q, SlError *err)
+/* The ranges of each input out of a logged sources entry. */
+static int logged_ranges(Cq *q, const char *sources, SlError *err)
+{
+    int n = inc_plan_ninputs(q->plan);
+    for (int i = 0; i < n; i++)
+        if (srcoffs_from_json(inc_plan_source(q->plan, i), sources, n > 1 ? i : -1,
+                              &q->ranges[i], err) < 0)
+            return -1;
+    return 0;
+}
+
+/* Each stream's own max_offsets_per_trigger, for when the query sets none. */
+static int inputs_max_offsets(Cq *q, SlError *err)
 {
     Arena a;
     arena_init(&a, 1024);
-    Options o;
-    int rc = opts_parse(&a, inc_plan_stream(q->plan)->options, &o, err);
-    if (rc == 0)
-        rc = opts_get_int(&o, "max_offsets_per_trigger", 0, &q->max_offsets, err);
+    int rc = 0;
+    for (int i = 0; i < inc_plan_ninputs(q->plan) && rc == 0; i++) {
+        Options o;
+        rc = opts_parse(&a, inc_plan_stream(q->plan, i)->options, &o, err);
+        if (rc == 0)
+            rc = opts_get_int(&o, "max_offsets_per_trigger", 0, &q->input_max[i], err);
+    }
     arena_destroy(&a);
     return rc;
 }
@@ -508,7 +682,8 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
     if (found < 0)
         return -1;
     q->next_batch_id = 0;
-    q->pos.n = 0;
+    for (int i = 0; i < INC_MAX_INPUTS; i++)
+        q->pos[i].n = 0;
     q->has_watermark = has_wm;
     q->watermark_us = wm;
     if (found == 0)
@@ -516,14 +691,15 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
                : sl_error(err, ERRCODE_DATA_CORRUPTED,
                           "query \"%s\" has state for batch %" PRId64 " but no offset log",
                           q->rel->name, state_batch);
-    if (srcoffs_from_json(inc_plan_source(q->plan), last->sources, &q->ranges, err) < 0)
+    if (logged_ranges(q, last->sources, err) < 0)
         return -1;
     if (state_batch == last->batch_id) {
         /* Output and state are in; the commit entry may be missing. */
         if (cat_commit_append(q->rt->cat, q->rel->oid, last->batch_id, err) < 0)
             return -1;
         q->next_batch_id = last->batch_id + 1;
-        srcoffs_copy(&q->pos, &q->ranges);
+        for (int i = 0; i < inc_plan_ninputs(q->plan); i++)
+            srcoffs_copy(&q->pos[i], &q->ranges[i]);
         q->last_batch_id = last->batch_id;
         return 0;
     }
@@ -531,9 +707,10 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
         /* Batch L was planned but its output never committed: replay it. */
         *replay = true;
         q->next_batch_id = last->batch_id;
-        for (int i = 0; i < q->ranges.n; i++)
-            srcoffs_add(&q->pos, q->ranges.parts[i].topic, q->ranges.parts[i].part,
-                        q->ranges.parts[i].start, q->ranges.parts[i].start);
+        for (int i = 0; i < inc_plan_ninputs(q->plan); i++)
+            for (int k = 0; k < q->ranges[i].n; k++)
+                srcoffs_add(&q->pos[i], q->ranges[i].parts[k].topic, q->ranges[i].parts[k].part,
+                            q->ranges[i].parts[k].start, q->ranges[i].parts[k].start);
         q->last_batch_id = state_batch;
         return 0;
     }
@@ -560,7 +737,7 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
         sl_free(q);
         return -1;
     }
-    if (q->max_offsets == 0 && stream_max_offsets(q, err) < 0) {
+    if (inputs_max_offsets(q, err) < 0) {
         inc_plan_free(q->plan);
         sl_free(q);
         return -1;
@@ -779,15 +956,68 @@ const char *cq_dependent(CqRuntime *rt, uint32_t oid)
         if (q->stopping)
             continue;
         const CatRelation *into = inc_plan_into(q->plan), *late = inc_plan_late(q->plan);
-        if (inc_plan_stream(q->plan)->oid == oid || (into != NULL && into->oid == oid) ||
+        if (inc_plan_reads(q->plan, oid) || (into != NULL && into->oid == oid) ||
             (late != NULL && late->oid == oid))
             return q->rel->name;
     }
     return NULL;
 }
 
+int cq_progress(CqRuntime *rt, const char *name, CqProgress *out, int max, SlError *err)
+{
+    Cq *q = find_or_error(rt, name, err);
+    if (q == NULL)
+        return -1;
+    int n = 0;
+    for (int i = 1; i <= q->nprogress && n < max; i++)
+        out[n++] = q->progress[(q->progress_next + CQ_PROGRESS_KEEP - i) % CQ_PROGRESS_KEEP];
+    return n;
+}
+
+CqSub *cq_subscribe(CqRuntime *rt, const char *name, bool snapshot, cq_changes_fn fn,
+                    void *arg, SlError *err)
+{
+    Cq *q = find_or_error(rt, name, err);
+    if (q == NULL)
+        return NULL;
+    if (q->stopping) {
+        sl_error(err, ERRCODE_UNDEFINED_OBJECT, "continuous query \"%s\" does not exist",
+                 name);
+        return NULL;
+    }
+    CqSub *s = sl_calloc(1, sizeof(CqSub));
+    s->q = q;
+    s->fn = fn;
+    s->arg = arg;
+    s->id = g_next_sub_id++;
+    s->snapshot = snapshot;
+    s->next = q->subs;
+    q->subs = s;
+    return s;
+}
+
+void cq_subscribe_go(CqSub *s)
+{
+    s->started = true;
+    if (s->snapshot && !s->q->in_flight)
+        send_snapshot(s->q, s->id);
+}
+
+void cq_unsubscribe(CqSub *s)
+{
+    if (s == NULL)
+        return;
+    CqSub **pp = &s->q->subs;
+    while (*pp != NULL && *pp != s)
+        pp = &(*pp)->next;
+    if (*pp == s)
+        *pp = s->next;
+    sl_free(s);
+}
+
 typedef struct LagCtx {
     const Cq *q;
+    int       input;
     void    (*fn)(const CqSourceLag *l, void *arg);
     void     *arg;
 } LagCtx;
@@ -797,7 +1027,7 @@ static void lag_cb(const SourceLag *l, void *arg)
     LagCtx *x = arg;
     CqSourceLag row = {
         .query = x->q->rel->name,
-        .source = inc_plan_stream(x->q->plan)->name,
+        .source = inc_plan_stream(x->q->plan, x->input)->name,
         .topic = l->topic,
         .partition = l->part,
         .committed = l->committed,
@@ -813,18 +1043,9 @@ void cq_source_lag(CqRuntime *rt, void (*fn)(const CqSourceLag *l, void *arg), v
     for (Cq *q = rt->queries; q != NULL; q = q->next) {
         if (q->stopping)
             continue;
-        LagCtx x = {q, fn, arg};
-        source_lag(inc_plan_source(q->plan), &q->pos, lag_cb, &x);
+        for (int i = 0; i < inc_plan_ninputs(q->plan); i++) {
+            LagCtx x = {q, i, fn, arg};
+            source_lag(inc_plan_source(q->plan, i), &q->pos[i], lag_cb, &x);
+        }
     }
-}
-
-int cq_progress(CqRuntime *rt, const char *name, CqProgress *out, int max, SlError *err)
-{
-    Cq *q = find_or_error(rt, name, err);
-    if (q == NULL)
-        return -1;
-    int n = 0;
-    for (int i = 1; i <= q->nprogress && n < max; i++)
-        out[n++] = q->progress[(q->progress_next + CQ_PROGRESS_KEEP - i) % CQ_PROGRESS_KEEP];
-    return n;
 }

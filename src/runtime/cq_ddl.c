@@ -13,6 +13,8 @@
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
  *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
+ *   rt_subscribe, rt_subscribe_go, rt_unsubscribe   SUBSCRIBE's side of
+ *                   the registry
  *   rt_cq_dependent   the name of a continuous query that uses a relation
  *   rt_cq_explain   EXPLAIN CONTINUOUS QUERY
  *   rt_cq_runtime   the registry, for sys.* tables and /metrics (NULL before
@@ -311,6 +313,55 @@ int rt_cq_check_drop(const CatRelation *rel, SlError *err)
     sl_error_detail(err, "continuous query %s depends on %s %s", q, noun, rel->name);
     sl_error_hint(err, "Use DROP ... CASCADE to drop the dependent objects too.");
     return -1;
+}
+
+int rt_subscribe_columns(const char *name, Arena *a, int *ncols, ColumnDesc **cols,
+                         SlError *err)
+{
+    const CatRelation *rel = rt_catalog() ? cat_lookup(rt_catalog(), name) : NULL;
+    if (rel == NULL || rel->kind != REL_QUERY || g_cq == NULL)
+        return sl_error(err, ERRCODE_UNDEFINED_OBJECT, "continuous query \"%s\" does not exist",
+                        name);
+    ColumnDesc *c = ARENA_ARRAY(a, ColumnDesc, rel->ncols + 2);
+    c[0].name = "batch_id";
+    c[0].type = sl_type(TYPE_INT8);
+    c[1].name = "kind";
+    c[1].type = sl_type(TYPE_TEXT);
+    for (int i = 0; i < rel->ncols; i++) {
+        c[i + 2].name = arena_strdup(a, rel->cols[i].name);
+        c[i + 2].type = rel->cols[i].type;
+    }
+    *ncols = rel->ncols + 2;
+    *cols = c;
+    return 0;
+}
+
+int rt_subscribe(const char *name, bool snapshot, rt_changes_fn fn, void *arg, RtSub **out,
+                 SlError *err)
+{
+    int ncols;
+    ColumnDesc *cols;
+    Arena a;
+    arena_init(&a, 1024);
+    int rc = rt_subscribe_columns(name, &a, &ncols, &cols, err);
+    arena_destroy(&a);
+    if (rc < 0 || rt_check_select(cat_lookup(rt_catalog(), name), err) < 0)
+        return -1;
+    CqSub *s = cq_subscribe(g_cq, name, snapshot, fn, arg, err);
+    if (s == NULL)
+        return -1;
+    *out = (RtSub *)s;
+    return 0;
+}
+
+void rt_subscribe_go(RtSub *s)
+{
+    cq_subscribe_go((CqSub *)s);
+}
+
+void rt_unsubscribe(RtSub *s)
+{
+    cq_unsubscribe((CqSub *)s);
 }
 
 const char *rt_cq_dependent(const CatRelation *rel)

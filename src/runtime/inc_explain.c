@@ -3,7 +3,8 @@
  * (docs/sql-reference.md, "EXPLAIN CONTINUOUS QUERY").
  *
  *   inc_plan_explain   one line per operator, from the output down to the
- *                      source, with the state each keeps and what bounds it
+ *                      sources (joins and UNION ALL arms too), with the
+ *                      state each keeps and what bounds it
  *
  * The scheduler (cq_explain) adds the live figures.  The text of windows,
  * grouping keys and aggregates is the plan's shape (the same text its
@@ -31,6 +32,8 @@ static void line(Arena *a, List **lines, int depth, const char *fmt, ...)
 
 static const char *interval_text(Arena *a, int64_t us)
 {
+    if (us == 0)
+        return "0 s";
     if (us % 3600000000 == 0)
         return arena_printf(a, "%" PRId64 " h", us / 3600000000);
     if (us % 60000000 == 0)
@@ -76,6 +79,112 @@ bool inc_plan_complete_unbounded(IncPlan *p)
            p->ttl_us == 0 && p->agg->u.agg.ngroups > 0;
 }
 
+/* A stream read by the query, and its watermark. */
+static void explain_source(Arena *a, List **lines, int d, const CatRelation *rel, int wm_col,
+                           int64_t delay_us, bool part_wm, const SourceParts *parts)
+{
+    Options o;
+    SlError e = {0};
+    const char *connector = NULL;
+    if (opts_parse(a, rel->options, &o, &e) == 0)
+        connector = opts_get(&o, "connector");
+    sl_error_clear(&e);
+    line(a, lines, d, "-> Source: stream %s (%s)", rel->name, connector ? connector : "internal");
+    if (wm_col >= 0)
+        line(a, lines, d + 1, "Watermark: max(%s) - %s%s", rel->cols[wm_col].name,
+             interval_text(a, delay_us), part_wm ? ", the minimum over partitions" : "");
+    else
+        line(a, lines, d + 1, "Watermark: none");
+    if (parts->n > 1)
+        line(a, lines, d + 1, "Partitions: %d%s", parts->n,
+             parts->idle_us > 0
+                 ? arena_printf(a, ", idle_timeout %s", interval_text(a, parts->idle_us))
+                 : "");
+}
+
+static const char *join_name(JoinType t)
+{
+    return t == JOIN_LEFT ? "left" : t == JOIN_RIGHT ? "right" : t == JOIN_FULL ? "full"
+           : t == JOIN_CROSS ? "cross" : "inner";
+}
+
+/* The join's equal keys as text. */
+static const char *join_keys(Arena *a, const Plan *n)
+{
+    if (n->u.join.nkeys == 0)
+        return "none";
+    StrBuf b;
+    strbuf_init(&b);
+    for (int k = 0; k < n->u.join.nkeys; k++) {
+        if (k > 0)
+            strbuf_puts(&b, ", ");
+        plan_expr_deparse(n->u.join.lkeys[k], n->child->cols, n->child->quals, &b);
+        strbuf_puts(&b, " = ");
+        plan_expr_deparse(n->u.join.rkeys[k], n->right->cols, n->right->quals, &b);
+    }
+    const char *s = arena_strndup(a, b.data, b.len);
+    strbuf_free(&b);
+    return s;
+}
+
+/* The input tree: streams (each with its watermark), tables, joins and
+ * UNION ALL arms. */
+static void explain_inputs(const IncPlan *p, Arena *a, List **lines, int d, const Plan *n)
+{
+    switch (n->kind) {
+    case PLAN_SCAN:
+        if (n->u.scan.rel->kind != REL_STREAM) {
+            line(a, lines, d, "-> Table: %s (read as it is at each batch; rows emitted are "
+                              "not retracted when it changes)", n->u.scan.rel->name);
+            return;
+        }
+        for (int i = 0; i < p->ins.n; i++)
+            if (p->ins.in[i].scan == n)
+                explain_source(a, lines, d, n->u.scan.rel, p->ins.in[i].wm_col,
+                               p->ins.in[i].wm_delay_us, p->in_part_wm[i], &p->in_parts[i]);
+        return;
+    case PLAN_FILTER:
+    case PLAN_PROJECT:
+        line(a, lines, d, "-> %s (stateless)", n->kind == PLAN_FILTER ? "Filter" : "Project");
+        explain_inputs(p, a, lines, d + 1, n->child);
+        return;
+    case PLAN_SETOP:
+        line(a, lines, d, "-> Union all (stateless; each arm's stream has its own offsets)");
+        explain_inputs(p, a, lines, d + 1, n->child);
+        explain_inputs(p, a, lines, d + 1, n->right);
+        return;
+    case PLAN_JOIN:
+        if (p->sjoin != NULL && n == p->ins.sjoin) {
+            int64_t lo, hi;
+            const char *tl, *tr;
+            inc_join_bound(p->sjoin, &lo, &hi, &tl, &tr);
+            line(a, lines, d, "-> Interval join (%s, stream-stream)", join_name(n->u.join.type));
+            line(a, lines, d + 1, "Keys: %s", join_keys(a, n));
+            line(a, lines, d + 1, "Time bound: %s%s <= right.%s - left.%s <= %s%s",
+                 lo < 0 ? "-" : "", interval_text(a, lo < 0 ? -lo : lo), tr, tl,
+                 hi < 0 ? "-" : "", interval_text(a, hi < 0 ? -hi : hi));
+            line(a, lines, d + 1, "State: the rows of each side, in RocksDB ('J' + query oid)");
+            line(a, lines, d + 1, "Bounded by: the watermarks: a left row is evicted once the "
+                                  "right watermark passes its time %s %s, a right row once the "
+                                  "left watermark passes its time %s %s%s",
+                 hi < 0 ? "-" : "+", interval_text(a, hi < 0 ? -hi : hi), lo < 0 ? "+" : "-",
+                 interval_text(a, lo < 0 ? -lo : lo),
+                 n->u.join.type != JOIN_INNER ? " (an outer side's unmatched rows are "
+                                                "emitted NULL-padded then)" : "");
+        } else {
+            line(a, lines, d, "-> Join (%s, stream-table: a hash join on the table's current "
+                              "version, stateless)", join_name(n->u.join.type));
+            line(a, lines, d + 1, "Keys: %s", join_keys(a, n));
+        }
+        explain_inputs(p, a, lines, d + 1, n->child);
+        explain_inputs(p, a, lines, d + 1, n->right);
+        return;
+    default:
+        line(a, lines, d, "-> Operator (stateless)");
+        return;
+    }
+}
+
 void inc_plan_explain(IncPlan *p, Arena *a, List **lines)
 {
     int d = 0;
@@ -119,26 +228,15 @@ void inc_plan_explain(IncPlan *p, Arena *a, List **lines)
                                     : "unbounded");
         d++;
     }
-    explain_chain(a, lines, d, p->lower, p->nlower, "on the stream's rows");
-    Options o;
-    SlError e = {0};
-    const char *connector = NULL;
-    if (opts_parse(a, p->stream->options, &o, &e) == 0)
-        connector = opts_get(&o, "connector");
-    sl_error_clear(&e);
-    line(a, lines, d, "-> Source: stream %s (%s)", p->stream->name,
-         connector ? connector : "internal");
-    if (p->wm_col >= 0)
-        line(a, lines, d + 1, "Watermark: max(%s) - %s%s", p->stream->cols[p->wm_col].name,
-             interval_text(a, p->wm_delay_us),
-             p->part_wm ? ", the minimum over partitions" : "");
-    else
-        line(a, lines, d + 1, "Watermark: none");
-    if (p->parts.n > 1)
-        line(a, lines, d + 1, "Partitions: %d%s", p->parts.n,
-             p->parts.idle_us > 0
-                 ? arena_printf(a, ", idle_timeout %s", interval_text(a, p->parts.idle_us))
-                 : "");
+    explain_chain(a, lines, d, p->lower, p->nlower,
+                  p->plain ? "on the stream's rows" : "on the joined rows");
+    if (!p->plain) {
+        explain_inputs(p, a, lines, d, p->inputs);
+        if (p->agg != NULL || p->distinct != NULL || p->sjoin != NULL)
+            line(a, lines, d + 1, "Late rows: dropped and counted");
+        return;
+    }
+    explain_source(a, lines, d, p->stream, p->wm_col, p->wm_delay_us, p->part_wm, &p->parts);
     if (p->agg != NULL || p->distinct != NULL)
         line(a, lines, d + 1, "Late rows: %s",
              p->late != NULL ? arena_printf(a, "appended to stream %s", p->late->name)

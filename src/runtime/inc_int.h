@@ -10,6 +10,8 @@
  *                   row bridges them
  *   inc_dedup.c     SELECT DISTINCT on a stream, bounded by the watermark or
  *                   by state_ttl
+ *   inc_inputs.c    the input tree: streams, stream-table joins, UNION ALL
+ *   inc_join.c      a stream-stream interval join at the top of the inputs
  *
  * Never included outside src/runtime/inc*.c.
  */
@@ -17,6 +19,8 @@
 #define SLUICE_RUNTIME_INC_INT_H
 
 #include "incremental.h"
+#include "inc_inputs.h"
+#include "inc_join.h"
 #include "sink.h"
 
 #include "sluice/bytes.h"
@@ -30,14 +34,18 @@ typedef enum OutputMode { MODE_APPEND, MODE_UPDATE, MODE_COMPLETE } OutputMode;
 struct IncPlan {
     Arena              arena;       /* the parse tree, the plan, everything static */
     const CatRelation *query;
-    const CatRelation *stream;
+    const CatRelation *stream;      /* the first input's (not referenced) */
     const CatRelation *into;        /* INTO stream, or NULL */
     const CatRelation *sink;        /* INTO sink, or NULL; neither: the result table */
     Sink              *writer;      /* the sink's writer (files or Kafka, sink.h) */
     int               *out_src;     /* per output column: the aggregate column it is */
     const CatRelation *late;        /* late_rows stream, or NULL: late rows are dropped */
     StateStore        *st;
-    Source            *source;
+    Source            *source;      /* the first input's (one stream: read directly) */
+    IncInputs          ins;         /* the streams read and the tables joined */
+    Plan              *inputs;      /* the input tree under the lower chain */
+    bool               plain;       /* inputs is one stream scan: read it directly */
+    IncJoin           *sjoin;       /* inputs is a stream-stream join, or NULL */
     OutputMode         mode;
     /* the plan, cut in pieces: upper chain (top first), agg, lower chain */
     Plan              *upper[MAX_CHAIN];
@@ -46,12 +54,16 @@ struct IncPlan {
     Plan              *distinct;    /* SELECT DISTINCT (inc_dedup.c), or NULL */
     Plan              *lower[MAX_CHAIN];
     int                nlower;
-    /* watermark of the stream */
+    /* watermark of the stream (one stream; several: per input, in ins) */
     int                wm_col;      /* stream column, -1: none */
     int64_t            wm_delay_us;
     int64_t            ttl_us;      /* state_ttl, 0: none */
     SourceParts        parts;       /* the stream's partitions and idle_timeout */
     bool               part_wm;     /* per-partition watermark (inc_watermark.c) */
+    /* several inputs: each one's partitions, and whether its watermark is
+     * per partition */
+    SourceParts        in_parts[INC_MAX_INPUTS];
+    bool               in_part_wm[INC_MAX_INPUTS];
     /* windows: slices of pane_us (= size for tumbling, gcd(size, slide) for
      * sliding) */
     WindowKind         wkind;
@@ -78,9 +90,14 @@ typedef struct Meta {
     int64_t  state_rows;
     uint64_t fingerprint;       /* 0: written before fingerprints (25 bytes) */
     uint64_t result_hash;
+    /* several inputs: each one's watermark (the query's is their minimum) */
+    bool     in_has_wm[INC_MAX_INPUTS];
+    int64_t  in_wm[INC_MAX_INPUTS];
 } Meta;
 
 #define META_LEN 41
+/* With n > 1 inputs, 9 bytes more per input. */
+#define META_SIZE(n) (META_LEN + ((n) > 1 ? 9 * (size_t)(n) : 0))
 
 /* A group of one batch: a key's aggregate states (a slice of a window, a
  * session, or an unwindowed group), loaded from state on first touch. */
@@ -97,6 +114,7 @@ typedef struct Group {
     bool          dirty;        /* changed by this batch: write it back */
     bool          absent;       /* looked up but not in state (inc_gt_load) */
     bool          stored;       /* is in the state store under its key */
+    bool          fresh;        /* not in state before this batch (SUBSCRIBE: insert) */
     SlStr         orig;         /* sessions: the key it is stored under (len 0: none) */
     int64_t       orig_end;     /* sessions: the end stored with it (its index entry) */
     void         *ext;          /* an operator's own data */
@@ -123,6 +141,9 @@ typedef struct Run {
     GroupTable  groups;
     StateBatch *wb;
     uint32_t    seq;            /* stateless: row number within the batch */
+    IncInputsRun inputs;        /* rows and event times read per input */
+    IncJoinBatch join;          /* a stream-stream join's batch */
+    IncJoinRun  *jrun;
     Batch     **outs;           /* INTO: the output batches, in r->a */
     int         nouts, capouts;
     Batch     **dels;           /* INTO a Kafka sink: groups that left the result */
@@ -135,6 +156,7 @@ typedef struct Run {
     /* inc_watermark.c: per partition */
     uint8_t    *pseen, *pnow;   /* has had a row; has one in this batch */
     int64_t    *pmax, *pactive; /* max event time; batch time of its last row */
+    struct PartWm *in_pw;       /* several inputs: per input (NULL: none per partition) */
 } Run;
 
 /* Follows column col of the plan node at lower[i] down to the scan: the
@@ -185,6 +207,8 @@ void inc_write_states(Run *r);
 void inc_keep_output(Run *r, const Batch *out);
 /* late_rows: keeps the rows of the source batch `in` that late marks. */
 void inc_keep_late(Run *r, const Batch *in, const uint8_t *late);
+/* SUBSCRIBE: records row i of out as a change of kind ('I', 'U'). */
+void inc_record_change(Run *r, char kind, const Batch *out, uint32_t i);
 /* Deletes a group's state key. */
 void inc_state_delete(Run *r, const Group *g);
 /* Grows an arena array of group pointers. */
@@ -202,6 +226,12 @@ int inc_session_emit(Run *r, bool has_to, int64_t to_wm);
 int  inc_wm_begin(Run *r);
 void inc_wm_observe(Run *r, const Batch *in);
 void inc_wm_finish(Run *r, Meta *meta);
+/* Several inputs: the same per input whose watermark is per partition.
+ * inc_wm_inputs_finish raises meta's watermark of each such input (never
+ * backwards) and sets b->wake_at_us. */
+int  inc_wm_inputs_begin(Run *r);
+void inc_wm_inputs_observe(void *run, int i, const Batch *in);
+void inc_wm_inputs_finish(Run *r, Meta *meta);
 
 /* inc_dedup.c: SELECT DISTINCT on a stream. */
 int inc_dedup_check(IncPlan *p, SlError *err);

@@ -2,7 +2,9 @@
  * incremental.c -- the incremental plan of a continuous query and the body
  * of one micro-batch (see incremental.h, docs/engine.md).
  *
- *   inc_plan_build, inc_plan_free, inc_plan_source
+ *   inc_plan_build, inc_plan_free
+ *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
+ *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes
  *   inc_batch_run, inc_state_meta, inc_state_rows
  *
  * The rewriter accepts, over one stream:
@@ -127,23 +129,14 @@ static int read_mode(IncPlan *p, SlError *err)
     return 0;
 }
 
+/* One stream: its watermark (read by inc_inputs_collect) is the plan's;
+ * several: each input's, in p->ins. */
 static int read_watermark(IncPlan *p, SlError *err)
 {
-    Options o;
-    if (opts_parse(&p->arena, p->stream->options, &o, err) < 0)
-        return -1;
-    p->wm_col = -1;
-    const char *col = opts_get(&o, "watermark_column");
-    if (col == NULL)
-        return 0;
-    for (int c = 0; c < p->stream->ncols; c++)
-        if (strcmp(p->stream->cols[c].name, col) == 0)
-            p->wm_col = c;
-    if (p->wm_col < 0)
-        return sl_error(err, ERRCODE_DATA_CORRUPTED,
-                        "stream \"%s\" has a watermark on a column it does not have",
-                        p->stream->name);
-    return opts_get_int(&o, "watermark_delay_us", 0, &p->wm_delay_us, err);
+    SL_UNUSED(err);
+    p->wm_col = p->plain ? p->ins.in[0].wm_col : -1;
+    p->wm_delay_us = p->plain ? p->ins.in[0].wm_delay_us : 0;
+    return 0;
 }
 
 /* Cuts the plan: upper chain, aggregate, lower chain, scan. */
@@ -179,41 +172,19 @@ static int decompose(IncPlan *p, Plan *top, SlError *err)
             n = n->child;
         }
     }
-    switch (n->kind) {
-    case PLAN_SCAN:
-        break;
-    case PLAN_JOIN:
-        return refuse(err, "joins in continuous queries are not supported yet", NULL);
-    case PLAN_DISTINCT:
-        return refuse(err, "nested DISTINCT in a continuous query is not supported yet", NULL);
-    case PLAN_WINDOW:
-        return refuse(err, "window functions on a stream cannot run incrementally yet", NULL);
-    case PLAN_SERIES:
-        return refuse(err, "generate_series in a continuous query is not supported", NULL);
-    case PLAN_LIMIT:
-        return refuse(err, "LIMIT on a stream cannot run incrementally",
-                      "Read the result table with LIMIT instead.");
-    case PLAN_AGG:
-        return refuse(err, "nested aggregation in a continuous query is not supported yet",
-                      NULL);
-    default:
-        return refuse(err, "this query shape cannot run incrementally yet",
-                      "A continuous query reads one stream, with WHERE, and may GROUP BY.");
-    }
-    if (n->u.scan.rel->kind != REL_STREAM) {
-        sl_error(err, ERRCODE_WRONG_OBJECT_TYPE,
-                 "\"%s\" is not a stream: a continuous query reads a stream",
-                 n->u.scan.rel->name);
+    /* The input tree (refusing what cannot run incrementally). */
+    if (inc_inputs_collect(&p->ins, &p->arena, n, p->st, p->query->name, err) < 0)
         return -1;
-    }
+    p->inputs = n;
+    p->plain = n->kind == PLAN_SCAN;
     if (p->agg == NULL && p->distinct == NULL) {
         /* The scan sits under the upper chain: treat it as the lower one. */
         memcpy(p->lower, p->upper, sizeof(Plan *) * (size_t)p->nupper);
         p->nlower = p->nupper;
         p->nupper = 0;
     }
-    p->stream = n->u.scan.rel;
-    cat_relation_ref(p->stream);
+    p->stream = p->ins.in[0].rel;
+    p->source = p->ins.in[0].source;
     return 0;
 }
 
@@ -265,6 +236,18 @@ static int check(IncPlan *p, SlError *err)
             return refuse(err, "an aggregation in append mode needs an event-time window",
                           "Group by WINDOW(ts, size) over a column with a WATERMARK, or use "
                           "output_mode = 'update' or 'complete'.");
+        if (!p->plain) {
+            if (w->time->kind != EXPR_COLUMN ||
+                !inc_inputs_time_watermarked(&p->ins, p->agg->child, w->time->index)) {
+                sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                         "an aggregation in append mode needs a watermark on the window's "
+                         "time column of every stream it reads");
+                sl_error_hint(err, "Declare WATERMARK FOR ts AS ts - INTERVAL '...' on each "
+                                   "stream, and window by that column.");
+                return -1;
+            }
+            return 0;
+        }
         int col = w->time->kind == EXPR_COLUMN ? inc_trace_column(p, 0, w->time->index) : -1;
         if (p->wm_col < 0 || col != p->wm_col) {
             sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -306,7 +289,7 @@ static int check_into(IncPlan *p, Catalog *cat, const char *name, const Plan *to
                            "go to a table named after the query.");
         return -1;
     }
-    if (rel == p->stream)
+    if (inc_inputs_reads(&p->ins, rel->oid))
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                         "a continuous query cannot write into the stream it reads");
     Arena a;
@@ -350,6 +333,11 @@ static int check_late(IncPlan *p, Catalog *cat, SlError *err)
     const char *name = opts_get(&o, "late_rows");
     if (name == NULL)
         return 0;
+    if (!p->plain)
+        return refuse(err, "late_rows is not supported yet for a continuous query over "
+                           "several inputs (a join or UNION ALL)",
+                      "Late rows are dropped and counted (sys.query_progress); remove "
+                      "late_rows.");
     if ((p->agg == NULL || p->agg->u.agg.window.kind == WINDOW_NONE) &&
         (p->distinct == NULL || p->dedup_time_col < 0))
         return refuse(err, "late_rows needs an operator that can find rows late",
@@ -364,7 +352,7 @@ static int check_late(IncPlan *p, Catalog *cat, SlError *err)
                            "\"%s\".", p->stream->name);
         return -1;
     }
-    if (rel == p->stream || rel == p->into)
+    if (inc_inputs_reads(&p->ins, rel->oid) || rel == p->into)
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                         "late_rows must name a stream the query neither reads nor writes");
     Options ro;
@@ -387,6 +375,23 @@ static int check_late(IncPlan *p, Catalog *cat, SlError *err)
     }
     p->late = rel;
     cat_relation_ref(rel);
+    return 0;
+}
+
+/* The partitions of each stream read: a stream with a watermark and
+ * partitions or an idle_timeout has a watermark per partition
+ * (inc_watermark.c); with several inputs, per input. */
+static int check_parts(IncPlan *p, SlError *err)
+{
+    if (p->plain)
+        return source_parts(p->stream, &p->parts, err);
+    for (int i = 0; i < p->ins.n; i++) {
+        const IncInput *in = &p->ins.in[i];
+        SourceParts *parts = &p->in_parts[i];
+        if (source_parts(in->rel, parts, err) < 0)
+            return -1;
+        p->in_part_wm[i] = in->wm_col >= 0 && (parts->n > 1 || parts->idle_us > 0);
+    }
     return 0;
 }
 
@@ -427,8 +432,10 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
     }
     if (decompose(p, q->plan, err) < 0 || read_mode(p, err) < 0 ||
         read_watermark(p, err) < 0 || check(p, err) < 0 ||
+        (p->ins.sjoin != NULL &&
+         inc_join_build(&p->arena, &p->ins, st, query->oid, &p->sjoin, err) < 0) ||
         (cs->into != NULL && check_into(p, cat, cs->into->name, q->plan, err) < 0) ||
-        check_late(p, cat, err) < 0)
+        check_late(p, cat, err) < 0 || check_parts(p, err) < 0)
         goto fail;
     if (p->agg) {
         int naggs = p->agg->u.agg.naggs;
@@ -440,10 +447,7 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
             p->state_size += (p->fns[i]->state_size + 15) & ~(size_t)15;   /* int128 states */
         }
     }
-    if (source_parts(p->stream, &p->parts, err) < 0 ||
-        source_open(st, p->stream, query->name, &p->source, err) < 0)
-        goto fail;
-    p->part_wm = p->wm_col >= 0 && (p->parts.n > 1 || p->parts.idle_us > 0);
+    p->part_wm = p->plain && p->wm_col >= 0 && (p->parts.n > 1 || p->parts.idle_us > 0);
     p->out_src = ARENA_ARRAY(&p->arena, int, q->plan->ncols > 0 ? q->plan->ncols : 1);
     for (int c = 0; c < q->plan->ncols; c++)
         p->out_src[c] = p->agg ? trace_column(p->upper, p->nupper, c) : -1;
@@ -465,9 +469,7 @@ void inc_plan_free(IncPlan *p)
 {
     if (p == NULL)
         return;
-    source_close(p->source);
-    if (p->stream)
-        cat_relation_unref(p->stream);
+    inc_inputs_close(&p->ins);
     if (p->into)
         cat_relation_unref(p->into);
     if (p->sink)
@@ -480,14 +482,24 @@ void inc_plan_free(IncPlan *p)
     sl_free(p);
 }
 
-Source *inc_plan_source(IncPlan *p)
+int inc_plan_ninputs(IncPlan *p)
 {
-    return p->source;
+    return p->ins.n;
 }
 
-const CatRelation *inc_plan_stream(IncPlan *p)
+Source *inc_plan_source(IncPlan *p, int i)
 {
-    return p->stream;
+    return p->ins.in[i].source;
+}
+
+const CatRelation *inc_plan_stream(IncPlan *p, int i)
+{
+    return p->ins.in[i].rel;
+}
+
+bool inc_plan_reads(IncPlan *p, uint32_t oid)
+{
+    return inc_inputs_reads(&p->ins, oid);
 }
 
 const CatRelation *inc_plan_into(IncPlan *p)
@@ -502,6 +514,9 @@ const CatRelation *inc_plan_late(IncPlan *p)
 
 bool inc_plan_idle_wakes(IncPlan *p)
 {
+    for (int i = 0; !p->plain && i < p->ins.n; i++)
+        if (p->in_part_wm[i] && p->in_parts[i].idle_us > 0)
+            return true;
     return p->part_wm && p->parts.idle_us > 0;
 }
 
@@ -513,6 +528,59 @@ const char *const inc_shape_names[INC_SHAPE_PARTS] = {
     "source stream", "window", "grouping keys", "aggregates",
 };
 
+/* The input tree as text: the streams and tables, each join's kind and
+ * keys (and its other condition), the UNION ALL arms.  Filters are left
+ * out: as on one stream, a WHERE change keeps the state (rows an interval
+ * join kept before it are not filtered again). */
+static void inputs_shape(const Plan *n, StrBuf *b)
+{
+    switch (n->kind) {
+    case PLAN_SCAN:
+        strbuf_puts(b, n->u.scan.rel->name);
+        return;
+    case PLAN_FILTER:       /* a WHERE change keeps the state, as on one stream */
+    case PLAN_PROJECT:
+        inputs_shape(n->child, b);
+        return;
+    case PLAN_SETOP:
+        strbuf_putc(b, '(');
+        inputs_shape(n->child, b);
+        strbuf_puts(b, " UNION ALL ");
+        inputs_shape(n->right, b);
+        strbuf_putc(b, ')');
+        return;
+    case PLAN_JOIN: {
+        static const char *const kinds[] = {
+            [JOIN_INNER] = "JOIN", [JOIN_LEFT] = "LEFT JOIN", [JOIN_RIGHT] = "RIGHT JOIN",
+            [JOIN_FULL] = "FULL JOIN", [JOIN_CROSS] = "CROSS JOIN",
+        };
+        JoinType t = n->u.join.type;
+        strbuf_putc(b, '(');
+        inputs_shape(n->child, b);
+        strbuf_printf(b, " %s ", (size_t)t < SL_ARRAY_LEN(kinds) && kinds[t] ? kinds[t] : "JOIN");
+        inputs_shape(n->right, b);
+        strbuf_puts(b, " ON (");
+        for (int k = 0; k < n->u.join.nkeys; k++) {
+            if (k > 0)
+                strbuf_puts(b, ", ");
+            plan_expr_deparse(n->u.join.lkeys[k], n->child->cols, n->child->quals, b);
+            strbuf_puts(b, " = ");
+            plan_expr_deparse(n->u.join.rkeys[k], n->right->cols, n->right->quals, b);
+        }
+        strbuf_putc(b, ')');
+        if (n->u.join.residual != NULL) {
+            strbuf_puts(b, " AND ");
+            plan_expr_deparse(n->u.join.residual, n->cols, n->quals, b);
+        }
+        strbuf_putc(b, ')');
+        return;
+    }
+    default:
+        strbuf_puts(b, "?");
+        return;
+    }
+}
+
 /* The state-bearing parts of the plan as text, in the plan's arena: the
  * stream, the window spec, the grouping keys and the aggregate list, each
  * deparsed over the columns the aggregate reads. */
@@ -520,7 +588,13 @@ static void compute_shape(IncPlan *p)
 {
     StrBuf b;
     strbuf_init(&b);
-    p->shape[INC_SHAPE_SOURCE] = p->stream->name;
+    if (p->plain) {
+        p->shape[INC_SHAPE_SOURCE] = p->stream->name;
+    } else {
+        inputs_shape(p->inputs, &b);
+        p->shape[INC_SHAPE_SOURCE] = arena_strndup(&p->arena, b.data, b.len);
+        strbuf_reset(&b);
+    }
     const char *none = p->agg ? "none" : "none (no aggregation)";
     p->shape[INC_SHAPE_WINDOW] = none;
     p->shape[INC_SHAPE_GROUPS] = none;
@@ -601,7 +675,7 @@ static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
     int rc = state_get(p->st, p->meta_key, sizeof(p->meta_key), a, &val, &vlen, err);
     if (rc <= 0)
         return rc;
-    if (vlen != 25 && vlen != META_LEN)
+    if (vlen != 25 && vlen != META_LEN && vlen != META_SIZE(p->ins.n))
         return sl_error(err, ERRCODE_DATA_CORRUPTED, "state of query \"%s\" is corrupt",
                         p->query->name);
     const uint8_t *v = val;
@@ -609,23 +683,33 @@ static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
     m->has_wm = v[8] != 0;
     m->wm = (int64_t)get_be64(v + 9);
     m->state_rows = (int64_t)get_be64(v + 17);
-    if (vlen == META_LEN) {
+    if (vlen >= META_LEN) {
         m->fingerprint = get_be64(v + 25);
         m->result_hash = get_be64(v + 33);
+    }
+    m->in_has_wm[0] = m->has_wm;
+    m->in_wm[0] = m->wm;
+    for (int i = 0; vlen == META_SIZE(p->ins.n) && vlen > META_LEN && i < p->ins.n; i++) {
+        m->in_has_wm[i] = v[META_LEN + 9 * i] != 0;
+        m->in_wm[i] = (int64_t)get_be64(v + META_LEN + 1 + 9 * i);
     }
     return 1;
 }
 
 static void meta_write(IncPlan *p, StateBatch *wb, const Meta *m)
 {
-    uint8_t v[META_LEN];
+    uint8_t v[META_SIZE(INC_MAX_INPUTS)];
     put_be64(v, (uint64_t)m->batch_id);
     v[8] = m->has_wm;
     put_be64(v + 9, (uint64_t)m->wm);
     put_be64(v + 17, (uint64_t)m->state_rows);
     put_be64(v + 25, p->fingerprint);
     put_be64(v + 33, p->result_hash);
-    state_batch_put(wb, p->meta_key, sizeof(p->meta_key), v, sizeof(v));
+    for (int i = 0; p->ins.n > 1 && i < p->ins.n; i++) {
+        v[META_LEN + 9 * i] = m->in_has_wm[i];
+        put_be64(v + META_LEN + 1 + 9 * i, (uint64_t)m->in_wm[i]);
+    }
+    state_batch_put(wb, p->meta_key, sizeof(p->meta_key), v, META_SIZE(p->ins.n));
 }
 
 int inc_state_rows(IncPlan *p, int64_t *rows, SlError *err)
@@ -943,6 +1027,7 @@ Group *inc_gt_get(Run *r, const StrBuf *key, int64_t wstart, int64_t wend, const
         inc_groupvals_set(r, g, gcols, ngroups, row);
         g->absent = false;
         t->created++;
+        g->fresh = true;
     }
     return g;
 }
@@ -982,10 +1067,44 @@ static void push_batch(Arena *a, Batch ***bs, int *n, int *cap, Batch *b)
     (*bs)[(*n)++] = b;
 }
 
+void inc_record_change(Run *r, char kind, const Batch *out, uint32_t i)
+{
+    if (!r->b->want_changes)
+        return;
+    StrBuf *ch = &r->b->changes;
+    uint8_t h[5];
+    h[0] = (uint8_t)kind;
+    size_t at = ch->len;
+    strbuf_append(ch, h, sizeof(h));
+    row_encode(out, i, ch);
+    put_be32((uint8_t *)ch->data + at + 1, (uint32_t)(ch->len - at - 5));
+}
+
+/* SUBSCRIBE: a row leaving the result table (HAVING filters its group out
+ * now) is a 'D' change with the row it had, if it had one. */
+static int record_delete(Run *r, const StrBuf *key)
+{
+    if (!r->b->want_changes)
+        return 0;
+    void *old;
+    size_t len;
+    int rc = state_get(r->p->st, key->data, key->len, r->chunk, &old, &len, r->err);
+    if (rc <= 0)
+        return rc;
+    uint8_t h[5];
+    h[0] = 'D';
+    put_be32(h + 1, (uint32_t)len);
+    strbuf_append(&r->b->changes, h, sizeof(h));
+    strbuf_append(&r->b->changes, old, len);
+    return 0;
+}
+
 void inc_keep_output(Run *r, const Batch *out)
 {
     if (out->nrows == 0)
         return;
+    for (uint32_t i = 0; i < out->nrows; i++)
+        inc_record_change(r, 'I', out, i);
     push_batch(r->a, &r->outs, &r->nouts, &r->capouts, keep_copy(r, out));
     r->b->output_rows += out->nrows;
 }
@@ -1068,6 +1187,7 @@ static void emit_append_log(Run *r, const Batch *out)
         strbuf_reset(&key);
         strbuf_append(&key, k, sizeof(k));
         tbl_put(r->wb, &key, out, i);
+        inc_record_change(r, 'I', out, i);
     }
     r->b->output_rows += out->nrows;
     strbuf_free(&key);
@@ -1188,6 +1308,39 @@ static int aggregate(Run *r, const Batch *in, uint8_t *late)
 /* The output rows of a list of groups: the aggregate's columns (groups,
  * window bounds, aggregates) through the upper chain, then into the result
  * table under each group's key. */
+/* SUBSCRIBE: the kind of each output row of inc_emit_groups: insert for a
+ * new group (or in append mode), update for one already in the result
+ * table; with HAVING a group may have been out of it, so the table says. */
+static int record_kept(Run *r, Group **gs, const Batch *out, const uint32_t *map)
+{
+    IncPlan *p = r->p;
+    bool having = false;
+    for (int k = 0; k < p->nupper; k++)
+        having |= p->upper[k]->kind == PLAN_FILTER;
+    StrBuf key;
+    strbuf_init(&key);
+    int rc = 0;
+    for (uint32_t i = 0; i < out->nrows && rc == 0; i++) {
+        Group *g = gs[map[i]];
+        char kind = g->fresh || p->mode == MODE_APPEND ? 'I' : 'U';
+        if (kind == 'U' && having) {
+            void *old;
+            size_t len;
+            strbuf_reset(&key);
+            strbuf_append(&key, p->tprefix, sizeof(p->tprefix));
+            strbuf_append(&key, g->key.ptr, g->key.len);
+            rc = state_get(p->st, key.data, key.len, r->chunk, &old, &len, r->err);
+            kind = rc == 1 ? 'U' : 'I';
+        }
+        if (rc >= 0) {
+            inc_record_change(r, kind, out, i);
+            rc = 0;
+        }
+    }
+    strbuf_free(&key);
+    return rc;
+}
+
 int inc_emit_groups(Run *r, Group **gs, uint32_t n)
 {
     if (n == 0)
@@ -1247,6 +1400,10 @@ int inc_emit_groups(Run *r, Group **gs, uint32_t n)
     /* A group whose row HAVING now filters out leaves the result table. */
     StrBuf key;
     strbuf_init(&key);
+    if (r->b->want_changes && record_kept(r, gs, out, map) < 0) {
+        strbuf_free(&key);
+        return -1;
+    }
     uint8_t *kept = arena_zalloc(a, n);
     for (uint32_t i = 0; i < out->nrows; i++) {
         Group *g = gs[map[i]];
@@ -1262,6 +1419,10 @@ int inc_emit_groups(Run *r, Group **gs, uint32_t n)
         strbuf_reset(&key);
         strbuf_append(&key, p->tprefix, sizeof(p->tprefix));
         strbuf_append(&key, gs[i]->key.ptr, gs[i]->key.len);
+        if (!gs[i]->fresh && record_delete(r, &key) < 0) {
+            strbuf_free(&key);
+            return -1;
+        }
         tbl_delete(r->wb, &key);
     }
     r->b->output_rows += out->nrows;
@@ -1492,6 +1653,164 @@ static void count_late(Run *r, const Batch *in, const Batch *mid, const uint32_t
     inc_keep_late(r, in, src);
 }
 
+/* Several inputs: the rows of a dense input batch through the lower chain,
+ * then into the result (stateless), the aggregate or DISTINCT; late rows
+ * are counted (late_rows is refused for such queries). */
+static int consume(Run *r, const Batch *in)
+{
+    IncPlan *p = r->p;
+    const Batch *mid;
+    if (run_chain(p->lower, p->nlower, in, r->chunk, &r->ecx, &mid, NULL) < 0)
+        return -1;
+    if (p->agg == NULL && p->distinct == NULL) {
+        emit_append_log(r, mid);
+        return 0;
+    }
+    uint8_t *late = arena_alloc(r->chunk, mid->nrows ? mid->nrows : 1);
+    if ((p->agg != NULL ? aggregate(r, mid, late) : inc_dedup_rows(r, mid, late)) < 0)
+        return -1;
+    count_late(r, in, mid, NULL, late);
+    return 0;
+}
+
+static int join_emit(void *arg, const Batch *rows)
+{
+    return consume(arg, rows);
+}
+
+/* Several inputs: reads the batch's ranges through the batch executor
+ * (stream-table joins, UNION ALL) or the interval join (inc_join.c). */
+static int read_inputs(Run *r)
+{
+    IncPlan *p = r->p;
+    if (p->sjoin != NULL)
+        return (r->jrun = inc_join_read(p->sjoin, &r->join)) == NULL ? -1 : 0;
+    /* The executor's state (a joined table's hash table) lives in r->a. */
+    ExOp *op = inc_inputs_exec(&r->inputs, r->a, p->inputs, r->err);
+    if (op == NULL)
+        return -1;
+    ExBatch *eb;
+    int n;
+    while ((n = ex_op_next(op, &eb)) > 0) {
+        arena_reset(r->chunk);
+        if (eb->n > 0 && consume(r, ex_batch_compact(r->chunk, eb)) < 0) {
+            n = -1;
+            break;
+        }
+    }
+    ex_op_close(op);
+    return n < 0 ? -1 : 0;
+}
+
+/* The watermark of the inputs [first, first + n): their minimum, once each
+ * has one. */
+static void inputs_watermark(const IncPlan *p, const Meta *m, int first, int n, bool *has,
+                             int64_t *wm)
+{
+    *has = n > 0;
+    *wm = INT64_MAX;
+    for (int i = first; i < first + n; i++) {
+        if (p->ins.in[i].wm_col < 0 || !m->in_has_wm[i])
+            *has = false;
+        else
+            *wm = SL_MIN(*wm, m->in_wm[i]);
+    }
+}
+
+/* A stream-stream join's side watermarks, before (judging late rows) or
+ * after (evicting) the batch. */
+static void join_watermarks(Run *r, const Meta *m, bool after)
+{
+    IncJoinBatch *jb = &r->join;
+    for (int s = 0; s < 2; s++) {
+        int first, n;
+        inc_join_side_inputs(r->p->sjoin, s, &first, &n);
+        if (after)
+            inputs_watermark(r->p, m, first, n, &jb->has_next_wm[s], &jb->next_wm[s]);
+        else
+            inputs_watermark(r->p, m, first, n, &jb->has_wm[s], &jb->wm[s]);
+    }
+}
+
+/* Several inputs: the watermark after this batch, never backwards: per
+ * input, its max event time minus its delay; the query's is the minimum
+ * over the inputs with a watermark, once each has one. */
+static void next_watermark(Run *r, Meta *meta)
+{
+    IncPlan *p = r->p;
+    IncBatch *b = r->b;
+    bool all = true, any = false;
+    int64_t min = INT64_MAX;
+    for (int i = 0; i < p->ins.n; i++) {
+        const IncInput *in = &p->ins.in[i];
+        if (in->wm_col < 0)
+            continue;
+        any = true;
+        /* per partition: inc_wm_inputs_finish moved it */
+        if (!p->in_part_wm[i] && r->inputs.max_event[i] != INT64_MIN) {
+            int64_t wm = r->inputs.max_event[i] - in->wm_delay_us;
+            if (!meta->in_has_wm[i] || wm > meta->in_wm[i]) {
+                meta->in_has_wm[i] = true;
+                meta->in_wm[i] = wm;
+            }
+        }
+        if (!meta->in_has_wm[i])
+            all = false;
+        else
+            min = SL_MIN(min, meta->in_wm[i]);
+    }
+    if (any && all && (!b->has_watermark || min > b->watermark_us)) {
+        b->next_has_watermark = true;
+        b->next_watermark_us = min;
+    }
+}
+
+/* Several inputs: reads and folds them, then the watermark. */
+static int run_inputs(Run *r, Meta *meta, int64_t *read_us)
+{
+    IncPlan *p = r->p;
+    IncBatch *b = r->b;
+    inc_inputs_run_init(&r->inputs, &p->ins, p->st, b->ranges);
+    bool parts = false;
+    for (int i = 0; i < p->ins.n; i++)
+        parts |= p->in_part_wm[i];
+    if (parts) {
+        if (inc_wm_inputs_begin(r) < 0)
+            return -1;
+        r->inputs.observe = inc_wm_inputs_observe;
+        r->inputs.observe_arg = r;
+    }
+    if (p->sjoin != NULL) {
+        r->join = (IncJoinBatch){.inputs = &r->inputs, .wb = r->wb, .a = r->a,
+                                 .chunk = r->chunk, .err = r->err, .batch_id = b->batch_id,
+                                 .emit = join_emit, .arg = r};
+        join_watermarks(r, meta, false);
+    }
+    int64_t t1 = mono_us();
+    if (read_inputs(r) < 0)
+        return -1;
+    *read_us = p->sjoin != NULL ? mono_us() - t1 : 0;
+    b->input_rows = r->inputs.rows;
+    for (int i = 0; i < p->ins.n; i++) {
+        b->min_event_us = SL_MIN(b->min_event_us, r->inputs.min_event[i]);
+        b->max_event_us = SL_MAX(b->max_event_us, r->inputs.max_event[i]);
+    }
+    SLUICE_FAULT("batch_middle");
+    b->next_has_watermark = b->has_watermark;
+    b->next_watermark_us = b->watermark_us;
+    if (parts)
+        inc_wm_inputs_finish(r, meta);
+    next_watermark(r, meta);
+    if (p->sjoin != NULL) {
+        join_watermarks(r, meta, true);
+        if (inc_join_process(r->jrun) < 0)
+            return -1;
+        b->late_rows += r->join.late_rows;
+        meta->state_rows += r->join.state_delta;
+    }
+    return 0;
+}
+
 int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
 {
     Arena a, chunk;
@@ -1520,7 +1839,12 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     bool rebuild = result_stale(p, &meta);
 
     int64_t t0 = mono_us(), tr = 0;
-    SourceReader *reader = source_reader_open(p->source, b->ranges);
+    if (!p->plain) {
+        if (run_inputs(&r, &meta, &tr) < 0)
+            goto out;
+        goto fold;
+    }
+    SourceReader *reader = source_reader_open(p->source, &b->ranges[0]);
     Batch *in;
     int n;
     for (;;) {
@@ -1568,6 +1892,7 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
             b->next_watermark_us = wm;
         }
     }
+fold:
     if (p->agg != NULL) {
         if (p->wkind == WINDOW_SESSION) {
             if (inc_session_emit(&r, b->next_has_watermark, b->next_watermark_us) < 0)

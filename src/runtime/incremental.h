@@ -27,6 +27,8 @@
 #include "sluice/catalog.h"
 #include "sluice/list.h"
 #include "sluice/state.h"
+#include "sluice/strbuf.h"
+#include "inc_inputs.h"
 #include "source.h"
 
 typedef struct IncPlan IncPlan;
@@ -34,7 +36,8 @@ typedef struct IncPlan IncPlan;
 /* What batch N reads and what it produced. */
 typedef struct IncBatch {
     int64_t batch_id;
-    const SourceOffsets *ranges; /* what it reads, per source partition */
+    const SourceOffsets *ranges;    /* per input i: ranges[i], what it reads per
+                                     * source partition */
     bool    has_watermark;      /* the watermark the batch is judged by */
     int64_t watermark_us;
     /* results */
@@ -45,6 +48,13 @@ typedef struct IncBatch {
     int64_t late_rows;
     int64_t state_rows;
     int64_t min_event_us, max_event_us;
+    /* SUBSCRIBE: with want_changes, the batch's changes of the result, one
+     * record each: kind ('I' insert, 'U' update, 'D' delete: the row it
+     * had), u32 length, the row
+     * (row_encode, the query's result columns); on the heap, the caller's
+     * to free (strbuf_free) */
+    bool    want_changes;
+    StrBuf  changes;
     int64_t now_us;             /* batch time (logged when planned): state_ttl's clock */
     int64_t evicted_rows;       /* state keys state_ttl evicted */
     int64_t wake_at_us;         /* batch time at which an idle partition would move the
@@ -59,9 +69,12 @@ typedef struct IncBatch {
 int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
                     SlError *err);
 void inc_plan_free(IncPlan *p);
-/* The source the plan reads, and its stream. */
-Source *inc_plan_source(IncPlan *p);
-const CatRelation *inc_plan_stream(IncPlan *p);
+/* The inputs the plan reads (streams, each with its own offsets), input
+ * i's source and stream, and whether the plan reads (or joins) relation oid. */
+int     inc_plan_ninputs(IncPlan *p);
+Source *inc_plan_source(IncPlan *p, int i);
+const CatRelation *inc_plan_stream(IncPlan *p, int i);
+bool    inc_plan_reads(IncPlan *p, uint32_t oid);
 /* The stream or sink INTO writes to, or NULL. */
 const CatRelation *inc_plan_into(IncPlan *p);
 /* The late_rows stream, or NULL. */

@@ -8,6 +8,7 @@
  *   rt_run_role                    CREATE / ALTER / DROP ROLE, GRANT, REVOKE
  *   rt_check_query                 the privileges a statement needs (42501)
  *   rt_check_owner                 DROP and ALTER need the owner (42501)
+ *   rt_check_select                SELECT on one relation (SUBSCRIBE)
  *   rt_owner                       who owns a relation created now
  *   rt_roles_init                  installs the privilege functions' answers
  *                                  (has_table_privilege, ...: acl.h)
@@ -112,6 +113,14 @@ int rt_check_owner(const CatRelation *rel, SlError *err)
         return 0;
     return sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE, "must be owner of %s %s",
                     kind_noun(rel->kind), rel->name);
+}
+
+int rt_check_select(const CatRelation *rel, SlError *err)
+{
+    Catalog *cat = rt_catalog();
+    if (t_role == 0 || cat == NULL || current_is_superuser(cat))
+        return 0;
+    return need(cat, rel, CAT_ACL_SELECT, err);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -6,6 +6,7 @@
  *   rt_prepare    RawStmt -> Prepared (analysis into a Query and its plan)
  *   rt_describe   result columns and parameter types
  *   rt_execute    parameters in, rows out to a ResultSink, the tag
+ *   rt_subscribe_name  the query a prepared SUBSCRIBE names
  *   rt_setting    what a SET / RESET / SHOW asks of the session
  *   rt_on_worker, rt_run_begin, rt_run_exec, rt_run_end
  *                 a statement run on a worker thread, in three steps
@@ -40,6 +41,7 @@ struct Prepared {
     ColumnDesc    *cols;
     const char    *sql;
     const RawStmt *raw;
+    bool           snapshot;    /* SUBSCRIBE ... WITH (snapshot) */
 };
 
 static Catalog    *g_cat;
@@ -104,6 +106,35 @@ static int analyze(Arena *a, const char *sql, const RawStmt *raw, const SlType *
     return sql_analyze_with(a, &cat, sql, raw, param_types, nparam_types, q, err);
 }
 
+/* SUBSCRIBE's options: WITH (snapshot [= true | false]). */
+static int subscribe_options(const SubscribeStmt *s, bool *snapshot, SlError *err)
+{
+    *snapshot = false;
+    for (int i = 0; i < list_len(s->options); i++) {
+        const DefElem *d = list_nth(s->options, i);
+        const A_Const *c = (const A_Const *)d->arg;
+        if (strcmp(d->name, "snapshot") != 0)
+            return sl_error_at(err, ERRCODE_SYNTAX_ERROR, d->hdr.location,
+                               "unrecognized SUBSCRIBE option \"%s\"", d->name);
+        if (c == NULL)
+            *snapshot = true;
+        else if (IS_A(c, A_Const) && c->kind == CONST_BOOL)
+            *snapshot = c->bval;
+        else if (IS_A(c, A_Const) && c->kind == CONST_STRING &&
+                 (strcmp(c->text, "true") == 0 || strcmp(c->text, "false") == 0))
+            *snapshot = strcmp(c->text, "true") == 0;
+        else
+            return sl_error_at(err, ERRCODE_INVALID_PARAMETER_VALUE, d->hdr.location,
+                               "snapshot must be true or false");
+    }
+    return 0;
+}
+
+bool rt_subscribe_snapshot(const Prepared *p)
+{
+    return p->snapshot;
+}
+
 int rt_prepare(Arena *a, const char *sql, const RawStmt *raw, const SlType *param_types,
                int nparam_types, Prepared **out, SlError *err)
 {
@@ -120,6 +151,11 @@ int rt_prepare(Arena *a, const char *sql, const RawStmt *raw, const SlType *para
         p->cols[i].name = q->names[i];
         p->cols[i].type = q->types[i];
     }
+    const char *sub = rt_subscribe_name(p);
+    if (sub != NULL && (subscribe_options((const SubscribeStmt *)raw->stmt, &p->snapshot,
+                                          err) < 0 ||
+                        rt_subscribe_columns(sub, a, &p->ncols, &p->cols, err) < 0))
+        return -1;
     *out = p;
     return 0;
 }
@@ -547,4 +583,11 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     if (rc == 0)
         snprintf(tag, tagsize, "%s", q->tag);
     return rc < 0 ? -1 : 0;
+}
+
+const char *rt_subscribe_name(const Prepared *p)
+{
+    if (p == NULL || p->raw == NULL || !IS_A(p->raw->stmt, SubscribeStmt))
+        return NULL;
+    return ((const SubscribeStmt *)p->raw->stmt)->name->name;
 }

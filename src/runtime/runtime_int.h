@@ -13,7 +13,8 @@
  *                                 functions (pgcatalog.c, systables.c)
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes (copy.c)
  *   rt_append_can_defer, rt_append_new       deferred appends (append.c)
- *   rt_run_role, rt_check_query, rt_check_owner, rt_owner   roles (roles.c)
+ *   rt_run_role, rt_check_query, rt_check_owner, rt_check_select, rt_owner
+ *                   roles (roles.c)
  */
 #ifndef SLUICE_RUNTIME_INT_H
 #define SLUICE_RUNTIME_INT_H
@@ -70,6 +71,8 @@ void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char
 int      rt_run_role(const Query *q, SlError *err);
 int      rt_check_query(const Query *q, SlError *err);
 int      rt_check_owner(const CatRelation *rel, SlError *err);
+/* SELECT on rel (SUBSCRIBE reads a query's result): 42501 without it. */
+int      rt_check_select(const CatRelation *rel, SlError *err);
 uint32_t rt_owner(void);
 void     rt_roles_init(void);
 

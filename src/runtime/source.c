@@ -10,16 +10,18 @@
  *
  * The connector is the relation's `connector` option: none (or 'internal')
  * reads the stream's own log in RocksDB, and so does 'files' (its ingester,
- * ingest.c, appends to that log); 'datagen' generates the rows; 'kafka'
- * reads topics (src/connectors/kafka_source.c).  Internal and generated
- * streams have one partition of offsets, 0, without a topic (WITH
- * (partitions = N) only routes their rows to watermark partitions).
+ * ingest.c, appends to that log); 'datagen' generates the rows, 'nexmark'
+ * the Nexmark events (nexmark.h); 'kafka' reads topics
+ * (src/connectors/kafka_source.c).  Internal and generated streams have one
+ * partition of offsets, 0, without a topic (WITH (partitions = N) only
+ * routes their rows to watermark partitions).
  */
 #include "source.h"
 
 #include "runtime_int.h"
 #include "sluice/datagen.h"
 #include "sluice/ingest.h"
+#include "sluice/nexmark.h"
 #include "sluice/exec.h"
 #include "sluice/kafka.h"
 #include "sluice/options.h"
@@ -30,7 +32,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-typedef enum SourceKind { SOURCE_INTERNAL, SOURCE_DATAGEN, SOURCE_KAFKA } SourceKind;
+typedef enum SourceKind { SOURCE_INTERNAL, SOURCE_DATAGEN, SOURCE_NEXMARK,
+                         SOURCE_KAFKA } SourceKind;
 
 struct Source {
     SourceKind         kind;
@@ -38,6 +41,7 @@ struct Source {
     StateStore        *st;
     Datagen           *gen;
     KafkaSource       *kafka;
+    Nexmark           *nexmark;
     Arena              arena;   /* the generator's settings */
     int64_t            latest;  /* internal, datagen: the end last planned to */
     int64_t            latest_us;
@@ -46,7 +50,7 @@ struct Source {
 struct SourceReader {
     Source      *src;
     RelScan     *scan;          /* SOURCE_INTERNAL */
-    int64_t      next, to;      /* SOURCE_DATAGEN */
+    int64_t      next, to;      /* SOURCE_DATAGEN, SOURCE_NEXMARK */
     KafkaReader *kafka;
 };
 
@@ -105,19 +109,22 @@ bool srcoffs_reached(const SourceOffsets *pos, const SourceOffsets *limit)
     return true;
 }
 
-void srcoffs_to_json(Source *src, uint32_t oid, const SourceOffsets *o, StrBuf *out)
+void srcoffs_to_json(Source *src, uint32_t oid, int input, const SourceOffsets *o, StrBuf *out)
 {
-    strbuf_putc(out, '[');
     for (int i = 0; i < o->n; i++) {
         const SrcPart *p = &o->parts[i];
-        strbuf_printf(out, "%s{\"oid\":%u", i ? "," : "", oid);
+        if (out->len > 0 && out->data[out->len - 1] != '[')
+            strbuf_putc(out, ',');
+        strbuf_putc(out, '{');
+        if (input >= 0)
+            strbuf_printf(out, "\"input\":%d,", input);
+        strbuf_printf(out, "\"oid\":%u", oid);
         if (p->topic >= 0 && src->kafka != NULL)
             /* Kafka topic names are [a-zA-Z0-9._-]: nothing to escape. */
             strbuf_printf(out, ",\"topic\":\"%s\"", kafka_source_topic(src->kafka, p->topic));
         strbuf_printf(out, ",\"part\":%d,\"start\":%" PRId64 ",\"end\":%" PRId64 "}", p->part,
                       p->start, p->end);
     }
-    strbuf_putc(out, ']');
 }
 
 /* The integer after "name": inside [obj, end), or -1 if absent. */
@@ -134,19 +141,32 @@ static int member_int(const char *obj, const char *end, const char *name, int64_
     return -1;
 }
 
-int srcoffs_from_json(Source *src, const char *json, SourceOffsets *out, SlError *err)
+int srcoffs_from_json(Source *src, const char *json, int input, SourceOffsets *out, SlError *err)
 {
     out->n = 0;
+    /* Objects name their input, or (one object per input, no "input")
+     * count in input order; a single input takes every object. */
+    bool named = strstr(json, "\"input\":") != NULL;
+    int k = 0;
     const char *p = json;
     while ((p = strchr(p, '{')) != NULL) {
         const char *end = strchr(p, '}');
         if (end == NULL)
             break;
-        int64_t part, start, stop;
+        int64_t part, start, stop, in = 0;
         if (member_int(p, end, "part", &part) < 0 || member_int(p, end, "start", &start) < 0 ||
             member_int(p, end, "end", &stop) < 0)
             return sl_error(err, ERRCODE_DATA_CORRUPTED, "offset log entry is unreadable: %s",
                             json);
+        if (named && member_int(p, end, "input", &in) < 0)
+            in = 0;
+        else if (!named)
+            in = input < 0 ? input : k;
+        k++;
+        if (input >= 0 && in != input) {
+            p = end + 1;
+            continue;
+        }
         int32_t topic = -1;
         const char *t = strstr(p, "\"topic\":\"");
         if (t != NULL && t < end) {
@@ -195,6 +215,10 @@ int source_open(StateStore *st, const CatRelation *rel, const char *owner, Sourc
         const char *dname = arena_printf(&src->arena, "%s_dead_letters", rel->name);
         const CatRelation *dead = rt_catalog() ? cat_lookup(rt_catalog(), dname) : NULL;
         if (kafka_source_open(st, rel, owner, dead, &src->kafka, err) < 0)
+            goto fail;
+    } else if (strcmp(connector, "nexmark") == 0) {
+        src->kind = SOURCE_NEXMARK;
+        if (nexmark_open(&src->arena, rel, &src->nexmark, err) < 0)
             goto fail;
     } else {
         sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -272,10 +296,11 @@ int64_t source_plan(Source *src, const SourceOffsets *pos, const SourceOffsets *
         if (rc < 0)
             return rc;
     } else {
-        if (src->kind != SOURCE_DATAGEN && ingest_check_readable(src->rel, err) < 0)
+        if (src->kind == SOURCE_INTERNAL && ingest_check_readable(src->rel, err) < 0)
             return -1;
         int64_t latest = src->kind == SOURCE_DATAGEN ? datagen_available(src->gen, now_us)
-                                                     : stream_end_offset(src->st, src->rel, err);
+                         : src->kind == SOURCE_NEXMARK ? nexmark_available(src->nexmark, now_us)
+                                                       : stream_end_offset(src->st, src->rel, err);
         if (latest < 0)
             return -1;
         src->latest = latest;
@@ -359,7 +384,10 @@ int source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err)
     for (int c = 0; c < src->rel->ncols; c++)
         types[c] = src->rel->cols[c].type;
     Batch *b = batch_alloc(a, types, (uint32_t)src->rel->ncols, n);
-    datagen_generate(src->gen, r->next, n, a, b);
+    if (src->kind == SOURCE_NEXMARK)
+        nexmark_generate(src->nexmark, r->next, n, a, b);
+    else
+        datagen_generate(src->gen, r->next, n, a, b);
     r->next += n;
     *out = b;
     return (int)n;

@@ -76,9 +76,15 @@ void source_lag(Source *src, const SourceOffsets *pos,
  * at the topics and reads on the calling thread. */
 ExSource *source_scan_kafka(StateStore *st, const CatRelation *rel, SlError *err);
 
-/* The offset log's JSON: [{"oid":N[,"topic":"t"],"part":P,"start":S,"end":E}, ...]. */
-void     srcoffs_to_json(Source *src, uint32_t oid, const SourceOffsets *o, StrBuf *out);
-int      srcoffs_from_json(Source *src, const char *json, SourceOffsets *out, SlError *err);
+/* The offset log's JSON: [{["input":I,]"oid":N[,"topic":"t"],"part":P,"start":S,
+ * "end":E}, ...].  to_json appends input's objects to out (the caller
+ * writes the brackets; input -1: no "input" member, a query of one input).
+ * from_json reads the objects of input (-1: all of them; without "input"
+ * members, the k-th object is input k's). */
+void     srcoffs_to_json(Source *src, uint32_t oid, int input, const SourceOffsets *o,
+                         StrBuf *out);
+int      srcoffs_from_json(Source *src, const char *json, int input, SourceOffsets *out,
+                           SlError *err);
 
 /* How a stream's rows map to partitions, for per-partition watermarks
  * (docs/engine.md, "Partitions and idle sources"): WITH (partitions = N,

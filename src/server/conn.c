@@ -129,11 +129,12 @@ static void update_reading(Conn *c)
 {
     if (c->phase == PHASE_CLOSING)
         return;
-    /* While a statement runs, messages wait in c->in, up to 256 KiB. */
+    /* While a statement (or a SUBSCRIBE) runs, messages wait in c->in, up
+     * to 256 KiB. */
     bool want = !c->close_after_flush && !(c->tls_busy && c->tls_pending.len >= RAW_IN_SIZE) &&
                 c->out_inflight + c->out.len + c->tls_out.len <=
                     c->server->cfg.max_output_buffer &&
-                (c->job == NULL || c->in_len < QUEUED_INPUT_MAX);
+                ((c->job == NULL && c->sub == NULL) || c->in_len < QUEUED_INPUT_MAX);
     if (want && !c->reading) {
         if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
             c->reading = true;

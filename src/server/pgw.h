@@ -84,6 +84,7 @@ typedef enum ConnPhase {
 
 typedef struct PreparedStmt PreparedStmt;
 typedef struct Portal Portal;
+typedef struct Subscription Subscription;
 typedef struct Job Job;
 typedef struct SlSettings SlSettings;
 
@@ -140,6 +141,7 @@ struct Conn {
     AuthConn   *auth;           /* during PHASE_AUTH */
     PreparedStmt *stmts;        /* named prepared statements, and "" */
     Portal      *portals;
+    Subscription *sub;          /* a SUBSCRIBE running (subscribe.c) */
     SlSettings  *settings;      /* SET / SHOW (settings.h) */
 
     /* A statement running on the thread pool (at most one); while it runs
@@ -191,6 +193,17 @@ void session_describe(Conn *c, RtSession *out, char *addr, size_t addrsize);
 /* Authentication succeeded: AuthenticationOk, ParameterStatus,
  * BackendKeyData, ReadyForQuery; the session is ready. */
 void session_auth_ok(Conn *c);
+/* DataRow messages for the rows of b, every column in text (subscribe.c). */
+void session_send_text_rows(Conn *c, const Batch *b);
+/* A statement that ran beyond its message (SUBSCRIBE) ended with e: the
+ * ErrorResponse, then ReadyForQuery (simple) or skip to Sync (extended). */
+void session_statement_failed(Conn *c, const SlError *e, bool extended);
+
+/* subscribe.c */
+int  subscribe_start(Conn *c, const char *name, bool snapshot, bool extended, SlError *err);
+/* A CancelRequest for c: true if it ended c's subscription (57014). */
+bool subscribe_cancel(Conn *c);
+void subscribe_free(Conn *c);
 /* Cancels the statement c runs, if any (a CancelRequest with c's key):
  * it ends with 57014 "canceling statement due to user request".  Returns
  * whether something was running.  Whatever else runs on behalf of a

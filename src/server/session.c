@@ -6,6 +6,8 @@
  *   session_send_error           ErrorResponse (ERROR or FATAL)
  *   session_fatal                FATAL ErrorResponse from a format
  *   session_auth_ok              finish the startup once auth.c accepted
+ *   session_send_text_rows       DataRows in text (SUBSCRIBE's rows)
+ *   session_statement_failed     end a SUBSCRIBE with its error
  *
  * Startup: SSLRequest is answered 'S' when TLS is configured (and the
  * handshake follows, tls.c), 'N' otherwise; bytes that came after an
@@ -437,6 +439,8 @@ static void copy_in_cancel(Conn *c);
 
 bool session_cancel(Conn *c)
 {
+    if (subscribe_cancel(c))
+        return true;        /* it ended with 57014 */
     if (c->copy != NULL && c->phase == PHASE_READY) {
         copy_in_cancel(c);
         return true;
@@ -449,6 +453,7 @@ bool session_cancel(Conn *c)
 
 void session_closing(Conn *c)
 {
+    subscribe_free(c);      /* silently: nobody reads its error */
     if (c->job != NULL)
         atomic_store(&c->job->interrupt, EX_CANCEL_USER);
 }
@@ -559,6 +564,14 @@ static bool is_xact_end(const char *s, const char *end)
     return false;
 }
 
+void session_send_text_rows(Conn *c, const Batch *b)
+{
+    SlError err = {0};
+    RowSink rs = {.conn = c, .out = &c->out, .err = &err};
+    row_sink_batch_cb(&rs.base, b);     /* text never fails */
+    sl_error_clear(&err);
+}
+
 static void send_in_failed_xact(Conn *c, SlError *err)
 {
     sl_error(err, ERRCODE_IN_FAILED_SQL_TRANSACTION,
@@ -586,6 +599,16 @@ static void simple_query_end(Conn *c)
         c->sq = NULL;
     }
     send_ready(c);
+}
+
+void session_statement_failed(Conn *c, const SlError *e, bool extended)
+{
+    session_send_error(c, e, NULL, false);
+    if (extended)
+        c->skip_to_sync = true;
+    else
+        simple_query_end(c);
+    conn_mark_dirty(c);
 }
 
 /* The copy-in and copy-out responses: the overall format (text, or binary
@@ -797,6 +820,16 @@ static void run_simple(Conn *c)
         }
         if (ncols > 0)
             send_row_description(c, ncols, cols, NULL, 0);
+        if (rt_subscribe_name(prep) != NULL) {
+            /* Runs on the loop until cancelled (session_cancel); the rest
+             * of the string is not run. */
+            if (subscribe_start(c, rt_subscribe_name(prep), rt_subscribe_snapshot(prep), false,
+                                &err) < 0) {
+                session_send_error(c, &err, sql, false);
+                break;
+            }
+            return;
+        }
         int rc = start_statement(c, prep, NULL, 0, NULL, 0, &c->out, tag, sizeof(tag), &err,
                                  JOB_SIMPLE, NULL, 0, sql);
         if (rc < 0) {
@@ -1303,6 +1336,14 @@ static void handle_execute(Conn *c, PgwReader *r)
         extended_error(c, &err, NULL);
         return;
     }
+    if (!p->materialized && rt_subscribe_name(p->stmt->prep) != NULL) {
+        /* Runs on the loop until cancelled (a row limit does not apply). */
+        if (subscribe_start(c, rt_subscribe_name(p->stmt->prep),
+                            rt_subscribe_snapshot(p->stmt->prep), true, &err) < 0)
+            extended_error(c, &err, p->stmt->sql);
+        p->done = true;
+        return;
+    }
     RtCopyKind ck = rt_copy_kind(p->stmt->prep);
     if (ck != RT_COPY_NONE) {
         execute_copy(c, p, ck);
@@ -1739,7 +1780,7 @@ size_t session_consume(Conn *c)
     size_t used = 0;
     SlSettings *old = settings_enter(c->settings);
     while (c->phase != PHASE_CLOSING && !c->close_after_flush && c->job == NULL &&
-           c->wait == NULL && !c->auth_busy) {
+           c->wait == NULL && !c->auth_busy && c->sub == NULL) {
         const uint8_t *p = c->in + used;
         size_t avail = c->in_len - used;
         size_t total = 0;
@@ -1804,6 +1845,7 @@ void session_init(Conn *c)
 
 void session_free(Conn *c)
 {
+    subscribe_free(c);
     if (c->wait != NULL)
         c->wait->c = NULL;      /* the append finishes without us */
     if (c->copy != NULL)

@@ -345,10 +345,11 @@ Node *make_alter_cq(Parse *p, const Token *t, Names name, bool pause)
     return &a->hdr;
 }
 
-Node *make_subscribe(Parse *p, const Token *t, Names name)
+Node *make_subscribe(Parse *p, const Token *t, Names name, List *options)
 {
     SubscribeStmt *s = NEW_NODE(p, SubscribeStmt, t->offset);
     s->name = (RangeVar *)make_range_var(p, name, NULL);
+    s->options = options;
     return &s->hdr;
 }
 

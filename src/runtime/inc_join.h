@@ -1,0 +1,65 @@
+/*
+ * inc_join.h -- the stream-stream interval join of a continuous query
+ * (docs/engine.md, "Stream-stream interval joins").
+ *
+ *   inc_join_build     check the join: a time range between the two sides'
+ *                      event times (both bounds), each side's time column a
+ *                      watermark column; refuse otherwise, saying what to add
+ *   inc_join_bound     the time bound and the time columns (EXPLAIN)
+ *   inc_join_read      a batch's new rows of both sides (late rows dropped)
+ *   inc_join_process   match them against each other and the kept rows of
+ *                      the other side, keep them, evict what can no longer
+ *                      match (emitting the unmatched rows of an outer side,
+ *                      NULL-padded, exactly once)
+ *   inc_batch_copy     a deep copy of a batch's live rows
+ *
+ * Each side's rows are kept in RocksDB:
+ *   'J' + query oid (4) + side (1) + event time (8, ordered) + batch id (8)
+ *       + row number (4) -> matched (1), key length (4), key, the row
+ * so a batch loads the other side's rows of the time range its new rows can
+ * match with one range scan, and eviction is a scan from the start.
+ */
+#ifndef SLUICE_RUNTIME_INC_JOIN_H
+#define SLUICE_RUNTIME_INC_JOIN_H
+
+#include "inc_inputs.h"
+
+typedef struct IncJoin IncJoin;
+typedef struct IncJoinRun IncJoinRun;
+
+/* Where the joined rows go (dense: left columns then right ones). */
+typedef int (*inc_join_emit_fn)(void *arg, const Batch *rows);
+
+typedef struct IncJoinBatch {
+    IncInputsRun    *inputs;
+    StateBatch      *wb;
+    Arena           *a;             /* the batch's */
+    Arena           *chunk;         /* reset before each emitted batch */
+    SlError         *err;
+    int64_t          batch_id;
+    /* per side (0 left, 1 right): the watermark the batch is judged by, and
+     * the one after it (what evicts) */
+    bool             has_wm[2], has_next_wm[2];
+    int64_t          wm[2], next_wm[2];
+    inc_join_emit_fn emit;
+    void            *arg;
+    int64_t          late_rows;
+    int64_t          state_delta;   /* rows kept minus rows evicted */
+} IncJoinBatch;
+
+int  inc_join_build(Arena *a, const IncInputs *ins, StateStore *st, uint32_t query_oid,
+                    IncJoin **out, SlError *err);
+/* Inputs [first, first + n) feed side `side`. */
+void inc_join_side_inputs(const IncJoin *j, int side, int *first, int *n);
+/* The time bound lo <= tr - tl <= hi and each side's time column name
+ * (EXPLAIN). */
+void inc_join_bound(const IncJoin *j, int64_t *lo, int64_t *hi, const char **tl,
+                    const char **tr);
+/* Reads the batch's new rows of both sides; NULL with jb->err set. */
+IncJoinRun *inc_join_read(IncJoin *j, IncJoinBatch *jb);
+/* After the caller has set jb's next watermarks: match, keep, evict. */
+int  inc_join_process(IncJoinRun *run);
+
+Batch *inc_batch_copy(Arena *a, const Batch *b, const uint32_t *sel, uint32_t n);
+
+#endif /* SLUICE_RUNTIME_INC_JOIN_H */

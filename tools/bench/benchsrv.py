@@ -1,0 +1,55 @@
+"""What the continuous-query benchmarks share: a release sluiced on a free
+loopback port with a temporary data directory, and the CPU time it used.
+
+    with Server(binary, "--log-level", "debug") as srv:
+        psycopg.connect(srv.dsn) ...
+        cpu_seconds(srv.proc.pid)
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def cpu_seconds(pid):
+    """User+system CPU seconds of a process, all its threads (/proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+class Server:
+    def __init__(self, binary, *args):
+        self.binary, self.args = binary, list(args)
+
+    def __enter__(self):
+        self.work = Path(tempfile.mkdtemp(prefix="sluice-bench-"))
+        self.log_path = self.work / "sluiced.log"
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [self.binary, "--port", "0", "--data-dir", str(self.work / "data"), *self.args],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        port = None
+        for _ in range(300):
+            m = re.search(r"ready.*-p (\d+)", self.log_path.read_text())
+            if m:
+                port = int(m.group(1))
+                break
+            time.sleep(0.05)
+        if port is None:
+            self.__exit__()
+            sys.exit("no ready line from sluiced:\n" + self.log_path.read_text())
+        self.dsn = f"host=127.0.0.1 port={port} user=sluice dbname=sluice"
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(30)
+        self.log.close()
+        shutil.rmtree(self.work, ignore_errors=True)

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Nexmark throughput: each runnable query over N in-process events.
+
+    tools/bench/nexmark_bench.py [--events N] [--batch N] [--queries q0,q1,...]
+                                 [--bin PATH]
+
+For each query of tools/nexmark/queries that sluice runs (q0, q1, q2, q5,
+q7, q11), starts a release sluiced (build-rel/src/sluiced: `meson setup
+build-rel --buildtype=release`) on a free loopback port with a fresh data
+directory, creates the streams of streams.sql with number_of_events = N and
+events_per_second = 0 (all events available at once), runs the query with
+trigger 'available_now' in batches of --batch rows, and waits until
+sys.queries says finished.  It reports, per query:
+
+  - bid rows/s: the rows the query read (46/50 of N) over the wall time;
+  - events/s: N over the wall time (Nexmark's convention: the generator's
+    events, persons and auctions included, although only bids are made);
+  - the same per busy core: over the server's user+system CPU time
+    (/proc/<pid>/stat) instead of the wall time;
+  - peak RSS of the server (VmHWM in /proc/<pid>/status).
+
+The figures go to docs/benchmarks.md ("Nexmark").
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+
+REPO = Path(__file__).resolve().parents[2]
+QUERIES = REPO / "tools" / "nexmark" / "queries"
+RUNNABLE = ["q0", "q1", "q2", "q5", "q7", "q11"]
+
+
+def cpu_seconds(pid):
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def peak_rss_mib(pid):
+    m = re.search(r"VmHWM:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())
+    return int(m.group(1)) / 1024 if m else float("nan")
+
+
+def run_query(binary, query, events, batch):
+    work = Path(tempfile.mkdtemp(prefix="sluice-nexmark-bench-"))
+    log = open(work / "sluiced.log", "wb")
+    proc = subprocess.Popen([binary, "--port", "0", "--data-dir", str(work / "data")],
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        port = None
+        for _ in range(600):
+            m = re.search(r"ready.*-p (\d+)", (work / "sluiced.log").read_text())
+            if m:
+                port = int(m.group(1))
+                break
+            time.sleep(0.05)
+        if port is None:
+            sys.exit("no ready line from sluiced:\n" + (work / "sluiced.log").read_text())
+        dsn = f"host=127.0.0.1 port={port} user=sluice dbname=sluice"
+        with psycopg.connect(dsn, autocommit=True) as c:
+            streams = (QUERIES / "streams.sql").read_text().replace(
+                "number_of_events = 10000000", f"number_of_events = {events}")
+            c.execute(streams)
+            sql = (QUERIES / f"{query}.sql").read_text().replace(
+                "trigger = 'available_now'",
+                f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
+            cpu0, t0 = cpu_seconds(proc.pid), time.monotonic()
+            c.execute(sql)
+            while True:
+                row = c.execute("SELECT status, last_error, input_rows FROM sys.queries "
+                                "WHERE name = %s", (query,)).fetchone()
+                if row[0] != "running":
+                    break
+                time.sleep(0.05)
+            wall, cpu = time.monotonic() - t0, cpu_seconds(proc.pid) - cpu0
+            if row[0] != "finished":
+                sys.exit(f"{query}: {row[0]}: {row[1]}")
+            bids = events // 50 * 46 + max(events % 50 - 4, 0)
+            if row[2] is not None and row[2] != bids:
+                sys.exit(f"{query}: read {row[2]} rows of {bids}")
+            return wall, cpu, bids, peak_rss_mib(proc.pid)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+        log.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, default=10_000_000)
+    ap.add_argument("--batch", type=int, default=200_000)
+    ap.add_argument("--queries", default=",".join(RUNNABLE))
+    ap.add_argument("--bin", default=str(REPO / "build-rel" / "src" / "sluiced"))
+    args = ap.parse_args()
+    print(f"{args.events} events, batches of {args.batch} rows, {args.bin}")
+    print(f"{'query':6} {'wall s':>8} {'cpu s':>8} {'bid rows/s':>12} {'events/s':>12} "
+          f"{'events/s/core':>14} {'peak RSS MiB':>13}")
+    for q in args.queries.split(","):
+        wall, cpu, bids, rss = run_query(args.bin, q, args.events, args.batch)
+        print(f"{q:6} {wall:8.2f} {cpu:8.2f} {bids / wall:12,.0f} {args.events / wall:12,.0f} "
+              f"{args.events / cpu:14,.0f} {rss:13.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

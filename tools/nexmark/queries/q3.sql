@@ -1,0 +1,9 @@
+-- Nexmark q3: local item suggestion (auction JOIN person).
+-- NOT RUN: continuous queries read one stream; stream-stream joins are not
+-- in sluice yet (CREATE CONTINUOUS QUERY refuses a join with 0A000).  The
+-- Flink query, in sluice's names, for when they are:
+--
+-- CREATE CONTINUOUS QUERY q3 AS
+-- SELECT p.name, p.city, p.state, a.id
+--   FROM auction AS a JOIN person AS p ON a.seller = p.id
+--  WHERE a.category = 10 AND (p.state = 'OR' OR p.state = 'ID' OR p.state = 'CA');

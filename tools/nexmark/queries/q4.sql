@@ -1,0 +1,13 @@
+-- Nexmark q4: average price per category of the winning bids.
+-- NOT RUN: needs a join of auction and bid (bids within the auction's
+-- lifetime) and an aggregate over the join's result; sluice's continuous
+-- queries read one stream and have no joins yet.  The Flink query, in
+-- sluice's names:
+--
+-- CREATE CONTINUOUS QUERY q4 AS
+-- SELECT q.category, avg(q.final) FROM (
+--   SELECT max(b.price) AS final, a.category
+--     FROM auction a JOIN bid b
+--       ON a.id = b.auction AND b.date_time BETWEEN a.date_time AND a.expires
+--    GROUP BY a.id, a.category) q
+-- GROUP BY q.category;

@@ -1,0 +1,13 @@
+-- Nexmark q8: monitor new users, persons who opened auctions in the same
+-- 10-second window as they registered (a windowed stream-stream join).
+-- NOT RUN: interval / window joins are not in sluice yet.  The Flink query,
+-- in sluice's names:
+--
+-- CREATE CONTINUOUS QUERY q8 AS
+-- SELECT p.id, p.name, p.starttime FROM
+--   (SELECT id, name, window_start AS starttime, window_end AS endtime FROM person
+--     GROUP BY WINDOW(date_time, INTERVAL '10 seconds'), id, name) p
+--   JOIN
+--   (SELECT seller, window_start AS starttime, window_end AS endtime FROM auction
+--     GROUP BY WINDOW(date_time, INTERVAL '10 seconds'), seller) a
+--   ON p.id = a.seller AND p.starttime = a.starttime AND p.endtime = a.endtime;
