@@ -339,3 +339,54 @@ def test_lost_offsets_fail_or_are_skipped(kafka, sluiced):
         assert wait_for(lambda: scalar(c, "SELECT n FROM lq2"), 15) == 15
         assert query_status(server, "lq2")[0] == "running"
         assert "kafka records lost, skipped" in server.log_text()
+
+
+def test_union_all_of_kafka_and_internal_stream_composes_offsets(kafka, sluiced):
+    """A query over two inputs, a Kafka stream of 4 partitions and an internal
+    stream, UNION ALL: each input keeps its own per-partition offsets, the
+    offset log names each range's input, a kill and restart replay or resume
+    without counting a row twice, and sys.source_lag has a row per input and
+    partition."""
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("mixed", 4)
+    produce(kafka.bootstrap, "mixed", [(i % 4, None, json.dumps({"id": i, "v": 1}))
+                                       for i in range(400)])
+    server = sluiced()
+    with connect(server) as c:
+        make_stream(c, "km", kafka.bootstrap, "mixed")
+        c.execute("CREATE STREAM im (id BIGINT, v BIGINT)")
+        c.execute("INSERT INTO im SELECT g, 10 FROM generate_series(1, 100) g")
+        c.execute("CREATE CONTINUOUS QUERY mix WITH (trigger = '100 ms', "
+                  "output_mode = 'update') AS SELECT src, count(*) AS n, sum(v) AS s FROM "
+                  "(SELECT 'k' AS src, v FROM km UNION ALL SELECT 'i', v FROM im) x GROUP BY src")
+        want = [("i", 100, 1000), ("k", 400, 400)]
+        got = wait_for(lambda: sorted(c.execute("SELECT * FROM mix").fetchall()), want)
+        assert got == want
+        lag = ("SELECT source, topic, partition, committed_offset, lag FROM sys.source_lag "
+               "WHERE query = 'mix' ORDER BY source, partition")
+        want_lag = [("im", None, 0, 100, 0)] + [("km", "mixed", p, 100, 0) for p in range(4)]
+        assert wait_for(lambda: c.execute(lag).fetchall(), want_lag) == want_lag
+    log = offset_log(server, "mix")
+    assert log, "no offset log"
+    for _, parts in log:
+        # every range names its input; input 0 is the Kafka stream (4 partitions)
+        assert {p["input"] for p in parts} == {0, 1}, parts
+        assert sorted(p["part"] for p in parts if p["input"] == 0) == [0, 1, 2, 3], parts
+        assert all("topic" in p for p in parts if p["input"] == 0), parts
+        assert [p["part"] for p in parts if p["input"] == 1] == [0], parts
+    ends = {}
+    for _, parts in log:
+        for p in parts:
+            ends[(p["input"], p["part"])] = p["end"]
+    assert ends == {(0, 0): 100, (0, 1): 100, (0, 2): 100, (0, 3): 100, (1, 0): 100}, ends
+
+    # A crash, more input on both sides, a restart: nothing counted twice.
+    server.kill()
+    produce(kafka.bootstrap, "mixed", [(i % 4, None, json.dumps({"id": i, "v": 1}))
+                                       for i in range(40)])
+    server.start()
+    with connect(server) as c:
+        c.execute("INSERT INTO im SELECT g, 10 FROM generate_series(1, 5) g")
+        want = [("i", 105, 1050), ("k", 440, 440)]
+        got = wait_for(lambda: sorted(c.execute("SELECT * FROM mix").fetchall()), want)
+        assert got == want
