@@ -390,3 +390,41 @@ def test_union_all_of_kafka_and_internal_stream_composes_offsets(kafka, sluiced)
         want = [("i", 105, 1050), ("k", 440, 440)]
         got = wait_for(lambda: sorted(c.execute("SELECT * FROM mix").fetchall()), want)
         assert got == want
+
+
+def test_watermark_per_kafka_partition_with_idle_timeout(kafka, sluiced):
+    """WITH (partitions = 2, partition_key = '_partition', idle_timeout) on a
+    Kafka stream: each Kafka partition has its own watermark, combined by
+    minimum, so a partition that stopped early holds the window open until it
+    has been idle for idle_timeout -- not before."""
+    import time
+    from datetime import datetime, timedelta
+    t0 = datetime(2026, 1, 1)
+
+    def rec(part, sec):
+        return (part, None, json.dumps({"id": sec, "ts": (t0 + timedelta(seconds=sec))
+                                        .isoformat(sep=" ")}))
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("wm2", 2)
+    server = sluiced()
+    with connect(server) as c:
+        make_stream(c, "kw", kafka.bootstrap, "wm2",
+                    ", partitions = 2, partition_key = '_partition', idle_timeout = '8 seconds'",
+                    cols="id BIGINT, ts TIMESTAMP, _partition INT, "
+                         "WATERMARK FOR ts AS ts - INTERVAL '1 second'")
+        c.execute("CREATE CONTINUOUS QUERY kwin WITH (trigger = '100 ms', output_mode = 'append') "
+                  "AS SELECT window_start, count(*) AS n FROM kw "
+                  "GROUP BY WINDOW(ts, INTERVAL '10 seconds')")
+        # partition 1 says one thing early; partition 0 runs far ahead
+        produce(kafka.bootstrap, "wm2", [rec(1, 2), rec(0, 1), rec(0, 5), rec(0, 30)])
+        silent_since = time.monotonic()
+        lag = "SELECT partition, committed_offset FROM sys.source_lag WHERE query = 'kwin' " \
+              "ORDER BY partition"
+        assert wait_for(lambda: c.execute(lag).fetchall(), [(0, 3), (1, 1)]) == [(0, 3), (1, 1)]
+        time.sleep(1)
+        if time.monotonic() - silent_since < 7:
+            # read, but partition 1 (at 00:00:02) still holds the watermark
+            assert c.execute("SELECT * FROM kwin").fetchall() == []
+        want = [(t0, 3)]
+        assert wait_for(lambda: c.execute("SELECT * FROM kwin").fetchall(), want) == want
+        assert time.monotonic() - silent_since >= 8
