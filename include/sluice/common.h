@@ -29,6 +29,10 @@
 #endif
 
 /* The value of a hexadecimal digit, or -1. */
+/* Microseconds from the Unix epoch (1970-01-01) to PostgreSQL's
+ * (2000-01-01), which date/time values are counted from. */
+#define SL_PG_EPOCH_UNIX_US INT64_C(946684800000000)
+
 static inline int sl_hexval(int c)
 {
     if (c >= '0' && c <= '9')

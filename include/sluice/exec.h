@@ -95,6 +95,11 @@ ExSource *ex_source_stream(StateStore *st, const CatRelation *rel, int64_t from,
 /* Hands out the given batches (borrowed; they must outlive the source). */
 ExSource *ex_source_batches(Arena *a, Batch *const *batches, int nbatches);
 
+/* The start of the window of width size (microseconds) that holds event
+ * time t: windows are aligned to the Unix epoch, in the batch engine
+ * (op_agg.c) and in continuous queries alike. */
+int64_t ex_window_floor(int64_t t, int64_t size);
+
 /* The values of vals (n of them) as PostgreSQL's array text form,
  * '{1,NULL,"a b"}', in a (sublink.c: ARRAY(subquery)). */
 void ex_array_literal(Arena *a, const Vector *vals, uint32_t n, SlStr *out);

@@ -13,8 +13,6 @@
 #include <math.h>
 #include <stdio.h>
 
-/* Microseconds between the Unix epoch and 2000-01-01. */
-#define UNIX_TO_PG_US 946684800000000LL
 
 typedef enum GenKind { GEN_SEQUENCE, GEN_RANDOM, GEN_VALUES, GEN_EVENT_TIME } GenKind;
 
@@ -78,7 +76,7 @@ int datagen_open(Arena *a, const CatRelation *rel, Datagen **out, SlError *err)
     if (opts_get_int(&o, "seed", 0, &seed, err) < 0 ||
         opts_get_double(&o, "rows_per_second", 1000, &g->rows_per_second, err) < 0 ||
         opts_get_int(&o, "number_of_rows", -1, &rows, err) < 0 ||
-        opts_get_int(&o, "start_time_us", rel->created_at - UNIX_TO_PG_US, &start_event, err) < 0)
+        opts_get_int(&o, "start_time_us", rel->created_at - SL_PG_EPOCH_UNIX_US, &start_event, err) < 0)
         return -1;
     if (g->rows_per_second <= 0)
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,

@@ -47,7 +47,6 @@
 #define POLL_MS         250
 #define MAX_TOPICS      256
 #define SOURCE_NOT_READY (-2)
-#define UNIX_TO_PG_US   946684800000000LL
 
 typedef enum KFormat { KF_JSON, KF_CSV, KF_RAW } KFormat;
 typedef enum KMeta { KM_NONE, KM_KEY, KM_PARTITION, KM_OFFSET, KM_TIMESTAMP, KM_HEADERS } KMeta;
@@ -902,7 +901,7 @@ static void keep_dead(KafkaReader *r, const rd_kafka_message_t *m, const char *r
     b->cols[2].v.i64[i] = m->offset;
     const char *why = arena_strdup(a, reason);
     b->cols[3].v.str[i] = (SlStr){why, (uint32_t)strlen(why)};
-    b->cols[4].v.i64[i] = wall_us() - UNIX_TO_PG_US;
+    b->cols[4].v.i64[i] = wall_us() - SL_PG_EPOCH_UNIX_US;
     for (int c = 0; c < 5; c++)
         b->cols[c].nulls[i] = 0;
     b->nrows = r->ndead;
@@ -949,7 +948,7 @@ static int fill_meta(KafkaReader *r, const rd_kafka_message_t *m, Batch *out, ui
                 if (ms < 0)
                     v->nulls[i] = 1;
                 else
-                    v->v.i64[i] = ms * 1000 - UNIX_TO_PG_US;
+                    v->v.i64[i] = ms * 1000 - SL_PG_EPOCH_UNIX_US;
                 break;
             }
             case KM_HEADERS: {

@@ -22,8 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Microseconds between the Unix epoch and 2000-01-01. */
-#define UNIX_TO_PG_US 946684800000000LL
 
 #define PERSON_PROPORTION  1
 #define AUCTION_PROPORTION 3
@@ -560,13 +558,13 @@ void nexmark_generate(const Nexmark *g, int64_t from, uint32_t n, Arena *a, Batc
             case F_CREDIT_CARD: put_str(v, i, ev.credit_card, a); break;
             case F_CITY: put_str(v, i, ev.city, a); break;
             case F_STATE: put_str(v, i, ev.state, a); break;
-            case F_DATE_TIME: v->v.i64[i] = ev.date_time_ms * 1000 - UNIX_TO_PG_US; break;
+            case F_DATE_TIME: v->v.i64[i] = ev.date_time_ms * 1000 - SL_PG_EPOCH_UNIX_US; break;
             case F_EXTRA: put_str(v, i, ev.extra, a); break;
             case F_ITEM_NAME: put_str(v, i, ev.item_name, a); break;
             case F_DESCRIPTION: put_str(v, i, ev.description, a); break;
             case F_INITIAL_BID: v->v.i64[i] = ev.initial_bid; break;
             case F_RESERVE: v->v.i64[i] = ev.reserve; break;
-            case F_EXPIRES: v->v.i64[i] = ev.expires_ms * 1000 - UNIX_TO_PG_US; break;
+            case F_EXPIRES: v->v.i64[i] = ev.expires_ms * 1000 - SL_PG_EPOCH_UNIX_US; break;
             case F_SELLER: v->v.i64[i] = ev.seller; break;
             case F_CATEGORY: v->v.i64[i] = ev.category; break;
             case F_AUCTION: v->v.i64[i] = ev.auction; break;

@@ -26,7 +26,6 @@
  */
 #include "exec/op.h"
 
-#define UNIX_OFFSET_US INT64_C(946684800000000)  /* 2000-01-01 - 1970-01-01 */
 
 typedef struct AggState {
     ExAggSet  *set;
@@ -46,13 +45,13 @@ typedef struct AggState {
     StrBuf     key;
 } AggState;
 
-static int64_t window_floor(int64_t t, int64_t size)
+int64_t ex_window_floor(int64_t t, int64_t size)
 {
-    __int128 u = (__int128)t + UNIX_OFFSET_US;
+    __int128 u = (__int128)t + SL_PG_EPOCH_UNIX_US;
     __int128 r = u % size;
     if (r < 0)
         r += size;
-    return (int64_t)(u - r - UNIX_OFFSET_US);
+    return (int64_t)(u - r - SL_PG_EPOCH_UNIX_US);
 }
 
 static bool finite_time(int64_t t)
@@ -175,7 +174,7 @@ static int consume_batch(ExOp *op, const ExBatch *b)
             if (vector_is_null(&tv, i) || !finite_time(tv.v.i64[i]))
                 continue;
             int64_t t = tv.v.i64[i];
-            int64_t ws = window_floor(t, slide) - (int64_t)j * slide;
+            int64_t ws = ex_window_floor(t, slide) - (int64_t)j * slide;
             if (ws + w->size_us <= t)
                 continue;
             make_key(s, gk, i, &ws);

@@ -934,7 +934,7 @@ int cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError 
     char wm[64] = "none";
     if (s.has_watermark) {
         /* event time is microseconds since 2000-01-01 (PostgreSQL's epoch) */
-        time_t t = (time_t)((s.watermark_us + INT64_C(946684800000000)) / 1000000);
+        time_t t = (time_t)((s.watermark_us + SL_PG_EPOCH_UNIX_US) / 1000000);
         struct tm tm;
         gmtime_r(&t, &tm);
         strftime(wm, sizeof(wm), "%Y-%m-%d %H:%M:%S", &tm);

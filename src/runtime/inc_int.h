@@ -168,7 +168,6 @@ void    inc_time_key_put(uint8_t *p, int64_t t);
 int64_t inc_time_key_get(const uint8_t *p);
 /* t rounded down to a multiple of size, counted from the Unix epoch (as
  * the batch engine's windows are). */
-int64_t inc_window_floor(int64_t t, int64_t size);
 
 Group *inc_gt_find(const GroupTable *t, const char *key, size_t klen, uint64_t hash);
 /* The group for key, made (and loaded from state) on first touch; a new

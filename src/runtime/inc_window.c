@@ -49,7 +49,7 @@ static void windows_of(Run *r, GroupTable *t, const Group *g, bool has_from, int
                        bool has_to, int64_t to)
 {
     IncPlan *p = r->p;
-    for (int64_t ws = inc_window_floor(g->wstart, p->slide_us); ws + p->size_us >= g->wend;
+    for (int64_t ws = ex_window_floor(g->wstart, p->slide_us); ws + p->size_us >= g->wend;
          ws -= p->slide_us) {
         int64_t we = ws + p->size_us;
         if ((has_from && we <= from) || (has_to && we > to))
@@ -110,7 +110,7 @@ int inc_slide_emit(Run *r, bool has_from, int64_t from, bool has_to, int64_t to)
         return -1;
     /* A slice goes once the last window that holds it has closed. */
     for (Group *g = r->groups.all; g != NULL; g = g->all) {
-        if (g->absent || inc_window_floor(g->wstart, p->slide_us) + p->size_us > to)
+        if (g->absent || ex_window_floor(g->wstart, p->slide_us) + p->size_us > to)
             continue;
         g->evict = true;
         inc_state_delete(r, g);

@@ -53,17 +53,6 @@ int64_t inc_time_key_get(const uint8_t *p)
     return (int64_t)(get_be64(p) ^ 0x8000000000000000ull);
 }
 
-#define UNIX_OFFSET_US INT64_C(946684800000000)  /* 2000-01-01 - 1970-01-01 */
-
-int64_t inc_window_floor(int64_t t, int64_t size)
-{
-    __int128 u = (__int128)t + UNIX_OFFSET_US;
-    __int128 r = u % size;
-    if (r < 0)
-        r += size;
-    return (int64_t)(u - r - UNIX_OFFSET_US);
-}
-
 /* ---------------------------------------------------------------------- */
 /* Building: cut the plan and check that it can run incrementally          */
 
@@ -1262,14 +1251,14 @@ static int aggregate(Run *r, const Batch *in, uint8_t *late)
             if (vector_is_null(&tv, row))
                 continue;   /* no window: not late, just not counted */
             int64_t t = tv.v.i64[row];
-            int64_t last_end = inc_window_floor(t, p->slide_us) + p->size_us;
+            int64_t last_end = ex_window_floor(t, p->slide_us) + p->size_us;
             if (t >= last_end)
                 continue;   /* between two hopping windows: in none */
             if (r->b->has_watermark && last_end <= r->b->watermark_us) {
                 late[row] = 1;  /* every window that holds it has closed */
                 continue;
             }
-            ps = inc_window_floor(t, p->pane_us);
+            ps = ex_window_floor(t, p->pane_us);
             pe = ps + p->pane_us;
         }
         strbuf_reset(&key);
@@ -1536,7 +1525,7 @@ static int evict_passed(Run *r, int64_t wm)
         return -1;
     for (Group *g = r->groups.all; g != NULL; g = g->all) {
         if (g->absent || g->evict || g->wend > wm ||
-            inc_window_floor(g->wstart, p->slide_us) + p->size_us > wm)
+            ex_window_floor(g->wstart, p->slide_us) + p->size_us > wm)
             continue;
         g->evict = true;
         inc_state_delete(r, g);

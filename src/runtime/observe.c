@@ -26,8 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Microseconds between 1970-01-01 and 2000-01-01, PostgreSQL's epoch. */
-#define PG_EPOCH_OFFSET_US INT64_C(946684800000000)
 
 static HttpServer *g_http;
 static int64_t     g_start_us;
@@ -112,7 +110,7 @@ static void collect_one_query(const CqStatus *s, void *arg)
     default:
         if (s->has_watermark)
             metrics_sample(qc->out, name, labels.data,
-                           (double)(s->watermark_us + PG_EPOCH_OFFSET_US) / 1e6);
+                           (double)(s->watermark_us + SL_PG_EPOCH_UNIX_US) / 1e6);
         break;
     }
     strbuf_free(&labels);
@@ -347,7 +345,7 @@ static void serve_query(const HttpRequest *req, HttpResponse *resp, void *arg)
         dur[i] = (double)p->total_us / 1000.0;
         trig[i] = st.trigger_ms > 0 ? (double)st.trigger_ms : NAN;
         lag[i] = p->has_watermark
-                     ? (double)(p->started_us - (p->watermark_us + PG_EPOCH_OFFSET_US)) / 1e6
+                     ? (double)(p->started_us - (p->watermark_us + SL_PG_EPOCH_UNIX_US)) / 1e6
                      : NAN;
         state[i] = (double)p->state_rows;
     }

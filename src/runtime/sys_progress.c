@@ -15,8 +15,6 @@
 #include "sluice/cq.h"
 #include "sluice/vrel.h"
 
-/* Microseconds between 1970-01-01 and 2000-01-01. */
-#define PG_EPOCH_OFFSET_US INT64_C(946684800000000)
 
 typedef struct ProgressWalk {
     VrelRows   *out;
@@ -31,7 +29,7 @@ static void put_ms(VrelRows *r, int64_t us)
 static void put_event_time(VrelRows *r, bool has, int64_t pg_us)
 {
     if (has)
-        vrel_put_unix_us(r, pg_us + PG_EPOCH_OFFSET_US);
+        vrel_put_unix_us(r, pg_us + SL_PG_EPOCH_UNIX_US);
     else
         vrel_put_null(r);
 }

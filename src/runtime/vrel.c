@@ -299,8 +299,6 @@ void vrel_put_float(VrelRows *r, double x)
         v->nulls[i] = 1;
 }
 
-/* Microseconds between 1970-01-01 and 2000-01-01. */
-#define UNIX_TO_PG_US INT64_C(946684800000000)
 
 void vrel_put_unix_us(VrelRows *r, int64_t us)
 {
@@ -311,7 +309,7 @@ void vrel_put_unix_us(VrelRows *r, int64_t us)
         return;
     }
     v->nulls[i] = 0;
-    v->v.i64[i] = us - UNIX_TO_PG_US;
+    v->v.i64[i] = us - SL_PG_EPOCH_UNIX_US;
 }
 
 ExSource *vrel_open(ExCtx *cx, const CatRelation *rel)

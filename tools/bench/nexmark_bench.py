@@ -23,27 +23,18 @@ The figures go to docs/benchmarks.md ("Nexmark").
 """
 
 import argparse
-import os
 import re
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import psycopg
 
+from benchsrv import Server, cpu_seconds
+
 REPO = Path(__file__).resolve().parents[2]
 QUERIES = REPO / "tools" / "nexmark" / "queries"
 RUNNABLE = ["q0", "q1", "q2", "q5", "q7", "q11"]
-
-
-def cpu_seconds(pid):
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks
 
 
 def peak_rss_mib(pid):
@@ -52,48 +43,28 @@ def peak_rss_mib(pid):
 
 
 def run_query(binary, query, events, batch):
-    work = Path(tempfile.mkdtemp(prefix="sluice-nexmark-bench-"))
-    log = open(work / "sluiced.log", "wb")
-    proc = subprocess.Popen([binary, "--port", "0", "--data-dir", str(work / "data")],
-                            stdout=log, stderr=subprocess.STDOUT)
-    try:
-        port = None
-        for _ in range(600):
-            m = re.search(r"ready.*-p (\d+)", (work / "sluiced.log").read_text())
-            if m:
-                port = int(m.group(1))
+    with Server(binary) as srv, psycopg.connect(srv.dsn, autocommit=True) as c:
+        streams = (QUERIES / "streams.sql").read_text().replace(
+            "number_of_events = 10000000", f"number_of_events = {events}")
+        c.execute(streams)
+        sql = (QUERIES / f"{query}.sql").read_text().replace(
+            "trigger = 'available_now'",
+            f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
+        cpu0, t0 = cpu_seconds(srv.proc.pid), time.monotonic()
+        c.execute(sql)
+        while True:
+            row = c.execute("SELECT status, last_error, input_rows FROM sys.queries "
+                            "WHERE name = %s", (query,)).fetchone()
+            if row[0] != "running":
                 break
             time.sleep(0.05)
-        if port is None:
-            sys.exit("no ready line from sluiced:\n" + (work / "sluiced.log").read_text())
-        dsn = f"host=127.0.0.1 port={port} user=sluice dbname=sluice"
-        with psycopg.connect(dsn, autocommit=True) as c:
-            streams = (QUERIES / "streams.sql").read_text().replace(
-                "number_of_events = 10000000", f"number_of_events = {events}")
-            c.execute(streams)
-            sql = (QUERIES / f"{query}.sql").read_text().replace(
-                "trigger = 'available_now'",
-                f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
-            cpu0, t0 = cpu_seconds(proc.pid), time.monotonic()
-            c.execute(sql)
-            while True:
-                row = c.execute("SELECT status, last_error, input_rows FROM sys.queries "
-                                "WHERE name = %s", (query,)).fetchone()
-                if row[0] != "running":
-                    break
-                time.sleep(0.05)
-            wall, cpu = time.monotonic() - t0, cpu_seconds(proc.pid) - cpu0
-            if row[0] != "finished":
-                sys.exit(f"{query}: {row[0]}: {row[1]}")
-            bids = events // 50 * 46 + max(events % 50 - 4, 0)
-            if row[2] is not None and row[2] != bids:
-                sys.exit(f"{query}: read {row[2]} rows of {bids}")
-            return wall, cpu, bids, peak_rss_mib(proc.pid)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(60)
-        log.close()
-        shutil.rmtree(work, ignore_errors=True)
+        wall, cpu = time.monotonic() - t0, cpu_seconds(srv.proc.pid) - cpu0
+        if row[0] != "finished":
+            sys.exit(f"{query}: {row[0]}: {row[1]}")
+        bids = events // 50 * 46 + max(events % 50 - 4, 0)
+        if row[2] is not None and row[2] != bids:
+            sys.exit(f"{query}: read {row[2]} rows of {bids}")
+        return wall, cpu, bids, peak_rss_mib(srv.proc.pid)
 
 
 def main():
