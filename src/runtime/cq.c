@@ -870,52 +870,45 @@ static bool falling_behind(const Cq *q)
     return overran || backlog;
 }
 
+/* A query's status, as cq_foreach and cq_status_of give it. */
+static void status_of(Cq *q, CqStatus *s)
+{
+    *s = (CqStatus){
+        .name = q->rel->name,
+        .status = q->failed ? "failed" : q->paused ? "paused"
+                  : q->finished ? "finished" : "running",
+        .error = q->error,
+        .last_batch_id = q->last_batch_id,
+        .input_rows = q->input_rows,
+        .has_watermark = q->has_watermark,
+        .watermark_us = q->watermark_us,
+        .started_us = q->started_us,
+        .state_rows = -1,
+        .late_rows = q->late_rows,
+        .trigger_ms = q->trigger == TRIGGER_INTERVAL ? q->interval_ms : -1,
+        .falling_behind = falling_behind(q),
+    };
+    SlError err = {0};
+    if (inc_state_rows(q->plan, &s->state_rows, &err) < 0)
+        s->state_rows = -1;
+    sl_error_clear(&err);
+}
+
 void cq_foreach(CqRuntime *rt, void (*fn)(const CqStatus *s, void *arg), void *arg)
 {
     for (Cq *q = rt->queries; q != NULL; q = q->next) {
-        CqStatus s = {
-            .name = q->rel->name,
-            .status = q->failed ? "failed" : q->paused ? "paused"
-                      : q->finished ? "finished" : "running",
-            .error = q->error,
-            .last_batch_id = q->last_batch_id,
-            .input_rows = q->input_rows,
-            .has_watermark = q->has_watermark,
-            .watermark_us = q->watermark_us,
-            .started_us = q->started_us,
-            .state_rows = -1,
-            .late_rows = q->late_rows,
-        };
-        s.trigger_ms = q->trigger == TRIGGER_INTERVAL ? q->interval_ms : -1;
-        s.falling_behind = falling_behind(q);
-        SlError err = {0};
-        if (inc_state_rows(q->plan, &s.state_rows, &err) < 0)
-            s.state_rows = -1;
-        sl_error_clear(&err);
+        CqStatus s;
+        status_of(q, &s);
         fn(&s, arg);
-    }
-}
-
-typedef struct StatusOf {
-    const char *name;
-    CqStatus   *out;
-    bool        found;
-} StatusOf;
-
-static void status_of_cb(const CqStatus *s, void *arg)
-{
-    StatusOf *so = arg;
-    if (!so->found && strcmp(s->name, so->name) == 0) {
-        *so->out = *s;
-        so->found = true;
     }
 }
 
 bool cq_status_of(CqRuntime *rt, const char *name, CqStatus *out)
 {
-    StatusOf so = {name, out, false};
-    cq_foreach(rt, status_of_cb, &so);
-    return so.found;
+    Cq *q = find(rt, name);
+    if (q != NULL)
+        status_of(q, out);
+    return q != NULL;
 }
 
 int cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError *err)

@@ -79,55 +79,69 @@ static const QueryFamily query_families[] = {
 };
 
 typedef struct QueryCollect {
-    StrBuf *out;
-    int     family;
+    CqStatus *st;
+    int       n, cap;
 } QueryCollect;
 
-static void collect_one_query(const CqStatus *s, void *arg)
+static void gather_query(const CqStatus *s, void *arg)
 {
     QueryCollect *qc = arg;
+    if (qc->n == qc->cap) {
+        qc->cap = qc->cap ? qc->cap * 2 : 16;
+        qc->st = sl_realloc(qc->st, sizeof(CqStatus) * (size_t)qc->cap);
+    }
+    qc->st[qc->n++] = *s;       /* its strings stay valid during this scrape */
+}
+
+static void query_sample(StrBuf *out, int family, const CqStatus *s)
+{
     StrBuf labels;
     strbuf_init(&labels);
     metrics_label(&labels, "query", s->name);
-    const char *name = query_families[qc->family].name;
-    switch (qc->family) {
+    const char *name = query_families[family].name;
+    switch (family) {
     case 0:
         metrics_label(&labels, "status", s->status);
-        metrics_sample(qc->out, name, labels.data, 1);
+        metrics_sample(out, name, labels.data, 1);
         break;
     case 1:
-        metrics_sample(qc->out, name, labels.data, (double)s->last_batch_id);
+        metrics_sample(out, name, labels.data, (double)s->last_batch_id);
         break;
     case 2:
-        metrics_sample(qc->out, name, labels.data, (double)s->input_rows);
+        metrics_sample(out, name, labels.data, (double)s->input_rows);
         break;
     case 3:
-        metrics_sample(qc->out, name, labels.data, (double)s->late_rows);
+        metrics_sample(out, name, labels.data, (double)s->late_rows);
         break;
     case 4:
-        metrics_sample(qc->out, name, labels.data, s->falling_behind ? 1 : 0);
+        metrics_sample(out, name, labels.data, s->falling_behind ? 1 : 0);
         break;
     default:
         if (s->has_watermark)
-            metrics_sample(qc->out, name, labels.data,
+            metrics_sample(out, name, labels.data,
                            (double)(s->watermark_us + SL_PG_EPOCH_UNIX_US) / 1e6);
         break;
     }
     strbuf_free(&labels);
 }
 
+/* The queries' statuses are read once per scrape (each reads its state
+ * row count from RocksDB), then written family by family. */
 static void collect_queries(StrBuf *out, void *arg)
 {
     SL_UNUSED(arg);
     CqRuntime *rt = rt_cq_runtime();
     if (rt == NULL)
         return;
+    QueryCollect qc = {0};
+    cq_foreach(rt, gather_query, &qc);
     for (int f = 0; f < (int)SL_ARRAY_LEN(query_families); f++) {
         metrics_family(out, query_families[f].name, query_families[f].type,
                        query_families[f].help);
-        QueryCollect qc = {out, f};
-        cq_foreach(rt, collect_one_query, &qc);
+        for (int i = 0; i < qc.n; i++)
+            query_sample(out, f, &qc.st[i]);
     }
+    sl_free(qc.st);
 }
 
 /* ---------------------------------------------------------------- routes */

@@ -176,21 +176,11 @@ typedef struct QueryWalk {
     bool      state;        /* sys.state rather than sys.queries */
 } QueryWalk;
 
-/* The running status of a query (cq_foreach), or NULL. */
+/* The running status of a query, if it runs in this server. */
 typedef struct FindCq {
-    const char *name;
-    CqStatus    st;
-    bool        found;
+    CqStatus st;
+    bool     found;
 } FindCq;
-
-static void find_cq_cb(const CqStatus *s, void *arg)
-{
-    FindCq *f = arg;
-    if (strcmp(s->name, f->name) == 0) {
-        f->st = *s;
-        f->found = true;
-    }
-}
 
 static void put_watermark(VrelRows *r, bool has, int64_t pg_us)
 {
@@ -208,9 +198,8 @@ static void queries_cb(const CatRelation *rel, void *arg)
         return;
     VrelRows *r = w->out;
     Arena *a = vrel_rows_arena(r);
-    FindCq f = {rel->name, {0}, false};
-    if (rt_cq_runtime() != NULL)
-        cq_foreach(rt_cq_runtime(), find_cq_cb, &f);
+    FindCq f = {{0}, false};
+    f.found = rt_cq_runtime() != NULL && cq_status_of(rt_cq_runtime(), rel->name, &f.st);
     const char *status = NULL, *error = NULL;
     SlError e = {0};
     if (!f.found && cat_cq_status_get(rt_catalog(), rel->oid, a, &status, &error, &e) < 0)
