@@ -6,6 +6,11 @@
  * optional printf-style list of extra key=value pairs:
  *
  *     sl_log(LOG_INFO, "connection accepted", "peer=%s", addr);
+ *
+ * A value that may hold spaces, quotes or newlines (a name, an error
+ * message) goes between quotes through log_quote:
+ *
+ *     sl_log(LOG_ERROR, "continuous query failed", "query=\"%s\"", log_quote(name));
  */
 #ifndef SLUICE_LOG_H
 #define SLUICE_LOG_H
@@ -20,5 +25,12 @@ void log_set_json(bool json);
 int  log_level_parse(const char *s);
 bool log_enabled(LogLevel level);
 void sl_log(LogLevel level, const char *msg, const char *kvfmt, ...) SL_PRINTF(3, 4);
+/* s escaped for the inside of a quoted value (backslash before " and \\,
+ * \\n, \\r, \\t, \\u00XX for other control bytes), cut at LOG_QUOTE_MAX bytes.
+ * It lives in one of LOG_QUOTE_SLOTS buffers of the calling thread: that
+ * many may be used in one sl_log call. */
+#define LOG_QUOTE_MAX   1024
+#define LOG_QUOTE_SLOTS 4
+const char *log_quote(const char *s);
 
 #endif /* SLUICE_LOG_H */
