@@ -1,19 +1,25 @@
-"""Every column of sys.query_progress and sys.state against a workload whose
-answers are known (issue 9): a datagen stream at 2,000 rows/s with a share
-of late rows, a windowed query over it, and a stateless copy of the same
-rows from which the test computes, batch by batch, what the engine must
-report (late rows, event times, watermark, open groups, oldest window).
-Then the state's bytes: exact against RocksDB's own keys (read with
-librocksdb's C API through ctypes after the server stopped), kept across a
-restart, and sized on disk once flushed; a join's and a DISTINCT's own
-rows in sys.state; and a query made slow on purpose (a batch that outlasts
-its trigger) that shows falling_behind.
+"""Every column of the sys tables against workloads whose answers are known
+(issue 9).
+
+sys.query_progress and sys.state: a datagen stream at 2,000 rows/s with a
+share of late rows, a windowed query over it, and a stateless copy of the
+same rows from which the test computes, batch by batch, what the engine
+must report (late rows, event times, watermark, open groups, oldest
+window).  Then the state's bytes: exact against RocksDB's own keys (read
+with librocksdb's C API through ctypes after the server stopped), kept
+across a restart, and sized on disk once flushed; a join's and a
+DISTINCT's own rows in sys.state; and a query made slow on purpose (a
+batch that outlasts its trigger) that shows falling_behind.  sys.queries
+through a query's life (paused, running, failed, finished, a restart),
+sys.settings against the options the server was started with,
+sys.connections against this session's own socket.
 
 Rates and durations depend on the machine: they are checked against their
 formulas exactly and against the known rate only within a wide band.
 """
 import ctypes
 import ctypes.util
+import socket
 import statistics
 import struct
 import time
@@ -429,3 +435,129 @@ def test_a_batch_slower_than_its_trigger_falls_behind(sluiced):
         c.execute("ALTER CONTINUOUS QUERY slow PAUSE")
         assert c.execute("SELECT falling_behind FROM sys.queries WHERE name = 'slow'"
                          ).fetchone()[0] is False
+
+
+# ------------------------------------------- sys.queries, settings, sessions
+
+QUERIES_COLS = ("oid, name, status, sql, trigger, output_mode, last_batch_id, last_error, "
+                "falling_behind, created_at, started_at, input_rows, watermark")
+
+
+def query_row(c, name):
+    names = [n.strip() for n in QUERIES_COLS.split(",")]
+    row = c.execute(f"SELECT {QUERIES_COLS} FROM sys.queries WHERE name = %s",
+                    (name,)).fetchone()
+    return dict(zip(names, row))
+
+
+def test_every_column_of_sys_queries_through_its_life(sluiced):
+    server = sluiced()
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (ts timestamp, k int, "
+                  "WATERMARK FOR ts AS ts - INTERVAL '3 seconds')")
+        before = c.execute("SELECT now()").fetchone()[0]
+        sql = ("CREATE CONTINUOUS QUERY q1 WITH (trigger = '100 milliseconds', "
+               "output_mode = 'update') AS SELECT k, count(*) AS n, sum(10 / k) AS s "
+               "FROM ev GROUP BY k")
+        c.execute(sql)
+        c.execute("CREATE CONTINUOUS QUERY q2 AS SELECT k FROM ev")
+        after = c.execute("SELECT now()").fetchone()[0]
+        q = query_row(c, "q1")
+        # its result table's oid; the text as given; the options as written
+        assert q["oid"] == c.execute("SELECT oid FROM pg_class WHERE relname = 'q1'"
+                                     ).fetchone()[0]
+        assert (q["name"], q["status"], q["sql"]) == ("q1", "running", sql)
+        assert (q["trigger"], q["output_mode"]) == ("100 milliseconds", "update")
+        assert (q["last_batch_id"], q["last_error"], q["falling_behind"]) == (None, None, False)
+        assert before <= q["created_at"] <= q["started_at"] <= after
+        assert (q["input_rows"], q["watermark"]) == (0, None)
+        # the defaults, spelled out
+        q2 = query_row(c, "q2")
+        assert (q2["trigger"], q2["output_mode"]) == ("1 second", "append")
+
+        c.execute("INSERT INTO ev SELECT TIMESTAMP '2026-01-01' + g * INTERVAL '1 second', "
+                  "1 + g % 4 FROM generate_series(0, 59) g")
+        q = wait_for(lambda: query_row(c, "q1"), lambda r: r["input_rows"] == 60)
+        last = c.execute("SELECT max(batch_id) FROM sys.query_progress WHERE query = 'q1'"
+                         ).fetchone()[0]
+        assert q["last_batch_id"] == last >= 0
+        assert us(q["watermark"]) == us(T0) + (59 - 3) * 1_000_000   # max(ts) - 3 s
+        assert q["falling_behind"] is False
+
+        c.execute("ALTER CONTINUOUS QUERY q1 PAUSE")
+        assert query_row(c, "q1")["status"] == "paused"
+        c.execute("INSERT INTO ev VALUES ('2026-01-01 00:02:00', 1)")
+        time.sleep(0.5)     # paused: the row waits
+        assert query_row(c, "q1")["input_rows"] == 60
+        c.execute("ALTER CONTINUOUS QUERY q1 RESUME")
+        q = wait_for(lambda: query_row(c, "q1"), lambda r: r["input_rows"] == 61)
+        assert q["status"] == "running"
+
+        # a row that fails the batch: failed, with its error, not behind
+        c.execute("INSERT INTO ev VALUES ('2026-01-01 00:02:01', 0)")
+        q = wait_for(lambda: query_row(c, "q1"), lambda r: r["status"] == "failed")
+        assert q["last_error"] == "division by zero"
+        assert q["falling_behind"] is False
+        created, started = q["created_at"], q["started_at"]
+
+        c.execute("CREATE STREAM fin (k int)")
+        c.execute("INSERT INTO fin VALUES (1), (2)")
+        c.execute("CREATE CONTINUOUS QUERY q3 WITH (trigger = 'available_now') "
+                  "AS SELECT k FROM fin")
+        q3 = wait_for(lambda: query_row(c, "q3"), lambda r: r["status"] == "finished")
+        assert (q3["trigger"], q3["input_rows"], q3["last_batch_id"]) == \
+            ("available_now", 2, 0)
+
+    # After a restart: created_at is kept, started_at is the new start; the
+    # failed query stays failed with its error; input_rows counts afresh.
+    server.restart()
+    with connect(server) as c:
+        q = query_row(c, "q1")
+        assert (q["status"], q["last_error"]) == ("failed", "division by zero")
+        assert q["created_at"] == created and q["started_at"] > started
+        q2 = query_row(c, "q2")
+        assert q2["status"] == "running" and q2["input_rows"] == 0
+        assert query_row(c, "q3")["status"] == "finished"
+
+
+def test_sys_settings_shows_the_values_set(sluiced):
+    server = sluiced("--max-connections", "77", "--log-level", "debug", "--commit-mode",
+                     "group", "--http-port", "0")
+    with connect(server) as c:
+        got = {n: (v, d) for n, v, d in
+               c.execute("SELECT name, setting, description FROM sys.settings")}
+        assert all(d for _, d in got.values()), got
+        http = int(got["http_port"][0])
+        assert http > 0 and http != server.port
+        assert {n: got[n][0] for n in ("listen", "port", "data_dir", "max_connections",
+                                       "log_level", "log_format", "commit_mode", "ssl")} == {
+            "listen": "127.0.0.1", "port": str(server.port), "data_dir": str(server.data_dir),
+            "max_connections": "77", "log_level": "debug", "log_format": "text",
+            "commit_mode": "group", "ssl": "off"}
+        # pg_settings shows the same
+        assert c.execute("SELECT setting FROM pg_settings WHERE name = 'max_connections'"
+                         ).fetchone()[0] == "77"
+
+
+def test_sys_connections_shows_this_session(sluiced):
+    server = sluiced()
+    t0 = datetime.now(timezone.utc)
+    with psycopg.connect(server.dsn, autocommit=True, application_name="col check",
+                         connect_timeout=10) as c, \
+            psycopg.connect(server.dsn, autocommit=True, application_name="idle one") as other:
+        sock = socket.socket(fileno=c.pgconn.socket)
+        try:
+            port = sock.getsockname()[1]
+        finally:
+            sock.detach()
+        row = c.execute("SELECT pid, usename, datname, application_name, client_addr, "
+                        "client_port, connected_at, state FROM sys.connections "
+                        "WHERE pid = pg_backend_pid()").fetchone()
+        pid, user, db, app, addr, cport, at, state = row
+        assert pid == c.info.backend_pid
+        assert (user, db, app, addr, cport, state) == \
+            ("sluice", "sluice", "col check", "127.0.0.1", port, "active")
+        assert t0 - timedelta(seconds=1) <= at <= datetime.now(timezone.utc)
+        assert c.execute("SELECT state FROM sys.connections WHERE pid = %s",
+                         (other.info.backend_pid,)).fetchone() == ("idle",)
+        assert c.execute("SELECT count(*) FROM sys.connections").fetchone() == (2,)
