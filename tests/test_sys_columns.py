@@ -25,8 +25,12 @@ import struct
 import time
 from datetime import datetime, timedelta, timezone
 
+import urllib.request
+
 import psycopg
 import pytest
+
+from test_http import http_port, parse_metrics, value
 
 WAIT = 120
 RATE = 2000                 # rows per second, wall clock and event time
@@ -335,7 +339,7 @@ def test_state_bytes_are_exact_survive_a_restart_and_reach_the_disk(sluiced):
 
 
 def test_state_of_a_join_and_of_distinct_per_operator(sluiced):
-    server = sluiced()
+    server = sluiced("--http-port", "0")
     with connect(server) as c:
         for s in ("l", "r"):
             c.execute(f"CREATE STREAM {s} (ts timestamp, k int, "
@@ -365,6 +369,15 @@ def test_state_of_a_join_and_of_distinct_per_operator(sluiced):
         assert ds[5] == 95
         oids = dict(c.execute("SELECT name, oid FROM sys.queries").fetchall())
         before = {q: c.execute(STATE_SQL, (q,)).fetchall() for q in ("jn", "ds")}
+        # /metrics: per query, the operators' rows and bytes together
+        with urllib.request.urlopen(f"http://127.0.0.1:{http_port(server)}/metrics",
+                                    timeout=30) as r:
+            fam = parse_metrics(r.read().decode())
+        for q in ("jn", "ds"):
+            assert value(fam, "sluice_query_state_rows", query=q) == \
+                sum(op[1] for op in before[q])
+            assert value(fam, "sluice_query_state_bytes", query=q) == \
+                sum(op[2] for op in before[q])
     server.stop()
     assert operator_keys(server.data_dir, b"J", oids["jn"]) == before["jn"][1][1:3]
     assert operator_keys(server.data_dir, b"Q", oids["jn"]) == before["jn"][0][1:3]

@@ -945,9 +945,10 @@ int cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError 
     *lines = list_append(a, *lines,
                          arena_printf(a, "Live: last batch %" PRId64 ", input rows %" PRId64
                                          ", late rows %" PRId64 ", state rows %" PRId64
+                                         ", state bytes %" PRId64
                                          ", watermark %s, falling behind: %s",
                                       s.last_batch_id, s.input_rows, s.late_rows, s.state_rows,
-                                      wm, s.falling_behind ? "yes" : "no"));
+                                      s.state_bytes, wm, s.falling_behind ? "yes" : "no"));
     if (s.error != NULL)
         *lines = list_append(a, *lines, arena_printf(a, "Error: %s", s.error));
     return 0;
