@@ -204,7 +204,7 @@ def test_every_progress_and_state_column_against_a_datagen_stream(sluiced):
             b["input_rows"] * 1e6 / (s - prev), rel=1e-6)
     running = [b["input_rows_per_second"] for b in batches[1:]
                if b["input_rows"] > 0 and us(b["started_at"]) < starts[0] + 5_000_000]
-    assert len(running) >= 3, batches
+    assert len(running) >= 2, batches
     assert 0.3 * RATE <= statistics.median(running) <= 3 * RATE, running
 
     # sys.state: one operator, the last batch's figures.
@@ -304,8 +304,8 @@ def test_state_bytes_are_exact_survive_a_restart_and_reach_the_disk(sluiced):
         oid = c.execute("SELECT oid FROM sys.queries WHERE name = 'per_k'").fetchone()[0]
         sizes, total = [], 0
         for keys, vlen in ((1000, 10), (3000, 10), (3000, 40)):
-            c.execute("INSERT INTO ev SELECT g, repeat('x', %s) FROM generate_series(1, %s) g",
-                      (vlen, keys))
+            c.execute("INSERT INTO ev SELECT g, left(repeat(md5(g::text), 2), %s) "
+                      "FROM generate_series(1, %s) g", (vlen, keys))
             total += keys
             wait_for(lambda: c.execute("SELECT input_rows FROM sys.queries").fetchone()[0],
                      lambda n, t=total: n == t)
