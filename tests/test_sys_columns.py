@@ -334,7 +334,7 @@ def test_state_bytes_are_exact_survive_a_restart_and_reach_the_disk(sluiced):
         wait_for(lambda: c.execute("SELECT input_rows FROM sys.queries").fetchone()[0],
                  lambda n: n == 3000)
         got = c.execute(STATE_SQL, ("per_k",)).fetchall()
-        assert 0 < got[0][4] <= 32 << 20, got
+        assert 0 < got[0][4] <= 8 << 20, got
         assert got[0][5] == 0       # nothing bounds these groups: none evicted
 
 
