@@ -111,4 +111,8 @@ def test_every_log_line_parses(sluiced, fmt):
         assert all(list(e)[:3] == ["ts", "level", "msg"] for e in events)
     else:
         assert not any(line.lstrip().startswith("{") for line in lines)
+        # names bare when they can be (logfmt), quoted and escaped otherwise
+        assert any('msg="continuous query created" query=casts ' in ln for ln in lines)
+        assert any('msg="continuous query created" query="say \\"hi\\" there" ' in ln
+                   for ln in lines)
     check_events(events)

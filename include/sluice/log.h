@@ -7,10 +7,12 @@
  *
  *     sl_log(LOG_INFO, "connection accepted", "peer=%s", addr);
  *
- * A value that may hold spaces, quotes or newlines (a name, an error
- * message) goes between quotes through log_quote:
+ * A value that may hold spaces, quotes or newlines goes through log_value
+ * (a name: bare when it can be, else quoted, as logfmt does) or between
+ * quotes through log_quote (a message: always quoted):
  *
- *     sl_log(LOG_ERROR, "continuous query failed", "query=\"%s\"", log_quote(name));
+ *     sl_log(LOG_ERROR, "continuous query failed", "query=%s error=\"%s\"",
+ *            log_value(name), log_quote(message));
  */
 #ifndef SLUICE_LOG_H
 #define SLUICE_LOG_H
@@ -32,5 +34,9 @@ void sl_log(LogLevel level, const char *msg, const char *kvfmt, ...) SL_PRINTF(3
 #define LOG_QUOTE_MAX   1024
 #define LOG_QUOTE_SLOTS 4
 const char *log_quote(const char *s);
+/* s as it is when it has no space, quote, '=', backslash or control byte
+ * (and is not empty); otherwise "s" escaped as log_quote does.  Same
+ * buffers as log_quote. */
+const char *log_value(const char *s);
 
 #endif /* SLUICE_LOG_H */

@@ -163,8 +163,8 @@ static void set_status(Cq *q, const char *status, const char *error)
 {
     SlError err = {0};
     if (cat_cq_status_set(q->rt->cat, q->rel->oid, status, error, &err) < 0)
-        sl_log(LOG_ERROR, "cannot record query status", "query=\"%s\" error=\"%s\"",
-               log_quote(q->rel->name), log_quote(err.message));
+        sl_log(LOG_ERROR, "cannot record query status", "query=%s error=\"%s\"",
+               log_value(q->rel->name), log_quote(err.message));
     sl_error_clear(&err);
 }
 
@@ -173,8 +173,8 @@ static void fail_query(Cq *q, const SlError *e)
     q->failed = true;
     sl_free(q->error);
     q->error = sl_strdup(e->message ? e->message : "unknown error");
-    sl_log(LOG_ERROR, "continuous query failed", "query=\"%s\" sqlstate=%s error=\"%s\"",
-           log_quote(q->rel->name), e->sqlstate, log_quote(q->error));
+    sl_log(LOG_ERROR, "continuous query failed", "query=%s sqlstate=%s error=\"%s\"",
+           log_value(q->rel->name), e->sqlstate, log_quote(q->error));
     set_status(q, "failed", q->error);
     uv_timer_stop(&q->timer);
 }
@@ -366,7 +366,7 @@ static void send_snapshot(Cq *q, uint64_t id)
     rel_scan_close(scan, sl_error_set(&err) ? NULL : &err);
     if (sl_error_set(&err))
         sl_log(LOG_ERROR, "cannot read the result table for SUBSCRIBE",
-               "query=\"%s\" error=\"%s\"", log_quote(q->rel->name), log_quote(err.message));
+               "query=%s error=\"%s\"", log_value(q->rel->name), log_quote(err.message));
     sl_error_clear(&err);
     arena_destroy(&a);
 }
@@ -434,8 +434,8 @@ static void after_work_cb(uv_work_t *w, int status)
     int64_t every = q->retain >= 10 ? q->retain / 10 : 1;
     if (q->batch.batch_id >= q->retain && q->batch.batch_id % every == 0 &&
         cat_cq_purge(q->rt->cat, q->rel->oid, q->batch.batch_id - q->retain + 1, &err) < 0) {
-        sl_log(LOG_WARN, "cannot purge the offset log", "query=\"%s\" error=\"%s\"",
-               log_quote(q->rel->name), log_quote(err.message));
+        sl_log(LOG_WARN, "cannot purge the offset log", "query=%s error=\"%s\"",
+               log_value(q->rel->name), log_quote(err.message));
         sl_error_clear(&err);
     }
     CqProgress last;
@@ -444,10 +444,10 @@ static void after_work_cb(uv_work_t *w, int status)
         memset(&last, 0, sizeof(last));
     sl_error_clear(&err);
     sl_log(LOG_DEBUG, "batch committed",
-           "query=\"%s\" batch=%" PRId64 " input_rows=%" PRId64 " output_rows=%" PRId64
+           "query=%s batch=%" PRId64 " input_rows=%" PRId64 " output_rows=%" PRId64
            " late_rows=%" PRId64 " state_rows=%" PRId64 " plan_us=%" PRId64 " read_us=%" PRId64
            " execute_us=%" PRId64 " write_us=%" PRId64 " commit_us=%" PRId64
-           " total_us=%" PRId64, log_quote(q->rel->name), q->batch.batch_id, q->batch.input_rows,
+           " total_us=%" PRId64, log_value(q->rel->name), q->batch.batch_id, q->batch.input_rows,
            q->batch.output_rows, q->batch.late_rows, q->batch.state_rows, pr->plan_us,
            pr->read_us, pr->execute_us, pr->write_us, pr->commit_us, pr->total_us);
     if (q->trigger == TRIGGER_ONCE ||
@@ -539,7 +539,8 @@ static void plan_batch(Cq *q)
         }
         if (added > 0)
             sl_log(LOG_INFO, "source partitions added",
-                   "query=\"%s\" input=%d partitions=%d total=%d", log_quote(q->rel->name), i, added, q->pos[i].n);
+                   "query=%s input=%d partitions=%d total=%d", log_value(q->rel->name), i,
+                   added, q->pos[i].n);
         if (rows > 0)
             more = true;
         backlog += left;    /* summed over the inputs */
@@ -779,7 +780,7 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
                                                    &q->oldest_window_us, &oerr) == 1;
     sl_error_clear(&oerr);
     if (replay && !q->paused) {
-        sl_log(LOG_INFO, "replaying batch", "query=\"%s\" batch=%" PRId64, log_quote(query->name),
+        sl_log(LOG_INFO, "replaying batch", "query=%s batch=%" PRId64, log_value(query->name),
                last.batch_id);
         q->plan_start_us = mono_us();
         q->plan_us = 0;

@@ -53,8 +53,8 @@ static void start_one(const CatRelation *rel, void *arg)
         return;
     SlError err = {0};
     if (cq_start(g_cq, rel, &err) < 0)
-        sl_log(LOG_ERROR, "cannot start continuous query", "query=\"%s\" error=\"%s\"",
-               log_quote(rel->name), log_quote(err.message));
+        sl_log(LOG_ERROR, "cannot start continuous query", "query=%s error=\"%s\"",
+               log_value(rel->name), log_quote(err.message));
     sl_error_clear(&err);
 }
 
@@ -100,14 +100,14 @@ static void replace_cb(void *arg)
     Replace *r = arg;
     SlError err = {0};
     if (r->reset && rel_purge(rt_state(), r->old, &err) < 0) {
-        sl_log(LOG_ERROR, "cannot drop the state of a replaced query", "query=\"%s\" error=\"%s\"",
-               log_quote(r->old->name), log_quote(err.message));
+        sl_log(LOG_ERROR, "cannot drop the state of a replaced query", "query=%s error=\"%s\"",
+               log_value(r->old->name), log_quote(err.message));
         sl_error_clear(&err);
     }
     if (g_cq != NULL && cat_lookup(rt_catalog(), r->rel->name) == r->rel &&
         cq_start(g_cq, r->rel, &err) < 0) {
-        sl_log(LOG_ERROR, "cannot start a replaced query", "query=\"%s\" error=\"%s\"",
-               log_quote(r->rel->name), log_quote(err.message));
+        sl_log(LOG_ERROR, "cannot start a replaced query", "query=%s error=\"%s\"",
+               log_value(r->rel->name), log_quote(err.message));
         sl_error_clear(&err);
     }
     cat_relation_unref(r->old);
@@ -224,8 +224,8 @@ static int replace(const Query *q, const CatRelation *old, SlError *err)
     }
     r->rel = rel;
     cat_relation_ref(rel);
-    sl_log(LOG_INFO, "continuous query replaced", "query=\"%s\" oid=%u reset=%s",
-           log_quote(rel->name), rel->oid, reset ? "true" : "false");
+    sl_log(LOG_INFO, "continuous query replaced", "query=%s oid=%u reset=%s",
+           log_value(rel->name), rel->oid, reset ? "true" : "false");
     cq_stop_then(g_cq, old->name, replace_cb, r);
     return 0;
 }
@@ -266,7 +266,7 @@ int rt_cq_create(const Query *q, SlError *err)
         sl_error_clear(&ignore);
         return -1;
     }
-    sl_log(LOG_INFO, "continuous query created", "query=\"%s\" oid=%u", log_quote(rel->name),
+    sl_log(LOG_INFO, "continuous query created", "query=%s oid=%u", log_value(rel->name),
            rel->oid);
     if (unbounded)
         rt_warn(ERRCODE_WARNING,

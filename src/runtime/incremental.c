@@ -5,7 +5,8 @@
  *   inc_plan_build, inc_plan_free
  *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
  *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes
- *   inc_batch_run, inc_state_meta, inc_state_rows
+ *   inc_batch_run, inc_state_meta, inc_state_rows, inc_state_ops,
+ *   inc_state_oldest_window, inc_state_delete, inc_state_put_bytes
  *
  * The rewriter accepts, over one stream:
  *   [FILTER | PROJECT]* over SCAN                      stateless, append

@@ -3,7 +3,7 @@
  *
  * One write(2) per line, so lines from worker threads never interleave.
  *
- *   sl_log, log_quote, log_set_level, log_set_json, log_level_parse,
+ *   sl_log, log_quote, log_value, log_set_level, log_set_json, log_level_parse,
  *   log_enabled
  */
 #include "sluice/log.h"
@@ -106,13 +106,17 @@ static void kv_to_json(StrBuf *b, const char *kv)
     }
 }
 
-const char *log_quote(const char *s)
+/* s escaped into the next of the thread's buffers, between quotes when
+ * quotes is set. */
+static const char *escape(const char *s, bool quotes)
 {
     static _Thread_local char bufs[LOG_QUOTE_SLOTS][LOG_QUOTE_MAX + 8];
     static _Thread_local int next;
     char *out = bufs[next];
     next = (next + 1) % LOG_QUOTE_SLOTS;
     size_t n = 0;
+    if (quotes)
+        out[n++] = '"';
     for (; s != NULL && *s != '\0' && n < LOG_QUOTE_MAX; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\') {
@@ -127,8 +131,25 @@ const char *log_quote(const char *s)
             out[n++] = (char)c;
         }
     }
+    if (quotes)
+        out[n++] = '"';
     out[n] = '\0';
     return out;
+}
+
+const char *log_quote(const char *s)
+{
+    return escape(s, false);
+}
+
+const char *log_value(const char *s)
+{
+    bool bare = s != NULL && *s != '\0';
+    for (const char *p = s; bare && *p != '\0'; p++) {
+        unsigned char c = (unsigned char)*p;
+        bare = c > 0x20 && c != '"' && c != '=' && c != '\\' && c != 0x7F;
+    }
+    return bare ? s : escape(s, true);
 }
 
 void sl_log(LogLevel level, const char *msg, const char *kvfmt, ...)
