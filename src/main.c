@@ -70,6 +70,13 @@ static void publish_settings(const Options *o, int port)
     snprintf(buf, sizeof(buf), "%d", o->authentication_timeout);
     rt_setting_set("authentication_timeout", buf, "seconds to complete authentication");
     rt_setting_set("ssl", o->ssl ? "on" : "off", "whether TLS connections are accepted");
+    rt_setting_set("commit_mode", o->group_commit ? "group" : "sync",
+                   "how appends to streams share fsyncs (sync, group)");
+    snprintf(buf, sizeof(buf), "%ld", o->group_commit_window);
+    rt_setting_set("group_commit_window", buf,
+                   "microseconds a group commit waits for more appends");
+    rt_setting_set("debug_loop_lag", o->debug_loop_lag ? "on" : "off",
+                   "whether the event loop's lag is measured");
 }
 
 static void usage(FILE *f)
@@ -557,6 +564,9 @@ int main(int argc, char **argv)
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
 
     /* The HTTP line comes first: the ready line is the last of start-up. */
+    char http_port[16];
+    snprintf(http_port, sizeof(http_port), "%d", rt_http_port());
+    rt_setting_set("http_port", http_port, "HTTP port of /metrics and the query pages (-1: off)");
     if (rt_http_port() >= 0)
         sl_log(LOG_INFO, "http ready", "listen=%s:%d metrics=\"http://%s:%d/metrics\"",
                o.listen, rt_http_port(), o.listen, rt_http_port());

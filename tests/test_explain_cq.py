@@ -32,6 +32,8 @@ def test_explain_windowed_query_shows_state_bound_and_live_figures(sluiced):
                      "(2, '/b', '2026-01-01 00:00:30'), (1, '/c', '2026-01-01 00:02:00')")
         wait_input(conn, "per_min", 3)
         lines = explain(conn, "per_min")
+        state = conn.execute("SELECT state_rows, state_bytes FROM sys.state "
+                             "WHERE query = 'per_min'").fetchone()
     text = "\n".join(lines)
     assert lines[0].startswith("Continuous Query per_min: running, trigger 0 ms")
     assert "Sink: result table per_min (an append log keyed by batch and row)" in text
@@ -47,6 +49,8 @@ def test_explain_windowed_query_shows_state_bound_and_live_figures(sluiced):
     assert "Late rows: appended to stream late_clicks" in text
     live = lines[-1]
     assert live.startswith("Live: last batch 0, input rows 3, late rows 0, state rows ")
+    # the state figures are sys.state's
+    assert f"state rows {state[0]}, state bytes {state[1]}, " in live and state[1] > 0
     assert "watermark 2026-01-01 00:01:50, falling behind: no" in live
     # operators are indented under the sink, the source deepest
     assert text.index("-> Aggregate") < text.index("-> Filter") < text.index("-> Source")

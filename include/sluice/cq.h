@@ -19,6 +19,7 @@
  *   cq_subscribe_go    start delivering (the snapshot first)
  *   cq_progress        the last batches of a query: rows, watermark, state
  *                      rows and the time of each phase (sys.query_progress)
+ *   cq_state           per operator of a query: its state (sys.state)
  *
  * Everything here runs on the loop thread except the body of a batch.
  */
@@ -43,6 +44,7 @@ typedef struct CqStatus {
     int64_t     watermark_us;
     int64_t     started_us;     /* when this process started it (Unix epoch) */
     int64_t     state_rows;     /* kept in the state store; -1: unknown */
+    int64_t     state_bytes;    /* their keys' and values' bytes; -1: unknown */
     int64_t     late_rows;      /* over the life of this process */
     int64_t     trigger_ms;     /* the interval; 0: back to back; -1: once/available_now */
     bool        falling_behind; /* see cq_falling_behind */
@@ -73,8 +75,9 @@ typedef struct CqProgress {
     int64_t batch_id;
     int64_t started_us;         /* wall clock, microseconds since the Unix epoch */
     int64_t input_rows, output_rows, late_rows;
-    int64_t state_rows;         /* state keys after the batch */
-    int64_t evicted_rows;       /* state keys state_ttl evicted */
+    int64_t state_rows;         /* state rows after the batch */
+    int64_t state_bytes;        /* their keys' and values' bytes */
+    int64_t evicted_rows;       /* state rows the watermark or state_ttl evicted */
     bool    has_watermark;      /* the watermark after the batch */
     int64_t watermark_us;
     int64_t plan_us, read_us, execute_us, write_us, commit_us, total_us;
@@ -92,6 +95,17 @@ typedef struct CqProgress {
 
 /* How many batches cq_progress keeps per query. */
 #define CQ_PROGRESS_KEEP 100
+
+/* One row of sys.state: an operator of a query that keeps state. */
+typedef struct CqOpState {
+    const char *op;             /* "aggregate", "distinct", "join" */
+    int64_t     rows, bytes, evicted;
+    uint64_t    disk_bytes, cache_bytes;
+    bool        has_oldest_window;
+    int64_t     oldest_window_us;   /* microseconds since 2000-01-01 */
+} CqOpState;
+
+#define CQ_MAX_OPS 2
 
 typedef void (*cq_close_cb)(CqRuntime *rt);
 
@@ -135,5 +149,8 @@ void cq_unsubscribe(CqSub *s);
  * first, into out; returns how many, or -1 with 42704 if there is no such
  * query. */
 int  cq_progress(CqRuntime *rt, const char *name, CqProgress *out, int max, SlError *err);
+/* The state of each operator of the query that keeps some (out has room
+ * for CQ_MAX_OPS; strings static); returns how many, or -1 with err set. */
+int  cq_state(CqRuntime *rt, const char *name, CqOpState *out, SlError *err);
 
 #endif /* SLUICE_CQ_H */

@@ -6,6 +6,8 @@
  *   state_get                    one key's value
  *   state_batch_*                an atomic group of puts and deletes
  *   state_scan_*                 keys with a prefix, in byte order
+ *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
+ *                                sizes for sys.state
  *
  * src/state/ is the only module that includes rocksdb/c.h.  Key spaces are
  * told apart by their first byte (docs/architecture.md, "State keys"):
@@ -62,5 +64,15 @@ bool state_scan_next(StateScan *s, const void **key, size_t *klen,
                      const void **val, size_t *vlen);
 /* Returns 0, or -1 with err set if the scan stopped on an I/O error. */
 int  state_scan_close(StateScan *s, SlError *err);
+
+/* RocksDB's estimate of the bytes that the keys with the prefix take in
+ * its table files (compressed; overwritten versions and deletions not yet
+ * compacted away count; what is still only in the memtable does not); 0 on
+ * error. */
+uint64_t state_prefix_disk_bytes(StateStore *st, const void *prefix, size_t plen);
+/* The bytes of all live table files. */
+uint64_t state_disk_bytes(StateStore *st);
+/* The bytes the block cache holds now (blocks of every key space). */
+uint64_t state_cache_bytes(StateStore *st);
 
 #endif /* SLUICE_STATE_H */

@@ -409,7 +409,7 @@ int rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **defer
         if (rc == 0)
             snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
         sl_log(LOG_DEBUG, "copy appended", "stream=%s rows=%llu chunks=%d append_ms=%.1f",
-               rel->name, (unsigned long long)rows, cp->nchunks,
+               log_value(rel->name), (unsigned long long)rows, cp->nchunks,
                (double)(uv_hrtime() - t0) / 1e6);
     } else if (rc == 0) {
         /* the rows as the relation's columns: those not copied are NULL */

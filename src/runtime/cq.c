@@ -3,7 +3,7 @@
  *
  *   cq_runtime_init, cq_runtime_close
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
- *   cq_dependent, cq_progress, cq_source_lag
+ *   cq_dependent, cq_progress, cq_source_lag, cq_state
  *   cq_subscribe, cq_subscribe_go, cq_unsubscribe
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
@@ -113,6 +113,8 @@ struct Cq {
     int64_t            plan_start_us, plan_us, batch_started_us;
     int64_t            backlog_rows;    /* at plan time: rows left for later batches */
     int64_t            wake_at_us;      /* idle_timeout: run a batch at this time */
+    bool               has_oldest_window;   /* the oldest window in the state */
+    int64_t            oldest_window_us;
 };
 
 static int64_t mono_us(void)
@@ -162,7 +164,7 @@ static void set_status(Cq *q, const char *status, const char *error)
     SlError err = {0};
     if (cat_cq_status_set(q->rt->cat, q->rel->oid, status, error, &err) < 0)
         sl_log(LOG_ERROR, "cannot record query status", "query=%s error=\"%s\"",
-               q->rel->name, err.message);
+               log_value(q->rel->name), log_quote(err.message));
     sl_error_clear(&err);
 }
 
@@ -172,7 +174,7 @@ static void fail_query(Cq *q, const SlError *e)
     sl_free(q->error);
     q->error = sl_strdup(e->message ? e->message : "unknown error");
     sl_log(LOG_ERROR, "continuous query failed", "query=%s sqlstate=%s error=\"%s\"",
-           q->rel->name, e->sqlstate, q->error);
+           log_value(q->rel->name), e->sqlstate, log_quote(q->error));
     set_status(q, "failed", q->error);
     uv_timer_stop(&q->timer);
 }
@@ -273,6 +275,7 @@ static void record_progress(Cq *q, int64_t commit_us)
         .output_rows = b->output_rows,
         .late_rows = b->late_rows,
         .state_rows = b->state_rows,
+        .state_bytes = b->state_bytes,
         .evicted_rows = b->evicted_rows,
         .has_watermark = b->next_has_watermark,
         .watermark_us = b->next_watermark_us,
@@ -362,8 +365,8 @@ static void send_snapshot(Cq *q, uint64_t id)
     }
     rel_scan_close(scan, sl_error_set(&err) ? NULL : &err);
     if (sl_error_set(&err))
-        sl_log(LOG_ERROR, "cannot read the result table for SUBSCRIBE", "query=%s error=\"%s\"",
-               q->rel->name, err.message);
+        sl_log(LOG_ERROR, "cannot read the result table for SUBSCRIBE",
+               "query=%s error=\"%s\"", log_value(q->rel->name), log_quote(err.message));
     sl_error_clear(&err);
     arena_destroy(&a);
 }
@@ -415,6 +418,8 @@ static void after_work_cb(uv_work_t *w, int status)
     q->force_batch = false;
     q->input_rows += q->batch.input_rows;
     q->late_rows += q->batch.late_rows;
+    q->has_oldest_window = q->batch.has_oldest_window;
+    q->oldest_window_us = q->batch.oldest_window_us;
     q->next_batch_id = q->batch.batch_id + 1;
     for (int i = 0; i < inc_plan_ninputs(q->plan); i++) {
         srcoffs_copy(&q->pos[i], &q->ranges[i]);
@@ -430,7 +435,7 @@ static void after_work_cb(uv_work_t *w, int status)
     if (q->batch.batch_id >= q->retain && q->batch.batch_id % every == 0 &&
         cat_cq_purge(q->rt->cat, q->rel->oid, q->batch.batch_id - q->retain + 1, &err) < 0) {
         sl_log(LOG_WARN, "cannot purge the offset log", "query=%s error=\"%s\"",
-               q->rel->name, err.message);
+               log_value(q->rel->name), log_quote(err.message));
         sl_error_clear(&err);
     }
     CqProgress last;
@@ -442,7 +447,7 @@ static void after_work_cb(uv_work_t *w, int status)
            "query=%s batch=%" PRId64 " input_rows=%" PRId64 " output_rows=%" PRId64
            " late_rows=%" PRId64 " state_rows=%" PRId64 " plan_us=%" PRId64 " read_us=%" PRId64
            " execute_us=%" PRId64 " write_us=%" PRId64 " commit_us=%" PRId64
-           " total_us=%" PRId64, q->rel->name, q->batch.batch_id, q->batch.input_rows,
+           " total_us=%" PRId64, log_value(q->rel->name), q->batch.batch_id, q->batch.input_rows,
            q->batch.output_rows, q->batch.late_rows, q->batch.state_rows, pr->plan_us,
            pr->read_us, pr->execute_us, pr->write_us, pr->commit_us, pr->total_us);
     if (q->trigger == TRIGGER_ONCE ||
@@ -533,8 +538,9 @@ static void plan_batch(Cq *q)
             }
         }
         if (added > 0)
-            sl_log(LOG_INFO, "source partitions added", "query=%s input=%d partitions=%d total=%d",
-                   q->rel->name, i, added, q->pos[i].n);
+            sl_log(LOG_INFO, "source partitions added",
+                   "query=%s input=%d partitions=%d total=%d", log_value(q->rel->name), i,
+                   added, q->pos[i].n);
         if (rows > 0)
             more = true;
         backlog += left;    /* summed over the inputs */
@@ -769,8 +775,12 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
         q->finished = true;
     if (status == NULL)
         set_status(q, "running", NULL);
+    SlError oerr = {0};
+    q->has_oldest_window = inc_state_oldest_window(q->plan, q->has_watermark, q->watermark_us,
+                                                   &q->oldest_window_us, &oerr) == 1;
+    sl_error_clear(&oerr);
     if (replay && !q->paused) {
-        sl_log(LOG_INFO, "replaying batch", "query=%s batch=%" PRId64, query->name,
+        sl_log(LOG_INFO, "replaying batch", "query=%s batch=%" PRId64, log_value(query->name),
                last.batch_id);
         q->plan_start_us = mono_us();
         q->plan_us = 0;
@@ -884,13 +894,14 @@ static void status_of(Cq *q, CqStatus *s)
         .watermark_us = q->watermark_us,
         .started_us = q->started_us,
         .state_rows = -1,
+        .state_bytes = -1,
         .late_rows = q->late_rows,
         .trigger_ms = q->trigger == TRIGGER_INTERVAL ? q->interval_ms : -1,
         .falling_behind = falling_behind(q),
     };
     SlError err = {0};
-    if (inc_state_rows(q->plan, &s->state_rows, &err) < 0)
-        s->state_rows = -1;
+    if (inc_state_rows(q->plan, &s->state_rows, &s->state_bytes, &err) < 0)
+        s->state_rows = s->state_bytes = -1;
     sl_error_clear(&err);
 }
 
@@ -935,9 +946,10 @@ int cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError 
     *lines = list_append(a, *lines,
                          arena_printf(a, "Live: last batch %" PRId64 ", input rows %" PRId64
                                          ", late rows %" PRId64 ", state rows %" PRId64
+                                         ", state bytes %" PRId64
                                          ", watermark %s, falling behind: %s",
                                       s.last_batch_id, s.input_rows, s.late_rows, s.state_rows,
-                                      wm, s.falling_behind ? "yes" : "no"));
+                                      s.state_bytes, wm, s.falling_behind ? "yes" : "no"));
     if (s.error != NULL)
         *lines = list_append(a, *lines, arena_printf(a, "Error: %s", s.error));
     return 0;
@@ -964,6 +976,30 @@ int cq_progress(CqRuntime *rt, const char *name, CqProgress *out, int max, SlErr
     int n = 0;
     for (int i = 1; i <= q->nprogress && n < max; i++)
         out[n++] = q->progress[(q->progress_next + CQ_PROGRESS_KEEP - i) % CQ_PROGRESS_KEEP];
+    return n;
+}
+
+_Static_assert(CQ_MAX_OPS == INC_OPS, "one sys.state row per key space");
+
+int cq_state(CqRuntime *rt, const char *name, CqOpState *out, SlError *err)
+{
+    Cq *q = find_or_error(rt, name, err);
+    if (q == NULL)
+        return -1;
+    IncOpState ops[INC_OPS];
+    int n = inc_state_ops(q->plan, ops, err);
+    for (int i = 0; i < n; i++)
+        out[i] = (CqOpState){
+            .op = ops[i].op,
+            .rows = ops[i].rows,
+            .bytes = ops[i].bytes,
+            .evicted = ops[i].evicted,
+            .disk_bytes = ops[i].disk_bytes,
+            .cache_bytes = ops[i].cache_bytes,
+            /* the windows are the grouping operator's */
+            .has_oldest_window = strcmp(ops[i].op, "join") != 0 && q->has_oldest_window,
+            .oldest_window_us = q->oldest_window_us,
+        };
     return n;
 }
 

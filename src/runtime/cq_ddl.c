@@ -53,8 +53,8 @@ static void start_one(const CatRelation *rel, void *arg)
         return;
     SlError err = {0};
     if (cq_start(g_cq, rel, &err) < 0)
-        sl_log(LOG_ERROR, "cannot start continuous query", "query=%s error=\"%s\"", rel->name,
-               err.message);
+        sl_log(LOG_ERROR, "cannot start continuous query", "query=%s error=\"%s\"",
+               log_value(rel->name), log_quote(err.message));
     sl_error_clear(&err);
 }
 
@@ -101,13 +101,13 @@ static void replace_cb(void *arg)
     SlError err = {0};
     if (r->reset && rel_purge(rt_state(), r->old, &err) < 0) {
         sl_log(LOG_ERROR, "cannot drop the state of a replaced query", "query=%s error=\"%s\"",
-               r->old->name, err.message);
+               log_value(r->old->name), log_quote(err.message));
         sl_error_clear(&err);
     }
     if (g_cq != NULL && cat_lookup(rt_catalog(), r->rel->name) == r->rel &&
         cq_start(g_cq, r->rel, &err) < 0) {
         sl_log(LOG_ERROR, "cannot start a replaced query", "query=%s error=\"%s\"",
-               r->rel->name, err.message);
+               log_value(r->rel->name), log_quote(err.message));
         sl_error_clear(&err);
     }
     cat_relation_unref(r->old);
@@ -224,8 +224,8 @@ static int replace(const Query *q, const CatRelation *old, SlError *err)
     }
     r->rel = rel;
     cat_relation_ref(rel);
-    sl_log(LOG_INFO, "continuous query replaced", "query=%s oid=%u reset=%s", rel->name,
-           rel->oid, reset ? "true" : "false");
+    sl_log(LOG_INFO, "continuous query replaced", "query=%s oid=%u reset=%s",
+           log_value(rel->name), rel->oid, reset ? "true" : "false");
     cq_stop_then(g_cq, old->name, replace_cb, r);
     return 0;
 }
@@ -266,7 +266,8 @@ int rt_cq_create(const Query *q, SlError *err)
         sl_error_clear(&ignore);
         return -1;
     }
-    sl_log(LOG_INFO, "continuous query created", "query=%s oid=%u", rel->name, rel->oid);
+    sl_log(LOG_INFO, "continuous query created", "query=%s oid=%u", log_value(rel->name),
+           rel->oid);
     if (unbounded)
         rt_warn(ERRCODE_WARNING,
                 "continuous query \"%s\" writes its whole result in complete mode over "

@@ -129,7 +129,7 @@ int inc_dedup_evict(Run *r, bool has_to, int64_t to)
         for (Group *g = r->groups.all; g != NULL; g = g->all)
             if (!g->absent && !g->evict && g->wend <= to) {
                 g->evict = true;
-                inc_state_delete(r, g);
+                inc_state_delete(r, g, true);
             }
     }
     if (p->ttl_us > 0 && inc_evict_idle(r) < 0)

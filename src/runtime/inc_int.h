@@ -82,12 +82,20 @@ struct IncPlan {
     uint64_t           result_hash; /* of the result table's columns */
 };
 
+/* The figures of one operator's state (INC_OP_*), kept exact in the meta
+ * key: the rows, the bytes of their keys and values, the rows evicted. */
+typedef struct OpStat {
+    int64_t rows, bytes, evicted;
+} OpStat;
+
 /* The batch id, watermark and state size stored with the state. */
 typedef struct Meta {
     int64_t  batch_id;
     bool     has_wm;
     int64_t  wm;
-    int64_t  state_rows;
+    int64_t  state_rows;        /* over the operators */
+    OpStat   op[INC_OPS];
+    bool     has_ops;           /* op[] was read (written since sys.state had it) */
     uint64_t fingerprint;       /* 0: written before fingerprints (25 bytes) */
     uint64_t result_hash;
     /* several inputs: each one's watermark (the query's is their minimum) */
@@ -98,6 +106,8 @@ typedef struct Meta {
 #define META_LEN 41
 /* With n > 1 inputs, 9 bytes more per input. */
 #define META_SIZE(n) (META_LEN + ((n) > 1 ? 9 * (size_t)(n) : 0))
+/* Then the operators' figures, 24 bytes each. */
+#define META_OPS_LEN (24 * INC_OPS)
 
 /* A group of one batch: a key's aggregate states (a slice of a window, a
  * session, or an unwindowed group), loaded from state on first touch. */
@@ -115,6 +125,7 @@ typedef struct Group {
     bool          absent;       /* looked up but not in state (inc_gt_load) */
     bool          stored;       /* is in the state store under its key */
     bool          fresh;        /* not in state before this batch (SUBSCRIBE: insert) */
+    uint32_t      stored_vlen;  /* stored: the length of its value in the state store */
     SlStr         orig;         /* sessions: the key it is stored under (len 0: none) */
     int64_t       orig_end;     /* sessions: the end stored with it (its index entry) */
     void         *ext;          /* an operator's own data */
@@ -151,6 +162,7 @@ typedef struct Run {
     Batch     **lates;          /* late_rows: the late input rows, in r->a */
     int         nlates, caplates;
     int64_t     deleted;        /* state keys deleted by this batch */
+    int64_t     dbytes;         /* the change of the 'Q' keys' bytes (key + value) */
     bool        time_keys;      /* state keys start with a time, and ... */
     int64_t     hi_time;        /* ... none in state is later than this */
     /* inc_watermark.c: per partition */
@@ -208,8 +220,12 @@ void inc_keep_output(Run *r, const Batch *out);
 void inc_keep_late(Run *r, const Batch *in, const uint8_t *late);
 /* SUBSCRIBE: records row i of out as a change of kind ('I', 'U'). */
 void inc_record_change(Run *r, char kind, const Batch *out, uint32_t i);
-/* Deletes a group's state key. */
-void inc_state_delete(Run *r, const Group *g);
+/* Deletes a group's state key (its bytes counted off if it is stored);
+ * evict: the watermark or state_ttl bounded it (evicted_rows). */
+void inc_state_delete(Run *r, const Group *g, bool evict);
+/* Counts a put of a state key of klen bytes (the 'Q' prefix included)
+ * with a value of vlen bytes over a stored one of old_vlen (-1: none). */
+void inc_state_put_bytes(Run *r, size_t klen, size_t vlen, int64_t old_vlen);
 /* Grows an arena array of group pointers. */
 void inc_push_group(Arena *a, Group ***gs, uint32_t *n, uint32_t *cap, Group *g);
 

@@ -52,6 +52,7 @@ typedef struct JRow {
     uint32_t     klen;
     int64_t      t;
     bool         isnew, matched, dirty;
+    uint32_t     vlen;              /* a kept row: its stored value's length */
     uint8_t      skey[SKEY_LEN];
     struct JRow *next;              /* hash chain */
 } JRow;
@@ -383,6 +384,7 @@ static JRow *decode_kept(IncJoinRun *run, int side, const void *k, const void *v
     r->b = b;
     r->row = 0;
     r->matched = p[0] != 0;
+    r->vlen = (uint32_t)vlen;
     r->key = arena_memdup(jb->a, p + 5, klen);
     r->klen = klen;
     memcpy(r->skey, k, SKEY_LEN);
@@ -614,6 +616,8 @@ static int keep_and_evict(IncJoinRun *run, int side)
         strbuf_reset(&val);
         encode_value(r, &val);
         state_batch_put(jb->wb, r->skey, SKEY_LEN, val.data, val.len);
+        jb->bytes_delta += r->isnew ? (int64_t)(SKEY_LEN + val.len)
+                                    : (int64_t)val.len - (int64_t)r->vlen;
     }
     if (has_cut) {
         /* The rows before the last batch's cut are gone already: start
@@ -634,6 +638,8 @@ static int keep_and_evict(IncJoinRun *run, int side)
                 break;
             state_batch_delete(jb->wb, k, klen);
             jb->state_delta--;
+            jb->bytes_delta -= (int64_t)(klen + vlen);
+            jb->evicted_rows++;
             if (!j->outer[side])
                 continue;
             JRow *r = find_loaded(s, k);

@@ -45,6 +45,8 @@ typedef struct IncJoinBatch {
     void            *arg;
     int64_t          late_rows;
     int64_t          state_delta;   /* rows kept minus rows evicted */
+    int64_t          bytes_delta;   /* their keys' and values' bytes, likewise */
+    int64_t          evicted_rows;  /* kept rows the watermarks evicted */
 } IncJoinBatch;
 
 int  inc_join_build(Arena *a, const IncInputs *ins, StateStore *st, uint32_t query_oid,

@@ -221,6 +221,7 @@ static void index_entry(Run *r, int64_t end, const SlStr *key, bool put)
         state_batch_put(r->wb, k.data, k.len, "", 0);
     else
         state_batch_delete(r->wb, k.data, k.len);
+    r->dbytes += put ? (int64_t)k.len : -(int64_t)k.len;
     strbuf_free(&k);
 }
 
@@ -229,8 +230,8 @@ static void drop_stored(Run *r, Group *g)
 {
     if (g->orig.len == 0)
         return;
-    Group tmp = {.key = g->orig};
-    inc_state_delete(r, &tmp);
+    Group tmp = {.key = g->orig, .stored = true, .stored_vlen = g->stored_vlen};
+    inc_state_delete(r, &tmp, false);
     index_entry(r, g->orig_end, &g->orig, false);
     result_delete(r, &g->orig);
     g->orig.len = 0;
@@ -324,6 +325,8 @@ int inc_session_emit(Run *r, bool has_to, int64_t to)
             if (closed) {
                 if (g->orig.len > 0)
                     inc_push_group(r->a, &stale, &nstale, &capstale, g);
+                else
+                    r->b->evicted_rows++;   /* made or moved in this batch: gone as well */
                 g->dirty = false;       /* not written back */
                 g->evict = true;
             }
@@ -332,8 +335,8 @@ int inc_session_emit(Run *r, bool has_to, int64_t to)
     if (inc_emit_groups(r, out, nout) < 0)
         return -1;
     for (uint32_t i = 0; i < nstale; i++) {
-        Group tmp = {.key = stale[i]->orig};
-        inc_state_delete(r, &tmp);
+        Group tmp = {.key = stale[i]->orig, .stored = true, .stored_vlen = stale[i]->stored_vlen};
+        inc_state_delete(r, &tmp, true);
         index_entry(r, stale[i]->orig_end, &stale[i]->orig, false);
     }
     /* Live sessions this batch changed: written under their (new) keys. */
@@ -354,6 +357,9 @@ int inc_session_emit(Run *r, bool has_to, int64_t to)
             strbuf_reset(&val);
             inc_state_encode(p, g, &val);
             state_batch_put(r->wb, key.data, key.len, val.data, val.len);
+            /* over its stored value when its key did not move */
+            inc_state_put_bytes(r, key.len, val.len,
+                                g->orig.len > 0 ? (int64_t)g->stored_vlen : -1);
             if (g->orig.len == 0) {
                 r->groups.created++;
                 index_entry(r, g->wend, &g->key, true);

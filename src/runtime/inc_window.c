@@ -113,7 +113,7 @@ int inc_slide_emit(Run *r, bool has_from, int64_t from, bool has_to, int64_t to)
         if (g->absent || ex_window_floor(g->wstart, p->slide_us) + p->size_us > to)
             continue;
         g->evict = true;
-        inc_state_delete(r, g);
+        inc_state_delete(r, g, true);
     }
     return 0;
 }

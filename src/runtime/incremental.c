@@ -5,7 +5,8 @@
  *   inc_plan_build, inc_plan_free
  *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
  *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes
- *   inc_batch_run, inc_state_meta, inc_state_rows
+ *   inc_batch_run, inc_state_meta, inc_state_rows, inc_state_ops,
+ *   inc_state_oldest_window, inc_state_delete, inc_state_put_bytes
  *
  * The rewriter accepts, over one stream:
  *   [FILTER | PROJECT]* over SCAN                      stateless, append
@@ -664,7 +665,8 @@ static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
     int rc = state_get(p->st, p->meta_key, sizeof(p->meta_key), a, &val, &vlen, err);
     if (rc <= 0)
         return rc;
-    if (vlen != 25 && vlen != META_LEN && vlen != META_SIZE(p->ins.n))
+    size_t base = META_SIZE(p->ins.n);
+    if (vlen != 25 && vlen != META_LEN && vlen != base && vlen != base + META_OPS_LEN)
         return sl_error(err, ERRCODE_DATA_CORRUPTED, "state of query \"%s\" is corrupt",
                         p->query->name);
     const uint8_t *v = val;
@@ -678,16 +680,51 @@ static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
     }
     m->in_has_wm[0] = m->has_wm;
     m->in_wm[0] = m->wm;
-    for (int i = 0; vlen == META_SIZE(p->ins.n) && vlen > META_LEN && i < p->ins.n; i++) {
+    for (int i = 0; vlen >= base && base > META_LEN && i < p->ins.n; i++) {
         m->in_has_wm[i] = v[META_LEN + 9 * i] != 0;
         m->in_wm[i] = (int64_t)get_be64(v + META_LEN + 1 + 9 * i);
+    }
+    if (vlen == base + META_OPS_LEN) {
+        m->has_ops = true;
+        for (int o = 0; o < INC_OPS; o++) {
+            const uint8_t *q = v + base + 24 * o;
+            m->op[o] = (OpStat){(int64_t)get_be64(q), (int64_t)get_be64(q + 8),
+                                (int64_t)get_be64(q + 16)};
+        }
     }
     return 1;
 }
 
+/* The operators' rows and bytes counted from their keys, for a meta
+ * written before it kept them (evicted rows start from 0). */
+static int meta_recount(IncPlan *p, Meta *m, SlError *err)
+{
+    uint8_t prefix[5];
+    memcpy(prefix, p->qprefix, sizeof(prefix));
+    for (int o = 0; o < INC_OPS; o++) {
+        prefix[0] = o == INC_OP_GROUPS ? 'Q' : 'J';
+        OpStat *os = &m->op[o];
+        *os = (OpStat){0};
+        StateScan *sc = state_scan_open(p->st, prefix, sizeof(prefix));
+        const void *k, *v;
+        size_t klen, vlen;
+        while (state_scan_next(sc, &k, &klen, &v, &vlen)) {
+            os->bytes += (int64_t)(klen + vlen);
+            /* a session's index entry (0xFF after the prefix) is no row */
+            if (!(o == INC_OP_GROUPS && klen > 5 && ((const uint8_t *)k)[5] == 0xFF))
+                os->rows++;
+        }
+        if (state_scan_close(sc, err) < 0)
+            return -1;
+    }
+    m->state_rows = m->op[INC_OP_GROUPS].rows + m->op[INC_OP_JOIN].rows;
+    m->has_ops = true;
+    return 0;
+}
+
 static void meta_write(IncPlan *p, StateBatch *wb, const Meta *m)
 {
-    uint8_t v[META_SIZE(INC_MAX_INPUTS)];
+    uint8_t v[META_SIZE(INC_MAX_INPUTS) + META_OPS_LEN];
     put_be64(v, (uint64_t)m->batch_id);
     v[8] = m->has_wm;
     put_be64(v + 9, (uint64_t)m->wm);
@@ -698,20 +735,133 @@ static void meta_write(IncPlan *p, StateBatch *wb, const Meta *m)
         v[META_LEN + 9 * i] = m->in_has_wm[i];
         put_be64(v + META_LEN + 1 + 9 * i, (uint64_t)m->in_wm[i]);
     }
-    state_batch_put(wb, p->meta_key, sizeof(p->meta_key), v, META_SIZE(p->ins.n));
+    size_t base = META_SIZE(p->ins.n);
+    for (int o = 0; o < INC_OPS; o++) {
+        put_be64(v + base + 24 * o, (uint64_t)m->op[o].rows);
+        put_be64(v + base + 24 * o + 8, (uint64_t)m->op[o].bytes);
+        put_be64(v + base + 24 * o + 16, (uint64_t)m->op[o].evicted);
+    }
+    state_batch_put(wb, p->meta_key, sizeof(p->meta_key), v, base + META_OPS_LEN);
 }
 
-int inc_state_rows(IncPlan *p, int64_t *rows, SlError *err)
+/* meta_read with an arena of its own (Meta keeps no pointers into it). */
+static int meta_get(IncPlan *p, Meta *m, SlError *err)
 {
     Arena a;
     arena_init(&a, 256);
-    Meta m;
-    int rc = meta_read(p, &a, &m, err);
+    int rc = meta_read(p, &a, m, err);
     arena_destroy(&a);
+    return rc;
+}
+
+int inc_state_rows(IncPlan *p, int64_t *rows, int64_t *bytes, SlError *err)
+{
+    Meta m;
+    int rc = meta_get(p, &m, err);
     if (rc < 0)
         return -1;
     *rows = m.state_rows;
+    /* unknown (-1) until a batch has counted them */
+    *bytes = rc == 0 ? 0 : m.has_ops ? m.op[INC_OP_GROUPS].bytes + m.op[INC_OP_JOIN].bytes : -1;
     return 0;
+}
+
+/* The name of the operator whose state is in key space o, or NULL when
+ * the plan keeps none there. */
+static const char *op_name(const IncPlan *p, int o)
+{
+    if (o == INC_OP_JOIN)
+        return p->sjoin != NULL ? "join" : NULL;
+    return p->agg != NULL ? "aggregate" : p->distinct != NULL ? "distinct" : NULL;
+}
+
+int inc_state_ops(IncPlan *p, IncOpState *out, SlError *err)
+{
+    Meta m;
+    int rc = meta_get(p, &m, err);
+    if (rc < 0)
+        return -1;
+    /* Before the first batch that kept them, count them (on the loop: once
+     * per query, as a batch will write them). */
+    if (rc == 1 && !m.has_ops && meta_recount(p, &m, err) < 0)
+        return -1;
+    uint64_t total = state_disk_bytes(p->st), cache = state_cache_bytes(p->st);
+    int n = 0;
+    for (int o = 0; o < INC_OPS; o++) {
+        const char *name = op_name(p, o);
+        if (name == NULL)
+            continue;
+        uint8_t prefix[5];
+        memcpy(prefix, p->qprefix, sizeof(prefix));
+        prefix[0] = o == INC_OP_GROUPS ? 'Q' : 'J';
+        uint64_t disk = state_prefix_disk_bytes(p->st, prefix, sizeof(prefix));
+        out[n++] = (IncOpState){
+            .op = name,
+            .rows = m.op[o].rows,
+            .bytes = m.op[o].bytes,
+            .evicted = m.op[o].evicted,
+            .disk_bytes = disk,
+            /* the block cache is shared by every key space: this
+             * operator's share of the table files' bytes */
+            .cache_bytes = total > 0 ? (uint64_t)((double)cache * (double)SL_MIN(disk, total) /
+                                                  (double)total)
+                                     : 0,
+        };
+    }
+    return n;
+}
+
+int inc_state_oldest_window(IncPlan *p, bool has_wm, int64_t wm, int64_t *start_us,
+                            SlError *err)
+{
+    if (p->agg == NULL || p->wkind == WINDOW_NONE)
+        return 0;
+    bool session = p->wkind == WINDOW_SESSION;
+    /* Keys below the watermark less a window are gone (evicted): seek
+     * past their deletions.  Sessions: the index by end, from the
+     * watermark (every session kept ends after it). */
+    uint8_t prefix[6], start[14];
+    memcpy(prefix, p->qprefix, 5);
+    prefix[5] = 0xFF;
+    size_t plen = session ? 6 : 5;
+    memcpy(start, prefix, plen);
+    int64_t from = INT64_MIN;
+    if (has_wm && session)
+        from = wm;
+    else if (has_wm && __builtin_sub_overflow(wm, p->size_us, &from))
+        from = INT64_MIN;
+    inc_time_key_put(start + plen, from);
+    StateScan *sc = state_scan_open_from(p->st, prefix, plen, start, plen + 8);
+    const void *k, *v;
+    size_t klen, vlen;
+    int rc = 0;
+    while (rc == 0 && state_scan_next(sc, &k, &klen, &v, &vlen)) {
+        const uint8_t *key = k;
+        if (session) {
+            /* 'Q' + oid + 0xFF + end + group key + start: the session that
+             * closes next */
+            if (klen < 6 + 8 + 8)
+                continue;
+            *start_us = inc_time_key_get(key + klen - 8);
+        } else {
+            if (klen < 5 + 8 || key[5] == 0xFF)
+                continue;
+            /* A slice [end - pane, end): the oldest window holding it that
+             * the watermark has not closed. */
+            int64_t s0 = inc_time_key_get(key + 5) - p->pane_us;
+            int64_t w = ex_window_floor(s0 - p->size_us, p->slide_us) + p->slide_us;
+            if (has_wm) {
+                int64_t open = ex_window_floor(wm - p->size_us, p->slide_us) + p->slide_us;
+                w = SL_MAX(w, SL_MIN(open, ex_window_floor(s0, p->slide_us)));
+            }
+            *start_us = w;
+        }
+        rc = 1;
+        break;
+    }
+    if (state_scan_close(sc, err) < 0)
+        return -1;
+    return rc;
 }
 
 /* The state was written for another plan: never fold into it. */
@@ -736,12 +886,8 @@ static bool result_stale(IncPlan *p, const Meta *m)
 int inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark, int64_t *watermark_us,
                    bool *rebuild, SlError *err)
 {
-    Arena a;
-    arena_init(&a, 256);
     Meta m;
-    int rc = meta_read(p, &a, &m, err);
-    arena_destroy(&a);
-    if (rc < 0 || check_fingerprint(p, &m, err) < 0)
+    if (meta_get(p, &m, err) < 0 || check_fingerprint(p, &m, err) < 0)
         return -1;
     *batch_id = m.batch_id;
     *has_watermark = m.has_wm;
@@ -874,6 +1020,7 @@ int inc_state_decode(IncPlan *p, Group *g, const uint8_t *v, size_t n, AggCtx *a
 {
     const uint8_t *end = v + n;
     g->stored = true;
+    g->stored_vlen = (uint32_t)n;
     if (p->ttl_us > 0) {
         if (n < 8)
             goto corrupt;
@@ -1432,15 +1579,26 @@ void inc_push_group(Arena *a, Group ***gs, uint32_t *n, uint32_t *cap, Group *g)
     (*gs)[(*n)++] = g;
 }
 
-void inc_state_delete(Run *r, const Group *g)
+void inc_state_delete(Run *r, const Group *g, bool evict)
 {
     StrBuf key;
     strbuf_init(&key);
     strbuf_append(&key, r->p->qprefix, sizeof(r->p->qprefix));
     strbuf_append(&key, g->key.ptr, g->key.len);
     state_batch_delete(r->wb, key.data, key.len);
+    if (g->stored)
+        r->dbytes -= (int64_t)(key.len + g->stored_vlen);
     strbuf_free(&key);
     r->deleted++;
+    if (evict)
+        r->b->evicted_rows++;
+}
+
+void inc_state_put_bytes(Run *r, size_t klen, size_t vlen, int64_t old_vlen)
+{
+    r->dbytes += (int64_t)(klen + vlen);
+    if (old_vlen >= 0)
+        r->dbytes -= (int64_t)klen + old_vlen;
 }
 
 int inc_load_closed(Run *r, int64_t to)
@@ -1497,7 +1655,7 @@ static int evict_closed(Run *r, int64_t wm)
         return -1;
     for (uint32_t i = 0; i < n; i++) {
         gs[i]->evict = true;
-        inc_state_delete(r, gs[i]);
+        inc_state_delete(r, gs[i], true);
     }
     return 0;
 }
@@ -1528,7 +1686,7 @@ static int evict_passed(Run *r, int64_t wm)
             ex_window_floor(g->wstart, p->slide_us) + p->size_us > wm)
             continue;
         g->evict = true;
-        inc_state_delete(r, g);
+        inc_state_delete(r, g, true);
     }
     return 0;
 }
@@ -1553,9 +1711,9 @@ int inc_evict_idle(Run *r)
             continue;
         if ((int64_t)get_be64(v) > cutoff)
             continue;
-        Group tmp = {.key = {(char *)gk, (uint32_t)gklen}};
-        inc_state_delete(r, &tmp);
-        r->b->evicted_rows++;
+        Group tmp = {.key = {(char *)gk, (uint32_t)gklen}, .stored = true,
+                     .stored_vlen = (uint32_t)vlen};
+        inc_state_delete(r, &tmp, true);
     }
     return state_scan_close(s, r->err);
 }
@@ -1576,6 +1734,7 @@ void inc_write_states(Run *r)
         strbuf_reset(&val);
         inc_state_encode(p, g, &val);
         state_batch_put(r->wb, key.data, key.len, val.data, val.len);
+        inc_state_put_bytes(r, key.len, val.len, g->stored ? (int64_t)g->stored_vlen : -1);
     }
     strbuf_free(&key);
     strbuf_free(&val);
@@ -1795,7 +1954,11 @@ static int run_inputs(Run *r, Meta *meta, int64_t *read_us)
         if (inc_join_process(r->jrun) < 0)
             return -1;
         b->late_rows += r->join.late_rows;
-        meta->state_rows += r->join.state_delta;
+        b->evicted_rows += r->join.evicted_rows;
+        OpStat *js = &meta->op[INC_OP_JOIN];
+        js->rows += r->join.state_delta;
+        js->bytes += r->join.bytes_delta;
+        js->evicted += r->join.evicted_rows;
     }
     return 0;
 }
@@ -1822,7 +1985,9 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     int rc = -1;
     Meta meta;
     b->wake_at_us = INT64_MAX;
-    if (meta_read(p, &a, &meta, err) < 0 || check_fingerprint(p, &meta, err) < 0 ||
+    int got = meta_read(p, &a, &meta, err);
+    if (got < 0 || check_fingerprint(p, &meta, err) < 0 ||
+        (got == 1 && !meta.has_ops && meta_recount(p, &meta, err) < 0) ||
         (p->part_wm && inc_wm_begin(&r) < 0) || find_hi_time(&r) < 0)
         goto out;
     bool rebuild = result_stale(p, &meta);
@@ -1918,11 +2083,16 @@ fold:
                inc_dedup_evict(&r, b->next_has_watermark, b->next_watermark_us) < 0) {
         goto out;
     }
-    meta.state_rows += r.groups.created - r.deleted;
+    OpStat *os = &meta.op[INC_OP_GROUPS];
+    os->rows += r.groups.created - r.deleted;
+    os->bytes += r.dbytes;
+    os->evicted += b->evicted_rows - r.join.evicted_rows;
+    meta.state_rows = os->rows + meta.op[INC_OP_JOIN].rows;
     meta.batch_id = b->batch_id;
     meta.has_wm = b->next_has_watermark;
     meta.wm = b->next_watermark_us;
     b->state_rows = meta.state_rows;
+    b->state_bytes = os->bytes + meta.op[INC_OP_JOIN].bytes;
     meta_write(p, r.wb, &meta);
     b->execute_us = mono_us() - t0 - tr;
     b->read_us = tr;
@@ -1953,6 +2123,13 @@ fold:
         goto out;
     b->write_us = mono_us() - tw;
     SLUICE_FAULT("batch_after_state_commit");
+    /* The oldest window left (a read after the write: a figure, never
+     * wrong state). */
+    SlError oerr = {0};
+    b->has_oldest_window = inc_state_oldest_window(p, b->next_has_watermark,
+                                                   b->next_watermark_us,
+                                                   &b->oldest_window_us, &oerr) == 1;
+    sl_error_clear(&oerr);
     rc = 0;
 out:
     state_batch_free(r.wb);

@@ -17,7 +17,9 @@
  *                     fingerprint, is stored with the state of each batch
  *   inc_plan_keeps_rows  the result table's rows can be rewritten from the
  *                     state (an aggregation in update or complete mode)
- *   inc_state_rows    the state rows kept (the 'M' key's count), for sys.state
+ *   inc_state_rows    the state rows and bytes kept (the 'M' key's counts)
+ *   inc_state_ops     per operator: rows, bytes, evicted rows, sizes in RocksDB
+ *   inc_state_oldest_window  the start of the oldest window kept
  *
  * inc_batch_run runs on a worker thread; at most one per plan at a time.
  */
@@ -33,6 +35,21 @@
 
 typedef struct IncPlan IncPlan;
 
+/* The operators that keep state, each in its own key space: grouped
+ * aggregation, windows and sessions or DISTINCT ('Q' + query oid), and a
+ * stream-stream join ('J' + query oid). */
+enum { INC_OP_GROUPS, INC_OP_JOIN, INC_OPS };
+
+/* One operator's state (sys.state). */
+typedef struct IncOpState {
+    const char *op;             /* "aggregate", "distinct", "join" */
+    int64_t     rows;           /* rows kept (groups, windows, sessions, keys, join rows) */
+    int64_t     bytes;          /* their keys' and values' bytes, exact */
+    int64_t     evicted;        /* rows evicted by the watermark or state_ttl, ever */
+    uint64_t    disk_bytes;     /* RocksDB's estimate for its key range in table files */
+    uint64_t    cache_bytes;    /* its share of the block cache (see docs) */
+} IncOpState;
+
 /* What batch N reads and what it produced. */
 typedef struct IncBatch {
     int64_t batch_id;
@@ -47,6 +64,9 @@ typedef struct IncBatch {
     int64_t output_rows;
     int64_t late_rows;
     int64_t state_rows;
+    int64_t state_bytes;        /* the state's keys and values after the batch */
+    bool    has_oldest_window;  /* windows: the start of the oldest window kept */
+    int64_t oldest_window_us;
     int64_t min_event_us, max_event_us;
     /* SUBSCRIBE: with want_changes, the batch's changes of the result, one
      * record each: kind ('I' insert, 'U' update, 'D' delete: the row it
@@ -56,7 +76,7 @@ typedef struct IncBatch {
     bool    want_changes;
     StrBuf  changes;
     int64_t now_us;             /* batch time (logged when planned): state_ttl's clock */
-    int64_t evicted_rows;       /* state keys state_ttl evicted */
+    int64_t evicted_rows;       /* state rows the watermark or state_ttl evicted */
     int64_t wake_at_us;         /* batch time at which an idle partition would move the
                                  * watermark (INT64_MAX: never): run a batch then */
     /* per phase, microseconds */
@@ -84,7 +104,14 @@ bool inc_plan_idle_wakes(IncPlan *p);
 int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
 int  inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark,
                     int64_t *watermark_us, bool *rebuild, SlError *err);
-int  inc_state_rows(IncPlan *p, int64_t *rows, SlError *err);
+int  inc_state_rows(IncPlan *p, int64_t *rows, int64_t *bytes, SlError *err);
+/* The state of each operator that keeps some (out has room for INC_OPS);
+ * returns how many, or -1 with err set. */
+int  inc_state_ops(IncPlan *p, IncOpState *out, SlError *err);
+/* The start of the oldest window in the state (windowed aggregation): 1
+ * with *start_us, 0 when there is none, -1 with err set. */
+int  inc_state_oldest_window(IncPlan *p, bool has_wm, int64_t wm_us, int64_t *start_us,
+                             SlError *err);
 /* Complete mode over groups no window or TTL bounds (CREATE warns). */
 bool inc_plan_complete_unbounded(IncPlan *p);
 /* EXPLAIN CONTINUOUS QUERY: the operators, their state and its bound, as

@@ -812,7 +812,7 @@ static void after_work_cb(uv_work_t *w, int status)
     g->in_flight = false;
     if (r->err.message != NULL)
         sl_log(LOG_WARN, "ingestion round failed; retrying", "stream=%s error=\"%s\"",
-               g->rel->name, r->err.message);
+               log_value(g->rel->name), log_quote(r->err.message));
     sl_error_clear(&r->err);
     sl_free(r);
     pthread_mutex_lock(&g_mu);
@@ -820,8 +820,8 @@ static void after_work_cb(uv_work_t *w, int status)
     pthread_mutex_unlock(&g_mu);
     if (failed) {
         g->failure_logged = true;
-        sl_log(LOG_ERROR, "stream ingestion failed", "stream=%s error=\"%s\"", g->rel->name,
-               g->error);
+        sl_log(LOG_ERROR, "stream ingestion failed", "stream=%s error=\"%s\"",
+               log_value(g->rel->name), log_quote(g->error));
     }
     if (g->stopping) {
         maybe_release(g);
@@ -915,8 +915,8 @@ static void start_cb(const CatRelation *rel, void *arg)
     SL_UNUSED(arg);
     SlError err = {0};
     if (rel->kind == REL_STREAM && ingest_start(rel, &err) < 0)
-        sl_log(LOG_ERROR, "cannot start ingestion", "stream=%s error=\"%s\"", rel->name,
-               err.message);
+        sl_log(LOG_ERROR, "cannot start ingestion", "stream=%s error=\"%s\"",
+               log_value(rel->name), log_quote(err.message));
     sl_error_clear(&err);
 }
 

@@ -76,6 +76,9 @@ static const QueryFamily query_families[] = {
      "1 while the query falls behind its input or its trigger (sys.queries)."},
     {"sluice_query_watermark_seconds", "gauge",
      "The query's event-time watermark, seconds since the Unix epoch."},
+    {"sluice_query_state_rows", "gauge", "Rows the query keeps in its state (sys.state)."},
+    {"sluice_query_state_bytes", "gauge",
+     "Bytes of the keys and values the query keeps in its state (sys.state)."},
 };
 
 typedef struct QueryCollect {
@@ -116,10 +119,18 @@ static void query_sample(StrBuf *out, int family, const CqStatus *s)
     case 4:
         metrics_sample(out, name, labels.data, s->falling_behind ? 1 : 0);
         break;
-    default:
+    case 5:
         if (s->has_watermark)
             metrics_sample(out, name, labels.data,
                            (double)(s->watermark_us + SL_PG_EPOCH_UNIX_US) / 1e6);
+        break;
+    case 6:
+        if (s->state_rows >= 0)
+            metrics_sample(out, name, labels.data, (double)s->state_rows);
+        break;
+    default:
+        if (s->state_bytes >= 0)
+            metrics_sample(out, name, labels.data, (double)s->state_bytes);
         break;
     }
     strbuf_free(&labels);

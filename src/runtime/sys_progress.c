@@ -75,6 +75,7 @@ static void progress_cb(const CqStatus *s, void *arg)
         put_event_time(r, p->has_event_time, p->min_event_us);
         put_event_time(r, p->has_event_time, p->max_event_us);
         vrel_put_int(r, p->state_rows);
+        vrel_put_int(r, p->state_bytes);
         vrel_put_int(r, p->evicted_rows);
         vrel_put_int(r, p->late_rows);
         vrel_put_int(r, p->output_rows);
@@ -98,7 +99,8 @@ static const VrelDef progress_defs[] = {
      "read_ms float8, execute_ms float8, sink_commit_ms float8, state_commit_ms float8, "
      "commit_log_ms float8, trigger_ms int8, input_rows int8, input_rows_per_second float8, "
      "processed_rows_per_second float8, watermark timestamptz, min_event_time timestamptz, "
-     "max_event_time timestamptz, state_rows int8, evicted_rows int8, late_rows int8, "
+     "max_event_time timestamptz, state_rows int8, state_bytes int8, evicted_rows int8, "
+     "late_rows int8, "
      "output_rows int8, backlog_rows int8",
      produce_progress, "the recent micro-batches of each continuous query"},
 };

@@ -12,7 +12,9 @@
  *   sys.sinks         sinks and their options
  *   sys.queries       continuous queries: status, trigger, output mode,
  *                     last batch, last error, times
- *   sys.state         per continuous query: the state rows it keeps
+ *   sys.state         per continuous query and operator that keeps state:
+ *                     rows, bytes (exact, on disk, in cache), rows
+ *                     evicted, the oldest window
  *   sys.source_lag    per running query, source and partition: committed
  *                     and latest offsets, lag, last poll (rt_source_lag)
  *   sys.settings      the server's settings
@@ -217,22 +219,30 @@ static void queries_cb(const CatRelation *rel, void *arg)
     Options o = {0};
     if (opts_parse(a, rel->options, &o, &e) < 0)
         sl_error_clear(&e);
-    vrel_row(r);
     if (w->state) {
-        vrel_put_text(r, rel->name);
-        vrel_put_int(r, rel->oid);
-        vrel_put_text(r, "aggregate");
-        if (f.found && f.st.state_rows >= 0)
-            vrel_put_int(r, f.st.state_rows);
-        else
-            vrel_put_null(r);
-        if (last >= 0)
-            vrel_put_int(r, last);
-        else
-            vrel_put_null(r);
-        put_watermark(r, f.found && f.st.has_watermark, f.st.watermark_us);
+        CqOpState ops[CQ_MAX_OPS];
+        int n = f.found ? cq_state(rt_cq_runtime(), rel->name, ops, &e) : 0;
+        sl_error_clear(&e);
+        for (int i = 0; i < n; i++) {
+            vrel_row(r);
+            vrel_put_text(r, rel->name);
+            vrel_put_int(r, rel->oid);
+            vrel_put_text(r, ops[i].op);
+            vrel_put_int(r, ops[i].rows);
+            vrel_put_int(r, ops[i].bytes);
+            vrel_put_int(r, (int64_t)ops[i].disk_bytes);
+            vrel_put_int(r, (int64_t)ops[i].cache_bytes);
+            vrel_put_int(r, ops[i].evicted);
+            put_watermark(r, ops[i].has_oldest_window, ops[i].oldest_window_us);
+            if (last >= 0)
+                vrel_put_int(r, last);
+            else
+                vrel_put_null(r);
+            put_watermark(r, f.st.has_watermark, f.st.watermark_us);
+        }
         return;
     }
+    vrel_row(r);
     vrel_put_int(r, rel->oid);
     vrel_put_text(r, rel->name);
     vrel_put_text(r, status ? status : "stopped");
@@ -350,7 +360,9 @@ static const VrelDef sys_defs[] = {
      "started_at timestamptz, input_rows int8, watermark timestamptz",
      produce_queries, "continuous queries: status, trigger, last batch, last error"},
     {"sys", "state", 14005,
-     "query text, query_oid oid, operator text, state_rows int8, last_batch_id int8, "
+     "query text, query_oid oid, operator text, state_rows int8, state_bytes int8, "
+     "bytes_on_disk int8, bytes_in_cache int8, evicted_rows int8, oldest_window timestamptz, "
+     "last_batch_id int8, "
      "watermark timestamptz",
      produce_state, "the state each continuous query keeps"},
     {"sys", "settings", 14006, "name text, setting text, description text", produce_settings,

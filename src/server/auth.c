@@ -349,7 +349,8 @@ static const char *host_of(const Conn *c, char *buf, size_t size)
 static void auth_failed(Conn *c, const char *why)
 {
     sl_log(LOG_INFO, "authentication failed", "peer=%s user=\"%s\" method=%s reason=\"%s\"",
-           c->peer, c->user, c->auth ? method_names[c->auth->method] : "?", why);
+           c->peer, log_quote(c->user), c->auth ? method_names[c->auth->method] : "?",
+           log_quote(why));
     session_fatal(c, ERRCODE_INVALID_PASSWORD,
                   "password authentication failed for user \"%s\"", c->user);
 }
@@ -360,7 +361,8 @@ static void login(Conn *c)
     SlError e = {0};
     if (rt_role_login(c->user, &c->role_oid, &c->superuser, &e) < 0) {
         session_send_error(c, &e, NULL, true);
-        sl_log(LOG_INFO, "connection closed", "peer=%s reason=\"%s\"", c->peer, e.message);
+        sl_log(LOG_INFO, "connection closed", "peer=%s reason=\"%s\"", c->peer,
+               log_quote(e.message));
         sl_error_clear(&e);
         return;
     }

@@ -27,7 +27,7 @@ static void on_connection(uv_stream_t *listener, int status)
 {
     Server *s = listener->data;
     if (status < 0) {
-        sl_log(LOG_WARN, "accept failed", "error=\"%s\"", uv_strerror(status));
+        sl_log(LOG_WARN, "accept failed", "error=\"%s\"", log_quote(uv_strerror(status)));
         return;
     }
     conn_accept(s);

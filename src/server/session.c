@@ -219,7 +219,7 @@ void session_fatal(Conn *c, const char *sqlstate, const char *fmt, ...)
     sl_error(&e, sqlstate, "%s", msg);
     session_send_error(c, &e, NULL, true);
     sl_error_clear(&e);
-    sl_log(LOG_INFO, "connection closed", "peer=%s reason=\"%s\"", c->peer, msg);
+    sl_log(LOG_INFO, "connection closed", "peer=%s reason=\"%s\"", c->peer, log_quote(msg));
 }
 
 /* A FATAL error from a fixed message: protocol violations and the like. */
@@ -1679,7 +1679,8 @@ void session_auth_ok(Conn *c)
     pgw_put_int32(&c->out, c->secret);
     pgw_end(&c->out, m);
     sl_log(LOG_INFO, "session started", "peer=%s pid=%d user=\"%s\" database=\"%s\" tls=%s",
-           c->peer, c->pid, c->user, c->database, c->ssl != NULL ? "on" : "off");
+           c->peer, c->pid, log_quote(c->user), log_quote(c->database),
+           c->ssl != NULL ? "on" : "off");
     send_ready(c);
 }
 

@@ -57,8 +57,8 @@ static void sub_end(Conn *c, const SlError *e)
     if (s->sub != NULL)
         rt_unsubscribe(s->sub);
     sl_log(LOG_INFO, "subscribe ended",
-           "pid=%d query=%s batches=%" PRId64 " rows=%" PRId64 " sqlstate=%s", c->pid, s->name,
-           s->batches, s->rows, e ? e->sqlstate : "none");
+           "pid=%d query=%s batches=%" PRId64 " rows=%" PRId64 " sqlstate=%s", c->pid,
+           log_value(s->name), s->batches, s->rows, e ? e->sqlstate : "none");
     bool extended = s->extended;
     sl_free(s->name);
     sl_free(s);
@@ -128,8 +128,8 @@ int subscribe_start(Conn *c, const char *name, bool snapshot, bool extended, SlE
         return -1;
     }
     c->sub = s;
-    sl_log(LOG_INFO, "subscribe started", "pid=%d query=%s snapshot=%s", c->pid, name,
-           snapshot ? "true" : "false");
+    sl_log(LOG_INFO, "subscribe started", "pid=%d query=%s snapshot=%s", c->pid,
+           log_value(name), snapshot ? "true" : "false");
     conn_mark_dirty(c);     /* the RowDescription */
     g_starting = c;
     rt_subscribe_go(s->sub);    /* the snapshot may be sent (or fail) here */

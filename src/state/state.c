@@ -7,18 +7,26 @@
  *   state_scan_open, state_scan_open_at, state_scan_open_from, state_scan_next,
  *   state_scan_close
  *   state_last_key
+ *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
  *
  * One RocksDB instance per server, in <data_dir>/state.  Everything else
- * in sluice sees keys and values as bytes.
+ * in sluice sees keys and values as bytes.  Its block cache is made here
+ * (STATE_BLOCK_CACHE_BYTES) so that its usage can be read for sys.state.
  */
 #include "sluice/state.h"
 #include "sluice/log.h"
 
 #include <rocksdb/c.h>
 
+/* The block cache: the size RocksDB 7 gives the one it would make itself
+ * (8 MiB), made here so that its usage can be read. */
+#define STATE_BLOCK_CACHE_BYTES (8u << 20)
+
 struct StateStore {
     rocksdb_t              *db;
     rocksdb_options_t      *opts;
+    rocksdb_cache_t        *cache;
+    rocksdb_block_based_table_options_t *table;
     rocksdb_readoptions_t  *ropts;
     rocksdb_writeoptions_t *wopts_sync;
     rocksdb_writeoptions_t *wopts_nosync;
@@ -45,6 +53,10 @@ int state_open(const char *dir, StateStore **out, SlError *err)
     st->opts = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(st->opts, 1);
     rocksdb_options_set_max_open_files(st->opts, 256);
+    st->cache = rocksdb_cache_create_lru(STATE_BLOCK_CACHE_BYTES);
+    st->table = rocksdb_block_based_options_create();
+    rocksdb_block_based_options_set_block_cache(st->table, st->cache);
+    rocksdb_options_set_block_based_table_factory(st->opts, st->table);
     st->ropts = rocksdb_readoptions_create();
     st->wopts_sync = rocksdb_writeoptions_create();
     rocksdb_writeoptions_set_sync(st->wopts_sync, 1);
@@ -71,6 +83,8 @@ void state_close(StateStore *st)
     rocksdb_writeoptions_destroy(st->wopts_sync);
     rocksdb_writeoptions_destroy(st->wopts_nosync);
     rocksdb_options_destroy(st->opts);
+    rocksdb_block_based_options_destroy(st->table);
+    rocksdb_cache_destroy(st->cache);
     sl_free(st);
 }
 
@@ -230,21 +244,29 @@ StateScan *state_scan_open_from(StateStore *st, const void *prefix, size_t plen,
     return s;
 }
 
-int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a, void **key,
-                   size_t *klen, SlError *err)
+/* The smallest key past every key with the prefix into upper (room for
+ * plen bytes): the prefix with its last byte below 0xFF incremented, the
+ * rest dropped; its length, 0 when there is none (all 0xFF). */
+static size_t prefix_upper(const void *prefix, size_t plen, char *upper)
 {
-    /* The smallest key past every key with the prefix: the prefix with its
-     * last byte below 0xFF incremented, the rest dropped. */
-    char *upper = sl_malloc(plen ? plen : 1);
     memcpy(upper, prefix, plen);
     size_t ulen = plen;
     while (ulen > 0 && (unsigned char)upper[ulen - 1] == 0xFF)
         ulen--;
+    if (ulen > 0)
+        upper[ulen - 1]++;
+    return ulen;
+}
+
+int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a, void **key,
+                   size_t *klen, SlError *err)
+{
+    char *upper = sl_malloc(plen ? plen : 1);
+    size_t ulen = prefix_upper(prefix, plen, upper);
     rocksdb_iterator_t *it = rocksdb_create_iterator(st->db, st->ropts);
     if (ulen == 0) {
         rocksdb_iter_seek_to_last(it);
     } else {
-        upper[ulen - 1]++;
         rocksdb_iter_seek_for_prev(it, upper, ulen);
         /* seek_for_prev lands on upper itself if it exists: step back. */
         if (rocksdb_iter_valid(it)) {
@@ -271,4 +293,37 @@ int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a, vo
     rocksdb_iter_destroy(it);
     sl_free(upper);
     return rc;
+}
+
+uint64_t state_prefix_disk_bytes(StateStore *st, const void *prefix, size_t plen)
+{
+    char upper[64];
+    if (plen == 0 || plen > sizeof(upper))
+        return 0;
+    size_t ulen = prefix_upper(prefix, plen, upper);
+    if (ulen == 0)
+        return 0;
+    const char *starts[1] = {prefix}, *limits[1] = {upper};
+    size_t slens[1] = {plen}, llens[1] = {ulen};
+    uint64_t size = 0;
+    char *msg = NULL;
+    rocksdb_approximate_sizes(st->db, 1, starts, slens, limits, llens, &size, &msg);
+    if (msg != NULL) {
+        rocksdb_free(msg);
+        return 0;
+    }
+    return size;
+}
+
+uint64_t state_disk_bytes(StateStore *st)
+{
+    uint64_t v = 0;
+    if (rocksdb_property_int(st->db, "rocksdb.live-sst-files-size", &v) != 0)
+        return 0;
+    return v;
+}
+
+uint64_t state_cache_bytes(StateStore *st)
+{
+    return (uint64_t)rocksdb_cache_get_usage(st->cache);
 }

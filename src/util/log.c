@@ -2,12 +2,16 @@
  * log.c -- structured log lines on stderr (see log.h).
  *
  * One write(2) per line, so lines from worker threads never interleave.
+ *
+ *   sl_log, log_quote, log_value, log_set_level, log_set_json, log_level_parse,
+ *   log_enabled
  */
 #include "sluice/log.h"
 #include "sluice/strbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,8 +74,19 @@ static void kv_to_json(StrBuf *b, const char *kv)
         if (*p == '"') {
             p++;
             while (*p && *p != '"') {
-                if (*p == '\\' && p[1])
+                if (*p == '\\' && p[1]) {
                     p++;
+                    if (*p == 'u' && p[1] && p[2] && p[3] && p[4]) {
+                        /* \u00XX (log_quote's control bytes) */
+                        char hex[5] = {p[1], p[2], p[3], p[4], 0};
+                        strbuf_putc(&val, (char)strtol(hex, NULL, 16));
+                        p += 5;
+                        continue;
+                    }
+                    strbuf_putc(&val, *p == 'n' ? '\n' : *p == 'r' ? '\r' : *p == 't' ? '\t' : *p);
+                    p++;
+                    continue;
+                }
                 strbuf_putc(&val, *p++);
             }
             if (*p == '"')
@@ -89,6 +104,52 @@ static void kv_to_json(StrBuf *b, const char *kv)
         strbuf_free(&key);
         strbuf_free(&val);
     }
+}
+
+/* s escaped into the next of the thread's buffers, between quotes when
+ * quotes is set. */
+static const char *escape(const char *s, bool quotes)
+{
+    static _Thread_local char bufs[LOG_QUOTE_SLOTS][LOG_QUOTE_MAX + 8];
+    static _Thread_local int next;
+    char *out = bufs[next];
+    next = (next + 1) % LOG_QUOTE_SLOTS;
+    size_t n = 0;
+    if (quotes)
+        out[n++] = '"';
+    for (; s != NULL && *s != '\0' && n < LOG_QUOTE_MAX; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            out[n++] = '\\';
+            out[n++] = (char)c;
+        } else if (c == '\n' || c == '\r' || c == '\t') {
+            out[n++] = '\\';
+            out[n++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+        } else if (c < 0x20) {
+            n += (size_t)snprintf(out + n, 7, "\\u%04x", c);
+        } else {
+            out[n++] = (char)c;
+        }
+    }
+    if (quotes)
+        out[n++] = '"';
+    out[n] = '\0';
+    return out;
+}
+
+const char *log_quote(const char *s)
+{
+    return escape(s, false);
+}
+
+const char *log_value(const char *s)
+{
+    bool bare = s != NULL && *s != '\0';
+    for (const char *p = s; bare && *p != '\0'; p++) {
+        unsigned char c = (unsigned char)*p;
+        bare = c > 0x20 && c != '"' && c != '=' && c != '\\' && c != 0x7F;
+    }
+    return bare ? s : escape(s, true);
 }
 
 void sl_log(LogLevel level, const char *msg, const char *kvfmt, ...)
