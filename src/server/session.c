@@ -572,7 +572,7 @@ void session_send_text_rows(Conn *c, const Batch *b)
     sl_error_clear(&err);
 }
 
-static void send_in_failed_xact(Conn *c, SlError *err)
+static void failed_xact_error(SlError *err)
 {
     sl_error(err, ERRCODE_IN_FAILED_SQL_TRANSACTION,
              "current transaction is aborted, commands ignored until end of transaction block");
@@ -772,7 +772,7 @@ static void run_simple(Conn *c)
         Prepared *prep;
         const RawStmt *raw = list_nth(sq->stmts, sq->next);
         if (c->xact == 'E' && !is_xact_end(sql + raw->start, sql + raw->end)) {
-            send_in_failed_xact(c, &err);
+            failed_xact_error(&err);
             session_send_error(c, &err, NULL, false);
             break;
         }
@@ -1069,7 +1069,7 @@ static void handle_parse(Conn *c, PgwReader *r)
             ps->xact_end = is_xact_end(ps->sql + raw->start, ps->sql + raw->end);
         }
         if (list_len(stmts) == 1 && c->xact == 'E' && !ps->xact_end)
-            send_in_failed_xact(c, &err);
+            failed_xact_error(&err);
         else if (list_len(stmts) > 1)
             sl_error(&err, ERRCODE_SYNTAX_ERROR,
                      "cannot insert multiple commands into a prepared statement");
@@ -1112,7 +1112,7 @@ static void handle_bind(Conn *c, PgwReader *r)
         return;
     }
     if (c->xact == 'E' && !ps->xact_end && ps->prep != NULL) {
-        send_in_failed_xact(c, &err);
+        failed_xact_error(&err);
         extended_error(c, &err, NULL);
         return;
     }
@@ -1332,7 +1332,7 @@ static void handle_execute(Conn *c, PgwReader *r)
         return;
     }
     if (c->xact == 'E' && !p->stmt->xact_end) {
-        send_in_failed_xact(c, &err);
+        failed_xact_error(&err);
         extended_error(c, &err, NULL);
         return;
     }
