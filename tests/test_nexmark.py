@@ -27,6 +27,7 @@ out-of-order events lose no row of a windowed query.
 import json
 import os
 import subprocess
+import sys
 import time
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from pathlib import Path
@@ -37,14 +38,15 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 QUERIES = REPO / "tools" / "nexmark" / "queries"
+sys.path.insert(0, str(REPO / "tools" / "nexmark"))
+
+from nexmark_queries import queries_of, wait_done  # noqa: E402
 EVENTS = int(os.environ.get("SLUICE_NEXMARK_EVENTS", "200000"))
 BASE_MS = 1767225600000          # 2026-01-01 00:00:00 UTC
 RATE = 1000
 WAIT = 600 + EVENTS // 500       # seconds for every query to finish under ASan
-# The files, in the order they run, and the result tables compared.
+# The files, in the order they run; each one's result is the table of its name.
 FILES = ["q0", "q1", "q2", "q3", "q4", "q5", "q7", "q8", "q11"]
-FINISHING = ["q0", "q1", "q2", "q3", "q4_winning", "q5_count", "q7_max", "q8", "q11"]
-CHAINED = ["q4", "q5_max", "q5", "q7"]
 
 
 def gen_binary():
@@ -188,29 +190,6 @@ def streams_sql():
     return sql
 
 
-def wait_done(c):
-    """Until the single-stage queries have finished and the chained ones have
-    read everything their streams hold, twice in a row one second apart (a
-    stage's last batch may add rows for the next one just as we look)."""
-    deadline = time.monotonic() + WAIT
-    quiet = 0
-    while time.monotonic() < deadline:
-        rows = c.execute("SELECT name, status, last_error FROM sys.queries").fetchall()
-        bad = [r for r in rows if r[1] == "failed"]
-        assert bad == [], bad
-        status = {r[0]: r[1] for r in rows}
-        lag = {}
-        for q, n in c.execute("SELECT query, lag FROM sys.source_lag").fetchall():
-            lag[q] = lag.get(q, 0) + n
-        done = (all(status.get(q) == "finished" for q in FINISHING) and
-                all(status.get(q) == "running" and lag.get(q, 1) == 0 for q in CHAINED))
-        quiet = quiet + 1 if done else 0
-        if quiet >= 2:
-            return
-        time.sleep(1)
-    pytest.fail(f"the queries did not finish in {WAIT} s: {status} {lag}")
-
-
 @pytest.fixture(scope="module")
 def results(sluiced_module):
     """Runs every query file; returns {name: sorted rows} of the result tables
@@ -218,9 +197,15 @@ def results(sluiced_module):
     server = sluiced_module()
     with psycopg.connect(server.dsn, autocommit=True) as c:
         c.execute(streams_sql())
+        queries = []
         for q in FILES:
-            c.execute((QUERIES / f"{q}.sql").read_text())
-        wait_done(c)
+            sql = (QUERIES / f"{q}.sql").read_text()
+            c.execute(sql)
+            queries += queries_of(sql)
+        assert [name for name, _ in queries] == [
+            "q0", "q1", "q2", "q3", "q4_winning", "q4", "q5_count", "q5_max", "q5",
+            "q7_max", "q7", "q8", "q11"]
+        wait_done(c, queries, WAIT)
         out = {q: sorted(tuple(r) for r in c.execute(f"SELECT * FROM {q}").fetchall())
                for q in FILES}
         out["watermarks"] = dict(c.execute(
