@@ -314,6 +314,17 @@ def test_generator_proportion_and_ids(duck):
     assert again == [json.loads(line) for line in head]
 
 
+def test_paced_output():
+    """--events-per-second: the same lines, no faster than the pace (a lower
+    bound only: a loaded machine may be slower)."""
+    t0 = time.monotonic()
+    paced = subprocess.run(gen_args(1500, 1, "--events-per-second", "1000"), check=True,
+                           capture_output=True, text=True, timeout=300).stdout
+    assert time.monotonic() - t0 >= 1.45
+    assert paced == subprocess.run(gen_args(1500), check=True, capture_output=True,
+                                   text=True).stdout
+
+
 BAD = [
     ("", "22023"),                                      # no table
     ("table = 'bids'", "22023"),

@@ -6,7 +6,8 @@ makes the topic); a Kafka stream over that topic gives the same q1 and q2
 results (tools/nexmark/queries) as the nexmark connector generating the same
 events in-process.  Also: the records are the JSON lines nexmark_gen prints,
 one per event, spread over the partitions by event number, with the event
-time as the record timestamp; and bad options are refused.
+time as the record timestamp; paced production (--events-per-second); and
+bad options are refused.
 """
 
 import json
@@ -67,6 +68,17 @@ def test_bids_to_kafka_are_the_json_lines(kafka):
         times = [BASE_MS + n * 1000 // RATE for n in range(EVENTS)
                  if n % 3 == p and json.loads(lines[n])["event_type"] == "bid"]
         assert [t for t, _ in got[p]] == times
+
+
+def test_paced_records(kafka):
+    """--events-per-second with --kafka: the same records, produced no faster
+    than the pace (a lower bound only)."""
+    t0 = time.monotonic()
+    gen("--events", "600", "--seed", "2", "--events-per-second", "300", "--kafka",
+        kafka.bootstrap, "--topic", "nx_paced")
+    assert time.monotonic() - t0 >= 1.95
+    got = read_topic(kafka.bootstrap, "nx_paced", 1, 600)
+    assert [v for _, v in got[0]] == gen("--events", "600", "--seed", "2").stdout.splitlines()
 
 
 def test_bad_options_refused(kafka):

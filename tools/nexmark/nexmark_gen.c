@@ -3,7 +3,7 @@
  *
  *   nexmark_gen [--events N] [--from N] [--seed N] [--base-time-ms MS]
  *               [--first-event-rate N] [--out-of-order-group-size N]
- *               [--table person|auction|bid]
+ *               [--table person|auction|bid] [--events-per-second N]
  *               [--kafka BOOTSTRAP --topic T [--partitions N]]
  *
  * One object per line, for events --from .. --from + N - 1 of the
@@ -18,9 +18,13 @@
  * tables (tools/nexmark/README.md); times are UTC, in PostgreSQL's text form.
  * With --kafka each object is one Kafka record of topic T instead
  * (nexmark_kafka.c): event n goes to partition n mod N, with the event
- * time as the record's timestamp.
+ * time as the record's timestamp.  --events-per-second paces the output
+ * in wall-clock time (event k - from no sooner than (k - from) / N seconds
+ * after the start; with --base-time-ms now and --first-event-rate N the
+ * event times follow the clock), for latency runs.
  *
  *   put_event     an event as a JSON object
+ *   pace          wait until an event's time to go out
  *   main          the options, then the events to stdout or to Kafka
  */
 #include "nexmark_kafka.h"
@@ -95,11 +99,38 @@ static void put_event(StrBuf *b, const NexmarkEvent *ev)
     strbuf_putc(b, '}');
 }
 
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Waits until at_ns after start; what b buffers for stdout (when not NULL)
+ * goes out first, so a paced line is not held back. */
+static int pace(int64_t start_ns, double at_ns, StrBuf *b)
+{
+    int64_t due = start_ns + (int64_t)at_ns;
+    if (now_ns() >= due)
+        return 0;
+    if (b != NULL && b->len > 0) {
+        if (fwrite(b->data, 1, b->len, stdout) != b->len || fflush(stdout) != 0)
+            return -1;
+        strbuf_reset(b);
+    }
+    int64_t left;
+    while ((left = due - now_ns()) > 0) {
+        struct timespec ts = {left / 1000000000, left % 1000000000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
 static int usage(void)
 {
     fprintf(stderr, "usage: nexmark_gen [--events N] [--from N] [--seed N] [--base-time-ms MS]\n"
                     "                   [--first-event-rate N] [--out-of-order-group-size N]\n"
-                    "                   [--table person|auction|bid]\n"
+                    "                   [--table person|auction|bid] [--events-per-second N]\n"
                     "                   [--kafka BOOTSTRAP --topic T [--partitions N]]\n");
     return 2;
 }
@@ -112,6 +143,7 @@ int main(int argc, char **argv)
     int only = -1;
     const char *bootstrap = NULL, *topic = NULL;
     int partitions = 0;
+    int64_t pace_eps = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (i + 1 >= argc)
@@ -148,6 +180,8 @@ int main(int argc, char **argv)
             c.out_of_order_group_size = n;
         else if (strcmp(a, "--partitions") == 0 && n > 0 && n <= 100000)
             partitions = (int)n;
+        else if (strcmp(a, "--events-per-second") == 0)
+            pace_eps = n;
         else
             return usage();
     }
@@ -157,10 +191,18 @@ int main(int argc, char **argv)
     StrBuf b;
     strbuf_init(&b);
     NexmarkKafka *kafka = NULL;
-    if (bootstrap != NULL && nexmark_kafka_open(bootstrap, topic, partitions, &kafka) < 0)
+    /* Paced, a record should not linger in librdkafka's batch. */
+    if (bootstrap != NULL &&
+        nexmark_kafka_open(bootstrap, topic, partitions, pace_eps > 0 ? 1 : 20, &kafka) < 0)
         return 1;
     int rc = 0;
+    int64_t start_ns = now_ns();
     for (int64_t k = from; k < from + events && rc == 0; k++) {
+        if (pace_eps > 0 &&
+            pace(start_ns, (double)(k - from) * 1e9 / (double)pace_eps, kafka ? NULL : &b) < 0) {
+            rc = -1;
+            break;
+        }
         nexmark_event(&c, k, &ev);
         if (only >= 0 && (int)ev.kind != only)
             continue;

@@ -7,7 +7,7 @@
  * An idempotent librdkafka producer (acks=all), so a retried batch is not
  * written twice and each partition keeps the order the events were sent
  * in.  librdkafka batches the records (up to 10,000 a request, lingering
- * 20 ms); send only queues, and waits (serving delivery reports) while the
+ * 20 ms, or 1 ms when nexmark_gen paces them); send only queues, and waits (serving delivery reports) while the
  * local queue is full.  The topic is made with the Admin API when it is
  * missing.  A tool, not the server: it uses librdkafka directly, where
  * the server keeps it behind src/connectors/kafka_*.c.
@@ -111,7 +111,7 @@ static int create_topic(NexmarkKafka *k, int partitions)
     return rc;
 }
 
-int nexmark_kafka_open(const char *bootstrap, const char *topic, int partitions,
+int nexmark_kafka_open(const char *bootstrap, const char *topic, int partitions, int linger_ms,
                        NexmarkKafka **out)
 {
     NexmarkKafka *k = calloc(1, sizeof(*k));
@@ -119,10 +119,11 @@ int nexmark_kafka_open(const char *bootstrap, const char *topic, int partitions,
         abort();
     k->topic = strdup(topic);
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    char err[512];
+    char err[512], linger[16];
+    snprintf(linger, sizeof(linger), "%d", linger_ms);
     if (set(conf, "bootstrap.servers", bootstrap) < 0 ||
         set(conf, "enable.idempotence", "true") < 0 || set(conf, "acks", "all") < 0 ||
-        set(conf, "linger.ms", "20") < 0 || set(conf, "batch.num.messages", "10000") < 0 ||
+        set(conf, "linger.ms", linger) < 0 || set(conf, "batch.num.messages", "10000") < 0 ||
         set(conf, "queue.buffering.max.messages", "1000000") < 0 ||
         set(conf, "queue.buffering.max.kbytes", "1048576") < 0) {
         rd_kafka_conf_destroy(conf);

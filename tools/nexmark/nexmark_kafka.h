@@ -16,8 +16,9 @@
 
 typedef struct NexmarkKafka NexmarkKafka;
 
-/* partitions 0: the topic's partition count (1 for a topic it creates). */
-int nexmark_kafka_open(const char *bootstrap, const char *topic, int partitions,
+/* partitions 0: the topic's partition count (1 for a topic it creates);
+ * linger_ms: how long librdkafka waits to fill a batch. */
+int nexmark_kafka_open(const char *bootstrap, const char *topic, int partitions, int linger_ms,
                        NexmarkKafka **out);
 /* Event number n goes to partition n mod partitions; ts_ms is the record's
  * timestamp.  The payload is copied. */
