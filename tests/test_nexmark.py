@@ -44,6 +44,7 @@ QUERIES = REPO / "tools" / "nexmark" / "queries"
 sys.path.insert(0, str(REPO / "tools" / "nexmark"))
 
 from nexmark_queries import queries_of, wait_done  # noqa: E402
+from test_http import get, http_port, parse_metrics, value  # noqa: E402
 EVENTS = int(os.environ.get("SLUICE_NEXMARK_EVENTS", "200000"))
 BASE_MS = 1767225600000          # 2026-01-01 00:00:00 UTC
 RATE = 1000
@@ -312,6 +313,34 @@ def test_generator_proportion_and_ids(duck):
     head = subprocess.run(gen_args(4421), check=True, capture_output=True,
                           text=True).stdout.splitlines()[4321:]
     assert again == [json.loads(line) for line in head]
+
+
+def test_infinite_watermark_shown(sluiced):
+    """The end-of-input watermark as each view shows it: sys.queries and
+    sys.query_progress 'infinity', EXPLAIN CONTINUOUS QUERY "infinity", and
+    /metrics +Inf (no int64 overflow adding the epoch to it)."""
+    server = sluiced("--http-port", "0")
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute(f"""CREATE STREAM b (price bigint, date_time timestamp,
+                        WATERMARK FOR date_time AS date_time - INTERVAL '4 seconds')
+                      WITH (connector = 'nexmark', table = 'bid', seed = 1,
+                            number_of_events = 5000, events_per_second = 0,
+                            first_event_rate = {RATE}, base_time_ms = {BASE_MS})""")
+        c.execute("CREATE CONTINUOUS QUERY w WITH (trigger = 'available_now', "
+                  "output_mode = 'append') AS SELECT window_start, max(price) AS m "
+                  "FROM b GROUP BY WINDOW(date_time, INTERVAL '1 second')")
+        wait_done(c, [("w", "available_now")], WAIT)
+        # 5 seconds of events: every 1-second window, the last ones too
+        assert c.execute("SELECT count(*) FROM w").fetchone()[0] == 5
+        assert c.execute("SELECT watermark::text FROM sys.queries "
+                         "WHERE name = 'w'").fetchone()[0] == "infinity"
+        assert c.execute("SELECT watermark::text FROM sys.query_progress WHERE query = 'w' "
+                         "ORDER BY batch_id DESC LIMIT 1").fetchone()[0] == "infinity"
+        plan = "\n".join(r[0] for r in c.execute("EXPLAIN CONTINUOUS QUERY w").fetchall())
+        assert "watermark infinity" in plan, plan
+    status, _, text = get(http_port(server), "/metrics")
+    assert status == 200
+    assert value(parse_metrics(text), "sluice_query_watermark_seconds", query="w") == float("inf")
 
 
 def test_paced_output():

@@ -120,7 +120,9 @@ static void query_sample(StrBuf *out, int family, const CqStatus *s)
     default:
         if (s->has_watermark)
             metrics_sample(out, name, labels.data,
-                           ((double)s->watermark_us + (double)SL_PG_EPOCH_UNIX_US) / 1e6);
+                           s->watermark_us == SOURCE_END_WATERMARK
+                               ? INFINITY      /* every input ended: +Inf */
+                               : (double)(s->watermark_us + SL_PG_EPOCH_UNIX_US) / 1e6);
         break;
     }
     strbuf_free(&labels);
