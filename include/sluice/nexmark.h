@@ -8,6 +8,7 @@
  *   nexmark_kind_event      the event number of a kind's k-th event
  *   nexmark_open            read a stream's options into a connector
  *   nexmark_available       rows of the stream's table at a wall-clock time
+ *   nexmark_total           rows of the stream's table in all, -1: unbounded
  *   nexmark_generate        the rows with offsets [from, from + n)
  *
  * The rules follow the nexmark/nexmark project's generator (Flink's
@@ -84,6 +85,7 @@ typedef struct Nexmark Nexmark;
 
 int     nexmark_open(Arena *a, const CatRelation *rel, Nexmark **out, SlError *err);
 int64_t nexmark_available(const Nexmark *g, int64_t now_us);
+int64_t nexmark_total(const Nexmark *g);
 void    nexmark_generate(const Nexmark *g, int64_t from, uint32_t n, Arena *a, Batch *b);
 
 #endif /* SLUICE_NEXMARK_H */

@@ -77,6 +77,9 @@ void     vrel_put_bool(VrelRows *r, bool v);
 void     vrel_put_float(VrelRows *r, double v);
 /* A timestamptz from microseconds since the Unix epoch (0: NULL). */
 void     vrel_put_unix_us(VrelRows *r, int64_t us);
+/* An event time or watermark as the engine keeps it (microseconds since
+ * 2000-01-01; INT64_MAX is 'infinity'). */
+void     vrel_put_pg_us(VrelRows *r, int64_t pg_us);
 Arena   *vrel_rows_arena(VrelRows *r);
 SlError *vrel_rows_err(VrelRows *r);
 StateStore *vrel_rows_state(VrelRows *r);

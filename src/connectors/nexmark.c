@@ -492,6 +492,19 @@ int nexmark_open(Arena *a, const CatRelation *rel, Nexmark **out, SlError *err)
     return 0;
 }
 
+/* Rows of the stream's table among the first `events` events. */
+static int64_t rows_of_events(const Nexmark *g, int64_t events)
+{
+    int64_t gs = g->cfg.out_of_order_group_size;
+    if (gs == 1)
+        return nexmark_kind_count(g->kind, events);
+    /* whole groups hold their share of each kind; the last one is counted */
+    int64_t rows = nexmark_kind_count(g->kind, (events / gs) * gs);
+    for (int64_t c = (events / gs) * gs; c < events; c++)
+        rows += nexmark_kind_of(adjusted_event_number(&g->cfg, c)) == g->kind;
+    return rows;
+}
+
 int64_t nexmark_available(const Nexmark *g, int64_t now_us)
 {
     int64_t events;
@@ -503,14 +516,12 @@ int64_t nexmark_available(const Nexmark *g, int64_t now_us)
         if (g->number_of_events >= 0 && events > g->number_of_events)
             events = g->number_of_events;
     }
-    int64_t gs = g->cfg.out_of_order_group_size;
-    if (gs == 1)
-        return nexmark_kind_count(g->kind, events);
-    /* whole groups hold their share of each kind; the last one is counted */
-    int64_t rows = nexmark_kind_count(g->kind, (events / gs) * gs);
-    for (int64_t c = (events / gs) * gs; c < events; c++)
-        rows += nexmark_kind_of(adjusted_event_number(&g->cfg, c)) == g->kind;
-    return rows;
+    return rows_of_events(g, events);
+}
+
+int64_t nexmark_total(const Nexmark *g)
+{
+    return g->number_of_events < 0 ? -1 : rows_of_events(g, g->number_of_events);
 }
 
 /* The event number of the table's row k.  With out-of-order groups of G

@@ -936,7 +936,9 @@ int cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError 
                                       : arena_printf(a, "%" PRId64 " ms", q->interval_ms)));
     inc_plan_explain(q->plan, a, lines);
     char wm[64] = "none";
-    if (s.has_watermark) {
+    if (s.has_watermark && s.watermark_us == SOURCE_END_WATERMARK) {
+        strcpy(wm, "infinity");     /* every input ended */
+    } else if (s.has_watermark) {
         /* event time is microseconds since 2000-01-01 (PostgreSQL's epoch) */
         time_t t = (time_t)((s.watermark_us + SL_PG_EPOCH_UNIX_US) / 1000000);
         struct tm tm;

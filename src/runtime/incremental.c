@@ -1881,8 +1881,9 @@ static void join_watermarks(Run *r, const Meta *m, bool after)
 }
 
 /* Several inputs: the watermark after this batch, never backwards: per
- * input, its max event time minus its delay; the query's is the minimum
- * over the inputs with a watermark, once each has one. */
+ * input, its max event time minus its delay (SOURCE_END_WATERMARK once a
+ * bounded input has ended); the query's is the minimum over the inputs
+ * with a watermark, once each has one. */
 static void next_watermark(Run *r, Meta *meta)
 {
     IncPlan *p = r->p;
@@ -1901,6 +1902,10 @@ static void next_watermark(Run *r, Meta *meta)
                 meta->in_has_wm[i] = true;
                 meta->in_wm[i] = wm;
             }
+        }
+        if (source_ended(in->source, &b->ranges[i])) {
+            meta->in_has_wm[i] = true;
+            meta->in_wm[i] = SOURCE_END_WATERMARK;
         }
         if (!meta->in_has_wm[i])
             all = false;
@@ -2045,6 +2050,11 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
             b->next_has_watermark = true;
             b->next_watermark_us = wm;
         }
+    }
+    /* A bounded source read to its end: every window closes. */
+    if (p->wm_col >= 0 && source_ended(p->source, &b->ranges[0])) {
+        b->next_has_watermark = true;
+        b->next_watermark_us = SOURCE_END_WATERMARK;
     }
 fold:
     if (p->agg != NULL) {

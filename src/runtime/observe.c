@@ -14,6 +14,7 @@
  * Everything runs on the loop thread.
  */
 #include "runtime_int.h"
+#include "source.h"
 
 #include "sluice/cq.h"
 #include "sluice/http.h"
@@ -122,7 +123,9 @@ static void query_sample(StrBuf *out, int family, const CqStatus *s)
     case 5:
         if (s->has_watermark)
             metrics_sample(out, name, labels.data,
-                           (double)(s->watermark_us + SL_PG_EPOCH_UNIX_US) / 1e6);
+                           s->watermark_us == SOURCE_END_WATERMARK
+                               ? INFINITY      /* every input ended: +Inf */
+                               : (double)(s->watermark_us + SL_PG_EPOCH_UNIX_US) / 1e6);
         break;
     case 6:
         if (s->state_rows >= 0)
@@ -369,7 +372,7 @@ static void serve_query(const HttpRequest *req, HttpResponse *resp, void *arg)
         done_rate[i] = p->total_us > 0 ? (double)p->input_rows * 1e6 / (double)p->total_us : NAN;
         dur[i] = (double)p->total_us / 1000.0;
         trig[i] = st.trigger_ms > 0 ? (double)st.trigger_ms : NAN;
-        lag[i] = p->has_watermark
+        lag[i] = p->has_watermark && p->watermark_us != SOURCE_END_WATERMARK
                      ? (double)(p->started_us - (p->watermark_us + SL_PG_EPOCH_UNIX_US)) / 1e6
                      : NAN;
         state[i] = (double)p->state_rows;

@@ -2,6 +2,7 @@
  * source.c -- rows of a stream, whatever feeds it (see source.h).
  *
  *   source_open, source_close, source_plan, source_committed, source_lag
+ *   source_ended         a bounded source read to its end (final watermark)
  *   source_reader_open, source_reader_next, source_reader_close
  *   srcoffs_free, srcoffs_copy, srcoffs_find, srcoffs_add, srcoffs_reached
  *   srcoffs_to_json, srcoffs_from_json
@@ -310,6 +311,15 @@ int64_t source_plan(Source *src, const SourceOffsets *pos, const SourceOffsets *
         srcoffs_add(out, -1, 0, start, SL_MAX(start, latest));
     }
     return cap_ranges(out, limit, max_offsets, backlog);
+}
+
+bool source_ended(const Source *src, const SourceOffsets *ranges)
+{
+    if (src->kind != SOURCE_NEXMARK)
+        return false;
+    int64_t total = nexmark_total(src->nexmark);
+    const SrcPart *p = srcoffs_find(ranges, -1, 0);
+    return total >= 0 && p != NULL && p->end >= total;
 }
 
 void source_committed(Source *src, const SourceOffsets *pos)

@@ -11,6 +11,7 @@
  *   source_committed     a batch over these positions committed (Kafka
  *                        commits them to its consumer group, off the loop)
  *   source_lag           per partition: committed, latest, last poll time
+ *   source_ended         a bounded source's ranges reach its end
  *   srcoffs_to_json, srcoffs_from_json   a batch's ranges as the offset
  *                        log's JSON and back (topic names, not indexes)
  *   source_parts         a stream's partitions, partition key, idle_timeout
@@ -68,6 +69,13 @@ int  source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err);
  * dead-letter stream here (a reader closed after an error writes none). */
 int  source_reader_close(SourceReader *r, SlError *err);
 void source_committed(Source *src, const SourceOffsets *pos);
+/* True when the source is bounded (a nexmark stream with number_of_events)
+ * and ranges reach its last row: the input has ended, and its watermark
+ * becomes SOURCE_END_WATERMARK, so every window closes (Flink's end of a
+ * bounded input).  Internal, datagen and Kafka streams never end. */
+bool source_ended(const Source *src, const SourceOffsets *ranges);
+/* The watermark of an input that has ended: PostgreSQL's 'infinity'. */
+#define SOURCE_END_WATERMARK INT64_MAX
 /* Calls fn for each partition the query reads, pos being its positions. */
 void source_lag(Source *src, const SourceOffsets *pos,
                 void (*fn)(const SourceLag *l, void *arg), void *arg);

@@ -29,7 +29,7 @@ static void put_ms(VrelRows *r, int64_t us)
 static void put_event_time(VrelRows *r, bool has, int64_t pg_us)
 {
     if (has)
-        vrel_put_unix_us(r, pg_us + SL_PG_EPOCH_UNIX_US);
+        vrel_put_pg_us(r, pg_us);
     else
         vrel_put_null(r);
 }

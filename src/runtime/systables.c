@@ -188,7 +188,7 @@ static void put_watermark(VrelRows *r, bool has, int64_t pg_us)
 {
     /* the engine keeps event time as microseconds since 2000-01-01 */
     if (has)
-        vrel_put_unix_us(r, pg_us + SL_PG_EPOCH_UNIX_US);
+        vrel_put_pg_us(r, pg_us);
     else
         vrel_put_null(r);
 }

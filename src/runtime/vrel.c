@@ -312,6 +312,15 @@ void vrel_put_unix_us(VrelRows *r, int64_t us)
     v->v.i64[i] = us - SL_PG_EPOCH_UNIX_US;
 }
 
+void vrel_put_pg_us(VrelRows *r, int64_t pg_us)
+{
+    uint32_t i;
+    Vector *v = cell(r, &i);
+    v->nulls[i] = v->type.id != TYPE_TIMESTAMPTZ && v->type.id != TYPE_TIMESTAMP;
+    if (!v->nulls[i])
+        v->v.i64[i] = pg_us;
+}
+
 ExSource *vrel_open(ExCtx *cx, const CatRelation *rel)
 {
     const Vrel *v = find(rel);

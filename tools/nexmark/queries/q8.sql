@@ -1,13 +1,20 @@
--- Nexmark q8: monitor new users, persons who opened auctions in the same
--- 10-second window as they registered (a windowed stream-stream join).
--- NOT RUN: interval / window joins are not in sluice yet.  The Flink query,
--- in sluice's names:
---
--- CREATE CONTINUOUS QUERY q8 AS
--- SELECT p.id, p.name, p.starttime FROM
---   (SELECT id, name, window_start AS starttime, window_end AS endtime FROM person
---     GROUP BY WINDOW(date_time, INTERVAL '10 seconds'), id, name) p
---   JOIN
---   (SELECT seller, window_start AS starttime, window_end AS endtime FROM auction
---     GROUP BY WINDOW(date_time, INTERVAL '10 seconds'), seller) a
---   ON p.id = a.seller AND p.starttime = a.starttime AND p.endtime = a.endtime;
+-- Nexmark q8: monitor new users, the persons who opened an auction in the
+-- same 10-second tumbling window in which they registered.
+-- Differs from Flink: Flink groups each stream by its window first (persons
+-- by id, name and window; auctions by seller and window) and joins the two
+-- windowed results on id = seller and the window.  Here one query joins the
+-- streams on id = seller within the same window (the two event times fall in
+-- the same 10-second window, which also bounds the join in time) and groups
+-- the matches by the person's window, id and name: one row per person and
+-- window, as Flink's join of one person row with one seller row gives.
+-- Append mode: a window's rows are written once the watermark passes its end
+-- (at the end of a bounded stream, every window closes; Flink's window join
+-- emits at the window's end too).  Flink's starttime is window_start.
+CREATE CONTINUOUS QUERY q8 WITH (trigger = 'available_now', output_mode = 'append') AS
+SELECT p.id, p.name, window_start AS starttime
+  FROM person AS p JOIN auction AS a
+    ON p.id = a.seller
+   AND a.date_time BETWEEN p.date_time - INTERVAL '10 seconds'
+                       AND p.date_time + INTERVAL '10 seconds'
+   AND floor(extract(epoch FROM a.date_time) / 10) = floor(extract(epoch FROM p.date_time) / 10)
+ GROUP BY WINDOW(p.date_time, INTERVAL '10 seconds'), p.id, p.name;
