@@ -9,6 +9,7 @@
  *   nexmark_open            read a stream's options into a connector
  *   nexmark_available       rows of the stream's table at a wall-clock time
  *   nexmark_generate        the rows with offsets [from, from + n)
+ *   nexmark_generate_cols   the same, only the columns a query reads
  *
  * The rules follow the nexmark/nexmark project's generator (Flink's
  * nexmark-flink: GeneratorConfig, NexmarkGenerator, PersonGenerator,
@@ -85,5 +86,10 @@ typedef struct Nexmark Nexmark;
 int     nexmark_open(Arena *a, const CatRelation *rel, Nexmark **out, SlError *err);
 int64_t nexmark_available(const Nexmark *g, int64_t now_us);
 void    nexmark_generate(const Nexmark *g, int64_t from, uint32_t n, Arena *a, Batch *b);
+/* The same rows with only the columns c where need[c] (NULL: all); the
+ * others are NULL.  The fields are drawn only as far as the last one
+ * needed, so a query that reads few columns generates less. */
+void    nexmark_generate_cols(const Nexmark *g, int64_t from, uint32_t n, const uint8_t *need,
+                              Arena *a, Batch *b);
 
 #endif /* SLUICE_NEXMARK_H */

@@ -45,6 +45,8 @@ struct IncPlan {
     IncInputs          ins;         /* the streams read and the tables joined */
     Plan              *inputs;      /* the input tree under the lower chain */
     bool               plain;       /* inputs is one stream scan: read it directly */
+    const uint8_t     *scan_need;   /* plain: per stream column, whether the batch
+                                       reads it (NULL: all; source_reader_need) */
     IncJoin           *sjoin;       /* inputs is a stream-stream join, or NULL */
     OutputMode         mode;
     /* the plan, cut in pieces: upper chain (top first), agg, lower chain */

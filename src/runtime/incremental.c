@@ -386,6 +386,67 @@ static int check_parts(IncPlan *p, SlError *err)
 
 static void compute_shape(IncPlan *p);
 
+static void expr_columns(const Expr *e, uint8_t *used, int ncols)
+{
+    if (e == NULL)
+        return;
+    if (e->kind == EXPR_COLUMN && e->index >= 0 && e->index < ncols)
+        used[e->index] = 1;
+    for (int i = 0; i < e->nargs; i++)
+        expr_columns(e->args[i], used, ncols);
+}
+
+/* One stream read directly: the stream columns the batch reads at all --
+ * those the lower chain's expressions reach from what the aggregate reads
+ * (everything, for DISTINCT and stateless queries), the watermark column
+ * and the partition key -- so a generated stream makes only those
+ * (source_reader_need).  With late_rows every column is kept. */
+static void compute_need(IncPlan *p)
+{
+    const Plan *scan = p->inputs;
+    if (!p->plain || p->late != NULL || scan->ncols != p->stream->ncols)
+        return;
+    const Plan *top = p->nlower > 0 ? p->lower[0] : scan;
+    uint8_t *need = arena_zalloc(&p->arena, top->ncols > 0 ? (size_t)top->ncols : 1);
+    if (p->agg != NULL) {
+        const Plan *agg = p->agg;
+        for (int i = 0; i < agg->u.agg.ngroups; i++)
+            expr_columns(agg->u.agg.groups[i], need, top->ncols);
+        for (int i = 0; i < agg->u.agg.naggs; i++) {
+            const AggCall *call = &agg->u.agg.aggs[i];
+            for (int k = 0; k < call->nargs; k++)
+                expr_columns(call->args[k], need, top->ncols);
+            expr_columns(call->filter, need, top->ncols);
+        }
+        expr_columns(agg->u.agg.window.time, need, top->ncols);
+    } else {
+        memset(need, 1, (size_t)top->ncols);
+    }
+    for (int i = 0; i < p->nlower; i++) {   /* top first */
+        const Plan *node = p->lower[i];
+        int nbelow = node->child->ncols;
+        uint8_t *below = arena_zalloc(&p->arena, nbelow > 0 ? (size_t)nbelow : 1);
+        if (node->kind == PLAN_PROJECT) {
+            for (int c = 0; c < node->ncols; c++)
+                if (need[c])
+                    expr_columns(node->u.project.exprs[c], below, nbelow);
+        } else {            /* FILTER, SORT: the child's columns pass through */
+            memcpy(below, need, (size_t)SL_MIN(nbelow, node->ncols));
+            if (node->kind == PLAN_FILTER)
+                expr_columns(node->u.filter.cond, below, nbelow);
+            else if (node->kind == PLAN_SORT)
+                for (int k = 0; k < node->u.sort.nkeys; k++)
+                    below[node->u.sort.keys[k].col] = 1;
+        }
+        need = below;
+    }
+    if (p->wm_col >= 0 && p->wm_col < scan->ncols)
+        need[p->wm_col] = 1;
+    if (p->parts.key_col >= 0 && p->parts.key_col < scan->ncols)
+        need[p->parts.key_col] = 1;
+    p->scan_need = need;
+}
+
 int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
                    SlError *err)
 {
@@ -447,6 +508,7 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
     put_be32(p->tprefix + 1, query->oid);
     put_be32(p->meta_key + 1, query->oid);
     compute_shape(p);
+    compute_need(p);
     *out = p;
     return 0;
 fail:
@@ -1834,6 +1896,7 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
         goto fold;
     }
     SourceReader *reader = source_reader_open(p->source, &b->ranges[0]);
+    source_reader_need(reader, p->scan_need);
     Batch *in;
     int n;
     for (;;) {
