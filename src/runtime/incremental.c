@@ -41,6 +41,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 void inc_time_key_put(uint8_t *p, int64_t t)
@@ -1512,11 +1513,17 @@ int inc_load_closed(Run *r, int64_t to)
      * window was deleted by an earlier batch: start after them, so the scan
      * does not walk their tombstones again (RocksDB keeps deleted keys until
      * compaction drops them). */
-    uint8_t start[13];
-    memcpy(start, p->qprefix, 5);
     int64_t from;
     if (!r->b->has_watermark || __builtin_sub_overflow(r->b->watermark_us, p->size_us, &from))
         from = INT64_MIN;
+    return inc_load_range(r, from, to);
+}
+
+int inc_load_range(Run *r, int64_t from, int64_t to)
+{
+    IncPlan *p = r->p;
+    uint8_t start[13];
+    memcpy(start, p->qprefix, 5);
     inc_time_key_put(start + 5, from);
     StateScan *s = state_scan_open_from(p->st, p->qprefix, sizeof(p->qprefix), start,
                                         sizeof(start));
@@ -1622,16 +1629,37 @@ int inc_evict_idle(Run *r)
     return state_scan_close(s, r->err);
 }
 
-/* Writes the changed groups' states back, one put each. */
+static int group_key_cmp(const void *x, const void *y)
+{
+    const Group *a = *(Group *const *)x, *b = *(Group *const *)y;
+    int c = memcmp(a->key.ptr, b->key.ptr, SL_MIN(a->key.len, b->key.len));
+    return c != 0 ? c : (a->key.len > b->key.len) - (a->key.len < b->key.len);
+}
+
+/* Sorts groups by key (distinct keys).  Puts into one WriteBatch in key
+ * order cost RocksDB's memtable far less than in hash order: each insert
+ * starts where the last one ended (the skip list's sequential splice)
+ * instead of walking the list from the top and missing the cache. */
+void inc_groups_sort(Group **gs, uint32_t n)
+{
+    qsort(gs, n, sizeof(Group *), group_key_cmp);
+}
+
+/* Writes the changed groups' states back, one put each, in key order. */
 void inc_write_states(Run *r)
 {
     IncPlan *p = r->p;
     StrBuf key, val;
     strbuf_init(&key);
     strbuf_init(&val);
-    for (Group *g = r->groups.all; g != NULL; g = g->all) {
-        if (g->evict || !g->dirty || g->absent)
-            continue;
+    Group **gs = ARENA_ARRAY(r->a, Group *, r->groups.n ? r->groups.n : 1);
+    uint32_t n = 0;
+    for (Group *g = r->groups.all; g != NULL; g = g->all)
+        if (!(g->evict || !g->dirty || g->absent))
+            gs[n++] = g;
+    inc_groups_sort(gs, n);
+    for (uint32_t i = 0; i < n; i++) {
+        Group *g = gs[i];
         strbuf_reset(&key);
         strbuf_append(&key, p->qprefix, sizeof(p->qprefix));
         strbuf_append(&key, g->key.ptr, g->key.len);
