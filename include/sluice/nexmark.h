@@ -10,6 +10,7 @@
  *   nexmark_available       rows of the stream's table at a wall-clock time
  *   nexmark_total           rows of the stream's table in all, -1: unbounded
  *   nexmark_generate        the rows with offsets [from, from + n)
+ *   nexmark_generate_cols   the same, only the columns a query reads
  *
  * The rules follow the nexmark/nexmark project's generator (Flink's
  * nexmark-flink: GeneratorConfig, NexmarkGenerator, PersonGenerator,
@@ -87,5 +88,10 @@ int     nexmark_open(Arena *a, const CatRelation *rel, Nexmark **out, SlError *e
 int64_t nexmark_available(const Nexmark *g, int64_t now_us);
 int64_t nexmark_total(const Nexmark *g);
 void    nexmark_generate(const Nexmark *g, int64_t from, uint32_t n, Arena *a, Batch *b);
+/* The same rows with only the columns c where need[c] (NULL: all); the
+ * others are NULL.  The fields are drawn only as far as the last one
+ * needed, so a query that reads few columns generates less. */
+void    nexmark_generate_cols(const Nexmark *g, int64_t from, uint32_t n, const uint8_t *need,
+                              Arena *a, Batch *b);
 
 #endif /* SLUICE_NEXMARK_H */

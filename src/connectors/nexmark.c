@@ -3,7 +3,7 @@
  *
  *   nexmark_config_default, nexmark_event, nexmark_kind_of,
  *   nexmark_kind_count, nexmark_kind_event, nexmark_kind_name
- *   nexmark_open, nexmark_available, nexmark_generate
+ *   nexmark_open, nexmark_available, nexmark_generate, nexmark_generate_cols
  *
  * Our own code after the rules of the nexmark/nexmark generator: ids from
  * the event id (lastBase0PersonId / lastBase0AuctionId), hot auctions,
@@ -13,12 +13,20 @@
  * splitmix64 stream seeded by (seed, event id) instead of Java's
  * SplittableRandom, so the values are not those of the Java generator but
  * follow the same distributions.
+ *
+ * Speed (docs/benchmarks.md, "Nexmark"): the connector draws an event's
+ * fields only as far as the last column the query reads (the draws are one
+ * sequence, so a later field needs the earlier draws, never their text);
+ * the channels' names and URLs, a pure function of the channel, are
+ * formatted once per process; no printf per event.  The values are the same
+ * as when every field is drawn (tests/unit/test_nexmark.c: golden digests).
  */
 #include "sluice/nexmark.h"
 #include "sluice/options.h"
 #include "sluice/strbuf.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -46,6 +54,23 @@ static const char *const LAST_NAMES[] = {"Shultz", "Abrams", "Spencer", "White",
 static const char *const HOT_CHANNELS[] = {"Google", "Facebook", "Baidu", "Apple"};
 
 #define NELEM(x) ((int64_t)(sizeof(x) / sizeof((x)[0])))
+
+/* The fields of the three tables; a want mask has bit (1 << field) for each
+ * field to produce. */
+typedef enum Field {
+    F_ID, F_NAME, F_EMAIL, F_CREDIT_CARD, F_CITY, F_STATE, F_DATE_TIME, F_EXTRA,
+    F_ITEM_NAME, F_DESCRIPTION, F_INITIAL_BID, F_RESERVE, F_EXPIRES, F_SELLER, F_CATEGORY,
+    F_AUCTION, F_BIDDER, F_PRICE, F_CHANNEL, F_URL
+} Field;
+
+#define W(f)     (1u << (f))
+#define WANT_ALL 0xFFFFFFFFu
+/* Returns from a gen_* once no field from here on is wanted. */
+#define UNLESS_WANTED(mask) \
+    do {                    \
+        if (!(want & (mask))) \
+            return;         \
+    } while (0)
 
 /* ---- random numbers: splitmix64 ---------------------------------------- */
 
@@ -138,6 +163,66 @@ static int base_url(Rng *r, char *out, size_t cap)
     next_string(r, 5, '_', b);
     next_string(r, 5, '_', c);
     return snprintf(out, cap, "https://www.nexmark.com/%s/%s/%s/item.htm?query=1", a, b, c);
+}
+
+/* A channel's name and URL depend on the channel alone: the 4 hot channels
+ * (entries 0..3) and channels 0..9999 (entries 4..) are formatted once per
+ * process, by the rules below, and copied from here. */
+typedef struct Channel {
+    uint8_t name_len, url_len;
+    char    name[22];
+    char    url[104];
+} Channel;
+
+static Channel        *channels;
+static pthread_once_t  channels_once = PTHREAD_ONCE_INIT;
+
+static void channels_init(void)
+{
+    channels = sl_calloc(NELEM(HOT_CHANNELS) + CHANNELS_NUMBER, sizeof(Channel));
+    for (int64_t i = 0; i < NELEM(HOT_CHANNELS) + CHANNELS_NUMBER; i++) {
+        Channel *ch = &channels[i];
+        char url[112];
+        int len;
+        if (i < NELEM(HOT_CHANNELS)) {
+            snprintf(ch->name, sizeof(ch->name), "%s", HOT_CHANNELS[i]);
+            Rng ur = rng_for(0, i, 1);
+            len = base_url(&ur, url, sizeof(url));
+        } else {
+            int64_t c = i - NELEM(HOT_CHANNELS);
+            snprintf(ch->name, sizeof(ch->name), "channel-%lld", (long long)c);
+            Rng ur = rng_for(0, c, 2);
+            len = base_url(&ur, url, sizeof(url));
+            if (rng_below(&ur, 10) > 0) {   /* 9 channels in 10 name their id */
+                uint32_t rev = 0, v = (uint32_t)c;
+                for (int b = 0; b < 32; b++, v >>= 1)
+                    rev = (rev << 1) | (v & 1);
+                int32_t srev = (int32_t)rev;
+                len += snprintf(url + len, sizeof(url) - (size_t)len, "&channel_id=%lld",
+                                llabs((long long)srev));
+            }
+        }
+        ch->name_len = (uint8_t)strlen(ch->name);
+        ch->url_len = (uint8_t)SL_MIN(len, (int)sizeof(ch->url) - 1);
+        memcpy(ch->url, url, ch->url_len);
+    }
+}
+
+/* a..z decimal: the 4 digits of d (0..9999), zero-padded, then NUL. */
+static char *put_4digits(char *p, int d)
+{
+    p[0] = (char)('0' + d / 1000);
+    p[1] = (char)('0' + d / 100 % 10);
+    p[2] = (char)('0' + d / 10 % 10);
+    p[3] = (char)('0' + d % 10);
+    return p + 4;
+}
+
+static char *put_cstr(char *p, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    return p + n;
 }
 
 /* ---- ids (GeneratorConfig, PersonGenerator, AuctionGenerator) ----------- */
@@ -253,88 +338,113 @@ int64_t nexmark_kind_event(NexmarkKind kind, int64_t k)
     }
 }
 
-static void gen_person(const NexmarkConfig *c, int64_t e, Rng *r, NexmarkEvent *ev)
+static void gen_person(const NexmarkConfig *c, int64_t e, Rng *r, NexmarkEvent *ev,
+                       uint32_t want)
 {
     ev->id = last_base0_person_id(e) + NEXMARK_FIRST_PERSON_ID;
-    snprintf(ev->name, sizeof(ev->name), "%s %s",
-             FIRST_NAMES[rng_below(r, NELEM(FIRST_NAMES))],
-             LAST_NAMES[rng_below(r, NELEM(LAST_NAMES))]);
+    UNLESS_WANTED(W(F_NAME) | W(F_EMAIL) | W(F_CREDIT_CARD) | W(F_CITY) | W(F_STATE) |
+                  W(F_EXTRA));
+    /* "%s %s", "%s@%s.com", "%04d %04d %04d %04d", by hand.  The last name
+     * is drawn first: the values were fixed by a snprintf whose arguments
+     * gcc evaluated right to left. */
+    const char *last = LAST_NAMES[rng_below(r, NELEM(LAST_NAMES))];
+    const char *first = FIRST_NAMES[rng_below(r, NELEM(FIRST_NAMES))];
+    char *q = put_cstr(ev->name, first);
+    *q++ = ' ';
+    *put_cstr(q, last) = '\0';
+    UNLESS_WANTED(W(F_EMAIL) | W(F_CREDIT_CARD) | W(F_CITY) | W(F_STATE) | W(F_EXTRA));
     char user[8], host[8];
     next_string(r, 7, ' ', user);
     next_string(r, 5, ' ', host);
-    snprintf(ev->email, sizeof(ev->email), "%s@%s.com", user, host);
-    int d[4];
-    for (int i = 0; i < 4; i++)
-        d[i] = (int)rng_below(r, 10000);
-    snprintf(ev->credit_card, sizeof(ev->credit_card), "%04d %04d %04d %04d", d[0], d[1], d[2],
-             d[3]);
+    q = put_cstr(ev->email, user);
+    *q++ = '@';
+    q = put_cstr(q, host);
+    memcpy(q, ".com", 5);
+    UNLESS_WANTED(W(F_CREDIT_CARD) | W(F_CITY) | W(F_STATE) | W(F_EXTRA));
+    q = ev->credit_card;
+    for (int i = 0; i < 4; i++) {
+        q = put_4digits(q, (int)rng_below(r, 10000));
+        *q++ = i < 3 ? ' ' : '\0';
+    }
+    UNLESS_WANTED(W(F_CITY) | W(F_STATE) | W(F_EXTRA));
     ev->city = US_CITIES[rng_below(r, NELEM(US_CITIES))];
     ev->state = US_STATES[rng_below(r, NELEM(US_STATES))];
+    UNLESS_WANTED(W(F_EXTRA));
     int64_t size = 8 + (int64_t)(strlen(ev->name) + strlen(ev->email) + strlen(ev->credit_card) +
                                  strlen(ev->city) + strlen(ev->state));
     next_extra(r, size, c->avg_person_bytes, ev->extra, sizeof(ev->extra));
 }
 
-static void gen_auction(const NexmarkConfig *c, int64_t n, int64_t e, Rng *r, NexmarkEvent *ev)
+static void gen_auction(const NexmarkConfig *c, int64_t n, int64_t e, Rng *r, NexmarkEvent *ev,
+                        uint32_t want)
 {
     ev->id = last_base0_auction_id(e) + NEXMARK_FIRST_AUCTION_ID;
+    UNLESS_WANTED(W(F_SELLER) | W(F_CATEGORY) | W(F_INITIAL_BID) | W(F_EXPIRES) |
+                  W(F_ITEM_NAME) | W(F_DESCRIPTION) | W(F_RESERVE) | W(F_EXTRA));
     int64_t seller;
     if (rng_below(r, c->hot_sellers_ratio) > 0)
         seller = (last_base0_person_id(e) / HOT_SELLER_RATIO) * HOT_SELLER_RATIO;
     else
         seller = next_base0_person_id(c, e, r);
     ev->seller = seller + NEXMARK_FIRST_PERSON_ID;
+    UNLESS_WANTED(W(F_CATEGORY) | W(F_INITIAL_BID) | W(F_EXPIRES) | W(F_ITEM_NAME) |
+                  W(F_DESCRIPTION) | W(F_RESERVE) | W(F_EXTRA));
     ev->category = NEXMARK_FIRST_CATEGORY + rng_below(r, NEXMARK_NUM_CATEGORIES);
+    UNLESS_WANTED(W(F_INITIAL_BID) | W(F_EXPIRES) | W(F_ITEM_NAME) | W(F_DESCRIPTION) |
+                  W(F_RESERVE) | W(F_EXTRA));
     ev->initial_bid = next_price(r);
     /* nextAuctionLengthMs: within twice the time the in-flight auctions take */
     int64_t events_for_auctions = (c->num_in_flight_auctions * PROPORTION_DENOM) / AUCTION_PROPORTION;
     int64_t future = timestamp_for_event(c, adjusted_event_number(c, n) + events_for_auctions);
     int64_t horizon = future - ev->date_time_ms;
     ev->expires_ms = ev->date_time_ms + 1 + rng_below(r, SL_MAX(horizon * 2, 1));
+    UNLESS_WANTED(W(F_ITEM_NAME) | W(F_DESCRIPTION) | W(F_RESERVE) | W(F_EXTRA));
     next_string(r, 20, ' ', ev->item_name);
     next_string(r, 100, ' ', ev->description);
     ev->reserve = ev->initial_bid + next_price(r);
+    UNLESS_WANTED(W(F_EXTRA));
     int64_t size = 8 + (int64_t)(strlen(ev->item_name) + strlen(ev->description)) + 8 * 5;
     next_extra(r, size, c->avg_auction_bytes, ev->extra, sizeof(ev->extra));
 }
 
-static void gen_bid(const NexmarkConfig *c, int64_t e, Rng *r, NexmarkEvent *ev)
+static void gen_bid(const NexmarkConfig *c, int64_t e, Rng *r, NexmarkEvent *ev, uint32_t want)
 {
+    UNLESS_WANTED(W(F_AUCTION) | W(F_BIDDER) | W(F_PRICE) | W(F_CHANNEL) | W(F_URL) |
+                  W(F_EXTRA));
     int64_t auction, bidder;
     if (rng_below(r, c->hot_auction_ratio) > 0)
         auction = (last_base0_auction_id(e) / HOT_AUCTION_RATIO) * HOT_AUCTION_RATIO;
     else
         auction = next_base0_auction_id(c, e, r);
     ev->auction = auction + NEXMARK_FIRST_AUCTION_ID;
+    UNLESS_WANTED(W(F_BIDDER) | W(F_PRICE) | W(F_CHANNEL) | W(F_URL) | W(F_EXTRA));
     if (rng_below(r, c->hot_bidders_ratio) > 0)
         bidder = (last_base0_person_id(e) / HOT_BIDDER_RATIO) * HOT_BIDDER_RATIO + 1;
     else
         bidder = next_base0_person_id(c, e, r);
     ev->bidder = bidder + NEXMARK_FIRST_PERSON_ID;
+    UNLESS_WANTED(W(F_PRICE) | W(F_CHANNEL) | W(F_URL) | W(F_EXTRA));
     ev->price = next_price(r);
-    if (rng_below(r, HOT_CHANNELS_RATIO) > 0) {
-        int64_t i = rng_below(r, NELEM(HOT_CHANNELS));
-        snprintf(ev->channel, sizeof(ev->channel), "%s", HOT_CHANNELS[i]);
-        Rng ur = rng_for(0, i, 1);      /* a hot channel's url is fixed */
-        base_url(&ur, ev->url, sizeof(ev->url));
-    } else {
-        int64_t ch = rng_below(r, CHANNELS_NUMBER);
-        snprintf(ev->channel, sizeof(ev->channel), "channel-%lld", (long long)ch);
-        Rng ur = rng_for(0, ch, 2);     /* and so is another channel's */
-        int len = base_url(&ur, ev->url, sizeof(ev->url));
-        if (rng_below(&ur, 10) > 0) {   /* 9 channels in 10 name their id */
-            uint32_t rev = 0, v = (uint32_t)ch;
-            for (int b = 0; b < 32; b++, v >>= 1)
-                rev = (rev << 1) | (v & 1);
-            int32_t srev = (int32_t)rev;
-            snprintf(ev->url + len, sizeof(ev->url) - (size_t)len, "&channel_id=%lld",
-                     llabs((long long)srev));
-        }
+    UNLESS_WANTED(W(F_CHANNEL) | W(F_URL) | W(F_EXTRA));
+    /* The channel: 1 in 2 bids a hot one; its name and URL come from the
+     * table (the URL is drawn from the channel's own stream, not r). */
+    int64_t ch = rng_below(r, HOT_CHANNELS_RATIO) > 0
+                     ? rng_below(r, NELEM(HOT_CHANNELS))
+                     : NELEM(HOT_CHANNELS) + rng_below(r, CHANNELS_NUMBER);
+    if (want & (W(F_CHANNEL) | W(F_URL))) {
+        pthread_once(&channels_once, channels_init);
+        const Channel *t = &channels[ch];
+        memcpy(ev->channel, t->name, t->name_len);
+        ev->channel[t->name_len] = '\0';
+        memcpy(ev->url, t->url, t->url_len);
+        ev->url[t->url_len] = '\0';
     }
+    UNLESS_WANTED(W(F_EXTRA));
     next_extra(r, 32, c->avg_bid_bytes, ev->extra, sizeof(ev->extra));
 }
 
-void nexmark_event(const NexmarkConfig *c, int64_t n, NexmarkEvent *ev)
+/* Event n, the fields in want (and the kind, id, event time) set. */
+static void event_want(const NexmarkConfig *c, int64_t n, NexmarkEvent *ev, uint32_t want)
 {
     int64_t e = adjusted_event_number(c, n);
     ev->event_id = e;
@@ -342,19 +452,19 @@ void nexmark_event(const NexmarkConfig *c, int64_t n, NexmarkEvent *ev)
     ev->date_time_ms = timestamp_for_event(c, e);
     Rng r = rng_for(c->seed, e, 0);
     switch (ev->kind) {
-    case NEXMARK_PERSON: gen_person(c, e, &r, ev); break;
-    case NEXMARK_AUCTION: gen_auction(c, n, e, &r, ev); break;
-    case NEXMARK_BID: gen_bid(c, e, &r, ev); break;
+    case NEXMARK_PERSON: gen_person(c, e, &r, ev, want); break;
+    case NEXMARK_AUCTION: gen_auction(c, n, e, &r, ev, want); break;
+    case NEXMARK_BID: gen_bid(c, e, &r, ev, want); break;
     }
+}
+
+void nexmark_event(const NexmarkConfig *c, int64_t n, NexmarkEvent *ev)
+{
+    event_want(c, n, ev, WANT_ALL);
 }
 
 /* ---- the connector ------------------------------------------------------ */
 
-typedef enum Field {
-    F_ID, F_NAME, F_EMAIL, F_CREDIT_CARD, F_CITY, F_STATE, F_DATE_TIME, F_EXTRA,
-    F_ITEM_NAME, F_DESCRIPTION, F_INITIAL_BID, F_RESERVE, F_EXPIRES, F_SELLER, F_CATEGORY,
-    F_AUCTION, F_BIDDER, F_PRICE, F_CHANNEL, F_URL
-} Field;
 
 typedef struct FieldDef {
     const char *name;
@@ -384,6 +494,7 @@ struct Nexmark {
     int64_t       start_wall_us;
     int           ncols;
     Field        *fields;
+    uint32_t      want;                /* the declared columns' fields */
 };
 
 static int opt_positive(const Options *o, const char *key, int64_t def, int64_t *out,
@@ -487,6 +598,7 @@ int nexmark_open(Arena *a, const CatRelation *rel, Nexmark **out, SlError *err)
                             d->cls == 'i' ? "bigint" : d->cls == 's' ? "text" : "timestamp",
                             type_name(t));
         g->fields[i] = d->f;
+        g->want |= W(d->f);
     }
     *out = g;
     return 0;
@@ -555,11 +667,26 @@ static void put_str(Vector *v, uint32_t i, const char *s, Arena *a)
 
 void nexmark_generate(const Nexmark *g, int64_t from, uint32_t n, Arena *a, Batch *b)
 {
+    nexmark_generate_cols(g, from, n, NULL, a, b);
+}
+
+void nexmark_generate_cols(const Nexmark *g, int64_t from, uint32_t n, const uint8_t *need,
+                           Arena *a, Batch *b)
+{
     NexmarkEvent ev;
     int64_t next_c = -1;
+    uint32_t want = 0;
+    for (int c = 0; c < g->ncols; c++) {
+        if (need == NULL || need[c])
+            want |= W(g->fields[c]);
+        else
+            memset(b->cols[c].nulls, 1, n);
+    }
     for (uint32_t i = 0; i < n; i++) {
-        nexmark_event(&g->cfg, row_event(g, from + i, &next_c), &ev);
+        event_want(&g->cfg, row_event(g, from + i, &next_c), &ev, want);
         for (int c = 0; c < g->ncols; c++) {
+            if (need != NULL && !need[c])
+                continue;
             Vector *v = &b->cols[c];
             v->nulls[i] = 0;
             switch (g->fields[c]) {

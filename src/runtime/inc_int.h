@@ -45,6 +45,8 @@ struct IncPlan {
     IncInputs          ins;         /* the streams read and the tables joined */
     Plan              *inputs;      /* the input tree under the lower chain */
     bool               plain;       /* inputs is one stream scan: read it directly */
+    const uint8_t     *scan_need;   /* plain: per stream column, whether the batch
+                                       reads it (NULL: all; source_reader_need) */
     IncJoin           *sjoin;       /* inputs is a stream-stream join, or NULL */
     OutputMode         mode;
     /* the plan, cut in pieces: upper chain (top first), agg, lower chain */
@@ -195,6 +197,8 @@ void   inc_groupvals_set(Run *r, Group *g, const Vector *gcols, int ngroups, uin
 /* Loads into the table every group in state whose time key is at or before
  * to (its wend; wstart = wend - pane) that the table does not hold. */
 int    inc_load_closed(Run *r, int64_t to);
+/* The same for the keys whose time is in [from, to]. */
+int    inc_load_range(Run *r, int64_t from, int64_t to);
 /* Adds a group (made elsewhere) to a table; nodes in a. */
 void   inc_gt_add(GroupTable *t, Arena *a, Group *g);
 void   inc_state_encode(IncPlan *p, const Group *g, StrBuf *out);
@@ -214,6 +218,8 @@ int  inc_emit_rows(Run *r, const Batch *rows);
 int  inc_evict_idle(Run *r);
 /* Writes back the groups this batch changed and did not evict. */
 void inc_write_states(Run *r);
+/* Sorts groups by key, for writes in key order. */
+void inc_groups_sort(Group **gs, uint32_t n);
 /* INTO: keeps a copy of an output batch. */
 void inc_keep_output(Run *r, const Batch *out);
 /* late_rows: keeps the rows of the source batch `in` that late marks. */

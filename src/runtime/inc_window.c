@@ -84,6 +84,7 @@ static int emit_table(Run *r, GroupTable *t)
     uint32_t n = 0;
     for (Group *w = t->all; w != NULL; w = w->all)
         gs[n++] = w;
+    inc_groups_sort(gs, n);
     return inc_emit_groups(r, gs, n);
 }
 
@@ -97,7 +98,21 @@ int inc_slide_emit(Run *r, bool has_from, int64_t from, bool has_to, int64_t to)
         for (Group *g = r->groups.all; g != NULL; g = g->all)
             if (g->dirty)
                 windows_of(r, &wins, g, has_from, from, false, 0);
-        return assemble(r, &wins, true) < 0 ? -1 : emit_table(r, &wins);
+        /* The slices of earlier batches these windows hold, with one scan
+         * of the time-ordered keys from the first one's end to the last key
+         * in state: then a slice not in the table is known absent, instead
+         * of one point read per window and slice (most auctions of a window
+         * have no row in most of its slices). */
+        bool load = true;
+        if (r->time_keys) {
+            int64_t lo = INT64_MAX;
+            for (Group *w = wins.all; w != NULL; w = w->all)
+                lo = SL_MIN(lo, w->wstart + p->pane_us);
+            if (lo <= r->hi_time && inc_load_range(r, lo, r->hi_time) < 0)
+                return -1;
+            load = false;
+        }
+        return assemble(r, &wins, load) < 0 ? -1 : emit_table(r, &wins);
     }
     if (!has_to)
         return 0;

@@ -42,6 +42,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 void inc_time_key_put(uint8_t *p, int64_t t)
@@ -387,6 +388,67 @@ static int check_parts(IncPlan *p, SlError *err)
 
 static void compute_shape(IncPlan *p);
 
+static void expr_columns(const Expr *e, uint8_t *used, int ncols)
+{
+    if (e == NULL)
+        return;
+    if (e->kind == EXPR_COLUMN && e->index >= 0 && e->index < ncols)
+        used[e->index] = 1;
+    for (int i = 0; i < e->nargs; i++)
+        expr_columns(e->args[i], used, ncols);
+}
+
+/* One stream read directly: the stream columns the batch reads at all --
+ * those the lower chain's expressions reach from what the aggregate reads
+ * (everything, for DISTINCT and stateless queries), the watermark column
+ * and the partition key -- so a generated stream makes only those
+ * (source_reader_need).  With late_rows every column is kept. */
+static void compute_need(IncPlan *p)
+{
+    const Plan *scan = p->inputs;
+    if (!p->plain || p->late != NULL || scan->ncols != p->stream->ncols)
+        return;
+    const Plan *top = p->nlower > 0 ? p->lower[0] : scan;
+    uint8_t *need = arena_zalloc(&p->arena, top->ncols > 0 ? (size_t)top->ncols : 1);
+    if (p->agg != NULL) {
+        const Plan *agg = p->agg;
+        for (int i = 0; i < agg->u.agg.ngroups; i++)
+            expr_columns(agg->u.agg.groups[i], need, top->ncols);
+        for (int i = 0; i < agg->u.agg.naggs; i++) {
+            const AggCall *call = &agg->u.agg.aggs[i];
+            for (int k = 0; k < call->nargs; k++)
+                expr_columns(call->args[k], need, top->ncols);
+            expr_columns(call->filter, need, top->ncols);
+        }
+        expr_columns(agg->u.agg.window.time, need, top->ncols);
+    } else {
+        memset(need, 1, (size_t)top->ncols);
+    }
+    for (int i = 0; i < p->nlower; i++) {   /* top first */
+        const Plan *node = p->lower[i];
+        int nbelow = node->child->ncols;
+        uint8_t *below = arena_zalloc(&p->arena, nbelow > 0 ? (size_t)nbelow : 1);
+        if (node->kind == PLAN_PROJECT) {
+            for (int c = 0; c < node->ncols; c++)
+                if (need[c])
+                    expr_columns(node->u.project.exprs[c], below, nbelow);
+        } else {            /* FILTER, SORT: the child's columns pass through */
+            memcpy(below, need, (size_t)SL_MIN(nbelow, node->ncols));
+            if (node->kind == PLAN_FILTER)
+                expr_columns(node->u.filter.cond, below, nbelow);
+            else if (node->kind == PLAN_SORT)
+                for (int k = 0; k < node->u.sort.nkeys; k++)
+                    below[node->u.sort.keys[k].col] = 1;
+        }
+        need = below;
+    }
+    if (p->wm_col >= 0 && p->wm_col < scan->ncols)
+        need[p->wm_col] = 1;
+    if (p->parts.key_col >= 0 && p->parts.key_col < scan->ncols)
+        need[p->parts.key_col] = 1;
+    p->scan_need = need;
+}
+
 int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
                    SlError *err)
 {
@@ -448,6 +510,7 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
     put_be32(p->tprefix + 1, query->oid);
     put_be32(p->meta_key + 1, query->oid);
     compute_shape(p);
+    compute_need(p);
     *out = p;
     return 0;
 fail:
@@ -1608,11 +1671,17 @@ int inc_load_closed(Run *r, int64_t to)
      * window was deleted by an earlier batch: start after them, so the scan
      * does not walk their tombstones again (RocksDB keeps deleted keys until
      * compaction drops them). */
-    uint8_t start[13];
-    memcpy(start, p->qprefix, 5);
     int64_t from;
     if (!r->b->has_watermark || __builtin_sub_overflow(r->b->watermark_us, p->size_us, &from))
         from = INT64_MIN;
+    return inc_load_range(r, from, to);
+}
+
+int inc_load_range(Run *r, int64_t from, int64_t to)
+{
+    IncPlan *p = r->p;
+    uint8_t start[13];
+    memcpy(start, p->qprefix, 5);
     inc_time_key_put(start + 5, from);
     StateScan *s = state_scan_open_from(p->st, p->qprefix, sizeof(p->qprefix), start,
                                         sizeof(start));
@@ -1718,16 +1787,37 @@ int inc_evict_idle(Run *r)
     return state_scan_close(s, r->err);
 }
 
-/* Writes the changed groups' states back, one put each. */
+static int group_key_cmp(const void *x, const void *y)
+{
+    const Group *a = *(Group *const *)x, *b = *(Group *const *)y;
+    int c = memcmp(a->key.ptr, b->key.ptr, SL_MIN(a->key.len, b->key.len));
+    return c != 0 ? c : (a->key.len > b->key.len) - (a->key.len < b->key.len);
+}
+
+/* Sorts groups by key (distinct keys).  Puts into one WriteBatch in key
+ * order cost RocksDB's memtable far less than in hash order: each insert
+ * starts where the last one ended (the skip list's sequential splice)
+ * instead of walking the list from the top and missing the cache. */
+void inc_groups_sort(Group **gs, uint32_t n)
+{
+    qsort(gs, n, sizeof(Group *), group_key_cmp);
+}
+
+/* Writes the changed groups' states back, one put each, in key order. */
 void inc_write_states(Run *r)
 {
     IncPlan *p = r->p;
     StrBuf key, val;
     strbuf_init(&key);
     strbuf_init(&val);
-    for (Group *g = r->groups.all; g != NULL; g = g->all) {
-        if (g->evict || !g->dirty || g->absent)
-            continue;
+    Group **gs = ARENA_ARRAY(r->a, Group *, r->groups.n ? r->groups.n : 1);
+    uint32_t n = 0;
+    for (Group *g = r->groups.all; g != NULL; g = g->all)
+        if (!(g->evict || !g->dirty || g->absent))
+            gs[n++] = g;
+    inc_groups_sort(gs, n);
+    for (uint32_t i = 0; i < n; i++) {
+        Group *g = gs[i];
         strbuf_reset(&key);
         strbuf_append(&key, p->qprefix, sizeof(p->qprefix));
         strbuf_append(&key, g->key.ptr, g->key.len);
@@ -2004,6 +2094,7 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
         goto fold;
     }
     SourceReader *reader = source_reader_open(p->source, &b->ranges[0]);
+    source_reader_need(reader, p->scan_need);
     Batch *in;
     int n;
     for (;;) {

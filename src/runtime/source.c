@@ -3,7 +3,7 @@
  *
  *   source_open, source_close, source_plan, source_committed, source_lag
  *   source_ended         a bounded source read to its end (final watermark)
- *   source_reader_open, source_reader_next, source_reader_close
+ *   source_reader_open, source_reader_next, source_reader_need, source_reader_close
  *   srcoffs_free, srcoffs_copy, srcoffs_find, srcoffs_add, srcoffs_reached
  *   srcoffs_to_json, srcoffs_from_json
  *   source_scan_kafka    a plain SELECT's scan of a Kafka stream
@@ -52,6 +52,7 @@ struct SourceReader {
     Source      *src;
     RelScan     *scan;          /* SOURCE_INTERNAL */
     int64_t      next, to;      /* SOURCE_DATAGEN, SOURCE_NEXMARK */
+    const uint8_t *need;        /* SOURCE_NEXMARK: the columns read, NULL: all */
     KafkaReader *kafka;
 };
 
@@ -395,12 +396,17 @@ int source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err)
         types[c] = src->rel->cols[c].type;
     Batch *b = batch_alloc(a, types, (uint32_t)src->rel->ncols, n);
     if (src->kind == SOURCE_NEXMARK)
-        nexmark_generate(src->nexmark, r->next, n, a, b);
+        nexmark_generate_cols(src->nexmark, r->next, n, r->need, a, b);
     else
         datagen_generate(src->gen, r->next, n, a, b);
     r->next += n;
     *out = b;
     return (int)n;
+}
+
+void source_reader_need(SourceReader *r, const uint8_t *need)
+{
+    r->need = need;
 }
 
 int source_reader_close(SourceReader *r, SlError *err)

@@ -7,6 +7,7 @@
  *   source_plan          the next batch's ranges, one per partition
  *   source_reader_open   the rows of a set of ranges, batch by batch
  *   source_reader_next   up to RELSTORE_BATCH_ROWS rows; 0 at the end
+ *   source_reader_need   the columns the reader's user reads (a hint)
  *   source_reader_close, source_close
  *   source_committed     a batch over these positions committed (Kafka
  *                        commits them to its consumer group, off the loop)
@@ -65,6 +66,10 @@ int64_t source_plan(Source *src, const SourceOffsets *pos, const SourceOffsets *
                     SlError *err);
 SourceReader *source_reader_open(Source *src, const SourceOffsets *ranges);
 int  source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err);
+/* need[c] says whether column c is read at all (need lives as long as the
+ * reader; NULL: every column).  A generated stream (nexmark) may then leave
+ * the other columns NULL and skip making them; other sources ignore it. */
+void source_reader_need(SourceReader *r, const uint8_t *need);
 /* Closes the reader.  The records it could not decode go to the stream's
  * dead-letter stream here (a reader closed after an error writes none). */
 int  source_reader_close(SourceReader *r, SlError *err);

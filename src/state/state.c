@@ -41,6 +41,7 @@ struct StateScan {
     rocksdb_readoptions_t *ropts;
     char                  *prefix;
     size_t                 plen;
+    char                  *upper;   /* the bound past every key with the prefix, or NULL */
     char                  *start;   /* NULL: from the prefix */
     size_t                 slen;
     bool                   forward; /* start: the first key >= it, not the last <= it */
@@ -166,14 +167,37 @@ void state_batch_free(StateBatch *b)
     sl_free(b);
 }
 
+/* The smallest key past every key with the prefix: the prefix with its
+ * last byte below 0xFF incremented, the rest dropped; 0 when there is none
+ * (the prefix is empty or all 0xFF).  upper has room for plen bytes. */
+static size_t prefix_upper(const void *prefix, size_t plen, char *upper)
+{
+    memcpy(upper, prefix, plen);
+    size_t ulen = plen;
+    while (ulen > 0 && (unsigned char)upper[ulen - 1] == 0xFF)
+        ulen--;
+    if (ulen > 0)
+        upper[ulen - 1]++;
+    return ulen;
+}
+
 StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen)
 {
     StateScan *s = sl_calloc(1, sizeof(StateScan));
     s->ropts = rocksdb_readoptions_create();
-    s->it = rocksdb_create_iterator(st->db, s->ropts);
     s->prefix = sl_malloc(plen ? plen : 1);
     memcpy(s->prefix, prefix, plen);
     s->plen = plen;
+    /* Bounds on the iterator: past the prefix it stops at once, instead of
+     * stepping over the deleted keys beyond it (tombstones stay until
+     * compaction) to the next live key, only to find it outside. */
+    s->upper = sl_malloc(plen ? plen : 1);
+    size_t ulen = prefix_upper(prefix, plen, s->upper);
+    if (ulen > 0)
+        rocksdb_readoptions_set_iterate_upper_bound(s->ropts, s->upper, ulen);
+    if (plen > 0)
+        rocksdb_readoptions_set_iterate_lower_bound(s->ropts, s->prefix, plen);
+    s->it = rocksdb_create_iterator(st->db, s->ropts);
     return s;
 }
 
@@ -221,6 +245,7 @@ int state_scan_close(StateScan *s, SlError *err)
     rocksdb_iter_destroy(s->it);
     rocksdb_readoptions_destroy(s->ropts);
     sl_free(s->prefix);
+    sl_free(s->upper);
     sl_free(s->start);
     sl_free(s);
     return rc;
@@ -242,20 +267,6 @@ StateScan *state_scan_open_from(StateStore *st, const void *prefix, size_t plen,
     StateScan *s = state_scan_open_at(st, prefix, plen, start, slen);
     s->forward = true;
     return s;
-}
-
-/* The smallest key past every key with the prefix into upper (room for
- * plen bytes): the prefix with its last byte below 0xFF incremented, the
- * rest dropped; its length, 0 when there is none (all 0xFF). */
-static size_t prefix_upper(const void *prefix, size_t plen, char *upper)
-{
-    memcpy(upper, prefix, plen);
-    size_t ulen = plen;
-    while (ulen > 0 && (unsigned char)upper[ulen - 1] == 0xFF)
-        ulen--;
-    if (ulen > 0)
-        upper[ulen - 1]++;
-    return ulen;
 }
 
 int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a, void **key,

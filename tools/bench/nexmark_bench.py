@@ -1,30 +1,61 @@
 #!/usr/bin/env python3
-"""Nexmark throughput: each runnable query over N in-process events.
+"""Nexmark: throughput, latency, peak RSS and state size of each query.
 
     tools/bench/nexmark_bench.py [--events N] [--batch N] [--queries q0,q1,...]
-                                 [--bin PATH]
+                                 [--bin PATH] [--source nexmark|kafka]
+                                 [--latency] [--latency-rate R] [--latency-seconds S]
+                                 [--triggers '0,1 second'] [--no-throughput]
 
-For each query of tools/nexmark/queries that sluice runs (q0, q1, q2, q5,
-q7, q11), starts a release sluiced (build-rel/src/sluiced: `meson setup
-build-rel --buildtype=release`) on a free loopback port with a fresh data
-directory, creates the streams of streams.sql with number_of_events = N and
-events_per_second = 0 (all events available at once), runs the query with
-trigger 'available_now' in batches of --batch rows, and waits until
-sys.queries says finished.  It reports, per query:
+Every query file of tools/nexmark/queries (q*.sql) whose CREATE is not
+commented out is run, each against a fresh release sluiced
+(build-rel/src/sluiced: `meson setup build-rel --buildtype=release`) on a
+free loopback port with its own data directory.
 
-  - bid rows/s: the rows the query read (46/50 of N) over the wall time;
+Throughput: the streams of streams.sql with number_of_events = N and
+events_per_second = 0 (all events available at once), the query with
+trigger 'available_now' in batches of --batch rows, timed from CREATE
+CONTINUOUS QUERY until sys.queries says finished.  Per query:
+
   - events/s: N over the wall time (Nexmark's convention: the generator's
-    events, persons and auctions included, although only bids are made);
-  - the same per busy core: over the server's user+system CPU time
-    (/proc/<pid>/stat) instead of the wall time;
-  - peak RSS of the server (VmHWM in /proc/<pid>/status).
+    events, persons and auctions included, whichever streams the query
+    reads), and per busy core: over the server's user+system CPU time
+    (/proc/<pid>/stat) instead;
+  - peak RSS of the server (VmHWM in /proc/<pid>/status);
+  - state: the rows of the query's operator state (sys.state) and the size
+    of the data directory's RocksDB (state, result table, WAL) at the end.
+
+--source kafka: the same events as JSON lines (tools/nexmark/nexmark_gen)
+in one Kafka topic per table on a real broker (tools/kafka/broker.py),
+produced before the server starts; the streams read them with the kafka
+connector (format 'json'), everything else as above.
+
+Latency (--latency): from an event's creation to the moment a client sees
+its effect.  The generator runs paced, events_per_second = first_event_rate
+= R (default 10,000/s, Nexmark's default rate), so event n of the stream is
+created -- becomes readable -- at the stream's creation time + n/R, which is
+also its event time (to the millisecond).  The query runs with the given
+trigger ('0': back to back; '1 second') and min_batches_to_retain high
+enough to keep every batch's offsets.  A client SUBSCRIBEs to the query and
+notes, for each batch id, when the first row of that batch reaches it.
+After 3 + S seconds (events created in the first 3 and the last 2 are left
+out: warm-up, and batches still in flight at the end), the offset log
+(catalog.db's cq_offsets, read-only) gives each batch's range of rows; each
+row k of the range has its creation time from its event number, and its
+latency is the batch's arrival time at the subscriber minus that time.
+p50 and p99 are over every event of the batches seen (a batch that sends
+the subscriber nothing -- no output -- is not counted; the report gives
+the share of events counted).  The client and server share the clock.
 
 The figures go to docs/benchmarks.md ("Nexmark").
 """
 
 import argparse
+import json
 import re
+import sqlite3
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -34,7 +65,32 @@ from benchsrv import Server, cpu_seconds
 
 REPO = Path(__file__).resolve().parents[2]
 QUERIES = REPO / "tools" / "nexmark" / "queries"
-RUNNABLE = ["q0", "q1", "q2", "q5", "q7", "q11"]
+TABLES = ("person", "auction", "bid")
+DENOM = 50
+KIND_RANGE = {"person": (0, 1), "auction": (1, 4), "bid": (4, 50)}
+
+
+def runnable_queries():
+    """The q*.sql files with a CREATE that is not commented out, by number."""
+    out = []
+    for f in QUERIES.glob("q*.sql"):
+        if re.search(r"^\s*CREATE\s+CONTINUOUS\s+QUERY", f.read_text(), re.M | re.I):
+            out.append(f.stem)
+    return sorted(out, key=lambda q: int(q[1:]))
+
+
+def kind_count(table, n):
+    lo, hi = KIND_RANGE[table]
+    return n // DENOM * (hi - lo) + min(max(n % DENOM - lo, 0), hi - lo)
+
+
+def kind_event(table, k):
+    lo, hi = KIND_RANGE[table]
+    return k // (hi - lo) * DENOM + lo + k % (hi - lo)
+
+
+def tables_read(sql):
+    return [t for t in TABLES if re.search(rf"\b(FROM|JOIN)\s+{t}\b", sql, re.I)]
 
 
 def peak_rss_mib(pid):
@@ -42,14 +98,67 @@ def peak_rss_mib(pid):
     return int(m.group(1)) / 1024 if m else float("nan")
 
 
-def run_query(binary, query, events, batch):
+def dir_mib(path):
+    return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file()) / 2**20
+
+
+def query_sql(query, options):
+    sql = (QUERIES / f"{query}.sql").read_text()
+    return sql.replace("trigger = 'available_now'", options, 1)
+
+
+def streams_sql(**opts):
+    """streams.sql with its WITH options changed: number_of_events,
+    events_per_second and extra options (first_event_rate=...)."""
+    sql = (QUERIES / "streams.sql").read_text()
+    new = ", ".join(f"{k} = {v}" for k, v in opts.items())
+    return sql.replace("number_of_events = 10000000, events_per_second = 0", new)
+
+
+# ---------------------------------------------------------------- Kafka source
+
+class KafkaSource:
+    """A broker holding the events of N as JSON, one topic per table."""
+
+    def __init__(self, events):
+        sys.path.insert(0, str(REPO / "tools" / "kafka"))
+        from broker import KafkaBroker
+        from confluent_kafka import Producer
+        self.broker = KafkaBroker()
+        self.broker.start()
+        gen = REPO / "build-rel" / "tools" / "nexmark" / "nexmark_gen"
+        p = Producer({"bootstrap.servers": self.broker.bootstrap, "linger.ms": 20,
+                      "batch.size": 1 << 20})
+        for table in TABLES:
+            out = subprocess.Popen([str(gen), "--events", str(events), "--seed", "1",
+                                    "--table", table], stdout=subprocess.PIPE)
+            for line in out.stdout:
+                while True:
+                    try:
+                        p.produce(table, line.rstrip(b"\n"))
+                        break
+                    except BufferError:
+                        p.poll(0.05)
+            out.wait()
+        p.flush(300)
+
+    def streams(self):
+        sql = (QUERIES / "streams.sql").read_text()
+        return re.sub(r"connector = 'nexmark', table = '(\w+)',[^)]*\)",
+                      lambda m: f"connector = 'kafka', topic = '{m.group(1)}', format = 'json', "
+                                f"bootstrap_servers = '{self.broker.bootstrap}')", sql)
+
+    def stop(self):
+        self.broker.stop()
+
+
+# ------------------------------------------------------------------ throughput
+
+def run_throughput(binary, query, events, batch, kafka):
+    sql = query_sql(query, f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
     with Server(binary) as srv, psycopg.connect(srv.dsn, autocommit=True) as c:
-        streams = (QUERIES / "streams.sql").read_text().replace(
-            "number_of_events = 10000000", f"number_of_events = {events}")
-        c.execute(streams)
-        sql = (QUERIES / f"{query}.sql").read_text().replace(
-            "trigger = 'available_now'",
-            f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
+        c.execute(kafka.streams() if kafka else
+                  streams_sql(number_of_events=events, events_per_second=0))
         cpu0, t0 = cpu_seconds(srv.proc.pid), time.monotonic()
         c.execute(sql)
         while True:
@@ -61,26 +170,132 @@ def run_query(binary, query, events, batch):
         wall, cpu = time.monotonic() - t0, cpu_seconds(srv.proc.pid) - cpu0
         if row[0] != "finished":
             sys.exit(f"{query}: {row[0]}: {row[1]}")
-        bids = events // 50 * 46 + max(events % 50 - 4, 0)
-        if row[2] is not None and row[2] != bids:
-            sys.exit(f"{query}: read {row[2]} rows of {bids}")
-        return wall, cpu, bids, peak_rss_mib(srv.proc.pid)
+        rows = sum(kind_count(t, events) for t in tables_read(sql))
+        if row[2] is not None and row[2] != rows:
+            sys.exit(f"{query}: read {row[2]} rows of {rows}")
+        st = c.execute("SELECT sum(state_rows) FROM sys.state WHERE query = %s",
+                       (query,)).fetchone()[0]
+        return wall, cpu, rows, peak_rss_mib(srv.proc.pid), st or 0, \
+            dir_mib(srv.work / "data" / "state")
+
+
+# --------------------------------------------------------------------- latency
+
+def subscribe(dsn, query, arrivals, ready, stop):
+    """Notes the arrival time of each batch's first row (SUBSCRIBE)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        ready.append(conn)
+        try:
+            for row in conn.cursor().stream(f"SUBSCRIBE {query}"):
+                arrivals.setdefault(row[0], time.time())
+                if stop.is_set():
+                    break
+        except psycopg.errors.QueryCanceled:
+            pass
+
+
+def percentile(sorted_vals, p):
+    return sorted_vals[min(len(sorted_vals) - 1, int(p / 100 * len(sorted_vals)))]
+
+
+def run_latency(binary, query, rate, seconds, trigger):
+    sql = query_sql(query, f"trigger = '{trigger}', min_batches_to_retain = 100000000")
+    warmup = 3.0
+    with Server(binary) as srv, psycopg.connect(srv.dsn, autocommit=True) as c:
+        c.execute(streams_sql(events_per_second=rate, first_event_rate=rate))
+        c.execute(sql)
+        arrivals, ready, stop = {}, [], threading.Event()
+        t = threading.Thread(target=subscribe, args=(srv.dsn, query, arrivals, ready, stop),
+                             daemon=True)
+        t.start()
+        t_sub = time.time()
+        time.sleep(warmup + seconds)
+        t_stop = time.time()
+        stop.set()
+        if ready:
+            ready[0].cancel()
+        t.join(30)
+        status = c.execute("SELECT status, last_error FROM sys.queries WHERE name = %s",
+                           (query,)).fetchone()
+        if status[0] != "running":
+            sys.exit(f"{query}: {status[0]}: {status[1]}")
+        cat = sqlite3.connect(f"file:{srv.work / 'data' / 'catalog.db'}?mode=ro", uri=True,
+                              timeout=30)
+        created = dict(cat.execute("SELECT name, created_at FROM relations "
+                                   "WHERE name IN ('person', 'auction', 'bid')").fetchall())
+        qoid = cat.execute("SELECT oid FROM relations WHERE name = ?", (query,)).fetchone()[0]
+        oids = dict(cat.execute("SELECT oid, name FROM relations").fetchall())
+        batches = cat.execute("SELECT batch_id, sources FROM cq_offsets WHERE query_oid = ?",
+                              (qoid,)).fetchall()
+        cat.close()
+        rss = peak_rss_mib(srv.proc.pid)
+    lat, total = [], 0
+    for batch_id, sources in batches:
+        for s in json.loads(sources):
+            table = oids.get(s["oid"])
+            created_us = created[table]
+            for k in range(s["start"], s["end"]):
+                born = created_us / 1e6 + kind_event(table, k) / rate
+                if born < t_sub + warmup or born > t_stop - 2.0:
+                    continue
+                total += 1
+                if batch_id in arrivals:
+                    lat.append(arrivals[batch_id] - born)
+    lat.sort()
+    if not lat:
+        return None
+    return (percentile(lat, 50) * 1e3, percentile(lat, 99) * 1e3, len(lat), total,
+            len(arrivals), rss)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=10_000_000)
     ap.add_argument("--batch", type=int, default=200_000)
-    ap.add_argument("--queries", default=",".join(RUNNABLE))
+    ap.add_argument("--queries", default=None, help="default: every runnable query file")
     ap.add_argument("--bin", default=str(REPO / "build-rel" / "src" / "sluiced"))
+    ap.add_argument("--source", choices=("nexmark", "kafka"), default="nexmark")
+    ap.add_argument("--latency", action="store_true")
+    ap.add_argument("--no-throughput", action="store_true")
+    ap.add_argument("--latency-rate", type=int, default=10_000)
+    ap.add_argument("--latency-seconds", type=float, default=20.0)
+    ap.add_argument("--triggers", default="0,1 second")
     args = ap.parse_args()
-    print(f"{args.events} events, batches of {args.batch} rows, {args.bin}")
-    print(f"{'query':6} {'wall s':>8} {'cpu s':>8} {'bid rows/s':>12} {'events/s':>12} "
-          f"{'events/s/core':>14} {'peak RSS MiB':>13}")
-    for q in args.queries.split(","):
-        wall, cpu, bids, rss = run_query(args.bin, q, args.events, args.batch)
-        print(f"{q:6} {wall:8.2f} {cpu:8.2f} {bids / wall:12,.0f} {args.events / wall:12,.0f} "
-              f"{args.events / cpu:14,.0f} {rss:13.0f}", flush=True)
+    queries = args.queries.split(",") if args.queries else runnable_queries()
+    load = Path("/proc/loadavg").read_text().split()[:3]
+    print(f"{args.bin}; load average {' '.join(load)}")
+    if not args.no_throughput:
+        kafka = KafkaSource(args.events) if args.source == "kafka" else None
+        try:
+            print(f"throughput: {args.events} events from {args.source}, batches of "
+                  f"{args.batch} rows")
+            print(f"{'query':6} {'wall s':>8} {'cpu s':>8} {'rows read':>10} {'events/s':>12} "
+                  f"{'events/s/core':>14} {'peak RSS MiB':>13} {'state rows':>11} "
+                  f"{'RocksDB MiB':>12}")
+            for q in queries:
+                wall, cpu, rows, rss, st, disk = run_throughput(args.bin, q, args.events,
+                                                                args.batch, kafka)
+                print(f"{q:6} {wall:8.2f} {cpu:8.2f} {rows:10} {args.events / wall:12,.0f} "
+                      f"{args.events / cpu:14,.0f} {rss:13.0f} {st:11} {disk:12.1f}",
+                      flush=True)
+        finally:
+            if kafka:
+                kafka.stop()
+    if args.latency:
+        print(f"latency: {args.latency_rate} events/s paced, {args.latency_seconds:.0f} s "
+              f"after 3 s of warm-up")
+        print(f"{'query':6} {'trigger':>10} {'p50 ms':>9} {'p99 ms':>9} {'events':>9} "
+              f"{'counted':>8} {'batches':>8} {'peak RSS MiB':>13}")
+        for q in queries:
+            for trig in args.triggers.split(","):
+                r = run_latency(args.bin, q, args.latency_rate, args.latency_seconds, trig)
+                if r is None:
+                    print(f"{q:6} {trig:>10} no output seen", flush=True)
+                    continue
+                p50, p99, n, total, nb, rss = r
+                print(f"{q:6} {trig:>10} {p50:9.1f} {p99:9.1f} {n:9} "
+                      f"{100 * n / max(total, 1):7.1f}% {nb:8} {rss:13.0f}", flush=True)
+    print(f"load average at the end {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
 
 
 if __name__ == "__main__":
