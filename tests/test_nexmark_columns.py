@@ -16,11 +16,16 @@ from datetime import datetime, timedelta
 import psycopg
 import pytest
 
-from test_nexmark import BASE_MS, gen_binary, parse_ts
+from test_nexmark import BASE_MS, gen_binary
 
 EVENTS = 50_000
 RATE = 200
 WAIT = 600
+
+
+def parse_ts(s):
+    """nexmark_gen's timestamps (UTC, microseconds)."""
+    return datetime.strptime(s, "%Y-%m-%d %H:%M:%S.%f")
 
 
 def bid_stream(name, extra=""):
