@@ -25,12 +25,17 @@
  * filled from the record's metadata; the others are decoded from its value
  * with the stream's format (JSON, CSV, or raw: the value as the one
  * column).  A value that does not decode is a dead letter: the reader
- * keeps it (raw bytes, topic/partition, offset, reason) and writes them to
- * <stream>_dead_letters when it closes.
+ * keeps it (raw bytes, topic/partition, offset, reason) with a key that
+ * names the record (topic, partition, offset, its place among the values
+ * of the record), and hands them to the batch when it closes; the batch
+ * appends those not recorded before to <stream>_dead_letters in its own
+ * write (deadletter.h).
  */
 #include "kafka_int.h"
 
 #include "format_int.h"
+#include "sluice/bytes.h"
+#include "sluice/deadletter.h"
 #include "sluice/expr.h"
 #include "sluice/log.h"
 #include "sluice/relstore.h"
@@ -113,10 +118,12 @@ struct KafkaReader {
     FmtResult      res;
     int64_t        last_progress_us;
     bool           failed;
-    /* dead letters, kept until close */
+    /* dead letters, kept until close, and their keys */
     Arena          dead_arena;
     Batch         *dead;
+    SlStr         *dead_keys;
     uint32_t       ndead, capdead;
+    uint32_t       dead_seq;        /* dead letters of the record r->cur so far */
 };
 
 static int64_t wall_us(void)
@@ -883,14 +890,17 @@ static void keep_dead(KafkaReader *r, const rd_kafka_message_t *m, const char *r
         SlType types[5] = {{TYPE_BYTEA, -1}, {TYPE_TEXT, -1}, {TYPE_INT8, -1},
                            {TYPE_TEXT, -1}, {TYPE_TIMESTAMPTZ, -1}};
         Batch *b = batch_alloc(a, types, 5, cap);
+        SlStr *keys = ARENA_ARRAY(a, SlStr, cap);
         if (r->dead != NULL) {
             for (uint32_t c = 0; c < 5; c++) {
                 memcpy(b->cols[c].nulls, r->dead->cols[c].nulls, r->ndead);
                 memcpy(b->cols[c].v.data, r->dead->cols[c].v.data,
                        (size_t)r->ndead * (c == 2 || c == 4 ? 8 : sizeof(SlStr)));
             }
+            memcpy(keys, r->dead_keys, sizeof(SlStr) * r->ndead);
         }
         r->dead = b;
+        r->dead_keys = keys;
         r->capdead = cap;
     }
     Batch *b = r->dead;
@@ -902,6 +912,15 @@ static void keep_dead(KafkaReader *r, const rd_kafka_message_t *m, const char *r
     const char *why = arena_strdup(a, reason);
     b->cols[3].v.str[i] = (SlStr){why, (uint32_t)strlen(why)};
     b->cols[4].v.i64[i] = wall_us() - SL_PG_EPOCH_UNIX_US;
+    /* The key: topic, NUL, partition, offset, place in the record. */
+    const char *topic = rd_kafka_topic_name(m->rkt);
+    size_t tl = strlen(topic);
+    uint8_t *k = arena_alloc(a, tl + 1 + 16);
+    memcpy(k, topic, tl + 1);
+    put_be32(k + tl + 1, (uint32_t)m->partition);
+    put_be64(k + tl + 5, (uint64_t)m->offset);
+    put_be32(k + tl + 13, r->dead_seq++);
+    r->dead_keys[i] = (SlStr){(const char *)k, (uint32_t)(tl + 17)};
     for (int c = 0; c < 5; c++)
         b->cols[c].nulls[i] = 0;
     b->nrows = r->ndead;
@@ -1114,6 +1133,7 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
                 continue;
             }
             r->cur = m;
+            r->dead_seq = 0;
             r->next[i] = m->offset + 1;
             memset(&r->res, 0, sizeof(r->res));
         }
@@ -1174,21 +1194,22 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
     return (int)b->nrows;
 }
 
-int kafka_reader_close(KafkaReader *r, SlError *err)
+void kafka_reader_close(KafkaReader *r, DeadSet *dead)
 {
     KafkaSource *ks = r->ks;
-    int rc = 0;
     if (r->cur != NULL)
         rd_kafka_message_destroy(r->cur);
     if (ks->rk != NULL)
         rd_kafka_assign(ks->rk, NULL);
-    if (r->ndead > 0 && !r->failed && err != NULL) {
+    if (r->ndead > 0 && !r->failed && dead != NULL) {
         if (ks->dead == NULL) {
             sl_log(LOG_ERROR, "kafka records lost: no dead-letter stream",
                    "stream=%s records=%u", ks->rel->name, r->ndead);
         } else {
-            int64_t first;
-            rc = stream_append(ks->st, ks->dead, r->dead, &first, err);
+            /* The batch appends them with its state (deadletter.h). */
+            cat_relation_ref(ks->dead);
+            *dead = (DeadSet){ks->dead, r->dead_arena, r->dead, r->dead_keys};
+            arena_init(&r->dead_arena, 64);
         }
     }
     arena_destroy(&r->dead_arena);
@@ -1196,5 +1217,4 @@ int kafka_reader_close(KafkaReader *r, SlError *err)
     sl_free(r->done);
     sl_free(r->next);
     sl_free(r);
-    return rc;
 }

@@ -28,6 +28,7 @@
 #define SLUICE_RUNTIME_SOURCE_H
 
 #include "sluice/catalog.h"
+#include "sluice/deadletter.h"
 #include "sluice/exec.h"
 #include "sluice/offsets.h"
 #include "sluice/state.h"
@@ -64,9 +65,10 @@ int64_t source_plan(Source *src, const SourceOffsets *pos, const SourceOffsets *
                     SlError *err);
 SourceReader *source_reader_open(Source *src, const SourceOffsets *ranges);
 int  source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err);
-/* Closes the reader.  The records it could not decode go to the stream's
- * dead-letter stream here (a reader closed after an error writes none). */
-int  source_reader_close(SourceReader *r, SlError *err);
+/* Closes the reader.  With dead not NULL, the records it could not decode
+ * go into dead, for the batch to append with its state (deadletter.h; a
+ * reader closed after an error hands over none).  Returns 0 or -1. */
+int  source_reader_close(SourceReader *r, DeadLetters *dead, SlError *err);
 void source_committed(Source *src, const SourceOffsets *pos);
 /* Calls fn for each partition the query reads, pos being its positions. */
 void source_lag(Source *src, const SourceOffsets *pos,
