@@ -159,9 +159,16 @@ void kafka_sink_close(KafkaSink *k)
 /* ---------------------------------------------------------------------- */
 /* Recovery: fence, then read the progress topic back                      */
 
+/* A transaction call's error: transient (08006, the batch is run again
+ * with a new producer) when librdkafka calls it retriable or its code is a
+ * broker away or a timeout; fatal ones (fenced: another producer took the
+ * transactional.id) and the rest fail the query. */
 static int txn_error(SlError *err, rd_kafka_error_t *e, const char *what)
 {
-    sl_error(err, ERRCODE_SYSTEM_ERROR, "Kafka sink: %s: %s", what, rd_kafka_error_string(e));
+    bool again = !rd_kafka_error_is_fatal(e) &&
+                 (rd_kafka_error_is_retriable(e) || kafka_transient(rd_kafka_error_code(e)));
+    sl_error(err, again ? ERRCODE_CONNECTION_FAILURE : ERRCODE_SYSTEM_ERROR,
+             "Kafka sink: %s: %s", what, rd_kafka_error_string(e));
     rd_kafka_error_destroy(e);
     return -1;
 }
@@ -250,9 +257,7 @@ static int read_progress(KafkaSink *k, int64_t *batch, SlError *err)
                 break;
             }
             if (m->err) {
-                rc = sl_error(err, ERRCODE_SYSTEM_ERROR,
-                              "Kafka sink: reading the progress topic: %s",
-                              rd_kafka_message_errstr(m));
+                rc = kafka_error(err, m->err, "Kafka sink: reading the progress topic");
                 rd_kafka_message_destroy(m);
                 break;
             }

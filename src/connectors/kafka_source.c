@@ -50,6 +50,7 @@
 #include <time.h>
 
 #define POLL_MS         250
+#define DESTROY_WAIT_MS 3000    /* close_timeout's default: see destroy_consumer */
 #define MAX_TOPICS      256
 #define SOURCE_NOT_READY (-2)
 
@@ -85,6 +86,7 @@ struct KafkaSource {
     int                nstart_map;
     bool               fail_on_data_loss;
     int64_t            read_timeout_us;
+    int64_t            close_timeout_us;    /* the bound on destroying the consumer */
     /* how to decode */
     KFormat            format;
     FmtSpec            spec;            /* the value's columns */
@@ -320,11 +322,17 @@ static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
     int64_t mo;
     if (opts_get_bool(o, "fail_on_data_loss", true, &ks->fail_on_data_loss, err) < 0 ||
         opts_get_interval_us(o, "read_timeout", 60000000, &ks->read_timeout_us, err) < 0 ||
+        opts_get_interval_us(o, "close_timeout", DESTROY_WAIT_MS * 1000, &ks->close_timeout_us,
+                             err) < 0 ||
         opts_get_int(o, "max_offsets_per_trigger", 0, &mo, err) < 0)
         return -1;
     if (mo < 0)
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                         "max_offsets_per_trigger must not be negative");
+    if (ks->read_timeout_us <= 0 || ks->close_timeout_us < 0)
+        return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                        ks->read_timeout_us <= 0 ? "read_timeout must be positive"
+                                                 : "close_timeout must not be negative");
     /* Columns: metadata by name, the rest from the value. */
     int n = rel->ncols;
     ks->meta = ARENA_ARRAY(&ks->arena, KMeta, n);
@@ -621,17 +629,20 @@ static void *poller_main(void *arg)
 
 /* librdkafka 2.0's rd_kafka_destroy can wait for ever on a broker thread
  * after a partition it read was deleted.  The handle is destroyed on a
- * thread of its own; close waits DESTROY_WAIT_S for it and then goes on,
- * leaving that thread (and the handle) to finish or to end with the
- * process.  Whichever side is last frees the shared record. */
-#define DESTROY_WAIT_S 3
+ * thread of its own; close waits close_timeout (default DESTROY_WAIT_MS)
+ * for it and then goes on, leaving that thread (and the handle) to finish
+ * or to end with the process.  Whichever side is last frees the shared
+ * record.  Either outcome is logged with the time it took. */
 
 typedef struct Destroyer {
     pthread_mutex_t mu;
     pthread_cond_t  cond;
     rd_kafka_t     *rk;
     bool            done;
+    bool            left;           /* close went on without waiting for it */
     int             refs;
+    int64_t         t0;
+    char            stream[64];
 } Destroyer;
 
 static void destroyer_unref(Destroyer *d)
@@ -650,22 +661,31 @@ static void *destroyer_main(void *arg)
 {
     Destroyer *d = arg;
     rd_kafka_consumer_close(d->rk);
+    int64_t closed_us = wall_us();
     rd_kafka_destroy(d->rk);
     pthread_mutex_lock(&d->mu);
     d->done = true;
+    bool left = d->left;
     pthread_cond_broadcast(&d->cond);
     pthread_mutex_unlock(&d->mu);
+    if (left)
+        sl_log(LOG_INFO, "kafka consumer left behind has closed",
+               "stream=%s close_ms=%" PRId64 " destroy_ms=%" PRId64, d->stream,
+               (closed_us - d->t0) / 1000, (wall_us() - closed_us) / 1000);
     destroyer_unref(d);
     return NULL;
 }
 
-static void destroy_consumer(rd_kafka_t *rk, const char *stream)
+static void destroy_consumer(rd_kafka_t *rk, const char *stream, int64_t wait_us)
 {
+    int64_t t0 = wall_us();
     Destroyer *d = sl_calloc(1, sizeof(Destroyer));
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->cond, NULL);
     d->rk = rk;
     d->refs = 2;
+    d->t0 = t0;
+    snprintf(d->stream, sizeof(d->stream), "%s", stream);
     pthread_t t;
     if (pthread_create(&t, NULL, destroyer_main, d) != 0) {
         d->refs = 1;
@@ -675,15 +695,23 @@ static void destroy_consumer(rd_kafka_t *rk, const char *stream)
     pthread_detach(t);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += DESTROY_WAIT_S;
+    ts.tv_sec += (time_t)(wait_us / 1000000);
+    ts.tv_nsec += (long)(wait_us % 1000000) * 1000;
+    ts.tv_sec += ts.tv_nsec / 1000000000L;
+    ts.tv_nsec %= 1000000000L;
     pthread_mutex_lock(&d->mu);
     while (!d->done)
         if (pthread_cond_timedwait(&d->cond, &d->mu, &ts) == ETIMEDOUT)
             break;
     bool done = d->done;
+    d->left = !done;
     pthread_mutex_unlock(&d->mu);
     if (!done)
-        sl_log(LOG_WARN, "kafka consumer still closing, left behind", "stream=%s", stream);
+        sl_log(LOG_WARN, "kafka consumer still closing, left behind",
+               "stream=%s waited_ms=%" PRId64, stream, (wall_us() - t0) / 1000);
+    else
+        sl_log(LOG_INFO, "kafka consumer closed", "stream=%s ms=%" PRId64, stream,
+               (wall_us() - t0) / 1000);
     destroyer_unref(d);
 }
 
@@ -699,7 +727,7 @@ void kafka_source_close(KafkaSource *ks)
         pthread_join(ks->thread, NULL);
     }
     if (ks->rk != NULL)
-        destroy_consumer(ks->rk, ks->rel->name);
+        destroy_consumer(ks->rk, ks->rel->name, ks->close_timeout_us);
     if (ks->pattern)
         regfree(&ks->re);
     pthread_mutex_destroy(&ks->mu);

@@ -14,6 +14,7 @@ import json
 import time
 
 import psycopg
+import pytest
 
 from kafka_helpers import (WAIT, Admin, broker_fixture, produce, query_status,
                            read_committed, wait_for)
@@ -23,6 +24,16 @@ kafka = broker_fixture()
 
 def connect(server):
     return psycopg.connect(server.dsn, autocommit=True)
+
+
+def ids(lo, hi, parts):
+    """Records {"id": i, "v": i} for i in [lo, hi), round robin over parts."""
+    return [(i % parts, None, json.dumps({"id": i, "v": i})) for i in range(lo, hi)]
+
+
+def make_stream(c, name, topic, bootstrap, extra=""):
+    c.execute(f"CREATE STREAM {name} (id BIGINT, v BIGINT) WITH (connector = 'kafka', "
+              f"topic = '{topic}', bootstrap_servers = '{bootstrap}'{extra})")
 
 
 def rows(conn, sql):
@@ -49,8 +60,7 @@ def test_dead_letters_once_through_a_kill_and_two_queries(kafka, sluiced, monkey
     monkeypatch.setenv("SLUICE_FAULT", "batch_before_state_commit")
     server = sluiced()
     with connect(server) as c:
-        c.execute(f"CREATE STREAM dlo (id BIGINT, v BIGINT) WITH (connector = 'kafka', "
-                  f"topic = 'dl_once', bootstrap_servers = '{kafka.bootstrap}')")
+        make_stream(c, "dlo", "dl_once", kafka.bootstrap)
         c.execute("CREATE CONTINUOUS QUERY dq1 WITH (trigger = '100 ms') AS "
                   "SELECT id, v FROM dlo")
     assert server.wait_exit(WAIT) == -9, "the fault point did not kill the server"
@@ -85,3 +95,109 @@ def test_dead_letters_once_through_a_kill_and_two_queries(kafka, sluiced, monkey
         produce(kafka.bootstrap, "dl_once", [(0, None, json.dumps({"id": 8, "v": 8}))])
         assert wait_for(lambda: len(rows(c, "SELECT * FROM dq2")), 5) == 5
         assert c.execute("SELECT count(*) FROM dlo_dead_letters").fetchone()[0] == 3
+
+
+def sink_rows(bootstrap, topic):
+    return sorted(json.loads(v)["id"] for _, _, _, v in read_committed(bootstrap, topic))
+
+
+def test_broker_away_and_back_is_retried_exactly_once(kafka, sluiced):
+    """The broker stops while a batch needs it and starts again on the same ports and
+    data: the query retries that batch (status 'retrying'), then resumes, and the sink
+    holds every row once."""
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("br_in", 2)
+    admin.create_topic("br_out", 1)
+    produce(kafka.bootstrap, "br_in", ids(0, 100, 2))
+    server = sluiced()
+    with connect(server) as c:
+        make_stream(c, "bri", "br_in", kafka.bootstrap, ", read_timeout = '2 seconds'")
+        c.execute(f"CREATE SINK bro WITH (connector = 'kafka', topic = 'br_out', "
+                  f"bootstrap_servers = '{kafka.bootstrap}', key = 'id', "
+                  f"progress_topic = 'br_progress')")
+        c.execute("CREATE CONTINUOUS QUERY bq INTO bro WITH (trigger = '100 ms') AS "
+                  "SELECT id, v FROM bri")
+        assert wait_for(lambda: sink_rows(kafka.bootstrap, "br_out"),
+                        list(range(100))) == list(range(100))
+        # Paused, the query's source still looks at the topic: let it see 100 more
+        # records, then take the broker away and resume, so the next batch needs it.
+        c.execute("ALTER CONTINUOUS QUERY bq PAUSE")
+        produce(kafka.bootstrap, "br_in", ids(100, 200, 2))
+        assert wait_for(lambda: c.execute(
+            "SELECT sum(latest_offset) FROM sys.source_lag WHERE query = 'bq'").fetchone()[0],
+            200) == 200
+        kafka.halt()
+        try:
+            c.execute("ALTER CONTINUOUS QUERY bq RESUME")
+
+            def status():
+                return c.execute("SELECT status, last_error FROM sys.queries "
+                                 "WHERE name = 'bq'").fetchone()
+            assert wait_for(lambda: status()[0], "retrying") == "retrying"
+            assert "no records from Kafka" in status()[1], status()
+            assert query_status(server, "bq")[0] == "retrying"
+            # A few tries while the broker is away; the query never fails.
+            deadline = time.monotonic() + WAIT
+            while server.log_text().count("failed on a transient error, retrying") < 3:
+                assert time.monotonic() < deadline, "no retries logged"
+                assert status()[0] == "retrying", status()
+                time.sleep(0.5)
+        finally:
+            kafka.resume()
+        want = list(range(200))
+        assert wait_for(lambda: sink_rows(kafka.bootstrap, "br_out"), want) == want
+        assert wait_for(lambda: c.execute("SELECT status, last_error FROM sys.queries "
+                                          "WHERE name = 'bq'").fetchone(),
+                        ("running", None)) == ("running", None)
+        assert "micro-batch succeeded after retries" in server.log_text()
+        # And on after it.
+        produce(kafka.bootstrap, "br_in", ids(200, 250, 2))
+        want = list(range(250))
+        assert wait_for(lambda: sink_rows(kafka.bootstrap, "br_out"), want) == want
+        time.sleep(1)
+        assert sink_rows(kafka.bootstrap, "br_out") == want
+
+
+def test_closing_a_consumer_of_a_deleted_topic_is_bounded(kafka, sluiced):
+    """A query reads a topic that is then deleted (fail_on_data_loss = false, so it
+    goes on); dropping it closes its consumer.  Debian 12's librdkafka 2.0.2 hangs in
+    rd_kafka_destroy there (joining its main thread; seen in this test): the close
+    waits close_timeout at most and logs which way it went; the server then stops
+    cleanly with exit code 0."""
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("gone", 2)
+    produce(kafka.bootstrap, "gone", ids(0, 20, 2))
+    server = sluiced()
+    with connect(server) as c:
+        make_stream(c, "gs", "gone", kafka.bootstrap,
+                    ", fail_on_data_loss = false, close_timeout = '2 seconds'")
+        c.execute("CREATE CONTINUOUS QUERY gq WITH (trigger = '100 ms') AS "
+                  "SELECT count(*) AS n FROM gs")
+        assert wait_for(lambda: c.execute("SELECT n FROM gq").fetchone(), (20,)) == (20,)
+        admin.delete_topic("gone")
+        # The query goes on without the topic.
+        time.sleep(2)
+        assert query_status(server, "gq")[0] == "running"
+        t0 = time.monotonic()
+        c.execute("DROP CONTINUOUS QUERY gq")
+
+        def outcome():
+            log = server.log_text()
+            return ('msg="kafka consumer closed" stream=gs' in log,
+                    'msg="kafka consumer still closing, left behind" stream=gs' in log)
+        deadline = time.monotonic() + WAIT
+        while outcome() == (False, False) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        took = time.monotonic() - t0
+        closed, left = outcome()
+        assert closed or left, "the consumer's close was not logged"
+        # Bounded by close_timeout (2 s) plus the poller's last look (a metadata
+        # request, 5 s at most) on this loaded machine.
+        assert took < 20, took
+        if left:
+            assert "stream=gs waited_ms=2" in server.log_text()
+        with pytest.raises(psycopg.Error) as e:
+            c.execute("CREATE STREAM bad (a INT) WITH (connector = 'kafka', topic = 't', "
+                      "bootstrap_servers = 'x:1', close_timeout = '-1 second')")
+        assert 'invalid value for option "close_timeout"' in str(e.value)
+    assert server.stop() == 0
