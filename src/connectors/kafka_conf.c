@@ -2,7 +2,7 @@
  * kafka_conf.c -- the librdkafka configuration of a Kafka stream or sink
  * (see kafka_int.h).
  *
- *   kafka_conf_build, kafka_error, kafka_transient, kafka_json_quote
+ *   kafka_conf_build, kafka_error, kafka_transient
  *
  * bootstrap_servers is required (or "kafka.bootstrap.servers").  Every
  * option whose name starts with "kafka." goes to librdkafka without the
@@ -15,32 +15,6 @@
 #include "sluice/log.h"
 
 #include <stdio.h>
-
-void kafka_json_quote(StrBuf *b, const char *s, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    strbuf_putc(b, '"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') {
-            strbuf_putc(b, '\\');
-            strbuf_putc(b, (char)c);
-        } else if (c == '\n') {
-            strbuf_puts(b, "\\n");
-        } else if (c == '\t') {
-            strbuf_puts(b, "\\t");
-        } else if (c == '\r') {
-            strbuf_puts(b, "\\r");
-        } else if (c < 0x20) {
-            strbuf_puts(b, "\\u00");
-            strbuf_putc(b, hex[c >> 4]);
-            strbuf_putc(b, hex[c & 15]);
-        } else {
-            strbuf_putc(b, (char)c);
-        }
-    }
-    strbuf_putc(b, '"');
-}
 
 bool kafka_transient(rd_kafka_resp_err_t code)
 {

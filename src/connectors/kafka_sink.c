@@ -47,6 +47,7 @@ struct KafkaSink {
     SinkFormat         format;
     int               *key_cols;
     int                nkey;
+    SlStr             *json_names;      /* per output column: "\"name\": " */
     rd_kafka_t        *rk;              /* made at the first write */
     int64_t            committed;       /* last batch known committed, -1 none */
 };
@@ -138,6 +139,16 @@ int kafka_sink_open(const CatRelation *sink, const CatRelation *query, KafkaSink
     k->sink = sink;
     k->query = query;
     k->committed = -1;
+    /* Each column's JSON key, quoted once here rather than per row. */
+    k->json_names = ARENA_ARRAY(&k->arena, SlStr, query->ncols > 0 ? query->ncols : 1);
+    for (int c = 0; c < query->ncols; c++) {
+        StrBuf b;
+        strbuf_init(&b);
+        strbuf_put_json_string(&b, query->cols[c].name, strlen(query->cols[c].name));
+        strbuf_puts(&b, ": ");
+        k->json_names[c] = (SlStr){arena_memdup(&k->arena, b.data, b.len), (uint32_t)b.len};
+        strbuf_free(&b);
+    }
     cat_relation_ref(sink);
     cat_relation_ref(query);
     *out = k;
@@ -329,8 +340,26 @@ static void json_value(StrBuf *b, const Vector *v, uint32_t i, StrBuf *tmp)
         strbuf_puts(b, v->v.b[i] ? "true" : "false");
         return;
     case TYPE_INT2:
+        strbuf_put_int(b, v->v.i16[i]);
+        return;
     case TYPE_INT4:
+        strbuf_put_int(b, v->v.i32[i]);
+        return;
     case TYPE_INT8:
+        strbuf_put_int(b, v->v.i64[i]);
+        return;
+    case TYPE_TEXT:
+    case TYPE_VARCHAR:
+        strbuf_put_json_string(b, v->v.str[i].ptr, v->v.str[i].len);
+        return;
+    case TYPE_DATE:
+    case TYPE_TIMESTAMP:
+    case TYPE_TIMESTAMPTZ:
+        /* digits, '-', ':', '.', '+', ' ', "BC", "infinity": nothing to escape */
+        strbuf_putc(b, '"');
+        value_format_text(v, i, b);
+        strbuf_putc(b, '"');
+        return;
     case TYPE_NUMERIC:
     case TYPE_FLOAT4:
     case TYPE_FLOAT8:
@@ -339,7 +368,7 @@ static void json_value(StrBuf *b, const Vector *v, uint32_t i, StrBuf *tmp)
         if (tmp->len > 0 && (tmp->data[0] == '-' || (tmp->data[0] >= '0' && tmp->data[0] <= '9')))
             strbuf_append(b, tmp->data, tmp->len);
         else
-            kafka_json_quote(b, tmp->data, tmp->len);      /* NaN, Infinity */
+            strbuf_put_json_string(b, tmp->data, tmp->len);      /* NaN, Infinity */
         return;
     case TYPE_JSONB:
         strbuf_append(b, v->v.str[i].ptr, v->v.str[i].len);
@@ -347,7 +376,7 @@ static void json_value(StrBuf *b, const Vector *v, uint32_t i, StrBuf *tmp)
     default:
         strbuf_reset(tmp);
         value_format_text(v, i, tmp);
-        kafka_json_quote(b, tmp->data, tmp->len);
+        strbuf_put_json_string(b, tmp->data, tmp->len);
         return;
     }
 }
@@ -386,9 +415,7 @@ static void encode(KafkaSink *k, const Batch *batch, uint32_t i, const int *cols
         if (n > 0)
             strbuf_puts(out, k->format == SF_JSON ? ", " : ",");
         if (k->format == SF_JSON) {
-            const char *name = k->query->cols[c].name;
-            kafka_json_quote(out, name, strlen(name));
-            strbuf_puts(out, ": ");
+            strbuf_append(out, k->json_names[c].ptr, k->json_names[c].len);
             json_value(out, &batch->cols[c], i, tmp);
         } else {
             csv_value(out, &batch->cols[c], i, tmp);

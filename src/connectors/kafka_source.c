@@ -50,6 +50,7 @@
 #include <time.h>
 
 #define POLL_MS         250
+#define READ_BATCH      512     /* records taken from librdkafka's queue at once */
 #define DESTROY_WAIT_MS 3000    /* close_timeout's default: see destroy_consumer */
 #define MAX_TOPICS      256
 #define SOURCE_NOT_READY (-2)
@@ -117,6 +118,12 @@ struct KafkaReader {
     int64_t       *next;            /* per range: the next offset wanted */
     int            remaining;
     rd_kafka_message_t *cur;            /* a record decoded in part */
+    rd_kafka_queue_t   *queue;          /* the consumer's queue, or NULL */
+    rd_kafka_message_t *msgs[READ_BATCH];   /* taken from it, [imsg, nmsgs) unread */
+    int                 imsg, nmsgs;
+    const rd_kafka_topic_t *last_rkt;   /* range_of's last answer */
+    int32_t             last_part;
+    int                 last_range;
     FmtResult      res;
     int64_t        last_progress_us;
     bool           failed;
@@ -881,8 +888,10 @@ KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges)
         rd_kafka_topic_partition_list_add(l, ks->topics[p->topic], p->part)->offset = p->start;
     }
     pthread_mutex_unlock(&ks->mu);
-    if (r->remaining > 0 && ks->rk != NULL)
+    if (r->remaining > 0 && ks->rk != NULL) {
         rd_kafka_assign(ks->rk, l);
+        r->queue = rd_kafka_queue_get_consumer(ks->rk);
+    }
     rd_kafka_topic_partition_list_destroy(l);
     return r;
 }
@@ -890,14 +899,44 @@ KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges)
 /* The index of the reader's range for a record's topic and partition. */
 static int range_of(KafkaReader *r, rd_kafka_topic_t *rkt, int32_t part)
 {
+    if (rkt == r->last_rkt && part == r->last_part)
+        return r->last_range;
+    int found = -1;
     const char *name = rd_kafka_topic_name(rkt);
     for (int i = 0; i < r->ranges.n; i++) {
         const SrcPart *p = &r->ranges.parts[i];
         if (p->part == part && p->topic >= 0 && p->topic < r->ks->ntopics &&
-            strcmp(r->ks->topics[p->topic], name) == 0)
-            return i;
+            strcmp(r->ks->topics[p->topic], name) == 0) {
+            found = i;
+            break;
+        }
     }
-    return -1;
+    r->last_rkt = rkt;
+    r->last_part = part;
+    r->last_range = found;
+    return found;
+}
+
+/* The next record or event, waiting up to timeout_ms: taken READ_BATCH at
+ * a time from the consumer's queue (one lock for many records).  The read
+ * timeout restarts whenever librdkafka hands something over. */
+static rd_kafka_message_t *next_message(KafkaReader *r, int timeout_ms)
+{
+    if (r->imsg < r->nmsgs)
+        return r->msgs[r->imsg++];
+    r->imsg = r->nmsgs = 0;
+    if (r->queue == NULL) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(r->ks->rk, timeout_ms);
+        if (m != NULL)
+            r->last_progress_us = wall_us();
+        return m;
+    }
+    ssize_t n = rd_kafka_consume_batch_queue(r->queue, timeout_ms, r->msgs, READ_BATCH);
+    if (n <= 0)
+        return NULL;
+    r->last_progress_us = wall_us();
+    r->nmsgs = (int)n;
+    return r->msgs[r->imsg++];
 }
 
 static void mark_done(KafkaReader *r, int i)
@@ -1011,12 +1050,12 @@ static int fill_meta(KafkaReader *r, const rd_kafka_message_t *m, Batch *out, ui
                                            RD_KAFKA_RESP_ERR_NO_ERROR; h++) {
                         if (h)
                             strbuf_puts(&j, ", ");
-                        kafka_json_quote(&j, name, strlen(name));
+                        strbuf_put_json_string(&j, name, strlen(name));
                         strbuf_puts(&j, ": ");
                         if (val == NULL)
                             strbuf_puts(&j, "null");
                         else
-                            kafka_json_quote(&j, val, size);
+                            strbuf_put_json_string(&j, val, size);
                     }
                 }
                 strbuf_putc(&j, '}');
@@ -1129,7 +1168,7 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
         if (r->cur == NULL) {
             if (r->remaining == 0)
                 break;
-            rd_kafka_message_t *m = rd_kafka_consumer_poll(ks->rk, 100);
+            rd_kafka_message_t *m = next_message(r, 100);
             if (m == NULL) {
                 if (wall_us() - r->last_progress_us > ks->read_timeout_us) {
                     sl_error(err, ERRCODE_CONNECTION_FAILURE,
@@ -1142,7 +1181,6 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
                 }
                 continue;
             }
-            r->last_progress_us = wall_us();
             if (m->err) {
                 int rc = on_event(r, m, err);
                 rd_kafka_message_destroy(m);
@@ -1227,6 +1265,10 @@ void kafka_reader_close(KafkaReader *r, DeadSet *dead)
     KafkaSource *ks = r->ks;
     if (r->cur != NULL)
         rd_kafka_message_destroy(r->cur);
+    while (r->imsg < r->nmsgs)
+        rd_kafka_message_destroy(r->msgs[r->imsg++]);
+    if (r->queue != NULL)
+        rd_kafka_queue_destroy(r->queue);
     if (ks->rk != NULL)
         rd_kafka_assign(ks->rk, NULL);
     if (r->ndead > 0 && !r->failed && dead != NULL) {
