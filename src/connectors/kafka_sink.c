@@ -49,6 +49,7 @@ struct KafkaSink {
     int                nkey;
     SlStr             *json_names;      /* per output column: "\"name\": " */
     rd_kafka_t        *rk;              /* made at the first write */
+    rd_kafka_topic_t  *rkt, *prkt;      /* its handles of topic and progress_topic */
     int64_t            committed;       /* last batch known committed, -1 none */
 };
 
@@ -155,12 +156,24 @@ int kafka_sink_open(const CatRelation *sink, const CatRelation *query, KafkaSink
     return 0;
 }
 
+/* Destroys the producer and its topic handles. */
+static void drop_producer(KafkaSink *k)
+{
+    if (k->rkt != NULL)
+        rd_kafka_topic_destroy(k->rkt);
+    if (k->prkt != NULL)
+        rd_kafka_topic_destroy(k->prkt);
+    if (k->rk != NULL)
+        rd_kafka_destroy(k->rk);
+    k->rkt = k->prkt = NULL;
+    k->rk = NULL;
+}
+
 void kafka_sink_close(KafkaSink *k)
 {
     if (k == NULL)
         return;
-    if (k->rk != NULL)
-        rd_kafka_destroy(k->rk);
+    drop_producer(k);
     cat_relation_unref(k->sink);
     cat_relation_unref(k->query);
     arena_destroy(&k->arena);
@@ -316,9 +329,13 @@ static int ensure_producer(KafkaSink *k, SlError *err)
         rc = ensure_progress_topic(k, err);
     if (rc == 0)
         rc = read_progress(k, &k->committed, err);
+    /* Topic handles: a record names its topic by handle, not by a name
+     * looked up under librdkafka's handle lock. */
+    if (rc == 0 && ((k->rkt = rd_kafka_topic_new(k->rk, k->topic, NULL)) == NULL ||
+                    (k->prkt = rd_kafka_topic_new(k->rk, k->progress_topic, NULL)) == NULL))
+        rc = kafka_error(err, rd_kafka_last_error(), "Kafka sink: topic handle");
     if (rc < 0) {
-        rd_kafka_destroy(k->rk);
-        k->rk = NULL;
+        drop_producer(k);
         return -1;
     }
     sl_log(LOG_INFO, "kafka sink ready", "sink=%s transactional_id=%s committed_batch=%" PRId64,
@@ -426,12 +443,12 @@ static void encode(KafkaSink *k, const Batch *batch, uint32_t i, const int *cols
 }
 
 /* Produces one record, waiting while librdkafka's queue is full. */
-static int produce(KafkaSink *k, const char *topic, const StrBuf *key, const StrBuf *val,
+static int produce(KafkaSink *k, rd_kafka_topic_t *rkt, const StrBuf *key, const StrBuf *val,
                    SlError *err)
 {
     for (;;) {
         rd_kafka_resp_err_t e = rd_kafka_producev(
-            k->rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+            k->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
             RD_KAFKA_V_KEY(key ? key->data : NULL, key ? key->len : 0),
             RD_KAFKA_V_VALUE(val ? val->data : NULL, val ? val->len : 0), RD_KAFKA_V_END);
         if (e == RD_KAFKA_RESP_ERR_NO_ERROR)
@@ -467,13 +484,13 @@ int kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, i
             if (k->nkey > 0)
                 encode(k, rows[n], i, k->key_cols, k->nkey, &key, &tmp);
             encode(k, rows[n], i, NULL, k->query->ncols, &val, &tmp);
-            rc = produce(k, k->topic, k->nkey > 0 ? &key : NULL, &val, err);
+            rc = produce(k, k->rkt, k->nkey > 0 ? &key : NULL, &val, err);
         }
     }
     for (int n = 0; n < ndel && rc == 0 && k->nkey > 0; n++) {
         for (uint32_t i = 0; i < dels[n]->nrows && rc == 0; i++) {
             encode(k, dels[n], i, k->key_cols, k->nkey, &key, &tmp);
-            rc = produce(k, k->topic, &key, NULL, err);
+            rc = produce(k, k->rkt, &key, NULL, err);
         }
     }
     if (rc == 0) {
@@ -481,7 +498,7 @@ int kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, i
         strbuf_puts(&key, k->txn_id);
         strbuf_reset(&val);
         strbuf_printf(&val, "{\"batch\": %" PRId64 ", \"topic\": \"%s\"}", batch_id, k->topic);
-        rc = produce(k, k->progress_topic, &key, &val, err);
+        rc = produce(k, k->prkt, &key, &val, err);
     }
     strbuf_free(&key);
     strbuf_free(&val);
@@ -500,7 +517,6 @@ int kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, i
 fail:
     /* Start over at the next try: a new producer fences this one, aborts
      * what it left open, and reads the progress topic again. */
-    rd_kafka_destroy(k->rk);
-    k->rk = NULL;
+    drop_producer(k);
     return -1;
 }
