@@ -32,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* transaction.timeout.ms unless the sink sets "kafka.transaction.timeout.ms";
+ * also the longest wait of init_transactions and commit_transaction. */
 #define TXN_TIMEOUT_MS 60000
 
 typedef enum SinkFormat { SF_JSON, SF_CSV } SinkFormat;
@@ -48,6 +50,7 @@ struct KafkaSink {
     int               *key_cols;
     int                nkey;
     SlStr             *json_names;      /* per output column: "\"name\": " */
+    int                txn_timeout_ms;
     rd_kafka_t        *rk;              /* made at the first write */
     rd_kafka_topic_t  *rkt, *prkt;      /* its handles of topic and progress_topic */
     int64_t            committed;       /* last batch known committed, -1 none */
@@ -140,6 +143,8 @@ int kafka_sink_open(const CatRelation *sink, const CatRelation *query, KafkaSink
     k->sink = sink;
     k->query = query;
     k->committed = -1;
+    const char *tt = opts_get(&k->opts, "kafka.transaction.timeout.ms");
+    k->txn_timeout_ms = tt != NULL && atoi(tt) > 0 ? atoi(tt) : TXN_TIMEOUT_MS;
     /* Each column's JSON key, quoted once here rather than per row. */
     k->json_names = ARENA_ARRAY(&k->arena, SlStr, query->ncols > 0 ? query->ncols : 1);
     for (int c = 0; c < query->ncols; c++) {
@@ -321,7 +326,7 @@ static int ensure_producer(KafkaSink *k, SlError *err)
         rd_kafka_conf_destroy(conf);
         return sl_error(err, ERRCODE_SYSTEM_ERROR, "Kafka sink: %s", msg);
     }
-    rd_kafka_error_t *e = rd_kafka_init_transactions(k->rk, TXN_TIMEOUT_MS);
+    rd_kafka_error_t *e = rd_kafka_init_transactions(k->rk, k->txn_timeout_ms);
     int rc = 0;
     if (e != NULL)
         rc = txn_error(err, e, "init_transactions");
@@ -506,7 +511,7 @@ int kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, i
     if (rc < 0)
         goto fail;
     SLUICE_FAULT("kafka_sink_before_commit");
-    e = rd_kafka_commit_transaction(k->rk, TXN_TIMEOUT_MS);
+    e = rd_kafka_commit_transaction(k->rk, k->txn_timeout_ms);
     if (e != NULL) {
         txn_error(err, e, "commit_transaction");
         goto fail;

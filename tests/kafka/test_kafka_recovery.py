@@ -5,9 +5,10 @@ Covers: dead letters recorded exactly once per stream -- written in the batch's 
 RocksDB write, keyed by (topic, partition, offset) -- through a SIGKILL after the
 batch that read them (before its state commit, so the batch is replayed) and with
 two queries reading the same stream; a broker stopped and started again on the same
-ports and data while a query reads from it and writes into a Kafka sink: the query
-retries (status 'retrying' with the error in sys.queries) and resumes, and a
-read_committed consumer sees every output row exactly once.
+ports and data while a query reads from it, and while a batch's Kafka transaction is
+open (held at a fault point): the query retries (status 'retrying' with the error in
+sys.queries) and resumes, and a read_committed consumer sees every output row
+exactly once; closing the consumer of a deleted topic is bounded by close_timeout.
 """
 
 import json
@@ -34,6 +35,17 @@ def ids(lo, hi, parts):
 def make_stream(c, name, topic, bootstrap, extra=""):
     c.execute(f"CREATE STREAM {name} (id BIGINT, v BIGINT) WITH (connector = 'kafka', "
               f"topic = '{topic}', bootstrap_servers = '{bootstrap}'{extra})")
+
+
+def make_pipeline(c, bootstrap, p, stream_extra="", sink_extra=""):
+    """Stream {p}i over topic {p}_in -> query {p}q -> Kafka sink {p}o into topic
+    {p}_out, keyed by id, progress topic {p}_progress."""
+    make_stream(c, f"{p}i", f"{p}_in", bootstrap, stream_extra)
+    c.execute(f"CREATE SINK {p}o WITH (connector = 'kafka', topic = '{p}_out', "
+              f"bootstrap_servers = '{bootstrap}', key = 'id', "
+              f"progress_topic = '{p}_progress'{sink_extra})")
+    c.execute(f"CREATE CONTINUOUS QUERY {p}q INTO {p}o WITH (trigger = '100 ms') AS "
+              f"SELECT id, v FROM {p}i")
 
 
 def rows(conn, sql):
@@ -97,6 +109,24 @@ def test_dead_letters_once_through_a_kill_and_two_queries(kafka, sluiced, monkey
         assert c.execute("SELECT count(*) FROM dlo_dead_letters").fetchone()[0] == 3
 
 
+def status(c, query):
+    return c.execute("SELECT status, last_error FROM sys.queries WHERE name = %s",
+                     (query,)).fetchone()
+
+
+def wait_retrying(c, server, query, error, tries):
+    """Waits until query is 'retrying' with error in last_error, and stays so
+    while tries failed tries are logged (the broker is away)."""
+    assert wait_for(lambda: status(c, query)[0], "retrying") == "retrying"
+    assert error in status(c, query)[1], status(c, query)
+    assert query_status(server, query)[0] == "retrying"
+    deadline = time.monotonic() + WAIT
+    while server.log_text().count("failed on a transient error, retrying") < tries:
+        assert time.monotonic() < deadline, "no retries logged"
+        assert status(c, query)[0] == "retrying", status(c, query)
+        time.sleep(0.5)
+
+
 def sink_rows(bootstrap, topic):
     return sorted(json.loads(v)["id"] for _, _, _, v in read_committed(bootstrap, topic))
 
@@ -111,44 +141,26 @@ def test_broker_away_and_back_is_retried_exactly_once(kafka, sluiced):
     produce(kafka.bootstrap, "br_in", ids(0, 100, 2))
     server = sluiced()
     with connect(server) as c:
-        make_stream(c, "bri", "br_in", kafka.bootstrap, ", read_timeout = '2 seconds'")
-        c.execute(f"CREATE SINK bro WITH (connector = 'kafka', topic = 'br_out', "
-                  f"bootstrap_servers = '{kafka.bootstrap}', key = 'id', "
-                  f"progress_topic = 'br_progress')")
-        c.execute("CREATE CONTINUOUS QUERY bq INTO bro WITH (trigger = '100 ms') AS "
-                  "SELECT id, v FROM bri")
+        make_pipeline(c, kafka.bootstrap, "br", ", read_timeout = '2 seconds'")
         assert wait_for(lambda: sink_rows(kafka.bootstrap, "br_out"),
                         list(range(100))) == list(range(100))
         # Paused, the query's source still looks at the topic: let it see 100 more
         # records, then take the broker away and resume, so the next batch needs it.
-        c.execute("ALTER CONTINUOUS QUERY bq PAUSE")
+        c.execute("ALTER CONTINUOUS QUERY brq PAUSE")
         produce(kafka.bootstrap, "br_in", ids(100, 200, 2))
         assert wait_for(lambda: c.execute(
-            "SELECT sum(latest_offset) FROM sys.source_lag WHERE query = 'bq'").fetchone()[0],
+            "SELECT sum(latest_offset) FROM sys.source_lag WHERE query = 'brq'").fetchone()[0],
             200) == 200
         kafka.halt()
         try:
-            c.execute("ALTER CONTINUOUS QUERY bq RESUME")
-
-            def status():
-                return c.execute("SELECT status, last_error FROM sys.queries "
-                                 "WHERE name = 'bq'").fetchone()
-            assert wait_for(lambda: status()[0], "retrying") == "retrying"
-            assert "no records from Kafka" in status()[1], status()
-            assert query_status(server, "bq")[0] == "retrying"
+            c.execute("ALTER CONTINUOUS QUERY brq RESUME")
             # A few tries while the broker is away; the query never fails.
-            deadline = time.monotonic() + WAIT
-            while server.log_text().count("failed on a transient error, retrying") < 3:
-                assert time.monotonic() < deadline, "no retries logged"
-                assert status()[0] == "retrying", status()
-                time.sleep(0.5)
+            wait_retrying(c, server, "brq", "no records from Kafka", 3)
         finally:
             kafka.resume()
         want = list(range(200))
         assert wait_for(lambda: sink_rows(kafka.bootstrap, "br_out"), want) == want
-        assert wait_for(lambda: c.execute("SELECT status, last_error FROM sys.queries "
-                                          "WHERE name = 'bq'").fetchone(),
-                        ("running", None)) == ("running", None)
+        assert wait_for(lambda: status(c, "brq"), ("running", None)) == ("running", None)
         assert "micro-batch succeeded after retries" in server.log_text()
         # And on after it.
         produce(kafka.bootstrap, "br_in", ids(200, 250, 2))
@@ -201,3 +213,39 @@ def test_closing_a_consumer_of_a_deleted_topic_is_bounded(kafka, sluiced):
                       "bootstrap_servers = 'x:1', close_timeout = '-1 second')")
         assert 'invalid value for option "close_timeout"' in str(e.value)
     assert server.stop() == 0
+
+
+def test_sink_commit_with_the_broker_away_is_retried_exactly_once(kafka, sluiced, tmp_path):
+    """The broker goes away while a batch's Kafka transaction is open (held at the
+    kafka_sink_before_commit fault point): commit_transaction times out, the batch is
+    retried with a new producer until the broker is back, and every row is in the
+    output once."""
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("ts_in", 1)
+    admin.create_topic("ts_out", 1)
+    produce(kafka.bootstrap, "ts_in", ids(0, 50, 1))
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced(env={"SLUICE_FAULT": "kafka_sink_before_commit:hold",
+                          "SLUICE_FAULT_HOLD": str(hold)})
+    with connect(server) as c:
+        make_pipeline(c, kafka.bootstrap, "ts", ", read_timeout = '3 seconds'",
+                      ", \"kafka.transaction.timeout.ms\" = '3000'")
+        deadline = time.monotonic() + WAIT
+        while "fault point kafka_sink_before_commit reached, holding" not in server.log_text():
+            assert time.monotonic() < deadline, "the sink never reached its commit"
+            time.sleep(0.1)
+        kafka.halt()
+        try:
+            hold.unlink()
+            wait_retrying(c, server, "tsq", "Kafka sink", 2)
+        finally:
+            kafka.resume()
+        want = list(range(50))
+        assert wait_for(lambda: sink_rows(kafka.bootstrap, "ts_out"), want) == want
+        assert wait_for(lambda: status(c, "tsq"), ("running", None)) == ("running", None)
+        time.sleep(1)
+        assert sink_rows(kafka.bootstrap, "ts_out") == want
+    log = server.log_text()
+    assert "micro-batch succeeded after retries" in log
+    assert log.count('msg="kafka sink ready"') >= 2
