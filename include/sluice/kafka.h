@@ -16,7 +16,8 @@
  *   kafka_source_topic, kafka_source_topic_index   the topic table
  *   kafka_reader_open, kafka_reader_next, kafka_reader_close
  *                           the records of a batch's ranges (assign and
- *                           seek, never subscribe), decoded into rows
+ *                           seek, never subscribe), decoded into rows;
+ *                           undecodable ones handed to the batch at close
  *   kafka_source_close
  *
  * Sink (kafka_sink.c):
@@ -34,6 +35,7 @@
 #define SLUICE_KAFKA_H
 
 #include "sluice/catalog.h"
+#include "sluice/deadletter.h"
 #include "sluice/offsets.h"
 #include "sluice/state.h"
 
@@ -68,7 +70,11 @@ int32_t kafka_source_topic_index(KafkaSource *ks, const char *name);
 
 KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges);
 int  kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err);
-int  kafka_reader_close(KafkaReader *r, SlError *err);
+/* Closes the reader.  With dead not NULL, the records it could not decode
+ * move there (rows of the stream's dead-letter stream, keyed by topic,
+ * partition and offset), for the batch to append with its state; a reader
+ * that failed hands over none. */
+void kafka_reader_close(KafkaReader *r, DeadSet *dead);
 
 int  kafka_sink_validate(const CatRelation *def, SlError *err);
 /* Columns of the query's output; the query's name, oid and creation time

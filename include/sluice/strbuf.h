@@ -26,6 +26,8 @@ void strbuf_putc(StrBuf *b, char c);
 void strbuf_printf(StrBuf *b, const char *fmt, ...) SL_PRINTF(2, 3);
 /* Appends s[0..n) as a JSON string literal, quotes and escapes included. */
 void strbuf_put_json_string(StrBuf *b, const char *s, size_t n);
+/* Appends v in decimal (what printf's %lld gives, without printf). */
+void strbuf_put_int(StrBuf *b, int64_t v);
 /* Takes the buffer's memory; the StrBuf is empty afterwards. */
 char *strbuf_steal(StrBuf *b, size_t *len);
 

@@ -260,15 +260,21 @@ static bool skip_value(JCtx *cx)
             }
         } else if (c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n') {
             const char *s = cx->p;
-            while (cx->p < cx->end && (strchr("+-.eE", *cx->p) ||
-                                       (*cx->p >= '0' && *cx->p <= '9') ||
-                                       (*cx->p >= 'a' && *cx->p <= 'z')))
-                cx->p++;
+            bool numeric = true;    /* only +-.eE and digits so far */
+            for (; cx->p < cx->end; cx->p++) {
+                char ch = *cx->p;
+                if ((ch >= '0' && ch <= '9') || ch == '+' || ch == '-' || ch == '.' ||
+                    ch == 'e' || ch == 'E')
+                    continue;
+                if (ch < 'a' || ch > 'z')
+                    break;
+                numeric = false;
+            }
             size_t n = (size_t)(cx->p - s);
             bool ok = (n == 4 && memcmp(s, "true", 4) == 0) ||
                       (n == 5 && memcmp(s, "false", 5) == 0) ||
                       (n == 4 && memcmp(s, "null", 4) == 0) ||
-                      ((c == '-' || (c >= '0' && c <= '9')) && strspn(s, "+-.eE0123456789") >= n);
+                      ((c == '-' || (c >= '0' && c <= '9')) && numeric);
             if (!ok) {
                 fail(cx, "invalid JSON: %s at byte %ld", "unexpected token");
                 return false;
@@ -333,10 +339,10 @@ static void store_text(JCtx *cx, int c, const char *s, size_t n)
     SlError e = {0};
     if (value_parse_text(cx->a, col->type, s, n, v, cx->row, -1, &e) < 0) {
         set_reason(cx, col, e.message ? e.message : "invalid value");
+        sl_error_clear(&e);
     } else {
         v->nulls[cx->row] = 0;
     }
-    sl_error_clear(&e);
 }
 
 /* Reads the value at p into column c. */

@@ -2,7 +2,7 @@
  * kafka_conf.c -- the librdkafka configuration of a Kafka stream or sink
  * (see kafka_int.h).
  *
- *   kafka_conf_build, kafka_error, kafka_json_quote
+ *   kafka_conf_build, kafka_error, kafka_transient
  *
  * bootstrap_servers is required (or "kafka.bootstrap.servers").  Every
  * option whose name starts with "kafka." goes to librdkafka without the
@@ -16,42 +16,40 @@
 
 #include <stdio.h>
 
-void kafka_json_quote(StrBuf *b, const char *s, size_t n)
+bool kafka_transient(rd_kafka_resp_err_t code)
 {
-    static const char hex[] = "0123456789abcdef";
-    strbuf_putc(b, '"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') {
-            strbuf_putc(b, '\\');
-            strbuf_putc(b, (char)c);
-        } else if (c == '\n') {
-            strbuf_puts(b, "\\n");
-        } else if (c == '\t') {
-            strbuf_puts(b, "\\t");
-        } else if (c == '\r') {
-            strbuf_puts(b, "\\r");
-        } else if (c < 0x20) {
-            strbuf_puts(b, "\\u00");
-            strbuf_putc(b, hex[c >> 4]);
-            strbuf_putc(b, hex[c & 15]);
-        } else {
-            strbuf_putc(b, (char)c);
-        }
+    switch (code) {
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE:
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__RESOLVE:
+    case RD_KAFKA_RESP_ERR__WAIT_COORD:
+    case RD_KAFKA_RESP_ERR__NODE_UPDATE:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION:
+    case RD_KAFKA_RESP_ERR_BROKER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+    case RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS:
+        return true;
+    default:
+        return false;
     }
-    strbuf_putc(b, '"');
 }
 
 int kafka_error(SlError *err, rd_kafka_resp_err_t code, const char *what)
 {
     const char *state = ERRCODE_SYSTEM_ERROR;
-    switch (code) {
-    case RD_KAFKA_RESP_ERR__TRANSPORT:
-    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
-    case RD_KAFKA_RESP_ERR__TIMED_OUT:
-    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    if (kafka_transient(code))
         state = ERRCODE_CONNECTION_FAILURE;
-        break;
+    switch (code) {
     case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
     case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
     case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:

@@ -6,7 +6,7 @@
  *                      options: bootstrap_servers and every "kafka.<name>"
  *                      passed through, checked by librdkafka itself
  *   kafka_error        a librdkafka error as an SlError with a SQLSTATE
- *   kafka_json_quote   bytes as a JSON string (headers, sink records)
+ *   kafka_transient    whether an error may pass if the work is done again
  */
 #ifndef SLUICE_CONNECTORS_KAFKA_INT_H
 #define SLUICE_CONNECTORS_KAFKA_INT_H
@@ -20,7 +20,10 @@
 /* defaults: name/value pairs set before the user's, NULL-terminated. */
 int kafka_conf_build(const Options *o, const char *relname, const char *const *defaults,
                      rd_kafka_conf_t **out, SlError *err);
-void kafka_json_quote(StrBuf *b, const char *s, size_t n);
+/* The SQLSTATE is 08006 (connection failure) for a transient error -- a
+ * broker away, a timeout, a leader or coordinator moving: the runtime runs
+ * the batch again -- 42704 for a missing topic, 58000 otherwise. */
 int kafka_error(SlError *err, rd_kafka_resp_err_t code, const char *what);
+bool kafka_transient(rd_kafka_resp_err_t code);
 
 #endif /* SLUICE_CONNECTORS_KAFKA_INT_H */

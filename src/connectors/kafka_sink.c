@@ -32,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* transaction.timeout.ms unless the sink sets "kafka.transaction.timeout.ms";
+ * also the longest wait of init_transactions and commit_transaction. */
 #define TXN_TIMEOUT_MS 60000
 
 typedef enum SinkFormat { SF_JSON, SF_CSV } SinkFormat;
@@ -47,7 +49,10 @@ struct KafkaSink {
     SinkFormat         format;
     int               *key_cols;
     int                nkey;
+    SlStr             *json_names;      /* per output column: "\"name\": " */
+    int                txn_timeout_ms;
     rd_kafka_t        *rk;              /* made at the first write */
+    rd_kafka_topic_t  *rkt, *prkt;      /* its handles of topic and progress_topic */
     int64_t            committed;       /* last batch known committed, -1 none */
 };
 
@@ -138,18 +143,42 @@ int kafka_sink_open(const CatRelation *sink, const CatRelation *query, KafkaSink
     k->sink = sink;
     k->query = query;
     k->committed = -1;
+    const char *tt = opts_get(&k->opts, "kafka.transaction.timeout.ms");
+    k->txn_timeout_ms = tt != NULL && atoi(tt) > 0 ? atoi(tt) : TXN_TIMEOUT_MS;
+    /* Each column's JSON key, quoted once here rather than per row. */
+    k->json_names = ARENA_ARRAY(&k->arena, SlStr, query->ncols > 0 ? query->ncols : 1);
+    for (int c = 0; c < query->ncols; c++) {
+        StrBuf b;
+        strbuf_init(&b);
+        strbuf_put_json_string(&b, query->cols[c].name, strlen(query->cols[c].name));
+        strbuf_puts(&b, ": ");
+        k->json_names[c] = (SlStr){arena_memdup(&k->arena, b.data, b.len), (uint32_t)b.len};
+        strbuf_free(&b);
+    }
     cat_relation_ref(sink);
     cat_relation_ref(query);
     *out = k;
     return 0;
 }
 
+/* Destroys the producer and its topic handles. */
+static void drop_producer(KafkaSink *k)
+{
+    if (k->rkt != NULL)
+        rd_kafka_topic_destroy(k->rkt);
+    if (k->prkt != NULL)
+        rd_kafka_topic_destroy(k->prkt);
+    if (k->rk != NULL)
+        rd_kafka_destroy(k->rk);
+    k->rkt = k->prkt = NULL;
+    k->rk = NULL;
+}
+
 void kafka_sink_close(KafkaSink *k)
 {
     if (k == NULL)
         return;
-    if (k->rk != NULL)
-        rd_kafka_destroy(k->rk);
+    drop_producer(k);
     cat_relation_unref(k->sink);
     cat_relation_unref(k->query);
     arena_destroy(&k->arena);
@@ -159,9 +188,16 @@ void kafka_sink_close(KafkaSink *k)
 /* ---------------------------------------------------------------------- */
 /* Recovery: fence, then read the progress topic back                      */
 
+/* A transaction call's error: transient (08006, the batch is run again
+ * with a new producer) when librdkafka calls it retriable or its code is a
+ * broker away or a timeout; fatal ones (fenced: another producer took the
+ * transactional.id) and the rest fail the query. */
 static int txn_error(SlError *err, rd_kafka_error_t *e, const char *what)
 {
-    sl_error(err, ERRCODE_SYSTEM_ERROR, "Kafka sink: %s: %s", what, rd_kafka_error_string(e));
+    bool again = !rd_kafka_error_is_fatal(e) &&
+                 (rd_kafka_error_is_retriable(e) || kafka_transient(rd_kafka_error_code(e)));
+    sl_error(err, again ? ERRCODE_CONNECTION_FAILURE : ERRCODE_SYSTEM_ERROR,
+             "Kafka sink: %s: %s", what, rd_kafka_error_string(e));
     rd_kafka_error_destroy(e);
     return -1;
 }
@@ -250,9 +286,7 @@ static int read_progress(KafkaSink *k, int64_t *batch, SlError *err)
                 break;
             }
             if (m->err) {
-                rc = sl_error(err, ERRCODE_SYSTEM_ERROR,
-                              "Kafka sink: reading the progress topic: %s",
-                              rd_kafka_message_errstr(m));
+                rc = kafka_error(err, m->err, "Kafka sink: reading the progress topic");
                 rd_kafka_message_destroy(m);
                 break;
             }
@@ -292,7 +326,7 @@ static int ensure_producer(KafkaSink *k, SlError *err)
         rd_kafka_conf_destroy(conf);
         return sl_error(err, ERRCODE_SYSTEM_ERROR, "Kafka sink: %s", msg);
     }
-    rd_kafka_error_t *e = rd_kafka_init_transactions(k->rk, TXN_TIMEOUT_MS);
+    rd_kafka_error_t *e = rd_kafka_init_transactions(k->rk, k->txn_timeout_ms);
     int rc = 0;
     if (e != NULL)
         rc = txn_error(err, e, "init_transactions");
@@ -300,9 +334,13 @@ static int ensure_producer(KafkaSink *k, SlError *err)
         rc = ensure_progress_topic(k, err);
     if (rc == 0)
         rc = read_progress(k, &k->committed, err);
+    /* Topic handles: a record names its topic by handle, not by a name
+     * looked up under librdkafka's handle lock. */
+    if (rc == 0 && ((k->rkt = rd_kafka_topic_new(k->rk, k->topic, NULL)) == NULL ||
+                    (k->prkt = rd_kafka_topic_new(k->rk, k->progress_topic, NULL)) == NULL))
+        rc = kafka_error(err, rd_kafka_last_error(), "Kafka sink: topic handle");
     if (rc < 0) {
-        rd_kafka_destroy(k->rk);
-        k->rk = NULL;
+        drop_producer(k);
         return -1;
     }
     sl_log(LOG_INFO, "kafka sink ready", "sink=%s transactional_id=%s committed_batch=%" PRId64,
@@ -324,8 +362,26 @@ static void json_value(StrBuf *b, const Vector *v, uint32_t i, StrBuf *tmp)
         strbuf_puts(b, v->v.b[i] ? "true" : "false");
         return;
     case TYPE_INT2:
+        strbuf_put_int(b, v->v.i16[i]);
+        return;
     case TYPE_INT4:
+        strbuf_put_int(b, v->v.i32[i]);
+        return;
     case TYPE_INT8:
+        strbuf_put_int(b, v->v.i64[i]);
+        return;
+    case TYPE_TEXT:
+    case TYPE_VARCHAR:
+        strbuf_put_json_string(b, v->v.str[i].ptr, v->v.str[i].len);
+        return;
+    case TYPE_DATE:
+    case TYPE_TIMESTAMP:
+    case TYPE_TIMESTAMPTZ:
+        /* digits, '-', ':', '.', '+', ' ', "BC", "infinity": nothing to escape */
+        strbuf_putc(b, '"');
+        value_format_text(v, i, b);
+        strbuf_putc(b, '"');
+        return;
     case TYPE_NUMERIC:
     case TYPE_FLOAT4:
     case TYPE_FLOAT8:
@@ -334,7 +390,7 @@ static void json_value(StrBuf *b, const Vector *v, uint32_t i, StrBuf *tmp)
         if (tmp->len > 0 && (tmp->data[0] == '-' || (tmp->data[0] >= '0' && tmp->data[0] <= '9')))
             strbuf_append(b, tmp->data, tmp->len);
         else
-            kafka_json_quote(b, tmp->data, tmp->len);      /* NaN, Infinity */
+            strbuf_put_json_string(b, tmp->data, tmp->len);      /* NaN, Infinity */
         return;
     case TYPE_JSONB:
         strbuf_append(b, v->v.str[i].ptr, v->v.str[i].len);
@@ -342,7 +398,7 @@ static void json_value(StrBuf *b, const Vector *v, uint32_t i, StrBuf *tmp)
     default:
         strbuf_reset(tmp);
         value_format_text(v, i, tmp);
-        kafka_json_quote(b, tmp->data, tmp->len);
+        strbuf_put_json_string(b, tmp->data, tmp->len);
         return;
     }
 }
@@ -381,9 +437,7 @@ static void encode(KafkaSink *k, const Batch *batch, uint32_t i, const int *cols
         if (n > 0)
             strbuf_puts(out, k->format == SF_JSON ? ", " : ",");
         if (k->format == SF_JSON) {
-            const char *name = k->query->cols[c].name;
-            kafka_json_quote(out, name, strlen(name));
-            strbuf_puts(out, ": ");
+            strbuf_append(out, k->json_names[c].ptr, k->json_names[c].len);
             json_value(out, &batch->cols[c], i, tmp);
         } else {
             csv_value(out, &batch->cols[c], i, tmp);
@@ -394,12 +448,12 @@ static void encode(KafkaSink *k, const Batch *batch, uint32_t i, const int *cols
 }
 
 /* Produces one record, waiting while librdkafka's queue is full. */
-static int produce(KafkaSink *k, const char *topic, const StrBuf *key, const StrBuf *val,
+static int produce(KafkaSink *k, rd_kafka_topic_t *rkt, const StrBuf *key, const StrBuf *val,
                    SlError *err)
 {
     for (;;) {
         rd_kafka_resp_err_t e = rd_kafka_producev(
-            k->rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+            k->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
             RD_KAFKA_V_KEY(key ? key->data : NULL, key ? key->len : 0),
             RD_KAFKA_V_VALUE(val ? val->data : NULL, val ? val->len : 0), RD_KAFKA_V_END);
         if (e == RD_KAFKA_RESP_ERR_NO_ERROR)
@@ -435,13 +489,13 @@ int kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, i
             if (k->nkey > 0)
                 encode(k, rows[n], i, k->key_cols, k->nkey, &key, &tmp);
             encode(k, rows[n], i, NULL, k->query->ncols, &val, &tmp);
-            rc = produce(k, k->topic, k->nkey > 0 ? &key : NULL, &val, err);
+            rc = produce(k, k->rkt, k->nkey > 0 ? &key : NULL, &val, err);
         }
     }
     for (int n = 0; n < ndel && rc == 0 && k->nkey > 0; n++) {
         for (uint32_t i = 0; i < dels[n]->nrows && rc == 0; i++) {
             encode(k, dels[n], i, k->key_cols, k->nkey, &key, &tmp);
-            rc = produce(k, k->topic, &key, NULL, err);
+            rc = produce(k, k->rkt, &key, NULL, err);
         }
     }
     if (rc == 0) {
@@ -449,7 +503,7 @@ int kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, i
         strbuf_puts(&key, k->txn_id);
         strbuf_reset(&val);
         strbuf_printf(&val, "{\"batch\": %" PRId64 ", \"topic\": \"%s\"}", batch_id, k->topic);
-        rc = produce(k, k->progress_topic, &key, &val, err);
+        rc = produce(k, k->prkt, &key, &val, err);
     }
     strbuf_free(&key);
     strbuf_free(&val);
@@ -457,7 +511,7 @@ int kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, i
     if (rc < 0)
         goto fail;
     SLUICE_FAULT("kafka_sink_before_commit");
-    e = rd_kafka_commit_transaction(k->rk, TXN_TIMEOUT_MS);
+    e = rd_kafka_commit_transaction(k->rk, k->txn_timeout_ms);
     if (e != NULL) {
         txn_error(err, e, "commit_transaction");
         goto fail;
@@ -468,7 +522,6 @@ int kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, i
 fail:
     /* Start over at the next try: a new producer fences this one, aborts
      * what it left open, and reads the progress topic again. */
-    rd_kafka_destroy(k->rk);
-    k->rk = NULL;
+    drop_producer(k);
     return -1;
 }

@@ -25,12 +25,17 @@
  * filled from the record's metadata; the others are decoded from its value
  * with the stream's format (JSON, CSV, or raw: the value as the one
  * column).  A value that does not decode is a dead letter: the reader
- * keeps it (raw bytes, topic/partition, offset, reason) and writes them to
- * <stream>_dead_letters when it closes.
+ * keeps it (raw bytes, topic/partition, offset, reason) with a key that
+ * names the record (topic, partition, offset, its place among the values
+ * of the record), and hands them to the batch when it closes; the batch
+ * appends those not recorded before to <stream>_dead_letters in its own
+ * write (deadletter.h).
  */
 #include "kafka_int.h"
 
 #include "format_int.h"
+#include "sluice/bytes.h"
+#include "sluice/deadletter.h"
 #include "sluice/expr.h"
 #include "sluice/log.h"
 #include "sluice/relstore.h"
@@ -45,6 +50,8 @@
 #include <time.h>
 
 #define POLL_MS         250
+#define READ_BATCH      512     /* records taken from librdkafka's queue at once */
+#define DESTROY_WAIT_MS 3000    /* close_timeout's default: see destroy_consumer */
 #define MAX_TOPICS      256
 #define SOURCE_NOT_READY (-2)
 
@@ -80,6 +87,7 @@ struct KafkaSource {
     int                nstart_map;
     bool               fail_on_data_loss;
     int64_t            read_timeout_us;
+    int64_t            close_timeout_us;    /* the bound on destroying the consumer */
     /* how to decode */
     KFormat            format;
     FmtSpec            spec;            /* the value's columns */
@@ -110,13 +118,21 @@ struct KafkaReader {
     int64_t       *next;            /* per range: the next offset wanted */
     int            remaining;
     rd_kafka_message_t *cur;            /* a record decoded in part */
+    rd_kafka_queue_t   *queue;          /* the consumer's queue, or NULL */
+    rd_kafka_message_t *msgs[READ_BATCH];   /* taken from it, [imsg, nmsgs) unread */
+    int                 imsg, nmsgs;
+    const rd_kafka_topic_t *last_rkt;   /* range_of's last answer */
+    int32_t             last_part;
+    int                 last_range;
     FmtResult      res;
     int64_t        last_progress_us;
     bool           failed;
-    /* dead letters, kept until close */
+    /* dead letters, kept until close, and their keys */
     Arena          dead_arena;
     Batch         *dead;
+    SlStr         *dead_keys;
     uint32_t       ndead, capdead;
+    uint32_t       dead_seq;        /* dead letters of the record r->cur so far */
 };
 
 static int64_t wall_us(void)
@@ -313,11 +329,17 @@ static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
     int64_t mo;
     if (opts_get_bool(o, "fail_on_data_loss", true, &ks->fail_on_data_loss, err) < 0 ||
         opts_get_interval_us(o, "read_timeout", 60000000, &ks->read_timeout_us, err) < 0 ||
+        opts_get_interval_us(o, "close_timeout", DESTROY_WAIT_MS * 1000, &ks->close_timeout_us,
+                             err) < 0 ||
         opts_get_int(o, "max_offsets_per_trigger", 0, &mo, err) < 0)
         return -1;
     if (mo < 0)
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                         "max_offsets_per_trigger must not be negative");
+    if (ks->read_timeout_us <= 0 || ks->close_timeout_us < 0)
+        return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                        ks->read_timeout_us <= 0 ? "read_timeout must be positive"
+                                                 : "close_timeout must not be negative");
     /* Columns: metadata by name, the rest from the value. */
     int n = rel->ncols;
     ks->meta = ARENA_ARRAY(&ks->arena, KMeta, n);
@@ -614,17 +636,20 @@ static void *poller_main(void *arg)
 
 /* librdkafka 2.0's rd_kafka_destroy can wait for ever on a broker thread
  * after a partition it read was deleted.  The handle is destroyed on a
- * thread of its own; close waits DESTROY_WAIT_S for it and then goes on,
- * leaving that thread (and the handle) to finish or to end with the
- * process.  Whichever side is last frees the shared record. */
-#define DESTROY_WAIT_S 3
+ * thread of its own; close waits close_timeout (default DESTROY_WAIT_MS)
+ * for it and then goes on, leaving that thread (and the handle) to finish
+ * or to end with the process.  Whichever side is last frees the shared
+ * record.  Either outcome is logged with the time it took. */
 
 typedef struct Destroyer {
     pthread_mutex_t mu;
     pthread_cond_t  cond;
     rd_kafka_t     *rk;
     bool            done;
+    bool            left;           /* close went on without waiting for it */
     int             refs;
+    int64_t         t0;
+    char            stream[64];
 } Destroyer;
 
 static void destroyer_unref(Destroyer *d)
@@ -643,22 +668,31 @@ static void *destroyer_main(void *arg)
 {
     Destroyer *d = arg;
     rd_kafka_consumer_close(d->rk);
+    int64_t closed_us = wall_us();
     rd_kafka_destroy(d->rk);
     pthread_mutex_lock(&d->mu);
     d->done = true;
+    bool left = d->left;
     pthread_cond_broadcast(&d->cond);
     pthread_mutex_unlock(&d->mu);
+    if (left)
+        sl_log(LOG_INFO, "kafka consumer left behind has closed",
+               "stream=%s close_ms=%" PRId64 " destroy_ms=%" PRId64, d->stream,
+               (closed_us - d->t0) / 1000, (wall_us() - closed_us) / 1000);
     destroyer_unref(d);
     return NULL;
 }
 
-static void destroy_consumer(rd_kafka_t *rk, const char *stream)
+static void destroy_consumer(rd_kafka_t *rk, const char *stream, int64_t wait_us)
 {
+    int64_t t0 = wall_us();
     Destroyer *d = sl_calloc(1, sizeof(Destroyer));
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->cond, NULL);
     d->rk = rk;
     d->refs = 2;
+    d->t0 = t0;
+    snprintf(d->stream, sizeof(d->stream), "%s", stream);
     pthread_t t;
     if (pthread_create(&t, NULL, destroyer_main, d) != 0) {
         d->refs = 1;
@@ -668,15 +702,23 @@ static void destroy_consumer(rd_kafka_t *rk, const char *stream)
     pthread_detach(t);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += DESTROY_WAIT_S;
+    ts.tv_sec += (time_t)(wait_us / 1000000);
+    ts.tv_nsec += (long)(wait_us % 1000000) * 1000;
+    ts.tv_sec += ts.tv_nsec / 1000000000L;
+    ts.tv_nsec %= 1000000000L;
     pthread_mutex_lock(&d->mu);
     while (!d->done)
         if (pthread_cond_timedwait(&d->cond, &d->mu, &ts) == ETIMEDOUT)
             break;
     bool done = d->done;
+    d->left = !done;
     pthread_mutex_unlock(&d->mu);
     if (!done)
-        sl_log(LOG_WARN, "kafka consumer still closing, left behind", "stream=%s", stream);
+        sl_log(LOG_WARN, "kafka consumer still closing, left behind",
+               "stream=%s waited_ms=%" PRId64, stream, (wall_us() - t0) / 1000);
+    else
+        sl_log(LOG_INFO, "kafka consumer closed", "stream=%s ms=%" PRId64, stream,
+               (wall_us() - t0) / 1000);
     destroyer_unref(d);
 }
 
@@ -692,7 +734,7 @@ void kafka_source_close(KafkaSource *ks)
         pthread_join(ks->thread, NULL);
     }
     if (ks->rk != NULL)
-        destroy_consumer(ks->rk, ks->rel->name);
+        destroy_consumer(ks->rk, ks->rel->name, ks->close_timeout_us);
     if (ks->pattern)
         regfree(&ks->re);
     pthread_mutex_destroy(&ks->mu);
@@ -846,8 +888,10 @@ KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges)
         rd_kafka_topic_partition_list_add(l, ks->topics[p->topic], p->part)->offset = p->start;
     }
     pthread_mutex_unlock(&ks->mu);
-    if (r->remaining > 0 && ks->rk != NULL)
+    if (r->remaining > 0 && ks->rk != NULL) {
         rd_kafka_assign(ks->rk, l);
+        r->queue = rd_kafka_queue_get_consumer(ks->rk);
+    }
     rd_kafka_topic_partition_list_destroy(l);
     return r;
 }
@@ -855,14 +899,44 @@ KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges)
 /* The index of the reader's range for a record's topic and partition. */
 static int range_of(KafkaReader *r, rd_kafka_topic_t *rkt, int32_t part)
 {
+    if (rkt == r->last_rkt && part == r->last_part)
+        return r->last_range;
+    int found = -1;
     const char *name = rd_kafka_topic_name(rkt);
     for (int i = 0; i < r->ranges.n; i++) {
         const SrcPart *p = &r->ranges.parts[i];
         if (p->part == part && p->topic >= 0 && p->topic < r->ks->ntopics &&
-            strcmp(r->ks->topics[p->topic], name) == 0)
-            return i;
+            strcmp(r->ks->topics[p->topic], name) == 0) {
+            found = i;
+            break;
+        }
     }
-    return -1;
+    r->last_rkt = rkt;
+    r->last_part = part;
+    r->last_range = found;
+    return found;
+}
+
+/* The next record or event, waiting up to timeout_ms: taken READ_BATCH at
+ * a time from the consumer's queue (one lock for many records).  The read
+ * timeout restarts whenever librdkafka hands something over. */
+static rd_kafka_message_t *next_message(KafkaReader *r, int timeout_ms)
+{
+    if (r->imsg < r->nmsgs)
+        return r->msgs[r->imsg++];
+    r->imsg = r->nmsgs = 0;
+    if (r->queue == NULL) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(r->ks->rk, timeout_ms);
+        if (m != NULL)
+            r->last_progress_us = wall_us();
+        return m;
+    }
+    ssize_t n = rd_kafka_consume_batch_queue(r->queue, timeout_ms, r->msgs, READ_BATCH);
+    if (n <= 0)
+        return NULL;
+    r->last_progress_us = wall_us();
+    r->nmsgs = (int)n;
+    return r->msgs[r->imsg++];
 }
 
 static void mark_done(KafkaReader *r, int i)
@@ -883,14 +957,17 @@ static void keep_dead(KafkaReader *r, const rd_kafka_message_t *m, const char *r
         SlType types[5] = {{TYPE_BYTEA, -1}, {TYPE_TEXT, -1}, {TYPE_INT8, -1},
                            {TYPE_TEXT, -1}, {TYPE_TIMESTAMPTZ, -1}};
         Batch *b = batch_alloc(a, types, 5, cap);
+        SlStr *keys = ARENA_ARRAY(a, SlStr, cap);
         if (r->dead != NULL) {
             for (uint32_t c = 0; c < 5; c++) {
                 memcpy(b->cols[c].nulls, r->dead->cols[c].nulls, r->ndead);
                 memcpy(b->cols[c].v.data, r->dead->cols[c].v.data,
                        (size_t)r->ndead * (c == 2 || c == 4 ? 8 : sizeof(SlStr)));
             }
+            memcpy(keys, r->dead_keys, sizeof(SlStr) * r->ndead);
         }
         r->dead = b;
+        r->dead_keys = keys;
         r->capdead = cap;
     }
     Batch *b = r->dead;
@@ -902,6 +979,15 @@ static void keep_dead(KafkaReader *r, const rd_kafka_message_t *m, const char *r
     const char *why = arena_strdup(a, reason);
     b->cols[3].v.str[i] = (SlStr){why, (uint32_t)strlen(why)};
     b->cols[4].v.i64[i] = wall_us() - SL_PG_EPOCH_UNIX_US;
+    /* The key: topic, NUL, partition, offset, place in the record. */
+    const char *topic = rd_kafka_topic_name(m->rkt);
+    size_t tl = strlen(topic);
+    uint8_t *k = arena_alloc(a, tl + 1 + 16);
+    memcpy(k, topic, tl + 1);
+    put_be32(k + tl + 1, (uint32_t)m->partition);
+    put_be64(k + tl + 5, (uint64_t)m->offset);
+    put_be32(k + tl + 13, r->dead_seq++);
+    r->dead_keys[i] = (SlStr){(const char *)k, (uint32_t)(tl + 17)};
     for (int c = 0; c < 5; c++)
         b->cols[c].nulls[i] = 0;
     b->nrows = r->ndead;
@@ -964,12 +1050,12 @@ static int fill_meta(KafkaReader *r, const rd_kafka_message_t *m, Batch *out, ui
                                            RD_KAFKA_RESP_ERR_NO_ERROR; h++) {
                         if (h)
                             strbuf_puts(&j, ", ");
-                        kafka_json_quote(&j, name, strlen(name));
+                        strbuf_put_json_string(&j, name, strlen(name));
                         strbuf_puts(&j, ": ");
                         if (val == NULL)
                             strbuf_puts(&j, "null");
                         else
-                            kafka_json_quote(&j, val, size);
+                            strbuf_put_json_string(&j, val, size);
                     }
                 }
                 strbuf_putc(&j, '}');
@@ -1082,7 +1168,7 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
         if (r->cur == NULL) {
             if (r->remaining == 0)
                 break;
-            rd_kafka_message_t *m = rd_kafka_consumer_poll(ks->rk, 100);
+            rd_kafka_message_t *m = next_message(r, 100);
             if (m == NULL) {
                 if (wall_us() - r->last_progress_us > ks->read_timeout_us) {
                     sl_error(err, ERRCODE_CONNECTION_FAILURE,
@@ -1095,7 +1181,6 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
                 }
                 continue;
             }
-            r->last_progress_us = wall_us();
             if (m->err) {
                 int rc = on_event(r, m, err);
                 rd_kafka_message_destroy(m);
@@ -1114,6 +1199,7 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
                 continue;
             }
             r->cur = m;
+            r->dead_seq = 0;
             r->next[i] = m->offset + 1;
             memset(&r->res, 0, sizeof(r->res));
         }
@@ -1174,21 +1260,26 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
     return (int)b->nrows;
 }
 
-int kafka_reader_close(KafkaReader *r, SlError *err)
+void kafka_reader_close(KafkaReader *r, DeadSet *dead)
 {
     KafkaSource *ks = r->ks;
-    int rc = 0;
     if (r->cur != NULL)
         rd_kafka_message_destroy(r->cur);
+    while (r->imsg < r->nmsgs)
+        rd_kafka_message_destroy(r->msgs[r->imsg++]);
+    if (r->queue != NULL)
+        rd_kafka_queue_destroy(r->queue);
     if (ks->rk != NULL)
         rd_kafka_assign(ks->rk, NULL);
-    if (r->ndead > 0 && !r->failed && err != NULL) {
+    if (r->ndead > 0 && !r->failed && dead != NULL) {
         if (ks->dead == NULL) {
             sl_log(LOG_ERROR, "kafka records lost: no dead-letter stream",
                    "stream=%s records=%u", ks->rel->name, r->ndead);
         } else {
-            int64_t first;
-            rc = stream_append(ks->st, ks->dead, r->dead, &first, err);
+            /* The batch appends them with its state (deadletter.h). */
+            cat_relation_ref(ks->dead);
+            *dead = (DeadSet){ks->dead, r->dead_arena, r->dead, r->dead_keys};
+            arena_init(&r->dead_arena, 64);
         }
     }
     arena_destroy(&r->dead_arena);
@@ -1196,5 +1287,4 @@ int kafka_reader_close(KafkaReader *r, SlError *err)
     sl_free(r->done);
     sl_free(r->next);
     sl_free(r);
-    return rc;
 }

@@ -1151,18 +1151,60 @@ int dt_parse_date(const char *s, size_t len, int32_t *out, int loc, SlError *err
     return 0;
 }
 
+/* The digits s[0, n) as a number, or -1 if one is not a digit. */
+static int fast_num(const char *s, int n)
+{
+    int v = 0;
+    for (int k = 0; k < n; k++) {
+        if (s[k] < '0' || s[k] > '9')
+            return -1;
+        v = v * 10 + (s[k] - '0');
+    }
+    return v;
+}
+
+/* The common ISO form "YYYY-MM-DD HH:MM:SS[.f]" (or a 'T' between date and
+ * time; 1 to 6 fraction digits; no zone, no spaces around), with every
+ * field in range, straight into tm; false for anything else, which the
+ * full parser (PostgreSQL's DecodeDateTime) then reads. */
+static bool parse_iso_fast(const char *s, size_t len, DtTm *tm)
+{
+    if (len < 19 || len > 26 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
+        s[13] != ':' || s[16] != ':' || (len > 19 && (s[19] != '.' || len == 20)))
+        return false;
+    int y = fast_num(s, 4), mo = fast_num(s + 5, 2), d = fast_num(s + 8, 2);
+    int h = fast_num(s + 11, 2), mi = fast_num(s + 14, 2), sec = fast_num(s + 17, 2);
+    if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > dt_days_in_month(y, mo) || h < 0 ||
+        h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59)
+        return false;
+    int64_t fsec = 0;
+    if (len > 19) {
+        int nf = (int)len - 20, f = fast_num(s + 20, nf);
+        if (f < 0)
+            return false;
+        fsec = f;
+        for (int k = nf; k < 6; k++)
+            fsec *= 10;
+    }
+    *tm = (DtTm){.year = y, .mon = mo, .mday = d, .hour = h, .min = mi, .sec = sec,
+                 .fsec = fsec};
+    return true;
+}
+
 int dt_parse_timestamp(const char *s, size_t len, bool with_tz, int64_t *out, int loc,
                        SlError *err)
 {
     Fields f;
     DtTm tm;
-    int dtype, east;
-    bool have_tz;
+    int dtype = DT_DATE, east = 0;
+    bool have_tz = false;
     const char *zone = NULL;
     const char *tname = with_tz ? "timestamp with time zone" : "timestamp";
-    int rc = decode_input(s, len, &f, &dtype, &tm, &east, &have_tz, &zone);
-    if (rc)
-        return parse_error(rc, tname, s, len, zone, loc, err);
+    if (!parse_iso_fast(s, len, &tm)) {
+        int rc = decode_input(s, len, &f, &dtype, &tm, &east, &have_tz, &zone);
+        if (rc)
+            return parse_error(rc, tname, s, len, zone, loc, err);
+    }
     switch (dtype) {
     case DT_EARLY:
         *out = DT_NOBEGIN;
@@ -1209,17 +1251,43 @@ int32_t dt_session_local_offset(int64_t local_usec)
 
 /* ----------------------------------------------------------------- output */
 
+/* v (0 <= v < 10^width) in width digits with leading zeros, into p. */
+static char *put_digits(char *p, unsigned v, int width)
+{
+    for (int k = width - 1; k >= 0; k--) {
+        p[k] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return p + width;
+}
+
 static void put_seconds(StrBuf *out, int sec, int64_t fsec)
 {
-    strbuf_printf(out, "%02d", sec);
-    if (fsec != 0) {
-        char f[24];
-        snprintf(f, sizeof(f), "%06lld", (long long)(fsec < 0 ? -fsec : fsec));
-        int n = 6;
-        while (n > 0 && f[n - 1] == '0')
-            n--;
-        strbuf_printf(out, ".%.*s", n, f);
+    char buf[16], *p = put_digits(buf, (unsigned)(sec < 0 ? -sec : sec), 2);
+    if (sec < 0 || sec > 99) {
+        strbuf_printf(out, "%02d", sec);
+        p = buf;
     }
+    if (fsec != 0) {
+        int64_t f = fsec < 0 ? -fsec : fsec;
+        if (f < 1000000) {
+            *p++ = '.';
+            char *d = p;
+            p = put_digits(p, (unsigned)f, 6);
+            while (p > d && p[-1] == '0')
+                p--;
+        } else {
+            char f6[24];
+            snprintf(f6, sizeof(f6), "%06lld", (long long)f);
+            int n = 6;
+            while (n > 0 && f6[n - 1] == '0')
+                n--;
+            strbuf_append(out, buf, (size_t)(p - buf));
+            strbuf_printf(out, ".%.*s", n, f6);
+            return;
+        }
+    }
+    strbuf_append(out, buf, (size_t)(p - buf));
 }
 
 void dt_format_date(int32_t d, StrBuf *out)
@@ -1253,8 +1321,24 @@ void dt_format_timestamp(int64_t ts, bool with_tz, StrBuf *out)
         strbuf_puts(out, "(timestamp out of range)");
         return;
     }
-    strbuf_printf(out, "%04d-%02d-%02d %02d:%02d:", tm.year > 0 ? tm.year : -(tm.year - 1),
-                  tm.mon, tm.mday, tm.hour, tm.min);
+    int year = tm.year > 0 ? tm.year : -(tm.year - 1);
+    if (year <= 9999) {
+        /* "%04d-%02d-%02d %02d:%02d:" without printf: the common case */
+        char buf[20], *p = buf;
+        p = put_digits(p, (unsigned)year, 4);
+        *p++ = '-';
+        p = put_digits(p, (unsigned)tm.mon, 2);
+        *p++ = '-';
+        p = put_digits(p, (unsigned)tm.mday, 2);
+        *p++ = ' ';
+        p = put_digits(p, (unsigned)tm.hour, 2);
+        *p++ = ':';
+        p = put_digits(p, (unsigned)tm.min, 2);
+        *p++ = ':';
+        strbuf_append(out, buf, (size_t)(p - buf));
+    } else {
+        strbuf_printf(out, "%04d-%02d-%02d %02d:%02d:", year, tm.mon, tm.mday, tm.hour, tm.min);
+    }
     put_seconds(out, tm.sec, tm.fsec);
     if (with_tz) {
         /* EncodeTimezone: +hh, +hh:mm or +hh:mm:ss */

@@ -210,13 +210,13 @@ void value_format_text(const Vector *v, uint32_t i, StrBuf *out)
         strbuf_putc(out, v->v.b[i] ? 't' : 'f');
         break;
     case TYPE_INT2:
-        strbuf_printf(out, "%d", v->v.i16[i]);
+        strbuf_put_int(out, v->v.i16[i]);
         break;
     case TYPE_INT4:
-        strbuf_printf(out, "%d", v->v.i32[i]);
+        strbuf_put_int(out, v->v.i32[i]);
         break;
     case TYPE_INT8:
-        strbuf_printf(out, "%lld", (long long)v->v.i64[i]);
+        strbuf_put_int(out, v->v.i64[i]);
         break;
     case TYPE_FLOAT4:
         format_float(v->v.f32[i], true, out);

@@ -12,7 +12,11 @@
  * (inc_batch_run: read, update state, emit, one RocksDB WriteBatch with the
  * state, the output and the batch id).  Back on the loop the commit log
  * entry is written.  A batch that fails marks its query failed with the
- * error; other queries go on.
+ * error; other queries go on.  A batch that fails on a transient error
+ * (SQLSTATE class 08, a connection exception: a Kafka broker away) is run
+ * again -- the same batch id, ranges and watermark, as a replay -- after a
+ * backoff of RETRY_MIN_MS doubling to RETRY_MAX_MS, for as long as it
+ * takes; meanwhile the query's status is 'retrying' with the error.
  *
  * Recovery at start: L = the last offset-log batch, S = the batch id stored
  * with the state.  S = L: only the commit entry may be missing; write it.
@@ -45,6 +49,10 @@
 #include <time.h>
 
 typedef enum TriggerKind { TRIGGER_INTERVAL, TRIGGER_ONCE, TRIGGER_AVAILABLE_NOW } TriggerKind;
+
+/* The backoff between tries of a batch that failed on a transient error. */
+#define RETRY_MIN_MS 500
+#define RETRY_MAX_MS 30000
 
 typedef struct Cq Cq;
 
@@ -115,6 +123,11 @@ struct Cq {
     int64_t            wake_at_us;      /* idle_timeout: run a batch at this time */
     bool               has_oldest_window;   /* the oldest window in the state */
     int64_t            oldest_window_us;
+    /* a batch that failed on a transient error, to be run again */
+    CqOffsets          batch_o;         /* the batch in flight (sources not kept) */
+    bool               retrying;
+    int                retries;         /* failed tries of that batch so far */
+    int64_t            retry_at_us;     /* monotonic: when to try again */
 };
 
 static int64_t mono_us(void)
@@ -384,6 +397,35 @@ static void send_pending_snapshots(Cq *q)
             send_snapshot(q, ids[i]);
 }
 
+/* A connection exception (class 08): the batch may succeed if run again. */
+static bool transient(const SlError *e)
+{
+    return e->sqlstate[0] == '0' && e->sqlstate[1] == '8';
+}
+
+/* The batch in flight failed on a transient error: run it again later. */
+static void retry_later(Cq *q, const SlError *e)
+{
+    int shift = q->retries < 10 ? q->retries : 10;
+    int64_t delay = SL_MIN((int64_t)RETRY_MIN_MS << shift, (int64_t)RETRY_MAX_MS);
+    q->retries++;
+    q->retrying = true;
+    q->retry_at_us = mono_us() + delay * 1000;
+    sl_free(q->error);
+    q->error = sl_strdup(e->message ? e->message : "unknown error");
+    sl_log(LOG_WARN, "micro-batch failed on a transient error, retrying",
+           "query=%s batch=%" PRId64 " attempt=%d retry_in_ms=%" PRId64
+           " sqlstate=%s error=\"%s\"", q->rel->name, q->batch_o.batch_id, q->retries, delay,
+           e->sqlstate, q->error);
+    StrBuf msg;
+    strbuf_init(&msg);
+    strbuf_printf(&msg, "%s (batch %" PRId64 ", try %d failed; next try in %.1f s)", q->error,
+                  q->batch_o.batch_id, q->retries, (double)delay / 1000);
+    set_status(q, "retrying", msg.data);
+    strbuf_free(&msg);
+    schedule(q, (uint64_t)delay);
+}
+
 static void after_work_cb(uv_work_t *w, int status)
 {
     Cq *q = w->data;
@@ -398,9 +440,21 @@ static void after_work_cb(uv_work_t *w, int status)
         strbuf_free(&q->batch.changes);
         if (!sl_error_set(&q->batch_err))
             sl_error(&q->batch_err, ERRCODE_INTERNAL_ERROR, "micro-batch cancelled");
-        fail_query(q, &q->batch_err);
+        if (status == 0 && transient(&q->batch_err))
+            retry_later(q, &q->batch_err);
+        else
+            fail_query(q, &q->batch_err);
         sl_error_clear(&q->batch_err);
         return;
+    }
+    if (q->retrying) {
+        sl_log(LOG_INFO, "micro-batch succeeded after retries", "query=%s batch=%" PRId64
+               " tries=%d", q->rel->name, q->batch.batch_id, q->retries + 1);
+        q->retrying = false;
+        q->retries = 0;
+        sl_free(q->error);
+        q->error = NULL;
+        set_status(q, "running", NULL);
     }
     SlError err = {0};
     int64_t tc = mono_us();
@@ -474,6 +528,8 @@ static void launch(Cq *q, const CqOffsets *o)
     q->batch.watermark_us = o->watermark_us;
     q->batch.now_us = o->batch_ts_us;
     q->batch_started_us = o->batch_ts_us;
+    q->batch_o = *o;
+    q->batch_o.sources = NULL;
     q->in_flight = true;
     q->work.data = q;
     int rc = uv_queue_work(q->rt->loop, &q->work, work_cb, after_work_cb);
@@ -491,6 +547,19 @@ static void plan_batch(Cq *q)
     if (q->in_flight || q->paused || q->failed || q->finished || q->stopping)
         return;
     q->plan_start_us = mono_us();
+    if (q->retrying) {
+        /* The failed batch again, as logged: never a new plan in its place. */
+        if (q->plan_start_us < q->retry_at_us) {
+            schedule(q, (uint64_t)((q->retry_at_us - q->plan_start_us) / 1000 + 1));
+            return;
+        }
+        sl_log(LOG_INFO, "retrying batch", "query=%s batch=%" PRId64 " attempt=%d",
+               q->rel->name, q->batch_o.batch_id, q->retries + 1);
+        q->plan_us = 0;
+        CqOffsets o = q->batch_o;
+        launch(q, &o);
+        return;
+    }
     SlError err = {0};
     int n = inc_plan_ninputs(q->plan);
     bool more = false;
@@ -773,7 +842,7 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
         q->paused = true;
     if (status != NULL && strcmp(status, "finished") == 0)
         q->finished = true;
-    if (status == NULL)
+    if (status == NULL || strcmp(status, "retrying") == 0)
         set_status(q, "running", NULL);
     SlError oerr = {0};
     q->has_oldest_window = inc_state_oldest_window(q->plan, q->has_watermark, q->watermark_us,
@@ -813,7 +882,8 @@ int cq_resume(CqRuntime *rt, const char *name, SlError *err)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "continuous query \"%s\" has failed: %s", name, q->error);
     q->paused = false;
-    set_status(q, q->finished ? "finished" : "running", NULL);
+    if (!q->retrying)
+        set_status(q, q->finished ? "finished" : "running", NULL);
     if (!q->in_flight)
         schedule(q, 0);
     if (q->trigger == TRIGGER_INTERVAL && q->interval_ms > 0)
@@ -886,7 +956,7 @@ static void status_of(Cq *q, CqStatus *s)
     *s = (CqStatus){
         .name = q->rel->name,
         .status = q->failed ? "failed" : q->paused ? "paused"
-                  : q->finished ? "finished" : "running",
+                  : q->finished ? "finished" : q->retrying ? "retrying" : "running",
         .error = q->error,
         .last_batch_id = q->last_batch_id,
         .input_rows = q->input_rows,

@@ -276,7 +276,7 @@ static void input_close(ExSource *s)
 {
     InputSource *is = (InputSource *)s;
     SlError ignore = {0};
-    source_reader_close(is->reader, &ignore);
+    source_reader_close(is->reader, is->run->dead, &ignore);
     sl_error_clear(&ignore);
     sl_free(is);
 }

@@ -61,6 +61,7 @@ typedef struct IncInputsRun {
     /* called with each batch of input i's rows (per-partition watermarks) */
     void           (*observe)(void *arg, int i, const Batch *b);
     void            *observe_arg;
+    DeadLetters     *dead;      /* the records the readers could not decode */
 } IncInputsRun;
 
 int  inc_inputs_collect(IncInputs *ins, Arena *a, Plan *base, StateStore *st, const char *owner,

@@ -155,6 +155,7 @@ typedef struct Run {
     StateBatch *wb;
     uint32_t    seq;            /* stateless: row number within the batch */
     IncInputsRun inputs;        /* rows and event times read per input */
+    DeadLetters  dead;          /* undecodable records, appended with the state */
     IncJoinBatch join;          /* a stream-stream join's batch */
     IncJoinRun  *jrun;
     Batch     **outs;           /* INTO: the output batches, in r->a */

@@ -2014,6 +2014,7 @@ static int run_inputs(Run *r, Meta *meta, int64_t *read_us)
     IncPlan *p = r->p;
     IncBatch *b = r->b;
     inc_inputs_run_init(&r->inputs, &p->ins, p->st, b->ranges);
+    r->inputs.dead = &r->dead;
     bool parts = false;
     for (int i = 0; i < p->ins.n; i++)
         parts |= p->in_part_wm[i];
@@ -2126,7 +2127,7 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
         }
         count_late(&r, in, mid, map, late);
     }
-    if (source_reader_close(reader, n < 0 ? NULL : err) < 0 || n < 0)
+    if (source_reader_close(reader, &r.dead, n < 0 ? NULL : err) < 0 || n < 0)
         goto out;
     SLUICE_FAULT("batch_middle");     /* input read and folded, nothing emitted */
 
@@ -2211,16 +2212,17 @@ fold:
     b->sink_us = p->writer != NULL ? mono_us() - ts : 0;
     SLUICE_FAULT("batch_before_state_commit");
     int64_t tw = mono_us();
-    /* The output chunks (INTO), the late rows (late_rows) and the state in
-     * one write: a replayed batch whose write landed is never replayed,
-     * one whose write did not appends once. */
+    /* The output chunks (INTO), the late rows (late_rows), the dead
+     * letters not recorded before and the state in one write: a replayed
+     * batch whose write landed is never replayed, one whose write did not
+     * appends once. */
     StreamAppend apps[2];
     int napps = 0;
     if (p->into != NULL)
         apps[napps++] = (StreamAppend){p->into, (const Batch *const *)r.outs, r.nouts, NULL, 0};
     if (p->late != NULL)
         apps[napps++] = (StreamAppend){p->late, (const Batch *const *)r.lates, r.nlates, NULL, 0};
-    if (stream_append_many(p->st, apps, napps, r.wb, err) < 0)
+    if (dead_letters_append(p->st, &r.dead, apps, napps, r.wb, err) < 0)
         goto out;
     b->write_us = mono_us() - tw;
     SLUICE_FAULT("batch_after_state_commit");
@@ -2234,6 +2236,7 @@ fold:
     rc = 0;
 out:
     state_batch_free(r.wb);
+    dead_letters_free(&r.dead);
     arena_destroy(&chunk);
     arena_destroy(&a);
     return rc;

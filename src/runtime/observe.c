@@ -67,7 +67,8 @@ typedef struct QueryFamily {
 
 static const QueryFamily query_families[] = {
     {"sluice_query_status", "gauge",
-     "1 for the status a continuous query is in (running, paused, failed, finished)."},
+     "1 for the status a continuous query is in (running, retrying, paused, failed, "
+     "finished)."},
     {"sluice_query_last_batch_id", "gauge", "Id of the last committed micro-batch, -1 if none."},
     {"sluice_query_input_rows_total", "counter",
      "Rows read by the query's micro-batches since the server started."},

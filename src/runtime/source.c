@@ -409,12 +409,15 @@ void source_reader_need(SourceReader *r, const uint8_t *need)
     r->need = need;
 }
 
-int source_reader_close(SourceReader *r, SlError *err)
+int source_reader_close(SourceReader *r, DeadLetters *dead, SlError *err)
 {
     int rc = 0;
-    if (r->kafka != NULL)
-        rc = kafka_reader_close(r->kafka, err);
-    else if (r->scan != NULL)
+    if (r->kafka != NULL) {
+        DeadSet s = {0};
+        kafka_reader_close(r->kafka, dead != NULL ? &s : NULL);
+        if (s.rel != NULL)
+            dead_letters_take(dead, &s);
+    } else if (r->scan != NULL)
         rc = rel_scan_close(r->scan, err);
     sl_free(r);
     return rc;
@@ -441,10 +444,9 @@ static int kscan_next(ExSource *s, Arena *a, Batch **out, SlStr **keys, SlError 
 static void kscan_close(ExSource *s)
 {
     KafkaScan *k = (KafkaScan *)s;
-    SlError ignore = {0};
+    /* A plain SELECT records no dead letters: it writes nothing. */
     if (k->reader)
-        source_reader_close(k->reader, NULL);
-    sl_error_clear(&ignore);
+        source_reader_close(k->reader, NULL, NULL);
     source_close(k->src);
     srcoffs_free(&k->ranges);
     sl_free(k);

@@ -30,6 +30,7 @@
 #define SLUICE_RUNTIME_SOURCE_H
 
 #include "sluice/catalog.h"
+#include "sluice/deadletter.h"
 #include "sluice/exec.h"
 #include "sluice/offsets.h"
 #include "sluice/state.h"
@@ -70,9 +71,10 @@ int  source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err);
  * reader; NULL: every column).  A generated stream (nexmark) may then leave
  * the other columns NULL and skip making them; other sources ignore it. */
 void source_reader_need(SourceReader *r, const uint8_t *need);
-/* Closes the reader.  The records it could not decode go to the stream's
- * dead-letter stream here (a reader closed after an error writes none). */
-int  source_reader_close(SourceReader *r, SlError *err);
+/* Closes the reader.  With dead not NULL, the records it could not decode
+ * go into dead, for the batch to append with its state (deadletter.h; a
+ * reader closed after an error hands over none).  Returns 0 or -1. */
+int  source_reader_close(SourceReader *r, DeadLetters *dead, SlError *err);
 void source_committed(Source *src, const SourceOffsets *pos);
 /* True when the source is bounded (a nexmark stream with number_of_events)
  * and ranges reach its last row: the input has ended, and its watermark

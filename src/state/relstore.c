@@ -705,10 +705,11 @@ int rel_purge(StateStore *st, const CatRelation *rel, SlError *err)
     int rc = 0;
     uint64_t n = 0;
     /* Rows ('T'), stream chunks ('S') and their index ('R'), a continuous
-     * query's operator state ('Q') and batch meta ('M'), and the file
-     * progress of a files stream ('F'). */
-    static const char spaces[] = "TSQMRF";
-    for (int i = 0; i < 6 && rc == 0; i++) {
+     * query's operator state ('Q') and batch meta ('M'), the file
+     * progress of a files stream ('F'), and the keys of a dead-letter
+     * stream's records ('D', deadletter.h). */
+    static const char spaces[] = "TSQMRFD";
+    for (int i = 0; i < 7 && rc == 0; i++) {
         uint8_t prefix[5];
         make_prefix(prefix, spaces[i], rel->oid);
         StateScan *s = state_scan_open(st, prefix, sizeof(prefix));

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 void sl_panic(const char *fmt, ...)
@@ -72,6 +73,10 @@ void sl_free(void *p)
  * SLUICE_FAULT=name kills the process the first time the point is reached;
  * SLUICE_FAULT=name:N the N-th time.  The kill is SIGKILL, so nothing is
  * flushed: the test sees exactly what a power cut would leave.
+ * SLUICE_FAULT=name:hold instead holds the thread that reaches the point
+ * the first time, while the file SLUICE_FAULT_HOLD names exists: a test
+ * does something (stops a broker) in the middle of that step, then lets
+ * it go on by removing the file.
  */
 void sl_fault_point(const char *name)
 {
@@ -84,6 +89,16 @@ void sl_fault_point(const char *name)
     size_t n = strlen(name);
     if (strncmp(armed, name, n) != 0 || (armed[n] != '\0' && armed[n] != ':'))
         return;
+    if (strcmp(armed + n, ":hold") == 0) {
+        const char *path = getenv("SLUICE_FAULT_HOLD");
+        if (path == NULL || atomic_fetch_add(&hits, 1) != 0)
+            return;
+        fprintf(stderr, "sluiced: fault point %s reached, holding\n", name);
+        while (access(path, F_OK) == 0)
+            usleep(20000);
+        fprintf(stderr, "sluiced: fault point %s released\n", name);
+        return;
+    }
     unsigned want = armed[n] == ':' ? (unsigned)strtoul(armed + n + 1, NULL, 10) : 1;
     if (atomic_fetch_add(&hits, 1) + 1 >= want) {
         fprintf(stderr, "sluiced: fault point %s reached, killing\n", name);

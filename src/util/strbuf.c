@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 void strbuf_init(StrBuf *b)
 {
@@ -85,21 +86,46 @@ char *strbuf_steal(StrBuf *b, size_t *len)
 
 void strbuf_put_json_string(StrBuf *b, const char *s, size_t n)
 {
-    strbuf_putc(b, '"');
+    static const char hex[] = "0123456789abcdef";
+    strbuf_reserve(b, n + 2);
+    b->data[b->len++] = '"';
+    size_t run = 0;     /* s[run, i) needs no escape: appended at once */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            strbuf_printf(b, "\\%c", c);
-        else if (c == '\n')
-            strbuf_puts(b, "\\n");
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        strbuf_append(b, s + run, i - run);
+        run = i + 1;
+        char esc[7] = {'\\', (char)c, 0};
+        size_t k = 2;
+        if (c == '\n')
+            esc[1] = 'n';
         else if (c == '\t')
-            strbuf_puts(b, "\\t");
+            esc[1] = 't';
         else if (c == '\r')
-            strbuf_puts(b, "\\r");
-        else if (c < 0x20)
-            strbuf_printf(b, "\\u%04x", c);
-        else
-            strbuf_putc(b, (char)c);
+            esc[1] = 'r';
+        else if (c < 0x20) {
+            memcpy(esc + 1, "u00", 3);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            k = 6;
+        }
+        strbuf_append(b, esc, k);
     }
+    strbuf_append(b, s + run, n - run);
     strbuf_putc(b, '"');
+}
+
+void strbuf_put_int(StrBuf *b, int64_t v)
+{
+    char buf[24];
+    char *p = buf + sizeof(buf);
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        *--p = '-';
+    strbuf_append(b, p, (size_t)(buf + sizeof(buf) - p));
 }

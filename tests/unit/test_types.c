@@ -3,7 +3,8 @@
  * text input and output round trips, the vectorized kernels over batches
  * with NULLs and selections (what the one-row slt tests cannot reach), the
  * LIKE fast paths against the general matcher, now() being one value per
- * EvalCtx, and named time zones across daylight saving changes.
+ * EvalCtx, named time zones across daylight saving changes, and the
+ * timestamp and integer text fast paths against the general code.
  *
  *   main()    runs every test_*; LeakSanitizer checks that the arenas own
  *             everything
@@ -256,8 +257,82 @@ static void test_jsonb_keys(void)
     strbuf_free(&k2);
 }
 
+/* dt_parse_timestamp's ISO fast path ("YYYY-MM-DD HH:MM:SS[.f]") against
+ * PostgreSQL's general parser (reached by a leading space), and the
+ * formatting without printf against printf's, over random timestamps. */
+static void test_timestamp_fast_paths(void)
+{
+    srand(42);
+    for (int n = 0; n < 20000; n++) {
+        int y = 1 + rand() % 9999, mo = 1 + rand() % 12, d = 1 + rand() % 31;
+        int h = rand() % 24, mi = rand() % 60, sec = rand() % 60, nf = rand() % 7;
+        int f = rand() % 1000000;
+        char fast[64], slow[80], frac[16] = "";
+        if (nf > 0) {
+            int mod = 1;
+            for (int k = 0; k < nf; k++)
+                mod *= 10;
+            snprintf(frac, sizeof(frac), ".%0*d", nf, f % mod);
+        }
+        snprintf(fast, sizeof(fast), "%04d-%02d-%02d%c%02d:%02d:%02d%s", y, mo, d,
+                 n % 2 ? 'T' : ' ', h, mi, sec, frac);
+        snprintf(slow, sizeof(slow), " %s", fast);
+        for (int tz = 0; tz < 2; tz++) {
+            SlError e1, e2;
+            memset(&e1, 0, sizeof(e1));
+            memset(&e2, 0, sizeof(e2));
+            int64_t t1 = 0, t2 = 0;
+            int r1 = dt_parse_timestamp(fast, strlen(fast), tz, &t1, -1, &e1);
+            int r2 = dt_parse_timestamp(slow, strlen(slow), tz, &t2, -1, &e2);
+            CHECK(r1 == r2 && (r1 < 0 || t1 == t2), "'%s': %d %lld vs %d %lld", fast, r1,
+                  (long long)t1, r2, (long long)t2);
+            CHECK(r1 < 0 || strcmp(e1.sqlstate, "") == 0);
+            sl_error_clear(&e1);
+            sl_error_clear(&e2);
+            if (r1 < 0 || tz)
+                continue;
+            /* Printed back: printf's form of the same fields. */
+            StrBuf out;
+            strbuf_init(&out);
+            dt_format_timestamp(t1, false, &out);
+            char want[80];
+            int fs = 0;
+            if (nf > 0) {
+                fs = atoi(frac + 1);
+                for (int k = nf; k < 6; k++)
+                    fs *= 10;
+            }
+            snprintf(want, sizeof(want), "%04d-%02d-%02d %02d:%02d:%02d", y, mo, d, h, mi, sec);
+            if (fs != 0) {
+                char f6[16];
+                snprintf(f6, sizeof(f6), "%06d", fs);
+                int k = 6;
+                while (f6[k - 1] == '0')
+                    k--;
+                snprintf(want + strlen(want), sizeof(want) - strlen(want), ".%.*s", k, f6);
+            }
+            CHECK(strcmp(out.data, want) == 0, "'%s' printed '%s', want '%s'", fast, out.data,
+                  want);
+            strbuf_free(&out);
+        }
+    }
+    /* Integers without printf. */
+    static const int64_t ints[] = {0, 1, -1, 9, 10, -10, 123456789, INT64_MAX, INT64_MIN,
+                                   INT32_MIN, INT16_MAX};
+    for (size_t i = 0; i < SL_ARRAY_LEN(ints); i++) {
+        StrBuf b;
+        strbuf_init(&b);
+        strbuf_put_int(&b, ints[i]);
+        char want[32];
+        snprintf(want, sizeof(want), "%lld", (long long)ints[i]);
+        CHECK(strcmp(b.data, want) == 0, "%s vs %s", b.data, want);
+        strbuf_free(&b);
+    }
+}
+
 int main(void)
 {
+    test_timestamp_fast_paths();
     test_jsonb_keys();
     test_io();
     test_batches();

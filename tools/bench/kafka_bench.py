@@ -2,6 +2,7 @@
 """Kafka throughput: Nexmark bids as JSON -> filter -> exactly-once Kafka sink.
 
     tools/bench/kafka_bench.py [--events N] [--partitions 8] [--batch N] [--bin PATH]
+                               [--perf FILE]
 
 Starts a real broker (tools/kafka/broker.py) and a release sluiced
 (build/src/sluiced: `meson setup build --buildtype=release`), fills a topic of
@@ -17,7 +18,8 @@ and times from CREATE until the sink's progress topic names the batch whose
 range ends at the topic's end (every record read, decoded, filtered and
 written in committed transactions).  Reports events/s over the wall time and
 per busy core (the server's user+system CPU time from /proc).  The figures go
-to docs/benchmarks.md ("Kafka").
+to docs/benchmarks.md ("Kafka").  With --perf FILE, `perf record -e cpu-clock -g`
+samples the server while the query runs (perf report -i FILE reads it).
 """
 
 import argparse
@@ -68,11 +70,12 @@ def main():
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--batch", type=int, default=200_000)
     ap.add_argument("--bin", default=str(REPO / "build" / "src" / "sluiced"))
+    ap.add_argument("--perf", help="record a CPU profile of the server into this file")
     args = ap.parse_args()
 
     broker = KafkaBroker()
     work = Path(tempfile.mkdtemp(prefix="sluice-kafka-bench-"))
-    proc = None
+    proc = perf = None
     try:
         broker.start()
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})
@@ -119,6 +122,11 @@ def main():
             c.execute(f"""CREATE SINK out WITH (connector = 'kafka', topic = 'bids_out',
                 bootstrap_servers = '{broker.bootstrap}', key = 'auction',
                 "kafka.linger.ms" = '20')""")
+            if args.perf:
+                perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "499",
+                                         "-g", "-p", str(proc.pid), "-o", args.perf],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+                time.sleep(0.5)
             cpu0, t0 = cpu_seconds(proc.pid), time.monotonic()
             c.execute(f"""CREATE CONTINUOUS QUERY q INTO out
                 WITH (trigger = '0', max_offsets_per_trigger = {args.batch})
@@ -137,11 +145,18 @@ def main():
                     sys.exit("sluiced exited")
                 time.sleep(0.05)
             wall, cpu = time.monotonic() - t0, cpu_seconds(proc.pid) - cpu0
+            if perf is not None:
+                perf.send_signal(signal.SIGINT)
+                perf.wait(60)
+                perf = None
         print(f"events {args.events}, {args.partitions} partitions, batches of {args.batch}")
         print(f"  wall {wall:.2f} s: {args.events / wall / 1e3:.0f} k events/s")
         print(f"  server CPU {cpu:.2f} s: {args.events / cpu / 1e3:.0f} k events/s per "
               f"busy core")
     finally:
+        if perf is not None:
+            perf.send_signal(signal.SIGINT)
+            perf.wait(60)
         if proc is not None:
             proc.send_signal(signal.SIGTERM)
             proc.wait(60)

@@ -12,6 +12,8 @@ As a library:
     with KafkaBroker() as kafka:           # start() ... stop()
         kafka.create_topic("events", partitions=3)
         run_something(kafka.bootstrap)     # "127.0.0.1:PORT"
+        kafka.halt(); kafka.resume()       # away for a while, back on the same
+                                           # ports with the same data
 
 As a command:
 
@@ -266,6 +268,30 @@ class KafkaBroker:
             raise RuntimeError(f"creating topic {name!r} failed "
                                f"(exit {res.returncode}):\n{res.stdout}")
         self._wait_topic(name, partitions, timeout)
+
+    def halt(self, kill: bool = False) -> None:
+        """Stop the JVM (SIGTERM, or SIGKILL with kill) but keep its ports, its
+        data and its configuration, so that resume() brings the same broker
+        back: a broker that goes away for a while."""
+        if self.proc is None:
+            raise RuntimeError("broker not running")
+        if kill:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self._kill()
+
+    def resume(self) -> "KafkaBroker":
+        """Start the halted broker again on the same ports and data."""
+        if self.proc is not None:
+            raise RuntimeError("broker already running")
+        if self.port is None or self.workdir is None:
+            raise RuntimeError("broker was never started")
+        atexit.register(self.stop)
+        self._launch()
+        self._wait_ready()
+        return self
 
     def stop(self) -> None:
         """Stop the JVM (SIGTERM, then SIGKILL) and remove the temp folder.
