@@ -25,12 +25,11 @@ The figures go to docs/benchmarks.md ("Nexmark").
 import argparse
 import re
 import sys
-import time
 from pathlib import Path
 
 import psycopg
 
-from benchsrv import Server, cpu_seconds
+from benchsrv import Server, nexmark_bids, nexmark_query_sql, run_until_done
 
 REPO = Path(__file__).resolve().parents[2]
 QUERIES = REPO / "tools" / "nexmark" / "queries"
@@ -47,21 +46,11 @@ def run_query(binary, query, events, batch):
         streams = (QUERIES / "streams.sql").read_text().replace(
             "number_of_events = 10000000", f"number_of_events = {events}")
         c.execute(streams)
-        sql = (QUERIES / f"{query}.sql").read_text().replace(
-            "trigger = 'available_now'",
-            f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
-        cpu0, t0 = cpu_seconds(srv.proc.pid), time.monotonic()
-        c.execute(sql)
-        while True:
-            row = c.execute("SELECT status, last_error, input_rows FROM sys.queries "
-                            "WHERE name = %s", (query,)).fetchone()
-            if row[0] != "running":
-                break
-            time.sleep(0.05)
-        wall, cpu = time.monotonic() - t0, cpu_seconds(srv.proc.pid) - cpu0
+        wall, cpu, row = run_until_done(c, srv.proc.pid, nexmark_query_sql(query, batch),
+                                        query)
         if row[0] != "finished":
             sys.exit(f"{query}: {row[0]}: {row[1]}")
-        bids = events // 50 * 46 + max(events % 50 - 4, 0)
+        bids = nexmark_bids(events)
         if row[2] is not None and row[2] != bids:
             sys.exit(f"{query}: read {row[2]} rows of {bids}")
         return wall, cpu, bids, peak_rss_mib(srv.proc.pid)
