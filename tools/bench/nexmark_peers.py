@@ -4,7 +4,9 @@ Flink on the same Kafka topic, in the same run.
 
     .venv/bin/python tools/bench/nexmark_peers.py [--events N] [--queries q0,q1,...]
         [--engines sluice,spark,flink] [--partitions 2] [--cores 2] [--heap 3g]
-        [--batch 200000] [--bin build-rel/src/sluiced] [--seed 1]
+        [--batch 200000] [--spark-max-offsets N] [--bin build-rel/src/sluiced]
+        [--gen PATH] [--seed 1] [--base-time-ms MS] [--first-event-rate N]
+        [--json FILE]
 
 1. Sets up what the peers need, once: tools/bench/peers/.venv-spark and
    .venv-flink (PyPI, versions pinned in requirements-spark.txt and
