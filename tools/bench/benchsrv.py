@@ -1,9 +1,12 @@
 """What the continuous-query benchmarks share: a release sluiced on a free
-loopback port with a temporary data directory, and the CPU time it used.
+loopback port with a temporary data directory, and the CPU time it used;
+for the Nexmark benchmarks, a query of tools/nexmark/queries run to its end.
 
     with Server(binary, "--log-level", "debug") as srv:
         psycopg.connect(srv.dsn) ...
         cpu_seconds(srv.proc.pid)
+        wall, cpu, (status, error, rows) = run_until_done(
+            conn, srv.proc.pid, nexmark_query_sql("q5", 200000), "q5")
 """
 
 import os
@@ -16,12 +19,41 @@ import tempfile
 import time
 from pathlib import Path
 
+NEXMARK_QUERIES = Path(__file__).resolve().parents[2] / "tools" / "nexmark" / "queries"
+
 
 def cpu_seconds(pid):
     """User+system CPU seconds of a process, all its threads (/proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
     return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def nexmark_bids(events):
+    """How many of the first EVENTS Nexmark events are bids (46 in each 50)."""
+    return events // 50 * 46 + max(events % 50 - 4, 0)
+
+
+def nexmark_query_sql(query, batch):
+    """tools/nexmark/queries/QUERY.sql with trigger available_now in batches of BATCH."""
+    return (NEXMARK_QUERIES / f"{query}.sql").read_text().replace(
+        "trigger = 'available_now'",
+        f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
+
+
+def run_until_done(conn, pid, sql, name):
+    """Run SQL (which creates continuous query NAME) and wait until sys.queries
+    no longer says running.  Returns (wall seconds, the server's CPU seconds,
+    (status, last_error, input_rows))."""
+    cpu0, t0 = cpu_seconds(pid), time.monotonic()
+    conn.execute(sql)
+    while True:
+        row = conn.execute("SELECT status, last_error, input_rows FROM sys.queries "
+                           "WHERE name = %s", (name,)).fetchone()
+        if row[0] != "running":
+            break
+        time.sleep(0.05)
+    return time.monotonic() - t0, cpu_seconds(pid) - cpu0, row
 
 
 class Server:
