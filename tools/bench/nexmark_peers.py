@@ -188,10 +188,21 @@ def sluice_signature_sql(query, sig):
     return f"SELECT {', '.join(cols)} FROM {query}"
 
 
+def sluice_query_sql(query, batch):
+    """The query as the peers run it: peers/sluice/QUERY.sql where the peers
+    stop at a first stage (q5, q7), else tools/nexmark/queries/QUERY.sql."""
+    own = PEERS / "sluice" / f"{query}.sql"
+    if own.is_file():
+        return own.read_text().replace(
+            "trigger = 'available_now'",
+            f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
+    return nexmark_query_sql(query, batch)
+
+
 def run_sluice(args, query, bootstrap, bids):
     with Server(args.bin) as srv, psycopg.connect(srv.dsn, autocommit=True) as c:
         c.execute(sluice_stream_ddl(bootstrap))
-        wall, cpu, row = run_until_done(c, srv.proc.pid, nexmark_query_sql(query, args.batch),
+        wall, cpu, row = run_until_done(c, srv.proc.pid, sluice_query_sql(query, args.batch),
                                         query)
         if row[0] != "finished":
             return {"error": f"{row[0]}: {row[1]}"}
