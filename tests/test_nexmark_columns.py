@@ -132,3 +132,66 @@ def test_late_rows_keep_every_column(sluiced):
     every = Counter(tuple(b[k] for k in keys) for b in bids)
     assert all(None not in row for row in late)
     assert not (Counter(late) - every)
+
+
+def gen_table(table, seed):
+    out = subprocess.run([gen_binary(), "--events", str(EVENTS), "--seed", str(seed),
+                          "--table", table, "--first-event-rate", str(RATE),
+                          "--base-time-ms", str(BASE_MS)], check=True, capture_output=True,
+                         text=True, timeout=300).stdout
+    rows = [json.loads(line) for line in out.splitlines()]
+    for r in rows:
+        r["date_time"] = parse_ts(r["date_time"])
+    return rows
+
+
+def nexmark_stream(name, table, cols, seed):
+    return (f"CREATE STREAM {name} ({cols}, "
+            f"WATERMARK FOR date_time AS date_time - INTERVAL '4 seconds') "
+            f"WITH (connector = 'nexmark', table = '{table}', seed = {seed}, "
+            f"number_of_events = {EVENTS}, events_per_second = 0, "
+            f"first_event_rate = {RATE}, base_time_ms = {BASE_MS})")
+
+
+PERSON_COLS = ("id bigint, name text, email_address text, credit_card text, city text, "
+               "state text, date_time timestamp, extra text")
+AUCTION_COLS = ("id bigint, item_name text, description text, initial_bid bigint, "
+                "reserve bigint, date_time timestamp, expires timestamp, seller bigint, "
+                "category bigint, extra text")
+
+
+def test_union_all_and_interval_join_read_their_columns(sluiced):
+    """Over several inputs each stream makes the columns read above it: a
+    UNION ALL filtered on a column its arms pass through, and an interval
+    join whose key, time bound and WHERE read columns the result does not
+    show."""
+    server = sluiced()
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute(bid_stream("bid"))
+        c.execute(bid_stream("bid9").replace("seed = 5", "seed = 9"))
+        c.execute(nexmark_stream("person", "person", PERSON_COLS, 5))
+        c.execute(nexmark_stream("auction", "auction", AUCTION_COLS, 5))
+        c.execute("CREATE CONTINUOUS QUERY u WITH (trigger = 'available_now') AS "
+                  "SELECT auction, price FROM (SELECT auction, price, channel FROM bid "
+                  "UNION ALL SELECT auction, price, channel FROM bid9) x "
+                  "WHERE channel = 'Apple'")
+        c.execute("CREATE CONTINUOUS QUERY j WITH (trigger = 'available_now') AS "
+                  "SELECT p.name, a.id FROM auction a JOIN person p ON a.seller = p.id "
+                  "AND a.date_time BETWEEN p.date_time AND p.date_time + INTERVAL '10 seconds' "
+                  "AND a.reserve > a.initial_bid + p.id * 1000 "
+                  "WHERE p.state IN ('OR', 'ID', 'CA') AND a.category = 10")
+        wait_finished(c, ["u", "j"])
+        got_u = Counter(c.execute("SELECT auction, price FROM u").fetchall())
+        got_j = Counter(c.execute("SELECT name, id FROM j").fetchall())
+    bids = gen_bids() + gen_table("bid", 9)
+    want_u = Counter((b["auction"], b["price"]) for b in bids if b["channel"] == "Apple")
+    assert got_u == want_u and len(want_u) > 100
+    persons = {p["id"]: p for p in gen_table("person", 5)}
+    want_j = Counter()
+    for a in gen_table("auction", 5):
+        p = persons.get(a["seller"])
+        if (p is not None and p["state"] in ("OR", "ID", "CA") and a["category"] == 10 and
+                a["reserve"] > a["initial_bid"] + p["id"] * 1000 and
+                p["date_time"] <= a["date_time"] <= p["date_time"] + timedelta(seconds=10)):
+            want_j[(p["name"], a["id"])] += 1
+    assert got_j == want_j and len(want_j) > 10

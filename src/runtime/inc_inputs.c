@@ -293,6 +293,7 @@ static ExSource *open_scan(ExCtx *cx, const Plan *scan)
     is->run = r;
     is->input = i;
     is->reader = source_reader_open(r->ins->in[i].source, &r->ranges[i]);
+    source_reader_need(is->reader, r->ins->need[i]);
     return &is->base;
 }
 

@@ -46,6 +46,8 @@ typedef struct IncInputs {
     int                ntables;
     const CatRelation *tables[INC_MAX_INPUTS];  /* referenced */
     const char        *owner;       /* the query's name: a Kafka consumer's group */
+    const uint8_t     *need[INC_MAX_INPUTS];    /* per input: the stream columns the
+                                                   query reads, NULL: all */
     const Plan        *sjoin;       /* the stream-stream join at the top, or NULL */
     int                sjoin_nleft; /* inputs 0 .. nleft-1 feed its left side */
 } IncInputs;

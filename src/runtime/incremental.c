@@ -398,17 +398,80 @@ static void expr_columns(const Expr *e, uint8_t *used, int ncols)
         expr_columns(e->args[i], used, ncols);
 }
 
-/* One stream read directly: the stream columns the batch reads at all --
- * those the lower chain's expressions reach from what the aggregate reads
- * (everything, for DISTINCT and stateless queries), the watermark column
- * and the partition key -- so a generated stream makes only those
- * (source_reader_need).  With late_rows every column is kept. */
+/* The stream columns the query reads at all, per input (IncInputs.need;
+ * one stream read directly: p->scan_need) -- what the aggregate reads
+ * (everything, for DISTINCT and stateless queries), followed down the
+ * lower chain's projections and filters and the input tree's joins (their
+ * keys and conditions) and UNION ALL arms, plus each input's watermark
+ * column and partition key -- so a generated stream makes only those
+ * (source_reader_need).  With late_rows every column is kept.  need has
+ * one byte per output column of n; an input under a node not known here
+ * keeps NULL (all columns). */
+static void need_tree(IncPlan *p, const Plan *n, const uint8_t *need)
+{
+    Arena *a = &p->arena;
+    switch (n->kind) {
+    case PLAN_SCAN:
+        for (int i = 0; i < p->ins.n; i++) {
+            if (p->ins.in[i].scan != n || n->ncols != p->ins.in[i].rel->ncols)
+                continue;
+            uint8_t *own = arena_memdup(a, need, n->ncols > 0 ? (size_t)n->ncols : 1);
+            int wm = p->plain ? p->wm_col : p->ins.in[i].wm_col;
+            int key = p->plain ? p->parts.key_col : p->in_parts[i].key_col;
+            if (wm >= 0 && wm < n->ncols)
+                own[wm] = 1;
+            if (key >= 0 && key < n->ncols)
+                own[key] = 1;
+            p->ins.need[i] = own;
+        }
+        return;
+    case PLAN_FILTER:
+    case PLAN_PROJECT:
+    case PLAN_SORT: {
+        int nbelow = n->child->ncols;
+        uint8_t *below = arena_zalloc(a, nbelow > 0 ? (size_t)nbelow : 1);
+        if (n->kind == PLAN_PROJECT) {
+            for (int c = 0; c < n->ncols; c++)
+                if (need[c])
+                    expr_columns(n->u.project.exprs[c], below, nbelow);
+        } else {            /* the child's columns pass through */
+            memcpy(below, need, (size_t)SL_MIN(nbelow, n->ncols));
+            if (n->kind == PLAN_FILTER)
+                expr_columns(n->u.filter.cond, below, nbelow);
+            else
+                for (int k = 0; k < n->u.sort.nkeys; k++)
+                    below[n->u.sort.keys[k].col] = 1;
+        }
+        need_tree(p, n->child, below);
+        return;
+    }
+    case PLAN_JOIN: {
+        int nl = n->child->ncols, nr = n->right->ncols;
+        uint8_t *both = arena_zalloc(a, (size_t)(nl + nr) + 1);
+        memcpy(both, need, (size_t)SL_MIN(n->ncols, nl + nr));
+        for (int k = 0; k < n->u.join.nkeys; k++) {
+            expr_columns(n->u.join.lkeys[k], both, nl);
+            expr_columns(n->u.join.rkeys[k], both + nl, nr);
+        }
+        expr_columns(n->u.join.residual, both, nl + nr);
+        need_tree(p, n->child, both);
+        need_tree(p, n->right, both + nl);
+        return;
+    }
+    case PLAN_SETOP:    /* UNION ALL: the arms' columns by position */
+        need_tree(p, n->child, need);
+        need_tree(p, n->right, need);
+        return;
+    default:
+        return;
+    }
+}
+
 static void compute_need(IncPlan *p)
 {
-    const Plan *scan = p->inputs;
-    if (!p->plain || p->late != NULL || scan->ncols != p->stream->ncols)
+    if (p->late != NULL)
         return;
-    const Plan *top = p->nlower > 0 ? p->lower[0] : scan;
+    const Plan *top = p->nlower > 0 ? p->lower[0] : p->inputs;
     uint8_t *need = arena_zalloc(&p->arena, top->ncols > 0 ? (size_t)top->ncols : 1);
     if (p->agg != NULL) {
         const Plan *agg = p->agg;
@@ -424,29 +487,9 @@ static void compute_need(IncPlan *p)
     } else {
         memset(need, 1, (size_t)top->ncols);
     }
-    for (int i = 0; i < p->nlower; i++) {   /* top first */
-        const Plan *node = p->lower[i];
-        int nbelow = node->child->ncols;
-        uint8_t *below = arena_zalloc(&p->arena, nbelow > 0 ? (size_t)nbelow : 1);
-        if (node->kind == PLAN_PROJECT) {
-            for (int c = 0; c < node->ncols; c++)
-                if (need[c])
-                    expr_columns(node->u.project.exprs[c], below, nbelow);
-        } else {            /* FILTER, SORT: the child's columns pass through */
-            memcpy(below, need, (size_t)SL_MIN(nbelow, node->ncols));
-            if (node->kind == PLAN_FILTER)
-                expr_columns(node->u.filter.cond, below, nbelow);
-            else if (node->kind == PLAN_SORT)
-                for (int k = 0; k < node->u.sort.nkeys; k++)
-                    below[node->u.sort.keys[k].col] = 1;
-        }
-        need = below;
-    }
-    if (p->wm_col >= 0 && p->wm_col < scan->ncols)
-        need[p->wm_col] = 1;
-    if (p->parts.key_col >= 0 && p->parts.key_col < scan->ncols)
-        need[p->parts.key_col] = 1;
-    p->scan_need = need;
+    need_tree(p, top, need);
+    if (p->plain)
+        p->scan_need = p->ins.need[0];
 }
 
 int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,

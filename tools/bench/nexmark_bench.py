@@ -124,8 +124,12 @@ class KafkaSource:
         sys.path.insert(0, str(REPO / "tools" / "kafka"))
         from broker import KafkaBroker
         from confluent_kafka import Producer
+        from confluent_kafka.admin import AdminClient, NewTopic
         self.broker = KafkaBroker()
         self.broker.start()
+        admin = AdminClient({"bootstrap.servers": self.broker.bootstrap})
+        for table in TABLES:    # one partition each: the events in order
+            admin.create_topics([NewTopic(table, 1, 1)])[table].result(60)
         gen = REPO / "build-rel" / "tools" / "nexmark" / "nexmark_gen"
         p = Producer({"bootstrap.servers": self.broker.bootstrap, "linger.ms": 20,
                       "batch.size": 1 << 20})
