@@ -46,6 +46,12 @@ typedef struct FmtSpec {
     char       quote;
     bool       header;              /* skip the first line of the input */
     const char *null_string;        /* unquoted field that means NULL ("" default) */
+    /* need[c]: column c is read at all (NULL: every column).  A value of an
+     * unread text column is checked as always (JSON syntax, escapes) but
+     * not copied, and the column is left NULL; other types are converted
+     * as always, since their input function is the check.  So a record is
+     * a dead letter for the same reasons whatever the reader reads. */
+    const uint8_t *need;
 } FmtSpec;
 
 typedef struct DeadLetter {

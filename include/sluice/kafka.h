@@ -14,7 +14,7 @@
  *                           consumer group, from the poller thread
  *   kafka_source_latest     a partition's high watermark and poll time
  *   kafka_source_topic, kafka_source_topic_index   the topic table
- *   kafka_reader_open, kafka_reader_next, kafka_reader_close
+ *   kafka_reader_open, kafka_reader_need, kafka_reader_next, kafka_reader_close
  *                           the records of a batch's ranges (assign and
  *                           seek, never subscribe), decoded into rows;
  *                           undecodable ones handed to the batch at close
@@ -69,6 +69,10 @@ const char *kafka_source_topic(KafkaSource *ks, int32_t topic);
 int32_t kafka_source_topic_index(KafkaSource *ks, const char *name);
 
 KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges);
+/* need[c]: stream column c is read at all (NULL, the default: all; need
+ * lives as long as the reader).  The others are left NULL (format.h says
+ * which checks their values still get). */
+void kafka_reader_need(KafkaReader *r, const uint8_t *need);
 int  kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err);
 /* Closes the reader.  With dead not NULL, the records it could not decode
  * move there (rows of the stream's dead-letter stream, keyed by topic,

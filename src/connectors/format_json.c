@@ -11,6 +11,10 @@
  * jsonb).  A value whose JSON kind does not fit the column (an object for a
  * bigint), or whose text the column type's input function refuses, makes
  * the record a dead letter with the reason.
+ *
+ * With spec->need, a text value of an unread column is scanned and checked
+ * as above but not copied (format.h): the column stays NULL, and the record
+ * is a dead letter exactly when it would be with every column read.
  */
 #include "sluice/expr.h"
 
@@ -329,6 +333,8 @@ static void store_text(JCtx *cx, int c, const char *s, size_t n)
     case TYPE_TEXT:
     case TYPE_UNKNOWN:
     case TYPE_BYTEA:
+        if (cx->spec->need != NULL && !cx->spec->need[c])
+            return;         /* unread: checked by the scan, left NULL */
         v->v.str[cx->row].ptr = arena_strndup(cx->a, s, n);
         v->v.str[cx->row].len = (uint32_t)n;
         v->nulls[cx->row] = 0;

@@ -132,6 +132,8 @@ const char *fmt_store_field(const FmtSpec *spec, Batch *b, uint32_t c, uint32_t 
         return NULL;
     }
     if (t == TYPE_TEXT || t == TYPE_UNKNOWN) {
+        if (spec->need != NULL && !spec->need[c])
+            return NULL;    /* unread (format.h): any text fits; left NULL */
         v->v.str[row].ptr = arena_strndup(a, text, len);
         v->v.str[row].len = (uint32_t)len;
     } else {

@@ -4,7 +4,7 @@
  *   kafka_source_validate, kafka_source_open, kafka_source_close
  *   kafka_source_plan, kafka_source_commit, kafka_source_latest
  *   kafka_source_topic, kafka_source_topic_index
- *   kafka_reader_open, kafka_reader_next, kafka_reader_close
+ *   kafka_reader_open, kafka_reader_need, kafka_reader_next, kafka_reader_close
  *
  * One consumer handle per query's source.  A poller thread, started by the
  * first plan, owns the handle's life: it creates it, looks at the topics'
@@ -30,6 +30,11 @@
  * of the record), and hands them to the batch when it closes; the batch
  * appends those not recorded before to <stream>_dead_letters in its own
  * write (deadletter.h).
+ *
+ * A reader told which columns its query reads (kafka_reader_need) leaves
+ * the others NULL: metadata columns are not filled, and the decoder does
+ * not copy unread text values, though it still checks them, so the same
+ * records are dead letters whatever the query reads (format.h).
  */
 #include "kafka_int.h"
 
@@ -125,6 +130,9 @@ struct KafkaReader {
     int32_t             last_part;
     int                 last_range;
     FmtResult      res;
+    FmtSpec        spec;            /* ks->spec with the reader's need */
+    const uint8_t *need;            /* per stream column, NULL: all */
+    uint8_t       *spec_need;       /* per value column */
     int64_t        last_progress_us;
     bool           failed;
     /* dead letters, kept until close, and their keys */
@@ -867,6 +875,7 @@ KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges)
     r->next = sl_calloc((size_t)(ranges->n ? ranges->n : 1), sizeof(int64_t));
     for (int i = 0; i < ranges->n; i++)
         r->next[i] = ranges->parts[i].start;
+    r->spec = ks->spec;
     arena_init(&r->dead_arena, 4096);
     r->last_progress_us = wall_us();
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ranges->n);
@@ -894,6 +903,22 @@ KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges)
     }
     rd_kafka_topic_partition_list_destroy(l);
     return r;
+}
+
+void kafka_reader_need(KafkaReader *r, const uint8_t *need)
+{
+    KafkaSource *ks = r->ks;
+    r->need = need;
+    sl_free(r->spec_need);
+    r->spec_need = NULL;
+    r->spec.need = NULL;
+    if (need == NULL)
+        return;
+    r->spec_need = sl_calloc((size_t)(ks->spec.ncols > 0 ? ks->spec.ncols : 1), 1);
+    for (int c = 0; c < ks->rel->ncols; c++)
+        if (ks->meta[c] == KM_NONE && need[c])
+            r->spec_need[ks->payload_col[c]] = 1;
+    r->spec.need = r->spec_need;
 }
 
 /* The index of the reader's range for a record's topic and partition. */
@@ -1008,6 +1033,10 @@ static int fill_meta(KafkaReader *r, const rd_kafka_message_t *m, Batch *out, ui
         if (k == KM_NONE)
             continue;
         Vector *v = &out->cols[c];
+        if (r->need != NULL && !r->need[c]) {
+            memset(v->nulls + from, 1, to - from);
+            continue;
+        }
         for (uint32_t i = from; i < to; i++) {
             v->nulls[i] = 0;
             switch (k) {
@@ -1208,7 +1237,7 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
         bool finished = true;
         if (ks->format == KF_RAW) {
             Vector *v = &pay->cols[0];
-            if (m->payload == NULL) {
+            if (m->payload == NULL || (r->spec.need != NULL && !r->spec.need[0])) {
                 v->nulls[before] = 1;
             } else {
                 v->nulls[before] = 0;
@@ -1219,9 +1248,9 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
         } else if (m->payload != NULL) {
             /* A record with a NULL value (a tombstone) has no row. */
             int rc = ks->format == KF_JSON
-                         ? fmt_json_decode(&ks->spec, m->payload, m->len, true, pay, cap, a,
+                         ? fmt_json_decode(&r->spec, m->payload, m->len, true, pay, cap, a,
                                            &r->res, err)
-                         : fmt_csv_decode(&ks->spec, m->payload, m->len, true, pay, cap, a,
+                         : fmt_csv_decode(&r->spec, m->payload, m->len, true, pay, cap, a,
                                           &r->res, err);
             if (rc < 0) {
                 r->failed = true;
@@ -1284,6 +1313,7 @@ void kafka_reader_close(KafkaReader *r, DeadSet *dead)
     }
     arena_destroy(&r->dead_arena);
     srcoffs_free(&r->ranges);
+    sl_free(r->spec_need);
     sl_free(r->done);
     sl_free(r->next);
     sl_free(r);

@@ -52,7 +52,7 @@ struct SourceReader {
     Source      *src;
     RelScan     *scan;          /* SOURCE_INTERNAL */
     int64_t      next, to;      /* SOURCE_DATAGEN, SOURCE_NEXMARK */
-    const uint8_t *need;        /* SOURCE_NEXMARK: the columns read, NULL: all */
+    const uint8_t *need;        /* SOURCE_NEXMARK, SOURCE_KAFKA: the columns read, NULL: all */
     KafkaReader *kafka;
 };
 
@@ -407,6 +407,8 @@ int source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err)
 void source_reader_need(SourceReader *r, const uint8_t *need)
 {
     r->need = need;
+    if (r->kafka != NULL)
+        kafka_reader_need(r->kafka, need);
 }
 
 int source_reader_close(SourceReader *r, DeadLetters *dead, SlError *err)

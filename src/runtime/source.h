@@ -69,7 +69,9 @@ SourceReader *source_reader_open(Source *src, const SourceOffsets *ranges);
 int  source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err);
 /* need[c] says whether column c is read at all (need lives as long as the
  * reader; NULL: every column).  A generated stream (nexmark) may then leave
- * the other columns NULL and skip making them; other sources ignore it. */
+ * the other columns NULL and skip making them, and a Kafka stream skip
+ * copying them (its dead letters stay the same: format.h); other sources
+ * ignore it. */
 void source_reader_need(SourceReader *r, const uint8_t *need);
 /* Closes the reader.  With dead not NULL, the records it could not decode
  * go into dead, for the batch to append with its state (deadletter.h; a

@@ -3,7 +3,10 @@
  * (src/connectors/format_*.c): typed fields, nested paths, missing and extra
  * fields, escapes, records that must become dead letters (bad JSON, a wrong
  * type, too large, wrong field count), partial trailing records, and a
- * large generated input with 1% malformed records decoded exactly.
+ * large generated input with 1% malformed records decoded exactly; and
+ * decoding only the columns read (spec.need) against decoding them all:
+ * the same rows in the columns read, unread text columns NULL, the same
+ * dead letters.
  */
 #include "unit.h"
 #include "connectors/format_int.h"
@@ -196,11 +199,96 @@ static void test_fast_paths(void)
     arena_destroy(&a);
 }
 
+/* The dead letters of two decodes are the same records with the same reasons. */
+static bool same_dead(const FmtResult *x, const FmtResult *y)
+{
+    if (x->ndead != y->ndead)
+        return false;
+    for (int i = 0; i < x->ndead; i++)
+        if (x->dead[i].record != y->dead[i].record || x->dead[i].offset != y->dead[i].offset ||
+            strcmp(x->dead[i].reason, y->dead[i].reason) != 0)
+            return false;
+    return true;
+}
+
+/* Values of column c equal in rows [0, n) of two batches (text and int8). */
+static bool same_col(const Batch *x, const Batch *y, uint32_t c, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const Vector *u = &x->cols[c], *v = &y->cols[c];
+        if (vector_is_null(u, i) != vector_is_null(v, i))
+            return false;
+        if (vector_is_null(u, i))
+            continue;
+        if (u->type.id == TYPE_INT8 ? u->v.i64[i] != v->v.i64[i]
+                                    : u->v.str[i].len != v->v.str[i].len ||
+                                          memcmp(u->v.str[i].ptr, v->v.str[i].ptr,
+                                                 u->v.str[i].len) != 0)
+            return false;
+    }
+    return true;
+}
+
+static void test_need(void)
+{
+    Arena a;
+    arena_init(&a, 65536);
+    const char *names[] = {"id", "name", "n", "city", "tag"};
+    SlType types[] = {{TYPE_INT8, -1}, {TYPE_TEXT, -1}, {TYPE_INT8, -1},
+                      {TYPE_TEXT, -1}, {TYPE_TEXT, -1}};
+    const char *paths[] = {NULL, NULL, NULL, "meta.city", NULL};
+    FmtSpec all, some;
+    fmt_spec_init(&all, &a, 5, names, types, paths);
+    some = all;
+    /* Read id and city; name, n and tag unread. */
+    static const uint8_t need[] = {1, 0, 0, 1, 0};
+    some.need = need;
+    static const char input[] =
+        "{\"id\": 1, \"name\": \"a\\\"b\\u00e9\", \"n\": 5, \"meta\": {\"city\": \"Oslo\"}, \"tag\": [1, {\"x\": true}]}\n"
+        "{\"id\": 2, \"name\": \"bad \\q escape\"}\n"           /* bad escape, unread */
+        "{\"id\": 3, \"n\": \"not a number\"}\n"                /* wrong type, unread */
+        "{\"id\": 4, \"tag\": {\"x\": [1, 2}}\n"                /* bad JSON, unread */
+        "{\"id\": 5, \"name\": \"nul \\u0000\"}\n"              /* \u0000, unread */
+        "{\"id\": 6, \"tag\": tru}\n"                           /* bad token, unread */
+        "{\"id\": 7, \"name\": 12, \"tag\": {\"deep\": [[]]}, \"meta\": {\"city\": null}}\n"
+        "{\"id\": \"x\", \"name\": \"read column bad\"}\n"      /* wrong type, read */
+        "{\"meta\": {\"city\": \"Rome\", \"z\": 1}, \"id\": 9, \"name\": \"n\\tx\"}\n";
+    Batch *ba = batch_alloc(&a, types, 5, 64), *bs = batch_alloc(&a, types, 5, 64);
+    FmtResult ra = {0}, rs = {0};
+    SlError err = {0};
+    CHECK(fmt_json_decode(&all, input, sizeof(input) - 1, true, ba, 64, &a, &ra, &err) == 0);
+    CHECK(fmt_json_decode(&some, input, sizeof(input) - 1, true, bs, 64, &a, &rs, &err) == 0);
+    CHECK(ra.ndead == 6 && ba->nrows == 3);
+    CHECK(same_dead(&ra, &rs) && bs->nrows == ba->nrows && rs.consumed == ra.consumed);
+    CHECK(same_col(ba, bs, 0, ba->nrows) && same_col(ba, bs, 3, ba->nrows));
+    CHECK(str_is(&bs->cols[3], 0, "Oslo") && vector_is_null(&bs->cols[3], 1) &&
+          str_is(&bs->cols[3], 2, "Rome"));
+    /* Unread text columns are left NULL; an unread bigint is still converted. */
+    CHECK(str_is(&ba->cols[1], 0, "a\"b\xc3\xa9") && str_is(&ba->cols[4], 1, "{\"deep\": [[]]}"));
+    for (uint32_t i = 0; i < bs->nrows; i++)
+        CHECK(vector_is_null(&bs->cols[1], i) && vector_is_null(&bs->cols[4], i));
+    CHECK(same_col(ba, bs, 2, ba->nrows));
+
+    /* CSV: the same with an unread text and an unread bigint column. */
+    static const char csv[] = "1,a,5,x,t\n2,b,oops,y,u\n3,\"c, d\",7,z,\"v\"\"w\"\nq,e,8,z,w\n";
+    Batch *ca = batch_alloc(&a, types, 5, 64), *cs = batch_alloc(&a, types, 5, 64);
+    FmtResult rca = {0}, rcs = {0};
+    CHECK(fmt_csv_decode(&all, csv, sizeof(csv) - 1, true, ca, 64, &a, &rca, &err) == 0);
+    CHECK(fmt_csv_decode(&some, csv, sizeof(csv) - 1, true, cs, 64, &a, &rcs, &err) == 0);
+    CHECK(rca.ndead == 2 && ca->nrows == 2 && same_dead(&rca, &rcs) && cs->nrows == 2);
+    CHECK(same_col(ca, cs, 0, 2) && same_col(ca, cs, 2, 2) && same_col(ca, cs, 3, 2));
+    CHECK(str_is(&ca->cols[4], 1, "v\"w") && str_is(&cs->cols[3], 1, "z"));
+    for (uint32_t i = 0; i < cs->nrows; i++)
+        CHECK(vector_is_null(&cs->cols[1], i) && vector_is_null(&cs->cols[4], i));
+    arena_destroy(&a);
+}
+
 int main(void)
 {
     test_fast_paths();
     test_json();
     test_json_bulk();
     test_csv();
+    test_need();
     return unit_done("test_format");
 }
