@@ -67,7 +67,7 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
     LogLevel l = level <= 3 ? LOG_ERROR : level == 4 ? LOG_WARN : level <= 6 ? LOG_INFO
                                                                           : LOG_DEBUG;
     sl_log(l, "librdkafka", "client=%s facility=%s message=\"%s\"", rd_kafka_name(rk), fac,
-           buf);
+           log_quote(buf));
 }
 
 int kafka_conf_build(const Options *o, const char *relname, const char *const *defaults,

@@ -344,7 +344,7 @@ static int ensure_producer(KafkaSink *k, SlError *err)
         return -1;
     }
     sl_log(LOG_INFO, "kafka sink ready", "sink=%s transactional_id=%s committed_batch=%" PRId64,
-           k->sink->name, k->txn_id, k->committed);
+           log_value(k->sink->name), k->txn_id, k->committed);
     return 0;
 }
 
@@ -471,7 +471,7 @@ int kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, i
         return -1;
     if (batch_id <= k->committed) {
         sl_log(LOG_INFO, "kafka sink: batch already committed, skipped",
-               "sink=%s batch=%" PRId64, k->sink->name, batch_id);
+               "sink=%s batch=%" PRId64, log_value(k->sink->name), batch_id);
         return 0;
     }
     rd_kafka_error_t *e = rd_kafka_begin_transaction(k->rk);

@@ -494,7 +494,7 @@ static void look(KafkaSource *ks)
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
         /* The broker is away: keep the last snapshot, say why. */
         sl_log(LOG_WARN, "kafka metadata request failed", "stream=%s error=\"%s\"",
-               ks->rel->name, rd_kafka_err2str(e));
+               log_value(ks->rel->name), log_quote(rd_kafka_err2str(e)));
         return;
     }
     SnapPart *parts = NULL;
@@ -557,8 +557,8 @@ static void look(KafkaSource *ks)
             e = rd_kafka_query_watermark_offsets(ks->rk, mt->topic, pid, &low, &high, 5000);
             if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
                 sl_log(LOG_WARN, "kafka watermark request failed",
-                       "stream=%s topic=%s partition=%d error=\"%s\"", ks->rel->name,
-                       mt->topic, pid, rd_kafka_err2str(e));
+                       "stream=%s topic=%s partition=%d error=\"%s\"", log_value(ks->rel->name),
+                       mt->topic, pid, log_quote(rd_kafka_err2str(e)));
                 sl_free(parts);
                 rd_kafka_metadata_destroy(md);
                 return;
@@ -604,7 +604,7 @@ static void commit_pending(KafkaSource *ks)
         rd_kafka_resp_err_t e = rd_kafka_commit(ks->rk, l, 0);
         if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
             sl_log(LOG_WARN, "kafka offset commit failed", "stream=%s group=%s error=\"%s\"",
-                   ks->rel->name, ks->group, rd_kafka_err2str(e));
+                   log_value(ks->rel->name), log_value(ks->group), log_quote(rd_kafka_err2str(e)));
     }
     rd_kafka_topic_partition_list_destroy(l);
 }
@@ -685,7 +685,7 @@ static void *destroyer_main(void *arg)
     pthread_mutex_unlock(&d->mu);
     if (left)
         sl_log(LOG_INFO, "kafka consumer left behind has closed",
-               "stream=%s close_ms=%" PRId64 " destroy_ms=%" PRId64, d->stream,
+               "stream=%s close_ms=%" PRId64 " destroy_ms=%" PRId64, log_value(d->stream),
                (closed_us - d->t0) / 1000, (wall_us() - closed_us) / 1000);
     destroyer_unref(d);
     return NULL;
@@ -723,9 +723,9 @@ static void destroy_consumer(rd_kafka_t *rk, const char *stream, int64_t wait_us
     pthread_mutex_unlock(&d->mu);
     if (!done)
         sl_log(LOG_WARN, "kafka consumer still closing, left behind",
-               "stream=%s waited_ms=%" PRId64, stream, (wall_us() - t0) / 1000);
+               "stream=%s waited_ms=%" PRId64, log_value(stream), (wall_us() - t0) / 1000);
     else
-        sl_log(LOG_INFO, "kafka consumer closed", "stream=%s ms=%" PRId64, stream,
+        sl_log(LOG_INFO, "kafka consumer closed", "stream=%s ms=%" PRId64, log_value(stream),
                (wall_us() - t0) / 1000);
     destroyer_unref(d);
 }
@@ -829,7 +829,7 @@ int kafka_source_plan(KafkaSource *ks, const SourceOffsets *pos, bool from_earli
             }
             sl_log(LOG_WARN, "kafka records lost, skipped",
                    "stream=%s topic=%s partition=%d from=%" PRId64 " to=%" PRId64,
-                   ks->rel->name, ks->topics[s->topic], s->part, start, s->low);
+                   log_value(ks->rel->name), ks->topics[s->topic], s->part, start, s->low);
             start = s->low;
         }
         srcoffs_add(out, s->topic, s->part, start, SL_MAX(start, s->high));
@@ -1019,8 +1019,9 @@ static void keep_dead(KafkaReader *r, const rd_kafka_message_t *m, const char *r
     for (int c = 0; c < 5; c++)
         b->cols[c].len = r->ndead;
     sl_log(LOG_WARN, "kafka record sent to the dead letters",
-           "stream=%s topic=%s partition=%d offset=%" PRId64 " reason=\"%s\"", ks->rel->name,
-           rd_kafka_topic_name(m->rkt), m->partition, m->offset, reason);
+           "stream=%s topic=%s partition=%d offset=%" PRId64 " reason=\"%s\"",
+           log_value(ks->rel->name),
+           rd_kafka_topic_name(m->rkt), m->partition, m->offset, log_quote(reason));
 }
 
 /* The metadata columns of rows [from, to) of out, all from record m. */
@@ -1136,8 +1137,8 @@ static int on_event(KafkaReader *r, const rd_kafka_message_t *m, SlError *err)
             return 0;
         }
         sl_log(LOG_WARN, "kafka records lost, skipped",
-               "stream=%s topic=%s partition=%d from=%" PRId64 " to=%" PRId64, ks->rel->name,
-               topic, m->partition, r->next[i], low);
+               "stream=%s topic=%s partition=%d from=%" PRId64 " to=%" PRId64,
+               log_value(ks->rel->name), topic, m->partition, r->next[i], low);
         r->next[i] = SL_MAX(low, r->next[i]);
         /* Assign again at the next offsets: a partition that hit the reset
          * error is not fetched again otherwise. */
@@ -1166,8 +1167,8 @@ static int on_event(KafkaReader *r, const rd_kafka_message_t *m, SlError *err)
         mark_done(r, i);
         return 0;
     default:
-        sl_log(LOG_DEBUG, "kafka consumer event", "stream=%s error=\"%s\"", ks->rel->name,
-               rd_kafka_message_errstr(m));
+        sl_log(LOG_DEBUG, "kafka consumer event", "stream=%s error=\"%s\"",
+               log_value(ks->rel->name), log_quote(rd_kafka_message_errstr(m)));
         return 0;
     }
 }
@@ -1303,7 +1304,7 @@ void kafka_reader_close(KafkaReader *r, DeadSet *dead)
     if (r->ndead > 0 && !r->failed && dead != NULL) {
         if (ks->dead == NULL) {
             sl_log(LOG_ERROR, "kafka records lost: no dead-letter stream",
-                   "stream=%s records=%u", ks->rel->name, r->ndead);
+                   "stream=%s records=%u", log_value(ks->rel->name), r->ndead);
         } else {
             /* The batch appends them with its state (deadletter.h). */
             cat_relation_ref(ks->dead);

@@ -415,8 +415,8 @@ static void retry_later(Cq *q, const SlError *e)
     q->error = sl_strdup(e->message ? e->message : "unknown error");
     sl_log(LOG_WARN, "micro-batch failed on a transient error, retrying",
            "query=%s batch=%" PRId64 " attempt=%d retry_in_ms=%" PRId64
-           " sqlstate=%s error=\"%s\"", q->rel->name, q->batch_o.batch_id, q->retries, delay,
-           e->sqlstate, q->error);
+           " sqlstate=%s error=\"%s\"", log_value(q->rel->name), q->batch_o.batch_id,
+           q->retries, delay, e->sqlstate, log_quote(q->error));
     StrBuf msg;
     strbuf_init(&msg);
     strbuf_printf(&msg, "%s (batch %" PRId64 ", try %d failed; next try in %.1f s)", q->error,
@@ -449,7 +449,7 @@ static void after_work_cb(uv_work_t *w, int status)
     }
     if (q->retrying) {
         sl_log(LOG_INFO, "micro-batch succeeded after retries", "query=%s batch=%" PRId64
-               " tries=%d", q->rel->name, q->batch.batch_id, q->retries + 1);
+               " tries=%d", log_value(q->rel->name), q->batch.batch_id, q->retries + 1);
         q->retrying = false;
         q->retries = 0;
         sl_free(q->error);
@@ -554,7 +554,7 @@ static void plan_batch(Cq *q)
             return;
         }
         sl_log(LOG_INFO, "retrying batch", "query=%s batch=%" PRId64 " attempt=%d",
-               q->rel->name, q->batch_o.batch_id, q->retries + 1);
+               log_value(q->rel->name), q->batch_o.batch_id, q->retries + 1);
         q->plan_us = 0;
         CqOffsets o = q->batch_o;
         launch(q, &o);
