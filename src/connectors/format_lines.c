@@ -80,54 +80,13 @@ static bool fast_int(Vector *v, uint32_t row, const char *p, size_t len)
     }
 }
 
-static int digits(const char *p, int n)
-{
-    int x = 0;
-    for (int i = 0; i < n; i++) {
-        unsigned d = (unsigned)(p[i] - '0');
-        if (d > 9)
-            return -1;
-        x = x * 10 + (int)d;
-    }
-    return x;
-}
-
-/* A timestamp without time zone written exactly "YYYY-MM-DD HH:MM:SS"
- * (or with 'T'), with up to 6 digits of fraction, every field in its
- * ordinary range; anything else (other layouts, BC, 24:00, leap seconds,
- * time zones, 7+ fraction digits) goes the slow way.  True if stored. */
-static bool fast_timestamp(Vector *v, uint32_t row, const char *p, size_t len)
-{
-    if (len < 19 || len > 26 || p[4] != '-' || p[7] != '-' || (p[10] != ' ' && p[10] != 'T') ||
-        p[13] != ':' || p[16] != ':' || (len > 19 && (p[19] != '.' || len == 20)))
-        return false;
-    int y = digits(p, 4), m = digits(p + 5, 2), d = digits(p + 8, 2);
-    int hh = digits(p + 11, 2), mi = digits(p + 14, 2), ss = digits(p + 17, 2);
-    if (y < 1 || m < 1 || m > 12 || d < 1 || hh < 0 || hh > 23 || mi < 0 || mi > 59 ||
-        ss < 0 || ss > 59 || d > dt_days_in_month(y, m))
-        return false;
-    int64_t frac = 0;
-    if (len > 20) {
-        int nf = (int)len - 20, f = digits(p + 20, nf);
-        if (f < 0)
-            return false;
-        frac = f;
-        for (int k = nf; k < 6; k++)
-            frac *= 10;
-    }
-    int64_t days = dt_date2j(y, m, d) - POSTGRES_EPOCH_JDATE;
-    v->v.i64[row] = days * USECS_PER_DAY + (int64_t)((hh * 60 + mi) * 60 + ss) * USECS_PER_SEC +
-                    frac;
-    return true;
-}
-
 const char *fmt_store_field(const FmtSpec *spec, Batch *b, uint32_t c, uint32_t row,
                             const char *text, size_t len, Arena *a)
 {
     Vector *v = &b->cols[c];
     SlTypeId t = v->type.id;
     if (((t == TYPE_INT8 || t == TYPE_INT4 || t == TYPE_INT2) && fast_int(v, row, text, len)) ||
-        (t == TYPE_TIMESTAMP && fast_timestamp(v, row, text, len))) {
+        (t == TYPE_TIMESTAMP && dt_parse_iso_fast(text, len, &v->v.i64[row]))) {
         v->nulls[row] = 0;
         return NULL;
     }

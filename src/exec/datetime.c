@@ -1191,6 +1191,17 @@ static bool parse_iso_fast(const char *s, size_t len, DtTm *tm)
     return true;
 }
 
+bool dt_parse_iso_fast(const char *s, size_t len, int64_t *out)
+{
+    DtTm tm;
+    if (!parse_iso_fast(s, len, &tm))
+        return false;
+    int64_t days = dt_date2j(tm.year, tm.mon, tm.mday) - POSTGRES_EPOCH_JDATE;
+    *out = days * USECS_PER_DAY +
+           (int64_t)((tm.hour * 60 + tm.min) * 60 + tm.sec) * USECS_PER_SEC + tm.fsec;
+    return true;
+}
+
 int dt_parse_timestamp(const char *s, size_t len, bool with_tz, int64_t *out, int loc,
                        SlError *err)
 {

@@ -5,6 +5,7 @@
  *
  *   dt_date2j, dt_j2date, dt_j2day, dt_ts2tm, dt_tm2ts     the calendar
  *   dt_parse_date, dt_parse_timestamp, dt_parse_interval   input functions
+ *   dt_parse_iso_fast  the common timestamp form, without the full parser
  *   dt_format_date, dt_format_timestamp, dt_format_interval output functions
  *   dt_interval_adjust                                     interval typmods
  *   dt_decode_units                                        unit names
@@ -76,6 +77,11 @@ int  dt_tm2ts(const DtTm *tm, int64_t *ts);
 /* Input functions.  s need not be NUL-terminated; errors are PostgreSQL's
  * (22007 invalid input syntax, 22008 out of range, ...) at position loc. */
 int dt_parse_date(const char *s, size_t len, int32_t *out, int loc, SlError *err);
+/* The common form "YYYY-MM-DD HH:MM:SS[.ffffff]" (or 'T' for the space),
+ * every field in its ordinary range, as a timestamp without time zone;
+ * false for any other input (BC, 24:00, zones, ...), which the full parser
+ * (dt_parse_timestamp) reads.  The decoders' fast path. */
+bool dt_parse_iso_fast(const char *s, size_t len, int64_t *out);
 int dt_parse_timestamp(const char *s, size_t len, bool with_tz, int64_t *out, int loc,
                        SlError *err);
 /* typmod: -1, or PostgreSQL's interval typmod (range << 16 | precision). */
