@@ -6,7 +6,7 @@ for the Nexmark benchmarks, a query of tools/nexmark/queries run to its end.
         psycopg.connect(srv.dsn) ...
         cpu_seconds(srv.proc.pid)
         wall, cpu, (status, error, rows) = run_until_done(
-            conn, srv.proc.pid, nexmark_query_sql("q5", 200000), "q5")
+            conn, srv.proc.pid, nexmark_query_sql("q5", "trigger = 'once'"), "q5")
 """
 
 import os
@@ -34,11 +34,12 @@ def nexmark_bids(events):
     return events // 50 * 46 + max(events % 50 - 4, 0)
 
 
-def nexmark_query_sql(query, batch):
-    """tools/nexmark/queries/QUERY.sql with trigger available_now in batches of BATCH."""
-    return (NEXMARK_QUERIES / f"{query}.sql").read_text().replace(
-        "trigger = 'available_now'",
-        f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
+def nexmark_query_sql(query, options, directory=NEXMARK_QUERIES):
+    """DIRECTORY/QUERY.sql (tools/nexmark/queries by default) with its first
+    `trigger = 'available_now'` -- the first stage of a pipeline -- replaced
+    by OPTIONS (e.g. "trigger = 'available_now', max_offsets_per_trigger = N")."""
+    return (directory / f"{query}.sql").read_text().replace(
+        "trigger = 'available_now'", options, 1)
 
 
 def run_until_done(conn, pid, sql, name):

@@ -61,7 +61,7 @@ from pathlib import Path
 
 import psycopg
 
-from benchsrv import Server, cpu_seconds
+from benchsrv import Server, cpu_seconds, nexmark_query_sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "nexmark"))
 from nexmark_queries import queries_of, wait_done  # noqa: E402
@@ -103,11 +103,6 @@ def peak_rss_mib(pid):
 
 def dir_mib(path):
     return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file()) / 2**20
-
-
-def query_sql(query, options):
-    sql = (QUERIES / f"{query}.sql").read_text()
-    return sql.replace("trigger = 'available_now'", options, 1)
 
 
 def streams_sql(**opts):
@@ -166,7 +161,7 @@ def run_throughput(binary, query, events, batch, kafka):
     the first stage reads the Nexmark streams with trigger available_now,
     the later ones read its output with trigger '0'): timed from the CREATE
     until every stage is done (nexmark_queries.wait_done)."""
-    sql = query_sql(query, f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
+    sql = nexmark_query_sql(query, f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
     stages = queries_of(sql)
     with Server(binary) as srv, psycopg.connect(srv.dsn, autocommit=True) as c:
         c.execute(kafka.streams() if kafka else
@@ -211,7 +206,7 @@ def percentile(sorted_vals, p):
 
 
 def run_latency(binary, query, rate, seconds, trigger):
-    sql = query_sql(query, f"trigger = '{trigger}', min_batches_to_retain = 100000000")
+    sql = nexmark_query_sql(query, f"trigger = '{trigger}', min_batches_to_retain = 100000000")
     warmup = 3.0
     with Server(binary) as srv, psycopg.connect(srv.dsn, autocommit=True) as c:
         c.execute(streams_sql(events_per_second=rate, first_event_rate=rate))

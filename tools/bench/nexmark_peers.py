@@ -191,12 +191,10 @@ def sluice_signature_sql(query, sig):
 def sluice_query_sql(query, batch):
     """The query as the peers run it: peers/sluice/QUERY.sql where the peers
     stop at a first stage (q5, q7), else tools/nexmark/queries/QUERY.sql."""
-    own = PEERS / "sluice" / f"{query}.sql"
-    if own.is_file():
-        return own.read_text().replace(
-            "trigger = 'available_now'",
-            f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
-    return nexmark_query_sql(query, batch)
+    own = PEERS / "sluice"
+    return nexmark_query_sql(
+        query, f"trigger = 'available_now', max_offsets_per_trigger = {batch}",
+        own if (own / f"{query}.sql").is_file() else QUERIES)
 
 
 def run_sluice(args, query, bootstrap, bids):
