@@ -9,7 +9,7 @@ aggregation written to the three kinds of output:
     q_files   append mode, INTO a files sink (read through its manifest)
 
 and a stateless one, q_rows (SELECT k, ts, v ... WHERE v < 10), whose result
-table is an append log keyed by (batch id, row).
+table is a result log of chunks keyed by (batch id, chunk number).
 
 For each fault point (docs/architecture.md, "Recovery") the server is
 started with SLUICE_FAULT=point:N, dies there with SIGKILL, is restarted

@@ -36,7 +36,7 @@ def test_explain_windowed_query_shows_state_bound_and_live_figures(sluiced):
                              "WHERE query = 'per_min'").fetchone()
     text = "\n".join(lines)
     assert lines[0].startswith("Continuous Query per_min: running, trigger 0 ms")
-    assert "Sink: result table per_min (an append log keyed by batch and row)" in text
+    assert "Sink: result table per_min (keyed by the group keys)" in text
     assert "Output mode: append" in text
     assert "-> Aggregate (tumbling window)" in text
     assert "Window: WINDOW(" in text and "60000000 us)" in text

@@ -14,6 +14,16 @@
  * is one WriteBatch, synced before it returns, so an acknowledged row is on
  * disk and a crash never leaves part of an append visible.
  *
+ * Result logs: the result table of an append-only continuous query (no
+ * aggregation: filters, projections, joins, DISTINCT) is a log of chunks
+ * too, written in each batch's own WriteBatch: key 'A' + oid + batch id
+ * (8, big-endian) + chunk number within the batch (4, big-endian), value a
+ * chunk as a stream's.  A batch cuts its rows into chunks by count and
+ * size only, so a replayed batch writes exactly the keys it wrote before.
+ * A table scan of a continuous query's relation reads its 'T' rows (the
+ * groups of an aggregation, or the per-row log (batch id, row) of data
+ * directories written before result logs), then its 'A' chunks.
+ *
  * Commit policy (stream_commit_mode_set, docs/architecture.md): in sync
  * mode every append is its own synced write; in group mode appends that
  * arrive together (from different threads) share one synced write, and
@@ -26,6 +36,7 @@
  *   stream_end_offset, stream_start_offset, stream_retain
  *   stream_scan_open, stream_scan_next, stream_scan_close
  *   stream_commit_mode_set, stream_commit_stats
+ *   result_log_begin, result_log_add, result_log_end, result_log_free
  *   rel_purge               every row of a dropped (or new) relation
  *
  * All of these may run on any thread; the per-stream end offsets are kept
@@ -56,10 +67,11 @@ int  tbl_get(StateStore *st, const CatRelation *rel, const StrBuf *key, Arena *a
 void tbl_put(StateBatch *wb, const StrBuf *key, const Batch *b, uint32_t row);
 void tbl_delete(StateBatch *wb, const StrBuf *key);
 
-/* A scan over every row of a table in key order.  tbl_scan_next fills a
+/* A scan over every row of a table in key order (a continuous query's
+ * result table: its 'T' rows, then its result log).  tbl_scan_next fills a
  * batch (allocated in a) of up to RELSTORE_BATCH_ROWS rows; with keys, each
- * row's key is also copied (keys[i] in a).  Returns the row count, 0 at the
- * end, -1 on error. */
+ * row's key is also copied (keys[i] in a; a row of a result log gets its
+ * chunk's key).  Returns the row count, 0 at the end, -1 on error. */
 RelScan *tbl_scan_open(StateStore *st, const CatRelation *rel);
 int  tbl_scan_next(RelScan *s, Arena *a, Batch **out, SlStr **keys, SlError *err);
 int  rel_scan_close(RelScan *s, SlError *err);
@@ -130,8 +142,29 @@ int  stream_scan_next(RelScan *s, Arena *a, Batch **out, SlError *err);
 /* Forget the cached end offset of a dropped stream. */
 void stream_forget(const CatRelation *rel);
 
-/* Deletes every key of rel ('T' and 'S' spaces) in one synced write and
- * forgets its counters: for DROP, and for CREATE in case a crash left rows
+/* ---- result logs ---- */
+
+/* A chunk is written once it holds this many rows or bytes. */
+#define RESULT_CHUNK_ROWS  1024
+#define RESULT_CHUNK_BYTES (256 * 1024)
+
+/* One batch's rows of a result log, cut into chunks as they come. */
+typedef struct ResultLog {
+    uint8_t  key[17];       /* 'A' + oid + batch id + the next chunk's number */
+    StrBuf   chunk;         /* the chunk being filled: row count, rows */
+    uint32_t rows;          /* rows in it */
+    uint32_t nchunks;       /* chunks put so far */
+} ResultLog;
+
+void result_log_begin(ResultLog *l, const CatRelation *rel, int64_t batch_id);
+/* Adds the rows of b; each chunk that fills is put into wb. */
+void result_log_add(ResultLog *l, StateBatch *wb, const Batch *b);
+/* Puts the last, partly filled chunk into wb (none when it is empty). */
+void result_log_end(ResultLog *l, StateBatch *wb);
+void result_log_free(ResultLog *l);
+
+/* Deletes every key of rel (rows, chunks, a query's state and result log)
+ * in one synced write and forgets its counters: for DROP, and for CREATE in case a crash left rows
  * under a reused oid. */
 int  rel_purge(StateStore *st, const CatRelation *rel, SlError *err);
 

@@ -348,9 +348,11 @@ static int decode(RtCopy *cp, bool final, SlError *err)
         cp->line += count_lines(cp->buf, used);
         memmove(cp->buf, cp->buf + used, cp->len - used);
         cp->len -= used;
-        if (cp->direct && (b->nrows == EX_BATCH_ROWS || (final && b->nrows > 0)))
+        /* flush_direct frees b (the rows arena): read its count first */
+        uint32_t nrows = b->nrows;
+        if (cp->direct && (nrows == EX_BATCH_ROWS || (final && nrows > 0)))
             flush_direct(cp);
-        if (b->nrows < EX_BATCH_ROWS)
+        if (nrows < EX_BATCH_ROWS)
             return 0;
     }
 }

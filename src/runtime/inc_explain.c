@@ -196,8 +196,8 @@ void inc_plan_explain(IncPlan *p, Arena *a, List **lines)
              p->sink->name);
     else
         line(a, lines, d, "Sink: result table %s (%s)", p->query->name,
-             p->agg != NULL && p->mode != MODE_APPEND ? "keyed by the group keys"
-                                                      : "an append log keyed by batch and row");
+             p->agg != NULL ? "keyed by the group keys"
+                            : "an append log of chunks keyed by batch");
     line(a, lines, d, "Output mode: %s", mode_name(p->mode));
     d++;
     explain_chain(a, lines, d, p->upper, p->nupper, "above the aggregation");

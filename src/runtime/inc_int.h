@@ -26,6 +26,7 @@
 #include "sluice/bytes.h"
 #include "sluice/exec.h"
 #include "sluice/plan.h"
+#include "sluice/relstore.h"
 
 typedef enum OutputMode { MODE_APPEND, MODE_UPDATE, MODE_COMPLETE } OutputMode;
 
@@ -153,7 +154,7 @@ typedef struct Run {
     AggCtx      acx;
     GroupTable  groups;
     StateBatch *wb;
-    uint32_t    seq;            /* stateless: row number within the batch */
+    ResultLog   log;            /* append-only result: the batch's chunks */
     IncInputsRun inputs;        /* rows and event times read per input */
     DeadLetters  dead;          /* undecodable records, appended with the state */
     IncJoinBatch join;          /* a stream-stream join's batch */

@@ -27,7 +27,8 @@
  * Keys: a group's key is its window end (8 bytes, ordered) then its group
  * values (ex_key_encode); the result table of an aggregation is keyed the
  * same way, so a group's row is overwritten in place.  A stateless query's
- * result table is an append log keyed by (batch id, row).
+ * result table is an append log of chunks keyed by (batch id, chunk
+ * number) (relstore.h, result_log_add).
  */
 #include "inc_int.h"
 #include "sink.h"
@@ -1412,27 +1413,19 @@ static void track_event_time(Run *r, const Batch *in)
     }
 }
 
-/* Appends the rows of out to the result table, keyed (batch id, row). */
+/* Appends the rows of out to the result table's log: chunks keyed (batch
+ * id, chunk number), put into the batch's write as they fill
+ * (result_log_add; the last one at the end of the batch). */
 static void emit_append_log(Run *r, const Batch *out)
 {
     if (r->p->into != NULL || r->p->sink != NULL) {
         inc_keep_output(r, out);
         return;
     }
-    StrBuf key;
-    strbuf_init(&key);
-    for (uint32_t i = 0; i < out->nrows; i++) {
-        uint8_t k[17];
-        memcpy(k, r->p->tprefix, 5);
-        put_be64(k + 5, (uint64_t)r->b->batch_id);
-        put_be32(k + 13, r->seq++);
-        strbuf_reset(&key);
-        strbuf_append(&key, k, sizeof(k));
-        tbl_put(r->wb, &key, out, i);
+    result_log_add(&r->log, r->wb, out);
+    for (uint32_t i = 0; i < out->nrows; i++)
         inc_record_change(r, 'I', out, i);
-    }
     r->b->output_rows += out->nrows;
-    strbuf_free(&key);
 }
 
 int inc_emit_rows(Run *r, const Batch *rows)
@@ -2119,6 +2112,7 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     r.acx.arena = &a;
     r.acx.err = err;
     r.wb = state_batch_new();
+    result_log_begin(&r.log, p->query, b->batch_id);
     b->min_event_us = INT64_MAX;
     b->max_event_us = INT64_MIN;
     int rc = -1;
@@ -2238,6 +2232,7 @@ fold:
     meta.wm = b->next_watermark_us;
     b->state_rows = meta.state_rows;
     b->state_bytes = os->bytes + meta.op[INC_OP_JOIN].bytes;
+    result_log_end(&r.log, r.wb);
     meta_write(p, r.wb, &meta);
     b->execute_us = mono_us() - t0 - tr;
     b->read_us = tr;
@@ -2279,6 +2274,7 @@ fold:
     rc = 0;
 out:
     state_batch_free(r.wb);
+    result_log_free(&r.log);
     dead_letters_free(&r.dead);
     arena_destroy(&chunk);
     arena_destroy(&a);

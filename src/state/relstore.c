@@ -6,6 +6,7 @@
  *   tbl_scan_open, tbl_scan_next, rel_scan_close
  *   stream_append, stream_append_batches, stream_end_offset, stream_forget
  *   stream_scan_open, stream_scan_next
+ *   result_log_begin, result_log_add, result_log_end, result_log_free
  *   rel_purge
  *
  * The next row id of each table and the end offset of each stream are found
@@ -173,15 +174,19 @@ void tbl_delete(StateBatch *wb, const StrBuf *key)
 
 struct RelScan {
     StateScan         *scan;
+    StateStore        *st;
     const CatRelation *rel;
     bool               is_stream;
+    bool               log_next;    /* tables: the result log follows the rows */
+    bool               in_log;      /* tables: reading the result log */
     int64_t            from, to;    /* streams: the offset range */
-    /* streams: the chunk being read */
+    /* streams and result logs: the chunk being read */
     const uint8_t     *chunk;
     size_t             chunk_len;
     size_t             chunk_pos;
     uint32_t           chunk_left;
     int64_t            offset;      /* offset of the next row in the chunk */
+    SlStr              chunk_key;   /* in chunk_arena */
     Arena              chunk_arena;
     bool               done;
 };
@@ -192,9 +197,59 @@ RelScan *tbl_scan_open(StateStore *st, const CatRelation *rel)
     uint8_t prefix[5];
     make_prefix(prefix, 'T', rel->oid);
     s->scan = state_scan_open(st, prefix, sizeof(prefix));
+    s->st = st;
     s->rel = rel;
+    s->log_next = rel->kind == REL_QUERY;
     arena_init(&s->chunk_arena, 4096);
     return s;
+}
+
+static bool next_chunk(RelScan *s, size_t keylen, SlError *err, bool *bad);
+static int  chunk_row(RelScan *s, const uint8_t **row, uint32_t *len, SlError *err);
+
+/* The next row of a table scan: 1 with the row decoded into b, 0 at the
+ * end, -1 on error. */
+static int tbl_scan_row(RelScan *s, Arena *a, Batch *b, SlStr *k, SlError *err)
+{
+    const void *key, *val;
+    size_t klen, vlen;
+    while (s->in_log) {
+        if (s->chunk_left == 0) {
+            bool bad = false;
+            if (next_chunk(s, 17, err, &bad))
+                continue;
+            return bad ? -1 : 0;
+        }
+        const uint8_t *row;
+        uint32_t len;
+        if (chunk_row(s, &row, &len, err) < 0)
+            return -1;
+        if (row_decode(row, len, b, b->nrows, a) < 0)
+            return corrupt(err, s->rel);
+        if (k)
+            k[b->nrows] = (SlStr){arena_memdup(a, s->chunk_key.ptr, s->chunk_key.len),
+                                  s->chunk_key.len};
+        return 1;
+    }
+    if (!state_scan_next(s->scan, &key, &klen, &val, &vlen)) {
+        if (!s->log_next)
+            return 0;
+        /* The rows are read: the result log comes next. */
+        if (state_scan_close(s->scan, err) < 0) {
+            s->scan = NULL;
+            return -1;
+        }
+        uint8_t prefix[5];
+        make_prefix(prefix, 'A', s->rel->oid);
+        s->scan = state_scan_open(s->st, prefix, sizeof(prefix));
+        s->in_log = true;
+        return tbl_scan_row(s, a, b, k, err);
+    }
+    if (row_decode(val, vlen, b, b->nrows, a) < 0)
+        return corrupt(err, s->rel);
+    if (k)
+        k[b->nrows] = (SlStr){arena_memdup(a, key, klen), (uint32_t)klen};
+    return 1;
 }
 
 int tbl_scan_next(RelScan *s, Arena *a, Batch **out, SlStr **keys, SlError *err)
@@ -204,18 +259,13 @@ int tbl_scan_next(RelScan *s, Arena *a, Batch **out, SlStr **keys, SlError *err)
     Batch *b = batch_alloc(a, rel_types(a, s->rel), (uint32_t)s->rel->ncols,
                            RELSTORE_BATCH_ROWS);
     SlStr *k = keys ? ARENA_ARRAY(a, SlStr, RELSTORE_BATCH_ROWS) : NULL;
-    const void *key, *val;
-    size_t klen, vlen;
     while (b->nrows < RELSTORE_BATCH_ROWS) {
-        if (!state_scan_next(s->scan, &key, &klen, &val, &vlen)) {
+        int rc = tbl_scan_row(s, a, b, k, err);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
             s->done = true;
             break;
-        }
-        if (row_decode(val, vlen, b, b->nrows, a) < 0)
-            return corrupt(err, s->rel);
-        if (k) {
-            k[b->nrows].ptr = arena_memdup(a, key, klen);
-            k[b->nrows].len = (uint32_t)klen;
         }
         b->nrows++;
     }
@@ -231,7 +281,7 @@ int rel_scan_close(RelScan *s, SlError *err)
 {
     if (s == NULL)
         return 0;
-    int rc = state_scan_close(s->scan, err);
+    int rc = s->scan != NULL ? state_scan_close(s->scan, err) : 0;
     arena_destroy(&s->chunk_arena);
     sl_free(s);
     return rc;
@@ -380,21 +430,31 @@ static void group_release(Group *g)
     sl_free(g);
 }
 
-void stream_chunk_add(StrBuf *chunk, const Batch *b)
+/* Adds row r of b to a chunk (its row count is the caller's to set). */
+static void chunk_put_row(StrBuf *chunk, const Batch *b, uint32_t r)
 {
     if (chunk->len == 0) {
         uint8_t n4[4] = {0};
         strbuf_append(chunk, n4, 4);
     }
-    put_le32((uint8_t *)chunk->data, get_le32((const uint8_t *)chunk->data) + b->nrows);
-    for (uint32_t r = 0; r < b->nrows; r++) {
-        /* the length goes in front once the row is encoded in place */
-        size_t at = chunk->len;
-        strbuf_reserve(chunk, 4);
-        chunk->len += 4;
-        row_encode(b, r, chunk);
-        put_le32((uint8_t *)chunk->data + at, (uint32_t)(chunk->len - at - 4));
+    /* the length goes in front once the row is encoded in place */
+    size_t at = chunk->len;
+    strbuf_reserve(chunk, 4);
+    chunk->len += 4;
+    row_encode(b, r, chunk);
+    put_le32((uint8_t *)chunk->data + at, (uint32_t)(chunk->len - at - 4));
+}
+
+void stream_chunk_add(StrBuf *chunk, const Batch *b)
+{
+    uint32_t had = stream_chunk_rows(chunk);
+    for (uint32_t r = 0; r < b->nrows; r++)
+        chunk_put_row(chunk, b, r);
+    if (chunk->len == 0) {
+        uint8_t n4[4] = {0};
+        strbuf_append(chunk, n4, 4);
     }
+    put_le32((uint8_t *)chunk->data, had + b->nrows);
 }
 
 /* Puts the chunks of one append (and their index entries) into wb from
@@ -636,14 +696,16 @@ RelScan *stream_scan_open(StateStore *st, const CatRelation *rel, int64_t from, 
     return s;
 }
 
-/* Loads the next chunk; false at the end of the log. */
-static bool next_chunk(RelScan *s, SlError *err, bool *bad)
+/* Loads the next chunk, whose key is keylen bytes long (a stream's 13, a
+ * result log's 17); false at the end of the log, and with *bad set when
+ * the chunk is corrupt. */
+static bool next_chunk(RelScan *s, size_t keylen, SlError *err, bool *bad)
 {
     const void *key, *val;
     size_t klen, vlen;
     if (!state_scan_next(s->scan, &key, &klen, &val, &vlen))
         return false;
-    if (klen != 13 || vlen < 4) {
+    if (klen != keylen || vlen < 4) {
         *bad = true;
         corrupt(err, s->rel);
         return false;
@@ -653,8 +715,26 @@ static bool next_chunk(RelScan *s, SlError *err, bool *bad)
     s->chunk_len = vlen;
     s->chunk_pos = 4;
     s->chunk_left = get_le32(s->chunk);
-    s->offset = (int64_t)get_be64((const uint8_t *)key + 5);
+    s->chunk_key = (SlStr){arena_memdup(&s->chunk_arena, key, klen), (uint32_t)klen};
+    s->offset = keylen == 13 ? (int64_t)get_be64((const uint8_t *)key + 5) : 0;
     return true;
+}
+
+/* The next row of the chunk being read (chunk_left > 0): its encoding and
+ * length, in the chunk. */
+static int chunk_row(RelScan *s, const uint8_t **row, uint32_t *len, SlError *err)
+{
+    if (s->chunk_len - s->chunk_pos < 4)
+        return corrupt(err, s->rel);
+    *len = get_le32(s->chunk + s->chunk_pos);
+    s->chunk_pos += 4;
+    if (s->chunk_len - s->chunk_pos < *len)
+        return corrupt(err, s->rel);
+    *row = s->chunk + s->chunk_pos;
+    s->chunk_pos += *len;
+    s->chunk_left--;
+    s->offset++;
+    return 0;
 }
 
 int stream_scan_next(RelScan *s, Arena *a, Batch **out, SlError *err)
@@ -666,7 +746,7 @@ int stream_scan_next(RelScan *s, Arena *a, Batch **out, SlError *err)
     while (b->nrows < RELSTORE_BATCH_ROWS) {
         if (s->chunk_left == 0) {
             bool bad = false;
-            if (!next_chunk(s, err, &bad)) {
+            if (!next_chunk(s, 13, err, &bad)) {
                 if (bad)
                     return -1;
                 s->done = true;
@@ -678,20 +758,16 @@ int stream_scan_next(RelScan *s, Arena *a, Batch **out, SlError *err)
             s->done = true;
             break;
         }
-        if (s->chunk_len - s->chunk_pos < 4)
-            return corrupt(err, s->rel);
-        uint32_t len = get_le32(s->chunk + s->chunk_pos);
-        s->chunk_pos += 4;
-        if (s->chunk_len - s->chunk_pos < len)
-            return corrupt(err, s->rel);
-        if (s->offset >= s->from) {
-            if (row_decode(s->chunk + s->chunk_pos, len, b, b->nrows, a) < 0)
+        bool take = s->offset >= s->from;
+        const uint8_t *row;
+        uint32_t len;
+        if (chunk_row(s, &row, &len, err) < 0)
+            return -1;
+        if (take) {
+            if (row_decode(row, len, b, b->nrows, a) < 0)
                 return corrupt(err, s->rel);
             b->nrows++;
         }
-        s->chunk_pos += len;
-        s->chunk_left--;
-        s->offset++;
     }
     for (uint32_t c = 0; c < b->ncols; c++)
         b->cols[c].len = b->nrows;
@@ -705,11 +781,11 @@ int rel_purge(StateStore *st, const CatRelation *rel, SlError *err)
     int rc = 0;
     uint64_t n = 0;
     /* Rows ('T'), stream chunks ('S') and their index ('R'), a continuous
-     * query's operator state ('Q') and batch meta ('M'), the file
-     * progress of a files stream ('F'), and the keys of a dead-letter
-     * stream's records ('D', deadletter.h). */
-    static const char spaces[] = "TSQMRFD";
-    for (int i = 0; i < 7 && rc == 0; i++) {
+     * query's operator state ('Q', a join's 'J'), batch meta ('M') and
+     * result log ('A'), the file progress of a files stream ('F'), and the
+     * keys of a dead-letter stream's records ('D', deadletter.h). */
+    static const char spaces[] = "TSQJMARFD";
+    for (int i = 0; spaces[i] != '\0' && rc == 0; i++) {
         uint8_t prefix[5];
         make_prefix(prefix, spaces[i], rel->oid);
         StateScan *s = state_scan_open(st, prefix, sizeof(prefix));
@@ -731,4 +807,47 @@ int rel_purge(StateStore *st, const CatRelation *rel, SlError *err)
 uint32_t stream_chunk_rows(const StrBuf *chunk)
 {
     return chunk->len >= 4 ? get_le32((const uint8_t *)chunk->data) : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Result logs                                                             */
+
+void result_log_begin(ResultLog *l, const CatRelation *rel, int64_t batch_id)
+{
+    memset(l, 0, sizeof(*l));
+    make_prefix(l->key, 'A', rel->oid);
+    put_be64(l->key + 5, (uint64_t)batch_id);
+    strbuf_init(&l->chunk);
+}
+
+/* Puts the chunk being filled into wb under the next chunk number. */
+static void result_log_put(ResultLog *l, StateBatch *wb)
+{
+    put_le32((uint8_t *)l->chunk.data, l->rows);
+    put_be32(l->key + 13, l->nchunks++);
+    state_batch_put(wb, l->key, sizeof(l->key), l->chunk.data, l->chunk.len);
+    strbuf_reset(&l->chunk);
+    l->rows = 0;
+}
+
+void result_log_add(ResultLog *l, StateBatch *wb, const Batch *b)
+{
+    /* Chunks are cut by their rows and bytes only, never by how the rows
+     * came in, so a replay of the batch makes the same keys. */
+    for (uint32_t r = 0; r < b->nrows; r++) {
+        chunk_put_row(&l->chunk, b, r);
+        if (++l->rows == RESULT_CHUNK_ROWS || l->chunk.len >= RESULT_CHUNK_BYTES)
+            result_log_put(l, wb);
+    }
+}
+
+void result_log_end(ResultLog *l, StateBatch *wb)
+{
+    if (l->rows > 0)
+        result_log_put(l, wb);
+}
+
+void result_log_free(ResultLog *l)
+{
+    strbuf_free(&l->chunk);
 }

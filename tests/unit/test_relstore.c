@@ -4,9 +4,13 @@
  * type, key order, stream appends and range scans across chunk boundaries,
  * end offsets and row ids recovered after the store is reopened; appends
  * to two streams in one write; group commit from 8 threads (every row in,
- * offsets dense, fewer writes than appends); retention by size and time.
+ * offsets dense, fewer writes than appends); retention by size and time;
+ * result logs (chunks by rows and bytes, the same keys however the rows
+ * come in, read after per-row rows of older data directories, a corrupt
+ * chunk refused, purged with the query).
  */
 #include "unit.h"
+#include "sluice/bytes.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 
@@ -338,6 +342,189 @@ static void test_group_commit(const char *dir)
     sl_free(s2);
 }
 
+/* Every key with the prefix: how many, and their bytes after the prefix
+ * joined with their values' lengths (what two logs compare by). */
+static int count_keys(StateStore *st, const uint8_t *prefix, size_t plen, StrBuf *sig)
+{
+    StateScan *s = state_scan_open(st, prefix, plen);
+    const void *k, *v;
+    size_t klen, vlen;
+    int n = 0;
+    while (state_scan_next(s, &k, &klen, &v, &vlen)) {
+        if (sig) {
+            strbuf_append(sig, (const char *)k + plen, klen - plen);
+            strbuf_append(sig, v, vlen);
+        }
+        n++;
+    }
+    SlError err = {0};
+    CHECK(state_scan_close(s, &err) == 0);
+    return n;
+}
+
+/* Rows with ids first.. whose text is `len` bytes long. */
+static Batch *wide_rows(Arena *a, int64_t first, uint32_t n, size_t len)
+{
+    Batch *b = make_rows(a, first, n);
+    for (uint32_t i = 0; i < n; i++) {
+        char *t = arena_alloc(a, len);
+        memset(t, 'a' + (int)((first + i) % 26), len);
+        b->cols[1].v.str[i].ptr = t;
+        b->cols[1].v.str[i].len = (uint32_t)len;
+        b->cols[1].nulls[i] = 0;
+    }
+    return b;
+}
+
+static void test_result_log(const char *dir)
+{
+    SlError err = {0};
+    StateStore *st;
+    CHECK(state_open(dir, &st, &err) == 0);
+    CatRelation *q = fake_relation(40000, false), *q2 = fake_relation(40001, false);
+    CatRelation *bad = fake_relation(40002, false);
+    q->kind = q2->kind = bad->kind = REL_QUERY;
+    Arena a;
+    arena_init(&a, 65536);
+
+    /* Batches 0 and 1 as data directories before result logs wrote them:
+     * one 'T' key per row, 'T' + oid + batch id + row. */
+    StateBatch *wb = state_batch_new();
+    StrBuf key;
+    strbuf_init(&key);
+    int64_t id = 0;
+    for (int64_t batch = 0; batch < 2; batch++) {
+        Batch *rows = make_rows(&a, id, batch == 0 ? 5 : 3);
+        for (uint32_t r = 0; r < rows->nrows; r++, id++) {
+            uint8_t k[17] = {'T'};
+            put_be32(k + 1, q->oid);
+            put_be64(k + 5, (uint64_t)batch);
+            put_be32(k + 13, r);
+            strbuf_reset(&key);
+            strbuf_append(&key, k, sizeof(k));
+            tbl_put(wb, &key, rows, r);
+        }
+    }
+    CHECK(state_batch_commit(st, wb, true, &err) == 0);
+    state_batch_free(wb);
+
+    /* Batch 2: 2500 rows in three pieces -> chunks of 1024, 1024, 452;
+     * batch 3 emits nothing; batch 4: 5 rows of 100 KB -> chunks of 3 and 2
+     * (a chunk is closed once it passes RESULT_CHUNK_BYTES). */
+    ResultLog log;
+    wb = state_batch_new();
+    result_log_begin(&log, q, 2);
+    result_log_add(&log, wb, make_rows(&a, 100, 1000));
+    result_log_add(&log, wb, make_rows(&a, 1100, 1));
+    result_log_add(&log, wb, make_rows(&a, 1101, 1499));
+    result_log_end(&log, wb);
+    CHECK(log.nchunks == 3);
+    result_log_free(&log);
+    result_log_begin(&log, q, 3);
+    result_log_end(&log, wb);
+    CHECK(log.nchunks == 0);
+    result_log_free(&log);
+    result_log_begin(&log, q, 4);
+    result_log_add(&log, wb, wide_rows(&a, 5000, 5, 100 * 1024));
+    result_log_end(&log, wb);
+    CHECK(log.nchunks == 2);
+    result_log_free(&log);
+    CHECK(state_batch_commit(st, wb, true, &err) == 0);
+    state_batch_free(wb);
+
+    /* The same rows in other pieces make the same keys and values. */
+    wb = state_batch_new();
+    result_log_begin(&log, q2, 2);
+    for (int64_t i = 100; i < 2600; i += 7)
+        result_log_add(&log, wb, make_rows(&a, i, (uint32_t)SL_MIN(7, 2600 - i)));
+    result_log_end(&log, wb);
+    result_log_free(&log);
+    result_log_begin(&log, q2, 4);
+    for (int64_t i = 5000; i < 5005; i++)
+        result_log_add(&log, wb, wide_rows(&a, i, 1, 100 * 1024));
+    result_log_end(&log, wb);
+    result_log_free(&log);
+    CHECK(state_batch_commit(st, wb, true, &err) == 0);
+    state_batch_free(wb);
+    uint8_t p1[5] = {'A'}, p2[5] = {'A'};
+    put_be32(p1 + 1, q->oid);
+    put_be32(p2 + 1, q2->oid);
+    StrBuf sig1, sig2;
+    strbuf_init(&sig1);
+    strbuf_init(&sig2);
+    CHECK(count_keys(st, p1, 5, &sig1) == 5);
+    CHECK(count_keys(st, p2, 5, &sig2) == 5);
+    CHECK(sig1.len == sig2.len && memcmp(sig1.data, sig2.data, sig1.len) == 0);
+    strbuf_free(&sig1);
+    strbuf_free(&sig2);
+
+    /* A scan reads the per-row batches, then the chunks, in batch order;
+     * with keys, a chunk's rows carry its key. */
+    RelScan *s = tbl_scan_open(st, q);
+    int64_t expect[2513];
+    int ne = 0;
+    for (int64_t i = 0; i < 8; i++)
+        expect[ne++] = i;
+    for (int64_t i = 100; i < 2600; i++)
+        expect[ne++] = i;
+    for (int64_t i = 5000; i < 5005; i++)
+        expect[ne++] = i;
+    int got = 0, n, scans = 0;
+    Batch *b;
+    SlStr *keys;
+    while ((n = tbl_scan_next(s, &a, &b, &keys, &err)) > 0) {
+        scans++;
+        for (int i = 0; i < n && got < ne; i++, got++) {
+            int64_t v = b->cols[0].v.i64[i];
+            CHECK(v == expect[got], "row %d: %lld, not %lld", got, (long long)v,
+                  (long long)expect[got]);
+            CHECK(vector_is_null(&b->cols[1], i) == (v >= 5000 ? false : v % 7 == 0));
+            CHECK(b->cols[2].v.f64[i] == (double)v / 2);
+            CHECK(keys[i].len == 17 && ((const uint8_t *)keys[i].ptr)[0] == (got < 8 ? 'T' : 'A'));
+            if (v >= 5000)
+                CHECK(b->cols[1].v.str[i].len == 100 * 1024 &&
+                      b->cols[1].v.str[i].ptr[100 * 1024 - 1] == 'a' + (char)(v % 26));
+        }
+    }
+    CHECK(n == 0 && got == ne && scans == 3);
+    CHECK(rel_scan_close(s, &err) == 0);
+
+    /* A chunk that says it holds more rows than it does is an error
+     * (XX001), not a crash. */
+    wb = state_batch_new();
+    result_log_begin(&log, bad, 0);
+    result_log_add(&log, wb, make_rows(&a, 0, 10));
+    put_le32((uint8_t *)log.chunk.data, 11);
+    state_batch_put(wb, log.key, sizeof(log.key), log.chunk.data, log.chunk.len - 3);
+    result_log_free(&log);
+    CHECK(state_batch_commit(st, wb, true, &err) == 0);
+    state_batch_free(wb);
+    s = tbl_scan_open(st, bad);
+    CHECK(tbl_scan_next(s, &a, &b, NULL, &err) < 0 &&
+          strcmp(err.sqlstate, ERRCODE_DATA_CORRUPTED) == 0);
+    sl_error_clear(&err);
+    CHECK(rel_scan_close(s, &err) == 0);
+
+    /* DROP takes the rows and the chunks. */
+    CHECK(rel_purge(st, q, &err) == 0 && rel_purge(st, bad, &err) == 0);
+    CHECK(count_keys(st, p1, 5, NULL) == 0);
+    p1[0] = 'T';
+    CHECK(count_keys(st, p1, 5, NULL) == 0);
+    s = tbl_scan_open(st, q);
+    CHECK(tbl_scan_next(s, &a, &b, NULL, &err) == 0);
+    CHECK(rel_scan_close(s, &err) == 0);
+
+    if (sl_error_set(&err))
+        fprintf(stderr, "error: %s\n", err.message);
+    sl_error_clear(&err);
+    strbuf_free(&key);
+    state_close(st);
+    arena_destroy(&a);
+    sl_free(q);
+    sl_free(q2);
+    sl_free(bad);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/sluice-test-relstore-XXXXXX";
@@ -346,6 +533,7 @@ int main(void)
     test_codec();
     test_store(dir);
     test_group_commit(dir);
+    test_result_log(dir);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
