@@ -12,6 +12,9 @@
  * One RocksDB instance per server, in <data_dir>/state.  Everything else
  * in sluice sees keys and values as bytes.  Its block cache is made here
  * (STATE_BLOCK_CACHE_BYTES) so that its usage can be read for sys.state.
+ * Values of STATE_BLOB_MIN_BYTES and more -- the chunks of streams and of
+ * result logs -- are kept in RocksDB's blob files, uncompressed, so that
+ * compactions move only their keys (docs/architecture.md, "State store").
  */
 #include "sluice/state.h"
 #include "sluice/log.h"
@@ -21,6 +24,9 @@
 /* The block cache: the size RocksDB 7 gives the one it would make itself
  * (8 MiB), made here so that its usage can be read. */
 #define STATE_BLOCK_CACHE_BYTES (8u << 20)
+
+/* Values at least this long live in blob files (state_open). */
+#define STATE_BLOB_MIN_BYTES (16u << 10)
 
 struct StateStore {
     rocksdb_t              *db;
@@ -58,6 +64,13 @@ int state_open(const char *dir, StateStore **out, SlError *err)
     st->table = rocksdb_block_based_options_create();
     rocksdb_block_based_options_set_block_cache(st->table, st->cache);
     rocksdb_options_set_block_based_table_factory(st->opts, st->table);
+    /* Chunks (stream and result-log chunks: append-only, 16 KiB and up)
+     * go to blob files, written once at flush and never rewritten or
+     * compressed by compactions; the small values (table rows, operator
+     * state, indexes) stay in the table files, compressed. */
+    rocksdb_options_set_enable_blob_files(st->opts, 1);
+    rocksdb_options_set_min_blob_size(st->opts, STATE_BLOB_MIN_BYTES);
+    rocksdb_options_set_enable_blob_gc(st->opts, 1);
     st->ropts = rocksdb_readoptions_create();
     st->wopts_sync = rocksdb_writeoptions_create();
     rocksdb_writeoptions_set_sync(st->wopts_sync, 1);
