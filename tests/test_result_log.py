@@ -5,7 +5,8 @@ keyed (batch id, chunk number), written in the batch's atomic write.
 Covers: rows of every type, NULLs in every column, read back exactly and in
 order (batch id, row) after batches that span several chunks, an empty
 batch and a one-row batch -- through SELECT in text and binary format, COPY
-TO STDOUT, SUBSCRIBE WITH (snapshot) and after a restart; EXPLAIN's sink
+TO STDOUT, SUBSCRIBE WITH (snapshot) and after a restart (from RocksDB's
+blob files); EXPLAIN's sink
 line; DROP and a new query of the same name; and a SIGKILL at the batch's
 durable steps, then a restart: every row once, in order.
 """
@@ -127,6 +128,9 @@ def test_every_type_across_chunks_and_batches(sluiced):
 
     server.stop()
     server.start()
+    # The restart flushed the memtable: the chunks (16 KiB and more) went
+    # to RocksDB's blob files, and are read back from there.
+    assert list((server.data_dir / "state").glob("*.blob")), "no blob file"
     with connect(server) as c:
         assert table(c, "SELECT * FROM r") == want
         # DROP takes the log with it; a new query of the same name starts empty.
