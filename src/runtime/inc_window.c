@@ -134,6 +134,33 @@ static bool closed(const Group *g, int64_t to)
     return g->wend <= to;
 }
 
+/* The windows w[0 .. n), made group after group in the order of their group
+ * values and each group's in ascending end, put in key order (end, then
+ * group values) in r->a: a stable counting sort by end, the ends being
+ * multiples of slide apart; a comparison sort when they spread too far. */
+static Group **key_order(Run *r, Group **w, uint32_t n)
+{
+    int64_t lo = w[0]->wend, hi = w[0]->wend;
+    for (uint32_t i = 1; i < n; i++) {
+        lo = SL_MIN(lo, w[i]->wend);
+        hi = SL_MAX(hi, w[i]->wend);
+    }
+    uint64_t nb = ((uint64_t)hi - (uint64_t)lo) / (uint64_t)r->p->slide_us + 1;
+    if (nb > 4 * (uint64_t)n + 64) {
+        inc_groups_sort(w, n);
+        return w;
+    }
+    uint32_t *at = arena_zalloc(r->a, sizeof(uint32_t) * (nb + 1));
+    for (uint32_t i = 0; i < n; i++)
+        at[((uint64_t)w[i]->wend - (uint64_t)lo) / (uint64_t)r->p->slide_us + 1]++;
+    for (uint64_t b = 1; b <= nb; b++)
+        at[b] += at[b - 1];
+    Group **out = ARENA_ARRAY(r->a, Group *, n);
+    for (uint32_t i = 0; i < n; i++)
+        out[at[((uint64_t)w[i]->wend - (uint64_t)lo) / (uint64_t)r->p->slide_us]++] = w[i];
+    return out;
+}
+
 /* The windows of every group's slices in r->groups (see run_windows),
  * written to the result in key order. */
 static int emit_windows(Run *r, bool (*want)(const Group *, int64_t), bool has_from,
@@ -154,8 +181,7 @@ static int emit_windows(Run *r, bool (*want)(const Group *, int64_t), bool has_f
     }
     if (wins.n == 0)
         return 0;
-    inc_groups_sort(wins.w, wins.n);
-    return inc_emit_groups(r, wins.w, wins.n);
+    return inc_emit_groups(r, key_order(r, wins.w, wins.n), wins.n);
 }
 
 int inc_slide_emit(Run *r, bool has_from, int64_t from, bool has_to, int64_t to)
