@@ -17,6 +17,8 @@ typedef struct Arena {
     ArenaBlock *head;       /* block being filled; older blocks follow */
     size_t      block_size; /* default size of a new block */
     size_t      total;      /* bytes held in all blocks */
+    ArenaBlock *spare;      /* arena_rewind: empty standard blocks to reuse */
+    ArenaBlock *spare_big;  /* arena_rewind: empty larger blocks to reuse */
 } Arena;
 
 void  arena_init(Arena *a, size_t block_size);
@@ -28,6 +30,11 @@ char *arena_printf(Arena *a, const char *fmt, ...) SL_PRINTF(2, 3);
 void *arena_memdup(Arena *a, const void *p, size_t n);
 /* Frees all but the first block and rewinds it: the arena is empty again. */
 void  arena_reset(Arena *a);
+/* Empties the arena but keeps up to keep_bytes of its blocks for the next
+ * allocations, which reuse them before asking malloc: their pages stay
+ * mapped, so an arena filled again and again (a continuous query's batch)
+ * does not fault them in each time. */
+void  arena_rewind(Arena *a, size_t keep_bytes);
 void  arena_destroy(Arena *a);
 
 #define ARENA_NEW(a, T)        ((T *)arena_zalloc((a), sizeof(T)))

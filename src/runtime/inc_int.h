@@ -83,7 +83,13 @@ struct IncPlan {
     const char        *shape[INC_SHAPE_PARTS];
     uint64_t           fingerprint; /* of shape: the state-bearing plan */
     uint64_t           result_hash; /* of the result table's columns */
+    /* the batch's and the input chunk's arenas between batches: emptied,
+     * their blocks kept (up to INC_KEEP_*) for the next batch to reuse */
+    Arena              batch_arena, chunk_arena;
 };
+
+#define INC_KEEP_BATCH (64u << 20)
+#define INC_KEEP_CHUNK (16u << 20)
 
 /* The figures of one operator's state (INC_OP_*), kept exact in the meta
  * key: the rows, the bytes of their keys and values, the rows evicted. */

@@ -498,6 +498,8 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
 {
     IncPlan *p = sl_calloc(1, sizeof(IncPlan));
     arena_init(&p->arena, 16384);
+    arena_init(&p->batch_arena, 1 << 16);
+    arena_init(&p->chunk_arena, 1 << 16);
     p->query = query;
     cat_relation_ref(query);
     p->st = st;
@@ -576,6 +578,8 @@ void inc_plan_free(IncPlan *p)
         cat_relation_unref(p->late);
     cat_relation_unref(p->query);
     arena_destroy(&p->arena);
+    arena_destroy(&p->batch_arena);
+    arena_destroy(&p->chunk_arena);
     sl_free(p);
 }
 
@@ -2097,9 +2101,8 @@ static int run_inputs(Run *r, Meta *meta, int64_t *read_us)
 
 int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
 {
-    Arena a, chunk;
-    arena_init(&a, 1 << 16);
-    arena_init(&chunk, 1 << 16);
+    /* The arenas of the batch before, empty: their pages are reused. */
+    Arena a = p->batch_arena, chunk = p->chunk_arena;
     Run r;
     memset(&r, 0, sizeof(r));
     r.p = p;
@@ -2136,7 +2139,7 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     Batch *in;
     int n;
     for (;;) {
-        arena_reset(&chunk);
+        arena_rewind(&chunk, INC_KEEP_CHUNK);
         int64_t t1 = mono_us();
         n = source_reader_next(reader, &chunk, &in, err);
         tr += mono_us() - t1;
@@ -2276,7 +2279,9 @@ out:
     state_batch_free(r.wb);
     result_log_free(&r.log);
     dead_letters_free(&r.dead);
-    arena_destroy(&chunk);
-    arena_destroy(&a);
+    arena_rewind(&chunk, INC_KEEP_CHUNK);
+    arena_rewind(&a, INC_KEEP_BATCH);
+    p->batch_arena = a;
+    p->chunk_arena = chunk;
     return rc;
 }

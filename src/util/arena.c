@@ -3,12 +3,25 @@
  *
  * Blocks are chained newest first.  A request larger than a quarter of the
  * block size gets a block of its own, inserted behind the current one so the
- * current block keeps filling.
+ * current block keeps filling.  arena_rewind keeps emptied blocks on two
+ * spare lists (standard ones, larger ones) that later requests take from
+ * first.
  */
 #include "sluice/arena.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+
+/* Under AddressSanitizer a spare block is poisoned until it is reused, so a
+ * pointer kept past arena_rewind still fails loudly, as after a free. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define SPARE_POISON(b)   ASAN_POISON_MEMORY_REGION((b)->data, (b)->size)
+#define SPARE_UNPOISON(b) ASAN_UNPOISON_MEMORY_REGION((b)->data, (b)->size)
+#else
+#define SPARE_POISON(b)   ((void)(b))
+#define SPARE_UNPOISON(b) ((void)(b))
+#endif
 
 struct ArenaBlock {
     ArenaBlock *next;
@@ -33,6 +46,23 @@ void arena_init(Arena *a, size_t block_size)
     a->head = NULL;
     a->block_size = block_size ? block_size : 8192;
     a->total = 0;
+    a->spare = NULL;
+    a->spare_big = NULL;
+}
+
+/* A spare larger block of at least n bytes, taken off the list, or NULL. */
+static ArenaBlock *spare_big_take(Arena *a, size_t n)
+{
+    for (ArenaBlock **at = &a->spare_big; *at != NULL; at = &(*at)->next) {
+        ArenaBlock *b = *at;
+        if (b->size >= n) {
+            *at = b->next;
+            b->next = NULL;
+            SPARE_UNPOISON(b);
+            return b;
+        }
+    }
+    return NULL;
 }
 
 void *arena_alloc(Arena *a, size_t n)
@@ -47,9 +77,12 @@ void *arena_alloc(Arena *a, size_t n)
         return p;
     }
     if (n > a->block_size / 4) {
-        ArenaBlock *big = block_new(n);
+        ArenaBlock *big = spare_big_take(a, n);
+        if (big == NULL) {
+            big = block_new(n);
+            a->total += n;
+        }
         big->used = n;
-        a->total += n;
         if (b != NULL) {
             big->next = b->next;
             b->next = big;
@@ -58,8 +91,14 @@ void *arena_alloc(Arena *a, size_t n)
         }
         return big->data;
     }
-    ArenaBlock *nb = block_new(a->block_size);
-    a->total += a->block_size;
+    ArenaBlock *nb = a->spare;
+    if (nb != NULL) {
+        a->spare = nb->next;
+        SPARE_UNPOISON(nb);
+    } else {
+        nb = block_new(a->block_size);
+        a->total += a->block_size;
+    }
     nb->next = b;
     a->head = nb;
     nb->used = n;
@@ -106,11 +145,51 @@ char *arena_printf(Arena *a, const char *fmt, ...)
     return p;
 }
 
+static void free_chain(ArenaBlock *b)
+{
+    while (b != NULL) {
+        SPARE_UNPOISON(b);
+        ArenaBlock *next = b->next;
+        sl_free(b);
+        b = next;
+    }
+}
+
+void arena_rewind(Arena *a, size_t keep_bytes)
+{
+    /* Every block, in use or spare, is kept while the bound allows. */
+    ArenaBlock *lists[3] = {a->head, a->spare, a->spare_big};
+    size_t kept = 0;
+    a->head = a->spare = a->spare_big = NULL;
+    for (int l = 0; l < 3; l++) {
+        for (ArenaBlock *b = lists[l], *next; b != NULL; b = next) {
+            next = b->next;
+            SPARE_UNPOISON(b);
+            if (kept + b->size > keep_bytes) {
+                a->total -= b->size;
+                sl_free(b);
+                continue;
+            }
+            ArenaBlock **list = b->size == a->block_size ? &a->spare : &a->spare_big;
+            b->used = 0;
+            b->next = *list;
+            *list = b;
+            kept += b->size;
+            SPARE_POISON(b);
+        }
+    }
+}
+
 void arena_reset(Arena *a)
 {
+    free_chain(a->spare);
+    free_chain(a->spare_big);
+    a->spare = a->spare_big = NULL;
     ArenaBlock *b = a->head;
-    if (b == NULL)
+    if (b == NULL) {
+        a->total = 0;
         return;
+    }
     /* Keep the newest block if it is a standard one; free everything else. */
     ArenaBlock *keep = b->size == a->block_size ? b : NULL;
     ArenaBlock *it = keep ? b->next : b;
@@ -131,12 +210,9 @@ void arena_reset(Arena *a)
 
 void arena_destroy(Arena *a)
 {
-    ArenaBlock *b = a->head;
-    while (b != NULL) {
-        ArenaBlock *next = b->next;
-        sl_free(b);
-        b = next;
-    }
-    a->head = NULL;
+    free_chain(a->head);
+    free_chain(a->spare);
+    free_chain(a->spare_big);
+    a->head = a->spare = a->spare_big = NULL;
     a->total = 0;
 }

@@ -34,6 +34,43 @@ static void test_arena(void)
     arena_destroy(&a);
 }
 
+/* arena_rewind keeps the blocks (up to its bound) and hands them out again
+ * before asking malloc: the same total, the same memory, nothing leaked. */
+static void test_arena_rewind(void)
+{
+    Arena a;
+    arena_init(&a, 1024);
+    char *first = arena_alloc(&a, 100);
+    for (int i = 0; i < 50; i++)
+        memset(arena_alloc(&a, 200), 1, 200);
+    char *big = arena_alloc(&a, 5000);
+    size_t held = a.total;
+    CHECK(held > 10 * 1024);
+    arena_rewind(&a, SIZE_MAX);
+    CHECK(a.total == held);
+    for (int round = 0; round < 3; round++) {
+        bool reused = false, big_reused = false;
+        for (int i = 0; i < 51; i++)
+            reused |= arena_alloc(&a, 200) == first;
+        char *b2 = arena_alloc(&a, 4000);     /* fits the spare 5000 */
+        big_reused = b2 == big;
+        memset(b2, 2, 4000);
+        CHECK(reused);
+        CHECK(big_reused);
+        CHECK(a.total == held);
+        arena_rewind(&a, SIZE_MAX);
+    }
+    /* a bound frees what does not fit under it */
+    arena_rewind(&a, 2048);
+    for (int i = 0; i < 51; i++)
+        arena_alloc(&a, 200);
+    arena_rewind(&a, 2048);
+    CHECK(a.total <= 2048);
+    arena_reset(&a);        /* frees the spares too */
+    CHECK(a.total <= 1024);
+    arena_destroy(&a);
+}
+
 static void test_strbuf(void)
 {
     StrBuf b;
@@ -84,6 +121,7 @@ static void test_error(void)
 int main(void)
 {
     test_arena();
+    test_arena_rewind();
     test_strbuf();
     test_list();
     test_error();

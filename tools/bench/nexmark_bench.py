@@ -5,14 +5,18 @@
                                  [--bin PATH] [--source nexmark|kafka]
                                  [--latency] [--latency-rate R] [--latency-seconds S]
                                  [--triggers '0,1 second'] [--no-throughput]
+                                 [--query-dir DIR]
 
 Every query file of tools/nexmark/queries (q*.sql) whose CREATE is not
 commented out is run, each against a fresh release sluiced
 (build-rel/src/sluiced: `meson setup build-rel --buildtype=release`) on a
 free loopback port with its own data directory.
 
-Throughput: the streams of streams.sql with number_of_events = N and
-events_per_second = 0 (all events available at once), the query with
+Throughput: the streams of streams.sql with number_of_events = N,
+events_per_second = 0 (all events available at once) and a fixed
+base_time_ms (so every run reads the same events in the same windows;
+left to the streams' creation time, the windows' alignment and with it
+the state left at the end changed from run to run), the query with
 trigger 'available_now' in batches of --batch rows, timed from CREATE
 CONTINUOUS QUERY until sys.queries says finished.  Per query:
 
@@ -46,6 +50,11 @@ p50 and p99 are over every event of the batches seen (a batch that sends
 the subscriber nothing -- no output -- is not counted; the report gives
 the share of events counted).  The client and server share the clock.
 
+--query-dir DIR takes the query files from DIR instead of
+tools/nexmark/queries (streams.sql stays tools/nexmark/queries'): e.g.
+tools/bench/peers/sluice, whose q5.sql and q7.sql are the pipelines' first
+stages alone.
+
 The figures go to docs/benchmarks.md ("Nexmark").
 """
 
@@ -71,12 +80,16 @@ QUERIES = REPO / "tools" / "nexmark" / "queries"
 TABLES = ("person", "auction", "bid")
 DENOM = 50
 KIND_RANGE = {"person": (0, 1), "auction": (1, 4), "bid": (4, 50)}
+# Throughput runs start event time here, not at the streams' creation: the
+# same events fall into the same windows in every run, so results and state
+# figures are comparable between runs and binaries (2026-01-01 00:00 UTC).
+BASE_TIME_MS = 1767225600000
 
 
-def runnable_queries():
+def runnable_queries(directory=QUERIES):
     """The q*.sql files with a CREATE that is not commented out, by number."""
     out = []
-    for f in QUERIES.glob("q*.sql"):
+    for f in directory.glob("q*.sql"):
         if re.search(r"^\s*CREATE\s+CONTINUOUS\s+QUERY", f.read_text(), re.M | re.I):
             out.append(f.stem)
     return sorted(out, key=lambda q: int(q[1:]))
@@ -133,6 +146,7 @@ class KafkaSource:
                       "batch.size": 1 << 20})
         for table in TABLES:
             out = subprocess.Popen([str(gen), "--events", str(events), "--seed", "1",
+                                    "--base-time-ms", str(BASE_TIME_MS),
                                     "--table", table], stdout=subprocess.PIPE)
             for line in out.stdout:
                 while True:
@@ -156,16 +170,18 @@ class KafkaSource:
 
 # ------------------------------------------------------------------ throughput
 
-def run_throughput(binary, query, events, batch, kafka):
+def run_throughput(binary, query, events, batch, kafka, directory=QUERIES):
     """One query file, a single query or a pipeline of them (q4, q5, q7:
     the first stage reads the Nexmark streams with trigger available_now,
     the later ones read its output with trigger '0'): timed from the CREATE
     until every stage is done (nexmark_queries.wait_done)."""
-    sql = nexmark_query_sql(query, f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
+    sql = nexmark_query_sql(query, f"trigger = 'available_now', max_offsets_per_trigger = {batch}",
+                            directory)
     stages = queries_of(sql)
     with Server(binary) as srv, psycopg.connect(srv.dsn, autocommit=True) as c:
         c.execute(kafka.streams() if kafka else
-                  streams_sql(number_of_events=events, events_per_second=0))
+                  streams_sql(number_of_events=events, events_per_second=0,
+                              base_time_ms=BASE_TIME_MS))
         cpu0, t0 = cpu_seconds(srv.proc.pid), time.monotonic()
         c.execute(sql)
         try:
@@ -267,8 +283,10 @@ def main():
     ap.add_argument("--latency-rate", type=int, default=10_000)
     ap.add_argument("--latency-seconds", type=float, default=20.0)
     ap.add_argument("--triggers", default="0,1 second")
+    ap.add_argument("--query-dir", type=Path, default=QUERIES,
+                    help="the query files' directory (default tools/nexmark/queries)")
     args = ap.parse_args()
-    queries = args.queries.split(",") if args.queries else runnable_queries()
+    queries = args.queries.split(",") if args.queries else runnable_queries(args.query_dir)
     load = Path("/proc/loadavg").read_text().split()[:3]
     print(f"{args.bin}; load average {' '.join(load)}")
     if not args.no_throughput:
@@ -281,7 +299,8 @@ def main():
                   f"{'RocksDB MiB':>12}")
             for q in queries:
                 wall, cpu, rows, rss, st, disk = run_throughput(args.bin, q, args.events,
-                                                                args.batch, kafka)
+                                                                args.batch, kafka,
+                                                                args.query_dir)
                 print(f"{q:6} {wall:8.2f} {cpu:8.2f} {rows:10} {args.events / wall:12,.0f} "
                       f"{(f'{args.events / cpu:,.0f}' if cpu > 0 else 'under a tick'):>14} {rss:13.0f} {st:11} {disk:12.1f}",
                       flush=True)
@@ -294,7 +313,7 @@ def main():
         print(f"{'query':6} {'trigger':>10} {'p50 ms':>9} {'p99 ms':>9} {'events':>9} "
               f"{'counted':>8} {'batches':>8} {'peak RSS MiB':>13}")
         for q in queries:
-            if len(queries_of((QUERIES / f"{q}.sql").read_text())) > 1:
+            if len(queries_of((args.query_dir / f"{q}.sql").read_text())) > 1:
                 # A pipeline's last stage reads its first stage's output, not
                 # the events: its batches do not map to event numbers.
                 print(f"{q:6} {'':>10} not measured: a pipeline of queries", flush=True)
