@@ -21,6 +21,9 @@
 #include "format_int.h"
 
 #include <stdio.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define JSON_MAX_DEPTH 64
 
@@ -95,32 +98,39 @@ static inline void skip_ws(JCtx *cx)
         cx->p++;
 }
 
-/* Bytes of x equal to b (its high bit set in each such byte). */
-static inline uint64_t bytes_eq(uint64_t x, uint8_t b)
-{
-    uint64_t y = x ^ (0x0101010101010101ULL * b);
-    return (y - 0x0101010101010101ULL) & ~y & 0x8080808080808080ULL;
-}
-
-/* The next quote or backslash in [p, end), or NULL.  Most strings of a
- * record (keys, short values) end within sixteen bytes: those are looked at
- * eight bytes at a time; longer ones with the C library's vector search,
- * for the quote and then for a backslash before it. */
+/* The next quote or backslash in [p, end), or NULL: sixteen bytes at a
+ * time with SSE2 (every x86-64 has it), eight at a time elsewhere, then
+ * byte by byte.  Most strings of a record are short, so this beats calls
+ * to memchr, which were two per string. */
 static inline const char *next_special(const char *p, const char *end)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    for (int k = 0; k < 2 && end - p >= 8; k++) {
-        uint64_t x;
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    while (end - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned m = (unsigned)_mm_movemask_epi8(
+            _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)));
+        if (m != 0)
+            return p + __builtin_ctz(m);
+        p += 16;
+    }
+#elif __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (end - p >= 8) {
+        uint64_t x, q, b;
         memcpy(&x, p, 8);
-        uint64_t hit = bytes_eq(x, '"') | bytes_eq(x, '\\');
-        if (hit != 0)    /* the lowest byte that matches is the first */
+        q = x ^ 0x2222222222222222ULL;     /* zero bytes where x has '"' */
+        b = x ^ 0x5c5c5c5c5c5c5c5cULL;     /* and where it has '\\' */
+        uint64_t hit = ((q - 0x0101010101010101ULL) & ~q) | ((b - 0x0101010101010101ULL) & ~b);
+        hit &= 0x8080808080808080ULL;
+        if (hit != 0)   /* the lowest byte that matches is the first */
             return p + (__builtin_ctzll(hit) >> 3);
         p += 8;
     }
 #endif
-    const char *q = memchr(p, '"', (size_t)(end - p));
-    const char *b = memchr(p, '\\', (size_t)((q ? q : end) - p));
-    return b ? b : q;
+    for (; p < end; p++)
+        if (*p == '"' || *p == '\\')
+            return p;
+    return NULL;
 }
 
 /* Scans a string starting at the opening quote; leaves p after the closing
