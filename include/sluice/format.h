@@ -40,6 +40,7 @@ typedef struct FmtSpec {
     int        ncols;
     FmtColumn *cols;
     int       *all_cols;            /* 0 .. ncols-1, for the JSON decoder */
+    bool       flat_keys;           /* JSON: every path is one key, no two alike */
     size_t     max_record_bytes;    /* larger records are dead letters */
     /* CSV */
     char       delimiter;

@@ -7,6 +7,8 @@
  *   fmt_store_field   a field's text into its column (the type's input
  *                     function), or the reason it cannot be
  *   fmt_add_dead      record a dead letter
+ *   fmt_store_fast    plain integers and ISO timestamps without the input
+ *                     function, when the text is one
  */
 #ifndef SLUICE_CONNECTORS_FORMAT_INT_H
 #define SLUICE_CONNECTORS_FORMAT_INT_H
@@ -34,6 +36,11 @@ int  fmt_decode_lines(const FmtLines *how, const FmtSpec *spec, const char *buf,
                       bool final, Batch *b, uint32_t cap, Arena *a, FmtResult *res);
 const char *fmt_store_field(const FmtSpec *spec, Batch *b, uint32_t c, uint32_t row,
                             const char *text, size_t len, Arena *a);
+/* Stores text into row `row` of v (nulls included) if it is a plain
+ * decimal integer for an integer column or "YYYY-MM-DD HH:MM:SS[.ffffff]"
+ * for a timestamp column; false leaves v as it was, for the input
+ * function, which has PostgreSQL's rules and messages. */
+bool fmt_store_fast(Vector *v, uint32_t row, const char *text, size_t len);
 void fmt_add_dead(FmtResult *res, Arena *a, int64_t record, int64_t offset,
                   const char *reason, const char *raw, size_t rawlen);
 

@@ -2,7 +2,7 @@
  * format_lines.c -- the record loop the JSON, CSV and text decoders share
  * (see format_int.h).
  *
- *   fmt_decode_lines, fmt_store_field, fmt_add_dead
+ *   fmt_decode_lines, fmt_store_field, fmt_store_fast, fmt_add_dead
  *
  * fmt_store_field converts plain decimal integers and timestamps written
  * "YYYY-MM-DD HH:MM:SS[.ffffff]" itself (the COPY benchmark's hot spots,
@@ -80,16 +80,24 @@ static bool fast_int(Vector *v, uint32_t row, const char *p, size_t len)
     }
 }
 
+bool fmt_store_fast(Vector *v, uint32_t row, const char *text, size_t len)
+{
+    SlTypeId t = v->type.id;
+    if (((t == TYPE_INT8 || t == TYPE_INT4 || t == TYPE_INT2) && fast_int(v, row, text, len)) ||
+        (t == TYPE_TIMESTAMP && dt_parse_iso_fast(text, len, &v->v.i64[row]))) {
+        v->nulls[row] = 0;
+        return true;
+    }
+    return false;
+}
+
 const char *fmt_store_field(const FmtSpec *spec, Batch *b, uint32_t c, uint32_t row,
                             const char *text, size_t len, Arena *a)
 {
     Vector *v = &b->cols[c];
     SlTypeId t = v->type.id;
-    if (((t == TYPE_INT8 || t == TYPE_INT4 || t == TYPE_INT2) && fast_int(v, row, text, len)) ||
-        (t == TYPE_TIMESTAMP && dt_parse_iso_fast(text, len, &v->v.i64[row]))) {
-        v->nulls[row] = 0;
+    if (fmt_store_fast(v, row, text, len))
         return NULL;
-    }
     if (t == TYPE_TEXT || t == TYPE_UNKNOWN) {
         if (spec->need != NULL && !spec->need[c])
             return NULL;    /* unread (format.h): any text fits; left NULL */

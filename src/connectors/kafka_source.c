@@ -19,7 +19,18 @@
  * is done when a record at or past end - 1 has arrived, or the partition's
  * end-of-file event says the log ends at or past end (control records of
  * transactions take offsets that no record has).  Records at or past end
- * belong to the next batch and are dropped.
+ * belong to the next batch.
+ *
+ * The next batch usually starts where this one ended, so a reader that
+ * read all its ranges leaves the consumer assigned -- librdkafka goes on
+ * fetching while the batch's rows are processed and committed -- and hands
+ * the records and end-of-file events it took past its ranges (held, in the
+ * order taken) to the next reader through the source.  That reader uses
+ * them, and the assignment, only if every one of its ranges starts where
+ * the last reader's ended; otherwise (a replay, a retry, a partition that
+ * appeared, a failed or cut-short reader) it drops them and assigns at its
+ * range starts as before.  Either way a batch reads exactly the records of
+ * its logged ranges.
  *
  * Columns named _key, _partition, _offset, _timestamp and _headers are
  * filled from the record's metadata; the others are decoded from its value
@@ -56,6 +67,7 @@
 
 #define POLL_MS         250
 #define READ_BATCH      512     /* records taken from librdkafka's queue at once */
+#define HOLD_MAX        (1 << 18)   /* records a reader keeps for the next */
 #define DESTROY_WAIT_MS 3000    /* close_timeout's default: see destroy_consumer */
 #define MAX_TOPICS      256
 #define SOURCE_NOT_READY (-2)
@@ -114,6 +126,17 @@ struct KafkaSource {
     int64_t            poll_us;
     SourceOffsets      to_commit;       /* pending positions for the group */
     bool               commit_pending;
+    /* What a batch's reader leaves to the next (see "Reading a batch"):
+     * the consumer stays assigned, fetching on, and kept_at says where
+     * each partition's next batch must start for that to be of use;
+     * held are the records and end-of-file events it took from the queue
+     * past its ranges, in the order taken.  Only readers touch these, one
+     * at a time (nreaders counts them). */
+    bool                 kept;
+    SourceOffsets        kept_at;
+    rd_kafka_message_t **held;
+    int                  nheld, capheld;
+    int                  nreaders;
 };
 
 struct KafkaReader {
@@ -126,6 +149,11 @@ struct KafkaReader {
     rd_kafka_queue_t   *queue;          /* the consumer's queue, or NULL */
     rd_kafka_message_t *msgs[READ_BATCH];   /* taken from it, [imsg, nmsgs) unread */
     int                 imsg, nmsgs;
+    rd_kafka_message_t **held;          /* the last reader's, [iheld, nheld) unread */
+    int                  iheld, nheld;
+    rd_kafka_message_t **keep;          /* past the ranges: for the next reader */
+    int                  nkeep, capkeep;
+    bool                 can_keep;      /* nothing past the ranges was dropped */
     const rd_kafka_topic_t *last_rkt;   /* range_of's last answer */
     int32_t             last_part;
     int                 last_range;
@@ -134,6 +162,9 @@ struct KafkaReader {
     const uint8_t *need;            /* per stream column, NULL: all */
     uint8_t       *spec_need;       /* per value column */
     int64_t        last_progress_us;
+    int64_t        wait_us;         /* waiting on an empty queue */
+    int64_t        nread;           /* records read in range */
+    int64_t        open_us;
     bool           failed;
     /* dead letters, kept until close, and their keys */
     Arena          dead_arena;
@@ -142,6 +173,13 @@ struct KafkaReader {
     uint32_t       ndead, capdead;
     uint32_t       dead_seq;        /* dead letters of the record r->cur so far */
 };
+
+/* Destroys messages [from, n) of m. */
+static void destroy_messages(rd_kafka_message_t **m, int from, int n)
+{
+    for (int i = from; i < n; i++)
+        rd_kafka_message_destroy(m[i]);
+}
 
 static int64_t wall_us(void)
 {
@@ -741,6 +779,10 @@ void kafka_source_close(KafkaSource *ks)
         pthread_mutex_unlock(&ks->mu);
         pthread_join(ks->thread, NULL);
     }
+    /* Held records refer to the handle: destroyed before it. */
+    destroy_messages(ks->held, 0, ks->nheld);
+    sl_free(ks->held);
+    srcoffs_free(&ks->kept_at);
     if (ks->rk != NULL)
         destroy_consumer(ks->rk, ks->rel->name, ks->close_timeout_us);
     if (ks->pattern)
@@ -877,7 +919,7 @@ KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges)
         r->next[i] = ranges->parts[i].start;
     r->spec = ks->spec;
     arena_init(&r->dead_arena, 4096);
-    r->last_progress_us = wall_us();
+    r->last_progress_us = r->open_us = wall_us();
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ranges->n);
     pthread_mutex_lock(&ks->mu);
     /* A replayed batch may come before any plan: the consumer is made by
@@ -887,19 +929,52 @@ KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges)
     sl_error_clear(&ignore);
     while (ks->started && !ks->made)
         pthread_cond_wait(&ks->cond, &ks->mu);
+    /* The last batch's assignment serves this one if this one starts, in
+     * every partition it had, where that one ended. */
+    bool reuse = ks->kept && ks->nreaders == 0 && ranges->n == ks->kept_at.n;
+    bool valid = true;
     for (int i = 0; i < ranges->n; i++) {
         const SrcPart *p = &ranges->parts[i];
-        if (p->start >= p->end || p->topic < 0 || p->topic >= ks->ntopics) {
+        if (p->topic < 0 || p->topic >= ks->ntopics) {
             r->done[i] = true;
+            valid = false;
             continue;
         }
-        r->remaining++;
+        const SrcPart *k = reuse ? srcoffs_find(&ks->kept_at, p->topic, p->part) : NULL;
+        reuse = k != NULL && k->end == p->start;
+        if (p->start >= p->end)
+            r->done[i] = true;
+        else
+            r->remaining++;
+        /* Every partition, read this time or not, so that the assignment
+         * can serve the next batch too. */
         rd_kafka_topic_partition_list_add(l, ks->topics[p->topic], p->part)->offset = p->start;
     }
+    reuse &= valid;
+    ks->nreaders++;
     pthread_mutex_unlock(&ks->mu);
-    if (r->remaining > 0 && ks->rk != NULL) {
-        rd_kafka_assign(ks->rk, l);
-        r->queue = rd_kafka_queue_get_consumer(ks->rk);
+    if (ks->rk != NULL) {
+        if (reuse) {
+            r->held = ks->held;
+            r->nheld = ks->nheld;
+            ks->held = NULL;
+            ks->nheld = ks->capheld = 0;
+        } else {
+            destroy_messages(ks->held, 0, ks->nheld);
+            sl_free(ks->held);
+            ks->held = NULL;
+            ks->nheld = ks->capheld = 0;
+            if (r->remaining > 0) {
+                rd_kafka_assign(ks->rk, l);
+                sl_log(LOG_DEBUG, "kafka consumer assigned", "stream=%s partitions=%d",
+                       log_value(ks->rel->name), l->cnt);
+            } else if (ks->kept)
+                rd_kafka_assign(ks->rk, NULL);
+            ks->kept = false;
+        }
+        r->can_keep = valid && (reuse || r->remaining > 0);
+        if (r->remaining > 0)
+            r->queue = rd_kafka_queue_get_consumer(ks->rk);
     }
     rd_kafka_topic_partition_list_destroy(l);
     return r;
@@ -947,6 +1022,8 @@ static int range_of(KafkaReader *r, rd_kafka_topic_t *rkt, int32_t part)
  * timeout restarts whenever librdkafka hands something over. */
 static rd_kafka_message_t *next_message(KafkaReader *r, int timeout_ms)
 {
+    if (r->iheld < r->nheld)
+        return r->held[r->iheld++];
     if (r->imsg < r->nmsgs)
         return r->msgs[r->imsg++];
     r->imsg = r->nmsgs = 0;
@@ -956,12 +1033,40 @@ static rd_kafka_message_t *next_message(KafkaReader *r, int timeout_ms)
             r->last_progress_us = wall_us();
         return m;
     }
-    ssize_t n = rd_kafka_consume_batch_queue(r->queue, timeout_ms, r->msgs, READ_BATCH);
-    if (n <= 0)
-        return NULL;
+    /* What the queue holds now, without waiting: a batch call with a
+     * timeout waits until it has READ_BATCH or the time is up, even with
+     * the batch's last records in hand.  Only an empty queue is waited on,
+     * for one record or event. */
+    ssize_t n = rd_kafka_consume_batch_queue(r->queue, 0, r->msgs, READ_BATCH);
+    if (n <= 0) {
+        int64_t t0 = wall_us();
+        rd_kafka_message_t *m = rd_kafka_consume_queue(r->queue, timeout_ms);
+        r->wait_us += wall_us() - t0;
+        if (m == NULL)
+            return NULL;
+        r->msgs[0] = m;
+        n = 1;
+    }
     r->last_progress_us = wall_us();
     r->nmsgs = (int)n;
     return r->msgs[r->imsg++];
+}
+
+/* Keeps m, a record or end-of-file event past its range, for the next
+ * reader; past HOLD_MAX of them, drops it, and the next reader assigns
+ * afresh. */
+static void hold(KafkaReader *r, rd_kafka_message_t *m)
+{
+    if (!r->can_keep || r->nkeep == HOLD_MAX) {
+        rd_kafka_message_destroy(m);
+        r->can_keep = false;
+        return;
+    }
+    if (r->nkeep == r->capkeep) {
+        r->capkeep = r->capkeep ? r->capkeep * 2 : 256;
+        r->keep = sl_realloc(r->keep, sizeof(*r->keep) * (size_t)r->capkeep);
+    }
+    r->keep[r->nkeep++] = m;
 }
 
 static void mark_done(KafkaReader *r, int i)
@@ -1116,6 +1221,11 @@ static int on_event(KafkaReader *r, const rd_kafka_message_t *m, SlError *err)
         return 0;
     case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
     case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE: {
+        if (i >= 0 && r->done[i]) {
+            /* Not this batch's: the next one assigns afresh and sees. */
+            r->can_keep = false;
+            return 0;
+        }
         if (ks->fail_on_data_loss) {
             sl_error(err, ERRCODE_DATA_EXCEPTION,
                      "Kafka partition %s/%d of stream \"%s\": the batch's offsets are out of "
@@ -1151,6 +1261,7 @@ static int on_event(KafkaReader *r, const rd_kafka_message_t *m, SlError *err)
         pthread_mutex_unlock(&ks->mu);
         rd_kafka_resp_err_t e = rd_kafka_assign(ks->rk, l);
         rd_kafka_topic_partition_list_destroy(l);
+        r->can_keep = false;    /* the done partitions are no longer assigned */
         if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
             return kafka_error(err, e, "Kafka: assign");
         return 0;
@@ -1158,6 +1269,10 @@ static int on_event(KafkaReader *r, const rd_kafka_message_t *m, SlError *err)
     case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
     case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
     case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+        if (i >= 0 && r->done[i]) {
+            r->can_keep = false;
+            return 0;
+        }
         if (ks->fail_on_data_loss) {
             sl_error(err, ERRCODE_UNDEFINED_OBJECT,
                      "Kafka topic \"%s\" of stream \"%s\" does not exist (was it deleted?)",
@@ -1211,6 +1326,17 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
                 }
                 continue;
             }
+            if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && m->rkt != NULL) {
+                /* The log's end past the range: the next batch may need it
+                 * to know its range read (control records have offsets
+                 * no record has). */
+                int i = range_of(r, m->rkt, m->partition);
+                if (i >= 0 && m->offset > r->ranges.parts[i].end) {
+                    mark_done(r, i);
+                    hold(r, m);
+                    continue;
+                }
+            }
             if (m->err) {
                 int rc = on_event(r, m, err);
                 rd_kafka_message_destroy(m);
@@ -1223,12 +1349,16 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
             int i = range_of(r, m->rkt, m->partition);
             if (i < 0 || r->done[i] || m->offset < r->ranges.parts[i].start ||
                 m->offset >= r->ranges.parts[i].end) {
-                if (i >= 0 && m->offset >= r->ranges.parts[i].end)
+                if (i >= 0 && m->offset >= r->ranges.parts[i].end) {
                     mark_done(r, i);
-                rd_kafka_message_destroy(m);
+                    hold(r, m);
+                } else {
+                    rd_kafka_message_destroy(m);
+                }
                 continue;
             }
             r->cur = m;
+            r->nread++;
             r->dead_seq = 0;
             r->next[i] = m->offset + 1;
             memset(&r->res, 0, sizeof(r->res));
@@ -1293,14 +1423,47 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
 void kafka_reader_close(KafkaReader *r, DeadSet *dead)
 {
     KafkaSource *ks = r->ks;
-    if (r->cur != NULL)
-        rd_kafka_message_destroy(r->cur);
-    while (r->imsg < r->nmsgs)
-        rd_kafka_message_destroy(r->msgs[r->imsg++]);
+    pthread_mutex_lock(&ks->mu);
+    bool alone = --ks->nreaders == 0;
+    pthread_mutex_unlock(&ks->mu);
+    if (r->nread > 0)
+        sl_log(LOG_DEBUG, "kafka batch read", "stream=%s records=%" PRId64 " ms=%" PRId64
+               " waited_ms=%" PRId64 " held=%d", log_value(ks->rel->name), r->nread,
+               (wall_us() - r->open_us) / 1000, r->wait_us / 1000,
+               r->nkeep + (r->nheld - r->iheld) + (r->nmsgs - r->imsg));
+    if (r->can_keep && alone && !r->failed && r->remaining == 0 && r->cur == NULL &&
+        ks->rk != NULL) {
+        /* The next batch starts where this one ended: leave the consumer
+         * assigned, and keep what was taken past the ranges, in order --
+         * those held past them first, then the last reader's left unread
+         * (none were taken from the queue if some are), then the rest of
+         * the last take from the queue. */
+        int n = r->nkeep + (r->nheld - r->iheld) + (r->nmsgs - r->imsg);
+        ks->held = sl_realloc(r->keep, sizeof(*ks->held) * (size_t)(n ? n : 1));
+        if (r->nheld > r->iheld)
+            memcpy(ks->held + r->nkeep, r->held + r->iheld,
+                   sizeof(*ks->held) * (size_t)(r->nheld - r->iheld));
+        if (r->nmsgs > r->imsg)
+            memcpy(ks->held + r->nkeep + (r->nheld - r->iheld), r->msgs + r->imsg,
+                   sizeof(*ks->held) * (size_t)(r->nmsgs - r->imsg));
+        ks->nheld = ks->capheld = n;
+        r->keep = NULL;
+        srcoffs_copy(&ks->kept_at, &r->ranges);
+        ks->kept = true;
+    } else {
+        if (r->cur != NULL)
+            rd_kafka_message_destroy(r->cur);
+        destroy_messages(r->msgs, r->imsg, r->nmsgs);
+        destroy_messages(r->held, r->iheld, r->nheld);
+        destroy_messages(r->keep, 0, r->nkeep);
+        sl_free(r->keep);
+        if (ks->rk != NULL && alone)
+            rd_kafka_assign(ks->rk, NULL);
+        ks->kept = false;
+    }
+    sl_free(r->held);
     if (r->queue != NULL)
         rd_kafka_queue_destroy(r->queue);
-    if (ks->rk != NULL)
-        rd_kafka_assign(ks->rk, NULL);
     if (r->ndead > 0 && !r->failed && dead != NULL) {
         if (ks->dead == NULL) {
             sl_log(LOG_ERROR, "kafka records lost: no dead-letter stream",

@@ -141,13 +141,18 @@ def test_broker_away_and_back_is_retried_exactly_once(kafka, sluiced):
     produce(kafka.bootstrap, "br_in", ids(0, 100, 2))
     server = sluiced()
     with connect(server) as c:
-        make_pipeline(c, kafka.bootstrap, "br", ", read_timeout = '2 seconds'")
+        # The consumer stays assigned between batches and fetches ahead; with
+        # queued.min.messages 1 and the records below written one per request,
+        # it holds at most a few of them, so the next batch needs the broker.
+        make_pipeline(c, kafka.bootstrap, "br", ", read_timeout = '2 seconds', "
+                      "\"kafka.queued.min.messages\" = '1'")
         assert wait_for(lambda: sink_rows(kafka.bootstrap, "br_out"),
                         list(range(100))) == list(range(100))
         # Paused, the query's source still looks at the topic: let it see 100 more
         # records, then take the broker away and resume, so the next batch needs it.
         c.execute("ALTER CONTINUOUS QUERY brq PAUSE")
-        produce(kafka.bootstrap, "br_in", ids(100, 200, 2))
+        for rec in ids(100, 200, 2):
+            produce(kafka.bootstrap, "br_in", [rec])
         assert wait_for(lambda: c.execute(
             "SELECT sum(latest_offset) FROM sys.source_lag WHERE query = 'brq'").fetchone()[0],
             200) == 200

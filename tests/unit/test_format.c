@@ -116,6 +116,70 @@ static void test_json_bulk(void)
     arena_destroy(&a);
 }
 
+/* Strings scanned eight bytes at a time: a quote or backslash at every place
+ * around the eight-byte steps, escaped quotes, even runs of backslashes before
+ * a closing quote, a backslash as the record's last byte; and keys in another
+ * order than the columns (the decoder looks after the last key's column first). */
+static void test_json_strings(void)
+{
+    Arena a;
+    arena_init(&a, 65536);
+    const char *names[] = {"k", "s", "n"};
+    SlType types[] = {{TYPE_INT8, -1}, {TYPE_TEXT, -1}, {TYPE_INT8, -1}};
+    FmtSpec spec;
+    fmt_spec_init(&spec, &a, 3, names, types, NULL);
+    CHECK(spec.flat_keys);
+    for (int pre = 0; pre < 20; pre++) {
+        for (int kind = 0; kind < 4; kind++) {
+            /* kind 0: a\"b (escaped quote); 1: a\\\\ then the quote (two
+             * backslashes, the quote closes); 2: plain; 3: \u0041 */
+            static const char *const raw[] = {"a\\\"b", "a\\\\", "ab", "\\u0041"};
+            static const char *const want[] = {"a\"b", "a\\", "ab", "A"};
+            StrBuf in;
+            strbuf_init(&in);
+            strbuf_printf(&in, "{\"n\": 7, \"s\": \"%.*s%s\", \"k\": %d}", pre,
+                          "xxxxxxxxxxxxxxxxxxxxxxxx", raw[kind], pre);
+            Batch *b = batch_alloc(&a, types, 3, 4);
+            FmtResult res = {0};
+            SlError err = {0};
+            CHECK(fmt_json_decode(&spec, in.data, in.len, true, b, 4, &a, &res, &err) == 0);
+            CHECK(b->nrows == 1 && res.ndead == 0);
+            char expect[64];
+            snprintf(expect, sizeof(expect), "%.*s%s", pre, "xxxxxxxxxxxxxxxxxxxxxxxx",
+                     want[kind]);
+            CHECK(b->nrows == 1 && str_is(&b->cols[1], 0, expect));
+            CHECK(b->nrows == 1 && b->cols[0].v.i64[0] == pre && b->cols[2].v.i64[0] == 7);
+            strbuf_free(&in);
+        }
+        /* Unterminated: the record ends inside the string, or on a backslash. */
+        for (int tail = 0; tail < 2; tail++) {
+            StrBuf in;
+            strbuf_init(&in);
+            strbuf_printf(&in, "{\"k\": 1, \"s\": \"%.*s%s", pre, "xxxxxxxxxxxxxxxxxxxxxxxx",
+                          tail ? "\\" : "");
+            Batch *b = batch_alloc(&a, types, 3, 4);
+            FmtResult res = {0};
+            SlError err = {0};
+            CHECK(fmt_json_decode(&spec, in.data, in.len, true, b, 4, &a, &res, &err) == 0);
+            CHECK(b->nrows == 0 && res.ndead == 1 &&
+                  strstr(res.dead[0].reason, "unterminated string") != NULL);
+            strbuf_free(&in);
+        }
+    }
+    /* Two columns with one key: not flat, both get the value. */
+    const char *paths[] = {"a", "a"};
+    SlType t2[] = {{TYPE_INT8, -1}, {TYPE_TEXT, -1}};
+    fmt_spec_init(&spec, &a, 2, names, t2, paths);
+    CHECK(!spec.flat_keys);
+    static const char two[] = "{\"a\": 5}";
+    Batch *b = batch_alloc(&a, t2, 2, 4);
+    FmtResult res = {0};
+    SlError err = {0};
+    CHECK(fmt_json_decode(&spec, two, sizeof(two) - 1, true, b, 4, &a, &res, &err) == 0);
+    CHECK(b->nrows == 1 && b->cols[0].v.i64[0] == 5 && str_is(&b->cols[1], 0, "5"));
+    arena_destroy(&a);
+}
+
 static void test_csv(void)
 {
     Arena a;
@@ -288,6 +352,7 @@ int main(void)
     test_fast_paths();
     test_json();
     test_json_bulk();
+    test_json_strings();
     test_csv();
     test_need();
     return unit_done("test_format");

@@ -2,7 +2,8 @@
 """Nexmark: throughput, latency, peak RSS and state size of each query.
 
     tools/bench/nexmark_bench.py [--events N] [--batch N] [--queries q0,q1,...]
-                                 [--bin PATH] [--source nexmark|kafka]
+                                 [--bin PATH [--bin PATH2 ...]] [--repeat N]
+                                 [--source nexmark|kafka] [--perf PREFIX]
                                  [--latency] [--latency-rate R] [--latency-seconds S]
                                  [--triggers '0,1 second'] [--no-throughput]
                                  [--query-dir DIR]
@@ -55,11 +56,19 @@ tools/nexmark/queries (streams.sql stays tools/nexmark/queries'): e.g.
 tools/bench/peers/sluice, whose q5.sql and q7.sql are the pipelines' first
 stages alone.
 
+Several --bin (a before and an after build) and --repeat N run each query
+N times with each binary in turn (before, after, before, after...), against
+the same broker and topics with --source kafka, so that the machine's load
+falls on both alike.  --perf PREFIX records a CPU profile of each throughput
+run's server (perf record -e cpu-clock -F 499 -g --call-graph dwarf, from
+CREATE to done) into PREFIX-<query>-<bin>-<run>.data.
+
 The figures go to docs/benchmarks.md ("Nexmark").
 """
 
 import argparse
 import json
+import signal
 import re
 import sqlite3
 import subprocess
@@ -170,7 +179,7 @@ class KafkaSource:
 
 # ------------------------------------------------------------------ throughput
 
-def run_throughput(binary, query, events, batch, kafka, directory=QUERIES):
+def run_throughput(binary, query, events, batch, kafka, directory=QUERIES, perf=None):
     """One query file, a single query or a pipeline of them (q4, q5, q7:
     the first stage reads the Nexmark streams with trigger available_now,
     the later ones read its output with trigger '0'): timed from the CREATE
@@ -182,12 +191,22 @@ def run_throughput(binary, query, events, batch, kafka, directory=QUERIES):
         c.execute(kafka.streams() if kafka else
                   streams_sql(number_of_events=events, events_per_second=0,
                               base_time_ms=BASE_TIME_MS))
+        rec = None
+        if perf:
+            rec = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "499", "-g",
+                                    "--call-graph", "dwarf,16384", "-p", str(srv.proc.pid),
+                                    "-o", perf], stdout=subprocess.DEVNULL)
+            time.sleep(1)
         cpu0, t0 = cpu_seconds(srv.proc.pid), time.monotonic()
         c.execute(sql)
         try:
             wait_done(c, stages, timeout=7200, poll=0.2)
         except AssertionError as e:
             sys.exit(f"{query}: {e}")
+        finally:
+            if rec is not None:
+                rec.send_signal(signal.SIGINT)
+                rec.wait(120)
         wall, cpu = time.monotonic() - t0, cpu_seconds(srv.proc.pid) - cpu0
         # The first stage reads the Nexmark streams, every row of them.
         first = stages[0][0]
@@ -276,7 +295,10 @@ def main():
     ap.add_argument("--events", type=int, default=10_000_000)
     ap.add_argument("--batch", type=int, default=200_000)
     ap.add_argument("--queries", default=None, help="default: every runnable query file")
-    ap.add_argument("--bin", default=str(REPO / "build-rel" / "src" / "sluiced"))
+    ap.add_argument("--bin", action="append", help="repeat to alternate binaries; default "
+                    "build-rel/src/sluiced")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--perf", help="profile each throughput run into PREFIX-...data")
     ap.add_argument("--source", choices=("nexmark", "kafka"), default="nexmark")
     ap.add_argument("--latency", action="store_true")
     ap.add_argument("--no-throughput", action="store_true")
@@ -286,23 +308,27 @@ def main():
     ap.add_argument("--query-dir", type=Path, default=QUERIES,
                     help="the query files' directory (default tools/nexmark/queries)")
     args = ap.parse_args()
+    bins = args.bin or [str(REPO / "build-rel" / "src" / "sluiced")]
+    args.bin = bins[0]
     queries = args.queries.split(",") if args.queries else runnable_queries(args.query_dir)
     load = Path("/proc/loadavg").read_text().split()[:3]
-    print(f"{args.bin}; load average {' '.join(load)}")
+    print(f"{', '.join(bins)}; load average {' '.join(load)}")
     if not args.no_throughput:
         kafka = KafkaSource(args.events) if args.source == "kafka" else None
         try:
             print(f"throughput: {args.events} events from {args.source}, batches of "
                   f"{args.batch} rows")
-            print(f"{'query':6} {'wall s':>8} {'cpu s':>8} {'rows read':>10} {'events/s':>12} "
+            print(f"{'query':6} {'bin':>3} {'wall s':>8} {'cpu s':>8} {'rows read':>10} {'events/s':>12} "
                   f"{'events/s/core':>14} {'peak RSS MiB':>13} {'state rows':>11} "
-                  f"{'RocksDB MiB':>12}")
-            for q in queries:
-                wall, cpu, rows, rss, st, disk = run_throughput(args.bin, q, args.events,
-                                                                args.batch, kafka,
-                                                                args.query_dir)
-                print(f"{q:6} {wall:8.2f} {cpu:8.2f} {rows:10} {args.events / wall:12,.0f} "
-                      f"{(f'{args.events / cpu:,.0f}' if cpu > 0 else 'under a tick'):>14} {rss:13.0f} {st:11} {disk:12.1f}",
+                  f"{'RocksDB MiB':>12} {'load':>5}")
+            for q, run, b in ((q, run, b) for q in queries for run in range(args.repeat)
+                              for b in range(len(bins))):
+                perf = f"{args.perf}-{q}-{b}-{run}.data" if args.perf else None
+                wall, cpu, rows, rss, st, disk = run_throughput(bins[b], q, args.events,
+                                                                args.batch, kafka, args.query_dir, perf)
+                print(f"{q:6} {b:3} {wall:8.2f} {cpu:8.2f} {rows:10} {args.events / wall:12,.0f} "
+                      f"{(f'{args.events / cpu:,.0f}' if cpu > 0 else 'under a tick'):>14} {rss:13.0f} {st:11} {disk:12.1f} "
+                      f"{Path('/proc/loadavg').read_text().split()[0]:>5}",
                       flush=True)
         finally:
             if kafka:
