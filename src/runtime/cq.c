@@ -22,9 +22,15 @@
  * backoff of RETRY_MIN_MS doubling to RETRY_MAX_MS, for as long as it
  * takes; meanwhile the query's status is 'retrying' with the error.
  *
+ * A query whose output is all in that RocksDB write (no files or Kafka
+ * sink) launches its batch before writing the offset-log entry, and the
+ * write keeps a copy of the entry ('M' + oid + 'L'): the SQLite and the
+ * RocksDB fsyncs happen at once.
+ *
  * Recovery at start: L = the last offset-log batch, S = the batch id stored
  * with the state.  S = L: only the commit entry may be missing; write it.
  * S = L - 1: batch L is replayed from its logged ranges and watermark.
+ * S = L + 1: the entry kept with the state is written back, then S = L.
  * When the result table's columns changed (CREATE OR REPLACE), a batch
  * runs even without new input, to rewrite the table from the state.
  *
@@ -135,6 +141,9 @@ struct Cq {
     /* the committed batch whose commit-log entry is not written yet (-1:
      * none); the next offset-log entry takes it along */
     int64_t            commit_pending;
+    /* the batch in flight's offset-log entry, for its RocksDB write
+     * (log_entry_encode), when the SQLite entry is written during the run */
+    StrBuf             log_entry;
 };
 
 static int64_t mono_us(void)
@@ -239,6 +248,7 @@ static void on_timer_closed(uv_handle_t *h)
         srcoffs_free(&q->stop_at[i]);
     }
     sl_free(q->error);
+    strbuf_free(&q->log_entry);
     sl_free(q);
     if (cb != NULL)
         cb(arg);
@@ -557,6 +567,41 @@ static void after_work_cb(uv_work_t *w, int status)
         schedule(q, 0);
 }
 
+/* An offset-log entry as the batch's RocksDB write keeps it: batch id (8),
+ * has watermark (1), watermark (8), batch time (8), then the sources JSON. */
+#define LOG_ENTRY_HEAD 25
+
+static void log_entry_encode(const CqOffsets *o, StrBuf *out)
+{
+    uint8_t head[LOG_ENTRY_HEAD];
+    put_be64(head, (uint64_t)o->batch_id);
+    head[8] = o->has_watermark;
+    put_be64(head + 9, (uint64_t)o->watermark_us);
+    put_be64(head + 17, (uint64_t)o->batch_ts_us);
+    strbuf_reset(out);
+    strbuf_append(out, head, sizeof(head));
+    strbuf_append(out, o->sources, strlen(o->sources));
+}
+
+/* The entry back (sources in arena a); -1 with err if it is malformed. */
+static int log_entry_decode(const Cq *q, const uint8_t *v, size_t len, Arena *a, CqOffsets *o,
+                            SlError *err)
+{
+    if (len < LOG_ENTRY_HEAD)
+        return sl_error(err, ERRCODE_DATA_CORRUPTED,
+                        "query \"%s\": the offset entry kept with the state is corrupt",
+                        q->rel->name);
+    o->batch_id = (int64_t)get_be64(v);
+    o->has_watermark = v[8] != 0;
+    o->watermark_us = (int64_t)get_be64(v + 9);
+    o->batch_ts_us = (int64_t)get_be64(v + 17);
+    char *src = arena_alloc(a, len - LOG_ENTRY_HEAD + 1);
+    memcpy(src, v + LOG_ENTRY_HEAD, len - LOG_ENTRY_HEAD);
+    src[len - LOG_ENTRY_HEAD] = '\0';
+    o->sources = src;
+    return 0;
+}
+
 /* Runs (or replays) batch o over q->ranges (per input) with the given
  * watermark. */
 static void launch(Cq *q, const CqOffsets *o)
@@ -569,6 +614,8 @@ static void launch(Cq *q, const CqOffsets *o)
     q->batch.has_watermark = o->has_watermark;
     q->batch.watermark_us = o->watermark_us;
     q->batch.now_us = o->batch_ts_us;
+    q->batch.log_entry = q->log_entry.data;
+    q->batch.log_len = q->log_entry.len;
     q->batch_started_us = o->batch_ts_us;
     q->batch_o = *o;
     q->batch_o.sources = NULL;
@@ -680,18 +727,41 @@ static void plan_next(Cq *q)
     strbuf_putc(&sources, ']');
     CqOffsets o = {q->next_batch_id, sources.data, q->has_watermark, q->watermark_us,
                    wall_us()};
-    int rc = cat_offsets_append_after(q->rt->cat, q->rel->oid, q->commit_pending, &o, &err);
-    strbuf_free(&sources);
-    if (rc == 0)
-        q->commit_pending = -1;
-    if (rc < 0) {
-        fail_query(q, &err);
-        sl_error_clear(&err);
-        return;
-    }
-    q->plan_us = mono_us() - q->plan_start_us;
     q->backlog_rows = backlog;
-    launch(q, &o);
+    strbuf_reset(&q->log_entry);
+    if (inc_plan_sink_outside(q->plan)) {
+        /* A files or Kafka sink commits before the state: the entry must
+         * be durable before the batch runs, so a replay writes the same. */
+        if (cat_offsets_append_after(q->rt->cat, q->rel->oid, q->commit_pending, &o,
+                                     &err) < 0) {
+            strbuf_free(&sources);
+            fail_query(q, &err);
+            sl_error_clear(&err);
+            return;
+        }
+        q->commit_pending = -1;
+        q->plan_us = mono_us() - q->plan_start_us;
+        launch(q, &o);
+    } else {
+        /* All the output is in the batch's RocksDB write, which also
+         * keeps this entry: the batch runs while the loop writes the
+         * entry to SQLite, the two fsyncs at once.  A crash that lands the
+         * state first leaves the entry in RocksDB; recovery writes it back
+         * (recover). */
+        log_entry_encode(&o, &q->log_entry);
+        q->plan_us = mono_us() - q->plan_start_us;
+        launch(q, &o);
+        if (q->in_flight) {
+            if (cat_offsets_append_after(q->rt->cat, q->rel->oid, q->commit_pending, &o,
+                                         &err) < 0) {
+                fail_query(q, &err);
+                sl_error_clear(&err);
+            } else {
+                q->commit_pending = -1;
+            }
+        }
+    }
+    strbuf_free(&sources);
 }
 
 /* The next batch; when none is planned, the pending commit entry goes
@@ -816,6 +886,27 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
         q->pos[i].n = 0;
     q->has_watermark = has_wm;
     q->watermark_us = wm;
+    if (state_batch >= 0 && (found == 0 || state_batch == last->batch_id + 1)) {
+        /* The state committed batch S before the loop wrote its offset
+         * entry (written while the batch ran): the entry kept with the
+         * state goes back to the offset log, with S's commit entry and
+         * that of the batch before. */
+        void *v;
+        size_t vlen;
+        CqOffsets e;
+        int has = inc_state_log_entry(q->plan, a, &v, &vlen, err);
+        if (has < 0 || (has == 1 && log_entry_decode(q, v, vlen, a, &e, err) < 0))
+            return -1;
+        if (has == 1 && e.batch_id == state_batch) {
+            sl_log(LOG_INFO, "offset log entry written back from the state",
+                   "query=%s batch=%" PRId64, log_value(q->rel->name), state_batch);
+            if (cat_offsets_append_after(q->rt->cat, q->rel->oid, found ? last->batch_id : -1,
+                                         &e, err) < 0)
+                return -1;
+            *last = e;
+            found = 1;
+        }
+    }
     if (found == 0)
         return state_batch < 0 ? 0
                : sl_error(err, ERRCODE_DATA_CORRUPTED,
