@@ -176,8 +176,9 @@ def test_replace_with_reset_starts_over(server):
         # From the starting offsets: both old rows are read again.
         want = [(1, 1, 5), (2, 1, 6)]
         assert wait_for(lambda: rows(c, "SELECT * FROM q"), want) == want
-        oid, offs, commits = logs(server, "q")
-        assert offs[0] == 0 and commits[0] == 0
+        # The log entries follow the result rows (docs/architecture.md, "Recovery").
+        assert wait_for(lambda: [e[:1] for e in logs(server, "q")[1:]], [[0], [0]]) == [[0], [0]]
+        oid = logs(server, "q")[0]
     # The old query's logs went with it (one catalog transaction).
     db = sqlite3.connect(f"file:{server.data_dir / 'catalog.db'}?mode=ro", uri=True)
     try:

@@ -57,6 +57,7 @@ FAULT_POINTS = [
     ("sink_after_commit", 5),
     ("batch_before_state_commit", 7),
     ("batch_after_state_commit", 7),
+    ("batch_after_deliver", 7),
     ("commit_log_before_write", 7),
     ("commit_log_after_write", 7),
 ]

@@ -111,6 +111,10 @@ typedef struct CqOffsets {
 
 /* Appends batch N's entry durably (synchronous = FULL). */
 int  cat_offsets_append(Catalog *cat, uint32_t query_oid, const CqOffsets *o, SlError *err);
+/* The same, with the commit entry of batch `committed` (none if < 0) in the
+ * same transaction: one fsync for both. */
+int  cat_offsets_append_after(Catalog *cat, uint32_t query_oid, int64_t committed,
+                              const CqOffsets *o, SlError *err);
 /* The newest entry: 1 found (strings in a), 0 none, -1 error. */
 int  cat_offsets_last(Catalog *cat, uint32_t query_oid, Arena *a, CqOffsets *out,
                       SlError *err);

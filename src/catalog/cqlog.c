@@ -2,13 +2,15 @@
  * cqlog.c -- the offset log, the commit log and the status of continuous
  * queries, in the SQLite catalog (docs/engine.md).
  *
- *   cat_offsets_append, cat_offsets_last
+ *   cat_offsets_append, cat_offsets_append_after, cat_offsets_last
  *   cat_commit_append, cat_commit_last
  *   cat_cq_purge
  *   cat_cq_status_set, cat_cq_status_get
  *
  * Every write is its own transaction under synchronous = FULL: when the
- * call returns, the entry survives a power cut.
+ * call returns, the entry survives a power cut.  cat_offsets_append_after
+ * writes the commit entry of one batch and the offset entry of the next in
+ * one transaction (one fsync instead of two, for back-to-back batches).
  */
 #include "catalog_int.h"
 
@@ -32,7 +34,8 @@ static int step_done(Catalog *cat, sqlite3_stmt *st, SlError *err)
     return ret;
 }
 
-int cat_offsets_append(Catalog *cat, uint32_t query_oid, const CqOffsets *o, SlError *err)
+/* Inserts batch o's offset-log entry (in the caller's transaction, if any). */
+static int insert_offsets(Catalog *cat, uint32_t query_oid, const CqOffsets *o, SlError *err)
 {
     sqlite3_stmt *st = prepare(cat,
         "INSERT INTO cq_offsets (query_oid, batch_id, sources, watermark_us, batch_ts_us)"
@@ -47,10 +50,54 @@ int cat_offsets_append(Catalog *cat, uint32_t query_oid, const CqOffsets *o, SlE
     else
         sqlite3_bind_null(st, 4);
     sqlite3_bind_int64(st, 5, o->batch_ts_us);
+    return step_done(cat, st, err);
+}
+
+/* Inserts batch_id's commit-log entry (in the caller's transaction, if any);
+ * an entry already there is kept. */
+static int insert_commit(Catalog *cat, uint32_t query_oid, int64_t batch_id, SlError *err)
+{
+    sqlite3_stmt *st = prepare(cat,
+        "INSERT OR IGNORE INTO cq_commits (query_oid, batch_id, committed_at_us)"
+        " VALUES (?, ?, ?)", err);
+    if (st == NULL)
+        return -1;
+    sqlite3_bind_int64(st, 1, query_oid);
+    sqlite3_bind_int64(st, 2, batch_id);
+    sqlite3_bind_int64(st, 3, cat_now_usec());
+    return step_done(cat, st, err);
+}
+
+int cat_offsets_append(Catalog *cat, uint32_t query_oid, const CqOffsets *o, SlError *err)
+{
     SLUICE_FAULT("offsets_before_write");
-    int rc = step_done(cat, st, err);
+    int rc = insert_offsets(cat, query_oid, o, err);
     SLUICE_FAULT("offsets_after_write");
     return rc;
+}
+
+int cat_offsets_append_after(Catalog *cat, uint32_t query_oid, int64_t committed,
+                             const CqOffsets *o, SlError *err)
+{
+    if (committed < 0)
+        return cat_offsets_append(cat, query_oid, o, err);
+    /* Both fault points before the transaction: a kill there leaves
+     * neither entry, as a kill before each of two separate writes would
+     * leave the state the first point describes. */
+    SLUICE_FAULT("commit_log_before_write");
+    SLUICE_FAULT("offsets_before_write");
+    if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0)
+        return -1;
+    if (insert_commit(cat, query_oid, committed, err) < 0 ||
+        insert_offsets(cat, query_oid, o, err) < 0 || cat_exec(cat, "COMMIT;", err) < 0) {
+        SlError ignore = {0};
+        cat_exec(cat, "ROLLBACK;", &ignore);
+        sl_error_clear(&ignore);
+        return -1;
+    }
+    SLUICE_FAULT("commit_log_after_write");
+    SLUICE_FAULT("offsets_after_write");
+    return 0;
 }
 
 int cat_offsets_last(Catalog *cat, uint32_t query_oid, Arena *a, CqOffsets *out,
@@ -79,16 +126,8 @@ int cat_offsets_last(Catalog *cat, uint32_t query_oid, Arena *a, CqOffsets *out,
 
 int cat_commit_append(Catalog *cat, uint32_t query_oid, int64_t batch_id, SlError *err)
 {
-    sqlite3_stmt *st = prepare(cat,
-        "INSERT OR IGNORE INTO cq_commits (query_oid, batch_id, committed_at_us)"
-        " VALUES (?, ?, ?)", err);
-    if (st == NULL)
-        return -1;
-    sqlite3_bind_int64(st, 1, query_oid);
-    sqlite3_bind_int64(st, 2, batch_id);
-    sqlite3_bind_int64(st, 3, cat_now_usec());
     SLUICE_FAULT("commit_log_before_write");
-    int rc = step_done(cat, st, err);
+    int rc = insert_commit(cat, query_oid, batch_id, err);
     SLUICE_FAULT("commit_log_after_write");
     return rc;
 }

@@ -10,17 +10,27 @@
  * flight, the next batch is planned (source range, watermark), its entry is
  * written to the offset log, and its body runs on libuv's thread pool
  * (inc_batch_run: read, update state, emit, one RocksDB WriteBatch with the
- * state, the output and the batch id).  Back on the loop the commit log
- * entry is written.  A batch that fails marks its query failed with the
+ * state, the output and the batch id: the batch's commit).  Back on the
+ * loop its changes go to the subscribers, then the commit-log entry is
+ * written -- back to back (trigger '0', available_now), in one SQLite
+ * transaction with the next batch's offset-log entry (commit_pending).
+ * Recovery rewrites a missing commit entry from the state's batch id, so
+ * nothing waits on it.  A batch that fails marks its query failed with the
  * error; other queries go on.  A batch that fails on a transient error
  * (SQLSTATE class 08, a connection exception: a Kafka broker away) is run
  * again -- the same batch id, ranges and watermark, as a replay -- after a
  * backoff of RETRY_MIN_MS doubling to RETRY_MAX_MS, for as long as it
  * takes; meanwhile the query's status is 'retrying' with the error.
  *
+ * A query whose output is all in that RocksDB write (no files or Kafka
+ * sink) launches its batch before writing the offset-log entry, and the
+ * write keeps a copy of the entry ('M' + oid + 'L'): the SQLite and the
+ * RocksDB fsyncs happen at once.
+ *
  * Recovery at start: L = the last offset-log batch, S = the batch id stored
  * with the state.  S = L: only the commit entry may be missing; write it.
  * S = L - 1: batch L is replayed from its logged ranges and watermark.
+ * S = L + 1: the entry kept with the state is written back, then S = L.
  * When the result table's columns changed (CREATE OR REPLACE), a batch
  * runs even without new input, to rewrite the table from the state.
  *
@@ -31,8 +41,8 @@
  * restart.
  *
  * Subscribers (SUBSCRIBE): while a query has some, its batches record
- * their changes of the result (IncBatch.changes); after the commit, on the
- * loop, each subscriber is called with them.
+ * their changes of the result (IncBatch.changes); after the RocksDB write,
+ * on the loop, each subscriber is called with them.
  */
 #include "sluice/cq.h"
 #include "sluice/bytes.h"
@@ -128,6 +138,12 @@ struct Cq {
     bool               retrying;
     int                retries;         /* failed tries of that batch so far */
     int64_t            retry_at_us;     /* monotonic: when to try again */
+    /* the committed batch whose commit-log entry is not written yet (-1:
+     * none); the next offset-log entry takes it along */
+    int64_t            commit_pending;
+    /* the batch in flight's offset-log entry, for its RocksDB write
+     * (log_entry_encode), when the SQLite entry is written during the run */
+    StrBuf             log_entry;
 };
 
 static int64_t mono_us(void)
@@ -232,18 +248,25 @@ static void on_timer_closed(uv_handle_t *h)
         srcoffs_free(&q->stop_at[i]);
     }
     sl_free(q->error);
+    strbuf_free(&q->log_entry);
     sl_free(q);
     if (cb != NULL)
         cb(arg);
     maybe_finish_close(rt);
 }
 
-/* Removes q from the registry and frees it once no batch is in flight. */
+static void write_pending_commit(Cq *q);
+
+/* Removes q from the registry and frees it once no batch is in flight.  At
+ * shutdown the last commit entry is written if it waits (a dropped query's
+ * logs go with it; a replaced one's start writes it). */
 static void release(Cq *q)
 {
     if (q->in_flight || q->timer_closed)
         return;
     CqRuntime *rt = q->rt;
+    if (rt->closing && !q->failed)
+        write_pending_commit(q);
     Cq **pp = &rt->queries;
     while (*pp != q)
         pp = &(*pp)->next;
@@ -276,8 +299,9 @@ static void work_cb(uv_work_t *w)
     q->batch_rc = inc_batch_run(q->plan, &q->batch, &q->batch_err);
 }
 
-/* Keeps the committed batch's figures in the ring. */
-static void record_progress(Cq *q, int64_t commit_us)
+/* Keeps the committed batch's figures in the ring (commit_us: set by
+ * write_pending_commit when the commit entry is written on its own). */
+static void record_progress(Cq *q)
 {
     const IncBatch *b = &q->batch;
     CqProgress *p = &q->progress[q->progress_next];
@@ -296,7 +320,7 @@ static void record_progress(Cq *q, int64_t commit_us)
         .read_us = b->read_us,
         .execute_us = b->execute_us,
         .write_us = b->write_us,
-        .commit_us = commit_us,
+        .commit_us = 0,
         .total_us = mono_us() - q->plan_start_us,
         .sink_us = b->sink_us,
         .has_event_time = b->max_event_us != INT64_MIN,
@@ -307,6 +331,28 @@ static void record_progress(Cq *q, int64_t commit_us)
     q->progress_next = (q->progress_next + 1) % CQ_PROGRESS_KEEP;
     if (q->nprogress < CQ_PROGRESS_KEEP)
         q->nprogress++;
+}
+
+/* Writes the commit-log entry of the last committed batch, if it still
+ * waits (commit_pending); a failure fails the query.  Its time is the
+ * batch's commit phase, and part of its total. */
+static void write_pending_commit(Cq *q)
+{
+    if (q->commit_pending < 0)
+        return;
+    int64_t id = q->commit_pending, tc = mono_us();
+    q->commit_pending = -1;
+    SlError err = {0};
+    if (cat_commit_append(q->rt->cat, q->rel->oid, id, &err) < 0) {
+        fail_query(q, &err);
+        sl_error_clear(&err);
+        return;
+    }
+    CqProgress *p = &q->progress[(q->progress_next + CQ_PROGRESS_KEEP - 1) % CQ_PROGRESS_KEEP];
+    if (q->nprogress > 0 && p->batch_id == id) {
+        p->commit_us = mono_us() - tc;
+        p->total_us += p->commit_us;
+    }
 }
 
 /* Calls each subscriber with the batch's changes. */
@@ -456,16 +502,13 @@ static void after_work_cb(uv_work_t *w, int status)
         q->error = NULL;
         set_status(q, "running", NULL);
     }
-    SlError err = {0};
-    int64_t tc = mono_us();
-    if (cat_commit_append(q->rt->cat, q->rel->oid, q->batch.batch_id, &err) < 0) {
-        strbuf_free(&q->batch.changes);
-        fail_query(q, &err);
-        sl_error_clear(&err);
-        return;
-    }
-    record_progress(q, mono_us() - tc);
+    /* The batch's RocksDB write is its commit (the batch id in the M key):
+     * its changes go to the subscribers now, written out at once, before
+     * the commit-log entry, which recovery rewrites from the M key when a
+     * crash lost it (docs/architecture.md, "Recovery"). */
+    record_progress(q);
     deliver_changes(q);
+    SLUICE_FAULT("batch_after_deliver");
     strbuf_free(&q->batch.changes);
     send_pending_snapshots(q);
     q->last_batch_id = q->batch.batch_id;
@@ -482,6 +525,16 @@ static void after_work_cb(uv_work_t *w, int status)
     q->has_watermark = q->batch.next_has_watermark;
     q->watermark_us = q->batch.next_watermark_us;
     q->wake_at_us = q->batch.wake_at_us;
+    bool finish = q->trigger == TRIGGER_ONCE ||
+                  (q->trigger == TRIGGER_AVAILABLE_NOW && caught_up(q));
+    /* Back to back, the next plan follows at once: its offset-log entry
+     * takes this commit entry along, one fsync for both (plan_batch). */
+    q->commit_pending = q->batch.batch_id;
+    if (finish || !(q->trigger == TRIGGER_AVAILABLE_NOW || q->interval_ms == 0))
+        write_pending_commit(q);
+    if (q->failed)
+        return;
+    SlError err = {0};
     /* Keep a bounded log: recovery needs only the last entry of each log;
      * the newest `retain` batches are kept for inspection.  Purged every
      * retain/10 batches, so the log holds at most 1.1 x retain entries. */
@@ -504,8 +557,7 @@ static void after_work_cb(uv_work_t *w, int status)
            " total_us=%" PRId64, log_value(q->rel->name), q->batch.batch_id, q->batch.input_rows,
            q->batch.output_rows, q->batch.late_rows, q->batch.state_rows, pr->plan_us,
            pr->read_us, pr->execute_us, pr->write_us, pr->commit_us, pr->total_us);
-    if (q->trigger == TRIGGER_ONCE ||
-        (q->trigger == TRIGGER_AVAILABLE_NOW && caught_up(q))) {
+    if (finish) {
         q->finished = true;
         set_status(q, "finished", NULL);
         return;
@@ -513,6 +565,41 @@ static void after_work_cb(uv_work_t *w, int status)
     /* More is waiting: go on without waiting for the next tick. */
     if (q->trigger == TRIGGER_AVAILABLE_NOW || q->interval_ms == 0)
         schedule(q, 0);
+}
+
+/* An offset-log entry as the batch's RocksDB write keeps it: batch id (8),
+ * has watermark (1), watermark (8), batch time (8), then the sources JSON. */
+#define LOG_ENTRY_HEAD 25
+
+static void log_entry_encode(const CqOffsets *o, StrBuf *out)
+{
+    uint8_t head[LOG_ENTRY_HEAD];
+    put_be64(head, (uint64_t)o->batch_id);
+    head[8] = o->has_watermark;
+    put_be64(head + 9, (uint64_t)o->watermark_us);
+    put_be64(head + 17, (uint64_t)o->batch_ts_us);
+    strbuf_reset(out);
+    strbuf_append(out, head, sizeof(head));
+    strbuf_append(out, o->sources, strlen(o->sources));
+}
+
+/* The entry back (sources in arena a); -1 with err if it is malformed. */
+static int log_entry_decode(const Cq *q, const uint8_t *v, size_t len, Arena *a, CqOffsets *o,
+                            SlError *err)
+{
+    if (len < LOG_ENTRY_HEAD)
+        return sl_error(err, ERRCODE_DATA_CORRUPTED,
+                        "query \"%s\": the offset entry kept with the state is corrupt",
+                        q->rel->name);
+    o->batch_id = (int64_t)get_be64(v);
+    o->has_watermark = v[8] != 0;
+    o->watermark_us = (int64_t)get_be64(v + 9);
+    o->batch_ts_us = (int64_t)get_be64(v + 17);
+    char *src = arena_alloc(a, len - LOG_ENTRY_HEAD + 1);
+    memcpy(src, v + LOG_ENTRY_HEAD, len - LOG_ENTRY_HEAD);
+    src[len - LOG_ENTRY_HEAD] = '\0';
+    o->sources = src;
+    return 0;
 }
 
 /* Runs (or replays) batch o over q->ranges (per input) with the given
@@ -527,6 +614,8 @@ static void launch(Cq *q, const CqOffsets *o)
     q->batch.has_watermark = o->has_watermark;
     q->batch.watermark_us = o->watermark_us;
     q->batch.now_us = o->batch_ts_us;
+    q->batch.log_entry = q->log_entry.data;
+    q->batch.log_len = q->log_entry.len;
     q->batch_started_us = o->batch_ts_us;
     q->batch_o = *o;
     q->batch_o.sources = NULL;
@@ -542,7 +631,9 @@ static void launch(Cq *q, const CqOffsets *o)
     }
 }
 
-static void plan_batch(Cq *q)
+/* Plans and launches the next batch, if there is one to run now.  Its
+ * offset-log entry carries the pending commit entry. */
+static void plan_next(Cq *q)
 {
     if (q->in_flight || q->paused || q->failed || q->finished || q->stopping)
         return;
@@ -636,16 +727,50 @@ static void plan_batch(Cq *q)
     strbuf_putc(&sources, ']');
     CqOffsets o = {q->next_batch_id, sources.data, q->has_watermark, q->watermark_us,
                    wall_us()};
-    int rc = cat_offsets_append(q->rt->cat, q->rel->oid, &o, &err);
-    strbuf_free(&sources);
-    if (rc < 0) {
-        fail_query(q, &err);
-        sl_error_clear(&err);
-        return;
-    }
-    q->plan_us = mono_us() - q->plan_start_us;
     q->backlog_rows = backlog;
-    launch(q, &o);
+    strbuf_reset(&q->log_entry);
+    if (inc_plan_sink_outside(q->plan)) {
+        /* A files or Kafka sink commits before the state: the entry must
+         * be durable before the batch runs, so a replay writes the same. */
+        if (cat_offsets_append_after(q->rt->cat, q->rel->oid, q->commit_pending, &o,
+                                     &err) < 0) {
+            strbuf_free(&sources);
+            fail_query(q, &err);
+            sl_error_clear(&err);
+            return;
+        }
+        q->commit_pending = -1;
+        q->plan_us = mono_us() - q->plan_start_us;
+        launch(q, &o);
+    } else {
+        /* All the output is in the batch's RocksDB write, which also
+         * keeps this entry: the batch runs while the loop writes the
+         * entry to SQLite, the two fsyncs at once.  A crash that lands the
+         * state first leaves the entry in RocksDB; recovery writes it back
+         * (recover). */
+        log_entry_encode(&o, &q->log_entry);
+        q->plan_us = mono_us() - q->plan_start_us;
+        launch(q, &o);
+        if (q->in_flight) {
+            if (cat_offsets_append_after(q->rt->cat, q->rel->oid, q->commit_pending, &o,
+                                         &err) < 0) {
+                fail_query(q, &err);
+                sl_error_clear(&err);
+            } else {
+                q->commit_pending = -1;
+            }
+        }
+    }
+    strbuf_free(&sources);
+}
+
+/* The next batch; when none is planned, the pending commit entry goes
+ * alone (so it waits at most one poll of a back-to-back query). */
+static void plan_batch(Cq *q)
+{
+    plan_next(q);
+    if (!q->failed)
+        write_pending_commit(q);
 }
 
 static void on_timer(uv_timer_t *t)
@@ -761,6 +886,27 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
         q->pos[i].n = 0;
     q->has_watermark = has_wm;
     q->watermark_us = wm;
+    if (state_batch >= 0 && (found == 0 || state_batch == last->batch_id + 1)) {
+        /* The state committed batch S before the loop wrote its offset
+         * entry (written while the batch ran): the entry kept with the
+         * state goes back to the offset log, with S's commit entry and
+         * that of the batch before. */
+        void *v;
+        size_t vlen;
+        CqOffsets e;
+        int has = inc_state_log_entry(q->plan, a, &v, &vlen, err);
+        if (has < 0 || (has == 1 && log_entry_decode(q, v, vlen, a, &e, err) < 0))
+            return -1;
+        if (has == 1 && e.batch_id == state_batch) {
+            sl_log(LOG_INFO, "offset log entry written back from the state",
+                   "query=%s batch=%" PRId64, log_value(q->rel->name), state_batch);
+            if (cat_offsets_append_after(q->rt->cat, q->rel->oid, found ? last->batch_id : -1,
+                                         &e, err) < 0)
+                return -1;
+            *last = e;
+            found = 1;
+        }
+    }
     if (found == 0)
         return state_batch < 0 ? 0
                : sl_error(err, ERRCODE_DATA_CORRUPTED,
@@ -806,6 +952,7 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
     q->rt = rt;
     q->rel = query;
     q->last_batch_id = -1;
+    q->commit_pending = -1;
     q->started_us = wall_us();
     if (read_options(q, err) < 0 || inc_plan_build(query, rt->cat, rt->st, &q->plan, err) < 0) {
         inc_plan_free(q->plan);

@@ -4,8 +4,8 @@
  *
  *   inc_plan_build, inc_plan_free
  *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
- *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes
- *   inc_batch_run, inc_state_meta, inc_state_rows, inc_state_ops,
+ *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes, inc_plan_sink_outside
+ *   inc_batch_run, inc_state_meta, inc_state_rows, inc_state_ops, inc_state_log_entry,
  *   inc_state_oldest_window, inc_state_delete, inc_state_put_bytes
  *
  * The rewriter accepts, over one stream:
@@ -853,6 +853,19 @@ static void meta_write(IncPlan *p, StateBatch *wb, const Meta *m)
         put_be64(v + base + 24 * o + 16, (uint64_t)m->op[o].evicted);
     }
     state_batch_put(wb, p->meta_key, sizeof(p->meta_key), v, base + META_OPS_LEN);
+}
+
+int inc_state_log_entry(IncPlan *p, Arena *a, void **entry, size_t *len, SlError *err)
+{
+    uint8_t lkey[6];
+    memcpy(lkey, p->meta_key, 5);
+    lkey[5] = 'L';
+    return state_get(p->st, lkey, sizeof(lkey), a, entry, len, err);
+}
+
+bool inc_plan_sink_outside(IncPlan *p)
+{
+    return p->writer != NULL;
 }
 
 /* meta_read with an arena of its own (Meta keeps no pointers into it). */
@@ -2237,6 +2250,12 @@ fold:
     b->state_bytes = os->bytes + meta.op[INC_OP_JOIN].bytes;
     result_log_end(&r.log, r.wb);
     meta_write(p, r.wb, &meta);
+    if (b->log_len > 0) {
+        uint8_t lkey[6];
+        memcpy(lkey, p->meta_key, 5);
+        lkey[5] = 'L';
+        state_batch_put(r.wb, lkey, sizeof(lkey), b->log_entry, b->log_len);
+    }
     b->execute_us = mono_us() - t0 - tr;
     b->read_us = tr;
     /* The sink before the state: output a replay may write again, never

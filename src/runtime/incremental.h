@@ -84,6 +84,11 @@ typedef struct IncBatch {
     int64_t execute_us;         /* operators, state reads, building the write */
     int64_t write_us;           /* the one synced RocksDB write: output + state + batch id */
     int64_t sink_us;            /* a files sink's commit (before the write) */
+    /* The batch's offset-log entry (cq.c's encoding), put in the batch's
+     * write under 'M' + query oid + 'L' when log_len > 0: recovery writes
+     * it back to the offset log if the state committed before it did. */
+    const void *log_entry;
+    size_t  log_len;
 } IncBatch;
 
 int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
@@ -99,6 +104,12 @@ bool    inc_plan_reads(IncPlan *p, uint32_t oid);
 const CatRelation *inc_plan_into(IncPlan *p);
 /* The late_rows stream, or NULL. */
 const CatRelation *inc_plan_late(IncPlan *p);
+/* Whether the output leaves the RocksDB write (a files or Kafka sink,
+ * committed before the state). */
+bool inc_plan_sink_outside(IncPlan *p);
+/* The offset-log entry the last committed batch put in its write
+ * (IncBatch.log_entry): 1 with it in arena a, 0 if none, -1 with err. */
+int  inc_state_log_entry(IncPlan *p, Arena *a, void **entry, size_t *len, SlError *err);
 /* Whether the watermark can move with no new rows (idle_timeout). */
 bool inc_plan_idle_wakes(IncPlan *p);
 int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);

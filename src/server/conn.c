@@ -4,6 +4,8 @@
  *   conn_accept     accept a pending connection on the server's listener
  *   conn_mark_dirty queue the connection for the end-of-turn flush
  *   conn_flush_all  write every dirty connection's output (uv_check hook)
+ *   conn_flush_now  write one connection's output now (SUBSCRIBE: a batch's
+ *                   rows, before the loop does its next blocking step)
  *   conn_start_tls  write the queued 'S' in clear, then switch to TLS
  *   conn_close      close the socket; memory is freed in the close callback
  *   conn_resume     go on with input that waited while the session did
@@ -377,6 +379,11 @@ void conn_flush_all(Server *s)
         flush_one(c);
         c = next;
     }
+}
+
+void conn_flush_now(Conn *c)
+{
+    flush_one(c);
 }
 
 void conn_start_tls(Conn *c)

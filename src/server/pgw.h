@@ -174,6 +174,9 @@ void conn_tls_step_done(Conn *c, int rc);
 /* Marks c as having output; it is written at the end of this loop turn. */
 void conn_mark_dirty(Conn *c);
 void conn_flush_all(Server *s);
+/* Writes c's output now instead of at the end of the turn; c may be closed
+ * by it (a write error), so the caller must not touch c's session after. */
+void conn_flush_now(Conn *c);
 /* Writes what is queued (the 'S' answer) in clear, then switches c to TLS. */
 void conn_start_tls(Conn *c);
 

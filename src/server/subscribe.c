@@ -19,6 +19,9 @@
  * Sync waits in the input buffer, as it would behind any long statement);
  * disconnecting is seen by the socket and frees the subscription.
  *
+ * The rows of a batch are written to the socket as soon as they are
+ * formatted (conn_flush_now), not at the end of the loop turn.
+ *
  * Backpressure: when a batch arrives while more than max_output_buffer
  * bytes wait for the client (not yet written, in flight, or TLS records),
  * the subscription fails with 54000 instead of buffering without bound.
@@ -113,7 +116,10 @@ static void deliver(void *arg, int64_t batch_id, const char *kinds, const Batch 
     arena_destroy(&a);
     s->batches++;
     s->rows += n;
-    conn_mark_dirty(c);
+    /* Out now, not at the end of the turn: the batch is committed, and the
+     * loop's next step may be a synced write (the commit-log entry, the
+     * next batch's offset-log entry) that would hold the rows back. */
+    conn_flush_now(c);
 }
 
 int subscribe_start(Conn *c, const char *name, bool snapshot, bool extended, SlError *err)

@@ -76,13 +76,17 @@ void sl_free(void *p)
  * SLUICE_FAULT=name:hold instead holds the thread that reaches the point
  * the first time, while the file SLUICE_FAULT_HOLD names exists: a test
  * does something (stops a broker) in the middle of that step, then lets
- * it go on by removing the file.
+ * it go on by removing the file.  With SLUICE_FAULT_TRACE set, every point
+ * reached says so on stderr ("fault point X passed"): a test waits for one
+ * step of another thread while a point holds.
  */
 void sl_fault_point(const char *name)
 {
     /* One count for the process: a point reached on a worker thread and on
      * the loop counts toward the same N. */
     static _Atomic unsigned hits;
+    if (getenv("SLUICE_FAULT_TRACE") != NULL)
+        fprintf(stderr, "sluiced: fault point %s passed\n", name);
     const char *armed = getenv("SLUICE_FAULT");
     if (armed == NULL)
         return;

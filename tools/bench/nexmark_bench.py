@@ -63,6 +63,21 @@ falls on both alike.  --perf PREFIX records a CPU profile of each throughput
 run's server (perf record -e cpu-clock -F 499 -g --call-graph dwarf, from
 CREATE to done) into PREFIX-<query>-<bin>-<run>.data.
 
+The whole q7 pipeline (q7_max, a 10-second tumbling max INTO a stream,
+joined back to the bids by q7) has no per-event effect before its window
+closes: a window's rows are determined when the first bid at or past its
+end plus the bid stream's watermark delay (4 s) is created -- the event
+that moves the watermark past the window's end -- and its latency is the
+arrival of the window's first q7 row at the subscriber minus that moment
+(event time is the creation time, to the millisecond).  One sample per
+window, so one per 10 s of run: the report gives p50 and p99 over the
+windows and their count (--latency-seconds 60 gives 5-6).  Both stages
+run with the trigger measured.
+
+Each latency line is followed by what sys.query_progress says of the last
+100 batches of the measured query (mean and max of duration and of each
+phase, in ms) and how many batches it ran.
+
 The figures go to docs/benchmarks.md ("Nexmark").
 """
 
@@ -75,6 +90,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import timezone
 from pathlib import Path
 
 import psycopg
@@ -240,6 +256,70 @@ def percentile(sorted_vals, p):
     return sorted_vals[min(len(sorted_vals) - 1, int(p / 100 * len(sorted_vals)))]
 
 
+PHASES = ("duration_ms", "plan_ms", "read_ms", "execute_ms", "state_commit_ms",
+          "commit_log_ms")
+
+
+def progress_summary(conn, query):
+    """Mean and max of each phase over the batches sys.query_progress keeps,
+    and the query's last batch id (batches run = that + 1)."""
+    cols = ", ".join(f"avg({p}), max({p})" for p in PHASES)
+    row = conn.execute(f"SELECT count(*), {cols} FROM sys.query_progress "
+                       "WHERE query = %s", (query,)).fetchone()
+    last = conn.execute("SELECT last_batch_id FROM sys.queries WHERE name = %s",
+                        (query,)).fetchone()[0]
+    parts = [f"{p[:-3]} {row[1 + 2 * i] or 0:.2f}/{row[2 + 2 * i] or 0:.1f}"
+             for i, p in enumerate(PHASES)]
+    return f"batches {last + 1}; last {row[0]} (mean/max ms): " + ", ".join(parts)
+
+
+def pipeline_latency(binary, query, rate, seconds, trigger, window_s=10, delay_s=4):
+    """The whole q7 pipeline: per closed window, the arrival of its first row
+    at the subscriber minus the creation of the event that closed it."""
+    sql = nexmark_query_sql(query, f"trigger = '{trigger}'").replace(
+        "trigger = '0'", f"trigger = '{trigger}'")
+    rows = []
+    with Server(binary) as srv, psycopg.connect(srv.dsn, autocommit=True) as c:
+        c.execute(streams_sql(events_per_second=rate, first_event_rate=rate))
+        ready, stop = [], threading.Event()
+
+        def sub():
+            with psycopg.connect(srv.dsn, autocommit=True) as conn:
+                ready.append(conn)
+                try:
+                    for row in conn.cursor().stream(f"SUBSCRIBE {query}"):
+                        rows.append((time.time(), row))
+                        if stop.is_set():
+                            break
+                except psycopg.errors.QueryCanceled:
+                    pass
+        c.execute(sql)
+        t = threading.Thread(target=sub, daemon=True)
+        t.start()
+        time.sleep(3.0 + seconds)
+        stop.set()
+        if ready:
+            ready[0].cancel()
+        t.join(30)
+        status = c.execute("SELECT name, status, last_error FROM sys.queries").fetchall()
+        for name, st, err in status:
+            if st != "running":
+                sys.exit(f"{name}: {st}: {err}")
+        summary = progress_summary(c, query)
+        rss = peak_rss_mib(srv.proc.pid)
+    first = {}
+    for arrived, row in rows:
+        # q7's columns: auction, price, bidder, date_time, extra (+ batch, kind)
+        dt = row[5].replace(tzinfo=timezone.utc).timestamp()
+        end = (int(dt) // window_s + 1) * window_s    # [start, end) holds dt
+        first.setdefault(end, arrived)
+    lat = sorted(arrived - (end + delay_s) for end, arrived in first.items())
+    if not lat:
+        return None, summary
+    return (percentile(lat, 50) * 1e3, percentile(lat, 99) * 1e3, len(lat), len(lat),
+            len(first), rss), summary
+
+
 def run_latency(binary, query, rate, seconds, trigger):
     sql = nexmark_query_sql(query, f"trigger = '{trigger}', min_batches_to_retain = 100000000")
     warmup = 3.0
@@ -261,6 +341,7 @@ def run_latency(binary, query, rate, seconds, trigger):
                            (query,)).fetchone()
         if status[0] != "running":
             sys.exit(f"{query}: {status[0]}: {status[1]}")
+        summary = progress_summary(c, query)
         cat = sqlite3.connect(f"file:{srv.work / 'data' / 'catalog.db'}?mode=ro", uri=True,
                               timeout=30)
         created = dict(cat.execute("SELECT name, created_at FROM relations "
@@ -285,9 +366,9 @@ def run_latency(binary, query, rate, seconds, trigger):
                     lat.append(arrivals[batch_id] - born)
     lat.sort()
     if not lat:
-        return None
+        return None, summary
     return (percentile(lat, 50) * 1e3, percentile(lat, 99) * 1e3, len(lat), total,
-            len(arrivals), rss)
+            len(arrivals), rss), summary
 
 
 def main():
@@ -339,19 +420,24 @@ def main():
         print(f"{'query':6} {'trigger':>10} {'p50 ms':>9} {'p99 ms':>9} {'events':>9} "
               f"{'counted':>8} {'batches':>8} {'peak RSS MiB':>13}")
         for q in queries:
-            if len(queries_of((args.query_dir / f"{q}.sql").read_text())) > 1:
+            pipeline = len(queries_of((args.query_dir / f"{q}.sql").read_text())) > 1
+            if pipeline and q != "q7":
                 # A pipeline's last stage reads its first stage's output, not
                 # the events: its batches do not map to event numbers.
                 print(f"{q:6} {'':>10} not measured: a pipeline of queries", flush=True)
                 continue
             for trig in args.triggers.split(","):
-                r = run_latency(args.bin, q, args.latency_rate, args.latency_seconds, trig)
+                run = pipeline_latency if pipeline else run_latency
+                r, summary = run(args.bin, q, args.latency_rate, args.latency_seconds, trig)
                 if r is None:
-                    print(f"{q:6} {trig:>10} no output seen", flush=True)
+                    print(f"{q:6} {trig:>10} no output seen; {summary}", flush=True)
                     continue
                 p50, p99, n, total, nb, rss = r
+                what = "windows" if pipeline else "events"
                 print(f"{q:6} {trig:>10} {p50:9.1f} {p99:9.1f} {n:9} "
-                      f"{100 * n / max(total, 1):7.1f}% {nb:8} {rss:13.0f}", flush=True)
+                      f"{100 * n / max(total, 1):7.1f}% {nb:8} {rss:13.0f}  ({what})",
+                      flush=True)
+                print(f"       {summary}", flush=True)
     print(f"load average at the end {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
 
 
