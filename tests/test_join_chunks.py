@@ -126,7 +126,12 @@ def wait_read(c, total):
     assert got == total
 
 
-def plan_batches(rng, left, right):
+def plan_batches(seed, n):
+    """n left and n right rows (with_edges), in INSERTs of 50-250 rows into
+    one side or the other: [(side, rows)]."""
+    rng = random.Random(seed)
+    left = make_events(rng, n, 0)
+    right = with_edges(rng, left, make_events(rng, n, 10000))
     pos, plan = [0, 0], []
     src = (left, right)
     while pos[0] < len(left) or pos[1] < len(right):
@@ -150,10 +155,7 @@ def join_state(c):
 
 
 def test_many_rows_per_chunk_across_batches_edges_late_rows_and_eviction(sluiced):
-    rng = random.Random(7)
-    left = make_events(rng, 4000, 0)
-    right = with_edges(rng, left, make_events(rng, 4000, 10000))
-    plan = plan_batches(rng, left, right)
+    plan = plan_batches(7, 4000)
     oracle = Oracle()
     srv = sluiced()
     with connect(srv) as c:
@@ -209,10 +211,7 @@ def test_many_rows_per_chunk_across_batches_edges_late_rows_and_eviction(sluiced
 def test_a_kill_before_the_state_commit_replays_the_join_batch(sluiced):
     """SIGKILL at batch_before_state_commit in a batch that writes chunks,
     marks and deletions: the replay gives the same output, once."""
-    rng = random.Random(11)
-    left = make_events(rng, 600, 0)
-    right = with_edges(rng, left, make_events(rng, 600, 10000))
-    plan = plan_batches(rng, left, right)
+    plan = plan_batches(11, 600)
     oracle = Oracle()
     srv = sluiced()
     half = len(plan) // 2
