@@ -2,7 +2,7 @@
  * inc_join.c -- the stream-stream interval join (see inc_join.h,
  * docs/engine.md "Stream-stream interval joins").
  *
- *   inc_join_build, inc_join_side_inputs
+ *   inc_join_build, inc_join_bound, inc_join_bucket, inc_join_side_inputs
  *   inc_join_read, inc_join_process
  *   inc_batch_copy
  *
@@ -240,6 +240,11 @@ void inc_join_bound(const IncJoin *j, int64_t *lo, int64_t *hi, const char **tl,
     *hi = j->hi;
     *tl = j->side[0]->cols[j->tcol[0]].name;
     *tr = j->side[1]->cols[j->tcol[1]].name;
+}
+
+int64_t inc_join_bucket(const IncJoin *j)
+{
+    return j->bucket;
 }
 
 void inc_join_side_inputs(const IncJoin *j, int side, int *first, int *n)
