@@ -13,8 +13,9 @@ free loopback port with its own data directory.
 
 Throughput: the streams of streams.sql with number_of_events = N and
 events_per_second = 0 (all events available at once), the query with
-trigger 'available_now' in batches of --batch rows, timed from CREATE
-CONTINUOUS QUERY until sys.queries says finished.  Per query:
+trigger 'available_now' in batches of --batch rows (a pipeline's later
+stages, trigger '0', too, unless --unbounded-later-stages), timed from
+CREATE CONTINUOUS QUERY until every stage is done.  Per query:
 
   - events/s: N over the wall time (Nexmark's convention: the generator's
     events, persons and auctions included, whichever streams the query
@@ -163,12 +164,17 @@ class KafkaSource:
 
 # ------------------------------------------------------------------ throughput
 
-def run_throughput(binary, query, events, batch, kafka):
+def run_throughput(binary, query, events, batch, kafka, stage_batch=True):
     """One query file, a single query or a pipeline of them (q4, q5, q7:
     the first stage reads the Nexmark streams with trigger available_now,
     the later ones read its output with trigger '0'): timed from the CREATE
     until every stage is done (nexmark_queries.wait_done)."""
     sql = nexmark_query_sql(query, f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
+    if stage_batch:
+        # The later stages of a pipeline (trigger '0') in batches of the same
+        # size: a stage reading its input's whole backlog at once holds it
+        # all in one batch (the peak RSS of a join's first batch).
+        sql = sql.replace("trigger = '0'", f"trigger = '0', max_offsets_per_trigger = {batch}")
     stages = queries_of(sql)
     with Server(binary) as srv, psycopg.connect(srv.dsn, autocommit=True) as c:
         c.execute(kafka.streams() if kafka else
@@ -343,6 +349,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=10_000_000)
     ap.add_argument("--batch", type=int, default=200_000)
+    ap.add_argument("--unbounded-later-stages", action="store_true",
+                    help="a pipeline's later stages read all they can per batch")
     ap.add_argument("--queries", default=None, help="default: every runnable query file")
     ap.add_argument("--bin", default=str(REPO / "build-rel" / "src" / "sluiced"))
     ap.add_argument("--source", choices=("nexmark", "kafka"), default="nexmark")
@@ -364,8 +372,9 @@ def main():
                   f"{'events/s/core':>14} {'peak RSS MiB':>13} {'state rows':>11} "
                   f"{'RocksDB MiB':>12}")
             for q in queries:
-                wall, cpu, rows, rss, st, disk = run_throughput(args.bin, q, args.events,
-                                                                args.batch, kafka)
+                wall, cpu, rows, rss, st, disk = run_throughput(
+                    args.bin, q, args.events, args.batch, kafka,
+                    stage_batch=not args.unbounded_later_stages)
                 print(f"{q:6} {wall:8.2f} {cpu:8.2f} {rows:10} {args.events / wall:12,.0f} "
                       f"{(f'{args.events / cpu:,.0f}' if cpu > 0 else 'under a tick'):>14} {rss:13.0f} {st:11} {disk:12.1f}",
                       flush=True)
