@@ -84,7 +84,8 @@ def test_explain_shows_join_inputs_bound_and_union_arms(server):
         assert "-> Interval join (inner, stream-stream)" in text
         assert "Keys: i.ad = c.ad" in text or "Keys: c.ad = i.ad" in text, text
         assert "Time bound: 0 s <= right.ts - left.ts <= 10 s" in text, text
-        assert "State: the rows of each side, in RocksDB ('J' + query oid)" in text
+        assert "State: the rows of each side, in RocksDB ('J' + query oid), a chunk per " \
+               "156250 us of event time and batch" in text, text      # 10 s / 64
         assert "right watermark passes its time + 10 s" in text
         assert "-> Source: stream imps (internal)" in text
         assert "-> Source: stream clks (internal)" in text

@@ -275,17 +275,30 @@ class RocksDB:
         self.lib.rocksdb_close(self.db)
 
 
+def key_rows(space, k, v):
+    """The rows one state key holds: a session's index entry (0xFF after
+    the prefix) none; a join's chunk (26-byte key, value tagged 0xC7) its
+    row count, a join row kept alone (before chunks) one, a join's mark
+    (30-byte key) none; any other key one."""
+    if space == b"Q":
+        return int(not (len(k) > 5 and k[5] == 0xFF))
+    if space == b"J":
+        if len(k) != 26:
+            return 0
+        return struct.unpack(">I", v[1:5])[0] if v[:1] == b"\xc7" else 1
+    return 1
+
+
 def operator_keys(data_dir, space, oid):
     """(rows, bytes) of one operator's key space ('Q' or 'J' + the query's
-    oid, big-endian); a session's index entries (0xFF after the prefix)
-    are bytes but no rows."""
+    oid, big-endian), read from RocksDB (key_rows)."""
     db = RocksDB(data_dir / "state")
     try:
         prefix = space + struct.pack(">I", oid)
         rows = nbytes = 0
         for k, v in db.scan(prefix):
             nbytes += len(k) + len(v)
-            rows += not (space == b"Q" and len(k) > 5 and k[5] == 0xFF)
+            rows += key_rows(space, k, v)
         return rows, nbytes
     finally:
         db.close()

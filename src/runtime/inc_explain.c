@@ -40,7 +40,9 @@ static const char *interval_text(Arena *a, int64_t us)
         return arena_printf(a, "%" PRId64 " min", us / 60000000);
     if (us % 1000000 == 0)
         return arena_printf(a, "%" PRId64 " s", us / 1000000);
-    return arena_printf(a, "%" PRId64 " ms", us / 1000);
+    if (us % 1000 == 0)
+        return arena_printf(a, "%" PRId64 " ms", us / 1000);
+    return arena_printf(a, "%" PRId64 " us", us);
 }
 
 static const char *mode_name(OutputMode m)
@@ -163,10 +165,13 @@ static void explain_inputs(const IncPlan *p, Arena *a, List **lines, int d, cons
             line(a, lines, d + 1, "Time bound: %s%s <= right.%s - left.%s <= %s%s",
                  lo < 0 ? "-" : "", interval_text(a, lo < 0 ? -lo : lo), tr, tl,
                  hi < 0 ? "-" : "", interval_text(a, hi < 0 ? -hi : hi));
-            line(a, lines, d + 1, "State: the rows of each side, in RocksDB ('J' + query oid)");
+            line(a, lines, d + 1, "State: the rows of each side, in RocksDB ('J' + query oid), "
+                                  "a chunk per %s of event time and batch",
+                 interval_text(a, inc_join_bucket(p->sjoin)));
             line(a, lines, d + 1, "Bounded by: the watermarks: a left row is evicted once the "
                                   "right watermark passes its time %s %s, a right row once the "
-                                  "left watermark passes its time %s %s%s",
+                                  "left watermark passes its time %s %s (a chunk when it has "
+                                  "passed its end)%s",
                  hi < 0 ? "-" : "+", interval_text(a, hi < 0 ? -hi : hi), lo < 0 ? "+" : "-",
                  interval_text(a, lo < 0 ? -lo : lo),
                  n->u.join.type != JOIN_INNER ? " (an outer side's unmatched rows are "

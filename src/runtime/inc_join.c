@@ -2,7 +2,7 @@
  * inc_join.c -- the stream-stream interval join (see inc_join.h,
  * docs/engine.md "Stream-stream interval joins").
  *
- *   inc_join_build, inc_join_side_inputs
+ *   inc_join_build, inc_join_bound, inc_join_bucket, inc_join_side_inputs
  *   inc_join_read, inc_join_process
  *   inc_batch_copy
  *
@@ -12,18 +12,25 @@
  * rows' event times; both bounds are needed, and both time columns must be
  * watermark columns of their streams.  The whole condition (keys and
  * residual) still decides each match; the bound only decides which kept
- * rows a batch loads and when a row is evicted.
+ * rows a batch reads and when a row is evicted.
  *
  * A batch: the new rows of each side (a row older than its side's
  * watermark at the start of the batch is late: dropped and counted) are
- * matched with the new rows of the other side and with its kept rows in
- * the time range they can match (one range scan per side).  Then every
- * row that can no longer match is evicted: a left row once the right
- * side's watermark after the batch passes tl + hi (a right row that could
- * still match it would be late), a right row once the left watermark
- * passes tr - lo.  An evicted row of an outer side that never matched is
- * emitted then, NULL-padded, exactly once: its eviction is in the same
- * WriteBatch as the output.
+ * matched with the new rows of the other side through a hash table of
+ * them, and the kept rows of the other side in the time range they can
+ * match are read from their chunks and probed against it (one range scan
+ * per side; a kept row is decoded only when it has a partner).  The new
+ * rows are kept in chunks, one RocksDB key per bucket of event time and
+ * batch (bucket = (hi - lo) / 64, at least 1 ms).  A chunk is deleted once
+ * the other side's watermark has passed its whole bucket: a left row can
+ * match no more once the right watermark after the batch passes tl + hi,
+ * a right row once the left one passes tr - lo.  An outer side's row that
+ * never matched is emitted, NULL-padded, in the batch whose watermark
+ * passes the row itself, exactly once (its chunk may stay a little
+ * longer): that batch reads the chunks of the bucket the cut moved
+ * through.  A kept row of an outer side that matches for the first time
+ * gets a mark (its chunk's key + its number) instead of a rewrite of its
+ * chunk.  Everything is in the batch's WriteBatch, with the output.
  */
 #include "inc_join.h"
 
@@ -31,7 +38,14 @@
 #include "sluice/rowcodec.h"
 #include "sluice/strbuf.h"
 
-#define SKEY_LEN 26     /* 'J' + oid + side + time + batch id + row */
+#include <stdlib.h>
+
+#define CKEY_LEN 26     /* 'J' + oid + side + bucket start + batch id + chunk number */
+#define MARK_LEN 30     /* a chunk's key + a row's number in it: matched later */
+#define CHUNK_TAG 0xC7  /* a chunk's value starts with it (a single row's, written
+                           before chunks, with its matched flag: 0 or 1) */
+#define CHUNK_ROWS 4096 /* rows of a chunk at most */
+#define BUCKETS 64      /* buckets per width of the time bound */
 
 struct IncJoin {
     const Plan *join;
@@ -40,27 +54,30 @@ struct IncJoin {
     int         tcol[2];            /* the time column of each side */
     int64_t     lo, hi;             /* lo <= tr - tl <= hi */
     bool        outer[2];           /* unmatched rows of this side are emitted */
+    int64_t     bucket;             /* the time span of a chunk's rows */
     StateStore *st;
     uint8_t     prefix[6];          /* 'J' + oid + side (set per use) */
 };
 
-/* A row of one side: new in this batch, or kept from earlier ones. */
+/* A row of one side: new in this batch, or kept from earlier ones (made
+ * only when it has a partner, or is emitted NULL-padded). */
 typedef struct JRow {
-    const Batch *b;
-    uint32_t     row;
-    const char  *key;
-    uint32_t     klen;
-    int64_t      t;
-    bool         isnew, matched, dirty;
-    uint32_t     vlen;              /* a kept row: its stored value's length */
-    uint8_t      skey[SKEY_LEN];
-    struct JRow *next;              /* hash chain */
+    const Batch   *b;
+    uint32_t       row;
+    const char    *key;             /* NULL: matches nothing */
+    uint32_t       klen;
+    int64_t        t;
+    bool           isnew, matched;
+    bool           single;          /* kept: under a key of its own */
+    uint32_t       idx;             /* kept: its number in its chunk */
+    const uint8_t *ckey;            /* kept: its chunk's key */
+    struct JRow   *next;            /* hash chain */
 } JRow;
 
 typedef struct JSide {
-    JRow  **rows;                   /* new rows, then (process) kept ones */
-    uint32_t nnew, n, cap;
-    int64_t  tmin, tmax;            /* over the new rows */
+    JRow  **rows;
+    uint32_t n, cap;
+    int64_t  tmin, tmax;            /* over the new rows with a key */
 } JSide;
 
 /* Saturating arithmetic on event times (bounds near the ends of time). */
@@ -207,6 +224,9 @@ int inc_join_build(Arena *a, const IncInputs *ins, StateStore *st, uint32_t quer
             return -1;
         }
     }
+    /* Buckets: small against the bound, so a chunk outlives its rows'
+     * eviction by little, and wide enough to hold many rows. */
+    j->bucket = SL_MAX(sat_sub(j->hi, j->lo) / BUCKETS, 1000);
     j->prefix[0] = 'J';
     put_be32(j->prefix + 1, query_oid);
     *out = j;
@@ -220,6 +240,11 @@ void inc_join_bound(const IncJoin *j, int64_t *lo, int64_t *hi, const char **tl,
     *hi = j->hi;
     *tl = j->side[0]->cols[j->tcol[0]].name;
     *tr = j->side[1]->cols[j->tcol[1]].name;
+}
+
+int64_t inc_join_bucket(const IncJoin *j)
+{
+    return j->bucket;
 }
 
 void inc_join_side_inputs(const IncJoin *j, int side, int *first, int *n)
@@ -266,8 +291,10 @@ static void side_push(Arena *a, JSide *s, JRow *r)
 struct IncJoinRun {
     IncJoin      *j;
     IncJoinBatch *jb;
-    JSide         side[2];
-    uint32_t      seq;              /* row numbers of kept new rows */
+    JSide         side[2];          /* the new rows */
+    JSide         hit[2];           /* kept rows matched for the first time */
+    struct Pairs *ps;
+    uint32_t      seq;              /* chunk numbers of this batch */
 };
 
 /* The new rows of one side: late ones dropped, each with its key and time;
@@ -329,7 +356,6 @@ static int read_side(IncJoin *j, IncJoinBatch *jb, JSide *s, int side)
 done:
     strbuf_free(&kb);
     ex_op_close(op);
-    s->nnew = s->n;
     return rc < 0 ? -1 : 0;
 }
 
@@ -344,7 +370,7 @@ IncJoinRun *inc_join_read(IncJoin *j, IncJoinBatch *jb)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Matching, keeping, evicting                                             */
+/* Chunks of kept rows                                                     */
 
 static void side_prefix(const IncJoin *j, int side, uint8_t *prefix)
 {
@@ -352,79 +378,235 @@ static void side_prefix(const IncJoin *j, int side, uint8_t *prefix)
     prefix[5] = (uint8_t)side;
 }
 
-static void encode_value(const JRow *r, StrBuf *out)
+/* The start of t's bucket (saturating at the start of time). */
+static int64_t bucket_of(const IncJoin *j, int64_t t)
 {
-    uint8_t h[5];
-    h[0] = r->matched;
-    put_be32(h + 1, r->klen);
-    strbuf_append(out, h, 5);
-    strbuf_append(out, r->key, r->klen);
-    row_encode(r->b, r->row, out);
+    int64_t r = t % j->bucket;
+    if (r < 0)
+        r += j->bucket;
+    return sat_sub(t, r);
 }
 
-/* A kept row from its state key and value (row and key copied into a). */
-static JRow *decode_kept(IncJoinRun *run, int side, const void *k, const void *v, size_t vlen)
+/* Whether the kept rows under a chunk key whose time is kt are all past the
+ * cut: a chunk's bucket ends at or before it; a single row (written before
+ * chunks) is before it. */
+static bool chunk_gone(const IncJoin *j, int64_t kt, bool single, int64_t cut)
+{
+    return single ? kt < cut : sat_add(kt, j->bucket) <= cut;
+}
+
+/* One row of a chunk. */
+typedef struct CRow {
+    int64_t        t;
+    bool           matched;         /* stored with the row */
+    uint32_t       idx;             /* its number in the chunk */
+    bool           single;          /* under a key of its own (written before chunks) */
+    const char    *key;
+    uint32_t       klen;
+    const uint8_t *row;             /* row_encode's bytes */
+    uint32_t       rlen;
+} CRow;
+
+typedef struct CRowIt {
+    const uint8_t *p, *end;
+    uint32_t       left, idx;
+    bool           single;
+    int64_t        kt;
+} CRowIt;
+
+/* Starts on a chunk's value (or a single row's); -1 if it is corrupt. */
+static int chunk_begin(CRowIt *it, const uint8_t *ckey, const uint8_t *v, size_t vlen)
+{
+    it->kt = get_time_key(ckey + 6);
+    it->idx = 0;
+    it->end = v + vlen;
+    if (vlen >= 5 && v[0] == CHUNK_TAG) {
+        it->single = false;
+        it->left = get_be32(v + 1);
+        it->p = v + 5;
+        return 0;
+    }
+    if (vlen < 5 || v[0] > 1)
+        return -1;
+    it->single = true;
+    it->left = 1;
+    it->p = v;
+    return 0;
+}
+
+/* The next row: 1, 0 at the end, -1 if the chunk is corrupt. */
+static int chunk_row(CRowIt *it, CRow *r)
+{
+    if (it->left == 0)
+        return it->p == it->end ? 0 : -1;
+    const uint8_t *p = it->p;
+    size_t n = (size_t)(it->end - p);
+    if (it->single) {
+        r->t = it->kt;
+        r->matched = p[0] != 0;
+        r->klen = get_be32(p + 1);
+        if (r->klen > n - 5)
+            return -1;
+        r->key = (const char *)p + 5;
+        r->row = p + 5 + r->klen;
+        r->rlen = (uint32_t)(n - 5 - r->klen);
+        it->p = it->end;
+    } else {
+        if (n < 13)
+            return -1;
+        r->t = get_time_key(p);
+        r->matched = p[8] != 0;
+        r->klen = get_be32(p + 9);
+        if (r->klen > n - 13 || n - 13 - r->klen < 4)
+            return -1;
+        r->key = (const char *)p + 13;
+        r->rlen = get_be32(p + 13 + r->klen);
+        if (r->rlen > n - 17 - r->klen)
+            return -1;
+        r->row = p + 17 + r->klen;
+        it->p = r->row + r->rlen;
+    }
+    r->idx = it->idx++;
+    r->single = it->single;
+    it->left--;
+    return 1;
+}
+
+static uint32_t chunk_nrows(const uint8_t *v, size_t vlen)
+{
+    return vlen >= 5 && v[0] == CHUNK_TAG ? get_be32(v + 1) : 1;
+}
+
+/* A scan of a side's chunks from a time on, each with the rows marked
+ * matched after it was written (keys of MARK_LEN right after it). */
+typedef struct ChunkRead {
+    StateScan     *sc;
+    bool           marks;           /* collect marks: the value is copied */
+    bool           ahead;           /* k, v hold the next key already */
+    bool           done;            /* the scan is over */
+    const void    *k, *v;
+    size_t         klen, vlen;
+    uint8_t        ckey[CKEY_LEN];  /* the current chunk */
+    const uint8_t *val;
+    size_t         len;
+    StrBuf         copy;
+    uint32_t      *mark;            /* its marked rows, in order */
+    uint32_t       nmark, capmark;
+    int64_t        mark_bytes;
+} ChunkRead;
+
+static void chunk_read_open(ChunkRead *cr, const IncJoin *j, int side, int64_t from, bool marks)
+{
+    uint8_t prefix[6], start[14];
+    side_prefix(j, side, prefix);
+    memcpy(start, prefix, 6);
+    put_time_key(start + 6, from);
+    memset(cr, 0, sizeof(*cr));
+    cr->sc = state_scan_open_from(j->st, prefix, 6, start, sizeof(start));
+    cr->marks = marks;
+    strbuf_init(&cr->copy);
+}
+
+/* The next chunk (or single row) into cr; false at the end. */
+static bool chunk_read_next(ChunkRead *cr, Arena *a)
+{
+    for (;;) {
+        if (cr->done)
+            return false;
+        if (!cr->ahead && !state_scan_next(cr->sc, &cr->k, &cr->klen, &cr->v, &cr->vlen)) {
+            cr->done = true;
+            return false;
+        }
+        cr->ahead = false;
+        if (cr->klen == CKEY_LEN)
+            break;      /* a mark without its chunk, or another length: skipped */
+    }
+    memcpy(cr->ckey, cr->k, CKEY_LEN);
+    cr->nmark = 0;
+    cr->mark_bytes = 0;
+    if (!cr->marks) {
+        cr->val = cr->v;
+        cr->len = cr->vlen;
+        return true;
+    }
+    strbuf_reset(&cr->copy);
+    strbuf_append(&cr->copy, cr->v, cr->vlen);
+    cr->val = (const uint8_t *)cr->copy.data;
+    cr->len = cr->vlen;
+    for (;;) {
+        if (!state_scan_next(cr->sc, &cr->k, &cr->klen, &cr->v, &cr->vlen)) {
+            cr->done = true;
+            break;
+        }
+        if (cr->klen != MARK_LEN || memcmp(cr->k, cr->ckey, CKEY_LEN) != 0) {
+            cr->ahead = true;
+            break;
+        }
+        if (cr->nmark == cr->capmark) {
+            uint32_t cap = cr->capmark ? cr->capmark * 2 : 64;
+            uint32_t *more = ARENA_ARRAY(a, uint32_t, cap);
+            if (cr->nmark)
+                memcpy(more, cr->mark, sizeof(uint32_t) * cr->nmark);
+            cr->mark = more;
+            cr->capmark = cap;
+        }
+        cr->mark[cr->nmark++] = get_be32((const uint8_t *)cr->k + CKEY_LEN);
+        cr->mark_bytes += (int64_t)(cr->klen + cr->vlen);
+    }
+    return true;
+}
+
+static int chunk_read_close(ChunkRead *cr, SlError *err)
+{
+    strbuf_free(&cr->copy);
+    return state_scan_close(cr->sc, err);
+}
+
+/* Whether row idx of the current chunk has a mark (rows and marks are both
+ * in order: *at follows them). */
+static bool chunk_marked(const ChunkRead *cr, uint32_t idx, uint32_t *at)
+{
+    while (*at < cr->nmark && cr->mark[*at] < idx)
+        (*at)++;
+    return *at < cr->nmark && cr->mark[*at] == idx;
+}
+
+static void corrupt(IncJoinBatch *jb)
+{
+    sl_error(jb->err, ERRCODE_DATA_CORRUPTED, "join state of a continuous query is corrupt");
+}
+
+/* A kept row as a JRow: its key copied and its row decoded into a. */
+static JRow *kept_row(IncJoinRun *run, int side, const uint8_t *ckey, const CRow *c,
+                      bool matched)
 {
     IncJoinBatch *jb = run->jb;
     const Plan *sp = run->j->side[side];
-    const uint8_t *p = v;
-    if (vlen < 5 || get_be32(p + 1) > vlen - 5)
-        goto corrupt;
     SlType *ct = ARENA_ARRAY(jb->a, SlType, sp->ncols ? sp->ncols : 1);
-    for (int c = 0; c < sp->ncols; c++)
-        ct[c] = sp->cols[c].type;
+    for (int i = 0; i < sp->ncols; i++)
+        ct[i] = sp->cols[i].type;
     Batch *b = batch_alloc(jb->a, ct, (uint32_t)sp->ncols, 1);
-    uint32_t klen = get_be32(p + 1);
-    if (row_decode(p + 5 + klen, vlen - 5 - klen, b, 0, jb->a) < 0)
-        goto corrupt;
+    if (row_decode(c->row, c->rlen, b, 0, jb->a) < 0) {
+        corrupt(jb);
+        return NULL;
+    }
     b->nrows = 1;
-    for (int c = 0; c < sp->ncols; c++)
-        b->cols[c].len = 1;
+    for (int i = 0; i < sp->ncols; i++)
+        b->cols[i].len = 1;
     JRow *r = ARENA_NEW(jb->a, JRow);
     r->b = b;
-    r->row = 0;
-    r->matched = p[0] != 0;
-    r->vlen = (uint32_t)vlen;
-    r->key = arena_memdup(jb->a, p + 5, klen);
-    r->klen = klen;
-    memcpy(r->skey, k, SKEY_LEN);
-    r->t = get_time_key(r->skey + 6);
+    r->t = c->t;
+    r->key = arena_memdup(jb->a, c->key, c->klen);
+    r->klen = c->klen;
+    r->matched = matched;
+    r->idx = c->idx;
+    r->single = c->single;
+    r->ckey = arena_memdup(jb->a, ckey, CKEY_LEN);
     return r;
-corrupt:
-    sl_error(jb->err, ERRCODE_DATA_CORRUPTED, "join state of a continuous query is corrupt");
-    return NULL;
 }
 
-/* Loads the kept rows of a side with event times in [lo, hi]. */
-static int load_kept(IncJoinRun *run, int side, int64_t lo, int64_t hi)
-{
-    uint8_t prefix[6], start[14];
-    side_prefix(run->j, side, prefix);
-    memcpy(start, prefix, 6);
-    put_time_key(start + 6, lo);
-    StateScan *sc = state_scan_open_from(run->j->st, prefix, 6, start, sizeof(start));
-    const void *k, *v;
-    size_t klen, vlen;
-    int rc = 0;
-    while (state_scan_next(sc, &k, &klen, &v, &vlen)) {
-        if (klen != SKEY_LEN)
-            continue;
-        int64_t t = get_time_key((const uint8_t *)k + 6);
-        if (t < lo)
-            continue;
-        if (t > hi)
-            break;
-        JRow *r = decode_kept(run, side, k, v, vlen);
-        if (r == NULL) {
-            rc = -1;
-            break;
-        }
-        side_push(run->jb->a, &run->side[side], r);
-    }
-    if (state_scan_close(sc, run->jb->err) < 0)
-        return -1;
-    return rc;
-}
+/* ---------------------------------------------------------------------- */
+/* Matching                                                                */
 
 /* Pairs of rows that may match, evaluated a batch at a time. */
 typedef struct Pairs {
@@ -459,8 +641,9 @@ static Batch *join_rows(IncJoinRun *run, JRow *const *l, JRow *const *r, uint32_
     return b;
 }
 
-static int flush_pairs(IncJoinRun *run, Pairs *ps)
+static int flush_pairs(IncJoinRun *run)
 {
+    Pairs *ps = run->ps;
     if (ps->n == 0)
         return 0;
     IncJoinBatch *jb = run->jb;
@@ -479,7 +662,7 @@ static int flush_pairs(IncJoinRun *run, Pairs *ps)
         JRow *x[2] = {ps->l[i], ps->r[i]};
         for (int s = 0; s < 2; s++) {
             if (!x[s]->matched && !x[s]->isnew)
-                x[s]->dirty = true;
+                side_push(jb->a, &run->hit[s], x[s]);     /* a mark to write */
             x[s]->matched = true;
         }
     }
@@ -489,62 +672,186 @@ static int flush_pairs(IncJoinRun *run, Pairs *ps)
     return jb->emit(jb->arg, ex_batch_compact(jb->chunk, &eb));
 }
 
-/* A right row's hash: its key and its time slot (slots are as wide as the
- * bound, so a left row's range [tl + lo, tl + hi] spans at most two). */
-static uint32_t slot_hash(const JRow *r, int64_t slot, uint32_t mask)
+/* A row's hash: its key and its time slot (slots are as wide as the bound,
+ * so a row's range of partner times spans at most two). */
+static uint32_t slot_hash(const char *key, uint32_t klen, int64_t slot, uint32_t mask)
 {
-    return (uint32_t)(ex_hash(r->key, r->klen) + (uint64_t)slot * 0x9E3779B97F4A7C15ull) & mask;
+    return (uint32_t)(ex_hash(key, klen) + (uint64_t)slot * 0x9E3779B97F4A7C15ull) & mask;
+}
+
+/* The new rows of one side by key and time slot. */
+typedef struct JHash {
+    JRow   **b;
+    uint32_t mask;
+    int64_t  width;
+} JHash;
+
+static void hash_build(Arena *a, JHash *h, const JSide *s, int64_t width)
+{
+    uint32_t nb = 64;
+    while (nb < 2 * s->n)
+        nb *= 2;
+    h->b = arena_zalloc(a, sizeof(JRow *) * nb);
+    h->mask = nb - 1;
+    h->width = width;
+    for (uint32_t i = 0; i < s->n; i++) {
+        JRow *r = s->rows[i];
+        if (r->key == NULL)
+            continue;
+        uint32_t k = slot_hash(r->key, r->klen, floor_div(r->t, width), h->mask);
+        r->next = h->b[k];
+        h->b[k] = r;
+    }
+}
+
+/* A hash of a side's new rows, built when first probed. */
+typedef struct LazyHash {
+    JHash        h;
+    bool         built;
+    const JSide *s;
+    int64_t      width;
+} LazyHash;
+
+/* A row to probe with: a new row, or a kept one being read from its chunk
+ * (made a JRow only when it has a partner). */
+typedef struct Probe {
+    int           side;             /* x's side; the hash holds the other's */
+    JRow         *x;                /* NULL until made, for a kept row */
+    const uint8_t *ckey;
+    const CRow   *c;
+    bool          matched;
+} Probe;
+
+/* Pairs x with the rows of the hash with equal keys and times in [from,
+ * to] (the bound's conjuncts are part of the condition, so this only skips
+ * pairs it would refuse). */
+static int probe(IncJoinRun *run, const JHash *h, Probe *pr, const char *key, uint32_t klen,
+                 int64_t from, int64_t to)
+{
+    int64_t s0 = floor_div(from, h->width), s1 = floor_div(to, h->width);
+    for (int64_t slot = s0; slot <= s1; slot++) {
+        for (JRow *r = h->b[slot_hash(key, klen, slot, h->mask)]; r != NULL; r = r->next) {
+            if (r->t < from || r->t > to || r->klen != klen || memcmp(r->key, key, klen) != 0)
+                continue;
+            if (pr->x == NULL &&
+                (pr->x = kept_row(run, pr->side, pr->ckey, pr->c, pr->matched)) == NULL)
+                return -1;
+            Pairs *ps = run->ps;
+            ps->l[ps->n] = pr->side == 0 ? pr->x : r;
+            ps->r[ps->n] = pr->side == 0 ? r : pr->x;
+            if (++ps->n == EX_BATCH_ROWS && flush_pairs(run) < 0)
+                return -1;
+        }
+        if (slot == INT64_MAX)
+            break;
+    }
+    return 0;
+}
+
+/* The times of the other side a row of `side` at t can match. */
+static void partner_range(const IncJoin *j, int side, int64_t t, int64_t *from, int64_t *to)
+{
+    if (side == 0) {
+        *from = sat_add(t, j->lo);
+        *to = sat_add(t, j->hi);
+    } else {
+        *from = sat_sub(t, j->hi);
+        *to = sat_sub(t, j->lo);
+    }
+}
+
+/* Reads the kept rows of `side` with times in [lo, hi] from their chunks
+ * and pairs each with the new rows of the other side in h.  Only a row
+ * with a partner is decoded. */
+static int probe_kept(IncJoinRun *run, int side, LazyHash *lh, int64_t lo, int64_t hi)
+{
+    IncJoin *j = run->j;
+    IncJoinBatch *jb = run->jb;
+    ChunkRead cr;
+    chunk_read_open(&cr, j, side, bucket_of(j, lo), j->outer[side]);
+    int rc = 0;
+    while (rc == 0 && chunk_read_next(&cr, jb->a)) {
+        CRowIt it;
+        if (chunk_begin(&it, cr.ckey, cr.val, cr.len) < 0) {
+            corrupt(jb);
+            rc = -1;
+            break;
+        }
+        if (it.kt > hi)
+            break;
+        CRow c;
+        int got;
+        uint32_t at = 0;
+        while ((got = chunk_row(&it, &c)) > 0) {
+            if (c.t < lo || c.t > hi)
+                continue;
+            int64_t from, to;
+            partner_range(j, side, c.t, &from, &to);
+            Probe pr = {.side = side, .ckey = cr.ckey, .c = &c,
+                        .matched = c.matched || chunk_marked(&cr, c.idx, &at)};
+            if (!lh->built) {
+                hash_build(jb->a, &lh->h, lh->s, lh->width);
+                lh->built = true;
+            }
+            if (probe(run, &lh->h, &pr, c.key, c.klen, from, to) < 0) {
+                rc = -1;
+                break;
+            }
+        }
+        if (got < 0 && rc == 0) {
+            corrupt(jb);
+            rc = -1;
+        }
+    }
+    if (chunk_read_close(&cr, jb->err) < 0)
+        return -1;
+    return rc;
 }
 
 /* Every pair of a left and a right row with equal keys, at least one of
- * them new, whose times are within the bound (the bound's conjuncts are
- * part of the condition, so this only skips pairs it would refuse),
- * through the join's condition. */
+ * them new, whose times are within the bound, through the join's
+ * condition: the new rows of each side against the new rows of the other
+ * and against its kept rows in the time range they can match. */
 static int match(IncJoinRun *run)
 {
     const IncJoin *j = run->j;
     IncJoinBatch *jb = run->jb;
     JSide *L = &run->side[0], *R = &run->side[1];
-    if (L->n == 0 || R->n == 0)
-        return 0;
     int64_t width = sat_sub(j->hi, j->lo);
     if (width < 1)
         width = 1;
-    uint32_t nb = 64;
-    while (nb < 2 * R->n)
-        nb *= 2;
-    JRow **buckets = arena_zalloc(jb->a, sizeof(JRow *) * nb);
-    for (uint32_t i = 0; i < R->n; i++) {
-        JRow *r = R->rows[i];
-        if (r->key == NULL)
-            continue;
-        uint32_t h = slot_hash(r, floor_div(r->t, width), nb - 1);
-        r->next = buckets[h];
-        buckets[h] = r;
-    }
-    Pairs *ps = ARENA_NEW(jb->a, Pairs);
-    for (uint32_t i = 0; i < L->n; i++) {
-        JRow *l = L->rows[i];
-        if (l->key == NULL)
-            continue;
-        int64_t from = sat_add(l->t, j->lo), to = sat_add(l->t, j->hi);
-        int64_t s0 = floor_div(from, width), s1 = floor_div(to, width);
-        for (int64_t slot = s0; slot <= s1; slot++) {
-            for (JRow *r = buckets[slot_hash(l, slot, nb - 1)]; r != NULL; r = r->next) {
-                if ((!l->isnew && !r->isnew) || r->t < from || r->t > to ||
-                    r->klen != l->klen || memcmp(r->key, l->key, l->klen) != 0)
+    run->ps = ARENA_NEW(jb->a, Pairs);
+    if (R->tmin != INT64_MAX) {
+        LazyHash lh = {.s = R, .width = width, .built = true};
+        hash_build(jb->a, &lh.h, R, width);
+        if (L->tmin != INT64_MAX)
+            for (uint32_t i = 0; i < L->n; i++) {
+                JRow *l = L->rows[i];
+                if (l->key == NULL)
                     continue;
-                ps->l[ps->n] = l;
-                ps->r[ps->n] = r;
-                if (++ps->n == EX_BATCH_ROWS && flush_pairs(run, ps) < 0)
+                int64_t from, to;
+                partner_range(j, 0, l->t, &from, &to);
+                Probe pr = {.side = 0, .x = l};
+                if (probe(run, &lh.h, &pr, l->key, l->klen, from, to) < 0)
                     return -1;
             }
-            if (slot == INT64_MAX)
-                break;
-        }
+        /* The kept left rows the new right ones can match: tl in
+         * [tr - hi, tr - lo]. */
+        if (probe_kept(run, 0, &lh, sat_sub(R->tmin, j->hi), sat_sub(R->tmax, j->lo)) < 0)
+            return -1;
     }
-    return flush_pairs(run, ps);
+    if (L->tmin != INT64_MAX) {
+        /* The kept right rows the new left ones can match (often none: the
+         * hash of the new left rows is built only for a first one). */
+        LazyHash lh = {.s = L, .width = width};
+        if (probe_kept(run, 1, &lh, sat_add(L->tmin, j->lo), sat_add(L->tmax, j->hi)) < 0)
+            return -1;
+    }
+    return flush_pairs(run);
 }
+
+/* ---------------------------------------------------------------------- */
+/* Keeping and evicting                                                    */
 
 /* Emits rows of one side NULL-padded on the other, a batch at a time. */
 static int emit_padded(IncJoinRun *run, int side, JRow **rows, uint32_t n)
@@ -559,16 +866,103 @@ static int emit_padded(IncJoinRun *run, int side, JRow **rows, uint32_t n)
     return 0;
 }
 
-/* The kept row of side with this state key loaded by this batch, or NULL
- * (kept rows are loaded in key order, after the new ones). */
-static JRow *find_loaded(JSide *s, const uint8_t *skey)
+typedef struct Bucketed {
+    int64_t  bucket;
+    uint32_t i;
+} Bucketed;
+
+static int bucketed_cmp(const void *a, const void *b)
 {
-    uint32_t lo = s->nnew, hi = s->n;
+    const Bucketed *x = a, *y = b;
+    if (x->bucket != y->bucket)
+        return x->bucket < y->bucket ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Writes one chunk: rows [from, to) of bk, all of one bucket. */
+static void put_chunk(IncJoinRun *run, int side, const Bucketed *bk, uint32_t from,
+                      uint32_t to, StrBuf *val)
+{
+    IncJoinBatch *jb = run->jb;
+    JSide *s = &run->side[side];
+    uint8_t key[CKEY_LEN];
+    side_prefix(run->j, side, key);
+    put_time_key(key + 6, bk[from].bucket);
+    put_be64(key + 14, (uint64_t)jb->batch_id);
+    put_be32(key + 22, run->seq++);
+    strbuf_reset(val);
+    uint8_t h[13];
+    h[0] = CHUNK_TAG;
+    put_be32(h + 1, to - from);
+    strbuf_append(val, h, 5);
+    for (uint32_t i = from; i < to; i++) {
+        const JRow *r = s->rows[bk[i].i];
+        put_time_key(h, r->t);
+        h[8] = r->matched;
+        put_be32(h + 9, r->klen);
+        strbuf_append(val, h, 13);
+        strbuf_append(val, r->key, r->klen);
+        size_t at = val->len;
+        strbuf_append(val, h, 4);       /* the row's length, set below */
+        row_encode(r->b, r->row, val);
+        put_be32((uint8_t *)val->data + at, (uint32_t)(val->len - at - 4));
+    }
+    state_batch_put(jb->wb, key, CKEY_LEN, val->data, val->len);
+    jb->state_delta += to - from;
+    jb->bytes_delta += (int64_t)(CKEY_LEN + val->len);
+}
+
+/* Keeps the new rows that can still match, in chunks of one bucket each
+ * (in key order); a new row the cut has passed already is not kept (an
+ * outer side's, unmatched, goes to pad). */
+static void keep_new(IncJoinRun *run, int side, bool has_cut, int64_t cut, JSide *pad)
+{
+    IncJoin *j = run->j;
+    IncJoinBatch *jb = run->jb;
+    JSide *s = &run->side[side];
+    Bucketed *bk = ARENA_ARRAY(jb->a, Bucketed, s->n ? s->n : 1);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        JRow *r = s->rows[i];
+        if (r->key == NULL || (has_cut && r->t < cut)) {
+            if (j->outer[side] && !r->matched)
+                side_push(jb->a, pad, r);
+            continue;
+        }
+        bk[n].bucket = bucket_of(j, r->t);
+        bk[n].i = i;
+        n++;
+    }
+    uint32_t k = 1;
+    while (k < n && bk[k - 1].bucket <= bk[k].bucket)
+        k++;
+    if (k < n)      /* rows in time order (the usual case) need no sort */
+        qsort(bk, n, sizeof(Bucketed), bucketed_cmp);
+    StrBuf val;
+    strbuf_init(&val);
+    for (uint32_t from = 0; from < n;) {
+        uint32_t to = from + 1;
+        while (to < n && to - from < CHUNK_ROWS && bk[to].bucket == bk[from].bucket)
+            to++;
+        put_chunk(run, side, bk, from, to, &val);
+        from = to;
+    }
+    strbuf_free(&val);
+}
+
+/* The kept row of this side matched for the first time by this batch with
+ * this chunk key and number, or NULL (hit is sorted). */
+static JRow *find_hit(const JSide *hit, const uint8_t *ckey, uint32_t idx)
+{
+    uint32_t lo = 0, hi = hit->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        int c = memcmp(s->rows[mid]->skey, skey, SKEY_LEN);
+        const JRow *r = hit->rows[mid];
+        int c = memcmp(r->ckey, ckey, CKEY_LEN);
         if (c == 0)
-            return s->rows[mid];
+            c = r->idx < idx ? -1 : r->idx > idx;
+        if (c == 0)
+            return hit->rows[mid];
         if (c < 0)
             lo = mid + 1;
         else
@@ -577,101 +971,122 @@ static JRow *find_loaded(JSide *s, const uint8_t *skey)
     return NULL;
 }
 
-/* Keeps the new rows that can still match, rewrites kept rows that matched
- * for the first time, and evicts the rows the other side's watermark has
- * passed: an outer side's unmatched ones are emitted, NULL-padded. */
+static int hit_cmp(const void *a, const void *b)
+{
+    const JRow *x = *(JRow *const *)a, *y = *(JRow *const *)b;
+    int c = memcmp(x->ckey, y->ckey, CKEY_LEN);
+    return c != 0 ? c : (x->idx < y->idx ? -1 : x->idx > y->idx);
+}
+
+/* Deletes the chunks whose bucket the cut has passed (with their marks);
+ * on an outer side, emits the kept rows the cut passed in this batch (from
+ * the last batch's cut on) that never matched, NULL-padded. */
+static int evict(IncJoinRun *run, int side, bool has_prev, int64_t prev, int64_t cut,
+                 JSide *pad)
+{
+    IncJoin *j = run->j;
+    IncJoinBatch *jb = run->jb;
+    bool outer = j->outer[side];
+    JSide *hit = &run->hit[side];
+    /* Chunks of buckets the last cut passed are gone: start at the bucket
+     * it was in, so the scan does not walk over their deletions.  Only an
+     * outer side reads the bucket the cut is in now (its rows up to the
+     * cut are emitted now; the chunk goes once the cut leaves the bucket). */
+    int64_t from = has_prev ? bucket_of(j, prev) : INT64_MIN;
+    int64_t end = outer ? cut : bucket_of(j, cut);
+    ChunkRead cr;
+    chunk_read_open(&cr, j, side, from, outer);
+    uint8_t mk[MARK_LEN];
+    int rc = 0;
+    while (chunk_read_next(&cr, jb->a)) {
+        CRowIt it;
+        if (chunk_begin(&it, cr.ckey, cr.val, cr.len) < 0) {
+            corrupt(jb);
+            rc = -1;
+            break;
+        }
+        if (it.kt >= end)
+            break;
+        bool gone = chunk_gone(j, it.kt, it.single, cut);
+        if (outer) {
+            CRow c;
+            int got;
+            uint32_t at = 0;
+            while ((got = chunk_row(&it, &c)) > 0) {
+                if (c.matched || (has_prev && c.t < prev) || c.t >= cut ||
+                    chunk_marked(&cr, c.idx, &at) || find_hit(hit, cr.ckey, c.idx) != NULL)
+                    continue;
+                JRow *r = kept_row(run, side, cr.ckey, &c, false);
+                if (r == NULL) {
+                    rc = -1;
+                    break;
+                }
+                side_push(jb->a, pad, r);
+            }
+            if (got < 0) {
+                corrupt(jb);
+                rc = -1;
+            }
+            if (rc < 0)
+                break;
+        }
+        if (!gone)
+            continue;
+        uint32_t nrows = chunk_nrows(cr.val, cr.len);
+        state_batch_delete(jb->wb, cr.ckey, CKEY_LEN);
+        memcpy(mk, cr.ckey, CKEY_LEN);
+        for (uint32_t m = 0; m < cr.nmark; m++) {
+            put_be32(mk + CKEY_LEN, cr.mark[m]);
+            state_batch_delete(jb->wb, mk, MARK_LEN);
+        }
+        jb->state_delta -= nrows;
+        jb->bytes_delta -= (int64_t)(CKEY_LEN + cr.len) + cr.mark_bytes;
+        jb->evicted_rows += nrows;
+    }
+    if (chunk_read_close(&cr, jb->err) < 0)
+        return -1;
+    return rc;
+}
+
+/* Keeps the new rows that can still match, marks kept rows of an outer
+ * side that matched for the first time, and evicts the rows the other
+ * side's watermark has passed: an outer side's unmatched ones are emitted,
+ * NULL-padded. */
 static int keep_and_evict(IncJoinRun *run, int side)
 {
     IncJoin *j = run->j;
     IncJoinBatch *jb = run->jb;
-    JSide *s = &run->side[side];
     int other = 1 - side;
-    bool has_cut = jb->has_next_wm[other];
+    bool has_cut = jb->has_next_wm[other], has_prev = jb->has_wm[other];
     int64_t cut = side == 0 ? sat_sub(jb->next_wm[other], j->hi)
                             : sat_add(jb->next_wm[other], j->lo);
+    int64_t prev = side == 0 ? sat_sub(jb->wm[other], j->hi) : sat_add(jb->wm[other], j->lo);
     JSide pad = {0};                /* the unmatched rows evicted, to emit */
-    StrBuf val;
-    strbuf_init(&val);
-    uint8_t prefix[6];
-    side_prefix(j, side, prefix);
-    int rc = 0;
-    for (uint32_t i = 0; i < s->n; i++) {
-        JRow *r = s->rows[i];
-        bool evictable = r->key == NULL || (has_cut && r->t < cut);
-        if (r->isnew && evictable) {
-            if (j->outer[side] && !r->matched) {
-                side_push(jb->a, &pad, r);
-            }
-            continue;
+    JSide *hit = &run->hit[side];
+    if (hit->n > 1)
+        qsort(hit->rows, hit->n, sizeof(JRow *), hit_cmp);
+    keep_new(run, side, has_cut, cut, &pad);
+    if (has_cut && evict(run, side, has_prev, prev, cut, &pad) < 0)
+        return -1;
+    /* An inner side's rows need no marks: nothing is emitted for them at
+     * eviction. */
+    if (j->outer[side]) {
+        uint8_t mk[MARK_LEN];
+        for (uint32_t i = 0; i < hit->n; i++) {
+            const JRow *r = hit->rows[i];
+            if (has_cut && chunk_gone(j, get_time_key(r->ckey + 6), r->single, cut))
+                continue;       /* deleted with its chunk by this batch */
+            memcpy(mk, r->ckey, CKEY_LEN);
+            put_be32(mk + CKEY_LEN, r->idx);
+            state_batch_put(jb->wb, mk, MARK_LEN, "", 0);
+            jb->bytes_delta += MARK_LEN;
         }
-        if (evictable || (!r->isnew && !r->dirty))
-            continue;   /* kept rows past the cut: the scan below evicts them */
-        if (r->isnew) {
-            memcpy(r->skey, prefix, 6);
-            put_time_key(r->skey + 6, r->t);
-            put_be64(r->skey + 14, (uint64_t)jb->batch_id);
-            put_be32(r->skey + 22, run->seq++);
-            jb->state_delta++;
-        }
-        strbuf_reset(&val);
-        encode_value(r, &val);
-        state_batch_put(jb->wb, r->skey, SKEY_LEN, val.data, val.len);
-        jb->bytes_delta += r->isnew ? (int64_t)(SKEY_LEN + val.len)
-                                    : (int64_t)val.len - (int64_t)r->vlen;
     }
-    if (has_cut) {
-        /* The rows before the last batch's cut are gone already: start
-         * there, so the scan does not walk over their deletions. */
-        uint8_t from[14];
-        memcpy(from, prefix, 6);
-        put_time_key(from + 6, INT64_MIN);
-        if (jb->has_wm[other])
-            put_time_key(from + 6, side == 0 ? sat_sub(jb->wm[other], j->hi)
-                                             : sat_add(jb->wm[other], j->lo));
-        StateScan *sc = state_scan_open_from(j->st, prefix, 6, from, sizeof(from));
-        const void *k, *v;
-        size_t klen, vlen;
-        while (state_scan_next(sc, &k, &klen, &v, &vlen)) {
-            if (klen != SKEY_LEN)
-                continue;
-            if (get_time_key((const uint8_t *)k + 6) >= cut)
-                break;
-            state_batch_delete(jb->wb, k, klen);
-            jb->state_delta--;
-            jb->bytes_delta -= (int64_t)(klen + vlen);
-            jb->evicted_rows++;
-            if (!j->outer[side])
-                continue;
-            JRow *r = find_loaded(s, k);
-            if (r == NULL && (vlen == 0 || ((const uint8_t *)v)[0] == 0) &&
-                (r = decode_kept(run, side, k, v, vlen)) == NULL) {
-                rc = -1;
-                break;
-            }
-            if (r == NULL || r->matched)
-                continue;
-            side_push(jb->a, &pad, r);
-        }
-        if (state_scan_close(sc, jb->err) < 0)
-            rc = -1;
-    }
-    strbuf_free(&val);
-    if (rc == 0)
-        rc = emit_padded(run, side, pad.rows, pad.n);
-    return rc;
+    return emit_padded(run, side, pad.rows, pad.n);
 }
 
 int inc_join_process(IncJoinRun *run)
 {
-    IncJoin *j = run->j;
-    JSide *L = &run->side[0], *R = &run->side[1];
-    /* The kept rows the new ones can match: tl in [tr - hi, tr - lo]. */
-    if (R->tmin != INT64_MAX &&
-        load_kept(run, 0, sat_sub(R->tmin, j->hi), sat_sub(R->tmax, j->lo)) < 0)
-        return -1;
-    if (L->tmin != INT64_MAX &&
-        load_kept(run, 1, sat_add(L->tmin, j->lo), sat_add(L->tmax, j->hi)) < 0)
-        return -1;
     if (match(run) < 0 || keep_and_evict(run, 0) < 0 || keep_and_evict(run, 1) < 0)
         return -1;
     return 0;

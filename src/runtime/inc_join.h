@@ -13,11 +13,18 @@
  *                      NULL-padded, exactly once)
  *   inc_batch_copy     a deep copy of a batch's live rows
  *
- * Each side's rows are kept in RocksDB:
- *   'J' + query oid (4) + side (1) + event time (8, ordered) + batch id (8)
- *       + row number (4) -> matched (1), key length (4), key, the row
- * so a batch loads the other side's rows of the time range its new rows can
- * match with one range scan, and eviction is a scan from the start.
+ *   inc_join_bucket    the time span of a chunk of kept rows (EXPLAIN)
+ *
+ * Each side's rows are kept in RocksDB in chunks, one key per bucket of
+ * event time ((hi - lo) / 64, at least 1 ms) and batch:
+ *   'J' + query oid (4) + side (1) + bucket start (8, ordered) + batch id (8)
+ *       + chunk number (4) -> 0xC7, rows (4), per row: time (8), matched (1),
+ *                             key length (4), key, row length (4), the row
+ *   chunk key + row number (4) -> '': a kept row of an outer side matched
+ *                             after its chunk was written
+ * so a batch reads the other side's rows of the time range its new rows can
+ * match with one range scan, and deletes a chunk once the other side's
+ * watermark has passed its bucket (docs/engine.md, "Chunks").
  */
 #ifndef SLUICE_RUNTIME_INC_JOIN_H
 #define SLUICE_RUNTIME_INC_JOIN_H
@@ -57,6 +64,8 @@ void inc_join_side_inputs(const IncJoin *j, int side, int *first, int *n);
  * (EXPLAIN). */
 void inc_join_bound(const IncJoin *j, int64_t *lo, int64_t *hi, const char **tl,
                     const char **tr);
+/* The time span of a chunk's rows, in microseconds (EXPLAIN). */
+int64_t inc_join_bucket(const IncJoin *j);
 /* Reads the batch's new rows of both sides; NULL with jb->err set. */
 IncJoinRun *inc_join_read(IncJoin *j, IncJoinBatch *jb);
 /* After the caller has set jb's next watermarks: match, keep, evict. */

@@ -18,7 +18,8 @@ events_per_second = 0 (all events available at once) and a fixed
 base_time_ms (so every run reads the same events in the same windows;
 left to the streams' creation time, the windows' alignment and with it
 the state left at the end changed from run to run), the query with
-trigger 'available_now' in batches of --batch rows, timed from CREATE
+trigger 'available_now' in batches of --batch rows (a pipeline's later
+stages, trigger '0', too, unless --unbounded-later-stages), timed from CREATE
 CONTINUOUS QUERY until sys.queries says finished.  Per query:
 
   - events/s: N over the wall time (Nexmark's convention: the generator's
@@ -195,13 +196,19 @@ class KafkaSource:
 
 # ------------------------------------------------------------------ throughput
 
-def run_throughput(binary, query, events, batch, kafka, directory=QUERIES, perf=None):
+def run_throughput(binary, query, events, batch, kafka, directory=QUERIES, perf=None,
+                   stage_batch=True):
     """One query file, a single query or a pipeline of them (q4, q5, q7:
     the first stage reads the Nexmark streams with trigger available_now,
     the later ones read its output with trigger '0'): timed from the CREATE
     until every stage is done (nexmark_queries.wait_done)."""
     sql = nexmark_query_sql(query, f"trigger = 'available_now', max_offsets_per_trigger = {batch}",
                             directory)
+    if stage_batch:
+        # The later stages of a pipeline (trigger '0') in batches of the same
+        # size: a stage reading its input's whole backlog at once holds it
+        # all in one batch (the peak RSS of a join's first batch).
+        sql = sql.replace("trigger = '0'", f"trigger = '0', max_offsets_per_trigger = {batch}")
     stages = queries_of(sql)
     with Server(binary) as srv, psycopg.connect(srv.dsn, autocommit=True) as c:
         c.execute(kafka.streams() if kafka else
@@ -375,6 +382,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=10_000_000)
     ap.add_argument("--batch", type=int, default=200_000)
+    ap.add_argument("--unbounded-later-stages", action="store_true",
+                    help="a pipeline's later stages read all they can per batch")
     ap.add_argument("--queries", default=None, help="default: every runnable query file")
     ap.add_argument("--bin", action="append", help="repeat to alternate binaries; default "
                     "build-rel/src/sluiced")
@@ -406,7 +415,8 @@ def main():
                               for b in range(len(bins))):
                 perf = f"{args.perf}-{q}-{b}-{run}.data" if args.perf else None
                 wall, cpu, rows, rss, st, disk = run_throughput(bins[b], q, args.events,
-                                                                args.batch, kafka, args.query_dir, perf)
+                                                                args.batch, kafka, args.query_dir, perf,
+                    stage_batch=not args.unbounded_later_stages)
                 print(f"{q:6} {b:3} {wall:8.2f} {cpu:8.2f} {rows:10} {args.events / wall:12,.0f} "
                       f"{(f'{args.events / cpu:,.0f}' if cpu > 0 else 'under a tick'):>14} {rss:13.0f} {st:11} {disk:12.1f} "
                       f"{Path('/proc/loadavg').read_text().split()[0]:>5}",
