@@ -74,11 +74,12 @@ void sl_free(void *p)
  * SLUICE_FAULT=name:N the N-th time.  The kill is SIGKILL, so nothing is
  * flushed: the test sees exactly what a power cut would leave.
  * SLUICE_FAULT=name:hold instead holds the thread that reaches the point
- * the first time, while the file SLUICE_FAULT_HOLD names exists: a test
- * does something (stops a broker) in the middle of that step, then lets
- * it go on by removing the file.  With SLUICE_FAULT_TRACE set, every point
- * reached says so on stderr ("fault point X passed"): a test waits for one
- * step of another thread while a point holds.
+ * the first time (name:N:hold: the N-th time), while the file
+ * SLUICE_FAULT_HOLD names exists: a test does something (stops a broker,
+ * waits for another thread's step, kills the server) in the middle of that
+ * step, then lets it go on by removing the file.  With SLUICE_FAULT_TRACE
+ * set, every point reached says so on stderr ("fault point X passed"): a
+ * test waits for one step of another thread while a point holds.
  */
 void sl_fault_point(const char *name)
 {
@@ -93,9 +94,13 @@ void sl_fault_point(const char *name)
     size_t n = strlen(name);
     if (strncmp(armed, name, n) != 0 || (armed[n] != '\0' && armed[n] != ':'))
         return;
-    if (strcmp(armed + n, ":hold") == 0) {
+    char *end = (char *)armed + n;
+    unsigned want = 1;
+    if (*end == ':' && end[1] >= '0' && end[1] <= '9')
+        want = (unsigned)strtoul(end + 1, &end, 10);
+    if (strcmp(end, ":hold") == 0) {
         const char *path = getenv("SLUICE_FAULT_HOLD");
-        if (path == NULL || atomic_fetch_add(&hits, 1) != 0)
+        if (path == NULL || atomic_fetch_add(&hits, 1) + 1 != want)
             return;
         fprintf(stderr, "sluiced: fault point %s reached, holding\n", name);
         while (access(path, F_OK) == 0)
@@ -103,7 +108,6 @@ void sl_fault_point(const char *name)
         fprintf(stderr, "sluiced: fault point %s released\n", name);
         return;
     }
-    unsigned want = armed[n] == ':' ? (unsigned)strtoul(armed + n + 1, NULL, 10) : 1;
     if (atomic_fetch_add(&hits, 1) + 1 >= want) {
         fprintf(stderr, "sluiced: fault point %s reached, killing\n", name);
         kill(getpid(), SIGKILL);

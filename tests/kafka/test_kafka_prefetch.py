@@ -83,22 +83,31 @@ def test_capped_batches_share_one_assignment(kafka, sluiced):
     assert text.count("kafka consumer assigned") == 1, text.count("kafka consumer assigned")
 
 
-def test_replay_after_sigkill_reads_the_same_ranges(kafka, sluiced, monkeypatch):
+def test_replay_after_sigkill_reads_the_same_ranges(kafka, sluiced, monkeypatch, tmp_path):
     """Killed before the third batch's state commit (its offsets logged, its
     records taken, the next ones prefetched): after the restart the batch is
-    replayed over the logged ranges with a fresh consumer, every record once."""
+    replayed over the logged ranges with a fresh consumer, every record once.
+    The third batch holds before its state commit until its offset entry is
+    in the log (the loop writes it while the batch runs), then the test kills
+    the server."""
     admin = Admin(kafka.bootstrap)
     admin.create_topic("pf_kill", 3)
     produce(kafka.bootstrap, "pf_kill", ids(0, 1200, 3))
-    monkeypatch.setenv("SLUICE_FAULT", "batch_before_state_commit:3")
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    monkeypatch.setenv("SLUICE_FAULT", "batch_before_state_commit:3:hold")
+    monkeypatch.setenv("SLUICE_FAULT_HOLD", str(hold))
     server = sluiced()
     with connect(server) as c:
         make_stream(c, "pfk", "pf_kill", kafka.bootstrap, ", max_offsets_per_trigger = 100")
         c.execute("CREATE CONTINUOUS QUERY pkq WITH (trigger = '0') AS "
                   "SELECT id, v FROM pfk")
-    assert server.wait_exit(WAIT) == -9, "the fault point did not kill the server"
+        assert wait_for(lambda: "fault point batch_before_state_commit reached, holding"
+                        in server.log_text(), True), "the third batch did not hold"
+        assert wait_for(lambda: len(offset_log(server, "pkq")), 3) == 3
+    assert server.kill() == -9
     before = offset_log(server, "pkq")
-    assert len(before) >= 3
+    assert len(before) == 3
     monkeypatch.delenv("SLUICE_FAULT")
     server.start()
     with connect(server) as c:
