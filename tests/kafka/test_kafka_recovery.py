@@ -17,7 +17,7 @@ import time
 import psycopg
 import pytest
 
-from kafka_helpers import (WAIT, Admin, broker_fixture, produce, query_status,
+from kafka_helpers import (WAIT, Admin, broker_fixture, offset_log, produce, query_status,
                            read_committed, wait_for)
 
 kafka = broker_fixture()
@@ -62,20 +62,28 @@ POISON = [(0, None, json.dumps({"id": 1, "v": 1})),
           (0, None, json.dumps({"id": 5, "v": 5}))]
 
 
-def test_dead_letters_once_through_a_kill_and_two_queries(kafka, sluiced, monkeypatch):
-    """The batch that read two poison records is killed before its state commit;
-    after the restart it is replayed, and a second query reads the same records:
-    each poison record is in the dead letters once."""
+def test_dead_letters_once_through_a_kill_and_two_queries(kafka, sluiced, monkeypatch,
+                                                         tmp_path):
+    """The batch that read two poison records is killed before its state commit
+    (held there until the loop has logged its offsets, which it writes while
+    the batch runs); after the restart it is replayed, and a second query reads
+    the same records: each poison record is in the dead letters once."""
     admin = Admin(kafka.bootstrap)
     admin.create_topic("dl_once", 1)
     produce(kafka.bootstrap, "dl_once", POISON)
-    monkeypatch.setenv("SLUICE_FAULT", "batch_before_state_commit")
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    monkeypatch.setenv("SLUICE_FAULT", "batch_before_state_commit:hold")
+    monkeypatch.setenv("SLUICE_FAULT_HOLD", str(hold))
     server = sluiced()
     with connect(server) as c:
         make_stream(c, "dlo", "dl_once", kafka.bootstrap)
         c.execute("CREATE CONTINUOUS QUERY dq1 WITH (trigger = '100 ms') AS "
                   "SELECT id, v FROM dlo")
-    assert server.wait_exit(WAIT) == -9, "the fault point did not kill the server"
+        assert wait_for(lambda: "fault point batch_before_state_commit reached, holding"
+                        in server.log_text(), True), "the batch did not hold"
+        assert wait_for(lambda: len(offset_log(server, "dq1")), 1) == 1
+    assert server.kill() == -9
     monkeypatch.delenv("SLUICE_FAULT")
     server.start()
     want = [(1, 1), (3, 3), (5, 5)]
