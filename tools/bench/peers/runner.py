@@ -76,7 +76,6 @@ def parse_args(engine):
     ap = argparse.ArgumentParser(description=f"One Nexmark query on {engine}")
     ap.add_argument("--query", required=True, help="q0, q1, ...: ENGINE/QUERY.sql")
     ap.add_argument("--bootstrap", required=True, help="the Kafka broker, host:port")
-    ap.add_argument("--topic", default="bid")
     ap.add_argument("--jars", required=True, help="folder of the Kafka connector's jars")
     ap.add_argument("--out", required=True, help="folder for the result files")
     ap.add_argument("--cores", type=int, default=2, help="local[N] / parallelism")
