@@ -82,14 +82,14 @@ def signature_sql(table, sig, mode):
     for kind, col in sig["sums"]:
         cols.append(f"sum(unix_millis({col}))" if kind == "sum_ms" else
                     f"sum(floor({col}))" if kind == "sum_floor" else f"sum({col})")
-    src = table
+    src = f"SELECT * FROM {table}"
     if mode == "complete":
-        src = f"{table} WHERE _batch = (SELECT max(_batch) FROM {table})"
+        src += f" WHERE _batch = (SELECT max(_batch) FROM {table})"
     elif mode == "update":
         keys = ", ".join(sig["keys"])
-        src = (f"(SELECT *, row_number() OVER (PARTITION BY {keys} ORDER BY _batch DESC) "
-               f"AS _rn FROM {table}) WHERE _rn = 1")
-    return f"SELECT {', '.join(cols)} FROM {src} WHERE {sig['real']} >= 0"
+        src = (f"SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY {keys} "
+               f"ORDER BY _batch DESC) AS _rn FROM {table}) WHERE _rn = 1")
+    return f"SELECT {', '.join(cols)} FROM ({src}) WHERE {sig['real']} >= 0"
 
 
 def stages_of(text, sig):
