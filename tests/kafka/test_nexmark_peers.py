@@ -195,6 +195,9 @@ def test_check_refuses_disagreement():
     # A query over two topics reads both.
     assert check("q3", {"sluice": [result([3, 5], rows=40)]}, counts, 98) is None
     assert "read 30 of 40" in check("q3", {"sluice": [result([3, 5], rows=30)]}, counts, 98)
+    # Spark counts a topic its plan scans twice (q7) twice: a whole multiple.
+    twice = dict(same, spark=[result([10, 5], sources=[["bid", 200]])])
+    assert check("q7", twice, counts, 98) is None
     # One of Spark's sources read less.
     spark_short = dict(same, spark=[result([10, 5], sources=[["bid", 100], ["bid", 97]])])
     assert "spark read 97 of 100 rows of bid" in check("q7", spark_short, counts, 98)

@@ -4,9 +4,10 @@ Flink on the same Kafka topics, in the same run.
 
     .venv/bin/python tools/bench/nexmark_peers.py [--events N] [--queries q0,q1,...]
         [--engines sluice,spark,flink] [--runs K] [--partitions 2] [--cores 2]
-        [--heap 3g] [--batch 200000] [--spark-max-offsets N]
+        [--heap 3g] [--peer-state rocksdb|memory] [--batch 200000] [--spark-max-offsets N]
         [--bin build-rel/src/sluiced] [--gen PATH] [--seed 1]
         [--base-time-ms MS] [--first-event-rate N] [--json FILE]
+    .venv/bin/python tools/bench/nexmark_peers.py --table-from FILE
 
 1. Sets up what the peers need, once: tools/bench/peers/.venv-spark and
    .venv-flink (PyPI, versions pinned in requirements-spark.txt and
@@ -49,7 +50,9 @@ Flink on the same Kafka topics, in the same run.
      CORES, bounded Kafka scans (earliest to latest offsets), nexmark-flink's
      SQL; append-only results into CSV files, updating ones (q4, q5)
      collected with their changes applied.
-   The peers' CPU is their process tree's (Python + JVM) over the same span.
+   The peers keep their state in RocksDB (--peer-state memory: on the JVM
+   heap, their defaults).  The peers' CPU is their process tree's (Python +
+   JVM) over the same span.
 4. Checks that every engine computed the same result in every run:
    count(*) and sums over the final result rows (the query's SIGNATURE
    below), and that sluice and Spark read every row of the topics.  A query
@@ -306,7 +309,7 @@ def run_peer(args, engine, query, bootstrap, python, jars, work):
     out = Path(tempfile.mkdtemp(prefix=f"{engine}-{query}-", dir=work))
     cmd = [str(python), str(PEERS / f"{engine}_nexmark.py"), "--query", query,
            "--bootstrap", bootstrap, "--jars", str(jars), "--out", str(out),
-           "--cores", str(args.cores), "--heap", args.heap,
+           "--cores", str(args.cores), "--heap", args.heap, "--state", args.peer_state,
            "--signature", json.dumps(SIGNATURE[query])]
     if engine == "spark" and args.spark_max_offsets:
         cmd += ["--max-offsets", str(args.spark_max_offsets)]
@@ -359,14 +362,15 @@ def check(query, runs, counts, bids):
     rows}), else why not.  RUNS: {engine: [result of each run]}; BIDS: the
     bids (no marker).  A result's input_rows (sluice: its first stage's) is
     the sum over the query's topics; input_sources (Spark: [[topic, rows]]
-    per Kafka source, q7 reads bid twice) each one topic's."""
+    per Kafka source) each one topic's, times the scans of it (Spark counts
+    a source its plan reads twice, q7's bid, twice)."""
     ok = [(e, r) for e, rs in runs.items() for r in rs if ran(r)]
     rows_in = sum(counts[t] for t in TABLES[query])
     for e, r in ok:
         if r.get("input_rows") is not None and r["input_rows"] != rows_in:
             return f"{e} read {r['input_rows']} of {rows_in} rows"
         for topic, n in r.get("input_sources") or []:
-            if n != counts.get(topic):
+            if topic not in counts or n == 0 or n % counts[topic] != 0:
                 return f"{e} read {n} of {counts.get(topic)} rows of {topic}"
     if query in ("q0", "q1"):
         for e, r in ok:
@@ -383,11 +387,15 @@ def fmt_rate(v):
 
 
 def spread(values, fmt):
-    """'median (min-max)' of VALUES, each formatted by FMT."""
-    med = statistics.median(values)
+    """'median (min-max)' of VALUES, each formatted by FMT ("2.1 s (1.9-2.4)":
+    the range without the unit when both ends have the median's)."""
+    med, lo, hi = (fmt(v) for v in (statistics.median(values), min(values), max(values)))
     if len(values) == 1:
-        return fmt(med)
-    return f"{fmt(med)} ({fmt(min(values))}–{fmt(max(values))})"
+        return med
+    unit = med.rsplit(" ", 1)[-1]
+    if lo.endswith(" " + unit) and hi.endswith(" " + unit):
+        lo, hi = lo.rsplit(" ", 1)[0], hi.rsplit(" ", 1)[0]
+    return f"{med} ({lo}–{hi})"
 
 
 def table_lines(args, engines, table):
@@ -443,6 +451,9 @@ def main():
     ap.add_argument("--cores", type=int, default=2,
                     help="Spark's local[N], Flink's parallelism")
     ap.add_argument("--heap", default="3g", help="-Xmx of the Spark and Flink JVMs")
+    ap.add_argument("--peer-state", default="rocksdb", choices=("rocksdb", "memory"),
+                    help="the peers' state: in RocksDB (as sluice's and nexmark-flink's; "
+                         "the joins of q4 and q7 keep millions of bids) or on the JVM heap")
     ap.add_argument("--batch", type=int, default=200_000,
                     help="sluice's max_offsets_per_trigger")
     ap.add_argument("--spark-max-offsets", type=int, default=0,
@@ -456,7 +467,12 @@ def main():
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per run")
     ap.add_argument("--bin", default=str(REPO / "build-rel" / "src" / "sluiced"))
     ap.add_argument("--gen", default=str(REPO / "build-rel" / "tools" / "nexmark" / "nexmark_gen"))
+    ap.add_argument("--table-from", metavar="FILE",
+                    help="only print the table of a --json file written before")
     args = ap.parse_args()
+    if args.table_from:
+        table_from_json(args.table_from)
+        return
     queries = args.queries.split(",")
     engines = args.engines.split(",")
     for q in queries:
@@ -497,6 +513,7 @@ def main():
                         r = run_sluice(args, q, broker.bootstrap)
                     else:
                         r = run_peer(args, e, q, broker.bootstrap, *peer[e], work)
+                    r["load1"] = float(Path("/proc/loadavg").read_text().split()[0])
                     runs[e].append(r)
                     if "refused" in r:
                         log(f"{q}: {e} refused: {r['refused']}")
@@ -513,6 +530,8 @@ def main():
                 log(f"{q}: MISMATCH: {why}")
                 failed = True
             table.append((q, runs, why))
+            if args.json:  # after each query: a run cut short keeps what it did
+                write_json(args, engines, counts, table, complete=False)
     finally:
         broker.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -524,17 +543,37 @@ def main():
     print(f"\n{args.events:,} events ({', '.join(f'{counts[t] - args.partitions:,} {t}' for t in TOPICS)}) "
           f"as JSON in Kafka topics person, auction, bid, {args.partitions} partitions each, "
           f"plus an end marker per partition; {args.cores} cores (Spark local[{args.cores}], "
-          f"Flink parallelism {args.cores}), JVM -Xmx{args.heap}; sluice batches of "
+          f"Flink parallelism {args.cores}), JVM -Xmx{args.heap}, the peers' state in "
+          f"{'RocksDB' if args.peer_state == 'rocksdb' else 'the heap'}; sluice batches of "
           f"{args.batch:,}; {', '.join(versions)}; {args.runs} run(s) of each query on "
           f"each engine, medians (ranges); load average before {' '.join(load0)}, after "
           f"{' '.join(load1)}; the whole bench took {total / 60:.1f} min\n")
     print("\n".join(table_lines(args, engines, table)))
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "events": args.events, "bids": bids, "counts": counts, "runs": args.runs,
-            "queries": {q: {"runs": rs, "mismatch": why} for q, rs, why in table}},
-            indent=1))
+        write_json(args, engines, counts, table, complete=True)
     sys.exit(1 if failed else 0)
+
+
+def write_json(args, engines, counts, table, complete):
+    """Every figure and signature so far to --json (complete: the whole run)."""
+    Path(args.json).write_text(json.dumps({
+        "events": args.events, "bids": counts["bid"] - args.partitions, "counts": counts,
+        "runs": args.runs, "engines": engines, "complete": complete,
+        "queries": {q: {"runs": rs, "mismatch": why} for q, rs, why in table}}, indent=1))
+
+
+def table_from_json(path):
+    """The markdown table of a --json file (also of a run cut short)."""
+    fig = json.loads(Path(path).read_text())
+    args = argparse.Namespace(events=fig["events"])
+    table = [(q, v["runs"], v["mismatch"]) for q, v in fig["queries"].items()]
+    loads = [r["load1"] for _, rs, _ in table for runs in rs.values() for r in runs
+             if "load1" in r]
+    print(f"{fig['events']:,} events, {fig['runs']} run(s) per cell"
+          + ("" if fig["complete"] else ", cut short")
+          + (f"; 1-minute load average after each run {min(loads):.1f}-{max(loads):.1f}"
+             if loads else "") + "\n")
+    print("\n".join(table_lines(args, fig["engines"], table)))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ Python; by hand:
         --signature '{"keys": [...], "real": "col", "sums": [...]}'
 
 Starts PyFlink's gateway JVM (-Xmx HEAP) in streaming mode with parallelism
-CORES, creates the Kafka tables person, auction and bid of flink/streams.sql
+CORES, state in RocksDB (or with --state memory on the heap), nexmark-flink's
+mini-batch options, creates the Kafka tables person, auction and bid of flink/streams.sql
 (bounded scans from the earliest to the latest offsets at start, 4-second
 watermarks) and runs the last statement of flink/QUERY.sql:
 
@@ -142,6 +143,7 @@ def main():
     conf.set("pipeline.name", f"nexmark-{args.query}")
     # nexmark-flink's table options (its sql-client-defaults.yaml): updating
     # aggregates buffer their input and emit once per mini-batch.
+    conf.set("state.backend.type", "rocksdb" if args.state == "rocksdb" else "hashmap")
     conf.set("table.exec.mini-batch.enabled", "true")
     conf.set("table.exec.mini-batch.allow-latency", "2s")
     conf.set("table.exec.mini-batch.size", "50000")

@@ -82,6 +82,9 @@ def parse_args(engine):
     ap.add_argument("--heap", default="3g", help="the JVM's -Xmx")
     ap.add_argument("--max-offsets", type=int, default=0,
                     help="Spark's maxOffsetsPerTrigger (0: none, one batch)")
+    ap.add_argument("--state", default="rocksdb", choices=("rocksdb", "memory"),
+                    help="state in RocksDB (Spark's RocksDBStateStoreProvider, Flink's "
+                         "rocksdb backend) or on the JVM heap (their defaults)")
     ap.add_argument("--signature", required=True, type=json.loads,
                     help='JSON: {"keys": [...], "sums": [[kind, column], ...]}')
     return ap.parse_args()

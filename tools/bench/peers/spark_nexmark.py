@@ -9,7 +9,8 @@ Python; not meant to be run by hand, but it can be:
         --signature '{"keys": [...], "real": "col", "sums": [...]}'
 
 Starts a SparkSession with master local[CORES] (the driver JVM with -Xmx
-HEAP) and the views `person`, `auction` and `bid`: Kafka sources over the
+HEAP; state in RocksDB, RocksDBStateStoreProvider, or with --state memory on
+the heap, HDFSBackedStateStoreProvider) and the views `person`, `auction` and `bid`: Kafka sources over the
 topics of those names from their earliest offsets, the JSON values parsed
 into the columns of tools/nexmark/queries/streams.sql with a 4-second
 watermark on date_time (as sluice's streams); a query reads the views it
@@ -125,6 +126,10 @@ def main():
              .config("spark.local.dir", str(out / "tmp"))
              .config("spark.driver.bindAddress", "127.0.0.1")
              .config("spark.driver.host", "127.0.0.1")
+             .config("spark.sql.streaming.stateStore.providerClass",
+                     "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+                     if args.state == "rocksdb" else
+                     "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider")
              .getOrCreate())
     spark.sparkContext.setLogLevel("WARN")
 
