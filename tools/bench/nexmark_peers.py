@@ -62,7 +62,9 @@ Flink on the same Kafka topics, in the same run.
    generator's events, persons, auctions and bids) and events/s per busy
    core (N over the CPU time) per engine, medians over the K runs with
    their ranges, and the sluice/peer ratios of the medians, as a markdown
-   table for docs/benchmarks.md ("Nexmark side by side").
+   table for docs/benchmarks.md ("Nexmark side by side").  --json FILE
+   keeps every figure and signature, written after each query so that a
+   run cut short keeps what it measured; --table-from FILE prints its table.
 """
 
 import argparse
@@ -93,6 +95,7 @@ sys.path.insert(0, str(REPO / "tools" / "nexmark"))
 sys.path.insert(0, str(PEERS))
 
 from broker import KafkaBroker  # noqa: E402
+from nexmark_bench import kind_count  # noqa: E402  (TABLE's rows among N events)
 from nexmark_queries import queries_of, wait_done  # noqa: E402
 from runner import tree_peak_rss_mib  # noqa: E402
 
@@ -124,18 +127,10 @@ TABLES = {"q0": ["bid"], "q1": ["bid"], "q2": ["bid"], "q3": ["auction", "person
           "q11": ["bid"]}
 TOPICS = ["person", "auction", "bid"]
 ENGINES = ["sluice", "spark", "flink"]
-# Where each kind of event falls in an epoch of 50 (ids 50e, 50e+1..3, 50e+4..49).
-KIND_RANGE = {"person": (0, 1), "auction": (1, 4), "bid": (4, 50)}
 
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def kind_count(table, events):
-    """How many of the first EVENTS Nexmark events are TABLE's."""
-    lo, hi = KIND_RANGE[table]
-    return events // 50 * (hi - lo) + min(max(events % 50 - lo, 0), hi - lo)
 
 
 # --------------------------------------------------------------------------
