@@ -123,6 +123,10 @@ def main():
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
+             # Every batch's progress is kept (the rows each source read are
+             # summed from it), not only the last 100: --max-offsets may
+             # make more batches.
+             .config("spark.sql.streaming.numRecentProgressUpdates", "1000000")
              .config("spark.local.dir", str(out / "tmp"))
              .config("spark.driver.bindAddress", "127.0.0.1")
              .config("spark.driver.host", "127.0.0.1")
