@@ -2,12 +2,16 @@
 its cross-engine check.
 
 - The sluice side over a real broker (the script starts and stops its own):
-  for every query it runs, the signature it reads from sluice's result
-  table (count(*) and sums, the figures the peers are checked against)
-  equals the same signature computed here in Python from nexmark_gen's
-  JSON lines, so the bench compares the peers with a right answer.
-- check() refuses a run whose engines disagree, or that read fewer bids
-  than were written, so a broken run cannot report a figure.
+  for every query it runs -- q3 and q8 over the person and auction topics,
+  the whole pipelines of q4, q5 and q7 -- the signature it reads from
+  sluice's result table (count(*) and sums, the figures the peers are
+  checked against) equals the same signature computed here in Python from
+  nexmark_gen's JSON lines with nexmark-flink's semantics (q3's join
+  unbounded, q4's winning bid between the auction's start and expiry, ...),
+  in each of two runs, so the bench compares the peers with a right answer.
+  The end markers the bench appends to each partition are in no signature.
+- check() refuses a run whose engines or runs disagree, or that read fewer
+  rows than were written, so a broken run cannot report a figure.
 """
 
 import json
@@ -45,29 +49,62 @@ def epoch_ms(text):
     return int(dt.timestamp() * 1000)
 
 
-def expected_signatures(bids):
-    """Each query's signature (nexmark_peers.SIGNATURE) computed from the bids."""
+def expected_signatures(persons, auctions, bids):
+    """Each query's signature (nexmark_peers.SIGNATURE) computed from the rows."""
     sig = {}
     sig["q0"] = [len(bids), sum(b["price"] for b in bids), sum(b["bidder"] for b in bids)]
     sig["q1"] = [len(bids), sum(Decimal("0.908") * b["price"] for b in bids),
                  sum(b["bidder"] for b in bids)]
     sel = [b for b in bids if b["auction"] % 123 == 0]
     sig["q2"] = [len(sel), sum(b["price"] for b in sel), sum(b["auction"] for b in sel)]
-    # q5: every window of 10 s that starts on a multiple of 2 s and holds the bid.
+    # q3: nexmark-flink's unbounded join of auction and person.
+    by_id = {p["id"]: p for p in persons}
+    q3 = [a["id"] for a in auctions if a["category"] == 10 and a["seller"] in by_id
+          and by_id[a["seller"]]["state"] in ("OR", "ID", "CA")]
+    sig["q3"] = [len(q3), sum(q3)]
+    # q4: each auction's highest bid between its start and its expiry, the
+    # average of those per category (floor: Flink's BIGINT AVG).
+    top = {}
+    by_auction = {a["id"]: a for a in auctions}
+    for b in bids:
+        a = by_auction.get(b["auction"])
+        if a and a["t"] <= b["t"] <= a["x"]:
+            top[a["id"]] = max(top.get(a["id"], 0), b["price"])
+    per_cat = defaultdict(list)
+    for aid, final in top.items():
+        per_cat[by_auction[aid]["category"]].append(final)
+    sig["q4"] = [len(per_cat), sum(per_cat),
+                 sum(sum(v) // len(v) for v in per_cat.values())]
+    # q5: every window of 10 s that starts on a multiple of 2 s and holds the
+    # bid; per window the auctions with the most bids.
     per = Counter()
     for b in bids:
         t = b["t"]
         first = (t // 2000) * 2000 - 8000
         for start in range(first, t + 1, 2000):
             per[(b["auction"], start)] += 1
-    sig["q5"] = [len(per), sum(per.values()), sum(a for a, _ in per),
-                 sum(s for _, s in per)]
-    # q7: the highest price per tumbling 10-second window.
-    top = {}
+    most = {}
+    for (a, start), n in per.items():
+        most[start] = max(most.get(start, 0), n)
+    hot = [(a, n) for (a, start), n in per.items() if n >= most[start]]
+    sig["q5"] = [len(hot), sum(n for _, n in hot), sum(a for a, _ in hot)]
+    # q7: the bids whose price is the highest of a tumbling 10-second window
+    # and whose time is in [window end - 10 s, window end], both included.
+    wmax = {}
     for b in bids:
-        w = (b["t"] // 10000) * 10000
-        top[w] = max(top.get(w, 0), b["price"])
-    sig["q7"] = [len(top), sum(top.values()), sum(top)]
+        end = (b["t"] // 10000) * 10000 + 10000
+        wmax[end] = max(wmax.get(end, 0), b["price"])
+    q7 = [b for b in bids for end in ((b["t"] // 10000) * 10000 + 10000,
+                                      (b["t"] // 10000) * 10000)
+          if end in wmax and end - 10000 <= b["t"] <= end and b["price"] == wmax[end]]
+    sig["q7"] = [len(q7), sum(b["price"] for b in q7), sum(b["auction"] for b in q7),
+                 sum(b["bidder"] for b in q7), sum(b["t"] for b in q7)]
+    # q8: persons who opened an auction in the tumbling 10-second window in
+    # which they registered, one row per person and window.
+    sellers = {(a["seller"], a["t"] // 10000) for a in auctions}
+    q8 = {(p["id"], p["t"] // 10000 * 10000) for p in persons
+          if (p["id"], p["t"] // 10000) in sellers}
+    sig["q8"] = [len(q8), sum(i for i, _ in q8), sum(w for _, w in q8)]
     # q11: sessions per bidder, a gap of 10 s or more ends one; end = last + gap.
     times = defaultdict(list)
     for b in bids:
@@ -87,55 +124,85 @@ def expected_signatures(bids):
     return sig
 
 
+def gen_rows(table):
+    lines = subprocess.run([gen_binary(), "--events", str(EVENTS), "--seed", "1",
+                            "--first-event-rate", str(RATE), "--base-time-ms", str(BASE_MS),
+                            "--table", table],
+                           check=True, capture_output=True, text=True).stdout.splitlines()
+    rows = [json.loads(line) for line in lines]
+    for r in rows:
+        r["t"] = epoch_ms(r["date_time"])
+        if "expires" in r:
+            r["x"] = epoch_ms(r["expires"])
+    return rows
+
+
 def test_sluice_side_matches_python(tmp_path):
     out = tmp_path / "figures.json"
     res = subprocess.run(
         [sys.executable, str(REPO / "tools" / "bench" / "nexmark_peers.py"),
          "--engines", "sluice", "--events", str(EVENTS), "--first-event-rate", str(RATE),
-         "--base-time-ms", str(BASE_MS), "--batch", "5000", "--bin", sluiced_binary(), "--gen", gen_binary(),
-         "--json", str(out)],
-        capture_output=True, text=True, timeout=900)
+         "--base-time-ms", str(BASE_MS), "--batch", "5000", "--runs", "2",
+         "--bin", sluiced_binary(), "--gen", gen_binary(), "--json", str(out)],
+        capture_output=True, text=True, timeout=1800)
     assert res.returncode == 0, res.stdout + res.stderr
     figures = json.loads(out.read_text())
-    lines = subprocess.run([gen_binary(), "--events", str(EVENTS), "--seed", "1",
-                            "--first-event-rate", str(RATE), "--base-time-ms", str(BASE_MS),
-                            "--table", "bid"],
-                           check=True, capture_output=True, text=True).stdout.splitlines()
-    bids = [json.loads(line) for line in lines]
-    for b in bids:
-        b["t"] = epoch_ms(b["date_time"])
+    persons, auctions, bids = gen_rows("person"), gen_rows("auction"), gen_rows("bid")
     assert figures["bids"] == len(bids) == nexmark_peers.nexmark_bids(EVENTS)
-    want = expected_signatures(bids)
+    # Each topic holds its rows and one end marker per partition (2).
+    assert figures["counts"] == {"person": len(persons) + 2, "auction": len(auctions) + 2,
+                                 "bid": len(bids) + 2}
+    want = expected_signatures(persons, auctions, bids)
     assert set(figures["queries"]) == set(nexmark_peers.SIGNATURE)
     for q, fig in figures["queries"].items():
-        r = fig["results"]["sluice"]
         assert fig["mismatch"] is None, q
-        assert r["input_rows"] == len(bids), q
-        assert [Decimal(v) for v in r["signature"]] == want[q], q
-        assert r["wall_s"] > 0 and r["cpu_s"] > 0, q
+        runs = fig["runs"]["sluice"]
+        assert len(runs) == 2, q
+        for r in runs:
+            assert r["input_rows"] == sum(figures["counts"][t]
+                                          for t in nexmark_peers.TABLES[q]), q
+            assert [Decimal(v) for v in r["signature"]] == want[q], q
+            assert r["wall_s"] > 0 and r["cpu_s"] > 0, q
+    # The queries that join or close windows have rows to compare.
+    for q in ("q3", "q4", "q5", "q7", "q8"):
+        assert want[q][0] > 0, q
     # The markdown table names every query with its figures.
     for q in nexmark_peers.SIGNATURE:
         assert f"| {q} |" in res.stdout
 
 
-def result(sig, rows=None):
+def result(sig, rows=None, sources=None):
     return {"engine": "x", "wall_s": 1.0, "cpu_s": 1.0, "input_rows": rows,
-            "signature": [str(v) for v in sig]}
+            "input_sources": sources, "signature": [str(v) for v in sig]}
 
 
 def test_check_refuses_disagreement():
     check = nexmark_peers.check
-    same = {"sluice": result([10, 5], rows=100), "spark": result([10, 5], rows=100),
-            "flink": result([10, "5.000"])}
-    assert check("q7", same, 100) is None
+    counts = {"person": 10, "auction": 30, "bid": 100}
+    same = {"sluice": [result([10, 5], rows=100)] * 2,
+            "spark": [result([10, 5], sources=[["bid", 100], ["bid", 100]])],
+            "flink": [result([10, "5.000"])]}
+    assert check("q7", same, counts, 98) is None
     # One engine's result differs: no figure.
-    other = dict(same, flink=result([10, 6]))
-    assert "flink" in check("q7", other, 100)
-    # An engine that read fewer bids than the topic holds.
-    short = dict(same, spark=result([10, 5], rows=99))
-    assert "spark read 99 of 100" in check("q7", short, 100)
-    # q0 and q1 must write one row per bid, even if all engines agree.
-    assert "wrote 10 rows of 100" in check("q0", same, 100)
-    # A failed engine is left out of the comparison (and reported failed).
-    failed = dict(same, flink={"error": "exit 1"})
-    assert check("q7", failed, 100) is None
+    other = dict(same, flink=[result([10, 6])])
+    assert "flink" in check("q7", other, counts, 98)
+    # Two runs of one engine differ.
+    runs = dict(same, sluice=[result([10, 5], rows=100), result([11, 5], rows=100)])
+    assert "sluice" in check("q7", runs, counts, 98)
+    # An engine that read fewer rows than the topics hold.
+    short = dict(same, sluice=[result([10, 5], rows=99)])
+    assert "sluice read 99 of 100" in check("q7", short, counts, 98)
+    # A query over two topics reads both.
+    assert check("q3", {"sluice": [result([3, 5], rows=40)]}, counts, 98) is None
+    assert "read 30 of 40" in check("q3", {"sluice": [result([3, 5], rows=30)]}, counts, 98)
+    # Spark counts a topic its plan scans twice (q7) twice: a whole multiple.
+    twice = dict(same, spark=[result([10, 5], sources=[["bid", 200]])])
+    assert check("q7", twice, counts, 98) is None
+    # One of Spark's sources read less.
+    spark_short = dict(same, spark=[result([10, 5], sources=[["bid", 100], ["bid", 97]])])
+    assert "spark read 97 of 100 rows of bid" in check("q7", spark_short, counts, 98)
+    # q0 and q1 must write one row per bid (end markers aside), even if all agree.
+    assert "wrote 10 rows of 98" in check("q0", same, counts, 98)
+    # A failed or refused engine is left out of the comparison.
+    failed = dict(same, flink=[{"error": "exit 1"}], spark=[{"refused": "no"}])
+    assert check("q7", failed, counts, 98) is None

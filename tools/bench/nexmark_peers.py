@@ -1,44 +1,70 @@
 #!/usr/bin/env python3
 """Nexmark side by side: sluice, Apache Spark Structured Streaming and Apache
-Flink on the same Kafka topic, in the same run.
+Flink on the same Kafka topics, in the same run.
 
     .venv/bin/python tools/bench/nexmark_peers.py [--events N] [--queries q0,q1,...]
-        [--engines sluice,spark,flink] [--partitions 2] [--cores 2] [--heap 3g]
-        [--batch 200000] [--spark-max-offsets N] [--bin build-rel/src/sluiced]
-        [--gen PATH] [--seed 1] [--base-time-ms MS] [--first-event-rate N]
-        [--json FILE]
+        [--engines sluice,spark,flink] [--runs K] [--partitions 2] [--cores 2]
+        [--heap 3g] [--peer-state rocksdb|memory] [--batch 200000] [--spark-max-offsets N]
+        [--bin build-rel/src/sluiced] [--gen PATH] [--seed 1]
+        [--base-time-ms MS] [--first-event-rate N] [--json FILE]
+    .venv/bin/python tools/bench/nexmark_peers.py --table-from FILE
 
 1. Sets up what the peers need, once: tools/bench/peers/.venv-spark and
    .venv-flink (PyPI, versions pinned in requirements-spark.txt and
    requirements-flink.txt) and the Kafka connectors' jars from Maven
    Central (pom-spark.xml, pom-flink.xml -> .jars-spark, .jars-flink).
    All git-ignored; ./tools/test never needs them.
-2. Starts a real broker (tools/kafka/broker.py) and writes the bids of N
-   Nexmark events (release build-rel/tools/nexmark/nexmark_gen, seed
-   --seed, from 2026-01-01 at 10,000 events per second of event time:
-   46 in 50 events are bids) as JSON lines to the topic `bid`,
+2. Starts a real broker (tools/kafka/broker.py) and writes N Nexmark events
+   (release build-rel/tools/nexmark/nexmark_gen, seed --seed, from
+   2026-01-01 at 10,000 events per second of event time) as JSON lines to
+   three topics, `person`, `auction` and `bid` (1:3:46 of the events),
    round robin over --partitions partitions (each partition in event-time
-   order).
-3. For each query, runs each engine in turn (never two at once), each in
-   a fresh process reading the topic from its earliest offset to its end:
-   - sluice: a release sluiced, a Kafka stream `bid` with the columns and
-     watermark of tools/nexmark/queries/streams.sql, the query of
-     tools/nexmark/queries/qN.sql with trigger available_now and
-     max_offsets_per_trigger --batch; timed from CREATE CONTINUOUS QUERY
-     until sys.queries says finished; CPU: the server's, from /proc.
-   - Spark (peers/spark_nexmark.py): PySpark local[CORES], Kafka source,
-     trigger availableNow, foreachBatch into Parquet files.
+   order), then one END MARKER at the end of every partition of every
+   topic: a row an hour of event time after the last event, with negative
+   ids that join nothing and pass no query's filter.  A Kafka stream never
+   ends, so without it sluice's and Spark's watermarks would stop 4 s short
+   of the last event, and the windows, sessions and joins of the last
+   seconds (q4's last minute) would never be emitted, where Flink's bounded
+   scan ends with a watermark of +infinity and emits them.  The marker
+   moves every engine's watermark past every real event; the marker's own
+   rows (its windows Flink closes at the end of input, q0's copy of it) are
+   left out of the check: every signature counts only rows with
+   SIGNATURE[q]["real"] >= 0.
+3. For each query and each of the K runs (--runs), runs each engine in turn
+   (never two at once), each in a fresh process reading the topics the
+   query uses from their earliest offsets to their end:
+   - sluice: a release sluiced, Kafka streams `person`, `auction`, `bid`
+     with the columns and watermarks of tools/nexmark/queries/streams.sql,
+     the file tools/nexmark/queries/qN.sql as it is -- one query, or the
+     pipeline of queries that is q4, q5, q7 -- its first stage with trigger
+     available_now and max_offsets_per_trigger --batch; timed from the
+     CREATE until every stage is done (nexmark_queries.wait_done: the first
+     finished, the later ones without lag); CPU: the server's, from /proc.
+   - Spark (peers/spark_nexmark.py): PySpark local[CORES], Kafka sources,
+     trigger availableNow, foreachBatch into Parquet files; a query Spark
+     cannot run as one streaming query runs as a pipeline of streaming
+     queries through Parquet folders (peers/spark/qN.sql says which and
+     what Spark refuses otherwise).  A query Spark refuses altogether gets
+     the cell "refused: ERROR".
    - Flink (peers/flink_nexmark.py): PyFlink local MiniCluster, parallelism
-     CORES, a bounded Kafka scan (earliest to latest offsets), CSV files.
-   The peers' CPU is their process tree's (Python + JVM) over the same span.
-4. Checks that every engine computed the same result: count(*) and sums
-   over the final result rows (the query's SIGNATURE below), and that
-   sluice and Spark read every bid.  A query whose engines disagree gets no
-   figure (the table says MISMATCH) and the script exits 1.
+     CORES, bounded Kafka scans (earliest to latest offsets), nexmark-flink's
+     SQL; append-only results into CSV files, updating ones (q4, q5)
+     collected with their changes applied.
+   The peers keep their state in RocksDB (--peer-state memory: on the JVM
+   heap, their defaults).  The peers' CPU is their process tree's (Python +
+   JVM) over the same span.
+4. Checks that every engine computed the same result in every run:
+   count(*) and sums over the final result rows (the query's SIGNATURE
+   below), and that sluice and Spark read every row of the topics.  A query
+   whose engines or runs disagree gets no figure (the table says MISMATCH)
+   and the script exits 1.
 5. Prints events/s (N over the wall time, Nexmark's convention: the
-   generator's events, persons and auctions included) and events/s per
-   busy core (N over the CPU time) per engine, and the sluice/peer ratios,
-   as a markdown table for docs/benchmarks.md ("Nexmark side by side").
+   generator's events, persons, auctions and bids) and events/s per busy
+   core (N over the CPU time) per engine, medians over the K runs with
+   their ranges, and the sluice/peer ratios of the medians, as a markdown
+   table for docs/benchmarks.md ("Nexmark side by side").  --json FILE
+   keeps every figure and signature, written after each query so that a
+   run cut short keeps what it measured; --table-from FILE prints its table.
 """
 
 import argparse
@@ -47,43 +73,59 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
 
 import psycopg
 from confluent_kafka import Producer
 
-from benchsrv import Server, nexmark_bids, nexmark_query_sql, run_until_done
+from benchsrv import Server, cpu_seconds, nexmark_bids, nexmark_query_sql, run_until_done
 
 REPO = Path(__file__).resolve().parents[2]
 PEERS = REPO / "tools" / "bench" / "peers"
 QUERIES = REPO / "tools" / "nexmark" / "queries"
 sys.path.insert(0, str(REPO / "tools" / "kafka"))
+sys.path.insert(0, str(REPO / "tools" / "nexmark"))
 sys.path.insert(0, str(PEERS))
 
 from broker import KafkaBroker  # noqa: E402
+from nexmark_bench import kind_count  # noqa: E402  (TABLE's rows among N events)
+from nexmark_queries import queries_of, wait_done  # noqa: E402
 from runner import tree_peak_rss_mib  # noqa: E402
 
 # What each engine's final result is checked by: count(*) plus these sums
-# ("sum_ms": of a timestamp as milliseconds since 1970), and the group keys
-# of the update-mode queries (Spark's update-mode output keeps the last
-# batch's row of each key).
+# ("sum_ms": of a timestamp as milliseconds since 1970; "sum_floor": of
+# floor(value), for q4's averages: Flink's AVG of BIGINT truncates, sluice's
+# is numeric, Spark's double), over the rows whose column "real" is >= 0
+# (not the end markers'), and the group keys of the update-mode queries
+# (Spark's update-mode output keeps the last batch's row of each key).
 SIGNATURE = {
-    "q0": {"keys": [], "sums": [["sum", "price"], ["sum", "bidder"]]},
-    "q1": {"keys": [], "sums": [["sum", "price"], ["sum", "bidder"]]},
-    "q2": {"keys": [], "sums": [["sum", "price"], ["sum", "auction"]]},
-    "q5": {"keys": ["auction", "window_start"],
-           "sums": [["sum", "num"], ["sum", "auction"], ["sum_ms", "window_start"]]},
-    "q7": {"keys": ["window_start"],
-           "sums": [["sum", "maxprice"], ["sum_ms", "window_start"]]},
-    "q11": {"keys": ["bidder", "window_start"],
+    "q0": {"keys": [], "real": "bidder", "sums": [["sum", "price"], ["sum", "bidder"]]},
+    "q1": {"keys": [], "real": "bidder", "sums": [["sum", "price"], ["sum", "bidder"]]},
+    "q2": {"keys": [], "real": "auction", "sums": [["sum", "price"], ["sum", "auction"]]},
+    "q3": {"keys": [], "real": "id", "sums": [["sum", "id"]]},
+    "q4": {"keys": ["category"], "real": "category",
+           "sums": [["sum", "category"], ["sum_floor", "avg_final"]]},
+    "q5": {"keys": [], "real": "auction", "sums": [["sum", "num"], ["sum", "auction"]]},
+    "q7": {"keys": [], "real": "auction",
+           "sums": [["sum", "price"], ["sum", "auction"], ["sum", "bidder"],
+                    ["sum_ms", "date_time"]]},
+    "q8": {"keys": [], "real": "id", "sums": [["sum", "id"], ["sum_ms", "starttime"]]},
+    "q11": {"keys": ["bidder", "window_start"], "real": "bidder",
             "sums": [["sum", "bid_count"], ["sum", "bidder"], ["sum_ms", "window_start"],
                      ["sum_ms", "window_end"]]},
 }
+# The topics each query reads (sluice: its first stage).
+TABLES = {"q0": ["bid"], "q1": ["bid"], "q2": ["bid"], "q3": ["auction", "person"],
+          "q4": ["auction", "bid"], "q5": ["bid"], "q7": ["bid"], "q8": ["person", "auction"],
+          "q11": ["bid"]}
+TOPICS = ["person", "auction", "bid"]
 ENGINES = ["sluice", "spark", "flink"]
 
 
@@ -130,93 +172,139 @@ def ensure_jars(name):
 
 
 # --------------------------------------------------------------------------
-# The topic
+# The topics
 # --------------------------------------------------------------------------
 
-def produce_bids(broker, gen, events, seed, partitions, base_ms, rate=None):
-    """Write the bids of EVENTS Nexmark events to topic `bid`; returns their count."""
-    broker.create_topic("bid", partitions)
+def end_markers(events, base_ms, rate):
+    """The end marker of each topic: an hour of event time after the last
+    event, ids that match no other row's (a bid of auction -1, auction -2
+    sold by -2, person -3) and values that pass no query's filter."""
+    ms = base_ms + -(-events * 1000 // (rate or 10_000)) + 3_600_000
+    t = datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    return {
+        "person": {"event_type": "person", "id": -3, "name": "end", "email_address": "end",
+                   "credit_card": "end", "city": "end", "state": "end", "date_time": t,
+                   "extra": "end"},
+        "auction": {"event_type": "auction", "id": -2, "item_name": "end",
+                    "description": "end", "initial_bid": 0, "reserve": 0, "date_time": t,
+                    "expires": t, "seller": -2, "category": -1, "extra": "end"},
+        "bid": {"event_type": "bid", "auction": -1, "bidder": -1, "price": -1,
+                "channel": "end", "url": "end", "date_time": t, "extra": "end"},
+    }
+
+
+def produce_topics(broker, gen, events, seed, partitions, base_ms, rate=None):
+    """Write the person, auction and bid rows of EVENTS Nexmark events to the
+    topics of those names, round robin over PARTITIONS, and an end marker at
+    the end of each partition; returns {topic: rows written, markers included}."""
     gen_args = ["--base-time-ms", str(base_ms)]
     if rate:
         gen_args += ["--first-event-rate", str(rate)]
     p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 20,
                   "batch.size": 1 << 20, "compression.type": "none",
                   "queue.buffering.max.messages": 1_000_000})
-    t0 = time.monotonic()
-    gen_proc = subprocess.Popen([gen, "--events", str(events), "--seed", str(seed),
-                                 "--table", "bid", *gen_args],
-                                stdout=subprocess.PIPE, bufsize=1 << 20)
-    n = 0
-    for line in gen_proc.stdout:
+
+    def produce(topic, value, partition):
         while True:
             try:
-                p.produce("bid", line.rstrip(b"\n"), partition=n % partitions)
-                break
+                p.produce(topic, value, partition=partition)
+                return
             except BufferError:
                 p.poll(0.05)
-        n += 1
-        if n % 10000 == 0:
-            p.poll(0)
-    if gen_proc.wait() != 0:
-        sys.exit(f"nexmark_gen exited {gen_proc.returncode}")
+
+    t0 = time.monotonic()
+    counts = {}
+    markers = end_markers(events, base_ms, rate)
+    for topic in TOPICS:
+        broker.create_topic(topic, partitions)
+        gen_proc = subprocess.Popen([gen, "--events", str(events), "--seed", str(seed),
+                                     "--table", topic, *gen_args],
+                                    stdout=subprocess.PIPE, bufsize=1 << 20)
+        n = 0
+        for line in gen_proc.stdout:
+            produce(topic, line.rstrip(b"\n"), n % partitions)
+            n += 1
+            if n % 10000 == 0:
+                p.poll(0)
+        if gen_proc.wait() != 0:
+            sys.exit(f"nexmark_gen exited {gen_proc.returncode}")
+        if n != kind_count(topic, events):
+            sys.exit(f"nexmark_gen wrote {n} {topic} rows, not {kind_count(topic, events)}")
+        for part in range(partitions):
+            produce(topic, json.dumps(markers[topic]).encode(), part)
+        counts[topic] = n + partitions
     if p.flush(300) != 0:
-        sys.exit("the producer could not deliver every bid")
-    if n != nexmark_bids(events):
-        sys.exit(f"nexmark_gen wrote {n} bids, not {nexmark_bids(events)}")
-    log(f"produced {n:,} bids of {events:,} events in {time.monotonic() - t0:.1f} s")
-    return n
+        sys.exit("the producer could not deliver every row")
+    log(f"produced {events:,} events ({', '.join(f'{counts[t]:,} {t}' for t in TOPICS)}, "
+        f"end markers included) in {time.monotonic() - t0:.1f} s")
+    return counts
 
 
 # --------------------------------------------------------------------------
 # The engines
 # --------------------------------------------------------------------------
 
-def sluice_stream_ddl(bootstrap):
-    """The bid stream of streams.sql (same columns and watermark) over Kafka."""
+def sluice_streams_ddl(bootstrap):
+    """The streams of streams.sql (same columns and watermarks) over Kafka."""
     text = (QUERIES / "streams.sql").read_text()
-    cols = re.search(r"CREATE STREAM bid \((.*?)\)\s*WITH", text, re.S).group(1)
-    return (f"CREATE STREAM bid ({cols}) WITH (connector = 'kafka', topic = 'bid', "
-            f"bootstrap_servers = '{bootstrap}', format = 'json', "
-            f"starting_offsets = 'earliest')")
+    out = []
+    for name, cols in re.findall(r"CREATE STREAM (\w+) \((.*?)\)\s*WITH", text, re.S):
+        out.append(f"CREATE STREAM {name} ({cols}) WITH (connector = 'kafka', "
+                   f"topic = '{name}', bootstrap_servers = '{bootstrap}', format = 'json', "
+                   f"starting_offsets = 'earliest')")
+    return out
 
 
 def sluice_signature_sql(query, sig):
     cols = ["count(*)"]
     for kind, col in sig["sums"]:
         cols.append(f"sum(extract(epoch from {col}) * 1000)" if kind == "sum_ms"
-                    else f"sum({col})")
-    return f"SELECT {', '.join(cols)} FROM {query}"
+                    else f"sum(floor({col}))" if kind == "sum_floor" else f"sum({col})")
+    return f"SELECT {', '.join(cols)} FROM {query} WHERE {sig['real']} >= 0"
 
 
 def sluice_query_sql(query, batch):
-    """The query as the peers run it: peers/sluice/QUERY.sql where the peers
-    stop at a first stage (q5, q7), else tools/nexmark/queries/QUERY.sql."""
-    own = PEERS / "sluice"
+    """tools/nexmark/queries/QUERY.sql, its first stage with trigger
+    available_now and max_offsets_per_trigger BATCH."""
     return nexmark_query_sql(
-        query, f"trigger = 'available_now', max_offsets_per_trigger = {batch}",
-        own if (own / f"{query}.sql").is_file() else QUERIES)
+        query, f"trigger = 'available_now', max_offsets_per_trigger = {batch}")
 
 
-def run_sluice(args, query, bootstrap, bids):
+def run_sluice(args, query, bootstrap):
+    sql = sluice_query_sql(query, args.batch)
+    stages = queries_of(sql)
     with Server(args.bin) as srv, psycopg.connect(srv.dsn, autocommit=True) as c:
-        c.execute(sluice_stream_ddl(bootstrap))
-        wall, cpu, row = run_until_done(c, srv.proc.pid, sluice_query_sql(query, args.batch),
-                                        query)
-        if row[0] != "finished":
-            return {"error": f"{row[0]}: {row[1]}"}
+        for ddl in sluice_streams_ddl(bootstrap):
+            c.execute(ddl)
+        first = stages[0][0]
+        if len(stages) == 1:
+            wall, cpu, row = run_until_done(c, srv.proc.pid, sql, query)
+            if row[0] != "finished":
+                return {"error": f"{row[0]}: {row[1]}"}
+        else:
+            # A pipeline (q4, q5, q7): until the first stage has finished and
+            # the later ones have read everything (nexmark_queries.wait_done).
+            cpu0, t0 = cpu_seconds(srv.proc.pid), time.monotonic()
+            c.execute(sql)
+            try:
+                wait_done(c, stages, timeout=args.timeout, poll=0.1)
+            except AssertionError as e:
+                return {"error": str(e)}
+            wall, cpu = time.monotonic() - t0, cpu_seconds(srv.proc.pid) - cpu0
+        read = c.execute("SELECT input_rows FROM sys.queries WHERE name = %s",
+                         (first,)).fetchone()[0]
         sigv = c.execute(sluice_signature_sql(query, SIGNATURE[query])).fetchone()
         ver = c.execute("SELECT version()").fetchone()[0]
         return {"engine": ver.split(" on ")[0], "wall_s": wall, "cpu_s": cpu,
-                "peak_rss_mib": tree_peak_rss_mib(srv.proc.pid), "input_rows": row[2],
+                "peak_rss_mib": tree_peak_rss_mib(srv.proc.pid), "input_rows": read,
                 "signature": [str(v) if v is not None else None for v in sigv]}
 
 
 def run_peer(args, engine, query, bootstrap, python, jars, work):
-    out = work / f"{engine}-{query}"
-    out.mkdir()
+    out = Path(tempfile.mkdtemp(prefix=f"{engine}-{query}-", dir=work))
     cmd = [str(python), str(PEERS / f"{engine}_nexmark.py"), "--query", query,
-           "--bootstrap", bootstrap, "--topic", "bid", "--jars", str(jars), "--out", str(out),
-           "--cores", str(args.cores), "--heap", args.heap,
+           "--bootstrap", bootstrap, "--jars", str(jars), "--out", str(out),
+           "--cores", str(args.cores), "--heap", args.heap, "--state", args.peer_state,
            "--signature", json.dumps(SIGNATURE[query])]
     if engine == "spark" and args.spark_max_offsets:
         cmd += ["--max-offsets", str(args.spark_max_offsets)]
@@ -258,21 +346,34 @@ def same(a, b):
         (x is not None and y is not None and Decimal(x) == Decimal(y)) for x, y in zip(a, b))
 
 
-def check(query, results, bids):
-    """None if every engine that ran agrees (and read every bid), else why not."""
-    ok = {e: r for e, r in results.items() if "error" not in r}
-    for e, r in ok.items():
-        if r.get("input_rows") is not None and r["input_rows"] != bids:
-            return f"{e} read {r['input_rows']} of {bids} bids"
-    if query in ("q0", "q1") and ok:
-        for e, r in ok.items():
+def ran(r):
+    """Did this run give a result (not failed, not refused)?"""
+    return "error" not in r and "refused" not in r
+
+
+def check(query, runs, counts, bids):
+    """None if every run of every engine that ran agrees (and read every row
+    of the topics the query reads, end markers included: COUNTS {topic:
+    rows}), else why not.  RUNS: {engine: [result of each run]}; BIDS: the
+    bids (no marker).  A result's input_rows (sluice: its first stage's) is
+    the sum over the query's topics; input_sources (Spark: [[topic, rows]]
+    per Kafka source) each one topic's, times the scans of it (Spark counts
+    a source its plan reads twice, q7's bid, twice)."""
+    ok = [(e, r) for e, rs in runs.items() for r in rs if ran(r)]
+    rows_in = sum(counts[t] for t in TABLES[query])
+    for e, r in ok:
+        if r.get("input_rows") is not None and r["input_rows"] != rows_in:
+            return f"{e} read {r['input_rows']} of {rows_in} rows"
+        for topic, n in r.get("input_sources") or []:
+            if topic not in counts or n == 0 or n % counts[topic] != 0:
+                return f"{e} read {n} of {counts.get(topic)} rows of {topic}"
+    if query in ("q0", "q1"):
+        for e, r in ok:
             if int(r["signature"][0]) != bids:
                 return f"{e} wrote {r['signature'][0]} rows of {bids} bids"
-    engines = list(ok)
-    for e in engines[1:]:
-        if not same(ok[engines[0]]["signature"], ok[e]["signature"]):
-            return (f"{engines[0]} {ok[engines[0]]['signature']} != "
-                    f"{e} {ok[e]['signature']}")
+    for (e0, r0), (e, r) in zip(ok, ok[1:]):
+        if not same(r0["signature"], r["signature"]):
+            return f"{e0} {r0['signature']} != {e} {r['signature']}"
     return None
 
 
@@ -280,15 +381,74 @@ def fmt_rate(v):
     return f"{v / 1e6:.2f} M" if v >= 1e6 else f"{v / 1e3:.0f} k"
 
 
+def spread(values, fmt):
+    """'median (min-max)' of VALUES, each formatted by FMT ("2.1 s (1.9-2.4)":
+    the range without the unit when both ends have the median's)."""
+    med, lo, hi = (fmt(v) for v in (statistics.median(values), min(values), max(values)))
+    if len(values) == 1:
+        return med
+    unit = med.rsplit(" ", 1)[-1]
+    if lo.endswith(" " + unit) and hi.endswith(" " + unit):
+        lo, hi = lo.rsplit(" ", 1)[0], hi.rsplit(" ", 1)[0]
+    return f"{med} ({lo}–{hi})"
+
+
+def table_lines(args, engines, table):
+    """The markdown table: per engine the median wall time, events/s and
+    events/s per busy core over the runs (ranges in brackets), then the
+    sluice/peer ratios of the median CPU and wall times."""
+    head, rule = "| query |", "|---|"
+    for e in engines:
+        head += f" {e} wall | {e} events/s | {e} events/s per core |"
+        rule += "---|---|---|"
+    ratios = [e for e in engines[1:] if engines[0] == "sluice"]
+    for e in ratios:
+        head += f" **sluice/{e} per core** | sluice/{e} wall |"
+        rule += "---|---|"
+    lines = [head, rule]
+    for q, runs, why in table:
+        line = f"| {q} |"
+        med = {}
+        for e in engines:
+            rs = runs[e]
+            bad = [r for r in rs if not ran(r)]
+            if bad:
+                r = bad[0]
+                cell = (f"refused: {r['refused']}" if "refused" in r else "failed")
+                line += f" {cell} | | |"
+            elif why:
+                line += " MISMATCH | | |"
+            else:
+                walls = [r["wall_s"] for r in rs]
+                cpus = [r["cpu_s"] for r in rs]
+                med[e] = (statistics.median(cpus), statistics.median(walls))
+                line += (f" {spread(walls, lambda v: f'{v:.1f} s')} | "
+                         f"{spread([args.events / w for w in walls], fmt_rate)} | "
+                         f"{spread([args.events / c for c in cpus], fmt_rate)} |")
+        for e in ratios:
+            if "sluice" in med and e in med:
+                line += (f" **{med[e][0] / med['sluice'][0]:.1f}x** | "
+                         f"{med[e][1] / med['sluice'][1]:.1f}x |")
+            else:
+                line += " | |"
+        lines.append(line)
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--events", type=int, default=2_000_000)
     ap.add_argument("--queries", default=",".join(SIGNATURE))
     ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--runs", type=int, default=1,
+                    help="runs of each query on each engine (medians and ranges)")
     ap.add_argument("--partitions", type=int, default=2)
     ap.add_argument("--cores", type=int, default=2,
                     help="Spark's local[N], Flink's parallelism")
     ap.add_argument("--heap", default="3g", help="-Xmx of the Spark and Flink JVMs")
+    ap.add_argument("--peer-state", default="rocksdb", choices=("rocksdb", "memory"),
+                    help="the peers' state: in RocksDB (as sluice's and nexmark-flink's; "
+                         "the joins of q4 and q7 keep millions of bids) or on the JVM heap")
     ap.add_argument("--batch", type=int, default=200_000,
                     help="sluice's max_offsets_per_trigger")
     ap.add_argument("--spark-max-offsets", type=int, default=0,
@@ -299,10 +459,15 @@ def main():
     ap.add_argument("--first-event-rate", type=int,
                     help="nexmark_gen's events per second of event time (default 10,000)")
     ap.add_argument("--json", help="also write every figure and signature to this file")
-    ap.add_argument("--timeout", type=float, default=1800, help="seconds per peer run")
+    ap.add_argument("--timeout", type=float, default=3600, help="seconds per run")
     ap.add_argument("--bin", default=str(REPO / "build-rel" / "src" / "sluiced"))
     ap.add_argument("--gen", default=str(REPO / "build-rel" / "tools" / "nexmark" / "nexmark_gen"))
+    ap.add_argument("--table-from", metavar="FILE",
+                    help="only print the table of a --json file written before")
     args = ap.parse_args()
+    if args.table_from:
+        table_from_json(args.table_from)
+        return
     queries = args.queries.split(",")
     engines = args.engines.split(",")
     for q in queries:
@@ -311,6 +476,8 @@ def main():
     for e in engines:
         if e not in ENGINES:
             sys.exit(f"unknown engine {e} ({', '.join(ENGINES)})")
+    if args.runs < 1:
+        sys.exit("--runs must be 1 or more")
     for path in (args.bin, args.gen):
         if not os.access(path, os.X_OK):
             sys.exit(f"{path}: not built (meson setup build-rel --buildtype=release && "
@@ -322,82 +489,86 @@ def main():
             peer[e] = (ensure_venv(e), ensure_jars(e))
 
     load0 = Path("/proc/loadavg").read_text().split()[:3]
+    t_start = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="nexmark-peers-"))
     broker = KafkaBroker()
     table = []
     failed = False
     try:
         broker.start()
-        bids = produce_bids(broker, args.gen, args.events, args.seed, args.partitions,
-                            args.base_time_ms, args.first_event_rate)
+        counts = produce_topics(broker, args.gen, args.events, args.seed, args.partitions,
+                                args.base_time_ms, args.first_event_rate)
+        bids = counts["bid"] - args.partitions
         for q in queries:
-            results = {}
-            for e in engines:
-                log(f"{q}: {e} ...")
-                if e == "sluice":
-                    r = run_sluice(args, q, broker.bootstrap, bids)
-                else:
-                    r = run_peer(args, e, q, broker.bootstrap, *peer[e], work)
-                results[e] = r
-                if "error" in r:
-                    log(f"{q}: {e} FAILED: {r['error']}\n{r.get('log', '')}")
-                    failed = True
-                else:
-                    log(f"{q}: {e} {r['engine']}: wall {r['wall_s']:.2f} s, cpu "
-                        f"{r['cpu_s']:.2f} s, {fmt_rate(args.events / r['wall_s'])} events/s, "
-                        f"{fmt_rate(args.events / r['cpu_s'])} per busy core, signature "
-                        f"{r['signature']}")
-            why = check(q, results, bids)
+            runs = {e: [] for e in engines}
+            for k in range(args.runs):
+                for e in engines:
+                    log(f"{q}: {e} run {k + 1} of {args.runs} ...")
+                    if e == "sluice":
+                        r = run_sluice(args, q, broker.bootstrap)
+                    else:
+                        r = run_peer(args, e, q, broker.bootstrap, *peer[e], work)
+                    r["load1"] = float(Path("/proc/loadavg").read_text().split()[0])
+                    runs[e].append(r)
+                    if "refused" in r:
+                        log(f"{q}: {e} refused: {r['refused']}")
+                    elif "error" in r:
+                        log(f"{q}: {e} FAILED: {r['error']}\n{r.get('log', '')}")
+                        failed = True
+                    else:
+                        log(f"{q}: {e} {r['engine']}: wall {r['wall_s']:.2f} s, cpu "
+                            f"{r['cpu_s']:.2f} s, {fmt_rate(args.events / r['wall_s'])} "
+                            f"events/s, {fmt_rate(args.events / r['cpu_s'])} per busy core, "
+                            f"signature {r['signature']}")
+            why = check(q, runs, counts, bids)
             if why:
                 log(f"{q}: MISMATCH: {why}")
                 failed = True
-            table.append((q, results, why))
+            table.append((q, runs, why))
+            if args.json:  # after each query: a run cut short keeps what it did
+                write_json(args, engines, counts, table, complete=False)
     finally:
         broker.stop()
         shutil.rmtree(work, ignore_errors=True)
     load1 = Path("/proc/loadavg").read_text().split()[:3]
+    total = time.monotonic() - t_start
 
-    versions = sorted({r["engine"] for _, rs, _ in table for r in rs.values() if "engine" in r})
-    print(f"\n{args.events:,} events ({bids:,} bids) as JSON in Kafka topic `bid`, "
-          f"{args.partitions} partitions; {args.cores} cores (Spark local[{args.cores}], "
-          f"Flink parallelism {args.cores}), JVM -Xmx{args.heap}; sluice batches of "
-          f"{args.batch:,}; {', '.join(versions)}; load average before "
-          f"{' '.join(load0)}, after {' '.join(load1)}\n")
-    head = "| query |"
-    rule = "|---|"
-    for e in engines:
-        head += f" {e} wall | {e} events/s | {e} events/s per core |"
-        rule += "---|---|---|"
-    for e in engines[1:]:
-        if engines[0] == "sluice":
-            head += f" sluice/{e} per core | sluice/{e} wall |"
-            rule += "---|---|"
-    print(head)
-    print(rule)
-    for q, rs, why in table:
-        line = f"| {q} |"
-        for e in engines:
-            r = rs[e]
-            if "error" in r or why:
-                line += f" {'failed' if 'error' in r else 'MISMATCH'} | | |"
-            else:
-                line += (f" {r['wall_s']:.1f} s | {fmt_rate(args.events / r['wall_s'])} | "
-                         f"{fmt_rate(args.events / r['cpu_s'])} |")
-        for e in engines[1:]:
-            if engines[0] != "sluice":
-                continue
-            s, p = rs["sluice"], rs[e]
-            if why or "error" in s or "error" in p:
-                line += " | |"
-            else:
-                line += f" {p['cpu_s'] / s['cpu_s']:.1f}x | {p['wall_s'] / s['wall_s']:.1f}x |"
-        print(line)
+    versions = sorted({r["engine"] for _, rs, _ in table for runs in rs.values()
+                       for r in runs if "engine" in r})
+    print(f"\n{args.events:,} events ({', '.join(f'{counts[t] - args.partitions:,} {t}' for t in TOPICS)}) "
+          f"as JSON in Kafka topics person, auction, bid, {args.partitions} partitions each, "
+          f"plus an end marker per partition; {args.cores} cores (Spark local[{args.cores}], "
+          f"Flink parallelism {args.cores}), JVM -Xmx{args.heap}, the peers' state in "
+          f"{'RocksDB' if args.peer_state == 'rocksdb' else 'the heap'}; sluice batches of "
+          f"{args.batch:,}; {', '.join(versions)}; {args.runs} run(s) of each query on "
+          f"each engine, medians (ranges); load average before {' '.join(load0)}, after "
+          f"{' '.join(load1)}; the whole bench took {total / 60:.1f} min\n")
+    print("\n".join(table_lines(args, engines, table)))
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "events": args.events, "bids": bids,
-            "queries": {q: {"results": rs, "mismatch": why} for q, rs, why in table}},
-            indent=1))
+        write_json(args, engines, counts, table, complete=True)
     sys.exit(1 if failed else 0)
+
+
+def write_json(args, engines, counts, table, complete):
+    """Every figure and signature so far to --json (complete: the whole run)."""
+    Path(args.json).write_text(json.dumps({
+        "events": args.events, "bids": counts["bid"] - args.partitions, "counts": counts,
+        "runs": args.runs, "engines": engines, "complete": complete,
+        "queries": {q: {"runs": rs, "mismatch": why} for q, rs, why in table}}, indent=1))
+
+
+def table_from_json(path):
+    """The markdown table of a --json file (also of a run cut short)."""
+    fig = json.loads(Path(path).read_text())
+    args = argparse.Namespace(events=fig["events"])
+    table = [(q, v["runs"], v["mismatch"]) for q, v in fig["queries"].items()]
+    loads = [r["load1"] for _, rs, _ in table for runs in rs.values() for r in runs
+             if "load1" in r]
+    print(f"{fig['events']:,} events, {fig['runs']} run(s) per cell"
+          + ("" if fig["complete"] else ", cut short")
+          + (f"; 1-minute load average after each run {min(loads):.1f}-{max(loads):.1f}"
+             if loads else "") + "\n")
+    print("\n".join(table_lines(args, fig["engines"], table)))
 
 
 if __name__ == "__main__":

@@ -76,13 +76,15 @@ def parse_args(engine):
     ap = argparse.ArgumentParser(description=f"One Nexmark query on {engine}")
     ap.add_argument("--query", required=True, help="q0, q1, ...: ENGINE/QUERY.sql")
     ap.add_argument("--bootstrap", required=True, help="the Kafka broker, host:port")
-    ap.add_argument("--topic", default="bid")
     ap.add_argument("--jars", required=True, help="folder of the Kafka connector's jars")
     ap.add_argument("--out", required=True, help="folder for the result files")
     ap.add_argument("--cores", type=int, default=2, help="local[N] / parallelism")
     ap.add_argument("--heap", default="3g", help="the JVM's -Xmx")
     ap.add_argument("--max-offsets", type=int, default=0,
                     help="Spark's maxOffsetsPerTrigger (0: none, one batch)")
+    ap.add_argument("--state", default="rocksdb", choices=("rocksdb", "memory"),
+                    help="state in RocksDB (Spark's RocksDBStateStoreProvider, Flink's "
+                         "rocksdb backend) or on the JVM heap (their defaults)")
     ap.add_argument("--signature", required=True, type=json.loads,
                     help='JSON: {"keys": [...], "sums": [[kind, column], ...]}')
     return ap.parse_args()
