@@ -54,8 +54,8 @@ the share of events counted).  The client and server share the clock.
 
 --query-dir DIR takes the query files from DIR instead of
 tools/nexmark/queries (streams.sql stays tools/nexmark/queries'): e.g.
-tools/bench/peers/sluice, whose q5.sql and q7.sql are the pipelines' first
-stages alone.
+tools/nexmark/first_stages, whose q5.sql and q7.sql are the pipelines'
+first stages alone.
 
 Several --bin (a before and an after build) and --repeat N run each query
 N times with each binary in turn (before, after, before, after...), against
