@@ -174,3 +174,24 @@ def query_status(server, query):
     rows = catalog_rows(server, "SELECT s.status, s.last_error FROM cq_status s "
                         "JOIN relations r ON r.oid = s.query_oid WHERE r.name = ?", (query,))
     return rows[0] if rows else (None, None)
+
+
+def hold_before_state_commit(monkeypatch, tmp_path, nth=1):
+    """Arms the server started next to hold its nth batch before the state
+    commit (SLUICE_FAULT=batch_before_state_commit:N:hold) while a file
+    exists; pair with kill_once_logged."""
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    monkeypatch.setenv("SLUICE_FAULT", f"batch_before_state_commit:{nth}:hold")
+    monkeypatch.setenv("SLUICE_FAULT_HOLD", str(hold))
+
+
+def kill_once_logged(server, query, entries):
+    """Waits until the held batch holds and the loop has logged its offsets
+    (query's offset log has `entries` entries: the entry is written while
+    the batch runs), then SIGKILLs the server: a batch logged but not
+    committed, to be replayed."""
+    assert wait_for(lambda: "fault point batch_before_state_commit reached, holding"
+                    in server.log_text(), True), "the batch did not hold"
+    assert wait_for(lambda: len(offset_log(server, query)), entries) == entries
+    assert server.kill() == -9

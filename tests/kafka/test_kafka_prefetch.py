@@ -19,7 +19,8 @@ import time
 import psycopg
 from confluent_kafka import Producer
 
-from kafka_helpers import WAIT, Admin, broker_fixture, offset_log, produce, wait_for
+from kafka_helpers import (WAIT, Admin, broker_fixture, hold_before_state_commit,
+                           kill_once_logged, offset_log, produce, wait_for)
 
 kafka = broker_fixture()
 
@@ -93,19 +94,13 @@ def test_replay_after_sigkill_reads_the_same_ranges(kafka, sluiced, monkeypatch,
     admin = Admin(kafka.bootstrap)
     admin.create_topic("pf_kill", 3)
     produce(kafka.bootstrap, "pf_kill", ids(0, 1200, 3))
-    hold = tmp_path / "hold"
-    hold.write_text("")
-    monkeypatch.setenv("SLUICE_FAULT", "batch_before_state_commit:3:hold")
-    monkeypatch.setenv("SLUICE_FAULT_HOLD", str(hold))
+    hold_before_state_commit(monkeypatch, tmp_path, 3)
     server = sluiced()
     with connect(server) as c:
         make_stream(c, "pfk", "pf_kill", kafka.bootstrap, ", max_offsets_per_trigger = 100")
         c.execute("CREATE CONTINUOUS QUERY pkq WITH (trigger = '0') AS "
                   "SELECT id, v FROM pfk")
-        assert wait_for(lambda: "fault point batch_before_state_commit reached, holding"
-                        in server.log_text(), True), "the third batch did not hold"
-        assert wait_for(lambda: len(offset_log(server, "pkq")), 3) == 3
-    assert server.kill() == -9
+    kill_once_logged(server, "pkq", 3)
     before = offset_log(server, "pkq")
     assert len(before) == 3
     monkeypatch.delenv("SLUICE_FAULT")

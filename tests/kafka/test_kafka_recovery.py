@@ -17,8 +17,9 @@ import time
 import psycopg
 import pytest
 
-from kafka_helpers import (WAIT, Admin, broker_fixture, offset_log, produce, query_status,
-                           read_committed, wait_for)
+from kafka_helpers import (WAIT, Admin, broker_fixture, hold_before_state_commit,
+                           kill_once_logged, produce, query_status, read_committed,
+                           wait_for)
 
 kafka = broker_fixture()
 
@@ -71,19 +72,13 @@ def test_dead_letters_once_through_a_kill_and_two_queries(kafka, sluiced, monkey
     admin = Admin(kafka.bootstrap)
     admin.create_topic("dl_once", 1)
     produce(kafka.bootstrap, "dl_once", POISON)
-    hold = tmp_path / "hold"
-    hold.write_text("")
-    monkeypatch.setenv("SLUICE_FAULT", "batch_before_state_commit:hold")
-    monkeypatch.setenv("SLUICE_FAULT_HOLD", str(hold))
+    hold_before_state_commit(monkeypatch, tmp_path, 1)
     server = sluiced()
     with connect(server) as c:
         make_stream(c, "dlo", "dl_once", kafka.bootstrap)
         c.execute("CREATE CONTINUOUS QUERY dq1 WITH (trigger = '100 ms') AS "
                   "SELECT id, v FROM dlo")
-        assert wait_for(lambda: "fault point batch_before_state_commit reached, holding"
-                        in server.log_text(), True), "the batch did not hold"
-        assert wait_for(lambda: len(offset_log(server, "dq1")), 1) == 1
-    assert server.kill() == -9
+    kill_once_logged(server, "dq1", 1)
     monkeypatch.delenv("SLUICE_FAULT")
     server.start()
     want = [(1, 1), (3, 3), (5, 5)]
