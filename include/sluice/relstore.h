@@ -20,9 +20,13 @@
  * (8, big-endian) + chunk number within the batch (4, big-endian), value a
  * chunk as a stream's.  A batch cuts its rows into chunks by count and
  * size only, so a replayed batch writes exactly the keys it wrote before.
+ * A batch whose chunks come to RESULT_FILE_MIN_BYTES or more writes them
+ * to a result file instead (resfile.h), fdatasync'ed before the batch's
+ * write, which then holds only a reference under 'A' + oid + batch id.
  * A table scan of a continuous query's relation reads its 'T' rows (the
  * groups of an aggregation, or the per-row log (batch id, row) of data
- * directories written before result logs), then its 'A' chunks.
+ * directories written before result logs), then its 'A' chunks and
+ * result-file regions, in batch order.
  *
  * Commit policy (stream_commit_mode_set, docs/architecture.md): in sync
  * mode every append is its own synced write; in group mode appends that
@@ -144,23 +148,45 @@ void stream_forget(const CatRelation *rel);
 
 /* ---- result logs ---- */
 
-/* A chunk is written once it holds this many rows or bytes. */
+/* A chunk is cut once it holds this many rows or bytes. */
 #define RESULT_CHUNK_ROWS  1024
 #define RESULT_CHUNK_BYTES (256 * 1024)
+/* A batch whose chunks come to this many bytes writes them to a result
+ * file (resfile.h) instead of RocksDB; smaller ones stay inline. */
+#define RESULT_FILE_MIN_BYTES (256 * 1024)
+/* A result file is written whenever this much is framed. */
+#define RESULT_FILE_WRITE_BYTES (1 << 20)
 
-/* One batch's rows of a result log, cut into chunks as they come. */
+struct ResFile;
+
+/* One batch's rows of a result log, cut into chunks as they come.  The
+ * chunks are framed in buf (a frame header, then the chunk); once they
+ * pass RESULT_FILE_MIN_BYTES they go to the relation's result file as
+ * they fill, else result_log_end puts them into the batch's write. */
 typedef struct ResultLog {
-    uint8_t  key[17];       /* 'A' + oid + batch id + the next chunk's number */
-    StrBuf   chunk;         /* the chunk being filled: row count, rows */
-    uint32_t rows;          /* rows in it */
-    uint32_t nchunks;       /* chunks put so far */
+    StateStore     *st;
+    uint32_t        oid;
+    int64_t         batch_id;
+    StrBuf          buf;        /* frames not written yet; the last one filling */
+    size_t          at;         /* where the chunk being filled has its frame */
+    uint32_t        rows;       /* rows in it */
+    uint32_t        nchunks;    /* chunks cut so far */
+    uint64_t        total_rows;
+    uint32_t        chain;      /* CRC-32C over the frame headers (resfile.h) */
+    struct ResFile *file;       /* NULL while the batch's chunks are inline */
+    SlError         err;        /* the first write error */
 } ResultLog;
 
-void result_log_begin(ResultLog *l, const CatRelation *rel, int64_t batch_id);
-/* Adds the rows of b; each chunk that fills is put into wb. */
+void result_log_begin(ResultLog *l, StateStore *st, const CatRelation *rel, int64_t batch_id);
+/* Adds the rows of b; chunks that fill go to the result file once the
+ * batch is past RESULT_FILE_MIN_BYTES (a write error is kept for
+ * result_log_end). */
 void result_log_add(ResultLog *l, StateBatch *wb, const Batch *b);
-/* Puts the last, partly filled chunk into wb (none when it is empty). */
-void result_log_end(ResultLog *l, StateBatch *wb);
+/* Cuts the last, partly filled chunk, then either puts the chunks into wb
+ * (under 'A' + oid + batch id + chunk number) or writes the rest of the
+ * result file's region, fdatasyncs it and puts its reference into wb.
+ * Returns 0, or -1 with err set. */
+int  result_log_end(ResultLog *l, StateBatch *wb, SlError *err);
 void result_log_free(ResultLog *l);
 
 /* Deletes every key of rel (rows, chunks, a query's state and result log)

@@ -27,6 +27,8 @@ typedef struct StateScan StateScan;
 
 int  state_open(const char *dir, StateStore **out, SlError *err);
 void state_close(StateStore *st);
+/* The directory the store was opened in (result files live below it). */
+const char *state_dir(StateStore *st);
 
 /* Looks a key up.  Returns 1 with the value copied into arena a, 0 if the
  * key is absent, or -1 with err set. */

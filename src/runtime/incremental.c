@@ -2128,7 +2128,7 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     r.acx.arena = &a;
     r.acx.err = err;
     r.wb = state_batch_new();
-    result_log_begin(&r.log, p->query, b->batch_id);
+    result_log_begin(&r.log, p->st, p->query, b->batch_id);
     b->min_event_us = INT64_MAX;
     b->max_event_us = INT64_MIN;
     int rc = -1;
@@ -2248,7 +2248,10 @@ fold:
     meta.wm = b->next_watermark_us;
     b->state_rows = meta.state_rows;
     b->state_bytes = os->bytes + meta.op[INC_OP_JOIN].bytes;
-    result_log_end(&r.log, r.wb);
+    /* Large output: its result file is written and fdatasync'ed here,
+     * before the RocksDB write that references it. */
+    if (result_log_end(&r.log, r.wb, err) < 0)
+        goto out;
     meta_write(p, r.wb, &meta);
     if (b->log_len > 0) {
         uint8_t lkey[6];

@@ -9,6 +9,9 @@
  *   result_log_begin, result_log_add, result_log_end, result_log_free
  *   rel_purge
  *
+ * Result logs of batches of RESULT_FILE_MIN_BYTES and more go to result
+ * files (resfile.c); the rest of this file sees only their references.
+ *
  * The next row id of each table and the end offset of each stream are found
  * once from the last key on disk and then kept in a small table in memory,
  * under a mutex: appends to one stream are serialized so offsets stay dense.
@@ -16,6 +19,8 @@
 #include "sluice/bytes.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
+
+#include "resfile.h"
 
 #include <pthread.h>
 #include <time.h>
@@ -188,6 +193,10 @@ struct RelScan {
     int64_t            offset;      /* offset of the next row in the chunk */
     SlStr              chunk_key;   /* in chunk_arena */
     Arena              chunk_arena;
+    /* result logs: the result-file region being read */
+    ResFileRead        rf;
+    bool               in_file;
+    uint8_t            ref_key[13];
     bool               done;
 };
 
@@ -201,10 +210,12 @@ RelScan *tbl_scan_open(StateStore *st, const CatRelation *rel)
     s->rel = rel;
     s->log_next = rel->kind == REL_QUERY;
     arena_init(&s->chunk_arena, 4096);
+    resfile_read_init(&s->rf);
     return s;
 }
 
 static bool next_chunk(RelScan *s, size_t keylen, SlError *err, bool *bad);
+static bool log_next_chunk(RelScan *s, SlError *err, bool *bad);
 static int  chunk_row(RelScan *s, const uint8_t **row, uint32_t *len, SlError *err);
 
 /* The next row of a table scan: 1 with the row decoded into b, 0 at the
@@ -216,7 +227,7 @@ static int tbl_scan_row(RelScan *s, Arena *a, Batch *b, SlStr *k, SlError *err)
     while (s->in_log) {
         if (s->chunk_left == 0) {
             bool bad = false;
-            if (next_chunk(s, 17, err, &bad))
+            if (log_next_chunk(s, err, &bad))
                 continue;
             return bad ? -1 : 0;
         }
@@ -282,6 +293,7 @@ int rel_scan_close(RelScan *s, SlError *err)
     if (s == NULL)
         return 0;
     int rc = s->scan != NULL ? state_scan_close(s->scan, err) : 0;
+    resfile_read_end(&s->rf);
     arena_destroy(&s->chunk_arena);
     sl_free(s);
     return rc;
@@ -430,10 +442,11 @@ static void group_release(Group *g)
     sl_free(g);
 }
 
-/* Adds row r of b to a chunk (its row count is the caller's to set). */
-static void chunk_put_row(StrBuf *chunk, const Batch *b, uint32_t r)
+/* Adds row r of b to the chunk that starts at byte start of buf (the
+ * chunk's row count is the caller's to set). */
+static void chunk_put_row_at(StrBuf *chunk, size_t start, const Batch *b, uint32_t r)
 {
-    if (chunk->len == 0) {
+    if (chunk->len == start) {
         uint8_t n4[4] = {0};
         strbuf_append(chunk, n4, 4);
     }
@@ -443,6 +456,11 @@ static void chunk_put_row(StrBuf *chunk, const Batch *b, uint32_t r)
     chunk->len += 4;
     row_encode(b, r, chunk);
     put_le32((uint8_t *)chunk->data + at, (uint32_t)(chunk->len - at - 4));
+}
+
+static void chunk_put_row(StrBuf *chunk, const Batch *b, uint32_t r)
+{
+    chunk_put_row_at(chunk, 0, b, r);
 }
 
 void stream_chunk_add(StrBuf *chunk, const Batch *b)
@@ -693,18 +711,16 @@ RelScan *stream_scan_open(StateStore *st, const CatRelation *rel, int64_t from, 
     s->from = from;
     s->to = to;
     arena_init(&s->chunk_arena, 4096);
+    resfile_read_init(&s->rf);
     return s;
 }
 
-/* Loads the next chunk, whose key is keylen bytes long (a stream's 13, a
- * result log's 17); false at the end of the log, and with *bad set when
- * the chunk is corrupt. */
-static bool next_chunk(RelScan *s, size_t keylen, SlError *err, bool *bad)
+/* Takes the chunk under key as the one being read; keylen is what a
+ * chunk's key must be (a stream's 13 bytes, a result log's 17).  false
+ * with *bad set when the chunk is corrupt. */
+static bool load_chunk(RelScan *s, size_t keylen, const void *key, size_t klen,
+                       const void *val, size_t vlen, SlError *err, bool *bad)
 {
-    const void *key, *val;
-    size_t klen, vlen;
-    if (!state_scan_next(s->scan, &key, &klen, &val, &vlen))
-        return false;
     if (klen != keylen || vlen < 4) {
         *bad = true;
         corrupt(err, s->rel);
@@ -718,6 +734,66 @@ static bool next_chunk(RelScan *s, size_t keylen, SlError *err, bool *bad)
     s->chunk_key = (SlStr){arena_memdup(&s->chunk_arena, key, klen), (uint32_t)klen};
     s->offset = keylen == 13 ? (int64_t)get_be64((const uint8_t *)key + 5) : 0;
     return true;
+}
+
+/* Loads the next chunk, whose key is keylen bytes long; false at the end
+ * of the log, and with *bad set when the chunk is corrupt. */
+static bool next_chunk(RelScan *s, size_t keylen, SlError *err, bool *bad)
+{
+    const void *key, *val;
+    size_t klen, vlen;
+    if (!state_scan_next(s->scan, &key, &klen, &val, &vlen))
+        return false;
+    return load_chunk(s, keylen, key, klen, val, vlen, err, bad);
+}
+
+/* Loads a result log's next chunk: the next of the result-file region
+ * being read, or the next key's -- a chunk (17-byte key) or a reference
+ * to a region (13 bytes).  false at the end, with *bad set on an error. */
+static bool log_next_chunk(RelScan *s, SlError *err, bool *bad)
+{
+    for (;;) {
+        if (s->in_file) {
+            arena_reset(&s->chunk_arena);
+            const uint8_t *c;
+            size_t n;
+            int rc = resfile_read_chunk(&s->rf, &s->chunk_arena, &c, &n, err);
+            if (rc < 0) {
+                *bad = true;
+                return false;
+            }
+            if (rc == 0) {
+                s->in_file = false;
+                continue;
+            }
+            if (n < 4) {
+                *bad = true;
+                corrupt(err, s->rel);
+                return false;
+            }
+            s->chunk = c;
+            s->chunk_len = n;
+            s->chunk_pos = 4;
+            s->chunk_left = get_le32(c);
+            s->chunk_key = (SlStr){arena_memdup(&s->chunk_arena, s->ref_key, 13), 13};
+            s->offset = 0;
+            return true;
+        }
+        const void *key, *val;
+        size_t klen, vlen;
+        if (!state_scan_next(s->scan, &key, &klen, &val, &vlen))
+            return false;
+        if (klen != 13)
+            return load_chunk(s, 17, key, klen, val, vlen, err, bad);
+        memcpy(s->ref_key, key, 13);
+        if (resfile_read_begin(&s->rf, s->st, s->rel->oid,
+                               (int64_t)get_be64((const uint8_t *)key + 5), val, vlen,
+                               err) < 0) {
+            *bad = true;
+            return false;
+        }
+        s->in_file = true;
+    }
 }
 
 /* The next row of the chunk being read (chunk_left > 0): its encoding and
@@ -801,6 +877,11 @@ int rel_purge(StateStore *st, const CatRelation *rel, SlError *err)
         rc = state_batch_commit(st, wb, true, err);
     state_batch_free(wb);
     stream_forget(rel);
+    /* The result files go once no reference to them is left (a crash in
+     * between leaves files that nothing reads; the next purge of the oid
+     * removes them). */
+    if (rc == 0)
+        rc = resfile_remove_all(st, rel->oid, err);
     return rc;
 }
 
@@ -812,42 +893,98 @@ uint32_t stream_chunk_rows(const StrBuf *chunk)
 /* ---------------------------------------------------------------------- */
 /* Result logs                                                             */
 
-void result_log_begin(ResultLog *l, const CatRelation *rel, int64_t batch_id)
+void result_log_begin(ResultLog *l, StateStore *st, const CatRelation *rel, int64_t batch_id)
 {
     memset(l, 0, sizeof(*l));
-    make_prefix(l->key, 'A', rel->oid);
-    put_be64(l->key + 5, (uint64_t)batch_id);
-    strbuf_init(&l->chunk);
+    l->st = st;
+    l->oid = rel->oid;
+    l->batch_id = batch_id;
+    l->chain = resfile_chain_start(batch_id);
+    strbuf_init(&l->buf);
 }
 
-/* Puts the chunk being filled into wb under the next chunk number. */
-static void result_log_put(ResultLog *l, StateBatch *wb)
+/* Writes the complete frames in buf to the result file, opening it (the
+ * batch's region) first if need be. */
+static void result_log_write(ResultLog *l)
 {
-    put_le32((uint8_t *)l->chunk.data, l->rows);
-    put_be32(l->key + 13, l->nchunks++);
-    state_batch_put(wb, l->key, sizeof(l->key), l->chunk.data, l->chunk.len);
-    strbuf_reset(&l->chunk);
+    if (sl_error_set(&l->err))
+        return;
+    if (l->file == NULL && resfile_open(l->st, l->oid, l->batch_id, &l->file, &l->err) < 0)
+        return;
+    if (resfile_append(l->file, l->buf.data, l->at, &l->err) < 0)
+        return;
+    strbuf_reset(&l->buf);
+    l->at = 0;
+}
+
+/* Cuts the chunk being filled: its row count and its frame header. */
+static void result_log_cut(ResultLog *l)
+{
+    uint8_t *hdr = (uint8_t *)l->buf.data + l->at;
+    put_le32(hdr + RESFILE_FRAME_HEADER, l->rows);
+    uint32_t len = (uint32_t)(l->buf.len - l->at - RESFILE_FRAME_HEADER);
+    resfile_frame_seal(hdr, len, &l->chain);
+    l->nchunks++;
+    l->total_rows += l->rows;
     l->rows = 0;
+    l->at = l->buf.len;
+    if (l->buf.len >= (l->file != NULL ? RESULT_FILE_WRITE_BYTES : RESULT_FILE_MIN_BYTES))
+        result_log_write(l);
 }
 
 void result_log_add(ResultLog *l, StateBatch *wb, const Batch *b)
 {
+    (void)wb;
     /* Chunks are cut by their rows and bytes only, never by how the rows
-     * came in, so a replay of the batch makes the same keys. */
+     * came in, so a replay of the batch makes the same chunks, and the
+     * same choice of inline keys or a result file. */
     for (uint32_t r = 0; r < b->nrows; r++) {
-        chunk_put_row(&l->chunk, b, r);
-        if (++l->rows == RESULT_CHUNK_ROWS || l->chunk.len >= RESULT_CHUNK_BYTES)
-            result_log_put(l, wb);
+        if (l->rows == 0) {
+            uint8_t h[RESFILE_FRAME_HEADER] = {0};
+            strbuf_append(&l->buf, h, sizeof(h));
+        }
+        chunk_put_row_at(&l->buf, l->at + RESFILE_FRAME_HEADER, b, r);
+        if (++l->rows == RESULT_CHUNK_ROWS ||
+            l->buf.len - l->at - RESFILE_FRAME_HEADER >= RESULT_CHUNK_BYTES)
+            result_log_cut(l);
     }
 }
 
-void result_log_end(ResultLog *l, StateBatch *wb)
+int result_log_end(ResultLog *l, StateBatch *wb, SlError *err)
 {
     if (l->rows > 0)
-        result_log_put(l, wb);
+        result_log_cut(l);
+    if (l->file == NULL && !sl_error_set(&l->err)) {
+        /* Small: each chunk its own key in the batch's write, as before
+         * result files. */
+        uint8_t key[17];
+        make_prefix(key, 'A', l->oid);
+        put_be64(key + 5, (uint64_t)l->batch_id);
+        size_t pos = 0;
+        for (uint32_t c = 0; c < l->nchunks; c++) {
+            uint32_t len = get_le32((const uint8_t *)l->buf.data + pos);
+            put_be32(key + 13, c);
+            state_batch_put(wb, key, sizeof(key), l->buf.data + pos + RESFILE_FRAME_HEADER,
+                            len);
+            pos += RESFILE_FRAME_HEADER + len;
+        }
+        return 0;
+    }
+    if (l->at > 0)
+        result_log_write(l);
+    if (!sl_error_set(&l->err))
+        resfile_finish(l->file, wb, l->nchunks, l->total_rows, l->chain, &l->err);
+    if (sl_error_set(&l->err)) {
+        sl_error_move(err, &l->err);
+        return -1;
+    }
+    return 0;
 }
 
 void result_log_free(ResultLog *l)
 {
-    strbuf_free(&l->chunk);
+    resfile_close(l->file);
+    l->file = NULL;
+    strbuf_free(&l->buf);
+    sl_error_clear(&l->err);
 }

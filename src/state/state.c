@@ -1,7 +1,7 @@
 /*
  * state.c -- the RocksDB state store (see state.h).
  *
- *   state_open, state_close, state_get
+ *   state_open, state_close, state_dir, state_get
  *   state_batch_new, state_batch_put, state_batch_delete, state_batch_append,
  *   state_batch_count, state_batch_commit, state_batch_free
  *   state_scan_open, state_scan_open_at, state_scan_open_from, state_scan_next,
@@ -29,6 +29,7 @@
 #define STATE_BLOB_MIN_BYTES (16u << 10)
 
 struct StateStore {
+    char                   *dir;
     rocksdb_t              *db;
     rocksdb_options_t      *opts;
     rocksdb_cache_t        *cache;
@@ -57,6 +58,7 @@ struct StateScan {
 int state_open(const char *dir, StateStore **out, SlError *err)
 {
     StateStore *st = sl_calloc(1, sizeof(StateStore));
+    st->dir = sl_strdup(dir);
     st->opts = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(st->opts, 1);
     rocksdb_options_set_max_open_files(st->opts, 256);
@@ -99,7 +101,13 @@ void state_close(StateStore *st)
     rocksdb_options_destroy(st->opts);
     rocksdb_block_based_options_destroy(st->table);
     rocksdb_cache_destroy(st->cache);
+    sl_free(st->dir);
     sl_free(st);
+}
+
+const char *state_dir(StateStore *st)
+{
+    return st->dir;
 }
 
 static int io_error(SlError *err, const char *what, char *msg)

@@ -362,6 +362,23 @@ static int count_keys(StateStore *st, const uint8_t *prefix, size_t plen, StrBuf
     return n;
 }
 
+/* Reads the result file of relation oid, segment seg, into out. */
+static int read_seg(const char *dir, uint32_t oid, uint64_t seg, StrBuf *out)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/results/%08x-%016llx.seg", dir, oid,
+             (unsigned long long)seg);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return -1;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        strbuf_append(out, buf, n);
+    fclose(f);
+    return 0;
+}
+
 /* Rows with ids first.. whose text is `len` bytes long. */
 static Batch *wide_rows(Arena *a, int64_t first, uint32_t n, size_t len)
 {
@@ -408,25 +425,26 @@ static void test_result_log(const char *dir)
     CHECK(state_batch_commit(st, wb, true, &err) == 0);
     state_batch_free(wb);
 
-    /* Batch 2: 2500 rows in three pieces -> chunks of 1024, 1024, 452;
-     * batch 3 emits nothing; batch 4: 5 rows of 100 KB -> chunks of 3 and 2
-     * (a chunk is closed once it passes RESULT_CHUNK_BYTES). */
+    /* Batch 2: 2500 rows in three pieces -> chunks of 1024, 1024, 452,
+     * inline (under RESULT_FILE_MIN_BYTES); batch 3 emits nothing; batch 4:
+     * 5 rows of 100 KB -> chunks of 3 and 2 (a chunk is closed once it
+     * passes RESULT_CHUNK_BYTES), in a result file. */
     ResultLog log;
     wb = state_batch_new();
-    result_log_begin(&log, q, 2);
+    result_log_begin(&log, st, q, 2);
     result_log_add(&log, wb, make_rows(&a, 100, 1000));
     result_log_add(&log, wb, make_rows(&a, 1100, 1));
     result_log_add(&log, wb, make_rows(&a, 1101, 1499));
-    result_log_end(&log, wb);
+    CHECK(result_log_end(&log, wb, &err) == 0);
     CHECK(log.nchunks == 3);
     result_log_free(&log);
-    result_log_begin(&log, q, 3);
-    result_log_end(&log, wb);
+    result_log_begin(&log, st, q, 3);
+    CHECK(result_log_end(&log, wb, &err) == 0);
     CHECK(log.nchunks == 0);
     result_log_free(&log);
-    result_log_begin(&log, q, 4);
+    result_log_begin(&log, st, q, 4);
     result_log_add(&log, wb, wide_rows(&a, 5000, 5, 100 * 1024));
-    result_log_end(&log, wb);
+    CHECK(result_log_end(&log, wb, &err) == 0);
     CHECK(log.nchunks == 2);
     result_log_free(&log);
     CHECK(state_batch_commit(st, wb, true, &err) == 0);
@@ -434,15 +452,15 @@ static void test_result_log(const char *dir)
 
     /* The same rows in other pieces make the same keys and values. */
     wb = state_batch_new();
-    result_log_begin(&log, q2, 2);
+    result_log_begin(&log, st, q2, 2);
     for (int64_t i = 100; i < 2600; i += 7)
         result_log_add(&log, wb, make_rows(&a, i, (uint32_t)SL_MIN(7, 2600 - i)));
-    result_log_end(&log, wb);
+    CHECK(result_log_end(&log, wb, &err) == 0);
     result_log_free(&log);
-    result_log_begin(&log, q2, 4);
+    result_log_begin(&log, st, q2, 4);
     for (int64_t i = 5000; i < 5005; i++)
         result_log_add(&log, wb, wide_rows(&a, i, 1, 100 * 1024));
-    result_log_end(&log, wb);
+    CHECK(result_log_end(&log, wb, &err) == 0);
     result_log_free(&log);
     CHECK(state_batch_commit(st, wb, true, &err) == 0);
     state_batch_free(wb);
@@ -452,11 +470,20 @@ static void test_result_log(const char *dir)
     StrBuf sig1, sig2;
     strbuf_init(&sig1);
     strbuf_init(&sig2);
-    CHECK(count_keys(st, p1, 5, &sig1) == 5);
-    CHECK(count_keys(st, p2, 5, &sig2) == 5);
+    /* three chunks of batch 2, the reference to batch 4's region */
+    CHECK(count_keys(st, p1, 5, &sig1) == 4);
+    CHECK(count_keys(st, p2, 5, &sig2) == 4);
     CHECK(sig1.len == sig2.len && memcmp(sig1.data, sig2.data, sig1.len) == 0);
     strbuf_free(&sig1);
     strbuf_free(&sig2);
+    /* and the two result files hold the same bytes */
+    StrBuf f1, f2;
+    strbuf_init(&f1);
+    strbuf_init(&f2);
+    CHECK(read_seg(dir, q->oid, 4, &f1) == 0 && read_seg(dir, q2->oid, 4, &f2) == 0);
+    CHECK(f1.len > 500 * 1024 && f1.len == f2.len && memcmp(f1.data, f2.data, f1.len) == 0);
+    strbuf_free(&f1);
+    strbuf_free(&f2);
 
     /* A scan reads the per-row batches, then the chunks, in batch order;
      * with keys, a chunk's rows carry its key. */
@@ -480,7 +507,8 @@ static void test_result_log(const char *dir)
                   (long long)expect[got]);
             CHECK(vector_is_null(&b->cols[1], i) == (v >= 5000 ? false : v % 7 == 0));
             CHECK(b->cols[2].v.f64[i] == (double)v / 2);
-            CHECK(keys[i].len == 17 && ((const uint8_t *)keys[i].ptr)[0] == (got < 8 ? 'T' : 'A'));
+            CHECK(keys[i].len == (v >= 5000 ? 13 : 17) &&
+                  ((const uint8_t *)keys[i].ptr)[0] == (got < 8 ? 'T' : 'A'));
             if (v >= 5000)
                 CHECK(b->cols[1].v.str[i].len == 100 * 1024 &&
                       b->cols[1].v.str[i].ptr[100 * 1024 - 1] == 'a' + (char)(v % 26));
@@ -492,11 +520,14 @@ static void test_result_log(const char *dir)
     /* A chunk that says it holds more rows than it does is an error
      * (XX001), not a crash. */
     wb = state_batch_new();
-    result_log_begin(&log, bad, 0);
-    result_log_add(&log, wb, make_rows(&a, 0, 10));
-    put_le32((uint8_t *)log.chunk.data, 11);
-    state_batch_put(wb, log.key, sizeof(log.key), log.chunk.data, log.chunk.len - 3);
-    result_log_free(&log);
+    StrBuf chunk;
+    strbuf_init(&chunk);
+    stream_chunk_add(&chunk, make_rows(&a, 0, 10));
+    put_le32((uint8_t *)chunk.data, 11);
+    uint8_t bk[17] = {'A'};
+    put_be32(bk + 1, bad->oid);
+    state_batch_put(wb, bk, sizeof(bk), chunk.data, chunk.len - 3);
+    strbuf_free(&chunk);
     CHECK(state_batch_commit(st, wb, true, &err) == 0);
     state_batch_free(wb);
     s = tbl_scan_open(st, bad);
@@ -525,6 +556,174 @@ static void test_result_log(const char *dir)
     sl_free(bad);
 }
 
+/* Writes one batch of a result log: n rows from id first, `len` bytes of
+ * text each; committed when commit is set (else as if the server died
+ * before the batch's RocksDB write). */
+static void log_batch(StateStore *st, const CatRelation *q, int64_t batch, int64_t first,
+                      uint32_t n, size_t len, bool commit)
+{
+    Arena a;
+    arena_init(&a, 65536);
+    SlError err = {0};
+    StateBatch *wb = state_batch_new();
+    ResultLog log;
+    result_log_begin(&log, st, q, batch);
+    for (uint32_t i = 0; i < n; i++)
+        result_log_add(&log, wb, wide_rows(&a, first + i, 1, len));
+    CHECK(result_log_end(&log, wb, &err) == 0, "%s", err.message);
+    result_log_free(&log);
+    if (commit)
+        CHECK(state_batch_commit(st, wb, true, &err) == 0);
+    state_batch_free(wb);
+    arena_destroy(&a);
+    sl_error_clear(&err);
+}
+
+/* Scans q: the ids in order into ids (up to max); returns the row count,
+ * or -1 with the error's SQLSTATE in state. */
+static int scan_ids(StateStore *st, const CatRelation *q, int64_t *ids, int max, char *state)
+{
+    Arena a;
+    arena_init(&a, 65536);
+    SlError err = {0};
+    RelScan *s = tbl_scan_open(st, q);
+    int got = 0, n;
+    Batch *b;
+    while ((n = tbl_scan_next(s, &a, &b, NULL, &err)) > 0) {
+        for (int i = 0; i < n; i++, got++)
+            if (got < max)
+                ids[got] = b->cols[0].v.i64[i];
+        arena_reset(&a);
+    }
+    if (n < 0) {
+        got = -1;
+        memcpy(state, err.sqlstate, 6);
+    }
+    rel_scan_close(s, NULL);
+    sl_error_clear(&err);
+    arena_destroy(&a);
+    return got;
+}
+
+static long file_size(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return -1;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+/* Flips the bits of the byte at off in path. */
+static void flip(const char *path, long off)
+{
+    FILE *f = fopen(path, "r+b");
+    CHECK(f != NULL);
+    fseek(f, off, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, off, SEEK_SET);
+    fputc(c ^ 0xFF, f);
+    fclose(f);
+}
+
+/* Result files: regions appended to one segment across batches with
+ * inline batches between them; a batch whose region was written but not
+ * committed (the server died before the RocksDB write) written again,
+ * smaller; damaged, torn and missing bytes found (XX001, never rows); a
+ * new segment past RESFILE_SEGMENT_BYTES; DROP removes the files. */
+static void test_result_files(const char *dir)
+{
+    SlError err = {0};
+    StateStore *st;
+    CHECK(state_open(dir, &st, &err) == 0);
+    CatRelation *q = fake_relation(40010, false);
+    q->kind = REL_QUERY;
+    char seg1[512], seg6[512], moved[520];
+    snprintf(seg1, sizeof(seg1), "%s/results/%08x-%016x.seg", dir, q->oid, 1);
+    snprintf(seg6, sizeof(seg6), "%s/results/%08x-%016x.seg", dir, q->oid, 6);
+
+    log_batch(st, q, 1, 0, 4, 100 * 1024, true);      /* a file region */
+    long after1 = file_size(seg1);
+    CHECK(after1 > 400 * 1024 && after1 < 420 * 1024, "%ld", after1);
+    log_batch(st, q, 2, 4, 3, 10, true);              /* inline */
+    CHECK(file_size(seg1) == after1);
+    log_batch(st, q, 3, 7, 4, 100 * 1024, true);      /* appended to segment 1 */
+    long after3 = file_size(seg1);
+    CHECK(after3 > 2 * after1 - 100);
+    /* Batch 4 dies after its region is written; its replay writes fewer
+     * rows: the first attempt's bytes are cut away and never read. */
+    log_batch(st, q, 4, 100, 6, 100 * 1024, false);
+    CHECK(file_size(seg1) > after3 + 600 * 1024);
+    log_batch(st, q, 4, 11, 3, 100 * 1024, true);
+    long after4 = file_size(seg1);
+    CHECK(after4 > after3 + 300 * 1024 && after4 < after3 + 320 * 1024);
+    int64_t ids[400];
+    char state[6] = "";
+    CHECK(scan_ids(st, q, ids, 400, state) == 14);
+    for (int i = 0; i < 14; i++)
+        CHECK(ids[i] == i, "row %d: %lld", i, (long long)ids[i]);
+
+    /* A flipped byte in a row, in a frame header, in a region header; a
+     * torn end; a missing file: XX001 each time, and the rows again once
+     * the byte is put back. */
+    long offs[] = {after1 + 16 + 8 + 50000, after1 + 16, after1 + 3, after3 + 16 + 4};
+    for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
+        flip(seg1, offs[k]);
+        CHECK(scan_ids(st, q, ids, 400, state) == -1 &&
+              strcmp(state, ERRCODE_DATA_CORRUPTED) == 0, "flip at %ld", offs[k]);
+        flip(seg1, offs[k]);
+        CHECK(scan_ids(st, q, ids, 400, state) == 14);
+    }
+    StrBuf whole;
+    strbuf_init(&whole);
+    CHECK(read_seg(dir, q->oid, 1, &whole) == 0 && (long)whole.len == after4);
+    CHECK(truncate(seg1, after4 - 10) == 0);
+    CHECK(scan_ids(st, q, ids, 400, state) == -1 && strcmp(state, ERRCODE_DATA_CORRUPTED) == 0);
+    FILE *fa = fopen(seg1, "ab");
+    CHECK(fa != NULL && fwrite(whole.data + after4 - 10, 1, 10, fa) == 10);
+    fclose(fa);
+    strbuf_free(&whole);
+    CHECK(file_size(seg1) == after4 && scan_ids(st, q, ids, 400, state) == 14);
+    snprintf(moved, sizeof(moved), "%s.moved", seg1);
+    CHECK(rename(seg1, moved) == 0);
+    CHECK(scan_ids(st, q, ids, 400, state) == -1 && strcmp(state, ERRCODE_DATA_CORRUPTED) == 0);
+    CHECK(rename(moved, seg1) == 0);
+
+    /* Past RESFILE_SEGMENT_BYTES (64 MiB) the next batch starts a segment
+     * of its own. */
+    log_batch(st, q, 5, 14, 260, 256 * 1024, true);
+    CHECK(file_size(seg1) > 64L << 20 && file_size(seg6) < 0);
+    long after5 = file_size(seg1);
+    log_batch(st, q, 6, 274, 3, 100 * 1024, true);
+    log_batch(st, q, 7, 277, 3, 100 * 1024, true);
+    CHECK(file_size(seg1) == after5 && file_size(seg6) > 600 * 1024);
+    CHECK(scan_ids(st, q, ids, 400, state) == 280);
+    for (int i = 0; i < 280; i++)
+        CHECK(ids[i] == i, "row %d: %lld", i, (long long)ids[i]);
+
+    /* DROP: the references, the tail and the files. */
+    CHECK(rel_purge(st, q, &err) == 0);
+    CHECK(file_size(seg1) < 0 && file_size(seg6) < 0);
+    uint8_t p[5] = {'A'};
+    put_be32(p + 1, q->oid);
+    CHECK(count_keys(st, p, 5, NULL) == 0);
+    p[0] = 'M';
+    CHECK(count_keys(st, p, 5, NULL) == 0);
+    CHECK(scan_ids(st, q, ids, 400, state) == 0);
+    /* A new query under the same oid starts a fresh segment. */
+    log_batch(st, q, 1, 0, 4, 100 * 1024, true);
+    CHECK(file_size(seg1) == after1 && scan_ids(st, q, ids, 400, state) == 4);
+    CHECK(rel_purge(st, q, &err) == 0);
+
+    if (sl_error_set(&err))
+        fprintf(stderr, "error: %s\n", err.message);
+    sl_error_clear(&err);
+    state_close(st);
+    sl_free(q);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/sluice-test-relstore-XXXXXX";
@@ -534,6 +733,7 @@ int main(void)
     test_store(dir);
     test_group_commit(dir);
     test_result_log(dir);
+    test_result_files(dir);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)

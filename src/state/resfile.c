@@ -1,0 +1,386 @@
+/*
+ * resfile.c -- result files: segment files of large result-log batches
+ * (see resfile.h for the layout, docs/engine.md "Result logs" for the
+ * invariants).
+ *
+ *   resfile_chain_start, resfile_frame_seal
+ *   resfile_open, resfile_append, resfile_finish, resfile_close
+ *   resfile_read_init, resfile_read_begin, resfile_read_chunk, resfile_read_end
+ *   resfile_remove_all
+ *
+ * Writes are pwrite at the region's own offsets, so a region's bytes do
+ * not depend on what a crashed attempt left behind: the attempt that
+ * commits truncates the file back to the last committed end first.  Every
+ * checksum is CRC-32C (sl_crc32c: the SSE4.2 instruction where the CPU has
+ * it), computed once per byte as a chunk is cut and once per byte read.
+ */
+#include "resfile.h"
+
+#include "sluice/bytes.h"
+#include "sluice/crc32c.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RESFILE_MAGIC   0x31524c53u     /* "SLR1" */
+#define RESFILE_VERSION 1
+
+struct ResFile {
+    int        fd;
+    uint32_t   oid;
+    int64_t    batch;
+    uint64_t   seg;
+    uint64_t   start, pos;      /* the region's first byte; the next byte */
+    char       path[PATH_MAX];
+};
+
+static void seg_path(StateStore *st, uint32_t oid, uint64_t seg, char *out, size_t n)
+{
+    snprintf(out, n, "%s/results/%08" PRIx32 "-%016" PRIx64 ".seg", state_dir(st), oid, seg);
+}
+
+static void tail_key(uint32_t oid, uint8_t *k)
+{
+    k[0] = 'M';
+    put_be32(k + 1, oid);
+    k[5] = 'F';
+}
+
+static int sys_error(SlError *err, const char *what, const char *path)
+{
+    return sl_error(err, ERRCODE_IO_ERROR, "result file \"%s\": %s: %s", path, what,
+                    strerror(errno));
+}
+
+static int corrupt_at(SlError *err, uint32_t oid, uint64_t seg, uint64_t off, int64_t batch,
+                      const char *what)
+{
+    sl_error(err, ERRCODE_DATA_CORRUPTED,
+             "the result file of relation %" PRIu32 " is corrupt: %s", oid, what);
+    sl_error_detail(err, "Segment %016" PRIx64 ", offset %" PRIu64 ", batch %" PRId64 ".", seg,
+                    off, batch);
+    return -1;
+}
+
+/* fsyncs a directory, so that a file created or removed in it stays so. */
+static int sync_dir(const char *dir, SlError *err)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return sys_error(err, "open directory", dir);
+    int rc = fsync(fd);
+    close(fd);
+    return rc < 0 ? sys_error(err, "fsync directory", dir) : 0;
+}
+
+static int write_all(int fd, const void *p, size_t n, uint64_t off)
+{
+    const char *s = p;
+    while (n > 0) {
+        ssize_t w = pwrite(fd, s, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        s += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+    return 0;
+}
+
+/* Reads exactly n bytes at off: 0, 1 when the file ends first, -1 on error. */
+static int read_all(int fd, void *p, size_t n, uint64_t off)
+{
+    char *s = p;
+    while (n > 0) {
+        ssize_t r = pread(fd, s, n, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            return 1;
+        s += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+static void region_header(int64_t batch_id, uint8_t *h)
+{
+    put_le32(h, RESFILE_MAGIC);
+    put_le32(h + 4, 0);
+    put_le64(h + 8, (uint64_t)batch_id);
+}
+
+uint32_t resfile_chain_start(int64_t batch_id)
+{
+    uint8_t h[RESFILE_REGION_HEADER];
+    region_header(batch_id, h);
+    return sl_crc32c(0, h, sizeof(h));
+}
+
+void resfile_frame_seal(uint8_t *hdr, uint32_t len, uint32_t *chain)
+{
+    put_le32(hdr, len);
+    put_le32(hdr + 4, sl_crc32c(0, hdr + RESFILE_FRAME_HEADER, len));
+    *chain = sl_crc32c(*chain, hdr, RESFILE_FRAME_HEADER);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Writer                                                                  */
+
+int resfile_open(StateStore *st, uint32_t oid, int64_t batch_id, ResFile **out, SlError *err)
+{
+    uint8_t tk[6];
+    tail_key(oid, tk);
+    Arena a;
+    arena_init(&a, 128);
+    void *val;
+    size_t vlen;
+    int got = state_get(st, tk, sizeof(tk), &a, &val, &vlen, err);
+    uint64_t seg = 0, end = 0;
+    if (got == 1 && vlen == 16) {
+        seg = get_le64(val);
+        end = get_le64((const uint8_t *)val + 8);
+    } else if (got == 1) {
+        arena_destroy(&a);
+        return sl_error(err, ERRCODE_DATA_CORRUPTED,
+                        "the result file tail of relation %" PRIu32 " is corrupt", oid);
+    }
+    arena_destroy(&a);
+    if (got < 0)
+        return -1;
+
+    ResFile *f = sl_calloc(1, sizeof(ResFile));
+    f->oid = oid;
+    f->batch = batch_id;
+    bool fresh = got == 0 || end >= RESFILE_SEGMENT_BYTES;
+    if (fresh) {
+        seg = (uint64_t)batch_id;
+        end = 0;
+    }
+    f->seg = seg;
+    f->start = f->pos = end;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/results", state_dir(st));
+    seg_path(st, oid, seg, f->path, sizeof(f->path));
+    SLUICE_FAULT("result_file_before_write");
+    if (fresh) {
+        /* A new segment, named by this batch: a replay of the batch opens
+         * the same name and overwrites what an earlier attempt wrote. */
+        bool made = mkdir(dir, 0755) == 0;
+        if (!made && errno != EEXIST) {
+            sys_error(err, "mkdir", dir);
+            sl_free(f);
+            return -1;
+        }
+        f->fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (f->fd < 0 || (made && sync_dir(state_dir(st), err) < 0) || sync_dir(dir, err) < 0) {
+            if (f->fd < 0)
+                sys_error(err, "create", f->path);
+            resfile_close(f);
+            return -1;
+        }
+    } else {
+        f->fd = open(f->path, O_WRONLY | O_CLOEXEC);
+        if (f->fd < 0) {
+            int missing = errno == ENOENT;
+            if (missing)
+                corrupt_at(err, oid, seg, end, batch_id, "its last segment file is missing");
+            else
+                sys_error(err, "open", f->path);
+            resfile_close(f);
+            return -1;
+        }
+        /* What a crashed or failed attempt left past the committed end. */
+        if (ftruncate(f->fd, (off_t)end) < 0) {
+            sys_error(err, "truncate", f->path);
+            resfile_close(f);
+            return -1;
+        }
+    }
+    uint8_t h[RESFILE_REGION_HEADER];
+    region_header(batch_id, h);
+    if (write_all(f->fd, h, sizeof(h), f->pos) < 0) {
+        sys_error(err, "write", f->path);
+        resfile_close(f);
+        return -1;
+    }
+    f->pos += sizeof(h);
+    *out = f;
+    return 0;
+}
+
+int resfile_append(ResFile *f, const void *p, size_t n, SlError *err)
+{
+    if (write_all(f->fd, p, n, f->pos) < 0)
+        return sys_error(err, "write", f->path);
+    f->pos += n;
+    return 0;
+}
+
+int resfile_finish(ResFile *f, StateBatch *wb, uint32_t frames, uint64_t rows, uint32_t chain,
+                   SlError *err)
+{
+    if (fdatasync(f->fd) < 0)
+        return sys_error(err, "fdatasync", f->path);
+    SLUICE_FAULT("result_file_after_sync");
+    uint8_t key[13], ref[RESFILE_REF_BYTES], tk[6], tail[16];
+    key[0] = 'A';
+    put_be32(key + 1, f->oid);
+    put_be64(key + 5, (uint64_t)f->batch);
+    memset(ref, 0, sizeof(ref));
+    ref[0] = RESFILE_VERSION;
+    put_le32(ref + 4, frames);
+    put_le64(ref + 8, f->seg);
+    put_le64(ref + 16, f->start);
+    put_le64(ref + 24, f->pos - f->start);
+    put_le64(ref + 32, rows);
+    put_le32(ref + 40, chain);
+    put_le32(ref + 44, sl_crc32c(0, ref, 44));
+    state_batch_put(wb, key, sizeof(key), ref, sizeof(ref));
+    tail_key(f->oid, tk);
+    put_le64(tail, f->seg);
+    put_le64(tail + 8, f->pos);
+    state_batch_put(wb, tk, sizeof(tk), tail, sizeof(tail));
+    return 0;
+}
+
+void resfile_close(ResFile *f)
+{
+    if (f == NULL)
+        return;
+    if (f->fd >= 0)
+        close(f->fd);
+    sl_free(f);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reader                                                                  */
+
+void resfile_read_init(ResFileRead *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->fd = -1;
+}
+
+int resfile_read_begin(ResFileRead *r, StateStore *st, uint32_t oid, int64_t batch_id,
+                       const void *refp, size_t reflen, SlError *err)
+{
+    const uint8_t *ref = refp;
+    if (reflen != RESFILE_REF_BYTES || ref[0] != RESFILE_VERSION ||
+        get_le32(ref + 44) != sl_crc32c(0, ref, 44))
+        return corrupt_at(err, oid, 0, 0, batch_id, "a reference to it is damaged");
+    uint64_t seg = get_le64(ref + 8), off = get_le64(ref + 16), len = get_le64(ref + 24);
+    if (r->fd < 0 || r->oid != oid || r->seg != seg) {
+        if (r->fd >= 0)
+            close(r->fd);
+        char path[PATH_MAX];
+        seg_path(st, oid, seg, path, sizeof(path));
+        r->fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (r->fd < 0) {
+            if (errno == ENOENT)
+                return corrupt_at(err, oid, seg, off, batch_id, "a segment file is missing");
+            return sys_error(err, "open", path);
+        }
+        r->oid = oid;
+        r->seg = seg;
+    }
+    uint8_t h[RESFILE_REGION_HEADER], want[RESFILE_REGION_HEADER];
+    int rc = len < sizeof(h) ? 1 : read_all(r->fd, h, sizeof(h), off);
+    if (rc < 0)
+        return sl_error(err, ERRCODE_IO_ERROR, "result file: read: %s", strerror(errno));
+    region_header(batch_id, want);
+    if (rc == 1 || memcmp(h, want, sizeof(h)) != 0)
+        return corrupt_at(err, oid, seg, off, batch_id, "a region header does not match");
+    r->batch = batch_id;
+    r->pos = off + sizeof(h);
+    r->end = off + len;
+    r->frames_left = get_le32(ref + 4);
+    r->want_chain = get_le32(ref + 40);
+    r->chain = sl_crc32c(0, h, sizeof(h));
+    return 0;
+}
+
+int resfile_read_chunk(ResFileRead *r, Arena *a, const uint8_t **chunk, size_t *len,
+                       SlError *err)
+{
+    if (r->frames_left == 0) {
+        if (r->pos != r->end || r->chain != r->want_chain)
+            return corrupt_at(err, r->oid, r->seg, r->pos, r->batch,
+                              "a region's frame headers do not match its reference");
+        return 0;
+    }
+    uint8_t h[RESFILE_FRAME_HEADER];
+    if (r->end - r->pos < sizeof(h))
+        return corrupt_at(err, r->oid, r->seg, r->pos, r->batch, "a region is short");
+    int rc = read_all(r->fd, h, sizeof(h), r->pos);
+    if (rc < 0)
+        return sl_error(err, ERRCODE_IO_ERROR, "result file: read: %s", strerror(errno));
+    uint32_t n = get_le32(h);
+    if (rc == 1 || n > r->end - r->pos - sizeof(h))
+        return corrupt_at(err, r->oid, r->seg, r->pos, r->batch,
+                          "a chunk runs past its region (torn or damaged)");
+    uint8_t *c = arena_alloc(a, n ? n : 1);
+    rc = read_all(r->fd, c, n, r->pos + sizeof(h));
+    if (rc < 0)
+        return sl_error(err, ERRCODE_IO_ERROR, "result file: read: %s", strerror(errno));
+    if (rc == 1 || sl_crc32c(0, c, n) != get_le32(h + 4))
+        return corrupt_at(err, r->oid, r->seg, r->pos, r->batch,
+                          "a chunk's checksum does not match");
+    r->chain = sl_crc32c(r->chain, h, sizeof(h));
+    r->pos += sizeof(h) + n;
+    r->frames_left--;
+    *chunk = c;
+    *len = n;
+    return 1;
+}
+
+void resfile_read_end(ResFileRead *r)
+{
+    if (r->fd >= 0)
+        close(r->fd);
+    r->fd = -1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Removal                                                                 */
+
+int resfile_remove_all(StateStore *st, uint32_t oid, SlError *err)
+{
+    char dir[PATH_MAX], prefix[16], path[PATH_MAX + 256];
+    snprintf(dir, sizeof(dir), "%s/results", state_dir(st));
+    snprintf(prefix, sizeof(prefix), "%08" PRIx32 "-", oid);
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return errno == ENOENT ? 0 : sys_error(err, "open directory", dir);
+    int rc = 0, removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, 9) != 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (unlink(path) < 0 && errno != ENOENT) {
+            rc = sys_error(err, "unlink", path);
+            break;
+        }
+        removed++;
+    }
+    closedir(d);
+    if (rc == 0 && removed > 0)
+        rc = sync_dir(dir, err);
+    return rc;
+}

@@ -1,0 +1,92 @@
+/*
+ * resfile.h -- result files: the bytes of large result-log batches, in
+ * segment files of sluice's own beside RocksDB (private to src/state/).
+ *
+ *   resfile_chain_start, resfile_frame_seal   the region's checksums
+ *   resfile_open, resfile_append, resfile_finish, resfile_close
+ *                                             one batch's region (writer)
+ *   resfile_read_begin, resfile_read_chunk, resfile_read_end
+ *                                             a committed region (reader)
+ *   resfile_remove_all                        every file of a relation
+ *
+ * Layout (docs/architecture.md, "Result files"): <state dir>/results/
+ * <oid, 8 hex>-<segment, 16 hex>.seg, where the segment number is the id
+ * of the batch that started the file.  A batch appends one region:
+ *
+ *   region header  16 bytes: magic "SLR1", 4 zero bytes, batch id (LE 8)
+ *   frames         per chunk: length (LE 4), CRC-32C of the chunk (LE 4),
+ *                  the chunk (a row count, then each row with its length:
+ *                  a stream chunk's format)
+ *
+ * The region is fdatasync'ed before the batch's RocksDB write, which holds
+ * its reference -- key 'A' + oid + batch id (13 bytes), value
+ * RESFILE_REF_BYTES: segment, offset, length, frames, rows and the
+ * CRC-32C of the region header and every frame header (the "chain") --
+ * and the relation's tail 'M' + oid + 'F': the segment and the end of the
+ * last committed region.  Bytes past the tail are never read; the next
+ * batch truncates them away before it writes.
+ */
+#ifndef SLUICE_RESFILE_H
+#define SLUICE_RESFILE_H
+
+#include "sluice/arena.h"
+#include "sluice/error.h"
+#include "sluice/state.h"
+
+/* A segment takes new regions until it is this long. */
+#define RESFILE_SEGMENT_BYTES (64u << 20)
+#define RESFILE_REGION_HEADER 16
+#define RESFILE_FRAME_HEADER  8
+#define RESFILE_REF_BYTES     48
+
+typedef struct ResFile ResFile;
+
+/* The CRC-32C of a batch's region header: where its chain starts. */
+uint32_t resfile_chain_start(int64_t batch_id);
+/* Fills the frame header at hdr for the len-byte chunk that follows it,
+ * and extends the chain over that header. */
+void resfile_frame_seal(uint8_t *hdr, uint32_t len, uint32_t *chain);
+
+/* Starts batch_id's region for relation oid: at the end of the last
+ * committed region of its segment (truncating whatever follows it), or at
+ * the start of a new segment.  Returns 0, or -1 with err set. */
+int  resfile_open(StateStore *st, uint32_t oid, int64_t batch_id, ResFile **out,
+                  SlError *err);
+/* Appends n bytes of framed chunks to the region. */
+int  resfile_append(ResFile *f, const void *p, size_t n, SlError *err);
+/* Makes the region durable (fdatasync) and puts its reference and the new
+ * tail into wb: the region is visible once wb is committed. */
+int  resfile_finish(ResFile *f, StateBatch *wb, uint32_t frames, uint64_t rows,
+                    uint32_t chain, SlError *err);
+void resfile_close(ResFile *f);
+
+/* A reader of committed regions; keeps the last segment open. */
+typedef struct ResFileRead {
+    int       fd;           /* -1: none open */
+    uint32_t  oid;
+    uint64_t  seg;
+    int64_t   batch;
+    uint64_t  pos, end;     /* the next frame; the region's end */
+    uint32_t  frames_left;
+    uint32_t  chain, want_chain;
+} ResFileRead;
+
+void resfile_read_init(ResFileRead *r);
+/* Opens the region a reference (the value of key 'A' + oid + batch_id)
+ * names and checks its header.  Returns 0, or -1 with err set (XX001 when
+ * the reference, the file or the header is wrong). */
+int  resfile_read_begin(ResFileRead *r, StateStore *st, uint32_t oid, int64_t batch_id,
+                        const void *ref, size_t reflen, SlError *err);
+/* The region's next chunk, read into a and checked against its CRC-32C:
+ * 1 with *chunk and *len set, 0 after the last (once the chain and the
+ * length are checked), -1 with err set (XX001 for a bad checksum, a short
+ * or torn region). */
+int  resfile_read_chunk(ResFileRead *r, Arena *a, const uint8_t **chunk, size_t *len,
+                        SlError *err);
+void resfile_read_end(ResFileRead *r);
+
+/* Unlinks every segment file of relation oid (after its references are
+ * gone: DROP, or CREATE under a reused oid).  Returns 0 or -1. */
+int  resfile_remove_all(StateStore *st, uint32_t oid, SlError *err);
+
+#endif /* SLUICE_RESFILE_H */
