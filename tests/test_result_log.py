@@ -141,6 +141,46 @@ def test_every_type_across_chunks_and_batches(sluiced):
         assert wait_for(lambda: table(c, "SELECT * FROM r"), [(-1, "new")]) == [(-1, "new")]
 
 
+def load_paused(server, text):
+    """Stream ev (i, t) with rows i = 0..7999, t = text(i), and query r
+    over it, paused: its batches will be 3000, 3000 and 2000 rows."""
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (i bigint, t text)")
+        c.execute("CREATE CONTINUOUS QUERY r WITH (trigger = '0', "
+                  "max_offsets_per_trigger = 3000) AS SELECT i, t || '!' AS t FROM ev "
+                  "WHERE i % 7 <> 0")
+        c.execute("ALTER CONTINUOUS QUERY r PAUSE")
+        with c.cursor().copy("COPY ev FROM STDIN") as cp:
+            for i in range(8000):
+                cp.write_row((i, text(i)))
+
+
+def kill_at(server, point, hit):
+    """Restarts the stopped server with fault point `point` set to kill at
+    its hit-th arrival, resumes r, waits for the kill, and starts it again
+    without the fault."""
+    server.env["SLUICE_FAULT"] = f"{point}:{hit}"
+    server.start()
+    with connect(server) as c:
+        c.execute("ALTER CONTINUOUS QUERY r RESUME")
+    assert server.wait_exit(WAIT * 4) == -signal.SIGKILL
+    assert f"fault point {point} reached" in server.log_text()
+    del server.env["SLUICE_FAULT"]
+    server.start()
+
+
+def resume_until(server, want):
+    """Resumes r and waits until its table is want, r still running."""
+    with connect(server) as c:
+        c.execute("ALTER CONTINUOUS QUERY r RESUME")
+        assert wait_for(lambda: c.execute("SELECT count(*) FROM r").fetchone()[0],
+                        len(want), timeout=120) == len(want)
+        assert table(c, "SELECT * FROM r") == want
+        status = c.execute("SELECT status, last_error FROM sys.queries "
+                           "WHERE name = 'r'").fetchone()
+        assert status[0] == "running", status
+
+
 # (fault point, the hit that kills): every point is reached once per batch;
 # the second batch dies with its first chunks staged (or, after the state
 # commit, with its rows written and its commit-log entry missing).
@@ -155,32 +195,9 @@ FAULTS = [
 @pytest.mark.parametrize("point,hit", FAULTS, ids=[p for p, _ in FAULTS])
 def test_kill_and_replay_writes_each_row_once(sluiced, point, hit):
     server = sluiced()
-    with connect(server) as c:
-        c.execute("CREATE STREAM ev (i bigint, t text)")
-        c.execute("CREATE CONTINUOUS QUERY r WITH (trigger = '0', "
-                  "max_offsets_per_trigger = 3000) AS SELECT i, t || '!' AS t FROM ev "
-                  "WHERE i % 7 <> 0")
-        c.execute("ALTER CONTINUOUS QUERY r PAUSE")
-        with c.cursor().copy("COPY ev FROM STDIN") as cp:
-            for i in range(8000):       # batches of 3000, 3000, 2000 rows
-                cp.write_row((i, None if i % 13 == 0 else f"r{i}"))
+    load_paused(server, lambda i: None if i % 13 == 0 else f"r{i}")
     server.stop()
 
-    server.env["SLUICE_FAULT"] = f"{point}:{hit}"
-    server.start()
-    with connect(server) as c:
-        c.execute("ALTER CONTINUOUS QUERY r RESUME")
-    assert server.wait_exit(WAIT * 4) == -signal.SIGKILL
-    assert f"fault point {point} reached" in server.log_text()
-
-    del server.env["SLUICE_FAULT"]
-    server.start()
-    want = [(i, None if i % 13 == 0 else f"r{i}!") for i in range(8000) if i % 7 != 0]
-    with connect(server) as c:
-        c.execute("ALTER CONTINUOUS QUERY r RESUME")
-        assert wait_for(lambda: c.execute("SELECT count(*) FROM r").fetchone()[0],
-                        len(want), timeout=120) == len(want)
-        assert table(c, "SELECT * FROM r") == want
-        status = c.execute("SELECT status, last_error FROM sys.queries "
-                           "WHERE name = 'r'").fetchone()
-        assert status[0] == "running", status
+    kill_at(server, point, hit)
+    resume_until(server, [(i, None if i % 13 == 0 else f"r{i}!")
+                          for i in range(8000) if i % 7 != 0])
