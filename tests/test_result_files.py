@@ -10,8 +10,9 @@ COPY TO, SUBSCRIBE WITH (snapshot) and after a restart; a SIGKILL before the
 file write, after its fdatasync (before the RocksDB write) and before/after
 the RocksDB write -- every row once after the replay, and no uncommitted
 bytes left in the file; a damaged byte in a segment file gives SQLSTATE
-XX001, never rows, and the server goes on; DROP and re-CREATE remove the
-files.
+XX001, never rows, and the server goes on; a file that cannot be written
+fails the query with the error and nothing of the batch visible, and the
+restart replays it; DROP and re-CREATE remove the files.
 """
 
 import psycopg
@@ -187,3 +188,38 @@ def test_a_damaged_byte_is_xx001_not_rows(sluiced):
     server.start()
     with connect(server) as c:
         assert table(c, "SELECT * FROM r") == want
+
+
+def test_a_write_error_fails_the_query_and_a_restart_replays_the_batch(sluiced):
+    server = sluiced()
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (i bigint, t text)")
+        c.execute("CREATE CONTINUOUS QUERY r WITH (trigger = '0') AS SELECT i, t FROM ev")
+        c.execute("INSERT INTO ev VALUES (-1, 'inline')")
+        assert wait_for(lambda: c.execute("SELECT count(*) FROM r").fetchone()[0], 1) == 1
+        # where the result files go, a plain file: the next large batch
+        # cannot make its segment
+        blocker = server.data_dir / "state" / "results"
+        assert not blocker.exists()
+        blocker.write_text("in the way")
+        c.execute("ALTER CONTINUOUS QUERY r PAUSE")
+        with c.cursor().copy("COPY ev FROM STDIN") as cp:
+            for i in range(2000):
+                cp.write_row((i, wide(i)))
+        c.execute("ALTER CONTINUOUS QUERY r RESUME")
+        assert wait_for(lambda: c.execute("SELECT status FROM sys.queries "
+                                          "WHERE name = 'r'").fetchone()[0],
+                        "failed", timeout=120) == "failed"
+        got = c.execute("SELECT status, last_error FROM sys.queries WHERE name = 'r'").fetchone()
+        assert got[0] == "failed" and "result file" in got[1], got
+        # nothing of the failed batch is visible
+        assert table(c, "SELECT * FROM r") == [(-1, "inline")]
+    server.stop()
+    blocker.unlink()
+    server.start()
+    want = [(-1, "inline")] + [(i, wide(i)) for i in range(2000)]
+    with connect(server) as c:
+        assert wait_for(lambda: c.execute("SELECT count(*) FROM r").fetchone()[0],
+                        len(want), timeout=120) == len(want)
+        assert table(c, "SELECT * FROM r") == want
+    assert len(segments(server)) == 1

@@ -907,12 +907,10 @@ void result_log_begin(ResultLog *l, StateStore *st, const CatRelation *rel, int6
  * batch's region) first if need be. */
 static void result_log_write(ResultLog *l)
 {
-    if (sl_error_set(&l->err))
-        return;
-    if (l->file == NULL && resfile_open(l->st, l->oid, l->batch_id, &l->file, &l->err) < 0)
-        return;
-    if (resfile_append(l->file, l->buf.data, l->at, &l->err) < 0)
-        return;
+    /* After an error the frames are dropped: result_log_end fails. */
+    if (!sl_error_set(&l->err) &&
+        (l->file != NULL || resfile_open(l->st, l->oid, l->batch_id, &l->file, &l->err) == 0))
+        resfile_append(l->file, l->buf.data, l->at, &l->err);
     strbuf_reset(&l->buf);
     l->at = 0;
 }
