@@ -5,18 +5,6 @@
  */
 #include "sluice/rowcodec.h"
 
-static void put_varint(StrBuf *out, uint64_t v)
-{
-    uint8_t buf[10];
-    int n = 0;
-    while (v >= 0x80) {
-        buf[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    buf[n++] = (uint8_t)v;
-    strbuf_append(out, buf, (size_t)n);
-}
-
 static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
     uint64_t r = 0;
@@ -33,17 +21,48 @@ static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
     return false;
 }
 
+static uint8_t *put_varint_at(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
 void row_encode(const Batch *b, uint32_t row, StrBuf *out)
 {
-    size_t nbytes = (b->ncols + 7) / 8;
-    size_t bitmap = out->len;
-    strbuf_reserve(out, nbytes);
-    memset(out->data + bitmap, 0, nbytes);
-    out->len += nbytes;
+    /* The most the row can take, reserved once; then plain stores (a
+     * result log encodes every output row: no call per column). */
+    size_t nbytes = (b->ncols + 7) / 8, most = nbytes;
+    for (uint32_t c = 0; c < b->ncols; c++) {
+        const Vector *v = &b->cols[c];
+        if (vector_is_null(v, row))
+            continue;
+        switch (v->type.id) {
+        case TYPE_TEXT:
+        case TYPE_VARCHAR:
+        case TYPE_BYTEA:
+        case TYPE_JSONB:
+        case TYPE_UNKNOWN:
+            most += 10 + (size_t)v->v.str[row].len;
+            break;
+        case TYPE_NUMERIC:
+            most += 21 + (size_t)v->v.num[row].ndigits;
+            break;
+        default:
+            most += type_width(v->type.id);
+            break;
+        }
+    }
+    strbuf_reserve(out, most);
+    uint8_t *bitmap = (uint8_t *)out->data + out->len, *p = bitmap + nbytes;
+    memset(bitmap, 0, nbytes);
     for (uint32_t c = 0; c < b->ncols; c++) {
         const Vector *v = &b->cols[c];
         if (vector_is_null(v, row)) {
-            out->data[bitmap + c / 8] |= (char)(1 << (c % 8));
+            bitmap[c / 8] |= (uint8_t)(1 << (c % 8));
             continue;
         }
         switch (v->type.id) {
@@ -51,25 +70,34 @@ void row_encode(const Batch *b, uint32_t row, StrBuf *out)
         case TYPE_VARCHAR:
         case TYPE_BYTEA:
         case TYPE_JSONB:
-        case TYPE_UNKNOWN:
-            put_varint(out, v->v.str[row].len);
-            strbuf_append(out, v->v.str[row].ptr, v->v.str[row].len);
+        case TYPE_UNKNOWN: {
+            const SlStr *x = &v->v.str[row];
+            p = put_varint_at(p, x->len);
+            if (x->len > 0)
+                memcpy(p, x->ptr, x->len);
+            p += x->len;
             break;
+        }
         case TYPE_NUMERIC: {
             const SlNumeric *x = &v->v.num[row];
-            strbuf_putc(out, (char)x->sign);
-            put_varint(out, (uint32_t)x->scale);
-            put_varint(out, (uint32_t)x->ndigits);
-            strbuf_append(out, x->digits, (size_t)x->ndigits);
+            *p++ = (uint8_t)x->sign;
+            p = put_varint_at(p, (uint32_t)x->scale);
+            p = put_varint_at(p, (uint32_t)x->ndigits);
+            if (x->ndigits > 0)
+                memcpy(p, x->digits, (size_t)x->ndigits);
+            p += x->ndigits;
             break;
         }
         default: {
             size_t w = type_width(v->type.id);
-            strbuf_append(out, (const char *)v->v.data + w * row, w);
+            memcpy(p, (const char *)v->v.data + w * row, w);
+            p += w;
             break;
         }
         }
     }
+    out->len = (size_t)(p - (uint8_t *)out->data);
+    out->data[out->len] = '\0';
 }
 
 int row_decode(const void *p, size_t n, Batch *b, uint32_t row, Arena *a)
