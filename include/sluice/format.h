@@ -34,6 +34,12 @@ typedef struct FmtColumn {
     int         npath;
     const char *path[FMT_MAX_PATH];  /* default: the column name */
     size_t      pathlen[FMT_MAX_PATH];
+    /* JSON, flat keys: the first key and its closing quote, zero padded,
+     * compared in place with the input (format_json.c, predict_key);
+     * keyq_len 0 when the key holds a quote or a backslash or is over 15
+     * bytes, which are matched the general way. */
+    char        keyq[16];
+    uint8_t     keyq_len;
 } FmtColumn;
 
 typedef struct FmtSpec {

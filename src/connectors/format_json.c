@@ -15,10 +15,28 @@
  * With spec->need, a text value of an unread column is scanned and checked
  * as above but not copied (format.h): the column stays NULL, and the record
  * is a dead letter exactly when it would be with every column read.
+ *
+ * Flat keys (every column one key, no two alike: the usual stream) take
+ * parse_flat, which decides exactly as the general parse_object but does
+ * less for the common record (docs/benchmarks.md, "Record decoding"):
+ *   - the key the hint predicts (the column after the last key's: records
+ *     of a topic list their members in one order) is compared in place,
+ *     sixteen bytes at once with its closing quote (predict_key), instead
+ *     of being scanned and then compared;
+ *   - the common values are converted as they are scanned (read_fast):
+ *     plain integers, doubles that Clinger's fast path gives exactly
+ *     (fast_double), true/false, strings without escapes for text and ISO
+ *     timestamps.  Anything else -- and anything read_fast is not sure
+ *     of -- goes back to read_value from the value's first byte, so values
+ *     and dead letters' reasons are those of the general path.
+ * tests/unit/test_json_diff.c checks that against the decoder before
+ * these paths (tests/unit/json_ref.c) over generated and mutated records.
  */
 #include "sluice/expr.h"
 
 #include "format_int.h"
+
+#include "exec/datetime.h"
 
 #include <stdio.h>
 #if defined(__SSE2__)
@@ -69,6 +87,13 @@ void fmt_spec_init(FmtSpec *spec, Arena *a, int ncols, const char *const *names,
             if (!dot || paths == NULL || paths[i] == NULL)
                 break;
             s = dot + 1;
+        }
+        size_t k = c->pathlen[0];
+        if (k < sizeof(c->keyq) && memchr(c->path[0], '"', k) == NULL &&
+            memchr(c->path[0], '\\', k) == NULL) {
+            memcpy(c->keyq, c->path[0], k);
+            c->keyq[k] = '"';
+            c->keyq_len = (uint8_t)(k + 1);
         }
     }
     /* Keys that name one column each let the decoder stop at the first
@@ -462,6 +487,41 @@ static void read_value(JCtx *cx, int c)
     store_text(cx, c, start, n);
 }
 
+/* After a member's key: the ':' and the white space around it, up to
+ * the value's first byte.  False (the reason set) if that is not there. */
+static inline bool member_colon(JCtx *cx)
+{
+    skip_ws(cx);
+    if (cx->p >= cx->end || *cx->p != ':') {
+        fail(cx, "invalid JSON: %s at byte %ld", "expected ':'");
+        return false;
+    }
+    cx->p++;
+    skip_ws(cx);
+    if (cx->p >= cx->end) {
+        fail(cx, "invalid JSON: %s at byte %ld", "unexpected end of record");
+        return false;
+    }
+    return true;
+}
+
+/* After a member's value: true at a ',' (another member follows), false
+ * at the object's '}' or (the reason set) at anything else. */
+static inline bool member_next(JCtx *cx)
+{
+    skip_ws(cx);
+    if (cx->p < cx->end && *cx->p == ',') {
+        cx->p++;
+        return true;
+    }
+    if (cx->p < cx->end && *cx->p == '}') {
+        cx->p++;
+        return false;
+    }
+    fail(cx, "invalid JSON: %s at byte %ld", "expected ',' or '}'");
+    return false;
+}
+
 /* Parses the object at p; cols are the columns whose path matched so far
  * (depth keys deep). */
 static void parse_object(JCtx *cx, int depth, const int *cols, int ncols)
@@ -487,17 +547,8 @@ static void parse_object(JCtx *cx, int depth, const int *cols, int ncols)
         SlStr key = {k, (uint32_t)kn};
         if (esc && !unescape(cx, k, kn, &key))
             return;
-        skip_ws(cx);
-        if (cx->p >= cx->end || *cx->p != ':') {
-            fail(cx, "invalid JSON: %s at byte %ld", "expected ':'");
+        if (!member_colon(cx))
             return;
-        }
-        cx->p++;
-        skip_ws(cx);
-        if (cx->p >= cx->end) {
-            fail(cx, "invalid JSON: %s at byte %ld", "unexpected end of record");
-            return;
-        }
         int nleaf = 0, ndeep = 0;
         if (cx->spec->flat_keys) {
             /* At most one column has this key: look first after the
@@ -536,17 +587,245 @@ static void parse_object(JCtx *cx, int depth, const int *cols, int ncols)
         }
         if (cx->failed)
             return;
-        skip_ws(cx);
-        if (cx->p < cx->end && *cx->p == ',') {
-            cx->p++;
-            continue;
+        if (!member_next(cx))
+            return;
+    }
+}
+
+/* True if the scalar scanned up to p ends there: what scan_scalar would
+ * not read on (digits, + - . e E and lower-case letters), or the end. */
+static inline bool scalar_ends(const char *p, const char *end)
+{
+    if (p == end)
+        return true;
+    char ch = *p;
+    return !((ch >= '0' && ch <= '9') || ch == '+' || ch == '-' || ch == '.' || ch == 'E' ||
+             (ch >= 'a' && ch <= 'z'));
+}
+
+/* Powers of ten a double holds exactly (Clinger's fast path). */
+static const double exact_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* A JSON number -?d+(.d+)?([eE][+-]?d+)? whose digits make an integer m
+ * of at most 2^53 and whose decimal exponent e is within +-22: m and 10^|e|
+ * are exact doubles, so one multiplication or division rounds exactly as
+ * strtod does.  False for anything else (the input function decides). */
+static inline bool fast_double(const char *p, const char *end, double *out, const char **stop)
+{
+    bool neg = *p == '-';
+    p += neg;
+    uint64_t m = 0;
+    int digits = 0, frac = 0;
+    const char *d0 = p;
+    while (p < end && (unsigned)(*p - '0') < 10 && digits < 19) {
+        m = m * 10 + (unsigned)(*p++ - '0');
+        digits++;
+    }
+    if (p == d0)
+        return false;
+    if (p < end && *p == '.') {
+        const char *f0 = ++p;
+        while (p < end && (unsigned)(*p - '0') < 10 && digits < 19) {
+            m = m * 10 + (unsigned)(*p++ - '0');
+            digits++;
         }
-        if (cx->p < cx->end && *cx->p == '}') {
-            cx->p++;
+        frac = (int)(p - f0);
+        if (frac == 0)
+            return false;
+    }
+    int e = 0;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        bool eneg = p < end && *p == '-';
+        if (p < end && (*p == '-' || *p == '+'))
+            p++;
+        const char *e0 = p;
+        while (p < end && (unsigned)(*p - '0') < 10 && p - e0 < 4)
+            e = e * 10 + (*p++ - '0');
+        if (p == e0)
+            return false;
+        if (eneg)
+            e = -e;
+    }
+    e -= frac;
+    if (!scalar_ends(p, end) || m > (1ULL << 53) || e < -22 || e > 22)
+        return false;
+    double d = (double)m;
+    d = e < 0 ? d / exact_pow10[-e] : d * exact_pow10[e];
+    *out = neg ? -d : d;
+    *stop = p;
+    return true;
+}
+
+/* The common values without read_value's general path: a plain integer
+ * of at most 18 digits for an integer column, a number for a double
+ * precision column (fast_double), true or false for a boolean, a string
+ * without escapes for a text column and one in the form
+ * dt_parse_iso_fast takes for a timestamp.  True if the value at p was
+ * stored (p after it); false leaves p where it was, for read_value, which
+ * then decides exactly as before (the same values, the same reasons). */
+static inline bool read_fast(JCtx *cx, int c)
+{
+    const char *p = cx->p, *end = cx->end;
+    Vector *v = &cx->b->cols[c];
+    uint32_t row = cx->row;
+    char ch = *p;
+    switch (v->type.id) {
+    case TYPE_INT8:
+    case TYPE_INT4:
+    case TYPE_INT2: {
+        if (ch != '-' && (unsigned)(ch - '0') >= 10)
+            return false;
+        bool neg = ch == '-';
+        const char *d0 = p + neg, *q = d0;
+        uint64_t x = 0;
+        while (q < end && (unsigned)(*q - '0') < 10 && q - d0 < 19)
+            x = x * 10 + (unsigned)(*q++ - '0');
+        if (q == d0 || q - d0 > 18 || !scalar_ends(q, end))
+            return false;
+        int64_t y = neg ? -(int64_t)x : (int64_t)x;
+        if (v->type.id == TYPE_INT8)
+            v->v.i64[row] = y;
+        else if (v->type.id == TYPE_INT4 && y >= INT32_MIN && y <= INT32_MAX)
+            v->v.i32[row] = (int32_t)y;
+        else if (v->type.id == TYPE_INT2 && y >= INT16_MIN && y <= INT16_MAX)
+            v->v.i16[row] = (int16_t)y;
+        else
+            return false;
+        cx->p = q;
+        break;
+    }
+    case TYPE_FLOAT8: {
+        const char *q;
+        if ((ch != '-' && (unsigned)(ch - '0') >= 10) || !fast_double(p, end, &v->v.f64[row], &q))
+            return false;
+        cx->p = q;
+        break;
+    }
+    case TYPE_BOOL:
+        if (ch == 't' && end - p >= 4 && memcmp(p, "true", 4) == 0 && scalar_ends(p + 4, end)) {
+            v->v.b[row] = 1;
+            cx->p = p + 4;
+        } else if (ch == 'f' && end - p >= 5 && memcmp(p, "false", 5) == 0 &&
+                   scalar_ends(p + 5, end)) {
+            v->v.b[row] = 0;
+            cx->p = p + 5;
+        } else {
+            return false;
+        }
+        break;
+    case TYPE_TEXT:
+    case TYPE_UNKNOWN:
+    case TYPE_TIMESTAMP: {
+        if (ch != '"')
+            return false;
+        const char *q = next_special(p + 1, end);
+        if (q == NULL || *q != '"')
+            return false;   /* an escape, or unterminated */
+        size_t n = (size_t)(q - (p + 1));
+        if (v->type.id == TYPE_TIMESTAMP) {
+            if (!dt_parse_iso_fast(p + 1, n, &v->v.i64[row]))
+                return false;
+        } else if (cx->spec->need != NULL && !cx->spec->need[c]) {
+            cx->p = q + 1;
+            return true;    /* unread: checked by the scan, left NULL */
+        } else {
+            v->v.str[row].ptr = arena_strndup(cx->a, p + 1, n);
+            v->v.str[row].len = (uint32_t)n;
+        }
+        cx->p = q + 1;
+        break;
+    }
+    default:
+        return false;
+    }
+    v->nulls[row] = 0;
+    return true;
+}
+
+/* The column whose key is at p (a quote), if it is the one the hint
+ * predicts, written without escapes: then p moves past the key's closing
+ * quote.  -1 otherwise, p unmoved.  Keys whose names hold a quote or a
+ * backslash are never predicted (their JSON form differs from the name). */
+static inline int predict_key(JCtx *cx)
+{
+    const FmtColumn *col = &cx->spec->cols[cx->hint];
+    size_t n = col->keyq_len;   /* the key and its closing quote */
+    const char *p = cx->p + 1;
+    if (n == 0 || (size_t)(cx->end - p) < n)
+        return -1;
+#if defined(__SSE2__)
+    if (cx->end - p >= 16) {
+        /* One compare of sixteen bytes, the ones past the key masked off. */
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i k = _mm_loadu_si128((const __m128i *)(const void *)col->keyq);
+        unsigned eq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, k));
+        unsigned want = (1u << n) - 1;
+        if ((eq & want) != want)
+            return -1;
+    } else
+#endif
+    if (memcmp(p, col->keyq, n) != 0)
+        return -1;
+    int c = cx->hint;
+    cx->p = p + n;
+    cx->hint = c + 1 < cx->spec->ncols ? c + 1 : 0;
+    return c;
+}
+
+/* parse_object for flat keys (FmtSpec.flat_keys, at least one column),
+ * where a key names at most one column: the same checks in the same order
+ * with the same reasons, but the key the hint predicts is compared in
+ * place, and the common values go through read_fast. */
+static void parse_flat(JCtx *cx)
+{
+    const FmtSpec *spec = cx->spec;
+    cx->p++;    /* '{' */
+    skip_ws(cx);
+    if (cx->p < cx->end && *cx->p == '}') {
+        cx->p++;
+        return;
+    }
+    for (;;) {
+        skip_ws(cx);
+        if (cx->p >= cx->end || *cx->p != '"') {
+            fail(cx, "invalid JSON: %s at byte %ld", "expected a string key");
             return;
         }
-        fail(cx, "invalid JSON: %s at byte %ld", "expected ',' or '}'");
-        return;
+        int c = predict_key(cx);
+        if (c < 0) {
+            const char *k;
+            size_t kn;
+            bool esc;
+            if (!scan_string(cx, &k, &kn, &esc))
+                return;
+            SlStr key = {k, (uint32_t)kn};
+            if (esc && !unescape(cx, k, kn, &key))
+                return;
+            for (int t = 0; t < spec->ncols; t++) {
+                int i = cx->hint + t < spec->ncols ? cx->hint + t : cx->hint + t - spec->ncols;
+                const FmtColumn *col = &spec->cols[i];
+                if (col->pathlen[0] == key.len && memcmp(col->path[0], key.ptr, key.len) == 0) {
+                    c = i;
+                    cx->hint = i + 1 < spec->ncols ? i + 1 : 0;
+                    break;
+                }
+            }
+        }
+        if (!member_colon(cx))
+            return;
+        if (c >= 0) {
+            if (!read_fast(cx, c))
+                read_value(cx, c);
+        } else if (!skip_value(cx)) {
+            return;
+        }
+        if (cx->failed)
+            return;
+        if (!member_next(cx))
+            return;
     }
 }
 
@@ -557,11 +836,22 @@ static const char *json_record(const FmtSpec *spec, const char *rec, const char 
     const char *s = rec;
     while (s < end && (*s == ' ' || *s == '\t'))
         s++;
-    JCtx cx = {.spec = spec, .b = b, .row = row, .a = a, .p = s, .end = end, .line = rec};
+    JCtx cx;    /* not zeroed as a whole: reason is written only on failure */
+    cx.spec = spec;
+    cx.b = b;
+    cx.row = row;
+    cx.a = a;
+    cx.p = s;
+    cx.end = end;
+    cx.line = rec;
+    cx.hint = 0;
+    cx.failed = false;
     for (uint32_t c = 0; c < b->ncols; c++)
         b->cols[c].nulls[row] = 1;
     if (*cx.p != '{')
         fail(&cx, "invalid JSON: %s at byte %ld", "a record must be a JSON object");
+    else if (spec->flat_keys && spec->ncols > 0)
+        parse_flat(&cx);
     else
         parse_object(&cx, 0, spec->all_cols, spec->ncols);
     if (!cx.failed) {
