@@ -118,7 +118,8 @@ static void fail(JCtx *cx, const char *fmt, const char *what)
 
 static inline void skip_ws(JCtx *cx)
 {
-    while (cx->p < cx->end &&
+    /* Compact JSON has none: one test for any byte above the space. */
+    while (cx->p < cx->end && (unsigned char)*cx->p <= ' ' &&
            (*cx->p == ' ' || *cx->p == '\t' || *cx->p == '\r' || *cx->p == '\n'))
         cx->p++;
 }
@@ -680,9 +681,13 @@ static inline bool read_fast(JCtx *cx, int c)
             return false;
         bool neg = ch == '-';
         const char *d0 = p + neg, *q = d0;
+        const char *lim = end - d0 > 19 ? d0 + 19 : end;
         uint64_t x = 0;
-        while (q < end && (unsigned)(*q - '0') < 10 && q - d0 < 19)
-            x = x * 10 + (unsigned)(*q++ - '0');
+        unsigned d;
+        while (q < lim && (d = (unsigned)(*q - '0')) < 10) {
+            x = x * 10 + d;
+            q++;
+        }
         if (q == d0 || q - d0 > 18 || !scalar_ends(q, end))
             return false;
         int64_t y = neg ? -(int64_t)x : (int64_t)x;
