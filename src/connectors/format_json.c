@@ -26,7 +26,7 @@
  *   - the common values are converted as they are scanned (read_fast):
  *     plain integers, doubles that Clinger's fast path gives exactly
  *     (fast_double), true/false, strings without escapes for text and ISO
- *     timestamps.  Anything else -- and anything read_fast is not sure
+ *     timestamps (the date's arithmetic memoized: fast_timestamp).  Anything else -- and anything read_fast is not sure
  *     of -- goes back to read_value from the value's first byte, so values
  *     and dead letters' reasons are those of the general path.
  * tests/unit/test_json_diff.c checks that against the decoder before
@@ -660,6 +660,69 @@ static inline bool fast_double(const char *p, const char *end, double *out, cons
     return true;
 }
 
+/* The time of day of an ISO timestamp s[0..n) (n 19 to 26) in usec, if
+ * its bytes after the date are what dt_parse_iso_fast takes: ' ' or 'T',
+ * HH:MM:SS in range, then nothing or '.' and 1 to 6 digits. */
+static inline bool iso_time_of_day(const char *s, size_t n, int64_t *us)
+{
+    static const uint8_t at[6] = {11, 12, 14, 15, 17, 18};
+    int d[6];
+    if ((s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':')
+        return false;
+    for (int k = 0; k < 6; k++) {
+        d[k] = s[at[k]] - '0';
+        if (d[k] < 0 || d[k] > 9)
+            return false;
+    }
+    int h = d[0] * 10 + d[1], mi = d[2] * 10 + d[3], sec = d[4] * 10 + d[5];
+    if (h > 23 || mi > 59 || sec > 59)
+        return false;
+    int64_t f = 0;
+    if (n > 19) {
+        if (s[19] != '.' || n == 20)
+            return false;
+        for (size_t k = 20; k < n; k++) {
+            int x = s[k] - '0';
+            if (x < 0 || x > 9)
+                return false;
+            f = f * 10 + x;
+        }
+        for (size_t k = n - 20; k < 6; k++)
+            f *= 10;
+    }
+    *us = (int64_t)((h * 60 + mi) * 60 + sec) * 1000000 + f;
+    return true;
+}
+
+/* The last date a timestamp was read with on this thread, and that day's
+ * midnight: a topic's records mostly share their date, so its check and
+ * calendar arithmetic are done once a day instead of once a record.  A
+ * memo of the bytes only, so any thread and any stream may use it. */
+static _Thread_local struct {
+    char    date[10];
+    bool    set;
+    int64_t midnight;
+} last_date;
+
+/* dt_parse_iso_fast, with the date looked up in last_date first. */
+static inline bool fast_timestamp(const char *s, size_t n, int64_t *out)
+{
+    int64_t tod;
+    if (n >= 19 && n <= 26 && last_date.set && memcmp(s, last_date.date, 10) == 0 &&
+        iso_time_of_day(s, n, &tod)) {
+        *out = last_date.midnight + tod;
+        return true;
+    }
+    if (!dt_parse_iso_fast(s, n, out))
+        return false;
+    if (iso_time_of_day(s, n, &tod)) {
+        memcpy(last_date.date, s, 10);
+        last_date.midnight = *out - tod;
+        last_date.set = true;
+    }
+    return true;
+}
+
 /* The common values without read_value's general path: a plain integer
  * of at most 18 digits for an integer column, a number for a double
  * precision column (fast_double), true or false for a boolean, a string
@@ -731,7 +794,7 @@ static inline bool read_fast(JCtx *cx, int c)
             return false;   /* an escape, or unterminated */
         size_t n = (size_t)(q - (p + 1));
         if (v->type.id == TYPE_TIMESTAMP) {
-            if (!dt_parse_iso_fast(p + 1, n, &v->v.i64[row]))
+            if (!fast_timestamp(p + 1, n, &v->v.i64[row]))
                 return false;
         } else if (cx->spec->need != NULL && !cx->spec->need[c]) {
             cx->p = q + 1;

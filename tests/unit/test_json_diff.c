@@ -15,7 +15,8 @@
  * also truncated at every byte, and mutated (a byte replaced, inserted or
  * deleted) at random places; and structural characters (quote, backslash,
  * colon, comma, braces) at every offset across the 16-byte blocks the
- * decoder compares at once.  Every record is decoded from its own buffer
+ * decoder compares at once; timestamps sharing a date (the decoder
+ * remembers the last date) with every form of time of day and near misses.  Every record is decoded from its own buffer
  * of exactly its length (so under ASan a read past the end is caught),
  * with every column read and with only some (FmtSpec.need), and the
  * records are also decoded all together as lines.
@@ -416,6 +417,37 @@ static void test_odd_keys(void)
     arena_destroy(&a);
 }
 
+/* Timestamps that share their date (the decoder remembers the last date's
+ * midnight): every time of day form dt_parse_iso_fast takes and near
+ * misses, after dates valid and not, so a remembered date meets them all. */
+static void test_same_date(void)
+{
+    Arena a;
+    arena_init(&a, 65536);
+    FmtSpec spec;
+    make_spec(&spec, &a, NULL);
+    static const char *const dates[] = {"2026-01-01", "2024-02-29", "2023-02-29", "0001-01-01",
+                                        "2026-1-01 ", "9999-12-31"};
+    static const char *const times[] = {
+        " 00:00:00", " 23:59:59", "T12:34:56", " 24:00:00", " 23:60:00", " 23:59:60",
+        " 12:00:00.5", " 12:00:00.123456", " 12:00:00.1234567", " 12:00:00.", " 1:00:00",
+        " 12:00:0x", " 12-00:00", " 12:00:00+02", " 12:00:00 BC", "x12:00:00", " 12:00",
+        " 09:08:07.000", " 12:00:00.12a", " 00:00:00.000001",
+    };
+    StrBuf r;
+    strbuf_init(&r);
+    for (int rep = 0; rep < 3; rep++)
+        for (int d = 0; d < (int)SL_ARRAY_LEN(dates); d++)
+            for (int t = 0; t < (int)SL_ARRAY_LEN(times); t++) {
+                strbuf_reset(&r);
+                strbuf_printf(&r, "{\"ts\":\"%s%s\",\"i8\":%d}", dates[rep == 1 ? 0 : d],
+                              times[rep == 2 ? (t * 7) % (int)SL_ARRAY_LEN(times) : t], t);
+                diff(&spec, col_types, r.data, r.len);
+            }
+    strbuf_free(&r);
+    arena_destroy(&a);
+}
+
 int main(void)
 {
     test_generated();
@@ -423,6 +455,7 @@ int main(void)
     test_mutations();
     test_boundaries();
     test_odd_keys();
+    test_same_date();
     printf("test_json_diff: %lld decodes compared, %lld differed\n", (long long)compared,
            (long long)differed);
     CHECK(differed == 0);
