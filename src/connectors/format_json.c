@@ -116,12 +116,19 @@ static void fail(JCtx *cx, const char *fmt, const char *what)
     snprintf(cx->reason, sizeof(cx->reason), fmt, what, (long)(cx->p - cx->line));
 }
 
-static inline void skip_ws(JCtx *cx)
+/* The first byte at or after p that is not JSON white space. */
+static inline const char *ws_at(const char *p, const char *end)
 {
     /* Compact JSON has none: one test for any byte above the space. */
-    while (cx->p < cx->end && (unsigned char)*cx->p <= ' ' &&
-           (*cx->p == ' ' || *cx->p == '\t' || *cx->p == '\r' || *cx->p == '\n'))
-        cx->p++;
+    while (p < end && (unsigned char)*p <= ' ' &&
+           (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++;
+    return p;
+}
+
+static inline void skip_ws(JCtx *cx)
+{
+    cx->p = ws_at(cx->p, cx->end);
 }
 
 /* The next quote or backslash in [p, end), or NULL: sixteen bytes at a
@@ -488,37 +495,38 @@ static void read_value(JCtx *cx, int c)
     store_text(cx, c, start, n);
 }
 
-/* After a member's key: the ':' and the white space around it, up to
- * the value's first byte.  False (the reason set) if that is not there. */
-static inline bool member_colon(JCtx *cx)
+/* After a member's key, at p: the ':' and the white space around it.
+ * Returns the value's first byte, or NULL (the reason set) if that is not
+ * there. */
+static inline const char *member_colon(JCtx *cx, const char *p)
 {
-    skip_ws(cx);
-    if (cx->p >= cx->end || *cx->p != ':') {
+    if (p >= cx->end || *p != ':')
+        p = ws_at(p, cx->end);  /* usually the ':' follows the key at once */
+    if (p >= cx->end || *p != ':') {
+        cx->p = p;
         fail(cx, "invalid JSON: %s at byte %ld", "expected ':'");
-        return false;
+        return NULL;
     }
-    cx->p++;
-    skip_ws(cx);
-    if (cx->p >= cx->end) {
+    p = ws_at(p + 1, cx->end);
+    if (p >= cx->end) {
+        cx->p = p;
         fail(cx, "invalid JSON: %s at byte %ld", "unexpected end of record");
-        return false;
+        return NULL;
     }
-    return true;
+    return p;
 }
 
-/* After a member's value: true at a ',' (another member follows), false
- * at the object's '}' or (the reason set) at anything else. */
-static inline bool member_next(JCtx *cx)
+/* After a member's value, at *pp: true at a ',' (another member follows),
+ * false at the object's '}' or (the reason set) at anything else; *pp after
+ * the ',' or the '}'. */
+static inline bool member_next(JCtx *cx, const char **pp)
 {
-    skip_ws(cx);
-    if (cx->p < cx->end && *cx->p == ',') {
-        cx->p++;
-        return true;
+    const char *p = ws_at(*pp, cx->end);
+    if (p < cx->end && (*p == ',' || *p == '}')) {
+        *pp = p + 1;
+        return *p == ',';
     }
-    if (cx->p < cx->end && *cx->p == '}') {
-        cx->p++;
-        return false;
-    }
+    *pp = cx->p = p;
     fail(cx, "invalid JSON: %s at byte %ld", "expected ',' or '}'");
     return false;
 }
@@ -548,8 +556,10 @@ static void parse_object(JCtx *cx, int depth, const int *cols, int ncols)
         SlStr key = {k, (uint32_t)kn};
         if (esc && !unescape(cx, k, kn, &key))
             return;
-        if (!member_colon(cx))
+        const char *v = member_colon(cx, cx->p);
+        if (v == NULL)
             return;
+        cx->p = v;
         int nleaf = 0, ndeep = 0;
         if (cx->spec->flat_keys) {
             /* At most one column has this key: look first after the
@@ -588,7 +598,7 @@ static void parse_object(JCtx *cx, int depth, const int *cols, int ncols)
         }
         if (cx->failed)
             return;
-        if (!member_next(cx))
+        if (!member_next(cx, &cx->p))
             return;
     }
 }
@@ -727,12 +737,12 @@ static inline bool fast_timestamp(const char *s, size_t n, int64_t *out)
  * of at most 18 digits for an integer column, a number for a double
  * precision column (fast_double), true or false for a boolean, a string
  * without escapes for a text column and one in the form
- * dt_parse_iso_fast takes for a timestamp.  True if the value at p was
- * stored (p after it); false leaves p where it was, for read_value, which
- * then decides exactly as before (the same values, the same reasons). */
-static inline bool read_fast(JCtx *cx, int c)
+ * dt_parse_iso_fast takes for a timestamp.  Returns the end of the value
+ * at p if it was stored; NULL leaves it to read_value, which then decides
+ * exactly as before (the same values, the same reasons). */
+static inline const char *read_fast(JCtx *cx, int c, const char *p)
 {
-    const char *p = cx->p, *end = cx->end;
+    const char *end = cx->end;
     Vector *v = &cx->b->cols[c];
     uint32_t row = cx->row;
     char ch = *p;
@@ -741,7 +751,7 @@ static inline bool read_fast(JCtx *cx, int c)
     case TYPE_INT4:
     case TYPE_INT2: {
         if (ch != '-' && (unsigned)(ch - '0') >= 10)
-            return false;
+            return NULL;
         bool neg = ch == '-';
         const char *d0 = p + neg, *q = d0;
         const char *lim = end - d0 > 19 ? d0 + 19 : end;
@@ -752,7 +762,7 @@ static inline bool read_fast(JCtx *cx, int c)
             q++;
         }
         if (q == d0 || q - d0 > 18 || !scalar_ends(q, end))
-            return false;
+            return NULL;
         int64_t y = neg ? -(int64_t)x : (int64_t)x;
         if (v->type.id == TYPE_INT8)
             v->v.i64[row] = y;
@@ -761,67 +771,66 @@ static inline bool read_fast(JCtx *cx, int c)
         else if (v->type.id == TYPE_INT2 && y >= INT16_MIN && y <= INT16_MAX)
             v->v.i16[row] = (int16_t)y;
         else
-            return false;
-        cx->p = q;
+            return NULL;
+        p = q;
         break;
     }
     case TYPE_FLOAT8: {
         const char *q;
         if ((ch != '-' && (unsigned)(ch - '0') >= 10) || !fast_double(p, end, &v->v.f64[row], &q))
-            return false;
-        cx->p = q;
+            return NULL;
+        p = q;
         break;
     }
     case TYPE_BOOL:
         if (ch == 't' && end - p >= 4 && memcmp(p, "true", 4) == 0 && scalar_ends(p + 4, end)) {
             v->v.b[row] = 1;
-            cx->p = p + 4;
+            p += 4;
         } else if (ch == 'f' && end - p >= 5 && memcmp(p, "false", 5) == 0 &&
                    scalar_ends(p + 5, end)) {
             v->v.b[row] = 0;
-            cx->p = p + 5;
+            p += 5;
         } else {
-            return false;
+            return NULL;
         }
         break;
     case TYPE_TEXT:
     case TYPE_UNKNOWN:
     case TYPE_TIMESTAMP: {
         if (ch != '"')
-            return false;
+            return NULL;
         const char *q = next_special(p + 1, end);
         if (q == NULL || *q != '"')
-            return false;   /* an escape, or unterminated */
+            return NULL;   /* an escape, or unterminated */
         size_t n = (size_t)(q - (p + 1));
         if (v->type.id == TYPE_TIMESTAMP) {
             if (!fast_timestamp(p + 1, n, &v->v.i64[row]))
-                return false;
+                return NULL;
         } else if (cx->spec->need != NULL && !cx->spec->need[c]) {
-            cx->p = q + 1;
-            return true;    /* unread: checked by the scan, left NULL */
+            return q + 1;   /* unread: checked by the scan, left NULL */
         } else {
             v->v.str[row].ptr = arena_strndup(cx->a, p + 1, n);
             v->v.str[row].len = (uint32_t)n;
         }
-        cx->p = q + 1;
+        p = q + 1;
         break;
     }
     default:
-        return false;
+        return NULL;
     }
     v->nulls[row] = 0;
-    return true;
+    return p;
 }
 
 /* The column whose key is at p (a quote), if it is the one the hint
- * predicts, written without escapes: then p moves past the key's closing
- * quote.  -1 otherwise, p unmoved.  Keys whose names hold a quote or a
+ * predicts, written without escapes: then *pp moves past the key's
+ * closing quote.  -1 otherwise.  Keys whose names hold a quote or a
  * backslash are never predicted (their JSON form differs from the name). */
-static inline int predict_key(JCtx *cx)
+static inline int predict_key(JCtx *cx, const char **pp)
 {
     const FmtColumn *col = &cx->spec->cols[cx->hint];
     size_t n = col->keyq_len;   /* the key and its closing quote */
-    const char *p = cx->p + 1;
+    const char *p = *pp + 1;
     if (n == 0 || (size_t)(cx->end - p) < n)
         return -1;
 #if defined(__SSE2__)
@@ -838,7 +847,7 @@ static inline int predict_key(JCtx *cx)
     if (memcmp(p, col->keyq, n) != 0)
         return -1;
     int c = cx->hint;
-    cx->p = p + n;
+    *pp = p + n;
     cx->hint = c + 1 < cx->spec->ncols ? c + 1 : 0;
     return c;
 }
@@ -846,27 +855,30 @@ static inline int predict_key(JCtx *cx)
 /* parse_object for flat keys (FmtSpec.flat_keys, at least one column),
  * where a key names at most one column: the same checks in the same order
  * with the same reasons, but the key the hint predicts is compared in
- * place, and the common values go through read_fast. */
+ * place, the common values go through read_fast, and the position is
+ * kept in a local (cx->p is set for the general functions it calls). */
 static void parse_flat(JCtx *cx)
 {
     const FmtSpec *spec = cx->spec;
-    cx->p++;    /* '{' */
-    skip_ws(cx);
-    if (cx->p < cx->end && *cx->p == '}') {
-        cx->p++;
+    const char *end = cx->end;
+    const char *p = ws_at(cx->p + 1, end);     /* after the '{' */
+    if (p < end && *p == '}') {
+        cx->p = p + 1;
         return;
     }
     for (;;) {
-        skip_ws(cx);
-        if (cx->p >= cx->end || *cx->p != '"') {
+        p = ws_at(p, end);
+        if (p >= end || *p != '"') {
+            cx->p = p;
             fail(cx, "invalid JSON: %s at byte %ld", "expected a string key");
             return;
         }
-        int c = predict_key(cx);
+        int c = predict_key(cx, &p);
         if (c < 0) {
             const char *k;
             size_t kn;
             bool esc;
+            cx->p = p;
             if (!scan_string(cx, &k, &kn, &esc))
                 return;
             SlStr key = {k, (uint32_t)kn};
@@ -881,20 +893,30 @@ static void parse_flat(JCtx *cx)
                     break;
                 }
             }
+            p = cx->p;
         }
-        if (!member_colon(cx))
+        if ((p = member_colon(cx, p)) == NULL)
             return;
-        if (c >= 0) {
-            if (!read_fast(cx, c))
+        const char *q = c >= 0 ? read_fast(cx, c, p) : NULL;
+        if (q == NULL) {
+            cx->p = p;
+            if (c >= 0)
                 read_value(cx, c);
-        } else if (!skip_value(cx)) {
-            return;
+            else if (!skip_value(cx))
+                return;
+            if (cx->failed)
+                return;
+            q = cx->p;
         }
-        if (cx->failed)
-            return;
-        if (!member_next(cx))
-            return;
+        p = q;
+        if (p < end && *p == ',') {
+            p++;        /* usually the ',' follows the value at once */
+            continue;
+        }
+        if (!member_next(cx, &p))
+            break;
     }
+    cx->p = p;
 }
 
 /* One JSON object per line into row `row`. */
