@@ -936,8 +936,10 @@ static const char *json_record(const FmtSpec *spec, const char *rec, const char 
     cx.line = rec;
     cx.hint = 0;
     cx.failed = false;
-    for (uint32_t c = 0; c < b->ncols; c++)
-        b->cols[c].nulls[row] = 1;
+    /* In locals: the stores through nulls (bytes) may alias b's fields. */
+    Vector *cols = b->cols;
+    for (uint32_t c = 0, n = b->ncols; c < n; c++)
+        cols[c].nulls[row] = 1;
     if (*cx.p != '{')
         fail(&cx, "invalid JSON: %s at byte %ld", "a record must be a JSON object");
     else if (spec->flat_keys && spec->ncols > 0)
