@@ -38,6 +38,7 @@
 
 #include "exec/datetime.h"
 
+#include <float.h>
 #include <stdio.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -625,6 +626,9 @@ static const double exact_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
  * strtod does.  False for anything else (the input function decides). */
 static inline bool fast_double(const char *p, const char *end, double *out, const char **stop)
 {
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+    return false;   /* wider intermediates (x87) could round twice */
+#endif
     bool neg = *p == '-';
     p += neg;
     uint64_t m = 0;
