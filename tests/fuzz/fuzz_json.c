@@ -38,25 +38,6 @@ static SlType odd_types[] = {{TYPE_INT8, -1}, {TYPE_FLOAT8, -1}, {TYPE_TEXT, -1}
 static const char *const deep_paths[] = {"m.a", "m.b", "t", "n"};
 static const uint8_t some[] = {1, 0, 1, 0, 1, 0, 1, 0, 0};
 
-static bool same_value(const Vector *x, const Vector *y, uint32_t r)
-{
-    if (vector_is_null(x, r) != vector_is_null(y, r))
-        return false;
-    if (vector_is_null(x, r))
-        return true;
-    switch (x->type.id) {
-    case TYPE_TEXT:
-    case TYPE_VARCHAR:
-    case TYPE_JSONB:
-        return x->v.str[r].len == y->v.str[r].len &&
-               memcmp(x->v.str[r].ptr, y->v.str[r].ptr, x->v.str[r].len) == 0;
-    default: {
-        size_t w = type_width(x->type.id);
-        return memcmp((const char *)x->v.data + w * r, (const char *)y->v.data + w * r, w) == 0;
-    }
-    }
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -92,16 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         Batch *by = batch_alloc(&a, types, (uint32_t)ncols, 16);
         fmt_json_decode_ref(&spec, buf, len, final, bx, 16, &a, &rx, &err);
         fmt_json_decode(&spec, buf, len, final, by, 16, &a, &ry, &err);
-        bool same = bx->nrows == by->nrows && rx.ndead == ry.ndead && rx.records == ry.records &&
-                    rx.consumed == ry.consumed;
-        for (int i = 0; same && i < rx.ndead; i++)
-            same = rx.dead[i].record == ry.dead[i].record &&
-                   rx.dead[i].offset == ry.dead[i].offset &&
-                   strcmp(rx.dead[i].reason, ry.dead[i].reason) == 0;
-        for (uint32_t r = 0; same && r < bx->nrows; r++)
-            for (int c = 0; same && c < ncols; c++)
-                same = same_value(&bx->cols[c], &by->cols[c], r);
-        if (!same) {
+        if (!json_ref_same(ncols, bx, &rx, by, &ry)) {
             fprintf(stderr, "fuzz_json: the decoders differ (spec %d): rows %u/%u dead %d/%d\n",
                     pick, bx->nrows, by->nrows, rx.ndead, ry.ndead);
             abort();

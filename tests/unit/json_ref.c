@@ -6,6 +6,7 @@
  * tools/bench/json_decode_bench.c.
  *
  *   fmt_json_decode_ref   fmt_json_decode as it was
+ *   json_ref_same         the comparison of two decodes the tests make
  *
  * Not part of the server: only the test and the benchmark link it.
  */
@@ -530,4 +531,41 @@ int fmt_json_decode_ref(const FmtSpec *spec, const char *buf, size_t len, bool f
     SL_UNUSED(err);
     FmtLines how = {.decode = json_record, .skip_blank = 2};
     return fmt_decode_lines(&how, spec, buf, len, final, b, cap, a, res);
+}
+
+static bool same_value(const Vector *x, const Vector *y, uint32_t r)
+{
+    if (vector_is_null(x, r) != vector_is_null(y, r))
+        return false;
+    if (vector_is_null(x, r))
+        return true;
+    switch (x->type.id) {
+    case TYPE_TEXT:
+    case TYPE_VARCHAR:
+    case TYPE_JSONB:
+    case TYPE_BYTEA:
+    case TYPE_UNKNOWN:
+        return x->v.str[r].len == y->v.str[r].len &&
+               memcmp(x->v.str[r].ptr, y->v.str[r].ptr, x->v.str[r].len) == 0;
+    default: {
+        size_t w = type_width(x->type.id);
+        return memcmp((const char *)x->v.data + w * r, (const char *)y->v.data + w * r, w) == 0;
+    }
+    }
+}
+
+bool json_ref_same(int ncols, const Batch *x, const FmtResult *rx, const Batch *y,
+                   const FmtResult *ry)
+{
+    bool same = x->nrows == y->nrows && rx->ndead == ry->ndead && rx->records == ry->records &&
+                rx->consumed == ry->consumed;
+    for (int i = 0; same && i < rx->ndead; i++)
+        same = rx->dead[i].record == ry->dead[i].record &&
+               rx->dead[i].offset == ry->dead[i].offset &&
+               strcmp(rx->dead[i].reason, ry->dead[i].reason) == 0 &&
+               rx->dead[i].raw.len == ry->dead[i].raw.len;
+    for (uint32_t r = 0; same && r < x->nrows; r++)
+        for (int c = 0; same && c < ncols; c++)
+            same = same_value(&x->cols[c], &y->cols[c], r);
+    return same;
 }

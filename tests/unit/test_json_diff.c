@@ -43,28 +43,6 @@ static uint32_t rnd(uint32_t n)
 
 static int64_t compared, differed;
 
-/* Values of row r of column c equal in two batches. */
-static bool same_value(const Vector *x, const Vector *y, uint32_t r)
-{
-    if (vector_is_null(x, r) != vector_is_null(y, r))
-        return false;
-    if (vector_is_null(x, r))
-        return true;
-    switch (x->type.id) {
-    case TYPE_TEXT:
-    case TYPE_VARCHAR:
-    case TYPE_JSONB:
-    case TYPE_BYTEA:
-    case TYPE_UNKNOWN:
-        return x->v.str[r].len == y->v.str[r].len &&
-               memcmp(x->v.str[r].ptr, y->v.str[r].ptr, x->v.str[r].len) == 0;
-    default: {
-        size_t w = type_width(x->type.id);
-        return memcmp((const char *)x->v.data + w * r, (const char *)y->v.data + w * r, w) == 0;
-    }
-    }
-}
-
 /* Decodes buf with both decoders and checks that they decide the same. */
 static void diff(const FmtSpec *spec, const SlType *types, const char *buf, size_t len)
 {
@@ -80,15 +58,7 @@ static void diff(const FmtSpec *spec, const SlType *types, const char *buf, size
     fmt_json_decode_ref(spec, copy, len, true, bx, 64, &a, &rx, &err);
     fmt_json_decode(spec, copy, len, true, by, 64, &a, &ry, &err);
     compared++;
-    bool same = bx->nrows == by->nrows && rx.ndead == ry.ndead && rx.records == ry.records &&
-                rx.consumed == ry.consumed;
-    for (int i = 0; same && i < rx.ndead; i++)
-        same = rx.dead[i].record == ry.dead[i].record && rx.dead[i].offset == ry.dead[i].offset &&
-               strcmp(rx.dead[i].reason, ry.dead[i].reason) == 0 &&
-               rx.dead[i].raw.len == ry.dead[i].raw.len;
-    for (uint32_t r = 0; same && r < bx->nrows; r++)
-        for (int c = 0; same && c < spec->ncols; c++)
-            same = same_value(&bx->cols[c], &by->cols[c], r);
+    bool same = json_ref_same(spec->ncols, bx, &rx, by, &ry);
     if (!same && differed++ < 10) {
         fprintf(stderr, "differs: [%.*s] rows %u/%u dead %d/%d: %s / %s\n", (int)SL_MIN(len, 300),
                 buf, bx->nrows, by->nrows, rx.ndead, ry.ndead, rx.ndead ? rx.dead[0].reason : "-",
