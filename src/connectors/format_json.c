@@ -26,9 +26,10 @@
  *   - the common values are converted as they are scanned (read_fast):
  *     plain integers, doubles that Clinger's fast path gives exactly
  *     (fast_double), true/false, strings without escapes for text and ISO
- *     timestamps (the date's arithmetic memoized: fast_timestamp).  Anything else -- and anything read_fast is not sure
- *     of -- goes back to read_value from the value's first byte, so values
- *     and dead letters' reasons are those of the general path.
+ *     timestamps (the date's arithmetic memoized: fast_timestamp).
+ *     Anything else -- and anything read_fast is not sure of -- goes back
+ *     to read_value from the value's first byte, so values and dead
+ *     letters' reasons are those of the general path.
  * tests/unit/test_json_diff.c checks that against the decoder before
  * these paths (tests/unit/json_ref.c) over generated and mutated records.
  */
@@ -98,7 +99,7 @@ void fmt_spec_init(FmtSpec *spec, Arena *a, int ncols, const char *const *names,
         }
     }
     /* Keys that name one column each let the decoder stop at the first
-     * column that matches (parse_object). */
+     * column that matches (parse_flat). */
     spec->flat_keys = true;
     for (int i = 0; i < ncols && spec->flat_keys; i++) {
         const FmtColumn *c = &spec->cols[i];
@@ -533,7 +534,8 @@ static inline bool member_next(JCtx *cx, const char **pp)
 }
 
 /* Parses the object at p; cols are the columns whose path matched so far
- * (depth keys deep). */
+ * (depth keys deep).  For specs whose keys are not flat (dotted paths, a
+ * key read by two columns); flat keys take parse_flat. */
 static void parse_object(JCtx *cx, int depth, const int *cols, int ncols)
 {
     cx->p++;    /* '{' */
@@ -562,21 +564,7 @@ static void parse_object(JCtx *cx, int depth, const int *cols, int ncols)
             return;
         cx->p = v;
         int nleaf = 0, ndeep = 0;
-        if (cx->spec->flat_keys) {
-            /* At most one column has this key: look first after the
-             * column of the last key, as objects tend to list their
-             * members in the order of the stream's columns. */
-            for (int t = 0; t < ncols; t++) {
-                int i = cx->hint + t < ncols ? cx->hint + t : cx->hint + t - ncols;
-                const FmtColumn *col = &cx->spec->cols[cols[i]];
-                if (col->pathlen[0] == key.len && memcmp(col->path[0], key.ptr, key.len) == 0) {
-                    match[nleaf++] = cols[i];
-                    cx->hint = i + 1 < ncols ? i + 1 : 0;
-                    break;
-                }
-            }
-        }
-        for (int i = 0; i < ncols && !cx->spec->flat_keys; i++) {
+        for (int i = 0; i < ncols; i++) {
             const FmtColumn *col = &cx->spec->cols[cols[i]];
             if (col->pathlen[depth] == key.len &&
                 memcmp(col->path[depth], key.ptr, key.len) == 0) {
@@ -888,6 +876,8 @@ static void parse_flat(JCtx *cx)
             SlStr key = {k, (uint32_t)kn};
             if (esc && !unescape(cx, k, kn, &key))
                 return;
+            /* At most one column has this key: look first after the
+             * column of the last key. */
             for (int t = 0; t < spec->ncols; t++) {
                 int i = cx->hint + t < spec->ncols ? cx->hint + t : cx->hint + t - spec->ncols;
                 const FmtColumn *col = &spec->cols[i];
