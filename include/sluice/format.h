@@ -47,6 +47,8 @@ typedef struct FmtSpec {
     FmtColumn *cols;
     int       *all_cols;            /* 0 .. ncols-1, for the JSON decoder */
     bool       flat_keys;           /* JSON: every path is one key, no two alike */
+    uint64_t   key_lengths;         /* JSON, flat keys: bit n set if a column's key is
+                                     * n bytes (bit 63: 63 or more); 0: not known */
     size_t     max_record_bytes;    /* larger records are dead letters */
     /* CSV */
     char       delimiter;

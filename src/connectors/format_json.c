@@ -98,6 +98,8 @@ void fmt_spec_init(FmtSpec *spec, Arena *a, int ncols, const char *const *names,
             c->keyq_len = (uint8_t)(k + 1);
         }
     }
+    for (int i = 0; i < ncols; i++)
+        spec->key_lengths |= 1ULL << SL_MIN(spec->cols[i].pathlen[0], 63);
     /* Keys that name one column each let the decoder stop at the first
      * column that matches (parse_flat). */
     spec->flat_keys = true;
@@ -877,8 +879,10 @@ static void parse_flat(JCtx *cx)
             if (esc && !unescape(cx, k, kn, &key))
                 return;
             /* At most one column has this key: look first after the
-             * column of the last key. */
-            for (int t = 0; t < spec->ncols; t++) {
+             * column of the last key, unless no key is this long. */
+            bool may = spec->key_lengths == 0 ||
+                       (spec->key_lengths >> SL_MIN(key.len, 63) & 1) != 0;
+            for (int t = 0; may && t < spec->ncols; t++) {
                 int i = cx->hint + t < spec->ncols ? cx->hint + t : cx->hint + t - spec->ncols;
                 const FmtColumn *col = &spec->cols[i];
                 if (col->pathlen[0] == key.len && memcmp(col->path[0], key.ptr, key.len) == 0) {
@@ -894,10 +898,18 @@ static void parse_flat(JCtx *cx)
         const char *q = c >= 0 ? read_fast(cx, c, p) : NULL;
         if (q == NULL) {
             cx->p = p;
-            if (c >= 0)
+            if (c >= 0) {
                 read_value(cx, c);
-            else if (!skip_value(cx))
+            } else if (*p == '"') {
+                /* What skip_value does with a string, without its stack. */
+                const char *sv;
+                size_t sn;
+                bool se;
+                if (!scan_string(cx, &sv, &sn, &se))
+                    return;
+            } else if (!skip_value(cx)) {
                 return;
+            }
             if (cx->failed)
                 return;
             q = cx->p;
