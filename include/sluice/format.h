@@ -34,6 +34,12 @@ typedef struct FmtColumn {
     int         npath;
     const char *path[FMT_MAX_PATH];  /* default: the column name */
     size_t      pathlen[FMT_MAX_PATH];
+    /* JSON, flat keys: the first key and its closing quote, zero padded,
+     * compared in place with the input (format_json.c, predict_key);
+     * keyq_len 0 when the key holds a quote or a backslash or is over 15
+     * bytes, which are matched the general way. */
+    char        keyq[16];
+    uint8_t     keyq_len;
 } FmtColumn;
 
 typedef struct FmtSpec {
@@ -41,6 +47,8 @@ typedef struct FmtSpec {
     FmtColumn *cols;
     int       *all_cols;            /* 0 .. ncols-1, for the JSON decoder */
     bool       flat_keys;           /* JSON: every path is one key, no two alike */
+    uint64_t   key_lengths;         /* JSON, flat keys: bit n set if a column's key is
+                                     * n bytes (bit 63: 63 or more); 0: not known */
     size_t     max_record_bytes;    /* larger records are dead letters */
     /* CSV */
     char       delimiter;

@@ -15,11 +15,31 @@
  * With spec->need, a text value of an unread column is scanned and checked
  * as above but not copied (format.h): the column stays NULL, and the record
  * is a dead letter exactly when it would be with every column read.
+ *
+ * Flat keys (every column one key, no two alike: the usual stream) take
+ * parse_flat, which decides exactly as the general parse_object but does
+ * less for the common record (docs/benchmarks.md, "Record decoding"):
+ *   - the key the hint predicts (the column after the last key's: records
+ *     of a topic list their members in one order) is compared in place,
+ *     sixteen bytes at once with its closing quote (predict_key), instead
+ *     of being scanned and then compared;
+ *   - the common values are converted as they are scanned (read_fast):
+ *     plain integers, doubles that Clinger's fast path gives exactly
+ *     (fast_double), true/false, strings without escapes for text and ISO
+ *     timestamps (the date's arithmetic memoized: fast_timestamp).
+ *     Anything else -- and anything read_fast is not sure of -- goes back
+ *     to read_value from the value's first byte, so values and dead
+ *     letters' reasons are those of the general path.
+ * tests/unit/test_json_diff.c checks that against the decoder before
+ * these paths (tests/unit/json_ref.c) over generated and mutated records.
  */
 #include "sluice/expr.h"
 
 #include "format_int.h"
 
+#include "exec/datetime.h"
+
+#include <float.h>
 #include <stdio.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -70,9 +90,18 @@ void fmt_spec_init(FmtSpec *spec, Arena *a, int ncols, const char *const *names,
                 break;
             s = dot + 1;
         }
+        size_t k = c->pathlen[0];
+        if (k < sizeof(c->keyq) && memchr(c->path[0], '"', k) == NULL &&
+            memchr(c->path[0], '\\', k) == NULL) {
+            memcpy(c->keyq, c->path[0], k);
+            c->keyq[k] = '"';
+            c->keyq_len = (uint8_t)(k + 1);
+        }
     }
+    for (int i = 0; i < ncols; i++)
+        spec->key_lengths |= 1ULL << SL_MIN(spec->cols[i].pathlen[0], 63);
     /* Keys that name one column each let the decoder stop at the first
-     * column that matches (parse_object). */
+     * column that matches (parse_flat). */
     spec->flat_keys = true;
     for (int i = 0; i < ncols && spec->flat_keys; i++) {
         const FmtColumn *c = &spec->cols[i];
@@ -91,11 +120,19 @@ static void fail(JCtx *cx, const char *fmt, const char *what)
     snprintf(cx->reason, sizeof(cx->reason), fmt, what, (long)(cx->p - cx->line));
 }
 
+/* The first byte at or after p that is not JSON white space. */
+static inline const char *ws_at(const char *p, const char *end)
+{
+    /* Compact JSON has none: one test for any byte above the space. */
+    while (p < end && (unsigned char)*p <= ' ' &&
+           (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++;
+    return p;
+}
+
 static inline void skip_ws(JCtx *cx)
 {
-    while (cx->p < cx->end &&
-           (*cx->p == ' ' || *cx->p == '\t' || *cx->p == '\r' || *cx->p == '\n'))
-        cx->p++;
+    cx->p = ws_at(cx->p, cx->end);
 }
 
 /* The next quote or backslash in [p, end), or NULL: sixteen bytes at a
@@ -462,8 +499,45 @@ static void read_value(JCtx *cx, int c)
     store_text(cx, c, start, n);
 }
 
+/* After a member's key, at p: the ':' and the white space around it.
+ * Returns the value's first byte, or NULL (the reason set) if that is not
+ * there. */
+static inline const char *member_colon(JCtx *cx, const char *p)
+{
+    if (p >= cx->end || *p != ':')
+        p = ws_at(p, cx->end);  /* usually the ':' follows the key at once */
+    if (p >= cx->end || *p != ':') {
+        cx->p = p;
+        fail(cx, "invalid JSON: %s at byte %ld", "expected ':'");
+        return NULL;
+    }
+    p = ws_at(p + 1, cx->end);
+    if (p >= cx->end) {
+        cx->p = p;
+        fail(cx, "invalid JSON: %s at byte %ld", "unexpected end of record");
+        return NULL;
+    }
+    return p;
+}
+
+/* After a member's value, at *pp: true at a ',' (another member follows),
+ * false at the object's '}' or (the reason set) at anything else; *pp after
+ * the ',' or the '}'. */
+static inline bool member_next(JCtx *cx, const char **pp)
+{
+    const char *p = ws_at(*pp, cx->end);
+    if (p < cx->end && (*p == ',' || *p == '}')) {
+        *pp = p + 1;
+        return *p == ',';
+    }
+    *pp = cx->p = p;
+    fail(cx, "invalid JSON: %s at byte %ld", "expected ',' or '}'");
+    return false;
+}
+
 /* Parses the object at p; cols are the columns whose path matched so far
- * (depth keys deep). */
+ * (depth keys deep).  For specs whose keys are not flat (dotted paths, a
+ * key read by two columns); flat keys take parse_flat. */
 static void parse_object(JCtx *cx, int depth, const int *cols, int ncols)
 {
     cx->p++;    /* '{' */
@@ -487,33 +561,12 @@ static void parse_object(JCtx *cx, int depth, const int *cols, int ncols)
         SlStr key = {k, (uint32_t)kn};
         if (esc && !unescape(cx, k, kn, &key))
             return;
-        skip_ws(cx);
-        if (cx->p >= cx->end || *cx->p != ':') {
-            fail(cx, "invalid JSON: %s at byte %ld", "expected ':'");
+        const char *v = member_colon(cx, cx->p);
+        if (v == NULL)
             return;
-        }
-        cx->p++;
-        skip_ws(cx);
-        if (cx->p >= cx->end) {
-            fail(cx, "invalid JSON: %s at byte %ld", "unexpected end of record");
-            return;
-        }
+        cx->p = v;
         int nleaf = 0, ndeep = 0;
-        if (cx->spec->flat_keys) {
-            /* At most one column has this key: look first after the
-             * column of the last key, as objects tend to list their
-             * members in the order of the stream's columns. */
-            for (int t = 0; t < ncols; t++) {
-                int i = cx->hint + t < ncols ? cx->hint + t : cx->hint + t - ncols;
-                const FmtColumn *col = &cx->spec->cols[cols[i]];
-                if (col->pathlen[0] == key.len && memcmp(col->path[0], key.ptr, key.len) == 0) {
-                    match[nleaf++] = cols[i];
-                    cx->hint = i + 1 < ncols ? i + 1 : 0;
-                    break;
-                }
-            }
-        }
-        for (int i = 0; i < ncols && !cx->spec->flat_keys; i++) {
+        for (int i = 0; i < ncols; i++) {
             const FmtColumn *col = &cx->spec->cols[cols[i]];
             if (col->pathlen[depth] == key.len &&
                 memcmp(col->path[depth], key.ptr, key.len) == 0) {
@@ -536,18 +589,340 @@ static void parse_object(JCtx *cx, int depth, const int *cols, int ncols)
         }
         if (cx->failed)
             return;
-        skip_ws(cx);
-        if (cx->p < cx->end && *cx->p == ',') {
-            cx->p++;
-            continue;
-        }
-        if (cx->p < cx->end && *cx->p == '}') {
-            cx->p++;
+        if (!member_next(cx, &cx->p))
             return;
+    }
+}
+
+/* True if the scalar scanned up to p ends there: what scan_scalar would
+ * not read on (digits, + - . e E and lower-case letters), or the end. */
+static inline bool scalar_ends(const char *p, const char *end)
+{
+    if (p == end)
+        return true;
+    char ch = *p;
+    return !((ch >= '0' && ch <= '9') || ch == '+' || ch == '-' || ch == '.' || ch == 'E' ||
+             (ch >= 'a' && ch <= 'z'));
+}
+
+/* Powers of ten a double holds exactly (Clinger's fast path). */
+static const double exact_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* A JSON number -?d+(.d+)?([eE][+-]?d+)? whose digits make an integer m
+ * of at most 2^53 and whose decimal exponent e is within +-22: m and 10^|e|
+ * are exact doubles, so one multiplication or division rounds exactly as
+ * strtod does.  False for anything else (the input function decides). */
+static inline bool fast_double(const char *p, const char *end, double *out, const char **stop)
+{
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+    return false;   /* wider intermediates (x87) could round twice */
+#endif
+    bool neg = *p == '-';
+    p += neg;
+    uint64_t m = 0;
+    int digits = 0, frac = 0;
+    const char *d0 = p;
+    while (p < end && (unsigned)(*p - '0') < 10 && digits < 19) {
+        m = m * 10 + (unsigned)(*p++ - '0');
+        digits++;
+    }
+    if (p == d0)
+        return false;
+    if (p < end && *p == '.') {
+        const char *f0 = ++p;
+        while (p < end && (unsigned)(*p - '0') < 10 && digits < 19) {
+            m = m * 10 + (unsigned)(*p++ - '0');
+            digits++;
         }
-        fail(cx, "invalid JSON: %s at byte %ld", "expected ',' or '}'");
+        frac = (int)(p - f0);
+        if (frac == 0)
+            return false;
+    }
+    int e = 0;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        bool eneg = p < end && *p == '-';
+        if (p < end && (*p == '-' || *p == '+'))
+            p++;
+        const char *e0 = p;
+        while (p < end && (unsigned)(*p - '0') < 10 && p - e0 < 4)
+            e = e * 10 + (*p++ - '0');
+        if (p == e0)
+            return false;
+        if (eneg)
+            e = -e;
+    }
+    e -= frac;
+    if (!scalar_ends(p, end) || m > (1ULL << 53) || e < -22 || e > 22)
+        return false;
+    double d = (double)m;
+    d = e < 0 ? d / exact_pow10[-e] : d * exact_pow10[e];
+    *out = neg ? -d : d;
+    *stop = p;
+    return true;
+}
+
+/* The time of day of an ISO timestamp s[0..n) (n 19 to 26) in usec, if
+ * its bytes after the date are what dt_parse_iso_fast takes: ' ' or 'T',
+ * HH:MM:SS in range, then nothing or '.' and 1 to 6 digits. */
+static inline bool iso_time_of_day(const char *s, size_t n, int64_t *us)
+{
+    static const uint8_t at[6] = {11, 12, 14, 15, 17, 18};
+    int d[6];
+    if ((s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':')
+        return false;
+    for (int k = 0; k < 6; k++) {
+        d[k] = s[at[k]] - '0';
+        if (d[k] < 0 || d[k] > 9)
+            return false;
+    }
+    int h = d[0] * 10 + d[1], mi = d[2] * 10 + d[3], sec = d[4] * 10 + d[5];
+    if (h > 23 || mi > 59 || sec > 59)
+        return false;
+    int64_t f = 0;
+    if (n > 19) {
+        if (s[19] != '.' || n == 20)
+            return false;
+        for (size_t k = 20; k < n; k++) {
+            int x = s[k] - '0';
+            if (x < 0 || x > 9)
+                return false;
+            f = f * 10 + x;
+        }
+        for (size_t k = n - 20; k < 6; k++)
+            f *= 10;
+    }
+    *us = (int64_t)((h * 60 + mi) * 60 + sec) * 1000000 + f;
+    return true;
+}
+
+/* The last date a timestamp was read with on this thread, and that day's
+ * midnight: a topic's records mostly share their date, so its check and
+ * calendar arithmetic are done once a day instead of once a record.  A
+ * memo of the bytes only, so any thread and any stream may use it. */
+static _Thread_local struct {
+    char    date[10];
+    bool    set;
+    int64_t midnight;
+} last_date;
+
+/* dt_parse_iso_fast, with the date looked up in last_date first. */
+static inline bool fast_timestamp(const char *s, size_t n, int64_t *out)
+{
+    int64_t tod;
+    if (n >= 19 && n <= 26 && last_date.set && memcmp(s, last_date.date, 10) == 0 &&
+        iso_time_of_day(s, n, &tod)) {
+        *out = last_date.midnight + tod;
+        return true;
+    }
+    if (!dt_parse_iso_fast(s, n, out))
+        return false;
+    if (iso_time_of_day(s, n, &tod)) {
+        memcpy(last_date.date, s, 10);
+        last_date.midnight = *out - tod;
+        last_date.set = true;
+    }
+    return true;
+}
+
+/* The common values without read_value's general path: a plain integer
+ * of at most 18 digits for an integer column, a number for a double
+ * precision column (fast_double), true or false for a boolean, a string
+ * without escapes for a text column and one in the form
+ * dt_parse_iso_fast takes for a timestamp.  Returns the end of the value
+ * at p if it was stored; NULL leaves it to read_value, which then decides
+ * exactly as before (the same values, the same reasons). */
+static inline const char *read_fast(JCtx *cx, int c, const char *p)
+{
+    const char *end = cx->end;
+    Vector *v = &cx->b->cols[c];
+    uint32_t row = cx->row;
+    char ch = *p;
+    switch (v->type.id) {
+    case TYPE_INT8:
+    case TYPE_INT4:
+    case TYPE_INT2: {
+        if (ch != '-' && (unsigned)(ch - '0') >= 10)
+            return NULL;
+        bool neg = ch == '-';
+        const char *d0 = p + neg, *q = d0;
+        const char *lim = end - d0 > 19 ? d0 + 19 : end;
+        uint64_t x = 0;
+        unsigned d;
+        while (q < lim && (d = (unsigned)(*q - '0')) < 10) {
+            x = x * 10 + d;
+            q++;
+        }
+        if (q == d0 || q - d0 > 18 || !scalar_ends(q, end))
+            return NULL;
+        int64_t y = neg ? -(int64_t)x : (int64_t)x;
+        if (v->type.id == TYPE_INT8)
+            v->v.i64[row] = y;
+        else if (v->type.id == TYPE_INT4 && y >= INT32_MIN && y <= INT32_MAX)
+            v->v.i32[row] = (int32_t)y;
+        else if (v->type.id == TYPE_INT2 && y >= INT16_MIN && y <= INT16_MAX)
+            v->v.i16[row] = (int16_t)y;
+        else
+            return NULL;
+        p = q;
+        break;
+    }
+    case TYPE_FLOAT8: {
+        const char *q;
+        if ((ch != '-' && (unsigned)(ch - '0') >= 10) || !fast_double(p, end, &v->v.f64[row], &q))
+            return NULL;
+        p = q;
+        break;
+    }
+    case TYPE_BOOL:
+        if (ch == 't' && end - p >= 4 && memcmp(p, "true", 4) == 0 && scalar_ends(p + 4, end)) {
+            v->v.b[row] = 1;
+            p += 4;
+        } else if (ch == 'f' && end - p >= 5 && memcmp(p, "false", 5) == 0 &&
+                   scalar_ends(p + 5, end)) {
+            v->v.b[row] = 0;
+            p += 5;
+        } else {
+            return NULL;
+        }
+        break;
+    case TYPE_TEXT:
+    case TYPE_UNKNOWN:
+    case TYPE_TIMESTAMP: {
+        if (ch != '"')
+            return NULL;
+        const char *q = next_special(p + 1, end);
+        if (q == NULL || *q != '"')
+            return NULL;   /* an escape, or unterminated */
+        size_t n = (size_t)(q - (p + 1));
+        if (v->type.id == TYPE_TIMESTAMP) {
+            if (!fast_timestamp(p + 1, n, &v->v.i64[row]))
+                return NULL;
+        } else if (cx->spec->need != NULL && !cx->spec->need[c]) {
+            return q + 1;   /* unread: checked by the scan, left NULL */
+        } else {
+            v->v.str[row].ptr = arena_strndup(cx->a, p + 1, n);
+            v->v.str[row].len = (uint32_t)n;
+        }
+        p = q + 1;
+        break;
+    }
+    default:
+        return NULL;
+    }
+    v->nulls[row] = 0;
+    return p;
+}
+
+/* The column whose key is at p (a quote), if it is the one the hint
+ * predicts, written without escapes: then *pp moves past the key's
+ * closing quote.  -1 otherwise.  Keys whose names hold a quote or a
+ * backslash are never predicted (their JSON form differs from the name). */
+static inline int predict_key(JCtx *cx, const char **pp)
+{
+    const FmtColumn *col = &cx->spec->cols[cx->hint];
+    size_t n = col->keyq_len;   /* the key and its closing quote */
+    const char *p = *pp + 1;
+    if (n == 0 || (size_t)(cx->end - p) < n)
+        return -1;
+#if defined(__SSE2__)
+    if (cx->end - p >= 16) {
+        /* One compare of sixteen bytes, the ones past the key masked off. */
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i k = _mm_loadu_si128((const __m128i *)(const void *)col->keyq);
+        unsigned eq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, k));
+        unsigned want = (1u << n) - 1;
+        if ((eq & want) != want)
+            return -1;
+    } else
+#endif
+    if (memcmp(p, col->keyq, n) != 0)
+        return -1;
+    int c = cx->hint;
+    *pp = p + n;
+    cx->hint = c + 1 < cx->spec->ncols ? c + 1 : 0;
+    return c;
+}
+
+/* parse_object for flat keys (FmtSpec.flat_keys, at least one column),
+ * where a key names at most one column: the same checks in the same order
+ * with the same reasons, but the key the hint predicts is compared in
+ * place, the common values go through read_fast, and the position is
+ * kept in a local (cx->p is set for the general functions it calls). */
+static void parse_flat(JCtx *cx)
+{
+    const FmtSpec *spec = cx->spec;
+    const char *end = cx->end;
+    const char *p = ws_at(cx->p + 1, end);     /* after the '{' */
+    if (p < end && *p == '}') {
+        cx->p = p + 1;
         return;
     }
+    for (;;) {
+        p = ws_at(p, end);
+        if (p >= end || *p != '"') {
+            cx->p = p;
+            fail(cx, "invalid JSON: %s at byte %ld", "expected a string key");
+            return;
+        }
+        int c = predict_key(cx, &p);
+        if (c < 0) {
+            const char *k;
+            size_t kn;
+            bool esc;
+            cx->p = p;
+            if (!scan_string(cx, &k, &kn, &esc))
+                return;
+            SlStr key = {k, (uint32_t)kn};
+            if (esc && !unescape(cx, k, kn, &key))
+                return;
+            /* At most one column has this key: look first after the
+             * column of the last key, unless no key is this long. */
+            bool may = spec->key_lengths == 0 ||
+                       (spec->key_lengths >> SL_MIN(key.len, 63) & 1) != 0;
+            for (int t = 0; may && t < spec->ncols; t++) {
+                int i = cx->hint + t < spec->ncols ? cx->hint + t : cx->hint + t - spec->ncols;
+                const FmtColumn *col = &spec->cols[i];
+                if (col->pathlen[0] == key.len && memcmp(col->path[0], key.ptr, key.len) == 0) {
+                    c = i;
+                    cx->hint = i + 1 < spec->ncols ? i + 1 : 0;
+                    break;
+                }
+            }
+            p = cx->p;
+        }
+        if ((p = member_colon(cx, p)) == NULL)
+            return;
+        const char *q = c >= 0 ? read_fast(cx, c, p) : NULL;
+        if (q == NULL) {
+            cx->p = p;
+            if (c >= 0) {
+                read_value(cx, c);
+            } else if (*p == '"') {
+                /* What skip_value does with a string, without its stack. */
+                const char *sv;
+                size_t sn;
+                bool se;
+                if (!scan_string(cx, &sv, &sn, &se))
+                    return;
+            } else if (!skip_value(cx)) {
+                return;
+            }
+            if (cx->failed)
+                return;
+            q = cx->p;
+        }
+        p = q;
+        if (p < end && *p == ',') {
+            p++;        /* usually the ',' follows the value at once */
+            continue;
+        }
+        if (!member_next(cx, &p))
+            break;
+    }
+    cx->p = p;
 }
 
 /* One JSON object per line into row `row`. */
@@ -557,11 +932,24 @@ static const char *json_record(const FmtSpec *spec, const char *rec, const char 
     const char *s = rec;
     while (s < end && (*s == ' ' || *s == '\t'))
         s++;
-    JCtx cx = {.spec = spec, .b = b, .row = row, .a = a, .p = s, .end = end, .line = rec};
-    for (uint32_t c = 0; c < b->ncols; c++)
-        b->cols[c].nulls[row] = 1;
+    JCtx cx;    /* not zeroed as a whole: reason is written only on failure */
+    cx.spec = spec;
+    cx.b = b;
+    cx.row = row;
+    cx.a = a;
+    cx.p = s;
+    cx.end = end;
+    cx.line = rec;
+    cx.hint = 0;
+    cx.failed = false;
+    /* In locals: the stores through nulls (bytes) may alias b's fields. */
+    Vector *cols = b->cols;
+    for (uint32_t c = 0, n = b->ncols; c < n; c++)
+        cols[c].nulls[row] = 1;
     if (*cx.p != '{')
         fail(&cx, "invalid JSON: %s at byte %ld", "a record must be a JSON object");
+    else if (spec->flat_keys && spec->ncols > 0)
+        parse_flat(&cx);
     else
         parse_object(&cx, 0, spec->all_cols, spec->ncols);
     if (!cx.failed) {
