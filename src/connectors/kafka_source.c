@@ -50,6 +50,7 @@
 #include "kafka_int.h"
 
 #include "format_int.h"
+#include "kafka_fetch.h"
 #include "sluice/bytes.h"
 #include "sluice/deadletter.h"
 #include "sluice/expr.h"
@@ -63,6 +64,7 @@
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <time.h>
 
 #define POLL_MS         250
@@ -71,6 +73,10 @@
 #define DESTROY_WAIT_MS 3000    /* close_timeout's default: see destroy_consumer */
 #define MAX_TOPICS      256
 #define SOURCE_NOT_READY (-2)
+#define POOL_MAX        16      /* idle connections of the direct path kept */
+#define CONNECT_MS      5000    /* connecting and ApiVersions */
+#define FETCH_WAIT_MS   500     /* the broker's wait on a Fetch with nothing yet */
+#define FETCH_SLACK_MS  10000   /* a Fetch's answer, past that wait */
 
 typedef enum KFormat { KF_JSON, KF_CSV, KF_RAW } KFormat;
 typedef enum KMeta { KM_NONE, KM_KEY, KM_PARTITION, KM_OFFSET, KM_TIMESTAMP, KM_HEADERS } KMeta;
@@ -79,7 +85,25 @@ typedef enum KStart { KS_EARLIEST, KS_LATEST, KS_MAP } KStart;
 typedef struct SnapPart {
     int32_t topic, part;
     int64_t low, high;
+    int32_t leader;         /* broker id, -1 none */
 } SnapPart;
+
+typedef struct SnapBroker {
+    int32_t id;
+    int     port;
+    char   *host;
+} SnapBroker;
+
+/* A record of a batch's ranges, from either reader: librdkafka's message,
+ * or the direct path's record (pointing into its response). */
+typedef struct KRec {
+    int                 range;          /* in the reader's ranges */
+    int64_t             offset;
+    const char         *value;          /* NULL: a NULL value */
+    size_t              len;
+    rd_kafka_message_t *m;              /* librdkafka's, or NULL */
+    KfRecord            kf;             /* the direct path's */
+} KRec;
 
 typedef struct StartAt {
     int32_t topic, part;
@@ -103,6 +127,8 @@ struct KafkaSource {
     StartAt           *start_map;
     int                nstart_map;
     bool               fail_on_data_loss;
+    bool               direct;          /* fetch = 'direct' and nothing that needs librdkafka */
+    bool               read_committed;  /* isolation.level */
     int64_t            read_timeout_us;
     int64_t            close_timeout_us;    /* the bound on destroying the consumer */
     /* how to decode */
@@ -123,6 +149,10 @@ struct KafkaSource {
     const char        *error_state;
     SnapPart          *snap;
     int                nsnap, capsnap;
+    SnapBroker        *brokers;         /* of the last metadata */
+    int                nbrokers;
+    KfConn            *pool[POOL_MAX];  /* the direct path's idle connections */
+    int                npool;
     int64_t            poll_us;
     SourceOffsets      to_commit;       /* pending positions for the group */
     bool               commit_pending;
@@ -145,7 +175,17 @@ struct KafkaReader {
     bool          *done;
     int64_t       *next;            /* per range: the next offset wanted */
     int            remaining;
-    rd_kafka_message_t *cur;            /* a record decoded in part */
+    KRec                cur;            /* a record decoded in part, if has_cur */
+    bool                has_cur;
+    /* The direct path (kafka_fetch.h), while direct */
+    bool                direct;
+    KfConn             *conn;
+    bool                in_response;    /* conn's last response is being walked */
+    KfAsk              *asks;           /* of that request */
+    int                *ask_range;
+    int                 nasks;
+    int32_t            *leader;         /* per range */
+    int64_t             nfetch;
     rd_kafka_queue_t   *queue;          /* the consumer's queue, or NULL */
     rd_kafka_message_t *msgs[READ_BATCH];   /* taken from it, [imsg, nmsgs) unread */
     int                 imsg, nmsgs;
@@ -172,6 +212,7 @@ struct KafkaReader {
     SlStr         *dead_keys;
     uint32_t       ndead, capdead;
     uint32_t       dead_seq;        /* dead letters of the record r->cur so far */
+    char           fallback[160];   /* why the direct path was left, or "" */
 };
 
 /* Destroys messages [from, n) of m. */
@@ -314,6 +355,32 @@ bad:
     return -1;
 }
 
+/* fetch = 'direct' (the default) or 'librdkafka', and whether the direct
+ * path can serve: not with security settings (TLS, SASL), which only
+ * librdkafka speaks.  isolation.level as librdkafka reads it. */
+static int read_fetch_options(KafkaSource *ks, SlError *err)
+{
+    const Options *o = &ks->opts;
+    const char *f = opts_get(o, "fetch");
+    if (f != NULL && strcmp(f, "direct") != 0 && strcmp(f, "librdkafka") != 0) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid fetch \"%s\"", f);
+        sl_error_hint(err, "Use 'direct' (sluice's own Fetch requests, the default) or "
+                           "'librdkafka'.");
+        return -1;
+    }
+    ks->direct = f == NULL || strcmp(f, "direct") == 0;
+    const char *iso = opts_get(o, "kafka.isolation.level");
+    ks->read_committed = iso == NULL || strcmp(iso, "read_uncommitted") != 0;
+    for (int i = 0; i < o->n; i++) {
+        const char *k = o->keys[i];
+        if (strncmp(k, "kafka.ssl.", 10) == 0 || strncmp(k, "kafka.sasl.", 11) == 0 ||
+            (strcmp(k, "kafka.security.protocol") == 0 &&
+             strcasecmp(o->values[i], "plaintext") != 0))
+            ks->direct = false;
+    }
+    return 0;
+}
+
 /* Reads the options of rel into ks (no I/O).  ks->arena must be set up. */
 static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
 {
@@ -386,6 +453,8 @@ static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                         ks->read_timeout_us <= 0 ? "read_timeout must be positive"
                                                  : "close_timeout must not be negative");
+    if (read_fetch_options(ks, err) < 0)
+        return -1;
     /* Columns: metadata by name, the rest from the value. */
     int n = rel->ncols;
     ks->meta = ARENA_ARRAY(&ks->arena, KMeta, n);
@@ -492,6 +561,15 @@ static void set_error(KafkaSource *ks, const char *state, const char *msg)
     sl_free(ks->error);
     ks->error = msg ? sl_strdup(msg) : NULL;
     ks->error_state = state;
+}
+
+static void free_brokers(KafkaSource *ks)
+{
+    for (int b = 0; b < ks->nbrokers; b++)
+        sl_free(ks->brokers[b].host);
+    sl_free(ks->brokers);
+    ks->brokers = NULL;
+    ks->nbrokers = 0;
 }
 
 /* A fresh consumer handle, or NULL with the reason in ks->error. */
@@ -605,15 +683,24 @@ static void look(KafkaSource *ks)
                 cap = cap ? cap * 2 : 16;
                 parts = sl_realloc(parts, sizeof(SnapPart) * (size_t)cap);
             }
-            parts[n++] = (SnapPart){ti, pid, low, high};
+            parts[n++] = (SnapPart){ti, pid, low, high, mt->partitions[k].leader};
         }
     }
+    SnapBroker *brokers = sl_calloc((size_t)(md->broker_cnt ? md->broker_cnt : 1),
+                                    sizeof(SnapBroker));
+    for (int b = 0; b < md->broker_cnt; b++)
+        brokers[b] = (SnapBroker){md->brokers[b].id, md->brokers[b].port,
+                                  sl_strdup(md->brokers[b].host)};
+    int nbrokers = md->broker_cnt;
     rd_kafka_metadata_destroy(md);
     pthread_mutex_lock(&ks->mu);
     sl_free(ks->snap);
     ks->snap = parts;
     ks->nsnap = n;
     ks->capsnap = cap;
+    free_brokers(ks);
+    ks->brokers = brokers;
+    ks->nbrokers = nbrokers;
     set_error(ks, state, error);
     ks->poll_us = wall_us();
     ks->ready = true;
@@ -793,6 +880,9 @@ void kafka_source_close(KafkaSource *ks)
     if (ks->dead)
         cat_relation_unref(ks->dead);
     srcoffs_free(&ks->to_commit);
+    for (int i = 0; i < ks->npool; i++)
+        kf_conn_close(ks->pool[i]);
+    free_brokers(ks);
     sl_free(ks->snap);
     sl_free(ks->error);
     sl_free(ks->group);
@@ -915,6 +1005,7 @@ KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges)
     srcoffs_copy(&r->ranges, ranges);
     r->done = sl_calloc((size_t)(ranges->n ? ranges->n : 1), sizeof(bool));
     r->next = sl_calloc((size_t)(ranges->n ? ranges->n : 1), sizeof(int64_t));
+    r->leader = sl_calloc((size_t)(ranges->n ? ranges->n : 1), sizeof(int32_t));
     for (int i = 0; i < ranges->n; i++)
         r->next[i] = ranges->parts[i].start;
     r->spec = ks->spec;
@@ -951,9 +1042,32 @@ KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges)
         rd_kafka_topic_partition_list_add(l, ks->topics[p->topic], p->part)->offset = p->start;
     }
     reuse &= valid;
+    /* The direct path reads it if every partition to read has a known
+     * leader (a replay before the first look has none: librdkafka reads). */
+    bool direct = ks->direct && ks->rk != NULL && r->remaining > 0;
+    for (int i = 0; i < ranges->n && direct; i++) {
+        r->leader[i] = -1;
+        for (int k = 0; k < ks->nsnap; k++)
+            if (ks->snap[k].topic == ranges->parts[i].topic &&
+                ks->snap[k].part == ranges->parts[i].part)
+                r->leader[i] = ks->snap[k].leader;
+        direct = r->done[i] || r->leader[i] >= 0;
+    }
     ks->nreaders++;
     pthread_mutex_unlock(&ks->mu);
-    if (ks->rk != NULL) {
+    if (direct) {
+        /* librdkafka's assignment and held records serve no one now. */
+        destroy_messages(ks->held, 0, ks->nheld);
+        sl_free(ks->held);
+        ks->held = NULL;
+        ks->nheld = ks->capheld = 0;
+        if (ks->kept)
+            rd_kafka_assign(ks->rk, NULL);
+        ks->kept = false;
+        r->direct = true;
+        r->asks = sl_calloc((size_t)ranges->n, sizeof(KfAsk));
+        r->ask_range = sl_calloc((size_t)ranges->n, sizeof(int));
+    } else if (ks->rk != NULL) {
         if (reuse) {
             r->held = ks->held;
             r->nheld = ks->nheld;
@@ -1077,10 +1191,12 @@ static void mark_done(KafkaReader *r, int i)
     }
 }
 
-static void keep_dead(KafkaReader *r, const rd_kafka_message_t *m, const char *reason,
+static void keep_dead(KafkaReader *r, const KRec *rec, const char *reason,
                       const char *raw, size_t rawlen)
 {
     KafkaSource *ks = r->ks;
+    const char *topic = ks->topics[r->ranges.parts[rec->range].topic];
+    int32_t part = r->ranges.parts[rec->range].part;
     Arena *a = &r->dead_arena;
     if (r->ndead == r->capdead) {
         uint32_t cap = r->capdead ? r->capdead * 2 : 16;
@@ -1103,19 +1219,18 @@ static void keep_dead(KafkaReader *r, const rd_kafka_message_t *m, const char *r
     Batch *b = r->dead;
     uint32_t i = r->ndead++;
     b->cols[0].v.str[i] = (SlStr){arena_memdup(a, raw, rawlen), (uint32_t)rawlen};
-    const char *src = arena_printf(a, "kafka:%s/%d", rd_kafka_topic_name(m->rkt), m->partition);
+    const char *src = arena_printf(a, "kafka:%s/%d", topic, part);
     b->cols[1].v.str[i] = (SlStr){src, (uint32_t)strlen(src)};
-    b->cols[2].v.i64[i] = m->offset;
+    b->cols[2].v.i64[i] = rec->offset;
     const char *why = arena_strdup(a, reason);
     b->cols[3].v.str[i] = (SlStr){why, (uint32_t)strlen(why)};
     b->cols[4].v.i64[i] = wall_us() - SL_PG_EPOCH_UNIX_US;
     /* The key: topic, NUL, partition, offset, place in the record. */
-    const char *topic = rd_kafka_topic_name(m->rkt);
     size_t tl = strlen(topic);
     uint8_t *k = arena_alloc(a, tl + 1 + 16);
     memcpy(k, topic, tl + 1);
-    put_be32(k + tl + 1, (uint32_t)m->partition);
-    put_be64(k + tl + 5, (uint64_t)m->offset);
+    put_be32(k + tl + 1, (uint32_t)part);
+    put_be64(k + tl + 5, (uint64_t)rec->offset);
     put_be32(k + tl + 13, r->dead_seq++);
     r->dead_keys[i] = (SlStr){(const char *)k, (uint32_t)(tl + 17)};
     for (int c = 0; c < 5; c++)
@@ -1125,15 +1240,46 @@ static void keep_dead(KafkaReader *r, const rd_kafka_message_t *m, const char *r
         b->cols[c].len = r->ndead;
     sl_log(LOG_WARN, "kafka record sent to the dead letters",
            "stream=%s topic=%s partition=%d offset=%" PRId64 " reason=\"%s\"",
-           log_value(ks->rel->name),
-           rd_kafka_topic_name(m->rkt), m->partition, m->offset, log_quote(reason));
+           log_value(ks->rel->name), topic, part, rec->offset, log_quote(reason));
 }
 
-/* The metadata columns of rows [from, to) of out, all from record m. */
-static int fill_meta(KafkaReader *r, const rd_kafka_message_t *m, Batch *out, uint32_t from,
+/* A record's headers as a JSON object into j: 0, or -1 if malformed. */
+static int headers_json(const KRec *rec, StrBuf *j)
+{
+    if (rec->m == NULL)
+        return kf_headers_json(&rec->kf, j);
+    rd_kafka_headers_t *hdrs = NULL;
+    strbuf_putc(j, '{');
+    if (rd_kafka_message_headers(rec->m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        const char *name;
+        const void *val;
+        size_t size;
+        for (size_t h = 0;
+             rd_kafka_header_get_all(hdrs, h, &name, &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+             h++) {
+            if (h)
+                strbuf_puts(j, ", ");
+            strbuf_put_json_string(j, name, strlen(name));
+            strbuf_puts(j, ": ");
+            if (val == NULL)
+                strbuf_puts(j, "null");
+            else
+                strbuf_put_json_string(j, val, size);
+        }
+    }
+    strbuf_putc(j, '}');
+    return 0;
+}
+
+/* The metadata columns of rows [from, to) of out, all from record rec. */
+static int fill_meta(KafkaReader *r, const KRec *rec, Batch *out, uint32_t from,
                      uint32_t to, Arena *a, SlError *err)
 {
     KafkaSource *ks = r->ks;
+    const rd_kafka_message_t *m = rec->m;
+    const char *key = m ? m->key : rec->kf.key;
+    size_t key_len = m ? m->key_len : rec->kf.key_len;
+    int32_t partition = r->ranges.parts[rec->range].part;
     for (int c = 0; c < ks->rel->ncols; c++) {
         KMeta k = ks->meta[c];
         if (k == KM_NONE)
@@ -1147,25 +1293,24 @@ static int fill_meta(KafkaReader *r, const rd_kafka_message_t *m, Batch *out, ui
             v->nulls[i] = 0;
             switch (k) {
             case KM_KEY:
-                if (m->key == NULL) {
+                if (key == NULL) {
                     v->nulls[i] = 1;
                     break;
                 }
-                v->v.str[i] = (SlStr){arena_memdup(a, m->key, m->key_len),
-                                      (uint32_t)m->key_len};
+                v->v.str[i] = (SlStr){arena_memdup(a, key, key_len), (uint32_t)key_len};
                 break;
             case KM_PARTITION:
                 if (v->type.id == TYPE_INT4)
-                    v->v.i32[i] = m->partition;
+                    v->v.i32[i] = partition;
                 else
-                    v->v.i64[i] = m->partition;
+                    v->v.i64[i] = partition;
                 break;
             case KM_OFFSET:
-                v->v.i64[i] = m->offset;
+                v->v.i64[i] = rec->offset;
                 break;
             case KM_TIMESTAMP: {
                 rd_kafka_timestamp_type_t tt;
-                int64_t ms = rd_kafka_message_timestamp(m, &tt);
+                int64_t ms = m ? rd_kafka_message_timestamp(m, &tt) : rec->kf.ts_ms;
                 if (ms < 0)
                     v->nulls[i] = 1;
                 else
@@ -1173,27 +1318,15 @@ static int fill_meta(KafkaReader *r, const rd_kafka_message_t *m, Batch *out, ui
                 break;
             }
             case KM_HEADERS: {
-                rd_kafka_headers_t *hdrs = NULL;
                 StrBuf j;
                 strbuf_init(&j);
-                strbuf_putc(&j, '{');
-                if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-                    const char *name;
-                    const void *val;
-                    size_t size;
-                    for (size_t h = 0; rd_kafka_header_get_all(hdrs, h, &name, &val, &size) ==
-                                           RD_KAFKA_RESP_ERR_NO_ERROR; h++) {
-                        if (h)
-                            strbuf_puts(&j, ", ");
-                        strbuf_put_json_string(&j, name, strlen(name));
-                        strbuf_puts(&j, ": ");
-                        if (val == NULL)
-                            strbuf_puts(&j, "null");
-                        else
-                            strbuf_put_json_string(&j, val, size);
-                    }
+                if (headers_json(rec, &j) < 0) {
+                    strbuf_free(&j);
+                    return sl_error(err, ERRCODE_DATA_CORRUPTED,
+                                    "Kafka record %s/%d@%" PRId64 ": malformed headers",
+                                    ks->topics[r->ranges.parts[rec->range].topic], partition,
+                                    rec->offset);
                 }
-                strbuf_putc(&j, '}');
                 int rc = value_parse_text(a, v->type, j.data, j.len, v, i, -1, err);
                 strbuf_free(&j);
                 if (rc < 0)
@@ -1238,7 +1371,7 @@ static int on_event(KafkaReader *r, const rd_kafka_message_t *m, SlError *err)
         /* Go on from the earliest offset there is, within the range. */
         int64_t low, high;
         const SrcPart *p = &r->ranges.parts[i];
-        if (r->cur != NULL)
+        if (r->has_cur)
             return 0;       /* cannot happen: events come between records */
         if (rd_kafka_query_watermark_offsets(ks->rk, topic, m->partition, &low, &high, 10000) !=
                 RD_KAFKA_RESP_ERR_NO_ERROR ||
@@ -1288,6 +1421,258 @@ static int on_event(KafkaReader *r, const rd_kafka_message_t *m, SlError *err)
     }
 }
 
+/* The error of a reader that waited read_timeout for a record. */
+static int read_timed_out(KafkaReader *r, SlError *err)
+{
+    KafkaSource *ks = r->ks;
+    sl_error(err, ERRCODE_CONNECTION_FAILURE,
+             "stream \"%s\": no records from Kafka for %" PRId64
+             " s while %d partition(s) of the batch were unread",
+             ks->rel->name, ks->read_timeout_us / 1000000, r->remaining);
+    sl_error_hint(err, "Is the broker up?  read_timeout sets the wait.");
+    return -1;
+}
+
+/* The next record of the ranges from librdkafka into r->cur: 1, 0 none
+ * yet (waited up to 100 ms, or took an event), -1 with err. */
+static int next_rdk(KafkaReader *r, SlError *err)
+{
+    KafkaSource *ks = r->ks;
+    rd_kafka_message_t *m = next_message(r, 100);
+    if (m == NULL)
+        return wall_us() - r->last_progress_us > ks->read_timeout_us ? read_timed_out(r, err)
+                                                                     : 0;
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && m->rkt != NULL) {
+        /* The log's end past the range: the next batch may need it to
+         * know its range read (control records have offsets no record
+         * has). */
+        int i = range_of(r, m->rkt, m->partition);
+        if (i >= 0 && m->offset > r->ranges.parts[i].end) {
+            mark_done(r, i);
+            hold(r, m);
+            return 0;
+        }
+    }
+    if (m->err) {
+        int rc = on_event(r, m, err);
+        rd_kafka_message_destroy(m);
+        return rc;
+    }
+    int i = range_of(r, m->rkt, m->partition);
+    if (i < 0 || r->done[i] || m->offset < r->next[i] || m->offset >= r->ranges.parts[i].end) {
+        if (i >= 0 && m->offset >= r->ranges.parts[i].end) {
+            mark_done(r, i);
+            hold(r, m);
+        } else {
+            rd_kafka_message_destroy(m);
+        }
+        return 0;
+    }
+    r->cur = (KRec){.range = i, .offset = m->offset, .value = m->payload, .len = m->len, .m = m};
+    return 1;
+}
+
+/* Leaves the direct path for librdkafka's reader, for the rest of the
+ * batch: the partitions not done are assigned at the offsets next wanted,
+ * so the batch still reads exactly its ranges. */
+static void fall_back(KafkaReader *r, const char *why)
+{
+    KafkaSource *ks = r->ks;
+    snprintf(r->fallback, sizeof(r->fallback), "%s", why);
+    sl_log(LOG_WARN, "kafka fetch falls back to librdkafka", "stream=%s reason=\"%s\"",
+           log_value(ks->rel->name), log_quote(why));
+    kf_conn_close(r->conn);
+    r->conn = NULL;
+    r->in_response = false;
+    r->direct = false;
+    r->can_keep = false;
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(r->ranges.n);
+    pthread_mutex_lock(&ks->mu);
+    for (int i = 0; i < r->ranges.n; i++)
+        if (!r->done[i])
+            rd_kafka_topic_partition_list_add(l, ks->topics[r->ranges.parts[i].topic],
+                                              r->ranges.parts[i].part)->offset = r->next[i];
+    pthread_mutex_unlock(&ks->mu);
+    rd_kafka_assign(ks->rk, l);
+    rd_kafka_topic_partition_list_destroy(l);
+    r->queue = rd_kafka_queue_get_consumer(ks->rk);
+}
+
+/* A connection to broker id b: an idle one of the source's, or a new one
+ * (*fresh); NULL with why. */
+static KfConn *take_conn(KafkaSource *ks, int32_t b, char *why, size_t whylen, bool *fresh)
+{
+    *fresh = false;
+    char host[256] = "";
+    int port = 0;
+    pthread_mutex_lock(&ks->mu);
+    for (int i = 0; i < ks->npool; i++) {
+        if (kf_conn_broker(ks->pool[i]) == b) {
+            KfConn *c = ks->pool[i];
+            ks->pool[i] = ks->pool[--ks->npool];
+            pthread_mutex_unlock(&ks->mu);
+            return c;
+        }
+    }
+    for (int i = 0; i < ks->nbrokers; i++)
+        if (ks->brokers[i].id == b) {
+            snprintf(host, sizeof(host), "%s", ks->brokers[i].host);
+            port = ks->brokers[i].port;
+        }
+    pthread_mutex_unlock(&ks->mu);
+    if (port == 0) {
+        snprintf(why, whylen, "broker %d is not in the metadata", b);
+        return NULL;
+    }
+    *fresh = true;
+    KfConn *c = kf_connect(host, port, b, CONNECT_MS, why, whylen);
+    if (c != NULL)
+        sl_log(LOG_DEBUG, "kafka fetch connected", "stream=%s broker=%d address=%s:%d",
+               log_value(ks->rel->name), b, host, port);
+    return c;
+}
+
+static void put_conn(KafkaSource *ks, KfConn *c)
+{
+    pthread_mutex_lock(&ks->mu);
+    if (ks->npool < POOL_MAX) {
+        ks->pool[ks->npool++] = c;
+        c = NULL;
+    }
+    pthread_mutex_unlock(&ks->mu);
+    kf_conn_close(c);
+}
+
+/* One Fetch for the partitions not done that the first of them's leader
+ * leads: 0, or -1 with why. */
+static int direct_request(KafkaReader *r, char *why, size_t whylen)
+{
+    KafkaSource *ks = r->ks;
+    int32_t leader = -1;
+    for (int i = 0; i < r->ranges.n && leader < 0; i++)
+        if (!r->done[i])
+            leader = r->leader[i];
+    if (r->conn != NULL && kf_conn_broker(r->conn) != leader) {
+        put_conn(ks, r->conn);
+        r->conn = NULL;
+    }
+    bool fresh = r->conn == NULL;
+    if (r->conn == NULL && (r->conn = take_conn(ks, leader, why, whylen, &fresh)) == NULL)
+        return -1;
+    r->nasks = 0;
+    pthread_mutex_lock(&ks->mu);
+    for (int i = 0; i < r->ranges.n; i++) {
+        if (r->done[i] || r->leader[i] != leader)
+            continue;
+        r->ask_range[r->nasks] = i;
+        r->asks[r->nasks++] = (KfAsk){ks->topics[r->ranges.parts[i].topic],
+                                      r->ranges.parts[i].part, r->next[i]};
+    }
+    pthread_mutex_unlock(&ks->mu);
+    int timeout = FETCH_WAIT_MS + FETCH_SLACK_MS;
+    if (kf_fetch(r->conn, r->asks, r->nasks, ks->read_committed, FETCH_WAIT_MS, timeout, why,
+                 whylen) < 0) {
+        /* An idle connection may have been closed by the broker (restarted,
+         * or idle too long): one more try on a new one. */
+        kf_conn_close(r->conn);
+        r->conn = NULL;
+        if (fresh || (r->conn = take_conn(ks, leader, why, whylen, &fresh)) == NULL ||
+            kf_fetch(r->conn, r->asks, r->nasks, ks->read_committed, FETCH_WAIT_MS, timeout,
+                     why, whylen) < 0)
+            return -1;
+    }
+    r->nfetch++;
+    for (int k = 0; k < r->nasks; k++) {
+        KfAskInfo info;
+        kf_ask_info(r->conn, k, &info);
+        if (info.error != 0) {
+            /* Not leader, out of range, unknown topic...: librdkafka's
+             * reader has the rules for each. */
+            snprintf(why, whylen, "the broker answered %s/%d with error %d: %s",
+                     r->asks[k].topic, r->asks[k].part, info.error,
+                     rd_kafka_err2str((rd_kafka_resp_err_t)info.error));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The next record of the ranges from the direct path into r->cur: 1, 0
+ * none (the ranges are read, or the reader fell back), -1 with err. */
+static int next_direct(KafkaReader *r, SlError *err)
+{
+    KafkaSource *ks = r->ks;
+    char why[160];
+    for (;;) {
+        if (!r->in_response) {
+            if (r->remaining == 0)
+                return 0;
+            if (direct_request(r, why, sizeof(why)) < 0) {
+                fall_back(r, why);
+                return 0;
+            }
+            r->in_response = true;
+        }
+        KfRecord kr;
+        int rc = kf_next(r->conn, &kr, why, sizeof(why));
+        if (rc < 0) {
+            fall_back(r, why);
+            return 0;
+        }
+        if (rc == 0) {
+            /* The response is walked.  One with no batch at all for any
+             * partition means nothing is at or past the offsets asked:
+             * a partition whose log ends at or past its range's end is
+             * read (what librdkafka's end-of-file event says). */
+            r->in_response = false;
+            bool any = false, moved = false;
+            for (int k = 0; k < r->nasks; k++) {
+                KfAskInfo info;
+                kf_ask_info(r->conn, k, &info);
+                any |= info.had_batches;
+            }
+            for (int k = 0; k < r->nasks && !any; k++) {
+                KfAskInfo info;
+                kf_ask_info(r->conn, k, &info);
+                int i = r->ask_range[k];
+                int64_t log_end = ks->read_committed && info.stable >= 0 ? info.stable
+                                                                          : info.high;
+                if (!r->done[i] && log_end >= r->ranges.parts[i].end) {
+                    mark_done(r, i);
+                    moved = true;
+                }
+            }
+            if (any || moved)
+                r->last_progress_us = wall_us();
+            else if (wall_us() - r->last_progress_us > ks->read_timeout_us)
+                return read_timed_out(r, err);
+            continue;
+        }
+        int i = r->ask_range[kr.ask];
+        const SrcPart *p = &r->ranges.parts[i];
+        if (rc == 2) {
+            /* A batch ended: control records and aborted transactions
+             * take offsets too. */
+            r->next[i] = SL_MAX(r->next[i], kr.offset);
+            if (r->next[i] >= p->end) {
+                mark_done(r, i);
+                kf_skip(r->conn, kr.ask);
+            }
+            continue;
+        }
+        if (r->done[i] || kr.offset >= p->end) {
+            mark_done(r, i);
+            kf_skip(r->conn, kr.ask);
+            continue;
+        }
+        if (kr.offset < r->next[i])
+            continue;
+        r->cur = (KRec){.range = i, .offset = kr.offset, .value = kr.value, .len = kr.len,
+                        .kf = kr};
+        return 1;
+    }
+}
+
 int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
 {
     KafkaSource *ks = r->ks;
@@ -1310,78 +1695,41 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
         return -1;
     }
     while (pay->nrows < cap) {
-        if (r->cur == NULL) {
+        if (!r->has_cur) {
             if (r->remaining == 0)
                 break;
-            rd_kafka_message_t *m = next_message(r, 100);
-            if (m == NULL) {
-                if (wall_us() - r->last_progress_us > ks->read_timeout_us) {
-                    sl_error(err, ERRCODE_CONNECTION_FAILURE,
-                             "stream \"%s\": no records from Kafka for %" PRId64
-                             " s while %d partition(s) of the batch were unread",
-                             rel->name, ks->read_timeout_us / 1000000, r->remaining);
-                    sl_error_hint(err, "Is the broker up?  read_timeout sets the wait.");
-                    r->failed = true;
-                    return -1;
-                }
+            int rc = r->direct ? next_direct(r, err) : next_rdk(r, err);
+            if (rc < 0) {
+                r->failed = true;
+                return -1;
+            }
+            if (rc == 0)
                 continue;
-            }
-            if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && m->rkt != NULL) {
-                /* The log's end past the range: the next batch may need it
-                 * to know its range read (control records have offsets
-                 * no record has). */
-                int i = range_of(r, m->rkt, m->partition);
-                if (i >= 0 && m->offset > r->ranges.parts[i].end) {
-                    mark_done(r, i);
-                    hold(r, m);
-                    continue;
-                }
-            }
-            if (m->err) {
-                int rc = on_event(r, m, err);
-                rd_kafka_message_destroy(m);
-                if (rc < 0) {
-                    r->failed = true;
-                    return -1;
-                }
-                continue;
-            }
-            int i = range_of(r, m->rkt, m->partition);
-            if (i < 0 || r->done[i] || m->offset < r->ranges.parts[i].start ||
-                m->offset >= r->ranges.parts[i].end) {
-                if (i >= 0 && m->offset >= r->ranges.parts[i].end) {
-                    mark_done(r, i);
-                    hold(r, m);
-                } else {
-                    rd_kafka_message_destroy(m);
-                }
-                continue;
-            }
-            r->cur = m;
+            r->has_cur = true;
             r->nread++;
             r->dead_seq = 0;
-            r->next[i] = m->offset + 1;
+            r->next[r->cur.range] = r->cur.offset + 1;
             memset(&r->res, 0, sizeof(r->res));
         }
-        rd_kafka_message_t *m = r->cur;
+        KRec *m = &r->cur;
         uint32_t before = pay->nrows;
         bool finished = true;
         if (ks->format == KF_RAW) {
             Vector *v = &pay->cols[0];
-            if (m->payload == NULL || (r->spec.need != NULL && !r->spec.need[0])) {
+            if (m->value == NULL || (r->spec.need != NULL && !r->spec.need[0])) {
                 v->nulls[before] = 1;
             } else {
                 v->nulls[before] = 0;
-                v->v.str[before] = (SlStr){arena_memdup(a, m->payload, m->len),
+                v->v.str[before] = (SlStr){arena_memdup(a, m->value, m->len),
                                            (uint32_t)m->len};
             }
             pay->nrows++;
-        } else if (m->payload != NULL) {
+        } else if (m->value != NULL) {
             /* A record with a NULL value (a tombstone) has no row. */
             int rc = ks->format == KF_JSON
-                         ? fmt_json_decode(&r->spec, m->payload, m->len, true, pay, cap, a,
+                         ? fmt_json_decode(&r->spec, m->value, m->len, true, pay, cap, a,
                                            &r->res, err)
-                         : fmt_csv_decode(&r->spec, m->payload, m->len, true, pay, cap, a,
+                         : fmt_csv_decode(&r->spec, m->value, m->len, true, pay, cap, a,
                                           &r->res, err);
             if (rc < 0) {
                 r->failed = true;
@@ -1401,11 +1749,11 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
             return -1;
         }
         if (finished) {
-            int i = range_of(r, m->rkt, m->partition);
-            if (i >= 0 && m->offset >= r->ranges.parts[i].end - 1)
-                mark_done(r, i);
-            rd_kafka_message_destroy(m);
-            r->cur = NULL;
+            if (m->offset >= r->ranges.parts[m->range].end - 1)
+                mark_done(r, m->range);
+            if (m->m != NULL)
+                rd_kafka_message_destroy(m->m);
+            r->has_cur = false;
         }
     }
     if (pay->nrows == 0)
@@ -1428,10 +1776,11 @@ void kafka_reader_close(KafkaReader *r, DeadSet *dead)
     pthread_mutex_unlock(&ks->mu);
     if (r->nread > 0)
         sl_log(LOG_DEBUG, "kafka batch read", "stream=%s records=%" PRId64 " ms=%" PRId64
-               " waited_ms=%" PRId64 " held=%d", log_value(ks->rel->name), r->nread,
-               (wall_us() - r->open_us) / 1000, r->wait_us / 1000,
-               r->nkeep + (r->nheld - r->iheld) + (r->nmsgs - r->imsg));
-    if (r->can_keep && alone && !r->failed && r->remaining == 0 && r->cur == NULL &&
+               " waited_ms=%" PRId64 " held=%d path=%s fetches=%" PRId64,
+               log_value(ks->rel->name), r->nread, (wall_us() - r->open_us) / 1000,
+               r->wait_us / 1000, r->nkeep + (r->nheld - r->iheld) + (r->nmsgs - r->imsg),
+               r->direct ? "direct" : r->fallback[0] ? "fallback" : "librdkafka", r->nfetch);
+    if (r->can_keep && alone && !r->failed && r->remaining == 0 && !r->has_cur &&
         ks->rk != NULL) {
         /* The next batch starts where this one ended: leave the consumer
          * assigned, and keep what was taken past the ranges, in order --
@@ -1451,8 +1800,8 @@ void kafka_reader_close(KafkaReader *r, DeadSet *dead)
         srcoffs_copy(&ks->kept_at, &r->ranges);
         ks->kept = true;
     } else {
-        if (r->cur != NULL)
-            rd_kafka_message_destroy(r->cur);
+        if (r->has_cur && r->cur.m != NULL)
+            rd_kafka_message_destroy(r->cur.m);
         destroy_messages(r->msgs, r->imsg, r->nmsgs);
         destroy_messages(r->held, r->iheld, r->nheld);
         destroy_messages(r->keep, 0, r->nkeep);
@@ -1462,6 +1811,8 @@ void kafka_reader_close(KafkaReader *r, DeadSet *dead)
         ks->kept = false;
     }
     sl_free(r->held);
+    if (r->conn != NULL)
+        put_conn(ks, r->conn);
     if (r->queue != NULL)
         rd_kafka_queue_destroy(r->queue);
     if (r->ndead > 0 && !r->failed && dead != NULL) {
@@ -1480,5 +1831,8 @@ void kafka_reader_close(KafkaReader *r, DeadSet *dead)
     sl_free(r->spec_need);
     sl_free(r->done);
     sl_free(r->next);
+    sl_free(r->leader);
+    sl_free(r->asks);
+    sl_free(r->ask_range);
     sl_free(r);
 }
