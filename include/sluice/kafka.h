@@ -15,8 +15,9 @@
  *   kafka_source_latest     a partition's high watermark and poll time
  *   kafka_source_topic, kafka_source_topic_index   the topic table
  *   kafka_reader_open, kafka_reader_need, kafka_reader_next, kafka_reader_close
- *                           the records of a batch's ranges (assign and
- *                           seek, never subscribe), decoded into rows;
+ *                           the records of a batch's ranges (sluice's own
+ *                           Fetch requests, or librdkafka's assign and
+ *                           seek; never subscribe), decoded into rows;
  *                           undecodable ones handed to the batch at close
  *   kafka_source_close
  *

@@ -14,8 +14,20 @@
  * handle at close.  Planning reads only the snapshot, so the loop never
  * waits on the network.
  *
- * A batch reads its ranges with assign at the range starts (no subscribe,
- * no rebalancing), on the worker thread that runs the batch.  A partition
+ * A batch reads its ranges on the worker thread that runs it, by default
+ * with sluice's own Fetch requests (kafka_fetch.h, docs/kafka-fetch.md):
+ * to each partition's leader, from the poller's metadata, on a connection
+ * the source keeps; the records of each response walked in place, with no
+ * allocation per record.  A partition is done when its next offset reaches
+ * its range's end (control batches and aborted transactions move it too),
+ * or when a response with nothing at all says the log ends at or past it.
+ * Whatever that path cannot do (no leader known, the network, a codec, an
+ * error code of the broker's) hands the rest of the batch to librdkafka's
+ * reader (fall_back), from the offsets reached; so do fetch = 'librdkafka'
+ * and the security settings only librdkafka speaks.
+ *
+ * librdkafka's reader assigns at the range starts (no subscribe,
+ * no rebalancing).  A partition
  * is done when a record at or past end - 1 has arrived, or the partition's
  * end-of-file event says the log ends at or past end (control records of
  * transactions take offsets that no record has).  Records at or past end
