@@ -507,6 +507,7 @@ int kf_fetch(KfConn *c, const KfAsk *asks, int nasks, bool read_committed, int m
                     continue;
                 a->answered = true;
                 a->info = info;
+                a->info.had_batches = rl > 0;
                 a->p = recs;
                 a->end = recs ? recs + rl : NULL;
                 a->naborted = na > 0 ? na : 0;
@@ -712,7 +713,9 @@ int kf_next(KfConn *c, KfRecord *rec, char *why, size_t whylen)
         const uint8_t *b = a->p;
         int64_t base = (int64_t)get_be64(b);
         int32_t blen = (int32_t)get_be32(b + 8);
-        if (blen < BATCH_HEADER - 12 || blen > a->end - b - 12) {
+        if (blen < BATCH_HEADER - 12)
+            return fail(why, whylen, "a malformed record batch of %s", a->ask.topic);
+        if (blen > a->end - b - 12) {
             a->p = NULL;                    /* cut short by the size limits */
             continue;
         }
@@ -721,7 +724,6 @@ int kf_next(KfConn *c, KfRecord *rec, char *why, size_t whylen)
         if (b[16] != 2)
             return fail(why, whylen, "a message set of an old format (magic %s)",
                         b[16] == 0 ? "0" : "1");
-        a->info.had_batches = true;
         int attrs = b[21] << 8 | b[22];
         int32_t last_delta = (int32_t)get_be32(b + 23);
         int64_t pid = (int64_t)get_be64(b + 43);

@@ -59,7 +59,7 @@ typedef struct KfAskInfo {
     int16_t error;                  /* Kafka's error code, 0 none */
     int64_t high;                   /* high watermark */
     int64_t stable;                 /* last stable offset (-1 unknown) */
-    bool    had_batches;            /* a complete record batch came back */
+    bool    had_batches;            /* record batches came back, whole or cut short */
 } KfAskInfo;
 
 KfConn *kf_connect(const char *host, int port, int32_t broker, int timeout_ms, char *why,

@@ -1818,7 +1818,8 @@ void kafka_reader_close(KafkaReader *r, DeadSet *dead)
         destroy_messages(r->held, r->iheld, r->nheld);
         destroy_messages(r->keep, 0, r->nkeep);
         sl_free(r->keep);
-        if (ks->rk != NULL && alone)
+        /* A reader that read by the direct path alone assigned nothing. */
+        if (ks->rk != NULL && alone && !r->direct)
             rd_kafka_assign(ks->rk, NULL);
         ks->kept = false;
     }
