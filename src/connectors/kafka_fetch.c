@@ -542,11 +542,15 @@ int kf_fetch(KfConn *c, const KfAsk *asks, int nasks, bool read_committed, int m
 /* ---------------------------------------------------------------------- */
 /* Record batches                                                          */
 
-/* A zigzag varint (Kafka's varint and varlong) at *p, before end. */
-static bool varint(const uint8_t **p, const uint8_t *end, int64_t *out)
+/* A zigzag varint (Kafka's varint and varlong) at *p, before end.  Most
+ * of a record's (its attributes, deltas, a short key's length) take one
+ * byte. */
+static inline bool varint(const uint8_t **p, const uint8_t *end, int64_t *out)
 {
     uint64_t v;
-    if (!get_uvarint(p, end, &v))
+    if (*p < end && !(**p & 0x80))
+        v = *(*p)++;
+    else if (!get_uvarint(p, end, &v))
         return false;
     *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
     return true;
