@@ -276,3 +276,16 @@ def test_broker_stopped_mid_fetch(kafka, sluiced):
     assert "direct" in paths(server, "kh")
     log = offset_log(server, "khq")
     assert sum(sum(p["end"] - p["start"] for p in parts) for _, parts in log) == total
+
+
+def test_bad_fetch_option_is_refused(kafka, sluiced):
+    """fetch takes 'direct' or 'librdkafka'; anything else is refused at CREATE
+    (22023) with a hint, and no stream is made."""
+    server = sluiced()
+    with connect(server) as c:
+        with pytest.raises(psycopg.errors.InvalidParameterValue) as e:
+            c.execute(f"CREATE STREAM kb (id BIGINT) WITH (connector = 'kafka', topic = 't', "
+                      f"bootstrap_servers = '{kafka.bootstrap}', fetch = 'fast')")
+        assert 'invalid fetch "fast"' in str(e.value)
+        assert "librdkafka" in e.value.diag.message_hint
+        assert c.execute("SELECT count(*) FROM sys.streams WHERE name = 'kb'").fetchone()[0] == 0
