@@ -3,7 +3,7 @@
  * sink (src/connectors/kafka_*.c, the only files that include rdkafka.h;
  * docs/sql-reference.md "Kafka").
  *
- * Source (kafka_source.c):
+ * Source (kafka_source.c, its reader kafka_reader.c):
  *   kafka_source_validate   check a stream's WITH options at CREATE (no I/O)
  *   kafka_source_open       a consumer for a query; a poller thread learns
  *                           the topics' partitions and their watermarks

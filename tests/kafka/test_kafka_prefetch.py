@@ -4,7 +4,7 @@ tools/kafka/broker.py).
 
 A batch's reader leaves the consumer assigned, fetching on, and keeps the records
 it took past its ranges for the next batch, which uses them when it starts where
-the last one ended (src/connectors/kafka_source.c, docs/architecture.md).  Covers:
+the last one ended (src/connectors/kafka_reader.c, docs/architecture.md).  Covers:
 batches of exactly max_offsets_per_trigger across partitions read with one
 assignment, every record once, while more records arrive; a SIGKILL before a
 batch's state commit, after which the replayed batch reads the same ranges from a
