@@ -1,11 +1,12 @@
 /*
  * bytes.h -- fixed-width integers in byte buffers: big-endian for keys
  * (byte order is numeric order for unsigned values), little-endian where a
- * format says so.
+ * format says so; unsigned LEB128 varints (get_uvarint).
  */
 #ifndef SLUICE_BYTES_H
 #define SLUICE_BYTES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 static inline void put_be32(uint8_t *p, uint32_t v)
@@ -66,6 +67,24 @@ static inline void put_le64(uint8_t *p, uint64_t v)
 static inline uint64_t get_le64(const uint8_t *p)
 {
     return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+
+/* An unsigned LEB128 varint at *p, before end, into *v (the pointer moves
+ * past it); false if it runs past end or 64 bits. */
+static inline bool get_uvarint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t r = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*p >= end)
+            return false;
+        uint8_t c = *(*p)++;
+        r |= (uint64_t)(c & 0x7F) << shift;
+        if (!(c & 0x80)) {
+            *v = r;
+            return true;
+        }
+    }
+    return false;
 }
 
 #endif /* SLUICE_BYTES_H */

@@ -3,7 +3,7 @@
  * sink (src/connectors/kafka_*.c, the only files that include rdkafka.h;
  * docs/sql-reference.md "Kafka").
  *
- * Source (kafka_source.c):
+ * Source (kafka_source.c, its reader kafka_reader.c):
  *   kafka_source_validate   check a stream's WITH options at CREATE (no I/O)
  *   kafka_source_open       a consumer for a query; a poller thread learns
  *                           the topics' partitions and their watermarks
@@ -15,8 +15,9 @@
  *   kafka_source_latest     a partition's high watermark and poll time
  *   kafka_source_topic, kafka_source_topic_index   the topic table
  *   kafka_reader_open, kafka_reader_need, kafka_reader_next, kafka_reader_close
- *                           the records of a batch's ranges (assign and
- *                           seek, never subscribe), decoded into rows;
+ *                           the records of a batch's ranges (sluice's own
+ *                           Fetch requests, or librdkafka's assign and
+ *                           seek; never subscribe), decoded into rows;
  *                           undecodable ones handed to the batch at close
  *   kafka_source_close
  *

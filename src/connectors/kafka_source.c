@@ -4,7 +4,7 @@
  *   kafka_source_validate, kafka_source_open, kafka_source_close
  *   kafka_source_plan, kafka_source_commit, kafka_source_latest
  *   kafka_source_topic, kafka_source_topic_index
- *   kafka_reader_open, kafka_reader_need, kafka_reader_next, kafka_reader_close
+ *   kafka_poller_start, kafka_messages_destroy, kafka_wall_us (kafka_source_int.h)
  *
  * One consumer handle per query's source.  A poller thread, started by the
  * first plan, owns the handle's life: it creates it, looks at the topics'
@@ -14,174 +14,30 @@
  * handle at close.  Planning reads only the snapshot, so the loop never
  * waits on the network.
  *
- * A batch reads its ranges with assign at the range starts (no subscribe,
- * no rebalancing), on the worker thread that runs the batch.  A partition
- * is done when a record at or past end - 1 has arrived, or the partition's
- * end-of-file event says the log ends at or past end (control records of
- * transactions take offsets that no record has).  Records at or past end
- * belong to the next batch.
- *
- * The next batch usually starts where this one ended, so a reader that
- * read all its ranges leaves the consumer assigned -- librdkafka goes on
- * fetching while the batch's rows are processed and committed -- and hands
- * the records and end-of-file events it took past its ranges (held, in the
- * order taken) to the next reader through the source.  That reader uses
- * them, and the assignment, only if every one of its ranges starts where
- * the last reader's ended; otherwise (a replay, a retry, a partition that
- * appeared, a failed or cut-short reader) it drops them and assigns at its
- * range starts as before.  Either way a batch reads exactly the records of
- * its logged ranges.
- *
- * Columns named _key, _partition, _offset, _timestamp and _headers are
- * filled from the record's metadata; the others are decoded from its value
- * with the stream's format (JSON, CSV, or raw: the value as the one
- * column).  A value that does not decode is a dead letter: the reader
- * keeps it (raw bytes, topic/partition, offset, reason) with a key that
- * names the record (topic, partition, offset, its place among the values
- * of the record), and hands them to the batch when it closes; the batch
- * appends those not recorded before to <stream>_dead_letters in its own
- * write (deadletter.h).
- *
- * A reader told which columns its query reads (kafka_reader_need) leaves
- * the others NULL: metadata columns are not filled, and the decoder does
- * not copy unread text values, though it still checks them, so the same
- * records are dead letters whatever the query reads (format.h).
+ * A batch's reader (kafka_reader.c) reads the records of its ranges with
+ * sluice's own Fetch requests or, as the fallback, with this handle; the
+ * source keeps for it the direct path's idle connections and what the
+ * librdkafka reader leaves to the next one.
  */
-#include "kafka_int.h"
+#include "kafka_source_int.h"
 
-#include "format_int.h"
-#include "sluice/bytes.h"
-#include "sluice/deadletter.h"
-#include "sluice/expr.h"
 #include "sluice/log.h"
-#include "sluice/relstore.h"
-#include "sluice/rowcodec.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <time.h>
 
-#define POLL_MS         250
-#define READ_BATCH      512     /* records taken from librdkafka's queue at once */
-#define HOLD_MAX        (1 << 18)   /* records a reader keeps for the next */
-#define DESTROY_WAIT_MS 3000    /* close_timeout's default: see destroy_consumer */
-#define MAX_TOPICS      256
-#define SOURCE_NOT_READY (-2)
-
-typedef enum KFormat { KF_JSON, KF_CSV, KF_RAW } KFormat;
-typedef enum KMeta { KM_NONE, KM_KEY, KM_PARTITION, KM_OFFSET, KM_TIMESTAMP, KM_HEADERS } KMeta;
-typedef enum KStart { KS_EARLIEST, KS_LATEST, KS_MAP } KStart;
-
-typedef struct SnapPart {
-    int32_t topic, part;
-    int64_t low, high;
-} SnapPart;
-
-typedef struct StartAt {
-    int32_t topic, part;
-    int64_t offset;         /* -2 earliest, -1 latest */
-} StartAt;
-
-struct KafkaSource {
-    Arena              arena;           /* options, spec, names */
-    const CatRelation *rel;
-    const CatRelation *dead;            /* <stream>_dead_letters, or NULL */
-    StateStore        *st;
-    Options            opts;
-    char              *group;
-    /* what to read */
-    const char        *topics[MAX_TOPICS]; /* the topic table; [0, ntopics) */
-    int                ntopics;
-    int                nnamed;          /* topics named by topic / topics */
-    bool               pattern;
-    regex_t            re;
-    KStart             start;
-    StartAt           *start_map;
-    int                nstart_map;
-    bool               fail_on_data_loss;
-    int64_t            read_timeout_us;
-    int64_t            close_timeout_us;    /* the bound on destroying the consumer */
-    /* how to decode */
-    KFormat            format;
-    FmtSpec            spec;            /* the value's columns */
-    KMeta             *meta;            /* per stream column */
-    int               *payload_col;     /* per stream column: index in spec, or -1 */
-    SlType            *payload_types;
-    /* the poller */
-    pthread_mutex_t    mu;
-    pthread_cond_t     cond;
-    pthread_t          thread;
-    bool               started, stop;
-    bool               made;            /* the poller tried to make rk */
-    rd_kafka_t        *rk;
-    bool               ready;           /* a snapshot was taken */
-    char              *error;           /* the last look's error, or NULL */
-    const char        *error_state;
-    SnapPart          *snap;
-    int                nsnap, capsnap;
-    int64_t            poll_us;
-    SourceOffsets      to_commit;       /* pending positions for the group */
-    bool               commit_pending;
-    /* What a batch's reader leaves to the next (see "Reading a batch"):
-     * the consumer stays assigned, fetching on, and kept_at says where
-     * each partition's next batch must start for that to be of use;
-     * held are the records and end-of-file events it took from the queue
-     * past its ranges, in the order taken.  Only readers touch these, one
-     * at a time (nreaders counts them). */
-    bool                 kept;
-    SourceOffsets        kept_at;
-    rd_kafka_message_t **held;
-    int                  nheld, capheld;
-    int                  nreaders;
-};
-
-struct KafkaReader {
-    KafkaSource   *ks;
-    SourceOffsets  ranges;
-    bool          *done;
-    int64_t       *next;            /* per range: the next offset wanted */
-    int            remaining;
-    rd_kafka_message_t *cur;            /* a record decoded in part */
-    rd_kafka_queue_t   *queue;          /* the consumer's queue, or NULL */
-    rd_kafka_message_t *msgs[READ_BATCH];   /* taken from it, [imsg, nmsgs) unread */
-    int                 imsg, nmsgs;
-    rd_kafka_message_t **held;          /* the last reader's, [iheld, nheld) unread */
-    int                  iheld, nheld;
-    rd_kafka_message_t **keep;          /* past the ranges: for the next reader */
-    int                  nkeep, capkeep;
-    bool                 can_keep;      /* nothing past the ranges was dropped */
-    const rd_kafka_topic_t *last_rkt;   /* range_of's last answer */
-    int32_t             last_part;
-    int                 last_range;
-    FmtResult      res;
-    FmtSpec        spec;            /* ks->spec with the reader's need */
-    const uint8_t *need;            /* per stream column, NULL: all */
-    uint8_t       *spec_need;       /* per value column */
-    int64_t        last_progress_us;
-    int64_t        wait_us;         /* waiting on an empty queue */
-    int64_t        nread;           /* records read in range */
-    int64_t        open_us;
-    bool           failed;
-    /* dead letters, kept until close, and their keys */
-    Arena          dead_arena;
-    Batch         *dead;
-    SlStr         *dead_keys;
-    uint32_t       ndead, capdead;
-    uint32_t       dead_seq;        /* dead letters of the record r->cur so far */
-};
-
 /* Destroys messages [from, n) of m. */
-static void destroy_messages(rd_kafka_message_t **m, int from, int n)
+void kafka_messages_destroy(rd_kafka_message_t **m, int from, int n)
 {
     for (int i = from; i < n; i++)
         rd_kafka_message_destroy(m[i]);
 }
 
-static int64_t wall_us(void)
+int64_t kafka_wall_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -314,6 +170,32 @@ bad:
     return -1;
 }
 
+/* fetch = 'direct' (the default) or 'librdkafka', and whether the direct
+ * path can serve: not with security settings (TLS, SASL), which only
+ * librdkafka speaks.  isolation.level as librdkafka reads it. */
+static int read_fetch_options(KafkaSource *ks, SlError *err)
+{
+    const Options *o = &ks->opts;
+    const char *f = opts_get(o, "fetch");
+    if (f != NULL && strcmp(f, "direct") != 0 && strcmp(f, "librdkafka") != 0) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid fetch \"%s\"", f);
+        sl_error_hint(err, "Use 'direct' (sluice's own Fetch requests, the default) or "
+                           "'librdkafka'.");
+        return -1;
+    }
+    ks->direct = f == NULL || strcmp(f, "direct") == 0;
+    const char *iso = opts_get(o, "kafka.isolation.level");
+    ks->read_committed = iso == NULL || strcmp(iso, "read_uncommitted") != 0;
+    for (int i = 0; i < o->n; i++) {
+        const char *k = o->keys[i];
+        if (strncmp(k, "kafka.ssl.", 10) == 0 || strncmp(k, "kafka.sasl.", 11) == 0 ||
+            (strcmp(k, "kafka.security.protocol") == 0 &&
+             strcasecmp(o->values[i], "plaintext") != 0))
+            ks->direct = false;
+    }
+    return 0;
+}
+
 /* Reads the options of rel into ks (no I/O).  ks->arena must be set up. */
 static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
 {
@@ -386,6 +268,8 @@ static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                         ks->read_timeout_us <= 0 ? "read_timeout must be positive"
                                                  : "close_timeout must not be negative");
+    if (read_fetch_options(ks, err) < 0)
+        return -1;
     /* Columns: metadata by name, the rest from the value. */
     int n = rel->ncols;
     ks->meta = ARENA_ARRAY(&ks->arena, KMeta, n);
@@ -492,6 +376,15 @@ static void set_error(KafkaSource *ks, const char *state, const char *msg)
     sl_free(ks->error);
     ks->error = msg ? sl_strdup(msg) : NULL;
     ks->error_state = state;
+}
+
+static void free_brokers(KafkaSource *ks)
+{
+    for (int b = 0; b < ks->nbrokers; b++)
+        sl_free(ks->brokers[b].host);
+    sl_free(ks->brokers);
+    ks->brokers = NULL;
+    ks->nbrokers = 0;
 }
 
 /* A fresh consumer handle, or NULL with the reason in ks->error. */
@@ -605,17 +498,26 @@ static void look(KafkaSource *ks)
                 cap = cap ? cap * 2 : 16;
                 parts = sl_realloc(parts, sizeof(SnapPart) * (size_t)cap);
             }
-            parts[n++] = (SnapPart){ti, pid, low, high};
+            parts[n++] = (SnapPart){ti, pid, low, high, mt->partitions[k].leader};
         }
     }
+    SnapBroker *brokers = sl_calloc((size_t)(md->broker_cnt ? md->broker_cnt : 1),
+                                    sizeof(SnapBroker));
+    for (int b = 0; b < md->broker_cnt; b++)
+        brokers[b] = (SnapBroker){md->brokers[b].id, md->brokers[b].port,
+                                  sl_strdup(md->brokers[b].host)};
+    int nbrokers = md->broker_cnt;
     rd_kafka_metadata_destroy(md);
     pthread_mutex_lock(&ks->mu);
     sl_free(ks->snap);
     ks->snap = parts;
     ks->nsnap = n;
     ks->capsnap = cap;
+    free_brokers(ks);
+    ks->brokers = brokers;
+    ks->nbrokers = nbrokers;
     set_error(ks, state, error);
-    ks->poll_us = wall_us();
+    ks->poll_us = kafka_wall_us();
     ks->ready = true;
     pthread_mutex_unlock(&ks->mu);
     sl_free(error);
@@ -714,7 +616,7 @@ static void *destroyer_main(void *arg)
 {
     Destroyer *d = arg;
     rd_kafka_consumer_close(d->rk);
-    int64_t closed_us = wall_us();
+    int64_t closed_us = kafka_wall_us();
     rd_kafka_destroy(d->rk);
     pthread_mutex_lock(&d->mu);
     d->done = true;
@@ -724,14 +626,14 @@ static void *destroyer_main(void *arg)
     if (left)
         sl_log(LOG_INFO, "kafka consumer left behind has closed",
                "stream=%s close_ms=%" PRId64 " destroy_ms=%" PRId64, log_value(d->stream),
-               (closed_us - d->t0) / 1000, (wall_us() - closed_us) / 1000);
+               (closed_us - d->t0) / 1000, (kafka_wall_us() - closed_us) / 1000);
     destroyer_unref(d);
     return NULL;
 }
 
 static void destroy_consumer(rd_kafka_t *rk, const char *stream, int64_t wait_us)
 {
-    int64_t t0 = wall_us();
+    int64_t t0 = kafka_wall_us();
     Destroyer *d = sl_calloc(1, sizeof(Destroyer));
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->cond, NULL);
@@ -761,10 +663,10 @@ static void destroy_consumer(rd_kafka_t *rk, const char *stream, int64_t wait_us
     pthread_mutex_unlock(&d->mu);
     if (!done)
         sl_log(LOG_WARN, "kafka consumer still closing, left behind",
-               "stream=%s waited_ms=%" PRId64, log_value(stream), (wall_us() - t0) / 1000);
+               "stream=%s waited_ms=%" PRId64, log_value(stream), (kafka_wall_us() - t0) / 1000);
     else
         sl_log(LOG_INFO, "kafka consumer closed", "stream=%s ms=%" PRId64, log_value(stream),
-               (wall_us() - t0) / 1000);
+               (kafka_wall_us() - t0) / 1000);
     destroyer_unref(d);
 }
 
@@ -780,7 +682,7 @@ void kafka_source_close(KafkaSource *ks)
         pthread_join(ks->thread, NULL);
     }
     /* Held records refer to the handle: destroyed before it. */
-    destroy_messages(ks->held, 0, ks->nheld);
+    kafka_messages_destroy(ks->held, 0, ks->nheld);
     sl_free(ks->held);
     srcoffs_free(&ks->kept_at);
     if (ks->rk != NULL)
@@ -793,6 +695,9 @@ void kafka_source_close(KafkaSource *ks)
     if (ks->dead)
         cat_relation_unref(ks->dead);
     srcoffs_free(&ks->to_commit);
+    for (int i = 0; i < ks->npool; i++)
+        kf_conn_close(ks->pool[i]);
+    free_brokers(ks);
     sl_free(ks->snap);
     sl_free(ks->error);
     sl_free(ks->group);
@@ -821,7 +726,7 @@ static int64_t start_of(KafkaSource *ks, const SnapPart *s, bool first)
 }
 
 /* Starts the poller thread unless it runs; called with ks->mu held. */
-static int start_poller(KafkaSource *ks, SlError *err)
+int kafka_poller_start(KafkaSource *ks, SlError *err)
 {
     if (ks->started)
         return 0;
@@ -837,7 +742,7 @@ int kafka_source_plan(KafkaSource *ks, const SourceOffsets *pos, bool from_earli
                       SourceOffsets *out, SlError *err)
 {
     pthread_mutex_lock(&ks->mu);
-    if (start_poller(ks, err) < 0) {
+    if (kafka_poller_start(ks, err) < 0) {
         pthread_mutex_unlock(&ks->mu);
         return -1;
     }
@@ -903,582 +808,4 @@ bool kafka_source_latest(KafkaSource *ks, int32_t topic, int32_t part, int64_t *
     *poll_us = ks->poll_us;
     pthread_mutex_unlock(&ks->mu);
     return found;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Reading a batch                                                         */
-
-KafkaReader *kafka_reader_open(KafkaSource *ks, const SourceOffsets *ranges)
-{
-    KafkaReader *r = sl_calloc(1, sizeof(KafkaReader));
-    r->ks = ks;
-    srcoffs_copy(&r->ranges, ranges);
-    r->done = sl_calloc((size_t)(ranges->n ? ranges->n : 1), sizeof(bool));
-    r->next = sl_calloc((size_t)(ranges->n ? ranges->n : 1), sizeof(int64_t));
-    for (int i = 0; i < ranges->n; i++)
-        r->next[i] = ranges->parts[i].start;
-    r->spec = ks->spec;
-    arena_init(&r->dead_arena, 4096);
-    r->last_progress_us = r->open_us = wall_us();
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ranges->n);
-    pthread_mutex_lock(&ks->mu);
-    /* A replayed batch may come before any plan: the consumer is made by
-     * the poller thread, so start it and wait for it (a worker thread). */
-    SlError ignore = {0};
-    start_poller(ks, &ignore);
-    sl_error_clear(&ignore);
-    while (ks->started && !ks->made)
-        pthread_cond_wait(&ks->cond, &ks->mu);
-    /* The last batch's assignment serves this one if this one starts, in
-     * every partition it had, where that one ended. */
-    bool reuse = ks->kept && ks->nreaders == 0 && ranges->n == ks->kept_at.n;
-    bool valid = true;
-    for (int i = 0; i < ranges->n; i++) {
-        const SrcPart *p = &ranges->parts[i];
-        if (p->topic < 0 || p->topic >= ks->ntopics) {
-            r->done[i] = true;
-            valid = false;
-            continue;
-        }
-        const SrcPart *k = reuse ? srcoffs_find(&ks->kept_at, p->topic, p->part) : NULL;
-        reuse = k != NULL && k->end == p->start;
-        if (p->start >= p->end)
-            r->done[i] = true;
-        else
-            r->remaining++;
-        /* Every partition, read this time or not, so that the assignment
-         * can serve the next batch too. */
-        rd_kafka_topic_partition_list_add(l, ks->topics[p->topic], p->part)->offset = p->start;
-    }
-    reuse &= valid;
-    ks->nreaders++;
-    pthread_mutex_unlock(&ks->mu);
-    if (ks->rk != NULL) {
-        if (reuse) {
-            r->held = ks->held;
-            r->nheld = ks->nheld;
-            ks->held = NULL;
-            ks->nheld = ks->capheld = 0;
-        } else {
-            destroy_messages(ks->held, 0, ks->nheld);
-            sl_free(ks->held);
-            ks->held = NULL;
-            ks->nheld = ks->capheld = 0;
-            if (r->remaining > 0) {
-                rd_kafka_assign(ks->rk, l);
-                sl_log(LOG_DEBUG, "kafka consumer assigned", "stream=%s partitions=%d",
-                       log_value(ks->rel->name), l->cnt);
-            } else if (ks->kept)
-                rd_kafka_assign(ks->rk, NULL);
-            ks->kept = false;
-        }
-        r->can_keep = valid && (reuse || r->remaining > 0);
-        if (r->remaining > 0)
-            r->queue = rd_kafka_queue_get_consumer(ks->rk);
-    }
-    rd_kafka_topic_partition_list_destroy(l);
-    return r;
-}
-
-void kafka_reader_need(KafkaReader *r, const uint8_t *need)
-{
-    KafkaSource *ks = r->ks;
-    r->need = need;
-    sl_free(r->spec_need);
-    r->spec_need = NULL;
-    r->spec.need = NULL;
-    if (need == NULL)
-        return;
-    r->spec_need = sl_calloc((size_t)(ks->spec.ncols > 0 ? ks->spec.ncols : 1), 1);
-    for (int c = 0; c < ks->rel->ncols; c++)
-        if (ks->meta[c] == KM_NONE && need[c])
-            r->spec_need[ks->payload_col[c]] = 1;
-    r->spec.need = r->spec_need;
-}
-
-/* The index of the reader's range for a record's topic and partition. */
-static int range_of(KafkaReader *r, rd_kafka_topic_t *rkt, int32_t part)
-{
-    if (rkt == r->last_rkt && part == r->last_part)
-        return r->last_range;
-    int found = -1;
-    const char *name = rd_kafka_topic_name(rkt);
-    for (int i = 0; i < r->ranges.n; i++) {
-        const SrcPart *p = &r->ranges.parts[i];
-        if (p->part == part && p->topic >= 0 && p->topic < r->ks->ntopics &&
-            strcmp(r->ks->topics[p->topic], name) == 0) {
-            found = i;
-            break;
-        }
-    }
-    r->last_rkt = rkt;
-    r->last_part = part;
-    r->last_range = found;
-    return found;
-}
-
-/* The next record or event, waiting up to timeout_ms: taken READ_BATCH at
- * a time from the consumer's queue (one lock for many records).  The read
- * timeout restarts whenever librdkafka hands something over. */
-static rd_kafka_message_t *next_message(KafkaReader *r, int timeout_ms)
-{
-    if (r->iheld < r->nheld)
-        return r->held[r->iheld++];
-    if (r->imsg < r->nmsgs)
-        return r->msgs[r->imsg++];
-    r->imsg = r->nmsgs = 0;
-    if (r->queue == NULL) {
-        rd_kafka_message_t *m = rd_kafka_consumer_poll(r->ks->rk, timeout_ms);
-        if (m != NULL)
-            r->last_progress_us = wall_us();
-        return m;
-    }
-    /* What the queue holds now, without waiting: a batch call with a
-     * timeout waits until it has READ_BATCH or the time is up, even with
-     * the batch's last records in hand.  Only an empty queue is waited on,
-     * for one record or event. */
-    ssize_t n = rd_kafka_consume_batch_queue(r->queue, 0, r->msgs, READ_BATCH);
-    if (n <= 0) {
-        int64_t t0 = wall_us();
-        rd_kafka_message_t *m = rd_kafka_consume_queue(r->queue, timeout_ms);
-        r->wait_us += wall_us() - t0;
-        if (m == NULL)
-            return NULL;
-        r->msgs[0] = m;
-        n = 1;
-    }
-    r->last_progress_us = wall_us();
-    r->nmsgs = (int)n;
-    return r->msgs[r->imsg++];
-}
-
-/* Keeps m, a record or end-of-file event past its range, for the next
- * reader; past HOLD_MAX of them, drops it, and the next reader assigns
- * afresh. */
-static void hold(KafkaReader *r, rd_kafka_message_t *m)
-{
-    if (!r->can_keep || r->nkeep == HOLD_MAX) {
-        rd_kafka_message_destroy(m);
-        r->can_keep = false;
-        return;
-    }
-    if (r->nkeep == r->capkeep) {
-        r->capkeep = r->capkeep ? r->capkeep * 2 : 256;
-        r->keep = sl_realloc(r->keep, sizeof(*r->keep) * (size_t)r->capkeep);
-    }
-    r->keep[r->nkeep++] = m;
-}
-
-static void mark_done(KafkaReader *r, int i)
-{
-    if (i >= 0 && !r->done[i]) {
-        r->done[i] = true;
-        r->remaining--;
-    }
-}
-
-static void keep_dead(KafkaReader *r, const rd_kafka_message_t *m, const char *reason,
-                      const char *raw, size_t rawlen)
-{
-    KafkaSource *ks = r->ks;
-    Arena *a = &r->dead_arena;
-    if (r->ndead == r->capdead) {
-        uint32_t cap = r->capdead ? r->capdead * 2 : 16;
-        SlType types[5] = {{TYPE_BYTEA, -1}, {TYPE_TEXT, -1}, {TYPE_INT8, -1},
-                           {TYPE_TEXT, -1}, {TYPE_TIMESTAMPTZ, -1}};
-        Batch *b = batch_alloc(a, types, 5, cap);
-        SlStr *keys = ARENA_ARRAY(a, SlStr, cap);
-        if (r->dead != NULL) {
-            for (uint32_t c = 0; c < 5; c++) {
-                memcpy(b->cols[c].nulls, r->dead->cols[c].nulls, r->ndead);
-                memcpy(b->cols[c].v.data, r->dead->cols[c].v.data,
-                       (size_t)r->ndead * (c == 2 || c == 4 ? 8 : sizeof(SlStr)));
-            }
-            memcpy(keys, r->dead_keys, sizeof(SlStr) * r->ndead);
-        }
-        r->dead = b;
-        r->dead_keys = keys;
-        r->capdead = cap;
-    }
-    Batch *b = r->dead;
-    uint32_t i = r->ndead++;
-    b->cols[0].v.str[i] = (SlStr){arena_memdup(a, raw, rawlen), (uint32_t)rawlen};
-    const char *src = arena_printf(a, "kafka:%s/%d", rd_kafka_topic_name(m->rkt), m->partition);
-    b->cols[1].v.str[i] = (SlStr){src, (uint32_t)strlen(src)};
-    b->cols[2].v.i64[i] = m->offset;
-    const char *why = arena_strdup(a, reason);
-    b->cols[3].v.str[i] = (SlStr){why, (uint32_t)strlen(why)};
-    b->cols[4].v.i64[i] = wall_us() - SL_PG_EPOCH_UNIX_US;
-    /* The key: topic, NUL, partition, offset, place in the record. */
-    const char *topic = rd_kafka_topic_name(m->rkt);
-    size_t tl = strlen(topic);
-    uint8_t *k = arena_alloc(a, tl + 1 + 16);
-    memcpy(k, topic, tl + 1);
-    put_be32(k + tl + 1, (uint32_t)m->partition);
-    put_be64(k + tl + 5, (uint64_t)m->offset);
-    put_be32(k + tl + 13, r->dead_seq++);
-    r->dead_keys[i] = (SlStr){(const char *)k, (uint32_t)(tl + 17)};
-    for (int c = 0; c < 5; c++)
-        b->cols[c].nulls[i] = 0;
-    b->nrows = r->ndead;
-    for (int c = 0; c < 5; c++)
-        b->cols[c].len = r->ndead;
-    sl_log(LOG_WARN, "kafka record sent to the dead letters",
-           "stream=%s topic=%s partition=%d offset=%" PRId64 " reason=\"%s\"",
-           log_value(ks->rel->name),
-           rd_kafka_topic_name(m->rkt), m->partition, m->offset, log_quote(reason));
-}
-
-/* The metadata columns of rows [from, to) of out, all from record m. */
-static int fill_meta(KafkaReader *r, const rd_kafka_message_t *m, Batch *out, uint32_t from,
-                     uint32_t to, Arena *a, SlError *err)
-{
-    KafkaSource *ks = r->ks;
-    for (int c = 0; c < ks->rel->ncols; c++) {
-        KMeta k = ks->meta[c];
-        if (k == KM_NONE)
-            continue;
-        Vector *v = &out->cols[c];
-        if (r->need != NULL && !r->need[c]) {
-            memset(v->nulls + from, 1, to - from);
-            continue;
-        }
-        for (uint32_t i = from; i < to; i++) {
-            v->nulls[i] = 0;
-            switch (k) {
-            case KM_KEY:
-                if (m->key == NULL) {
-                    v->nulls[i] = 1;
-                    break;
-                }
-                v->v.str[i] = (SlStr){arena_memdup(a, m->key, m->key_len),
-                                      (uint32_t)m->key_len};
-                break;
-            case KM_PARTITION:
-                if (v->type.id == TYPE_INT4)
-                    v->v.i32[i] = m->partition;
-                else
-                    v->v.i64[i] = m->partition;
-                break;
-            case KM_OFFSET:
-                v->v.i64[i] = m->offset;
-                break;
-            case KM_TIMESTAMP: {
-                rd_kafka_timestamp_type_t tt;
-                int64_t ms = rd_kafka_message_timestamp(m, &tt);
-                if (ms < 0)
-                    v->nulls[i] = 1;
-                else
-                    v->v.i64[i] = ms * 1000 - SL_PG_EPOCH_UNIX_US;
-                break;
-            }
-            case KM_HEADERS: {
-                rd_kafka_headers_t *hdrs = NULL;
-                StrBuf j;
-                strbuf_init(&j);
-                strbuf_putc(&j, '{');
-                if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-                    const char *name;
-                    const void *val;
-                    size_t size;
-                    for (size_t h = 0; rd_kafka_header_get_all(hdrs, h, &name, &val, &size) ==
-                                           RD_KAFKA_RESP_ERR_NO_ERROR; h++) {
-                        if (h)
-                            strbuf_puts(&j, ", ");
-                        strbuf_put_json_string(&j, name, strlen(name));
-                        strbuf_puts(&j, ": ");
-                        if (val == NULL)
-                            strbuf_puts(&j, "null");
-                        else
-                            strbuf_put_json_string(&j, val, size);
-                    }
-                }
-                strbuf_putc(&j, '}');
-                int rc = value_parse_text(a, v->type, j.data, j.len, v, i, -1, err);
-                strbuf_free(&j);
-                if (rc < 0)
-                    return -1;
-                break;
-            }
-            case KM_NONE:
-                break;
-            }
-        }
-    }
-    return 0;
-}
-
-/* Handles an error event of the consumer: 0 go on, -1 fail. */
-static int on_event(KafkaReader *r, const rd_kafka_message_t *m, SlError *err)
-{
-    KafkaSource *ks = r->ks;
-    int i = m->rkt ? range_of(r, m->rkt, m->partition) : -1;
-    const char *topic = m->rkt ? rd_kafka_topic_name(m->rkt) : "?";
-    switch (m->err) {
-    case RD_KAFKA_RESP_ERR__PARTITION_EOF:
-        if (i >= 0 && m->offset >= r->ranges.parts[i].end)
-            mark_done(r, i);
-        return 0;
-    case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
-    case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE: {
-        if (i >= 0 && r->done[i]) {
-            /* Not this batch's: the next one assigns afresh and sees. */
-            r->can_keep = false;
-            return 0;
-        }
-        if (ks->fail_on_data_loss) {
-            sl_error(err, ERRCODE_DATA_EXCEPTION,
-                     "Kafka partition %s/%d of stream \"%s\": the batch's offsets are out of "
-                     "range: records were lost", topic, m->partition, ks->rel->name);
-            sl_error_hint(err, "Set fail_on_data_loss = false on the stream to skip them.");
-            return -1;
-        }
-        if (i < 0)
-            return 0;
-        /* Go on from the earliest offset there is, within the range. */
-        int64_t low, high;
-        const SrcPart *p = &r->ranges.parts[i];
-        if (r->cur != NULL)
-            return 0;       /* cannot happen: events come between records */
-        if (rd_kafka_query_watermark_offsets(ks->rk, topic, m->partition, &low, &high, 10000) !=
-                RD_KAFKA_RESP_ERR_NO_ERROR ||
-            low >= p->end) {
-            mark_done(r, i);
-            return 0;
-        }
-        sl_log(LOG_WARN, "kafka records lost, skipped",
-               "stream=%s topic=%s partition=%d from=%" PRId64 " to=%" PRId64,
-               log_value(ks->rel->name), topic, m->partition, r->next[i], low);
-        r->next[i] = SL_MAX(low, r->next[i]);
-        /* Assign again at the next offsets: a partition that hit the reset
-         * error is not fetched again otherwise. */
-        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(r->ranges.n);
-        pthread_mutex_lock(&ks->mu);
-        for (int k = 0; k < r->ranges.n; k++)
-            if (!r->done[k])
-                rd_kafka_topic_partition_list_add(l, ks->topics[r->ranges.parts[k].topic],
-                                                  r->ranges.parts[k].part)->offset = r->next[k];
-        pthread_mutex_unlock(&ks->mu);
-        rd_kafka_resp_err_t e = rd_kafka_assign(ks->rk, l);
-        rd_kafka_topic_partition_list_destroy(l);
-        r->can_keep = false;    /* the done partitions are no longer assigned */
-        if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
-            return kafka_error(err, e, "Kafka: assign");
-        return 0;
-    }
-    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
-    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
-    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
-        if (i >= 0 && r->done[i]) {
-            r->can_keep = false;
-            return 0;
-        }
-        if (ks->fail_on_data_loss) {
-            sl_error(err, ERRCODE_UNDEFINED_OBJECT,
-                     "Kafka topic \"%s\" of stream \"%s\" does not exist (was it deleted?)",
-                     topic, ks->rel->name);
-            return -1;
-        }
-        mark_done(r, i);
-        return 0;
-    default:
-        sl_log(LOG_DEBUG, "kafka consumer event", "stream=%s error=\"%s\"",
-               log_value(ks->rel->name), log_quote(rd_kafka_message_errstr(m)));
-        return 0;
-    }
-}
-
-int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
-{
-    KafkaSource *ks = r->ks;
-    const CatRelation *rel = ks->rel;
-    uint32_t cap = RELSTORE_BATCH_ROWS;
-    Batch *pay = batch_alloc(a, ks->payload_types, (uint32_t)ks->spec.ncols, cap);
-    Batch *b = ARENA_NEW(a, Batch);
-    b->ncols = (uint32_t)rel->ncols;
-    b->cols = ARENA_ARRAY(a, Vector, rel->ncols);
-    for (int c = 0; c < rel->ncols; c++)
-        if (ks->meta[c] != KM_NONE)
-            vector_init(&b->cols[c], a, rel->cols[c].type, cap, true);
-    if (ks->rk == NULL && r->remaining > 0) {
-        pthread_mutex_lock(&ks->mu);
-        sl_error(err, ks->error_state ? ks->error_state : ERRCODE_SYSTEM_ERROR,
-                 "stream \"%s\": no Kafka consumer: %s", rel->name,
-                 ks->error ? ks->error : "not started");
-        pthread_mutex_unlock(&ks->mu);
-        r->failed = true;
-        return -1;
-    }
-    while (pay->nrows < cap) {
-        if (r->cur == NULL) {
-            if (r->remaining == 0)
-                break;
-            rd_kafka_message_t *m = next_message(r, 100);
-            if (m == NULL) {
-                if (wall_us() - r->last_progress_us > ks->read_timeout_us) {
-                    sl_error(err, ERRCODE_CONNECTION_FAILURE,
-                             "stream \"%s\": no records from Kafka for %" PRId64
-                             " s while %d partition(s) of the batch were unread",
-                             rel->name, ks->read_timeout_us / 1000000, r->remaining);
-                    sl_error_hint(err, "Is the broker up?  read_timeout sets the wait.");
-                    r->failed = true;
-                    return -1;
-                }
-                continue;
-            }
-            if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && m->rkt != NULL) {
-                /* The log's end past the range: the next batch may need it
-                 * to know its range read (control records have offsets
-                 * no record has). */
-                int i = range_of(r, m->rkt, m->partition);
-                if (i >= 0 && m->offset > r->ranges.parts[i].end) {
-                    mark_done(r, i);
-                    hold(r, m);
-                    continue;
-                }
-            }
-            if (m->err) {
-                int rc = on_event(r, m, err);
-                rd_kafka_message_destroy(m);
-                if (rc < 0) {
-                    r->failed = true;
-                    return -1;
-                }
-                continue;
-            }
-            int i = range_of(r, m->rkt, m->partition);
-            if (i < 0 || r->done[i] || m->offset < r->ranges.parts[i].start ||
-                m->offset >= r->ranges.parts[i].end) {
-                if (i >= 0 && m->offset >= r->ranges.parts[i].end) {
-                    mark_done(r, i);
-                    hold(r, m);
-                } else {
-                    rd_kafka_message_destroy(m);
-                }
-                continue;
-            }
-            r->cur = m;
-            r->nread++;
-            r->dead_seq = 0;
-            r->next[i] = m->offset + 1;
-            memset(&r->res, 0, sizeof(r->res));
-        }
-        rd_kafka_message_t *m = r->cur;
-        uint32_t before = pay->nrows;
-        bool finished = true;
-        if (ks->format == KF_RAW) {
-            Vector *v = &pay->cols[0];
-            if (m->payload == NULL || (r->spec.need != NULL && !r->spec.need[0])) {
-                v->nulls[before] = 1;
-            } else {
-                v->nulls[before] = 0;
-                v->v.str[before] = (SlStr){arena_memdup(a, m->payload, m->len),
-                                           (uint32_t)m->len};
-            }
-            pay->nrows++;
-        } else if (m->payload != NULL) {
-            /* A record with a NULL value (a tombstone) has no row. */
-            int rc = ks->format == KF_JSON
-                         ? fmt_json_decode(&r->spec, m->payload, m->len, true, pay, cap, a,
-                                           &r->res, err)
-                         : fmt_csv_decode(&r->spec, m->payload, m->len, true, pay, cap, a,
-                                          &r->res, err);
-            if (rc < 0) {
-                r->failed = true;
-                return -1;
-            }
-            for (int d = 0; d < r->res.ndead; d++)
-                keep_dead(r, m, r->res.dead[d].reason, r->res.dead[d].raw.ptr,
-                          r->res.dead[d].raw.len);
-            r->res.ndead = r->res.capdead = 0;
-            r->res.dead = NULL;
-            finished = r->res.consumed >= (int64_t)m->len;
-        }
-        for (uint32_t c = 0; c < pay->ncols; c++)
-            pay->cols[c].len = pay->nrows;
-        if (fill_meta(r, m, b, before, pay->nrows, a, err) < 0) {
-            r->failed = true;
-            return -1;
-        }
-        if (finished) {
-            int i = range_of(r, m->rkt, m->partition);
-            if (i >= 0 && m->offset >= r->ranges.parts[i].end - 1)
-                mark_done(r, i);
-            rd_kafka_message_destroy(m);
-            r->cur = NULL;
-        }
-    }
-    if (pay->nrows == 0)
-        return 0;
-    b->nrows = pay->nrows;
-    for (int c = 0; c < rel->ncols; c++) {
-        if (ks->meta[c] == KM_NONE)
-            b->cols[c] = pay->cols[ks->payload_col[c]];
-        b->cols[c].len = b->nrows;
-    }
-    *out = b;
-    return (int)b->nrows;
-}
-
-void kafka_reader_close(KafkaReader *r, DeadSet *dead)
-{
-    KafkaSource *ks = r->ks;
-    pthread_mutex_lock(&ks->mu);
-    bool alone = --ks->nreaders == 0;
-    pthread_mutex_unlock(&ks->mu);
-    if (r->nread > 0)
-        sl_log(LOG_DEBUG, "kafka batch read", "stream=%s records=%" PRId64 " ms=%" PRId64
-               " waited_ms=%" PRId64 " held=%d", log_value(ks->rel->name), r->nread,
-               (wall_us() - r->open_us) / 1000, r->wait_us / 1000,
-               r->nkeep + (r->nheld - r->iheld) + (r->nmsgs - r->imsg));
-    if (r->can_keep && alone && !r->failed && r->remaining == 0 && r->cur == NULL &&
-        ks->rk != NULL) {
-        /* The next batch starts where this one ended: leave the consumer
-         * assigned, and keep what was taken past the ranges, in order --
-         * those held past them first, then the last reader's left unread
-         * (none were taken from the queue if some are), then the rest of
-         * the last take from the queue. */
-        int n = r->nkeep + (r->nheld - r->iheld) + (r->nmsgs - r->imsg);
-        ks->held = sl_realloc(r->keep, sizeof(*ks->held) * (size_t)(n ? n : 1));
-        if (r->nheld > r->iheld)
-            memcpy(ks->held + r->nkeep, r->held + r->iheld,
-                   sizeof(*ks->held) * (size_t)(r->nheld - r->iheld));
-        if (r->nmsgs > r->imsg)
-            memcpy(ks->held + r->nkeep + (r->nheld - r->iheld), r->msgs + r->imsg,
-                   sizeof(*ks->held) * (size_t)(r->nmsgs - r->imsg));
-        ks->nheld = ks->capheld = n;
-        r->keep = NULL;
-        srcoffs_copy(&ks->kept_at, &r->ranges);
-        ks->kept = true;
-    } else {
-        if (r->cur != NULL)
-            rd_kafka_message_destroy(r->cur);
-        destroy_messages(r->msgs, r->imsg, r->nmsgs);
-        destroy_messages(r->held, r->iheld, r->nheld);
-        destroy_messages(r->keep, 0, r->nkeep);
-        sl_free(r->keep);
-        if (ks->rk != NULL && alone)
-            rd_kafka_assign(ks->rk, NULL);
-        ks->kept = false;
-    }
-    sl_free(r->held);
-    if (r->queue != NULL)
-        rd_kafka_queue_destroy(r->queue);
-    if (r->ndead > 0 && !r->failed && dead != NULL) {
-        if (ks->dead == NULL) {
-            sl_log(LOG_ERROR, "kafka records lost: no dead-letter stream",
-                   "stream=%s records=%u", log_value(ks->rel->name), r->ndead);
-        } else {
-            /* The batch appends them with its state (deadletter.h). */
-            cat_relation_ref(ks->dead);
-            *dead = (DeadSet){ks->dead, r->dead_arena, r->dead, r->dead_keys};
-            arena_init(&r->dead_arena, 64);
-        }
-    }
-    arena_destroy(&r->dead_arena);
-    srcoffs_free(&r->ranges);
-    sl_free(r->spec_need);
-    sl_free(r->done);
-    sl_free(r->next);
-    sl_free(r);
 }

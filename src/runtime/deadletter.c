@@ -4,7 +4,7 @@
  *
  *   dead_letters_take, dead_letters_append, dead_letters_free, dead_set_free
  *
- * A Kafka reader keeps the records it could not decode (kafka_source.c) and
+ * A Kafka reader keeps the records it could not decode (kafka_reader.c) and
  * hands them over when it closes; the batch appends them in the RocksDB
  * write that commits its state (incremental.c), so a batch that never
  * committed recorded none of them, and its replay records them once.  The
