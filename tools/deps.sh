@@ -21,7 +21,8 @@
 # so a second run costs a few dpkg look-ups.
 
 DEPS_DEBIAN_PACKAGES="build-essential pkg-config meson ninja-build lemon libuv1-dev
-librocksdb-dev libsqlite3-dev librdkafka-dev libssl-dev libjson-c-dev clang
+librocksdb-dev libsqlite3-dev librdkafka-dev libssl-dev libjson-c-dev zlib1g-dev liblz4-dev
+libzstd-dev clang
 postgresql-client kcat python3-venv openjdk-17-jre-headless maven chromium"
 
 DEPS_SQLLOGICTEST_VERSION=0.29.1
