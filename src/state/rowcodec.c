@@ -5,21 +5,7 @@
  */
 #include "sluice/rowcodec.h"
 
-static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    uint64_t r = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (*p >= end)
-            return false;
-        uint8_t c = *(*p)++;
-        r |= (uint64_t)(c & 0x7F) << shift;
-        if (!(c & 0x80)) {
-            *v = r;
-            return true;
-        }
-    }
-    return false;
-}
+#include "sluice/bytes.h"
 
 static uint8_t *put_varint_at(uint8_t *p, uint64_t v)
 {
@@ -122,7 +108,7 @@ int row_decode(const void *p, size_t n, Batch *b, uint32_t row, Arena *a)
         case TYPE_BYTEA:
         case TYPE_JSONB:
         case TYPE_UNKNOWN:
-            if (!get_varint(&s, end, &len) || (uint64_t)(end - s) < len || len > UINT32_MAX)
+            if (!get_uvarint(&s, end, &len) || (uint64_t)(end - s) < len || len > UINT32_MAX)
                 return -1;
             v->v.str[row].ptr = arena_memdup(a, s, (size_t)len);
             v->v.str[row].len = (uint32_t)len;
@@ -133,7 +119,7 @@ int row_decode(const void *p, size_t n, Batch *b, uint32_t row, Arena *a)
                 return -1;
             SlNumeric *x = &v->v.num[row];
             x->sign = *s++;
-            if (!get_varint(&s, end, &scale) || !get_varint(&s, end, &nd) ||
+            if (!get_uvarint(&s, end, &scale) || !get_uvarint(&s, end, &nd) ||
                 (uint64_t)(end - s) < nd)
                 return -1;
             x->scale = (int32_t)(uint32_t)scale;
