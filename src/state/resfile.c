@@ -69,6 +69,30 @@ static int corrupt_at(SlError *err, uint32_t oid, uint64_t seg, uint64_t off, in
     return -1;
 }
 
+/* A segment a committed reference names is not there.  DROP deletes the
+ * relation's keys (its tail key among them) before it unlinks the files, so
+ * a scan that reads from an older snapshot finds the files gone once the
+ * tail key is: the relation was dropped under it (42P01).  With the tail
+ * key still there the file was lost: XX001. */
+static int missing(StateStore *st, uint32_t oid, uint64_t seg, uint64_t off, int64_t batch,
+                   SlError *err)
+{
+    uint8_t k[6];
+    tail_key(oid, k);
+    Arena a;
+    arena_init(&a, 256);
+    void *v;
+    size_t vlen;
+    int got = state_get(st, k, sizeof(k), &a, &v, &vlen, err);
+    arena_destroy(&a);
+    if (got < 0)
+        return -1;
+    if (got == 0)
+        return sl_error(err, ERRCODE_UNDEFINED_TABLE,
+                        "relation %" PRIu32 " was dropped while it was being read", oid);
+    return corrupt_at(err, oid, seg, off, batch, "a segment file is missing");
+}
+
 /* fsyncs a directory, so that a file created or removed in it stays so. */
 static int sync_dir(const char *dir, SlError *err)
 {
@@ -293,7 +317,7 @@ int resfile_read_begin(ResFileRead *r, StateStore *st, uint32_t oid, int64_t bat
         r->fd = open(path, O_RDONLY | O_CLOEXEC);
         if (r->fd < 0) {
             if (errno == ENOENT)
-                return corrupt_at(err, oid, seg, off, batch_id, "a segment file is missing");
+                return missing(st, oid, seg, off, batch_id, err);
             return sys_error(err, "open", path);
         }
         r->oid = oid;

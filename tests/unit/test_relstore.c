@@ -10,6 +10,7 @@
  * chunk refused, purged with the query).
  */
 #include "unit.h"
+#include "state/resfile.h"
 #include "sluice/bytes.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
@@ -703,9 +704,35 @@ static void test_result_files(const char *dir)
     for (int i = 0; i < 280; i++)
         CHECK(ids[i] == i, "row %d: %lld", i, (long long)ids[i]);
 
+    /* DROP under a reader: a reference read from an older snapshot names
+     * a segment DROP has unlinked.  With the relation's tail key gone that
+     * is 42P01 (dropped while being read), not XX001 (a lost file). */
+    uint8_t rk[13] = {'A'};
+    put_be32(rk + 1, q->oid);
+    put_be64(rk + 5, 6);
+    Arena ra;
+    arena_init(&ra, 4096);
+    void *ref;
+    size_t reflen;
+    CHECK(state_get(st, rk, sizeof(rk), &ra, &ref, &reflen, &err) == 1);
+    ResFileRead rr;
+    resfile_read_init(&rr);
+    CHECK(resfile_read_begin(&rr, st, q->oid, 6, ref, reflen, &err) == 0);
+    resfile_read_end(&rr);
+    CHECK(rename(seg6, moved) == 0);
+    CHECK(resfile_read_begin(&rr, st, q->oid, 6, ref, reflen, &err) < 0 &&
+          strcmp(err.sqlstate, ERRCODE_DATA_CORRUPTED) == 0);
+    sl_error_clear(&err);
+    CHECK(rename(moved, seg6) == 0);
+
     /* DROP: the references, the tail and the files. */
     CHECK(rel_purge(st, q, &err) == 0);
     CHECK(file_size(seg1) < 0 && file_size(seg6) < 0);
+    CHECK(resfile_read_begin(&rr, st, q->oid, 6, ref, reflen, &err) < 0 &&
+          strcmp(err.sqlstate, ERRCODE_UNDEFINED_TABLE) == 0, "%s", err.sqlstate);
+    sl_error_clear(&err);
+    resfile_read_end(&rr);
+    arena_destroy(&ra);
     uint8_t p[5] = {'A'};
     put_be32(p + 1, q->oid);
     CHECK(count_keys(st, p, 5, NULL) == 0);
