@@ -65,7 +65,7 @@
                            before chunks, with its matched flag: 0 or 1) */
 #define CHUNK_ROWS 4096 /* rows of a chunk at most */
 #define BUCKETS 64      /* buckets per width of the time bound */
-#define SLICE_ROWS 65536            /* join_slice_rows: a side's rows read at a time */
+#define SLICE_ROWS 262144           /* join_slice_rows: a side's rows read at a time */
 #define MEM_CAP (256LL << 20)       /* join_memory: bytes of kept chunks in memory */
 #define SLICE_KEEP (32u << 20)      /* a slice's arena bytes kept for the next */
 
@@ -81,7 +81,7 @@ struct IncJoin {
     uint8_t     prefix[6];          /* 'J' + oid + side (set per use) */
     int64_t     slice_rows;         /* join_slice_rows */
     int64_t     mem_cap;            /* join_memory: both sides' copies, in bytes */
-    Arena       slice;              /* a slice's rows, rewound for the next */
+    Arena       slice[2];           /* per side: a slice's rows, rewound for the next */
     JMem        mem[2];             /* each side's committed chunks in memory */
     IncJoinRun *run;                /* the batch in flight */
 };
@@ -269,7 +269,8 @@ int inc_join_build(Arena *a, const IncInputs *ins, StateStore *st, const CatRela
     }
     if (j->mem_cap < 0)
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "join_memory must not be negative");
-    arena_init(&j->slice, 1 << 16);
+    arena_init(&j->slice[0], 1 << 16);
+    arena_init(&j->slice[1], 1 << 16);
     *out = j;
     return 0;
 }
@@ -336,6 +337,7 @@ typedef struct PChunk {
     uint8_t  ckey[CKEY_LEN];
     uint8_t *val;                   /* sl_malloc'd; NULL once freed or handed over */
     uint32_t len, nrows;
+    bool     checked;               /* made once the cut was known: no row before it */
 } PChunk;
 
 typedef struct PList {
@@ -364,10 +366,11 @@ static void side_clear(JSide *s)
     *s = (JSide){.tmin = INT64_MAX, .tmax = INT64_MIN};
 }
 
-static int slice_done(IncJoinRun *run, int side);
+static int slice_done(IncJoinRun *run, int side, bool last);
 
 /* The new rows of one side, a slice of at least join_slice_rows at a time
- * (each matched and made chunks by slice_done before the next is read):
+ * (each matched and made chunks by slice_done before the next is read; the
+ * last one stays decoded until the batch's cut is known):
  * late ones dropped, each with its key and time; rows with a NULL key or
  * time can match nothing (an outer side's are emitted at once). */
 static int read_side(IncJoinRun *run, int side)
@@ -378,7 +381,6 @@ static int read_side(IncJoinRun *run, int side)
     const Plan *p = j->join;
     int nk = p->u.join.nkeys;
     Expr **keys = side == 0 ? p->u.join.lkeys : p->u.join.rkeys;
-    side_clear(s);
     ExOp *op = inc_inputs_exec(jb->inputs, jb->a, j->side[side], jb->err);
     if (op == NULL)
         return -1;
@@ -391,7 +393,7 @@ static int read_side(IncJoinRun *run, int side)
         if (eb->n == 0)
             continue;
         arena_reset(jb->chunk);
-        Batch *b = inc_batch_copy(&j->slice, &eb->b, eb->sel, eb->n);
+        Batch *b = inc_batch_copy(&j->slice[side], &eb->b, eb->sel, eb->n);
         Vector *kv = ARENA_ARRAY(jb->chunk, Vector, nk ? nk : 1);
         for (int k = 0; k < nk; k++)
             if (ex_eval(&ecx, keys[k], b, b->nrows, &kv[k]) < 0) {
@@ -400,7 +402,7 @@ static int read_side(IncJoinRun *run, int side)
             }
         const Vector *tv = &b->cols[j->tcol[side]];
         for (uint32_t i = 0; i < b->nrows; i++) {
-            JRow *r = ARENA_NEW(&j->slice, JRow);
+            JRow *r = ARENA_NEW(&j->slice[side], JRow);
             r->b = b;
             r->row = i;
             r->isnew = true;
@@ -415,21 +417,21 @@ static int read_side(IncJoinRun *run, int side)
                 }
                 strbuf_reset(&kb);
                 ex_key_encode(kv, nk, i, &kb);
-                r->key = arena_memdup(&j->slice, kb.data, kb.len);
+                r->key = arena_memdup(&j->slice[side], kb.data, kb.len);
                 r->klen = (uint32_t)kb.len;
                 s->tmin = SL_MIN(s->tmin, r->t);
                 s->tmax = SL_MAX(s->tmax, r->t);
             } else {
                 r->key = NULL;      /* matches nothing */
             }
-            side_push(&j->slice, s, r);
+            side_push(&j->slice[side], s, r);
         }
-        if (s->n >= (uint64_t)j->slice_rows && slice_done(run, side) < 0) {
+        if (s->n >= (uint64_t)j->slice_rows && slice_done(run, side, false) < 0) {
             rc = -1;
             goto done;
         }
     }
-    if (rc == 0 && s->n > 0 && slice_done(run, side) < 0)
+    if (rc == 0 && s->n > 0 && slice_done(run, side, true) < 0)
         rc = -1;
 done:
     strbuf_free(&kb);
@@ -976,7 +978,8 @@ static int probe(IncJoinRun *run, const JHash *h, Probe *pr, const char *key, ui
             if (r->t < from || r->t > to || r->klen != klen || memcmp(r->key, key, klen) != 0)
                 continue;
             if (pr->x == NULL) {
-                pr->x = kept_row(run, pr->side, &run->j->slice, pr->ckey, pr->c, pr->matched);
+                pr->x = kept_row(run, pr->side, &run->j->slice[1 - pr->side], pr->ckey, pr->c,
+                                 pr->matched);
                 if (pr->x == NULL)
                     return -1;
                 pr->x->flag = pr->flag;
@@ -1016,7 +1019,7 @@ static int probe_kept(IncJoinRun *run, int side, LazyHash *lh, int64_t lo, int64
     ChunkRead cr;
     chunk_read_open(&cr, j, side, bucket_of(j, lo), j->outer[side], &run->pend[side]);
     int rc = 0;
-    while (rc == 0 && chunk_read_next(&cr, &j->slice)) {
+    while (rc == 0 && chunk_read_next(&cr, &j->slice[1 - side])) {
         CRowIt it;
         if (chunk_begin(&it, cr.ckey, cr.val, cr.len) < 0) {
             corrupt(jb);
@@ -1037,7 +1040,7 @@ static int probe_kept(IncJoinRun *run, int side, LazyHash *lh, int64_t lo, int64
                         .matched = c.matched || chunk_marked(&cr, c.idx, &at),
                         .flag = cr.pc != NULL ? cr.pc->val + (c.entry - cr.val) + 8 : NULL};
             if (!lh->built) {
-                hash_build(&j->slice, &lh->h, lh->s, lh->width);
+                hash_build(&j->slice[1 - side], &lh->h, lh->s, lh->width);
                 lh->built = true;
             }
             if (probe(run, &lh->h, &pr, c.key, c.klen, from, to) < 0) {
@@ -1122,44 +1125,31 @@ static void make_chunk(IncJoinRun *run, int side, const Bucketed *bk, uint32_t f
     pc->nrows = to - from;
     pc->val = sl_malloc(val->len);
     memcpy(pc->val, val->data, val->len);
+    pc->checked = false;
 }
 
-/* A slice read: the kept rows of the other side its rows can match (this
- * batch's earlier slices of the other side included) are paired with them,
- * an outer side's rows that can match nothing are emitted NULL-padded, and
- * the rest become this batch's chunks, one per bucket (in key order), put
- * once the watermarks after the batch are known (keep_new).  Then the
- * slice's memory is reused for the next. */
-static int slice_done(IncJoinRun *run, int side)
+/* Makes chunks of this batch of rows of side's slice: those with a key and,
+ * given a cut, not before it (an outer side's unmatched ones before it go
+ * to pad), one per bucket (in key order). */
+static void slice_chunks(IncJoinRun *run, int side, bool has_cut, int64_t cut, JSide *pad)
 {
     IncJoin *j = run->j;
     JSide *s = &run->side[side];
-    if (s->tmin != INT64_MAX) {
-        int64_t width = SL_MAX(sat_sub(j->hi, j->lo), 1);
-        LazyHash lh = {.s = s, .width = width};
-        int64_t lo = side == 0 ? sat_add(s->tmin, j->lo) : sat_sub(s->tmin, j->hi);
-        int64_t hi = side == 0 ? sat_add(s->tmax, j->hi) : sat_sub(s->tmax, j->lo);
-        if (probe_kept(run, 1 - side, &lh, lo, hi) < 0)
-            return -1;
-    }
-    if (flush_pairs(run) < 0)
-        return -1;
-    Bucketed *bk = ARENA_ARRAY(&j->slice, Bucketed, s->n ? s->n : 1);
-    JSide pad = {0};
+    Bucketed *bk = ARENA_ARRAY(&j->slice[side], Bucketed, s->n ? s->n : 1);
     uint32_t n = 0;
     for (uint32_t i = 0; i < s->n; i++) {
         JRow *r = s->rows[i];
-        if (r->key == NULL) {
-            if (j->outer[side])
-                side_push(&j->slice, &pad, r);
+        if (r->key == NULL)
+            continue;       /* emitted by slice_done */
+        if (has_cut && r->t < cut) {
+            if (j->outer[side] && !r->matched)
+                side_push(run->jb->a, pad, r);
             continue;
         }
         bk[n].bucket = bucket_of(j, r->t);
         bk[n].i = i;
         n++;
     }
-    if (emit_padded(run, side, pad.rows, pad.n) < 0)
-        return -1;
     uint32_t k = 1;
     while (k < n && bk[k - 1].bucket <= bk[k].bucket)
         k++;
@@ -1175,7 +1165,57 @@ static int slice_done(IncJoinRun *run, int side)
         from = to;
     }
     strbuf_free(&val);
-    arena_rewind(&j->slice, SLICE_KEEP);
+}
+
+/* A slice read: the kept rows of the other side its rows can match (this
+ * batch's earlier slices of the other side included: the left side's
+ * chunks, and its last slice, still decoded) are paired with them, and an
+ * outer side's rows that can match nothing are emitted NULL-padded.  Then,
+ * unless it is the side's last, the slice becomes this batch's chunks, put
+ * once the watermarks after the batch are known (keep_new), and its memory
+ * is reused for the next; the last slice stays as it is until then (a
+ * batch of one slice a side makes no chunk of a row the cut has passed). */
+static int slice_done(IncJoinRun *run, int side, bool last)
+{
+    IncJoin *j = run->j;
+    JSide *s = &run->side[side];
+    int64_t width = SL_MAX(sat_sub(j->hi, j->lo), 1);
+    LazyHash lh = {.s = s, .width = width};
+    if (s->tmin != INT64_MAX) {
+        int64_t lo = side == 0 ? sat_add(s->tmin, j->lo) : sat_sub(s->tmin, j->hi);
+        int64_t hi = side == 0 ? sat_add(s->tmax, j->hi) : sat_sub(s->tmax, j->lo);
+        if (probe_kept(run, 1 - side, &lh, lo, hi) < 0)
+            return -1;
+    }
+    JSide *held = &run->side[0];
+    if (side == 1 && s->tmin != INT64_MAX && held->tmin != INT64_MAX) {
+        if (!lh.built) {
+            hash_build(&j->slice[1], &lh.h, s, width);
+            lh.built = true;
+        }
+        for (uint32_t i = 0; i < held->n; i++) {
+            JRow *l = held->rows[i];
+            if (l->key == NULL)
+                continue;
+            int64_t from, to;
+            partner_range(j, 0, l->t, &from, &to);
+            Probe pr = {.side = 0, .x = l};
+            if (probe(run, &lh.h, &pr, l->key, l->klen, from, to) < 0)
+                return -1;
+        }
+    }
+    if (flush_pairs(run) < 0)
+        return -1;
+    JSide pad = {0};
+    for (uint32_t i = 0; j->outer[side] && i < s->n; i++)
+        if (s->rows[i]->key == NULL)
+            side_push(&j->slice[side], &pad, s->rows[i]);
+    if (emit_padded(run, side, pad.rows, pad.n) < 0)
+        return -1;
+    if (last)
+        return 0;
+    slice_chunks(run, side, false, 0, NULL);
+    arena_rewind(&j->slice[side], SLICE_KEEP);
     side_clear(s);
     return 0;
 }
@@ -1186,6 +1226,8 @@ IncJoinRun *inc_join_read(IncJoin *j, IncJoinBatch *jb)
     run->j = j;
     run->jb = jb;
     run->ps = ARENA_NEW(jb->a, Pairs);
+    side_clear(&run->side[0]);
+    side_clear(&run->side[1]);
     j->run = run;
     /* A side not in memory (after a start, or a failed batch) is loaded
      * now, before this batch writes anything. */
@@ -1213,6 +1255,10 @@ static int keep_new(IncJoinRun *run, int side, bool has_cut, int64_t cut, JSide 
     IncJoin *j = run->j;
     IncJoinBatch *jb = run->jb;
     PList *pl = &run->pend[side];
+    uint32_t made = pl->n;
+    slice_chunks(run, side, has_cut, cut, pad);     /* the last slice, still decoded */
+    for (uint32_t i = made; i < pl->n; i++)
+        pl->c[i].checked = true;
     plist_sort(pl);
     bool hold = j->mem[side].state == JMEM_ON && !run->over[side];
     StrBuf val;
@@ -1221,7 +1267,7 @@ static int keep_new(IncJoinRun *run, int side, bool has_cut, int64_t cut, JSide 
     for (uint32_t i = 0; i < pl->n && rc == 0; i++) {
         PChunk *pc = &pl->c[i];
         int64_t kt = get_time_key(pc->ckey + 6);
-        if (has_cut && kt < cut) {
+        if (has_cut && kt < cut && !pc->checked) {
             /* Some rows may be before the cut: they are not kept. */
             CRowIt it;
             CRow c;
@@ -1519,6 +1565,8 @@ void inc_join_done(IncJoin *j, bool ok)
     j->run = NULL;
     if (run == NULL)
         return;
+    for (int s = 0; s < 2; s++)
+        arena_rewind(&j->slice[s], SLICE_KEEP);    /* the last slices */
     for (int s = 0; s < 2; s++) {
         JMem *m = &j->mem[s];
         if (!ok) {
@@ -1569,5 +1617,6 @@ void inc_join_free(IncJoin *j)
     inc_join_done(j, false);
     for (int s = 0; s < 2; s++)
         jmem_clear(&j->mem[s], JMEM_UNLOADED);
-    arena_destroy(&j->slice);
+    arena_destroy(&j->slice[0]);
+    arena_destroy(&j->slice[1]);
 }
