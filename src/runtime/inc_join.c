@@ -1247,7 +1247,8 @@ static void tally(IncJoinRun *run, int side, int64_t rows, int64_t bytes)
     run->sbytes[side] += bytes;
 }
 
-/* Puts this batch's chunks of a side, without the rows the cut has passed
+/* Puts this batch's chunks of a side -- those of its earlier slices and
+ * those made now of its last slice -- without the rows the cut has passed
  * already (an outer side's unmatched ones go to pad); each is kept for the
  * side's copy in memory while that stays under the cap. */
 static int keep_new(IncJoinRun *run, int side, bool has_cut, int64_t cut, JSide *pad)
