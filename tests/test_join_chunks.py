@@ -70,17 +70,25 @@ class Oracle:
         return other - HI if side == 0 else other + LO
 
     def batch(self, side, chunk):
-        new = []
-        for row in chunk:
-            if self.wm[side] is not None and row[2] < self.wm[side]:
-                self.late += 1
-            else:
-                new.append(row)
-                self.kept[side].append(row)
-        m = max(t for _, _, t in chunk) - DELAY
-        self.wm[side] = m if self.wm[side] is None else max(self.wm[side], m)
-        cut = self.cut(side)
-        self.stored[side] += [r for r in new if cut is None or r[2] >= cut]
+        self.both([(side, chunk)])
+
+    def both(self, chunks):
+        """One batch of [(side, rows)]: late rows are judged by the
+        watermarks at its start, then both move."""
+        new = {0: [], 1: []}
+        for side, chunk in chunks:
+            for row in chunk:
+                if self.wm[side] is not None and row[2] < self.wm[side]:
+                    self.late += 1
+                else:
+                    new[side].append(row)
+                    self.kept[side].append(row)
+        for side, chunk in chunks:
+            m = max(t for _, _, t in chunk) - DELAY
+            self.wm[side] = m if self.wm[side] is None else max(self.wm[side], m)
+        for s in (0, 1):
+            cut = self.cut(s)
+            self.stored[s] += [r for r in new[s] if cut is None or r[2] >= cut]
         for s in (0, 1):
             c = self.cut(s)
             if c is not None:

@@ -3,7 +3,7 @@
  * docs/engine.md "Stream-stream interval joins").
  *
  *   inc_join_build, inc_join_bound, inc_join_bucket, inc_join_side_inputs
- *   inc_join_read, inc_join_process
+ *   inc_join_read, inc_join_process, inc_join_done, inc_join_free
  *   inc_batch_copy
  *
  * The time bound: from the join's residual condition, the conjuncts that
@@ -14,38 +14,60 @@
  * residual) still decides each match; the bound only decides which kept
  * rows a batch reads and when a row is evicted.
  *
- * A batch: the new rows of each side (a row older than its side's
- * watermark at the start of the batch is late: dropped and counted) are
- * matched with the new rows of the other side through a hash table of
- * them, and the kept rows of the other side in the time range they can
- * match are read from their chunks and probed against it (one range scan
- * per side; a kept row is decoded only when it has a partner).  The new
- * rows are kept in chunks, one RocksDB key per bucket of event time and
- * batch (bucket = (hi - lo) / 64, at least 1 ms).  A chunk is deleted once
- * the other side's watermark has passed its whole bucket: a left row can
- * match no more once the right watermark after the batch passes tl + hi,
- * a right row once the left one passes tr - lo.  An outer side's row that
- * never matched is emitted, NULL-padded, in the batch whose watermark
- * passes the row itself, exactly once (its chunk may stay a little
- * longer): that batch reads the chunks of the bucket the cut moved
- * through.  A kept row of an outer side that matches for the first time
- * gets a mark (its chunk's key + its number) instead of a rewrite of its
- * chunk.  Everything is in the batch's WriteBatch, with the output.
+ * A batch reads the left side's new rows, then the right side's, a slice
+ * of join_slice_rows at a time (a row older than its side's watermark at
+ * the start of the batch is late: dropped and counted).  Each slice is
+ * hashed and the other side's kept rows in the time range it can match are
+ * read from their chunks and probed against the hash (a kept row is
+ * decoded only when it has a partner); then the slice's rows become this
+ * batch's chunks (in memory: PChunk) and the slice's memory is reused.  A
+ * right slice also probes the left chunks of this batch's earlier slices,
+ * so every pair with a new row is made once; a left row of this batch
+ * that a right slice matches has its flag set in its chunk.  Once the
+ * watermarks after the batch are known (inc_join_process), the batch's
+ * chunks are put without the rows the cut has passed, one RocksDB key per
+ * bucket of event time, batch and slice (bucket = (hi - lo) / 64, at least
+ * 1 ms).  A chunk is deleted once the other side's watermark has passed
+ * its whole bucket: a left row can match no more once the right watermark
+ * after the batch passes tl + hi, a right row once the left one passes
+ * tr - lo.  An outer side's row that never matched is emitted, NULL-padded,
+ * in the batch whose watermark passes the row itself, exactly once (its
+ * chunk may stay a little longer): that batch reads the chunks of the
+ * bucket the cut moved through.  A kept row of an outer side that matches
+ * for the first time gets a mark (its chunk's key + its number) instead of
+ * a rewrite of its chunk.  Everything is in the batch's WriteBatch, with
+ * the output.
+ *
+ * The kept rows in memory: each side's committed chunks and marks are also
+ * held in memory (inc_join_mem.h), up to join_memory bytes for both sides,
+ * so a batch reads its kept rows without RocksDB.  RocksDB stays the truth:
+ * a side is loaded from it by the first batch that runs (after a start, or
+ * after a batch failed: the copy is dropped then), and the copy changes
+ * only in inc_join_done, after the batch's write has landed.  A side whose
+ * chunks exceed the cap is read from RocksDB until its bytes (counted on)
+ * fall under half the cap.
  */
 #include "inc_join.h"
+#include "inc_join_mem.h"
 
 #include "sluice/bytes.h"
+#include "sluice/log.h"
+#include "sluice/options.h"
 #include "sluice/rowcodec.h"
 #include "sluice/strbuf.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 
-#define CKEY_LEN 26     /* 'J' + oid + side + bucket start + batch id + chunk number */
+#define CKEY_LEN JMEM_KEY /* 'J' + oid + side + bucket start + batch id + chunk number */
 #define MARK_LEN 30     /* a chunk's key + a row's number in it: matched later */
 #define CHUNK_TAG 0xC7  /* a chunk's value starts with it (a single row's, written
                            before chunks, with its matched flag: 0 or 1) */
 #define CHUNK_ROWS 4096 /* rows of a chunk at most */
 #define BUCKETS 64      /* buckets per width of the time bound */
+#define SLICE_ROWS 262144           /* join_slice_rows: a side's rows read at a time */
+#define MEM_CAP (256LL << 20)       /* join_memory: bytes of kept chunks in memory */
+#define SLICE_KEEP (32u << 20)      /* a slice's arena bytes kept for the next */
 
 struct IncJoin {
     const Plan *join;
@@ -57,6 +79,11 @@ struct IncJoin {
     int64_t     bucket;             /* the time span of a chunk's rows */
     StateStore *st;
     uint8_t     prefix[6];          /* 'J' + oid + side (set per use) */
+    int64_t     slice_rows;         /* join_slice_rows */
+    int64_t     mem_cap;            /* join_memory: both sides' copies, in bytes */
+    Arena       slice[2];           /* per side: a slice's rows, rewound for the next */
+    JMem        mem[2];             /* each side's committed chunks in memory */
+    IncJoinRun *run;                /* the batch in flight */
 };
 
 /* A row of one side: new in this batch, or kept from earlier ones (made
@@ -69,6 +96,7 @@ typedef struct JRow {
     int64_t        t;
     bool           isnew, matched;
     bool           single;          /* kept: under a key of its own */
+    uint8_t       *flag;            /* in this batch's chunk: its matched flag there */
     uint32_t       idx;             /* kept: its number in its chunk */
     const uint8_t *ckey;            /* kept: its chunk's key */
     struct JRow   *next;            /* hash chain */
@@ -184,7 +212,7 @@ static void bound_from(IncJoin *j, const Expr *e, int nl)
         j->hi = d;
 }
 
-int inc_join_build(Arena *a, const IncInputs *ins, StateStore *st, uint32_t query_oid,
+int inc_join_build(Arena *a, const IncInputs *ins, StateStore *st, const CatRelation *query,
                    IncJoin **out, SlError *err)
 {
     IncJoin *j = ARENA_NEW(a, IncJoin);
@@ -228,7 +256,21 @@ int inc_join_build(Arena *a, const IncInputs *ins, StateStore *st, uint32_t quer
      * eviction by little, and wide enough to hold many rows. */
     j->bucket = SL_MAX(sat_sub(j->hi, j->lo) / BUCKETS, 1000);
     j->prefix[0] = 'J';
-    put_be32(j->prefix + 1, query_oid);
+    put_be32(j->prefix + 1, query->oid);
+    Options o;
+    if (opts_parse(a, query->options, &o, err) < 0 ||
+        opts_get_int(&o, "join_slice_rows", SLICE_ROWS, &j->slice_rows, err) < 0 ||
+        opts_get_int(&o, "join_memory", MEM_CAP, &j->mem_cap, err) < 0)
+        return -1;
+    if (j->slice_rows < 1 || j->slice_rows > UINT32_MAX / 4) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "join_slice_rows must be between 1 and %u",
+                 UINT32_MAX / 4);
+        return -1;
+    }
+    if (j->mem_cap < 0)
+        return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "join_memory must not be negative");
+    arena_init(&j->slice[0], 1 << 16);
+    arena_init(&j->slice[1], 1 << 16);
     *out = j;
     return 0;
 }
@@ -288,25 +330,57 @@ static void side_push(Arena *a, JSide *s, JRow *r)
     s->rows[s->n++] = r;
 }
 
+/* A chunk written by this batch: its rows' matched flags may still change
+ * (a later slice of the other side matches them) until it is put, once the
+ * watermarks after the batch are known. */
+typedef struct PChunk {
+    uint8_t  ckey[CKEY_LEN];
+    uint8_t *val;                   /* sl_malloc'd; NULL once freed or handed over */
+    uint32_t len, nrows;
+    bool     checked;               /* made once the cut was known: no row before it */
+} PChunk;
+
+typedef struct PList {
+    PChunk  *c;                     /* sl_malloc'd */
+    uint32_t n, cap;
+    bool     sorted;                /* in key order */
+} PList;
+
 struct IncJoinRun {
     IncJoin      *j;
     IncJoinBatch *jb;
-    JSide         side[2];          /* the new rows */
+    JSide         side[2];          /* the new rows of the slice being read */
     JSide         hit[2];           /* kept rows matched for the first time */
     struct Pairs *ps;
     uint32_t      seq;              /* chunk numbers of this batch */
+    PList         pend[2];          /* this batch's chunks, per side */
+    int64_t       sbytes[2];        /* per side: bytes_delta's part */
+    bool          has_cut[2];
+    int64_t       cut[2];
+    bool          over[2];          /* the side's copy goes over the cap: dropped */
+    int64_t       held;             /* bytes of this batch's chunks kept for the copy */
 };
 
-/* The new rows of one side: late ones dropped, each with its key and time;
- * rows with a NULL key or time can match nothing (an outer side's are
- * emitted at once, by process). */
-static int read_side(IncJoin *j, IncJoinBatch *jb, JSide *s, int side)
+static void side_clear(JSide *s)
 {
+    *s = (JSide){.tmin = INT64_MAX, .tmax = INT64_MIN};
+}
+
+static int slice_done(IncJoinRun *run, int side, bool last);
+
+/* The new rows of one side, a slice of at least join_slice_rows at a time
+ * (each matched and made chunks by slice_done before the next is read; the
+ * last one stays decoded until the batch's cut is known):
+ * late ones dropped, each with its key and time; rows with a NULL key or
+ * time can match nothing (an outer side's are emitted at once). */
+static int read_side(IncJoinRun *run, int side)
+{
+    IncJoin *j = run->j;
+    IncJoinBatch *jb = run->jb;
+    JSide *s = &run->side[side];
     const Plan *p = j->join;
     int nk = p->u.join.nkeys;
     Expr **keys = side == 0 ? p->u.join.lkeys : p->u.join.rkeys;
-    s->tmin = INT64_MAX;
-    s->tmax = INT64_MIN;
     ExOp *op = inc_inputs_exec(jb->inputs, jb->a, j->side[side], jb->err);
     if (op == NULL)
         return -1;
@@ -319,7 +393,7 @@ static int read_side(IncJoin *j, IncJoinBatch *jb, JSide *s, int side)
         if (eb->n == 0)
             continue;
         arena_reset(jb->chunk);
-        Batch *b = inc_batch_copy(jb->a, &eb->b, eb->sel, eb->n);
+        Batch *b = inc_batch_copy(&j->slice[side], &eb->b, eb->sel, eb->n);
         Vector *kv = ARENA_ARRAY(jb->chunk, Vector, nk ? nk : 1);
         for (int k = 0; k < nk; k++)
             if (ex_eval(&ecx, keys[k], b, b->nrows, &kv[k]) < 0) {
@@ -328,7 +402,7 @@ static int read_side(IncJoin *j, IncJoinBatch *jb, JSide *s, int side)
             }
         const Vector *tv = &b->cols[j->tcol[side]];
         for (uint32_t i = 0; i < b->nrows; i++) {
-            JRow *r = ARENA_NEW(jb->a, JRow);
+            JRow *r = ARENA_NEW(&j->slice[side], JRow);
             r->b = b;
             r->row = i;
             r->isnew = true;
@@ -343,30 +417,26 @@ static int read_side(IncJoin *j, IncJoinBatch *jb, JSide *s, int side)
                 }
                 strbuf_reset(&kb);
                 ex_key_encode(kv, nk, i, &kb);
-                r->key = arena_memdup(jb->a, kb.data, kb.len);
+                r->key = arena_memdup(&j->slice[side], kb.data, kb.len);
                 r->klen = (uint32_t)kb.len;
                 s->tmin = SL_MIN(s->tmin, r->t);
                 s->tmax = SL_MAX(s->tmax, r->t);
             } else {
                 r->key = NULL;      /* matches nothing */
             }
-            side_push(jb->a, s, r);
+            side_push(&j->slice[side], s, r);
+        }
+        if (s->n >= (uint64_t)j->slice_rows && slice_done(run, side, false) < 0) {
+            rc = -1;
+            goto done;
         }
     }
+    if (rc == 0 && s->n > 0 && slice_done(run, side, true) < 0)
+        rc = -1;
 done:
     strbuf_free(&kb);
     ex_op_close(op);
     return rc < 0 ? -1 : 0;
-}
-
-IncJoinRun *inc_join_read(IncJoin *j, IncJoinBatch *jb)
-{
-    IncJoinRun *run = ARENA_NEW(jb->a, IncJoinRun);
-    run->j = j;
-    run->jb = jb;
-    if (read_side(j, jb, &run->side[0], 0) < 0 || read_side(j, jb, &run->side[1], 1) < 0)
-        return NULL;
-    return run;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -405,6 +475,7 @@ typedef struct CRow {
     uint32_t       klen;
     const uint8_t *row;             /* row_encode's bytes */
     uint32_t       rlen;
+    const uint8_t *entry;           /* in a chunk: where the row's entry starts */
 } CRow;
 
 typedef struct CRowIt {
@@ -441,6 +512,7 @@ static int chunk_row(CRowIt *it, CRow *r)
         return it->p == it->end ? 0 : -1;
     const uint8_t *p = it->p;
     size_t n = (size_t)(it->end - p);
+    r->entry = p;
     if (it->single) {
         r->t = it->kt;
         r->matched = p[0] != 0;
@@ -477,89 +549,187 @@ static uint32_t chunk_nrows(const uint8_t *v, size_t vlen)
     return vlen >= 5 && v[0] == CHUNK_TAG ? get_be32(v + 1) : 1;
 }
 
-/* A scan of a side's chunks from a time on, each with the rows marked
- * matched after it was written (keys of MARK_LEN right after it). */
+/* This batch's chunks of a side in key order (they are made a slice at a
+ * time, each slice's in bucket order). */
+static int pchunk_cmp(const void *a, const void *b)
+{
+    return memcmp(((const PChunk *)a)->ckey, ((const PChunk *)b)->ckey, CKEY_LEN);
+}
+
+static void plist_sort(PList *pl)
+{
+    if (!pl->sorted && pl->n > 1)
+        qsort(pl->c, pl->n, sizeof(PChunk), pchunk_cmp);
+    pl->sorted = true;
+}
+
+/* A scan of a side's chunks from a bucket on, in key order, each with the
+ * rows marked matched after it was written: the committed chunks from the
+ * side's copy in memory when it is there, else from RocksDB (keys of
+ * MARK_LEN right after each chunk), merged with this batch's chunks of the
+ * side when asked. */
 typedef struct ChunkRead {
-    StateScan     *sc;
+    const JMem    *m;               /* the committed chunks in memory, or NULL */
+    uint32_t       bi, ci;
+    StateScan     *sc;              /* else from RocksDB */
     bool           marks;           /* collect marks: the value is copied */
     bool           ahead;           /* k, v hold the next key already */
-    bool           done;            /* the scan is over */
+    bool           done;            /* no committed chunk left */
+    bool           ready;           /* the next committed chunk is in b* */
     const void    *k, *v;
     size_t         klen, vlen;
-    uint8_t        ckey[CKEY_LEN];  /* the current chunk */
+    StrBuf         copy;
+    uint32_t      *mbuf;
+    uint32_t       capmark;
+    uint8_t        bkey[CKEY_LEN];
+    const uint8_t *bval;
+    size_t         blen;
+    const uint32_t *bmark;
+    uint32_t       bnmark;
+    int64_t        bmark_bytes;
+    PList         *pend;            /* this batch's chunks, or NULL */
+    uint32_t       pi;
+    /* the current chunk */
+    uint8_t        ckey[CKEY_LEN];
     const uint8_t *val;
     size_t         len;
-    StrBuf         copy;
-    uint32_t      *mark;            /* its marked rows, in order */
-    uint32_t       nmark, capmark;
+    const uint32_t *mark;           /* its marked rows, in order */
+    uint32_t       nmark;
     int64_t        mark_bytes;
+    PChunk        *pc;              /* this batch's chunk (NULL: a committed one) */
 } ChunkRead;
 
-static void chunk_read_open(ChunkRead *cr, const IncJoin *j, int side, int64_t from, bool marks)
+static void chunk_read_open(ChunkRead *cr, const IncJoin *j, int side, int64_t from, bool marks,
+                            PList *pend)
 {
     uint8_t prefix[6], start[14];
     side_prefix(j, side, prefix);
     memcpy(start, prefix, 6);
     put_time_key(start + 6, from);
     memset(cr, 0, sizeof(*cr));
-    cr->sc = state_scan_open_from(j->st, prefix, 6, start, sizeof(start));
     cr->marks = marks;
     strbuf_init(&cr->copy);
+    if (j->mem[side].state == JMEM_ON) {
+        cr->m = &j->mem[side];
+        cr->bi = jmem_seek(cr->m, from);
+    } else {
+        cr->sc = state_scan_open_from(j->st, prefix, 6, start, sizeof(start));
+    }
+    if (pend != NULL && pend->n > 0) {
+        plist_sort(pend);
+        uint32_t lo = 0, hi = pend->n;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (memcmp(pend->c[mid].ckey, start, sizeof(start)) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        cr->pend = pend;
+        cr->pi = lo;
+    }
 }
 
-/* The next chunk (or single row) into cr; false at the end. */
-static bool chunk_read_next(ChunkRead *cr, Arena *a)
+/* The next committed chunk (or single row) into b*; false at the end. */
+static bool committed_next(ChunkRead *cr, Arena *a)
 {
-    for (;;) {
-        if (cr->done)
-            return false;
-        if (!cr->ahead && !state_scan_next(cr->sc, &cr->k, &cr->klen, &cr->v, &cr->vlen)) {
-            cr->done = true;
-            return false;
+    if (cr->m != NULL) {
+        for (; cr->bi < cr->m->n; cr->bi++, cr->ci = 0) {
+            const JMemBucket *b = &cr->m->b[cr->bi];
+            if (cr->ci == b->n)
+                continue;
+            const JMemChunk *c = &b->c[cr->ci++];
+            memcpy(cr->bkey, c->ckey, CKEY_LEN);
+            cr->bval = c->val;
+            cr->blen = c->len;
+            cr->bmark = c->mark;
+            cr->bnmark = c->nmark;
+            cr->bmark_bytes = (int64_t)c->nmark * MARK_LEN;
+            return true;
         }
+        return false;
+    }
+    for (;;) {
+        if (!cr->ahead && !state_scan_next(cr->sc, &cr->k, &cr->klen, &cr->v, &cr->vlen))
+            return false;
         cr->ahead = false;
         if (cr->klen == CKEY_LEN)
             break;      /* a mark without its chunk, or another length: skipped */
     }
-    memcpy(cr->ckey, cr->k, CKEY_LEN);
-    cr->nmark = 0;
-    cr->mark_bytes = 0;
+    memcpy(cr->bkey, cr->k, CKEY_LEN);
+    cr->bnmark = 0;
+    cr->bmark_bytes = 0;
+    cr->bmark = cr->mbuf;
     if (!cr->marks) {
-        cr->val = cr->v;
-        cr->len = cr->vlen;
+        cr->bval = cr->v;
+        cr->blen = cr->vlen;
         return true;
     }
     strbuf_reset(&cr->copy);
     strbuf_append(&cr->copy, cr->v, cr->vlen);
-    cr->val = (const uint8_t *)cr->copy.data;
-    cr->len = cr->vlen;
+    cr->bval = (const uint8_t *)cr->copy.data;
+    cr->blen = cr->vlen;
     for (;;) {
         if (!state_scan_next(cr->sc, &cr->k, &cr->klen, &cr->v, &cr->vlen)) {
-            cr->done = true;
+            cr->done = true;        /* after this chunk */
             break;
         }
-        if (cr->klen != MARK_LEN || memcmp(cr->k, cr->ckey, CKEY_LEN) != 0) {
+        if (cr->klen != MARK_LEN || memcmp(cr->k, cr->bkey, CKEY_LEN) != 0) {
             cr->ahead = true;
             break;
         }
-        if (cr->nmark == cr->capmark) {
+        if (cr->bnmark == cr->capmark) {
             uint32_t cap = cr->capmark ? cr->capmark * 2 : 64;
             uint32_t *more = ARENA_ARRAY(a, uint32_t, cap);
-            if (cr->nmark)
-                memcpy(more, cr->mark, sizeof(uint32_t) * cr->nmark);
-            cr->mark = more;
+            if (cr->bnmark)
+                memcpy(more, cr->mbuf, sizeof(uint32_t) * cr->bnmark);
+            cr->mbuf = more;
             cr->capmark = cap;
         }
-        cr->mark[cr->nmark++] = get_be32((const uint8_t *)cr->k + CKEY_LEN);
-        cr->mark_bytes += (int64_t)(cr->klen + cr->vlen);
+        cr->mbuf[cr->bnmark++] = get_be32((const uint8_t *)cr->k + CKEY_LEN);
+        cr->bmark_bytes += (int64_t)(cr->klen + cr->vlen);
     }
+    cr->bmark = cr->mbuf;
+    return true;
+}
+
+/* The next chunk into cr; false at the end. */
+static bool chunk_read_next(ChunkRead *cr, Arena *a)
+{
+    if (!cr->ready && !cr->done) {
+        cr->ready = committed_next(cr, a);
+        if (!cr->ready)
+            cr->done = true;
+    }
+    PChunk *p = cr->pend != NULL && cr->pi < cr->pend->n ? &cr->pend->c[cr->pi] : NULL;
+    if (cr->ready && (p == NULL || memcmp(cr->bkey, p->ckey, CKEY_LEN) < 0)) {
+        cr->ready = false;
+        memcpy(cr->ckey, cr->bkey, CKEY_LEN);
+        cr->val = cr->bval;
+        cr->len = cr->blen;
+        cr->mark = cr->bmark;
+        cr->nmark = cr->bnmark;
+        cr->mark_bytes = cr->bmark_bytes;
+        cr->pc = NULL;
+        return true;
+    }
+    if (p == NULL)
+        return false;
+    cr->pi++;
+    memcpy(cr->ckey, p->ckey, CKEY_LEN);
+    cr->val = p->val;
+    cr->len = p->len;
+    cr->mark = NULL;
+    cr->nmark = 0;
+    cr->mark_bytes = 0;
+    cr->pc = p;
     return true;
 }
 
 static int chunk_read_close(ChunkRead *cr, SlError *err)
 {
     strbuf_free(&cr->copy);
-    return state_scan_close(cr->sc, err);
+    return cr->sc != NULL ? state_scan_close(cr->sc, err) : 0;
 }
 
 /* Whether row idx of the current chunk has a mark (rows and marks are both
@@ -576,33 +746,90 @@ static void corrupt(IncJoinBatch *jb)
     sl_error(jb->err, ERRCODE_DATA_CORRUPTED, "join state of a continuous query is corrupt");
 }
 
-/* A kept row as a JRow: its key copied and its row decoded into a. */
-static JRow *kept_row(IncJoinRun *run, int side, const uint8_t *ckey, const CRow *c,
+/* A kept row as a JRow in a: its key copied and its row decoded. */
+static JRow *kept_row(IncJoinRun *run, int side, Arena *a, const uint8_t *ckey, const CRow *c,
                       bool matched)
 {
     IncJoinBatch *jb = run->jb;
     const Plan *sp = run->j->side[side];
-    SlType *ct = ARENA_ARRAY(jb->a, SlType, sp->ncols ? sp->ncols : 1);
+    SlType *ct = ARENA_ARRAY(a, SlType, sp->ncols ? sp->ncols : 1);
     for (int i = 0; i < sp->ncols; i++)
         ct[i] = sp->cols[i].type;
-    Batch *b = batch_alloc(jb->a, ct, (uint32_t)sp->ncols, 1);
-    if (row_decode(c->row, c->rlen, b, 0, jb->a) < 0) {
+    Batch *b = batch_alloc(a, ct, (uint32_t)sp->ncols, 1);
+    if (row_decode(c->row, c->rlen, b, 0, a) < 0) {
         corrupt(jb);
         return NULL;
     }
     b->nrows = 1;
     for (int i = 0; i < sp->ncols; i++)
         b->cols[i].len = 1;
-    JRow *r = ARENA_NEW(jb->a, JRow);
+    JRow *r = ARENA_NEW(a, JRow);
     r->b = b;
     r->t = c->t;
-    r->key = arena_memdup(jb->a, c->key, c->klen);
+    r->key = arena_memdup(a, c->key, c->klen);
     r->klen = c->klen;
     r->matched = matched;
     r->idx = c->idx;
     r->single = c->single;
-    r->ckey = arena_memdup(jb->a, ckey, CKEY_LEN);
+    r->ckey = arena_memdup(a, ckey, CKEY_LEN);
     return r;
+}
+
+/* Loads a side's committed chunks and marks from RocksDB into its copy in
+ * memory; over `budget` bytes the copy is dropped and only the side's bytes
+ * are counted (OFF); one-row keys written before chunks turn it LEGACY. */
+static int mem_load(IncJoin *j, int side, int64_t budget, SlError *err)
+{
+    JMem *m = &j->mem[side];
+    uint8_t prefix[6];
+    side_prefix(j, side, prefix);
+    jmem_clear(m, JMEM_UNLOADED);
+    m->bytes = 0;
+    StateScan *sc = state_scan_open_from(j->st, prefix, 6, prefix, 6);
+    const void *k, *v;
+    size_t klen, vlen;
+    JMemState state = JMEM_ON;
+    JMemChunk *last = NULL;
+    while (state_scan_next(sc, &k, &klen, &v, &vlen)) {
+        m->bytes += (int64_t)(klen + vlen);
+        if (state == JMEM_ON && klen == CKEY_LEN) {
+            if (vlen < 5 || ((const uint8_t *)v)[0] != CHUNK_TAG) {
+                state = JMEM_LEGACY;
+                break;
+            }
+            uint8_t *val = sl_malloc(vlen);
+            memcpy(val, v, vlen);
+            last = jmem_add(m, get_time_key((const uint8_t *)k + 6), k, val, (uint32_t)vlen);
+        } else if (state == JMEM_ON && klen == MARK_LEN && last != NULL &&
+                   memcmp(k, last->ckey, CKEY_LEN) == 0) {
+            jmem_mark(last, get_be32((const uint8_t *)k + CKEY_LEN));
+        }
+        if (state == JMEM_ON && m->bytes > budget) {
+            state = JMEM_OFF;
+            jmem_clear(m, JMEM_OFF);
+        }
+    }
+    if (state_scan_close(sc, err) < 0) {
+        jmem_clear(m, JMEM_UNLOADED);
+        return -1;
+    }
+    if (state != JMEM_ON)
+        jmem_clear(m, state);
+    m->state = state;
+    sl_log(LOG_INFO, "join kept rows loaded", "query=%u side=%d bytes=%" PRId64 " in_memory=%s",
+           get_be32(j->prefix + 1), side, m->bytes,
+           state == JMEM_ON ? "yes" : state == JMEM_OFF ? "no_over_join_memory" : "no_legacy_keys");
+    return 0;
+}
+
+/* The bytes of the side copies that are in memory. */
+static int64_t mem_bytes(const IncJoin *j)
+{
+    int64_t n = 0;
+    for (int s = 0; s < 2; s++)
+        if (j->mem[s].state == JMEM_ON)
+            n += j->mem[s].bytes;
+    return n;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -641,6 +868,18 @@ static Batch *join_rows(IncJoinRun *run, JRow *const *l, JRow *const *r, uint32_
     return b;
 }
 
+/* A kept row matched for the first time, for its mark: what outlives the
+ * slice it was decoded in. */
+static JRow *hit_copy(Arena *a, const JRow *x)
+{
+    JRow *h = ARENA_NEW(a, JRow);
+    h->t = x->t;
+    h->idx = x->idx;
+    h->single = x->single;
+    h->ckey = arena_memdup(a, x->ckey, CKEY_LEN);
+    return h;
+}
+
 static int flush_pairs(IncJoinRun *run)
 {
     Pairs *ps = run->ps;
@@ -661,8 +900,12 @@ static int flush_pairs(IncJoinRun *run)
         eb.sel[eb.n++] = i;
         JRow *x[2] = {ps->l[i], ps->r[i]};
         for (int s = 0; s < 2; s++) {
-            if (!x[s]->matched && !x[s]->isnew)
-                side_push(jb->a, &run->hit[s], x[s]);     /* a mark to write */
+            if (!x[s]->matched && !x[s]->isnew) {
+                if (x[s]->flag != NULL)
+                    *x[s]->flag = 1;        /* in this batch's chunk, not put yet */
+                else
+                    side_push(jb->a, &run->hit[s], hit_copy(jb->a, x[s]));  /* a mark */
+            }
             x[s]->matched = true;
         }
     }
@@ -704,7 +947,7 @@ static void hash_build(Arena *a, JHash *h, const JSide *s, int64_t width)
     }
 }
 
-/* A hash of a side's new rows, built when first probed. */
+/* A hash of a slice's new rows, built when first probed. */
 typedef struct LazyHash {
     JHash        h;
     bool         built;
@@ -712,19 +955,20 @@ typedef struct LazyHash {
     int64_t      width;
 } LazyHash;
 
-/* A row to probe with: a new row, or a kept one being read from its chunk
- * (made a JRow only when it has a partner). */
+/* A kept row being read from its chunk, to probe with (made a JRow only
+ * when it has a partner). */
 typedef struct Probe {
-    int           side;             /* x's side; the hash holds the other's */
-    JRow         *x;                /* NULL until made, for a kept row */
+    int            side;            /* x's side; the hash holds the other's */
+    JRow          *x;               /* NULL until made */
     const uint8_t *ckey;
-    const CRow   *c;
-    bool          matched;
+    const CRow    *c;
+    bool           matched;
+    uint8_t       *flag;            /* in this batch's chunk: its matched flag */
 } Probe;
 
-/* Pairs x with the rows of the hash with equal keys and times in [from,
- * to] (the bound's conjuncts are part of the condition, so this only skips
- * pairs it would refuse). */
+/* Pairs the kept row with the rows of the hash with equal keys and times in
+ * [from, to] (the bound's conjuncts are part of the condition, so this only
+ * skips pairs it would refuse). */
 static int probe(IncJoinRun *run, const JHash *h, Probe *pr, const char *key, uint32_t klen,
                  int64_t from, int64_t to)
 {
@@ -733,9 +977,13 @@ static int probe(IncJoinRun *run, const JHash *h, Probe *pr, const char *key, ui
         for (JRow *r = h->b[slot_hash(key, klen, slot, h->mask)]; r != NULL; r = r->next) {
             if (r->t < from || r->t > to || r->klen != klen || memcmp(r->key, key, klen) != 0)
                 continue;
-            if (pr->x == NULL &&
-                (pr->x = kept_row(run, pr->side, pr->ckey, pr->c, pr->matched)) == NULL)
-                return -1;
+            if (pr->x == NULL) {
+                pr->x = kept_row(run, pr->side, &run->j->slice[1 - pr->side], pr->ckey, pr->c,
+                                 pr->matched);
+                if (pr->x == NULL)
+                    return -1;
+                pr->x->flag = pr->flag;
+            }
             Pairs *ps = run->ps;
             ps->l[ps->n] = pr->side == 0 ? pr->x : r;
             ps->r[ps->n] = pr->side == 0 ? r : pr->x;
@@ -761,16 +1009,17 @@ static void partner_range(const IncJoin *j, int side, int64_t t, int64_t *from, 
 }
 
 /* Reads the kept rows of `side` with times in [lo, hi] from their chunks
- * and pairs each with the new rows of the other side in h.  Only a row
- * with a partner is decoded. */
+ * (the committed ones and this batch's earlier slices') and pairs each with
+ * the new rows of the other side's slice in lh.  Only a row with a partner
+ * is decoded. */
 static int probe_kept(IncJoinRun *run, int side, LazyHash *lh, int64_t lo, int64_t hi)
 {
     IncJoin *j = run->j;
     IncJoinBatch *jb = run->jb;
     ChunkRead cr;
-    chunk_read_open(&cr, j, side, bucket_of(j, lo), j->outer[side]);
+    chunk_read_open(&cr, j, side, bucket_of(j, lo), j->outer[side], &run->pend[side]);
     int rc = 0;
-    while (rc == 0 && chunk_read_next(&cr, jb->a)) {
+    while (rc == 0 && chunk_read_next(&cr, &j->slice[1 - side])) {
         CRowIt it;
         if (chunk_begin(&it, cr.ckey, cr.val, cr.len) < 0) {
             corrupt(jb);
@@ -788,9 +1037,10 @@ static int probe_kept(IncJoinRun *run, int side, LazyHash *lh, int64_t lo, int64
             int64_t from, to;
             partner_range(j, side, c.t, &from, &to);
             Probe pr = {.side = side, .ckey = cr.ckey, .c = &c,
-                        .matched = c.matched || chunk_marked(&cr, c.idx, &at)};
+                        .matched = c.matched || chunk_marked(&cr, c.idx, &at),
+                        .flag = cr.pc != NULL ? cr.pc->val + (c.entry - cr.val) + 8 : NULL};
             if (!lh->built) {
-                hash_build(jb->a, &lh->h, lh->s, lh->width);
+                hash_build(&j->slice[1 - side], &lh->h, lh->s, lh->width);
                 lh->built = true;
             }
             if (probe(run, &lh->h, &pr, c.key, c.klen, from, to) < 0) {
@@ -806,48 +1056,6 @@ static int probe_kept(IncJoinRun *run, int side, LazyHash *lh, int64_t lo, int64
     if (chunk_read_close(&cr, jb->err) < 0)
         return -1;
     return rc;
-}
-
-/* Every pair of a left and a right row with equal keys, at least one of
- * them new, whose times are within the bound, through the join's
- * condition: the new rows of each side against the new rows of the other
- * and against its kept rows in the time range they can match. */
-static int match(IncJoinRun *run)
-{
-    const IncJoin *j = run->j;
-    IncJoinBatch *jb = run->jb;
-    JSide *L = &run->side[0], *R = &run->side[1];
-    int64_t width = sat_sub(j->hi, j->lo);
-    if (width < 1)
-        width = 1;
-    run->ps = ARENA_NEW(jb->a, Pairs);
-    if (R->tmin != INT64_MAX) {
-        LazyHash lh = {.s = R, .width = width, .built = true};
-        hash_build(jb->a, &lh.h, R, width);
-        if (L->tmin != INT64_MAX)
-            for (uint32_t i = 0; i < L->n; i++) {
-                JRow *l = L->rows[i];
-                if (l->key == NULL)
-                    continue;
-                int64_t from, to;
-                partner_range(j, 0, l->t, &from, &to);
-                Probe pr = {.side = 0, .x = l};
-                if (probe(run, &lh.h, &pr, l->key, l->klen, from, to) < 0)
-                    return -1;
-            }
-        /* The kept left rows the new right ones can match: tl in
-         * [tr - hi, tr - lo]. */
-        if (probe_kept(run, 0, &lh, sat_sub(R->tmin, j->hi), sat_sub(R->tmax, j->lo)) < 0)
-            return -1;
-    }
-    if (L->tmin != INT64_MAX) {
-        /* The kept right rows the new left ones can match (often none: the
-         * hash of the new left rows is built only for a first one). */
-        LazyHash lh = {.s = L, .width = width};
-        if (probe_kept(run, 1, &lh, sat_add(L->tmin, j->lo), sat_add(L->tmax, j->hi)) < 0)
-            return -1;
-    }
-    return flush_pairs(run);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -879,17 +1087,23 @@ static int bucketed_cmp(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Writes one chunk: rows [from, to) of bk, all of one bucket. */
-static void put_chunk(IncJoinRun *run, int side, const Bucketed *bk, uint32_t from,
-                      uint32_t to, StrBuf *val)
+/* Makes one chunk of this batch: rows [from, to) of bk, all of one bucket. */
+static void make_chunk(IncJoinRun *run, int side, const Bucketed *bk, uint32_t from,
+                       uint32_t to, StrBuf *val)
 {
     IncJoinBatch *jb = run->jb;
     JSide *s = &run->side[side];
-    uint8_t key[CKEY_LEN];
-    side_prefix(run->j, side, key);
-    put_time_key(key + 6, bk[from].bucket);
-    put_be64(key + 14, (uint64_t)jb->batch_id);
-    put_be32(key + 22, run->seq++);
+    PList *pl = &run->pend[side];
+    if (pl->n == pl->cap) {
+        pl->cap = pl->cap ? pl->cap * 2 : 64;
+        pl->c = sl_realloc(pl->c, sizeof(PChunk) * pl->cap);
+    }
+    PChunk *pc = &pl->c[pl->n++];
+    pl->sorted = pl->n == 1;
+    side_prefix(run->j, side, pc->ckey);
+    put_time_key(pc->ckey + 6, bk[from].bucket);
+    put_be64(pc->ckey + 14, (uint64_t)jb->batch_id);
+    put_be32(pc->ckey + 22, run->seq++);
     strbuf_reset(val);
     uint8_t h[13];
     h[0] = CHUNK_TAG;
@@ -907,26 +1121,29 @@ static void put_chunk(IncJoinRun *run, int side, const Bucketed *bk, uint32_t fr
         row_encode(r->b, r->row, val);
         put_be32((uint8_t *)val->data + at, (uint32_t)(val->len - at - 4));
     }
-    state_batch_put(jb->wb, key, CKEY_LEN, val->data, val->len);
-    jb->state_delta += to - from;
-    jb->bytes_delta += (int64_t)(CKEY_LEN + val->len);
+    pc->len = (uint32_t)val->len;
+    pc->nrows = to - from;
+    pc->val = sl_malloc(val->len);
+    memcpy(pc->val, val->data, val->len);
+    pc->checked = false;
 }
 
-/* Keeps the new rows that can still match, in chunks of one bucket each
- * (in key order); a new row the cut has passed already is not kept (an
- * outer side's, unmatched, goes to pad). */
-static void keep_new(IncJoinRun *run, int side, bool has_cut, int64_t cut, JSide *pad)
+/* Makes chunks of this batch of rows of side's slice: those with a key and,
+ * given a cut, not before it (an outer side's unmatched ones before it go
+ * to pad), one per bucket (in key order). */
+static void slice_chunks(IncJoinRun *run, int side, bool has_cut, int64_t cut, JSide *pad)
 {
     IncJoin *j = run->j;
-    IncJoinBatch *jb = run->jb;
     JSide *s = &run->side[side];
-    Bucketed *bk = ARENA_ARRAY(jb->a, Bucketed, s->n ? s->n : 1);
+    Bucketed *bk = ARENA_ARRAY(&j->slice[side], Bucketed, s->n ? s->n : 1);
     uint32_t n = 0;
     for (uint32_t i = 0; i < s->n; i++) {
         JRow *r = s->rows[i];
-        if (r->key == NULL || (has_cut && r->t < cut)) {
+        if (r->key == NULL)
+            continue;       /* emitted by slice_done */
+        if (has_cut && r->t < cut) {
             if (j->outer[side] && !r->matched)
-                side_push(jb->a, pad, r);
+                side_push(run->jb->a, pad, r);
             continue;
         }
         bk[n].bucket = bucket_of(j, r->t);
@@ -944,10 +1161,169 @@ static void keep_new(IncJoinRun *run, int side, bool has_cut, int64_t cut, JSide
         uint32_t to = from + 1;
         while (to < n && to - from < CHUNK_ROWS && bk[to].bucket == bk[from].bucket)
             to++;
-        put_chunk(run, side, bk, from, to, &val);
+        make_chunk(run, side, bk, from, to, &val);
         from = to;
     }
     strbuf_free(&val);
+}
+
+/* A slice read: the kept rows of the other side its rows can match (this
+ * batch's earlier slices of the other side included: the left side's
+ * chunks, and its last slice, still decoded) are paired with them, and an
+ * outer side's rows that can match nothing are emitted NULL-padded.  Then,
+ * unless it is the side's last, the slice becomes this batch's chunks, put
+ * once the watermarks after the batch are known (keep_new), and its memory
+ * is reused for the next; the last slice stays as it is until then (a
+ * batch of one slice a side makes no chunk of a row the cut has passed). */
+static int slice_done(IncJoinRun *run, int side, bool last)
+{
+    IncJoin *j = run->j;
+    JSide *s = &run->side[side];
+    int64_t width = SL_MAX(sat_sub(j->hi, j->lo), 1);
+    LazyHash lh = {.s = s, .width = width};
+    if (s->tmin != INT64_MAX) {
+        int64_t lo = side == 0 ? sat_add(s->tmin, j->lo) : sat_sub(s->tmin, j->hi);
+        int64_t hi = side == 0 ? sat_add(s->tmax, j->hi) : sat_sub(s->tmax, j->lo);
+        if (probe_kept(run, 1 - side, &lh, lo, hi) < 0)
+            return -1;
+    }
+    JSide *held = &run->side[0];
+    if (side == 1 && s->tmin != INT64_MAX && held->tmin != INT64_MAX) {
+        if (!lh.built) {
+            hash_build(&j->slice[1], &lh.h, s, width);
+            lh.built = true;
+        }
+        for (uint32_t i = 0; i < held->n; i++) {
+            JRow *l = held->rows[i];
+            if (l->key == NULL)
+                continue;
+            int64_t from, to;
+            partner_range(j, 0, l->t, &from, &to);
+            Probe pr = {.side = 0, .x = l};
+            if (probe(run, &lh.h, &pr, l->key, l->klen, from, to) < 0)
+                return -1;
+        }
+    }
+    if (flush_pairs(run) < 0)
+        return -1;
+    JSide pad = {0};
+    for (uint32_t i = 0; j->outer[side] && i < s->n; i++)
+        if (s->rows[i]->key == NULL)
+            side_push(&j->slice[side], &pad, s->rows[i]);
+    if (emit_padded(run, side, pad.rows, pad.n) < 0)
+        return -1;
+    if (last)
+        return 0;
+    slice_chunks(run, side, false, 0, NULL);
+    arena_rewind(&j->slice[side], SLICE_KEEP);
+    side_clear(s);
+    return 0;
+}
+
+IncJoinRun *inc_join_read(IncJoin *j, IncJoinBatch *jb)
+{
+    IncJoinRun *run = ARENA_NEW(jb->a, IncJoinRun);
+    run->j = j;
+    run->jb = jb;
+    run->ps = ARENA_NEW(jb->a, Pairs);
+    side_clear(&run->side[0]);
+    side_clear(&run->side[1]);
+    j->run = run;
+    /* A side not in memory (after a start, or a failed batch) is loaded
+     * now, before this batch writes anything. */
+    for (int s = 0; s < 2; s++)
+        if (j->mem_cap > 0 && j->mem[s].state == JMEM_UNLOADED &&
+            mem_load(j, s, j->mem_cap - mem_bytes(j), jb->err) < 0)
+            return NULL;
+    if (read_side(run, 0) < 0 || read_side(run, 1) < 0)
+        return NULL;
+    return run;
+}
+
+static void tally(IncJoinRun *run, int side, int64_t rows, int64_t bytes)
+{
+    run->jb->state_delta += rows;
+    run->jb->bytes_delta += bytes;
+    run->sbytes[side] += bytes;
+}
+
+/* Puts this batch's chunks of a side -- those of its earlier slices and
+ * those made now of its last slice -- without the rows the cut has passed
+ * already (an outer side's unmatched ones go to pad); each is kept for the
+ * side's copy in memory while that stays under the cap. */
+static int keep_new(IncJoinRun *run, int side, bool has_cut, int64_t cut, JSide *pad)
+{
+    IncJoin *j = run->j;
+    IncJoinBatch *jb = run->jb;
+    PList *pl = &run->pend[side];
+    uint32_t made = pl->n;
+    slice_chunks(run, side, has_cut, cut, pad);     /* the last slice, still decoded */
+    for (uint32_t i = made; i < pl->n; i++)
+        pl->c[i].checked = true;
+    plist_sort(pl);
+    bool hold = j->mem[side].state == JMEM_ON && !run->over[side];
+    StrBuf val;
+    strbuf_init(&val);
+    int rc = 0;
+    for (uint32_t i = 0; i < pl->n && rc == 0; i++) {
+        PChunk *pc = &pl->c[i];
+        int64_t kt = get_time_key(pc->ckey + 6);
+        if (has_cut && kt < cut && !pc->checked) {
+            /* Some rows may be before the cut: they are not kept. */
+            CRowIt it;
+            CRow c;
+            int got;
+            uint32_t left = 0;
+            chunk_begin(&it, pc->ckey, pc->val, pc->len);
+            strbuf_reset(&val);
+            strbuf_append(&val, pc->val, 5);
+            while ((got = chunk_row(&it, &c)) > 0) {
+                if (c.t >= cut) {
+                    strbuf_append(&val, c.entry, (size_t)(c.row + c.rlen - c.entry));
+                    left++;
+                } else if (j->outer[side] && !c.matched) {
+                    JRow *r = kept_row(run, side, jb->a, pc->ckey, &c, false);
+                    if (r == NULL) {
+                        rc = -1;
+                        break;
+                    }
+                    side_push(jb->a, pad, r);
+                }
+            }
+            if (got < 0 && rc == 0) {
+                corrupt(jb);
+                rc = -1;
+            }
+            if (rc < 0 || left == pc->nrows)
+                goto put;
+            sl_free(pc->val);
+            pc->val = NULL;
+            if (left == 0)
+                continue;
+            put_be32((uint8_t *)val.data + 1, left);
+            pc->val = sl_malloc(val.len);
+            memcpy(pc->val, val.data, val.len);
+            pc->len = (uint32_t)val.len;
+            pc->nrows = left;
+        }
+put:
+        if (rc < 0)
+            break;
+        state_batch_put(jb->wb, pc->ckey, CKEY_LEN, pc->val, pc->len);
+        tally(run, side, pc->nrows, (int64_t)(CKEY_LEN + pc->len));
+        if (hold && mem_bytes(j) + run->held + CKEY_LEN + pc->len > j->mem_cap) {
+            hold = false;
+            run->over[side] = true;
+        }
+        if (hold) {
+            run->held += CKEY_LEN + pc->len;
+        } else {
+            sl_free(pc->val);
+            pc->val = NULL;
+        }
+    }
+    strbuf_free(&val);
+    return rc;
 }
 
 /* The kept row of this side matched for the first time by this batch with
@@ -995,7 +1371,7 @@ static int evict(IncJoinRun *run, int side, bool has_prev, int64_t prev, int64_t
     int64_t from = has_prev ? bucket_of(j, prev) : INT64_MIN;
     int64_t end = outer ? cut : bucket_of(j, cut);
     ChunkRead cr;
-    chunk_read_open(&cr, j, side, from, outer);
+    chunk_read_open(&cr, j, side, from, outer, NULL);
     uint8_t mk[MARK_LEN];
     int rc = 0;
     while (chunk_read_next(&cr, jb->a)) {
@@ -1016,7 +1392,7 @@ static int evict(IncJoinRun *run, int side, bool has_prev, int64_t prev, int64_t
                 if (c.matched || (has_prev && c.t < prev) || c.t >= cut ||
                     chunk_marked(&cr, c.idx, &at) || find_hit(hit, cr.ckey, c.idx) != NULL)
                     continue;
-                JRow *r = kept_row(run, side, cr.ckey, &c, false);
+                JRow *r = kept_row(run, side, jb->a, cr.ckey, &c, false);
                 if (r == NULL) {
                     rc = -1;
                     break;
@@ -1039,8 +1415,7 @@ static int evict(IncJoinRun *run, int side, bool has_prev, int64_t prev, int64_t
             put_be32(mk + CKEY_LEN, cr.mark[m]);
             state_batch_delete(jb->wb, mk, MARK_LEN);
         }
-        jb->state_delta -= nrows;
-        jb->bytes_delta -= (int64_t)(CKEY_LEN + cr.len) + cr.mark_bytes;
+        tally(run, side, -(int64_t)nrows, -((int64_t)(CKEY_LEN + cr.len) + cr.mark_bytes));
         jb->evicted_rows += nrows;
     }
     if (chunk_read_close(&cr, jb->err) < 0)
@@ -1061,11 +1436,21 @@ static int keep_and_evict(IncJoinRun *run, int side)
     int64_t cut = side == 0 ? sat_sub(jb->next_wm[other], j->hi)
                             : sat_add(jb->next_wm[other], j->lo);
     int64_t prev = side == 0 ? sat_sub(jb->wm[other], j->hi) : sat_add(jb->wm[other], j->lo);
+    run->has_cut[side] = has_cut;
+    run->cut[side] = cut;
     JSide pad = {0};                /* the unmatched rows evicted, to emit */
     JSide *hit = &run->hit[side];
-    if (hit->n > 1)
+    if (hit->n > 1) {
+        /* A kept row first matched by two slices is there twice. */
         qsort(hit->rows, hit->n, sizeof(JRow *), hit_cmp);
-    keep_new(run, side, has_cut, cut, &pad);
+        uint32_t n = 1;
+        for (uint32_t i = 1; i < hit->n; i++)
+            if (hit_cmp(&hit->rows[i], &hit->rows[n - 1]) != 0)
+                hit->rows[n++] = hit->rows[i];
+        hit->n = n;
+    }
+    if (keep_new(run, side, has_cut, cut, &pad) < 0)
+        return -1;
     if (has_cut && evict(run, side, has_prev, prev, cut, &pad) < 0)
         return -1;
     /* An inner side's rows need no marks: nothing is emitted for them at
@@ -1079,7 +1464,7 @@ static int keep_and_evict(IncJoinRun *run, int side)
             memcpy(mk, r->ckey, CKEY_LEN);
             put_be32(mk + CKEY_LEN, r->idx);
             state_batch_put(jb->wb, mk, MARK_LEN, "", 0);
-            jb->bytes_delta += MARK_LEN;
+            tally(run, side, 0, MARK_LEN);
         }
     }
     return emit_padded(run, side, pad.rows, pad.n);
@@ -1087,7 +1472,152 @@ static int keep_and_evict(IncJoinRun *run, int side)
 
 int inc_join_process(IncJoinRun *run)
 {
-    if (match(run) < 0 || keep_and_evict(run, 0) < 0 || keep_and_evict(run, 1) < 0)
+    if (keep_and_evict(run, 0) < 0 || keep_and_evict(run, 1) < 0)
         return -1;
     return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* After the batch's write                                                 */
+
+/* The batch's changes to a side's copy in memory, once its write landed:
+ * the evicted buckets go, the marks and the new chunks come. */
+static void mem_commit(IncJoin *j, IncJoinRun *run, int side)
+{
+    JMem *m = &j->mem[side];
+    if (run->has_cut[side])
+        while (m->head < m->n && chunk_gone(j, m->b[m->head].start, false, run->cut[side]))
+            jmem_drop_head(m);
+    const JSide *hit = &run->hit[side];
+    for (uint32_t i = 0; j->outer[side] && i < hit->n; i++) {
+        const JRow *r = hit->rows[i];
+        JMemChunk *c = jmem_find(m, get_time_key(r->ckey + 6), r->ckey);
+        if (c != NULL)
+            jmem_mark(c, r->idx);
+    }
+    PList *pl = &run->pend[side];
+    for (uint32_t i = 0; i < pl->n; i++) {
+        PChunk *pc = &pl->c[i];
+        if (pc->val == NULL)
+            continue;
+        jmem_add(m, get_time_key(pc->ckey + 6), pc->ckey, pc->val, pc->len);
+        pc->val = NULL;
+    }
+}
+
+#ifndef NDEBUG
+/* Checks builds (not release): a side's copy in memory after a commit is
+ * what RocksDB holds -- every chunk key, value and mark, in order, and its
+ * bytes -- or the server stops here.  Small states only. */
+static void mem_verify(IncJoin *j, int side)
+{
+    const JMem *m = &j->mem[side];
+    if (m->state != JMEM_ON || m->bytes > (4 << 20))
+        return;
+    uint8_t prefix[6];
+    side_prefix(j, side, prefix);
+    StateScan *sc = state_scan_open_from(j->st, prefix, 6, prefix, 6);
+    const void *k, *v;
+    size_t klen, vlen;
+    uint32_t bi = m->head, ci = 0, mi = 0;
+    const JMemChunk *c = NULL;
+    int64_t bytes = 0;
+    bool same = true;
+    while (same && state_scan_next(sc, &k, &klen, &v, &vlen)) {
+        bytes += (int64_t)(klen + vlen);
+        if (klen == MARK_LEN) {
+            same = c != NULL && memcmp(k, c->ckey, CKEY_LEN) == 0 && mi < c->nmark &&
+                   c->mark[mi++] == get_be32((const uint8_t *)k + CKEY_LEN);
+            continue;
+        }
+        same = c == NULL || mi == c->nmark;
+        while (bi < m->n && ci == m->b[bi].n) {
+            bi++;
+            ci = 0;
+        }
+        c = bi < m->n ? &m->b[bi].c[ci++] : NULL;
+        mi = 0;
+        same = same && c != NULL && klen == CKEY_LEN && memcmp(k, c->ckey, CKEY_LEN) == 0 &&
+               vlen == c->len && memcmp(v, c->val, vlen) == 0 &&
+               get_time_key(c->ckey + 6) == m->b[bi].start;
+    }
+    SlError err = {0};
+    if (state_scan_close(sc, &err) < 0) {
+        sl_error_clear(&err);
+        return;
+    }
+    while (same && bi < m->n && ci == m->b[bi].n) {
+        bi++;
+        ci = 0;
+    }
+    same = same && (c == NULL || mi == c->nmark) && bi == m->n && bytes == m->bytes;
+    if (!same) {
+        sl_log(LOG_ERROR, "join kept rows in memory differ from RocksDB",
+               "query=%u side=%d bytes=%" PRId64 " rocksdb_bytes=%" PRId64,
+               get_be32(j->prefix + 1), side, m->bytes, bytes);
+        abort();
+    }
+}
+#endif
+
+void inc_join_done(IncJoin *j, bool ok)
+{
+    IncJoinRun *run = j->run;
+    j->run = NULL;
+    if (run == NULL)
+        return;
+    for (int s = 0; s < 2; s++)
+        arena_rewind(&j->slice[s], SLICE_KEEP);    /* the last slices */
+    for (int s = 0; s < 2; s++) {
+        JMem *m = &j->mem[s];
+        if (!ok) {
+            /* The write may not have landed: RocksDB says what is kept. */
+            jmem_clear(m, JMEM_UNLOADED);
+        } else if (m->state == JMEM_ON || m->state == JMEM_OFF) {
+            m->bytes += run->sbytes[s];
+            if (m->state == JMEM_ON && run->over[s])
+                jmem_clear(m, JMEM_OFF);
+            else if (m->state == JMEM_ON)
+                mem_commit(j, run, s);
+        }
+        PList *pl = &run->pend[s];
+        for (uint32_t i = 0; i < pl->n; i++)
+            sl_free(pl->c[i].val);
+        sl_free(pl->c);
+        *pl = (PList){0};
+    }
+    if (!ok)
+        return;
+    /* Over the cap (the other side grew): the larger side's copy goes. */
+    bool over[2] = {run->over[0], run->over[1]};
+    while (mem_bytes(j) > j->mem_cap) {
+        int s = j->mem[0].state == JMEM_ON &&
+                (j->mem[1].state != JMEM_ON || j->mem[0].bytes >= j->mem[1].bytes) ? 0 : 1;
+        jmem_clear(&j->mem[s], JMEM_OFF);
+        over[s] = true;
+    }
+    for (int s = 0; s < 2; s++)
+        if (over[s])
+            sl_log(LOG_INFO, "join kept rows over join_memory: read from RocksDB",
+                   "query=%u side=%d bytes=%" PRId64 " join_memory=%" PRId64,
+                   get_be32(j->prefix + 1), s, j->mem[s].bytes, j->mem_cap);
+    /* Back under half the cap: loaded again by the next batch. */
+    for (int s = 0; s < 2; s++)
+        if (j->mem[s].state == JMEM_OFF && j->mem[s].bytes + mem_bytes(j) <= j->mem_cap / 2)
+            j->mem[s].state = JMEM_UNLOADED;
+#ifndef NDEBUG
+    for (int s = 0; s < 2; s++)
+        mem_verify(j, s);
+#endif
+}
+
+void inc_join_free(IncJoin *j)
+{
+    if (j == NULL)
+        return;
+    inc_join_done(j, false);
+    for (int s = 0; s < 2; s++)
+        jmem_clear(&j->mem[s], JMEM_UNLOADED);
+    arena_destroy(&j->slice[0]);
+    arena_destroy(&j->slice[1]);
 }

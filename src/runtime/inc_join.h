@@ -6,11 +6,16 @@
  *                      event times (both bounds), each side's time column a
  *                      watermark column; refuse otherwise, saying what to add
  *   inc_join_bound     the time bound and the time columns (EXPLAIN)
- *   inc_join_read      a batch's new rows of both sides (late rows dropped)
- *   inc_join_process   match them against each other and the kept rows of
- *                      the other side, keep them, evict what can no longer
- *                      match (emitting the unmatched rows of an outer side,
+ *   inc_join_read      read a batch's new rows of both sides (late rows
+ *                      dropped), a slice at a time, and match each slice
+ *                      with the kept rows of the other side (this batch's
+ *                      earlier slices included)
+ *   inc_join_process   keep the new rows, evict what can no longer match
+ *                      (emitting the unmatched rows of an outer side,
  *                      NULL-padded, exactly once)
+ *   inc_join_done      after the batch's write: apply it to the kept rows'
+ *                      copy in memory (or drop the copy if it failed)
+ *   inc_join_free      free the copy
  *   inc_batch_copy     a deep copy of a batch's live rows
  *
  *   inc_join_bucket    the time span of a chunk of kept rows (EXPLAIN)
@@ -24,7 +29,9 @@
  *                             after its chunk was written
  * so a batch reads the other side's rows of the time range its new rows can
  * match with one range scan, and deletes a chunk once the other side's
- * watermark has passed its bucket (docs/engine.md, "Chunks").
+ * watermark has passed its bucket (docs/engine.md, "Chunks").  The chunks
+ * are also kept in memory (inc_join_mem.h), up to the query's join_memory
+ * bytes, so a batch reads them without RocksDB.
  */
 #ifndef SLUICE_RUNTIME_INC_JOIN_H
 #define SLUICE_RUNTIME_INC_JOIN_H
@@ -56,7 +63,8 @@ typedef struct IncJoinBatch {
     int64_t          evicted_rows;  /* kept rows the watermarks evicted */
 } IncJoinBatch;
 
-int  inc_join_build(Arena *a, const IncInputs *ins, StateStore *st, uint32_t query_oid,
+/* The query's options join_slice_rows and join_memory are read here. */
+int  inc_join_build(Arena *a, const IncInputs *ins, StateStore *st, const CatRelation *query,
                     IncJoin **out, SlError *err);
 /* Inputs [first, first + n) feed side `side`. */
 void inc_join_side_inputs(const IncJoin *j, int side, int *first, int *n);
@@ -66,10 +74,15 @@ void inc_join_bound(const IncJoin *j, int64_t *lo, int64_t *hi, const char **tl,
                     const char **tr);
 /* The time span of a chunk's rows, in microseconds (EXPLAIN). */
 int64_t inc_join_bucket(const IncJoin *j);
-/* Reads the batch's new rows of both sides; NULL with jb->err set. */
+/* Reads and matches the batch's new rows of both sides; NULL with jb->err
+ * set. */
 IncJoinRun *inc_join_read(IncJoin *j, IncJoinBatch *jb);
-/* After the caller has set jb's next watermarks: match, keep, evict. */
+/* After the caller has set jb's next watermarks: keep, evict. */
 int  inc_join_process(IncJoinRun *run);
+/* After the batch's RocksDB write (ok: it landed) or its failure; each
+ * inc_join_read is followed by one call. */
+void inc_join_done(IncJoin *j, bool ok);
+void inc_join_free(IncJoin *j);
 
 Batch *inc_batch_copy(Arena *a, const Batch *b, const uint32_t *sel, uint32_t n);
 

@@ -531,7 +531,7 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
     if (decompose(p, q->plan, err) < 0 || read_mode(p, err) < 0 ||
         read_watermark(p, err) < 0 || check(p, err) < 0 ||
         (p->ins.sjoin != NULL &&
-         inc_join_build(&p->arena, &p->ins, st, query->oid, &p->sjoin, err) < 0) ||
+         inc_join_build(&p->arena, &p->ins, st, query, &p->sjoin, err) < 0) ||
         (cs->into != NULL && check_into(p, cat, cs->into->name, q->plan, err) < 0) ||
         check_late(p, cat, err) < 0 || check_parts(p, err) < 0)
         goto fail;
@@ -568,6 +568,7 @@ void inc_plan_free(IncPlan *p)
 {
     if (p == NULL)
         return;
+    inc_join_free(p->sjoin);
     inc_inputs_close(&p->ins);
     if (p->into)
         cat_relation_unref(p->into);
@@ -2301,6 +2302,8 @@ fold:
     sl_error_clear(&oerr);
     rc = 0;
 out:
+    if (p->sjoin != NULL)
+        inc_join_done(p->sjoin, rc == 0);      /* its kept rows in memory follow the write */
     state_batch_free(r.wb);
     result_log_free(&r.log);
     dead_letters_free(&r.dead);
