@@ -14,6 +14,7 @@ its cross-engine check.
   rows than were written, so a broken run cannot report a figure.
 """
 
+import argparse
 import json
 import subprocess
 import sys
@@ -237,3 +238,19 @@ def test_fixed_cost_table():
     assert len(nexmark_peers.fixed_cost_lines(
         big, fig(20_000, {"sluice": [0.05], "spark": [12.0], "flink": [9.0]},
                  mismatch="x"))) == 2
+
+
+def test_table_of_a_run_cut_short():
+    """A --json file written in the middle of a query (after each run) has
+    cells with fewer runs and engines not run yet: the table gives the runs
+    there are, "not run" for the others, and no ratio to a peer not run."""
+    runs = {"sluice": [dict(result([1, 2]), cpu_s=2.0, wall_s=4.0),
+                       dict(result([1, 2]), cpu_s=4.0, wall_s=4.0)],
+            "spark": [dict(result([1, 2]), cpu_s=30.0, wall_s=20.0)], "flink": []}
+    lines = nexmark_peers.table_lines(argparse.Namespace(events=3_000_000),
+                                      ["sluice", "spark", "flink"], [("q4", runs, None)])
+    row = lines[2]
+    # sluice per core: the median of the 2 runs' rates (1.5 M and 750 k).
+    assert "| 1.12 M (750 k–1.50 M) |" in row
+    assert "**10.0x**" in row                     # 30 s / the median 3 s
+    assert "| not run | | |" in row and row.endswith("| | |")

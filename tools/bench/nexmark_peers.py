@@ -63,8 +63,10 @@ Flink on the same Kafka topics, in the same run.
    core (N over the CPU time) per engine, medians over the K runs with
    their ranges, and the sluice/peer ratios of the medians, as a markdown
    table for docs/benchmarks.md ("Nexmark side by side").  --json FILE
-   keeps every figure and signature, written after each query so that a
-   run cut short keeps what it measured; --table-from FILE prints its table.
+   keeps every figure and signature, written after each run of each engine
+   so that a run cut short keeps what it measured (a query cut short has
+   fewer runs in some cells, "not run" in others); --table-from FILE prints
+   its table.
 6. --fixed-from SMALL (a --json file of a tiny run, e.g. --events 20000)
    adds a second table: each engine's CPU time at SMALL's events (its fixed
    cost per query: for the JVM engines class loading, planning, code
@@ -418,7 +420,9 @@ def table_lines(args, engines, table):
         for e in engines:
             rs = runs[e]
             bad = [r for r in rs if not ran(r)]
-            if bad:
+            if not rs:  # a run cut short before this engine's turn
+                line += " not run | | |"
+            elif bad:
                 r = bad[0]
                 cell = (f"refused: {r['refused']}" if "refused" in r else "failed")
                 line += f" {cell} | | |"
@@ -580,12 +584,16 @@ def main():
                             f"{r['cpu_s']:.2f} s, {fmt_rate(args.events / r['wall_s'])} "
                             f"events/s, {fmt_rate(args.events / r['cpu_s'])} per busy core, "
                             f"signature {r['signature']}")
+                    if args.json:  # after each run: a run cut short keeps what it did
+                        write_json(args, engines, counts,
+                                   table + [(q, runs, check(q, runs, counts, bids))],
+                                   complete=False)
             why = check(q, runs, counts, bids)
             if why:
                 log(f"{q}: MISMATCH: {why}")
                 failed = True
             table.append((q, runs, why))
-            if args.json:  # after each query: a run cut short keeps what it did
+            if args.json:
                 write_json(args, engines, counts, table, complete=False)
     finally:
         broker.stop()
