@@ -81,6 +81,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -546,6 +547,14 @@ def main():
         if not os.access(path, os.X_OK):
             sys.exit(f"{path}: not built (meson setup build-rel --buildtype=release && "
                      f"meson compile -C build-rel)")
+
+    # SIGTERM (and SIGINT, which a shell ignores in background jobs) stops
+    # the run the way Ctrl-C does: the running engine's processes are
+    # killed, the broker stopped, and --json keeps the runs done.
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGINT, interrupt)
 
     peer = {}
     for e in engines:
