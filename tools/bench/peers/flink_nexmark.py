@@ -151,7 +151,9 @@ def main():
     # Throughput tuning a user would add (not in nexmark-flink's files):
     # chained operators hand records on without a defensive copy; Flink's
     # SQL operators do not keep or change the records they are handed.
-    conf.set("pipeline.object-reuse", "true")
+    # (NEXMARK_FLINK_OBJECT_REUSE=false turns it off, for an A/B.)
+    conf.set("pipeline.object-reuse",
+             os.environ.get("NEXMARK_FLINK_OBJECT_REUSE", "true"))
     conf.set("pipeline.jars", ";".join(f"file://{p}" for p in
                                        sorted(Path(args.jars).resolve().glob("*.jar"))))
     subst = {"bootstrap": args.bootstrap, "out": str(out / "result")}
