@@ -14,6 +14,7 @@ its cross-engine check.
   rows than were written, so a broken run cannot report a figure.
 """
 
+import argparse
 import json
 import subprocess
 import sys
@@ -206,3 +207,50 @@ def test_check_refuses_disagreement():
     # A failed or refused engine is left out of the comparison.
     failed = dict(same, flink=[{"error": "exit 1"}], spark=[{"refused": "no"}])
     assert check("q7", failed, counts, 98) is None
+
+
+def test_fixed_cost_table():
+    """--fixed-from: each engine's CPU at the tiny run's events is taken off
+    its CPU at N before events/s per core and the ratios; a cell whose runs
+    failed or whose query mismatched in either file has no figure."""
+    def fig(events, cpus, mismatch=None):
+        return {"events": events, "runs": len(cpus["sluice"]),
+                "engines": ["sluice", "spark", "flink"],
+                "queries": {"q1": {"mismatch": mismatch, "runs": {
+                    e: [dict(result([1, 2]), cpu_s=c) if c is not None else {"error": "x"}
+                        for c in cs] for e, cs in cpus.items()}}}}
+
+    big = fig(2_020_000, {"sluice": [2.1, 2.0, 2.3], "spark": [40.0, 30.0, 62.0],
+                          "flink": [27.0, 29.0, 28.0]})
+    small = fig(20_000, {"sluice": [0.05], "spark": [12.0], "flink": [None]})
+    lines = nexmark_peers.fixed_cost_lines(big, small)
+    assert lines[0].startswith("| query | sluice CPU at 20,000 events |")
+    assert "sluice/spark per core without the fixed cost" in lines[0]
+    row = lines[2].split(" | ")
+    # sluice: median 2.1 s - 0.05 s; 2,000,000 events / 2.05 s.
+    assert row[1] == "0.05 s" and row[2] == "976 k"
+    # spark: median 40 s - 12 s = 28 s: 71 k per core; 28 / 2.05 = 13.7x.
+    assert row[3] == "12.00 s" and row[4] == "71 k"
+    assert "**13.7x**" in lines[2]
+    # flink's tiny run failed: no figure and no ratio for it.
+    assert "**" not in row[-1] and lines[2].count("**") == 2
+    # A query that mismatched in either file is left out.
+    assert len(nexmark_peers.fixed_cost_lines(
+        big, fig(20_000, {"sluice": [0.05], "spark": [12.0], "flink": [9.0]},
+                 mismatch="x"))) == 2
+
+
+def test_table_of_a_run_cut_short():
+    """A --json file written in the middle of a query (after each run) has
+    cells with fewer runs and engines not run yet: the table gives the runs
+    there are, "not run" for the others, and no ratio to a peer not run."""
+    runs = {"sluice": [dict(result([1, 2]), cpu_s=2.0, wall_s=4.0),
+                       dict(result([1, 2]), cpu_s=4.0, wall_s=4.0)],
+            "spark": [dict(result([1, 2]), cpu_s=30.0, wall_s=20.0)], "flink": []}
+    lines = nexmark_peers.table_lines(argparse.Namespace(events=3_000_000),
+                                      ["sluice", "spark", "flink"], [("q4", runs, None)])
+    row = lines[2]
+    # sluice per core: the median of the 2 runs' rates (1.5 M and 750 k).
+    assert "| 1.12 M (750 k–1.50 M) |" in row
+    assert "**10.0x**" in row                     # 30 s / the median 3 s
+    assert "| not run | | |" in row and row.endswith("| | |")

@@ -7,7 +7,7 @@ Flink on the same Kafka topics, in the same run.
         [--heap 3g] [--peer-state rocksdb|memory] [--batch 200000] [--spark-max-offsets N]
         [--bin build-rel/src/sluiced] [--gen PATH] [--seed 1]
         [--base-time-ms MS] [--first-event-rate N] [--json FILE]
-    .venv/bin/python tools/bench/nexmark_peers.py --table-from FILE
+    .venv/bin/python tools/bench/nexmark_peers.py --table-from FILE [--fixed-from SMALL]
 
 1. Sets up what the peers need, once: tools/bench/peers/.venv-spark and
    .venv-flink (PyPI, versions pinned in requirements-spark.txt and
@@ -63,8 +63,16 @@ Flink on the same Kafka topics, in the same run.
    core (N over the CPU time) per engine, medians over the K runs with
    their ranges, and the sluice/peer ratios of the medians, as a markdown
    table for docs/benchmarks.md ("Nexmark side by side").  --json FILE
-   keeps every figure and signature, written after each query so that a
-   run cut short keeps what it measured; --table-from FILE prints its table.
+   keeps every figure and signature, written after each run of each engine
+   so that a run cut short keeps what it measured (a query cut short has
+   fewer runs in some cells, "not run" in others); --table-from FILE prints
+   its table.
+6. --fixed-from SMALL (a --json file of a tiny run, e.g. --events 20000)
+   adds a second table: each engine's CPU time at SMALL's events (its fixed
+   cost per query: for the JVM engines class loading, planning, code
+   generation and JIT, Flink's per-job MiniCluster) and the events/s per
+   busy core without it, (N - n) / (CPU at N - CPU at n), with the ratios
+   of those.  The whole-run figures above stay the headline.
 """
 
 import argparse
@@ -73,6 +81,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -412,7 +421,9 @@ def table_lines(args, engines, table):
         for e in engines:
             rs = runs[e]
             bad = [r for r in rs if not ran(r)]
-            if bad:
+            if not rs:  # a run cut short before this engine's turn
+                line += " not run | | |"
+            elif bad:
                 r = bad[0]
                 cell = (f"refused: {r['refused']}" if "refused" in r else "failed")
                 line += f" {cell} | | |"
@@ -431,6 +442,49 @@ def table_lines(args, engines, table):
                          f"{med[e][1] / med['sluice'][1]:.1f}x |")
             else:
                 line += " | |"
+        lines.append(line)
+    return lines
+
+
+def median_cpu(rs):
+    """The median CPU seconds of a cell's runs, or None if one did not run."""
+    if not rs or not all(ran(r) for r in rs):
+        return None
+    return statistics.median(r["cpu_s"] for r in rs)
+
+
+def fixed_cost_lines(fig, small):
+    """The table without the fixed cost: FIG and SMALL are --json figures of
+    the same queries at N and at a tiny n events.  Per engine its median CPU
+    at n (the fixed cost) and (N - n) / (CPU at N - CPU at n) events/s per
+    busy core; the ratios are the peers' CPU over sluice's, both less their
+    CPU at n."""
+    n, n0 = fig["events"], small["events"]
+    engines = [e for e in fig["engines"] if e in small["engines"]]
+    ratios = [e for e in engines[1:] if engines[0] == "sluice"]
+    head = "| query |" + "".join(f" {e} CPU at {n0:,} events | {e} per core without it |"
+                                 for e in engines)
+    head += "".join(f" **sluice/{e} per core without the fixed cost** |" for e in ratios)
+    lines = [head, "|---|" + "---|---|" * len(engines) + "---|" * len(ratios)]
+    for q, v in fig["queries"].items():
+        w = small["queries"].get(q)
+        if w is None or v["mismatch"] or w["mismatch"]:
+            continue
+        line, net = f"| {q} |", {}
+        for e in engines:
+            big, tiny = median_cpu(v["runs"].get(e)), median_cpu(w["runs"].get(e))
+            if big is None or tiny is None:
+                line += " | |"
+                continue
+            line += f" {tiny:.2f} s |"
+            if big > tiny:
+                net[e] = big - tiny
+                line += f" {fmt_rate((n - n0) / net[e])} |"
+            else:
+                line += " (no more than at n) |"
+        for e in ratios:
+            line += (f" **{net[e] / net['sluice']:.1f}x** |" if e in net and "sluice" in net
+                     else " |")
         lines.append(line)
     return lines
 
@@ -459,15 +513,26 @@ def main():
     ap.add_argument("--first-event-rate", type=int,
                     help="nexmark_gen's events per second of event time (default 10,000)")
     ap.add_argument("--json", help="also write every figure and signature to this file")
-    ap.add_argument("--timeout", type=float, default=3600, help="seconds per run")
+    ap.add_argument("--timeout", type=float,
+                    help="seconds per run (default an hour per 2 million events, "
+                         "at least an hour)")
     ap.add_argument("--bin", default=str(REPO / "build-rel" / "src" / "sluiced"))
     ap.add_argument("--gen", default=str(REPO / "build-rel" / "tools" / "nexmark" / "nexmark_gen"))
     ap.add_argument("--table-from", metavar="FILE",
                     help="only print the table of a --json file written before")
+    ap.add_argument("--fixed-from", metavar="SMALL",
+                    help="with --table-from: also the figures without the fixed cost, "
+                         "SMALL being the --json file of a tiny run (--events 20000)")
     args = ap.parse_args()
     if args.table_from:
-        table_from_json(args.table_from)
+        table_from_json(args.table_from, args.fixed_from)
         return
+    if args.fixed_from:
+        sys.exit("--fixed-from goes with --table-from")
+    if args.timeout is None:
+        # Flink's q4 and q7 keep every bid in their join state: their time
+        # grows faster than the events (390 s of wall for q7 at 2 M events).
+        args.timeout = 3600 * max(1.0, args.events / 2_000_000)
     queries = args.queries.split(",")
     engines = args.engines.split(",")
     for q in queries:
@@ -482,6 +547,14 @@ def main():
         if not os.access(path, os.X_OK):
             sys.exit(f"{path}: not built (meson setup build-rel --buildtype=release && "
                      f"meson compile -C build-rel)")
+
+    # SIGTERM (and SIGINT, which a shell ignores in background jobs) stops
+    # the run the way Ctrl-C does: the running engine's processes are
+    # killed, the broker stopped, and --json keeps the runs done.
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGINT, interrupt)
 
     peer = {}
     for e in engines:
@@ -520,12 +593,16 @@ def main():
                             f"{r['cpu_s']:.2f} s, {fmt_rate(args.events / r['wall_s'])} "
                             f"events/s, {fmt_rate(args.events / r['cpu_s'])} per busy core, "
                             f"signature {r['signature']}")
+                    if args.json:  # after each run: a run cut short keeps what it did
+                        write_json(args, engines, counts,
+                                   table + [(q, runs, check(q, runs, counts, bids))],
+                                   complete=False)
             why = check(q, runs, counts, bids)
             if why:
                 log(f"{q}: MISMATCH: {why}")
                 failed = True
             table.append((q, runs, why))
-            if args.json:  # after each query: a run cut short keeps what it did
+            if args.json:
                 write_json(args, engines, counts, table, complete=False)
     finally:
         broker.stop()
@@ -557,8 +634,10 @@ def write_json(args, engines, counts, table, complete):
         "queries": {q: {"runs": rs, "mismatch": why} for q, rs, why in table}}, indent=1))
 
 
-def table_from_json(path):
-    """The markdown table of a --json file (also of a run cut short)."""
+def table_from_json(path, fixed_from=None):
+    """The markdown table of a --json file (also of a run cut short); with
+    FIXED_FROM (a tiny run's --json file) also the table without the fixed
+    cost (fixed_cost_lines)."""
     fig = json.loads(Path(path).read_text())
     args = argparse.Namespace(events=fig["events"])
     table = [(q, v["runs"], v["mismatch"]) for q, v in fig["queries"].items()]
@@ -569,6 +648,11 @@ def table_from_json(path):
           + (f"; 1-minute load average after each run {min(loads):.1f}-{max(loads):.1f}"
              if loads else "") + "\n")
     print("\n".join(table_lines(args, fig["engines"], table)))
+    if fixed_from:
+        small = json.loads(Path(fixed_from).read_text())
+        print(f"\nWithout the fixed cost: less each engine's median CPU time at "
+              f"{small['events']:,} events ({small['runs']} run(s), {fixed_from})\n")
+        print("\n".join(fixed_cost_lines(fig, small)))
 
 
 if __name__ == "__main__":

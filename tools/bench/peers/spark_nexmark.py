@@ -134,6 +134,10 @@ def main():
                      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
                      if args.state == "rocksdb" else
                      "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider")
+             # Spark's docs advise it with RocksDB: each batch's commit writes
+             # the changes instead of uploading a snapshot of the state.
+             .config("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled",
+                     "true")
              .getOrCreate())
     spark.sparkContext.setLogLevel("WARN")
 
