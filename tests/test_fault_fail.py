@@ -14,8 +14,14 @@ replays the batch once; a result file's fdatasync failing once (the retried
 batch writes its region again: the segment file is byte for byte the one a
 server without the failure writes) and every time (the failed attempts'
 bytes are in the segment file, readers never see them, and the replay after
-a restart cuts them away).
+a restart cuts them away); the synced write of a batch that appends to its
+INTO stream failing once (its staged offsets are taken back: the stream
+stays dense, a query over it reads every row once) and, with
+--commit-mode=group, failing for good (appends refused until a restart,
+the query failed after 5 tries, the restart replays it).
 """
+
+import psycopg
 
 from test_continuous_queries import connect, wait_for
 from test_join_chunks import Oracle
@@ -182,3 +188,76 @@ def test_a_result_file_sync_that_keeps_failing_leaves_bytes_no_reader_sees(sluic
         assert status(c, "r") == ("running", None)
     (seg,) = segments(server)
     assert seg.read_bytes() == ref_seg.read_bytes()
+
+
+def silver(c):
+    """silver's rows, and its row_count and next_offset in sys.streams."""
+    got = table(c, "SELECT user_id, url FROM silver ORDER BY user_id")
+    n = c.execute("SELECT row_count, next_offset FROM sys.streams "
+                  "WHERE name = 'silver'").fetchone()
+    return got, tuple(n)
+
+
+def chain(c):
+    """bronze -> clean INTO silver, and bronze's first rows through it (the
+    INSERT is the first stream append, clean's batch the second)."""
+    c.execute("CREATE STREAM bronze (user_id BIGINT, url TEXT)")
+    c.execute("CREATE STREAM silver (user_id BIGINT, url TEXT)")
+    c.execute("CREATE CONTINUOUS QUERY clean INTO silver WITH (trigger = '0') AS "
+              "SELECT user_id, lower(url) FROM bronze")
+    c.execute("INSERT INTO bronze SELECT g, '/A' || g FROM generate_series(1, 5) g")
+    want = [(i, f"/a{i}") for i in range(1, 6)]
+    assert wait_for(lambda: silver(c), (want, (5, 5))) == (want, (5, 5))
+
+
+ALL = [(i, f"/a{i}") for i in range(1, 13)]
+
+
+def test_a_failed_append_write_gives_the_into_stream_its_offsets_back(sluiced):
+    """The synced write of a batch that appends to its INTO stream fails once
+    (the 4th stream append: INSERT, batch, INSERT, batch): the stream's next
+    offset, staged for the write, is taken back, so the retried batch appends
+    at the same offsets -- no hole, no row twice -- and a query over the
+    stream reads every row once."""
+    srv = sluiced(env={"SLUICE_FAULT": "stream_append_write:4:fail"})
+    with connect(srv) as c:
+        chain(c)
+        c.execute("INSERT INTO bronze SELECT g, '/A' || g FROM generate_series(6, 12) g")
+        assert wait_for(lambda: silver(c), (ALL, (12, 12))) == (ALL, (12, 12))
+        assert status(c, "clean") == ("running", None)
+        c.execute("CREATE CONTINUOUS QUERY gold WITH (trigger = '0') AS "
+                  "SELECT user_id, url FROM silver")
+        assert wait_for(lambda: table(c, "SELECT * FROM gold ORDER BY user_id"), ALL) == ALL
+    log = srv.log_text()
+    assert "fault point stream_append_write reached, failing (4)" in log
+    assert "micro-batch succeeded after retries" in log
+
+
+def test_a_failed_group_write_refuses_appends_until_a_restart(sluiced):
+    """With --commit-mode=group a failed synced write of a group refuses every
+    later stream append (58030) until the server restarts: the query's
+    retries fail the same way and it fails after 5 tries, an INSERT gets the
+    error, nothing of the batch is visible.  The restart replays the batch:
+    every row once, at dense offsets."""
+    srv = sluiced("--commit-mode=group", env={"SLUICE_FAULT": "stream_append_write:4:fail"})
+    with connect(srv) as c:
+        chain(c)
+        c.execute("INSERT INTO bronze SELECT g, '/A' || g FROM generate_series(6, 12) g")
+        assert wait_for(lambda: status(c, "clean")[0], "failed", timeout=FAIL_WAIT) == "failed"
+        st = status(c, "clean")
+        assert "an earlier write of the state store failed" in st[1], st
+        assert "failed 5 times" in st[1], st
+        try:
+            c.execute("INSERT INTO bronze VALUES (99, '/late')")
+            raise AssertionError("an append after a failed group write was accepted")
+        except psycopg.Error as e:
+            assert e.sqlstate == "58030", e
+            assert "until the server restarts" in str(e)
+        assert silver(c)[0] == ALL[:5]
+    assert srv.log_text().count("fault point stream_append_write reached, failing") == 1
+    srv.stop()
+    del srv.env["SLUICE_FAULT"]
+    srv.start()
+    with connect(srv) as c:
+        assert wait_for(lambda: silver(c), (ALL, (12, 12))) == (ALL, (12, 12))
+        assert status(c, "clean") == ("running", None)
