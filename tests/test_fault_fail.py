@@ -18,7 +18,8 @@ a restart cuts them away); the synced write of a batch that appends to its
 INTO stream failing once (its staged offsets are taken back: the stream
 stays dense, a query over it reads every row once) and, with
 --commit-mode=group, failing for good (appends refused until a restart,
-the query failed after 5 tries, the restart replays it).
+the query failed after 5 tries, the restart replays it); a SUBSCRIBE client
+of an aggregation whose batch fails once gets the retry's changes once.
 """
 
 import psycopg
@@ -28,6 +29,7 @@ from test_join_chunks import Oracle
 from test_join_memory import committed, finish, plan_groups, run_group, set_up
 from test_result_files import segments, wide
 from test_result_log import load_paused, progress, resume_until, table
+from test_subscribe import start_stream, take, wait_subscribed
 from test_sys_columns import operator_keys
 
 # 500 ms, 1 s, 2 s and 4 s between the 5 tries of a batch that fails on an
@@ -261,3 +263,34 @@ def test_a_failed_group_write_refuses_appends_until_a_restart(sluiced):
     with connect(srv) as c:
         assert wait_for(lambda: silver(c), (ALL, (12, 12))) == (ALL, (12, 12))
         assert status(c, "clean") == ("running", None)
+
+
+def test_a_subscriber_gets_a_retried_batch_changes_once(sluiced):
+    """SUBSCRIBE to an aggregation whose second batch's state commit fails
+    once: the failed try's changes never reach the subscriber, the retry's
+    do, once, under the batch's one id."""
+    srv = sluiced(env={"SLUICE_FAULT": "batch_state_commit:2:fail"})
+    with connect(srv) as c:
+        c.execute("CREATE STREAM clicks (user_id BIGINT, url TEXT)")
+        c.execute("CREATE CONTINUOUS QUERY per_user WITH (trigger = '0') AS "
+                  "SELECT user_id, count(*) AS n FROM clicks GROUP BY user_id")
+        sub, rows, ended, t = start_stream(srv.dsn, "SUBSCRIBE per_user")
+        try:
+            wait_subscribed(srv)
+            c.execute("INSERT INTO clicks VALUES (1, 'a')")
+            first = take(rows, 1)
+            assert [r[1:] for r in first] == [("insert", 1, 1)]
+            c.execute("INSERT INTO clicks VALUES (1, 'b'), (2, 'c')")
+            second = sorted(take(rows, 2), key=lambda r: r[2])
+            assert [r[1:] for r in second] == [("update", 1, 2), ("insert", 2, 1)]
+            assert second[0][0] == second[1][0] > first[0][0]
+            assert "micro-batch succeeded after retries" in srv.log_text()
+            c.execute("INSERT INTO clicks VALUES (3, 'd')")
+            third = take(rows, 1)
+            assert [r[1:] for r in third] == [("insert", 3, 1)]
+            assert take(rows, 1, timeout=1) == []
+        finally:
+            sub.cancel()
+            t.join(30)
+            sub.close()
+        assert table(c, "SELECT * FROM per_user ORDER BY user_id") == [(1, 2), (2, 1), (3, 1)]
