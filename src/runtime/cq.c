@@ -66,7 +66,7 @@ typedef enum TriggerKind { TRIGGER_INTERVAL, TRIGGER_ONCE, TRIGGER_AVAILABLE_NOW
 /* The backoff between tries of a batch that failed on a transient error. */
 #define RETRY_MIN_MS 500
 #define RETRY_MAX_MS 30000
-/* Tries in all of a batch that fails on a storage error (class 58). */
+/* Tries in all of a batch that fails on an I/O error (58030). */
 #define STORAGE_TRIES 5
 
 typedef struct Cq Cq;
