@@ -57,12 +57,23 @@ SL_NORETURN void sl_panic(const char *fmt, ...) SL_PRINTF(1, 2);
 /* Fault points (docs/architecture.md, "Fault injection").  With
  * -Dfault_injection=true, SLUICE_FAULT("name") kills the process with SIGKILL
  * when the environment variable SLUICE_FAULT equals name (or "name:N" for the
- * N-th time the point is reached).  Without it the macro compiles to nothing. */
+ * N-th time the point is reached).  Without it the macro compiles to nothing.
+ *
+ * SLUICE_FAULT_FAILS("name") is a point where the work can fail instead: it
+ * is true (with errno EIO) when SLUICE_FAULT is "name:fail" (the first time
+ * the point is reached), "name:N:fail" (the N-th time only) or
+ * "name:N:failall" (the N-th time and every time after); the caller then
+ * returns the error the real failure would (docs/development.md).  Armed
+ * with a kill or hold it acts as SLUICE_FAULT.  Without fault injection it
+ * is false. */
 #ifdef SLUICE_FAULT_INJECTION
 void sl_fault_point(const char *name);
+bool sl_fault_fails(const char *name);
 #define SLUICE_FAULT(name) sl_fault_point(name)
+#define SLUICE_FAULT_FAILS(name) sl_fault_fails(name)
 #else
 #define SLUICE_FAULT(name) ((void)0)
+#define SLUICE_FAULT_FAILS(name) false
 #endif
 
 #endif /* SLUICE_COMMON_H */

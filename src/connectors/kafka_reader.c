@@ -624,6 +624,10 @@ static int direct_request(KafkaReader *r, char *why, size_t whylen)
         put_conn(ks, r->conn);
         r->conn = NULL;
     }
+    if (SLUICE_FAULT_FAILS("kafka_direct_fetch")) {
+        snprintf(why, whylen, "fault point kafka_direct_fetch");
+        return -1;
+    }
     bool fresh = r->conn == NULL;
     if (r->conn == NULL && (r->conn = take_conn(ks, leader, why, whylen, &fresh)) == NULL)
         return -1;

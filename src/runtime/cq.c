@@ -20,7 +20,10 @@
  * (SQLSTATE class 08, a connection exception: a Kafka broker away) is run
  * again -- the same batch id, ranges and watermark, as a replay -- after a
  * backoff of RETRY_MIN_MS doubling to RETRY_MAX_MS, for as long as it
- * takes; meanwhile the query's status is 'retrying' with the error.
+ * takes; meanwhile the query's status is 'retrying' with the error.  A
+ * batch that fails on an I/O error (58030: a RocksDB write, a result
+ * file's write or fdatasync) is run again the same way, but at most
+ * STORAGE_TRIES times in all: then the query fails with the last error.
  *
  * A query whose output is all in that RocksDB write (no files or Kafka
  * sink) launches its batch before writing the offset-log entry, and the
@@ -63,6 +66,8 @@ typedef enum TriggerKind { TRIGGER_INTERVAL, TRIGGER_ONCE, TRIGGER_AVAILABLE_NOW
 /* The backoff between tries of a batch that failed on a transient error. */
 #define RETRY_MIN_MS 500
 #define RETRY_MAX_MS 30000
+/* Tries in all of a batch that fails on an I/O error (58030). */
+#define STORAGE_TRIES 5
 
 typedef struct Cq Cq;
 
@@ -443,10 +448,33 @@ static void send_pending_snapshots(Cq *q)
             send_snapshot(q, ids[i]);
 }
 
-/* A connection exception (class 08): the batch may succeed if run again. */
-static bool transient(const SlError *e)
+/* Whether the batch in flight, failed with e, is to be run again: on a
+ * connection exception (class 08) always; on an I/O error (58030: a write
+ * of the state store, a result file or a files sink; nothing of the batch
+ * was committed, and a disk that filled or hiccuped may take the next
+ * write) until it has failed STORAGE_TRIES times. */
+static bool retryable(const Cq *q, const SlError *e)
 {
-    return e->sqlstate[0] == '0' && e->sqlstate[1] == '8';
+    if (e->sqlstate[0] == '0' && e->sqlstate[1] == '8')
+        return true;
+    return strcmp(e->sqlstate, ERRCODE_IO_ERROR) == 0 && q->retries + 1 < STORAGE_TRIES;
+}
+
+/* The batch in flight failed for good after tries: the query fails with
+ * e, its message saying how many times the batch ran. */
+static void fail_after_tries(Cq *q, const SlError *e)
+{
+    if (q->retries == 0) {
+        fail_query(q, e);
+        return;
+    }
+    SlError all = {0};
+    sl_error(&all, e->sqlstate, "%s (batch %" PRId64 " failed %d times)",
+             e->message ? e->message : "unknown error", q->batch_o.batch_id, q->retries + 1);
+    q->retrying = false;
+    q->retries = 0;
+    fail_query(q, &all);
+    sl_error_clear(&all);
 }
 
 /* The batch in flight failed on a transient error: run it again later. */
@@ -486,10 +514,10 @@ static void after_work_cb(uv_work_t *w, int status)
         strbuf_free(&q->batch.changes);
         if (!sl_error_set(&q->batch_err))
             sl_error(&q->batch_err, ERRCODE_INTERNAL_ERROR, "micro-batch cancelled");
-        if (status == 0 && transient(&q->batch_err))
+        if (status == 0 && retryable(q, &q->batch_err))
             retry_later(q, &q->batch_err);
         else
-            fail_query(q, &q->batch_err);
+            fail_after_tries(q, &q->batch_err);
         sl_error_clear(&q->batch_err);
         return;
     }

@@ -41,6 +41,7 @@
 #include "sluice/rowcodec.h"
 #include "sluice/runtime.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2289,6 +2290,11 @@ fold:
         apps[napps++] = (StreamAppend){p->into, (const Batch *const *)r.outs, r.nouts, NULL, 0};
     if (p->late != NULL)
         apps[napps++] = (StreamAppend){p->late, (const Batch *const *)r.lates, r.nlates, NULL, 0};
+    if (SLUICE_FAULT_FAILS("batch_state_commit")) {
+        sl_error(err, ERRCODE_IO_ERROR, "state store: write: %s (fault point batch_state_commit)",
+                 strerror(errno));
+        goto out;
+    }
     if (dead_letters_append(p->st, &r.dead, apps, napps, r.wb, err) < 0)
         goto out;
     b->write_us = mono_us() - tw + log_us;

@@ -22,7 +22,9 @@
 
 #include "resfile.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <string.h>
 #include <time.h>
 
 /* ---------------------------------------------------------------------- */
@@ -395,6 +397,18 @@ static void group_note_end(Group *g, uint32_t oid, int64_t end)
     g->ends[g->nends++] = (GroupEnd){oid, end};
 }
 
+/* The synced write of a stream append and what comes with it (a batch's
+ * state): 0, or -1 with err.  In fault-injection builds it can be made to
+ * fail (SLUICE_FAULT=stream_append_write:N:fail) without writing. */
+static int append_write(StateStore *st, StateBatch *wb, SlError *err)
+{
+    if (SLUICE_FAULT_FAILS("stream_append_write"))
+        return sl_error(err, ERRCODE_IO_ERROR,
+                        "state store: write: %s (fault point stream_append_write)",
+                        strerror(errno));
+    return state_batch_commit(st, wb, true, err);
+}
+
 /* The leader's part, entered and left with counters_mu held: wait out the
  * window so that more appends join, close the group, write it synced
  * outside the lock, publish its ends, and hand the lead on. */
@@ -411,7 +425,7 @@ static void group_lead(StateStore *st, Group *g)
     pthread_mutex_unlock(&counters_mu);
     SlError err = {0};
     SLUICE_FAULT("stream_append_before_write");
-    int rc = state_batch_commit(st, g->wb, true, &err);
+    int rc = append_write(st, g->wb, &err);
     pthread_mutex_lock(&counters_mu);
     g_writes++;
     g->rc = rc;
@@ -558,7 +572,7 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
         SLUICE_FAULT("stream_append_before_write");
         g_appends++;
         g_writes++;
-        if (state_batch_commit(st, wb, true, err) == 0) {
+        if (append_write(st, wb, err) == 0) {
             for (int a = 0; a < napps; a++)
                 cs[a]->visible = cs[a]->next;
             rc = 0;

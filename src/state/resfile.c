@@ -259,7 +259,7 @@ int resfile_append(ResFile *f, const void *p, size_t n, SlError *err)
 int resfile_finish(ResFile *f, StateBatch *wb, uint32_t frames, uint64_t rows, uint32_t chain,
                    SlError *err)
 {
-    if (fdatasync(f->fd) < 0)
+    if (SLUICE_FAULT_FAILS("result_file_sync") || fdatasync(f->fd) < 0)
         return sys_error(err, "fdatasync", f->path);
     SLUICE_FAULT("result_file_after_sync");
     uint8_t key[13], ref[RESFILE_REF_BYTES], tk[6], tail[16];

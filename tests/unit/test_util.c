@@ -1,7 +1,8 @@
 /*
  * test_util.c -- unit tests of src/util: arenas (alignment, big blocks,
- * reset), string buffers, lists, error records and CRC-32C.  Run under LSan, it also
- * proves each frees what it holds.
+ * reset), string buffers, lists, error records, CRC-32C and, in fault-injection
+ * builds, the modes of fault points that fail.  Run under LSan, it also proves each
+ * frees what it holds.
  */
 #include "unit.h"
 #include "sluice/arena.h"
@@ -10,7 +11,9 @@
 #include "sluice/list.h"
 #include "sluice/strbuf.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 
 static void test_arena(void)
@@ -148,6 +151,36 @@ static void test_crc32c(void)
     printf("crc32c: %s\n", sl_crc32c_hw() ? "SSE4.2 instruction" : "portable loop");
 }
 
+#ifdef SLUICE_FAULT_INJECTION
+/* SLUICE_FAULT=name[:N]:fail|failall (mem.c): which arrivals fail.  The
+ * count of arrivals is the process's, never reset, so the cases follow on. */
+static void test_fault_fails(void)
+{
+    setenv("SLUICE_FAULT", "pt_x:fail", 1);
+    CHECK(!SLUICE_FAULT_FAILS("pt"));         /* a longer name is another point */
+    CHECK(!SLUICE_FAULT_FAILS("pt_y"));
+    setenv("SLUICE_FAULT", "pt:3:fail", 1);
+    SLUICE_FAULT("pt");                       /* armed to fail: a kill point goes on */
+    bool got[5];
+    for (int i = 0; i < 5; i++) {
+        errno = 0;
+        got[i] = SLUICE_FAULT_FAILS("pt");
+        CHECK(!got[i] || errno == EIO, "arrival %d", i + 1);
+    }
+    CHECK(!got[0] && !got[1] && got[2] && !got[3] && !got[4]);    /* the 3rd only */
+    setenv("SLUICE_FAULT", "pt:7:failall", 1);                     /* arrivals 6, 7, 8 */
+    CHECK(!SLUICE_FAULT_FAILS("pt"));
+    CHECK(SLUICE_FAULT_FAILS("pt"));
+    CHECK(SLUICE_FAULT_FAILS("pt"));
+    CHECK(!SLUICE_FAULT_FAILS("other"));
+    setenv("SLUICE_FAULT", "pt:hold", 1);     /* no SLUICE_FAULT_HOLD: goes on */
+    unsetenv("SLUICE_FAULT_HOLD");
+    CHECK(!SLUICE_FAULT_FAILS("pt"));
+    unsetenv("SLUICE_FAULT");
+    CHECK(!SLUICE_FAULT_FAILS("pt"));
+}
+#endif
+
 int main(void)
 {
     test_arena();
@@ -156,5 +189,8 @@ int main(void)
     test_list();
     test_error();
     test_crc32c();
+#ifdef SLUICE_FAULT_INJECTION
+    test_fault_fails();
+#endif
     return unit_done("test_util");
 }
