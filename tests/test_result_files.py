@@ -29,7 +29,7 @@ import pytest
 from test_continuous_queries import WAIT, connect, wait_for
 from test_result_log import (FILTER, STREAM, copy_out, copy_rows, kill_at, load_paused,
                              progress, resume_until, table)
-from test_subscribe import start_stream, take
+from test_subscribe import start_stream, take, wait_subscribed
 
 
 def segments(server):
@@ -124,13 +124,23 @@ def test_inline_and_file_batches_every_type(sluiced, io):
     server.start()
     with connect(server) as c:
         assert table(c, "SELECT * FROM r") == want
-        # the next batch appends to the same segment
+        # the next batch appends to the same segment; a subscriber reads it
+        # as it commits (the region written past the page cache, read
+        # through it)
+        sub, rows, ended, t = start_stream(server.dsn, "SUBSCRIBE r")
+        wait_subscribed(server, 2)
         c.execute("ALTER CONTINUOUS QUERY r PAUSE")
         copy_rows(c, 20_000, 3000)
         c.execute("ALTER CONTINUOUS QUERY r RESUME")
         n = len(want) + sum(1 for i in range(20_000, 23_000) if i % 10 != 3)
         assert wait_for(lambda: c.execute("SELECT count(*) FROM r").fetchone()[0],
                         n, timeout=120) == n
+        live = take(rows, n - len(want), timeout=120)
+        sub.cancel()
+        t.join(WAIT)
+        sub.close()
+        assert [tuple(r[2:]) for r in live] == \
+            table(c, f"SELECT * FROM ev WHERE {FILTER} AND i >= 20000")
         assert len(segments(server)) == 1 and segments(server)[0].stat().st_size > seg_bytes
         check_padding(segments(server)[0])
         assert table(c, "SELECT * FROM r") == table(c, f"SELECT * FROM ev WHERE {FILTER}")
