@@ -127,7 +127,7 @@ static void say_mode(bool direct, const char *path, const char *why)
                log_value(path));
     else
         sl_log(why != NULL ? LOG_WARN : LOG_INFO,
-               "result files written through the page cache", "path=%s reason=%s",
+               "result files written through the page cache", "path=%s reason=\"%s\"",
                log_value(path), log_quote(why != NULL ? why : "SLUICE_RESULT_DIRECT_IO=off"));
 }
 
