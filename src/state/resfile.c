@@ -7,6 +7,7 @@
  *   resfile_open, resfile_append, resfile_finish, resfile_close
  *   resfile_read_init, resfile_read_begin, resfile_read_chunk, resfile_read_end
  *   resfile_remove_all
+ *   resfile_pad, resfile_direct_io, resfile_use_direct_io, resfile_written
  *
  * Writes are pwrite at the region's own offsets, so a region's bytes do
  * not depend on what a crashed attempt left behind: the attempt that
