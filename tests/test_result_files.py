@@ -13,6 +13,14 @@ bytes left in the file; a damaged byte in a segment file gives SQLSTATE
 XX001, never rows, and the server goes on; a file that cannot be written
 fails the query with the error and nothing of the batch visible, and the
 restart replays it; DROP and re-CREATE remove the files.
+
+Each region starts on a 4,096-byte boundary and is padded with zeros to
+one, written with O_DIRECT; SLUICE_RESULT_DIRECT_IO=off writes the same
+bytes through the page cache, and (fault-injection builds) refuse-open /
+refuse-write make O_DIRECT fail with EINVAL as on a filesystem that
+refuses it.  The key cases run on every path (`io`), and each checks from
+the server's log which path it took.  The data directories are under
+pytest's tmp_path (ext4 on the project machine: there O_DIRECT is taken).
 """
 
 import psycopg
@@ -21,15 +29,54 @@ import pytest
 from test_continuous_queries import WAIT, connect, wait_for
 from test_result_log import (FILTER, STREAM, copy_out, copy_rows, kill_at, load_paused,
                              progress, resume_until, table)
-from test_subscribe import start_stream, take
+from test_subscribe import start_stream, take, wait_subscribed
 
 
 def segments(server):
     return sorted((server.data_dir / "state" / "results").glob("*.seg"))
 
 
-def test_inline_and_file_batches_every_type(sluiced):
-    server = sluiced()
+# How result files are written: O_DIRECT (the default), through the page
+# cache (forced), and the fallbacks when O_DIRECT is refused at open or at
+# the first write.
+IOS = ["direct", "buffered", "refuse-open", "refuse-write"]
+IO_ENV = {"direct": {}, "buffered": {"SLUICE_RESULT_DIRECT_IO": "off"},
+          "refuse-open": {"SLUICE_RESULT_DIRECT_IO": "refuse-open"},
+          "refuse-write": {"SLUICE_RESULT_DIRECT_IO": "refuse-write"}}
+DIRECT_MSG = 'msg="result files written with direct I/O"'
+BUFFERED_MSG = 'msg="result files written through the page cache"'
+
+
+def start_io(sluiced, io):
+    return sluiced(env=dict(IO_ENV[io]))
+
+
+def check_io(server, io):
+    """The server's log says result files were written the way io asks."""
+    log = server.log_text()
+    if io == "direct":
+        assert DIRECT_MSG in log and BUFFERED_MSG not in log, log[-3000:]
+    elif io == "buffered":
+        assert BUFFERED_MSG in log and DIRECT_MSG not in log
+        assert "SLUICE_RESULT_DIRECT_IO=off" in log
+    elif io == "refuse-open":
+        assert BUFFERED_MSG in log and DIRECT_MSG not in log
+        assert "the filesystem refuses O_DIRECT" in log
+    else:
+        assert DIRECT_MSG in log and "a direct write was refused (EINVAL)" in log
+
+
+def check_padding(seg):
+    """A segment ends on a 4,096-byte boundary, in zeros after its last
+    region's bytes."""
+    data = seg.read_bytes()
+    assert len(data) % 4096 == 0, len(data)
+    assert len(data) - len(data.rstrip(b"\0")) < 4096
+
+
+@pytest.mark.parametrize("io", IOS)
+def test_inline_and_file_batches_every_type(sluiced, io):
+    server = start_io(sluiced, io)
     with connect(server) as c:
         c.execute(STREAM)
         c.execute("CREATE CONTINUOUS QUERY r WITH (trigger = '0', "
@@ -57,6 +104,7 @@ def test_inline_and_file_batches_every_type(sluiced):
         assert len(segments(server)) == 1
         seg_bytes = segments(server)[0].stat().st_size
         assert seg_bytes > 1_200_000, seg_bytes
+        check_padding(segments(server)[0])
 
         want = table(c, f"SELECT * FROM ev WHERE {FILTER}")
         assert table(c, "SELECT * FROM r") == want
@@ -76,14 +124,25 @@ def test_inline_and_file_batches_every_type(sluiced):
     server.start()
     with connect(server) as c:
         assert table(c, "SELECT * FROM r") == want
-        # the next batch appends to the same segment
+        # the next batch appends to the same segment; a subscriber reads it
+        # as it commits (the region written past the page cache, read
+        # through it)
+        sub, rows, ended, t = start_stream(server.dsn, "SUBSCRIBE r")
+        wait_subscribed(server, 2)
         c.execute("ALTER CONTINUOUS QUERY r PAUSE")
         copy_rows(c, 20_000, 3000)
         c.execute("ALTER CONTINUOUS QUERY r RESUME")
         n = len(want) + sum(1 for i in range(20_000, 23_000) if i % 10 != 3)
         assert wait_for(lambda: c.execute("SELECT count(*) FROM r").fetchone()[0],
                         n, timeout=120) == n
+        live = take(rows, n - len(want), timeout=120)
+        sub.cancel()
+        t.join(WAIT)
+        sub.close()
+        assert [tuple(r[2:]) for r in live] == \
+            table(c, f"SELECT * FROM ev WHERE {FILTER} AND i >= 20000")
         assert len(segments(server)) == 1 and segments(server)[0].stat().st_size > seg_bytes
+        check_padding(segments(server)[0])
         assert table(c, "SELECT * FROM r") == table(c, f"SELECT * FROM ev WHERE {FILTER}")
         # DROP removes the files; a new query of the same name starts afresh
         c.execute("DROP CONTINUOUS QUERY r")
@@ -99,6 +158,7 @@ def test_inline_and_file_batches_every_type(sluiced):
                         2000, timeout=120) == 2000
         assert len(segments(server)) == 1
         assert table(c, "SELECT i FROM r") == [(i,) for i in range(30_000, 32_000)]
+    check_io(server, io)
 
 
 def wide(i):
@@ -116,17 +176,20 @@ FAULTS = [
 ]
 
 
+@pytest.mark.parametrize("io", ["direct", "buffered"])
 @pytest.mark.parametrize("point,hit", FAULTS, ids=[p for p, _ in FAULTS])
-def test_kill_at_each_durable_step_writes_each_row_once(sluiced, point, hit):
+def test_kill_at_each_durable_step_writes_each_row_once(sluiced, point, hit, io):
     want = [(i, None if wide(i) is None else wide(i) + "!") for i in range(8000) if i % 7 != 0]
-    # the same input on a server that is never killed: its segment file
+    # the same input on a server that is never killed, writing with
+    # O_DIRECT: its segment file (both paths write the same bytes)
     ref = sluiced()
     load_paused(ref, wide)
     resume_until(ref, want)
     (ref_seg,) = segments(ref)
     ref.stop()
+    check_io(ref, "direct")
 
-    server = sluiced()
+    server = start_io(sluiced, io)
     load_paused(server, wide)
     server.stop()
     kill_at(server, point, hit)
@@ -138,10 +201,13 @@ def test_kill_at_each_durable_step_writes_each_row_once(sluiced, point, hit):
     (seg,) = segments(server)
     assert seg.name == ref_seg.name
     assert seg.read_bytes() == ref_seg.read_bytes()
+    check_padding(seg)
+    check_io(server, io)
 
 
-def test_a_damaged_byte_is_xx001_not_rows(sluiced):
-    server = sluiced()
+@pytest.mark.parametrize("io", ["direct", "buffered"])
+def test_a_damaged_byte_is_xx001_not_rows(sluiced, io):
+    server = start_io(sluiced, io)
     with connect(server) as c:
         c.execute("CREATE STREAM ev (i bigint, t text)")
         c.execute("CREATE CONTINUOUS QUERY r WITH (trigger = '0') AS SELECT i, t FROM ev")
@@ -176,8 +242,17 @@ def test_a_damaged_byte_is_xx001_not_rows(sluiced):
             # the server and the other queries go on
             assert c.execute("SELECT * FROM other").fetchall() == [(5,)]
         server.stop()
+    check_io(server, io)
+    # the padding is never read: without it the rows are all there
+    real = len(data.rstrip(b"\0"))
+    assert len(data) - real < 4096
+    seg.write_bytes(bytes(data[:real]))
+    server.start()
+    with connect(server) as c:
+        assert table(c, "SELECT * FROM r") == want
+    server.stop()
     # torn: the last bytes of the region missing
-    seg.write_bytes(bytes(data[:-20]))
+    seg.write_bytes(bytes(data[:real - 20]))
     server.start()
     with connect(server) as c:
         with pytest.raises(psycopg.Error) as e:

@@ -7,24 +7,42 @@
  *   resfile_open, resfile_append, resfile_finish, resfile_close
  *   resfile_read_init, resfile_read_begin, resfile_read_chunk, resfile_read_end
  *   resfile_remove_all
+ *   resfile_pad, resfile_direct_io, resfile_use_direct_io, resfile_written
  *
  * Writes are pwrite at the region's own offsets, so a region's bytes do
  * not depend on what a crashed attempt left behind: the attempt that
  * commits truncates the file back to the last committed end first.  Every
  * checksum is CRC-32C (sl_crc32c: the SSE4.2 instruction where the CPU has
  * it), computed once per byte as a chunk is cut and once per byte read.
+ *
+ * Direct I/O: a region starts at a RESFILE_ALIGN-aligned offset and is
+ * padded with zeros to a multiple of RESFILE_ALIGN (the reference holds
+ * its exact length; the tail is the padded end), so a batch never writes
+ * into a block of a committed region.  The segment is opened with
+ * O_DIRECT and the region goes through an aligned staging buffer of
+ * RESFILE_STAGE_BYTES (kept in a small pool, so it stays warm across
+ * batches): the device reads it, and no result byte is copied into the
+ * page cache.  Where the filesystem refuses O_DIRECT (open or a write
+ * gives EINVAL) the file is written through the page cache instead, with
+ * the same bytes; SLUICE_RESULT_DIRECT_IO=off forces that everywhere.
+ * Readers read through the page cache: Linux keeps it coherent with
+ * O_DIRECT writes (a direct write invalidates the pages it covers).
  */
 #include "resfile.h"
 
 #include "sluice/bytes.h"
 #include "sluice/crc32c.h"
+#include "sluice/log.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,12 +52,121 @@
 
 struct ResFile {
     int        fd;
+    bool       direct;          /* fd is O_DIRECT: writes go through stage */
     uint32_t   oid;
     int64_t    batch;
     uint64_t   seg;
     uint64_t   start, pos;      /* the region's first byte; the next byte */
+    uint64_t   written;         /* the file holds the region up to here;
+                                 * direct: stage holds [written, pos) */
+    uint8_t   *stage;           /* RESFILE_STAGE_BYTES, RESFILE_ALIGN-aligned */
     char       path[PATH_MAX];
 };
+
+/* ---------------------------------------------------------------------- */
+/* Direct I/O: the switch, the staging buffers                             */
+
+/* -1: not decided yet (SLUICE_RESULT_DIRECT_IO read at the first open);
+ * 0 off, 1 on; in fault-injection builds also DIRECT_REFUSE_OPEN and
+ * DIRECT_REFUSE_WRITE: on, but every O_DIRECT open, or the first direct
+ * write of each file, fails with EINVAL as on a filesystem that refuses
+ * them (the fallback's tests). */
+enum { DIRECT_REFUSE_OPEN = 2, DIRECT_REFUSE_WRITE = 3 };
+static _Atomic int direct_mode = -1;
+static _Atomic bool said_direct, said_buffered;
+static _Atomic uint64_t bytes_direct, bytes_buffered;
+
+static int mode(void)
+{
+    int m = atomic_load(&direct_mode);
+    if (m < 0) {
+        const char *v = getenv("SLUICE_RESULT_DIRECT_IO");
+        m = 1;
+        if (v != NULL && (strcmp(v, "off") == 0 || strcmp(v, "0") == 0 ||
+                          strcmp(v, "false") == 0))
+            m = 0;
+#ifdef SLUICE_FAULT_INJECTION
+        if (v != NULL && strcmp(v, "refuse-open") == 0)
+            m = DIRECT_REFUSE_OPEN;
+        if (v != NULL && strcmp(v, "refuse-write") == 0)
+            m = DIRECT_REFUSE_WRITE;
+#endif
+        atomic_store(&direct_mode, m);
+    }
+    return m;
+}
+
+void resfile_use_direct_io(int m)
+{
+    atomic_store(&direct_mode, m);
+}
+
+bool resfile_direct_io(void)
+{
+    return mode() != 0;
+}
+
+void resfile_written(uint64_t *direct, uint64_t *buffered)
+{
+    *direct = atomic_load(&bytes_direct);
+    *buffered = atomic_load(&bytes_buffered);
+}
+
+uint64_t resfile_pad(uint64_t n)
+{
+    return (n + RESFILE_ALIGN - 1) & ~(uint64_t)(RESFILE_ALIGN - 1);
+}
+
+/* Says once per process how result files are written. */
+static void say_mode(bool direct, const char *path, const char *why)
+{
+    _Atomic bool *said = direct ? &said_direct : &said_buffered;
+    if (atomic_exchange(said, true))
+        return;
+    if (direct)
+        sl_log(LOG_INFO, "result files written with direct I/O", "path=%s",
+               log_value(path));
+    else
+        sl_log(why != NULL ? LOG_WARN : LOG_INFO,
+               "result files written through the page cache", "path=%s reason=\"%s\"",
+               log_value(path), log_quote(why != NULL ? why : "SLUICE_RESULT_DIRECT_IO=off"));
+}
+
+/* Staging buffers no writer holds (a writer holds one from resfile_open to
+ * resfile_close): reused, so the pages the device reads are warm. */
+#define STAGE_POOL 4
+static pthread_mutex_t stage_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *stage_pool[STAGE_POOL];
+static int      stage_count;
+
+static uint8_t *stage_get(void)
+{
+    uint8_t *b = NULL;
+    pthread_mutex_lock(&stage_mu);
+    if (stage_count > 0)
+        b = stage_pool[--stage_count];
+    pthread_mutex_unlock(&stage_mu);
+    if (b == NULL) {
+        void *p;
+        if (posix_memalign(&p, RESFILE_ALIGN, RESFILE_STAGE_BYTES) != 0)
+            sl_panic("out of memory allocating %u bytes", (unsigned)RESFILE_STAGE_BYTES);
+        b = p;
+    }
+    return b;
+}
+
+static void stage_put(uint8_t *b)
+{
+    if (b == NULL)
+        return;
+    pthread_mutex_lock(&stage_mu);
+    if (stage_count < STAGE_POOL) {
+        stage_pool[stage_count++] = b;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&stage_mu);
+    free(b);
+}
 
 static void seg_path(StateStore *st, uint32_t oid, uint64_t seg, char *out, size_t n)
 {
@@ -197,68 +324,146 @@ int resfile_open(StateStore *st, uint32_t oid, int64_t batch_id, ResFile **out, 
         end = 0;
     }
     f->seg = seg;
-    f->start = f->pos = end;
     char dir[PATH_MAX];
     snprintf(dir, sizeof(dir), "%s/results", state_dir(st));
     seg_path(st, oid, seg, f->path, sizeof(f->path));
     SLUICE_FAULT("result_file_before_write");
+    /* A region starts on a block of its own: after an older, unpadded
+     * region (a segment written before direct I/O) the bytes up to the
+     * boundary are a hole nothing refers to. */
+    f->start = f->pos = f->written = resfile_pad(end);
+    bool direct = resfile_direct_io();
+    int flags = O_WRONLY | O_CLOEXEC | (fresh ? O_CREAT | O_TRUNC : 0);
+    bool made = false;
     if (fresh) {
         /* A new segment, named by this batch: a replay of the batch opens
          * the same name and overwrites what an earlier attempt wrote. */
-        bool made = mkdir(dir, 0755) == 0;
+        made = mkdir(dir, 0755) == 0;
         if (!made && errno != EEXIST) {
             sys_error(err, "mkdir", dir);
             sl_free(f);
             return -1;
         }
-        f->fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (f->fd < 0 || (made && sync_dir(state_dir(st), err) < 0) || sync_dir(dir, err) < 0) {
-            if (f->fd < 0)
-                sys_error(err, "create", f->path);
-            resfile_close(f);
-            return -1;
-        }
-    } else {
-        f->fd = open(f->path, O_WRONLY | O_CLOEXEC);
-        if (f->fd < 0) {
-            int missing = errno == ENOENT;
-            if (missing)
-                corrupt_at(err, oid, seg, end, batch_id, "its last segment file is missing");
-            else
-                sys_error(err, "open", f->path);
-            resfile_close(f);
-            return -1;
-        }
-        /* What a crashed or failed attempt left past the committed end. */
-        if (ftruncate(f->fd, (off_t)end) < 0) {
-            sys_error(err, "truncate", f->path);
-            resfile_close(f);
-            return -1;
-        }
     }
-    uint8_t h[RESFILE_REGION_HEADER];
-    region_header(batch_id, h);
-    if (write_all(f->fd, h, sizeof(h), f->pos) < 0) {
-        sys_error(err, "write", f->path);
+    f->fd = direct ? open(f->path, flags | O_DIRECT, 0644) : -1;
+#ifdef SLUICE_FAULT_INJECTION
+    if (f->fd >= 0 && mode() == DIRECT_REFUSE_OPEN) {
+        close(f->fd);
+        f->fd = -1;
+        errno = EINVAL;
+    }
+#endif
+    if (direct && f->fd < 0 && errno == EINVAL) {
+        say_mode(false, f->path, "the filesystem refuses O_DIRECT");
+        direct = false;
+    }
+    if (!direct)
+        f->fd = open(f->path, flags, 0644);
+    else if (f->fd >= 0)
+        say_mode(true, f->path, NULL);
+    if (f->fd < 0) {
+        if (!fresh && errno == ENOENT)
+            corrupt_at(err, oid, seg, end, batch_id, "its last segment file is missing");
+        else
+            sys_error(err, fresh ? "create" : "open", f->path);
         resfile_close(f);
         return -1;
     }
-    f->pos += sizeof(h);
+    if (direct) {
+        f->direct = true;
+        f->stage = stage_get();
+    } else if (!resfile_direct_io()) {
+        say_mode(false, f->path, NULL);
+    }
+    if (fresh) {
+        if ((made && sync_dir(state_dir(st), err) < 0) || sync_dir(dir, err) < 0) {
+            resfile_close(f);
+            return -1;
+        }
+    } else if (ftruncate(f->fd, (off_t)end) < 0) {
+        /* What a crashed or failed attempt left past the committed end. */
+        sys_error(err, "truncate", f->path);
+        resfile_close(f);
+        return -1;
+    }
+    uint8_t h[RESFILE_REGION_HEADER];
+    region_header(batch_id, h);
+    if (resfile_append(f, h, sizeof(h), err) < 0) {
+        resfile_close(f);
+        return -1;
+    }
     *out = f;
+    return 0;
+}
+
+/* Writes n bytes (a multiple of RESFILE_ALIGN) of the stage at f->written.
+ * Where the file takes no direct write (EINVAL: alignment the filesystem
+ * wants larger), it drops O_DIRECT and writes them through the page cache:
+ * the region goes on buffered. */
+static int stage_write(ResFile *f, size_t n, SlError *err)
+{
+    int rc = 0;
+#ifdef SLUICE_FAULT_INJECTION
+    if (mode() == DIRECT_REFUSE_WRITE) {
+        rc = -1;
+        errno = EINVAL;
+    }
+#endif
+    if (rc < 0 || write_all(f->fd, f->stage, n, f->written) < 0) {
+        int fl;
+        if (errno != EINVAL || (fl = fcntl(f->fd, F_GETFL)) < 0 ||
+            fcntl(f->fd, F_SETFL, fl & ~O_DIRECT) < 0)
+            return sys_error(err, "write", f->path);
+        say_mode(false, f->path, "a direct write was refused (EINVAL)");
+        f->direct = false;
+        if (write_all(f->fd, f->stage, n, f->written) < 0)
+            return sys_error(err, "write", f->path);
+    }
+    atomic_fetch_add(f->direct ? &bytes_direct : &bytes_buffered, n);
+    f->written += n;
     return 0;
 }
 
 int resfile_append(ResFile *f, const void *p, size_t n, SlError *err)
 {
-    if (write_all(f->fd, p, n, f->pos) < 0)
+    const uint8_t *s = p;
+    while (f->direct && n > 0) {
+        size_t used = (size_t)(f->pos - f->written);
+        size_t take = RESFILE_STAGE_BYTES - used < n ? RESFILE_STAGE_BYTES - used : n;
+        memcpy(f->stage + used, s, take);
+        f->pos += take;
+        s += take;
+        n -= take;
+        if (used + take == RESFILE_STAGE_BYTES && stage_write(f, RESFILE_STAGE_BYTES, err) < 0)
+            return -1;
+    }
+    if (n == 0)
+        return 0;
+    /* Buffered (the stage is empty: a refused direct write wrote it). */
+    if (write_all(f->fd, s, n, f->pos) < 0)
         return sys_error(err, "write", f->path);
+    atomic_fetch_add(&bytes_buffered, n);
     f->pos += n;
+    f->written = f->pos;
     return 0;
 }
 
 int resfile_finish(ResFile *f, StateBatch *wb, uint32_t frames, uint64_t rows, uint32_t chain,
                    SlError *err)
 {
+    /* The padding: zeros up to the next block, never read. */
+    uint64_t end = f->start + resfile_pad(f->pos - f->start);
+    if (f->direct) {
+        size_t used = (size_t)(f->pos - f->written), n = (size_t)(end - f->written);
+        memset(f->stage + used, 0, n - used);
+        if (n > 0 && stage_write(f, n, err) < 0)
+            return -1;
+    } else if (end > f->pos) {
+        static const uint8_t zeros[RESFILE_ALIGN];
+        if (write_all(f->fd, zeros, (size_t)(end - f->pos), f->pos) < 0)
+            return sys_error(err, "write", f->path);
+        atomic_fetch_add(&bytes_buffered, end - f->pos);
+    }
     if (SLUICE_FAULT_FAILS("result_file_sync") || fdatasync(f->fd) < 0)
         return sys_error(err, "fdatasync", f->path);
     SLUICE_FAULT("result_file_after_sync");
@@ -278,7 +483,7 @@ int resfile_finish(ResFile *f, StateBatch *wb, uint32_t frames, uint64_t rows, u
     state_batch_put(wb, key, sizeof(key), ref, sizeof(ref));
     tail_key(f->oid, tk);
     put_le64(tail, f->seg);
-    put_le64(tail + 8, f->pos);
+    put_le64(tail + 8, end);
     state_batch_put(wb, tk, sizeof(tk), tail, sizeof(tail));
     return 0;
 }
@@ -289,6 +494,7 @@ void resfile_close(ResFile *f)
         return;
     if (f->fd >= 0)
         close(f->fd);
+    stage_put(f->stage);
     sl_free(f);
 }
 

@@ -8,6 +8,9 @@
  *   resfile_read_begin, resfile_read_chunk, resfile_read_end
  *                                             a committed region (reader)
  *   resfile_remove_all                        every file of a relation
+ *   resfile_pad                               a region's length, padded
+ *   resfile_direct_io, resfile_use_direct_io  O_DIRECT writes on or off
+ *   resfile_written                           bytes written each way
  *
  * Layout (docs/architecture.md, "Result files"): <state dir>/results/
  * <oid, 8 hex>-<segment, 16 hex>.seg, where the segment number is the id
@@ -23,8 +26,15 @@
  * RESFILE_REF_BYTES: segment, offset, length, frames, rows and the
  * CRC-32C of the region header and every frame header (the "chain") --
  * and the relation's tail 'M' + oid + 'F': the segment and the end of the
- * last committed region.  Bytes past the tail are never read; the next
- * batch truncates them away before it writes.
+ * last committed region, padded.  Bytes past the tail are never read; the
+ * next batch truncates them away before it writes.
+ *
+ * A region starts at a multiple of RESFILE_ALIGN and is padded with zeros
+ * to one (the reference's length is the exact one; the padding is never
+ * read), so that it can be written with O_DIRECT from an aligned staging
+ * buffer, and a batch never writes into a block of a committed region.
+ * Segments written before (regions unpadded) are read as they are; the
+ * next region after such a tail starts at the next boundary.
  */
 #ifndef SLUICE_RESFILE_H
 #define SLUICE_RESFILE_H
@@ -38,6 +48,11 @@
 #define RESFILE_REGION_HEADER 16
 #define RESFILE_FRAME_HEADER  8
 #define RESFILE_REF_BYTES     48
+/* Regions start and end (padded) on this boundary: O_DIRECT's alignment of
+ * file offsets, lengths and buffers for any logical block size up to it. */
+#define RESFILE_ALIGN         4096u
+/* A writer's aligned staging buffer: the unit of its direct writes. */
+#define RESFILE_STAGE_BYTES   (1u << 20)
 
 typedef struct ResFile ResFile;
 
@@ -84,6 +99,22 @@ int  resfile_read_begin(ResFileRead *r, StateStore *st, uint32_t oid, int64_t ba
 int  resfile_read_chunk(ResFileRead *r, Arena *a, const uint8_t **chunk, size_t *len,
                         SlError *err);
 void resfile_read_end(ResFileRead *r);
+
+/* n rounded up to a multiple of RESFILE_ALIGN. */
+uint64_t resfile_pad(uint64_t n);
+/* Whether writers open segments with O_DIRECT: on unless the environment
+ * variable SLUICE_RESULT_DIRECT_IO is "off", "0" or "false" (read once).
+ * Where the filesystem refuses O_DIRECT a file is written through the page
+ * cache either way.  In fault-injection builds the variable may also be
+ * "refuse-open" or "refuse-write": O_DIRECT opens, or the first direct
+ * write of each file, fail with EINVAL as on such a filesystem.
+ * resfile_use_direct_io sets the mode (0 off, 1 on, 2 refuse-open,
+ * 3 refuse-write; unit tests). */
+bool resfile_direct_io(void);
+void resfile_use_direct_io(int mode);
+/* Bytes of regions (padding included) written with O_DIRECT and through the
+ * page cache since the process started. */
+void resfile_written(uint64_t *direct, uint64_t *buffered);
 
 /* Unlinks every segment file of relation oid (after its references are
  * gone: DROP, or CREATE under a reused oid).  Returns 0 or -1. */

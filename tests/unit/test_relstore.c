@@ -634,11 +634,32 @@ static void flip(const char *path, long off)
  * committed (the server died before the RocksDB write) written again,
  * smaller; damaged, torn and missing bytes found (XX001, never rows); a
  * new segment past RESFILE_SEGMENT_BYTES; DROP removes the files. */
-static void test_result_files(const char *dir)
+/* The reference of batch's region: its offset and exact length. */
+static void ref_of(StateStore *st, uint32_t oid, int64_t batch, uint64_t *off, uint64_t *len)
+{
+    uint8_t rk[13] = {'A'};
+    put_be32(rk + 1, oid);
+    put_be64(rk + 5, (uint64_t)batch);
+    Arena a;
+    arena_init(&a, 256);
+    SlError err = {0};
+    void *ref;
+    size_t reflen;
+    CHECK(state_get(st, rk, sizeof(rk), &a, &ref, &reflen, &err) == 1 &&
+          reflen == RESFILE_REF_BYTES);
+    *off = get_le64((uint8_t *)ref + 16);
+    *len = get_le64((uint8_t *)ref + 24);
+    arena_destroy(&a);
+}
+
+static void test_result_files(const char *dir, int direct)
 {
     SlError err = {0};
     StateStore *st;
     CHECK(state_open(dir, &st, &err) == 0);
+    resfile_use_direct_io(direct);
+    uint64_t d0, b0, d1, b1;
+    resfile_written(&d0, &b0);
     CatRelation *q = fake_relation(40010, false);
     q->kind = REL_QUERY;
     char seg1[512], seg6[512], moved[520];
@@ -660,6 +681,13 @@ static void test_result_files(const char *dir)
     log_batch(st, q, 4, 11, 3, 100 * 1024, true);
     long after4 = file_size(seg1);
     CHECK(after4 > after3 + 300 * 1024 && after4 < after3 + 320 * 1024);
+    /* Each region on a block of its own, padded: the tails are aligned. */
+    CHECK(after1 % 4096 == 0 && after3 % 4096 == 0 && after4 % 4096 == 0);
+    uint64_t off4, len4;
+    ref_of(st, q->oid, 4, &off4, &len4);
+    CHECK((long)off4 == after3 && (long)resfile_pad(len4) == after4 - after3 &&
+          (long)len4 < after4 - after3, "%llu %llu", (unsigned long long)off4,
+          (unsigned long long)len4);
     int64_t ids[400];
     char state[6] = "";
     CHECK(scan_ids(st, q, ids, 400, state) == 14);
@@ -680,10 +708,16 @@ static void test_result_files(const char *dir)
     StrBuf whole;
     strbuf_init(&whole);
     CHECK(read_seg(dir, q->oid, 1, &whole) == 0 && (long)whole.len == after4);
-    CHECK(truncate(seg1, after4 - 10) == 0);
+    /* Cutting the padding alone takes nothing the reader reads ... */
+    long real4 = (long)(off4 + len4);
+    CHECK(truncate(seg1, real4) == 0);
+    CHECK(scan_ids(st, q, ids, 400, state) == 14);
+    /* ... cutting into the region is found. */
+    CHECK(truncate(seg1, real4 - 10) == 0);
     CHECK(scan_ids(st, q, ids, 400, state) == -1 && strcmp(state, ERRCODE_DATA_CORRUPTED) == 0);
     FILE *fa = fopen(seg1, "ab");
-    CHECK(fa != NULL && fwrite(whole.data + after4 - 10, 1, 10, fa) == 10);
+    CHECK(fa != NULL && fwrite(whole.data + real4 - 10, 1, after4 - real4 + 10, fa) ==
+                            (size_t)(after4 - real4 + 10));
     fclose(fa);
     strbuf_free(&whole);
     CHECK(file_size(seg1) == after4 && scan_ids(st, q, ids, 400, state) == 14);
@@ -743,12 +777,188 @@ static void test_result_files(const char *dir)
     log_batch(st, q, 1, 0, 4, 100 * 1024, true);
     CHECK(file_size(seg1) == after1 && scan_ids(st, q, ids, 400, state) == 4);
     CHECK(rel_purge(st, q, &err) == 0);
+    /* The path asked for is the one taken. */
+    resfile_written(&d1, &b1);
+    CHECK(direct ? d1 - d0 > 64u << 20 && b1 == b0 : b1 - b0 > 64u << 20 && d1 == d0,
+          "direct %d: %llu direct, %llu buffered bytes", direct,
+          (unsigned long long)(d1 - d0), (unsigned long long)(b1 - b0));
 
     if (sl_error_set(&err))
         fprintf(stderr, "error: %s\n", err.message);
     sl_error_clear(&err);
     state_close(st);
     sl_free(q);
+}
+
+/* Writes one region of batch for oid straight through resfile.c: frames of
+ * the given lengths (bytes from the batch and the frame number), appended
+ * in pieces of `piece` bytes; commits it; reads it back and checks the
+ * chunks.  Returns the region's reference offset and exact length. */
+static void region(StateStore *st, uint32_t oid, int64_t batch, const uint32_t *lens, int nframes,
+                   size_t piece, uint64_t *off, uint64_t *len)
+{
+    SlError err = {0};
+    StrBuf b;
+    strbuf_init(&b);
+    uint32_t chain = resfile_chain_start(batch);
+    for (int i = 0; i < nframes; i++) {
+        size_t at = b.len;
+        uint8_t h[RESFILE_FRAME_HEADER] = {0};
+        strbuf_append(&b, h, sizeof(h));
+        for (uint32_t k = 0; k < lens[i]; k++) {
+            char c = (char)(batch * 31 + i * 7 + k % 251);
+            strbuf_append(&b, &c, 1);
+        }
+        resfile_frame_seal((uint8_t *)b.data + at, lens[i], &chain);
+    }
+    ResFile *f = NULL;
+    StateBatch *wb = state_batch_new();
+    CHECK(resfile_open(st, oid, batch, &f, &err) == 0, "%s", err.message);
+    for (size_t at = 0; f != NULL && at < b.len; at += piece)
+        CHECK(resfile_append(f, b.data + at, b.len - at < piece ? b.len - at : piece, &err) == 0);
+    CHECK(f != NULL && resfile_finish(f, wb, (uint32_t)nframes, 1, chain, &err) == 0);
+    resfile_close(f);
+    CHECK(state_batch_commit(st, wb, true, &err) == 0);
+    state_batch_free(wb);
+    ref_of(st, oid, batch, off, len);
+    CHECK(*len == RESFILE_REGION_HEADER + b.len, "%llu", (unsigned long long)*len);
+
+    uint8_t rk[13] = {'A'};
+    put_be32(rk + 1, oid);
+    put_be64(rk + 5, (uint64_t)batch);
+    Arena a;
+    arena_init(&a, 65536);
+    void *ref;
+    size_t reflen;
+    CHECK(state_get(st, rk, sizeof(rk), &a, &ref, &reflen, &err) == 1);
+    ResFileRead rr;
+    resfile_read_init(&rr);
+    CHECK(resfile_read_begin(&rr, st, oid, batch, ref, reflen, &err) == 0, "%s", err.message);
+    size_t at = 0;
+    const uint8_t *c;
+    size_t n;
+    int got = 0, rc;
+    while ((rc = resfile_read_chunk(&rr, &a, &c, &n, &err)) == 1) {
+        CHECK(got < nframes && n == lens[got] &&
+              memcmp(c, b.data + at + RESFILE_FRAME_HEADER, n) == 0, "frame %d", got);
+        at += RESFILE_FRAME_HEADER + n;
+        got++;
+    }
+    CHECK(rc == 0 && got == nframes, "%s", err.message);
+    resfile_read_end(&rr);
+    arena_destroy(&a);
+    strbuf_free(&b);
+    sl_error_clear(&err);
+}
+
+/* Direct I/O's arithmetic: regions start on a 4,096-byte boundary and are
+ * padded with zeros to one, whatever their length against the block and
+ * the staging buffer, in whatever pieces they are appended; a tail left
+ * unaligned by an older server moves to the next boundary, leaving the
+ * older bytes as they were; and a file that refuses O_DIRECT (at open, or
+ * at its first write) is written through the page cache with the same
+ * bytes. */
+static void test_result_regions(const char *dir)
+{
+    CHECK(resfile_pad(0) == 0 && resfile_pad(1) == 4096 && resfile_pad(4095) == 4096 &&
+          resfile_pad(4096) == 4096 && resfile_pad(4097) == 8192 &&
+          resfile_pad((1u << 20) + 16) == (1u << 20) + 4096);
+    SlError err = {0};
+    StateStore *st;
+    CHECK(state_open(dir, &st, &err) == 0);
+    const uint32_t F = RESFILE_FRAME_HEADER, H = RESFILE_REGION_HEADER, S = RESFILE_STAGE_BYTES;
+    /* Region lengths (header and frames): 24; 4,096 exactly; 4,097; the
+     * stage exactly; the stage + 1; two stages and more in many frames. */
+    uint32_t tiny[] = {0}, block[] = {4096 - H - F}, block1[] = {4097 - H - F},
+             stage[] = {S - H - F}, stage1[] = {1000, S - H - 2 * F - 999},
+             many[] = {300000, 1, 0, 900000, 777777, 4096, 123};
+    struct {
+        const uint32_t *lens;
+        int n;
+    } regions[] = {{tiny, 1}, {block, 1}, {block1, 1}, {stage, 1}, {stage1, 2}, {many, 7}};
+    size_t pieces[] = {1u << 20, 4095, 1u << 22};
+    for (int mode = 0; mode < 4; mode++) {
+#ifndef SLUICE_FAULT_INJECTION
+        if (mode >= 2)
+            break;
+#endif
+        resfile_use_direct_io(mode);
+        uint64_t d0, b0, d1, b1;
+        resfile_written(&d0, &b0);
+        uint32_t oid = 40100 + (uint32_t)mode;
+        char seg[512];
+        snprintf(seg, sizeof(seg), "%s/results/%08x-%016x.seg", dir, oid, 1);
+        uint64_t end = 0;
+        int64_t batch = 1;
+        for (size_t p = 0; p < sizeof(pieces) / sizeof(pieces[0]); p++) {
+            for (size_t r = 0; r < sizeof(regions) / sizeof(regions[0]); r++, batch++) {
+                uint64_t off, len;
+                region(st, oid, batch, regions[r].lens, regions[r].n, pieces[p], &off, &len);
+                CHECK(off == end && off % 4096 == 0, "mode %d batch %lld: at %llu, want %llu",
+                      mode, (long long)batch, (unsigned long long)off,
+                      (unsigned long long)end);
+                end = off + resfile_pad(len);
+                CHECK(file_size(seg) == (long)end, "mode %d batch %lld", mode,
+                      (long long)batch);
+                /* the padding is zeros */
+                StrBuf whole;
+                strbuf_init(&whole);
+                CHECK(read_seg(dir, oid, 1, &whole) == 0 && whole.len == end);
+                for (uint64_t k = off + len; k < end && k < whole.len; k++)
+                    if (whole.data[k] != 0) {
+                        CHECK(whole.data[k] == 0, "mode %d: byte %llu", mode,
+                              (unsigned long long)k);
+                        break;
+                    }
+                strbuf_free(&whole);
+            }
+        }
+        resfile_written(&d1, &b1);
+        /* mode 3: each file's first direct write refused, then buffered */
+        if (mode == 1)
+            CHECK(d1 - d0 == end && b1 == b0, "mode %d", mode);
+        else
+            CHECK(d1 == d0 && b1 - b0 == end, "mode %d", mode);
+        CatRelation *q = fake_relation(oid, false);
+        CHECK(rel_purge(st, q, &err) == 0);
+        sl_free(q);
+    }
+
+    /* A segment written before padding: its tail at byte 1,000. */
+    resfile_use_direct_io(1);
+    uint32_t oid = 40110;
+    char path[512];
+    snprintf(path, sizeof(path), "%s/results/%08x-%016x.seg", dir, oid, 1);
+    FILE *o = fopen(path, "wb");
+    CHECK(o != NULL);
+    for (int k = 0; k < 1000; k++)
+        fputc(0xA5, o);
+    fclose(o);
+    uint8_t tk[6] = {'M'}, tail[16];
+    put_be32(tk + 1, oid);
+    tk[5] = 'F';
+    put_le64(tail, 1);
+    put_le64(tail + 8, 1000);
+    StateBatch *wb = state_batch_new();
+    state_batch_put(wb, tk, sizeof(tk), tail, sizeof(tail));
+    CHECK(state_batch_commit(st, wb, true, &err) == 0);
+    state_batch_free(wb);
+    uint64_t off, len;
+    region(st, oid, 2, many, 7, 1u << 20, &off, &len);
+    CHECK(off == 4096 && file_size(path) == (long)(4096 + resfile_pad(len)));
+    StrBuf whole;
+    strbuf_init(&whole);
+    CHECK(read_seg(dir, oid, 1, &whole) == 0);
+    int old_ok = 1;
+    for (int k = 0; k < 4096; k++)
+        old_ok &= (uint8_t)whole.data[k] == (k < 1000 ? 0xA5 : 0);
+    CHECK(old_ok);
+    strbuf_free(&whole);
+    CatRelation *q = fake_relation(oid, false);
+    CHECK(rel_purge(st, q, &err) == 0);
+    sl_free(q);
+    sl_error_clear(&err);
+    state_close(st);
 }
 
 int main(void)
@@ -760,7 +970,9 @@ int main(void)
     test_store(dir);
     test_group_commit(dir);
     test_result_log(dir);
-    test_result_files(dir);
+    test_result_files(dir, 1);
+    test_result_files(dir, 0);
+    test_result_regions(dir);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
