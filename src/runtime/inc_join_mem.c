@@ -17,6 +17,7 @@ static void bucket_free(JMemBucket *b)
     for (uint32_t i = 0; i < b->n; i++) {
         sl_free(b->c[i].val);
         sl_free(b->c[i].mark);
+        sl_free(b->c[i].khash);
     }
     sl_free(b->c);
 }
@@ -44,7 +45,8 @@ uint32_t jmem_seek(const JMem *m, int64_t start)
     return lo;
 }
 
-JMemChunk *jmem_add(JMem *m, int64_t bucket, const uint8_t *ckey, uint8_t *val, uint32_t len)
+JMemChunk *jmem_add(JMem *m, int64_t bucket, const uint8_t *ckey, uint8_t *val, uint32_t len,
+                    uint32_t *khash, uint32_t nkeys)
 {
     uint32_t at = m->n > m->head && m->b[m->n - 1].start < bucket ? m->n : jmem_seek(m, bucket);
     if (at == m->n || m->b[at].start != bucket) {
@@ -76,7 +78,7 @@ JMemChunk *jmem_add(JMem *m, int64_t bucket, const uint8_t *ckey, uint8_t *val, 
         i--;
     memmove(b->c + i + 1, b->c + i, sizeof(JMemChunk) * (b->n - i));
     JMemChunk *c = &b->c[i];
-    *c = (JMemChunk){.len = len, .val = val};
+    *c = (JMemChunk){.len = len, .val = val, .khash = khash, .nkeys = khash ? nkeys : 0};
     memcpy(c->ckey, ckey, JMEM_KEY);
     b->n++;
     return c;
