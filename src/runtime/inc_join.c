@@ -28,24 +28,26 @@
  * chunks are put without the rows the cut has passed, one RocksDB key per
  * bucket of event time, batch and slice (bucket = (hi - lo) / 64, at least
  * 1 ms).  A chunk is deleted once the other side's watermark has passed
- * its whole bucket: a left row can match no more once the right watermark
- * after the batch passes tl + hi, a right row once the left one passes
- * tr - lo.  An outer side's row that never matched is emitted, NULL-padded,
- * in the batch whose watermark passes the row itself, exactly once (its
- * chunk may stay a little longer): that batch reads the chunks of the
- * bucket the cut moved through.  A kept row of an outer side that matches
- * for the first time gets a mark (its chunk's key + its number) instead of
- * a rewrite of its chunk.  Everything is in the batch's WriteBatch, with
- * the output.
+ * its whole bucket (64 keys or more at once: one range deletion): a left
+ * row can match no more once the right watermark after the batch passes
+ * tl + hi, a right row once the left one passes tr - lo.  An outer side's
+ * row that never matched is emitted, NULL-padded, in the batch whose
+ * watermark passes the row itself, exactly once (its chunk may stay a
+ * little longer): that batch reads the chunks of the bucket the cut moved
+ * through.  A kept row of an outer side that matches for the first time
+ * gets a mark (its chunk's key + its number) instead of a rewrite of its
+ * chunk.  Everything is in the batch's WriteBatch, with the output.
  *
  * The kept rows in memory: each side's committed chunks and marks are also
  * held in memory (inc_join_mem.h), up to join_memory bytes for both sides,
- * so a batch reads its kept rows without RocksDB.  RocksDB stays the truth:
- * a side is loaded from it by the first batch that runs (after a start, or
- * after a batch failed: the copy is dropped then), and the copy changes
- * only in inc_join_done, after the batch's write has landed.  A side whose
- * chunks exceed the cap is read from RocksDB until its bytes (counted on)
- * fall under half the cap.
+ * so a batch reads its kept rows without RocksDB; each chunk there carries
+ * its rows' key hashes, so a slice with few keys decodes only the kept
+ * rows whose hash its filter holds (docs/engine.md, "The probe by key
+ * hash").  RocksDB stays the truth: a side is loaded from it by the first
+ * batch that runs (after a start, or after a batch failed: the copy is
+ * dropped then), and the copy changes only in inc_join_done, after the
+ * batch's write has landed.  A side whose chunks exceed the cap is read
+ * from RocksDB until its bytes (counted on) fall under half the cap.
  */
 #include "inc_join.h"
 #include "inc_join_mem.h"
