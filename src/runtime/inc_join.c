@@ -1352,8 +1352,11 @@ IncJoinRun *inc_join_read(IncJoin *j, IncJoinBatch *jb)
     side_clear(&run->side[0]);
     side_clear(&run->side[1]);
     j->run = run;
-    /* A side not in memory (after a start, or a failed batch) is loaded
-     * now, before this batch writes anything. */
+    /* The buckets the last batch evicted are freed now, not in that batch
+     * (its result waited for it); a side not in memory (after a start, or
+     * a failed batch) is loaded now, before this batch writes anything. */
+    jmem_release(&j->mem[0]);
+    jmem_release(&j->mem[1]);
     for (int s = 0; s < 2; s++)
         if (j->mem_cap > 0 && j->mem[s].state == JMEM_UNLOADED &&
             mem_load(j, s, j->mem_cap - mem_bytes(j), jb->err) < 0)

@@ -2,11 +2,14 @@
  * inc_join_mem.c -- the in-memory copy of a join side's committed chunks
  * (see inc_join_mem.h).
  *
- *   jmem_clear, jmem_add, jmem_find, jmem_mark, jmem_drop_head, jmem_seek
+ *   jmem_clear, jmem_add, jmem_find, jmem_mark, jmem_drop_head, jmem_release, jmem_seek
  *
  * Buckets are an array ascending by start time; new buckets are nearly
  * always the last (event time moves forward), eviction takes them from the
- * front (head moves; the array is compacted when head passes half of it).
+ * front (head moves; the array is compacted when it is full and head is
+ * past its start).  A dropped bucket's memory is freed by jmem_release
+ * (the next batch's start: not in the batch whose result waits for it),
+ * or when the array is compacted or cleared.
  */
 #include "inc_join_mem.h"
 
@@ -24,11 +27,11 @@ static void bucket_free(JMemBucket *b)
 
 void jmem_clear(JMem *m, JMemState state)
 {
-    for (uint32_t i = m->head; i < m->n; i++)
+    for (uint32_t i = m->dropped; i < m->n; i++)
         bucket_free(&m->b[i]);
     sl_free(m->b);
     m->b = NULL;
-    m->head = m->n = m->cap = 0;
+    m->dropped = m->head = m->n = m->cap = 0;
     m->state = state;
 }
 
@@ -52,10 +55,12 @@ JMemChunk *jmem_add(JMem *m, int64_t bucket, const uint8_t *ckey, uint8_t *val, 
     if (at == m->n || m->b[at].start != bucket) {
         if (m->n == m->cap) {
             if (m->head > 0) {
+                for (; m->dropped < m->head; m->dropped++)
+                    bucket_free(&m->b[m->dropped]);
                 memmove(m->b, m->b + m->head, sizeof(JMemBucket) * (m->n - m->head));
                 m->n -= m->head;
                 at -= m->head;
-                m->head = 0;
+                m->dropped = m->head = 0;
             }
             if (m->n == m->cap) {
                 m->cap = m->cap ? m->cap * 2 : 64;
@@ -122,10 +127,14 @@ void jmem_mark(JMemChunk *c, uint32_t idx)
 
 void jmem_drop_head(JMem *m)
 {
+    if (m->head < m->n)
+        m->head++;
+}
+
+void jmem_release(JMem *m)
+{
+    for (; m->dropped < m->head; m->dropped++)
+        bucket_free(&m->b[m->dropped]);
     if (m->head == m->n)
-        return;
-    bucket_free(&m->b[m->head]);
-    m->head++;
-    if (m->head == m->n)
-        m->head = m->n = 0;
+        m->dropped = m->head = m->n = 0;
 }

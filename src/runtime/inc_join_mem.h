@@ -8,7 +8,9 @@
  *                    value and key hashes
  *   jmem_find        the chunk with a key
  *   jmem_mark        mark a row of a chunk matched
- *   jmem_drop_head   drop the first bucket (its rows evicted)
+ *   jmem_drop_head   drop the first bucket (its rows evicted; its memory is
+ *                    freed by the next jmem_release)
+ *   jmem_release     free the dropped buckets' memory
  *   jmem_seek        the first bucket starting at or after a time
  *
  * A side's copy holds the same chunks, values and marks as its 'J' keys in
@@ -63,6 +65,7 @@ typedef struct JMem {
     JMemState   state;
     JMemBucket *b;                  /* ascending by start; live from head */
     uint32_t    head, n, cap;
+    uint32_t    dropped;            /* b[dropped, head): dropped, not freed yet */
     /* the side's chunk keys, values and mark keys in RocksDB, in bytes
      * (ON, OFF) */
     int64_t     bytes;
@@ -76,6 +79,7 @@ JMemChunk *jmem_add(JMem *m, int64_t bucket, const uint8_t *ckey, uint8_t *val, 
 JMemChunk *jmem_find(JMem *m, int64_t bucket, const uint8_t *ckey);
 void       jmem_mark(JMemChunk *c, uint32_t idx);
 void       jmem_drop_head(JMem *m);
+void       jmem_release(JMem *m);
 uint32_t   jmem_seek(const JMem *m, int64_t start);
 
 #endif /* SLUICE_RUNTIME_INC_JOIN_MEM_H */
