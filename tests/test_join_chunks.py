@@ -128,6 +128,22 @@ def insert(c, side, chunk):
               [v for i, k, t in chunk for v in (i, k, tsp(t / 1e6))])
 
 
+def insert_killed(srv, side, chunk):
+    """Restarts the stopped server with a SIGKILL at the state commit of its
+    next batch, inserts the rows (that batch's), and starts it again."""
+    srv.env["SLUICE_FAULT"] = "batch_before_state_commit:1"
+    srv.start()
+    try:
+        with connect(srv) as c:
+            insert(c, side, chunk)
+    except psycopg.OperationalError:
+        pass    # the batch can reach the fault point before the INSERT's reply
+    assert srv.wait_exit(WAIT) == -signal.SIGKILL
+    assert "fault point batch_before_state_commit reached" in srv.log_text()
+    del srv.env["SLUICE_FAULT"]
+    srv.start()
+
+
 def wait_read(c, total):
     """Waits until the query has committed the first `total` rows of its
     two streams (their offsets count rows), across restarts."""
@@ -234,18 +250,8 @@ def test_a_kill_before_the_state_commit_replays_the_join_batch(sluiced):
             wait_read(c, fed)
             oracle.batch(side, chunk)
     srv.stop()
-    srv.env["SLUICE_FAULT"] = "batch_before_state_commit:1"
-    srv.start()
     side, chunk = plan[half]
-    try:
-        with connect(srv) as c:
-            insert(c, side, chunk)
-    except psycopg.OperationalError:
-        pass    # the batch can reach the fault point before the INSERT's reply
-    assert srv.wait_exit(WAIT) == -signal.SIGKILL
-    assert "fault point batch_before_state_commit reached" in srv.log_text()
-    del srv.env["SLUICE_FAULT"]
-    srv.start()
+    insert_killed(srv, side, chunk)
     fed += len(chunk)
     oracle.batch(side, chunk)
     with connect(srv) as c:

@@ -39,6 +39,11 @@ StateBatch *state_batch_new(void);
 void state_batch_put(StateBatch *b, const void *key, size_t klen,
                      const void *val, size_t vlen);
 void state_batch_delete(StateBatch *b, const void *key, size_t klen);
+/* Deletes every key in [start, end) (one RocksDB range deletion: for many
+ * keys at once; each one is a tombstone every read of the store consults
+ * until compaction drops it, so not for a few keys). */
+void state_batch_delete_range(StateBatch *b, const void *start, size_t slen, const void *end,
+                              size_t elen);
 /* Appends src's puts and deletes to dst, in order (src is unchanged). */
 void state_batch_append(StateBatch *dst, StateBatch *src);
 /* The number of puts and deletes in the batch. */

@@ -28,24 +28,26 @@
  * chunks are put without the rows the cut has passed, one RocksDB key per
  * bucket of event time, batch and slice (bucket = (hi - lo) / 64, at least
  * 1 ms).  A chunk is deleted once the other side's watermark has passed
- * its whole bucket: a left row can match no more once the right watermark
- * after the batch passes tl + hi, a right row once the left one passes
- * tr - lo.  An outer side's row that never matched is emitted, NULL-padded,
- * in the batch whose watermark passes the row itself, exactly once (its
- * chunk may stay a little longer): that batch reads the chunks of the
- * bucket the cut moved through.  A kept row of an outer side that matches
- * for the first time gets a mark (its chunk's key + its number) instead of
- * a rewrite of its chunk.  Everything is in the batch's WriteBatch, with
- * the output.
+ * its whole bucket (64 keys or more at once: one range deletion): a left
+ * row can match no more once the right watermark after the batch passes
+ * tl + hi, a right row once the left one passes tr - lo.  An outer side's
+ * row that never matched is emitted, NULL-padded, in the batch whose
+ * watermark passes the row itself, exactly once (its chunk may stay a
+ * little longer): that batch reads the chunks of the bucket the cut moved
+ * through.  A kept row of an outer side that matches for the first time
+ * gets a mark (its chunk's key + its number) instead of a rewrite of its
+ * chunk.  Everything is in the batch's WriteBatch, with the output.
  *
  * The kept rows in memory: each side's committed chunks and marks are also
  * held in memory (inc_join_mem.h), up to join_memory bytes for both sides,
- * so a batch reads its kept rows without RocksDB.  RocksDB stays the truth:
- * a side is loaded from it by the first batch that runs (after a start, or
- * after a batch failed: the copy is dropped then), and the copy changes
- * only in inc_join_done, after the batch's write has landed.  A side whose
- * chunks exceed the cap is read from RocksDB until its bytes (counted on)
- * fall under half the cap.
+ * so a batch reads its kept rows without RocksDB; each chunk there carries
+ * its rows' key hashes, so a slice with few keys decodes only the kept
+ * rows whose hash its filter holds (docs/engine.md, "The probe by key
+ * hash").  RocksDB stays the truth: a side is loaded from it by the first
+ * batch that runs (after a start, or after a batch failed: the copy is
+ * dropped then), and the copy changes only in inc_join_done, after the
+ * batch's write has landed.  A side whose chunks exceed the cap is read
+ * from RocksDB until its bytes (counted on) fall under half the cap.
  */
 #include "inc_join.h"
 #include "inc_join_mem.h"
@@ -68,6 +70,7 @@
 #define SLICE_ROWS 262144           /* join_slice_rows: a side's rows read at a time */
 #define MEM_CAP (256LL << 20)       /* join_memory: bytes of kept chunks in memory */
 #define SLICE_KEEP (32u << 20)      /* a slice's arena bytes kept for the next */
+#define RANGE_MIN 64    /* keys an eviction deletes with one range deletion at least */
 
 struct IncJoin {
     const Plan *join;
@@ -336,6 +339,8 @@ static void side_push(Arena *a, JSide *s, JRow *r)
 typedef struct PChunk {
     uint8_t  ckey[CKEY_LEN];
     uint8_t *val;                   /* sl_malloc'd; NULL once freed or handed over */
+    uint32_t *khash;                /* its rows' key hashes and offsets (JMemChunk's);
+                                       sl_malloc'd, freed or handed over with val */
     uint32_t len, nrows;
     bool     checked;               /* made once the cut was known: no row before it */
 } PChunk;
@@ -549,11 +554,63 @@ static uint32_t chunk_nrows(const uint8_t *v, size_t vlen)
     return vlen >= 5 && v[0] == CHUNK_TAG ? get_be32(v + 1) : 1;
 }
 
+/* The low 32 bits of a join key's hash (a chunk's key hashes). */
+static uint32_t key_hash(const char *key, uint32_t klen)
+{
+    return (uint32_t)ex_hash(key, klen);
+}
+
+/* A chunk's key hashes and row offsets (JMemChunk's khash), read from its
+ * value: sl_malloc'd, or NULL for a single row or a corrupt chunk (read
+ * without them: the reader finds the corruption). */
+static uint32_t *chunk_khash(const uint8_t *ckey, const uint8_t *v, size_t vlen)
+{
+    CRowIt it;
+    if (chunk_begin(&it, ckey, v, vlen) < 0 || it.single || it.left == 0 ||
+        it.left > (vlen - 5) / 17)
+        return NULL;
+    uint32_t n = it.left;
+    uint32_t *kh = sl_malloc(sizeof(uint32_t) * 2 * n);
+    CRow c;
+    for (uint32_t i = 0; i < n; i++) {
+        if (chunk_row(&it, &c) <= 0) {
+            sl_free(kh);
+            return NULL;
+        }
+        kh[i] = key_hash(c.key, c.klen);
+        kh[n + i] = (uint32_t)(c.entry - v);
+    }
+    return kh;
+}
+
+/* Row idx of a chunk, whose entry starts at off (its key hashes' offset):
+ * 1, or -1 if the chunk is corrupt. */
+static int chunk_row_at(CRowIt *it, const uint8_t *v, size_t vlen, uint32_t off, uint32_t idx,
+                        CRow *r)
+{
+    if (off < 5 || off >= vlen)
+        return -1;
+    it->p = v + off;
+    it->end = v + vlen;
+    it->left = 1;
+    it->idx = idx;
+    it->single = false;
+    return chunk_row(it, r) == 1 ? 1 : -1;
+}
+
 /* This batch's chunks of a side in key order (they are made a slice at a
  * time, each slice's in bucket order). */
 static int pchunk_cmp(const void *a, const void *b)
 {
     return memcmp(((const PChunk *)a)->ckey, ((const PChunk *)b)->ckey, CKEY_LEN);
+}
+
+static void pchunk_free(PChunk *pc)
+{
+    sl_free(pc->val);
+    sl_free(pc->khash);
+    pc->val = NULL;
+    pc->khash = NULL;
 }
 
 static void plist_sort(PList *pl)
@@ -587,6 +644,8 @@ typedef struct ChunkRead {
     const uint32_t *bmark;
     uint32_t       bnmark;
     int64_t        bmark_bytes;
+    const uint32_t *bkhash;
+    uint32_t       bnkeys;
     PList         *pend;            /* this batch's chunks, or NULL */
     uint32_t       pi;
     /* the current chunk */
@@ -596,6 +655,8 @@ typedef struct ChunkRead {
     const uint32_t *mark;           /* its marked rows, in order */
     uint32_t       nmark;
     int64_t        mark_bytes;
+    const uint32_t *khash;          /* its key hashes and row offsets, or NULL */
+    uint32_t       nkeys;
     PChunk        *pc;              /* this batch's chunk (NULL: a committed one) */
 } ChunkRead;
 
@@ -645,6 +706,8 @@ static bool committed_next(ChunkRead *cr, Arena *a)
             cr->bmark = c->mark;
             cr->bnmark = c->nmark;
             cr->bmark_bytes = (int64_t)c->nmark * MARK_LEN;
+            cr->bkhash = c->khash;
+            cr->bnkeys = c->nkeys;
             return true;
         }
         return false;
@@ -659,6 +722,8 @@ static bool committed_next(ChunkRead *cr, Arena *a)
     memcpy(cr->bkey, cr->k, CKEY_LEN);
     cr->bnmark = 0;
     cr->bmark_bytes = 0;
+    cr->bkhash = NULL;
+    cr->bnkeys = 0;
     cr->bmark = cr->mbuf;
     if (!cr->marks) {
         cr->bval = cr->v;
@@ -710,6 +775,8 @@ static bool chunk_read_next(ChunkRead *cr, Arena *a)
         cr->mark = cr->bmark;
         cr->nmark = cr->bnmark;
         cr->mark_bytes = cr->bmark_bytes;
+        cr->khash = cr->bkhash;
+        cr->nkeys = cr->bnkeys;
         cr->pc = NULL;
         return true;
     }
@@ -722,6 +789,8 @@ static bool chunk_read_next(ChunkRead *cr, Arena *a)
     cr->mark = NULL;
     cr->nmark = 0;
     cr->mark_bytes = 0;
+    cr->khash = p->khash;
+    cr->nkeys = p->khash != NULL ? p->nrows : 0;
     cr->pc = p;
     return true;
 }
@@ -799,7 +868,8 @@ static int mem_load(IncJoin *j, int side, int64_t budget, SlError *err)
             }
             uint8_t *val = sl_malloc(vlen);
             memcpy(val, v, vlen);
-            last = jmem_add(m, get_time_key((const uint8_t *)k + 6), k, val, (uint32_t)vlen);
+            last = jmem_add(m, get_time_key((const uint8_t *)k + 6), k, val, (uint32_t)vlen,
+                            chunk_khash(k, val, vlen), chunk_nrows(val, vlen));
         } else if (state == JMEM_ON && klen == MARK_LEN && last != NULL &&
                    memcmp(k, last->ckey, CKEY_LEN) == 0) {
             jmem_mark(last, get_be32((const uint8_t *)k + CKEY_LEN));
@@ -947,13 +1017,41 @@ static void hash_build(Arena *a, JHash *h, const JSide *s, int64_t width)
     }
 }
 
-/* A hash of a slice's new rows, built when first probed. */
+/* A hash of a slice's new rows, built when first probed; and a filter of
+ * their keys' hashes (one bit each of FILTER_BITS), built when first
+ * probed if the slice has at most FILTER_ROWS rows: a kept row whose key
+ * hash's bit is not set has no partner in the slice. */
+#define FILTER_BITS 65536
+#define FILTER_ROWS 4096
 typedef struct LazyHash {
     JHash        h;
     bool         built;
     const JSide *s;
     int64_t      width;
+    bool         fbuilt;
+    uint64_t    *filter;            /* NULL: none (too many rows) */
 } LazyHash;
+
+static void filter_build(Arena *a, LazyHash *lh)
+{
+    lh->fbuilt = true;
+    if (lh->s->n > FILTER_ROWS)
+        return;
+    lh->filter = arena_zalloc(a, FILTER_BITS / 8);
+    for (uint32_t i = 0; i < lh->s->n; i++) {
+        const JRow *r = lh->s->rows[i];
+        if (r->key != NULL) {
+            uint32_t h = key_hash(r->key, r->klen) % FILTER_BITS;
+            lh->filter[h / 64] |= UINT64_C(1) << (h % 64);
+        }
+    }
+}
+
+static bool filter_has(const uint64_t *f, uint32_t hash)
+{
+    hash %= FILTER_BITS;
+    return (f[hash / 64] >> (hash % 64)) & 1;
+}
 
 /* A kept row being read from its chunk, to probe with (made a JRow only
  * when it has a partner). */
@@ -1008,10 +1106,31 @@ static void partner_range(const IncJoin *j, int side, int64_t t, int64_t *from, 
     }
 }
 
+/* Pairs one kept row of `side` (of cr's chunk; *at follows its marks) with
+ * the new rows of the other side's slice in lh, if its time is in [lo, hi]. */
+static int probe_row(IncJoinRun *run, int side, LazyHash *lh, const ChunkRead *cr,
+                     const CRow *c, uint32_t *at, int64_t lo, int64_t hi)
+{
+    IncJoin *j = run->j;
+    if (c->t < lo || c->t > hi)
+        return 0;
+    int64_t from, to;
+    partner_range(j, side, c->t, &from, &to);
+    Probe pr = {.side = side, .ckey = cr->ckey, .c = c,
+                .matched = c->matched || chunk_marked(cr, c->idx, at),
+                .flag = cr->pc != NULL ? cr->pc->val + (c->entry - cr->val) + 8 : NULL};
+    if (!lh->built) {
+        hash_build(&j->slice[1 - side], &lh->h, lh->s, lh->width);
+        lh->built = true;
+    }
+    return probe(run, &lh->h, &pr, c->key, c->klen, from, to);
+}
+
 /* Reads the kept rows of `side` with times in [lo, hi] from their chunks
  * (the committed ones and this batch's earlier slices') and pairs each with
  * the new rows of the other side's slice in lh.  Only a row with a partner
- * is decoded. */
+ * is decoded; of a chunk with key hashes, only the rows whose hash is in
+ * the slice's filter are read at all. */
 static int probe_kept(IncJoinRun *run, int side, LazyHash *lh, int64_t lo, int64_t hi)
 {
     IncJoin *j = run->j;
@@ -1029,24 +1148,24 @@ static int probe_kept(IncJoinRun *run, int side, LazyHash *lh, int64_t lo, int64
         if (it.kt > hi)
             break;
         CRow c;
-        int got;
+        int got = 0;
         uint32_t at = 0;
-        while ((got = chunk_row(&it, &c)) > 0) {
-            if (c.t < lo || c.t > hi)
-                continue;
-            int64_t from, to;
-            partner_range(j, side, c.t, &from, &to);
-            Probe pr = {.side = side, .ckey = cr.ckey, .c = &c,
-                        .matched = c.matched || chunk_marked(&cr, c.idx, &at),
-                        .flag = cr.pc != NULL ? cr.pc->val + (c.entry - cr.val) + 8 : NULL};
-            if (!lh->built) {
-                hash_build(&j->slice[1 - side], &lh->h, lh->s, lh->width);
-                lh->built = true;
+        if (!lh->fbuilt)
+            filter_build(&j->slice[1 - side], lh);
+        if (lh->filter != NULL && cr.khash != NULL && cr.nkeys == it.left) {
+            /* By key hash: the rows are read in order all the same. */
+            for (uint32_t i = 0; i < cr.nkeys && rc == 0; i++) {
+                if (!filter_has(lh->filter, cr.khash[i]))
+                    continue;
+                if (chunk_row_at(&it, cr.val, cr.len, cr.khash[cr.nkeys + i], i, &c) < 0) {
+                    got = -1;
+                    break;
+                }
+                rc = probe_row(run, side, lh, &cr, &c, &at, lo, hi);
             }
-            if (probe(run, &lh->h, &pr, c.key, c.klen, from, to) < 0) {
-                rc = -1;
-                break;
-            }
+        } else {
+            while (rc == 0 && (got = chunk_row(&it, &c)) > 0)
+                rc = probe_row(run, side, lh, &cr, &c, &at, lo, hi);
         }
         if (got < 0 && rc == 0) {
             corrupt(jb);
@@ -1109,8 +1228,12 @@ static void make_chunk(IncJoinRun *run, int side, const Bucketed *bk, uint32_t f
     h[0] = CHUNK_TAG;
     put_be32(h + 1, to - from);
     strbuf_append(val, h, 5);
+    uint32_t n = to - from;
+    pc->khash = sl_malloc(sizeof(uint32_t) * 2 * n);
     for (uint32_t i = from; i < to; i++) {
         const JRow *r = s->rows[bk[i].i];
+        pc->khash[i - from] = key_hash(r->key, r->klen);
+        pc->khash[n + i - from] = (uint32_t)val->len;
         put_time_key(h, r->t);
         h[8] = r->matched;
         put_be32(h + 9, r->klen);
@@ -1229,8 +1352,11 @@ IncJoinRun *inc_join_read(IncJoin *j, IncJoinBatch *jb)
     side_clear(&run->side[0]);
     side_clear(&run->side[1]);
     j->run = run;
-    /* A side not in memory (after a start, or a failed batch) is loaded
-     * now, before this batch writes anything. */
+    /* The buckets the last batch evicted are freed now, not in that batch
+     * (its result waited for it); a side not in memory (after a start, or
+     * a failed batch) is loaded now, before this batch writes anything. */
+    jmem_release(&j->mem[0]);
+    jmem_release(&j->mem[1]);
     for (int s = 0; s < 2; s++)
         if (j->mem_cap > 0 && j->mem[s].state == JMEM_UNLOADED &&
             mem_load(j, s, j->mem_cap - mem_bytes(j), jb->err) < 0)
@@ -1296,8 +1422,7 @@ static int keep_new(IncJoinRun *run, int side, bool has_cut, int64_t cut, JSide 
             }
             if (rc < 0 || left == pc->nrows)
                 goto put;
-            sl_free(pc->val);
-            pc->val = NULL;
+            pchunk_free(pc);
             if (left == 0)
                 continue;
             put_be32((uint8_t *)val.data + 1, left);
@@ -1305,6 +1430,7 @@ static int keep_new(IncJoinRun *run, int side, bool has_cut, int64_t cut, JSide 
             memcpy(pc->val, val.data, val.len);
             pc->len = (uint32_t)val.len;
             pc->nrows = left;
+            pc->khash = chunk_khash(pc->ckey, pc->val, pc->len);
         }
 put:
         if (rc < 0)
@@ -1315,12 +1441,10 @@ put:
             hold = false;
             run->over[side] = true;
         }
-        if (hold) {
+        if (hold)
             run->held += CKEY_LEN + pc->len;
-        } else {
-            sl_free(pc->val);
-            pc->val = NULL;
-        }
+        else
+            pchunk_free(pc);
     }
     strbuf_free(&val);
     return rc;
@@ -1356,7 +1480,11 @@ static int hit_cmp(const void *a, const void *b)
 
 /* Deletes the chunks whose bucket the cut has passed (with their marks);
  * on an outer side, emits the kept rows the cut passed in this batch (from
- * the last batch's cut on) that never matched, NULL-padded. */
+ * the last batch's cut on) that never matched, NULL-padded.  The keys from
+ * the last cut's bucket to the cut's own bucket are all gone: when they are
+ * RANGE_MIN or more, one range deletion takes them (a window's worth of
+ * chunks: thousands of keys, each a tombstone in the WAL and memtable),
+ * else a deletion each. */
 static int evict(IncJoinRun *run, int side, bool has_prev, int64_t prev, int64_t cut,
                  JSide *pad)
 {
@@ -1369,10 +1497,15 @@ static int evict(IncJoinRun *run, int side, bool has_prev, int64_t prev, int64_t
      * outer side reads the bucket the cut is in now (its rows up to the
      * cut are emitted now; the chunk goes once the cut leaves the bucket). */
     int64_t from = has_prev ? bucket_of(j, prev) : INT64_MIN;
-    int64_t end = outer ? cut : bucket_of(j, cut);
+    int64_t rend = bucket_of(j, cut);
+    int64_t end = outer ? cut : rend;
     ChunkRead cr;
     chunk_read_open(&cr, j, side, from, outer, NULL);
-    uint8_t mk[MARK_LEN];
+    /* the chunks to delete: per chunk, whether it is before rend (1), its
+     * key, its marks' count (4) and the marks' numbers (4 each) */
+    StrBuf dels;
+    strbuf_init(&dels);
+    uint32_t ndel = 0;
     int rc = 0;
     while (chunk_read_next(&cr, jb->a)) {
         CRowIt it;
@@ -1409,15 +1542,43 @@ static int evict(IncJoinRun *run, int side, bool has_prev, int64_t prev, int64_t
         if (!gone)
             continue;
         uint32_t nrows = chunk_nrows(cr.val, cr.len);
-        state_batch_delete(jb->wb, cr.ckey, CKEY_LEN);
-        memcpy(mk, cr.ckey, CKEY_LEN);
+        uint8_t n[4] = {it.kt < rend};
+        strbuf_append(&dels, n, 1);
+        strbuf_append(&dels, cr.ckey, CKEY_LEN);
+        put_be32(n, cr.nmark);
+        strbuf_append(&dels, n, 4);
         for (uint32_t m = 0; m < cr.nmark; m++) {
-            put_be32(mk + CKEY_LEN, cr.mark[m]);
-            state_batch_delete(jb->wb, mk, MARK_LEN);
+            put_be32(n, cr.mark[m]);
+            strbuf_append(&dels, n, 4);
         }
+        ndel += it.kt < rend ? 1 + cr.nmark : 0;
         tally(run, side, -(int64_t)nrows, -((int64_t)(CKEY_LEN + cr.len) + cr.mark_bytes));
         jb->evicted_rows += nrows;
     }
+    bool range = rc == 0 && ndel >= RANGE_MIN;
+    if (range) {
+        uint8_t lo[14], hi[14];
+        side_prefix(j, side, lo);
+        memcpy(hi, lo, 6);
+        put_time_key(lo + 6, from);
+        put_time_key(hi + 6, rend);
+        state_batch_delete_range(jb->wb, lo, sizeof(lo), hi, sizeof(hi));
+    }
+    uint8_t mk[MARK_LEN];
+    for (size_t at = 0; rc == 0 && at < dels.len;) {
+        const uint8_t *d = (const uint8_t *)dels.data + at;
+        uint32_t nmark = get_be32(d + 1 + CKEY_LEN);
+        at += 1 + CKEY_LEN + 4 + 4 * (size_t)nmark;
+        if (range && d[0])
+            continue;
+        state_batch_delete(jb->wb, d + 1, CKEY_LEN);
+        memcpy(mk, d + 1, CKEY_LEN);
+        for (uint32_t m = 0; m < nmark; m++) {
+            memcpy(mk + CKEY_LEN, d + 1 + CKEY_LEN + 4 + 4 * m, 4);
+            state_batch_delete(jb->wb, mk, MARK_LEN);
+        }
+    }
+    strbuf_free(&dels);
     if (chunk_read_close(&cr, jb->err) < 0)
         return -1;
     return rc;
@@ -1500,8 +1661,9 @@ static void mem_commit(IncJoin *j, IncJoinRun *run, int side)
         PChunk *pc = &pl->c[i];
         if (pc->val == NULL)
             continue;
-        jmem_add(m, get_time_key(pc->ckey + 6), pc->ckey, pc->val, pc->len);
+        jmem_add(m, get_time_key(pc->ckey + 6), pc->ckey, pc->val, pc->len, pc->khash, pc->nrows);
         pc->val = NULL;
+        pc->khash = NULL;
     }
 }
 
@@ -1540,6 +1702,13 @@ static void mem_verify(IncJoin *j, int side)
         same = same && c != NULL && klen == CKEY_LEN && memcmp(k, c->ckey, CKEY_LEN) == 0 &&
                vlen == c->len && memcmp(v, c->val, vlen) == 0 &&
                get_time_key(c->ckey + 6) == m->b[bi].start;
+        if (same) {
+            /* its key hashes and row offsets, as read from its value */
+            uint32_t *kh = chunk_khash(c->ckey, c->val, c->len);
+            same = kh != NULL && c->khash != NULL && c->nkeys == chunk_nrows(c->val, c->len) &&
+                   memcmp(kh, c->khash, sizeof(uint32_t) * 2 * c->nkeys) == 0;
+            sl_free(kh);
+        }
     }
     SlError err = {0};
     if (state_scan_close(sc, &err) < 0) {
@@ -1582,7 +1751,7 @@ void inc_join_done(IncJoin *j, bool ok)
         }
         PList *pl = &run->pend[s];
         for (uint32_t i = 0; i < pl->n; i++)
-            sl_free(pl->c[i].val);
+            pchunk_free(&pl->c[i]);
         sl_free(pl->c);
         *pl = (PList){0};
     }

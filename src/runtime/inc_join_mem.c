@@ -2,11 +2,14 @@
  * inc_join_mem.c -- the in-memory copy of a join side's committed chunks
  * (see inc_join_mem.h).
  *
- *   jmem_clear, jmem_add, jmem_find, jmem_mark, jmem_drop_head, jmem_seek
+ *   jmem_clear, jmem_add, jmem_find, jmem_mark, jmem_drop_head, jmem_release, jmem_seek
  *
  * Buckets are an array ascending by start time; new buckets are nearly
  * always the last (event time moves forward), eviction takes them from the
- * front (head moves; the array is compacted when head passes half of it).
+ * front (head moves; the array is compacted when it is full and head is
+ * past its start).  A dropped bucket's memory is freed by jmem_release
+ * (the next batch's start: not in the batch whose result waits for it),
+ * or when the array is compacted or cleared.
  */
 #include "inc_join_mem.h"
 
@@ -17,17 +20,18 @@ static void bucket_free(JMemBucket *b)
     for (uint32_t i = 0; i < b->n; i++) {
         sl_free(b->c[i].val);
         sl_free(b->c[i].mark);
+        sl_free(b->c[i].khash);
     }
     sl_free(b->c);
 }
 
 void jmem_clear(JMem *m, JMemState state)
 {
-    for (uint32_t i = m->head; i < m->n; i++)
+    for (uint32_t i = m->dropped; i < m->n; i++)
         bucket_free(&m->b[i]);
     sl_free(m->b);
     m->b = NULL;
-    m->head = m->n = m->cap = 0;
+    m->dropped = m->head = m->n = m->cap = 0;
     m->state = state;
 }
 
@@ -44,16 +48,19 @@ uint32_t jmem_seek(const JMem *m, int64_t start)
     return lo;
 }
 
-JMemChunk *jmem_add(JMem *m, int64_t bucket, const uint8_t *ckey, uint8_t *val, uint32_t len)
+JMemChunk *jmem_add(JMem *m, int64_t bucket, const uint8_t *ckey, uint8_t *val, uint32_t len,
+                    uint32_t *khash, uint32_t nkeys)
 {
     uint32_t at = m->n > m->head && m->b[m->n - 1].start < bucket ? m->n : jmem_seek(m, bucket);
     if (at == m->n || m->b[at].start != bucket) {
         if (m->n == m->cap) {
             if (m->head > 0) {
+                for (; m->dropped < m->head; m->dropped++)
+                    bucket_free(&m->b[m->dropped]);
                 memmove(m->b, m->b + m->head, sizeof(JMemBucket) * (m->n - m->head));
                 m->n -= m->head;
                 at -= m->head;
-                m->head = 0;
+                m->dropped = m->head = 0;
             }
             if (m->n == m->cap) {
                 m->cap = m->cap ? m->cap * 2 : 64;
@@ -76,7 +83,7 @@ JMemChunk *jmem_add(JMem *m, int64_t bucket, const uint8_t *ckey, uint8_t *val, 
         i--;
     memmove(b->c + i + 1, b->c + i, sizeof(JMemChunk) * (b->n - i));
     JMemChunk *c = &b->c[i];
-    *c = (JMemChunk){.len = len, .val = val};
+    *c = (JMemChunk){.len = len, .val = val, .khash = khash, .nkeys = khash ? nkeys : 0};
     memcpy(c->ckey, ckey, JMEM_KEY);
     b->n++;
     return c;
@@ -120,10 +127,14 @@ void jmem_mark(JMemChunk *c, uint32_t idx)
 
 void jmem_drop_head(JMem *m)
 {
+    if (m->head < m->n)
+        m->head++;
+}
+
+void jmem_release(JMem *m)
+{
+    for (; m->dropped < m->head; m->dropped++)
+        bucket_free(&m->b[m->dropped]);
     if (m->head == m->n)
-        return;
-    bucket_free(&m->b[m->head]);
-    m->head++;
-    if (m->head == m->n)
-        m->head = m->n = 0;
+        m->dropped = m->head = m->n = 0;
 }

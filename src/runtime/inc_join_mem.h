@@ -5,10 +5,12 @@
  *   jmem_clear       drop the copy (the side is read from RocksDB until it
  *                    is loaded again)
  *   jmem_add         add a chunk after every chunk of its bucket, taking its
- *                    value
+ *                    value and key hashes
  *   jmem_find        the chunk with a key
  *   jmem_mark        mark a row of a chunk matched
- *   jmem_drop_head   drop the first bucket (its rows evicted)
+ *   jmem_drop_head   drop the first bucket (its rows evicted; its memory is
+ *                    freed by the next jmem_release)
+ *   jmem_release     free the dropped buckets' memory
  *   jmem_seek        the first bucket starting at or after a time
  *
  * A side's copy holds the same chunks, values and marks as its 'J' keys in
@@ -18,6 +20,12 @@
  * stays the truth: the copy is changed only after a batch's write has
  * landed (inc_join.c), dropped when a batch fails, and loaded from RocksDB
  * when a batch needs it and it is not there (after a start).
+ *
+ * Each chunk in memory also carries its rows' key hashes and where each
+ * row starts in its value (made with the chunk, inc_join.c): a batch whose
+ * new rows on the other side have few keys finds a chunk's partners by
+ * these hashes without decoding the other rows (docs/engine.md, "The probe
+ * by key hash").  A hash is only a filter: the keys are compared after it.
  */
 #ifndef SLUICE_RUNTIME_INC_JOIN_MEM_H
 #define SLUICE_RUNTIME_INC_JOIN_MEM_H
@@ -34,6 +42,10 @@ typedef struct JMemChunk {
     uint8_t  *val;                  /* sl_malloc'd, owned */
     uint32_t *mark;                 /* rows matched after it was written, ascending */
     uint32_t  nmark, capmark;
+    /* sl_malloc'd, owned, or NULL (none): per row, the low 32 bits of
+     * ex_hash of its key, then per row its entry's offset in val */
+    uint32_t *khash;
+    uint32_t  nkeys;                /* rows in khash */
 } JMemChunk;
 
 typedef struct JMemBucket {
@@ -53,6 +65,7 @@ typedef struct JMem {
     JMemState   state;
     JMemBucket *b;                  /* ascending by start; live from head */
     uint32_t    head, n, cap;
+    uint32_t    dropped;            /* b[dropped, head): dropped, not freed yet */
     /* the side's chunk keys, values and mark keys in RocksDB, in bytes
      * (ON, OFF) */
     int64_t     bytes;
@@ -60,10 +73,13 @@ typedef struct JMem {
 
 /* Frees the copy; the state becomes `state` (bytes kept). */
 void       jmem_clear(JMem *m, JMemState state);
-JMemChunk *jmem_add(JMem *m, int64_t bucket, const uint8_t *ckey, uint8_t *val, uint32_t len);
+/* The chunk takes val and khash (NULL: none; nkeys rows). */
+JMemChunk *jmem_add(JMem *m, int64_t bucket, const uint8_t *ckey, uint8_t *val, uint32_t len,
+                    uint32_t *khash, uint32_t nkeys);
 JMemChunk *jmem_find(JMem *m, int64_t bucket, const uint8_t *ckey);
 void       jmem_mark(JMemChunk *c, uint32_t idx);
 void       jmem_drop_head(JMem *m);
+void       jmem_release(JMem *m);
 uint32_t   jmem_seek(const JMem *m, int64_t start);
 
 #endif /* SLUICE_RUNTIME_INC_JOIN_MEM_H */

@@ -2,7 +2,8 @@
  * state.c -- the RocksDB state store (see state.h).
  *
  *   state_open, state_close, state_dir, state_get
- *   state_batch_new, state_batch_put, state_batch_delete, state_batch_append,
+ *   state_batch_new, state_batch_put, state_batch_delete, state_batch_delete_range,
+ *   state_batch_append,
  *   state_batch_count, state_batch_commit, state_batch_free
  *   state_scan_open, state_scan_open_at, state_scan_open_from, state_scan_next,
  *   state_scan_close
@@ -41,6 +42,7 @@ struct StateStore {
 
 struct StateBatch {
     rocksdb_writebatch_t *wb;
+    bool                  ranges;   /* holds a range deletion */
 };
 
 struct StateScan {
@@ -137,6 +139,7 @@ StateBatch *state_batch_new(void)
 {
     StateBatch *b = sl_malloc(sizeof(StateBatch));
     b->wb = rocksdb_writebatch_create();
+    b->ranges = false;
     return b;
 }
 
@@ -151,6 +154,13 @@ void state_batch_delete(StateBatch *b, const void *key, size_t klen)
     rocksdb_writebatch_delete(b->wb, key, klen);
 }
 
+void state_batch_delete_range(StateBatch *b, const void *start, size_t slen, const void *end,
+                              size_t elen)
+{
+    rocksdb_writebatch_delete_range(b->wb, start, slen, end, elen);
+    b->ranges = true;
+}
+
 static void append_put_cb(void *arg, const char *k, size_t klen, const char *v, size_t vlen)
 {
     rocksdb_writebatch_put(arg, k, klen, v, vlen);
@@ -163,7 +173,30 @@ static void append_delete_cb(void *arg, const char *k, size_t klen)
 
 void state_batch_append(StateBatch *dst, StateBatch *src)
 {
-    rocksdb_writebatch_iterate(src->wb, dst->wb, append_put_cb, append_delete_cb);
+    if (!src->ranges) {
+        rocksdb_writebatch_iterate(src->wb, dst->wb, append_put_cb, append_delete_cb);
+        return;
+    }
+    /* The C API's iteration has no range deletions: the records are
+     * appended as they are (a batch's representation: sequence number (8),
+     * count (4, little-endian), then its records; RocksDB's own
+     * WriteBatchInternal::Append). */
+    size_t dn, sn;
+    const char *d = rocksdb_writebatch_data(dst->wb, &dn);
+    const char *s = rocksdb_writebatch_data(src->wb, &sn);
+    if (sn <= 12)
+        return;
+    char *rep = sl_malloc(dn + sn - 12);
+    memcpy(rep, d, dn);
+    memcpy(rep + dn, s + 12, sn - 12);
+    uint32_t count = (uint32_t)rocksdb_writebatch_count(dst->wb) +
+                     (uint32_t)rocksdb_writebatch_count(src->wb);
+    for (int i = 0; i < 4; i++)
+        rep[8 + i] = (char)(count >> (8 * i));
+    rocksdb_writebatch_destroy(dst->wb);
+    dst->wb = rocksdb_writebatch_create_from(rep, dn + sn - 12);
+    dst->ranges = true;
+    sl_free(rep);
 }
 
 int state_batch_count(StateBatch *b)

@@ -226,6 +226,66 @@ static void test_store(const char *dir)
     sl_free(table);
 }
 
+/* A range deletion in a write batch, committed as it is and appended to
+ * another batch (the group commit's path): the keys in [start, end) go,
+ * the others and the batch's puts stay. */
+static void test_delete_range(const char *dir)
+{
+    SlError err = {0};
+    StateStore *st;
+    CHECK(state_open(dir, &st, &err) == 0);
+    char k[16];
+    StateBatch *wb = state_batch_new();
+    for (int i = 0; i < 100; i++) {
+        snprintf(k, sizeof(k), "Rk%02d", i);
+        state_batch_put(wb, k, 4, "v", 1);
+    }
+    CHECK(state_batch_commit(st, wb, true, &err) == 0);
+    state_batch_free(wb);
+
+    StateBatch *src = state_batch_new();
+    state_batch_put(src, "Rk05", 4, "w", 1);    /* before the range: stays */
+    state_batch_delete_range(src, "Rk10", 4, "Rk50", 4);
+    state_batch_put(src, "Rk60", 4, "w", 1);
+    StateBatch *dst = state_batch_new();
+    state_batch_put(dst, "Rk20", 4, "x", 1);    /* before the range deletion: deleted */
+    state_batch_delete(dst, "Rk99", 4);
+    state_batch_append(dst, src);
+    CHECK(state_batch_count(dst) == 5);
+    StateBatch *more = state_batch_new();
+    state_batch_delete(more, "Rk98", 4);
+    state_batch_append(dst, more);              /* after a range: appended as well */
+    CHECK(state_batch_count(dst) == 6);
+    CHECK(state_batch_commit(st, dst, true, &err) == 0);
+    state_batch_free(more);
+    state_batch_free(dst);
+    state_batch_free(src);
+
+    for (int pass = 0; pass < 2; pass++) {
+        StateScan *sc = state_scan_open(st, "Rk", 2);
+        const void *sk, *sv;
+        size_t sklen, svlen;
+        int n = 0, want = 0;
+        while (state_scan_next(sc, &sk, &sklen, &sv, &svlen)) {
+            if (want == 10)
+                want = 50;
+            CHECK(want < 98);
+            snprintf(k, sizeof(k), "Rk%02d", want);
+            CHECK(sklen == 4 && memcmp(sk, k, 4) == 0);
+            CHECK(svlen == 1 && *(const char *)sv == (want == 5 || want == 60 ? 'w' : 'v'));
+            want++;
+            n++;
+        }
+        CHECK(state_scan_close(sc, &err) == 0);
+        CHECK(n == 100 - 40 - 2);
+        /* Reopened: the WAL's range deletion is replayed. */
+        state_close(st);
+        CHECK(state_open(dir, &st, &err) == 0);
+    }
+    state_close(st);
+    sl_error_clear(&err);
+}
+
 typedef struct Appender {
     StateStore  *st;
     CatRelation *rel;
@@ -968,6 +1028,7 @@ int main(void)
         return 1;
     test_codec();
     test_store(dir);
+    test_delete_range(dir);
     test_group_commit(dir);
     test_result_log(dir);
     test_result_files(dir, 1);

@@ -6,7 +6,9 @@ Runs the q7 pipeline (q7_max INTO q7_max_bids, then the join) with trigger
 '0' at 10,000 events/s, like `nexmark_bench.py --latency --queries q7`, and
 prints per closed window: when the q7_max batch that emitted it started and
 its duration, when the join batch that matched it started and its
-duration, and the arrival of its first row at a SUBSCRIBE client -- each in
+duration (and that batch's read_ms -- the probe of the kept rows --,
+execute_ms -- keeping and evicting them -- and state_commit_ms), and the
+arrival of its first row at a SUBSCRIBE client -- each in
 ms after the creation of the event that closed the window (window end + 4
 s).  sys.query_progress is polled every 0.1 s.  With --perf OUT, also
 records the server with `perf record -e cpu-clock` (call graphs by frame
@@ -64,10 +66,12 @@ def main():
         with psycopg.connect(srv.dsn, autocommit=True) as p:
             end = time.time() + args.seconds
             while time.time() < end:
-                for q, b, st, d, inp in p.execute(
-                        "SELECT query, batch_id, started_at, duration_ms, input_rows "
+                for q, b, st, d, inp, rd, ex, wr in p.execute(
+                        "SELECT query, batch_id, started_at, duration_ms, input_rows, "
+                        "read_ms, execute_ms, state_commit_ms "
                         "FROM sys.query_progress WHERE output_rows > 0"):
-                    prog[(q, b)] = (st.replace(tzinfo=timezone.utc).timestamp(), d, inp)
+                    prog[(q, b)] = (st.replace(tzinfo=timezone.utc).timestamp(), d, inp,
+                                    rd, ex, wr)
                 time.sleep(0.1)
         if perf is not None:
             perf.send_signal(2)
@@ -82,8 +86,9 @@ def main():
         dt = row[5].replace(tzinfo=timezone.utc).timestamp()
         first.setdefault((int(dt) // 10 + 1) * 10, arrived)
     print(f"batches {batches}; ms after the closing event:")
-    print("window_end   max_start  max_ms  join_start  join_ms  join_rows  arrival")
-    nan = (float("nan"),) * 3
+    print("window_end   max_start  max_ms  join_start  join_ms  join_rows  arrival"
+          "  (join: read_ms  execute_ms  state_commit_ms)")
+    nan = (float("nan"),) * 6
     for e, arrived in sorted(first.items()):
         close = e + 4
         m = min((v for (q, _), v in prog.items() if q == "q7_max" and v[0] >= close - 1),
@@ -91,7 +96,8 @@ def main():
         j = min((v for (q, _), v in prog.items() if q == "q7" and v[0] >= close - 1),
                 default=nan)
         print(f"{e}  {(m[0] - close) * 1e3:9.1f}  {m[1]:6.1f}  {(j[0] - close) * 1e3:10.1f}"
-              f"  {j[1]:7.1f}  {j[2]:9}  {(arrived - close) * 1e3:7.1f}")
+              f"  {j[1]:7.1f}  {j[2]:9}  {(arrived - close) * 1e3:7.1f}"
+              f"  ({j[3]:.1f}  {j[4]:.1f}  {j[5]:.1f})")
 
 
 if __name__ == "__main__":
