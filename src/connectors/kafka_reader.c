@@ -542,8 +542,11 @@ static int next_rdk(KafkaReader *r, SlError *err)
 
 /* Leaves the direct path for librdkafka's reader, for the rest of the
  * batch: the partitions not done are assigned at the offsets next wanted,
- * so the batch still reads exactly its ranges. */
-static void fall_back(KafkaReader *r, const char *why)
+ * so the batch still reads exactly its ranges.  The read timeout starts
+ * over (the time the direct path spent failing is not librdkafka's).  0,
+ * or -1 with err (08006, so the batch is tried again) when librdkafka
+ * refuses the assignment. */
+static int fall_back(KafkaReader *r, const char *why, SlError *err)
 {
     KafkaSource *ks = r->ks;
     snprintf(r->fallback, sizeof(r->fallback), "%s", why);
@@ -561,9 +564,17 @@ static void fall_back(KafkaReader *r, const char *why)
             rd_kafka_topic_partition_list_add(l, ks->topics[r->ranges.parts[i].topic],
                                               r->ranges.parts[i].part)->offset = r->next[i];
     pthread_mutex_unlock(&ks->mu);
-    rd_kafka_assign(ks->rk, l);
+    rd_kafka_resp_err_t e = rd_kafka_assign(ks->rk, l);
     rd_kafka_topic_partition_list_destroy(l);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        sl_error(err, ERRCODE_CONNECTION_FAILURE,
+                 "stream \"%s\": the fallback to librdkafka could not assign the batch's "
+                 "partitions: %s", ks->rel->name, rd_kafka_err2str(e));
+        return -1;
+    }
     r->queue = rd_kafka_queue_get_consumer(ks->rk);
+    r->last_progress_us = kafka_wall_us();
+    return 0;
 }
 
 /* A connection to broker id b: an idle one of the source's, or a new one
@@ -679,18 +690,14 @@ static int next_direct(KafkaReader *r, SlError *err)
         if (!r->in_response) {
             if (r->remaining == 0)
                 return 0;
-            if (direct_request(r, why, sizeof(why)) < 0) {
-                fall_back(r, why);
-                return 0;
-            }
+            if (direct_request(r, why, sizeof(why)) < 0)
+                return fall_back(r, why, err);
             r->in_response = true;
         }
         KfRecord kr;
         int rc = kf_next(r->conn, &kr, why, sizeof(why));
-        if (rc < 0) {
-            fall_back(r, why);
-            return 0;
-        }
+        if (rc < 0)
+            return fall_back(r, why, err);
         if (rc == 0) {
             /* The response is walked.  One with no batch at all for any
              * partition means nothing is at or past the offsets asked:
