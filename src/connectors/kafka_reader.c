@@ -409,6 +409,23 @@ static int fill_meta(KafkaReader *r, const KRec *rec, Batch *out, uint32_t from,
     return 0;
 }
 
+/* Assigns librdkafka's consumer the partitions of the batch not done, at
+ * the offsets next wanted (a reset partition, a fallback). */
+static rd_kafka_resp_err_t assign_rest(KafkaReader *r)
+{
+    KafkaSource *ks = r->ks;
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(r->ranges.n);
+    pthread_mutex_lock(&ks->mu);
+    for (int i = 0; i < r->ranges.n; i++)
+        if (!r->done[i])
+            rd_kafka_topic_partition_list_add(l, ks->topics[r->ranges.parts[i].topic],
+                                              r->ranges.parts[i].part)->offset = r->next[i];
+    pthread_mutex_unlock(&ks->mu);
+    rd_kafka_resp_err_t e = rd_kafka_assign(ks->rk, l);
+    rd_kafka_topic_partition_list_destroy(l);
+    return e;
+}
+
 /* Handles an error event of the consumer: 0 go on, -1 fail. */
 static int on_event(KafkaReader *r, const rd_kafka_message_t *m, SlError *err)
 {
@@ -453,15 +470,7 @@ static int on_event(KafkaReader *r, const rd_kafka_message_t *m, SlError *err)
         r->next[i] = SL_MAX(low, r->next[i]);
         /* Assign again at the next offsets: a partition that hit the reset
          * error is not fetched again otherwise. */
-        rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(r->ranges.n);
-        pthread_mutex_lock(&ks->mu);
-        for (int k = 0; k < r->ranges.n; k++)
-            if (!r->done[k])
-                rd_kafka_topic_partition_list_add(l, ks->topics[r->ranges.parts[k].topic],
-                                                  r->ranges.parts[k].part)->offset = r->next[k];
-        pthread_mutex_unlock(&ks->mu);
-        rd_kafka_resp_err_t e = rd_kafka_assign(ks->rk, l);
-        rd_kafka_topic_partition_list_destroy(l);
+        rd_kafka_resp_err_t e = assign_rest(r);
         r->can_keep = false;    /* the done partitions are no longer assigned */
         if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
             return kafka_error(err, e, "Kafka: assign");
@@ -557,15 +566,7 @@ static int fall_back(KafkaReader *r, const char *why, SlError *err)
     r->in_response = false;
     r->direct = false;
     r->can_keep = false;
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(r->ranges.n);
-    pthread_mutex_lock(&ks->mu);
-    for (int i = 0; i < r->ranges.n; i++)
-        if (!r->done[i])
-            rd_kafka_topic_partition_list_add(l, ks->topics[r->ranges.parts[i].topic],
-                                              r->ranges.parts[i].part)->offset = r->next[i];
-    pthread_mutex_unlock(&ks->mu);
-    rd_kafka_resp_err_t e = rd_kafka_assign(ks->rk, l);
-    rd_kafka_topic_partition_list_destroy(l);
+    rd_kafka_resp_err_t e = assign_rest(r);
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
         sl_error(err, ERRCODE_CONNECTION_FAILURE,
                  "stream \"%s\": the fallback to librdkafka could not assign the batch's "
