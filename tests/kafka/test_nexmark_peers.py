@@ -18,6 +18,7 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -254,3 +255,59 @@ def test_table_of_a_run_cut_short():
     assert "| 1.12 M (750 k–1.50 M) |" in row
     assert "**10.0x**" in row                     # 30 s / the median 3 s
     assert "| not run | | |" in row and row.endswith("| | |")
+
+
+def test_stopped_run_is_a_lower_bound():
+    """--peer-cap: a peer's run stopped unfinished is neither a failure nor
+    a figure: check() leaves it out, the table gives its CPU and wall time
+    so far as bounds ("> 600 s (stopped)", "< 17 k" per core) and the
+    ratio as "> Nx" from the least over the cell's runs; so does the table
+    without the fixed cost.  A cell with a failed run besides gets no bound."""
+    stopped = {"stopped": True, "wall_s": 600.0, "cpu_s": 1200.0}
+    runs = {"sluice": [dict(result([1, 2]), cpu_s=20.0, wall_s=25.0)],
+            "spark": [dict(result([1, 2]), cpu_s=500.0, wall_s=300.0)],
+            "flink": [stopped]}
+    counts = {"person": 10, "auction": 30, "bid": 100}
+    assert nexmark_peers.check("q7", runs, counts, 98) is None
+    args = argparse.Namespace(events=20_000_000)
+    engines = ["sluice", "spark", "flink"]
+    row = nexmark_peers.table_lines(args, engines, [("q7", runs, None)])[2]
+    assert "| > 600 s (stopped) | < 33 k | < 17 k |" in row
+    assert "**25.0x** | 12.0x |" in row            # spark: finished, exact
+    assert row.endswith("| **> 60.0x** | > 24.0x |")
+    # Two runs, one finished, one stopped: the least CPU and wall bound it.
+    two = dict(runs, flink=[dict(result([1, 2]), cpu_s=900.0, wall_s=700.0), stopped])
+    row = nexmark_peers.table_lines(args, engines, [("q7", two, None)])[2]
+    assert row.endswith("| **> 45.0x** | > 24.0x |")
+    # A failed run in the cell: no bound, no ratio.
+    bad = dict(runs, flink=[{"error": "exit 1"}, stopped])
+    row = nexmark_peers.table_lines(args, engines, [("q7", bad, None)])[2]
+    assert "| failed | | |" in row and row.endswith("| | |")
+    # Without the fixed cost: 1,200 s - 10 s against 20 s - 0.05 s.
+    fig = {"events": 20_000_000, "runs": 1, "engines": engines,
+           "queries": {"q7": {"mismatch": None, "runs": runs}}}
+    small = {"events": 20_000, "runs": 1, "engines": engines,
+             "queries": {"q7": {"mismatch": None, "runs": {
+                 "sluice": [dict(result([1, 2]), cpu_s=0.05)],
+                 "spark": [dict(result([1, 2]), cpu_s=12.0)],
+                 "flink": [dict(result([1, 2]), cpu_s=10.0)]}}}}
+    row = nexmark_peers.fixed_cost_lines(fig, small)[2]
+    assert "| 10.00 s | < 17 k |" in row and row.endswith("| **> 59.6x** |")
+
+
+def test_session_cpu_seconds():
+    """The CPU of a stopped peer is its session's, read from /proc: a
+    session that burns CPU shows it, and a session with no process none."""
+    proc = subprocess.Popen([sys.executable, "-c",
+                             "import time\nt = time.process_time()\n"
+                             "while time.process_time() - t < 0.5: pass\n"
+                             "time.sleep(60)"], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while nexmark_peers.session_cpu_seconds(proc.pid) < 0.4:
+            assert time.monotonic() < deadline, "no CPU seen for the session"
+            time.sleep(0.1)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert nexmark_peers.session_cpu_seconds(proc.pid) == 0

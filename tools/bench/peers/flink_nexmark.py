@@ -49,7 +49,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from runner import parse_args, tree_cpu_seconds, tree_peak_rss_mib  # noqa: E402
+from runner import parse_args, timed_start, tree_cpu_seconds, tree_peak_rss_mib  # noqa: E402
 
 
 def kafka_options(topic, bootstrap):
@@ -164,7 +164,7 @@ def main():
         env.execute_sql(s)
     insert = re.match(r"INSERT INTO (\w+)", last)
 
-    cpu0, t0 = tree_cpu_seconds(os.getpid()), time.monotonic()
+    cpu0, t0 = timed_start()
     res = env.execute_sql(last)
     net = None
     if insert:

@@ -15,6 +15,7 @@ so a short-lived helper (spark-submit's launcher) is not lost.
 import argparse
 import json
 import os
+import time
 from pathlib import Path
 
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -47,6 +48,17 @@ def tree_cpu_seconds(root):
         if p == root:
             total += t
     return total / _TICKS
+
+
+def timed_start():
+    """The start of the timed span: (CPU seconds of this process's tree,
+    time.monotonic()), also printed as a line `TIMED {"cpu0": ..., "t0":
+    ...}` so that nexmark_peers.py --peer-cap can take a run it stops
+    unfinished as a lower bound over the same span (the monotonic clock is
+    the machine's)."""
+    cpu0, t0 = tree_cpu_seconds(os.getpid()), time.monotonic()
+    print("TIMED " + json.dumps({"cpu0": cpu0, "t0": t0}), flush=True)
+    return cpu0, t0
 
 
 def tree_peak_rss_mib(root):

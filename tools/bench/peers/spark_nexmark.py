@@ -56,7 +56,7 @@ from pyspark.sql.types import (LongType, StringType, StructField, StructType,
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from runner import parse_args, tree_cpu_seconds, tree_peak_rss_mib  # noqa: E402
+from runner import parse_args, timed_start, tree_cpu_seconds, tree_peak_rss_mib  # noqa: E402
 
 def _schema(cols):
     return StructType([StructField(n, LongType() if t == "bigint" else
@@ -161,7 +161,7 @@ def main():
     def write_batch(df, batch_id):
         df.withColumn("_batch", F.lit(batch_id)).write.mode("append").parquet(parquet)
 
-    cpu0, t0 = tree_cpu_seconds(os.getpid()), time.monotonic()
+    cpu0, t0 = timed_start()
     input_sources = batches = None
     try:
         for i, (name, mode, wm, sql) in enumerate(stages):
