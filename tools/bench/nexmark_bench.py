@@ -79,7 +79,14 @@ Each latency line is followed by what sys.query_progress says of the last
 100 batches of the measured query (mean and max of duration and of each
 phase, in ms) and how many batches it ran.
 
-The figures go to docs/benchmarks.md ("Nexmark").
+The figures go to docs/benchmarks.md ("Nexmark").  --write-docs [FILE]
+(default docs/benchmarks.md) writes them there itself: the machine (CPU
+model, cores, memory, kernel, the load average before and after), the
+date, the tree's commit, the command line, and the throughput and latency
+tables in markdown, as the block between the markers
+`<!-- nexmark_bench: latest run -->` and `<!-- /nexmark_bench -->`,
+replaced at each run (placed before the first subsection of "## Nexmark:
+throughput, latency" the first time).
 """
 
 import argparse
@@ -386,6 +393,94 @@ def run_latency(binary, query, rate, seconds, trigger):
             len(arrivals), rss), summary
 
 
+DOCS = REPO / "docs" / "benchmarks.md"
+DOCS_BEGIN = "<!-- nexmark_bench: latest run -->"
+DOCS_END = "<!-- /nexmark_bench -->"
+DOCS_SECTION = "## Nexmark: throughput, latency, memory and state per query"
+
+
+def machine_line():
+    """The machine in words: CPU model, cores, memory, kernel."""
+    model = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    mem = 0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            mem = int(line.split()[1]) / 2**20
+    return (f"{os.cpu_count()} cores ({model}), {mem:.0f} GiB of memory, "
+            f"Linux {os.uname().release}")
+
+
+def git_rev():
+    """The tree's commit, "-dirty" when tracked files differ from it."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    try:
+        rev = git("rev-parse", "--short=7", "HEAD")
+        return rev + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def docs_block(meta, throughput, latency):
+    """The markdown of one run: META (a dict: when, rev, command, machine,
+    bins, load_before, load_after, events, source, batch), THROUGHPUT (dicts
+    of the throughput rows) and LATENCY (dicts of the latency rows)."""
+    lines = [DOCS_BEGIN, "### The latest nexmark_bench run (written by --write-docs)", "",
+             f"{meta['when']}, tree at {meta['rev']}; machine: {meta['machine']}; "
+             f"1-minute load average {meta['load_before']} before, {meta['load_after']} "
+             f"after; binaries: {', '.join(meta['bins'])}.", "",
+             "    " + meta["command"], ""]
+    if throughput:
+        lines += [f"Throughput: {meta['events']:,} events from {meta['source']}, batches of "
+                  f"{meta['batch']:,} rows.", "",
+                  "| query | bin | wall s | CPU s | events/s | events/s per busy core "
+                  "| peak RSS MiB | state rows | RocksDB MiB | load |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in throughput:
+            per_core = f"{meta['events'] / r['cpu']:,.0f}" if r["cpu"] > 0 else "under a tick"
+            lines.append(f"| {r['query']} | {r['bin']} | {r['wall']:.2f} | {r['cpu']:.2f} | "
+                         f"{meta['events'] / r['wall']:,.0f} | {per_core} | {r['rss']:.0f} | "
+                         f"{r['state']} | {r['disk']:.1f} | {r['load']} |")
+        lines.append("")
+    if latency:
+        lines += ["Latency: from an event's creation to its result at a subscriber (q7: per "
+                  "closed window).", "",
+                  "| query | trigger | p50 ms | p99 ms | samples | counted | batches | peak RSS MiB |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in latency:
+            if r.get("none"):
+                lines.append(f"| {r['query']} | {r['trigger']} | {r['none']} | | | | | |")
+            else:
+                lines.append(f"| {r['query']} | {r['trigger']} | {r['p50']:.1f} | {r['p99']:.1f} | "
+                             f"{r['n']} {r['what']} | {r['counted']:.1f}% | {r['batches']} | "
+                             f"{r['rss']:.0f} |")
+        lines.append("")
+    lines.append(DOCS_END)
+    return "\n".join(lines)
+
+
+def write_docs(path, block):
+    """Put BLOCK into the markdown file PATH: in place of the block between
+    the markers if there is one, else before the first subsection (###)
+    after DOCS_SECTION, else at the end."""
+    text = Path(path).read_text()
+    if DOCS_BEGIN in text and DOCS_END in text:
+        i, j = text.index(DOCS_BEGIN), text.index(DOCS_END) + len(DOCS_END)
+        text = text[:i] + block + text[j:]
+    elif DOCS_SECTION in text:
+        at = text.find("\n### ", text.index(DOCS_SECTION))
+        at = len(text) if at < 0 else at + 1
+        text = text[:at] + block + "\n\n" + text[at:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    Path(path).write_text(text)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=10_000_000)
@@ -405,7 +500,11 @@ def main():
     ap.add_argument("--triggers", default="0,1 second")
     ap.add_argument("--query-dir", type=Path, default=QUERIES,
                     help="the query files' directory (default tools/nexmark/queries)")
+    ap.add_argument("--write-docs", nargs="?", const=str(DOCS), metavar="FILE",
+                    help="also write the machine and the figures into FILE (default "
+                         "docs/benchmarks.md), replacing the last run's block")
     args = ap.parse_args()
+    throughput_rows, latency_rows = [], []
     bins = args.bin or [str(REPO / "build-rel" / "src" / "sluiced")]
     args.bin = bins[0]
     queries = args.queries.split(",") if args.queries else runnable_queries(args.query_dir)
@@ -425,6 +524,9 @@ def main():
                 wall, cpu, sys_cpu, rows, rss, st, disk = run_throughput(bins[b], q, args.events,
                                                                 args.batch, kafka, args.query_dir, perf,
                     stage_batch=not args.unbounded_later_stages)
+                throughput_rows.append({"query": q, "bin": b, "wall": wall, "cpu": cpu,
+                                        "rss": rss, "state": st, "disk": disk,
+                                        "load": Path("/proc/loadavg").read_text().split()[0]})
                 print(f"{q:6} {b:3} {wall:8.2f} {cpu:8.2f} {sys_cpu:6.2f} {rows:10} {args.events / wall:12,.0f} "
                       f"{(f'{args.events / cpu:,.0f}' if cpu > 0 else 'under a tick'):>14} {rss:13.0f} {st:11} {disk:12.1f} "
                       f"{Path('/proc/loadavg').read_text().split()[0]:>5}",
@@ -443,20 +545,35 @@ def main():
                 # A pipeline's last stage reads its first stage's output, not
                 # the events: its batches do not map to event numbers.
                 print(f"{q:6} {'':>10} not measured: a pipeline of queries", flush=True)
+                latency_rows.append({"query": q, "trigger": "",
+                                     "none": "not measured: a pipeline of queries"})
                 continue
             for trig in args.triggers.split(","):
                 run = pipeline_latency if pipeline else run_latency
                 r, summary = run(args.bin, q, args.latency_rate, args.latency_seconds, trig)
                 if r is None:
                     print(f"{q:6} {trig:>10} no output seen; {summary}", flush=True)
+                    latency_rows.append({"query": q, "trigger": trig, "none": "no output seen"})
                     continue
                 p50, p99, n, total, nb, rss = r
                 what = "windows" if pipeline else "events"
+                latency_rows.append({"query": q, "trigger": trig, "p50": p50, "p99": p99,
+                                     "n": n, "what": what, "counted": 100 * n / max(total, 1),
+                                     "batches": nb, "rss": rss})
                 print(f"{q:6} {trig:>10} {p50:9.1f} {p99:9.1f} {n:9} "
                       f"{100 * n / max(total, 1):7.1f}% {nb:8} {rss:13.0f}  ({what})",
                       flush=True)
                 print(f"       {summary}", flush=True)
-    print(f"load average at the end {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+    load_after = Path("/proc/loadavg").read_text().split()[:3]
+    print(f"load average at the end {' '.join(load_after)}")
+    if args.write_docs:
+        meta = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rev": git_rev(),
+                "command": " ".join(["tools/bench/nexmark_bench.py"] + sys.argv[1:]),
+                "machine": machine_line(), "bins": bins, "load_before": " ".join(load),
+                "load_after": " ".join(load_after), "events": args.events,
+                "source": args.source, "batch": args.batch}
+        write_docs(args.write_docs, docs_block(meta, throughput_rows, latency_rows))
+        print(f"figures written to {args.write_docs}")
 
 
 if __name__ == "__main__":
