@@ -695,18 +695,26 @@ static void flip(const char *path, long off)
  * smaller; damaged, torn and missing bytes found (XX001, never rows); a
  * new segment past RESFILE_SEGMENT_BYTES; DROP removes the files. */
 /* The reference of batch's region: its offset and exact length. */
-static void ref_of(StateStore *st, uint32_t oid, int64_t batch, uint64_t *off, uint64_t *len)
+/* The result-file reference of query OID's batch BATCH (key 'A' oid
+ * batch), read into A: it must be there. */
+static void get_ref(StateStore *st, uint32_t oid, int64_t batch, Arena *a, void **ref,
+                    size_t *reflen)
 {
     uint8_t rk[13] = {'A'};
     put_be32(rk + 1, oid);
     put_be64(rk + 5, (uint64_t)batch);
+    SlError err = {0};
+    CHECK(state_get(st, rk, sizeof(rk), a, ref, reflen, &err) == 1, "%s", err.message);
+}
+
+static void ref_of(StateStore *st, uint32_t oid, int64_t batch, uint64_t *off, uint64_t *len)
+{
     Arena a;
     arena_init(&a, 256);
-    SlError err = {0};
     void *ref;
     size_t reflen;
-    CHECK(state_get(st, rk, sizeof(rk), &a, &ref, &reflen, &err) == 1 &&
-          reflen == RESFILE_REF_BYTES);
+    get_ref(st, oid, batch, &a, &ref, &reflen);
+    CHECK(reflen == RESFILE_REF_BYTES);
     *off = get_le64((uint8_t *)ref + 16);
     *len = get_le64((uint8_t *)ref + 24);
     arena_destroy(&a);
@@ -801,14 +809,11 @@ static void test_result_files(const char *dir, int direct)
     /* DROP under a reader: a reference read from an older snapshot names
      * a segment DROP has unlinked.  With the relation's tail key gone that
      * is 42P01 (dropped while being read), not XX001 (a lost file). */
-    uint8_t rk[13] = {'A'};
-    put_be32(rk + 1, q->oid);
-    put_be64(rk + 5, 6);
     Arena ra;
     arena_init(&ra, 4096);
     void *ref;
     size_t reflen;
-    CHECK(state_get(st, rk, sizeof(rk), &ra, &ref, &reflen, &err) == 1);
+    get_ref(st, q->oid, 6, &ra, &ref, &reflen);
     ResFileRead rr;
     resfile_read_init(&rr);
     CHECK(resfile_read_begin(&rr, st, q->oid, 6, ref, reflen, &err) == 0);
@@ -883,14 +888,11 @@ static void region(StateStore *st, uint32_t oid, int64_t batch, const uint32_t *
     ref_of(st, oid, batch, off, len);
     CHECK(*len == RESFILE_REGION_HEADER + b.len, "%llu", (unsigned long long)*len);
 
-    uint8_t rk[13] = {'A'};
-    put_be32(rk + 1, oid);
-    put_be64(rk + 5, (uint64_t)batch);
     Arena a;
     arena_init(&a, 65536);
     void *ref;
     size_t reflen;
-    CHECK(state_get(st, rk, sizeof(rk), &a, &ref, &reflen, &err) == 1);
+    get_ref(st, oid, batch, &a, &ref, &reflen);
     ResFileRead rr;
     resfile_read_init(&rr);
     CHECK(resfile_read_begin(&rr, st, oid, batch, ref, reflen, &err) == 0, "%s", err.message);
