@@ -504,6 +504,9 @@ def main():
                     help="also write the machine and the figures into FILE (default "
                          "docs/benchmarks.md), replacing the last run's block")
     args = ap.parse_args()
+    if args.latency and args.latency_seconds <= 2:
+        # The last 2 s are left out (batches still in flight): nothing to count.
+        ap.error("--latency-seconds must be more than 2")
     throughput_rows, latency_rows = [], []
     bins = args.bin or [str(REPO / "build-rel" / "src" / "sluiced")]
     args.bin = bins[0]
