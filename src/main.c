@@ -9,6 +9,7 @@
 #include "sluice/catalog.h"
 #include "sluice/ingest.h"
 #include "sluice/log.h"
+#include "sluice/memacct.h"
 #include "sluice/relstore.h"
 #include "sluice/runtime.h"
 #include "sluice/server.h"
@@ -20,7 +21,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define SLUICE_VERSION "0.1.0"
 
@@ -33,6 +36,7 @@ typedef struct Options {
     int    max_connections;
     long   max_message_size;
     long   max_output_buffer;
+    long   max_memory;          /* bytes statements may hold together; 0: default */
     int    authentication_timeout;
     bool   ssl;
     char  *ssl_cert_file;
@@ -67,6 +71,9 @@ static void publish_settings(const Options *o, int port)
     snprintf(buf, sizeof(buf), "%ld", o->max_output_buffer);
     rt_setting_set("max_output_buffer", buf,
                    "bytes of output queued for a client before reading from it pauses");
+    snprintf(buf, sizeof(buf), "%zu", sl_mem_server_limit());
+    rt_setting_set("max_memory", buf,
+                   "bytes all running statements may hold together (53200 past it)");
     snprintf(buf, sizeof(buf), "%d", o->authentication_timeout);
     rt_setting_set("authentication_timeout", buf, "seconds to complete authentication");
     rt_setting_set("ssl", o->ssl ? "on" : "off", "whether TLS connections are accepted");
@@ -100,6 +107,10 @@ static void usage(FILE *f)
 "                             a larger one closes that connection (default 67108864)\n"
 "      --max-output-buffer=B  stop reading from a client whose unsent output\n"
 "                             passes B bytes (default 8388608)\n"
+"      --max-memory=SIZE      memory all running statements may hold together\n"
+"                             (bytes, or with kB, MB, GB, TB); a statement\n"
+"                             that would pass it ends with 53200 (default:\n"
+"                             half the RAM, or of the address-space limit)\n"
 "      --ssl=on|off           accept TLS (SSLRequest); needs the two files below\n"
 "      --ssl-cert-file=FILE   server certificate (chain), PEM\n"
 "      --ssl-key-file=FILE    its private key, PEM\n"
@@ -224,6 +235,19 @@ static int set_option(Options *o, const char *name, const char *value)
             o->max_message_size = v;
         else
             o->max_output_buffer = v;
+    } else if (strcmp(key, "max_memory") == 0) {
+        /* bytes, or with a unit: kB, MB, GB, TB */
+        long v = strtol(value, &end, 10);
+        static const struct { const char *u; long mult; } units[] = {
+            {"", 1}, {"kB", 1L << 10}, {"MB", 1L << 20}, {"GB", 1L << 30}, {"TB", 1L << 40},
+        };
+        size_t k = 0;
+        while (k < SL_ARRAY_LEN(units) && strcmp(end, units[k].u) != 0)
+            k++;
+        if (end == value || k == SL_ARRAY_LEN(units) || v < 1 || v > (1L << 50) / units[k].mult ||
+            v * units[k].mult < (16L << 20))
+            return -1;
+        o->max_memory = v * units[k].mult;
     } else if (strcmp(key, "authentication_timeout") == 0) {
         long v = strtol(value, &end, 10);
         if (*value == '\0' || *end != '\0' || v < 1 || v > 600)
@@ -392,6 +416,7 @@ static int parse_args(int argc, char **argv, Options *o)
         {"commit-mode", required_argument, NULL, 13},
         {"group-commit-window", required_argument, NULL, 14},
         {"http-port", required_argument, NULL, 15},
+        {"max-memory", required_argument, NULL, 16},
         {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -444,6 +469,19 @@ static int parse_args(int argc, char **argv, Options *o)
     return 0;
 }
 
+/* --max-memory's default: half of the physical memory, or of the address
+ * space limit (ulimit -v, prlimit --as) when that is smaller. */
+static long default_max_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    double bytes = pages > 0 && page > 0 ? (double)pages * (double)page : 8.0 * (1L << 30);
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (double)rl.rlim_cur < bytes)
+        bytes = (double)rl.rlim_cur;
+    return (long)SL_MAX(bytes / 2, 16.0 * (1L << 20));
+}
+
 /* ---------------------------------------------------------------------- */
 
 typedef struct App {
@@ -492,6 +530,7 @@ int main(int argc, char **argv)
         options_free(&o);
         return rc == 1 ? 0 : 2;
     }
+    sl_mem_server_limit_set((size_t)(o.max_memory ? o.max_memory : default_max_memory()));
     log_set_level((LogLevel)log_level_parse(o.log_level));
     log_set_json(strcmp(o.log_format, "json") == 0);
     signal(SIGPIPE, SIG_IGN);

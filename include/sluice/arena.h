@@ -12,6 +12,7 @@
 #include "sluice/common.h"
 
 typedef struct ArenaBlock ArenaBlock;
+typedef struct SlMemAccount SlMemAccount;
 
 typedef struct Arena {
     ArenaBlock *head;       /* block being filled; older blocks follow */
@@ -19,10 +20,20 @@ typedef struct Arena {
     size_t      total;      /* bytes held in all blocks */
     ArenaBlock *spare;      /* arena_rewind: empty standard blocks to reuse */
     ArenaBlock *spare_big;  /* arena_rewind: empty larger blocks to reuse */
+    SlMemAccount *acct;     /* charged for its blocks (memacct.h), or NULL */
 } Arena;
 
+/* An arena made while the calling thread has a memory account
+ * (memacct.h) is charged to it, and holds a reference until destroyed. */
 void  arena_init(Arena *a, size_t block_size);
+/* Charges a's blocks, from now on, to acct (a reference is taken) instead
+ * of its account so far. */
+void  arena_set_account(Arena *a, SlMemAccount *acct);
 void *arena_alloc(Arena *a, size_t n);          /* 16-byte aligned */
+/* arena_alloc for a request whose size a user controls (repeat(), a COPY
+ * line): NULL, and nothing allocated, when n more bytes would pass a's
+ * account's budget (sl_mem_would_exceed; the caller reports 53200). */
+void *arena_alloc_budget(Arena *a, size_t n);
 void *arena_zalloc(Arena *a, size_t n);
 char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);

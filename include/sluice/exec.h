@@ -26,6 +26,8 @@
  *   ex_modify                                 INSERT / UPDATE / DELETE (modify.c)
  *   ex_interrupt_enter, ex_interrupted,
  *   ex_check_interrupt                        cancel and timeout (sessfuncs.c)
+ *   ex_check_memory, ex_out_of_memory,
+ *   ex_alloc_budget                           the memory budget (op.c)
  */
 #ifndef SLUICE_EXEC_H
 #define SLUICE_EXEC_H
@@ -193,6 +195,18 @@ enum { EX_RUNNING = 0, EX_CANCEL_USER = 1, EX_CANCEL_TIMEOUT = 2 };
 const _Atomic int *ex_interrupt_enter(const _Atomic int *flag);
 int ex_interrupted(void);
 int ex_check_interrupt(SlError *err);
+
+/* ------------------------------------------------------------ memory */
+
+/* -1 with 53200 out_of_memory once the calling thread's memory account
+ * (memacct.h) passed statement_mem or the server's --max-memory; else 0.
+ * ex_op_next checks it around every batch. */
+int ex_check_memory(SlError *err);
+/* Records 53200 for why (SL_MEM_OVER_STATEMENT / _SERVER); returns -1. */
+int ex_out_of_memory(SlError *err, int why);
+/* arena_alloc_budget for a value whose size the user controls (repeat(),
+ * ||, lpad): NULL with 53200 in err when it would pass the budget. */
+void *ex_alloc_budget(Arena *a, size_t n, SlError *err);
 
 /* ------------------------------------------------------------------- DML */
 

@@ -47,8 +47,9 @@ typedef struct RtAppend RtAppend;
 typedef struct ResultSink ResultSink;
 struct ResultSink {
     void *ctx;
-    /* Called once per batch of rows, in order; returns 0 to go on or a
-     * negative value to stop the statement (the client went away). */
+    /* Called once per batch of rows, in order; returns 0 to go on, 1 to
+     * pause (rt_run_fetch returns; others treat it as 0) or a negative
+     * value to stop the statement (the client went away). */
     int  (*batch_cb)(ResultSink *sink, const Batch *batch);
 };
 
@@ -157,9 +158,21 @@ RtSetKind rt_setting(const Prepared *p, const char **name, const char **value, b
  * at a time, as they did on the loop. */
 typedef struct RtRun RtRun;
 bool rt_on_worker(const Prepared *p);
+/* Whether p runs through rt_run_begin (SELECT, EXPLAIN, INSERT / UPDATE /
+ * DELETE), on a worker or, for one that reads the loop's state, on the loop. */
+bool rt_returns_rows(const Prepared *p);
 int  rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun **out,
                   SlError *err);
 int  rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *err);
+/* rt_run_exec a piece at a time, for results streamed as the client reads
+ * them: rows go to sink until the statement ends (returns 0, tag set),
+ * until maxrows rows went (maxrows > 0: an Execute row limit) or the sink
+ * asked to pause by returning 1 from batch_cb (returns 1: call again, on
+ * any thread, for the rest; a SELECT's operators wait in r meanwhile and
+ * compute nothing more), or -1 with err set.  *sent gets the rows this
+ * call sent.  rt_run_end may come after any call. */
+int  rt_run_fetch(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent, char *tag,
+                  size_t tagsize, SlError *err);
 void rt_run_end(RtRun *r);
 
 /* SUBSCRIBE (cq_ddl.c, runtime.c).  rt_subscribe_name: the continuous query a

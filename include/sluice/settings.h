@@ -15,6 +15,8 @@
  *   settings_next_report            reported parameters that changed since
  *                                   the client last heard (ParameterStatus)
  *   settings_timeout_ms             statement / idle timeouts
+ *   settings_statement_mem          statement_mem, the memory budget of
+ *                                   one statement (memacct.h)
  *   settings_enter, settings_current  the session of the calling thread
  *
  * Values are kept as text in their canonical form (what SHOW prints);
@@ -90,6 +92,9 @@ bool settings_next_report(SlSettings *s, int *iter, const char **name, const cha
 
 /* A timeout in milliseconds; 0 is off. */
 int settings_timeout_ms(const SlSettings *s, SetTimeout which);
+
+/* statement_mem in bytes (the default outside a session). */
+size_t settings_statement_mem(const SlSettings *s);
 
 /* Makes s the session of the calling thread; returns the previous one. */
 SlSettings *settings_enter(SlSettings *s);

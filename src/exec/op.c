@@ -5,13 +5,24 @@
  *   ex_op_build, ex_op_next, ex_op_close     exec.h's interface
  *   op_new, op_eval_ctx, op_pull             for the op_*.c files
  *   rowbuf_init, rowbuf_append               materialized rows
+ *   ex_check_memory, ex_out_of_memory,
+ *   ex_alloc_budget                          the statement's memory budget
  *
  * Each operator owns an arena for its current output batch, reset when it
  * is asked for the next one.  Operators themselves and everything that
  * lives as long as the statement (hash tables' keys, materialized rows)
  * come from ExCtx.arena.
+ *
+ * ex_op_next checks the statement's memory account (memacct.h) before it
+ * asks an operator for a batch and after: a statement past statement_mem
+ * or the server's --max-memory ends with 53200 at the first batch
+ * boundary, all the way up the tree, before the operators above allocate
+ * their own output.
  */
 #include "exec/op.h"
+#include "sluice/memacct.h"
+
+#include <stdio.h>
 
 #define OP_ARENA_BLOCK (64 * 1024)
 
@@ -85,8 +96,59 @@ int ex_op_next(ExOp *op, ExBatch **out)
 {
     if (ex_check_interrupt(op->cx->err) < 0)
         return -1;
+    if (ex_check_memory(op->cx->err) < 0)
+        return -1;
     arena_reset(&op->arena);
-    return op->next(op, out);
+    int rc = op->next(op, out);
+    if (rc > 0 && ex_check_memory(op->cx->err) < 0)
+        return -1;
+    return rc;
+}
+
+/* A byte count as SHOW prints memory settings ("64MB", "1536kB"). */
+static void format_bytes(size_t n, char *buf, size_t size)
+{
+    size_t kb = n / 1024;
+    if (kb % (1024 * 1024) == 0 && kb > 0)
+        snprintf(buf, size, "%zuGB", kb / (1024 * 1024));
+    else if (kb % 1024 == 0 && kb > 0)
+        snprintf(buf, size, "%zuMB", kb / 1024);
+    else
+        snprintf(buf, size, "%zukB", kb);
+}
+
+int ex_out_of_memory(SlError *err, int why)
+{
+    char bound[32];
+    sl_error(err, ERRCODE_OUT_OF_MEMORY, "out of memory");
+    if (why == SL_MEM_OVER_SERVER) {
+        format_bytes(sl_mem_server_limit(), bound, sizeof(bound));
+        sl_error_detail(err, "The statements running on the server together hold more than "
+                             "max_memory (%s).", bound);
+        sl_error_hint(err, "Try again when fewer statements run, or raise the server's "
+                           "--max-memory.");
+    } else {
+        SlMemAccount *a = sl_mem_account_current();
+        format_bytes(a != NULL ? sl_mem_account_limit(a) : 0, bound, sizeof(bound));
+        sl_error_detail(err, "The statement needed more than statement_mem (%s).", bound);
+        sl_error_hint(err, "Make the statement need less (fewer rows to sort, group or join "
+                           "at once), or raise statement_mem.");
+    }
+    return -1;
+}
+
+void *ex_alloc_budget(Arena *a, size_t n, SlError *err)
+{
+    void *p = arena_alloc_budget(a, n);
+    if (p == NULL)
+        ex_out_of_memory(err, a->acct != NULL ? sl_mem_exceeded(a->acct) : SL_MEM_OVER_STATEMENT);
+    return p;
+}
+
+int ex_check_memory(SlError *err)
+{
+    int why = sl_mem_exceeded(sl_mem_account_current());
+    return why == SL_MEM_OK ? 0 : ex_out_of_memory(err, why);
 }
 
 void ex_op_close(ExOp *op)

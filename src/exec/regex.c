@@ -11,10 +11,115 @@
  * compiled once per run of equal patterns in a batch, so a constant
  * pattern costs one regcomp per batch.  A pattern that does not compile is
  * 2201B, as in PostgreSQL.
+ *
+ * regcomp expands bounded repetitions into copies of their atom, in
+ * memory it takes on its own, outside any budget: '((x{255}){255}){255}'
+ * asks for gigabytes.  Before compiling, pattern_size estimates the
+ * expanded size (each atom 1, a group the sum of its alternatives, a
+ * bound {m,n} multiplies by n); past REGEX_MAX_SIZE the pattern is
+ * refused with 2201B "regular expression is too complex", as PostgreSQL's
+ * REG_ETOOBIG is (about 20 MB of glibc's automaton at the bound).
  */
 #include "exec/kernels.h"
 
 #include <regex.h>
+
+#define REGEX_MAX_SIZE 100000.0
+#define REGEX_MAX_DEPTH 256
+
+/* One open group of pattern_size: the alternatives before the current one,
+ * the current one so far, and its last atom (what a bound repeats). */
+typedef struct ReFrame {
+    double alts, sum, last;
+} ReFrame;
+
+/* The pattern's size once regcomp has expanded its bounded repetitions,
+ * saturated a little past REGEX_MAX_SIZE; groups nested deeper than
+ * REGEX_MAX_DEPTH count as too complex. */
+static double pattern_size(const char *p, size_t n)
+{
+    ReFrame st[REGEX_MAX_DEPTH + 1] = {{0, 0, 0}};
+    int depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        ReFrame *f = &st[depth];
+        char c = p[i];
+        if (c == '(') {
+            if (depth == REGEX_MAX_DEPTH)
+                return REGEX_MAX_SIZE * 2;
+            st[++depth] = (ReFrame){0, 0, 0};
+        } else if (c == ')' && depth > 0) {
+            double w = f->alts + f->sum + 1;
+            f = &st[--depth];
+            f->sum += w;
+            f->last = w;
+        } else if (c == '|') {
+            f->alts += f->sum;
+            f->sum = f->last = 0;
+        } else if (c == '{' && i + 1 < n && p[i + 1] >= '0' && p[i + 1] <= '9') {
+            /* {m}, {m,}, {m,n}: the atom k times in all */
+            double m = 0, hi = -1;
+            size_t j = i + 1;
+            while (j < n && p[j] >= '0' && p[j] <= '9' && m < 1e9)
+                m = m * 10 + (p[j++] - '0');
+            if (j < n && p[j] == ',') {
+                j++;
+                if (j < n && p[j] >= '0' && p[j] <= '9') {
+                    hi = 0;
+                    while (j < n && p[j] >= '0' && p[j] <= '9' && hi < 1e9)
+                        hi = hi * 10 + (p[j++] - '0');
+                } else {
+                    hi = m + 1;
+                }
+            }
+            if (j < n && p[j] == '}') {
+                double k = SL_MAX(m, hi);
+                if (k < 1)
+                    k = 1;
+                f->sum += f->last * (k - 1);
+                f->last *= k;
+                i = j;
+            } else {
+                f->sum += 1;
+                f->last = 1;
+            }
+        } else if (c == '[') {
+            /* a bracket expression is one atom: skip to its closing ']' */
+            size_t j = i + 1;
+            if (j < n && p[j] == '^')
+                j++;
+            if (j < n && p[j] == ']')
+                j++;
+            while (j < n && p[j] != ']') {
+                if (p[j] == '[' && j + 1 < n && (p[j + 1] == ':' || p[j + 1] == '=' ||
+                                                 p[j + 1] == '.')) {
+                    char close = p[j + 1];
+                    j += 2;
+                    while (j + 1 < n && !(p[j] == close && p[j + 1] == ']'))
+                        j++;
+                    j += 2;
+                } else {
+                    j++;
+                }
+            }
+            i = j;
+            f->sum += 1;
+            f->last = 1;
+        } else if (c == '*' || c == '+' || c == '?') {
+            /* a loop, not copies */
+        } else {
+            if (c == '\\')
+                i++;
+            f->sum += 1;
+            f->last = 1;
+        }
+        if (f->sum > REGEX_MAX_SIZE * 2)
+            return REGEX_MAX_SIZE * 2;
+    }
+    double total = 0;
+    for (int d = 0; d <= depth; d++)
+        total += st[d].alts + st[d].sum;
+    return total;
+}
 
 static int regex_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel,
                       uint32_t n, bool icase, bool negate)
@@ -32,8 +137,16 @@ static int regex_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32
                     regfree(&re);
                 have = false;
                 char *pat = arena_strndup(cx->arena, p[i].ptr, p[i].len);
-                int err = regcomp(&re, pat, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));
-                if (err != 0) {
+                int err = 0;
+                if (pattern_size(p[i].ptr, p[i].len) > REGEX_MAX_SIZE)
+                    rc = sl_error(cx->err, ERRCODE_INVALID_REGULAR_EXPRESSION,
+                                  "invalid regular expression: regular expression is too "
+                                  "complex");
+                else
+                    err = regcomp(&re, pat, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));
+                if (rc < 0) {
+                    /* refused before compiling */
+                } else if (err != 0) {
                     char msg[128];
                     regerror(err, &re, msg, sizeof(msg));
                     rc = sl_error(cx->err, ERRCODE_INVALID_REGULAR_EXPRESSION,

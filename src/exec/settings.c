@@ -4,7 +4,7 @@
  *   settings_new, settings_free, settings_set, settings_reset_all
  *   settings_parse_args, settings_get, settings_count, settings_nth
  *   settings_xact_begin, settings_xact_end, settings_next_report
- *   settings_timeout_ms, settings_enter, settings_current,
+ *   settings_timeout_ms, settings_statement_mem, settings_enter, settings_current,
  *   settings_current_tz, settings_current_float_digits
  *
  * One table lists the parameters sluice knows, with PostgreSQL's names,
@@ -32,6 +32,7 @@ typedef enum SetKind {
     SK_BOOL,
     SK_INT,
     SK_MS,          /* milliseconds, with units */
+    SK_KB,          /* memory in kB, with units */
     SK_TIMEZONE,
     SK_DATESTYLE,
     SK_ENUM,        /* one of choices */
@@ -44,7 +45,7 @@ typedef struct SetDef {
     SetKind     kind;
     bool        report;     /* GUC_REPORT: a ParameterStatus on change */
     const char *def;        /* the default; NULL: the session user */
-    int         min, max;   /* SK_INT, SK_MS */
+    int         min, max;   /* SK_INT, SK_MS, SK_KB */
     const char *choices;    /* SK_ENUM: "a|b|c"; the first ones supported */
     const char *description;
 } SetDef;
@@ -86,6 +87,8 @@ static const SetDef defs[] = {
      "Sets the session user name."},
     {"standard_conforming_strings", SK_BOOL, true, "on", 0, 0, NULL,
      "Causes '...' strings to treat backslashes literally."},
+    {"statement_mem", SK_KB, false, "1GB", 1024, INT_MAX, NULL,
+     "Sets the maximum memory one statement may hold (sluice; 53200 past it)."},
     {"statement_timeout", SK_MS, false, "0", 0, INT_MAX, NULL,
      "Sets the maximum allowed duration of any statement."},
     {"TimeZone", SK_TIMEZONE, true, "UTC", 0, 0, NULL,
@@ -106,6 +109,7 @@ struct SlSettings {
     const DtTz      *tz;            /* TimeZone; NULL for UTC */
     int              float_digits;
     int              timeout[3];    /* SetTimeout order, ms */
+    int              statement_mem; /* kB */
     bool             in_block;
 };
 
@@ -169,9 +173,22 @@ static int parse_bool(const char *s, bool *out)
     return -1;
 }
 
-/* parse_int with GUC_UNIT_MS: a number, optionally followed by a unit. */
+typedef struct SetUnit { const char *u; double mult; } SetUnit;
+
+static const SetUnit ms_units[] = {
+    {"us", 0.001}, {"ms", 1}, {"s", 1000}, {"min", 60000}, {"h", 3600000}, {"d", 86400000},
+};
+/* PostgreSQL's memory units, as case-sensitive as its GUCs take them */
+static const SetUnit kb_units[] = {
+    {"kB", 1}, {"MB", 1024}, {"GB", 1024 * 1024}, {"TB", 1024.0 * 1024 * 1024},
+};
+
+/* parse_int with GUC_UNIT_MS or GUC_UNIT_KB: a number, optionally
+ * followed by one of the kind's units. */
 static int parse_ms(const SetDef *d, const char *s, int *out, SlError *err)
 {
+    const SetUnit *units = d->kind == SK_KB ? kb_units : ms_units;
+    size_t nunits = d->kind == SK_KB ? SL_ARRAY_LEN(kb_units) : SL_ARRAY_LEN(ms_units);
     char *end;
     errno = 0;
     double v = strtod(s, &end);
@@ -181,22 +198,22 @@ static int parse_ms(const SetDef *d, const char *s, int *out, SlError *err)
         end++;
     double mult = 1;
     if (*end != '\0') {
-        static const struct { const char *u; double ms; } units[] = {
-            {"us", 0.001}, {"ms", 1}, {"s", 1000}, {"min", 60000}, {"h", 3600000},
-            {"d", 86400000},
-        };
         size_t k;
-        for (k = 0; k < SL_ARRAY_LEN(units); k++)
+        for (k = 0; k < nunits; k++)
             if (strcmp(end, units[k].u) == 0)
                 break;
-        if (k == SL_ARRAY_LEN(units)) {
+        if (k == nunits) {
             invalid(err, d, s);
-            sl_error_hint(err, "Valid units for this parameter are \"us\", \"ms\", \"s\", "
-                               "\"min\", \"h\", and \"d\".");
+            if (d->kind == SK_KB)
+                sl_error_hint(err, "Valid units for this parameter are \"kB\", \"MB\", "
+                                   "\"GB\", and \"TB\".");
+            else
+                sl_error_hint(err, "Valid units for this parameter are \"us\", \"ms\", "
+                                   "\"s\", \"min\", \"h\", and \"d\".");
             return -1;
         }
-        mult = units[k].ms;
-    } else if (d->kind == SK_INT && strchr(s, '.') != NULL) {
+        mult = units[k].mult;
+    } else if (d->kind != SK_MS && strchr(s, '.') != NULL) {
         return invalid(err, d, s);
     }
     v = v * mult;
@@ -207,6 +224,15 @@ static int parse_ms(const SetDef *d, const char *s, int *out, SlError *err)
                         s, d->name, d->min, d->max);
     *out = (int)v;
     return 0;
+}
+
+/* A memory size in kB as SHOW prints it: the largest unit that divides it. */
+static char *format_kb(int kb)
+{
+    for (size_t k = SL_ARRAY_LEN(kb_units) - 1; k > 0; k--)
+        if (kb % (int)kb_units[k].mult == 0 && kb_units[k].mult <= INT_MAX)
+            return sl_printf("%d%s", kb / (int)kb_units[k].mult, kb_units[k].u);
+    return sl_printf("%dkB", kb);
 }
 
 /* A time in ms as SHOW prints it: the largest unit that divides it. */
@@ -305,9 +331,12 @@ static int check_value(const SetDef *d, const char *value, char **canon, const D
     }
     case SK_INT:
     case SK_MS:
+    case SK_KB:
         if (parse_ms(d, value, num, err) < 0)
             return -1;
-        *canon = d->kind == SK_MS ? format_ms(*num) : sl_printf("%d", *num);
+        *canon = d->kind == SK_MS   ? format_ms(*num)
+                 : d->kind == SK_KB ? format_kb(*num)
+                                    : sl_printf("%d", *num);
         return 0;
     case SK_TIMEZONE: {
         static const char *const utc[] = {"UTC", "GMT", "Z", "Zulu", "UCT", "Etc/UTC",
@@ -398,10 +427,12 @@ static void apply(SlSettings *s, int i)
     if (d->kind == SK_TIMEZONE) {
         if (check_value(d, v, &canon, &tz, &num, &err) == 0)
             s->tz = tz;
-    } else if (d->kind == SK_INT || d->kind == SK_MS) {
+    } else if (d->kind == SK_INT || d->kind == SK_MS || d->kind == SK_KB) {
         if (check_value(d, v, &canon, &tz, &num, &err) == 0) {
             if (strcmp(d->name, "extra_float_digits") == 0)
                 s->float_digits = num;
+            else if (strcmp(d->name, "statement_mem") == 0)
+                s->statement_mem = num;
             else if (strcmp(d->name, "statement_timeout") == 0)
                 s->timeout[TIMEOUT_STATEMENT] = num;
             else if (strcmp(d->name, "idle_session_timeout") == 0)
@@ -586,6 +617,12 @@ bool settings_next_report(SlSettings *s, int *iter, const char **name, const cha
 int settings_timeout_ms(const SlSettings *s, SetTimeout which)
 {
     return s ? s->timeout[which] : 0;
+}
+
+size_t settings_statement_mem(const SlSettings *s)
+{
+    /* outside a session: the default, 1GB */
+    return (size_t)(s ? s->statement_mem : 1024 * 1024) * 1024;
 }
 
 SlSettings *settings_enter(SlSettings *s)

@@ -20,6 +20,7 @@
  * fast path.
  */
 #include "exec/kernels.h"
+#include "sluice/exec.h"
 
 #include <locale.h>
 #include <openssl/evp.h>
@@ -344,7 +345,9 @@ KERNEL(k_replace)
         int64_t total = (int64_t)s->len + cnt * ((int64_t)to->len - from->len);
         if (total > MAX_ALLOC)
             return too_large(cx);
-        char *buf = arena_alloc(cx->arena, (size_t)total + 1), *o = buf;
+        char *buf = ex_alloc_budget(cx->arena, (size_t)total + 1, cx->err), *o = buf;
+        if (buf == NULL)
+            return -1;
         uint32_t pos = 0;
         for (int64_t off = find(s, from, 0); off >= 0;
              off = find(s, from, (uint32_t)off + from->len)) {
@@ -593,7 +596,9 @@ static int pad(EvalCtx *cx, const SlStr *s, int32_t len, const SlStr *fill, bool
     int64_t whole = flen > 0 ? padchars / flen : 0, part = flen > 0 ? padchars % flen : 0;
     uint32_t partbytes = flen > 0 ? u8offset(fill, part) : 0;
     size_t total = (size_t)sbytes + (size_t)whole * fill->len + partbytes;
-    char *buf = arena_alloc(cx->arena, total + 1), *o = buf;
+    char *buf = ex_alloc_budget(cx->arena, total + 1, cx->err), *o = buf;
+    if (buf == NULL)
+        return -1;
     if (!left) {
         memcpy(o, s->ptr, sbytes);
         o += sbytes;
@@ -660,7 +665,9 @@ KERNEL(k_repeat)
         int64_t total = cnt * (int64_t)s->len;
         if (total + 4 > MAX_ALLOC)
             return too_large(cx);
-        char *buf = arena_alloc(cx->arena, (size_t)total + 1);
+        char *buf = ex_alloc_budget(cx->arena, (size_t)total + 1, cx->err);
+        if (buf == NULL)
+            return -1;
         for (int64_t k = 0; k < cnt; k++)
             memcpy(buf + k * s->len, s->ptr, s->len);
         set_str(&out->v.str[i], buf, (size_t)total);

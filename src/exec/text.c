@@ -16,6 +16,7 @@
  * with '_' stepping one UTF-8 character.
  */
 #include "exec/kernels.h"
+#include "sluice/exec.h"
 
 void ex_format_value(Arena *a, const Vector *v, uint32_t i, SlStr *out)
 {
@@ -33,7 +34,9 @@ KERNEL(k_textcat)
     SlStr *r = out->v.str;
     size_t total = 0;
     FOR_SEL(sel, n, { total += (size_t)a[i].len + b[i].len; });
-    char *buf = arena_alloc(cx->arena, total ? total : 1);
+    char *buf = ex_alloc_budget(cx->arena, total ? total : 1, cx->err);
+    if (buf == NULL)
+        return -1;
     FOR_SEL(sel, n, {
         memcpy(buf, a[i].ptr, a[i].len);
         memcpy(buf + a[i].len, b[i].ptr, b[i].len);

@@ -28,6 +28,8 @@
 #include "sluice/expr.h"
 #include "exec/numeric.h"
 #include "sql/parser.h"
+#include "sluice/memacct.h"
+#include "sluice/settings.h"
 #include "sluice/vrel.h"
 
 #include <limits.h>
@@ -373,6 +375,7 @@ static ExSource *rt_open_connector_scan(ExCtx *cx, const Plan *scan);
 
 struct RtRun {
     Arena        work;          /* the statement's memory */
+    SlMemAccount *mem;          /* its budget: statement_mem (memacct.h) */
     const Query *q;             /* the query to run (re-analyzed if stale) */
     Vector      *params;
     int          nparams;
@@ -380,6 +383,12 @@ struct RtRun {
     int          npinned;
     const CatRelation **pinned; /* referenced until rt_run_end */
     uint32_t     role;          /* the session's role, for the worker thread */
+    /* between rt_run_fetch calls: a SELECT's operators and its progress */
+    ExCtx        cx;
+    SlError      err;           /* cx.err: the operators keep pointing at it */
+    RtCursor     cur;
+    bool         open;          /* cur was opened */
+    uint64_t     rows;          /* rows sent so far */
 };
 
 /* INSERT / UPDATE / DELETE one at a time: a key check and its write are
@@ -391,6 +400,12 @@ bool rt_on_worker(const Prepared *p)
     QueryKind k = p->q->kind;
     /* system relations and catalog functions read the loop's state */
     return (k == QUERY_SELECT || k == QUERY_EXPLAIN || k == QUERY_MODIFY) && !p->q->on_loop;
+}
+
+bool rt_returns_rows(const Prepared *p)
+{
+    QueryKind k = p->q->kind;
+    return k == QUERY_SELECT || k == QUERY_EXPLAIN || k == QUERY_MODIFY;
 }
 
 int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun **out,
@@ -406,6 +421,8 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
                         "no catalog is open: the runtime was not initialized (rt_init)");
     RtRun *r = sl_calloc(1, sizeof(RtRun));
     arena_init(&r->work, 64 * 1024);
+    r->mem = sl_mem_account_new(settings_statement_mem(settings_current()));
+    arena_set_account(&r->work, r->mem);
     int rc = 0;
     r->nparams = nparams;
     r->params = ARENA_ARRAY(&r->work, Vector, nparams ? nparams : 1);
@@ -418,6 +435,7 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
         rc = rt_check_query(q, err);
     if (rc < 0) {
         arena_destroy(&r->work);
+        sl_mem_account_unref(r->mem);
         sl_free(r);
         return -1;
     }
@@ -426,6 +444,9 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
     /* now() is the statement's start time in every operator, as PostgreSQL's
      * transaction time is (each statement commits on its own). */
     r->now = ex_clock_now();
+    r->cx = (ExCtx){.arena = &r->work, .err = &r->err, .st = g_st, .params = r->params,
+                    .nparams = r->nparams, .now = r->now,
+                    .open_scan = rt_open_connector_scan};
     r->pinned = ARENA_ARRAY(&r->work, const CatRelation *, q->ndeps ? q->ndeps : 1);
     for (int i = 0; i < q->ndeps && g_cat != NULL; i++) {
         const CatRelation *rel = cat_lookup(g_cat, q->dep_names[i]);
@@ -438,22 +459,30 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
     return 0;
 }
 
-int rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *err)
+/* One step of r on the calling thread: see rt_run_fetch.  Errors are left
+ * in r->err. */
+static int run_step(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent, char *tag,
+                    size_t tagsize)
 {
     const Query *q = r->q;
-    rt_set_role(r->role);
-    ExCtx cx = {.arena = &r->work, .err = err, .st = g_st, .params = r->params,
-                .nparams = r->nparams, .now = r->now, .open_scan = rt_open_connector_scan};
+    ExCtx *cx = &r->cx;
     uint64_t rows = 0;
     int rc;
+    *sent = 0;
     switch (q->kind) {
     case QUERY_SELECT:
-        rc = rt_run_select(q, &cx, sink, &rows);
+        if (!r->open) {
+            r->open = true;
+            if (rt_cursor_open(q, cx, &r->cur) < 0)
+                return -1;
+        }
+        rc = rt_cursor_fetch(&r->cur, cx, sink, maxrows > 0 ? (uint64_t)maxrows : 0, sent);
+        r->rows += *sent;
         if (rc == 0)
-            snprintf(tag, tagsize, "SELECT %llu", (unsigned long long)rows);
-        break;
+            snprintf(tag, tagsize, "SELECT %llu", (unsigned long long)r->rows);
+        return rc;
     case QUERY_EXPLAIN:
-        rc = rt_run_explain(q, &cx, sink, &rows);
+        rc = rt_run_explain(q, cx, sink, &rows);
         if (rc == 0)
             snprintf(tag, tagsize, "EXPLAIN");
         break;
@@ -464,7 +493,7 @@ int rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *
         bool serial = q->modify->rel->kind != REL_STREAM;
         if (serial)
             pthread_mutex_lock(&modify_mu);
-        rc = rt_run_modify(q, &cx, sink, &rows);
+        rc = rt_run_modify(q, cx, sink, &rows);
         if (serial)
             pthread_mutex_unlock(&modify_mu);
         if (rc == 0 && q->modify->kind == MODIFY_INSERT)
@@ -474,19 +503,53 @@ int rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *
         break;
     }
     default:
-        rc = sl_error(err, ERRCODE_INTERNAL_ERROR, "unexpected statement kind %d", q->kind);
+        rc = sl_error(cx->err, ERRCODE_INTERNAL_ERROR, "unexpected statement kind %d", q->kind);
         break;
     }
+    *sent = rows;
     return rc < 0 ? -1 : 0;
+}
+
+int rt_run_fetch(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent, char *tag,
+                 size_t tagsize, SlError *err)
+{
+    rt_set_role(r->role);
+    /* the session's statement_mem, read on the thread that runs it */
+    sl_mem_account_set_limit(r->mem, settings_statement_mem(settings_current()));
+    SlMemAccount *old_mem = sl_mem_account_enter(r->mem);
+    int rc = run_step(r, sink, maxrows, sent, tag, tagsize);
+    /* an error the budget caused says so, whatever noticed it first */
+    if (rc < 0 && sl_mem_exceeded(r->mem) != SL_MEM_OK &&
+        strcmp(r->err.sqlstate, ERRCODE_OUT_OF_MEMORY) != 0) {
+        sl_error_clear(&r->err);
+        ex_out_of_memory(&r->err, sl_mem_exceeded(r->mem));
+    }
+    if (rc < 0)
+        sl_error_move(err, &r->err);
+    sl_mem_account_enter(old_mem);
+    return rc;
+}
+
+int rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *err)
+{
+    uint64_t sent;
+    int rc;
+    while ((rc = rt_run_fetch(r, sink, 0, &sent, tag, tagsize, err)) > 0)
+        ;
+    return rc;
 }
 
 void rt_run_end(RtRun *r)
 {
     if (r == NULL)
         return;
+    if (r->open)
+        rt_cursor_close(&r->cur);
+    sl_error_clear(&r->err);
     for (int i = 0; i < r->npinned; i++)
         cat_relation_unref(r->pinned[i]);
     arena_destroy(&r->work);
+    sl_mem_account_unref(r->mem);
     sl_free(r);
 }
 

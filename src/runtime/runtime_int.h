@@ -5,6 +5,7 @@
  *   rt_catalog, rt_state          what rt_init() was given (NULL before)
  *   rt_recv_binary                a value in PostgreSQL's binary format
  *   rt_run_select                 a query's plan, rows to a sink (statement.c)
+ *   rt_cursor_open, _fetch, _close  the same a piece at a time (statement.c)
  *   rt_run_explain                EXPLAIN's lines as rows (statement.c)
  *   rt_run_modify                 INSERT / UPDATE / DELETE (statement.c)
  *   rt_run_create, rt_run_drop    DDL (ddl.c)
@@ -39,6 +40,22 @@ bool      rt_append_can_defer(void);
 RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks);
 
 int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
+/* A SELECT run a piece at a time (statement.c).  rt_cursor_fetch sends rows
+ * until the end (returns 0), until maxrows rows went (maxrows > 0) or the
+ * sink asked to pause (returns 1: call again for the rest), or -1 with
+ * cx->err set; *rows gets the rows this call sent.  rt_cursor_close may
+ * come at any point, also after a failed open. */
+typedef struct RtCursor {
+    ExOp        *op;
+    Arena        scratch;       /* the batch being handed out, compacted */
+    const Batch *pend;          /* that batch; rows before pend_off went */
+    uint32_t     pend_off;
+    bool         done;          /* the operators have no more batches */
+} RtCursor;
+int  rt_cursor_open(const Query *q, ExCtx *cx, RtCursor *cur);
+int  rt_cursor_fetch(RtCursor *cur, ExCtx *cx, ResultSink *sink, uint64_t maxrows,
+                     uint64_t *rows);
+void rt_cursor_close(RtCursor *cur);
 int rt_run_explain(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 int rt_run_modify(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 int rt_run_create(const Query *q, SlError *err);

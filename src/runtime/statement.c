@@ -3,6 +3,11 @@
  *
  *   rt_run_select    InitPlans first (their values go to the evaluator),
  *                    then the plan's batches to the sink, dense
+ *   rt_cursor_open, rt_cursor_fetch, rt_cursor_close
+ *                    the same a piece at a time: the operator tree is kept
+ *                    between fetches, so a portal suspended by an Execute
+ *                    row limit, or a result paused while the client reads,
+ *                    computes no more rows than it sends
  *   rt_run_explain   the plan as "QUERY PLAN" text rows
  *   rt_run_modify    INSERT / UPDATE / DELETE through ex_modify
  *
@@ -91,18 +96,21 @@ static int run_initplans(const Query *q, ExCtx *cx)
     return 0;
 }
 
+/* Hands b to the sink: 0 go on, 1 the sink asks to pause, -1 (err set). */
 static int deliver(ResultSink *sink, const Batch *b, SlError *err)
 {
     if (sink == NULL || b->nrows == 0)
         return 0;
-    if (sink->batch_cb(sink, b) < 0)
+    int rc = sink->batch_cb(sink, b);
+    if (rc < 0 && !sl_error_set(err))
         return sl_error(err, ERRCODE_QUERY_CANCELED,
                         "canceling statement: the result could not be delivered");
-    return 0;
+    return rc < 0 ? -1 : rc > 0 ? 1 : 0;
 }
 
-int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows)
+int rt_cursor_open(const Query *q, ExCtx *cx, RtCursor *cur)
 {
+    memset(cur, 0, sizeof(*cur));
     /* A stream whose ingestion failed (on_error = 'fail') says so. */
     for (int i = 0; i < q->ndeps && rt_catalog() != NULL; i++) {
         const CatRelation *rel = cat_lookup(rt_catalog(), q->dep_names[i]);
@@ -111,22 +119,93 @@ int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows)
     }
     if (run_initplans(q, cx) < 0)
         return -1;
-    ExOp *op = ex_op_build(cx, q->plan);
-    if (op == NULL)
+    cur->op = ex_op_build(cx, q->plan);
+    if (cur->op == NULL)
         return -1;
-    Arena scratch;
-    arena_init(&scratch, 16 * 1024);
-    ExBatch *b;
-    int rc;
-    while ((rc = ex_op_next(op, &b)) > 0) {
-        arena_reset(&scratch);
-        const Batch *d = ex_batch_compact(&scratch, b);
-        *rows += d->nrows;
-        if ((rc = deliver(sink, d, cx->err)) < 0)
-            break;
+    arena_init(&cur->scratch, 16 * 1024);
+    return 0;
+}
+
+/* Rows [first, first + n) of b, sharing its memory (vectors in a). */
+static Batch slice(Arena *a, const Batch *b, uint32_t first, uint32_t n)
+{
+    Batch s = {n, b->ncols, ARENA_ARRAY(a, Vector, b->ncols ? b->ncols : 1)};
+    for (uint32_t c = 0; c < b->ncols; c++) {
+        const Vector *v = &b->cols[c];
+        Vector *o = &s.cols[c];
+        *o = *v;
+        o->len = n;
+        o->v.data = (char *)v->v.data + (size_t)first * type_width(v->type.id);
+        o->nulls = v->nulls != NULL ? v->nulls + first : NULL;
     }
-    arena_destroy(&scratch);
-    ex_op_close(op);
+    return s;
+}
+
+int rt_cursor_fetch(RtCursor *cur, ExCtx *cx, ResultSink *sink, uint64_t maxrows,
+                    uint64_t *rows)
+{
+    *rows = 0;
+    for (;;) {
+        if (cur->pend != NULL && cur->pend_off < cur->pend->nrows) {
+            if (maxrows > 0 && *rows == maxrows)
+                return 1;
+            uint32_t n = cur->pend->nrows - cur->pend_off;
+            if (maxrows > 0 && n > maxrows - *rows)
+                n = (uint32_t)(maxrows - *rows);
+            Batch part = cur->pend_off == 0 && n == cur->pend->nrows
+                             ? *cur->pend
+                             : slice(&cur->scratch, cur->pend, cur->pend_off, n);
+            cur->pend_off += n;
+            *rows += n;
+            int rc = deliver(sink, &part, cx->err);
+            if (rc < 0)
+                return -1;
+            if (rc > 0 && (cur->pend_off < cur->pend->nrows || !cur->done))
+                return 1;
+            continue;
+        }
+        if (cur->done)
+            return 0;
+        if (maxrows > 0 && *rows == maxrows)
+            return 1;   /* PostgreSQL's rule: no look past the limit */
+        ExBatch *b;
+        int rc = ex_op_next(cur->op, &b);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
+            cur->done = true;
+            cur->pend = NULL;
+            return 0;
+        }
+        arena_reset(&cur->scratch);
+        cur->pend = ex_batch_compact(&cur->scratch, b);
+        cur->pend_off = 0;
+    }
+}
+
+void rt_cursor_close(RtCursor *cur)
+{
+    if (cur->op == NULL)
+        return;
+    ex_op_close(cur->op);
+    arena_destroy(&cur->scratch);
+    cur->op = NULL;
+}
+
+int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows)
+{
+    RtCursor cur;
+    if (rt_cursor_open(q, cx, &cur) < 0) {
+        rt_cursor_close(&cur);
+        return -1;
+    }
+    int rc;
+    uint64_t n;
+    do {
+        rc = rt_cursor_fetch(&cur, cx, sink, 0, &n);
+        *rows += n;
+    } while (rc > 0);
+    rt_cursor_close(&cur);
     return rc < 0 ? -1 : 0;
 }
 

@@ -316,6 +316,7 @@ static void on_written(uv_write_t *req, int status)
         return;
     }
     update_reading(c);
+    session_output_drained(c);
 }
 
 /* With TLS: encrypts c->out into tls_out (and a close_notify when the

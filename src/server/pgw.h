@@ -214,6 +214,9 @@ void subscribe_free(Conn *c);
 bool session_cancel(Conn *c);
 /* The connection is closing: stop what runs for it. */
 void session_closing(Conn *c);
+/* c's unsent output went down (conn.c, after a write): a statement paused
+ * for want of room goes on. */
+void session_output_drained(Conn *c);
 
 /* auth.c */
 int  auth_init(Server *s, const ServerConfig *cfg, SlError *err);

@@ -23,16 +23,20 @@
  * Describe, Execute, Close, Flush and Sync over named and unnamed prepared
  * statements and portals; after an error everything up to Sync is skipped.
  *
- * Execute with a row limit: the first such Execute of a portal runs the
- * statement to the end and keeps its result as already-encoded DataRow
- * messages in a buffer the portal owns (freed with the portal, or as soon
- * as the last row is sent); each Execute then hands out up to maxrows of
- * them and ends with PortalSuspended when it sent maxrows, CommandComplete
- * when it sent fewer -- PostgreSQL's rule, so a result of exactly maxrows
- * rows takes one more Execute that returns "SELECT 0".  Statements run on
- * the loop to completion today, so keeping the rows costs only memory, and
- * the rows a client has not fetched yet do not hold the statement open.
- * An Execute without a limit streams the rows straight to the client.
+ * Results stream: a statement's rows are computed a piece at a time
+ * (rt_run_fetch) and go to the client as they come.  A job on the thread
+ * pool pauses once it encoded JOB_YIELD_BYTES of DataRows; the loop queues
+ * them and runs the job again while the connection's unsent output is
+ * under max_output_buffer, or parks it until the client has read
+ * (session_output_drained).  Memory for any result size is then bounded,
+ * and a client that stops reading holds no worker thread.
+ *
+ * Execute with a row limit sends up to maxrows rows and ends with
+ * PortalSuspended when it sent maxrows, CommandComplete when it sent fewer
+ * -- PostgreSQL's rule, so a result of exactly maxrows rows takes one more
+ * Execute that returns "SELECT 0".  A suspended portal keeps its RtRun
+ * (the operator tree) and computes nothing more until the next Execute;
+ * closing the portal (Close, Sync outside a block) ends the statement.
  *
  * Transactions: BEGIN / COMMIT / ROLLBACK set the status byte of
  * ReadyForQuery ('I', 'T', 'E'); after an error inside a transaction block
@@ -79,11 +83,7 @@ struct Portal {
     int16_t      *formats;      /* result column formats */
     int           nformats;
     bool          done;
-    /* Execute with a row limit: the whole result, as DataRow messages */
-    bool          materialized;
-    StrBuf        rows;
-    size_t        rows_pos;     /* offset of the next DataRow to send */
-    char          tag[64];      /* the statement's CommandComplete tag */
+    RtRun        *run;          /* suspended by an Execute row limit, or NULL */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -252,10 +252,11 @@ static void send_row_description(Conn *c, int ncols, const ColumnDesc *cols,
 typedef struct RowSink {
     ResultSink     base;
     Conn          *conn;
-    StrBuf        *out;         /* c->out, or a portal's rows */
+    StrBuf        *out;         /* c->out, or a job's rows */
     const int16_t *formats;
     int            nformats;
     SlError       *err;
+    size_t         pause_at;    /* ask the statement to pause past this many bytes */
 } RowSink;
 
 static int row_sink_batch_cb(ResultSink *sink, const Batch *b)
@@ -297,7 +298,7 @@ static int row_sink_batch_cb(ResultSink *sink, const Batch *b)
     }
     if (rs->conn != NULL && out == &rs->conn->out)
         conn_mark_dirty(rs->conn);
-    return 0;
+    return rs->pause_at > 0 && out->len >= rs->pause_at ? 1 : 0;
 }
 
 static void send_command_complete(Conn *c, const char *tag)
@@ -393,8 +394,11 @@ static void statement_done(Conn *c, char *tag, size_t tagsize)
 /* Statements on the thread pool                                           */
 
 /* What to do when a job ends: go on with a simple Query's statements, or
- * finish an Execute (streamed, or materialized for a row limit). */
+ * finish an Execute (without a row limit, or with one). */
 typedef enum JobKind { JOB_SIMPLE, JOB_EXECUTE, JOB_EXECUTE_LIMIT } JobKind;
+
+/* A job pauses once it made this many bytes of DataRows (rt_run_fetch). */
+#define JOB_YIELD_BYTES (256 * 1024)
 
 struct Job {
     uv_work_t      req;
@@ -403,8 +407,9 @@ struct Job {
     RtRun         *run;
     _Atomic int    interrupt;   /* EX_RUNNING, EX_CANCEL_USER, EX_CANCEL_TIMEOUT */
     JobKind        kind;
-    StrBuf         rows;        /* DataRows made on the worker (not JOB_EXECUTE_LIMIT) */
-    StrBuf        *target;      /* &rows, or the portal's buffer */
+    StrBuf         rows;        /* DataRows made on the worker, not yet queued */
+    bool           parked;      /* paused: waits for the client to read */
+    int64_t        sent;        /* rows this job sent (an Execute's count) */
     const int16_t *formats;
     int            nformats;
     Portal        *portal;
@@ -420,19 +425,51 @@ static void job_work_cb(uv_work_t *req)
     Job *j = req->data;
     SlSettings *old = settings_enter(j->settings);
     const _Atomic int *old_flag = ex_interrupt_enter(&j->interrupt);
-    RowSink rs = {{NULL, row_sink_batch_cb}, NULL, j->target, j->formats, j->nformats, &j->err};
-    j->rc = rt_run_exec(j->run, &rs.base, j->tag, sizeof(j->tag), &j->err);
+    RowSink rs = {{NULL, row_sink_batch_cb}, NULL, &j->rows, j->formats, j->nformats, &j->err,
+                  JOB_YIELD_BYTES};
+    int64_t limit = j->kind == JOB_EXECUTE_LIMIT ? j->maxrows - j->sent : 0;
+    uint64_t sent = 0;
+    j->rc = rt_run_fetch(j->run, &rs.base, limit, &sent, j->tag, sizeof(j->tag), &j->err);
+    j->sent += (int64_t)sent;
     ex_interrupt_enter(old_flag);
     settings_enter(old);
 }
 
 static void job_after_cb(uv_work_t *req, int status);
 
+/* Runs a parked job again (it goes on where it paused). */
+static void job_unpark(Conn *c)
+{
+    Job *j = c->job;
+    if (j == NULL || !j->parked)
+        return;
+    j->parked = false;
+    if (uv_queue_work(c->server->loop, &j->req, job_work_cb, job_after_cb) != 0) {
+        /* cannot happen with a valid loop and callbacks; the job ends */
+        j->rc = sl_error(&j->err, ERRCODE_INTERNAL_ERROR, "could not resume the statement");
+        job_after_cb(&j->req, 0);
+    }
+}
+
+/* The client's unsent output, and whether there is room for more. */
+static bool output_room(const Conn *c)
+{
+    return c->out_inflight + c->out.len + c->tls_out.len < c->server->cfg.max_output_buffer;
+}
+
+void session_output_drained(Conn *c)
+{
+    if (c->job != NULL && c->job->parked && c->phase != PHASE_CLOSING && output_room(c))
+        job_unpark(c);
+}
+
 static void on_statement_timeout(uv_timer_t *t)
 {
     Conn *c = t->data;
-    if (c->job != NULL)
+    if (c->job != NULL) {
         atomic_store(&c->job->interrupt, EX_CANCEL_TIMEOUT);
+        job_unpark(c);      /* it ends at once, with 57014 */
+    }
 }
 
 static void copy_in_cancel(Conn *c);
@@ -448,45 +485,78 @@ bool session_cancel(Conn *c)
     if (c->job == NULL)
         return false;
     atomic_store(&c->job->interrupt, EX_CANCEL_USER);
+    job_unpark(c);
     return true;
 }
 
 void session_closing(Conn *c)
 {
     subscribe_free(c);      /* silently: nobody reads its error */
-    if (c->job != NULL)
+    if (c->job != NULL) {
         atomic_store(&c->job->interrupt, EX_CANCEL_USER);
+        job_unpark(c);      /* job_after_cb frees the connection */
+    }
+}
+
+/* An Execute's CommandComplete tag: a SELECT counts the rows this Execute
+ * sent, as in PostgreSQL. */
+static void execute_tag(char *tag, size_t tagsize, int64_t sent)
+{
+    if (strncmp(tag, "SELECT ", 7) == 0)
+        snprintf(tag, tagsize, "SELECT %lld", (long long)sent);
 }
 
 /* Runs prep: SET / SHOW and statements that touch the catalog here, the
- * others (rt_on_worker) on the thread pool.  Rows go to out (c->out or a
- * portal's buffer) as DataRows in the given formats.  Returns 0 when it
- * ran here (tag set), 1 when a job started (job_after_cb goes on), -1 with
- * err set. */
+ * others (rt_on_worker) on the thread pool; resume, when not NULL, is a
+ * portal's suspended run to go on with.  Rows go to c->out as DataRows in
+ * the given formats.  Returns 0 when it ran here to the end (tag set), 2
+ * when it ran here up to maxrows rows and the portal is suspended
+ * (portal->run), 1 when a job started (job_after_cb goes on), -1 with err
+ * set. */
 static int start_statement(Conn *c, const Prepared *prep, const ParamValue *params,
-                           int nparams, const int16_t *formats, int nformats, StrBuf *out,
-                           char *tag, size_t tagsize, SlError *err, JobKind kind,
-                           Portal *portal, int32_t maxrows, const char *sql)
+                           int nparams, const int16_t *formats, int nformats, char *tag,
+                           size_t tagsize, SlError *err, JobKind kind, Portal *portal,
+                           int32_t maxrows, const char *sql, RtRun *resume)
 {
-    const char *name, *value;
-    bool local;
-    RtSetKind sk = rt_setting(prep, &name, &value, &local);
-    if (sk != RT_SET_NONE) {
-        if (run_setting(c, sk, name, value, local, out, tag, tagsize, err) < 0)
+    StrBuf *out = &c->out;
+    bool here = !rt_on_worker(prep);
+    RtRun *run = resume;
+    if (run == NULL) {
+        const char *name, *value;
+        bool local;
+        RtSetKind sk = rt_setting(prep, &name, &value, &local);
+        if (sk != RT_SET_NONE) {
+            if (run_setting(c, sk, name, value, local, out, tag, tagsize, err) < 0)
+                return -1;
+            statement_done(c, tag, tagsize);
+            return 0;
+        }
+        if (here && (kind != JOB_EXECUTE_LIMIT || !rt_returns_rows(prep))) {
+            RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err, 0};
+            if (rt_execute(prep, params, nparams, &rs.base, tag, tagsize, err) < 0)
+                return -1;
+            statement_done(c, tag, tagsize);
+            return 0;
+        }
+        if (rt_run_begin(prep, params, nparams, &run, err) < 0)
+            return -1;
+    }
+    if (here) {
+        /* a statement that reads the loop's state, with a row limit */
+        RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err, 0};
+        uint64_t sent = 0;
+        int rc = rt_run_fetch(run, &rs.base, maxrows, &sent, tag, tagsize, err);
+        if (rc > 0) {
+            portal->run = run;
+            return 2;
+        }
+        rt_run_end(run);
+        if (rc < 0)
             return -1;
         statement_done(c, tag, tagsize);
+        execute_tag(tag, tagsize, (int64_t)sent);
         return 0;
     }
-    if (!rt_on_worker(prep)) {
-        RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err};
-        if (rt_execute(prep, params, nparams, &rs.base, tag, tagsize, err) < 0)
-            return -1;
-        statement_done(c, tag, tagsize);
-        return 0;
-    }
-    RtRun *run;
-    if (rt_run_begin(prep, params, nparams, &run, err) < 0)
-        return -1;
     Job *j = sl_calloc(1, sizeof(Job));
     j->req.data = j;
     j->conn = c;
@@ -494,7 +564,6 @@ static int start_statement(Conn *c, const Prepared *prep, const ParamValue *para
     j->run = run;
     j->kind = kind;
     strbuf_init(&j->rows);
-    j->target = out == &c->out ? &j->rows : out;
     j->formats = formats;
     j->nformats = nformats;
     j->portal = portal;
@@ -830,8 +899,8 @@ static void run_simple(Conn *c)
             }
             return;
         }
-        int rc = start_statement(c, prep, NULL, 0, NULL, 0, &c->out, tag, sizeof(tag), &err,
-                                 JOB_SIMPLE, NULL, 0, sql);
+        int rc = start_statement(c, prep, NULL, 0, NULL, 0, tag, sizeof(tag), &err, JOB_SIMPLE,
+                                 NULL, 0, sql, NULL);
         if (rc < 0) {
             session_send_error(c, &err, sql, false);
             break;
@@ -980,8 +1049,8 @@ static void stmt_unlink(Conn *c, PreparedStmt *ps)
 
 static void portal_free(Portal *p)
 {
+    rt_run_end(p->run);
     stmt_release(p->stmt);
-    strbuf_free(&p->rows);
     sl_free(p->name);
     arena_destroy(&p->arena);
     sl_free(p);
@@ -1257,28 +1326,6 @@ static void handle_describe(Conn *c, PgwReader *r)
         send_simple(c, PGW_MSG_NO_DATA);
 }
 
-/* Sends up to maxrows (all if maxrows <= 0) of a materialized portal's
- * rows; returns how many it sent. */
-static int64_t portal_send_rows(Conn *c, Portal *p, int32_t maxrows)
-{
-    const uint8_t *buf = (const uint8_t *)p->rows.data;
-    size_t from = p->rows_pos, pos = from;
-    int64_t n = 0;
-    while (pos < p->rows.len && (maxrows <= 0 || n < maxrows)) {
-        uint32_t len = (uint32_t)buf[pos + 1] << 24 | (uint32_t)buf[pos + 2] << 16 |
-                       (uint32_t)buf[pos + 3] << 8 | buf[pos + 4];
-        pos += 1 + (size_t)len;
-        n++;
-    }
-    if (pos > from)
-        pgw_put_bytes(&c->out, buf + from, pos - from);
-    p->rows_pos = pos;
-    if (pos >= p->rows.len)
-        strbuf_free(&p->rows);      /* all sent: give the memory back now */
-    return n;
-}
-
-static void portal_send(Conn *c, Portal *p, int32_t maxrows);
 
 /* Execute of a COPY: FROM STDIN enters copy-in mode (CopyData, then
  * CopyDone or CopyFail; the client's Sync follows), TO STDOUT sends
@@ -1336,7 +1383,7 @@ static void handle_execute(Conn *c, PgwReader *r)
         extended_error(c, &err, NULL);
         return;
     }
-    if (!p->materialized && rt_subscribe_name(p->stmt->prep) != NULL) {
+    if (p->run == NULL && rt_subscribe_name(p->stmt->prep) != NULL) {
         /* Runs on the loop until cancelled (a row limit does not apply). */
         if (subscribe_start(c, rt_subscribe_name(p->stmt->prep),
                             rt_subscribe_snapshot(p->stmt->prep), true, &err) < 0)
@@ -1349,65 +1396,31 @@ static void handle_execute(Conn *c, PgwReader *r)
         execute_copy(c, p, ck);
         return;
     }
-    if (!p->materialized) {
-        if (p->done) {
-            /* A second Execute of a finished portal returns no more rows. */
-            send_command_complete(c, "SELECT 0");
-            return;
-        }
-        if (maxrows <= 0) {
-            /* No limit: stream the rows straight out. */
-            char tag[64];
-            int rc = start_statement(c, p->stmt->prep, p->params, p->nparams, p->formats,
-                                     p->nformats, &c->out, tag, sizeof(tag), &err,
-                                     JOB_EXECUTE, p, maxrows, p->stmt->sql);
-            if (rc < 0) {
-                extended_error(c, &err, p->stmt->sql);
-                return;
-            }
-            if (rc > 0)
-                return;     /* job_after_cb finishes it */
-            p->done = true;
-            send_command_complete(c, tag);
-            return;
-        }
-        strbuf_init(&p->rows);
-        int rc = start_statement(c, p->stmt->prep, p->params, p->nparams, p->formats,
-                                 p->nformats, &p->rows, p->tag, sizeof(p->tag), &err,
-                                 JOB_EXECUTE_LIMIT, p, maxrows, p->stmt->sql);
-        if (rc < 0) {
-            strbuf_free(&p->rows);
-            p->done = true;
-            extended_error(c, &err, p->stmt->sql);
-            return;
-        }
-        if (rc > 0)
-            return;         /* job_after_cb finishes it */
-        p->materialized = true;
-        p->rows_pos = 0;
+    if (p->done) {
+        /* A second Execute of a finished portal returns no more rows. */
+        send_command_complete(c, "SELECT 0");
+        return;
     }
-    portal_send(c, p, maxrows);
-}
-
-/* The rows of a materialized portal, up to maxrows, and how the Execute
- * ends: PortalSuspended or CommandComplete. */
-static void portal_send(Conn *c, Portal *p, int32_t maxrows)
-{
-    int64_t n = portal_send_rows(c, p, maxrows);
-    conn_mark_dirty(c);
-    if (maxrows > 0 && n == maxrows) {
+    char tag[64];
+    RtRun *resume = p->run;
+    p->run = NULL;
+    int rc = start_statement(c, p->stmt->prep, p->params, p->nparams, p->formats, p->nformats,
+                             tag, sizeof(tag), &err,
+                             maxrows > 0 ? JOB_EXECUTE_LIMIT : JOB_EXECUTE, p, maxrows,
+                             p->stmt->sql, resume);
+    if (rc < 0) {
+        p->done = true;
+        extended_error(c, &err, p->stmt->sql);
+        return;
+    }
+    if (rc == 1)
+        return;     /* job_after_cb finishes it */
+    if (rc == 2) {
         send_simple(c, PGW_MSG_PORTAL_SUSPENDED);
         return;
     }
-    if (strncmp(p->tag, "SELECT ", 7) == 0) {
-        /* The count is the rows of this Execute, as in PostgreSQL. */
-        char tag[64];
-        snprintf(tag, sizeof(tag), "SELECT %lld", (long long)n);
-        send_command_complete(c, tag);
-    } else {
-        send_command_complete(c, p->tag);
-        snprintf(p->tag, sizeof(p->tag), "SELECT 0");
-    }
+    p->done = true;
+    send_command_complete(c, tag);
 }
 
 static void handle_close(Conn *c, PgwReader *r)
@@ -1431,51 +1444,59 @@ static void handle_close(Conn *c, PgwReader *r)
     send_simple(c, PGW_MSG_CLOSE_COMPLETE);
 }
 
-/* A job ended (on the loop): its rows go out, then what its kind says
- * next; then the messages that waited meanwhile. */
+/* A job ended or paused (on the loop): its rows go out.  A pause for
+ * output room runs it again (now, or once the client has read); otherwise
+ * what its kind says next, then the messages that waited meanwhile. */
 static void job_after_cb(uv_work_t *req, int status)
 {
     Job *j = req->data;
     Conn *c = j->conn;
     SL_UNUSED(status);
-    c->job = NULL;
-    rt_run_end(j->run);
     bool closing = c->phase == PHASE_CLOSING;
+    if (!closing && j->rows.len > 0) {
+        strbuf_append(&c->out, j->rows.data, j->rows.len);
+        conn_mark_dirty(c);
+    }
+    strbuf_reset(&j->rows);
+    Portal *p = j->portal;
+    bool suspended = j->rc > 0 && j->kind == JOB_EXECUTE_LIMIT && j->sent >= j->maxrows;
+    if (!closing && j->rc > 0 && !suspended) {
+        j->parked = true;
+        session_output_drained(c);
+        return;
+    }
+    c->job = NULL;
+    if (suspended && !closing) {
+        p->run = j->run;
+        j->run = NULL;
+    }
+    rt_run_end(j->run);
     if (closing) {
         if (c->orphaned && !conn_busy(c))
             conn_free(c);
     } else {
         uv_timer_stop(&c->stmt_timer);
         SlSettings *old = settings_enter(c->settings);
-        if (j->rows.len > 0)
-            strbuf_append(&c->out, j->rows.data, j->rows.len);
-        conn_mark_dirty(c);
-        Portal *p = j->portal;
         if (j->rc < 0) {
             if (j->kind == JOB_SIMPLE) {
                 session_send_error(c, &j->err, j->sql, false);
                 simple_query_end(c);
             } else {
-                if (j->kind == JOB_EXECUTE_LIMIT)
-                    strbuf_free(&p->rows);
                 p->done = true;
                 extended_error(c, &j->err, j->sql);
             }
+        } else if (suspended) {
+            send_simple(c, PGW_MSG_PORTAL_SUSPENDED);
         } else if (j->kind == JOB_SIMPLE) {
             statement_done(c, j->tag, sizeof(j->tag));
             send_command_complete(c, j->tag);
             c->sq->next++;
             run_simple(c);
-        } else if (j->kind == JOB_EXECUTE) {
+        } else {
             statement_done(c, j->tag, sizeof(j->tag));
+            execute_tag(j->tag, sizeof(j->tag), j->sent);
             p->done = true;
             send_command_complete(c, j->tag);
-        } else {
-            snprintf(p->tag, sizeof(p->tag), "%s", j->tag);
-            statement_done(c, p->tag, sizeof(p->tag));
-            p->materialized = true;
-            p->rows_pos = 0;
-            portal_send(c, p, j->maxrows);
         }
         settings_enter(old);
     }

@@ -5,9 +5,11 @@
  * block size gets a block of its own, inserted behind the current one so the
  * current block keeps filling.  arena_rewind keeps emptied blocks on two
  * spare lists (standard ones, larger ones) that later requests take from
- * first.
+ * first.  Every block taken from malloc is charged to the arena's memory
+ * account (memacct.h) and credited when it is freed.
  */
 #include "sluice/arena.h"
+#include "sluice/memacct.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,13 +34,20 @@ struct ArenaBlock {
 
 #define ARENA_ALIGN 16
 
-static ArenaBlock *block_new(size_t size)
+static ArenaBlock *block_new(Arena *a, size_t size)
 {
     ArenaBlock *b = sl_malloc(sizeof(ArenaBlock) + size);
     b->next = NULL;
     b->size = size;
     b->used = 0;
+    sl_mem_charge(a->acct, sizeof(ArenaBlock) + size);
     return b;
+}
+
+static void block_free(Arena *a, ArenaBlock *b)
+{
+    sl_mem_credit(a->acct, sizeof(ArenaBlock) + b->size);
+    sl_free(b);
 }
 
 void arena_init(Arena *a, size_t block_size)
@@ -48,6 +57,43 @@ void arena_init(Arena *a, size_t block_size)
     a->total = 0;
     a->spare = NULL;
     a->spare_big = NULL;
+    a->acct = sl_mem_account_current();
+    if (a->acct != NULL)
+        sl_mem_account_ref(a->acct);
+}
+
+/* Bytes of malloc'd blocks a holds (in use and spare). */
+static size_t held(const Arena *a)
+{
+    size_t n = 0;
+    const ArenaBlock *lists[3] = {a->head, a->spare, a->spare_big};
+    for (int l = 0; l < 3; l++)
+        for (const ArenaBlock *b = lists[l]; b != NULL; b = b->next)
+            n += sizeof(ArenaBlock) + b->size;
+    return n;
+}
+
+void arena_set_account(Arena *a, SlMemAccount *acct)
+{
+    if (acct == a->acct)
+        return;
+    size_t n = held(a);
+    if (acct != NULL) {
+        sl_mem_account_ref(acct);
+        sl_mem_charge(acct, n);
+    }
+    if (a->acct != NULL) {
+        sl_mem_credit(a->acct, n);
+        sl_mem_account_unref(a->acct);
+    }
+    a->acct = acct;
+}
+
+void *arena_alloc_budget(Arena *a, size_t n)
+{
+    if (a->acct != NULL && sl_mem_would_exceed(a->acct, n) != 0)
+        return NULL;
+    return arena_alloc(a, n);
 }
 
 /* A spare larger block of at least n bytes, taken off the list, or NULL. */
@@ -79,7 +125,7 @@ void *arena_alloc(Arena *a, size_t n)
     if (n > a->block_size / 4) {
         ArenaBlock *big = spare_big_take(a, n);
         if (big == NULL) {
-            big = block_new(n);
+            big = block_new(a, n);
             a->total += n;
         }
         big->used = n;
@@ -96,7 +142,7 @@ void *arena_alloc(Arena *a, size_t n)
         a->spare = nb->next;
         SPARE_UNPOISON(nb);
     } else {
-        nb = block_new(a->block_size);
+        nb = block_new(a, a->block_size);
         a->total += a->block_size;
     }
     nb->next = b;
@@ -145,12 +191,12 @@ char *arena_printf(Arena *a, const char *fmt, ...)
     return p;
 }
 
-static void free_chain(ArenaBlock *b)
+static void free_chain(Arena *a, ArenaBlock *b)
 {
     while (b != NULL) {
         SPARE_UNPOISON(b);
         ArenaBlock *next = b->next;
-        sl_free(b);
+        block_free(a, b);
         b = next;
     }
 }
@@ -167,7 +213,7 @@ void arena_rewind(Arena *a, size_t keep_bytes)
             SPARE_UNPOISON(b);
             if (kept + b->size > keep_bytes) {
                 a->total -= b->size;
-                sl_free(b);
+                block_free(a, b);
                 continue;
             }
             ArenaBlock **list = b->size == a->block_size ? &a->spare : &a->spare_big;
@@ -182,8 +228,8 @@ void arena_rewind(Arena *a, size_t keep_bytes)
 
 void arena_reset(Arena *a)
 {
-    free_chain(a->spare);
-    free_chain(a->spare_big);
+    free_chain(a, a->spare);
+    free_chain(a, a->spare_big);
     a->spare = a->spare_big = NULL;
     ArenaBlock *b = a->head;
     if (b == NULL) {
@@ -195,7 +241,7 @@ void arena_reset(Arena *a)
     ArenaBlock *it = keep ? b->next : b;
     while (it != NULL) {
         ArenaBlock *next = it->next;
-        sl_free(it);
+        block_free(a, it);
         it = next;
     }
     if (keep) {
@@ -210,9 +256,11 @@ void arena_reset(Arena *a)
 
 void arena_destroy(Arena *a)
 {
-    free_chain(a->head);
-    free_chain(a->spare);
-    free_chain(a->spare_big);
+    free_chain(a, a->head);
+    free_chain(a, a->spare);
+    free_chain(a, a->spare_big);
     a->head = a->spare = a->spare_big = NULL;
     a->total = 0;
+    sl_mem_account_unref(a->acct);
+    a->acct = NULL;
 }

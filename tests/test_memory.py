@@ -1,0 +1,253 @@
+"""Issue 19, item 10: no statement from any role takes the server's memory.
+
+- Results stream: the rows of SELECT * FROM generate_series(1, 1e9) reach
+  the client as they are computed, a client that stops reading holds the
+  statement paused with the server's memory flat, and an Execute row limit
+  suspends the portal without computing the rest (PortalSuspended).
+- Every statement has a budget: statement_mem per statement and the
+  server's --max-memory for all of them; past either the statement ends
+  with 53200 out_of_memory and the server goes on serving.
+- A regular expression whose bounded repetitions expand past what glibc's
+  regcomp can hold is refused before compiling (2201B).
+- COPY FROM STDIN keeps no more than a bounded piece of its input.
+
+Everything runs as the plain LOGIN role u, never the superuser.
+"""
+
+import socket
+import struct
+import time
+
+import psycopg
+import pytest
+
+from pgwire_raw import (CANCEL_REQUEST, Raw, bind, data_row, error_fields, execute, flush,
+                        parse, query, sync)
+from test_pgwire_limits import backend_key, rss_kib
+
+HUGE_SERIES = "SELECT g FROM generate_series(1, 1000000000) g"
+
+
+def make_role_u(server):
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute("CREATE ROLE u LOGIN PASSWORD 'pw-u'")
+
+
+def connect_u(server):
+    return psycopg.connect(f"host={server.host} port={server.port} user=u dbname=sluice "
+                           "password=pw-u", autocommit=True)
+
+
+def session_u(server):
+    raw = Raw(server.port, timeout=10)
+    msgs = raw.startup(user="u", password="pw-u")
+    assert msgs[-1] == (b"Z", b"I"), msgs
+    return raw
+
+
+def select_1_answers(server):
+    with connect_u(server) as other:
+        started = time.monotonic()
+        assert other.execute("SELECT 1").fetchall() == [(1,)]
+        return time.monotonic() - started
+
+
+def read_rows(raw, n):
+    """The first n DataRows of the current result (anything else fails)."""
+    rows = []
+    while len(rows) < n:
+        msg = raw.recv_msg()
+        assert msg is not None, "server closed the connection"
+        kind, body = msg
+        if kind == b"D":
+            rows.append(data_row(body))
+        else:
+            assert kind == b"T", (kind, body)
+    return rows
+
+
+@pytest.fixture
+def mem_server(sluiced):
+    server = sluiced()
+    make_role_u(server)
+    return server
+
+
+@pytest.mark.timeout(120)
+def test_huge_result_streams_and_pauses_for_a_slow_reader(mem_server):
+    """The first rows of a billion-row result arrive at once; while the
+    client reads nothing the statement waits with the server's memory flat;
+    a CancelRequest then ends it (57014) and the session goes on.  (On the
+    old code the whole result was built before the first row was sent: no
+    row came within the timeout and the memory grew without bound.)"""
+    server = mem_server
+    raw = Raw(server.port, timeout=10)
+    msgs = raw.startup(user="u", password="pw-u")
+    pid, key = backend_key(msgs)
+    raw.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    # a statement_timeout bounds the old code's blow-up in this test
+    raw.send(query("SET statement_timeout = '6s'"))
+    raw.until_ready()
+    started = time.monotonic()
+    raw.send(query(HUGE_SERIES))
+    rows = read_rows(raw, 1000)
+    assert rows[0] == [b"1"] and rows[-1] == [b"1000"]
+    assert time.monotonic() - started < 5, "the first rows were not streamed"
+
+    time.sleep(1.0)
+    base = rss_kib(server.proc.pid)
+    time.sleep(2.0)
+    grown = rss_kib(server.proc.pid) - base
+    assert grown < 64 * 1024, f"server grew by {grown >> 10} MiB while the client slept"
+    assert select_1_answers(server) < 5
+
+    with socket.create_connection((server.host, server.port), timeout=5) as c:
+        c.sendall(struct.pack("!IIii", 16, CANCEL_REQUEST, pid, key))
+    out = raw.until_ready()
+    errors = [error_fields(b) for k, b in out if k == b"E"]
+    assert errors and errors[0]["C"] == "57014", errors
+    raw.send(query("SELECT 42"))
+    out = raw.until_ready()
+    assert [data_row(b) for k, b in out if k == b"D"] == [[b"42"]]
+    raw.close()
+
+
+@pytest.mark.timeout(120)
+def test_execute_row_limit_suspends_the_portal_without_computing_the_rest(mem_server):
+    """Execute(maxrows) over a billion rows answers PortalSuspended at once,
+    and the next Execute goes on from where the first stopped."""
+    server = mem_server
+    raw = session_u(server)
+    raw.send(query("SET statement_timeout = '6s'"))
+    raw.until_ready()
+    raw.send(query("BEGIN"))
+    raw.until_ready()
+    started = time.monotonic()
+    raw.send(parse(HUGE_SERIES), bind(portal="p"), execute("p", maxrows=3), flush())
+    got = []
+    while True:
+        kind, body = raw.recv_msg()
+        got.append((kind, body))
+        if kind in (b"s", b"C", b"E"):
+            break
+    assert time.monotonic() - started < 5, "the portal computed the whole result"
+    assert [k for k, _ in got] == [b"1", b"2", b"D", b"D", b"D", b"s"], got
+    assert [data_row(b) for k, b in got if k == b"D"] == [[b"1"], [b"2"], [b"3"]]
+    time.sleep(1.0)
+    base = rss_kib(server.proc.pid)
+    time.sleep(1.0)
+    assert rss_kib(server.proc.pid) - base < 32 * 1024
+
+    raw.send(execute("p", maxrows=2), sync())
+    out = raw.until_ready()
+    assert [data_row(b) for k, b in out if k == b"D"] == [[b"4"], [b"5"]]
+    assert [k for k, _ in out] == [b"D", b"D", b"s", b"Z"]
+    # Close ends the statement; the session goes on.
+    raw.send(query("COMMIT"))
+    raw.until_ready()
+    raw.send(query("SELECT 7"))
+    out = raw.until_ready()
+    assert [data_row(b) for k, b in out if k == b"D"] == [[b"7"]]
+    raw.close()
+
+
+def test_row_limit_on_a_statement_that_reads_the_loop(mem_server):
+    """A SELECT over a system relation (run on the loop) suspends too, and
+    its rows come out in order across Executes."""
+    server = mem_server
+    with connect_u(server) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM sys.settings").fetchall()]
+    assert len(names) > 6
+    raw = session_u(server)
+    raw.send(parse("SELECT name FROM sys.settings"), bind(), execute(maxrows=4),
+             execute(maxrows=0), sync())
+    out = raw.until_ready()
+    kinds = [k for k, _ in out]
+    assert kinds[:7] == [b"1", b"2", b"D", b"D", b"D", b"D", b"s"], kinds
+    got = [data_row(b)[0].decode() for k, b in out if k == b"D"]
+    assert got == names
+    (tag,) = [b for k, b in out if k == b"C"]
+    assert tag == f"SELECT {len(names) - 4}".encode() + b"\x00"
+    raw.close()
+
+
+def assert_out_of_memory(conn, sql, bound):
+    with pytest.raises(psycopg.Error) as exc:
+        conn.execute(sql).fetchall()
+    assert exc.value.sqlstate == "53200", (exc.value.sqlstate, str(exc.value))
+    assert str(exc.value).startswith("out of memory")
+    assert bound in exc.value.diag.message_detail, exc.value.diag.message_detail
+
+
+CROSS_JOIN = "SELECT count(*) FROM " + ", ".join(
+    f"(VALUES (1)) v{i}(x{i})" for i in range(600))
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("sql", [
+    CROSS_JOIN,
+    "SELECT length(repeat('x', 500000000))",
+    "SELECT length(lpad('x', 200000000, 'ab'))",
+    "SELECT count(*) FROM (SELECT g FROM generate_series(1, 20000000) g ORDER BY g DESC) s",
+    "SELECT count(DISTINCT g) FROM generate_series(1, 20000000) g",
+    "SELECT length(string_agg(repeat('y', 1000), ',')) FROM generate_series(1, 200000)",
+], ids=["cross-join-600", "repeat", "lpad", "sort", "distinct", "string_agg"])
+def test_statement_mem_ends_the_statement_not_the_server(mem_server, sql):
+    server = mem_server
+    with connect_u(server) as conn:
+        conn.execute("SET statement_mem = '64MB'")
+        assert conn.execute("SHOW statement_mem").fetchone() == ("64MB",)
+        assert_out_of_memory(conn, sql, "statement_mem (64MB)")
+        # the same session, and every other, goes on
+        assert conn.execute("SELECT 1").fetchall() == [(1,)]
+        assert select_1_answers(server) < 5
+    assert server.alive()
+
+
+def test_statement_mem_setting(mem_server):
+    with connect_u(mem_server) as conn:
+        assert conn.execute("SHOW statement_mem").fetchone() == ("1GB",)
+        conn.execute("SET statement_mem = 2048")
+        assert conn.execute("SHOW statement_mem").fetchone() == ("2MB",)
+        conn.execute("SET statement_mem = '1536kB'")
+        assert conn.execute("SHOW statement_mem").fetchone() == ("1536kB",)
+        for bad, state in (("'64XB'", "22023"), ("'12'", "22023"), ("'abc'", "22023")):
+            with pytest.raises(psycopg.Error) as exc:
+                conn.execute(f"SET statement_mem = {bad}")
+            assert exc.value.sqlstate == state, bad
+        conn.execute("RESET statement_mem")
+        # within the budget, the same statements answer
+        assert conn.execute("SELECT length(repeat('x', 1000000))").fetchone() == (1000000,)
+        assert conn.execute("SELECT count(*) FROM (VALUES (1)) a(x), (VALUES (2)) b(y)"
+                            ).fetchone() == (1,)
+
+
+@pytest.mark.timeout(120)
+def test_max_memory_bounds_all_statements_together(sluiced):
+    """--max-memory: a statement within its own statement_mem still ends
+    with 53200 when all statements together would pass the server's bound."""
+    server = sluiced("--max-memory", "64MB")
+    make_role_u(server)
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        rows = dict(conn.execute("SELECT name, setting FROM sys.settings").fetchall())
+    assert rows["max_memory"] == str(64 << 20)
+    with connect_u(server) as conn:
+        assert_out_of_memory(conn, CROSS_JOIN, "max_memory (64MB)")
+        assert conn.execute("SELECT 1").fetchall() == [(1,)]
+
+
+@pytest.mark.timeout(60)
+def test_regex_too_complex_is_refused_before_compiling(mem_server):
+    with connect_u(mem_server) as conn:
+        started = time.monotonic()
+        for pattern in ("((((((((((x{255}){255}){255}){255})))))))", "(x{1000}){1000}",
+                        "((a|b{200}){200}|c){50}"):
+            with pytest.raises(psycopg.Error) as exc:
+                conn.execute(f"SELECT 'x' ~ '{pattern}'").fetchall()
+            assert exc.value.sqlstate == "2201B"
+            assert "regular expression is too complex" in str(exc.value)
+        assert time.monotonic() - started < 5
+        # bounded repetitions within the limit still match as before
+        assert conn.execute(
+            "SELECT 'xx' ~ '^(x{2}|y)$', 'xy' ~ '^(x{2}|y)$', 'abab' ~ '^(ab){1,3}$', "
+            "'a{' ~ 'a[{]', 'x{' ~ 'x\\{'").fetchone() == (True, False, True, True, True)
