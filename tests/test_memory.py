@@ -251,3 +251,71 @@ def test_regex_too_complex_is_refused_before_compiling(mem_server):
         assert conn.execute(
             "SELECT 'xx' ~ '^(x{2}|y)$', 'xy' ~ '^(x{2}|y)$', 'abab' ~ '^(ab){1,3}$', "
             "'a{' ~ 'a[{]', 'x{' ~ 'x\\{'").fetchone() == (True, False, True, True, True)
+
+
+def copy_in(conn, sql, total_bytes, line=b"1,abcdefghijklmnopqrstuvwxyz0123456789\n"):
+    """COPY sql with total_bytes of lines, written in 1 MiB pieces."""
+    piece = line * ((1 << 20) // len(line))
+    with conn.cursor() as cur:
+        with cur.copy(sql) as copy:
+            sent = 0
+            while sent < total_bytes:
+                copy.write(piece)
+                sent += len(piece)
+    return sent // len(line)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("target", ["stream", "table"])
+def test_copy_past_statement_mem_ends_with_53200_and_writes_nothing(mem_server, target):
+    server = mem_server
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        if target == "stream":
+            conn.execute("CREATE STREAM t (a bigint, b text)")
+        else:
+            conn.execute("CREATE TABLE t (a bigint PRIMARY KEY, b text)")
+        conn.execute("GRANT SELECT, INSERT ON t TO u")
+    with connect_u(server) as conn:
+        conn.execute("SET statement_mem = '8MB'")
+        with pytest.raises(psycopg.Error) as exc:
+            copy_in(conn, "COPY t FROM STDIN (FORMAT csv)", 64 << 20)
+        assert exc.value.sqlstate == "53200", str(exc.value)
+        assert "statement_mem (8MB)" in exc.value.diag.message_detail
+        assert "split the input" in exc.value.diag.message_hint
+        assert conn.execute("SELECT count(*) FROM t").fetchone() == (0,)
+        if target == "stream":
+            # within the budget, a COPY of many CopyData messages loads whole
+            conn.execute("RESET statement_mem")
+            n = copy_in(conn, "COPY t FROM STDIN (FORMAT csv)", 16 << 20)
+            assert conn.execute("SELECT count(*) FROM t").fetchone() == (n,)
+    assert select_1_answers(server) < 5
+
+
+@pytest.mark.timeout(180)
+def test_concurrent_copies_share_max_memory(sluiced):
+    """Four COPYs at once, each within statement_mem, pass the server's
+    --max-memory together: the one that would pass it ends with 53200, the
+    server keeps serving."""
+    import threading
+    server = sluiced("--max-memory", "48MB")
+    make_role_u(server)
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute("CREATE STREAM t (a bigint, b text)")
+        conn.execute("GRANT SELECT, INSERT ON t TO u")
+    results = []
+
+    def one():
+        try:
+            with connect_u(server) as conn:
+                results.append(copy_in(conn, "COPY t FROM STDIN (FORMAT csv)", 40 << 20))
+        except psycopg.Error as e:
+            results.append(e.sqlstate)
+
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert "53200" in results, results
+    assert select_1_answers(server) < 5
+    assert server.alive()

@@ -202,8 +202,10 @@ int ex_check_interrupt(SlError *err);
  * (memacct.h) passed statement_mem or the server's --max-memory; else 0.
  * ex_op_next checks it around every batch. */
 int ex_check_memory(SlError *err);
-/* Records 53200 for why (SL_MEM_OVER_STATEMENT / _SERVER); returns -1. */
-int ex_out_of_memory(SlError *err, int why);
+/* Records 53200 for the bound acct passed (memacct.h: statement_mem or
+ * the server's max_memory, in the detail); returns -1. */
+struct SlMemAccount;
+int ex_out_of_memory(SlError *err, const struct SlMemAccount *acct);
 /* arena_alloc_budget for a value whose size the user controls (repeat(),
  * ||, lpad): NULL with 53200 in err when it would pass the budget. */
 void *ex_alloc_budget(Arena *a, size_t n, SlError *err);

@@ -117,9 +117,10 @@ static void format_bytes(size_t n, char *buf, size_t size)
         snprintf(buf, size, "%zukB", kb);
 }
 
-int ex_out_of_memory(SlError *err, int why)
+int ex_out_of_memory(SlError *err, const SlMemAccount *acct)
 {
     char bound[32];
+    int why = sl_mem_exceeded(acct);
     sl_error(err, ERRCODE_OUT_OF_MEMORY, "out of memory");
     if (why == SL_MEM_OVER_SERVER) {
         format_bytes(sl_mem_server_limit(), bound, sizeof(bound));
@@ -128,8 +129,7 @@ int ex_out_of_memory(SlError *err, int why)
         sl_error_hint(err, "Try again when fewer statements run, or raise the server's "
                            "--max-memory.");
     } else {
-        SlMemAccount *a = sl_mem_account_current();
-        format_bytes(a != NULL ? sl_mem_account_limit(a) : 0, bound, sizeof(bound));
+        format_bytes(acct != NULL ? sl_mem_account_limit(acct) : 0, bound, sizeof(bound));
         sl_error_detail(err, "The statement needed more than statement_mem (%s).", bound);
         sl_error_hint(err, "Make the statement need less (fewer rows to sort, group or join "
                            "at once), or raise statement_mem.");
@@ -141,14 +141,14 @@ void *ex_alloc_budget(Arena *a, size_t n, SlError *err)
 {
     void *p = arena_alloc_budget(a, n);
     if (p == NULL)
-        ex_out_of_memory(err, a->acct != NULL ? sl_mem_exceeded(a->acct) : SL_MEM_OVER_STATEMENT);
+        ex_out_of_memory(err, a->acct);
     return p;
 }
 
 int ex_check_memory(SlError *err)
 {
-    int why = sl_mem_exceeded(sl_mem_account_current());
-    return why == SL_MEM_OK ? 0 : ex_out_of_memory(err, why);
+    const SlMemAccount *a = sl_mem_account_current();
+    return sl_mem_exceeded(a) == SL_MEM_OK ? 0 : ex_out_of_memory(err, a);
 }
 
 void ex_op_close(ExOp *op)

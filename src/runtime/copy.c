@@ -19,13 +19,23 @@
  * (stream_chunk_add) and its decoded values dropped, so the copy holds only
  * encoded rows, and rt_copy_end appends those chunks as they are -- still
  * one durable write, all or nothing.
+ *
+ * Memory: the input is decoded as it comes, so the copy keeps only the
+ * partial last line of it, plus the rows it will write at the end.  All of
+ * that (the arenas, the encoded chunks, the line buffer) is charged to the
+ * copy's memory account (memacct.h) with the session's statement_mem and
+ * the server's max_memory: a copy that would pass either ends with 53200
+ * and writes nothing, and the server goes on.  A load bigger than
+ * statement_mem is split into several COPYs (docs/sql-reference.md, COPY).
  */
 #include "runtime_int.h"
 #include "sluice/format.h"
 #include "sluice/log.h"
+#include "sluice/memacct.h"
 #include "sluice/options.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
+#include "sluice/settings.h"
 
 #include <stdio.h>
 
@@ -52,7 +62,33 @@ struct RtCopy {
     int         nchunks, capchunks;
     bool        bin_header;     /* FORMAT binary: the header was read */
     bool        bin_trailer;    /* ... and the trailer */
+    SlMemAccount *mem;          /* the budget: statement_mem, max_memory */
+    size_t      charged;        /* bytes of buf and chunks charged to mem */
 };
+
+/* Charges mem for what buf and the chunks hold now. */
+static void charge_buffers(RtCopy *cp)
+{
+    size_t held = cp->cap + sizeof(StrBuf) * (size_t)cp->capchunks;
+    for (int i = 0; i < cp->nchunks; i++)
+        held += cp->chunks[i].cap;
+    if (held > cp->charged)
+        sl_mem_charge(cp->mem, held - cp->charged);
+    else
+        sl_mem_credit(cp->mem, cp->charged - held);
+    cp->charged = held;
+}
+
+/* 53200 once the copy passed its budget, with how to load that much. */
+static int check_budget(RtCopy *cp, SlError *err)
+{
+    if (sl_mem_exceeded(cp->mem) == SL_MEM_OK)
+        return 0;
+    ex_out_of_memory(err, cp->mem);
+    sl_error_hint(err, "A COPY keeps its rows until it ends (it writes all or nothing): "
+                       "split the input into smaller COPYs, or raise statement_mem.");
+    return -1;
+}
 
 bool rt_copy_binary(const Prepared *p)
 {
@@ -85,6 +121,8 @@ int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
     const CopySpec *c = q->copy;
     RtCopy *cp = sl_calloc(1, sizeof(RtCopy));
     arena_init(&cp->arena, 256 * 1024);
+    cp->mem = sl_mem_account_new(settings_statement_mem(settings_current()));
+    arena_set_account(&cp->arena, cp->mem);
     cp->spec = c;
     const char **names = ARENA_ARRAY(&cp->arena, const char *, c->ncols ? c->ncols : 1);
     cp->types = ARENA_ARRAY(&cp->arena, SlType, c->ncols ? c->ncols : 1);
@@ -109,6 +147,7 @@ int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
     for (int i = 0; i < c->ncols && cp->direct; i++)
         cp->direct = c->attnums[i] == i && !c->rel->cols[i].not_null;
     arena_init(&cp->rows, 256 * 1024);
+    arena_set_account(&cp->rows, cp->mem);
     *out = cp;
     return 0;
 }
@@ -123,6 +162,8 @@ void rt_copy_abort(RtCopy *cp)
     sl_free(cp->chunks);
     arena_destroy(&cp->rows);
     arena_destroy(&cp->arena);
+    sl_mem_credit(cp->mem, cp->charged);
+    sl_mem_account_unref(cp->mem);
     sl_free(cp);
 }
 
@@ -364,12 +405,17 @@ int rt_copy_data(RtCopy *cp, const char *data, size_t len, SlError *err)
         return sl_error(err, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
                         "COPY input exceeds the limit of %zu bytes", COPY_MAX_BYTES);
     if (cp->len + len > cp->cap) {
-        cp->cap = SL_MAX(cp->len + len, cp->cap * 2);
+        size_t cap = SL_MAX(cp->len + len, cp->cap * 2);
+        if (sl_mem_would_exceed(cp->mem, cap - cp->cap) != SL_MEM_OK)
+            return check_budget(cp, err);
+        cp->cap = cap;
         cp->buf = sl_realloc(cp->buf, cp->cap);
     }
     memcpy(cp->buf + cp->len, data, len);
     cp->len += len;
-    return decode(cp, false, err);
+    int rc = decode(cp, false, err);
+    charge_buffers(cp);
+    return rc < 0 ? -1 : check_budget(cp, err);
 }
 
 static ExSource *copy_open_scan(ExCtx *cx, const Plan *scan)
@@ -390,6 +436,9 @@ int rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **defer
     if (deferred != NULL)
         *deferred = NULL;
     int rc = decode(cp, true, err);
+    charge_buffers(cp);
+    if (rc == 0)
+        rc = check_budget(cp, err);
     const CopySpec *c = cp->spec;
     const CatRelation *rel = c->rel;
     if (rc == 0 && cp->direct && deferred != NULL && cp->nchunks > 0 &&

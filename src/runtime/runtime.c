@@ -522,7 +522,7 @@ int rt_run_fetch(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent, ch
     if (rc < 0 && sl_mem_exceeded(r->mem) != SL_MEM_OK &&
         strcmp(r->err.sqlstate, ERRCODE_OUT_OF_MEMORY) != 0) {
         sl_error_clear(&r->err);
-        ex_out_of_memory(&r->err, sl_mem_exceeded(r->mem));
+        ex_out_of_memory(&r->err, r->mem);
     }
     if (rc < 0)
         sl_error_move(err, &r->err);
