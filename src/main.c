@@ -110,7 +110,8 @@ static void usage(FILE *f)
 "      --max-memory=SIZE      memory all running statements may hold together\n"
 "                             (bytes, or with kB, MB, GB, TB); a statement\n"
 "                             that would pass it ends with 53200 (default:\n"
-"                             half the RAM, or of the address-space limit)\n"
+"                             half the RAM, or a quarter of the address-space\n"
+"                             limit, ulimit -v, when that is less)\n"
 "      --ssl=on|off           accept TLS (SSLRequest); needs the two files below\n"
 "      --ssl-cert-file=FILE   server certificate (chain), PEM\n"
 "      --ssl-key-file=FILE    its private key, PEM\n"
@@ -469,17 +470,19 @@ static int parse_args(int argc, char **argv, Options *o)
     return 0;
 }
 
-/* --max-memory's default: half of the physical memory, or of the address
- * space limit (ulimit -v, prlimit --as) when that is smaller. */
+/* --max-memory's default: half of the physical memory, or a quarter of
+ * the address-space limit (ulimit -v, prlimit --as) when that is smaller:
+ * address space also holds the libraries, thread stacks, malloc's
+ * per-thread reserves, RocksDB and the connections' buffers. */
 static long default_max_memory(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    double bytes = pages > 0 && page > 0 ? (double)pages * (double)page : 8.0 * (1L << 30);
+    double bytes = pages > 0 && page > 0 ? (double)pages * (double)page / 2 : 4.0 * (1L << 30);
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        (double)rl.rlim_cur < bytes)
-        bytes = (double)rl.rlim_cur;
-    return (long)SL_MAX(bytes / 2, 16.0 * (1L << 20));
+        (double)rl.rlim_cur / 4 < bytes)
+        bytes = (double)rl.rlim_cur / 4;
+    return (long)SL_MAX(bytes, 16.0 * (1L << 20));
 }
 
 /* ---------------------------------------------------------------------- */

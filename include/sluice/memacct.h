@@ -8,7 +8,8 @@
  * arena_set_account, charge it for every block they take from malloc and
  * credit it for every block they give back.  The account also charges one
  * server-wide total, bounded by sl_mem_server_limit_set (--max-memory).
- * Passing either bound marks the account exceeded: the executor checks the
+ * Passing either bound marks the account exceeded (the server's only for
+ * a statement that holds SL_MEM_SERVER_FLOOR or more): the executor checks the
  * mark between batches (ex_check_memory) and ends the statement with 53200
  * out_of_memory; arena_alloc_budget refuses a single large request that
  * would pass a bound before it is made.  Real malloc failure stays fatal
@@ -29,6 +30,10 @@
 #include "sluice/common.h"
 
 typedef struct SlMemAccount SlMemAccount;
+
+/* A statement holding less than this is never refused for the server's
+ * bound, only for its own statement_mem. */
+#define SL_MEM_SERVER_FLOOR ((size_t)8 << 20)
 
 /* Which bound an account passed. */
 enum { SL_MEM_OK = 0, SL_MEM_OVER_STATEMENT = 1, SL_MEM_OVER_SERVER = 2 };

@@ -78,13 +78,16 @@ SlMemAccount *sl_mem_account_current(void)
     return current;
 }
 
-/* Which bound used bytes of a (and total of the server) pass. */
+/* Which bound used bytes of a (and total of the server) pass.  A statement
+ * that holds less than SL_MEM_SERVER_FLOOR is never refused for the
+ * server's bound: small statements (SELECT 1) go on while big ones fill
+ * it, and the big ones are the ones that end. */
 static int over(const SlMemAccount *a, size_t used, size_t total)
 {
     size_t limit = atomic_load(&a->limit), slimit = atomic_load(&server_limit);
     if (limit != 0 && used > limit)
         return SL_MEM_OVER_STATEMENT;
-    if (slimit != 0 && total > slimit)
+    if (slimit != 0 && total > slimit && used > SL_MEM_SERVER_FLOOR)
         return SL_MEM_OVER_SERVER;
     return SL_MEM_OK;
 }
