@@ -319,3 +319,18 @@ def test_concurrent_copies_share_max_memory(sluiced):
     assert "53200" in results, results
     assert select_1_answers(server) < 5
     assert server.alive()
+
+
+def test_result_held_on_the_loop_is_bounded_by_statement_mem(mem_server):
+    """A statement over a system relation runs on the loop and cannot pause:
+    its result is held whole, so it ends with 53200 once that passes
+    statement_mem, and the session goes on."""
+    with connect_u(mem_server) as conn:
+        conn.execute("SET statement_mem = '8MB'")
+        with pytest.raises(psycopg.Error) as exc:
+            conn.execute("SELECT g FROM generate_series(1, 3000000) g, "
+                         "(SELECT 1 FROM sys.settings LIMIT 1) s").fetchall()
+        assert exc.value.sqlstate == "53200", str(exc.value)
+        assert "held whole" in exc.value.diag.message_detail
+        assert conn.execute("SELECT count(*) FROM (SELECT g FROM generate_series(1, 3000) g, "
+                            "(SELECT 1 FROM sys.settings LIMIT 1) s) x").fetchone() == (3000,)

@@ -345,11 +345,13 @@ static int insert_stream(Modify *md, ExOp *src)
     int rc;
     while ((rc = op_pull(src, &in)) > 0)
         rowbuf_append(&rb, in);
-    if (rc < 0)
+    if (rc < 0 || ex_check_memory(md->cx->err) < 0)
         return -1;
     /* one batch of all the rows: one append, one chunk */
     uint32_t total = (uint32_t)rb.nrows;
     Batch *all = batch_alloc(md->a, rb.types, (uint32_t)rel->ncols, total ? total : 1);
+    if (ex_check_memory(md->cx->err) < 0)
+        return -1;
     uint32_t r = 0;
     for (int bi = 0; bi < rb.nbatches; bi++) {
         const Batch *b = rb.batches[bi];

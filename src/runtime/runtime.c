@@ -524,8 +524,10 @@ int rt_run_fetch(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent, ch
         sl_error_clear(&r->err);
         ex_out_of_memory(&r->err, r->mem);
     }
-    if (rc < 0)
+    /* the sink's own error (it records into err) comes first */
+    if (rc < 0 && !sl_error_set(err))
         sl_error_move(err, &r->err);
+    sl_error_clear(&r->err);
     sl_mem_account_enter(old_mem);
     return rc;
 }

@@ -257,6 +257,8 @@ typedef struct RowSink {
     int            nformats;
     SlError       *err;
     size_t         pause_at;    /* ask the statement to pause past this many bytes */
+    size_t         max_out;     /* on the loop: bytes out may grow by (statement_mem) */
+    size_t         out_start;   /* out->len when the statement began */
 } RowSink;
 
 static int row_sink_batch_cb(ResultSink *sink, const Batch *b)
@@ -298,6 +300,15 @@ static int row_sink_batch_cb(ResultSink *sink, const Batch *b)
     }
     if (rs->conn != NULL && out == &rs->conn->out)
         conn_mark_dirty(rs->conn);
+    if (rs->max_out > 0 && out->len - rs->out_start > rs->max_out) {
+        /* a statement on the loop cannot pause: its result is held whole */
+        sl_error(rs->err, ERRCODE_OUT_OF_MEMORY, "out of memory");
+        sl_error_detail(rs->err, "The result of a statement over system relations is held "
+                                 "whole, and it passed statement_mem (%zu kB).",
+                        rs->max_out / 1024);
+        sl_error_hint(rs->err, "Select fewer rows (a WHERE or LIMIT), or raise statement_mem.");
+        return -1;
+    }
     return rs->pause_at > 0 && out->len >= rs->pause_at ? 1 : 0;
 }
 
@@ -426,7 +437,7 @@ static void job_work_cb(uv_work_t *req)
     SlSettings *old = settings_enter(j->settings);
     const _Atomic int *old_flag = ex_interrupt_enter(&j->interrupt);
     RowSink rs = {{NULL, row_sink_batch_cb}, NULL, &j->rows, j->formats, j->nformats, &j->err,
-                  JOB_YIELD_BYTES};
+                  JOB_YIELD_BYTES, 0, 0};
     int64_t limit = j->kind == JOB_EXECUTE_LIMIT ? j->maxrows - j->sent : 0;
     uint64_t sent = 0;
     j->rc = rt_run_fetch(j->run, &rs.base, limit, &sent, j->tag, sizeof(j->tag), &j->err);
@@ -532,7 +543,8 @@ static int start_statement(Conn *c, const Prepared *prep, const ParamValue *para
             return 0;
         }
         if (here && (kind != JOB_EXECUTE_LIMIT || !rt_returns_rows(prep))) {
-            RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err, 0};
+            RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err, 0,
+                          settings_statement_mem(c->settings), out->len};
             if (rt_execute(prep, params, nparams, &rs.base, tag, tagsize, err) < 0)
                 return -1;
             statement_done(c, tag, tagsize);
@@ -543,7 +555,8 @@ static int start_statement(Conn *c, const Prepared *prep, const ParamValue *para
     }
     if (here) {
         /* a statement that reads the loop's state, with a row limit */
-        RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err, 0};
+        RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err, 0,
+                      settings_statement_mem(c->settings), out->len};
         uint64_t sent = 0;
         int rc = rt_run_fetch(run, &rs.base, maxrows, &sent, tag, tagsize, err);
         if (rc > 0) {
