@@ -15,7 +15,9 @@
  *
  * Positions and lengths count characters (UTF-8), bytea functions bytes.
  * Results live in the batch arena; the only per-row work is a bump
- * allocation from it.  Case mapping is the C.UTF-8 locale's (towupper and
+ * allocation from it.  Results whose size the arguments pick (repeat,
+ * lpad / rpad, replace) are checked against the statement's memory budget
+ * before they are allocated (ex_alloc_budget: 53200).  Case mapping is the C.UTF-8 locale's (towupper and
  * friends, as PostgreSQL does under an initdb in C.UTF-8), with an ASCII
  * fast path.
  */

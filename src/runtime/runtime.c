@@ -8,8 +8,15 @@
  *   rt_execute    parameters in, rows out to a ResultSink, the tag
  *   rt_subscribe_name  the query a prepared SUBSCRIBE names
  *   rt_setting    what a SET / RESET / SHOW asks of the session
- *   rt_on_worker, rt_run_begin, rt_run_exec, rt_run_end
- *                 a statement run on a worker thread, in three steps
+ *   rt_on_worker, rt_returns_rows, rt_run_begin, rt_run_exec, rt_run_fetch,
+ *   rt_run_end    a statement run on a worker thread, in three steps; the
+ *                 run (rt_run_fetch) may come a piece at a time, a SELECT's
+ *                 operator tree kept in the RtRun between pieces
+ *
+ * Each RtRun owns a memory account (memacct.h) with the session's
+ * statement_mem, entered on the thread while a piece runs: its arenas and
+ * the operators' are charged to it, and an error the budget caused is
+ * reported as 53200, whatever noticed it first.
  *
  * Statements that read no relation (SELECT 1, SET, BEGIN) work without
  * rt_init(); the others fail with 55000 until it is called.  A prepared

@@ -15,7 +15,9 @@
  * from its front.  Output is built as whole messages in c->out and handed to
  * uv_write once per loop turn.  When a client stops reading and the bytes in
  * flight pass max_output_buffer, we stop reading from it until they drain:
- * a slow reader slows only itself.
+ * a slow reader slows only itself.  After each write, the session hears
+ * that output drained (session_output_drained): a statement paused for a
+ * slow reader goes on.
  *
  * With TLS (tls.c) the socket's bytes are read into raw_in and fed to
  * OpenSSL, which appends the plaintext to the same input buffer; at flush
