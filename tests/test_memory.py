@@ -334,3 +334,37 @@ def test_result_held_on_the_loop_is_bounded_by_statement_mem(mem_server):
         assert "held whole" in exc.value.diag.message_detail
         assert conn.execute("SELECT count(*) FROM (SELECT g FROM generate_series(1, 3000) g, "
                             "(SELECT 1 FROM sys.settings LIMIT 1) s) x").fetchone() == (3000,)
+
+
+@pytest.mark.timeout(120)
+def test_hang_ups_mid_result_and_mid_portal_free_everything(mem_server):
+    """A client that hangs up while its result streams (a job parked for
+    want of room, or running), and one that leaves a suspended portal
+    behind (closed by Sync, or by hanging up): the server frees the runs
+    (the ASan build reports any leak or use after free at the end) and goes
+    on serving."""
+    server = mem_server
+    for rows in (10, 5000):
+        raw = session_u(server)
+        raw.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        raw.send(query(HUGE_SERIES))
+        read_rows(raw, rows)
+        time.sleep(0.5)
+        raw.sock.close()
+    # a suspended portal dropped by Sync outside a block
+    raw = session_u(server)
+    raw.send(parse(HUGE_SERIES), bind(), execute(maxrows=2), sync())
+    out = raw.until_ready()
+    assert [k for k, _ in out] == [b"1", b"2", b"D", b"D", b"s", b"Z"], out
+    raw.send(execute(maxrows=2), sync())
+    out = raw.until_ready()
+    assert out[0][0] == b"E" and error_fields(out[0][1])["C"] == "34000", out
+    # a suspended portal left behind by a hang-up
+    raw.send(query("BEGIN"))
+    raw.until_ready()
+    raw.send(parse(HUGE_SERIES), bind(portal="p"), execute("p", maxrows=2), flush())
+    assert [raw.recv_msg()[0] for _ in range(4)] == [b"1", b"2", b"D", b"D"]
+    raw.sock.close()
+    time.sleep(0.5)
+    assert select_1_answers(server) < 5
+    assert server.alive()
