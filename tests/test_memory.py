@@ -368,3 +368,29 @@ def test_hang_ups_mid_result_and_mid_portal_free_everything(mem_server):
     time.sleep(0.5)
     assert select_1_answers(server) < 5
     assert server.alive()
+
+
+def test_row_limit_on_returning_and_explain(mem_server):
+    """INSERT ... RETURNING and EXPLAIN under an Execute row limit: their rows
+    (made at once) come out maxrows at a time, PostgreSQL's way."""
+    server = mem_server
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute("CREATE TABLE r (k int PRIMARY KEY)")
+        conn.execute("GRANT SELECT, INSERT ON r TO u")
+    raw = session_u(server)
+    raw.send(parse("INSERT INTO r SELECT g FROM generate_series(1, 5) g RETURNING k"), bind(),
+             execute(maxrows=2), execute(maxrows=2), execute(maxrows=2), sync())
+    out = raw.until_ready()
+    assert [k for k, _ in out] == [b"1", b"2", b"D", b"D", b"s", b"D", b"D", b"s", b"D", b"C",
+                                   b"Z"], out
+    assert [data_row(b) for k, b in out if k == b"D"] == [[b"1"], [b"2"], [b"3"], [b"4"], [b"5"]]
+    assert [b for k, b in out if k == b"C"] == [b"INSERT 0 5\x00"]
+    raw.send(parse("EXPLAIN SELECT k FROM r WHERE k > 1 ORDER BY k"), bind(),
+             execute(maxrows=1), execute(), sync())
+    out = raw.until_ready()
+    kinds = [k for k, _ in out]
+    assert kinds[:4] == [b"1", b"2", b"D", b"s"] and kinds[-2:] == [b"C", b"Z"], out
+    assert len([k for k in kinds if k == b"D"]) >= 3
+    raw.close()
+    with connect_u(server) as conn:
+        assert conn.execute("SELECT count(*) FROM r").fetchone() == (5,)

@@ -396,6 +396,7 @@ struct RtRun {
     RtCursor     cur;
     bool         open;          /* cur was opened */
     uint64_t     rows;          /* rows sent so far */
+    char         tag[64];       /* EXPLAIN's, a DML's: set when its rows are made */
 };
 
 /* INSERT / UPDATE / DELETE one at a time: a key check and its write are
@@ -489,26 +490,40 @@ static int run_step(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent,
             snprintf(tag, tagsize, "SELECT %llu", (unsigned long long)r->rows);
         return rc;
     case QUERY_EXPLAIN:
-        rc = rt_run_explain(q, cx, sink, &rows);
+    case QUERY_MODIFY:
+        /* the rows are made at once (EXPLAIN's lines, RETURNING's rows
+         * after the commit) and handed out as a SELECT's are */
+        if (!r->open) {
+            r->open = true;
+            ResultSink hold;
+            rt_cursor_open_held(&r->cur, &hold);
+            if (q->kind == QUERY_EXPLAIN) {
+                rc = rt_run_explain(q, cx, &hold, &rows);
+                snprintf(r->tag, sizeof(r->tag), "EXPLAIN");
+            } else {
+                /* A table's key checks and writes go one statement at a
+                 * time; an append to a stream needs no check, and
+                 * concurrent appends may share an fsync (group commit,
+                 * relstore.h). */
+                bool serial = q->modify->rel->kind != REL_STREAM;
+                if (serial)
+                    pthread_mutex_lock(&modify_mu);
+                rc = rt_run_modify(q, cx, &hold, &rows);
+                if (serial)
+                    pthread_mutex_unlock(&modify_mu);
+                if (q->modify->kind == MODIFY_INSERT)
+                    snprintf(r->tag, sizeof(r->tag), "INSERT 0 %llu", (unsigned long long)rows);
+                else
+                    snprintf(r->tag, sizeof(r->tag), "%s %llu", q->tag,
+                             (unsigned long long)rows);
+            }
+            if (rc < 0)
+                return -1;
+        }
+        rc = rt_cursor_fetch(&r->cur, cx, sink, maxrows > 0 ? (uint64_t)maxrows : 0, sent);
         if (rc == 0)
-            snprintf(tag, tagsize, "EXPLAIN");
-        break;
-    case QUERY_MODIFY: {
-        /* A table's key checks and writes go one statement at a time; an
-         * append to a stream needs no check, and concurrent appends may
-         * share an fsync (group commit, relstore.h). */
-        bool serial = q->modify->rel->kind != REL_STREAM;
-        if (serial)
-            pthread_mutex_lock(&modify_mu);
-        rc = rt_run_modify(q, cx, sink, &rows);
-        if (serial)
-            pthread_mutex_unlock(&modify_mu);
-        if (rc == 0 && q->modify->kind == MODIFY_INSERT)
-            snprintf(tag, tagsize, "INSERT 0 %llu", (unsigned long long)rows);
-        else if (rc == 0)
-            snprintf(tag, tagsize, "%s %llu", q->tag, (unsigned long long)rows);
-        break;
-    }
+            snprintf(tag, tagsize, "%s", r->tag);
+        return rc;
     default:
         rc = sl_error(cx->err, ERRCODE_INTERNAL_ERROR, "unexpected statement kind %d", q->kind);
         break;

@@ -5,7 +5,8 @@
  *   rt_catalog, rt_state          what rt_init() was given (NULL before)
  *   rt_recv_binary                a value in PostgreSQL's binary format
  *   rt_run_select                 a query's plan, rows to a sink (statement.c)
- *   rt_cursor_open, _fetch, _close  the same a piece at a time (statement.c)
+ *   rt_cursor_open, _open_held, _fetch, _close  the same a piece at a time
+ *                                 (statement.c)
  *   rt_run_explain                EXPLAIN's lines as rows (statement.c)
  *   rt_run_modify                 INSERT / UPDATE / DELETE (statement.c)
  *   rt_run_create, rt_run_drop    DDL (ddl.c)
@@ -46,13 +47,20 @@ int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
  * cx->err set; *rows gets the rows this call sent.  rt_cursor_close may
  * come at any point, also after a failed open. */
 typedef struct RtCursor {
-    ExOp        *op;
+    ExOp        *op;            /* NULL: the rows come from held */
     Arena        scratch;       /* the batch being handed out, compacted */
     const Batch *pend;          /* that batch; rows before pend_off went */
     uint32_t     pend_off;
     bool         done;          /* the operators have no more batches */
+    bool         open;          /* scratch is initialized */
+    const Batch **held;         /* rt_cursor_hold: the rows, made already */
+    int          nheld, capheld, next_held;
 } RtCursor;
 int  rt_cursor_open(const Query *q, ExCtx *cx, RtCursor *cur);
+/* A cursor over rows made already (EXPLAIN's, RETURNING's): rt_cursor_hold
+ * is a ResultSink's batch_cb whose ctx is the cursor, keeping each batch
+ * (its values must outlive the cursor) for rt_cursor_fetch. */
+void rt_cursor_open_held(RtCursor *cur, ResultSink *hold);
 int  rt_cursor_fetch(RtCursor *cur, ExCtx *cx, ResultSink *sink, uint64_t maxrows,
                      uint64_t *rows);
 void rt_cursor_close(RtCursor *cur);

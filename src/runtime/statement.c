@@ -3,11 +3,13 @@
  *
  *   rt_run_select    InitPlans first (their values go to the evaluator),
  *                    then the plan's batches to the sink, dense
- *   rt_cursor_open, rt_cursor_fetch, rt_cursor_close
+ *   rt_cursor_open, rt_cursor_open_held, rt_cursor_fetch, rt_cursor_close
  *                    the same a piece at a time: the operator tree is kept
  *                    between fetches, so a portal suspended by an Execute
  *                    row limit, or a result paused while the client reads,
- *                    computes no more rows than it sends
+ *                    computes no more rows than it sends; rows made at
+ *                    once (EXPLAIN's, RETURNING's) are held and handed
+ *                    out the same way
  *   rt_run_explain   the plan as "QUERY PLAN" text rows
  *   rt_run_modify    INSERT / UPDATE / DELETE through ex_modify
  *
@@ -123,7 +125,32 @@ int rt_cursor_open(const Query *q, ExCtx *cx, RtCursor *cur)
     if (cur->op == NULL)
         return -1;
     arena_init(&cur->scratch, 16 * 1024);
+    cur->open = true;
     return 0;
+}
+
+/* The held cursor's sink: a copy of the Batch header, the values shared. */
+static int hold_cb(ResultSink *sink, const Batch *b)
+{
+    RtCursor *cur = sink->ctx;
+    if (cur->nheld == cur->capheld) {
+        int cap = cur->capheld ? cur->capheld * 2 : 16;
+        const Batch **more = ARENA_ARRAY(&cur->scratch, const Batch *, cap);
+        if (cur->nheld)
+            memcpy(more, cur->held, sizeof(*more) * (size_t)cur->nheld);
+        cur->held = more;
+        cur->capheld = cap;
+    }
+    cur->held[cur->nheld++] = arena_memdup(&cur->scratch, b, sizeof(*b));
+    return 0;
+}
+
+void rt_cursor_open_held(RtCursor *cur, ResultSink *hold)
+{
+    memset(cur, 0, sizeof(*cur));
+    arena_init(&cur->scratch, 16 * 1024);
+    cur->open = true;
+    *hold = (ResultSink){cur, hold_cb};
 }
 
 /* Rows [first, first + n) of b, sharing its memory (vectors in a). */
@@ -168,6 +195,14 @@ int rt_cursor_fetch(RtCursor *cur, ExCtx *cx, ResultSink *sink, uint64_t maxrows
             return 0;
         if (maxrows > 0 && *rows == maxrows)
             return 1;   /* PostgreSQL's rule: no look past the limit */
+        if (cur->op == NULL) {
+            cur->done = cur->next_held == cur->nheld;
+            cur->pend = cur->done ? NULL : cur->held[cur->next_held++];
+            cur->pend_off = 0;
+            if (cur->done)
+                return 0;
+            continue;
+        }
         ExBatch *b;
         int rc = ex_op_next(cur->op, &b);
         if (rc < 0)
@@ -185,11 +220,11 @@ int rt_cursor_fetch(RtCursor *cur, ExCtx *cx, ResultSink *sink, uint64_t maxrows
 
 void rt_cursor_close(RtCursor *cur)
 {
-    if (cur->op == NULL)
-        return;
     ex_op_close(cur->op);
-    arena_destroy(&cur->scratch);
+    if (cur->open)
+        arena_destroy(&cur->scratch);
     cur->op = NULL;
+    cur->open = false;
 }
 
 int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows)
