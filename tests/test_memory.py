@@ -394,3 +394,23 @@ def test_row_limit_on_returning_and_explain(mem_server):
     raw.close()
     with connect_u(server) as conn:
         assert conn.execute("SELECT count(*) FROM r").fetchone() == (5,)
+
+
+def test_copy_to_is_bounded_by_statement_mem(mem_server):
+    """COPY TO runs on the loop and cannot pause: past statement_mem (its
+    query's memory or its held output) it ends with 53200."""
+    with connect_u(mem_server) as conn:
+        conn.execute("SET statement_mem = '4MB'")
+        for sql in ("COPY (SELECT g FROM generate_series(1, 2000000) g) TO STDOUT",
+                    "COPY (SELECT g FROM generate_series(1, 2000000) g ORDER BY g DESC) "
+                    "TO STDOUT"):
+            with pytest.raises(psycopg.Error) as exc:
+                with conn.cursor() as cur:
+                    with cur.copy(sql) as copy:
+                        for _ in copy:
+                            pass
+            assert exc.value.sqlstate == "53200", (sql, str(exc.value))
+        with conn.cursor() as cur:
+            with cur.copy("COPY (SELECT g FROM generate_series(1, 1000) g) TO STDOUT") as copy:
+                data = b"".join(bytes(b) for b in copy)
+        assert data.count(b"\n") == 1000

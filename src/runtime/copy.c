@@ -27,6 +27,8 @@
  * the server's max_memory: a copy that would pass either ends with 53200
  * and writes nothing, and the server goes on.  A load bigger than
  * statement_mem is split into several COPYs (docs/sql-reference.md, COPY).
+ * COPY TO runs on the loop and cannot pause for a slow client: its query's
+ * memory and its whole output count against statement_mem (53200).
  */
 #include "runtime_int.h"
 #include "sluice/format.h"
@@ -562,6 +564,9 @@ typedef struct CopyOut {
     void           *ctx;
     StrBuf          line, val;
     uint64_t        rows;
+    SlError        *err;
+    size_t          bytes;      /* output so far, held whole on the loop */
+    size_t          max_bytes;  /* statement_mem */
 } CopyOut;
 
 static int copy_out_batch_cb(ResultSink *sink, const Batch *b)
@@ -585,6 +590,15 @@ static int copy_out_batch_cb(ResultSink *sink, const Batch *b)
         if (co->cb(co->ctx, co->line.data, co->line.len) < 0)
             return -1;
         co->rows++;
+        co->bytes += co->line.len;
+    }
+    if (co->bytes > co->max_bytes) {
+        sl_error(co->err, ERRCODE_OUT_OF_MEMORY, "out of memory");
+        sl_error_detail(co->err, "COPY TO runs on the server's loop and holds its whole output, "
+                                 "which passed statement_mem (%zu kB).", co->max_bytes / 1024);
+        sl_error_hint(co->err, "Copy fewer rows at once (a WHERE or LIMIT in COPY (query)), "
+                               "or raise statement_mem.");
+        return -1;
     }
     return 0;
 }
@@ -599,9 +613,13 @@ int rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size
                         "no catalog is open: the runtime was not initialized (rt_init)");
     if (rt_check_query(q, err) < 0)
         return -1;
+    /* the budget: statement_mem for the query's memory and the output */
+    size_t limit = settings_statement_mem(settings_current());
+    SlMemAccount *mem = sl_mem_account_new(limit);
+    SlMemAccount *old_mem = sl_mem_account_enter(mem);
     Arena work;
     arena_init(&work, 64 * 1024);
-    CopyOut co = {{NULL, copy_out_batch_cb}, c, NULL, 0, cb, ctx, {0}, {0}, 0};
+    CopyOut co = {{NULL, copy_out_batch_cb}, c, NULL, 0, cb, ctx, {0}, {0}, 0, err, 0, limit};
     strbuf_init(&co.line);
     strbuf_init(&co.val);
     ExCtx cx = {.arena = &work, .err = err, .st = rt_state()};
@@ -648,5 +666,7 @@ int rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size
     strbuf_free(&co.line);
     strbuf_free(&co.val);
     arena_destroy(&work);
+    sl_mem_account_enter(old_mem);
+    sl_mem_account_unref(mem);
     return rc < 0 ? -1 : 0;
 }
