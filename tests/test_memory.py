@@ -414,3 +414,16 @@ def test_copy_to_is_bounded_by_statement_mem(mem_server):
             with cur.copy("COPY (SELECT g FROM generate_series(1, 1000) g) TO STDOUT") as copy:
                 data = b"".join(bytes(b) for b in copy)
         assert data.count(b"\n") == 1000
+
+
+def test_kafka_topic_pattern_too_complex_is_refused(mem_server):
+    """The other regcomp of a user's pattern: a Kafka stream's topic_pattern
+    is bounded the same way (at CREATE, before compiling)."""
+    with connect_u(mem_server) as conn:
+        with pytest.raises(psycopg.Error) as exc:
+            conn.execute("CREATE STREAM k (v text) WITH (connector = 'kafka', "
+                         "topic_pattern = '((((x{255}){255}){255}){255})', "
+                         "bootstrap_servers = '127.0.0.1:1', format = 'raw')")
+        assert exc.value.sqlstate == "2201B", str(exc.value)
+        assert "too complex" in str(exc.value)
+        assert conn.execute("SELECT 1").fetchone() == (1,)

@@ -210,6 +210,11 @@ int ex_out_of_memory(SlError *err, const struct SlMemAccount *acct);
  * ||, lpad): NULL with 53200 in err when it would pass the budget. */
 void *ex_alloc_budget(Arena *a, size_t n, SlError *err);
 
+/* Whether a POSIX extended regular expression would expand, in regcomp,
+ * past what sluice lets it compile (regex.c; 2201B "regular expression is
+ * too complex"): check before every regcomp of a user's pattern. */
+bool ex_regex_too_complex(const char *pattern, size_t len);
+
 /* ------------------------------------------------------------------- DML */
 
 /* Where rows go: 0 to go on, negative to stop. */

@@ -21,6 +21,7 @@
  */
 #include "kafka_source_int.h"
 
+#include "sluice/exec.h"
 #include "sluice/log.h"
 
 #include <errno.h>
@@ -214,6 +215,10 @@ static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
     }
     if (pattern != NULL) {
         char *anchored = arena_printf(&ks->arena, "^(%s)$", pattern);
+        if (ex_regex_too_complex(pattern, strlen(pattern)))
+            return sl_error(err, ERRCODE_INVALID_REGULAR_EXPRESSION,
+                            "invalid topic_pattern \"%s\": regular expression is too complex",
+                            pattern);
         if (regcomp(&ks->re, anchored, REG_EXTENDED | REG_NOSUB) != 0)
             return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                             "invalid topic_pattern \"%s\"", pattern);

@@ -3,6 +3,8 @@
  * ~, !~ (case-sensitive) and ~*, !~* (case-insensitive).
  *
  *   k_regex_match, k_regex_nomatch, k_regex_imatch, k_regex_inomatch
+ *   ex_regex_too_complex   the bound below, for other users of regcomp
+ *                          (a Kafka stream's topic_pattern)
  *
  * Patterns are POSIX extended regular expressions, compiled with the C
  * library's regcomp (PostgreSQL's advanced regular expressions are a
@@ -21,6 +23,7 @@
  * REG_ETOOBIG is (about 20 MB of glibc's automaton at the bound).
  */
 #include "exec/kernels.h"
+#include "sluice/exec.h"
 
 #include <regex.h>
 
@@ -121,6 +124,11 @@ static double pattern_size(const char *p, size_t n)
     return total;
 }
 
+bool ex_regex_too_complex(const char *pattern, size_t len)
+{
+    return pattern_size(pattern, len) > REGEX_MAX_SIZE;
+}
+
 static int regex_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel,
                       uint32_t n, bool icase, bool negate)
 {
@@ -138,7 +146,7 @@ static int regex_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32
                 have = false;
                 char *pat = arena_strndup(cx->arena, p[i].ptr, p[i].len);
                 int err = 0;
-                if (pattern_size(p[i].ptr, p[i].len) > REGEX_MAX_SIZE)
+                if (ex_regex_too_complex(p[i].ptr, p[i].len))
                     rc = sl_error(cx->err, ERRCODE_INVALID_REGULAR_EXPRESSION,
                                   "invalid regular expression: regular expression is too "
                                   "complex");
