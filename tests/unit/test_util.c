@@ -1,6 +1,7 @@
 /*
  * test_util.c -- unit tests of src/util: arenas (alignment, big blocks,
- * reset), string buffers, lists, error records, CRC-32C and, in fault-injection
+ * reset), memory accounts (arenas charge and credit them; the statement's
+ * and the server's bounds), string buffers, lists, error records, CRC-32C and, in fault-injection
  * builds, the modes of fault points that fail.  Run under LSan, it also proves each
  * frees what it holds.
  */
@@ -9,6 +10,7 @@
 #include "sluice/crc32c.h"
 #include "sluice/error.h"
 #include "sluice/list.h"
+#include "sluice/memacct.h"
 #include "sluice/strbuf.h"
 
 #include <errno.h>
@@ -73,6 +75,54 @@ static void test_arena_rewind(void)
     arena_reset(&a);        /* frees the spares too */
     CHECK(a.total <= 1024);
     arena_destroy(&a);
+}
+
+static void test_memacct(void)
+{
+    /* an arena made while an account is current charges it, block by block */
+    SlMemAccount *acct = sl_mem_account_new(1 << 20);
+    SlMemAccount *old = sl_mem_account_enter(acct);
+    Arena a;
+    arena_init(&a, 64 * 1024);
+    sl_mem_account_enter(old);
+    CHECK(sl_mem_account_used(acct) == 0);
+    arena_alloc(&a, 100);
+    size_t one = sl_mem_account_used(acct);
+    CHECK(one >= 64 * 1024 && one < 65 * 1024);
+    CHECK(sl_mem_server_used() >= one);
+    CHECK(sl_mem_exceeded(acct) == SL_MEM_OK);
+    /* a request that would pass the bound is refused before it is made */
+    CHECK(arena_alloc_budget(&a, 2 << 20) == NULL);
+    CHECK(sl_mem_exceeded(acct) == SL_MEM_OVER_STATEMENT);
+    CHECK(sl_mem_account_used(acct) == one);
+    /* reset gives the blocks back, and the account is credited */
+    arena_alloc(&a, 300 * 1024);
+    CHECK(sl_mem_account_used(acct) > one);
+    arena_reset(&a);
+    CHECK(sl_mem_account_used(acct) == one);
+    /* arena_set_account moves what the arena holds to another account */
+    SlMemAccount *other = sl_mem_account_new(0);
+    arena_set_account(&a, other);
+    CHECK(sl_mem_account_used(acct) == 0 && sl_mem_account_used(other) == one);
+    arena_destroy(&a);
+    CHECK(sl_mem_account_used(other) == 0);
+    sl_mem_account_unref(other);
+    sl_mem_account_unref(acct);
+
+    /* the server's bound: only an account holding the floor or more passes it */
+    size_t base = sl_mem_server_used();
+    sl_mem_server_limit_set(base + SL_MEM_SERVER_FLOOR * 2);
+    SlMemAccount *big = sl_mem_account_new(0), *small = sl_mem_account_new(0);
+    sl_mem_charge(big, SL_MEM_SERVER_FLOOR * 3);
+    CHECK(sl_mem_exceeded(big) == SL_MEM_OVER_SERVER);
+    sl_mem_charge(small, 4096);
+    CHECK(sl_mem_exceeded(small) == SL_MEM_OK);
+    sl_mem_credit(big, SL_MEM_SERVER_FLOOR * 3);
+    sl_mem_credit(small, 4096);
+    sl_mem_account_unref(big);
+    sl_mem_account_unref(small);
+    sl_mem_server_limit_set(0);
+    CHECK(sl_mem_server_used() == base);
 }
 
 static void test_strbuf(void)
@@ -185,6 +235,7 @@ int main(void)
 {
     test_arena();
     test_arena_rewind();
+    test_memacct();
     test_strbuf();
     test_list();
     test_error();
