@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 
 import psycopg
 import pytest
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from kafka_helpers import WAIT, Admin, broker_fixture, produce, read_committed, wait_for
 
@@ -168,6 +169,98 @@ def test_crash_at_sink_fault_point(kafka, sluiced, monkeypatch, point):
     skipped = "batch already committed, skipped" in server.log_text()
     assert skipped == (SINK_POINTS[point] == "skipped")
     assert ("replaying batch" in server.log_text()) == (SINK_POINTS[point] is not None)
+
+
+def open_foreign_transaction(bootstrap, topic, tid):
+    """Another producer's transaction on topic, left open: a record of its
+    own key, sent and not committed.  The caller aborts it (.abort())."""
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": tid,
+                  "transaction.timeout.ms": 600000})
+    p.init_transactions(60)
+    p.begin_transaction()
+    p.produce(topic, key=tid.encode(), value=json.dumps({"batch": 0}).encode(), partition=0)
+    assert p.flush(60) == 0
+    return p
+
+
+def stable_and_high(bootstrap, topic):
+    """(where read_committed stops, the high watermark) of partition 0."""
+    u = Consumer({"bootstrap.servers": bootstrap, "group.id": f"hw-{time.time_ns()}",
+                  "isolation.level": "read_uncommitted"})
+    try:    # read_committed would answer with the last stable offset
+        _, high = u.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)
+    finally:
+        u.close()
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"lso-{time.time_ns()}",
+                  "isolation.level": "read_committed", "enable.partition.eof": True,
+                  "enable.auto.commit": False})
+    try:
+        c.assign([TopicPartition(topic, 0, 0)])
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is not None and m.error() and m.error().code() == -191:   # _PARTITION_EOF
+                return m.offset(), high
+        raise AssertionError("read_committed did not reach its end")
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("fetch", ["direct", "librdkafka"])
+def test_shared_progress_topic_with_stalled_transaction(kafka, sluiced, fetch):
+    """Another producer's transaction stays open on the shared progress topic
+    (a server killed mid-batch) after the sink's first batch; the sink's
+    commits after it are hidden from read_committed.  Killed after its third
+    batch's Kafka commit and before the state's, the restarted sink still
+    finds that batch committed and skips its replay: every row once.  The
+    direct read reads past the open transaction; fetch = 'librdkafka' waits
+    until it ends (the test aborts it once the sink says it waits)."""
+    admin = Admin(kafka.bootstrap)
+    tin, tout, prog = f"stall_in_{fetch}", f"stall_out_{fetch}", f"stall_progress_{fetch}"
+    admin.create_topic(tin, 1)
+    admin.create_topic(tout, 1)
+    admin.create_topic(prog, 1, {"cleanup.policy": "compact"})
+    want = [({"id": i}, {"id": i}) for i in range(60)]
+
+    def got():
+        return sorted(values(kafka.bootstrap, tout), key=lambda kv: kv[0]["id"])
+    produce(kafka.bootstrap, tin, [(0, None, json.dumps({"id": i})) for i in range(10)])
+    server = sluiced(env={"SLUICE_FAULT": "kafka_sink_after_commit:3"})
+    with connect(server) as c:
+        c.execute(f"CREATE STREAM st (id BIGINT) WITH (connector = 'kafka', "
+                  f"topic = '{tin}', bootstrap_servers = '{kafka.bootstrap}')")
+        c.execute(f"CREATE SINK so WITH (connector = 'kafka', topic = '{tout}', "
+                  f"bootstrap_servers = '{kafka.bootstrap}', key = 'id', "
+                  f"progress_topic = '{prog}', fetch = '{fetch}')")
+        c.execute("CREATE CONTINUOUS QUERY sq INTO so WITH (trigger = '0', "
+                  "max_offsets_per_trigger = 10) AS SELECT id FROM st")
+    assert wait_for(got, want[:10]) == want[:10]
+    foreign = open_foreign_transaction(kafka.bootstrap, prog, f"stalled-{fetch}")
+    try:
+        produce(kafka.bootstrap, tin, [(0, None, json.dumps({"id": i})) for i in range(10, 60)])
+        assert server.wait_exit(WAIT) == -9, "the fault point did not kill the server"
+        # Batch 0's progress record and marker, the open transaction's record,
+        # then batches 1 and 2 (record and marker each), all of them past it.
+        stable, high = stable_and_high(kafka.bootstrap, prog)
+        assert (stable, high) == (2, 7), (stable, high)
+        server.env.pop("SLUICE_FAULT")
+        server.start()
+        if fetch == "librdkafka":
+            assert wait_for(lambda: "held back by an open transaction, waiting"
+                            in server.log_text(), True)
+            foreign.abort_transaction(60)
+        assert wait_for(got, want) == want
+        time.sleep(1)   # nothing more arrives
+        assert got() == want
+        log = server.log_text()
+        assert "committed_batch=2" in log
+        assert "batch already committed, skipped" in log
+        assert ("held back by an open transaction" in log) == (fetch == "librdkafka")
+    finally:
+        try:
+            foreign.abort_transaction(60)
+        except KafkaException:
+            pass    # aborted above
 
 
 T0 = datetime(2026, 1, 1)
