@@ -346,6 +346,8 @@ static int progress_leader(KafkaSink *k, char *host, size_t hostlen, int *port, 
 static int read_progress_direct(KafkaSink *k, int64_t low, int64_t high, int64_t *batch,
                                 char *why, size_t whylen, SlError *err)
 {
+    if (high <= low)
+        return 0;                           /* nothing on it */
     char host[256];
     int port;
     int32_t broker;

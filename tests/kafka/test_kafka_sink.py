@@ -6,13 +6,17 @@ transaction with its progress record; update mode as upserts with tombstones for
 groups that leave the result; refusals; and exactly-once: Kafka -> windowed
 aggregation -> Kafka sink while a producer writes to 8 partitions and the server is
 SIGKILLed at random moments and restarted, a read_committed consumer seeing every
-expected row exactly once.  The default size keeps ./tools/test short; set
-SLUICE_KAFKA_EOS_EVENTS=1000000 SLUICE_KAFKA_EOS_KILLS=30 for the issue's full run.
+expected row exactly once, with a second server's sink on the same default progress
+topic killed mid-transaction and left down; a transaction another producer leaves open
+on a shared progress topic, with the direct recovery read and with fetch =
+'librdkafka'.  The default size keeps ./tools/test short (50 kills); set
+SLUICE_KAFKA_EOS_EVENTS=1000000 SLUICE_KAFKA_EOS_KILLS=100 for the issue's full run.
 """
 
 import json
 import os
 import random
+import re
 import threading
 import time
 from collections import Counter
@@ -26,8 +30,8 @@ from kafka_helpers import WAIT, Admin, broker_fixture, produce, read_committed, 
 
 kafka = broker_fixture()
 
-EOS_EVENTS = int(os.environ.get("SLUICE_KAFKA_EOS_EVENTS", "20000"))
-EOS_KILLS = int(os.environ.get("SLUICE_KAFKA_EOS_KILLS", "5"))
+EOS_EVENTS = int(os.environ.get("SLUICE_KAFKA_EOS_EVENTS", "60000"))
+EOS_KILLS = int(os.environ.get("SLUICE_KAFKA_EOS_KILLS", "50"))
 
 
 def connect(server):
@@ -270,13 +274,64 @@ def event(i):
     return {"id": i, "k": i % 10, "ts": (T0 + timedelta(milliseconds=i)).isoformat(sep=" ")}
 
 
+def stall_progress_topic(kafka, sluiced, tmp_path):
+    """A second server whose sink, on the default progress topic, is SIGKILLed
+    in its first transaction after sending its records, and left down: its
+    transaction stays open (a 15-minute transaction.timeout.ms), holding back
+    the topic's last stable offset.  Returns (its transactional.id, the
+    stable offset it holds)."""
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("eos_other_in", 1)
+    admin.create_topic("eos_other_out", 1)
+    produce(kafka.bootstrap, "eos_other_in", [(0, None, json.dumps({"id": i}))
+                                              for i in range(10)])
+    hold = tmp_path / "hold_other"
+    hold.write_text("")
+    other = sluiced(env={"SLUICE_FAULT": "kafka_sink_before_commit:1:hold",
+                         "SLUICE_FAULT_HOLD": str(hold)})
+    with connect(other) as c:
+        c.execute(f"CREATE STREAM oi (id BIGINT) WITH (connector = 'kafka', "
+                  f"topic = 'eos_other_in', bootstrap_servers = '{kafka.bootstrap}')")
+        c.execute(f"CREATE SINK oo WITH (connector = 'kafka', topic = 'eos_other_out', "
+                  f"bootstrap_servers = '{kafka.bootstrap}', "
+                  f"\"kafka.transaction.timeout.ms\" = '900000')")
+        c.execute("CREATE CONTINUOUS QUERY oq INTO oo WITH (trigger = '100 ms') AS "
+                  "SELECT id FROM oi")
+    assert wait_for(lambda: "fault point kafka_sink_before_commit reached, holding"
+                    in other.log_text(), True), "the other sink did not hold"
+    # Its progress record is on the broker, its transaction open.
+    deadline = time.monotonic() + WAIT
+    stable, high = stable_and_high(kafka.bootstrap, "sluice_progress")
+    while stable == high and time.monotonic() < deadline:
+        time.sleep(0.2)
+        stable, high = stable_and_high(kafka.bootstrap, "sluice_progress")
+    assert stable < high, "the other sink's transaction did not reach the broker"
+    assert other.kill() == -9
+    tid = re.search(r"transactional_id=(\S+)", other.log_text()).group(1)
+    return tid, stable
+
+
 @pytest.mark.timeout(3600)
-def test_exactly_once_through_kills(kafka, sluiced):
-    """Kafka -> 1-second windows per k -> Kafka, SIGKILLed at random moments."""
+def test_exactly_once_through_kills(kafka, sluiced, tmp_path):
+    """Kafka -> 1-second windows per k -> Kafka, SIGKILLed at random moments
+    (every other time right after a Kafka commit), sharing the default
+    progress topic with a sink killed mid-transaction."""
     admin = Admin(kafka.bootstrap)
     admin.create_topic("eos_in", 8)
     admin.create_topic("eos_out", 4)
     rng = random.Random(int(os.environ.get("SLUICE_KAFKA_EOS_SEED", "8")))
+    other_tid, stalled_at = stall_progress_topic(kafka, sluiced, tmp_path)
+    try:
+        exactly_once_through_kills(kafka, sluiced, rng)
+        # The other transaction held the topic back all along.
+        assert stable_and_high(kafka.bootstrap, "sluice_progress")[0] == stalled_at
+    finally:
+        # Fence the other sink's producer: its transaction is aborted.
+        Producer({"bootstrap.servers": kafka.bootstrap,
+                  "transactional.id": other_tid}).init_transactions(60)
+
+
+def exactly_once_through_kills(kafka, sluiced, rng):
     server = sluiced()
     with connect(server) as c:
         c.execute(f"CREATE STREAM eos (id BIGINT, k INT, ts TIMESTAMP, "
@@ -289,18 +344,22 @@ def test_exactly_once_through_kills(kafka, sluiced):
                   "SELECT window_start, window_end, k, count(*) AS n, sum(id) AS s "
                   "FROM eos GROUP BY WINDOW(ts, INTERVAL '1 second'), k")
 
-    # The producer: events in time order, round robin over the 8 partitions; then
-    # one event far ahead in time on every partition, which closes every window.
+    # The producer: events in time order, round robin over the 8 partitions, spread
+    # over the kills (windows close, and batches with output commit, while the
+    # server is killed); then one event far ahead in time on every partition,
+    # which closes every window.
     done = threading.Event()
     failure = []
+    step = 1000
+    pause = EOS_KILLS * 1.15 / max(1, EOS_EVENTS // step)
 
     def producer():
         try:
-            step = 5000
             for lo in range(0, EOS_EVENTS, step):
                 hi = min(EOS_EVENTS, lo + step)
                 produce(kafka.bootstrap, "eos_in",
                         [(i % 8, None, json.dumps(event(i))) for i in range(lo, hi)])
+                time.sleep(pause)
             far = EOS_EVENTS + 120000
             produce(kafka.bootstrap, "eos_in", [(p, None, json.dumps(
                 {"id": -1, "k": -1, "ts": (T0 + timedelta(milliseconds=far)).isoformat(sep=" ")}))
@@ -315,9 +374,15 @@ def test_exactly_once_through_kills(kafka, sluiced):
     kills = 0
     try:
         while kills < EOS_KILLS:
-            time.sleep(rng.uniform(0.5, 3.0))
+            time.sleep(rng.uniform(0.3, 2.0))
             server.kill()
             kills += 1
+            # Every other run dies right after one of its first Kafka commits,
+            # before the batch's state: its replay must find the batch committed.
+            if kills % 2 and kills < EOS_KILLS:
+                server.env["SLUICE_FAULT"] = f"kafka_sink_after_commit:{rng.randint(1, 4)}"
+            else:
+                server.env.pop("SLUICE_FAULT", None)
             server.start()
     finally:
         t.join()
