@@ -379,6 +379,10 @@ static int read_progress_direct(KafkaSink *k, int64_t low, int64_t high, int64_t
                              "Kafka sink: reading the progress topic");
             break;
         }
+        /* No batch at or past the offset asked for below the high
+         * watermark: compaction removed what was there. */
+        if (!info.had_batches && ask.offset < info.high)
+            ask.offset = info.high;
         KfRecord r;
         int n;
         while ((n = kf_next(c, &r, why, whylen)) > 0) {

@@ -114,6 +114,10 @@ def test_sink_refusals(kafka, sluiced):
             c.execute("CREATE SINK s1 WITH (connector = 'kafka', topic = 't', "
                       "bootstrap_servers = 'x:1', format = 'avro')")
         assert 'invalid format "avro"' in str(e.value)
+        with pytest.raises(psycopg.Error) as e:
+            c.execute("CREATE SINK s1 WITH (connector = 'kafka', topic = 't', "
+                      "bootstrap_servers = 'x:1', fetch = 'fast')")
+        assert e.value.sqlstate == "22023" and 'invalid fetch "fast"' in str(e.value)
         c.execute("CREATE STREAM st (a INT)")
         c.execute("CREATE SINK s1 WITH (connector = 'kafka', topic = 't', "
                   "bootstrap_servers = 'x:1', key = 'nope')")
