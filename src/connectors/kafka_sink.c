@@ -253,7 +253,8 @@ static int ensure_progress_topic(KafkaSink *k, SlError *err)
 static bool our_progress(const KafkaSink *k, const void *key, size_t klen, const void *val,
                          size_t len, int64_t *batch)
 {
-    if (val == NULL || klen != strlen(k->txn_id) || memcmp(key, k->txn_id, klen) != 0)
+    if (key == NULL || val == NULL || klen != strlen(k->txn_id) ||
+        memcmp(key, k->txn_id, klen) != 0)
         return false;
     char buf[64];
     size_t n = SL_MIN(len, sizeof(buf) - 1);
