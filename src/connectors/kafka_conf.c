@@ -2,7 +2,7 @@
  * kafka_conf.c -- the librdkafka configuration of a Kafka stream or sink
  * (see kafka_int.h).
  *
- *   kafka_conf_build, kafka_error, kafka_transient
+ *   kafka_conf_build, kafka_error, kafka_transient, kafka_fetch_choice
  *
  * bootstrap_servers is required (or "kafka.bootstrap.servers").  Every
  * option whose name starts with "kafka." goes to librdkafka without the
@@ -15,6 +15,7 @@
 #include "sluice/log.h"
 
 #include <stdio.h>
+#include <strings.h>
 
 bool kafka_transient(rd_kafka_resp_err_t code)
 {
@@ -117,5 +118,25 @@ int kafka_conf_build(const Options *o, const char *relname, const char *const *d
         return -1;
     }
     *out = conf;
+    return 0;
+}
+
+int kafka_fetch_choice(const Options *o, bool *direct, SlError *err)
+{
+    const char *f = opts_get(o, "fetch");
+    if (f != NULL && strcmp(f, "direct") != 0 && strcmp(f, "librdkafka") != 0) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid fetch \"%s\"", f);
+        sl_error_hint(err, "Use 'direct' (sluice's own Fetch requests, the default) or "
+                           "'librdkafka'.");
+        return -1;
+    }
+    *direct = f == NULL || strcmp(f, "direct") == 0;
+    for (int i = 0; i < o->n; i++) {
+        const char *k = o->keys[i];
+        if (strncmp(k, "kafka.ssl.", 10) == 0 || strncmp(k, "kafka.sasl.", 11) == 0 ||
+            (strcmp(k, "kafka.security.protocol") == 0 &&
+             strcasecmp(o->values[i], "plaintext") != 0))
+            *direct = false;
+    }
     return 0;
 }

@@ -7,6 +7,9 @@
  *                      passed through, checked by librdkafka itself
  *   kafka_error        a librdkafka error as an SlError with a SQLSTATE
  *   kafka_transient    whether an error may pass if the work is done again
+ *   kafka_fetch_choice the option fetch = 'direct' (the default) or
+ *                      'librdkafka', and whether sluice's own Fetch path
+ *                      (kafka_fetch.c) can serve: not with TLS or SASL
  */
 #ifndef SLUICE_CONNECTORS_KAFKA_INT_H
 #define SLUICE_CONNECTORS_KAFKA_INT_H
@@ -25,5 +28,8 @@ int kafka_conf_build(const Options *o, const char *relname, const char *const *d
  * the batch again -- 42704 for a missing topic, 58000 otherwise. */
 int kafka_error(SlError *err, rd_kafka_resp_err_t code, const char *what);
 bool kafka_transient(rd_kafka_resp_err_t code);
+/* *direct: fetch is not 'librdkafka' and no option asks for TLS or SASL,
+ * which only librdkafka speaks.  -1 for a fetch value not known. */
+int kafka_fetch_choice(const Options *o, bool *direct, SlError *err);
 
 #endif /* SLUICE_CONNECTORS_KAFKA_INT_H */
