@@ -3,18 +3,34 @@
  * (see kafka_int.h).
  *
  *   kafka_conf_build, kafka_error, kafka_transient
+ *   kafka_set_owner_check, kafka_property_allowed
  *
  * bootstrap_servers is required (or "kafka.bootstrap.servers").  Every
  * option whose name starts with "kafka." goes to librdkafka without the
  * prefix, after sluice's defaults, so a user may override them; librdkafka
  * refuses unknown names and bad values, and that refusal is the error.
  * Building a configuration does no I/O, so CREATE checks it on the loop.
+ *
+ * Who may set what (docs/sql-reference.md "Kafka properties"): a relation
+ * whose owner is not a superuser may set only the properties of
+ * any_role[] below -- protocol, tuning and credentials, none that names a
+ * file, a directory, a command, a plugin, an engine or a certificate or
+ * key location on the server host -- and with security.protocol SASL_*
+ * only the mechanisms PLAIN and SCRAM-SHA-256/512 (GSSAPI runs kinit,
+ * OAUTHBEARER's OIDC fetches tokens).  Every other name, librdkafka's
+ * unknown ones too, is refused with 42501 before anything reaches
+ * librdkafka (plugin.library.paths is dlopen()ed at the very set).  The
+ * check runs wherever a configuration is built: at CREATE and again at
+ * each open, against the owner's role as it is then (the runtime answers
+ * through kafka_set_owner_check; without an answer nobody is trusted).
  */
 #include "kafka_int.h"
 
 #include "sluice/log.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
 
 bool kafka_transient(rd_kafka_resp_err_t code)
 {
@@ -70,10 +86,197 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
            log_quote(buf));
 }
 
-int kafka_conf_build(const Options *o, const char *relname, const char *const *defaults,
-                     rd_kafka_conf_t **out, SlError *err)
+/* ---------------------------------------------------------------------- */
+/* Who may set what                                                        */
+
+static bool (*owner_is_superuser)(uint32_t owner);
+
+void kafka_set_owner_check(bool (*is_superuser)(uint32_t owner))
+{
+    owner_is_superuser = is_superuser;
+}
+
+/* The librdkafka properties (2.x CONFIGURATION.md) any role may set, in
+ * strcmp order: they change how sluice talks to the brokers, never what
+ * the server host reads, writes, loads or runs.  Left out on purpose:
+ * anything *.location / *.path / store, sasl.kerberos.* (kinit.cmd is a
+ * shell command), sasl.oauthbearer.* (token endpoints, the unsecure JWT
+ * builder), plugin.library.paths, interceptors, ssl.engine.*,
+ * ssl.providers, ssl.ca.certificate.stores, the callbacks, debug and the
+ * log settings (the server's log), enable.random.seed (process-wide),
+ * offset.store.*, transactional.id (sluice's exactly-once owns it) and
+ * internal.termination.signal. */
+static const char *const any_role[] = {
+    "acks",
+    "allow.auto.create.topics",
+    "api.version.fallback.ms",
+    "api.version.request",
+    "api.version.request.timeout.ms",
+    "auto.commit.enable",
+    "auto.commit.interval.ms",
+    "auto.offset.reset",
+    "batch.num.messages",
+    "batch.size",
+    "bootstrap.servers",
+    "broker.address.family",
+    "broker.address.ttl",
+    "broker.version.fallback",
+    "check.crcs",
+    "client.id",
+    "client.rack",
+    "compression.codec",
+    "compression.level",
+    "compression.type",
+    "connections.max.idle.ms",
+    "consume.callback.max.messages",
+    "coordinator.query.interval.ms",
+    "delivery.report.only.error",
+    "delivery.timeout.ms",
+    "enable.auto.commit",
+    "enable.auto.offset.store",
+    "enable.gapless.guarantee",
+    "enable.idempotence",
+    "enable.partition.eof",
+    "enable.ssl.certificate.verification",
+    "fetch.error.backoff.ms",
+    "fetch.max.bytes",
+    "fetch.message.max.bytes",
+    "fetch.min.bytes",
+    "fetch.wait.max.ms",
+    "group.id",
+    "group.instance.id",
+    "group.protocol.type",
+    "heartbeat.interval.ms",
+    "isolation.level",
+    "linger.ms",
+    "max.in.flight",
+    "max.in.flight.requests.per.connection",
+    "max.partition.fetch.bytes",
+    "max.poll.interval.ms",
+    "message.copy.max.bytes",
+    "message.max.bytes",
+    "message.send.max.retries",
+    "message.timeout.ms",
+    "metadata.broker.list",
+    "metadata.max.age.ms",
+    "partition.assignment.strategy",
+    "partitioner",
+    "produce.offset.report",
+    "queue.buffering.backpressure.threshold",
+    "queue.buffering.max.kbytes",
+    "queue.buffering.max.messages",
+    "queue.buffering.max.ms",
+    "queued.max.messages.kbytes",
+    "queued.min.messages",
+    "queuing.strategy",
+    "receive.message.max.bytes",
+    "reconnect.backoff.jitter.ms",
+    "reconnect.backoff.max.ms",
+    "reconnect.backoff.ms",
+    "request.required.acks",
+    "request.timeout.ms",
+    "retries",
+    "retry.backoff.max.ms",
+    "retry.backoff.ms",
+    "sasl.mechanism",
+    "sasl.mechanisms",
+    "sasl.password",
+    "sasl.username",
+    "security.protocol",
+    "session.timeout.ms",
+    "socket.blocking.max.ms",
+    "socket.connection.setup.timeout.ms",
+    "socket.keepalive.enable",
+    "socket.max.fails",
+    "socket.nagle.disable",
+    "socket.receive.buffer.bytes",
+    "socket.send.buffer.bytes",
+    "socket.timeout.ms",
+    "ssl.ca.pem",
+    "ssl.certificate.pem",
+    "ssl.cipher.suites",
+    "ssl.curves.list",
+    "ssl.endpoint.identification.algorithm",
+    "ssl.key.password",
+    "ssl.key.pem",
+    "ssl.sigalgs.list",
+    "statistics.interval.ms",
+    "sticky.partitioning.linger.ms",
+    "topic.blacklist",
+    "topic.metadata.propagation.max.ms",
+    "topic.metadata.refresh.fast.cnt",
+    "topic.metadata.refresh.fast.interval.ms",
+    "topic.metadata.refresh.interval.ms",
+    "topic.metadata.refresh.sparse",
+    "transaction.timeout.ms",
+};
+
+static int cmp_name(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, *(const char *const *)elem);
+}
+
+bool kafka_property_allowed(const char *name)
+{
+    return bsearch(name, any_role, sizeof(any_role) / sizeof(any_role[0]), sizeof(any_role[0]),
+                   cmp_name) != NULL;
+}
+
+/* The SASL mechanisms that only exchange credentials with the broker. */
+static bool plain_mechanism(const char *m)
+{
+    return strcasecmp(m, "PLAIN") == 0 || strcasecmp(m, "SCRAM-SHA-256") == 0 ||
+           strcasecmp(m, "SCRAM-SHA-512") == 0;
+}
+
+static int refuse(SlError *err, const char *relname, const char *what, const char *hint)
+{
+    sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
+             "permission denied to set %s of \"%s\": only a superuser may", what, relname);
+    sl_error_hint(err, "%s", hint);
+    return -1;
+}
+
+/* The check described at the top, before anything reaches librdkafka. */
+static int check_properties(const Options *o, const char *relname, uint32_t owner, SlError *err)
+{
+    if (owner_is_superuser != NULL && owner_is_superuser(owner))
+        return 0;
+    const char *protocol = NULL, *mechanism = NULL;
+    char what[300];
+    for (int i = 0; i < o->n; i++) {
+        if (strncmp(o->keys[i], "kafka.", 6) != 0)
+            continue;
+        const char *name = o->keys[i] + 6;
+        if (!kafka_property_allowed(name)) {
+            snprintf(what, sizeof(what), "option \"%.200s\"", o->keys[i]);
+            return refuse(err, relname, what,
+                          "A non-superuser may set the librdkafka properties of protocol, "
+                          "tuning and credentials; properties that name files, commands, "
+                          "plugins, engines or certificate locations on the server host need "
+                          "a superuser (docs/sql-reference.md, \"Kafka properties\").");
+        }
+        if (strcmp(name, "security.protocol") == 0)
+            protocol = o->values[i];
+        else if (strcmp(name, "sasl.mechanism") == 0 || strcmp(name, "sasl.mechanisms") == 0)
+            mechanism = o->values[i];
+    }
+    if (protocol != NULL && strncasecmp(protocol, "sasl", 4) == 0 &&
+        (mechanism == NULL || !plain_mechanism(mechanism))) {
+        snprintf(what, sizeof(what), "SASL mechanism %.100s", mechanism ? mechanism : "GSSAPI");
+        return refuse(err, relname, what,
+                      "A non-superuser may use \"kafka.sasl.mechanism\" PLAIN, SCRAM-SHA-256 "
+                      "or SCRAM-SHA-512 (GSSAPI, the default, runs kinit on the server host).");
+    }
+    return 0;
+}
+
+int kafka_conf_build(const Options *o, const char *relname, uint32_t owner,
+                     const char *const *defaults, rd_kafka_conf_t **out, SlError *err)
 {
     char msg[512];
+    if (check_properties(o, relname, owner, err) < 0)
+        return -1;
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_conf_set_log_cb(conf, log_cb);
     for (int i = 0; defaults != NULL && defaults[i] != NULL; i += 2) {
