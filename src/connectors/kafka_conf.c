@@ -3,7 +3,7 @@
  * (see kafka_int.h).
  *
  *   kafka_conf_build, kafka_error, kafka_transient
- *   kafka_set_owner_check, kafka_property_allowed
+ *   kafka_set_owner_check, kafka_property_allowed, kafka_set_allowed_hosts
  *
  * bootstrap_servers is required (or "kafka.bootstrap.servers").  Every
  * option whose name starts with "kafka." goes to librdkafka without the
@@ -23,6 +23,10 @@
  * check runs wherever a configuration is built: at CREATE and again at
  * each open, against the owner's role as it is then (the runtime answers
  * through kafka_set_owner_check; without an answer nobody is trusted).
+ * With --kafka-allowed-hosts (kafka_set_allowed_hosts), such an owner's
+ * bootstrap servers must each be on that list too: names compared as
+ * written, no DNS; the brokers the cluster's metadata then names are the
+ * cluster's own and are not checked.
  */
 #include "kafka_int.h"
 
@@ -222,6 +226,107 @@ bool kafka_property_allowed(const char *name)
                    cmp_name) != NULL;
 }
 
+/* --kafka-allowed-hosts, split: "host" (any port) or "host:port"; NULL:
+ * every host.  Set once before any relation is checked. */
+static char **allowed_hosts;
+static int nallowed_hosts;
+
+/* Splits "a, b,c" into trimmed, non-empty pieces (sl_malloc'ed). */
+static int split_list(const char *list, char ***out)
+{
+    int n = 0;
+    char **v = NULL;
+    for (const char *p = list; *p != '\0';) {
+        while (*p == ',' || *p == ' ' || *p == '\t')
+            p++;
+        const char *e = p;
+        while (*e != '\0' && *e != ',')
+            e++;
+        const char *t = e;
+        while (t > p && (t[-1] == ' ' || t[-1] == '\t'))
+            t--;
+        if (t > p) {
+            v = sl_realloc(v, sizeof(char *) * (size_t)(n + 1));
+            v[n] = sl_malloc((size_t)(t - p) + 1);
+            memcpy(v[n], p, (size_t)(t - p));
+            v[n][t - p] = '\0';
+            n++;
+        }
+        p = e;
+    }
+    *out = v;
+    return n;
+}
+
+void kafka_set_allowed_hosts(const char *list)
+{
+    for (int i = 0; i < nallowed_hosts; i++)
+        sl_free(allowed_hosts[i]);
+    sl_free(allowed_hosts);
+    allowed_hosts = NULL;
+    nallowed_hosts = 0;
+    if (list != NULL && list[0] != '\0')
+        nallowed_hosts = split_list(list, &allowed_hosts);
+}
+
+/* Is one bootstrap server ("[proto://]host:port") on the list?  A port
+ * given on the list must match; a host alone allows every port. */
+static bool host_allowed(const char *server)
+{
+    const char *s = strstr(server, "://");
+    s = s ? s + 3 : server;
+    const char *colon = s[0] == '[' ? strstr(s, "]:") : strrchr(s, ':');
+    if (colon != NULL && s[0] == '[')
+        colon++;
+    size_t hostlen = colon ? (size_t)(colon - s) : strlen(s);
+    for (int i = 0; i < nallowed_hosts; i++) {
+        const char *a = allowed_hosts[i];
+        if (strcmp(a, "*") == 0)
+            return true;
+        const char *acolon = a[0] == '[' ? strstr(a, "]:") : strrchr(a, ':');
+        if (acolon != NULL && a[0] == '[')
+            acolon++;
+        size_t alen = acolon ? (size_t)(acolon - a) : strlen(a);
+        if (alen != hostlen || strncasecmp(a, s, hostlen) != 0)
+            continue;
+        if (acolon == NULL || (colon != NULL && strcmp(acolon, colon) == 0))
+            return true;
+    }
+    return false;
+}
+
+/* Every bootstrap server of the options on the allow-list (when set). */
+static int check_hosts(const Options *o, const char *relname, SlError *err)
+{
+    if (allowed_hosts == NULL)
+        return 0;
+    static const char *const keys[] = {"bootstrap_servers", "kafka.bootstrap.servers",
+                                       "kafka.metadata.broker.list"};
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        const char *list = opts_get(o, keys[k]);
+        if (list == NULL)
+            continue;
+        char **v;
+        int n = split_list(list, &v), bad = -1;
+        for (int i = 0; i < n && bad < 0; i++)
+            if (!host_allowed(v[i]))
+                bad = i;
+        if (bad >= 0) {
+            sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
+                     "permission denied to connect \"%s\" to Kafka broker \"%s\"", relname,
+                     v[bad]);
+            sl_error_hint(err, "A non-superuser may name only the brokers that the server's "
+                               "--kafka-allowed-hosts lists.");
+        }
+        for (int i = 0; i < n; i++)
+            sl_free(v[i]);
+        sl_free(v);
+        if (bad >= 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* The SASL mechanisms that only exchange credentials with the broker. */
 static bool plain_mechanism(const char *m)
 {
@@ -268,7 +373,7 @@ static int check_properties(const Options *o, const char *relname, uint32_t owne
                       "A non-superuser may use \"kafka.sasl.mechanism\" PLAIN, SCRAM-SHA-256 "
                       "or SCRAM-SHA-512 (GSSAPI, the default, runs kinit on the server host).");
     }
-    return 0;
+    return check_hosts(o, relname, err);
 }
 
 int kafka_conf_build(const Options *o, const char *relname, uint32_t owner,

@@ -7,6 +7,7 @@
  *
  *   rt_host_init          the files root and the data directory, resolved
  *                         once at start-up; registers the Kafka owner check
+ *                         and the brokers non-superusers may name
  *   rt_host_free
  *   rt_role_is_superuser  whether a role is a superuser now (any thread)
  *   rt_files_resolve      a files connector's or sink's directory, resolved
@@ -56,7 +57,8 @@ bool rt_role_is_superuser(uint32_t oid)
     return super;
 }
 
-int rt_host_init(const char *files_root, const char *data_dir, SlError *err)
+int rt_host_init(const char *files_root, const char *data_dir, const char *kafka_hosts,
+                 SlError *err)
 {
     char buf[PATH_MAX];
     rt_host_free();
@@ -69,6 +71,7 @@ int rt_host_init(const char *files_root, const char *data_dir, SlError *err)
     if (data_dir != NULL && realpath(data_dir, buf) != NULL)
         g_data_dir = sl_strdup(buf);
     kafka_set_owner_check(rt_role_is_superuser);
+    kafka_set_allowed_hosts(kafka_hosts);
     return 0;
 }
 
@@ -77,6 +80,7 @@ void rt_host_free(void)
     sl_free(g_files_root);
     sl_free(g_data_dir);
     g_files_root = g_data_dir = NULL;
+    kafka_set_allowed_hosts(NULL);
 }
 
 /* Is path (resolved) dir itself or below it? */

@@ -175,3 +175,32 @@ def test_fuzz_every_librdkafka_property(sluiced, tmp_path):
                 u.execute(f"DROP STREAM g{i}")
     assert not sentinel.exists(), "the server ran the role's command or library"
     assert "client.id" in accepted and "plugin.library.paths" in refused
+
+
+def test_allowed_hosts_for_role(sluiced):
+    """--kafka-allowed-hosts: a role names only the brokers listed (a host
+    alone allows any port); a superuser any; sys.settings shows the list."""
+    hosts = "127.0.0.1:1, kafka.internal, [::1]:9092"
+    server = sluiced("--kafka-allowed-hosts", hosts)
+
+    def create(conn, name, servers, extra=""):
+        return sqlstate(conn, f"CREATE STREAM {name} (v text) WITH (connector = 'kafka', "
+                              f"topic = 't', bootstrap_servers = '{servers}', "
+                              f"format = 'raw'{extra})")
+
+    with make_role(server) as u:
+        assert create(u, "a1", "127.0.0.1:1") is None
+        assert create(u, "a2", "KAFKA.internal:9093,127.0.0.1:1") is None
+        assert create(u, "a3", "[::1]:9092") is None
+        assert create(u, "a4", "SASL_SSL://kafka.internal:1") is None
+        for i, servers in enumerate(("127.0.0.1:2", "127.0.0.1:1,10.0.0.1:22", "127.0.0.2:1",
+                                     "[::1]:9093", "kafka.internal.evil:1", "localhost:1")):
+            assert create(u, f"b{i}", servers) == "42501", servers
+        assert create(u, "b9", "127.0.0.1:1",
+                      ", \"kafka.bootstrap.servers\" = '10.0.0.1:22'") == "42501"
+        assert create(u, "b10", "127.0.0.1:1",
+                      ", \"kafka.metadata.broker.list\" = '10.0.0.1:22'") == "42501"
+        assert u.execute("SELECT setting FROM sys.settings WHERE name = 'kafka_allowed_hosts'"
+                         ).fetchone() == (hosts,)
+    with connect(server) as su:
+        assert create(su, "s1", "10.0.0.1:22") is None
