@@ -269,27 +269,32 @@ void kafka_set_allowed_hosts(const char *list)
         nallowed_hosts = split_list(list, &allowed_hosts);
 }
 
+/* The length of the host part of "host[:port]" or "[v6]:port"; *port gets
+ * the ":port" that follows, or NULL. */
+static size_t host_part(const char *s, const char **port)
+{
+    const char *colon = s[0] == '[' ? strstr(s, "]:") : strrchr(s, ':');
+    if (colon != NULL && s[0] == '[')
+        colon++;
+    *port = colon;
+    return colon ? (size_t)(colon - s) : strlen(s);
+}
+
 /* Is one bootstrap server ("[proto://]host:port") on the list?  A port
  * given on the list must match; a host alone allows every port. */
 static bool host_allowed(const char *server)
 {
     const char *s = strstr(server, "://");
     s = s ? s + 3 : server;
-    const char *colon = s[0] == '[' ? strstr(s, "]:") : strrchr(s, ':');
-    if (colon != NULL && s[0] == '[')
-        colon++;
-    size_t hostlen = colon ? (size_t)(colon - s) : strlen(s);
+    const char *port, *aport;
+    size_t hostlen = host_part(s, &port);
     for (int i = 0; i < nallowed_hosts; i++) {
         const char *a = allowed_hosts[i];
         if (strcmp(a, "*") == 0)
             return true;
-        const char *acolon = a[0] == '[' ? strstr(a, "]:") : strrchr(a, ':');
-        if (acolon != NULL && a[0] == '[')
-            acolon++;
-        size_t alen = acolon ? (size_t)(acolon - a) : strlen(a);
-        if (alen != hostlen || strncasecmp(a, s, hostlen) != 0)
+        if (host_part(a, &aport) != hostlen || strncasecmp(a, s, hostlen) != 0)
             continue;
-        if (acolon == NULL || (colon != NULL && strcmp(acolon, colon) == 0))
+        if (aport == NULL || (port != NULL && strcmp(aport, port) == 0))
             return true;
     }
     return false;

@@ -2,8 +2,8 @@
 superuser and as a plain LOGIN role, and the SQLSTATE a statement ends with.
 
 The unprivileged role is made by the superuser with CREATE ROLE ... LOGIN
-PASSWORD, never SUPERUSER; loopback logins are trusted by default, so the
-password is not asked for.
+PASSWORD, never SUPERUSER, and logs in with that password (loopback logins
+are trusted by default, so it is not asked for today).
 """
 
 import psycopg
@@ -12,9 +12,11 @@ ROLE = "u"
 ROLE_PASSWORD = "u-password-1"
 
 
-def connect(server, user="sluice"):
+def connect(server, user="sluice", password=None):
+    """A connection as user (the password, if given, for rules that ask)."""
+    kw = {"password": password} if password is not None else {}
     return psycopg.connect(host=server.host, port=server.port, user=user, dbname="sluice",
-                           autocommit=True, connect_timeout=10, sslmode="disable")
+                           autocommit=True, connect_timeout=10, sslmode="disable", **kw)
 
 
 def make_role(server, name=ROLE):
@@ -23,7 +25,7 @@ def make_role(server, name=ROLE):
         su.execute(f"CREATE ROLE {name} LOGIN PASSWORD '{ROLE_PASSWORD}'")
         row = su.execute("SELECT rolsuper FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
         assert row == (False,), row
-    return connect(server, name)
+    return connect(server, name, ROLE_PASSWORD)
 
 
 def sqlstate(conn, sql):

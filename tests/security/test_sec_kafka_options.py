@@ -136,8 +136,8 @@ def test_superuser_keeps_host_properties_and_owner_checked_at_open(sluiced):
     only at CREATE."""
     server = sluiced()
     with connect(server) as su:
-        su.execute("CREATE ROLE w LOGIN SUPERUSER")
-        with connect(server, "w") as w:
+        su.execute("CREATE ROLE w LOGIN SUPERUSER PASSWORD 'w-password-1'")
+        with connect(server, "w", "w-password-1") as w:
             w.execute(create_kafka(w, "kw", **{"sasl.kerberos.service.name": "kafka"}))
         su.execute("ALTER ROLE w NOSUPERUSER")
         e = error_of(su, "SELECT * FROM kw")
