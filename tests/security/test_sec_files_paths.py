@@ -14,9 +14,12 @@ outside the root holding a file that must never come back.
 """
 
 import os
+import subprocess
 import time
 
 import pytest
+
+from conftest import sluiced_binary
 
 from sec_helpers import connect, error_of, make_role, sqlstate
 
@@ -161,3 +164,15 @@ def test_files_sink_inside_root_and_swapped_after_create(sluiced, tmp_path):
         err = u.execute("SELECT last_error FROM sys.queries WHERE name = 'q'").fetchone()[0]
         assert "permission denied for files sink path" in err, err
     assert sorted(os.listdir(outside)) == ["shadow"]
+
+
+def test_files_root_that_does_not_resolve_stops_the_start(tmp_path):
+    """A files root is resolved once, at start: one that does not exist is a
+    configuration error, not a silent "no root"."""
+    res = subprocess.run([sluiced_binary(), "--listen", "127.0.0.1", "--port", "0",
+                          "--data-dir", str(tmp_path / "data"),
+                          "--files-root", str(tmp_path / "missing")],
+                         capture_output=True, text=True, timeout=60,
+                         stdin=subprocess.DEVNULL)
+    assert res.returncode != 0
+    assert "cannot use the files root" in res.stdout + res.stderr
