@@ -3,7 +3,8 @@
  * (see kafka_int.h).
  *
  *   kafka_conf_build, kafka_error, kafka_transient
- *   kafka_set_owner_check, kafka_property_allowed, kafka_set_allowed_hosts
+ *   kafka_set_owner_check, kafka_property_allowed, kafka_set_allowed_hosts,
+ *   kafka_broker_allowed
  *
  * bootstrap_servers is required (or "kafka.bootstrap.servers").  Every
  * option whose name starts with "kafka." goes to librdkafka without the
@@ -24,14 +25,17 @@
  * each open, against the owner's role as it is then (the runtime answers
  * through kafka_set_owner_check; without an answer nobody is trusted).
  * With --kafka-allowed-hosts (kafka_set_allowed_hosts), such an owner's
- * bootstrap servers must each be on that list too: names compared as
- * written, no DNS; the brokers the cluster's metadata then names are the
- * cluster's own and are not checked.
+ * bootstrap servers must each be on that list too (names compared as
+ * written, no DNS), and so must every broker its clients connect to: the
+ * brokers the metadata names go through resolve_cb (librdkafka) and
+ * kafka_broker_allowed (the direct Fetch path) before any address is
+ * looked up.
  */
 #include "kafka_int.h"
 
 #include "sluice/log.h"
 
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -347,10 +351,53 @@ static int refuse(SlError *err, const char *relname, const char *what, const cha
     return -1;
 }
 
+static bool trusted(uint32_t owner)
+{
+    return owner_is_superuser != NULL && owner_is_superuser(owner);
+}
+
+/* host (an IPv6 address without brackets too) and port on the list? */
+static bool address_allowed(const char *host, const char *port)
+{
+    char name[300];
+    snprintf(name, sizeof(name), strchr(host, ':') ? "[%.256s]:%.16s" : "%.256s:%.16s", host,
+             port);
+    return host_allowed(name);
+}
+
+bool kafka_broker_allowed(uint32_t owner, const char *host, int port)
+{
+    if (allowed_hosts == NULL || trusted(owner))
+        return true;
+    char p[16];
+    snprintf(p, sizeof(p), "%d", port);
+    return address_allowed(host, p);
+}
+
+/* librdkafka's resolver for an owner limited to --kafka-allowed-hosts:
+ * every broker it is about to connect to (the bootstrap servers and those
+ * the metadata names), by name, before any address is looked up. */
+static int resolve_cb(const char *node, const char *service, const struct addrinfo *hints,
+                      struct addrinfo **res, void *opaque)
+{
+    (void)opaque;
+    if (node == NULL && service == NULL && hints == NULL) {
+        freeaddrinfo(*res);
+        return 0;
+    }
+    if (node == NULL || !address_allowed(node, service ? service : "")) {
+        sl_log(LOG_WARN, "kafka broker refused", "address=\"%s:%s\" reason=\"%s\"",
+               log_quote(node ? node : ""), log_quote(service ? service : ""),
+               "not on --kafka-allowed-hosts");
+        return EAI_FAIL;
+    }
+    return getaddrinfo(node, service, hints, res);
+}
+
 /* The check described at the top, before anything reaches librdkafka. */
 static int check_properties(const Options *o, const char *relname, uint32_t owner, SlError *err)
 {
-    if (owner_is_superuser != NULL && owner_is_superuser(owner))
+    if (trusted(owner))
         return 0;
     const char *protocol = NULL, *mechanism = NULL;
     char what[300];
@@ -389,6 +436,8 @@ int kafka_conf_build(const Options *o, const char *relname, uint32_t owner,
         return -1;
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_conf_set_log_cb(conf, log_cb);
+    if (allowed_hosts != NULL && !trusted(owner))
+        rd_kafka_conf_set_resolve_cb(conf, resolve_cb);
     for (int i = 0; defaults != NULL && defaults[i] != NULL; i += 2) {
         if (rd_kafka_conf_set(conf, defaults[i], defaults[i + 1], msg, sizeof(msg)) !=
             RD_KAFKA_CONF_OK) {

@@ -47,3 +47,34 @@ def test_role_streams_read_with_allowed_properties(kafka, sluiced):
                 raise AssertionError("a superuser-only property was accepted")
             except psycopg.errors.InsufficientPrivilege:
                 pass
+
+
+def test_brokers_named_by_metadata_are_checked_too(kafka, sluiced):
+    """The broker advertises 127.0.0.1:PORT; a role allowed only localhost:PORT
+    reaches the bootstrap server by that name but no broker the metadata
+    names: its SELECT fails and the log says which address was refused.  With
+    both names listed it reads."""
+    Admin(kafka.bootstrap).create_topic("redirect", 1)
+    produce(kafka.bootstrap, "redirect", [(0, None, json.dumps({"id": i})) for i in range(5)])
+    port = kafka.bootstrap.rsplit(":", 1)[1]
+    for allowed, works in ((f"localhost:{port}", False),
+                           (f"localhost:{port},127.0.0.1:{port}", True)):
+        server = sluiced("--kafka-allowed-hosts", allowed)
+        with connect(server) as su:
+            su.execute("CREATE ROLE u LOGIN PASSWORD 'u-password-1'")
+        with connect(server, "u", "u-password-1") as u:
+            for fetch in ("direct", "librdkafka"):
+                u.execute(f"CREATE STREAM r_{fetch} (id BIGINT) WITH (connector = 'kafka', "
+                          f"topic = 'redirect', bootstrap_servers = 'localhost:{port}', "
+                          f"read_timeout = '5 seconds', fetch = '{fetch}')")
+                if works:
+                    assert u.execute(f"SELECT count(*) FROM r_{fetch}").fetchone() == (5,)
+                else:
+                    try:
+                        u.execute(f"SELECT count(*) FROM r_{fetch}")
+                        raise AssertionError(f"{fetch}: read through a broker not allowed")
+                    except psycopg.Error:
+                        pass
+        if not works:
+            assert f'kafka broker refused" address="127.0.0.1:{port}"' in server.log_text() \
+                or f"address=\"127.0.0.1:{port}\"" in server.log_text(), server.log_text()[-3000:]
