@@ -176,3 +176,18 @@ def test_files_root_that_does_not_resolve_stops_the_start(tmp_path):
                          stdin=subprocess.DEVNULL)
     assert res.returncode != 0
     assert "cannot use the files root" in res.stdout + res.stderr
+
+
+def test_data_directory_inside_the_root_stays_out_of_reach(sluiced, tmp_path):
+    """A files root above the data directory: the data directory, and a
+    symlink to it inside the root, are refused all the same, for the source
+    and the sink."""
+    (tmp_path / "in").mkdir()
+    server = sluiced("--files-root", str(tmp_path))
+    os.symlink(server.data_dir, tmp_path / "in" / "dd")
+    with make_role(server) as u:
+        for path in (server.data_dir, server.data_dir / "state", tmp_path / "in" / "dd"):
+            for sql in (stream_sql("s", path), sink_sql("k", path)):
+                e = error_of(u, sql)
+                assert e.sqlstate == "42501" and "data directory" in str(e), (sql, e)
+        u.execute(stream_sql("ok", tmp_path / "in"))
