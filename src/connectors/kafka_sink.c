@@ -103,7 +103,7 @@ static int read_options(KafkaSink *k, const CatRelation *sink, const CatRelation
         return -1;
     const char *defaults[] = {NULL};
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(o, sink->name, defaults, &conf, err) < 0)
+    if (kafka_conf_build(o, sink->name, sink->owner, defaults, &conf, err) < 0)
         return -1;
     rd_kafka_conf_destroy(conf);
     const char *key = opts_get(o, "key");
@@ -420,7 +420,7 @@ static rd_kafka_t *progress_consumer(KafkaSink *k, bool committed, SlError *err)
         "auto.offset.reset", "earliest", NULL,
     };
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(&k->opts, k->sink->name, defaults, &conf, err) < 0)
+    if (kafka_conf_build(&k->opts, k->sink->name, k->sink->owner, defaults, &conf, err) < 0)
         return NULL;
     /* The user's transactional.id is not a consumer's setting. */
     char msg[512];
@@ -536,7 +536,7 @@ static int ensure_producer(KafkaSink *k, SlError *err)
         "transaction.timeout.ms", "60000", "linger.ms", "5", "client.id", "sluice", NULL,
     };
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(&k->opts, k->sink->name, defaults, &conf, err) < 0)
+    if (kafka_conf_build(&k->opts, k->sink->name, k->sink->owner, defaults, &conf, err) < 0)
         return -1;
     char msg[512];
     k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, msg, sizeof(msg));

@@ -294,7 +294,7 @@ static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
     }
     const char *defaults[] = {NULL};
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(o, rel->name, defaults, &conf, err) < 0)
+    if (kafka_conf_build(o, rel->name, rel->owner, defaults, &conf, err) < 0)
         return -1;
     rd_kafka_conf_destroy(conf);
     return 0;
@@ -383,9 +383,13 @@ static rd_kafka_t *make_consumer(KafkaSource *ks)
         "auto.offset.reset", "error", "client.id", "sluice", NULL,
     };
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(&ks->opts, ks->rel->name, defaults, &conf, &err) < 0) {
+    if (kafka_conf_build(&ks->opts, ks->rel->name, ks->rel->owner, defaults, &conf, &err) < 0) {
         pthread_mutex_lock(&ks->mu);
-        set_error(ks, ERRCODE_INVALID_PARAMETER_VALUE, err.message);
+        set_error(ks,
+                  strcmp(err.sqlstate, ERRCODE_INSUFFICIENT_PRIVILEGE) == 0
+                      ? ERRCODE_INSUFFICIENT_PRIVILEGE
+                      : ERRCODE_INVALID_PARAMETER_VALUE,
+                  err.message);
         pthread_mutex_unlock(&ks->mu);
         sl_error_clear(&err);
         return NULL;
