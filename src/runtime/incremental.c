@@ -254,6 +254,27 @@ static int check(IncPlan *p, SlError *err)
     return 0;
 }
 
+/* An aggregation in update or complete mode writes a group's row again at
+ * each change: a target that only appends would hold every version, and a
+ * reader summing it would count a group many times.  Refused until outputs
+ * carry retractions (the operator-graph issue). */
+static int refuse_updates_into(IncPlan *p, const char *what, const char *name, SlError *err)
+{
+    if (p->agg == NULL || p->mode == MODE_APPEND)
+        return 0;
+    sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+             "an aggregation in %s mode cannot write INTO %s \"%s\"",
+             p->mode == MODE_UPDATE ? "update" : "complete", what, name);
+    sl_error_detail(err, "Each change of a group would be appended as a new row, and %s \"%s\" "
+                         "cannot take back the row written before: a reader would count the "
+                         "group once per change.", what, name);
+    sl_error_hint(err, "Group by WINDOW(ts, ...) over a column with a WATERMARK and use "
+                       "output_mode = 'append' (each window is written once, when it closes); "
+                       "or leave out INTO and read the query's result table, or SUBSCRIBE to "
+                       "its changes.");
+    return -1;
+}
+
 /* INTO sink: its writer, for this query's output columns. */
 static int open_sink(IncPlan *p, const CatRelation *rel, const Plan *top, SlError *err)
 {
@@ -264,6 +285,10 @@ static int open_sink(IncPlan *p, const CatRelation *rel, const Plan *top, SlErro
         return -1;
     p->sink = rel;
     cat_relation_ref(rel);
+    /* A sink that writes a group leaving the result (Kafka, keyed:
+     * tombstones) is an upsert log; one that only appends is refused. */
+    if (!sink_wants_deletes(p->writer))
+        return refuse_updates_into(p, "sink", rel->name, err);
     return 0;
 }
 
@@ -285,6 +310,8 @@ static int check_into(IncPlan *p, Catalog *cat, const char *name, const Plan *to
     if (inc_inputs_reads(&p->ins, rel->oid))
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                         "a continuous query cannot write into the stream it reads");
+    if (refuse_updates_into(p, "stream", name, err) < 0)
+        return -1;
     Arena a;
     arena_init(&a, 512);
     Options o;
