@@ -1246,6 +1246,16 @@ static int gt_read(Run *r, Group *g, const char *key, size_t klen)
     strbuf_free(&sk);
     if (rc == 1 && inc_state_decode(p, g, val, vlen, &r->acx) < 0)
         return -1;
+    if (rc == 1 && p->ttl_us > 0 && g->touched_us <= r->b->now_us - p->ttl_us) {
+        /* Idle for state_ttl when a row touches it again: it starts afresh
+         * (the same rule as inc_evict_idle's, judged now, so the result does
+         * not depend on whether a batch ran in between). */
+        inc_state_delete(r, g, true);
+        g->stored = false;
+        g->stored_vlen = 0;
+        g->states = inc_states_new(r);
+        return 0;
+    }
     return rc;
 }
 
@@ -1370,8 +1380,9 @@ void inc_record_change(Run *r, char kind, const Batch *out, uint32_t i)
 }
 
 /* SUBSCRIBE: a row leaving the result table (HAVING filters its group out
- * now) is a 'D' change with the row it had, if it had one. */
-static int record_delete(Run *r, const StrBuf *key)
+ * now, a session merged away or moved) is a 'D' change with the row it
+ * had, if it had one.  key: the result table's key ('T' + oid + ...). */
+int inc_record_delete(Run *r, const StrBuf *key)
 {
     if (!r->b->want_changes)
         return 0;
@@ -1604,7 +1615,9 @@ static int record_kept(Run *r, Group **gs, const Batch *out, const uint32_t *map
     for (uint32_t i = 0; i < out->nrows && rc == 0; i++) {
         Group *g = gs[map[i]];
         char kind = g->fresh || p->mode == MODE_APPEND ? 'I' : 'U';
-        if (kind == 'U' && having) {
+        /* A group state_ttl evicted is new to the state, but its row stayed
+         * in the result table. */
+        if ((kind == 'U' && having) || (kind == 'I' && p->mode != MODE_APPEND && p->ttl_us > 0)) {
             void *old;
             size_t len;
             strbuf_reset(&key);
@@ -1700,7 +1713,7 @@ int inc_emit_groups(Run *r, Group **gs, uint32_t n)
         strbuf_reset(&key);
         strbuf_append(&key, p->tprefix, sizeof(p->tprefix));
         strbuf_append(&key, gs[i]->key.ptr, gs[i]->key.len);
-        if (!gs[i]->fresh && record_delete(r, &key) < 0) {
+        if ((!gs[i]->fresh || p->ttl_us > 0) && inc_record_delete(r, &key) < 0) {
             strbuf_free(&key);
             return -1;
         }
