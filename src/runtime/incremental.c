@@ -4,7 +4,8 @@
  *
  *   inc_plan_build, inc_plan_free
  *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
- *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes, inc_plan_sink_outside
+ *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes, inc_plan_sink_outside,
+ *   inc_plan_keeps_rows, inc_plan_lost_rows
  *   inc_batch_run, inc_state_meta, inc_state_rows, inc_state_ops, inc_state_log_entry,
  *   inc_state_oldest_window, inc_state_delete, inc_state_put_bytes
  *
@@ -785,12 +786,28 @@ uint64_t inc_plan_fingerprint(IncPlan *p)
     return p->fingerprint;
 }
 
+const char *inc_plan_lost_rows(IncPlan *p)
+{
+    if (p->into != NULL || p->sink != NULL)
+        return "its output goes INTO a stream or sink, not to a result table";
+    if (p->agg == NULL)
+        return "it keeps no state for its rows: they are appended as they come";
+    if (p->mode == MODE_APPEND)
+        return "in append mode a window's state is deleted once its row is written";
+    if (p->ttl_us > 0)
+        return "state_ttl deletes idle groups from its state while their rows stay";
+    if (p->wkind == WINDOW_SESSION)
+        return "its sessions' rows cannot be rewritten from the state";
+    if (p->wkind == WINDOW_SLIDE && p->pane_us != p->size_us)
+        return "its state holds a sliding window's slices, not its windows";
+    if (p->wkind != WINDOW_NONE && (!p->plain || p->wm_col >= 0))
+        return "the watermark deletes a closed window's state while its row stays";
+    return NULL;
+}
+
 bool inc_plan_keeps_rows(IncPlan *p)
 {
-    /* session windows keep their rows' bounds in the state in another form:
-     * not rewritable */
-    return p->into == NULL && p->sink == NULL && p->agg != NULL && p->mode != MODE_APPEND &&
-           p->agg->u.agg.window.kind != WINDOW_SESSION;
+    return inc_plan_lost_rows(p) == NULL;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1836,6 +1853,32 @@ static int clear_result(Run *r)
     return state_scan_close(s, r->err);
 }
 
+/* Loads every group the state holds that the batch has not (a rebuild of
+ * the result table).  Unlike inc_load_closed it reads the whole key space:
+ * an unwindowed group's key starts with its group values, not a time. */
+static int load_all(Run *r)
+{
+    IncPlan *p = r->p;
+    StateScan *s = state_scan_open(p->st, p->qprefix, sizeof(p->qprefix));
+    const void *k, *v;
+    size_t klen, vlen;
+    while (state_scan_next(s, &k, &klen, &v, &vlen)) {
+        const char *gk = (const char *)k + 5;
+        size_t gklen = klen - 5;
+        if (inc_gt_find(&r->groups, gk, gklen, ex_hash(gk, gklen)) != NULL)
+            continue;
+        int64_t end = p->wkind != WINDOW_NONE && gklen >= 8
+                          ? inc_time_key_get((const uint8_t *)gk) : 0;
+        Group *g = gt_new(r, gk, gklen, end - p->pane_us, end);
+        if (inc_state_decode(p, g, v, vlen, &r->acx) < 0) {
+            state_scan_close(s, r->err);
+            return -1;
+        }
+        inc_gt_add(&r->groups, r->a, g);
+    }
+    return state_scan_close(s, r->err);
+}
+
 /* Update and complete mode: the slices (tumbling: windows) whose last
  * window has closed leave the state after their rows were written; a row
  * for them would be late, so nothing reads them again.  This bounds the
@@ -2259,7 +2302,7 @@ fold:
             /* The result table's columns changed (a compatible CREATE OR
              * REPLACE): its rows are rewritten from the state, in this
              * batch's write. */
-            if (rebuild && (clear_result(&r) < 0 || inc_load_closed(&r, INT64_MAX) < 0))
+            if (rebuild && (clear_result(&r) < 0 || load_all(&r) < 0))
                 goto out;
             Group **gs = ARENA_ARRAY(&a, Group *, r.groups.n ? r.groups.n : 1);
             uint32_t k = 0;
