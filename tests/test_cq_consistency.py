@@ -12,7 +12,8 @@ batches (issue 19, items 18-22):
   batch: merged and moved sessions, new sliding windows, keys state_ttl
   evicted;
 - an aggregation in update or complete mode INTO a stream is refused
-  (0A000) with a hint: the stream would hold every version of a group;
+  (0A000) with a hint: the stream would hold every version of a group
+  (unless the query says append_updates = true: then it does);
 - falling_behind follows the backlog's trend over a window of batches, also
   when every other batch shrinks it.
 """
@@ -313,6 +314,23 @@ def test_update_mode_into_a_stream_is_refused(server, mode):
         assert 'cannot write INTO stream "totals"' in str(e.value)
         assert "output_mode = 'append'" in e.value.diag.message_hint
         assert c.execute("SELECT count(*) FROM sys.queries").fetchone() == (0,)
+
+
+def test_append_updates_appends_each_version_when_asked(server):
+    """append_updates = true: the query says its readers keep the last row
+    of each group; every changed group is appended each batch."""
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k BIGINT, v BIGINT)")
+        c.execute("CREATE STREAM versions (k BIGINT, s NUMERIC)")
+        c.execute("CREATE CONTINUOUS QUERY q INTO versions WITH (trigger = '0', "
+                  "append_updates = true) AS SELECT k, sum(v) AS s FROM ev GROUP BY k")
+        c.execute("CREATE CONTINUOUS QUERY seen WITH (trigger = '0') AS "
+                  "SELECT k, s FROM versions")
+        c.execute("INSERT INTO ev VALUES (1, 1), (2, 5)")
+        assert wait_for(lambda: rows(c, "SELECT * FROM seen"), [(1, 1), (2, 5)]) == [(1, 1), (2, 5)]
+        c.execute("INSERT INTO ev VALUES (1, 2)")
+        want = [(1, 1), (1, 3), (2, 5)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM seen"), want) == want
 
 
 def test_append_mode_windows_into_a_stream_are_written_once(server):

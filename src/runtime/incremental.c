@@ -258,10 +258,19 @@ static int check(IncPlan *p, SlError *err)
 /* An aggregation in update or complete mode writes a group's row again at
  * each change: a target that only appends would hold every version, and a
  * reader summing it would count a group many times.  Refused until outputs
- * carry retractions (the operator-graph issue). */
+ * carry retractions (the operator-graph issue), unless the query says
+ * append_updates = true: its reader keeps the last row of each group (or,
+ * as Nexmark q5's second stage, each group changes in one batch only). */
 static int refuse_updates_into(IncPlan *p, const char *what, const char *name, SlError *err)
 {
     if (p->agg == NULL || p->mode == MODE_APPEND)
+        return 0;
+    Options o;
+    bool append_updates = false;
+    if (opts_parse(&p->arena, p->query->options, &o, err) < 0 ||
+        opts_get_bool(&o, "append_updates", false, &append_updates, err) < 0)
+        return -1;
+    if (append_updates)
         return 0;
     sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
              "an aggregation in %s mode cannot write INTO %s \"%s\"",
@@ -272,7 +281,8 @@ static int refuse_updates_into(IncPlan *p, const char *what, const char *name, S
     sl_error_hint(err, "Group by WINDOW(ts, ...) over a column with a WATERMARK and use "
                        "output_mode = 'append' (each window is written once, when it closes); "
                        "or leave out INTO and read the query's result table, or SUBSCRIBE to "
-                       "its changes.");
+                       "its changes; or, if every reader keeps only the last row of each "
+                       "group, add append_updates = true.");
     return -1;
 }
 
