@@ -176,6 +176,26 @@ def test_state_ttl_is_judged_when_a_key_is_touched_again(server):
         assert wait_for(lambda: rows(c, "SELECT * FROM qa"), want) == want
 
 
+def test_distinct_state_ttl_is_judged_when_a_key_is_seen_again(server):
+    """DISTINCT ON under state_ttl: a key seen again after the ttl, with no
+    batch between, is a first occurrence again."""
+    with connect(server) as c:
+        c.execute("CREATE STREAM s (id BIGINT, v TEXT)")
+        c.execute("CREATE CONTINUOUS QUERY d WITH (trigger = '0', state_ttl = '2 seconds') AS "
+                  "SELECT DISTINCT ON (id) id, v FROM s")
+        c.execute("INSERT INTO s VALUES (1, 'a')")
+        assert wait_for(lambda: rows(c, "SELECT * FROM d"), [(1, "a")]) == [(1, "a")]
+        time.sleep(3)
+        before = last_batch(c, "d")
+        c.execute("INSERT INTO s VALUES (1, 'b')")
+        assert wait_for(lambda: last_batch(c, "d") > before, True)
+        assert rows(c, "SELECT * FROM d") == [(1, "a"), (1, "b")]
+        before = last_batch(c, "d")
+        c.execute("INSERT INTO s VALUES (1, 'c')")      # within the ttl: a duplicate
+        assert wait_for(lambda: last_batch(c, "d") > before, True)
+        assert rows(c, "SELECT * FROM d") == [(1, "a"), (1, "b")]
+
+
 # --------------------------------------------------------------------------
 # Item 20: SUBSCRIBE's feed rebuilds the result table
 
@@ -314,6 +334,17 @@ def test_update_mode_into_a_stream_is_refused(server, mode):
         assert 'cannot write INTO stream "totals"' in str(e.value)
         assert "output_mode = 'append'" in e.value.diag.message_hint
         assert c.execute("SELECT count(*) FROM sys.queries").fetchone() == (0,)
+
+
+def test_update_mode_into_a_files_sink_is_refused(server, tmp_path):
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k BIGINT, v BIGINT)")
+        c.execute(f"CREATE SINK f WITH (connector = 'files', path = '{tmp_path / 'out'}', "
+                  "format = 'csv')")
+        with pytest.raises(psycopg.errors.FeatureNotSupported) as e:
+            c.execute("CREATE CONTINUOUS QUERY q INTO f AS "
+                      "SELECT k, sum(v) AS s FROM ev GROUP BY k")
+        assert 'cannot write INTO sink "f"' in str(e.value)
 
 
 def test_append_updates_appends_each_version_when_asked(server):
