@@ -83,6 +83,24 @@ def test_replace_with_new_columns_rewrites_every_row_from_state(server, mode):
         assert rows(c, "SELECT * FROM q") == want
 
 
+def test_replace_with_new_having_or_expression_rewrites_every_row(server):
+    """The same columns, another HAVING and another expression for s: rows
+    of groups no new row touches change too."""
+    with connect(server) as c:
+        make_r8(c)
+        c.execute("CREATE CONTINUOUS QUERY q WITH (trigger = '0') AS "
+                  "SELECT k, count(*) AS n, sum(v) AS s FROM r8 GROUP BY k HAVING count(*) > 1")
+        c.execute("INSERT INTO r8 VALUES (1, 1, %s), (1, 2, %s), (2, 5, %s), (2, 5, %s), "
+                  "(2, 5, %s), (3, 7, %s)", tuple(tsp(i) for i in range(6)))
+        want = [(1, 2, 3), (2, 3, 15)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM q"), want) == want
+        c.execute("CREATE OR REPLACE CONTINUOUS QUERY q WITH (trigger = '0') AS "
+                  "SELECT k, count(*) AS n, sum(v) * 10 AS s FROM r8 GROUP BY k "
+                  "HAVING count(*) > 2 OR k = 3")
+        want = [(2, 3, 150), (3, 1, 70)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM q"), want) == want
+
+
 @pytest.mark.parametrize("mode,create,replace,reason", [
     # closed windows: the watermark evicted their state, their rows stayed
     ("update",

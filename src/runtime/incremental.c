@@ -778,10 +778,28 @@ static void compute_shape(IncPlan *p)
         strbuf_putc(&b, '\n');
     }
     p->fingerprint = ex_hash(b.data, b.len) | 1;    /* 0: none recorded */
+    /* What makes a result row out of a group: the columns, and the upper
+     * chain (HAVING, the projected expressions) deparsed.  Another one (a
+     * compatible CREATE OR REPLACE) rewrites the result table from the
+     * state, so no row keeps what the former definition computed. */
     strbuf_reset(&b);
     for (int c = 0; c < p->query->ncols; c++)
         strbuf_printf(&b, "%s %s\n", p->query->cols[c].name,
                       type_name(p->query->cols[c].type.id));
+    for (int i = 0; p->agg != NULL && i < p->nupper; i++) {
+        const Plan *n = p->upper[i], *in = i + 1 < p->nupper ? p->upper[i + 1] : p->agg;
+        if (n->kind == PLAN_FILTER) {
+            strbuf_puts(&b, "WHERE ");
+            plan_expr_deparse(n->u.filter.cond, in->cols, in->quals, &b);
+        } else if (n->kind == PLAN_PROJECT) {
+            strbuf_puts(&b, "SELECT ");
+            for (int c = 0; c < n->ncols; c++) {
+                plan_expr_deparse(n->u.project.exprs[c], in->cols, in->quals, &b);
+                strbuf_puts(&b, ", ");
+            }
+        }
+        strbuf_putc(&b, '\n');
+    }
     p->result_hash = ex_hash(b.data, b.len) | 1;
     strbuf_free(&b);
 }
