@@ -167,7 +167,8 @@ void rt_run_end(RtRun *r);
  * rt_describe columns are rt_subscribe_columns': batch_id, kind, then the
  * query's result columns).  rt_subscribe: fn is called on the loop after
  * each committed batch of the query (cq.h's cq_changes_fn) until
- * rt_unsubscribe, or once with batch id -1 when the query goes away. */
+ * rt_unsubscribe, or once with rows NULL (batch id -1) when the query goes
+ * away; after that call the subscription is over. */
 typedef void (*rt_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
                               const Batch *rows);
 typedef struct RtSub RtSub;
