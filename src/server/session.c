@@ -818,7 +818,7 @@ static void run_simple(Conn *c)
             send_command_complete(c, tag);
             continue;
         }
-        if (ncols > 0)
+        if (rt_returns_rows(prep))
             send_row_description(c, ncols, cols, NULL, 0);
         if (rt_subscribe_name(prep) != NULL) {
             /* Runs on the loop until cancelled (session_cancel); the rest
@@ -1237,7 +1237,7 @@ static void handle_describe(Conn *c, PgwReader *r)
         for (int i = 0; i < nparams; i++)
             pgw_put_int32(&c->out, (int32_t)type_oid(ptypes[i].id));
         pgw_end(&c->out, m);
-        if (ncols > 0)
+        if (ps->prep != NULL && rt_returns_rows(ps->prep))
             send_row_description(c, ncols, cols, NULL, 0);
         else
             send_simple(c, PGW_MSG_NO_DATA);
@@ -1251,7 +1251,7 @@ static void handle_describe(Conn *c, PgwReader *r)
     }
     if (p->stmt->prep)
         rt_describe(p->stmt->prep, &ncols, &cols, &nparams, &ptypes);
-    if (ncols > 0)
+    if (p->stmt->prep != NULL && rt_returns_rows(p->stmt->prep))
         send_row_description(c, ncols, cols, p->formats, p->nformats);
     else
         send_simple(c, PGW_MSG_NO_DATA);
