@@ -33,6 +33,7 @@ typedef struct Options {
     int    max_connections;
     long   max_message_size;
     long   max_output_buffer;
+    int    max_prepared_statements;
     int    authentication_timeout;
     bool   ssl;
     char  *ssl_cert_file;
@@ -67,6 +68,9 @@ static void publish_settings(const Options *o, int port)
     snprintf(buf, sizeof(buf), "%ld", o->max_output_buffer);
     rt_setting_set("max_output_buffer", buf,
                    "bytes of output queued for a client before reading from it pauses");
+    snprintf(buf, sizeof(buf), "%d", o->max_prepared_statements);
+    rt_setting_set("max_prepared_statements", buf,
+                   "named prepared statements (and portals) a connection may hold");
     snprintf(buf, sizeof(buf), "%d", o->authentication_timeout);
     rt_setting_set("authentication_timeout", buf, "seconds to complete authentication");
     rt_setting_set("ssl", o->ssl ? "on" : "off", "whether TLS connections are accepted");
@@ -100,6 +104,8 @@ static void usage(FILE *f)
 "                             a larger one closes that connection (default 67108864)\n"
 "      --max-output-buffer=B  stop reading from a client whose unsent output\n"
 "                             passes B bytes (default 8388608)\n"
+"      --max-prepared-statements=N  named prepared statements, and portals,\n"
+"                             one connection may hold (default 10000)\n"
 "      --ssl=on|off           accept TLS (SSLRequest); needs the two files below\n"
 "      --ssl-cert-file=FILE   server certificate (chain), PEM\n"
 "      --ssl-key-file=FILE    its private key, PEM\n"
@@ -224,6 +230,11 @@ static int set_option(Options *o, const char *name, const char *value)
             o->max_message_size = v;
         else
             o->max_output_buffer = v;
+    } else if (strcmp(key, "max_prepared_statements") == 0) {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || v < 1 || v > 10000000)
+            return -1;
+        o->max_prepared_statements = (int)v;
     } else if (strcmp(key, "authentication_timeout") == 0) {
         long v = strtol(value, &end, 10);
         if (*value == '\0' || *end != '\0' || v < 1 || v > 600)
@@ -392,6 +403,7 @@ static int parse_args(int argc, char **argv, Options *o)
         {"commit-mode", required_argument, NULL, 13},
         {"group-commit-window", required_argument, NULL, 14},
         {"http-port", required_argument, NULL, 15},
+        {"max-prepared-statements", required_argument, NULL, 40},
         {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -484,6 +496,7 @@ int main(int argc, char **argv)
     o.max_connections = 1000;
     o.max_message_size = 64L << 20;
     o.max_output_buffer = 8L << 20;
+    o.max_prepared_statements = 10000;
     o.authentication_timeout = 60;
     o.group_commit_window = 0;
     o.http_port = -1;
@@ -527,6 +540,7 @@ int main(int argc, char **argv)
         .max_connections = o.max_connections,
         .max_message_size = (size_t)o.max_message_size,
         .max_output_buffer = (size_t)o.max_output_buffer,
+        .max_prepared_statements = o.max_prepared_statements,
         .authentication_timeout = o.authentication_timeout,
         .users = o.users,
         .nusers = o.nusers,

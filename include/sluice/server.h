@@ -34,6 +34,8 @@ typedef struct ServerConfig {
     int         max_connections;
     size_t      max_message_size;
     size_t      max_output_buffer;  /* stop reading a client past this */
+    int         max_prepared_statements;  /* named ones (and portals) per
+                                           * connection; 53400 past it */
     int         authentication_timeout; /* seconds from accept to ready */
 
     /* Authentication (docs/operations.md).  hba: pg_hba.conf-like rules,

@@ -13,6 +13,8 @@
  *   tls.c         TLS through OpenSSL memory BIOs
  *   pgw_proto.c   pure wire-format framing and encoding (pgw_proto.h)
  *   pgw_types.c   binary send/receive of values
+ *   subscribe.c   SUBSCRIBE
+ *   names.c       a connection's prepared statements and portals by name
  *
  * Ownership: the Server owns its Conns (a list); a Conn owns its Session,
  * its arenas and its buffers; all freed in the handle's close callback.
@@ -84,6 +86,23 @@ typedef enum ConnPhase {
 
 typedef struct PreparedStmt PreparedStmt;
 typedef struct Portal Portal;
+
+/* names.c: an entry is the first member of what it names. */
+typedef struct NameEntry {
+    struct NameEntry *hnext;
+    char     *name;             /* owned by the entry's holder */
+    uint32_t  hash;
+} NameEntry;
+typedef struct NameTable {
+    NameEntry **buckets;
+    uint32_t    nbuckets;       /* 0 or a power of two */
+    uint32_t    count;
+    uint32_t    named;          /* entries whose name is not "" */
+} NameTable;
+NameEntry *names_find(const NameTable *t, const char *name);
+void names_add(NameTable *t, NameEntry *e);
+void names_remove(NameTable *t, NameEntry *e);
+void names_clear(NameTable *t, void (*fn)(NameEntry *e));
 typedef struct Subscription Subscription;
 typedef struct Job Job;
 typedef struct SlSettings SlSettings;
@@ -139,8 +158,8 @@ struct Conn {
     struct SessionWait *wait;   /* a deferred append in flight: input waits */
     bool        copy_extended;  /* the copy-in came from an Execute (then Sync) */
     AuthConn   *auth;           /* during PHASE_AUTH */
-    PreparedStmt *stmts;        /* named prepared statements, and "" */
-    Portal      *portals;
+    NameTable   stmts;          /* prepared statements (PreparedStmt), and "" */
+    NameTable   portals;        /* portals (Portal), and "" */
     Subscription *sub;          /* a SUBSCRIBE running (subscribe.c) */
     SlSettings  *settings;      /* SET / SHOW (settings.h) */
 

@@ -60,8 +60,7 @@
 #define AUTH_MAX_MESSAGE 65540
 
 struct PreparedStmt {
-    PreparedStmt *next;
-    char         *name;
+    NameEntry     e;            /* first: c->stmts holds it by e.name */
     Arena         arena;        /* owns sql, the parse tree and the plan */
     char         *sql;
     Prepared     *prep;         /* NULL for an empty query */
@@ -70,8 +69,7 @@ struct PreparedStmt {
 };
 
 struct Portal {
-    Portal       *next;
-    char         *name;
+    NameEntry     e;            /* first: c->portals holds it by e.name */
     PreparedStmt *stmt;
     Arena         arena;        /* owns the parameter values and formats */
     ParamValue   *params;
@@ -636,6 +634,7 @@ static int copy_out_cb(void *ctx, const char *data, size_t len)
 
 static void stmt_unlink(Conn *c, PreparedStmt *ps);
 static PreparedStmt *stmt_find(Conn *c, const char *name);
+static void stmt_release_entry(NameEntry *e);
 static void extended_error(Conn *c, SlError *err, const char *sql);
 
 /* DEALLOCATE [PREPARE] name | ALL: prepared statements belong to the
@@ -669,13 +668,13 @@ static bool deallocate(Conn *c, const char *s, const char *end, SlError *err)
         return true;
     }
     if (!quoted && word_is(s, n, "all")) {
-        PreparedStmt **pp = &c->stmts;
-        while (*pp != NULL) {
-            if ((*pp)->name[0] != '\0')
-                stmt_unlink(c, *pp);
-            else
-                pp = &(*pp)->next;
-        }
+        /* The unnamed statement stays. */
+        NameEntry *unnamed = names_find(&c->stmts, "");
+        if (unnamed != NULL)
+            names_remove(&c->stmts, unnamed);
+        names_clear(&c->stmts, stmt_release_entry);
+        if (unnamed != NULL)
+            names_add(&c->stmts, unnamed);
         send_command_complete(c, "DEALLOCATE ALL");
         return true;
     }
@@ -956,25 +955,24 @@ static void stmt_release(PreparedStmt *ps)
 {
     if (--ps->refs > 0)
         return;
-    sl_free(ps->name);
+    sl_free(ps->e.name);
     arena_destroy(&ps->arena);
     sl_free(ps);
 }
 
+static void stmt_release_entry(NameEntry *e)
+{
+    stmt_release((PreparedStmt *)e);
+}
+
 static PreparedStmt *stmt_find(Conn *c, const char *name)
 {
-    for (PreparedStmt *ps = c->stmts; ps != NULL; ps = ps->next)
-        if (strcmp(ps->name, name) == 0)
-            return ps;
-    return NULL;
+    return (PreparedStmt *)names_find(&c->stmts, name);
 }
 
 static void stmt_unlink(Conn *c, PreparedStmt *ps)
 {
-    PreparedStmt **pp = &c->stmts;
-    while (*pp != ps)
-        pp = &(*pp)->next;
-    *pp = ps->next;
+    names_remove(&c->stmts, &ps->e);
     stmt_release(ps);
 }
 
@@ -982,26 +980,42 @@ static void portal_free(Portal *p)
 {
     stmt_release(p->stmt);
     strbuf_free(&p->rows);
-    sl_free(p->name);
+    sl_free(p->e.name);
     arena_destroy(&p->arena);
     sl_free(p);
 }
 
+static void portal_free_entry(NameEntry *e)
+{
+    portal_free((Portal *)e);
+}
+
 static Portal *portal_find(Conn *c, const char *name)
 {
-    for (Portal *p = c->portals; p != NULL; p = p->next)
-        if (strcmp(p->name, name) == 0)
-            return p;
-    return NULL;
+    return (Portal *)names_find(&c->portals, name);
 }
 
 static void portal_unlink(Conn *c, Portal *p)
 {
-    Portal **pp = &c->portals;
-    while (*pp != p)
-        pp = &(*pp)->next;
-    *pp = p->next;
+    names_remove(&c->portals, &p->e);
     portal_free(p);
+}
+
+/* 53400 when one more named prepared statement (what "prepared
+ * statements"), or portal, would pass max_prepared_statements. */
+static bool too_many_names(Conn *c, const NameTable *t, const char *name, const char *what,
+                           SlError *err)
+{
+    int max = c->server->cfg.max_prepared_statements;
+    if (*name == '\0' || max <= 0 || t->named < (uint32_t)max)
+        return false;
+    sl_error(err, ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
+             "too many %s on this connection", what);
+    sl_error_detail(err, "A connection may hold at most %d named %s "
+                    "(max_prepared_statements).", max, what);
+    sl_error_hint(err, "Close or DEALLOCATE the ones no longer needed, or use the "
+                  "unnamed one.");
+    return true;
 }
 
 /* Maps a type OID from Parse to a type; 0 means "infer". */
@@ -1057,9 +1071,13 @@ static void handle_parse(Conn *c, PgwReader *r)
         extended_error(c, &err, NULL);
         return;
     }
+    if (too_many_names(c, &c->stmts, name, "prepared statements", &err)) {
+        extended_error(c, &err, NULL);
+        return;
+    }
     PreparedStmt *ps = sl_calloc(1, sizeof(PreparedStmt));
     arena_init(&ps->arena, 8192);
-    ps->name = sl_strdup(name);
+    ps->e.name = sl_strdup(name);
     ps->sql = arena_strdup(&ps->arena, sql);
     ps->refs = 1;
     List *stmts = NULL;
@@ -1090,8 +1108,7 @@ static void handle_parse(Conn *c, PgwReader *r)
         if (old != NULL)
             stmt_unlink(c, old);
     }
-    ps->next = c->stmts;
-    c->stmts = ps;
+    names_add(&c->stmts, &ps->e);
     send_simple(c, PGW_MSG_PARSE_COMPLETE);
 }
 
@@ -1121,9 +1138,13 @@ static void handle_bind(Conn *c, PgwReader *r)
         extended_error(c, &err, NULL);
         return;
     }
+    if (too_many_names(c, &c->portals, pname, "portals", &err)) {
+        extended_error(c, &err, NULL);
+        return;
+    }
     Portal *p = sl_calloc(1, sizeof(Portal));
     arena_init(&p->arena, 4096);
-    p->name = sl_strdup(pname);
+    p->e.name = sl_strdup(pname);
     p->stmt = ps;
     ps->refs++;
 
@@ -1205,8 +1226,7 @@ static void handle_bind(Conn *c, PgwReader *r)
         if (old != NULL)
             portal_unlink(c, old);
     }
-    p->next = c->portals;
-    c->portals = p;
+    names_add(&c->portals, &p->e);
     send_simple(c, PGW_MSG_BIND_COMPLETE);
 }
 
@@ -1492,8 +1512,7 @@ static void handle_sync(Conn *c)
     /* Portals live until the end of the transaction; outside a block, Sync
      * ends the implicit one. */
     if (c->xact == 'I')
-        while (c->portals != NULL)
-            portal_unlink(c, c->portals);
+        names_clear(&c->portals, portal_free_entry);
     send_ready(c);
 }
 
@@ -1855,10 +1874,8 @@ void session_free(Conn *c)
         arena_destroy(&c->sq->arena);
         sl_free(c->sq);
     }
-    while (c->portals != NULL)
-        portal_unlink(c, c->portals);
-    while (c->stmts != NULL)
-        stmt_unlink(c, c->stmts);
+    names_clear(&c->portals, portal_free_entry);
+    names_clear(&c->stmts, stmt_release_entry);
     auth_conn_free(c);
     settings_free(c->settings);
     sl_free(c->user);
