@@ -75,6 +75,9 @@ struct Server {
     struct ssl_ctx_st *ssl_ctx;
     LagProbe    *lag;
     uv_timer_t   auth_timer;    /* closes connections past authentication_timeout */
+    uv_timer_t   shutdown_timer;    /* server_close: cancel, then close, the stragglers */
+    int          shutdown_phase;    /* 0 draining, 1 cancelled, 2 closed */
+    bool         conns_done;        /* closing and the last connection is gone */
 };
 
 typedef enum ConnPhase {
@@ -233,6 +236,12 @@ void subscribe_free(Conn *c);
 bool session_cancel(Conn *c);
 /* The connection is closing: stop what runs for it. */
 void session_closing(Conn *c);
+/* The server is shutting down: an idle session ends now (FATAL 57P01,
+ * after a Sync or Flush that waited), a busy one once its statement is
+ * answered; a copy-in or a subscription is ended. */
+void session_shutdown(Conn *c);
+/* Past shutdown_timeout: cancels c's statement (57P01). */
+void session_shutdown_cancel(Conn *c);
 
 /* auth.c */
 int  auth_init(Server *s, const ServerConfig *cfg, SlError *err);

@@ -449,6 +449,37 @@ bool session_cancel(Conn *c)
     return true;
 }
 
+/* The FATAL that ends a session at shutdown. */
+static void shutdown_fatal(Conn *c)
+{
+    session_fatal(c, ERRCODE_ADMIN_SHUTDOWN,
+                  "terminating connection due to administrator command");
+}
+
+void session_shutdown(Conn *c)
+{
+    if (c->phase == PHASE_CLOSING || c->close_after_flush)
+        return;
+    if (c->phase != PHASE_READY) {
+        conn_close(c);      /* not through authentication: nothing to answer */
+        return;
+    }
+    if (c->job != NULL || c->wait != NULL)
+        return;             /* answered first; then conn_resume ends it */
+    subscribe_free(c);      /* the FATAL below says why */
+    if (c->copy != NULL) {
+        rt_copy_abort(c->copy);     /* nothing of an unfinished COPY is written */
+        c->copy = NULL;
+    }
+    conn_resume(c);         /* a Sync that waited, then the FATAL */
+}
+
+void session_shutdown_cancel(Conn *c)
+{
+    if (c->job != NULL)
+        atomic_store(&c->job->interrupt, EX_CANCEL_SHUTDOWN);
+}
+
 void session_closing(Conn *c)
 {
     subscribe_free(c);      /* silently: nobody reads its error */
@@ -768,6 +799,8 @@ static void run_simple(Conn *c)
     const char *sql = sq->sql;
     SlError err = {0};
     for (; sq->next < list_len(sq->stmts); sq->next++) {
+        if (c->server->closing)
+            return;         /* shutting down: the rest is not run (the FATAL) */
         Prepared *prep;
         const RawStmt *raw = list_nth(sq->stmts, sq->next);
         if (c->xact == 'E' && !is_xact_end(sql + raw->start, sql + raw->end)) {
@@ -1834,6 +1867,13 @@ size_t session_consume(Conn *c)
             continue;
         }
         PgwFrame f = pgw_frame_message(p, avail, c->server->cfg.max_message_size, &total);
+        if (c->server->closing && (f != PGW_FRAME_OK || (p[0] != PGW_MSG_SYNC &&
+                                                        p[0] != PGW_MSG_FLUSH))) {
+            /* Shutting down: the statement in flight was answered (and
+             * its Sync, if it waited); nothing new starts. */
+            shutdown_fatal(c);
+            break;
+        }
         if (f == PGW_FRAME_NEED_MORE)
             break;
         if (f == PGW_FRAME_BAD_LENGTH) {
