@@ -59,6 +59,8 @@ struct Server {
     int          port;
     Conn        *conns;         /* all open connections */
     Conn        *dirty;         /* connections with output to flush */
+    Conn        *resume;        /* connections to resume (conn_resume_later) */
+    uv_idle_t    resume_idle;   /* runs them next turn, before the poll */
     int          nconns;
     int32_t      next_pid;      /* BackendKeyData process ids */
     bool         closing;
@@ -116,6 +118,8 @@ struct Conn {
     Conn       *next, *prev;    /* in server->conns */
     Conn       *next_dirty;
     bool        in_dirty;
+    Conn       *next_resume;    /* in server->resume */
+    bool        in_resume;
     ConnPhase   phase;
     char        peer[64];
     struct sockaddr_storage peer_addr;
@@ -174,6 +178,7 @@ struct Conn {
     int         open_handles;   /* tcp and timers not yet closed */
     bool        orphaned;       /* handles closed while a job ran: freed by the job */
     bool        auth_busy;      /* a password check (PBKDF2) runs on the thread pool */
+    bool        yielded;        /* whole messages wait: the session used its turn */
 };
 
 /* Work for c runs on the thread pool: its memory must outlive it. */
@@ -190,6 +195,10 @@ void conn_free(Conn *c);
 /* After a job or a deferred append: handles the messages that waited, and
  * reads again. */
 void conn_resume(Conn *c);
+/* conn_resume in the next loop turn (an idle handle: after the other
+ * clients' I/O of this turn), once the current callback is done. */
+void conn_resume_later(Conn *c);
+void conn_resume_all(Server *s);
 /* A handshake step ended: rc < 0 it failed (the alert in tls_out is sent,
  * then the connection closes); otherwise plaintext may wait in the BIO. */
 void conn_tls_step_done(Conn *c, int rc);

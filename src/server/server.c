@@ -226,6 +226,8 @@ Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
                         ? ((struct sockaddr_in6 *)&bound)->sin6_port
                         : ((struct sockaddr_in *)&bound)->sin_port);
 
+    uv_idle_init(loop, &s->resume_idle);
+    s->resume_idle.data = s;
     uv_check_init(loop, &s->flush_check);
     s->flush_check.data = s;
     uv_check_start(&s->flush_check, on_flush_check);
@@ -255,7 +257,9 @@ static void maybe_finish_close(Server *s)
     if (s->nconns == 0 && !s->conns_done) {
         /* The last answers are out: the hooks that served them go. */
         s->conns_done = true;
-        s->pending_closes += 2;
+        s->pending_closes += 3;
+        uv_idle_stop(&s->resume_idle);
+        uv_close((uv_handle_t *)&s->resume_idle, on_handle_closed);
         uv_check_stop(&s->flush_check);
         uv_close((uv_handle_t *)&s->flush_check, on_handle_closed);
         uv_timer_stop(&s->shutdown_timer);

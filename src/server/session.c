@@ -40,6 +40,11 @@
  * block ends.  At Sync outside a block the portals are dropped, as the
  * implicit transaction that held them ends.
  *
+ * Turns: session_consume handles a connection's whole messages for at most
+ * TURN_BUDGET_NS of one loop turn; the rest waits for the next turn
+ * (conn_resume_later), so a client that pipelines thousands of messages
+ * does not hold the others up.
+ *
  * Statements are handed to the runtime (runtime.h); this file never calls
  * the SQL layer or the executor directly.
  */
@@ -56,6 +61,9 @@
 #include <stdlib.h>
 
 #define SERVER_VERSION "15.0"
+/* How long one connection may handle messages in one loop turn before the
+ * others get theirs (20,000 pipelined Parses must not hold the loop). */
+#define TURN_BUDGET_NS (2 * 1000 * 1000)
 /* The largest message accepted while authenticating. */
 #define AUTH_MAX_MESSAGE 65540
 
@@ -1831,7 +1839,9 @@ static void dispatch(Conn *c, uint8_t type, const uint8_t *body, size_t len)
 size_t session_consume(Conn *c)
 {
     size_t used = 0;
+    uint64_t start = uv_hrtime();
     SlSettings *old = settings_enter(c->settings);
+    c->yielded = false;
     while (c->phase != PHASE_CLOSING && !c->close_after_flush && c->job == NULL &&
            c->wait == NULL && !c->auth_busy && c->sub == NULL) {
         const uint8_t *p = c->in + used;
@@ -1890,6 +1900,14 @@ size_t session_consume(Conn *c)
         dispatch(c, p[0], p + 5, total - 5);
         rt_session_set(NULL);
         c->active = false;
+        if (used < c->in_len && uv_hrtime() - start > TURN_BUDGET_NS &&
+            c->phase == PHASE_READY && !c->close_after_flush && c->job == NULL &&
+            c->wait == NULL && c->sub == NULL) {
+            /* The rest next turn: other clients are served in between. */
+            c->yielded = true;
+            conn_resume_later(c);
+            break;
+        }
     }
     settings_enter(old);
     if (c->out.len > 0)

@@ -54,11 +54,6 @@ struct Subscription {
     int64_t batches, rows;
 };
 
-static void resume_cb(uv_timer_t *t)
-{
-    conn_resume(t->data);
-}
-
 /* Ends c's subscription with error e (NULL: silently, the connection is
  * going away).  The runtime's entry goes first, unless it ended it. */
 static void sub_end(Conn *c, const SlError *e)
@@ -78,9 +73,7 @@ static void sub_end(Conn *c, const SlError *e)
     if (e == NULL)
         return;
     session_statement_failed(c, e, extended);
-    /* The input that waited, once this turn's caller is done (no statement
-     * timer runs while a subscription does). */
-    uv_timer_start(&c->stmt_timer, resume_cb, 0, 0);
+    conn_resume_later(c);   /* the input that waited, once the caller is done */
 }
 
 static void deliver(void *arg, int64_t batch_id, const char *kinds, const Batch *rows)
