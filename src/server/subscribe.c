@@ -29,7 +29,7 @@
  * An ended subscription sends its ErrorResponse and then, over the simple
  * protocol, ReadyForQuery (the rest of the query string is not run, as
  * after any error); over the extended protocol it skips to Sync.  Then the
- * input that waited is consumed, from a zero-delay timer on the loop: a
+ * input that waited is consumed in the next loop turn (conn_resume_later): a
  * subscription often ends inside the runtime's delivery to its query's
  * subscribers (or its DDL), which must not run the client's next
  * statements in the middle.
