@@ -4,7 +4,9 @@
  * Start-up order: options (command line over config file over defaults),
  * data directory, catalog (SQLite), state store (RocksDB), listener.  One
  * log line says the server is ready and how to connect.  SIGINT or SIGTERM
- * close the listener and every connection, then the stores, and exit 0.
+ * close the listener; statements in flight finish (cancelled past
+ * shutdown_timeout) and are answered, every session ends with FATAL 57P01
+ * (server.c); then the stores close and the process exits 0.
  */
 #include "sluice/catalog.h"
 #include "sluice/ingest.h"
@@ -37,6 +39,8 @@ typedef struct Options {
     long   max_message_size;
     long   max_output_buffer;
     long   max_memory;          /* bytes statements may hold together; 0: default */
+    int    max_prepared_statements;
+    int    shutdown_timeout;
     int    authentication_timeout;
     bool   ssl;
     char  *ssl_cert_file;
@@ -46,6 +50,8 @@ typedef struct Options {
     bool   group_commit;        /* --commit-mode=group */
     long   group_commit_window; /* microseconds */
     int    http_port;           /* -1: no HTTP listener */
+    char  *files_root;          /* --files-root: where non-superusers' files live */
+    char  *kafka_allowed_hosts; /* the brokers non-superusers may name; NULL: any */
     char **hba;                 /* rules, in order */
     int    nhba;
     bool   hba_from_cli;        /* the command line's rules replace the file's */
@@ -62,6 +68,10 @@ static void publish_settings(const Options *o, int port)
     snprintf(buf, sizeof(buf), "%d", port);
     rt_setting_set("port", buf, "TCP port the server listens on");
     rt_setting_set("data_dir", o->data_dir, "data directory (catalog.db, state/)");
+    rt_setting_set("files_root", o->files_root ? o->files_root : "",
+                   "directory below which non-superusers may use files connectors and sinks");
+    rt_setting_set("kafka_allowed_hosts", o->kafka_allowed_hosts ? o->kafka_allowed_hosts : "",
+                   "Kafka bootstrap servers non-superusers may name (empty: any)");
     rt_setting_set("log_level", o->log_level, "lowest level of log lines written");
     rt_setting_set("log_format", o->log_format, "log line format");
     snprintf(buf, sizeof(buf), "%d", o->max_connections);
@@ -74,6 +84,12 @@ static void publish_settings(const Options *o, int port)
     snprintf(buf, sizeof(buf), "%zu", sl_mem_server_limit());
     rt_setting_set("max_memory", buf,
                    "bytes all running statements may hold together (53200 past it)");
+    snprintf(buf, sizeof(buf), "%d", o->max_prepared_statements);
+    rt_setting_set("max_prepared_statements", buf,
+                   "named prepared statements (and portals) a connection may hold");
+    snprintf(buf, sizeof(buf), "%d", o->shutdown_timeout);
+    rt_setting_set("shutdown_timeout", buf,
+                   "seconds statements in flight get at shutdown before they are cancelled");
     snprintf(buf, sizeof(buf), "%d", o->authentication_timeout);
     rt_setting_set("authentication_timeout", buf, "seconds to complete authentication");
     rt_setting_set("ssl", o->ssl ? "on" : "off", "whether TLS connections are accepted");
@@ -112,6 +128,10 @@ static void usage(FILE *f)
 "                             that would pass it ends with 53200 (default:\n"
 "                             half the RAM, or a quarter of the address-space\n"
 "                             limit, ulimit -v, when that is less)\n"
+"      --max-prepared-statements=N  named prepared statements, and portals,\n"
+"                             one connection may hold (default 10000)\n"
+"      --shutdown-timeout=S   at SIGTERM, seconds statements in flight get to\n"
+"                             finish before they are cancelled (default 10)\n"
 "      --ssl=on|off           accept TLS (SSLRequest); needs the two files below\n"
 "      --ssl-cert-file=FILE   server certificate (chain), PEM\n"
 "      --ssl-key-file=FILE    its private key, PEM\n"
@@ -135,6 +155,12 @@ static void usage(FILE *f)
 "                             query pages over HTTP on the listen address\n"
 "                             (default -1: off; 0 picks a free port, which the\n"
 "                             ready line reports)\n"
+"      --files-root=DIR       the directory below which roles that are not\n"
+"                             superusers may use the files connector and files\n"
+"                             sinks (default: none, only superusers may)\n"
+"      --kafka-allowed-hosts=LIST  host[:port],... the only Kafka bootstrap\n"
+"                             servers roles that are not superusers may name\n"
+"                             (default: any)\n"
 "      --debug-loop-lag       measure the event loop's lag (10 ms timer) and log\n"
 "                             it at shutdown\n"
 "  -c, --config=FILE          read options from FILE; it may also hold users:\n"
@@ -249,6 +275,16 @@ static int set_option(Options *o, const char *name, const char *value)
             v * units[k].mult < (16L << 20))
             return -1;
         o->max_memory = v * units[k].mult;
+    } else if (strcmp(key, "max_prepared_statements") == 0) {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || v < 1 || v > 10000000)
+            return -1;
+        o->max_prepared_statements = (int)v;
+    } else if (strcmp(key, "shutdown_timeout") == 0) {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || v < 0 || v > 3600)
+            return -1;
+        o->shutdown_timeout = (int)v;
     } else if (strcmp(key, "authentication_timeout") == 0) {
         long v = strtol(value, &end, 10);
         if (*value == '\0' || *end != '\0' || v < 1 || v > 600)
@@ -276,6 +312,10 @@ static int set_option(Options *o, const char *name, const char *value)
         if (*value == '\0' || *end != '\0' || p < -1 || p > 65535)
             return -1;
         o->http_port = (int)p;
+    } else if (strcmp(key, "files_root") == 0) {
+        set_string(&o->files_root, value);
+    } else if (strcmp(key, "kafka_allowed_hosts") == 0) {
+        set_string(&o->kafka_allowed_hosts, value);
     } else if (strcmp(key, "debug_loop_lag") == 0) {
         return parse_bool(value, &o->debug_loop_lag);
     } else if (strcmp(key, "hba") == 0) {
@@ -384,6 +424,8 @@ static void options_free(Options *o)
     sl_free(o->ssl_cert_file);
     sl_free(o->ssl_key_file);
     sl_free(o->ssl_ca_file);
+    sl_free(o->files_root);
+    sl_free(o->kafka_allowed_hosts);
     for (int i = 0; i < o->nhba; i++)
         sl_free(o->hba[i]);
     sl_free(o->hba);
@@ -407,6 +449,8 @@ static int parse_args(int argc, char **argv, Options *o)
         {"max-connections", required_argument, NULL, 3},
         {"max-message-size", required_argument, NULL, 4},
         {"max-output-buffer", required_argument, NULL, 5},
+        {"max-prepared-statements", required_argument, NULL, 60},
+        {"shutdown-timeout", required_argument, NULL, 61},
         {"ssl", required_argument, NULL, 6},
         {"ssl-cert-file", required_argument, NULL, 7},
         {"ssl-key-file", required_argument, NULL, 8},
@@ -417,7 +461,9 @@ static int parse_args(int argc, char **argv, Options *o)
         {"commit-mode", required_argument, NULL, 13},
         {"group-commit-window", required_argument, NULL, 14},
         {"http-port", required_argument, NULL, 15},
-        {"max-memory", required_argument, NULL, 16},
+        {"max-memory", required_argument, NULL, 50},
+        {"files-root", required_argument, NULL, 40},
+        {"kafka-allowed-hosts", required_argument, NULL, 41},
         {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -525,6 +571,8 @@ int main(int argc, char **argv)
     o.max_connections = 1000;
     o.max_message_size = 64L << 20;
     o.max_output_buffer = 8L << 20;
+    o.max_prepared_statements = 10000;
+    o.shutdown_timeout = 10;
     o.authentication_timeout = 60;
     o.group_commit_window = 0;
     o.http_port = -1;
@@ -569,6 +617,8 @@ int main(int argc, char **argv)
         .max_connections = o.max_connections,
         .max_message_size = (size_t)o.max_message_size,
         .max_output_buffer = (size_t)o.max_output_buffer,
+        .max_prepared_statements = o.max_prepared_statements,
+        .shutdown_timeout = o.shutdown_timeout,
         .authentication_timeout = o.authentication_timeout,
         .users = o.users,
         .nusers = o.nusers,
@@ -590,6 +640,11 @@ int main(int argc, char **argv)
     stream_commit_mode_set(o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
                            o.group_commit_window);
     rt_init(cat, state);
+    if (rt_host_init(o.files_root, o.data_dir, o.kafka_allowed_hosts, &err) < 0) {
+        sl_log(LOG_ERROR, "cannot use the files root", "error=\"%s\"", err.message);
+        server_close(app.server, on_server_closed);
+        goto out;
+    }
     publish_settings(&o, server_port(app.server));
     rt_cq_init(&app.loop);
     rt_append_init(&app.loop);
@@ -633,6 +688,7 @@ out:
     rt_http_close(NULL);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     rt_shutdown();
+    rt_host_free();
     if (uv_loop_close(&app.loop) != 0)
         sl_log(LOG_WARN, "loop closed with live handles", NULL);
     state_close(state);

@@ -87,11 +87,18 @@ typedef struct CqProgress {
     int64_t backlog_rows;       /* source rows available but left for later batches */
 } CqProgress;
 
-/* A query falls behind when, over its last CQ_BEHIND_BATCHES batches, every
- * batch took longer than its trigger interval (interval triggers), or every
- * batch left rows behind and the backlog did not shrink (its input comes in
- * faster than it is processed). */
-#define CQ_BEHIND_BATCHES 3
+/* A query falls behind when, over its last CQ_BEHIND_BATCHES batches, the
+ * batches took longer in all than that many trigger intervals (interval
+ * triggers), or every batch left rows behind and the backlog's trend (its
+ * least-squares line over the batches) rose by more than a tenth of its
+ * mean: its input comes in faster than it is processed, even when some
+ * batches shrink the backlog.  A paused, failed or finished query is not
+ * behind. */
+#define CQ_BEHIND_BATCHES 8
+
+/* The rule above over n batches p[0 .. n) (oldest first) of a query whose
+ * trigger interval is interval_us (0: none, back to back or once).  Pure. */
+bool cq_falling_behind(const CqProgress *p, int n, int64_t interval_us);
 
 /* How many batches cq_progress keeps per query. */
 #define CQ_PROGRESS_KEEP 100
@@ -111,8 +118,10 @@ typedef void (*cq_close_cb)(CqRuntime *rt);
 
 /* A subscriber's callback, on the loop, after batch batch_id committed:
  * rows (the query's result columns) and kinds[i] ('I' insert, 'U' update,
- * 'D' delete) of each.  batch_id -1 (rows NULL): the query was dropped or the server
- * is stopping; the subscription is over and must not be unsubscribed. */
+ * 'D' delete) of each.  rows NULL (batch_id -1): the query was dropped,
+ * replaced or the server is stopping; the subscription is over and must not
+ * be unsubscribed.  rows is never NULL otherwise, and a snapshot's batch_id
+ * is that of the last committed batch, never -1 once it has rows. */
 typedef void (*cq_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
                               const Batch *rows);
 typedef struct CqSub CqSub;

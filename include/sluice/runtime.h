@@ -66,6 +66,16 @@ void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
 int  rt_init(Catalog *cat, StateStore *st);
 void rt_shutdown(void);
 
+/* What roles may reach on the server host (hostaccess.c): files_root (NULL
+ * or "": none) is the directory below which non-superusers may use files
+ * connectors and sinks; data_dir is never used by either; kafka_hosts
+ * (NULL or "": any) lists the brokers non-superusers may name.  Fails
+ * (58P01) when files_root does not resolve.  Called after rt_init; also
+ * registers the Kafka connector's owner check. */
+int  rt_host_init(const char *files_root, const char *data_dir, const char *kafka_hosts,
+                  SlError *err);
+void rt_host_free(void);
+
 /* A WARNING the statement that just ran on this thread left for the client
  * (a NoticeResponse before its CommandComplete), or NULL; taking it clears
  * it.  sqlstate gets its code. */
@@ -129,10 +139,14 @@ int rt_prepare(Arena *a, const char *sql, const RawStmt *raw,
                const SlType *param_types, int nparam_types,
                Prepared **out, SlError *err);
 
-/* The result columns (ncols = 0: the statement returns no rows) and the
- * parameter types, after inference. */
+/* The result columns and the parameter types, after inference.  ncols = 0
+ * is a statement that returns no rows, or a SELECT with no columns
+ * (rt_returns_rows tells them apart). */
 void rt_describe(const Prepared *p, int *ncols, const ColumnDesc **cols,
                  int *nparams, const SlType **param_types);
+/* Whether p returns rows (RowDescription, even of zero fields, as for
+ * `SELECT;`) or not (NoData). */
+bool rt_returns_rows(const Prepared *p);
 
 /* Runs a prepared statement with its parameters.  Rows go to sink; on
  * success tag receives the CommandComplete tag ("SELECT 3").  Returns 0,
@@ -160,7 +174,7 @@ typedef struct RtRun RtRun;
 bool rt_on_worker(const Prepared *p);
 /* Whether p runs through rt_run_begin (SELECT, EXPLAIN, INSERT / UPDATE /
  * DELETE), on a worker or, for one that reads the loop's state, on the loop. */
-bool rt_returns_rows(const Prepared *p);
+bool rt_runnable(const Prepared *p);
 int  rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun **out,
                   SlError *err);
 int  rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *err);
@@ -180,7 +194,8 @@ void rt_run_end(RtRun *r);
  * rt_describe columns are rt_subscribe_columns': batch_id, kind, then the
  * query's result columns).  rt_subscribe: fn is called on the loop after
  * each committed batch of the query (cq.h's cq_changes_fn) until
- * rt_unsubscribe, or once with batch id -1 when the query goes away. */
+ * rt_unsubscribe, or once with rows NULL (batch id -1) when the query goes
+ * away; after that call the subscription is over. */
 typedef void (*rt_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
                               const Batch *rows);
 typedef struct RtSub RtSub;

@@ -5,10 +5,11 @@
  *   rt_parse      query string -> RawStmts (the sql module's parser)
  *   rt_prepare    RawStmt -> Prepared (analysis into a Query and its plan)
  *   rt_describe   result columns and parameter types
+ *   rt_returns_rows  RowDescription (even of no columns) or NoData
  *   rt_execute    parameters in, rows out to a ResultSink, the tag
  *   rt_subscribe_name  the query a prepared SUBSCRIBE names
  *   rt_setting    what a SET / RESET / SHOW asks of the session
- *   rt_on_worker, rt_returns_rows, rt_run_begin, rt_run_exec, rt_run_fetch,
+ *   rt_on_worker, rt_runnable, rt_run_begin, rt_run_exec, rt_run_fetch,
  *   rt_run_end    a statement run on a worker thread, in three steps; the
  *                 run (rt_run_fetch) may come a piece at a time, a SELECT's
  *                 operator tree kept in the RtRun between pieces
@@ -176,6 +177,11 @@ void rt_describe(const Prepared *p, int *ncols, const ColumnDesc **cols, int *np
     *cols = p->cols;
     *nparams = p->q->nparams;
     *param_types = p->q->param_types;
+}
+
+bool rt_returns_rows(const Prepared *p)
+{
+    return p->ncols > 0 || p->q->kind == QUERY_SELECT;
 }
 
 /* The query to run: the prepared one, or -- when a relation it uses was
@@ -410,7 +416,7 @@ bool rt_on_worker(const Prepared *p)
     return (k == QUERY_SELECT || k == QUERY_EXPLAIN || k == QUERY_MODIFY) && !p->q->on_loop;
 }
 
-bool rt_returns_rows(const Prepared *p)
+bool rt_runnable(const Prepared *p)
 {
     QueryKind k = p->q->kind;
     return k == QUERY_SELECT || k == QUERY_EXPLAIN || k == QUERY_MODIFY;
