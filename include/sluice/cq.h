@@ -12,6 +12,7 @@
  *                      (at once if it is not running): CREATE OR REPLACE
  *   cq_foreach         visit each query's status (sys.queries)
  *   cq_dependent       a query that reads or writes a relation
+ *   cq_dependent_not_owned  one of those owned by another role
  *   cq_source_lag      per query, source and partition: committed offset,
  *                      latest offset, lag, last poll time (sys.source_lag)
  *   cq_subscribe       be called with each committed batch's changes of a
@@ -133,6 +134,9 @@ bool cq_status_of(CqRuntime *rt, const char *name, CqStatus *out);
 int  cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError *err);
 /* The name of a query that reads or writes relation oid, or NULL. */
 const char *cq_dependent(CqRuntime *rt, uint32_t oid);
+/* The name of a query that reads or writes relation oid and whose owner is
+ * not role `owner` (DROP ... CASCADE's ownership check), or NULL. */
+const char *cq_dependent_not_owned(CqRuntime *rt, uint32_t oid, uint32_t owner);
 /* Calls fn for every partition of every running query's source, in
  * registry order.  On the loop thread; never blocks. */
 void cq_source_lag(CqRuntime *rt, void (*fn)(const CqSourceLag *l, void *arg), void *arg);

@@ -3,7 +3,7 @@
  *
  *   cq_runtime_init, cq_runtime_close
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
- *   cq_dependent, cq_progress, cq_source_lag, cq_state
+ *   cq_dependent, cq_dependent_not_owned, cq_progress, cq_source_lag, cq_state
  *   cq_subscribe, cq_subscribe_go, cq_unsubscribe
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
@@ -1202,10 +1202,12 @@ int cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError 
     return 0;
 }
 
-const char *cq_dependent(CqRuntime *rt, uint32_t oid)
+/* The first running query that reads or writes oid and is not owned by
+ * skip_owner (0: owned by anyone). */
+static const char *dependent(CqRuntime *rt, uint32_t oid, uint32_t skip_owner)
 {
     for (Cq *q = rt->queries; q != NULL; q = q->next) {
-        if (q->stopping)
+        if (q->stopping || (skip_owner != 0 && q->rel->owner == skip_owner))
             continue;
         const CatRelation *into = inc_plan_into(q->plan), *late = inc_plan_late(q->plan);
         if (inc_plan_reads(q->plan, oid) || (into != NULL && into->oid == oid) ||
@@ -1213,6 +1215,16 @@ const char *cq_dependent(CqRuntime *rt, uint32_t oid)
             return q->rel->name;
     }
     return NULL;
+}
+
+const char *cq_dependent(CqRuntime *rt, uint32_t oid)
+{
+    return dependent(rt, oid, 0);
+}
+
+const char *cq_dependent_not_owned(CqRuntime *rt, uint32_t oid, uint32_t owner)
+{
+    return dependent(rt, oid, owner);
 }
 
 int cq_progress(CqRuntime *rt, const char *name, CqProgress *out, int max, SlError *err)

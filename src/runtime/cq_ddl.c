@@ -9,13 +9,15 @@
  *                   incrementally, create its relation, start it; a
  *                   replacement keeps the state and offsets when the
  *                   state-bearing plan is the same, and is refused with the
- *                   change named when it is not, unless WITH (reset = true)
+ *                   change named when it is not, unless WITH (reset = true);
+ *                   only the query's owner (or a superuser) replaces it
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
  *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
  *   rt_subscribe, rt_subscribe_go, rt_unsubscribe   SUBSCRIBE's side of
  *                   the registry
  *   rt_cq_dependent   the name of a continuous query that uses a relation
+ *   rt_cq_dependent_not_owned   one owned by another role than the given
  *   rt_cq_explain   EXPLAIN CONTINUOUS QUERY
  *   rt_cq_runtime   the registry, for sys.* tables and /metrics (NULL before
  *                   rt_cq_init and after rt_cq_close)
@@ -183,6 +185,9 @@ static int replace(const Query *q, const CatRelation *old, SlError *err)
     if (old->kind != REL_QUERY)
         return sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is not a continuous query",
                         def->name);
+    /* Replacing changes (and with reset drops) what the query owns. */
+    if (rt_check_owner(old, err) < 0)
+        return -1;
     Arena a;
     arena_init(&a, 512);
     Options o;
@@ -368,6 +373,11 @@ void rt_unsubscribe(RtSub *s)
 const char *rt_cq_dependent(const CatRelation *rel)
 {
     return g_cq ? cq_dependent(g_cq, rel->oid) : NULL;
+}
+
+const char *rt_cq_dependent_not_owned(const CatRelation *rel, uint32_t owner)
+{
+    return g_cq ? cq_dependent_not_owned(g_cq, rel->oid, owner) : NULL;
 }
 
 void rt_source_lag(void (*fn)(const CqSourceLag *l, void *arg), void *arg)

@@ -9,8 +9,10 @@
  * dead-letter stream of a stream that has a format, in the same SQLite
  * transaction -- and then clears any rows a crash may have left under the
  * new oids; a CREATE that fails leaves nothing.  DROP checks every name
- * first (so a missing one drops nothing), refuses a relation continuous
- * queries depend on unless CASCADE (which drops those queries first), then
+ * first (so a missing one drops nothing) and its owner (42501; CASCADE
+ * also needs to own every continuous query it would drop), refuses a
+ * relation continuous queries depend on unless CASCADE (which drops those
+ * queries first), then
  * for each deletes its rows and then its entry (with its dead-letter
  * stream, in one transaction), so a crash in between leaves an empty
  * relation, never rows without an owner.
@@ -79,6 +81,21 @@ int rt_run_create(const Query *q, SlError *err)
     return 0;
 }
 
+/* CASCADE drops the continuous queries that use rel: each must be the
+ * current role's (or the role a superuser), as DROP of it would need;
+ * -1 with 42501 naming the first that is not. */
+static int check_cascade(const CatRelation *rel, SlError *err)
+{
+    const char *name = rt_cq_dependent_not_owned(rel, rt_current_role());
+    const CatRelation *cq = name ? cat_lookup(rt_catalog(), name) : NULL;
+    if (cq == NULL || rt_check_owner(cq, err) == 0)
+        return 0;
+    sl_error_detail(err, "DROP ... CASCADE would drop continuous query %s, which depends on "
+                         "%s and belongs to another role.", cq->name, rel->name);
+    sl_error_hint(err, "Its owner or a superuser must drop it first.");
+    return -1;
+}
+
 /* Drops the continuous queries that read or write rel (CASCADE). */
 static int drop_dependents(const CatRelation *rel, SlError *err)
 {
@@ -122,8 +139,11 @@ int rt_run_drop(const Query *q, SlError *err)
                 sl_error_hint(err, "Use DROP CONTINUOUS QUERY to remove a continuous query.");
             return -1;
         }
-        /* Only the owner (or a superuser) drops a relation. */
+        /* Only the owner (or a superuser) drops a relation, and the
+         * queries CASCADE would drop with it. */
         if (rt_check_owner(rel, err) < 0)
+            return -1;
+        if (q->cascade && rel->kind != REL_QUERY && check_cascade(rel, err) < 0)
             return -1;
     }
     /* A dead-letter stream goes with its stream, not alone. */

@@ -62,6 +62,8 @@ void sys_settings_foreach(void (*fn)(const char *name, const char *value,
 void rt_settings_free(void);
 /* A running continuous query that reads or writes rel, or NULL. */
 const char *rt_cq_dependent(const CatRelation *rel);
+/* One of those whose owner is not role `owner`, or NULL. */
+const char *rt_cq_dependent_not_owned(const CatRelation *rel, uint32_t owner);
 void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char *null_string);
 
 /* roles.c: CREATE / ALTER / DROP ROLE, GRANT, REVOKE; the privileges a

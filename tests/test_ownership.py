@@ -1,0 +1,188 @@
+"""Ownership on every path that changes an object (issue 19, item 5).
+
+The plain LOGIN role `u` tries each statement that changes, replaces or
+drops an object against objects of the superuser and of another plain role
+`v`: CREATE OR REPLACE CONTINUOUS QUERY (with and without reset), ALTER
+CONTINUOUS QUERY PAUSE / RESUME, DROP of each kind, GRANT / REVOKE, DROP ...
+CASCADE of a relation of its own that others' continuous queries use, and
+writes into a continuous query's result table.  Each is refused with 42501
+(or, for the result table, with the refusal every role gets) and leaves the
+object as it was.  The owners themselves, and the superuser, still may.
+
+docs/sql-reference.md ("Roles and privileges") describes the rules.
+"""
+
+import time
+
+import psycopg
+import pytest
+
+WAIT = 30
+
+
+def su(server):
+    return psycopg.connect(server.dsn, autocommit=True)
+
+
+def connect_as(server, user):
+    return psycopg.connect(host=server.host, port=server.port, user=user, dbname="sluice",
+                           autocommit=True, connect_timeout=10, sslmode="disable")
+
+
+def error_of(fn):
+    """(SQLSTATE, primary message) fn() fails with; (None, None) if it succeeds."""
+    try:
+        fn()
+    except psycopg.Error as e:
+        return e.sqlstate, str(e).splitlines()[0]
+    return None, None
+
+
+def query_row(conn, name):
+    return conn.execute("SELECT oid, sql, status FROM sys.queries WHERE name = %s",
+                        (name,)).fetchone()
+
+
+def wait_rows(conn, sql, want):
+    deadline = time.monotonic() + WAIT
+    while True:
+        got = conn.execute(sql).fetchall()
+        if got == want or time.monotonic() > deadline:
+            return got
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def setup(server):
+    """The superuser's pipeline src -> sq INTO gold, its result-table query sr;
+    v's query vq over src; u with SELECT on src (so that only ownership can
+    stop it)."""
+    with su(server) as admin:
+        admin.execute("CREATE ROLE u LOGIN PASSWORD 'u-secret'")
+        admin.execute("CREATE ROLE v LOGIN PASSWORD 'v-secret'")
+        admin.execute("CREATE STREAM src (k INT, x INT)")
+        admin.execute("CREATE STREAM gold (k INT, n BIGINT)")
+        admin.execute("CREATE TABLE dim (k INT PRIMARY KEY, name TEXT)")
+        admin.execute("CREATE CONTINUOUS QUERY sq INTO gold WITH (trigger = '0') AS "
+                      "SELECT k, count(*) AS n FROM src GROUP BY k")
+        admin.execute("CREATE CONTINUOUS QUERY sr WITH (trigger = '0') AS "
+                      "SELECT k, count(*) AS n FROM src GROUP BY k")
+        admin.execute("GRANT SELECT ON src TO u, v")
+        admin.execute("GRANT ALL ON gold TO u")
+        admin.execute("GRANT ALL ON sr TO u")
+        admin.execute("GRANT ALL ON dim TO u")
+        with connect_as(server, "v") as v:
+            v.execute("CREATE CONTINUOUS QUERY vq WITH (trigger = '0') AS "
+                      "SELECT k, count(*) AS n FROM src GROUP BY k")
+            v.execute("CREATE STREAM vs (k INT)")
+            v.execute("GRANT ALL ON vs TO u")
+    return server
+
+
+REPLACE = ("CREATE OR REPLACE CONTINUOUS QUERY {name} WITH (trigger = '0'{reset}) AS "
+           "SELECT k, count(*) AS n FROM src GROUP BY k")
+
+
+@pytest.mark.parametrize("name, owner", [("sq", "sluice"), ("sr", "sluice"), ("vq", "v")])
+@pytest.mark.parametrize("reset", [", reset = true", ""])
+def test_create_or_replace_needs_the_owner(setup, name, owner, reset):
+    server = setup
+    with su(server) as admin, connect_as(server, "u") as u:
+        before = query_row(admin, name)
+        code, msg = error_of(lambda: u.execute(REPLACE.format(name=name, reset=reset)))
+        assert (code, msg) == ("42501", f"must be owner of continuous query {name}")
+        # the query is the same relation, with the same definition, running
+        time.sleep(0.3)
+        assert query_row(admin, name) == before
+        assert admin.execute("SELECT r.rolname FROM pg_class c JOIN pg_roles r "
+                             "ON r.oid = c.relowner WHERE c.relname = %s",
+                             (name,)).fetchone() == (owner,)
+    # the superuser's pipeline still writes INTO gold
+    with su(server) as admin:
+        admin.execute("INSERT INTO src VALUES (1, 1), (1, 2), (2, 3)")
+        assert wait_rows(admin, "SELECT k, max(n) FROM gold GROUP BY k ORDER BY k",
+                         [(1, 2), (2, 1)]) == [(1, 2), (2, 1)]
+
+
+def test_owner_and_superuser_may_replace(setup):
+    server = setup
+    with connect_as(server, "v") as v:
+        v.execute(REPLACE.format(name="vq", reset=", reset = true"))
+    with su(server) as admin:
+        admin.execute(REPLACE.format(name="vq", reset=""))
+        # the superuser's replacement keeps v as the owner
+        assert admin.execute("SELECT r.rolname FROM pg_class c JOIN pg_roles r "
+                             "ON r.oid = c.relowner WHERE c.relname = 'vq'").fetchone() == \
+            ("v",)
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("DROP CONTINUOUS QUERY sq", "must be owner of continuous query sq"),
+    ("DROP CONTINUOUS QUERY vq", "must be owner of continuous query vq"),
+    ("ALTER CONTINUOUS QUERY sq PAUSE", "must be owner of continuous query sq"),
+    ("ALTER CONTINUOUS QUERY vq PAUSE", "must be owner of continuous query vq"),
+    ("ALTER CONTINUOUS QUERY vq RESUME", "must be owner of continuous query vq"),
+    ("DROP STREAM src CASCADE", "must be owner of stream src"),
+    ("DROP STREAM vs", "must be owner of stream vs"),
+    ("DROP TABLE dim", "must be owner of table dim"),
+    ("GRANT SELECT ON sr TO u", "permission denied for continuous query sr"),
+    ("REVOKE SELECT ON src FROM v", "permission denied for stream src"),
+    ("GRANT ALL ON vs TO PUBLIC", "permission denied for stream vs"),
+])
+def test_changes_of_others_objects_are_refused(setup, sql, message):
+    server = setup
+    with su(server) as admin, connect_as(server, "u") as u:
+        before = admin.execute("SELECT name, status FROM sys.queries ORDER BY name").fetchall()
+        assert error_of(lambda: u.execute(sql)) == ("42501", message)
+        assert admin.execute("SELECT name, status FROM sys.queries "
+                             "ORDER BY name").fetchall() == before
+        assert admin.execute("SELECT count(*) FROM pg_class WHERE relname IN "
+                             "('src', 'vs', 'dim', 'sr')").fetchone() == (4,)
+
+
+@pytest.mark.parametrize("sql", [
+    "INSERT INTO sr VALUES (1, 100)",
+    "UPDATE sr SET n = 0",
+    "DELETE FROM sr",
+])
+def test_a_result_table_takes_no_writes_even_with_grants(setup, sql):
+    server = setup
+    with connect_as(server, "u") as u:
+        code, _ = error_of(lambda: u.execute(sql))
+        assert code is not None
+
+
+def test_drop_cascade_needs_the_owner_of_each_dependent_query(setup):
+    server = setup
+    with su(server) as admin, connect_as(server, "u") as u, connect_as(server, "v") as v:
+        u.execute("CREATE STREAM us (k INT)")
+        u.execute("CREATE TABLE ut (k INT PRIMARY KEY)")
+        u.execute("GRANT SELECT ON us TO v")
+        u.execute("GRANT SELECT ON ut TO PUBLIC")
+        v.execute("CREATE CONTINUOUS QUERY vus WITH (trigger = '0') AS "
+                  "SELECT k, count(*) AS n FROM us GROUP BY k")
+        admin.execute("CREATE STREAM clicks (k INT)")
+        admin.execute("CREATE CONTINUOUS QUERY joined WITH (trigger = '0') AS "
+                      "SELECT clicks.k FROM clicks JOIN ut ON clicks.k = ut.k")
+        for sql, query, rel in (("DROP STREAM us CASCADE", "vus", "us"),
+                                ("DROP TABLE ut CASCADE", "joined", "ut")):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege) as e:
+                u.execute(sql)
+            assert str(e.value).splitlines()[0] == f"must be owner of continuous query {query}"
+            assert e.value.diag.message_detail == (
+                f"DROP ... CASCADE would drop continuous query {query}, which depends on "
+                f"{rel} and belongs to another role.")
+            assert e.value.diag.message_hint == "Its owner or a superuser must drop it first."
+        assert admin.execute("SELECT name FROM sys.queries WHERE name IN ('vus', 'joined') "
+                             "ORDER BY name").fetchall() == [("joined",), ("vus",)]
+        # a query of u's own goes with CASCADE; once v dropped its own, u may
+        u.execute("CREATE CONTINUOUS QUERY uus WITH (trigger = '0') AS "
+                  "SELECT k, count(*) AS n FROM us GROUP BY k")
+        v.execute("DROP CONTINUOUS QUERY vus")
+        u.execute("DROP STREAM us CASCADE")
+        assert admin.execute("SELECT count(*) FROM sys.queries WHERE name IN "
+                             "('uus', 'vus')").fetchone() == (0,)
+        # the superuser drops others' queries with CASCADE
+        admin.execute("DROP TABLE ut CASCADE")
+        assert admin.execute("SELECT count(*) FROM sys.queries "
+                             "WHERE name = 'joined'").fetchone() == (0,)
