@@ -2,7 +2,9 @@
  * main.c -- sluiced: options, configuration file, data directory, the loop.
  *
  * Start-up order: options (command line over config file over defaults),
- * data directory, catalog (SQLite), state store (RocksDB), listener.  One
+ * data directory, catalog (SQLite), state store (RocksDB), listener (which
+ * refuses a non-loopback address without hba rules), the catalog's md5
+ * hashes kept or dropped (rt_roles_md5: kept only with an md5 rule).  One
  * log line says the server is ready and how to connect.  SIGINT or SIGTERM
  * close the listener and every connection, then the stores, and exit 0.
  */
@@ -87,7 +89,8 @@ static void usage(FILE *f)
 "\n"
 "Options (each may also be set in the --config file as `name = value`,\n"
 "with dashes written as underscores; the command line wins):\n"
-"  -l, --listen=ADDR          address to listen on (default 127.0.0.1)\n"
+"  -l, --listen=ADDR          address to listen on (default 127.0.0.1); an\n"
+"                             address that is not loopback needs --hba rules\n"
 "  -p, --port=PORT            TCP port (default 7433; 0 picks a free port,\n"
 "                             which the ready line reports)\n"
 "  -D, --data-dir=DIR         data directory, created when missing: the SQLite\n"
@@ -108,6 +111,9 @@ static void usage(FILE *f)
 "                             METHOD\" (repeatable; first match wins; given on the\n"
 "                             command line, they replace the config file's);\n"
 "                             without rules, loopback connections are trusted\n"
+"                             and no other address may be listened on; md5\n"
+"                             password hashes are kept only while a rule\n"
+"                             uses md5\n"
 "      --authentication-timeout=S  close a connection not through authentication\n"
 "                             S seconds after it was accepted (default 60)\n"
 "      --commit-mode=MODE     how appends to streams reach the disk: sync (each\n"
@@ -540,7 +546,8 @@ int main(int argc, char **argv)
     };
     app.server = server_init(&app.loop, &cfg, &err);
     if (app.server == NULL) {
-        sl_log(LOG_ERROR, "cannot start the server", "error=\"%s\"", err.message);
+        sl_log(LOG_ERROR, "cannot start the server", "error=\"%s\" hint=\"%s\"",
+               log_quote(err.message), log_quote(err.hint ? err.hint : ""));
         goto out;
     }
     /* Statements reach the stores through the runtime; continuous queries
@@ -548,6 +555,12 @@ int main(int argc, char **argv)
     stream_commit_mode_set(o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
                            o.group_commit_window);
     rt_init(cat, state);
+    if (rt_roles_md5(server_md5_rules(app.server), &err) < 0) {
+        sl_log(LOG_ERROR, "cannot drop the md5 password hashes", "error=\"%s\"",
+               log_quote(err.message));
+        server_close(app.server, on_server_closed);
+        goto out;
+    }
     publish_settings(&o, server_port(app.server));
     rt_cq_init(&app.loop);
     rt_append_init(&app.loop);

@@ -17,16 +17,9 @@ import time
 import psycopg
 import pytest
 
+from test_roles import connect_as, su
+
 WAIT = 30
-
-
-def su(server):
-    return psycopg.connect(server.dsn, autocommit=True)
-
-
-def connect_as(server, user):
-    return psycopg.connect(host=server.host, port=server.port, user=user, dbname="sluice",
-                           autocommit=True, connect_timeout=10, sslmode="disable")
 
 
 def error_of(fn):

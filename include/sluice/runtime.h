@@ -219,9 +219,17 @@ uint32_t rt_current_role(void);
 
 /* A startup user that passed authentication logs in: *oid and *superuser
  * of its role.  A user with no role yet (trusted, or known from the
- * config file) gets a LOGIN SUPERUSER role made for it; a NOLOGIN role is
- * refused (28000).  Without a catalog: oid 0, superuser. */
+ * config file) gets a plain LOGIN role made for it (never a superuser:
+ * the bootstrap superuser is in every catalog from the start); a NOLOGIN
+ * role is refused (28000).  Without a catalog: oid 0, superuser. */
 int  rt_role_login(const char *name, uint32_t *oid, bool *superuser, SlError *err);
+
+/* Whether the catalog keeps md5 password hashes: only while an hba rule
+ * uses md5 (server_md5_rules).  Called once at start, after rt_init;
+ * without md5 rules every stored md5 hash is dropped (a role whose only
+ * secret it was is left without a password, and logged), new passwords
+ * get a SCRAM verifier only, and one given as an md5 hash is refused. */
+int  rt_roles_md5(bool keep, SlError *err);
 
 /* The password a role has in the catalog, for authentication: copies of
  * its SCRAM verifier and md5 hash (either may be NULL; free with sl_free).

@@ -4,6 +4,7 @@
  *   server_init   bind and listen, load the TLS certificate and the
  *                 authentication rules; returns NULL with err set on failure
  *   server_port   the bound port
+ *   server_md5_rules  whether an hba rule uses md5
  *   server_close  stop listening, close every connection; cb runs once all
  *                 handles are closed and the Server's memory may be freed
  *
@@ -64,6 +65,9 @@ typedef void (*server_close_cb)(Server *s);
 Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err);
 /* The port actually bound (useful with port 0). */
 int     server_port(const Server *s);
+/* Does an hba rule use the md5 method?  Only then does the catalog keep
+ * md5 password hashes (rt_roles_md5). */
+bool    server_md5_rules(const Server *s);
 void    server_close(Server *s, server_close_cb cb);
 
 #endif /* SLUICE_SERVER_H */

@@ -5,6 +5,7 @@
  *                 listen, start the per-turn flush hook (and the loop lag
  *                 probe with debug_loop_lag)
  *   server_port   the bound port
+ *   server_md5_rules  whether an hba rule uses md5
  *   server_close  stop accepting, close all connections and handles
  *
  * A 1 s sweep closes connections that are not through authentication
@@ -235,6 +236,11 @@ Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
 int server_port(const Server *s)
 {
     return s->port;
+}
+
+bool server_md5_rules(const Server *s)
+{
+    return auth_md5_rules(s);
 }
 
 static void maybe_finish_close(Server *s)
