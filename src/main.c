@@ -44,6 +44,8 @@ typedef struct Options {
     bool   group_commit;        /* --commit-mode=group */
     long   group_commit_window; /* microseconds */
     int    http_port;           /* -1: no HTTP listener */
+    char  *http_listen;         /* its own address, loopback by default */
+    char  *http_token;          /* bearer token of the HTTP pages, or NULL */
     char **hba;                 /* rules, in order */
     int    nhba;
     bool   hba_from_cli;        /* the command line's rules replace the file's */
@@ -126,9 +128,15 @@ static void usage(FILE *f)
 "                             behind the write in progress, as PostgreSQL's\n"
 "                             commit_delay = 0)\n"
 "      --http-port=PORT       serve /metrics (Prometheus), /healthz and the\n"
-"                             query pages over HTTP on the listen address\n"
+"                             query pages over HTTP on --http-listen\n"
 "                             (default -1: off; 0 picks a free port, which the\n"
 "                             ready line reports)\n"
+"      --http-listen=ADDR     address of the HTTP listener (default 127.0.0.1,\n"
+"                             whatever --listen is); one that is not loopback\n"
+"                             needs an HTTP token\n"
+"      --http-token=TOKEN     every HTTP page but /healthz then needs\n"
+"                             \"Authorization: Bearer TOKEN\" (16 bytes or more;\n"
+"                             better set in the config file: http_token)\n"
 "      --debug-loop-lag       measure the event loop's lag (10 ms timer) and log\n"
 "                             it at shutdown\n"
 "  -c, --config=FILE          read options from FILE; it may also hold users:\n"
@@ -257,6 +265,10 @@ static int set_option(Options *o, const char *name, const char *value)
         if (*value == '\0' || *end != '\0' || p < -1 || p > 65535)
             return -1;
         o->http_port = (int)p;
+    } else if (strcmp(key, "http_listen") == 0) {
+        set_string(&o->http_listen, value);
+    } else if (strcmp(key, "http_token") == 0) {
+        set_string(&o->http_token, value);
     } else if (strcmp(key, "debug_loop_lag") == 0) {
         return parse_bool(value, &o->debug_loop_lag);
     } else if (strcmp(key, "hba") == 0) {
@@ -365,6 +377,8 @@ static void options_free(Options *o)
     sl_free(o->ssl_cert_file);
     sl_free(o->ssl_key_file);
     sl_free(o->ssl_ca_file);
+    sl_free(o->http_listen);
+    sl_free(o->http_token);
     for (int i = 0; i < o->nhba; i++)
         sl_free(o->hba[i]);
     sl_free(o->hba);
@@ -398,6 +412,8 @@ static int parse_args(int argc, char **argv, Options *o)
         {"commit-mode", required_argument, NULL, 13},
         {"group-commit-window", required_argument, NULL, 14},
         {"http-port", required_argument, NULL, 15},
+        {"http-listen", required_argument, NULL, 16},
+        {"http-token", required_argument, NULL, 17},
         {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -493,6 +509,7 @@ int main(int argc, char **argv)
     o.authentication_timeout = 60;
     o.group_commit_window = 0;
     o.http_port = -1;
+    o.http_listen = sl_strdup("127.0.0.1");
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         options_free(&o);
@@ -565,8 +582,10 @@ int main(int argc, char **argv)
     rt_cq_init(&app.loop);
     rt_append_init(&app.loop);
     ingest_init(&app.loop, cat, state);
-    if (o.http_port >= 0 && rt_http_start(&app.loop, o.listen, o.http_port, &err) < 0) {
-        sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\"", err.message);
+    if (o.http_port >= 0 &&
+        rt_http_start(&app.loop, o.http_listen, o.http_port, o.http_token, &err) < 0) {
+        sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\" hint=\"%s\"",
+               log_quote(err.message), log_quote(err.hint ? err.hint : ""));
         server_close(app.server, on_server_closed);
         goto out;
     }
@@ -580,9 +599,11 @@ int main(int argc, char **argv)
     char http_port[16];
     snprintf(http_port, sizeof(http_port), "%d", rt_http_port());
     rt_setting_set("http_port", http_port, "HTTP port of /metrics and the query pages (-1: off)");
+    rt_setting_set("http_listen", o.http_listen, "address of the HTTP listener");
     if (rt_http_port() >= 0)
-        sl_log(LOG_INFO, "http ready", "listen=%s:%d metrics=\"http://%s:%d/metrics\"",
-               o.listen, rt_http_port(), o.listen, rt_http_port());
+        sl_log(LOG_INFO, "http ready", "listen=%s:%d auth=%s metrics=\"http://%s:%d/metrics\"",
+               o.http_listen, rt_http_port(), o.http_token && *o.http_token ? "token" : "none",
+               o.http_listen, rt_http_port());
     int port = server_port(app.server);
     sl_log(LOG_INFO, "sluiced ready",
            "version=%s listen=%s:%d data_dir=\"%s\" ssl=%s hba_rules=%d users=%d "

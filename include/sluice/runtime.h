@@ -82,10 +82,13 @@ void rt_cq_close(void (*cb)(void));
 struct CqSourceLag;
 void rt_source_lag(void (*fn)(const struct CqSourceLag *l, void *arg), void *arg);
 
-/* The HTTP listener of /healthz and /metrics (observe.c; after rt_cq_init).
+/* The HTTP listener of /healthz and /metrics (observe.c; after rt_cq_init)
+ * on its own address; token: NULL, or the bearer token every page but
+ * /healthz then needs (without one, listen must be loopback; http.h).
  * rt_http_port is the bound port, -1 when not started; rt_http_close calls
  * cb once its handles are closed. */
-int  rt_http_start(uv_loop_t *loop, const char *listen, int port, SlError *err);
+int  rt_http_start(uv_loop_t *loop, const char *listen, int port, const char *token,
+                   SlError *err);
 int  rt_http_port(void);
 void rt_http_close(void (*cb)(void));
 

@@ -6,6 +6,7 @@
  *   auth_free         free them
  *   auth_md5_rules    whether any rule uses md5 (the catalog keeps md5
  *                     hashes only then: rt_roles_md5)
+ *   server_address_is_loopback   (server.h) for auth_init and http.c
  *   auth_start        after a StartupMessage: pick the rule that matches the
  *                     connection, then accept it (trust), refuse it (reject,
  *                     no rule) or ask for a password
@@ -207,8 +208,7 @@ out:
     return rc;
 }
 
-/* Is the listen address a loopback one (127.0.0.0/8, ::1, or ::ffff:127.x)? */
-static bool listen_is_loopback(const char *listen)
+bool server_address_is_loopback(const char *listen)
 {
     uint8_t a[16];
     if (inet_pton(AF_INET, listen, a) == 1)
@@ -225,7 +225,7 @@ int auth_init(Server *s, const ServerConfig *cfg, SlError *err)
     /* Without rules only loopback clients get in, trusted: a server that
      * listens elsewhere without rules is a mistake (or a wish for trust
      * that the rules must say), so it does not start. */
-    if (cfg->nhba == 0 && cfg->listen != NULL && !listen_is_loopback(cfg->listen)) {
+    if (cfg->nhba == 0 && cfg->listen != NULL && !server_address_is_loopback(cfg->listen)) {
         sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                  "refusing to listen on %s without hba rules", cfg->listen);
         sl_error_hint(err, "Without rules only loopback clients are let in (trusted). Add hba "
