@@ -88,6 +88,22 @@ def test_http_listens_on_loopback_by_default_and_hides_data_values(sluiced):
     assert SECRET not in get(port, "/queries/parse", token=TOKEN)[2]
 
 
+def test_sys_queries_shows_the_error_only_to_readers_of_the_query(sluiced):
+    # the same rule over SQL: a role that may not read u's query does not
+    # see the data its error quotes
+    server = sluiced()
+    failing_query(server)
+    with su(server) as admin:
+        admin.execute("CREATE ROLE v LOGIN")
+        assert SECRET in admin.execute("SELECT last_error FROM sys.queries").fetchone()[0]
+    with connect_as(server, "v") as v:
+        assert v.execute("SELECT status, last_error FROM sys.queries "
+                         "WHERE name = 'parse'").fetchone() == ("failed", None)
+        with connect_as(server, "u") as u:
+            u.execute("GRANT SELECT ON parse TO v")
+        assert SECRET in v.execute("SELECT last_error FROM sys.queries").fetchone()[0]
+
+
 def test_http_listen_is_its_own_address(sluiced):
     server = sluiced("--http-port", "0", "--http-listen", "127.0.0.2")
     host, port, _ = http_ready(server)
