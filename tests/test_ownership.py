@@ -179,3 +179,51 @@ def test_drop_cascade_needs_the_owner_of_each_dependent_query(setup):
         admin.execute("DROP TABLE ut CASCADE")
         assert admin.execute("SELECT count(*) FROM sys.queries "
                              "WHERE name = 'joined'").fetchone() == (0,)
+
+
+def wait_status(conn, name, status):
+    deadline = time.monotonic() + WAIT
+    while True:
+        row = conn.execute("SELECT status, last_error FROM sys.queries WHERE name = %s",
+                           (name,)).fetchone()
+        if row[0] == status or time.monotonic() > deadline:
+            return row
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("revoke, denied", [
+    ("REVOKE SELECT ON src FROM u", "permission denied for stream src"),
+    ("REVOKE SELECT ON dim FROM u", "permission denied for table dim"),
+    ("REVOKE INSERT ON gold FROM u", "permission denied for stream gold"),
+])
+def test_a_revoke_stops_the_grantees_continuous_query(setup, revoke, denied):
+    # A continuous query runs as its owner: once the owner loses a privilege
+    # it needs, its next batch fails instead of reading (or writing) on.
+    server = setup
+    with su(server) as admin, connect_as(server, "u") as u:
+        admin.execute("INSERT INTO dim VALUES (1, 'one'), (2, 'two')")
+        u.execute("CREATE CONTINUOUS QUERY uq INTO gold WITH (trigger = '0') AS "
+                  "SELECT src.k, count(*) AS n FROM src JOIN dim ON src.k = dim.k "
+                  "GROUP BY src.k")
+        u.execute("CREATE CONTINUOUS QUERY ur WITH (trigger = '0') AS "
+                  "SELECT src.k, dim.name FROM src JOIN dim ON src.k = dim.k")
+        admin.execute("INSERT INTO src VALUES (1, 1)")
+        assert wait_rows(u, "SELECT k, name FROM ur", [(1, "one")]) == [(1, "one")]
+        admin.execute(revoke)
+        admin.execute("INSERT INTO src VALUES (2, 2)")
+        target = "uq" if "gold" in revoke else "ur"
+        status, error = wait_status(admin, target, "failed")
+        assert (status, error) == ("failed", denied)
+        if target == "ur":
+            # nothing read after the revoke reached u's result table
+            assert u.execute("SELECT k, name FROM ur ORDER BY k").fetchall() == [(1, "one")]
+        # the superuser's queries over the same relations go on
+        assert wait_rows(admin, "SELECT k, n FROM sr ORDER BY k",
+                         [(1, 1), (2, 1)]) == [(1, 1), (2, 1)]
+        # granted again, the owner replaces the query and it runs on
+        admin.execute(revoke.replace("REVOKE", "GRANT").replace("FROM", "TO"))
+        sql = admin.execute("SELECT sql FROM sys.queries WHERE name = %s",
+                            (target,)).fetchone()[0]
+        u.execute(sql.replace("CREATE CONTINUOUS QUERY", "CREATE OR REPLACE CONTINUOUS QUERY",
+                              1))
+        assert wait_status(admin, target, "running")[0] == "running"

@@ -3,6 +3,7 @@
  * threads, the offset and commit logs, recovery (docs/engine.md).
  *
  *   cq_runtime_init    the registry, on the server's loop
+ *   cq_set_check       the owner's privileges, checked before each batch
  *   cq_runtime_close   stop every query; cb once no batch is in flight, after
  *                      which the runtime's memory is freed
  *   cq_start           start (or resume after a restart) a query relation
@@ -119,6 +120,12 @@ typedef void (*cq_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
 typedef struct CqSub CqSub;
 
 CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st);
+/* Before each batch of a query is planned: may its owner still read what it
+ * reads (reads(plan, oid)) and write into `into` (NULL: its result table)?
+ * -1 with err (42501) fails the query.  On the loop thread. */
+typedef int (*cq_check_fn)(const CatRelation *query, const CatRelation *into,
+                           bool (*reads)(void *plan, uint32_t oid), void *plan, SlError *err);
+void cq_set_check(CqRuntime *rt, cq_check_fn fn);
 void cq_runtime_close(CqRuntime *rt, cq_close_cb cb);
 int  cq_start(CqRuntime *rt, const CatRelation *query, SlError *err);
 int  cq_pause(CqRuntime *rt, const char *name, SlError *err);

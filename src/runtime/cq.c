@@ -1,7 +1,7 @@
 /*
  * cq.c -- the scheduler of continuous queries (see cq.h, docs/engine.md).
  *
- *   cq_runtime_init, cq_runtime_close
+ *   cq_runtime_init, cq_runtime_close, cq_set_check
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
  *   cq_dependent, cq_dependent_not_owned, cq_progress, cq_source_lag, cq_state
  *   cq_subscribe, cq_subscribe_go, cq_unsubscribe
@@ -91,6 +91,7 @@ struct CqRuntime {
     int          closing_timers; /* released queries whose timer is closing */
     bool         closing;
     cq_close_cb  close_cb;
+    cq_check_fn  check;          /* the owner's privileges, before each batch */
 };
 
 struct Cq {
@@ -172,6 +173,16 @@ CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st)
     rt->cat = cat;
     rt->st = st;
     return rt;
+}
+
+void cq_set_check(CqRuntime *rt, cq_check_fn fn)
+{
+    rt->check = fn;
+}
+
+static bool plan_reads(void *plan, uint32_t oid)
+{
+    return inc_plan_reads(plan, oid);
 }
 
 /* The query of that name that is not being stopped. */
@@ -665,6 +676,13 @@ static void plan_next(Cq *q)
 {
     if (q->in_flight || q->paused || q->failed || q->finished || q->stopping)
         return;
+    SlError denied = {0};
+    if (q->rt->check != NULL &&
+        q->rt->check(q->rel, inc_plan_into(q->plan), plan_reads, q->plan, &denied) < 0) {
+        fail_query(q, &denied);
+        sl_error_clear(&denied);
+        return;
+    }
     q->plan_start_us = mono_us();
     if (q->retrying) {
         /* The failed batch again, as logged: never a new plan in its place. */

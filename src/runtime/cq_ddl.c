@@ -63,6 +63,7 @@ static void start_one(const CatRelation *rel, void *arg)
 int rt_cq_init(uv_loop_t *loop)
 {
     g_cq = cq_runtime_init(loop, rt_catalog(), rt_state());
+    cq_set_check(g_cq, rt_cq_privileges);
     cat_foreach(rt_catalog(), start_one, NULL);
     return 0;
 }

@@ -11,6 +11,8 @@
  *   rt_check_query                 the privileges a statement needs (42501)
  *   rt_check_owner                 DROP and ALTER need the owner (42501)
  *   rt_check_select                SELECT on one relation (SUBSCRIBE)
+ *   rt_cq_privileges               a continuous query's owner still has what
+ *                                  its query reads and writes (each batch)
  *   rt_owner                       who owns a relation created now
  *   rt_roles_init                  installs the privilege functions' answers
  *                                  (has_table_privilege, ...: acl.h)
@@ -130,6 +132,51 @@ int rt_check_select(const CatRelation *rel, SlError *err)
     if (t_role == 0 || cat == NULL || current_is_superuser(cat))
         return 0;
     return need(cat, rel, CAT_ACL_SELECT, err);
+}
+
+/* What a query's check needs: the first relation its owner may not use. */
+typedef struct OwnerCheck {
+    Catalog           *cat;
+    const CatRelation *query;
+    uint32_t           owner;
+    bool             (*reads)(void *plan, uint32_t oid);
+    void              *plan;
+    const CatRelation *denied;
+} OwnerCheck;
+
+static void owner_reads_cb(const CatRelation *rel, void *arg)
+{
+    OwnerCheck *c = arg;
+    if (c->denied != NULL || rel->oid == c->query->oid || !c->reads(c->plan, rel->oid))
+        return;
+    if ((privileges_of(c->cat, c->owner, rel) & CAT_ACL_SELECT) == 0)
+        c->denied = rel;
+}
+
+int rt_cq_privileges(const CatRelation *query, const CatRelation *into,
+                     bool (*reads)(void *plan, uint32_t oid), void *plan, SlError *err)
+{
+    Catalog *cat = rt_catalog();
+    const CatRole *owner = cat ? cat_role_by_oid(cat, query->owner) : NULL;
+    if (cat == NULL || owner == NULL || owner->superuser)
+        return 0;
+    OwnerCheck c = {cat, query, owner->oid, reads, plan, NULL};
+    cat_foreach(cat, owner_reads_cb, &c);
+    const char *what = "SELECT";
+    if (c.denied == NULL && into != NULL &&
+        (privileges_of(cat, owner->oid, into) & CAT_ACL_INSERT) == 0) {
+        c.denied = into;
+        what = "INSERT";
+    }
+    if (c.denied == NULL)
+        return 0;
+    denied(c.denied, err);
+    sl_error_detail(err, "Continuous query %s runs as its owner %s, who no longer has %s on "
+                         "%s %s.", query->name, owner->name, what, kind_noun(c.denied->kind),
+                    c.denied->name);
+    sl_error_hint(err, "Grant it again and replace the query (CREATE OR REPLACE, which keeps "
+                       "its state), or drop it.");
+    return -1;
 }
 
 /* ---------------------------------------------------------------------- */
