@@ -36,13 +36,18 @@ def query_row(conn, name):
                         (name,)).fetchone()
 
 
-def wait_rows(conn, sql, want):
+def wait_for(fetch, done):
+    """fetch() until done(its value) or WAIT seconds; the last value."""
     deadline = time.monotonic() + WAIT
     while True:
-        got = conn.execute(sql).fetchall()
-        if got == want or time.monotonic() > deadline:
+        got = fetch()
+        if done(got) or time.monotonic() > deadline:
             return got
         time.sleep(0.1)
+
+
+def wait_rows(conn, sql, want):
+    return wait_for(lambda: conn.execute(sql).fetchall(), lambda got: got == want)
 
 
 @pytest.fixture
@@ -182,13 +187,9 @@ def test_drop_cascade_needs_the_owner_of_each_dependent_query(setup):
 
 
 def wait_status(conn, name, status):
-    deadline = time.monotonic() + WAIT
-    while True:
-        row = conn.execute("SELECT status, last_error FROM sys.queries WHERE name = %s",
-                           (name,)).fetchone()
-        if row[0] == status or time.monotonic() > deadline:
-            return row
-        time.sleep(0.1)
+    return wait_for(lambda: conn.execute("SELECT status, last_error FROM sys.queries "
+                                         "WHERE name = %s", (name,)).fetchone(),
+                    lambda row: row[0] == status)
 
 
 @pytest.mark.parametrize("revoke, denied", [
