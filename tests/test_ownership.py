@@ -228,3 +228,25 @@ def test_a_revoke_stops_the_grantees_continuous_query(setup, revoke, denied):
         u.execute(sql.replace("CREATE CONTINUOUS QUERY", "CREATE OR REPLACE CONTINUOUS QUERY",
                               1))
         assert wait_status(admin, target, "running")[0] == "running"
+
+
+def test_dropping_a_stream_respects_queries_on_its_dead_letters(setup):
+    # A stream's dead-letter stream goes with it: a continuous query over the
+    # dead letters keeps the stream (2BP01) unless CASCADE, which drops the
+    # query only for its owner or a superuser.
+    server = setup
+    with su(server) as admin, connect_as(server, "v") as v:
+        admin.execute("CREATE STREAM ks (a INT) WITH (connector = 'kafka', topic = 't', "
+                      "bootstrap_servers = '127.0.0.1:9', format = 'json')")
+        admin.execute("GRANT SELECT ON ks_dead_letters TO v")
+        v.execute("CREATE CONTINUOUS QUERY dl WITH (trigger = '0') AS "
+                  "SELECT count(*) AS n FROM ks_dead_letters")
+        with pytest.raises(psycopg.errors.DependentObjectsStillExist) as e:
+            admin.execute("DROP STREAM ks")
+        assert e.value.diag.message_detail == \
+            "continuous query dl depends on stream ks_dead_letters"
+        assert admin.execute("SELECT count(*) FROM pg_class WHERE relname IN "
+                             "('ks', 'ks_dead_letters')").fetchone() == (2,)
+        admin.execute("DROP STREAM ks CASCADE")
+        assert admin.execute("SELECT count(*) FROM sys.queries "
+                             "WHERE name = 'dl'").fetchone() == (0,)
