@@ -23,7 +23,7 @@ import subprocess
 import psycopg
 import pytest
 
-from conftest import sluiced_binary
+from conftest import SANITIZER_RE, sluiced_binary
 from pgwire_raw import Raw, cstr, message, startup_packet
 from test_roles import connect_as, su
 from test_roles import sqlstate_of as error_of
@@ -131,6 +131,7 @@ def start_raw(tmp_path, *args):
         proc.kill()
         out, _ = proc.communicate()
         pytest.fail(f"sluiced did not exit: {out}")
+    assert not SANITIZER_RE.search(out), out
     return proc.returncode, out
 
 
