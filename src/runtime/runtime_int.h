@@ -13,8 +13,10 @@
  *                                 functions (pgcatalog.c, systables.c)
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes (copy.c)
  *   rt_append_can_defer, rt_append_new       deferred appends (append.c)
- *   rt_run_role, rt_check_query, rt_check_owner, rt_check_select, rt_owner
- *                   roles (roles.c)
+ *   rt_run_role, rt_check_query, rt_check_owner, rt_check_select, rt_owner,
+ *   rt_cq_privileges   roles (roles.c)
+ *   rt_cq_dependent, rt_cq_dependent_not_owned   queries that use a relation
+ *                   (cq_ddl.c)
  */
 #ifndef SLUICE_RUNTIME_INT_H
 #define SLUICE_RUNTIME_INT_H
