@@ -250,3 +250,28 @@ def test_dropping_a_stream_respects_queries_on_its_dead_letters(setup):
         admin.execute("DROP STREAM ks CASCADE")
         assert admin.execute("SELECT count(*) FROM sys.queries "
                              "WHERE name = 'dl'").fetchone() == (0,)
+
+
+def test_late_rows_into_anothers_stream_needs_insert(setup):
+    server = setup
+    with su(server) as admin, connect_as(server, "u") as u:
+        admin.execute("CREATE STREAM ev (k INT, ts TIMESTAMP, "
+                      "WATERMARK FOR ts AS ts - INTERVAL '1 second')")
+        admin.execute("CREATE STREAM late_ev (k INT, ts TIMESTAMP)")
+        admin.execute("GRANT SELECT ON ev TO u")
+        create = ("CREATE CONTINUOUS QUERY lq WITH (trigger = '0', late_rows = 'late_ev') AS "
+                  "SELECT window_start, count(*) AS n FROM ev "
+                  "GROUP BY WINDOW(ts, INTERVAL '1 minute')")
+        assert error_of(lambda: u.execute(create)) == \
+            ("42501", "permission denied for stream late_ev")
+        admin.execute("GRANT INSERT ON late_ev TO u")
+        u.execute(create)
+        admin.execute("INSERT INTO ev VALUES (1, '2020-01-01 10:00:00'), "
+                      "(2, '2020-01-01 12:00:00')")
+        time.sleep(0.5)
+        # once the grant is gone, the query writes no more late rows there
+        admin.execute("REVOKE INSERT ON late_ev FROM u")
+        admin.execute("INSERT INTO ev VALUES (3, '2020-01-01 09:00:00')")
+        assert wait_status(admin, "lq", "failed") == \
+            ("failed", "permission denied for stream late_ev")
+        assert admin.execute("SELECT count(*) FROM late_ev").fetchone() == (0,)

@@ -121,10 +121,12 @@ typedef struct CqSub CqSub;
 
 CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st);
 /* Before each batch of a query is planned: may its owner still read what it
- * reads (reads(plan, oid)) and write into `into` (NULL: its result table)?
- * -1 with err (42501) fails the query.  On the loop thread. */
+ * reads (reads(plan, oid)) and write into `into` (NULL: its result table)
+ * and `late` (its late_rows stream, or NULL)?  -1 with err (42501) fails the
+ * query.  On the loop thread. */
 typedef int (*cq_check_fn)(const CatRelation *query, const CatRelation *into,
-                           bool (*reads)(void *plan, uint32_t oid), void *plan, SlError *err);
+                           const CatRelation *late, bool (*reads)(void *plan, uint32_t oid),
+                           void *plan, SlError *err);
 void cq_set_check(CqRuntime *rt, cq_check_fn fn);
 void cq_runtime_close(CqRuntime *rt, cq_close_cb cb);
 int  cq_start(CqRuntime *rt, const CatRelation *query, SlError *err);

@@ -678,7 +678,8 @@ static void plan_next(Cq *q)
         return;
     SlError denied = {0};
     if (q->rt->check != NULL &&
-        q->rt->check(q->rel, inc_plan_into(q->plan), plan_reads, q->plan, &denied) < 0) {
+        q->rt->check(q->rel, inc_plan_into(q->plan), inc_plan_late(q->plan), plan_reads,
+                     q->plan, &denied) < 0) {
         fail_query(q, &denied);
         sl_error_clear(&denied);
         return;

@@ -39,6 +39,7 @@
 #include "sluice/ast.h"
 #include "sluice/expr.h"
 #include "sluice/log.h"
+#include "sluice/options.h"
 #include "sluice/plan.h"
 #include "server/scram.h"
 
@@ -154,7 +155,8 @@ static void owner_reads_cb(const CatRelation *rel, void *arg)
 }
 
 int rt_cq_privileges(const CatRelation *query, const CatRelation *into,
-                     bool (*reads)(void *plan, uint32_t oid), void *plan, SlError *err)
+                     const CatRelation *late, bool (*reads)(void *plan, uint32_t oid),
+                     void *plan, SlError *err)
 {
     Catalog *cat = rt_catalog();
     const CatRole *owner = cat ? cat_role_by_oid(cat, query->owner) : NULL;
@@ -163,10 +165,13 @@ int rt_cq_privileges(const CatRelation *query, const CatRelation *into,
     OwnerCheck c = {cat, query, owner->oid, reads, plan, NULL};
     cat_foreach(cat, owner_reads_cb, &c);
     const char *what = "SELECT";
-    if (c.denied == NULL && into != NULL &&
-        (privileges_of(cat, owner->oid, into) & CAT_ACL_INSERT) == 0) {
-        c.denied = into;
-        what = "INSERT";
+    const CatRelation *writes[2] = {into, late};
+    for (int i = 0; i < 2 && c.denied == NULL; i++) {
+        if (writes[i] != NULL &&
+            (privileges_of(cat, owner->oid, writes[i]) & CAT_ACL_INSERT) == 0) {
+            c.denied = writes[i];
+            what = "INSERT";
+        }
     }
     if (c.denied == NULL)
         return 0;
@@ -261,6 +266,23 @@ static int need_select_deps(Catalog *cat, const Query *deps, const CatRelation *
     return 0;
 }
 
+/* The stream a continuous query's late_rows option names, or NULL. */
+static const CatRelation *late_rows_target(Catalog *cat, const CatRelation *def)
+{
+    Arena a;
+    arena_init(&a, 256);
+    Options o;
+    SlError ignore = {0};
+    const CatRelation *rel = NULL;
+    if (opts_parse(&a, def->options, &o, &ignore) == 0) {
+        const char *name = opts_get(&o, "late_rows");
+        rel = name ? cat_lookup(cat, name) : NULL;
+    }
+    sl_error_clear(&ignore);
+    arena_destroy(&a);
+    return rel;
+}
+
 /* q's needs; deps: the statement whose dependency list counts (EXPLAIN's
  * own, for the statement it explains). */
 static int check(Catalog *cat, const Query *q, const Query *deps, SlError *err)
@@ -301,7 +323,8 @@ static int check(Catalog *cat, const Query *q, const Query *deps, SlError *err)
                                         err) < 0)
                 return -1;
         }
-        return 0;
+        /* ... and the stream its late rows go to (late_rows = 'name'). */
+        return need(cat, late_rows_target(cat, q->create), CAT_ACL_INSERT, err);
     default:
         return 0;
     }

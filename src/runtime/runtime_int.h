@@ -76,10 +76,11 @@ int      rt_run_role(const Query *q, SlError *err);
 int      rt_check_query(const Query *q, SlError *err);
 int      rt_check_owner(const CatRelation *rel, SlError *err);
 /* A continuous query's owner may still read every relation it reads and
- * write INTO its target (cq_check_fn, before each batch): 42501 naming the
- * first it may not. */
+ * write INTO its target and its late_rows stream (cq_check_fn, before each
+ * batch): 42501 naming the first it may not. */
 int      rt_cq_privileges(const CatRelation *query, const CatRelation *into,
-                          bool (*reads)(void *plan, uint32_t oid), void *plan, SlError *err);
+                          const CatRelation *late, bool (*reads)(void *plan, uint32_t oid),
+                          void *plan, SlError *err);
 /* SELECT on rel (SUBSCRIBE reads a query's result): 42501 without it. */
 int      rt_check_select(const CatRelation *rel, SlError *err);
 uint32_t rt_owner(void);
