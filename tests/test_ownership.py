@@ -275,3 +275,17 @@ def test_late_rows_into_anothers_stream_needs_insert(setup):
         assert wait_status(admin, "lq", "failed") == \
             ("failed", "permission denied for stream late_ev")
         assert admin.execute("SELECT count(*) FROM late_ev").fetchone() == (0,)
+
+
+def test_a_stream_cannot_claim_to_be_anothers_dead_letters(setup):
+    # Such a stream would be dropped with the other (DROP STREAM takes its
+    # dead-letter stream along): dead_letters_of is the server's to set.
+    server = setup
+    with su(server) as admin, connect_as(server, "u") as u, connect_as(server, "v") as v:
+        u.execute("CREATE STREAM us (a INT)")
+        with pytest.raises(psycopg.errors.InvalidParameterValue) as e:
+            v.execute("CREATE STREAM us_dead_letters (a INT) WITH (dead_letters_of = 'us')")
+        assert str(e.value).splitlines()[0] == 'option "dead_letters_of" is reserved'
+        u.execute("DROP STREAM us")
+        assert admin.execute("SELECT count(*) FROM pg_class WHERE relname LIKE "
+                             "'us%'").fetchone() == (0,)

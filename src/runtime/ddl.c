@@ -43,6 +43,17 @@ int rt_run_create(const Query *q, SlError *err)
         return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
                         def->name);
     }
+    /* Which stream a dead-letter stream belongs to is the server's to say:
+     * a stream claiming to be another's would go with that stream's DROP. */
+    Arena oa;
+    arena_init(&oa, 256);
+    bool claims = def->kind == REL_STREAM && ingest_dead_letters_of(&oa, def) != NULL;
+    arena_destroy(&oa);
+    if (claims) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "option \"dead_letters_of\" is reserved");
+        sl_error_detail(err, "The server sets it on the dead-letter streams it makes.");
+        return -1;
+    }
     SourceParts parts;
     if (def->kind == REL_STREAM && source_parts(def, &parts, err) < 0)
         return -1;
@@ -81,7 +92,8 @@ int rt_run_create(const Query *q, SlError *err)
     return 0;
 }
 
-/* The dead-letter stream that goes with stream rel, or NULL. */
+/* The dead-letter stream that goes with stream rel (named after it, made
+ * for it, with its owner), or NULL. */
 static const CatRelation *dead_letters(const CatRelation *rel)
 {
     if (rel->kind != REL_STREAM)
@@ -92,7 +104,7 @@ static const CatRelation *dead_letters(const CatRelation *rel)
     Arena b;
     arena_init(&b, 256);
     const char *of = dead ? ingest_dead_letters_of(&b, dead) : NULL;
-    if (of == NULL || strcmp(of, rel->name) != 0)
+    if (of == NULL || strcmp(of, rel->name) != 0 || dead->owner != rel->owner)
         dead = NULL;
     arena_destroy(&b);
     return dead;
