@@ -18,6 +18,7 @@ import psycopg
 import pytest
 
 from test_roles import connect_as, su
+from test_subscribe import start_stream, take, wait_subscribed
 
 WAIT = 30
 
@@ -289,3 +290,25 @@ def test_a_stream_cannot_claim_to_be_anothers_dead_letters(setup):
         u.execute("DROP STREAM us")
         assert admin.execute("SELECT count(*) FROM pg_class WHERE relname LIKE "
                              "'us%'").fetchone() == (0,)
+
+
+def test_a_revoke_ends_the_grantees_subscribe(setup):
+    server = setup
+    with su(server) as admin:
+        admin.execute("GRANT SELECT ON sr TO u")
+        conn, rows, ended, thread = start_stream(
+            f"host={server.host} port={server.port} user=u dbname=sluice", "SUBSCRIBE sr")
+        try:
+            wait_subscribed(server)
+            admin.execute("INSERT INTO src VALUES (7, 1)")
+            assert [r[2:] for r in take(rows, 1)] == [(7, 1)]
+            admin.execute("REVOKE SELECT ON sr FROM u")
+            admin.execute("INSERT INTO src VALUES (7, 2)")
+            thread.join(WAIT)
+            assert not thread.is_alive()
+            assert rows.empty()
+            assert isinstance(ended[0], psycopg.errors.InsufficientPrivilege)
+            assert str(ended[0]).splitlines()[0] == \
+                "permission denied for continuous query sr"
+        finally:
+            conn.close()

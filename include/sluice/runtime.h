@@ -181,6 +181,10 @@ int  rt_subscribe_columns(const char *name, Arena *a, int *ncols, ColumnDesc **c
                           SlError *err);
 int  rt_subscribe(const char *name, bool snapshot, rt_changes_fn fn, void *arg, RtSub **out,
                   SlError *err);
+/* Before each batch delivered to a subscriber of role `role`: may it still
+ * SELECT from query `name`?  -1 with 42501 (its privilege was revoked)
+ * ends the subscription. */
+int  rt_subscribe_check(const char *name, uint32_t role, SlError *err);
 /* Starts delivering (the snapshot first, once no batch is in flight); fn
  * may be called before it returns, and may end the subscription. */
 void rt_subscribe_go(RtSub *s);

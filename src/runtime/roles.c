@@ -11,6 +11,8 @@
  *   rt_check_query                 the privileges a statement needs (42501)
  *   rt_check_owner                 DROP and ALTER need the owner (42501)
  *   rt_check_select                SELECT on one relation (SUBSCRIBE)
+ *   rt_subscribe_check             a subscriber may still read the query,
+ *                                  before each batch it is sent
  *   rt_cq_privileges               a continuous query's owner still has what
  *                                  its query reads and writes (each batch)
  *   rt_owner                       who owns a relation created now
@@ -125,6 +127,21 @@ int rt_check_owner(const CatRelation *rel, SlError *err)
         return 0;
     return sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE, "must be owner of %s %s",
                     kind_noun(rel->kind), rel->name);
+}
+
+int rt_subscribe_check(const char *name, uint32_t role, SlError *err)
+{
+    Catalog *cat = rt_catalog();
+    const CatRelation *rel = cat ? cat_lookup(cat, name) : NULL;
+    if (role == 0 || rel == NULL)
+        return 0;
+    if ((privileges_of(cat, role, rel) & CAT_ACL_SELECT) == 0) {
+        denied(rel, err);
+        sl_error_detail(err, "SELECT on it was revoked while SUBSCRIBE ran: the subscription "
+                             "ends.");
+        return -1;
+    }
+    return 0;
 }
 
 int rt_check_select(const CatRelation *rel, SlError *err)
