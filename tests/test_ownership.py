@@ -62,7 +62,7 @@ def setup(server):
         admin.execute("CREATE STREAM src (k INT, x INT)")
         admin.execute("CREATE STREAM gold (k INT, n BIGINT)")
         admin.execute("CREATE TABLE dim (k INT PRIMARY KEY, name TEXT)")
-        admin.execute("CREATE CONTINUOUS QUERY sq INTO gold WITH (trigger = '0') AS "
+        admin.execute("CREATE CONTINUOUS QUERY sq INTO gold WITH (trigger = '0', append_updates = true) AS "
                       "SELECT k, count(*) AS n FROM src GROUP BY k")
         admin.execute("CREATE CONTINUOUS QUERY sr WITH (trigger = '0') AS "
                       "SELECT k, count(*) AS n FROM src GROUP BY k")
@@ -204,7 +204,7 @@ def test_a_revoke_stops_the_grantees_continuous_query(setup, revoke, denied):
     server = setup
     with su(server) as admin, connect_as(server, "u") as u:
         admin.execute("INSERT INTO dim VALUES (1, 'one'), (2, 'two')")
-        u.execute("CREATE CONTINUOUS QUERY uq INTO gold WITH (trigger = '0') AS "
+        u.execute("CREATE CONTINUOUS QUERY uq INTO gold WITH (trigger = '0', append_updates = true) AS "
                   "SELECT src.k, count(*) AS n FROM src JOIN dim ON src.k = dim.k "
                   "GROUP BY src.k")
         u.execute("CREATE CONTINUOUS QUERY ur WITH (trigger = '0') AS "
