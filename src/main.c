@@ -2,7 +2,9 @@
  * main.c -- sluiced: options, configuration file, data directory, the loop.
  *
  * Start-up order: options (command line over config file over defaults),
- * data directory, catalog (SQLite), state store (RocksDB), listener.  One
+ * data directory, catalog (SQLite), state store (RocksDB), listener (which
+ * refuses a non-loopback address without hba rules), the catalog's md5
+ * hashes kept or dropped (rt_roles_md5: kept only with an md5 rule).  One
  * log line says the server is ready and how to connect.  SIGINT or SIGTERM
  * close the listener; statements in flight finish (cancelled past
  * shutdown_timeout) and are answered, every session ends with FATAL 57P01
@@ -46,6 +48,8 @@ typedef struct Options {
     bool   group_commit;        /* --commit-mode=group */
     long   group_commit_window; /* microseconds */
     int    http_port;           /* -1: no HTTP listener */
+    char  *http_listen;         /* its own address, loopback by default */
+    char  *http_token;          /* bearer token of the HTTP pages, or NULL */
     char  *files_root;          /* --files-root: where non-superusers' files live */
     char  *kafka_allowed_hosts; /* the brokers non-superusers may name; NULL: any */
     char **hba;                 /* rules, in order */
@@ -103,7 +107,8 @@ static void usage(FILE *f)
 "\n"
 "Options (each may also be set in the --config file as `name = value`,\n"
 "with dashes written as underscores; the command line wins):\n"
-"  -l, --listen=ADDR          address to listen on (default 127.0.0.1)\n"
+"  -l, --listen=ADDR          address to listen on (default 127.0.0.1); an\n"
+"                             address that is not loopback needs --hba rules\n"
 "  -p, --port=PORT            TCP port (default 7433; 0 picks a free port,\n"
 "                             which the ready line reports)\n"
 "  -D, --data-dir=DIR         data directory, created when missing: the SQLite\n"
@@ -128,6 +133,9 @@ static void usage(FILE *f)
 "                             METHOD\" (repeatable; first match wins; given on the\n"
 "                             command line, they replace the config file's);\n"
 "                             without rules, loopback connections are trusted\n"
+"                             and no other address may be listened on; md5\n"
+"                             password hashes are kept only while a rule\n"
+"                             uses md5\n"
 "      --authentication-timeout=S  close a connection not through authentication\n"
 "                             S seconds after it was accepted (default 60)\n"
 "      --commit-mode=MODE     how appends to streams reach the disk: sync (each\n"
@@ -140,9 +148,15 @@ static void usage(FILE *f)
 "                             behind the write in progress, as PostgreSQL's\n"
 "                             commit_delay = 0)\n"
 "      --http-port=PORT       serve /metrics (Prometheus), /healthz and the\n"
-"                             query pages over HTTP on the listen address\n"
+"                             query pages over HTTP on --http-listen\n"
 "                             (default -1: off; 0 picks a free port, which the\n"
 "                             ready line reports)\n"
+"      --http-listen=ADDR     address of the HTTP listener (default 127.0.0.1,\n"
+"                             whatever --listen is); one that is not loopback\n"
+"                             needs an HTTP token\n"
+"      --http-token=TOKEN     every HTTP page but /healthz then needs\n"
+"                             \"Authorization: Bearer TOKEN\" (16 bytes or more;\n"
+"                             better set in the config file: http_token)\n"
 "      --files-root=DIR       the directory below which roles that are not\n"
 "                             superusers may use the files connector and files\n"
 "                             sinks (default: none, only superusers may)\n"
@@ -287,6 +301,10 @@ static int set_option(Options *o, const char *name, const char *value)
         if (*value == '\0' || *end != '\0' || p < -1 || p > 65535)
             return -1;
         o->http_port = (int)p;
+    } else if (strcmp(key, "http_listen") == 0) {
+        set_string(&o->http_listen, value);
+    } else if (strcmp(key, "http_token") == 0) {
+        set_string(&o->http_token, value);
     } else if (strcmp(key, "files_root") == 0) {
         set_string(&o->files_root, value);
     } else if (strcmp(key, "kafka_allowed_hosts") == 0) {
@@ -399,6 +417,8 @@ static void options_free(Options *o)
     sl_free(o->ssl_cert_file);
     sl_free(o->ssl_key_file);
     sl_free(o->ssl_ca_file);
+    sl_free(o->http_listen);
+    sl_free(o->http_token);
     sl_free(o->files_root);
     sl_free(o->kafka_allowed_hosts);
     for (int i = 0; i < o->nhba; i++)
@@ -436,6 +456,8 @@ static int parse_args(int argc, char **argv, Options *o)
         {"commit-mode", required_argument, NULL, 13},
         {"group-commit-window", required_argument, NULL, 14},
         {"http-port", required_argument, NULL, 15},
+        {"http-listen", required_argument, NULL, 16},
+        {"http-token", required_argument, NULL, 17},
         {"files-root", required_argument, NULL, 40},
         {"kafka-allowed-hosts", required_argument, NULL, 41},
         {"config", required_argument, NULL, 'c'},
@@ -535,6 +557,7 @@ int main(int argc, char **argv)
     o.authentication_timeout = 60;
     o.group_commit_window = 0;
     o.http_port = -1;
+    o.http_listen = sl_strdup("127.0.0.1");
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         options_free(&o);
@@ -590,7 +613,8 @@ int main(int argc, char **argv)
     };
     app.server = server_init(&app.loop, &cfg, &err);
     if (app.server == NULL) {
-        sl_log(LOG_ERROR, "cannot start the server", "error=\"%s\"", err.message);
+        sl_log(LOG_ERROR, "cannot start the server", "error=\"%s\" hint=\"%s\"",
+               log_quote(err.message), log_quote(err.hint ? err.hint : ""));
         goto out;
     }
     /* Statements reach the stores through the runtime; continuous queries
@@ -603,12 +627,20 @@ int main(int argc, char **argv)
         server_close(app.server, on_server_closed);
         goto out;
     }
+    if (rt_roles_md5(server_md5_rules(app.server), &err) < 0) {
+        sl_log(LOG_ERROR, "cannot drop the md5 password hashes", "error=\"%s\"",
+               log_quote(err.message));
+        server_close(app.server, on_server_closed);
+        goto out;
+    }
     publish_settings(&o, server_port(app.server));
     rt_cq_init(&app.loop);
     rt_append_init(&app.loop);
     ingest_init(&app.loop, cat, state);
-    if (o.http_port >= 0 && rt_http_start(&app.loop, o.listen, o.http_port, &err) < 0) {
-        sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\"", err.message);
+    if (o.http_port >= 0 &&
+        rt_http_start(&app.loop, o.http_listen, o.http_port, o.http_token, &err) < 0) {
+        sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\" hint=\"%s\"",
+               log_quote(err.message), log_quote(err.hint ? err.hint : ""));
         server_close(app.server, on_server_closed);
         goto out;
     }
@@ -622,9 +654,11 @@ int main(int argc, char **argv)
     char http_port[16];
     snprintf(http_port, sizeof(http_port), "%d", rt_http_port());
     rt_setting_set("http_port", http_port, "HTTP port of /metrics and the query pages (-1: off)");
+    rt_setting_set("http_listen", o.http_listen, "address of the HTTP listener");
     if (rt_http_port() >= 0)
-        sl_log(LOG_INFO, "http ready", "listen=%s:%d metrics=\"http://%s:%d/metrics\"",
-               o.listen, rt_http_port(), o.listen, rt_http_port());
+        sl_log(LOG_INFO, "http ready", "listen=%s:%d auth=%s metrics=\"http://%s:%d/metrics\"",
+               o.http_listen, rt_http_port(), o.http_token && *o.http_token ? "token" : "none",
+               o.http_listen, rt_http_port());
     int port = server_port(app.server);
     sl_log(LOG_INFO, "sluiced ready",
            "version=%s listen=%s:%d data_dir=\"%s\" ssl=%s hba_rules=%d users=%d "

@@ -92,10 +92,13 @@ void rt_cq_close(void (*cb)(void));
 struct CqSourceLag;
 void rt_source_lag(void (*fn)(const struct CqSourceLag *l, void *arg), void *arg);
 
-/* The HTTP listener of /healthz and /metrics (observe.c; after rt_cq_init).
+/* The HTTP listener of /healthz and /metrics (observe.c; after rt_cq_init)
+ * on its own address; token: NULL, or the bearer token every page but
+ * /healthz then needs (without one, listen must be loopback; http.h).
  * rt_http_port is the bound port, -1 when not started; rt_http_close calls
  * cb once its handles are closed. */
-int  rt_http_start(uv_loop_t *loop, const char *listen, int port, SlError *err);
+int  rt_http_start(uv_loop_t *loop, const char *listen, int port, const char *token,
+                   SlError *err);
 int  rt_http_port(void);
 void rt_http_close(void (*cb)(void));
 
@@ -193,6 +196,10 @@ int  rt_subscribe_columns(const char *name, Arena *a, int *ncols, ColumnDesc **c
                           SlError *err);
 int  rt_subscribe(const char *name, bool snapshot, rt_changes_fn fn, void *arg, RtSub **out,
                   SlError *err);
+/* Before each batch delivered to a subscriber of role `role`: may it still
+ * SELECT from query `name`?  -1 with 42501 (its privilege was revoked)
+ * ends the subscription. */
+int  rt_subscribe_check(const char *name, uint32_t role, SlError *err);
 /* Starts delivering (the snapshot first, once no batch is in flight); fn
  * may be called before it returns, and may end the subscription. */
 void rt_subscribe_go(RtSub *s);
@@ -234,9 +241,17 @@ uint32_t rt_current_role(void);
 
 /* A startup user that passed authentication logs in: *oid and *superuser
  * of its role.  A user with no role yet (trusted, or known from the
- * config file) gets a LOGIN SUPERUSER role made for it; a NOLOGIN role is
- * refused (28000).  Without a catalog: oid 0, superuser. */
+ * config file) gets a plain LOGIN role made for it (never a superuser:
+ * the bootstrap superuser is in every catalog from the start); a NOLOGIN
+ * role is refused (28000).  Without a catalog: oid 0, superuser. */
 int  rt_role_login(const char *name, uint32_t *oid, bool *superuser, SlError *err);
+
+/* Whether the catalog keeps md5 password hashes: only while an hba rule
+ * uses md5 (server_md5_rules).  Called once at start, after rt_init;
+ * without md5 rules every stored md5 hash is dropped (a role whose only
+ * secret it was is left without a password, and logged), new passwords
+ * get a SCRAM verifier only, and one given as an md5 hash is refused. */
+int  rt_roles_md5(bool keep, SlError *err);
 
 /* The password a role has in the catalog, for authentication: copies of
  * its SCRAM verifier and md5 hash (either may be NULL; free with sl_free).

@@ -4,6 +4,8 @@
  *   server_init   bind and listen, load the TLS certificate and the
  *                 authentication rules; returns NULL with err set on failure
  *   server_port   the bound port
+ *   server_md5_rules  whether an hba rule uses md5
+ *   server_address_is_loopback   127.0.0.0/8 or ::1 (auth.c)
  *   server_close  stop listening; statements in flight finish (cancelled
  *                 past shutdown_timeout) and are answered, then every
  *                 session ends with FATAL 57P01; cb runs once all handles
@@ -70,6 +72,12 @@ typedef void (*server_close_cb)(Server *s);
 Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err);
 /* The port actually bound (useful with port 0). */
 int     server_port(const Server *s);
+/* Is addr (an IPv4 or IPv6 address in text) a loopback one: 127.0.0.0/8,
+ * ::1, ::ffff:127.x.y.z?  Not an address: false. */
+bool    server_address_is_loopback(const char *addr);
+/* Does an hba rule use the md5 method?  Only then does the catalog keep
+ * md5 password hashes (rt_roles_md5). */
+bool    server_md5_rules(const Server *s);
 void    server_close(Server *s, server_close_cb cb);
 
 #endif /* SLUICE_SERVER_H */

@@ -169,8 +169,10 @@ int cat_open(const char *path, Catalog **out, SlError *err)
         return -1;
     }
     sqlite3_busy_timeout(cat->db, 5000);
+    /* secure_delete: a row changed or deleted (a dropped password hash)
+     * is overwritten in the file, not left in its free space. */
     if (cat_exec(cat, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
-                      "PRAGMA foreign_keys = ON;", err) < 0 ||
+                      "PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;", err) < 0 ||
         migrate(cat, err) < 0 || load_relations(cat, err) < 0 ||
         cat_roles_load(cat, err) < 0) {
         cat_close(cat);

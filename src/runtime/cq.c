@@ -1,9 +1,10 @@
 /*
  * cq.c -- the scheduler of continuous queries (see cq.h, docs/engine.md).
  *
- *   cq_runtime_init, cq_runtime_close
+ *   cq_runtime_init, cq_runtime_close, cq_set_check
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
- *   cq_dependent, cq_progress, cq_source_lag, cq_state, cq_falling_behind
+ *   cq_dependent, cq_dependent_not_owned, cq_progress, cq_source_lag, cq_state,
+ *   cq_falling_behind
  *   cq_subscribe, cq_subscribe_go, cq_unsubscribe
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
@@ -91,6 +92,7 @@ struct CqRuntime {
     int          closing_timers; /* released queries whose timer is closing */
     bool         closing;
     cq_close_cb  close_cb;
+    cq_check_fn  check;          /* the owner's privileges, before each batch */
 };
 
 struct Cq {
@@ -172,6 +174,16 @@ CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st)
     rt->cat = cat;
     rt->st = st;
     return rt;
+}
+
+void cq_set_check(CqRuntime *rt, cq_check_fn fn)
+{
+    rt->check = fn;
+}
+
+static bool plan_reads(void *plan, uint32_t oid)
+{
+    return inc_plan_reads(plan, oid);
 }
 
 /* The query of that name that is not being stopped. */
@@ -666,6 +678,14 @@ static void plan_next(Cq *q)
 {
     if (q->in_flight || q->paused || q->failed || q->finished || q->stopping)
         return;
+    SlError denied = {0};
+    if (q->rt->check != NULL &&
+        q->rt->check(q->rel, inc_plan_into(q->plan), inc_plan_late(q->plan), plan_reads,
+                     q->plan, &denied) < 0) {
+        fail_query(q, &denied);
+        sl_error_clear(&denied);
+        return;
+    }
     q->plan_start_us = mono_us();
     if (q->retrying) {
         /* The failed batch again, as logged: never a new plan in its place. */
@@ -1219,10 +1239,12 @@ int cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError 
     return 0;
 }
 
-const char *cq_dependent(CqRuntime *rt, uint32_t oid)
+/* The first running query that reads or writes oid and is not owned by
+ * skip_owner (0: owned by anyone). */
+static const char *dependent(CqRuntime *rt, uint32_t oid, uint32_t skip_owner)
 {
     for (Cq *q = rt->queries; q != NULL; q = q->next) {
-        if (q->stopping)
+        if (q->stopping || (skip_owner != 0 && q->rel->owner == skip_owner))
             continue;
         const CatRelation *into = inc_plan_into(q->plan), *late = inc_plan_late(q->plan);
         if (inc_plan_reads(q->plan, oid) || (into != NULL && into->oid == oid) ||
@@ -1230,6 +1252,16 @@ const char *cq_dependent(CqRuntime *rt, uint32_t oid)
             return q->rel->name;
     }
     return NULL;
+}
+
+const char *cq_dependent(CqRuntime *rt, uint32_t oid)
+{
+    return dependent(rt, oid, 0);
+}
+
+const char *cq_dependent_not_owned(CqRuntime *rt, uint32_t oid, uint32_t owner)
+{
+    return dependent(rt, oid, owner);
 }
 
 int cq_progress(CqRuntime *rt, const char *name, CqProgress *out, int max, SlError *err)

@@ -5,6 +5,7 @@
  *                 listen, start the per-turn flush hook (and the loop lag
  *                 probe with debug_loop_lag)
  *   server_port   the bound port
+ *   server_md5_rules  whether an hba rule uses md5
  *   server_close  stop accepting; let statements in flight finish and be
  *                 answered, end every session with FATAL 57P01, then close
  *                 the handles
@@ -248,6 +249,11 @@ Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
 int server_port(const Server *s)
 {
     return s->port;
+}
+
+bool server_md5_rules(const Server *s)
+{
+    return auth_md5_rules(s);
 }
 
 static void on_handle_closed(uv_handle_t *h);
