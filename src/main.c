@@ -5,10 +5,17 @@
  * data directory, catalog (SQLite), state store (RocksDB), listener.  One
  * log line says the server is ready and how to connect.  SIGINT or SIGTERM
  * close the listener and every connection, then the stores, and exit 0.
+ *
+ * main makes the two worker pools (pool.h; docs/architecture.md, "Threads"):
+ * the engine's (engine_workers threads: continuous-query batches, ingestion
+ * rounds, deferred appends) and the statements' (statement_workers threads;
+ * statements beyond them wait in its queue), and closes them once the loop
+ * has ended.
  */
 #include "sluice/catalog.h"
 #include "sluice/ingest.h"
 #include "sluice/log.h"
+#include "sluice/pool.h"
 #include "sluice/relstore.h"
 #include "sluice/runtime.h"
 #include "sluice/server.h"
@@ -42,6 +49,8 @@ typedef struct Options {
     bool   group_commit;        /* --commit-mode=group */
     long   group_commit_window; /* microseconds */
     int    http_port;           /* -1: no HTTP listener */
+    int    engine_workers;      /* threads of the engine's pool */
+    int    statement_workers;   /* threads of the statements' pool */
     char **hba;                 /* rules, in order */
     int    nhba;
     bool   hba_from_cli;        /* the command line's rules replace the file's */
@@ -77,6 +86,11 @@ static void publish_settings(const Options *o, int port)
                    "microseconds a group commit waits for more appends");
     rt_setting_set("debug_loop_lag", o->debug_loop_lag ? "on" : "off",
                    "whether the event loop's lag is measured");
+    snprintf(buf, sizeof(buf), "%d", o->engine_workers);
+    rt_setting_set("engine_workers", buf, "worker threads of continuous queries and ingestion");
+    snprintf(buf, sizeof(buf), "%d", o->statement_workers);
+    rt_setting_set("statement_workers", buf,
+                   "worker threads of client statements; more statements wait in a queue");
 }
 
 static void usage(FILE *f)
@@ -123,6 +137,11 @@ static void usage(FILE *f)
 "                             query pages over HTTP on the listen address\n"
 "                             (default -1: off; 0 picks a free port, which the\n"
 "                             ready line reports)\n"
+"      --engine-workers=N     worker threads of continuous-query batches, ingestion\n"
+"                             and deferred appends (default: one per core, at\n"
+"                             least 4); statements never run on them\n"
+"      --statement-workers=N  worker threads of client statements (SELECT, INSERT,\n"
+"                             ...); more statements wait in a queue (default 4)\n"
 "      --debug-loop-lag       measure the event loop's lag (10 ms timer) and log\n"
 "                             it at shutdown\n"
 "  -c, --config=FILE          read options from FILE; it may also hold users:\n"
@@ -251,6 +270,15 @@ static int set_option(Options *o, const char *name, const char *value)
         if (*value == '\0' || *end != '\0' || p < -1 || p > 65535)
             return -1;
         o->http_port = (int)p;
+    } else if (strcmp(key, "engine_workers") == 0 ||
+               strcmp(key, "statement_workers") == 0) {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || v < 1 || v > 1024)
+            return -1;
+        if (key[0] == 'e')
+            o->engine_workers = (int)v;
+        else
+            o->statement_workers = (int)v;
     } else if (strcmp(key, "debug_loop_lag") == 0) {
         return parse_bool(value, &o->debug_loop_lag);
     } else if (strcmp(key, "hba") == 0) {
@@ -392,6 +420,8 @@ static int parse_args(int argc, char **argv, Options *o)
         {"commit-mode", required_argument, NULL, 13},
         {"group-commit-window", required_argument, NULL, 14},
         {"http-port", required_argument, NULL, 15},
+        {"engine-workers", required_argument, NULL, 16},
+        {"statement-workers", required_argument, NULL, 17},
         {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -450,6 +480,7 @@ typedef struct App {
     uv_loop_t    loop;
     uv_signal_t  sigint, sigterm;
     Server      *server;
+    Pool        *engine, *statements;
     bool         stopping;
 } App;
 
@@ -487,6 +518,8 @@ int main(int argc, char **argv)
     o.authentication_timeout = 60;
     o.group_commit_window = 0;
     o.http_port = -1;
+    o.engine_workers = (int)SL_MAX(4u, uv_available_parallelism());
+    o.statement_workers = 4;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         options_free(&o);
@@ -504,6 +537,8 @@ int main(int argc, char **argv)
     App app;
     memset(&app, 0, sizeof(app));
     uv_loop_init(&app.loop);
+    app.engine = pool_new(&app.loop, "engine", o.engine_workers);
+    app.statements = pool_new(&app.loop, "statement", o.statement_workers);
 
     if (make_dirs(o.data_dir) < 0) {
         sl_log(LOG_ERROR, "cannot create data directory", "dir=\"%s\" error=\"%s\"",
@@ -537,6 +572,7 @@ int main(int argc, char **argv)
         .ssl_key_file = o.ssl_key_file,
         .ssl_ca_file = o.ssl_ca_file,
         .debug_loop_lag = o.debug_loop_lag,
+        .statements = app.statements,
     };
     app.server = server_init(&app.loop, &cfg, &err);
     if (app.server == NULL) {
@@ -549,9 +585,9 @@ int main(int argc, char **argv)
                            o.group_commit_window);
     rt_init(cat, state);
     publish_settings(&o, server_port(app.server));
-    rt_cq_init(&app.loop);
-    rt_append_init(&app.loop);
-    ingest_init(&app.loop, cat, state);
+    rt_cq_init(&app.loop, app.engine);
+    rt_append_init(app.engine);
+    ingest_init(&app.loop, app.engine, cat, state);
     if (o.http_port >= 0 && rt_http_start(&app.loop, o.listen, o.http_port, &err) < 0) {
         sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\"", err.message);
         server_close(app.server, on_server_closed);
@@ -589,6 +625,10 @@ out:
     ingest_close();
     rt_cq_close(NULL);
     rt_http_close(NULL);
+    uv_run(&app.loop, UV_RUN_DEFAULT);
+    /* Nothing is outstanding on the pools now: the loop ended. */
+    pool_close(app.engine);
+    pool_close(app.statements);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     rt_shutdown();
     if (uv_loop_close(&app.loop) != 0)

@@ -2,7 +2,8 @@
  * cq.h -- running continuous queries: triggers, micro-batches on worker
  * threads, the offset and commit logs, recovery (docs/engine.md).
  *
- *   cq_runtime_init    the registry, on the server's loop
+ *   cq_runtime_init    the registry, on the server's loop; batches run on
+ *                      the engine's worker pool
  *   cq_runtime_close   stop every query; cb once no batch is in flight, after
  *                      which the runtime's memory is freed
  *   cq_start           start (or resume after a restart) a query relation
@@ -25,6 +26,8 @@
  */
 #ifndef SLUICE_CQ_H
 #define SLUICE_CQ_H
+
+#include "sluice/pool.h"
 
 #include <uv.h>
 
@@ -117,7 +120,7 @@ typedef void (*cq_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
                               const Batch *rows);
 typedef struct CqSub CqSub;
 
-CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st);
+CqRuntime *cq_runtime_init(uv_loop_t *loop, Pool *workers, Catalog *cat, StateStore *st);
 void cq_runtime_close(CqRuntime *rt, cq_close_cb cb);
 int  cq_start(CqRuntime *rt, const CatRelation *query, SlError *err);
 int  cq_pause(CqRuntime *rt, const char *name, SlError *err);
