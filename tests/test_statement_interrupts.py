@@ -1,9 +1,10 @@
 """statement_timeout and CancelRequest stop every long wait of a statement
 (issue 19, item 11): a SELECT on a Kafka stream whose broker does not
 answer, a large ORDER BY (the sort itself, not only the reading of its
-input), repeat() and lpad() building huge strings.  Each ends with 57014
-within a generous multiple of its timeout; before, each ran on for tens of
-seconds past it (the sort and the string functions never looked at the
+input), a nested-loop join whose pairs all fail its condition, repeat()
+and lpad() building huge strings.  Each ends with 57014 within a generous
+multiple of its timeout; before, each ran on for tens of seconds past it
+(the sort, the join's probe and the string functions never looked at the
 interrupt flag, the Kafka SELECT waited 30 s for a first answer).
 count(DISTINCT ...)'s sort of its set has the same check as ORDER BY's,
 but its hashing, checked per batch, dominates its run: no case here.
@@ -43,6 +44,9 @@ CASES = {
     # about 15 s of merging under ASan after ~2 s of reading the input
     "order_by": ([], "SELECT count(*) FROM (SELECT g FROM generate_series(1, 3000000) g "
                      "ORDER BY g DESC) s", 5, 15),
+    # 400 M candidate pairs of a nested loop, none of which passes
+    "nested_loop": ([], "SELECT count(*) FROM generate_series(1, 20000) a "
+                        "JOIN generate_series(1, 20000) b ON a + b < 0", 2, 6),
     # one value of 500 MB: half a billion one-byte copies before
     "repeat": ([], "SELECT octet_length(repeat('x', 500000000))", 1, 6),
     "lpad": ([], "SELECT octet_length(lpad('', 250000000, 'x'))", 1, 6),
