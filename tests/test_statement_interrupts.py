@@ -93,3 +93,29 @@ def test_cancel_request_stops_it(server, case):
             assert "user request" in str(out["error"])
         assert took < bound + 3, "ended after %.1f s" % took
         assert c.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_a_write_waiting_for_another_ends_at_its_timeout(server):
+    """INSERTs into tables run one at a time; one waiting for another that
+    runs long ends at its own statement_timeout, not when the other ends."""
+    with connect(server) as c:
+        c.execute("CREATE TABLE t (a int PRIMARY KEY)")
+    def slow_insert():
+        with connect(server) as c:
+            c.execute("INSERT INTO t SELECT 1 FROM (SELECT pg_sleep(8)) s")
+
+    slow = run_in_thread(slow_insert)
+    try:
+        time.sleep(1.0)     # the slow INSERT holds the writers' lock
+        with connect(server) as c:
+            c.execute("SET statement_timeout = '1s'")
+            began = time.monotonic()
+            with pytest.raises(psycopg.errors.QueryCanceled, match="statement timeout"):
+                c.execute("INSERT INTO t VALUES (2)")
+            took = time.monotonic() - began
+            assert took < 4, "the waiting INSERT ended after %.1f s" % took
+    finally:
+        slow[0].join(60)
+    assert "error" not in slow[1], slow[1]
+    with connect(server) as c:
+        assert c.execute("SELECT a FROM t ORDER BY a").fetchall() == [(1,)]
