@@ -9,12 +9,13 @@
  * main makes the two worker pools (pool.h; docs/architecture.md, "Threads"):
  * the engine's (engine_workers threads: continuous-query batches, ingestion
  * rounds, deferred appends) and the statements' (statement_workers threads;
- * statements beyond them wait in its queue), and closes them once the loop
- * has ended.
+ * statements beyond them wait in its queue), shows them in /metrics
+ * (sluice_pool_*), and closes them once the loop has ended.
  */
 #include "sluice/catalog.h"
 #include "sluice/ingest.h"
 #include "sluice/log.h"
+#include "sluice/metrics.h"
 #include "sluice/pool.h"
 #include "sluice/relstore.h"
 #include "sluice/runtime.h"
@@ -484,6 +485,32 @@ typedef struct App {
     bool         stopping;
 } App;
 
+/* sluice_pool_threads, _running and _queued per pool (engine, statement),
+ * read when /metrics is scraped. */
+static void collect_pools(StrBuf *out, void *arg)
+{
+    App *app = arg;
+    Pool *pools[2] = {app->engine, app->statements};
+    static const char *const pool_names[2] = {"engine", "statement"};
+    static const char *const families[3][2] = {
+        {"sluice_pool_threads", "Worker threads of the pool."},
+        {"sluice_pool_running", "Work items running on the pool's threads now."},
+        {"sluice_pool_queued", "Work items waiting for a thread of the pool (statements "
+                               "beyond statement_workers)."},
+    };
+    int v[2][3];
+    for (int i = 0; i < 2; i++)
+        pool_stats(pools[i], &v[i][0], &v[i][1], &v[i][2]);
+    for (int f = 0; f < 3; f++) {
+        metrics_family(out, families[f][0], "gauge", families[f][1]);
+        for (int i = 0; i < 2; i++) {
+            char labels[32];
+            snprintf(labels, sizeof(labels), "pool=\"%s\"", pool_names[i]);
+            metrics_sample(out, families[f][0], labels, v[i][f]);
+        }
+    }
+}
+
 static void on_server_closed(Server *s)
 {
     sl_free(s);
@@ -539,6 +566,7 @@ int main(int argc, char **argv)
     uv_loop_init(&app.loop);
     app.engine = pool_new(&app.loop, "engine", o.engine_workers);
     app.statements = pool_new(&app.loop, "statement", o.statement_workers);
+    metrics_register(collect_pools, &app);
 
     if (make_dirs(o.data_dir) < 0) {
         sl_log(LOG_ERROR, "cannot create data directory", "dir=\"%s\" error=\"%s\"",
@@ -627,6 +655,7 @@ out:
     rt_http_close(NULL);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     /* Nothing is outstanding on the pools now: the loop ended. */
+    metrics_unregister(collect_pools, &app);
     pool_close(app.engine);
     pool_close(app.statements);
     uv_run(&app.loop, UV_RUN_DEFAULT);

@@ -14,6 +14,7 @@ import time
 import psycopg
 import pytest
 
+from test_http import get, http_port, parse_metrics, value
 from test_session_cancel import run_in_thread as in_thread
 
 SLEEP = 8           # seconds each sleeping client holds a worker
@@ -80,22 +81,40 @@ def test_slow_statements_do_not_delay_a_continuous_query(server):
         assert out.get("value") == [("",)], out
 
 
+def pools(server):
+    """{(family, pool): value} of the sluice_pool_* gauges in /metrics."""
+    status, _, text = get(http_port(server), "/metrics")
+    assert status == 200
+    fams = parse_metrics(text)
+    return {(f, p): value(fams, "sluice_pool_" + f, pool=p)
+            for f in ("threads", "running", "queued") for p in ("engine", "statement")}
+
+
 def test_statements_beyond_the_workers_wait_their_turn(sluiced):
-    """statement_workers = 1: a second statement waits for the first, and
-    both complete."""
-    server = sluiced("--statement-workers=1")
+    """statement_workers = 1: a second statement waits for the first (the
+    pool's gauges show one running, one queued), and both complete."""
+    server = sluiced("--statement-workers=1", "--http-port=0")
     with connect(server) as c:
         assert c.execute("SELECT setting FROM sys.settings WHERE name = 'statement_workers'"
                          ).fetchone() == ("1",)
     began = time.monotonic()
-    a = in_thread(lambda: sleeper(server, 2))
-    time.sleep(0.3)
-    b = in_thread(lambda: sleeper(server, 2))
+    a = in_thread(lambda: sleeper(server, 3))
+    time.sleep(0.5)
+    b = in_thread(lambda: sleeper(server, 3))
+    deadline = time.monotonic() + 2.0
+    got = pools(server)
+    while got[("queued", "statement")] != 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+        got = pools(server)
+    assert got[("threads", "statement")] == 1 and got[("running", "statement")] == 1, got
+    assert got[("queued", "statement")] == 1, got
+    assert got[("threads", "engine")] >= 4 and got[("queued", "engine")] == 0, got
     for t, _ in (a, b):
         t.join(60)
     took = time.monotonic() - began
     assert a[1].get("value") == [("",)] and b[1].get("value") == [("",)], (a[1], b[1])
-    assert took >= 4.0, "both ran at once on one worker (%.1f s)" % took
+    assert took >= 6.0, "both ran at once on one worker (%.1f s)" % took
+    assert pools(server)[("running", "statement")] == 0
 
 
 @pytest.mark.parametrize("how", ["timeout", "cancel"])
