@@ -52,6 +52,8 @@ typedef struct Options {
     int    http_port;           /* -1: no HTTP listener */
     int    engine_workers;      /* threads of the engine's pool */
     int    statement_workers;   /* threads of the statements' pool */
+    char  *files_root;          /* --files-root: where non-superusers' files live */
+    char  *kafka_allowed_hosts; /* the brokers non-superusers may name; NULL: any */
     char **hba;                 /* rules, in order */
     int    nhba;
     bool   hba_from_cli;        /* the command line's rules replace the file's */
@@ -68,6 +70,10 @@ static void publish_settings(const Options *o, int port)
     snprintf(buf, sizeof(buf), "%d", port);
     rt_setting_set("port", buf, "TCP port the server listens on");
     rt_setting_set("data_dir", o->data_dir, "data directory (catalog.db, state/)");
+    rt_setting_set("files_root", o->files_root ? o->files_root : "",
+                   "directory below which non-superusers may use files connectors and sinks");
+    rt_setting_set("kafka_allowed_hosts", o->kafka_allowed_hosts ? o->kafka_allowed_hosts : "",
+                   "Kafka bootstrap servers non-superusers may name (empty: any)");
     rt_setting_set("log_level", o->log_level, "lowest level of log lines written");
     rt_setting_set("log_format", o->log_format, "log line format");
     snprintf(buf, sizeof(buf), "%d", o->max_connections);
@@ -143,6 +149,12 @@ static void usage(FILE *f)
 "                             least 4); statements never run on them\n"
 "      --statement-workers=N  worker threads of client statements (SELECT, INSERT,\n"
 "                             ...); more statements wait in a queue (default 4)\n"
+"      --files-root=DIR       the directory below which roles that are not\n"
+"                             superusers may use the files connector and files\n"
+"                             sinks (default: none, only superusers may)\n"
+"      --kafka-allowed-hosts=LIST  host[:port],... the only Kafka bootstrap\n"
+"                             servers roles that are not superusers may name\n"
+"                             (default: any)\n"
 "      --debug-loop-lag       measure the event loop's lag (10 ms timer) and log\n"
 "                             it at shutdown\n"
 "  -c, --config=FILE          read options from FILE; it may also hold users:\n"
@@ -280,6 +292,10 @@ static int set_option(Options *o, const char *name, const char *value)
             o->engine_workers = (int)v;
         else
             o->statement_workers = (int)v;
+    } else if (strcmp(key, "files_root") == 0) {
+        set_string(&o->files_root, value);
+    } else if (strcmp(key, "kafka_allowed_hosts") == 0) {
+        set_string(&o->kafka_allowed_hosts, value);
     } else if (strcmp(key, "debug_loop_lag") == 0) {
         return parse_bool(value, &o->debug_loop_lag);
     } else if (strcmp(key, "hba") == 0) {
@@ -388,6 +404,8 @@ static void options_free(Options *o)
     sl_free(o->ssl_cert_file);
     sl_free(o->ssl_key_file);
     sl_free(o->ssl_ca_file);
+    sl_free(o->files_root);
+    sl_free(o->kafka_allowed_hosts);
     for (int i = 0; i < o->nhba; i++)
         sl_free(o->hba[i]);
     sl_free(o->hba);
@@ -423,6 +441,8 @@ static int parse_args(int argc, char **argv, Options *o)
         {"http-port", required_argument, NULL, 15},
         {"engine-workers", required_argument, NULL, 16},
         {"statement-workers", required_argument, NULL, 17},
+        {"files-root", required_argument, NULL, 40},
+        {"kafka-allowed-hosts", required_argument, NULL, 41},
         {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -612,6 +632,11 @@ int main(int argc, char **argv)
     stream_commit_mode_set(o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
                            o.group_commit_window);
     rt_init(cat, state);
+    if (rt_host_init(o.files_root, o.data_dir, o.kafka_allowed_hosts, &err) < 0) {
+        sl_log(LOG_ERROR, "cannot use the files root", "error=\"%s\"", err.message);
+        server_close(app.server, on_server_closed);
+        goto out;
+    }
     publish_settings(&o, server_port(app.server));
     rt_cq_init(&app.loop, app.engine);
     rt_append_init(app.engine);
@@ -660,6 +685,7 @@ out:
     pool_close(app.statements);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     rt_shutdown();
+    rt_host_free();
     if (uv_loop_close(&app.loop) != 0)
         sl_log(LOG_WARN, "loop closed with live handles", NULL);
     state_close(state);

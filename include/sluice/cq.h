@@ -90,11 +90,18 @@ typedef struct CqProgress {
     int64_t backlog_rows;       /* source rows available but left for later batches */
 } CqProgress;
 
-/* A query falls behind when, over its last CQ_BEHIND_BATCHES batches, every
- * batch took longer than its trigger interval (interval triggers), or every
- * batch left rows behind and the backlog did not shrink (its input comes in
- * faster than it is processed). */
-#define CQ_BEHIND_BATCHES 3
+/* A query falls behind when, over its last CQ_BEHIND_BATCHES batches, the
+ * batches took longer in all than that many trigger intervals (interval
+ * triggers), or every batch left rows behind and the backlog's trend (its
+ * least-squares line over the batches) rose by more than a tenth of its
+ * mean: its input comes in faster than it is processed, even when some
+ * batches shrink the backlog.  A paused, failed or finished query is not
+ * behind. */
+#define CQ_BEHIND_BATCHES 8
+
+/* The rule above over n batches p[0 .. n) (oldest first) of a query whose
+ * trigger interval is interval_us (0: none, back to back or once).  Pure. */
+bool cq_falling_behind(const CqProgress *p, int n, int64_t interval_us);
 
 /* How many batches cq_progress keeps per query. */
 #define CQ_PROGRESS_KEEP 100

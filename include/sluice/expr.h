@@ -213,6 +213,11 @@ int sql_analyze(Arena *a, const char *sql, const RawStmt *raw, const SlType *par
 int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const RawStmt *raw,
                      const SlType *param_types, int nparam_types, Query **out, SlError *err);
 
+/* The statement text sql with the value of every `name = literal` whose
+ * name says it is a secret shown as '********' (redact.c): sql itself when
+ * there is none, a copy in a otherwise, NULL for text that does not lex. */
+const char *sql_redact_secrets(Arena *a, const char *sql);
+
 /* Evaluates e over the rows of a batch of n rows (eval.c): out gets a
  * vector of n values (and a null map) in cx->arena.  input may be NULL when
  * e reads no columns.  Returns 0, or -1 with cx->err set. */

@@ -29,6 +29,13 @@
  *                           transaction already committed is skipped
  *   kafka_sink_close
  *
+ * Who may set what (kafka_conf.c):
+ *   kafka_set_owner_check   the runtime's answer to "is this owner a
+ *                           superuser?"; others may set only the librdkafka
+ *                           properties that read or run nothing on the host
+ *   kafka_property_allowed  whether a non-superuser may set one property
+ *   kafka_set_allowed_hosts the brokers a non-superuser may name
+ *
  * The reader, the plan and the sink write run on worker threads; the
  * validation on the loop.  Nothing here touches the catalog.
  */
@@ -50,6 +57,16 @@ typedef struct KafkaSink KafkaSink;
 #define KAFKA_META_OFFSET    "_offset"
 #define KAFKA_META_TIMESTAMP "_timestamp"
 #define KAFKA_META_HEADERS   "_headers"
+
+/* is_superuser(owner) runs on any thread; set once, before any source or
+ * sink is checked or opened.  Unset, every owner counts as unprivileged. */
+void kafka_set_owner_check(bool (*is_superuser)(uint32_t owner));
+/* name without the "kafka." prefix. */
+bool kafka_property_allowed(const char *name);
+/* "host[:port],..." ("*": any; NULL or "": every host, the default): the
+ * bootstrap servers a non-superuser owner may name.  Set once at start;
+ * NULL frees the list. */
+void kafka_set_allowed_hosts(const char *list);
 
 int  kafka_source_validate(const CatRelation *def, SlError *err);
 /* owner names the consumer group (sluice-<owner> unless group.id is

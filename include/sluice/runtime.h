@@ -66,6 +66,16 @@ void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
 int  rt_init(Catalog *cat, StateStore *st);
 void rt_shutdown(void);
 
+/* What roles may reach on the server host (hostaccess.c): files_root (NULL
+ * or "": none) is the directory below which non-superusers may use files
+ * connectors and sinks; data_dir is never used by either; kafka_hosts
+ * (NULL or "": any) lists the brokers non-superusers may name.  Fails
+ * (58P01) when files_root does not resolve.  Called after rt_init; also
+ * registers the Kafka connector's owner check. */
+int  rt_host_init(const char *files_root, const char *data_dir, const char *kafka_hosts,
+                  SlError *err);
+void rt_host_free(void);
+
 /* A WARNING the statement that just ran on this thread left for the client
  * (a NoticeResponse before its CommandComplete), or NULL; taking it clears
  * it.  sqlstate gets its code. */

@@ -2,19 +2,43 @@
  * kafka_conf.c -- the librdkafka configuration of a Kafka stream or sink
  * (see kafka_int.h).
  *
- *   kafka_conf_build, kafka_error, kafka_transient
+ *   kafka_conf_build, kafka_error, kafka_transient, kafka_fetch_choice
+ *   kafka_set_owner_check, kafka_property_allowed, kafka_set_allowed_hosts,
+ *   kafka_broker_allowed
  *
  * bootstrap_servers is required (or "kafka.bootstrap.servers").  Every
  * option whose name starts with "kafka." goes to librdkafka without the
  * prefix, after sluice's defaults, so a user may override them; librdkafka
  * refuses unknown names and bad values, and that refusal is the error.
  * Building a configuration does no I/O, so CREATE checks it on the loop.
+ *
+ * Who may set what (docs/sql-reference.md "Kafka properties"): a relation
+ * whose owner is not a superuser may set only the properties of
+ * any_role[] below -- protocol, tuning and credentials, none that names a
+ * file, a directory, a command, a plugin, an engine or a certificate or
+ * key location on the server host -- and with security.protocol SASL_*
+ * only the mechanisms PLAIN and SCRAM-SHA-256/512 (GSSAPI runs kinit,
+ * OAUTHBEARER's OIDC fetches tokens).  Every other name, librdkafka's
+ * unknown ones too, is refused with 42501 before anything reaches
+ * librdkafka (plugin.library.paths is dlopen()ed at the very set).  The
+ * check runs wherever a configuration is built: at CREATE and again at
+ * each open, against the owner's role as it is then (the runtime answers
+ * through kafka_set_owner_check; without an answer nobody is trusted).
+ * With --kafka-allowed-hosts (kafka_set_allowed_hosts), such an owner's
+ * bootstrap servers must each be on that list too (names compared as
+ * written, no DNS), and so must every broker its clients connect to: the
+ * brokers the metadata names go through resolve_cb (librdkafka) and
+ * kafka_broker_allowed (the direct Fetch path) before any address is
+ * looked up.
  */
 #include "kafka_int.h"
 
 #include "sluice/log.h"
 
+#include <netdb.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
 
 bool kafka_transient(rd_kafka_resp_err_t code)
 {
@@ -70,12 +94,350 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
            log_quote(buf));
 }
 
-int kafka_conf_build(const Options *o, const char *relname, const char *const *defaults,
-                     rd_kafka_conf_t **out, SlError *err)
+/* ---------------------------------------------------------------------- */
+/* Who may set what                                                        */
+
+static bool (*owner_is_superuser)(uint32_t owner);
+
+void kafka_set_owner_check(bool (*is_superuser)(uint32_t owner))
+{
+    owner_is_superuser = is_superuser;
+}
+
+/* The librdkafka properties (2.x CONFIGURATION.md) any role may set, in
+ * strcmp order: they change how sluice talks to the brokers, never what
+ * the server host reads, writes, loads or runs.  Left out on purpose:
+ * anything *.location / *.path / store, sasl.kerberos.* (kinit.cmd is a
+ * shell command), sasl.oauthbearer.* (token endpoints, the unsecure JWT
+ * builder), plugin.library.paths, interceptors, ssl.engine.*,
+ * ssl.providers, ssl.ca.certificate.stores, the callbacks, debug and the
+ * log settings (the server's log), enable.random.seed (process-wide),
+ * offset.store.*, transactional.id (sluice's exactly-once owns it) and
+ * internal.termination.signal. */
+static const char *const any_role[] = {
+    "acks",
+    "allow.auto.create.topics",
+    "api.version.fallback.ms",
+    "api.version.request",
+    "api.version.request.timeout.ms",
+    "auto.commit.enable",
+    "auto.commit.interval.ms",
+    "auto.offset.reset",
+    "batch.num.messages",
+    "batch.size",
+    "bootstrap.servers",
+    "broker.address.family",
+    "broker.address.ttl",
+    "broker.version.fallback",
+    "check.crcs",
+    "client.id",
+    "client.rack",
+    "compression.codec",
+    "compression.level",
+    "compression.type",
+    "connections.max.idle.ms",
+    "consume.callback.max.messages",
+    "coordinator.query.interval.ms",
+    "delivery.report.only.error",
+    "delivery.timeout.ms",
+    "enable.auto.commit",
+    "enable.auto.offset.store",
+    "enable.gapless.guarantee",
+    "enable.idempotence",
+    "enable.partition.eof",
+    "enable.ssl.certificate.verification",
+    "fetch.error.backoff.ms",
+    "fetch.max.bytes",
+    "fetch.message.max.bytes",
+    "fetch.min.bytes",
+    "fetch.wait.max.ms",
+    "group.id",
+    "group.instance.id",
+    "group.protocol.type",
+    "heartbeat.interval.ms",
+    "isolation.level",
+    "linger.ms",
+    "max.in.flight",
+    "max.in.flight.requests.per.connection",
+    "max.partition.fetch.bytes",
+    "max.poll.interval.ms",
+    "message.copy.max.bytes",
+    "message.max.bytes",
+    "message.send.max.retries",
+    "message.timeout.ms",
+    "metadata.broker.list",
+    "metadata.max.age.ms",
+    "partition.assignment.strategy",
+    "partitioner",
+    "produce.offset.report",
+    "queue.buffering.backpressure.threshold",
+    "queue.buffering.max.kbytes",
+    "queue.buffering.max.messages",
+    "queue.buffering.max.ms",
+    "queued.max.messages.kbytes",
+    "queued.min.messages",
+    "queuing.strategy",
+    "receive.message.max.bytes",
+    "reconnect.backoff.jitter.ms",
+    "reconnect.backoff.max.ms",
+    "reconnect.backoff.ms",
+    "request.required.acks",
+    "request.timeout.ms",
+    "retries",
+    "retry.backoff.max.ms",
+    "retry.backoff.ms",
+    "sasl.mechanism",
+    "sasl.mechanisms",
+    "sasl.password",
+    "sasl.username",
+    "security.protocol",
+    "session.timeout.ms",
+    "socket.blocking.max.ms",
+    "socket.connection.setup.timeout.ms",
+    "socket.keepalive.enable",
+    "socket.max.fails",
+    "socket.nagle.disable",
+    "socket.receive.buffer.bytes",
+    "socket.send.buffer.bytes",
+    "socket.timeout.ms",
+    "ssl.ca.pem",
+    "ssl.certificate.pem",
+    "ssl.cipher.suites",
+    "ssl.curves.list",
+    "ssl.endpoint.identification.algorithm",
+    "ssl.key.password",
+    "ssl.key.pem",
+    "ssl.sigalgs.list",
+    "statistics.interval.ms",
+    "sticky.partitioning.linger.ms",
+    "topic.blacklist",
+    "topic.metadata.propagation.max.ms",
+    "topic.metadata.refresh.fast.cnt",
+    "topic.metadata.refresh.fast.interval.ms",
+    "topic.metadata.refresh.interval.ms",
+    "topic.metadata.refresh.sparse",
+    "transaction.timeout.ms",
+};
+
+static int cmp_name(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, *(const char *const *)elem);
+}
+
+bool kafka_property_allowed(const char *name)
+{
+    return bsearch(name, any_role, sizeof(any_role) / sizeof(any_role[0]), sizeof(any_role[0]),
+                   cmp_name) != NULL;
+}
+
+/* --kafka-allowed-hosts, split: "host" (any port) or "host:port"; NULL:
+ * every host.  Set once before any relation is checked. */
+static char **allowed_hosts;
+static int nallowed_hosts;
+
+/* Splits "a, b,c" into trimmed, non-empty pieces (sl_malloc'ed). */
+static int split_list(const char *list, char ***out)
+{
+    int n = 0;
+    char **v = NULL;
+    for (const char *p = list; *p != '\0';) {
+        while (*p == ',' || *p == ' ' || *p == '\t')
+            p++;
+        const char *e = p;
+        while (*e != '\0' && *e != ',')
+            e++;
+        const char *t = e;
+        while (t > p && (t[-1] == ' ' || t[-1] == '\t'))
+            t--;
+        if (t > p) {
+            v = sl_realloc(v, sizeof(char *) * (size_t)(n + 1));
+            v[n] = sl_malloc((size_t)(t - p) + 1);
+            memcpy(v[n], p, (size_t)(t - p));
+            v[n][t - p] = '\0';
+            n++;
+        }
+        p = e;
+    }
+    *out = v;
+    return n;
+}
+
+void kafka_set_allowed_hosts(const char *list)
+{
+    for (int i = 0; i < nallowed_hosts; i++)
+        sl_free(allowed_hosts[i]);
+    sl_free(allowed_hosts);
+    allowed_hosts = NULL;
+    nallowed_hosts = 0;
+    if (list != NULL && list[0] != '\0')
+        nallowed_hosts = split_list(list, &allowed_hosts);
+}
+
+/* The length of the host part of "host[:port]" or "[v6]:port"; *port gets
+ * the ":port" that follows, or NULL. */
+static size_t host_part(const char *s, const char **port)
+{
+    const char *colon = s[0] == '[' ? strstr(s, "]:") : strrchr(s, ':');
+    if (colon != NULL && s[0] == '[')
+        colon++;
+    *port = colon;
+    return colon ? (size_t)(colon - s) : strlen(s);
+}
+
+/* Is one bootstrap server ("[proto://]host:port") on the list?  A port
+ * given on the list must match; a host alone allows every port. */
+static bool host_allowed(const char *server)
+{
+    const char *s = strstr(server, "://");
+    s = s ? s + 3 : server;
+    const char *port, *aport;
+    size_t hostlen = host_part(s, &port);
+    for (int i = 0; i < nallowed_hosts; i++) {
+        const char *a = allowed_hosts[i];
+        if (strcmp(a, "*") == 0)
+            return true;
+        if (host_part(a, &aport) != hostlen || strncasecmp(a, s, hostlen) != 0)
+            continue;
+        if (aport == NULL || (port != NULL && strcmp(aport, port) == 0))
+            return true;
+    }
+    return false;
+}
+
+/* Every bootstrap server of the options on the allow-list (when set). */
+static int check_hosts(const Options *o, const char *relname, SlError *err)
+{
+    if (allowed_hosts == NULL)
+        return 0;
+    static const char *const keys[] = {"bootstrap_servers", "kafka.bootstrap.servers",
+                                       "kafka.metadata.broker.list"};
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        const char *list = opts_get(o, keys[k]);
+        if (list == NULL)
+            continue;
+        char **v;
+        int n = split_list(list, &v), bad = -1;
+        for (int i = 0; i < n && bad < 0; i++)
+            if (!host_allowed(v[i]))
+                bad = i;
+        if (bad >= 0) {
+            sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
+                     "permission denied to connect \"%s\" to Kafka broker \"%s\"", relname,
+                     v[bad]);
+            sl_error_hint(err, "A non-superuser may name only the brokers that the server's "
+                               "--kafka-allowed-hosts lists.");
+        }
+        for (int i = 0; i < n; i++)
+            sl_free(v[i]);
+        sl_free(v);
+        if (bad >= 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The SASL mechanisms that only exchange credentials with the broker. */
+static bool plain_mechanism(const char *m)
+{
+    return strcasecmp(m, "PLAIN") == 0 || strcasecmp(m, "SCRAM-SHA-256") == 0 ||
+           strcasecmp(m, "SCRAM-SHA-512") == 0;
+}
+
+static int refuse(SlError *err, const char *relname, const char *what, const char *hint)
+{
+    sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
+             "permission denied to set %s of \"%s\": only a superuser may", what, relname);
+    sl_error_hint(err, "%s", hint);
+    return -1;
+}
+
+static bool trusted(uint32_t owner)
+{
+    return owner_is_superuser != NULL && owner_is_superuser(owner);
+}
+
+/* host (an IPv6 address without brackets too) and port on the list? */
+static bool address_allowed(const char *host, const char *port)
+{
+    char name[300];
+    snprintf(name, sizeof(name), strchr(host, ':') ? "[%.256s]:%.16s" : "%.256s:%.16s", host,
+             port);
+    return host_allowed(name);
+}
+
+bool kafka_broker_allowed(uint32_t owner, const char *host, int port)
+{
+    if (allowed_hosts == NULL || trusted(owner))
+        return true;
+    char p[16];
+    snprintf(p, sizeof(p), "%d", port);
+    return address_allowed(host, p);
+}
+
+/* librdkafka's resolver for an owner limited to --kafka-allowed-hosts:
+ * every broker it is about to connect to (the bootstrap servers and those
+ * the metadata names), by name, before any address is looked up. */
+static int resolve_cb(const char *node, const char *service, const struct addrinfo *hints,
+                      struct addrinfo **res, void *opaque)
+{
+    (void)opaque;
+    if (node == NULL && service == NULL && hints == NULL) {
+        freeaddrinfo(*res);
+        return 0;
+    }
+    if (node == NULL || !address_allowed(node, service ? service : "")) {
+        sl_log(LOG_WARN, "kafka broker refused", "address=\"%s:%s\" reason=\"%s\"",
+               log_quote(node ? node : ""), log_quote(service ? service : ""),
+               "not on --kafka-allowed-hosts");
+        return EAI_FAIL;
+    }
+    return getaddrinfo(node, service, hints, res);
+}
+
+/* The check described at the top, before anything reaches librdkafka. */
+static int check_properties(const Options *o, const char *relname, uint32_t owner, SlError *err)
+{
+    if (trusted(owner))
+        return 0;
+    const char *protocol = NULL, *mechanism = NULL;
+    char what[300];
+    for (int i = 0; i < o->n; i++) {
+        if (strncmp(o->keys[i], "kafka.", 6) != 0)
+            continue;
+        const char *name = o->keys[i] + 6;
+        if (!kafka_property_allowed(name)) {
+            snprintf(what, sizeof(what), "option \"%.200s\"", o->keys[i]);
+            return refuse(err, relname, what,
+                          "A non-superuser may set the librdkafka properties of protocol, "
+                          "tuning and credentials; properties that name files, commands, "
+                          "plugins, engines or certificate locations on the server host need "
+                          "a superuser (docs/sql-reference.md, \"Kafka properties\").");
+        }
+        if (strcmp(name, "security.protocol") == 0)
+            protocol = o->values[i];
+        else if (strcmp(name, "sasl.mechanism") == 0 || strcmp(name, "sasl.mechanisms") == 0)
+            mechanism = o->values[i];
+    }
+    if (protocol != NULL && strncasecmp(protocol, "sasl", 4) == 0 &&
+        (mechanism == NULL || !plain_mechanism(mechanism))) {
+        snprintf(what, sizeof(what), "SASL mechanism %.100s", mechanism ? mechanism : "GSSAPI");
+        return refuse(err, relname, what,
+                      "A non-superuser may use \"kafka.sasl.mechanism\" PLAIN, SCRAM-SHA-256 "
+                      "or SCRAM-SHA-512 (GSSAPI, the default, runs kinit on the server host).");
+    }
+    return check_hosts(o, relname, err);
+}
+
+int kafka_conf_build(const Options *o, const char *relname, uint32_t owner,
+                     const char *const *defaults, rd_kafka_conf_t **out, SlError *err)
 {
     char msg[512];
+    if (check_properties(o, relname, owner, err) < 0)
+        return -1;
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_conf_set_log_cb(conf, log_cb);
+    if (allowed_hosts != NULL && !trusted(owner))
+        rd_kafka_conf_set_resolve_cb(conf, resolve_cb);
     for (int i = 0; defaults != NULL && defaults[i] != NULL; i += 2) {
         if (rd_kafka_conf_set(conf, defaults[i], defaults[i + 1], msg, sizeof(msg)) !=
             RD_KAFKA_CONF_OK) {
@@ -117,5 +479,25 @@ int kafka_conf_build(const Options *o, const char *relname, const char *const *d
         return -1;
     }
     *out = conf;
+    return 0;
+}
+
+int kafka_fetch_choice(const Options *o, bool *direct, SlError *err)
+{
+    const char *f = opts_get(o, "fetch");
+    if (f != NULL && strcmp(f, "direct") != 0 && strcmp(f, "librdkafka") != 0) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid fetch \"%s\"", f);
+        sl_error_hint(err, "Use 'direct' (sluice's own Fetch requests, the default) or "
+                           "'librdkafka'.");
+        return -1;
+    }
+    *direct = f == NULL || strcmp(f, "direct") == 0;
+    for (int i = 0; i < o->n; i++) {
+        const char *k = o->keys[i];
+        if (strncmp(k, "kafka.ssl.", 10) == 0 || strncmp(k, "kafka.sasl.", 11) == 0 ||
+            (strcmp(k, "kafka.security.protocol") == 0 &&
+             strcasecmp(o->values[i], "plaintext") != 0))
+            *direct = false;
+    }
     return 0;
 }

@@ -3,7 +3,8 @@
  * (see kafka_fetch.h; docs/kafka-fetch.md).
  *
  *   kf_connect, kf_conn_close, kf_conn_broker
- *   kf_fetch, kf_next, kf_skip, kf_ask_info, kf_headers_json
+ *   kf_fetch, kf_next, kf_report_markers, kf_skip, kf_ask_info,
+ *   kf_headers_json
  *
  * The protocol spoken: ApiVersions v0 once per connection, then Fetch v4 to
  * v11 (the highest the broker takes, at least 4), never a fetch session
@@ -24,7 +25,10 @@
  * first offset until its ABORT control record, and its transactional
  * batches in between are skipped.  Control batches are never records.
  * Both still move the partition's position (kf_next's 2), for they take
- * offsets.
+ * offsets.  A reader that asks for the markers (kf_report_markers: the
+ * Kafka sink's recovery read, kafka_sink.c) gets each COMMIT and ABORT
+ * marker, with its producer id, and every record says its batch's producer
+ * id and whether it is transactional.
  */
 #include "kafka_fetch.h"
 
@@ -77,6 +81,7 @@ struct KfConn {
     int16_t   version;              /* of Fetch */
     int32_t   corr;
     bool      read_committed;
+    bool      markers;              /* kf_next returns transaction markers */
     uint8_t  *buf;                  /* the response (or the request being sent) */
     size_t    cap;
     uint8_t  *zbuf;                 /* a batch's records, decompressed */
@@ -92,6 +97,8 @@ struct KfConn {
     int32_t        rleft;
     int64_t        base_offset, base_ts, max_ts, batch_next;
     bool           log_append_time;
+    int64_t        batch_pid;       /* the batch's producer id */
+    bool           batch_txn;       /* the batch is transactional */
     int64_t       *pids;            /* producers aborted so far in this ask */
     int            npids, cappids;
 };
@@ -700,6 +707,9 @@ int kf_next(KfConn *c, KfRecord *rec, char *why, size_t whylen)
                 if (rec->offset < a->ask.offset)
                     continue;               /* before the offset asked for */
                 rec->ask = c->cur;
+                rec->pid = c->batch_pid;
+                rec->transactional = c->batch_txn;
+                rec->commit = false;
                 return 1;
             }
             c->in_batch = false;
@@ -742,6 +752,8 @@ int kf_next(KfConn *c, KfRecord *rec, char *why, size_t whylen)
         c->max_ts = (int64_t)get_be64(b + 35);
         c->log_append_time = (attrs & 0x08) != 0;
         bool transactional = (attrs & 0x10) != 0, control = (attrs & 0x20) != 0;
+        c->batch_pid = pid;
+        c->batch_txn = transactional;
         if (c->read_committed)
             while (a->iaborted < a->naborted &&
                    a->aborted[a->iaborted].first <= c->batch_next - 1) {
@@ -770,20 +782,39 @@ int kf_next(KfConn *c, KfRecord *rec, char *why, size_t whylen)
         }
         c->rleft = count;
         if (control) {
-            /* An ABORT marker ends its producer's aborted transaction. */
-            KfRecord cr;
-            if (c->read_committed && transactional && next_in_batch(c, &cr) == 1 &&
-                cr.key != NULL && cr.key_len >= 4 && cr.key[2] == 0 && cr.key[3] == 0) {
+            /* The marker's key: version (int16), type (int16: 0 ABORT,
+             * 1 COMMIT).  An ABORT ends its producer's aborted transaction. */
+            KfRecord cr = {.offset = -1};
+            int type = -1;
+            if (transactional && (c->read_committed || c->markers) &&
+                next_in_batch(c, &cr) == 1 && cr.key != NULL && cr.key_len >= 4)
+                type = (uint8_t)cr.key[2] << 8 | (uint8_t)cr.key[3];
+            if (c->read_committed && type == 0) {
                 for (int i = 0; i < c->npids; i++)
                     if (c->pids[i] == pid)
                         c->pids[i] = c->pids[--c->npids];
             }
             c->rleft = 0;
+            if (c->markers && (type == 0 || type == 1) && cr.offset >= a->ask.offset) {
+                c->in_batch = true;         /* the next call gives the position */
+                memset(rec, 0, sizeof(*rec));
+                rec->ask = c->cur;
+                rec->offset = cr.offset;
+                rec->pid = pid;
+                rec->transactional = true;
+                rec->commit = type == 1;
+                return 3;
+            }
         } else if (c->read_committed && transactional && pid_aborted(c, pid)) {
             c->rleft = 0;
         }
         c->in_batch = true;
     }
+}
+
+void kf_report_markers(KfConn *c, bool on)
+{
+    c->markers = on;
 }
 
 void kf_skip(KfConn *c, int ask)

@@ -11,7 +11,9 @@
  *   kf_fetch           one Fetch request for partitions at offsets, and its
  *                      whole response read into the connection's buffer
  *   kf_next            the response's next record at or past its ask's
- *                      offset, or the offset a partition has reached
+ *                      offset, or the offset a partition has reached, or
+ *                      (kf_report_markers) a transaction's end
+ *   kf_report_markers  whether kf_next reports COMMIT and ABORT markers
  *   kf_skip            drop the rest of an ask's records in the response
  *   kf_ask_info        what the response said of an ask's partition
  *
@@ -52,6 +54,9 @@ typedef struct KfRecord {
     const uint8_t *headers;         /* the record's headers, as encoded */
     const uint8_t *headers_end;
     int32_t        nheaders;
+    int64_t        pid;             /* the producer id of its batch (-1: none) */
+    bool           transactional;   /* written in a transaction */
+    bool           commit;          /* kf_next's 3: a COMMIT (else ABORT) marker */
 } KfRecord;
 
 /* What a response said of one ask. */
@@ -73,8 +78,15 @@ int     kf_fetch(KfConn *c, const KfAsk *asks, int nasks, bool read_committed, i
                  int timeout_ms, char *why, size_t whylen);
 /* 1: rec is a record (offset at or past its ask's); 2: rec->offset is the
  * offset after the last batch of rec->ask read (control batches and aborted
- * transactions included); 0: the response is done; -1: why. */
+ * transactions included); 3 (only after kf_report_markers(c, true)): rec
+ * is the transaction marker at rec->offset of producer rec->pid, a COMMIT
+ * if rec->commit, else an ABORT; 0: the response is done; -1: why. */
 int     kf_next(KfConn *c, KfRecord *rec, char *why, size_t whylen);
+/* With on, kf_next also returns the COMMIT and ABORT markers at or past
+ * an ask's offset: a read_uncommitted reader that resolves transactions
+ * itself, to the high watermark, where read_committed stops at the last
+ * stable offset. */
+void    kf_report_markers(KfConn *c, bool on);
 void    kf_skip(KfConn *c, int ask);
 void    kf_ask_info(const KfConn *c, int ask, KfAskInfo *out);
 /* A record's headers as a JSON object {"name": "value" | null, ...} into

@@ -5,8 +5,14 @@
  *   kafka_conf_build   a librdkafka configuration from a relation's WITH
  *                      options: bootstrap_servers and every "kafka.<name>"
  *                      passed through, checked by librdkafka itself
+ *                      once the owner may set them (42501)
+ *   kafka_broker_allowed  whether an owner's client may connect to a broker
+ *                      (--kafka-allowed-hosts)
  *   kafka_error        a librdkafka error as an SlError with a SQLSTATE
  *   kafka_transient    whether an error may pass if the work is done again
+ *   kafka_fetch_choice the option fetch = 'direct' (the default) or
+ *                      'librdkafka', and whether sluice's own Fetch path
+ *                      (kafka_fetch.c) can serve: not with TLS or SASL
  */
 #ifndef SLUICE_CONNECTORS_KAFKA_INT_H
 #define SLUICE_CONNECTORS_KAFKA_INT_H
@@ -17,13 +23,20 @@
 #include "sluice/options.h"
 #include "sluice/strbuf.h"
 
-/* defaults: name/value pairs set before the user's, NULL-terminated. */
-int kafka_conf_build(const Options *o, const char *relname, const char *const *defaults,
-                     rd_kafka_conf_t **out, SlError *err);
+/* defaults: name/value pairs set before the user's, NULL-terminated;
+ * owner: the role that owns the relation (kafka_set_owner_check says
+ * whether it may set any property). */
+int kafka_conf_build(const Options *o, const char *relname, uint32_t owner,
+                     const char *const *defaults, rd_kafka_conf_t **out, SlError *err);
+/* host as the metadata names it (an IPv6 address without brackets too). */
+bool kafka_broker_allowed(uint32_t owner, const char *host, int port);
 /* The SQLSTATE is 08006 (connection failure) for a transient error -- a
  * broker away, a timeout, a leader or coordinator moving: the runtime runs
  * the batch again -- 42704 for a missing topic, 58000 otherwise. */
 int kafka_error(SlError *err, rd_kafka_resp_err_t code, const char *what);
 bool kafka_transient(rd_kafka_resp_err_t code);
+/* *direct: fetch is not 'librdkafka' and no option asks for TLS or SASL,
+ * which only librdkafka speaks.  -1 for a fetch value not known. */
+int kafka_fetch_choice(const Options *o, bool *direct, SlError *err);
 
 #endif /* SLUICE_CONNECTORS_KAFKA_INT_H */

@@ -613,6 +613,10 @@ static KfConn *take_conn(KafkaSource *ks, int32_t b, char *why, size_t whylen, b
         snprintf(why, whylen, "broker %d is not in the metadata", b);
         return NULL;
     }
+    if (!kafka_broker_allowed(ks->rel->owner, host, port)) {
+        snprintf(why, whylen, "broker %s:%d is not on --kafka-allowed-hosts", host, port);
+        return NULL;
+    }
     *fresh = true;
     KfConn *c = kf_connect(host, port, b, CONNECT_MS, why, whylen);
     if (c != NULL)

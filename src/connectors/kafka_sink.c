@@ -12,9 +12,16 @@
  *
  *   - at the first write after a (re)start, init_transactions fences any
  *     older producer with the same id and aborts its open transaction; the
- *     progress topic is then read to its end with isolation.level =
- *     read_committed, which gives the last batch whose transaction
- *     committed;
+ *     progress topic is then read to its high watermark read_uncommitted
+ *     by kafka_fetch.c's Fetch path, each transaction resolved by its
+ *     COMMIT or ABORT marker, which gives the last batch whose transaction
+ *     committed.  read_committed would stop at the last stable offset,
+ *     which another producer's open transaction on the shared topic holds
+ *     back (another query's, a server killed mid-batch): the last commits
+ *     would be missed and their batches written twice.  Where that path
+ *     cannot serve (TLS, SASL, fetch = 'librdkafka', a codec it does not
+ *     read), librdkafka reads read_committed and waits until the stable
+ *     offset reaches the high watermark;
  *   - a replayed batch at or below that id is skipped (its rows are in);
  *     one above it is written once.
  *
@@ -24,6 +31,7 @@
  * key with a NULL value.  Everything here runs on the batch's worker
  * thread; opening does no I/O.
  */
+#include "kafka_fetch.h"
 #include "kafka_int.h"
 
 #include "sluice/log.h"
@@ -31,6 +39,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 /* transaction.timeout.ms unless the sink sets "kafka.transaction.timeout.ms";
  * also the longest wait of init_transactions and commit_transaction. */
@@ -51,6 +61,7 @@ struct KafkaSink {
     int                nkey;
     SlStr             *json_names;      /* per output column: "\"name\": " */
     int                txn_timeout_ms;
+    bool               direct;          /* the progress topic read by kafka_fetch.c */
     rd_kafka_t        *rk;              /* made at the first write */
     rd_kafka_topic_t  *rkt, *prkt;      /* its handles of topic and progress_topic */
     int64_t            committed;       /* last batch known committed, -1 none */
@@ -88,9 +99,11 @@ static int read_options(KafkaSink *k, const CatRelation *sink, const CatRelation
         sl_error_hint(err, "Use 'json' or 'csv'.");
         return -1;
     }
+    if (kafka_fetch_choice(o, &k->direct, err) < 0)
+        return -1;
     const char *defaults[] = {NULL};
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(o, sink->name, defaults, &conf, err) < 0)
+    if (kafka_conf_build(o, sink->name, sink->owner, defaults, &conf, err) < 0)
         return -1;
     rd_kafka_conf_destroy(conf);
     const char *key = opts_get(o, "key");
@@ -235,77 +248,282 @@ static int ensure_progress_topic(KafkaSink *k, SlError *err)
     return rc;
 }
 
-/* The batch id of the last progress record of ours on the progress topic,
- * read with read_committed: -1 when there is none. */
-static int read_progress(KafkaSink *k, int64_t *batch, SlError *err)
+/* The batch a progress record of ours names: true and *batch, or false
+ * (another sink's record, a tombstone, a value without a batch). */
+static bool our_progress(const KafkaSink *k, const void *key, size_t klen, const void *val,
+                         size_t len, int64_t *batch)
 {
-    *batch = -1;
+    if (key == NULL || val == NULL || klen != strlen(k->txn_id) ||
+        memcmp(key, k->txn_id, klen) != 0)
+        return false;
+    char buf[64];
+    size_t n = SL_MIN(len, sizeof(buf) - 1);
+    memcpy(buf, val, n);
+    buf[n] = '\0';
+    const char *b = strstr(buf, "\"batch\":");
+    if (b == NULL)
+        return false;
+    *batch = strtoll(b + 8, NULL, 10);
+    return true;
+}
+
+/* The direct read's view of the transactions: per producer id, the batch
+ * its open transaction carries a progress record of ours for. */
+typedef struct OpenTxns {
+    int64_t *pid, *batch;
+    int      n, cap;
+} OpenTxns;
+
+static void txn_record(OpenTxns *t, int64_t pid, int64_t batch)
+{
+    for (int i = 0; i < t->n; i++)
+        if (t->pid[i] == pid) {
+            t->batch[i] = batch;
+            return;
+        }
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 4;
+        t->pid = sl_realloc(t->pid, sizeof(int64_t) * (size_t)t->cap);
+        t->batch = sl_realloc(t->batch, sizeof(int64_t) * (size_t)t->cap);
+    }
+    t->pid[t->n] = pid;
+    t->batch[t->n++] = batch;
+}
+
+/* A marker of pid: a COMMIT makes its batch the committed one. */
+static void txn_end(OpenTxns *t, int64_t pid, bool commit, int64_t *committed)
+{
+    for (int i = 0; i < t->n; i++)
+        if (t->pid[i] == pid) {
+            if (commit)
+                *committed = t->batch[i];
+            t->pid[i] = t->pid[t->n - 1];
+            t->batch[i] = t->batch[--t->n];
+            return;
+        }
+}
+
+/* Partition 0 of the progress topic: its leader's address (a topic just
+ * created may have none for a moment).  0, or -1 with err. */
+static int progress_leader(KafkaSink *k, char *host, size_t hostlen, int *port, int32_t *id,
+                           SlError *err)
+{
+    *port = 0;
+    for (int tries = 0;; tries++) {
+        const struct rd_kafka_metadata *md = NULL;
+        rd_kafka_resp_err_t e = rd_kafka_metadata(k->rk, 0, k->prkt, &md, 10000);
+        if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
+            return kafka_error(err, e, "Kafka sink: the progress topic's metadata");
+        *id = -1;
+        for (int t = 0; t < md->topic_cnt; t++)
+            for (int p = 0; p < md->topics[t].partition_cnt; p++)
+                if (md->topics[t].err == 0 && md->topics[t].partitions[p].id == 0)
+                    *id = md->topics[t].partitions[p].leader;
+        for (int b = 0; b < md->broker_cnt && *id >= 0; b++)
+            if (md->brokers[b].id == *id) {
+                snprintf(host, hostlen, "%s", md->brokers[b].host);
+                *port = md->brokers[b].port;
+            }
+        rd_kafka_metadata_destroy(md);
+        if (*port > 0)
+            return 0;
+        if (tries == 50)
+            return sl_error(err, ERRCODE_CONNECTION_FAILURE,
+                            "Kafka sink: the progress topic \"%s\" has no leader",
+                            k->progress_topic);
+        usleep(200000);
+    }
+}
+
+/* Reads the progress topic from low to high (its high watermark after the
+ * fencing) read_uncommitted with sluice's own Fetch path, resolving each
+ * transaction by its COMMIT or ABORT marker: a transaction another
+ * producer left open does not hold the read back, as it holds back the
+ * last stable offset that read_committed stops at.  Every transaction of
+ * ours ended before high (init_transactions waits for the markers of the
+ * one it aborts), so one still open at high is read on until it ends.
+ * 0; -1 with err (08006, the batch is retried); 1 with why: this path
+ * cannot read the topic, librdkafka's read is to be used. */
+static int read_progress_direct(KafkaSink *k, int64_t low, int64_t high, int64_t *batch,
+                                char *why, size_t whylen, SlError *err)
+{
+    if (high <= low)
+        return 0;                           /* nothing on it */
+    char host[256];
+    int port;
+    int32_t broker;
+    if (progress_leader(k, host, sizeof(host), &port, &broker, err) < 0)
+        return -1;
+    KfConn *c = kf_connect(host, port, broker, 10000, why, whylen);
+    if (c == NULL)
+        return 1;
+    kf_report_markers(c, true);
+    OpenTxns open = {0};
+    KfAsk ask = {k->progress_topic, 0, low};
+    time_t deadline = time(NULL) + 60;
+    int rc = 0;
+    while (rc == 0 && (ask.offset < high || open.n > 0)) {
+        if (time(NULL) > deadline) {
+            rc = sl_error(err, ERRCODE_CONNECTION_FAILURE,
+                          "Kafka sink: timed out reading the progress topic \"%s\"",
+                          k->progress_topic);
+            break;
+        }
+        if (kf_fetch(c, &ask, 1, false, 200, 30000, why, whylen) < 0) {
+            rc = 1;
+            break;
+        }
+        KfAskInfo info;
+        kf_ask_info(c, 0, &info);
+        if (info.error != 0) {
+            rc = kafka_error(err, (rd_kafka_resp_err_t)info.error,
+                             "Kafka sink: reading the progress topic");
+            break;
+        }
+        /* No batch at or past the offset asked for below the high
+         * watermark: compaction removed what was there. */
+        if (!info.had_batches && ask.offset < info.high)
+            ask.offset = info.high;
+        KfRecord r;
+        int n;
+        while ((n = kf_next(c, &r, why, whylen)) > 0) {
+            int64_t b;
+            if (n == 2)
+                ask.offset = r.offset;
+            else if (n == 3)
+                txn_end(&open, r.pid, r.commit, batch);
+            else if (our_progress(k, r.key, r.key_len, r.value, r.len, &b)) {
+                if (r.transactional)
+                    txn_record(&open, r.pid, b);
+                else
+                    *batch = b;
+            }
+        }
+        if (n < 0)
+            rc = 1;
+    }
+    kf_conn_close(c);
+    sl_free(open.pid);
+    sl_free(open.batch);
+    return rc;
+}
+
+/* A consumer of the progress topic with the sink's settings: read_committed
+ * to read it, read_uncommitted to ask for its high watermark (a
+ * read_committed ListOffsets answers with the last stable offset). */
+static rd_kafka_t *progress_consumer(KafkaSink *k, bool committed, SlError *err)
+{
     const char *defaults[] = {
-        "group.id", "sluice-progress-reader", "isolation.level", "read_committed",
+        "group.id", "sluice-progress-reader",
+        "isolation.level", committed ? "read_committed" : "read_uncommitted",
         "enable.auto.commit", "false", "enable.partition.eof", "true",
         "auto.offset.reset", "earliest", NULL,
     };
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(&k->opts, k->sink->name, defaults, &conf, err) < 0)
-        return -1;
+    if (kafka_conf_build(&k->opts, k->sink->name, k->sink->owner, defaults, &conf, err) < 0)
+        return NULL;
     /* The user's transactional.id is not a consumer's setting. */
     char msg[512];
     rd_kafka_t *c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, msg, sizeof(msg));
     if (c == NULL) {
         rd_kafka_conf_destroy(conf);
-        return sl_error(err, ERRCODE_SYSTEM_ERROR, "Kafka sink: %s", msg);
+        sl_error(err, ERRCODE_SYSTEM_ERROR, "Kafka sink: %s", msg);
     }
-    int rc = 0;
-    int64_t low, high;
+    return c;
+}
+
+/* The progress topic's log start and high watermark. */
+static int progress_watermarks(KafkaSink *k, int64_t *low, int64_t *high, SlError *err)
+{
+    rd_kafka_t *c = progress_consumer(k, false, err);
+    if (c == NULL)
+        return -1;
     rd_kafka_resp_err_t e =
-        rd_kafka_query_watermark_offsets(c, k->progress_topic, 0, &low, &high, 30000);
-    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        rc = kafka_error(err, e, "Kafka sink: reading the progress topic");
-        goto out;
-    }
+        rd_kafka_query_watermark_offsets(c, k->progress_topic, 0, low, high, 30000);
+    rd_kafka_destroy(c);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
+        return kafka_error(err, e, "Kafka sink: reading the progress topic");
+    return 0;
+}
+
+/* The same with librdkafka's consumer (TLS, SASL, fetch = 'librdkafka', or
+ * a topic the direct path cannot read), read_committed: it stops at the
+ * last stable offset, which an open transaction of any producer holds
+ * back, so the read goes on until that offset reaches high (the open
+ * transactions end: committed, aborted, or timed out by the broker). */
+static int read_progress_rdk(KafkaSink *k, int64_t low, int64_t high, int64_t *batch,
+                             SlError *err)
+{
+    rd_kafka_t *c = progress_consumer(k, true, err);
+    if (c == NULL)
+        return -1;
+    int rc = 0;
     if (high > low) {
         rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
         rd_kafka_topic_partition_list_add(l, k->progress_topic, 0)->offset = low;
         rd_kafka_assign(c, l);
         rd_kafka_topic_partition_list_destroy(l);
-        size_t idlen = strlen(k->txn_id);
-        int64_t waited = 0;
+        /* The longest wait: a foreign transaction open at the fence lasts
+         * at most its transaction.timeout.ms (60 s unless set). */
+        time_t deadline = time(NULL) + SL_MAX(60, 2 * k->txn_timeout_ms / 1000);
+        bool held = false;
         for (;;) {
-            rd_kafka_message_t *m = rd_kafka_consumer_poll(c, 200);
-            if (m == NULL) {
-                if ((waited += 200) > 60000) {
-                    rc = sl_error(err, ERRCODE_CONNECTION_FAILURE,
-                                  "Kafka sink: timed out reading the progress topic \"%s\"",
-                                  k->progress_topic);
-                    break;
-                }
-                continue;
-            }
-            if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-                rd_kafka_message_destroy(m);
+            if (time(NULL) > deadline) {
+                rc = sl_error(err, ERRCODE_CONNECTION_FAILURE,
+                              "Kafka sink: timed out reading the progress topic \"%s\"",
+                              k->progress_topic);
+                if (held)
+                    sl_error_hint(err, "A transaction another producer left open holds "
+                                       "read_committed back; it ends when that producer "
+                                       "commits or its transaction.timeout.ms passes.");
                 break;
+            }
+            rd_kafka_message_t *m = rd_kafka_consumer_poll(c, 200);
+            if (m == NULL)
+                continue;
+            if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                int64_t at = m->offset;
+                rd_kafka_message_destroy(m);
+                if (at >= high)
+                    break;
+                if (!held)
+                    sl_log(LOG_INFO, "kafka sink: progress topic held back by an open "
+                           "transaction, waiting", "sink=%s stable=%" PRId64
+                           " high=%" PRId64, log_value(k->sink->name), at, high);
+                held = true;
+                continue;
             }
             if (m->err) {
                 rc = kafka_error(err, m->err, "Kafka sink: reading the progress topic");
                 rd_kafka_message_destroy(m);
                 break;
             }
-            if (m->key_len == idlen && memcmp(m->key, k->txn_id, idlen) == 0 &&
-                m->payload != NULL) {
-                char buf[64];
-                size_t n = SL_MIN(m->len, sizeof(buf) - 1);
-                memcpy(buf, m->payload, n);
-                buf[n] = '\0';
-                const char *b = strstr(buf, "\"batch\":");
-                if (b != NULL)
-                    *batch = strtoll(b + 8, NULL, 10);
-            }
+            our_progress(k, m->key, m->key_len, m->payload, m->len, batch);
             rd_kafka_message_destroy(m);
         }
     }
-out:
     rd_kafka_destroy(c);
     return rc;
+}
+
+/* The batch id of the last progress record of ours whose transaction
+ * committed: -1 when there is none. */
+static int read_progress(KafkaSink *k, int64_t *batch, SlError *err)
+{
+    *batch = -1;
+    int64_t low, high;
+    if (progress_watermarks(k, &low, &high, err) < 0)
+        return -1;
+    if (k->direct) {
+        char why[256] = "";
+        int rc = read_progress_direct(k, low, high, batch, why, sizeof(why), err);
+        if (rc <= 0)
+            return rc;
+        sl_log(LOG_WARN, "kafka sink: the progress topic is read by librdkafka",
+               "sink=%s reason=\"%s\"", log_value(k->sink->name), log_quote(why));
+        *batch = -1;
+    }
+    return read_progress_rdk(k, low, high, batch, err);
 }
 
 /* The producer, fenced and with the committed batch known. */
@@ -318,7 +536,7 @@ static int ensure_producer(KafkaSink *k, SlError *err)
         "transaction.timeout.ms", "60000", "linger.ms", "5", "client.id", "sluice", NULL,
     };
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(&k->opts, k->sink->name, defaults, &conf, err) < 0)
+    if (kafka_conf_build(&k->opts, k->sink->name, k->sink->owner, defaults, &conf, err) < 0)
         return -1;
     char msg[512];
     k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, msg, sizeof(msg));
@@ -332,13 +550,13 @@ static int ensure_producer(KafkaSink *k, SlError *err)
         rc = txn_error(err, e, "init_transactions");
     if (rc == 0)
         rc = ensure_progress_topic(k, err);
-    if (rc == 0)
-        rc = read_progress(k, &k->committed, err);
     /* Topic handles: a record names its topic by handle, not by a name
      * looked up under librdkafka's handle lock. */
     if (rc == 0 && ((k->rkt = rd_kafka_topic_new(k->rk, k->topic, NULL)) == NULL ||
                     (k->prkt = rd_kafka_topic_new(k->rk, k->progress_topic, NULL)) == NULL))
         rc = kafka_error(err, rd_kafka_last_error(), "Kafka sink: topic handle");
+    if (rc == 0)
+        rc = read_progress(k, &k->committed, err);
     if (rc < 0) {
         drop_producer(k);
         return -1;

@@ -28,7 +28,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <strings.h>
 #include <time.h>
 
 /* Destroys messages [from, n) of m. */
@@ -177,23 +176,10 @@ bad:
 static int read_fetch_options(KafkaSource *ks, SlError *err)
 {
     const Options *o = &ks->opts;
-    const char *f = opts_get(o, "fetch");
-    if (f != NULL && strcmp(f, "direct") != 0 && strcmp(f, "librdkafka") != 0) {
-        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid fetch \"%s\"", f);
-        sl_error_hint(err, "Use 'direct' (sluice's own Fetch requests, the default) or "
-                           "'librdkafka'.");
+    if (kafka_fetch_choice(o, &ks->direct, err) < 0)
         return -1;
-    }
-    ks->direct = f == NULL || strcmp(f, "direct") == 0;
     const char *iso = opts_get(o, "kafka.isolation.level");
     ks->read_committed = iso == NULL || strcmp(iso, "read_uncommitted") != 0;
-    for (int i = 0; i < o->n; i++) {
-        const char *k = o->keys[i];
-        if (strncmp(k, "kafka.ssl.", 10) == 0 || strncmp(k, "kafka.sasl.", 11) == 0 ||
-            (strcmp(k, "kafka.security.protocol") == 0 &&
-             strcasecmp(o->values[i], "plaintext") != 0))
-            ks->direct = false;
-    }
     return 0;
 }
 
@@ -309,7 +295,7 @@ static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
     }
     const char *defaults[] = {NULL};
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(o, rel->name, defaults, &conf, err) < 0)
+    if (kafka_conf_build(o, rel->name, rel->owner, defaults, &conf, err) < 0)
         return -1;
     rd_kafka_conf_destroy(conf);
     return 0;
@@ -398,9 +384,13 @@ static rd_kafka_t *make_consumer(KafkaSource *ks)
         "auto.offset.reset", "error", "client.id", "sluice", NULL,
     };
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(&ks->opts, ks->rel->name, defaults, &conf, &err) < 0) {
+    if (kafka_conf_build(&ks->opts, ks->rel->name, ks->rel->owner, defaults, &conf, &err) < 0) {
         pthread_mutex_lock(&ks->mu);
-        set_error(ks, ERRCODE_INVALID_PARAMETER_VALUE, err.message);
+        set_error(ks,
+                  strcmp(err.sqlstate, ERRCODE_INSUFFICIENT_PRIVILEGE) == 0
+                      ? ERRCODE_INSUFFICIENT_PRIVILEGE
+                      : ERRCODE_INVALID_PARAMETER_VALUE,
+                  err.message);
         pthread_mutex_unlock(&ks->mu);
         sl_error_clear(&err);
         return NULL;

@@ -3,7 +3,7 @@
  *
  *   cq_runtime_init, cq_runtime_close
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
- *   cq_dependent, cq_progress, cq_source_lag, cq_state
+ *   cq_dependent, cq_progress, cq_source_lag, cq_state, cq_falling_behind
  *   cq_subscribe, cq_subscribe_go, cq_unsubscribe
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
@@ -1099,26 +1099,42 @@ void cq_runtime_close(CqRuntime *rt, cq_close_cb cb)
     maybe_finish_close(rt);
 }
 
-/* CQ_BEHIND_BATCHES in cq.h: the last batches all overran the trigger
- * interval, or all left rows behind without the backlog shrinking. */
+bool cq_falling_behind(const CqProgress *p, int n, int64_t interval_us)
+{
+    if (n < CQ_BEHIND_BATCHES)
+        return false;
+    /* The batches together took longer than their triggers' intervals. */
+    int64_t total_us = 0;
+    for (int i = 0; i < n; i++)
+        total_us += p[i].total_us;
+    if (interval_us > 0 && total_us > interval_us * n)
+        return true;
+    /* The backlog never drained, and its least-squares line over the batches
+     * rises by more than a tenth of its mean: one batch that shrinks it
+     * between two that grow it more does not hide the trend. */
+    double sum = 0, sxy = 0, mid = (n - 1) / 2.0;
+    for (int i = 0; i < n; i++) {
+        if (p[i].backlog_rows <= 0)
+            return false;
+        sum += (double)p[i].backlog_rows;
+        sxy += (i - mid) * (double)p[i].backlog_rows;
+    }
+    double sxx = (double)n * ((double)n * n - 1) / 12.0;
+    double rise = sxy / sxx * (n - 1);
+    return rise > sum / n / 10.0 && rise >= 1.0;
+}
+
+/* cq_falling_behind over the query's last CQ_BEHIND_BATCHES batches. */
 static bool falling_behind(const Cq *q)
 {
     if (q->nprogress < CQ_BEHIND_BATCHES || q->paused || q->failed || q->finished)
         return false;
-    bool overran = q->trigger == TRIGGER_INTERVAL && q->interval_ms > 0;
-    bool backlog = true;
-    int64_t newer_backlog = -1;
-    for (int i = 1; i <= CQ_BEHIND_BATCHES; i++) {
-        const CqProgress *p =
-            &q->progress[(q->progress_next + CQ_PROGRESS_KEEP - i) % CQ_PROGRESS_KEEP];
-        if (p->total_us <= q->interval_ms * 1000)
-            overran = false;
-        /* walking back in time: each older backlog must be <= the newer one */
-        if (p->backlog_rows == 0 || (newer_backlog >= 0 && p->backlog_rows > newer_backlog))
-            backlog = false;
-        newer_backlog = p->backlog_rows;
-    }
-    return overran || backlog;
+    CqProgress last[CQ_BEHIND_BATCHES];
+    for (int i = 0; i < CQ_BEHIND_BATCHES; i++)
+        last[i] = q->progress[(q->progress_next + CQ_PROGRESS_KEEP - CQ_BEHIND_BATCHES + i) %
+                              CQ_PROGRESS_KEEP];
+    int64_t interval_us = q->trigger == TRIGGER_INTERVAL ? q->interval_ms * 1000 : 0;
+    return cq_falling_behind(last, CQ_BEHIND_BATCHES, interval_us);
 }
 
 /* A query's status, as cq_foreach and cq_status_of give it. */

@@ -10,7 +10,10 @@
  *                   incrementally, create its relation, start it; a
  *                   replacement keeps the state and offsets when the
  *                   state-bearing plan is the same, and is refused with the
- *                   change named when it is not, unless WITH (reset = true)
+ *                   change named when it is not, unless WITH (reset = true);
+ *                   new result columns: rewritten from the state where it
+ *                   holds every row (inc_plan_lost_rows), refused with the
+ *                   reason where it does not
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
  *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
@@ -164,12 +167,16 @@ static int check_compatible(const CatRelation *old, IncPlan *np, const CatRelati
     if (rc == 0 && (oi == NULL ? ni != NULL : (ni == NULL || oi->oid != ni->oid)))
         rc = refuse_change(err, old->name, "output target", oi ? oi->name : "its result table",
                            ni ? ni->name : "its result table");
-    if (rc == 0 && ni == NULL && !same_columns(old, def) && !inc_plan_keeps_rows(np)) {
+    /* New result columns: every row is rewritten from the state, which
+     * must hold every group of the result table under both definitions. */
+    const char *lost = NULL;
+    if (rc == 0 && ni == NULL && !same_columns(old, def) &&
+        ((lost = inc_plan_lost_rows(op)) != NULL || (lost = inc_plan_lost_rows(np)) != NULL)) {
         sl_error(err, ERRCODE_INVALID_TABLE_DEFINITION,
                  "cannot replace continuous query \"%s\": the columns of its result table "
                  "change, and its rows cannot be rewritten from the state", old->name);
-        sl_error_detail(err, "Only an aggregation in update or complete mode keeps every row "
-                             "of its result table in its state.");
+        sl_error_detail(err, "Its state does not hold every row of its result table: %s.",
+                        lost);
         sl_error_hint(err, "Keep the columns, or add WITH (reset = true) to start over.");
         rc = -1;
     }

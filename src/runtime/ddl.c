@@ -16,8 +16,10 @@
  * relation, never rows without an owner.
  *
  * A Kafka stream's options are checked at CREATE (kafka_source_validate, no
- * I/O) and a sink's by its connector (sink_check); a Kafka stream always
- * gets its dead-letter stream (ingest_has_dead_letters).
+ * I/O) and a sink's by its connector (sink_check), both by the rights of
+ * the role that will own it (librdkafka properties, files paths:
+ * hostaccess.c); a Kafka stream always gets its dead-letter stream
+ * (ingest_has_dead_letters).
  */
 #include "runtime_int.h"
 #include "sink.h"
@@ -41,6 +43,11 @@ int rt_run_create(const Query *q, SlError *err)
         return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
                         def->name);
     }
+    /* the creating role owns the relation (and its dead-letter stream);
+     * the checks below judge its options by that owner's rights */
+    CatRelation owned[2] = {*def};
+    owned[0].owner = rt_owner();
+    def = &owned[0];
     SourceParts parts;
     if (def->kind == REL_STREAM && source_parts(def, &parts, err) < 0)
         return -1;
@@ -50,9 +57,6 @@ int rt_run_create(const Query *q, SlError *err)
         return -1;
     if (def->kind == REL_SINK && sink_check(def, err) < 0)
         return -1;
-    /* the creating role owns the relation (and its dead-letter stream) */
-    CatRelation owned[2] = {*def};
-    owned[0].owner = rt_owner();
     const CatRelation *defs[2] = {&owned[0], NULL}, *rels[2];
     int n = 1;
     Arena a;

@@ -234,6 +234,9 @@ void inc_keep_output(Run *r, const Batch *out);
 void inc_keep_late(Run *r, const Batch *in, const uint8_t *late);
 /* SUBSCRIBE: records row i of out as a change of kind ('I', 'U'). */
 void inc_record_change(Run *r, char kind, const Batch *out, uint32_t i);
+/* SUBSCRIBE: records a 'D' change with the row the result table holds under
+ * key ('T' + oid + group key), if it holds one.  0 or -1. */
+int  inc_record_delete(Run *r, const StrBuf *key);
 /* Deletes a group's state key (its bytes counted off if it is stored);
  * evict: the watermark or state_ttl bounded it (evicted_rows). */
 void inc_state_delete(Run *r, const Group *g, bool evict);

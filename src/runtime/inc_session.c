@@ -30,6 +30,9 @@
  *     end in (watermark before, watermark after];
  *   update, complete: every session this batch changed; a session the
  *     watermark has passed leaves the state (its row stays).
+ * SUBSCRIBE: a session merged away, and the old key of one whose start
+ * moved, are 'D' changes (the row the result table had); a new session and
+ * a moved one's new key are inserts (Group.fresh), the others updates.
  */
 #include "inc_int.h"
 
@@ -192,17 +195,20 @@ int inc_session_aggregate(Run *r, const Batch *in, const Vector *tv, const Vecto
     return rc;
 }
 
-/* Deletes the result row under g's stored key (update, complete mode). */
-static void result_delete(Run *r, const SlStr *key)
+/* Deletes the result row under g's stored key (update, complete mode),
+ * and tells SUBSCRIBE (a 'D' change with the row it had). */
+static int result_delete(Run *r, const SlStr *key)
 {
-    if (r->p->into != NULL || r->p->mode == MODE_APPEND)
-        return;
+    if (r->p->into != NULL || r->p->sink != NULL || r->p->mode == MODE_APPEND)
+        return 0;
     StrBuf k;
     strbuf_init(&k);
     strbuf_append(&k, r->p->tprefix, sizeof(r->p->tprefix));
     strbuf_append(&k, key->ptr, key->len);
+    int rc = inc_record_delete(r, &k);
     tbl_delete(r->wb, &k);
     strbuf_free(&k);
+    return rc;
 }
 
 /* Puts (or deletes) the index entry of the session stored under key with
@@ -225,16 +231,18 @@ static void index_entry(Run *r, int64_t end, const SlStr *key, bool put)
     strbuf_free(&k);
 }
 
-/* Removes the state under g's stored key (and its index entry), if any. */
-static void drop_stored(Run *r, Group *g)
+/* Removes the state under g's stored key (and its index entry, and its
+ * result row), if any. */
+static int drop_stored(Run *r, Group *g)
 {
     if (g->orig.len == 0)
-        return;
+        return 0;
     Group tmp = {.key = g->orig, .stored = true, .stored_vlen = g->stored_vlen};
     inc_state_delete(r, &tmp, false);
     index_entry(r, g->orig_end, &g->orig, false);
-    result_delete(r, &g->orig);
+    int rc = result_delete(r, &g->orig);
     g->orig.len = 0;
+    return rc;
 }
 
 /* The sessions in state that the watermark closes (index entries with an
@@ -314,14 +322,18 @@ int inc_session_emit(Run *r, bool has_to, int64_t to)
         if (l == NULL)
             continue;
         for (uint32_t i = 0; i < l->ndead; i++)
-            drop_stored(r, l->dead[i]);
+            if (drop_stored(r, l->dead[i]) < 0)
+                return -1;
         for (uint32_t i = 0; i < l->n; i++) {
             Group *g = l->s[i];
             bool closed = has_to && g->wend <= to;
             if (append ? closed : g->dirty)
                 inc_push_group(r->a, &out, &nout, &capout, g);
-            if (moved(g))
-                drop_stored(r, g);      /* its start moved: a new key */
+            /* SUBSCRIBE: a new key (a new session, or one whose start
+             * moved) is an insert; the old key's delete went just before. */
+            g->fresh = g->orig.len == 0 || moved(g);
+            if (moved(g) && drop_stored(r, g) < 0)  /* its start moved: a new key */
+                return -1;
             if (closed) {
                 if (g->orig.len > 0)
                     inc_push_group(r->a, &stale, &nstale, &capstale, g);

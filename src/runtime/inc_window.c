@@ -20,7 +20,8 @@
  * pointer that only moves forward -- no table of windows, no lookup of a
  * window's slices by key.  The emitted rows, keys and state bounds are
  * those of the per-window computation they replace: a window is keyed by
- * its end and group values.
+ * its end and group values.  SUBSCRIBE: a window none of whose slices was
+ * in state before the batch is an insert (Group.fresh), the others updates.
  */
 #include "inc_int.h"
 
@@ -83,11 +84,18 @@ static Group *window_make(Run *r, Group **s, uint32_t n, uint32_t *at, int64_t w
     w->groupvals = g0->groupvals;
     w->gvlen = g0->gvlen;
     w->states = inc_states_new(r);
+    /* SUBSCRIBE: a window none of whose slices was in state before this
+     * batch has no row yet (an insert); one with a stored slice had its row
+     * written when that slice was made (an update). */
+    w->fresh = true;
     while (*at < n && s[*at]->wstart < ws)
         (*at)++;
-    for (uint32_t i = *at; i < n && s[i]->wstart < we; i++)
+    for (uint32_t i = *at; i < n && s[i]->wstart < we; i++) {
         if (inc_states_merge(r, w->states, s[i]->states) < 0)
             return NULL;
+        if (s[i]->stored)
+            w->fresh = false;
+    }
     return w;
 }
 

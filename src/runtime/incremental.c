@@ -4,7 +4,8 @@
  *
  *   inc_plan_build, inc_plan_free
  *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
- *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes, inc_plan_sink_outside
+ *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes, inc_plan_sink_outside,
+ *   inc_plan_keeps_rows, inc_plan_lost_rows
  *   inc_batch_run, inc_state_meta, inc_state_rows, inc_state_ops, inc_state_log_entry,
  *   inc_state_oldest_window, inc_state_delete, inc_state_put_bytes
  *
@@ -254,6 +255,37 @@ static int check(IncPlan *p, SlError *err)
     return 0;
 }
 
+/* An aggregation in update or complete mode writes a group's row again at
+ * each change: a target that only appends would hold every version, and a
+ * reader summing it would count a group many times.  Refused until outputs
+ * carry retractions (the operator-graph issue), unless the query says
+ * append_updates = true: its reader keeps the last row of each group (or,
+ * as Nexmark q5's second stage, each group changes in one batch only). */
+static int refuse_updates_into(IncPlan *p, const char *what, const char *name, SlError *err)
+{
+    if (p->agg == NULL || p->mode == MODE_APPEND)
+        return 0;
+    Options o;
+    bool append_updates = false;
+    if (opts_parse(&p->arena, p->query->options, &o, err) < 0 ||
+        opts_get_bool(&o, "append_updates", false, &append_updates, err) < 0)
+        return -1;
+    if (append_updates)
+        return 0;
+    sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+             "an aggregation in %s mode cannot write INTO %s \"%s\"",
+             p->mode == MODE_UPDATE ? "update" : "complete", what, name);
+    sl_error_detail(err, "Each change of a group would be appended as a new row, and %s \"%s\" "
+                         "cannot take back the row written before: a reader would count the "
+                         "group once per change.", what, name);
+    sl_error_hint(err, "Group by WINDOW(ts, ...) over a column with a WATERMARK and use "
+                       "output_mode = 'append' (each window is written once, when it closes); "
+                       "or leave out INTO and read the query's result table, or SUBSCRIBE to "
+                       "its changes; or, if every reader keeps only the last row of each "
+                       "group, add append_updates = true.");
+    return -1;
+}
+
 /* INTO sink: its writer, for this query's output columns. */
 static int open_sink(IncPlan *p, const CatRelation *rel, const Plan *top, SlError *err)
 {
@@ -264,6 +296,10 @@ static int open_sink(IncPlan *p, const CatRelation *rel, const Plan *top, SlErro
         return -1;
     p->sink = rel;
     cat_relation_ref(rel);
+    /* A sink that writes a group leaving the result (Kafka, keyed:
+     * tombstones) is an upsert log; one that only appends is refused. */
+    if (!sink_wants_deletes(p->writer))
+        return refuse_updates_into(p, "sink", rel->name, err);
     return 0;
 }
 
@@ -285,6 +321,8 @@ static int check_into(IncPlan *p, Catalog *cat, const char *name, const Plan *to
     if (inc_inputs_reads(&p->ins, rel->oid))
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                         "a continuous query cannot write into the stream it reads");
+    if (refuse_updates_into(p, "stream", name, err) < 0)
+        return -1;
     Arena a;
     arena_init(&a, 512);
     Options o;
@@ -740,10 +778,28 @@ static void compute_shape(IncPlan *p)
         strbuf_putc(&b, '\n');
     }
     p->fingerprint = ex_hash(b.data, b.len) | 1;    /* 0: none recorded */
+    /* What makes a result row out of a group: the columns, and the upper
+     * chain (HAVING, the projected expressions) deparsed.  Another one (a
+     * compatible CREATE OR REPLACE) rewrites the result table from the
+     * state, so no row keeps what the former definition computed. */
     strbuf_reset(&b);
     for (int c = 0; c < p->query->ncols; c++)
         strbuf_printf(&b, "%s %s\n", p->query->cols[c].name,
                       type_name(p->query->cols[c].type.id));
+    for (int i = 0; p->agg != NULL && i < p->nupper; i++) {
+        const Plan *n = p->upper[i], *in = i + 1 < p->nupper ? p->upper[i + 1] : p->agg;
+        if (n->kind == PLAN_FILTER) {
+            strbuf_puts(&b, "WHERE ");
+            plan_expr_deparse(n->u.filter.cond, in->cols, in->quals, &b);
+        } else if (n->kind == PLAN_PROJECT) {
+            strbuf_puts(&b, "SELECT ");
+            for (int c = 0; c < n->ncols; c++) {
+                plan_expr_deparse(n->u.project.exprs[c], in->cols, in->quals, &b);
+                strbuf_puts(&b, ", ");
+            }
+        }
+        strbuf_putc(&b, '\n');
+    }
     p->result_hash = ex_hash(b.data, b.len) | 1;
     strbuf_free(&b);
 }
@@ -758,12 +814,28 @@ uint64_t inc_plan_fingerprint(IncPlan *p)
     return p->fingerprint;
 }
 
+const char *inc_plan_lost_rows(IncPlan *p)
+{
+    if (p->into != NULL || p->sink != NULL)
+        return "its output goes INTO a stream or sink, not to a result table";
+    if (p->agg == NULL)
+        return "it keeps no state for its rows: they are appended as they come";
+    if (p->mode == MODE_APPEND)
+        return "in append mode a window's state is deleted once its row is written";
+    if (p->ttl_us > 0)
+        return "state_ttl deletes idle groups from its state while their rows stay";
+    if (p->wkind == WINDOW_SESSION)
+        return "its sessions' rows cannot be rewritten from the state";
+    if (p->wkind == WINDOW_SLIDE && p->pane_us != p->size_us)
+        return "its state holds a sliding window's slices, not its windows";
+    if (p->wkind != WINDOW_NONE && (!p->plain || p->wm_col >= 0))
+        return "the watermark deletes a closed window's state while its row stays";
+    return NULL;
+}
+
 bool inc_plan_keeps_rows(IncPlan *p)
 {
-    /* session windows keep their rows' bounds in the state in another form:
-     * not rewritable */
-    return p->into == NULL && p->sink == NULL && p->agg != NULL && p->mode != MODE_APPEND &&
-           p->agg->u.agg.window.kind != WINDOW_SESSION;
+    return inc_plan_lost_rows(p) == NULL;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1219,6 +1291,16 @@ static int gt_read(Run *r, Group *g, const char *key, size_t klen)
     strbuf_free(&sk);
     if (rc == 1 && inc_state_decode(p, g, val, vlen, &r->acx) < 0)
         return -1;
+    if (rc == 1 && p->ttl_us > 0 && g->touched_us <= r->b->now_us - p->ttl_us) {
+        /* Idle for state_ttl when a row touches it again: it starts afresh
+         * (the same rule as inc_evict_idle's, judged now, so the result does
+         * not depend on whether a batch ran in between). */
+        inc_state_delete(r, g, true);
+        g->stored = false;
+        g->stored_vlen = 0;
+        g->states = inc_states_new(r);
+        return 0;
+    }
     return rc;
 }
 
@@ -1343,8 +1425,9 @@ void inc_record_change(Run *r, char kind, const Batch *out, uint32_t i)
 }
 
 /* SUBSCRIBE: a row leaving the result table (HAVING filters its group out
- * now) is a 'D' change with the row it had, if it had one. */
-static int record_delete(Run *r, const StrBuf *key)
+ * now, a session merged away or moved) is a 'D' change with the row it
+ * had, if it had one.  key: the result table's key ('T' + oid + ...). */
+int inc_record_delete(Run *r, const StrBuf *key)
 {
     if (!r->b->want_changes)
         return 0;
@@ -1577,7 +1660,9 @@ static int record_kept(Run *r, Group **gs, const Batch *out, const uint32_t *map
     for (uint32_t i = 0; i < out->nrows && rc == 0; i++) {
         Group *g = gs[map[i]];
         char kind = g->fresh || p->mode == MODE_APPEND ? 'I' : 'U';
-        if (kind == 'U' && having) {
+        /* A group state_ttl evicted is new to the state, but its row stayed
+         * in the result table. */
+        if ((kind == 'U' && having) || (kind == 'I' && p->mode != MODE_APPEND && p->ttl_us > 0)) {
             void *old;
             size_t len;
             strbuf_reset(&key);
@@ -1673,7 +1758,7 @@ int inc_emit_groups(Run *r, Group **gs, uint32_t n)
         strbuf_reset(&key);
         strbuf_append(&key, p->tprefix, sizeof(p->tprefix));
         strbuf_append(&key, gs[i]->key.ptr, gs[i]->key.len);
-        if (!gs[i]->fresh && record_delete(r, &key) < 0) {
+        if ((!gs[i]->fresh || p->ttl_us > 0) && inc_record_delete(r, &key) < 0) {
             strbuf_free(&key);
             return -1;
         }
@@ -1793,6 +1878,32 @@ static int clear_result(Run *r)
     size_t klen, vlen;
     while (state_scan_next(s, &k, &klen, &v, &vlen))
         state_batch_delete(r->wb, k, klen);
+    return state_scan_close(s, r->err);
+}
+
+/* Loads every group the state holds that the batch has not (a rebuild of
+ * the result table).  Unlike inc_load_closed it reads the whole key space:
+ * an unwindowed group's key starts with its group values, not a time. */
+static int load_all(Run *r)
+{
+    IncPlan *p = r->p;
+    StateScan *s = state_scan_open(p->st, p->qprefix, sizeof(p->qprefix));
+    const void *k, *v;
+    size_t klen, vlen;
+    while (state_scan_next(s, &k, &klen, &v, &vlen)) {
+        const char *gk = (const char *)k + 5;
+        size_t gklen = klen - 5;
+        if (inc_gt_find(&r->groups, gk, gklen, ex_hash(gk, gklen)) != NULL)
+            continue;
+        int64_t end = p->wkind != WINDOW_NONE && gklen >= 8
+                          ? inc_time_key_get((const uint8_t *)gk) : 0;
+        Group *g = gt_new(r, gk, gklen, end - p->pane_us, end);
+        if (inc_state_decode(p, g, v, vlen, &r->acx) < 0) {
+            state_scan_close(s, r->err);
+            return -1;
+        }
+        inc_gt_add(&r->groups, r->a, g);
+    }
     return state_scan_close(s, r->err);
 }
 
@@ -2219,7 +2330,7 @@ fold:
             /* The result table's columns changed (a compatible CREATE OR
              * REPLACE): its rows are rewritten from the state, in this
              * batch's write. */
-            if (rebuild && (clear_result(&r) < 0 || inc_load_closed(&r, INT64_MAX) < 0))
+            if (rebuild && (clear_result(&r) < 0 || load_all(&r) < 0))
                 goto out;
             Group **gs = ARENA_ARRAY(&a, Group *, r.groups.n ? r.groups.n : 1);
             uint32_t k = 0;

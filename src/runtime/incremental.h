@@ -16,7 +16,10 @@
  *                     window, grouping keys, aggregates); their hash, the
  *                     fingerprint, is stored with the state of each batch
  *   inc_plan_keeps_rows  the result table's rows can be rewritten from the
- *                     state (an aggregation in update or complete mode)
+ *                     state (an aggregation in update or complete mode whose
+ *                     state holds every group: no state_ttl, no watermark
+ *                     evicting windows, no sessions or sliding slices)
+ *   inc_plan_lost_rows   why not (NULL when it can)
  *   inc_state_rows    the state rows and bytes kept (the 'M' key's counts)
  *   inc_state_ops     per operator: rows, bytes, evicted rows, sizes in RocksDB
  *   inc_state_oldest_window  the start of the oldest window kept
@@ -135,5 +138,6 @@ extern const char *const inc_shape_names[INC_SHAPE_PARTS];
 const char *const *inc_plan_shape(IncPlan *p);
 uint64_t inc_plan_fingerprint(IncPlan *p);
 bool inc_plan_keeps_rows(IncPlan *p);
+const char *inc_plan_lost_rows(IncPlan *p);
 
 #endif /* SLUICE_RUNTIME_INCREMENTAL_H */

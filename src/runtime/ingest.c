@@ -24,6 +24,11 @@
  *   retention: at most once a second, stream_retain deletes whole chunks
  *   older than `retention` or past `retention_bytes`.
  *
+ * The directory is resolved and checked for the stream's owner at CREATE
+ * and at each round (rt_files_resolve: no "..", never the data directory,
+ * inside the files root for a non-superuser), and each file where its
+ * open really landed (rt_files_check_fd), so a symlink leads nowhere else.
+ *
  * The worker owns the file positions while a round is in flight; the
  * counters readers see are copied under a mutex at the end of each round.
  */
@@ -43,6 +48,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -234,7 +240,10 @@ int ingest_validate(const CatRelation *def, SlError *err)
     int rc = read_options(&g, def, err);
     if (rc == 0 && g.files) {
         struct stat sb;
-        if (stat(g.dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        char real[PATH_MAX];
+        bool exists;
+        rc = rt_files_resolve(g.dir, "files connector path", def->owner, real, &exists, err);
+        if (rc == 0 && (!exists || stat(real, &sb) != 0 || !S_ISDIR(sb.st_mode)))
             rc = sl_error(err, ERRCODE_UNDEFINED_FILE,
                           "directory \"%s\" of stream \"%s\" does not exist", g.dir,
                           def->name);
@@ -375,7 +384,12 @@ static int cmp_names(const void *a, const void *b)
  * name order (sl_malloc'ed strings). */
 static int list_files(Ingester *g, char ***out, int *n, SlError *err)
 {
-    DIR *d = opendir(g->dir);
+    /* checked again each round: a symlink on the way may have changed */
+    char real[PATH_MAX];
+    bool exists;
+    if (rt_files_resolve(g->dir, "files connector path", g->rel->owner, real, &exists, err) < 0)
+        return -1;
+    DIR *d = opendir(real);
     if (d == NULL)
         return sl_error(err, ERRCODE_UNDEFINED_FILE, "cannot read directory \"%s\": %s",
                         g->dir, strerror(errno));
@@ -565,11 +579,17 @@ static int flush_round(Ingester *g, RoundBuf *rb, SlError *err)
 }
 
 /* The position of the first newline at or after from, or -1 (none yet). */
-static int64_t next_newline(const char *path, int64_t from)
+static int64_t next_newline(const Ingester *g, const char *path, int64_t from)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
+    SlError err = {0};
+    if (rt_files_check_fd(fd, "files connector file", path, g->rel->owner, &err) < 0) {
+        sl_error_clear(&err);
+        close(fd);
+        return -1;
+    }
     char buf[65536];
     int64_t found = -1;
     for (;;) {
@@ -605,6 +625,11 @@ static int64_t ingest_file(Ingester *g, RoundBuf *rb, FileProg *f, int64_t budge
     if (fd < 0)
         return errno == ENOENT ? 0 : sl_error(err, ERRCODE_IO_ERROR, "cannot open \"%s\": %s",
                                               path, strerror(errno));
+    /* where the open landed: a symlink may point out of the allowed place */
+    if (rt_files_check_fd(fd, "files connector file", path, g->rel->owner, err) < 0) {
+        close(fd);
+        return -1;
+    }
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= f->pos) {
         close(fd);
         return 0;
@@ -636,7 +661,7 @@ static int64_t ingest_file(Ingester *g, RoundBuf *rb, FileProg *f, int64_t budge
         /* No end of record within the whole read: a record far larger than
          * max_record_bytes.  Once its end is in the file, it is one bad
          * record (its first max_record_bytes bytes kept); until then, wait. */
-        int64_t nl = next_newline(path, f->pos + got);
+        int64_t nl = next_newline(g, path, f->pos + got);
         if (nl < 0) {
             *more = false;
         } else {

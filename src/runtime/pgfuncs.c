@@ -199,7 +199,9 @@ static KERNEL(k_pg_get_viewdef)
     SL_UNUSED(e);
     FOR_SEL(sel, n, {
         const CatRelation *rel = pgcat_relation_by_oid(args[0].v.i64[i]);
-        out_text(cx, out, i, rel != NULL && rel->kind == REL_QUERY ? rel->sql : NULL);
+        out_text(cx, out, i,
+                 rel != NULL && rel->kind == REL_QUERY ? sql_redact_secrets(cx->arena, rel->sql)
+                                                       : NULL);
     });
     return 0;
 }

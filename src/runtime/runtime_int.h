@@ -15,6 +15,8 @@
  *   rt_append_can_defer, rt_append_new       deferred appends (append.c)
  *   rt_run_role, rt_check_query, rt_check_owner, rt_check_select, rt_owner
  *                   roles (roles.c)
+ *   rt_role_is_superuser, rt_files_resolve, rt_files_check_fd
+ *                   what a relation's owner may reach on the host (hostaccess.c)
  */
 #ifndef SLUICE_RUNTIME_INT_H
 #define SLUICE_RUNTIME_INT_H
@@ -75,5 +77,17 @@ int      rt_check_owner(const CatRelation *rel, SlError *err);
 int      rt_check_select(const CatRelation *rel, SlError *err);
 uint32_t rt_owner(void);
 void     rt_roles_init(void);
+
+/* hostaccess.c.  Whether role oid is a superuser now (any thread).  A files
+ * connector's or sink's directory `path` resolved into out (PATH_MAX
+ * bytes; *exists: whether all of it exists) and checked for the owner:
+ * 42501 for "..", the data directory, or a place outside the files root
+ * for a non-superuser; `what` names it in the message ("files sink
+ * path").  And an opened file checked by where it really is. */
+bool rt_role_is_superuser(uint32_t oid);
+int  rt_files_resolve(const char *path, const char *what, uint32_t owner, char *out,
+                      bool *exists, SlError *err);
+int  rt_files_check_fd(int fd, const char *what, const char *shown, uint32_t owner,
+                       SlError *err);
 
 #endif /* SLUICE_RUNTIME_INT_H */

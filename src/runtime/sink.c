@@ -35,7 +35,7 @@ struct Sink {
 
 static int files_check(const CatRelation *def, SlError *err)
 {
-    return fsink_check(def->options, err);
+    return fsink_check(def, err);
 }
 
 static int files_open(const CatRelation *sink, const CatRelation *query, const char *const *names,

@@ -20,6 +20,11 @@
  * listed batch; its replay finds it in the manifest and writes nothing.  A
  * torn last manifest line (no newline) is cut off when the sink is opened.
  *
+ * The path is resolved and checked for the sink's owner (rt_files_resolve:
+ * no "..", never the data directory, inside the files root for a
+ * non-superuser) at CREATE, at open and again before each batch, and no
+ * file in the directory is opened through a symlink (O_NOFOLLOW).
+ *
  * JSON lines: one object per row, keys the query's column names; numbers
  * and booleans as JSON numbers and booleans, jsonb as its JSON, NULL as
  * null, every other type as a string in PostgreSQL's text format.  CSV: a
@@ -34,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -44,7 +50,9 @@
 #define MANIFEST "_manifest.jsonl"
 
 struct FilesSink {
-    char    *dir;
+    char    *path;              /* as the sink's options give it */
+    char     dir[PATH_MAX];     /* path resolved, checked at open and each commit */
+    uint32_t owner;             /* the sink's owner, whose rights the checks use */
     bool     csv;
     uint32_t query_oid;
     char    *query_name;
@@ -130,15 +138,26 @@ static int read_options(Arena *a, const char *json, const char **path, bool *csv
     return 0;
 }
 
-int fsink_check(const char *options, SlError *err)
+/* path resolved into out and checked for owner (hostaccess.c), before any
+ * directory is made: 42501 for a place the owner may not write. */
+static int resolve_dir(const char *path, uint32_t owner, char *out, SlError *err)
+{
+    bool exists;
+    return rt_files_resolve(path, "files sink path", owner, out, &exists, err);
+}
+
+int fsink_check(const CatRelation *def, SlError *err)
 {
     Arena a;
     arena_init(&a, 512);
     const char *path;
     bool csv;
-    int rc = read_options(&a, options, &path, &csv, err);
+    char real[PATH_MAX];
+    int rc = read_options(&a, def->options, &path, &csv, err);
     if (rc == 0)
-        rc = make_dirs(path, err);
+        rc = resolve_dir(path, def->owner, real, err);
+    if (rc == 0)
+        rc = make_dirs(real, err);
     arena_destroy(&a);
     return rc;
 }
@@ -147,12 +166,18 @@ int fsink_check(const char *options, SlError *err)
  * newline was torn by a crash before its fsync returned: cut it off. */
 static int load_manifest(FilesSink *s, SlError *err)
 {
-    char path[4096];
+    char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/%s", s->dir, MANIFEST);
     s->last_batch = -1;
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
+    /* never through a symlink: the repair below truncates what it opened */
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
         return errno == ENOENT ? 0 : io_error(err, "open", path);
+    FILE *f = fdopen(fd, "r+");
+    if (f == NULL) {
+        close(fd);
+        return io_error(err, "open", path);
+    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
@@ -172,10 +197,9 @@ static int load_manifest(FilesSink *s, SlError *err)
     }
     free(line);
     bool torn = n > 0;
+    int rc = torn && ftruncate(fileno(f), good) < 0 ? io_error(err, "repair", path) : 0;
     fclose(f);
-    if (torn && truncate(path, good) < 0)
-        return io_error(err, "repair", path);
-    return 0;
+    return rc;
 }
 
 int fsink_open(const CatRelation *sink, uint32_t query_oid, const char *query_name,
@@ -185,13 +209,17 @@ int fsink_open(const CatRelation *sink, uint32_t query_oid, const char *query_na
     arena_init(&a, 512);
     const char *path;
     bool csv;
+    char real[PATH_MAX];
     *out = NULL;
-    if (read_options(&a, sink->options, &path, &csv, err) < 0 || make_dirs(path, err) < 0) {
+    if (read_options(&a, sink->options, &path, &csv, err) < 0 ||
+        resolve_dir(path, sink->owner, real, err) < 0 || make_dirs(real, err) < 0) {
         arena_destroy(&a);
         return -1;
     }
     FilesSink *s = sl_calloc(1, sizeof(FilesSink));
-    s->dir = sl_strdup(path);
+    s->path = sl_strdup(path);
+    memcpy(s->dir, real, sizeof(real));
+    s->owner = sink->owner;
     s->csv = csv;
     s->query_oid = query_oid;
     s->query_name = sl_strdup(query_name);
@@ -219,7 +247,7 @@ void fsink_close(FilesSink *s)
         sl_free(s->names[c]);
     sl_free(s->names);
     sl_free(s->query_name);
-    sl_free(s->dir);
+    sl_free(s->path);
     sl_free(s);
 }
 
@@ -314,10 +342,10 @@ static int write_all(int fd, const char *p, size_t n)
 /* Writes data to path durably: tmp, fsync, rename, fsync of the directory. */
 static int write_file(FilesSink *s, const char *name, const StrBuf *data, SlError *err)
 {
-    char tmp[4096], final[4096];
+    char tmp[PATH_MAX + 160], final[PATH_MAX + 160];
     snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", s->dir, name);
     snprintf(final, sizeof(final), "%s/%s", s->dir, name);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0)
         return io_error(err, "create", tmp);
     if (write_all(fd, data->data, data->len) < 0 || fsync(fd) < 0) {
@@ -337,11 +365,11 @@ static int write_file(FilesSink *s, const char *name, const StrBuf *data, SlErro
 
 static int append_manifest(FilesSink *s, const char *line, size_t n, SlError *err)
 {
-    char path[4096];
+    char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/%s", s->dir, MANIFEST);
     pthread_mutex_lock(&manifest_mu);
     int rc = 0;
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0)
         rc = io_error(err, "open", path);
     else {
@@ -368,6 +396,9 @@ int fsink_commit(FilesSink *s, int64_t batch_id, const Batch *const *bs, int nb,
         SLUICE_FAULT("sink_after_commit");
         return 0;
     }
+    /* a symlink on the way may point elsewhere since the last batch */
+    if (resolve_dir(s->path, s->owner, s->dir, err) < 0)
+        return -1;
     char name[128];
     snprintf(name, sizeof(name), "part-%" PRIu32 "-%020" PRId64 ".%s", s->query_oid, batch_id,
              s->csv ? "csv" : "json");

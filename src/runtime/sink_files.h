@@ -4,7 +4,9 @@
  * ones (docs/architecture.md, "The files sink").
  *
  *   fsink_check    the options of CREATE SINK ... (connector = 'files'):
- *                  path and format checked, the directory made
+ *                  path and format checked, the path resolved and allowed
+ *                  for the sink's owner (rt_files_resolve), the directory
+ *                  made
  *   fsink_open     the sink as one query writes it: its committed batches
  *                  read back from the manifest
  *   fsink_commit   batch N's rows: a temporary file, fsync, rename to the
@@ -23,7 +25,8 @@
 
 typedef struct FilesSink FilesSink;
 
-int  fsink_check(const char *options, SlError *err);
+/* def's owner decides where it may write (hostaccess.c; 42501). */
+int  fsink_check(const CatRelation *def, SlError *err);
 /* The sink relation as query (oid, name) writes it, with the query's output
  * column names. */
 int  fsink_open(const CatRelation *sink, uint32_t query_oid, const char *query_name,

@@ -20,10 +20,13 @@
  *   sys.settings      the server's settings
  *   sys.connections   the sessions through authentication
  *
- * A sys table is one VrelDef line and one producer below.
+ * A sys table is one VrelDef line and one producer below.  Options and
+ * SQL text are shown with their secrets masked (opts_mask_json,
+ * sql_redact_secrets), to every role, superusers too.
  */
 #include "runtime_int.h"
 #include "sluice/cq.h"
+#include "sluice/expr.h"
 #include "sluice/options.h"
 #include "sluice/relstore.h"
 #include "sluice/vrel.h"
@@ -115,7 +118,7 @@ static void streams_cb(const CatRelation *rel, void *arg)
     vrel_put_int(r, rel->oid);
     vrel_put_text(r, rel->name);
     vrel_put_text(r, columns_text(vrel_rows_arena(r), rel));
-    vrel_put_text(r, rel->options);
+    vrel_put_text(r, opts_mask_json(vrel_rows_arena(r), rel->options));
     vrel_put_unix_us(r, rel->created_at);
     if (end >= 0) {
         vrel_put_int(r, end);
@@ -124,7 +127,7 @@ static void streams_cb(const CatRelation *rel, void *arg)
         vrel_put_null(r);
         vrel_put_null(r);
     }
-    vrel_put_text(r, rel->sql);
+    vrel_put_text(r, sql_redact_secrets(vrel_rows_arena(r), rel->sql));
 }
 
 static int produce_streams(VrelRows *out)
@@ -152,9 +155,9 @@ static void tables_cb(const CatRelation *rel, void *arg)
         vrel_put_text(r, rel->npk ? arena_strndup(vrel_rows_arena(r), b.data, b.len) : NULL);
         strbuf_free(&b);
     }
-    vrel_put_text(r, rel->options);
+    vrel_put_text(r, opts_mask_json(vrel_rows_arena(r), rel->options));
     vrel_put_unix_us(r, rel->created_at);
-    vrel_put_text(r, rel->sql);
+    vrel_put_text(r, sql_redact_secrets(vrel_rows_arena(r), rel->sql));
 }
 
 static int produce_tables(VrelRows *out)
@@ -246,7 +249,7 @@ static void queries_cb(const CatRelation *rel, void *arg)
     vrel_put_int(r, rel->oid);
     vrel_put_text(r, rel->name);
     vrel_put_text(r, status ? status : "stopped");
-    vrel_put_text(r, rel->sql);
+    vrel_put_text(r, sql_redact_secrets(a, rel->sql));
     const char *trigger = opts_get(&o, "trigger");
     const char *mode = opts_get(&o, "output_mode");
     vrel_put_text(r, trigger ? trigger : "1 second");

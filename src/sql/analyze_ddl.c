@@ -1,13 +1,14 @@
 /*
- * analyze_ddl.c -- CREATE, DROP, EXPLAIN and the statements sluice parses
- * but does not run yet.
+ * analyze_ddl.c -- CREATE, DROP, EXPLAIN, continuous queries, and the
+ * statements the analyzer refuses (EXPLAIN ANALYZE; SUBSCRIBE and SHOW,
+ * which the server runs before analysis).
  *
  *   an_create_stmt   CREATE TABLE / STREAM / SINK -> the relation to create
  *   an_drop_stmt     DROP TABLE / STREAM / SINK / CONTINUOUS QUERY
  *                    [IF EXISTS] names
  *   an_other_stmt    EXPLAIN; CREATE CONTINUOUS QUERY (its query analyzed,
  *                    windows included), ALTER ... PAUSE/RESUME, SUBSCRIBE,
- *                    EXPLAIN CONTINUOUS QUERY, SHOW -> refused
+ *                    EXPLAIN CONTINUOUS QUERY; SUBSCRIBE, SHOW -> refused
  *
  * A relation's definition is checked as PostgreSQL checks CREATE TABLE
  * (42701 duplicate column, 42P16 two primary keys, 42703 a key column that

@@ -3,8 +3,10 @@
  *
  *   opts_parse, opts_get, opts_get_int, opts_get_double, opts_get_bool,
  *   opts_get_interval_us, opts_parse_interval_us
+ *   opts_is_secret, opts_mask_json, OPTS_MASK
  */
 #include "sluice/options.h"
+#include "sluice/strbuf.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -225,4 +227,76 @@ int opts_get_interval_us(const Options *o, const char *key, int64_t def, int64_t
     if (opts_parse_interval_us(v, out) < 0)
         return bad_option(err, key, v, "an interval such as '5 seconds'");
     return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Secrets                                                                 */
+
+bool opts_is_secret(const char *key)
+{
+    static const char *const marks[] = {
+        "password", "passwd", "secret", "token", "credential", "private",
+        "key.pem", "oauthbearer.config", "sasl.jaas",
+    };
+    char low[256];
+    size_t n = 0;
+    for (; key[n] != '\0' && n + 1 < sizeof(low); n++)
+        low[n] = (char)tolower((unsigned char)key[n]);
+    low[n] = '\0';
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+        if (strstr(low, marks[i]) != NULL)
+            return true;
+    return false;
+}
+
+const char *opts_mask_json(Arena *a, const char *json)
+{
+    if (json == NULL)
+        return NULL;
+    Arena scratch;
+    arena_init(&scratch, 256);
+    StrBuf b;
+    strbuf_init(&b);
+    const char *p = skip_ws(json), *copied = json;
+    bool ok = *p == '{';
+    p = skip_ws(p + (ok ? 1 : 0));
+    while (ok && *p && *p != '}') {
+        const char *key;
+        ok = *p == '"' && (p = read_string(&scratch, p, &key)) != NULL;
+        if (!ok)
+            break;
+        p = skip_ws(p);
+        ok = *p++ == ':';
+        p = skip_ws(p);
+        const char *start = p;
+        if (ok && *p == '"') {
+            const char *val;
+            ok = (p = read_string(&scratch, p, &val)) != NULL;
+        } else {
+            while (*p && *p != ',' && *p != '}' && !isspace((unsigned char)*p))
+                p++;
+        }
+        if (!ok)
+            break;
+        if (opts_is_secret(key)) {
+            strbuf_append(&b, copied, (size_t)(start - copied));
+            strbuf_puts(&b, "\"" OPTS_MASK "\"");
+            copied = p;
+        }
+        p = skip_ws(p);
+        if (*p == ',')
+            p = skip_ws(p + 1);
+    }
+    const char *out;
+    if (!ok)
+        out = "{}";     /* unreadable: show nothing rather than a secret */
+    else if (copied == json)
+        out = json;
+    else {
+        strbuf_puts(&b, copied);
+        out = arena_strndup(a, b.data, b.len);
+    }
+    strbuf_free(&b);
+    arena_destroy(&scratch);
+    return out;
 }

@@ -6,13 +6,17 @@ transaction with its progress record; update mode as upserts with tombstones for
 groups that leave the result; refusals; and exactly-once: Kafka -> windowed
 aggregation -> Kafka sink while a producer writes to 8 partitions and the server is
 SIGKILLed at random moments and restarted, a read_committed consumer seeing every
-expected row exactly once.  The default size keeps ./tools/test short; set
-SLUICE_KAFKA_EOS_EVENTS=1000000 SLUICE_KAFKA_EOS_KILLS=30 for the issue's full run.
+expected row exactly once, with a second server's sink on the same default progress
+topic killed mid-transaction and left down; a transaction another producer leaves open
+on a shared progress topic, with the direct recovery read and with fetch =
+'librdkafka'.  The default size keeps ./tools/test short (50 kills); set
+SLUICE_KAFKA_EOS_EVENTS=1000000 SLUICE_KAFKA_EOS_KILLS=100 for the issue's full run.
 """
 
 import json
 import os
 import random
+import re
 import threading
 import time
 from collections import Counter
@@ -20,13 +24,14 @@ from datetime import datetime, timedelta
 
 import psycopg
 import pytest
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from kafka_helpers import WAIT, Admin, broker_fixture, produce, read_committed, wait_for
 
 kafka = broker_fixture()
 
-EOS_EVENTS = int(os.environ.get("SLUICE_KAFKA_EOS_EVENTS", "20000"))
-EOS_KILLS = int(os.environ.get("SLUICE_KAFKA_EOS_KILLS", "5"))
+EOS_EVENTS = int(os.environ.get("SLUICE_KAFKA_EOS_EVENTS", "60000"))
+EOS_KILLS = int(os.environ.get("SLUICE_KAFKA_EOS_KILLS", "50"))
 
 
 def connect(server):
@@ -109,6 +114,10 @@ def test_sink_refusals(kafka, sluiced):
             c.execute("CREATE SINK s1 WITH (connector = 'kafka', topic = 't', "
                       "bootstrap_servers = 'x:1', format = 'avro')")
         assert 'invalid format "avro"' in str(e.value)
+        with pytest.raises(psycopg.Error) as e:
+            c.execute("CREATE SINK s1 WITH (connector = 'kafka', topic = 't', "
+                      "bootstrap_servers = 'x:1', fetch = 'fast')")
+        assert e.value.sqlstate == "22023" and 'invalid fetch "fast"' in str(e.value)
         c.execute("CREATE STREAM st (a INT)")
         c.execute("CREATE SINK s1 WITH (connector = 'kafka', topic = 't', "
                   "bootstrap_servers = 'x:1', key = 'nope')")
@@ -170,6 +179,98 @@ def test_crash_at_sink_fault_point(kafka, sluiced, monkeypatch, point):
     assert ("replaying batch" in server.log_text()) == (SINK_POINTS[point] is not None)
 
 
+def open_foreign_transaction(bootstrap, topic, tid):
+    """Another producer's transaction on topic, left open: a record of its
+    own key, sent and not committed.  The caller aborts it (.abort())."""
+    p = Producer({"bootstrap.servers": bootstrap, "transactional.id": tid,
+                  "transaction.timeout.ms": 600000})
+    p.init_transactions(60)
+    p.begin_transaction()
+    p.produce(topic, key=tid.encode(), value=json.dumps({"batch": 0}).encode(), partition=0)
+    assert p.flush(60) == 0
+    return p
+
+
+def stable_and_high(bootstrap, topic):
+    """(where read_committed stops, the high watermark) of partition 0."""
+    u = Consumer({"bootstrap.servers": bootstrap, "group.id": f"hw-{time.time_ns()}",
+                  "isolation.level": "read_uncommitted"})
+    try:    # read_committed would answer with the last stable offset
+        _, high = u.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)
+    finally:
+        u.close()
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"lso-{time.time_ns()}",
+                  "isolation.level": "read_committed", "enable.partition.eof": True,
+                  "enable.auto.commit": False})
+    try:
+        c.assign([TopicPartition(topic, 0, 0)])
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is not None and m.error() and m.error().code() == -191:   # _PARTITION_EOF
+                return m.offset(), high
+        raise AssertionError("read_committed did not reach its end")
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("fetch", ["direct", "librdkafka"])
+def test_shared_progress_topic_with_stalled_transaction(kafka, sluiced, fetch):
+    """Another producer's transaction stays open on the shared progress topic
+    (a server killed mid-batch) after the sink's first batch; the sink's
+    commits after it are hidden from read_committed.  Killed after its third
+    batch's Kafka commit and before the state's, the restarted sink still
+    finds that batch committed and skips its replay: every row once.  The
+    direct read reads past the open transaction; fetch = 'librdkafka' waits
+    until it ends (the test aborts it once the sink says it waits)."""
+    admin = Admin(kafka.bootstrap)
+    tin, tout, prog = f"stall_in_{fetch}", f"stall_out_{fetch}", f"stall_progress_{fetch}"
+    admin.create_topic(tin, 1)
+    admin.create_topic(tout, 1)
+    admin.create_topic(prog, 1, {"cleanup.policy": "compact"})
+    want = [({"id": i}, {"id": i}) for i in range(60)]
+
+    def got():
+        return sorted(values(kafka.bootstrap, tout), key=lambda kv: kv[0]["id"])
+    produce(kafka.bootstrap, tin, [(0, None, json.dumps({"id": i})) for i in range(10)])
+    server = sluiced(env={"SLUICE_FAULT": "kafka_sink_after_commit:3"})
+    with connect(server) as c:
+        c.execute(f"CREATE STREAM st (id BIGINT) WITH (connector = 'kafka', "
+                  f"topic = '{tin}', bootstrap_servers = '{kafka.bootstrap}')")
+        c.execute(f"CREATE SINK so WITH (connector = 'kafka', topic = '{tout}', "
+                  f"bootstrap_servers = '{kafka.bootstrap}', key = 'id', "
+                  f"progress_topic = '{prog}', fetch = '{fetch}')")
+        c.execute("CREATE CONTINUOUS QUERY sq INTO so WITH (trigger = '0', "
+                  "max_offsets_per_trigger = 10) AS SELECT id FROM st")
+    assert wait_for(got, want[:10]) == want[:10]
+    foreign = open_foreign_transaction(kafka.bootstrap, prog, f"stalled-{fetch}")
+    try:
+        produce(kafka.bootstrap, tin, [(0, None, json.dumps({"id": i})) for i in range(10, 60)])
+        assert server.wait_exit(WAIT) == -9, "the fault point did not kill the server"
+        # Batch 0's progress record and marker, the open transaction's record,
+        # then batches 1 and 2 (record and marker each), all of them past it.
+        stable, high = stable_and_high(kafka.bootstrap, prog)
+        assert (stable, high) == (2, 7), (stable, high)
+        server.env.pop("SLUICE_FAULT")
+        server.start()
+        if fetch == "librdkafka":
+            assert wait_for(lambda: "held back by an open transaction, waiting"
+                            in server.log_text(), True)
+            foreign.abort_transaction(60)
+        assert wait_for(got, want) == want
+        time.sleep(1)   # nothing more arrives
+        assert got() == want
+        log = server.log_text()
+        assert "committed_batch=2" in log
+        assert "batch already committed, skipped" in log
+        assert ("held back by an open transaction" in log) == (fetch == "librdkafka")
+    finally:
+        try:
+            foreign.abort_transaction(60)
+        except KafkaException:
+            pass    # aborted above
+
+
 T0 = datetime(2026, 1, 1)
 
 
@@ -177,13 +278,64 @@ def event(i):
     return {"id": i, "k": i % 10, "ts": (T0 + timedelta(milliseconds=i)).isoformat(sep=" ")}
 
 
+def stall_progress_topic(kafka, sluiced, tmp_path):
+    """A second server whose sink, on the default progress topic, is SIGKILLed
+    in its first transaction after sending its records, and left down: its
+    transaction stays open (a 15-minute transaction.timeout.ms), holding back
+    the topic's last stable offset.  Returns (its transactional.id, the
+    stable offset it holds)."""
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("eos_other_in", 1)
+    admin.create_topic("eos_other_out", 1)
+    produce(kafka.bootstrap, "eos_other_in", [(0, None, json.dumps({"id": i}))
+                                              for i in range(10)])
+    hold = tmp_path / "hold_other"
+    hold.write_text("")
+    other = sluiced(env={"SLUICE_FAULT": "kafka_sink_before_commit:1:hold",
+                         "SLUICE_FAULT_HOLD": str(hold)})
+    with connect(other) as c:
+        c.execute(f"CREATE STREAM oi (id BIGINT) WITH (connector = 'kafka', "
+                  f"topic = 'eos_other_in', bootstrap_servers = '{kafka.bootstrap}')")
+        c.execute(f"CREATE SINK oo WITH (connector = 'kafka', topic = 'eos_other_out', "
+                  f"bootstrap_servers = '{kafka.bootstrap}', "
+                  f"\"kafka.transaction.timeout.ms\" = '900000')")
+        c.execute("CREATE CONTINUOUS QUERY oq INTO oo WITH (trigger = '100 ms') AS "
+                  "SELECT id FROM oi")
+    assert wait_for(lambda: "fault point kafka_sink_before_commit reached, holding"
+                    in other.log_text(), True), "the other sink did not hold"
+    # Its progress record is on the broker, its transaction open.
+    deadline = time.monotonic() + WAIT
+    stable, high = stable_and_high(kafka.bootstrap, "sluice_progress")
+    while stable == high and time.monotonic() < deadline:
+        time.sleep(0.2)
+        stable, high = stable_and_high(kafka.bootstrap, "sluice_progress")
+    assert stable < high, "the other sink's transaction did not reach the broker"
+    assert other.kill() == -9
+    tid = re.search(r"transactional_id=(\S+)", other.log_text()).group(1)
+    return tid, stable
+
+
 @pytest.mark.timeout(3600)
-def test_exactly_once_through_kills(kafka, sluiced):
-    """Kafka -> 1-second windows per k -> Kafka, SIGKILLed at random moments."""
+def test_exactly_once_through_kills(kafka, sluiced, tmp_path):
+    """Kafka -> 1-second windows per k -> Kafka, SIGKILLed at random moments
+    (every other time right after a Kafka commit), sharing the default
+    progress topic with a sink killed mid-transaction."""
     admin = Admin(kafka.bootstrap)
     admin.create_topic("eos_in", 8)
     admin.create_topic("eos_out", 4)
     rng = random.Random(int(os.environ.get("SLUICE_KAFKA_EOS_SEED", "8")))
+    other_tid, stalled_at = stall_progress_topic(kafka, sluiced, tmp_path)
+    try:
+        exactly_once_through_kills(kafka, sluiced, rng)
+        # The other transaction held the topic back all along.
+        assert stable_and_high(kafka.bootstrap, "sluice_progress")[0] == stalled_at
+    finally:
+        # Fence the other sink's producer: its transaction is aborted.
+        Producer({"bootstrap.servers": kafka.bootstrap,
+                  "transactional.id": other_tid}).init_transactions(60)
+
+
+def exactly_once_through_kills(kafka, sluiced, rng):
     server = sluiced()
     with connect(server) as c:
         c.execute(f"CREATE STREAM eos (id BIGINT, k INT, ts TIMESTAMP, "
@@ -196,18 +348,22 @@ def test_exactly_once_through_kills(kafka, sluiced):
                   "SELECT window_start, window_end, k, count(*) AS n, sum(id) AS s "
                   "FROM eos GROUP BY WINDOW(ts, INTERVAL '1 second'), k")
 
-    # The producer: events in time order, round robin over the 8 partitions; then
-    # one event far ahead in time on every partition, which closes every window.
+    # The producer: events in time order, round robin over the 8 partitions, spread
+    # over the kills (windows close, and batches with output commit, while the
+    # server is killed); then one event far ahead in time on every partition,
+    # which closes every window.
     done = threading.Event()
     failure = []
+    step = 1000
+    pause = EOS_KILLS * 1.15 / max(1, EOS_EVENTS // step)
 
     def producer():
         try:
-            step = 5000
             for lo in range(0, EOS_EVENTS, step):
                 hi = min(EOS_EVENTS, lo + step)
                 produce(kafka.bootstrap, "eos_in",
                         [(i % 8, None, json.dumps(event(i))) for i in range(lo, hi)])
+                time.sleep(pause)
             far = EOS_EVENTS + 120000
             produce(kafka.bootstrap, "eos_in", [(p, None, json.dumps(
                 {"id": -1, "k": -1, "ts": (T0 + timedelta(milliseconds=far)).isoformat(sep=" ")}))
@@ -222,9 +378,15 @@ def test_exactly_once_through_kills(kafka, sluiced):
     kills = 0
     try:
         while kills < EOS_KILLS:
-            time.sleep(rng.uniform(0.5, 3.0))
+            time.sleep(rng.uniform(0.3, 2.0))
             server.kill()
             kills += 1
+            # Every other run dies right after one of its first Kafka commits,
+            # before the batch's state: its replay must find the batch committed.
+            if kills % 2 and kills < EOS_KILLS:
+                server.env["SLUICE_FAULT"] = f"kafka_sink_after_commit:{rng.randint(1, 4)}"
+            else:
+                server.env.pop("SLUICE_FAULT", None)
             server.start()
     finally:
         t.join()

@@ -4,7 +4,8 @@
  * socket: ApiVersions and the Fetch version chosen (and refused); records
  * with keys, NULL keys and values, headers and timestamps, from an offset
  * inside a batch; read_committed over two producers, one aborted, with
- * their control batches (and read_uncommitted over the same); a batch cut
+ * their control batches (and read_uncommitted over the same); the markers
+ * and producer ids reported for the Kafka sink's recovery read; a batch cut
  * short at the response's end; gzip, lz4 and zstd batches, and snappy
  * refused; a partition error code; and bad input -- a malformed record, an
  * old message format, a response cut short by a closed connection -- each
@@ -320,22 +321,32 @@ typedef struct Walk {
 } Walk;
 
 /* Answers the first Fetch with the batches of log (and aborted
- * transactions: pid, first offset pairs), fetches from offset and walks
- * the response into w: the connection, for script_end.  Answers after the
- * first are the caller's, set before. */
-static KfConn *serve_and_walk(Script *s, const int64_t *aborted, int naborted,
-                              const StrBuf *log, int64_t offset, bool committed, Walk *w)
+ * transactions: pid, first offset pairs) and fetches from offset: the
+ * connection, for script_end; true if the fetch succeeded.  Answers after
+ * the first are the caller's, set before. */
+static bool serve_and_fetch(Script *s, const int64_t *aborted, int naborted, const StrBuf *log,
+                            int64_t offset, bool committed, KfConn **c, char *why)
 {
     strbuf_init(&s->answers[0]);
     b_fetch(&s->answers[0], 0, aborted, naborted, log);
     s->nanswers = s->nanswers ? s->nanswers : 1;
     script_start(s, 11);
+    int rc;
+    *c = fetch_once(s, offset, committed, &rc, why);
+    CHECK(*c != NULL && rc == 0, "%s", why);
+    return *c != NULL && rc == 0;
+}
+
+/* serve_and_fetch, and the response walked into w. */
+static KfConn *serve_and_walk(Script *s, const int64_t *aborted, int naborted,
+                              const StrBuf *log, int64_t offset, bool committed, Walk *w)
+{
     memset(w, 0, sizeof(*w));
     w->pos = -1;
-    int rc;
-    KfConn *c = fetch_once(s, offset, committed, &rc, w->why);
-    CHECK(c != NULL && rc == 0, "%s", w->why);
-    w->rc = c != NULL && rc == 0 ? walk(c, w->got, &w->n, w->vals, &w->pos, w->why) : -2;
+    KfConn *c;
+    w->rc = serve_and_fetch(s, aborted, naborted, log, offset, committed, &c, w->why)
+                ? walk(c, w->got, &w->n, w->vals, &w->pos, w->why)
+                : -2;
     return c;
 }
 
@@ -365,7 +376,7 @@ static void test_records_and_metadata(void)
     KfRecord r;
     CHECK(kf_next(c, &r, why, sizeof(why)) == 1);
     CHECK(r.offset == 11 && r.key == NULL && r.ts_ms == 1007 && r.len == 7 &&
-          memcmp(r.value, "{\"v\":1}", 7) == 0);
+          memcmp(r.value, "{\"v\":1}", 7) == 0 && r.pid == -1 && !r.transactional);
     StrBuf j;
     strbuf_init(&j);
     CHECK(kf_headers_json(&r, &j) == 0);
@@ -384,26 +395,33 @@ static void test_records_and_metadata(void)
     strbuf_free(&batch);
 }
 
-static void test_transactions(bool committed)
+/* pid 7 writes 20-21 and aborts (marker 24); pid 8 writes 22-23 and
+ * commits (marker 25); pid 7 writes 26 in a later transaction. */
+static void transactions_log(StrBuf *log)
 {
-    /* pid 7 writes 20-21 and aborts (marker 24); pid 8 writes 22-23 and
-     * commits (marker 25); pid 7 writes 26 in a later transaction. */
-    Script s = {0};
-    StrBuf log, r;
-    strbuf_init(&log);
+    StrBuf r;
     strbuf_init(&r);
     b_record(&r, 0, 0, NULL, "a", NULL);
     b_record(&r, 1, 0, NULL, "b", NULL);
-    b_batch(&log, 20, 1, 0x10, 7, 2, &r, 2);
+    b_batch(log, 20, 1, 0x10, 7, 2, &r, 2);
     strbuf_reset(&r);
     b_record(&r, 0, 0, NULL, "c", NULL);
     b_record(&r, 1, 0, NULL, "d", NULL);
-    b_batch(&log, 22, 1, 0x10, 8, 2, &r, 2);
-    b_control(&log, 24, 7, 0);
-    b_control(&log, 25, 8, 1);
+    b_batch(log, 22, 1, 0x10, 8, 2, &r, 2);
+    b_control(log, 24, 7, 0);
+    b_control(log, 25, 8, 1);
     strbuf_reset(&r);
     b_record(&r, 0, 0, NULL, "e", NULL);
-    b_batch(&log, 26, 0, 0x10, 7, 1, &r, 2);
+    b_batch(log, 26, 0, 0x10, 7, 1, &r, 2);
+    strbuf_free(&r);
+}
+
+static void test_transactions(bool committed)
+{
+    Script s = {0};
+    StrBuf log;
+    strbuf_init(&log);
+    transactions_log(&log);
     int64_t aborted[] = {7, 20};
     Walk w;
     KfConn *c = serve_and_walk(&s, aborted, 1, &log, 20, committed, &w);
@@ -412,7 +430,45 @@ static void test_transactions(bool committed)
     CHECK(w.pos == 27, "%lld", (long long)w.pos);
     script_end(&s, c);
     strbuf_free(&log);
-    strbuf_free(&r);
+}
+
+/* The Kafka sink's recovery read: read_uncommitted with the markers
+ * reported, each record with its producer id, from an offset between
+ * them: a marker below it is not reported. */
+static void test_markers(int64_t from)
+{
+    Script s = {0};
+    StrBuf log;
+    strbuf_init(&log);
+    transactions_log(&log);
+    char why[200] = "";
+    KfConn *c;
+    bool ok = serve_and_fetch(&s, NULL, 0, &log, from, false, &c, why);
+    if (ok)
+        kf_report_markers(c, true);
+    int rc = -2;
+    /* What kf_next says: a record's value, producer id and 't'
+     * (transactional) or 'n'; C or A and the producer id of a marker; '.'
+     * and a position. */
+    char got[128] = "";
+    KfRecord rec;
+    while (ok && (rc = kf_next(c, &rec, why, sizeof(why))) > 0) {
+        char one[48];
+        if (rc == 1)
+            snprintf(one, sizeof(one), "%c%lld%c ", rec.value[0], (long long)rec.pid,
+                     rec.transactional ? 't' : 'n');
+        else if (rc == 3)
+            snprintf(one, sizeof(one), "%c%lld ", rec.commit ? 'C' : 'A', (long long)rec.pid);
+        else
+            snprintf(one, sizeof(one), ".%lld ", (long long)rec.offset);
+        strncat(got, one, sizeof(got) - strlen(got) - 1);
+    }
+    CHECK(rc == 0, "%s", why);
+    const char *want = from == 21 ? "b7t .22 c8t d8t .24 A7 .25 C8 .26 e7t .27 "
+                                  : ".25 C8 .26 e7t .27 ";
+    CHECK(strcmp(got, want) == 0, "from %lld: %s", (long long)from, got);
+    script_end(&s, c);
+    strbuf_free(&log);
 }
 
 static void test_cut_short_and_error_code(void)
@@ -544,6 +600,8 @@ int main(void)
     test_records_and_metadata();
     test_transactions(true);
     test_transactions(false);
+    test_markers(21);
+    test_markers(25);
     test_cut_short_and_error_code();
     test_codecs();
     test_bad_input();

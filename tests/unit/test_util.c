@@ -1,6 +1,7 @@
 /*
  * test_util.c -- unit tests of src/util: arenas (alignment, big blocks,
- * reset), string buffers, lists, error records, CRC-32C and, in fault-injection
+ * reset), string buffers, lists, error records, CRC-32C, the masking of
+ * secret options, and, in fault-injection
  * builds, the modes of fault points that fail.  Run under LSan, it also proves each
  * frees what it holds.
  */
@@ -9,6 +10,7 @@
 #include "sluice/crc32c.h"
 #include "sluice/error.h"
 #include "sluice/list.h"
+#include "sluice/options.h"
 #include "sluice/strbuf.h"
 
 #include <errno.h>
@@ -181,9 +183,33 @@ static void test_fault_fails(void)
 }
 #endif
 
+/* Secret options: named by their key, masked in the JSON, nothing else
+ * touched; text that is not an options object shows nothing. */
+static void test_opts_mask(void)
+{
+    Arena a;
+    arena_init(&a, 256);
+    CHECK(opts_is_secret("kafka.sasl.password") && opts_is_secret("KAFKA.SSL.KEY.PEM") &&
+          opts_is_secret("kafka.sasl.oauthbearer.client.secret") && opts_is_secret("token"),
+          "secret names");
+    CHECK(!opts_is_secret("kafka.sasl.username") && !opts_is_secret("path") &&
+          !opts_is_secret("bootstrap_servers"), "names that are not secrets");
+    const char *plain = "{\"topic\": \"t\", \"partitions\": 4}";
+    CHECK(opts_mask_json(&a, plain) == plain, "no secret: the text itself");
+    const char *got = opts_mask_json(
+        &a, "{\"a\": \"x\", \"kafka.sasl.password\": \"p\\\"w,}\", \"n\": 1, \"x.token\": 42}");
+    CHECK(strcmp(got, "{\"a\": \"x\", \"kafka.sasl.password\": \"********\", \"n\": 1, "
+                      "\"x.token\": \"********\"}") == 0,
+          "masked: %s", got);
+    CHECK(strcmp(opts_mask_json(&a, "{\"password\": \"unterminated}"), "{}") == 0, "bad JSON");
+    CHECK(opts_mask_json(&a, NULL) == NULL, "NULL");
+    arena_destroy(&a);
+}
+
 int main(void)
 {
     test_arena();
+    test_opts_mask();
     test_arena_rewind();
     test_strbuf();
     test_list();

@@ -17,6 +17,9 @@
 -- on q5_auction_bids: do not set one).  The windows of successive appends
 -- are later and later, so the zero-delay watermarks on starttime drop no
 -- row.  Output: Flink's auction and num, with the window's start and end.
+-- An aggregation in update mode INTO a stream is refused unless it says
+-- append_updates = true (docs/sql-reference.md, "INTO and output modes"):
+-- here each window changes in one batch, so each is appended once.
 -- Flink's HOP(dateTime, INTERVAL '2' SECOND, INTERVAL '10' SECOND) is
 -- WINDOW(date_time, size, slide) here (size first).
 CREATE STREAM q5_auction_bids (auction bigint, num bigint, starttime timestamp,
@@ -29,7 +32,7 @@ SELECT auction, count(*) AS num, window_start AS starttime, window_end AS endtim
   FROM bid
  GROUP BY WINDOW(date_time, INTERVAL '10 seconds', INTERVAL '2 seconds'), auction;
 CREATE CONTINUOUS QUERY q5_max INTO q5_max_bids
-  WITH (trigger = '0', output_mode = 'update') AS
+  WITH (trigger = '0', output_mode = 'update', append_updates = true) AS
 SELECT max(num) AS maxn, starttime, endtime
   FROM q5_auction_bids
  GROUP BY starttime, endtime;

@@ -1,0 +1,80 @@
+"""tests/kafka/test_kafka_roles.py - Kafka streams of roles that are not superusers,
+against a real broker (issue 19, item 1; docs/sql-reference.md "Kafka properties").
+
+The refusals are tested without a broker in tests/security/test_sec_kafka_options.py;
+here, what stays allowed works end to end: a plain role's stream with properties of
+the allow-list, on a server whose --kafka-allowed-hosts names the broker, is read; a
+superuser's stream with a superuser-only property is read by a role granted SELECT
+(the owner's rights count where the configuration is built, not the reader's).
+"""
+
+import json
+
+import psycopg
+
+from kafka_helpers import Admin, broker_fixture, produce
+
+kafka = broker_fixture()
+
+
+def connect(server, user="sluice", password=None):
+    kw = {"password": password} if password else {}
+    return psycopg.connect(host=server.host, port=server.port, user=user, dbname="sluice",
+                           autocommit=True, connect_timeout=10, sslmode="disable", **kw)
+
+
+def test_role_streams_read_with_allowed_properties(kafka, sluiced):
+    Admin(kafka.bootstrap).create_topic("roles", 2)
+    produce(kafka.bootstrap, "roles", [(i % 2, None, json.dumps({"id": i})) for i in range(20)])
+    server = sluiced("--kafka-allowed-hosts", kafka.bootstrap)
+    with connect(server) as su:
+        su.execute("CREATE ROLE u LOGIN PASSWORD 'u-password-1'")
+        su.execute("CREATE STREAM mine (id BIGINT) WITH (connector = 'kafka', topic = 'roles', "
+                   f"bootstrap_servers = '{kafka.bootstrap}', "
+                   "\"kafka.log.connection.close\" = 'false')")
+        su.execute("GRANT SELECT ON mine TO u")
+        with connect(server, "u", "u-password-1") as u:
+            u.execute("CREATE STREAM yours (id BIGINT) WITH (connector = 'kafka', "
+                      f"topic = 'roles', bootstrap_servers = '{kafka.bootstrap}', "
+                      "\"kafka.client.id\" = 'u-client', \"kafka.fetch.wait.max.ms\" = '50', "
+                      "fetch = 'librdkafka')")
+            assert u.execute("SELECT count(*), sum(id) FROM yours").fetchone() == (20, 190)
+            assert u.execute("SELECT count(*) FROM mine").fetchone() == (20,)
+            try:
+                u.execute("CREATE STREAM theirs (id BIGINT) WITH (connector = 'kafka', "
+                          f"topic = 'roles', bootstrap_servers = '{kafka.bootstrap}', "
+                          "\"kafka.log.connection.close\" = 'false')")
+                raise AssertionError("a superuser-only property was accepted")
+            except psycopg.errors.InsufficientPrivilege:
+                pass
+
+
+def test_brokers_named_by_metadata_are_checked_too(kafka, sluiced):
+    """The broker advertises 127.0.0.1:PORT; a role allowed only localhost:PORT
+    reaches the bootstrap server by that name but no broker the metadata
+    names: its SELECT fails and the log says which address was refused.  With
+    both names listed it reads."""
+    Admin(kafka.bootstrap).create_topic("redirect", 1)
+    produce(kafka.bootstrap, "redirect", [(0, None, json.dumps({"id": i})) for i in range(5)])
+    port = kafka.bootstrap.rsplit(":", 1)[1]
+    for allowed, works in ((f"localhost:{port}", False),
+                           (f"localhost:{port},127.0.0.1:{port}", True)):
+        server = sluiced("--kafka-allowed-hosts", allowed)
+        with connect(server) as su:
+            su.execute("CREATE ROLE u LOGIN PASSWORD 'u-password-1'")
+        with connect(server, "u", "u-password-1") as u:
+            for fetch in ("direct", "librdkafka"):
+                u.execute(f"CREATE STREAM r_{fetch} (id BIGINT) WITH (connector = 'kafka', "
+                          f"topic = 'redirect', bootstrap_servers = 'localhost:{port}', "
+                          f"read_timeout = '5 seconds', fetch = '{fetch}')")
+                if works:
+                    assert u.execute(f"SELECT count(*) FROM r_{fetch}").fetchone() == (5,)
+                else:
+                    try:
+                        u.execute(f"SELECT count(*) FROM r_{fetch}")
+                        raise AssertionError(f"{fetch}: read through a broker not allowed")
+                    except psycopg.Error:
+                        pass
+        if not works:
+            assert f'kafka broker refused" address="127.0.0.1:{port}"' in server.log_text() \
+                or f"address=\"127.0.0.1:{port}\"" in server.log_text(), server.log_text()[-3000:]
