@@ -4,7 +4,9 @@
  * Start-up order: options (command line over config file over defaults),
  * data directory, catalog (SQLite), state store (RocksDB), listener.  One
  * log line says the server is ready and how to connect.  SIGINT or SIGTERM
- * close the listener and every connection, then the stores, and exit 0.
+ * close the listener; statements in flight finish (cancelled past
+ * shutdown_timeout) and are answered, every session ends with FATAL 57P01
+ * (server.c); then the stores close and the process exits 0.
  *
  * main makes the two worker pools (pool.h; docs/architecture.md, "Threads"):
  * the engine's (engine_workers threads: continuous-query batches, ingestion
@@ -41,6 +43,8 @@ typedef struct Options {
     int    max_connections;
     long   max_message_size;
     long   max_output_buffer;
+    int    max_prepared_statements;
+    int    shutdown_timeout;
     int    authentication_timeout;
     bool   ssl;
     char  *ssl_cert_file;
@@ -83,6 +87,12 @@ static void publish_settings(const Options *o, int port)
     snprintf(buf, sizeof(buf), "%ld", o->max_output_buffer);
     rt_setting_set("max_output_buffer", buf,
                    "bytes of output queued for a client before reading from it pauses");
+    snprintf(buf, sizeof(buf), "%d", o->max_prepared_statements);
+    rt_setting_set("max_prepared_statements", buf,
+                   "named prepared statements (and portals) a connection may hold");
+    snprintf(buf, sizeof(buf), "%d", o->shutdown_timeout);
+    rt_setting_set("shutdown_timeout", buf,
+                   "seconds statements in flight get at shutdown before they are cancelled");
     snprintf(buf, sizeof(buf), "%d", o->authentication_timeout);
     rt_setting_set("authentication_timeout", buf, "seconds to complete authentication");
     rt_setting_set("ssl", o->ssl ? "on" : "off", "whether TLS connections are accepted");
@@ -121,6 +131,10 @@ static void usage(FILE *f)
 "                             a larger one closes that connection (default 67108864)\n"
 "      --max-output-buffer=B  stop reading from a client whose unsent output\n"
 "                             passes B bytes (default 8388608)\n"
+"      --max-prepared-statements=N  named prepared statements, and portals,\n"
+"                             one connection may hold (default 10000)\n"
+"      --shutdown-timeout=S   at SIGTERM, seconds statements in flight get to\n"
+"                             finish before they are cancelled (default 10)\n"
 "      --ssl=on|off           accept TLS (SSLRequest); needs the two files below\n"
 "      --ssl-cert-file=FILE   server certificate (chain), PEM\n"
 "      --ssl-key-file=FILE    its private key, PEM\n"
@@ -256,6 +270,16 @@ static int set_option(Options *o, const char *name, const char *value)
             o->max_message_size = v;
         else
             o->max_output_buffer = v;
+    } else if (strcmp(key, "max_prepared_statements") == 0) {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || v < 1 || v > 10000000)
+            return -1;
+        o->max_prepared_statements = (int)v;
+    } else if (strcmp(key, "shutdown_timeout") == 0) {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || v < 0 || v > 3600)
+            return -1;
+        o->shutdown_timeout = (int)v;
     } else if (strcmp(key, "authentication_timeout") == 0) {
         long v = strtol(value, &end, 10);
         if (*value == '\0' || *end != '\0' || v < 1 || v > 600)
@@ -429,6 +453,8 @@ static int parse_args(int argc, char **argv, Options *o)
         {"max-connections", required_argument, NULL, 3},
         {"max-message-size", required_argument, NULL, 4},
         {"max-output-buffer", required_argument, NULL, 5},
+        {"max-prepared-statements", required_argument, NULL, 60},
+        {"shutdown-timeout", required_argument, NULL, 61},
         {"ssl", required_argument, NULL, 6},
         {"ssl-cert-file", required_argument, NULL, 7},
         {"ssl-key-file", required_argument, NULL, 8},
@@ -562,6 +588,8 @@ int main(int argc, char **argv)
     o.max_connections = 1000;
     o.max_message_size = 64L << 20;
     o.max_output_buffer = 8L << 20;
+    o.max_prepared_statements = 10000;
+    o.shutdown_timeout = 10;
     o.authentication_timeout = 60;
     o.group_commit_window = 0;
     o.http_port = -1;
@@ -610,6 +638,8 @@ int main(int argc, char **argv)
         .max_connections = o.max_connections,
         .max_message_size = (size_t)o.max_message_size,
         .max_output_buffer = (size_t)o.max_output_buffer,
+        .max_prepared_statements = o.max_prepared_statements,
+        .shutdown_timeout = o.shutdown_timeout,
         .authentication_timeout = o.authentication_timeout,
         .users = o.users,
         .nusers = o.nusers,

@@ -121,8 +121,10 @@ typedef void (*cq_close_cb)(CqRuntime *rt);
 
 /* A subscriber's callback, on the loop, after batch batch_id committed:
  * rows (the query's result columns) and kinds[i] ('I' insert, 'U' update,
- * 'D' delete) of each.  batch_id -1 (rows NULL): the query was dropped or the server
- * is stopping; the subscription is over and must not be unsubscribed. */
+ * 'D' delete) of each.  rows NULL (batch_id -1): the query was dropped,
+ * replaced or the server is stopping; the subscription is over and must not
+ * be unsubscribed.  rows is never NULL otherwise, and a snapshot's batch_id
+ * is that of the last committed batch, never -1 once it has rows. */
 typedef void (*cq_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
                               const Batch *rows);
 typedef struct CqSub CqSub;

@@ -184,12 +184,13 @@ int  ex_aggset_deserialize(ExAggSet *s, uint8_t *block, const void *p, size_t n,
 /* ------------------------------------------------------------- interrupts */
 
 /* Why a running statement is to stop (the value of its interrupt flag). */
-enum { EX_RUNNING = 0, EX_CANCEL_USER = 1, EX_CANCEL_TIMEOUT = 2 };
+enum { EX_RUNNING = 0, EX_CANCEL_USER = 1, EX_CANCEL_TIMEOUT = 2, EX_CANCEL_SHUTDOWN = 3 };
 
 /* Makes flag the interrupt flag of the calling thread's statement (NULL:
  * none); returns the previous one.  ex_op_next and pg_sleep check it:
  * ex_check_interrupt returns -1 with 57014 ("canceling statement due to
- * user request" / "... due to statement timeout") once it is set. */
+ * user request" / "... due to statement timeout"), or 57P01 for a server
+ * shutting down, once it is set. */
 const _Atomic int *ex_interrupt_enter(const _Atomic int *flag);
 int ex_interrupted(void);
 int ex_check_interrupt(SlError *err);

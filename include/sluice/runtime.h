@@ -139,10 +139,14 @@ int rt_prepare(Arena *a, const char *sql, const RawStmt *raw,
                const SlType *param_types, int nparam_types,
                Prepared **out, SlError *err);
 
-/* The result columns (ncols = 0: the statement returns no rows) and the
- * parameter types, after inference. */
+/* The result columns and the parameter types, after inference.  ncols = 0
+ * is a statement that returns no rows, or a SELECT with no columns
+ * (rt_returns_rows tells them apart). */
 void rt_describe(const Prepared *p, int *ncols, const ColumnDesc **cols,
                  int *nparams, const SlType **param_types);
+/* Whether p returns rows (RowDescription, even of zero fields, as for
+ * `SELECT;`) or not (NoData). */
+bool rt_returns_rows(const Prepared *p);
 
 /* Runs a prepared statement with its parameters.  Rows go to sink; on
  * success tag receives the CommandComplete tag ("SELECT 3").  Returns 0,
@@ -178,7 +182,8 @@ void rt_run_end(RtRun *r);
  * rt_describe columns are rt_subscribe_columns': batch_id, kind, then the
  * query's result columns).  rt_subscribe: fn is called on the loop after
  * each committed batch of the query (cq.h's cq_changes_fn) until
- * rt_unsubscribe, or once with batch id -1 when the query goes away. */
+ * rt_unsubscribe, or once with rows NULL (batch id -1) when the query goes
+ * away; after that call the subscription is over. */
 typedef void (*rt_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
                               const Batch *rows);
 typedef struct RtSub RtSub;

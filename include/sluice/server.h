@@ -4,8 +4,10 @@
  *   server_init   bind and listen, load the TLS certificate and the
  *                 authentication rules; returns NULL with err set on failure
  *   server_port   the bound port
- *   server_close  stop listening, close every connection; cb runs once all
- *                 handles are closed and the Server's memory may be freed
+ *   server_close  stop listening; statements in flight finish (cancelled
+ *                 past shutdown_timeout) and are answered, then every
+ *                 session ends with FATAL 57P01; cb runs once all handles
+ *                 are closed and the Server's memory may be freed
  *
  * The configuration is copied: the strings it points to need not outlive
  * server_init; the statement pool must outlive the server.
@@ -35,7 +37,11 @@ typedef struct ServerConfig {
     int         max_connections;
     size_t      max_message_size;
     size_t      max_output_buffer;  /* stop reading a client past this */
+    int         max_prepared_statements;  /* named ones (and portals) per
+                                           * connection; 53400 past it */
     int         authentication_timeout; /* seconds from accept to ready */
+    int         shutdown_timeout;   /* seconds in-flight statements get at
+                                     * server_close before they are cancelled */
 
     /* Authentication (docs/operations.md).  hba: pg_hba.conf-like rules,
      * "TYPE DATABASE USER ADDRESS METHOD", first match wins; with none,

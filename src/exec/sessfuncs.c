@@ -43,6 +43,9 @@ int ex_check_interrupt(SlError *err)
     if (why == EX_CANCEL_TIMEOUT)
         return sl_error(err, ERRCODE_QUERY_CANCELED,
                         "canceling statement due to statement timeout");
+    if (why == EX_CANCEL_SHUTDOWN)
+        return sl_error(err, ERRCODE_ADMIN_SHUTDOWN,
+                        "terminating connection due to administrator command");
     return sl_error(err, ERRCODE_QUERY_CANCELED, "canceling statement due to user request");
 }
 

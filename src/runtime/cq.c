@@ -541,8 +541,9 @@ static void after_work_cb(PoolWork *w)
     deliver_changes(q);
     SLUICE_FAULT("batch_after_deliver");
     strbuf_free(&q->batch.changes);
-    send_pending_snapshots(q);
+    /* The snapshots hold this batch's rows: they are of this batch. */
     q->last_batch_id = q->batch.batch_id;
+    send_pending_snapshots(q);
     q->force_batch = false;
     q->input_rows += q->batch.input_rows;
     q->late_rows += q->batch.late_rows;

@@ -5,6 +5,7 @@
  *   rt_parse      query string -> RawStmts (the sql module's parser)
  *   rt_prepare    RawStmt -> Prepared (analysis into a Query and its plan)
  *   rt_describe   result columns and parameter types
+ *   rt_returns_rows  RowDescription (even of no columns) or NoData
  *   rt_execute    parameters in, rows out to a ResultSink, the tag
  *   rt_subscribe_name  the query a prepared SUBSCRIBE names
  *   rt_setting    what a SET / RESET / SHOW asks of the session
@@ -170,6 +171,11 @@ void rt_describe(const Prepared *p, int *ncols, const ColumnDesc **cols, int *np
     *cols = p->cols;
     *nparams = p->q->nparams;
     *param_types = p->q->param_types;
+}
+
+bool rt_returns_rows(const Prepared *p)
+{
+    return p->ncols > 0 || p->q->kind == QUERY_SELECT;
 }
 
 /* The query to run: the prepared one, or -- when a relation it uses was

@@ -10,6 +10,11 @@
  *   conn_close      close the socket; memory is freed in the close callback
  *   conn_resume     go on with input that waited while the session did
  *                   (a deferred append, session.c)
+ *   conn_resume_later  the same next loop turn, from the server's idle
+ *                   handle: after a session used its turn (session.c), or
+ *                   ended a SUBSCRIBE inside the runtime's delivery
+ *                   (subscribe.c)
+ *   conn_resume_all the idle handle's work: resume those connections
  *
  * Input is kept in one growable buffer; the session consumes whole packets
  * from its front.  Output is built as whole messages in c->out and handed to
@@ -136,7 +141,8 @@ static void update_reading(Conn *c)
     bool want = !c->close_after_flush && !(c->tls_busy && c->tls_pending.len >= RAW_IN_SIZE) &&
                 c->out_inflight + c->out.len + c->tls_out.len <=
                     c->server->cfg.max_output_buffer &&
-                ((c->job == NULL && c->sub == NULL) || c->in_len < QUEUED_INPUT_MAX);
+                ((c->job == NULL && c->sub == NULL && !c->yielded) ||
+                 c->in_len < QUEUED_INPUT_MAX);
     if (want && !c->reading) {
         if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
             c->reading = true;
@@ -166,6 +172,12 @@ void conn_free(Conn *c)
         while (*pp != c)
             pp = &(*pp)->next_dirty;
         *pp = c->next_dirty;
+    }
+    if (c->in_resume) {
+        Conn **pp = &s->resume;
+        while (*pp != c)
+            pp = &(*pp)->next_resume;
+        *pp = c->next_resume;
     }
     session_free(c);
     tls_conn_free(c);
@@ -235,6 +247,38 @@ void conn_resume(Conn *c)
     if (c->phase == PHASE_CLOSING || consume_input(c) < 0)
         return;
     update_reading(c);
+}
+
+static void on_resume_idle(uv_idle_t *h)
+{
+    conn_resume_all(h->data);
+}
+
+void conn_resume_later(Conn *c)
+{
+    Server *s = c->server;
+    if (c->in_resume || c->phase == PHASE_CLOSING)
+        return;
+    c->in_resume = true;
+    c->next_resume = s->resume;
+    s->resume = c;
+    uv_idle_start(&s->resume_idle, on_resume_idle);
+}
+
+void conn_resume_all(Server *s)
+{
+    Conn *c = s->resume;
+    s->resume = NULL;
+    uv_idle_stop(&s->resume_idle);
+    /* A connection closed meanwhile is freed only in a close callback (a
+     * later phase of the loop), never under conn_resume: the list holds. */
+    while (c != NULL) {
+        Conn *next = c->next_resume;
+        c->in_resume = false;
+        c->next_resume = NULL;
+        conn_resume(c);
+        c = next;
+    }
 }
 
 void conn_accept(Server *s)

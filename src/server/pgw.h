@@ -13,6 +13,8 @@
  *   tls.c         TLS through OpenSSL memory BIOs
  *   pgw_proto.c   pure wire-format framing and encoding (pgw_proto.h)
  *   pgw_types.c   binary send/receive of values
+ *   subscribe.c   SUBSCRIBE
+ *   names.c       a connection's prepared statements and portals by name
  *
  * Ownership: the Server owns its Conns (a list); a Conn owns its Session,
  * its arenas and its buffers; all freed in the handle's close callback.
@@ -57,6 +59,8 @@ struct Server {
     int          port;
     Conn        *conns;         /* all open connections */
     Conn        *dirty;         /* connections with output to flush */
+    Conn        *resume;        /* connections to resume (conn_resume_later) */
+    uv_idle_t    resume_idle;   /* runs them next turn, before the poll */
     int          nconns;
     int32_t      next_pid;      /* BackendKeyData process ids */
     bool         closing;
@@ -73,6 +77,9 @@ struct Server {
     struct ssl_ctx_st *ssl_ctx;
     LagProbe    *lag;
     uv_timer_t   auth_timer;    /* closes connections past authentication_timeout */
+    uv_timer_t   shutdown_timer;    /* server_close: cancel, then close, the stragglers */
+    int          shutdown_phase;    /* 0 draining, 1 cancelled, 2 closed */
+    bool         conns_done;        /* closing and the last connection is gone */
 };
 
 typedef enum ConnPhase {
@@ -84,6 +91,23 @@ typedef enum ConnPhase {
 
 typedef struct PreparedStmt PreparedStmt;
 typedef struct Portal Portal;
+
+/* names.c: an entry is the first member of what it names. */
+typedef struct NameEntry {
+    struct NameEntry *hnext;
+    char     *name;             /* owned by the entry's holder */
+    uint32_t  hash;
+} NameEntry;
+typedef struct NameTable {
+    NameEntry **buckets;
+    uint32_t    nbuckets;       /* 0 or a power of two */
+    uint32_t    count;
+    uint32_t    named;          /* entries whose name is not "" */
+} NameTable;
+NameEntry *names_find(const NameTable *t, const char *name);
+void names_add(NameTable *t, NameEntry *e);
+void names_remove(NameTable *t, NameEntry *e);
+void names_clear(NameTable *t, void (*fn)(NameEntry *e));
 typedef struct Subscription Subscription;
 typedef struct Job Job;
 typedef struct SlSettings SlSettings;
@@ -94,6 +118,8 @@ struct Conn {
     Conn       *next, *prev;    /* in server->conns */
     Conn       *next_dirty;
     bool        in_dirty;
+    Conn       *next_resume;    /* in server->resume */
+    bool        in_resume;
     ConnPhase   phase;
     char        peer[64];
     struct sockaddr_storage peer_addr;
@@ -139,8 +165,8 @@ struct Conn {
     struct SessionWait *wait;   /* a deferred append in flight: input waits */
     bool        copy_extended;  /* the copy-in came from an Execute (then Sync) */
     AuthConn   *auth;           /* during PHASE_AUTH */
-    PreparedStmt *stmts;        /* named prepared statements, and "" */
-    Portal      *portals;
+    NameTable   stmts;          /* prepared statements (PreparedStmt), and "" */
+    NameTable   portals;        /* portals (Portal), and "" */
     Subscription *sub;          /* a SUBSCRIBE running (subscribe.c) */
     SlSettings  *settings;      /* SET / SHOW (settings.h) */
 
@@ -152,6 +178,7 @@ struct Conn {
     int         open_handles;   /* tcp and timers not yet closed */
     bool        orphaned;       /* handles closed while a job ran: freed by the job */
     bool        auth_busy;      /* a password check (PBKDF2) runs on the thread pool */
+    bool        yielded;        /* whole messages wait: the session used its turn */
 };
 
 /* Work for c runs on the thread pool: its memory must outlive it. */
@@ -168,6 +195,10 @@ void conn_free(Conn *c);
 /* After a job or a deferred append: handles the messages that waited, and
  * reads again. */
 void conn_resume(Conn *c);
+/* conn_resume in the next loop turn (an idle handle: after the other
+ * clients' I/O of this turn), once the current callback is done. */
+void conn_resume_later(Conn *c);
+void conn_resume_all(Server *s);
 /* A handshake step ended: rc < 0 it failed (the alert in tls_out is sent,
  * then the connection closes); otherwise plaintext may wait in the BIO. */
 void conn_tls_step_done(Conn *c, int rc);
@@ -214,6 +245,12 @@ void subscribe_free(Conn *c);
 bool session_cancel(Conn *c);
 /* The connection is closing: stop what runs for it. */
 void session_closing(Conn *c);
+/* The server is shutting down: an idle session ends now (FATAL 57P01,
+ * after a Sync or Flush that waited), a busy one once its statement is
+ * answered; a copy-in or a subscription is ended. */
+void session_shutdown(Conn *c);
+/* Past shutdown_timeout: cancels c's statement (57P01). */
+void session_shutdown_cancel(Conn *c);
 
 /* auth.c */
 int  auth_init(Server *s, const ServerConfig *cfg, SlError *err);

@@ -5,7 +5,18 @@
  *                 listen, start the per-turn flush hook (and the loop lag
  *                 probe with debug_loop_lag)
  *   server_port   the bound port
- *   server_close  stop accepting, close all connections and handles
+ *   server_close  stop accepting; let statements in flight finish and be
+ *                 answered, end every session with FATAL 57P01, then close
+ *                 the handles
+ *
+ * Shutdown (SIGTERM, PostgreSQL's fast shutdown that first lets running
+ * statements end): the listener closes; idle sessions get FATAL 57P01
+ * "terminating connection due to administrator command" at once, busy
+ * ones once their statement's answer (and a Sync that waited) is out.
+ * A statement still running after shutdown_timeout seconds is cancelled
+ * (it ends with 57P01, its effects not committed); two seconds later what
+ * remains (a client that does not read its answer) is closed.  The flush
+ * hook lives until the last connection is gone.
  *
  * A 1 s sweep closes connections that are not through authentication
  * authentication_timeout seconds after they were accepted (PostgreSQL's
@@ -219,6 +230,8 @@ Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
                         ? ((struct sockaddr_in6 *)&bound)->sin6_port
                         : ((struct sockaddr_in *)&bound)->sin_port);
 
+    uv_idle_init(loop, &s->resume_idle);
+    s->resume_idle.data = s;
     uv_check_init(loop, &s->flush_check);
     s->flush_check.data = s;
     uv_check_start(&s->flush_check, on_flush_check);
@@ -241,9 +254,22 @@ int server_port(const Server *s)
     return s->port;
 }
 
+static void on_handle_closed(uv_handle_t *h);
+
 static void maybe_finish_close(Server *s)
 {
-    if (s->pending_closes == 0 && s->nconns == 0 && s->close_cb != NULL) {
+    if (s->nconns == 0 && !s->conns_done) {
+        /* The last answers are out: the hooks that served them go. */
+        s->conns_done = true;
+        s->pending_closes += 3;
+        uv_idle_stop(&s->resume_idle);
+        uv_close((uv_handle_t *)&s->resume_idle, on_handle_closed);
+        uv_check_stop(&s->flush_check);
+        uv_close((uv_handle_t *)&s->flush_check, on_handle_closed);
+        uv_timer_stop(&s->shutdown_timer);
+        uv_close((uv_handle_t *)&s->shutdown_timer, on_handle_closed);
+    }
+    if (s->pending_closes == 0 && s->conns_done && s->close_cb != NULL) {
         server_close_cb cb = s->close_cb;
         s->close_cb = NULL;
         server_free_config(s);
@@ -266,26 +292,51 @@ void server_conn_gone(Server *s)
         maybe_finish_close(s);
 }
 
+/* shutdown_timeout passed: cancel what still runs; two seconds later, close
+ * what is still open. */
+static void on_shutdown_timer(uv_timer_t *t)
+{
+    Server *s = t->data;
+    s->shutdown_phase++;
+    sl_log(LOG_INFO, s->shutdown_phase == 1 ? "shutdown: cancelling statements"
+                                            : "shutdown: closing connections",
+           "connections=%d", s->nconns);
+    for (Conn *c = s->conns, *next; c != NULL; c = next) {
+        next = c->next;
+        if (s->shutdown_phase == 1)
+            session_shutdown_cancel(c);
+        else
+            conn_close(c);
+    }
+    if (s->shutdown_phase == 1)
+        uv_timer_start(&s->shutdown_timer, on_shutdown_timer, 2000, 0);
+}
+
 void server_close(Server *s, server_close_cb cb)
 {
     s->closing = true;
     s->close_cb = cb;
     metrics_unregister(collect_connections, s);
-    s->pending_closes = 3;
+    s->pending_closes = 2;
     uv_timer_stop(&s->auth_timer);
     uv_close((uv_handle_t *)&s->auth_timer, on_handle_closed);
     uv_close((uv_handle_t *)&s->listener, on_handle_closed);
-    uv_check_stop(&s->flush_check);
-    uv_close((uv_handle_t *)&s->flush_check, on_handle_closed);
+    uv_timer_init(s->loop, &s->shutdown_timer);
+    s->shutdown_timer.data = s;
+    uv_timer_start(&s->shutdown_timer, on_shutdown_timer,
+                   (uint64_t)(s->cfg.shutdown_timeout > 0 ? s->cfg.shutdown_timeout : 0) * 1000,
+                   0);
     if (s->lag != NULL) {
         lag_report(s->lag);
         uv_timer_stop(&s->lag->timer);
         uv_close((uv_handle_t *)&s->lag->timer, on_lag_closed);
         s->lag = NULL;
     }
-    /* conn_close unlinks c, so take the next one first. */
+    /* session_shutdown may close c (conn_close unlinks it), so take the
+     * next one first. */
     for (Conn *c = s->conns, *next; c != NULL; c = next) {
         next = c->next;
-        conn_close(c);
+        session_shutdown(c);
     }
+    maybe_finish_close(s);
 }

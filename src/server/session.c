@@ -40,6 +40,11 @@
  * block ends.  At Sync outside a block the portals are dropped, as the
  * implicit transaction that held them ends.
  *
+ * Turns: session_consume handles a connection's whole messages for at most
+ * TURN_BUDGET_NS of one loop turn; the rest waits for the next turn
+ * (conn_resume_later), so a client that pipelines thousands of messages
+ * does not hold the others up.
+ *
  * Statements are handed to the runtime (runtime.h); this file never calls
  * the SQL layer or the executor directly.  Those that read or write rows run
  * on the statement pool (ServerConfig.statements, pool.h), one job per
@@ -59,12 +64,14 @@
 #include <stdlib.h>
 
 #define SERVER_VERSION "15.0"
+/* How long one connection may handle messages in one loop turn before the
+ * others get theirs (20,000 pipelined Parses must not hold the loop). */
+#define TURN_BUDGET_NS (2 * 1000 * 1000)
 /* The largest message accepted while authenticating. */
 #define AUTH_MAX_MESSAGE 65540
 
 struct PreparedStmt {
-    PreparedStmt *next;
-    char         *name;
+    NameEntry     e;            /* first: c->stmts holds it by e.name */
     Arena         arena;        /* owns sql, the parse tree and the plan */
     char         *sql;
     Prepared     *prep;         /* NULL for an empty query */
@@ -73,8 +80,7 @@ struct PreparedStmt {
 };
 
 struct Portal {
-    Portal       *next;
-    char         *name;
+    NameEntry     e;            /* first: c->portals holds it by e.name */
     PreparedStmt *stmt;
     Arena         arena;        /* owns the parameter values and formats */
     ParamValue   *params;
@@ -431,9 +437,10 @@ static void job_work_cb(PoolWork *req)
 
 static void job_after_cb(PoolWork *req);
 
-/* Sets the job's interrupt flag (EX_CANCEL_USER or EX_CANCEL_TIMEOUT); a
- * job still waiting in the statement pool's queue never runs: it ends with
- * 57014 at once (job_after_cb on a later loop turn). */
+/* Sets the job's interrupt flag (EX_CANCEL_USER, _TIMEOUT or _SHUTDOWN); a
+ * job still waiting in the statement pool's queue never runs: it ends at
+ * once with the error ex_check_interrupt gives for that reason
+ * (job_after_cb on a later loop turn). */
 static void job_interrupt(Conn *c, int why)
 {
     Job *j = c->job;
@@ -466,6 +473,37 @@ bool session_cancel(Conn *c)
         return false;
     job_interrupt(c, EX_CANCEL_USER);
     return true;
+}
+
+/* The FATAL that ends a session at shutdown. */
+static void shutdown_fatal(Conn *c)
+{
+    session_fatal(c, ERRCODE_ADMIN_SHUTDOWN,
+                  "terminating connection due to administrator command");
+}
+
+void session_shutdown(Conn *c)
+{
+    if (c->phase == PHASE_CLOSING || c->close_after_flush)
+        return;
+    if (c->phase != PHASE_READY) {
+        conn_close(c);      /* not through authentication: nothing to answer */
+        return;
+    }
+    if (c->job != NULL || c->wait != NULL)
+        return;             /* answered first; then conn_resume ends it */
+    subscribe_free(c);      /* the FATAL below says why */
+    if (c->copy != NULL) {
+        rt_copy_abort(c->copy);     /* nothing of an unfinished COPY is written */
+        c->copy = NULL;
+    }
+    conn_resume(c);         /* a Sync that waited, then the FATAL */
+}
+
+void session_shutdown_cancel(Conn *c)
+{
+    if (c->job != NULL)
+        job_interrupt(c, EX_CANCEL_SHUTDOWN);
 }
 
 void session_closing(Conn *c)
@@ -648,6 +686,7 @@ static int copy_out_cb(void *ctx, const char *data, size_t len)
 
 static void stmt_unlink(Conn *c, PreparedStmt *ps);
 static PreparedStmt *stmt_find(Conn *c, const char *name);
+static void stmt_release_entry(NameEntry *e);
 static void extended_error(Conn *c, SlError *err, const char *sql);
 
 /* DEALLOCATE [PREPARE] name | ALL: prepared statements belong to the
@@ -681,13 +720,13 @@ static bool deallocate(Conn *c, const char *s, const char *end, SlError *err)
         return true;
     }
     if (!quoted && word_is(s, n, "all")) {
-        PreparedStmt **pp = &c->stmts;
-        while (*pp != NULL) {
-            if ((*pp)->name[0] != '\0')
-                stmt_unlink(c, *pp);
-            else
-                pp = &(*pp)->next;
-        }
+        /* The unnamed statement stays. */
+        NameEntry *unnamed = names_find(&c->stmts, "");
+        if (unnamed != NULL)
+            names_remove(&c->stmts, unnamed);
+        names_clear(&c->stmts, stmt_release_entry);
+        if (unnamed != NULL)
+            names_add(&c->stmts, unnamed);
         send_command_complete(c, "DEALLOCATE ALL");
         return true;
     }
@@ -781,6 +820,8 @@ static void run_simple(Conn *c)
     const char *sql = sq->sql;
     SlError err = {0};
     for (; sq->next < list_len(sq->stmts); sq->next++) {
+        if (c->server->closing)
+            return;         /* shutting down: the rest is not run (the FATAL) */
         Prepared *prep;
         const RawStmt *raw = list_nth(sq->stmts, sq->next);
         if (c->xact == 'E' && !is_xact_end(sql + raw->start, sql + raw->end)) {
@@ -830,7 +871,7 @@ static void run_simple(Conn *c)
             send_command_complete(c, tag);
             continue;
         }
-        if (ncols > 0)
+        if (rt_returns_rows(prep))
             send_row_description(c, ncols, cols, NULL, 0);
         if (rt_subscribe_name(prep) != NULL) {
             /* Runs on the loop until cancelled (session_cancel); the rest
@@ -968,25 +1009,24 @@ static void stmt_release(PreparedStmt *ps)
 {
     if (--ps->refs > 0)
         return;
-    sl_free(ps->name);
+    sl_free(ps->e.name);
     arena_destroy(&ps->arena);
     sl_free(ps);
 }
 
+static void stmt_release_entry(NameEntry *e)
+{
+    stmt_release((PreparedStmt *)e);
+}
+
 static PreparedStmt *stmt_find(Conn *c, const char *name)
 {
-    for (PreparedStmt *ps = c->stmts; ps != NULL; ps = ps->next)
-        if (strcmp(ps->name, name) == 0)
-            return ps;
-    return NULL;
+    return (PreparedStmt *)names_find(&c->stmts, name);
 }
 
 static void stmt_unlink(Conn *c, PreparedStmt *ps)
 {
-    PreparedStmt **pp = &c->stmts;
-    while (*pp != ps)
-        pp = &(*pp)->next;
-    *pp = ps->next;
+    names_remove(&c->stmts, &ps->e);
     stmt_release(ps);
 }
 
@@ -994,26 +1034,42 @@ static void portal_free(Portal *p)
 {
     stmt_release(p->stmt);
     strbuf_free(&p->rows);
-    sl_free(p->name);
+    sl_free(p->e.name);
     arena_destroy(&p->arena);
     sl_free(p);
 }
 
+static void portal_free_entry(NameEntry *e)
+{
+    portal_free((Portal *)e);
+}
+
 static Portal *portal_find(Conn *c, const char *name)
 {
-    for (Portal *p = c->portals; p != NULL; p = p->next)
-        if (strcmp(p->name, name) == 0)
-            return p;
-    return NULL;
+    return (Portal *)names_find(&c->portals, name);
 }
 
 static void portal_unlink(Conn *c, Portal *p)
 {
-    Portal **pp = &c->portals;
-    while (*pp != p)
-        pp = &(*pp)->next;
-    *pp = p->next;
+    names_remove(&c->portals, &p->e);
     portal_free(p);
+}
+
+/* 53400 when one more named prepared statement (what "prepared
+ * statements"), or portal, would pass max_prepared_statements. */
+static bool too_many_names(Conn *c, const NameTable *t, const char *name, const char *what,
+                           SlError *err)
+{
+    int max = c->server->cfg.max_prepared_statements;
+    if (*name == '\0' || max <= 0 || t->named < (uint32_t)max)
+        return false;
+    sl_error(err, ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
+             "too many %s on this connection", what);
+    sl_error_detail(err, "A connection may hold at most %d named %s "
+                    "(max_prepared_statements).", max, what);
+    sl_error_hint(err, "Close or DEALLOCATE the ones no longer needed, or use the "
+                  "unnamed one.");
+    return true;
 }
 
 /* Maps a type OID from Parse to a type; 0 means "infer". */
@@ -1069,9 +1125,13 @@ static void handle_parse(Conn *c, PgwReader *r)
         extended_error(c, &err, NULL);
         return;
     }
+    if (too_many_names(c, &c->stmts, name, "prepared statements", &err)) {
+        extended_error(c, &err, NULL);
+        return;
+    }
     PreparedStmt *ps = sl_calloc(1, sizeof(PreparedStmt));
     arena_init(&ps->arena, 8192);
-    ps->name = sl_strdup(name);
+    ps->e.name = sl_strdup(name);
     ps->sql = arena_strdup(&ps->arena, sql);
     ps->refs = 1;
     List *stmts = NULL;
@@ -1102,8 +1162,7 @@ static void handle_parse(Conn *c, PgwReader *r)
         if (old != NULL)
             stmt_unlink(c, old);
     }
-    ps->next = c->stmts;
-    c->stmts = ps;
+    names_add(&c->stmts, &ps->e);
     send_simple(c, PGW_MSG_PARSE_COMPLETE);
 }
 
@@ -1133,9 +1192,13 @@ static void handle_bind(Conn *c, PgwReader *r)
         extended_error(c, &err, NULL);
         return;
     }
+    if (too_many_names(c, &c->portals, pname, "portals", &err)) {
+        extended_error(c, &err, NULL);
+        return;
+    }
     Portal *p = sl_calloc(1, sizeof(Portal));
     arena_init(&p->arena, 4096);
-    p->name = sl_strdup(pname);
+    p->e.name = sl_strdup(pname);
     p->stmt = ps;
     ps->refs++;
 
@@ -1217,8 +1280,7 @@ static void handle_bind(Conn *c, PgwReader *r)
         if (old != NULL)
             portal_unlink(c, old);
     }
-    p->next = c->portals;
-    c->portals = p;
+    names_add(&c->portals, &p->e);
     send_simple(c, PGW_MSG_BIND_COMPLETE);
 }
 
@@ -1249,7 +1311,7 @@ static void handle_describe(Conn *c, PgwReader *r)
         for (int i = 0; i < nparams; i++)
             pgw_put_int32(&c->out, (int32_t)type_oid(ptypes[i].id));
         pgw_end(&c->out, m);
-        if (ncols > 0)
+        if (ps->prep != NULL && rt_returns_rows(ps->prep))
             send_row_description(c, ncols, cols, NULL, 0);
         else
             send_simple(c, PGW_MSG_NO_DATA);
@@ -1263,7 +1325,7 @@ static void handle_describe(Conn *c, PgwReader *r)
     }
     if (p->stmt->prep)
         rt_describe(p->stmt->prep, &ncols, &cols, &nparams, &ptypes);
-    if (ncols > 0)
+    if (p->stmt->prep != NULL && rt_returns_rows(p->stmt->prep))
         send_row_description(c, ncols, cols, p->formats, p->nformats);
     else
         send_simple(c, PGW_MSG_NO_DATA);
@@ -1503,8 +1565,7 @@ static void handle_sync(Conn *c)
     /* Portals live until the end of the transaction; outside a block, Sync
      * ends the implicit one. */
     if (c->xact == 'I')
-        while (c->portals != NULL)
-            portal_unlink(c, c->portals);
+        names_clear(&c->portals, portal_free_entry);
     send_ready(c);
 }
 
@@ -1790,7 +1851,9 @@ static void dispatch(Conn *c, uint8_t type, const uint8_t *body, size_t len)
 size_t session_consume(Conn *c)
 {
     size_t used = 0;
+    uint64_t start = uv_hrtime();
     SlSettings *old = settings_enter(c->settings);
+    c->yielded = false;
     while (c->phase != PHASE_CLOSING && !c->close_after_flush && c->job == NULL &&
            c->wait == NULL && !c->auth_busy && c->sub == NULL) {
         const uint8_t *p = c->in + used;
@@ -1826,6 +1889,13 @@ size_t session_consume(Conn *c)
             continue;
         }
         PgwFrame f = pgw_frame_message(p, avail, c->server->cfg.max_message_size, &total);
+        if (c->server->closing && (f != PGW_FRAME_OK || (p[0] != PGW_MSG_SYNC &&
+                                                        p[0] != PGW_MSG_FLUSH))) {
+            /* Shutting down: the statement in flight was answered (and
+             * its Sync, if it waited); nothing new starts. */
+            shutdown_fatal(c);
+            break;
+        }
         if (f == PGW_FRAME_NEED_MORE)
             break;
         if (f == PGW_FRAME_BAD_LENGTH) {
@@ -1842,6 +1912,14 @@ size_t session_consume(Conn *c)
         dispatch(c, p[0], p + 5, total - 5);
         rt_session_set(NULL);
         c->active = false;
+        if (used < c->in_len && uv_hrtime() - start > TURN_BUDGET_NS &&
+            c->phase == PHASE_READY && !c->close_after_flush && c->job == NULL &&
+            c->wait == NULL && c->sub == NULL) {
+            /* The rest next turn: other clients are served in between. */
+            c->yielded = true;
+            conn_resume_later(c);
+            break;
+        }
     }
     settings_enter(old);
     if (c->out.len > 0)
@@ -1866,10 +1944,8 @@ void session_free(Conn *c)
         arena_destroy(&c->sq->arena);
         sl_free(c->sq);
     }
-    while (c->portals != NULL)
-        portal_unlink(c, c->portals);
-    while (c->stmts != NULL)
-        stmt_unlink(c, c->stmts);
+    names_clear(&c->portals, portal_free_entry);
+    names_clear(&c->stmts, stmt_release_entry);
     auth_conn_free(c);
     settings_free(c->settings);
     sl_free(c->user);

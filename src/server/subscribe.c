@@ -29,7 +29,16 @@
  * An ended subscription sends its ErrorResponse and then, over the simple
  * protocol, ReadyForQuery (the rest of the query string is not run, as
  * after any error); over the extended protocol it skips to Sync.  Then the
- * input that waited is consumed.
+ * input that waited is consumed in the next loop turn (conn_resume_later): a
+ * subscription often ends inside the runtime's delivery to its query's
+ * subscribers (or its DDL), which must not run the client's next
+ * statements in the middle.
+ *
+ * Lifetime: the runtime's subscriber entry points at the Subscription (not
+ * the Conn).  The entry is removed either by rt_unsubscribe (any end on
+ * our side, including the connection closing) or by the runtime itself,
+ * which then calls deliver once with rows NULL; a Subscription is freed
+ * only after one of the two, so no entry outlives its Conn.
  */
 #include "pgw.h"
 #include "sluice/log.h"
@@ -45,12 +54,8 @@ struct Subscription {
     int64_t batches, rows;
 };
 
-/* The connection whose subscription is starting: it is consuming its input
- * now, so an end right away must not consume it again. */
-static Conn *g_starting;
-
 /* Ends c's subscription with error e (NULL: silently, the connection is
- * going away). */
+ * going away).  The runtime's entry goes first, unless it ended it. */
 static void sub_end(Conn *c, const SlError *e)
 {
     Subscription *s = c->sub;
@@ -68,17 +73,16 @@ static void sub_end(Conn *c, const SlError *e)
     if (e == NULL)
         return;
     session_statement_failed(c, e, extended);
-    if (g_starting != c)
-        conn_resume(c);
+    conn_resume_later(c);   /* the input that waited, once the caller is done */
 }
 
 static void deliver(void *arg, int64_t batch_id, const char *kinds, const Batch *rows)
 {
-    Conn *c = arg;
-    Subscription *s = c->sub;
+    Subscription *s = arg;
+    Conn *c = s->c;
     SlError err = {0};
-    if (batch_id < 0) {
-        s->sub = NULL;      /* the runtime freed it */
+    if (rows == NULL) {
+        s->sub = NULL;      /* the runtime freed its entry */
         sl_error(&err, ERRCODE_ADMIN_SHUTDOWN,
                  "continuous query \"%s\" stopped: the subscription ends", s->name);
         sub_end(c, &err);
@@ -128,7 +132,7 @@ int subscribe_start(Conn *c, const char *name, bool snapshot, bool extended, SlE
     s->c = c;
     s->extended = extended;
     s->name = sl_strdup(name);
-    if (rt_subscribe(name, snapshot, deliver, c, &s->sub, err) < 0) {
+    if (rt_subscribe(name, snapshot, deliver, s, &s->sub, err) < 0) {
         sl_free(s->name);
         sl_free(s);
         return -1;
@@ -137,9 +141,7 @@ int subscribe_start(Conn *c, const char *name, bool snapshot, bool extended, SlE
     sl_log(LOG_INFO, "subscribe started", "pid=%d query=%s snapshot=%s", c->pid,
            log_value(name), snapshot ? "true" : "false");
     conn_mark_dirty(c);     /* the RowDescription */
-    g_starting = c;
     rt_subscribe_go(s->sub);    /* the snapshot may be sent (or fail) here */
-    g_starting = NULL;
     return 0;
 }
 

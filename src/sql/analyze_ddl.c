@@ -12,7 +12,7 @@
  *
  * A relation's definition is checked as PostgreSQL checks CREATE TABLE
  * (42701 duplicate column, 42P16 two primary keys, 42703 a key column that
- * does not exist).  A stream's WATERMARK FOR col AS col [- INTERVAL '...']
+ * does not exist, 54011 past MAX_RELATION_COLUMNS, PostgreSQL's 1,600).  A stream's WATERMARK FOR col AS col [- INTERVAL '...']
  * and its WITH options go into the relation's options as a JSON object:
  * {"watermark_column": "ts", "watermark_delay_us": 10000000, "k": "v", ...};
  * the statement's text is kept as the relation's sql.
@@ -22,6 +22,9 @@
 #include "sluice/rowcodec.h"
 
 #include <stdio.h>
+
+/* PostgreSQL's MaxHeapAttributeNumber. */
+#define MAX_RELATION_COLUMNS 1600
 
 static int refuse(Analyze *an, Query *q, int loc, const char *what)
 {
@@ -231,6 +234,9 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
     int n = 0;
     for (int i = 0; i < list_len(s->elts); i++)
         n += IS_A(list_nth(s->elts, i), ColumnDef);
+    if (n > MAX_RELATION_COLUMNS)
+        return sl_error_at(an->err, ERRCODE_TOO_MANY_COLUMNS, s->hdr.location,
+                           "%ss can have at most %d columns", what, MAX_RELATION_COLUMNS);
     def->cols = ARENA_ARRAY(an->a, CatColumn, n ? n : 1);
     /* columns first, so table constraints can name later ones */
     for (int i = 0; i < list_len(s->elts); i++) {

@@ -21,6 +21,10 @@
  * become hidden columns unless the select list computes them already.
  * Unknown-typed outputs become text, except in the arms of a set operation,
  * whose column types are resolved together (select_common_type).
+ *
+ * A select list (after * expansion) or a VALUES row has at most
+ * MAX_TARGETS entries, PostgreSQL's limit: 54011 past it (a RowDescription
+ * counts its fields in 16 bits).
  */
 #include "sql/analyze_int.h"
 
@@ -28,6 +32,20 @@
 #include <stdlib.h>
 
 static Plan *select_arm(Analyze *an, SelectStmt *s, Scope *parent, bool arm);
+
+/* PostgreSQL's MaxTupleAttributeNumber: the entries of a target list. */
+#define MAX_TARGETS 1664
+
+/* 54011 at loc when a target list of n entries is too long. */
+static int check_targets(Analyze *an, int n, int loc)
+{
+    if (n <= MAX_TARGETS)
+        return 0;
+    sl_error_at(an->err, ERRCODE_TOO_MANY_COLUMNS, loc,
+                "target lists can have at most %d entries", MAX_TARGETS);
+    sl_error_detail(an->err, "This one has %d.", n);
+    return -1;
+}
 
 /* One entry of a select list after * expansion. */
 typedef struct TargetEntry {
@@ -109,6 +127,8 @@ static int expand_targets(Analyze *an, List *targets, TargetEntry **out, int *no
             an_figure_colname(rt->val, &name);
         t[n++] = (TargetEntry){rt->val, -1, name, rt->hdr.location};
     }
+    if (check_targets(an, n, n > MAX_TARGETS ? t[MAX_TARGETS].loc : 0) < 0)
+        return -1;
     *out = t;
     *nout = n;
     return 0;
@@ -693,6 +713,11 @@ static Plan *values_plan(Analyze *an, SelectStmt *s, Scope *parent)
     Plan *p = NULL;
     int nrows = list_len(s->values);
     int ncols = list_len(list_nth(s->values, 0));
+    if (ncols > MAX_TARGETS) {
+        check_targets(an, ncols,
+                      ((Node *)list_nth(list_nth(s->values, 0), MAX_TARGETS))->location);
+        goto out;
+    }
     Expr ***rows = ARENA_ARRAY(an->a, Expr **, nrows);
     for (int r = 0; r < nrows; r++) {
         List *row = list_nth(s->values, r);

@@ -1,0 +1,109 @@
+"""SIGTERM with statements in flight (issue 19, item 23).
+
+The server stops accepting, lets a statement that is running finish and
+sends its answer (CommandComplete, and ReadyForQuery for a Sync that
+waited), then ends the session with FATAL 57P01 admin_shutdown; idle
+sessions get that FATAL at once.  A statement still running after
+shutdown_timeout seconds is cancelled: its client gets 57P01 and nothing
+of it is written.  Either way what the client was told agrees with the
+rows found after a restart, so a client never retries a write that was
+done.  The rest of a multi-statement query string is not run.
+
+The slow INSERT is an INSERT ... SELECT over pg_sleep, so that it is
+surely in flight when the signal comes.
+"""
+
+import signal
+import time
+
+import psycopg
+import pytest
+
+from pgwire_raw import Raw, error_fields, query
+from test_continuous_queries import connect
+from test_session_cancel import run_in_thread
+
+SLOW_INSERT = ("INSERT INTO s SELECT g, %s FROM generate_series(1, 100) g "
+               "CROSS JOIN (SELECT pg_sleep({secs})) z")
+
+
+def slow_insert_then_sigterm(server, secs):
+    """Creates stream s, starts SLOW_INSERT in a thread over the extended
+    protocol, and sends SIGTERM a second later: (connection, thread,
+    result dict: 'value' or 'error')."""
+    with connect(server) as c:
+        c.execute("CREATE STREAM s (a bigint, b text)")
+    slow = connect(server)
+    t, out = run_in_thread(
+        lambda: slow.execute(SLOW_INSERT.format(secs=secs), ("x",)).statusmessage)
+    time.sleep(1)
+    server.proc.send_signal(signal.SIGTERM)
+    return slow, t, out
+
+
+def exited_cleanly(server):
+    code = server.proc.wait(30)
+    server.proc = None
+    return code == 0
+
+
+def count_after_restart(server):
+    server.start()
+    with connect(server) as c:
+        return c.execute("SELECT count(*) FROM s").fetchone()[0]
+
+
+def test_statement_in_flight_finishes_and_is_answered(sluiced):
+    server = sluiced("--shutdown-timeout", "60")
+    idle = Raw(server.port, timeout=30)
+    idle.startup()
+    slow, t, out = slow_insert_then_sigterm(server, 3)
+    # The idle session ends at once, with the reason.
+    kind, body = idle.recv_msg()
+    assert kind == b"E"
+    fields = error_fields(body)
+    assert (fields["S"], fields["C"]) == ("FATAL", "57P01")
+    assert fields["M"] == "terminating connection due to administrator command"
+    assert idle.recv_msg() is None
+    idle.close()
+    t.join(30)
+    assert out == {"value": "INSERT 0 100"}
+    # Then that session ends too; nothing new is accepted meanwhile.
+    with pytest.raises(psycopg.OperationalError):
+        slow.execute("SELECT 1")
+    slow.close()
+    assert exited_cleanly(server)
+    assert count_after_restart(server) == 100
+
+
+def test_statement_past_the_timeout_is_cancelled_and_not_written(sluiced):
+    server = sluiced("--shutdown-timeout", "1")
+    started = time.monotonic()
+    slow, t, out = slow_insert_then_sigterm(server, 60)
+    t.join(30)
+    assert isinstance(out.get("error"), psycopg.errors.AdminShutdown), out
+    assert time.monotonic() - started < 20
+    slow.close()
+    assert exited_cleanly(server)
+    assert count_after_restart(server) == 0
+
+
+def test_rest_of_a_query_string_is_not_run(sluiced):
+    server = sluiced("--shutdown-timeout", "60")
+    with connect(server) as c:
+        c.execute("CREATE STREAM s (a bigint, b text)")
+    raw = Raw(server.port, timeout=30)
+    raw.startup()
+    raw.send(query(SLOW_INSERT.format(secs=2).replace("%s", "'x'") +
+                   "; INSERT INTO s VALUES (-1, 'after')"))
+    time.sleep(1)
+    server.proc.send_signal(signal.SIGTERM)
+    msgs = raw.until_ready()
+    assert msgs[0] == (b"C", b"INSERT 0 100\x00")
+    assert [m[0] for m in msgs[1:]] == [b"E"]
+    assert error_fields(msgs[1][1])["C"] == "57P01"
+    raw.close()
+    assert exited_cleanly(server)
+    server.start()
+    with connect(server) as c:
+        assert c.execute("SELECT count(*), min(a) FROM s").fetchone() == (100, 1)
