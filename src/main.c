@@ -9,10 +9,18 @@
  * close the listener; statements in flight finish (cancelled past
  * shutdown_timeout) and are answered, every session ends with FATAL 57P01
  * (server.c); then the stores close and the process exits 0.
+ *
+ * main makes the two worker pools (pool.h; docs/architecture.md, "Threads"):
+ * the engine's (engine_workers threads: continuous-query batches, ingestion
+ * rounds, deferred appends) and the statements' (statement_workers threads;
+ * statements beyond them wait in its queue), shows them in /metrics
+ * (sluice_pool_*), and closes them once the loop has ended.
  */
 #include "sluice/catalog.h"
 #include "sluice/ingest.h"
 #include "sluice/log.h"
+#include "sluice/metrics.h"
+#include "sluice/pool.h"
 #include "sluice/relstore.h"
 #include "sluice/runtime.h"
 #include "sluice/server.h"
@@ -50,6 +58,8 @@ typedef struct Options {
     int    http_port;           /* -1: no HTTP listener */
     char  *http_listen;         /* its own address, loopback by default */
     char  *http_token;          /* bearer token of the HTTP pages, or NULL */
+    int    engine_workers;      /* threads of the engine's pool */
+    int    statement_workers;   /* threads of the statements' pool */
     char  *files_root;          /* --files-root: where non-superusers' files live */
     char  *kafka_allowed_hosts; /* the brokers non-superusers may name; NULL: any */
     char **hba;                 /* rules, in order */
@@ -97,6 +107,11 @@ static void publish_settings(const Options *o, int port)
                    "microseconds a group commit waits for more appends");
     rt_setting_set("debug_loop_lag", o->debug_loop_lag ? "on" : "off",
                    "whether the event loop's lag is measured");
+    snprintf(buf, sizeof(buf), "%d", o->engine_workers);
+    rt_setting_set("engine_workers", buf, "worker threads of continuous queries and ingestion");
+    snprintf(buf, sizeof(buf), "%d", o->statement_workers);
+    rt_setting_set("statement_workers", buf,
+                   "worker threads of client statements; more statements wait in a queue");
 }
 
 static void usage(FILE *f)
@@ -157,6 +172,11 @@ static void usage(FILE *f)
 "      --http-token=TOKEN     every HTTP page but /healthz then needs\n"
 "                             \"Authorization: Bearer TOKEN\" (16 bytes or more;\n"
 "                             better set in the config file: http_token)\n"
+"      --engine-workers=N     worker threads of continuous-query batches, ingestion\n"
+"                             and deferred appends (default: one per core, at\n"
+"                             least 4); statements never run on them\n"
+"      --statement-workers=N  worker threads of client statements (SELECT, INSERT,\n"
+"                             ...); more statements wait in a queue (default 4)\n"
 "      --files-root=DIR       the directory below which roles that are not\n"
 "                             superusers may use the files connector and files\n"
 "                             sinks (default: none, only superusers may)\n"
@@ -305,6 +325,15 @@ static int set_option(Options *o, const char *name, const char *value)
         set_string(&o->http_listen, value);
     } else if (strcmp(key, "http_token") == 0) {
         set_string(&o->http_token, value);
+    } else if (strcmp(key, "engine_workers") == 0 ||
+               strcmp(key, "statement_workers") == 0) {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || v < 1 || v > 1024)
+            return -1;
+        if (key[0] == 'e')
+            o->engine_workers = (int)v;
+        else
+            o->statement_workers = (int)v;
     } else if (strcmp(key, "files_root") == 0) {
         set_string(&o->files_root, value);
     } else if (strcmp(key, "kafka_allowed_hosts") == 0) {
@@ -458,6 +487,8 @@ static int parse_args(int argc, char **argv, Options *o)
         {"http-port", required_argument, NULL, 15},
         {"http-listen", required_argument, NULL, 16},
         {"http-token", required_argument, NULL, 17},
+        {"engine-workers", required_argument, NULL, 18},
+        {"statement-workers", required_argument, NULL, 19},
         {"files-root", required_argument, NULL, 40},
         {"kafka-allowed-hosts", required_argument, NULL, 41},
         {"config", required_argument, NULL, 'c'},
@@ -518,8 +549,35 @@ typedef struct App {
     uv_loop_t    loop;
     uv_signal_t  sigint, sigterm;
     Server      *server;
+    Pool        *engine, *statements;
     bool         stopping;
 } App;
+
+/* sluice_pool_threads, _running and _queued per pool (engine, statement),
+ * read when /metrics is scraped. */
+static void collect_pools(StrBuf *out, void *arg)
+{
+    App *app = arg;
+    Pool *pools[2] = {app->engine, app->statements};
+    static const char *const pool_names[2] = {"engine", "statement"};
+    static const char *const families[3][2] = {
+        {"sluice_pool_threads", "Worker threads of the pool."},
+        {"sluice_pool_running", "Work items running on the pool's threads now."},
+        {"sluice_pool_queued", "Work items waiting for a thread of the pool (statements "
+                               "beyond statement_workers)."},
+    };
+    int v[2][3];
+    for (int i = 0; i < 2; i++)
+        pool_stats(pools[i], &v[i][0], &v[i][1], &v[i][2]);
+    for (int f = 0; f < 3; f++) {
+        metrics_family(out, families[f][0], "gauge", families[f][1]);
+        for (int i = 0; i < 2; i++) {
+            char labels[32];
+            snprintf(labels, sizeof(labels), "pool=\"%s\"", pool_names[i]);
+            metrics_sample(out, families[f][0], labels, v[i][f]);
+        }
+    }
+}
 
 static void on_server_closed(Server *s)
 {
@@ -558,6 +616,8 @@ int main(int argc, char **argv)
     o.group_commit_window = 0;
     o.http_port = -1;
     o.http_listen = sl_strdup("127.0.0.1");
+    o.engine_workers = (int)SL_MAX(4u, uv_available_parallelism());
+    o.statement_workers = 4;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         options_free(&o);
@@ -575,6 +635,9 @@ int main(int argc, char **argv)
     App app;
     memset(&app, 0, sizeof(app));
     uv_loop_init(&app.loop);
+    app.engine = pool_new(&app.loop, "engine", o.engine_workers);
+    app.statements = pool_new(&app.loop, "statement", o.statement_workers);
+    metrics_register(collect_pools, &app);
 
     if (make_dirs(o.data_dir) < 0) {
         sl_log(LOG_ERROR, "cannot create data directory", "dir=\"%s\" error=\"%s\"",
@@ -610,6 +673,7 @@ int main(int argc, char **argv)
         .ssl_key_file = o.ssl_key_file,
         .ssl_ca_file = o.ssl_ca_file,
         .debug_loop_lag = o.debug_loop_lag,
+        .statements = app.statements,
     };
     app.server = server_init(&app.loop, &cfg, &err);
     if (app.server == NULL) {
@@ -634,9 +698,9 @@ int main(int argc, char **argv)
         goto out;
     }
     publish_settings(&o, server_port(app.server));
-    rt_cq_init(&app.loop);
-    rt_append_init(&app.loop);
-    ingest_init(&app.loop, cat, state);
+    rt_cq_init(&app.loop, app.engine);
+    rt_append_init(app.engine);
+    ingest_init(&app.loop, app.engine, cat, state);
     if (o.http_port >= 0 &&
         rt_http_start(&app.loop, o.http_listen, o.http_port, o.http_token, &err) < 0) {
         sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\" hint=\"%s\"",
@@ -678,6 +742,11 @@ out:
     ingest_close();
     rt_cq_close(NULL);
     rt_http_close(NULL);
+    uv_run(&app.loop, UV_RUN_DEFAULT);
+    /* Nothing is outstanding on the pools now: the loop ended. */
+    metrics_unregister(collect_pools, &app);
+    pool_close(app.engine);
+    pool_close(app.statements);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     rt_shutdown();
     rt_host_free();

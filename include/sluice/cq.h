@@ -2,7 +2,8 @@
  * cq.h -- running continuous queries: triggers, micro-batches on worker
  * threads, the offset and commit logs, recovery (docs/engine.md).
  *
- *   cq_runtime_init    the registry, on the server's loop
+ *   cq_runtime_init    the registry, on the server's loop; batches run on
+ *                      the engine's worker pool
  *   cq_set_check       the owner's privileges, checked before each batch
  *   cq_runtime_close   stop every query; cb once no batch is in flight, after
  *                      which the runtime's memory is freed
@@ -27,6 +28,8 @@
  */
 #ifndef SLUICE_CQ_H
 #define SLUICE_CQ_H
+
+#include "sluice/pool.h"
 
 #include <uv.h>
 
@@ -128,7 +131,7 @@ typedef void (*cq_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
                               const Batch *rows);
 typedef struct CqSub CqSub;
 
-CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st);
+CqRuntime *cq_runtime_init(uv_loop_t *loop, Pool *workers, Catalog *cat, StateStore *st);
 /* Before each batch of a query is planned: may its owner still read what it
  * reads (reads(plan, oid)) and write into `into` (NULL: its result table)
  * and `late` (its late_rows stream, or NULL)?  -1 with err (42501) fails the

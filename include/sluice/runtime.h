@@ -20,6 +20,7 @@
 #include "sluice/arena.h"
 #include "sluice/error.h"
 #include "sluice/list.h"
+#include "sluice/pool.h"
 #include "sluice/types.h"
 
 typedef struct RawStmt RawStmt;
@@ -55,7 +56,7 @@ struct ResultSink {
 /* Called on the loop once the append is durable (rc 0) or failed (rc -1,
  * err set); the RtAppend is freed after it returns. */
 typedef void (*rt_append_done_cb)(void *arg, int rc, const SlError *err);
-/* Runs the append on libuv's thread pool. */
+/* Runs the append on the engine's pool (rt_append_init). */
 void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
 
 /* Gives the runtime the catalog and the state store that statements use
@@ -80,12 +81,12 @@ void rt_host_free(void);
  * it.  sqlstate gets its code. */
 const char *rt_take_warning(const char **sqlstate);
 
-/* Starts the continuous queries of the catalog on the loop (after rt_init);
- * rt_cq_close stops them and calls cb once no micro-batch is in flight
- * (before rt_shutdown). */
-int  rt_cq_init(uv_loop_t *loop);
-/* The loop deferred appends complete on (rt_append_start); main sets it. */
-void rt_append_init(uv_loop_t *loop);
+/* Starts the continuous queries of the catalog on the loop (after rt_init),
+ * their micro-batches on the engine's pool (pool.h); rt_cq_close stops them
+ * and calls cb once no micro-batch is in flight (before rt_shutdown). */
+int  rt_cq_init(uv_loop_t *loop, Pool *engine);
+/* The engine's pool deferred appends run on (rt_append_start); main sets it. */
+void rt_append_init(Pool *engine);
 void rt_cq_close(void (*cb)(void));
 /* sys.source_lag's rows: per running query, source and partition (cq.h's
  * CqSourceLag); nothing before rt_cq_init. */

@@ -12,7 +12,7 @@
  *                 are closed and the Server's memory may be freed
  *
  * The configuration is copied: the strings it points to need not outlive
- * server_init.
+ * server_init; the statement pool must outlive the server.
  */
 #ifndef SLUICE_SERVER_H
 #define SLUICE_SERVER_H
@@ -20,6 +20,7 @@
 #include <uv.h>
 #include "sluice/common.h"
 #include "sluice/error.h"
+#include "sluice/pool.h"
 
 typedef struct Server Server;
 
@@ -59,6 +60,10 @@ typedef struct ServerConfig {
     const char *ssl_cert_file;
     const char *ssl_key_file;
     const char *ssl_ca_file;
+
+    /* The pool statements run on (pool.h; main makes it, with
+     * statement_workers threads, and closes it after the loop ended). */
+    Pool       *statements;
 
     /* Debugging: a 10 ms timer measures how late the loop runs it; the
      * worst lag is logged at shutdown ("loop lag"). */

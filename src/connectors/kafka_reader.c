@@ -44,6 +44,11 @@
  * appends those not recorded before to <stream>_dead_letters in its own
  * write (deadletter.h).
  *
+ * A plain SELECT's reader stops with 57014 at the statement's cancel or
+ * statement_timeout (ex_check_interrupt): between Fetch requests, after
+ * each wait of at most 100 ms for librdkafka, and inside a Fetch's socket
+ * waits (kafka_fetch.c), which then fall back to librdkafka's reader.
+ *
  * A reader told which columns its query reads (kafka_reader_need) leaves
  * the others NULL: metadata columns are not filled, and the decoder does
  * not copy unread text values, though it still checks them, so the same
@@ -54,6 +59,7 @@
 #include "format_int.h"
 #include "sluice/bytes.h"
 #include "sluice/deadletter.h"
+#include "sluice/exec.h"
 #include "sluice/expr.h"
 #include "sluice/log.h"
 #include "sluice/relstore.h"
@@ -516,9 +522,12 @@ static int next_rdk(KafkaReader *r, SlError *err)
 {
     KafkaSource *ks = r->ks;
     rd_kafka_message_t *m = next_message(r, 100);
-    if (m == NULL)
+    if (m == NULL) {
+        if (ex_check_interrupt(err) < 0)
+            return -1;      /* a SELECT's cancel or statement_timeout */
         return kafka_wall_us() - r->last_progress_us > ks->read_timeout_us ? read_timed_out(r, err)
                                                                      : 0;
+    }
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && m->rkt != NULL) {
         /* The log's end past the range: the next batch may need it to
          * know its range read (control records have offsets no record
@@ -695,6 +704,8 @@ static int next_direct(KafkaReader *r, SlError *err)
         if (!r->in_response) {
             if (r->remaining == 0)
                 return 0;
+            if (ex_check_interrupt(err) < 0)
+                return -1;  /* a SELECT's cancel or statement_timeout */
             if (direct_request(r, why, sizeof(why)) < 0)
                 return fall_back(r, why, err);
             r->in_response = true;

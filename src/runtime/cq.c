@@ -9,7 +9,8 @@
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
  * flight, the next batch is planned (source range, watermark), its entry is
- * written to the offset log, and its body runs on libuv's thread pool
+ * written to the offset log, and its body runs on the engine's pool
+ * (pool.h: workers that serving statements never occupy)
  * (inc_batch_run: read, update state, emit, one RocksDB WriteBatch with the
  * state, the output and the batch id: the batch's commit).  Back on the
  * loop its changes go to the subscribers, then the commit-log entry is
@@ -86,6 +87,7 @@ static uint64_t g_next_sub_id = 1;
 
 struct CqRuntime {
     uv_loop_t   *loop;
+    Pool        *workers;       /* the engine's */
     Catalog     *cat;
     StateStore  *st;
     Cq          *queries;
@@ -101,7 +103,7 @@ struct Cq {
     const CatRelation *rel;
     IncPlan           *plan;
     uv_timer_t         timer;
-    uv_work_t          work;
+    PoolWork           work;
     IncBatch           batch;
     SlError            batch_err;
     int                batch_rc;
@@ -167,10 +169,11 @@ static int64_t wall_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st)
+CqRuntime *cq_runtime_init(uv_loop_t *loop, Pool *workers, Catalog *cat, StateStore *st)
 {
     CqRuntime *rt = sl_calloc(1, sizeof(CqRuntime));
     rt->loop = loop;
+    rt->workers = workers;
     rt->cat = cat;
     rt->st = st;
     return rt;
@@ -310,7 +313,7 @@ static bool caught_up(const Cq *q)
     return q->has_stop_at;
 }
 
-static void work_cb(uv_work_t *w)
+static void work_cb(PoolWork *w)
 {
     Cq *q = w->data;
     q->batch_rc = inc_batch_run(q->plan, &q->batch, &q->batch_err);
@@ -512,7 +515,7 @@ static void retry_later(Cq *q, const SlError *e)
     schedule(q, (uint64_t)delay);
 }
 
-static void after_work_cb(uv_work_t *w, int status)
+static void after_work_cb(PoolWork *w)
 {
     Cq *q = w->data;
     q->in_flight = false;
@@ -522,11 +525,11 @@ static void after_work_cb(uv_work_t *w, int status)
         release(q);
         return;
     }
-    if (status != 0 || q->batch_rc < 0) {
+    if (q->batch_rc < 0) {
         strbuf_free(&q->batch.changes);
         if (!sl_error_set(&q->batch_err))
-            sl_error(&q->batch_err, ERRCODE_INTERNAL_ERROR, "micro-batch cancelled");
-        if (status == 0 && retryable(q, &q->batch_err))
+            sl_error(&q->batch_err, ERRCODE_INTERNAL_ERROR, "micro-batch failed without an error");
+        if (retryable(q, &q->batch_err))
             retry_later(q, &q->batch_err);
         else
             fail_after_tries(q, &q->batch_err);
@@ -662,14 +665,7 @@ static void launch(Cq *q, const CqOffsets *o)
     q->batch_o.sources = NULL;
     q->in_flight = true;
     q->work.data = q;
-    int rc = uv_queue_work(q->rt->loop, &q->work, work_cb, after_work_cb);
-    if (rc != 0) {
-        q->in_flight = false;
-        SlError e = {0};
-        sl_error(&e, ERRCODE_INTERNAL_ERROR, "cannot queue a micro-batch: %s", uv_strerror(rc));
-        fail_query(q, &e);
-        sl_error_clear(&e);
-    }
+    pool_submit(q->rt->workers, &q->work, work_cb, after_work_cb);
 }
 
 /* Plans and launches the next batch, if there is one to run now.  Its

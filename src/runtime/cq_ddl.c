@@ -3,7 +3,8 @@
  * with the server.
  *
  *   rt_cq_init      start the registry on the loop and every query in the
- *                   catalog (they resume after their last committed batch)
+ *                   catalog (they resume after their last committed batch);
+ *                   their batches run on the engine's pool
  *   rt_cq_close     stop them all; cb once no batch is in flight
  *   rt_cq_create    CREATE [OR REPLACE] CONTINUOUS QUERY: check it can run
  *                   incrementally, create its relation, start it; a
@@ -63,9 +64,9 @@ static void start_one(const CatRelation *rel, void *arg)
     sl_error_clear(&err);
 }
 
-int rt_cq_init(uv_loop_t *loop)
+int rt_cq_init(uv_loop_t *loop, Pool *engine)
 {
-    g_cq = cq_runtime_init(loop, rt_catalog(), rt_state());
+    g_cq = cq_runtime_init(loop, engine, rt_catalog(), rt_state());
     cq_set_check(g_cq, rt_cq_privileges);
     cat_foreach(rt_catalog(), start_one, NULL);
     return 0;

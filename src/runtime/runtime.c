@@ -11,6 +11,8 @@
  *   rt_setting    what a SET / RESET / SHOW asks of the session
  *   rt_on_worker, rt_run_begin, rt_run_exec, rt_run_end
  *                 a statement run on a worker thread, in three steps
+ *                 (INSERT / UPDATE / DELETE of tables one at a time: the
+ *                 wait for the lock ends at a cancel or timeout)
  *
  * Statements that read no relation (SELECT 1, SET, BEGIN) work without
  * rt_init(); the others fail with 55000 until it is called.  A prepared
@@ -35,6 +37,7 @@
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 
 struct Prepared {
     Query         *q;
@@ -392,6 +395,24 @@ struct RtRun {
  * not atomic against another session's. */
 static pthread_mutex_t modify_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* Takes modify_mu, waiting in slices of 20 ms so that a cancel or
+ * statement_timeout of the waiting statement ends its wait (57014) while
+ * another one holds the lock for long.  0, or -1 with err set. */
+static int modify_lock(SlError *err)
+{
+    for (;;) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20 * 1000 * 1000;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        if (pthread_mutex_timedlock(&modify_mu, &ts) == 0)
+            return 0;
+        if (ex_check_interrupt(err) < 0)
+            return -1;
+    }
+}
+
 bool rt_on_worker(const Prepared *p)
 {
     QueryKind k = p->q->kind;
@@ -468,8 +489,10 @@ int rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *
          * append to a stream needs no check, and concurrent appends may
          * share an fsync (group commit, relstore.h). */
         bool serial = q->modify->rel->kind != REL_STREAM;
-        if (serial)
-            pthread_mutex_lock(&modify_mu);
+        if (serial && modify_lock(err) < 0) {
+            rc = -1;
+            break;
+        }
         rc = rt_run_modify(q, &cx, sink, &rows);
         if (serial)
             pthread_mutex_unlock(&modify_mu);

@@ -176,6 +176,10 @@ static void server_free_config(Server *s)
 
 Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
 {
+    if (cfg->statements == NULL) {
+        sl_error(err, ERRCODE_INTERNAL_ERROR, "no statement pool in the server's configuration");
+        return NULL;
+    }
     Server *s = sl_calloc(1, sizeof(Server));
     s->loop = loop;
     s->cfg = *cfg;

@@ -46,7 +46,10 @@
  * does not hold the others up.
  *
  * Statements are handed to the runtime (runtime.h); this file never calls
- * the SQL layer or the executor directly.
+ * the SQL layer or the executor directly.  Those that read or write rows run
+ * on the statement pool (ServerConfig.statements, pool.h), one job per
+ * connection at most; while all its workers are busy, jobs wait in its
+ * queue, and statement_timeout counts that wait too.
  */
 #include "pgw.h"
 #include "sluice/ast.h"
@@ -403,7 +406,7 @@ static void statement_done(Conn *c, char *tag, size_t tagsize)
 typedef enum JobKind { JOB_SIMPLE, JOB_EXECUTE, JOB_EXECUTE_LIMIT } JobKind;
 
 struct Job {
-    uv_work_t      req;
+    PoolWork       req;         /* on the server's statement pool */
     Conn          *conn;
     SlSettings    *settings;
     RtRun         *run;
@@ -421,7 +424,7 @@ struct Job {
     int            rc;
 };
 
-static void job_work_cb(uv_work_t *req)
+static void job_work_cb(PoolWork *req)
 {
     Job *j = req->data;
     SlSettings *old = settings_enter(j->settings);
@@ -432,13 +435,28 @@ static void job_work_cb(uv_work_t *req)
     settings_enter(old);
 }
 
-static void job_after_cb(uv_work_t *req, int status);
+static void job_after_cb(PoolWork *req);
+
+/* Sets the job's interrupt flag (EX_CANCEL_USER, _TIMEOUT or _SHUTDOWN); a
+ * job still waiting in the statement pool's queue never runs: it ends at
+ * once with the error ex_check_interrupt gives for that reason
+ * (job_after_cb on a later loop turn). */
+static void job_interrupt(Conn *c, int why)
+{
+    Job *j = c->job;
+    atomic_store(&j->interrupt, why);
+    if (pool_cancel(c->server->cfg.statements, &j->req) == 0) {
+        const _Atomic int *old = ex_interrupt_enter(&j->interrupt);
+        j->rc = ex_check_interrupt(&j->err);
+        ex_interrupt_enter(old);
+    }
+}
 
 static void on_statement_timeout(uv_timer_t *t)
 {
     Conn *c = t->data;
     if (c->job != NULL)
-        atomic_store(&c->job->interrupt, EX_CANCEL_TIMEOUT);
+        job_interrupt(c, EX_CANCEL_TIMEOUT);
 }
 
 static void copy_in_cancel(Conn *c);
@@ -453,7 +471,7 @@ bool session_cancel(Conn *c)
     }
     if (c->job == NULL)
         return false;
-    atomic_store(&c->job->interrupt, EX_CANCEL_USER);
+    job_interrupt(c, EX_CANCEL_USER);
     return true;
 }
 
@@ -485,14 +503,14 @@ void session_shutdown(Conn *c)
 void session_shutdown_cancel(Conn *c)
 {
     if (c->job != NULL)
-        atomic_store(&c->job->interrupt, EX_CANCEL_SHUTDOWN);
+        job_interrupt(c, EX_CANCEL_SHUTDOWN);
 }
 
 void session_closing(Conn *c)
 {
     subscribe_free(c);      /* silently: nobody reads its error */
     if (c->job != NULL)
-        atomic_store(&c->job->interrupt, EX_CANCEL_USER);
+        job_interrupt(c, EX_CANCEL_USER);
 }
 
 /* Runs prep: SET / SHOW and statements that touch the catalog here, the
@@ -538,12 +556,7 @@ static int start_statement(Conn *c, const Prepared *prep, const ParamValue *para
     j->maxrows = maxrows;
     j->sql = sql;
     atomic_init(&j->interrupt, EX_RUNNING);
-    if (uv_queue_work(c->server->loop, &j->req, job_work_cb, job_after_cb) != 0) {
-        rt_run_end(run);
-        strbuf_free(&j->rows);
-        sl_free(j);
-        return sl_error(err, ERRCODE_INTERNAL_ERROR, "could not start the statement");
-    }
+    pool_submit(c->server->cfg.statements, &j->req, job_work_cb, job_after_cb);
     c->job = j;
     int ms = settings_timeout_ms(c->settings, TIMEOUT_STATEMENT);
     if (ms > 0)
@@ -1494,11 +1507,10 @@ static void handle_close(Conn *c, PgwReader *r)
 
 /* A job ended (on the loop): its rows go out, then what its kind says
  * next; then the messages that waited meanwhile. */
-static void job_after_cb(uv_work_t *req, int status)
+static void job_after_cb(PoolWork *req)
 {
     Job *j = req->data;
     Conn *c = j->conn;
-    SL_UNUSED(status);
     c->job = NULL;
     rt_run_end(j->run);
     bool closing = c->phase == PHASE_CLOSING;
