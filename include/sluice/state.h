@@ -6,6 +6,7 @@
  *   state_get                    one key's value
  *   state_batch_*                an atomic group of puts and deletes
  *   state_scan_*                 keys with a prefix, in byte order
+ *                                (state_scan_status: stopped on an error?)
  *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
  *                                sizes for sys.state
  *
@@ -31,7 +32,8 @@ void state_close(StateStore *st);
 const char *state_dir(StateStore *st);
 
 /* Looks a key up.  Returns 1 with the value copied into arena a, 0 if the
- * key is absent, or -1 with err set. */
+ * key is absent, or -1 with err set (XX001 data_corrupted when a checksum
+ * fails, 58030 io_error otherwise). */
 int  state_get(StateStore *st, const void *key, size_t klen, Arena *a,
                void **val, size_t *vlen, SlError *err);
 
@@ -67,8 +69,14 @@ StateScan *state_scan_open_from(StateStore *st, const void *prefix, size_t plen,
 /* The last key with the prefix, copied into a; 1 found, 0 none, -1 error. */
 int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a,
                    void **key, size_t *klen, SlError *err);
+/* The next key and value, or false at the end of the keys or on an error:
+ * a caller that stops on false must ask state_scan_status (or close) which
+ * it was, or a damaged file reads as a short answer. */
 bool state_scan_next(StateScan *s, const void **key, size_t *klen,
                      const void **val, size_t *vlen);
+/* 0, or -1 with err set (XX001 for a damaged file, 58030 otherwise) when
+ * the scan stopped on an error. */
+int  state_scan_status(StateScan *s, SlError *err);
 /* Returns 0, or -1 with err set if the scan stopped on an I/O error. */
 int  state_scan_close(StateScan *s, SlError *err);
 

@@ -245,6 +245,8 @@ static int tbl_scan_row(RelScan *s, Arena *a, Batch *b, SlStr *k, SlError *err)
         return 1;
     }
     if (!state_scan_next(s->scan, &key, &klen, &val, &vlen)) {
+        if (state_scan_status(s->scan, err) < 0)
+            return -1;
         if (!s->log_next)
             return 0;
         /* The rows are read: the result log comes next. */
@@ -756,8 +758,10 @@ static bool next_chunk(RelScan *s, size_t keylen, SlError *err, bool *bad)
 {
     const void *key, *val;
     size_t klen, vlen;
-    if (!state_scan_next(s->scan, &key, &klen, &val, &vlen))
+    if (!state_scan_next(s->scan, &key, &klen, &val, &vlen)) {
+        *bad = state_scan_status(s->scan, err) < 0;
         return false;
+    }
     return load_chunk(s, keylen, key, klen, val, vlen, err, bad);
 }
 
@@ -795,8 +799,10 @@ static bool log_next_chunk(RelScan *s, SlError *err, bool *bad)
         }
         const void *key, *val;
         size_t klen, vlen;
-        if (!state_scan_next(s->scan, &key, &klen, &val, &vlen))
+        if (!state_scan_next(s->scan, &key, &klen, &val, &vlen)) {
+            *bad = state_scan_status(s->scan, err) < 0;
             return false;
+        }
         if (klen != 13)
             return load_chunk(s, 17, key, klen, val, vlen, err, bad);
         memcpy(s->ref_key, key, 13);

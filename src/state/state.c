@@ -6,7 +6,7 @@
  *   state_batch_append,
  *   state_batch_count, state_batch_commit, state_batch_free
  *   state_scan_open, state_scan_open_at, state_scan_open_from, state_scan_next,
- *   state_scan_close
+ *   state_scan_status, state_scan_close
  *   state_last_key
  *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
  *
@@ -16,6 +16,9 @@
  * Values of STATE_BLOB_MIN_BYTES and more -- the chunks of streams and of
  * result logs -- are kept in RocksDB's blob files, uncompressed, so that
  * compactions move only their keys (docs/architecture.md, "State store").
+ * Every read verifies checksums and RocksDB's "Corruption" status becomes
+ * XX001 data_corrupted; a WAL record that fails its checksum refuses the
+ * open (docs/operations.md, "Damaged data").
  */
 #include "sluice/state.h"
 #include "sluice/log.h"
@@ -57,6 +60,28 @@ struct StateScan {
     bool                   started;
 };
 
+/* Read options that verify every block's and blob's checksum. */
+static rocksdb_readoptions_t *read_options(void)
+{
+    rocksdb_readoptions_t *r = rocksdb_readoptions_create();
+    rocksdb_readoptions_set_verify_checksums(r, 1);
+    return r;
+}
+
+/* Sets err from a RocksDB error message and frees it: a damaged file is
+ * XX001 data_corrupted, anything else an I/O error. */
+static int io_error(SlError *err, const char *what, char *msg)
+{
+    if (err == NULL)
+        ;   /* the caller already holds an error */
+    else if (strncmp(msg, "Corruption:", 11) == 0)
+        sl_error(err, ERRCODE_DATA_CORRUPTED, "state store: %s: %s", what, msg);
+    else
+        sl_error(err, ERRCODE_IO_ERROR, "state store: %s: %s", what, msg);
+    rocksdb_free(msg);
+    return -1;
+}
+
 int state_open(const char *dir, StateStore **out, SlError *err)
 {
     StateStore *st = sl_calloc(1, sizeof(StateStore));
@@ -75,15 +100,23 @@ int state_open(const char *dir, StateStore **out, SlError *err)
     rocksdb_options_set_enable_blob_files(st->opts, 1);
     rocksdb_options_set_min_blob_size(st->opts, STATE_BLOB_MIN_BYTES);
     rocksdb_options_set_enable_blob_gc(st->opts, 1);
-    st->ropts = rocksdb_readoptions_create();
+    /* Damage is an error, never a short answer (docs/operations.md,
+     * "Damaged data"): every file is checked as it is opened and every
+     * block and blob against its checksum as it is read; a WAL record
+     * that fails its checksum stops the open, and only a torn last record
+     * -- a write cut short by a crash, never acknowledged -- is dropped. */
+    rocksdb_options_set_paranoid_checks(st->opts, 1);
+    rocksdb_options_set_wal_recovery_mode(st->opts,
+                                          rocksdb_tolerate_corrupted_tail_records_recovery);
+    st->ropts = read_options();
     st->wopts_sync = rocksdb_writeoptions_create();
     rocksdb_writeoptions_set_sync(st->wopts_sync, 1);
     st->wopts_nosync = rocksdb_writeoptions_create();
     char *msg = NULL;
     st->db = rocksdb_open(st->opts, dir, &msg);
     if (msg != NULL) {
-        sl_error(err, ERRCODE_IO_ERROR, "cannot open state store \"%s\": %s", dir, msg);
-        rocksdb_free(msg);
+        io_error(err, "cannot open", msg);
+        sl_error_detail(err, "directory: %s", dir);
         state_close(st);
         return -1;
     }
@@ -110,13 +143,6 @@ void state_close(StateStore *st)
 const char *state_dir(StateStore *st)
 {
     return st->dir;
-}
-
-static int io_error(SlError *err, const char *what, char *msg)
-{
-    sl_error(err, ERRCODE_IO_ERROR, "state store: %s: %s", what, msg);
-    rocksdb_free(msg);
-    return -1;
 }
 
 int state_get(StateStore *st, const void *key, size_t klen, Arena *a, void **val,
@@ -238,7 +264,7 @@ static size_t prefix_upper(const void *prefix, size_t plen, char *upper)
 StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen)
 {
     StateScan *s = sl_calloc(1, sizeof(StateScan));
-    s->ropts = rocksdb_readoptions_create();
+    s->ropts = read_options();
     s->prefix = sl_malloc(plen ? plen : 1);
     memcpy(s->prefix, prefix, plen);
     s->plen = plen;
@@ -289,13 +315,16 @@ bool state_scan_next(StateScan *s, const void **key, size_t *klen, const void **
     return true;
 }
 
-int state_scan_close(StateScan *s, SlError *err)
+int state_scan_status(StateScan *s, SlError *err)
 {
     char *msg = NULL;
     rocksdb_iter_get_error(s->it, &msg);
-    int rc = 0;
-    if (msg != NULL)
-        rc = io_error(err, "scan", msg);
+    return msg != NULL ? io_error(err, "scan", msg) : 0;
+}
+
+int state_scan_close(StateScan *s, SlError *err)
+{
+    int rc = state_scan_status(s, err);
     rocksdb_iter_destroy(s->it);
     rocksdb_readoptions_destroy(s->ropts);
     sl_free(s->prefix);
