@@ -51,7 +51,9 @@ void state_batch_append(StateBatch *dst, StateBatch *src);
 /* The number of puts and deletes in the batch. */
 int  state_batch_count(StateBatch *b);
 /* Applies the batch atomically; with sync the write is on disk (fsync of
- * the WAL) before it returns.  The batch stays the caller's to free. */
+ * the WAL) before it returns.  The batch stays the caller's to free.  A
+ * batch with puts is refused (53100 disk_full) while less than 64 MiB are
+ * free on the store's filesystem (docs/operations.md, "Disk full"). */
 int  state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err);
 void state_batch_free(StateBatch *b);
 

@@ -222,7 +222,17 @@ void cat_close(Catalog *cat)
 
 int cat_db_error(Catalog *cat, SlError *err)
 {
-    return sl_error(err, ERRCODE_IO_ERROR, "catalog: %s", sqlite3_errmsg(cat->db));
+    switch (sqlite3_errcode(cat->db)) {
+    case SQLITE_FULL:
+        sl_error(err, ERRCODE_DISK_FULL, "catalog: %s", sqlite3_errmsg(cat->db));
+        sl_error_hint(err, "Free space on the filesystem of the data directory.");
+        return -1;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        return sl_error(err, ERRCODE_DATA_CORRUPTED, "catalog: %s", sqlite3_errmsg(cat->db));
+    default:
+        return sl_error(err, ERRCODE_IO_ERROR, "catalog: %s", sqlite3_errmsg(cat->db));
+    }
 }
 
 static int type_parse(const char *name, SlType *t)
