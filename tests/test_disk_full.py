@@ -9,7 +9,8 @@ acknowledged row is there once -- also after a restart.  A server killed
 while the disk is full (40 MiB left, under the 64 MiB reserve) starts again
 with every acknowledged row (its WAL replays).  A continuous query whose
 batch is refused shows `retrying` with the error and catches up once space
-is freed.  Before the fix, RocksDB met the full disk itself and the server
+is freed.  In group commit mode, appends refused for a full disk resume
+too.  Before the fix, RocksDB met the full disk itself and the server
 aborted (RocksDB 7.8's assertion on its failed WAL writer) or kept failing
 with 58030 until a restart.
 """
@@ -173,3 +174,18 @@ def test_query_retries_while_the_disk_is_full(sluiced, tmpfs):
             time.sleep(0.5)
         assert c.execute("SELECT status FROM sys.queries WHERE name = 'q'").fetchone() == (
             "running",)
+
+
+def test_group_commit_appends_resume(sluiced, tmpfs):
+    """In group commit mode a full disk refuses the append before it takes
+    offsets: appends go on once space is freed, without a restart."""
+    server = sluiced("--data-dir", str(tmpfs / "data"), "--commit-mode=group")
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute("CREATE STREAM s (a bigint, b text)")
+        c.execute("INSERT INTO s SELECT g, 'x' FROM generate_series(1, 100) g")
+        fill_leaving(tmpfs / "filler", 40 << 20)
+        assert sqlstate(c, "INSERT INTO s VALUES (101, 'y')") == "53100"
+        assert sqlstate(c, "INSERT INTO s VALUES (102, 'y')") == "53100"
+        (tmpfs / "filler").unlink()
+        c.execute("INSERT INTO s SELECT g, 'z' FROM generate_series(201, 300) g")
+        assert c.execute("SELECT count(*), min(a), max(a) FROM s").fetchone() == (200, 1, 300)

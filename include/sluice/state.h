@@ -5,6 +5,7 @@
  *   state_open, state_close      the store in <data_dir>/state
  *   state_get                    one key's value
  *   state_batch_*                an atomic group of puts and deletes
+ *   state_check_room             would a write be refused for a full disk?
  *   state_scan_*                 keys with a prefix, in byte order
  *                                (state_scan_status: stopped on an error?)
  *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
@@ -56,6 +57,10 @@ int  state_batch_count(StateBatch *b);
  * free on the store's filesystem (docs/operations.md, "Disk full"). */
 int  state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err);
 void state_batch_free(StateBatch *b);
+/* 0 when a write that puts data would not be refused for want of space
+ * now, else -1 with err (53100): for a caller that must not fail a write
+ * it has already promised (a group of stream appends). */
+int  state_check_room(StateStore *st, SlError *err);
 
 /* Iterates over every key that starts with prefix, in byte order.  The
  * pointers state_scan_next() returns are valid until the next call. */

@@ -4,7 +4,7 @@
  *   state_open, state_close, state_dir, state_get
  *   state_batch_new, state_batch_put, state_batch_delete, state_batch_delete_range,
  *   state_batch_append,
- *   state_batch_count, state_batch_commit, state_batch_free
+ *   state_batch_count, state_batch_commit, state_batch_free, state_check_room
  *   state_scan_open, state_scan_open_at, state_scan_open_from, state_scan_next,
  *   state_scan_status, state_scan_close
  *   state_last_key
@@ -209,6 +209,14 @@ static void done_db(StateStore *st)
 
 /* 0 when at least STATE_RESERVE_BYTES are free on the store's filesystem
  * (*avail: how many), else -1 with err (53100). */
+static int check_room(StateStore *st, unsigned long long *avail, SlError *err);
+
+int state_check_room(StateStore *st, SlError *err)
+{
+    unsigned long long avail;
+    return check_room(st, &avail, err);
+}
+
 static int check_room(StateStore *st, unsigned long long *avail, SlError *err)
 {
     struct statvfs vfs;
