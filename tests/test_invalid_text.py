@@ -8,7 +8,9 @@ each such record a dead letter with its reason, the good ones rows, and the
 rows read back as valid UTF-8 by a client; a Bind text parameter of bytes
 ff ff ff in binary and in text format; SQL text with a raw invalid byte, and
 E'\\xff'; COPY FROM STDIN with an invalid byte and with a \\xff escape;
-jsonb input with invalid bytes.  Each refusal is 22021 as the role u.
+jsonb input with invalid bytes; a startup packet whose user name or a
+setting is not UTF-8 (FATAL; application_name is cleaned to ASCII instead,
+as PostgreSQL does).  Each refusal is 22021 as the role u.
 """
 
 import time
@@ -144,3 +146,17 @@ def test_copy_not_utf8(server, data):
                 cp.write(data)
         assert sqlstate(copy) == "22021"
     assert rows(server, "SELECT count(*) FROM t") == [(0,)]
+
+
+@pytest.mark.parametrize("params", [{"user": b"u\xff"},
+                                    {"user": "u", "DateStyle": b"ISO\xc3"}])
+def test_startup_parameter_not_utf8(server, params):
+    with pw.Raw(server.port) as r:
+        msgs = r.startup(password=PASSWORD, **params)
+        errs = [pw.error_fields(b) for k, b in msgs if k == b"E"]
+        assert [e["C"] for e in errs] == ["22021"], msgs
+        assert errs[0]["S"] == "FATAL"
+    assert rows(server, "SELECT count(*) FROM pg_roles WHERE rolname LIKE 'u_%'") == [(0,)]
+    with pw.Raw(server.port) as r:      # application_name: cleaned, as PostgreSQL
+        msgs = r.startup(user="u", password=PASSWORD, application_name=b"app\xff")
+        assert (b"S", b"application_name\x00app?\x00") in msgs, msgs
