@@ -2,8 +2,10 @@
  * main.c -- sluiced: options, configuration file, data directory, the loop.
  *
  * Start-up order: options (command line over config file over defaults),
- * data directory, catalog (SQLite), state store (RocksDB), listener (which
- * refuses a non-loopback address without hba rules), the catalog's md5
+ * data directory (refused when it holds a state store without its catalog
+ * or the reverse: check_data_dir), catalog (SQLite), state store
+ * (RocksDB), listener (which refuses a non-loopback address without hba
+ * rules), the catalog's md5
  * hashes kept or dropped (rt_roles_md5: kept only with an md5 rule).  One
  * log line says the server is ready and how to connect.  SIGINT or SIGTERM
  * close the listener; statements in flight finish (cancelled past
@@ -437,6 +439,40 @@ static int make_dirs(const char *path)
     return rc;
 }
 
+/* The size of a file, or -1 when it does not exist (or cannot be read). */
+static long long file_size(const char *dir, const char *name)
+{
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+/* Refuses a data directory that has lost half of itself: a state store
+ * without its catalog (deleted, or emptied: SQLite would start it afresh as
+ * an empty server over the old state), or a catalog without its state
+ * store.  0, or -1 after logging why (docs/operations.md, "Damaged data"). */
+static int check_data_dir(const char *dir)
+{
+    long long cat = file_size(dir, "catalog.db");
+    bool state = file_size(dir, "state/CURRENT") >= 0;
+    if (state && cat <= 0) {
+        sl_log(LOG_ERROR, "refusing to start: the catalog is missing or empty but the state "
+                          "store exists",
+               "dir=\"%s\" catalog_bytes=%lld hint=\"restore catalog.db from a backup, or "
+               "move the data directory aside to start an empty server\"", dir, cat);
+        return -1;
+    }
+    if (!state && cat > 0) {
+        sl_log(LOG_ERROR, "refusing to start: the state store is missing but the catalog "
+                          "exists",
+               "dir=\"%s\" hint=\"restore state/ from a backup, or move the data directory "
+               "aside to start an empty server\"", dir);
+        return -1;
+    }
+    return 0;
+}
+
 static void options_free(Options *o)
 {
     sl_free(o->listen);
@@ -644,6 +680,8 @@ int main(int argc, char **argv)
                o.data_dir, strerror(errno));
         goto out;
     }
+    if (check_data_dir(o.data_dir) < 0)
+        goto out;
     snprintf(path, sizeof(path), "%s/catalog.db", o.data_dir);
     if (cat_open(path, &cat, &err) < 0) {
         sl_log(LOG_ERROR, "cannot open catalog", "error=\"%s\"", err.message);

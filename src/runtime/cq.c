@@ -464,13 +464,16 @@ static void send_pending_snapshots(Cq *q)
 }
 
 /* Whether the batch in flight, failed with e, is to be run again: on a
- * connection exception (class 08) always; on an I/O error (58030: a write
- * of the state store, a result file or a files sink; nothing of the batch
- * was committed, and a disk that filled or hiccuped may take the next
- * write) until it has failed STORAGE_TRIES times. */
+ * connection exception (class 08) or a full disk (53100: the query shows
+ * `retrying` with the error until space is freed, then goes on) always;
+ * on an I/O error (58030: a write of the state store, a result file or a
+ * files sink; nothing of the batch was committed, and a disk that
+ * hiccuped may take the next write) until it has failed STORAGE_TRIES
+ * times. */
 static bool retryable(const Cq *q, const SlError *e)
 {
-    if (e->sqlstate[0] == '0' && e->sqlstate[1] == '8')
+    if ((e->sqlstate[0] == '0' && e->sqlstate[1] == '8') ||
+        strcmp(e->sqlstate, ERRCODE_DISK_FULL) == 0)
         return true;
     return strcmp(e->sqlstate, ERRCODE_IO_ERROR) == 0 && q->retries + 1 < STORAGE_TRIES;
 }

@@ -56,6 +56,7 @@
 #include "sluice/exec.h"
 #include "sluice/log.h"
 #include "sluice/settings.h"
+#include "sluice/utf8.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -1666,6 +1667,22 @@ static void startup(Conn *c, const PgwStartup *st)
     if (c->too_many) {
         fatal(c, ERRCODE_TOO_MANY_CONNECTIONS, "sorry, too many clients already");
         return;
+    }
+    /* Names and values become text (a role name, a database name,
+     * settings): UTF-8, as every text entering the server.  application_name
+     * is not refused: it is cleaned to printable ASCII, as PostgreSQL does. */
+    for (int i = 0; i < st->nparams; i++) {
+        int parts = strcmp(st->names[i], "application_name") == 0 ? 1 : 2;
+        for (int k = 0; k < parts; k++) {
+            const char *s = k == 0 ? st->names[i] : st->values[i];
+            size_t n = strlen(s), bad = sl_utf8_invalid(s, n);
+            if (bad < n) {
+                char msg[96];
+                sl_utf8_message(s + bad, n - bad, msg, sizeof(msg));
+                fatal(c, ERRCODE_CHARACTER_NOT_IN_REPERTOIRE, msg);
+                return;
+            }
+        }
     }
     if (user == NULL || *user == '\0') {
         fatal(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
