@@ -2,16 +2,28 @@
  * main.c -- sluiced: options, configuration file, data directory, the loop.
  *
  * Start-up order: options (command line over config file over defaults),
- * data directory, catalog (SQLite), state store (RocksDB), listener.  One
+ * data directory (refused when it holds a state store without its catalog
+ * or the reverse: check_data_dir), catalog (SQLite), state store
+ * (RocksDB), listener (which refuses a non-loopback address without hba
+ * rules), the catalog's md5
+ * hashes kept or dropped (rt_roles_md5: kept only with an md5 rule).  One
  * log line says the server is ready and how to connect.  SIGINT or SIGTERM
  * close the listener; statements in flight finish (cancelled past
  * shutdown_timeout) and are answered, every session ends with FATAL 57P01
  * (server.c); then the stores close and the process exits 0.
+ *
+ * main makes the two worker pools (pool.h; docs/architecture.md, "Threads"):
+ * the engine's (engine_workers threads: continuous-query batches, ingestion
+ * rounds, deferred appends) and the statements' (statement_workers threads;
+ * statements beyond them wait in its queue), shows them in /metrics
+ * (sluice_pool_*), and closes them once the loop has ended.
  */
 #include "sluice/catalog.h"
 #include "sluice/ingest.h"
 #include "sluice/log.h"
 #include "sluice/memacct.h"
+#include "sluice/metrics.h"
+#include "sluice/pool.h"
 #include "sluice/relstore.h"
 #include "sluice/runtime.h"
 #include "sluice/server.h"
@@ -50,6 +62,10 @@ typedef struct Options {
     bool   group_commit;        /* --commit-mode=group */
     long   group_commit_window; /* microseconds */
     int    http_port;           /* -1: no HTTP listener */
+    char  *http_listen;         /* its own address, loopback by default */
+    char  *http_token;          /* bearer token of the HTTP pages, or NULL */
+    int    engine_workers;      /* threads of the engine's pool */
+    int    statement_workers;   /* threads of the statements' pool */
     char  *files_root;          /* --files-root: where non-superusers' files live */
     char  *kafka_allowed_hosts; /* the brokers non-superusers may name; NULL: any */
     char **hba;                 /* rules, in order */
@@ -100,6 +116,11 @@ static void publish_settings(const Options *o, int port)
                    "microseconds a group commit waits for more appends");
     rt_setting_set("debug_loop_lag", o->debug_loop_lag ? "on" : "off",
                    "whether the event loop's lag is measured");
+    snprintf(buf, sizeof(buf), "%d", o->engine_workers);
+    rt_setting_set("engine_workers", buf, "worker threads of continuous queries and ingestion");
+    snprintf(buf, sizeof(buf), "%d", o->statement_workers);
+    rt_setting_set("statement_workers", buf,
+                   "worker threads of client statements; more statements wait in a queue");
 }
 
 static void usage(FILE *f)
@@ -110,7 +131,8 @@ static void usage(FILE *f)
 "\n"
 "Options (each may also be set in the --config file as `name = value`,\n"
 "with dashes written as underscores; the command line wins):\n"
-"  -l, --listen=ADDR          address to listen on (default 127.0.0.1)\n"
+"  -l, --listen=ADDR          address to listen on (default 127.0.0.1); an\n"
+"                             address that is not loopback needs --hba rules\n"
 "  -p, --port=PORT            TCP port (default 7433; 0 picks a free port,\n"
 "                             which the ready line reports)\n"
 "  -D, --data-dir=DIR         data directory, created when missing: the SQLite\n"
@@ -140,6 +162,9 @@ static void usage(FILE *f)
 "                             METHOD\" (repeatable; first match wins; given on the\n"
 "                             command line, they replace the config file's);\n"
 "                             without rules, loopback connections are trusted\n"
+"                             and no other address may be listened on; md5\n"
+"                             password hashes are kept only while a rule\n"
+"                             uses md5\n"
 "      --authentication-timeout=S  close a connection not through authentication\n"
 "                             S seconds after it was accepted (default 60)\n"
 "      --commit-mode=MODE     how appends to streams reach the disk: sync (each\n"
@@ -152,9 +177,20 @@ static void usage(FILE *f)
 "                             behind the write in progress, as PostgreSQL's\n"
 "                             commit_delay = 0)\n"
 "      --http-port=PORT       serve /metrics (Prometheus), /healthz and the\n"
-"                             query pages over HTTP on the listen address\n"
+"                             query pages over HTTP on --http-listen\n"
 "                             (default -1: off; 0 picks a free port, which the\n"
 "                             ready line reports)\n"
+"      --http-listen=ADDR     address of the HTTP listener (default 127.0.0.1,\n"
+"                             whatever --listen is); one that is not loopback\n"
+"                             needs an HTTP token\n"
+"      --http-token=TOKEN     every HTTP page but /healthz then needs\n"
+"                             \"Authorization: Bearer TOKEN\" (16 bytes or more;\n"
+"                             better set in the config file: http_token)\n"
+"      --engine-workers=N     worker threads of continuous-query batches, ingestion\n"
+"                             and deferred appends (default: one per core, at\n"
+"                             least 4); statements never run on them\n"
+"      --statement-workers=N  worker threads of client statements (SELECT, INSERT,\n"
+"                             ...); more statements wait in a queue (default 4)\n"
 "      --files-root=DIR       the directory below which roles that are not\n"
 "                             superusers may use the files connector and files\n"
 "                             sinks (default: none, only superusers may)\n"
@@ -312,6 +348,19 @@ static int set_option(Options *o, const char *name, const char *value)
         if (*value == '\0' || *end != '\0' || p < -1 || p > 65535)
             return -1;
         o->http_port = (int)p;
+    } else if (strcmp(key, "http_listen") == 0) {
+        set_string(&o->http_listen, value);
+    } else if (strcmp(key, "http_token") == 0) {
+        set_string(&o->http_token, value);
+    } else if (strcmp(key, "engine_workers") == 0 ||
+               strcmp(key, "statement_workers") == 0) {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || v < 1 || v > 1024)
+            return -1;
+        if (key[0] == 'e')
+            o->engine_workers = (int)v;
+        else
+            o->statement_workers = (int)v;
     } else if (strcmp(key, "files_root") == 0) {
         set_string(&o->files_root, value);
     } else if (strcmp(key, "kafka_allowed_hosts") == 0) {
@@ -415,6 +464,40 @@ static int make_dirs(const char *path)
     return rc;
 }
 
+/* The size of a file, or -1 when it does not exist (or cannot be read). */
+static long long file_size(const char *dir, const char *name)
+{
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+/* Refuses a data directory that has lost half of itself: a state store
+ * without its catalog (deleted, or emptied: SQLite would start it afresh as
+ * an empty server over the old state), or a catalog without its state
+ * store.  0, or -1 after logging why (docs/operations.md, "Damaged data"). */
+static int check_data_dir(const char *dir)
+{
+    long long cat = file_size(dir, "catalog.db");
+    bool state = file_size(dir, "state/CURRENT") >= 0;
+    if (state && cat <= 0) {
+        sl_log(LOG_ERROR, "refusing to start: the catalog is missing or empty but the state "
+                          "store exists",
+               "dir=\"%s\" catalog_bytes=%lld hint=\"restore catalog.db from a backup, or "
+               "move the data directory aside to start an empty server\"", dir, cat);
+        return -1;
+    }
+    if (!state && cat > 0) {
+        sl_log(LOG_ERROR, "refusing to start: the state store is missing but the catalog "
+                          "exists",
+               "dir=\"%s\" hint=\"restore state/ from a backup, or move the data directory "
+               "aside to start an empty server\"", dir);
+        return -1;
+    }
+    return 0;
+}
+
 static void options_free(Options *o)
 {
     sl_free(o->listen);
@@ -424,6 +507,8 @@ static void options_free(Options *o)
     sl_free(o->ssl_cert_file);
     sl_free(o->ssl_key_file);
     sl_free(o->ssl_ca_file);
+    sl_free(o->http_listen);
+    sl_free(o->http_token);
     sl_free(o->files_root);
     sl_free(o->kafka_allowed_hosts);
     for (int i = 0; i < o->nhba; i++)
@@ -462,6 +547,10 @@ static int parse_args(int argc, char **argv, Options *o)
         {"group-commit-window", required_argument, NULL, 14},
         {"http-port", required_argument, NULL, 15},
         {"max-memory", required_argument, NULL, 50},
+        {"http-listen", required_argument, NULL, 16},
+        {"http-token", required_argument, NULL, 17},
+        {"engine-workers", required_argument, NULL, 18},
+        {"statement-workers", required_argument, NULL, 19},
         {"files-root", required_argument, NULL, 40},
         {"kafka-allowed-hosts", required_argument, NULL, 41},
         {"config", required_argument, NULL, 'c'},
@@ -537,8 +626,35 @@ typedef struct App {
     uv_loop_t    loop;
     uv_signal_t  sigint, sigterm;
     Server      *server;
+    Pool        *engine, *statements;
     bool         stopping;
 } App;
+
+/* sluice_pool_threads, _running and _queued per pool (engine, statement),
+ * read when /metrics is scraped. */
+static void collect_pools(StrBuf *out, void *arg)
+{
+    App *app = arg;
+    Pool *pools[2] = {app->engine, app->statements};
+    static const char *const pool_names[2] = {"engine", "statement"};
+    static const char *const families[3][2] = {
+        {"sluice_pool_threads", "Worker threads of the pool."},
+        {"sluice_pool_running", "Work items running on the pool's threads now."},
+        {"sluice_pool_queued", "Work items waiting for a thread of the pool (statements "
+                               "beyond statement_workers)."},
+    };
+    int v[2][3];
+    for (int i = 0; i < 2; i++)
+        pool_stats(pools[i], &v[i][0], &v[i][1], &v[i][2]);
+    for (int f = 0; f < 3; f++) {
+        metrics_family(out, families[f][0], "gauge", families[f][1]);
+        for (int i = 0; i < 2; i++) {
+            char labels[32];
+            snprintf(labels, sizeof(labels), "pool=\"%s\"", pool_names[i]);
+            metrics_sample(out, families[f][0], labels, v[i][f]);
+        }
+    }
+}
 
 static void on_server_closed(Server *s)
 {
@@ -576,6 +692,9 @@ int main(int argc, char **argv)
     o.authentication_timeout = 60;
     o.group_commit_window = 0;
     o.http_port = -1;
+    o.http_listen = sl_strdup("127.0.0.1");
+    o.engine_workers = (int)SL_MAX(4u, uv_available_parallelism());
+    o.statement_workers = 4;
     int rc = parse_args(argc, argv, &o);
     if (rc != 0) {
         options_free(&o);
@@ -594,12 +713,17 @@ int main(int argc, char **argv)
     App app;
     memset(&app, 0, sizeof(app));
     uv_loop_init(&app.loop);
+    app.engine = pool_new(&app.loop, "engine", o.engine_workers);
+    app.statements = pool_new(&app.loop, "statement", o.statement_workers);
+    metrics_register(collect_pools, &app);
 
     if (make_dirs(o.data_dir) < 0) {
         sl_log(LOG_ERROR, "cannot create data directory", "dir=\"%s\" error=\"%s\"",
                o.data_dir, strerror(errno));
         goto out;
     }
+    if (check_data_dir(o.data_dir) < 0)
+        goto out;
     snprintf(path, sizeof(path), "%s/catalog.db", o.data_dir);
     if (cat_open(path, &cat, &err) < 0) {
         sl_log(LOG_ERROR, "cannot open catalog", "error=\"%s\"", err.message);
@@ -629,10 +753,12 @@ int main(int argc, char **argv)
         .ssl_key_file = o.ssl_key_file,
         .ssl_ca_file = o.ssl_ca_file,
         .debug_loop_lag = o.debug_loop_lag,
+        .statements = app.statements,
     };
     app.server = server_init(&app.loop, &cfg, &err);
     if (app.server == NULL) {
-        sl_log(LOG_ERROR, "cannot start the server", "error=\"%s\"", err.message);
+        sl_log(LOG_ERROR, "cannot start the server", "error=\"%s\" hint=\"%s\"",
+               log_quote(err.message), log_quote(err.hint ? err.hint : ""));
         goto out;
     }
     /* Statements reach the stores through the runtime; continuous queries
@@ -645,12 +771,20 @@ int main(int argc, char **argv)
         server_close(app.server, on_server_closed);
         goto out;
     }
+    if (rt_roles_md5(server_md5_rules(app.server), &err) < 0) {
+        sl_log(LOG_ERROR, "cannot drop the md5 password hashes", "error=\"%s\"",
+               log_quote(err.message));
+        server_close(app.server, on_server_closed);
+        goto out;
+    }
     publish_settings(&o, server_port(app.server));
-    rt_cq_init(&app.loop);
-    rt_append_init(&app.loop);
-    ingest_init(&app.loop, cat, state);
-    if (o.http_port >= 0 && rt_http_start(&app.loop, o.listen, o.http_port, &err) < 0) {
-        sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\"", err.message);
+    rt_cq_init(&app.loop, app.engine);
+    rt_append_init(app.engine);
+    ingest_init(&app.loop, app.engine, cat, state);
+    if (o.http_port >= 0 &&
+        rt_http_start(&app.loop, o.http_listen, o.http_port, o.http_token, &err) < 0) {
+        sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\" hint=\"%s\"",
+               log_quote(err.message), log_quote(err.hint ? err.hint : ""));
         server_close(app.server, on_server_closed);
         goto out;
     }
@@ -664,9 +798,11 @@ int main(int argc, char **argv)
     char http_port[16];
     snprintf(http_port, sizeof(http_port), "%d", rt_http_port());
     rt_setting_set("http_port", http_port, "HTTP port of /metrics and the query pages (-1: off)");
+    rt_setting_set("http_listen", o.http_listen, "address of the HTTP listener");
     if (rt_http_port() >= 0)
-        sl_log(LOG_INFO, "http ready", "listen=%s:%d metrics=\"http://%s:%d/metrics\"",
-               o.listen, rt_http_port(), o.listen, rt_http_port());
+        sl_log(LOG_INFO, "http ready", "listen=%s:%d auth=%s metrics=\"http://%s:%d/metrics\"",
+               o.http_listen, rt_http_port(), o.http_token && *o.http_token ? "token" : "none",
+               o.http_listen, rt_http_port());
     int port = server_port(app.server);
     sl_log(LOG_INFO, "sluiced ready",
            "version=%s listen=%s:%d data_dir=\"%s\" ssl=%s hba_rules=%d users=%d "
@@ -686,6 +822,11 @@ out:
     ingest_close();
     rt_cq_close(NULL);
     rt_http_close(NULL);
+    uv_run(&app.loop, UV_RUN_DEFAULT);
+    /* Nothing is outstanding on the pools now: the loop ended. */
+    metrics_unregister(collect_pools, &app);
+    pool_close(app.engine);
+    pool_close(app.statements);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     rt_shutdown();
     rt_host_free();

@@ -205,15 +205,19 @@ def test_rename_clears_the_md5_hash(auth_server):
 
 def test_config_file_users_keep_working(auth_server):
     # A user from the config file logs in with its password and, having no
-    # role yet, gets a superuser role (as it could do anything before).
+    # role yet, gets a plain LOGIN role (never a superuser: issue 19 item 7).
     with connect_as(auth_server, "cfguser", "cfg-secret") as c:
-        assert c.info.parameter_status("is_superuser") == "on"
-        c.execute("CREATE ROLE made_by_cfg")
+        assert c.info.parameter_status("is_superuser") == "off"
+        assert sqlstate_of(lambda: c.execute("CREATE ROLE made_by_cfg")) == "42501"
+        c.execute("CREATE TABLE cfg_own (a INT PRIMARY KEY)")
     assert login_error(auth_server, "cfguser", "bad")[0] == "28P01"
 
 
 def test_passwords_are_never_stored_in_clear(sluiced):
-    server = sluiced()
+    # With an md5 rule the md5 hash is kept too (without one, only the
+    # verifier: tests/test_login_roles.py).
+    server = sluiced("--hba", "host all sluice 127.0.0.1/32 trust",
+                     "--hba", "host all all 127.0.0.1/32 md5")
     with su(server) as c:
         c.execute("CREATE ROLE hank LOGIN PASSWORD 'Cleartext-Sentinel-42'")
     server.stop()

@@ -2,7 +2,9 @@
  * cq.h -- running continuous queries: triggers, micro-batches on worker
  * threads, the offset and commit logs, recovery (docs/engine.md).
  *
- *   cq_runtime_init    the registry, on the server's loop
+ *   cq_runtime_init    the registry, on the server's loop; batches run on
+ *                      the engine's worker pool
+ *   cq_set_check       the owner's privileges, checked before each batch
  *   cq_runtime_close   stop every query; cb once no batch is in flight, after
  *                      which the runtime's memory is freed
  *   cq_start           start (or resume after a restart) a query relation
@@ -12,6 +14,7 @@
  *                      (at once if it is not running): CREATE OR REPLACE
  *   cq_foreach         visit each query's status (sys.queries)
  *   cq_dependent       a query that reads or writes a relation
+ *   cq_dependent_not_owned  one of those owned by another role
  *   cq_source_lag      per query, source and partition: committed offset,
  *                      latest offset, lag, last poll time (sys.source_lag)
  *   cq_subscribe       be called with each committed batch's changes of a
@@ -25,6 +28,8 @@
  */
 #ifndef SLUICE_CQ_H
 #define SLUICE_CQ_H
+
+#include "sluice/pool.h"
 
 #include <uv.h>
 
@@ -126,7 +131,15 @@ typedef void (*cq_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
                               const Batch *rows);
 typedef struct CqSub CqSub;
 
-CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st);
+CqRuntime *cq_runtime_init(uv_loop_t *loop, Pool *workers, Catalog *cat, StateStore *st);
+/* Before each batch of a query is planned: may its owner still read what it
+ * reads (reads(plan, oid)) and write into `into` (NULL: its result table)
+ * and `late` (its late_rows stream, or NULL)?  -1 with err (42501) fails the
+ * query.  On the loop thread. */
+typedef int (*cq_check_fn)(const CatRelation *query, const CatRelation *into,
+                           const CatRelation *late, bool (*reads)(void *plan, uint32_t oid),
+                           void *plan, SlError *err);
+void cq_set_check(CqRuntime *rt, cq_check_fn fn);
 void cq_runtime_close(CqRuntime *rt, cq_close_cb cb);
 int  cq_start(CqRuntime *rt, const CatRelation *query, SlError *err);
 int  cq_pause(CqRuntime *rt, const char *name, SlError *err);
@@ -142,6 +155,9 @@ bool cq_status_of(CqRuntime *rt, const char *name, CqStatus *out);
 int  cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError *err);
 /* The name of a query that reads or writes relation oid, or NULL. */
 const char *cq_dependent(CqRuntime *rt, uint32_t oid);
+/* The name of a query that reads or writes relation oid and whose owner is
+ * not role `owner` (DROP ... CASCADE's ownership check), or NULL. */
+const char *cq_dependent_not_owned(CqRuntime *rt, uint32_t oid, uint32_t owner);
 /* Calls fn for every partition of every running query's source, in
  * registry order.  On the loop thread; never blocks. */
 void cq_source_lag(CqRuntime *rt, void (*fn)(const CqSourceLag *l, void *arg), void *arg);

@@ -14,8 +14,8 @@
  *   ingest_stats, ingest_foreach the counters, for sys.streams
  *
  * A files stream is an internal stream (relstore.h) that an ingester
- * fills: new bytes of the files in its directory are decoded on libuv's
- * thread pool and appended, with the file's new position, in one durable
+ * fills: new bytes of the files in its directory are decoded on the
+ * engine's pool (pool.h) and appended, with the file's new position, in one durable
  * write.  Everything here runs on the loop's thread except the decoding.
  */
 #ifndef SLUICE_INGEST_H
@@ -24,6 +24,7 @@
 #include <uv.h>
 
 #include "sluice/catalog.h"
+#include "sluice/pool.h"
 #include "sluice/state.h"
 
 /* The columns of a dead-letter stream, in order. */
@@ -44,7 +45,7 @@ typedef struct IngestStats {
     int64_t     retained_bytes;
 } IngestStats;
 
-int  ingest_init(uv_loop_t *loop, Catalog *cat, StateStore *st);
+int  ingest_init(uv_loop_t *loop, Pool *engine, Catalog *cat, StateStore *st);
 void ingest_close(void);
 
 /* 0 if def's WITH options make a stream sluice can feed, or -1 with a

@@ -20,6 +20,7 @@
 #include "sluice/arena.h"
 #include "sluice/error.h"
 #include "sluice/list.h"
+#include "sluice/pool.h"
 #include "sluice/types.h"
 
 typedef struct RawStmt RawStmt;
@@ -56,7 +57,7 @@ struct ResultSink {
 /* Called on the loop once the append is durable (rc 0) or failed (rc -1,
  * err set); the RtAppend is freed after it returns. */
 typedef void (*rt_append_done_cb)(void *arg, int rc, const SlError *err);
-/* Runs the append on libuv's thread pool. */
+/* Runs the append on the engine's pool (rt_append_init). */
 void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
 
 /* Gives the runtime the catalog and the state store that statements use
@@ -81,22 +82,25 @@ void rt_host_free(void);
  * it.  sqlstate gets its code. */
 const char *rt_take_warning(const char **sqlstate);
 
-/* Starts the continuous queries of the catalog on the loop (after rt_init);
- * rt_cq_close stops them and calls cb once no micro-batch is in flight
- * (before rt_shutdown). */
-int  rt_cq_init(uv_loop_t *loop);
-/* The loop deferred appends complete on (rt_append_start); main sets it. */
-void rt_append_init(uv_loop_t *loop);
+/* Starts the continuous queries of the catalog on the loop (after rt_init),
+ * their micro-batches on the engine's pool (pool.h); rt_cq_close stops them
+ * and calls cb once no micro-batch is in flight (before rt_shutdown). */
+int  rt_cq_init(uv_loop_t *loop, Pool *engine);
+/* The engine's pool deferred appends run on (rt_append_start); main sets it. */
+void rt_append_init(Pool *engine);
 void rt_cq_close(void (*cb)(void));
 /* sys.source_lag's rows: per running query, source and partition (cq.h's
  * CqSourceLag); nothing before rt_cq_init. */
 struct CqSourceLag;
 void rt_source_lag(void (*fn)(const struct CqSourceLag *l, void *arg), void *arg);
 
-/* The HTTP listener of /healthz and /metrics (observe.c; after rt_cq_init).
+/* The HTTP listener of /healthz and /metrics (observe.c; after rt_cq_init)
+ * on its own address; token: NULL, or the bearer token every page but
+ * /healthz then needs (without one, listen must be loopback; http.h).
  * rt_http_port is the bound port, -1 when not started; rt_http_close calls
  * cb once its handles are closed. */
-int  rt_http_start(uv_loop_t *loop, const char *listen, int port, SlError *err);
+int  rt_http_start(uv_loop_t *loop, const char *listen, int port, const char *token,
+                   SlError *err);
 int  rt_http_port(void);
 void rt_http_close(void (*cb)(void));
 
@@ -206,6 +210,10 @@ int  rt_subscribe_columns(const char *name, Arena *a, int *ncols, ColumnDesc **c
                           SlError *err);
 int  rt_subscribe(const char *name, bool snapshot, rt_changes_fn fn, void *arg, RtSub **out,
                   SlError *err);
+/* Before each batch delivered to a subscriber of role `role`: may it still
+ * SELECT from query `name`?  -1 with 42501 (its privilege was revoked)
+ * ends the subscription. */
+int  rt_subscribe_check(const char *name, uint32_t role, SlError *err);
 /* Starts delivering (the snapshot first, once no batch is in flight); fn
  * may be called before it returns, and may end the subscription. */
 void rt_subscribe_go(RtSub *s);
@@ -247,9 +255,17 @@ uint32_t rt_current_role(void);
 
 /* A startup user that passed authentication logs in: *oid and *superuser
  * of its role.  A user with no role yet (trusted, or known from the
- * config file) gets a LOGIN SUPERUSER role made for it; a NOLOGIN role is
- * refused (28000).  Without a catalog: oid 0, superuser. */
+ * config file) gets a plain LOGIN role made for it (never a superuser:
+ * the bootstrap superuser is in every catalog from the start); a NOLOGIN
+ * role is refused (28000).  Without a catalog: oid 0, superuser. */
 int  rt_role_login(const char *name, uint32_t *oid, bool *superuser, SlError *err);
+
+/* Whether the catalog keeps md5 password hashes: only while an hba rule
+ * uses md5 (server_md5_rules).  Called once at start, after rt_init;
+ * without md5 rules every stored md5 hash is dropped (a role whose only
+ * secret it was is left without a password, and logged), new passwords
+ * get a SCRAM verifier only, and one given as an md5 hash is refused. */
+int  rt_roles_md5(bool keep, SlError *err);
 
 /* The password a role has in the catalog, for authentication: copies of
  * its SCRAM verifier and md5 hash (either may be NULL; free with sl_free).

@@ -4,13 +4,15 @@
  *   server_init   bind and listen, load the TLS certificate and the
  *                 authentication rules; returns NULL with err set on failure
  *   server_port   the bound port
+ *   server_md5_rules  whether an hba rule uses md5
+ *   server_address_is_loopback   127.0.0.0/8 or ::1 (auth.c)
  *   server_close  stop listening; statements in flight finish (cancelled
  *                 past shutdown_timeout) and are answered, then every
  *                 session ends with FATAL 57P01; cb runs once all handles
  *                 are closed and the Server's memory may be freed
  *
  * The configuration is copied: the strings it points to need not outlive
- * server_init.
+ * server_init; the statement pool must outlive the server.
  */
 #ifndef SLUICE_SERVER_H
 #define SLUICE_SERVER_H
@@ -18,6 +20,7 @@
 #include <uv.h>
 #include "sluice/common.h"
 #include "sluice/error.h"
+#include "sluice/pool.h"
 
 typedef struct Server Server;
 
@@ -58,6 +61,10 @@ typedef struct ServerConfig {
     const char *ssl_key_file;
     const char *ssl_ca_file;
 
+    /* The pool statements run on (pool.h; main makes it, with
+     * statement_workers threads, and closes it after the loop ended). */
+    Pool       *statements;
+
     /* Debugging: a 10 ms timer measures how late the loop runs it; the
      * worst lag is logged at shutdown ("loop lag"). */
     bool        debug_loop_lag;
@@ -70,6 +77,12 @@ typedef void (*server_close_cb)(Server *s);
 Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err);
 /* The port actually bound (useful with port 0). */
 int     server_port(const Server *s);
+/* Is addr (an IPv4 or IPv6 address in text) a loopback one: 127.0.0.0/8,
+ * ::1, ::ffff:127.x.y.z?  Not an address: false. */
+bool    server_address_is_loopback(const char *addr);
+/* Does an hba rule use the md5 method?  Only then does the catalog keep
+ * md5 password hashes (rt_roles_md5). */
+bool    server_md5_rules(const Server *s);
 void    server_close(Server *s, server_close_cb cb);
 
 #endif /* SLUICE_SERVER_H */

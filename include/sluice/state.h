@@ -5,7 +5,9 @@
  *   state_open, state_close      the store in <data_dir>/state
  *   state_get                    one key's value
  *   state_batch_*                an atomic group of puts and deletes
+ *   state_check_room             would a write be refused for a full disk?
  *   state_scan_*                 keys with a prefix, in byte order
+ *                                (state_scan_status: stopped on an error?)
  *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
  *                                sizes for sys.state
  *
@@ -31,7 +33,8 @@ void state_close(StateStore *st);
 const char *state_dir(StateStore *st);
 
 /* Looks a key up.  Returns 1 with the value copied into arena a, 0 if the
- * key is absent, or -1 with err set. */
+ * key is absent, or -1 with err set (XX001 data_corrupted when a checksum
+ * fails, 58030 io_error otherwise). */
 int  state_get(StateStore *st, const void *key, size_t klen, Arena *a,
                void **val, size_t *vlen, SlError *err);
 
@@ -49,9 +52,15 @@ void state_batch_append(StateBatch *dst, StateBatch *src);
 /* The number of puts and deletes in the batch. */
 int  state_batch_count(StateBatch *b);
 /* Applies the batch atomically; with sync the write is on disk (fsync of
- * the WAL) before it returns.  The batch stays the caller's to free. */
+ * the WAL) before it returns.  The batch stays the caller's to free.  A
+ * batch with puts is refused (53100 disk_full) while less than 64 MiB are
+ * free on the store's filesystem (docs/operations.md, "Disk full"). */
 int  state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err);
 void state_batch_free(StateBatch *b);
+/* 0 when a write that puts data would not be refused for want of space
+ * now, else -1 with err (53100): for a caller that must not fail a write
+ * it has already promised (a group of stream appends). */
+int  state_check_room(StateStore *st, SlError *err);
 
 /* Iterates over every key that starts with prefix, in byte order.  The
  * pointers state_scan_next() returns are valid until the next call. */
@@ -67,8 +76,14 @@ StateScan *state_scan_open_from(StateStore *st, const void *prefix, size_t plen,
 /* The last key with the prefix, copied into a; 1 found, 0 none, -1 error. */
 int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a,
                    void **key, size_t *klen, SlError *err);
+/* The next key and value, or false at the end of the keys or on an error:
+ * a caller that stops on false must ask state_scan_status (or close) which
+ * it was, or a damaged file reads as a short answer. */
 bool state_scan_next(StateScan *s, const void **key, size_t *klen,
                      const void **val, size_t *vlen);
+/* 0, or -1 with err set (XX001 for a damaged file, 58030 otherwise) when
+ * the scan stopped on an error. */
+int  state_scan_status(StateScan *s, SlError *err);
 /* Returns 0, or -1 with err set if the scan stopped on an I/O error. */
 int  state_scan_close(StateScan *s, SlError *err);
 

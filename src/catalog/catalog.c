@@ -11,7 +11,9 @@
  * Roles and privileges are in roles.c.
  * Every relation is loaded into memory at open; a create or drop writes the
  * file first, in one transaction, and changes memory only once it commits,
- * so a failed DDL statement leaves nothing behind.
+ * so a failed DDL statement leaves nothing behind.  cat_open reads every
+ * page first (check_pages): a damaged or truncated file is refused with
+ * XX001, never loaded as a catalog that lacks some relations.
  *
  * The schema is versioned with PRAGMA user_version.  Each migration is one
  * SQL script applied in its own transaction together with the version bump,
@@ -155,6 +157,28 @@ static int migrate(Catalog *cat, SlError *err)
 static int load_relations(Catalog *cat, SlError *err);
 void cat_relation_unref(const CatRelation *rel);
 
+/* Reads every page of the catalog (PRAGMA quick_check: the b-trees, not
+ * the indexes' agreement with their tables): a truncated or damaged file
+ * is XX001 data_corrupted at open, not a catalog that lacks some rows.
+ * The catalog is small (logs are purged), so this costs milliseconds. */
+static int check_pages(Catalog *cat, const char *path, SlError *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(cat->db, "PRAGMA quick_check(1)", -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    const char *r = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    int ret = 0;
+    if (r == NULL || strcmp(r, "ok") != 0) {
+        sl_error(err, ERRCODE_DATA_CORRUPTED, "catalog \"%s\" is damaged: %s", path,
+                 r != NULL ? r : sqlite3_errmsg(cat->db));
+        sl_error_hint(err, "restore the data directory from a backup");
+        ret = -1;
+    }
+    sqlite3_finalize(st);
+    return ret;
+}
+
 int cat_open(const char *path, Catalog **out, SlError *err)
 {
     Catalog *cat = sl_calloc(1, sizeof(Catalog));
@@ -169,9 +193,11 @@ int cat_open(const char *path, Catalog **out, SlError *err)
         return -1;
     }
     sqlite3_busy_timeout(cat->db, 5000);
+    /* secure_delete: a row changed or deleted (a dropped password hash)
+     * is overwritten in the file, not left in its free space. */
     if (cat_exec(cat, "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"
-                      "PRAGMA foreign_keys = ON;", err) < 0 ||
-        migrate(cat, err) < 0 || load_relations(cat, err) < 0 ||
+                      "PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;", err) < 0 ||
+        check_pages(cat, path, err) < 0 || migrate(cat, err) < 0 || load_relations(cat, err) < 0 ||
         cat_roles_load(cat, err) < 0) {
         cat_close(cat);
         return -1;
@@ -198,7 +224,17 @@ void cat_close(Catalog *cat)
 
 int cat_db_error(Catalog *cat, SlError *err)
 {
-    return sl_error(err, ERRCODE_IO_ERROR, "catalog: %s", sqlite3_errmsg(cat->db));
+    switch (sqlite3_errcode(cat->db)) {
+    case SQLITE_FULL:
+        sl_error(err, ERRCODE_DISK_FULL, "catalog: %s", sqlite3_errmsg(cat->db));
+        sl_error_hint(err, "Free space on the filesystem of the data directory.");
+        return -1;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        return sl_error(err, ERRCODE_DATA_CORRUPTED, "catalog: %s", sqlite3_errmsg(cat->db));
+    default:
+        return sl_error(err, ERRCODE_IO_ERROR, "catalog: %s", sqlite3_errmsg(cat->db));
+    }
 }
 
 static int type_parse(const char *name, SlType *t)

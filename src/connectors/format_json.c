@@ -272,6 +272,11 @@ static bool unescape(JCtx *cx, const char *s, size_t n, SlStr *out)
                 fail(cx, "invalid JSON: %s at byte %ld", "\\u0000 cannot be converted to text");
                 return false;
             }
+            if (cp >= 0xD800 && cp < 0xE000) {
+                fail(cx, "invalid JSON: %s at byte %ld",
+                     "\\u escape of a lone surrogate cannot be converted to text");
+                return false;
+            }
             o = put_utf8(o, cp);
             break;
         }

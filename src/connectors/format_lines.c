@@ -10,7 +10,8 @@
  * function, which has PostgreSQL's rules and messages.
  *
  * A record is a line (CSV frames its own, since a quoted field may hold a
- * newline).  The loop stops when the batch is full or at a partial last
+ * newline).  A record that is not valid UTF-8, or holds a NUL byte, is a
+ * dead letter before any decoder sees it (the reason says where).  The loop stops when the batch is full or at a partial last
  * record (unless final); res->consumed counts whole records only, so the
  * caller keeps the rest for the next buffer.
  */
@@ -18,6 +19,7 @@
 
 #include "exec/datetime.h"
 #include "sluice/expr.h"
+#include "sluice/utf8.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -153,10 +155,15 @@ int fmt_decode_lines(const FmtLines *how, const FmtSpec *spec, const char *buf, 
         }
         int64_t recno = res->records++;
         const char *why;
-        if (rawlen > spec->max_record_bytes)
+        size_t bad;
+        if (rawlen > spec->max_record_bytes) {
             why = arena_printf(a, "record of %zu bytes exceeds max_record_bytes (%zu)", rawlen,
                                spec->max_record_bytes);
-        else
+        } else if ((bad = sl_utf8_invalid(rec, rawlen)) < rawlen) {
+            char msg[96];
+            sl_utf8_message(rec + bad, rawlen - bad, msg, sizeof(msg));
+            why = arena_printf(a, "%s at byte %zu", msg, bad);
+        } else
             why = how->decode(spec, rec, rec + rawlen, b, b->nrows, a);
         if (why != NULL)
             fmt_add_dead(res, a, recno, (int64_t)pos, why, rec, rawlen);

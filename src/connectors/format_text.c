@@ -7,10 +7,13 @@
  * field equal to the null string (\N by default, compared before
  * de-escaping) is NULL; backslash escapes: \b \f \n \r \t \v \\, \ooo
  * (octal) and \xHH (hex); any other escaped character stands for itself.
- * A record with too many or too few fields, or a field its column's input
- * function refuses, is a dead letter with PostgreSQL's message.
+ * A record with too many or too few fields, a field its column's input
+ * function refuses, or one whose escapes make bytes that are not UTF-8, is
+ * a dead letter with PostgreSQL's message.
  */
 #include "format_int.h"
+
+#include "sluice/utf8.h"
 
 #include <stdio.h>
 
@@ -86,6 +89,13 @@ static const char *decode_record(const FmtSpec *spec, const char *p, const char 
         if (!(flen == nulllen && memcmp(fs, spec->null_string, nulllen) == 0)) {
             size_t len;
             char *val = unescape(fs, p, a, &len);
+            /* Escapes (\ooo, \xhh) make bytes of their own: the raw line
+             * was checked, they must be too. */
+            size_t bad;
+            if (len != flen && (bad = sl_utf8_invalid(val, len)) < len) {
+                sl_utf8_message(val + bad, len - bad, msg, sizeof(msg));
+                return arena_printf(a, "column %s: %s", spec->cols[c].name, msg);
+            }
             const char *why = fmt_store_field(spec, b, c, row, val, len, a);
             if (why != NULL)
                 return why;

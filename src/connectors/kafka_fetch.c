@@ -10,7 +10,8 @@
  * v11 (the highest the broker takes, at least 4), never a fetch session
  * (session id 0, epoch -1: every request is a full one), no leader epochs
  * (-1), no rack.  A request and its response are one blocking round trip on
- * the caller's thread, bounded by poll(2) deadlines; the whole response is
+ * the caller's thread, bounded by poll(2) deadlines and by the statement's
+ * interrupt flag (a SELECT's cancel or timeout); the whole response is
  * read into the connection's buffer and then walked: per partition asked,
  * its record batches in log order.  Batches of magic 2 only (Kafka 0.11 and
  * later write nothing else); uncompressed, gzip (zlib), lz4 (the frame
@@ -33,6 +34,7 @@
 
 #include "sluice/bytes.h"
 #include "sluice/common.h"
+#include "sluice/exec.h"
 
 #include <errno.h>
 #include <lz4frame.h>
@@ -117,15 +119,17 @@ static int fail(char *why, size_t n, const char *fmt, const char *arg)
 /* ---------------------------------------------------------------------- */
 /* The socket                                                              */
 
-/* Waits until fd is readable (or writable) before deadline: 0, or -1. */
+/* Waits until fd is readable (or writable) before deadline: 0, or -1 --
+ * also once the statement on this thread is cancelled or timed out
+ * (looked at every 100 ms). */
 static int wait_fd(int fd, bool write, int64_t deadline)
 {
     for (;;) {
         int64_t left = deadline - now_ms();
-        if (left <= 0)
+        if (left <= 0 || ex_interrupted() != EX_RUNNING)
             return -1;
         struct pollfd p = {fd, write ? POLLOUT : POLLIN, 0};
-        int rc = poll(&p, 1, (int)SL_MIN(left, 1000));
+        int rc = poll(&p, 1, (int)SL_MIN(left, 100));
         if (rc > 0)
             return 0;
         if (rc < 0 && errno != EINTR)

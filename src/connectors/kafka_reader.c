@@ -37,12 +37,20 @@
  * Columns named _key, _partition, _offset, _timestamp and _headers are
  * filled from the record's metadata; the others are decoded from its value
  * with the stream's format (JSON, CSV, or raw: the value as the one
- * column).  A value that does not decode is a dead letter: the reader
+ * column).  A value that does not decode, or bytes that are not UTF-8 bound
+ * for a text or jsonb column (a raw value, the key, a header: checked
+ * whether or not the query reads them, record_not_text), make the record a
+ * dead letter: the reader
  * keeps it (raw bytes, topic/partition, offset, reason) with a key that
  * names the record (topic, partition, offset, its place among the values
  * of the record), and hands them to the batch when it closes; the batch
  * appends those not recorded before to <stream>_dead_letters in its own
  * write (deadletter.h).
+ *
+ * A plain SELECT's reader stops with 57014 at the statement's cancel or
+ * statement_timeout (ex_check_interrupt): between Fetch requests, after
+ * each wait of at most 100 ms for librdkafka, and inside a Fetch's socket
+ * waits (kafka_fetch.c), which then fall back to librdkafka's reader.
  *
  * A reader told which columns its query reads (kafka_reader_need) leaves
  * the others NULL: metadata columns are not filled, and the decoder does
@@ -54,10 +62,12 @@
 #include "format_int.h"
 #include "sluice/bytes.h"
 #include "sluice/deadletter.h"
+#include "sluice/exec.h"
 #include "sluice/expr.h"
 #include "sluice/log.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
+#include "sluice/utf8.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -339,6 +349,49 @@ static int headers_json(const KRec *rec, StrBuf *j)
     return 0;
 }
 
+/* Why record rec cannot become a row because a text column would get
+ * bytes that are not UTF-8 (the value in format 'raw', the key, a header
+ * for the headers column), or NULL.  Checked whether or not the query
+ * reads those columns, so a record is a dead letter for the same reasons
+ * whatever reads it. */
+static const char *record_not_text(KafkaReader *r, const KRec *rec, const Batch *pay, Arena *a)
+{
+    KafkaSource *ks = r->ks;
+    char msg[96];
+    size_t bad;
+    if (ks->format == KF_RAW && rec->value != NULL && pay->cols[0].type.id != TYPE_BYTEA &&
+        (bad = sl_utf8_invalid(rec->value, rec->len)) < rec->len) {
+        sl_utf8_message(rec->value + bad, rec->len - bad, msg, sizeof(msg));
+        return arena_printf(a, "value: %s at byte %zu", msg, bad);
+    }
+    const char *key = rec->m ? rec->m->key : rec->kf.key;
+    size_t key_len = rec->m ? rec->m->key_len : rec->kf.key_len;
+    for (int c = 0; c < ks->rel->ncols; c++) {
+        SlType t = ks->rel->cols[c].type;
+        if (ks->meta[c] == KM_KEY && key != NULL && t.id != TYPE_BYTEA &&
+            (bad = sl_utf8_invalid(key, key_len)) < key_len) {
+            sl_utf8_message(key + bad, key_len - bad, msg, sizeof(msg));
+            return arena_printf(a, "key: %s at byte %zu", msg, bad);
+        }
+        if (ks->meta[c] == KM_HEADERS) {
+            StrBuf j;
+            strbuf_init(&j);
+            Vector v;
+            vector_init(&v, a, t, 1, true);
+            SlError e = {0};
+            const char *why = NULL;
+            if (headers_json(rec, &j) == 0 &&
+                value_parse_text(a, t, j.data, j.len, &v, 0, -1, &e) < 0)
+                why = arena_printf(a, "headers: %s", e.message);
+            sl_error_clear(&e);
+            strbuf_free(&j);
+            if (why != NULL)
+                return why;
+        }
+    }
+    return NULL;
+}
+
 /* The metadata columns of rows [from, to) of out, all from record rec. */
 static int fill_meta(KafkaReader *r, const KRec *rec, Batch *out, uint32_t from,
                      uint32_t to, Arena *a, SlError *err)
@@ -516,9 +569,12 @@ static int next_rdk(KafkaReader *r, SlError *err)
 {
     KafkaSource *ks = r->ks;
     rd_kafka_message_t *m = next_message(r, 100);
-    if (m == NULL)
+    if (m == NULL) {
+        if (ex_check_interrupt(err) < 0)
+            return -1;      /* a SELECT's cancel or statement_timeout */
         return kafka_wall_us() - r->last_progress_us > ks->read_timeout_us ? read_timed_out(r, err)
                                                                      : 0;
+    }
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && m->rkt != NULL) {
         /* The log's end past the range: the next batch may need it to
          * know its range read (control records have offsets no record
@@ -695,6 +751,8 @@ static int next_direct(KafkaReader *r, SlError *err)
         if (!r->in_response) {
             if (r->remaining == 0)
                 return 0;
+            if (ex_check_interrupt(err) < 0)
+                return -1;  /* a SELECT's cancel or statement_timeout */
             if (direct_request(r, why, sizeof(why)) < 0)
                 return fall_back(r, why, err);
             r->in_response = true;
@@ -798,7 +856,10 @@ int kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err)
         KRec *m = &r->cur;
         uint32_t before = pay->nrows;
         bool finished = true;
-        if (ks->format == KF_RAW) {
+        const char *not_text = record_not_text(r, m, pay, a);
+        if (not_text != NULL) {
+            keep_dead(r, m, not_text, m->value, m->value != NULL ? m->len : 0);
+        } else if (ks->format == KF_RAW) {
             Vector *v = &pay->cols[0];
             if (m->value == NULL || (r->spec.need != NULL && !r->spec.need[0])) {
                 v->nulls[before] = 1;

@@ -9,7 +9,8 @@
  * One consumer handle per query's source.  A poller thread, started by the
  * first plan, owns the handle's life: it creates it, looks at the topics'
  * partitions and watermarks every POLL_MS (one metadata request, one
- * ListOffsets per partition) into a snapshot under a mutex, commits the
+ * ListOffsets per partition; the request waits 1 s until a first one was
+ * answered, then 5 s) into a snapshot under a mutex, commits the
  * positions of committed batches to the consumer group, and destroys the
  * handle at close.  Planning reads only the snapshot, so the loop never
  * waits on the network.
@@ -412,11 +413,16 @@ static rd_kafka_t *make_consumer(KafkaSource *ks)
     return rk;
 }
 
-/* One look at the topics: partitions and watermarks into the snapshot. */
+/* One look at the topics: partitions and watermarks into the snapshot.
+ * Until one look has succeeded, the metadata request waits FIRST_LOOK_MS
+ * rather than METADATA_MS (and is asked again POLL_MS later): a SELECT's
+ * close joins this thread, so a cancelled SELECT against a broker that does
+ * not answer would wait out the whole request. */
 static void look(KafkaSource *ks)
 {
     const struct rd_kafka_metadata *md = NULL;
-    rd_kafka_resp_err_t e = rd_kafka_metadata(ks->rk, 1, NULL, &md, 5000);
+    rd_kafka_resp_err_t e = rd_kafka_metadata(ks->rk, 1, NULL, &md,
+                                              ks->poll_us > 0 ? METADATA_MS : FIRST_LOOK_MS);
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
         /* The broker is away: keep the last snapshot, say why. */
         sl_log(LOG_WARN, "kafka metadata request failed", "stream=%s error=\"%s\"",

@@ -20,6 +20,8 @@
 #include <regex.h>
 
 #define POLL_MS         250
+#define METADATA_MS     5000    /* the poller's metadata request */
+#define FIRST_LOOK_MS   1000    /* ... until one succeeded */
 #define READ_BATCH      512     /* records taken from librdkafka's queue at once */
 #define HOLD_MAX        (1 << 18)   /* records a reader keeps for the next */
 #define DESTROY_WAIT_MS 3000    /* close_timeout's default: see destroy_consumer */

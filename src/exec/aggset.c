@@ -14,7 +14,8 @@
  * offset, zeroed for an empty group.  A DISTINCT call keeps instead the
  * set of its distinct argument rows (keyed by ex_key_encode, stored with
  * row_encode so they read back exactly) and runs its aggregate over them
- * at the end: so sets merge by union and nothing is counted twice.  Rows
+ * at the end (sorted first, by a merge sort that a cancel or a timeout of
+ * the statement stops): so sets merge by union and nothing is counted twice.  Rows
  * whose first argument is NULL never reach an aggregate (all of sluice's
  * ignore NULLs), rows whose FILTER is not true neither.
  */
@@ -160,20 +161,27 @@ static int row_cmp(const Batch *b, int ncols, uint32_t x, uint32_t y)
     return 0;
 }
 
-static void sort_rows(const Batch *b, int ncols, uint32_t *v, uint32_t *tmp, uint32_t n)
+/* A merge sort of v[0..n) that looks at the statement's interrupt flag
+ * every 65,536 rows it merges: -1 with err set once it is cancelled. */
+static int sort_rows(const Batch *b, int ncols, uint32_t *v, uint32_t *tmp, uint32_t n,
+                     SlError *err)
 {
     if (n < 2)
-        return;
+        return 0;
     uint32_t h = n / 2, i = 0, j = h, k = 0;
-    sort_rows(b, ncols, v, tmp, h);
-    sort_rows(b, ncols, v + h, tmp, n - h);
-    while (i < h && j < n)
+    if (sort_rows(b, ncols, v, tmp, h, err) < 0 || sort_rows(b, ncols, v + h, tmp, n - h, err) < 0)
+        return -1;
+    while (i < h && j < n) {
+        if (k % 65536 == 0 && ex_check_interrupt(err) < 0)
+            return -1;
         tmp[k++] = row_cmp(b, ncols, v[j], v[i]) < 0 ? v[j++] : v[i++];
+    }
     while (i < h)
         tmp[k++] = v[i++];
     while (j < n)
         tmp[k++] = v[j++];
     memcpy(v, tmp, sizeof(uint32_t) * n);
+    return 0;
 }
 
 /* The aggregate of a DISTINCT call over its set, into row r of out. */
@@ -199,7 +207,8 @@ static int distinct_final(ExAggSet *s, const AggCall *c, const DistinctSet *ds, 
         uint32_t *order = ARENA_ARRAY(a, uint32_t, n), *tmp = ARENA_ARRAY(a, uint32_t, n);
         for (uint32_t i = 0; i < n; i++)
             order[i] = i;
-        sort_rows(b, c->nargs, order, tmp, n);
+        if (sort_rows(b, c->nargs, order, tmp, n, err) < 0)
+            return -1;
         if (fn->update(&acx, b->cols, st, order, n) < 0)
             return -1;
     }

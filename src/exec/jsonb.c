@@ -29,6 +29,7 @@
  */
 #include "exec/kernels.h"
 #include "exec/numeric.h"
+#include "sluice/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -539,9 +540,8 @@ static int parse_tree(Arena *a, const char *s, size_t len, JNode *root, int loc,
 
 int ex_jsonb_parse(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlError *err)
 {
-    if (memchr(s, '\0', len) != NULL)
-        return sl_error_at(err, ERRCODE_CHARACTER_NOT_IN_REPERTOIRE, loc,
-                           "invalid byte sequence for encoding \"UTF8\": 0x00");
+    if (sl_utf8_check(s, len, loc, err) < 0)
+        return -1;
     JNode root;
     if (parse_tree(a, s, len, &root, loc, err) < 0)
         return -1;

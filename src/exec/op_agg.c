@@ -21,7 +21,8 @@
  *   SESSION(ts, gap): per group key, rows sorted by time; a row less than
  *     gap after the session's last row extends it, else starts a new one;
  *     the window is [first row, last row + gap).  Sessions need the whole
- *     input first, so that case materializes it.
+ *     input first, so that case materializes it (and sorts it with a merge
+ *     sort that a cancel or statement_timeout stops).
  * A row whose time is NULL or infinite belongs to no window.
  */
 #include "exec/op.h"
@@ -204,21 +205,27 @@ static int sess_cmp(const SessRow *a, const SessRow *b)
     return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-static void sess_sort(SessRow *v, SessRow *tmp, size_t n)
+/* A merge sort that looks at the statement's interrupt flag every 65,536
+ * rows it merges: -1 with err set once it is cancelled. */
+static int sess_sort(SessRow *v, SessRow *tmp, size_t n, SlError *err)
 {
     if (n < 2)
-        return;
+        return 0;
     size_t h = n / 2;
-    sess_sort(v, tmp, h);
-    sess_sort(v + h, tmp, n - h);
+    if (sess_sort(v, tmp, h, err) < 0 || sess_sort(v + h, tmp, n - h, err) < 0)
+        return -1;
     size_t i = 0, j = h, k = 0;
-    while (i < h && j < n)
+    while (i < h && j < n) {
+        if (k % 65536 == 0 && ex_check_interrupt(err) < 0)
+            return -1;
         tmp[k++] = sess_cmp(&v[j], &v[i]) < 0 ? v[j++] : v[i++];
+    }
     while (i < h)
         tmp[k++] = v[i++];
     while (j < n)
         tmp[k++] = v[j++];
     memcpy(v, tmp, sizeof(SessRow) * n);
+    return 0;
 }
 
 static int consume_sessions(ExOp *op)
@@ -264,8 +271,9 @@ static int consume_sessions(ExOp *op)
     /* sessions: per key, in time order */
     int64_t *sstart = NULL, *send = NULL;
     uint32_t *sess_of = NULL;
+    if (rc == 0)
+        rc = sess_sort(rows, tmp, n, op->cx->err);
     if (rc == 0) {
-        sess_sort(rows, tmp, n);
         sstart = sl_malloc(sizeof(int64_t) * (n ? n : 1));
         send = sl_malloc(sizeof(int64_t) * (n ? n : 1));
         uint32_t nsess = 0;

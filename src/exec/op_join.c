@@ -13,7 +13,9 @@
  * (and mark both rows matched).  After a left batch, LEFT and FULL joins
  * emit its unmatched rows with NULLs on the right; after the last one,
  * RIGHT and FULL joins emit the unmatched right rows with NULLs on the
- * left.  Probing resumes where it stopped when a batch fills up.
+ * left.  Probing resumes where it stopped when a batch fills up.  Between
+ * two candidate batches none of whose pairs passed, the statement's
+ * interrupt flag is looked at: a cancel or timeout stops a long probe.
  */
 #include "exec/op.h"
 
@@ -311,6 +313,10 @@ static int join_next(ExOp *op, ExBatch **out)
                 int rc = probe(op, out);
                 if (rc < 0 || (*out)->n > 0)
                     return rc;
+                /* No pair passed: probe on, but not past a cancel (a nested
+                 * loop may try billions of pairs for one output row). */
+                if (ex_check_interrupt(op->cx->err) < 0)
+                    return -1;
                 continue;
             }
             if ((jt == JOIN_LEFT || jt == JOIN_FULL) && !s->emitted_unmatched_left) {

@@ -15,6 +15,7 @@
  * DELETE.
  */
 #include "exec/op.h"
+#include "sluice/log.h"
 #include "sluice/relstore.h"
 
 /* ---------------------------------------------------------------- sources */
@@ -36,12 +37,18 @@ static int rel_next(ExSource *s, Arena *a, Batch **out, SlStr **keys, SlError *e
     return tbl_scan_next(r->scan, a, out, keys, err);
 }
 
+/* A scan that ran to its end has already reported any error of its
+ * iterator through rel_next (relstore checks the status at the end); one
+ * stopped early (LIMIT, an error elsewhere) returned only rows that were
+ * read whole, so what its close finds is logged, not dropped silently. */
 static void rel_close(ExSource *s)
 {
     RelSource *r = (RelSource *)s;
-    SlError ignore = {0};
-    rel_scan_close(r->scan, &ignore);
-    sl_error_clear(&ignore);
+    SlError err = {0};
+    if (rel_scan_close(r->scan, &err) < 0)
+        sl_log(LOG_WARN, "scan stopped early on a storage error", "error=\"%s\" sqlstate=%s",
+               err.message, err.sqlstate);
+    sl_error_clear(&err);
     sl_free(r);
 }
 

@@ -3,8 +3,10 @@
  *
  *   op_build_sort      reads all its input into a RowBuf, sorts row
  *                      references by the key columns (NULLs first or last
- *                      per key, ties kept in input order: a merge sort),
- *                      and hands the rows out in order
+ *                      per key, ties kept in input order: a merge sort
+ *                      that checks the statement's interrupt flag every
+ *                      SORT_CHECK_ROWS rows it merges, where qsort could not
+ *                      be stopped), and hands the rows out in order
  *   op_build_distinct  passes the first row of each distinct key (the key
  *                      columns' ex_key_encode bytes in a hash table)
  */
@@ -46,10 +48,16 @@ static int cmp_rows(const RowBuf *rb, const Plan *p, RowRef a, RowRef b)
     return 0;
 }
 
-static void merge_sort(const RowBuf *rb, const Plan *p, RowRef *v, RowRef *tmp, uint64_t n)
+/* Rows merged between two looks at the interrupt flag. */
+#define SORT_CHECK_ROWS 65536
+
+/* Sorts v[0..n); -1 with err set when the statement was cancelled or timed
+ * out meanwhile. */
+static int merge_sort(const RowBuf *rb, const Plan *p, RowRef *v, RowRef *tmp, uint64_t n,
+                      SlError *err)
 {
     if (n < 2)
-        return;
+        return 0;
     if (n <= 16) {
         for (uint64_t i = 1; i < n; i++) {
             RowRef x = v[i];
@@ -60,19 +68,23 @@ static void merge_sort(const RowBuf *rb, const Plan *p, RowRef *v, RowRef *tmp, 
             }
             v[j] = x;
         }
-        return;
+        return 0;
     }
     uint64_t h = n / 2;
-    merge_sort(rb, p, v, tmp, h);
-    merge_sort(rb, p, v + h, tmp, n - h);
+    if (merge_sort(rb, p, v, tmp, h, err) < 0 || merge_sort(rb, p, v + h, tmp, n - h, err) < 0)
+        return -1;
     uint64_t i = 0, j = h, k = 0;
-    while (i < h && j < n)
+    while (i < h && j < n) {
+        if (k % SORT_CHECK_ROWS == 0 && ex_check_interrupt(err) < 0)
+            return -1;
         tmp[k++] = cmp_rows(rb, p, v[j], v[i]) < 0 ? v[j++] : v[i++];
+    }
     while (i < h)
         tmp[k++] = v[i++];
     while (j < n)
         tmp[k++] = v[j++];
     memcpy(v, tmp, sizeof(RowRef) * n);
+    return 0;
 }
 
 static int sort_next(ExOp *op, ExBatch **out)
@@ -93,8 +105,10 @@ static int sort_next(ExOp *op, ExBatch **out)
             for (uint32_t r = 0; r < s->rb.batches[b]->nrows; r++)
                 s->order[k++] = (RowRef){(uint32_t)b, r};
         RowRef *tmp = sl_malloc(sizeof(RowRef) * (size_t)(s->n ? s->n : 1));
-        merge_sort(&s->rb, p, s->order, tmp, s->n);
+        rc = merge_sort(&s->rb, p, s->order, tmp, s->n, op->cx->err);
         sl_free(tmp);
+        if (rc < 0)
+            return -1;
         s->sorted = true;
     }
     if (s->pos >= s->n)

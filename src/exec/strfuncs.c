@@ -8,6 +8,8 @@
  *   k_concat, k_concat_ws                     VARIADIC "any", NULLs skipped
  *   k_btrim1/2, k_ltrim1/2, k_rtrim1/2        trim with optional characters
  *   k_left, k_right, k_lpad2/3, k_rpad2/3, k_repeat, k_reverse
+ *                                             (repeat and pad copy by doubling
+ *                                             and stop at a cancel or timeout)
  *   k_initcap, k_chr, k_ascii, k_to_hex32, k_to_hex64
  *   k_md5, k_sha256                           OpenSSL EVP digests
  *   k_encode, k_decode                        bytea <-> hex, base64, escape
@@ -17,9 +19,9 @@
  * Results live in the batch arena; the only per-row work is a bump
  * allocation from it.  Results whose size the arguments pick (repeat,
  * lpad / rpad, replace) are checked against the statement's memory budget
- * before they are allocated (ex_alloc_budget: 53200).  Case mapping is the C.UTF-8 locale's (towupper and
- * friends, as PostgreSQL does under an initdb in C.UTF-8), with an ASCII
- * fast path.
+ * before they are allocated (ex_alloc_budget: 53200).  Case mapping is
+ * the C.UTF-8 locale's (towupper and friends, as PostgreSQL does under an
+ * initdb in C.UTF-8), with an ASCII fast path.
  */
 #include "exec/kernels.h"
 #include "sluice/exec.h"
@@ -124,6 +126,31 @@ static int too_large(EvalCtx *cx)
 }
 
 #define MAX_ALLOC ((int64_t)0x3fffffff)
+
+/* Bytes copied between two looks at the statement's interrupt flag. */
+#define FILL_CHECK_BYTES ((size_t)1 << 20)
+
+/* Writes count copies of src[0..len) at dst: one copy, then what is written
+ * so far copied again (doubling, then FILL_CHECK_BYTES at a time), so a
+ * billion one-byte copies take a thousand memcpys, and the statement's
+ * interrupt flag is looked at between them.  -1 with 57014 once a cancel
+ * or statement_timeout set it. */
+static int fill_copies(EvalCtx *cx, char *dst, const char *src, size_t len, int64_t count)
+{
+    if (count <= 0 || len == 0)
+        return 0;
+    size_t total = len * (size_t)count, done = len;
+    size_t step = SL_MAX(FILL_CHECK_BYTES / len, (size_t)1) * len;    /* whole copies */
+    memcpy(dst, src, len);
+    while (done < total) {
+        if (ex_check_interrupt(cx->err) < 0)
+            return -1;
+        size_t n = SL_MIN(SL_MIN(done, total - done), step);   /* whole copies too */
+        memcpy(dst + done, dst, n);
+        done += n;
+    }
+    return 0;
+}
 
 /* ---------------------------------------------------------- case mapping */
 
@@ -605,10 +632,9 @@ static int pad(EvalCtx *cx, const SlStr *s, int32_t len, const SlStr *fill, bool
         memcpy(o, s->ptr, sbytes);
         o += sbytes;
     }
-    for (int64_t w = 0; w < whole; w++) {
-        memcpy(o, fill->ptr, fill->len);
-        o += fill->len;
-    }
+    if (fill_copies(cx, o, fill->ptr, fill->len, whole) < 0)
+        return -1;
+    o += (size_t)whole * fill->len;
     memcpy(o, fill->ptr, partbytes);
     o += partbytes;
     if (left) {
@@ -668,10 +694,8 @@ KERNEL(k_repeat)
         if (total + 4 > MAX_ALLOC)
             return too_large(cx);
         char *buf = ex_alloc_budget(cx->arena, (size_t)total + 1, cx->err);
-        if (buf == NULL)
+        if (buf == NULL || fill_copies(cx, buf, s->ptr, s->len, cnt) < 0)
             return -1;
-        for (int64_t k = 0; k < cnt; k++)
-            memcpy(buf + k * s->len, s->ptr, s->len);
         set_str(&out->v.str[i], buf, (size_t)total);
     });
     return 0;

@@ -21,6 +21,7 @@
 #include "exec/kernels.h"
 #include "exec/numeric.h"
 #include "sluice/settings.h"
+#include "sluice/utf8.h"
 
 #include <float.h>
 
@@ -403,14 +404,6 @@ static int parse_bool(const char *s, size_t len, uint8_t *out, int loc, SlError 
     return bad_input(err, loc, "boolean", s, len);
 }
 
-static int check_utf8_nul(const char *s, size_t len, int loc, SlError *err)
-{
-    if (memchr(s, 0, len) != NULL)
-        return sl_error_at(err, ERRCODE_CHARACTER_NOT_IN_REPERTOIRE, loc,
-                           "invalid byte sequence for encoding \"UTF8\": 0x00");
-    return 0;
-}
-
 /* byteain: "\\x" and hex digits, or the escape format (\\ and \\ooo). */
 static int parse_bytea(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlError *err)
 {
@@ -491,7 +484,7 @@ int value_parse_text(Arena *a, SlType t, const char *s, size_t len, Vector *v, u
     case TYPE_UNKNOWN:
     case TYPE_TEXT:
     case TYPE_VARCHAR: {
-        if (check_utf8_nul(s, len, loc, err) < 0)
+        if (sl_utf8_check(s, len, loc, err) < 0)
             return -1;
         size_t n = len;
         if (t.id == TYPE_VARCHAR && t.typmod >= 0) {

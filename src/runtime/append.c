@@ -2,9 +2,9 @@
  * append.c -- appends to streams made durable off the loop, so that the
  * appends of concurrent clients share fsyncs (group commit; runtime.h).
  *
- *   rt_append_init     the loop completions run on
+ *   rt_append_init     the engine's pool the appends run on
  *   rt_append_new      an append of chunks encoded already (runtime_int.h)
- *   rt_append_start    run it on the thread pool, then call done on the loop
+ *   rt_append_start    run it on that pool, then call done on the loop
  *
  * In group commit mode a COPY into a stream (rt_copy_end_deferred) encodes
  * its rows on the loop as they arrive, but hands the durable write back to
@@ -18,7 +18,7 @@
 #include "sluice/relstore.h"
 
 struct RtAppend {
-    uv_work_t          work;
+    PoolWork           work;
     const CatRelation *rel;         /* referenced */
     StrBuf            *chunks;
     int                nchunks;
@@ -28,16 +28,16 @@ struct RtAppend {
     void              *arg;
 };
 
-static uv_loop_t *g_loop;
+static Pool *g_pool;
 
-void rt_append_init(uv_loop_t *loop)
+void rt_append_init(Pool *engine)
 {
-    g_loop = loop;
+    g_pool = engine;
 }
 
 bool rt_append_can_defer(void)
 {
-    return g_loop != NULL && stream_commit_mode() == STREAM_COMMIT_GROUP;
+    return g_pool != NULL && stream_commit_mode() == STREAM_COMMIT_GROUP;
 }
 
 RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks)
@@ -50,18 +50,16 @@ RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks)
     return ap;
 }
 
-static void work_cb(uv_work_t *w)
+static void work_cb(PoolWork *w)
 {
     RtAppend *ap = w->data;
     StreamAppend app = {ap->rel, NULL, ap->nchunks, ap->chunks, 0};
     ap->rc = stream_append_many(rt_state(), &app, 1, NULL, &ap->err);
 }
 
-static void after_cb(uv_work_t *w, int status)
+static void after_cb(PoolWork *w)
 {
     RtAppend *ap = w->data;
-    if (status < 0 && ap->rc == 0)
-        ap->rc = sl_error(&ap->err, ERRCODE_INTERNAL_ERROR, "append was cancelled");
     ap->done(ap->arg, ap->rc, &ap->err);
     for (int i = 0; i < ap->nchunks; i++)
         strbuf_free(&ap->chunks[i]);
@@ -76,5 +74,5 @@ void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg)
     ap->done = done;
     ap->arg = arg;
     ap->work.data = ap;
-    uv_queue_work(g_loop, &ap->work, work_cb, after_cb);
+    pool_submit(g_pool, &ap->work, work_cb, after_cb);
 }

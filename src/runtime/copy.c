@@ -38,6 +38,7 @@
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 #include "sluice/settings.h"
+#include "sluice/utf8.h"
 
 #include <stdio.h>
 
@@ -199,8 +200,16 @@ static int64_t count_lines(const char *p, size_t n)
     return k;
 }
 
+/* Whether a decoder's reason is about bytes that are not UTF-8
+ * (sl_utf8_message's text): 22021, as PostgreSQL's COPY. */
+static bool encoding_error(const char *why)
+{
+    return strncmp(why, SL_UTF8_MESSAGE_PREFIX, strlen(SL_UTF8_MESSAGE_PREFIX)) == 0;
+}
+
 /* The first bad record as PostgreSQL reports it: the message, and the
  * line in the context. */
+
 static int bad_record(RtCopy *cp, const DeadLetter *d, SlError *err)
 {
     int64_t line = cp->line + count_lines(cp->buf, (size_t)d->offset) + 1;
@@ -210,7 +219,8 @@ static int bad_record(RtCopy *cp, const DeadLetter *d, SlError *err)
         const char *colon = strstr(why, ": ");
         const char *msg = colon + 2;
         const char *q = strstr(msg, ": \"");
-        sl_error(err, ERRCODE_INVALID_TEXT_REPRESENTATION, "%s", msg);
+        sl_error(err, encoding_error(msg) ? ERRCODE_CHARACTER_NOT_IN_REPERTOIRE
+                                          : ERRCODE_INVALID_TEXT_REPRESENTATION, "%s", msg);
         if (q != NULL)
             sl_error_context(err, "COPY %s, line %lld, %.*s%s", rel, (long long)line,
                              (int)(colon - why), why, q);
@@ -219,7 +229,8 @@ static int bad_record(RtCopy *cp, const DeadLetter *d, SlError *err)
                              (int)(colon - why), why);
         return -1;
     }
-    sl_error(err, ERRCODE_BAD_COPY_FILE_FORMAT, "%s", why);
+    sl_error(err, encoding_error(why) ? ERRCODE_CHARACTER_NOT_IN_REPERTOIRE
+                                      : ERRCODE_BAD_COPY_FILE_FORMAT, "%s", why);
     sl_error_context(err, "COPY %s, line %lld: \"%.*s\"", rel, (long long)line,
                      (int)SL_MIN(d->raw.len, 200), d->raw.ptr);
     return -1;

@@ -1,14 +1,16 @@
 /*
  * cq.c -- the scheduler of continuous queries (see cq.h, docs/engine.md).
  *
- *   cq_runtime_init, cq_runtime_close
+ *   cq_runtime_init, cq_runtime_close, cq_set_check
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
- *   cq_dependent, cq_progress, cq_source_lag, cq_state, cq_falling_behind
+ *   cq_dependent, cq_dependent_not_owned, cq_progress, cq_source_lag, cq_state,
+ *   cq_falling_behind
  *   cq_subscribe, cq_subscribe_go, cq_unsubscribe
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
  * flight, the next batch is planned (source range, watermark), its entry is
- * written to the offset log, and its body runs on libuv's thread pool
+ * written to the offset log, and its body runs on the engine's pool
+ * (pool.h: workers that serving statements never occupy)
  * (inc_batch_run: read, update state, emit, one RocksDB WriteBatch with the
  * state, the output and the batch id: the batch's commit).  Back on the
  * loop its changes go to the subscribers, then the commit-log entry is
@@ -85,12 +87,14 @@ static uint64_t g_next_sub_id = 1;
 
 struct CqRuntime {
     uv_loop_t   *loop;
+    Pool        *workers;       /* the engine's */
     Catalog     *cat;
     StateStore  *st;
     Cq          *queries;
     int          closing_timers; /* released queries whose timer is closing */
     bool         closing;
     cq_close_cb  close_cb;
+    cq_check_fn  check;          /* the owner's privileges, before each batch */
 };
 
 struct Cq {
@@ -99,7 +103,7 @@ struct Cq {
     const CatRelation *rel;
     IncPlan           *plan;
     uv_timer_t         timer;
-    uv_work_t          work;
+    PoolWork           work;
     IncBatch           batch;
     SlError            batch_err;
     int                batch_rc;
@@ -165,13 +169,24 @@ static int64_t wall_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-CqRuntime *cq_runtime_init(uv_loop_t *loop, Catalog *cat, StateStore *st)
+CqRuntime *cq_runtime_init(uv_loop_t *loop, Pool *workers, Catalog *cat, StateStore *st)
 {
     CqRuntime *rt = sl_calloc(1, sizeof(CqRuntime));
     rt->loop = loop;
+    rt->workers = workers;
     rt->cat = cat;
     rt->st = st;
     return rt;
+}
+
+void cq_set_check(CqRuntime *rt, cq_check_fn fn)
+{
+    rt->check = fn;
+}
+
+static bool plan_reads(void *plan, uint32_t oid)
+{
+    return inc_plan_reads(plan, oid);
 }
 
 /* The query of that name that is not being stopped. */
@@ -298,7 +313,7 @@ static bool caught_up(const Cq *q)
     return q->has_stop_at;
 }
 
-static void work_cb(uv_work_t *w)
+static void work_cb(PoolWork *w)
 {
     Cq *q = w->data;
     q->batch_rc = inc_batch_run(q->plan, &q->batch, &q->batch_err);
@@ -449,13 +464,16 @@ static void send_pending_snapshots(Cq *q)
 }
 
 /* Whether the batch in flight, failed with e, is to be run again: on a
- * connection exception (class 08) always; on an I/O error (58030: a write
- * of the state store, a result file or a files sink; nothing of the batch
- * was committed, and a disk that filled or hiccuped may take the next
- * write) until it has failed STORAGE_TRIES times. */
+ * connection exception (class 08) or a full disk (53100: the query shows
+ * `retrying` with the error until space is freed, then goes on) always;
+ * on an I/O error (58030: a write of the state store, a result file or a
+ * files sink; nothing of the batch was committed, and a disk that
+ * hiccuped may take the next write) until it has failed STORAGE_TRIES
+ * times. */
 static bool retryable(const Cq *q, const SlError *e)
 {
-    if (e->sqlstate[0] == '0' && e->sqlstate[1] == '8')
+    if ((e->sqlstate[0] == '0' && e->sqlstate[1] == '8') ||
+        strcmp(e->sqlstate, ERRCODE_DISK_FULL) == 0)
         return true;
     return strcmp(e->sqlstate, ERRCODE_IO_ERROR) == 0 && q->retries + 1 < STORAGE_TRIES;
 }
@@ -500,7 +518,7 @@ static void retry_later(Cq *q, const SlError *e)
     schedule(q, (uint64_t)delay);
 }
 
-static void after_work_cb(uv_work_t *w, int status)
+static void after_work_cb(PoolWork *w)
 {
     Cq *q = w->data;
     q->in_flight = false;
@@ -510,11 +528,11 @@ static void after_work_cb(uv_work_t *w, int status)
         release(q);
         return;
     }
-    if (status != 0 || q->batch_rc < 0) {
+    if (q->batch_rc < 0) {
         strbuf_free(&q->batch.changes);
         if (!sl_error_set(&q->batch_err))
-            sl_error(&q->batch_err, ERRCODE_INTERNAL_ERROR, "micro-batch cancelled");
-        if (status == 0 && retryable(q, &q->batch_err))
+            sl_error(&q->batch_err, ERRCODE_INTERNAL_ERROR, "micro-batch failed without an error");
+        if (retryable(q, &q->batch_err))
             retry_later(q, &q->batch_err);
         else
             fail_after_tries(q, &q->batch_err);
@@ -650,14 +668,7 @@ static void launch(Cq *q, const CqOffsets *o)
     q->batch_o.sources = NULL;
     q->in_flight = true;
     q->work.data = q;
-    int rc = uv_queue_work(q->rt->loop, &q->work, work_cb, after_work_cb);
-    if (rc != 0) {
-        q->in_flight = false;
-        SlError e = {0};
-        sl_error(&e, ERRCODE_INTERNAL_ERROR, "cannot queue a micro-batch: %s", uv_strerror(rc));
-        fail_query(q, &e);
-        sl_error_clear(&e);
-    }
+    pool_submit(q->rt->workers, &q->work, work_cb, after_work_cb);
 }
 
 /* Plans and launches the next batch, if there is one to run now.  Its
@@ -666,6 +677,14 @@ static void plan_next(Cq *q)
 {
     if (q->in_flight || q->paused || q->failed || q->finished || q->stopping)
         return;
+    SlError denied = {0};
+    if (q->rt->check != NULL &&
+        q->rt->check(q->rel, inc_plan_into(q->plan), inc_plan_late(q->plan), plan_reads,
+                     q->plan, &denied) < 0) {
+        fail_query(q, &denied);
+        sl_error_clear(&denied);
+        return;
+    }
     q->plan_start_us = mono_us();
     if (q->retrying) {
         /* The failed batch again, as logged: never a new plan in its place. */
@@ -1219,10 +1238,12 @@ int cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError 
     return 0;
 }
 
-const char *cq_dependent(CqRuntime *rt, uint32_t oid)
+/* The first running query that reads or writes oid and is not owned by
+ * skip_owner (0: owned by anyone). */
+static const char *dependent(CqRuntime *rt, uint32_t oid, uint32_t skip_owner)
 {
     for (Cq *q = rt->queries; q != NULL; q = q->next) {
-        if (q->stopping)
+        if (q->stopping || (skip_owner != 0 && q->rel->owner == skip_owner))
             continue;
         const CatRelation *into = inc_plan_into(q->plan), *late = inc_plan_late(q->plan);
         if (inc_plan_reads(q->plan, oid) || (into != NULL && into->oid == oid) ||
@@ -1230,6 +1251,16 @@ const char *cq_dependent(CqRuntime *rt, uint32_t oid)
             return q->rel->name;
     }
     return NULL;
+}
+
+const char *cq_dependent(CqRuntime *rt, uint32_t oid)
+{
+    return dependent(rt, oid, 0);
+}
+
+const char *cq_dependent_not_owned(CqRuntime *rt, uint32_t oid, uint32_t owner)
+{
+    return dependent(rt, oid, owner);
 }
 
 int cq_progress(CqRuntime *rt, const char *name, CqProgress *out, int max, SlError *err)

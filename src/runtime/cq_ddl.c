@@ -3,7 +3,8 @@
  * with the server.
  *
  *   rt_cq_init      start the registry on the loop and every query in the
- *                   catalog (they resume after their last committed batch)
+ *                   catalog (they resume after their last committed batch);
+ *                   their batches run on the engine's pool
  *   rt_cq_close     stop them all; cb once no batch is in flight
  *   rt_cq_create    CREATE [OR REPLACE] CONTINUOUS QUERY: check it can run
  *                   incrementally, create its relation, start it; a
@@ -13,12 +14,14 @@
  *                   new result columns: rewritten from the state where it
  *                   holds every row (inc_plan_lost_rows), refused with the
  *                   reason where it does not
+ *                   only the query's owner (or a superuser) replaces it
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
  *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
  *   rt_subscribe, rt_subscribe_go, rt_unsubscribe   SUBSCRIBE's side of
  *                   the registry
  *   rt_cq_dependent   the name of a continuous query that uses a relation
+ *   rt_cq_dependent_not_owned   one owned by another role than the given
  *   rt_cq_explain   EXPLAIN CONTINUOUS QUERY
  *   rt_cq_runtime   the registry, for sys.* tables and /metrics (NULL before
  *                   rt_cq_init and after rt_cq_close)
@@ -61,9 +64,10 @@ static void start_one(const CatRelation *rel, void *arg)
     sl_error_clear(&err);
 }
 
-int rt_cq_init(uv_loop_t *loop)
+int rt_cq_init(uv_loop_t *loop, Pool *engine)
 {
-    g_cq = cq_runtime_init(loop, rt_catalog(), rt_state());
+    g_cq = cq_runtime_init(loop, engine, rt_catalog(), rt_state());
+    cq_set_check(g_cq, rt_cq_privileges);
     cat_foreach(rt_catalog(), start_one, NULL);
     return 0;
 }
@@ -190,6 +194,9 @@ static int replace(const Query *q, const CatRelation *old, SlError *err)
     if (old->kind != REL_QUERY)
         return sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is not a continuous query",
                         def->name);
+    /* Replacing changes (and with reset drops) what the query owns. */
+    if (rt_check_owner(old, err) < 0)
+        return -1;
     Arena a;
     arena_init(&a, 512);
     Options o;
@@ -375,6 +382,11 @@ void rt_unsubscribe(RtSub *s)
 const char *rt_cq_dependent(const CatRelation *rel)
 {
     return g_cq ? cq_dependent(g_cq, rel->oid) : NULL;
+}
+
+const char *rt_cq_dependent_not_owned(const CatRelation *rel, uint32_t owner)
+{
+    return g_cq ? cq_dependent_not_owned(g_cq, rel->oid, owner) : NULL;
 }
 
 void rt_source_lag(void (*fn)(const CqSourceLag *l, void *arg), void *arg)

@@ -9,8 +9,10 @@
  * dead-letter stream of a stream that has a format, in the same SQLite
  * transaction -- and then clears any rows a crash may have left under the
  * new oids; a CREATE that fails leaves nothing.  DROP checks every name
- * first (so a missing one drops nothing), refuses a relation continuous
- * queries depend on unless CASCADE (which drops those queries first), then
+ * first (so a missing one drops nothing) and its owner (42501; CASCADE
+ * also needs to own every continuous query it would drop), refuses a
+ * relation continuous queries depend on -- its dead-letter stream's
+ * included -- unless CASCADE (which drops those queries first), then
  * for each deletes its rows and then its entry (with its dead-letter
  * stream, in one transaction), so a crash in between leaves an empty
  * relation, never rows without an owner.
@@ -42,6 +44,17 @@ int rt_run_create(const Query *q, SlError *err)
             return 0;
         return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
                         def->name);
+    }
+    /* Which stream a dead-letter stream belongs to is the server's to say:
+     * a stream claiming to be another's would go with that stream's DROP. */
+    Arena oa;
+    arena_init(&oa, 256);
+    bool claims = def->kind == REL_STREAM && ingest_dead_letters_of(&oa, def) != NULL;
+    arena_destroy(&oa);
+    if (claims) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "option \"dead_letters_of\" is reserved");
+        sl_error_detail(err, "The server sets it on the dead-letter streams it makes.");
+        return -1;
     }
     /* the creating role owns the relation (and its dead-letter stream);
      * the checks below judge its options by that owner's rights */
@@ -81,6 +94,39 @@ int rt_run_create(const Query *q, SlError *err)
         return -1;
     }
     return 0;
+}
+
+/* The dead-letter stream that goes with stream rel (named after it, made
+ * for it, with its owner), or NULL. */
+static const CatRelation *dead_letters(const CatRelation *rel)
+{
+    if (rel->kind != REL_STREAM)
+        return NULL;
+    char dn[512];
+    snprintf(dn, sizeof(dn), "%s_dead_letters", rel->name);
+    const CatRelation *dead = cat_lookup(rt_catalog(), dn);
+    Arena b;
+    arena_init(&b, 256);
+    const char *of = dead ? ingest_dead_letters_of(&b, dead) : NULL;
+    if (of == NULL || strcmp(of, rel->name) != 0 || dead->owner != rel->owner)
+        dead = NULL;
+    arena_destroy(&b);
+    return dead;
+}
+
+/* CASCADE drops the continuous queries that use rel: each must be the
+ * current role's (or the role a superuser), as DROP of it would need;
+ * -1 with 42501 naming the first that is not. */
+static int check_cascade(const CatRelation *rel, SlError *err)
+{
+    const char *name = rt_cq_dependent_not_owned(rel, rt_current_role());
+    const CatRelation *cq = name ? cat_lookup(rt_catalog(), name) : NULL;
+    if (cq == NULL || rt_check_owner(cq, err) == 0)
+        return 0;
+    sl_error_detail(err, "DROP ... CASCADE would drop continuous query %s, which depends on "
+                         "%s and belongs to another role.", cq->name, rel->name);
+    sl_error_hint(err, "Its owner or a superuser must drop it first.");
+    return -1;
 }
 
 /* Drops the continuous queries that read or write rel (CASCADE). */
@@ -126,8 +172,13 @@ int rt_run_drop(const Query *q, SlError *err)
                 sl_error_hint(err, "Use DROP CONTINUOUS QUERY to remove a continuous query.");
             return -1;
         }
-        /* Only the owner (or a superuser) drops a relation. */
+        /* Only the owner (or a superuser) drops a relation, and the
+         * queries CASCADE would drop with it. */
         if (rt_check_owner(rel, err) < 0)
+            return -1;
+        const CatRelation *dead = dead_letters(rel);
+        if (q->cascade && rel->kind != REL_QUERY &&
+            (check_cascade(rel, err) < 0 || (dead && check_cascade(dead, err) < 0)))
             return -1;
     }
     /* A dead-letter stream goes with its stream, not alone. */
@@ -153,7 +204,9 @@ int rt_run_drop(const Query *q, SlError *err)
      * (2BP01), unless CASCADE: then those queries go first. */
     for (int i = 0; i < q->ndrop && !q->cascade; i++) {
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
-        if (rel != NULL && rel->kind != REL_QUERY && rt_cq_check_drop(rel, err) < 0)
+        const CatRelation *dead = rel ? dead_letters(rel) : NULL;
+        if (rel != NULL && rel->kind != REL_QUERY &&
+            (rt_cq_check_drop(rel, err) < 0 || (dead && rt_cq_check_drop(dead, err) < 0)))
             return -1;
     }
     for (int i = 0; i < q->ndrop; i++) {
@@ -166,21 +219,13 @@ int rt_run_drop(const Query *q, SlError *err)
             return -1;
         const char *names[2] = {rel->name, NULL};
         int n = 1;
-        const CatRelation *dead = NULL;
-        if (rel->kind == REL_STREAM) {
+        const CatRelation *dead = dead_letters(rel);
+        if (dead != NULL && q->cascade && drop_dependents(dead, err) < 0)
+            return -1;
+        if (rel->kind == REL_STREAM)
             ingest_stop(rel);
-            char dn[512];
-            snprintf(dn, sizeof(dn), "%s_dead_letters", rel->name);
-            dead = cat_lookup(cat, dn);
-            Arena b;
-            arena_init(&b, 256);
-            const char *of = dead ? ingest_dead_letters_of(&b, dead) : NULL;
-            if (of == NULL || strcmp(of, rel->name) != 0)
-                dead = NULL;
-            arena_destroy(&b);
-            if (dead != NULL)
-                names[n++] = dead->name;
-        }
+        if (dead != NULL)
+            names[n++] = dead->name;
         if (rel_purge(st, rel, err) < 0 || (dead && rel_purge(st, dead, err) < 0) ||
             cat_drop_relations(cat, names, n, err) < 0)
             return -1;

@@ -9,7 +9,7 @@
  *
  * One Ingester per stream that needs background work: a files stream, or
  * a stream with a retention.  Each has a timer on the loop; when it fires
- * and no round is in flight, a round runs on libuv's thread pool:
+ * and no round is in flight, a round runs on the engine's pool (pool.h):
  *
  *   files: list the directory (names matching `pattern`, in name order);
  *   for each file with bytes past its recorded position, read (up to a
@@ -83,7 +83,7 @@ struct Ingester {
     int64_t            poll_ms;
     int64_t            retention_us, retention_bytes;
     uv_timer_t         timer;
-    uv_work_t          work;
+    PoolWork           work;
     bool               in_flight, stopping, more, failure_logged;
     /* the worker's */
     bool               loaded;
@@ -96,6 +96,7 @@ struct Ingester {
 };
 
 static uv_loop_t      *g_loop;
+static Pool           *g_pool;          /* the engine's */
 static Catalog        *g_cat;
 static StateStore     *g_st;
 static Ingester       *g_list;
@@ -767,7 +768,7 @@ typedef struct Round {
     SlError   err;
 } Round;
 
-static void work_cb(uv_work_t *w)
+static void work_cb(PoolWork *w)
 {
     Round *r = w->data;
     Ingester *g = r->g;
@@ -829,11 +830,10 @@ static void maybe_release(Ingester *g)
 
 static void launch(Ingester *g);
 
-static void after_work_cb(uv_work_t *w, int status)
+static void after_work_cb(PoolWork *w)
 {
     Round *r = w->data;
     Ingester *g = r->g;
-    SL_UNUSED(status);
     g->in_flight = false;
     if (r->err.message != NULL)
         sl_log(LOG_WARN, "ingestion round failed; retrying", "stream=%s error=\"%s\"",
@@ -864,7 +864,7 @@ static void launch(Ingester *g)
     r->g = g;
     g->work.data = r;
     g->in_flight = true;
-    uv_queue_work(g_loop, &g->work, work_cb, after_work_cb);
+    pool_submit(g_pool, &g->work, work_cb, after_work_cb);
 }
 
 static void timer_cb(uv_timer_t *t)
@@ -968,8 +968,9 @@ static int stats_by_name(const char *name, size_t len, IngestStats *out, Arena *
     return g != NULL;
 }
 
-int ingest_init(uv_loop_t *loop, Catalog *cat, StateStore *st)
+int ingest_init(uv_loop_t *loop, Pool *engine, Catalog *cat, StateStore *st)
 {
+    g_pool = engine;
     ex_stream_stats_hook_set(stats_by_name);
     g_loop = loop;
     g_cat = cat;
@@ -984,6 +985,7 @@ void ingest_close(void)
         ingest_stop(g_list->rel);
     ex_stream_stats_hook_set(NULL);
     g_loop = NULL;
+    g_pool = NULL;
 }
 
 int ingest_check_readable(const CatRelation *rel, SlError *err)

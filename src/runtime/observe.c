@@ -3,7 +3,8 @@
  * "Observability"): the routes of the HTTP listener and the collectors
  * of /metrics that read the runtime.
  *
- *   rt_http_start   listen for HTTP and serve /healthz, /metrics, / (the
+ *   rt_http_start   listen for HTTP (its own address, loopback by default;
+ *                   an optional bearer token) and serve /healthz, /metrics, / (the
  *                   queries) and /queries/NAME (a page of plots, plain SVG
  *                   drawn here: no script library, no CDN)
  *   rt_http_port    the bound port (-1 when off)
@@ -12,6 +13,11 @@
  * /metrics is the Prometheus text format: process figures, connections
  * (the server's collector, server.c) and one series per continuous query.
  * Everything runs on the loop thread.
+ *
+ * What an unauthenticated reader sees (docs/operations.md, "The HTTP
+ * listener"): names, statuses and figures, never a data value -- a query's
+ * error text (which can quote the row it failed on) only with the token.
+ * With a token set, every page but /healthz needs it (http.h).
  */
 #include "runtime_int.h"
 #include "source.h"
@@ -393,10 +399,15 @@ static void serve_query(const HttpRequest *req, HttpResponse *resp, void *arg)
                      "<tr><th>falling behind</th><td>%s</td></tr>",
                   st.status, (long long)st.last_batch_id, (long long)st.input_rows,
                   (long long)st.late_rows, st.falling_behind ? "yes" : "no");
-    if (st.error != NULL) {
+    /* An error message can quote the data it failed on: only a reader
+     * with the HTTP token sees it (sys.queries shows it over SQL). */
+    if (st.error != NULL && req->authenticated) {
         strbuf_puts(b, "<tr><th>error</th><td>");
         put_html(b, st.error);
         strbuf_puts(b, "</td></tr>");
+    } else if (st.error != NULL) {
+        strbuf_puts(b, "<tr><th>error</th><td>(shown only to a request with the HTTP "
+                       "token; see sys.queries.last_error)</td></tr>");
     }
     strbuf_printf(b, "</table><p>The last %d batches.</p>\n", n);
     Series rates[] = {{"input rows/s", "#1f77b4", in_rate},
@@ -415,18 +426,20 @@ static void serve_query(const HttpRequest *req, HttpResponse *resp, void *arg)
     sl_free(ring);
 }
 
-int rt_http_start(uv_loop_t *loop, const char *listen, int port, SlError *err)
+int rt_http_start(uv_loop_t *loop, const char *listen, int port, const char *token,
+                  SlError *err)
 {
-    g_http = http_init(loop, listen, port, err);
+    g_http = http_init(loop, listen, port, token, err);
     if (g_http == NULL)
         return -1;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     g_start_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-    http_route(g_http, "/", serve_index, NULL);
-    http_route(g_http, "/healthz", serve_healthz, NULL);
-    http_route(g_http, "/metrics", serve_metrics, NULL);
-    http_route(g_http, "/queries/", serve_query, NULL);
+    /* With a token, only /healthz is served without it. */
+    http_route(g_http, "/", serve_index, NULL, false);
+    http_route(g_http, "/healthz", serve_healthz, NULL, true);
+    http_route(g_http, "/metrics", serve_metrics, NULL, false);
+    http_route(g_http, "/queries/", serve_query, NULL, false);
     metrics_register(collect_process, NULL);
     metrics_register(collect_queries, NULL);
     return 0;

@@ -248,7 +248,7 @@ static void class_cb(const CatRelation *rel, void *arg)
         vrel_put_int(r, pgcat_namespace_of(rel));                     /* relnamespace */
         vrel_put_int(r, 0);                                     /* reltype */
         vrel_put_int(r, 0);                                     /* reloftype */
-        vrel_put_int(r, BOOTSTRAP_ROLE_OID);                    /* relowner */
+        vrel_put_int(r, rel->owner ? rel->owner : BOOTSTRAP_ROLE_OID);    /* relowner */
         vrel_put_int(r, index ? 403 : kind[0] == 'r' || kind[0] == 'm' ? 2 : 0); /* relam */
         vrel_put_int(r, 0);                                     /* relfilenode */
         vrel_put_int(r, 0);                                     /* reltablespace */

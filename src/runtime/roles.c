@@ -5,10 +5,16 @@
  *   rt_set_role, rt_current_role   the role this thread's statements run as
  *   rt_role_login                  a startup user logs in (28000 if NOLOGIN)
  *   rt_role_secret                 a role's stored password, for auth.c
+ *   rt_roles_md5                   whether md5 hashes are kept (an md5 hba
+ *                                  rule exists); without, drops them all
  *   rt_run_role                    CREATE / ALTER / DROP ROLE, GRANT, REVOKE
  *   rt_check_query                 the privileges a statement needs (42501)
  *   rt_check_owner                 DROP and ALTER need the owner (42501)
  *   rt_check_select                SELECT on one relation (SUBSCRIBE)
+ *   rt_subscribe_check             a subscriber may still read the query,
+ *                                  before each batch it is sent
+ *   rt_cq_privileges               a continuous query's owner still has what
+ *                                  its query reads and writes (each batch)
  *   rt_owner                       who owns a relation created now
  *   rt_roles_init                  installs the privilege functions' answers
  *                                  (has_table_privilege, ...: acl.h)
@@ -20,17 +26,22 @@
  * superuser needs SUPERUSER; any role may change its own password.
  *
  * Passwords are stored as PostgreSQL stores them -- a SCRAM-SHA-256
- * verifier (4096 iterations, 16 random bytes of salt) -- plus an md5 hash
- * ("md5" || md5(password || name)) so that md5 hba rules work for roles
- * made here; a password given already hashed (a verifier or an md5 hash)
- * is stored as given.  Renaming a role clears its md5 hash (it is salted
- * with the name), as PostgreSQL does.
+ * verifier (4096 iterations, 16 random bytes of salt) -- and, only while
+ * an hba rule uses md5 (rt_roles_md5), also an md5 hash ("md5" ||
+ * md5(password || name)) so that md5 rules work for roles made here: an
+ * md5 hash is enough to log in through an md5 rule (pass-the-hash), so it
+ * is not kept where nothing needs it.  Without md5 rules the hashes are
+ * dropped at start and a password given as an md5 hash is refused (22023).
+ * A password given already hashed (a verifier, or an md5 hash with md5
+ * rules) is stored as given.  Renaming a role clears its md5 hash (it is
+ * salted with the name), as PostgreSQL does.
  */
 #include "runtime_int.h"
 #include "sluice/acl.h"
 #include "sluice/ast.h"
 #include "sluice/expr.h"
 #include "sluice/log.h"
+#include "sluice/options.h"
 #include "sluice/plan.h"
 #include "server/scram.h"
 
@@ -41,6 +52,9 @@
 #include <strings.h>
 
 static _Thread_local uint32_t t_role;
+/* Whether md5 password hashes are made and kept: set at start on the loop
+ * (rt_roles_md5), before any statement runs. */
+static bool g_keep_md5;
 
 void rt_set_role(uint32_t role_oid)
 {
@@ -115,12 +129,76 @@ int rt_check_owner(const CatRelation *rel, SlError *err)
                     kind_noun(rel->kind), rel->name);
 }
 
+int rt_subscribe_check(const char *name, uint32_t role, SlError *err)
+{
+    Catalog *cat = rt_catalog();
+    const CatRelation *rel = cat ? cat_lookup(cat, name) : NULL;
+    if (role == 0 || rel == NULL)
+        return 0;
+    if ((privileges_of(cat, role, rel) & CAT_ACL_SELECT) == 0) {
+        denied(rel, err);
+        sl_error_detail(err, "SELECT on it was revoked while SUBSCRIBE ran: the subscription "
+                             "ends.");
+        return -1;
+    }
+    return 0;
+}
+
 int rt_check_select(const CatRelation *rel, SlError *err)
 {
     Catalog *cat = rt_catalog();
     if (t_role == 0 || cat == NULL || current_is_superuser(cat))
         return 0;
     return need(cat, rel, CAT_ACL_SELECT, err);
+}
+
+/* What a query's check needs: the first relation its owner may not use. */
+typedef struct OwnerCheck {
+    Catalog           *cat;
+    const CatRelation *query;
+    uint32_t           owner;
+    bool             (*reads)(void *plan, uint32_t oid);
+    void              *plan;
+    const CatRelation *denied;
+} OwnerCheck;
+
+static void owner_reads_cb(const CatRelation *rel, void *arg)
+{
+    OwnerCheck *c = arg;
+    if (c->denied != NULL || rel->oid == c->query->oid || !c->reads(c->plan, rel->oid))
+        return;
+    if ((privileges_of(c->cat, c->owner, rel) & CAT_ACL_SELECT) == 0)
+        c->denied = rel;
+}
+
+int rt_cq_privileges(const CatRelation *query, const CatRelation *into,
+                     const CatRelation *late, bool (*reads)(void *plan, uint32_t oid),
+                     void *plan, SlError *err)
+{
+    Catalog *cat = rt_catalog();
+    const CatRole *owner = cat ? cat_role_by_oid(cat, query->owner) : NULL;
+    if (cat == NULL || owner == NULL || owner->superuser)
+        return 0;
+    OwnerCheck c = {cat, query, owner->oid, reads, plan, NULL};
+    cat_foreach(cat, owner_reads_cb, &c);
+    const char *what = "SELECT";
+    const CatRelation *writes[2] = {into, late};
+    for (int i = 0; i < 2 && c.denied == NULL; i++) {
+        if (writes[i] != NULL &&
+            (privileges_of(cat, owner->oid, writes[i]) & CAT_ACL_INSERT) == 0) {
+            c.denied = writes[i];
+            what = "INSERT";
+        }
+    }
+    if (c.denied == NULL)
+        return 0;
+    denied(c.denied, err);
+    sl_error_detail(err, "Continuous query %s runs as its owner %s, who no longer has %s on "
+                         "%s %s.", query->name, owner->name, what, kind_noun(c.denied->kind),
+                    c.denied->name);
+    sl_error_hint(err, "Grant it again and replace the query (CREATE OR REPLACE, which keeps "
+                       "its state), or drop it.");
+    return -1;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -205,6 +283,23 @@ static int need_select_deps(Catalog *cat, const Query *deps, const CatRelation *
     return 0;
 }
 
+/* The stream a continuous query's late_rows option names, or NULL. */
+static const CatRelation *late_rows_target(Catalog *cat, const CatRelation *def)
+{
+    Arena a;
+    arena_init(&a, 256);
+    Options o;
+    SlError ignore = {0};
+    const CatRelation *rel = NULL;
+    if (opts_parse(&a, def->options, &o, &ignore) == 0) {
+        const char *name = opts_get(&o, "late_rows");
+        rel = name ? cat_lookup(cat, name) : NULL;
+    }
+    sl_error_clear(&ignore);
+    arena_destroy(&a);
+    return rel;
+}
+
 /* q's needs; deps: the statement whose dependency list counts (EXPLAIN's
  * own, for the statement it explains). */
 static int check(Catalog *cat, const Query *q, const Query *deps, SlError *err)
@@ -245,7 +340,8 @@ static int check(Catalog *cat, const Query *q, const Query *deps, SlError *err)
                                         err) < 0)
                 return -1;
         }
-        return 0;
+        /* ... and the stream its late rows go to (late_rows = 'name'). */
+        return need(cat, late_rows_target(cat, q->create), CAT_ACL_INSERT, err);
     default:
         return 0;
     }
@@ -282,10 +378,11 @@ int rt_role_login(const char *name, uint32_t *oid, bool *superuser, SlError *err
         return sl_error(err, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,
                         "role \"%s\" does not exist", name);
     if (r == NULL) {
-        /* Authenticated without a role: a trusted user, or one from the
-         * config file, as powerful as before roles existed. */
-        CatRole def = {.name = name, .superuser = true, .login = true, .createrole = true,
-                       .createdb = true, .inherit = true};
+        /* Authenticated without a role (a trusted user, or one from the
+         * config file): a plain LOGIN role, as CREATE USER makes.  The only
+         * superuser nobody made is the bootstrap one, which the catalog
+         * has from the start. */
+        CatRole def = {.name = name, .login = true, .inherit = true};
         if (cat_role_create(cat, &def, &r, err) < 0)
             return -1;
         sl_log(LOG_INFO, "role created at first login", "role=\"%s\" oid=%u", name, r->oid);
@@ -296,6 +393,60 @@ int rt_role_login(const char *name, uint32_t *oid, bool *superuser, SlError *err
     *oid = r->oid;
     *superuser = r->superuser;
     return 0;
+}
+
+/* The oids of the roles that have an md5 hash. */
+typedef struct Md5Roles {
+    uint32_t *oids;
+    int       n, cap;
+} Md5Roles;
+
+static void md5_role_cb(const CatRole *r, void *arg)
+{
+    Md5Roles *m = arg;
+    if (r->password_md5 == NULL)
+        return;
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 8;
+        m->oids = sl_realloc(m->oids, sizeof(uint32_t) * (size_t)m->cap);
+    }
+    m->oids[m->n++] = r->oid;
+}
+
+int rt_roles_md5(bool keep, SlError *err)
+{
+    Catalog *cat = rt_catalog();
+    g_keep_md5 = keep;
+    if (keep || cat == NULL)
+        return 0;
+    /* collected first: an update changes the roles being visited */
+    Md5Roles m = {0};
+    cat_role_foreach(cat, md5_role_cb, &m);
+    uint32_t *oids = m.oids;
+    int rc = 0, dropped = 0;
+    for (int i = 0; i < m.n && rc == 0; i++) {
+        const CatRole *r = cat_role_by_oid(cat, oids[i]);
+        if (r == NULL || r->password_md5 == NULL)
+            continue;
+        CatRole def = *r;
+        def.password_md5 = NULL;
+        bool left_without = r->password == NULL;
+        char *name = sl_strdup(r->name);
+        rc = cat_role_update(cat, oids[i], &def, err);
+        if (rc == 0) {
+            dropped++;
+            if (left_without)
+                sl_log(LOG_WARN, "role left without a password",
+                       "role=\"%s\" reason=\"its only secret was an md5 hash, and no hba "
+                       "rule uses md5\"", log_quote(name));
+        }
+        sl_free(name);
+    }
+    sl_free(oids);
+    if (dropped > 0)
+        sl_log(LOG_INFO, "md5 password hashes dropped", "roles=%d reason=\"no hba rule "
+               "uses md5\"", dropped);
+    return rc;
 }
 
 RtSecret rt_role_secret(const char *name, char **scram, char **md5)
@@ -362,9 +513,11 @@ static void set_password(Arena *a, CatRole *def, const char *name, const char *p
     scram_secret_format(&sec, &b);
     def->password = arena_strndup(a, b.data, b.len);
     strbuf_free(&b);
-    char hex[33];
-    md5_password_hex(pw, name, hex);
-    def->password_md5 = arena_printf(a, "md5%s", hex);
+    if (g_keep_md5) {
+        char hex[33];
+        md5_password_hex(pw, name, hex);
+        def->password_md5 = arena_printf(a, "md5%s", hex);
+    }
     OPENSSL_cleanse(&sec, sizeof(sec));
 }
 
@@ -443,6 +596,21 @@ static int parse_role_opts(Arena *a, List *options, RoleOpts *o, SlError *err)
     return 0;
 }
 
+/* A password given as an md5 hash is kept only while an md5 rule could
+ * use it (22023 otherwise): stored, it would be the only secret, and one
+ * that logs in as it is. */
+static int check_password_form(const RoleOpts *o, SlError *err)
+{
+    if (!o->password_given || o->password == NULL || g_keep_md5 || !is_md5_hash(o->password))
+        return 0;
+    sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+             "a password given as an md5 hash cannot be stored: no hba rule uses md5");
+    sl_error_detail(err, "Without md5 rules the server keeps only SCRAM-SHA-256 verifiers.");
+    sl_error_hint(err, "Give the password itself (it is stored as a SCRAM-SHA-256 verifier) "
+                       "or a SCRAM-SHA-256 verifier.");
+    return -1;
+}
+
 static void apply_opts(Arena *a, CatRole *def, const RoleOpts *o)
 {
     if (o->superuser >= 0)
@@ -483,6 +651,8 @@ static int create_role(Catalog *cat, Arena *a, const RoleStmt *s, SlError *err)
         return -1;
     if (!may_create_roles(cat))
         return sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE, "permission denied to create role");
+    if (check_password_form(&o, err) < 0)
+        return -1;
     if (o.superuser == 1 && !current_is_superuser(cat))
         return sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
                         "must be superuser to create superusers");
@@ -516,6 +686,8 @@ static int alter_role(Catalog *cat, Arena *a, const RoleStmt *s, SlError *err)
     if (r->oid == CAT_BOOTSTRAP_ROLE_OID && o.superuser == 0)
         return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                         "the bootstrap user must have the SUPERUSER attribute");
+    if (check_password_form(&o, err) < 0)
+        return -1;
     CatRole def = *r;
     apply_opts(a, &def, &o);
     return cat_role_update(cat, r->oid, &def, err);

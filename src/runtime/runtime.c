@@ -13,6 +13,8 @@
  *   rt_run_end    a statement run on a worker thread, in three steps; the
  *                 run (rt_run_fetch) may come a piece at a time, a SELECT's
  *                 operator tree kept in the RtRun between pieces
+ *                 (INSERT / UPDATE / DELETE of tables one at a time: the
+ *                 wait for the lock ends at a cancel or timeout)
  *
  * Each RtRun owns a memory account (memacct.h) with the session's
  * statement_mem, entered on the thread while a piece runs: its arenas and
@@ -44,6 +46,7 @@
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 
 struct Prepared {
     Query         *q;
@@ -409,6 +412,24 @@ struct RtRun {
  * not atomic against another session's. */
 static pthread_mutex_t modify_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* Takes modify_mu, waiting in slices of 20 ms so that a cancel or
+ * statement_timeout of the waiting statement ends its wait (57014) while
+ * another one holds the lock for long.  0, or -1 with err set. */
+static int modify_lock(SlError *err)
+{
+    for (;;) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20 * 1000 * 1000;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        if (pthread_mutex_timedlock(&modify_mu, &ts) == 0)
+            return 0;
+        if (ex_check_interrupt(err) < 0)
+            return -1;
+    }
+}
+
 bool rt_on_worker(const Prepared *p)
 {
     QueryKind k = p->q->kind;
@@ -512,8 +533,8 @@ static int run_step(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent,
                  * concurrent appends may share an fsync (group commit,
                  * relstore.h). */
                 bool serial = q->modify->rel->kind != REL_STREAM;
-                if (serial)
-                    pthread_mutex_lock(&modify_mu);
+                if (serial && modify_lock(cx->err) < 0)
+                    return -1;
                 rc = rt_run_modify(q, cx, &hold, &rows);
                 if (serial)
                     pthread_mutex_unlock(&modify_mu);

@@ -15,8 +15,10 @@
  *                                 functions (pgcatalog.c, systables.c)
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes (copy.c)
  *   rt_append_can_defer, rt_append_new       deferred appends (append.c)
- *   rt_run_role, rt_check_query, rt_check_owner, rt_check_select, rt_owner
- *                   roles (roles.c)
+ *   rt_run_role, rt_check_query, rt_check_owner, rt_check_select, rt_owner,
+ *   rt_cq_privileges   roles (roles.c)
+ *   rt_cq_dependent, rt_cq_dependent_not_owned   queries that use a relation
+ *                   (cq_ddl.c)
  *   rt_role_is_superuser, rt_files_resolve, rt_files_check_fd
  *                   what a relation's owner may reach on the host (hostaccess.c)
  */
@@ -89,6 +91,8 @@ void sys_settings_foreach(void (*fn)(const char *name, const char *value,
 void rt_settings_free(void);
 /* A running continuous query that reads or writes rel, or NULL. */
 const char *rt_cq_dependent(const CatRelation *rel);
+/* One of those whose owner is not role `owner`, or NULL. */
+const char *rt_cq_dependent_not_owned(const CatRelation *rel, uint32_t owner);
 void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char *null_string);
 
 /* roles.c: CREATE / ALTER / DROP ROLE, GRANT, REVOKE; the privileges a
@@ -98,6 +102,12 @@ void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char
 int      rt_run_role(const Query *q, SlError *err);
 int      rt_check_query(const Query *q, SlError *err);
 int      rt_check_owner(const CatRelation *rel, SlError *err);
+/* A continuous query's owner may still read every relation it reads and
+ * write INTO its target and its late_rows stream (cq_check_fn, before each
+ * batch): 42501 naming the first it may not. */
+int      rt_cq_privileges(const CatRelation *query, const CatRelation *into,
+                          const CatRelation *late, bool (*reads)(void *plan, uint32_t oid),
+                          void *plan, SlError *err);
 /* SELECT on rel (SUBSCRIBE reads a query's result): 42501 without it. */
 int      rt_check_select(const CatRelation *rel, SlError *err);
 uint32_t rt_owner(void);

@@ -6,7 +6,8 @@
  *   source_reader_open, source_reader_next, source_reader_need, source_reader_close
  *   srcoffs_free, srcoffs_copy, srcoffs_find, srcoffs_add, srcoffs_reached
  *   srcoffs_to_json, srcoffs_from_json
- *   source_scan_kafka    a plain SELECT's scan of a Kafka stream
+ *   source_scan_kafka    a plain SELECT's scan of a Kafka stream (its wait
+ *                        for a first answer ends at a cancel or timeout)
  *   source_parts, source_route
  *
  * The connector is the relation's `connector` option: none (or 'internal')
@@ -463,11 +464,17 @@ ExSource *source_scan_kafka(StateStore *st, const CatRelation *rel, SlError *err
         sl_free(k);
         return NULL;
     }
-    /* The poller's first look: wait for it (30 s at most). */
+    /* The poller's first look: wait for it (30 s at most, and no longer
+     * than the statement may run: a cancel or statement_timeout ends the
+     * wait with 57014). */
     for (int i = 0; i < 1500; i++) {
         int rc = kafka_source_plan(k->src->kafka, NULL, true, &k->ranges, err);
         if (rc == 0)
             break;
+        if (rc == SOURCE_NOT_READY && ex_check_interrupt(err) < 0) {
+            kscan_close(&k->base);
+            return NULL;
+        }
         if (rc != SOURCE_NOT_READY || i == 1499) {
             if (rc == SOURCE_NOT_READY)
                 sl_error(err, ERRCODE_CONNECTION_FAILURE,

@@ -11,7 +11,8 @@
  *   sys.tables        tables: columns, primary key, options
  *   sys.sinks         sinks and their options
  *   sys.queries       continuous queries: status, trigger, output mode,
- *                     last batch, last error, times
+ *                     last batch, last error (NULL to a role without SELECT
+ *                     on the query: it can quote data), times
  *   sys.state         per continuous query and operator that keeps state:
  *                     rows, bytes (exact, on disk, in cache), rows
  *                     evicted, the oldest window
@@ -258,6 +259,12 @@ static void queries_cb(const CatRelation *rel, void *arg)
         vrel_put_int(r, last);
     else
         vrel_put_null(r);
+    /* An error can quote the row it failed on: only a role that may read
+     * the query's result sees it (the rest get NULL). */
+    SlError denied = {0};
+    if (error != NULL && rt_check_select(rel, &denied) < 0)
+        error = NULL;
+    sl_error_clear(&denied);
     vrel_put_text(r, error);
     vrel_put_bool(r, f.found && f.st.falling_behind);
     vrel_put_unix_us(r, rel->created_at);

@@ -4,6 +4,9 @@
  *
  *   auth_init         copy the configured users and parse the hba rules
  *   auth_free         free them
+ *   auth_md5_rules    whether any rule uses md5 (the catalog keeps md5
+ *                     hashes only then: rt_roles_md5)
+ *   server_address_is_loopback   (server.h) for auth_init and http.c
  *   auth_start        after a StartupMessage: pick the rule that matches the
  *                     connection, then accept it (trust), refuse it (reject,
  *                     no rule) or ask for a password
@@ -16,7 +19,8 @@
  * or an IPv4/IPv6 address with an optional /prefix length, METHOD trust |
  * reject | password | md5 | scram-sha-256.  The first rule whose type,
  * database, user and address match decides; with no rules at all,
- * connections from loopback are trusted.
+ * connections from loopback are trusted, and auth_init refuses a listen
+ * address that is not loopback (22023).
  *
  * A user's secret is its role's password in the catalog when it has one
  * (rt_role_secret: a SCRAM verifier and an md5 hash; for an md5 rule the
@@ -204,8 +208,32 @@ out:
     return rc;
 }
 
+bool server_address_is_loopback(const char *listen)
+{
+    uint8_t a[16];
+    if (inet_pton(AF_INET, listen, a) == 1)
+        return a[0] == 127;
+    static const uint8_t v6loop[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (inet_pton(AF_INET6, listen, a) == 1)
+        return memcmp(a, v6loop, 16) == 0 || (memcmp(a, mapped, 12) == 0 && a[12] == 127);
+    return false;
+}
+
 int auth_init(Server *s, const ServerConfig *cfg, SlError *err)
 {
+    /* Without rules only loopback clients get in, trusted: a server that
+     * listens elsewhere without rules is a mistake (or a wish for trust
+     * that the rules must say), so it does not start. */
+    if (cfg->nhba == 0 && cfg->listen != NULL && !server_address_is_loopback(cfg->listen)) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                 "refusing to listen on %s without hba rules", cfg->listen);
+        sl_error_hint(err, "Without rules only loopback clients are let in (trusted). Add hba "
+                           "rules that say who may connect from where and how, e.g. hba = "
+                           "'hostssl all all 0.0.0.0/0 scram-sha-256', or listen on "
+                           "127.0.0.1.");
+        return -1;
+    }
     if (RAND_bytes(s->mock_key, sizeof(s->mock_key)) != 1)
         sl_panic("RAND_bytes failed");
     s->nusers = cfg->nusers;
@@ -245,6 +273,14 @@ void auth_free(Server *s)
     sl_free(s->hba);
     s->users = NULL;
     s->hba = NULL;
+}
+
+bool auth_md5_rules(const Server *s)
+{
+    for (int i = 0; i < s->nhba; i++)
+        if (s->hba[i].method == AUTH_MD5)
+            return true;
+    return false;
 }
 
 /* ---------------------------------------------------------------------- */

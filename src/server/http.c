@@ -2,12 +2,18 @@
  * http.c -- the HTTP listener (see http.h).
  *
  * Each connection reads into a fixed 8 KiB buffer until the blank line
- * that ends the request head, parses the request line, runs the handler
- * of the longest matching route, writes one response with Content-Length
+ * that ends the request head, parses the request line and the
+ * Authorization header, runs the handler of the longest matching route
+ * (or answers 401 for a route that is not public when a token is set and
+ * the request does not carry it), writes one response with Content-Length
  * and closes.  Request bodies are never read: GET and HEAD have none.
  */
 #include "sluice/http.h"
 #include "sluice/log.h"
+#include "sluice/server.h"
+
+#include <openssl/crypto.h>
+#include <strings.h>
 
 #define HTTP_HEAD_MAX   8192
 #define HTTP_TIMEOUT_MS 10000
@@ -18,6 +24,7 @@ typedef struct HttpConn HttpConn;
 typedef struct Route {
     char           *path;
     bool            prefix;     /* path ends in '/' */
+    bool            public;     /* served without the token */
     http_handler_fn fn;
     void           *arg;
 } Route;
@@ -28,6 +35,7 @@ struct HttpServer {
     HttpConn     *conns;
     Route         routes[HTTP_MAX_ROUTES];
     int           nroutes;
+    char         *token;        /* NULL: none */
     int           port;
     int           open_handles;     /* listener + each connection's two */
     bool          closing;
@@ -55,6 +63,10 @@ static void maybe_finish_close(HttpServer *hs)
         return;
     for (int i = 0; i < hs->nroutes; i++)
         sl_free(hs->routes[i].path);
+    if (hs->token != NULL) {
+        OPENSSL_cleanse(hs->token, strlen(hs->token));
+        sl_free(hs->token);
+    }
     if (hs->close_cb != NULL)
         hs->close_cb(hs);
     sl_free(hs);
@@ -120,6 +132,7 @@ static const char *status_text(int status)
     switch (status) {
     case 200: return "OK";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 431: return "Request Header Fields Too Large";
@@ -134,11 +147,13 @@ static void respond(HttpConn *c, bool head_only, HttpResponse *r)
     strbuf_init(&out);
     strbuf_printf(&out,
                   "HTTP/1.1 %d %s\r\n"
+                  "%s"
                   "Content-Type: %s\r\n"
                   "Content-Length: %zu\r\n"
                   "Cache-Control: no-store\r\n"
                   "Connection: close\r\n\r\n",
                   r->status, status_text(r->status),
+                  r->status == 401 ? "WWW-Authenticate: Bearer realm=\"sluice\"\r\n" : "",
                   r->content_type ? r->content_type : "text/plain; charset=utf-8",
                   r->body.len);
     if (!head_only)
@@ -195,13 +210,46 @@ static const Route *find_route(HttpServer *hs, const char *path)
     return best;
 }
 
+/* Does the header block (lines after the request line, each ending in
+ * CRLF) carry "Authorization: Bearer <token>"?  The token is compared in
+ * constant time. */
+static bool carries_token(const HttpServer *hs, const char *headers)
+{
+    if (hs->token == NULL)
+        return false;
+    size_t tl = strlen(hs->token);
+    for (const char *p = headers; p != NULL && *p != '\0';) {
+        const char *eol = strstr(p, "\r\n");
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        if (len > 14 && strncasecmp(p, "authorization:", 14) == 0) {
+            const char *v = p + 14, *end = p + len;
+            while (v < end && (*v == ' ' || *v == '\t'))
+                v++;
+            while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+                end--;
+            if (end - v > 7 && strncasecmp(v, "bearer ", 7) == 0) {
+                v += 7;
+                while (v < end && *v == ' ')
+                    v++;
+                return (size_t)(end - v) == tl && CRYPTO_memcmp(v, hs->token, tl) == 0;
+            }
+            return false;
+        }
+        p = eol ? eol + 2 : NULL;
+    }
+    return false;
+}
+
 /* The head is complete in c->buf (NUL-terminated at the blank line). */
 static void handle_request(HttpConn *c)
 {
     char *line = c->buf;
     char *eol = strstr(line, "\r\n");
-    if (eol != NULL)
+    const char *headers = "";
+    if (eol != NULL) {
         *eol = '\0';
+        headers = eol + 2;
+    }
     char *sp1 = strchr(line, ' ');
     char *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
     if (sp1 == NULL || sp2 == NULL || strncmp(sp2 + 1, "HTTP/1.", 7) != 0) {
@@ -210,7 +258,8 @@ static void handle_request(HttpConn *c)
     }
     *sp1 = '\0';
     *sp2 = '\0';
-    HttpRequest req = {.method = line, .path = sp1 + 1, .query = ""};
+    HttpRequest req = {.method = line, .path = sp1 + 1, .query = "",
+                       .authenticated = carries_token(c->hs, headers)};
     bool head = strcmp(req.method, "HEAD") == 0;
     if (!head && strcmp(req.method, "GET") != 0) {
         respond_error(c, 405, "only GET and HEAD");
@@ -228,6 +277,10 @@ static void handle_request(HttpConn *c)
     const Route *r = find_route(c->hs, req.path);
     if (r == NULL) {
         respond_error(c, 404, "not found");
+        return;
+    }
+    if (c->hs->token != NULL && !r->public && !req.authenticated) {
+        respond_error(c, 401, "this page needs the HTTP token: Authorization: Bearer <token>");
         return;
     }
     HttpResponse resp = {.status = 200};
@@ -294,10 +347,27 @@ static void on_connection(uv_stream_t *listener, int status)
     uv_timer_start(&c->timer, on_timeout, HTTP_TIMEOUT_MS, 0);
 }
 
-HttpServer *http_init(uv_loop_t *loop, const char *listen, int port, SlError *err)
+HttpServer *http_init(uv_loop_t *loop, const char *listen, int port, const char *token,
+                      SlError *err)
 {
     struct sockaddr_storage addr;
     int rc;
+    if (token != NULL && *token == '\0')
+        token = NULL;
+    if (token != NULL && strlen(token) < HTTP_TOKEN_MIN) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                 "the HTTP token is too short: %zu bytes, at least %d", strlen(token),
+                 HTTP_TOKEN_MIN);
+        return NULL;
+    }
+    if (token == NULL && !server_address_is_loopback(listen)) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                 "refusing to serve HTTP on %s without an HTTP token", listen);
+        sl_error_hint(err, "Set http_token (a random string of %d bytes or more) in the "
+                           "configuration file, or listen for HTTP on 127.0.0.1.",
+                      HTTP_TOKEN_MIN);
+        return NULL;
+    }
     if (strchr(listen, ':') != NULL)
         rc = uv_ip6_addr(listen, port, (struct sockaddr_in6 *)&addr);
     else
@@ -309,6 +379,7 @@ HttpServer *http_init(uv_loop_t *loop, const char *listen, int port, SlError *er
     }
     HttpServer *hs = sl_calloc(1, sizeof(HttpServer));
     hs->loop = loop;
+    hs->token = token ? sl_strdup(token) : NULL;
     uv_tcp_init(loop, &hs->listener);
     hs->listener.data = hs;
     hs->open_handles = 1;
@@ -330,7 +401,7 @@ HttpServer *http_init(uv_loop_t *loop, const char *listen, int port, SlError *er
     return hs;
 }
 
-void http_route(HttpServer *hs, const char *path, http_handler_fn fn, void *arg)
+void http_route(HttpServer *hs, const char *path, http_handler_fn fn, void *arg, bool public)
 {
     if (hs->nroutes == HTTP_MAX_ROUTES)
         sl_panic("too many HTTP routes");
@@ -339,6 +410,7 @@ void http_route(HttpServer *hs, const char *path, http_handler_fn fn, void *arg)
     r->prefix = path[0] != '\0' && path[strlen(path) - 1] == '/' && strlen(path) > 1;
     r->fn = fn;
     r->arg = arg;
+    r->public = public;
 }
 
 int http_port(const HttpServer *hs)

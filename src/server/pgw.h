@@ -258,6 +258,8 @@ void session_shutdown_cancel(Conn *c);
 /* auth.c */
 int  auth_init(Server *s, const ServerConfig *cfg, SlError *err);
 void auth_free(Server *s);
+/* Does any hba rule use the md5 method? */
+bool auth_md5_rules(const Server *s);
 /* After the StartupMessage: accept, refuse, or start a password exchange. */
 void auth_start(Conn *c);
 /* A message in PHASE_AUTH (whole, framed). */

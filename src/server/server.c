@@ -5,6 +5,7 @@
  *                 listen, start the per-turn flush hook (and the loop lag
  *                 probe with debug_loop_lag)
  *   server_port   the bound port
+ *   server_md5_rules  whether an hba rule uses md5
  *   server_close  stop accepting; let statements in flight finish and be
  *                 answered, end every session with FATAL 57P01, then close
  *                 the handles
@@ -175,6 +176,10 @@ static void server_free_config(Server *s)
 
 Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
 {
+    if (cfg->statements == NULL) {
+        sl_error(err, ERRCODE_INTERNAL_ERROR, "no statement pool in the server's configuration");
+        return NULL;
+    }
     Server *s = sl_calloc(1, sizeof(Server));
     s->loop = loop;
     s->cfg = *cfg;
@@ -248,6 +253,11 @@ Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
 int server_port(const Server *s)
 {
     return s->port;
+}
+
+bool server_md5_rules(const Server *s)
+{
+    return auth_md5_rules(s);
 }
 
 static void on_handle_closed(uv_handle_t *h);

@@ -50,13 +50,17 @@
  * does not hold the others up.
  *
  * Statements are handed to the runtime (runtime.h); this file never calls
- * the SQL layer or the executor directly.
+ * the SQL layer or the executor directly.  Those that read or write rows run
+ * on the statement pool (ServerConfig.statements, pool.h), one job per
+ * connection at most; while all its workers are busy, jobs wait in its
+ * queue, and statement_timeout counts that wait too.
  */
 #include "pgw.h"
 #include "sluice/ast.h"
 #include "sluice/exec.h"
 #include "sluice/log.h"
 #include "sluice/settings.h"
+#include "sluice/utf8.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -418,7 +422,7 @@ typedef enum JobKind { JOB_SIMPLE, JOB_EXECUTE, JOB_EXECUTE_LIMIT } JobKind;
 #define JOB_YIELD_BYTES (256 * 1024)
 
 struct Job {
-    uv_work_t      req;
+    PoolWork       req;         /* on the server's statement pool */
     Conn          *conn;
     SlSettings    *settings;
     RtRun         *run;
@@ -437,7 +441,7 @@ struct Job {
     int            rc;
 };
 
-static void job_work_cb(uv_work_t *req)
+static void job_work_cb(PoolWork *req)
 {
     Job *j = req->data;
     SlSettings *old = settings_enter(j->settings);
@@ -452,7 +456,22 @@ static void job_work_cb(uv_work_t *req)
     settings_enter(old);
 }
 
-static void job_after_cb(uv_work_t *req, int status);
+static void job_after_cb(PoolWork *req);
+
+/* Sets the job's interrupt flag (EX_CANCEL_USER, _TIMEOUT or _SHUTDOWN); a
+ * job still waiting in the statement pool's queue never runs: it ends at
+ * once with the error ex_check_interrupt gives for that reason
+ * (job_after_cb on a later loop turn). */
+static void job_interrupt(Conn *c, int why)
+{
+    Job *j = c->job;
+    atomic_store(&j->interrupt, why);
+    if (pool_cancel(c->server->cfg.statements, &j->req) == 0) {
+        const _Atomic int *old = ex_interrupt_enter(&j->interrupt);
+        j->rc = ex_check_interrupt(&j->err);
+        ex_interrupt_enter(old);
+    }
+}
 
 /* Runs a parked job again (it goes on where it paused). */
 static void job_unpark(Conn *c)
@@ -461,11 +480,7 @@ static void job_unpark(Conn *c)
     if (j == NULL || !j->parked)
         return;
     j->parked = false;
-    if (uv_queue_work(c->server->loop, &j->req, job_work_cb, job_after_cb) != 0) {
-        /* cannot happen with a valid loop and callbacks; the job ends */
-        j->rc = sl_error(&j->err, ERRCODE_INTERNAL_ERROR, "could not resume the statement");
-        job_after_cb(&j->req, 0);
-    }
+    pool_submit(c->server->cfg.statements, &j->req, job_work_cb, job_after_cb);
 }
 
 /* The client's unsent output, and whether there is room for more. */
@@ -484,7 +499,7 @@ static void on_statement_timeout(uv_timer_t *t)
 {
     Conn *c = t->data;
     if (c->job != NULL) {
-        atomic_store(&c->job->interrupt, EX_CANCEL_TIMEOUT);
+        job_interrupt(c, EX_CANCEL_TIMEOUT);
         job_unpark(c);      /* it ends at once, with 57014 */
     }
 }
@@ -501,7 +516,7 @@ bool session_cancel(Conn *c)
     }
     if (c->job == NULL)
         return false;
-    atomic_store(&c->job->interrupt, EX_CANCEL_USER);
+    job_interrupt(c, EX_CANCEL_USER);
     job_unpark(c);
     return true;
 }
@@ -534,7 +549,7 @@ void session_shutdown(Conn *c)
 void session_shutdown_cancel(Conn *c)
 {
     if (c->job != NULL) {
-        atomic_store(&c->job->interrupt, EX_CANCEL_SHUTDOWN);
+        job_interrupt(c, EX_CANCEL_SHUTDOWN);
         job_unpark(c);      /* a result waiting for its reader ends too */
     }
 }
@@ -543,7 +558,7 @@ void session_closing(Conn *c)
 {
     subscribe_free(c);      /* silently: nobody reads its error */
     if (c->job != NULL) {
-        atomic_store(&c->job->interrupt, EX_CANCEL_USER);
+        job_interrupt(c, EX_CANCEL_USER);
         job_unpark(c);      /* job_after_cb frees the connection */
     }
 }
@@ -622,12 +637,7 @@ static int start_statement(Conn *c, const Prepared *prep, const ParamValue *para
     j->maxrows = maxrows;
     j->sql = sql;
     atomic_init(&j->interrupt, EX_RUNNING);
-    if (uv_queue_work(c->server->loop, &j->req, job_work_cb, job_after_cb) != 0) {
-        rt_run_end(run);
-        strbuf_free(&j->rows);
-        sl_free(j);
-        return sl_error(err, ERRCODE_INTERNAL_ERROR, "could not start the statement");
-    }
+    pool_submit(c->server->cfg.statements, &j->req, job_work_cb, job_after_cb);
     c->job = j;
     int ms = settings_timeout_ms(c->settings, TIMEOUT_STATEMENT);
     if (ms > 0)
@@ -1523,11 +1533,10 @@ static void handle_close(Conn *c, PgwReader *r)
 /* A job ended or paused (on the loop): its rows go out.  A pause for
  * output room runs it again (now, or once the client has read); otherwise
  * what its kind says next, then the messages that waited meanwhile. */
-static void job_after_cb(uv_work_t *req, int status)
+static void job_after_cb(PoolWork *req)
 {
     Job *j = req->data;
     Conn *c = j->conn;
-    SL_UNUSED(status);
     bool closing = c->phase == PHASE_CLOSING;
     if (!closing && j->rows.len > 0) {
         strbuf_append(&c->out, j->rows.data, j->rows.len);
@@ -1690,6 +1699,22 @@ static void startup(Conn *c, const PgwStartup *st)
     if (c->too_many) {
         fatal(c, ERRCODE_TOO_MANY_CONNECTIONS, "sorry, too many clients already");
         return;
+    }
+    /* Names and values become text (a role name, a database name,
+     * settings): UTF-8, as every text entering the server.  application_name
+     * is not refused: it is cleaned to printable ASCII, as PostgreSQL does. */
+    for (int i = 0; i < st->nparams; i++) {
+        int parts = strcmp(st->names[i], "application_name") == 0 ? 1 : 2;
+        for (int k = 0; k < parts; k++) {
+            const char *s = k == 0 ? st->names[i] : st->values[i];
+            size_t n = strlen(s), bad = sl_utf8_invalid(s, n);
+            if (bad < n) {
+                char msg[96];
+                sl_utf8_message(s + bad, n - bad, msg, sizeof(msg));
+                fatal(c, ERRCODE_CHARACTER_NOT_IN_REPERTOIRE, msg);
+                return;
+            }
+        }
     }
     if (user == NULL || *user == '\0') {
         fatal(c, ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION,

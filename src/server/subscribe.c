@@ -22,6 +22,10 @@
  * The rows of a batch are written to the socket as soon as they are
  * formatted (conn_flush_now), not at the end of the loop turn.
  *
+ * Privileges: before each batch the subscriber's role must still have
+ * SELECT on the query (rt_subscribe_check); a REVOKE ends the subscription
+ * with 42501 at the next batch.
+ *
  * Backpressure: when a batch arrives while more than max_output_buffer
  * bytes wait for the client (not yet written, in flight, or TLS records),
  * the subscription fails with 54000 instead of buffering without bound.
@@ -85,6 +89,11 @@ static void deliver(void *arg, int64_t batch_id, const char *kinds, const Batch 
         s->sub = NULL;      /* the runtime freed its entry */
         sl_error(&err, ERRCODE_ADMIN_SHUTDOWN,
                  "continuous query \"%s\" stopped: the subscription ends", s->name);
+        sub_end(c, &err);
+        sl_error_clear(&err);
+        return;
+    }
+    if (rt_subscribe_check(s->name, c->role_oid, &err) < 0) {
         sub_end(c, &err);
         sl_error_clear(&err);
         return;

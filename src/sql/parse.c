@@ -12,6 +12,7 @@
  * input") with the offending token's position.
  */
 #include "sql/parser.h"
+#include "sluice/utf8.h"
 #include "sql.h"
 
 #include <stdlib.h>
@@ -58,6 +59,14 @@ static void *parser_malloc(size_t n)
 
 int sql_parse(Arena *a, const char *sql, int len, List **stmts, SlError *err)
 {
+    /* The text must be UTF-8 before anything reads it: a literal copied
+     * from it becomes a value as it is (PostgreSQL's pg_verifymbstr). */
+    size_t bad = sl_utf8_invalid(sql, (size_t)len);
+    if (bad < (size_t)len) {
+        char msg[96];
+        sl_utf8_message(sql + bad, (size_t)len - bad, msg, sizeof(msg));
+        return sl_error_at(err, ERRCODE_CHARACTER_NOT_IN_REPERTOIRE, (int)bad, "%s", msg);
+    }
     Parse p = {.arena = a, .sql = sql, .len = len, .err = err};
     Lexer lx;
     sql_lexer_init(&lx, a, sql, len);

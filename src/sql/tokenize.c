@@ -22,6 +22,7 @@
  */
 #include "sql/parser.h"
 #include "sluice/strbuf.h"
+#include "sluice/utf8.h"
 #include "sql.h"
 
 #include <stdio.h>
@@ -342,6 +343,11 @@ static int lex_string(Lexer *lx, Token *tok, bool escapes, int start, SlError *e
         }
         strbuf_putc(&b, c);
         lx->pos++;
+    }
+    /* \ooo and \xhh make bytes of their own: they must still be UTF-8. */
+    if (escapes && sl_utf8_check(b.data ? b.data : "", b.len, start, err) < 0) {
+        strbuf_free(&b);
+        return -1;
     }
     tok->z = arena_strndup(lx->arena, b.data ? b.data : "", b.len);
     tok->n = (int)b.len;

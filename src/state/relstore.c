@@ -12,6 +12,9 @@
  * Result logs of batches of RESULT_FILE_MIN_BYTES and more go to result
  * files (resfile.c); the rest of this file sees only their references.
  *
+ * An append is refused (53100) before it takes offsets when the disk is
+ * full (state_check_room), so a group write is never failed by that.
+ *
  * The next row id of each table and the end offset of each stream are found
  * once from the last key on disk and then kept in a small table in memory,
  * under a mutex: appends to one stream are serialized so offsets stay dense.
@@ -245,6 +248,8 @@ static int tbl_scan_row(RelScan *s, Arena *a, Batch *b, SlStr *k, SlError *err)
         return 1;
     }
     if (!state_scan_next(s->scan, &key, &klen, &val, &vlen)) {
+        if (state_scan_status(s->scan, err) < 0)
+            return -1;
         if (!s->log_next)
             return 0;
         /* The rows are read: the result log comes next. */
@@ -550,6 +555,12 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
         sl_error(err, ERRCODE_IO_ERROR,
                  "an earlier write of the state store failed (%s): appends are refused "
                  "until the server restarts", g_broken);
+    /* A full disk refuses the append before it takes offsets, so that a
+     * group write is not failed by it (which would break appends until a
+     * restart, above) and the append can be tried again once space is
+     * freed (docs/operations.md, "Disk full"). */
+    if (ok && (rows > 0 || with != NULL) && state_check_room(st, err) < 0)
+        ok = false;
     for (int a = 0; a < napps && ok; a++) {
         /* counter_get may grow the table: look the others up again below */
         ok = counter_get(st, 'S', apps[a].rel->oid, err) != NULL;
@@ -756,8 +767,10 @@ static bool next_chunk(RelScan *s, size_t keylen, SlError *err, bool *bad)
 {
     const void *key, *val;
     size_t klen, vlen;
-    if (!state_scan_next(s->scan, &key, &klen, &val, &vlen))
+    if (!state_scan_next(s->scan, &key, &klen, &val, &vlen)) {
+        *bad = state_scan_status(s->scan, err) < 0;
         return false;
+    }
     return load_chunk(s, keylen, key, klen, val, vlen, err, bad);
 }
 
@@ -795,8 +808,10 @@ static bool log_next_chunk(RelScan *s, SlError *err, bool *bad)
         }
         const void *key, *val;
         size_t klen, vlen;
-        if (!state_scan_next(s->scan, &key, &klen, &val, &vlen))
+        if (!state_scan_next(s->scan, &key, &klen, &val, &vlen)) {
+            *bad = state_scan_status(s->scan, err) < 0;
             return false;
+        }
         if (klen != 13)
             return load_chunk(s, 17, key, klen, val, vlen, err, bad);
         memcpy(s->ref_key, key, 13);

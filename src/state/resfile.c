@@ -182,8 +182,10 @@ static void tail_key(uint32_t oid, uint8_t *k)
 
 static int sys_error(SlError *err, const char *what, const char *path)
 {
-    return sl_error(err, ERRCODE_IO_ERROR, "result file \"%s\": %s: %s", path, what,
-                    strerror(errno));
+    /* A full disk is 53100: the continuous query retries until space is
+     * freed (docs/operations.md, "Disk full"). */
+    return sl_error(err, errno == ENOSPC || errno == EDQUOT ? ERRCODE_DISK_FULL : ERRCODE_IO_ERROR,
+                    "result file \"%s\": %s: %s", path, what, strerror(errno));
 }
 
 static int corrupt_at(SlError *err, uint32_t oid, uint64_t seg, uint64_t off, int64_t batch,

@@ -4,9 +4,9 @@
  *   state_open, state_close, state_dir, state_get
  *   state_batch_new, state_batch_put, state_batch_delete, state_batch_delete_range,
  *   state_batch_append,
- *   state_batch_count, state_batch_commit, state_batch_free
+ *   state_batch_count, state_batch_commit, state_batch_free, state_check_room
  *   state_scan_open, state_scan_open_at, state_scan_open_from, state_scan_next,
- *   state_scan_close
+ *   state_scan_status, state_scan_close
  *   state_last_key
  *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
  *
@@ -16,11 +16,23 @@
  * Values of STATE_BLOB_MIN_BYTES and more -- the chunks of streams and of
  * result logs -- are kept in RocksDB's blob files, uncompressed, so that
  * compactions move only their keys (docs/architecture.md, "State store").
+ * Every read verifies checksums and RocksDB's "Corruption" status becomes
+ * XX001 data_corrupted; a WAL record that fails its checksum refuses the
+ * open (docs/operations.md, "Damaged data").  A write that puts data is
+ * refused with 53100 disk_full while less than STATE_RESERVE_BYTES are
+ * free; after a write that failed for want of space the database is closed
+ * and opened again (resume), which is why every use of it is counted
+ * (use_db, done_db; a scan counts until it is closed).
  */
 #include "sluice/state.h"
 #include "sluice/log.h"
 
 #include <rocksdb/c.h>
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/statvfs.h>
 
 /* The block cache: the size RocksDB 7 gives the one it would make itself
  * (8 MiB), made here so that its usage can be read. */
@@ -28,6 +40,14 @@
 
 /* Values at least this long live in blob files (state_open). */
 #define STATE_BLOB_MIN_BYTES (16u << 10)
+
+/* The room kept free on the store's filesystem: a write that puts keys is
+ * refused (53100) while less is free, so that RocksDB itself never runs
+ * out of space in a WAL write (RocksDB 7.8 aborts on the next append to a
+ * WAL that failed), a flush of the memtable (64 MiB) always fits, and a
+ * restart can replay its WAL into a table file (docs/operations.md, "Disk
+ * full").  Writes that only delete go through: they make room. */
+#define STATE_RESERVE_BYTES (64ull << 20)
 
 struct StateStore {
     char                   *dir;
@@ -38,15 +58,22 @@ struct StateStore {
     rocksdb_readoptions_t  *ropts;
     rocksdb_writeoptions_t *wopts_sync;
     rocksdb_writeoptions_t *wopts_nosync;
+    /* db is used between use_db and done_db, which count the users under
+     * mu; a reopen (resume) runs with mu held and no user. */
+    pthread_mutex_t         mu;
+    int                     users;
+    atomic_bool             no_space;   /* a write failed for want of space */
 };
 
 struct StateBatch {
     rocksdb_writebatch_t *wb;
     bool                  ranges;   /* holds a range deletion */
+    bool                  puts;     /* holds a put (not only deletions) */
 };
 
 struct StateScan {
-    rocksdb_iterator_t    *it;
+    StateStore            *st;
+    rocksdb_iterator_t    *it;      /* NULL: the store is closed (a failed resume) */
     rocksdb_readoptions_t *ropts;
     char                  *prefix;
     size_t                 plen;
@@ -56,6 +83,40 @@ struct StateScan {
     bool                   forward; /* start: the first key >= it, not the last <= it */
     bool                   started;
 };
+
+/* Read options that verify every block's and blob's checksum. */
+static rocksdb_readoptions_t *read_options(void)
+{
+    rocksdb_readoptions_t *r = rocksdb_readoptions_create();
+    rocksdb_readoptions_set_verify_checksums(r, 1);
+    return r;
+}
+
+static bool no_space_message(const char *msg)
+{
+    return strstr(msg, "No space left on device") != NULL;
+}
+
+/* Sets err from a RocksDB error message and frees it: a damaged file is
+ * XX001 data_corrupted, a full disk 53100 disk_full, anything else 58030
+ * io_error. */
+static int io_error(SlError *err, const char *what, char *msg)
+{
+    if (err == NULL) {
+        ;   /* the caller already holds an error */
+    } else if (strncmp(msg, "Corruption:", 11) == 0) {
+        sl_error(err, ERRCODE_DATA_CORRUPTED, "state store: %s: %s", what, msg);
+    } else if (no_space_message(msg)) {
+        sl_error(err, ERRCODE_DISK_FULL, "state store: %s: %s", what, msg);
+        sl_error_hint(err, "Free space on the filesystem of the data directory: writes "
+                           "resume without a restart (docs/operations.md, \"Disk full\").");
+    }
+    else {
+        sl_error(err, ERRCODE_IO_ERROR, "state store: %s: %s", what, msg);
+    }
+    rocksdb_free(msg);
+    return -1;
+}
 
 int state_open(const char *dir, StateStore **out, SlError *err)
 {
@@ -75,15 +136,24 @@ int state_open(const char *dir, StateStore **out, SlError *err)
     rocksdb_options_set_enable_blob_files(st->opts, 1);
     rocksdb_options_set_min_blob_size(st->opts, STATE_BLOB_MIN_BYTES);
     rocksdb_options_set_enable_blob_gc(st->opts, 1);
-    st->ropts = rocksdb_readoptions_create();
+    /* Damage is an error, never a short answer (docs/operations.md,
+     * "Damaged data"): every file is checked as it is opened and every
+     * block and blob against its checksum as it is read; a WAL record
+     * that fails its checksum stops the open, and only a torn last record
+     * -- a write cut short by a crash, never acknowledged -- is dropped. */
+    rocksdb_options_set_paranoid_checks(st->opts, 1);
+    rocksdb_options_set_wal_recovery_mode(st->opts,
+                                          rocksdb_tolerate_corrupted_tail_records_recovery);
+    st->ropts = read_options();
     st->wopts_sync = rocksdb_writeoptions_create();
     rocksdb_writeoptions_set_sync(st->wopts_sync, 1);
     st->wopts_nosync = rocksdb_writeoptions_create();
+    pthread_mutex_init(&st->mu, NULL);
     char *msg = NULL;
     st->db = rocksdb_open(st->opts, dir, &msg);
     if (msg != NULL) {
-        sl_error(err, ERRCODE_IO_ERROR, "cannot open state store \"%s\": %s", dir, msg);
-        rocksdb_free(msg);
+        io_error(err, "cannot open", msg);
+        sl_error_detail(err, "directory: %s", dir);
         state_close(st);
         return -1;
     }
@@ -103,8 +173,107 @@ void state_close(StateStore *st)
     rocksdb_options_destroy(st->opts);
     rocksdb_block_based_options_destroy(st->table);
     rocksdb_cache_destroy(st->cache);
+    pthread_mutex_destroy(&st->mu);
     sl_free(st->dir);
     sl_free(st);
+}
+
+/* The error of a use of the store while it is closed: -1. */
+static int use_db_error(SlError *err)
+{
+    return sl_error(err, ERRCODE_DISK_FULL,
+                    "state store: closed after the disk filled up; it reopens at the next "
+                    "write once space is free");
+}
+
+/* The open database, counted as in use until done_db; NULL with err set
+ * when a resume failed to reopen it (tried again at the next write). */
+static rocksdb_t *use_db(StateStore *st, SlError *err)
+{
+    pthread_mutex_lock(&st->mu);
+    rocksdb_t *db = st->db;
+    if (db != NULL)
+        st->users++;
+    pthread_mutex_unlock(&st->mu);
+    if (db == NULL && err != NULL)
+        use_db_error(err);
+    return db;
+}
+
+static void done_db(StateStore *st)
+{
+    pthread_mutex_lock(&st->mu);
+    st->users--;
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* 0 when at least STATE_RESERVE_BYTES are free on the store's filesystem
+ * (*avail: how many), else -1 with err (53100). */
+static int check_room(StateStore *st, unsigned long long *avail, SlError *err);
+
+int state_check_room(StateStore *st, SlError *err)
+{
+    unsigned long long avail;
+    return check_room(st, &avail, err);
+}
+
+static int check_room(StateStore *st, unsigned long long *avail, SlError *err)
+{
+    struct statvfs vfs;
+    *avail = ULLONG_MAX;    /* a filesystem statvfs cannot read is not refused */
+    if (statvfs(st->dir, &vfs) == 0)
+        *avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
+    if (*avail >= STATE_RESERVE_BYTES)
+        return 0;
+    sl_error(err, ERRCODE_DISK_FULL,
+             "state store: could not write: the disk is full (%llu bytes free; the last "
+             "%llu are kept for the store's own flushes and a restart)", *avail,
+             STATE_RESERVE_BYTES);
+    sl_error_hint(err, "Free space on the filesystem of the data directory: writes resume "
+                       "without a restart (docs/operations.md, \"Disk full\").");
+    return -1;
+}
+
+/* After a write failed for want of space: reopens the store once enough
+ * space is free, so that writes go on without a restart.  RocksDB 7.8's own
+ * recovery resumes the same WAL writer, whose next append fails an
+ * assertion, so sluice closes the store and opens it again (the WAL's
+ * torn last record, from the failed write, was never acknowledged and is
+ * dropped: kTolerateCorruptedTailRecords).  0 when writes can go on;
+ * -1 with err (53100) when not yet: too little space, or the store is in
+ * use (a scan open) -- the next write tries again. */
+static int resume(StateStore *st, SlError *err)
+{
+    unsigned long long avail;
+    if (check_room(st, &avail, err) < 0)
+        return -1;
+    pthread_mutex_lock(&st->mu);
+    if (!atomic_load(&st->no_space)) {
+        pthread_mutex_unlock(&st->mu);     /* another writer resumed it */
+        return 0;
+    }
+    if (st->users > 0) {
+        pthread_mutex_unlock(&st->mu);
+        return sl_error(err, ERRCODE_DISK_FULL,
+                        "state store: space is free again but the store is in use; writes "
+                        "resume at the next write");
+    }
+    if (st->db != NULL)
+        rocksdb_close(st->db);
+    char *msg = NULL;
+    st->db = rocksdb_open(st->opts, st->dir, &msg);
+    int rc = 0;
+    if (msg != NULL) {
+        st->db = NULL;
+        sl_log(LOG_ERROR, "state store: cannot reopen after a full disk", "error=\"%s\"", msg);
+        rc = io_error(err, "reopen after a full disk", msg);
+    } else {
+        atomic_store(&st->no_space, false);
+        sl_log(LOG_INFO, "state store reopened: space is free again, writes go on",
+               "dir=\"%s\" free_bytes=%llu", st->dir, avail);
+    }
+    pthread_mutex_unlock(&st->mu);
+    return rc;
 }
 
 const char *state_dir(StateStore *st)
@@ -112,19 +281,16 @@ const char *state_dir(StateStore *st)
     return st->dir;
 }
 
-static int io_error(SlError *err, const char *what, char *msg)
-{
-    sl_error(err, ERRCODE_IO_ERROR, "state store: %s: %s", what, msg);
-    rocksdb_free(msg);
-    return -1;
-}
-
 int state_get(StateStore *st, const void *key, size_t klen, Arena *a, void **val,
               size_t *vlen, SlError *err)
 {
     char *msg = NULL;
     size_t n = 0;
-    char *v = rocksdb_get(st->db, st->ropts, key, klen, &n, &msg);
+    rocksdb_t *db = use_db(st, err);
+    if (db == NULL)
+        return -1;
+    char *v = rocksdb_get(db, st->ropts, key, klen, &n, &msg);
+    done_db(st);
     if (msg != NULL)
         return io_error(err, "get", msg);
     if (v == NULL)
@@ -140,6 +306,7 @@ StateBatch *state_batch_new(void)
     StateBatch *b = sl_malloc(sizeof(StateBatch));
     b->wb = rocksdb_writebatch_create();
     b->ranges = false;
+    b->puts = false;
     return b;
 }
 
@@ -147,6 +314,7 @@ void state_batch_put(StateBatch *b, const void *key, size_t klen, const void *va
                      size_t vlen)
 {
     rocksdb_writebatch_put(b->wb, key, klen, val, vlen);
+    b->puts = true;
 }
 
 void state_batch_delete(StateBatch *b, const void *key, size_t klen)
@@ -173,6 +341,7 @@ static void append_delete_cb(void *arg, const char *k, size_t klen)
 
 void state_batch_append(StateBatch *dst, StateBatch *src)
 {
+    dst->puts |= src->puts;
     if (!src->ranges) {
         rocksdb_writebatch_iterate(src->wb, dst->wb, append_put_cb, append_delete_cb);
         return;
@@ -206,10 +375,23 @@ int state_batch_count(StateBatch *b)
 
 int state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err)
 {
+    unsigned long long avail;
+    if (b->puts && check_room(st, &avail, err) < 0)
+        return -1;
+    if (atomic_load(&st->no_space) && resume(st, err) < 0)
+        return -1;
+    rocksdb_t *db = use_db(st, err);
+    if (db == NULL)
+        return -1;
     char *msg = NULL;
-    rocksdb_write(st->db, sync ? st->wopts_sync : st->wopts_nosync, b->wb, &msg);
-    if (msg != NULL)
+    rocksdb_write(db, sync ? st->wopts_sync : st->wopts_nosync, b->wb, &msg);
+    done_db(st);
+    if (msg != NULL) {
+        /* The store is reopened before the next write (resume). */
+        if (no_space_message(msg))
+            atomic_store(&st->no_space, true);
         return io_error(err, "write", msg);
+    }
     return 0;
 }
 
@@ -238,7 +420,7 @@ static size_t prefix_upper(const void *prefix, size_t plen, char *upper)
 StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen)
 {
     StateScan *s = sl_calloc(1, sizeof(StateScan));
-    s->ropts = rocksdb_readoptions_create();
+    s->ropts = read_options();
     s->prefix = sl_malloc(plen ? plen : 1);
     memcpy(s->prefix, prefix, plen);
     s->plen = plen;
@@ -251,13 +433,18 @@ StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen)
         rocksdb_readoptions_set_iterate_upper_bound(s->ropts, s->upper, ulen);
     if (plen > 0)
         rocksdb_readoptions_set_iterate_lower_bound(s->ropts, s->prefix, plen);
-    s->it = rocksdb_create_iterator(st->db, s->ropts);
+    /* The scan counts as a user of the database until it is closed. */
+    s->st = st;
+    rocksdb_t *db = use_db(st, NULL);
+    s->it = db != NULL ? rocksdb_create_iterator(db, s->ropts) : NULL;
     return s;
 }
 
 bool state_scan_next(StateScan *s, const void **key, size_t *klen, const void **val,
                      size_t *vlen)
 {
+    if (s->it == NULL)
+        return false;
     if (!s->started) {
         s->started = true;
         bool positioned = false;
@@ -289,14 +476,22 @@ bool state_scan_next(StateScan *s, const void **key, size_t *klen, const void **
     return true;
 }
 
-int state_scan_close(StateScan *s, SlError *err)
+int state_scan_status(StateScan *s, SlError *err)
 {
+    if (s->it == NULL)
+        return use_db_error(err);
     char *msg = NULL;
     rocksdb_iter_get_error(s->it, &msg);
-    int rc = 0;
-    if (msg != NULL)
-        rc = io_error(err, "scan", msg);
-    rocksdb_iter_destroy(s->it);
+    return msg != NULL ? io_error(err, "scan", msg) : 0;
+}
+
+int state_scan_close(StateScan *s, SlError *err)
+{
+    int rc = state_scan_status(s, err);
+    if (s->it != NULL) {
+        rocksdb_iter_destroy(s->it);
+        done_db(s->st);
+    }
     rocksdb_readoptions_destroy(s->ropts);
     sl_free(s->prefix);
     sl_free(s->upper);
@@ -326,9 +521,12 @@ StateScan *state_scan_open_from(StateStore *st, const void *prefix, size_t plen,
 int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a, void **key,
                    size_t *klen, SlError *err)
 {
+    rocksdb_t *db = use_db(st, err);
+    if (db == NULL)
+        return -1;
     char *upper = sl_malloc(plen ? plen : 1);
     size_t ulen = prefix_upper(prefix, plen, upper);
-    rocksdb_iterator_t *it = rocksdb_create_iterator(st->db, st->ropts);
+    rocksdb_iterator_t *it = rocksdb_create_iterator(db, st->ropts);
     if (ulen == 0) {
         rocksdb_iter_seek_to_last(it);
     } else {
@@ -356,6 +554,7 @@ int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a, vo
     if (msg != NULL)
         rc = io_error(err, "seek", msg);
     rocksdb_iter_destroy(it);
+    done_db(st);
     sl_free(upper);
     return rc;
 }
@@ -372,7 +571,11 @@ uint64_t state_prefix_disk_bytes(StateStore *st, const void *prefix, size_t plen
     size_t slens[1] = {plen}, llens[1] = {ulen};
     uint64_t size = 0;
     char *msg = NULL;
-    rocksdb_approximate_sizes(st->db, 1, starts, slens, limits, llens, &size, &msg);
+    rocksdb_t *db = use_db(st, NULL);
+    if (db == NULL)
+        return 0;
+    rocksdb_approximate_sizes(db, 1, starts, slens, limits, llens, &size, &msg);
+    done_db(st);
     if (msg != NULL) {
         rocksdb_free(msg);
         return 0;
@@ -383,9 +586,12 @@ uint64_t state_prefix_disk_bytes(StateStore *st, const void *prefix, size_t plen
 uint64_t state_disk_bytes(StateStore *st)
 {
     uint64_t v = 0;
-    if (rocksdb_property_int(st->db, "rocksdb.live-sst-files-size", &v) != 0)
+    rocksdb_t *db = use_db(st, NULL);
+    if (db == NULL)
         return 0;
-    return v;
+    int rc = rocksdb_property_int(db, "rocksdb.live-sst-files-size", &v);
+    done_db(st);
+    return rc != 0 ? 0 : v;
 }
 
 uint64_t state_cache_bytes(StateStore *st)

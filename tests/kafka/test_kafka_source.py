@@ -7,7 +7,8 @@ starting_offsets earliest, latest and a per-partition map; max_offsets_per_trigg
 honoured batch by batch (read back from the offset log); a poison record in
 <stream>_dead_letters; a deleted topic failing the query with a clear error (and
 skipped with fail_on_data_loss = false); CSV and raw formats with _key, _headers and
-_timestamp; errors at CREATE for bad options.
+_timestamp; values, keys and headers that are not UTF-8 as dead letters; errors at
+CREATE for bad options.
 """
 
 import json
@@ -235,6 +236,54 @@ def test_csv_and_raw_with_key_headers_timestamp(kafka, sluiced):
         got = wait_for(lambda: sorted(c.execute("SELECT * FROM rwq").fetchall(),
                                       key=lambda r: r[4]), want)
         assert got == want
+
+
+def test_text_that_is_not_utf8_is_a_dead_letter(kafka, sluiced):
+    """A raw value, a key or a header that is not UTF-8, bound for a text or
+    jsonb column, makes its record a dead letter (issue 19, item 16); the same
+    bytes go into a bytea column as they are; JSON records with a lone
+    surrogate escape or invalid bytes are dead letters too."""
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("badtext", 1)
+    admin.create_topic("badjson", 1)
+    produce(kafka.bootstrap, "badtext", [
+        (0, "k0", b"good", [("h", b"v")]),
+        (0, "k1", b"\xff\xfe", [("h", b"v")]),
+        (0, b"\xc3", b"bad key", [("h", b"v")]),
+        (0, "k3", b"bad header", [("h", b"\xed\xa0\x80")]),
+        (0, "k4", b"also good", [("h", b"w")])])
+    produce(kafka.bootstrap, "badjson", [
+        (0, None, b'{"id": 1, "s": "ok"}'), (0, None, b'{"id": 2, "s": "\\ud800"}'),
+        (0, None, b'{"id": 3, "s": "\xff"}'), (0, None, b'{"id": 4, "s": "fine"}')])
+    server = sluiced()
+    with connect(server) as c:
+        make_stream(c, "bt", kafka.bootstrap, "badtext", ", format = 'raw'",
+                    cols="body TEXT, _key TEXT, _headers JSONB, _offset BIGINT")
+        make_stream(c, "bb", kafka.bootstrap, "badtext", ", format = 'raw'",
+                    cols="body BYTEA, _offset BIGINT")
+        make_stream(c, "bj", kafka.bootstrap, "badjson", ", format = 'json'",
+                    cols="id BIGINT, s TEXT")
+        c.execute("CREATE CONTINUOUS QUERY btq WITH (trigger = '100 ms') AS "
+                  "SELECT _offset AS o, body, _key AS k, _headers ->> 'h' AS h FROM bt")
+        c.execute("CREATE CONTINUOUS QUERY bbq WITH (trigger = '100 ms') AS "
+                  "SELECT _offset AS o, body FROM bb")
+        c.execute("CREATE CONTINUOUS QUERY bjq WITH (trigger = '100 ms') AS "
+                  "SELECT id, s FROM bj")
+        assert wait_for(lambda: scalar(c, "SELECT count(*) FROM bt_dead_letters"), 3) == 3
+        want = [(0, "good", "k0", "v"), (4, "also good", "k4", "w")]
+        assert wait_for(lambda: sorted(c.execute("SELECT * FROM btq").fetchall()), want) == want
+        dead = c.execute("SELECT byte_offset, raw, reason FROM bt_dead_letters "
+                         "ORDER BY byte_offset").fetchall()
+        assert [(d[0], bytes(d[1])) for d in dead] == [
+            (1, b"\xff\xfe"), (2, b"bad key"), (3, b"bad header")]
+        assert "value: invalid byte sequence" in dead[0][2]
+        assert "key: invalid byte sequence" in dead[1][2]
+        assert "headers: invalid byte sequence" in dead[2][2]
+        assert wait_for(lambda: scalar(c, "SELECT count(*) FROM bbq"), 5) == 5
+        assert bytes(scalar(c, "SELECT body FROM bbq WHERE o = 1")) == b"\xff\xfe"
+        want = [(1, "ok"), (4, "fine")]
+        assert wait_for(lambda: sorted(c.execute("SELECT * FROM bjq").fetchall()), want) == want
+        assert scalar(c, "SELECT count(*) FROM bj_dead_letters") == 2
 
 
 def test_bad_options_are_refused_at_create(kafka, sluiced):

@@ -1,7 +1,8 @@
 /*
  * json_ref.c -- the JSON-lines decoder as it was at main f57dc53 (before the
  * predicted keys and fast value paths of src/connectors/format_json.c),
- * kept verbatim but for its name and fmt_spec_init (shared), as the oracle
+ * kept verbatim but for its name, fmt_spec_init (shared) and the refusal of
+ * a \u escape of a lone surrogate (issue 19, item 16), as the oracle
  * of the differential test (test_json_diff.c) and the "before" of
  * tools/bench/json_decode_bench.c.
  *
@@ -186,6 +187,11 @@ static bool unescape(JCtx *cx, const char *s, size_t n, SlStr *out)
             }
             if (cp == 0) {
                 fail(cx, "invalid JSON: %s at byte %ld", "\\u0000 cannot be converted to text");
+                return false;
+            }
+            if (cp >= 0xD800 && cp < 0xE000) {
+                fail(cx, "invalid JSON: %s at byte %ld",
+                     "\\u escape of a lone surrogate cannot be converted to text");
                 return false;
             }
             o = put_utf8(o, cp);

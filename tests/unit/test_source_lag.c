@@ -103,7 +103,8 @@ int main(void)
     uv_loop_init(&loop);
     rt_init(cat, st);
     CHECK(look().rows == 0, "no query, no rows");
-    rt_cq_init(&loop);
+    Pool *engine = pool_new(&loop, "engine", 2);
+    rt_cq_init(&loop, engine);
     run("CREATE STREAM s (a int)");
     run("INSERT INTO s VALUES (1), (2), (3), (4), (5)");
     run("CREATE CONTINUOUS QUERY q WITH (trigger = '0') AS SELECT a FROM s");
@@ -130,6 +131,8 @@ int main(void)
         usleep(1000);
     }
     CHECK(closed, "the runtime closed");
+    uv_run(&loop, UV_RUN_DEFAULT);
+    pool_close(engine);
     uv_run(&loop, UV_RUN_DEFAULT);
     uv_loop_close(&loop);
     rt_shutdown();

@@ -2,7 +2,9 @@
  * test_util.c -- unit tests of src/util: arenas (alignment, big blocks,
  * reset), memory accounts (arenas charge and credit them; the statement's
  * and the server's bounds), string buffers, lists, error records, CRC-32C,
- * the masking of secret options, and, in fault-injection
+ * the masking of secret options, UTF-8 validation
+ * (every boundary of RFC 3629, section 4, at every offset of the eight-byte
+ * ASCII path) and, in fault-injection
  * builds, the modes of fault points that fail.  Run under LSan, it also proves each
  * frees what it holds.
  */
@@ -14,6 +16,7 @@
 #include "sluice/memacct.h"
 #include "sluice/options.h"
 #include "sluice/strbuf.h"
+#include "sluice/utf8.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -203,6 +206,58 @@ static void test_crc32c(void)
     printf("crc32c: %s\n", sl_crc32c_hw() ? "SSE4.2 instruction" : "portable loop");
 }
 
+static void test_utf8(void)
+{
+    static const struct {
+        const char *s;
+        size_t      bad;        /* where the first invalid sequence starts; SIZE_MAX: valid */
+    } cases[] = {
+        {"", SIZE_MAX}, {"plain ascii", SIZE_MAX}, {"\xc3\xa9t\xc3\xa9", SIZE_MAX},
+        {"\xe2\x82\xac", SIZE_MAX}, {"\xf0\x9f\x98\x80", SIZE_MAX},
+        {"\xed\x9f\xbf", SIZE_MAX},                  /* U+D7FF */
+        {"\xee\x80\x80", SIZE_MAX},                  /* U+E000 */
+        {"\xf4\x8f\xbf\xbf", SIZE_MAX},              /* U+10FFFF */
+        {"\xc2\x80", SIZE_MAX}, {"\xe0\xa0\x80", SIZE_MAX}, {"\xf0\x90\x80\x80", SIZE_MAX},
+        {"a\xff", 1}, {"\x80", 0}, {"ab\xbf", 2},      /* a continuation byte alone */
+        {"\xc0\xaf", 0}, {"\xc1\xbf", 0},              /* overlong two bytes */
+        {"\xe0\x9f\xbf", 0},                          /* overlong three */
+        {"\xf0\x8f\xbf\xbf", 0},                      /* overlong four */
+        {"\xed\xa0\x80", 0}, {"x\xed\xbf\xbf", 1},    /* surrogates */
+        {"\xf4\x90\x80\x80", 0}, {"\xf5\x80\x80\x80", 0}, /* past U+10FFFF */
+        {"\xc3", 0}, {"\xe2\x82", 0}, {"\xf0\x9f\x98", 0}, /* cut short */
+        {"\xe2\x28\xa1", 0}, {"\xc3(", 0},             /* a bad continuation */
+    };
+    char buf[64];
+    for (size_t i = 0; i < SL_ARRAY_LEN(cases); i++) {
+        size_t n = strlen(cases[i].s);
+        /* at every offset behind ASCII, so the eight-byte path meets it */
+        for (size_t pad = 0; pad < 17; pad++) {
+            memset(buf, 'a', pad);
+            memcpy(buf + pad, cases[i].s, n);
+            size_t want = cases[i].bad == SIZE_MAX ? pad + n : pad + cases[i].bad;
+            CHECK(sl_utf8_invalid(buf, pad + n) == want, "case %zu pad %zu", i, pad);
+        }
+    }
+    /* NUL is refused wherever it is, also inside an ASCII word */
+    for (size_t at = 0; at < 20; at++) {
+        memset(buf, 'a', 20);
+        buf[at] = '\0';
+        CHECK(sl_utf8_invalid(buf, 20) == at, "NUL at %zu", at);
+    }
+    char msg[96];
+    sl_utf8_message("\xff\xfe", 2, msg, sizeof(msg));
+    CHECK(strcmp(msg, "invalid byte sequence for encoding \"UTF8\": 0xff") == 0, "%s", msg);
+    sl_utf8_message("\xed\xa0\x80", 3, msg, sizeof(msg));
+    CHECK(strcmp(msg, "invalid byte sequence for encoding \"UTF8\": 0xed 0xa0 0x80") == 0);
+    sl_utf8_message("\xe2\x82", 2, msg, sizeof(msg));
+    CHECK(strcmp(msg, "invalid byte sequence for encoding \"UTF8\": 0xe2 0x82") == 0);
+    SlError err = {0};
+    CHECK(sl_utf8_check("ok", 2, -1, &err) == 0 && !sl_error_set(&err));
+    CHECK(sl_utf8_check("o\x00k", 3, 4, &err) == -1);
+    CHECK(strcmp(err.sqlstate, "22021") == 0 && err.position == 5);
+    sl_error_clear(&err);
+}
+
 #ifdef SLUICE_FAULT_INJECTION
 /* SLUICE_FAULT=name[:N]:fail|failall (mem.c): which arrivals fail.  The
  * count of arrivals is the process's, never reset, so the cases follow on. */
@@ -266,6 +321,7 @@ int main(void)
     test_list();
     test_error();
     test_crc32c();
+    test_utf8();
 #ifdef SLUICE_FAULT_INJECTION
     test_fault_fails();
 #endif
