@@ -350,8 +350,8 @@ static int read_progress_direct(KafkaSink *k, int64_t low, int64_t high, int64_t
     if (high <= low)
         return 0;                           /* nothing on it */
     char host[256];
-    int port;
-    int32_t broker;
+    int port = 0;
+    int32_t broker = -1;
     if (progress_leader(k, host, sizeof(host), &port, &broker, err) < 0)
         return -1;
     KfConn *c = kf_connect(host, port, broker, 10000, why, whylen);
