@@ -10,13 +10,17 @@ while the disk is full (40 MiB left, under the 64 MiB reserve) starts again
 with every acknowledged row (its WAL replays).  A continuous query whose
 batch is refused shows `retrying` with the error and catches up once space
 is freed.  In group commit mode, appends refused for a full disk resume
-too.  Before the fix, RocksDB met the full disk itself and the server
+too, also when the store refuses a group's write after its appends took
+their offsets (the disk filled up in between: that group and the one
+queued behind it fail with 53100 and give their offsets back, instead of
+breaking appends with 58030 until a restart).  Before the fix, RocksDB met the full disk itself and the server
 aborted (RocksDB 7.8's assertion on its failed WAL writer) or kept failing
 with 58030 until a restart.
 """
 
 import os
 import subprocess
+import threading
 import time
 
 import psycopg
@@ -189,3 +193,57 @@ def test_group_commit_appends_resume(sluiced, tmpfs):
         (tmpfs / "filler").unlink()
         c.execute("INSERT INTO s SELECT g, 'z' FROM generate_series(201, 300) g")
         assert c.execute("SELECT count(*), min(a), max(a) FROM s").fetchone() == (200, 1, 300)
+
+
+@pytest.mark.parametrize("mode", ["group", "sync"])
+def test_append_refused_at_its_write_does_not_break_appends(sluiced, tmpfs, tmp_path, mode):
+    """The disk fills up between an append's own check and its write: the
+    store refuses the write before writing anything (53100), so the append
+    and the one queued behind it fail with 53100, their offsets are given
+    back, and appends go on once space is freed.  Before the fix, in group
+    mode, such a refusal broke every later append with 58030 until a
+    restart."""
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced("--data-dir", str(tmpfs / "data"), f"--commit-mode={mode}",
+                     env={"SLUICE_FAULT": "stream_append_before_write:2:hold",
+                          "SLUICE_FAULT_HOLD": str(hold)})
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute(f"CREATE ROLE u LOGIN PASSWORD '{PASSWORD}'")
+        c.execute("CREATE STREAM s (a bigint, b text)")
+        c.execute("GRANT SELECT, INSERT ON s TO u")
+        c.execute("INSERT INTO s SELECT g, 'x' FROM generate_series(1, 100) g")
+    udsn = server.dsn.replace("user=sluice", "user=u")
+    states = {}
+
+    def insert(name, first):
+        with psycopg.connect(udsn, password=PASSWORD, autocommit=True) as conn:
+            states[name] = sqlstate(conn, "INSERT INTO s SELECT g, 'y' FROM "
+                                          f"generate_series({first}, {first + 9}) g")
+
+    held = threading.Thread(target=insert, args=("held", 101))
+    held.start()
+    wait = time.monotonic() + 30
+    while "fault point stream_append_before_write reached, holding" not in server.log_text():
+        assert time.monotonic() < wait, "the append never reached its write"
+        time.sleep(0.05)
+    # a second append queues behind the held one (group mode: in the next
+    # group, its offsets after the held group's)
+    queued = threading.Thread(target=insert, args=("queued", 111))
+    queued.start()
+    time.sleep(1)
+    fill_leaving(tmpfs / "filler", 40 << 20)
+    hold.unlink()
+    held.join(30)
+    queued.join(30)
+    assert states == {"held": "53100", "queued": "53100"}
+    (tmpfs / "filler").unlink()
+    with psycopg.connect(udsn, password=PASSWORD, autocommit=True) as c:
+        c.execute("INSERT INTO s SELECT g, 'z' FROM generate_series(201, 300) g")
+        c.execute("INSERT INTO s SELECT g, 'z' FROM generate_series(301, 310) g")
+        assert c.execute("SELECT count(*), count(DISTINCT a), min(a), max(a) FROM s"
+                         ).fetchone() == (210, 210, 1, 310)
+    server.restart()
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        assert c.execute("SELECT count(*), count(DISTINCT a), min(a), max(a) FROM s"
+                         ).fetchone() == (210, 210, 1, 310)

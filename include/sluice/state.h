@@ -56,6 +56,12 @@ int  state_batch_count(StateBatch *b);
  * batch with puts is refused (53100 disk_full) while less than 64 MiB are
  * free on the store's filesystem (docs/operations.md, "Disk full"). */
 int  state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err);
+/* state_batch_commit, and on failure *refused: true when the write was
+ * refused before RocksDB was asked to write (too little space, a reopen
+ * after a full disk not yet possible: nothing of b is written and the
+ * store is sound), false when RocksDB's write itself failed. */
+int  state_batch_try_commit(StateStore *st, StateBatch *b, bool sync, bool *refused,
+                            SlError *err);
 void state_batch_free(StateBatch *b);
 /* 0 when a write that puts data would not be refused for want of space
  * now, else -1 with err (53100): for a caller that must not fail a write

@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -337,6 +338,7 @@ static int64_t          g_appends, g_writes;    /* under counters_mu */
  * they publish only grow. */
 typedef struct GroupEnd {
     uint32_t oid;
+    int64_t  begin;     /* the relation's next offset before the group's first chunk */
     int64_t  end;
 } GroupEnd;
 
@@ -348,6 +350,7 @@ typedef struct Group {
     bool        done;
     int         rc;
     char       *error;      /* the write's error, for every member */
+    char        sqlstate[6];    /* and its SQLSTATE */
 } Group;
 
 static pthread_cond_t group_cv = PTHREAD_COND_INITIALIZER;
@@ -387,7 +390,7 @@ static Counter *counter_find(char space, uint32_t oid)
     return NULL;
 }
 
-static void group_note_end(Group *g, uint32_t oid, int64_t end)
+static void group_note_end(Group *g, uint32_t oid, int64_t begin, int64_t end)
 {
     for (int i = 0; i < g->nends; i++) {
         if (g->ends[i].oid == oid) {
@@ -399,24 +402,40 @@ static void group_note_end(Group *g, uint32_t oid, int64_t end)
         g->capends = g->capends ? g->capends * 2 : 8;
         g->ends = sl_realloc(g->ends, sizeof(GroupEnd) * (size_t)g->capends);
     }
-    g->ends[g->nends++] = (GroupEnd){oid, end};
+    g->ends[g->nends++] = (GroupEnd){oid, begin, end};
 }
 
 /* The synced write of a stream append and what comes with it (a batch's
  * state): 0, or -1 with err.  In fault-injection builds it can be made to
  * fail (SLUICE_FAULT=stream_append_write:N:fail) without writing. */
-static int append_write(StateStore *st, StateBatch *wb, SlError *err)
+static int append_write(StateStore *st, StateBatch *wb, bool *refused, SlError *err)
 {
+    *refused = false;
     if (SLUICE_FAULT_FAILS("stream_append_write"))
         return sl_error(err, ERRCODE_IO_ERROR,
                         "state store: write: %s (fault point stream_append_write)",
                         strerror(errno));
-    return state_batch_commit(st, wb, true, err);
+    return state_batch_try_commit(st, wb, true, refused, err);
+}
+
+/* Fails group g without writing it, with the error message msg and
+ * SQLSTATE code; called with counters_mu held. */
+static void group_fail(Group *g, const char *msg, const char *code)
+{
+    g->rc = -1;
+    g->error = sl_strdup(msg);
+    snprintf(g->sqlstate, sizeof(g->sqlstate), "%s", code);
+    g->done = true;
 }
 
 /* The leader's part, entered and left with counters_mu held: wait out the
  * window so that more appends join, close the group, write it synced
- * outside the lock, publish its ends, and hand the lead on. */
+ * outside the lock, publish its ends, and hand the lead on.  A write the
+ * store refused before writing anything (a full disk, a reopen not yet
+ * possible) fails this group and the open one (whose offsets follow
+ * this one's) and gives their offsets back: appends go on once the store
+ * takes writes again.  Only a failed RocksDB write breaks appends
+ * (g_broken): its offsets may be half-written. */
 static void group_lead(StateStore *st, Group *g)
 {
     if (g_window_us > 0) {
@@ -430,11 +449,30 @@ static void group_lead(StateStore *st, Group *g)
     pthread_mutex_unlock(&counters_mu);
     SlError err = {0};
     SLUICE_FAULT("stream_append_before_write");
-    int rc = append_write(st, g->wb, &err);
+    bool refused;
+    int rc = append_write(st, g->wb, &refused, &err);
     pthread_mutex_lock(&counters_mu);
     g_writes++;
     g->rc = rc;
-    if (rc == 0) {
+    if (rc < 0 && refused) {
+        const char *msg = err.message ? err.message : "write refused";
+        const char *code = err.sqlstate[0] ? err.sqlstate : ERRCODE_DISK_FULL;
+        Group *groups[2] = {g_open, g};     /* g's offsets come first: last */
+        for (int k = 0; k < 2; k++) {
+            if (groups[k] == NULL)
+                continue;
+            for (int i = 0; i < groups[k]->nends; i++) {
+                Counter *c = counter_find('S', groups[k]->ends[i].oid);
+                if (c != NULL)
+                    c->next = groups[k]->ends[i].begin;
+            }
+        }
+        if (g_open != NULL) {
+            group_fail(g_open, msg, code);
+            g_open = NULL;
+        }
+        group_fail(g, msg, code);
+    } else if (rc == 0) {
         for (int i = 0; i < g->nends; i++) {
             Counter *c = counter_find('S', g->ends[i].oid);
             if (c != NULL && c->visible < g->ends[i].end)
@@ -442,6 +480,7 @@ static void group_lead(StateStore *st, Group *g)
         }
     } else {
         g->error = sl_strdup(err.message ? err.message : "write failed");
+        snprintf(g->sqlstate, sizeof(g->sqlstate), "%s", ERRCODE_IO_ERROR);
         if (g_broken == NULL)
             g_broken = sl_strdup(g->error);
     }
@@ -583,7 +622,8 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
         SLUICE_FAULT("stream_append_before_write");
         g_appends++;
         g_writes++;
-        if (append_write(st, wb, err) == 0) {
+        bool refused;
+        if (append_write(st, wb, &refused, err) == 0) {
             for (int a = 0; a < napps; a++)
                 cs[a]->visible = cs[a]->next;
             rc = 0;
@@ -602,8 +642,9 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
         g->members++;
         g_appends++;
         for (int a = 0; a < napps; a++) {
+            int64_t begin = cs[a]->next;
             stage_chunks(&apps[a], cs[a], vals[a], g->wb, now);
-            group_note_end(g, apps[a].rel->oid, cs[a]->next);
+            group_note_end(g, apps[a].rel->oid, begin, cs[a]->next);
         }
         if (with != NULL)
             state_batch_append(g->wb, with);
@@ -618,7 +659,9 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
             pthread_cond_wait(&group_cv, &counters_mu);
         }
         rc = g->rc;
-        if (rc < 0)
+        if (rc < 0 && strcmp(g->sqlstate, ERRCODE_IO_ERROR) != 0)
+            sl_error(err, g->sqlstate, "%s", g->error);     /* refused: nothing written */
+        else if (rc < 0)
             sl_error(err, ERRCODE_IO_ERROR, "state store: write: %s", g->error);
         group_release(g);
     }

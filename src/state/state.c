@@ -4,7 +4,8 @@
  *   state_open, state_close, state_dir, state_get
  *   state_batch_new, state_batch_put, state_batch_delete, state_batch_delete_range,
  *   state_batch_append,
- *   state_batch_count, state_batch_commit, state_batch_free, state_check_room
+ *   state_batch_count, state_batch_commit, state_batch_try_commit, state_batch_free,
+ *   state_check_room
  *   state_scan_open, state_scan_open_at, state_scan_open_from, state_scan_next,
  *   state_scan_status, state_scan_close
  *   state_last_key
@@ -375,7 +376,16 @@ int state_batch_count(StateBatch *b)
 
 int state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err)
 {
+    bool refused;
+    return state_batch_try_commit(st, b, sync, &refused, err);
+}
+
+int state_batch_try_commit(StateStore *st, StateBatch *b, bool sync, bool *refused,
+                           SlError *err)
+{
     unsigned long long avail;
+    /* Refusals before RocksDB is asked to write: nothing of b is written. */
+    *refused = true;
     if (b->puts && check_room(st, &avail, err) < 0)
         return -1;
     if (atomic_load(&st->no_space) && resume(st, err) < 0)
@@ -383,6 +393,7 @@ int state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err)
     rocksdb_t *db = use_db(st, err);
     if (db == NULL)
         return -1;
+    *refused = false;
     char *msg = NULL;
     rocksdb_write(db, sync ? st->wopts_sync : st->wopts_nosync, b->wb, &msg);
     done_db(st);
