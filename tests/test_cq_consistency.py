@@ -4,7 +4,8 @@ batches (issue 19, items 18-22):
 - CREATE OR REPLACE that changes the result columns rewrites every row of
   the result table from the state (update and complete mode, over a stream
   with a WATERMARK), and is refused, naming the reason, where the state does
-  not hold every row (append mode, closed windows, state_ttl);
+  not hold every row (append mode, closed windows, state_ttl); so is a
+  change of HAVING or of an expression that keeps the columns there;
 - state_ttl is judged per key when a row touches it again, so a key idle
   for longer than the ttl starts afresh whether or not a batch ran between;
 - SUBSCRIBE's feed, replayed into a dict (insert: a new key, update: a key
@@ -152,6 +153,50 @@ def test_replace_with_new_columns_refused_where_state_lacks_rows(server, mode, c
         assert wait_for(lambda: all(len(r) == len(before[0]) + 1
                                     for r in rows(c, "SELECT * FROM q")) and
                         len(rows(c, "SELECT * FROM q")) > 0, True)
+
+
+@pytest.mark.parametrize("opts,create,replace,reason", [
+    # groups with 6 to 10 rows would stay in the result table
+    ("output_mode = 'update', state_ttl = '1 hour'",
+     "SELECT k, count(*) AS n FROM r8 GROUP BY k HAVING count(*) > 5",
+     "SELECT k, count(*) AS n FROM r8 GROUP BY k HAVING count(*) > 10",
+     "state_ttl deletes idle groups from its state while their rows stay"),
+    # the x100 values would stay until each group is touched again
+    ("output_mode = 'update', state_ttl = '1 hour'",
+     "SELECT k, sum(v) * 100 AS c FROM r8 GROUP BY k",
+     "SELECT k, sum(v) AS c FROM r8 GROUP BY k",
+     "state_ttl deletes idle groups from its state while their rows stay"),
+    ("output_mode = 'update'",
+     "SELECT window_start, window_end, k, count(*) * 10 AS n FROM r8 "
+     "GROUP BY WINDOW(ts, INTERVAL '10 seconds'), k",
+     "SELECT window_start, window_end, k, count(*) AS n FROM r8 "
+     "GROUP BY WINDOW(ts, INTERVAL '10 seconds'), k",
+     "the watermark deletes a closed window's state while its row stays"),
+])
+def test_replace_with_new_having_or_expression_refused_where_state_lacks_rows(
+        server, opts, create, replace, reason):
+    """Same columns, another HAVING or expression: the rows the state does
+    not hold could not be rewritten, so the change is refused (42P16)."""
+    with connect(server) as c:
+        make_r8(c)
+        opts = f"trigger = '0', {opts}"
+        c.execute(f"CREATE CONTINUOUS QUERY q WITH ({opts}) AS {create}")
+        c.execute("INSERT INTO r8 VALUES " + ", ".join(["(1, 1, %s)"] * 7 + ["(2, 1, %s)"]),
+                  tuple(tsp(i) for i in range(7)) + (tsp(30),))
+        assert wait_for(lambda: last_batch(c, "q") >= 0, True)
+        before = wait_for(lambda: len(rows(c, "SELECT * FROM q")) >= 1, True) and \
+            rows(c, "SELECT * FROM q")
+        with pytest.raises(psycopg.errors.InvalidTableDefinition) as e:
+            c.execute(f"CREATE OR REPLACE CONTINUOUS QUERY q WITH ({opts}) AS {replace}")
+        assert "its rows cannot be rewritten from the state" in str(e.value)
+        assert reason in e.value.diag.message_detail
+        assert "reset = true" in e.value.diag.message_hint
+        time.sleep(0.3)
+        assert rows(c, "SELECT * FROM q") == before
+        # reset = true is the way out.
+        c.execute(f"CREATE OR REPLACE CONTINUOUS QUERY q WITH ({opts}, reset = true) "
+                  f"AS {replace}")
+        assert c.execute("SELECT count(*) FROM sys.queries WHERE name = 'q'").fetchone() == (1,)
 
 
 # --------------------------------------------------------------------------

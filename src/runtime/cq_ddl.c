@@ -13,7 +13,8 @@
  *                   change named when it is not, unless WITH (reset = true);
  *                   new result columns: rewritten from the state where it
  *                   holds every row (inc_plan_lost_rows), refused with the
- *                   reason where it does not
+ *                   reason where it does not; so is another HAVING or
+ *                   expression with the same columns where it does not
  *                   only the query's owner (or a superuser) replaces it
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
@@ -181,6 +182,22 @@ static int check_compatible(const CatRelation *old, IncPlan *np, const CatRelati
         sl_error_detail(err, "Its state does not hold every row of its result table: %s.",
                         lost);
         sl_error_hint(err, "Keep the columns, or add WITH (reset = true) to start over.");
+        rc = -1;
+    }
+    /* Same columns, another HAVING or expression: the rows of groups
+     * no new row touches would keep what the former definition computed
+     * unless every row is rewritten from the state (result_stale), which
+     * needs the state to hold every group under both definitions. */
+    if (rc == 0 && ni == NULL && inc_plan_result_hash(op) != inc_plan_result_hash(np) &&
+        ((lost = inc_plan_lost_rows(op)) != NULL || (lost = inc_plan_lost_rows(np)) != NULL)) {
+        sl_error(err, ERRCODE_INVALID_TABLE_DEFINITION,
+                 "cannot replace continuous query \"%s\": how its result rows are computed "
+                 "(HAVING or an expression) changes, and its rows cannot be rewritten from "
+                 "the state", old->name);
+        sl_error_detail(err, "Its state does not hold every row of its result table: %s.",
+                        lost);
+        sl_error_hint(err, "Keep HAVING and the expressions, or add WITH (reset = true) to "
+                           "start over.");
         rc = -1;
     }
     inc_plan_free(op);

@@ -5,7 +5,7 @@
  *   inc_plan_build, inc_plan_free
  *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
  *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes, inc_plan_sink_outside,
- *   inc_plan_keeps_rows, inc_plan_lost_rows
+ *   inc_plan_keeps_rows, inc_plan_lost_rows, inc_plan_result_hash
  *   inc_batch_run, inc_state_meta, inc_state_rows, inc_state_ops, inc_state_log_entry,
  *   inc_state_oldest_window, inc_state_delete, inc_state_put_bytes
  *
@@ -812,6 +812,11 @@ const char *const *inc_plan_shape(IncPlan *p)
 uint64_t inc_plan_fingerprint(IncPlan *p)
 {
     return p->fingerprint;
+}
+
+uint64_t inc_plan_result_hash(IncPlan *p)
+{
+    return p->result_hash;
 }
 
 const char *inc_plan_lost_rows(IncPlan *p)

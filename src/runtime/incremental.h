@@ -15,6 +15,8 @@
  *   inc_plan_shape    the state-bearing parts of the plan as text (source,
  *                     window, grouping keys, aggregates); their hash, the
  *                     fingerprint, is stored with the state of each batch
+ *   inc_plan_result_hash  the hash of what makes a result row out of a group
+ *                     (the columns, HAVING, the projected expressions)
  *   inc_plan_keeps_rows  the result table's rows can be rewritten from the
  *                     state (an aggregation in update or complete mode whose
  *                     state holds every group: no state_ttl, no watermark
@@ -137,6 +139,7 @@ enum { INC_SHAPE_SOURCE, INC_SHAPE_WINDOW, INC_SHAPE_GROUPS, INC_SHAPE_AGGS, INC
 extern const char *const inc_shape_names[INC_SHAPE_PARTS];
 const char *const *inc_plan_shape(IncPlan *p);
 uint64_t inc_plan_fingerprint(IncPlan *p);
+uint64_t inc_plan_result_hash(IncPlan *p);
 bool inc_plan_keeps_rows(IncPlan *p);
 const char *inc_plan_lost_rows(IncPlan *p);
 
