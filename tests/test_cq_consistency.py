@@ -15,6 +15,8 @@ batches (issue 19, items 18-22):
 - an aggregation in update or complete mode INTO a stream is refused
   (0A000) with a hint: the stream would hold every version of a group
   (unless the query says append_updates = true: then it does);
+- so is one INTO a Kafka sink whose key does not hold every grouping
+  column (no tombstone could take the former row back);
 - falling_behind follows the backlog's trend over a window of batches, also
   when every other batch shrinks it.
 """
@@ -408,6 +410,48 @@ def test_update_mode_into_a_files_sink_is_refused(server, tmp_path):
             c.execute("CREATE CONTINUOUS QUERY q INTO f AS "
                       "SELECT k, sum(v) AS s FROM ev GROUP BY k")
         assert 'cannot write INTO sink "f"' in str(e.value)
+
+
+KAFKA_SINK = ("CREATE SINK ko WITH (connector = 'kafka', topic = 't', "
+              "bootstrap_servers = '127.0.0.1:9'{key})")
+
+
+@pytest.mark.parametrize("key,select", [
+    # no key: no tombstones, every version of a group appended unkeyed
+    ("", "SELECT k, g, sum(v) AS s FROM ev GROUP BY k, g"),
+    # a key that leaves out a grouping column merges different groups
+    ("k", "SELECT k, g, sum(v) AS s FROM ev GROUP BY k, g"),
+    # a grouping column only as an expression of it
+    ("k10", "SELECT k * 10 AS k10, sum(v) AS s FROM ev GROUP BY k"),
+    # a window's groups need window_start or window_end in the key
+    ("k", "SELECT window_start, k, sum(v) AS s FROM ev "
+          "GROUP BY WINDOW(ts, INTERVAL '10 seconds'), k"),
+])
+def test_update_mode_into_a_kafka_sink_without_a_group_key_is_refused(server, key, select):
+    """No broker is contacted at CREATE SINK or CREATE CONTINUOUS QUERY."""
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k BIGINT, g BIGINT, v BIGINT, ts TIMESTAMP)")
+        c.execute(KAFKA_SINK.format(key=f", key = '{key}'" if key else ""))
+        with pytest.raises(psycopg.errors.FeatureNotSupported) as e:
+            c.execute(f"CREATE CONTINUOUS QUERY q INTO ko AS {select}")
+        assert 'cannot write INTO sink "ko"' in str(e.value)
+        assert "output_mode = 'append'" in e.value.diag.message_hint
+        assert c.execute("SELECT count(*) FROM sys.queries").fetchone() == (0,)
+
+
+@pytest.mark.parametrize("key,select", [
+    ("k, g", "SELECT k, g, sum(v) AS s FROM ev GROUP BY k, g"),
+    ("g,k", "SELECT k, g, sum(v) AS s FROM ev GROUP BY k, g"),
+    ("window_start, k", "SELECT window_start, k, sum(v) AS s FROM ev "
+                        "GROUP BY WINDOW(ts, INTERVAL '10 seconds'), k"),
+])
+def test_update_mode_into_a_kafka_sink_keyed_by_its_groups_is_accepted(server, key, select):
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k BIGINT, g BIGINT, v BIGINT, ts TIMESTAMP)")
+        c.execute(KAFKA_SINK.format(key=f", key = '{key}'"))
+        c.execute(f"CREATE CONTINUOUS QUERY q INTO ko AS {select}")
+        assert c.execute("SELECT count(*) FROM sys.queries").fetchone() == (1,)
+        c.execute("DROP CONTINUOUS QUERY q")
 
 
 def test_append_updates_appends_each_version_when_asked(server):

@@ -286,6 +286,30 @@ static int refuse_updates_into(IncPlan *p, const char *what, const char *name, S
     return -1;
 }
 
+/* Does the sink's key hold every grouping column of the aggregation (and
+ * window_start or window_end of a window), each as an output column that
+ * is the group's value itself?  Else two groups share a key. */
+static bool key_covers_groups(IncPlan *p)
+{
+    if (p->agg == NULL)
+        return true;
+    const int *cols;
+    int nkey = sink_key(p->writer, &cols);
+    int ng = p->agg->u.agg.ngroups;
+    bool win = p->agg->u.agg.window.kind != WINDOW_NONE;
+    bool *covered = ARENA_ARRAY(&p->arena, bool, ng + 2);
+    memset(covered, 0, sizeof(bool) * (size_t)(ng + 2));
+    for (int i = 0; i < nkey; i++) {
+        int src = trace_column(p->upper, p->nupper, cols[i]);
+        if (src >= 0 && src < ng + (win ? 2 : 0))
+            covered[src] = true;
+    }
+    for (int g = 0; g < ng; g++)
+        if (!covered[g])
+            return false;
+    return !win || covered[ng] || covered[ng + 1];
+}
+
 /* INTO sink: its writer, for this query's output columns. */
 static int open_sink(IncPlan *p, const CatRelation *rel, const Plan *top, SlError *err)
 {
@@ -297,8 +321,10 @@ static int open_sink(IncPlan *p, const CatRelation *rel, const Plan *top, SlErro
     p->sink = rel;
     cat_relation_ref(rel);
     /* A sink that writes a group leaving the result (Kafka, keyed:
-     * tombstones) is an upsert log; one that only appends is refused. */
-    if (!sink_wants_deletes(p->writer))
+     * tombstones) is an upsert log when its key tells every group apart;
+     * one that only appends, or whose key leaves out a grouping column,
+     * is refused. */
+    if (!sink_wants_deletes(p->writer) || !key_covers_groups(p))
         return refuse_updates_into(p, "sink", rel->name, err);
     return 0;
 }
