@@ -15,6 +15,8 @@ batches (issue 19, items 18-22):
 - an aggregation in update or complete mode INTO a stream is refused
   (0A000) with a hint: the stream would hold every version of a group
   (unless the query says append_updates = true: then it does);
+  a definition stored before that refusal still runs, as with
+  append_updates = true, with a warning;
 - so is one INTO a Kafka sink whose key does not hold every grouping
   column (no tombstone could take the former row back);
 - falling_behind follows the backlog's trend over a window of batches, also
@@ -469,6 +471,46 @@ def test_append_updates_appends_each_version_when_asked(server):
         c.execute("INSERT INTO ev VALUES (1, 2)")
         want = [(1, 1), (1, 3), (2, 5)]
         assert wait_for(lambda: rows(c, "SELECT * FROM seen"), want) == want
+
+
+def test_stored_update_mode_into_a_stream_still_runs_after_an_upgrade(server):
+    """A definition stored before the refusal (made here by dropping
+    append_updates from the catalog while the server is down) still starts:
+    it runs as with append_updates = true and logs a warning; it is not
+    refused at boot."""
+    import json
+    import sqlite3
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k BIGINT, v BIGINT)")
+        c.execute("CREATE STREAM versions (k BIGINT, s NUMERIC)")
+        c.execute("CREATE CONTINUOUS QUERY q INTO versions WITH (trigger = '0', "
+                  "append_updates = true) AS SELECT k, sum(v) AS s FROM ev GROUP BY k")
+        c.execute("CREATE CONTINUOUS QUERY seen WITH (trigger = '0') AS "
+                  "SELECT k, s FROM versions")
+    server.stop()
+    db = sqlite3.connect(server.data_dir / "catalog.db")
+    try:
+        sql, opts = db.execute("SELECT sql, options FROM relations WHERE name = 'q'").fetchone()
+        opts = json.loads(opts)
+        assert opts.pop("append_updates") is not None
+        sql = sql.replace(", append_updates = true", "")
+        assert "append_updates" not in sql
+        db.execute("UPDATE relations SET sql = ?, options = ? WHERE name = 'q'",
+                   (sql, json.dumps(opts)))
+        db.commit()
+    finally:
+        db.close()
+    server.start()
+    with connect(server) as c:
+        assert c.execute("SELECT status FROM sys.queries WHERE name = 'q'").fetchone() == \
+            ("running",)
+        c.execute("INSERT INTO ev VALUES (1, 1), (2, 5)")
+        assert wait_for(lambda: rows(c, "SELECT * FROM seen"), [(1, 1), (2, 5)]) == \
+            [(1, 1), (2, 5)]
+        c.execute("INSERT INTO ev VALUES (1, 2)")
+        want = [(1, 1), (1, 3), (2, 5)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM seen"), want) == want
+    assert "a stored continuous query appends each change of a group" in server.log_text()
 
 
 def test_append_mode_windows_into_a_stream_are_written_once(server):

@@ -229,7 +229,7 @@ static int replace(const Query *q, const CatRelation *old, SlError *err)
     probe.refs = 1;
     probe.oid = old->oid;
     IncPlan *np;
-    if (inc_plan_build(&probe, cat, rt_state(), &np, err) < 0)
+    if (inc_plan_build_new(&probe, cat, rt_state(), &np, err) < 0)
         return -1;
     rc = reset ? 0 : check_compatible(old, np, def, err);
     inc_plan_free(np);
@@ -282,7 +282,7 @@ int rt_cq_create(const Query *q, SlError *err)
     CatRelation probe = *def;
     probe.refs = 1;
     IncPlan *plan;
-    if (inc_plan_build(&probe, cat, st, &plan, err) < 0)
+    if (inc_plan_build_new(&probe, cat, st, &plan, err) < 0)
         return -1;
     bool unbounded = inc_plan_complete_unbounded(plan);
     inc_plan_free(plan);

@@ -2,7 +2,7 @@
  * incremental.c -- the incremental plan of a continuous query and the body
  * of one micro-batch (see incremental.h, docs/engine.md).
  *
- *   inc_plan_build, inc_plan_free
+ *   inc_plan_build, inc_plan_build_new, inc_plan_free
  *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
  *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes, inc_plan_sink_outside,
  *   inc_plan_keeps_rows, inc_plan_lost_rows, inc_plan_result_hash
@@ -36,6 +36,7 @@
 
 #include "sluice/bytes.h"
 #include "sluice/exec.h"
+#include "sluice/log.h"
 #include "sluice/options.h"
 #include "sluice/plan.h"
 #include "sluice/relstore.h"
@@ -272,6 +273,15 @@ static int refuse_updates_into(IncPlan *p, const char *what, const char *name, S
         return -1;
     if (append_updates)
         return 0;
+    /* A definition stored before this refusal still runs (a data
+     * directory upgraded in place), as with append_updates = true. */
+    if (!p->creating) {
+        sl_log(LOG_WARN, "a stored continuous query appends each change of a group INTO a "
+               "target that cannot take the former row back; replace it with WITH "
+               "(reset = true), or add append_updates = true",
+               "query=%s target=%s", log_value(p->query->name), log_value(name));
+        return 0;
+    }
     sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
              "an aggregation in %s mode cannot write INTO %s \"%s\"",
              p->mode == MODE_UPDATE ? "update" : "complete", what, name);
@@ -558,10 +568,11 @@ static void compute_need(IncPlan *p)
         p->scan_need = p->ins.need[0];
 }
 
-int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
-                   SlError *err)
+static int plan_build(const CatRelation *query, Catalog *cat, StateStore *st, bool creating,
+                      IncPlan **out, SlError *err)
 {
     IncPlan *p = sl_calloc(1, sizeof(IncPlan));
+    p->creating = creating;
     arena_init(&p->arena, 16384);
     arena_init(&p->batch_arena, 1 << 16);
     arena_init(&p->chunk_arena, 1 << 16);
@@ -627,6 +638,18 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
 fail:
     inc_plan_free(p);
     return -1;
+}
+
+int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
+                   SlError *err)
+{
+    return plan_build(query, cat, st, false, out, err);
+}
+
+int inc_plan_build_new(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
+                       SlError *err)
+{
+    return plan_build(query, cat, st, true, out, err);
 }
 
 void inc_plan_free(IncPlan *p)

@@ -4,6 +4,10 @@
  *
  *   inc_plan_build    the query's SELECT -> an incremental plan, or a
  *                     refusal that says what to add
+ *   inc_plan_build_new  the same for a definition being created (CREATE [OR
+ *                     REPLACE]): also refuses an aggregation in update or
+ *                     complete mode INTO a target that only appends, which
+ *                     a stored definition runs with a logged warning
  *   inc_plan_free
  *   inc_batch_run     run batch N: read the source range, update state,
  *                     emit by output mode, and fill one StateBatch with the
@@ -98,6 +102,8 @@ typedef struct IncBatch {
 
 int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
                     SlError *err);
+int  inc_plan_build_new(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
+                        SlError *err);
 void inc_plan_free(IncPlan *p);
 /* The inputs the plan reads (streams, each with its own offsets), input
  * i's source and stream, and whether the plan reads (or joins) relation oid. */
