@@ -4,7 +4,8 @@ batches (issue 19, items 18-22):
 - CREATE OR REPLACE that changes the result columns rewrites every row of
   the result table from the state (update and complete mode, over a stream
   with a WATERMARK), and is refused, naming the reason, where the state does
-  not hold every row (append mode, closed windows, state_ttl);
+  not hold every row (append mode, closed windows, state_ttl); so is a
+  change of HAVING or of an expression that keeps the columns there;
 - state_ttl is judged per key when a row touches it again, so a key idle
   for longer than the ttl starts afresh whether or not a batch ran between;
 - SUBSCRIBE's feed, replayed into a dict (insert: a new key, update: a key
@@ -14,6 +15,10 @@ batches (issue 19, items 18-22):
 - an aggregation in update or complete mode INTO a stream is refused
   (0A000) with a hint: the stream would hold every version of a group
   (unless the query says append_updates = true: then it does);
+  a definition stored before that refusal still runs, as with
+  append_updates = true, with a warning;
+- so is one INTO a Kafka sink whose key does not hold every grouping
+  column (no tombstone could take the former row back);
 - falling_behind follows the backlog's trend over a window of batches, also
   when every other batch shrinks it.
 """
@@ -152,6 +157,50 @@ def test_replace_with_new_columns_refused_where_state_lacks_rows(server, mode, c
         assert wait_for(lambda: all(len(r) == len(before[0]) + 1
                                     for r in rows(c, "SELECT * FROM q")) and
                         len(rows(c, "SELECT * FROM q")) > 0, True)
+
+
+@pytest.mark.parametrize("opts,create,replace,reason", [
+    # groups with 6 to 10 rows would stay in the result table
+    ("output_mode = 'update', state_ttl = '1 hour'",
+     "SELECT k, count(*) AS n FROM r8 GROUP BY k HAVING count(*) > 5",
+     "SELECT k, count(*) AS n FROM r8 GROUP BY k HAVING count(*) > 10",
+     "state_ttl deletes idle groups from its state while their rows stay"),
+    # the x100 values would stay until each group is touched again
+    ("output_mode = 'update', state_ttl = '1 hour'",
+     "SELECT k, sum(v) * 100 AS c FROM r8 GROUP BY k",
+     "SELECT k, sum(v) AS c FROM r8 GROUP BY k",
+     "state_ttl deletes idle groups from its state while their rows stay"),
+    ("output_mode = 'update'",
+     "SELECT window_start, window_end, k, count(*) * 10 AS n FROM r8 "
+     "GROUP BY WINDOW(ts, INTERVAL '10 seconds'), k",
+     "SELECT window_start, window_end, k, count(*) AS n FROM r8 "
+     "GROUP BY WINDOW(ts, INTERVAL '10 seconds'), k",
+     "the watermark deletes a closed window's state while its row stays"),
+])
+def test_replace_with_new_having_or_expression_refused_where_state_lacks_rows(
+        server, opts, create, replace, reason):
+    """Same columns, another HAVING or expression: the rows the state does
+    not hold could not be rewritten, so the change is refused (42P16)."""
+    with connect(server) as c:
+        make_r8(c)
+        opts = f"trigger = '0', {opts}"
+        c.execute(f"CREATE CONTINUOUS QUERY q WITH ({opts}) AS {create}")
+        c.execute("INSERT INTO r8 VALUES " + ", ".join(["(1, 1, %s)"] * 7 + ["(2, 1, %s)"]),
+                  tuple(tsp(i) for i in range(7)) + (tsp(30),))
+        assert wait_for(lambda: last_batch(c, "q") >= 0, True)
+        before = wait_for(lambda: len(rows(c, "SELECT * FROM q")) >= 1, True) and \
+            rows(c, "SELECT * FROM q")
+        with pytest.raises(psycopg.errors.InvalidTableDefinition) as e:
+            c.execute(f"CREATE OR REPLACE CONTINUOUS QUERY q WITH ({opts}) AS {replace}")
+        assert "its rows cannot be rewritten from the state" in str(e.value)
+        assert reason in e.value.diag.message_detail
+        assert "reset = true" in e.value.diag.message_hint
+        time.sleep(0.3)
+        assert rows(c, "SELECT * FROM q") == before
+        # reset = true is the way out.
+        c.execute(f"CREATE OR REPLACE CONTINUOUS QUERY q WITH ({opts}, reset = true) "
+                  f"AS {replace}")
+        assert c.execute("SELECT count(*) FROM sys.queries WHERE name = 'q'").fetchone() == (1,)
 
 
 # --------------------------------------------------------------------------
@@ -365,6 +414,48 @@ def test_update_mode_into_a_files_sink_is_refused(server, tmp_path):
         assert 'cannot write INTO sink "f"' in str(e.value)
 
 
+KAFKA_SINK = ("CREATE SINK ko WITH (connector = 'kafka', topic = 't', "
+              "bootstrap_servers = '127.0.0.1:9'{key})")
+
+
+@pytest.mark.parametrize("key,select", [
+    # no key: no tombstones, every version of a group appended unkeyed
+    ("", "SELECT k, g, sum(v) AS s FROM ev GROUP BY k, g"),
+    # a key that leaves out a grouping column merges different groups
+    ("k", "SELECT k, g, sum(v) AS s FROM ev GROUP BY k, g"),
+    # a grouping column only as an expression of it
+    ("k10", "SELECT k * 10 AS k10, sum(v) AS s FROM ev GROUP BY k"),
+    # a window's groups need window_start or window_end in the key
+    ("k", "SELECT window_start, k, sum(v) AS s FROM ev "
+          "GROUP BY WINDOW(ts, INTERVAL '10 seconds'), k"),
+])
+def test_update_mode_into_a_kafka_sink_without_a_group_key_is_refused(server, key, select):
+    """No broker is contacted at CREATE SINK or CREATE CONTINUOUS QUERY."""
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k BIGINT, g BIGINT, v BIGINT, ts TIMESTAMP)")
+        c.execute(KAFKA_SINK.format(key=f", key = '{key}'" if key else ""))
+        with pytest.raises(psycopg.errors.FeatureNotSupported) as e:
+            c.execute(f"CREATE CONTINUOUS QUERY q INTO ko AS {select}")
+        assert 'cannot write INTO sink "ko"' in str(e.value)
+        assert "output_mode = 'append'" in e.value.diag.message_hint
+        assert c.execute("SELECT count(*) FROM sys.queries").fetchone() == (0,)
+
+
+@pytest.mark.parametrize("key,select", [
+    ("k, g", "SELECT k, g, sum(v) AS s FROM ev GROUP BY k, g"),
+    ("g,k", "SELECT k, g, sum(v) AS s FROM ev GROUP BY k, g"),
+    ("window_start, k", "SELECT window_start, k, sum(v) AS s FROM ev "
+                        "GROUP BY WINDOW(ts, INTERVAL '10 seconds'), k"),
+])
+def test_update_mode_into_a_kafka_sink_keyed_by_its_groups_is_accepted(server, key, select):
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k BIGINT, g BIGINT, v BIGINT, ts TIMESTAMP)")
+        c.execute(KAFKA_SINK.format(key=f", key = '{key}'"))
+        c.execute(f"CREATE CONTINUOUS QUERY q INTO ko AS {select}")
+        assert c.execute("SELECT count(*) FROM sys.queries").fetchone() == (1,)
+        c.execute("DROP CONTINUOUS QUERY q")
+
+
 def test_append_updates_appends_each_version_when_asked(server):
     """append_updates = true: the query says its readers keep the last row
     of each group; every changed group is appended each batch."""
@@ -380,6 +471,46 @@ def test_append_updates_appends_each_version_when_asked(server):
         c.execute("INSERT INTO ev VALUES (1, 2)")
         want = [(1, 1), (1, 3), (2, 5)]
         assert wait_for(lambda: rows(c, "SELECT * FROM seen"), want) == want
+
+
+def test_stored_update_mode_into_a_stream_still_runs_after_an_upgrade(server):
+    """A definition stored before the refusal (made here by dropping
+    append_updates from the catalog while the server is down) still starts:
+    it runs as with append_updates = true and logs a warning; it is not
+    refused at boot."""
+    import json
+    import sqlite3
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k BIGINT, v BIGINT)")
+        c.execute("CREATE STREAM versions (k BIGINT, s NUMERIC)")
+        c.execute("CREATE CONTINUOUS QUERY q INTO versions WITH (trigger = '0', "
+                  "append_updates = true) AS SELECT k, sum(v) AS s FROM ev GROUP BY k")
+        c.execute("CREATE CONTINUOUS QUERY seen WITH (trigger = '0') AS "
+                  "SELECT k, s FROM versions")
+    server.stop()
+    db = sqlite3.connect(server.data_dir / "catalog.db")
+    try:
+        sql, opts = db.execute("SELECT sql, options FROM relations WHERE name = 'q'").fetchone()
+        opts = json.loads(opts)
+        assert opts.pop("append_updates") is not None
+        sql = sql.replace(", append_updates = true", "")
+        assert "append_updates" not in sql
+        db.execute("UPDATE relations SET sql = ?, options = ? WHERE name = 'q'",
+                   (sql, json.dumps(opts)))
+        db.commit()
+    finally:
+        db.close()
+    server.start()
+    with connect(server) as c:
+        assert c.execute("SELECT status FROM sys.queries WHERE name = 'q'").fetchone() == \
+            ("running",)
+        c.execute("INSERT INTO ev VALUES (1, 1), (2, 5)")
+        assert wait_for(lambda: rows(c, "SELECT * FROM seen"), [(1, 1), (2, 5)]) == \
+            [(1, 1), (2, 5)]
+        c.execute("INSERT INTO ev VALUES (1, 2)")
+        want = [(1, 1), (1, 3), (2, 5)]
+        assert wait_for(lambda: rows(c, "SELECT * FROM seen"), want) == want
+    assert "a stored continuous query appends each change of a group" in server.log_text()
 
 
 def test_append_mode_windows_into_a_stream_are_written_once(server):

@@ -27,6 +27,7 @@
  *   kafka_sink_write        batch N's rows in one Kafka transaction with a
  *                           progress record naming N; a batch whose
  *                           transaction already committed is skipped
+ *   kafka_sink_key          its key columns (none: deletes cannot be written)
  *   kafka_sink_close
  *
  * Who may set what (kafka_conf.c):
@@ -110,6 +111,9 @@ int  kafka_sink_open(const CatRelation *sink, const CatRelation *query, KafkaSin
  * -1 on error. */
 int  kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, int nb,
                       const Batch *const *dels, int ndel, SlError *err);
+/* The key columns (indexes into the query's columns); returns how many,
+ * 0 when the sink has no key. */
+int  kafka_sink_key(const KafkaSink *k, const int **cols);
 void kafka_sink_close(KafkaSink *k);
 
 #endif /* SLUICE_KAFKA_H */

@@ -2,7 +2,8 @@
  * kafka_sink.c -- the exactly-once Kafka sink (see kafka.h; Materialize's
  * design, docs/operations.md "Exactly-once into Kafka").
  *
- *   kafka_sink_validate, kafka_sink_open, kafka_sink_write, kafka_sink_close
+ *   kafka_sink_validate, kafka_sink_open, kafka_sink_write, kafka_sink_key,
+ *   kafka_sink_close
  *
  * One transactional producer per query, transactional.id
  * "sluice-<query>-<oid>-<created_at>" unless the sink names one.  Batch N is one Kafka transaction: its rows,
@@ -185,6 +186,12 @@ static void drop_producer(KafkaSink *k)
         rd_kafka_destroy(k->rk);
     k->rkt = k->prkt = NULL;
     k->rk = NULL;
+}
+
+int kafka_sink_key(const KafkaSink *k, const int **cols)
+{
+    *cols = k->key_cols;
+    return k->nkey;
 }
 
 void kafka_sink_close(KafkaSink *k)

@@ -13,7 +13,8 @@
  *                   change named when it is not, unless WITH (reset = true);
  *                   new result columns: rewritten from the state where it
  *                   holds every row (inc_plan_lost_rows), refused with the
- *                   reason where it does not
+ *                   reason where it does not; so is another HAVING or
+ *                   expression with the same columns where it does not
  *                   only the query's owner (or a superuser) replaces it
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
@@ -183,6 +184,22 @@ static int check_compatible(const CatRelation *old, IncPlan *np, const CatRelati
         sl_error_hint(err, "Keep the columns, or add WITH (reset = true) to start over.");
         rc = -1;
     }
+    /* Same columns, another HAVING or expression: the rows of groups
+     * no new row touches would keep what the former definition computed
+     * unless every row is rewritten from the state (result_stale), which
+     * needs the state to hold every group under both definitions. */
+    if (rc == 0 && ni == NULL && inc_plan_result_hash(op) != inc_plan_result_hash(np) &&
+        ((lost = inc_plan_lost_rows(op)) != NULL || (lost = inc_plan_lost_rows(np)) != NULL)) {
+        sl_error(err, ERRCODE_INVALID_TABLE_DEFINITION,
+                 "cannot replace continuous query \"%s\": how its result rows are computed "
+                 "(HAVING or an expression) changes, and its rows cannot be rewritten from "
+                 "the state", old->name);
+        sl_error_detail(err, "Its state does not hold every row of its result table: %s.",
+                        lost);
+        sl_error_hint(err, "Keep HAVING and the expressions, or add WITH (reset = true) to "
+                           "start over.");
+        rc = -1;
+    }
     inc_plan_free(op);
     return rc;
 }
@@ -212,7 +229,7 @@ static int replace(const Query *q, const CatRelation *old, SlError *err)
     probe.refs = 1;
     probe.oid = old->oid;
     IncPlan *np;
-    if (inc_plan_build(&probe, cat, rt_state(), &np, err) < 0)
+    if (inc_plan_build_new(&probe, cat, rt_state(), &np, err) < 0)
         return -1;
     rc = reset ? 0 : check_compatible(old, np, def, err);
     inc_plan_free(np);
@@ -265,7 +282,7 @@ int rt_cq_create(const Query *q, SlError *err)
     CatRelation probe = *def;
     probe.refs = 1;
     IncPlan *plan;
-    if (inc_plan_build(&probe, cat, st, &plan, err) < 0)
+    if (inc_plan_build_new(&probe, cat, st, &plan, err) < 0)
         return -1;
     bool unbounded = inc_plan_complete_unbounded(plan);
     inc_plan_free(plan);

@@ -46,6 +46,7 @@ struct IncPlan {
     IncInputs          ins;         /* the streams read and the tables joined */
     Plan              *inputs;      /* the input tree under the lower chain */
     bool               plain;       /* inputs is one stream scan: read it directly */
+    bool               creating;    /* inc_plan_build_new: a definition being created */
     const uint8_t     *scan_need;   /* plain: per stream column, whether the batch
                                        reads it (NULL: all; source_reader_need) */
     IncJoin           *sjoin;       /* inputs is a stream-stream join, or NULL */

@@ -2,10 +2,10 @@
  * incremental.c -- the incremental plan of a continuous query and the body
  * of one micro-batch (see incremental.h, docs/engine.md).
  *
- *   inc_plan_build, inc_plan_free
+ *   inc_plan_build, inc_plan_build_new, inc_plan_free
  *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
  *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes, inc_plan_sink_outside,
- *   inc_plan_keeps_rows, inc_plan_lost_rows
+ *   inc_plan_keeps_rows, inc_plan_lost_rows, inc_plan_result_hash
  *   inc_batch_run, inc_state_meta, inc_state_rows, inc_state_ops, inc_state_log_entry,
  *   inc_state_oldest_window, inc_state_delete, inc_state_put_bytes
  *
@@ -36,6 +36,7 @@
 
 #include "sluice/bytes.h"
 #include "sluice/exec.h"
+#include "sluice/log.h"
 #include "sluice/options.h"
 #include "sluice/plan.h"
 #include "sluice/relstore.h"
@@ -272,6 +273,15 @@ static int refuse_updates_into(IncPlan *p, const char *what, const char *name, S
         return -1;
     if (append_updates)
         return 0;
+    /* A definition stored before this refusal still runs (a data
+     * directory upgraded in place), as with append_updates = true. */
+    if (!p->creating) {
+        sl_log(LOG_WARN, "a stored continuous query appends each change of a group INTO a "
+               "target that cannot take the former row back; replace it with WITH "
+               "(reset = true), or add append_updates = true",
+               "query=%s target=%s", log_value(p->query->name), log_value(name));
+        return 0;
+    }
     sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
              "an aggregation in %s mode cannot write INTO %s \"%s\"",
              p->mode == MODE_UPDATE ? "update" : "complete", what, name);
@@ -286,6 +296,30 @@ static int refuse_updates_into(IncPlan *p, const char *what, const char *name, S
     return -1;
 }
 
+/* Does the sink's key hold every grouping column of the aggregation (and
+ * window_start or window_end of a window), each as an output column that
+ * is the group's value itself?  Else two groups share a key. */
+static bool key_covers_groups(IncPlan *p)
+{
+    if (p->agg == NULL)
+        return true;
+    const int *cols;
+    int nkey = sink_key(p->writer, &cols);
+    int ng = p->agg->u.agg.ngroups;
+    bool win = p->agg->u.agg.window.kind != WINDOW_NONE;
+    bool *covered = ARENA_ARRAY(&p->arena, bool, ng + 2);
+    memset(covered, 0, sizeof(bool) * (size_t)(ng + 2));
+    for (int i = 0; i < nkey; i++) {
+        int src = trace_column(p->upper, p->nupper, cols[i]);
+        if (src >= 0 && src < ng + (win ? 2 : 0))
+            covered[src] = true;
+    }
+    for (int g = 0; g < ng; g++)
+        if (!covered[g])
+            return false;
+    return !win || covered[ng] || covered[ng + 1];
+}
+
 /* INTO sink: its writer, for this query's output columns. */
 static int open_sink(IncPlan *p, const CatRelation *rel, const Plan *top, SlError *err)
 {
@@ -297,8 +331,10 @@ static int open_sink(IncPlan *p, const CatRelation *rel, const Plan *top, SlErro
     p->sink = rel;
     cat_relation_ref(rel);
     /* A sink that writes a group leaving the result (Kafka, keyed:
-     * tombstones) is an upsert log; one that only appends is refused. */
-    if (!sink_wants_deletes(p->writer))
+     * tombstones) is an upsert log when its key tells every group apart;
+     * one that only appends, or whose key leaves out a grouping column,
+     * is refused. */
+    if (!sink_wants_deletes(p->writer) || !key_covers_groups(p))
         return refuse_updates_into(p, "sink", rel->name, err);
     return 0;
 }
@@ -532,10 +568,11 @@ static void compute_need(IncPlan *p)
         p->scan_need = p->ins.need[0];
 }
 
-int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
-                   SlError *err)
+static int plan_build(const CatRelation *query, Catalog *cat, StateStore *st, bool creating,
+                      IncPlan **out, SlError *err)
 {
     IncPlan *p = sl_calloc(1, sizeof(IncPlan));
+    p->creating = creating;
     arena_init(&p->arena, 16384);
     arena_init(&p->batch_arena, 1 << 16);
     arena_init(&p->chunk_arena, 1 << 16);
@@ -601,6 +638,18 @@ int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPl
 fail:
     inc_plan_free(p);
     return -1;
+}
+
+int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
+                   SlError *err)
+{
+    return plan_build(query, cat, st, false, out, err);
+}
+
+int inc_plan_build_new(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
+                       SlError *err)
+{
+    return plan_build(query, cat, st, true, out, err);
 }
 
 void inc_plan_free(IncPlan *p)
@@ -812,6 +861,11 @@ const char *const *inc_plan_shape(IncPlan *p)
 uint64_t inc_plan_fingerprint(IncPlan *p)
 {
     return p->fingerprint;
+}
+
+uint64_t inc_plan_result_hash(IncPlan *p)
+{
+    return p->result_hash;
 }
 
 const char *inc_plan_lost_rows(IncPlan *p)

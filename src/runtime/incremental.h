@@ -4,6 +4,10 @@
  *
  *   inc_plan_build    the query's SELECT -> an incremental plan, or a
  *                     refusal that says what to add
+ *   inc_plan_build_new  the same for a definition being created (CREATE [OR
+ *                     REPLACE]): also refuses an aggregation in update or
+ *                     complete mode INTO a target that only appends, which
+ *                     a stored definition runs with a logged warning
  *   inc_plan_free
  *   inc_batch_run     run batch N: read the source range, update state,
  *                     emit by output mode, and fill one StateBatch with the
@@ -15,6 +19,8 @@
  *   inc_plan_shape    the state-bearing parts of the plan as text (source,
  *                     window, grouping keys, aggregates); their hash, the
  *                     fingerprint, is stored with the state of each batch
+ *   inc_plan_result_hash  the hash of what makes a result row out of a group
+ *                     (the columns, HAVING, the projected expressions)
  *   inc_plan_keeps_rows  the result table's rows can be rewritten from the
  *                     state (an aggregation in update or complete mode whose
  *                     state holds every group: no state_ttl, no watermark
@@ -96,6 +102,8 @@ typedef struct IncBatch {
 
 int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
                     SlError *err);
+int  inc_plan_build_new(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
+                        SlError *err);
 void inc_plan_free(IncPlan *p);
 /* The inputs the plan reads (streams, each with its own offsets), input
  * i's source and stream, and whether the plan reads (or joins) relation oid. */
@@ -137,6 +145,7 @@ enum { INC_SHAPE_SOURCE, INC_SHAPE_WINDOW, INC_SHAPE_GROUPS, INC_SHAPE_AGGS, INC
 extern const char *const inc_shape_names[INC_SHAPE_PARTS];
 const char *const *inc_plan_shape(IncPlan *p);
 uint64_t inc_plan_fingerprint(IncPlan *p);
+uint64_t inc_plan_result_hash(IncPlan *p);
 bool inc_plan_keeps_rows(IncPlan *p);
 const char *inc_plan_lost_rows(IncPlan *p);
 

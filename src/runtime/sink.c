@@ -1,7 +1,7 @@
 /*
  * sink.c -- a continuous query's sink, by its connector (see sink.h).
  *
- *   sink_check, sink_open, sink_commit, sink_wants_deletes, sink_close
+ *   sink_check, sink_open, sink_commit, sink_key, sink_wants_deletes, sink_close
  *
  * Each connector is a small table of functions (SinkOps); the files sink
  * and the Kafka sink keep their own commit protocols and fault points
@@ -23,6 +23,7 @@ typedef struct SinkOps {
                  int ncols, void **out, SlError *err);
     int  (*commit)(void *impl, int64_t batch_id, const Batch *const *rows, int nb,
                    const Batch *const *dels, int nd, SlError *err);
+    int  (*key)(const void *impl, const int **cols);    /* NULL: no key */
     void (*close)(void *impl);
 } SinkOps;
 
@@ -81,14 +82,19 @@ static int kafka_commit(void *impl, int64_t batch_id, const Batch *const *rows, 
     return kafka_sink_write(impl, batch_id, rows, nb, dels, nd, err) < 0 ? -1 : 0;
 }
 
+static int kafka_key(const void *impl, const int **cols)
+{
+    return kafka_sink_key(impl, cols);
+}
+
 static void kafka_close(void *impl)
 {
     kafka_sink_close(impl);
 }
 
 static const SinkOps sink_ops[] = {
-    {"files", false, files_check, files_open, files_commit, files_close},
-    {"kafka", true, kafka_sink_validate, kafka_open, kafka_commit, kafka_close},
+    {"files", false, files_check, files_open, files_commit, NULL, files_close},
+    {"kafka", true, kafka_sink_validate, kafka_open, kafka_commit, kafka_key, kafka_close},
 };
 
 static const SinkOps *ops_for(const CatRelation *def, SlError *err)
@@ -146,9 +152,17 @@ int sink_commit(Sink *s, int64_t batch_id, const Batch *const *rows, int nb,
     return s->ops->commit(s->impl, batch_id, rows, nb, dels, nd, err);
 }
 
+int sink_key(const Sink *s, const int **cols)
+{
+    *cols = NULL;
+    return s->ops->key == NULL ? 0 : s->ops->key(s->impl, cols);
+}
+
+/* Only a keyed sink can write a delete (a tombstone needs the key). */
 bool sink_wants_deletes(const Sink *s)
 {
-    return s->ops->deletes;
+    const int *cols;
+    return s->ops->deletes && sink_key(s, &cols) > 0;
 }
 
 void sink_close(Sink *s)

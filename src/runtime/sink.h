@@ -9,8 +9,10 @@
  *   sink_commit   batch N's output, exactly once per batch id: the files
  *                 sink's manifest protocol (sink_files.c) or one Kafka
  *                 transaction with a progress record (kafka_sink.c)
- *   sink_wants_deletes  whether the sink is told of groups that left the
- *                 result (Kafka writes them as tombstones)
+ *   sink_key      the sink's key columns (indexes into the query's output
+ *                 columns; Kafka's key option), how many (0: none)
+ *   sink_wants_deletes  whether this sink is told of groups that left the
+ *                 result (a Kafka sink with a key writes them as tombstones)
  *   sink_close
  *
  * sink_commit runs on a worker thread, at most one per Sink at a time.
@@ -33,6 +35,7 @@ int  sink_open(const CatRelation *sink, const CatRelation *query, const char *co
  * A batch id the sink committed before is skipped.  0 or -1. */
 int  sink_commit(Sink *s, int64_t batch_id, const Batch *const *rows, int nb,
                  const Batch *const *dels, int nd, SlError *err);
+int  sink_key(const Sink *s, const int **cols);
 bool sink_wants_deletes(const Sink *s);
 void sink_close(Sink *s);
 
