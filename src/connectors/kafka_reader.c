@@ -15,7 +15,8 @@
  * Whatever that path cannot do (no leader known, the network, a codec, an
  * error code of the broker's) hands the rest of the batch to librdkafka's
  * reader (fall_back), from the offsets reached; so do fetch = 'librdkafka'
- * and the security settings only librdkafka speaks.
+ * and the security settings only librdkafka speaks.  A SELECT's cancel or
+ * statement_timeout during a Fetch is no failure: it ends the read (57014).
  *
  * librdkafka's reader assigns at the range starts (no subscribe, no
  * rebalancing).  A partition is done when a record at or past end - 1 has
@@ -720,7 +721,8 @@ static int direct_request(KafkaReader *r, char *why, size_t whylen)
          * or idle too long): one more try on a new one. */
         kf_conn_close(r->conn);
         r->conn = NULL;
-        if (fresh || (r->conn = take_conn(ks, leader, why, whylen, &fresh)) == NULL ||
+        if (fresh || ex_interrupted() != EX_RUNNING ||
+            (r->conn = take_conn(ks, leader, why, whylen, &fresh)) == NULL ||
             kf_fetch(r->conn, r->asks, r->nasks, ks->read_committed, FETCH_WAIT_MS, timeout,
                      why, whylen) < 0)
             return -1;
@@ -741,6 +743,20 @@ static int direct_request(KafkaReader *r, char *why, size_t whylen)
     return 0;
 }
 
+/* After a direct Fetch failed: whether it was the statement's cancel or
+ * statement_timeout (the socket waits give up then), with err set (57014).
+ * The connection, mid-exchange, is closed, not kept; the batch does not
+ * fall back to librdkafka. */
+static bool interrupted(KafkaReader *r, SlError *err)
+{
+    if (ex_check_interrupt(err) == 0)
+        return false;
+    kf_conn_close(r->conn);
+    r->conn = NULL;
+    r->in_response = false;
+    return true;
+}
+
 /* The next record of the ranges from the direct path into r->cur: 1, 0
  * none (the ranges are read, or the reader fell back), -1 with err. */
 static int next_direct(KafkaReader *r, SlError *err)
@@ -754,13 +770,13 @@ static int next_direct(KafkaReader *r, SlError *err)
             if (ex_check_interrupt(err) < 0)
                 return -1;  /* a SELECT's cancel or statement_timeout */
             if (direct_request(r, why, sizeof(why)) < 0)
-                return fall_back(r, why, err);
+                return interrupted(r, err) ? -1 : fall_back(r, why, err);
             r->in_response = true;
         }
         KfRecord kr;
         int rc = kf_next(r->conn, &kr, why, sizeof(why));
         if (rc < 0)
-            return fall_back(r, why, err);
+            return interrupted(r, err) ? -1 : fall_back(r, why, err);
         if (rc == 0) {
             /* The response is walked.  One with no batch at all for any
              * partition means nothing is at or past the offsets asked:

@@ -441,6 +441,42 @@ struct Job {
     int            rc;
 };
 
+/* The loop's state for c's statements: the role they run as
+ * (rt_set_role, which rt_prepare checks and rt_run_begin hands to the
+ * worker), c's settings and c's session (rt_session_current).  dispatch
+ * sets them for each message; work that goes on later on the loop
+ * (job_after_cb, wait_done_cb: the rest of a Query string) sets them again,
+ * as other connections' messages may have run in between.  Leaving gives
+ * back what was set before, so a scope may nest. */
+typedef struct ConnScope {
+    RtSession          rs;
+    char               addr[64];
+    SlSettings        *settings;
+    const RtSession   *session;
+    uint32_t           role;
+    bool               active;
+} ConnScope;
+
+static void conn_scope_enter(Conn *c, ConnScope *s)
+{
+    s->role = rt_current_role();
+    s->session = rt_session_current();
+    s->active = c->active;
+    rt_set_role(c->role_oid);
+    s->settings = settings_enter(c->settings);
+    c->active = true;
+    session_describe(c, &s->rs, s->addr, sizeof(s->addr));
+    rt_session_set(&s->rs);
+}
+
+static void conn_scope_leave(Conn *c, ConnScope *s)
+{
+    rt_session_set(s->session);
+    c->active = s->active;
+    settings_enter(s->settings);
+    rt_set_role(s->role);
+}
+
 static void job_work_cb(PoolWork *req)
 {
     Job *j = req->data;
@@ -852,6 +888,8 @@ static void wait_done_cb(void *arg, int rc, const SlError *err)
         return;
     }
     c->wait = NULL;
+    ConnScope scope;
+    conn_scope_enter(c, &scope);
     SlError e = {0};
     if (rc < 0)
         sl_error(&e, err->sqlstate, "%s", err->message ? err->message : "append failed");
@@ -876,6 +914,7 @@ static void wait_done_cb(void *arg, int rc, const SlError *err)
         session_send_error(c, &e, NULL, false);
         simple_query_end(c);
     }
+    conn_scope_leave(c, &scope);
     sl_error_clear(&e);
     sl_free(w);
     conn_resume(c);
@@ -1561,7 +1600,8 @@ static void job_after_cb(PoolWork *req)
             conn_free(c);
     } else {
         uv_timer_stop(&c->stmt_timer);
-        SlSettings *old = settings_enter(c->settings);
+        ConnScope scope;
+        conn_scope_enter(c, &scope);
         if (j->rc < 0) {
             if (j->kind == JOB_SIMPLE) {
                 session_send_error(c, &j->err, j->sql, false);
@@ -1583,7 +1623,7 @@ static void job_after_cb(PoolWork *req)
             p->done = true;
             send_command_complete(c, j->tag);
         }
-        settings_enter(old);
+        conn_scope_leave(c, &scope);
     }
     sl_error_clear(&j->err);
     strbuf_free(&j->rows);

@@ -12,12 +12,16 @@ topics compressed with gzip, lz4 and zstd read directly, snappy falling back to
 librdkafka, and one partition whose batches change codec mid-range (the reader
 falls back in the middle of a batch's ranges and still reads each record once);
 the broker stopped while batches are being fetched and started again: every
-record once.  Which path read a batch is in the debug log line "kafka batch
+record once; a SELECT's statement_timeout while the broker does not answer
+ends it with 57014, with no fallback.  Which path read a batch is in the debug log line "kafka batch
 read ... path=direct|librdkafka|fallback".
 """
 
 import json
+import os
 import re
+import signal
+import threading
 import time
 
 import psycopg
@@ -289,3 +293,46 @@ def test_bad_fetch_option_is_refused(kafka, sluiced):
         assert 'invalid fetch "fast"' in str(e.value)
         assert "librdkafka" in e.value.diag.message_hint
         assert c.execute("SELECT count(*) FROM sys.streams WHERE name = 'kb'").fetchone()[0] == 0
+
+
+def test_statement_timeout_during_a_direct_fetch_is_not_a_broker_failure(kafka, sluiced):
+    """A SELECT's statement_timeout lands while the direct path waits on a
+    broker that stopped answering (SIGSTOP: its sockets stay open): the SELECT
+    ends with 57014 at once, and the reader does not take it for a broker
+    failure -- no fallback to librdkafka (its WARN) for the cancel."""
+    topic = "kf_cancel_direct"
+    Admin(kafka.bootstrap).create_topic(topic, 1)
+    total = 100000        # about 40 MB: ten Fetches of 4 MB
+    produce(kafka.bootstrap, topic,
+            [(0, None, json.dumps({"id": i, "pad": "z" * 380})) for i in range(total)])
+    server = sluiced("--log-level", "debug")
+    with connect(server) as c:
+        c.execute(f"CREATE STREAM kc (id BIGINT, pad TEXT) WITH (connector = 'kafka', "
+                  f"topic = '{topic}', bootstrap_servers = '{kafka.bootstrap}')")
+    got = {}
+
+    def select():
+        with connect(server) as c:
+            c.execute("SET statement_timeout = '4s'")
+            try:
+                got["rows"] = c.execute("SELECT count(*), max(length(pad)) FROM kc").fetchone()
+            except psycopg.Error as e:
+                got["sqlstate"] = e.sqlstate
+            got["at"] = time.monotonic()
+
+    t = threading.Thread(target=select)
+    t.start()
+    stopped = None
+    try:
+        deadline = time.monotonic() + WAIT
+        while "kafka fetch connected" not in server.log_text() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.killpg(kafka.proc.pid, signal.SIGSTOP)
+        stopped = time.monotonic()
+        t.join(WAIT)
+    finally:
+        os.killpg(kafka.proc.pid, signal.SIGCONT)
+        t.join(WAIT)
+    assert got.get("sqlstate") == "57014", got
+    assert got["at"] - stopped < 6, got["at"] - stopped
+    assert "kafka fetch falls back to librdkafka" not in server.log_text()
