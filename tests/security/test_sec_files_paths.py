@@ -191,3 +191,22 @@ def test_data_directory_inside_the_root_stays_out_of_reach(sluiced, tmp_path):
                 e = error_of(u, sql)
                 assert e.sqlstate == "42501" and "data directory" in str(e), (sql, e)
         u.execute(stream_sql("ok", tmp_path / "in"))
+
+
+def test_files_source_refused_file_logged_once(sluiced, tmp_path):
+    """A symlink in the directory is not followed (O_NOFOLLOW): one leading
+    out is refused and logged once, not at every 50 ms poll; a FIFO does not
+    hold the rounds up; the regular files beside them are read."""
+    root, outside = host_files(tmp_path)
+    (root / "in").mkdir()
+    os.symlink(outside / "shadow", root / "in" / "b.csv")
+    os.mkfifo(root / "in" / "c.csv")
+    server = sluiced("--files-root", str(root))
+    with make_role(server) as u:
+        u.execute(stream_sql("s", root / "in"))
+        time.sleep(1.0)     # about 20 rounds
+        (root / "in" / "a.csv").write_text("inside\n")
+        wait_rows(u, "SELECT a FROM s", [("inside",)])
+        assert SECRET not in all_text(u)
+    log = server.log_text()
+    assert log.count("permission denied for files connector file") == 1, log[-3000:]
