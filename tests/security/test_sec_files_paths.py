@@ -210,3 +210,39 @@ def test_files_source_refused_file_logged_once(sluiced, tmp_path):
         assert SECRET not in all_text(u)
     log = server.log_text()
     assert log.count("permission denied for files connector file") == 1, log[-3000:]
+
+
+def test_files_sink_directory_swapped_after_the_batch_check(sluiced, tmp_path):
+    """The swap in the window between a batch's directory check and its
+    writes (held there at the sink_after_dir_check fault point): the batch
+    file and the manifest line go through the descriptor the check judged,
+    so they land in the directory renamed aside, never through the symlink.
+    The next batch refuses the symlink (42501)."""
+    root, outside = host_files(tmp_path)
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced("--files-root", str(root),
+                     env={"SLUICE_FAULT": "sink_after_dir_check:hold",
+                          "SLUICE_FAULT_HOLD": str(hold)})
+    with make_role(server) as u:
+        u.execute("CREATE STREAM src (a text)")
+        u.execute(sink_sql("good", root / "sinks" / "good"))
+        u.execute("CREATE CONTINUOUS QUERY q INTO good WITH (trigger = '0') AS "
+                  "SELECT a FROM src")
+        u.execute("INSERT INTO src VALUES ('row1')")
+        end = time.monotonic() + WAIT
+        while time.monotonic() < end and \
+                "fault point sink_after_dir_check reached, holding" not in server.log_text():
+            time.sleep(0.1)
+        assert "fault point sink_after_dir_check reached, holding" in server.log_text()
+        os.rename(root / "sinks" / "good", root / "sinks" / "old")
+        os.symlink(outside, root / "sinks" / "good")
+        hold.unlink()
+        end = time.monotonic() + WAIT
+        while time.monotonic() < end and not (root / "sinks" / "old" / "_manifest.jsonl").exists():
+            time.sleep(0.1)
+        assert sorted(os.listdir(outside)) == ["shadow"]
+        assert "row1" in "".join(p.read_text() for p in (root / "sinks" / "old").glob("part-*"))
+        u.execute("INSERT INTO src VALUES ('row2')")
+        wait_rows(u, "SELECT status FROM sys.queries WHERE name = 'q'", [("failed",)])
+    assert sorted(os.listdir(outside)) == ["shadow"]
