@@ -105,8 +105,13 @@ static int open_dir(const char *dir, bool create, uint32_t owner, SlError *err)
         }
         int next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         int e = errno;
+        struct stat sb;
+        /* O_DIRECTORY with O_NOFOLLOW says ENOTDIR for a symlink */
+        bool link = next < 0 &&
+                    (e == ELOOP || (fstatat(fd, comp, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+                                    S_ISLNK(sb.st_mode)));
         close(fd);
-        if (next < 0 && e == ELOOP) {
+        if (link) {
             sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
                      "permission denied for files sink path \"%s\": \"%s\" became a symlink",
                      dir, comp);
@@ -186,6 +191,7 @@ int fsink_check(const CatRelation *def, SlError *err)
     int rc = read_options(&a, def->options, &path, &csv, err);
     if (rc == 0)
         rc = resolve_dir(path, def->owner, real, err);
+    SLUICE_FAULT("sink_before_make_dirs");
     if (rc == 0)
         rc = make_dirs(real, def->owner, err);
     arena_destroy(&a);

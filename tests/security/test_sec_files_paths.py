@@ -246,3 +246,32 @@ def test_files_sink_directory_swapped_after_the_batch_check(sluiced, tmp_path):
         u.execute("INSERT INTO src VALUES ('row2')")
         wait_rows(u, "SELECT status FROM sys.queries WHERE name = 'q'", [("failed",)])
     assert sorted(os.listdir(outside)) == ["shadow"]
+
+
+def test_files_sink_missing_component_made_a_symlink(sluiced, tmp_path):
+    """A component of the sink's path that does not exist yet, made a
+    symlink leading out between the check and the mkdir -p (held at the
+    sink_before_make_dirs fault point): mkdirat/openat with O_NOFOLLOW
+    refuse it (42501) and no directory is made outside the root."""
+    import threading
+    root, outside = host_files(tmp_path)
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced("--files-root", str(root),
+                     env={"SLUICE_FAULT": "sink_before_make_dirs:hold",
+                          "SLUICE_FAULT_HOLD": str(hold)})
+    result = []
+    with make_role(server) as u:
+        t = threading.Thread(target=lambda: result.append(
+            sqlstate(u, sink_sql("evil", root / "a" / "b" / "c"))))
+        t.start()
+        end = time.monotonic() + WAIT
+        while time.monotonic() < end and \
+                "fault point sink_before_make_dirs reached, holding" not in server.log_text():
+            time.sleep(0.1)
+        assert "fault point sink_before_make_dirs reached, holding" in server.log_text()
+        os.symlink(outside, root / "a")
+        hold.unlink()
+        t.join(WAIT)
+        assert result == ["42501"], result
+    assert sorted(os.listdir(outside)) == ["shadow"]
