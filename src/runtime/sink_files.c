@@ -119,7 +119,7 @@ static int open_dir(const char *dir, bool create, uint32_t owner, SlError *err)
         }
         if (next < 0) {
             errno = e;
-            return io_error(err, "use directory", dir);
+            return io_error(err, create ? "create directory" : "use directory", dir);
         }
         fd = next;
     }
