@@ -4,7 +4,7 @@
  *
  *   kafka_conf_build, kafka_error, kafka_transient, kafka_fetch_choice
  *   kafka_set_owner_check, kafka_property_allowed, kafka_set_allowed_hosts,
- *   kafka_broker_allowed
+ *   kafka_broker_allowed, kafka_owner_trusted
  *
  * bootstrap_servers is required (or "kafka.bootstrap.servers").  Every
  * option whose name starts with "kafka." goes to librdkafka without the
@@ -363,6 +363,11 @@ static bool address_allowed(const char *host, const char *port)
     snprintf(name, sizeof(name), strchr(host, ':') ? "[%.256s]:%.16s" : "%.256s:%.16s", host,
              port);
     return host_allowed(name);
+}
+
+bool kafka_owner_trusted(uint32_t owner)
+{
+    return trusted(owner);
 }
 
 bool kafka_broker_allowed(uint32_t owner, const char *host, int port)

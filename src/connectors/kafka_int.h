@@ -8,6 +8,7 @@
  *                      once the owner may set them (42501)
  *   kafka_broker_allowed  whether an owner's client may connect to a broker
  *                      (--kafka-allowed-hosts)
+ *   kafka_owner_trusted   whether an owner is a superuser now
  *   kafka_error        a librdkafka error as an SlError with a SQLSTATE
  *   kafka_transient    whether an error may pass if the work is done again
  *   kafka_fetch_choice the option fetch = 'direct' (the default) or
@@ -30,6 +31,8 @@ int kafka_conf_build(const Options *o, const char *relname, uint32_t owner,
                      const char *const *defaults, rd_kafka_conf_t **out, SlError *err);
 /* host as the metadata names it (an IPv6 address without brackets too). */
 bool kafka_broker_allowed(uint32_t owner, const char *host, int port);
+/* owner is a superuser now (kafka_set_owner_check; false without one). */
+bool kafka_owner_trusted(uint32_t owner);
 /* The SQLSTATE is 08006 (connection failure) for a transient error -- a
  * broker away, a timeout, a leader or coordinator moving: the runtime runs
  * the batch again -- 42704 for a missing topic, 58000 otherwise. */

@@ -86,6 +86,15 @@ static int read_options(KafkaSink *k, const CatRelation *sink, const CatRelation
     if (k->topic == NULL)
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "Kafka sink \"%s\" needs a topic",
                         sink->name);
+    /* Another sink's id (visible in sys.queries) would fence its producer
+     * and read its progress: only a superuser may name one. */
+    if (opts_get(o, "transactional_id") != NULL && !kafka_owner_trusted(sink->owner)) {
+        sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
+                 "permission denied to set transactional_id of sink \"%s\": only a superuser "
+                 "may", sink->name);
+        sl_error_hint(err, "Leave it out: the default id is the sink's own.");
+        return -1;
+    }
     k->progress_topic = opts_get(o, "progress_topic");
     if (k->progress_topic == NULL)
         k->progress_topic = "sluice_progress";

@@ -66,6 +66,7 @@ typedef enum OnError { ON_ERROR_DEAD_LETTER, ON_ERROR_FAIL, ON_ERROR_SKIP } OnEr
 typedef struct FileProg {
     char    *name;
     int64_t  pos, records, rows, dead, skipped;
+    bool     refused;       /* its refusal logged (once, until it is read) */
 } FileProg;
 
 typedef struct Ingester Ingester;
@@ -581,7 +582,7 @@ static int flush_round(Ingester *g, RoundBuf *rb, SlError *err)
 /* The position of the first newline at or after from, or -1 (none yet). */
 static int64_t next_newline(const Ingester *g, const char *path, int64_t from)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return -1;
     SlError err = {0};
@@ -609,6 +610,17 @@ static int64_t next_newline(const Ingester *g, const char *path, int64_t from)
     return found;
 }
 
+/* A file the owner may not read: logged once (not every poll) until it
+ * is read again; the others go on.  Clears why. */
+static void refuse_file(const Ingester *g, FileProg *f, SlError *why)
+{
+    if (!f->refused)
+        sl_log(LOG_WARN, "files connector file refused", "stream=%s error=\"%s\"",
+               log_value(g->rel->name), log_quote(why->message));
+    f->refused = true;
+    sl_error_clear(why);
+}
+
 /* Reads and ingests new bytes of one file.  Returns the bytes read (0:
  * nothing new), -1 on an error, -2 when the stream failed (on_error =
  * 'fail'; g->error says why). */
@@ -621,15 +633,29 @@ static int64_t ingest_file(Ingester *g, RoundBuf *rb, FileProg *f, int64_t budge
     /* a file with nothing new costs a stat, not an open */
     if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= f->pos)
         return 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* not through a symlink in the directory; a FIFO swapped in since the
+     * stat does not block the open (fstat below skips it) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0 && errno == ELOOP) {
+        SlError why = {0};
+        sl_error(&why, ERRCODE_INSUFFICIENT_PRIVILEGE,
+                 "permission denied for files connector file \"%s\": a symlink is not followed",
+                 path);
+        refuse_file(g, f, &why);
+        return 0;
+    }
     if (fd < 0)
         return errno == ENOENT ? 0 : sl_error(err, ERRCODE_IO_ERROR, "cannot open \"%s\": %s",
                                               path, strerror(errno));
-    /* where the open landed: a symlink may point out of the allowed place */
-    if (rt_files_check_fd(fd, "files connector file", path, g->rel->owner, err) < 0) {
+    /* where the open landed: the directory may have been swapped for a
+     * symlink leading out of the allowed place */
+    SlError denied = {0};
+    if (rt_files_check_fd(fd, "files connector file", path, g->rel->owner, &denied) < 0) {
         close(fd);
-        return -1;
+        refuse_file(g, f, &denied);
+        return 0;
     }
+    f->refused = false;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= f->pos) {
         close(fd);
         return 0;

@@ -22,8 +22,12 @@
  *
  * The path is resolved and checked for the sink's owner (rt_files_resolve:
  * no "..", never the data directory, inside the files root for a
- * non-superuser) at CREATE, at open and again before each batch, and no
- * file in the directory is opened through a symlink (O_NOFOLLOW).
+ * non-superuser) at CREATE, at open and again before each batch.  The
+ * directory is then opened one component at a time with O_NOFOLLOW (made
+ * so, too: mkdirat), its descriptor checked where it really is, and the
+ * batch's files and the manifest are written through that descriptor
+ * (openat, renameat): a directory swapped for a symlink after the check
+ * is not followed, and no file in it is opened through a symlink.
  *
  * JSON lines: one object per row, keys the query's column names; numbers
  * and booleans as JSON numbers and booleans, jsonb as its JSON, NULL as
@@ -70,39 +74,70 @@ static int io_error(SlError *err, const char *what, const char *path)
                     strerror(errno));
 }
 
-/* mkdir -p. */
-static int make_dirs(const char *path, SlError *err)
+/* The resolved directory dir (no symlink in it) opened one component at a
+ * time from "/" with O_NOFOLLOW, each missing one made first when create
+ * is set (mkdir -p): a component swapped for a symlink since dir was
+ * resolved is refused, not followed.  The descriptor is then checked where
+ * it really is, for owner.  The descriptor, or -1 with err. */
+static int open_dir(const char *dir, bool create, uint32_t owner, SlError *err)
 {
-    char *p = sl_strdup(path);
-    int rc = 0;
-    for (char *s = p + 1; rc == 0; s++) {
-        if (*s != '/' && *s != '\0')
-            continue;
-        char c = *s;
-        *s = '\0';
-        if (mkdir(p, 0777) < 0 && errno != EEXIST)
-            rc = io_error(err, "create directory", p);
-        *s = c;
-        if (c == '\0')
+    int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return io_error(err, "open", "/");
+    char comp[NAME_MAX + 1];
+    for (const char *p = dir; *p != '\0';) {
+        while (*p == '/')
+            p++;
+        size_t k = strcspn(p, "/");
+        if (k == 0)
             break;
+        if (k > NAME_MAX) {
+            close(fd);
+            errno = ENAMETOOLONG;
+            return io_error(err, "use directory", dir);
+        }
+        memcpy(comp, p, k);
+        comp[k] = '\0';
+        p += k;
+        if (create && mkdirat(fd, comp, 0777) < 0 && errno != EEXIST) {
+            close(fd);
+            return io_error(err, "create directory", dir);
+        }
+        int next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        struct stat sb;
+        /* O_DIRECTORY with O_NOFOLLOW says ENOTDIR for a symlink */
+        bool link = next < 0 &&
+                    (e == ELOOP || (fstatat(fd, comp, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+                                    S_ISLNK(sb.st_mode)));
+        close(fd);
+        if (link) {
+            sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
+                     "permission denied for files sink path \"%s\": \"%s\" became a symlink",
+                     dir, comp);
+            return -1;
+        }
+        if (next < 0) {
+            errno = e;
+            return io_error(err, create ? "create directory" : "use directory", dir);
+        }
+        fd = next;
     }
-    struct stat sb;
-    if (rc == 0 && (stat(path, &sb) < 0 || !S_ISDIR(sb.st_mode))) {
-        errno = ENOTDIR;
-        rc = io_error(err, "use directory", path);
+    if (rt_files_check_fd(fd, "files sink path", dir, owner, err) < 0) {
+        close(fd);
+        return -1;
     }
-    sl_free(p);
-    return rc;
+    return fd;
 }
 
-static int fsync_path(const char *path, int flags, SlError *err)
+/* mkdir -p, through open_dir. */
+static int make_dirs(const char *dir, uint32_t owner, SlError *err)
 {
-    int fd = open(path, flags);
+    int fd = open_dir(dir, true, owner, err);
     if (fd < 0)
-        return io_error(err, "open", path);
-    int rc = fsync(fd) < 0 ? io_error(err, "fsync", path) : 0;
+        return -1;
     close(fd);
-    return rc;
+    return 0;
 }
 
 static int read_options(Arena *a, const char *json, const char **path, bool *csv, SlError *err)
@@ -156,8 +191,9 @@ int fsink_check(const CatRelation *def, SlError *err)
     int rc = read_options(&a, def->options, &path, &csv, err);
     if (rc == 0)
         rc = resolve_dir(path, def->owner, real, err);
+    SLUICE_FAULT("sink_before_make_dirs");
     if (rc == 0)
-        rc = make_dirs(real, err);
+        rc = make_dirs(real, def->owner, err);
     arena_destroy(&a);
     return rc;
 }
@@ -169,8 +205,12 @@ static int load_manifest(FilesSink *s, SlError *err)
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/%s", s->dir, MANIFEST);
     s->last_batch = -1;
+    int dfd = open_dir(s->dir, false, s->owner, err);
+    if (dfd < 0)
+        return -1;
     /* never through a symlink: the repair below truncates what it opened */
-    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(dfd, MANIFEST, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    close(dfd);
     if (fd < 0)
         return errno == ENOENT ? 0 : io_error(err, "open", path);
     FILE *f = fdopen(fd, "r+");
@@ -212,7 +252,8 @@ int fsink_open(const CatRelation *sink, uint32_t query_oid, const char *query_na
     char real[PATH_MAX];
     *out = NULL;
     if (read_options(&a, sink->options, &path, &csv, err) < 0 ||
-        resolve_dir(path, sink->owner, real, err) < 0 || make_dirs(real, err) < 0) {
+        resolve_dir(path, sink->owner, real, err) < 0 ||
+        make_dirs(real, sink->owner, err) < 0) {
         arena_destroy(&a);
         return -1;
     }
@@ -339,37 +380,39 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-/* Writes data to path durably: tmp, fsync, rename, fsync of the directory. */
-static int write_file(FilesSink *s, const char *name, const StrBuf *data, SlError *err)
+/* Writes data durably into the directory dfd (s->dir, opened and checked
+ * by open_dir): tmp, fsync, rename, fsync of the directory. */
+static int write_file(FilesSink *s, int dfd, const char *name, const StrBuf *data,
+                      SlError *err)
 {
-    char tmp[PATH_MAX + 160], final[PATH_MAX + 160];
-    snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", s->dir, name);
-    snprintf(final, sizeof(final), "%s/%s", s->dir, name);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+    char tmp[160], shown[PATH_MAX + 160];
+    snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+    snprintf(shown, sizeof(shown), "%s/%s", s->dir, tmp);
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0)
-        return io_error(err, "create", tmp);
+        return io_error(err, "create", shown);
     if (write_all(fd, data->data, data->len) < 0 || fsync(fd) < 0) {
-        io_error(err, "write", tmp);
+        io_error(err, "write", shown);
         close(fd);
-        unlink(tmp);
+        unlinkat(dfd, tmp, 0);
         return -1;
     }
     close(fd);
-    if (rename(tmp, final) < 0) {
-        io_error(err, "rename", tmp);
-        unlink(tmp);
+    if (renameat(dfd, tmp, dfd, name) < 0) {
+        io_error(err, "rename", shown);
+        unlinkat(dfd, tmp, 0);
         return -1;
     }
-    return fsync_path(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, err);
+    return fsync(dfd) < 0 ? io_error(err, "fsync", s->dir) : 0;
 }
 
-static int append_manifest(FilesSink *s, const char *line, size_t n, SlError *err)
+static int append_manifest(FilesSink *s, int dfd, const char *line, size_t n, SlError *err)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/%s", s->dir, MANIFEST);
     pthread_mutex_lock(&manifest_mu);
     int rc = 0;
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666);
+    int fd = openat(dfd, MANIFEST, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0)
         rc = io_error(err, "open", path);
     else {
@@ -380,7 +423,7 @@ static int append_manifest(FilesSink *s, const char *line, size_t n, SlError *er
     pthread_mutex_unlock(&manifest_mu);
     /* The manifest's first line also made a directory entry. */
     if (rc == 0 && s->last_batch < 0)
-        rc = fsync_path(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, err);
+        rc = fsync(dfd) < 0 ? io_error(err, "fsync", s->dir) : 0;
     return rc;
 }
 
@@ -399,16 +442,24 @@ int fsink_commit(FilesSink *s, int64_t batch_id, const Batch *const *bs, int nb,
     /* a symlink on the way may point elsewhere since the last batch */
     if (resolve_dir(s->path, s->owner, s->dir, err) < 0)
         return -1;
+    /* and every file of the batch written through this descriptor: a
+     * directory swapped for a symlink after the check is not followed */
+    int dfd = open_dir(s->dir, false, s->owner, err);
+    if (dfd < 0)
+        return -1;
+    SLUICE_FAULT("sink_after_dir_check");
     char name[128];
     snprintf(name, sizeof(name), "part-%" PRIu32 "-%020" PRId64 ".%s", s->query_oid, batch_id,
              s->csv ? "csv" : "json");
     StrBuf data;
     strbuf_init(&data);
     format_rows(s, bs, nb, &data);
-    int rc = write_file(s, name, &data, err);
+    int rc = write_file(s, dfd, name, &data, err);
     strbuf_free(&data);
-    if (rc < 0)
+    if (rc < 0) {
+        close(dfd);
         return -1;
+    }
     SLUICE_FAULT("sink_before_commit");
     StrBuf line;
     strbuf_init(&line);
@@ -416,8 +467,9 @@ int fsink_commit(FilesSink *s, int64_t batch_id, const Batch *const *bs, int nb,
     strbuf_put_json_string(&line, s->query_name, strlen(s->query_name));
     strbuf_printf(&line, ",\"query_oid\":%" PRIu32 ",\"batch_id\":%" PRId64 ",\"file\":\"%s\","
                   "\"rows\":%" PRId64 "}\n", s->query_oid, batch_id, name, rows);
-    rc = append_manifest(s, line.data, line.len, err);
+    rc = append_manifest(s, dfd, line.data, line.len, err);
     strbuf_free(&line);
+    close(dfd);
     if (rc < 0)
         return -1;
     s->last_batch = batch_id;

@@ -191,3 +191,87 @@ def test_data_directory_inside_the_root_stays_out_of_reach(sluiced, tmp_path):
                 e = error_of(u, sql)
                 assert e.sqlstate == "42501" and "data directory" in str(e), (sql, e)
         u.execute(stream_sql("ok", tmp_path / "in"))
+
+
+def test_files_source_refused_file_logged_once(sluiced, tmp_path):
+    """A symlink in the directory is not followed (O_NOFOLLOW): one leading
+    out is refused and logged once, not at every 50 ms poll; a FIFO does not
+    hold the rounds up; the regular files beside them are read."""
+    root, outside = host_files(tmp_path)
+    (root / "in").mkdir()
+    os.symlink(outside / "shadow", root / "in" / "b.csv")
+    os.mkfifo(root / "in" / "c.csv")
+    server = sluiced("--files-root", str(root))
+    with make_role(server) as u:
+        u.execute(stream_sql("s", root / "in"))
+        time.sleep(1.0)     # about 20 rounds
+        (root / "in" / "a.csv").write_text("inside\n")
+        wait_rows(u, "SELECT a FROM s", [("inside",)])
+        assert SECRET not in all_text(u)
+    log = server.log_text()
+    assert log.count("permission denied for files connector file") == 1, log[-3000:]
+
+
+def test_files_sink_directory_swapped_after_the_batch_check(sluiced, tmp_path):
+    """The swap in the window between a batch's directory check and its
+    writes (held there at the sink_after_dir_check fault point): the batch
+    file and the manifest line go through the descriptor the check judged,
+    so they land in the directory renamed aside, never through the symlink.
+    The next batch refuses the symlink (42501)."""
+    root, outside = host_files(tmp_path)
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced("--files-root", str(root),
+                     env={"SLUICE_FAULT": "sink_after_dir_check:hold",
+                          "SLUICE_FAULT_HOLD": str(hold)})
+    with make_role(server) as u:
+        u.execute("CREATE STREAM src (a text)")
+        u.execute(sink_sql("good", root / "sinks" / "good"))
+        u.execute("CREATE CONTINUOUS QUERY q INTO good WITH (trigger = '0') AS "
+                  "SELECT a FROM src")
+        u.execute("INSERT INTO src VALUES ('row1')")
+        end = time.monotonic() + WAIT
+        while time.monotonic() < end and \
+                "fault point sink_after_dir_check reached, holding" not in server.log_text():
+            time.sleep(0.1)
+        assert "fault point sink_after_dir_check reached, holding" in server.log_text()
+        os.rename(root / "sinks" / "good", root / "sinks" / "old")
+        os.symlink(outside, root / "sinks" / "good")
+        hold.unlink()
+        end = time.monotonic() + WAIT
+        while time.monotonic() < end and not (root / "sinks" / "old" / "_manifest.jsonl").exists():
+            time.sleep(0.1)
+        assert sorted(os.listdir(outside)) == ["shadow"]
+        assert "row1" in "".join(p.read_text() for p in (root / "sinks" / "old").glob("part-*"))
+        u.execute("INSERT INTO src VALUES ('row2')")
+        wait_rows(u, "SELECT status FROM sys.queries WHERE name = 'q'", [("failed",)])
+    assert sorted(os.listdir(outside)) == ["shadow"]
+
+
+def test_files_sink_missing_component_made_a_symlink(sluiced, tmp_path):
+    """A component of the sink's path that does not exist yet, made a
+    symlink leading out between the check and the mkdir -p (held at the
+    sink_before_make_dirs fault point): mkdirat/openat with O_NOFOLLOW
+    refuse it (42501) and no directory is made outside the root."""
+    import threading
+    root, outside = host_files(tmp_path)
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced("--files-root", str(root),
+                     env={"SLUICE_FAULT": "sink_before_make_dirs:hold",
+                          "SLUICE_FAULT_HOLD": str(hold)})
+    result = []
+    with make_role(server) as u:
+        t = threading.Thread(target=lambda: result.append(
+            sqlstate(u, sink_sql("evil", root / "a" / "b" / "c"))))
+        t.start()
+        end = time.monotonic() + WAIT
+        while time.monotonic() < end and \
+                "fault point sink_before_make_dirs reached, holding" not in server.log_text():
+            time.sleep(0.1)
+        assert "fault point sink_before_make_dirs reached, holding" in server.log_text()
+        os.symlink(outside, root / "a")
+        hold.unlink()
+        t.join(WAIT)
+        assert result == ["42501"], result
+    assert sorted(os.listdir(outside)) == ["shadow"]

@@ -204,3 +204,24 @@ def test_allowed_hosts_for_role(sluiced):
                          ).fetchone() == (hosts,)
     with connect(server) as su:
         assert create(su, "s1", "10.0.0.1:22") is None
+
+
+def test_sink_transactional_id_superuser_only(sluiced):
+    """transactional_id names the producer that a sink fences and whose
+    progress it reads: another sink's id (visible in sys.queries) would take
+    that sink over.  A role gets 42501 at CREATE SINK (no broker contacted);
+    its sink without the option, and a superuser's with it, are created."""
+    server = sluiced()
+
+    def sink(name, extra=""):
+        return (f"CREATE SINK {name} WITH (connector = 'kafka', topic = 'out', "
+                f"bootstrap_servers = '{BROKER}'{extra})")
+
+    with make_role(server) as u:
+        e = error_of(u, sink("s1", ", transactional_id = 'sluice-q-16384-1'"))
+        assert e.sqlstate == "42501", e
+        assert "transactional_id" in str(e)
+        assert u.execute("SELECT count(*) FROM sys.sinks WHERE name = 's1'").fetchone() == (0,)
+        assert sqlstate(u, sink("s2")) is None
+    with connect(server) as su:
+        assert sqlstate(su, sink("s3", ", transactional_id = 'mine'")) is None
