@@ -107,3 +107,35 @@ def test_rest_of_a_query_string_is_not_run(sluiced):
     server.start()
     with connect(server) as c:
         assert c.execute("SELECT count(*), min(a) FROM s").fetchone() == (100, 1)
+
+
+def test_statement_that_cannot_be_interrupted_does_not_keep_the_process_up(sluiced, tmp_path):
+    # The INSERT's worker is held at a fault point, which no cancel reaches:
+    # the statement outlives the cancel and the close of its connection.
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced("--shutdown-timeout", "1",
+                     env={"SLUICE_FAULT": "stream_append_before_write:hold",
+                          "SLUICE_FAULT_HOLD": str(hold)})
+    try:
+        with connect(server) as c:
+            c.execute("CREATE STREAM s (a bigint, b text)")
+        raw = Raw(server.port, timeout=30)
+        raw.startup()
+        raw.send(query("INSERT INTO s VALUES (1, 'x')"))
+        deadline = time.monotonic() + 30
+        while "fault point stream_append_before_write reached, holding" not in server.log_text():
+            assert time.monotonic() < deadline, "the INSERT never reached its write"
+            time.sleep(0.05)
+        started = time.monotonic()
+        server.proc.send_signal(signal.SIGTERM)
+        # 1 s to the cancel, 2 s to the close, 5 s to the exit.
+        code = server.proc.wait(20)
+        server.proc = None
+        assert code == 1
+        assert 7 < time.monotonic() - started < 15
+        assert "shutdown: deadline passed, exiting with statements still running" \
+            in server.log_text()
+        raw.close()
+    finally:
+        hold.unlink()

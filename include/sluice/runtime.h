@@ -188,9 +188,17 @@ int  rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError 
  * asked to pause by returning 1 from batch_cb (returns 1: call again, on
  * any thread, for the rest; a SELECT's operators wait in r meanwhile and
  * compute nothing more), or -1 with err set.  *sent gets the rows this
- * call sent.  rt_run_end may come after any call. */
+ * call sent.  rt_run_end may come after any call.  A call that returns 0
+ * or -1 closes the operators on its own thread. */
 int  rt_run_fetch(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent, char *tag,
                   size_t tagsize, SlError *err);
+/* Whether r, paused or suspended, still holds its operators: their close
+ * may block (a Kafka scan joins its poller, waits for its consumer), so
+ * rt_run_close runs it on a worker before rt_run_end on the loop.  A run
+ * of a statement that reads the loop's state (run on the loop) says false:
+ * rt_run_end closes it there. */
+bool rt_run_open(const RtRun *r);
+void rt_run_close(RtRun *r);
 void rt_run_end(RtRun *r);
 
 /* SUBSCRIBE (cq_ddl.c, runtime.c).  rt_subscribe_name: the continuous query a

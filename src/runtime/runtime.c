@@ -12,7 +12,11 @@
  *   rt_on_worker, rt_runnable, rt_run_begin, rt_run_exec, rt_run_fetch,
  *   rt_run_end    a statement run on a worker thread, in three steps; the
  *                 run (rt_run_fetch) may come a piece at a time, a SELECT's
- *                 operator tree kept in the RtRun between pieces
+ *                 operator tree kept in the RtRun between pieces and closed
+ *                 on the worker by the piece that ends it (or fails)
+ *   rt_run_open, rt_run_close  whether a run dropped before its end still
+ *                 holds its operators, and their close (on a worker: it
+ *                 may block)
  *                 (INSERT / UPDATE / DELETE of tables one at a time: the
  *                 wait for the lock ends at a cancel or timeout)
  *
@@ -559,6 +563,15 @@ static int run_step(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent,
     return rc < 0 ? -1 : 0;
 }
 
+/* Closes r's operators, once. */
+static void run_close(RtRun *r)
+{
+    if (r->open) {
+        r->open = false;
+        rt_cursor_close(&r->cur);
+    }
+}
+
 int rt_run_fetch(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent, char *tag,
                  size_t tagsize, SlError *err)
 {
@@ -576,9 +589,27 @@ int rt_run_fetch(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent, ch
     /* the sink's own error (it records into err) comes first */
     if (rc < 0 && !sl_error_set(err))
         sl_error_move(err, &r->err);
+    /* At the end or an error the operators close here, on the worker: a
+     * Kafka scan's close joins its poller and waits for its consumer. */
+    if (rc <= 0)
+        run_close(r);
     sl_error_clear(&r->err);
     sl_mem_account_enter(old_mem);
     return rc;
+}
+
+bool rt_run_open(const RtRun *r)
+{
+    /* one that reads the loop's state closes there, as it ran there */
+    return r != NULL && r->open && !r->q->on_loop;
+}
+
+void rt_run_close(RtRun *r)
+{
+    SlMemAccount *old_mem = sl_mem_account_enter(r->mem);
+    run_close(r);
+    sl_error_clear(&r->err);
+    sl_mem_account_enter(old_mem);
 }
 
 int rt_run_exec(RtRun *r, ResultSink *sink, char *tag, size_t tagsize, SlError *err)
@@ -594,8 +625,7 @@ void rt_run_end(RtRun *r)
 {
     if (r == NULL)
         return;
-    if (r->open)
-        rt_cursor_close(&r->cur);
+    run_close(r);
     sl_error_clear(&r->err);
     for (int i = 0; i < r->npinned; i++)
         cat_relation_unref(r->pinned[i]);

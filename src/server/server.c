@@ -17,7 +17,10 @@
  * A statement still running after shutdown_timeout seconds is cancelled
  * (it ends with 57P01, its effects not committed); two seconds later what
  * remains (a client that does not read its answer) is closed.  The flush
- * hook lives until the last connection is gone.
+ * hook lives until the last connection is gone.  A statement that cannot
+ * be interrupted keeps its connection counted; five seconds after the
+ * close the process logs "shutdown: deadline passed" and exits with
+ * status 1 without it.
  *
  * A 1 s sweep closes connections that are not through authentication
  * authentication_timeout seconds after they were accepted (PostgreSQL's
@@ -29,11 +32,16 @@
  * is: a statement or a flush that holds the loop shows up as lag.  Its
  * figures (maximum, mean, percentiles) are logged at shutdown.
  */
+#include <unistd.h>
+
 #include "pgw.h"
 #include "sluice/log.h"
 #include "sluice/metrics.h"
 
 #define LAG_PERIOD_MS 10
+/* After the connections are closed, how long the jobs they orphaned may
+ * still run before the process exits without them. */
+#define SHUTDOWN_EXIT_MS 5000
 
 static void on_connection(uv_stream_t *listener, int status)
 {
@@ -304,6 +312,15 @@ static void on_shutdown_timer(uv_timer_t *t)
 {
     Server *s = t->data;
     s->shutdown_phase++;
+    if (s->shutdown_phase == 3) {
+        /* A statement that cannot be interrupted (a worker in regexec, a
+         * library call) still holds its connection: exit without it. */
+        sl_log(LOG_WARN, "shutdown: deadline passed, exiting with statements still running",
+               "connections=%d", s->nconns);
+        fflush(stdout);
+        fflush(stderr);
+        _exit(1);
+    }
     sl_log(LOG_INFO, s->shutdown_phase == 1 ? "shutdown: cancelling statements"
                                             : "shutdown: closing connections",
            "connections=%d", s->nconns);
@@ -314,8 +331,9 @@ static void on_shutdown_timer(uv_timer_t *t)
         else
             conn_close(c);
     }
-    if (s->shutdown_phase == 1)
-        uv_timer_start(&s->shutdown_timer, on_shutdown_timer, 2000, 0);
+    if (!s->conns_done)
+        uv_timer_start(&s->shutdown_timer, on_shutdown_timer,
+                       s->shutdown_phase == 1 ? 2000 : SHUTDOWN_EXIT_MS, 0);
 }
 
 void server_close(Server *s, server_close_cb cb)

@@ -37,6 +37,9 @@
  * Execute that returns "SELECT 0".  A suspended portal keeps its RtRun
  * (the operator tree) and computes nothing more until the next Execute;
  * closing the portal (Close, Sync outside a block) ends the statement.
+ * Operators are never closed on the loop (a Kafka scan's close blocks for
+ * seconds): the worker's last piece closes them, and a run dropped while
+ * suspended or paused goes to the statement pool to be closed (run_drop).
  *
  * Transactions: BEGIN / COMMIT / ROLLBACK set the status byte of
  * ReadyForQuery ('I', 'T', 'E'); after an error inside a transaction block
@@ -94,7 +97,39 @@ struct Portal {
     int           nformats;
     bool          done;
     RtRun        *run;          /* suspended by an Execute row limit, or NULL */
+    Pool         *pool;         /* the statement pool, where run is closed */
 };
+
+/* A run dropped on the loop: one still holding its operators is closed on
+ * the statement pool, then ended back on the loop. */
+typedef struct RunDrop {
+    PoolWork req;
+    RtRun   *run;
+} RunDrop;
+
+static void run_drop_work_cb(PoolWork *req)
+{
+    rt_run_close(((RunDrop *)req->data)->run);
+}
+
+static void run_drop_after_cb(PoolWork *req)
+{
+    RunDrop *d = req->data;
+    rt_run_end(d->run);
+    sl_free(d);
+}
+
+static void run_drop(Pool *pool, RtRun *run)
+{
+    if (!rt_run_open(run)) {
+        rt_run_end(run);
+        return;
+    }
+    RunDrop *d = sl_calloc(1, sizeof(RunDrop));
+    d->req.data = d;
+    d->run = run;
+    pool_submit(pool, &d->req, run_drop_work_cb, run_drop_after_cb);
+}
 
 /* ---------------------------------------------------------------------- */
 /* Output helpers                                                          */
@@ -1152,7 +1187,7 @@ static void stmt_unlink(Conn *c, PreparedStmt *ps)
 
 static void portal_free(Portal *p)
 {
-    rt_run_end(p->run);
+    run_drop(p->pool, p->run);
     stmt_release(p->stmt);
     sl_free(p->e.name);
     arena_destroy(&p->arena);
@@ -1317,6 +1352,7 @@ static void handle_bind(Conn *c, PgwReader *r)
         return;
     }
     Portal *p = sl_calloc(1, sizeof(Portal));
+    p->pool = c->server->cfg.statements;
     arena_init(&p->arena, 4096);
     p->e.name = sl_strdup(pname);
     p->stmt = ps;
@@ -1594,7 +1630,7 @@ static void job_after_cb(PoolWork *req)
         p->run = j->run;
         j->run = NULL;
     }
-    rt_run_end(j->run);
+    run_drop(c->server->cfg.statements, j->run);
     if (closing) {
         if (c->orphaned && !conn_busy(c))
             conn_free(c);

@@ -12,6 +12,8 @@ CREATE for bad options.
 """
 
 import json
+import threading
+import time
 
 import psycopg
 import pytest
@@ -483,3 +485,93 @@ def test_watermark_per_kafka_partition_with_idle_timeout(kafka, sluiced):
         want = [(t0, 3)]
         assert wait_for(lambda: c.execute("SELECT * FROM kwin").fetchall(), want) == want
         assert time.monotonic() - silent_since >= 8
+
+
+def test_plain_select_closes_its_scan_on_its_worker(kafka, sluiced, tmp_path):
+    """The close of a SELECT's Kafka scan joins the poller (up to 1 s) and
+    waits for the consumer to be destroyed (up to 3 s): it runs on the
+    statement's worker when the result ends, never on the loop.  Held
+    there (fault point kafka_source_close), another client's SELECT 1 is
+    still answered at once.  Eight statement workers: SELECT 1 does not
+    wait for a free one."""
+    Admin(kafka.bootstrap).create_topic("closing", 1)
+    produce(kafka.bootstrap, "closing", [(0, None, json.dumps({"id": i, "v": i}))
+                                         for i in range(10)])
+    server = sluiced("--statement-workers", "8")
+    with connect(server) as c:
+        make_stream(c, "cl", kafka.bootstrap, "closing")
+    server.stop()
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server.env = {"SLUICE_FAULT": "kafka_source_close:hold", "SLUICE_FAULT_HOLD": str(hold)}
+    server.start()
+    out, one = {}, {}
+
+    def count():
+        with connect(server) as c:
+            out["value"] = c.execute("SELECT count(*) FROM cl").fetchone()[0]
+
+    other = connect(server)
+    t = threading.Thread(target=count, daemon=True)
+    t1 = threading.Thread(target=lambda: one.update(value=other.execute("SELECT 1").fetchone()),
+                          daemon=True)
+    try:
+        t.start()
+        assert wait_for(lambda: "fault point kafka_source_close reached, holding"
+                        in server.log_text(), True), "the scan was never closed"
+        began = time.monotonic()
+        t1.start()
+        t1.join(2)
+        assert one == {"value": (1,)}, "SELECT 1 not answered while the close is held"
+        assert time.monotonic() - began < 0.5
+    finally:
+        hold.unlink()
+    t.join(WAIT)
+    t1.join(WAIT)
+    other.close()
+    assert out == {"value": 10}
+
+
+def test_suspended_kafka_portal_is_closed_off_the_loop(kafka, sluiced, tmp_path):
+    """A portal suspended by an Execute row limit keeps its Kafka scan open;
+    the Sync that drops it hands the close to the statement pool, so the
+    loop does not wait for it: held at kafka_source_close, another
+    client's SELECT 1 is still answered at once."""
+    from pgwire_raw import Raw, bind, execute, flush, parse, sync
+    Admin(kafka.bootstrap).create_topic("suspended", 1)
+    produce(kafka.bootstrap, "suspended", [(0, None, json.dumps({"id": i, "v": i}))
+                                           for i in range(10)])
+    server = sluiced("--statement-workers", "8")
+    with connect(server) as c:
+        make_stream(c, "su", kafka.bootstrap, "suspended")
+    server.stop()
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server.env = {"SLUICE_FAULT": "kafka_source_close:hold", "SLUICE_FAULT_HOLD": str(hold)}
+    server.start()
+    other = connect(server)
+    raw = Raw(server.port, timeout=WAIT)
+    raw.startup()
+    raw.send(parse("SELECT id FROM su"), bind(), execute("", 1), flush())
+    kinds = []
+    while not kinds or kinds[-1] != b"s":
+        kinds.append(raw.recv_msg()[0])
+    assert kinds == [b"1", b"2", b"D", b"s"]
+    one = {}
+    t1 = threading.Thread(target=lambda: one.update(value=other.execute("SELECT 1").fetchone()),
+                          daemon=True)
+    try:
+        raw.send(sync())
+        assert wait_for(lambda: "fault point kafka_source_close reached, holding"
+                        in server.log_text(), True), "the portal's scan was never closed"
+        began = time.monotonic()
+        t1.start()
+        t1.join(2)
+        assert one == {"value": (1,)}, "SELECT 1 not answered while the close is held"
+        assert time.monotonic() - began < 0.5
+    finally:
+        hold.unlink()
+    assert raw.until_ready()[-1][0] == b"Z"
+    raw.close()
+    t1.join(WAIT)
+    other.close()
