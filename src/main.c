@@ -32,6 +32,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -620,6 +621,23 @@ static long default_max_memory(void)
     return (long)SL_MAX(bytes, 16.0 * (1L << 20));
 }
 
+/* Under an address-space limit (ulimit -v, prlimit --as), bound glibc's
+ * malloc arenas: each thread that allocates may get an arena of its own,
+ * and each arena reserves 64 MiB of address space (up to eight per core),
+ * so a server with a few dozen threads would exhaust a 2 GiB limit with
+ * reservations alone.  One arena per 1 GiB of the limit, 1 to 8. */
+static void bound_malloc_arenas(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return;
+    long arenas = (long)(rl.rlim_cur >> 30);
+    arenas = SL_MAX(1, SL_MIN(arenas, 8));
+    if (mallopt(M_ARENA_MAX, (int)arenas) == 1)
+        sl_log(LOG_INFO, "malloc arenas bounded under the address-space limit",
+               "arenas=%ld limit=%llu", arenas, (unsigned long long)rl.rlim_cur);
+}
+
 /* ---------------------------------------------------------------------- */
 
 typedef struct App {
@@ -701,6 +719,7 @@ int main(int argc, char **argv)
         return rc == 1 ? 0 : 2;
     }
     sl_mem_server_limit_set((size_t)(o.max_memory ? o.max_memory : default_max_memory()));
+    bound_malloc_arenas();
     log_set_level((LogLevel)log_level_parse(o.log_level));
     log_set_json(strcmp(o.log_format, "json") == 0);
     signal(SIGPIPE, SIG_IGN);
