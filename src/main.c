@@ -5,9 +5,9 @@
  * data directory (refused when it holds a state store without its catalog
  * or the reverse: check_data_dir), catalog (SQLite), state store
  * (RocksDB), listener (which refuses a non-loopback address without hba
- * rules), the catalog's md5
- * hashes kept or dropped (rt_roles_md5: kept only with an md5 rule).  One
- * log line says the server is ready and how to connect.  SIGINT or SIGTERM
+ * rules), the catalog's md5 hashes kept or dropped (rt_roles_md5: kept
+ * only with an md5 rule), malloc's arenas bounded under an address-space
+ * limit (bound_malloc_arenas).  One log line says the server is ready and how to connect.  SIGINT or SIGTERM
  * close the listener; statements in flight finish (cancelled past
  * shutdown_timeout) and are answered, every session ends with FATAL 57P01
  * (server.c); then the stores close and the process exits 0.
