@@ -32,7 +32,8 @@ PASSWORD = "pw-u-1"
 @pytest.fixture
 def tmpfs(tmp_path):
     if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
+        pytest.fail("mounting a tmpfs needs root: run the disk-full tests as root "
+                    "(./tools/test and CI do); they are never skipped")
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=160m", "tmpfs", str(mnt)],
