@@ -52,9 +52,10 @@ static int cmp_rows(const RowBuf *rb, const Plan *p, RowRef a, RowRef b)
 #define SORT_CHECK_ROWS 65536
 
 /* Sorts v[0..n); -1 with err set when the statement was cancelled or timed
- * out meanwhile. */
+ * out meanwhile.  *merged counts the rows merged since the last look at the
+ * interrupt flag, across all the merges of one sort. */
 static int merge_sort(const RowBuf *rb, const Plan *p, RowRef *v, RowRef *tmp, uint64_t n,
-                      SlError *err)
+                      uint64_t *merged, SlError *err)
 {
     if (n < 2)
         return 0;
@@ -71,12 +72,16 @@ static int merge_sort(const RowBuf *rb, const Plan *p, RowRef *v, RowRef *tmp, u
         return 0;
     }
     uint64_t h = n / 2;
-    if (merge_sort(rb, p, v, tmp, h, err) < 0 || merge_sort(rb, p, v + h, tmp, n - h, err) < 0)
+    if (merge_sort(rb, p, v, tmp, h, merged, err) < 0 ||
+        merge_sort(rb, p, v + h, tmp, n - h, merged, err) < 0)
         return -1;
     uint64_t i = 0, j = h, k = 0;
     while (i < h && j < n) {
-        if (k % SORT_CHECK_ROWS == 0 && ex_check_interrupt(err) < 0)
-            return -1;
+        if (++*merged >= SORT_CHECK_ROWS) {
+            *merged = 0;
+            if (ex_check_interrupt(err) < 0)
+                return -1;
+        }
         tmp[k++] = cmp_rows(rb, p, v[j], v[i]) < 0 ? v[j++] : v[i++];
     }
     while (i < h)
@@ -105,7 +110,8 @@ static int sort_next(ExOp *op, ExBatch **out)
             for (uint32_t r = 0; r < s->rb.batches[b]->nrows; r++)
                 s->order[k++] = (RowRef){(uint32_t)b, r};
         RowRef *tmp = sl_malloc(sizeof(RowRef) * (size_t)(s->n ? s->n : 1));
-        rc = merge_sort(&s->rb, p, s->order, tmp, s->n, op->cx->err);
+        uint64_t merged = 0;
+        rc = merge_sort(&s->rb, p, s->order, tmp, s->n, &merged, op->cx->err);
         sl_free(tmp);
         if (rc < 0)
             return -1;
