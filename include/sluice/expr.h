@@ -255,11 +255,4 @@ bool            ex_can_coerce(SlTypeId from, SlTypeId to);
  * long, where an explicit cast truncates). */
 ExprFn          ex_assign_cast_fn(SlTypeId from, SlTypeId to);
 
-/* Text input of a value of type t into row i of v (types.c): what a cast
- * from text does and what text-format parameters go through.  Errors are
- * PostgreSQL's ("invalid input syntax for type integer: \"abc\""), at
- * position loc (-1: none). */
-int value_parse_text(Arena *a, SlType t, const char *s, size_t len, Vector *v, uint32_t i,
-                     int loc, SlError *err);
-
 #endif /* SLUICE_EXPR_H */

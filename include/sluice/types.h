@@ -11,6 +11,7 @@
 
 #include "sluice/common.h"
 #include "sluice/arena.h"
+#include "sluice/error.h"
 #include "sluice/strbuf.h"
 
 typedef enum SlTypeId {
@@ -120,8 +121,22 @@ static inline bool vector_is_null(const Vector *v, uint32_t i)
 {
     return v->nulls != NULL && v->nulls[i] != 0;
 }
+
+/* ----------------------------------------------- input and output (types/) */
+
 /* Appends the PostgreSQL text output form of row i (not NULL) to out. */
 void value_format_text(const Vector *v, uint32_t i, StrBuf *out);
+/* Text input of a value of type t into row i of v (types.c): what a cast
+ * from text does and what text-format parameters go through.  Errors are
+ * PostgreSQL's ("invalid input syntax for type integer: \"abc\""), at
+ * position loc (-1: none). */
+int value_parse_text(Arena *a, SlType t, const char *s, size_t len, Vector *v, uint32_t i,
+                     int loc, SlError *err);
+/* jsonb's input function: the canonical text of s in the arena (jsonb.c). */
+int jsonb_parse(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlError *err);
+/* Hex digits into bytes, as PostgreSQL's hex_decode (bytea input, decode();
+ * spaces between pairs are skipped): the byte count, or -1 with err set. */
+int64_t bytea_hex_decode(const char *s, size_t len, char *out, int loc, SlError *err);
 
 /* The name format_type() gives a type with its modifier: "numeric(10,2)",
  * "character varying(3)".  Returns buf. */

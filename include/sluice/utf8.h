@@ -4,6 +4,7 @@
  *   sl_utf8_invalid    where the first invalid sequence (or NUL) starts
  *   sl_utf8_message    PostgreSQL's message for it
  *   sl_utf8_check      both, as a 22021 character_not_in_repertoire error
+ *   sl_utf8_len        the length of the character a byte starts
  *
  * Valid means RFC 3629: no overlong forms, no surrogates (U+D800..U+DFFF),
  * nothing past U+10FFFF; and no NUL byte, which text cannot hold
@@ -29,5 +30,18 @@ void sl_utf8_message(const char *s, size_t len, char *buf, size_t cap);
 /* 0 when s[0, len) is valid; otherwise -1 with err set to 22021 and that
  * message (at position loc when loc >= 0). */
 int sl_utf8_check(const char *s, size_t len, int loc, SlError *err);
+/* Bytes of the UTF-8 character that starts with c (1 for a stray byte). */
+static inline int sl_utf8_len(unsigned char c)
+{
+    if (c < 0x80)
+        return 1;
+    if ((c & 0xE0) == 0xC0)
+        return 2;
+    if ((c & 0xF0) == 0xE0)
+        return 3;
+    if ((c & 0xF8) == 0xF0)
+        return 4;
+    return 1;
+}
 
 #endif /* SLUICE_UTF8_H */

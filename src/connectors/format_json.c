@@ -37,7 +37,7 @@
 
 #include "format_int.h"
 
-#include "exec/datetime.h"
+#include "types/datetime.h"
 
 #include <float.h>
 #include <stdio.h>

@@ -17,7 +17,7 @@
  */
 #include "format_int.h"
 
-#include "exec/datetime.h"
+#include "types/datetime.h"
 #include "sluice/expr.h"
 #include "sluice/utf8.h"
 

@@ -23,7 +23,7 @@
  * partial states merge by concatenation (PostgreSQL 16's combine rule).
  */
 #include "sluice/exec.h"
-#include "exec/numeric.h"
+#include "types/numeric.h"
 
 #include <math.h>
 #include <stdio.h>

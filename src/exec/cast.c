@@ -13,7 +13,7 @@
  * overflow".  Range errors are PostgreSQL's ("integer out of range").
  */
 #include "exec/kernels.h"
-#include "exec/numeric.h"
+#include "types/numeric.h"
 
 #include <float.h>
 #include <math.h>

@@ -16,7 +16,7 @@
  * separator), names match without regard to case; trailing input is
  * ignored.  Parsing J, WW, IW and IDDD is not supported (0A000).
  */
-#include "exec/datetime.h"
+#include "types/datetime.h"
 #include "exec/kernels.h"
 
 #include <ctype.h>

@@ -13,7 +13,7 @@
  * collation).  Kernels see only rows without NULL arguments.
  */
 #include "exec/kernels.h"
-#include "exec/numeric.h"
+#include "types/numeric.h"
 
 #include <math.h>
 

@@ -123,8 +123,6 @@ KERNEL(k_chr); KERNEL(k_ascii); KERNEL(k_to_hex32); KERNEL(k_to_hex64);
 KERNEL(k_md5); KERNEL(k_sha256); KERNEL(k_encode); KERNEL(k_decode);
 /* Upper- (how > 0) or lower-cases a string into the arena. */
 void sl_case_map(Arena *a, const SlStr *s, int how, SlStr *out);
-/* Hex digits into bytes (bytea input, decode()); -1 with err set. */
-int64_t ex_hex_decode(const char *s, size_t len, char *out, int loc, SlError *err);
 
 /* math (mathfuncs.c) */
 KERNEL(k_trunc_float8); KERNEL(k_sign_float8); KERNEL(k_exp_float8); KERNEL(k_ln_float8);
@@ -160,8 +158,6 @@ KERNEL(c_jsonb_float4); KERNEL(c_jsonb_float8); KERNEL(c_jsonb_bool);
  * ('{"a": 1.0}' and '{"a": 1}'), appended to out. */
 int  ex_jsonb_cmp(const SlStr *a, const SlStr *b);
 void ex_jsonb_key(const SlStr *j, StrBuf *out);
-/* jsonb text input: the canonical text in the arena (jsonb.c). */
-int ex_jsonb_parse(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlError *err);
 
 /* Writes row i of v as text into an arena string (casts to text). */
 void ex_format_value(Arena *a, const Vector *v, uint32_t i, SlStr *out);

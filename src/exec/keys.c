@@ -13,7 +13,7 @@
  * months (interval_cmp_value), text byte-wise (the "C" collation).
  */
 #include "sluice/exec.h"
-#include "exec/numeric.h"
+#include "types/numeric.h"
 
 #include <math.h>
 

@@ -21,7 +21,7 @@
  * (only asked for by inputs with more than 18 fraction digits) are not.
  */
 #include "exec/kernels.h"
-#include "exec/numeric.h"
+#include "types/numeric.h"
 
 #include <errno.h>
 #include <math.h>

@@ -25,6 +25,7 @@
  */
 #include "exec/kernels.h"
 #include "sluice/exec.h"
+#include "sluice/utf8.h"
 
 #include <locale.h>
 #include <openssl/evp.h>
@@ -33,23 +34,9 @@
 #include <strings.h>
 #include <wctype.h>
 
-/* Bytes of the UTF-8 character that starts with c (1 for a stray byte). */
-static inline int u8len(unsigned char c)
-{
-    if (c < 0x80)
-        return 1;
-    if ((c & 0xE0) == 0xC0)
-        return 2;
-    if ((c & 0xF0) == 0xE0)
-        return 3;
-    if ((c & 0xF8) == 0xF0)
-        return 4;
-    return 1;
-}
-
 static inline uint32_t u8next(const SlStr *s, uint32_t off)
 {
-    uint32_t l = (uint32_t)u8len((unsigned char)s->ptr[off]);
+    uint32_t l = (uint32_t)sl_utf8_len((unsigned char)s->ptr[off]);
     return off + l > s->len ? s->len : off + l;
 }
 
@@ -75,7 +62,7 @@ static uint32_t u8offset(const SlStr *s, int64_t ch)
 static uint32_t u8decode(const char *p, uint32_t len, uint32_t *used)
 {
     const unsigned char *s = (const unsigned char *)p;
-    int l = u8len(s[0]);
+    int l = sl_utf8_len(s[0]);
     if ((uint32_t)l > len)
         l = 1;
     uint32_t c = s[0];
@@ -400,7 +387,7 @@ KERNEL(k_translate)
         char *buf = arena_alloc(cx->arena, (size_t)s->len * 4 + 4);
         size_t o = 0;
         for (uint32_t k = 0; k < s->len;) {
-            uint32_t cl = (uint32_t)u8len((unsigned char)s->ptr[k]);
+            uint32_t cl = (uint32_t)sl_utf8_len((unsigned char)s->ptr[k]);
             if (k + cl > s->len)
                 cl = s->len - k;
             /* the position of this character in from */
@@ -883,38 +870,6 @@ KERNEL(k_encode)
     return 0;
 }
 
-/* Hex digits into bytes, as PostgreSQL's hex_decode (spaces between pairs
- * are skipped).  Returns the byte count, or -1 with err set. */
-int64_t ex_hex_decode(const char *s, size_t len, char *out, int loc, SlError *err)
-{
-    size_t k = 0;
-    int64_t o = 0;
-    while (k < len) {
-        char c = s[k];
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-            k++;
-            continue;
-        }
-        int hi = c >= '0' && c <= '9' ? c - '0' : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : -1;
-        if (hi < 0)
-            return sl_error_at(err, ERRCODE_INVALID_PARAMETER_VALUE, loc,
-                               "invalid hexadecimal digit: \"%.*s\"", u8len((unsigned char)c),
-                               s + k);
-        if (k + 1 >= len)
-            return sl_error_at(err, ERRCODE_INVALID_PARAMETER_VALUE, loc,
-                               "invalid hexadecimal data: odd number of digits");
-        c = s[k + 1];
-        int lo = c >= '0' && c <= '9' ? c - '0' : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : -1;
-        if (lo < 0)
-            return sl_error_at(err, ERRCODE_INVALID_PARAMETER_VALUE, loc,
-                               "invalid hexadecimal digit: \"%.*s\"", u8len((unsigned char)c),
-                               s + k + 1);
-        out[o++] = (char)(hi << 4 | lo);
-        k += 2;
-    }
-    return o;
-}
-
 static int b64val(char c)
 {
     if (c >= 'A' && c <= 'Z')
@@ -940,7 +895,7 @@ KERNEL(k_decode)
         char *buf = arena_alloc(cx->arena, (size_t)s->len + 1);
         int64_t o = 0;
         if (kind == 0) {
-            o = ex_hex_decode(s->ptr, s->len, buf, -1, cx->err);
+            o = bytea_hex_decode(s->ptr, s->len, buf, -1, cx->err);
             if (o < 0)
                 return -1;
         } else if (kind == 1) {
@@ -965,7 +920,7 @@ KERNEL(k_decode)
                 } else if ((b = b64val(c)) < 0) {
                     return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
                                     "invalid symbol \"%.*s\" found while decoding base64 "
-                                    "sequence", u8len((unsigned char)c), s->ptr + k);
+                                    "sequence", sl_utf8_len((unsigned char)c), s->ptr + k);
                 }
                 acc = (acc << 6) + (uint32_t)b;
                 if (++pos == 4) {

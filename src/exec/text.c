@@ -17,6 +17,7 @@
  */
 #include "exec/kernels.h"
 #include "sluice/exec.h"
+#include "sluice/utf8.h"
 
 void ex_format_value(Arena *a, const Vector *v, uint32_t i, SlStr *out)
 {
@@ -57,19 +58,6 @@ static inline int fold(int c, bool ci)
     return ci && c >= 'A' && c <= 'Z' ? c + 32 : c;
 }
 
-static inline int utf8_len(unsigned char c)
-{
-    if (c < 0x80)
-        return 1;
-    if ((c & 0xE0) == 0xC0)
-        return 2;
-    if ((c & 0xF0) == 0xE0)
-        return 3;
-    if ((c & 0xF8) == 0xF0)
-        return 4;
-    return 1;
-}
-
 /* MatchText from like_match.c; esc is the escape byte or -1. */
 static int match_text(const unsigned char *t, int tlen, const unsigned char *p, int plen,
                       int esc, bool ci)
@@ -94,7 +82,7 @@ static int match_text(const unsigned char *t, int tlen, const unsigned char *p, 
                 } else if (*p == '_') {
                     if (tlen <= 0)
                         return LIKE_ABORT;
-                    int l = SL_MIN(utf8_len(*t), tlen);
+                    int l = SL_MIN(sl_utf8_len(*t), tlen);
                     t += l;
                     tlen -= l;
                     p++;
@@ -119,13 +107,13 @@ static int match_text(const unsigned char *t, int tlen, const unsigned char *p, 
                     if (m != LIKE_FALSE)
                         return m;
                 }
-                int l = SL_MIN(utf8_len(*t), tlen);
+                int l = SL_MIN(sl_utf8_len(*t), tlen);
                 t += l;
                 tlen -= l;
             }
             return LIKE_ABORT;
         } else if (*p == '_') {
-            int l = SL_MIN(utf8_len(*t), tlen);
+            int l = SL_MIN(sl_utf8_len(*t), tlen);
             t += l;
             tlen -= l;
             p++;
@@ -229,7 +217,7 @@ static int like_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32_
             const SlStr *e = &args[2].v.str[i];
             if (e->len == 0)
                 esc = -1;
-            else if (e->len == (uint32_t)utf8_len((unsigned char)e->ptr[0]) && e->len == 1)
+            else if (e->len == (uint32_t)sl_utf8_len((unsigned char)e->ptr[0]) && e->len == 1)
                 esc = (unsigned char)e->ptr[0];
             else {
                 sl_error(cx->err, ERRCODE_INVALID_ESCAPE_SEQUENCE, "invalid escape string");

@@ -1,8 +1,10 @@
 /*
  * timefuncs.c -- kernels for DATE, TIMESTAMP, TIMESTAMPTZ and INTERVAL:
  * casts, arithmetic, comparisons and the date/time functions, computed as
- * PostgreSQL 15's date.c and timestamp.c compute them (session TimeZone
- * UTC, so timestamptz and timestamp differ only in their type).
+ * PostgreSQL 15's date.c and timestamp.c compute them, in the session's
+ * TimeZone (settings.h) where PostgreSQL reads it: casts between date,
+ * timestamp and timestamptz, current_date, date_trunc and extract of a
+ * timestamptz.
  *
  *   c_date_ts, c_ts_date, c_ts_ts, c_interval_interval        casts
  *   k_date_pli, k_date_mii, k_date_mi, k_int_pl_date           date +- int
@@ -20,9 +22,9 @@
  * clock into cx->now and every later one returns it, so a statement sees
  * one value however many rows and expressions ask.
  */
-#include "exec/datetime.h"
+#include "types/datetime.h"
 #include "exec/kernels.h"
-#include "exec/numeric.h"
+#include "types/numeric.h"
 
 #include <ctype.h>
 #include <limits.h>

@@ -40,7 +40,7 @@
 #include "source.h"
 #include "sluice/ast.h"
 #include "sluice/expr.h"
-#include "exec/numeric.h"
+#include "types/numeric.h"
 #include "sql/parser.h"
 #include "sluice/memacct.h"
 #include "sluice/settings.h"

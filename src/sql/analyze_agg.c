@@ -17,7 +17,7 @@
  * as PostgreSQL allows, a column of a table whose primary key is grouped.
  */
 #include "sql/analyze_int.h"
-#include "exec/datetime.h"
+#include "types/datetime.h"
 
 #include <stdio.h>
 

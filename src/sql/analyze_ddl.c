@@ -18,7 +18,7 @@
  * the statement's text is kept as the relation's sql.
  */
 #include "sql/analyze_int.h"
-#include "exec/datetime.h"
+#include "types/datetime.h"
 #include "sluice/rowcodec.h"
 
 #include <stdio.h>

@@ -16,7 +16,7 @@
 #include "sluice/exec.h"
 #include "sluice/expr.h"
 #include "sluice/plan.h"
-#include "exec/numeric.h"
+#include "types/numeric.h"
 #include "sql/parser.h"
 
 typedef struct Scope Scope;

@@ -10,7 +10,7 @@
  *             everything
  */
 #include "unit.h"
-#include "exec/datetime.h"
+#include "types/datetime.h"
 #include "exec/kernels.h"
 #include "sql/parser.h"
 #include "sluice/plan.h"

@@ -19,7 +19,7 @@
  * of the system's tz database (timezone.c); an unknown name is PostgreSQL's
  * 22023 "time zone ... not recognized".  Intervals are in interval.c.
  */
-#include "exec/datetime.h"
+#include "types/datetime.h"
 #include "sluice/settings.h"
 
 #include <ctype.h>

@@ -17,7 +17,7 @@
  * SQL values have.  A base-10000 form (PostgreSQL's NBASE) can replace it
  * behind the same interface when numeric throughput matters.
  */
-#include "exec/numeric.h"
+#include "types/numeric.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,19 +7,21 @@
  *   vector_init                             a vector in an arena
  *   value_format_text                       one value's text form
  *   value_parse_text                        text -> one value (input functions)
+ *   bytea_hex_decode                        hex digits -> bytes (byteain, decode())
  *
  * Floats print as PostgreSQL 12+ does by default (extra_float_digits = 1):
  * the shortest decimal that reads back to the same value, in %g style with
  * the exponent form below 1e-4 and from 1e15 (float8) or 1e6 (float4).
  * Text compares byte-wise elsewhere (eval), which is PostgreSQL's "C"
- * collation.  Date and time values print in ISO style, timestamptz in UTC;
+ * collation.  Date and time values print in ISO style, timestamptz in the
+ * session's TimeZone (settings.h);
  * their input and output are datetime.c's and interval.c's, jsonb's is
- * jsonb.c's (its canonical text), bytea reads hex and escape input.
+ * jsonb.c's (its canonical text), numeric's numeric.c's; bytea reads hex
+ * and escape input.  The binary forms are binary.c's.
  */
-#include "sluice/expr.h"
-#include "exec/datetime.h"
-#include "exec/kernels.h"
-#include "exec/numeric.h"
+#include "sluice/types.h"
+#include "types/datetime.h"
+#include "types/numeric.h"
 #include "sluice/settings.h"
 #include "sluice/utf8.h"
 
@@ -404,12 +406,44 @@ static int parse_bool(const char *s, size_t len, uint8_t *out, int loc, SlError 
     return bad_input(err, loc, "boolean", s, len);
 }
 
+/* Hex digits into bytes, as PostgreSQL's hex_decode (spaces between pairs
+ * are skipped).  Returns the byte count, or -1 with err set. */
+int64_t bytea_hex_decode(const char *s, size_t len, char *out, int loc, SlError *err)
+{
+    size_t k = 0;
+    int64_t o = 0;
+    while (k < len) {
+        char c = s[k];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            k++;
+            continue;
+        }
+        int hi = c >= '0' && c <= '9' ? c - '0' : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : -1;
+        if (hi < 0)
+            return sl_error_at(err, ERRCODE_INVALID_PARAMETER_VALUE, loc,
+                               "invalid hexadecimal digit: \"%.*s\"", sl_utf8_len((unsigned char)c),
+                               s + k);
+        if (k + 1 >= len)
+            return sl_error_at(err, ERRCODE_INVALID_PARAMETER_VALUE, loc,
+                               "invalid hexadecimal data: odd number of digits");
+        c = s[k + 1];
+        int lo = c >= '0' && c <= '9' ? c - '0' : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : -1;
+        if (lo < 0)
+            return sl_error_at(err, ERRCODE_INVALID_PARAMETER_VALUE, loc,
+                               "invalid hexadecimal digit: \"%.*s\"", sl_utf8_len((unsigned char)c),
+                               s + k + 1);
+        out[o++] = (char)(hi << 4 | lo);
+        k += 2;
+    }
+    return o;
+}
+
 /* byteain: "\\x" and hex digits, or the escape format (\\ and \\ooo). */
 static int parse_bytea(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlError *err)
 {
     if (len >= 2 && s[0] == '\\' && s[1] == 'x') {
         char *buf = arena_alloc(a, (len - 2) / 2 + 1);
-        int64_t n = ex_hex_decode(s + 2, len - 2, buf, loc, err);
+        int64_t n = bytea_hex_decode(s + 2, len - 2, buf, loc, err);
         if (n < 0)
             return -1;
         out->ptr = buf;
@@ -519,7 +553,7 @@ int value_parse_text(Arena *a, SlType t, const char *s, size_t len, Vector *v, u
     case TYPE_INTERVAL:
         return dt_parse_interval(s, len, t.typmod, &v->v.iv[i], loc, err);
     case TYPE_JSONB:
-        return ex_jsonb_parse(a, s, len, &v->v.str[i], loc, err);
+        return jsonb_parse(a, s, len, &v->v.str[i], loc, err);
     case TYPE_BYTEA:
         return parse_bytea(a, s, len, &v->v.str[i], loc, err);
     case TYPE__COUNT:

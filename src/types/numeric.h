@@ -7,8 +7,8 @@
  * Every result's digits are allocated in the arena passed; inputs are never
  * changed.  Functions that can fail return 0 or -1 with err set.
  */
-#ifndef SLUICE_EXEC_NUMERIC_H
-#define SLUICE_EXEC_NUMERIC_H
+#ifndef SLUICE_TYPES_NUMERIC_H
+#define SLUICE_TYPES_NUMERIC_H
 
 #include "sluice/error.h"
 #include "sluice/types.h"
@@ -55,4 +55,4 @@ void   num_from_double(Arena *a, double d, int digits, SlNumeric *out);
 double num_to_double(const SlNumeric *x);
 bool   num_is_special(const SlNumeric *x);
 
-#endif /* SLUICE_EXEC_NUMERIC_H */
+#endif /* SLUICE_TYPES_NUMERIC_H */

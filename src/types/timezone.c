@@ -18,7 +18,7 @@
  * or NULL for UTC.
  * The directory is $SLUICE_TZDIR, or /usr/share/zoneinfo.
  */
-#include "exec/datetime.h"
+#include "types/datetime.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -15,7 +15,7 @@
  * after it, or the typmod's last field, or seconds.  Overflow is 22015
  * "interval field value out of range", a bad string 22007.
  */
-#include "exec/datetime.h"
+#include "types/datetime.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,7 +1,8 @@
 /*
  * datetime.h -- dates, timestamps and intervals: the calendar, text input
  * and output as PostgreSQL 15 does them (src/backend/utils/adt/datetime.c,
- * date.c, timestamp.c), for src/exec/ only.
+ * date.c, timestamp.c), for the floors from src/types/ up (not a public
+ * header: functions, sql and connectors include it by its path).
  *
  *   dt_date2j, dt_j2date, dt_j2day, dt_ts2tm, dt_tm2ts     the calendar
  *   dt_parse_date, dt_parse_timestamp, dt_parse_interval   input functions
@@ -14,12 +15,13 @@
  *
  * Values are PostgreSQL's: a date is days since 2000-01-01 (int32), a
  * timestamp microseconds since 2000-01-01 00:00 (int64; for timestamptz in
- * UTC), with INT32/INT64_MIN and _MAX for -infinity and infinity.  The
- * session time zone is UTC, so timestamptz values print with "+00".
+ * UTC), with INT32/INT64_MIN and _MAX for -infinity and infinity.
+ * timestamptz values are read and printed in the session's TimeZone
+ * (settings.h: UTC unless SET; dt_session_utc_offset), as PostgreSQL does.
  * Years in DtTm are astronomical: 0 is 1 BC.
  */
-#ifndef SLUICE_EXEC_DATETIME_H
-#define SLUICE_EXEC_DATETIME_H
+#ifndef SLUICE_TYPES_DATETIME_H
+#define SLUICE_TYPES_DATETIME_H
 
 #include "sluice/error.h"
 #include "sluice/strbuf.h"
@@ -136,4 +138,4 @@ int32_t     dt_session_local_offset(int64_t local_usec);
 /* The current time as a timestamp (microseconds since 2000-01-01 UTC). */
 int64_t dt_now(void);
 
-#endif /* SLUICE_EXEC_DATETIME_H */
+#endif /* SLUICE_TYPES_DATETIME_H */

@@ -16,7 +16,7 @@
  * ParameterStatus exactly when one changes.
  */
 #include "sluice/settings.h"
-#include "exec/datetime.h"
+#include "types/datetime.h"
 
 #include <ctype.h>
 #include <errno.h>

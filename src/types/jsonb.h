@@ -1,0 +1,44 @@
+/*
+ * jsonb.h -- the tree form of a JSONB value, shared by the type's input
+ * and output (types/jsonb.c) and its operators and functions
+ * (functions/jsonbfuncs.c).  Not for use elsewhere: the rest of sluice
+ * sees a jsonb value only as its canonical text (jsonb_parse, types.h).
+ *
+ *   JType, JNode                     a parsed value: scalars, arrays, objects
+ *   jsonb_tree_of, jsonb_str_of      canonical text -> tree -> canonical text
+ *   jsonb_serialize, jsonb_escape    a tree, a string as PostgreSQL prints them
+ *   jsonb_key_cmp, jsonb_sort_pairs  object keys in canonical order
+ *
+ * Every tree lives in the arena it was built in.
+ */
+#ifndef SLUICE_TYPES_JSONB_H
+#define SLUICE_TYPES_JSONB_H
+
+#include "sluice/types.h"
+
+typedef enum JType { J_NULL, J_FALSE, J_TRUE, J_NUMBER, J_STRING, J_ARRAY, J_OBJECT } JType;
+
+typedef struct JNode JNode;
+struct JNode {
+    JType       type;
+    const char *str;        /* J_STRING: decoded bytes; J_NUMBER: canonical text */
+    uint32_t    len;
+    uint32_t    n;          /* elements or pairs */
+    JNode      *items;      /* array elements, or object pairs as key, value, ... */
+};
+
+/* A canonical value (jsonb_parse's output) as a tree; it is valid, so this
+ * cannot fail. */
+void     jsonb_tree_of(Arena *a, const SlStr *v, JNode *root);
+/* A tree's canonical text, in a. */
+SlStr    jsonb_str_of(Arena *a, const JNode *n);
+void     jsonb_serialize(StrBuf *b, const JNode *n);
+/* A string in double quotes, escaped as PostgreSQL's escape_json. */
+void     jsonb_escape(StrBuf *b, const char *s, uint32_t len);
+/* The order of object keys: length, then bytes. */
+int      jsonb_key_cmp(const JNode *a, const JNode *b);
+/* Sorts n object pairs (2n items) by key, stably, keeps the last of each
+ * run of equal keys; returns how many pairs remain. */
+uint32_t jsonb_sort_pairs(Arena *a, JNode *items, uint32_t n);
+
+#endif /* SLUICE_TYPES_JSONB_H */
