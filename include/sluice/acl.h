@@ -2,7 +2,7 @@
  * acl.h -- the privilege questions expressions ask (has_table_privilege,
  * has_schema_privilege, has_database_privilege, pg_has_role,
  * pg_get_userbyid), answered by the runtime, which knows the catalog and
- * the session's role.  The executor never reads the catalog itself: the
+ * the session's role.  The functions never read the catalog themselves: the
  * runtime installs its answers with ex_acl_set_hooks() at rt_init.  The
  * hooks may be called on any thread: they read the catalog under its read
  * lock.

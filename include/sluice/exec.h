@@ -24,15 +24,16 @@
  *   ex_agg_lookup, ex_agg_exists              the aggregate functions (agg.c)
  *   ex_aggset_*                               a group's aggregate states (aggset.c)
  *   ex_modify                                 INSERT / UPDATE / DELETE (modify.c)
- *   ex_interrupt_enter, ex_interrupted,
- *   ex_check_interrupt                        cancel and timeout (sessfuncs.c)
- *   ex_check_memory, ex_out_of_memory,
- *   ex_alloc_budget                           the memory budget (op.c)
+ *
+ * The running statement's interrupt flag and memory budget, which the
+ * operators check around every batch, are the function library's
+ * (functions.h, included here).
  */
 #ifndef SLUICE_EXEC_H
 #define SLUICE_EXEC_H
 
 #include "sluice/expr.h"
+#include "sluice/functions.h"
 #include "sluice/plan.h"
 #include "sluice/state.h"
 
@@ -183,39 +184,6 @@ int  ex_aggset_final(ExAggSet *s, const uint8_t *block, Vector *outs, uint32_t r
 void ex_aggset_serialize(const ExAggSet *s, const uint8_t *block, StrBuf *out);
 int  ex_aggset_deserialize(ExAggSet *s, uint8_t *block, const void *p, size_t n, SlError *err);
 
-/* ------------------------------------------------------------- interrupts */
-
-/* Why a running statement is to stop (the value of its interrupt flag). */
-enum { EX_RUNNING = 0, EX_CANCEL_USER = 1, EX_CANCEL_TIMEOUT = 2, EX_CANCEL_SHUTDOWN = 3 };
-
-/* Makes flag the interrupt flag of the calling thread's statement (NULL:
- * none); returns the previous one.  ex_op_next and pg_sleep check it:
- * ex_check_interrupt returns -1 with 57014 ("canceling statement due to
- * user request" / "... due to statement timeout"), or 57P01 for a server
- * shutting down, once it is set. */
-const _Atomic int *ex_interrupt_enter(const _Atomic int *flag);
-int ex_interrupted(void);
-int ex_check_interrupt(SlError *err);
-
-/* ------------------------------------------------------------ memory */
-
-/* -1 with 53200 out_of_memory once the calling thread's memory account
- * (memacct.h) passed statement_mem or the server's --max-memory; else 0.
- * ex_op_next checks it around every batch. */
-int ex_check_memory(SlError *err);
-/* Records 53200 for the bound acct passed (memacct.h: statement_mem or
- * the server's max_memory, in the detail); returns -1. */
-struct SlMemAccount;
-int ex_out_of_memory(SlError *err, const struct SlMemAccount *acct);
-/* arena_alloc_budget for a value whose size the user controls (repeat(),
- * ||, lpad): NULL with 53200 in err when it would pass the budget. */
-void *ex_alloc_budget(Arena *a, size_t n, SlError *err);
-
-/* Whether a POSIX extended regular expression would expand, in regcomp,
- * past what sluice lets it compile (regex.c; 2201B "regular expression is
- * too complex"): check before every regcomp of a user's pattern. */
-bool ex_regex_too_complex(const char *pattern, size_t len);
-
 /* ------------------------------------------------------------------- DML */
 
 /* Where rows go: 0 to go on, negative to stop. */
@@ -225,11 +193,5 @@ typedef int (*ex_emit_fn)(void *arg, const Batch *b);
  * one stream append); RETURNING rows go to emit after the commit.  count
  * gets the rows inserted, updated or deleted. */
 int ex_modify(ExCtx *cx, const ModifyPlan *m, ex_emit_fn emit, void *arg, uint64_t *count);
-
-struct IngestStats;
-/* How sluice_stream_stat() and friends find a stream's counters (the
- * runtime's ingest_stats_by_name): 1 found, 0 not. */
-void ex_stream_stats_hook_set(int (*hook)(const char *name, size_t len,
-                                          struct IngestStats *out, Arena *a));
 
 #endif /* SLUICE_EXEC_H */

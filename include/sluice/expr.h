@@ -41,7 +41,7 @@ typedef struct EvalCtx {
 typedef int (*ExprFn)(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
                       const uint32_t *sel, uint32_t n);
 
-/* An operator or function the analyzer can resolve to (src/exec/funcs.c). */
+/* An operator or function the analyzer can resolve to (src/functions/funcs.c). */
 typedef struct FuncDesc {
     const char *name;       /* "+", "||", "abs" */
     bool        is_op;

@@ -13,7 +13,8 @@
  * NOT use SQL's three-valued logic.  All memory (result vectors, selection
  * arrays) comes from cx->arena, per batch, never per row.
  */
-#include "exec/kernels.h"
+#include "exec/op.h"
+#include "functions/kernels.h"
 
 /* Rows [0, n) as a selection array, for the cases that need one. */
 static uint32_t *all_rows(Arena *a, uint32_t n)

@@ -5,24 +5,19 @@
  *   ex_op_build, ex_op_next, ex_op_close     exec.h's interface
  *   op_new, op_eval_ctx, op_pull             for the op_*.c files
  *   rowbuf_init, rowbuf_append               materialized rows
- *   ex_check_memory, ex_out_of_memory,
- *   ex_alloc_budget                          the statement's memory budget
  *
  * Each operator owns an arena for its current output batch, reset when it
  * is asked for the next one.  Operators themselves and everything that
  * lives as long as the statement (hash tables' keys, materialized rows)
  * come from ExCtx.arena.
  *
- * ex_op_next checks the statement's memory account (memacct.h) before it
- * asks an operator for a batch and after: a statement past statement_mem
+ * ex_op_next checks the statement's memory account (ex_check_memory,
+ * functions/stmtctl.c) before it asks an operator for a batch and after: a statement past statement_mem
  * or the server's --max-memory ends with 53200 at the first batch
  * boundary, all the way up the tree, before the operators above allocate
  * their own output.
  */
 #include "exec/op.h"
-#include "sluice/memacct.h"
-
-#include <stdio.h>
 
 #define OP_ARENA_BLOCK (64 * 1024)
 
@@ -105,51 +100,6 @@ int ex_op_next(ExOp *op, ExBatch **out)
     return rc;
 }
 
-/* A byte count as SHOW prints memory settings ("64MB", "1536kB"). */
-static void format_bytes(size_t n, char *buf, size_t size)
-{
-    size_t kb = n / 1024;
-    if (kb % (1024 * 1024) == 0 && kb > 0)
-        snprintf(buf, size, "%zuGB", kb / (1024 * 1024));
-    else if (kb % 1024 == 0 && kb > 0)
-        snprintf(buf, size, "%zuMB", kb / 1024);
-    else
-        snprintf(buf, size, "%zukB", kb);
-}
-
-int ex_out_of_memory(SlError *err, const SlMemAccount *acct)
-{
-    char bound[32];
-    int why = sl_mem_exceeded(acct);
-    sl_error(err, ERRCODE_OUT_OF_MEMORY, "out of memory");
-    if (why == SL_MEM_OVER_SERVER) {
-        format_bytes(sl_mem_server_limit(), bound, sizeof(bound));
-        sl_error_detail(err, "The statements running on the server together hold more than "
-                             "max_memory (%s).", bound);
-        sl_error_hint(err, "Try again when fewer statements run, or raise the server's "
-                           "--max-memory.");
-    } else {
-        format_bytes(acct != NULL ? sl_mem_account_limit(acct) : 0, bound, sizeof(bound));
-        sl_error_detail(err, "The statement needed more than statement_mem (%s).", bound);
-        sl_error_hint(err, "Make the statement need less (fewer rows to sort, group or join "
-                           "at once), or raise statement_mem.");
-    }
-    return -1;
-}
-
-void *ex_alloc_budget(Arena *a, size_t n, SlError *err)
-{
-    void *p = arena_alloc_budget(a, n);
-    if (p == NULL)
-        ex_out_of_memory(err, a->acct);
-    return p;
-}
-
-int ex_check_memory(SlError *err)
-{
-    const SlMemAccount *a = sl_mem_account_current();
-    return sl_mem_exceeded(a) == SL_MEM_OK ? 0 : ex_out_of_memory(err, a);
-}
 
 void ex_op_close(ExOp *op)
 {

@@ -7,6 +7,7 @@
  *   op_build_scan ... op_build_setop           one per plan kind (op_*.c)
  *   ExHashTab, ex_ht_*                         byte keys -> dense ids (hashtab.c)
  *   RowBuf, rowbuf_*                           rows kept for a whole statement (op.c)
+ *   ex_eval_subplan                            a subquery's value in an expression (sublink.c)
  */
 #ifndef SLUICE_EXEC_OP_H
 #define SLUICE_EXEC_OP_H
@@ -69,5 +70,10 @@ typedef struct RowBuf {
 void rowbuf_init(RowBuf *rb, Arena *a, const ColumnDesc *cols, int ncols);
 /* Appends the live rows of b (their values copied into the arena). */
 void rowbuf_append(RowBuf *rb, const ExBatch *b);
+
+/* EXPR_SUBPLAN: the value of an InitPlan, or x [NOT] IN its values
+ * (sublink.c). */
+int ex_eval_subplan(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n,
+                    const uint32_t *sel, uint32_t nsel, Vector *out);
 
 #endif /* SLUICE_EXEC_OP_H */

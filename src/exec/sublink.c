@@ -21,7 +21,8 @@
  * (subquery) gives its values as PostgreSQL's array text form, '{a,b}':
  * sluice has no array types yet, so an array is text.
  */
-#include "exec/kernels.h"
+#include "exec/op.h"
+#include "functions/kernels.h"
 #include "sluice/exec.h"
 
 #include <strings.h>

@@ -978,7 +978,7 @@ static void fill(const Ingester *g, IngestStats *out)
     out->error = g->error;
 }
 
-/* sluice_stream_stat() and friends (exec/streamfuncs.c): any thread. */
+/* sluice_stream_stat() and friends (functions/streamfuncs.c): any thread. */
 static int stats_by_name(const char *name, size_t len, IngestStats *out, Arena *a)
 {
     pthread_mutex_lock(&g_mu);

@@ -23,7 +23,7 @@
  * (rt_session_current).  docs/sql-reference.md, "Catalog functions".
  */
 #include "pgcatalog_int.h"
-#include "exec/kernels.h"
+#include "functions/kernels.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
  * Everything lives in one arena destroyed at the end: LeakSanitizer sees
  * any leak; nothing may crash, overrun or hang.
  */
-#include "exec/kernels.h"
+#include "functions/kernels.h"
 
 #include <stdio.h>
 #include <stdlib.h>

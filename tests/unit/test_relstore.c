@@ -1,6 +1,6 @@
 /*
  * test_relstore.c -- unit tests of the row codec and of where table and
- * stream rows live (src/state/rowcodec.c, relstore.c): round trips of every
+ * stream rows live (src/types/rowcodec.c, src/state/relstore.c): round trips of every
  * type, key order, stream appends and range scans across chunk boundaries,
  * end offsets and row ids recovered after the store is reopened; appends
  * to two streams in one write; group commit from 8 threads (every row in,

@@ -11,7 +11,7 @@
  */
 #include "unit.h"
 #include "types/datetime.h"
-#include "exec/kernels.h"
+#include "functions/kernels.h"
 #include "sql/parser.h"
 #include "sluice/plan.h"
 

@@ -1,53 +1,19 @@
 /*
- * sessfuncs.c -- functions that read or change the session, and the
- * statement's interrupt flag.
+ * sessfuncs.c -- functions that read or change the session.
  *
  *   k_current_setting, k_current_setting2   current_setting(name [, missing_ok])
  *   k_set_config                            set_config(name, value, is_local)
  *   k_pg_sleep                              pg_sleep(seconds), cancellable
- *   ex_interrupt_enter, ex_interrupted, ex_check_interrupt   cancel and timeout
  *
- * A statement that runs on a worker thread has an interrupt flag the loop
- * may set (a CancelRequest, statement_timeout); ex_op_next checks it before
- * every batch and pg_sleep every 10 ms, so a statement ends within a batch
- * of being cancelled.  The flag is thread-local: the thread that runs a
- * statement enters it first.  Parameters are the calling thread's session
- * (settings.h).
+ * pg_sleep checks the statement's interrupt flag (stmtctl.c) every 10 ms.
+ * Parameters are the calling thread's session (settings.h).
  */
-#include "exec/kernels.h"
-#include "sluice/exec.h"
+#include "functions/kernels.h"
+#include "sluice/functions.h"
 #include "sluice/settings.h"
 
 #include <math.h>
 #include <time.h>
-
-static _Thread_local const _Atomic int *interrupt_flag;
-
-const _Atomic int *ex_interrupt_enter(const _Atomic int *flag)
-{
-    const _Atomic int *old = interrupt_flag;
-    interrupt_flag = flag;
-    return old;
-}
-
-int ex_interrupted(void)
-{
-    return interrupt_flag != NULL ? *interrupt_flag : EX_RUNNING;
-}
-
-int ex_check_interrupt(SlError *err)
-{
-    int why = ex_interrupted();
-    if (why == EX_RUNNING)
-        return 0;
-    if (why == EX_CANCEL_TIMEOUT)
-        return sl_error(err, ERRCODE_QUERY_CANCELED,
-                        "canceling statement due to statement timeout");
-    if (why == EX_CANCEL_SHUTDOWN)
-        return sl_error(err, ERRCODE_ADMIN_SHUTDOWN,
-                        "terminating connection due to administrator command");
-    return sl_error(err, ERRCODE_QUERY_CANCELED, "canceling statement due to user request");
-}
 
 static int text_out(EvalCtx *cx, Vector *out, uint32_t i, const char *s)
 {

@@ -12,7 +12,7 @@
  * does: varchar truncates, numeric rounds or fails with "numeric field
  * overflow".  Range errors are PostgreSQL's ("integer out of range").
  */
-#include "exec/kernels.h"
+#include "functions/kernels.h"
 #include "types/numeric.h"
 
 #include <float.h>

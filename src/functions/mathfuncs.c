@@ -20,7 +20,7 @@
  * double: the first 18 significant digits are exact, digits beyond that
  * (only asked for by inputs with more than 18 fraction digits) are not.
  */
-#include "exec/kernels.h"
+#include "functions/kernels.h"
 #include "types/numeric.h"
 
 #include <errno.h>

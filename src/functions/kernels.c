@@ -12,7 +12,7 @@
  * PostgreSQL's float8_cmp_internal; text compares byte-wise (the "C"
  * collation).  Kernels see only rows without NULL arguments.
  */
-#include "exec/kernels.h"
+#include "functions/kernels.h"
 #include "types/numeric.h"
 
 #include <math.h>

@@ -22,8 +22,8 @@
  * refused with 2201B "regular expression is too complex", as PostgreSQL's
  * REG_ETOOBIG is (about 20 MB of glibc's automaton at the bound).
  */
-#include "exec/kernels.h"
-#include "sluice/exec.h"
+#include "functions/kernels.h"
+#include "sluice/functions.h"
 
 #include <regex.h>
 

@@ -11,9 +11,9 @@
  * (ingest_init).  Without one, or for a stream without background work
  * (no connector, no retention), each function returns NULL.
  */
-#include "exec/kernels.h"
+#include "functions/kernels.h"
 
-#include "sluice/exec.h"
+#include "sluice/functions.h"
 #include "sluice/ingest.h"
 
 static int (*g_hook)(const char *name, size_t len, IngestStats *out, Arena *a);

@@ -18,7 +18,7 @@
  * comparison, || and - build trees (types/jsonb.h) in the batch arena.
  * The scanner trusts the text to be canonical and only guards its bounds.
  */
-#include "exec/kernels.h"
+#include "functions/kernels.h"
 #include "types/jsonb.h"
 #include "types/numeric.h"
 

@@ -17,7 +17,7 @@
  * ignored.  Parsing J, WW, IW and IDDD is not supported (0A000).
  */
 #include "types/datetime.h"
-#include "exec/kernels.h"
+#include "functions/kernels.h"
 
 #include <ctype.h>
 #include <errno.h>

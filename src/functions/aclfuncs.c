@@ -11,7 +11,7 @@
  * kernels only unpack their arguments: the answers come from the hooks the
  * runtime installs (acl.h), because the executor never reads the catalog.
  */
-#include "exec/kernels.h"
+#include "functions/kernels.h"
 #include "sluice/acl.h"
 
 #include <stdatomic.h>

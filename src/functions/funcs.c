@@ -17,7 +17,7 @@
  * arguments to them), the result type and the kernel.  TYPE__COUNT in a
  * signature stands for PostgreSQL's anynonarray (text || any).
  */
-#include "exec/kernels.h"
+#include "functions/kernels.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -23,7 +23,7 @@
  * one value however many rows and expressions ask.
  */
 #include "types/datetime.h"
-#include "exec/kernels.h"
+#include "functions/kernels.h"
 #include "types/numeric.h"
 
 #include <ctype.h>

@@ -23,8 +23,8 @@
  * the C.UTF-8 locale's (towupper and friends, as PostgreSQL does under an
  * initdb in C.UTF-8), with an ASCII fast path.
  */
-#include "exec/kernels.h"
-#include "sluice/exec.h"
+#include "functions/kernels.h"
+#include "sluice/functions.h"
 #include "sluice/utf8.h"
 
 #include <locale.h>

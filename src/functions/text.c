@@ -15,8 +15,8 @@
  * Matching is PostgreSQL's like_match.c algorithm (MatchText), byte-wise
  * with '_' stepping one UTF-8 character.
  */
-#include "exec/kernels.h"
-#include "sluice/exec.h"
+#include "functions/kernels.h"
+#include "sluice/functions.h"
 #include "sluice/utf8.h"
 
 void ex_format_value(Arena *a, const Vector *v, uint32_t i, SlStr *out)

@@ -84,11 +84,6 @@ KERNEL(k_octet_length);
 KERNEL(k_upper);
 KERNEL(k_lower);
 
-/* EXPR_SUBPLAN: the value of an InitPlan, or x [NOT] IN its values
- * (sublink.c). */
-int ex_eval_subplan(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n,
-                    const uint32_t *sel, uint32_t nsel, Vector *out);
-
 /* date and time (timefuncs.c) */
 KERNEL(c_date_ts); KERNEL(c_ts_date); KERNEL(c_ts_ts); KERNEL(c_interval_interval);
 KERNEL(k_date_pli); KERNEL(k_int_pl_date); KERNEL(k_date_mii); KERNEL(k_date_mi);
