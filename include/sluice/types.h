@@ -137,6 +137,15 @@ int jsonb_parse(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlErro
 /* Hex digits into bytes, as PostgreSQL's hex_decode (bytea input, decode();
  * spaces between pairs are skipped): the byte count, or -1 with err set. */
 int64_t bytea_hex_decode(const char *s, size_t len, char *out, int loc, SlError *err);
+/* Appends row i of v (not NULL) in PostgreSQL's binary format, as the
+ * type's send function writes it (binary.c); -1 for a type without one. */
+int value_send_binary(const Vector *v, uint32_t i, StrBuf *out);
+/* A value in PostgreSQL's binary format (len bytes at data, as the type's
+ * recv function reads it) into row `row` of v, memory in a (binary.c).  A
+ * malformed value is 22P03, "in bind parameter n" when param > 0; a type
+ * without a binary form 0A000. */
+int value_recv_binary(Arena *a, SlType t, const char *data, int32_t len, Vector *v,
+                      uint32_t row, int param, SlError *err);
 
 /* The name format_type() gives a type with its modifier: "numeric(10,2)",
  * "character varying(3)".  Returns buf. */

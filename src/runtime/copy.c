@@ -348,7 +348,7 @@ static int decode_binary(RtCopy *cp, bool final, SlError *err)
                 continue;
             }
             b->cols[k].nulls[r] = 0;
-            rc = rt_recv_binary(&cp->arena, cp->types[k], cp->buf + q, flen, &b->cols[k], r, 0,
+            rc = value_recv_binary(&cp->arena, cp->types[k], cp->buf + q, flen, &b->cols[k], r, 0,
                                 err);
             if (rc < 0)
                 sl_error_context(err, "COPY %s, line %lld, column %s", cp->spec->rel->name,

@@ -31,16 +31,14 @@
  * when it runs.
  *
  * Parameters in text format go through the types' input functions, as a
- * cast from text does; binary format is PostgreSQL's send/recv format for
- * every type: bool, int2/4/8, float4/8, numeric, text, varchar, bytea,
- * date, timestamp[tz], interval and jsonb.  rt_execute works in
+ * cast from text does; binary format through their recv functions
+ * (value_recv_binary, types/binary.c).  rt_execute works in
  * an arena of its own, destroyed before it returns.
  */
 #include "runtime_int.h"
 #include "source.h"
 #include "sluice/ast.h"
 #include "sluice/expr.h"
-#include "types/numeric.h"
 #include "sql/parser.h"
 #include "sluice/memacct.h"
 #include "sluice/settings.h"
@@ -219,150 +217,6 @@ static int current_query(const Prepared *p, Arena *work, const Query **out, SlEr
     return 0;
 }
 
-static uint64_t read_be(const unsigned char *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static int bad_binary(SlError *err, int param)
-{
-    if (param <= 0)
-        return sl_error(err, ERRCODE_INVALID_BINARY_REPRESENTATION,
-                        "incorrect binary data format");
-    return sl_error(err, ERRCODE_INVALID_BINARY_REPRESENTATION,
-                    "incorrect binary data format in bind parameter %d", param);
-}
-
-/* PostgreSQL's numeric_recv: ndigits, weight, sign, dscale, base-10000
- * digits; turned into text and parsed. */
-static int numeric_recv(Arena *a, const unsigned char *p, int32_t len, SlNumeric *out,
-                        SlError *err, int param)
-{
-    if (len < 8)
-        return bad_binary(err, param);
-    int ndigits = (int16_t)read_be(p, 2), weight = (int16_t)read_be(p + 2, 2);
-    unsigned sign = (unsigned)read_be(p + 4, 2), dscale = (unsigned)read_be(p + 6, 2);
-    if (ndigits < 0 || len != 8 + 2 * ndigits || dscale > 0x3FFF)
-        return bad_binary(err, param);
-    if (sign == 0xC000 || sign == 0xD000 || sign == 0xF000) {
-        const char *txt = sign == 0xC000 ? "NaN" : sign == 0xD000 ? "Infinity" : "-Infinity";
-        return num_parse(a, txt, strlen(txt), out) < 0 ? bad_binary(err, param) : 0;
-    }
-    if (sign != 0 && sign != 0x4000)
-        return bad_binary(err, param);
-    StrBuf b;
-    strbuf_init(&b);
-    if (sign == 0x4000)
-        strbuf_putc(&b, '-');
-    strbuf_puts(&b, "0");
-    for (int i = 0; i < ndigits; i++) {
-        unsigned d = (unsigned)read_be(p + 8 + 2 * i, 2);
-        if (d > 9999) {
-            strbuf_free(&b);
-            return bad_binary(err, param);
-        }
-        strbuf_printf(&b, "%04u", d);
-    }
-    /* the digits so far stand for 10000^weight ... : place the point */
-    int exp = (weight + 1 - ndigits) * 4;
-    strbuf_printf(&b, "e%d", exp);
-    SlNumeric n;
-    int rc = num_parse(a, b.data, b.len, &n);
-    strbuf_free(&b);
-    if (rc < 0)
-        return bad_binary(err, param);
-    num_round(a, &n, (int)dscale, out);
-    return 0;
-}
-
-/* A value in PostgreSQL's binary (send/recv) format into row `row` of v
- * (memory in a).  A malformed value is 22P03, "in bind parameter n" when
- * param > 0. */
-int rt_recv_binary(Arena *a, SlType t, const char *data, int32_t len, Vector *v, uint32_t row,
-                   int param, SlError *err)
-{
-    const unsigned char *p = (const unsigned char *)data;
-    switch (t.id) {
-    case TYPE_BOOL:
-        if (len != 1)
-            return bad_binary(err, param);
-        v->v.b[row] = p[0] != 0;
-        return 0;
-    case TYPE_INT2:
-        if (len != 2)
-            return bad_binary(err, param);
-        v->v.i16[row] = (int16_t)read_be(p, 2);
-        return 0;
-    case TYPE_INT4:
-        if (len != 4)
-            return bad_binary(err, param);
-        v->v.i32[row] = (int32_t)read_be(p, 4);
-        return 0;
-    case TYPE_INT8:
-        if (len != 8)
-            return bad_binary(err, param);
-        v->v.i64[row] = (int64_t)read_be(p, 8);
-        return 0;
-    case TYPE_FLOAT4: {
-        if (len != 4)
-            return bad_binary(err, param);
-        uint32_t u = (uint32_t)read_be(p, 4);
-        memcpy(&v->v.f32[row], &u, 4);
-        return 0;
-    }
-    case TYPE_FLOAT8: {
-        if (len != 8)
-            return bad_binary(err, param);
-        uint64_t u = read_be(p, 8);
-        memcpy(&v->v.f64[row], &u, 8);
-        return 0;
-    }
-    case TYPE_NUMERIC:
-        return numeric_recv(a, p, len, &v->v.num[row], err, param);
-    case TYPE_TEXT:
-    case TYPE_VARCHAR:
-        return value_parse_text(a, t, data, (size_t)len, v, row, -1, err);
-    case TYPE_DATE:
-        if (len != 4)
-            return bad_binary(err, param);
-        v->v.i32[row] = (int32_t)read_be(p, 4);
-        return 0;
-    case TYPE_TIMESTAMP:
-    case TYPE_TIMESTAMPTZ:
-        if (len != 8)
-            return bad_binary(err, param);
-        v->v.i64[row] = (int64_t)read_be(p, 8);
-        return 0;
-    case TYPE_INTERVAL:
-        if (len != 16)
-            return bad_binary(err, param);
-        v->v.iv[row].usec = (int64_t)read_be(p, 8);
-        v->v.iv[row].days = (int32_t)read_be(p + 8, 4);
-        v->v.iv[row].months = (int32_t)read_be(p + 12, 4);
-        return 0;
-    case TYPE_BYTEA: {
-        char *copy = arena_alloc(a, (size_t)len + 1);
-        memcpy(copy, p, (size_t)len);
-        v->v.str[row].ptr = copy;
-        v->v.str[row].len = (uint32_t)len;
-        return 0;
-    }
-    case TYPE_JSONB:
-        /* jsonb_recv: a version byte (1), then the text */
-        if (len < 1 || p[0] != 1)
-            return sl_error(err, ERRCODE_INVALID_BINARY_REPRESENTATION,
-                            "unsupported jsonb version number %d", len < 1 ? -1 : p[0]);
-        return value_parse_text(a, t, data + 1, (size_t)len - 1, v, row, -1, err);
-    default:
-        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                        "binary format for parameters of type %s is not supported yet",
-                        type_name(t.id));
-    }
-}
-
 /* One parameter into a one-row vector of type t. */
 static int bind_param(Arena *a, SlType t, const ParamValue *pv, Vector *v, int param,
                       SlError *err)
@@ -372,11 +226,9 @@ static int bind_param(Arena *a, SlType t, const ParamValue *pv, Vector *v, int p
         v->nulls[0] = 1;
         return 0;
     }
-    if (pv->len < 0)
-        return bad_binary(err, param);
-    if (pv->format == 0)
+    if (pv->format == 0 && pv->len >= 0)
         return value_parse_text(a, t, pv->data, (size_t)pv->len, v, 0, -1, err);
-    return rt_recv_binary(a, t, pv->data, pv->len, v, 0, param, err);
+    return value_recv_binary(a, t, pv->data, pv->len, v, 0, param, err);
 }
 
 RtSetKind rt_setting(const Prepared *p, const char **name, const char **value, bool *local)

@@ -3,7 +3,6 @@
  * ordinary (non-continuous) statements.  Not for use outside the module.
  *
  *   rt_catalog, rt_state          what rt_init() was given (NULL before)
- *   rt_recv_binary                a value in PostgreSQL's binary format
  *   rt_run_select                 a query's plan, rows to a sink (statement.c)
  *   rt_cursor_open, _open_held, _fetch, _close  the same a piece at a time
  *                                 (statement.c)
@@ -32,9 +31,6 @@
 
 Catalog    *rt_catalog(void);
 StateStore *rt_state(void);
-/* A value in binary (send/recv) format into row `row` of v (runtime.c). */
-int rt_recv_binary(Arena *a, SlType t, const char *data, int32_t len, Vector *v, uint32_t row,
-                   int param, SlError *err);
 /* The analyzed statement of a prepared one. */
 const Query *rt_prepared_query(const Prepared *p);
 

@@ -12,7 +12,6 @@
  *   scram.c       SCRAM-SHA-256, verifiers, md5, base64 (scram.h; pure)
  *   tls.c         TLS through OpenSSL memory BIOs
  *   pgw_proto.c   pure wire-format framing and encoding (pgw_proto.h)
- *   pgw_types.c   binary send/receive of values
  *   subscribe.c   SUBSCRIBE
  *   names.c       a connection's prepared statements and portals by name
  *
@@ -281,8 +280,5 @@ int  tls_conn_read(Conn *c, const uint8_t *data, size_t n, StrBuf *out);
 int  tls_conn_write(Conn *c, const void *data, size_t n, StrBuf *out);
 void tls_conn_shutdown(Conn *c, StrBuf *out);
 void tls_conn_free(Conn *c);
-
-/* pgw_types.c: binary output of row i of v; returns -1 if unsupported. */
-int pgw_send_binary(const Vector *v, uint32_t i, StrBuf *out);
 
 #endif /* SLUICE_PGW_H */

@@ -325,7 +325,7 @@ static int row_sink_batch_cb(ResultSink *sink, const Batch *b)
             pgw_put_int32(out, 0);
             size_t start = out->len;
             if (f == 1) {
-                if (pgw_send_binary(v, r, out) < 0) {
+                if (value_send_binary(v, r, out) < 0) {
                     out->len = m - 1;   /* drop the partial DataRow */
                     return sl_error(rs->err, ERRCODE_FEATURE_NOT_SUPPORTED,
                                     "binary output format is not supported for type %s",
