@@ -23,7 +23,7 @@
  * partial states merge by concatenation (PostgreSQL 16's combine rule).
  */
 #include "sluice/exec.h"
-#include "types/numeric.h"
+#include "functions/numeric_arith.h"
 
 #include <math.h>
 #include <stdio.h>

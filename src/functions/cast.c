@@ -311,7 +311,7 @@ static const CastRow cast_table[] = {
     {TYPE_VARCHAR, TYPE_TEXT, true, c_text_text},
     {TYPE_VARCHAR, TYPE_VARCHAR, true, c_text_text},
     {TYPE_TEXT, TYPE_TEXT, true, c_text_text},
-    /* dates and times (timefuncs.c); the session time zone is UTC */
+    /* dates and times (timefuncs.c), in the session's TimeZone */
     {TYPE_DATE, TYPE_TIMESTAMP, true, c_date_ts},
     {TYPE_DATE, TYPE_TIMESTAMPTZ, true, c_date_ts},
     {TYPE_TIMESTAMP, TYPE_DATE, false, c_ts_date},
@@ -319,7 +319,7 @@ static const CastRow cast_table[] = {
     {TYPE_TIMESTAMP, TYPE_TIMESTAMPTZ, true, c_ts_ts},
     {TYPE_TIMESTAMPTZ, TYPE_TIMESTAMP, false, c_ts_ts},
     {TYPE_INTERVAL, TYPE_INTERVAL, true, c_interval_interval},
-    /* jsonb to SQL scalars (jsonb.c) */
+    /* jsonb to SQL scalars (jsonbfuncs.c) */
     {TYPE_JSONB, TYPE_NUMERIC, false, c_jsonb_numeric},
     {TYPE_JSONB, TYPE_INT2, false, c_jsonb_int2},
     {TYPE_JSONB, TYPE_INT4, false, c_jsonb_int4},

@@ -324,7 +324,7 @@ static const FuncDesc func_table[] = {
     FN2("timezone", IV, TSZ, TS, k_izone_tstz),
     FN3("make_date", I4, I4, I4, D, k_make_date),
 
-    /* jsonb (jsonb.c) */
+    /* jsonb (jsonbfuncs.c) */
     OP2("->", JB, TXT, JB, TXT, JB, k_jsonb_get_key),
     OP2("->", JB, I4, JB, I4, JB, k_jsonb_get_idx),
     OP2("->>", JB, TXT, JB, TXT, TXT, k_jsonb_get_key_text),

@@ -13,7 +13,7 @@
  * collation).  Kernels see only rows without NULL arguments.
  */
 #include "functions/kernels.h"
-#include "types/numeric.h"
+#include "functions/numeric_arith.h"
 
 #include <math.h>
 

@@ -139,7 +139,7 @@ BIT_KERNELS(int8);
 #undef BIT_KERNELS
 KERNEL(k_gcd_int4); KERNEL(k_gcd_int8); KERNEL(k_lcm_int4); KERNEL(k_lcm_int8);
 
-/* jsonb (jsonb.c) */
+/* jsonb (jsonbfuncs.c) */
 KERNEL(k_jsonb_get_key); KERNEL(k_jsonb_get_key_text); KERNEL(k_jsonb_get_idx);
 KERNEL(k_jsonb_get_idx_text); KERNEL(k_jsonb_path); KERNEL(k_jsonb_path_text);
 KERNEL(k_jsonb_exists); KERNEL(k_jsonb_contains); KERNEL(k_jsonb_contained);

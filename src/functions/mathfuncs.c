@@ -21,7 +21,7 @@
  * (only asked for by inputs with more than 18 fraction digits) are not.
  */
 #include "functions/kernels.h"
-#include "types/numeric.h"
+#include "functions/numeric_arith.h"
 
 #include <errno.h>
 #include <math.h>

@@ -24,7 +24,7 @@
  */
 #include "types/datetime.h"
 #include "functions/kernels.h"
-#include "types/numeric.h"
+#include "functions/numeric_arith.h"
 
 #include <ctype.h>
 #include <limits.h>

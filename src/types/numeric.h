@@ -1,9 +1,9 @@
 /*
- * numeric.h -- exact decimal arithmetic for NUMERIC (see SlNumeric, types.h).
+ * numeric.h -- the NUMERIC type (see SlNumeric, types.h): text input and
+ * output, order, rounding, typmods and conversions, as PostgreSQL 15's
+ * numeric.c has them (types/numeric.c).  The arithmetic is
+ * functions/numeric_arith.h's.
  *
- * Results follow PostgreSQL 15's numeric.c: + and - keep the larger scale,
- * * adds the scales, / picks its scale with select_div_scale() and rounds
- * half away from zero, % truncates; NaN and +-Infinity behave as there.
  * Every result's digits are allocated in the arena passed; inputs are never
  * changed.  Functions that can fail return 0 or -1 with err set.
  */
@@ -24,27 +24,12 @@ int    num_parse(Arena *a, const char *s, size_t n, SlNumeric *out);
 void   num_format(const SlNumeric *x, StrBuf *out);
 /* <0, 0, >0; NaN equals NaN and sorts above everything (PostgreSQL's rule). */
 int    num_cmp(const SlNumeric *x, const SlNumeric *y);
-int    num_add(Arena *a, const SlNumeric *x, const SlNumeric *y, SlNumeric *out, SlError *err);
-int    num_sub(Arena *a, const SlNumeric *x, const SlNumeric *y, SlNumeric *out, SlError *err);
-int    num_mul(Arena *a, const SlNumeric *x, const SlNumeric *y, SlNumeric *out, SlError *err);
-int    num_div(Arena *a, const SlNumeric *x, const SlNumeric *y, SlNumeric *out, SlError *err);
-int    num_mod(Arena *a, const SlNumeric *x, const SlNumeric *y, SlNumeric *out, SlError *err);
-void   num_neg(const SlNumeric *x, SlNumeric *out);
-void   num_abs(const SlNumeric *x, SlNumeric *out);
 /* Rounds to a numeric(p,s) typmod; 22003 "numeric field overflow" if the
  * value does not fit. */
 int    num_apply_typmod(Arena *a, const SlNumeric *x, int32_t typmod, SlNumeric *out,
                         SlError *err);
 /* Rounds half away from zero to scale digits after the point. */
 void   num_round(Arena *a, const SlNumeric *x, int scale, SlNumeric *out);
-/* Rounds (or truncates) at 10^-scale for any scale, negative ones too. */
-void   num_round_to(Arena *a, const SlNumeric *x, int scale, bool trunc, SlNumeric *out);
-/* x / y rounded to rscale fraction digits. */
-int    num_div_round(Arena *a, const SlNumeric *x, const SlNumeric *y, int rscale,
-                     SlNumeric *out, SlError *err);
-/* x / y truncated to an integer (div()). */
-int    num_div_trunc(Arena *a, const SlNumeric *x, const SlNumeric *y, SlNumeric *out,
-                     SlError *err);
 void   num_from_int64(Arena *a, int64_t v, SlNumeric *out);
 /* Rounds to an integer; -1 if out of int64 range, -2 for NaN, -3 for an
  * infinity. */
