@@ -37,8 +37,9 @@
        EQUALS_GREATER.
 %token NOT_LA WITH_LA.
 
-/* Keywords that the grammar does not use yet, declared so that
- * keywords.c has a token for each word of keywords.txt. */
+/* Keywords declared here so that their tokens get low numbers, before the
+ * rules below name them (most of them do; TRIGGER no rule uses yet: it is
+ * declared so that keywords.c has a token for each word of keywords.txt). */
 %token ABORT BY DAY HOUR MINUTE MONTH SECOND YEAR LISTEN SINK STREAM
        SUBSCRIBE TRIGGER WATERMARK WINDOW SESSION TRUNCATE EXPLAIN ORDER LIMIT
        OFFSET ON.
@@ -54,7 +55,8 @@
   |REFERENCES|RETURNING|RIGHT|TABLE|UNION|UNIQUE|USING
   |BOTH|CURRENT_DATE|CURRENT_TIMESTAMP|EXTRACT|LEADING|LOCALTIMESTAMP|POSITION
   |SUBSTRING|TRAILING|TRIM
-  |ANY|ARRAY|COLLATE|CURRENT_CATALOG|CURRENT_SCHEMA|CURRENT_USER|OPERATOR|SESSION_USER|USER|GRANT.
+  |ANY|ARRAY|COLLATE|CURRENT_CATALOG|CURRENT_SCHEMA|CURRENT_USER|OPERATOR|SESSION_USER|USER|GRANT
+  |DEFERRABLE|ONLY.
 
 /* The unreserved keywords: a name wherever a keyword cannot be. */
 %fallback ID ABORT ALTER BEGIN BY COMMIT COPY CREATE DAY DEALLOCATE DELETE
@@ -65,7 +67,9 @@
       CASCADE CONFLICT CONTINUOUS FILTER FIRST IF KEY LAST NOTHING NULLS PAUSE
       QUERY RECURSIVE REPLACE RESTRICT RESUME OPERATOR OVER PARTITION
       AT
-      ENCRYPTED PASSWORD PRIVILEGES RENAME REVOKE ROLE UNTIL VALID.
+      ENCRYPTED PASSWORD PRIVILEGES RENAME REVOKE ROLE UNTIL VALID
+      CHAIN CHARACTERISTICS COMMITTED ISOLATION LEVEL NO PREPARED
+      READ RELEASE REPEATABLE SAVEPOINT SERIALIZABLE UNCOMMITTED WRITE.
 
 /* Anything at all: the words after SET, or after a statement we recognise
  * only by its first word. */
@@ -110,6 +114,7 @@ stmt(A) ::= create_stmt(X). { A = X; }
 stmt(A) ::= drop_stmt(X). { A = X; }
 stmt(A) ::= explain_stmt(X). { A = X; }
 stmt(A) ::= transaction_stmt(X). { A = X; }
+stmt(A) ::= deallocate_stmt(X). { A = X; }
 stmt(A) ::= copy_stmt(X). { A = X; }
 stmt(A) ::= role_stmt(X). { A = X; }
 stmt(A) ::= grant_stmt(X). { A = X; }
@@ -140,20 +145,62 @@ anything ::= anything ANYTOKEN.
 unsupported_kw(A) ::= DISCARD(X). { A = X; }
 unsupported_kw(A) ::= PREPARE(X). { A = X; }
 unsupported_kw(A) ::= EXECUTE(X). { A = X; }
-unsupported_kw(A) ::= DEALLOCATE(X). { A = X; }
 unsupported_kw(A) ::= TRUNCATE(X). { A = X; }
 unsupported_kw(A) ::= LISTEN(X). { A = X; }
 
-/* BEGIN [WORK|TRANSACTION], START TRANSACTION, COMMIT, END, ROLLBACK, ABORT */
-transaction_stmt(A) ::= BEGIN(T) opt_transaction anything. { A = make_transaction(p, &T, TRANS_BEGIN); }
-transaction_stmt(A) ::= START(T) TRANSACTION anything. { A = make_transaction(p, &T, TRANS_START); }
-transaction_stmt(A) ::= COMMIT(T) opt_transaction. { A = make_transaction(p, &T, TRANS_COMMIT); }
-transaction_stmt(A) ::= END(T) opt_transaction. { A = make_transaction(p, &T, TRANS_COMMIT); }
-transaction_stmt(A) ::= ROLLBACK(T) opt_transaction. { A = make_transaction(p, &T, TRANS_ROLLBACK); }
-transaction_stmt(A) ::= ABORT(T) opt_transaction. { A = make_transaction(p, &T, TRANS_ROLLBACK); }
+/* gram.y's TransactionStmt: BEGIN [WORK | TRANSACTION] [modes], START
+ * TRANSACTION [modes], COMMIT | END | ROLLBACK | ABORT [WORK | TRANSACTION]
+ * [AND [NO] CHAIN], SET TRANSACTION modes, SET SESSION CHARACTERISTICS AS
+ * TRANSACTION modes.  Savepoints and two-phase commit are parsed and
+ * refused (0A000). */
+transaction_stmt(A) ::= BEGIN(T) opt_transaction xact_modes(M). { A = make_transaction(p, &T, TRANS_BEGIN, M, false); }
+transaction_stmt(A) ::= START(T) TRANSACTION xact_modes(M). { A = make_transaction(p, &T, TRANS_START, M, false); }
+transaction_stmt(A) ::= COMMIT(T) opt_transaction opt_chain(C). { A = make_transaction(p, &T, TRANS_COMMIT, xact_modes_none(), C); }
+transaction_stmt(A) ::= END(T) opt_transaction opt_chain(C). { A = make_transaction(p, &T, TRANS_COMMIT, xact_modes_none(), C); }
+transaction_stmt(A) ::= ROLLBACK(T) opt_transaction opt_chain(C). { A = make_transaction(p, &T, TRANS_ROLLBACK, xact_modes_none(), C); }
+transaction_stmt(A) ::= ABORT(T) opt_transaction opt_chain(C). { A = make_transaction(p, &T, TRANS_ROLLBACK, xact_modes_none(), C); }
+transaction_stmt(A) ::= SET(T) TRANSACTION xact_mode_list(M). { A = make_transaction(p, &T, TRANS_SET, M, false); }
+transaction_stmt(A) ::= SET(T) SESSION CHARACTERISTICS AS TRANSACTION xact_mode_list(M). { A = make_transaction(p, &T, TRANS_SET_SESSION, M, false); }
+transaction_stmt(A) ::= SAVEPOINT(T) ID. { A = make_unsupported_named(p, &T, "SAVEPOINT"); }
+transaction_stmt(A) ::= RELEASE(T) opt_savepoint ID. { A = make_unsupported_named(p, &T, "RELEASE SAVEPOINT"); }
+transaction_stmt(A) ::= ROLLBACK(T) opt_transaction TO opt_savepoint ID. { A = make_unsupported_named(p, &T, "ROLLBACK TO SAVEPOINT"); }
+transaction_stmt(A) ::= COMMIT(T) PREPARED STRING. { A = make_unsupported_named(p, &T, "COMMIT PREPARED"); }
+transaction_stmt(A) ::= ROLLBACK(T) PREPARED STRING. { A = make_unsupported_named(p, &T, "ROLLBACK PREPARED"); }
 opt_transaction ::= .
 opt_transaction ::= WORK.
 opt_transaction ::= TRANSACTION.
+opt_savepoint ::= .
+opt_savepoint ::= SAVEPOINT.
+%type opt_chain {bool}
+opt_chain(A) ::= . { A = false; }
+opt_chain(A) ::= AND CHAIN. { A = true; }
+opt_chain(A) ::= AND NO CHAIN. { A = false; }
+%type xact_modes {XactModes}
+xact_modes(A) ::= . { A = xact_modes_none(); }
+xact_modes(A) ::= xact_mode_list(L). { A = L; }
+%type xact_mode_list {XactModes}
+xact_mode_list(A) ::= xact_mode(M). { A = M; }
+xact_mode_list(A) ::= xact_mode_list(L) COMMA xact_mode(M). { A = xact_modes_merge(L, M); }
+xact_mode_list(A) ::= xact_mode_list(L) xact_mode(M). { A = xact_modes_merge(L, M); }
+%type xact_mode {XactModes}
+xact_mode(A) ::= ISOLATION(T) LEVEL iso_level(I). { A = xact_mode_isolation(&T, I); }
+xact_mode(A) ::= READ(T) ONLY. { A = xact_mode_read_only(&T, XACT_ON); }
+xact_mode(A) ::= READ(T) WRITE. { A = xact_mode_read_only(&T, XACT_OFF); }
+xact_mode(A) ::= DEFERRABLE. { A = xact_mode_deferrable(XACT_ON); }
+xact_mode(A) ::= NOT DEFERRABLE. { A = xact_mode_deferrable(XACT_OFF); }
+%type iso_level {XactIsolation}
+iso_level(A) ::= READ UNCOMMITTED. { A = XACT_READ_UNCOMMITTED; }
+iso_level(A) ::= READ COMMITTED. { A = XACT_READ_COMMITTED; }
+iso_level(A) ::= REPEATABLE READ. { A = XACT_REPEATABLE_READ; }
+iso_level(A) ::= SERIALIZABLE. { A = XACT_SERIALIZABLE; }
+
+/* DEALLOCATE [PREPARE] name | ALL.  A lone DEALLOCATE PREPARE names the
+ * statement "prepare", as in gram.y (PREPARE is unreserved). */
+deallocate_stmt(A) ::= DEALLOCATE(T) ID(N). { A = make_deallocate(p, &T, &N); }
+deallocate_stmt(A) ::= DEALLOCATE(T) PREPARE ID(N). { A = make_deallocate(p, &T, &N); }
+deallocate_stmt(A) ::= DEALLOCATE(T) PREPARE(N). { A = make_deallocate(p, &T, &N); }
+deallocate_stmt(A) ::= DEALLOCATE(T) ALL. { A = make_deallocate(p, &T, NULL); }
+deallocate_stmt(A) ::= DEALLOCATE(T) PREPARE ALL. { A = make_deallocate(p, &T, NULL); }
 
 /* ------------------------------------------------------------------- DDL */
 

@@ -1133,11 +1133,19 @@ int an_statement(Analyze *an, Node *stmt, Query *q)
     case T_SubscribeStmt:
         return an_other_stmt(an, stmt, q);
     case T_TransactionStmt: {
-        static const char *const tags[] = {"BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION"};
+        /* Run by the server (src/server/session.c), which owns the
+         * transaction state. */
+        static const char *const tags[] = {"BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION",
+                                           "SET", "SET"};
         q->kind = QUERY_UTILITY;
         q->tag = tags[((TransactionStmt *)stmt)->kind];
         return 0;
     }
+    case T_DeallocateStmt:
+        /* Run by the server, which owns the session's prepared statements. */
+        q->kind = QUERY_UTILITY;
+        q->tag = ((DeallocateStmt *)stmt)->name == NULL ? "DEALLOCATE ALL" : "DEALLOCATE";
+        return 0;
     case T_RoleStmt: {
         /* Checked and run by the runtime (src/runtime/roles.c). */
         static const char *const tags[] = {"CREATE ROLE", "ALTER ROLE", "ALTER ROLE",

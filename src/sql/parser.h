@@ -100,9 +100,17 @@ const char *token_str(Parse *p, const Token *t);
 
 Node *make_select(Parse *p, int loc, bool distinct, List *targets, List *from,
                   Node *where, List *group_by, Node *having);
-Node *make_transaction(Parse *p, const Token *t, TransactionKind kind);
+Node *make_transaction(Parse *p, const Token *t, TransactionKind kind, XactModes modes,
+                       bool chain);
+XactModes xact_modes_none(void);
+XactModes xact_modes_merge(XactModes a, XactModes b);
+XactModes xact_mode_isolation(const Token *t, XactIsolation level);
+XactModes xact_mode_read_only(const Token *t, XactFlag read_only);
+XactModes xact_mode_deferrable(XactFlag deferrable);
+Node *make_deallocate(Parse *p, const Token *t, const Token *name);
 Node *make_variable_set(Parse *p, const Token *t, const Token *name, bool local);
 Node *make_unsupported(Parse *p, const Token *t);
+Node *make_unsupported_named(Parse *p, const Token *t, const char *command);
 Node *make_res_target(Parse *p, Node *val, const Token *name);
 Node *make_star_target(Parse *p, const Token *star, const Names *qual);
 Node *make_range_var(Parse *p, Names names, const Token *alias);
