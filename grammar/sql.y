@@ -2,17 +2,25 @@
  * sql.y -- sluice's SQL grammar, for the Lemon parser generator.
  *
  * The shapes and precedences are PostgreSQL 15's gram.y, cut down to what
- * sluice runs; every action is one line that calls a constructor from
- * src/sql/parse_nodes.c (make_*), which records the node's text offset.
+ * sluice runs, plus its own statements (streams, sinks, continuous queries,
+ * SUBSCRIBE); every action is one line that calls a constructor from
+ * src/sql/parse_nodes.c, parse_stmts.c or parse_roles.c (make_*, and
+ * xact_mode* for transaction modes), which records the node's text offset,
+ * or passes a value up.
  * The tokenizer (src/sql/tokenize.c) feeds tokens; src/sql/parse.c drives
  * the parser, turning NOT before BETWEEN/IN/LIKE/ILIKE into NOT_LA and WITH
  * before TIME into WITH_LA (gram.y's lookahead tokens), and feeds a final
  * SEMI so the last statement needs no semicolon.
  *
- * Keywords: grammar/keywords.txt lists them with PostgreSQL's categories.
- * The unreserved ones are in the %fallback ID list below, so that they stay
- * usable as names (window, session, stream, ...): gen_keywords.py checks
- * that the two lists agree.
+ * Keywords: grammar/keywords.txt lists them with their categories
+ * (PostgreSQL's, but for sluice's own words and WINDOW).  The unreserved
+ * ones are in the %fallback ID list below, so that they stay usable as
+ * names (window, session, stream, ...): gen_keywords.py checks that the two
+ * lists agree.
+ *
+ * Statements sluice does not run yet are recognised by their first words
+ * and parsed into an UnsupportedStmt, which the analyzer refuses with 0A000
+ * naming them (CREATE INDEX, TRUNCATE, SAVEPOINT, ...).
  */
 
 %name sqlParser
@@ -37,9 +45,9 @@
        EQUALS_GREATER.
 %token NOT_LA WITH_LA.
 
-/* Keywords declared here so that their tokens get low numbers, before the
- * rules below name them (most of them do; TRIGGER no rule uses yet: it is
- * declared so that keywords.c has a token for each word of keywords.txt). */
+/* Keywords declared before the rules below use them, so that their token
+ * numbers do not move with the rules' order.  keywords.c maps each word of
+ * keywords.txt to its TK_ code, so every keyword must have a token. */
 %token ABORT BY DAY HOUR MINUTE MONTH SECOND YEAR LISTEN SINK STREAM
        SUBSCRIBE TRIGGER WATERMARK WINDOW SESSION TRUNCATE EXPLAIN ORDER LIMIT
        OFFSET ON.
@@ -71,8 +79,9 @@
       CHAIN CHARACTERISTICS COMMITTED ISOLATION LEVEL NO PREPARED
       READ RELEASE REPEATABLE SAVEPOINT SERIALIZABLE UNCOMMITTED WRITE.
 
-/* Anything at all: the words after SET, or after a statement we recognise
- * only by its first word. */
+/* Anything at all (the rule "anything"): a SET's value (the settings
+ * parse it, from VariableSetStmt.value_offset), what follows a FOREIGN KEY's REFERENCES, and the
+ * rest of a statement recognised only by its first words. */
 %wildcard ANYTOKEN.
 
 /* gram.y's precedence, lowest first. */
@@ -119,9 +128,9 @@ stmt(A) ::= copy_stmt(X). { A = X; }
 stmt(A) ::= role_stmt(X). { A = X; }
 stmt(A) ::= grant_stmt(X). { A = X; }
 stmt(A) ::= SET(T) opt_set_scope(S) set_name(N) anything. { A = make_variable_set(p, &T, &N, S); }
-stmt(A) ::= RESET(T) set_name(N) anything. { A = make_variable_reset(p, &T, N.z); }
+stmt(A) ::= RESET(T) set_name(N). { A = make_variable_reset(p, &T, N.z); }
 stmt(A) ::= RESET(T) ALL. { A = make_variable_reset(p, &T, "all"); }
-stmt(A) ::= SHOW(T) set_name(N) anything. { A = make_show(p, &T, N.z); }
+stmt(A) ::= SHOW(T) set_name(N). { A = make_show(p, &T, N.z); }
 stmt(A) ::= SHOW(T) ALL. { A = make_show(p, &T, "all"); }
 stmt(A) ::= SUBSCRIBE(T) name_list(N) opt_with_options(O). { A = make_subscribe(p, &T, N, O); }
 stmt(A) ::= ALTER(T) CONTINUOUS QUERY name_list(N) PAUSE. { A = make_alter_cq(p, &T, N, true); }
