@@ -2,6 +2,10 @@
  * analyze.c -- parse analysis: RawStmt -> Query with typed expressions.
  *
  *   sql_analyze(arena, sql, raw, param_types, n, &query, err)
+ *   sql_analyze_with   the same, with the catalog to look relations up in
+ *   an_statement       the dispatch over statement kinds; SET / RESET / SHOW,
+ *                      the transaction statements and DEALLOCATE are only
+ *                      tagged (QUERY_UTILITY): the server runs them
  *
  * What PostgreSQL 15's parse analysis does, for the statements sluice has:
  *   - literals: an integer that fits int4 is int4, else int8, else numeric;

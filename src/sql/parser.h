@@ -2,11 +2,13 @@
  * parser.h -- the sql module's inside: tokens, the tokenizer, the Parse
  * context the Lemon grammar carries, and the node constructors its actions
  * call.  Only src/sql/, grammar/sql.y and the unit tests include this; the
- * rest of sluice goes through sql.h's sql_parse() / sql_analyze().
+ * rest of sluice reaches the parser through runtime.h's rt_parse(), and the
+ * analyzer through expr.h's sql_analyze_with().
  *
  *   sql_lexer_init, sql_lex       tokenizer (tokenize.c)
  *   sql_parse                     query string -> List of RawStmt (parse.c)
- *   make_*                        AST constructors (parse_nodes.c)
+ *   make_*, xact_mode*            AST constructors (parse_nodes.c,
+ *                                 parse_stmts.c, parse_roles.c)
  */
 #ifndef SLUICE_SQL_PARSER_H
 #define SLUICE_SQL_PARSER_H
