@@ -48,9 +48,10 @@
  * PostgreSQL's warnings (25001, 25P01); after an error inside a block
  * every statement but COMMIT / ROLLBACK is refused with 25P02 until the
  * block ends.  Each statement still commits on its own: the block holds
- * SET LOCAL, the portals and READ ONLY (25006 for a statement that
- * writes); REPEATABLE READ and SERIALIZABLE, which sluice cannot give, are
- * refused (0A000).  At Sync outside a block the portals are dropped, as the
+ * SET LOCAL, the portals and its modes, fixed at its first query: READ
+ * ONLY (25006 for a statement that writes) and the isolation level
+ * (REPEATABLE READ and SERIALIZABLE, which sluice cannot give, are refused
+ * with 0A000).  At Sync outside a block the portals are dropped, as the
  * implicit transaction that held them ends.
  *
  * Turns: session_consume handles a connection's whole messages for at most
@@ -398,11 +399,36 @@ static int xact_modes_check(const XactModes *m, SlError *err)
     return 0;
 }
 
-/* Starts a transaction block (BEGIN, or the next one of AND CHAIN). */
-static void xact_start(Conn *c)
+/* Starts a transaction block: BEGIN's, or the next one of AND CHAIN,
+ * which keeps the modes of the one before. */
+static void xact_start(Conn *c, bool chain)
 {
     settings_xact_begin(c->settings);
     c->xact = 'T';
+    c->xact_queried = false;
+    if (!chain) {
+        c->xact_read_only = false;
+        c->xact_isolation = XACT_READ_COMMITTED;
+    }
+}
+
+/* Applies modes to the block, with PostgreSQL's checks: once a query ran
+ * in it, its isolation level cannot change, nor READ ONLY become READ
+ * WRITE (25001).  Returns 0, or -1 with err set. */
+static int xact_modes_apply(Conn *c, const XactModes *m, SlError *err)
+{
+    if (m->isolation != XACT_ISO_DEFAULT && m->isolation != (XactIsolation)c->xact_isolation) {
+        if (c->xact_queried)
+            return sl_error(err, ERRCODE_ACTIVE_SQL_TRANSACTION,
+                            "SET TRANSACTION ISOLATION LEVEL must be called before any query");
+        c->xact_isolation = m->isolation;
+    }
+    if (m->read_only == XACT_OFF && c->xact_read_only && c->xact_queried)
+        return sl_error(err, ERRCODE_ACTIVE_SQL_TRANSACTION,
+                        "transaction read-write mode must be set before any query");
+    if (m->read_only != XACT_UNSET)
+        c->xact_read_only = m->read_only == XACT_ON;
+    return 0;
 }
 
 /* Runs a transaction statement: the session's transaction state, the
@@ -417,15 +443,13 @@ static int run_transaction(Conn *c, const TransactionStmt *s, char *tag, size_t 
     case TRANS_START:
         if (xact_modes_check(&s->modes, err) < 0)
             return -1;
-        if (in_block) {
+        if (in_block)
             send_notice(c, "WARNING", ERRCODE_ACTIVE_SQL_TRANSACTION,
                         "there is already a transaction in progress");
-        } else {
-            xact_start(c);
-            c->xact_read_only = false;
-        }
-        if (s->modes.read_only != XACT_UNSET)
-            c->xact_read_only = s->modes.read_only == XACT_ON;
+        else
+            xact_start(c, false);
+        if (xact_modes_apply(c, &s->modes, err) < 0)
+            return -1;
         snprintf(tag, tagsize, "%s", s->kind == TRANS_BEGIN ? "BEGIN" : "START TRANSACTION");
         return 0;
     case TRANS_COMMIT:
@@ -446,7 +470,7 @@ static int run_transaction(Conn *c, const TransactionStmt *s, char *tag, size_t 
         settings_xact_end(c->settings, commit);
         c->xact = 'I';
         if (s->chain)
-            xact_start(c);      /* the same modes: READ ONLY stays */
+            xact_start(c, true);
         else
             c->xact_read_only = false;
         snprintf(tag, tagsize, "%s", commit ? "COMMIT" : "ROLLBACK");
@@ -458,8 +482,8 @@ static int run_transaction(Conn *c, const TransactionStmt *s, char *tag, size_t 
         if (!in_block)
             send_notice(c, "WARNING", ERRCODE_NO_ACTIVE_SQL_TRANSACTION,
                         "SET TRANSACTION can only be used in transaction blocks");
-        else if (s->modes.read_only != XACT_UNSET)
-            c->xact_read_only = s->modes.read_only == XACT_ON;
+        else if (xact_modes_apply(c, &s->modes, err) < 0)
+            return -1;
         snprintf(tag, tagsize, "SET");
         return 0;
     case TRANS_SET_SESSION:
@@ -479,16 +503,19 @@ static int run_transaction(Conn *c, const TransactionStmt *s, char *tag, size_t 
                     (int)s->kind);
 }
 
-/* In a READ ONLY block, a statement that writes is refused with 25006, as
- * PostgreSQL's PreventCommandIfReadOnly does.  Returns 0, or -1 with err
- * set. */
-static int read_only_check(Conn *c, const Prepared *prep, SlError *err)
+/* A statement other than the session's own is about to run: in a block it
+ * is the block's first query (whose modes are then fixed), and in a READ
+ * ONLY block one that writes is refused with 25006, as PostgreSQL's
+ * PreventCommandIfReadOnly does.  Returns 0, or -1 with err set. */
+static int xact_statement_check(Conn *c, const Prepared *prep, SlError *err)
 {
-    const char *cmd = c->xact_read_only ? rt_write_command(prep) : NULL;
-    if (cmd == NULL)
-        return 0;
-    return sl_error(err, ERRCODE_READ_ONLY_SQL_TRANSACTION,
-                    "cannot execute %s in a read-only transaction", cmd);
+    const char *cmd = c->xact != 'I' && c->xact_read_only ? rt_write_command(prep) : NULL;
+    if (cmd != NULL)
+        return sl_error(err, ERRCODE_READ_ONLY_SQL_TRANSACTION,
+                        "cannot execute %s in a read-only transaction", cmd);
+    if (c->xact == 'T')
+        c->xact_queried = true;
+    return 0;
 }
 
 static void stmt_unlink(Conn *c, PreparedStmt *ps);
@@ -809,7 +836,7 @@ static int start_statement(Conn *c, const Prepared *prep, const ParamValue *para
             return run_transaction(c, (const TransactionStmt *)stmt, tag, tagsize, err);
         if (IS_A(stmt, DeallocateStmt))
             return run_deallocate(c, (const DeallocateStmt *)stmt, tag, tagsize, err);
-        if (read_only_check(c, prep, err) < 0)
+        if (xact_statement_check(c, prep, err) < 0)
             return -1;
         if (here && (kind != JOB_EXECUTE_LIMIT || !rt_runnable(prep))) {
             RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err, 0,
@@ -1035,8 +1062,12 @@ static void run_simple(Conn *c)
         }
         char tag[64];
         RtCopyKind kind = rt_copy_kind(prep);
+        if (kind != RT_COPY_NONE && xact_statement_check(c, prep, &err) < 0) {
+            session_send_error(c, &err, sql, false);
+            break;
+        }
         if (kind == RT_COPY_IN) {
-            if (read_only_check(c, prep, &err) < 0 || rt_copy_begin(prep, &c->copy, &err) < 0) {
+            if (rt_copy_begin(prep, &c->copy, &err) < 0) {
                 session_send_error(c, &err, sql, false);
                 break;
             }
@@ -1529,8 +1560,12 @@ static void execute_copy(Conn *c, Portal *p, RtCopyKind ck)
         return;
     }
     p->done = true;
+    if (xact_statement_check(c, prep, &err) < 0) {
+        extended_error(c, &err, p->stmt->sql);
+        return;
+    }
     if (ck == RT_COPY_IN) {
-        if (read_only_check(c, prep, &err) < 0 || rt_copy_begin(prep, &c->copy, &err) < 0) {
+        if (rt_copy_begin(prep, &c->copy, &err) < 0) {
             extended_error(c, &err, p->stmt->sql);
             return;
         }
