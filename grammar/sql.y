@@ -2,17 +2,25 @@
  * sql.y -- sluice's SQL grammar, for the Lemon parser generator.
  *
  * The shapes and precedences are PostgreSQL 15's gram.y, cut down to what
- * sluice runs; every action is one line that calls a constructor from
- * src/sql/parse_nodes.c (make_*), which records the node's text offset.
+ * sluice runs, plus its own statements (streams, sinks, continuous queries,
+ * SUBSCRIBE); every action is one line that calls a constructor from
+ * src/sql/parse_nodes.c, parse_stmts.c or parse_roles.c (make_*, and
+ * xact_mode* for transaction modes), which records the node's text offset,
+ * or passes a value up.
  * The tokenizer (src/sql/tokenize.c) feeds tokens; src/sql/parse.c drives
  * the parser, turning NOT before BETWEEN/IN/LIKE/ILIKE into NOT_LA and WITH
  * before TIME into WITH_LA (gram.y's lookahead tokens), and feeds a final
  * SEMI so the last statement needs no semicolon.
  *
- * Keywords: grammar/keywords.txt lists them with PostgreSQL's categories.
- * The unreserved ones are in the %fallback ID list below, so that they stay
- * usable as names (window, session, stream, ...): gen_keywords.py checks
- * that the two lists agree.
+ * Keywords: grammar/keywords.txt lists them with their categories
+ * (PostgreSQL's, but for sluice's own words and WINDOW).  The unreserved
+ * ones are in the %fallback ID list below, so that they stay usable as
+ * names (window, session, stream, ...): gen_keywords.py checks that the two
+ * lists agree.
+ *
+ * Statements sluice does not run yet are recognised by their first words
+ * and parsed into an UnsupportedStmt, which the analyzer refuses with 0A000
+ * naming them (CREATE INDEX, TRUNCATE, SAVEPOINT, ...).
  */
 
 %name sqlParser
@@ -37,8 +45,9 @@
        EQUALS_GREATER.
 %token NOT_LA WITH_LA.
 
-/* Keywords that the grammar does not use yet, declared so that
- * keywords.c has a token for each word of keywords.txt. */
+/* Keywords declared before the rules below use them, so that their token
+ * numbers do not move with the rules' order.  keywords.c maps each word of
+ * keywords.txt to its TK_ code, so every keyword must have a token. */
 %token ABORT BY DAY HOUR MINUTE MONTH SECOND YEAR LISTEN SINK STREAM
        SUBSCRIBE TRIGGER WATERMARK WINDOW SESSION TRUNCATE EXPLAIN ORDER LIMIT
        OFFSET ON.
@@ -54,7 +63,8 @@
   |REFERENCES|RETURNING|RIGHT|TABLE|UNION|UNIQUE|USING
   |BOTH|CURRENT_DATE|CURRENT_TIMESTAMP|EXTRACT|LEADING|LOCALTIMESTAMP|POSITION
   |SUBSTRING|TRAILING|TRIM
-  |ANY|ARRAY|COLLATE|CURRENT_CATALOG|CURRENT_SCHEMA|CURRENT_USER|OPERATOR|SESSION_USER|USER|GRANT.
+  |ANY|ARRAY|COLLATE|CURRENT_CATALOG|CURRENT_SCHEMA|CURRENT_USER|OPERATOR|SESSION_USER|USER|GRANT
+  |DEFERRABLE|ONLY.
 
 /* The unreserved keywords: a name wherever a keyword cannot be. */
 %fallback ID ABORT ALTER BEGIN BY COMMIT COPY CREATE DAY DEALLOCATE DELETE
@@ -65,10 +75,13 @@
       CASCADE CONFLICT CONTINUOUS FILTER FIRST IF KEY LAST NOTHING NULLS PAUSE
       QUERY RECURSIVE REPLACE RESTRICT RESUME OPERATOR OVER PARTITION
       AT
-      ENCRYPTED PASSWORD PRIVILEGES RENAME REVOKE ROLE UNTIL VALID.
+      ENCRYPTED PASSWORD PRIVILEGES RENAME REVOKE ROLE UNTIL VALID
+      CHAIN CHARACTERISTICS COMMITTED ISOLATION LEVEL NO PREPARED
+      READ RELEASE REPEATABLE SAVEPOINT SERIALIZABLE UNCOMMITTED WRITE.
 
-/* Anything at all: the words after SET, or after a statement we recognise
- * only by its first word. */
+/* Anything at all (the rule "anything"): a SET's value (the settings
+ * parse it, from VariableSetStmt.value_offset), what follows a FOREIGN KEY's REFERENCES, and the
+ * rest of a statement recognised only by its first words. */
 %wildcard ANYTOKEN.
 
 /* gram.y's precedence, lowest first. */
@@ -110,13 +123,14 @@ stmt(A) ::= create_stmt(X). { A = X; }
 stmt(A) ::= drop_stmt(X). { A = X; }
 stmt(A) ::= explain_stmt(X). { A = X; }
 stmt(A) ::= transaction_stmt(X). { A = X; }
+stmt(A) ::= deallocate_stmt(X). { A = X; }
 stmt(A) ::= copy_stmt(X). { A = X; }
 stmt(A) ::= role_stmt(X). { A = X; }
 stmt(A) ::= grant_stmt(X). { A = X; }
 stmt(A) ::= SET(T) opt_set_scope(S) set_name(N) anything. { A = make_variable_set(p, &T, &N, S); }
-stmt(A) ::= RESET(T) set_name(N) anything. { A = make_variable_reset(p, &T, N.z); }
+stmt(A) ::= RESET(T) set_name(N). { A = make_variable_reset(p, &T, N.z); }
 stmt(A) ::= RESET(T) ALL. { A = make_variable_reset(p, &T, "all"); }
-stmt(A) ::= SHOW(T) set_name(N) anything. { A = make_show(p, &T, N.z); }
+stmt(A) ::= SHOW(T) set_name(N). { A = make_show(p, &T, N.z); }
 stmt(A) ::= SHOW(T) ALL. { A = make_show(p, &T, "all"); }
 stmt(A) ::= SUBSCRIBE(T) name_list(N) opt_with_options(O). { A = make_subscribe(p, &T, N, O); }
 stmt(A) ::= ALTER(T) CONTINUOUS QUERY name_list(N) PAUSE. { A = make_alter_cq(p, &T, N, true); }
@@ -140,20 +154,62 @@ anything ::= anything ANYTOKEN.
 unsupported_kw(A) ::= DISCARD(X). { A = X; }
 unsupported_kw(A) ::= PREPARE(X). { A = X; }
 unsupported_kw(A) ::= EXECUTE(X). { A = X; }
-unsupported_kw(A) ::= DEALLOCATE(X). { A = X; }
 unsupported_kw(A) ::= TRUNCATE(X). { A = X; }
 unsupported_kw(A) ::= LISTEN(X). { A = X; }
 
-/* BEGIN [WORK|TRANSACTION], START TRANSACTION, COMMIT, END, ROLLBACK, ABORT */
-transaction_stmt(A) ::= BEGIN(T) opt_transaction anything. { A = make_transaction(p, &T, TRANS_BEGIN); }
-transaction_stmt(A) ::= START(T) TRANSACTION anything. { A = make_transaction(p, &T, TRANS_START); }
-transaction_stmt(A) ::= COMMIT(T) opt_transaction. { A = make_transaction(p, &T, TRANS_COMMIT); }
-transaction_stmt(A) ::= END(T) opt_transaction. { A = make_transaction(p, &T, TRANS_COMMIT); }
-transaction_stmt(A) ::= ROLLBACK(T) opt_transaction. { A = make_transaction(p, &T, TRANS_ROLLBACK); }
-transaction_stmt(A) ::= ABORT(T) opt_transaction. { A = make_transaction(p, &T, TRANS_ROLLBACK); }
+/* gram.y's TransactionStmt: BEGIN [WORK | TRANSACTION] [modes], START
+ * TRANSACTION [modes], COMMIT | END | ROLLBACK | ABORT [WORK | TRANSACTION]
+ * [AND [NO] CHAIN], SET TRANSACTION modes, SET SESSION CHARACTERISTICS AS
+ * TRANSACTION modes.  Savepoints and two-phase commit are parsed and
+ * refused (0A000). */
+transaction_stmt(A) ::= BEGIN(T) opt_transaction xact_modes(M). { A = make_transaction(p, &T, TRANS_BEGIN, M, false); }
+transaction_stmt(A) ::= START(T) TRANSACTION xact_modes(M). { A = make_transaction(p, &T, TRANS_START, M, false); }
+transaction_stmt(A) ::= COMMIT(T) opt_transaction opt_chain(C). { A = make_transaction(p, &T, TRANS_COMMIT, xact_modes_none(), C); }
+transaction_stmt(A) ::= END(T) opt_transaction opt_chain(C). { A = make_transaction(p, &T, TRANS_COMMIT, xact_modes_none(), C); }
+transaction_stmt(A) ::= ROLLBACK(T) opt_transaction opt_chain(C). { A = make_transaction(p, &T, TRANS_ROLLBACK, xact_modes_none(), C); }
+transaction_stmt(A) ::= ABORT(T) opt_transaction opt_chain(C). { A = make_transaction(p, &T, TRANS_ROLLBACK, xact_modes_none(), C); }
+transaction_stmt(A) ::= SET(T) TRANSACTION xact_mode_list(M). { A = make_transaction(p, &T, TRANS_SET, M, false); }
+transaction_stmt(A) ::= SET(T) SESSION CHARACTERISTICS AS TRANSACTION xact_mode_list(M). { A = make_transaction(p, &T, TRANS_SET_SESSION, M, false); }
+transaction_stmt(A) ::= SAVEPOINT(T) ID. { A = make_unsupported_named(p, &T, "SAVEPOINT"); }
+transaction_stmt(A) ::= RELEASE(T) opt_savepoint ID. { A = make_unsupported_named(p, &T, "RELEASE SAVEPOINT"); }
+transaction_stmt(A) ::= ROLLBACK(T) opt_transaction TO opt_savepoint ID. { A = make_unsupported_named(p, &T, "ROLLBACK TO SAVEPOINT"); }
+transaction_stmt(A) ::= COMMIT(T) PREPARED STRING. { A = make_unsupported_named(p, &T, "COMMIT PREPARED"); }
+transaction_stmt(A) ::= ROLLBACK(T) PREPARED STRING. { A = make_unsupported_named(p, &T, "ROLLBACK PREPARED"); }
 opt_transaction ::= .
 opt_transaction ::= WORK.
 opt_transaction ::= TRANSACTION.
+opt_savepoint ::= .
+opt_savepoint ::= SAVEPOINT.
+%type opt_chain {bool}
+opt_chain(A) ::= . { A = false; }
+opt_chain(A) ::= AND CHAIN. { A = true; }
+opt_chain(A) ::= AND NO CHAIN. { A = false; }
+%type xact_modes {XactModes}
+xact_modes(A) ::= . { A = xact_modes_none(); }
+xact_modes(A) ::= xact_mode_list(L). { A = L; }
+%type xact_mode_list {XactModes}
+xact_mode_list(A) ::= xact_mode(M). { A = M; }
+xact_mode_list(A) ::= xact_mode_list(L) COMMA xact_mode(M). { A = xact_modes_merge(L, M); }
+xact_mode_list(A) ::= xact_mode_list(L) xact_mode(M). { A = xact_modes_merge(L, M); }
+%type xact_mode {XactModes}
+xact_mode(A) ::= ISOLATION(T) LEVEL iso_level(I). { A = xact_mode_isolation(&T, I); }
+xact_mode(A) ::= READ(T) ONLY. { A = xact_mode_read_only(&T, XACT_ON); }
+xact_mode(A) ::= READ(T) WRITE. { A = xact_mode_read_only(&T, XACT_OFF); }
+xact_mode(A) ::= DEFERRABLE. { A = xact_mode_deferrable(XACT_ON); }
+xact_mode(A) ::= NOT DEFERRABLE. { A = xact_mode_deferrable(XACT_OFF); }
+%type iso_level {XactIsolation}
+iso_level(A) ::= READ UNCOMMITTED. { A = XACT_READ_UNCOMMITTED; }
+iso_level(A) ::= READ COMMITTED. { A = XACT_READ_COMMITTED; }
+iso_level(A) ::= REPEATABLE READ. { A = XACT_REPEATABLE_READ; }
+iso_level(A) ::= SERIALIZABLE. { A = XACT_SERIALIZABLE; }
+
+/* DEALLOCATE [PREPARE] name | ALL.  A lone DEALLOCATE PREPARE names the
+ * statement "prepare", as in gram.y (PREPARE is unreserved). */
+deallocate_stmt(A) ::= DEALLOCATE(T) ID(N). { A = make_deallocate(p, &T, &N); }
+deallocate_stmt(A) ::= DEALLOCATE(T) PREPARE ID(N). { A = make_deallocate(p, &T, &N); }
+deallocate_stmt(A) ::= DEALLOCATE(T) PREPARE(N). { A = make_deallocate(p, &T, &N); }
+deallocate_stmt(A) ::= DEALLOCATE(T) ALL. { A = make_deallocate(p, &T, NULL); }
+deallocate_stmt(A) ::= DEALLOCATE(T) PREPARE ALL. { A = make_deallocate(p, &T, NULL); }
 
 /* ------------------------------------------------------------------- DDL */
 

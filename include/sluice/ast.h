@@ -20,6 +20,7 @@ typedef enum NodeTag {
     /* statements */
     T_SelectStmt,
     T_TransactionStmt,
+    T_DeallocateStmt,
     T_VariableSetStmt,
     T_UnsupportedStmt,
     T_InsertStmt,
@@ -498,14 +499,49 @@ typedef struct GrantStmt {
     List       *grantees;       /* of const char * */
 } GrantStmt;
 
+/* BEGIN [WORK | TRANSACTION] [modes], START TRANSACTION [modes],
+ * COMMIT | END [WORK | TRANSACTION] [AND [NO] CHAIN],
+ * ROLLBACK | ABORT [WORK | TRANSACTION] [AND [NO] CHAIN],
+ * SET TRANSACTION modes, SET SESSION CHARACTERISTICS AS TRANSACTION modes.
+ * The server (src/server/session.c) runs them: they move the session's
+ * transaction state, and check the modes against what sluice provides. */
 typedef enum TransactionKind {
-    TRANS_BEGIN, TRANS_COMMIT, TRANS_ROLLBACK, TRANS_START
+    TRANS_BEGIN, TRANS_COMMIT, TRANS_ROLLBACK, TRANS_START,
+    TRANS_SET,              /* SET TRANSACTION */
+    TRANS_SET_SESSION       /* SET SESSION CHARACTERISTICS AS TRANSACTION */
 } TransactionKind;
+
+/* A transaction's isolation level as written; XACT_ISO_DEFAULT: none. */
+typedef enum XactIsolation {
+    XACT_ISO_DEFAULT, XACT_READ_UNCOMMITTED, XACT_READ_COMMITTED,
+    XACT_REPEATABLE_READ, XACT_SERIALIZABLE
+} XactIsolation;
+
+/* A mode given or not: READ ONLY / READ WRITE, DEFERRABLE / NOT DEFERRABLE. */
+typedef enum XactFlag { XACT_UNSET, XACT_OFF, XACT_ON } XactFlag;
+
+/* The transaction modes of one statement; the last of a repeated mode wins,
+ * as in PostgreSQL.  *_loc: the mode's text offset, -1 when not given. */
+typedef struct XactModes {
+    XactIsolation isolation;
+    int           isolation_loc;
+    XactFlag      read_only;
+    int           read_only_loc;
+    XactFlag      deferrable;
+} XactModes;
 
 typedef struct TransactionStmt {
     Node            hdr;
     TransactionKind kind;
+    XactModes       modes;      /* BEGIN, START TRANSACTION, SET ... */
+    bool            chain;      /* COMMIT / ROLLBACK AND CHAIN */
 } TransactionStmt;
+
+/* DEALLOCATE [PREPARE] name | ALL: name NULL for ALL. */
+typedef struct DeallocateStmt {
+    Node        hdr;
+    const char *name;
+} DeallocateStmt;
 
 /* SET [LOCAL] name TO value, RESET name (name "all": RESET ALL); name as
  * the tokenizer gives it.  The value is the statement's text from

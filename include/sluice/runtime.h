@@ -24,6 +24,7 @@
 #include "sluice/types.h"
 
 typedef struct RawStmt RawStmt;
+typedef struct Node Node;
 typedef struct Prepared Prepared;
 typedef struct Catalog Catalog;
 typedef struct StateStore StateStore;
@@ -164,6 +165,15 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams,
  * and whether it is SET LOCAL. */
 typedef enum RtSetKind { RT_SET_NONE, RT_SET, RT_RESET, RT_SHOW } RtSetKind;
 RtSetKind rt_setting(const Prepared *p, const char **name, const char **value, bool *local);
+
+/* Transaction statements and DEALLOCATE belong to the session too:
+ * rt_statement gives p's parse tree (ast.h: TransactionStmt,
+ * DeallocateStmt), which the server runs itself.  rt_write_command: the
+ * command a read-only transaction refuses (PostgreSQL's
+ * PreventCommandIfReadOnly: "INSERT", "CREATE TABLE", "COPY FROM", ...),
+ * NULL for a statement that writes nothing. */
+const Node *rt_statement(const Prepared *p);
+const char *rt_write_command(const Prepared *p);
 
 /* Statements on a worker thread.  rt_execute runs a statement on the
  * calling thread; the server instead runs the ones rt_on_worker accepts

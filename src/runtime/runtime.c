@@ -8,6 +8,9 @@
  *   rt_returns_rows  RowDescription (even of no columns) or NoData
  *   rt_execute    parameters in, rows out to a ResultSink, the tag
  *   rt_subscribe_name  the query a prepared SUBSCRIBE names
+ *   rt_statement  the parse tree of a statement the server runs itself
+ *                 (transaction statements, DEALLOCATE)
+ *   rt_write_command  what a read-only transaction refuses
  *   rt_setting    what a SET / RESET / SHOW asks of the session
  *   rt_on_worker, rt_runnable, rt_run_begin, rt_run_exec, rt_run_fetch,
  *   rt_run_end    a statement run on a worker thread, in three steps; the
@@ -579,6 +582,28 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     if (rc == 0)
         snprintf(tag, tagsize, "%s", q->tag);
     return rc < 0 ? -1 : 0;
+}
+
+const Node *rt_statement(const Prepared *p)
+{
+    return p != NULL && p->raw != NULL ? p->raw->stmt : NULL;
+}
+
+const char *rt_write_command(const Prepared *p)
+{
+    const Query *q = p->q;
+    switch (q->kind) {
+    case QUERY_MODIFY:
+    case QUERY_CREATE:
+    case QUERY_DROP:
+    case QUERY_ALTER_CQ:
+    case QUERY_ROLE:
+        return q->tag;
+    case QUERY_COPY:
+        return q->copy->to ? NULL : "COPY FROM";
+    default:
+        return NULL;
+    }
 }
 
 const char *rt_subscribe_name(const Prepared *p)

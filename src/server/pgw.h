@@ -157,6 +157,9 @@ struct Conn {
     int64_t     connected_us;   /* wall clock at authentication (sys.connections) */
     bool        active;         /* a message is being handled */
     char        xact;           /* 'I', 'T' or 'E' for ReadyForQuery */
+    bool        xact_read_only; /* the block is READ ONLY (session.c) */
+    bool        xact_queried;   /* a query ran in the block: its modes are fixed */
+    int         xact_isolation; /* the block's XactIsolation (ast.h) */
     bool        skip_to_sync;   /* extended protocol: after an error */
     struct SimpleQuery *sq;     /* a Query string stopped at a COPY FROM STDIN */
     RtCopy     *copy;           /* copy-in mode: the COPY being fed */

@@ -41,10 +41,17 @@
  * seconds): the worker's last piece closes them, and a run dropped while
  * suspended or paused goes to the statement pool to be closed (run_drop).
  *
- * Transactions: BEGIN / COMMIT / ROLLBACK set the status byte of
- * ReadyForQuery ('I', 'T', 'E'); after an error inside a transaction block
+ * Transactions: the transaction statements and DEALLOCATE come parsed
+ * (ast.h's TransactionStmt and DeallocateStmt, through rt_statement) and
+ * run here, as they act on the session.  BEGIN / COMMIT / ROLLBACK [AND
+ * CHAIN] set the status byte of ReadyForQuery ('I', 'T', 'E'), with
+ * PostgreSQL's warnings (25001, 25P01); after an error inside a block
  * every statement but COMMIT / ROLLBACK is refused with 25P02 until the
- * block ends.  At Sync outside a block the portals are dropped, as the
+ * block ends.  Each statement still commits on its own: the block holds
+ * SET LOCAL, the portals and its modes, fixed at its first query: READ
+ * ONLY (25006 for a statement that writes) and the isolation level
+ * (REPEATABLE READ and SERIALIZABLE, which sluice cannot give, are refused
+ * with 0A000).  At Sync outside a block the portals are dropped, as the
  * implicit transaction that held them ends.
  *
  * Turns: session_consume handles a connection's whole messages for at most
@@ -364,22 +371,182 @@ static void send_command_complete(Conn *c, const char *tag)
     pgw_end(&c->out, m);
 }
 
-/* Transaction status after a successful command, from its tag.  sluice has
- * no multi-statement transactions yet; BEGIN/COMMIT are accepted so that
- * clients that send them work, and the status byte follows them. */
-static void track_transaction(Conn *c, const char *tag)
+/* The statements a failed transaction block accepts: COMMIT and ROLLBACK
+ * (END, ABORT; PostgreSQL's IsTransactionExitStmt). */
+static bool is_xact_exit(const Node *stmt)
 {
-    bool was_block = c->xact != 'I';
-    if (strcmp(tag, "BEGIN") == 0 || strcmp(tag, "START TRANSACTION") == 0) {
-        if (!was_block)
-            settings_xact_begin(c->settings);
-        c->xact = 'T';
-    } else if (strcmp(tag, "COMMIT") == 0 || strcmp(tag, "ROLLBACK") == 0) {
-        /* SET LOCAL ends with the block; ROLLBACK also undoes its SETs. */
-        if (was_block)
-            settings_xact_end(c->settings, strcmp(tag, "COMMIT") == 0);
-        c->xact = 'I';
+    if (!IS_A(stmt, TransactionStmt))
+        return false;
+    TransactionKind k = ((const TransactionStmt *)stmt)->kind;
+    return k == TRANS_COMMIT || k == TRANS_ROLLBACK;
+}
+
+/* Checks a statement's transaction modes against what sluice gives: each
+ * statement commits on its own and sees what committed before it started,
+ * which is READ COMMITTED (READ UNCOMMITTED behaves as it, as in
+ * PostgreSQL); DEFERRABLE only matters to SERIALIZABLE READ ONLY.  Returns
+ * 0, or -1 with err set (0A000). */
+static int xact_modes_check(const XactModes *m, SlError *err)
+{
+    if (m->isolation == XACT_REPEATABLE_READ || m->isolation == XACT_SERIALIZABLE) {
+        sl_error_at(err, ERRCODE_FEATURE_NOT_SUPPORTED, m->isolation_loc,
+                    "transaction isolation level %s is not supported",
+                    m->isolation == XACT_SERIALIZABLE ? "SERIALIZABLE" : "REPEATABLE READ");
+        sl_error_hint(err, "Each statement commits on its own and sees the rows committed "
+                           "before it started, as in READ COMMITTED.");
+        return -1;
     }
+    return 0;
+}
+
+/* Starts a transaction block: BEGIN's, or the next one of AND CHAIN,
+ * which keeps the modes of the one before. */
+static void xact_start(Conn *c, bool chain)
+{
+    settings_xact_begin(c->settings);
+    c->xact = 'T';
+    c->xact_queried = false;
+    if (!chain) {
+        c->xact_read_only = false;
+        c->xact_isolation = XACT_READ_COMMITTED;
+    }
+}
+
+/* Applies modes to the block, with PostgreSQL's checks: once a query ran
+ * in it, its isolation level cannot change, nor READ ONLY become READ
+ * WRITE (25001).  Returns 0, or -1 with err set. */
+static int xact_modes_apply(Conn *c, const XactModes *m, SlError *err)
+{
+    if (m->isolation != XACT_ISO_DEFAULT && m->isolation != (XactIsolation)c->xact_isolation) {
+        if (c->xact_queried)
+            return sl_error(err, ERRCODE_ACTIVE_SQL_TRANSACTION,
+                            "SET TRANSACTION ISOLATION LEVEL must be called before any query");
+        c->xact_isolation = m->isolation;
+    }
+    if (m->read_only == XACT_OFF && c->xact_read_only && c->xact_queried)
+        return sl_error(err, ERRCODE_ACTIVE_SQL_TRANSACTION,
+                        "transaction read-write mode must be set before any query");
+    if (m->read_only != XACT_UNSET)
+        c->xact_read_only = m->read_only == XACT_ON;
+    return 0;
+}
+
+/* Runs a transaction statement: the session's transaction state, the
+ * status byte and its warnings, as PostgreSQL's xact.c does.  Returns 0
+ * with tag set, or -1 with err set. */
+static int run_transaction(Conn *c, const TransactionStmt *s, char *tag, size_t tagsize,
+                           SlError *err)
+{
+    bool in_block = c->xact != 'I';
+    switch (s->kind) {
+    case TRANS_BEGIN:
+    case TRANS_START:
+        if (xact_modes_check(&s->modes, err) < 0)
+            return -1;
+        if (in_block)
+            send_notice(c, "WARNING", ERRCODE_ACTIVE_SQL_TRANSACTION,
+                        "there is already a transaction in progress");
+        else
+            xact_start(c, false);
+        if (xact_modes_apply(c, &s->modes, err) < 0)
+            return -1;
+        snprintf(tag, tagsize, "%s", s->kind == TRANS_BEGIN ? "BEGIN" : "START TRANSACTION");
+        return 0;
+    case TRANS_COMMIT:
+    case TRANS_ROLLBACK: {
+        const char *what = s->kind == TRANS_COMMIT ? "COMMIT" : "ROLLBACK";
+        if (!in_block) {
+            if (s->chain)
+                return sl_error(err, ERRCODE_NO_ACTIVE_SQL_TRANSACTION,
+                                "%s AND CHAIN can only be used in transaction blocks", what);
+            send_notice(c, "WARNING", ERRCODE_NO_ACTIVE_SQL_TRANSACTION,
+                        "there is no transaction in progress");
+            snprintf(tag, tagsize, "%s", what);
+            return 0;
+        }
+        /* COMMIT of a failed block is a ROLLBACK.  SET LOCAL ends with the
+         * block; ROLLBACK also undoes its SETs. */
+        bool commit = s->kind == TRANS_COMMIT && c->xact == 'T';
+        settings_xact_end(c->settings, commit);
+        c->xact = 'I';
+        if (s->chain)
+            xact_start(c, true);
+        else
+            c->xact_read_only = false;
+        snprintf(tag, tagsize, "%s", commit ? "COMMIT" : "ROLLBACK");
+        return 0;
+    }
+    case TRANS_SET:
+        if (xact_modes_check(&s->modes, err) < 0)
+            return -1;
+        if (!in_block)
+            send_notice(c, "WARNING", ERRCODE_NO_ACTIVE_SQL_TRANSACTION,
+                        "SET TRANSACTION can only be used in transaction blocks");
+        else if (xact_modes_apply(c, &s->modes, err) < 0)
+            return -1;
+        snprintf(tag, tagsize, "SET");
+        return 0;
+    case TRANS_SET_SESSION:
+        if (xact_modes_check(&s->modes, err) < 0)
+            return -1;
+        if (s->modes.read_only == XACT_ON) {
+            /* default_transaction_read_only is off and read-only */
+            sl_error_at(err, ERRCODE_FEATURE_NOT_SUPPORTED, s->modes.read_only_loc,
+                        "read-only sessions are not supported");
+            sl_error_hint(err, "Use BEGIN READ ONLY for a read-only transaction block.");
+            return -1;
+        }
+        snprintf(tag, tagsize, "SET");
+        return 0;
+    }
+    return sl_error(err, ERRCODE_INTERNAL_ERROR, "unexpected transaction statement %d",
+                    (int)s->kind);
+}
+
+/* A statement other than the session's own is about to run: in a block it
+ * is the block's first query (whose modes are then fixed), and in a READ
+ * ONLY block one that writes is refused with 25006, as PostgreSQL's
+ * PreventCommandIfReadOnly does.  Returns 0, or -1 with err set. */
+static int xact_statement_check(Conn *c, const Prepared *prep, SlError *err)
+{
+    const char *cmd = c->xact != 'I' && c->xact_read_only ? rt_write_command(prep) : NULL;
+    if (cmd != NULL)
+        return sl_error(err, ERRCODE_READ_ONLY_SQL_TRANSACTION,
+                        "cannot execute %s in a read-only transaction", cmd);
+    if (c->xact == 'T')
+        c->xact_queried = true;
+    return 0;
+}
+
+static void stmt_unlink(Conn *c, PreparedStmt *ps);
+static PreparedStmt *stmt_find(Conn *c, const char *name);
+static void stmt_release_entry(NameEntry *e);
+
+/* DEALLOCATE [PREPARE] name | ALL: prepared statements belong to the
+ * session, so the server runs it (psycopg 3 sends DEALLOCATE ALL to drop
+ * its cached statements, over the extended protocol in pipeline mode).
+ * ALL keeps the unnamed statement, as PostgreSQL does.  Returns 0 with tag
+ * set, or -1 with err set (26000). */
+static int run_deallocate(Conn *c, const DeallocateStmt *s, char *tag, size_t tagsize,
+                          SlError *err)
+{
+    if (s->name == NULL) {
+        NameEntry *unnamed = names_find(&c->stmts, "");
+        if (unnamed != NULL)
+            names_remove(&c->stmts, unnamed);
+        names_clear(&c->stmts, stmt_release_entry);
+        if (unnamed != NULL)
+            names_add(&c->stmts, unnamed);
+        snprintf(tag, tagsize, "DEALLOCATE ALL");
+        return 0;
+    }
+    PreparedStmt *ps = s->name[0] != '\0' ? stmt_find(c, s->name) : NULL;
+    if (ps == NULL)
+        return sl_error(err, ERRCODE_UNDEFINED_PSTATEMENT,
+                        "prepared statement \"%s\" does not exist", s->name);
+    stmt_unlink(c, ps);
+    snprintf(tag, tagsize, "DEALLOCATE");
+    return 0;
 }
 
 /* One text value as a DataRow field. */
@@ -435,15 +602,12 @@ static int run_setting(Conn *c, RtSetKind kind, const char *name, const char *va
     return 0;
 }
 
-/* The tag's effect on the session once a statement succeeded. */
-static void statement_done(Conn *c, char *tag, size_t tagsize)
+/* Once a statement succeeded: the runtime's warning, if it left one. */
+static void statement_done(Conn *c)
 {
     const char *state, *warning = rt_take_warning(&state);
     if (warning != NULL)
         send_notice(c, "WARNING", state, warning);
-    if (c->xact == 'E' && strcmp(tag, "COMMIT") == 0)
-        snprintf(tag, tagsize, "ROLLBACK");
-    track_transaction(c, tag);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -664,15 +828,22 @@ static int start_statement(Conn *c, const Prepared *prep, const ParamValue *para
         if (sk != RT_SET_NONE) {
             if (run_setting(c, sk, name, value, local, out, tag, tagsize, err) < 0)
                 return -1;
-            statement_done(c, tag, tagsize);
+            statement_done(c);
             return 0;
         }
+        const Node *stmt = rt_statement(prep);
+        if (IS_A(stmt, TransactionStmt))
+            return run_transaction(c, (const TransactionStmt *)stmt, tag, tagsize, err);
+        if (IS_A(stmt, DeallocateStmt))
+            return run_deallocate(c, (const DeallocateStmt *)stmt, tag, tagsize, err);
+        if (xact_statement_check(c, prep, err) < 0)
+            return -1;
         if (here && (kind != JOB_EXECUTE_LIMIT || !rt_runnable(prep))) {
             RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err, 0,
                           settings_statement_mem(c->settings), out->len};
             if (rt_execute(prep, params, nparams, &rs.base, tag, tagsize, err) < 0)
                 return -1;
-            statement_done(c, tag, tagsize);
+            statement_done(c);
             return 0;
         }
         if (rt_run_begin(prep, params, nparams, &run, err) < 0)
@@ -691,7 +862,7 @@ static int start_statement(Conn *c, const Prepared *prep, const ParamValue *para
         rt_run_end(run);
         if (rc < 0)
             return -1;
-        statement_done(c, tag, tagsize);
+        statement_done(c);
         execute_tag(tag, tagsize, (int64_t)sent);
         return 0;
     }
@@ -714,56 +885,6 @@ static int start_statement(Conn *c, const Prepared *prep, const ParamValue *para
     if (ms > 0)
         uv_timer_start(&c->stmt_timer, on_statement_timeout, (uint64_t)ms, 0);
     return 1;
-}
-
-/* Is the statement text (from its first byte) COMMIT, ROLLBACK, END or
- * ABORT, the statements a failed transaction block accepts?  A lexical
- * look at the first keyword, skipping blanks and comments. */
-/* Skips white space and comments at s. */
-static const char *skip_blank(const char *s, const char *end)
-{
-    for (;;) {
-        while (s < end && isspace((unsigned char)*s))
-            s++;
-        if (end - s >= 2 && s[0] == '-' && s[1] == '-') {
-            while (s < end && *s != '\n')
-                s++;
-        } else if (end - s >= 2 && s[0] == '/' && s[1] == '*') {
-            const char *close = s + 2;
-            while (end - close >= 2 && !(close[0] == '*' && close[1] == '/'))
-                close++;
-            s = end - close >= 2 ? close + 2 : end;
-        } else {
-            return s;
-        }
-    }
-}
-
-/* The length of the word at s (letters, digits, underscores). */
-static size_t word_len(const char *s, const char *end)
-{
-    size_t n = 0;
-    while (s + n < end && (isalnum((unsigned char)s[n]) || s[n] == '_'))
-        n++;
-    return n;
-}
-
-static bool word_is(const char *s, size_t n, const char *w)
-{
-    return n == strlen(w) && strncasecmp(s, w, n) == 0;
-}
-
-static bool is_xact_end(const char *s, const char *end)
-{
-    s = skip_blank(s, end);
-    static const char *const words[] = {"commit", "rollback", "end", "abort"};
-    size_t n = 0;
-    while (s + n < end && isalpha((unsigned char)s[n]))
-        n++;
-    for (size_t i = 0; i < SL_ARRAY_LEN(words); i++)
-        if (n == strlen(words[i]) && strncasecmp(s, words[i], n) == 0)
-            return true;
-    return false;
 }
 
 void session_send_text_rows(Conn *c, const Batch *b)
@@ -836,65 +957,7 @@ static int copy_out_cb(void *ctx, const char *data, size_t len)
     return 0;
 }
 
-static void stmt_unlink(Conn *c, PreparedStmt *ps);
-static PreparedStmt *stmt_find(Conn *c, const char *name);
-static void stmt_release_entry(NameEntry *e);
 static void extended_error(Conn *c, SlError *err, const char *sql);
-
-/* DEALLOCATE [PREPARE] name | ALL: prepared statements belong to the
- * session, so the server answers it itself (psycopg 3 sends DEALLOCATE ALL
- * to drop its cached statements).  Returns false if the statement is not a
- * DEALLOCATE; otherwise sends its result or error. */
-static bool deallocate(Conn *c, const char *s, const char *end, SlError *err)
-{
-    s = skip_blank(s, end);
-    size_t n = word_len(s, end);
-    if (!word_is(s, n, "deallocate"))
-        return false;
-    s = skip_blank(s + n, end);
-    n = word_len(s, end);
-    if (word_is(s, n, "prepare")) {
-        s = skip_blank(s + n, end);
-        n = word_len(s, end);
-    }
-    char name[256];
-    bool quoted = s < end && *s == '"';
-    if (quoted) {
-        const char *q = memchr(s + 1, '"', (size_t)(end - s - 1));
-        n = q ? (size_t)(q - s - 1) : 0;
-        s++;
-    }
-    const char *after = skip_blank(s + n + (quoted ? 1 : 0), end);
-    while (after < end && *after == ';')
-        after = skip_blank(after + 1, end);
-    if (n == 0 || n >= sizeof(name) || after != end) {
-        sl_error(err, ERRCODE_SYNTAX_ERROR, "syntax error in DEALLOCATE");
-        return true;
-    }
-    if (!quoted && word_is(s, n, "all")) {
-        /* The unnamed statement stays. */
-        NameEntry *unnamed = names_find(&c->stmts, "");
-        if (unnamed != NULL)
-            names_remove(&c->stmts, unnamed);
-        names_clear(&c->stmts, stmt_release_entry);
-        if (unnamed != NULL)
-            names_add(&c->stmts, unnamed);
-        send_command_complete(c, "DEALLOCATE ALL");
-        return true;
-    }
-    for (size_t i = 0; i < n; i++)
-        name[i] = quoted ? s[i] : (char)tolower((unsigned char)s[i]);
-    name[n] = '\0';
-    PreparedStmt *ps = stmt_find(c, name);
-    if (ps == NULL || name[0] == '\0') {
-        sl_error(err, ERRCODE_UNDEFINED_PSTATEMENT, "prepared statement \"%s\" does not exist",
-                 name);
-        return true;
-    }
-    stmt_unlink(c, ps);
-    send_command_complete(c, "DEALLOCATE");
-    return true;
-}
 
 /* ---------------------------------------------------------------------- */
 /* Deferred appends: in group commit mode an INSERT into a stream or a COPY
@@ -979,17 +1042,10 @@ static void run_simple(Conn *c)
             return;         /* shutting down: the rest is not run (the FATAL) */
         Prepared *prep;
         const RawStmt *raw = list_nth(sq->stmts, sq->next);
-        if (c->xact == 'E' && !is_xact_end(sql + raw->start, sql + raw->end)) {
+        if (c->xact == 'E' && !is_xact_exit(raw->stmt)) {
             failed_xact_error(&err);
             session_send_error(c, &err, NULL, false);
             break;
-        }
-        if (deallocate(c, sql + raw->start, sql + raw->end, &err)) {
-            if (sl_error_set(&err)) {
-                session_send_error(c, &err, NULL, false);
-                break;
-            }
-            continue;
         }
         if (rt_prepare(&sq->arena, sql, raw, NULL, 0, &prep, &err) < 0) {
             session_send_error(c, &err, sql, false);
@@ -1006,6 +1062,10 @@ static void run_simple(Conn *c)
         }
         char tag[64];
         RtCopyKind kind = rt_copy_kind(prep);
+        if (kind != RT_COPY_NONE && xact_statement_check(c, prep, &err) < 0) {
+            session_send_error(c, &err, sql, false);
+            break;
+        }
         if (kind == RT_COPY_IN) {
             if (rt_copy_begin(prep, &c->copy, &err) < 0) {
                 session_send_error(c, &err, sql, false);
@@ -1293,7 +1353,7 @@ static void handle_parse(Conn *c, PgwReader *r)
     if (rt_parse(&ps->arena, ps->sql, strlen(ps->sql), &stmts, &err) == 0) {
         if (list_len(stmts) == 1) {
             const RawStmt *raw = list_nth(stmts, 0);
-            ps->xact_end = is_xact_end(ps->sql + raw->start, ps->sql + raw->end);
+            ps->xact_end = is_xact_exit(raw->stmt);
         }
         if (list_len(stmts) == 1 && c->xact == 'E' && !ps->xact_end)
             failed_xact_error(&err);
@@ -1500,6 +1560,10 @@ static void execute_copy(Conn *c, Portal *p, RtCopyKind ck)
         return;
     }
     p->done = true;
+    if (xact_statement_check(c, prep, &err) < 0) {
+        extended_error(c, &err, p->stmt->sql);
+        return;
+    }
     if (ck == RT_COPY_IN) {
         if (rt_copy_begin(prep, &c->copy, &err) < 0) {
             extended_error(c, &err, p->stmt->sql);
@@ -1649,12 +1713,12 @@ static void job_after_cb(PoolWork *req)
         } else if (suspended) {
             send_simple(c, PGW_MSG_PORTAL_SUSPENDED);
         } else if (j->kind == JOB_SIMPLE) {
-            statement_done(c, j->tag, sizeof(j->tag));
+            statement_done(c);
             send_command_complete(c, j->tag);
             c->sq->next++;
             run_simple(c);
         } else {
-            statement_done(c, j->tag, sizeof(j->tag));
+            statement_done(c);
             execute_tag(j->tag, sizeof(j->tag), j->sent);
             p->done = true;
             send_command_complete(c, j->tag);

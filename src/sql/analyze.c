@@ -2,6 +2,10 @@
  * analyze.c -- parse analysis: RawStmt -> Query with typed expressions.
  *
  *   sql_analyze(arena, sql, raw, param_types, n, &query, err)
+ *   sql_analyze_with   the same, with the catalog to look relations up in
+ *   an_statement       the dispatch over statement kinds; SET / RESET / SHOW,
+ *                      the transaction statements and DEALLOCATE are only
+ *                      tagged (QUERY_UTILITY): the server runs them
  *
  * What PostgreSQL 15's parse analysis does, for the statements sluice has:
  *   - literals: an integer that fits int4 is int4, else int8, else numeric;
@@ -1133,11 +1137,19 @@ int an_statement(Analyze *an, Node *stmt, Query *q)
     case T_SubscribeStmt:
         return an_other_stmt(an, stmt, q);
     case T_TransactionStmt: {
-        static const char *const tags[] = {"BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION"};
+        /* Run by the server (src/server/session.c), which owns the
+         * transaction state. */
+        static const char *const tags[] = {"BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION",
+                                           "SET", "SET"};
         q->kind = QUERY_UTILITY;
         q->tag = tags[((TransactionStmt *)stmt)->kind];
         return 0;
     }
+    case T_DeallocateStmt:
+        /* Run by the server, which owns the session's prepared statements. */
+        q->kind = QUERY_UTILITY;
+        q->tag = ((DeallocateStmt *)stmt)->name == NULL ? "DEALLOCATE ALL" : "DEALLOCATE";
+        return 0;
     case T_RoleStmt: {
         /* Checked and run by the runtime (src/runtime/roles.c). */
         static const char *const tags[] = {"CREATE ROLE", "ALTER ROLE", "ALTER ROLE",

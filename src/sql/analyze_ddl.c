@@ -1,14 +1,14 @@
 /*
  * analyze_ddl.c -- CREATE, DROP, EXPLAIN, continuous queries, and the
- * statements the analyzer refuses (EXPLAIN ANALYZE; SUBSCRIBE and SHOW,
- * which the server runs before analysis).
+ * statements the analyzer refuses (EXPLAIN ANALYZE; SUBSCRIBE, which the
+ * server runs from its parse tree, never from this Query).
  *
  *   an_create_stmt   CREATE TABLE / STREAM / SINK -> the relation to create
  *   an_drop_stmt     DROP TABLE / STREAM / SINK / CONTINUOUS QUERY
  *                    [IF EXISTS] names
  *   an_other_stmt    EXPLAIN; CREATE CONTINUOUS QUERY (its query analyzed,
  *                    windows included), ALTER ... PAUSE/RESUME, SUBSCRIBE,
- *                    EXPLAIN CONTINUOUS QUERY; SUBSCRIBE, SHOW -> refused
+ *                    EXPLAIN CONTINUOUS QUERY; SUBSCRIBE -> refused
  *
  * A relation's definition is checked as PostgreSQL checks CREATE TABLE
  * (42701 duplicate column, 42P16 two primary keys, 42703 a key column that
@@ -470,8 +470,6 @@ int an_other_stmt(Analyze *an, Node *stmt, Query *q)
     }
     case T_SubscribeStmt:
         return refuse(an, q, stmt->location, "SUBSCRIBE");
-    case T_ShowStmt:
-        return refuse(an, q, stmt->location, "SHOW");
     default:
         return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, stmt->location,
                            "this statement is not supported yet");

@@ -1,7 +1,7 @@
 /*
- * analyze_int.h -- what analyze.c and resolve.c share: the analysis context
- * and the helpers that build typed expressions.  Not for use outside
- * src/sql/.
+ * analyze_int.h -- what the analyze_*.c files and resolve.c share: the
+ * analysis context and the helpers that build typed expressions.  Not for
+ * use outside src/sql/.
  *
  *   an_mk, an_const, an_fold          expression nodes (analyze.c)
  *   an_coerce                         casts and unknown-literal typing (analyze.c)

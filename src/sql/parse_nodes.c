@@ -2,7 +2,10 @@
  * parse_nodes.c -- the AST constructors the grammar's actions call.
  *
  *   make_select, make_transaction, make_variable_set, make_unsupported,
+ *   make_unsupported_named, make_deallocate,
  *   make_res_target, make_star_target, make_range_var       statements
+ *   xact_modes_none, xact_modes_merge, xact_mode_isolation,
+ *   xact_mode_read_only, xact_mode_deferrable   transaction modes (by value)
  *   make_integer ... make_minmax                              expressions
  *   make_type_name, make_generic_type, make_float_type        type names
  *   make_collate, make_qual_op                                COLLATE, OPERATOR()
@@ -73,10 +76,66 @@ Node *make_select(Parse *p, int loc, bool distinct, List *targets, List *from,
     return &s->hdr;
 }
 
-Node *make_transaction(Parse *p, const Token *t, TransactionKind kind)
+Node *make_transaction(Parse *p, const Token *t, TransactionKind kind, XactModes modes,
+                       bool chain)
 {
     TransactionStmt *s = NEW_NODE(p, TransactionStmt, t->offset);
     s->kind = kind;
+    s->modes = modes;
+    s->chain = chain;
+    return &s->hdr;
+}
+
+/* Transaction modes: none given, one given, and a list's modes merged (b's
+ * given modes over a's: the last of a repeated mode wins). */
+XactModes xact_modes_none(void)
+{
+    return (XactModes){.isolation_loc = -1, .read_only_loc = -1};
+}
+
+XactModes xact_modes_merge(XactModes a, XactModes b)
+{
+    if (b.isolation != XACT_ISO_DEFAULT) {
+        a.isolation = b.isolation;
+        a.isolation_loc = b.isolation_loc;
+    }
+    if (b.read_only != XACT_UNSET) {
+        a.read_only = b.read_only;
+        a.read_only_loc = b.read_only_loc;
+    }
+    if (b.deferrable != XACT_UNSET)
+        a.deferrable = b.deferrable;
+    return a;
+}
+
+XactModes xact_mode_isolation(const Token *t, XactIsolation level)
+{
+    XactModes m = xact_modes_none();
+    m.isolation = level;
+    m.isolation_loc = t->offset;
+    return m;
+}
+
+XactModes xact_mode_read_only(const Token *t, XactFlag read_only)
+{
+    XactModes m = xact_modes_none();
+    m.read_only = read_only;
+    m.read_only_loc = t->offset;
+    return m;
+}
+
+XactModes xact_mode_deferrable(XactFlag deferrable)
+{
+    XactModes m = xact_modes_none();
+    m.deferrable = deferrable;
+    return m;
+}
+
+/* DEALLOCATE name, or ALL when name is NULL. */
+Node *make_deallocate(Parse *p, const Token *t, const Token *name)
+{
+    DeallocateStmt *s = NEW_NODE(p, DeallocateStmt, t->offset);
+    s->name = name != NULL ? name->z : NULL;
     return &s->hdr;
 }
 
@@ -97,6 +156,15 @@ Node *make_unsupported(Parse *p, const Token *t)
         if (*c >= 'a' && *c <= 'z')
             *c = (char)(*c - ('a' - 'A'));
     s->command = cmd;
+    return &s->hdr;
+}
+
+/* A statement refused by name: command is what the 0A000 message calls it
+ * ("SAVEPOINT", "COMMIT PREPARED", ...). */
+Node *make_unsupported_named(Parse *p, const Token *t, const char *command)
+{
+    UnsupportedStmt *s = NEW_NODE(p, UnsupportedStmt, t->offset);
+    s->command = command;
     return &s->hdr;
 }
 

@@ -2,11 +2,13 @@
  * parser.h -- the sql module's inside: tokens, the tokenizer, the Parse
  * context the Lemon grammar carries, and the node constructors its actions
  * call.  Only src/sql/, grammar/sql.y and the unit tests include this; the
- * rest of sluice goes through sql.h's sql_parse() / sql_analyze().
+ * rest of sluice reaches the parser through runtime.h's rt_parse(), and the
+ * analyzer through expr.h's sql_analyze_with().
  *
  *   sql_lexer_init, sql_lex       tokenizer (tokenize.c)
  *   sql_parse                     query string -> List of RawStmt (parse.c)
- *   make_*                        AST constructors (parse_nodes.c)
+ *   make_*, xact_mode*            AST constructors (parse_nodes.c,
+ *                                 parse_stmts.c, parse_roles.c)
  */
 #ifndef SLUICE_SQL_PARSER_H
 #define SLUICE_SQL_PARSER_H
@@ -100,9 +102,17 @@ const char *token_str(Parse *p, const Token *t);
 
 Node *make_select(Parse *p, int loc, bool distinct, List *targets, List *from,
                   Node *where, List *group_by, Node *having);
-Node *make_transaction(Parse *p, const Token *t, TransactionKind kind);
+Node *make_transaction(Parse *p, const Token *t, TransactionKind kind, XactModes modes,
+                       bool chain);
+XactModes xact_modes_none(void);
+XactModes xact_modes_merge(XactModes a, XactModes b);
+XactModes xact_mode_isolation(const Token *t, XactIsolation level);
+XactModes xact_mode_read_only(const Token *t, XactFlag read_only);
+XactModes xact_mode_deferrable(XactFlag deferrable);
+Node *make_deallocate(Parse *p, const Token *t, const Token *name);
 Node *make_variable_set(Parse *p, const Token *t, const Token *name, bool local);
 Node *make_unsupported(Parse *p, const Token *t);
+Node *make_unsupported_named(Parse *p, const Token *t, const char *command);
 Node *make_res_target(Parse *p, Node *val, const Token *name);
 Node *make_star_target(Parse *p, const Token *star, const Names *qual);
 Node *make_range_var(Parse *p, Names names, const Token *alias);

@@ -173,6 +173,61 @@ static void test_statements(void)
     arena_destroy(&a);
 }
 
+/* The transaction statements and DEALLOCATE: gram.y's shapes into
+ * TransactionStmt (kind, modes, AND CHAIN) and DeallocateStmt. */
+static const Node *parse_one(Arena *a, const char *sql)
+{
+    SlError err = {0};
+    List *stmts = NULL;
+    int rc = sql_parse(a, sql, (int)strlen(sql), &stmts, &err);
+    CHECK(rc == 0 && list_len(stmts) == 1, "%s: %s", sql, err.message ? err.message : "");
+    sl_error_clear(&err);
+    return rc == 0 && list_len(stmts) == 1 ? ((RawStmt *)list_nth(stmts, 0))->stmt : NULL;
+}
+
+static void test_transaction_statements(void)
+{
+    Arena a;
+    arena_init(&a, 0);
+    const TransactionStmt *t = (const TransactionStmt *)parse_one(
+        &a, "begin work isolation level read committed, read only not deferrable");
+    CHECK(IS_A(t, TransactionStmt) && t->kind == TRANS_BEGIN &&
+              t->modes.isolation == XACT_READ_COMMITTED && t->modes.isolation_loc == 11 &&
+              t->modes.read_only == XACT_ON && t->modes.deferrable == XACT_OFF,
+          "BEGIN modes");
+    expect_error("START TRANSACTION READ ONLY READ WRITE SERIALIZABLE", "42601", 40, NULL);
+    t = (const TransactionStmt *)parse_one(
+        &a, "START TRANSACTION READ ONLY READ WRITE ISOLATION LEVEL SERIALIZABLE");
+    CHECK(IS_A(t, TransactionStmt) && t->kind == TRANS_START && t->modes.read_only == XACT_OFF &&
+              t->modes.isolation == XACT_SERIALIZABLE && t->modes.deferrable == XACT_UNSET,
+          "START TRANSACTION: the last mode wins");
+    t = (const TransactionStmt *)parse_one(&a, "COMMIT /* c */ WORK AND\n NO CHAIN");
+    CHECK(IS_A(t, TransactionStmt) && t->kind == TRANS_COMMIT && !t->chain, "AND NO CHAIN");
+    t = (const TransactionStmt *)parse_one(&a, "abort transaction and chain");
+    CHECK(IS_A(t, TransactionStmt) && t->kind == TRANS_ROLLBACK && t->chain, "ABORT AND CHAIN");
+    t = (const TransactionStmt *)parse_one(&a, "END");
+    CHECK(IS_A(t, TransactionStmt) && t->kind == TRANS_COMMIT, "END");
+    expect_error("SET TRANSACTION REPEATABLE READ", "42601", 17, NULL);
+    t = (const TransactionStmt *)parse_one(
+        &a, "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+    CHECK(IS_A(t, TransactionStmt) && t->kind == TRANS_SET_SESSION &&
+              t->modes.isolation == XACT_REPEATABLE_READ,
+          "SET SESSION CHARACTERISTICS");
+    const UnsupportedStmt *u = (const UnsupportedStmt *)parse_one(&a, "rollback to savepoint x");
+    CHECK(IS_A(u, UnsupportedStmt) && strcmp(u->command, "ROLLBACK TO SAVEPOINT") == 0,
+          "ROLLBACK TO");
+    const DeallocateStmt *d = (const DeallocateStmt *)parse_one(&a, "DEALLOCATE PREPARE ALL");
+    CHECK(IS_A(d, DeallocateStmt) && d->name == NULL, "DEALLOCATE PREPARE ALL");
+    d = (const DeallocateStmt *)parse_one(&a, "deallocate prepare");
+    CHECK(IS_A(d, DeallocateStmt) && d->name && strcmp(d->name, "prepare") == 0,
+          "DEALLOCATE PREPARE names \"prepare\"");
+    d = (const DeallocateStmt *)parse_one(&a, "DEALLOCATE \"A\"\"b\"");
+    CHECK(IS_A(d, DeallocateStmt) && d->name && strcmp(d->name, "A\"b") == 0, "quoted name");
+    /* gone: "BEGIN anything" */
+    expect_error("BEGIN garbage", "42601", 7, "syntax error at or near \"garbage\"");
+    arena_destroy(&a);
+}
+
 static void test_deep_nesting(void)
 {
     /* 5000 parentheses overflow the parser stack: 54001, not a crash */
@@ -239,6 +294,7 @@ int main(void)
     expect_error("select integer", "42601", 15, "syntax error at end of input");
     expect_error("select decimal + 1", "42601", 16, "syntax error at or near \"+\"");
     expect_error("SELECT 'abc", "42601", 8, NULL);
+    test_transaction_statements();
     test_deep_nesting();
     return unit_done("test_parse");
 }
