@@ -21,6 +21,7 @@
 #include "sluice/error.h"
 #include "sluice/list.h"
 #include "sluice/pool.h"
+#include "sluice/syscat.h"
 #include "sluice/types.h"
 
 typedef struct RawStmt RawStmt;
@@ -103,34 +104,6 @@ int  rt_http_start(uv_loop_t *loop, const char *listen, int port, const char *to
                    SlError *err);
 int  rt_http_port(void);
 void rt_http_close(void (*cb)(void));
-
-/* A client session as the catalog functions (current_user,
- * current_database) and sys.connections see it.  Strings are borrowed. */
-typedef struct RtSession {
-    int32_t     pid;            /* BackendKeyData process id */
-    const char *user;
-    const char *database;
-    const char *application_name;
-    const char *client_addr;    /* "127.0.0.1", or NULL */
-    int32_t     client_port;
-    int64_t     connected_at;   /* microseconds since the Unix epoch */
-    const char *state;          /* "active", "idle", "idle in transaction" */
-} RtSession;
-
-/* The session whose statements are prepared and run now (the server sets
- * it before it hands over a message; NULL: none).  Borrowed until the next
- * call. */
-void rt_session_set(const RtSession *s);
-const RtSession *rt_session_current(void);
-/* How sys.connections lists the sessions: list calls emit once per
- * session (the server's registry). */
-typedef void (*rt_session_emit_fn)(const RtSession *s, void *emit_arg);
-void rt_session_lister(void (*list)(void *arg, rt_session_emit_fn emit, void *emit_arg),
-                       void *arg);
-void rt_session_foreach(rt_session_emit_fn emit, void *emit_arg);
-
-/* A server setting for sys.settings and pg_settings (main, at start). */
-void rt_setting_set(const char *name, const char *value, const char *description);
 
 /* Parses a query string into RawStmts (a List of RawStmt *) in arena a.
  * An empty string gives an empty list.  On a syntax error returns -1 with

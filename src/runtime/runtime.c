@@ -64,13 +64,14 @@ struct Prepared {
 static Catalog    *g_cat;
 static StateStore *g_st;
 
+/* What the system relations ask of the runtime (syscat.h). */
+static const SysHooks sys_hooks = {rt_check_select, rt_cq_runtime};
+
 int rt_init(Catalog *cat, StateStore *st)
 {
     g_cat = cat;
     g_st = st;
-    vrel_init();
-    pgcat_register();
-    sys_register();
+    syscat_init(cat, &sys_hooks);
     rt_roles_init();
     return 0;
 }
@@ -79,8 +80,7 @@ void rt_shutdown(void)
 {
     g_cat = NULL;
     g_st = NULL;
-    vrel_shutdown();
-    rt_settings_free();
+    syscat_shutdown();
 }
 
 Catalog *rt_catalog(void)
