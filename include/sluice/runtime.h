@@ -95,15 +95,9 @@ void rt_cq_close(void (*cb)(void));
 struct CqSourceLag;
 void rt_source_lag(void (*fn)(const struct CqSourceLag *l, void *arg), void *arg);
 
-/* The HTTP listener of /healthz and /metrics (observe.c; after rt_cq_init)
- * on its own address; token: NULL, or the bearer token every page but
- * /healthz then needs (without one, listen must be loopback; http.h).
- * rt_http_port is the bound port, -1 when not started; rt_http_close calls
- * cb once its handles are closed. */
-int  rt_http_start(uv_loop_t *loop, const char *listen, int port, const char *token,
-                   SlError *err);
-int  rt_http_port(void);
-void rt_http_close(void (*cb)(void));
+/* The running continuous queries (cq.h), NULL before rt_cq_init and after
+ * rt_cq_close: what the HTTP pages (server/observe.c) and sys.* read. */
+struct CqRuntime *rt_cq_runtime(void);
 
 /* Parses a query string into RawStmts (a List of RawStmt *) in arena a.
  * An empty string gives an empty list.  On a syntax error returns -1 with

@@ -76,7 +76,6 @@ int rt_cq_create(const Query *q, SlError *err);
 int rt_cq_stop(const char *name, SlError *err);
 int rt_cq_alter(const char *name, bool pause, SlError *err);
 int rt_cq_check_drop(const CatRelation *rel, SlError *err);
-struct CqRuntime *rt_cq_runtime(void);
 int  rt_cq_explain(const char *name, Arena *a, List **lines, SlError *err);
 /* Leaves a WARNING for the client of the statement running on this thread. */
 void rt_warn(const char *sqlstate, const char *fmt, ...) SL_PRINTF(2, 3);   /* NULL before rt_cq_init */
