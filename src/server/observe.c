@@ -20,7 +20,7 @@
  * error text (which can quote the row it failed on) only with the token.
  * With a token set, every page but /healthz needs it (http.h).
  *
- * It is the server's (docs/architecture.md, "Floors"): it reads the
+ * It is the server's (docs/architecture.md, "Who calls whom"): it reads the
  * running queries through runtime.h (rt_cq_runtime) and cq.h, downward.
  */
 #include "sluice/cq.h"
