@@ -63,8 +63,9 @@ void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
 
 /* Gives the runtime the catalog and the state store that statements use
  * (main: after cat_open and state_open succeed; rt_shutdown before
- * state_close and cat_close).  Without it, statements that touch a
- * relation fail with 55000. */
+ * state_close and cat_close), and starts the system relations with them
+ * (syscat_init, syscat.h).  Without it, statements that touch a relation
+ * fail with 55000. */
 int  rt_init(Catalog *cat, StateStore *st);
 void rt_shutdown(void);
 

@@ -1,7 +1,9 @@
 /*
  * runtime.c -- what the server hands statements to (see runtime.h).
  *
- *   rt_init, rt_shutdown   the catalog and state store statements use
+ *   rt_init, rt_shutdown   the catalog and state store statements use; the
+ *                          system relations started with them (syscat_init,
+ *                          with the SysHooks the runtime answers)
  *   rt_parse      query string -> RawStmts (the sql module's parser)
  *   rt_prepare    RawStmt -> Prepared (analysis into a Query and its plan)
  *   rt_describe   result columns and parameter types

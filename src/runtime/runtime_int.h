@@ -78,7 +78,7 @@ int rt_cq_alter(const char *name, bool pause, SlError *err);
 int rt_cq_check_drop(const CatRelation *rel, SlError *err);
 int  rt_cq_explain(const char *name, Arena *a, List **lines, SlError *err);
 /* Leaves a WARNING for the client of the statement running on this thread. */
-void rt_warn(const char *sqlstate, const char *fmt, ...) SL_PRINTF(2, 3);   /* NULL before rt_cq_init */
+void rt_warn(const char *sqlstate, const char *fmt, ...) SL_PRINTF(2, 3);
 /* A running continuous query that reads or writes rel, or NULL. */
 const char *rt_cq_dependent(const CatRelation *rel);
 /* One of those whose owner is not role `owner`, or NULL. */
