@@ -19,6 +19,7 @@
  * (sluice_pool_*), and closes them once the loop has ended.
  */
 #include "sluice/catalog.h"
+#include "sluice/http.h"
 #include "sluice/ingest.h"
 #include "sluice/log.h"
 #include "sluice/memacct.h"
@@ -690,7 +691,7 @@ static void on_signal(uv_signal_t *h, int signum)
     uv_close((uv_handle_t *)&app->sigterm, NULL);
     server_close(app->server, on_server_closed);
     ingest_close();
-    rt_http_close(NULL);
+    http_pages_close(NULL);
     rt_cq_close(NULL);
 }
 
@@ -801,7 +802,7 @@ int main(int argc, char **argv)
     rt_append_init(app.engine);
     ingest_init(&app.loop, app.engine, cat, state);
     if (o.http_port >= 0 &&
-        rt_http_start(&app.loop, o.http_listen, o.http_port, o.http_token, &err) < 0) {
+        http_pages_start(&app.loop, o.http_listen, o.http_port, o.http_token, &err) < 0) {
         sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\" hint=\"%s\"",
                log_quote(err.message), log_quote(err.hint ? err.hint : ""));
         server_close(app.server, on_server_closed);
@@ -815,13 +816,13 @@ int main(int argc, char **argv)
 
     /* The HTTP line comes first: the ready line is the last of start-up. */
     char http_port[16];
-    snprintf(http_port, sizeof(http_port), "%d", rt_http_port());
+    snprintf(http_port, sizeof(http_port), "%d", http_pages_port());
     rt_setting_set("http_port", http_port, "HTTP port of /metrics and the query pages (-1: off)");
     rt_setting_set("http_listen", o.http_listen, "address of the HTTP listener");
-    if (rt_http_port() >= 0)
+    if (http_pages_port() >= 0)
         sl_log(LOG_INFO, "http ready", "listen=%s:%d auth=%s metrics=\"http://%s:%d/metrics\"",
-               o.http_listen, rt_http_port(), o.http_token && *o.http_token ? "token" : "none",
-               o.http_listen, rt_http_port());
+               o.http_listen, http_pages_port(), o.http_token && *o.http_token ? "token" : "none",
+               o.http_listen, http_pages_port());
     int port = server_port(app.server);
     sl_log(LOG_INFO, "sluiced ready",
            "version=%s listen=%s:%d data_dir=\"%s\" ssl=%s hba_rules=%d users=%d "
@@ -840,7 +841,7 @@ out:
      * callbacks still pending, and the loop is empty. */
     ingest_close();
     rt_cq_close(NULL);
-    rt_http_close(NULL);
+    http_pages_close(NULL);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     /* Nothing is outstanding on the pools now: the loop ended. */
     metrics_unregister(collect_pools, &app);

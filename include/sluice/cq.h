@@ -39,6 +39,10 @@
 
 typedef struct CqRuntime CqRuntime;
 
+/* A watermark_us below once every input ended (source.h's
+ * SOURCE_END_WATERMARK): every window closed. */
+#define CQ_WATERMARK_END INT64_MAX
+
 typedef struct CqStatus {
     const char *name;
     const char *status;         /* running, paused, failed, finished */

@@ -8,6 +8,8 @@
  *   http_port    the bound port
  *   http_close   stop listening, close every connection; cb once all
  *                handles are closed, after which the HttpServer is freed
+ *   http_pages_start, http_pages_port, http_pages_close
+ *                sluiced's listener with its pages (server/observe.c)
  *
  * Only GET and HEAD; one request per connection (Connection: close); a
  * request head over 8 KiB gets 431 and one not complete in 10 seconds is
@@ -58,5 +60,15 @@ void        http_route(HttpServer *hs, const char *path, http_handler_fn fn, voi
                        bool public);
 int         http_port(const HttpServer *hs);
 void        http_close(HttpServer *hs, http_close_cb cb);
+
+/* sluiced's HTTP listener (observe.c; after rt_cq_init) with /healthz,
+ * /metrics and the query pages, on its own address; token: NULL, or the
+ * bearer token every page but /healthz then needs (without one, listen
+ * must be loopback).  http_pages_port is the bound port, -1 when not
+ * started; http_pages_close calls cb once its handles are closed. */
+int  http_pages_start(uv_loop_t *loop, const char *listen, int port, const char *token,
+                      SlError *err);
+int  http_pages_port(void);
+void http_pages_close(void (*cb)(void));
 
 #endif /* SLUICE_HTTP_H */

@@ -1,8 +1,11 @@
 /*
  * offsets.h -- the offsets of a micro-batch: one range per source
- * partition (src/runtime/source.c).
+ * partition (src/util/offsets.c).
  *
  *   srcoffs_free, srcoffs_copy, srcoffs_find, srcoffs_add, srcoffs_reached
+ *
+ * util's, so that the connectors and the engine share it without calling
+ * each other; source.h adds their JSON form in the offset log.
  *
  * A partition is named by a topic (an index into its source's topic table,
  * -1 for internal and generated streams) and a partition number.  A batch

@@ -21,6 +21,7 @@
 #include "sluice/error.h"
 #include "sluice/list.h"
 #include "sluice/pool.h"
+#include "sluice/syscat.h"
 #include "sluice/types.h"
 
 typedef struct RawStmt RawStmt;
@@ -63,8 +64,9 @@ void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
 
 /* Gives the runtime the catalog and the state store that statements use
  * (main: after cat_open and state_open succeed; rt_shutdown before
- * state_close and cat_close).  Without it, statements that touch a
- * relation fail with 55000. */
+ * state_close and cat_close), and starts the system relations with them
+ * (syscat_init, syscat.h).  Without it, statements that touch a relation
+ * fail with 55000. */
 int  rt_init(Catalog *cat, StateStore *st);
 void rt_shutdown(void);
 
@@ -95,43 +97,9 @@ void rt_cq_close(void (*cb)(void));
 struct CqSourceLag;
 void rt_source_lag(void (*fn)(const struct CqSourceLag *l, void *arg), void *arg);
 
-/* The HTTP listener of /healthz and /metrics (observe.c; after rt_cq_init)
- * on its own address; token: NULL, or the bearer token every page but
- * /healthz then needs (without one, listen must be loopback; http.h).
- * rt_http_port is the bound port, -1 when not started; rt_http_close calls
- * cb once its handles are closed. */
-int  rt_http_start(uv_loop_t *loop, const char *listen, int port, const char *token,
-                   SlError *err);
-int  rt_http_port(void);
-void rt_http_close(void (*cb)(void));
-
-/* A client session as the catalog functions (current_user,
- * current_database) and sys.connections see it.  Strings are borrowed. */
-typedef struct RtSession {
-    int32_t     pid;            /* BackendKeyData process id */
-    const char *user;
-    const char *database;
-    const char *application_name;
-    const char *client_addr;    /* "127.0.0.1", or NULL */
-    int32_t     client_port;
-    int64_t     connected_at;   /* microseconds since the Unix epoch */
-    const char *state;          /* "active", "idle", "idle in transaction" */
-} RtSession;
-
-/* The session whose statements are prepared and run now (the server sets
- * it before it hands over a message; NULL: none).  Borrowed until the next
- * call. */
-void rt_session_set(const RtSession *s);
-const RtSession *rt_session_current(void);
-/* How sys.connections lists the sessions: list calls emit once per
- * session (the server's registry). */
-typedef void (*rt_session_emit_fn)(const RtSession *s, void *emit_arg);
-void rt_session_lister(void (*list)(void *arg, rt_session_emit_fn emit, void *emit_arg),
-                       void *arg);
-void rt_session_foreach(rt_session_emit_fn emit, void *emit_arg);
-
-/* A server setting for sys.settings and pg_settings (main, at start). */
-void rt_setting_set(const char *name, const char *value, const char *description);
+/* The running continuous queries (cq.h), NULL before rt_cq_init and after
+ * rt_cq_close: what the HTTP pages (server/observe.c) and sys.* read. */
+struct CqRuntime *rt_cq_runtime(void);
 
 /* Parses a query string into RawStmts (a List of RawStmt *) in arena a.
  * An empty string gives an empty list.  On a syntax error returns -1 with

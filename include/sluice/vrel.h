@@ -1,7 +1,7 @@
 /*
  * vrel.h -- virtual relations: the relations of the schemas pg_catalog,
  * information_schema and sys, whose rows C code produces when a scan
- * opens them (src/runtime/vrel.c; docs/architecture.md, "System
+ * opens them (src/syscat/vrel.c; docs/architecture.md, "System
  * relations").
  *
  * A virtual relation is a CatRelation of kind REL_SYSTEM with a fixed oid,
@@ -13,7 +13,7 @@
  * through an ExSource.  Everything a producer allocates lives in the
  * statement's arena.  Producers run on the loop's thread.
  *
- *   vrel_init, vrel_shutdown       the registry (rt_init / rt_shutdown)
+ *   vrel_init, vrel_shutdown       the registry (syscat_init / syscat_shutdown)
  *   vrel_register                  add relations (pgcatalog.c, systables.c)
  *   vrel_lookup                    a relation by schema and name
  *   vrel_by_oid, vrel_foreach      for pg_class and friends

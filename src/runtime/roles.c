@@ -43,7 +43,7 @@
 #include "sluice/log.h"
 #include "sluice/options.h"
 #include "sluice/plan.h"
-#include "server/scram.h"
+#include "sluice/scram.h"
 
 #include <ctype.h>
 #include <openssl/crypto.h>

@@ -1,7 +1,9 @@
 /*
  * runtime.c -- what the server hands statements to (see runtime.h).
  *
- *   rt_init, rt_shutdown   the catalog and state store statements use
+ *   rt_init, rt_shutdown   the catalog and state store statements use; the
+ *                          system relations started with them (syscat_init,
+ *                          with the SysHooks the runtime answers)
  *   rt_parse      query string -> RawStmts (the sql module's parser)
  *   rt_prepare    RawStmt -> Prepared (analysis into a Query and its plan)
  *   rt_describe   result columns and parameter types
@@ -65,13 +67,14 @@ struct Prepared {
 static Catalog    *g_cat;
 static StateStore *g_st;
 
+/* What the system relations ask of the runtime (syscat.h). */
+static const SysHooks sys_hooks = {rt_check_select, rt_cq_runtime};
+
 int rt_init(Catalog *cat, StateStore *st)
 {
     g_cat = cat;
     g_st = st;
-    vrel_init();
-    pgcat_register();
-    sys_register();
+    syscat_init(cat, &sys_hooks);
     rt_roles_init();
     return 0;
 }
@@ -80,8 +83,7 @@ void rt_shutdown(void)
 {
     g_cat = NULL;
     g_st = NULL;
-    vrel_shutdown();
-    rt_settings_free();
+    syscat_shutdown();
 }
 
 Catalog *rt_catalog(void)

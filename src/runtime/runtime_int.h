@@ -10,8 +10,6 @@
  *   rt_run_modify                 INSERT / UPDATE / DELETE (statement.c)
  *   rt_run_create, rt_run_drop    DDL (ddl.c)
  *   rt_cq_create, rt_cq_stop, rt_cq_alter   continuous queries (cq_ddl.c)
- *   pgcat_register, sys_register  the system relations and catalog
- *                                 functions (pgcatalog.c, systables.c)
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes (copy.c)
  *   rt_append_can_defer, rt_append_new       deferred appends (append.c)
  *   rt_run_role, rt_check_query, rt_check_owner, rt_check_select, rt_owner,
@@ -74,17 +72,9 @@ int rt_cq_create(const Query *q, SlError *err);
 int rt_cq_stop(const char *name, SlError *err);
 int rt_cq_alter(const char *name, bool pause, SlError *err);
 int rt_cq_check_drop(const CatRelation *rel, SlError *err);
-struct CqRuntime *rt_cq_runtime(void);
 int  rt_cq_explain(const char *name, Arena *a, List **lines, SlError *err);
 /* Leaves a WARNING for the client of the statement running on this thread. */
-void rt_warn(const char *sqlstate, const char *fmt, ...) SL_PRINTF(2, 3);   /* NULL before rt_cq_init */
-void pgcat_register(void);
-void sys_register(void);
-void sys_progress_register(void);   /* sys_progress.c: sys.query_progress */
-void sys_settings_foreach(void (*fn)(const char *name, const char *value,
-                                     const char *description, void *arg),
-                          void *arg);
-void rt_settings_free(void);
+void rt_warn(const char *sqlstate, const char *fmt, ...) SL_PRINTF(2, 3);
 /* A running continuous query that reads or writes rel, or NULL. */
 const char *rt_cq_dependent(const CatRelation *rel);
 /* One of those whose owner is not role `owner`, or NULL. */

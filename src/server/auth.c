@@ -36,7 +36,7 @@
  * client cannot probe which users exist.
  */
 #include "pgw.h"
-#include "scram.h"
+#include "sluice/scram.h"
 #include "sluice/log.h"
 
 #include <arpa/inet.h>

@@ -9,7 +9,6 @@
  *   session.c     the protocol state machine: startup, simple and extended
  *                 query, portals, errors; hands statements to the runtime
  *   auth.c        hba rules, users, password / md5 / SCRAM exchanges
- *   scram.c       SCRAM-SHA-256, verifiers, md5, base64 (scram.h; pure)
  *   tls.c         TLS through OpenSSL memory BIOs
  *   pgw_proto.c   pure wire-format framing and encoding (pgw_proto.h)
  *   subscribe.c   SUBSCRIBE

@@ -6,13 +6,13 @@
  * packets, then typed messages, framed exactly as the server frames them;
  * every framed body is decoded with the same readers the session uses.
  * The bodies of PasswordMessages ('p') also go through the SCRAM-SHA-256
- * parsers (src/server/scram.c) as the authentication exchange would use
+ * parsers (src/util/scram.c) as the authentication exchange would use
  * them: the first as a SASLInitialResponse's client-first-message, the next
  * as a client-final-message, and each as a stored verifier and as base64.
  * Nothing may crash, overrun, leak or loop.
  */
 #include "server/pgw_proto.h"
-#include "server/scram.h"
+#include "sluice/scram.h"
 
 #include <stdlib.h>
 

@@ -11,7 +11,7 @@
  * previous batch started, processed_rows_per_second its rows over its own
  * duration.
  */
-#include "runtime_int.h"
+#include "syscat_int.h"
 #include "sluice/cq.h"
 #include "sluice/vrel.h"
 
@@ -46,7 +46,7 @@ static void progress_cb(const CqStatus *s, void *arg)
 {
     ProgressWalk *w = arg;
     SlError err = {0};
-    int n = cq_progress(rt_cq_runtime(), s->name, w->ring, CQ_PROGRESS_KEEP, &err);
+    int n = cq_progress(syscat_cq_runtime(), s->name, w->ring, CQ_PROGRESS_KEEP, &err);
     sl_error_clear(&err);
     for (int i = 0; i < n; i++) {
         const CqProgress *p = &w->ring[i];
@@ -85,10 +85,10 @@ static void progress_cb(const CqStatus *s, void *arg)
 
 static int produce_progress(VrelRows *out)
 {
-    if (rt_cq_runtime() == NULL)
+    if (syscat_cq_runtime() == NULL)
         return 0;
     ProgressWalk w = {out, sl_malloc(sizeof(CqProgress) * CQ_PROGRESS_KEEP)};
-    cq_foreach(rt_cq_runtime(), progress_cb, &w);
+    cq_foreach(syscat_cq_runtime(), progress_cb, &w);
     sl_free(w.ring);
     return 0;
 }

@@ -3,12 +3,13 @@
  * "Observability"): the routes of the HTTP listener and the collectors
  * of /metrics that read the runtime.
  *
- *   rt_http_start   listen for HTTP (its own address, loopback by default;
- *                   an optional bearer token) and serve /healthz, /metrics, / (the
- *                   queries) and /queries/NAME (a page of plots, plain SVG
- *                   drawn here: no script library, no CDN)
- *   rt_http_port    the bound port (-1 when off)
- *   rt_http_close   stop it (cb once its handles are closed)
+ *   http_pages_start   listen for HTTP (its own address, loopback by
+ *                      default; an optional bearer token) and serve
+ *                      /healthz, /metrics, / (the queries) and
+ *                      /queries/NAME (a page of plots, plain SVG drawn
+ *                      here: no script library, no CDN)
+ *   http_pages_port    the bound port (-1 when off)
+ *   http_pages_close   stop it (cb once its handles are closed)
  *
  * /metrics is the Prometheus text format: process figures, connections
  * (the server's collector, server.c) and one series per continuous query.
@@ -18,14 +19,15 @@
  * listener"): names, statuses and figures, never a data value -- a query's
  * error text (which can quote the row it failed on) only with the token.
  * With a token set, every page but /healthz needs it (http.h).
+ *
+ * It is the server's (docs/architecture.md, "Who calls whom"): it reads the
+ * running queries through runtime.h (rt_cq_runtime) and cq.h, downward.
  */
-#include "runtime_int.h"
-#include "source.h"
-
 #include "sluice/cq.h"
 #include "sluice/http.h"
 #include "sluice/log.h"
 #include "sluice/metrics.h"
+#include "sluice/runtime.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -130,7 +132,7 @@ static void query_sample(StrBuf *out, int family, const CqStatus *s)
     case 5:
         if (s->has_watermark)
             metrics_sample(out, name, labels.data,
-                           s->watermark_us == SOURCE_END_WATERMARK
+                           s->watermark_us == CQ_WATERMARK_END
                                ? INFINITY      /* every input ended: +Inf */
                                : (double)(s->watermark_us + SL_PG_EPOCH_UNIX_US) / 1e6);
         break;
@@ -379,7 +381,7 @@ static void serve_query(const HttpRequest *req, HttpResponse *resp, void *arg)
         done_rate[i] = p->total_us > 0 ? (double)p->input_rows * 1e6 / (double)p->total_us : NAN;
         dur[i] = (double)p->total_us / 1000.0;
         trig[i] = st.trigger_ms > 0 ? (double)st.trigger_ms : NAN;
-        lag[i] = p->has_watermark && p->watermark_us != SOURCE_END_WATERMARK
+        lag[i] = p->has_watermark && p->watermark_us != CQ_WATERMARK_END
                      ? (double)(p->started_us - (p->watermark_us + SL_PG_EPOCH_UNIX_US)) / 1e6
                      : NAN;
         state[i] = (double)p->state_rows;
@@ -426,7 +428,7 @@ static void serve_query(const HttpRequest *req, HttpResponse *resp, void *arg)
     sl_free(ring);
 }
 
-int rt_http_start(uv_loop_t *loop, const char *listen, int port, const char *token,
+int http_pages_start(uv_loop_t *loop, const char *listen, int port, const char *token,
                   SlError *err)
 {
     g_http = http_init(loop, listen, port, token, err);
@@ -445,7 +447,7 @@ int rt_http_start(uv_loop_t *loop, const char *listen, int port, const char *tok
     return 0;
 }
 
-int rt_http_port(void)
+int http_pages_port(void)
 {
     return g_http != NULL ? http_port(g_http) : -1;
 }
@@ -458,7 +460,7 @@ static void on_http_closed(HttpServer *hs)
         g_close_cb();
 }
 
-void rt_http_close(void (*cb)(void))
+void http_pages_close(void (*cb)(void))
 {
     if (g_http == NULL) {
         if (cb != NULL)

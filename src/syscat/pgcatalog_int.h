@@ -1,13 +1,12 @@
 /*
  * pgcatalog_int.h -- what pgcatalog.c (pg_catalog and information_schema
  * relations) and pgfuncs.c (the catalog functions) share.  Not for use
- * outside src/runtime/.
+ * outside src/syscat/.
  */
-#ifndef SLUICE_RUNTIME_PGCATALOG_INT_H
-#define SLUICE_RUNTIME_PGCATALOG_INT_H
+#ifndef SLUICE_SYSCAT_PGCATALOG_INT_H
+#define SLUICE_SYSCAT_PGCATALOG_INT_H
 
-#include "runtime_int.h"
-#include "sluice/vrel.h"
+#include "syscat_int.h"
 
 #define SERVER_VERSION_TEXT "PostgreSQL 15.0 (sluice 0.1.0) on x86_64-pc-linux-gnu, 64-bit"
 #define BOOTSTRAP_ROLE_OID  10
@@ -41,4 +40,4 @@ uint32_t    pgcat_array_oid(SlTypeId id);
 const char *pgcat_pk_columns(Arena *a, const CatRelation *rel);
 void        pgcat_register_functions(void);
 
-#endif /* SLUICE_RUNTIME_PGCATALOG_INT_H */
+#endif /* SLUICE_SYSCAT_PGCATALOG_INT_H */

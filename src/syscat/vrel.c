@@ -6,9 +6,6 @@
  *   vrel_lookup, vrel_by_oid, vrel_foreach, vrel_namespace, vrel_comment
  *   vrel_open                     a scan: run the producer, hand out batches
  *   vrel_row, vrel_put_*          the row builder producers fill
- *   rt_session_set, rt_session_current, rt_session_lister,
- *   rt_session_foreach            the sessions (runtime.h), for the
- *                                 catalog functions and sys.connections
  *
  * Each VrelDef becomes one CatRelation of kind REL_SYSTEM (its columns
  * parsed from the def's text with pg_type names; oid and regproc-like
@@ -21,7 +18,6 @@
  */
 #include "sluice/vrel.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -31,7 +27,6 @@ typedef struct Vrel {
 } Vrel;
 
 static Vrel *g_vrels;
-static pthread_t g_loop_thread;     /* rt_init's: sessions are the loop's */
 static int   g_nvrels, g_capvrels;
 static bool  g_scan_hooked;
 
@@ -101,7 +96,6 @@ static ExSource *system_scan(ExCtx *cx, const CatRelation *rel)
 
 void vrel_init(void)
 {
-    g_loop_thread = pthread_self();
     if (!g_scan_hooked) {
         ex_set_system_scan(system_scan);
         g_scan_hooked = true;
@@ -340,36 +334,4 @@ ExSource *vrel_open(ExCtx *cx, const CatRelation *rel)
             bs[i]->cols[c].len = bs[i]->nrows;
     }
     return ex_source_batches(cx->arena, bs, n);
-}
-
-/* -------------------------------------------------------------- sessions */
-
-static const RtSession *g_session;
-static void (*g_lister)(void *arg, rt_session_emit_fn emit, void *emit_arg);
-static void *g_lister_arg;
-
-void rt_session_set(const RtSession *s)
-{
-    g_session = s;
-}
-
-/* The loop's current session.  Work on other threads (a continuous
- * query's batch) has no session: it sees NULL, not a session the loop is
- * changing under it. */
-const RtSession *rt_session_current(void)
-{
-    return pthread_equal(pthread_self(), g_loop_thread) ? g_session : NULL;
-}
-
-void rt_session_lister(void (*list)(void *arg, rt_session_emit_fn emit, void *emit_arg),
-                       void *arg)
-{
-    g_lister = list;
-    g_lister_arg = arg;
-}
-
-void rt_session_foreach(rt_session_emit_fn emit, void *emit_arg)
-{
-    if (g_lister != NULL)
-        g_lister(g_lister_arg, emit, emit_arg);
 }

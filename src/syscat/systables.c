@@ -6,6 +6,7 @@
  *   rt_setting_set    record a server setting (main, at start) for
  *                     sys.settings and pg_settings
  *   sys_settings_foreach   visit them (pgcatalog.c)
+ *   sys_settings_free      forget them (syscat_shutdown)
  *
  *   sys.streams       streams: columns, options, row count / next offset
  *   sys.tables        tables: columns, primary key, options
@@ -17,15 +18,17 @@
  *                     rows, bytes (exact, on disk, in cache), rows
  *                     evicted, the oldest window
  *   sys.source_lag    per running query, source and partition: committed
- *                     and latest offsets, lag, last poll (rt_source_lag)
+ *                     and latest offsets, lag, last poll (cq_source_lag)
  *   sys.settings      the server's settings
  *   sys.connections   the sessions through authentication
  *
- * A sys table is one VrelDef line and one producer below.  Options and
+ * The catalog and the running queries come from syscat_init
+ * (syscat_catalog, syscat_cq_runtime).  A sys table is one VrelDef line and
+ * one producer below.  Options and
  * SQL text are shown with their secrets masked (opts_mask_json,
  * sql_redact_secrets), to every role, superusers too.
  */
-#include "runtime_int.h"
+#include "syscat_int.h"
 #include "sluice/cq.h"
 #include "sluice/expr.h"
 #include "sluice/options.h"
@@ -59,7 +62,7 @@ void rt_setting_set(const char *name, const char *value, const char *description
     g_nsettings++;
 }
 
-void rt_settings_free(void)
+void sys_settings_free(void)
 {
     for (int i = 0; i < g_nsettings; i++) {
         sl_free(g_settings[i].name);
@@ -134,7 +137,7 @@ static void streams_cb(const CatRelation *rel, void *arg)
 static int produce_streams(VrelRows *out)
 {
     RelWalk w = {out, REL_STREAM, 0};
-    cat_foreach(rt_catalog(), streams_cb, &w);
+    cat_foreach(syscat_catalog(), streams_cb, &w);
     return w.rc;
 }
 
@@ -164,14 +167,14 @@ static void tables_cb(const CatRelation *rel, void *arg)
 static int produce_tables(VrelRows *out)
 {
     RelWalk w = {out, REL_TABLE, 0};
-    cat_foreach(rt_catalog(), tables_cb, &w);
+    cat_foreach(syscat_catalog(), tables_cb, &w);
     return 0;
 }
 
 static int produce_sinks(VrelRows *out)
 {
     RelWalk w = {out, REL_SINK, 0};
-    cat_foreach(rt_catalog(), tables_cb, &w);
+    cat_foreach(syscat_catalog(), tables_cb, &w);
     return 0;
 }
 
@@ -205,10 +208,10 @@ static void queries_cb(const CatRelation *rel, void *arg)
     VrelRows *r = w->out;
     Arena *a = vrel_rows_arena(r);
     FindCq f = {{0}, false};
-    f.found = rt_cq_runtime() != NULL && cq_status_of(rt_cq_runtime(), rel->name, &f.st);
+    f.found = syscat_cq_runtime() != NULL && cq_status_of(syscat_cq_runtime(), rel->name, &f.st);
     const char *status = NULL, *error = NULL;
     SlError e = {0};
-    if (!f.found && cat_cq_status_get(rt_catalog(), rel->oid, a, &status, &error, &e) < 0)
+    if (!f.found && cat_cq_status_get(syscat_catalog(), rel->oid, a, &status, &error, &e) < 0)
         status = NULL;
     sl_error_clear(&e);
     if (f.found) {
@@ -217,7 +220,7 @@ static void queries_cb(const CatRelation *rel, void *arg)
     }
     int64_t last = f.found ? f.st.last_batch_id : -1;
     if (!f.found) {
-        last = cat_commit_last(rt_catalog(), rel->oid, &e);
+        last = cat_commit_last(syscat_catalog(), rel->oid, &e);
         sl_error_clear(&e);
     }
     Options o = {0};
@@ -225,7 +228,7 @@ static void queries_cb(const CatRelation *rel, void *arg)
         sl_error_clear(&e);
     if (w->state) {
         CqOpState ops[CQ_MAX_OPS];
-        int n = f.found ? cq_state(rt_cq_runtime(), rel->name, ops, &e) : 0;
+        int n = f.found ? cq_state(syscat_cq_runtime(), rel->name, ops, &e) : 0;
         sl_error_clear(&e);
         for (int i = 0; i < n; i++) {
             vrel_row(r);
@@ -262,7 +265,7 @@ static void queries_cb(const CatRelation *rel, void *arg)
     /* An error can quote the row it failed on: only a role that may read
      * the query's result sees it (the rest get NULL). */
     SlError denied = {0};
-    if (error != NULL && rt_check_select(rel, &denied) < 0)
+    if (error != NULL && syscat_check_select(rel, &denied) < 0)
         error = NULL;
     sl_error_clear(&denied);
     vrel_put_text(r, error);
@@ -279,14 +282,14 @@ static void queries_cb(const CatRelation *rel, void *arg)
 static int produce_queries(VrelRows *out)
 {
     QueryWalk w = {out, false};
-    cat_foreach(rt_catalog(), queries_cb, &w);
+    cat_foreach(syscat_catalog(), queries_cb, &w);
     return 0;
 }
 
 static int produce_state(VrelRows *out)
 {
     QueryWalk w = {out, true};
-    cat_foreach(rt_catalog(), queries_cb, &w);
+    cat_foreach(syscat_catalog(), queries_cb, &w);
     return 0;
 }
 
@@ -308,7 +311,8 @@ static void source_lag_cb(const CqSourceLag *l, void *arg)
 
 static int produce_source_lag(VrelRows *out)
 {
-    rt_source_lag(source_lag_cb, out);
+    if (syscat_cq_runtime() != NULL)
+        cq_source_lag(syscat_cq_runtime(), source_lag_cb, out);
     return 0;
 }
 

@@ -56,8 +56,8 @@ static void role_walk_cb(const CatRole *cr, void *arg)
 void pgcat_roles_foreach(void (*fn)(const PgRole *r, void *arg), void *arg)
 {
     RoleWalk w = {fn, arg};
-    if (rt_catalog() != NULL)
-        cat_role_foreach(rt_catalog(), role_walk_cb, &w);
+    if (syscat_catalog() != NULL)
+        cat_role_foreach(syscat_catalog(), role_walk_cb, &w);
 }
 
 typedef struct RoleFind {
@@ -170,8 +170,8 @@ static bool is_collatable(SlTypeId id)
 /* Every relation, user ones (oid order) then system ones. */
 static void all_relations(void (*fn)(const CatRelation *rel, void *arg), void *arg)
 {
-    if (rt_catalog() != NULL)
-        cat_foreach(rt_catalog(), fn, arg);
+    if (syscat_catalog() != NULL)
+        cat_foreach(syscat_catalog(), fn, arg);
     vrel_foreach(fn, arg);
 }
 
@@ -623,8 +623,8 @@ static void index_cb(const CatRelation *rel, void *arg)
 
 static int produce_index(VrelRows *r)
 {
-    if (rt_catalog() != NULL)
-        cat_foreach(rt_catalog(), index_cb, r);
+    if (syscat_catalog() != NULL)
+        cat_foreach(syscat_catalog(), index_cb, r);
     return 0;
 }
 
@@ -667,8 +667,8 @@ static void constraint_cb(const CatRelation *rel, void *arg)
 
 static int produce_constraint(VrelRows *r)
 {
-    if (rt_catalog() != NULL)
-        cat_foreach(rt_catalog(), constraint_cb, r);
+    if (syscat_catalog() != NULL)
+        cat_foreach(syscat_catalog(), constraint_cb, r);
     return 0;
 }
 

@@ -549,8 +549,8 @@ static KERNEL(k_regclassin)
         if (schema == NULL || strcmp(schema, "public") != 0)
             rel = vrel_lookup(schema, name);
         if (rel == NULL && (schema == NULL || strcmp(schema, "public") == 0) &&
-            rt_catalog() != NULL)
-            rel = cat_lookup(rt_catalog(), name);
+            syscat_catalog() != NULL)
+            rel = cat_lookup(syscat_catalog(), name);
         if (rel == NULL)
             return sl_error(cx->err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
                             s);

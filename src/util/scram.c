@@ -17,8 +17,12 @@
  *
  * The server keeps StoredKey and ServerKey; it recovers ClientKey from the
  * proof and checks that its SHA-256 is StoredKey.
+ *
+ * It is util's, below every floor that uses it: the server's exchange
+ * (server/auth.c) and the verifiers CREATE / ALTER ROLE store
+ * (runtime/roles.c).
  */
-#include "scram.h"
+#include "sluice/scram.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
