@@ -20,6 +20,7 @@
  * consistent moment is what PostgreSQL's catalog snapshots give too.
  */
 #include "sluice/vrel.h"
+#include "sluice/runtime.h"
 
 #include <pthread.h>
 #include <stdio.h>
