@@ -35,7 +35,9 @@ and scans every src/**/*.c|h and include/sluice/*.h for edges:
     way around the headers table).
   - `extern` declarations (and file-scope prototypes) in .c files of a
     function that another folder defines: an edge to that folder's floor, the
-    way around an include.
+    way around an include; and each prototype of a header of include/sluice/:
+    an edge from the header's floor to the floor of the folder that defines
+    the function (so a header cannot be given a floor that is not its own).
   - #include <lib.h> of the libraries table outside the files it names.
 
 A forbidden edge prints as
@@ -308,7 +310,8 @@ def scan(root, edges=None):
     texts = {p: p.read_text(errors="replace") for p in files}
     problems = []
 
-    code = {p: strip_c(texts[p]) for p in files if p.suffix == ".c"}
+    code = {p: strip_c(texts[p]) for p in files if p.suffix == ".c" or
+            rel[p].startswith("include/")}
     defined_in = {}
     for p in files:
         if p.suffix == ".c":
@@ -375,7 +378,10 @@ def scan(root, edges=None):
                 problems.append(f"{r}:{line}: {src} -> {dst}: {shown} "
                                 f"({src} may use: {lay.may_use(src)})")
 
-        if p.suffix == ".c":
+        # A .c file's own prototypes and externs, and a shared header's
+        # prototypes: the functions they name belong to the floor of the file
+        # that defines them (a header of one floor cannot declare another's).
+        if p.suffix == ".c" or r.startswith("include/"):
             for name, line in declarations(code[p]):
                 where = defined_in.get(name)
                 if where is None or Path(where).parent == Path(r).parent:
