@@ -2,10 +2,12 @@
 
     test_readmes_match_their_folders   every .c/.h file of src/<folder>/ (and of
                                        include/sluice/) is named in that folder's
-                                       README.md, and every source file a README
+                                       README.md, no file starts two of its list
+                                       items, and every source file a README
                                        names exists
     test_missing_file_fails            on a copy: a file the README does not name
     test_vanished_file_fails           on a copy: a README naming a file that is gone
+    test_file_listed_twice_fails       on a copy: a file that starts two list items
 
 A README names a file in backquotes: `name.c`, or with its path (`src/x/name.c`,
 `x/name.c`); a pattern (`format_*.c`) does not list a file, and must match one.
@@ -90,6 +92,9 @@ def problems(root):
         for f in sorted(folder.glob("*.[ch]")):
             if f.name not in listed:
                 out.append(f"{rel}/README.md: does not name {f.name}, a file of {rel}/")
+        items = re.findall(r"^\s*[-*] `([^`]+\.[ch])`", readme.read_text(), re.M)
+        for n in sorted({n for n in items if items.count(n) > 1}):
+            out.append(f"{rel}/README.md: lists {n} in {items.count(n)} items (one line a file)")
         for n in sorted(set(named)):
             if not exists(root, folder, n) and n not in known and Path(n).name not in known:
                 out.append(f"{rel}/README.md: names `{n}`, which does not exist")
@@ -115,6 +120,14 @@ def test_missing_file_fails(tmp_path):
     root = copy_tree(tmp_path)
     (root / "src" / "util" / "newthing.c").write_text("/* newthing.c -- a new file */\n")
     assert "src/util/README.md: does not name newthing.c, a file of src/util/" in problems(root)
+
+
+def test_file_listed_twice_fails(tmp_path):
+    root = copy_tree(tmp_path)
+    readme = root / "src" / "util" / "README.md"
+    readme.write_text(readme.read_text() + "\n- `crc32c.c` — again\n- `crc32c.c` — and again\n")
+    found = problems(root)
+    assert any(p.startswith("src/util/README.md: lists crc32c.c in ") for p in found), found
 
 
 def test_vanished_file_fails(tmp_path):
