@@ -103,16 +103,22 @@ def test_wrong_include_fails(tmp_path, case):
     assert "forbidden edge(s)" in out
 
 
-def test_unused_exception_fails(tmp_path):
-    """An exception whose edge is gone (or never was) must leave the table."""
+def check_with_doc_edit(tmp_path, old, new):
+    """(exit code, output) of the check over a copy whose architecture.md has
+    its first `old` replaced by `new`."""
     root = copy_tree(tmp_path)
     doc = root / "docs" / "architecture.md"
     text = doc.read_text()
+    assert old in text
+    doc.write_text(text.replace(old, new, 1))
+    return run_check(root)
+
+
+def test_unused_exception_fails(tmp_path):
+    """An exception whose edge is gone (or never was) must leave the table."""
     head = "|---|---|---|---|---|\n"
-    assert head in text
-    doc.write_text(text.replace(head, head + "| util | runtime | `src/util/log.c` "
-                                "| `sluice/runtime.h` | none |\n", 1))
-    rc, out = run_check(root)
+    rc, out = check_with_doc_edit(tmp_path, head, head + "| util | runtime | `src/util/log.c` "
+                                  "| `sluice/runtime.h` | none |\n")
     assert rc == 1, out
     assert ("docs/architecture.md: the exception util -> runtime in "
             "src/util/log.c matches no edge any more: remove its row") in out.splitlines()
@@ -120,12 +126,7 @@ def test_unused_exception_fails(tmp_path):
 
 def test_tables_are_checked(tmp_path):
     """A floor may use only floors below it: the table itself is checked."""
-    root = copy_tree(tmp_path)
-    doc = root / "docs" / "architecture.md"
-    text = doc.read_text()
-    row = "| util | `src/util/` | — |"
-    assert row in text
-    doc.write_text(text.replace(row, "| util | `src/util/` | runtime |"))
-    rc, out = run_check(root)
+    rc, out = check_with_doc_edit(tmp_path, "| util | `src/util/` | — |",
+                                  "| util | `src/util/` | runtime |")
     assert rc == 2, out
     assert "floor util may use runtime, which is not below it" in out
