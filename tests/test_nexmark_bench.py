@@ -3,8 +3,8 @@ with the machine, into the benchmarks page itself.
 
 The bench runs against the server under test (--bin) over a small number
 of events: q2 and q0 for throughput, q0's latency with trigger '0'.  The
-page gets one block between the markers, before the first subsection of
-"## Nexmark: throughput, latency": the machine (cores, CPU model, memory,
+page gets one block between the markers, in "### Nexmark: throughput,
+latency" of "Current figures", before the next heading: the machine (cores, CPU model, memory,
 kernel), the tree's commit, the command, a throughput row per query with
 its events/s and events/s per busy core, and the latency row.  A second
 run replaces the block (one block, the new figures), and the text around
@@ -27,13 +27,17 @@ import nexmark_bench  # noqa: E402
 
 PAGE = """# Benchmarks
 
-## Nexmark: throughput, latency, memory and state per query
+## Current figures
 
-How the bench works.
+### Nexmark: throughput, latency, memory and state per query
 
-### An older run
+How to rerun it.
+
+### Nexmark side by side
 
 Its figures.
+
+## Method
 """
 
 
@@ -58,8 +62,9 @@ def test_write_docs(tmp_path):
     assert f"figures written to {page}" in out
     text = page.read_text()
     block = block_of(text)
-    # Before the section's first subsection; the rest of the page unchanged.
-    assert text.index(block) < text.index("### An older run")
+    # Inside the Nexmark section, before the next heading; the rest of the
+    # page unchanged.
+    assert text.index("How to rerun it.") < text.index(block) < text.index("### Nexmark side by side")
     assert text.replace(block + nexmark_bench.DOCS_END + "\n\n", "") == PAGE
     assert f"machine: {os.cpu_count()} cores (" in block and "GiB of memory, Linux " in block
     rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=7", "HEAD"],

@@ -1,5 +1,5 @@
 """q5's state is a function of its input, not of how the input was cut into
-batches (docs/benchmarks.md, "q5's state rows").
+batches (docs/benchmarks-history.md, "Nexmark": q5's state rows).
 
 The Nexmark bids (the nexmark connector, a fixed seed and base time) are
 copied into an internal stream by a continuous query; that stream never ends: so the watermark stays at

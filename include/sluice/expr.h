@@ -23,6 +23,13 @@
 
 typedef struct Expr Expr;
 
+/* One column of a result: what an analyzed query returns (plan.h's cols,
+ * runtime.h's rt_describe). */
+typedef struct ColumnDesc {
+    const char *name;
+    SlType      type;
+} ColumnDesc;
+
 typedef struct EvalCtx {
     Arena        *arena;    /* results and scratch of this batch */
     SlError      *err;

@@ -26,7 +26,6 @@
 #include "sluice/ast.h"
 #include "sluice/catalog.h"
 #include "sluice/expr.h"
-#include "sluice/runtime.h"
 
 typedef struct Plan Plan;
 typedef struct AggFunc AggFunc;

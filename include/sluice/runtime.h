@@ -19,6 +19,7 @@
 
 #include "sluice/arena.h"
 #include "sluice/error.h"
+#include "sluice/expr.h"
 #include "sluice/list.h"
 #include "sluice/pool.h"
 #include "sluice/syscat.h"
@@ -29,12 +30,6 @@ typedef struct Node Node;
 typedef struct Prepared Prepared;
 typedef struct Catalog Catalog;
 typedef struct StateStore StateStore;
-
-/* One column of a result. */
-typedef struct ColumnDesc {
-    const char *name;
-    SlType      type;
-} ColumnDesc;
 
 /* A parameter value as it came off the wire (Bind). */
 typedef struct ParamValue {

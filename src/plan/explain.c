@@ -17,7 +17,6 @@
  * in the plan.  There are no costs: this is the logical plan.
  */
 #include "sluice/plan.h"
-#include "sluice/exec.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -13,7 +13,6 @@
  * an outer join.  Plans are built in an arena and then left alone.
  */
 #include "sluice/plan.h"
-#include "sluice/exec.h"
 
 Plan *plan_new(Arena *a, PlanKind kind, Plan *child, int ncols)
 {

@@ -79,14 +79,14 @@ Each latency line is followed by what sys.query_progress says of the last
 100 batches of the measured query (mean and max of duration and of each
 phase, in ms) and how many batches it ran.
 
-The figures go to docs/benchmarks.md ("Nexmark").  --write-docs [FILE]
-(default docs/benchmarks.md) writes them there itself: the machine (CPU
-model, cores, memory, kernel, the load average before and after), the
-date, the tree's commit, the command line, and the throughput and latency
-tables in markdown, as the block between the markers
+The figures go to docs/benchmarks.md ("Current figures", "Nexmark").
+--write-docs [FILE] (default docs/benchmarks.md) writes them there itself:
+the machine (CPU model, cores, memory, kernel, the load average before and
+after), the date, the tree's commit, the command line, and the throughput
+and latency tables in markdown, as the block between the markers
 `<!-- nexmark_bench: latest run -->` and `<!-- /nexmark_bench -->`,
-replaced at each run (placed before the first subsection of "## Nexmark:
-throughput, latency" the first time).
+replaced at each run (placed the first time before the heading that
+follows "### Nexmark: throughput, latency, memory and state per query").
 """
 
 import argparse
@@ -396,7 +396,7 @@ def run_latency(binary, query, rate, seconds, trigger):
 DOCS = REPO / "docs" / "benchmarks.md"
 DOCS_BEGIN = "<!-- nexmark_bench: latest run -->"
 DOCS_END = "<!-- /nexmark_bench -->"
-DOCS_SECTION = "## Nexmark: throughput, latency, memory and state per query"
+DOCS_SECTION = "### Nexmark: throughput, latency, memory and state per query"
 
 
 def machine_line():
@@ -430,7 +430,7 @@ def docs_block(meta, throughput, latency):
     """The markdown of one run: META (a dict: when, rev, command, machine,
     bins, load_before, load_after, events, source, batch), THROUGHPUT (dicts
     of the throughput rows) and LATENCY (dicts of the latency rows)."""
-    lines = [DOCS_BEGIN, "### The latest nexmark_bench run (written by --write-docs)", "",
+    lines = [DOCS_BEGIN, "#### The latest nexmark_bench run (written by --write-docs)", "",
              f"{meta['when']}, tree at {meta['rev']}; machine: {meta['machine']}; "
              f"1-minute load average {meta['load_before']} before, {meta['load_after']} "
              f"after; binaries: {', '.join(meta['bins'])}.", "",
@@ -466,14 +466,14 @@ def docs_block(meta, throughput, latency):
 
 def write_docs(path, block):
     """Put BLOCK into the markdown file PATH: in place of the block between
-    the markers if there is one, else before the first subsection (###)
-    after DOCS_SECTION, else at the end."""
+    the markers if there is one, else before the next heading after
+    DOCS_SECTION (the Nexmark table of "Current figures"), else at the end."""
     text = Path(path).read_text()
     if DOCS_BEGIN in text and DOCS_END in text:
         i, j = text.index(DOCS_BEGIN), text.index(DOCS_END) + len(DOCS_END)
         text = text[:i] + block + text[j:]
     elif DOCS_SECTION in text:
-        at = text.find("\n### ", text.index(DOCS_SECTION))
+        at = text.find("\n#", text.index(DOCS_SECTION) + len(DOCS_SECTION))
         at = len(text) if at < 0 else at + 1
         text = text[:at] + block + "\n\n" + text[at:]
     else:

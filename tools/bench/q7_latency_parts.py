@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Where the whole q7's window latency goes (docs/benchmarks.md, "The join's
-kept rows in memory, its input in slices").
+"""Where the whole q7's window latency goes (docs/benchmarks-history.md, "The
+join's kept rows in memory, its input in slices").
 
 Runs the q7 pipeline (q7_max INTO q7_max_bids, then the join) with trigger
 '0' at 10,000 events/s, like `nexmark_bench.py --latency --queries q7`, and
