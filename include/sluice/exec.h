@@ -37,6 +37,15 @@
 #include "sluice/plan.h"
 #include "sluice/state.h"
 
+/* Evaluates e over the rows of a batch of n rows (eval.c): out gets a
+ * vector of n values (and a null map) in cx->arena.  input may be NULL when
+ * e reads no columns.  Returns 0, or -1 with cx->err set. */
+int ex_eval(EvalCtx *cx, const Expr *e, const Batch *input, uint32_t n, Vector *out);
+/* Same, for the rows listed in sel only (nsel of them, ascending); the other
+ * rows of out are undefined. */
+int ex_eval_sel(EvalCtx *cx, const Expr *e, const Batch *input, uint32_t n,
+                const uint32_t *sel, uint32_t nsel, Vector *out);
+
 #define EX_BATCH_ROWS 1024
 
 /* A batch between operators: its columns, and which of its rows are live. */

@@ -225,15 +225,6 @@ int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const Raw
  * there is none, a copy in a otherwise, NULL for text that does not lex. */
 const char *sql_redact_secrets(Arena *a, const char *sql);
 
-/* Evaluates e over the rows of a batch of n rows (eval.c): out gets a
- * vector of n values (and a null map) in cx->arena.  input may be NULL when
- * e reads no columns.  Returns 0, or -1 with cx->err set. */
-int ex_eval(EvalCtx *cx, const Expr *e, const Batch *input, uint32_t n, Vector *out);
-/* Same, for the rows listed in sel only (nsel of them, ascending); the other
- * rows of out are undefined. */
-int ex_eval_sel(EvalCtx *cx, const Expr *e, const Batch *input, uint32_t n,
-                const uint32_t *sel, uint32_t nsel, Vector *out);
-
 /* Operators, functions and casts (funcs.c, cast.c). */
 int             ex_func_candidates(const char *name, bool is_op, int nargs,
                                    const FuncDesc **out, int max);

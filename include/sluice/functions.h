@@ -51,10 +51,26 @@ void *ex_alloc_budget(Arena *a, size_t n, SlError *err);
  * too complex"): check before every regcomp of a user's pattern. */
 bool ex_regex_too_complex(const char *pattern, size_t len);
 
-struct IngestStats;
+/* The counters of one stream's ingestion (the runtime's ingest.c fills
+ * them; sys.streams and sluice_stream_stat() show them). */
+typedef struct IngestStats {
+    const char *stream;
+    const char *status;         /* "running", "failed", or NULL (no ingester) */
+    const char *error;          /* the failure, or NULL */
+    int64_t     files;          /* files seen */
+    int64_t     bytes;          /* bytes consumed (whole records) */
+    int64_t     records;        /* records read, good and bad */
+    int64_t     rows;           /* rows appended to the stream */
+    int64_t     dead_letters;   /* records sent to <stream>_dead_letters */
+    int64_t     skipped;        /* records skipped (on_error = 'skip') */
+    int64_t     retained_chunks;/* chunks deleted by retention since start */
+    int64_t     retained_rows;
+    int64_t     retained_bytes;
+} IngestStats;
+
 /* How sluice_stream_stat() and friends find a stream's counters (the
  * runtime's ingest_stats_by_name): 1 found, 0 not. */
 void ex_stream_stats_hook_set(int (*hook)(const char *name, size_t len,
-                                          struct IngestStats *out, Arena *a));
+                                          IngestStats *out, Arena *a));
 
 #endif /* SLUICE_FUNCTIONS_H */

@@ -24,26 +24,15 @@
 #include <uv.h>
 
 #include "sluice/catalog.h"
+#include "sluice/functions.h"
 #include "sluice/pool.h"
 #include "sluice/state.h"
 
 /* The columns of a dead-letter stream, in order. */
 #define INGEST_DEAD_LETTER_COLUMNS "raw bytea, source text, byte_offset bigint, reason text, received_at timestamptz"
 
-typedef struct IngestStats {
-    const char *stream;
-    const char *status;         /* "running", "failed", or NULL (no ingester) */
-    const char *error;          /* the failure, or NULL */
-    int64_t     files;          /* files seen */
-    int64_t     bytes;          /* bytes consumed (whole records) */
-    int64_t     records;        /* records read, good and bad */
-    int64_t     rows;           /* rows appended to the stream */
-    int64_t     dead_letters;   /* records sent to <stream>_dead_letters */
-    int64_t     skipped;        /* records skipped (on_error = 'skip') */
-    int64_t     retained_chunks;/* chunks deleted by retention since start */
-    int64_t     retained_rows;
-    int64_t     retained_bytes;
-} IngestStats;
+/* IngestStats, the counters of one stream, is in functions.h, beside the
+ * hook through which sluice_stream_stat() reads them. */
 
 int  ingest_init(uv_loop_t *loop, Pool *engine, Catalog *cat, StateStore *st);
 void ingest_close(void);

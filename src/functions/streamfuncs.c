@@ -1,6 +1,6 @@
 /*
  * streamfuncs.c -- SQL functions over the counters of stream ingestion
- * (include/sluice/ingest.h), until the sys.streams table lists them.
+ * (IngestStats, include/sluice/functions.h), until the sys.streams table lists them.
  *
  *   sluice_stream_stat(stream text, counter text) -> bigint
  *   sluice_stream_status(stream text) -> text     running | failed
@@ -14,7 +14,6 @@
 #include "functions/kernels.h"
 
 #include "sluice/functions.h"
-#include "sluice/ingest.h"
 
 static int (*g_hook)(const char *name, size_t len, IngestStats *out, Arena *a);
 

@@ -17,7 +17,7 @@
  * consistent moment is what PostgreSQL's catalog snapshots give too.
  */
 #include "sluice/vrel.h"
-#include "sluice/runtime.h"
+#include "sluice/syscat.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include "unit.h"
 #include "sluice/runtime.h"
 #include "sluice/ast.h"
-#include "sluice/expr.h"
+#include "sluice/exec.h"
 
 #include <stdio.h>
 

@@ -13,6 +13,7 @@
 #include "types/datetime.h"
 #include "functions/kernels.h"
 #include "sql/parser.h"
+#include "sluice/exec.h"
 #include "sluice/plan.h"
 
 #include <stdio.h>

@@ -17,7 +17,7 @@
  * Interface: main() only; it reports on stdout.  Built by meson
  * (tools/bench/meson.build) as an executable, not a test.
  */
-#include "sluice/expr.h"
+#include "sluice/exec.h"
 #include "sluice/plan.h"
 #include "sql/parser.h"
 
