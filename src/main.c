@@ -68,7 +68,7 @@ typedef struct Options {
     int    engine_workers;      /* threads of the engine's pool */
     int    statement_workers;   /* threads of the statements' pool */
     char  *files_root;          /* --files-root: where non-superusers' files live */
-    char  *kafka_allowed_hosts; /* the brokers non-superusers may name; NULL: any */
+    char  *kafka_allowed_hosts; /* the brokers non-superusers may name; NULL: none */
     char **hba;                 /* rules, in order */
     int    nhba;
     bool   hba_from_cli;        /* the command line's rules replace the file's */
@@ -197,7 +197,7 @@ static void usage(FILE *f)
 "                             sinks (default: none, only superusers may)\n"
 "      --kafka-allowed-hosts=LIST  host[:port],... the only Kafka bootstrap\n"
 "                             servers roles that are not superusers may name\n"
-"                             (default: any)\n"
+"                             (default: none, only superusers may; '*': any)\n"
 "      --debug-loop-lag       measure the event loop's lag (10 ms timer) and log\n"
 "                             it at shutdown\n"
 "  -c, --config=FILE          read options from FILE; it may also hold users:\n"

@@ -53,7 +53,7 @@ def everything(conn):
 
 
 def test_secrets_masked_everywhere(sluiced):
-    server = sluiced("--log-level", "debug")
+    server = sluiced("--log-level", "debug", "--kafka-allowed-hosts", BROKER)
     with make_role(server) as u, connect(server) as su:
         u.execute("CREATE STREAM ku (v text) WITH (connector = 'kafka', topic = 't', "
                   f"bootstrap_servers = '{BROKER}', format = 'raw', "
