@@ -786,7 +786,7 @@ int main(int argc, char **argv)
                            o.group_commit_window);
     rt_init(cat, state);
     if (rt_host_init(o.files_root, o.data_dir, o.kafka_allowed_hosts, &err) < 0) {
-        sl_log(LOG_ERROR, "cannot use the files root", "error=\"%s\"", err.message);
+        sl_log(LOG_ERROR, "cannot set up host access", "error=\"%s\"", log_quote(err.message));
         server_close(app.server, on_server_closed);
         goto out;
     }
