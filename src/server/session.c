@@ -3,7 +3,8 @@
  *
  *   session_init, session_free   per-connection protocol state
  *   session_consume              handle every whole packet in c->in
- *   session_send_error           ErrorResponse (ERROR or FATAL)
+ *   session_send_error           ErrorResponse (ERROR or FATAL; 57P01 at
+ *                                shutdown is FATAL: it ends the session)
  *   session_fatal                FATAL ErrorResponse from a format
  *   session_auth_ok              finish the startup once auth.c accepted
  *   session_send_text_rows       DataRows in text (SUBSCRIBE's rows)
@@ -155,6 +156,8 @@ static void on_idle_timeout(uv_timer_t *t);
  * the idle timeout of the state the session is now in. */
 static void send_ready(Conn *c)
 {
+    if (c->close_after_flush)
+        return;             /* nothing follows a FATAL */
     int iter = 0;
     const char *name, *value;
     while (c->settings != NULL && settings_next_report(c->settings, &iter, &name, &value))
@@ -216,6 +219,10 @@ static int char_position(const char *sql, int bytepos)
 
 void session_send_error(Conn *c, const SlError *e, const char *sql, bool fatal)
 {
+    /* a statement that shutdown cancelled ends its session: one FATAL
+     * 57P01, as in PostgreSQL, not an ERROR and then the FATAL */
+    if (!fatal && c->server->closing && strcmp(e->sqlstate, ERRCODE_ADMIN_SHUTDOWN) == 0)
+        fatal = true;
     const char *sev = fatal ? "FATAL" : "ERROR";
     size_t m = pgw_begin(&c->out, PGW_MSG_ERROR);
     pgw_put_byte(&c->out, 'S');
