@@ -798,7 +798,7 @@ int main(int argc, char **argv)
     }
     publish_settings(&o, server_port(app.server));
     rt_cq_init(&app.loop, app.engine);
-    rt_append_init(app.engine);
+    rt_append_init(app.engine, app.statements);
     ingest_init(&app.loop, app.engine, cat, state);
     if (o.http_port >= 0 &&
         rt_http_start(&app.loop, o.http_listen, o.http_port, o.http_token, &err) < 0) {

@@ -2,7 +2,8 @@
  * append.c -- appends to streams made durable off the loop, so that the
  * appends of concurrent clients share fsyncs (group commit; runtime.h).
  *
- *   rt_append_init     the engine's pool the appends run on
+ *   rt_append_init     the pools they run on: the engine's for appends,
+ *                      the statements' for a COPY into a table
  *   rt_append_new      an append of chunks encoded already (runtime_int.h)
  *   rt_append_new_copy, rt_append_has_pool   a COPY into a table, written
  *                      off the loop under the modify lock (copy.c)
@@ -33,11 +34,13 @@ struct RtAppend {
     void              *arg;
 };
 
-static Pool *g_pool;
+static Pool *g_pool;            /* stream appends */
+static Pool *g_statements;      /* COPYs into tables: statements' work */
 
-void rt_append_init(Pool *engine)
+void rt_append_init(Pool *engine, Pool *statements)
 {
     g_pool = engine;
+    g_statements = statements;
 }
 
 bool rt_append_can_defer(void)
@@ -57,7 +60,7 @@ RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks)
 
 bool rt_append_has_pool(void)
 {
-    return g_pool != NULL;
+    return g_statements != NULL;
 }
 
 RtAppend *rt_append_new_copy(RtCopy *cp)
@@ -99,5 +102,5 @@ void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg)
     ap->done = done;
     ap->arg = arg;
     ap->work.data = ap;
-    pool_submit(g_pool, &ap->work, work_cb, after_cb);
+    pool_submit(ap->copy != NULL ? g_statements : g_pool, &ap->work, work_cb, after_cb);
 }
