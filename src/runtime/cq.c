@@ -1144,11 +1144,16 @@ bool cq_falling_behind(const CqProgress *p, int n, int64_t interval_us)
 {
     if (n < CQ_BEHIND_BATCHES)
         return false;
-    /* The batches together took longer than their triggers' intervals. */
-    int64_t total_us = 0;
-    for (int i = 0; i < n; i++)
+    /* The batches but the slowest took longer than their triggers'
+     * intervals: one stalled batch, however long, is an outlier, not a
+     * trend (the backlog rule below sees what it left behind). */
+    int64_t total_us = 0, slowest_us = 0;
+    for (int i = 0; i < n; i++) {
         total_us += p[i].total_us;
-    if (interval_us > 0 && total_us > interval_us * n)
+        if (p[i].total_us > slowest_us)
+            slowest_us = p[i].total_us;
+    }
+    if (interval_us > 0 && total_us - slowest_us > interval_us * (n - 1))
         return true;
     /* The backlog never drained, and its least-squares line over the batches
      * rises by more than a tenth of its mean: one batch that shrinks it
