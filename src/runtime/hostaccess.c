@@ -109,7 +109,7 @@ static int denied(SlError *err, const char *what, const char *path, const char *
                     what, path, why);
 }
 
-/* The containment rules for a resolved path. */
+/* The two refusals of an owner that is not a superuser. */
 static int no_root(SlError *err, const char *what, const char *shown)
 {
     denied(err, what, shown, "only a superuser may use the server's files");
