@@ -82,8 +82,9 @@ def test_copy_into_a_table_waits_for_an_update_in_flight(sluiced, tmp_path):
     take, so its key checks and write do not interleave with theirs.  An
     UPDATE that moves keys 1..3 to 11..13 is held just before its commit
     (fault point modify_before_commit, holding the lock); a COPY of key 11
-    meanwhile waits -- the loop goes on answering -- and once the UPDATE
-    commits it fails with 23505 and writes nothing.  (Without the lock the
+    meanwhile waits -- the loop goes on answering, and a CancelRequest ends
+    another such wait with 57014 -- and once the UPDATE commits it fails
+    with 23505 and writes nothing.  (Without the lock the
     COPY saw no key 11, wrote it, and the UPDATE then overwrote it: both
     said they succeeded and the copied row was lost.)"""
     import threading
@@ -102,14 +103,16 @@ def test_copy_into_a_table_waits_for_an_update_in_flight(sluiced, tmp_path):
         with psycopg.connect(server.dsn, autocommit=True) as c:
             out["update"] = c.execute("UPDATE t SET k = k + 10").statusmessage
 
-    def copy():
+    def copy(key="copy", row="11\tcopied\n", conns=None):
         try:
             with psycopg.connect(server.dsn, autocommit=True) as c:
+                if conns is not None:
+                    conns.append(c)
                 with c.cursor().copy("COPY t FROM STDIN") as cp:
-                    cp.write("11\tcopied\n")
-                out["copy"] = "COPY 1"
+                    cp.write(row)
+                out[key] = "COPY 1"
         except psycopg.Error as e:
-            out["copy"] = e.sqlstate
+            out[key] = e.sqlstate
 
     up = threading.Thread(target=update)
     up.start()
@@ -120,14 +123,24 @@ def test_copy_into_a_table_waits_for_an_update_in_flight(sluiced, tmp_path):
     cp = threading.Thread(target=copy)
     cp.start()
     cp.join(2)
+    # a second COPY waiting for the lock is cancelled by its client (57014)
+    conns = []
+    cp2 = threading.Thread(target=copy, args=("cancelled", "12\tx\n", conns))
+    cp2.start()
     try:
         assert cp.is_alive(), f"the COPY ended while the UPDATE held the lock: {out}"
         with psycopg.connect(server.dsn, autocommit=True) as c:    # the loop answers
             assert c.execute("SELECT 1").fetchone() == (1,)
+        time.sleep(1)
+        assert cp2.is_alive() and conns, out
+        conns[0].cancel()
+        cp2.join(10)
+        assert out.pop("cancelled", None) == "57014", out
     finally:
         hold.unlink()
         up.join(30)
         cp.join(30)
+        cp2.join(30)
     assert out == {"update": "UPDATE 3", "copy": "23505"}, out
     with psycopg.connect(server.dsn, autocommit=True) as c:
         assert c.execute("SELECT k, v FROM t ORDER BY k").fetchall() == \

@@ -8,6 +8,7 @@
  *   rt_append_new_copy, rt_append_has_pool   a COPY into a table, written
  *                      off the loop under the modify lock (copy.c)
  *   rt_append_start    run it on that pool, then call done on the loop
+ *   rt_append_interrupt  cancel a COPY into a table waiting for its lock
  *
  * In group commit mode a COPY into a stream (rt_copy_end_deferred) encodes
  * its rows on the loop as they arrive, but hands the durable write back to
@@ -25,6 +26,7 @@
 struct RtAppend {
     PoolWork           work;
     RtCopy            *copy;        /* a COPY into a table, or NULL */
+    _Atomic int        interrupt;   /* its cancel (ex_interrupt_enter) */
     const CatRelation *rel;         /* referenced */
     StrBuf            *chunks;
     int                nchunks;
@@ -75,7 +77,9 @@ static void work_cb(PoolWork *w)
     RtAppend *ap = w->data;
     if (ap->copy != NULL) {
         uint64_t rows;
+        const _Atomic int *old = ex_interrupt_enter(&ap->interrupt);
         ap->rc = rt_copy_insert(ap->copy, &rows, &ap->err);
+        ex_interrupt_enter(old);
         return;
     }
     StreamAppend app = {ap->rel, NULL, ap->nchunks, ap->chunks, 0};
@@ -95,6 +99,14 @@ static void after_cb(PoolWork *w)
     else
         cat_relation_unref(ap->rel);
     sl_free(ap);
+}
+
+bool rt_append_interrupt(RtAppend *ap, int why)
+{
+    if (ap->copy == NULL)
+        return false;
+    ap->interrupt = why;
+    return true;
 }
 
 void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg)

@@ -583,11 +583,14 @@ static void on_statement_timeout(uv_timer_t *t)
 }
 
 static void copy_in_cancel(Conn *c);
+static bool wait_interrupt(Conn *c, int why);
 
 bool session_cancel(Conn *c)
 {
     if (subscribe_cancel(c))
         return true;        /* it ended with 57014 */
+    if (wait_interrupt(c, EX_CANCEL_USER))
+        return true;        /* a COPY waiting for its table's lock: 57014 */
     if (c->copy != NULL && c->phase == PHASE_READY) {
         copy_in_cancel(c);
         return true;
@@ -626,6 +629,7 @@ void session_shutdown(Conn *c)
 
 void session_shutdown_cancel(Conn *c)
 {
+    wait_interrupt(c, EX_CANCEL_SHUTDOWN);
     if (c->job != NULL) {
         job_interrupt(c, EX_CANCEL_SHUTDOWN);
         job_unpark(c);      /* a result waiting for its reader ends too */
@@ -915,8 +919,17 @@ typedef struct SessionWait {
     Conn     *c;            /* NULL once the connection is gone */
     WaitKind  kind;
     Portal   *portal;       /* WAIT_EXECUTE */
+    RtAppend *ap;           /* until wait_done_cb */
     char      tag[64];
 } SessionWait;
+
+/* Cancels what c waits for, if it can be: a COPY into a table waiting for
+ * the table lock ends with 57014 (57P01 at shutdown); a stream's append
+ * is not interrupted. */
+static bool wait_interrupt(Conn *c, int why)
+{
+    return c->wait != NULL && rt_append_interrupt(c->wait->ap, why);
+}
 
 static void run_simple(Conn *c);
 static void extended_error(Conn *c, SlError *err, const char *sql);
@@ -968,6 +981,7 @@ static void wait_for(Conn *c, RtAppend *ap, WaitKind kind, const char *tag, Port
     w->c = c;
     w->kind = kind;
     w->portal = p;
+    w->ap = ap;
     snprintf(w->tag, sizeof(w->tag), "%s", tag);
     c->wait = w;
     rt_append_start(ap, wait_done_cb, w);
