@@ -69,7 +69,7 @@ typedef struct Options {
     int    engine_workers;      /* threads of the engine's pool */
     int    statement_workers;   /* threads of the statements' pool */
     char  *files_root;          /* --files-root: where non-superusers' files live */
-    char  *kafka_allowed_hosts; /* the brokers non-superusers may name; NULL: any */
+    char  *kafka_allowed_hosts; /* the brokers non-superusers may name; NULL: none */
     char **hba;                 /* rules, in order */
     int    nhba;
     bool   hba_from_cli;        /* the command line's rules replace the file's */
@@ -198,7 +198,7 @@ static void usage(FILE *f)
 "                             sinks (default: none, only superusers may)\n"
 "      --kafka-allowed-hosts=LIST  host[:port],... the only Kafka bootstrap\n"
 "                             servers roles that are not superusers may name\n"
-"                             (default: any)\n"
+"                             (default: none, only superusers may; '*': any)\n"
 "      --debug-loop-lag       measure the event loop's lag (10 ms timer) and log\n"
 "                             it at shutdown\n"
 "  -c, --config=FILE          read options from FILE; it may also hold users:\n"
@@ -787,7 +787,7 @@ int main(int argc, char **argv)
                            o.group_commit_window);
     rt_init(cat, state);
     if (rt_host_init(o.files_root, o.data_dir, o.kafka_allowed_hosts, &err) < 0) {
-        sl_log(LOG_ERROR, "cannot use the files root", "error=\"%s\"", err.message);
+        sl_log(LOG_ERROR, "cannot set up host access", "error=\"%s\"", log_quote(err.message));
         server_close(app.server, on_server_closed);
         goto out;
     }
@@ -799,7 +799,7 @@ int main(int argc, char **argv)
     }
     publish_settings(&o, server_port(app.server));
     rt_cq_init(&app.loop, app.engine);
-    rt_append_init(app.engine);
+    rt_append_init(app.engine, app.statements);
     ingest_init(&app.loop, app.engine, cat, state);
     if (o.http_port >= 0 &&
         http_pages_start(&app.loop, o.http_listen, o.http_port, o.http_token, &err) < 0) {

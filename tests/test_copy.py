@@ -75,3 +75,73 @@ def test_statements_after_copy_in_one_query_string(server):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[-1] == "2"
 
+
+
+def test_copy_into_a_table_waits_for_an_update_in_flight(sluiced, tmp_path):
+    """COPY FROM into a table takes the lock that INSERT, UPDATE and DELETE
+    take, so its key checks and write do not interleave with theirs.  An
+    UPDATE that moves keys 1..3 to 11..13 is held just before its commit
+    (fault point modify_before_commit, holding the lock); a COPY of key 11
+    meanwhile waits -- the loop goes on answering, and a CancelRequest ends
+    another such wait with 57014 -- and once the UPDATE commits it fails
+    with 23505 and writes nothing.  (Without the lock the
+    COPY saw no key 11, wrote it, and the UPDATE then overwrote it: both
+    said they succeeded and the copied row was lost.)"""
+    import threading
+    import time
+
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced(env={"SLUICE_FAULT": "modify_before_commit:2:hold",
+                          "SLUICE_FAULT_HOLD": str(hold)})
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute("CREATE TABLE t (k INT PRIMARY KEY, v TEXT)")
+        c.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')")   # the 1st point
+    out = {}
+
+    def update():
+        with psycopg.connect(server.dsn, autocommit=True) as c:
+            out["update"] = c.execute("UPDATE t SET k = k + 10").statusmessage
+
+    def copy(key="copy", row="11\tcopied\n", conns=None):
+        try:
+            with psycopg.connect(server.dsn, autocommit=True) as c:
+                if conns is not None:
+                    conns.append(c)
+                with c.cursor().copy("COPY t FROM STDIN") as cp:
+                    cp.write(row)
+                out[key] = "COPY 1"
+        except psycopg.Error as e:
+            out[key] = e.sqlstate
+
+    up = threading.Thread(target=update)
+    up.start()
+    deadline = time.monotonic() + 30
+    while "modify_before_commit reached, holding" not in server.log_text():
+        assert time.monotonic() < deadline, server.log_text()[-2000:]
+        time.sleep(0.05)
+    cp = threading.Thread(target=copy)
+    cp.start()
+    cp.join(2)
+    # a second COPY waiting for the lock is cancelled by its client (57014)
+    conns = []
+    cp2 = threading.Thread(target=copy, args=("cancelled", "12\tx\n", conns))
+    cp2.start()
+    try:
+        assert cp.is_alive(), f"the COPY ended while the UPDATE held the lock: {out}"
+        with psycopg.connect(server.dsn, autocommit=True) as c:    # the loop answers
+            assert c.execute("SELECT 1").fetchone() == (1,)
+        time.sleep(1)
+        assert cp2.is_alive() and conns, out
+        conns[0].cancel()
+        cp2.join(10)
+        assert out.pop("cancelled", None) == "57014", out
+    finally:
+        hold.unlink()
+        up.join(30)
+        cp.join(30)
+        cp2.join(30)
+    assert out == {"update": "UPDATE 3", "copy": "23505"}, out
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        assert c.execute("SELECT k, v FROM t ORDER BY k").fetchall() == \
+            [(11, "a"), (12, "b"), (13, "c")]

@@ -231,6 +231,31 @@ def test_a_revoke_stops_the_grantees_continuous_query(setup, revoke, denied):
         assert wait_status(admin, target, "running")[0] == "running"
 
 
+def test_resume_after_the_privilege_is_granted_back(setup):
+    # A query that failed because its owner lost a privilege runs on at
+    # RESUME once the privilege is back -- from where it stopped, the rows
+    # that came meanwhile included; RESUME before that is refused (42501).
+    server = setup
+    with su(server) as admin, connect_as(server, "u") as u:
+        admin.execute("INSERT INTO dim VALUES (1, 'one'), (2, 'two')")
+        u.execute("CREATE CONTINUOUS QUERY ur WITH (trigger = '0') AS "
+                  "SELECT src.k, dim.name FROM src JOIN dim ON src.k = dim.k")
+        admin.execute("INSERT INTO src VALUES (1, 1)")
+        assert wait_rows(u, "SELECT k, name FROM ur", [(1, "one")]) == [(1, "one")]
+        admin.execute("REVOKE SELECT ON dim FROM u")
+        admin.execute("INSERT INTO src VALUES (2, 2)")
+        assert wait_status(admin, "ur", "failed") == \
+            ("failed", "permission denied for table dim")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            u.execute("ALTER CONTINUOUS QUERY ur RESUME")
+        assert query_row(admin, "ur")[2] == "failed"
+        admin.execute("GRANT SELECT ON dim TO u")
+        u.execute("ALTER CONTINUOUS QUERY ur RESUME")
+        assert wait_status(admin, "ur", "running") == ("running", None)
+        assert wait_rows(u, "SELECT k, name FROM ur ORDER BY k",
+                         [(1, "one"), (2, "two")]) == [(1, "one"), (2, "two")]
+
+
 def test_dropping_a_stream_respects_queries_on_its_dead_letters(setup):
     # A stream's dead-letter stream goes with it: a continuous query over the
     # dead letters keeps the stream (2BP01) unless CASCADE, which drops the

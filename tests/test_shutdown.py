@@ -4,8 +4,8 @@ The server stops accepting, lets a statement that is running finish and
 sends its answer (CommandComplete, and ReadyForQuery for a Sync that
 waited), then ends the session with FATAL 57P01 admin_shutdown; idle
 sessions get that FATAL at once.  A statement still running after
-shutdown_timeout seconds is cancelled: its client gets 57P01 and nothing
-of it is written.  Either way what the client was told agrees with the
+shutdown_timeout seconds is cancelled: its client gets one FATAL 57P01
+(no ERROR first, no ReadyForQuery after) and nothing of it is written.  Either way what the client was told agrees with the
 rows found after a restart, so a client never retries a write that was
 done.  The rest of a multi-statement query string is not run.
 
@@ -19,7 +19,7 @@ import time
 import psycopg
 import pytest
 
-from pgwire_raw import Raw, error_fields, query
+from pgwire_raw import Raw, bind, error_fields, execute, parse, query, sync
 from test_continuous_queries import connect
 from test_session_cancel import run_in_thread
 
@@ -82,10 +82,41 @@ def test_statement_past_the_timeout_is_cancelled_and_not_written(sluiced):
     slow, t, out = slow_insert_then_sigterm(server, 60)
     t.join(30)
     assert isinstance(out.get("error"), psycopg.errors.AdminShutdown), out
+    # as in PostgreSQL the cancelled statement's answer is the session's end
+    assert out["error"].diag.severity_nonlocalized == "FATAL", out
+    assert slow.closed or slow.broken, "the session outlived its FATAL"
     assert time.monotonic() - started < 20
     slow.close()
     assert exited_cleanly(server)
     assert count_after_restart(server) == 0
+
+
+@pytest.mark.parametrize("protocol", ["simple", "extended"])
+def test_cancelled_statement_gets_one_fatal(sluiced, protocol):
+    """A statement cancelled by shutdown is answered with one ErrorResponse,
+    FATAL 57P01 admin_shutdown (PostgreSQL's answer), then the connection
+    closes: no ERROR before it, no ReadyForQuery after it."""
+    server = sluiced("--shutdown-timeout", "1")
+    with connect(server) as c:
+        c.execute("CREATE STREAM s (a bigint, b text)")
+    raw = Raw(server.port, timeout=30)
+    raw.startup()
+    sql = SLOW_INSERT.format(secs=60).replace("%s", "'x'")
+    if protocol == "simple":
+        raw.send(query(sql))
+    else:
+        raw.send(parse(sql) + bind() + execute() + sync())
+    time.sleep(1)
+    server.proc.send_signal(signal.SIGTERM)
+    msgs = []
+    while (m := raw.recv_msg()) is not None:
+        msgs.append(m)
+    raw.close()
+    kinds = [k for k, _ in msgs if k not in (b"1", b"2")]
+    assert kinds == [b"E"], msgs
+    fields = error_fields(msgs[-1][1])
+    assert (fields["S"], fields["V"], fields["C"]) == ("FATAL", "FATAL", "57P01"), fields
+    assert exited_cleanly(server)
 
 
 def test_rest_of_a_query_string_is_not_run(sluiced):

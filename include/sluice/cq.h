@@ -97,8 +97,9 @@ typedef struct CqProgress {
 } CqProgress;
 
 /* A query falls behind when, over its last CQ_BEHIND_BATCHES batches, the
- * batches took longer in all than that many trigger intervals (interval
- * triggers), or every batch left rows behind and the backlog's trend (its
+ * batches but the slowest took longer in all than that many trigger
+ * intervals (interval triggers; one stalled batch is not a trend), or
+ * every batch left rows behind and the backlog's trend (its
  * least-squares line over the batches) rose by more than a tenth of its
  * mean: its input comes in faster than it is processed, even when some
  * batches shrink the backlog.  A paused, failed or finished query is not

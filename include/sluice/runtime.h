@@ -54,8 +54,13 @@ struct ResultSink {
 /* Called on the loop once the append is durable (rc 0) or failed (rc -1,
  * err set); the RtAppend is freed after it returns. */
 typedef void (*rt_append_done_cb)(void *arg, int rc, const SlError *err);
-/* Runs the append on the engine's pool (rt_append_init). */
+/* Runs the append on the engine's pool, a COPY into a table on the
+ * statements' pool (rt_append_init). */
 void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
+/* Cancels a started COPY into a table while it waits for the table lock
+ * (why: EX_CANCEL_USER, EX_CANCEL_SHUTDOWN); false for a stream append,
+ * which is not interrupted.  On the loop, before done was called. */
+bool rt_append_interrupt(RtAppend *ap, int why);
 
 /* Gives the runtime the catalog and the state store that statements use
  * (main: after cat_open and state_open succeed; rt_shutdown before
@@ -84,8 +89,9 @@ const char *rt_take_warning(const char **sqlstate);
  * their micro-batches on the engine's pool (pool.h); rt_cq_close stops them
  * and calls cb once no micro-batch is in flight (before rt_shutdown). */
 int  rt_cq_init(uv_loop_t *loop, Pool *engine);
-/* The engine's pool deferred appends run on (rt_append_start); main sets it. */
-void rt_append_init(Pool *engine);
+/* The pools deferred work runs on (rt_append_start): the engine's for
+ * stream appends, the statements' for a COPY into a table; main sets them. */
+void rt_append_init(Pool *engine, Pool *statements);
 void rt_cq_close(void (*cb)(void));
 /* sys.source_lag's rows: per running query, source and partition (cq.h's
  * CqSourceLag); nothing before rt_cq_init. */

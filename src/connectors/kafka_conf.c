@@ -24,12 +24,13 @@
  * check runs wherever a configuration is built: at CREATE and again at
  * each open, against the owner's role as it is then (the runtime answers
  * through kafka_set_owner_check; without an answer nobody is trusted).
- * With --kafka-allowed-hosts (kafka_set_allowed_hosts), such an owner's
- * bootstrap servers must each be on that list too (names compared as
- * written, no DNS), and so must every broker its clients connect to: the
- * brokers the metadata names go through resolve_cb (librdkafka) and
- * kafka_broker_allowed (the direct Fetch path) before any address is
- * looked up.
+ * Such an owner's bootstrap servers must each be on --kafka-allowed-hosts
+ * too (kafka_set_allowed_hosts; names compared as written, no DNS; without
+ * the option the list is empty and such an owner names no broker at all),
+ * and so must every broker its clients connect to: the brokers the
+ * metadata names go through resolve_cb (librdkafka) and
+ * kafka_broker_allowed (the direct Fetch paths of the source and of the
+ * sink's progress read) before any address is looked up.
  */
 #include "kafka_int.h"
 
@@ -230,8 +231,9 @@ bool kafka_property_allowed(const char *name)
                    cmp_name) != NULL;
 }
 
-/* --kafka-allowed-hosts, split: "host" (any port) or "host:port"; NULL:
- * every host.  Set once before any relation is checked. */
+/* --kafka-allowed-hosts, split: "host" (any port), "host:port" or "*"
+ * (every host); none: no host for an owner that is not a superuser.  Set
+ * once before any relation is checked. */
 static char **allowed_hosts;
 static int nallowed_hosts;
 
@@ -304,11 +306,9 @@ static bool host_allowed(const char *server)
     return false;
 }
 
-/* Every bootstrap server of the options on the allow-list (when set). */
+/* Every bootstrap server of the options on the allow-list. */
 static int check_hosts(const Options *o, const char *relname, SlError *err)
 {
-    if (allowed_hosts == NULL)
-        return 0;
     static const char *const keys[] = {"bootstrap_servers", "kafka.bootstrap.servers",
                                        "kafka.metadata.broker.list"};
     for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
@@ -324,8 +324,14 @@ static int check_hosts(const Options *o, const char *relname, SlError *err)
             sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
                      "permission denied to connect \"%s\" to Kafka broker \"%s\"", relname,
                      v[bad]);
-            sl_error_hint(err, "A non-superuser may name only the brokers that the server's "
-                               "--kafka-allowed-hosts lists.");
+            if (nallowed_hosts == 0)
+                sl_error_hint(err, "The server was started without --kafka-allowed-hosts, so a "
+                                   "non-superuser may name no Kafka broker; a superuser may "
+                                   "list the brokers roles may use with --kafka-allowed-hosts "
+                                   "'host:port,...' (docs/operations.md).");
+            else
+                sl_error_hint(err, "A non-superuser may name only the brokers that the "
+                                   "server's --kafka-allowed-hosts lists.");
         }
         for (int i = 0; i < n; i++)
             sl_free(v[i]);
@@ -372,7 +378,7 @@ bool kafka_owner_trusted(uint32_t owner)
 
 bool kafka_broker_allowed(uint32_t owner, const char *host, int port)
 {
-    if (allowed_hosts == NULL || trusted(owner))
+    if (trusted(owner))
         return true;
     char p[16];
     snprintf(p, sizeof(p), "%d", port);
@@ -441,7 +447,7 @@ int kafka_conf_build(const Options *o, const char *relname, uint32_t owner,
         return -1;
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_conf_set_log_cb(conf, log_cb);
-    if (allowed_hosts != NULL && !trusted(owner))
+    if (!trusted(owner))
         rd_kafka_conf_set_resolve_cb(conf, resolve_cb);
     for (int i = 0; defaults != NULL && defaults[i] != NULL; i += 2) {
         if (rd_kafka_conf_set(conf, defaults[i], defaults[i + 1], msg, sizeof(msg)) !=

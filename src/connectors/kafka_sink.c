@@ -14,11 +14,12 @@
  *   - at the first write after a (re)start, init_transactions fences any
  *     older producer with the same id and aborts its open transaction; the
  *     progress topic is then read to its high watermark read_uncommitted
- *     by kafka_fetch.c's Fetch path, each transaction resolved by its
- *     COMMIT or ABORT marker, which gives the last batch whose transaction
- *     committed.  read_committed would stop at the last stable offset,
- *     which another producer's open transaction on the shared topic holds
- *     back (another query's, a server killed mid-batch): the last commits
+ *     by kafka_fetch.c's Fetch path (its leader checked against
+ *     --kafka-allowed-hosts first, kafka_broker_allowed), each transaction
+ *     resolved by its COMMIT or ABORT marker, which gives the last batch
+ *     whose transaction committed.  read_committed would stop at the last
+ *     stable offset, which another producer's open transaction on the
+ *     shared topic holds back (another query's, a server killed mid-batch): the last commits
  *     would be missed and their batches written twice.  Where that path
  *     cannot serve (TLS, SASL, fetch = 'librdkafka', a codec it does not
  *     read), librdkafka reads read_committed and waits until the stable
@@ -358,8 +359,9 @@ static int progress_leader(KafkaSink *k, char *host, size_t hostlen, int *port, 
  * last stable offset that read_committed stops at.  Every transaction of
  * ours ended before high (init_transactions waits for the markers of the
  * one it aborts), so one still open at high is read on until it ends.
- * 0; -1 with err (08006, the batch is retried); 1 with why: this path
- * cannot read the topic, librdkafka's read is to be used. */
+ * 0; -1 with err (08006, the batch is retried; 42501, the leader is not
+ * a broker the owner may reach); 1 with why: this path cannot read the
+ * topic, librdkafka's read is to be used. */
 static int read_progress_direct(KafkaSink *k, int64_t low, int64_t high, int64_t *batch,
                                 char *why, size_t whylen, SlError *err)
 {
@@ -370,6 +372,15 @@ static int read_progress_direct(KafkaSink *k, int64_t low, int64_t high, int64_t
     int32_t broker = -1;
     if (progress_leader(k, host, sizeof(host), &port, &broker, err) < 0)
         return -1;
+    /* the leader as the metadata names it, checked as librdkafka's
+     * resolve_cb checks every broker its clients connect to */
+    if (!kafka_broker_allowed(k->sink->owner, host, port)) {
+        sl_log(LOG_WARN, "kafka broker refused", "address=\"%s:%d\" reason=\"%s\"",
+               log_quote(host), port, "not on --kafka-allowed-hosts");
+        return sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
+                        "permission denied to connect \"%s\" to Kafka broker \"%s:%d\"",
+                        k->sink->name, host, port);
+    }
     KfConn *c = kf_connect(host, port, broker, 10000, why, whylen);
     if (c == NULL)
         return 1;

@@ -2,23 +2,31 @@
  * append.c -- appends to streams made durable off the loop, so that the
  * appends of concurrent clients share fsyncs (group commit; runtime.h).
  *
- *   rt_append_init     the engine's pool the appends run on
+ *   rt_append_init     the pools they run on: the engine's for appends,
+ *                      the statements' for a COPY into a table
  *   rt_append_new      an append of chunks encoded already (runtime_int.h)
+ *   rt_append_new_copy, rt_append_has_pool   a COPY into a table, written
+ *                      off the loop under the modify lock (copy.c)
  *   rt_append_start    run it on that pool, then call done on the loop
+ *   rt_append_interrupt  cancel a COPY into a table waiting for its lock
  *
  * In group commit mode a COPY into a stream (rt_copy_end_deferred) encodes
  * its rows on the loop as they arrive, but hands the durable write back to
  * the server instead of blocking the loop on it; the server answers the
- * client in done.  (INSERT needs none of this: it runs on a worker thread
- * like every SELECT and DML statement, session.c.)  What runs concurrently
- * is the writes, and stream_append_many (relstore.h) lets the writes that
- * meet share one.
+ * client in done.  A COPY into a table goes the same way in either mode:
+ * its write waits for the lock that makes table writes one at a time,
+ * which the loop must never wait for.  (INSERT needs none of this: it
+ * runs on a worker thread like every SELECT and DML statement, session.c.)
+ * What runs concurrently is the writes, and stream_append_many
+ * (relstore.h) lets the writes that meet share one.
  */
 #include "runtime_int.h"
 #include "sluice/relstore.h"
 
 struct RtAppend {
     PoolWork           work;
+    RtCopy            *copy;        /* a COPY into a table, or NULL */
+    _Atomic int        interrupt;   /* its cancel (ex_interrupt_enter) */
     const CatRelation *rel;         /* referenced */
     StrBuf            *chunks;
     int                nchunks;
@@ -28,11 +36,13 @@ struct RtAppend {
     void              *arg;
 };
 
-static Pool *g_pool;
+static Pool *g_pool;            /* stream appends */
+static Pool *g_statements;      /* COPYs into tables: statements' work */
 
-void rt_append_init(Pool *engine)
+void rt_append_init(Pool *engine, Pool *statements)
 {
     g_pool = engine;
+    g_statements = statements;
 }
 
 bool rt_append_can_defer(void)
@@ -50,9 +60,28 @@ RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks)
     return ap;
 }
 
+bool rt_append_has_pool(void)
+{
+    return g_statements != NULL;
+}
+
+RtAppend *rt_append_new_copy(RtCopy *cp)
+{
+    RtAppend *ap = sl_calloc(1, sizeof(RtAppend));
+    ap->copy = cp;
+    return ap;
+}
+
 static void work_cb(PoolWork *w)
 {
     RtAppend *ap = w->data;
+    if (ap->copy != NULL) {
+        uint64_t rows;
+        const _Atomic int *old = ex_interrupt_enter(&ap->interrupt);
+        ap->rc = rt_copy_insert(ap->copy, &rows, &ap->err);
+        ex_interrupt_enter(old);
+        return;
+    }
     StreamAppend app = {ap->rel, NULL, ap->nchunks, ap->chunks, 0};
     ap->rc = stream_append_many(rt_state(), &app, 1, NULL, &ap->err);
 }
@@ -65,8 +94,19 @@ static void after_cb(PoolWork *w)
         strbuf_free(&ap->chunks[i]);
     sl_free(ap->chunks);
     sl_error_clear(&ap->err);
-    cat_relation_unref(ap->rel);
+    if (ap->copy != NULL)
+        rt_copy_abort(ap->copy);
+    else
+        cat_relation_unref(ap->rel);
     sl_free(ap);
+}
+
+bool rt_append_interrupt(RtAppend *ap, int why)
+{
+    if (ap->copy == NULL)
+        return false;
+    ap->interrupt = why;
+    return true;
 }
 
 void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg)
@@ -74,5 +114,5 @@ void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg)
     ap->done = done;
     ap->arg = arg;
     ap->work.data = ap;
-    pool_submit(g_pool, &ap->work, work_cb, after_cb);
+    pool_submit(ap->copy != NULL ? g_statements : g_pool, &ap->work, work_cb, after_cb);
 }

@@ -4,6 +4,8 @@
  *   rt_copy_kind, rt_copy_binary  is a prepared statement a COPY, which way,
  *                                 in binary format
  *   rt_copy_begin, rt_copy_data, rt_copy_end, rt_copy_abort    COPY FROM
+ *   rt_copy_end_deferred, rt_copy_insert   its end, the table's write off the
+ *                                 loop (runtime_int.h)
  *   rt_copy_out                   COPY TO: one line of text per row
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes it
  *
@@ -12,7 +14,11 @@
  * copy's arena.  Nothing is written
  * before the input ended well: rt_copy_end hands all the rows to ex_modify
  * as one INSERT (one StateBatch for a table, one append for a stream), so a
- * bad row leaves the relation as it was.
+ * bad row leaves the relation as it was.  Into a table that INSERT takes
+ * the modify lock that INSERT, UPDATE and DELETE take (rt_copy_insert), so
+ * its key checks and write do not interleave with theirs; the server's
+ * COPY (rt_copy_end_deferred) hands it to a worker (append.c), since the
+ * lock may be held for long and the loop never waits for it.
  *
  * The fast path (a stream without NOT NULL columns, every column copied in
  * order): each full batch is encoded at once into the stream's chunk format
@@ -438,6 +444,54 @@ static ExSource *copy_open_scan(ExCtx *cx, const Plan *scan)
     return ex_source_batches(cx->arena, cp->batches, cp->nbatches);
 }
 
+/* A COPY into a table: the rows as the relation's columns (those not
+ * copied NULL), written by ex_modify as one INSERT under the modify lock
+ * (runtime_int.h).  Runs on a worker (append.c) or, without a pool, on the
+ * caller's thread. */
+int rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err)
+{
+    const CopySpec *c = cp->spec;
+    const CatRelation *rel = c->rel;
+    /* the rows as the relation's columns: those not copied are NULL */
+    SlType *types = ARENA_ARRAY(&cp->arena, SlType, rel->ncols);
+    for (int k = 0; k < rel->ncols; k++)
+        types[k] = rel->cols[k].type;
+    for (int i = 0; i < cp->nbatches; i++) {
+        Batch *in = cp->batches[i];
+        Batch *b = batch_alloc(&cp->arena, types, (uint32_t)rel->ncols,
+                               in->nrows ? in->nrows : 1);
+        for (int k = 0; k < rel->ncols; k++) {
+            b->cols[k].len = in->nrows;
+            memset(b->cols[k].nulls, 1, in->nrows);
+        }
+        for (int j = 0; j < c->ncols; j++)
+            b->cols[c->attnums[j]] = in->cols[j];
+        b->nrows = in->nrows;
+        cp->batches[i] = b;
+    }
+    Plan *scan = plan_new(&cp->arena, PLAN_SCAN, NULL, rel->ncols);
+    for (int k = 0; k < rel->ncols; k++)
+        plan_set_col(scan, k, rel->cols[k].name, rel->cols[k].type, NULL);
+    scan->u.scan.rel = rel;
+    scan->u.scan.oid = rel->oid;
+    ModifyPlan *m = ARENA_NEW(&cp->arena, ModifyPlan);
+    m->kind = MODIFY_INSERT;
+    m->rel = rel;
+    m->oid = rel->oid;
+    m->source = scan;
+    ExCtx cx = {.arena = &cp->arena, .err = err, .st = rt_state(),
+                .open_scan = copy_open_scan, .open_scan_arg = cp};
+    /* a table's: the same lock as INSERT / UPDATE / DELETE, since a key
+     * check and its write are not atomic against another session's */
+    bool serial = rel->kind != REL_STREAM;
+    if (serial && rt_modify_lock(err) < 0)
+        return -1;
+    int rc = ex_modify(&cx, m, NULL, NULL, rows);
+    if (serial)
+        rt_modify_unlock();
+    return rc;
+}
+
 int rt_copy_end(RtCopy *cp, char *tag, size_t tagsize, SlError *err)
 {
     return rt_copy_end_deferred(cp, tag, tagsize, NULL, err);
@@ -475,38 +529,19 @@ int rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **defer
         sl_log(LOG_DEBUG, "copy appended", "stream=%s rows=%llu chunks=%d append_ms=%.1f",
                log_value(rel->name), (unsigned long long)rows, cp->nchunks,
                (double)(uv_hrtime() - t0) / 1e6);
-    } else if (rc == 0) {
-        /* the rows as the relation's columns: those not copied are NULL */
-        SlType *types = ARENA_ARRAY(&cp->arena, SlType, rel->ncols);
-        for (int k = 0; k < rel->ncols; k++)
-            types[k] = rel->cols[k].type;
-        for (int i = 0; i < cp->nbatches; i++) {
-            Batch *in = cp->batches[i];
-            Batch *b = batch_alloc(&cp->arena, types, (uint32_t)rel->ncols,
-                                   in->nrows ? in->nrows : 1);
-            for (int k = 0; k < rel->ncols; k++) {
-                b->cols[k].len = in->nrows;
-                memset(b->cols[k].nulls, 1, in->nrows);
-            }
-            for (int j = 0; j < c->ncols; j++)
-                b->cols[c->attnums[j]] = in->cols[j];
-            b->nrows = in->nrows;
-            cp->batches[i] = b;
-        }
-        Plan *scan = plan_new(&cp->arena, PLAN_SCAN, NULL, rel->ncols);
-        for (int k = 0; k < rel->ncols; k++)
-            plan_set_col(scan, k, rel->cols[k].name, rel->cols[k].type, NULL);
-        scan->u.scan.rel = rel;
-        scan->u.scan.oid = rel->oid;
-        ModifyPlan *m = ARENA_NEW(&cp->arena, ModifyPlan);
-        m->kind = MODIFY_INSERT;
-        m->rel = rel;
-        m->oid = rel->oid;
-        m->source = scan;
-        ExCtx cx = {.arena = &cp->arena, .err = err, .st = rt_state(),
-                    .open_scan = copy_open_scan, .open_scan_arg = cp};
+    } else if (rc == 0 && deferred != NULL && rel->kind != REL_STREAM &&
+               rt_append_has_pool()) {
+        /* a table's key checks and write wait for the modify lock: on a
+         * worker, never the loop; the copy goes with it */
         uint64_t rows = 0;
-        rc = ex_modify(&cx, m, NULL, NULL, &rows);
+        for (int i = 0; i < cp->nbatches; i++)
+            rows += cp->batches[i]->nrows;
+        *deferred = rt_append_new_copy(cp);
+        snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
+        return 0;
+    } else if (rc == 0) {
+        uint64_t rows = 0;
+        rc = rt_copy_insert(cp, &rows, err);
         if (rc == 0)
             snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
     }

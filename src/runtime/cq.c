@@ -18,7 +18,9 @@
  * transaction with the next batch's offset-log entry (commit_pending).
  * Recovery rewrites a missing commit entry from the state's batch id, so
  * nothing waits on it.  A batch that fails marks its query failed with the
- * error; other queries go on.  A batch that fails on a transient error
+ * error; other queries go on.  One that failed because its owner lost a
+ * privilege (the check before each batch) runs on at RESUME once the
+ * privilege is back (cq_resume checks again; still missing: 42501).  A batch that fails on a transient error
  * (SQLSTATE class 08, a connection exception: a Kafka broker away) is run
  * again -- the same batch id, ranges and watermark, as a replay -- after a
  * backoff of RETRY_MIN_MS doubling to RETRY_MAX_MS, for as long as it
@@ -122,6 +124,7 @@ struct Cq {
     bool               in_flight;
     bool               paused;
     bool               failed;
+    bool               denied;          /* failed: the owner lost a privilege */
     bool               finished;
     bool               stopping;        /* dropped or shutting down */
     bool               timer_closed;
@@ -681,6 +684,7 @@ static void plan_next(Cq *q)
     if (q->rt->check != NULL &&
         q->rt->check(q->rel, inc_plan_into(q->plan), inc_plan_late(q->plan), plan_reads,
                      q->plan, &denied) < 0) {
+        q->denied = true;
         fail_query(q, &denied);
         sl_error_clear(&denied);
         return;
@@ -1073,6 +1077,19 @@ int cq_resume(CqRuntime *rt, const char *name, SlError *err)
     Cq *q = find_or_error(rt, name, err);
     if (q == NULL)
         return -1;
+    if (q->failed && q->denied && q->rt->check != NULL) {
+        /* failed only for a privilege its owner lost: asked again, it runs
+         * on if the privilege is back */
+        if (q->rt->check(q->rel, inc_plan_into(q->plan), inc_plan_late(q->plan), plan_reads,
+                         q->plan, err) < 0)
+            return -1;
+        q->failed = q->denied = false;
+        sl_free(q->error);
+        q->error = NULL;
+        if (q->trigger == TRIGGER_INTERVAL && q->interval_ms > 0)
+            uv_timer_start(&q->timer, on_timer, (uint64_t)q->interval_ms,
+                           (uint64_t)q->interval_ms);
+    }
     if (q->failed)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "continuous query \"%s\" has failed: %s", name, q->error);
@@ -1127,11 +1144,16 @@ bool cq_falling_behind(const CqProgress *p, int n, int64_t interval_us)
 {
     if (n < CQ_BEHIND_BATCHES)
         return false;
-    /* The batches together took longer than their triggers' intervals. */
-    int64_t total_us = 0;
-    for (int i = 0; i < n; i++)
+    /* The batches but the slowest took longer than their triggers'
+     * intervals: one stalled batch, however long, is an outlier, not a
+     * trend (the backlog rule below sees what it left behind). */
+    int64_t total_us = 0, slowest_us = 0;
+    for (int i = 0; i < n; i++) {
         total_us += p[i].total_us;
-    if (interval_us > 0 && total_us > interval_us * n)
+        if (p[i].total_us > slowest_us)
+            slowest_us = p[i].total_us;
+    }
+    if (interval_us > 0 && total_us - slowest_us > interval_us * (n - 1))
         return true;
     /* The backlog never drained, and its least-squares line over the batches
      * rises by more than a tenth of its mean: one batch that shrinks it

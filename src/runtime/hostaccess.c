@@ -19,7 +19,13 @@
  * appended) must lie outside the data directory for everyone, and inside
  * the files root (--files-root) for a relation whose owner is not a
  * superuser; without a files root such owners use no path at all.
- * Refusals are 42501.  The answer depends on the owner as it is when the
+ * Refusals are 42501.  For such an owner the files root is judged first
+ * and one refusal covers every path outside it -- missing, present, the
+ * data directory, a prefix that does not resolve (a symlink loop, a
+ * permission) -- so it learns nothing about the host's paths; without a
+ * files root nothing is looked up at all.  A data directory that does not
+ * resolve at start-up stops the start (fail closed; fault point
+ * "host_data_dir").  The answer depends on the owner as it is when the
  * check runs, so a role that loses SUPERUSER loses the paths with it.
  * Callers check at CREATE, again each time they open the directory (a
  * symlink swapped since is followed to wherever it points now), and each
@@ -68,8 +74,13 @@ int rt_host_init(const char *files_root, const char *data_dir, const char *kafka
                             strerror(errno));
         g_files_root = sl_strdup(buf);
     }
-    if (data_dir != NULL && realpath(data_dir, buf) != NULL)
-        g_data_dir = sl_strdup(buf);
+    /* fail closed: without the data directory resolved its guard would be
+     * off, so a server that cannot resolve it does not start */
+    if (data_dir == NULL || SLUICE_FAULT_FAILS("host_data_dir") ||
+        realpath(data_dir, buf) == NULL)
+        return sl_error(err, ERRCODE_UNDEFINED_FILE, "data directory \"%s\": %s",
+                        data_dir ? data_dir : "", data_dir ? strerror(errno) : "not given");
+    g_data_dir = sl_strdup(buf);
     kafka_set_owner_check(rt_role_is_superuser);
     kafka_set_allowed_hosts(kafka_hosts);
     return 0;
@@ -98,28 +109,38 @@ static int denied(SlError *err, const char *what, const char *path, const char *
                     what, path, why);
 }
 
-/* The containment rules for a resolved path. */
+/* The two refusals of an owner that is not a superuser. */
+static int no_root(SlError *err, const char *what, const char *shown)
+{
+    denied(err, what, shown, "only a superuser may use the server's files");
+    sl_error_hint(err, "A superuser may start sluiced with --files-root DIR to let every "
+                       "role use the files below DIR.");
+    return -1;
+}
+
+static int outside_root(SlError *err, const char *what, const char *shown)
+{
+    denied(err, what, shown, "it is outside the files root");
+    sl_error_hint(err, "A non-superuser may use only paths below the files root \"%s\".",
+                  g_files_root);
+    return -1;
+}
+
+/* The containment rules for a resolved path: for an owner that is not a
+ * superuser the files root first, so that it learns nothing of a path
+ * outside the root (not even that it is the data directory). */
 static int check_resolved(const char *real, const char *what, const char *shown, uint32_t owner,
                           SlError *err)
 {
-    if (g_data_dir != NULL && inside(real, g_data_dir)) {
+    bool super = rt_role_is_superuser(owner);
+    if (!super && g_files_root == NULL)
+        return no_root(err, what, shown);
+    if (!super && !inside(real, g_files_root))
+        return outside_root(err, what, shown);
+    if (g_data_dir == NULL || inside(real, g_data_dir)) {
         denied(err, what, shown, "it is inside the server's data directory");
         sl_error_hint(err, "No connector reads or writes the data directory, not even a "
                            "superuser's.");
-        return -1;
-    }
-    if (rt_role_is_superuser(owner))
-        return 0;
-    if (g_files_root == NULL) {
-        denied(err, what, shown, "only a superuser may use the server's files");
-        sl_error_hint(err, "A superuser may start sluiced with --files-root DIR to let every "
-                           "role use the files below DIR.");
-        return -1;
-    }
-    if (!inside(real, g_files_root)) {
-        denied(err, what, shown, "it is outside the files root");
-        sl_error_hint(err, "A non-superuser may use only paths below the files root \"%s\".",
-                      g_files_root);
         return -1;
     }
     return 0;
@@ -150,6 +171,11 @@ int rt_files_resolve(const char *path, const char *what, uint32_t owner, char *o
         w = snprintf(abs, sizeof(abs), "%s/%s", cwd, path);
     if (w < 0 || (size_t)w >= sizeof(abs))
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "path \"%s\" is too long", path);
+    /* an owner that is not a superuser learns nothing about the host's
+     * paths: without a files root it is refused before any look-up */
+    bool super = rt_role_is_superuser(owner);
+    if (!super && g_files_root == NULL)
+        return no_root(err, what, path);
     /* realpath() of the longest existing prefix; the rest cannot be a
      * symlink, since it does not exist yet */
     size_t n = strlen(abs);
@@ -161,12 +187,20 @@ int rt_files_resolve(const char *path, const char *what, uint32_t owner, char *o
         char c = abs[cut];
         abs[cut] = '\0';
         char *r = realpath(cut == 0 ? "/" : abs, out);
+        int e = errno;
+        /* why a prefix outside the root does not resolve (a loop, a
+         * permission) is the host's business: the same refusal as any path
+         * outside it */
+        bool hidden = r == NULL && !super && !inside(cut == 0 ? "/" : abs, g_files_root);
         abs[cut] = c;
         if (r != NULL)
             break;
-        if (errno != ENOENT && errno != ENOTDIR)
+        if (e != ENOENT && e != ENOTDIR) {
+            if (hidden)
+                return outside_root(err, what, path);
             return sl_error(err, ERRCODE_IO_ERROR, "cannot resolve path \"%s\": %s", path,
-                            strerror(errno));
+                            strerror(e));
+        }
         *exists = false;
         while (cut > 0 && abs[cut - 1] != '/')
             cut--;

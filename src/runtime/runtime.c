@@ -269,14 +269,15 @@ struct RtRun {
     char         tag[64];       /* EXPLAIN's, a DML's: set when its rows are made */
 };
 
-/* INSERT / UPDATE / DELETE one at a time: a key check and its write are
- * not atomic against another session's. */
+/* INSERT / UPDATE / DELETE and COPY FROM into a table one at a time: a key
+ * check and its write are not atomic against another session's. */
 static pthread_mutex_t modify_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Takes modify_mu, waiting in slices of 20 ms so that a cancel or
  * statement_timeout of the waiting statement ends its wait (57014) while
- * another one holds the lock for long.  0, or -1 with err set. */
-static int modify_lock(SlError *err)
+ * another one holds the lock for long.  0, or -1 with err set.  Never on
+ * the loop thread: the holder may run for long. */
+int rt_modify_lock(SlError *err)
 {
     for (;;) {
         struct timespec ts;
@@ -289,6 +290,11 @@ static int modify_lock(SlError *err)
         if (ex_check_interrupt(err) < 0)
             return -1;
     }
+}
+
+void rt_modify_unlock(void)
+{
+    pthread_mutex_unlock(&modify_mu);
 }
 
 bool rt_on_worker(const Prepared *p)
@@ -394,11 +400,11 @@ static int run_step(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent,
                  * concurrent appends may share an fsync (group commit,
                  * relstore.h). */
                 bool serial = q->modify->rel->kind != REL_STREAM;
-                if (serial && modify_lock(cx->err) < 0)
+                if (serial && rt_modify_lock(cx->err) < 0)
                     return -1;
                 rc = rt_run_modify(q, cx, &hold, &rows);
                 if (serial)
-                    pthread_mutex_unlock(&modify_mu);
+                    rt_modify_unlock();
                 if (q->modify->kind == MODIFY_INSERT)
                     snprintf(r->tag, sizeof(r->tag), "INSERT 0 %llu", (unsigned long long)rows);
                 else

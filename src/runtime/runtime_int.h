@@ -12,6 +12,9 @@
  *   rt_cq_create, rt_cq_stop, rt_cq_alter   continuous queries (cq_ddl.c)
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes (copy.c)
  *   rt_append_can_defer, rt_append_new       deferred appends (append.c)
+ *   rt_append_has_pool, rt_append_new_copy   a table COPY run off the loop
+ *   rt_copy_insert                a table COPY's rows written (copy.c)
+ *   rt_modify_lock, rt_modify_unlock   one table write at a time (runtime.c)
  *   rt_run_role, rt_check_query, rt_check_owner, rt_check_select, rt_owner,
  *   rt_cq_privileges   roles (roles.c)
  *   rt_cq_dependent, rt_cq_dependent_not_owned   queries that use a relation
@@ -37,6 +40,18 @@ const Query *rt_prepared_query(const Prepared *p);
  * chunks (sl_malloc'ed, taken over) into rel. */
 bool      rt_append_can_defer(void);
 RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks);
+/* And (append.c) is there a pool to run one on; a COPY FROM into a table
+ * whose input ended well (taken over: rt_copy_insert runs on the pool, and
+ * the copy is freed after). */
+bool      rt_append_has_pool(void);
+RtAppend *rt_append_new_copy(RtCopy *cp);
+/* The rows of a COPY FROM into a table, written as one INSERT under the
+ * modify lock (copy.c; on a worker thread). */
+int       rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err);
+/* The lock that makes INSERT / UPDATE / DELETE and COPY FROM into tables
+ * one at a time (runtime.c): waits (cancellable, 57014), never on the loop. */
+int       rt_modify_lock(SlError *err);
+void      rt_modify_unlock(void);
 
 int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 /* A SELECT run a piece at a time (statement.c).  rt_cursor_fetch sends rows

@@ -101,6 +101,7 @@ typedef struct NameTable {
     uint32_t    nbuckets;       /* 0 or a power of two */
     uint32_t    count;
     uint32_t    named;          /* entries whose name is not "" */
+    uint64_t    key[2];         /* the hash's random key (names.c) */
 } NameTable;
 NameEntry *names_find(const NameTable *t, const char *name);
 void names_add(NameTable *t, NameEntry *e);

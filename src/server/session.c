@@ -3,7 +3,8 @@
  *
  *   session_init, session_free   per-connection protocol state
  *   session_consume              handle every whole packet in c->in
- *   session_send_error           ErrorResponse (ERROR or FATAL)
+ *   session_send_error           ErrorResponse (ERROR or FATAL; 57P01 at
+ *                                shutdown is FATAL: it ends the session)
  *   session_fatal                FATAL ErrorResponse from a format
  *   session_auth_ok              finish the startup once auth.c accepted
  *   session_send_text_rows       DataRows in text (SUBSCRIBE's rows)
@@ -162,6 +163,8 @@ static void on_idle_timeout(uv_timer_t *t);
  * the idle timeout of the state the session is now in. */
 static void send_ready(Conn *c)
 {
+    if (c->close_after_flush)
+        return;             /* nothing follows a FATAL */
     int iter = 0;
     const char *name, *value;
     while (c->settings != NULL && settings_next_report(c->settings, &iter, &name, &value))
@@ -223,6 +226,10 @@ static int char_position(const char *sql, int bytepos)
 
 void session_send_error(Conn *c, const SlError *e, const char *sql, bool fatal)
 {
+    /* a statement that shutdown cancelled ends its session: one FATAL
+     * 57P01, as in PostgreSQL, not an ERROR and then the FATAL */
+    if (!fatal && c->server->closing && strcmp(e->sqlstate, ERRCODE_ADMIN_SHUTDOWN) == 0)
+        fatal = true;
     const char *sev = fatal ? "FATAL" : "ERROR";
     size_t m = pgw_begin(&c->out, PGW_MSG_ERROR);
     pgw_put_byte(&c->out, 'S');
@@ -740,11 +747,14 @@ static void on_statement_timeout(uv_timer_t *t)
 }
 
 static void copy_in_cancel(Conn *c);
+static bool wait_interrupt(Conn *c, int why);
 
 bool session_cancel(Conn *c)
 {
     if (subscribe_cancel(c))
         return true;        /* it ended with 57014 */
+    if (wait_interrupt(c, EX_CANCEL_USER))
+        return true;        /* a COPY waiting for its table's lock: 57014 */
     if (c->copy != NULL && c->phase == PHASE_READY) {
         copy_in_cancel(c);
         return true;
@@ -783,6 +793,7 @@ void session_shutdown(Conn *c)
 
 void session_shutdown_cancel(Conn *c)
 {
+    wait_interrupt(c, EX_CANCEL_SHUTDOWN);
     if (c->job != NULL) {
         job_interrupt(c, EX_CANCEL_SHUTDOWN);
         job_unpark(c);      /* a result waiting for its reader ends too */
@@ -971,8 +982,17 @@ typedef struct SessionWait {
     Conn     *c;            /* NULL once the connection is gone */
     WaitKind  kind;
     Portal   *portal;       /* WAIT_EXECUTE */
+    RtAppend *ap;           /* until wait_done_cb */
     char      tag[64];
 } SessionWait;
+
+/* Cancels what c waits for, if it can be: a COPY into a table waiting for
+ * the table lock ends with 57014 (57P01 at shutdown); a stream's append
+ * is not interrupted. */
+static bool wait_interrupt(Conn *c, int why)
+{
+    return c->wait != NULL && rt_append_interrupt(c->wait->ap, why);
+}
 
 static void run_simple(Conn *c);
 static void extended_error(Conn *c, SlError *err, const char *sql);
@@ -1024,6 +1044,7 @@ static void wait_for(Conn *c, RtAppend *ap, WaitKind kind, const char *tag, Port
     w->c = c;
     w->kind = kind;
     w->portal = p;
+    w->ap = ap;
     snprintf(w->tag, sizeof(w->tag), "%s", tag);
     c->wait = w;
     rt_append_start(ap, wait_done_cb, w);

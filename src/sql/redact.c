@@ -3,13 +3,17 @@
  * views that show a relation's SQL (sys.streams, sys.sinks, sys.tables,
  * sys.queries, pg_get_viewdef).
  *
- *   sql_redact_secrets   the text with every `name = literal` whose name
- *                        says it is a secret (opts_is_secret) showing the
- *                        literal as '********'
+ *   sql_redact_secrets   the text with every option `name = value` of a
+ *                        WITH (...) list whose name says it is a secret
+ *                        (opts_is_secret) showing the value as '********'
  *
  * It lexes with the SQL tokenizer, so quotes, escapes, dollar quoting and
- * comments are read as the parser reads them: a literal is replaced where
- * it stands, whatever its spelling.  A dotted unquoted name
+ * comments are read as the parser reads them.  Only the options of a
+ * `WITH (` list (CREATE STREAM, SINK, TABLE, CONTINUOUS QUERY, COPY,
+ * SUBSCRIBE: the grammar's only `WITH (`), at the list's own depth, are
+ * judged: `token = 'x'` in a WHERE clause is data and stays.  A secret's
+ * whole value up to the next `,` or `)` is replaced, however spelled: a
+ * string, a number, `-123`, `true`, an identifier.  A dotted unquoted name
  * (kafka.sasl.password = ...) is judged by its last part.  Text that does
  * not lex is not shown at all.
  */
@@ -31,17 +35,40 @@ const char *sql_redact_secrets(Arena *a, const char *sql)
     strbuf_init(&b);
     Token prev2 = {0}, prev = {0}, tok;
     int c2 = 0, c1 = 0, code, copied = 0;
+    int depth = 0;              /* parentheses open */
+    int list = -1;              /* the depth inside a WITH ( list, or -1 */
+    int from = -1, to = -1;     /* the secret value's text so far, or -1 */
     bool redacted = false;
     SlError err = {0};
     while ((code = sql_lex(&lx, &tok, &err)) > 0) {
-        if (c1 == TK_EQ && c2 != 0 && c2 != TK_EQ && prev2.z != NULL &&
-            opts_is_secret(prev2.z) &&
-            (code == TK_STRING || code == TK_ICONST || code == TK_FCONST || code == TK_ID)) {
-            strbuf_append(&b, sql + copied, (size_t)(tok.offset - copied));
+        bool at_list = list >= 0 && depth == list;
+        if (at_list && from >= 0 && (code == TK_COMMA || code == TK_RP)) {
+            /* the end of a secret's value: all of it, however spelled */
+            strbuf_append(&b, sql + copied, (size_t)(from - copied));
             strbuf_puts(&b, "'" OPTS_MASK "'");
-            copied = tok.offset + tok.len;
+            copied = to;
             redacted = true;
+            from = -1;
         }
+        if (code == TK_LP) {
+            depth++;
+            if (c1 == TK_WITH)
+                list = depth;
+        } else if (code == TK_RP) {
+            if (depth == list)
+                list = -1;
+            if (depth > 0)
+                depth--;
+        } else if (code == TK_SEMI) {
+            depth = 0;
+            list = -1;
+            from = -1;
+        } else if (at_list && from < 0 && c1 == TK_EQ && c2 != 0 && c2 != TK_EQ &&
+                   prev2.z != NULL && opts_is_secret(prev2.z)) {
+            from = tok.offset;
+        }
+        if (from >= 0)
+            to = tok.offset + tok.len;
         prev2 = prev;
         c2 = c1;
         prev = tok;
@@ -50,7 +77,13 @@ const char *sql_redact_secrets(Arena *a, const char *sql)
     const char *out = sql;
     if (code < 0)
         out = NULL;
-    else if (redacted) {
+    else if (redacted || from >= 0) {
+        /* a list that the text leaves open (cut short) masks to its end */
+        if (from >= 0) {
+            strbuf_append(&b, sql + copied, (size_t)(from - copied));
+            strbuf_puts(&b, "'" OPTS_MASK "'");
+            copied = to;
+        }
         strbuf_puts(&b, sql + copied);
         out = arena_strndup(a, b.data, b.len);
     }

@@ -12,7 +12,7 @@ import json
 
 import psycopg
 
-from kafka_helpers import Admin, broker_fixture, produce
+from kafka_helpers import WAIT, Admin, broker_fixture, produce, read_committed, wait_for
 
 kafka = broker_fixture()
 
@@ -78,3 +78,42 @@ def test_brokers_named_by_metadata_are_checked_too(kafka, sluiced):
         if not works:
             assert f'kafka broker refused" address="127.0.0.1:{port}"' in server.log_text() \
                 or f"address=\"127.0.0.1:{port}\"" in server.log_text(), server.log_text()[-3000:]
+
+
+def test_role_sink_reads_its_progress_through_the_allowed_broker(kafka, sluiced):
+    """A plain role's exactly-once sink, on a server whose
+    --kafka-allowed-hosts names the broker as it advertises itself: killed
+    after its second batch's Kafka commit and before the state's, the
+    restarted sink reads its progress topic directly (a connection checked
+    against the list like every other) and skips that batch: every row
+    once, no broker refused."""
+    admin = Admin(kafka.bootstrap)
+    admin.create_topic("role_sink_out", 1)
+    admin.create_topic("role_sink_progress", 1, {"cleanup.policy": "compact"})
+    server = sluiced("--kafka-allowed-hosts", kafka.bootstrap,
+                     env={"SLUICE_FAULT": "kafka_sink_after_commit:2"})
+    with connect(server) as su:
+        su.execute("CREATE ROLE u LOGIN PASSWORD 'u-password-1'")
+    with connect(server, "u", "u-password-1") as u:
+        u.execute("CREATE STREAM ev (id BIGINT)")
+        u.execute(f"CREATE SINK ko WITH (connector = 'kafka', topic = 'role_sink_out', "
+                  f"bootstrap_servers = '{kafka.bootstrap}', key = 'id', "
+                  f"progress_topic = 'role_sink_progress')")
+        u.execute("CREATE CONTINUOUS QUERY uq INTO ko WITH (trigger = '0') AS "
+                  "SELECT id FROM ev")
+        u.execute("INSERT INTO ev SELECT g FROM generate_series(1, 5) g")
+
+        def ids():
+            return sorted(json.loads(v)["id"] for _, _, _, v in
+                          read_committed(kafka.bootstrap, "role_sink_out"))
+        assert wait_for(ids, [1, 2, 3, 4, 5]) == [1, 2, 3, 4, 5]
+        u.execute("INSERT INTO ev SELECT g FROM generate_series(6, 10) g")
+    assert server.wait_exit(WAIT) == -9, "the fault point did not kill the server"
+    server.env.pop("SLUICE_FAULT")
+    server.start()
+    want = list(range(1, 11))
+    assert wait_for(ids, want) == want
+    log = server.log_text()
+    assert "batch already committed, skipped" in log, log[-3000:]
+    assert "committed_batch=" in log and "read by librdkafka" not in log, log[-3000:]
+    assert "kafka broker refused" not in log, log[-3000:]

@@ -175,7 +175,51 @@ def test_files_root_that_does_not_resolve_stops_the_start(tmp_path):
                          capture_output=True, text=True, timeout=60,
                          stdin=subprocess.DEVNULL)
     assert res.returncode != 0
-    assert "cannot use the files root" in res.stdout + res.stderr
+    out = res.stdout + res.stderr
+    assert "cannot set up host access" in out and "files root" in out, out
+
+
+def test_data_directory_that_does_not_resolve_stops_the_start(tmp_path):
+    """The data directory is resolved once, at start, for the guard that keeps
+    every connector out of it: when that fails (fault point host_data_dir,
+    realpath's failure) the server does not start rather than run unguarded."""
+    proc = subprocess.Popen([sluiced_binary(), "--listen", "127.0.0.1", "--port", "0",
+                             "--data-dir", str(tmp_path / "data")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            stdin=subprocess.DEVNULL,
+                            env=dict(os.environ, SLUICE_FAULT="host_data_dir:fail"))
+    try:
+        out, _ = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        pytest.fail(f"the server ran without its data directory guard:\n{out[-2000:]}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0
+    assert "cannot set up host access" in out and "data directory" in out, out
+
+
+def test_paths_outside_the_root_all_refused_alike(sluiced, tmp_path):
+    """For `u` every path outside the files root gets the same 42501 and the
+    same words, whatever is there: a file, nothing, a symlink loop (which
+    does not resolve), the data directory.  Only the path it wrote differs."""
+    root, outside = host_files(tmp_path)
+    os.symlink("loop", outside / "loop")
+    server = sluiced("--files-root", str(root))
+    paths = [outside / "shadow", outside / "missing" / "x", outside / "loop" / "x",
+             outside / "loop", server.data_dir, server.data_dir / "catalog.db"]
+    with make_role(server) as u:
+        for sql in (stream_sql, sink_sql):
+            seen = set()
+            for path in paths:
+                e = error_of(u, sql("s", path))
+                assert e.sqlstate == "42501", (path, e)
+                seen.add((str(e).replace(str(path), "PATH"), e.diag.message_hint))
+            assert len(seen) == 1, seen
+            assert "outside the files root" in seen.pop()[0]
 
 
 def test_data_directory_inside_the_root_stays_out_of_reach(sluiced, tmp_path):

@@ -113,7 +113,7 @@ def test_kinit_cmd_and_plugin_refused_for_role(sluiced, tmp_path):
 def test_sasl_mechanisms_for_role(sluiced):
     """SASL with GSSAPI (librdkafka's default mechanism) runs kinit; OAUTHBEARER
     fetches tokens: a role gets PLAIN and SCRAM only, and must name one."""
-    server = sluiced()
+    server = sluiced("--kafka-allowed-hosts", BROKER)
     with make_role(server) as u:
         assert sqlstate(u, create_kafka(u, "k1", **{"security.protocol": "SASL_SSL"})) == "42501"
         assert sqlstate(u, create_kafka(u, "k2", **{"security.protocol": "sasl_plaintext",
@@ -150,7 +150,7 @@ def test_fuzz_every_librdkafka_property(sluiced, tmp_path):
     """Every name librdkafka knows, and names it does not, as `u`: those that
     act on the host are 42501; the rest are accepted or refused for their
     value; no command ran and no library was loaded."""
-    server = sluiced()
+    server = sluiced("--kafka-allowed-hosts", BROKER)
     sentinel = tmp_path / "ran"
     lib = evil_library(tmp_path, sentinel)
     names = librdkafka_names()
@@ -206,12 +206,37 @@ def test_allowed_hosts_for_role(sluiced):
         assert create(su, "s1", "10.0.0.1:22") is None
 
 
+def test_no_broker_for_role_without_allowed_hosts(sluiced):
+    """Without --kafka-allowed-hosts a role names no broker at all (as
+    without --files-root it uses no path): its Kafka stream and sink are
+    42501 at CREATE, the hint names the option; a superuser's are created,
+    and '*' opens every address to the role."""
+    server = sluiced()
+    with make_role(server) as u:
+        e = error_of(u, create_kafka(u, "k1"))
+        assert e.sqlstate == "42501", e
+        assert "--kafka-allowed-hosts" in (e.diag.message_hint or ""), e.diag.message_hint
+        e = error_of(u, f"CREATE SINK s1 WITH (connector = 'kafka', topic = 'out', "
+                        f"bootstrap_servers = '{BROKER}')")
+        assert e.sqlstate == "42501", e
+        assert u.execute("SELECT count(*) FROM sys.streams WHERE name = 'k1'").fetchone() == (0,)
+        assert u.execute("SELECT count(*) FROM sys.sinks WHERE name = 's1'").fetchone() == (0,)
+    with connect(server) as su:
+        su.execute(create_kafka(su, "k2"))
+        assert su.execute("SELECT setting FROM sys.settings WHERE name = "
+                          "'kafka_allowed_hosts'").fetchone() == ("",)
+    server = sluiced("--kafka-allowed-hosts", "*")
+    with make_role(server) as u:
+        assert sqlstate(u, create_kafka(u, "k3")) is None
+        assert sqlstate(u, create_kafka(u, "k4").replace(BROKER, "10.0.0.1:22")) is None
+
+
 def test_sink_transactional_id_superuser_only(sluiced):
     """transactional_id names the producer that a sink fences and whose
     progress it reads: another sink's id (visible in sys.queries) would take
     that sink over.  A role gets 42501 at CREATE SINK (no broker contacted);
     its sink without the option, and a superuser's with it, are created."""
-    server = sluiced()
+    server = sluiced("--kafka-allowed-hosts", BROKER)
 
     def sink(name, extra=""):
         return (f"CREATE SINK {name} WITH (connector = 'kafka', topic = 'out', "

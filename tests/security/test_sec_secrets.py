@@ -53,7 +53,7 @@ def everything(conn):
 
 
 def test_secrets_masked_everywhere(sluiced):
-    server = sluiced("--log-level", "debug")
+    server = sluiced("--log-level", "debug", "--kafka-allowed-hosts", BROKER)
     with make_role(server) as u, connect(server) as su:
         u.execute("CREATE STREAM ku (v text) WITH (connector = 'kafka', topic = 't', "
                   f"bootstrap_servers = '{BROKER}', format = 'raw', "
@@ -87,3 +87,29 @@ def test_secrets_masked_everywhere(sluiced):
     log = server.log_text()
     for secret in list(SECRETS.values()) + list(SU_SECRETS.values()):
         assert secret not in log, secret
+
+
+def test_every_spelling_masked_and_only_options(sluiced):
+    """A secret option's value is masked however it is spelled (a negative
+    number, a boolean, an identifier), and only in a WITH (...) option list:
+    `token = 'abc'` in a continuous query's WHERE is data, shown as written
+    in sys.queries and pg_get_viewdef."""
+    server = sluiced("--kafka-allowed-hosts", BROKER)
+    with make_role(server) as u:
+        u.execute("CREATE STREAM kn (v text) WITH (connector = 'kafka', topic = 't', "
+                  f"bootstrap_servers = '{BROKER}', format = 'raw', "
+                  "\"kafka.sasl.password\" = -98765, \"kafka.ssl.key.password\" = true, "
+                  "\"kafka.sasl.username\" = Name123)")
+        sql, opts = u.execute("SELECT sql, options::text FROM sys.streams "
+                              "WHERE name = 'kn'").fetchone()
+        assert "98765" not in sql and "true" not in sql, sql
+        assert sql.count("'********'") == 2 and "Name123" in sql, sql
+        assert "98765" not in opts, opts
+        u.execute("CREATE STREAM ev (token text, password int)")
+        u.execute("CREATE CONTINUOUS QUERY q AS SELECT count(*) AS n FROM ev "
+                  "WHERE token = 'abc' AND password = 42")
+        sql, = u.execute("SELECT sql FROM sys.queries WHERE name = 'q'").fetchone()
+        assert "token = 'abc'" in sql and "password = 42" in sql, sql
+        assert "********" not in sql, sql
+        view, = u.execute("SELECT pg_get_viewdef('q'::regclass)").fetchone()
+        assert "token = 'abc'" in view, view

@@ -4,8 +4,8 @@
  * backlog that grows in a sawtooth (issue 19: 124 -> 239 rows, shrinking
  * every other batch) is behind; one that drains, holds steady or is empty
  * is not; batches that together outlast their trigger intervals are
- * behind, one slow batch among quick ones is not; too few batches say
- * nothing.
+ * behind, one slow batch among quick ones is not, even one stalled for
+ * many intervals; too few batches say nothing.
  */
 #include "sluice/cq.h"
 #include "unit.h"
@@ -56,6 +56,16 @@ int main(void)
     for (int i = 0; i < N; i++)
         p[i].total_us = i == 3 ? 200000 : 10000;
     CHECK(!cq_falling_behind(p, N, 50000));
+    /* One batch stalled for 8 intervals and more (issue 19, item 22: one
+     * outlier is not a trend), however quick the others: not behind. */
+    for (int i = 0; i < N; i++)
+        p[i].total_us = i == 5 ? 8 * 50000 + 1000 : 1000;
+    CHECK(!cq_falling_behind(p, N, 50000));
+    p[5].total_us = 60 * 50000;
+    CHECK(!cq_falling_behind(p, N, 50000));
+    /* Two such stalls in the window are: together the rest overrun. */
+    p[1].total_us = 8 * 50000 + 1000;
+    CHECK(cq_falling_behind(p, N, 50000));
     /* Every other batch overruns by more than the others save: behind. */
     for (int i = 0; i < N; i++)
         p[i].total_us = i % 2 ? 120000 : 10000;
