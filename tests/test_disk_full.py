@@ -1,7 +1,7 @@
 """A full disk recovers without a restart (docs/operations.md, "Disk full").
 
 The data directory is on a 160 MiB tmpfs made for the test (mount needs root;
-the test is skipped otherwise) and unmounted at the end even when it fails.
+the test fails otherwise) and unmounted at the end even when it fails.
 Covers: a file fills the disk; INSERTs into a table and into a stream fail
 with 53100 disk_full (the server stays up, reads go on); the file is removed;
 INSERTs then succeed without a restart, as the role u, and every
@@ -15,10 +15,14 @@ their offsets (the disk filled up in between: that group and the one
 queued behind it fail with 53100 and give their offsets back, instead of
 breaking appends with 58030 until a restart).  Before the fix, RocksDB met the full disk itself and the server
 aborted (RocksDB 7.8's assertion on its failed WAL writer) or kept failing
-with 58030 until a restart.
+with 58030 until a restart.  An offset-log or commit-log write (SQLite)
+refused for a full disk makes the query `retrying`, not `failed`, and it
+goes on once space is freed, the logs without a gap or a batch twice.
 """
 
+import json
 import os
+import sqlite3
 import subprocess
 import threading
 import time
@@ -248,3 +252,129 @@ def test_append_refused_at_its_write_does_not_break_appends(sluiced, tmpfs, tmp_
     with psycopg.connect(server.dsn, autocommit=True) as c:
         assert c.execute("SELECT count(*), count(DISTINCT a), min(a), max(a) FROM s"
                          ).fetchone() == (210, 210, 1, 310)
+
+
+def wait_log(server, text, timeout=30):
+    wait = time.monotonic() + timeout
+    while text not in server.log_text():
+        assert time.monotonic() < wait, f"never logged: {text}"
+        time.sleep(0.05)
+
+
+def files_sink_rows(out):
+    """The rows a files sink wrote, as its manifest lists them (csv)."""
+    rows = []
+    manifest = out / "_manifest.jsonl"
+    for line in manifest.read_text().splitlines() if manifest.exists() else []:
+        entry = json.loads(line)
+        rows += (out / entry["file"]).read_text().splitlines()[1:]
+    return sorted(int(r) for r in rows)
+
+
+def check_logs(catalog, oid):
+    """The offset and commit logs of query oid: one entry per batch, no
+    gap, each batch's range starting where the one before ended, and a
+    commit entry for every batch."""
+    db = sqlite3.connect(f"file:{catalog}?mode=ro", uri=True)
+    try:
+        offsets = db.execute("SELECT batch_id, sources FROM cq_offsets WHERE query_oid = ? "
+                             "ORDER BY batch_id", (oid,)).fetchall()
+        commits = [r[0] for r in db.execute(
+            "SELECT batch_id FROM cq_commits WHERE query_oid = ? ORDER BY batch_id", (oid,))]
+    finally:
+        db.close()
+    assert [b for b, _ in offsets] == list(range(len(offsets))), offsets
+    assert commits == [b for b, _ in offsets], (commits, offsets)
+    end = 0
+    for _, sources in offsets:
+        (part,) = json.loads(sources)
+        assert part["start"] == end, offsets
+        end = part["end"]
+    return end
+
+
+@pytest.mark.parametrize("point,into", [
+    # the offset-log entry of a query whose output is in the state store:
+    # written while its batch runs
+    ("offsets_before_write", "table"),
+    # a files sink commits before the state: the entry is written before
+    # the batch runs, which waits for it
+    ("offsets_before_write", "files"),
+    # the commit-log entry of a batch that ran
+    ("commit_log_before_write", "table"),
+])
+def test_log_write_refused_for_a_full_disk_retries(sluiced, tmpfs, tmp_path, point, into):
+    """The catalog's offset or commit log cannot be written for a full disk
+    (the disk fills to its last byte while the write is held at its fault
+    point): the query shows `retrying` with the error, writes the entry once
+    space is freed and goes on -- every row once, the logs without a gap or
+    a batch twice, also after a restart.  Before the fix the query failed."""
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced("--data-dir", str(tmpfs / "data"),
+                     env={"SLUICE_FAULT": f"{point}:2:hold", "SLUICE_FAULT_HOLD": str(hold)})
+    out = tmp_path / "out"
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute("CREATE STREAM s (a bigint, b text)")
+        if into == "files":
+            c.execute(f"CREATE SINK f WITH (connector = 'files', path = '{out}', format = 'csv')")
+            c.execute("CREATE CONTINUOUS QUERY q INTO f WITH (trigger = '1 second') AS "
+                      "SELECT a FROM s")
+
+            def done():
+                return len(files_sink_rows(out))
+        else:
+            c.execute("CREATE CONTINUOUS QUERY q WITH (trigger = '1 second') AS "
+                      "SELECT a % 10 AS k, count(*) AS n FROM s GROUP BY a % 10")
+
+            def done():
+                return c.execute("SELECT coalesce(sum(n), 0) FROM q").fetchone()[0]
+        oid = c.execute("SELECT oid FROM pg_class WHERE relname = 'q'").fetchone()[0]
+        c.execute("INSERT INTO s SELECT g, 'x' FROM generate_series(1, 100) g")
+        wait = time.monotonic() + 60
+        while done() != 100:
+            assert time.monotonic() < wait, "q never took the first rows"
+            time.sleep(0.2)
+        # the second batch's log write holds at its fault point; meanwhile
+        # the disk fills up to its last byte
+        c.execute("INSERT INTO s SELECT g, 'y' FROM generate_series(101, 200) g")
+        wait_log(server, f"fault point {point} reached, holding")
+        fill(tmpfs / "filler")
+        hold.unlink()
+        wait = time.monotonic() + 60
+        while True:
+            status, error = c.execute(
+                "SELECT status, last_error FROM sys.queries WHERE name = 'q'").fetchone()
+            if status == "retrying" and "catalog: database or disk is full" in error:
+                break
+            assert status in ("running", "retrying") and time.monotonic() < wait, (
+                status, error)
+            time.sleep(0.2)
+        assert "log write refused for a full disk" in server.log_text()
+        (tmpfs / "filler").unlink()
+        wait = time.monotonic() + 90
+        while done() != 200 or c.execute(
+                "SELECT status FROM sys.queries WHERE name = 'q'").fetchone()[0] != "running":
+            assert time.monotonic() < wait, "q did not go on after space was freed"
+            time.sleep(0.5)
+        c.execute("INSERT INTO s SELECT g, 'z' FROM generate_series(201, 300) g")
+        wait = time.monotonic() + 60
+        while done() != 300:
+            assert time.monotonic() < wait, "q did not take the rows after the full disk"
+            time.sleep(0.2)
+        if into == "files":
+            assert files_sink_rows(out) == list(range(1, 301))
+        else:
+            assert c.execute("SELECT count(*), min(n), max(n) FROM q").fetchone() == (10, 30, 30)
+    server.stop()
+    assert check_logs(tmpfs / "data" / "catalog.db", oid) == 300
+    server.start()
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        time.sleep(2)
+        assert c.execute("SELECT status FROM sys.queries WHERE name = 'q'").fetchone() == (
+            "running",)
+        if into == "files":
+            assert files_sink_rows(out) == list(range(1, 301))
+        else:
+            assert c.execute("SELECT count(*), min(n), max(n) FROM q").fetchone() == (10, 30, 30)
+
