@@ -1,7 +1,8 @@
 """A full disk recovers without a restart (docs/operations.md, "Disk full").
 
-The data directory is on a 160 MiB tmpfs made for the test (mount needs root;
-the test fails otherwise) and unmounted at the end even when it fails.
+The data directory is on a 160 MiB tmpfs made for the test (400 MiB for the
+open-scan test; mount needs root: the test fails otherwise) and unmounted at
+the end even when it fails.
 Covers: a file fills the disk; INSERTs into a table and into a stream fail
 with 53100 disk_full (the server stays up, reads go on); the file is removed;
 INSERTs then succeed without a restart, as the role u, and every
@@ -18,6 +19,9 @@ aborted (RocksDB 7.8's assertion on its failed WAL writer) or kept failing
 with 58030 until a restart.  An offset-log or commit-log write (SQLite)
 refused for a full disk makes the query `retrying`, not `failed`, and it
 goes on once space is freed, the logs without a gap or a batch twice.
+An open scan (a suspended portal in an idle transaction) does not hold up
+the store's reopen after RocksDB met the full disk: the scan ends, its
+next fetch fails with 53100.
 """
 
 import json
@@ -30,22 +34,35 @@ import time
 import psycopg
 import pytest
 
+from pgwire_raw import Raw, bind, data_row, error_fields, execute, parse, query, sync
+
 PASSWORD = "pw-u-1"
 
 
-@pytest.fixture
-def tmpfs(tmp_path):
+def mount_tmpfs(tmp_path, size):
     if os.geteuid() != 0:
         pytest.fail("mounting a tmpfs needs root: run the disk-full tests as root "
                     "(./tools/test and CI do); they are never skipped")
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=160m", "tmpfs", str(mnt)],
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)],
                    check=True)
     try:
         yield mnt
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    yield from mount_tmpfs(tmp_path, "160m")
+
+
+@pytest.fixture
+def tmpfs_400m(tmp_path):
+    """Room for a WAL record larger than the WAL's preallocated 72 MB and
+    the 64 MiB reserve together (test_open_scan_does_not_block_the_reopen)."""
+    yield from mount_tmpfs(tmp_path, "400m")
 
 
 def fill(path):
@@ -378,3 +395,64 @@ def test_log_write_refused_for_a_full_disk_retries(sluiced, tmpfs, tmp_path, poi
         else:
             assert c.execute("SELECT count(*), min(n), max(n) FROM q").fetchone() == (10, 30, 30)
 
+
+def test_open_scan_does_not_block_the_reopen(sluiced, tmpfs_400m):
+    """RocksDB itself meets the full disk (a WAL record larger than the
+    space left above the reserve), so the store must be closed and opened
+    again once space is freed -- while a suspended portal of a SELECT holds
+    a scan of it open in an idle transaction.  The reopen ends the scan:
+    writes go on at once, and the portal's next Execute fails with 53100
+    (run the statement again), not with rows of another store.  Before the
+    fix every write failed with 53100 ("the store is in use") until the
+    client closed its portal."""
+    tmpfs = tmpfs_400m
+    server = sluiced("--data-dir", str(tmpfs / "data"))
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute(f"CREATE ROLE u LOGIN PASSWORD '{PASSWORD}'")
+        c.execute("CREATE TABLE t (id bigint PRIMARY KEY, v text)")
+        c.execute("GRANT SELECT, INSERT ON t TO u")
+    udsn = server.dsn.replace("user=sluice", "user=u")
+    with Raw(server.port) as raw, psycopg.connect(udsn, password=PASSWORD,
+                                                   autocommit=True) as c:
+        c.execute("INSERT INTO t SELECT g, md5(g::text) FROM generate_series(1, 5000) g")
+        assert raw.startup(user="u", password=PASSWORD)[-1] == (b"Z", b"I")
+        raw.send(query("BEGIN"))
+        assert raw.until_ready()[-1] == (b"Z", b"T")
+        raw.send(parse("SELECT id FROM t"), bind(portal="p"), execute("p", maxrows=10), sync())
+        msgs = raw.until_ready()
+        assert b"".join(k for k, _ in msgs) == b"12" + b"D" * 10 + b"sZ", msgs
+        first = [int(data_row(body)[0]) for k, body in msgs if k == b"D"]
+        # 65 MiB left above the WAL's preallocation: the reserve lets a write
+        # through, and RocksDB fails its WAL append for want of space
+        fill_leaving(tmpfs / "filler", 65 << 20)
+        with pytest.raises(psycopg.Error) as e:
+            c.execute("INSERT INTO t SELECT g, repeat(md5(g::text), 256) "
+                      "FROM generate_series(10001, 30000) g")
+        assert e.value.sqlstate == "53100", e.value
+        assert "No space left on device" in str(e.value), e.value
+        (tmpfs / "filler").unlink()
+        # the portal's scan is still open: the reopen ends it
+        c.execute("INSERT INTO t VALUES (6001, 'after')")
+        assert "state store reopened" in server.log_text()
+        assert c.execute("SELECT count(*), max(id) FROM t").fetchone() == (5001, 6001)
+        # the rows the portal read before the reopen come, then the error
+        # where it would read the store again: never a row of the new store
+        raw.send(execute("p"), sync())
+        msgs = raw.until_ready()
+        assert [k for k, _ in msgs[-2:]] == [b"E", b"Z"], msgs[-2:]
+        rest = [int(data_row(body)[0]) for k, body in msgs if k == b"D"]
+        assert len(rest) + 2 == len(msgs), [k for k, _ in msgs]
+        assert first + rest == list(range(1, len(first) + len(rest) + 1))
+        assert len(first) + len(rest) < 5000
+        fields = error_fields(msgs[-2][1])
+        assert fields["C"] == "53100" and "the scan was ended" in fields["M"], fields
+        assert msgs[-1] == (b"Z", b"E")
+        raw.send(query("ROLLBACK"))
+        assert raw.until_ready()[-1] == (b"Z", b"I")
+        raw.send(query("SELECT count(*) FROM t"))
+        msgs = raw.until_ready()
+        assert [data_row(body) for k, body in msgs if k == b"D"] == [[b"5001"]]
+    server.restart()
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        assert c.execute("SELECT count(*), count(DISTINCT id), max(id) FROM t").fetchone() == (
+            5001, 5001, 6001)
