@@ -18,7 +18,8 @@ breaking appends with 58030 until a restart).  Before the fix, RocksDB met the f
 aborted (RocksDB 7.8's assertion on its failed WAL writer) or kept failing
 with 58030 until a restart.  An offset-log or commit-log write (SQLite)
 refused for a full disk makes the query `retrying`, not `failed`, and it
-goes on once space is freed, the logs without a gap or a batch twice.
+goes on once space is freed, the logs without a gap or a batch twice; a
+`once` query finishes only when its commit entry is written.
 An open scan (a suspended portal in an idle transaction) does not hold up
 the store's reopen after RocksDB met the full disk: the scan ends, its
 next fetch fails with 53100.
@@ -288,12 +289,13 @@ def files_sink_rows(out):
     return sorted(int(r) for r in rows)
 
 
-def check_logs(catalog, oid):
-    """The offset and commit logs of query oid: one entry per batch, no
+def check_logs(catalog, name):
+    """The offset and commit logs of the query: one entry per batch, no
     gap, each batch's range starting where the one before ended, and a
-    commit entry for every batch."""
+    commit entry for every batch; returns where the last range ends."""
     db = sqlite3.connect(f"file:{catalog}?mode=ro", uri=True)
     try:
+        (oid,) = db.execute("SELECT oid FROM relations WHERE name = ?", (name,)).fetchone()
         offsets = db.execute("SELECT batch_id, sources FROM cq_offsets WHERE query_oid = ? "
                              "ORDER BY batch_id", (oid,)).fetchall()
         commits = [r[0] for r in db.execute(
@@ -346,7 +348,6 @@ def test_log_write_refused_for_a_full_disk_retries(sluiced, tmpfs, tmp_path, poi
 
             def done():
                 return c.execute("SELECT coalesce(sum(n), 0) FROM q").fetchone()[0]
-        oid = c.execute("SELECT oid FROM pg_class WHERE relname = 'q'").fetchone()[0]
         c.execute("INSERT INTO s SELECT g, 'x' FROM generate_series(1, 100) g")
         wait = time.monotonic() + 60
         while done() != 100:
@@ -384,7 +385,7 @@ def test_log_write_refused_for_a_full_disk_retries(sluiced, tmpfs, tmp_path, poi
         else:
             assert c.execute("SELECT count(*), min(n), max(n) FROM q").fetchone() == (10, 30, 30)
     server.stop()
-    assert check_logs(tmpfs / "data" / "catalog.db", oid) == 300
+    assert check_logs(tmpfs / "data" / "catalog.db", "q") == 300
     server.start()
     with psycopg.connect(server.dsn, autocommit=True) as c:
         time.sleep(2)
@@ -456,3 +457,40 @@ def test_open_scan_does_not_block_the_reopen(sluiced, tmpfs_400m):
     with psycopg.connect(server.dsn, autocommit=True) as c:
         assert c.execute("SELECT count(*), count(DISTINCT id), max(id) FROM t").fetchone() == (
             5001, 5001, 6001)
+
+
+def test_once_query_finishes_when_its_commit_entry_is_written(sluiced, tmpfs, tmp_path):
+    """A `once` query's commit-log entry is refused for a full disk: the
+    query is `retrying`, not `finished` (nor `failed`, as before the fix),
+    until the entry is written once space is freed."""
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced("--data-dir", str(tmpfs / "data"),
+                     env={"SLUICE_FAULT": "commit_log_before_write:1:hold",
+                          "SLUICE_FAULT_HOLD": str(hold)})
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute("CREATE STREAM s (a bigint, b text)")
+        c.execute("INSERT INTO s SELECT g, 'x' FROM generate_series(1, 100) g")
+        c.execute("CREATE CONTINUOUS QUERY q WITH (trigger = 'once') AS "
+                  "SELECT a % 10 AS k, count(*) AS n FROM s GROUP BY a % 10")
+        wait_log(server, "fault point commit_log_before_write reached, holding")
+        fill(tmpfs / "filler")
+        hold.unlink()
+        wait = time.monotonic() + 60
+        while True:
+            status, error = c.execute(
+                "SELECT status, last_error FROM sys.queries WHERE name = 'q'").fetchone()
+            if status == "retrying":
+                break
+            assert status == "running" and time.monotonic() < wait, (status, error)
+            time.sleep(0.2)
+        assert "catalog: database or disk is full (commit log entry of batch 0" in error, error
+        (tmpfs / "filler").unlink()
+        wait = time.monotonic() + 30
+        while c.execute("SELECT status FROM sys.queries WHERE name = 'q'").fetchone()[0] != (
+                "finished"):
+            assert time.monotonic() < wait, "q did not finish after space was freed"
+            time.sleep(0.2)
+        assert c.execute("SELECT sum(n) FROM q").fetchone()[0] == 100
+    server.stop()
+    assert check_logs(tmpfs / "data" / "catalog.db", "q") == 100

@@ -696,18 +696,19 @@ static void log_refused(Cq *q, const SlError *e, const char *what, int64_t batch
     int64_t delay = SL_MIN((int64_t)RETRY_MIN_MS << shift, (int64_t)RETRY_MAX_MS);
     q->log_tries++;
     q->log_retry_at_us = mono_us() + delay * 1000;
-    sl_free(q->error);
-    q->error = sl_strdup(e->message ? e->message : "unknown error");
+    const char *m = e->message ? e->message : "unknown error";
     sl_log(LOG_WARN, "log write refused for a full disk, retrying",
            "query=%s log=\"%s\" batch=%" PRId64 " attempt=%d retry_in_ms=%" PRId64
            " error=\"%s\"", log_value(q->rel->name), what, batch_id, q->log_tries, delay,
-           log_quote(q->error));
+           log_quote(m));
+    /* sys.queries shows what waits: the log and the batch. */
     StrBuf msg;
     strbuf_init(&msg);
     strbuf_printf(&msg, "%s (%s entry of batch %" PRId64 ", try %d failed; next try in %.1f s)",
-                  q->error, what, batch_id, q->log_tries, (double)delay / 1000);
-    set_status(q, "retrying", msg.data);
-    strbuf_free(&msg);
+                  m, what, batch_id, q->log_tries, (double)delay / 1000);
+    sl_free(q->error);
+    q->error = strbuf_steal(&msg, NULL);
+    set_status(q, "retrying", q->error);
     schedule(q, (uint64_t)delay);
 }
 
