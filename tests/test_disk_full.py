@@ -88,6 +88,19 @@ def sqlstate(conn, sql):
     return None
 
 
+def wait_retrying(c, want, timeout=60):
+    """Waits until query q is `retrying` with want in its last_error, and
+    never `failed` meanwhile; returns the error."""
+    wait = time.monotonic() + timeout
+    while True:
+        status, error = c.execute(
+            "SELECT status, last_error FROM sys.queries WHERE name = 'q'").fetchone()
+        if status == "retrying" and want in error:
+            return error
+        assert status in ("running", "retrying") and time.monotonic() < wait, (status, error)
+        time.sleep(0.2)
+
+
 def test_writes_resume_after_space_is_freed(sluiced, tmpfs):
     server = sluiced("--data-dir", str(tmpfs / "data"))
     with psycopg.connect(server.dsn, autocommit=True) as c:
@@ -185,15 +198,7 @@ def test_query_retries_while_the_disk_is_full(sluiced, tmpfs):
             time.sleep(0.2)
         c.execute("INSERT INTO s SELECT g, 'y' FROM generate_series(101, 200) g")
         fill_leaving(tmpfs / "filler", 40 << 20)
-        wait = time.monotonic() + 60
-        while True:
-            status, error = c.execute(
-                "SELECT status, last_error FROM sys.queries WHERE name = 'q'").fetchone()
-            if status == "retrying":
-                break
-            assert status == "running" and time.monotonic() < wait, (status, error)
-            time.sleep(0.2)
-        assert "the disk is full" in error, error
+        wait_retrying(c, "the disk is full")
         (tmpfs / "filler").unlink()
         wait = time.monotonic() + 90
         while c.execute("SELECT sum(n) FROM q").fetchone()[0] != 200:
@@ -359,15 +364,7 @@ def test_log_write_refused_for_a_full_disk_retries(sluiced, tmpfs, tmp_path, poi
         wait_log(server, f"fault point {point} reached, holding")
         fill(tmpfs / "filler")
         hold.unlink()
-        wait = time.monotonic() + 60
-        while True:
-            status, error = c.execute(
-                "SELECT status, last_error FROM sys.queries WHERE name = 'q'").fetchone()
-            if status == "retrying" and "catalog: database or disk is full" in error:
-                break
-            assert status in ("running", "retrying") and time.monotonic() < wait, (
-                status, error)
-            time.sleep(0.2)
+        wait_retrying(c, "catalog: database or disk is full")
         assert "log write refused for a full disk" in server.log_text()
         (tmpfs / "filler").unlink()
         wait = time.monotonic() + 90
@@ -476,15 +473,7 @@ def test_once_query_finishes_when_its_commit_entry_is_written(sluiced, tmpfs, tm
         wait_log(server, "fault point commit_log_before_write reached, holding")
         fill(tmpfs / "filler")
         hold.unlink()
-        wait = time.monotonic() + 60
-        while True:
-            status, error = c.execute(
-                "SELECT status, last_error FROM sys.queries WHERE name = 'q'").fetchone()
-            if status == "retrying":
-                break
-            assert status == "running" and time.monotonic() < wait, (status, error)
-            time.sleep(0.2)
-        assert "catalog: database or disk is full (commit log entry of batch 0" in error, error
+        wait_retrying(c, "catalog: database or disk is full (commit log entry of batch 0")
         (tmpfs / "filler").unlink()
         wait = time.monotonic() + 30
         while c.execute("SELECT status FROM sys.queries WHERE name = 'q'").fetchone()[0] != (
