@@ -1,7 +1,8 @@
 """A full disk recovers without a restart (docs/operations.md, "Disk full").
 
-The data directory is on a 160 MiB tmpfs made for the test (mount needs root;
-the test is skipped otherwise) and unmounted at the end even when it fails.
+The data directory is on a 160 MiB tmpfs made for the test (400 MiB for the
+open-scan test; mount needs root: the test fails otherwise) and unmounted at
+the end even when it fails.
 Covers: a file fills the disk; INSERTs into a table and into a stream fail
 with 53100 disk_full (the server stays up, reads go on); the file is removed;
 INSERTs then succeed without a restart, as the role u, and every
@@ -15,10 +16,18 @@ their offsets (the disk filled up in between: that group and the one
 queued behind it fail with 53100 and give their offsets back, instead of
 breaking appends with 58030 until a restart).  Before the fix, RocksDB met the full disk itself and the server
 aborted (RocksDB 7.8's assertion on its failed WAL writer) or kept failing
-with 58030 until a restart.
+with 58030 until a restart.  An offset-log or commit-log write (SQLite)
+refused for a full disk makes the query `retrying`, not `failed`, and it
+goes on once space is freed, the logs without a gap or a batch twice; a
+`once` query finishes only when its commit entry is written.
+An open scan (a suspended portal in an idle transaction) does not hold up
+the store's reopen after RocksDB met the full disk: the scan ends, its
+next fetch fails with 53100.
 """
 
+import json
 import os
+import sqlite3
 import subprocess
 import threading
 import time
@@ -26,22 +35,35 @@ import time
 import psycopg
 import pytest
 
+from pgwire_raw import Raw, bind, data_row, error_fields, execute, parse, query, sync
+
 PASSWORD = "pw-u-1"
 
 
-@pytest.fixture
-def tmpfs(tmp_path):
+def mount_tmpfs(tmp_path, size):
     if os.geteuid() != 0:
         pytest.fail("mounting a tmpfs needs root: run the disk-full tests as root "
                     "(./tools/test and CI do); they are never skipped")
     mnt = tmp_path / "mnt"
     mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=160m", "tmpfs", str(mnt)],
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)],
                    check=True)
     try:
         yield mnt
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    yield from mount_tmpfs(tmp_path, "160m")
+
+
+@pytest.fixture
+def tmpfs_400m(tmp_path):
+    """Room for a WAL record larger than the WAL's preallocated 72 MB and
+    the 64 MiB reserve together (test_open_scan_does_not_block_the_reopen)."""
+    yield from mount_tmpfs(tmp_path, "400m")
 
 
 def fill(path):
@@ -64,6 +86,19 @@ def sqlstate(conn, sql):
     except psycopg.Error as e:
         return e.sqlstate
     return None
+
+
+def wait_retrying(c, want, timeout=60):
+    """Waits until query q is `retrying` with want in its last_error, and
+    never `failed` meanwhile; returns the error."""
+    wait = time.monotonic() + timeout
+    while True:
+        status, error = c.execute(
+            "SELECT status, last_error FROM sys.queries WHERE name = 'q'").fetchone()
+        if status == "retrying" and want in error:
+            return error
+        assert status in ("running", "retrying") and time.monotonic() < wait, (status, error)
+        time.sleep(0.2)
 
 
 def test_writes_resume_after_space_is_freed(sluiced, tmpfs):
@@ -163,15 +198,7 @@ def test_query_retries_while_the_disk_is_full(sluiced, tmpfs):
             time.sleep(0.2)
         c.execute("INSERT INTO s SELECT g, 'y' FROM generate_series(101, 200) g")
         fill_leaving(tmpfs / "filler", 40 << 20)
-        wait = time.monotonic() + 60
-        while True:
-            status, error = c.execute(
-                "SELECT status, last_error FROM sys.queries WHERE name = 'q'").fetchone()
-            if status == "retrying":
-                break
-            assert status == "running" and time.monotonic() < wait, (status, error)
-            time.sleep(0.2)
-        assert "the disk is full" in error, error
+        wait_retrying(c, "the disk is full")
         (tmpfs / "filler").unlink()
         wait = time.monotonic() + 90
         while c.execute("SELECT sum(n) FROM q").fetchone()[0] != 200:
@@ -248,3 +275,211 @@ def test_append_refused_at_its_write_does_not_break_appends(sluiced, tmpfs, tmp_
     with psycopg.connect(server.dsn, autocommit=True) as c:
         assert c.execute("SELECT count(*), count(DISTINCT a), min(a), max(a) FROM s"
                          ).fetchone() == (210, 210, 1, 310)
+
+
+def wait_log(server, text, timeout=30):
+    wait = time.monotonic() + timeout
+    while text not in server.log_text():
+        assert time.monotonic() < wait, f"never logged: {text}"
+        time.sleep(0.05)
+
+
+def files_sink_rows(out):
+    """The rows a files sink wrote, as its manifest lists them (csv)."""
+    rows = []
+    manifest = out / "_manifest.jsonl"
+    for line in manifest.read_text().splitlines() if manifest.exists() else []:
+        entry = json.loads(line)
+        rows += (out / entry["file"]).read_text().splitlines()[1:]
+    return sorted(int(r) for r in rows)
+
+
+def check_logs(catalog, name):
+    """The offset and commit logs of the query: one entry per batch, no
+    gap, each batch's range starting where the one before ended, and a
+    commit entry for every batch; returns where the last range ends."""
+    db = sqlite3.connect(f"file:{catalog}?mode=ro", uri=True)
+    try:
+        (oid,) = db.execute("SELECT oid FROM relations WHERE name = ?", (name,)).fetchone()
+        offsets = db.execute("SELECT batch_id, sources FROM cq_offsets WHERE query_oid = ? "
+                             "ORDER BY batch_id", (oid,)).fetchall()
+        commits = [r[0] for r in db.execute(
+            "SELECT batch_id FROM cq_commits WHERE query_oid = ? ORDER BY batch_id", (oid,))]
+    finally:
+        db.close()
+    assert [b for b, _ in offsets] == list(range(len(offsets))), offsets
+    assert commits == [b for b, _ in offsets], (commits, offsets)
+    end = 0
+    for _, sources in offsets:
+        (part,) = json.loads(sources)
+        assert part["start"] == end, offsets
+        end = part["end"]
+    return end
+
+
+@pytest.mark.parametrize("point,into", [
+    # the offset-log entry of a query whose output is in the state store:
+    # written while its batch runs
+    ("offsets_before_write", "table"),
+    # a files sink commits before the state: the entry is written before
+    # the batch runs, which waits for it
+    ("offsets_before_write", "files"),
+    # the commit-log entry of a batch that ran
+    ("commit_log_before_write", "table"),
+])
+def test_log_write_refused_for_a_full_disk_retries(sluiced, tmpfs, tmp_path, point, into):
+    """The catalog's offset or commit log cannot be written for a full disk
+    (the disk fills to its last byte while the write is held at its fault
+    point): the query shows `retrying` with the error, writes the entry once
+    space is freed and goes on -- every row once, the logs without a gap or
+    a batch twice, also after a restart.  Before the fix the query failed."""
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced("--data-dir", str(tmpfs / "data"),
+                     env={"SLUICE_FAULT": f"{point}:2:hold", "SLUICE_FAULT_HOLD": str(hold)})
+    out = tmp_path / "out"
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute("CREATE STREAM s (a bigint, b text)")
+        if into == "files":
+            c.execute(f"CREATE SINK f WITH (connector = 'files', path = '{out}', format = 'csv')")
+            c.execute("CREATE CONTINUOUS QUERY q INTO f WITH (trigger = '1 second') AS "
+                      "SELECT a FROM s")
+
+            def done():
+                return len(files_sink_rows(out))
+        else:
+            c.execute("CREATE CONTINUOUS QUERY q WITH (trigger = '1 second') AS "
+                      "SELECT a % 10 AS k, count(*) AS n FROM s GROUP BY a % 10")
+
+            def done():
+                return c.execute("SELECT coalesce(sum(n), 0) FROM q").fetchone()[0]
+        c.execute("INSERT INTO s SELECT g, 'x' FROM generate_series(1, 100) g")
+        wait = time.monotonic() + 60
+        while done() != 100:
+            assert time.monotonic() < wait, "q never took the first rows"
+            time.sleep(0.2)
+        # the second batch's log write holds at its fault point; meanwhile
+        # the disk fills up to its last byte
+        c.execute("INSERT INTO s SELECT g, 'y' FROM generate_series(101, 200) g")
+        wait_log(server, f"fault point {point} reached, holding")
+        fill(tmpfs / "filler")
+        hold.unlink()
+        wait_retrying(c, "catalog: database or disk is full")
+        assert "log write refused for a full disk" in server.log_text()
+        (tmpfs / "filler").unlink()
+        wait = time.monotonic() + 90
+        while done() != 200 or c.execute(
+                "SELECT status FROM sys.queries WHERE name = 'q'").fetchone()[0] != "running":
+            assert time.monotonic() < wait, "q did not go on after space was freed"
+            time.sleep(0.5)
+        c.execute("INSERT INTO s SELECT g, 'z' FROM generate_series(201, 300) g")
+        wait = time.monotonic() + 60
+        while done() != 300:
+            assert time.monotonic() < wait, "q did not take the rows after the full disk"
+            time.sleep(0.2)
+        if into == "files":
+            assert files_sink_rows(out) == list(range(1, 301))
+        else:
+            assert c.execute("SELECT count(*), min(n), max(n) FROM q").fetchone() == (10, 30, 30)
+    server.stop()
+    assert check_logs(tmpfs / "data" / "catalog.db", "q") == 300
+    server.start()
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        time.sleep(2)
+        assert c.execute("SELECT status FROM sys.queries WHERE name = 'q'").fetchone() == (
+            "running",)
+        if into == "files":
+            assert files_sink_rows(out) == list(range(1, 301))
+        else:
+            assert c.execute("SELECT count(*), min(n), max(n) FROM q").fetchone() == (10, 30, 30)
+
+
+def test_open_scan_does_not_block_the_reopen(sluiced, tmpfs_400m):
+    """RocksDB itself meets the full disk (a WAL record larger than the
+    space left above the reserve), so the store must be closed and opened
+    again once space is freed -- while a suspended portal of a SELECT holds
+    a scan of it open in an idle transaction.  The reopen ends the scan:
+    writes go on at once, and the portal's next Execute fails with 53100
+    (run the statement again), not with rows of another store.  Before the
+    fix every write failed with 53100 ("the store is in use") until the
+    client closed its portal."""
+    tmpfs = tmpfs_400m
+    server = sluiced("--data-dir", str(tmpfs / "data"))
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute(f"CREATE ROLE u LOGIN PASSWORD '{PASSWORD}'")
+        c.execute("CREATE TABLE t (id bigint PRIMARY KEY, v text)")
+        c.execute("GRANT SELECT, INSERT ON t TO u")
+    udsn = server.dsn.replace("user=sluice", "user=u")
+    with Raw(server.port) as raw, psycopg.connect(udsn, password=PASSWORD,
+                                                   autocommit=True) as c:
+        c.execute("INSERT INTO t SELECT g, md5(g::text) FROM generate_series(1, 5000) g")
+        assert raw.startup(user="u", password=PASSWORD)[-1] == (b"Z", b"I")
+        raw.send(query("BEGIN"))
+        assert raw.until_ready()[-1] == (b"Z", b"T")
+        raw.send(parse("SELECT id FROM t"), bind(portal="p"), execute("p", maxrows=10), sync())
+        msgs = raw.until_ready()
+        assert b"".join(k for k, _ in msgs) == b"12" + b"D" * 10 + b"sZ", msgs
+        first = [int(data_row(body)[0]) for k, body in msgs if k == b"D"]
+        # 65 MiB left above the WAL's preallocation: the reserve lets a write
+        # through, and RocksDB fails its WAL append for want of space
+        fill_leaving(tmpfs / "filler", 65 << 20)
+        with pytest.raises(psycopg.Error) as e:
+            c.execute("INSERT INTO t SELECT g, repeat(md5(g::text), 256) "
+                      "FROM generate_series(10001, 30000) g")
+        assert e.value.sqlstate == "53100", e.value
+        assert "No space left on device" in str(e.value), e.value
+        (tmpfs / "filler").unlink()
+        # the portal's scan is still open: the reopen ends it
+        c.execute("INSERT INTO t VALUES (6001, 'after')")
+        assert "state store reopened" in server.log_text()
+        assert c.execute("SELECT count(*), max(id) FROM t").fetchone() == (5001, 6001)
+        # the rows the portal read before the reopen come, then the error
+        # where it would read the store again: never a row of the new store
+        raw.send(execute("p"), sync())
+        msgs = raw.until_ready()
+        assert [k for k, _ in msgs[-2:]] == [b"E", b"Z"], msgs[-2:]
+        rest = [int(data_row(body)[0]) for k, body in msgs if k == b"D"]
+        assert len(rest) + 2 == len(msgs), [k for k, _ in msgs]
+        assert first + rest == list(range(1, len(first) + len(rest) + 1))
+        assert len(first) + len(rest) < 5000
+        fields = error_fields(msgs[-2][1])
+        assert fields["C"] == "53100" and "the scan was ended" in fields["M"], fields
+        assert msgs[-1] == (b"Z", b"E")
+        raw.send(query("ROLLBACK"))
+        assert raw.until_ready()[-1] == (b"Z", b"I")
+        raw.send(query("SELECT count(*) FROM t"))
+        msgs = raw.until_ready()
+        assert [data_row(body) for k, body in msgs if k == b"D"] == [[b"5001"]]
+    server.restart()
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        assert c.execute("SELECT count(*), count(DISTINCT id), max(id) FROM t").fetchone() == (
+            5001, 5001, 6001)
+
+
+def test_once_query_finishes_when_its_commit_entry_is_written(sluiced, tmpfs, tmp_path):
+    """A `once` query's commit-log entry is refused for a full disk: the
+    query is `retrying`, not `finished` (nor `failed`, as before the fix),
+    until the entry is written once space is freed."""
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced("--data-dir", str(tmpfs / "data"),
+                     env={"SLUICE_FAULT": "commit_log_before_write:1:hold",
+                          "SLUICE_FAULT_HOLD": str(hold)})
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute("CREATE STREAM s (a bigint, b text)")
+        c.execute("INSERT INTO s SELECT g, 'x' FROM generate_series(1, 100) g")
+        c.execute("CREATE CONTINUOUS QUERY q WITH (trigger = 'once') AS "
+                  "SELECT a % 10 AS k, count(*) AS n FROM s GROUP BY a % 10")
+        wait_log(server, "fault point commit_log_before_write reached, holding")
+        fill(tmpfs / "filler")
+        hold.unlink()
+        wait_retrying(c, "catalog: database or disk is full (commit log entry of batch 0")
+        (tmpfs / "filler").unlink()
+        wait = time.monotonic() + 30
+        while c.execute("SELECT status FROM sys.queries WHERE name = 'q'").fetchone()[0] != (
+                "finished"):
+            assert time.monotonic() < wait, "q did not finish after space was freed"
+            time.sleep(0.2)
+        assert c.execute("SELECT sum(n) FROM q").fetchone()[0] == 100
+    server.stop()
+    assert check_logs(tmpfs / "data" / "catalog.db", "q") == 100

@@ -69,7 +69,10 @@ void state_batch_free(StateBatch *b);
 int  state_check_room(StateStore *st, SlError *err);
 
 /* Iterates over every key that starts with prefix, in byte order.  The
- * pointers state_scan_next() returns are valid until the next call. */
+ * pointers state_scan_next() returns are valid until the next call (they
+ * point into the scan's own copies).  A scan open when the store is
+ * reopened after a full disk ends: its next call returns false and its
+ * status is 53100. */
 StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen);
 /* Same, starting at the last key <= start (or the first key of the prefix
  * when there is none): for logs keyed by the first offset of a chunk. */
@@ -87,8 +90,9 @@ int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a,
  * it was, or a damaged file reads as a short answer. */
 bool state_scan_next(StateScan *s, const void **key, size_t *klen,
                      const void **val, size_t *vlen);
-/* 0, or -1 with err set (XX001 for a damaged file, 58030 otherwise) when
- * the scan stopped on an error. */
+/* 0, or -1 with err set (XX001 for a damaged file, 53100 for a scan that
+ * a reopen after a full disk ended, 58030 otherwise) when the scan
+ * stopped on an error. */
 int  state_scan_status(StateScan *s, SlError *err);
 /* Returns 0, or -1 with err set if the scan stopped on an I/O error. */
 int  state_scan_close(StateScan *s, SlError *err);

@@ -23,6 +23,7 @@
 #include "sluice/catalog.h"
 #include "sluice/log.h"
 
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -224,7 +225,14 @@ void cat_close(Catalog *cat)
 
 int cat_db_error(Catalog *cat, SlError *err)
 {
-    switch (sqlite3_errcode(cat->db)) {
+    int code = sqlite3_errcode(cat->db) & 0xff;
+    /* An I/O error for want of space (growing the WAL's shared-memory
+     * file, say) is a full disk too: a continuous query waits for space
+     * instead of failing (docs/operations.md, "Disk full"). */
+    int sys = sqlite3_system_errno(cat->db);
+    if (code == SQLITE_IOERR && (sys == ENOSPC || sys == EDQUOT))
+        code = SQLITE_FULL;
+    switch (code) {
     case SQLITE_FULL:
         sl_error(err, ERRCODE_DISK_FULL, "catalog: %s", sqlite3_errmsg(cat->db));
         sl_error_hint(err, "Free space on the filesystem of the data directory.");

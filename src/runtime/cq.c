@@ -28,6 +28,11 @@
  * batch that fails on an I/O error (58030: a RocksDB write, a result
  * file's write or fdatasync) is run again the same way, but at most
  * STORAGE_TRIES times in all: then the query fails with the last error.
+ * A write to the offset or commit log refused for a full disk (53100) is
+ * tried again the same way, for as long as it takes (log_refused): the
+ * entry is kept (unlogged) and written before anything else goes to the
+ * logs, and no batch is planned past it; a batch whose entry must be
+ * durable before it runs (a sink outside the state) waits for it.
  *
  * A query whose output is all in that RocksDB write (no files or Kafka
  * sink) launches its batch before writing the offset-log entry, and the
@@ -156,6 +161,15 @@ struct Cq {
     /* the batch in flight's offset-log entry, for its RocksDB write
      * (log_entry_encode), when the SQLite entry is written during the run */
     StrBuf             log_entry;
+    /* a write to the offset or commit log refused for a full disk (53100):
+     * the entry it did not write (log_entry_encode; empty when only the
+     * commit entry waits), whether its batch was launched, the tries so
+     * far and when to try again (monotonic); the query is `retrying` */
+    StrBuf             unlogged;
+    bool               unlogged_launched;
+    int                log_tries;
+    int64_t            log_retry_at_us;
+    bool               finish_pending;  /* finishes once the logs are written */
 };
 
 static int64_t mono_us(void)
@@ -272,13 +286,14 @@ static void on_timer_closed(uv_handle_t *h)
     }
     sl_free(q->error);
     strbuf_free(&q->log_entry);
+    strbuf_free(&q->unlogged);
     sl_free(q);
     if (cb != NULL)
         cb(arg);
     maybe_finish_close(rt);
 }
 
-static void write_pending_commit(Cq *q);
+static int write_pending_commit(Cq *q);
 
 /* Removes q from the registry and frees it once no batch is in flight.  At
  * shutdown the last commit entry is written if it waits (a dropped query's
@@ -354,28 +369,6 @@ static void record_progress(Cq *q)
     q->progress_next = (q->progress_next + 1) % CQ_PROGRESS_KEEP;
     if (q->nprogress < CQ_PROGRESS_KEEP)
         q->nprogress++;
-}
-
-/* Writes the commit-log entry of the last committed batch, if it still
- * waits (commit_pending); a failure fails the query.  Its time is the
- * batch's commit phase, and part of its total. */
-static void write_pending_commit(Cq *q)
-{
-    if (q->commit_pending < 0)
-        return;
-    int64_t id = q->commit_pending, tc = mono_us();
-    q->commit_pending = -1;
-    SlError err = {0};
-    if (cat_commit_append(q->rt->cat, q->rel->oid, id, &err) < 0) {
-        fail_query(q, &err);
-        sl_error_clear(&err);
-        return;
-    }
-    CqProgress *p = &q->progress[(q->progress_next + CQ_PROGRESS_KEEP - 1) % CQ_PROGRESS_KEEP];
-    if (q->nprogress > 0 && p->batch_id == id) {
-        p->commit_us = mono_us() - tc;
-        p->total_us += p->commit_us;
-    }
 }
 
 /* Calls each subscriber with the batch's changes. */
@@ -547,9 +540,11 @@ static void after_work_cb(PoolWork *w)
                " tries=%d", log_value(q->rel->name), q->batch.batch_id, q->retries + 1);
         q->retrying = false;
         q->retries = 0;
-        sl_free(q->error);
-        q->error = NULL;
-        set_status(q, "running", NULL);
+        if (q->log_tries == 0) {
+            sl_free(q->error);
+            q->error = NULL;
+            set_status(q, "running", NULL);
+        }
     }
     /* The batch's RocksDB write is its commit (the batch id in the M key):
      * its changes go to the subscribers now, written out at once, before
@@ -608,6 +603,10 @@ static void after_work_cb(PoolWork *w)
            q->batch.output_rows, q->batch.late_rows, q->batch.state_rows, pr->plan_us,
            pr->read_us, pr->execute_us, pr->write_us, pr->commit_us, pr->total_us);
     if (finish) {
+        if (q->commit_pending >= 0 || q->unlogged.len > 0) {
+            q->finish_pending = true;   /* plan_batch finishes it */
+            return;
+        }
         q->finished = true;
         set_status(q, "finished", NULL);
         return;
@@ -674,6 +673,153 @@ static void launch(Cq *q, const CqOffsets *o)
     pool_submit(q->rt->workers, &q->work, work_cb, after_work_cb);
 }
 
+/* ---------------------------------------------------------------------- */
+/* The offset and commit logs on a full disk                               */
+
+/* Whether a write to the logs may be tried now: always, except during the
+ * backoff after a write that a full disk refused (then the timer is set
+ * for its end). */
+static bool log_may_write(Cq *q)
+{
+    if (q->log_tries == 0)
+        return true;
+    int64_t now = mono_us();
+    if (now >= q->log_retry_at_us)
+        return true;
+    schedule(q, (uint64_t)((q->log_retry_at_us - now) / 1000 + 1));
+    return false;
+}
+
+/* A write to the logs was refused for a full disk (e, 53100): the query is
+ * `retrying` with the error and tries again after a backoff (RETRY_MIN_MS
+ * doubling to RETRY_MAX_MS), for as long as it takes, as a batch does. */
+static void log_refused(Cq *q, const SlError *e, const char *what, int64_t batch_id)
+{
+    int shift = q->log_tries < 10 ? q->log_tries : 10;
+    int64_t delay = SL_MIN((int64_t)RETRY_MIN_MS << shift, (int64_t)RETRY_MAX_MS);
+    q->log_tries++;
+    q->log_retry_at_us = mono_us() + delay * 1000;
+    const char *m = e->message ? e->message : "unknown error";
+    sl_log(LOG_WARN, "log write refused for a full disk, retrying",
+           "query=%s log=\"%s\" batch=%" PRId64 " attempt=%d retry_in_ms=%" PRId64
+           " error=\"%s\"", log_value(q->rel->name), what, batch_id, q->log_tries, delay,
+           log_quote(m));
+    /* sys.queries shows what waits: the log and the batch. */
+    StrBuf msg;
+    strbuf_init(&msg);
+    strbuf_printf(&msg, "%s (%s entry of batch %" PRId64 ", try %d failed; next try in %.1f s)",
+                  m, what, batch_id, q->log_tries, (double)delay / 1000);
+    sl_free(q->error);
+    q->error = strbuf_steal(&msg, NULL);
+    set_status(q, "retrying", q->error);
+    schedule(q, (uint64_t)delay);
+}
+
+/* A write to the logs went through: a query that waited for one runs. */
+static void log_written(Cq *q)
+{
+    if (q->log_tries == 0)
+        return;
+    sl_log(LOG_INFO, "log write succeeded after retries", "query=%s tries=%d",
+           log_value(q->rel->name), q->log_tries + 1);
+    q->log_tries = 0;
+    if (!q->retrying) {
+        sl_free(q->error);
+        q->error = NULL;
+        set_status(q, "running", NULL);
+    }
+}
+
+/* Writes batch o's offset-log entry, the pending commit entry along (one
+ * transaction).  0 when written.  -1 when not: on a full disk (53100) the
+ * entry is kept (q->unlogged; launched says whether its batch runs already)
+ * for a later try, nothing of the transaction was written, and the query is
+ * `retrying`; any other error fails the query. */
+static int log_offsets(Cq *q, const CqOffsets *o, bool launched)
+{
+    SlError err = {0};
+    if (cat_offsets_append_after(q->rt->cat, q->rel->oid, q->commit_pending, o, &err) == 0) {
+        q->commit_pending = -1;
+        strbuf_reset(&q->unlogged);
+        log_written(q);
+        return 0;
+    }
+    if (strcmp(err.sqlstate, ERRCODE_DISK_FULL) == 0) {
+        log_entry_encode(o, &q->unlogged);
+        q->unlogged_launched = launched;
+        log_refused(q, &err, "offset log", o->batch_id);
+    } else {
+        fail_query(q, &err);
+    }
+    sl_error_clear(&err);
+    return -1;
+}
+
+/* Writes the offset-log entry that a full disk kept out (q->unlogged), the
+ * pending commit entry along; a batch that waited for its entry (a sink
+ * outside the state commits before the state: the entry comes first) then
+ * runs, as logged: q->ranges still hold its ranges.  0 when written. */
+static int write_unlogged(Cq *q)
+{
+    Arena a;
+    arena_init(&a, 256);
+    CqOffsets o;
+    SlError err = {0};
+    bool launched = q->unlogged_launched;
+    int rc = log_entry_decode(q, (const uint8_t *)q->unlogged.data, q->unlogged.len, &a, &o,
+                              &err);
+    if (rc < 0)
+        fail_query(q, &err);
+    else
+        rc = log_offsets(q, &o, launched);
+    if (rc == 0 && !launched) {
+        sl_log(LOG_INFO, "offset log entry written, running its batch",
+               "query=%s batch=%" PRId64, log_value(q->rel->name), o.batch_id);
+        q->plan_us = mono_us() - q->plan_start_us;
+        launch(q, &o);
+    }
+    sl_error_clear(&err);
+    arena_destroy(&a);
+    return rc;
+}
+
+/* Writes what waits for the logs: the offset-log entry of a batch that ran
+ * (kept out by a full disk), with the commit entry of the last committed
+ * batch, or that commit entry alone.  0 when nothing waits any more; -1
+ * when something still does (a full disk: tried again later, the query
+ * `retrying`) or the query failed.  The commit entry's time is the batch's
+ * commit phase, and part of its total. */
+static int write_pending_commit(Cq *q)
+{
+    bool entry = q->unlogged.len > 0 && q->unlogged_launched;
+    if (q->commit_pending < 0 && !entry)
+        return 0;
+    if (!log_may_write(q))
+        return -1;
+    if (entry)
+        return write_unlogged(q);
+    int64_t id = q->commit_pending, tc = mono_us();
+    SlError err = {0};
+    if (cat_commit_append(q->rt->cat, q->rel->oid, id, &err) < 0) {
+        /* A missing commit entry blocks nothing (recovery writes it from
+         * the state's batch id); the next offset-log entry takes it along. */
+        if (strcmp(err.sqlstate, ERRCODE_DISK_FULL) == 0)
+            log_refused(q, &err, "commit log", id);
+        else
+            fail_query(q, &err);
+        sl_error_clear(&err);
+        return -1;
+    }
+    q->commit_pending = -1;
+    log_written(q);
+    CqProgress *p = &q->progress[(q->progress_next + CQ_PROGRESS_KEEP - 1) % CQ_PROGRESS_KEEP];
+    if (q->nprogress > 0 && p->batch_id == id) {
+        p->commit_us = mono_us() - tc;
+        p->total_us += p->commit_us;
+    }
+    return 0;
+}
+
 /* Plans and launches the next batch, if there is one to run now.  Its
  * offset-log entry carries the pending commit entry. */
 static void plan_next(Cq *q)
@@ -690,6 +836,12 @@ static void plan_next(Cq *q)
         return;
     }
     q->plan_start_us = mono_us();
+    if (q->unlogged.len > 0) {
+        /* An offset-log entry that a full disk kept out goes first; a
+         * batch that waited for it runs now. */
+        if (!log_may_write(q) || write_unlogged(q) < 0 || q->in_flight)
+            return;
+    }
     if (q->retrying) {
         /* The failed batch again, as logged: never a new plan in its place. */
         if (q->plan_start_us < q->retry_at_us) {
@@ -784,14 +936,10 @@ static void plan_next(Cq *q)
     if (inc_plan_sink_outside(q->plan)) {
         /* A files or Kafka sink commits before the state: the entry must
          * be durable before the batch runs, so a replay writes the same. */
-        if (cat_offsets_append_after(q->rt->cat, q->rel->oid, q->commit_pending, &o,
-                                     &err) < 0) {
+        if (log_offsets(q, &o, false) < 0) {
             strbuf_free(&sources);
-            fail_query(q, &err);
-            sl_error_clear(&err);
             return;
         }
-        q->commit_pending = -1;
         q->plan_us = mono_us() - q->plan_start_us;
         launch(q, &o);
     } else {
@@ -803,15 +951,8 @@ static void plan_next(Cq *q)
         log_entry_encode(&o, &q->log_entry);
         q->plan_us = mono_us() - q->plan_start_us;
         launch(q, &o);
-        if (q->in_flight) {
-            if (cat_offsets_append_after(q->rt->cat, q->rel->oid, q->commit_pending, &o,
-                                         &err) < 0) {
-                fail_query(q, &err);
-                sl_error_clear(&err);
-            } else {
-                q->commit_pending = -1;
-            }
-        }
+        if (q->in_flight)
+            log_offsets(q, &o, true);
     }
     strbuf_free(&sources);
 }
@@ -820,6 +961,15 @@ static void plan_next(Cq *q)
  * alone (so it waits at most one poll of a back-to-back query). */
 static void plan_batch(Cq *q)
 {
+    if (q->finish_pending) {
+        /* The last batch ran; its logs wait for space. */
+        if (write_pending_commit(q) == 0 && !q->failed) {
+            q->finish_pending = false;
+            q->finished = true;
+            set_status(q, "finished", NULL);
+        }
+        return;
+    }
     plan_next(q);
     if (!q->failed)
         write_pending_commit(q);
@@ -1094,7 +1244,7 @@ int cq_resume(CqRuntime *rt, const char *name, SlError *err)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "continuous query \"%s\" has failed: %s", name, q->error);
     q->paused = false;
-    if (!q->retrying)
+    if (!q->retrying && q->log_tries == 0)
         set_status(q, q->finished ? "finished" : "running", NULL);
     if (!q->in_flight)
         schedule(q, 0);
@@ -1189,7 +1339,8 @@ static void status_of(Cq *q, CqStatus *s)
     *s = (CqStatus){
         .name = q->rel->name,
         .status = q->failed ? "failed" : q->paused ? "paused"
-                  : q->finished ? "finished" : q->retrying ? "retrying" : "running",
+                  : q->finished ? "finished"
+                  : q->retrying || q->log_tries > 0 ? "retrying" : "running",
         .error = q->error,
         .last_batch_id = q->last_batch_id,
         .input_rows = q->input_rows,

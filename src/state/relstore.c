@@ -197,7 +197,7 @@ struct RelScan {
     size_t             chunk_pos;
     uint32_t           chunk_left;
     int64_t            offset;      /* offset of the next row in the chunk */
-    SlStr              chunk_key;   /* in chunk_arena */
+    SlStr              chunk_key;   /* in chunk_arena or the scan's key */
     Arena              chunk_arena;
     /* result logs: the result-file region being read */
     ResFileRead        rf;
@@ -794,12 +794,13 @@ static bool load_chunk(RelScan *s, size_t keylen, const void *key, size_t klen,
         corrupt(err, s->rel);
         return false;
     }
-    arena_reset(&s->chunk_arena);
-    s->chunk = arena_memdup(&s->chunk_arena, val, vlen);
+    /* The scan's own copies (state.h), valid until its next call, which
+     * comes only once this chunk is read: no copy of ours. */
+    s->chunk = val;
     s->chunk_len = vlen;
     s->chunk_pos = 4;
     s->chunk_left = get_le32(s->chunk);
-    s->chunk_key = (SlStr){arena_memdup(&s->chunk_arena, key, klen), (uint32_t)klen};
+    s->chunk_key = (SlStr){(const char *)key, (uint32_t)klen};
     s->offset = keylen == 13 ? (int64_t)get_be64((const uint8_t *)key + 5) : 0;
     return true;
 }

@@ -22,11 +22,17 @@
  * open (docs/operations.md, "Damaged data").  A write that puts data is
  * refused with 53100 disk_full while less than STATE_RESERVE_BYTES are
  * free; after a write that failed for want of space the database is closed
- * and opened again (resume), which is why every use of it is counted
- * (use_db, done_db; a scan counts until it is closed).
+ * and opened again (resume), which is why every short use of it is counted
+ * (use_db, done_db) and every open scan listed: the reopen waits for the
+ * short uses to end and ends the open scans (their iterators go; their
+ * next call fails with 53100), so that a scan held open by a client (a
+ * suspended portal) cannot hold writes up.  A scan hands out copies of
+ * its keys and values, in buffers of its own, so that ending its
+ * iterator from another thread never pulls them from under its owner.
  */
 #include "sluice/state.h"
 #include "sluice/log.h"
+#include "sluice/strbuf.h"
 
 #include <rocksdb/c.h>
 
@@ -60,9 +66,11 @@ struct StateStore {
     rocksdb_writeoptions_t *wopts_sync;
     rocksdb_writeoptions_t *wopts_nosync;
     /* db is used between use_db and done_db, which count the users under
-     * mu; a reopen (resume) runs with mu held and no user. */
+     * mu, and by the open scans, listed under mu; a reopen (resume) runs
+     * with mu held and no user, and ends the scans. */
     pthread_mutex_t         mu;
     int                     users;
+    StateScan              *scans;
     atomic_bool             no_space;   /* a write failed for want of space */
 };
 
@@ -74,7 +82,12 @@ struct StateBatch {
 
 struct StateScan {
     StateStore            *st;
-    rocksdb_iterator_t    *it;      /* NULL: the store is closed (a failed resume) */
+    StateScan             *prev, *next;     /* st->scans, under st->mu */
+    /* it is used under mu: the owner's calls, and a reopen that ends it */
+    pthread_mutex_t        mu;
+    rocksdb_iterator_t    *it;      /* NULL: the store was closed at the open, or ended */
+    bool                   ended;   /* a reopen after a full disk ended it */
+    StrBuf                 kbuf, vbuf;  /* the entry state_scan_next handed out */
     rocksdb_readoptions_t *ropts;
     char                  *prefix;
     size_t                 plen;
@@ -254,10 +267,26 @@ static int resume(StateStore *st, SlError *err)
         return 0;
     }
     if (st->users > 0) {
+        /* A get or a write of another thread: over in a moment. */
         pthread_mutex_unlock(&st->mu);
         return sl_error(err, ERRCODE_DISK_FULL,
                         "state store: space is free again but the store is in use; writes "
                         "resume at the next write");
+    }
+    /* Open scans end: a scan held open by a client (a suspended portal)
+     * would otherwise hold every write up until the client closes it.
+     * Their next call fails (53100); they hold no snapshot of the new
+     * store, so none can read a mix of the two. */
+    int ended = 0;
+    for (StateScan *s = st->scans; s != NULL; s = s->next) {
+        pthread_mutex_lock(&s->mu);
+        if (s->it != NULL) {
+            rocksdb_iter_destroy(s->it);
+            s->it = NULL;
+            s->ended = true;
+            ended++;
+        }
+        pthread_mutex_unlock(&s->mu);
     }
     if (st->db != NULL)
         rocksdb_close(st->db);
@@ -271,7 +300,7 @@ static int resume(StateStore *st, SlError *err)
     } else {
         atomic_store(&st->no_space, false);
         sl_log(LOG_INFO, "state store reopened: space is free again, writes go on",
-               "dir=\"%s\" free_bytes=%llu", st->dir, avail);
+               "dir=\"%s\" free_bytes=%llu scans_ended=%d", st->dir, avail, ended);
     }
     pthread_mutex_unlock(&st->mu);
     return rc;
@@ -444,18 +473,53 @@ StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen)
         rocksdb_readoptions_set_iterate_upper_bound(s->ropts, s->upper, ulen);
     if (plen > 0)
         rocksdb_readoptions_set_iterate_lower_bound(s->ropts, s->prefix, plen);
-    /* The scan counts as a user of the database until it is closed. */
+    /* The scan is listed until it is closed: a reopen ends it. */
     s->st = st;
-    rocksdb_t *db = use_db(st, NULL);
-    s->it = db != NULL ? rocksdb_create_iterator(db, s->ropts) : NULL;
+    pthread_mutex_init(&s->mu, NULL);
+    strbuf_init(&s->kbuf);
+    strbuf_init(&s->vbuf);
+    pthread_mutex_lock(&st->mu);
+    if (st->db != NULL)
+        s->it = rocksdb_create_iterator(st->db, s->ropts);
+    s->next = st->scans;
+    if (st->scans != NULL)
+        st->scans->prev = s;
+    st->scans = s;
+    pthread_mutex_unlock(&st->mu);
     return s;
+}
+
+/* The iterator's entry, when it is one of the prefix, copied into the
+ * scan's buffers: true with key and val pointing there. */
+static bool scan_entry(StateScan *s, const void **key, size_t *klen, const void **val,
+                       size_t *vlen)
+{
+    if (!rocksdb_iter_valid(s->it))
+        return false;
+    size_t kl, vl;
+    const char *k = rocksdb_iter_key(s->it, &kl);
+    if (kl < s->plen || memcmp(k, s->prefix, s->plen) != 0)
+        return false;
+    const char *v = rocksdb_iter_value(s->it, &vl);
+    strbuf_reset(&s->kbuf);
+    strbuf_append(&s->kbuf, k, kl);
+    strbuf_reset(&s->vbuf);
+    strbuf_append(&s->vbuf, v, vl);
+    *key = s->kbuf.data;
+    *klen = kl;
+    *val = s->vbuf.data;
+    *vlen = vl;
+    return true;
 }
 
 bool state_scan_next(StateScan *s, const void **key, size_t *klen, const void **val,
                      size_t *vlen)
 {
-    if (s->it == NULL)
+    pthread_mutex_lock(&s->mu);
+    if (s->it == NULL) {
+        pthread_mutex_unlock(&s->mu);
         return false;
+    }
     if (!s->started) {
         s->started = true;
         bool positioned = false;
@@ -475,34 +539,50 @@ bool state_scan_next(StateScan *s, const void **key, size_t *klen, const void **
     } else {
         rocksdb_iter_next(s->it);
     }
-    if (!rocksdb_iter_valid(s->it))
-        return false;
-    size_t kl;
-    const char *k = rocksdb_iter_key(s->it, &kl);
-    if (kl < s->plen || memcmp(k, s->prefix, s->plen) != 0)
-        return false;
-    *key = k;
-    *klen = kl;
-    *val = rocksdb_iter_value(s->it, vlen);
-    return true;
+    bool found = scan_entry(s, key, klen, val, vlen);
+    pthread_mutex_unlock(&s->mu);
+    return found;
 }
 
 int state_scan_status(StateScan *s, SlError *err)
 {
-    if (s->it == NULL)
-        return use_db_error(err);
-    char *msg = NULL;
-    rocksdb_iter_get_error(s->it, &msg);
-    return msg != NULL ? io_error(err, "scan", msg) : 0;
+    pthread_mutex_lock(&s->mu);
+    int rc = 0;
+    if (s->ended) {
+        rc = sl_error(err, ERRCODE_DISK_FULL,
+                      "state store: the scan was ended: the store was closed and opened "
+                      "again after the disk filled up");
+        sl_error_hint(err, "Run the statement again: no data was lost (docs/operations.md, "
+                           "\"Disk full\").");
+    } else if (s->it == NULL) {
+        rc = use_db_error(err);
+    } else {
+        char *msg = NULL;
+        rocksdb_iter_get_error(s->it, &msg);
+        if (msg != NULL)
+            rc = io_error(err, "scan", msg);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
 }
 
 int state_scan_close(StateScan *s, SlError *err)
 {
     int rc = state_scan_status(s, err);
-    if (s->it != NULL) {
+    StateStore *st = s->st;
+    pthread_mutex_lock(&st->mu);
+    if (s->prev != NULL)
+        s->prev->next = s->next;
+    else
+        st->scans = s->next;
+    if (s->next != NULL)
+        s->next->prev = s->prev;
+    if (s->it != NULL)
         rocksdb_iter_destroy(s->it);
-        done_db(s->st);
-    }
+    pthread_mutex_unlock(&st->mu);
+    pthread_mutex_destroy(&s->mu);
+    strbuf_free(&s->kbuf);
+    strbuf_free(&s->vbuf);
     rocksdb_readoptions_destroy(s->ropts);
     sl_free(s->prefix);
     sl_free(s->upper);
