@@ -3,13 +3,17 @@
  * appends of concurrent clients share fsyncs (group commit; runtime.h).
  *
  *   rt_append_init     the engine's pool the appends run on
+ *   rt_append_can_defer, rt_append_can_run   whether there is one (and
+ *                      group commit mode, for statements' last appends)
  *   rt_append_new      an append of chunks encoded already (runtime_int.h)
  *   rt_append_start    run it on that pool, then call done on the loop
  *
  * In group commit mode a COPY into a stream (rt_copy_end_deferred) encodes
  * its rows on the loop as they arrive, but hands the durable write back to
  * the server instead of blocking the loop on it; the server answers the
- * client in done.  (INSERT needs none of this: it runs on a worker thread
+ * client in done.  The parts a COPY into a stream writes before its end
+ * (copy.c) go the same way in either commit mode, the session reading no
+ * more of that client's input until each is written.  (INSERT needs none of this: it runs on a worker thread
  * like every SELECT and DML statement, session.c.)  What runs concurrently
  * is the writes, and stream_append_many (relstore.h) lets the writes that
  * meet share one.
@@ -38,6 +42,11 @@ void rt_append_init(Pool *engine)
 bool rt_append_can_defer(void)
 {
     return g_pool != NULL && stream_commit_mode() == STREAM_COMMIT_GROUP;
+}
+
+bool rt_append_can_run(void)
+{
+    return g_pool != NULL;
 }
 
 RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks)

@@ -42,6 +42,8 @@ const Query *rt_prepared_query(const Prepared *p);
  * caller now (group commit mode, a loop to complete on)?  And one of
  * chunks (sl_malloc'ed, taken over) into rel. */
 bool      rt_append_can_defer(void);
+/* Is there a pool at all (a COPY's parts go there in either mode)? */
+bool      rt_append_can_run(void);
 RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks);
 
 int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
