@@ -56,7 +56,10 @@
 #include <stdio.h>
 
 #define COPY_MAX_BYTES ((size_t)1 << 30)  /* a table's input; a line's */
-#define COPY_PART_BYTES ((size_t)4 << 20)   /* a stream's rows held at most */
+/* A stream's rows held at most: with a batch crossing it (its chunk is
+ * reserved a power of two: 4 MiB), the line buffer and the arenas, a copy
+ * stays under SL_MEM_SERVER_FLOOR, so max_memory never refuses it. */
+#define COPY_PART_BYTES ((size_t)3 << 20)
 
 struct RtCopy {
     Arena       arena;
@@ -231,7 +234,7 @@ static void flush_direct(RtCopy *cp)
             cp->chunks = sl_realloc(cp->chunks, sizeof(StrBuf) * (size_t)cp->capchunks);
         }
         strbuf_init(&cp->chunks[cp->nchunks++]);
-        strbuf_reserve(&cp->chunks[cp->nchunks - 1], cp->part_bytes - 1);
+        strbuf_reserve(&cp->chunks[cp->nchunks - 1], cp->part_bytes + (64 << 10));
     }
     stream_chunk_add(&cp->chunks[cp->nchunks - 1], b);
     arena_reset(&cp->rows);
