@@ -22,7 +22,7 @@ import psycopg
 import pytest
 
 from pgwire_raw import (CANCEL_REQUEST, Raw, bind, data_row, error_fields, execute, flush,
-                        parse, query, sync)
+                        message, parse, query, sync)
 from test_pgwire_limits import backend_key, rss_kib
 
 HUGE_SERIES = "SELECT g FROM generate_series(1, 1000000000) g"
@@ -253,7 +253,10 @@ def test_regex_too_complex_is_refused_before_compiling(mem_server):
             "'a{' ~ 'a[{]', 'x{' ~ 'x\\{'").fetchone() == (True, False, True, True, True)
 
 
-def copy_in(conn, sql, total_bytes, line=b"1,abcdefghijklmnopqrstuvwxyz0123456789\n"):
+COPY_LINE = b"1,abcdefghijklmnopqrstuvwxyz0123456789\n"
+
+
+def copy_in(conn, sql, total_bytes, line=COPY_LINE):
     """COPY sql with total_bytes of lines, written in 1 MiB pieces."""
     piece = line * ((1 << 20) // len(line))
     with conn.cursor() as cur:
@@ -327,10 +330,10 @@ def test_stream_copy_failing_half_way_keeps_the_parts_written(mem_server):
     that fits in one part stays all or nothing."""
     server = mem_server
     create_for_u(server, "CREATE STREAM t (a bigint, b text)")
-    line = b"1,abcdefghijklmnopqrstuvwxyz0123456789\n"
+    line = COPY_LINE
     piece = line * ((1 << 20) // len(line))
     with connect_u(server) as conn:
-        conn.execute("SET statement_mem = '8MB'")      # parts of 2 MB
+        conn.execute("SET statement_mem = '8MB'")      # parts of 1 MB
         with pytest.raises(psycopg.Error) as exc:
             with conn.cursor() as cur, cur.copy("COPY t FROM STDIN (FORMAT csv)") as cp:
                 for _ in range(16):
@@ -349,6 +352,35 @@ def test_stream_copy_failing_half_way_keeps_the_parts_written(mem_server):
         assert exc.value.sqlstate == "22P02"
         assert exc.value.diag.message_detail is None
         assert conn.execute("SELECT count(*) FROM t").fetchone() == (written,)
+
+
+@pytest.mark.timeout(180)
+def test_stream_copy_failed_by_the_client_counts_the_rows_kept(mem_server):
+    """CopyFail after several parts: 57014, and the detail counts the rows
+    that stay, exactly what the stream then holds."""
+    server = mem_server
+    create_for_u(server, "CREATE STREAM t (a bigint, b text)")
+    piece = COPY_LINE * ((1 << 20) // len(COPY_LINE))
+    raw = Raw(server.port, timeout=60)
+    try:
+        raw.startup(user="u", password="pw-u")
+        raw.send(query("SET statement_mem = '8MB'"))
+        raw.until_ready()
+        raw.send(query("COPY t FROM STDIN (FORMAT csv)"))
+        assert raw.recv_msg()[0] == b"G"
+        for _ in range(16):
+            raw.send(message(b"d", piece))
+        raw.send(message(b"f", b"changed my mind\x00"))
+        msgs = raw.until_ready()
+        errors = [error_fields(body) for kind, body in msgs if kind == b"E"]
+        assert len(errors) == 1 and errors[0]["C"] == "57014", msgs
+        written = int(errors[0]["D"].split()[0])
+        assert 0 < written < 16 * (len(piece) // len(COPY_LINE))
+        raw.send(query("SELECT count(*) FROM t"))
+        rows = [data_row(body) for kind, body in raw.until_ready() if kind == b"D"]
+        assert rows == [[str(written).encode()]], rows
+    finally:
+        raw.close()
 
 
 @pytest.mark.timeout(180)

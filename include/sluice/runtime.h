@@ -258,6 +258,9 @@ int  rt_copy_end(RtCopy *cp, char *tag, size_t tagsize, SlError *err);
 int  rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **deferred,
                           SlError *err);
 void rt_copy_abort(RtCopy *cp);
+/* The same, ending the COPY with err (CopyFail, a CancelRequest): into a
+ * stream that wrote parts already, err's detail gets how many rows stay. */
+void rt_copy_abort_with(RtCopy *cp, SlError *err);
 int  rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size_t tagsize,
                  SlError *err);
 

@@ -4,7 +4,7 @@
  *   rt_copy_kind, rt_copy_binary  is a prepared statement a COPY, which way,
  *                                 in binary format
  *   rt_copy_begin, rt_copy_data, rt_copy_data_deferred, rt_copy_end,
- *   rt_copy_end_deferred, rt_copy_abort                        COPY FROM
+ *   rt_copy_end_deferred, rt_copy_abort, rt_copy_abort_with    COPY FROM
  *   rt_copy_out                   COPY TO: one line of text per row
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes it
  *
@@ -558,6 +558,12 @@ static int failed(RtCopy *cp, SlError *err)
                         (unsigned long long)cp->written, cp->spec->rel->name,
                         cp->part_bytes / 1024);
     return -1;
+}
+
+void rt_copy_abort_with(RtCopy *cp, SlError *err)
+{
+    failed(cp, err);
+    rt_copy_abort(cp);
 }
 
 int rt_copy_data(RtCopy *cp, const char *data, size_t len, SlError *err)

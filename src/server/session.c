@@ -1137,9 +1137,9 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
         PgwReader r;
         pgw_reader_init(&r, body, len);
         const char *why = pgw_get_cstr(&r);
-        rt_copy_abort(c->copy);
         sl_error(&err, ERRCODE_QUERY_CANCELED, "COPY from stdin failed: %s",
                  why ? why : "(no message)");
+        rt_copy_abort_with(c->copy, &err);
         break;
     }
     case PGW_MSG_FLUSH:
@@ -1177,9 +1177,9 @@ static void copy_in_failed(Conn *c, SlError *err, bool drop)
 static void copy_in_cancel(Conn *c)
 {
     SlError err = {0};
-    rt_copy_abort(c->copy);
-    c->copy = NULL;
     sl_error(&err, ERRCODE_QUERY_CANCELED, "canceling statement due to user request");
+    rt_copy_abort_with(c->copy, &err);
+    c->copy = NULL;
     copy_in_failed(c, &err, true);
 }
 
