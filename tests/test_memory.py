@@ -22,7 +22,7 @@ import psycopg
 import pytest
 
 from pgwire_raw import (CANCEL_REQUEST, Raw, bind, data_row, error_fields, execute, flush,
-                        parse, query, sync)
+                        message, parse, query, sync)
 from test_pgwire_limits import backend_key, rss_kib
 
 HUGE_SERIES = "SELECT g FROM generate_series(1, 1000000000) g"
@@ -253,7 +253,10 @@ def test_regex_too_complex_is_refused_before_compiling(mem_server):
             "'a{' ~ 'a[{]', 'x{' ~ 'x\\{'").fetchone() == (True, False, True, True, True)
 
 
-def copy_in(conn, sql, total_bytes, line=b"1,abcdefghijklmnopqrstuvwxyz0123456789\n"):
+COPY_LINE = b"1,abcdefghijklmnopqrstuvwxyz0123456789\n"
+
+
+def copy_in(conn, sql, total_bytes, line=COPY_LINE):
     """COPY sql with total_bytes of lines, written in 1 MiB pieces."""
     piece = line * ((1 << 20) // len(line))
     with conn.cursor() as cur:
@@ -265,16 +268,19 @@ def copy_in(conn, sql, total_bytes, line=b"1,abcdefghijklmnopqrstuvwxyz012345678
     return sent // len(line)
 
 
-@pytest.mark.timeout(180)
-@pytest.mark.parametrize("target", ["stream", "table"])
-def test_copy_past_statement_mem_ends_with_53200_and_writes_nothing(mem_server, target):
-    server = mem_server
+def create_for_u(server, ddl):
+    """Runs ddl (of a relation t) as the superuser and lets u read and insert."""
     with psycopg.connect(server.dsn, autocommit=True) as conn:
-        if target == "stream":
-            conn.execute("CREATE STREAM t (a bigint, b text)")
-        else:
-            conn.execute("CREATE TABLE t (a bigint PRIMARY KEY, b text)")
+        conn.execute(ddl)
         conn.execute("GRANT SELECT, INSERT ON t TO u")
+
+
+@pytest.mark.timeout(180)
+def test_copy_into_table_past_statement_mem_ends_with_53200_and_writes_nothing(mem_server):
+    """A COPY into a table is one atomic write: it holds its rows until it
+    ends, so past statement_mem it ends with 53200 and writes nothing."""
+    server = mem_server
+    create_for_u(server, "CREATE TABLE t (a bigint PRIMARY KEY, b text)")
     with connect_u(server) as conn:
         conn.execute("SET statement_mem = '8MB'")
         with pytest.raises(psycopg.Error) as exc:
@@ -283,39 +289,137 @@ def test_copy_past_statement_mem_ends_with_53200_and_writes_nothing(mem_server, 
         assert "statement_mem (8MB)" in exc.value.diag.message_detail
         assert "split the input" in exc.value.diag.message_hint
         assert conn.execute("SELECT count(*) FROM t").fetchone() == (0,)
-        if target == "stream":
-            # within the budget, a COPY of many CopyData messages loads whole
-            conn.execute("RESET statement_mem")
-            n = copy_in(conn, "COPY t FROM STDIN (FORMAT csv)", 16 << 20)
-            assert conn.execute("SELECT count(*) FROM t").fetchone() == (n,)
     assert select_1_answers(server) < 5
+
+
+BINARY_ROW = struct.pack("!hiqi", 2, 8, 7, 36) + b"abcdefghijklmnopqrstuvwxyz0123456789"
+BINARY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack("!ii", 0, 0)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("form", ["csv", "columns", "binary"])
+def test_copy_into_stream_past_statement_mem_is_written_in_parts(mem_server, form):
+    """A COPY into a stream writes its rows in parts as they come, so one
+    eight times statement_mem loads whole: the fast path (csv, every column),
+    a column list (the others NULL) and FORMAT binary.  (On the old code it
+    held every row until CopyDone and ended with 53200.)"""
+    server = mem_server
+    create_for_u(server, "CREATE STREAM t (a bigint, b text, c int)")
+    with connect_u(server) as conn:
+        conn.execute("SET statement_mem = '8MB'")
+        if form == "binary":
+            piece = BINARY_ROW * ((1 << 20) // len(BINARY_ROW))
+            with conn.cursor() as cur, cur.copy("COPY t (a, b) FROM STDIN (FORMAT binary)") as cp:
+                cp.write(BINARY_HEADER)
+                for _ in range(64):
+                    cp.write(piece)
+                cp.write(struct.pack("!h", -1))
+            n = 64 * (len(piece) // len(BINARY_ROW))
+        else:
+            cols = "(a, b)" if form == "columns" else ""
+            line = (b"1,abcdefghijklmnopqrstuvwxyz0123456789\n" if form == "columns"
+                    else b"1,abcdefghijklmnopqrstuvwxyz0123456789,5\n")
+            n = copy_in(conn, f"COPY t {cols} FROM STDIN (FORMAT csv)", 64 << 20, line=line)
+        got = conn.execute("SELECT count(*), count(c), min(b) FROM t").fetchone()
+    assert got == (n, n if form == "csv" else 0, "abcdefghijklmnopqrstuvwxyz0123456789")
+    assert select_1_answers(server) < 5
+@pytest.mark.timeout(180)
+def test_stream_copy_failing_half_way_keeps_the_parts_written(mem_server):
+    """A bad row after several parts ends the COPY with the row's error; the
+    parts written before it stay, and the detail counts their rows.  A COPY
+    that fits in one part stays all or nothing."""
+    server = mem_server
+    create_for_u(server, "CREATE STREAM t (a bigint, b text)")
+    line = COPY_LINE
+    piece = line * ((1 << 20) // len(line))
+    with connect_u(server) as conn:
+        conn.execute("SET statement_mem = '8MB'")      # parts of 1 MB
+        with pytest.raises(psycopg.Error) as exc:
+            with conn.cursor() as cur, cur.copy("COPY t FROM STDIN (FORMAT csv)") as cp:
+                for _ in range(16):
+                    cp.write(piece)
+                cp.write(b"zz,bad\n")
+        assert exc.value.sqlstate == "22P02", str(exc.value)
+        detail = exc.value.diag.message_detail or ""
+        assert "rows of this COPY were appended to stream \"t\"" in detail, detail
+        written = int(detail.split()[0])
+        assert 0 < written < 16 * (len(piece) // len(line))
+        assert conn.execute("SELECT count(*) FROM t").fetchone() == (written,)
+        # within one part: nothing
+        with pytest.raises(psycopg.Error) as exc:
+            with conn.cursor() as cur, cur.copy("COPY t FROM STDIN (FORMAT csv)") as cp:
+                cp.write(line * 1000 + b"zz,bad\n")
+        assert exc.value.sqlstate == "22P02"
+        assert exc.value.diag.message_detail is None
+        assert conn.execute("SELECT count(*) FROM t").fetchone() == (written,)
+
+
+@pytest.mark.timeout(180)
+def test_stream_copy_failed_by_the_client_counts_the_rows_kept(mem_server):
+    """CopyFail after several parts: 57014, and the detail counts the rows
+    that stay, exactly what the stream then holds."""
+    server = mem_server
+    create_for_u(server, "CREATE STREAM t (a bigint, b text)")
+    piece = COPY_LINE * ((1 << 20) // len(COPY_LINE))
+    raw = Raw(server.port, timeout=60)
+    try:
+        raw.startup(user="u", password="pw-u")
+        raw.send(query("SET statement_mem = '8MB'"))
+        raw.until_ready()
+        raw.send(query("COPY t FROM STDIN (FORMAT csv)"))
+        assert raw.recv_msg()[0] == b"G"
+        for _ in range(16):
+            raw.send(message(b"d", piece))
+        raw.send(message(b"f", b"changed my mind\x00"))
+        msgs = raw.until_ready()
+        errors = [error_fields(body) for kind, body in msgs if kind == b"E"]
+        assert len(errors) == 1 and errors[0]["C"] == "57014", msgs
+        written = int(errors[0]["D"].split()[0])
+        assert 0 < written < 16 * (len(piece) // len(COPY_LINE))
+        raw.send(query("SELECT count(*) FROM t"))
+        rows = [data_row(body) for kind, body in raw.until_ready() if kind == b"D"]
+        assert rows == [[str(written).encode()]], rows
+    finally:
+        raw.close()
 
 
 @pytest.mark.timeout(180)
 def test_concurrent_copies_share_max_memory(sluiced):
-    """Four COPYs at once, each within statement_mem, pass the server's
-    --max-memory together: the one that would pass it ends with 53200, the
-    server keeps serving."""
+    """Four COPYs at once under --max-memory 48MB: into a stream each holds
+    one part, so all four load whole (on the old code one ended with 53200);
+    into a table each holds its rows until it ends, so together they pass
+    the server's bound and one ends with 53200.  The server keeps serving."""
     import threading
     server = sluiced("--max-memory", "48MB")
     make_role_u(server)
     with psycopg.connect(server.dsn, autocommit=True) as conn:
-        conn.execute("CREATE STREAM t (a bigint, b text)")
-        conn.execute("GRANT SELECT, INSERT ON t TO u")
-    results = []
+        conn.execute("CREATE STREAM s (a bigint, b text)")
+        conn.execute("CREATE TABLE t (a bigint, b text)")
+        conn.execute("GRANT SELECT, INSERT ON s, t TO u")
 
-    def one():
-        try:
-            with connect_u(server) as conn:
-                results.append(copy_in(conn, "COPY t FROM STDIN (FORMAT csv)", 40 << 20))
-        except psycopg.Error as e:
-            results.append(e.sqlstate)
+    def four(target):
+        results = []
 
-    threads = [threading.Thread(target=one) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(120)
+        def one():
+            try:
+                with connect_u(server) as conn:
+                    results.append(copy_in(conn, f"COPY {target} FROM STDIN (FORMAT csv)",
+                                           40 << 20))
+            except psycopg.Error as e:
+                results.append(e.sqlstate)
+
+        threads = [threading.Thread(target=one) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        return results
+
+    results = four("s")
+    assert len(results) == 4 and all(isinstance(r, int) for r in results), results
+    with connect_u(server) as conn:
+        assert conn.execute("SELECT count(*) FROM s").fetchone() == (sum(results),)
+    results = four("t")
     assert "53200" in results, results
     assert select_1_answers(server) < 5
     assert server.alive()

@@ -209,9 +209,11 @@ void rt_unsubscribe(RtSub *s);
 /* COPY (copy.c).  A prepared COPY is not run by rt_execute: the server
  * asks rt_copy_kind which way it goes and the number of its columns, then
  * for FROM STDIN feeds the CopyData bytes to rt_copy_data between
- * rt_copy_begin and rt_copy_end (which writes everything, or nothing, and
- * frees the RtCopy) or rt_copy_abort; for TO STDOUT, rt_copy_out calls cb
- * with each line of the output. */
+ * rt_copy_begin and rt_copy_end (which writes what is left, and frees the
+ * RtCopy) or rt_copy_abort; for TO STDOUT, rt_copy_out calls cb with each
+ * line of the output.  Into a table nothing is written before
+ * rt_copy_end; into a stream the rows are written in parts as they come
+ * (copy.c). */
 typedef struct RtCopy RtCopy;
 typedef enum RtCopyKind { RT_COPY_NONE, RT_COPY_IN, RT_COPY_OUT } RtCopyKind;
 typedef int (*rt_copy_out_cb)(void *ctx, const char *data, size_t len);
@@ -221,12 +223,23 @@ bool rt_copy_binary(const Prepared *p);
 int  rt_copy_ncols(const Prepared *p);
 int  rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err);
 int  rt_copy_data(RtCopy *cp, const char *data, size_t len, SlError *err);
+/* The same, but where the engine's pool runs appends, a part of a COPY
+ * into a stream is left in *part (NULL otherwise) instead of written on
+ * the calling thread: run it with rt_append_start, and once it is done
+ * call this again with no data (len 0: the input held is decoded further,
+ * maybe leaving another part) before feeding more; a failed part fails
+ * the COPY (rt_copy_abort). */
+int  rt_copy_data_deferred(RtCopy *cp, const char *data, size_t len, RtAppend **part,
+                           SlError *err);
 int  rt_copy_end(RtCopy *cp, char *tag, size_t tagsize, SlError *err);
 /* The same, but in group commit mode a COPY into a stream may leave its
  * one durable append in *deferred (NULL otherwise), as rt_execute does. */
 int  rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **deferred,
                           SlError *err);
 void rt_copy_abort(RtCopy *cp);
+/* The same, ending the COPY with err (CopyFail, a CancelRequest): into a
+ * stream that wrote parts already, err's detail gets how many rows stay. */
+void rt_copy_abort_with(RtCopy *cp, SlError *err);
 int  rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size_t tagsize,
                  SlError *err);
 

@@ -4,6 +4,8 @@
  *
  *   rt_append_init     the pools they run on: the engine's for appends,
  *                      the statements' for a COPY into a table
+ *   rt_append_can_defer, rt_append_can_run   whether there is one (and
+ *                      group commit mode, for statements' last appends)
  *   rt_append_new      an append of chunks encoded already (runtime_int.h)
  *   rt_append_new_copy, rt_append_has_pool   a COPY into a table, written
  *                      off the loop under the modify lock (copy.c)
@@ -13,12 +15,15 @@
  * In group commit mode a COPY into a stream (rt_copy_end_deferred) encodes
  * its rows on the loop as they arrive, but hands the durable write back to
  * the server instead of blocking the loop on it; the server answers the
- * client in done.  A COPY into a table goes the same way in either mode:
- * its write waits for the lock that makes table writes one at a time,
- * which the loop must never wait for.  (INSERT needs none of this: it
- * runs on a worker thread like every SELECT and DML statement, session.c.)
- * What runs concurrently is the writes, and stream_append_many
- * (relstore.h) lets the writes that meet share one.
+ * client in done.  The parts a COPY into a stream writes before its end
+ * (copy.c) go the same way in either commit mode, the session reading no
+ * more of that client's input until each is written.  A COPY into a table
+ * goes to a worker too, in either mode: its write waits for the lock that
+ * makes table writes one at a time, which the loop must never wait for.
+ * (INSERT needs none of this: it runs on a worker thread like every
+ * SELECT and DML statement, session.c.)  What runs concurrently is the
+ * writes, and stream_append_many (relstore.h) lets the writes that meet
+ * share one.
  */
 #include "runtime_int.h"
 #include "sluice/relstore.h"
@@ -48,6 +53,11 @@ void rt_append_init(Pool *engine, Pool *statements)
 bool rt_append_can_defer(void)
 {
     return g_pool != NULL && stream_commit_mode() == STREAM_COMMIT_GROUP;
+}
+
+bool rt_append_can_run(void)
+{
+    return g_pool != NULL;
 }
 
 RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks)

@@ -3,36 +3,49 @@
  *
  *   rt_copy_kind, rt_copy_binary  is a prepared statement a COPY, which way,
  *                                 in binary format
- *   rt_copy_begin, rt_copy_data, rt_copy_end, rt_copy_abort    COPY FROM
- *   rt_copy_end_deferred, rt_copy_insert   its end, the table's write off the
- *                                 loop (runtime_int.h)
+ *   rt_copy_begin, rt_copy_data, rt_copy_data_deferred, rt_copy_end,
+ *   rt_copy_end_deferred, rt_copy_abort, rt_copy_abort_with    COPY FROM
+ *   rt_copy_insert                a table COPY's write, off the loop
+ *                                 (runtime_int.h)
  *   rt_copy_out                   COPY TO: one line of text per row
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes it
  *
  * COPY FROM keeps the partial last line of the input between chunks and
  * decodes whole lines (FORMAT binary: whole rows) into batches in the
- * copy's arena.  Nothing is written
- * before the input ended well: rt_copy_end hands all the rows to ex_modify
- * as one INSERT (one StateBatch for a table, one append for a stream), so a
- * bad row leaves the relation as it was.  Into a table that INSERT takes
- * the modify lock that INSERT, UPDATE and DELETE take (rt_copy_insert), so
- * its key checks and write do not interleave with theirs; the server's
- * COPY (rt_copy_end_deferred) hands it to a worker (append.c), since the
- * lock may be held for long and the loop never waits for it.
+ * copy's rows arena.
+ *
+ * Into a table, nothing is written before the input ended well:
+ * rt_copy_end hands all the rows to ex_modify as one INSERT (one
+ * StateBatch), so a bad row leaves the table as it was, and the copy holds
+ * every row until then.  That INSERT takes the modify lock that INSERT,
+ * UPDATE and DELETE take (rt_copy_insert), so its key checks and write do
+ * not interleave with theirs; the server's COPY (rt_copy_end_deferred)
+ * hands it to a worker (append.c), since the lock may be held for long and
+ * the loop never waits for it.
+ *
+ * Into a stream, the copy writes in parts: once the rows it holds come to
+ * part_bytes (COPY_PART_BYTES, less under a small statement_mem) they are
+ * appended (one durable append each, write_part) and dropped, so a copy of
+ * any size holds about one part.  The last part is written by
+ * rt_copy_end.  On the fast path, rt_copy_data_deferred hands a full part
+ * to the server, which has the engine's pool write it (append.c), reads
+ * no more of the client's input meanwhile, and then calls it again with no
+ * data for the rest of the input it holds: the loop never waits on a part.  A copy that fails half-way keeps the parts written before
+ * (the error's detail counts their rows); one that fits in one part is
+ * all or nothing (docs/sql-reference.md, COPY).
  *
  * The fast path (a stream without NOT NULL columns, every column copied in
  * order): each full batch is encoded at once into the stream's chunk format
- * (stream_chunk_add) and its decoded values dropped, so the copy holds only
- * encoded rows, and rt_copy_end appends those chunks as they are -- still
- * one durable write, all or nothing.
+ * (stream_chunk_add) and its decoded values dropped, so a part is one
+ * encoded chunk, appended as it is.  Other streams' parts go through
+ * ex_modify as an INSERT each.
  *
  * Memory: the input is decoded as it comes, so the copy keeps only the
- * partial last line of it, plus the rows it will write at the end.  All of
+ * partial last line of it, plus the rows it has not written yet.  All of
  * that (the arenas, the encoded chunks, the line buffer) is charged to the
  * copy's memory account (memacct.h) with the session's statement_mem and
  * the server's max_memory: a copy that would pass either ends with 53200
- * and writes nothing, and the server goes on.  A load bigger than
- * statement_mem is split into several COPYs (docs/sql-reference.md, COPY).
+ * (writing nothing more), and the server goes on.
  * COPY TO runs on the loop and cannot pause for a slow client: its query's
  * memory and its whole output count against statement_mem (53200).
  */
@@ -48,8 +61,11 @@
 
 #include <stdio.h>
 
-#define COPY_MAX_BYTES ((size_t)1 << 30)
-#define COPY_CHUNK_BYTES ((size_t)4 << 20)  /* fast path: bytes per stream chunk */
+#define COPY_MAX_BYTES ((size_t)1 << 30)  /* a table's input; a line's */
+/* A stream's rows held at most: with a batch crossing it (its chunk is
+ * reserved a power of two: 4 MiB), the line buffer and the arenas, a copy
+ * stays under SL_MEM_SERVER_FLOOR, so max_memory never refuses it. */
+#define COPY_PART_BYTES ((size_t)3 << 20)
 
 struct RtCopy {
     Arena       arena;
@@ -61,11 +77,17 @@ struct RtCopy {
     size_t      total;          /* bytes received */
     int64_t     line;           /* lines consumed before buf */
     FmtResult   res;
-    Batch     **batches;
+    Batch     **batches;        /* decoded rows, in rows (not the fast path) */
     int         nbatches, capbatches;
+    bool        parts;          /* a stream: written part by part */
+    bool        defer;          /* the caller writes full parts (the fast path) */
+    size_t      part_bytes;     /* rows held before a part is written */
+    uint64_t    written;        /* rows of the parts written */
+    Plan       *scan;           /* parts of a stream off the fast path: */
+    ModifyPlan *modify;         /* ... the INSERT of each (in arena) */
+    Arena       rows;           /* decoded rows, reset after each write */
     /* the fast path */
     bool        direct;
-    Arena       rows;           /* the batch being decoded, reset after each */
     Batch      *cur;
     StrBuf     *chunks;         /* encoded rows */
     int         nchunks, capchunks;
@@ -94,8 +116,14 @@ static int check_budget(RtCopy *cp, SlError *err)
     if (sl_mem_exceeded(cp->mem) == SL_MEM_OK)
         return 0;
     ex_out_of_memory(err, cp->mem);
-    sl_error_hint(err, "A COPY keeps its rows until it ends (it writes all or nothing): "
-                       "split the input into smaller COPYs, or raise statement_mem.");
+    if (cp->parts)
+        sl_error_hint(err, "A COPY into a stream holds one part of its rows and the "
+                           "CopyData message being read: send smaller messages, or raise "
+                           "statement_mem.");
+    else
+        sl_error_hint(err, "A COPY into a table keeps its rows until it ends (it writes all "
+                           "or nothing): split the input into smaller COPYs, or raise "
+                           "statement_mem.");
     return -1;
 }
 
@@ -119,6 +147,25 @@ int rt_copy_ncols(const Prepared *p)
     return c->query ? c->query->ntargets : c->ncols;
 }
 
+/* The INSERT that writes decoded batches (copy_open_scan hands them out),
+ * in cp's arena: off the fast path. */
+static void make_insert(RtCopy *cp)
+{
+    const CatRelation *rel = cp->spec->rel;
+    Plan *scan = plan_new(&cp->arena, PLAN_SCAN, NULL, rel->ncols);
+    for (int k = 0; k < rel->ncols; k++)
+        plan_set_col(scan, k, rel->cols[k].name, rel->cols[k].type, NULL);
+    scan->u.scan.rel = rel;
+    scan->u.scan.oid = rel->oid;
+    ModifyPlan *m = ARENA_NEW(&cp->arena, ModifyPlan);
+    m->kind = MODIFY_INSERT;
+    m->rel = rel;
+    m->oid = rel->oid;
+    m->source = scan;
+    cp->scan = scan;
+    cp->modify = m;
+}
+
 int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
 {
     const Query *q = rt_prepared_query(p);
@@ -130,7 +177,8 @@ int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
     const CopySpec *c = q->copy;
     RtCopy *cp = sl_calloc(1, sizeof(RtCopy));
     arena_init(&cp->arena, 256 * 1024);
-    cp->mem = sl_mem_account_new(settings_statement_mem(settings_current()));
+    size_t limit = settings_statement_mem(settings_current());
+    cp->mem = sl_mem_account_new(limit);
     arena_set_account(&cp->arena, cp->mem);
     cp->spec = c;
     const char **names = ARENA_ARRAY(&cp->arena, const char *, c->ncols ? c->ncols : 1);
@@ -155,6 +203,10 @@ int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
                  (conn == NULL || strcmp(conn, "internal") == 0);
     for (int i = 0; i < c->ncols && cp->direct; i++)
         cp->direct = c->attnums[i] == i && !c->rel->cols[i].not_null;
+    cp->parts = c->rel->kind == REL_STREAM;
+    cp->part_bytes = limit != 0 ? SL_MIN(COPY_PART_BYTES, limit / 8) : COPY_PART_BYTES;
+    if (!cp->direct)
+        make_insert(cp);
     arena_init(&cp->rows, 256 * 1024);
     arena_set_account(&cp->rows, cp->mem);
     *out = cp;
@@ -182,17 +234,104 @@ static void flush_direct(RtCopy *cp)
     Batch *b = cp->cur;
     for (uint32_t c = 0; c < b->ncols; c++)
         b->cols[c].len = b->nrows;
-    if (cp->nchunks == 0 || cp->chunks[cp->nchunks - 1].len >= COPY_CHUNK_BYTES) {
+    if (cp->nchunks == 0 || cp->chunks[cp->nchunks - 1].len >= cp->part_bytes) {
         if (cp->nchunks == cp->capchunks) {
             cp->capchunks = cp->capchunks ? cp->capchunks * 2 : 16;
             cp->chunks = sl_realloc(cp->chunks, sizeof(StrBuf) * (size_t)cp->capchunks);
         }
         strbuf_init(&cp->chunks[cp->nchunks++]);
-        strbuf_reserve(&cp->chunks[cp->nchunks - 1], COPY_CHUNK_BYTES + (64 << 10));
+        strbuf_reserve(&cp->chunks[cp->nchunks - 1], cp->part_bytes + (64 << 10));
     }
     stream_chunk_add(&cp->chunks[cp->nchunks - 1], b);
     arena_reset(&cp->rows);
     cp->cur = NULL;
+}
+
+static ExSource *copy_open_scan(ExCtx *cx, const Plan *scan)
+{
+    SL_UNUSED(scan);
+    RtCopy *cp = cx->open_scan_arg;
+    return ex_source_batches(cx->arena, cp->batches, cp->nbatches);
+}
+
+/* Writes the decoded batches with the INSERT of make_insert: the rows as
+ * the relation's columns (those not copied are NULL), each batch widened
+ * in the rows arena.  *rows gets the rows written.  Into a table, under
+ * the modify lock (runtime_int.h): a key check and its write are not
+ * atomic against another session's.  Runs on a worker (append.c) or, for
+ * a stream's part or without a pool, on the caller's thread. */
+int rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err)
+{
+    const CopySpec *c = cp->spec;
+    const CatRelation *rel = c->rel;
+    SlType *types = ARENA_ARRAY(&cp->rows, SlType, rel->ncols);
+    for (int k = 0; k < rel->ncols; k++)
+        types[k] = rel->cols[k].type;
+    for (int i = 0; i < cp->nbatches; i++) {
+        Batch *in = cp->batches[i];
+        Batch *b = batch_alloc(&cp->rows, types, (uint32_t)rel->ncols,
+                               in->nrows ? in->nrows : 1);
+        for (int k = 0; k < rel->ncols; k++) {
+            b->cols[k].len = in->nrows;
+            memset(b->cols[k].nulls, 1, in->nrows);
+        }
+        for (int j = 0; j < c->ncols; j++)
+            b->cols[c->attnums[j]] = in->cols[j];
+        b->nrows = in->nrows;
+        cp->batches[i] = b;
+    }
+    ExCtx cx = {.arena = &cp->rows, .err = err, .st = rt_state(),
+                .open_scan = copy_open_scan, .open_scan_arg = cp};
+    *rows = 0;
+    bool serial = rel->kind != REL_STREAM;
+    if (serial && rt_modify_lock(err) < 0)
+        return -1;
+    int rc = ex_modify(&cx, cp->modify, NULL, NULL, rows);
+    if (serial)
+        rt_modify_unlock();
+    return rc;
+}
+
+/* A stream's copy: writes the rows it holds as one append (the fast path's
+ * chunks, or the decoded batches through the INSERT) and drops them. */
+static int write_part(RtCopy *cp, SlError *err)
+{
+    uint64_t rows = 0;
+    int rc = 0;
+    if (cp->direct && cp->nchunks > 0) {
+        for (int i = 0; i < cp->nchunks; i++)
+            rows += stream_chunk_rows(&cp->chunks[i]);
+        StreamAppend app = {cp->spec->rel, NULL, cp->nchunks, cp->chunks, 0};
+        rc = stream_append_many(rt_state(), &app, 1, NULL, err);
+        for (int i = 0; i < cp->nchunks; i++)
+            strbuf_free(&cp->chunks[i]);
+        cp->nchunks = 0;
+    } else if (!cp->direct && cp->nbatches > 0) {
+        rc = rt_copy_insert(cp, &rows, err);
+        arena_reset(&cp->rows);
+        cp->batches = NULL;
+        cp->nbatches = cp->capbatches = 0;
+    }
+    charge_buffers(cp);
+    if (rc == 0)
+        cp->written += rows;
+    return rc;
+}
+
+/* Whether a stream's copy holds a part's worth of rows: its chunks' bytes
+ * on the fast path, else what its arenas hold. */
+static bool part_full(RtCopy *cp)
+{
+    if (!cp->parts)
+        return false;
+    charge_buffers(cp);
+    size_t held = 0;
+    if (cp->direct)
+        for (int i = 0; i < cp->nchunks; i++)
+            held += cp->chunks[i].len;
+    else
+        held = sl_mem_account_used(cp->mem) - cp->charged;
+    return held >= cp->part_bytes;
 }
 
 static int64_t count_lines(const char *p, size_t n)
@@ -250,13 +389,13 @@ static Batch *current_batch(RtCopy *cp)
         return b;
     if (cp->nbatches == cp->capbatches) {
         int cap = cp->capbatches ? cp->capbatches * 2 : 64;
-        Batch **more = ARENA_ARRAY(&cp->arena, Batch *, cap);
+        Batch **more = ARENA_ARRAY(&cp->rows, Batch *, cap);
         if (cp->nbatches)
             memcpy(more, cp->batches, sizeof(Batch *) * (size_t)cp->nbatches);
         cp->batches = more;
         cp->capbatches = cap;
     }
-    b = batch_alloc(&cp->arena, cp->types, (uint32_t)cp->spec->ncols, EX_BATCH_ROWS);
+    b = batch_alloc(&cp->rows, cp->types, (uint32_t)cp->spec->ncols, EX_BATCH_ROWS);
     b->nrows = 0;
     cp->batches[cp->nbatches++] = b;
     return b;
@@ -343,6 +482,8 @@ static int decode_binary(RtCopy *cp, bool final, SlError *err)
         }
         if (!whole)
             break;
+        if (part_full(cp) && write_part(cp, err) < 0)
+            return -1;
         Batch *b = current_batch(cp);
         uint32_t r = b->nrows;
         q = pos + 2;
@@ -354,7 +495,7 @@ static int decode_binary(RtCopy *cp, bool final, SlError *err)
                 continue;
             }
             b->cols[k].nulls[r] = 0;
-            rc = value_recv_binary(&cp->arena, cp->types[k], cp->buf + q, flen, &b->cols[k], r, 0,
+            rc = value_recv_binary(&cp->rows, cp->types[k], cp->buf + q, flen, &b->cols[k], r, 0,
                                 err);
             if (rc < 0)
                 sl_error_context(err, "COPY %s, line %lld, column %s", cp->spec->rel->name,
@@ -384,7 +525,7 @@ static int decode(RtCopy *cp, bool final, SlError *err)
 {
     if (cp->spec->binary)
         return decode_binary(cp, final, err);
-    Arena *da = cp->direct ? &cp->rows : &cp->arena;
+    Arena *da = &cp->rows;
     for (;;) {
         Batch *b = cp->direct ? cp->cur : cp->nbatches ? cp->batches[cp->nbatches - 1] : NULL;
         if (cp->direct && b == NULL) {
@@ -412,84 +553,77 @@ static int decode(RtCopy *cp, bool final, SlError *err)
         uint32_t nrows = b->nrows;
         if (cp->direct && (nrows == EX_BATCH_ROWS || (final && nrows > 0)))
             flush_direct(cp);
+        if (cp->defer && part_full(cp))
+            return 0;       /* the caller writes it, then decodes the rest */
+        if (part_full(cp) && write_part(cp, err) < 0)
+            return -1;
         if (nrows < EX_BATCH_ROWS)
             return 0;
     }
 }
 
+/* A stream's copy that failed after writing parts: says so in the detail
+ * (unless the error has one), since those rows stay. */
+static int failed(RtCopy *cp, SlError *err)
+{
+    if (cp->written > 0 && err->detail == NULL)
+        sl_error_detail(err, "%llu rows of this COPY were appended to stream \"%s\" before "
+                             "the error and stay there: a COPY into a stream writes its rows "
+                             "in parts of %zu kB.",
+                        (unsigned long long)cp->written, cp->spec->rel->name,
+                        cp->part_bytes / 1024);
+    return -1;
+}
+
+void rt_copy_abort_with(RtCopy *cp, SlError *err)
+{
+    failed(cp, err);
+    rt_copy_abort(cp);
+}
+
 int rt_copy_data(RtCopy *cp, const char *data, size_t len, SlError *err)
 {
     cp->total += len;
-    if (cp->total > COPY_MAX_BYTES)
+    if (!cp->parts && cp->total > COPY_MAX_BYTES)
         return sl_error(err, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
                         "COPY input exceeds the limit of %zu bytes", COPY_MAX_BYTES);
     if (cp->len + len > cp->cap) {
         size_t cap = SL_MAX(cp->len + len, cp->cap * 2);
-        if (sl_mem_would_exceed(cp->mem, cap - cp->cap) != SL_MEM_OK)
-            return check_budget(cp, err);
+        if (sl_mem_would_exceed(cp->mem, cap - cp->cap) != SL_MEM_OK) {
+            check_budget(cp, err);
+            return failed(cp, err);
+        }
         cp->cap = cap;
         cp->buf = sl_realloc(cp->buf, cp->cap);
     }
-    memcpy(cp->buf + cp->len, data, len);
+    if (len > 0)
+        memcpy(cp->buf + cp->len, data, len);
     cp->len += len;
     int rc = decode(cp, false, err);
     charge_buffers(cp);
-    return rc < 0 ? -1 : check_budget(cp, err);
+    if (rc == 0)
+        rc = check_budget(cp, err);
+    return rc < 0 ? failed(cp, err) : 0;
 }
 
-static ExSource *copy_open_scan(ExCtx *cx, const Plan *scan)
+int rt_copy_data_deferred(RtCopy *cp, const char *data, size_t len, RtAppend **part,
+                          SlError *err)
 {
-    SL_UNUSED(scan);
-    RtCopy *cp = cx->open_scan_arg;
-    return ex_source_batches(cx->arena, cp->batches, cp->nbatches);
-}
-
-/* A COPY into a table: the rows as the relation's columns (those not
- * copied NULL), written by ex_modify as one INSERT under the modify lock
- * (runtime_int.h).  Runs on a worker (append.c) or, without a pool, on the
- * caller's thread. */
-int rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err)
-{
-    const CopySpec *c = cp->spec;
-    const CatRelation *rel = c->rel;
-    /* the rows as the relation's columns: those not copied are NULL */
-    SlType *types = ARENA_ARRAY(&cp->arena, SlType, rel->ncols);
-    for (int k = 0; k < rel->ncols; k++)
-        types[k] = rel->cols[k].type;
-    for (int i = 0; i < cp->nbatches; i++) {
-        Batch *in = cp->batches[i];
-        Batch *b = batch_alloc(&cp->arena, types, (uint32_t)rel->ncols,
-                               in->nrows ? in->nrows : 1);
-        for (int k = 0; k < rel->ncols; k++) {
-            b->cols[k].len = in->nrows;
-            memset(b->cols[k].nulls, 1, in->nrows);
-        }
-        for (int j = 0; j < c->ncols; j++)
-            b->cols[c->attnums[j]] = in->cols[j];
-        b->nrows = in->nrows;
-        cp->batches[i] = b;
-    }
-    Plan *scan = plan_new(&cp->arena, PLAN_SCAN, NULL, rel->ncols);
-    for (int k = 0; k < rel->ncols; k++)
-        plan_set_col(scan, k, rel->cols[k].name, rel->cols[k].type, NULL);
-    scan->u.scan.rel = rel;
-    scan->u.scan.oid = rel->oid;
-    ModifyPlan *m = ARENA_NEW(&cp->arena, ModifyPlan);
-    m->kind = MODIFY_INSERT;
-    m->rel = rel;
-    m->oid = rel->oid;
-    m->source = scan;
-    ExCtx cx = {.arena = &cp->arena, .err = err, .st = rt_state(),
-                .open_scan = copy_open_scan, .open_scan_arg = cp};
-    /* a table's: the same lock as INSERT / UPDATE / DELETE, since a key
-     * check and its write are not atomic against another session's */
-    bool serial = rel->kind != REL_STREAM;
-    if (serial && rt_modify_lock(err) < 0)
-        return -1;
-    int rc = ex_modify(&cx, m, NULL, NULL, rows);
-    if (serial)
-        rt_modify_unlock();
-    return rc;
+    *part = NULL;
+    cp->defer = cp->direct && cp->parts && rt_append_can_run();
+    int rc = rt_copy_data(cp, data, len, err);
+    cp->defer = false;
+    if (rc < 0 || !cp->direct || !part_full(cp))
+        return rc;
+    uint64_t rows = 0;
+    for (int i = 0; i < cp->nchunks; i++)
+        rows += stream_chunk_rows(&cp->chunks[i]);
+    *part = rt_append_new(cp->spec->rel, cp->chunks, cp->nchunks);
+    cp->chunks = NULL;
+    cp->nchunks = cp->capchunks = 0;
+    cp->written += rows;
+    charge_buffers(cp);
+    return 0;
 }
 
 int rt_copy_end(RtCopy *cp, char *tag, size_t tagsize, SlError *err)
@@ -506,45 +640,39 @@ int rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **defer
     charge_buffers(cp);
     if (rc == 0)
         rc = check_budget(cp, err);
-    const CopySpec *c = cp->spec;
-    const CatRelation *rel = c->rel;
+    uint64_t rows = 0;
     if (rc == 0 && cp->direct && deferred != NULL && cp->nchunks > 0 &&
         rt_append_can_defer()) {
-        uint64_t rows = 0;
+        /* the last part: the server has it written off the loop */
         for (int i = 0; i < cp->nchunks; i++)
             rows += stream_chunk_rows(&cp->chunks[i]);
-        *deferred = rt_append_new(rel, cp->chunks, cp->nchunks);
+        *deferred = rt_append_new(cp->spec->rel, cp->chunks, cp->nchunks);
         cp->chunks = NULL;
         cp->nchunks = 0;
-        snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
-    } else if (rc == 0 && cp->direct) {
-        StreamAppend app = {rel, NULL, cp->nchunks, cp->chunks, 0};
-        uint64_t rows = 0;
-        for (int i = 0; i < cp->nchunks; i++)
-            rows += stream_chunk_rows(&cp->chunks[i]);
+        rows += cp->written;
+    } else if (rc == 0 && cp->parts) {
         uint64_t t0 = uv_hrtime();
-        rc = stream_append_many(rt_state(), &app, 1, NULL, err);
-        if (rc == 0)
-            snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
-        sl_log(LOG_DEBUG, "copy appended", "stream=%s rows=%llu chunks=%d append_ms=%.1f",
-               log_value(rel->name), (unsigned long long)rows, cp->nchunks,
+        rc = write_part(cp, err);
+        rows = cp->written;
+        sl_log(LOG_DEBUG, "copy appended", "stream=%s rows=%llu append_ms=%.1f",
+               log_value(cp->spec->rel->name), (unsigned long long)rows,
                (double)(uv_hrtime() - t0) / 1e6);
-    } else if (rc == 0 && deferred != NULL && rel->kind != REL_STREAM &&
+    } else if (rc == 0 && deferred != NULL && cp->spec->rel->kind != REL_STREAM &&
                rt_append_has_pool()) {
         /* a table's key checks and write wait for the modify lock: on a
          * worker, never the loop; the copy goes with it */
-        uint64_t rows = 0;
         for (int i = 0; i < cp->nbatches; i++)
             rows += cp->batches[i]->nrows;
         *deferred = rt_append_new_copy(cp);
         snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
         return 0;
     } else if (rc == 0) {
-        uint64_t rows = 0;
         rc = rt_copy_insert(cp, &rows, err);
-        if (rc == 0)
-            snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
     }
+    if (rc == 0)
+        snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
+    else
+        failed(cp, err);
     rt_copy_abort(cp);
     return rc < 0 ? -1 : 0;
 }

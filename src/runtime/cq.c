@@ -33,6 +33,10 @@
  * entry is kept (unlogged) and written before anything else goes to the
  * logs, and no batch is planned past it; a batch whose entry must be
  * durable before it runs (a sink outside the state) waits for it.
+ * A batch has a memory budget (the query's batch_memory option, memacct.h:
+ * the body's arenas and operators): past it the batch ends with 53200 and
+ * the query fails, since its replay would read the same rows; past the
+ * server's --max-memory it is run again later, as a transient error.
  *
  * A query whose output is all in that RocksDB write (no files or Kafka
  * sink) launches its batch before writing the offset-log entry, and the
@@ -59,12 +63,14 @@
 #include "sluice/cq.h"
 #include "sluice/bytes.h"
 #include "sluice/log.h"
+#include "sluice/memacct.h"
 #include "sluice/options.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 
 #include "incremental.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +124,8 @@ struct Cq {
     int64_t            interval_ms;
     int64_t            max_offsets;
     int64_t            retain;          /* min_batches_to_retain */
+    size_t             batch_mem;       /* batch_memory, bytes */
+    int                batch_oom;       /* which bound the last batch passed */
     int64_t            input_max[INC_MAX_INPUTS]; /* the stream's max_offsets_per_trigger */
     SourceOffsets      stop_at[INC_MAX_INPUTS];   /* available_now: the ends at start */
     bool               has_stop_at;
@@ -334,7 +342,22 @@ static bool caught_up(const Cq *q)
 static void work_cb(PoolWork *w)
 {
     Cq *q = w->data;
+    SlMemAccount *mem = sl_mem_account_new(q->batch_mem);
+    SlMemAccount *old = sl_mem_account_enter(mem);
     q->batch_rc = inc_batch_run(q->plan, &q->batch, &q->batch_err);
+    sl_mem_account_enter(old);
+    q->batch_oom = q->batch_rc < 0 ? sl_mem_exceeded(mem) : SL_MEM_OK;
+    if (q->batch_oom == SL_MEM_OVER_STATEMENT) {
+        sl_error_clear(&q->batch_err);
+        /* sys.queries.last_error shows the message only: it names the code */
+        sl_error(&q->batch_err, ERRCODE_OUT_OF_MEMORY, "out of memory (53200): the "
+                 "micro-batch needed more than the query's batch_memory (%zu kB)",
+                 q->batch_mem / 1024);
+        sl_error_hint(&q->batch_err, "Make batches read less (max_offsets_per_trigger), or "
+                                     "raise batch_memory (CREATE OR REPLACE CONTINUOUS QUERY "
+                                     "... WITH (batch_memory = ...)).");
+    }
+    sl_mem_account_unref(mem);
 }
 
 /* Keeps the committed batch's figures in the ring (commit_us: set by
@@ -469,7 +492,7 @@ static void send_pending_snapshots(Cq *q)
 static bool retryable(const Cq *q, const SlError *e)
 {
     if ((e->sqlstate[0] == '0' && e->sqlstate[1] == '8') ||
-        strcmp(e->sqlstate, ERRCODE_DISK_FULL) == 0)
+        strcmp(e->sqlstate, ERRCODE_DISK_FULL) == 0 || q->batch_oom == SL_MEM_OVER_SERVER)
         return true;
     return strcmp(e->sqlstate, ERRCODE_IO_ERROR) == 0 && q->retries + 1 < STORAGE_TRIES;
 }
@@ -997,6 +1020,38 @@ static void schedule(Cq *q, uint64_t delay_ms)
 /* ---------------------------------------------------------------------- */
 /* Start and recovery                                                      */
 
+/* batch_memory: bytes, or with kB, MB, GB, TB (PostgreSQL's memory
+ * units); at least 1MB, default 1GB (statement_mem's default). */
+static int batch_memory(const Options *o, size_t *out, SlError *err)
+{
+    static const struct { const char *u; size_t mult; } units[] = {
+        {"", 1}, {"kB", (size_t)1 << 10}, {"MB", (size_t)1 << 20}, {"GB", (size_t)1 << 30},
+        {"TB", (size_t)1 << 40},
+    };
+    const char *v = opts_get(o, "batch_memory");
+    *out = (size_t)1 << 30;
+    if (v == NULL)
+        return 0;
+    char *end;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    while (*end == ' ')
+        end++;
+    size_t k = 0;
+    while (k < SL_ARRAY_LEN(units) && strcmp(end, units[k].u) != 0)
+        k++;
+    if (end == v || errno != 0 || k == SL_ARRAY_LEN(units) || n < 1 ||
+        (unsigned long long)n > ((size_t)1 << 50) / units[k].mult ||
+        (size_t)n * units[k].mult < ((size_t)1 << 20)) {
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid batch_memory \"%s\"", v);
+        sl_error_hint(err, "Use a size of at least 1MB, such as '64MB' or '1GB' (units kB, MB, "
+                           "GB, TB).");
+        return -1;
+    }
+    *out = (size_t)n * units[k].mult;
+    return 0;
+}
+
 /* Reads the trigger and limits from the query's options. */
 static int read_options(Cq *q, SlError *err)
 {
@@ -1032,6 +1087,8 @@ static int read_options(Cq *q, SlError *err)
         goto out;
     }
     if (opts_get_int(&o, "min_batches_to_retain", 100, &q->retain, err) < 0)
+        goto out;
+    if (batch_memory(&o, &q->batch_mem, err) < 0)
         goto out;
     if (q->retain < 1) {
         sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,

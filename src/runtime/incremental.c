@@ -23,7 +23,10 @@
  * complete write every touched group to the result table; append writes a
  * window's rows once the watermark passes its end and deletes its state.
  * The state, the result rows and the batch meta ('M' key) go to RocksDB in
- * one synced WriteBatch.
+ * one synced WriteBatch.  The batch's arenas are charged to the calling
+ * thread's memory account (cq.c: the query's batch_memory), checked after
+ * each input chunk and before the sink and the write: past it the batch
+ * ends with 53200 and commits nothing.
  *
  * Keys: a group's key is its window end (8 bytes, ordered) then its group
  * values (ex_key_encode); the result table of an aggregation is keyed the
@@ -37,6 +40,7 @@
 #include "sluice/bytes.h"
 #include "sluice/exec.h"
 #include "sluice/log.h"
+#include "sluice/memacct.h"
 #include "sluice/options.h"
 #include "sluice/plan.h"
 #include "sluice/relstore.h"
@@ -2295,6 +2299,10 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     r.acx.arena = &a;
     r.acx.err = err;
     r.wb = state_batch_new();
+    /* The batch's memory budget (cq.c's account, batch_memory): its
+     * arenas count, checked per input chunk and before anything commits. */
+    arena_set_account(&a, sl_mem_account_current());
+    arena_set_account(&chunk, sl_mem_account_current());
     result_log_begin(&r.log, p->st, p->query, b->batch_id);
     b->min_event_us = INT64_MAX;
     b->max_event_us = INT64_MIN;
@@ -2325,6 +2333,10 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
         tr += mono_us() - t1;
         if (n <= 0)
             break;
+        if (ex_check_memory(err) < 0) {
+            n = -1;
+            break;
+        }
         b->input_rows += n;
         track_event_time(&r, in);
         if (p->part_wm)
@@ -2435,6 +2447,8 @@ fold:
      * state whose output is missing (docs/architecture.md, "Recovery").
      * The sink skips a batch it committed before: the files sink by its
      * manifest, Kafka by the progress record in its transaction. */
+    if (ex_check_memory(err) < 0)
+        goto out;
     int64_t ts = mono_us();
     SLUICE_FAULT("batch_before_sink_commit");
     if (p->writer != NULL &&
@@ -2480,6 +2494,8 @@ out:
     dead_letters_free(&r.dead);
     arena_rewind(&chunk, INC_KEEP_CHUNK);
     arena_rewind(&a, INC_KEEP_BATCH);
+    arena_set_account(&a, NULL);
+    arena_set_account(&chunk, NULL);
     p->batch_arena = a;
     p->chunk_arena = chunk;
     return rc;

@@ -39,6 +39,8 @@ const Query *rt_prepared_query(const Prepared *p);
  * caller now (group commit mode, a loop to complete on)?  And one of
  * chunks (sl_malloc'ed, taken over) into rel. */
 bool      rt_append_can_defer(void);
+/* Is there a pool at all (a COPY's parts go there in either mode)? */
+bool      rt_append_can_run(void);
 RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks);
 /* And (append.c) is there a pool to run one on; a COPY FROM into a table
  * whose input ended well (taken over: rt_copy_insert runs on the pool, and

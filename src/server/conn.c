@@ -138,12 +138,12 @@ static void update_reading(Conn *c)
 {
     if (c->phase == PHASE_CLOSING)
         return;
-    /* While a statement (or a SUBSCRIBE) runs, messages wait in c->in, up
-     * to 256 KiB. */
+    /* While a statement (or a SUBSCRIBE, or a deferred append: a COPY's
+     * part) runs, messages wait in c->in, up to 256 KiB. */
     bool want = !c->close_after_flush && !(c->tls_busy && c->tls_pending.len >= RAW_IN_SIZE) &&
                 c->out_inflight + c->out.len + c->tls_out.len <=
                     c->server->cfg.max_output_buffer &&
-                ((c->job == NULL && c->sub == NULL && !c->yielded) ||
+                ((c->job == NULL && c->wait == NULL && c->sub == NULL && !c->yielded) ||
                  c->in_len < QUEUED_INPUT_MAX);
     if (want && !c->reading) {
         if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)

@@ -32,6 +32,10 @@
  * (session_output_drained).  Memory for any result size is then bounded,
  * and a client that stops reading holds no worker thread.
  *
+ * COPY FROM STDIN: CopyData goes to rt_copy_data_deferred; a full part of
+ * a COPY into a stream is written by the engine's pool while the session
+ * reads none of the client's input (WAIT_COPY), then the copy goes on.
+ *
  * Execute with a row limit sends up to maxrows rows and ends with
  * PortalSuspended when it sent maxrows, CommandComplete when it sent fewer
  * -- PostgreSQL's rule, so a result of exactly maxrows rows takes one more
@@ -785,7 +789,7 @@ void session_shutdown(Conn *c)
         return;             /* answered first; then conn_resume ends it */
     subscribe_free(c);      /* the FATAL below says why */
     if (c->copy != NULL) {
-        rt_copy_abort(c->copy);     /* nothing of an unfinished COPY is written */
+        rt_copy_abort(c->copy);     /* nothing more of an unfinished COPY is written */
         c->copy = NULL;
     }
     conn_resume(c);         /* a Sync that waited, then the FATAL */
@@ -974,9 +978,11 @@ static void extended_error(Conn *c, SlError *err, const char *sql);
 /* Deferred appends: in group commit mode an INSERT into a stream or a COPY
  * into one hands its durable write to the thread pool (runtime.h, RtAppend).
  * The session stops consuming input (session_consume) until the write is
- * done, then answers as it would have, and goes on. */
+ * done, then answers as it would have, and goes on.  A COPY into a stream
+ * hands over each part it writes before its end the same way (WAIT_COPY):
+ * done answers nothing unless the part failed. */
 
-typedef enum WaitKind { WAIT_SIMPLE, WAIT_EXECUTE } WaitKind;
+typedef enum WaitKind { WAIT_SIMPLE, WAIT_EXECUTE, WAIT_COPY } WaitKind;
 
 typedef struct SessionWait {
     Conn     *c;            /* NULL once the connection is gone */
@@ -996,6 +1002,8 @@ static bool wait_interrupt(Conn *c, int why)
 
 static void run_simple(Conn *c);
 static void extended_error(Conn *c, SlError *err, const char *sql);
+static void copy_in_failed(Conn *c, SlError *err, bool drop);
+static void wait_for(Conn *c, RtAppend *ap, WaitKind kind, const char *tag, Portal *p);
 
 static void wait_done_cb(void *arg, int rc, const SlError *err)
 {
@@ -1011,7 +1019,20 @@ static void wait_done_cb(void *arg, int rc, const SlError *err)
     SlError e = {0};
     if (rc < 0)
         sl_error(&e, err->sqlstate, "%s", err->message ? err->message : "append failed");
-    if (w->kind == WAIT_EXECUTE) {
+    if (w->kind == WAIT_COPY) {
+        /* a part of a COPY: it goes on, unless the part failed (and the
+         * COPY was not ended meanwhile, by a CancelRequest) */
+        RtAppend *part = NULL;
+        if (c->copy != NULL && rc == 0 &&
+            rt_copy_data_deferred(c->copy, NULL, 0, &part, &e) == 0) {
+            if (part != NULL)
+                wait_for(c, part, WAIT_COPY, "", NULL);
+        } else if (c->copy != NULL) {
+            rt_copy_abort(c->copy);
+            c->copy = NULL;
+            copy_in_failed(c, &e, true);
+        }
+    } else if (w->kind == WAIT_EXECUTE) {
         if (rc == 0) {
             w->portal->done = true;
             send_command_complete(c, w->tag);
@@ -1165,11 +1186,16 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
     SlError err = {0};
     char tag[64];
     switch (type) {
-    case PGW_MSG_COPY_DATA:
-        if (rt_copy_data(c->copy, (const char *)body, len, &err) == 0)
+    case PGW_MSG_COPY_DATA: {
+        RtAppend *part = NULL;
+        if (rt_copy_data_deferred(c->copy, (const char *)body, len, &part, &err) == 0) {
+            if (part != NULL)
+                wait_for(c, part, WAIT_COPY, "", NULL);
             return;
+        }
         rt_copy_abort(c->copy);
         break;
+    }
     case PGW_MSG_COPY_DONE: {
         RtAppend *ap = NULL;
         int rc = rt_copy_end_deferred(c->copy, tag, sizeof(tag), &ap, &err);
@@ -1192,9 +1218,9 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
         PgwReader r;
         pgw_reader_init(&r, body, len);
         const char *why = pgw_get_cstr(&r);
-        rt_copy_abort(c->copy);
         sl_error(&err, ERRCODE_QUERY_CANCELED, "COPY from stdin failed: %s",
                  why ? why : "(no message)");
+        rt_copy_abort_with(c->copy, &err);
         break;
     }
     case PGW_MSG_FLUSH:
@@ -1207,35 +1233,35 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
         break;
     }
     c->copy = NULL;
-    c->copy_drop = type == PGW_MSG_COPY_DATA;
+    copy_in_failed(c, &err, type == PGW_MSG_COPY_DATA);
+}
+
+/* A COPY FROM STDIN ended with err (c->copy already aborted): the error,
+ * and with drop the CopyData the client still sends is dropped. */
+static void copy_in_failed(Conn *c, SlError *err, bool drop)
+{
+    c->copy_drop = drop;
     if (c->copy_extended) {
         /* Extended protocol: the error, then everything up to Sync. */
         c->copy_extended = false;
-        extended_error(c, &err, NULL);
+        extended_error(c, err, NULL);
         return;
     }
-    session_send_error(c, &err, NULL, false);
-    sl_error_clear(&err);
+    session_send_error(c, err, NULL, false);
+    sl_error_clear(err);
     simple_query_end(c);
 }
 
-/* A CancelRequest during copy-in: the COPY ends with 57014, nothing is
- * written, and the CopyData the client still sends is dropped. */
+/* A CancelRequest during copy-in: the COPY ends with 57014, nothing more
+ * is written (into a stream, the parts written before stay), and the
+ * CopyData the client still sends is dropped. */
 static void copy_in_cancel(Conn *c)
 {
     SlError err = {0};
-    rt_copy_abort(c->copy);
-    c->copy = NULL;
-    c->copy_drop = true;
     sl_error(&err, ERRCODE_QUERY_CANCELED, "canceling statement due to user request");
-    if (c->copy_extended) {
-        c->copy_extended = false;
-        extended_error(c, &err, NULL);
-        return;
-    }
-    session_send_error(c, &err, NULL, false);
-    sl_error_clear(&err);
-    simple_query_end(c);
+    rt_copy_abort_with(c->copy, &err);
+    c->copy = NULL;
+    copy_in_failed(c, &err, true);
 }
 
 /* ---------------------------------------------------------------------- */
