@@ -35,6 +35,7 @@
 #include "sink.h"
 
 #include "sluice/bytes.h"
+#include "sluice/cq.h"
 #include "sluice/exec.h"
 #include "sluice/log.h"
 #include "sluice/options.h"
@@ -1136,7 +1137,7 @@ static bool result_stale(IncPlan *p, const Meta *m)
 }
 
 int inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark, int64_t *watermark_us,
-                   bool *rebuild, SlError *err)
+                   bool *rebuild, uint64_t *rows_hash, SlError *err)
 {
     Meta m;
     if (meta_get(p, &m, err) < 0 || check_fingerprint(p, &m, err) < 0)
@@ -1145,6 +1146,7 @@ int inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark, int64_t *
     *has_watermark = m.has_wm;
     *watermark_us = m.wm;
     *rebuild = result_stale(p, &m);
+    *rows_hash = m.result_hash;
     return 0;
 }
 
@@ -2460,7 +2462,14 @@ fold:
                  strerror(errno));
         goto out;
     }
-    if (dead_letters_append(p->st, &r.dead, apps, napps, r.wb, err) < 0)
+    /* A rewrite of the result table for new columns: the scans of the
+     * table see it whole or not at all, and learn which (cq_layout.c). */
+    if (rebuild)
+        cq_layout_write_begin();
+    int wrc = dead_letters_append(p->st, &r.dead, apps, napps, r.wb, err);
+    if (rebuild)
+        cq_layout_write_end(p->query->oid, p->result_hash, wrc == 0);
+    if (wrc < 0)
         goto out;
     b->write_us = mono_us() - tw + log_us;
     SLUICE_FAULT("batch_after_state_commit");
