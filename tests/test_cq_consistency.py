@@ -183,6 +183,31 @@ def test_select_after_replace_of_a_paused_query_says_why(server):
         assert rows(c, "SELECT * FROM q") == [(1, 1, 10), (2, 1, 20)]
 
 
+def test_subscribe_snapshot_after_replace_waits_for_the_rewrite(server):
+    """SUBSCRIBE q WITH (snapshot) between a replacement with new columns
+    and the batch that rewrites the rows (held off: the query is paused)
+    gets its snapshot of the rewritten rows once that batch commits --
+    not a failed read of the former rows and no snapshot at all."""
+    with connect(server) as c:
+        make_counted_q(c)
+        c.execute("ALTER CONTINUOUS QUERY q PAUSE")
+        c.execute("CREATE OR REPLACE CONTINUOUS QUERY q WITH (trigger = '0') AS "
+                  "SELECT k, count(*) AS n, k * 10 AS k10 FROM r8 GROUP BY k")
+        sub, got, ended, t = start_stream(server.dsn, "SUBSCRIBE q WITH (snapshot)")
+        try:
+            wait_subscribed(server)
+            time.sleep(0.5)
+            assert take(got, 1, timeout=0.5) == [] and ended == []
+            c.execute("ALTER CONTINUOUS QUERY q RESUME")
+            snap = sorted(take(got, 2), key=lambda r: r[2])
+            assert [r[1:] for r in snap] == [("insert", 1, 1, 10), ("insert", 2, 1, 20)]
+            assert "cannot read the result table for SUBSCRIBE" not in server.log_text()
+        finally:
+            sub.cancel()
+            t.join(WAIT)
+            sub.close()
+
+
 def test_replace_with_new_having_or_expression_rewrites_every_row(server):
     """The same columns, another HAVING and another expression for s: rows
     of groups no new row touches change too."""

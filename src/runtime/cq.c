@@ -434,8 +434,9 @@ static CqSub *sub_by_id(Cq *q, uint64_t id)
 
 /* SUBSCRIBE WITH (snapshot): the result table's rows as inserts of the
  * last committed batch, a scan batch at a time (the callback may end the
- * subscription).  Runs on the loop with no batch in flight, so the table
- * is exactly the state the next batch's changes apply to. */
+ * subscription).  Runs on the loop with no batch in flight and no rewrite
+ * of the rows due (force_batch), so the table is exactly the state the
+ * next batch's changes apply to, in this definition's columns. */
 static void send_snapshot(Cq *q, uint64_t id)
 {
     CqSub *s = sub_by_id(q, id);
@@ -1345,7 +1346,9 @@ CqSub *cq_subscribe(CqRuntime *rt, const char *name, bool snapshot, cq_changes_f
 void cq_subscribe_go(CqSub *s)
 {
     s->started = true;
-    if (s->snapshot && !s->q->in_flight)
+    /* Rows still to be rewritten for new columns (CREATE OR REPLACE) are
+     * not this definition's: the snapshot waits for the batch that does. */
+    if (s->snapshot && !s->q->in_flight && !s->q->force_batch)
         send_snapshot(s->q, s->id);
 }
 
