@@ -208,6 +208,34 @@ def test_subscribe_snapshot_after_replace_waits_for_the_rewrite(server):
             sub.close()
 
 
+def test_replace_refused_while_another_query_reads_the_result_table(server):
+    """Query d joins q's result table: new columns for q (d would read the
+    rewritten rows with the former columns: XX001, and fail) and reset =
+    true (d would go on reading the former table) are refused with 2BP01
+    naming d; a change that keeps the columns goes through, and d reads
+    the rewritten rows."""
+    with connect(server) as c:
+        make_counted_q(c)
+        c.execute("CREATE STREAM s2 (k BIGINT)")
+        c.execute("CREATE CONTINUOUS QUERY d WITH (trigger = '0') AS "
+                  "SELECT s2.k, q.n FROM s2 JOIN q ON s2.k = q.k")
+        for opts, sel in [("", "SELECT k, count(*) AS n, k * 10 AS k10 FROM r8 GROUP BY k"),
+                          (", reset = true", "SELECT k, count(*) AS n FROM r8 GROUP BY k")]:
+            with pytest.raises(psycopg.errors.DependentObjectsStillExist) as e:
+                c.execute(f"CREATE OR REPLACE CONTINUOUS QUERY q WITH (trigger = '0'{opts}) "
+                          f"AS {sel}")
+            assert 'continuous query "d" reads its result table' in str(e.value)
+            assert 'Drop continuous query "d" first' in e.value.diag.message_hint
+        c.execute("CREATE OR REPLACE CONTINUOUS QUERY q WITH (trigger = '0') AS "
+                  "SELECT k, count(*) * 100 AS n FROM r8 GROUP BY k")
+        assert wait_for(lambda: rows(c, "SELECT * FROM q"), [(1, 100), (2, 100)]) == \
+            [(1, 100), (2, 100)]
+        c.execute("INSERT INTO s2 VALUES (1)")
+        assert wait_for(lambda: rows(c, "SELECT * FROM d"), [(1, 100)]) == [(1, 100)]
+        assert rows(c, "SELECT name, status FROM sys.queries") == \
+            [("d", "running"), ("q", "running")]
+
+
 def test_replace_with_new_having_or_expression_rewrites_every_row(server):
     """The same columns, another HAVING and another expression for s: rows
     of groups no new row touches change too."""

@@ -17,7 +17,9 @@
  *                   expression with the same columns where it does not;
  *                   until the rewrite, the rows are read only with the
  *                   former definition (cq_layout_replace);
- *                   only the query's owner (or a superuser) replaces it
+ *                   only the query's owner (or a superuser) replaces it;
+ *                   new columns or reset = true are refused (2BP01) while
+ *                   another query reads the result table
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
  *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
@@ -232,6 +234,22 @@ static int replace(const Query *q, const CatRelation *old, SlError *err)
     arena_destroy(&a);
     if (rc < 0)
         return -1;
+    /* Another continuous query that reads the result table was planned over
+     * its columns and its oid: new columns would be read with the former
+     * ones (XX001), a new oid (reset) not at all. */
+    const char *dep = rt_cq_dependent(old);
+    if (dep != NULL && (reset || !same_columns(old, def))) {
+        sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
+                 "cannot replace continuous query \"%s\": continuous query \"%s\" reads its "
+                 "result table", def->name, dep);
+        sl_error_detail(err, reset ? "With reset = true its result table is made anew, and "
+                                     "\"%s\" would go on reading the former one."
+                                   : "The columns of its result table change, and \"%s\" "
+                                     "reads them as they were.", dep);
+        sl_error_hint(err, "Drop continuous query \"%s\" first (and create it again after), "
+                           "or keep the result columns.", dep);
+        return -1;
+    }
     /* The new definition must run, under the oid it will have. */
     CatRelation probe = *def;
     probe.refs = 1;
