@@ -166,6 +166,63 @@ def test_prepared_select_after_replace_is_analysed_again(server):
         assert c.execute(cnt, prepare=True).fetchone() == (1,)
 
 
+def rewrite_held(sluiced, hold):
+    """A server whose q has new columns and whose rewriting batch (its
+    second) is held in its middle while the file hold exists."""
+    srv = sluiced(env={"SLUICE_FAULT": "batch_middle:2:hold", "SLUICE_FAULT_HOLD": str(hold)})
+    with connect(srv) as c:
+        make_counted_q(c)       # batch 1
+        hold.write_text("")
+        c.execute("CREATE OR REPLACE CONTINUOUS QUERY q WITH (trigger = '0') AS "
+                  "SELECT k, count(*) AS n, k * 10 AS k10 FROM r8 GROUP BY k")
+    assert wait_for(lambda: "fault point batch_middle reached, holding" in srv.log_text(), True)
+    return srv
+
+
+def select_in_thread(srv):
+    """SELECT * FROM q on a connection of its own, in a thread: (thread,
+    a list that gets its rows or its error)."""
+    out = []
+
+    def run():
+        try:
+            with connect(srv) as c:
+                out.append(rows(c, "SELECT * FROM q"))
+        except psycopg.Error as e:
+            out.append(e)
+    t = threading.Thread(target=run)
+    t.start()
+    return t, out
+
+
+def test_select_waits_for_a_held_rewrite_and_a_drop_ends_the_wait(sluiced, tmp_path):
+    """The batch that rewrites the rows for new columns is held in its
+    middle (a fault point): a SELECT of the new columns waits for it and
+    answers with the rewritten rows once it commits; a SELECT waiting on
+    such a rewrite when the query is dropped fails with 42P01 instead of
+    reading the former rows."""
+    hold = tmp_path / "hold"
+    srv = rewrite_held(sluiced, hold)
+    t, got = select_in_thread(srv)
+    time.sleep(1)
+    assert t.is_alive() and got == []       # waiting for the rewrite
+    hold.unlink()
+    t.join(WAIT)
+    assert got == [[(1, 1, 10), (2, 1, 20)]]
+    srv.stop()
+    # A new server, to hold its second batch again.
+    srv = rewrite_held(sluiced, hold)
+    t, got = select_in_thread(srv)
+    time.sleep(1)
+    assert t.is_alive() and got == []
+    with connect(srv) as c:
+        c.execute("DROP CONTINUOUS QUERY q")
+    t.join(WAIT)
+    hold.unlink()
+    assert len(got) == 1 and isinstance(got[0], psycopg.errors.UndefinedTable), got
+    assert "was dropped or reset while this statement ran" in str(got[0])
+
+
 def test_select_after_replace_of_a_paused_query_says_why(server):
     """Paused, the query cannot run the batch that rewrites its rows for
     new columns: a SELECT of the new columns fails with 55000 naming that

@@ -10,6 +10,8 @@
  *   cq_layout_stalled   whether that rewrite will run (paused, failed,
  *                       finished: not until the query runs again) (loop)
  *   cq_layout_forget    the query was dropped or replaced under a new oid
+ *                       (the entry stays, marked: a scan still waiting on
+ *                       it fails with 42P01 instead of reading what is left)
  *   cq_layout_clear     everything, at shutdown (loop)
  *   cq_layout_write_begin, cq_layout_write_end   around the RocksDB write of
  *                       a batch that rewrites the rows (a worker)
@@ -58,6 +60,7 @@ typedef struct Layout {
     uint64_t           rows_hash;   /* the definition the stored rows are of */
     const CatRelation *latest;      /* the definition in the catalog */
     char               stalled[96]; /* why its rewrite will not run; "" if it will */
+    bool               dropped;     /* the oid is gone (DROP, reset); no defs */
 } Layout;
 
 static pthread_mutex_t layouts_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -69,6 +72,23 @@ static Layout *find(uint32_t oid)
     for (Layout *l = layouts; l != NULL; l = l->next)
         if (l->oid == oid)
             return l;
+    return NULL;
+}
+
+/* The live entry of oid for a new definition: one left by a dropped
+ * relation whose oid came back goes.  With layouts_mu held. */
+static Layout *find_live(uint32_t oid)
+{
+    for (Layout **p = &layouts; *p != NULL; p = &(*p)->next) {
+        Layout *l = *p;
+        if (l->oid != oid)
+            continue;
+        if (!l->dropped)
+            return l;
+        *p = l->next;
+        sl_free(l);     /* no defs: released when it was dropped */
+        return NULL;
+    }
     return NULL;
 }
 
@@ -109,18 +129,19 @@ static void def_add(Layout *l, const CatRelation *def, uint64_t hash)
     l->stalled[0] = '\0';
 }
 
-static void layout_free(Layout *l)
+static void defs_release(Layout *l)
 {
     for (int i = 0; i < l->ndefs; i++)
         cat_relation_unref(l->defs[i].def);
-    sl_free(l);
+    l->ndefs = 0;
+    l->latest = NULL;
 }
 
 void cq_layout_replace(const CatRelation *old, uint64_t old_hash, const CatRelation *def,
                        uint64_t hash)
 {
     pthread_mutex_lock(&layouts_mu);
-    Layout *l = find(old->oid);
+    Layout *l = find_live(old->oid);
     if (l == NULL && old_hash != hash) {
         /* The stored rows are the former definition's until rewritten. */
         l = add(old->oid, old_hash);
@@ -134,7 +155,7 @@ void cq_layout_replace(const CatRelation *old, uint64_t old_hash, const CatRelat
 void cq_layout_start(const CatRelation *def, uint64_t hash, bool rewrite, uint64_t rows_hash)
 {
     pthread_mutex_lock(&layouts_mu);
-    Layout *l = find(def->oid);
+    Layout *l = find_live(def->oid);
     if (l == NULL && rewrite)
         l = add(def->oid, rows_hash);
     if (l != NULL) {
@@ -156,14 +177,13 @@ void cq_layout_stalled(const CatRelation *def, const char *why)
 
 void cq_layout_forget(uint32_t oid)
 {
+    /* The entry stays, marked, so that a statement still waiting on it
+     * learns that the query went instead of reading what is left. */
     pthread_mutex_lock(&layouts_mu);
-    for (Layout **p = &layouts; *p != NULL; p = &(*p)->next) {
-        if ((*p)->oid == oid) {
-            Layout *l = *p;
-            *p = l->next;
-            layout_free(l);
-            break;
-        }
+    Layout *l = find(oid);
+    if (l != NULL) {
+        defs_release(l);
+        l->dropped = true;
     }
     pthread_mutex_unlock(&layouts_mu);
 }
@@ -174,7 +194,8 @@ void cq_layout_clear(void)
     while (layouts != NULL) {
         Layout *l = layouts;
         layouts = l->next;
-        layout_free(l);
+        defs_release(l);
+        sl_free(l);
     }
     pthread_mutex_unlock(&layouts_mu);
 }
@@ -203,6 +224,13 @@ ExSource *cq_layout_scan(StateStore *st, const CatRelation *rel, SlError *err)
             ExSource *src = ex_source_table(st, rel);
             pthread_mutex_unlock(&layouts_mu);
             return src;
+        }
+        if (l->dropped) {
+            pthread_mutex_unlock(&layouts_mu);
+            sl_error(err, ERRCODE_UNDEFINED_TABLE,
+                     "continuous query \"%s\" was dropped or reset while this statement ran",
+                     rel->name);
+            return NULL;
         }
         bool newest = l->latest == rel;
         char stalled[sizeof(l->stalled)];
