@@ -3,7 +3,8 @@ CREATE CONTINUOUS QUERY ... INTO it, against a real broker.
 
 Covers: append output as JSON records keyed by the key columns, each batch one
 transaction with its progress record; update mode as upserts with tombstones for
-groups that leave the result; refusals; and exactly-once: Kafka -> windowed
+groups that leave the result, and for SESSION windows merged away or whose keyed
+bound moved; refusals; and exactly-once: Kafka -> windowed
 aggregation -> Kafka sink while a producer writes to 8 partitions and the server is
 SIGKILLed at random moments and restarted, a read_committed consumer seeing every
 expected row exactly once, with a second server's sink on the same default progress
