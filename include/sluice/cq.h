@@ -194,6 +194,7 @@ void cq_layout_start(const CatRelation *def, uint64_t hash, bool rewrite, uint64
 /* why (NULL: it will run) def's next batch, which rewrites the rows, will
  * not come: "it is paused", ... */
 void cq_layout_stalled(const CatRelation *def, const char *why);
+/* The oid is gone (DROP, reset = true): a scan waiting on it fails. */
 void cq_layout_forget(uint32_t oid);
 void cq_layout_clear(void);
 void cq_layout_write_begin(void);
@@ -202,7 +203,8 @@ void cq_layout_write_end(uint32_t oid, uint64_t hash, bool written);
  * rows once they are rel's (waiting for the rewrite of a replaced query's
  * rows, interruptible), or NULL with err set: 55000 when the rewrite will
  * not come, 40001 when rel was replaced and its rows rewritten meanwhile,
- * 57014 when the wait was cancelled. */
+ * 42P01 when the query was dropped meanwhile, 57014 when the wait was
+ * cancelled. */
 struct ExSource *cq_layout_scan(StateStore *st, const CatRelation *rel, SlError *err);
 
 #endif /* SLUICE_CQ_H */
