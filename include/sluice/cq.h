@@ -23,6 +23,8 @@
  *   cq_progress        the last batches of a query: rows, watermark, state
  *                      rows and the time of each phase (sys.query_progress)
  *   cq_state           per operator of a query: its state (sys.state)
+ *   cq_layout_*        which definition the rows of a result table were
+ *                      written for; the scan of a result table (cq_layout.c)
  *
  * Everything here runs on the loop thread except the body of a batch.
  */
@@ -182,5 +184,32 @@ int  cq_progress(CqRuntime *rt, const char *name, CqProgress *out, int max, SlEr
 /* The state of each operator of the query that keeps some (out has room
  * for CQ_MAX_OPS; strings static); returns how many, or -1 with err set. */
 int  cq_state(CqRuntime *rt, const char *name, CqOpState *out, SlError *err);
+
+/* Result layouts (cq_layout.c): after a CREATE OR REPLACE that changes the
+ * result hash (columns, HAVING, projected expressions), which definition
+ * the stored rows of the result table belong to until the next batch
+ * rewrites them.  Hashes are inc_plan_result_hash's.  All on the loop
+ * except cq_layout_write_* (around a rewriting batch's write, a worker)
+ * and cq_layout_scan (a statement's scan, a worker). */
+void cq_layout_replace(const CatRelation *old, uint64_t old_hash, const CatRelation *def,
+                       uint64_t hash);
+/* rewrite: the stored rows (of result hash rows_hash) are still to be
+ * rewritten for def; otherwise they are def's. */
+void cq_layout_start(const CatRelation *def, uint64_t hash, bool rewrite, uint64_t rows_hash);
+/* why (NULL: it will run) def's next batch, which rewrites the rows, will
+ * not come: "it is paused", ... */
+void cq_layout_stalled(const CatRelation *def, const char *why);
+/* The oid is gone (DROP, reset = true): a scan waiting on it fails. */
+void cq_layout_forget(uint32_t oid);
+void cq_layout_clear(void);
+void cq_layout_write_begin(void);
+void cq_layout_write_end(uint32_t oid, uint64_t hash, bool written);
+/* The scan of result table rel for a statement analysed with rel: its
+ * rows once they are rel's (waiting for the rewrite of a replaced query's
+ * rows, interruptible), or NULL with err set: 55000 when the rewrite will
+ * not come, 40001 when rel was replaced and its rows rewritten meanwhile,
+ * 42P01 when the query was dropped meanwhile, 57014 when the wait was
+ * cancelled. */
+struct ExSource *cq_layout_scan(StateStore *st, const CatRelation *rel, SlError *err);
 
 #endif /* SLUICE_CQ_H */

@@ -29,8 +29,9 @@
  *
  * Rows are JSON objects (or CSV lines) of the query's columns; with
  * key = 'a,b' the record key is those columns (JSON object or CSV), and a
- * group that leaves the result (update mode, HAVING) is a tombstone: its
- * key with a NULL value.  Everything here runs on the batch's worker
+ * group that leaves the result (update mode, HAVING; a session merged away
+ * or whose bounds in the key moved) is a tombstone: its key with a NULL
+ * value, written before the batch's rows.  Everything here runs on the batch's worker
  * thread; opening does no I/O.
  */
 #include "kafka_fetch.h"
@@ -729,18 +730,20 @@ int kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, i
     strbuf_init(&val);
     strbuf_init(&tmp);
     int rc = 0;
+    /* Tombstones first: a key that also has a new row (a session whose
+     * other end moved) ends with that row, in the partition's order. */
+    for (int n = 0; n < ndel && rc == 0 && k->nkey > 0; n++) {
+        for (uint32_t i = 0; i < dels[n]->nrows && rc == 0; i++) {
+            encode(k, dels[n], i, k->key_cols, k->nkey, &key, &tmp);
+            rc = produce(k, k->rkt, &key, NULL, err);
+        }
+    }
     for (int n = 0; n < nb && rc == 0; n++) {
         for (uint32_t i = 0; i < rows[n]->nrows && rc == 0; i++) {
             if (k->nkey > 0)
                 encode(k, rows[n], i, k->key_cols, k->nkey, &key, &tmp);
             encode(k, rows[n], i, NULL, k->query->ncols, &val, &tmp);
             rc = produce(k, k->rkt, k->nkey > 0 ? &key : NULL, &val, err);
-        }
-    }
-    for (int n = 0; n < ndel && rc == 0 && k->nkey > 0; n++) {
-        for (uint32_t i = 0; i < dels[n]->nrows && rc == 0; i++) {
-            encode(k, dels[n], i, k->key_cols, k->nkey, &key, &tmp);
-            rc = produce(k, k->rkt, &key, NULL, err);
         }
     }
     if (rc == 0) {

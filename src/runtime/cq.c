@@ -48,7 +48,9 @@
  * S = L - 1: batch L is replayed from its logged ranges and watermark.
  * S = L + 1: the entry kept with the state is written back, then S = L.
  * When the result table's columns changed (CREATE OR REPLACE), a batch
- * runs even without new input, to rewrite the table from the state.
+ * runs at once even without new input, to rewrite the table from the
+ * state; cq_layout.c learns (cq_layout_start, and from set_status whether
+ * that batch can come) so that reads wait for it.
  *
  * Each input (a stream read by a scan) is a source with partitions (Kafka's;
  * one for internal and generated streams): the query keeps its position in
@@ -233,8 +235,18 @@ static Cq *find_or_error(CqRuntime *rt, const char *name, SlError *err)
     return q;
 }
 
+/* Tells cq_layout.c whether the next batch, which rewrites the rows of a
+ * replaced query's result table, will come. */
+static void layout_status(const Cq *q)
+{
+    cq_layout_stalled(q->rel, q->failed ? "the query has failed"
+                              : q->paused ? "the query is paused"
+                              : q->finished ? "the query has finished" : NULL);
+}
+
 static void set_status(Cq *q, const char *status, const char *error)
 {
+    layout_status(q);
     SlError err = {0};
     if (cat_cq_status_set(q->rt->cat, q->rel->oid, status, error, &err) < 0)
         sl_log(LOG_ERROR, "cannot record query status", "query=%s error=\"%s\"",
@@ -441,8 +453,9 @@ static CqSub *sub_by_id(Cq *q, uint64_t id)
 
 /* SUBSCRIBE WITH (snapshot): the result table's rows as inserts of the
  * last committed batch, a scan batch at a time (the callback may end the
- * subscription).  Runs on the loop with no batch in flight, so the table
- * is exactly the state the next batch's changes apply to. */
+ * subscription).  Runs on the loop with no batch in flight and no rewrite
+ * of the rows due (force_batch), so the table is exactly the state the
+ * next batch's changes apply to, in this definition's columns. */
 static void send_snapshot(Cq *q, uint64_t id)
 {
     CqSub *s = sub_by_id(q, id);
@@ -1135,8 +1148,13 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
     int64_t state_batch;
     bool has_wm;
     int64_t wm;
-    if (inc_state_meta(q->plan, &state_batch, &has_wm, &wm, &q->force_batch, err) < 0)
+    uint64_t rows_hash;
+    if (inc_state_meta(q->plan, &state_batch, &has_wm, &wm, &q->force_batch, &rows_hash,
+                       err) < 0)
         return -1;
+    /* Rows still to be rewritten for this definition are not read with
+     * it until they are (cq_layout.c). */
+    cq_layout_start(q->rel, inc_plan_result_hash(q->plan), q->force_batch, rows_hash);
     int found = cat_offsets_last(q->rt->cat, q->rel->oid, a, last, err);
     if (found < 0)
         return -1;
@@ -1261,8 +1279,12 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
         q->plan_us = 0;
         launch(q, &last);
     }
+    layout_status(q);
+    /* Rows to rewrite (CREATE OR REPLACE): the first batch comes at once,
+     * not a trigger interval later. */
     if (q->trigger == TRIGGER_INTERVAL && q->interval_ms > 0)
-        uv_timer_start(&q->timer, on_timer, (uint64_t)q->interval_ms, (uint64_t)q->interval_ms);
+        uv_timer_start(&q->timer, on_timer, q->force_batch ? 0 : (uint64_t)q->interval_ms,
+                       (uint64_t)q->interval_ms);
     else if (!q->in_flight)
         schedule(q, 0);
     arena_destroy(&a);
@@ -1301,6 +1323,7 @@ int cq_resume(CqRuntime *rt, const char *name, SlError *err)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "continuous query \"%s\" has failed: %s", name, q->error);
     q->paused = false;
+    layout_status(q);
     if (!q->retrying && q->log_tries == 0)
         set_status(q, q->finished ? "finished" : "running", NULL);
     if (!q->in_flight)
@@ -1553,7 +1576,9 @@ CqSub *cq_subscribe(CqRuntime *rt, const char *name, bool snapshot, cq_changes_f
 void cq_subscribe_go(CqSub *s)
 {
     s->started = true;
-    if (s->snapshot && !s->q->in_flight)
+    /* Rows still to be rewritten for new columns (CREATE OR REPLACE) are
+     * not this definition's: the snapshot waits for the batch that does. */
+    if (s->snapshot && !s->q->in_flight && !s->q->force_batch)
         send_snapshot(s->q, s->id);
 }
 

@@ -14,8 +14,12 @@
  *                   new result columns: rewritten from the state where it
  *                   holds every row (inc_plan_lost_rows), refused with the
  *                   reason where it does not; so is another HAVING or
- *                   expression with the same columns where it does not
- *                   only the query's owner (or a superuser) replaces it
+ *                   expression with the same columns where it does not;
+ *                   until the rewrite, the rows are read only with the
+ *                   former definition (cq_layout_replace);
+ *                   only the query's owner (or a superuser) replaces it;
+ *                   new columns or reset = true are refused (2BP01) while
+ *                   another query reads the result table
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
  *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
@@ -77,6 +81,7 @@ static void on_closed(CqRuntime *rt)
 {
     SL_UNUSED(rt);
     g_cq = NULL;
+    cq_layout_clear();
     if (g_close_cb)
         g_close_cb();
 }
@@ -107,6 +112,8 @@ static void replace_cb(void *arg)
 {
     Replace *r = arg;
     SlError err = {0};
+    if (r->reset)
+        cq_layout_forget(r->old->oid);
     if (r->reset && rel_purge(rt_state(), r->old, &err) < 0) {
         sl_log(LOG_ERROR, "cannot drop the state of a replaced query", "query=%s error=\"%s\"",
                log_value(r->old->name), log_quote(err.message));
@@ -116,6 +123,7 @@ static void replace_cb(void *arg)
         cq_start(g_cq, r->rel, &err) < 0) {
         sl_log(LOG_ERROR, "cannot start a replaced query", "query=%s error=\"%s\"",
                log_value(r->rel->name), log_quote(err.message));
+        cq_layout_stalled(r->rel, "the query could not start");
         sl_error_clear(&err);
     }
     cat_relation_unref(r->old);
@@ -148,9 +156,10 @@ static bool same_columns(const CatRelation *a, const CatRelation *b)
 }
 
 /* Is the change from old's plan to the new plan one the state survives?
- * -1 with the change named in err if not. */
+ * -1 with the change named in err if not; *old_hash gets the old plan's
+ * result hash. */
 static int check_compatible(const CatRelation *old, IncPlan *np, const CatRelation *def,
-                            SlError *err)
+                            uint64_t *old_hash, SlError *err)
 {
     IncPlan *op;
     SlError e = {0};
@@ -200,6 +209,7 @@ static int check_compatible(const CatRelation *old, IncPlan *np, const CatRelati
                            "start over.");
         rc = -1;
     }
+    *old_hash = inc_plan_result_hash(op);
     inc_plan_free(op);
     return rc;
 }
@@ -224,6 +234,22 @@ static int replace(const Query *q, const CatRelation *old, SlError *err)
     arena_destroy(&a);
     if (rc < 0)
         return -1;
+    /* Another continuous query that reads the result table was planned over
+     * its columns and its oid: new columns would be read with the former
+     * ones (XX001), a new oid (reset) not at all. */
+    const char *dep = rt_cq_dependent(old);
+    if (dep != NULL && (reset || !same_columns(old, def))) {
+        sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
+                 "cannot replace continuous query \"%s\": continuous query \"%s\" reads its "
+                 "result table", def->name, dep);
+        sl_error_detail(err, reset ? "With reset = true its result table is made anew, and "
+                                     "\"%s\" would go on reading the former one."
+                                   : "The columns of its result table change, and \"%s\" "
+                                     "reads them as they were.", dep);
+        sl_error_hint(err, "Drop continuous query \"%s\" first (and create it again after), "
+                           "or keep the result columns.", dep);
+        return -1;
+    }
     /* The new definition must run, under the oid it will have. */
     CatRelation probe = *def;
     probe.refs = 1;
@@ -231,7 +257,8 @@ static int replace(const Query *q, const CatRelation *old, SlError *err)
     IncPlan *np;
     if (inc_plan_build_new(&probe, cat, rt_state(), &np, err) < 0)
         return -1;
-    rc = reset ? 0 : check_compatible(old, np, def, err);
+    uint64_t old_hash = 0, new_hash = inc_plan_result_hash(np);
+    rc = reset ? 0 : check_compatible(old, np, def, &old_hash, err);
     inc_plan_free(np);
     if (rc < 0)
         return -1;
@@ -255,6 +282,10 @@ static int replace(const Query *q, const CatRelation *old, SlError *err)
     }
     r->rel = rel;
     cat_relation_ref(rel);
+    /* Until the new definition's first batch rewrites the rows of the
+     * result table, they are read only with the former one (cq_layout.c). */
+    if (!reset)
+        cq_layout_replace(old, old_hash, rel, new_hash);
     sl_log(LOG_INFO, "continuous query replaced", "query=%s oid=%u reset=%s",
            log_value(rel->name), rel->oid, reset ? "true" : "false");
     cq_stop_then(g_cq, old->name, replace_cb, r);
@@ -313,6 +344,9 @@ int rt_cq_stop(const char *name, SlError *err)
     if (g_cq == NULL)
         return 0;
     SlError ignore = {0};
+    const CatRelation *rel = cat_lookup(rt_catalog(), name);
+    if (rel != NULL && rel->kind == REL_QUERY)
+        cq_layout_forget(rel->oid);
     /* A query that failed to start is not in the registry: nothing to stop. */
     cq_stop(g_cq, name, &ignore);
     sl_error_clear(&ignore);

@@ -220,6 +220,14 @@ uint8_t *inc_states_new(Run *r);
 /* The output rows of groups (window bounds, group values, aggregates)
  * through the upper chain into the result table (or the INTO stream). */
 int  inc_emit_groups(Run *r, Group **gs, uint32_t n);
+/* INTO a keyed Kafka sink: the rows sessions gs were stored as (group
+ * values, the start of their stored key, their stored end) left the result
+ * (merged away, or their start moved): tombstones for their keys, in this
+ * batch's transaction.  0 (nothing to do for other targets) or -1. */
+int  inc_emit_deletes(Run *r, Group **gs, uint32_t n);
+/* INTO a keyed Kafka sink that takes deletes, over windows: whether its
+ * key holds window_start, window_end (both false otherwise). */
+void inc_sink_key_window(IncPlan *p, bool *start, bool *end);
 /* Rows of an append-only result (after the aggregate's place) through the
  * upper chain into the result log (or the INTO stream). */
 int  inc_emit_rows(Run *r, const Batch *rows);

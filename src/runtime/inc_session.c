@@ -33,6 +33,10 @@
  * SUBSCRIBE: a session merged away, and the old key of one whose start
  * moved, are 'D' changes (the row the result table had); a new session and
  * a moved one's new key are inserts (Group.fresh), the others updates.
+ * INTO a Kafka sink keyed on the group key and the window (update,
+ * complete mode): a session merged away, and one whose window_start or
+ * window_end moved where the key holds it, is a tombstone for the key it
+ * had, in the batch's transaction before the new rows (inc_emit_deletes).
  */
 #include "inc_int.h"
 
@@ -231,6 +235,30 @@ static void index_entry(Run *r, int64_t end, const SlStr *key, bool put)
     strbuf_free(&k);
 }
 
+/* INTO a keyed Kafka sink (update, complete mode): the sessions whose
+ * stored row left the sink's key space this batch, as they were stored
+ * (copies: their stored key and end), for tombstones (inc_emit_deletes). */
+typedef struct Gone {
+    bool     on;            /* a sink that takes deletes */
+    bool     kstart, kend;  /* its key holds window_start, window_end */
+    Group  **g;
+    uint32_t n, cap;
+} Gone;
+
+/* g's stored row leaves the sink's keys: merged away (always), or its
+ * start or end moved where the key holds it. */
+static void gone_add(Run *r, Gone *gone, const Group *g, bool merged)
+{
+    if (!gone->on || g->orig.len == 0)
+        return;
+    int64_t start = inc_time_key_get((const uint8_t *)g->orig.ptr + g->orig.len - 8);
+    if (!merged && !(gone->kstart && start != g->wstart) && !(gone->kend && g->orig_end != g->wend))
+        return;
+    Group *c = ARENA_NEW(r->a, Group);
+    *c = *g;
+    inc_push_group(r->a, &gone->g, &gone->n, &gone->cap, c);
+}
+
 /* Removes the state under g's stored key (and its index entry, and its
  * result row), if any. */
 static int drop_stored(Run *r, Group *g)
@@ -310,6 +338,10 @@ int inc_session_emit(Run *r, bool has_to, int64_t to)
     Group **out = NULL, **stale = NULL;
     uint32_t nout = 0, capout = 0, nstale = 0, capstale = 0;
     bool append = p->mode == MODE_APPEND;
+    Gone gone = {0};
+    gone.on = !append;
+    inc_sink_key_window(p, &gone.kstart, &gone.kend);
+    gone.on = gone.on && (gone.kstart || gone.kend);
     /* Sessions in state the watermark closed, of keys this batch did not
      * touch: emitted (append) and deleted. */
     if (has_to && closed_in_state(r, to, &stale, &nstale, &capstale) < 0)
@@ -321,11 +353,14 @@ int inc_session_emit(Run *r, bool has_to, int64_t to)
         SessList *l = h->ext;
         if (l == NULL)
             continue;
-        for (uint32_t i = 0; i < l->ndead; i++)
+        for (uint32_t i = 0; i < l->ndead; i++) {
+            gone_add(r, &gone, l->dead[i], true);
             if (drop_stored(r, l->dead[i]) < 0)
                 return -1;
+        }
         for (uint32_t i = 0; i < l->n; i++) {
             Group *g = l->s[i];
+            gone_add(r, &gone, g, false);
             bool closed = has_to && g->wend <= to;
             if (append ? closed : g->dirty)
                 inc_push_group(r->a, &out, &nout, &capout, g);
@@ -344,7 +379,9 @@ int inc_session_emit(Run *r, bool has_to, int64_t to)
             }
         }
     }
-    if (inc_emit_groups(r, out, nout) < 0)
+    /* The sink's tombstones go before the batch's rows (kafka_sink.c), so
+     * a key that is both ends with the new row. */
+    if (inc_emit_deletes(r, gone.g, gone.n) < 0 || inc_emit_groups(r, out, nout) < 0)
         return -1;
     for (uint32_t i = 0; i < nstale; i++) {
         Group tmp = {.key = stale[i]->orig, .stored = true, .stored_vlen = stale[i]->stored_vlen};

@@ -8,6 +8,11 @@
  *   inc_plan_keeps_rows, inc_plan_lost_rows, inc_plan_result_hash
  *   inc_batch_run, inc_state_meta, inc_state_rows, inc_state_ops, inc_state_log_entry,
  *   inc_state_oldest_window, inc_state_delete, inc_state_put_bytes
+ *   inc_emit_groups, inc_emit_deletes (a keyed Kafka sink's tombstones for
+ *   sessions whose row left it), inc_sink_key_window
+ *
+ * A batch that rewrites the result table (result_stale) writes under
+ * cq_layout_write_begin / _end, so that scans see all of it or none.
  *
  * The rewriter accepts, over one stream:
  *   [FILTER | PROJECT]* over SCAN                      stateless, append
@@ -38,6 +43,7 @@
 #include "sink.h"
 
 #include "sluice/bytes.h"
+#include "sluice/cq.h"
 #include "sluice/exec.h"
 #include "sluice/log.h"
 #include "sluice/memacct.h"
@@ -1140,7 +1146,7 @@ static bool result_stale(IncPlan *p, const Meta *m)
 }
 
 int inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark, int64_t *watermark_us,
-                   bool *rebuild, SlError *err)
+                   bool *rebuild, uint64_t *rows_hash, SlError *err)
 {
     Meta m;
     if (meta_get(p, &m, err) < 0 || check_fingerprint(p, &m, err) < 0)
@@ -1149,6 +1155,7 @@ int inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark, int64_t *
     *has_watermark = m.has_wm;
     *watermark_us = m.wm;
     *rebuild = result_stale(p, &m);
+    *rows_hash = m.result_hash;
     return 0;
 }
 
@@ -1512,31 +1519,26 @@ void inc_keep_output(Run *r, const Batch *out)
     r->b->output_rows += out->nrows;
 }
 
-/* INTO a Kafka sink: the groups of ab that the upper chain filtered out
- * (HAVING) left the result; their output columns that are aggregate
- * columns (the keys) go to the sink as tombstones. */
-static void keep_deleted(Run *r, const Batch *ab, const Batch *out, const uint32_t *map,
-                         uint32_t n)
+/* INTO a keyed Kafka sink: the rows of ab (the aggregate's output: group
+ * values, window bounds, aggregates) whose kept[i] is 0 (kept NULL: every
+ * row) left the result; their output columns that are aggregate columns
+ * (the keys) go to the sink as tombstones, after those of earlier calls. */
+static void keep_gone(Run *r, const Batch *ab, const uint8_t *kept, uint32_t gone)
 {
     Arena *a = r->a;
-    uint8_t *kept = arena_zalloc(a, n ? n : 1);
-    uint32_t gone = n;
-    for (uint32_t i = 0; i < out->nrows; i++) {
-        uint32_t g = map ? map[i] : i;
-        gone -= !kept[g];
-        kept[g] = 1;
-    }
+    const CatRelation *q = r->p->query;
+    uint32_t n = ab->nrows, ncols = (uint32_t)q->ncols;
     if (gone == 0)
         return;
     Batch *d = ARENA_NEW(a, Batch);
-    d->ncols = out->ncols;
-    d->cols = ARENA_ARRAY(a, Vector, out->ncols ? out->ncols : 1);
-    for (uint32_t c = 0; c < out->ncols; c++)
-        vector_init(&d->cols[c], a, out->cols[c].type, gone, true);
+    d->ncols = ncols;
+    d->cols = ARENA_ARRAY(a, Vector, ncols ? ncols : 1);
+    for (uint32_t c = 0; c < ncols; c++)
+        vector_init(&d->cols[c], a, q->cols[c].type, gone, true);
     for (uint32_t i = 0; i < n; i++) {
-        if (kept[i])
+        if (kept != NULL && kept[i])
             continue;
-        for (uint32_t c = 0; c < out->ncols; c++) {
+        for (uint32_t c = 0; c < ncols; c++) {
             int src = r->p->out_src[c];
             d->cols[c].nulls[d->nrows] = 1;
             if (src >= 0 && !vector_is_null(&ab->cols[src], i)) {
@@ -1546,13 +1548,28 @@ static void keep_deleted(Run *r, const Batch *ab, const Batch *out, const uint32
         }
         d->nrows++;
     }
-    for (uint32_t c = 0; c < out->ncols; c++)
+    for (uint32_t c = 0; c < ncols; c++)
         d->cols[c].len = d->nrows;
     Batch **more = ARENA_ARRAY(a, Batch *, r->ndels + 1);
     if (r->ndels)
         memcpy(more, r->dels, sizeof(Batch *) * (size_t)r->ndels);
     more[r->ndels++] = d;
     r->dels = more;
+}
+
+/* INTO a Kafka sink: the groups of ab that the upper chain filtered out
+ * (HAVING) left the result. */
+static void keep_deleted(Run *r, const Batch *ab, const Batch *out, const uint32_t *map,
+                         uint32_t n)
+{
+    uint8_t *kept = arena_zalloc(r->a, n ? n : 1);
+    uint32_t gone = n;
+    for (uint32_t i = 0; i < out->nrows; i++) {
+        uint32_t g = map ? map[i] : i;
+        gone -= !kept[g];
+        kept[g] = 1;
+    }
+    keep_gone(r, ab, kept, gone);
 }
 
 /* Tracks event time over the stream's rows, for the watermark. */
@@ -1738,10 +1755,11 @@ static int record_kept(Run *r, Group **gs, const Batch *out, const uint32_t *map
     return rc;
 }
 
-int inc_emit_groups(Run *r, Group **gs, uint32_t n)
+/* The aggregate's output rows of groups gs (group values, window bounds,
+ * aggregates), in r->a.  With stored: the row a session was stored as --
+ * the start of its stored key, its stored end -- and no aggregates (NULL). */
+static int group_rows(Run *r, Group **gs, uint32_t n, bool stored, Batch **abp)
 {
-    if (n == 0)
-        return 0;
     IncPlan *p = r->p;
     const Plan *agg = p->agg;
     int ng = agg->u.agg.ngroups, na = agg->u.agg.naggs;
@@ -1768,13 +1786,16 @@ int inc_emit_groups(Run *r, Group **gs, uint32_t n)
                 ex_copy_value(&ab->cols[c], i, &gv->cols[c], i, NULL);
         }
         if (win) {
+            const Group *g = gs[i];
             ab->cols[c].nulls[i] = 0;
-            ab->cols[c].v.i64[i] = gs[i]->wstart;
+            ab->cols[c].v.i64[i] = stored ? inc_time_key_get((const uint8_t *)g->orig.ptr +
+                                                             g->orig.len - 8)
+                                          : g->wstart;
             ab->cols[c + 1].nulls[i] = 0;
-            ab->cols[c + 1].v.i64[i] = gs[i]->wend;
+            ab->cols[c + 1].v.i64[i] = stored ? g->orig_end : g->wend;
             c += 2;
         }
-        for (int k = 0; k < na; k++, c++) {
+        for (int k = 0; k < na && !stored; k++, c++) {
             r->acx.type = agg->u.agg.aggs[k].type;
             ab->cols[c].nulls[i] = 0;
             if (p->fns[k]->final(&r->acx, gs[i]->states + p->state_off[k], &ab->cols[c], i) < 0)
@@ -1784,6 +1805,44 @@ int inc_emit_groups(Run *r, Group **gs, uint32_t n)
     for (int c = 0; c < agg->ncols; c++)
         ab->cols[c].len = n;
     gv->nrows = n;
+    *abp = ab;
+    return 0;
+}
+
+void inc_sink_key_window(IncPlan *p, bool *start, bool *end)
+{
+    *start = *end = false;
+    if (p->writer == NULL || !sink_wants_deletes(p->writer) || p->agg == NULL ||
+        p->agg->u.agg.window.kind == WINDOW_NONE)
+        return;
+    const int *cols;
+    int nkey = sink_key(p->writer, &cols), ng = p->agg->u.agg.ngroups;
+    for (int i = 0; i < nkey; i++) {
+        *start |= p->out_src[cols[i]] == ng;
+        *end |= p->out_src[cols[i]] == ng + 1;
+    }
+}
+
+int inc_emit_deletes(Run *r, Group **gs, uint32_t n)
+{
+    if (n == 0 || r->p->writer == NULL || !sink_wants_deletes(r->p->writer))
+        return 0;
+    Batch *ab;
+    if (group_rows(r, gs, n, true, &ab) < 0)
+        return -1;
+    keep_gone(r, ab, NULL, n);
+    return 0;
+}
+
+int inc_emit_groups(Run *r, Group **gs, uint32_t n)
+{
+    if (n == 0)
+        return 0;
+    IncPlan *p = r->p;
+    Arena *a = r->a;
+    Batch *ab;
+    if (group_rows(r, gs, n, false, &ab) < 0)
+        return -1;
     const Batch *out;
     uint32_t *map;
     if (run_chain(p->upper, p->nupper, ab, a, &r->ecx, &out, &map) < 0)
@@ -2474,7 +2533,14 @@ fold:
                  strerror(errno));
         goto out;
     }
-    if (dead_letters_append(p->st, &r.dead, apps, napps, r.wb, err) < 0)
+    /* A rewrite of the result table for new columns: the scans of the
+     * table see it whole or not at all, and learn which (cq_layout.c). */
+    if (rebuild)
+        cq_layout_write_begin();
+    int wrc = dead_letters_append(p->st, &r.dead, apps, napps, r.wb, err);
+    if (rebuild)
+        cq_layout_write_end(p->query->oid, p->result_hash, wrc == 0);
+    if (wrc < 0)
         goto out;
     b->write_us = mono_us() - tw + log_us;
     SLUICE_FAULT("batch_after_state_commit");

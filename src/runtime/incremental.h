@@ -14,7 +14,8 @@
  *                     state changes, the output rows and the batch id
  *   inc_state_meta    the batch id stored with the state (-1: none), the
  *                     watermark after it, and whether the result table
- *                     must be rewritten (its columns changed); fails when
+ *                     must be rewritten (its columns changed), and for
+ *                     which result hash its rows were written; fails when
  *                     the state was written by a plan of another shape
  *   inc_plan_shape    the state-bearing parts of the plan as text (source,
  *                     window, grouping keys, aggregates); their hash, the
@@ -124,8 +125,11 @@ int  inc_state_log_entry(IncPlan *p, Arena *a, void **entry, size_t *len, SlErro
 /* Whether the watermark can move with no new rows (idle_timeout). */
 bool inc_plan_idle_wakes(IncPlan *p);
 int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
+/* rows_hash: the result hash the stored rows were written with (0: none
+ * recorded); *rebuild when it is not this plan's and the rows are rewritten
+ * by the next batch. */
 int  inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark,
-                    int64_t *watermark_us, bool *rebuild, SlError *err);
+                    int64_t *watermark_us, bool *rebuild, uint64_t *rows_hash, SlError *err);
 int  inc_state_rows(IncPlan *p, int64_t *rows, int64_t *bytes, SlError *err);
 /* The state of each operator that keeps some (out has room for INC_OPS);
  * returns how many, or -1 with err set. */

@@ -42,6 +42,7 @@
  */
 #include "runtime_int.h"
 #include "source.h"
+#include "sluice/cq.h"
 #include "sluice/ast.h"
 #include "sluice/expr.h"
 #include "sql/parser.h"
@@ -62,6 +63,11 @@ struct Prepared {
     const char    *sql;
     const RawStmt *raw;
     bool           snapshot;    /* SUBSCRIBE ... WITH (snapshot) */
+    /* per relation of q->dep_names: the catalog entry it was analysed with
+     * and that entry's definition text (a CREATE OR REPLACE keeps the oid,
+     * not the entry) */
+    const CatRelation **dep_rels;
+    const char        **dep_sqls;
 };
 
 static Catalog    *g_cat;
@@ -165,6 +171,13 @@ int rt_prepare(Arena *a, const char *sql, const RawStmt *raw, const SlType *para
     p->q = q;
     p->sql = sql;
     p->raw = raw;
+    p->dep_rels = ARENA_ARRAY(a, const CatRelation *, q->ndeps ? q->ndeps : 1);
+    p->dep_sqls = ARENA_ARRAY(a, const char *, q->ndeps ? q->ndeps : 1);
+    for (int i = 0; i < q->ndeps; i++) {
+        const CatRelation *rel = g_cat ? cat_lookup(g_cat, q->dep_names[i]) : NULL;
+        p->dep_rels[i] = rel;
+        p->dep_sqls[i] = rel != NULL && rel->sql != NULL ? arena_strdup(a, rel->sql) : NULL;
+    }
     p->ncols = q->ntargets;
     p->cols = ARENA_ARRAY(a, ColumnDesc, q->ntargets ? q->ntargets : 1);
     for (int i = 0; i < q->ntargets; i++) {
@@ -195,15 +208,20 @@ bool rt_returns_rows(const Prepared *p)
 }
 
 /* The query to run: the prepared one, or -- when a relation it uses was
- * dropped or recreated since -- the statement analyzed again (PostgreSQL
- * re-plans too, and refuses a result of another shape). */
+ * dropped, recreated or replaced since -- the statement analyzed again
+ * (PostgreSQL re-plans too, and refuses a result of another shape).  A
+ * replaced entry (CREATE OR REPLACE CONTINUOUS QUERY: the same oid) is
+ * another pointer, or -- its address reused -- another definition text:
+ * the prepared plan's pointer to the former entry is never followed. */
 static int current_query(const Prepared *p, Arena *work, const Query **out, SlError *err)
 {
     const Query *q = p->q;
     bool stale = false;
     for (int i = 0; i < q->ndeps && !stale; i++) {
         const CatRelation *rel = g_cat ? cat_lookup(g_cat, q->dep_names[i]) : NULL;
-        stale = rel == NULL || rel->oid != q->dep_oids[i];
+        stale = rel == NULL || rel->oid != q->dep_oids[i] || rel != p->dep_rels[i] ||
+                (rel->sql == NULL) != (p->dep_sqls[i] == NULL) ||
+                (rel->sql != NULL && strcmp(rel->sql, p->dep_sqls[i]) != 0);
     }
     if (!stale) {
         *out = q;
@@ -497,11 +515,16 @@ void rt_run_end(RtRun *r)
     sl_free(r);
 }
 
-/* Streams fed by Kafka are read from the topics (source.c); every other
+/* Streams fed by Kafka are read from the topics (source.c), the result
+ * tables of continuous queries through cq_layout_scan; every other
  * relation gets the default scan (NULL, no error). */
 static ExSource *rt_open_connector_scan(ExCtx *cx, const Plan *scan)
 {
     const CatRelation *rel = scan->u.scan.rel;
+    /* A continuous query's result table: only rows written for the
+     * definition this statement was analysed with (cq_layout.c). */
+    if (rel->kind == REL_QUERY)
+        return cq_layout_scan(cx->st, rel, cx->err);
     if (rel->kind != REL_STREAM || !rt_connector_is(rel, "kafka"))
         return NULL;
     return source_scan_kafka(cx->st, rel, cx->err);

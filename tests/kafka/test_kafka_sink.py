@@ -3,7 +3,8 @@ CREATE CONTINUOUS QUERY ... INTO it, against a real broker.
 
 Covers: append output as JSON records keyed by the key columns, each batch one
 transaction with its progress record; update mode as upserts with tombstones for
-groups that leave the result; refusals; and exactly-once: Kafka -> windowed
+groups that leave the result, and for SESSION windows merged away or whose keyed
+bound moved; refusals; and exactly-once: Kafka -> windowed
 aggregation -> Kafka sink while a producer writes to 8 partitions and the server is
 SIGKILLed at random moments and restarted, a read_committed consumer seeing every
 expected row exactly once, with a second server's sink on the same default progress
@@ -102,6 +103,87 @@ def test_update_mode_upserts_and_tombstones(kafka, sluiced):
         produce(kafka.bootstrap, "ups_in", [(0, None, json.dumps({"k": "a"}))])
         want = {"a": None, "b": {"k": "b", "n": 1}}
         assert wait_for(latest, want) == want
+
+
+@pytest.mark.parametrize("key", ["k,window_start", "k,window_end"])
+def test_session_windows_tombstone_merged_and_moved_sessions(kafka, sluiced, key):
+    """Update mode INTO a sink keyed on the group key and a session's
+    bound: rows at 1 s and 6 s (gap 3 s), then 3.5 s merges [1, 4) and
+    [6, 9) into [1, 9): the key the vanished row had gets a tombstone in
+    that batch's transaction, written before the merged row (whose key may
+    be the same: keyed on window_end, [6, 9) and [1, 9) share 9), and so
+    does the key of a session whose start (or end) moves.  The topic,
+    compacted (the last record per key), equals the result table."""
+    topic = "sess_" + key.split(",")[1]
+    Admin(kafka.bootstrap).create_topic(topic, 1)
+    server = sluiced()
+    bound = key.split(",")[1]
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k BIGINT, ts TIMESTAMP,"
+                  " WATERMARK FOR ts AS ts - INTERVAL '1 hour')")
+        c.execute(f"CREATE SINK so WITH (connector = 'kafka', topic = '{topic}', "
+                  f"bootstrap_servers = '{kafka.bootstrap}', key = '{key}')")
+        c.execute("CREATE CONTINUOUS QUERY s INTO so WITH (trigger = '100 ms', "
+                  "output_mode = 'update') AS "
+                  "SELECT k, window_start, window_end, count(*) AS n FROM ev "
+                  "GROUP BY SESSION(ts, INTERVAL '3 seconds'), k")
+        t0 = datetime(2026, 1, 1, 12, 0, 0)
+
+        def at(sec):
+            return (t0 + timedelta(seconds=sec)).isoformat(sep=" ")
+
+        def batches():
+            got = c.execute("SELECT last_batch_id FROM sys.queries WHERE name = 's'").fetchone()
+            return -1 if got is None or got[0] is None else got[0]
+
+        def records():
+            return [(k[bound], v) for k, v in values(kafka.bootstrap, topic)]
+
+        def compacted():
+            last = {}
+            for k, v in records():
+                last[k] = None if v is None else (v["window_start"], v["window_end"], v["n"])
+            return last
+
+        def sessions(*rows):    # the result: one (start, end, n) per session
+            return {at(s if bound == "window_start" else e): (at(s), at(e), n)
+                    for s, e, n in rows}
+
+        c.execute("INSERT INTO ev VALUES (1, %s), (1, %s)", (at(1), at(6)))
+        want = sessions((1, 4, 1), (6, 9, 1))
+        assert wait_for(compacted, want) == want
+        n = len(records())
+        c.execute("INSERT INTO ev VALUES (1, %s)", (at(3.5),))
+        if bound == "window_start":
+            # [6, 9) merged away; [1, 4) became [1, 9) under its key
+            want = {at(1): (at(1), at(9), 3), at(6): None}
+        else:
+            # [1, 4)'s end moved to 9: 4 goes; [6, 9) merged away: its
+            # tombstone, then the merged row under the same key 9
+            want = {at(4): None, at(9): (at(1), at(9), 3)}
+        assert wait_for(compacted, want) == want
+        batch = records()[n:]
+        tombs = sorted(k for k, v in batch if v is None)
+        assert tombs == ([at(6)] if bound == "window_start" else [at(4), at(9)])
+        # the tombstones come first: the merged row is the last record
+        assert batch[-1] == (at(1 if bound == "window_start" else 9),
+                             {"k": 1, "window_start": at(1), "window_end": at(9), "n": 3})
+        # an earlier row moves the start: [0, 9)
+        c.execute("INSERT INTO ev VALUES (1, %s)", (at(0),))
+        if bound == "window_start":
+            want = {at(0): (at(0), at(9), 4), at(1): None, at(6): None}
+        else:
+            want = {at(4): None, at(9): (at(0), at(9), 4)}
+        assert wait_for(compacted, want) == want
+        # the result table the same query keeps has exactly the live keys
+        c.execute("CREATE CONTINUOUS QUERY t WITH (trigger = '0', output_mode = 'update') AS "
+                  "SELECT k, window_start, window_end, count(*) AS n FROM ev "
+                  "GROUP BY SESSION(ts, INTERVAL '3 seconds'), k")
+        live = {k: v for k, v in want.items() if v is not None}
+        table = lambda: {str(s if bound == "window_start" else e): (str(s), str(e), n)  # noqa: E731
+                         for _, s, e, n in c.execute("SELECT * FROM t").fetchall()}
+        assert wait_for(table, live) == live
+        assert batches() >= 2
 
 
 def test_sink_refusals(kafka, sluiced):
