@@ -5,55 +5,40 @@
  *   source_ended         a bounded source read to its end (final watermark)
  *   source_reader_open, source_reader_next, source_reader_need, source_reader_close
  *   srcoffs_to_json, srcoffs_from_json   (the rest of offsets.h: util/offsets.c)
- *   source_scan_kafka    a plain SELECT's scan of a Kafka stream (its wait
- *                        for a first answer ends at a cancel or timeout)
+ *   source_plan_one      the plan of a one-partition source (source_int.h)
  *   source_parts, source_route
  *
- * The connector is the relation's `connector` option: none (or 'internal')
- * reads the stream's own log in RocksDB, and so does 'files' (its ingester,
- * ingest.c, appends to that log); 'datagen' generates the rows, 'nexmark'
- * the Nexmark events (nexmark.h); 'kafka' reads topics
- * (src/connectors/kafka_source.c).  Internal and generated streams have one
- * partition of offsets, 0, without a topic (WITH (partitions = N) only
- * routes their rows to watermark partitions).
+ * The connector is the relation's `connector` option, and source_open
+ * picks its table of functions (SourceOps, source_int.h) once: none (or
+ * 'internal') and 'files' read the stream's own log in RocksDB
+ * (source_stream.c; a files stream's ingester, ingest.c, appends to that
+ * log); 'datagen' generates the rows and 'nexmark' the Nexmark events
+ * (source_gen.c); 'kafka' reads topics (source_kafka.c, over
+ * src/connectors/kafka_source.c).  Everything else here goes through the
+ * table: the cap of a plan by max_offsets_per_trigger, the offsets' JSON
+ * and the lag rows are the same for every connector.  Internal and
+ * generated streams have one partition of offsets, 0, without a topic
+ * (WITH (partitions = N) only routes their rows to watermark partitions).
  */
-#include "source.h"
+#include "source_int.h"
 
-#include "runtime_int.h"
-#include "sluice/datagen.h"
-#include "sluice/ingest.h"
-#include "sluice/nexmark.h"
 #include "sluice/exec.h"
-#include "sluice/kafka.h"
 #include "sluice/options.h"
-#include "sluice/relstore.h"
-#include "sluice/rowcodec.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-typedef enum SourceKind { SOURCE_INTERNAL, SOURCE_DATAGEN, SOURCE_NEXMARK,
-                         SOURCE_KAFKA } SourceKind;
-
-struct Source {
-    SourceKind         kind;
-    const CatRelation *rel;     /* referenced while the source is open */
-    StateStore        *st;
-    Datagen           *gen;
-    KafkaSource       *kafka;
-    Nexmark           *nexmark;
-    Arena              arena;   /* the generator's settings */
-    int64_t            latest;  /* internal, datagen: the end last planned to */
-    int64_t            latest_us;
-};
-
-struct SourceReader {
-    Source      *src;
-    RelScan     *scan;          /* SOURCE_INTERNAL */
-    int64_t      next, to;      /* SOURCE_DATAGEN, SOURCE_NEXMARK */
-    const uint8_t *need;        /* SOURCE_NEXMARK, SOURCE_KAFKA: the columns read, NULL: all */
-    KafkaReader *kafka;
+/* The connectors, by their name in the connector option (NULL: none). */
+static const struct {
+    const char      *connector;
+    const SourceOps *ops;
+} source_connectors[] = {
+    {"internal", &source_stream_ops},
+    {"files", &source_stream_ops},      /* an internal stream its ingester fills */
+    {"datagen", &source_datagen_ops},
+    {"nexmark", &source_nexmark_ops},
+    {"kafka", &source_kafka_ops},
 };
 
 /* ---------------------------------------------------------------------- */
@@ -69,9 +54,9 @@ void srcoffs_to_json(Source *src, uint32_t oid, int input, const SourceOffsets *
         if (input >= 0)
             strbuf_printf(out, "\"input\":%d,", input);
         strbuf_printf(out, "\"oid\":%u", oid);
-        if (p->topic >= 0 && src->kafka != NULL)
+        if (p->topic >= 0 && src->ops->topic != NULL)
             /* Kafka topic names are [a-zA-Z0-9._-]: nothing to escape. */
-            strbuf_printf(out, ",\"topic\":\"%s\"", kafka_source_topic(src->kafka, p->topic));
+            strbuf_printf(out, ",\"topic\":\"%s\"", src->ops->topic(src, p->topic));
         strbuf_printf(out, ",\"part\":%d,\"start\":%" PRId64 ",\"end\":%" PRId64 "}", p->part,
                       p->start, p->end);
     }
@@ -122,12 +107,12 @@ int srcoffs_from_json(Source *src, const char *json, int input, SourceOffsets *o
         if (t != NULL && t < end) {
             t += 9;
             const char *q = strchr(t, '"');
-            if (q == NULL || q > end || src->kafka == NULL)
+            if (q == NULL || q > end || src->ops->topic_index == NULL)
                 return sl_error(err, ERRCODE_DATA_CORRUPTED,
                                 "offset log entry is unreadable: %s", json);
             char name[256];
             snprintf(name, sizeof(name), "%.*s", (int)(q - t), t);
-            topic = kafka_source_topic_index(src->kafka, name);
+            topic = src->ops->topic_index(src, name);
         }
         srcoffs_add(out, topic, (int32_t)part, start, stop);
         p = end + 1;
@@ -152,30 +137,19 @@ int source_open(StateStore *st, const CatRelation *rel, const char *owner, Sourc
     if (opts_parse(&src->arena, rel->options, &o, err) < 0)
         goto fail;
     connector = opts_get(&o, "connector");
-    if (connector == NULL || strcmp(connector, "internal") == 0 ||
-        strcmp(connector, "files") == 0) {
-        /* a files stream is an internal stream its ingester fills */
-        src->kind = SOURCE_INTERNAL;
-    } else if (strcmp(connector, "datagen") == 0) {
-        src->kind = SOURCE_DATAGEN;
-        if (datagen_open(&src->arena, rel, &src->gen, err) < 0)
-            goto fail;
-    } else if (strcmp(connector, "kafka") == 0) {
-        src->kind = SOURCE_KAFKA;
-        const char *dname = arena_printf(&src->arena, "%s_dead_letters", rel->name);
-        const CatRelation *dead = rt_catalog() ? cat_lookup(rt_catalog(), dname) : NULL;
-        if (kafka_source_open(st, rel, owner, dead, &src->kafka, err) < 0)
-            goto fail;
-    } else if (strcmp(connector, "nexmark") == 0) {
-        src->kind = SOURCE_NEXMARK;
-        if (nexmark_open(&src->arena, rel, &src->nexmark, err) < 0)
-            goto fail;
-    } else {
+    if (connector == NULL)
+        src->ops = &source_stream_ops;
+    for (size_t i = 0; src->ops == NULL && i < SL_ARRAY_LEN(source_connectors); i++)
+        if (strcmp(connector, source_connectors[i].connector) == 0)
+            src->ops = source_connectors[i].ops;
+    if (src->ops == NULL) {
         sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                  "connector \"%s\" of stream \"%s\" is not supported yet", connector,
                  rel->name);
         goto fail;
     }
+    if (src->ops->open != NULL && src->ops->open(src, owner, err) < 0)
+        goto fail;
     cat_relation_ref(rel);
     *out = src;
     return 0;
@@ -189,7 +163,8 @@ void source_close(Source *src)
 {
     if (src == NULL)
         return;
-    kafka_source_close(src->kafka);
+    if (src->ops->close != NULL)
+        src->ops->close(src);
     cat_relation_unref(src->rel);
     arena_destroy(&src->arena);
     sl_free(src);
@@ -241,71 +216,50 @@ int64_t source_plan(Source *src, const SourceOffsets *pos, const SourceOffsets *
     out->n = 0;
     if (backlog != NULL)
         *backlog = 0;
-    if (src->kind == SOURCE_KAFKA) {
-        int rc = kafka_source_plan(src->kafka, pos, false, out, err);
-        if (rc < 0)
-            return rc;
-    } else {
-        if (src->kind == SOURCE_INTERNAL && ingest_check_readable(src->rel, err) < 0)
-            return -1;
-        int64_t latest = src->kind == SOURCE_DATAGEN ? datagen_available(src->gen, now_us)
-                         : src->kind == SOURCE_NEXMARK ? nexmark_available(src->nexmark, now_us)
-                                                       : stream_end_offset(src->st, src->rel, err);
-        if (latest < 0)
-            return -1;
-        src->latest = latest;
-        src->latest_us = now_us;
-        const SrcPart *p = pos ? srcoffs_find(pos, -1, 0) : NULL;
-        int64_t start = p ? p->end : 0;
-        srcoffs_add(out, -1, 0, start, SL_MAX(start, latest));
-    }
+    int rc = src->ops->plan(src, pos, now_us, out, err);
+    if (rc < 0)
+        return rc;
     return cap_ranges(out, limit, max_offsets, backlog);
+}
+
+int source_plan_one(Source *src, const SourceOffsets *pos, int64_t latest, int64_t now_us,
+                    SourceOffsets *out)
+{
+    if (latest < 0)
+        return -1;
+    src->latest = latest;
+    src->latest_us = now_us;
+    const SrcPart *p = pos ? srcoffs_find(pos, -1, 0) : NULL;
+    int64_t start = p ? p->end : 0;
+    srcoffs_add(out, -1, 0, start, SL_MAX(start, latest));
+    return 0;
 }
 
 bool source_ended(const Source *src, const SourceOffsets *ranges)
 {
-    if (src->kind != SOURCE_NEXMARK)
-        return false;
-    int64_t total = nexmark_total(src->nexmark);
-    const SrcPart *p = srcoffs_find(ranges, -1, 0);
-    return total >= 0 && p != NULL && p->end >= total;
+    return src->ops->ended != NULL && src->ops->ended(src, ranges);
 }
 
 void source_committed(Source *src, const SourceOffsets *pos)
 {
-    if (src->kind == SOURCE_KAFKA)
-        kafka_source_commit(src->kafka, pos);
+    if (src->ops->committed != NULL)
+        src->ops->committed(src, pos);
 }
 
 void source_lag(Source *src, const SourceOffsets *pos,
                 void (*fn)(const SourceLag *l, void *arg), void *arg)
 {
-    /* An internal or generated stream's one partition is known before the
-     * query's first batch: its position is then 0. */
+    /* A one-partition source's partition is known before the query's
+     * first batch: its position is then 0. */
     SrcPart first = {-1, 0, 0, 0};
     SourceOffsets none = {1, 1, &first};
-    if (pos->n == 0 && src->kind != SOURCE_KAFKA)
+    if (pos->n == 0 && src->ops->one_part)
         pos = &none;
     for (int i = 0; i < pos->n; i++) {
         const SrcPart *p = &pos->parts[i];
         SourceLag l = {NULL, p->part, p->end, src->latest, src->latest_us};
-        if (src->kind == SOURCE_INTERNAL) {
-            /* The end of an internal stream is a counter in memory. */
-            SlError ignore = {0};
-            int64_t end = stream_end_offset(src->st, src->rel, &ignore);
-            sl_error_clear(&ignore);
-            if (end >= 0) {
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                l.latest = end;
-                l.last_poll_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-            }
-        } else if (src->kind == SOURCE_KAFKA) {
-            l.topic = kafka_source_topic(src->kafka, p->topic);
-            if (!kafka_source_latest(src->kafka, p->topic, p->part, &l.latest,
-                                     &l.last_poll_us))
-                l.latest = p->end;
-        }
+        if (src->ops->lag != NULL)
+            src->ops->lag(src, p, &l);
         fn(&l, arg);
     }
 }
@@ -315,126 +269,27 @@ void source_lag(Source *src, const SourceOffsets *pos,
 
 SourceReader *source_reader_open(Source *src, const SourceOffsets *ranges)
 {
-    SourceReader *r = sl_calloc(1, sizeof(SourceReader));
-    r->src = src;
-    if (src->kind == SOURCE_KAFKA) {
-        r->kafka = kafka_reader_open(src->kafka, ranges);
-        return r;
-    }
-    const SrcPart *p = srcoffs_find(ranges, -1, 0);
-    r->next = p ? p->start : 0;
-    r->to = p ? p->end : 0;
-    if (src->kind == SOURCE_INTERNAL)
-        r->scan = stream_scan_open(src->st, src->rel, r->next, r->to);
-    return r;
+    return src->ops->reader_open(src, ranges);
 }
 
 int source_reader_next(SourceReader *r, Arena *a, Batch **out, SlError *err)
 {
-    Source *src = r->src;
-    if (src->kind == SOURCE_KAFKA)
-        return kafka_reader_next(r->kafka, a, out, err);
-    if (src->kind == SOURCE_INTERNAL)
-        return stream_scan_next(r->scan, a, out, err);
-    if (r->next >= r->to)
-        return 0;
-    uint32_t n = (uint32_t)SL_MIN((int64_t)RELSTORE_BATCH_ROWS, r->to - r->next);
-    SlType types[src->rel->ncols > 0 ? src->rel->ncols : 1];
-    for (int c = 0; c < src->rel->ncols; c++)
-        types[c] = src->rel->cols[c].type;
-    Batch *b = batch_alloc(a, types, (uint32_t)src->rel->ncols, n);
-    if (src->kind == SOURCE_NEXMARK)
-        nexmark_generate_cols(src->nexmark, r->next, n, r->need, a, b);
-    else
-        datagen_generate(src->gen, r->next, n, a, b);
-    r->next += n;
-    *out = b;
-    return (int)n;
+    return r->src->ops->reader_next(r, a, out, err);
 }
 
 void source_reader_need(SourceReader *r, const uint8_t *need)
 {
-    r->need = need;
-    if (r->kafka != NULL)
-        kafka_reader_need(r->kafka, need);
+    if (r->src->ops->reader_need != NULL)
+        r->src->ops->reader_need(r, need);
 }
 
 int source_reader_close(SourceReader *r, DeadLetters *dead, SlError *err)
 {
-    int rc = 0;
-    if (r->kafka != NULL) {
-        DeadSet s = {0};
-        kafka_reader_close(r->kafka, dead != NULL ? &s : NULL);
-        if (s.rel != NULL)
-            dead_letters_take(dead, &s);
-    } else if (r->scan != NULL)
-        rc = rel_scan_close(r->scan, err);
-    sl_free(r);
-    return rc;
+    return r->src->ops->reader_close(r, dead, err);
 }
 
 /* ---------------------------------------------------------------------- */
-/* A plain SELECT over a Kafka stream                                      */
-
-typedef struct KafkaScan {
-    ExSource       base;
-    Source        *src;
-    SourceReader  *reader;
-    SourceOffsets  ranges;
-} KafkaScan;
-
-static int kscan_next(ExSource *s, Arena *a, Batch **out, SlStr **keys, SlError *err)
-{
-    KafkaScan *k = (KafkaScan *)s;
-    if (keys)
-        *keys = NULL;
-    return source_reader_next(k->reader, a, out, err);
-}
-
-static void kscan_close(ExSource *s)
-{
-    KafkaScan *k = (KafkaScan *)s;
-    /* A plain SELECT records no dead letters: it writes nothing. */
-    if (k->reader)
-        source_reader_close(k->reader, NULL, NULL);
-    source_close(k->src);
-    srcoffs_free(&k->ranges);
-    sl_free(k);
-}
-
-ExSource *source_scan_kafka(StateStore *st, const CatRelation *rel, SlError *err)
-{
-    KafkaScan *k = sl_calloc(1, sizeof(KafkaScan));
-    k->base.next = kscan_next;
-    k->base.close = kscan_close;
-    if (source_open(st, rel, "select", &k->src, err) < 0) {
-        sl_free(k);
-        return NULL;
-    }
-    /* The poller's first look: wait for it (30 s at most, and no longer
-     * than the statement may run: a cancel or statement_timeout ends the
-     * wait with 57014). */
-    for (int i = 0; i < 1500; i++) {
-        int rc = kafka_source_plan(k->src->kafka, NULL, true, &k->ranges, err);
-        if (rc == 0)
-            break;
-        if (rc == SOURCE_NOT_READY && ex_check_interrupt(err) < 0) {
-            kscan_close(&k->base);
-            return NULL;
-        }
-        if (rc != SOURCE_NOT_READY || i == 1499) {
-            if (rc == SOURCE_NOT_READY)
-                sl_error(err, ERRCODE_CONNECTION_FAILURE,
-                         "stream \"%s\": no answer from Kafka within 30 s", rel->name);
-            kscan_close(&k->base);
-            return NULL;
-        }
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    k->reader = source_reader_open(k->src, &k->ranges);
-    return &k->base;
-}
+/* Watermark partitions                                                    */
 
 int source_parts(const CatRelation *rel, SourceParts *out, SlError *err)
 {

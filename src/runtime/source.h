@@ -1,7 +1,10 @@
 /*
  * source.h -- one interface over the places a continuous query reads rows
- * from: internal streams (relstore.h), generated streams (datagen.h) and
- * Kafka topics (kafka.h).
+ * from: internal streams (relstore.h; source_stream.c), generated streams
+ * (datagen.h, nexmark.h; source_gen.c) and Kafka topics (kafka.h;
+ * source_kafka.c).  The stream's connector option picks the
+ * implementation, a table of functions (SourceOps, source_int.h), when the
+ * source opens; the calls below go through it.
  *
  *   source_open          a source for a stream relation, on behalf of a query
  *   source_plan          the next batch's ranges, one per partition
