@@ -57,9 +57,10 @@ typedef void (*rt_append_done_cb)(void *arg, int rc, const SlError *err);
 /* Runs the append on the engine's pool, a COPY into a table on the
  * statements' pool (rt_append_init). */
 void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
-/* Cancels a started COPY into a table while it waits for the table lock
- * (why: EX_CANCEL_USER, EX_CANCEL_SHUTDOWN); false for a stream append,
- * which is not interrupted.  On the loop, before done was called. */
+/* Cancels a started COPY into a table while it waits for the table lock,
+ * or for a worker (why: EX_CANCEL_USER, _TIMEOUT, _SHUTDOWN; done gets
+ * the error); false for a stream append, which is not interrupted.  On
+ * the loop, before done was called. */
 bool rt_append_interrupt(RtAppend *ap, int why);
 
 /* Gives the runtime the catalog and the state store that statements use

@@ -11,6 +11,7 @@
  *                      off the loop under the modify lock (copy.c)
  *   rt_append_start    run it on that pool, then call done on the loop
  *   rt_append_interrupt  cancel a COPY into a table waiting for its lock
+ *                      (or, still queued, for a worker: it never runs)
  *
  * In group commit mode a COPY into a stream (rt_copy_end_deferred) encodes
  * its rows on the loop as they arrive, but hands the durable write back to
@@ -27,6 +28,8 @@
  */
 #include "runtime_int.h"
 #include "sluice/relstore.h"
+
+#include <stdatomic.h>
 
 struct RtAppend {
     PoolWork           work;
@@ -115,7 +118,14 @@ bool rt_append_interrupt(RtAppend *ap, int why)
 {
     if (ap->copy == NULL)
         return false;
-    ap->interrupt = why;
+    atomic_store(&ap->interrupt, why);
+    if (pool_cancel(g_statements, &ap->work) == 0) {
+        /* still queued for a worker: it never runs, and ends as the
+         * lock's wait would have (after_cb, on a later loop turn) */
+        const _Atomic int *old = ex_interrupt_enter(&ap->interrupt);
+        ap->rc = ex_check_interrupt(&ap->err);
+        ex_interrupt_enter(old);
+    }
     return true;
 }
 

@@ -35,6 +35,10 @@
  * COPY FROM STDIN: CopyData goes to rt_copy_data_deferred; a full part of
  * a COPY into a stream is written by the engine's pool while the session
  * reads none of the client's input (WAIT_COPY), then the copy goes on.
+ * statement_timeout runs from the COPY's start to its answer, the wait for
+ * the client's data included; it and a CancelRequest end the COPY with
+ * 57014 in copy-in mode and while a table's write waits for the lock or a
+ * worker (copy_in_interrupt), never while a stream's last part is written.
  *
  * Execute with a row limit sends up to maxrows rows and ends with
  * PortalSuspended when it sent maxrows, CommandComplete when it sent fewer
@@ -741,28 +745,28 @@ void session_output_drained(Conn *c)
         job_unpark(c);
 }
 
+static bool copy_in_interrupt(Conn *c, int why);
+static bool wait_interrupt(Conn *c, int why);
+
+/* statement_timeout: the job of the statement running, or the COPY FROM
+ * STDIN in progress (armed by copy_in_start), ends with 57014. */
 static void on_statement_timeout(uv_timer_t *t)
 {
     Conn *c = t->data;
     if (c->job != NULL) {
         job_interrupt(c, EX_CANCEL_TIMEOUT);
         job_unpark(c);      /* it ends at once, with 57014 */
+        return;
     }
+    copy_in_interrupt(c, EX_CANCEL_TIMEOUT);
 }
-
-static void copy_in_cancel(Conn *c);
-static bool wait_interrupt(Conn *c, int why);
 
 bool session_cancel(Conn *c)
 {
     if (subscribe_cancel(c))
         return true;        /* it ended with 57014 */
-    if (wait_interrupt(c, EX_CANCEL_USER))
-        return true;        /* a COPY waiting for its table's lock: 57014 */
-    if (c->copy != NULL && c->phase == PHASE_READY) {
-        copy_in_cancel(c);
+    if (copy_in_interrupt(c, EX_CANCEL_USER))
         return true;
-    }
     if (c->job == NULL)
         return false;
     job_interrupt(c, EX_CANCEL_USER);
@@ -993,8 +997,8 @@ typedef struct SessionWait {
 } SessionWait;
 
 /* Cancels what c waits for, if it can be: a COPY into a table waiting for
- * the table lock ends with 57014 (57P01 at shutdown); a stream's append
- * is not interrupted. */
+ * the table lock (or for a statements' worker) ends with 57014 (57P01 at
+ * shutdown); a stream's append is not interrupted. */
 static bool wait_interrupt(Conn *c, int why)
 {
     return c->wait != NULL && rt_append_interrupt(c->wait->ap, why);
@@ -1003,6 +1007,7 @@ static bool wait_interrupt(Conn *c, int why)
 static void run_simple(Conn *c);
 static void extended_error(Conn *c, SlError *err, const char *sql);
 static void copy_in_failed(Conn *c, SlError *err, bool drop);
+static void copy_in_start(Conn *c, const Prepared *prep);
 static void wait_for(Conn *c, RtAppend *ap, WaitKind kind, const char *tag, Portal *p);
 
 static void wait_done_cb(void *arg, int rc, const SlError *err)
@@ -1014,6 +1019,8 @@ static void wait_done_cb(void *arg, int rc, const SlError *err)
         return;
     }
     c->wait = NULL;
+    if (w->kind != WAIT_COPY)
+        uv_timer_stop(&c->stmt_timer);  /* a COPY's last write: it ended */
     ConnScope scope;
     conn_scope_enter(c, &scope);
     SlError e = {0};
@@ -1113,7 +1120,7 @@ static void run_simple(Conn *c)
                 session_send_error(c, &err, sql, false);
                 break;
             }
-            send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, prep);
+            copy_in_start(c, prep);
             conn_mark_dirty(c);
             sq->next++;
             return;         /* CopyData, then CopyDone or CopyFail */
@@ -1205,6 +1212,7 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
             return;
         }
         if (rc == 0) {
+            uv_timer_stop(&c->stmt_timer);
             send_command_complete(c, tag);
             if (c->copy_extended)
                 c->copy_extended = false;   /* the client's Sync follows */
@@ -1240,6 +1248,7 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
  * and with drop the CopyData the client still sends is dropped. */
 static void copy_in_failed(Conn *c, SlError *err, bool drop)
 {
+    uv_timer_stop(&c->stmt_timer);
     c->copy_drop = drop;
     if (c->copy_extended) {
         /* Extended protocol: the error, then everything up to Sync. */
@@ -1252,16 +1261,49 @@ static void copy_in_failed(Conn *c, SlError *err, bool drop)
     simple_query_end(c);
 }
 
-/* A CancelRequest during copy-in: the COPY ends with 57014, nothing more
- * is written (into a stream, the parts written before stay), and the
- * CopyData the client still sends is dropped. */
-static void copy_in_cancel(Conn *c)
+/* Enters copy-in mode for prep, a COPY FROM STDIN begun (c->copy): the
+ * CopyInResponse, and statement_timeout counts from now, the time the
+ * client takes to send its data included, as in PostgreSQL. */
+static void copy_in_start(Conn *c, const Prepared *prep)
+{
+    send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, prep);
+    int ms = settings_timeout_ms(c->settings, TIMEOUT_STATEMENT);
+    if (ms > 0)
+        uv_timer_start(&c->stmt_timer, on_statement_timeout, (uint64_t)ms, 0);
+}
+
+/* A CancelRequest (why: EX_CANCEL_USER) or statement_timeout
+ * (EX_CANCEL_TIMEOUT) during copy-in, while the client sends its data or a
+ * part of it is being written: the COPY ends now with 57014, nothing more
+ * is written (into a stream, the parts written before stay, the one being
+ * written too), and the CopyData the client still sends is dropped. */
+static void copy_in_cancel(Conn *c, int why)
 {
     SlError err = {0};
-    sl_error(&err, ERRCODE_QUERY_CANCELED, "canceling statement due to user request");
+    _Atomic int flag;
+    atomic_init(&flag, why);
+    const _Atomic int *old = ex_interrupt_enter(&flag);
+    ex_check_interrupt(&err);           /* the message for why */
+    ex_interrupt_enter(old);
     rt_copy_abort_with(c->copy, &err);
     c->copy = NULL;
     copy_in_failed(c, &err, true);
+}
+
+/* Ends c's COPY FROM STDIN for why, if one is in progress: in copy-in mode
+ * (copy_in_cancel), or after CopyDone, a COPY into a table waiting for the
+ * modify lock (its wait ends with 57014, nothing written).  A COPY into a
+ * stream whose last part is being written is not interrupted: it ends as
+ * that write does.  Whether it ended one. */
+static bool copy_in_interrupt(Conn *c, int why)
+{
+    if (wait_interrupt(c, why))
+        return true;
+    if (c->copy != NULL && c->phase == PHASE_READY) {
+        copy_in_cancel(c, why);
+        return true;
+    }
+    return false;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1617,7 +1659,7 @@ static void execute_copy(Conn *c, Portal *p, RtCopyKind ck)
             return;
         }
         c->copy_extended = true;
-        send_copy_response(c, PGW_MSG_COPY_IN_RESPONSE, prep);
+        copy_in_start(c, prep);
         conn_mark_dirty(c);
         return;
     }
