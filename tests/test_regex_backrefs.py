@@ -48,7 +48,13 @@ def test_rows_under_the_bound_stop_at_statement_timeout(user):
 
 @pytest.mark.parametrize("pattern, sqlstate", [
     (r"(a)\2", "2201B"),            # no group 2, as PostgreSQL
-    (r"(a)\1*+", "2201B"),          # a quantifier on a quantifier, as PostgreSQL
+    (r"(a\1)", "2201B"),            # group 1 is not closed yet, as PostgreSQL
+    # PostgreSQL's matcher gives these its own meaning ('' ~ '(a)?(\1?)' is
+    # false there, 'a' ~ '^(a)(\1*){2}$' too): refused rather than answered
+    (r"(a)?\1?", "0A000"),
+    (r"(a)(\1*){2}", "0A000"),
+    (r"(a)((b)\3)+", "0A000"),
+    (r"(a)b*+\1", "2201B"),          # a quantifier on a quantifier, as PostgreSQL
     ("(a)\\1\\", "2201B"),         # a trailing backslash
     (r"(*ACCEPT)(a)\1", "2201B"),   # PCRE2's verbs are not ARE syntax
     (r"(a)\u0041\1", "0A000"),      # escapes this translation does not carry

@@ -20,8 +20,12 @@
  * statement_timeout.  to_pcre translates the ARE to PCRE2's syntax (a
  * backslash escapes inside [] too; \b \B \v \Z \m \M \y \Y \xhhh
  * spelled as PCRE2 spells them; a quantifier on a quantifier refused as
- * PostgreSQL does, where PCRE2 would read a possessive one; 0A000 for the
- * ARE syntax it does not carry over), compiled with PCRE2_UTF,
+ * PostgreSQL does, where PCRE2 would read a possessive one; a back
+ * reference to a group not yet closed refused as PostgreSQL does; 0A000
+ * for the ARE syntax it does not carry over, and for a quantifier on a
+ * back reference or on a group holding one: PostgreSQL's matcher gives
+ * those a meaning of its own, '' ~ '(a)?\1?' and 'a' ~ '^(a)(\1*){2}$'
+ * are false there), compiled with PCRE2_UTF,
  * PCRE2_DOTALL and PCRE2_DOLLAR_ENDONLY (a newline is an ordinary
  * character, as in PostgreSQL's default mode) and PCRE2_CASELESS for ~*.
  * Only the truth of a match is asked, so PCRE2's leftmost-first choice
@@ -240,18 +244,25 @@ static size_t put_escape(char *o, char e, const char *t)
 
 /* Writes the PCRE2 pattern that matches what the PostgreSQL ARE p matches
  * into *out (the arena's); 0, or -1 with the error on err: 2201B for what
- * PostgreSQL refuses too (a trailing \, a quantifier on a quantifier),
- * 0A000 for ARE syntax this translation does not carry over (a multi-digit
- * back reference, escapes such as \x or \u, (?...) groups other than (?:
- * and the lookarounds).  Inside [] a backslash escapes, as in AREs. */
+ * PostgreSQL refuses too (a trailing \, a quantifier on a quantifier, a
+ * back reference to a group not closed yet), 0A000 for ARE syntax this
+ * translation does not carry over (a multi-digit back reference, escapes
+ * such as \u, (?...) groups other than (?: and the lookarounds, a
+ * quantifier on a back reference or on a group holding one).  Inside [] a
+ * backslash escapes, as in AREs. */
 static int to_pcre(SlError *err, Arena *arena, const char *p, size_t n, char **out, size_t *outlen)
 {
     char *o = arena_alloc(arena, 10 * n + 1);
     size_t k = 0;
-    bool after_quantifier = false;
+    bool after_quantifier = false, last_br = false;
+    /* the open groups (their numbers, 0 for (?...); whether they hold a
+     * back reference) and which capturing groups have closed */
+    int *open_num = arena_alloc(arena, (n + 1) * sizeof(int)), depth = 0, ngroups = 0;
+    bool *open_br = arena_alloc(arena, n + 1), *closed = arena_alloc(arena, n + 2);
+    memset(closed, 0, n + 2);
     for (size_t i = 0; i < n; i++) {
         char c = p[i];
-        bool quantifier = false;
+        bool quantifier = false, atom_br = false;
         if (c == '\\') {
             if (i + 1 == n)
                 return sl_error(err, ERRCODE_INVALID_REGULAR_EXPRESSION,
@@ -262,6 +273,12 @@ static int to_pcre(SlError *err, Arena *arena, const char *p, size_t n, char **o
                     return refuse(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                                   "Back references are \\1 to \\9.",
                                   "back references past \\9 are not supported");
+                if (e - '0' > ngroups || !closed[e - '0'])
+                    return sl_error(err, ERRCODE_INVALID_REGULAR_EXPRESSION,
+                                    "invalid regular expression: invalid backreference number");
+                for (int d = 0; d < depth; d++)
+                    open_br[d] = true;
+                atom_br = true;
                 o[k++] = '\\';
                 o[k++] = e;
             } else if (e == 'x' && i + 1 < n && isxdigit((unsigned char)p[i + 1])) {
@@ -334,6 +351,17 @@ static int to_pcre(SlError *err, Arena *arena, const char *p, size_t n, char **o
             memcpy(o + k, groups[g], len);
             k += len;
             i += len - 1;
+            open_num[depth] = 0;
+            open_br[depth++] = false;
+        } else if (c == '(') {
+            o[k++] = c;
+            open_num[depth] = ++ngroups;
+            open_br[depth++] = false;
+        } else if (c == ')' && depth > 0) {
+            o[k++] = c;
+            depth--;
+            closed[open_num[depth]] = open_num[depth] > 0;
+            atom_br = open_br[depth];
         } else if (c == '*' || c == '+' || c == '?' || c == '{') {
             size_t j = i;
             if (c == '{') {
@@ -347,13 +375,20 @@ static int to_pcre(SlError *err, Arena *arena, const char *p, size_t n, char **o
                 if (j == i + 1 || j >= n || p[j] != '}') {
                     o[k++] = '\\';
                     o[k++] = '{';
-                    after_quantifier = false;
+                    after_quantifier = last_br = false;
                     continue;
                 }
             }
             if (after_quantifier)
                 return sl_error(err, ERRCODE_INVALID_REGULAR_EXPRESSION,
                                 "invalid regular expression: quantifier operand invalid");
+            if (last_br)
+                return refuse(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                              "PostgreSQL's matcher gives a repeated back reference, or a "
+                              "repeated group holding one, a meaning of its own; write the "
+                              "repetitions out.",
+                              "a quantifier on a back reference, or on a group holding one, "
+                              "is not supported");
             memcpy(o + k, p + i, j - i + 1);
             k += j - i + 1;
             i = j;
@@ -364,6 +399,7 @@ static int to_pcre(SlError *err, Arena *arena, const char *p, size_t n, char **o
             o[k++] = c;
         }
         after_quantifier = quantifier;
+        last_br = atom_br;
     }
     o[k] = '\0';
     *out = o;
