@@ -56,6 +56,8 @@ def test_rows_under_the_bound_stop_at_statement_timeout(user):
     (r"(a)((b)\3)+", "0A000"),
     (r"(a)b*+\1", "2201B"),          # a quantifier on a quantifier, as PostgreSQL
     ("(a)\\1\\", "2201B"),         # a trailing backslash
+    (r"(a)\m{2}\1", "2201B"),        # a quantifier on a constraint, as PostgreSQL
+    (r"(a)(?=a){1,2}\1", "2201B"),
     (r"(*ACCEPT)(a)\1", "2201B"),   # PCRE2's verbs are not ARE syntax
     (r"(a)\u0041\1", "0A000"),      # escapes this translation does not carry
     (r"(?i)(a)\1", "0A000"),

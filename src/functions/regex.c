@@ -244,8 +244,8 @@ static size_t put_escape(char *o, char e, const char *t)
 
 /* Writes the PCRE2 pattern that matches what the PostgreSQL ARE p matches
  * into *out (the arena's); 0, or -1 with the error on err: 2201B for what
- * PostgreSQL refuses too (a trailing \, a quantifier on a quantifier, a
- * back reference to a group not closed yet), 0A000 for ARE syntax this
+ * PostgreSQL refuses too (a trailing \, a quantifier on a quantifier or
+ * on a constraint, a back reference to a group not closed yet), 0A000 for ARE syntax this
  * translation does not carry over (a multi-digit back reference, escapes
  * such as \u, (?...) groups other than (?: and the lookarounds, a
  * quantifier on a back reference or on a group holding one).  Inside [] a
@@ -254,7 +254,7 @@ static int to_pcre(SlError *err, Arena *arena, const char *p, size_t n, char **o
 {
     char *o = arena_alloc(arena, 10 * n + 1);
     size_t k = 0;
-    bool after_quantifier = false, last_br = false;
+    bool after_quantifier = false, last_br = false, last_constraint = false;
     /* the open groups (their numbers, 0 for (?...); whether they hold a
      * back reference) and which capturing groups have closed */
     int *open_num = arena_alloc(arena, (n + 1) * sizeof(int)), depth = 0, ngroups = 0;
@@ -262,7 +262,7 @@ static int to_pcre(SlError *err, Arena *arena, const char *p, size_t n, char **o
     memset(closed, 0, n + 2);
     for (size_t i = 0; i < n; i++) {
         char c = p[i];
-        bool quantifier = false, atom_br = false;
+        bool quantifier = false, atom_br = false, constraint = c == '^' || c == '$';
         if (c == '\\') {
             if (i + 1 == n)
                 return sl_error(err, ERRCODE_INVALID_REGULAR_EXPRESSION,
@@ -289,6 +289,7 @@ static int to_pcre(SlError *err, Arena *arena, const char *p, size_t n, char **o
                 o[k++] = '}';
             } else {
                 const char *t = escape_pcre(e, false);
+                constraint = strchr("AZmMyY", e) != NULL;
                 if (t == NULL)
                     return refuse(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                                   "A pattern with back references has the escapes \\d "
@@ -351,7 +352,7 @@ static int to_pcre(SlError *err, Arena *arena, const char *p, size_t n, char **o
             memcpy(o + k, groups[g], len);
             k += len;
             i += len - 1;
-            open_num[depth] = 0;
+            open_num[depth] = g == 0 ? 0 : -1;        /* -1: a lookaround */
             open_br[depth++] = false;
         } else if (c == '(') {
             o[k++] = c;
@@ -360,8 +361,10 @@ static int to_pcre(SlError *err, Arena *arena, const char *p, size_t n, char **o
         } else if (c == ')' && depth > 0) {
             o[k++] = c;
             depth--;
-            closed[open_num[depth]] = open_num[depth] > 0;
+            if (open_num[depth] > 0)
+                closed[open_num[depth]] = true;
             atom_br = open_br[depth];
+            constraint = open_num[depth] < 0;
         } else if (c == '*' || c == '+' || c == '?' || c == '{') {
             size_t j = i;
             if (c == '{') {
@@ -375,11 +378,11 @@ static int to_pcre(SlError *err, Arena *arena, const char *p, size_t n, char **o
                 if (j == i + 1 || j >= n || p[j] != '}') {
                     o[k++] = '\\';
                     o[k++] = '{';
-                    after_quantifier = last_br = false;
+                    after_quantifier = last_br = last_constraint = false;
                     continue;
                 }
             }
-            if (after_quantifier)
+            if (after_quantifier || last_constraint)
                 return sl_error(err, ERRCODE_INVALID_REGULAR_EXPRESSION,
                                 "invalid regular expression: quantifier operand invalid");
             if (last_br)
@@ -400,6 +403,7 @@ static int to_pcre(SlError *err, Arena *arena, const char *p, size_t n, char **o
         }
         after_quantifier = quantifier;
         last_br = atom_br;
+        last_constraint = constraint;
     }
     o[k] = '\0';
     *out = o;
