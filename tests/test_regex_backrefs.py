@@ -69,3 +69,16 @@ def test_what_is_refused(user, pattern, sqlstate):
     with pytest.raises(psycopg.Error) as e:
         user.execute("SELECT 'aa' ~ %s", (pattern,))
     assert e.value.sqlstate == sqlstate, e.value
+
+
+def test_a_topic_pattern_with_back_references_is_refused(user):
+    """A Kafka stream's topic_pattern runs on glibc's regexec, in the
+    poller's thread, over every topic name the broker lists: a back
+    reference there could backtrack for hours, so it is refused at CREATE
+    (before, it was taken)."""
+    with pytest.raises(psycopg.errors.FeatureNotSupported) as e:
+        user.execute(r"CREATE STREAM k (v text) WITH (connector = 'kafka', "
+                     r"topic_pattern = '(a*)*(a*)*(a*)*(a*)*\1\2\3\4c', "
+                     r"bootstrap_servers = '127.0.0.1:1', format = 'raw')")
+    assert "back references" in str(e.value)
+    assert user.execute("SELECT 1").fetchone() == (1,)

@@ -5,6 +5,8 @@
  *   k_regex_match, k_regex_nomatch, k_regex_imatch, k_regex_inomatch
  *   ex_regex_too_complex   the bound below, for other users of regcomp
  *                          (a Kafka stream's topic_pattern)
+ *   ex_regex_has_backref   whether a pattern has back references (which
+ *                          topic_pattern refuses: it runs on regexec)
  *
  * A pattern without back references is a POSIX extended regular
  * expression, compiled with the C library's regcomp (PostgreSQL's advanced
@@ -175,7 +177,7 @@ bool ex_regex_too_complex(const char *pattern, size_t len)
  * expressions.  A bracket expression is read as regcomp reads it, which
  * never ends one before PostgreSQL would: whatever PostgreSQL reads as a
  * back reference is one here too. */
-static bool has_backref(const char *p, size_t n)
+bool ex_regex_has_backref(const char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (p[i] == '[')
@@ -438,7 +440,7 @@ static int compile(EvalCtx *cx, const SlStr *p, bool icase, Compiled *c)
     if (ex_regex_too_complex(p->ptr, p->len))
         return sl_error(cx->err, ERRCODE_INVALID_REGULAR_EXPRESSION,
                         "invalid regular expression: regular expression is too complex");
-    if (!has_backref(p->ptr, p->len)) {
+    if (!ex_regex_has_backref(p->ptr, p->len)) {
         char *pat = arena_strndup(cx->arena, p->ptr, p->len);
         int err = regcomp(&c->re, pat, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));
         if (err != 0) {
