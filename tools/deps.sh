@@ -22,7 +22,7 @@
 
 DEPS_DEBIAN_PACKAGES="build-essential pkg-config meson ninja-build lemon libuv1-dev
 librocksdb-dev libsqlite3-dev librdkafka-dev libssl-dev libjson-c-dev zlib1g-dev liblz4-dev
-libzstd-dev clang
+libzstd-dev libpcre2-dev clang
 postgresql-client kcat python3-venv openjdk-17-jre-headless maven chromium"
 
 DEPS_SQLLOGICTEST_VERSION=0.29.1

@@ -10,6 +10,7 @@
  *   ex_check_memory, ex_out_of_memory,
  *   ex_alloc_budget                     the memory budget (stmtctl.c)
  *   ex_regex_too_complex                the bound on regcomp (regex.c)
+ *   ex_regex_has_backref                what regexec cannot run boundedly (regex.c)
  *   ex_stream_stats_hook_set            sluice_stream_stat() (streamfuncs.c)
  */
 #ifndef SLUICE_FUNCTIONS_H
@@ -50,6 +51,9 @@ void *ex_alloc_budget(Arena *a, size_t n, SlError *err);
  * past what sluice lets it compile (regex.c; 2201B "regular expression is
  * too complex"): check before every regcomp of a user's pattern. */
 bool ex_regex_too_complex(const char *pattern, size_t len);
+/* Whether the pattern has a back reference (\1 to \9): regcomp takes one,
+ * and regexec may then backtrack exponentially, beyond any interrupt. */
+bool ex_regex_has_backref(const char *pattern, size_t len);
 
 /* The counters of one stream's ingestion (the runtime's ingest.c fills
  * them; sys.streams and sluice_stream_stat() show them). */

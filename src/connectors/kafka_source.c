@@ -206,6 +206,16 @@ static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
             return sl_error(err, ERRCODE_INVALID_REGULAR_EXPRESSION,
                             "invalid topic_pattern \"%s\": regular expression is too complex",
                             pattern);
+        if (ex_regex_has_backref(pattern, strlen(pattern))) {
+            /* glibc's regexec backtracks exponentially on them, in the
+             * poller's thread, beyond any interrupt */
+            sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                     "invalid topic_pattern \"%s\": back references are not supported",
+                     pattern);
+            sl_error_hint(err, "Name the topics with topics = 'a,b' or a pattern without "
+                               "\\1 to \\9.");
+            return -1;
+        }
         if (regcomp(&ks->re, anchored, REG_EXTENDED | REG_NOSUB) != 0)
             return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                             "invalid topic_pattern \"%s\"", pattern);
