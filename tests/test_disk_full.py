@@ -62,7 +62,8 @@ def tmpfs(tmp_path):
 @pytest.fixture
 def tmpfs_400m(tmp_path):
     """Room for a WAL record larger than the WAL's preallocated 72 MB and
-    the 64 MiB reserve together (test_open_scan_does_not_block_the_reopen)."""
+    the 64 MiB reserve together
+    (test_write_past_the_room_left_is_refused_before_rocksdb)."""
     yield from mount_tmpfs(tmp_path, "400m")
 
 
@@ -394,17 +395,48 @@ def test_log_write_refused_for_a_full_disk_retries(sluiced, tmpfs, tmp_path, poi
             assert c.execute("SELECT count(*), min(n), max(n) FROM q").fetchone() == (10, 30, 30)
 
 
-def test_open_scan_does_not_block_the_reopen(sluiced, tmpfs_400m):
-    """RocksDB itself meets the full disk (a WAL record larger than the
-    space left above the reserve), so the store must be closed and opened
-    again once space is freed -- while a suspended portal of a SELECT holds
-    a scan of it open in an idle transaction.  The reopen ends the scan:
-    writes go on at once, and the portal's next Execute fails with 53100
-    (run the statement again), not with rows of another store.  Before the
-    fix every write failed with 53100 ("the store is in use") until the
-    client closed its portal."""
+def test_write_past_the_room_left_is_refused_before_rocksdb(sluiced, tmpfs_400m):
+    """A write larger than the space left above the reserve is refused (53100,
+    nothing written) before RocksDB sees it: RocksDB's own out-of-space failure
+    leaves its WAL writer broken, and its automatic recovery from it (the
+    default SstFileManager's) fails an assertion of that writer and aborted
+    the server (seen in the full suite).  The server answers on, and the
+    write goes through once space is freed."""
     tmpfs = tmpfs_400m
     server = sluiced("--data-dir", str(tmpfs / "data"))
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute("CREATE TABLE t (id bigint PRIMARY KEY, v text)")
+        c.execute("INSERT INTO t SELECT g, md5(g::text) FROM generate_series(1, 5000) g")
+        # 65 MiB above the reserve: a 160 MB write does not fit
+        fill_leaving(tmpfs / "filler", (64 << 20) + (65 << 20))
+        for _ in range(3):
+            with pytest.raises(psycopg.Error) as e:
+                c.execute("INSERT INTO t SELECT g, repeat(md5(g::text), 256) "
+                          "FROM generate_series(10001, 30000) g")
+            assert e.value.sqlstate == "53100", e.value
+            assert "could not write" in str(e.value), e.value
+            time.sleep(2)
+        assert c.execute("SELECT count(*) FROM t").fetchone() == (5000,)
+        (tmpfs / "filler").unlink()
+        c.execute("INSERT INTO t SELECT g, repeat(md5(g::text), 256) "
+                  "FROM generate_series(10001, 30000) g")
+        assert c.execute("SELECT count(*) FROM t").fetchone() == (25000,)
+    assert "No space left on device" not in server.log_text()
+
+
+def test_open_scan_does_not_block_the_reopen(sluiced, tmp_path):
+    """RocksDB meets the full disk (a write fails with its out-of-space error,
+    here from the fault point state_write_no_space in front of rocksdb_write:
+    sluice refuses the writes it can tell will not fit before RocksDB sees
+    them), so the store must be closed and opened again before the next
+    write -- while a suspended portal of a SELECT holds a scan of it open in
+    an idle transaction.  The reopen ends the scan: writes go on at once, and
+    the portal's next Execute fails with 53100 (run the statement again),
+    not with rows of another store.  Before the fix every write failed with
+    53100 ("the store is in use") until the client closed its portal."""
+    # the second state write (the INSERT of 6000 below) fails as RocksDB's would
+    server = sluiced("--data-dir", str(tmp_path / "data"),
+                     env={"SLUICE_FAULT": "state_write_no_space:2:fail"})
     with psycopg.connect(server.dsn, autocommit=True) as c:
         c.execute(f"CREATE ROLE u LOGIN PASSWORD '{PASSWORD}'")
         c.execute("CREATE TABLE t (id bigint PRIMARY KEY, v text)")
@@ -420,15 +452,10 @@ def test_open_scan_does_not_block_the_reopen(sluiced, tmpfs_400m):
         msgs = raw.until_ready()
         assert b"".join(k for k, _ in msgs) == b"12" + b"D" * 10 + b"sZ", msgs
         first = [int(data_row(body)[0]) for k, body in msgs if k == b"D"]
-        # 65 MiB left above the WAL's preallocation: the reserve lets a write
-        # through, and RocksDB fails its WAL append for want of space
-        fill_leaving(tmpfs / "filler", 65 << 20)
         with pytest.raises(psycopg.Error) as e:
-            c.execute("INSERT INTO t SELECT g, repeat(md5(g::text), 256) "
-                      "FROM generate_series(10001, 30000) g")
+            c.execute("INSERT INTO t VALUES (6000, 'refused')")
         assert e.value.sqlstate == "53100", e.value
         assert "No space left on device" in str(e.value), e.value
-        (tmpfs / "filler").unlink()
         # the portal's scan is still open: the reopen ends it
         c.execute("INSERT INTO t VALUES (6001, 'after')")
         assert "state store reopened" in server.log_text()

@@ -224,6 +224,8 @@ static void done_db(StateStore *st)
 /* 0 when at least STATE_RESERVE_BYTES are free on the store's filesystem
  * (*avail: how many), else -1 with err (53100). */
 static int check_room(StateStore *st, unsigned long long *avail, SlError *err);
+static int check_room_for(StateStore *st, size_t bytes, unsigned long long *avail,
+                          SlError *err);
 
 int state_check_room(StateStore *st, SlError *err)
 {
@@ -233,16 +235,30 @@ int state_check_room(StateStore *st, SlError *err)
 
 static int check_room(StateStore *st, unsigned long long *avail, SlError *err)
 {
+    return check_room_for(st, 0, avail, err);
+}
+
+/* 0 when bytes more than STATE_RESERVE_BYTES are free (a write of that
+ * size fits above the reserve), else -1 with err (53100). */
+static int check_room_for(StateStore *st, size_t bytes, unsigned long long *avail,
+                          SlError *err)
+{
     struct statvfs vfs;
     *avail = ULLONG_MAX;    /* a filesystem statvfs cannot read is not refused */
     if (statvfs(st->dir, &vfs) == 0)
         *avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
-    if (*avail >= STATE_RESERVE_BYTES)
+    if (*avail >= STATE_RESERVE_BYTES && *avail - STATE_RESERVE_BYTES >= bytes)
         return 0;
-    sl_error(err, ERRCODE_DISK_FULL,
-             "state store: could not write: the disk is full (%llu bytes free; the last "
-             "%llu are kept for the store's own flushes and a restart)", *avail,
-             STATE_RESERVE_BYTES);
+    if (bytes > 0)
+        sl_error(err, ERRCODE_DISK_FULL,
+                 "state store: could not write %zu bytes: the disk is full (%llu bytes free; "
+                 "the last %llu are kept for the store's own flushes and a restart)", bytes,
+                 *avail, STATE_RESERVE_BYTES);
+    else
+        sl_error(err, ERRCODE_DISK_FULL,
+                 "state store: could not write: the disk is full (%llu bytes free; the last "
+                 "%llu are kept for the store's own flushes and a restart)", *avail,
+                 STATE_RESERVE_BYTES);
     sl_error_hint(err, "Free space on the filesystem of the data directory: writes resume "
                        "without a restart (docs/operations.md, \"Disk full\").");
     return -1;
@@ -413,9 +429,16 @@ int state_batch_try_commit(StateStore *st, StateBatch *b, bool sync, bool *refus
                            SlError *err)
 {
     unsigned long long avail;
-    /* Refusals before RocksDB is asked to write: nothing of b is written. */
+    /* Refusals before RocksDB is asked to write: nothing of b is written.
+     * A write must fit above the reserve: RocksDB's own out-of-space
+     * failure leaves its WAL writer broken until the store is reopened,
+     * and its automatic recovery from it (the default SstFileManager's)
+     * fails an assertion of that writer, so sluice keeps RocksDB from
+     * meeting a full disk wherever it can tell in advance. */
     *refused = true;
-    if (b->puts && check_room(st, &avail, err) < 0)
+    size_t bytes = 0;
+    rocksdb_writebatch_data(b->wb, &bytes);
+    if (b->puts && check_room_for(st, bytes, &avail, err) < 0)
         return -1;
     if (atomic_load(&st->no_space) && resume(st, err) < 0)
         return -1;
@@ -424,7 +447,11 @@ int state_batch_try_commit(StateStore *st, StateBatch *b, bool sync, bool *refus
         return -1;
     *refused = false;
     char *msg = NULL;
-    rocksdb_write(db, sync ? st->wopts_sync : st->wopts_nosync, b->wb, &msg);
+    if (SLUICE_FAULT_FAILS("state_write_no_space"))
+        msg = strdup("IO error: No space left on device: While appending to file: "
+                     "(fault point state_write_no_space)");
+    else
+        rocksdb_write(db, sync ? st->wopts_sync : st->wopts_nosync, b->wb, &msg);
     done_db(st);
     if (msg != NULL) {
         /* The store is reopened before the next write (resume). */
