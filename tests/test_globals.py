@@ -10,6 +10,8 @@ checked by tools/check_globals.py.
                                     until listed; const tables are not
     test_vanished_row_fails         a row naming a global no object has fails,
                                     unless its class says "(fault builds)"
+    test_static_local_names         gcc's `names.0` and clang's `fn.names` are
+                                    both the table's `names`
 
 Builds nothing of sluice and starts no server: it reads object files.
 """
@@ -124,3 +126,10 @@ def test_vanished_row_fails(tmp_path, fake_object):
     doc = doc_with(tmp_path, rows + [("src/util/fake.c", "hits", "stays (fault builds)")])
     rc, out = run_check(["--objects", str(fake_object), "--doc", str(doc)])
     assert rc == 0, out
+
+
+def test_static_local_names():
+    assert check_globals.symbol_name("names.0") == "names"
+    assert check_globals.symbol_name("fake_touch.calls") == "calls"
+    assert check_globals.symbol_name("fake_touch.calls.2") == "calls"
+    assert check_globals.symbol_name("g_cat") == "g_cat"

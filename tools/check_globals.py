@@ -16,16 +16,18 @@ __odr_asan*, __ubsan*, __sancov*, .L*) are skipped.
 Each object maps back to its source: meson names src/runtime/cq.c's object
 `runtime_cq.c.o`, which becomes `src/runtime/cq.c`; a generated file's object
 (`meson-generated_..`) becomes `build:<name>`. A static local `names` of a
-function shows as `names.0`; the suffix is dropped.
+function shows as `names.0` (gcc) or `function.names` (clang); the table names
+it `names`.
 
 The allowed list is the table of docs/architecture.md's section "Process-wide
 state": rows `| `file` | `symbol` | class | ... |`. The check fails, naming
 file and symbol, on a global the table does not list, and on a row that names
 a global the build no longer has (unless its class ends in "(fault builds)":
-only builds with -Dfault_injection=true have it). Exit 0 and no output when both agree.
+only builds with -Dfault_injection=true have it; or "(debug builds)": builds
+without NDEBUG, --buildtype=release drops it). Exit 0 and no output when both agree.
 
-Exports (for tests/test_globals.py): objects_globals(paths), read_allowed(doc),
-compare(found, allowed).
+Exports (for tests/test_globals.py): objects_globals(paths), symbol_name(sym),
+read_allowed(doc), compare(found, allowed).
 """
 
 import argparse
@@ -37,7 +39,8 @@ from pathlib import Path
 MUTABLE_SECTIONS = {".data", ".bss", ".data.rel", ".data.rel.local", ".tdata", ".tbss"}
 SKIP_PREFIXES = ("__asan", "__odr_asan", "___asan", "__ubsan", "__sancov", ".L")
 SECTION_TITLE = "## Process-wide state"
-OPTIONAL_CLASS = "(fault builds)"   # a row only -Dfault_injection=true builds need
+# A row only some builds need: -Dfault_injection=true, or without NDEBUG.
+OPTIONAL_CLASS = ("(fault builds)", "(debug builds)")
 
 # objdump -t: address, 7 flag characters, section, tab, size, name
 SYM_RE = re.compile(r"^([0-9a-f]+) (.{7}) (\S+)\t([0-9a-f]+) (.*)$")
@@ -58,6 +61,13 @@ def source_of(obj_name):
     if not sep:
         return "src/" + base
     return "src/%s/%s" % (folder, rest)
+
+
+def symbol_name(sym):
+    """The C name of an object symbol: gcc names a static local `names` of a
+    function `names.0`, clang names it `function.names`."""
+    sym = re.sub(r"\.\d+$", "", sym)
+    return sym.rsplit(".", 1)[-1]
 
 
 def objects_globals(paths):
@@ -82,8 +92,7 @@ def objects_globals(paths):
                 continue
             if not name or name.startswith(SKIP_PREFIXES):
                 continue
-            name = re.sub(r"\.\d+$", "", name)
-            found[(source_of(member), name)] = section
+            found[(source_of(member), symbol_name(name))] = section
     return found
 
 
