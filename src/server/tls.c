@@ -37,19 +37,23 @@ static void drain_wbio(Conn *c, StrBuf *out)
         strbuf_append(out, buf, (size_t)n);
 }
 
-static const char *ssl_error_string(void)
+/* The oldest error of this thread's OpenSSL queue, as text in buf (the
+ * caller's: handshake steps fail on several pool threads at once), which it
+ * returns; the queue is left empty. */
+static const char *ssl_error_string(char *buf, size_t size)
 {
-    static char buf[256];
     unsigned long e = ERR_get_error();
     if (e == 0)
-        return "unknown error";
-    ERR_error_string_n(e, buf, sizeof(buf));
+        snprintf(buf, size, "unknown error");
+    else
+        ERR_error_string_n(e, buf, size);
     ERR_clear_error();
     return buf;
 }
 
 int tls_init(Server *s, const ServerConfig *cfg, SlError *err)
 {
+    char eb[256];      /* an OpenSSL error's text */
     if (!cfg->ssl)
         return 0;
     if (cfg->ssl_cert_file == NULL || cfg->ssl_key_file == NULL)
@@ -57,7 +61,8 @@ int tls_init(Server *s, const ServerConfig *cfg, SlError *err)
                         "ssl = on needs ssl_cert_file and ssl_key_file");
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     if (ctx == NULL)
-        return sl_error(err, ERRCODE_INTERNAL_ERROR, "SSL_CTX_new: %s", ssl_error_string());
+        return sl_error(err, ERRCODE_INTERNAL_ERROR, "SSL_CTX_new: %s",
+                        ssl_error_string(eb, sizeof(eb)));
     s->ssl_ctx = ctx;
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
@@ -66,11 +71,11 @@ int tls_init(Server *s, const ServerConfig *cfg, SlError *err)
     if (SSL_CTX_use_certificate_chain_file(ctx, cfg->ssl_cert_file) != 1)
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                         "could not load server certificate file \"%s\": %s",
-                        cfg->ssl_cert_file, ssl_error_string());
+                        cfg->ssl_cert_file, ssl_error_string(eb, sizeof(eb)));
     if (SSL_CTX_use_PrivateKey_file(ctx, cfg->ssl_key_file, SSL_FILETYPE_PEM) != 1)
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                         "could not load private key file \"%s\": %s",
-                        cfg->ssl_key_file, ssl_error_string());
+                        cfg->ssl_key_file, ssl_error_string(eb, sizeof(eb)));
     if (SSL_CTX_check_private_key(ctx) != 1)
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                         "private key file \"%s\" does not match the certificate",
@@ -79,7 +84,7 @@ int tls_init(Server *s, const ServerConfig *cfg, SlError *err)
         if (SSL_CTX_load_verify_locations(ctx, cfg->ssl_ca_file, NULL) != 1)
             return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
                             "could not load root certificate file \"%s\": %s",
-                            cfg->ssl_ca_file, ssl_error_string());
+                            cfg->ssl_ca_file, ssl_error_string(eb, sizeof(eb)));
         STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(cfg->ssl_ca_file);
         if (names != NULL)
             SSL_CTX_set_client_CA_list(ctx, names);
@@ -123,7 +128,7 @@ static void step_work_cb(uv_work_t *req)
             t->rc = 0;
         } else {
             t->rc = -1;
-            snprintf(t->why, sizeof(t->why), "%s", ssl_error_string());
+            ssl_error_string(t->why, sizeof(t->why));
         }
     }
     /* OpenSSL's error queue is per thread: leave this one empty. */
@@ -190,6 +195,7 @@ void tls_conn_start(Conn *c)
 
 int tls_conn_read(Conn *c, const uint8_t *data, size_t n, StrBuf *out)
 {
+    char eb[256];      /* an OpenSSL error's text */
     if (n > 0 && BIO_write(SSL_get_rbio(c->ssl), data, (int)n) != (int)n)
         sl_panic("BIO_write to a memory BIO failed");
     if (!c->tls_up) {
@@ -200,7 +206,7 @@ int tls_conn_read(Conn *c, const uint8_t *data, size_t n, StrBuf *out)
             if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
                 return 0;
             sl_log(LOG_INFO, "TLS handshake failed", "peer=%s error=\"%s\"", c->peer,
-                   ssl_error_string());
+                   ssl_error_string(eb, sizeof(eb)));
             return -1;
         }
         c->tls_up = true;
@@ -225,20 +231,21 @@ int tls_conn_read(Conn *c, const uint8_t *data, size_t n, StrBuf *out)
         if (e == SSL_ERROR_ZERO_RETURN)
             return -1;      /* close_notify: the client is done */
         sl_log(LOG_INFO, "TLS read failed", "peer=%s error=\"%s\"", c->peer,
-               ssl_error_string());
+               ssl_error_string(eb, sizeof(eb)));
         return -1;
     }
 }
 
 int tls_conn_write(Conn *c, const void *data, size_t n, StrBuf *out)
 {
+    char eb[256];      /* an OpenSSL error's text */
     const char *p = data;
     while (n > 0) {
         int chunk = (int)SL_MIN(n, (size_t)1 << 30);
         int rc = SSL_write(c->ssl, p, chunk);
         if (rc <= 0) {
             sl_log(LOG_INFO, "TLS write failed", "peer=%s error=\"%s\"", c->peer,
-                   ssl_error_string());
+                   ssl_error_string(eb, sizeof(eb)));
             return -1;
         }
         p += rc;
