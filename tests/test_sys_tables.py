@@ -144,3 +144,20 @@ def test_source_lag_of_an_internal_stream(server):
         # a dropped query has no rows
         c.execute("DROP CONTINUOUS QUERY lag_q")
         assert c.execute(lag).fetchall() == []
+
+
+def test_system_relations_in_copy_and_folded_casts(server):
+    """A COPY (query) TO STDOUT reads system relations and calls catalog
+    functions with the statement's system catalog, as a SELECT does; a
+    regclass literal folded at analysis finds its relation through the
+    analyzer's."""
+    with connect(server) as c:
+        c.execute("CREATE TABLE t (a INT)")
+        with c.cursor().copy("COPY (SELECT s.setting, current_database(), "
+                             "'t'::regclass::text, 'sys.settings'::regclass::text, "
+                             "obj_description('sys.settings'::regclass, 'pg_class') "
+                             "FROM sys.settings s WHERE s.name = 'port') TO STDOUT") as cp:
+            data = b"".join(bytes(chunk) for chunk in cp).decode()
+        assert data == f"{server.port}\tsluice\tt\tsys.settings\tthe server's settings\n"
+        assert one(c, "SELECT 'pg_class'::regclass = 1259, to_regclass('t') IS NOT NULL") == \
+            (True, True)

@@ -18,7 +18,7 @@
  *
  *   ex_op_build, ex_op_next, ex_op_close      operators (op_*.c)
  *   ex_source_table, ex_source_stream,
- *   ex_source_batches, ex_set_system_scan     sources (op_scan.c)
+ *   ex_source_batches                         sources (op_scan.c)
  *   ex_batch_compact                          a batch without its selection
  *   ex_key_encode, ex_hash, ex_value_cmp      keys, hashing, ordering (keys.c)
  *   ex_agg_lookup, ex_agg_exists              the aggregate functions (agg.c)
@@ -68,6 +68,9 @@ struct ExSource {
 };
 
 typedef ExSource *(*ex_open_scan_fn)(ExCtx *cx, const Plan *scan);
+/* The source of a scan of a REL_SYSTEM relation: the rows the system
+ * catalog makes (vrel.h's vrel_open), with ExCtx.system_arg. */
+typedef ExSource *(*ex_system_scan_fn)(ExCtx *cx, const CatRelation *rel);
 
 struct ExCtx {
     Arena          *arena;      /* the statement's: operator state, materialized rows */
@@ -79,6 +82,11 @@ struct ExCtx {
     int             nsubplans;
     ex_open_scan_fn open_scan;  /* NULL: read whole tables and streams */
     void           *open_scan_arg;
+    /* Set by the caller for each statement: the scan of REL_SYSTEM
+     * relations and its context.  NULL: a system relation cannot be read
+     * (55000), as in a continuous query's batch. */
+    ex_system_scan_fn system_scan;
+    void             *system_arg;
     int64_t         now;        /* now() for the whole statement (ex_clock_now);
                                  * 0: each evaluation reads the clock once */
     const Vector   *outer;      /* a correlated subquery's run: the outer row */
@@ -99,10 +107,6 @@ int   ex_op_next(ExOp *op, ExBatch **out);
 void  ex_op_close(ExOp *op);
 
 ExSource *ex_source_table(StateStore *st, const CatRelation *rel);
-/* The source of every scan of a REL_SYSTEM relation (the runtime's
- * vrel_open, set once at start). */
-typedef ExSource *(*ex_system_scan_fn)(ExCtx *cx, const CatRelation *rel);
-void      ex_set_system_scan(ex_system_scan_fn fn);
 ExSource *ex_source_stream(StateStore *st, const CatRelation *rel, int64_t from, int64_t to);
 /* Hands out the given batches (borrowed; they must outlive the source). */
 ExSource *ex_source_batches(Arena *a, Batch *const *batches, int nbatches);

@@ -13,7 +13,7 @@
  * through an ExSource.  Everything a producer allocates lives in the
  * statement's arena.  Producers run on the loop's thread.
  *
- *   vrel_init, vrel_shutdown       the registry (syscat_init / syscat_shutdown)
+ *   vrel_shutdown                  free the registry (syscat_shutdown)
  *   vrel_register                  add relations (pgcatalog.c, systables.c)
  *   vrel_lookup                    a relation by schema and name
  *   vrel_by_oid, vrel_foreach      for pg_class and friends
@@ -49,7 +49,6 @@ typedef struct VrelDef {
 #define VREL_NS_INFO_SCHEMA 13000
 #define VREL_NS_SYS         14000
 
-void vrel_init(void);
 void vrel_shutdown(void);
 void vrel_register(const VrelDef *defs, int n);
 /* The relation schema.name (schema NULL: pg_catalog), or NULL. */
@@ -61,8 +60,8 @@ const char *vrel_comment(const CatRelation *rel);
 /* Every system relation, in registration order. */
 void vrel_foreach(void (*fn)(const CatRelation *rel, void *arg), void *arg);
 
-/* The ExSource of a scan of rel: its producer's rows (the scan hook the
- * executor calls for REL_SYSTEM relations). */
+/* The ExSource of a scan of rel: its producer's rows (the
+ * ExCtx.system_scan the runtime sets in each statement's context). */
 ExSource *vrel_open(ExCtx *cx, const CatRelation *rel);
 
 /* ------------------------------------------------------ producers' rows */

@@ -2,7 +2,6 @@
  * op_scan.c -- the leaves of a plan: scans through an ExSource, and VALUES.
  *
  *   ex_source_table, ex_source_stream, ex_source_batches   sources
- *   ex_set_system_scan      where REL_SYSTEM relations' rows come from
  *   op_build_scan, op_build_values                         operators
  *
  * A scan asks ExCtx.open_scan for its source (the streaming engine hands
@@ -10,7 +9,8 @@
  * stream); when it declines (NULL without an error), it reads the whole table
  * (tbl_scan, in key order) or the whole stream (stream_scan over
  * [0, end offset now)).  A system relation (pg_catalog, sys) always
- * reads the rows its producer makes (ex_set_system_scan).  With with_key,
+ * reads the rows its producer makes (ExCtx.system_scan, which the statement's
+ * maker sets; without it, 55000).  With with_key,
  * each row's storage key is added as a last BYTEA column, for UPDATE and
  * DELETE.
  */
@@ -152,19 +152,12 @@ static void scan_close(ExOp *op)
         s->src->close(s->src);
 }
 
-static ex_system_scan_fn system_scan;
-
-void ex_set_system_scan(ex_system_scan_fn fn)
-{
-    system_scan = fn;
-}
-
 ExOp *op_build_scan(ExCtx *cx, const Plan *p)
 {
     ExSource *src = NULL;
     const CatRelation *rel = p->u.scan.rel;
-    if (rel->kind == REL_SYSTEM && system_scan != NULL)
-        src = system_scan(cx, rel);
+    if (rel->kind == REL_SYSTEM && cx->system_scan != NULL)
+        src = cx->system_scan(cx, rel);
     else if (rel->kind == REL_SYSTEM)
         sl_error(cx->err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                  "system relations are not available: cannot read \"%s\"", rel->name);

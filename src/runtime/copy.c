@@ -797,6 +797,7 @@ int rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size
     strbuf_init(&co.line);
     strbuf_init(&co.val);
     ExCtx cx = {.arena = &work, .err = err, .st = rt_state()};
+    rt_ctx_hooks(&cx);
     Query sub;
     const char *const *names;
     if (c->query != NULL) {

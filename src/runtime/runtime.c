@@ -4,6 +4,7 @@
  *   rt_init, rt_shutdown   the catalog and state store statements use; the
  *                          system relations started with them (syscat_init,
  *                          with the SysHooks the runtime answers)
+ *   rt_ctx_hooks  a statement's ExCtx: the system relations' scan
  *   rt_parse      query string -> RawStmts (the sql module's parser)
  *   rt_prepare    RawStmt -> Prepared (analysis into a Query and its plan)
  *   rt_describe   result columns and parameter types
@@ -90,6 +91,12 @@ void rt_shutdown(void)
     g_cat = NULL;
     g_st = NULL;
     syscat_shutdown();
+}
+
+void rt_ctx_hooks(ExCtx *cx)
+{
+    cx->system_scan = vrel_open;
+    cx->system_arg = NULL;
 }
 
 Catalog *rt_catalog(void)
@@ -367,6 +374,7 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
     r->cx = (ExCtx){.arena = &r->work, .err = &r->err, .st = g_st, .params = r->params,
                     .nparams = r->nparams, .now = r->now,
                     .open_scan = rt_open_connector_scan};
+    rt_ctx_hooks(&r->cx);
     r->pinned = ARENA_ARRAY(&r->work, const CatRelation *, q->ndeps ? q->ndeps : 1);
     for (int i = 0; i < q->ndeps && g_cat != NULL; i++) {
         const CatRelation *rel = cat_lookup(g_cat, q->dep_names[i]);

@@ -3,6 +3,8 @@
  * ordinary (non-continuous) statements.  Not for use outside the module.
  *
  *   rt_catalog, rt_state          what rt_init() was given (NULL before)
+ *   rt_ctx_hooks                  what a statement's ExCtx asks of the
+ *                                 floors above: the system relations' scan
  *   rt_run_select                 a query's plan, rows to a sink (statement.c)
  *   rt_cursor_open, _open_held, _fetch, _close  the same a piece at a time
  *                                 (statement.c)
@@ -32,6 +34,9 @@
 
 Catalog    *rt_catalog(void);
 StateStore *rt_state(void);
+/* Sets in cx, a client statement's context, what its scans and functions
+ * ask of the floors above (runtime.c): the system relations' scan. */
+void        rt_ctx_hooks(ExCtx *cx);
 /* The analyzed statement of a prepared one. */
 const Query *rt_prepared_query(const Prepared *p);
 

@@ -29,7 +29,6 @@ void syscat_init(Catalog *cat, const SysHooks *hooks)
     g_loop_thread = pthread_self();
     g_cat = cat;
     g_hooks = hooks;
-    vrel_init();
     pgcat_register();
     sys_register();
 }

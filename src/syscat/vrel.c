@@ -1,10 +1,11 @@
 /*
  * vrel.c -- the registry of virtual relations and their scans (vrel.h).
  *
- *   vrel_init, vrel_shutdown      make / free the registry's CatRelations
+ *   vrel_shutdown                 free the registry's CatRelations
  *   vrel_register                 add VrelDefs (at init)
  *   vrel_lookup, vrel_by_oid, vrel_foreach, vrel_namespace, vrel_comment
  *   vrel_open                     a scan: run the producer, hand out batches
+ *                                 (the ExCtx.system_scan the runtime sets)
  *   vrel_row, vrel_put_*          the row builder producers fill
  *
  * Each VrelDef becomes one CatRelation of kind REL_SYSTEM (its columns
@@ -29,7 +30,6 @@ typedef struct Vrel {
 
 static Vrel *g_vrels;
 static int   g_nvrels, g_capvrels;
-static bool  g_scan_hooked;
 
 /* The sluice type a pg_type name in a column list stands for. */
 static SlType column_type(const char *name)
@@ -88,19 +88,6 @@ static CatRelation *make_rel(const VrelDef *d)
     r->sql = "";
     r->options = "{}";
     return r;
-}
-
-static ExSource *system_scan(ExCtx *cx, const CatRelation *rel)
-{
-    return vrel_open(cx, rel);
-}
-
-void vrel_init(void)
-{
-    if (!g_scan_hooked) {
-        ex_set_system_scan(system_scan);
-        g_scan_hooked = true;
-    }
 }
 
 void vrel_shutdown(void)
