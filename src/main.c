@@ -754,6 +754,9 @@ int main(int argc, char **argv)
         sl_log(LOG_ERROR, "cannot open state store", "error=\"%s\"", err.message);
         goto out;
     }
+    /* Statements reach the stores through the runtime, and the system
+     * catalog it makes takes the server's sessions (server_init). */
+    rt_init(cat, state);
 
     ServerConfig cfg = {
         .listen = o.listen,
@@ -781,11 +784,9 @@ int main(int argc, char **argv)
                log_quote(err.message), log_quote(err.hint ? err.hint : ""));
         goto out;
     }
-    /* Statements reach the stores through the runtime; continuous queries
-     * resume after their last committed batch. */
+    /* Continuous queries resume after their last committed batch. */
     stream_commit_mode_set(o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
                            o.group_commit_window);
-    rt_init(cat, state);
     if (rt_host_init(o.files_root, o.data_dir, o.kafka_allowed_hosts, &err) < 0) {
         sl_log(LOG_ERROR, "cannot set up host access", "error=\"%s\"", log_quote(err.message));
         server_close(app.server, on_server_closed);

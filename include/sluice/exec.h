@@ -69,7 +69,7 @@ struct ExSource {
 
 typedef ExSource *(*ex_open_scan_fn)(ExCtx *cx, const Plan *scan);
 /* The source of a scan of a REL_SYSTEM relation: the rows the system
- * catalog makes (vrel.h's vrel_open), with ExCtx.system_arg. */
+ * catalog makes (syscat.h's syscat_scan), with ExCtx.system_arg. */
 typedef ExSource *(*ex_system_scan_fn)(ExCtx *cx, const CatRelation *rel);
 
 struct ExCtx {
@@ -83,8 +83,10 @@ struct ExCtx {
     ex_open_scan_fn open_scan;  /* NULL: read whole tables and streams */
     void           *open_scan_arg;
     /* Set by the caller for each statement: the scan of REL_SYSTEM
-     * relations and its context.  NULL: a system relation cannot be read
-     * (55000), as in a continuous query's batch. */
+     * relations and its context (the runtime's system catalog, syscat.h's
+     * Syscat, which each EvalCtx.system_arg carries to the catalog
+     * functions).  NULL: a system relation cannot be read (55000), as in a
+     * continuous query's batch. */
     ex_system_scan_fn system_scan;
     void             *system_arg;
     int64_t         now;        /* now() for the whole statement (ex_clock_now);

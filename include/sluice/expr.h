@@ -43,6 +43,9 @@ typedef struct EvalCtx {
     int           nouter;
     void         *exec;     /* the ExCtx (exec.h) running the expression, for
                              * correlated subqueries; NULL: none */
+    void         *system_arg; /* the system catalog of the statement (syscat.h's
+                               * Syscat, ExCtx.system_arg) its catalog functions
+                               * read; NULL: none (they find no relation) */
 } EvalCtx;
 
 typedef int (*ExprFn)(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
@@ -206,8 +209,12 @@ typedef struct SqlCatalog {
     void *ctx;
     /* the relations of pg_catalog, information_schema and sys (may be
      * NULL): a REL_SYSTEM relation or NULL */
-    const struct CatRelation *(*lookup_system)(void *ctx, const char *schema,
+    const struct CatRelation *(*lookup_system)(void *system_ctx, const char *schema,
                                                const char *name);
+    /* lookup_system's argument: the system catalog (syscat.h's Syscat),
+     * also what a catalog function folded at analysis reads (a regclass
+     * literal: EvalCtx.system_arg) */
+    void *system_ctx;
 } SqlCatalog;
 
 /* Analyzes one parsed statement (analyze.c).  param_types gives the known

@@ -64,12 +64,24 @@ void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
 bool rt_append_interrupt(RtAppend *ap, int why);
 
 /* Gives the runtime the catalog and the state store that statements use
- * (main: after cat_open and state_open succeed; rt_shutdown before
- * state_close and cat_close), and starts the system relations with them
- * (syscat_init, syscat.h).  Without it, statements that touch a relation
- * fail with 55000. */
+ * (main: after cat_open and state_open succeed, before server_init, which
+ * registers its sessions; rt_shutdown before state_close and cat_close),
+ * and makes the system catalog over them (syscat_create, syscat.h).
+ * Without it, statements that touch a relation fail with 55000. */
 int  rt_init(Catalog *cat, StateStore *st);
 void rt_shutdown(void);
+
+/* The session whose statements are prepared and run now (the server sets
+ * it before it hands over a message; NULL: none; borrowed until the next
+ * call), the lister of sessions sys.connections calls (the server's), and
+ * a server setting for sys.settings and pg_settings (main, at start):
+ * given to the system catalog rt_init made (syscat.h's syscat_session_*,
+ * syscat_setting_set); before rt_init and after rt_shutdown they are
+ * dropped, and rt_session_current is NULL. */
+void rt_session_set(const RtSession *s);
+const RtSession *rt_session_current(void);
+void rt_session_lister(rt_session_list_fn list, void *arg);
+void rt_setting_set(const char *name, const char *value, const char *description);
 
 /* What roles may reach on the server host (hostaccess.c): files_root (NULL
  * or "": none) is the directory below which non-superusers may use files

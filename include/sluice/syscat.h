@@ -1,23 +1,30 @@
 /*
  * syscat.h -- the system relations' floor (src/syscat/) as the floors
- * above it see it: what the runtime gives it at start, the sessions the
- * server shows it, the settings main records in it.  The relations
- * themselves are in vrel.h.
+ * above it see it: one Syscat per server, what the runtime gives it at
+ * start, the sessions the server shows it, the settings main records in
+ * it.  The relations themselves are in vrel.h.
  *
- *   syscat_init, syscat_shutdown   register pg_catalog, information_schema
- *                                  and sys.* and their functions (rt_init),
- *                                  free them and the settings (rt_shutdown)
+ *   syscat_create, syscat_destroy  a Syscat over a catalog: pg_catalog,
+ *                                  information_schema and sys.* and their
+ *                                  functions registered (rt_init); freed
+ *                                  with its settings (rt_shutdown)
  *   SysHooks                       what the system relations ask of the
  *                                  floors above, registered by the runtime
- *   rt_session_set, rt_session_current, rt_session_lister,
- *   rt_session_foreach             the client sessions (the server sets and
- *                                  lists them) for the catalog functions and
- *                                  sys.connections
- *   rt_setting_set                 a server setting for sys.settings and
- *                                  pg_settings (main, at start)
+ *                                  with its arg
+ *   syscat_session_set, syscat_session_current, syscat_session_lister
+ *                                  the client sessions (the server sets and
+ *                                  lists them through runtime.h's
+ *                                  rt_session_*) for the catalog functions
+ *                                  and sys.connections
+ *   syscat_setting_set             a server setting for sys.settings and
+ *                                  pg_settings (main, at start, through
+ *                                  rt_setting_set)
  *
- * The session and setting routines keep the rt_ names of runtime.h, which
- * includes this header: the server and main call them as before.
+ * A Syscat holds everything the floor keeps (docs/architecture.md,
+ * "Process-wide state"): the catalog and hooks, the registry of virtual
+ * relations, the settings and the sessions.  Its scans and catalog
+ * functions reach it through the statement's context (ExCtx.system_arg,
+ * EvalCtx.system_arg), so two in one process do not see each other.
  */
 #ifndef SLUICE_SYSCAT_H
 #define SLUICE_SYSCAT_H
@@ -26,21 +33,26 @@
 
 struct CqRuntime;
 
+typedef struct Syscat Syscat;
+
 /* What sys.* reads from above its floor: the runtime installs its answers
- * (syscat_init), so that this floor never calls the runtime. */
+ * (syscat_create), so that this floor never calls the runtime.  Each gets
+ * the arg given with the hooks. */
 typedef struct SysHooks {
     /* SELECT on rel for the current role: 0, or -1 with err set (42501).
      * sys.queries shows a query's last error only to a role that has it. */
-    int               (*check_select)(const CatRelation *rel, SlError *err);
+    int               (*check_select)(void *arg, const CatRelation *rel, SlError *err);
     /* The running continuous queries (cq.h), or NULL before they start. */
-    struct CqRuntime *(*cq_runtime)(void);
+    struct CqRuntime *(*cq_runtime)(void *arg);
 } SysHooks;
 
-/* Registers the system relations and the catalog functions over cat, with
- * the runtime's hooks (borrowed for the server's life); syscat_shutdown
- * frees the registry and the settings.  Both on the loop's thread. */
-void syscat_init(Catalog *cat, const SysHooks *hooks);
-void syscat_shutdown(void);
+/* A Syscat over cat (NULL: no user relations), with the runtime's hooks
+ * and their arg (both borrowed for the Syscat's life): registers the
+ * system relations and the catalog functions.  The calling thread is the
+ * loop's (the sessions are its).  syscat_destroy frees the registry and
+ * the settings; NULL is ignored. */
+Syscat *syscat_create(Catalog *cat, const SysHooks *hooks, void *arg);
+void    syscat_destroy(Syscat *sc);
 
 /* A client session as the catalog functions (current_user,
  * current_database) and sys.connections see it.  Strings are borrowed. */
@@ -57,17 +69,19 @@ typedef struct RtSession {
 
 /* The session whose statements are prepared and run now (the server sets
  * it before it hands over a message; NULL: none).  Borrowed until the next
- * call. */
-void rt_session_set(const RtSession *s);
-const RtSession *rt_session_current(void);
+ * call.  Work on another thread than the loop's (a continuous query's
+ * batch) sees NULL. */
+void syscat_session_set(Syscat *sc, const RtSession *s);
+const RtSession *syscat_session_current(const Syscat *sc);
 /* How sys.connections lists the sessions: list calls emit once per
- * session (the server's registry). */
+ * session (the server's registry); NULL: none. */
 typedef void (*rt_session_emit_fn)(const RtSession *s, void *emit_arg);
-void rt_session_lister(void (*list)(void *arg, rt_session_emit_fn emit, void *emit_arg),
-                       void *arg);
-void rt_session_foreach(rt_session_emit_fn emit, void *emit_arg);
+typedef void (*rt_session_list_fn)(void *arg, rt_session_emit_fn emit, void *emit_arg);
+void syscat_session_lister(Syscat *sc, rt_session_list_fn list, void *arg);
 
-/* A server setting for sys.settings and pg_settings (main, at start). */
-void rt_setting_set(const char *name, const char *value, const char *description);
+/* A server setting for sys.settings and pg_settings (main, at start): set,
+ * or replaced when name is already there. */
+void syscat_setting_set(Syscat *sc, const char *name, const char *value,
+                        const char *description);
 
 #endif /* SLUICE_SYSCAT_H */

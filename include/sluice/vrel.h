@@ -11,13 +11,16 @@
  * unqualified names, first, as PostgreSQL's search path does); a scan calls
  * the producer, which appends rows to a VrelRows, and hands the batches out
  * through an ExSource.  Everything a producer allocates lives in the
- * statement's arena.  Producers run on the loop's thread.
+ * statement's arena.  Producers run on the loop's thread.  The registry
+ * is the Syscat's (syscat.h): each call names the Syscat it asks, and a
+ * scan finds it in the statement's context (ExCtx.system_arg).
  *
- *   vrel_shutdown                  free the registry (syscat_shutdown)
+ *   vrel_shutdown                  free the registry (syscat_destroy)
  *   vrel_register                  add relations (pgcatalog.c, systables.c)
  *   vrel_lookup                    a relation by schema and name
  *   vrel_by_oid, vrel_foreach      for pg_class and friends
- *   vrel_schema_of                 the schema of a system relation
+ *   vrel_namespace, vrel_comment   the schema and comment of one
+ *   vrel_open                      a scan (ExCtx.system_scan)
  *   vrel_row, vrel_put_*           a producer's rows
  *
  * Adding a system table is one VrelDef and one producer function.
@@ -27,6 +30,7 @@
 
 #include "sluice/catalog.h"
 #include "sluice/exec.h"
+#include "sluice/syscat.h"
 
 typedef struct VrelRows VrelRows;
 
@@ -49,19 +53,21 @@ typedef struct VrelDef {
 #define VREL_NS_INFO_SCHEMA 13000
 #define VREL_NS_SYS         14000
 
-void vrel_shutdown(void);
-void vrel_register(const VrelDef *defs, int n);
-/* The relation schema.name (schema NULL: pg_catalog), or NULL. */
-const CatRelation *vrel_lookup(const char *schema, const char *name);
-const CatRelation *vrel_by_oid(uint32_t oid);
+void vrel_shutdown(Syscat *sc);
+void vrel_register(Syscat *sc, const VrelDef *defs, int n);
+/* The relation schema.name (schema NULL: pg_catalog), or NULL (also
+ * without a Syscat). */
+const CatRelation *vrel_lookup(const Syscat *sc, const char *schema, const char *name);
+const CatRelation *vrel_by_oid(const Syscat *sc, uint32_t oid);
 /* The schema oid of a system relation (VREL_NS_*). */
-uint32_t vrel_namespace(const CatRelation *rel);
-const char *vrel_comment(const CatRelation *rel);
+uint32_t vrel_namespace(const Syscat *sc, const CatRelation *rel);
+const char *vrel_comment(const Syscat *sc, const CatRelation *rel);
 /* Every system relation, in registration order. */
-void vrel_foreach(void (*fn)(const CatRelation *rel, void *arg), void *arg);
+void vrel_foreach(const Syscat *sc, void (*fn)(const CatRelation *rel, void *arg), void *arg);
 
 /* The ExSource of a scan of rel: its producer's rows (the
- * ExCtx.system_scan the runtime sets in each statement's context). */
+ * ExCtx.system_scan the runtime sets in each statement's context, with
+ * the Syscat as ExCtx.system_arg; without one, 55000). */
 ExSource *vrel_open(ExCtx *cx, const CatRelation *rel);
 
 /* ------------------------------------------------------ producers' rows */
@@ -82,5 +88,7 @@ void     vrel_put_pg_us(VrelRows *r, int64_t pg_us);
 Arena   *vrel_rows_arena(VrelRows *r);
 SlError *vrel_rows_err(VrelRows *r);
 StateStore *vrel_rows_state(VrelRows *r);
+/* The Syscat whose relation is being produced. */
+Syscat  *vrel_rows_syscat(VrelRows *r);
 
 #endif /* SLUICE_VREL_H */

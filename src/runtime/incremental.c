@@ -603,7 +603,7 @@ static int plan_build(const CatRelation *query, Catalog *cat, StateStore *st, bo
     const CreateCqStmt *cs = (const CreateCqStmt *)raw->stmt;
     RawStmt sel = *raw;
     sel.stmt = (Node *)cs->query;
-    SqlCatalog sc = {lookup_cb, cat, NULL};
+    SqlCatalog sc = {lookup_cb, cat, NULL, NULL};
     if (sql_analyze_with(&p->arena, &sc, query->sql, &sel, NULL, 0, &q, err) < 0)
         goto fail;
     if (q->ninit > 0 || q->ncorrelated > 0) {

@@ -2,9 +2,13 @@
  * runtime.c -- what the server hands statements to (see runtime.h).
  *
  *   rt_init, rt_shutdown   the catalog and state store statements use; the
- *                          system relations started with them (syscat_init,
+ *                          system catalog made with them (syscat_create,
  *                          with the SysHooks the runtime answers)
- *   rt_ctx_hooks  a statement's ExCtx: the system relations' scan
+ *   rt_ctx_hooks  a statement's ExCtx: the system relations' scan and the
+ *                 system catalog its catalog functions read
+ *   rt_session_set, rt_session_current, rt_session_lister, rt_setting_set
+ *                 the server's sessions and main's settings, handed to the
+ *                 system catalog
  *   rt_parse      query string -> RawStmts (the sql module's parser)
  *   rt_prepare    RawStmt -> Prepared (analysis into a Query and its plan)
  *   rt_describe   result columns and parameter types
@@ -73,15 +77,31 @@ struct Prepared {
 
 static Catalog    *g_cat;
 static StateStore *g_st;
+/* The system catalog (syscat.h) over g_cat, from rt_init to rt_shutdown:
+ * until the Runtime context holds it (docs/architecture.md, "Process-wide
+ * state"), this file's one pointer to it. */
+static Syscat     *g_syscat;
 
 /* What the system relations ask of the runtime (syscat.h). */
-static const SysHooks sys_hooks = {rt_check_select, rt_cq_runtime};
+static int sys_check_select(void *arg, const CatRelation *rel, SlError *err)
+{
+    SL_UNUSED(arg);
+    return rt_check_select(rel, err);
+}
+
+static struct CqRuntime *sys_cq_runtime(void *arg)
+{
+    SL_UNUSED(arg);
+    return rt_cq_runtime();
+}
+
+static const SysHooks sys_hooks = {sys_check_select, sys_cq_runtime};
 
 int rt_init(Catalog *cat, StateStore *st)
 {
     g_cat = cat;
     g_st = st;
-    syscat_init(cat, &sys_hooks);
+    g_syscat = syscat_create(cat, &sys_hooks, NULL);
     rt_roles_init();
     return 0;
 }
@@ -90,13 +110,39 @@ void rt_shutdown(void)
 {
     g_cat = NULL;
     g_st = NULL;
-    syscat_shutdown();
+    syscat_destroy(g_syscat);
+    g_syscat = NULL;
 }
 
 void rt_ctx_hooks(ExCtx *cx)
 {
     cx->system_scan = vrel_open;
-    cx->system_arg = NULL;
+    cx->system_arg = g_syscat;
+}
+
+/* The sessions and settings the server and main give the system catalog
+ * (before rt_init and after rt_shutdown there is none: ignored). */
+void rt_session_set(const RtSession *s)
+{
+    if (g_syscat != NULL)
+        syscat_session_set(g_syscat, s);
+}
+
+const RtSession *rt_session_current(void)
+{
+    return syscat_session_current(g_syscat);
+}
+
+void rt_session_lister(rt_session_list_fn list, void *arg)
+{
+    if (g_syscat != NULL)
+        syscat_session_lister(g_syscat, list, arg);
+}
+
+void rt_setting_set(const char *name, const char *value, const char *description)
+{
+    if (g_syscat != NULL)
+        syscat_setting_set(g_syscat, name, value, description);
 }
 
 Catalog *rt_catalog(void)
@@ -119,10 +165,10 @@ static const CatRelation *lookup_cb(void *ctx, const char *name)
     return cat_lookup(ctx, name);
 }
 
-static const CatRelation *lookup_system_cb(void *ctx, const char *schema, const char *name)
+static const CatRelation *lookup_system_cb(void *system_ctx, const char *schema,
+                                           const char *name)
 {
-    SL_UNUSED(ctx);
-    return vrel_lookup(schema, name);
+    return vrel_lookup(system_ctx, schema, name);
 }
 
 int rt_parse(Arena *a, const char *sql, size_t len, List **stmts, SlError *err)
@@ -135,7 +181,8 @@ int rt_parse(Arena *a, const char *sql, size_t len, List **stmts, SlError *err)
 static int analyze(Arena *a, const char *sql, const RawStmt *raw, const SlType *param_types,
                    int nparam_types, Query **q, SlError *err)
 {
-    SqlCatalog cat = {g_cat ? lookup_cb : NULL, g_cat, g_cat ? lookup_system_cb : NULL};
+    SqlCatalog cat = {g_cat ? lookup_cb : NULL, g_cat, g_cat ? lookup_system_cb : NULL,
+                      g_syscat};
     return sql_analyze_with(a, &cat, sql, raw, param_types, nparam_types, q, err);
 }
 

@@ -4,7 +4,8 @@
  *
  *   rt_catalog, rt_state          what rt_init() was given (NULL before)
  *   rt_ctx_hooks                  what a statement's ExCtx asks of the
- *                                 floors above: the system relations' scan
+ *                                 floors above: the system relations' scan,
+ *                                 the system catalog
  *   rt_run_select                 a query's plan, rows to a sink (statement.c)
  *   rt_cursor_open, _open_held, _fetch, _close  the same a piece at a time
  *                                 (statement.c)
@@ -35,7 +36,8 @@
 Catalog    *rt_catalog(void);
 StateStore *rt_state(void);
 /* Sets in cx, a client statement's context, what its scans and functions
- * ask of the floors above (runtime.c): the system relations' scan. */
+ * ask of the floors above (runtime.c): the system relations' scan and the
+ * Syscat it and the catalog functions read (NULL before rt_init). */
 void        rt_ctx_hooks(ExCtx *cx);
 /* The analyzed statement of a prepared one. */
 const Query *rt_prepared_query(const Prepared *p);

@@ -83,7 +83,8 @@ static Expr *const_str(Analyze *an, SlType type, const char *s, int len, int loc
 /* Evaluates a constant expression now (one row, no input) into a CONST. */
 Expr *an_fold(Analyze *an, Expr *e)
 {
-    EvalCtx cx = {.arena = an->a, .err = an->err};
+    EvalCtx cx = {.arena = an->a, .err = an->err,
+                  .system_arg = an->cat != NULL ? an->cat->system_ctx : NULL};
     Expr *c = an_mk(an, EXPR_CONST, e->type, e->location, 0, NULL);
     if (ex_eval(&cx, e, NULL, 1, &c->value) < 0)
         return NULL;

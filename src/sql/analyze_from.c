@@ -75,7 +75,7 @@ const CatRelation *an_lookup_relation(Analyze *an, const char *schema, const cha
             return NULL;
         }
         const CatRelation *rel =
-            has_system ? an->cat->lookup_system(an->cat->ctx, schema, name) : NULL;
+            has_system ? an->cat->lookup_system(an->cat->system_ctx, schema, name) : NULL;
         if (rel != NULL)
             an->on_loop = true;     /* its rows are made from the loop's state */
         if (rel == NULL && !missing_ok)
@@ -85,7 +85,7 @@ const CatRelation *an_lookup_relation(Analyze *an, const char *schema, const cha
     }
     /* pg_catalog comes first on the search path, as in PostgreSQL */
     if (schema == NULL && has_system) {
-        const CatRelation *rel = an->cat->lookup_system(an->cat->ctx, "pg_catalog", name);
+        const CatRelation *rel = an->cat->lookup_system(an->cat->system_ctx, "pg_catalog", name);
         if (rel != NULL) {
             an->on_loop = true;
             return rel;

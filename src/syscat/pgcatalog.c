@@ -53,11 +53,11 @@ static void role_walk_cb(const CatRole *cr, void *arg)
 /* The roles of the catalog (roles.c: the bootstrap superuser "sluice" is
  * oid 10, as PostgreSQL's; a user of the configuration file gets its role
  * at its first login), for pg_roles, pg_user and pg_get_userbyid. */
-void pgcat_roles_foreach(void (*fn)(const PgRole *r, void *arg), void *arg)
+void pgcat_roles_foreach(const Syscat *sc, void (*fn)(const PgRole *r, void *arg), void *arg)
 {
     RoleWalk w = {fn, arg};
-    if (syscat_catalog() != NULL)
-        cat_role_foreach(syscat_catalog(), role_walk_cb, &w);
+    if (sc != NULL && sc->cat != NULL)
+        cat_role_foreach(sc->cat, role_walk_cb, &w);
 }
 
 typedef struct RoleFind {
@@ -76,22 +76,22 @@ static void role_find_cb(const PgRole *r, void *arg)
     }
 }
 
-const char *pgcat_role_name(int64_t oid)
+const char *pgcat_role_name(const Syscat *sc, int64_t oid)
 {
     RoleFind f = {oid, NULL, {0}, false};
-    pgcat_roles_foreach(role_find_cb, &f);
+    pgcat_roles_foreach(sc, role_find_cb, &f);
     return f.ok ? f.found.name : NULL;
 }
 
 /* ------------------------------------------------------------ helpers */
 
-const char *pgcat_database_name(void)
+const char *pgcat_database_name(const Syscat *sc)
 {
-    const RtSession *s = rt_session_current();
+    const RtSession *s = syscat_session_current(sc);
     return s && s->database ? s->database : "sluice";
 }
 
-static char relkind_of(const CatRelation *rel)
+static char relkind_of(const Syscat *sc, const CatRelation *rel)
 {
     switch (rel->kind) {
     case REL_TABLE:  return 'r';
@@ -99,7 +99,7 @@ static char relkind_of(const CatRelation *rel)
     case REL_QUERY:  return 'm';
     case REL_SINK:   return 'f';
     case REL_SYSTEM:
-        if (vrel_namespace(rel) != VREL_NS_PG_CATALOG)
+        if (vrel_namespace(sc, rel) != VREL_NS_PG_CATALOG)
             return 'v';
         return strcmp(rel->name, "pg_roles") == 0 || strcmp(rel->name, "pg_user") == 0 ||
                        strcmp(rel->name, "pg_settings") == 0 ? 'v' : 'r';
@@ -107,9 +107,9 @@ static char relkind_of(const CatRelation *rel)
     return 'r';
 }
 
-uint32_t pgcat_namespace_of(const CatRelation *rel)
+uint32_t pgcat_namespace_of(const Syscat *sc, const CatRelation *rel)
 {
-    return rel->kind == REL_SYSTEM ? vrel_namespace(rel) : VREL_NS_PUBLIC;
+    return rel->kind == REL_SYSTEM ? vrel_namespace(sc, rel) : VREL_NS_PUBLIC;
 }
 
 const char *pgcat_namespace_name(uint32_t oid)
@@ -168,11 +168,12 @@ static bool is_collatable(SlTypeId id)
 }
 
 /* Every relation, user ones (oid order) then system ones. */
-static void all_relations(void (*fn)(const CatRelation *rel, void *arg), void *arg)
+static void all_relations(const Syscat *sc, void (*fn)(const CatRelation *rel, void *arg),
+                          void *arg)
 {
-    if (syscat_catalog() != NULL)
-        cat_foreach(syscat_catalog(), fn, arg);
-    vrel_foreach(fn, arg);
+    if (sc != NULL && sc->cat != NULL)
+        cat_foreach(sc->cat, fn, arg);
+    vrel_foreach(sc, fn, arg);
 }
 
 typedef struct RelFind {
@@ -189,19 +190,19 @@ static void rel_find_cb(const CatRelation *rel, void *arg)
         f->found = rel;
 }
 
-const CatRelation *pgcat_relation_by_oid(int64_t oid)
+const CatRelation *pgcat_relation_by_oid(const Syscat *sc, int64_t oid)
 {
     RelFind f = {oid, NULL, NULL};
-    all_relations(rel_find_cb, &f);
+    all_relations(sc, rel_find_cb, &f);
     return f.found;
 }
 
 /* A table whose primary key index has this oid, or NULL. */
-const CatRelation *pgcat_table_of_index(int64_t oid)
+const CatRelation *pgcat_table_of_index(const Syscat *sc, int64_t oid)
 {
     if (oid < INDEX_OID(0) || oid >= CONSTRAINT_OID(0))
         return NULL;
-    const CatRelation *rel = pgcat_relation_by_oid(oid - INDEX_OID(0));
+    const CatRelation *rel = pgcat_relation_by_oid(sc, oid - INDEX_OID(0));
     return rel != NULL && rel->npk > 0 ? rel : NULL;
 }
 
@@ -238,14 +239,14 @@ static int produce_namespace(VrelRows *r)
 static void class_cb(const CatRelation *rel, void *arg)
 {
     VrelRows *r = arg;
-    char kind[2] = {relkind_of(rel), 0};
+    char kind[2] = {relkind_of(vrel_rows_syscat(r), rel), 0};
     for (int pass = 0; pass < (rel->npk > 0 ? 2 : 1); pass++) {
         bool index = pass == 1;
         vrel_row(r);
         vrel_put_int(r, index ? INDEX_OID(rel->oid) : rel->oid);
         vrel_put_text(r, index ? arena_printf(vrel_rows_arena(r), "%s_pkey", rel->name)
                                : rel->name);
-        vrel_put_int(r, pgcat_namespace_of(rel));                     /* relnamespace */
+        vrel_put_int(r, pgcat_namespace_of(vrel_rows_syscat(r), rel));                     /* relnamespace */
         vrel_put_int(r, 0);                                     /* reltype */
         vrel_put_int(r, 0);                                     /* reloftype */
         vrel_put_int(r, rel->owner ? rel->owner : BOOTSTRAP_ROLE_OID);    /* relowner */
@@ -281,7 +282,7 @@ static void class_cb(const CatRelation *rel, void *arg)
 
 static int produce_class(VrelRows *r)
 {
-    all_relations(class_cb, r);
+    all_relations(vrel_rows_syscat(r), class_cb, r);
     return 0;
 }
 
@@ -321,7 +322,7 @@ static void attribute_cb(const CatRelation *rel, void *arg)
 
 static int produce_attribute(VrelRows *r)
 {
-    all_relations(attribute_cb, r);
+    all_relations(vrel_rows_syscat(r), attribute_cb, r);
     return 0;
 }
 
@@ -406,7 +407,7 @@ static void database_row(VrelRows *r, int64_t oid, const char *name)
 static int produce_database(VrelRows *r)
 {
     database_row(r, DATABASE_OID, "sluice");
-    const char *cur = pgcat_database_name();
+    const char *cur = pgcat_database_name(vrel_rows_syscat(r));
     if (strcmp(cur, "sluice") != 0)
         database_row(r, DATABASE_OID + 1, cur);
     return 0;
@@ -433,7 +434,7 @@ static void roles_cb(const PgRole *role, void *arg)
 
 static int produce_roles(VrelRows *r)
 {
-    pgcat_roles_foreach(roles_cb, r);
+    pgcat_roles_foreach(vrel_rows_syscat(r), roles_cb, r);
     return 0;
 }
 
@@ -456,7 +457,7 @@ static void user_cb(const PgRole *role, void *arg)
 
 static int produce_user(VrelRows *r)
 {
-    pgcat_roles_foreach(user_cb, r);
+    pgcat_roles_foreach(vrel_rows_syscat(r), user_cb, r);
     return 0;
 }
 
@@ -513,7 +514,7 @@ static int produce_settings(VrelRows *r)
     for (size_t i = 0; i < SL_ARRAY_LEN(pg_fixed_settings); i++)
         pg_setting_row(r, pg_fixed_settings[i][0], pg_fixed_settings[i][1],
                        pg_fixed_settings[i][2], "");
-    sys_settings_foreach(server_setting_cb, r);
+    sys_settings_foreach(vrel_rows_syscat(r), server_setting_cb, r);
     return 0;
 }
 
@@ -570,7 +571,7 @@ static int produce_proc(VrelRows *r)
 static void description_cb(const CatRelation *rel, void *arg)
 {
     VrelRows *r = arg;
-    const char *c = rel->kind == REL_SYSTEM ? vrel_comment(rel) : NULL;
+    const char *c = rel->kind == REL_SYSTEM ? vrel_comment(vrel_rows_syscat(r), rel) : NULL;
     if (c == NULL)
         return;
     vrel_row(r);
@@ -582,7 +583,7 @@ static void description_cb(const CatRelation *rel, void *arg)
 
 static int produce_description(VrelRows *r)
 {
-    all_relations(description_cb, r);
+    all_relations(vrel_rows_syscat(r), description_cb, r);
     return 0;
 }
 
@@ -623,8 +624,8 @@ static void index_cb(const CatRelation *rel, void *arg)
 
 static int produce_index(VrelRows *r)
 {
-    if (syscat_catalog() != NULL)
-        cat_foreach(syscat_catalog(), index_cb, r);
+    if (vrel_rows_syscat(r)->cat != NULL)
+        cat_foreach(vrel_rows_syscat(r)->cat, index_cb, r);
     return 0;
 }
 
@@ -667,8 +668,8 @@ static void constraint_cb(const CatRelation *rel, void *arg)
 
 static int produce_constraint(VrelRows *r)
 {
-    if (syscat_catalog() != NULL)
-        cat_foreach(syscat_catalog(), constraint_cb, r);
+    if (vrel_rows_syscat(r)->cat != NULL)
+        cat_foreach(vrel_rows_syscat(r)->cat, constraint_cb, r);
     return 0;
 }
 
@@ -721,7 +722,7 @@ static int produce_schemata(VrelRows *r)
                                     VREL_NS_SYS};
     for (size_t i = 0; i < SL_ARRAY_LEN(oids); i++) {
         vrel_row(r);
-        vrel_put_text(r, pgcat_database_name());
+        vrel_put_text(r, pgcat_database_name(vrel_rows_syscat(r)));
         vrel_put_text(r, pgcat_namespace_name(oids[i]));
         vrel_put_text(r, "sluice");
         vrel_put_null(r);
@@ -735,13 +736,13 @@ static int produce_schemata(VrelRows *r)
 static void is_tables_cb(const CatRelation *rel, void *arg)
 {
     VrelRows *r = arg;
-    char kind = relkind_of(rel);
+    char kind = relkind_of(vrel_rows_syscat(r), rel);
     const char *type = kind == 'r' ? "BASE TABLE" : kind == 'f' ? "FOREIGN" : "VIEW";
     if (kind == 'r' && rel->kind == REL_SYSTEM)
         type = "BASE TABLE";
     vrel_row(r);
-    vrel_put_text(r, pgcat_database_name());
-    vrel_put_text(r, pgcat_namespace_name(pgcat_namespace_of(rel)));
+    vrel_put_text(r, pgcat_database_name(vrel_rows_syscat(r)));
+    vrel_put_text(r, pgcat_namespace_name(pgcat_namespace_of(vrel_rows_syscat(r), rel)));
     vrel_put_text(r, rel->name);
     vrel_put_text(r, type);
     vrel_put_null(r);                                           /* self_referencing_column_name */
@@ -756,7 +757,7 @@ static void is_tables_cb(const CatRelation *rel, void *arg)
 
 static int produce_is_tables(VrelRows *r)
 {
-    all_relations(is_tables_cb, r);
+    all_relations(vrel_rows_syscat(r), is_tables_cb, r);
     return 0;
 }
 
@@ -767,8 +768,8 @@ static void is_columns_cb(const CatRelation *rel, void *arg)
         SlType t = rel->cols[c].type;
         char buf[64];
         vrel_row(r);
-        vrel_put_text(r, pgcat_database_name());
-        vrel_put_text(r, pgcat_namespace_name(pgcat_namespace_of(rel)));
+        vrel_put_text(r, pgcat_database_name(vrel_rows_syscat(r)));
+        vrel_put_text(r, pgcat_namespace_name(pgcat_namespace_of(vrel_rows_syscat(r), rel)));
         vrel_put_text(r, rel->name);
         vrel_put_text(r, rel->cols[c].name);
         vrel_put_int(r, c + 1);                                 /* ordinal_position */
@@ -804,7 +805,7 @@ static void is_columns_cb(const CatRelation *rel, void *arg)
 
 static int produce_is_columns(VrelRows *r)
 {
-    all_relations(is_columns_cb, r);
+    all_relations(vrel_rows_syscat(r), is_columns_cb, r);
     return 0;
 }
 
@@ -942,8 +943,8 @@ static const VrelDef pg_defs[] = {
      produce_is_columns, "columns of tables and views"},
 };
 
-void pgcat_register(void)
+void pgcat_register(Syscat *sc)
 {
-    vrel_register(pg_defs, (int)SL_ARRAY_LEN(pg_defs));
+    vrel_register(sc, pg_defs, (int)SL_ARRAY_LEN(pg_defs));
     pgcat_register_functions();
 }

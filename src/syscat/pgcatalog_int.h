@@ -23,15 +23,17 @@ typedef struct PgRole {
 
 /* The roles the server knows (the one function to switch to the catalog's
  * roles); a role's name by oid, or NULL. */
-void        pgcat_roles_foreach(void (*fn)(const PgRole *r, void *arg), void *arg);
-const char *pgcat_role_name(int64_t oid);
+void        pgcat_roles_foreach(const Syscat *sc, void (*fn)(const PgRole *r, void *arg),
+                                void *arg);
+const char *pgcat_role_name(const Syscat *sc, int64_t oid);
 /* The current session's database name ("sluice" without a session). */
-const char *pgcat_database_name(void);
+const char *pgcat_database_name(const Syscat *sc);
 /* A user or system relation by oid, or NULL; the table whose primary key
- * index has this oid, or NULL. */
-const CatRelation *pgcat_relation_by_oid(int64_t oid);
-const CatRelation *pgcat_table_of_index(int64_t oid);
-uint32_t    pgcat_namespace_of(const CatRelation *rel);
+ * index has this oid, or NULL.  sc may be NULL (a context without the
+ * system catalog): nothing is found. */
+const CatRelation *pgcat_relation_by_oid(const Syscat *sc, int64_t oid);
+const CatRelation *pgcat_table_of_index(const Syscat *sc, int64_t oid);
+uint32_t    pgcat_namespace_of(const Syscat *sc, const CatRelation *rel);
 const char *pgcat_namespace_name(uint32_t oid);
 /* The type of a pg_type oid (TYPE_UNKNOWN: none); a type's array type oid. */
 SlTypeId    pgcat_type_by_oid(int64_t oid);

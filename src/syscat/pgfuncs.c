@@ -19,8 +19,11 @@
  *   regclassin/out, regtypein/out, regnamespacein/out, regprocin/out,
  *   to_regclass(), to_regtype(), to_regnamespace(), to_regproc()
  *
- * They run on the loop's thread, with the statement's session
- * (rt_session_current).  docs/sql-reference.md, "Catalog functions".
+ * They run on the loop's thread, with the statement's Syscat
+ * (EvalCtx.system_arg: its catalog, relations and session).  Without one
+ * (an expression outside a client statement) they see no relation and no
+ * session: current_user is "sluice", regclass input finds nothing.
+ * docs/sql-reference.md, "Catalog functions".
  */
 #include "pgcatalog_int.h"
 #include "functions/kernels.h"
@@ -30,6 +33,12 @@
 #include <strings.h>
 
 /* ------------------------------------------------------------ functions */
+
+/* The Syscat of the statement evaluating (NULL: none). */
+static const Syscat *sys_of(const EvalCtx *cx)
+{
+    return cx->system_arg;
+}
 
 static void out_text(EvalCtx *cx, Vector *out, uint32_t i, const char *s)
 {
@@ -53,7 +62,7 @@ static KERNEL(k_current_database)
 {
     SL_UNUSED(e);
     SL_UNUSED(args);
-    FOR_SEL(sel, n, { out_text(cx, out, i, pgcat_database_name()); });
+    FOR_SEL(sel, n, { out_text(cx, out, i, pgcat_database_name(sys_of(cx))); });
     return 0;
 }
 
@@ -70,7 +79,7 @@ static KERNEL(k_pg_backend_pid)
     SL_UNUSED(e);
     SL_UNUSED(args);
     SL_UNUSED(cx);
-    const RtSession *s = rt_session_current();
+    const RtSession *s = syscat_session_current(sys_of(cx));
     FOR_SEL(sel, n, { out->v.i32[i] = s ? s->pid : 0; });
     return 0;
 }
@@ -79,7 +88,7 @@ static KERNEL(k_current_user)
 {
     SL_UNUSED(e);
     SL_UNUSED(args);
-    const RtSession *s = rt_session_current();
+    const RtSession *s = syscat_session_current(sys_of(cx));
     FOR_SEL(sel, n, { out_text(cx, out, i, s && s->user ? s->user : "sluice"); });
     return 0;
 }
@@ -137,14 +146,14 @@ static KERNEL(k_pg_table_is_visible)
     SL_UNUSED(e);
     FOR_SEL(sel, n, {
         int64_t oid = args[0].v.i64[i];
-        const CatRelation *rel = pgcat_relation_by_oid(oid);
+        const CatRelation *rel = pgcat_relation_by_oid(sys_of(cx), oid);
         if (rel == NULL)
-            rel = pgcat_table_of_index(oid);
+            rel = pgcat_table_of_index(sys_of(cx), oid);
         if (rel == NULL) {
             out->nulls[i] = 1;
             continue;
         }
-        uint32_t ns = pgcat_namespace_of(rel);
+        uint32_t ns = pgcat_namespace_of(sys_of(cx), rel);
         out->v.b[i] = ns == VREL_NS_PUBLIC || ns == VREL_NS_PG_CATALOG;
     });
     return 0;
@@ -182,11 +191,12 @@ static KERNEL(k_pg_get_expr)
 static KERNEL(k_obj_description)
 {
     FOR_SEL(sel, n, {
-        const CatRelation *rel = pgcat_relation_by_oid(args[0].v.i64[i]);
+        const CatRelation *rel = pgcat_relation_by_oid(sys_of(cx), args[0].v.i64[i]);
         bool on_class = e->nargs < 2 || (args[1].v.str[i].len == 8 &&
                                          memcmp(args[1].v.str[i].ptr, "pg_class", 8) == 0);
-        const char *c = rel != NULL && on_class && rel->kind == REL_SYSTEM ? vrel_comment(rel)
-                                                                          : NULL;
+        const char *c = rel != NULL && on_class && rel->kind == REL_SYSTEM
+                             ? vrel_comment(sys_of(cx), rel)
+                             : NULL;
         out_text(cx, out, i, c);
     });
     return 0;
@@ -198,7 +208,7 @@ static KERNEL(k_pg_get_viewdef)
 {
     SL_UNUSED(e);
     FOR_SEL(sel, n, {
-        const CatRelation *rel = pgcat_relation_by_oid(args[0].v.i64[i]);
+        const CatRelation *rel = pgcat_relation_by_oid(sys_of(cx), args[0].v.i64[i]);
         out_text(cx, out, i,
                  rel != NULL && rel->kind == REL_QUERY ? sql_redact_secrets(cx->arena, rel->sql)
                                                        : NULL);
@@ -299,7 +309,7 @@ static KERNEL(k_pg_get_indexdef)
 {
     SL_UNUSED(e);
     FOR_SEL(sel, n, {
-        const CatRelation *rel = pgcat_table_of_index(args[0].v.i64[i]);
+        const CatRelation *rel = pgcat_table_of_index(sys_of(cx), args[0].v.i64[i]);
         if (rel == NULL) {
             out->nulls[i] = 1;
             continue;
@@ -316,8 +326,9 @@ static KERNEL(k_pg_get_constraintdef)
     SL_UNUSED(e);
     FOR_SEL(sel, n, {
         int64_t oid = args[0].v.i64[i];
-        const CatRelation *rel = oid >= CONSTRAINT_OID(0) ? pgcat_relation_by_oid(oid - CONSTRAINT_OID(0))
-                                                          : NULL;
+        const CatRelation *rel = oid >= CONSTRAINT_OID(0)
+                                     ? pgcat_relation_by_oid(sys_of(cx), oid - CONSTRAINT_OID(0))
+                                     : NULL;
         if (rel == NULL || rel->npk == 0) {
             out->nulls[i] = 1;
             continue;
@@ -547,10 +558,10 @@ static KERNEL(k_regclassin)
             continue;
         const CatRelation *rel = NULL;
         if (schema == NULL || strcmp(schema, "public") != 0)
-            rel = vrel_lookup(schema, name);
+            rel = vrel_lookup(sys_of(cx), schema, name);
         if (rel == NULL && (schema == NULL || strcmp(schema, "public") == 0) &&
-            syscat_catalog() != NULL)
-            rel = cat_lookup(syscat_catalog(), name);
+            sys_of(cx) != NULL && sys_of(cx)->cat != NULL)
+            rel = cat_lookup(sys_of(cx)->cat, name);
         if (rel == NULL)
             return sl_error(cx->err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
                             s);
@@ -564,14 +575,14 @@ static KERNEL(k_regclassout)
     SL_UNUSED(e);
     FOR_SEL(sel, n, {
         int64_t oid = args[0].v.i64[i];
-        const CatRelation *rel = pgcat_relation_by_oid(oid);
-        const CatRelation *tbl = rel ? NULL : pgcat_table_of_index(oid);
+        const CatRelation *rel = pgcat_relation_by_oid(sys_of(cx), oid);
+        const CatRelation *tbl = rel ? NULL : pgcat_table_of_index(sys_of(cx), oid);
         if (rel == NULL && tbl == NULL) {
             out_text(cx, out, i, arena_printf(cx->arena, "%lld", (long long)oid));
             continue;
         }
         const char *nm = rel ? rel->name : arena_printf(cx->arena, "%s_pkey", tbl->name);
-        uint32_t ns = pgcat_namespace_of(rel ? rel : tbl);
+        uint32_t ns = pgcat_namespace_of(sys_of(cx), rel ? rel : tbl);
         bool visible = ns == VREL_NS_PUBLIC || ns == VREL_NS_PG_CATALOG;
         out_text(cx, out, i, visible ? nm : arena_printf(cx->arena, "%s.%s", pgcat_namespace_name(ns),
                                                          nm));

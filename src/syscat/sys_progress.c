@@ -17,8 +17,9 @@
 
 
 typedef struct ProgressWalk {
-    VrelRows   *out;
-    CqProgress *ring;
+    VrelRows         *out;
+    struct CqRuntime *cqs;
+    CqProgress       *ring;
 } ProgressWalk;
 
 static void put_ms(VrelRows *r, int64_t us)
@@ -46,7 +47,7 @@ static void progress_cb(const CqStatus *s, void *arg)
 {
     ProgressWalk *w = arg;
     SlError err = {0};
-    int n = cq_progress(syscat_cq_runtime(), s->name, w->ring, CQ_PROGRESS_KEEP, &err);
+    int n = cq_progress(w->cqs, s->name, w->ring, CQ_PROGRESS_KEEP, &err);
     sl_error_clear(&err);
     for (int i = 0; i < n; i++) {
         const CqProgress *p = &w->ring[i];
@@ -85,10 +86,11 @@ static void progress_cb(const CqStatus *s, void *arg)
 
 static int produce_progress(VrelRows *out)
 {
-    if (syscat_cq_runtime() == NULL)
+    struct CqRuntime *cqs = syscat_cq_runtime(vrel_rows_syscat(out));
+    if (cqs == NULL)
         return 0;
-    ProgressWalk w = {out, sl_malloc(sizeof(CqProgress) * CQ_PROGRESS_KEEP)};
-    cq_foreach(syscat_cq_runtime(), progress_cb, &w);
+    ProgressWalk w = {out, cqs, sl_malloc(sizeof(CqProgress) * CQ_PROGRESS_KEEP)};
+    cq_foreach(cqs, progress_cb, &w);
     sl_free(w.ring);
     return 0;
 }
@@ -105,7 +107,7 @@ static const VrelDef progress_defs[] = {
      produce_progress, "the recent micro-batches of each continuous query"},
 };
 
-void sys_progress_register(void)
+void sys_progress_register(Syscat *sc)
 {
-    vrel_register(progress_defs, (int)SL_ARRAY_LEN(progress_defs));
+    vrel_register(sc, progress_defs, (int)SL_ARRAY_LEN(progress_defs));
 }

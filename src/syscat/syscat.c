@@ -2,92 +2,82 @@
  * syscat.c -- the system relations' floor at start and stop, and what it
  * keeps from the floors above (syscat.h).
  *
- *   syscat_init, syscat_shutdown   the registry (vrel.c), pg_catalog and
- *                                  information_schema (pgcatalog.c), sys.*
- *                                  (systables.c); the settings freed
- *   syscat_catalog, syscat_check_select, syscat_cq_runtime
- *                                  the catalog and the runtime's hooks, for
- *                                  the producers (syscat_int.h)
- *   rt_session_set, rt_session_current, rt_session_lister,
- *   rt_session_foreach             the sessions (syscat.h), for the catalog
+ *   syscat_create, syscat_destroy  a Syscat: the registry (vrel.c),
+ *                                  pg_catalog and information_schema
+ *                                  (pgcatalog.c), sys.* (systables.c); the
+ *                                  registry and the settings freed
+ *   syscat_check_select, syscat_cq_runtime
+ *                                  the runtime's hooks, for the producers
+ *                                  (syscat_int.h)
+ *   syscat_session_set, syscat_session_current, syscat_session_lister,
+ *   syscat_session_foreach         the sessions, for the catalog
  *                                  functions and sys.connections
  *
- * The catalog and hooks are what rt_init gives syscat_init, kept until
- * syscat_shutdown; producers and catalog functions read them on the loop's
- * thread.  Nothing here calls the runtime or the server: they register.
+ * The catalog and hooks are what syscat_create was given, kept in the
+ * Syscat until syscat_destroy; producers and catalog functions read them
+ * on the loop's thread, through the statement's context.  Nothing here
+ * calls the runtime or the server: they register.
  */
 #include "syscat_int.h"
 
-#include <pthread.h>
-
-static Catalog        *g_cat;
-static const SysHooks *g_hooks;
-static pthread_t       g_loop_thread;   /* syscat_init's: sessions are the loop's */
-
-void syscat_init(Catalog *cat, const SysHooks *hooks)
+Syscat *syscat_create(Catalog *cat, const SysHooks *hooks, void *arg)
 {
-    g_loop_thread = pthread_self();
-    g_cat = cat;
-    g_hooks = hooks;
-    pgcat_register();
-    sys_register();
+    Syscat *sc = sl_calloc(1, sizeof(Syscat));
+    sc->loop_thread = pthread_self();
+    sc->cat = cat;
+    sc->hooks = hooks;
+    sc->hooks_arg = arg;
+    pgcat_register(sc);
+    sys_register(sc);
+    return sc;
 }
 
-void syscat_shutdown(void)
+void syscat_destroy(Syscat *sc)
 {
-    g_cat = NULL;
-    g_hooks = NULL;
-    vrel_shutdown();
-    sys_settings_free();
+    if (sc == NULL)
+        return;
+    vrel_shutdown(sc);
+    sys_settings_free(sc);
+    sl_free(sc);
 }
 
-Catalog *syscat_catalog(void)
+int syscat_check_select(const Syscat *sc, const CatRelation *rel, SlError *err)
 {
-    return g_cat;
-}
-
-int syscat_check_select(const CatRelation *rel, SlError *err)
-{
-    if (g_hooks == NULL || g_hooks->check_select == NULL)
+    if (sc->hooks == NULL || sc->hooks->check_select == NULL)
         return 0;
-    return g_hooks->check_select(rel, err);
+    return sc->hooks->check_select(sc->hooks_arg, rel, err);
 }
 
-struct CqRuntime *syscat_cq_runtime(void)
+struct CqRuntime *syscat_cq_runtime(const Syscat *sc)
 {
-    if (g_hooks == NULL || g_hooks->cq_runtime == NULL)
+    if (sc->hooks == NULL || sc->hooks->cq_runtime == NULL)
         return NULL;
-    return g_hooks->cq_runtime();
+    return sc->hooks->cq_runtime(sc->hooks_arg);
 }
 
 /* -------------------------------------------------------------- sessions */
 
-static const RtSession *g_session;
-static void (*g_lister)(void *arg, rt_session_emit_fn emit, void *emit_arg);
-static void *g_lister_arg;
-
-void rt_session_set(const RtSession *s)
+void syscat_session_set(Syscat *sc, const RtSession *s)
 {
-    g_session = s;
+    sc->session = s;
 }
 
 /* The loop's current session.  Work on other threads (a continuous
  * query's batch) has no session: it sees NULL, not a session the loop is
  * changing under it. */
-const RtSession *rt_session_current(void)
+const RtSession *syscat_session_current(const Syscat *sc)
 {
-    return pthread_equal(pthread_self(), g_loop_thread) ? g_session : NULL;
+    return sc != NULL && pthread_equal(pthread_self(), sc->loop_thread) ? sc->session : NULL;
 }
 
-void rt_session_lister(void (*list)(void *arg, rt_session_emit_fn emit, void *emit_arg),
-                       void *arg)
+void syscat_session_lister(Syscat *sc, rt_session_list_fn list, void *arg)
 {
-    g_lister = list;
-    g_lister_arg = arg;
+    sc->lister = list;
+    sc->lister_arg = arg;
 }
 
-void rt_session_foreach(rt_session_emit_fn emit, void *emit_arg)
+void syscat_session_foreach(const Syscat *sc, rt_session_emit_fn emit, void *emit_arg)
 {
-    if (g_lister != NULL)
-        g_lister(g_lister_arg, emit, emit_arg);
+    if (sc->lister != NULL)
+        sc->lister(sc->lister_arg, emit, emit_arg);
 }

@@ -3,10 +3,10 @@
  * relations (vrel.h) that join, filter and aggregate like any other.
  *
  *   sys_register      add the sys.* relations to the registry
- *   rt_setting_set    record a server setting (main, at start) for
- *                     sys.settings and pg_settings
+ *   syscat_setting_set  record a server setting (main, at start, through
+ *                     rt_setting_set) for sys.settings and pg_settings
  *   sys_settings_foreach   visit them (pgcatalog.c)
- *   sys_settings_free      forget them (syscat_shutdown)
+ *   sys_settings_free      forget them (syscat_destroy)
  *
  *   sys.streams       streams: columns, options, row count / next offset
  *   sys.tables        tables: columns, primary key, options
@@ -22,8 +22,8 @@
  *   sys.settings      the server's settings
  *   sys.connections   the sessions through authentication
  *
- * The catalog and the running queries come from syscat_init
- * (syscat_catalog, syscat_cq_runtime).  A sys table is one VrelDef line and
+ * The catalog, the running queries (syscat_cq_runtime) and the settings
+ * are the Syscat's whose relation is read (vrel_rows_syscat).  A sys table is one VrelDef line and
  * one producer below.  Options and
  * SQL text are shown with their secrets masked (opts_mask_json,
  * sql_redact_secrets), to every role, superusers too.
@@ -39,47 +39,47 @@
 
 /* ------------------------------------------------------------- settings */
 
-typedef struct Setting {
+struct SysSetting {
     char *name, *value, *description;
-} Setting;
+};
 
-static Setting *g_settings;
-static int      g_nsettings;
-
-void rt_setting_set(const char *name, const char *value, const char *description)
+void syscat_setting_set(Syscat *sc, const char *name, const char *value,
+                        const char *description)
 {
-    for (int i = 0; i < g_nsettings; i++) {
-        if (strcmp(g_settings[i].name, name) == 0) {
-            sl_free(g_settings[i].value);
-            g_settings[i].value = sl_strdup(value ? value : "");
+    for (int i = 0; i < sc->nsettings; i++) {
+        if (strcmp(sc->settings[i].name, name) == 0) {
+            sl_free(sc->settings[i].value);
+            sc->settings[i].value = sl_strdup(value ? value : "");
             return;
         }
     }
-    g_settings = sl_realloc(g_settings, sizeof(Setting) * (size_t)(g_nsettings + 1));
-    g_settings[g_nsettings].name = sl_strdup(name);
-    g_settings[g_nsettings].value = sl_strdup(value ? value : "");
-    g_settings[g_nsettings].description = sl_strdup(description ? description : "");
-    g_nsettings++;
+    sc->settings = sl_realloc(sc->settings,
+                              sizeof(struct SysSetting) * (size_t)(sc->nsettings + 1));
+    sc->settings[sc->nsettings].name = sl_strdup(name);
+    sc->settings[sc->nsettings].value = sl_strdup(value ? value : "");
+    sc->settings[sc->nsettings].description = sl_strdup(description ? description : "");
+    sc->nsettings++;
 }
 
-void sys_settings_free(void)
+void sys_settings_free(Syscat *sc)
 {
-    for (int i = 0; i < g_nsettings; i++) {
-        sl_free(g_settings[i].name);
-        sl_free(g_settings[i].value);
-        sl_free(g_settings[i].description);
+    for (int i = 0; i < sc->nsettings; i++) {
+        sl_free(sc->settings[i].name);
+        sl_free(sc->settings[i].value);
+        sl_free(sc->settings[i].description);
     }
-    sl_free(g_settings);
-    g_settings = NULL;
-    g_nsettings = 0;
+    sl_free(sc->settings);
+    sc->settings = NULL;
+    sc->nsettings = 0;
 }
 
-void sys_settings_foreach(void (*fn)(const char *name, const char *value,
+void sys_settings_foreach(const Syscat *sc,
+                          void (*fn)(const char *name, const char *value,
                                      const char *description, void *arg),
                           void *arg)
 {
-    for (int i = 0; i < g_nsettings; i++)
-        fn(g_settings[i].name, g_settings[i].value, g_settings[i].description, arg);
+    for (int i = 0; i < sc->nsettings; i++)
+        fn(sc->settings[i].name, sc->settings[i].value, sc->settings[i].description, arg);
 }
 
 /* ------------------------------------------------------------ relations */
@@ -137,7 +137,7 @@ static void streams_cb(const CatRelation *rel, void *arg)
 static int produce_streams(VrelRows *out)
 {
     RelWalk w = {out, REL_STREAM, 0};
-    cat_foreach(syscat_catalog(), streams_cb, &w);
+    cat_foreach(vrel_rows_syscat(out)->cat, streams_cb, &w);
     return w.rc;
 }
 
@@ -167,14 +167,14 @@ static void tables_cb(const CatRelation *rel, void *arg)
 static int produce_tables(VrelRows *out)
 {
     RelWalk w = {out, REL_TABLE, 0};
-    cat_foreach(syscat_catalog(), tables_cb, &w);
+    cat_foreach(vrel_rows_syscat(out)->cat, tables_cb, &w);
     return 0;
 }
 
 static int produce_sinks(VrelRows *out)
 {
     RelWalk w = {out, REL_SINK, 0};
-    cat_foreach(syscat_catalog(), tables_cb, &w);
+    cat_foreach(vrel_rows_syscat(out)->cat, tables_cb, &w);
     return 0;
 }
 
@@ -208,10 +208,12 @@ static void queries_cb(const CatRelation *rel, void *arg)
     VrelRows *r = w->out;
     Arena *a = vrel_rows_arena(r);
     FindCq f = {{0}, false};
-    f.found = syscat_cq_runtime() != NULL && cq_status_of(syscat_cq_runtime(), rel->name, &f.st);
+    Syscat *sc = vrel_rows_syscat(r);
+    struct CqRuntime *cqs = syscat_cq_runtime(sc);
+    f.found = cqs != NULL && cq_status_of(cqs, rel->name, &f.st);
     const char *status = NULL, *error = NULL;
     SlError e = {0};
-    if (!f.found && cat_cq_status_get(syscat_catalog(), rel->oid, a, &status, &error, &e) < 0)
+    if (!f.found && cat_cq_status_get(sc->cat, rel->oid, a, &status, &error, &e) < 0)
         status = NULL;
     sl_error_clear(&e);
     if (f.found) {
@@ -220,7 +222,7 @@ static void queries_cb(const CatRelation *rel, void *arg)
     }
     int64_t last = f.found ? f.st.last_batch_id : -1;
     if (!f.found) {
-        last = cat_commit_last(syscat_catalog(), rel->oid, &e);
+        last = cat_commit_last(sc->cat, rel->oid, &e);
         sl_error_clear(&e);
     }
     Options o = {0};
@@ -228,7 +230,7 @@ static void queries_cb(const CatRelation *rel, void *arg)
         sl_error_clear(&e);
     if (w->state) {
         CqOpState ops[CQ_MAX_OPS];
-        int n = f.found ? cq_state(syscat_cq_runtime(), rel->name, ops, &e) : 0;
+        int n = f.found ? cq_state(cqs, rel->name, ops, &e) : 0;
         sl_error_clear(&e);
         for (int i = 0; i < n; i++) {
             vrel_row(r);
@@ -265,7 +267,7 @@ static void queries_cb(const CatRelation *rel, void *arg)
     /* An error can quote the row it failed on: only a role that may read
      * the query's result sees it (the rest get NULL). */
     SlError denied = {0};
-    if (error != NULL && syscat_check_select(rel, &denied) < 0)
+    if (error != NULL && syscat_check_select(sc, rel, &denied) < 0)
         error = NULL;
     sl_error_clear(&denied);
     vrel_put_text(r, error);
@@ -282,14 +284,14 @@ static void queries_cb(const CatRelation *rel, void *arg)
 static int produce_queries(VrelRows *out)
 {
     QueryWalk w = {out, false};
-    cat_foreach(syscat_catalog(), queries_cb, &w);
+    cat_foreach(vrel_rows_syscat(out)->cat, queries_cb, &w);
     return 0;
 }
 
 static int produce_state(VrelRows *out)
 {
     QueryWalk w = {out, true};
-    cat_foreach(syscat_catalog(), queries_cb, &w);
+    cat_foreach(vrel_rows_syscat(out)->cat, queries_cb, &w);
     return 0;
 }
 
@@ -311,8 +313,9 @@ static void source_lag_cb(const CqSourceLag *l, void *arg)
 
 static int produce_source_lag(VrelRows *out)
 {
-    if (syscat_cq_runtime() != NULL)
-        cq_source_lag(syscat_cq_runtime(), source_lag_cb, out);
+    struct CqRuntime *cqs = syscat_cq_runtime(vrel_rows_syscat(out));
+    if (cqs != NULL)
+        cq_source_lag(cqs, source_lag_cb, out);
     return 0;
 }
 
@@ -330,7 +333,7 @@ static void settings_cb(const char *name, const char *value, const char *descrip
 
 static int produce_settings(VrelRows *out)
 {
-    sys_settings_foreach(settings_cb, out);
+    sys_settings_foreach(vrel_rows_syscat(out), settings_cb, out);
     return 0;
 }
 
@@ -353,7 +356,7 @@ static void connections_cb(const RtSession *s, void *arg)
 
 static int produce_connections(VrelRows *out)
 {
-    rt_session_foreach(connections_cb, out);
+    syscat_session_foreach(vrel_rows_syscat(out), connections_cb, out);
     return 0;
 }
 
@@ -391,8 +394,8 @@ static const VrelDef sys_defs[] = {
      produce_source_lag, "per running query, source and partition: offsets and lag"},
 };
 
-void sys_register(void)
+void sys_register(Syscat *sc)
 {
-    vrel_register(sys_defs, (int)SL_ARRAY_LEN(sys_defs));
-    sys_progress_register();
+    vrel_register(sc, sys_defs, (int)SL_ARRAY_LEN(sys_defs));
+    sys_progress_register(sc);
 }

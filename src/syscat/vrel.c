@@ -11,14 +11,14 @@
  * Each VrelDef becomes one CatRelation of kind REL_SYSTEM (its columns
  * parsed from the def's text with pg_type names; oid and regproc-like
  * types are bigint, name and "char" are text, arrays ("int2[]") their
- * text form (types.h, TYPMOD_ARRAY)), owned by the registry for
- * the server's life.  A scan runs the producer to the end in the
- * statement's arena and hands out its rows as batches of up to
+ * text form (types.h, TYPMOD_ARRAY)), owned by the registry (the
+ * Syscat's vrels) until vrel_shutdown.  A scan (the statement's Syscat in
+ * ExCtx.system_arg) runs the producer to the end in the statement's
+ * arena and hands out its rows as batches of up to
  * EX_BATCH_ROWS: system relations are small, and a producer that sees one
  * consistent moment is what PostgreSQL's catalog snapshots give too.
  */
-#include "sluice/vrel.h"
-#include "sluice/syscat.h"
+#include "syscat_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +27,6 @@ typedef struct Vrel {
     VrelDef      def;
     CatRelation *rel;
 } Vrel;
-
-static Vrel *g_vrels;
-static int   g_nvrels, g_capvrels;
 
 /* The sluice type a pg_type name in a column list stands for. */
 static SlType column_type(const char *name)
@@ -90,61 +87,62 @@ static CatRelation *make_rel(const VrelDef *d)
     return r;
 }
 
-void vrel_shutdown(void)
+void vrel_shutdown(Syscat *sc)
 {
-    for (int i = 0; i < g_nvrels; i++) {
-        arena_destroy(&g_vrels[i].rel->arena);
-        sl_free(g_vrels[i].rel);
+    for (int i = 0; i < sc->nvrels; i++) {
+        arena_destroy(&sc->vrels[i].rel->arena);
+        sl_free(sc->vrels[i].rel);
     }
-    sl_free(g_vrels);
-    g_vrels = NULL;
-    g_nvrels = g_capvrels = 0;
+    sl_free(sc->vrels);
+    sc->vrels = NULL;
+    sc->nvrels = sc->capvrels = 0;
 }
 
-void vrel_register(const VrelDef *defs, int n)
+void vrel_register(Syscat *sc, const VrelDef *defs, int n)
 {
     for (int i = 0; i < n; i++) {
-        if (vrel_lookup(defs[i].schema, defs[i].name) != NULL)
+        if (vrel_lookup(sc, defs[i].schema, defs[i].name) != NULL)
             continue;
-        if (g_nvrels == g_capvrels) {
-            g_capvrels = g_capvrels ? 2 * g_capvrels : 64;
-            g_vrels = sl_realloc(g_vrels, sizeof(Vrel) * (size_t)g_capvrels);
+        if (sc->nvrels == sc->capvrels) {
+            sc->capvrels = sc->capvrels ? 2 * sc->capvrels : 64;
+            sc->vrels = sl_realloc(sc->vrels, sizeof(Vrel) * (size_t)sc->capvrels);
         }
-        g_vrels[g_nvrels].def = defs[i];
-        g_vrels[g_nvrels].rel = make_rel(&defs[i]);
-        g_nvrels++;
+        sc->vrels[sc->nvrels].def = defs[i];
+        sc->vrels[sc->nvrels].rel = make_rel(&defs[i]);
+        sc->nvrels++;
     }
 }
 
-static const Vrel *find(const CatRelation *rel)
+static const Vrel *find(const Syscat *sc, const CatRelation *rel)
 {
-    for (int i = 0; i < g_nvrels; i++)
-        if (g_vrels[i].rel == rel)
-            return &g_vrels[i];
+    for (int i = 0; sc != NULL && i < sc->nvrels; i++)
+        if (sc->vrels[i].rel == rel)
+            return &sc->vrels[i];
     return NULL;
 }
 
-const CatRelation *vrel_lookup(const char *schema, const char *name)
+const CatRelation *vrel_lookup(const Syscat *sc, const char *schema, const char *name)
 {
     if (schema == NULL)
         schema = "pg_catalog";
-    for (int i = 0; i < g_nvrels; i++)
-        if (strcmp(g_vrels[i].def.name, name) == 0 && strcmp(g_vrels[i].def.schema, schema) == 0)
-            return g_vrels[i].rel;
+    for (int i = 0; sc != NULL && i < sc->nvrels; i++)
+        if (strcmp(sc->vrels[i].def.name, name) == 0 &&
+            strcmp(sc->vrels[i].def.schema, schema) == 0)
+            return sc->vrels[i].rel;
     return NULL;
 }
 
-const CatRelation *vrel_by_oid(uint32_t oid)
+const CatRelation *vrel_by_oid(const Syscat *sc, uint32_t oid)
 {
-    for (int i = 0; i < g_nvrels; i++)
-        if (g_vrels[i].rel->oid == oid)
-            return g_vrels[i].rel;
+    for (int i = 0; sc != NULL && i < sc->nvrels; i++)
+        if (sc->vrels[i].rel->oid == oid)
+            return sc->vrels[i].rel;
     return NULL;
 }
 
-uint32_t vrel_namespace(const CatRelation *rel)
+uint32_t vrel_namespace(const Syscat *sc, const CatRelation *rel)
 {
-    const Vrel *v = find(rel);
+    const Vrel *v = find(sc, rel);
     if (v == NULL)
         return VREL_NS_PUBLIC;
     if (strcmp(v->def.schema, "pg_catalog") == 0)
@@ -154,21 +152,22 @@ uint32_t vrel_namespace(const CatRelation *rel)
     return VREL_NS_SYS;
 }
 
-const char *vrel_comment(const CatRelation *rel)
+const char *vrel_comment(const Syscat *sc, const CatRelation *rel)
 {
-    const Vrel *v = find(rel);
+    const Vrel *v = find(sc, rel);
     return v ? v->def.comment : NULL;
 }
 
-void vrel_foreach(void (*fn)(const CatRelation *rel, void *arg), void *arg)
+void vrel_foreach(const Syscat *sc, void (*fn)(const CatRelation *rel, void *arg), void *arg)
 {
-    for (int i = 0; i < g_nvrels; i++)
-        fn(g_vrels[i].rel, arg);
+    for (int i = 0; sc != NULL && i < sc->nvrels; i++)
+        fn(sc->vrels[i].rel, arg);
 }
 
 /* ----------------------------------------------------------------- rows */
 
 struct VrelRows {
+    Syscat            *sc;
     Arena             *a;
     SlError           *err;
     StateStore        *st;
@@ -182,6 +181,7 @@ struct VrelRows {
 Arena *vrel_rows_arena(VrelRows *r) { return r->a; }
 SlError *vrel_rows_err(VrelRows *r) { return r->err; }
 StateStore *vrel_rows_state(VrelRows *r) { return r->st; }
+Syscat *vrel_rows_syscat(VrelRows *r) { return r->sc; }
 
 void vrel_row(VrelRows *r)
 {
@@ -305,13 +305,19 @@ void vrel_put_pg_us(VrelRows *r, int64_t pg_us)
 
 ExSource *vrel_open(ExCtx *cx, const CatRelation *rel)
 {
-    const Vrel *v = find(rel);
+    Syscat *sc = cx->system_arg;
+    if (sc == NULL) {
+        sl_error(cx->err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                 "system relations are not available: cannot read \"%s\"", rel->name);
+        return NULL;
+    }
+    const Vrel *v = find(sc, rel);
     if (v == NULL) {
         sl_error(cx->err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" is not a system relation",
                  rel->name);
         return NULL;
     }
-    VrelRows r = {cx->arena, cx->err, cx->st, rel, NULL, NULL, 0, false};
+    VrelRows r = {sc, cx->arena, cx->err, cx->st, rel, NULL, NULL, 0, false};
     if (v->def.produce(&r) < 0)
         return NULL;
     int n = list_len(r.batches);
