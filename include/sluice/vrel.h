@@ -22,6 +22,7 @@
  *   vrel_namespace, vrel_comment   the schema and comment of one
  *   vrel_open                      a scan (ExCtx.system_scan)
  *   vrel_row, vrel_put_*           a producer's rows
+ *   vrel_rows_arena, _err, _state, _syscat   what a producer works with
  *
  * Adding a system table is one VrelDef and one producer function.
  */
