@@ -783,7 +783,7 @@ int main(int argc, char **argv)
     }
     /* Statements reach the stores through the runtime; continuous queries
      * resume after their last committed batch. */
-    stream_commit_mode_set(o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
+    stream_commit_mode_set(state, o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
                            o.group_commit_window);
     rt_init(cat, state);
     if (rt_host_init(o.files_root, o.data_dir, o.kafka_allowed_hosts, &err) < 0) {
@@ -832,7 +832,7 @@ int main(int argc, char **argv)
     uv_run(&app.loop, UV_RUN_DEFAULT);
     exit_code = 0;
     int64_t appends, writes;
-    stream_commit_stats(&appends, &writes);
+    stream_commit_stats(state, &appends, &writes);
     sl_log(LOG_INFO, "sluiced stopped", "appends=%lld writes=%lld", (long long)appends,
            (long long)writes);
 

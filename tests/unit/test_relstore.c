@@ -207,16 +207,16 @@ static void test_store(const char *dir)
     ss = state_scan_open_at(st, "Yk", 2, "Yk15", 4);
     CHECK(state_scan_next(ss, &sk, &sklen, &sv, &svlen) && memcmp(sk, "Yk10", 4) == 0);
     CHECK(state_scan_close(ss, &err) == 0);
-    stream_forget(other);
+    stream_forget(st, other);
     sl_free(other);
 
     /* Reopened, the store knows where the stream ends. */
-    stream_forget(stream);
-    stream_forget(table);
+    stream_forget(st, stream);
+    stream_forget(st, table);
     state_close(st);
     CHECK(state_open(dir, &st, &err) == 0);
     CHECK(stream_end_offset(st, stream, &err) == 2213);
-    stream_forget(stream);
+    stream_forget(st, stream);
     state_close(st);
     if (sl_error_set(&err))
         fprintf(stderr, "error: %s\n", err.message);
@@ -332,9 +332,9 @@ static void test_group_commit(const char *dir)
     CHECK(stream_end_offset(st, s1, &err) == 3 && stream_end_offset(st, s2, &err) == 2);
 
     /* Group commit: 8 threads, 200 one-row appends each. */
-    stream_commit_mode_set(STREAM_COMMIT_GROUP, 2000);
+    stream_commit_mode_set(st, STREAM_COMMIT_GROUP, 2000);
     int64_t appends0, writes0, appends1, writes1;
-    stream_commit_stats(&appends0, &writes0);
+    stream_commit_stats(st, &appends0, &writes0);
     Appender aps[APPENDERS];
     pthread_t th[APPENDERS];
     for (int t = 0; t < APPENDERS; t++) {
@@ -343,8 +343,8 @@ static void test_group_commit(const char *dir)
     }
     for (int t = 0; t < APPENDERS; t++)
         pthread_join(th[t], NULL);
-    stream_commit_mode_set(STREAM_COMMIT_SYNC, 0);
-    stream_commit_stats(&appends1, &writes1);
+    stream_commit_mode_set(st, STREAM_COMMIT_SYNC, 0);
+    stream_commit_stats(st, &appends1, &writes1);
     CHECK(appends1 - appends0 == APPENDERS * APPENDS);
     CHECK(writes1 - writes0 < appends1 - appends0, "writes %lld, appends %lld",
           (long long)(writes1 - writes0), (long long)(appends1 - appends0));
@@ -395,8 +395,8 @@ static void test_group_commit(const char *dir)
     if (sl_error_set(&err))
         fprintf(stderr, "error: %s\n", err.message);
     sl_error_clear(&err);
-    stream_forget(s1);
-    stream_forget(s2);
+    stream_forget(st, s1);
+    stream_forget(st, s2);
     state_close(st);
     arena_destroy(&a);
     sl_free(s1);
