@@ -725,9 +725,9 @@ static void test_result_files(const char *dir, int direct)
     SlError err = {0};
     StateStore *st;
     CHECK(state_open(dir, &st, &err) == 0);
-    resfile_use_direct_io(direct);
+    resfile_use_direct_io(st, direct);
     uint64_t d0, b0, d1, b1;
-    resfile_written(&d0, &b0);
+    resfile_written(st, &d0, &b0);
     CatRelation *q = fake_relation(40010, false);
     q->kind = REL_QUERY;
     char seg1[512], seg6[512], moved[520];
@@ -843,7 +843,7 @@ static void test_result_files(const char *dir, int direct)
     CHECK(file_size(seg1) == after1 && scan_ids(st, q, ids, 400, state) == 4);
     CHECK(rel_purge(st, q, &err) == 0);
     /* The path asked for is the one taken. */
-    resfile_written(&d1, &b1);
+    resfile_written(st, &d1, &b1);
     CHECK(direct ? d1 - d0 > 64u << 20 && b1 == b0 : b1 - b0 > 64u << 20 && d1 == d0,
           "direct %d: %llu direct, %llu buffered bytes", direct,
           (unsigned long long)(d1 - d0), (unsigned long long)(b1 - b0));
@@ -944,9 +944,9 @@ static void test_result_regions(const char *dir)
         if (mode >= 2)
             break;
 #endif
-        resfile_use_direct_io(mode);
+        resfile_use_direct_io(st, mode);
         uint64_t d0, b0, d1, b1;
-        resfile_written(&d0, &b0);
+        resfile_written(st, &d0, &b0);
         uint32_t oid = 40100 + (uint32_t)mode;
         char seg[512];
         snprintf(seg, sizeof(seg), "%s/results/%08x-%016x.seg", dir, oid, 1);
@@ -975,7 +975,7 @@ static void test_result_regions(const char *dir)
                 strbuf_free(&whole);
             }
         }
-        resfile_written(&d1, &b1);
+        resfile_written(st, &d1, &b1);
         /* mode 3: each file's first direct write refused, then buffered */
         if (mode == 1)
             CHECK(d1 - d0 == end && b1 == b0, "mode %d", mode);
@@ -987,7 +987,7 @@ static void test_result_regions(const char *dir)
     }
 
     /* A segment written before padding: its tail at byte 1,000. */
-    resfile_use_direct_io(1);
+    resfile_use_direct_io(st, 1);
     uint32_t oid = 40110;
     char path[512];
     snprintf(path, sizeof(path), "%s/results/%08x-%016x.seg", dir, oid, 1);

@@ -3,10 +3,12 @@
  * keep apart what each holds (docs/architecture.md, "Process-wide state"):
  * the end offsets and row ids of relations with the same oid (each data
  * directory numbers its relations from the same first oid), the commit
- * mode, the group commit's appends and writes, and a failed group write
- * (fault builds), which refuses the appends of its own store only.
+ * mode, the group commit's appends and writes, a failed group write
+ * (fault builds), which refuses the appends of its own store only, and the
+ * result files' direct I/O switch and the bytes counted each way.
  */
 #include "unit.h"
+#include "state/resfile.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 
@@ -171,6 +173,47 @@ static void test_fresh(StateStore *b, const char *dir)
     sl_error_clear(&err);
 }
 
+/* Result files: the direct I/O switch and the bytes written are the
+ * store's. */
+static void test_result_files(StateStore *a, StateStore *b)
+{
+    resfile_use_direct_io(b, 1);
+    resfile_use_direct_io(a, 0);
+    CHECK(!resfile_direct_io(a) && resfile_direct_io(b));
+    uint64_t ad0, ab0, bd0, bb0;
+    resfile_written(a, &ad0, &ab0);
+    resfile_written(b, &bd0, &bb0);
+    /* One batch of 300 rows of 1 KiB: past RESULT_FILE_MIN_BYTES, so its
+     * chunks go to a result file of a. */
+    CatRelation q = relation(16400, REL_QUERY);
+    Arena ar;
+    arena_init(&ar, 1 << 20);
+    char *wide = arena_alloc(&ar, 1024);
+    memset(wide, 'x', 1024);
+    Batch *rs = rows(&ar, 0, 300);
+    for (uint32_t r = 0; r < rs->nrows; r++)
+        rs->cols[1].v.str[r] = (SlStr){wide, 1024};
+    SlError err = {0};
+    StateBatch *wb = state_batch_new();
+    ResultLog log;
+    result_log_begin(&log, a, &q, 1);
+    result_log_add(&log, wb, rs);
+    CHECK(result_log_end(&log, wb, &err) == 0, "%s", err.message ? err.message : "");
+    result_log_free(&log);
+    CHECK(state_batch_commit(a, wb, true, &err) == 0);
+    state_batch_free(wb);
+    uint64_t ad1, ab1, bd1, bb1;
+    resfile_written(a, &ad1, &ab1);
+    resfile_written(b, &bd1, &bb1);
+    CHECK(ad1 == ad0 && ab1 - ab0 >= RESULT_FILE_MIN_BYTES, "a: %llu direct, %llu buffered",
+          (unsigned long long)(ad1 - ad0), (unsigned long long)(ab1 - ab0));
+    CHECK(bd1 == bd0 && bb1 == bb0, "b: %llu direct, %llu buffered",
+          (unsigned long long)(bd1 - bd0), (unsigned long long)(bb1 - bb0));
+    CHECK(rel_purge(a, &q, &err) == 0);
+    sl_error_clear(&err);
+    arena_destroy(&ar);
+}
+
 #ifdef SLUICE_FAULT_INJECTION
 /* A failed group write refuses later appends to its store (its offsets may
  * be half-written) and to no other. */
@@ -204,6 +247,7 @@ int main(void)
         test_counters(a, b);
         test_group_commit(a, b);
         test_fresh(b, dc);
+        test_result_files(a, b);
 #ifdef SLUICE_FAULT_INJECTION
         test_broken(a, b);
 #endif
