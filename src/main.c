@@ -16,7 +16,11 @@
  * the engine's (engine_workers threads: continuous-query batches, ingestion
  * rounds, deferred appends) and the statements' (statement_workers threads;
  * statements beyond them wait in its queue), shows them in /metrics
- * (sluice_pool_*), and closes them once the loop has ended.
+ * (sluice_pool_*), and closes them once the loop has ended.  It sets the
+ * state store's commit mode (commit_mode, group_commit_window: each store
+ * has its own) and shows that store's appends and writes in /metrics
+ * (sluice_stream_appends_total, sluice_stream_writes_total) and in the
+ * "sluiced stopped" line.
  */
 #include "sluice/catalog.h"
 #include "sluice/http.h"
@@ -675,6 +679,21 @@ static void collect_pools(StrBuf *out, void *arg)
     }
 }
 
+/* sluice_stream_appends_total and sluice_stream_writes_total: the appends
+ * to streams of the state store given as arg and the synced writes they
+ * took (stream_commit_stats), read when /metrics is scraped. */
+static void collect_commit(StrBuf *out, void *arg)
+{
+    int64_t appends, writes;
+    stream_commit_stats(arg, &appends, &writes);
+    metrics_family(out, "sluice_stream_appends_total", "counter",
+                   "Appends to streams made durable since the server started.");
+    metrics_sample(out, "sluice_stream_appends_total", "", (double)appends);
+    metrics_family(out, "sluice_stream_writes_total", "counter",
+                   "Synced state store writes those appends took (fewer under group commit).");
+    metrics_sample(out, "sluice_stream_writes_total", "", (double)writes);
+}
+
 static void on_server_closed(Server *s)
 {
     sl_free(s);
@@ -785,8 +804,9 @@ int main(int argc, char **argv)
         goto out;
     }
     /* Continuous queries resume after their last committed batch. */
-    stream_commit_mode_set(o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
+    stream_commit_mode_set(state, o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
                            o.group_commit_window);
+    metrics_register(collect_commit, state);
     if (rt_host_init(o.files_root, o.data_dir, o.kafka_allowed_hosts, &err) < 0) {
         sl_log(LOG_ERROR, "cannot set up host access", "error=\"%s\"", log_quote(err.message));
         server_close(app.server, on_server_closed);
@@ -833,7 +853,7 @@ int main(int argc, char **argv)
     uv_run(&app.loop, UV_RUN_DEFAULT);
     exit_code = 0;
     int64_t appends, writes;
-    stream_commit_stats(&appends, &writes);
+    stream_commit_stats(state, &appends, &writes);
     sl_log(LOG_INFO, "sluiced stopped", "appends=%lld writes=%lld", (long long)appends,
            (long long)writes);
 
@@ -846,6 +866,7 @@ out:
     uv_run(&app.loop, UV_RUN_DEFAULT);
     /* Nothing is outstanding on the pools now: the loop ended. */
     metrics_unregister(collect_pools, &app);
+    metrics_unregister(collect_commit, state);
     pool_close(app.engine);
     pool_close(app.statements);
     uv_run(&app.loop, UV_RUN_DEFAULT);

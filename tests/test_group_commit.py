@@ -8,7 +8,9 @@ here: 8 clients over the extended protocol (psycopg) and the simple protocol
 (psql, several statements in one string, a COPY in the middle) all get their
 rows in, in order per client, with fewer RocksDB writes than appends (the
 server's shutdown line counts them); statements after a deferred INSERT see its
-rows; a client that disconnects while its append is in flight costs nothing.
+rows; a client that disconnects while its append is in flight costs nothing;
+/metrics counts the store's appends and writes as they grow, the same figures
+as the shutdown line.
 """
 
 import re
@@ -16,6 +18,8 @@ import subprocess
 import threading
 
 import psycopg
+
+from test_http import get, http_port, parse_metrics, value
 
 CLIENTS = 8
 INSERTS = 150
@@ -74,6 +78,48 @@ def test_concurrent_inserts_share_fsyncs(sluiced):
     appends, writes = commit_counts(server)
     assert appends == CLIENTS * INSERTS
     assert writes < appends, (appends, writes)
+
+
+def test_metrics_count_the_stores_appends_and_writes(sluiced):
+    server = sluiced("--commit-mode=group", "--http-port", "0")
+    port = http_port(server)
+
+    def counts():
+        fam = parse_metrics(get(port, "/metrics")[2])
+        assert fam["sluice_stream_appends_total"]["type"] == "counter"
+        assert fam["sluice_stream_writes_total"]["type"] == "counter"
+        return (value(fam, "sluice_stream_appends_total"),
+                value(fam, "sluice_stream_writes_total"))
+
+    assert counts() == (0, 0)
+    with connect(server) as conn:
+        conn.execute("CREATE STREAM hits (client INT, n INT)")
+    start = threading.Barrier(4)
+    errors = []
+
+    def client(k):
+        try:
+            with connect(server) as conn:
+                start.wait()
+                for n in range(40):
+                    conn.execute("INSERT INTO hits VALUES (%s, %s)", (k, n))
+        except Exception as e:      # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert not errors, errors[0]
+    appends, writes = counts()
+    assert appends == 160 and 0 < writes <= appends, (appends, writes)
+    with connect(server) as conn:
+        conn.execute("INSERT INTO hits VALUES (9, 9), (9, 10)")    # one append
+    final = counts()
+    assert final[0] == 161 and final[1] > writes, final
+    server.stop()
+    assert commit_counts(server) == final
 
 
 def test_simple_protocol_statements_and_copy_after_deferred_appends(sluiced):

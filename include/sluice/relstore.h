@@ -44,7 +44,9 @@
  *   rel_purge               every row of a dropped (or new) relation
  *
  * All of these may run on any thread; the per-stream end offsets are kept
- * under a mutex.
+ * under a mutex.  The end offsets, row ids and the commit policy are the
+ * store's own (held by the StateStore): two stores in one process share
+ * none of them.
  */
 #ifndef SLUICE_RELSTORE_H
 #define SLUICE_RELSTORE_H
@@ -117,12 +119,13 @@ typedef enum StreamCommitMode {
     STREAM_COMMIT_GROUP,    /* concurrent appends share one synced write */
 } StreamCommitMode;
 
-/* The policy for every later append; window_us is how long a group's
- * leader waits for others to join before it writes (group mode). */
-void stream_commit_mode_set(StreamCommitMode mode, int64_t window_us);
-StreamCommitMode stream_commit_mode(void);
-/* Appends made and RocksDB writes they took, since the server started. */
-void stream_commit_stats(int64_t *appends, int64_t *writes);
+/* The policy for every later append to st; window_us is how long a group's
+ * leader waits for others to join before it writes (group mode).  Each
+ * store has its own (sync, until set). */
+void stream_commit_mode_set(StateStore *st, StreamCommitMode mode, int64_t window_us);
+StreamCommitMode stream_commit_mode(StateStore *st);
+/* Appends made to st and RocksDB writes they took, since it was opened. */
+void stream_commit_stats(StateStore *st, int64_t *appends, int64_t *writes);
 
 /* What stream_retain deleted, and the bytes left. */
 typedef struct StreamRetained {
@@ -143,8 +146,8 @@ int64_t stream_end_offset(StateStore *st, const CatRelation *rel, SlError *err);
  * RELSTORE_BATCH_ROWS rows, 0 at the end, -1 on error. */
 RelScan *stream_scan_open(StateStore *st, const CatRelation *rel, int64_t from, int64_t to);
 int  stream_scan_next(RelScan *s, Arena *a, Batch **out, SlError *err);
-/* Forget the cached end offset of a dropped stream. */
-void stream_forget(const CatRelation *rel);
+/* Forgets st's cached end offset and next row id of a dropped relation. */
+void stream_forget(StateStore *st, const CatRelation *rel);
 
 /* ---- result logs ---- */
 

@@ -55,7 +55,7 @@ void rt_append_init(Pool *engine, Pool *statements)
 
 bool rt_append_can_defer(void)
 {
-    return g_pool != NULL && stream_commit_mode() == STREAM_COMMIT_GROUP;
+    return g_pool != NULL && stream_commit_mode(rt_state()) == STREAM_COMMIT_GROUP;
 }
 
 bool rt_append_can_run(void)

@@ -6,8 +6,11 @@
  *   tbl_scan_open, tbl_scan_next, rel_scan_close
  *   stream_append, stream_append_batches, stream_end_offset, stream_forget
  *   stream_scan_open, stream_scan_next
+ *   stream_commit_mode_set, stream_commit_mode, stream_commit_stats
  *   result_log_begin, result_log_add, result_log_end, result_log_free
  *   rel_purge
+ *   rel_counters_new, rel_counters_free, group_commit_new, group_commit_free
+ *                      what each StateStore holds for this file (state_int.h)
  *
  * Result logs of batches of RESULT_FILE_MIN_BYTES and more go to result
  * files (resfile.c); the rest of this file sees only their references.
@@ -16,14 +19,18 @@
  * full (state_check_room), so a group write is never failed by that.
  *
  * The next row id of each table and the end offset of each stream are found
- * once from the last key on disk and then kept in a small table in memory,
- * under a mutex: appends to one stream are serialized so offsets stay dense.
+ * once from the last key on disk and then kept in a small table in memory
+ * (RelCounters), under a mutex: appends to one stream are serialized so
+ * offsets stay dense.  That table, the commit policy and the open group
+ * (GroupCommit, under the same mutex) are the store's: state_open makes
+ * them and the StateStore holds them, so this file keeps no state of its own.
  */
 #include "sluice/bytes.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 
 #include "resfile.h"
+#include "state_int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -41,9 +48,30 @@ typedef struct Counter {
     int64_t  visible;   /* streams: offsets below this are durable */
 } Counter;
 
-static pthread_mutex_t counters_mu = PTHREAD_MUTEX_INITIALIZER;
-static Counter *counters;
-static int      ncounters, capcounters;
+/* A store's counters (state_counters): each store has its own, so two
+ * stores in one process never share offsets.  mu also guards the store's
+ * GroupCommit. */
+struct RelCounters {
+    pthread_mutex_t mu;
+    Counter        *items;
+    int             n, cap;
+};
+
+RelCounters *rel_counters_new(void)
+{
+    RelCounters *rc = sl_calloc(1, sizeof(RelCounters));
+    pthread_mutex_init(&rc->mu, NULL);
+    return rc;
+}
+
+void rel_counters_free(RelCounters *rc)
+{
+    if (rc == NULL)
+        return;
+    pthread_mutex_destroy(&rc->mu);
+    sl_free(rc->items);
+    sl_free(rc);
+}
 
 static void make_prefix(uint8_t *p, char space, uint32_t oid)
 {
@@ -51,12 +79,22 @@ static void make_prefix(uint8_t *p, char space, uint32_t oid)
     put_be32(p + 1, oid);
 }
 
-/* Finds (or loads from disk) the counter; called with counters_mu held. */
+static Counter *counter_find(RelCounters *rc, char space, uint32_t oid)
+{
+    for (int i = 0; i < rc->n; i++)
+        if (rc->items[i].oid == oid && rc->items[i].space == space)
+            return &rc->items[i];
+    return NULL;
+}
+
+/* Finds (or loads from disk) the counter; called with the store's
+ * counters' mu held. */
 static Counter *counter_get(StateStore *st, char space, uint32_t oid, SlError *err)
 {
-    for (int i = 0; i < ncounters; i++)
-        if (counters[i].oid == oid && counters[i].space == space)
-            return &counters[i];
+    RelCounters *tab = state_counters(st);
+    Counter *found = counter_find(tab, space, oid);
+    if (found != NULL)
+        return found;
     uint8_t prefix[5];
     make_prefix(prefix, space, oid);
     Arena a;
@@ -87,29 +125,29 @@ static Counter *counter_get(StateStore *st, char space, uint32_t oid, SlError *e
         next = first + (int64_t)get_le32(v);
     }
     arena_destroy(&a);
-    if (ncounters == capcounters) {
-        capcounters = capcounters ? capcounters * 2 : 16;
-        counters = sl_realloc(counters, sizeof(Counter) * (size_t)capcounters);
+    if (tab->n == tab->cap) {
+        tab->cap = tab->cap ? tab->cap * 2 : 16;
+        tab->items = sl_realloc(tab->items, sizeof(Counter) * (size_t)tab->cap);
     }
-    counters[ncounters] = (Counter){oid, space, next, next};
-    return &counters[ncounters++];
+    tab->items[tab->n] = (Counter){oid, space, next, next};
+    return &tab->items[tab->n++];
 }
 
-static void counter_forget(char space, uint32_t oid)
+static void counter_forget(RelCounters *rc, char space, uint32_t oid)
 {
-    pthread_mutex_lock(&counters_mu);
-    for (int i = 0; i < ncounters; i++) {
-        if (counters[i].oid == oid && counters[i].space == space) {
-            counters[i] = counters[--ncounters];
+    pthread_mutex_lock(&rc->mu);
+    for (int i = 0; i < rc->n; i++) {
+        if (rc->items[i].oid == oid && rc->items[i].space == space) {
+            rc->items[i] = rc->items[--rc->n];
             break;
         }
     }
-    if (ncounters == 0) {
-        sl_free(counters);
-        counters = NULL;
-        capcounters = 0;
+    if (rc->n == 0) {
+        sl_free(rc->items);
+        rc->items = NULL;
+        rc->cap = 0;
     }
-    pthread_mutex_unlock(&counters_mu);
+    pthread_mutex_unlock(&rc->mu);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -135,10 +173,11 @@ void tbl_rowid_key(const CatRelation *rel, uint64_t rowid, StrBuf *key)
 
 uint64_t tbl_next_rowid(StateStore *st, const CatRelation *rel, SlError *err)
 {
-    pthread_mutex_lock(&counters_mu);
+    RelCounters *rc = state_counters(st);
+    pthread_mutex_lock(&rc->mu);
     Counter *c = counter_get(st, 'T', rel->oid, err);
     uint64_t id = c ? (uint64_t)c->next++ : UINT64_MAX;
-    pthread_mutex_unlock(&counters_mu);
+    pthread_mutex_unlock(&rc->mu);
     return id;
 }
 
@@ -312,25 +351,22 @@ int rel_scan_close(RelScan *s, SlError *err)
 
 int64_t stream_end_offset(StateStore *st, const CatRelation *rel, SlError *err)
 {
-    pthread_mutex_lock(&counters_mu);
+    RelCounters *rc = state_counters(st);
+    pthread_mutex_lock(&rc->mu);
     Counter *c = counter_get(st, 'S', rel->oid, err);
     int64_t end = c ? c->visible : -1;
-    pthread_mutex_unlock(&counters_mu);
+    pthread_mutex_unlock(&rc->mu);
     return end;
 }
 
-void stream_forget(const CatRelation *rel)
+void stream_forget(StateStore *st, const CatRelation *rel)
 {
-    counter_forget('S', rel->oid);
-    counter_forget('T', rel->oid);
+    counter_forget(state_counters(st), 'S', rel->oid);
+    counter_forget(state_counters(st), 'T', rel->oid);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Commit policy                                                           */
-
-static StreamCommitMode g_mode = STREAM_COMMIT_SYNC;
-static int64_t          g_window_us = 1000;
-static int64_t          g_appends, g_writes;    /* under counters_mu */
 
 /* A group of appends that share one synced write (STREAM_COMMIT_GROUP).
  * At most one group is open (taking members) and at most one is being
@@ -353,41 +389,63 @@ typedef struct Group {
     char        sqlstate[6];    /* and its SQLSTATE */
 } Group;
 
-static pthread_cond_t group_cv = PTHREAD_COND_INITIALIZER;
-static Group *g_open;           /* taking members */
-static bool   g_leader;         /* a leader is waiting or writing */
-static char  *g_broken;         /* a failed group write: appends refused */
+/* A store's commit policy and its group (state_group_commit); everything
+ * here is under the store's counters' mu (RelCounters.mu). */
+struct GroupCommit {
+    StreamCommitMode mode;
+    int64_t          window_us;
+    pthread_cond_t   cv;            /* members wait on it */
+    Group           *open;          /* taking members */
+    bool             leader;        /* a leader is waiting or writing */
+    char            *broken;        /* a failed group write: appends refused */
+    int64_t          appends, writes;   /* counted for the stop line and benchmarks */
+};
 
-void stream_commit_mode_set(StreamCommitMode mode, int64_t window_us)
+GroupCommit *group_commit_new(void)
 {
-    pthread_mutex_lock(&counters_mu);
-    g_mode = mode;
-    g_window_us = window_us < 0 ? 0 : window_us;
-    pthread_mutex_unlock(&counters_mu);
+    GroupCommit *gc = sl_calloc(1, sizeof(GroupCommit));
+    gc->mode = STREAM_COMMIT_SYNC;
+    gc->window_us = 1000;
+    pthread_cond_init(&gc->cv, NULL);
+    return gc;
 }
 
-StreamCommitMode stream_commit_mode(void)
+void group_commit_free(GroupCommit *gc)
 {
-    pthread_mutex_lock(&counters_mu);
-    StreamCommitMode m = g_mode;
-    pthread_mutex_unlock(&counters_mu);
+    if (gc == NULL)
+        return;
+    pthread_cond_destroy(&gc->cv);
+    sl_free(gc->broken);
+    sl_free(gc);
+}
+
+void stream_commit_mode_set(StateStore *st, StreamCommitMode mode, int64_t window_us)
+{
+    RelCounters *rc = state_counters(st);
+    GroupCommit *gc = state_group_commit(st);
+    pthread_mutex_lock(&rc->mu);
+    gc->mode = mode;
+    gc->window_us = window_us < 0 ? 0 : window_us;
+    pthread_mutex_unlock(&rc->mu);
+}
+
+StreamCommitMode stream_commit_mode(StateStore *st)
+{
+    RelCounters *rc = state_counters(st);
+    pthread_mutex_lock(&rc->mu);
+    StreamCommitMode m = state_group_commit(st)->mode;
+    pthread_mutex_unlock(&rc->mu);
     return m;
 }
 
-void stream_commit_stats(int64_t *appends, int64_t *writes)
+void stream_commit_stats(StateStore *st, int64_t *appends, int64_t *writes)
 {
-    pthread_mutex_lock(&counters_mu);
-    *appends = g_appends;
-    *writes = g_writes;
-    pthread_mutex_unlock(&counters_mu);
-}
-
-static Counter *counter_find(char space, uint32_t oid)
-{
-    for (int i = 0; i < ncounters; i++)
-        if (counters[i].oid == oid && counters[i].space == space)
-            return &counters[i];
-    return NULL;
+    RelCounters *rc = state_counters(st);
+    GroupCommit *gc = state_group_commit(st);
+    pthread_mutex_lock(&rc->mu);
+    *appends = gc->appends;
+    *writes = gc->writes;
+    pthread_mutex_unlock(&rc->mu);
 }
 
 static void group_note_end(Group *g, uint32_t oid, int64_t begin, int64_t end)
@@ -419,7 +477,7 @@ static int append_write(StateStore *st, StateBatch *wb, bool *refused, SlError *
 }
 
 /* Fails group g without writing it, with the error message msg and
- * SQLSTATE code; called with counters_mu held. */
+ * SQLSTATE code; called with the counters' mu held. */
 static void group_fail(Group *g, const char *msg, const char *code)
 {
     g->rc = -1;
@@ -428,66 +486,68 @@ static void group_fail(Group *g, const char *msg, const char *code)
     g->done = true;
 }
 
-/* The leader's part, entered and left with counters_mu held: wait out the
+/* The leader's part, entered and left with the counters' mu held: wait out the
  * window so that more appends join, close the group, write it synced
  * outside the lock, publish its ends, and hand the lead on.  A write the
  * store refused before writing anything (a full disk, a reopen not yet
  * possible) fails this group and the open one (whose offsets follow
  * this one's) and gives their offsets back: appends go on once the store
  * takes writes again.  Only a failed RocksDB write breaks appends
- * (g_broken): its offsets may be half-written. */
+ * (GroupCommit.broken): its offsets may be half-written. */
 static void group_lead(StateStore *st, Group *g)
 {
-    if (g_window_us > 0) {
-        pthread_mutex_unlock(&counters_mu);
-        struct timespec ts = {(time_t)(g_window_us / 1000000),
-                              (long)(g_window_us % 1000000) * 1000};
+    RelCounters *cs = state_counters(st);
+    GroupCommit *gc = state_group_commit(st);
+    if (gc->window_us > 0) {
+        pthread_mutex_unlock(&cs->mu);
+        struct timespec ts = {(time_t)(gc->window_us / 1000000),
+                              (long)(gc->window_us % 1000000) * 1000};
         nanosleep(&ts, NULL);
-        pthread_mutex_lock(&counters_mu);
+        pthread_mutex_lock(&cs->mu);
     }
-    g_open = NULL;
-    pthread_mutex_unlock(&counters_mu);
+    gc->open = NULL;
+    pthread_mutex_unlock(&cs->mu);
     SlError err = {0};
     SLUICE_FAULT("stream_append_before_write");
     bool refused;
     int rc = append_write(st, g->wb, &refused, &err);
-    pthread_mutex_lock(&counters_mu);
-    g_writes++;
+    pthread_mutex_lock(&cs->mu);
+    gc->writes++;
     g->rc = rc;
     if (rc < 0 && refused) {
         const char *msg = err.message ? err.message : "write refused";
         const char *code = err.sqlstate[0] ? err.sqlstate : ERRCODE_DISK_FULL;
-        Group *groups[2] = {g_open, g};     /* g's offsets come first: last */
+        Group *groups[2] = {gc->open, g};   /* g's offsets come first: last */
         for (int k = 0; k < 2; k++) {
             if (groups[k] == NULL)
                 continue;
             for (int i = 0; i < groups[k]->nends; i++) {
-                Counter *c = counter_find('S', groups[k]->ends[i].oid);
+                Counter *c = counter_find(cs, 'S', groups[k]->ends[i].oid);
                 if (c != NULL)
                     c->next = groups[k]->ends[i].begin;
             }
         }
-        if (g_open != NULL) {
-            group_fail(g_open, msg, code);
-            g_open = NULL;
+        if (gc->open != NULL) {
+            group_fail(gc->open, msg, code);
+            gc->open = NULL;
         }
         group_fail(g, msg, code);
     } else if (rc == 0) {
         for (int i = 0; i < g->nends; i++) {
-            Counter *c = counter_find('S', g->ends[i].oid);
+            Counter *c = counter_find(cs, 'S', g->ends[i].oid);
             if (c != NULL && c->visible < g->ends[i].end)
                 c->visible = g->ends[i].end;
         }
     } else {
         g->error = sl_strdup(err.message ? err.message : "write failed");
         snprintf(g->sqlstate, sizeof(g->sqlstate), "%s", ERRCODE_IO_ERROR);
-        if (g_broken == NULL)
-            g_broken = sl_strdup(g->error);
+        if (gc->broken == NULL)
+            gc->broken = sl_strdup(g->error);
     }
     sl_error_clear(&err);
     g->done = true;
-    g_leader = false;
-    pthread_cond_broadcast(&group_cv);
+    gc->leader = false;
+    pthread_cond_broadcast(&gc->cv);
 }
 
 static void group_release(Group *g)
@@ -534,7 +594,7 @@ void stream_chunk_add(StrBuf *chunk, const Batch *b)
 }
 
 /* Puts the chunks of one append (and their index entries) into wb from
- * offset c->next on, and advances c->next; called with counters_mu held. */
+ * offset c->next on, and advances c->next; called with the counters' mu held. */
 static void stage_chunks(StreamAppend *app, Counter *c, const StrBuf *vals, StateBatch *wb,
                          int64_t now_us)
 {
@@ -587,13 +647,15 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
     int64_t now = wall_us();
 
     int rc = -1;
-    pthread_mutex_lock(&counters_mu);
+    RelCounters *counters = state_counters(st);
+    GroupCommit *gc = state_group_commit(st);
+    pthread_mutex_lock(&counters->mu);
     Counter **cs = sl_calloc((size_t)(napps > 0 ? napps : 1), sizeof(Counter *));
-    bool ok = g_broken == NULL;
+    bool ok = gc->broken == NULL;
     if (!ok)
         sl_error(err, ERRCODE_IO_ERROR,
                  "an earlier write of the state store failed (%s): appends are refused "
-                 "until the server restarts", g_broken);
+                 "until the server restarts", gc->broken);
     /* A full disk refuses the append before it takes offsets, so that a
      * group write is not failed by it (which would break appends until a
      * restart, above) and the append can be tried again once space is
@@ -605,14 +667,14 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
         ok = counter_get(st, 'S', apps[a].rel->oid, err) != NULL;
     }
     for (int a = 0; a < napps && ok; a++)
-        cs[a] = counter_find('S', apps[a].rel->oid);
+        cs[a] = counter_find(counters, 'S', apps[a].rel->oid);
     if (!ok) {
         /* nothing staged */
     } else if (rows == 0 && with == NULL) {
         for (int a = 0; a < napps; a++)
             apps[a].first = cs[a]->next;
         rc = 0;
-    } else if (g_mode == STREAM_COMMIT_SYNC) {
+    } else if (gc->mode == STREAM_COMMIT_SYNC) {
         StateBatch *wb = with ? with : state_batch_new();
         int64_t saved[napps > 0 ? napps : 1];
         for (int a = 0; a < napps; a++) {
@@ -620,8 +682,8 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
             stage_chunks(&apps[a], cs[a], vals[a], wb, now);
         }
         SLUICE_FAULT("stream_append_before_write");
-        g_appends++;
-        g_writes++;
+        gc->appends++;
+        gc->writes++;
         bool refused;
         if (append_write(st, wb, &refused, err) == 0) {
             for (int a = 0; a < napps; a++)
@@ -634,13 +696,13 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
         if (wb != with)
             state_batch_free(wb);
     } else {
-        if (g_open == NULL) {
-            g_open = sl_calloc(1, sizeof(Group));
-            g_open->wb = state_batch_new();
+        if (gc->open == NULL) {
+            gc->open = sl_calloc(1, sizeof(Group));
+            gc->open->wb = state_batch_new();
         }
-        Group *g = g_open;
+        Group *g = gc->open;
         g->members++;
-        g_appends++;
+        gc->appends++;
         for (int a = 0; a < napps; a++) {
             int64_t begin = cs[a]->next;
             stage_chunks(&apps[a], cs[a], vals[a], g->wb, now);
@@ -651,12 +713,12 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
         for (;;) {
             if (g->done)
                 break;
-            if (!g_leader && g == g_open) {
-                g_leader = true;
+            if (!gc->leader && g == gc->open) {
+                gc->leader = true;
                 group_lead(st, g);
                 break;
             }
-            pthread_cond_wait(&group_cv, &counters_mu);
+            pthread_cond_wait(&gc->cv, &counters->mu);
         }
         rc = g->rc;
         if (rc < 0 && strcmp(g->sqlstate, ERRCODE_IO_ERROR) != 0)
@@ -665,7 +727,7 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
             sl_error(err, ERRCODE_IO_ERROR, "state store: write: %s", g->error);
         group_release(g);
     }
-    pthread_mutex_unlock(&counters_mu);
+    pthread_mutex_unlock(&counters->mu);
     sl_free(cs);
     for (int a = 0; a < napps; a++) {
         if (apps[a].bs == NULL)
@@ -949,7 +1011,7 @@ int rel_purge(StateStore *st, const CatRelation *rel, SlError *err)
     if (rc == 0 && n > 0)
         rc = state_batch_commit(st, wb, true, err);
     state_batch_free(wb);
-    stream_forget(rel);
+    stream_forget(st, rel);
     /* The result files go once no reference to them is left (a crash in
      * between leaves files that nothing reads; the next purge of the oid
      * removes them). */

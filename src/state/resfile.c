@@ -8,6 +8,8 @@
  *   resfile_read_init, resfile_read_begin, resfile_read_chunk, resfile_read_end
  *   resfile_remove_all
  *   resfile_pad, resfile_direct_io, resfile_use_direct_io, resfile_written
+ *   resfile_shared_new, resfile_shared_free
+ *                      what each StateStore holds for this file (state_int.h)
  *
  * Writes are pwrite at the region's own offsets, so a region's bytes do
  * not depend on what a crashed attempt left behind: the attempt that
@@ -27,8 +29,13 @@
  * the same bytes; SLUICE_RESULT_DIRECT_IO=off forces that everywhere.
  * Readers read through the page cache: Linux keeps it coherent with
  * O_DIRECT writes (a direct write invalidates the pages it covers).
+ *
+ * The switch, the log lines said, the bytes counted and the staging pool
+ * are the store's (ResfileShared, held by the StateStore; a ResFile keeps
+ * its store's): this file keeps no state of its own.
  */
 #include "resfile.h"
+#include "state_int.h"
 
 #include "sluice/bytes.h"
 #include "sluice/crc32c.h"
@@ -51,6 +58,7 @@
 #define RESFILE_VERSION 1
 
 struct ResFile {
+    ResfileShared *sh;          /* its store's */
     int        fd;
     bool       direct;          /* fd is O_DIRECT: writes go through stage */
     uint32_t   oid;
@@ -72,13 +80,43 @@ struct ResFile {
  * write of each file, fails with EINVAL as on a filesystem that refuses
  * them (the fallback's tests). */
 enum { DIRECT_REFUSE_OPEN = 2, DIRECT_REFUSE_WRITE = 3 };
-static _Atomic int direct_mode = -1;
-static _Atomic bool said_direct, said_buffered;
-static _Atomic uint64_t bytes_direct, bytes_buffered;
 
-static int mode(void)
+/* Staging buffers no writer holds (a writer holds one from resfile_open to
+ * resfile_close): reused, so the pages the device reads are warm. */
+#define STAGE_POOL 4
+
+/* A store's switch, log lines, byte counts and staging buffers
+ * (state_resfile): each store has its own. */
+struct ResfileShared {
+    _Atomic int      direct_mode;   /* -1 until decided, or the mode */
+    _Atomic bool     said_direct, said_buffered;
+    _Atomic uint64_t bytes_direct, bytes_buffered;
+    pthread_mutex_t  mu;            /* guards stage and nstage */
+    uint8_t         *stage[STAGE_POOL];
+    int              nstage;
+};
+
+ResfileShared *resfile_shared_new(void)
 {
-    int m = atomic_load(&direct_mode);
+    ResfileShared *sh = sl_calloc(1, sizeof(ResfileShared));
+    atomic_init(&sh->direct_mode, -1);
+    pthread_mutex_init(&sh->mu, NULL);
+    return sh;
+}
+
+void resfile_shared_free(ResfileShared *sh)
+{
+    if (sh == NULL)
+        return;
+    for (int i = 0; i < sh->nstage; i++)
+        free(sh->stage[i]);
+    pthread_mutex_destroy(&sh->mu);
+    sl_free(sh);
+}
+
+static int mode(ResfileShared *sh)
+{
+    int m = atomic_load(&sh->direct_mode);
     if (m < 0) {
         const char *v = getenv("SLUICE_RESULT_DIRECT_IO");
         m = 1;
@@ -91,25 +129,26 @@ static int mode(void)
         if (v != NULL && strcmp(v, "refuse-write") == 0)
             m = DIRECT_REFUSE_WRITE;
 #endif
-        atomic_store(&direct_mode, m);
+        atomic_store(&sh->direct_mode, m);
     }
     return m;
 }
 
-void resfile_use_direct_io(int m)
+void resfile_use_direct_io(StateStore *st, int m)
 {
-    atomic_store(&direct_mode, m);
+    atomic_store(&state_resfile(st)->direct_mode, m);
 }
 
-bool resfile_direct_io(void)
+bool resfile_direct_io(StateStore *st)
 {
-    return mode() != 0;
+    return mode(state_resfile(st)) != 0;
 }
 
-void resfile_written(uint64_t *direct, uint64_t *buffered)
+void resfile_written(StateStore *st, uint64_t *direct, uint64_t *buffered)
 {
-    *direct = atomic_load(&bytes_direct);
-    *buffered = atomic_load(&bytes_buffered);
+    ResfileShared *sh = state_resfile(st);
+    *direct = atomic_load(&sh->bytes_direct);
+    *buffered = atomic_load(&sh->bytes_buffered);
 }
 
 uint64_t resfile_pad(uint64_t n)
@@ -117,10 +156,10 @@ uint64_t resfile_pad(uint64_t n)
     return (n + RESFILE_ALIGN - 1) & ~(uint64_t)(RESFILE_ALIGN - 1);
 }
 
-/* Says once per process how result files are written. */
-static void say_mode(bool direct, const char *path, const char *why)
+/* Says once per store how result files are written. */
+static void say_mode(ResfileShared *sh, bool direct, const char *path, const char *why)
 {
-    _Atomic bool *said = direct ? &said_direct : &said_buffered;
+    _Atomic bool *said = direct ? &sh->said_direct : &sh->said_buffered;
     if (atomic_exchange(said, true))
         return;
     if (direct)
@@ -132,20 +171,13 @@ static void say_mode(bool direct, const char *path, const char *why)
                log_value(path), log_quote(why != NULL ? why : "SLUICE_RESULT_DIRECT_IO=off"));
 }
 
-/* Staging buffers no writer holds (a writer holds one from resfile_open to
- * resfile_close): reused, so the pages the device reads are warm. */
-#define STAGE_POOL 4
-static pthread_mutex_t stage_mu = PTHREAD_MUTEX_INITIALIZER;
-static uint8_t *stage_pool[STAGE_POOL];
-static int      stage_count;
-
-static uint8_t *stage_get(void)
+static uint8_t *stage_get(ResfileShared *sh)
 {
     uint8_t *b = NULL;
-    pthread_mutex_lock(&stage_mu);
-    if (stage_count > 0)
-        b = stage_pool[--stage_count];
-    pthread_mutex_unlock(&stage_mu);
+    pthread_mutex_lock(&sh->mu);
+    if (sh->nstage > 0)
+        b = sh->stage[--sh->nstage];
+    pthread_mutex_unlock(&sh->mu);
     if (b == NULL) {
         void *p;
         if (posix_memalign(&p, RESFILE_ALIGN, RESFILE_STAGE_BYTES) != 0)
@@ -155,16 +187,16 @@ static uint8_t *stage_get(void)
     return b;
 }
 
-static void stage_put(uint8_t *b)
+static void stage_put(ResfileShared *sh, uint8_t *b)
 {
     if (b == NULL)
         return;
-    pthread_mutex_lock(&stage_mu);
-    if (stage_count < STAGE_POOL) {
-        stage_pool[stage_count++] = b;
+    pthread_mutex_lock(&sh->mu);
+    if (sh->nstage < STAGE_POOL) {
+        sh->stage[sh->nstage++] = b;
         b = NULL;
     }
-    pthread_mutex_unlock(&stage_mu);
+    pthread_mutex_unlock(&sh->mu);
     free(b);
 }
 
@@ -318,6 +350,7 @@ int resfile_open(StateStore *st, uint32_t oid, int64_t batch_id, ResFile **out, 
         return -1;
 
     ResFile *f = sl_calloc(1, sizeof(ResFile));
+    f->sh = state_resfile(st);
     f->oid = oid;
     f->batch = batch_id;
     bool fresh = got == 0 || end >= RESFILE_SEGMENT_BYTES;
@@ -334,7 +367,7 @@ int resfile_open(StateStore *st, uint32_t oid, int64_t batch_id, ResFile **out, 
      * region (a segment written before direct I/O) the bytes up to the
      * boundary are a hole nothing refers to. */
     f->start = f->pos = f->written = resfile_pad(end);
-    bool direct = resfile_direct_io();
+    bool direct = mode(f->sh) != 0;
     int flags = O_WRONLY | O_CLOEXEC | (fresh ? O_CREAT | O_TRUNC : 0);
     bool made = false;
     if (fresh) {
@@ -349,20 +382,20 @@ int resfile_open(StateStore *st, uint32_t oid, int64_t batch_id, ResFile **out, 
     }
     f->fd = direct ? open(f->path, flags | O_DIRECT, 0644) : -1;
 #ifdef SLUICE_FAULT_INJECTION
-    if (f->fd >= 0 && mode() == DIRECT_REFUSE_OPEN) {
+    if (f->fd >= 0 && mode(f->sh) == DIRECT_REFUSE_OPEN) {
         close(f->fd);
         f->fd = -1;
         errno = EINVAL;
     }
 #endif
     if (direct && f->fd < 0 && errno == EINVAL) {
-        say_mode(false, f->path, "the filesystem refuses O_DIRECT");
+        say_mode(f->sh, false, f->path, "the filesystem refuses O_DIRECT");
         direct = false;
     }
     if (!direct)
         f->fd = open(f->path, flags, 0644);
     else if (f->fd >= 0)
-        say_mode(true, f->path, NULL);
+        say_mode(f->sh, true, f->path, NULL);
     if (f->fd < 0) {
         if (!fresh && errno == ENOENT)
             corrupt_at(err, oid, seg, end, batch_id, "its last segment file is missing");
@@ -373,9 +406,9 @@ int resfile_open(StateStore *st, uint32_t oid, int64_t batch_id, ResFile **out, 
     }
     if (direct) {
         f->direct = true;
-        f->stage = stage_get();
-    } else if (!resfile_direct_io()) {
-        say_mode(false, f->path, NULL);
+        f->stage = stage_get(f->sh);
+    } else if (mode(f->sh) == 0) {
+        say_mode(f->sh, false, f->path, NULL);
     }
     if (fresh) {
         if ((made && sync_dir(state_dir(st), err) < 0) || sync_dir(dir, err) < 0) {
@@ -406,7 +439,7 @@ static int stage_write(ResFile *f, size_t n, SlError *err)
 {
     int rc = 0;
 #ifdef SLUICE_FAULT_INJECTION
-    if (mode() == DIRECT_REFUSE_WRITE) {
+    if (mode(f->sh) == DIRECT_REFUSE_WRITE) {
         rc = -1;
         errno = EINVAL;
     }
@@ -416,12 +449,12 @@ static int stage_write(ResFile *f, size_t n, SlError *err)
         if (errno != EINVAL || (fl = fcntl(f->fd, F_GETFL)) < 0 ||
             fcntl(f->fd, F_SETFL, fl & ~O_DIRECT) < 0)
             return sys_error(err, "write", f->path);
-        say_mode(false, f->path, "a direct write was refused (EINVAL)");
+        say_mode(f->sh, false, f->path, "a direct write was refused (EINVAL)");
         f->direct = false;
         if (write_all(f->fd, f->stage, n, f->written) < 0)
             return sys_error(err, "write", f->path);
     }
-    atomic_fetch_add(f->direct ? &bytes_direct : &bytes_buffered, n);
+    atomic_fetch_add(f->direct ? &f->sh->bytes_direct : &f->sh->bytes_buffered, n);
     f->written += n;
     return 0;
 }
@@ -444,7 +477,7 @@ int resfile_append(ResFile *f, const void *p, size_t n, SlError *err)
     /* Buffered (the stage is empty: a refused direct write wrote it). */
     if (write_all(f->fd, s, n, f->pos) < 0)
         return sys_error(err, "write", f->path);
-    atomic_fetch_add(&bytes_buffered, n);
+    atomic_fetch_add(&f->sh->bytes_buffered, n);
     f->pos += n;
     f->written = f->pos;
     return 0;
@@ -464,7 +497,7 @@ int resfile_finish(ResFile *f, StateBatch *wb, uint32_t frames, uint64_t rows, u
         static const uint8_t zeros[RESFILE_ALIGN];
         if (write_all(f->fd, zeros, (size_t)(end - f->pos), f->pos) < 0)
             return sys_error(err, "write", f->path);
-        atomic_fetch_add(&bytes_buffered, end - f->pos);
+        atomic_fetch_add(&f->sh->bytes_buffered, end - f->pos);
     }
     if (SLUICE_FAULT_FAILS("result_file_sync") || fdatasync(f->fd) < 0)
         return sys_error(err, "fdatasync", f->path);
@@ -496,7 +529,7 @@ void resfile_close(ResFile *f)
         return;
     if (f->fd >= 0)
         close(f->fd);
-    stage_put(f->stage);
+    stage_put(f->sh, f->stage);
     sl_free(f);
 }
 

@@ -102,19 +102,20 @@ void resfile_read_end(ResFileRead *r);
 
 /* n rounded up to a multiple of RESFILE_ALIGN. */
 uint64_t resfile_pad(uint64_t n);
-/* Whether writers open segments with O_DIRECT: on unless the environment
- * variable SLUICE_RESULT_DIRECT_IO is "off", "0" or "false" (read once).
+/* Whether st's writers open segments with O_DIRECT: on unless the
+ * environment variable SLUICE_RESULT_DIRECT_IO is "off", "0" or "false"
+ * (read once per store, at its first use).
  * Where the filesystem refuses O_DIRECT a file is written through the page
  * cache either way.  In fault-injection builds the variable may also be
  * "refuse-open" or "refuse-write": O_DIRECT opens, or the first direct
  * write of each file, fail with EINVAL as on such a filesystem.
  * resfile_use_direct_io sets the mode (0 off, 1 on, 2 refuse-open,
  * 3 refuse-write; unit tests). */
-bool resfile_direct_io(void);
-void resfile_use_direct_io(int mode);
-/* Bytes of regions (padding included) written with O_DIRECT and through the
- * page cache since the process started. */
-void resfile_written(uint64_t *direct, uint64_t *buffered);
+bool resfile_direct_io(StateStore *st);
+void resfile_use_direct_io(StateStore *st, int mode);
+/* Bytes of st's regions (padding included) written with O_DIRECT and
+ * through the page cache since the store was opened. */
+void resfile_written(StateStore *st, uint64_t *direct, uint64_t *buffered);
 
 /* Unlinks every segment file of relation oid (after its references are
  * gone: DROP, or CREATE under a reused oid).  Returns 0 or -1. */

@@ -34,6 +34,8 @@
 #include "sluice/log.h"
 #include "sluice/strbuf.h"
 
+#include "state_int.h"
+
 #include <rocksdb/c.h>
 
 #include <limits.h>
@@ -72,6 +74,10 @@ struct StateStore {
     int                     users;
     StateScan              *scans;
     atomic_bool             no_space;   /* a write failed for want of space */
+    /* The other files' state of this store (state_int.h). */
+    RelCounters            *counters;
+    GroupCommit            *commit;
+    ResfileShared          *resfile;
 };
 
 struct StateBatch {
@@ -136,6 +142,9 @@ int state_open(const char *dir, StateStore **out, SlError *err)
 {
     StateStore *st = sl_calloc(1, sizeof(StateStore));
     st->dir = sl_strdup(dir);
+    st->counters = rel_counters_new();
+    st->commit = group_commit_new();
+    st->resfile = resfile_shared_new();
     st->opts = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(st->opts, 1);
     rocksdb_options_set_max_open_files(st->opts, 256);
@@ -188,8 +197,26 @@ void state_close(StateStore *st)
     rocksdb_block_based_options_destroy(st->table);
     rocksdb_cache_destroy(st->cache);
     pthread_mutex_destroy(&st->mu);
+    resfile_shared_free(st->resfile);
+    group_commit_free(st->commit);
+    rel_counters_free(st->counters);
     sl_free(st->dir);
     sl_free(st);
+}
+
+RelCounters *state_counters(StateStore *st)
+{
+    return st->counters;
+}
+
+GroupCommit *state_group_commit(StateStore *st)
+{
+    return st->commit;
+}
+
+ResfileShared *state_resfile(StateStore *st)
+{
+    return st->resfile;
 }
 
 /* The error of a use of the store while it is closed: -1. */

@@ -207,16 +207,16 @@ static void test_store(const char *dir)
     ss = state_scan_open_at(st, "Yk", 2, "Yk15", 4);
     CHECK(state_scan_next(ss, &sk, &sklen, &sv, &svlen) && memcmp(sk, "Yk10", 4) == 0);
     CHECK(state_scan_close(ss, &err) == 0);
-    stream_forget(other);
+    stream_forget(st, other);
     sl_free(other);
 
     /* Reopened, the store knows where the stream ends. */
-    stream_forget(stream);
-    stream_forget(table);
+    stream_forget(st, stream);
+    stream_forget(st, table);
     state_close(st);
     CHECK(state_open(dir, &st, &err) == 0);
     CHECK(stream_end_offset(st, stream, &err) == 2213);
-    stream_forget(stream);
+    stream_forget(st, stream);
     state_close(st);
     if (sl_error_set(&err))
         fprintf(stderr, "error: %s\n", err.message);
@@ -332,9 +332,9 @@ static void test_group_commit(const char *dir)
     CHECK(stream_end_offset(st, s1, &err) == 3 && stream_end_offset(st, s2, &err) == 2);
 
     /* Group commit: 8 threads, 200 one-row appends each. */
-    stream_commit_mode_set(STREAM_COMMIT_GROUP, 2000);
+    stream_commit_mode_set(st, STREAM_COMMIT_GROUP, 2000);
     int64_t appends0, writes0, appends1, writes1;
-    stream_commit_stats(&appends0, &writes0);
+    stream_commit_stats(st, &appends0, &writes0);
     Appender aps[APPENDERS];
     pthread_t th[APPENDERS];
     for (int t = 0; t < APPENDERS; t++) {
@@ -343,8 +343,8 @@ static void test_group_commit(const char *dir)
     }
     for (int t = 0; t < APPENDERS; t++)
         pthread_join(th[t], NULL);
-    stream_commit_mode_set(STREAM_COMMIT_SYNC, 0);
-    stream_commit_stats(&appends1, &writes1);
+    stream_commit_mode_set(st, STREAM_COMMIT_SYNC, 0);
+    stream_commit_stats(st, &appends1, &writes1);
     CHECK(appends1 - appends0 == APPENDERS * APPENDS);
     CHECK(writes1 - writes0 < appends1 - appends0, "writes %lld, appends %lld",
           (long long)(writes1 - writes0), (long long)(appends1 - appends0));
@@ -395,8 +395,8 @@ static void test_group_commit(const char *dir)
     if (sl_error_set(&err))
         fprintf(stderr, "error: %s\n", err.message);
     sl_error_clear(&err);
-    stream_forget(s1);
-    stream_forget(s2);
+    stream_forget(st, s1);
+    stream_forget(st, s2);
     state_close(st);
     arena_destroy(&a);
     sl_free(s1);
@@ -725,9 +725,9 @@ static void test_result_files(const char *dir, int direct)
     SlError err = {0};
     StateStore *st;
     CHECK(state_open(dir, &st, &err) == 0);
-    resfile_use_direct_io(direct);
+    resfile_use_direct_io(st, direct);
     uint64_t d0, b0, d1, b1;
-    resfile_written(&d0, &b0);
+    resfile_written(st, &d0, &b0);
     CatRelation *q = fake_relation(40010, false);
     q->kind = REL_QUERY;
     char seg1[512], seg6[512], moved[520];
@@ -843,7 +843,7 @@ static void test_result_files(const char *dir, int direct)
     CHECK(file_size(seg1) == after1 && scan_ids(st, q, ids, 400, state) == 4);
     CHECK(rel_purge(st, q, &err) == 0);
     /* The path asked for is the one taken. */
-    resfile_written(&d1, &b1);
+    resfile_written(st, &d1, &b1);
     CHECK(direct ? d1 - d0 > 64u << 20 && b1 == b0 : b1 - b0 > 64u << 20 && d1 == d0,
           "direct %d: %llu direct, %llu buffered bytes", direct,
           (unsigned long long)(d1 - d0), (unsigned long long)(b1 - b0));
@@ -944,9 +944,9 @@ static void test_result_regions(const char *dir)
         if (mode >= 2)
             break;
 #endif
-        resfile_use_direct_io(mode);
+        resfile_use_direct_io(st, mode);
         uint64_t d0, b0, d1, b1;
-        resfile_written(&d0, &b0);
+        resfile_written(st, &d0, &b0);
         uint32_t oid = 40100 + (uint32_t)mode;
         char seg[512];
         snprintf(seg, sizeof(seg), "%s/results/%08x-%016x.seg", dir, oid, 1);
@@ -975,7 +975,7 @@ static void test_result_regions(const char *dir)
                 strbuf_free(&whole);
             }
         }
-        resfile_written(&d1, &b1);
+        resfile_written(st, &d1, &b1);
         /* mode 3: each file's first direct write refused, then buffered */
         if (mode == 1)
             CHECK(d1 - d0 == end && b1 == b0, "mode %d", mode);
@@ -987,7 +987,7 @@ static void test_result_regions(const char *dir)
     }
 
     /* A segment written before padding: its tail at byte 1,000. */
-    resfile_use_direct_io(1);
+    resfile_use_direct_io(st, 1);
     uint32_t oid = 40110;
     char path[512];
     snprintf(path, sizeof(path), "%s/results/%08x-%016x.seg", dir, oid, 1);

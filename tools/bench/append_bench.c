@@ -68,7 +68,7 @@ static void *worker(void *arg)
 static void run(StateStore *st, CatRelation *rel, int threads, const char *mode)
 {
     int64_t a0, w0, a1, w1;
-    stream_commit_stats(&a0, &w0);
+    stream_commit_stats(st, &a0, &w0);
     Worker *ws = calloc((size_t)threads, sizeof(Worker));
     pthread_t *th = calloc((size_t)threads, sizeof(pthread_t));
     double t0 = now_s();
@@ -82,7 +82,7 @@ static void run(StateStore *st, CatRelation *rel, int threads, const char *mode)
         lat += ws[t].latency;
     }
     double secs = now_s() - t0;
-    stream_commit_stats(&a1, &w1);
+    stream_commit_stats(st, &a1, &w1);
     int64_t appends = a1 - a0, writes = w1 - w0;
     printf("%-6s %2d threads: %7lld appends in %6.2f s = %8.0f appends/s, %9.0f rows/s, "
            "%6lld writes (%.1f appends/fsync), mean latency %.2f ms\n",
@@ -110,13 +110,13 @@ int main(int argc, char **argv)
     }
     static CatColumn cols[2] = {{"id", {TYPE_INT8, -1}, false}, {"s", {TYPE_TEXT, -1}, false}};
     CatRelation rel = {.oid = 16384, .name = "bench", .kind = REL_STREAM, .ncols = 2, .cols = cols};
-    stream_commit_mode_set(STREAM_COMMIT_SYNC, 0);
+    stream_commit_mode_set(st, STREAM_COMMIT_SYNC, 0);
     run(st, &rel, threads, "sync");
-    stream_commit_mode_set(STREAM_COMMIT_GROUP, window);
+    stream_commit_mode_set(st, STREAM_COMMIT_GROUP, window);
     run(st, &rel, threads, "group");
-    stream_commit_mode_set(STREAM_COMMIT_GROUP, 0);
+    stream_commit_mode_set(st, STREAM_COMMIT_GROUP, 0);
     run(st, &rel, threads, "group0");
-    stream_forget(&rel);
+    stream_forget(st, &rel);
     state_close(st);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
