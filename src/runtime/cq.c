@@ -98,8 +98,6 @@ struct CqSub {
     bool          snapshot;         /* the snapshot is still to be sent */
 };
 
-static uint64_t g_next_sub_id = 1;
-
 struct CqRuntime {
     uv_loop_t   *loop;
     Pool        *workers;       /* the engine's */
@@ -110,6 +108,7 @@ struct CqRuntime {
     bool         closing;
     cq_close_cb  close_cb;
     cq_check_fn  check;          /* the owner's privileges, before each batch */
+    uint64_t     next_sub_id;    /* the next SUBSCRIBE's id (CqSub.id) */
 };
 
 struct Cq {
@@ -203,6 +202,7 @@ CqRuntime *cq_runtime_init(uv_loop_t *loop, Pool *workers, Catalog *cat, StateSt
     rt->workers = workers;
     rt->cat = cat;
     rt->st = st;
+    rt->next_sub_id = 1;
     return rt;
 }
 
@@ -1566,7 +1566,7 @@ CqSub *cq_subscribe(CqRuntime *rt, const char *name, bool snapshot, cq_changes_f
     s->q = q;
     s->fn = fn;
     s->arg = arg;
-    s->id = g_next_sub_id++;
+    s->id = rt->next_sub_id++;
     s->snapshot = snapshot;
     s->next = q->subs;
     q->subs = s;
