@@ -5,8 +5,10 @@
  *   cq_runtime_init    the registry, on the server's loop; batches run on
  *                      the engine's worker pool
  *   cq_set_check       the owner's privileges, checked before each batch
- *   cq_runtime_close   stop every query; cb once no batch is in flight, after
- *                      which the runtime's memory is freed
+ *   cq_runtime_close   stop every query; cb once no batch is in flight
+ *   cq_running         false once cq_runtime_close was called
+ *   cq_runtime_free    the registry's memory, once closed and no statement
+ *                      can scan its result tables any more
  *   cq_start           start (or resume after a restart) a query relation
  *   cq_pause, cq_resume
  *   cq_stop            stop a query that is being dropped
@@ -126,7 +128,7 @@ typedef struct CqOpState {
 
 #define CQ_MAX_OPS 2
 
-typedef void (*cq_close_cb)(CqRuntime *rt);
+typedef void (*cq_close_cb)(void *arg);
 
 /* A subscriber's callback, on the loop, after batch batch_id committed:
  * rows (the query's result columns) and kinds[i] ('I' insert, 'U' update,
@@ -147,7 +149,16 @@ typedef int (*cq_check_fn)(const CatRelation *query, const CatRelation *into,
                            const CatRelation *late, bool (*reads)(void *plan, uint32_t oid),
                            void *plan, SlError *err);
 void cq_set_check(CqRuntime *rt, cq_check_fn fn);
-void cq_runtime_close(CqRuntime *rt, cq_close_cb cb);
+/* Stops every query; cb(arg) (may be NULL) on the loop once no batch or
+ * timer of theirs is left.  Called again while closing or closed, it calls
+ * cb at once.  The registry stays readable (no query in it, cq_running
+ * false) until cq_runtime_free. */
+void cq_runtime_close(CqRuntime *rt, cq_close_cb cb, void *arg);
+bool cq_running(const CqRuntime *rt);
+/* Frees a registry that has finished closing (or never started a query);
+ * NULL is a no-op.  After the pools have stopped: a statement on a worker
+ * may read the registry (EXPLAIN CONTINUOUS QUERY) until then. */
+void cq_runtime_free(CqRuntime *rt);
 int  cq_start(CqRuntime *rt, const CatRelation *query, SlError *err);
 int  cq_pause(CqRuntime *rt, const char *name, SlError *err);
 int  cq_resume(CqRuntime *rt, const char *name, SlError *err);

@@ -106,7 +106,9 @@ struct CqRuntime {
     Cq          *queries;
     int          closing_timers; /* released queries whose timer is closing */
     bool         closing;
-    cq_close_cb  close_cb;
+    bool         closed;         /* closing, and no batch or timer is left */
+    cq_close_cb  close_cb;       /* cq_runtime_close's, with its arg */
+    void        *close_arg;
     cq_check_fn  check;          /* the owner's privileges, before each batch */
     uint64_t     next_sub_id;    /* the next SUBSCRIBE's id (CqSub.id) */
 };
@@ -270,12 +272,10 @@ static void fail_query(Cq *q, const SlError *e)
 
 static void maybe_finish_close(CqRuntime *rt)
 {
-    if (rt->closing && rt->queries == NULL && rt->closing_timers == 0 &&
-        rt->close_cb != NULL) {
-        cq_close_cb cb = rt->close_cb;
-        rt->close_cb = NULL;
-        cb(rt);
-        sl_free(rt);
+    if (rt->closing && rt->queries == NULL && rt->closing_timers == 0 && !rt->closed) {
+        rt->closed = true;
+        if (rt->close_cb != NULL)
+            rt->close_cb(rt->close_arg);
     }
 }
 
@@ -1356,10 +1356,16 @@ void cq_stop_then(CqRuntime *rt, const char *name, void (*cb)(void *arg), void *
     release(q);
 }
 
-void cq_runtime_close(CqRuntime *rt, cq_close_cb cb)
+void cq_runtime_close(CqRuntime *rt, cq_close_cb cb, void *arg)
 {
+    if (rt->closing) {      /* closing already: cb at once */
+        if (cb != NULL)
+            cb(arg);
+        return;
+    }
     rt->closing = true;
     rt->close_cb = cb;
+    rt->close_arg = arg;
     Cq *q = rt->queries;
     while (q != NULL) {
         Cq *next = q->next;
@@ -1368,6 +1374,20 @@ void cq_runtime_close(CqRuntime *rt, cq_close_cb cb)
         q = next;
     }
     maybe_finish_close(rt);
+}
+
+bool cq_running(const CqRuntime *rt)
+{
+    return !rt->closing;
+}
+
+void cq_runtime_free(CqRuntime *rt)
+{
+    if (rt == NULL)
+        return;
+    if (rt->queries != NULL || rt->closing_timers > 0)
+        sl_panic("cq_runtime_free: the registry has not finished closing");
+    sl_free(rt);
 }
 
 bool cq_falling_behind(const CqProgress *p, int n, int64_t interval_us)

@@ -187,7 +187,8 @@ int rt_prepare(Arena *a, const char *sql, const RawStmt *raw, const SlType *para
     const char *sub = rt_subscribe_name(p);
     if (sub != NULL && (subscribe_options((const SubscribeStmt *)raw->stmt, &p->snapshot,
                                           err) < 0 ||
-                        rt_subscribe_columns(sub, a, &p->ncols, &p->cols, err) < 0))
+                        rt_subscribe_columns(rt_cq_runtime(), sub, a, &p->ncols, &p->cols,
+                                             err) < 0))
         return -1;
     *out = p;
     return 0;
@@ -601,7 +602,7 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
         rc = rt_run_drop(q, err);
         break;
     case QUERY_ALTER_CQ:
-        rc = rt_cq_alter(q->drop_names[0], q->pause, err);
+        rc = rt_cq_alter(rt_cq_runtime(), q->drop_names[0], q->pause, err);
         break;
     case QUERY_ROLE:
         rc = rt_run_role(q, err);
