@@ -1,7 +1,8 @@
 /*
  * cq.c -- the scheduler of continuous queries (see cq.h, docs/engine.md).
  *
- *   cq_runtime_init, cq_runtime_close, cq_set_check
+ *   cq_runtime_init, cq_runtime_close, cq_running, cq_runtime_free, cq_set_check
+ *   cq_layouts, cq_shared   what the registry's plans share (incremental.h)
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
  *   cq_dependent, cq_dependent_not_owned, cq_progress, cq_source_lag, cq_state,
  *   cq_falling_behind
@@ -58,6 +59,12 @@
  * of every input, so the last entry alone gives the positions back at a
  * restart.
  *
+ * The registry (CqRuntime) keeps everything of the engine that lives as
+ * long as the server: its queries, the next SUBSCRIBE id, and what every
+ * plan of it shares (IncShared: the result layouts of cq_layout.c).  It is
+ * freed by cq_runtime_free, after the pools have stopped, since a
+ * statement may scan a result table through its layouts until then.
+ *
  * Subscribers (SUBSCRIBE): while a query has some, its batches record
  * their changes of the result (IncBatch.changes); after the RocksDB write,
  * on the loop, each subscriber is called with them.
@@ -110,6 +117,7 @@ struct CqRuntime {
     cq_close_cb  close_cb;       /* cq_runtime_close's, with its arg */
     void        *close_arg;
     cq_check_fn  check;          /* the owner's privileges, before each batch */
+    IncShared    shared;         /* what its plans share: the result layouts */
     uint64_t     next_sub_id;    /* the next SUBSCRIBE's id (CqSub.id) */
 };
 
@@ -205,6 +213,7 @@ CqRuntime *cq_runtime_init(uv_loop_t *loop, Pool *workers, Catalog *cat, StateSt
     rt->cat = cat;
     rt->st = st;
     rt->next_sub_id = 1;
+    rt->shared.layouts = cq_layouts_new();
     return rt;
 }
 
@@ -241,7 +250,7 @@ static Cq *find_or_error(CqRuntime *rt, const char *name, SlError *err)
  * replaced query's result table, will come. */
 static void layout_status(const Cq *q)
 {
-    cq_layout_stalled(q->rel, q->failed ? "the query has failed"
+    cq_layout_stalled(q->rt->shared.layouts, q->rel, q->failed ? "the query has failed"
                               : q->paused ? "the query is paused"
                               : q->finished ? "the query has finished" : NULL);
 }
@@ -1154,7 +1163,8 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
         return -1;
     /* Rows still to be rewritten for this definition are not read with
      * it until they are (cq_layout.c). */
-    cq_layout_start(q->rel, inc_plan_result_hash(q->plan), q->force_batch, rows_hash);
+    cq_layout_start(q->rt->shared.layouts, q->rel, inc_plan_result_hash(q->plan), q->force_batch,
+                    rows_hash);
     int found = cat_offsets_last(q->rt->cat, q->rel->oid, a, last, err);
     if (found < 0)
         return -1;
@@ -1231,7 +1241,7 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
     q->last_batch_id = -1;
     q->commit_pending = -1;
     q->started_us = wall_us();
-    if (read_options(q, err) < 0 || inc_plan_build(query, rt->cat, rt->st, &q->plan, err) < 0) {
+    if (read_options(q, err) < 0 || inc_plan_build(query, rt->cat, rt->st, &rt->shared, &q->plan, err) < 0) {
         inc_plan_free(q->plan);
         sl_free(q);
         return -1;
@@ -1369,6 +1379,9 @@ void cq_runtime_close(CqRuntime *rt, cq_close_cb cb, void *arg)
     Cq *q = rt->queries;
     while (q != NULL) {
         Cq *next = q->next;
+        /* A statement waiting for a rewrite of this query's rows that will
+         * not come now ends at once (55000). */
+        cq_layout_stalled(rt->shared.layouts, q->rel, "the server is stopping");
         q->stopping = true;
         release(q);
         q = next;
@@ -1387,7 +1400,18 @@ void cq_runtime_free(CqRuntime *rt)
         return;
     if (rt->queries != NULL || rt->closing_timers > 0)
         sl_panic("cq_runtime_free: the registry has not finished closing");
+    cq_layouts_free(rt->shared.layouts);
     sl_free(rt);
+}
+
+CqLayouts *cq_layouts(CqRuntime *rt)
+{
+    return rt != NULL ? rt->shared.layouts : NULL;
+}
+
+IncShared *cq_shared(CqRuntime *rt)
+{
+    return &rt->shared;
 }
 
 bool cq_falling_behind(const CqProgress *p, int n, int64_t interval_us)

@@ -109,7 +109,6 @@ void rt_cq_free(CqRuntime *cq)
 {
     if (cq == NULL)
         return;
-    cq_layout_clear();
     if (g_cq == cq)
         g_cq = NULL;
     cq_runtime_free(cq);
@@ -132,7 +131,7 @@ static void replace_cb(void *arg)
     Replace *r = arg;
     SlError err = {0};
     if (r->reset)
-        cq_layout_forget(r->old->oid);
+        cq_layout_forget(cq_layouts(r->cq), r->old->oid);
     if (r->reset && rel_purge(rt_state(), r->old, &err) < 0) {
         sl_log(LOG_ERROR, "cannot drop the state of a replaced query", "query=%s error=\"%s\"",
                log_value(r->old->name), log_quote(err.message));
@@ -142,7 +141,7 @@ static void replace_cb(void *arg)
         cq_start(r->cq, r->rel, &err) < 0) {
         sl_log(LOG_ERROR, "cannot start a replaced query", "query=%s error=\"%s\"",
                log_value(r->rel->name), log_quote(err.message));
-        cq_layout_stalled(r->rel, "the query could not start");
+        cq_layout_stalled(cq_layouts(r->cq), r->rel, "the query could not start");
         sl_error_clear(&err);
     }
     cat_relation_unref(r->old);
@@ -177,12 +176,12 @@ static bool same_columns(const CatRelation *a, const CatRelation *b)
 /* Is the change from old's plan to the new plan one the state survives?
  * -1 with the change named in err if not; *old_hash gets the old plan's
  * result hash. */
-static int check_compatible(const CatRelation *old, IncPlan *np, const CatRelation *def,
-                            uint64_t *old_hash, SlError *err)
+static int check_compatible(IncShared *sh, const CatRelation *old, IncPlan *np,
+                            const CatRelation *def, uint64_t *old_hash, SlError *err)
 {
     IncPlan *op;
     SlError e = {0};
-    if (inc_plan_build(old, rt_catalog(), rt_state(), &op, &e) < 0) {
+    if (inc_plan_build(old, rt_catalog(), rt_state(), sh, &op, &e) < 0) {
         sl_error(err, ERRCODE_INVALID_TABLE_DEFINITION,
                  "cannot replace continuous query \"%s\": its current definition cannot be "
                  "planned any more: %s", old->name, e.message);
@@ -274,10 +273,10 @@ static int replace(CqRuntime *cq, const Query *q, const CatRelation *old, SlErro
     probe.refs = 1;
     probe.oid = old->oid;
     IncPlan *np;
-    if (inc_plan_build_new(&probe, cat, rt_state(), &np, err) < 0)
+    if (inc_plan_build_new(&probe, cat, rt_state(), cq_shared(cq), &np, err) < 0)
         return -1;
     uint64_t old_hash = 0, new_hash = inc_plan_result_hash(np);
-    rc = reset ? 0 : check_compatible(old, np, def, &old_hash, err);
+    rc = reset ? 0 : check_compatible(cq_shared(cq), old, np, def, &old_hash, err);
     inc_plan_free(np);
     if (rc < 0)
         return -1;
@@ -305,7 +304,7 @@ static int replace(CqRuntime *cq, const Query *q, const CatRelation *old, SlErro
     /* Until the new definition's first batch rewrites the rows of the
      * result table, they are read only with the former one (cq_layout.c). */
     if (!reset)
-        cq_layout_replace(old, old_hash, rel, new_hash);
+        cq_layout_replace(cq_layouts(cq), old, old_hash, rel, new_hash);
     sl_log(LOG_INFO, "continuous query replaced", "query=%s oid=%u reset=%s",
            log_value(rel->name), rel->oid, reset ? "true" : "false");
     cq_stop_then(cq, old->name, replace_cb, r);
@@ -332,7 +331,7 @@ int rt_cq_create(CqRuntime *cq, const Query *q, SlError *err)
     CatRelation probe = *def;
     probe.refs = 1;
     IncPlan *plan;
-    if (inc_plan_build_new(&probe, cat, st, &plan, err) < 0)
+    if (inc_plan_build_new(&probe, cat, st, cq_shared(cq), &plan, err) < 0)
         return -1;
     bool unbounded = inc_plan_complete_unbounded(plan);
     inc_plan_free(plan);
@@ -365,7 +364,7 @@ int rt_cq_stop(CqRuntime *cq, const char *name, SlError *err)
     SlError ignore = {0};
     const CatRelation *rel = cat_lookup(rt_catalog(), name);
     if (rel != NULL && rel->kind == REL_QUERY)
-        cq_layout_forget(rel->oid);
+        cq_layout_forget(cq_layouts(cq), rel->oid);
     /* A query that failed to start is not in the registry: nothing to stop. */
     cq_stop(cq, name, &ignore);
     sl_error_clear(&ignore);

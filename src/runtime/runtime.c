@@ -525,7 +525,7 @@ static ExSource *rt_open_connector_scan(ExCtx *cx, const Plan *scan)
     /* A continuous query's result table: only rows written for the
      * definition this statement was analysed with (cq_layout.c). */
     if (rel->kind == REL_QUERY)
-        return cq_layout_scan(cx->st, rel, cx->err);
+        return cq_layout_scan(cq_layouts(rt_cq_runtime()), cx->st, rel, cx->err);
     if (rel->kind != REL_STREAM || !rt_connector_is(rel, "kafka"))
         return NULL;
     return source_scan_kafka(cx->st, rel, cx->err);
