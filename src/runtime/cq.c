@@ -61,7 +61,8 @@
  *
  * The registry (CqRuntime) keeps everything of the engine that lives as
  * long as the server: its queries, the next SUBSCRIBE id, and what every
- * plan of it shares (IncShared: the result layouts of cq_layout.c).  It is
+ * plan of it shares (IncShared: the result layouts of cq_layout.c, the
+ * locks of the dead-letter appends and of the files sinks' manifests).  It is
  * freed by cq_runtime_free, after the pools have stopped, since a
  * statement may scan a result table through its layouts until then.
  *
@@ -117,7 +118,8 @@ struct CqRuntime {
     cq_close_cb  close_cb;       /* cq_runtime_close's, with its arg */
     void        *close_arg;
     cq_check_fn  check;          /* the owner's privileges, before each batch */
-    IncShared    shared;         /* what its plans share: the result layouts */
+    IncShared    shared;         /* what its plans share: the result layouts,
+                                  * the dead-letter and manifest locks */
     uint64_t     next_sub_id;    /* the next SUBSCRIBE's id (CqSub.id) */
 };
 
@@ -214,6 +216,8 @@ CqRuntime *cq_runtime_init(uv_loop_t *loop, Pool *workers, Catalog *cat, StateSt
     rt->st = st;
     rt->next_sub_id = 1;
     rt->shared.layouts = cq_layouts_new();
+    pthread_mutex_init(&rt->shared.dead_mu, NULL);
+    pthread_mutex_init(&rt->shared.manifest_mu, NULL);
     return rt;
 }
 
@@ -1241,7 +1245,8 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
     q->last_batch_id = -1;
     q->commit_pending = -1;
     q->started_us = wall_us();
-    if (read_options(q, err) < 0 || inc_plan_build(query, rt->cat, rt->st, &rt->shared, &q->plan, err) < 0) {
+    if (read_options(q, err) < 0 ||
+        inc_plan_build(query, rt->cat, rt->st, &rt->shared, &q->plan, err) < 0) {
         inc_plan_free(q->plan);
         sl_free(q);
         return -1;
@@ -1401,6 +1406,8 @@ void cq_runtime_free(CqRuntime *rt)
     if (rt->queries != NULL || rt->closing_timers > 0)
         sl_panic("cq_runtime_free: the registry has not finished closing");
     cq_layouts_free(rt->shared.layouts);
+    pthread_mutex_destroy(&rt->shared.dead_mu);
+    pthread_mutex_destroy(&rt->shared.manifest_mu);
     sl_free(rt);
 }
 

@@ -336,7 +336,7 @@ static int open_sink(IncPlan *p, const CatRelation *rel, const Plan *top, SlErro
     const char **names = ARENA_ARRAY(&p->arena, const char *, top->ncols > 0 ? top->ncols : 1);
     for (int c = 0; c < top->ncols; c++)
         names[c] = top->cols[c].name;
-    if (sink_open(rel, p->query, names, top->ncols, &p->writer, err) < 0)
+    if (sink_open(rel, p->query, names, top->ncols, &p->shared->manifest_mu, &p->writer, err) < 0)
         return -1;
     p->sink = rel;
     cat_relation_ref(rel);
@@ -2538,7 +2538,7 @@ fold:
      * table see it whole or not at all, and learn which (cq_layout.c). */
     if (rebuild)
         cq_layout_write_begin(p->shared->layouts);
-    int wrc = dead_letters_append(p->st, &r.dead, apps, napps, r.wb, err);
+    int wrc = dead_letters_append(p->st, &p->shared->dead_mu, &r.dead, apps, napps, r.wb, err);
     if (rebuild)
         cq_layout_write_end(p->shared->layouts, p->query->oid, p->result_hash, wrc == 0);
     if (wrc < 0)

@@ -46,14 +46,17 @@
 #include "inc_inputs.h"
 #include "source.h"
 
+#include <pthread.h>
+
 typedef struct IncPlan IncPlan;
 
 /* What every plan of one registry of continuous queries shares; the
- * registry (cq.c's CqRuntime) holds it and outlives its plans.  layouts:
- * a batch that rewrites a result table writes under its lock
- * (cq_layout.c). */
+ * registry (cq.c's CqRuntime) holds it and outlives its plans. */
 typedef struct IncShared {
-    CqLayouts *layouts;
+    CqLayouts      *layouts;        /* a batch that rewrites a result table
+                                     * writes under its lock (cq_layout.c) */
+    pthread_mutex_t dead_mu;        /* dead-letter appends (deadletter.h) */
+    pthread_mutex_t manifest_mu;    /* files sinks' manifests (sink_files.h) */
 } IncShared;
 
 IncShared *cq_shared(CqRuntime *rt);
