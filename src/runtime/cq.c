@@ -338,6 +338,11 @@ static void release(Cq *q)
     CqRuntime *rt = q->rt;
     if (rt->closing && !q->failed)
         write_pending_commit(q);
+    /* No batch is in flight: a rewrite of the result table's rows that has
+     * not committed will not come, and a statement waiting for it ends
+     * (55000) instead of reading the former definition's rows. */
+    if (rt->closing)
+        cq_layout_stalled(rt->shared.layouts, q->rel, "the server is stopping");
     Cq **pp = &rt->queries;
     while (*pp != q)
         pp = &(*pp)->next;
@@ -1384,9 +1389,6 @@ void cq_runtime_close(CqRuntime *rt, cq_close_cb cb, void *arg)
     Cq *q = rt->queries;
     while (q != NULL) {
         Cq *next = q->next;
-        /* A statement waiting for a rewrite of this query's rows that will
-         * not come now ends at once (55000). */
-        cq_layout_stalled(rt->shared.layouts, q->rel, "the server is stopping");
         q->stopping = true;
         release(q);
         q = next;
