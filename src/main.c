@@ -711,7 +711,7 @@ static void on_signal(uv_signal_t *h, int signum)
     server_close(app->server, on_server_closed);
     ingest_close();
     http_pages_close(NULL);
-    rt_cq_close(NULL);
+    rt_cq_close(rt_cq_runtime(), NULL, NULL);
 }
 
 int main(int argc, char **argv)
@@ -861,7 +861,7 @@ out:
     /* Stop queries still running (a no-op after a signal), run the close
      * callbacks still pending, and the loop is empty. */
     ingest_close();
-    rt_cq_close(NULL);
+    rt_cq_close(rt_cq_runtime(), NULL, NULL);
     http_pages_close(NULL);
     uv_run(&app.loop, UV_RUN_DEFAULT);
     /* Nothing is outstanding on the pools now: the loop ended. */
@@ -870,6 +870,7 @@ out:
     pool_close(app.engine);
     pool_close(app.statements);
     uv_run(&app.loop, UV_RUN_DEFAULT);
+    rt_cq_free(rt_cq_runtime());
     rt_shutdown();
     rt_host_free();
     if (uv_loop_close(&app.loop) != 0)

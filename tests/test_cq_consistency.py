@@ -20,9 +20,12 @@ batches (issue 19, items 18-22):
 - so is one INTO a Kafka sink whose key does not hold every grouping
   column (no tombstone could take the former row back);
 - falling_behind follows the backlog's trend over a window of batches, also
-  when every other batch shrinks it.
+  when every other batch shrinks it;
+- a SELECT waiting for the rewrite of a replaced query's rows fails with
+  55000 when the server stops before the rewrite committed.
 """
 
+import signal
 import threading
 import time
 
@@ -221,6 +224,32 @@ def test_select_waits_for_a_held_rewrite_and_a_drop_ends_the_wait(sluiced, tmp_p
     hold.unlink()
     assert len(got) == 1 and isinstance(got[0], psycopg.errors.UndefinedTable), got
     assert "was dropped or reset while this statement ran" in str(got[0])
+
+
+def test_select_waiting_for_a_rewrite_when_the_server_stops_fails(sluiced):
+    """The batch that rewrites the rows for new columns fails on a storage
+    error (58030, a fault point) and waits to be tried again: a SELECT of
+    the new columns waits for it.  The server stops meanwhile, so the
+    rewrite will not come: the SELECT fails with 55000 naming that, and
+    never reads the former definition's rows (when the layouts were
+    forgotten at shutdown it read them with the new columns: XX001)."""
+    srv = sluiced(env={"SLUICE_FAULT": "batch_state_commit:2:failall"})
+    with connect(srv) as c:
+        make_counted_q(c)       # batch 1
+        c.execute("CREATE OR REPLACE CONTINUOUS QUERY q WITH (trigger = '0') AS "
+                  "SELECT k, count(*) AS n, k * 10 AS k10 FROM r8 GROUP BY k")
+        assert wait_for(lambda: c.execute("SELECT status FROM sys.queries WHERE name = 'q'")
+                        .fetchone()[0], "retrying") == "retrying"
+    t, got = select_in_thread(srv)
+    time.sleep(0.5)
+    assert t.is_alive() and got == []       # waiting for the rewrite
+    srv.proc.send_signal(signal.SIGTERM)
+    t.join(WAIT)
+    assert len(got) == 1 and isinstance(got[0], psycopg.errors.ObjectNotInPrerequisiteState), got
+    assert "the server is stopping" in str(got[0])
+    code = srv.proc.wait(WAIT)
+    srv.proc = None
+    assert code == 0
 
 
 def test_select_after_replace_of_a_paused_query_says_why(server):

@@ -5,8 +5,10 @@
  *   cq_runtime_init    the registry, on the server's loop; batches run on
  *                      the engine's worker pool
  *   cq_set_check       the owner's privileges, checked before each batch
- *   cq_runtime_close   stop every query; cb once no batch is in flight, after
- *                      which the runtime's memory is freed
+ *   cq_runtime_close   stop every query; cb once no batch is in flight
+ *   cq_running         false once cq_runtime_close was called
+ *   cq_runtime_free    the registry's memory, once closed and no statement
+ *                      can scan its result tables any more
  *   cq_start           start (or resume after a restart) a query relation
  *   cq_pause, cq_resume
  *   cq_stop            stop a query that is being dropped
@@ -23,6 +25,7 @@
  *   cq_progress        the last batches of a query: rows, watermark, state
  *                      rows and the time of each phase (sys.query_progress)
  *   cq_state           per operator of a query: its state (sys.state)
+ *   cq_layouts         the registry's result layouts (CqLayouts)
  *   cq_layout_*        which definition the rows of a result table were
  *                      written for; the scan of a result table (cq_layout.c)
  *
@@ -40,6 +43,7 @@
 #include "sluice/state.h"
 
 typedef struct CqRuntime CqRuntime;
+typedef struct CqLayouts CqLayouts;
 
 /* A watermark_us below once every input ended (source.h's
  * SOURCE_END_WATERMARK): every window closed. */
@@ -126,7 +130,7 @@ typedef struct CqOpState {
 
 #define CQ_MAX_OPS 2
 
-typedef void (*cq_close_cb)(CqRuntime *rt);
+typedef void (*cq_close_cb)(void *arg);
 
 /* A subscriber's callback, on the loop, after batch batch_id committed:
  * rows (the query's result columns) and kinds[i] ('I' insert, 'U' update,
@@ -147,7 +151,17 @@ typedef int (*cq_check_fn)(const CatRelation *query, const CatRelation *into,
                            const CatRelation *late, bool (*reads)(void *plan, uint32_t oid),
                            void *plan, SlError *err);
 void cq_set_check(CqRuntime *rt, cq_check_fn fn);
-void cq_runtime_close(CqRuntime *rt, cq_close_cb cb);
+/* Stops every query; cb(arg) (may be NULL) on the loop once no batch or
+ * timer of theirs is left.  Called again while closing or closed, it calls
+ * cb at once.  The registry stays readable (no query in it, cq_running
+ * false) until cq_runtime_free. */
+void cq_runtime_close(CqRuntime *rt, cq_close_cb cb, void *arg);
+bool cq_running(const CqRuntime *rt);
+/* Frees a registry that has finished closing (or never started a query);
+ * NULL is a no-op.  After the pools have stopped: a statement on a worker
+ * may read the registry (EXPLAIN CONTINUOUS QUERY, the scan of a result
+ * table through its layouts) until then. */
+void cq_runtime_free(CqRuntime *rt);
 int  cq_start(CqRuntime *rt, const CatRelation *query, SlError *err);
 int  cq_pause(CqRuntime *rt, const char *name, SlError *err);
 int  cq_resume(CqRuntime *rt, const char *name, SlError *err);
@@ -188,28 +202,33 @@ int  cq_state(CqRuntime *rt, const char *name, CqOpState *out, SlError *err);
 /* Result layouts (cq_layout.c): after a CREATE OR REPLACE that changes the
  * result hash (columns, HAVING, projected expressions), which definition
  * the stored rows of the result table belong to until the next batch
- * rewrites them.  Hashes are inc_plan_result_hash's.  All on the loop
- * except cq_layout_write_* (around a rewriting batch's write, a worker)
- * and cq_layout_scan (a statement's scan, a worker). */
-void cq_layout_replace(const CatRelation *old, uint64_t old_hash, const CatRelation *def,
-                       uint64_t hash);
+ * rewrites them.  Hashes are inc_plan_result_hash's.  One table per
+ * registry (cq_layouts; made and freed with it).  All on the loop except
+ * cq_layout_write_* (around a rewriting batch's write, a worker) and
+ * cq_layout_scan (a statement's scan, a worker). */
+CqLayouts *cq_layouts(CqRuntime *rt);      /* NULL for NULL */
+CqLayouts *cq_layouts_new(void);
+void cq_layouts_free(CqLayouts *ls);
+void cq_layout_replace(CqLayouts *ls, const CatRelation *old, uint64_t old_hash,
+                       const CatRelation *def, uint64_t hash);
 /* rewrite: the stored rows (of result hash rows_hash) are still to be
  * rewritten for def; otherwise they are def's. */
-void cq_layout_start(const CatRelation *def, uint64_t hash, bool rewrite, uint64_t rows_hash);
+void cq_layout_start(CqLayouts *ls, const CatRelation *def, uint64_t hash, bool rewrite,
+                     uint64_t rows_hash);
 /* why (NULL: it will run) def's next batch, which rewrites the rows, will
  * not come: "it is paused", ... */
-void cq_layout_stalled(const CatRelation *def, const char *why);
+void cq_layout_stalled(CqLayouts *ls, const CatRelation *def, const char *why);
 /* The oid is gone (DROP, reset = true): a scan waiting on it fails. */
-void cq_layout_forget(uint32_t oid);
-void cq_layout_clear(void);
-void cq_layout_write_begin(void);
-void cq_layout_write_end(uint32_t oid, uint64_t hash, bool written);
+void cq_layout_forget(CqLayouts *ls, uint32_t oid);
+void cq_layout_write_begin(CqLayouts *ls);
+void cq_layout_write_end(CqLayouts *ls, uint32_t oid, uint64_t hash, bool written);
 /* The scan of result table rel for a statement analysed with rel: its
  * rows once they are rel's (waiting for the rewrite of a replaced query's
  * rows, interruptible), or NULL with err set: 55000 when the rewrite will
  * not come, 40001 when rel was replaced and its rows rewritten meanwhile,
  * 42P01 when the query was dropped meanwhile, 57014 when the wait was
  * cancelled. */
-struct ExSource *cq_layout_scan(StateStore *st, const CatRelation *rel, SlError *err);
+struct ExSource *cq_layout_scan(CqLayouts *ls, StateStore *st, const CatRelation *rel,
+                                SlError *err);
 
 #endif /* SLUICE_CQ_H */

@@ -19,7 +19,9 @@
  * there already is not appended again.  So a replayed batch, a second
  * query over the same stream, or the same query created again, records a
  * poison record once per stream.  The check and the write are one step
- * under a lock, so two queries committing at once cannot both append it.
+ * under a lock (the caller's: one per state store, the registry's
+ * IncShared.dead_mu), so two queries committing at once cannot both
+ * append it.
  */
 #ifndef SLUICE_DEADLETTER_H
 #define SLUICE_DEADLETTER_H
@@ -27,6 +29,8 @@
 #include "sluice/catalog.h"
 #include "sluice/relstore.h"
 #include "sluice/state.h"
+
+#include <pthread.h>
 
 typedef struct DeadSet {
     const CatRelation *rel;     /* the dead-letter stream, referenced */
@@ -43,9 +47,10 @@ typedef struct DeadLetters {
 /* Moves s (with its arena and its reference) into dl; s is left empty. */
 void dead_letters_take(DeadLetters *dl, DeadSet *s);
 /* stream_append_many(st, apps, napps, wb) with dl's new dead letters
- * appended and their keys put in the same write. */
-int  dead_letters_append(StateStore *st, DeadLetters *dl, StreamAppend *apps, int napps,
-                         StateBatch *wb, SlError *err);
+ * appended and their keys put in the same write, under mu when there are
+ * dead letters. */
+int  dead_letters_append(StateStore *st, pthread_mutex_t *mu, DeadLetters *dl,
+                         StreamAppend *apps, int napps, StateBatch *wb, SlError *err);
 void dead_letters_free(DeadLetters *dl);
 /* Frees one set that was not taken. */
 void dead_set_free(DeadSet *s);

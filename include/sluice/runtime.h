@@ -98,22 +98,30 @@ void rt_host_free(void);
  * it.  sqlstate gets its code. */
 const char *rt_take_warning(const char **sqlstate);
 
-/* Starts the continuous queries of the catalog on the loop (after rt_init),
- * their micro-batches on the engine's pool (pool.h); rt_cq_close stops them
- * and calls cb once no micro-batch is in flight (before rt_shutdown). */
-int  rt_cq_init(uv_loop_t *loop, Pool *engine);
+/* Makes the registry of continuous queries (cq.h's CqRuntime) on the loop
+ * (after rt_init) and starts the queries of the catalog, their
+ * micro-batches on the engine's pool (pool.h).  rt_cq_close stops them and
+ * calls cb(arg) once no micro-batch is in flight (at once when cq is NULL
+ * or already closing); rt_cq_free frees the registry after the pools have
+ * stopped (before rt_shutdown).  Both take NULL. */
+typedef struct CqRuntime CqRuntime;
+CqRuntime *rt_cq_init(uv_loop_t *loop, Pool *engine);
 /* The pools deferred work runs on (rt_append_start): the engine's for
  * stream appends, the statements' for a COPY into a table; main sets them. */
 void rt_append_init(Pool *engine, Pool *statements);
-void rt_cq_close(void (*cb)(void));
-/* sys.source_lag's rows: per running query, source and partition (cq.h's
- * CqSourceLag); nothing before rt_cq_init. */
+void rt_cq_close(CqRuntime *cq, void (*cb)(void *arg), void *arg);
+void rt_cq_free(CqRuntime *cq);
+/* sys.source_lag's rows: per running query of cq, source and partition
+ * (cq.h's CqSourceLag); nothing when cq is NULL. */
 struct CqSourceLag;
-void rt_source_lag(void (*fn)(const struct CqSourceLag *l, void *arg), void *arg);
+void rt_source_lag(CqRuntime *cq, void (*fn)(const struct CqSourceLag *l, void *arg),
+                   void *arg);
 
-/* The running continuous queries (cq.h), NULL before rt_cq_init and after
- * rt_cq_close: what the HTTP pages (server/observe.c) and sys.* read. */
-struct CqRuntime *rt_cq_runtime(void);
+/* The registry rt_cq_init made, NULL before it and after rt_cq_free (no
+ * query in it once rt_cq_close was called): what the HTTP pages
+ * (server/observe.c) and sys.* read.  The one file-level pointer left
+ * (cq_ddl.c's g_cq); it becomes the Runtime context's field. */
+CqRuntime *rt_cq_runtime(void);
 
 /* Parses a query string into RawStmts (a List of RawStmt *) in arena a.
  * An empty string gives an empty list.  On a syntax error returns -1 with
@@ -206,10 +214,10 @@ typedef struct RtSub RtSub;
 const char *rt_subscribe_name(const Prepared *p);
 /* WITH (snapshot): the result table's rows first, as inserts. */
 bool rt_subscribe_snapshot(const Prepared *p);
-int  rt_subscribe_columns(const char *name, Arena *a, int *ncols, ColumnDesc **cols,
-                          SlError *err);
-int  rt_subscribe(const char *name, bool snapshot, rt_changes_fn fn, void *arg, RtSub **out,
-                  SlError *err);
+int  rt_subscribe_columns(CqRuntime *cq, const char *name, Arena *a, int *ncols,
+                          ColumnDesc **cols, SlError *err);
+int  rt_subscribe(CqRuntime *cq, const char *name, bool snapshot, rt_changes_fn fn, void *arg,
+                  RtSub **out, SlError *err);
 /* Before each batch delivered to a subscriber of role `role`: may it still
  * SELECT from query `name`?  -1 with 42501 (its privilege was revoked)
  * ends the subscription. */

@@ -1,7 +1,8 @@
 /*
  * cq.c -- the scheduler of continuous queries (see cq.h, docs/engine.md).
  *
- *   cq_runtime_init, cq_runtime_close, cq_set_check
+ *   cq_runtime_init, cq_runtime_close, cq_running, cq_runtime_free, cq_set_check
+ *   cq_layouts, cq_shared   what the registry's plans share (incremental.h)
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
  *   cq_dependent, cq_dependent_not_owned, cq_progress, cq_source_lag, cq_state,
  *   cq_falling_behind
@@ -58,6 +59,13 @@
  * of every input, so the last entry alone gives the positions back at a
  * restart.
  *
+ * The registry (CqRuntime) keeps everything of the engine that lives as
+ * long as the server: its queries, the next SUBSCRIBE id, and what every
+ * plan of it shares (IncShared: the result layouts of cq_layout.c, the
+ * locks of the dead-letter appends and of the files sinks' manifests).  It is
+ * freed by cq_runtime_free, after the pools have stopped, since a
+ * statement may scan a result table through its layouts until then.
+ *
  * Subscribers (SUBSCRIBE): while a query has some, its batches record
  * their changes of the result (IncBatch.changes); after the RocksDB write,
  * on the loop, each subscriber is called with them.
@@ -98,8 +106,6 @@ struct CqSub {
     bool          snapshot;         /* the snapshot is still to be sent */
 };
 
-static uint64_t g_next_sub_id = 1;
-
 struct CqRuntime {
     uv_loop_t   *loop;
     Pool        *workers;       /* the engine's */
@@ -108,8 +114,13 @@ struct CqRuntime {
     Cq          *queries;
     int          closing_timers; /* released queries whose timer is closing */
     bool         closing;
-    cq_close_cb  close_cb;
+    bool         closed;         /* closing, and no batch or timer is left */
+    cq_close_cb  close_cb;       /* cq_runtime_close's, with its arg */
+    void        *close_arg;
     cq_check_fn  check;          /* the owner's privileges, before each batch */
+    IncShared    shared;         /* what its plans share: the result layouts,
+                                  * the dead-letter and manifest locks */
+    uint64_t     next_sub_id;    /* the next SUBSCRIBE's id (CqSub.id) */
 };
 
 struct Cq {
@@ -203,6 +214,10 @@ CqRuntime *cq_runtime_init(uv_loop_t *loop, Pool *workers, Catalog *cat, StateSt
     rt->workers = workers;
     rt->cat = cat;
     rt->st = st;
+    rt->next_sub_id = 1;
+    rt->shared.layouts = cq_layouts_new();
+    pthread_mutex_init(&rt->shared.dead_mu, NULL);
+    pthread_mutex_init(&rt->shared.manifest_mu, NULL);
     return rt;
 }
 
@@ -239,7 +254,7 @@ static Cq *find_or_error(CqRuntime *rt, const char *name, SlError *err)
  * replaced query's result table, will come. */
 static void layout_status(const Cq *q)
 {
-    cq_layout_stalled(q->rel, q->failed ? "the query has failed"
+    cq_layout_stalled(q->rt->shared.layouts, q->rel, q->failed ? "the query has failed"
                               : q->paused ? "the query is paused"
                               : q->finished ? "the query has finished" : NULL);
 }
@@ -270,12 +285,10 @@ static void fail_query(Cq *q, const SlError *e)
 
 static void maybe_finish_close(CqRuntime *rt)
 {
-    if (rt->closing && rt->queries == NULL && rt->closing_timers == 0 &&
-        rt->close_cb != NULL) {
-        cq_close_cb cb = rt->close_cb;
-        rt->close_cb = NULL;
-        cb(rt);
-        sl_free(rt);
+    if (rt->closing && rt->queries == NULL && rt->closing_timers == 0 && !rt->closed) {
+        rt->closed = true;
+        if (rt->close_cb != NULL)
+            rt->close_cb(rt->close_arg);
     }
 }
 
@@ -325,6 +338,11 @@ static void release(Cq *q)
     CqRuntime *rt = q->rt;
     if (rt->closing && !q->failed)
         write_pending_commit(q);
+    /* No batch is in flight: a rewrite of the result table's rows that has
+     * not committed will not come, and a statement waiting for it ends
+     * (55000) instead of reading the former definition's rows. */
+    if (rt->closing)
+        cq_layout_stalled(rt->shared.layouts, q->rel, "the server is stopping");
     Cq **pp = &rt->queries;
     while (*pp != q)
         pp = &(*pp)->next;
@@ -1154,7 +1172,8 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
         return -1;
     /* Rows still to be rewritten for this definition are not read with
      * it until they are (cq_layout.c). */
-    cq_layout_start(q->rel, inc_plan_result_hash(q->plan), q->force_batch, rows_hash);
+    cq_layout_start(q->rt->shared.layouts, q->rel, inc_plan_result_hash(q->plan), q->force_batch,
+                    rows_hash);
     int found = cat_offsets_last(q->rt->cat, q->rel->oid, a, last, err);
     if (found < 0)
         return -1;
@@ -1231,7 +1250,8 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
     q->last_batch_id = -1;
     q->commit_pending = -1;
     q->started_us = wall_us();
-    if (read_options(q, err) < 0 || inc_plan_build(query, rt->cat, rt->st, &q->plan, err) < 0) {
+    if (read_options(q, err) < 0 ||
+        inc_plan_build(query, rt->cat, rt->st, &rt->shared, &q->plan, err) < 0) {
         inc_plan_free(q->plan);
         sl_free(q);
         return -1;
@@ -1356,10 +1376,16 @@ void cq_stop_then(CqRuntime *rt, const char *name, void (*cb)(void *arg), void *
     release(q);
 }
 
-void cq_runtime_close(CqRuntime *rt, cq_close_cb cb)
+void cq_runtime_close(CqRuntime *rt, cq_close_cb cb, void *arg)
 {
+    if (rt->closing) {      /* closing already: cb at once */
+        if (cb != NULL)
+            cb(arg);
+        return;
+    }
     rt->closing = true;
     rt->close_cb = cb;
+    rt->close_arg = arg;
     Cq *q = rt->queries;
     while (q != NULL) {
         Cq *next = q->next;
@@ -1368,6 +1394,33 @@ void cq_runtime_close(CqRuntime *rt, cq_close_cb cb)
         q = next;
     }
     maybe_finish_close(rt);
+}
+
+bool cq_running(const CqRuntime *rt)
+{
+    return !rt->closing;
+}
+
+void cq_runtime_free(CqRuntime *rt)
+{
+    if (rt == NULL)
+        return;
+    if (rt->queries != NULL || rt->closing_timers > 0)
+        sl_panic("cq_runtime_free: the registry has not finished closing");
+    cq_layouts_free(rt->shared.layouts);
+    pthread_mutex_destroy(&rt->shared.dead_mu);
+    pthread_mutex_destroy(&rt->shared.manifest_mu);
+    sl_free(rt);
+}
+
+CqLayouts *cq_layouts(CqRuntime *rt)
+{
+    return rt != NULL ? rt->shared.layouts : NULL;
+}
+
+IncShared *cq_shared(CqRuntime *rt)
+{
+    return &rt->shared;
 }
 
 bool cq_falling_behind(const CqProgress *p, int n, int64_t interval_us)
@@ -1566,7 +1619,7 @@ CqSub *cq_subscribe(CqRuntime *rt, const char *name, bool snapshot, cq_changes_f
     s->q = q;
     s->fn = fn;
     s->arg = arg;
-    s->id = g_next_sub_id++;
+    s->id = rt->next_sub_id++;
     s->snapshot = snapshot;
     s->next = q->subs;
     q->subs = s;

@@ -2,10 +2,12 @@
  * cq_ddl.c -- continuous queries as statements, and their registry's life
  * with the server.
  *
- *   rt_cq_init      start the registry on the loop and every query in the
- *                   catalog (they resume after their last committed batch);
- *                   their batches run on the engine's pool
- *   rt_cq_close     stop them all; cb once no batch is in flight
+ *   rt_cq_init      make the registry (CqRuntime) on the loop and start
+ *                   every query in the catalog (they resume after their
+ *                   last committed batch); their batches run on the
+ *                   engine's pool
+ *   rt_cq_close     stop them all; cb(arg) once no batch is in flight
+ *   rt_cq_free      free the registry, once closed and the pools stopped
  *   rt_cq_create    CREATE [OR REPLACE] CONTINUOUS QUERY: check it can run
  *                   incrementally, create its relation, start it; a
  *                   replacement keeps the state and offsets when the
@@ -29,8 +31,14 @@
  *   rt_cq_dependent_not_owned   one owned by another role than the given
  *   rt_cq_explain   EXPLAIN CONTINUOUS QUERY
  *   rt_cq_runtime   the registry, for sys.* tables and /metrics (NULL before
- *                   rt_cq_init and after rt_cq_close)
+ *                   rt_cq_init and after rt_cq_free)
  *   rt_source_lag   the source lag rows of every running query
+ *
+ * Every entry point takes the registry it works on; NULL or a registry
+ * that is closing means continuous queries are not running.  g_cq, the
+ * one registry rt_cq_init made, is what rt_cq_runtime hands to callers
+ * that have no Runtime context yet (docs/architecture.md, "Process-wide
+ * state": it becomes Runtime.cq).
  */
 #include "runtime_int.h"
 
@@ -43,64 +51,74 @@
 
 static CqRuntime *g_cq;
 
-int rt_cq_explain(const char *name, Arena *a, List **lines, SlError *err)
+static bool running(CqRuntime *cq)
 {
-    if (g_cq == NULL)
-        return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-                        "continuous queries are not running in this server");
-    return cq_explain(g_cq, name, a, lines, err);
+    return cq != NULL && cq_running(cq);
+}
+
+static int not_running(SlError *err)
+{
+    return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    "continuous queries are not running in this server");
+}
+
+int rt_cq_explain(CqRuntime *cq, const char *name, Arena *a, List **lines, SlError *err)
+{
+    if (!running(cq))
+        return not_running(err);
+    return cq_explain(cq, name, a, lines, err);
 }
 
 CqRuntime *rt_cq_runtime(void)
 {
     return g_cq;
 }
-static void (*g_close_cb)(void);
 
 static void start_one(const CatRelation *rel, void *arg)
 {
-    SL_UNUSED(arg);
+    CqRuntime *cq = arg;
     if (rel->kind != REL_QUERY)
         return;
     SlError err = {0};
-    if (cq_start(g_cq, rel, &err) < 0)
+    if (cq_start(cq, rel, &err) < 0)
         sl_log(LOG_ERROR, "cannot start continuous query", "query=%s error=\"%s\"",
                log_value(rel->name), log_quote(err.message));
     sl_error_clear(&err);
 }
 
-int rt_cq_init(uv_loop_t *loop, Pool *engine)
+CqRuntime *rt_cq_init(uv_loop_t *loop, Pool *engine)
 {
-    g_cq = cq_runtime_init(loop, engine, rt_catalog(), rt_state());
-    cq_set_check(g_cq, rt_cq_privileges);
-    cat_foreach(rt_catalog(), start_one, NULL);
-    return 0;
+    CqRuntime *cq = cq_runtime_init(loop, engine, rt_catalog(), rt_state());
+    cq_set_check(cq, rt_cq_privileges);
+    g_cq = cq;
+    cat_foreach(rt_catalog(), start_one, cq);
+    return cq;
 }
 
-static void on_closed(CqRuntime *rt)
+void rt_cq_close(CqRuntime *cq, void (*cb)(void *arg), void *arg)
 {
-    SL_UNUSED(rt);
-    g_cq = NULL;
-    cq_layout_clear();
-    if (g_close_cb)
-        g_close_cb();
-}
-
-void rt_cq_close(void (*cb)(void))
-{
-    if (g_cq == NULL) {
+    if (cq == NULL) {
         if (cb)
-            cb();
+            cb(arg);
         return;
     }
-    g_close_cb = cb;
-    cq_runtime_close(g_cq, on_closed);
+    cq_runtime_close(cq, cb, arg);
+}
+
+void rt_cq_free(CqRuntime *cq)
+{
+    if (cq == NULL)
+        return;
+    if (g_cq == cq)
+        g_cq = NULL;
+    cq_runtime_free(cq);
 }
 
 /* ---------------------------------------------------------------------- */
 /* CREATE OR REPLACE                                                        */
 
 typedef struct Replace {
+    CqRuntime         *cq;
     const CatRelation *old;     /* reset: its rows, state and logs go */
     const CatRelation *rel;     /* the new definition, to start */
     bool               reset;
@@ -113,17 +131,17 @@ static void replace_cb(void *arg)
     Replace *r = arg;
     SlError err = {0};
     if (r->reset)
-        cq_layout_forget(r->old->oid);
+        cq_layout_forget(cq_layouts(r->cq), r->old->oid);
     if (r->reset && rel_purge(rt_state(), r->old, &err) < 0) {
         sl_log(LOG_ERROR, "cannot drop the state of a replaced query", "query=%s error=\"%s\"",
                log_value(r->old->name), log_quote(err.message));
         sl_error_clear(&err);
     }
-    if (g_cq != NULL && cat_lookup(rt_catalog(), r->rel->name) == r->rel &&
-        cq_start(g_cq, r->rel, &err) < 0) {
+    if (running(r->cq) && cat_lookup(rt_catalog(), r->rel->name) == r->rel &&
+        cq_start(r->cq, r->rel, &err) < 0) {
         sl_log(LOG_ERROR, "cannot start a replaced query", "query=%s error=\"%s\"",
                log_value(r->rel->name), log_quote(err.message));
-        cq_layout_stalled(r->rel, "the query could not start");
+        cq_layout_stalled(cq_layouts(r->cq), r->rel, "the query could not start");
         sl_error_clear(&err);
     }
     cat_relation_unref(r->old);
@@ -158,12 +176,12 @@ static bool same_columns(const CatRelation *a, const CatRelation *b)
 /* Is the change from old's plan to the new plan one the state survives?
  * -1 with the change named in err if not; *old_hash gets the old plan's
  * result hash. */
-static int check_compatible(const CatRelation *old, IncPlan *np, const CatRelation *def,
-                            uint64_t *old_hash, SlError *err)
+static int check_compatible(IncShared *sh, const CatRelation *old, IncPlan *np,
+                            const CatRelation *def, uint64_t *old_hash, SlError *err)
 {
     IncPlan *op;
     SlError e = {0};
-    if (inc_plan_build(old, rt_catalog(), rt_state(), &op, &e) < 0) {
+    if (inc_plan_build(old, rt_catalog(), rt_state(), sh, &op, &e) < 0) {
         sl_error(err, ERRCODE_INVALID_TABLE_DEFINITION,
                  "cannot replace continuous query \"%s\": its current definition cannot be "
                  "planned any more: %s", old->name, e.message);
@@ -214,7 +232,7 @@ static int check_compatible(const CatRelation *old, IncPlan *np, const CatRelati
     return rc;
 }
 
-static int replace(const Query *q, const CatRelation *old, SlError *err)
+static int replace(CqRuntime *cq, const Query *q, const CatRelation *old, SlError *err)
 {
     Catalog *cat = rt_catalog();
     const CatRelation *def = q->create;
@@ -237,7 +255,7 @@ static int replace(const Query *q, const CatRelation *old, SlError *err)
     /* Another continuous query that reads the result table was planned over
      * its columns and its oid: new columns would be read with the former
      * ones (XX001), a new oid (reset) not at all. */
-    const char *dep = rt_cq_dependent(old);
+    const char *dep = rt_cq_dependent(cq, old);
     if (dep != NULL && (reset || !same_columns(old, def))) {
         sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
                  "cannot replace continuous query \"%s\": continuous query \"%s\" reads its "
@@ -255,14 +273,15 @@ static int replace(const Query *q, const CatRelation *old, SlError *err)
     probe.refs = 1;
     probe.oid = old->oid;
     IncPlan *np;
-    if (inc_plan_build_new(&probe, cat, rt_state(), &np, err) < 0)
+    if (inc_plan_build_new(&probe, cat, rt_state(), cq_shared(cq), &np, err) < 0)
         return -1;
     uint64_t old_hash = 0, new_hash = inc_plan_result_hash(np);
-    rc = reset ? 0 : check_compatible(old, np, def, &old_hash, err);
+    rc = reset ? 0 : check_compatible(cq_shared(cq), old, np, def, &old_hash, err);
     inc_plan_free(np);
     if (rc < 0)
         return -1;
     Replace *r = sl_calloc(1, sizeof(Replace));
+    r->cq = cq;
     r->reset = reset;
     r->old = old;
     cat_relation_ref(old);
@@ -285,24 +304,23 @@ static int replace(const Query *q, const CatRelation *old, SlError *err)
     /* Until the new definition's first batch rewrites the rows of the
      * result table, they are read only with the former one (cq_layout.c). */
     if (!reset)
-        cq_layout_replace(old, old_hash, rel, new_hash);
+        cq_layout_replace(cq_layouts(cq), old, old_hash, rel, new_hash);
     sl_log(LOG_INFO, "continuous query replaced", "query=%s oid=%u reset=%s",
            log_value(rel->name), rel->oid, reset ? "true" : "false");
-    cq_stop_then(g_cq, old->name, replace_cb, r);
+    cq_stop_then(cq, old->name, replace_cb, r);
     return 0;
 }
 
-int rt_cq_create(const Query *q, SlError *err)
+int rt_cq_create(CqRuntime *cq, const Query *q, SlError *err)
 {
     Catalog *cat = rt_catalog();
     StateStore *st = rt_state();
     const CatRelation *def = q->create;
-    if (g_cq == NULL)
-        return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-                        "continuous queries are not running in this server");
+    if (!running(cq))
+        return not_running(err);
     const CatRelation *old = cat_lookup(cat, def->name);
     if (old != NULL && q->or_replace)
-        return replace(q, old, err);
+        return replace(cq, q, old, err);
     if (old != NULL) {
         if (q->if_not_exists)
             return 0;
@@ -313,7 +331,7 @@ int rt_cq_create(const Query *q, SlError *err)
     CatRelation probe = *def;
     probe.refs = 1;
     IncPlan *plan;
-    if (inc_plan_build_new(&probe, cat, st, &plan, err) < 0)
+    if (inc_plan_build_new(&probe, cat, st, cq_shared(cq), &plan, err) < 0)
         return -1;
     bool unbounded = inc_plan_complete_unbounded(plan);
     inc_plan_free(plan);
@@ -322,7 +340,7 @@ int rt_cq_create(const Query *q, SlError *err)
     const CatRelation *rel;
     if (cat_create_relation(cat, &owned, &rel, err) < 0)
         return -1;
-    if (rel_purge(st, rel, err) < 0 || cq_start(g_cq, rel, err) < 0) {
+    if (rel_purge(st, rel, err) < 0 || cq_start(cq, rel, err) < 0) {
         SlError ignore = {0};
         cat_drop_relation(cat, rel->name, &ignore);
         sl_error_clear(&ignore);
@@ -339,22 +357,22 @@ int rt_cq_create(const Query *q, SlError *err)
     return 0;
 }
 
-int rt_cq_stop(const char *name, SlError *err)
+int rt_cq_stop(CqRuntime *cq, const char *name, SlError *err)
 {
-    if (g_cq == NULL)
+    if (!running(cq))
         return 0;
     SlError ignore = {0};
     const CatRelation *rel = cat_lookup(rt_catalog(), name);
     if (rel != NULL && rel->kind == REL_QUERY)
-        cq_layout_forget(rel->oid);
+        cq_layout_forget(cq_layouts(cq), rel->oid);
     /* A query that failed to start is not in the registry: nothing to stop. */
-    cq_stop(g_cq, name, &ignore);
+    cq_stop(cq, name, &ignore);
     sl_error_clear(&ignore);
     SL_UNUSED(err);
     return 0;
 }
 
-int rt_cq_alter(const char *name, bool pause, SlError *err)
+int rt_cq_alter(CqRuntime *cq, const char *name, bool pause, SlError *err)
 {
     const CatRelation *rel = cat_lookup(rt_catalog(), name);
     if (rel == NULL || rel->kind != REL_QUERY)
@@ -362,15 +380,14 @@ int rt_cq_alter(const char *name, bool pause, SlError *err)
                         name);
     if (rt_check_owner(rel, err) < 0)
         return -1;
-    if (g_cq == NULL)
-        return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-                        "continuous queries are not running in this server");
-    return pause ? cq_pause(g_cq, name, err) : cq_resume(g_cq, name, err);
+    if (!running(cq))
+        return not_running(err);
+    return pause ? cq_pause(cq, name, err) : cq_resume(cq, name, err);
 }
 
-int rt_cq_check_drop(const CatRelation *rel, SlError *err)
+int rt_cq_check_drop(CqRuntime *cq, const CatRelation *rel, SlError *err)
 {
-    const char *q = g_cq ? cq_dependent(g_cq, rel->oid) : NULL;
+    const char *q = rt_cq_dependent(cq, rel);
     if (q == NULL)
         return 0;
     const char *noun = rel->kind == REL_TABLE ? "table" : rel->kind == REL_SINK ? "sink" : "stream";
@@ -381,11 +398,11 @@ int rt_cq_check_drop(const CatRelation *rel, SlError *err)
     return -1;
 }
 
-int rt_subscribe_columns(const char *name, Arena *a, int *ncols, ColumnDesc **cols,
-                         SlError *err)
+int rt_subscribe_columns(CqRuntime *cq, const char *name, Arena *a, int *ncols,
+                         ColumnDesc **cols, SlError *err)
 {
     const CatRelation *rel = rt_catalog() ? cat_lookup(rt_catalog(), name) : NULL;
-    if (rel == NULL || rel->kind != REL_QUERY || g_cq == NULL)
+    if (rel == NULL || rel->kind != REL_QUERY || !running(cq))
         return sl_error(err, ERRCODE_UNDEFINED_OBJECT, "continuous query \"%s\" does not exist",
                         name);
     ColumnDesc *c = ARENA_ARRAY(a, ColumnDesc, rel->ncols + 2);
@@ -402,18 +419,18 @@ int rt_subscribe_columns(const char *name, Arena *a, int *ncols, ColumnDesc **co
     return 0;
 }
 
-int rt_subscribe(const char *name, bool snapshot, rt_changes_fn fn, void *arg, RtSub **out,
-                 SlError *err)
+int rt_subscribe(CqRuntime *cq, const char *name, bool snapshot, rt_changes_fn fn, void *arg,
+                 RtSub **out, SlError *err)
 {
     int ncols;
     ColumnDesc *cols;
     Arena a;
     arena_init(&a, 1024);
-    int rc = rt_subscribe_columns(name, &a, &ncols, &cols, err);
+    int rc = rt_subscribe_columns(cq, name, &a, &ncols, &cols, err);
     arena_destroy(&a);
     if (rc < 0 || rt_check_select(cat_lookup(rt_catalog(), name), err) < 0)
         return -1;
-    CqSub *s = cq_subscribe(g_cq, name, snapshot, fn, arg, err);
+    CqSub *s = cq_subscribe(cq, name, snapshot, fn, arg, err);
     if (s == NULL)
         return -1;
     *out = (RtSub *)s;
@@ -430,18 +447,18 @@ void rt_unsubscribe(RtSub *s)
     cq_unsubscribe((CqSub *)s);
 }
 
-const char *rt_cq_dependent(const CatRelation *rel)
+const char *rt_cq_dependent(CqRuntime *cq, const CatRelation *rel)
 {
-    return g_cq ? cq_dependent(g_cq, rel->oid) : NULL;
+    return cq != NULL ? cq_dependent(cq, rel->oid) : NULL;
 }
 
-const char *rt_cq_dependent_not_owned(const CatRelation *rel, uint32_t owner)
+const char *rt_cq_dependent_not_owned(CqRuntime *cq, const CatRelation *rel, uint32_t owner)
 {
-    return g_cq ? cq_dependent_not_owned(g_cq, rel->oid, owner) : NULL;
+    return cq != NULL ? cq_dependent_not_owned(cq, rel->oid, owner) : NULL;
 }
 
-void rt_source_lag(void (*fn)(const CqSourceLag *l, void *arg), void *arg)
+void rt_source_lag(CqRuntime *cq, void (*fn)(const CqSourceLag *l, void *arg), void *arg)
 {
-    if (g_cq != NULL)
-        cq_source_lag(g_cq, fn, arg);
+    if (cq != NULL)
+        cq_source_lag(cq, fn, arg);
 }

@@ -3,6 +3,8 @@
  * result table were written for, so that a SELECT never reads them with
  * another definition's columns (docs/engine.md, "Query evolution").
  *
+ *   cq_layouts_new, cq_layouts_free   one registry's table (CqRuntime's:
+ *                       the layouts are per query oid of that registry)
  *   cq_layout_replace   CREATE OR REPLACE kept the oid: the former and the
  *                       new definition and their result hashes (loop)
  *   cq_layout_start     a query started: its definition, and whether its
@@ -12,10 +14,10 @@
  *   cq_layout_forget    the query was dropped or replaced under a new oid
  *                       (the entry stays, marked: a scan still waiting on
  *                       it fails with 42P01 instead of reading what is left)
- *   cq_layout_clear     everything, at shutdown (loop)
  *   cq_layout_write_begin, cq_layout_write_end   around the RocksDB write of
  *                       a batch that rewrites the rows (a worker)
- *   cq_layout_scan      the scan of a result table (a worker)
+ *   cq_layout_scan      the scan of a result table (a worker); with no
+ *                       table (NULL: no registry), the plain scan
  *
  * A replacement that changes the result columns, HAVING or a projected
  * expression switches the catalog at once, but the rows are rewritten by
@@ -29,7 +31,10 @@
  * replacement whose scan starts after the rewrite fails with 40001 (run it
  * again).  One mutex guards the table: a scan opens its RocksDB iterator
  * (its snapshot) under it and a rewrite writes under it, so a scan sees
- * all the former rows or all the rewritten ones, and knows which.
+ * all the former rows or all the rewritten ones, and knows which.  At
+ * shutdown the registry marks its queries' rewrites stalled ("the server
+ * is stopping"); the table lives until the registry is freed, after the
+ * statements' pool has stopped.
  *
  * A query is in the table only from its first replacement that changed
  * the result hash (or a start that found its rows still to be rewritten);
@@ -63,23 +68,32 @@ typedef struct Layout {
     bool               dropped;     /* the oid is gone (DROP, reset); no defs */
 } Layout;
 
-static pthread_mutex_t layouts_mu = PTHREAD_MUTEX_INITIALIZER;
-static Layout *layouts;
+struct CqLayouts {
+    pthread_mutex_t mu;     /* guards list; a scan opens its iterator under it */
+    Layout         *list;
+};
 
-/* With layouts_mu held. */
-static Layout *find(uint32_t oid)
+CqLayouts *cq_layouts_new(void)
 {
-    for (Layout *l = layouts; l != NULL; l = l->next)
+    CqLayouts *ls = sl_calloc(1, sizeof(CqLayouts));
+    pthread_mutex_init(&ls->mu, NULL);
+    return ls;
+}
+
+/* With ls->mu held. */
+static Layout *find(CqLayouts *ls, uint32_t oid)
+{
+    for (Layout *l = ls->list; l != NULL; l = l->next)
         if (l->oid == oid)
             return l;
     return NULL;
 }
 
 /* The live entry of oid for a new definition: one left by a dropped
- * relation whose oid came back goes.  With layouts_mu held. */
-static Layout *find_live(uint32_t oid)
+ * relation whose oid came back goes.  With ls->mu held. */
+static Layout *find_live(CqLayouts *ls, uint32_t oid)
 {
-    for (Layout **p = &layouts; *p != NULL; p = &(*p)->next) {
+    for (Layout **p = &ls->list; *p != NULL; p = &(*p)->next) {
         Layout *l = *p;
         if (l->oid != oid)
             continue;
@@ -92,13 +106,13 @@ static Layout *find_live(uint32_t oid)
     return NULL;
 }
 
-static Layout *add(uint32_t oid, uint64_t rows_hash)
+static Layout *add(CqLayouts *ls, uint32_t oid, uint64_t rows_hash)
 {
     Layout *l = sl_calloc(1, sizeof(Layout));
     l->oid = oid;
     l->rows_hash = rows_hash;
-    l->next = layouts;
-    layouts = l;
+    l->next = ls->list;
+    ls->list = l;
     return l;
 }
 
@@ -137,96 +151,101 @@ static void defs_release(Layout *l)
     l->latest = NULL;
 }
 
-void cq_layout_replace(const CatRelation *old, uint64_t old_hash, const CatRelation *def,
-                       uint64_t hash)
+void cq_layout_replace(CqLayouts *ls, const CatRelation *old, uint64_t old_hash,
+                       const CatRelation *def, uint64_t hash)
 {
-    pthread_mutex_lock(&layouts_mu);
-    Layout *l = find_live(old->oid);
+    pthread_mutex_lock(&ls->mu);
+    Layout *l = find_live(ls, old->oid);
     if (l == NULL && old_hash != hash) {
         /* The stored rows are the former definition's until rewritten. */
-        l = add(old->oid, old_hash);
+        l = add(ls, old->oid, old_hash);
         def_add(l, old, old_hash);
     }
     if (l != NULL)
         def_add(l, def, hash);
-    pthread_mutex_unlock(&layouts_mu);
+    pthread_mutex_unlock(&ls->mu);
 }
 
-void cq_layout_start(const CatRelation *def, uint64_t hash, bool rewrite, uint64_t rows_hash)
+void cq_layout_start(CqLayouts *ls, const CatRelation *def, uint64_t hash, bool rewrite,
+                     uint64_t rows_hash)
 {
-    pthread_mutex_lock(&layouts_mu);
-    Layout *l = find_live(def->oid);
+    pthread_mutex_lock(&ls->mu);
+    Layout *l = find_live(ls, def->oid);
     if (l == NULL && rewrite)
-        l = add(def->oid, rows_hash);
+        l = add(ls, def->oid, rows_hash);
     if (l != NULL) {
         def_add(l, def, hash);
         /* Not to be rewritten: the rows (if any) are this definition's. */
         l->rows_hash = rewrite ? rows_hash : hash;
     }
-    pthread_mutex_unlock(&layouts_mu);
+    pthread_mutex_unlock(&ls->mu);
 }
 
-void cq_layout_stalled(const CatRelation *def, const char *why)
+void cq_layout_stalled(CqLayouts *ls, const CatRelation *def, const char *why)
 {
-    pthread_mutex_lock(&layouts_mu);
-    Layout *l = find(def->oid);
+    pthread_mutex_lock(&ls->mu);
+    Layout *l = find(ls, def->oid);
     if (l != NULL && l->latest == def)
         snprintf(l->stalled, sizeof(l->stalled), "%s", why ? why : "");
-    pthread_mutex_unlock(&layouts_mu);
+    pthread_mutex_unlock(&ls->mu);
 }
 
-void cq_layout_forget(uint32_t oid)
+void cq_layout_forget(CqLayouts *ls, uint32_t oid)
 {
     /* The entry stays, marked, so that a statement still waiting on it
      * learns that the query went instead of reading what is left. */
-    pthread_mutex_lock(&layouts_mu);
-    Layout *l = find(oid);
+    pthread_mutex_lock(&ls->mu);
+    Layout *l = find(ls, oid);
     if (l != NULL) {
         defs_release(l);
         l->dropped = true;
     }
-    pthread_mutex_unlock(&layouts_mu);
+    pthread_mutex_unlock(&ls->mu);
 }
 
-void cq_layout_clear(void)
+void cq_layouts_free(CqLayouts *ls)
 {
-    pthread_mutex_lock(&layouts_mu);
-    while (layouts != NULL) {
-        Layout *l = layouts;
-        layouts = l->next;
+    if (ls == NULL)
+        return;
+    while (ls->list != NULL) {
+        Layout *l = ls->list;
+        ls->list = l->next;
         defs_release(l);
         sl_free(l);
     }
-    pthread_mutex_unlock(&layouts_mu);
+    pthread_mutex_destroy(&ls->mu);
+    sl_free(ls);
 }
 
-void cq_layout_write_begin(void)
+void cq_layout_write_begin(CqLayouts *ls)
 {
-    pthread_mutex_lock(&layouts_mu);
+    pthread_mutex_lock(&ls->mu);
 }
 
-void cq_layout_write_end(uint32_t oid, uint64_t hash, bool written)
+void cq_layout_write_end(CqLayouts *ls, uint32_t oid, uint64_t hash, bool written)
 {
-    Layout *l = written ? find(oid) : NULL;
+    Layout *l = written ? find(ls, oid) : NULL;
     if (l != NULL)
         l->rows_hash = hash;
-    pthread_mutex_unlock(&layouts_mu);
+    pthread_mutex_unlock(&ls->mu);
 }
 
-ExSource *cq_layout_scan(StateStore *st, const CatRelation *rel, SlError *err)
+ExSource *cq_layout_scan(CqLayouts *ls, StateStore *st, const CatRelation *rel, SlError *err)
 {
+    if (ls == NULL)
+        return ex_source_table(st, rel);
     for (;;) {
-        pthread_mutex_lock(&layouts_mu);
-        Layout *l = find(rel->oid);
+        pthread_mutex_lock(&ls->mu);
+        Layout *l = find(ls, rel->oid);
         int i = l != NULL ? def_index(l, rel) : -1;
         if (l == NULL || (i >= 0 && l->defs[i].hash == l->rows_hash)) {
             /* The iterator's snapshot is taken here, under the mutex. */
             ExSource *src = ex_source_table(st, rel);
-            pthread_mutex_unlock(&layouts_mu);
+            pthread_mutex_unlock(&ls->mu);
             return src;
         }
         if (l->dropped) {
-            pthread_mutex_unlock(&layouts_mu);
+            pthread_mutex_unlock(&ls->mu);
             sl_error(err, ERRCODE_UNDEFINED_TABLE,
                      "continuous query \"%s\" was dropped or reset while this statement ran",
                      rel->name);
@@ -235,7 +254,7 @@ ExSource *cq_layout_scan(StateStore *st, const CatRelation *rel, SlError *err)
         bool newest = l->latest == rel;
         char stalled[sizeof(l->stalled)];
         memcpy(stalled, l->stalled, sizeof(stalled));
-        pthread_mutex_unlock(&layouts_mu);
+        pthread_mutex_unlock(&ls->mu);
         if (newest && stalled[0] != '\0') {
             sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                      "the result table of continuous query \"%s\" still holds the rows of "

@@ -38,7 +38,7 @@ int rt_run_create(const Query *q, SlError *err)
     StateStore *st = rt_state();
     const CatRelation *def = q->create;
     if (def->kind == REL_QUERY)
-        return rt_cq_create(q, err);
+        return rt_cq_create(rt_cq_runtime(), q, err);
     if (cat_lookup(cat, def->name) != NULL) {
         if (q->if_not_exists)
             return 0;
@@ -119,7 +119,7 @@ static const CatRelation *dead_letters(const CatRelation *rel)
  * -1 with 42501 naming the first that is not. */
 static int check_cascade(const CatRelation *rel, SlError *err)
 {
-    const char *name = rt_cq_dependent_not_owned(rel, rt_current_role());
+    const char *name = rt_cq_dependent_not_owned(rt_cq_runtime(), rel, rt_current_role());
     const CatRelation *cq = name ? cat_lookup(rt_catalog(), name) : NULL;
     if (cq == NULL || rt_check_owner(cq, err) == 0)
         return 0;
@@ -133,11 +133,12 @@ static int check_cascade(const CatRelation *rel, SlError *err)
 static int drop_dependents(const CatRelation *rel, SlError *err)
 {
     const char *q;
-    while ((q = rt_cq_dependent(rel)) != NULL) {
+    while ((q = rt_cq_dependent(rt_cq_runtime(), rel)) != NULL) {
         const CatRelation *cq = cat_lookup(rt_catalog(), q);
         if (cq == NULL)
             break;
-        if (rt_cq_stop(cq->name, err) < 0 || rel_purge(rt_state(), cq, err) < 0 ||
+        if (rt_cq_stop(rt_cq_runtime(), cq->name, err) < 0 ||
+            rel_purge(rt_state(), cq, err) < 0 ||
             cat_drop_relation(rt_catalog(), cq->name, err) < 0)
             return -1;
     }
@@ -206,7 +207,8 @@ int rt_run_drop(const Query *q, SlError *err)
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
         const CatRelation *dead = rel ? dead_letters(rel) : NULL;
         if (rel != NULL && rel->kind != REL_QUERY &&
-            (rt_cq_check_drop(rel, err) < 0 || (dead && rt_cq_check_drop(dead, err) < 0)))
+            (rt_cq_check_drop(rt_cq_runtime(), rel, err) < 0 ||
+             (dead && rt_cq_check_drop(rt_cq_runtime(), dead, err) < 0)))
             return -1;
     }
     for (int i = 0; i < q->ndrop; i++) {
@@ -215,7 +217,7 @@ int rt_run_drop(const Query *q, SlError *err)
             continue;
         if (rel->kind != REL_QUERY && q->cascade && drop_dependents(rel, err) < 0)
             return -1;
-        if (rel->kind == REL_QUERY && rt_cq_stop(rel->name, err) < 0)
+        if (rel->kind == REL_QUERY && rt_cq_stop(rt_cq_runtime(), rel->name, err) < 0)
             return -1;
         const char *names[2] = {rel->name, NULL};
         int n = 1;

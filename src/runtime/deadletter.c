@@ -9,7 +9,8 @@
  * write that commits its state (incremental.c), so a batch that never
  * committed recorded none of them, and its replay records them once.  The
  * 'D' keys make the append idempotent across replays and queries: the
- * lock below makes "is the key there? then append row and key" one step.
+ * caller's lock (the registry's IncShared.dead_mu, one per state store)
+ * makes "is the key there? then append row and key" one step.
  */
 #include "sluice/deadletter.h"
 
@@ -17,11 +18,6 @@
 #include "sluice/log.h"
 
 #include <inttypes.h>
-#include <pthread.h>
-
-/* Serializes dead_letters_append calls that carry dead letters: between
- * the look at the 'D' keys and the write that adds them. */
-static pthread_mutex_t dead_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void dead_letters_take(DeadLetters *dl, DeadSet *s)
 {
@@ -83,8 +79,10 @@ static void keep_rows(Batch *b, const uint8_t *keep)
         b->cols[c].len = k;
 }
 
-int dead_letters_append(StateStore *st, DeadLetters *dl, StreamAppend *apps, int napps,
-                        StateBatch *wb, SlError *err)
+/* mu serializes the calls that carry dead letters: between the look at
+ * the 'D' keys and the write that adds them. */
+int dead_letters_append(StateStore *st, pthread_mutex_t *mu, DeadLetters *dl,
+                        StreamAppend *apps, int napps, StateBatch *wb, SlError *err)
 {
     if (dl == NULL || dl->n == 0)
         return stream_append_many(st, apps, napps, wb, err);
@@ -95,7 +93,7 @@ int dead_letters_append(StateStore *st, DeadLetters *dl, StreamAppend *apps, int
     arena_init(&a, 4096);
     int rc = -1, n = napps;
     int64_t skipped = 0;
-    pthread_mutex_lock(&dead_mu);
+    pthread_mutex_lock(mu);
     for (int s = 0; s < dl->n; s++) {
         DeadSet *ds = &dl->sets[s];
         Batch *b = ds->rows;
@@ -128,7 +126,7 @@ int dead_letters_append(StateStore *st, DeadLetters *dl, StreamAppend *apps, int
     rc = stream_append_many(st, all, n, wb, err);
     memcpy(apps, all, sizeof(StreamAppend) * (size_t)napps);
 out:
-    pthread_mutex_unlock(&dead_mu);
+    pthread_mutex_unlock(mu);
     arena_destroy(&a);
     sl_free(all);
     return rc;

@@ -336,7 +336,7 @@ static int open_sink(IncPlan *p, const CatRelation *rel, const Plan *top, SlErro
     const char **names = ARENA_ARRAY(&p->arena, const char *, top->ncols > 0 ? top->ncols : 1);
     for (int c = 0; c < top->ncols; c++)
         names[c] = top->cols[c].name;
-    if (sink_open(rel, p->query, names, top->ncols, &p->writer, err) < 0)
+    if (sink_open(rel, p->query, names, top->ncols, &p->shared->manifest_mu, &p->writer, err) < 0)
         return -1;
     p->sink = rel;
     cat_relation_ref(rel);
@@ -578,8 +578,8 @@ static void compute_need(IncPlan *p)
         p->scan_need = p->ins.need[0];
 }
 
-static int plan_build(const CatRelation *query, Catalog *cat, StateStore *st, bool creating,
-                      IncPlan **out, SlError *err)
+static int plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncShared *sh,
+                      bool creating, IncPlan **out, SlError *err)
 {
     IncPlan *p = sl_calloc(1, sizeof(IncPlan));
     p->creating = creating;
@@ -589,6 +589,7 @@ static int plan_build(const CatRelation *query, Catalog *cat, StateStore *st, bo
     p->query = query;
     cat_relation_ref(query);
     p->st = st;
+    p->shared = sh;
     *out = NULL;
     List *stmts = NULL;
     Query *q = NULL;
@@ -650,16 +651,16 @@ fail:
     return -1;
 }
 
-int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
-                   SlError *err)
+int inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncShared *sh,
+                   IncPlan **out, SlError *err)
 {
-    return plan_build(query, cat, st, false, out, err);
+    return plan_build(query, cat, st, sh, false, out, err);
 }
 
-int inc_plan_build_new(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
-                       SlError *err)
+int inc_plan_build_new(const CatRelation *query, Catalog *cat, StateStore *st, IncShared *sh,
+                       IncPlan **out, SlError *err)
 {
-    return plan_build(query, cat, st, true, out, err);
+    return plan_build(query, cat, st, sh, true, out, err);
 }
 
 void inc_plan_free(IncPlan *p)
@@ -2536,10 +2537,10 @@ fold:
     /* A rewrite of the result table for new columns: the scans of the
      * table see it whole or not at all, and learn which (cq_layout.c). */
     if (rebuild)
-        cq_layout_write_begin();
-    int wrc = dead_letters_append(p->st, &r.dead, apps, napps, r.wb, err);
+        cq_layout_write_begin(p->shared->layouts);
+    int wrc = dead_letters_append(p->st, &p->shared->dead_mu, &r.dead, apps, napps, r.wb, err);
     if (rebuild)
-        cq_layout_write_end(p->query->oid, p->result_hash, wrc == 0);
+        cq_layout_write_end(p->shared->layouts, p->query->oid, p->result_hash, wrc == 0);
     if (wrc < 0)
         goto out;
     b->write_us = mono_us() - tw + log_us;

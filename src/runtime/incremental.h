@@ -3,7 +3,9 @@
  * of one micro-batch (docs/engine.md, "A micro-batch").
  *
  *   inc_plan_build    the query's SELECT -> an incremental plan, or a
- *                     refusal that says what to add
+ *                     refusal that says what to add; the plan keeps what
+ *                     every plan of its registry shares (IncShared)
+ *   cq_shared         a registry's IncShared (cq.c)
  *   inc_plan_build_new  the same for a definition being created (CREATE [OR
  *                     REPLACE]): also refuses an aggregation in update or
  *                     complete mode INTO a target that only appends, which
@@ -37,13 +39,27 @@
 #define SLUICE_RUNTIME_INCREMENTAL_H
 
 #include "sluice/catalog.h"
+#include "sluice/cq.h"
 #include "sluice/list.h"
 #include "sluice/state.h"
 #include "sluice/strbuf.h"
 #include "inc_inputs.h"
 #include "source.h"
 
+#include <pthread.h>
+
 typedef struct IncPlan IncPlan;
+
+/* What every plan of one registry of continuous queries shares; the
+ * registry (cq.c's CqRuntime) holds it and outlives its plans. */
+typedef struct IncShared {
+    CqLayouts      *layouts;        /* a batch that rewrites a result table
+                                     * writes under its lock (cq_layout.c) */
+    pthread_mutex_t dead_mu;        /* dead-letter appends (deadletter.h) */
+    pthread_mutex_t manifest_mu;    /* files sinks' manifests (sink_files.h) */
+} IncShared;
+
+IncShared *cq_shared(CqRuntime *rt);
 
 /* The operators that keep state, each in its own key space: grouped
  * aggregation, windows and sessions or DISTINCT ('Q' + query oid), and a
@@ -101,10 +117,10 @@ typedef struct IncBatch {
     size_t  log_len;
 } IncBatch;
 
-int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
-                    SlError *err);
-int  inc_plan_build_new(const CatRelation *query, Catalog *cat, StateStore *st, IncPlan **out,
-                        SlError *err);
+int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncShared *sh,
+                    IncPlan **out, SlError *err);
+int  inc_plan_build_new(const CatRelation *query, Catalog *cat, StateStore *st, IncShared *sh,
+                        IncPlan **out, SlError *err);
 void inc_plan_free(IncPlan *p);
 /* The inputs the plan reads (streams, each with its own offsets), input
  * i's source and stream, and whether the plan reads (or joins) relation oid. */

@@ -241,7 +241,8 @@ int rt_prepare(Arena *a, const char *sql, const RawStmt *raw, const SlType *para
     const char *sub = rt_subscribe_name(p);
     if (sub != NULL && (subscribe_options((const SubscribeStmt *)raw->stmt, &p->snapshot,
                                           err) < 0 ||
-                        rt_subscribe_columns(sub, a, &p->ncols, &p->cols, err) < 0))
+                        rt_subscribe_columns(rt_cq_runtime(), sub, a, &p->ncols, &p->cols,
+                                             err) < 0))
         return -1;
     *out = p;
     return 0;
@@ -579,7 +580,7 @@ static ExSource *rt_open_connector_scan(ExCtx *cx, const Plan *scan)
     /* A continuous query's result table: only rows written for the
      * definition this statement was analysed with (cq_layout.c). */
     if (rel->kind == REL_QUERY)
-        return cq_layout_scan(cx->st, rel, cx->err);
+        return cq_layout_scan(cq_layouts(rt_cq_runtime()), cx->st, rel, cx->err);
     if (rel->kind != REL_STREAM || !rt_connector_is(rel, "kafka"))
         return NULL;
     return source_scan_kafka(cx->st, rel, cx->err);
@@ -656,7 +657,7 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
         rc = rt_run_drop(q, err);
         break;
     case QUERY_ALTER_CQ:
-        rc = rt_cq_alter(q->drop_names[0], q->pause, err);
+        rc = rt_cq_alter(rt_cq_runtime(), q->drop_names[0], q->pause, err);
         break;
     case QUERY_ROLE:
         rc = rt_run_role(q, err);

@@ -92,17 +92,19 @@ int rt_run_create(const Query *q, SlError *err);
 /* Whether rel's connector option is `name` (ingest.c). */
 bool rt_connector_is(const CatRelation *rel, const char *name);
 int rt_run_drop(const Query *q, SlError *err);
-int rt_cq_create(const Query *q, SlError *err);
-int rt_cq_stop(const char *name, SlError *err);
-int rt_cq_alter(const char *name, bool pause, SlError *err);
-int rt_cq_check_drop(const CatRelation *rel, SlError *err);
-int  rt_cq_explain(const char *name, Arena *a, List **lines, SlError *err);
+/* Continuous queries' statements on registry cq (rt_cq_runtime() until the
+ * Runtime context holds it); NULL or a closing registry: not running. */
+int rt_cq_create(CqRuntime *cq, const Query *q, SlError *err);
+int rt_cq_stop(CqRuntime *cq, const char *name, SlError *err);
+int rt_cq_alter(CqRuntime *cq, const char *name, bool pause, SlError *err);
+int rt_cq_check_drop(CqRuntime *cq, const CatRelation *rel, SlError *err);
+int rt_cq_explain(CqRuntime *cq, const char *name, Arena *a, List **lines, SlError *err);
 /* Leaves a WARNING for the client of the statement running on this thread. */
 void rt_warn(const char *sqlstate, const char *fmt, ...) SL_PRINTF(2, 3);
 /* A running continuous query that reads or writes rel, or NULL. */
-const char *rt_cq_dependent(const CatRelation *rel);
+const char *rt_cq_dependent(CqRuntime *cq, const CatRelation *rel);
 /* One of those whose owner is not role `owner`, or NULL. */
-const char *rt_cq_dependent_not_owned(const CatRelation *rel, uint32_t owner);
+const char *rt_cq_dependent_not_owned(CqRuntime *cq, const CatRelation *rel, uint32_t owner);
 void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char *null_string);
 
 /* roles.c: CREATE / ALTER / DROP ROLE, GRANT, REVOKE; the privileges a

@@ -20,7 +20,7 @@ typedef struct SinkOps {
     bool        deletes;        /* writes groups that left the result */
     int  (*check)(const CatRelation *def, SlError *err);
     int  (*open)(const CatRelation *sink, const CatRelation *query, const char *const *names,
-                 int ncols, void **out, SlError *err);
+                 int ncols, pthread_mutex_t *manifest_mu, void **out, SlError *err);
     int  (*commit)(void *impl, int64_t batch_id, const Batch *const *rows, int nb,
                    const Batch *const *dels, int nd, SlError *err);
     int  (*key)(const void *impl, const int **cols);    /* NULL: no key */
@@ -40,10 +40,10 @@ static int files_check(const CatRelation *def, SlError *err)
 }
 
 static int files_open(const CatRelation *sink, const CatRelation *query, const char *const *names,
-                      int ncols, void **out, SlError *err)
+                      int ncols, pthread_mutex_t *manifest_mu, void **out, SlError *err)
 {
     FilesSink *s;
-    if (fsink_open(sink, query->oid, query->name, names, ncols, &s, err) < 0)
+    if (fsink_open(sink, query->oid, query->name, names, ncols, manifest_mu, &s, err) < 0)
         return -1;
     *out = s;
     return 0;
@@ -65,10 +65,11 @@ static void files_close(void *impl)
 /* kafka (src/connectors/kafka_sink.c) */
 
 static int kafka_open(const CatRelation *sink, const CatRelation *query, const char *const *names,
-                      int ncols, void **out, SlError *err)
+                      int ncols, pthread_mutex_t *manifest_mu, void **out, SlError *err)
 {
     (void)names;
     (void)ncols;
+    (void)manifest_mu;
     KafkaSink *k;
     if (kafka_sink_open(sink, query, &k, err) < 0)
         return -1;
@@ -133,11 +134,11 @@ int sink_check(const CatRelation *def, SlError *err)
 }
 
 int sink_open(const CatRelation *sink, const CatRelation *query, const char *const *names,
-              int ncols, Sink **out, SlError *err)
+              int ncols, pthread_mutex_t *manifest_mu, Sink **out, SlError *err)
 {
     const SinkOps *ops = ops_for(sink, err);
     void *impl;
-    if (ops == NULL || ops->open(sink, query, names, ncols, &impl, err) < 0)
+    if (ops == NULL || ops->open(sink, query, names, ncols, manifest_mu, &impl, err) < 0)
         return -1;
     Sink *s = sl_calloc(1, sizeof(Sink));
     s->ops = ops;

@@ -63,10 +63,9 @@ struct FilesSink {
     int      ncols;
     char   **names;
     int64_t  last_batch;        /* the newest batch of this query in the manifest */
+    pthread_mutex_t *manifest_mu;   /* the registry's: manifest appends (and the
+                                     * repair of a torn line) of every sink */
 };
-
-/* Manifest appends (and the repair of a torn line) of every sink. */
-static pthread_mutex_t manifest_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static int io_error(SlError *err, const char *what, const char *path)
 {
@@ -243,7 +242,8 @@ static int load_manifest(FilesSink *s, SlError *err)
 }
 
 int fsink_open(const CatRelation *sink, uint32_t query_oid, const char *query_name,
-               const char *const *names, int ncols, FilesSink **out, SlError *err)
+               const char *const *names, int ncols, pthread_mutex_t *manifest_mu,
+               FilesSink **out, SlError *err)
 {
     Arena a;
     arena_init(&a, 512);
@@ -264,14 +264,15 @@ int fsink_open(const CatRelation *sink, uint32_t query_oid, const char *query_na
     s->csv = csv;
     s->query_oid = query_oid;
     s->query_name = sl_strdup(query_name);
+    s->manifest_mu = manifest_mu;
     s->ncols = ncols;
     s->names = sl_calloc((size_t)(ncols > 0 ? ncols : 1), sizeof(char *));
     for (int c = 0; c < ncols; c++)
         s->names[c] = sl_strdup(names[c]);
     arena_destroy(&a);
-    pthread_mutex_lock(&manifest_mu);
+    pthread_mutex_lock(s->manifest_mu);
     int rc = load_manifest(s, err);
-    pthread_mutex_unlock(&manifest_mu);
+    pthread_mutex_unlock(s->manifest_mu);
     if (rc < 0) {
         fsink_close(s);
         return -1;
@@ -410,7 +411,7 @@ static int append_manifest(FilesSink *s, int dfd, const char *line, size_t n, Sl
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/%s", s->dir, MANIFEST);
-    pthread_mutex_lock(&manifest_mu);
+    pthread_mutex_lock(s->manifest_mu);
     int rc = 0;
     int fd = openat(dfd, MANIFEST, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0)
@@ -420,7 +421,7 @@ static int append_manifest(FilesSink *s, int dfd, const char *line, size_t n, Sl
             rc = io_error(err, "append to", path);
         close(fd);
     }
-    pthread_mutex_unlock(&manifest_mu);
+    pthread_mutex_unlock(s->manifest_mu);
     /* The manifest's first line also made a directory entry. */
     if (rc == 0 && s->last_batch < 0)
         rc = fsync(dfd) < 0 ? io_error(err, "fsync", s->dir) : 0;

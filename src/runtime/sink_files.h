@@ -15,7 +15,9 @@
  *   fsink_close
  *
  * fsink_commit runs on a worker thread, at most one per FilesSink at a
- * time; manifest appends of all sinks are serialized by one mutex.
+ * time; manifest appends of all sinks are serialized by one mutex, the
+ * registry's (incremental.h's IncShared.manifest_mu), which fsink_open is
+ * given and which outlives the sink.
  */
 #ifndef SLUICE_RUNTIME_SINK_FILES_H
 #define SLUICE_RUNTIME_SINK_FILES_H
@@ -23,14 +25,17 @@
 #include "sluice/catalog.h"
 #include "sluice/types.h"
 
+#include <pthread.h>
+
 typedef struct FilesSink FilesSink;
 
 /* def's owner decides where it may write (hostaccess.c; 42501). */
 int  fsink_check(const CatRelation *def, SlError *err);
 /* The sink relation as query (oid, name) writes it, with the query's output
- * column names. */
+ * column names; manifest_mu serializes the manifest reads and appends. */
 int  fsink_open(const CatRelation *sink, uint32_t query_oid, const char *query_name,
-                const char *const *names, int ncols, FilesSink **out, SlError *err);
+                const char *const *names, int ncols, pthread_mutex_t *manifest_mu,
+                FilesSink **out, SlError *err);
 int  fsink_commit(FilesSink *s, int64_t batch_id, const Batch *const *bs, int nb,
                   SlError *err);
 void fsink_close(FilesSink *s);

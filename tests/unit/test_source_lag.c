@@ -62,7 +62,7 @@ static Seen look(void)
 {
     Seen s;
     memset(&s, 0, sizeof(s));
-    rt_source_lag(lag_cb, &s);
+    rt_source_lag(rt_cq_runtime(), lag_cb, &s);
     return s;
 }
 
@@ -81,9 +81,9 @@ static Seen wait_committed(uv_loop_t *loop, int64_t want)
 
 static bool closed;
 
-static void on_closed(void)
+static void on_closed(void *arg)
 {
-    closed = true;
+    *(bool *)arg = true;
 }
 
 int main(void)
@@ -104,7 +104,8 @@ int main(void)
     rt_init(cat, st);
     CHECK(look().rows == 0, "no query, no rows");
     Pool *engine = pool_new(&loop, "engine", 2);
-    rt_cq_init(&loop, engine);
+    CqRuntime *cq = rt_cq_init(&loop, engine);
+    CHECK(cq != NULL && rt_cq_runtime() == cq, "the registry");
     run("CREATE STREAM s (a int)");
     run("INSERT INTO s VALUES (1), (2), (3), (4), (5)");
     run("CREATE CONTINUOUS QUERY q WITH (trigger = '0') AS SELECT a FROM s");
@@ -125,7 +126,7 @@ int main(void)
     s = wait_committed(&loop, 9);
     CHECK(s.committed == 9 && s.lag == 0, "resumed: %lld %lld", (long long)s.committed,
           (long long)s.lag);
-    rt_cq_close(on_closed);
+    rt_cq_close(cq, on_closed, &closed);
     for (int i = 0; i < 30000 && !closed; i++) {
         uv_run(&loop, UV_RUN_NOWAIT);
         usleep(1000);
@@ -134,6 +135,8 @@ int main(void)
     uv_run(&loop, UV_RUN_DEFAULT);
     pool_close(engine);
     uv_run(&loop, UV_RUN_DEFAULT);
+    rt_cq_free(cq);
+    CHECK(rt_cq_runtime() == NULL, "freed");
     uv_loop_close(&loop);
     rt_shutdown();
     state_close(st);
