@@ -73,6 +73,10 @@ struct ExCtx {
     Arena          *arena;      /* the statement's: operator state, materialized rows */
     SlError        *err;
     StateStore     *st;
+    /* A statement whose rows stream to a client (a portal, COPY TO): its
+     * table and stream scans are endable (state.h), since the client may
+     * hold them; false for the engine's, which end within a batch. */
+    bool            endable_scans;
     const Vector   *params;
     int             nparams;
     const Vector   *subplans;   /* InitPlan values (expr.h's EvalCtx.subplans) */
@@ -98,12 +102,15 @@ int   ex_op_next(ExOp *op, ExBatch **out);
 /* Closes the operator tree (its scans, its arenas). */
 void  ex_op_close(ExOp *op);
 
-ExSource *ex_source_table(StateStore *st, const CatRelation *rel);
+/* The whole table's rows, or the stream's [from, to); endable: see
+ * ExCtx.endable_scans. */
+ExSource *ex_source_table(StateStore *st, const CatRelation *rel, bool endable);
 /* The source of every scan of a REL_SYSTEM relation (the runtime's
  * vrel_open, set once at start). */
 typedef ExSource *(*ex_system_scan_fn)(ExCtx *cx, const CatRelation *rel);
 void      ex_set_system_scan(ex_system_scan_fn fn);
-ExSource *ex_source_stream(StateStore *st, const CatRelation *rel, int64_t from, int64_t to);
+ExSource *ex_source_stream(StateStore *st, const CatRelation *rel, int64_t from, int64_t to,
+                           bool endable);
 /* Hands out the given batches (borrowed; they must outlive the source). */
 ExSource *ex_source_batches(Arena *a, Batch *const *batches, int nbatches);
 

@@ -221,7 +221,7 @@ ExSource *cq_layout_scan(StateStore *st, const CatRelation *rel, SlError *err)
         int i = l != NULL ? def_index(l, rel) : -1;
         if (l == NULL || (i >= 0 && l->defs[i].hash == l->rows_hash)) {
             /* The iterator's snapshot is taken here, under the mutex. */
-            ExSource *src = ex_source_table(st, rel);
+            ExSource *src = ex_source_table(st, rel, true);     /* a statement's */
             pthread_mutex_unlock(&layouts_mu);
             return src;
         }
