@@ -10,7 +10,7 @@
  * chunk refused, purged with the query); the batch and endable scans of
  * the state store at its reopen after a full disk (fault-injection builds).
  */
-#include "unit.h"
+#include "unit_data.h"
 #include "state/resfile.h"
 #include "sluice/bytes.h"
 #include "sluice/relstore.h"
@@ -1106,9 +1106,8 @@ static void test_scan_reopen(const char *dir)
 
 int main(void)
 {
-    char dir[] = "/tmp/sluice-test-relstore-XXXXXX";
-    if (mkdtemp(dir) == NULL)
-        return 1;
+    char dir[UNIT_DIR_MAX];
+    unit_tmpdir("relstore", dir);
     test_codec();
     test_store(dir);
     test_delete_range(dir);
@@ -1120,9 +1119,6 @@ int main(void)
 #ifdef SLUICE_FAULT_INJECTION
     test_scan_reopen(dir);
 #endif
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        unit_failures++;
+    unit_rmdir(dir);
     return unit_done("test_relstore");
 }

@@ -7,11 +7,10 @@
  * syscat_shutdown empties the registry.  LeakSanitizer checks that
  * everything is returned.
  */
-#include "sluice/catalog.h"
 #include "sluice/exec.h"
 #include "sluice/syscat.h"
 #include "sluice/vrel.h"
-#include "unit.h"
+#include "unit_data.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,14 +78,10 @@ static const char *queries_cell(Arena *a, const char *name)
 
 int main(void)
 {
-    char dir[] = "/tmp/sluice-test-syscat-XXXXXX";
-    if (mkdtemp(dir) == NULL)
-        return 1;
-    char path[128];
-    snprintf(path, sizeof(path), "%s/catalog.db", dir);
+    UnitData d;
+    unit_data_open(&d, "syscat", false);
+    Catalog *cat = d.cat;
     SlError err = {0};
-    Catalog *cat;
-    CHECK(cat_open(path, &cat, &err) == 0);
 
     CatColumn cols[1] = {{"n", {TYPE_INT8, -1}, false}};
     CatRelation def = {0};
@@ -136,11 +131,7 @@ int main(void)
     syscat_shutdown();
     CHECK(vrel_lookup("sys", "queries") == NULL, "registry emptied");
 
-    cat_close(cat);
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    unit_data_close(&d);
     sl_error_clear(&err);
     return unit_done("test_syscat");
 }
