@@ -18,23 +18,13 @@ from datetime import datetime, timedelta
 import psycopg
 import pytest
 
+from helpers import wait_for
+
 WAIT = 30   # seconds a result may take to appear
 
 
 def connect(server):
     return psycopg.connect(server.dsn, autocommit=True)
-
-
-def wait_for(fn, want, timeout=WAIT):
-    """Polls fn() until it returns want; returns the last value."""
-    deadline = time.monotonic() + timeout
-    got = None
-    while time.monotonic() < deadline:
-        got = fn()
-        if got == want:
-            return got
-        time.sleep(0.1)
-    return got
 
 
 def rows(conn, sql):

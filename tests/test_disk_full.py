@@ -35,6 +35,7 @@ import time
 import psycopg
 import pytest
 
+from helpers import sqlstate
 from pgwire_raw import Raw, bind, data_row, error_fields, execute, parse, query, sync
 
 PASSWORD = "pw-u-1"
@@ -79,14 +80,6 @@ def fill(path):
                 pass
     finally:
         os.close(fd)
-
-
-def sqlstate(conn, sql):
-    try:
-        conn.execute(sql)
-    except psycopg.Error as e:
-        return e.sqlstate
-    return None
 
 
 def wait_retrying(c, want, timeout=60):

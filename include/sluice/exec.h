@@ -76,6 +76,10 @@ struct ExCtx {
     Arena          *arena;      /* the statement's: operator state, materialized rows */
     SlError        *err;
     StateStore     *st;
+    /* A statement whose rows stream to a client (a portal, COPY TO): its
+     * table and stream scans are endable (state.h), since the client may
+     * hold them; false for the engine's, which end within a batch. */
+    bool            endable_scans;
     const Vector   *params;
     int             nparams;
     const Vector   *subplans;   /* InitPlan values (expr.h's EvalCtx.subplans) */
@@ -108,8 +112,11 @@ int   ex_op_next(ExOp *op, ExBatch **out);
 /* Closes the operator tree (its scans, its arenas). */
 void  ex_op_close(ExOp *op);
 
-ExSource *ex_source_table(StateStore *st, const CatRelation *rel);
-ExSource *ex_source_stream(StateStore *st, const CatRelation *rel, int64_t from, int64_t to);
+/* The whole table's rows, or the stream's [from, to); endable: see
+ * ExCtx.endable_scans. */
+ExSource *ex_source_table(StateStore *st, const CatRelation *rel, bool endable);
+ExSource *ex_source_stream(StateStore *st, const CatRelation *rel, int64_t from, int64_t to,
+                           bool endable);
 /* Hands out the given batches (borrowed; they must outlive the source). */
 ExSource *ex_source_batches(Arena *a, Batch *const *batches, int nbatches);
 

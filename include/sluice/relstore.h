@@ -77,8 +77,12 @@ void tbl_delete(StateBatch *wb, const StrBuf *key);
  * result table: its 'T' rows, then its result log).  tbl_scan_next fills a
  * batch (allocated in a) of up to RELSTORE_BATCH_ROWS rows; with keys, each
  * row's key is also copied (keys[i] in a; a row of a result log gets its
- * chunk's key).  Returns the row count, 0 at the end, -1 on error. */
-RelScan *tbl_scan_open(StateStore *st, const CatRelation *rel);
+ * chunk's key).  Returns the row count, 0 at the end, -1 on error.
+ * endable: a statement's scan, which a client may hold open: its state
+ * scans are endable ones (state.h), which a reopen after a full disk
+ * ends (the next call fails with 53100); else batch scans, closed within
+ * the caller's step, zero-copy. */
+RelScan *tbl_scan_open(StateStore *st, const CatRelation *rel, bool endable);
 int  tbl_scan_next(RelScan *s, Arena *a, Batch **out, SlStr **keys, SlError *err);
 int  rel_scan_close(RelScan *s, SlError *err);
 
@@ -143,8 +147,10 @@ int64_t stream_start_offset(StateStore *st, const CatRelation *rel, SlError *err
 /* The offset the next appended row will get (= rows ever appended). */
 int64_t stream_end_offset(StateStore *st, const CatRelation *rel, SlError *err);
 /* The rows with offsets in [from, to).  Next returns up to
- * RELSTORE_BATCH_ROWS rows, 0 at the end, -1 on error. */
-RelScan *stream_scan_open(StateStore *st, const CatRelation *rel, int64_t from, int64_t to);
+ * RELSTORE_BATCH_ROWS rows, 0 at the end, -1 on error.  endable: as for
+ * tbl_scan_open. */
+RelScan *stream_scan_open(StateStore *st, const CatRelation *rel, int64_t from, int64_t to,
+                          bool endable);
 int  stream_scan_next(RelScan *s, Arena *a, Batch **out, SlError *err);
 /* Forgets st's cached end offset and next row id of a dropped relation. */
 void stream_forget(StateStore *st, const CatRelation *rel);

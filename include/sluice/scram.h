@@ -11,10 +11,10 @@
  *                          server-final
  *   md5_hex                md5 of bytes as 32 hex digits
  *   md5_password_hex       md5(password || user) as PostgreSQL's md5 hash
- *   b64_encode, b64_decode base64 (RFC 4648, with padding)
  *
  * Pure functions over bytes (OpenSSL's EVP for the hashes, PBKDF2 and
- * HMAC; RAND_bytes for nonces), so they are unit-testable on their own.
+ * HMAC; RAND_bytes for nonces; base64.h for base64), so they are
+ * unit-testable on their own.
  * The proof is compared with CRYPTO_memcmp.  The user name in the SCRAM
  * messages is ignored, as PostgreSQL does: the startup packet's user is the
  * one that counts.  Channel binding (SCRAM-SHA-256-PLUS) is not offered;
@@ -83,10 +83,5 @@ void md5_hex(const void *data, size_t len, char out[33]);
 /* md5(password || user) as 32 hex digits: PostgreSQL's stored md5 hash
  * without its "md5" prefix.  The concatenation is wiped after use. */
 void md5_password_hex(const char *password, const char *user, char out[33]);
-
-void b64_encode(const uint8_t *data, size_t len, StrBuf *out);
-/* Decodes base64 into out (at most cap bytes); returns the length, or -1
- * when the input is not base64 or does not fit. */
-int  b64_decode(const char *s, size_t len, uint8_t *out, size_t cap);
 
 #endif /* SLUICE_SCRAM_H */

@@ -6,7 +6,8 @@
  *   state_get                    one key's value
  *   state_batch_*                an atomic group of puts and deletes
  *   state_check_room             would a write be refused for a full disk?
- *   state_scan_*                 keys with a prefix, in byte order
+ *   state_scan_*                 keys with a prefix, in byte order (batch
+ *                                scans, and endable ones for clients)
  *                                (state_scan_status: stopped on an error?)
  *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
  *                                sizes for sys.state
@@ -68,11 +69,25 @@ void state_batch_free(StateBatch *b);
  * it has already promised (a group of stream appends). */
 int  state_check_room(StateStore *st, SlError *err);
 
-/* Iterates over every key that starts with prefix, in byte order.  The
- * pointers state_scan_next() returns are valid until the next call (they
- * point into the scan's own copies).  A scan open when the store is
- * reopened after a full disk ends: its next call returns false and its
- * status is 53100. */
+/* Iterates over every key that starts with prefix, in byte order.  Two
+ * kinds of scan:
+ *
+ *   batch scans (state_scan_open, _at, _from): for work that closes its
+ *   scans within a step of its own -- a continuous query's batch,
+ *   ingestion, retention, a lookup.  The pointers state_scan_next()
+ *   returns point into RocksDB's iterator (no copy) and are valid until
+ *   the next call.  The scan counts as a use of the store until it is
+ *   closed, so the reopen after a full disk waits for it (the write that
+ *   would reopen is refused with 53100 and the next write tries again):
+ *   a batch scan never meets a reopen.  Its owner closes it before it
+ *   writes, or its own write could not reopen the store.
+ *
+ *   endable scans (state_scan_open_endable, _endable_at): for a
+ *   statement whose rows stream to a client, which may hold the scan for
+ *   as long as it likes (a suspended portal, a SELECT paused for a slow
+ *   reader).  A reopen after a full disk ends it: its next call returns
+ *   false and its status is 53100.  The pointers state_scan_next()
+ *   returns point into the scan's own copies, valid until the next call. */
 StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen);
 /* Same, starting at the last key <= start (or the first key of the prefix
  * when there is none): for logs keyed by the first offset of a chunk. */
@@ -82,6 +97,10 @@ StateScan *state_scan_open_at(StateStore *st, const void *prefix, size_t plen,
  * forward seek: it does not walk back over deleted keys below start). */
 StateScan *state_scan_open_from(StateStore *st, const void *prefix, size_t plen,
                                 const void *start, size_t slen);
+/* state_scan_open and state_scan_open_at, endable. */
+StateScan *state_scan_open_endable(StateStore *st, const void *prefix, size_t plen);
+StateScan *state_scan_open_endable_at(StateStore *st, const void *prefix, size_t plen,
+                                      const void *start, size_t slen);
 /* The last key with the prefix, copied into a; 1 found, 0 none, -1 error. */
 int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a,
                    void **key, size_t *klen, SlError *err);

@@ -8,11 +8,12 @@
  * out the rows of one micro-batch there; the runtime the rows of a Kafka
  * stream); when it declines (NULL without an error), it reads the whole table
  * (tbl_scan, in key order) or the whole stream (stream_scan over
- * [0, end offset now)).  A system relation (pg_catalog, sys) always
- * reads the rows its producer makes (ExCtx.system_scan, which the statement's
- * maker sets; without it, 55000).  With with_key,
- * each row's storage key is added as a last BYTEA column, for UPDATE and
- * DELETE.
+ * [0, end offset now)), with endable state scans for a statement whose
+ * rows a client may hold (ExCtx.endable_scans).  A system relation
+ * (pg_catalog, sys) always reads the rows its producer makes
+ * (ExCtx.system_scan, which the statement's maker sets; without it,
+ * 55000).  With with_key, each row's storage key is added as a last BYTEA
+ * column, for UPDATE and DELETE.
  */
 #include "exec/op.h"
 #include "sluice/log.h"
@@ -52,21 +53,22 @@ static void rel_close(ExSource *s)
     sl_free(r);
 }
 
-ExSource *ex_source_table(StateStore *st, const CatRelation *rel)
+ExSource *ex_source_table(StateStore *st, const CatRelation *rel, bool endable)
 {
     RelSource *r = sl_calloc(1, sizeof(RelSource));
     r->base.next = rel_next;
     r->base.close = rel_close;
-    r->scan = tbl_scan_open(st, rel);
+    r->scan = tbl_scan_open(st, rel, endable);
     return &r->base;
 }
 
-ExSource *ex_source_stream(StateStore *st, const CatRelation *rel, int64_t from, int64_t to)
+ExSource *ex_source_stream(StateStore *st, const CatRelation *rel, int64_t from, int64_t to,
+                           bool endable)
 {
     RelSource *r = sl_calloc(1, sizeof(RelSource));
     r->base.next = rel_next;
     r->base.close = rel_close;
-    r->scan = stream_scan_open(st, rel, from, to);
+    r->scan = stream_scan_open(st, rel, from, to, endable);
     r->stream = true;
     return &r->base;
 }
@@ -172,9 +174,9 @@ ExOp *op_build_scan(ExCtx *cx, const Plan *p)
     else if (rel->kind == REL_STREAM) {
         int64_t end = stream_end_offset(cx->st, rel, cx->err);
         if (end >= 0)
-            src = ex_source_stream(cx->st, rel, 0, end);
+            src = ex_source_stream(cx->st, rel, 0, end, cx->endable_scans);
     } else {
-        src = ex_source_table(cx->st, rel);
+        src = ex_source_table(cx->st, rel, cx->endable_scans);
     }
     if (src == NULL)
         return NULL;

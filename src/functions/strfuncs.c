@@ -13,6 +13,7 @@
  *   k_initcap, k_chr, k_ascii, k_to_hex32, k_to_hex64
  *   k_md5, k_sha256                           OpenSSL EVP digests
  *   k_encode, k_decode                        bytea <-> hex, base64, escape
+ *                                             (base64 decoded by util's b64_decode)
  *   sl_case_map                               Unicode case mapping (upper/lower)
  *
  * Positions and lengths count characters (UTF-8), bytea functions bytes.
@@ -24,6 +25,7 @@
  * initdb in C.UTF-8), with an ASCII fast path.
  */
 #include "functions/kernels.h"
+#include "sluice/base64.h"
 #include "sluice/functions.h"
 #include "sluice/utf8.h"
 
@@ -870,21 +872,6 @@ KERNEL(k_encode)
     return 0;
 }
 
-static int b64val(char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
 KERNEL(k_decode)
 {
     FOR_SEL(sel, n, {
@@ -899,41 +886,18 @@ KERNEL(k_decode)
             if (o < 0)
                 return -1;
         } else if (kind == 1) {
-            uint32_t acc = 0;
-            int pos = 0, end = 0;
-            for (uint32_t k = 0; k < s->len; k++) {
-                char c = s->ptr[k];
-                int b;
-                if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
-                    continue;
-                if (c == '=') {
-                    if (!end) {
-                        if (pos == 2)
-                            end = 1;
-                        else if (pos == 3)
-                            end = 2;
-                        else
-                            return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
-                                            "unexpected \"=\" while decoding base64 sequence");
-                    }
-                    b = 0;
-                } else if ((b = b64val(c)) < 0) {
-                    return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
-                                    "invalid symbol \"%.*s\" found while decoding base64 "
-                                    "sequence", sl_utf8_len((unsigned char)c), s->ptr + k);
-                }
-                acc = (acc << 6) + (uint32_t)b;
-                if (++pos == 4) {
-                    buf[o++] = (char)((acc >> 16) & 255);
-                    if (end == 0 || end > 1)
-                        buf[o++] = (char)((acc >> 8) & 255);
-                    if (end == 0 || end > 2)
-                        buf[o++] = (char)(acc & 255);
-                    acc = 0;
-                    pos = 0;
-                }
-            }
-            if (pos != 0) {
+            size_t bad = 0;
+            o = b64_decode(s->ptr, s->len, true, (uint8_t *)buf, (size_t)s->len + 1, &bad);
+            if (o == B64_BAD_PAD)
+                return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                                "unexpected \"=\" while decoding base64 sequence");
+            if (o == B64_BAD_SYMBOL)
+                return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                                "invalid symbol \"%.*s\" found while decoding base64 "
+                                "sequence", sl_utf8_len((unsigned char)s->ptr[bad]),
+                                s->ptr + bad);
+            if (o < 0) {
+                /* B64_BAD_END: the output always fits (len + 1 bytes) */
                 sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid base64 end sequence");
                 sl_error_hint(cx->err, "Input data is missing padding, is truncated, or is "
                                        "otherwise corrupted.");

@@ -796,7 +796,7 @@ int rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size
     CopyOut co = {{NULL, copy_out_batch_cb}, c, NULL, 0, cb, ctx, {0}, {0}, 0, err, 0, limit};
     strbuf_init(&co.line);
     strbuf_init(&co.val);
-    ExCtx cx = {.arena = &work, .err = err, .st = rt_state()};
+    ExCtx cx = {.arena = &work, .err = err, .st = rt_state(), .endable_scans = true};
     rt_ctx_hooks(&cx);
     Query sub;
     const char *const *names;

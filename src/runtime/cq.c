@@ -478,7 +478,7 @@ static void send_snapshot(Cq *q, uint64_t id)
 {
     CqSub *s = sub_by_id(q, id);
     s->snapshot = false;
-    RelScan *scan = tbl_scan_open(q->rt->st, q->rel);
+    RelScan *scan = tbl_scan_open(q->rt->st, q->rel, false);
     Arena a;
     arena_init(&a, 1 << 16);
     SlError err = {0};

@@ -233,14 +233,14 @@ void cq_layout_write_end(CqLayouts *ls, uint32_t oid, uint64_t hash, bool writte
 ExSource *cq_layout_scan(CqLayouts *ls, StateStore *st, const CatRelation *rel, SlError *err)
 {
     if (ls == NULL)
-        return ex_source_table(st, rel);
+        return ex_source_table(st, rel, true);
     for (;;) {
         pthread_mutex_lock(&ls->mu);
         Layout *l = find(ls, rel->oid);
         int i = l != NULL ? def_index(l, rel) : -1;
         if (l == NULL || (i >= 0 && l->defs[i].hash == l->rows_hash)) {
             /* The iterator's snapshot is taken here, under the mutex. */
-            ExSource *src = ex_source_table(st, rel);
+            ExSource *src = ex_source_table(st, rel, true);     /* a statement's */
             pthread_mutex_unlock(&ls->mu);
             return src;
         }

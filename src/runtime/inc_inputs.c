@@ -286,7 +286,7 @@ static ExSource *open_scan(ExCtx *cx, const Plan *scan)
     IncInputsRun *r = cx->open_scan_arg;
     int i = input_of(r->ins, scan);
     if (i < 0)
-        return ex_source_table(r->st, scan->u.scan.rel);    /* its current version */
+        return ex_source_table(r->st, scan->u.scan.rel, false);     /* its current version */
     InputSource *is = sl_calloc(1, sizeof(InputSource));
     is->base.next = input_next;
     is->base.close = input_close;

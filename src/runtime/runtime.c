@@ -419,8 +419,8 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
     /* now() is the statement's start time in every operator, as PostgreSQL's
      * transaction time is (each statement commits on its own). */
     r->now = ex_clock_now();
-    r->cx = (ExCtx){.arena = &r->work, .err = &r->err, .st = g_st, .params = r->params,
-                    .nparams = r->nparams, .now = r->now,
+    r->cx = (ExCtx){.arena = &r->work, .err = &r->err, .st = g_st, .endable_scans = true,
+                    .params = r->params, .nparams = r->nparams, .now = r->now,
                     .open_scan = rt_open_connector_scan};
     rt_ctx_hooks(&r->cx);
     r->pinned = ARENA_ARRAY(&r->work, const CatRelation *, q->ndeps ? q->ndeps : 1);

@@ -48,7 +48,7 @@ static SourceReader *stream_reader_open(Source *src, const SourceOffsets *ranges
     StreamReader *r = sl_calloc(1, sizeof(StreamReader));
     r->base.src = src;
     const SrcPart *p = srcoffs_find(ranges, -1, 0);
-    r->scan = stream_scan_open(src->st, src->rel, p ? p->start : 0, p ? p->end : 0);
+    r->scan = stream_scan_open(src->st, src->rel, p ? p->start : 0, p ? p->end : 0, false);
     return &r->base;
 }
 

@@ -229,6 +229,7 @@ struct RelScan {
     bool               is_stream;
     bool               log_next;    /* tables: the result log follows the rows */
     bool               in_log;      /* tables: reading the result log */
+    bool               endable;     /* a statement's: its state scans are endable */
     int64_t            from, to;    /* streams: the offset range */
     /* streams and result logs: the chunk being read */
     const uint8_t     *chunk;
@@ -245,12 +246,14 @@ struct RelScan {
     bool               done;
 };
 
-RelScan *tbl_scan_open(StateStore *st, const CatRelation *rel)
+RelScan *tbl_scan_open(StateStore *st, const CatRelation *rel, bool endable)
 {
     RelScan *s = sl_calloc(1, sizeof(RelScan));
     uint8_t prefix[5];
     make_prefix(prefix, 'T', rel->oid);
-    s->scan = state_scan_open(st, prefix, sizeof(prefix));
+    s->scan = endable ? state_scan_open_endable(st, prefix, sizeof(prefix))
+                      : state_scan_open(st, prefix, sizeof(prefix));
+    s->endable = endable;
     s->st = st;
     s->rel = rel;
     s->log_next = rel->kind == REL_QUERY;
@@ -299,7 +302,8 @@ static int tbl_scan_row(RelScan *s, Arena *a, Batch *b, SlStr *k, SlError *err)
         }
         uint8_t prefix[5];
         make_prefix(prefix, 'A', s->rel->oid);
-        s->scan = state_scan_open(s->st, prefix, sizeof(prefix));
+        s->scan = s->endable ? state_scan_open_endable(s->st, prefix, sizeof(prefix))
+                             : state_scan_open(s->st, prefix, sizeof(prefix));
         s->in_log = true;
         return tbl_scan_row(s, a, b, k, err);
     }
@@ -828,14 +832,18 @@ int stream_retain(StateStore *st, const CatRelation *rel, int64_t keep_after_us,
     return rc;
 }
 
-RelScan *stream_scan_open(StateStore *st, const CatRelation *rel, int64_t from, int64_t to)
+RelScan *stream_scan_open(StateStore *st, const CatRelation *rel, int64_t from, int64_t to,
+                          bool endable)
 {
     RelScan *s = sl_calloc(1, sizeof(RelScan));
     uint8_t prefix[5], start[13];
     make_prefix(prefix, 'S', rel->oid);
     make_prefix(start, 'S', rel->oid);
     put_be64(start + 5, (uint64_t)from);
-    s->scan = state_scan_open_at(st, prefix, sizeof(prefix), start, sizeof(start));
+    s->scan = endable ? state_scan_open_endable_at(st, prefix, sizeof(prefix), start,
+                                                   sizeof(start))
+                      : state_scan_open_at(st, prefix, sizeof(prefix), start, sizeof(start));
+    s->endable = endable;
     s->rel = rel;
     s->is_stream = true;
     s->from = from;
@@ -856,8 +864,9 @@ static bool load_chunk(RelScan *s, size_t keylen, const void *key, size_t klen,
         corrupt(err, s->rel);
         return false;
     }
-    /* The scan's own copies (state.h), valid until its next call, which
-     * comes only once this chunk is read: no copy of ours. */
+    /* The scan's entry (state.h: RocksDB's bytes or the scan's copies),
+     * valid until its next call, which comes only once this chunk is read:
+     * no copy of ours. */
     s->chunk = val;
     s->chunk_len = vlen;
     s->chunk_pos = 4;

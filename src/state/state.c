@@ -6,7 +6,8 @@
  *   state_batch_append,
  *   state_batch_count, state_batch_commit, state_batch_try_commit, state_batch_free,
  *   state_check_room
- *   state_scan_open, state_scan_open_at, state_scan_open_from, state_scan_next,
+ *   state_scan_open, state_scan_open_at, state_scan_open_from,
+ *   state_scan_open_endable, state_scan_open_endable_at, state_scan_next,
  *   state_scan_status, state_scan_close
  *   state_last_key
  *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
@@ -22,13 +23,19 @@
  * open (docs/operations.md, "Damaged data").  A write that puts data is
  * refused with 53100 disk_full while less than STATE_RESERVE_BYTES are
  * free; after a write that failed for want of space the database is closed
- * and opened again (resume), which is why every short use of it is counted
- * (use_db, done_db) and every open scan listed: the reopen waits for the
- * short uses to end and ends the open scans (their iterators go; their
- * next call fails with 53100), so that a scan held open by a client (a
- * suspended portal) cannot hold writes up.  A scan hands out copies of
- * its keys and values, in buffers of its own, so that ending its
- * iterator from another thread never pulls them from under its owner.
+ * and opened again (resume), which is why every use of it is counted or
+ * listed.  A get, a write and a batch scan count as users (use_db,
+ * done_db; a batch scan from its open to its close): the reopen waits for
+ * them -- it is refused while any is in flight, and the next write tries
+ * again.  An endable scan (state_scan_open_endable: a statement's, whose
+ * rows a client may hold for as long as it likes, a suspended portal or a
+ * SELECT paused for a slow reader) is listed instead, and the reopen ends
+ * it (its iterator goes; its next call fails with 53100), so that a client
+ * cannot hold writes up.  An endable scan hands out copies of its keys and
+ * values, in buffers of its own and under a mutex of its own, so that
+ * ending its iterator from another thread never pulls them from under its
+ * owner; a batch scan hands out RocksDB's own pointers (zero-copy), which
+ * nothing can pull away while it counts as a user.
  */
 #include "sluice/state.h"
 #include "sluice/log.h"
@@ -68,11 +75,12 @@ struct StateStore {
     rocksdb_writeoptions_t *wopts_sync;
     rocksdb_writeoptions_t *wopts_nosync;
     /* db is used between use_db and done_db, which count the users under
-     * mu, and by the open scans, listed under mu; a reopen (resume) runs
-     * with mu held and no user, and ends the scans. */
+     * mu (batch scans among them), and by the open endable scans, listed
+     * under mu; a reopen (resume) runs with mu held and no user, and ends
+     * the endable scans. */
     pthread_mutex_t         mu;
     int                     users;
-    StateScan              *scans;
+    StateScan              *scans;  /* the endable ones */
     atomic_bool             no_space;   /* a write failed for want of space */
     /* The other files' state of this store (state_int.h). */
     RelCounters            *counters;
@@ -88,12 +96,16 @@ struct StateBatch {
 
 struct StateScan {
     StateStore            *st;
+    /* A batch scan counts as a user of st from its open to its close (when
+     * it has an iterator); an endable one is listed in st->scans instead
+     * and its fields below are used under mu: the owner's calls, and a
+     * reopen that ends it. */
+    bool                   endable;
     StateScan             *prev, *next;     /* st->scans, under st->mu */
-    /* it is used under mu: the owner's calls, and a reopen that ends it */
     pthread_mutex_t        mu;
     rocksdb_iterator_t    *it;      /* NULL: the store was closed at the open, or ended */
     bool                   ended;   /* a reopen after a full disk ended it */
-    StrBuf                 kbuf, vbuf;  /* the entry state_scan_next handed out */
+    StrBuf                 kbuf, vbuf;  /* endable: the entry state_scan_next handed out */
     rocksdb_readoptions_t *ropts;
     char                  *prefix;
     size_t                 plen;
@@ -298,7 +310,8 @@ static int check_room_for(StateStore *st, size_t bytes, unsigned long long *avai
  * torn last record, from the failed write, was never acknowledged and is
  * dropped: kTolerateCorruptedTailRecords).  0 when writes can go on;
  * -1 with err (53100) when not yet: too little space, or the store is in
- * use (a scan open) -- the next write tries again. */
+ * use (a get, a write or a batch scan in flight) -- the next write tries
+ * again. */
 static int resume(StateStore *st, SlError *err)
 {
     unsigned long long avail;
@@ -310,13 +323,18 @@ static int resume(StateStore *st, SlError *err)
         return 0;
     }
     if (st->users > 0) {
-        /* A get or a write of another thread: over in a moment. */
+        /* A get, a write or a batch scan of another thread: over in a
+         * moment.  A batch scan is the engine's (a continuous query's
+         * batch, ingestion, retention) or a short read of the store's
+         * own callers, which close their scans before they write: so a
+         * batch scan never meets a reopen, and never holds up one of its
+         * own thread's writes (state.h). */
         pthread_mutex_unlock(&st->mu);
         return sl_error(err, ERRCODE_DISK_FULL,
                         "state store: space is free again but the store is in use; writes "
                         "resume at the next write");
     }
-    /* Open scans end: a scan held open by a client (a suspended portal)
+    /* Endable scans end: a scan held open by a client (a suspended portal)
      * would otherwise hold every write up until the client closes it.
      * Their next call fails (53100); they hold no snapshot of the new
      * store, so none can read a mix of the two. */
@@ -511,13 +529,23 @@ static size_t prefix_upper(const void *prefix, size_t plen, char *upper)
     return ulen;
 }
 
-StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen)
+/* A scan of the keys with the prefix, from the prefix (start NULL), from
+ * the last key <= start or from the first key >= start (forward); endable:
+ * listed for a reopen to end, else counted as a user until its close. */
+static StateScan *scan_open(StateStore *st, const void *prefix, size_t plen,
+                            const void *start, size_t slen, bool forward, bool endable)
 {
     StateScan *s = sl_calloc(1, sizeof(StateScan));
     s->ropts = read_options();
     s->prefix = sl_malloc(plen ? plen : 1);
     memcpy(s->prefix, prefix, plen);
     s->plen = plen;
+    if (start != NULL) {
+        s->start = sl_malloc(slen ? slen : 1);
+        memcpy(s->start, start, slen);
+        s->slen = slen;
+        s->forward = forward;
+    }
     /* Bounds on the iterator: past the prefix it stops at once, instead of
      * stepping over the deleted keys beyond it (tombstones stay until
      * compaction) to the next live key, only to find it outside. */
@@ -527,8 +555,16 @@ StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen)
         rocksdb_readoptions_set_iterate_upper_bound(s->ropts, s->upper, ulen);
     if (plen > 0)
         rocksdb_readoptions_set_iterate_lower_bound(s->ropts, s->prefix, plen);
-    /* The scan is listed until it is closed: a reopen ends it. */
     s->st = st;
+    s->endable = endable;
+    if (!endable) {
+        /* A user until its close: no reopen while it is open. */
+        rocksdb_t *db = use_db(st, NULL);
+        if (db != NULL)
+            s->it = rocksdb_create_iterator(db, s->ropts);
+        return s;
+    }
+    /* Listed until it is closed: a reopen ends it. */
     pthread_mutex_init(&s->mu, NULL);
     strbuf_init(&s->kbuf);
     strbuf_init(&s->vbuf);
@@ -543,8 +579,37 @@ StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen)
     return s;
 }
 
-/* The iterator's entry, when it is one of the prefix, copied into the
- * scan's buffers: true with key and val pointing there. */
+StateScan *state_scan_open(StateStore *st, const void *prefix, size_t plen)
+{
+    return scan_open(st, prefix, plen, NULL, 0, false, false);
+}
+
+StateScan *state_scan_open_at(StateStore *st, const void *prefix, size_t plen,
+                              const void *start, size_t slen)
+{
+    return scan_open(st, prefix, plen, start, slen, false, false);
+}
+
+StateScan *state_scan_open_from(StateStore *st, const void *prefix, size_t plen,
+                                const void *start, size_t slen)
+{
+    return scan_open(st, prefix, plen, start, slen, true, false);
+}
+
+StateScan *state_scan_open_endable(StateStore *st, const void *prefix, size_t plen)
+{
+    return scan_open(st, prefix, plen, NULL, 0, false, true);
+}
+
+StateScan *state_scan_open_endable_at(StateStore *st, const void *prefix, size_t plen,
+                                      const void *start, size_t slen)
+{
+    return scan_open(st, prefix, plen, start, slen, false, true);
+}
+
+/* The iterator's entry, when it is one of the prefix: true with key and
+ * val pointing at it -- at RocksDB's own bytes for a batch scan, at copies
+ * in the scan's buffers for an endable one. */
 static bool scan_entry(StateScan *s, const void **key, size_t *klen, const void **val,
                        size_t *vlen)
 {
@@ -555,25 +620,27 @@ static bool scan_entry(StateScan *s, const void **key, size_t *klen, const void 
     if (kl < s->plen || memcmp(k, s->prefix, s->plen) != 0)
         return false;
     const char *v = rocksdb_iter_value(s->it, &vl);
-    strbuf_reset(&s->kbuf);
-    strbuf_append(&s->kbuf, k, kl);
-    strbuf_reset(&s->vbuf);
-    strbuf_append(&s->vbuf, v, vl);
-    *key = s->kbuf.data;
+    if (s->endable) {
+        strbuf_reset(&s->kbuf);
+        strbuf_append(&s->kbuf, k, kl);
+        strbuf_reset(&s->vbuf);
+        strbuf_append(&s->vbuf, v, vl);
+        k = s->kbuf.data;
+        v = s->vbuf.data;
+    }
+    *key = k;
     *klen = kl;
-    *val = s->vbuf.data;
+    *val = v;
     *vlen = vl;
     return true;
 }
 
-bool state_scan_next(StateScan *s, const void **key, size_t *klen, const void **val,
-                     size_t *vlen)
+/* The next entry of s (an endable scan's under its mutex). */
+static bool scan_step(StateScan *s, const void **key, size_t *klen, const void **val,
+                      size_t *vlen)
 {
-    pthread_mutex_lock(&s->mu);
-    if (s->it == NULL) {
-        pthread_mutex_unlock(&s->mu);
+    if (s->it == NULL)
         return false;
-    }
     if (!s->started) {
         s->started = true;
         bool positioned = false;
@@ -593,29 +660,44 @@ bool state_scan_next(StateScan *s, const void **key, size_t *klen, const void **
     } else {
         rocksdb_iter_next(s->it);
     }
-    bool found = scan_entry(s, key, klen, val, vlen);
+    return scan_entry(s, key, klen, val, vlen);
+}
+
+bool state_scan_next(StateScan *s, const void **key, size_t *klen, const void **val,
+                     size_t *vlen)
+{
+    if (!s->endable)
+        return scan_step(s, key, klen, val, vlen);
+    pthread_mutex_lock(&s->mu);
+    bool found = scan_step(s, key, klen, val, vlen);
     pthread_mutex_unlock(&s->mu);
     return found;
 }
 
-int state_scan_status(StateScan *s, SlError *err)
+/* The status of s (an endable scan's under its mutex). */
+static int scan_status(StateScan *s, SlError *err)
 {
-    pthread_mutex_lock(&s->mu);
-    int rc = 0;
     if (s->ended) {
-        rc = sl_error(err, ERRCODE_DISK_FULL,
-                      "state store: the scan was ended: the store was closed and opened "
-                      "again after the disk filled up");
+        sl_error(err, ERRCODE_DISK_FULL,
+                 "state store: the scan was ended: the store was closed and opened again "
+                 "after the disk filled up");
         sl_error_hint(err, "Run the statement again: no data was lost (docs/operations.md, "
                            "\"Disk full\").");
-    } else if (s->it == NULL) {
-        rc = use_db_error(err);
-    } else {
-        char *msg = NULL;
-        rocksdb_iter_get_error(s->it, &msg);
-        if (msg != NULL)
-            rc = io_error(err, "scan", msg);
+        return -1;
     }
+    if (s->it == NULL)
+        return use_db_error(err);
+    char *msg = NULL;
+    rocksdb_iter_get_error(s->it, &msg);
+    return msg != NULL ? io_error(err, "scan", msg) : 0;
+}
+
+int state_scan_status(StateScan *s, SlError *err)
+{
+    if (!s->endable)
+        return scan_status(s, err);
+    pthread_mutex_lock(&s->mu);
+    int rc = scan_status(s, err);
     pthread_mutex_unlock(&s->mu);
     return rc;
 }
@@ -624,43 +706,32 @@ int state_scan_close(StateScan *s, SlError *err)
 {
     int rc = state_scan_status(s, err);
     StateStore *st = s->st;
-    pthread_mutex_lock(&st->mu);
-    if (s->prev != NULL)
-        s->prev->next = s->next;
-    else
-        st->scans = s->next;
-    if (s->next != NULL)
-        s->next->prev = s->prev;
-    if (s->it != NULL)
-        rocksdb_iter_destroy(s->it);
-    pthread_mutex_unlock(&st->mu);
-    pthread_mutex_destroy(&s->mu);
-    strbuf_free(&s->kbuf);
-    strbuf_free(&s->vbuf);
+    if (!s->endable) {
+        if (s->it != NULL) {
+            rocksdb_iter_destroy(s->it);
+            done_db(st);
+        }
+    } else {
+        pthread_mutex_lock(&st->mu);
+        if (s->prev != NULL)
+            s->prev->next = s->next;
+        else
+            st->scans = s->next;
+        if (s->next != NULL)
+            s->next->prev = s->prev;
+        if (s->it != NULL)
+            rocksdb_iter_destroy(s->it);
+        pthread_mutex_unlock(&st->mu);
+        pthread_mutex_destroy(&s->mu);
+        strbuf_free(&s->kbuf);
+        strbuf_free(&s->vbuf);
+    }
     rocksdb_readoptions_destroy(s->ropts);
     sl_free(s->prefix);
     sl_free(s->upper);
     sl_free(s->start);
     sl_free(s);
     return rc;
-}
-
-StateScan *state_scan_open_at(StateStore *st, const void *prefix, size_t plen,
-                              const void *start, size_t slen)
-{
-    StateScan *s = state_scan_open(st, prefix, plen);
-    s->start = sl_malloc(slen ? slen : 1);
-    memcpy(s->start, start, slen);
-    s->slen = slen;
-    return s;
-}
-
-StateScan *state_scan_open_from(StateStore *st, const void *prefix, size_t plen,
-                                const void *start, size_t slen)
-{
-    StateScan *s = state_scan_open_at(st, prefix, plen, start, slen);
-    s->forward = true;
-    return s;
 }
 
 int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a, void **key,

@@ -1,9 +1,10 @@
 /*
- * scram.c -- SCRAM-SHA-256 exchange, stored verifiers, md5 and base64.
+ * scram.c -- SCRAM-SHA-256 exchange, stored verifiers and md5 (base64:
+ * base64.c).
  *
  *   scram_secret_parse, scram_secret_make, scram_secret_format,
  *   scram_verify_plain, scram_server_first, scram_server_final,
- *   scram_state_free, md5_hex, md5_password_hex, b64_encode, b64_decode
+ *   scram_state_free, md5_hex, md5_password_hex
  *
  * See scram.h.  The exchange (RFC 5802 section 3, with SHA-256 as RFC 7677):
  *
@@ -23,6 +24,7 @@
  * (runtime/roles.c).
  */
 #include "sluice/scram.h"
+#include "sluice/base64.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -74,76 +76,13 @@ void md5_password_hex(const char *password, const char *user, char out[33])
 }
 
 /* ---------------------------------------------------------------------- */
-/* base64                                                                  */
-
-static const char b64chars[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-void b64_encode(const uint8_t *data, size_t len, StrBuf *out)
-{
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t v = (uint32_t)data[i] << 16;
-        if (i + 1 < len)
-            v |= (uint32_t)data[i + 1] << 8;
-        if (i + 2 < len)
-            v |= data[i + 2];
-        char q[4] = {b64chars[v >> 18 & 63], b64chars[v >> 12 & 63],
-                     i + 1 < len ? b64chars[v >> 6 & 63] : '=',
-                     i + 2 < len ? b64chars[v & 63] : '='};
-        strbuf_append(out, q, 4);
-    }
-}
-
-static int b64_value(char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
-int b64_decode(const char *s, size_t len, uint8_t *out, size_t cap)
-{
-    if (len % 4 != 0)
-        return -1;
-    size_t n = 0;
-    for (size_t i = 0; i < len; i += 4) {
-        int v[4], pad = 0;
-        for (int k = 0; k < 4; k++) {
-            if (s[i + k] == '=' && i + 4 == len && k >= 2) {
-                v[k] = 0;
-                pad++;
-            } else if (pad > 0 || (v[k] = b64_value(s[i + k])) < 0) {
-                return -1;
-            }
-        }
-        uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 |
-                     (uint32_t)v[3];
-        uint8_t b[3] = {(uint8_t)(w >> 16), (uint8_t)(w >> 8), (uint8_t)w};
-        int nb = 3 - pad;
-        if (n + (size_t)nb > cap)
-            return -1;
-        memcpy(out + n, b, (size_t)nb);
-        n += (size_t)nb;
-    }
-    return (int)n;
-}
-
-/* ---------------------------------------------------------------------- */
 /* Verifiers                                                               */
 
 /* Decodes exactly want bytes of base64 from [s, e). */
 static bool b64_exact(const char *s, const char *e, uint8_t *out, int want)
 {
     uint8_t tmp[SCRAM_MAX_SALT_LEN + 4];
-    int n = b64_decode(s, (size_t)(e - s), tmp, sizeof(tmp));
+    int64_t n = b64_decode(s, (size_t)(e - s), false, tmp, sizeof(tmp), NULL);
     if (n != want)
         return false;
     memcpy(out, tmp, (size_t)n);
@@ -166,10 +105,11 @@ int scram_secret_parse(const char *s, ScramSecret *out)
     const char *dollar = strchr(salt, '$');
     if (dollar == NULL)
         return -1;
-    int n = b64_decode(salt, (size_t)(dollar - salt), out->salt, sizeof(out->salt));
+    int64_t n = b64_decode(salt, (size_t)(dollar - salt), false, out->salt, sizeof(out->salt),
+                           NULL);
     if (n <= 0)
         return -1;
-    out->salt_len = n;
+    out->salt_len = (int)n;
     const char *keys = dollar + 1;
     const char *colon = strchr(keys, ':');
     if (colon == NULL)
@@ -362,9 +302,9 @@ int scram_server_final(ScramState *st, const char *msg, size_t len, StrBuf *serv
         return -1;
     }
     uint8_t hdr[16];
-    int n = b64_decode(cbind, strlen(cbind), hdr, sizeof(hdr));
+    int64_t n = b64_decode(cbind, strlen(cbind), false, hdr, sizeof(hdr), NULL);
     sl_free(cbind);
-    if (n != (int)strlen(st->gs2_header) || memcmp(hdr, st->gs2_header, (size_t)n) != 0) {
+    if (n != (int64_t)strlen(st->gs2_header) || memcmp(hdr, st->gs2_header, (size_t)n) != 0) {
         *why = "SCRAM channel binding check failed";
         return -1;
     }
@@ -386,7 +326,8 @@ int scram_server_final(ScramState *st, const char *msg, size_t len, StrBuf *serv
     }
     size_t without_proof = (size_t)(p - msg) - 1;     /* before ",p=" */
     uint8_t proof[SCRAM_KEY_LEN];
-    if (b64_decode(p + 2, (size_t)(end - p - 2), proof, sizeof(proof)) != SCRAM_KEY_LEN) {
+    if (b64_decode(p + 2, (size_t)(end - p - 2), false, proof, sizeof(proof), NULL) !=
+        SCRAM_KEY_LEN) {
         *why = "malformed SCRAM message (malformed proof in client-final-message)";
         return -1;
     }

@@ -8,10 +8,12 @@
  * The bodies of PasswordMessages ('p') also go through the SCRAM-SHA-256
  * parsers (src/util/scram.c) as the authentication exchange would use
  * them: the first as a SASLInitialResponse's client-first-message, the next
- * as a client-final-message, and each as a stored verifier and as base64.
+ * as a client-final-message, and each as a stored verifier and as base64
+ * (src/util/base64.c: white space refused or skipped, by the length's parity).
  * Nothing may crash, overrun, leak or loop.
  */
 #include "server/pgw_proto.h"
+#include "sluice/base64.h"
 #include "sluice/scram.h"
 
 #include <stdlib.h>
@@ -50,7 +52,7 @@ static void read_password(Sasl *sasl, const uint8_t *body, size_t len)
     ScramSecret secret;
     (void)scram_secret_parse(s, &secret);
     uint8_t raw[256];
-    (void)b64_decode(s, strlen(s), raw, sizeof(raw));
+    (void)b64_decode(s, strlen(s), (len & 1) != 0, raw, sizeof(raw), NULL);
     free(s);
 
     StrBuf out;

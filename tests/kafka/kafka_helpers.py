@@ -25,6 +25,8 @@ sys.path.insert(0, str(REPO / "tools" / "kafka"))
 
 from broker import KafkaBroker  # noqa: E402
 
+import helpers  # noqa: E402
+
 WAIT = 90   # seconds: the suite runs on a loaded 2-core machine under ASan
 
 
@@ -143,14 +145,7 @@ def read_committed(bootstrap, topic, timeout=WAIT):
 
 
 def wait_for(fn, want, timeout=WAIT):
-    deadline = time.monotonic() + timeout
-    got = None
-    while time.monotonic() < deadline:
-        got = fn()
-        if got == want:
-            return got
-        time.sleep(0.2)
-    return got
+    return helpers.wait_for(fn, want, timeout, every=0.2)
 
 
 def catalog_rows(server, sql, params=()):

@@ -8,6 +8,8 @@ are trusted by default, so it is not asked for today).
 
 import psycopg
 
+from helpers import sqlstate  # noqa: F401 (the tests import it from here)
+
 ROLE = "u"
 ROLE_PASSWORD = "u-password-1"
 
@@ -26,15 +28,6 @@ def make_role(server, name=ROLE):
         row = su.execute("SELECT rolsuper FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
         assert row == (False,), row
     return connect(server, name, ROLE_PASSWORD)
-
-
-def sqlstate(conn, sql):
-    """The SQLSTATE sql fails with, or None when it succeeds."""
-    try:
-        conn.execute(sql)
-    except psycopg.Error as e:
-        return e.sqlstate
-    return None
 
 
 def error_of(conn, sql):

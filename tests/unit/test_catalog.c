@@ -4,12 +4,9 @@
  * refused and leaves nothing behind, a drop is durable; the offset log, the
  * commit log, purging and query status round-trip.
  */
-#include "unit.h"
-#include "sluice/catalog.h"
+#include "unit_data.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 
 static void count_cb(const CatRelation *rel, void *arg)
@@ -27,14 +24,11 @@ static int count_rels(Catalog *cat)
 
 int main(void)
 {
-    char dir[] = "/tmp/sluice-test-catalog-XXXXXX";
-    if (mkdtemp(dir) == NULL)
-        return 1;
-    char path[128];
-    snprintf(path, sizeof(path), "%s/catalog.db", dir);
+    UnitData d;
+    unit_data_open(&d, "catalog", false);
+    const char *path = d.catalog;
+    Catalog *cat = d.cat;
     SlError err = {0};
-    Catalog *cat;
-    CHECK(cat_open(path, &cat, &err) == 0);
     CHECK(cat_schema_version(cat) >= 3);
 
     CatColumn cols[2] = {{"id", {TYPE_INT8, -1}, true}, {"name", {TYPE_VARCHAR, 20}, false}};
@@ -108,15 +102,12 @@ int main(void)
     cat_close(cat);
     CHECK(cat_open(path, &cat, &err) == 0);
     CHECK(count_rels(cat) == 0);
-    cat_close(cat);
+    d.cat = cat;    /* the one opened last */
 
     if (sl_error_set(&err))
         fprintf(stderr, "error: %s\n", err.message);
     sl_error_clear(&err);
     arena_destroy(&a);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        unit_failures++;
+    unit_data_close(&d);
     return unit_done("test_catalog");
 }

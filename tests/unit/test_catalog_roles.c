@@ -6,12 +6,9 @@
  * records its owner; grants round-trip, are removed with their relation,
  * and everything survives a reopen.
  */
-#include "unit.h"
-#include "sluice/catalog.h"
+#include "unit_data.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 static void count_cb(const CatRole *r, void *arg)
 {
@@ -27,14 +24,11 @@ static void grant_cb(uint32_t rel_oid, unsigned privs, void *arg)
 
 int main(void)
 {
-    char dir[] = "/tmp/sluice-test-roles-XXXXXX";
-    if (mkdtemp(dir) == NULL)
-        return 1;
-    char path[128];
-    snprintf(path, sizeof(path), "%s/catalog.db", dir);
+    UnitData d;
+    unit_data_open(&d, "roles", false);
+    const char *path = d.catalog;
+    Catalog *cat = d.cat;
     SlError err = {0};
-    Catalog *cat;
-    CHECK(cat_open(path, &cat, &err) == 0);
     CHECK(cat_schema_version(cat) >= 4);
 
     const CatRole *boot = cat_role_by_oid(cat, CAT_BOOTSTRAP_ROLE_OID);
@@ -124,14 +118,11 @@ int main(void)
     CHECK(cat_role_lookup(cat, "alicia") == NULL);
     CHECK(cat_acl_foreach_grantee(cat, alice_oid, NULL, NULL) == 0);
     CHECK(cat_acl_get(cat, u_oid, CAT_ROLE_PUBLIC) == CAT_ACL_SELECT);
-    cat_close(cat);
+    d.cat = cat;    /* the one opened last */
 
     if (sl_error_set(&err))
         fprintf(stderr, "error: %s\n", err.message);
     sl_error_clear(&err);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        unit_failures++;
+    unit_data_close(&d);
     return unit_done("test_catalog_roles");
 }

@@ -8,13 +8,11 @@
  * states' serialize / deserialize / merge round trip.  LeakSanitizer
  * checks that every arena and heap block is returned.
  */
-#include "sluice/catalog.h"
 #include "sluice/exec.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 #include "sluice/runtime.h"
-#include "sluice/state.h"
-#include "unit.h"
+#include "unit_data.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -331,17 +329,10 @@ static void test_aggset(void)
 
 int main(void)
 {
-    char dir[] = "/tmp/sluice-test-query.XXXXXX";
-    if (mkdtemp(dir) == NULL)
-        return 2;
-    char path[256];
-    SlError err = {0};
-    Catalog *cat;
-    StateStore *st;
-    snprintf(path, sizeof(path), "%s/catalog.db", dir);
-    CHECK(cat_open(path, &cat, &err) == 0, "%s", err.message);
-    snprintf(path, sizeof(path), "%s/state", dir);
-    CHECK(state_open(path, &st, &err) == 0, "%s", err.message);
+    UnitData d;
+    unit_data_open(&d, "query", true);
+    Catalog *cat = d.cat;
+    StateStore *st = d.st;
     rt_init(cat, st);
     test_plans();
     test_big();
@@ -349,12 +340,6 @@ int main(void)
     test_streams(st, cat);
     test_aggset();
     rt_shutdown();
-    state_close(st);
-    cat_close(cat);
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    sl_error_clear(&err);
+    unit_data_close(&d);
     return unit_done("test_query");
 }

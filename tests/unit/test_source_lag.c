@@ -6,11 +6,9 @@
  * lag is their difference while the query is paused.  LeakSanitizer checks
  * that everything is returned.
  */
-#include "sluice/catalog.h"
 #include "sluice/cq.h"
 #include "sluice/runtime.h"
-#include "sluice/state.h"
-#include "unit.h"
+#include "unit_data.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -88,17 +86,10 @@ static void on_closed(void *arg)
 
 int main(void)
 {
-    char dir[] = "/tmp/sluice-test-lag.XXXXXX";
-    if (mkdtemp(dir) == NULL)
-        return 2;
-    char path[256];
-    SlError err = {0};
-    Catalog *cat;
-    StateStore *st;
-    snprintf(path, sizeof(path), "%s/catalog.db", dir);
-    CHECK(cat_open(path, &cat, &err) == 0, "%s", err.message);
-    snprintf(path, sizeof(path), "%s/state", dir);
-    CHECK(state_open(path, &st, &err) == 0, "%s", err.message);
+    UnitData d;
+    unit_data_open(&d, "lag", true);
+    Catalog *cat = d.cat;
+    StateStore *st = d.st;
     uv_loop_t loop;
     uv_loop_init(&loop);
     rt_init(cat, st);
@@ -139,12 +130,6 @@ int main(void)
     CHECK(rt_cq_runtime() == NULL, "freed");
     uv_loop_close(&loop);
     rt_shutdown();
-    state_close(st);
-    cat_close(cat);
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    sl_error_clear(&err);
+    unit_data_close(&d);
     return unit_done("test_source_lag");
 }

@@ -9,11 +9,10 @@
  * process keep their own settings and sessions and neither sees the
  * other's catalog.  LeakSanitizer checks that everything is returned.
  */
-#include "sluice/catalog.h"
 #include "sluice/exec.h"
 #include "sluice/syscat.h"
 #include "sluice/vrel.h"
-#include "unit.h"
+#include "unit_data.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -93,14 +92,10 @@ static const char *queries_cell(Syscat *sc, Arena *a, const char *name)
 
 int main(void)
 {
-    char dir[] = "/tmp/sluice-test-syscat-XXXXXX";
-    if (mkdtemp(dir) == NULL)
-        return 1;
-    char path[128];
-    snprintf(path, sizeof(path), "%s/catalog.db", dir);
+    UnitData d;
+    unit_data_open(&d, "syscat", false);
+    Catalog *cat = d.cat;
     SlError err = {0};
-    Catalog *cat;
-    CHECK(cat_open(path, &cat, &err) == 0);
 
     CatColumn cols[1] = {{"n", {TYPE_INT8, -1}, false}};
     CatRelation def = {0};
@@ -187,11 +182,7 @@ int main(void)
     syscat_destroy(sc);
     syscat_destroy(NULL);
 
-    cat_close(cat);
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    unit_data_close(&d);
     sl_error_clear(&err);
     return unit_done("test_syscat");
 }

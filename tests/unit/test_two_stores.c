@@ -61,7 +61,7 @@ static int scan(StateStore *st, const CatRelation *rel, int64_t from, int64_t to
     Arena a;
     arena_init(&a, 65536);
     SlError err = {0};
-    RelScan *s = stream_scan_open(st, rel, from, to);
+    RelScan *s = stream_scan_open(st, rel, from, to, false);
     Batch *b;
     int n, got = 0;
     while ((n = stream_scan_next(s, &a, &b, &err)) > 0) {

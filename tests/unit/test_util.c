@@ -2,7 +2,8 @@
  * test_util.c -- unit tests of src/util: arenas (alignment, big blocks,
  * reset), memory accounts (arenas charge and credit them; the statement's
  * and the server's bounds), string buffers, lists, error records, CRC-32C,
- * the masking of secret options, UTF-8 validation
+ * the masking of secret options, base64 (PostgreSQL's decoding: white
+ * space, padding, each error and where it is, the room), UTF-8 validation
  * (every boundary of RFC 3629, section 4, at every offset of the eight-byte
  * ASCII path) and, in fault-injection
  * builds, the modes of fault points that fail.  Run under LSan, it also proves each
@@ -10,6 +11,7 @@
  */
 #include "unit.h"
 #include "sluice/arena.h"
+#include "sluice/base64.h"
 #include "sluice/crc32c.h"
 #include "sluice/error.h"
 #include "sluice/list.h"
@@ -311,6 +313,44 @@ static void test_opts_mask(void)
     arena_destroy(&a);
 }
 
+/* Decodes s, skipping white space or not; the length, or the code with
+ * *bad the offset refused. */
+static int64_t b64(const char *s, bool skip, uint8_t *out, size_t cap, size_t *bad)
+{
+    *bad = 99;
+    return b64_decode(s, strlen(s), skip, out, cap, bad);
+}
+
+/* base64 as PostgreSQL decodes it (sql-tests/bytea.slt checks decode()'s
+ * messages against PostgreSQL 15). */
+static void test_base64(void)
+{
+    uint8_t out[16];
+    size_t bad;
+    StrBuf e;
+    strbuf_init(&e);
+    b64_encode((const uint8_t *)"hello", 5, &e);
+    CHECK(e.len == 8 && memcmp(e.data, "aGVsbG8=", 8) == 0);
+    CHECK(b64(e.data, false, out, sizeof(out), &bad) == 5 && memcmp(out, "hello", 5) == 0);
+    strbuf_free(&e);
+    CHECK(b64("", false, out, sizeof(out), &bad) == 0);
+    CHECK(b64("YWJj", false, out, 3, &bad) == 3 && memcmp(out, "abc", 3) == 0);
+    CHECK(b64("YWJj", false, out, 2, &bad) == B64_NO_ROOM);
+    CHECK(b64("YWI=", false, out, 2, &bad) == 2 && memcmp(out, "ab", 2) == 0);
+    /* white space: skipped by decode(), refused by SCRAM */
+    CHECK(b64(" aGVs\nbG8=\r\n\t", true, out, sizeof(out), &bad) == 5 &&
+          memcmp(out, "hello", 5) == 0);
+    CHECK(b64("aGVs bG8=", false, out, sizeof(out), &bad) == B64_BAD_SYMBOL && bad == 4);
+    /* after the padding, each group one byte short per "=" */
+    CHECK(b64("YQ==YQ==", false, out, sizeof(out), &bad) == 2 && memcmp(out, "aa", 2) == 0);
+    CHECK(b64("YQ=a", false, out, sizeof(out), &bad) == 1 && out[0] == 'a');
+    CHECK(b64("Y===", false, out, sizeof(out), &bad) == B64_BAD_PAD && bad == 1);
+    CHECK(b64("YWJj=", false, out, sizeof(out), &bad) == B64_BAD_PAD && bad == 4);
+    CHECK(b64("Y!==", false, out, sizeof(out), &bad) == B64_BAD_SYMBOL && bad == 1);
+    CHECK(b64("YQ=", false, out, sizeof(out), &bad) == B64_BAD_END);
+    CHECK(b64("YW Jj Y", true, out, sizeof(out), &bad) == B64_BAD_END);
+}
+
 int main(void)
 {
     test_arena();
@@ -321,6 +361,7 @@ int main(void)
     test_list();
     test_error();
     test_crc32c();
+    test_base64();
     test_utf8();
 #ifdef SLUICE_FAULT_INJECTION
     test_fault_fails();

@@ -10,6 +10,7 @@
  * mode, appends/s, rows/s, the RocksDB writes (= fsyncs) taken, and the
  * mean append latency.  Figures in docs/benchmarks.md ("Ingestion").
  */
+#include "bench_store.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 
@@ -99,15 +100,10 @@ int main(int argc, char **argv)
     g_appends = argc > 2 ? atoi(argv[2]) : 200;
     g_rows = argc > 3 ? atoi(argv[3]) : 1;
     int64_t window = argc > 4 ? atoll(argv[4]) : 1000;
-    char dir[] = "/tmp/sluice-append-bench-XXXXXX";
-    if (mkdtemp(dir) == NULL)
+    char dir[BENCH_DIR_MAX];
+    StateStore *st = bench_store_open("append-bench", dir);
+    if (st == NULL)
         return 1;
-    SlError err = {0};
-    StateStore *st;
-    if (state_open(dir, &st, &err) < 0) {
-        fprintf(stderr, "%s\n", err.message);
-        return 1;
-    }
     static CatColumn cols[2] = {{"id", {TYPE_INT8, -1}, false}, {"s", {TYPE_TEXT, -1}, false}};
     CatRelation rel = {.oid = 16384, .name = "bench", .kind = REL_STREAM, .ncols = 2, .cols = cols};
     stream_commit_mode_set(st, STREAM_COMMIT_SYNC, 0);
@@ -117,8 +113,5 @@ int main(int argc, char **argv)
     stream_commit_mode_set(st, STREAM_COMMIT_GROUP, 0);
     run(st, &rel, threads, "group0");
     stream_forget(st, &rel);
-    state_close(st);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : 1;
+    return bench_store_close(st, dir);
 }
