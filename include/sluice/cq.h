@@ -5,6 +5,7 @@
  *   cq_runtime_init    the registry, on the server's loop; batches run on
  *                      the engine's worker pool
  *   cq_set_check       the owner's privileges, checked before each batch
+ *   cq_set_fn_hooks    the functions' answers every batch evaluates with
  *   cq_runtime_close   stop every query; cb once no batch is in flight, after
  *                      which the runtime's memory is freed
  *   cq_start           start (or resume after a restart) a query relation
@@ -36,6 +37,7 @@
 #include <uv.h>
 
 #include "sluice/catalog.h"
+#include "sluice/expr.h"
 #include "sluice/list.h"
 #include "sluice/state.h"
 
@@ -147,6 +149,11 @@ typedef int (*cq_check_fn)(const CatRelation *query, const CatRelation *into,
                            const CatRelation *late, bool (*reads)(void *plan, uint32_t oid),
                            void *plan, SlError *err);
 void cq_set_check(CqRuntime *rt, cq_check_fn fn);
+/* The answers of the functions that ask the runtime (expr.h's ExFnHooks:
+ * has_table_privilege, sluice_stream_stat, ...), copied; each query
+ * started after takes them into its plan, whose batches evaluate with
+ * them.  Without: those functions fail with 55000 or give NULL. */
+void cq_set_fn_hooks(CqRuntime *rt, const ExFnHooks *hooks);
 void cq_runtime_close(CqRuntime *rt, cq_close_cb cb);
 int  cq_start(CqRuntime *rt, const CatRelation *query, SlError *err);
 int  cq_pause(CqRuntime *rt, const char *name, SlError *err);

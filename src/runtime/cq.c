@@ -1,7 +1,7 @@
 /*
  * cq.c -- the scheduler of continuous queries (see cq.h, docs/engine.md).
  *
- *   cq_runtime_init, cq_runtime_close, cq_set_check
+ *   cq_runtime_init, cq_runtime_close, cq_set_check, cq_set_fn_hooks
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
  *   cq_dependent, cq_dependent_not_owned, cq_progress, cq_source_lag, cq_state,
  *   cq_falling_behind
@@ -110,6 +110,7 @@ struct CqRuntime {
     bool         closing;
     cq_close_cb  close_cb;
     cq_check_fn  check;          /* the owner's privileges, before each batch */
+    ExFnHooks    hooks;          /* the functions' answers, for each plan */
 };
 
 struct Cq {
@@ -209,6 +210,11 @@ CqRuntime *cq_runtime_init(uv_loop_t *loop, Pool *workers, Catalog *cat, StateSt
 void cq_set_check(CqRuntime *rt, cq_check_fn fn)
 {
     rt->check = fn;
+}
+
+void cq_set_fn_hooks(CqRuntime *rt, const ExFnHooks *hooks)
+{
+    rt->hooks = *hooks;
 }
 
 static bool plan_reads(void *plan, uint32_t oid)
@@ -1241,6 +1247,7 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
         sl_free(q);
         return -1;
     }
+    inc_plan_set_fn_hooks(q->plan, &rt->hooks);
     cat_relation_ref(query);
     q->wake_at_us = inc_plan_idle_wakes(q->plan) ? 0 : INT64_MAX;
     uv_timer_init(rt->loop, &q->timer);

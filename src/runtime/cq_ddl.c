@@ -73,6 +73,8 @@ int rt_cq_init(uv_loop_t *loop, Pool *engine)
 {
     g_cq = cq_runtime_init(loop, engine, rt_catalog(), rt_state());
     cq_set_check(g_cq, rt_cq_privileges);
+    ExFnHooks hooks = rt_fn_hooks(rt_catalog());
+    cq_set_fn_hooks(g_cq, &hooks);
     cat_foreach(rt_catalog(), start_one, NULL);
     return 0;
 }

@@ -42,6 +42,8 @@ struct IncPlan {
     int               *out_src;     /* per output column: the aggregate column it is */
     const CatRelation *late;        /* late_rows stream, or NULL: late rows are dropped */
     StateStore        *st;
+    ExFnHooks          hooks;       /* the functions' answers every batch evaluates
+                                       with (inc_plan_set_fn_hooks; zero: none) */
     Source            *source;      /* the first input's (one stream: read directly) */
     IncInputs          ins;         /* the streams read and the tables joined */
     Plan              *inputs;      /* the input tree under the lower chain */
