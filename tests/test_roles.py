@@ -568,6 +568,63 @@ def test_privilege_functions(server):
             (True, False, False)
 
 
+def test_privilege_functions_in_copy_as_a_role(server):
+    """COPY (query) TO STDOUT evaluates the privilege functions with the
+    statement's answers, as a SELECT does, for the role that runs it."""
+    with su(server) as admin:
+        admin.execute("CREATE TABLE t (id BIGINT PRIMARY KEY)")
+        admin.execute("CREATE ROLE bob LOGIN")
+        admin.execute("GRANT SELECT ON t TO bob")
+    with connect_as(server, "bob") as bob:
+        sql = ("SELECT has_table_privilege('t', 'SELECT'), has_table_privilege('t', 'DELETE'), "
+               "pg_get_userbyid(10)")
+        assert bob.execute(sql).fetchone() == (True, False, "sluice")
+        with bob.cursor().copy(f"COPY ({sql}) TO STDOUT") as cp:
+            data = b"".join(bytes(chunk) for chunk in cp).decode()
+        assert data == "t\tf\tsluice\n"
+
+
+def test_privilege_and_stream_functions_in_continuous_queries(server):
+    """A continuous query's batch evaluates the privilege functions and the
+    stream counters' functions as a statement does: in its projection and
+    WHERE, in a stream-table join's condition (the base executor's
+    context) and in a stream-stream join's residual condition (the join's
+    own).  The runtime hands the answers to each context (EvalCtx.fn)."""
+    with su(server) as admin:
+        admin.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)")
+        admin.execute("INSERT INTO t VALUES (1, 'one')")
+        admin.execute("CREATE ROLE bob LOGIN")
+        admin.execute("GRANT SELECT ON t TO bob")
+        admin.execute("CREATE STREAM ev (k BIGINT, ts TIMESTAMP, "
+                      "WATERMARK FOR ts AS ts - INTERVAL '5 seconds') "
+                      "WITH (retention = '1 hour')")
+        admin.execute("CREATE STREAM ev2 (k BIGINT, ts TIMESTAMP, "
+                      "WATERMARK FOR ts AS ts - INTERVAL '5 seconds')")
+        admin.execute("CREATE CONTINUOUS QUERY priv WITH (trigger = '0') AS "
+                      "SELECT k, has_table_privilege('bob', 't', 'SELECT') AS sel, "
+                      "pg_get_userbyid(10) AS owner, sluice_stream_status('ev') AS st "
+                      "FROM ev WHERE NOT has_table_privilege('bob', 't', 'DELETE')")
+        admin.execute("CREATE CONTINUOUS QUERY priv_tj WITH (trigger = '0') AS "
+                      "SELECT e.k, t.v FROM ev e JOIN t ON t.id = e.k "
+                      "AND pg_has_role('bob', 'bob', 'MEMBER')")
+        admin.execute("CREATE CONTINUOUS QUERY priv_sj WITH (trigger = '0') AS "
+                      "SELECT a.k, pg_get_userbyid(10) AS owner FROM ev a JOIN ev2 b "
+                      "ON b.k = a.k AND b.ts BETWEEN a.ts AND a.ts + INTERVAL '1 minute' "
+                      "AND has_table_privilege('bob', 't', 'SELECT')")
+        admin.execute("INSERT INTO ev VALUES (1, '2026-01-01 00:00:00')")
+        admin.execute("INSERT INTO ev2 VALUES (1, '2026-01-01 00:00:10')")
+        assert wait_rows(admin, "SELECT k, sel, owner, st FROM priv",
+                         [(1, True, "sluice", "running")]) == [(1, True, "sluice", "running")]
+        assert wait_rows(admin, "SELECT k, v FROM priv_tj", [(1, "one")]) == [(1, "one")]
+        assert wait_rows(admin, "SELECT k, owner FROM priv_sj", [(1, "sluice")]) == \
+            [(1, "sluice")]
+        # a batch after a revoke sees it
+        admin.execute("REVOKE SELECT ON t FROM bob")
+        admin.execute("INSERT INTO ev VALUES (2, '2026-01-01 00:00:01')")
+        assert wait_rows(admin, "SELECT k, sel FROM priv ORDER BY k",
+                         [(1, True), (2, False)]) == [(1, True), (2, False)]
+
+
 def test_grant_on_all_tables_in_schema(server):
     with su(server) as admin:
         setup_objects(admin)

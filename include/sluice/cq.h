@@ -5,6 +5,7 @@
  *   cq_runtime_init    the registry, on the server's loop; batches run on
  *                      the engine's worker pool
  *   cq_set_check       the owner's privileges, checked before each batch
+ *   cq_set_fn_hooks    the functions' answers every batch evaluates with
  *   cq_runtime_close   stop every query; cb once no batch is in flight
  *   cq_running         false once cq_runtime_close was called
  *   cq_runtime_free    the registry's memory, once closed and no statement
@@ -39,6 +40,7 @@
 #include <uv.h>
 
 #include "sluice/catalog.h"
+#include "sluice/expr.h"
 #include "sluice/list.h"
 #include "sluice/state.h"
 
@@ -151,6 +153,11 @@ typedef int (*cq_check_fn)(const CatRelation *query, const CatRelation *into,
                            const CatRelation *late, bool (*reads)(void *plan, uint32_t oid),
                            void *plan, SlError *err);
 void cq_set_check(CqRuntime *rt, cq_check_fn fn);
+/* The answers of the functions that ask the runtime (expr.h's ExFnHooks:
+ * has_table_privilege, sluice_stream_stat, ...), copied; each query
+ * started after takes them into its plan, whose batches evaluate with
+ * them.  Without: those functions fail with 55000 or give NULL. */
+void cq_set_fn_hooks(CqRuntime *rt, const ExFnHooks *hooks);
 /* Stops every query; cb(arg) (may be NULL) on the loop once no batch or
  * timer of theirs is left.  Called again while closing or closed, it calls
  * cb at once.  The registry stays readable (no query in it, cq_running

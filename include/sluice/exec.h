@@ -93,6 +93,11 @@ struct ExCtx {
      * continuous query's batch. */
     ex_system_scan_fn system_scan;
     void             *system_arg;
+    /* Set by the caller: the runtime's answers to the functions that ask
+     * it (expr.h's ExFnHooks), which each EvalCtx.hooks points to.  All
+     * NULL: the privilege functions fail with 55000, the stream counters
+     * are NULL. */
+    ExFnHooks         hooks;
     int64_t         now;        /* now() for the whole statement (ex_clock_now);
                                  * 0: each evaluation reads the clock once */
     const Vector   *outer;      /* a correlated subquery's run: the outer row */

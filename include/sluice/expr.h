@@ -13,6 +13,12 @@
  * listed in sel (all of 0..n-1 when sel is NULL), none of which has a NULL
  * argument (the evaluator filters them out for strict functions).  It returns
  * 0, or -1 with cx->err set.
+ *
+ * A few functions are answered by the runtime, which knows the catalog and
+ * the ingesters (the privilege functions of acl.h, the stream counters of
+ * functions.h): whoever makes an EvalCtx hands it those answers
+ * (ExFnHooks, EvalCtx.hooks) -- a client statement's and a continuous
+ * query's batch alike; the functions keep no global of them.
  */
 #ifndef SLUICE_EXPR_H
 #define SLUICE_EXPR_H
@@ -30,6 +36,23 @@ typedef struct ColumnDesc {
     SlType      type;
 } ColumnDesc;
 
+struct ExAclHooks;
+struct IngestStats;
+
+/* What the runtime answers for the functions that ask it, each with the
+ * argument it is called with.  acl (acl.h) answers has_*_privilege,
+ * pg_has_role and pg_get_userbyid (NULL: they fail with 55000);
+ * stream_stats (functions.h's IngestStats) answers sluice_stream_stat,
+ * _status and _error: 1 with out filled (its strings in a), 0 when the
+ * stream has no background work (NULL: every stream has none). */
+typedef struct ExFnHooks {
+    const struct ExAclHooks *acl;
+    void                    *acl_arg;
+    int                    (*stream_stats)(void *arg, const char *name, size_t len,
+                                           struct IngestStats *out, Arena *a);
+    void                    *stream_arg;
+} ExFnHooks;
+
 typedef struct EvalCtx {
     Arena        *arena;    /* results and scratch of this batch */
     SlError      *err;
@@ -46,6 +69,9 @@ typedef struct EvalCtx {
     void         *system_arg; /* the system catalog of the statement (syscat.h's
                                * Syscat, ExCtx.system_arg) its catalog functions
                                * read; NULL: none (they find no relation) */
+    const ExFnHooks *hooks;   /* the runtime's answers (ExFnHooks above; the
+                               * statement's ExCtx.hooks, the continuous
+                               * query's plan's); NULL: none */
 } EvalCtx;
 
 typedef int (*ExprFn)(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,

@@ -2,8 +2,8 @@
  * functions.h -- what the function library (src/functions/) offers the
  * floors above besides its table of functions and casts (expr.h): the
  * controls of the running statement, which its kernels and the executor's
- * operators check, and the hooks through which the runtime answers a few
- * functions.
+ * operators check, and the counters one of the runtime's answers fills
+ * (IngestStats; the answers themselves are expr.h's ExFnHooks).
  *
  *   ex_interrupt_enter, ex_interrupted,
  *   ex_check_interrupt                  cancel and timeout (stmtctl.c)
@@ -11,7 +11,8 @@
  *   ex_alloc_budget                     the memory budget (stmtctl.c)
  *   ex_regex_too_complex                the bound on regcomp (regex.c)
  *   ex_regex_has_backref                what regexec cannot run boundedly (regex.c)
- *   ex_stream_stats_hook_set            sluice_stream_stat() (streamfuncs.c)
+ *   IngestStats                         what sluice_stream_stat() shows
+ *                                       (streamfuncs.c; expr.h's ExFnHooks)
  */
 #ifndef SLUICE_FUNCTIONS_H
 #define SLUICE_FUNCTIONS_H
@@ -71,10 +72,5 @@ typedef struct IngestStats {
     int64_t     retained_rows;
     int64_t     retained_bytes;
 } IngestStats;
-
-/* How sluice_stream_stat() and friends find a stream's counters (the
- * runtime's ingest_stats_by_name): 1 found, 0 not. */
-void ex_stream_stats_hook_set(int (*hook)(const char *name, size_t len,
-                                          IngestStats *out, Arena *a));
 
 #endif /* SLUICE_FUNCTIONS_H */

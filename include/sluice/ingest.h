@@ -12,6 +12,8 @@
  *   ingest_check_readable        the error of a stream whose ingestion
  *                                failed (on_error = 'fail')
  *   ingest_stats, ingest_foreach the counters, for sys.streams
+ *   ingest_stats_by_name         the same by name: sluice_stream_stat()'s
+ *                                answer (expr.h's ExFnHooks.stream_stats)
  *
  * A files stream is an internal stream (relstore.h) that an ingester
  * fills: new bytes of the files in its directory are decoded on the
@@ -31,8 +33,8 @@
 /* The columns of a dead-letter stream, in order. */
 #define INGEST_DEAD_LETTER_COLUMNS "raw bytea, source text, byte_offset bigint, reason text, received_at timestamptz"
 
-/* IngestStats, the counters of one stream, is in functions.h, beside the
- * hook through which sluice_stream_stat() reads them. */
+/* IngestStats, the counters of one stream, is in functions.h, where
+ * sluice_stream_stat() reads them. */
 
 int  ingest_init(uv_loop_t *loop, Pool *engine, Catalog *cat, StateStore *st);
 void ingest_close(void);
@@ -58,5 +60,10 @@ int  ingest_check_readable(const CatRelation *rel, SlError *err);
  * the stream has no counters. */
 int  ingest_stats(uint32_t oid, IngestStats *out);
 void ingest_foreach(void (*fn)(const IngestStats *s, void *arg), void *arg);
+/* The counters of the stream named name[0..len): 1 with out filled (its
+ * strings in a), 0 if it has none.  Any thread.  arg is ExFnHooks.stream_arg
+ * (unused: the registry is still this file's). */
+int  ingest_stats_by_name(void *arg, const char *name, size_t len, IngestStats *out,
+                          Arena *a);
 
 #endif /* SLUICE_INGEST_H */

@@ -40,7 +40,7 @@ EvalCtx op_eval_ctx(ExOp *op)
         .subplans = op->cx->subplans, .nsubplans = op->cx->nsubplans,
         .now = op->cx->now,
         .outer = op->cx->outer, .nouter = op->cx->nouter, .exec = op->cx,
-        .system_arg = op->cx->system_arg,
+        .system_arg = op->cx->system_arg, .hooks = &op->cx->hooks,
     };
     return e;
 }

@@ -9,27 +9,22 @@
  *
  * A role or object argument is a name (text) or an oid (an integer).  The
  * kernels only unpack their arguments: the answers come from the hooks the
- * runtime installs (acl.h), because the executor never reads the catalog.
+ * evaluation context carries (EvalCtx.hooks->acl, acl.h), because the
+ * executor never reads the catalog.  A context without them (one the
+ * runtime did not make) fails the call with 55000.
  */
 #include "functions/kernels.h"
 #include "sluice/acl.h"
 
-#include <stdatomic.h>
-
-static _Atomic(const ExAclHooks *) g_hooks;
-
-void ex_acl_set_hooks(const ExAclHooks *hooks)
+/* The context's answers, or NULL with 55000 in cx->err. */
+static const ExAclHooks *hooks(EvalCtx *cx, const Expr *e)
 {
-    atomic_store(&g_hooks, hooks);
-}
-
-static const ExAclHooks *hooks(EvalCtx *cx)
-{
-    const ExAclHooks *h = atomic_load(&g_hooks);
-    if (h == NULL)
+    if (cx->hooks == NULL || cx->hooks->acl == NULL) {
         sl_error(cx->err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-                 "no catalog is open: the runtime was not initialized (rt_init)");
-    return h;
+                 "%s needs the catalog, and none is open here", e->fn->name);
+        return NULL;
+    }
+    return cx->hooks->acl;
 }
 
 /* Argument a of row i as a name (NUL-terminated, in the arena) or an oid. */
@@ -50,7 +45,7 @@ static void arg_ref(EvalCtx *cx, const Expr *e, const Vector *args, int a, uint3
 static int ask(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
                const uint32_t *sel, uint32_t n, AclObjKind kind)
 {
-    const ExAclHooks *h = hooks(cx);
+    const ExAclHooks *h = hooks(cx, e);
     if (h == NULL)
         return -1;
     int nargs = e->fn->nargs;
@@ -62,7 +57,7 @@ static int ask(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
         arg_ref(cx, e, args, a++, i, &q.object, &q.object_oid);
         const SlStr *p = &args[a].v.str[i];
         q.privilege = arena_strndup(cx->arena, p->ptr ? p->ptr : "", p->len);
-        int rc = h->check(&q, cx->err);
+        int rc = h->check(cx->hooks->acl_arg, &q, cx->err);
         if (rc < 0)
             return -1;
         out->v.b[i] = rc == ACL_YES;
@@ -79,13 +74,12 @@ KERNEL(k_pg_has_role) { return ask(cx, e, args, out, sel, n, ACL_OBJ_ROLE); }
 
 KERNEL(k_pg_get_userbyid)
 {
-    SL_UNUSED(e);
-    const ExAclHooks *h = hooks(cx);
+    const ExAclHooks *h = hooks(cx, e);
     if (h == NULL)
         return -1;
     FOR_SEL(sel, n, {
         int64_t oid = args[0].v.i64[i];
-        char *s = h->role_name(oid, cx->arena);
+        char *s = h->role_name(cx->hooks->acl_arg, oid, cx->arena);
         if (s == NULL)
             s = arena_printf(cx->arena, "unknown (OID=%lld)", (long long)oid);
         out->v.str[i].ptr = s;

@@ -5,27 +5,21 @@
  *   sluice_stream_stat(stream text, counter text) -> bigint
  *   sluice_stream_status(stream text) -> text     running | failed
  *   sluice_stream_error(stream text) -> text      why ingestion failed
- *   ex_stream_stats_hook_set   how the runtime answers them
  *
- * exec/ does not call the runtime: the runtime installs a hook at start
- * (ingest_init).  Without one, or for a stream without background work
+ * exec/ does not call the runtime: the evaluation context carries its
+ * answer (EvalCtx.hooks->stream_stats, the runtime's ingest_stats_by_name,
+ * with stream_arg).  Without one, or for a stream without background work
  * (no connector, no retention), each function returns NULL.
  */
 #include "functions/kernels.h"
 
 #include "sluice/functions.h"
 
-static int (*g_hook)(const char *name, size_t len, IngestStats *out, Arena *a);
-
-void ex_stream_stats_hook_set(int (*hook)(const char *name, size_t len, IngestStats *out,
-                                          Arena *a))
-{
-    g_hook = hook;
-}
-
 static bool lookup(EvalCtx *cx, const SlStr *name, IngestStats *s)
 {
-    return g_hook != NULL && g_hook(name->ptr, name->len, s, cx->arena) == 1;
+    const ExFnHooks *h = cx->hooks;
+    return h != NULL && h->stream_stats != NULL &&
+           h->stream_stats(h->stream_arg, name->ptr, name->len, s, cx->arena) == 1;
 }
 
 KERNEL(k_stream_stat)

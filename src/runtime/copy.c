@@ -282,6 +282,7 @@ int rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err)
     }
     ExCtx cx = {.arena = &cp->rows, .err = err, .st = rt_state(),
                 .open_scan = copy_open_scan, .open_scan_arg = cp};
+    rt_ctx_hooks(&cx);
     *rows = 0;
     bool serial = rel->kind != REL_STREAM;
     if (serial && rt_modify_lock(err) < 0)

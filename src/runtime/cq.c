@@ -1,7 +1,8 @@
 /*
  * cq.c -- the scheduler of continuous queries (see cq.h, docs/engine.md).
  *
- *   cq_runtime_init, cq_runtime_close, cq_running, cq_runtime_free, cq_set_check
+ *   cq_runtime_init, cq_runtime_close, cq_running, cq_runtime_free, cq_set_check,
+ *   cq_set_fn_hooks
  *   cq_layouts, cq_shared   what the registry's plans share (incremental.h)
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
  *   cq_dependent, cq_dependent_not_owned, cq_progress, cq_source_lag, cq_state,
@@ -121,6 +122,7 @@ struct CqRuntime {
     IncShared    shared;         /* what its plans share: the result layouts,
                                   * the dead-letter and manifest locks */
     uint64_t     next_sub_id;    /* the next SUBSCRIBE's id (CqSub.id) */
+    ExFnHooks    hooks;          /* the functions' answers, for each plan */
 };
 
 struct Cq {
@@ -224,6 +226,11 @@ CqRuntime *cq_runtime_init(uv_loop_t *loop, Pool *workers, Catalog *cat, StateSt
 void cq_set_check(CqRuntime *rt, cq_check_fn fn)
 {
     rt->check = fn;
+}
+
+void cq_set_fn_hooks(CqRuntime *rt, const ExFnHooks *hooks)
+{
+    rt->hooks = *hooks;
 }
 
 static bool plan_reads(void *plan, uint32_t oid)
@@ -1261,6 +1268,7 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
         sl_free(q);
         return -1;
     }
+    inc_plan_set_fn_hooks(q->plan, &rt->hooks);
     cat_relation_ref(query);
     q->wake_at_us = inc_plan_idle_wakes(q->plan) ? 0 : INT64_MAX;
     uv_timer_init(rt->loop, &q->timer);

@@ -90,6 +90,8 @@ CqRuntime *rt_cq_init(uv_loop_t *loop, Pool *engine)
 {
     CqRuntime *cq = cq_runtime_init(loop, engine, rt_catalog(), rt_state());
     cq_set_check(cq, rt_cq_privileges);
+    ExFnHooks hooks = rt_fn_hooks(rt_catalog());
+    cq_set_fn_hooks(cq, &hooks);
     g_cq = cq;
     cat_foreach(rt_catalog(), start_one, cq);
     return cq;

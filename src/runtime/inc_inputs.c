@@ -305,5 +305,7 @@ ExOp *inc_inputs_exec(IncInputsRun *r, Arena *a, const Plan *base, SlError *err)
     cx->st = r->st;
     cx->open_scan = open_scan;
     cx->open_scan_arg = r;
+    if (r->hooks != NULL)
+        cx->hooks = *r->hooks;
     return ex_op_build(cx, base);
 }

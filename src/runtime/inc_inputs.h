@@ -15,7 +15,8 @@
  *                        every stream it comes from?
  *   inc_inputs_exec      the batch executor over the input tree, each
  *                        stream scan reading its batch range, each table
- *                        scan the table's current version
+ *                        scan the table's current version, its expressions
+ *                        with the plan's functions' answers (.hooks)
  *   inc_inputs_track     per input: rows read, min/max event time
  *
  * An input is one SCAN node of a stream: a stream read twice (a self
@@ -64,6 +65,7 @@ typedef struct IncInputsRun {
     void           (*observe)(void *arg, int i, const Batch *b);
     void            *observe_arg;
     DeadLetters     *dead;      /* the records the readers could not decode */
+    const ExFnHooks *hooks;     /* the functions' answers (the plan's), or NULL */
 } IncInputsRun;
 
 int  inc_inputs_collect(IncInputs *ins, Arena *a, Plan *base, StateStore *st, const char *owner,

@@ -43,6 +43,8 @@ struct IncPlan {
     const CatRelation *late;        /* late_rows stream, or NULL: late rows are dropped */
     StateStore        *st;
     IncShared         *shared;      /* the registry's (incremental.h) */
+    ExFnHooks          hooks;       /* the functions' answers every batch evaluates
+                                       with (inc_plan_set_fn_hooks; zero: none) */
     Source            *source;      /* the first input's (one stream: read directly) */
     IncInputs          ins;         /* the streams read and the tables joined */
     Plan              *inputs;      /* the input tree under the lower chain */

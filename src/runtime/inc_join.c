@@ -393,7 +393,7 @@ static int read_side(IncJoinRun *run, int side)
     int rc;
     StrBuf kb;
     strbuf_init(&kb);
-    EvalCtx ecx = {.arena = jb->chunk, .err = jb->err};
+    EvalCtx ecx = {.arena = jb->chunk, .err = jb->err, .hooks = jb->inputs->hooks};
     while ((rc = ex_op_next(op, &eb)) > 0) {
         if (eb->n == 0)
             continue;
@@ -961,7 +961,7 @@ static int flush_pairs(IncJoinRun *run)
     ExBatch eb = {*b, ARENA_ARRAY(jb->chunk, uint32_t, ps->n), 0};
     const Expr *cond = run->j->join->u.join.residual;
     Vector cv;
-    EvalCtx ecx = {.arena = jb->chunk, .err = jb->err};
+    EvalCtx ecx = {.arena = jb->chunk, .err = jb->err, .hooks = jb->inputs->hooks};
     if (cond != NULL && ex_eval(&ecx, cond, b, b->nrows, &cv) < 0)
         return -1;
     for (uint32_t i = 0; i < ps->n; i++) {

@@ -2,7 +2,7 @@
  * incremental.c -- the incremental plan of a continuous query and the body
  * of one micro-batch (see incremental.h, docs/engine.md).
  *
- *   inc_plan_build, inc_plan_build_new, inc_plan_free
+ *   inc_plan_build, inc_plan_build_new, inc_plan_set_fn_hooks, inc_plan_free
  *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
  *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes, inc_plan_sink_outside,
  *   inc_plan_keeps_rows, inc_plan_lost_rows, inc_plan_result_hash
@@ -661,6 +661,11 @@ int inc_plan_build_new(const CatRelation *query, Catalog *cat, StateStore *st, I
                        IncPlan **out, SlError *err)
 {
     return plan_build(query, cat, st, sh, true, out, err);
+}
+
+void inc_plan_set_fn_hooks(IncPlan *p, const ExFnHooks *hooks)
+{
+    p->hooks = *hooks;
 }
 
 void inc_plan_free(IncPlan *p)
@@ -2299,6 +2304,7 @@ static int run_inputs(Run *r, Meta *meta, int64_t *read_us)
     IncBatch *b = r->b;
     inc_inputs_run_init(&r->inputs, &p->ins, p->st, b->ranges);
     r->inputs.dead = &r->dead;
+    r->inputs.hooks = &p->hooks;
     bool parts = false;
     for (int i = 0; i < p->ins.n; i++)
         parts |= p->in_part_wm[i];
@@ -2356,6 +2362,7 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     r.err = err;
     r.ecx.arena = &chunk;
     r.ecx.err = err;
+    r.ecx.hooks = &p->hooks;
     r.acx.arena = &a;
     r.acx.err = err;
     r.wb = state_batch_new();

@@ -10,6 +10,9 @@
  *                     REPLACE]): also refuses an aggregation in update or
  *                     complete mode INTO a target that only appends, which
  *                     a stored definition runs with a logged warning
+ *   inc_plan_set_fn_hooks  the answers of the functions that ask the
+ *                     runtime (expr.h's ExFnHooks), for every batch's
+ *                     evaluation contexts
  *   inc_plan_free
  *   inc_batch_run     run batch N: read the source range, update state,
  *                     emit by output mode, and fill one StateBatch with the
@@ -121,6 +124,11 @@ int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncS
                     IncPlan **out, SlError *err);
 int  inc_plan_build_new(const CatRelation *query, Catalog *cat, StateStore *st, IncShared *sh,
                         IncPlan **out, SlError *err);
+/* Copies hooks into the plan: each batch's expressions (its projections,
+ * filters and aggregates, the input executor's, a stream-stream join's
+ * keys and condition) evaluate with them.  Without: has_table_privilege
+ * and friends fail with 55000, the stream counters are NULL. */
+void inc_plan_set_fn_hooks(IncPlan *p, const ExFnHooks *hooks);
 void inc_plan_free(IncPlan *p);
 /* The inputs the plan reads (streams, each with its own offsets), input
  * i's source and stream, and whether the plan reads (or joins) relation oid. */

@@ -6,6 +6,8 @@
  *   ingest_validate, ingest_has_dead_letters, ingest_dead_letter_def,
  *   ingest_dead_letters_of
  *   ingest_check_readable, ingest_stats, ingest_foreach
+ *   ingest_stats_by_name   the answer the runtime hands each evaluation
+ *                          context for sluice_stream_stat() (ExFnHooks)
  *
  * One Ingester per stream that needs background work: a files stream, or
  * a stream with a retention.  Each has a timer on the loop; when it fires
@@ -979,8 +981,9 @@ static void fill(const Ingester *g, IngestStats *out)
 }
 
 /* sluice_stream_stat() and friends (functions/streamfuncs.c): any thread. */
-static int stats_by_name(const char *name, size_t len, IngestStats *out, Arena *a)
+int ingest_stats_by_name(void *arg, const char *name, size_t len, IngestStats *out, Arena *a)
 {
+    SL_UNUSED(arg);
     pthread_mutex_lock(&g_mu);
     Ingester *g = g_list;
     while (g != NULL && (strlen(g->rel->name) != len || memcmp(g->rel->name, name, len) != 0))
@@ -997,7 +1000,6 @@ static int stats_by_name(const char *name, size_t len, IngestStats *out, Arena *
 int ingest_init(uv_loop_t *loop, Pool *engine, Catalog *cat, StateStore *st)
 {
     g_pool = engine;
-    ex_stream_stats_hook_set(stats_by_name);
     g_loop = loop;
     g_cat = cat;
     g_st = st;
@@ -1009,7 +1011,6 @@ void ingest_close(void)
 {
     while (g_list != NULL)
         ingest_stop(g_list->rel);
-    ex_stream_stats_hook_set(NULL);
     g_loop = NULL;
     g_pool = NULL;
 }

@@ -16,8 +16,9 @@
  *   rt_cq_privileges               a continuous query's owner still has what
  *                                  its query reads and writes (each batch)
  *   rt_owner                       who owns a relation created now
- *   rt_roles_init                  installs the privilege functions' answers
- *                                  (has_table_privilege, ...: acl.h)
+ *   rt_acl_hooks                   the privilege functions' answers
+ *                                  (has_table_privilege, ...: acl.h), over
+ *                                  the catalog given as their argument
  *
  * Rules: a superuser may do anything.  The owner of a relation (the role
  * that created it) has every privilege on it and alone may drop, alter,
@@ -1060,10 +1061,10 @@ static int role_word(const char *w, bool grant_option, void *arg)
 static int acl_answer(Catalog *cat, const AclQuestion *q, SlError *err);
 
 /* The hooks run on the statement's thread, a worker's too: they read the
- * catalog under its read lock. */
-static int acl_check(const AclQuestion *q, SlError *err)
+ * catalog (their argument, ExFnHooks.acl_arg) under its read lock. */
+static int acl_check(void *arg, const AclQuestion *q, SlError *err)
 {
-    Catalog *cat = rt_catalog();
+    Catalog *cat = arg;
     if (cat == NULL)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "no catalog is open: the runtime was not initialized (rt_init)");
@@ -1163,9 +1164,9 @@ static int acl_answer(Catalog *cat, const AclQuestion *q, SlError *err)
     return a.yes ? ACL_YES : ACL_NO;
 }
 
-static char *acl_role_name(int64_t oid, Arena *a)
+static char *acl_role_name(void *arg, int64_t oid, Arena *a)
 {
-    Catalog *cat = rt_catalog();
+    Catalog *cat = arg;
     if (cat == NULL || oid <= 0 || oid > UINT32_MAX)
         return NULL;
     cat_read_lock(cat);
@@ -1175,9 +1176,4 @@ static char *acl_role_name(int64_t oid, Arena *a)
     return name;
 }
 
-static const ExAclHooks acl_hooks = {acl_check, acl_role_name};
-
-void rt_roles_init(void)
-{
-    ex_acl_set_hooks(&acl_hooks);
-}
+const ExAclHooks rt_acl_hooks = {acl_check, acl_role_name};

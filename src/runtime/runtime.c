@@ -4,8 +4,10 @@
  *   rt_init, rt_shutdown   the catalog and state store statements use; the
  *                          system catalog made with them (syscat_create,
  *                          with the SysHooks the runtime answers)
- *   rt_ctx_hooks  a statement's ExCtx: the system relations' scan and the
- *                 system catalog its catalog functions read
+ *   rt_ctx_hooks  a statement's ExCtx: the system relations' scan, the
+ *                 system catalog its catalog functions read, and the
+ *                 answers of the privilege and stream functions
+ *   rt_fn_hooks   those answers alone (continuous queries' batches too)
  *   rt_session_set, rt_session_current, rt_session_lister, rt_setting_set
  *                 the server's sessions and main's settings, handed to the
  *                 system catalog
@@ -50,6 +52,7 @@
 #include "sluice/cq.h"
 #include "sluice/ast.h"
 #include "sluice/expr.h"
+#include "sluice/ingest.h"
 #include "sql/parser.h"
 #include "sluice/memacct.h"
 #include "sluice/settings.h"
@@ -102,7 +105,6 @@ int rt_init(Catalog *cat, StateStore *st)
     g_cat = cat;
     g_st = st;
     g_syscat = syscat_create(cat, &sys_hooks, NULL);
-    rt_roles_init();
     return 0;
 }
 
@@ -114,10 +116,17 @@ void rt_shutdown(void)
     g_syscat = NULL;
 }
 
+ExFnHooks rt_fn_hooks(Catalog *cat)
+{
+    return (ExFnHooks){.acl = cat != NULL ? &rt_acl_hooks : NULL, .acl_arg = cat,
+                       .stream_stats = ingest_stats_by_name, .stream_arg = NULL};
+}
+
 void rt_ctx_hooks(ExCtx *cx)
 {
     cx->system_scan = vrel_open;
     cx->system_arg = g_syscat;
+    cx->hooks = rt_fn_hooks(g_cat);
 }
 
 /* The sessions and settings the server and main give the system catalog

@@ -5,7 +5,9 @@
  *   rt_catalog, rt_state          what rt_init() was given (NULL before)
  *   rt_ctx_hooks                  what a statement's ExCtx asks of the
  *                                 floors above: the system relations' scan,
- *                                 the system catalog
+ *                                 the system catalog, the functions' answers
+ *   rt_fn_hooks                   the functions' answers alone (ExFnHooks:
+ *                                 a continuous query's batch gets them too)
  *   rt_run_select                 a query's plan, rows to a sink (statement.c)
  *   rt_cursor_open, _open_held, _fetch, _close  the same a piece at a time
  *                                 (statement.c)
@@ -19,7 +21,7 @@
  *   rt_copy_insert                a table COPY's rows written (copy.c)
  *   rt_modify_lock, rt_modify_unlock   one table write at a time (runtime.c)
  *   rt_run_role, rt_check_query, rt_check_owner, rt_check_select, rt_owner,
- *   rt_cq_privileges   roles (roles.c)
+ *   rt_cq_privileges, rt_acl_hooks   roles (roles.c)
  *   rt_cq_dependent, rt_cq_dependent_not_owned   queries that use a relation
  *                   (cq_ddl.c)
  *   rt_role_is_superuser, rt_files_resolve, rt_files_check_fd
@@ -28,6 +30,7 @@
 #ifndef SLUICE_RUNTIME_INT_H
 #define SLUICE_RUNTIME_INT_H
 
+#include "sluice/acl.h"
 #include "sluice/catalog.h"
 #include "sluice/exec.h"
 #include "sluice/runtime.h"
@@ -37,8 +40,13 @@ Catalog    *rt_catalog(void);
 StateStore *rt_state(void);
 /* Sets in cx, a client statement's context, what its scans and functions
  * ask of the floors above (runtime.c): the system relations' scan and the
- * Syscat it and the catalog functions read (NULL before rt_init). */
+ * Syscat it and the catalog functions read (NULL before rt_init), and
+ * rt_fn_hooks' answers. */
 void        rt_ctx_hooks(ExCtx *cx);
+/* The answers of the functions that ask the runtime (expr.h's ExFnHooks):
+ * the privilege functions over cat (roles.c's rt_acl_hooks; NULL cat:
+ * 55000), the stream counters from the ingesters (ingest.c). */
+ExFnHooks   rt_fn_hooks(Catalog *cat);
 /* The analyzed statement of a prepared one. */
 const Query *rt_prepared_query(const Prepared *p);
 
@@ -123,7 +131,9 @@ int      rt_cq_privileges(const CatRelation *query, const CatRelation *into,
 /* SELECT on rel (SUBSCRIBE reads a query's result): 42501 without it. */
 int      rt_check_select(const CatRelation *rel, SlError *err);
 uint32_t rt_owner(void);
-void     rt_roles_init(void);
+/* The privilege functions' answers (acl.h), called with the Catalog they
+ * read as their argument (ExFnHooks.acl_arg; NULL: 55000). */
+extern const ExAclHooks rt_acl_hooks;
 
 /* hostaccess.c.  Whether role oid is a superuser now (any thread).  A files
  * connector's or sink's directory `path` resolved into out (PATH_MAX

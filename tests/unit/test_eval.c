@@ -4,11 +4,13 @@
  * PostgreSQL 15 prints them, column names, error SQLSTATEs, messages and
  * positions, parameters in text and binary format, and the vectorized
  * evaluator over a many-row batch (selections, three-valued logic, no
- * division by zero in a branch not taken).  Arenas own everything:
- * LeakSanitizer must stay quiet.
+ * division by zero in a branch not taken), and the functions the runtime
+ * answers (EvalCtx.hooks: each context its own, none a clear 55000).
+ * Arenas own everything: LeakSanitizer must stay quiet.
  */
 #include "unit.h"
 #include "sluice/runtime.h"
+#include "sluice/acl.h"
 #include "sluice/ast.h"
 #include "sluice/exec.h"
 
@@ -160,6 +162,11 @@ static void test_errors(void)
                               "initialized (rt_init)");
     expect("CREATE TABLE t (a int)", "ERROR 55000 0 no catalog is open: the runtime was not "
                                      "initialized (rt_init)");
+    expect("SELECT pg_get_userbyid(10)",
+           "ERROR 55000 0 pg_get_userbyid needs the catalog, and none is open here");
+    expect("SELECT has_table_privilege('t', 'SELECT')",
+           "ERROR 55000 0 has_table_privilege needs the catalog, and none is open here");
+    expect("SELECT sluice_stream_stat('s', 'rows') IS NULL", "t");
     expect("SELECT 1 +", "ERROR 42601 11 syntax error at end of input");
     /* no error in a branch not taken */
     expect("SELECT CASE WHEN true THEN 1 ELSE 1 / 0 END, false AND 1 / 0 = 1", "1|f");
@@ -292,6 +299,112 @@ static void test_vectors(void)
     arena_destroy(&a);
 }
 
+/* Answers that say which context asked: the role name and the table are
+ * the context's argument (a string), a stream's rows its length. */
+static char *hook_role_name(void *arg, int64_t oid, Arena *a)
+{
+    return arena_printf(a, "%s-%lld", (const char *)arg, (long long)oid);
+}
+
+static int hook_check(void *arg, const AclQuestion *q, SlError *err)
+{
+    (void)err;
+    return q->object != NULL && strcmp(q->object, arg) == 0 ? ACL_YES : ACL_NO;
+}
+
+static int hook_stats(void *arg, const char *name, size_t len, IngestStats *out, Arena *a)
+{
+    (void)name;
+    (void)a;
+    memset(out, 0, sizeof(*out));
+    out->rows = (int64_t)(len + strlen(arg));
+    return 1;
+}
+
+static const FuncDesc *func(const char *name, int nargs, SlTypeId arg0)
+{
+    const FuncDesc *c[8];
+    int n = ex_func_candidates(name, false, nargs, c, 8);
+    for (int i = 0; i < n; i++)
+        if (c[i]->kargs[0] == arg0)
+            return c[i];
+    return NULL;
+}
+
+static Expr *text_const(Arena *a, const char *s)
+{
+    Expr *e = ARENA_NEW(a, Expr);
+    e->kind = EXPR_CONST;
+    e->type = sl_type(TYPE_TEXT);
+    vector_init(&e->value, a, e->type, 1, true);
+    e->value.v.str[0].ptr = s;
+    e->value.v.str[0].len = (uint32_t)strlen(s);
+    return e;
+}
+
+/* The privilege and stream functions read the answers of the context that
+ * evaluates them: two contexts with their own arguments each get theirs
+ * (no process-wide hook), a context without any fails the privilege
+ * functions with 55000 and gives NULL counters. */
+static void test_fn_hooks(void)
+{
+    Arena a;
+    arena_init(&a, 0);
+    SlError err = {0};
+    const FuncDesc *userbyid = func("pg_get_userbyid", 1, TYPE_INT8);
+    const FuncDesc *priv = func("has_table_privilege", 2, TYPE_TEXT);
+    const FuncDesc *stat = func("sluice_stream_stat", 2, TYPE_TEXT);
+    CHECK(userbyid && priv && stat, "the functions exist");
+    if (!userbyid || !priv || !stat)
+        return;
+    Expr oid = {.kind = EXPR_CONST, .type = sl_type(TYPE_INT8)};
+    vector_init(&oid.value, &a, oid.type, 1, true);
+    oid.value.v.i64[0] = 10;
+    Expr *uargs[1] = {&oid};
+    Expr user = {.kind = EXPR_FUNC, .type = sl_type(TYPE_TEXT), .fn = userbyid, .nargs = 1,
+                 .args = uargs};
+    Expr *pargs[2] = {text_const(&a, "t1"), text_const(&a, "SELECT")};
+    Expr has = {.kind = EXPR_FUNC, .type = sl_type(TYPE_BOOL), .fn = priv, .nargs = 2,
+                .args = pargs};
+    Expr *sargs[2] = {text_const(&a, "abc"), text_const(&a, "rows")};
+    Expr rows = {.kind = EXPR_FUNC, .type = sl_type(TYPE_INT8), .fn = stat, .nargs = 2,
+                 .args = sargs};
+
+    static const ExAclHooks acl = {hook_check, hook_role_name};
+    ExFnHooks h1 = {&acl, "t1", hook_stats, "x"}, h2 = {&acl, "t2", hook_stats, "xyz"};
+    EvalCtx c1 = {.arena = &a, .err = &err, .hooks = &h1};
+    EvalCtx c2 = {.arena = &a, .err = &err, .hooks = &h2};
+    Vector out;
+    CHECK(ex_eval(&c1, &user, NULL, 1, &out) == 0 && out.v.str[0].len == 5 &&
+          memcmp(out.v.str[0].ptr, "t1-10", 5) == 0, "pg_get_userbyid in context 1");
+    CHECK(ex_eval(&c2, &user, NULL, 1, &out) == 0 && out.v.str[0].len == 5 &&
+          memcmp(out.v.str[0].ptr, "t2-10", 5) == 0, "pg_get_userbyid in context 2");
+    CHECK(ex_eval(&c1, &has, NULL, 1, &out) == 0 && !vector_is_null(&out, 0) && out.v.b[0],
+          "has_table_privilege in context 1");
+    CHECK(ex_eval(&c2, &has, NULL, 1, &out) == 0 && !vector_is_null(&out, 0) && !out.v.b[0],
+          "has_table_privilege in context 2");
+    CHECK(ex_eval(&c1, &rows, NULL, 1, &out) == 0 && out.v.i64[0] == 4, "stream rows 1");
+    CHECK(ex_eval(&c2, &rows, NULL, 1, &out) == 0 && out.v.i64[0] == 6, "stream rows 2");
+
+    /* a context without answers: a clear error, never a crash */
+    ExFnHooks none = {0};
+    EvalCtx bare = {.arena = &a, .err = &err}, empty = {.arena = &a, .err = &err, .hooks = &none};
+    EvalCtx *ctxs[2] = {&bare, &empty};
+    for (int i = 0; i < 2; i++) {
+        CHECK(ex_eval(ctxs[i], &user, NULL, 1, &out) < 0 &&
+              strcmp(err.sqlstate, "55000") == 0, "pg_get_userbyid without answers: %s",
+              err.message ? err.message : "no error");
+        sl_error_clear(&err);
+        CHECK(ex_eval(ctxs[i], &has, NULL, 1, &out) < 0 &&
+              strcmp(err.sqlstate, "55000") == 0, "has_table_privilege without answers");
+        sl_error_clear(&err);
+        CHECK(ex_eval(ctxs[i], &rows, NULL, 1, &out) == 0 && vector_is_null(&out, 0),
+              "sluice_stream_stat without answers is NULL");
+    }
+    sl_error_clear(&err);
+    arena_destroy(&a);
+}
+
 int main(void)
 {
     test_values();
@@ -299,5 +412,6 @@ int main(void)
     test_errors();
     test_params();
     test_vectors();
+    test_fn_hooks();
     return unit_done("test_eval");
 }
