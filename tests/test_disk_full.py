@@ -20,6 +20,8 @@ with 58030 until a restart.  An offset-log or commit-log write (SQLite)
 refused for a full disk makes the query `retrying`, not `failed`, and it
 goes on once space is freed, the logs without a gap or a batch twice; a
 `once` query finishes only when its commit entry is written.
+SQLite's I/O error whose errno is ENOSPC (a fault point: a tmpfs gives
+SQLITE_FULL) is a full disk too: the query retries.
 An open scan (a suspended portal in an idle transaction) does not hold up
 the store's reopen after RocksDB met the full disk: the scan ends, its
 next fetch fails with 53100.
@@ -510,3 +512,35 @@ def test_once_query_finishes_when_its_commit_entry_is_written(sluiced, tmpfs, tm
         assert c.execute("SELECT sum(n) FROM q").fetchone()[0] == 100
     server.stop()
     assert check_logs(tmpfs / "data" / "catalog.db", "q") == 100
+
+
+def test_log_io_error_for_want_of_space_retries(sluiced):
+    """SQLite's I/O error with errno ENOSPC (SQLITE_IOERR, not SQLITE_FULL:
+    a tmpfs never gives it) on an offset-log write is a full disk too
+    (53100): the fault point log_write_no_space fails the third log write
+    (batch 1's offset entry) that way, once.  The query retries (the log
+    says so, with the error), never fails, and goes on with the logs whole.
+    Mapped as an ordinary I/O error (58030), the query failed."""
+    server = sluiced(env={"SLUICE_FAULT": "log_write_no_space:3:fail"})
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute("CREATE STREAM s (a bigint, b text)")
+        c.execute("CREATE CONTINUOUS QUERY q WITH (trigger = '1 second') AS "
+                  "SELECT a % 10 AS k, count(*) AS n FROM s GROUP BY a % 10")
+        for first in (1, 101):
+            c.execute(f"INSERT INTO s SELECT g, 'x' FROM generate_series({first}, {first + 99}) g")
+            wait = time.monotonic() + 60
+            while c.execute("SELECT coalesce(sum(n), 0) FROM q").fetchone()[0] != first + 99:
+                status = c.execute("SELECT status, last_error FROM sys.queries "
+                                   "WHERE name = 'q'").fetchone()
+                assert status[0] != "failed" and time.monotonic() < wait, status
+                time.sleep(0.2)
+        wait_log(server, "log write succeeded after retries")
+        log = server.log_text()
+        assert "fault point log_write_no_space reached, failing (3)" in log
+        assert ('msg="log write refused for a full disk, retrying" query=q log="offset log" '
+                'batch=1 attempt=1') in log, log
+        assert "catalog: disk I/O error (fault point log_write_no_space)" in log
+        assert c.execute("SELECT status, last_error FROM sys.queries "
+                         "WHERE name = 'q'").fetchone() == ("running", None)
+    server.stop()
+    assert check_logs(server.data_dir / "catalog.db", "q") == 200
