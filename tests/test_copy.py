@@ -183,14 +183,14 @@ def next_messages(cl, until=b"Z"):
             return msgs
 
 
-def copy_row_past_the_timeout(server, row):
-    """A session with statement_timeout 1s COPYs row into t, CopyDone
+def copy_row_past_the_timeout(server, row, rel="t"):
+    """A session with statement_timeout 1s COPYs row into rel, CopyDone
     included; asserts that the answer is 57014 for the timeout."""
     with Raw(server.port, timeout=20) as cl:
         cl.startup()
         cl.send(query("SET statement_timeout = '1s'"))
         cl.until_ready()
-        cl.send(query("COPY t FROM STDIN"))
+        cl.send(query(f"COPY {rel} FROM STDIN"))
         assert next_messages(cl, b"G")[-1][0] == b"G"
         cl.send(message(b"d", row), message(b"c"))
         msgs = cl.until_ready()
@@ -312,6 +312,41 @@ def test_statement_timeout_ends_a_stream_copy_waiting_for_a_part(sluiced, tmp_pa
     finally:
         if hold.exists():
             hold.unlink()
+
+
+def test_statement_timeout_ends_a_stream_copy_whose_last_part_is_queued(sluiced, tmp_path):
+    """In group commit mode the last part of a COPY into a stream is written
+    by the engine's pool; with its one worker held in a continuous query's
+    batch (fault point batch_middle), that part waits in the queue.
+    statement_timeout takes it out: 57014 at once, long before the worker
+    is free, and the part is never written.  (On the old code the COPY
+    waited for the worker however long, past its timeout.)"""
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced("--engine-workers=1", "--commit-mode=group",
+                     env={"SLUICE_FAULT": "batch_middle:1:hold",
+                          "SLUICE_FAULT_HOLD": str(hold)})
+    try:
+        with psycopg.connect(server.dsn, autocommit=True) as c:
+            c.execute("CREATE STREAM s (a bigint, b text)")
+            c.execute("CREATE CONTINUOUS QUERY q WITH (trigger = '0') AS "
+                      "SELECT a, b FROM s")
+            c.execute("INSERT INTO s VALUES (1, 'inserted')")
+        wait = time.monotonic() + 30
+        while "fault point batch_middle reached, holding" not in server.log_text():
+            assert time.monotonic() < wait, "the batch never held the worker"
+            time.sleep(0.1)
+        started = time.monotonic()
+        copy_row_past_the_timeout(server, b"2\tcopied\n", rel="s")
+        assert time.monotonic() - started < 5
+    finally:
+        hold.unlink()
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        wait = time.monotonic() + 30
+        while c.execute("SELECT count(*) FROM q").fetchone() != (1,):
+            assert time.monotonic() < wait, "the held batch did not end"
+            time.sleep(0.1)
+        assert c.execute("SELECT a, b FROM s").fetchall() == [(1, "inserted")]
 
 
 def test_statement_timeout_ends_a_table_copy_queued_for_a_worker(sluiced):

@@ -20,6 +20,8 @@ with 58030 until a restart.  An offset-log or commit-log write (SQLite)
 refused for a full disk makes the query `retrying`, not `failed`, and it
 goes on once space is freed, the logs without a gap or a batch twice; a
 `once` query finishes only when its commit entry is written.
+SQLite's I/O error whose errno is ENOSPC (a fault point: a tmpfs gives
+SQLITE_FULL) is a full disk too: the query retries.
 An open scan (a suspended portal in an idle transaction) does not hold up
 the store's reopen after RocksDB met the full disk: the scan ends, its
 next fetch fails with 53100.
@@ -503,3 +505,89 @@ def test_once_query_finishes_when_its_commit_entry_is_written(sluiced, tmpfs, tm
         assert c.execute("SELECT sum(n) FROM q").fetchone()[0] == 100
     server.stop()
     assert check_logs(tmpfs / "data" / "catalog.db", "q") == 100
+
+
+def test_log_io_error_for_want_of_space_retries(sluiced):
+    """SQLite's I/O error with errno ENOSPC (SQLITE_IOERR, not SQLITE_FULL:
+    a tmpfs never gives it) on an offset-log write is a full disk too
+    (53100): the fault point log_write_no_space fails the third log write
+    (batch 1's offset entry) that way, once.  The query retries (the log
+    says so, with the error), never fails, and goes on with the logs whole.
+    Mapped as an ordinary I/O error (58030), the query failed."""
+    server = sluiced(env={"SLUICE_FAULT": "log_write_no_space:3:fail"})
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute("CREATE STREAM s (a bigint, b text)")
+        c.execute("CREATE CONTINUOUS QUERY q WITH (trigger = '1 second') AS "
+                  "SELECT a % 10 AS k, count(*) AS n FROM s GROUP BY a % 10")
+        for first in (1, 101):
+            c.execute(f"INSERT INTO s SELECT g, 'x' FROM generate_series({first}, {first + 99}) g")
+            wait = time.monotonic() + 60
+            while c.execute("SELECT coalesce(sum(n), 0) FROM q").fetchone()[0] != first + 99:
+                status = c.execute("SELECT status, last_error FROM sys.queries "
+                                   "WHERE name = 'q'").fetchone()
+                assert status[0] != "failed" and time.monotonic() < wait, status
+                time.sleep(0.2)
+        wait_log(server, "log write succeeded after retries")
+        log = server.log_text()
+        assert "fault point log_write_no_space reached, failing (3)" in log
+        assert ('msg="log write refused for a full disk, retrying" query=q log="offset log" '
+                'batch=1 attempt=1') in log, log
+        assert "catalog: disk I/O error (fault point log_write_no_space)" in log
+        assert c.execute("SELECT status, last_error FROM sys.queries "
+                         "WHERE name = 'q'").fetchone() == ("running", None)
+    server.stop()
+    assert check_logs(server.data_dir / "catalog.db", "q") == 200
+
+
+@pytest.mark.parametrize("crash", ["commit_missing", "offsets_in_state_only"])
+def test_recovery_log_write_refused_for_a_full_disk_retries(sluiced, tmp_path, crash):
+    """The log writes that recovery does at start take the same retry path
+    as those of a running query: a server killed where recovery must write
+    a log entry (commit_missing: after batch 0's state write, before its
+    commit entry; offsets_in_state_only: the batch's state written while
+    the loop held before its offset entry, which the state keeps) starts
+    with that write refused for want of space (log_write_no_space, once).
+    The query is `retrying`, not `failed` (as before the fix), writes the
+    entry on its next try and goes on: every row once, the logs whole."""
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    env = ({"SLUICE_FAULT": "batch_after_deliver:1"} if crash == "commit_missing" else
+           {"SLUICE_FAULT": "offsets_before_write:1:hold", "SLUICE_FAULT_HOLD": str(hold),
+            "SLUICE_FAULT_TRACE": "1"})
+    server = sluiced(env=env)
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute("CREATE STREAM s (a bigint, b text)")
+        c.execute("INSERT INTO s SELECT g, 'x' FROM generate_series(1, 100) g")
+    # the query's first batch starts at its CREATE: a raw connection, as
+    # the loop may hold before the answer goes out
+    raw = Raw(server.port)
+    raw.startup()
+    raw.send(query("CREATE CONTINUOUS QUERY q WITH (trigger = '1 second') AS "
+                   "SELECT a % 10 AS k, count(*) AS n FROM s GROUP BY a % 10"))
+    if crash == "commit_missing":
+        assert server.wait_exit(30) == -9, "the fault point did not kill the server"
+    else:
+        wait_log(server, "fault point batch_after_state_commit passed")
+        assert server.kill() == -9
+    raw.close()
+    server.env = {"SLUICE_FAULT": "log_write_no_space:1:fail"}
+    server.start()
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        wait_log(server, "log write succeeded after retries")
+        log = server.log_text()
+        assert "fault point log_write_no_space reached, failing (1)" in log
+        what = "commit log" if crash == "commit_missing" else "offset log"
+        assert (f'msg="log write refused for a full disk, retrying" query=q log="{what}" '
+                'batch=0 attempt=1') in log, log
+        c.execute("INSERT INTO s SELECT g, 'y' FROM generate_series(101, 200) g")
+        wait = time.monotonic() + 60
+        while c.execute("SELECT coalesce(sum(n), 0) FROM q").fetchone()[0] != 200:
+            status = c.execute("SELECT status, last_error FROM sys.queries "
+                               "WHERE name = 'q'").fetchone()
+            assert status[0] != "failed" and time.monotonic() < wait, status
+            time.sleep(0.2)
+        assert c.execute("SELECT count(*), min(n), max(n) FROM q").fetchone() == (10, 20, 20)
+        assert c.execute("SELECT status, last_error FROM sys.queries "
+                         "WHERE name = 'q'").fetchone() == ("running", None)
+    server.stop()
+    assert check_logs(server.data_dir / "catalog.db", "q") == 200

@@ -58,9 +58,11 @@ typedef void (*rt_append_done_cb)(void *arg, int rc, const SlError *err);
  * statements' pool (rt_append_init). */
 void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
 /* Cancels a started COPY into a table while it waits for the table lock,
- * or for a worker (why: EX_CANCEL_USER, _TIMEOUT, _SHUTDOWN; done gets
- * the error); false for a stream append, which is not interrupted.  On
- * the loop, before done was called. */
+ * or for a worker, and a stream append (a COPY's part, a deferred INSERT)
+ * still queued for a worker, which then writes nothing (why:
+ * EX_CANCEL_USER, _TIMEOUT, _SHUTDOWN; done gets the error, on a later
+ * loop turn).  False for a stream append a worker took: it is not
+ * interrupted.  On the loop, before done was called. */
 bool rt_append_interrupt(RtAppend *ap, int why);
 
 /* Gives the runtime the catalog and the state store that statements use

@@ -23,6 +23,7 @@
 
 #include "sluice/arena.h"
 #include "sluice/error.h"
+#include "sluice/memacct.h"
 
 typedef struct StateStore StateStore;
 typedef struct StateBatch StateBatch;
@@ -48,6 +49,12 @@ void state_batch_delete(StateBatch *b, const void *key, size_t klen);
  * until compaction drops it, so not for a few keys). */
 void state_batch_delete_range(StateBatch *b, const void *start, size_t slen, const void *end,
                               size_t elen);
+/* Charges the batch's bytes (its RocksDB representation, as it grows) to
+ * account a, which it holds a reference on until it is freed or given
+ * another account (NULL: none); the bytes are credited back then.  A
+ * continuous query's micro-batch counts its write this way against its
+ * batch_memory. */
+void state_batch_set_account(StateBatch *b, SlMemAccount *a);
 /* Appends src's puts and deletes to dst, in order (src is unchanged). */
 void state_batch_append(StateBatch *dst, StateBatch *src);
 /* The number of puts and deletes in the batch. */

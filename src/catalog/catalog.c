@@ -225,23 +225,28 @@ void cat_close(Catalog *cat)
 
 int cat_db_error(Catalog *cat, SlError *err)
 {
-    int code = sqlite3_errcode(cat->db) & 0xff;
+    return cat_db_error_as(sqlite3_errcode(cat->db), sqlite3_system_errno(cat->db),
+                           sqlite3_errmsg(cat->db), err);
+}
+
+int cat_db_error_as(int code, int sys, const char *msg, SlError *err)
+{
+    code &= 0xff;
     /* An I/O error for want of space (growing the WAL's shared-memory
      * file, say) is a full disk too: a continuous query waits for space
      * instead of failing (docs/operations.md, "Disk full"). */
-    int sys = sqlite3_system_errno(cat->db);
     if (code == SQLITE_IOERR && (sys == ENOSPC || sys == EDQUOT))
         code = SQLITE_FULL;
     switch (code) {
     case SQLITE_FULL:
-        sl_error(err, ERRCODE_DISK_FULL, "catalog: %s", sqlite3_errmsg(cat->db));
+        sl_error(err, ERRCODE_DISK_FULL, "catalog: %s", msg);
         sl_error_hint(err, "Free space on the filesystem of the data directory.");
         return -1;
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
-        return sl_error(err, ERRCODE_DATA_CORRUPTED, "catalog: %s", sqlite3_errmsg(cat->db));
+        return sl_error(err, ERRCODE_DATA_CORRUPTED, "catalog: %s", msg);
     default:
-        return sl_error(err, ERRCODE_IO_ERROR, "catalog: %s", sqlite3_errmsg(cat->db));
+        return sl_error(err, ERRCODE_IO_ERROR, "catalog: %s", msg);
     }
 }
 

@@ -42,6 +42,11 @@ void    cat_acl_forget(Catalog *cat, uint32_t rel_oid);
 int     cat_exec(Catalog *cat, const char *sql, SlError *err);
 /* Records SQLite's last error in err; returns -1. */
 int     cat_db_error(Catalog *cat, SlError *err);
+/* Records an error of SQLite's result code code, with errno sys and
+ * message msg, in err, as cat_db_error does: SQLITE_FULL, and SQLITE_IOERR
+ * with ENOSPC or EDQUOT, are 53100 disk_full; SQLITE_CORRUPT and
+ * SQLITE_NOTADB XX001; the rest 58030.  Returns -1. */
+int     cat_db_error_as(int code, int sys, const char *msg, SlError *err);
 int64_t cat_now_usec(void);
 
 #endif /* SLUICE_CATALOG_INT_H */

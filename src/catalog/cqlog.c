@@ -11,8 +11,12 @@
  * call returns, the entry survives a power cut.  cat_offsets_append_after
  * writes the commit entry of one batch and the offset entry of the next in
  * one transaction (one fsync instead of two, for back-to-back batches).
+ * Each log write passes the fault point log_write_no_space (an I/O error
+ * for want of space, docs/development.md).
  */
 #include "catalog_int.h"
+
+#include <errno.h>
 
 /* Prepares, binds nothing, returns the statement or NULL with err set. */
 static sqlite3_stmt *prepare(Catalog *cat, const char *sql, SlError *err)
@@ -34,9 +38,24 @@ static int step_done(Catalog *cat, sqlite3_stmt *st, SlError *err)
     return ret;
 }
 
+/* Fault point log_write_no_space: the log write fails as SQLite's does
+ * when the system refuses it for space with an I/O error (SQLITE_IOERR,
+ * errno ENOSPC: growing the WAL's shared-memory file, say), which a tmpfs
+ * never gives (its writes give SQLITE_FULL).  True when it failed. */
+static bool log_write_fault(SlError *err)
+{
+    if (!SLUICE_FAULT_FAILS("log_write_no_space"))
+        return false;
+    cat_db_error_as(SQLITE_IOERR_WRITE, ENOSPC,
+                    "disk I/O error (fault point log_write_no_space)", err);
+    return true;
+}
+
 /* Inserts batch o's offset-log entry (in the caller's transaction, if any). */
 static int insert_offsets(Catalog *cat, uint32_t query_oid, const CqOffsets *o, SlError *err)
 {
+    if (log_write_fault(err))
+        return -1;
     sqlite3_stmt *st = prepare(cat,
         "INSERT INTO cq_offsets (query_oid, batch_id, sources, watermark_us, batch_ts_us)"
         " VALUES (?, ?, ?, ?, ?)", err);
@@ -57,6 +76,8 @@ static int insert_offsets(Catalog *cat, uint32_t query_oid, const CqOffsets *o, 
  * an entry already there is kept. */
 static int insert_commit(Catalog *cat, uint32_t query_oid, int64_t batch_id, SlError *err)
 {
+    if (log_write_fault(err))
+        return -1;
     sqlite3_stmt *st = prepare(cat,
         "INSERT OR IGNORE INTO cq_commits (query_oid, batch_id, committed_at_us)"
         " VALUES (?, ?, ?)", err);

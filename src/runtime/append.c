@@ -11,7 +11,8 @@
  *                      off the loop under the modify lock (copy.c)
  *   rt_append_start    run it on that pool, then call done on the loop
  *   rt_append_interrupt  cancel a COPY into a table waiting for its lock
- *                      (or, still queued, for a worker: it never runs)
+ *                      (or, still queued, for a worker: it never runs),
+ *                      or a stream append still queued for a worker
  *
  * In group commit mode a COPY into a stream (rt_copy_end_deferred) encodes
  * its rows on the loop as they arrive, but hands the durable write back to
@@ -114,18 +115,31 @@ static void after_cb(PoolWork *w)
     sl_free(ap);
 }
 
+/* Sets ap's error to what an interrupt for why says (57014, 57P01). */
+static void interrupted(RtAppend *ap, int why)
+{
+    atomic_store(&ap->interrupt, why);
+    const _Atomic int *old = ex_interrupt_enter(&ap->interrupt);
+    ap->rc = ex_check_interrupt(&ap->err);
+    ex_interrupt_enter(old);
+}
+
 bool rt_append_interrupt(RtAppend *ap, int why)
 {
-    if (ap->copy == NULL)
-        return false;
-    atomic_store(&ap->interrupt, why);
-    if (pool_cancel(g_statements, &ap->work) == 0) {
-        /* still queued for a worker: it never runs, and ends as the
-         * lock's wait would have (after_cb, on a later loop turn) */
-        const _Atomic int *old = ex_interrupt_enter(&ap->interrupt);
-        ap->rc = ex_check_interrupt(&ap->err);
-        ex_interrupt_enter(old);
+    if (ap->copy == NULL) {
+        /* A stream append still queued for a worker never runs: it ends
+         * with the interrupt's error (after_cb, on a later loop turn).
+         * One that started is written whole: it ends as its write does. */
+        if (pool_cancel(g_pool, &ap->work) != 0)
+            return false;
+        interrupted(ap, why);
+        return true;
     }
+    atomic_store(&ap->interrupt, why);
+    /* still queued for a worker: it never runs, and ends as the lock's
+     * wait would have (after_cb, on a later loop turn) */
+    if (pool_cancel(g_statements, &ap->work) == 0)
+        interrupted(ap, why);
     return true;
 }
 

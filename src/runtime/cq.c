@@ -49,6 +49,8 @@
  * with the state.  S = L: only the commit entry may be missing; write it.
  * S = L - 1: batch L is replayed from its logged ranges and watermark.
  * S = L + 1: the entry kept with the state is written back, then S = L.
+ * Those writes, refused for a full disk (53100), wait as a running
+ * query's do (log_refused): the query starts `retrying`.
  * When the result table's columns changed (CREATE OR REPLACE), a batch
  * runs at once even without new input, to rewrite the table from the
  * state; cq_layout.c learns (cq_layout_start, and from set_status whether
@@ -190,6 +192,9 @@ struct Cq {
      * far and when to try again (monotonic); the query is `retrying` */
     StrBuf             unlogged;
     bool               unlogged_launched;
+    /* recovery kept unlogged out (a full disk): the batch whose commit
+     * entry follows it once it is written (-1: none) */
+    int64_t            commit_after_unlogged;
     int                log_tries;
     int64_t            log_retry_at_us;
     bool               finish_pending;  /* finishes once the logs are written */
@@ -833,6 +838,12 @@ static int write_unlogged(Cq *q)
         fail_query(q, &err);
     else
         rc = log_offsets(q, &o, launched);
+    if (rc == 0 && q->commit_after_unlogged >= 0) {
+        /* recovery's entry, written back from the state: its own commit
+         * entry goes next (write_pending_commit, or the next offset entry) */
+        q->commit_pending = q->commit_after_unlogged;
+        q->commit_after_unlogged = -1;
+    }
     if (rc == 0 && !launched) {
         sl_log(LOG_INFO, "offset log entry written, running its batch",
                "query=%s batch=%" PRId64, log_value(q->rel->name), o.batch_id);
@@ -857,8 +868,13 @@ static int write_pending_commit(Cq *q)
         return 0;
     if (!log_may_write(q))
         return -1;
-    if (entry)
-        return write_unlogged(q);
+    if (entry) {
+        if (write_unlogged(q) < 0)
+            return -1;
+        if (q->commit_pending < 0)
+            return 0;
+        /* the commit entry recovery owed after the entry it wrote back */
+    }
     int64_t id = q->commit_pending, tc = mono_us();
     SlError err = {0};
     if (cat_commit_append(q->rt->cat, q->rel->oid, id, &err) < 0) {
@@ -1167,7 +1183,28 @@ static int inputs_max_offsets(Cq *q, SlError *err)
     return rc;
 }
 
-static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
+/* A log write of recovery's refused for a full disk: what it did not
+ * write, told to log_refused once the query's status is set. */
+typedef struct Refused {
+    SlError     err;        /* 53100; unset: nothing refused */
+    const char *what;       /* "offset log" or "commit log" */
+    int64_t     batch_id;
+} Refused;
+
+/* Keeps err in *r when it is a full disk's (53100): the write is retried
+ * as a running query's is.  Returns 0 then, else -1 (err stays). */
+static int refused_for_space(Refused *r, SlError *err, const char *what, int64_t batch_id)
+{
+    if (strcmp(err->sqlstate, ERRCODE_DISK_FULL) != 0)
+        return -1;
+    sl_error_move(&r->err, err);
+    r->what = what;
+    r->batch_id = batch_id;
+    return 0;
+}
+
+static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, Refused *refused,
+                   SlError *err)
 {
     *replay = false;
     int64_t state_batch;
@@ -1203,9 +1240,17 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
         if (has == 1 && e.batch_id == state_batch) {
             sl_log(LOG_INFO, "offset log entry written back from the state",
                    "query=%s batch=%" PRId64, log_value(q->rel->name), state_batch);
-            if (cat_offsets_append_after(q->rt->cat, q->rel->oid, found ? last->batch_id : -1,
-                                         &e, err) < 0)
-                return -1;
+            int64_t before = found ? last->batch_id : -1;
+            if (cat_offsets_append_after(q->rt->cat, q->rel->oid, before, &e, err) < 0) {
+                if (refused_for_space(refused, err, "offset log", e.batch_id) < 0)
+                    return -1;
+                /* Written later, as an entry a running batch's write kept
+                 * (write_unlogged), then S's commit entry. */
+                log_entry_encode(&e, &q->unlogged);
+                q->unlogged_launched = true;
+                q->commit_pending = before;
+                q->commit_after_unlogged = e.batch_id;
+            }
             *last = e;
             found = 1;
         }
@@ -1218,9 +1263,14 @@ static int recover(Cq *q, bool *replay, CqOffsets *last, Arena *a, SlError *err)
     if (logged_ranges(q, last->sources, err) < 0)
         return -1;
     if (state_batch == last->batch_id) {
-        /* Output and state are in; the commit entry may be missing. */
-        if (cat_commit_append(q->rt->cat, q->rel->oid, last->batch_id, err) < 0)
-            return -1;
+        /* Output and state are in; the commit entry may be missing.  On
+         * a full disk it waits, as a running batch's does. */
+        if (q->unlogged.len == 0 &&
+            cat_commit_append(q->rt->cat, q->rel->oid, last->batch_id, err) < 0) {
+            if (refused_for_space(refused, err, "commit log", last->batch_id) < 0)
+                return -1;
+            q->commit_pending = last->batch_id;
+        }
         q->next_batch_id = last->batch_id + 1;
         for (int i = 0; i < inc_plan_ninputs(q->plan); i++)
             srcoffs_copy(&q->pos[i], &q->ranges[i]);
@@ -1256,6 +1306,7 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
     q->rel = query;
     q->last_batch_id = -1;
     q->commit_pending = -1;
+    q->commit_after_unlogged = -1;
     q->started_us = wall_us();
     if (read_options(q, err) < 0 ||
         inc_plan_build(query, rt->cat, rt->st, &rt->shared, &q->plan, err) < 0) {
@@ -1281,12 +1332,14 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
     CqOffsets last;
     bool replay;
     const char *status = NULL, *error = NULL;
-    int rc = recover(q, &replay, &last, &a, err);
+    Refused refused = {0};
+    int rc = recover(q, &replay, &last, &a, &refused, err);
     if (rc == 0 && cat_cq_status_get(rt->cat, query->oid, &a, &status, &error, err) < 0)
         rc = -1;
     if (rc < 0) {
         fail_query(q, err);
         sl_error_clear(err);
+        sl_error_clear(&refused.err);
         arena_destroy(&a);
         return 0;       /* the query exists, failed; sys.queries says why */
     }
@@ -1296,6 +1349,10 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
         q->finished = true;
     if (status == NULL || strcmp(status, "retrying") == 0)
         set_status(q, "running", NULL);
+    /* A paused query writes what waits when it is resumed (plan_next). */
+    if (sl_error_set(&refused.err) && !q->paused)
+        log_refused(q, &refused.err, refused.what, refused.batch_id);
+    sl_error_clear(&refused.err);
     SlError oerr = {0};
     q->has_oldest_window = inc_state_oldest_window(q->plan, q->has_watermark, q->watermark_us,
                                                    &q->oldest_window_us, &oerr) == 1;

@@ -28,10 +28,10 @@
  * complete write every touched group to the result table; append writes a
  * window's rows once the watermark passes its end and deletes its state.
  * The state, the result rows and the batch meta ('M' key) go to RocksDB in
- * one synced WriteBatch.  The batch's arenas are charged to the calling
- * thread's memory account (cq.c: the query's batch_memory), checked after
- * each input chunk and before the sink and the write: past it the batch
- * ends with 53200 and commits nothing.
+ * one synced WriteBatch.  The batch's arenas and that write's bytes are
+ * charged to the calling thread's memory account (cq.c: the query's
+ * batch_memory), checked after each input chunk and before the sink and
+ * the write: past it the batch ends with 53200 and commits nothing.
  *
  * Keys: a group's key is its window end (8 bytes, ordered) then its group
  * values (ex_key_encode); the result table of an aggregation is keyed the
@@ -2367,7 +2367,9 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     r.acx.err = err;
     r.wb = state_batch_new();
     /* The batch's memory budget (cq.c's account, batch_memory): its
-     * arenas count, checked per input chunk and before anything commits. */
+     * arenas and its RocksDB write count, checked per input chunk and
+     * before anything commits. */
+    state_batch_set_account(r.wb, sl_mem_account_current());
     arena_set_account(&a, sl_mem_account_current());
     arena_set_account(&chunk, sl_mem_account_current());
     result_log_begin(&r.log, p->st, p->query, b->batch_id);

@@ -37,8 +37,9 @@
  * reads none of the client's input (WAIT_COPY), then the copy goes on.
  * statement_timeout runs from the COPY's start to its answer, the wait for
  * the client's data included; it and a CancelRequest end the COPY with
- * 57014 in copy-in mode and while a table's write waits for the lock or a
- * worker (copy_in_interrupt), never while a stream's last part is written.
+ * 57014 in copy-in mode, while a table's write waits for the lock or a
+ * worker, and while a stream's last part waits in the engine pool's queue
+ * (copy_in_interrupt), never while a worker writes a stream's part.
  *
  * Execute with a row limit sends up to maxrows rows and ends with
  * PortalSuspended when it sent maxrows, CommandComplete when it sent fewer
@@ -997,11 +998,16 @@ typedef struct SessionWait {
 } SessionWait;
 
 /* Cancels what c waits for, if it can be: a COPY into a table waiting for
- * the table lock (or for a statements' worker) ends with 57014 (57P01 at
- * shutdown); a stream's append is not interrupted. */
+ * the table lock (or for a statements' worker), or a stream's append still
+ * queued for an engine worker, ends with 57014 (57P01 at shutdown),
+ * nothing written; a stream's append that a worker took is not
+ * interrupted, nor a COPY's part before its end, queued or not: the COPY
+ * ends at once (copy_in_cancel) and its error counts that part's rows as
+ * appended, which they then are. */
 static bool wait_interrupt(Conn *c, int why)
 {
-    return c->wait != NULL && rt_append_interrupt(c->wait->ap, why);
+    return c->wait != NULL && c->wait->kind != WAIT_COPY &&
+           rt_append_interrupt(c->wait->ap, why);
 }
 
 static void run_simple(Conn *c);
@@ -1292,9 +1298,10 @@ static void copy_in_cancel(Conn *c, int why)
 
 /* Ends c's COPY FROM STDIN for why, if one is in progress: in copy-in mode
  * (copy_in_cancel), or after CopyDone, a COPY into a table waiting for the
- * modify lock (its wait ends with 57014, nothing written).  A COPY into a
- * stream whose last part is being written is not interrupted: it ends as
- * that write does.  Whether it ended one. */
+ * modify lock, or a COPY into a stream whose last part waits in the engine
+ * pool's queue (its wait ends with 57014, nothing more written).  A COPY
+ * into a stream whose last part a worker writes is not interrupted: it
+ * ends as that write does.  Whether it ended one. */
 static bool copy_in_interrupt(Conn *c, int why)
 {
     if (wait_interrupt(c, why))

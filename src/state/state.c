@@ -3,7 +3,7 @@
  *
  *   state_open, state_close, state_dir, state_get
  *   state_batch_new, state_batch_put, state_batch_delete, state_batch_delete_range,
- *   state_batch_append,
+ *   state_batch_append, state_batch_set_account,
  *   state_batch_count, state_batch_commit, state_batch_try_commit, state_batch_free,
  *   state_check_room
  *   state_scan_open, state_scan_open_at, state_scan_open_from,
@@ -39,6 +39,7 @@
  */
 #include "sluice/state.h"
 #include "sluice/log.h"
+#include "sluice/memacct.h"
 #include "sluice/strbuf.h"
 
 #include "state_int.h"
@@ -92,6 +93,8 @@ struct StateBatch {
     rocksdb_writebatch_t *wb;
     bool                  ranges;   /* holds a range deletion */
     bool                  puts;     /* holds a put (not only deletions) */
+    SlMemAccount         *acct;     /* charged with the batch's bytes, or NULL */
+    size_t                charged;  /* bytes charged to acct so far */
 };
 
 struct StateScan {
@@ -398,7 +401,37 @@ StateBatch *state_batch_new(void)
     b->wb = rocksdb_writebatch_create();
     b->ranges = false;
     b->puts = false;
+    b->acct = NULL;
+    b->charged = 0;
     return b;
+}
+
+/* Charges b's account with what its representation grew by since the last
+ * charge (RocksDB's own bytes: the records as they will be written). */
+static void charge(StateBatch *b)
+{
+    if (b->acct == NULL)
+        return;
+    size_t n = 0;
+    rocksdb_writebatch_data(b->wb, &n);
+    if (n > b->charged) {
+        sl_mem_charge(b->acct, n - b->charged);
+        b->charged = n;
+    }
+}
+
+void state_batch_set_account(StateBatch *b, SlMemAccount *a)
+{
+    if (b->acct != NULL) {
+        sl_mem_credit(b->acct, b->charged);
+        sl_mem_account_unref(b->acct);
+    }
+    b->acct = a;
+    b->charged = 0;
+    if (a != NULL) {
+        sl_mem_account_ref(a);
+        charge(b);
+    }
 }
 
 void state_batch_put(StateBatch *b, const void *key, size_t klen, const void *val,
@@ -406,11 +439,13 @@ void state_batch_put(StateBatch *b, const void *key, size_t klen, const void *va
 {
     rocksdb_writebatch_put(b->wb, key, klen, val, vlen);
     b->puts = true;
+    charge(b);
 }
 
 void state_batch_delete(StateBatch *b, const void *key, size_t klen)
 {
     rocksdb_writebatch_delete(b->wb, key, klen);
+    charge(b);
 }
 
 void state_batch_delete_range(StateBatch *b, const void *start, size_t slen, const void *end,
@@ -418,6 +453,7 @@ void state_batch_delete_range(StateBatch *b, const void *start, size_t slen, con
 {
     rocksdb_writebatch_delete_range(b->wb, start, slen, end, elen);
     b->ranges = true;
+    charge(b);
 }
 
 static void append_put_cb(void *arg, const char *k, size_t klen, const char *v, size_t vlen)
@@ -435,6 +471,7 @@ void state_batch_append(StateBatch *dst, StateBatch *src)
     dst->puts |= src->puts;
     if (!src->ranges) {
         rocksdb_writebatch_iterate(src->wb, dst->wb, append_put_cb, append_delete_cb);
+        charge(dst);
         return;
     }
     /* The C API's iteration has no range deletions: the records are
@@ -457,6 +494,7 @@ void state_batch_append(StateBatch *dst, StateBatch *src)
     dst->wb = rocksdb_writebatch_create_from(rep, dn + sn - 12);
     dst->ranges = true;
     sl_free(rep);
+    charge(dst);
 }
 
 int state_batch_count(StateBatch *b)
@@ -511,6 +549,7 @@ void state_batch_free(StateBatch *b)
 {
     if (b == NULL)
         return;
+    state_batch_set_account(b, NULL);
     rocksdb_writebatch_destroy(b->wb);
     sl_free(b);
 }
