@@ -12,7 +12,10 @@
  * shutdown_timeout) and are answered, every session ends with FATAL 57P01
  * (server.c); then the stores close and the process exits 0.
  *
- * main makes the two worker pools (pool.h; docs/architecture.md, "Threads"):
+ * main makes the server's context, the Runtime (runtime.h: rt_create, which
+ * owns the loop and the two worker pools; rt_destroy once the loop has
+ * ended), opens the catalog and the state store into it and passes it on.
+ * The Runtime's two worker pools (pool.h; docs/architecture.md, "Threads"):
  * the engine's (engine_workers threads: continuous-query batches, ingestion
  * rounds, deferred appends) and the statements' (statement_workers threads;
  * statements beyond them wait in its queue), shows them in /metrics
@@ -642,10 +645,9 @@ static void bound_malloc_arenas(void)
 /* ---------------------------------------------------------------------- */
 
 typedef struct App {
-    uv_loop_t    loop;
+    Runtime     *rt;            /* the server's context (runtime.h) */
     uv_signal_t  sigint, sigterm;
     Server      *server;
-    Pool        *engine, *statements;
     bool         stopping;
 } App;
 
@@ -654,7 +656,7 @@ typedef struct App {
 static void collect_pools(StrBuf *out, void *arg)
 {
     App *app = arg;
-    Pool *pools[2] = {app->engine, app->statements};
+    Pool *pools[2] = {app->rt->engine, app->rt->statements};
     static const char *const pool_names[2] = {"engine", "statement"};
     static const char *const families[3][2] = {
         {"sluice_pool_threads", "Worker threads of the pool."},
@@ -726,15 +728,13 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     int exit_code = 1;
-    Catalog *cat = NULL;
-    StateStore *state = NULL;
     SlError err = {0};
     char path[4096];
     App app;
     memset(&app, 0, sizeof(app));
-    uv_loop_init(&app.loop);
-    app.engine = pool_new(&app.loop, "engine", o.engine_workers);
-    app.statements = pool_new(&app.loop, "statement", o.statement_workers);
+    RuntimeOptions ro = {.engine_workers = o.engine_workers,
+                         .statement_workers = o.statement_workers};
+    Runtime *rt = app.rt = rt_create(&ro);
     metrics_register(collect_pools, &app);
 
     if (make_dirs(o.data_dir) < 0) {
@@ -745,12 +745,12 @@ int main(int argc, char **argv)
     if (check_data_dir(o.data_dir) < 0)
         goto out;
     snprintf(path, sizeof(path), "%s/catalog.db", o.data_dir);
-    if (cat_open(path, &cat, &err) < 0) {
+    if (cat_open(path, &rt->cat, &err) < 0) {
         sl_log(LOG_ERROR, "cannot open catalog", "error=\"%s\"", err.message);
         goto out;
     }
     snprintf(path, sizeof(path), "%s/state", o.data_dir);
-    if (state_open(path, &state, &err) < 0) {
+    if (state_open(path, &rt->st, &err) < 0) {
         sl_log(LOG_ERROR, "cannot open state store", "error=\"%s\"", err.message);
         goto out;
     }
@@ -773,9 +773,9 @@ int main(int argc, char **argv)
         .ssl_key_file = o.ssl_key_file,
         .ssl_ca_file = o.ssl_ca_file,
         .debug_loop_lag = o.debug_loop_lag,
-        .statements = app.statements,
+        .statements = rt->statements,
     };
-    app.server = server_init(&app.loop, &cfg, &err);
+    app.server = server_init(&rt->loop, &cfg, &err);
     if (app.server == NULL) {
         sl_log(LOG_ERROR, "cannot start the server", "error=\"%s\" hint=\"%s\"",
                log_quote(err.message), log_quote(err.hint ? err.hint : ""));
@@ -785,7 +785,7 @@ int main(int argc, char **argv)
      * resume after their last committed batch. */
     stream_commit_mode_set(o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
                            o.group_commit_window);
-    rt_init(cat, state);
+    rt_init(rt->cat, rt->st);
     if (rt_host_init(o.files_root, o.data_dir, o.kafka_allowed_hosts, &err) < 0) {
         sl_log(LOG_ERROR, "cannot set up host access", "error=\"%s\"", log_quote(err.message));
         server_close(app.server, on_server_closed);
@@ -798,18 +798,19 @@ int main(int argc, char **argv)
         goto out;
     }
     publish_settings(&o, server_port(app.server));
-    rt_cq_init(&app.loop, app.engine);
-    rt_append_init(app.engine, app.statements);
-    ingest_init(&app.loop, app.engine, cat, state);
+    rt_cq_init(&rt->loop, rt->engine);
+    rt->cq = rt_cq_runtime();
+    rt_append_init(rt->engine, rt->statements);
+    ingest_init(&rt->loop, rt->engine, rt->cat, rt->st);
     if (o.http_port >= 0 &&
-        http_pages_start(&app.loop, o.http_listen, o.http_port, o.http_token, &err) < 0) {
+        http_pages_start(&rt->loop, o.http_listen, o.http_port, o.http_token, &err) < 0) {
         sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\" hint=\"%s\"",
                log_quote(err.message), log_quote(err.hint ? err.hint : ""));
         server_close(app.server, on_server_closed);
         goto out;
     }
-    uv_signal_init(&app.loop, &app.sigint);
-    uv_signal_init(&app.loop, &app.sigterm);
+    uv_signal_init(&rt->loop, &app.sigint);
+    uv_signal_init(&rt->loop, &app.sigterm);
     app.sigint.data = app.sigterm.data = &app;
     uv_signal_start(&app.sigint, on_signal, SIGINT);
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
@@ -829,7 +830,7 @@ int main(int argc, char **argv)
            "commit_mode=%s connect=\"psql -h %s -p %d -U sluice\"",
            SLUICE_VERSION, o.listen, port, o.data_dir, o.ssl ? "on" : "off", o.nhba,
            o.nusers, o.group_commit ? "group" : "sync", o.listen, port);
-    uv_run(&app.loop, UV_RUN_DEFAULT);
+    uv_run(&rt->loop, UV_RUN_DEFAULT);
     exit_code = 0;
     int64_t appends, writes;
     stream_commit_stats(&appends, &writes);
@@ -842,16 +843,15 @@ out:
     ingest_close();
     rt_cq_close(NULL);
     http_pages_close(NULL);
-    uv_run(&app.loop, UV_RUN_DEFAULT);
+    uv_run(&rt->loop, UV_RUN_DEFAULT);
     /* Nothing is outstanding on the pools now: the loop ended. */
     metrics_unregister(collect_pools, &app);
-    pool_close(app.engine);
-    pool_close(app.statements);
-    uv_run(&app.loop, UV_RUN_DEFAULT);
+    rt->cq = NULL;
     rt_shutdown();
     rt_host_free();
-    if (uv_loop_close(&app.loop) != 0)
-        sl_log(LOG_WARN, "loop closed with live handles", NULL);
+    StateStore *state = rt->st;
+    Catalog *cat = rt->cat;
+    rt_destroy(rt);
     state_close(state);
     cat_close(cat);
     sl_error_clear(&err);

@@ -31,6 +31,39 @@ typedef struct Prepared Prepared;
 typedef struct Catalog Catalog;
 typedef struct StateStore StateStore;
 
+/* The server's context (docs/architecture.md, "The Runtime context"):
+ * whatever lives as long as the server lives, made by main with
+ * rt_create and closed with rt_destroy after the loop has stopped, and
+ * passed down as an explicit parameter.  A lower floor's state is a struct
+ * of that floor held here (CqRuntime, Syscat), so no lower file sees
+ * Runtime.  Two Runtimes over two data directories may live in one
+ * process (tests/unit/test_runtime_two.c).  The fields are set once while
+ * the server starts, on the loop's thread, and only read after, except
+ * where a field says otherwise. */
+typedef struct Runtime Runtime;
+typedef struct RuntimeOptions {
+    int engine_workers;         /* threads of the engine's pool */
+    int statement_workers;      /* threads of the statements' pool */
+} RuntimeOptions;
+
+struct Runtime {
+    uv_loop_t          loop;        /* owns sockets, timers, catalog writes */
+    Pool              *engine;      /* batches, ingestion, deferred appends */
+    Pool              *statements;  /* client statements */
+    Catalog           *cat;         /* opened by main (cat_open), closed after rt_destroy */
+    StateStore        *st;          /* opened by main (state_open), likewise */
+    int64_t            started_us;  /* wall clock at rt_create, microseconds */
+    struct CqRuntime  *cq;          /* the running continuous queries (rt_cq_init) */
+    struct Syscat     *syscat;      /* the system relations (syscat.h) */
+};
+
+/* A Runtime with its loop and its two pools; cat and st are main's to set.
+ * Out of memory is fatal; never NULL. */
+Runtime *rt_create(const RuntimeOptions *opts);
+/* Closes the pools and the loop (after uv_run has ended) and frees rt;
+ * the catalog and the state store are main's to close after. */
+void     rt_destroy(Runtime *rt);
+
 /* A parameter value as it came off the wire (Bind). */
 typedef struct ParamValue {
     const char *data;   /* NULL for SQL NULL */
