@@ -774,6 +774,7 @@ int main(int argc, char **argv)
         .ssl_ca_file = o.ssl_ca_file,
         .debug_loop_lag = o.debug_loop_lag,
         .statements = rt->statements,
+        .rt = rt,
     };
     app.server = server_init(&rt->loop, &cfg, &err);
     if (app.server == NULL) {
@@ -785,7 +786,7 @@ int main(int argc, char **argv)
      * resume after their last committed batch. */
     stream_commit_mode_set(o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
                            o.group_commit_window);
-    rt_init(rt->cat, rt->st);
+    rt_init(rt);
     if (rt_host_init(o.files_root, o.data_dir, o.kafka_allowed_hosts, &err) < 0) {
         sl_log(LOG_ERROR, "cannot set up host access", "error=\"%s\"", log_quote(err.message));
         server_close(app.server, on_server_closed);
@@ -847,7 +848,7 @@ out:
     /* Nothing is outstanding on the pools now: the loop ended. */
     metrics_unregister(collect_pools, &app);
     rt->cq = NULL;
-    rt_shutdown();
+    rt_shutdown(rt);
     rt_host_free();
     StateStore *state = rt->st;
     Catalog *cat = rt->cat;

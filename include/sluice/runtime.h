@@ -15,6 +15,7 @@
 #ifndef SLUICE_RUNTIME_H
 #define SLUICE_RUNTIME_H
 
+#include <pthread.h>
 #include <uv.h>
 
 #include "sluice/arena.h"
@@ -53,6 +54,9 @@ struct Runtime {
     Catalog           *cat;         /* opened by main (cat_open), closed after rt_destroy */
     StateStore        *st;          /* opened by main (state_open), likewise */
     int64_t            started_us;  /* wall clock at rt_create, microseconds */
+    /* makes INSERT, UPDATE, DELETE and COPY FROM into tables one at a
+     * time (runtime.c's rt_modify_lock) */
+    pthread_mutex_t    modify_mu;
     struct CqRuntime  *cq;          /* the running continuous queries (rt_cq_init) */
     struct Syscat     *syscat;      /* the system relations (syscat.h) */
 };
@@ -96,13 +100,13 @@ void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
  * the loop, before done was called. */
 bool rt_append_interrupt(RtAppend *ap, int why);
 
-/* Gives the runtime the catalog and the state store that statements use
- * (main: after cat_open and state_open succeed; rt_shutdown before
- * state_close and cat_close), and starts the system relations with them
- * (syscat_init, syscat.h).  Without it, statements that touch a relation
- * fail with 55000. */
-int  rt_init(Catalog *cat, StateStore *st);
-void rt_shutdown(void);
+/* Starts statements on rt's catalog and state store (main: after
+ * cat_open and state_open succeed into rt->cat and rt->st; rt_shutdown
+ * before state_close and cat_close), and the system relations with them
+ * (syscat_init, syscat.h).  Statements prepared in a Runtime without a
+ * catalog (or in none: rt NULL) that touch a relation fail with 55000. */
+int  rt_init(Runtime *rt);
+void rt_shutdown(Runtime *rt);
 
 /* What roles may reach on the server host (hostaccess.c): files_root (NULL
  * or "": none) is the directory below which non-superusers may use files
@@ -141,9 +145,10 @@ struct CqRuntime *rt_cq_runtime(void);
  * err set (42601 and the byte offset of the bad token). */
 int rt_parse(Arena *a, const char *sql, size_t len, List **stmts, SlError *err);
 
-/* Analyzes one statement.  param_types may give the types of $1..$n
- * (TYPE_UNKNOWN to infer).  The result lives in arena a. */
-int rt_prepare(Arena *a, const char *sql, const RawStmt *raw,
+/* Analyzes one statement against rt's catalog.  param_types may give the
+ * types of $1..$n (TYPE_UNKNOWN to infer).  The result lives in arena a
+ * and keeps rt: rt_execute, rt_run_* and rt_copy_* run it there. */
+int rt_prepare(Runtime *rt, Arena *a, const char *sql, const RawStmt *raw,
                const SlType *param_types, int nparam_types,
                Prepared **out, SlError *err);
 

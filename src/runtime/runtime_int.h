@@ -2,7 +2,10 @@
  * runtime_int.h -- what the files of src/runtime/ share for running
  * ordinary (non-continuous) statements.  Not for use outside the module.
  *
- *   rt_catalog, rt_state          what rt_init() was given (NULL before)
+ *   rt_runtime, rt_catalog, rt_state   the Runtime rt_init() was given and
+ *                                 its stores (NULL before), for the engine's
+ *                                 files and the argument-less hooks only
+ *   rt_prepared_query, rt_prepared_runtime   a Prepared's query and Runtime
  *   rt_run_select                 a query's plan, rows to a sink (statement.c)
  *   rt_cursor_open, _open_held, _fetch, _close  the same a piece at a time
  *                                 (statement.c)
@@ -30,10 +33,18 @@
 #include "sluice/runtime.h"
 #include "sluice/state.h"
 
+/* The Runtime rt_init() was given, and its catalog and state store (NULL
+ * before).  Only for what is not handed a Runtime yet: the engine's files
+ * (cq_ddl.c, source_kafka.c) and the checks they and the lower floors'
+ * hooks call without one (roles.c, hostaccess.c); everything that runs a
+ * Prepared reaches its own Runtime through it. */
+Runtime    *rt_runtime(void);
 Catalog    *rt_catalog(void);
 StateStore *rt_state(void);
-/* The analyzed statement of a prepared one. */
+/* The analyzed statement of a prepared one, and the Runtime it was
+ * prepared in (rt_prepare). */
 const Query *rt_prepared_query(const Prepared *p);
+Runtime     *rt_prepared_runtime(const Prepared *p);
 
 /* Deferred appends (append.c): may a statement leave its append to the
  * caller now (group commit mode, a loop to complete on)?  And one of
@@ -52,10 +63,10 @@ RtAppend *rt_append_new_copy(RtCopy *cp);
 int       rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err);
 /* The lock that makes INSERT / UPDATE / DELETE and COPY FROM into tables
  * one at a time (runtime.c): waits (cancellable, 57014), never on the loop. */
-int       rt_modify_lock(SlError *err);
-void      rt_modify_unlock(void);
+int       rt_modify_lock(Runtime *rt, SlError *err);
+void      rt_modify_unlock(Runtime *rt);
 
-int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
+int rt_run_select(Runtime *rt, const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 /* A SELECT run a piece at a time (statement.c).  rt_cursor_fetch sends rows
  * until the end (returns 0), until maxrows rows went (maxrows > 0) or the
  * sink asked to pause (returns 1: call again for the rest), or -1 with
@@ -71,7 +82,7 @@ typedef struct RtCursor {
     const Batch **held;         /* rt_cursor_hold: the rows, made already */
     int          nheld, capheld, next_held;
 } RtCursor;
-int  rt_cursor_open(const Query *q, ExCtx *cx, RtCursor *cur);
+int  rt_cursor_open(Runtime *rt, const Query *q, ExCtx *cx, RtCursor *cur);
 /* A cursor over rows made already (EXPLAIN's, RETURNING's): rt_cursor_hold
  * is a ResultSink's batch_cb whose ctx is the cursor, keeping each batch
  * (its values must outlive the cursor) for rt_cursor_fetch. */
@@ -81,10 +92,10 @@ int  rt_cursor_fetch(RtCursor *cur, ExCtx *cx, ResultSink *sink, uint64_t maxrow
 void rt_cursor_close(RtCursor *cur);
 int rt_run_explain(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 int rt_run_modify(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
-int rt_run_create(const Query *q, SlError *err);
+int rt_run_create(Runtime *rt, const Query *q, SlError *err);
 /* Whether rel's connector option is `name` (ingest.c). */
 bool rt_connector_is(const CatRelation *rel, const char *name);
-int rt_run_drop(const Query *q, SlError *err);
+int rt_run_drop(Runtime *rt, const Query *q, SlError *err);
 int rt_cq_create(const Query *q, SlError *err);
 int rt_cq_stop(const char *name, SlError *err);
 int rt_cq_alter(const char *name, bool pause, SlError *err);
