@@ -787,12 +787,12 @@ int main(int argc, char **argv)
     stream_commit_mode_set(o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
                            o.group_commit_window);
     rt_init(rt);
-    if (rt_host_init(o.files_root, o.data_dir, o.kafka_allowed_hosts, &err) < 0) {
+    if (rt_host_init(rt, o.files_root, o.data_dir, o.kafka_allowed_hosts, &err) < 0) {
         sl_log(LOG_ERROR, "cannot set up host access", "error=\"%s\"", log_quote(err.message));
         server_close(app.server, on_server_closed);
         goto out;
     }
-    if (rt_roles_md5(server_md5_rules(app.server), &err) < 0) {
+    if (rt_roles_md5(rt, server_md5_rules(app.server), &err) < 0) {
         sl_log(LOG_ERROR, "cannot drop the md5 password hashes", "error=\"%s\"",
                log_quote(err.message));
         server_close(app.server, on_server_closed);
@@ -849,7 +849,7 @@ out:
     metrics_unregister(collect_pools, &app);
     rt->cq = NULL;
     rt_shutdown(rt);
-    rt_host_free();
+    rt_host_free(rt);
     StateStore *state = rt->st;
     Catalog *cat = rt->cat;
     rt_destroy(rt);

@@ -54,6 +54,12 @@ struct Runtime {
     Catalog           *cat;         /* opened by main (cat_open), closed after rt_destroy */
     StateStore        *st;          /* opened by main (state_open), likewise */
     int64_t            started_us;  /* wall clock at rt_create, microseconds */
+    /* what roles may reach on the server host (hostaccess.c, roles.c) */
+    struct {
+        char *files_root;       /* --files-root resolved, or NULL: none */
+        char *data_dir;         /* the data directory resolved, or NULL: unknown */
+        bool  keep_md5;         /* md5 password hashes are made and kept */
+    } host;
     /* makes INSERT, UPDATE, DELETE and COPY FROM into tables one at a
      * time (runtime.c's rt_modify_lock) */
     pthread_mutex_t    modify_mu;
@@ -108,15 +114,15 @@ bool rt_append_interrupt(RtAppend *ap, int why);
 int  rt_init(Runtime *rt);
 void rt_shutdown(Runtime *rt);
 
-/* What roles may reach on the server host (hostaccess.c): files_root (NULL
- * or "": none) is the directory below which non-superusers may use files
+/* What roles may reach on the server host (hostaccess.c, into rt->host):
+ * files_root (NULL or "": none) is the directory below which non-superusers may use files
  * connectors and sinks; data_dir is never used by either; kafka_hosts
  * (NULL or "": any) lists the brokers non-superusers may name.  Fails
  * (58P01) when files_root does not resolve.  Called after rt_init; also
  * registers the Kafka connector's owner check. */
-int  rt_host_init(const char *files_root, const char *data_dir, const char *kafka_hosts,
-                  SlError *err);
-void rt_host_free(void);
+int  rt_host_init(Runtime *rt, const char *files_root, const char *data_dir,
+                  const char *kafka_hosts, SlError *err);
+void rt_host_free(Runtime *rt);
 
 /* A WARNING the statement that just ran on this thread left for the client
  * (a NoticeResponse before its CommandComplete), or NULL; taking it clears
@@ -299,12 +305,13 @@ uint32_t rt_current_role(void);
  * role is refused (28000).  Without a catalog: oid 0, superuser. */
 int  rt_role_login(const char *name, uint32_t *oid, bool *superuser, SlError *err);
 
-/* Whether the catalog keeps md5 password hashes: only while an hba rule
- * uses md5 (server_md5_rules).  Called once at start, after rt_init;
+/* Whether rt's catalog keeps md5 password hashes (rt->host.keep_md5):
+ * only while an hba rule uses md5 (server_md5_rules).  Called once at
+ * start, after rt_init;
  * without md5 rules every stored md5 hash is dropped (a role whose only
  * secret it was is left without a password, and logged), new passwords
  * get a SCRAM verifier only, and one given as an md5 hash is refused. */
-int  rt_roles_md5(bool keep, SlError *err);
+int  rt_roles_md5(Runtime *rt, bool keep, SlError *err);
 
 /* The password a role has in the catalog, for authentication: copies of
  * its SCRAM verifier and md5 hash (either may be NULL; free with sl_free).

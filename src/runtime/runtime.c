@@ -641,7 +641,7 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
         rc = rt_cq_alter(q->drop_names[0], q->pause, err);
         break;
     case QUERY_ROLE:
-        rc = rt_run_role(q, err);
+        rc = rt_run_role(p->rt, q, err);
         break;
     default:
         rc = sl_error(err, ERRCODE_INTERNAL_ERROR, "unexpected statement kind %d", q->kind);

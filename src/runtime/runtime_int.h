@@ -113,7 +113,7 @@ void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char
  * statement needs (42501 "permission denied for table x"); ownership of a
  * relation for DROP and ALTER (42501 "must be owner of ..."); the owner of
  * a relation made now (the current role, else the bootstrap superuser). */
-int      rt_run_role(const Query *q, SlError *err);
+int      rt_run_role(Runtime *rt, const Query *q, SlError *err);
 int      rt_check_query(const Query *q, SlError *err);
 int      rt_check_owner(const CatRelation *rel, SlError *err);
 /* A continuous query's owner may still read every relation it reads and
