@@ -801,7 +801,6 @@ int main(int argc, char **argv)
     publish_settings(&o, server_port(app.server));
     rt_cq_init(&rt->loop, rt->engine);
     rt->cq = rt_cq_runtime();
-    rt_append_init(rt->engine, rt->statements);
     ingest_init(&rt->loop, rt->engine, rt->cat, rt->st);
     if (o.http_port >= 0 &&
         http_pages_start(&rt->loop, o.http_listen, o.http_port, o.http_token, &err) < 0) {

@@ -97,8 +97,8 @@ struct ResultSink {
 /* Called on the loop once the append is durable (rc 0) or failed (rc -1,
  * err set); the RtAppend is freed after it returns. */
 typedef void (*rt_append_done_cb)(void *arg, int rc, const SlError *err);
-/* Runs the append on the engine's pool, a COPY into a table on the
- * statements' pool (rt_append_init). */
+/* Runs the append on its Runtime's engine pool, a COPY into a table on
+ * its statements' pool. */
 void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
 /* Cancels a started COPY into a table while it waits for the table lock,
  * or for a worker (why: EX_CANCEL_USER, _TIMEOUT, _SHUTDOWN; done gets
@@ -133,9 +133,6 @@ const char *rt_take_warning(const char **sqlstate);
  * their micro-batches on the engine's pool (pool.h); rt_cq_close stops them
  * and calls cb once no micro-batch is in flight (before rt_shutdown). */
 int  rt_cq_init(uv_loop_t *loop, Pool *engine);
-/* The pools deferred work runs on (rt_append_start): the engine's for
- * stream appends, the statements' for a COPY into a table; main sets them. */
-void rt_append_init(Pool *engine, Pool *statements);
 void rt_cq_close(void (*cb)(void));
 /* sys.source_lag's rows: per running query, source and partition (cq.h's
  * CqSourceLag); nothing before rt_cq_init. */

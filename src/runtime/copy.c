@@ -613,7 +613,7 @@ int rt_copy_data_deferred(RtCopy *cp, const char *data, size_t len, RtAppend **p
                           SlError *err)
 {
     *part = NULL;
-    cp->defer = cp->direct && cp->parts && rt_append_can_run();
+    cp->defer = cp->direct && cp->parts && rt_append_can_run(cp->rt);
     int rc = rt_copy_data(cp, data, len, err);
     cp->defer = false;
     if (rc < 0 || !cp->direct || !part_full(cp))
@@ -621,7 +621,7 @@ int rt_copy_data_deferred(RtCopy *cp, const char *data, size_t len, RtAppend **p
     uint64_t rows = 0;
     for (int i = 0; i < cp->nchunks; i++)
         rows += stream_chunk_rows(&cp->chunks[i]);
-    *part = rt_append_new(cp->spec->rel, cp->chunks, cp->nchunks);
+    *part = rt_append_new(cp->rt, cp->spec->rel, cp->chunks, cp->nchunks);
     cp->chunks = NULL;
     cp->nchunks = cp->capchunks = 0;
     cp->written += rows;
@@ -645,11 +645,11 @@ int rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **defer
         rc = check_budget(cp, err);
     uint64_t rows = 0;
     if (rc == 0 && cp->direct && deferred != NULL && cp->nchunks > 0 &&
-        rt_append_can_defer()) {
+        rt_append_can_defer(cp->rt)) {
         /* the last part: the server has it written off the loop */
         for (int i = 0; i < cp->nchunks; i++)
             rows += stream_chunk_rows(&cp->chunks[i]);
-        *deferred = rt_append_new(cp->spec->rel, cp->chunks, cp->nchunks);
+        *deferred = rt_append_new(cp->rt, cp->spec->rel, cp->chunks, cp->nchunks);
         cp->chunks = NULL;
         cp->nchunks = 0;
         rows += cp->written;
@@ -661,12 +661,12 @@ int rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **defer
                log_value(cp->spec->rel->name), (unsigned long long)rows,
                (double)(uv_hrtime() - t0) / 1e6);
     } else if (rc == 0 && deferred != NULL && cp->spec->rel->kind != REL_STREAM &&
-               rt_append_has_pool()) {
+               rt_append_has_pool(cp->rt)) {
         /* a table's key checks and write wait for the modify lock: on a
          * worker, never the loop; the copy goes with it */
         for (int i = 0; i < cp->nbatches; i++)
             rows += cp->batches[i]->nrows;
-        *deferred = rt_append_new_copy(cp);
+        *deferred = rt_append_new_copy(cp->rt, cp);
         snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
         return 0;
     } else if (rc == 0) {

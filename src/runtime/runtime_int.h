@@ -46,18 +46,18 @@ StateStore *rt_state(void);
 const Query *rt_prepared_query(const Prepared *p);
 Runtime     *rt_prepared_runtime(const Prepared *p);
 
-/* Deferred appends (append.c): may a statement leave its append to the
- * caller now (group commit mode, a loop to complete on)?  And one of
+/* Deferred appends (append.c): may a statement of rt leave its append to
+ * the caller now (group commit mode, a pool to run on)?  And one of
  * chunks (sl_malloc'ed, taken over) into rel. */
-bool      rt_append_can_defer(void);
+bool      rt_append_can_defer(const Runtime *rt);
 /* Is there a pool at all (a COPY's parts go there in either mode)? */
-bool      rt_append_can_run(void);
-RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks);
+bool      rt_append_can_run(const Runtime *rt);
+RtAppend *rt_append_new(Runtime *rt, const CatRelation *rel, StrBuf *chunks, int nchunks);
 /* And (append.c) is there a pool to run one on; a COPY FROM into a table
  * whose input ended well (taken over: rt_copy_insert runs on the pool, and
  * the copy is freed after). */
-bool      rt_append_has_pool(void);
-RtAppend *rt_append_new_copy(RtCopy *cp);
+bool      rt_append_has_pool(const Runtime *rt);
+RtAppend *rt_append_new_copy(Runtime *rt, RtCopy *cp);
 /* The rows of a COPY FROM into a table, written as one INSERT under the
  * modify lock (copy.c; on a worker thread). */
 int       rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err);
