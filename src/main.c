@@ -692,7 +692,7 @@ static void on_signal(uv_signal_t *h, int signum)
     uv_close((uv_handle_t *)&app->sigint, NULL);
     uv_close((uv_handle_t *)&app->sigterm, NULL);
     server_close(app->server, on_server_closed);
-    ingest_close();
+    ingest_close(app->rt);
     http_pages_close(NULL);
     rt_cq_close(NULL);
 }
@@ -801,7 +801,7 @@ int main(int argc, char **argv)
     publish_settings(&o, server_port(app.server));
     rt_cq_init(&rt->loop, rt->engine);
     rt->cq = rt_cq_runtime();
-    ingest_init(&rt->loop, rt->engine, rt->cat, rt->st);
+    ingest_init(rt);
     if (o.http_port >= 0 &&
         http_pages_start(&rt->loop, o.http_listen, o.http_port, o.http_token, &err) < 0) {
         sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\" hint=\"%s\"",
@@ -840,7 +840,7 @@ int main(int argc, char **argv)
 out:
     /* Stop queries still running (a no-op after a signal), run the close
      * callbacks still pending, and the loop is empty. */
-    ingest_close();
+    ingest_close(rt);
     rt_cq_close(NULL);
     http_pages_close(NULL);
     uv_run(&rt->loop, UV_RUN_DEFAULT);

@@ -63,6 +63,12 @@ struct Runtime {
     /* makes INSERT, UPDATE, DELETE and COPY FROM into tables one at a
      * time (runtime.c's rt_modify_lock) */
     pthread_mutex_t    modify_mu;
+    /* the streams' ingesters (ingest.c; ingest_init, ingest_close) */
+    struct {
+        struct Ingester *list;      /* the running ones, under mu */
+        pthread_mutex_t  mu;        /* guards list and what readers see */
+        bool             open;      /* between ingest_init and ingest_close */
+    } ingest;
     struct CqRuntime  *cq;          /* the running continuous queries (rt_cq_init) */
     struct Syscat     *syscat;      /* the system relations (syscat.h) */
 };

@@ -21,6 +21,7 @@ Runtime *rt_create(const RuntimeOptions *opts)
     Runtime *rt = sl_calloc(1, sizeof(Runtime));
     uv_loop_init(&rt->loop);
     pthread_mutex_init(&rt->modify_mu, NULL);
+    pthread_mutex_init(&rt->ingest.mu, NULL);
     rt->engine = pool_new(&rt->loop, "engine", opts->engine_workers);
     rt->statements = pool_new(&rt->loop, "statement", opts->statement_workers);
     struct timespec ts;
@@ -40,5 +41,6 @@ void rt_destroy(Runtime *rt)
     if (uv_loop_close(&rt->loop) != 0)
         sl_log(LOG_WARN, "loop closed with live handles", NULL);
     pthread_mutex_destroy(&rt->modify_mu);
+    pthread_mutex_destroy(&rt->ingest.mu);
     sl_free(rt);
 }

@@ -88,7 +88,7 @@ int rt_run_create(Runtime *rt, const Query *q, SlError *err)
     for (int i = 0; i < n; i++)
         if (rel_purge(st, rels[i], err) < 0)
             return -1;
-    if (ingest_start(rels[0], err) < 0) {
+    if (ingest_start(rt, rels[0], err) < 0) {
         const char *names[2] = {rels[0]->name, n > 1 ? rels[1]->name : NULL};
         SlError ignore = {0};
         cat_drop_relations(cat, names, n, &ignore);
@@ -225,7 +225,7 @@ int rt_run_drop(Runtime *rt, const Query *q, SlError *err)
         if (dead != NULL && q->cascade && drop_dependents(rt, dead, err) < 0)
             return -1;
         if (rel->kind == REL_STREAM)
-            ingest_stop(rel);
+            ingest_stop(rt, rel);
         if (dead != NULL)
             names[n++] = dead->name;
         if (rel_purge(st, rel, err) < 0 || (dead && rel_purge(st, dead, err) < 0) ||

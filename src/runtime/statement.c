@@ -116,7 +116,7 @@ int rt_cursor_open(Runtime *rt, const Query *q, ExCtx *cx, RtCursor *cur)
     /* A stream whose ingestion failed (on_error = 'fail') says so. */
     for (int i = 0; i < q->ndeps && rt != NULL && rt->cat != NULL; i++) {
         const CatRelation *rel = cat_lookup(rt->cat, q->dep_names[i]);
-        if (rel != NULL && rel->kind == REL_STREAM && ingest_check_readable(rel, cx->err) < 0)
+        if (rel != NULL && rel->kind == REL_STREAM && ingest_check_readable(rt, rel, cx->err) < 0)
             return -1;
     }
     if (run_initplans(q, cx) < 0)
