@@ -693,7 +693,7 @@ static void on_signal(uv_signal_t *h, int signum)
     uv_close((uv_handle_t *)&app->sigterm, NULL);
     server_close(app->server, on_server_closed);
     ingest_close(app->rt);
-    http_pages_close(NULL);
+    http_pages_close(app->rt, NULL);
     rt_cq_close(NULL);
 }
 
@@ -803,7 +803,7 @@ int main(int argc, char **argv)
     rt->cq = rt_cq_runtime();
     ingest_init(rt);
     if (o.http_port >= 0 &&
-        http_pages_start(&rt->loop, o.http_listen, o.http_port, o.http_token, &err) < 0) {
+        http_pages_start(rt, o.http_listen, o.http_port, o.http_token, &err) < 0) {
         sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\" hint=\"%s\"",
                log_quote(err.message), log_quote(err.hint ? err.hint : ""));
         server_close(app.server, on_server_closed);
@@ -817,13 +817,13 @@ int main(int argc, char **argv)
 
     /* The HTTP line comes first: the ready line is the last of start-up. */
     char http_port[16];
-    snprintf(http_port, sizeof(http_port), "%d", http_pages_port());
+    snprintf(http_port, sizeof(http_port), "%d", http_pages_port(rt));
     rt_setting_set("http_port", http_port, "HTTP port of /metrics and the query pages (-1: off)");
     rt_setting_set("http_listen", o.http_listen, "address of the HTTP listener");
-    if (http_pages_port() >= 0)
+    if (http_pages_port(rt) >= 0)
         sl_log(LOG_INFO, "http ready", "listen=%s:%d auth=%s metrics=\"http://%s:%d/metrics\"",
-               o.http_listen, http_pages_port(), o.http_token && *o.http_token ? "token" : "none",
-               o.http_listen, http_pages_port());
+               o.http_listen, http_pages_port(rt), o.http_token && *o.http_token ? "token" : "none",
+               o.http_listen, http_pages_port(rt));
     int port = server_port(app.server);
     sl_log(LOG_INFO, "sluiced ready",
            "version=%s listen=%s:%d data_dir=\"%s\" ssl=%s hba_rules=%d users=%d "
@@ -842,7 +842,7 @@ out:
      * callbacks still pending, and the loop is empty. */
     ingest_close(rt);
     rt_cq_close(NULL);
-    http_pages_close(NULL);
+    http_pages_close(rt, NULL);
     uv_run(&rt->loop, UV_RUN_DEFAULT);
     /* Nothing is outstanding on the pools now: the loop ended. */
     metrics_unregister(collect_pools, &app);

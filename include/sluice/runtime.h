@@ -69,6 +69,11 @@ struct Runtime {
         pthread_mutex_t  mu;        /* guards list and what readers see */
         bool             open;      /* between ingest_init and ingest_close */
     } ingest;
+    /* the HTTP pages (server/observe.c: http_pages_start, _close) */
+    struct {
+        struct HttpServer *http;            /* NULL: not listening */
+        void (*closed)(struct Runtime *rt); /* http_pages_close's cb */
+    } observe;
     struct CqRuntime  *cq;          /* the running continuous queries (rt_cq_init) */
     struct Syscat     *syscat;      /* the system relations (syscat.h) */
 };
