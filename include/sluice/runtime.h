@@ -69,6 +69,10 @@ struct Runtime {
         pthread_mutex_t  mu;        /* guards list and what readers see */
         bool             open;      /* between ingest_init and ingest_close */
     } ingest;
+    /* who may set which librdkafka property and name which broker
+     * (kafka.h; made by rt_host_init, handed to every Kafka source and
+     * sink opened and to their checks) */
+    struct KafkaPolicy *kafka;
     /* the HTTP pages (server/observe.c: http_pages_start, _close) */
     struct {
         struct HttpServer *http;            /* NULL: not listening */
@@ -130,7 +134,8 @@ void rt_shutdown(Runtime *rt);
  * connectors and sinks; data_dir is never used by either; kafka_hosts
  * (NULL or "": any) lists the brokers non-superusers may name.  Fails
  * (58P01) when files_root does not resolve.  Called after rt_init; also
- * registers the Kafka connector's owner check. */
+ * makes rt->kafka, the Kafka connector's policy (its owner check and
+ * kafka_hosts). */
 int  rt_host_init(Runtime *rt, const char *files_root, const char *data_dir,
                   const char *kafka_hosts, SlError *err);
 void rt_host_free(Runtime *rt);

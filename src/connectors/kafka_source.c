@@ -310,16 +310,17 @@ static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
     }
     const char *defaults[] = {NULL};
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(o, rel->name, rel->owner, defaults, &conf, err) < 0)
+    if (kafka_conf_build(ks->pol, o, rel->name, rel->owner, defaults, &conf, err) < 0)
         return -1;
     rd_kafka_conf_destroy(conf);
     return 0;
 }
 
-int kafka_source_validate(const CatRelation *def, SlError *err)
+int kafka_source_validate(const KafkaPolicy *pol, const CatRelation *def, SlError *err)
 {
     KafkaSource ks;
     memset(&ks, 0, sizeof(ks));
+    ks.pol = pol;
     arena_init(&ks.arena, 2048);
     int rc = read_options(&ks, def, err);
     if (ks.pattern)
@@ -328,10 +329,12 @@ int kafka_source_validate(const CatRelation *def, SlError *err)
     return rc;
 }
 
-int kafka_source_open(StateStore *st, const CatRelation *rel, const char *owner,
-                      const CatRelation *dead, KafkaSource **out, SlError *err)
+int kafka_source_open(const KafkaPolicy *pol, StateStore *st, const CatRelation *rel,
+                      const char *owner, const CatRelation *dead, KafkaSource **out,
+                      SlError *err)
 {
     KafkaSource *ks = sl_calloc(1, sizeof(KafkaSource));
+    ks->pol = pol;
     arena_init(&ks->arena, 4096);
     if (read_options(ks, rel, err) < 0) {
         if (ks->pattern)
@@ -399,7 +402,7 @@ static rd_kafka_t *make_consumer(KafkaSource *ks)
         "auto.offset.reset", "error", "client.id", "sluice", NULL,
     };
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(&ks->opts, ks->rel->name, ks->rel->owner, defaults, &conf, &err) < 0) {
+    if (kafka_conf_build(ks->pol, &ks->opts, ks->rel->name, ks->rel->owner, defaults, &conf, &err) < 0) {
         pthread_mutex_lock(&ks->mu);
         set_error(ks,
                   strcmp(err.sqlstate, ERRCODE_INSUFFICIENT_PRIVILEGE) == 0

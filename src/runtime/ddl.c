@@ -68,7 +68,7 @@ int rt_run_create(Runtime *rt, const Query *q, SlError *err)
         return -1;
     if (def->kind == REL_STREAM && ingest_validate(def, err) < 0)
         return -1;
-    if (def->kind == REL_STREAM && rt_connector_is(def, "kafka") && kafka_source_validate(def, err) < 0)
+    if (def->kind == REL_STREAM && rt_connector_is(def, "kafka") && kafka_source_validate(rt->kafka, def, err) < 0)
         return -1;
     if (def->kind == REL_SINK && sink_check(def, err) < 0)
         return -1;

@@ -1,15 +1,19 @@
 /*
  * hostaccess.c -- what a role may reach on the server host through a
  * connector: the files of the files connector and files sink, and (through
- * kafka_set_owner_check) the librdkafka properties that read or run
+ * the Runtime's KafkaPolicy) the librdkafka properties that read or run
  * something there.  See docs/operations.md, "Files root", and
  * shared/design.md, "Security model".
  *
  *   rt_host_init          the files root and the data directory, resolved
- *                         once at start-up into rt->host; registers the Kafka owner check
- *                         and the brokers non-superusers may name
+ *                         once at start-up into rt->host; the Runtime's
+ *                         KafkaPolicy (rt->kafka: its owner check and the
+ *                         brokers non-superusers may name)
  *   rt_host_free
  *   rt_role_is_superuser  whether a role is a superuser now (any thread)
+ *   rt_kafka_policy       the KafkaPolicy of the Runtime rt_init was given,
+ *                         for the engine's files that open Kafka sources
+ *                         and sinks without a Runtime yet
  *   rt_files_resolve      a files connector's or sink's directory, resolved
  *                         (symlinks followed) and checked for its owner
  *   rt_files_check_fd     an opened file, checked where it really is
@@ -47,13 +51,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-bool rt_role_is_superuser(uint32_t oid)
+/* Whether role oid is a superuser now in cat (any thread). */
+static bool is_superuser(Catalog *cat, uint32_t oid)
 {
     /* the bootstrap role owns what internal work creates, and always keeps
      * SUPERUSER (roles.c refuses to take it away) */
     if (oid == CAT_BOOTSTRAP_ROLE_OID)
         return true;
-    Catalog *cat = rt_catalog();
     if (cat == NULL)
         return false;
     cat_read_lock(cat);
@@ -61,6 +65,23 @@ bool rt_role_is_superuser(uint32_t oid)
     bool super = r != NULL && r->superuser;
     cat_read_unlock(cat);
     return super;
+}
+
+bool rt_role_is_superuser(uint32_t oid)
+{
+    return is_superuser(rt_catalog(), oid);
+}
+
+/* The KafkaPolicy's owner check: arg is the Runtime. */
+static bool kafka_owner_cb(void *arg, uint32_t owner)
+{
+    return is_superuser(((Runtime *)arg)->cat, owner);
+}
+
+const KafkaPolicy *rt_kafka_policy(void)
+{
+    Runtime *rt = rt_runtime();
+    return rt != NULL ? rt->kafka : NULL;
 }
 
 int rt_host_init(Runtime *rt, const char *files_root, const char *data_dir,
@@ -81,8 +102,8 @@ int rt_host_init(Runtime *rt, const char *files_root, const char *data_dir,
         return sl_error(err, ERRCODE_UNDEFINED_FILE, "data directory \"%s\": %s",
                         data_dir ? data_dir : "", data_dir ? strerror(errno) : "not given");
     rt->host.data_dir = sl_strdup(buf);
-    kafka_set_owner_check(rt_role_is_superuser);
-    kafka_set_allowed_hosts(kafka_hosts);
+    rt->kafka = sl_calloc(1, sizeof(KafkaPolicy));
+    kafka_policy_init(rt->kafka, kafka_hosts, kafka_owner_cb, rt);
     return 0;
 }
 
@@ -91,7 +112,10 @@ void rt_host_free(Runtime *rt)
     sl_free(rt->host.files_root);
     sl_free(rt->host.data_dir);
     rt->host.files_root = rt->host.data_dir = NULL;
-    kafka_set_allowed_hosts(NULL);
+    if (rt->kafka != NULL)
+        kafka_policy_free(rt->kafka);
+    sl_free(rt->kafka);
+    rt->kafka = NULL;
 }
 
 /* The two paths of the Runtime rt_init was given (none before: every path

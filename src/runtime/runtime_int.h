@@ -134,6 +134,12 @@ void     rt_roles_init(void);
  * for a non-superuser; `what` names it in the message ("files sink
  * path").  And an opened file checked by where it really is. */
 bool rt_role_is_superuser(uint32_t oid);
+/* The KafkaPolicy of the Runtime rt_init was given (NULL before
+ * rt_host_init: nobody trusted, no broker allowed), for the engine's files
+ * that open Kafka sources and sinks without a Runtime yet (source_kafka.c,
+ * sink.c). */
+struct KafkaPolicy;
+const struct KafkaPolicy *rt_kafka_policy(void);
 int  rt_files_resolve(const char *path, const char *what, uint32_t owner, char *out,
                       bool *exists, SlError *err);
 int  rt_files_check_fd(int fd, const char *what, const char *shown, uint32_t owner,
