@@ -256,9 +256,9 @@ int  rt_subscribe_columns(const char *name, Arena *a, int *ncols, ColumnDesc **c
 int  rt_subscribe(const char *name, bool snapshot, rt_changes_fn fn, void *arg, RtSub **out,
                   SlError *err);
 /* Before each batch delivered to a subscriber of role `role`: may it still
- * SELECT from query `name`?  -1 with 42501 (its privilege was revoked)
- * ends the subscription. */
-int  rt_subscribe_check(const char *name, uint32_t role, SlError *err);
+ * SELECT from query `name` in rt's catalog?  -1 with 42501 (its privilege
+ * was revoked) ends the subscription. */
+int  rt_subscribe_check(Runtime *rt, const char *name, uint32_t role, SlError *err);
 /* Starts delivering (the snapshot first, once no batch is in flight); fn
  * may be called before it returns, and may end the subscription. */
 void rt_subscribe_go(RtSub *s);
@@ -311,12 +311,13 @@ int  rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, siz
 void     rt_set_role(uint32_t role_oid);
 uint32_t rt_current_role(void);
 
-/* A startup user that passed authentication logs in: *oid and *superuser
- * of its role.  A user with no role yet (trusted, or known from the
+/* A startup user that passed authentication logs in to rt's catalog:
+ * *oid and *superuser of its role.  A user with no role yet (trusted, or known from the
  * config file) gets a plain LOGIN role made for it (never a superuser:
  * the bootstrap superuser is in every catalog from the start); a NOLOGIN
  * role is refused (28000).  Without a catalog: oid 0, superuser. */
-int  rt_role_login(const char *name, uint32_t *oid, bool *superuser, SlError *err);
+int  rt_role_login(Runtime *rt, const char *name, uint32_t *oid, bool *superuser,
+                   SlError *err);
 
 /* Whether rt's catalog keeps md5 password hashes (rt->host.keep_md5):
  * only while an hba rule uses md5 (server_md5_rules).  Called once at
@@ -326,11 +327,11 @@ int  rt_role_login(const char *name, uint32_t *oid, bool *superuser, SlError *er
  * get a SCRAM verifier only, and one given as an md5 hash is refused. */
 int  rt_roles_md5(Runtime *rt, bool keep, SlError *err);
 
-/* The password a role has in the catalog, for authentication: copies of
+/* The password a role has in rt's catalog, for authentication: copies of
  * its SCRAM verifier and md5 hash (either may be NULL; free with sl_free).
  * RT_SECRET_NONE: no role, or no password (the config file's counts);
  * RT_SECRET_EXPIRED: past VALID UNTIL, no password may succeed. */
 typedef enum RtSecret { RT_SECRET_NONE, RT_SECRET_SET, RT_SECRET_EXPIRED } RtSecret;
-RtSecret rt_role_secret(const char *name, char **scram, char **md5);
+RtSecret rt_role_secret(Runtime *rt, const char *name, char **scram, char **md5);
 
 #endif /* SLUICE_RUNTIME_H */

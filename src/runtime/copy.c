@@ -174,7 +174,7 @@ int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
     if (rt == NULL || rt->cat == NULL || rt->st == NULL)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "no catalog is open: the runtime was not initialized (rt_init)");
-    if (rt_check_query(q, err) < 0)
+    if (rt_check_query(rt, q, err) < 0)
         return -1;
     const CopySpec *c = q->copy;
     RtCopy *cp = sl_calloc(1, sizeof(RtCopy));
@@ -790,7 +790,7 @@ int rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size
     if (st == NULL && c->query == NULL)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "no catalog is open: the runtime was not initialized (rt_init)");
-    if (rt_check_query(q, err) < 0)
+    if (rt_check_query(rt, q, err) < 0)
         return -1;
     /* the budget: statement_mem for the query's memory and the output */
     size_t limit = settings_statement_mem(settings_current());

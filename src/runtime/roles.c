@@ -126,9 +126,9 @@ int rt_check_owner(const CatRelation *rel, SlError *err)
                     kind_noun(rel->kind), rel->name);
 }
 
-int rt_subscribe_check(const char *name, uint32_t role, SlError *err)
+int rt_subscribe_check(Runtime *rt, const char *name, uint32_t role, SlError *err)
 {
-    Catalog *cat = rt_catalog();
+    Catalog *cat = rt != NULL ? rt->cat : NULL;
     const CatRelation *rel = cat ? cat_lookup(cat, name) : NULL;
     if (role == 0 || rel == NULL)
         return 0;
@@ -344,9 +344,9 @@ static int check(Catalog *cat, const Query *q, const Query *deps, SlError *err)
     }
 }
 
-int rt_check_query(const Query *q, SlError *err)
+int rt_check_query(Runtime *rt, const Query *q, SlError *err)
 {
-    Catalog *cat = rt_catalog();
+    Catalog *cat = rt != NULL ? rt->cat : NULL;
     if (t_role == 0 || cat == NULL)
         return 0;
     /* The session's role was dropped by another session since it logged
@@ -362,9 +362,10 @@ int rt_check_query(const Query *q, SlError *err)
 /* ---------------------------------------------------------------------- */
 /* Login and authentication                                                */
 
-int rt_role_login(const char *name, uint32_t *oid, bool *superuser, SlError *err)
+int rt_role_login(Runtime *rt, const char *name, uint32_t *oid, bool *superuser,
+                  SlError *err)
 {
-    Catalog *cat = rt_catalog();
+    Catalog *cat = rt != NULL ? rt->cat : NULL;
     *oid = 0;
     *superuser = true;
     if (cat == NULL)
@@ -446,9 +447,9 @@ int rt_roles_md5(Runtime *rt, bool keep, SlError *err)
     return rc;
 }
 
-RtSecret rt_role_secret(const char *name, char **scram, char **md5)
+RtSecret rt_role_secret(Runtime *rt, const char *name, char **scram, char **md5)
 {
-    Catalog *cat = rt_catalog();
+    Catalog *cat = rt != NULL ? rt->cat : NULL;
     *scram = *md5 = NULL;
     const CatRole *r = cat ? cat_role_lookup(cat, name) : NULL;
     if (r == NULL || (r->password == NULL && r->password_md5 == NULL))

@@ -389,7 +389,7 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
         rc = current_query(p, &r->work, &q, err);
     /* privileges are checked when the statement runs (roles.c) */
     if (rc == 0)
-        rc = rt_check_query(q, err);
+        rc = rt_check_query(rt, q, err);
     if (rc < 0) {
         arena_destroy(&r->work);
         sl_mem_account_unref(r->mem);
@@ -627,7 +627,7 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
         break;
     }
     /* privileges: a continuous query's sources and target (roles.c) */
-    if (rt_check_query(q, err) < 0)
+    if (rt_check_query(p->rt, q, err) < 0)
         return -1;
     int rc;
     switch (q->kind) {

@@ -114,7 +114,7 @@ void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char
  * relation for DROP and ALTER (42501 "must be owner of ..."); the owner of
  * a relation made now (the current role, else the bootstrap superuser). */
 int      rt_run_role(Runtime *rt, const Query *q, SlError *err);
-int      rt_check_query(const Query *q, SlError *err);
+int      rt_check_query(Runtime *rt, const Query *q, SlError *err);
 int      rt_check_owner(const CatRelation *rel, SlError *err);
 /* A continuous query's owner may still read every relation it reads and
  * write INTO its target and its late_rows stream (cq_check_fn, before each
