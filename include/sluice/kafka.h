@@ -31,7 +31,7 @@
  *   kafka_sink_close
  *
  * Who may set what (kafka_conf.c):
- *   kafka_policy_init, kafka_policy_free   a KafkaPolicy: the runtime's
+ *   kafka_policy_new, kafka_policy_unref   a KafkaPolicy: the runtime's
  *                           answer to "is this owner a superuser?" (others
  *                           may set only the librdkafka properties that
  *                           read or run nothing on the host) and the
@@ -62,21 +62,18 @@ typedef struct KafkaSink KafkaSink;
 
 /* Who may set what and reach which broker: the runtime's policy (held by
  * its Runtime), handed to every check and open below; it must outlive the
- * sources and sinks opened with it.  hosts: --kafka-allowed-hosts split,
- * "host" (any port), "host:port" or "*" (every host); none: no broker for
- * an owner that is not a superuser.  owner_is_superuser(arg, owner) runs
- * on any thread; NULL trusts nobody.  A NULL policy trusts nobody and
- * allows no broker. */
-typedef struct KafkaPolicy {
-    char  **hosts;
-    int     nhosts;
-    bool  (*owner_is_superuser)(void *arg, uint32_t owner);
-    void   *arg;
-} KafkaPolicy;
-/* hosts: "host[:port],..." (NULL or "": none). */
-void kafka_policy_init(KafkaPolicy *p, const char *hosts,
-                       bool (*owner_is_superuser)(void *arg, uint32_t owner), void *arg);
-void kafka_policy_free(KafkaPolicy *p);
+ * sources and sinks opened with it.  Immutable once made, and reference
+ * counted: each librdkafka handle built from it holds a reference until
+ * it is destroyed (a consumer whose close is left behind may outlive the
+ * Runtime).  hosts: --kafka-allowed-hosts, "host[:port],..." ("host": any
+ * port, "*": every host; NULL or "": no broker for an owner that is not a
+ * superuser).  owner_is_superuser(arg, owner) runs on any thread (arg must
+ * outlive the sources and sinks; NULL trusts nobody).  A NULL policy
+ * trusts nobody and allows no broker. */
+typedef struct KafkaPolicy KafkaPolicy;
+KafkaPolicy *kafka_policy_new(const char *hosts,
+                              bool (*owner_is_superuser)(void *arg, uint32_t owner), void *arg);
+void         kafka_policy_unref(KafkaPolicy *p);
 /* name without the "kafka." prefix. */
 bool kafka_property_allowed(const char *name);
 

@@ -3,8 +3,9 @@
  * (see kafka_int.h).
  *
  *   kafka_conf_build, kafka_error, kafka_transient, kafka_fetch_choice
- *   kafka_policy_init, kafka_policy_free, kafka_property_allowed,
- *   kafka_broker_allowed, kafka_owner_trusted
+ *   kafka_policy_new, kafka_policy_unref, kafka_property_allowed,
+ *   kafka_broker_allowed, kafka_owner_trusted, kafka_conf_discard,
+ *   kafka_handle_destroy
  *
  * bootstrap_servers is required (or "kafka.bootstrap.servers").  Every
  * option whose name starts with "kafka." goes to librdkafka without the
@@ -35,15 +36,19 @@
  *
  * The policy is the caller's (kafka.h's KafkaPolicy, which the runtime
  * holds in its Runtime and hands to each source and sink it opens, and to
- * each check): nothing here is global.  A configuration built for an
- * owner that is not trusted carries the policy as librdkafka's opaque, for
- * resolve_cb.
+ * each check): nothing here is global.  A configuration built with a
+ * policy carries it, with a reference, as librdkafka's opaque (for
+ * resolve_cb); kafka_conf_discard (a configuration not handed to
+ * rd_kafka_new) and kafka_handle_destroy (a handle made from one) drop
+ * that reference, so a consumer whose close is left behind past the
+ * Runtime's end still reads a live policy.
  */
 #include "kafka_int.h"
 
 #include "sluice/log.h"
 
 #include <netdb.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -259,22 +264,47 @@ static int split_list(const char *list, char ***out)
     return n;
 }
 
-void kafka_policy_init(KafkaPolicy *p, const char *hosts,
-                       bool (*owner_is_superuser)(void *arg, uint32_t owner), void *arg)
+struct KafkaPolicy {
+    _Atomic int refs;
+    char      **hosts;          /* --kafka-allowed-hosts, split */
+    int         nhosts;
+    bool      (*owner_is_superuser)(void *arg, uint32_t owner);
+    void       *arg;
+};
+
+KafkaPolicy *kafka_policy_new(const char *hosts,
+                              bool (*owner_is_superuser)(void *arg, uint32_t owner), void *arg)
 {
-    memset(p, 0, sizeof(*p));
+    KafkaPolicy *p = sl_calloc(1, sizeof(KafkaPolicy));
+    atomic_init(&p->refs, 1);
     if (hosts != NULL && hosts[0] != '\0')
         p->nhosts = split_list(hosts, &p->hosts);
     p->owner_is_superuser = owner_is_superuser;
     p->arg = arg;
+    return p;
 }
 
-void kafka_policy_free(KafkaPolicy *p)
+void kafka_policy_unref(KafkaPolicy *p)
 {
+    if (p == NULL || atomic_fetch_sub(&p->refs, 1) != 1)
+        return;
     for (int i = 0; i < p->nhosts; i++)
         sl_free(p->hosts[i]);
     sl_free(p->hosts);
-    memset(p, 0, sizeof(*p));
+    sl_free(p);
+}
+
+void kafka_conf_discard(rd_kafka_conf_t *conf, const KafkaPolicy *pol)
+{
+    rd_kafka_conf_destroy(conf);
+    kafka_policy_unref((KafkaPolicy *)pol);
+}
+
+void kafka_handle_destroy(rd_kafka_t *rk)
+{
+    KafkaPolicy *pol = rd_kafka_opaque(rk);
+    rd_kafka_destroy(rk);
+    kafka_policy_unref(pol);
 }
 
 /* The length of the host part of "host[:port]" or "[v6]:port"; *port gets
@@ -397,10 +427,11 @@ static int resolve_cb(const char *node, const char *service, const struct addrin
 {
     const KafkaPolicy *pol = opaque;
     if (node == NULL && service == NULL && hints == NULL) {
+        /* librdkafka frees what a lookup returned */
         freeaddrinfo(*res);
         return 0;
     }
-    if (node == NULL || !address_allowed(pol, node, service ? service : "")) {
+    if (node == NULL || pol == NULL || !address_allowed(pol, node, service ? service : "")) {
         sl_log(LOG_WARN, "kafka broker refused", "address=\"%s:%s\" reason=\"%s\"",
                log_quote(node ? node : ""), log_quote(service ? service : ""),
                "not on --kafka-allowed-hosts");
@@ -449,18 +480,16 @@ int kafka_conf_build(const KafkaPolicy *pol, const Options *o, const char *relna
                      SlError *err)
 {
     char msg[512];
-    static const KafkaPolicy none = {0};
+    static const KafkaPolicy none;
+    const KafkaPolicy *given = pol;
     if (pol == NULL)
         pol = &none;
     if (check_properties(pol, o, relname, owner, err) < 0)
         return -1;
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_conf_set_log_cb(conf, log_cb);
-    if (!trusted(pol, owner)) {
-        /* the policy outlives every client built from it (the Runtime's) */
-        rd_kafka_conf_set_opaque(conf, (void *)pol);
+    if (!trusted(pol, owner))
         rd_kafka_conf_set_resolve_cb(conf, resolve_cb);
-    }
     for (int i = 0; defaults != NULL && defaults[i] != NULL; i += 2) {
         if (rd_kafka_conf_set(conf, defaults[i], defaults[i + 1], msg, sizeof(msg)) !=
             RD_KAFKA_CONF_OK) {
@@ -500,6 +529,11 @@ int kafka_conf_build(const KafkaPolicy *pol, const Options *o, const char *relna
                  relname);
         sl_error_hint(err, "Add bootstrap_servers = 'host:port[,host:port]' to WITH (...).");
         return -1;
+    }
+    /* the handle made from conf holds the policy (kafka_handle_destroy) */
+    if (given != NULL) {
+        atomic_fetch_add(&((KafkaPolicy *)given)->refs, 1);
+        rd_kafka_conf_set_opaque(conf, (void *)given);
     }
     *out = conf;
     return 0;

@@ -31,6 +31,11 @@
 int kafka_conf_build(const KafkaPolicy *pol, const Options *o, const char *relname,
                      uint32_t owner, const char *const *defaults, rd_kafka_conf_t **out,
                      SlError *err);
+/* A configuration kafka_conf_build made that rd_kafka_new did not take
+ * (pol: the one it was built with), and a handle made from one: each
+ * drops the policy's reference that the configuration held. */
+void kafka_conf_discard(rd_kafka_conf_t *conf, const KafkaPolicy *pol);
+void kafka_handle_destroy(rd_kafka_t *rk);
 /* host as the metadata names it (an IPv6 address without brackets too). */
 bool kafka_broker_allowed(const KafkaPolicy *pol, uint32_t owner, const char *host, int port);
 /* owner is a superuser now (pol's owner_is_superuser; false without one). */

@@ -118,7 +118,7 @@ static int read_options(KafkaSink *k, const CatRelation *sink, const CatRelation
     rd_kafka_conf_t *conf;
     if (kafka_conf_build(k->pol, o, sink->name, sink->owner, defaults, &conf, err) < 0)
         return -1;
-    rd_kafka_conf_destroy(conf);
+    kafka_conf_discard(conf, k->pol);
     const char *key = opts_get(o, "key");
     if (key == NULL || query == NULL)
         return 0;
@@ -197,7 +197,7 @@ static void drop_producer(KafkaSink *k)
     if (k->prkt != NULL)
         rd_kafka_topic_destroy(k->prkt);
     if (k->rk != NULL)
-        rd_kafka_destroy(k->rk);
+        kafka_handle_destroy(k->rk);
     k->rkt = k->prkt = NULL;
     k->rk = NULL;
 }
@@ -458,7 +458,7 @@ static rd_kafka_t *progress_consumer(KafkaSink *k, bool committed, SlError *err)
     char msg[512];
     rd_kafka_t *c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, msg, sizeof(msg));
     if (c == NULL) {
-        rd_kafka_conf_destroy(conf);
+        kafka_conf_discard(conf, k->pol);
         sl_error(err, ERRCODE_SYSTEM_ERROR, "Kafka sink: %s", msg);
     }
     return c;
@@ -472,7 +472,7 @@ static int progress_watermarks(KafkaSink *k, int64_t *low, int64_t *high, SlErro
         return -1;
     rd_kafka_resp_err_t e =
         rd_kafka_query_watermark_offsets(c, k->progress_topic, 0, low, high, 30000);
-    rd_kafka_destroy(c);
+    kafka_handle_destroy(c);
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
         return kafka_error(err, e, "Kafka sink: reading the progress topic");
     return 0;
@@ -534,7 +534,7 @@ static int read_progress_rdk(KafkaSink *k, int64_t low, int64_t high, int64_t *b
             rd_kafka_message_destroy(m);
         }
     }
-    rd_kafka_destroy(c);
+    kafka_handle_destroy(c);
     return rc;
 }
 
@@ -574,7 +574,7 @@ static int ensure_producer(KafkaSink *k, SlError *err)
     char msg[512];
     k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, msg, sizeof(msg));
     if (k->rk == NULL) {
-        rd_kafka_conf_destroy(conf);
+        kafka_conf_discard(conf, k->pol);
         return sl_error(err, ERRCODE_SYSTEM_ERROR, "Kafka sink: %s", msg);
     }
     rd_kafka_error_t *e = rd_kafka_init_transactions(k->rk, k->txn_timeout_ms);

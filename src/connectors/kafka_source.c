@@ -312,7 +312,7 @@ static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
     rd_kafka_conf_t *conf;
     if (kafka_conf_build(ks->pol, o, rel->name, rel->owner, defaults, &conf, err) < 0)
         return -1;
-    rd_kafka_conf_destroy(conf);
+    kafka_conf_discard(conf, ks->pol);
     return 0;
 }
 
@@ -402,7 +402,8 @@ static rd_kafka_t *make_consumer(KafkaSource *ks)
         "auto.offset.reset", "error", "client.id", "sluice", NULL,
     };
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(ks->pol, &ks->opts, ks->rel->name, ks->rel->owner, defaults, &conf, &err) < 0) {
+    if (kafka_conf_build(ks->pol, &ks->opts, ks->rel->name, ks->rel->owner, defaults, &conf,
+                         &err) < 0) {
         pthread_mutex_lock(&ks->mu);
         set_error(ks,
                   strcmp(err.sqlstate, ERRCODE_INSUFFICIENT_PRIVILEGE) == 0
@@ -416,7 +417,7 @@ static rd_kafka_t *make_consumer(KafkaSource *ks)
     char msg[512];
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, msg, sizeof(msg));
     if (rk == NULL) {
-        rd_kafka_conf_destroy(conf);
+        kafka_conf_discard(conf, ks->pol);
         pthread_mutex_lock(&ks->mu);
         set_error(ks, ERRCODE_SYSTEM_ERROR, msg);
         pthread_mutex_unlock(&ks->mu);
@@ -631,7 +632,7 @@ static void *destroyer_main(void *arg)
     Destroyer *d = arg;
     rd_kafka_consumer_close(d->rk);
     int64_t closed_us = kafka_wall_us();
-    rd_kafka_destroy(d->rk);
+    kafka_handle_destroy(d->rk);
     pthread_mutex_lock(&d->mu);
     d->done = true;
     bool left = d->left;

@@ -102,8 +102,7 @@ int rt_host_init(Runtime *rt, const char *files_root, const char *data_dir,
         return sl_error(err, ERRCODE_UNDEFINED_FILE, "data directory \"%s\": %s",
                         data_dir ? data_dir : "", data_dir ? strerror(errno) : "not given");
     rt->host.data_dir = sl_strdup(buf);
-    rt->kafka = sl_calloc(1, sizeof(KafkaPolicy));
-    kafka_policy_init(rt->kafka, kafka_hosts, kafka_owner_cb, rt);
+    rt->kafka = kafka_policy_new(kafka_hosts, kafka_owner_cb, rt);
     return 0;
 }
 
@@ -112,9 +111,7 @@ void rt_host_free(Runtime *rt)
     sl_free(rt->host.files_root);
     sl_free(rt->host.data_dir);
     rt->host.files_root = rt->host.data_dir = NULL;
-    if (rt->kafka != NULL)
-        kafka_policy_free(rt->kafka);
-    sl_free(rt->kafka);
+    kafka_policy_unref(rt->kafka);
     rt->kafka = NULL;
 }
 
