@@ -78,8 +78,13 @@ struct Runtime {
         struct HttpServer *http;            /* NULL: not listening */
         void (*closed)(struct Runtime *rt); /* http_pages_close's cb */
     } observe;
-    struct CqRuntime  *cq;          /* the running continuous queries (rt_cq_init) */
-    struct Syscat     *syscat;      /* the system relations (syscat.h) */
+    /* the running continuous queries: main sets it from rt_cq_runtime()
+     * after rt_cq_init, and clears it once rt_cq_close is done (readers
+     * still use rt_cq_runtime() until cq_ddl.c takes the Runtime) */
+    struct CqRuntime  *cq;
+    /* the system relations' context (syscat.h), once syscat's globals
+     * move into one; NULL until then */
+    struct Syscat     *syscat;
 };
 
 /* A Runtime with its loop and its two pools; cat and st are main's to set.
