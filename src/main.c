@@ -12,7 +12,10 @@
  * shutdown_timeout) and are answered, every session ends with FATAL 57P01
  * (server.c); then the stores close and the process exits 0.
  *
- * main makes the two worker pools (pool.h; docs/architecture.md, "Threads"):
+ * main makes the server's context, the Runtime (runtime.h: rt_create, which
+ * owns the loop and the two worker pools; rt_destroy once the loop has
+ * ended), opens the catalog and the state store into it and passes it on.
+ * The Runtime's two worker pools (pool.h; docs/architecture.md, "Threads"):
  * the engine's (engine_workers threads: continuous-query batches, ingestion
  * rounds, deferred appends) and the statements' (statement_workers threads;
  * statements beyond them wait in its queue), shows them in /metrics
@@ -646,10 +649,9 @@ static void bound_malloc_arenas(void)
 /* ---------------------------------------------------------------------- */
 
 typedef struct App {
-    uv_loop_t    loop;
+    Runtime     *rt;            /* the server's context (runtime.h) */
     uv_signal_t  sigint, sigterm;
     Server      *server;
-    Pool        *engine, *statements;
     bool         stopping;
 } App;
 
@@ -658,7 +660,7 @@ typedef struct App {
 static void collect_pools(StrBuf *out, void *arg)
 {
     App *app = arg;
-    Pool *pools[2] = {app->engine, app->statements};
+    Pool *pools[2] = {app->rt->engine, app->rt->statements};
     static const char *const pool_names[2] = {"engine", "statement"};
     static const char *const families[3][2] = {
         {"sluice_pool_threads", "Worker threads of the pool."},
@@ -709,9 +711,9 @@ static void on_signal(uv_signal_t *h, int signum)
     uv_close((uv_handle_t *)&app->sigint, NULL);
     uv_close((uv_handle_t *)&app->sigterm, NULL);
     server_close(app->server, on_server_closed);
-    ingest_close();
-    http_pages_close(NULL);
-    rt_cq_close(rt_cq_runtime(), NULL, NULL);
+    ingest_close(app->rt);
+    http_pages_close(app->rt, NULL);
+    rt_cq_close(app->rt->cq, NULL, NULL);
 }
 
 int main(int argc, char **argv)
@@ -745,15 +747,13 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     int exit_code = 1;
-    Catalog *cat = NULL;
-    StateStore *state = NULL;
     SlError err = {0};
     char path[4096];
     App app;
     memset(&app, 0, sizeof(app));
-    uv_loop_init(&app.loop);
-    app.engine = pool_new(&app.loop, "engine", o.engine_workers);
-    app.statements = pool_new(&app.loop, "statement", o.statement_workers);
+    RuntimeOptions ro = {.engine_workers = o.engine_workers,
+                         .statement_workers = o.statement_workers};
+    Runtime *rt = app.rt = rt_create(&ro);
     metrics_register(collect_pools, &app);
 
     if (make_dirs(o.data_dir) < 0) {
@@ -764,18 +764,18 @@ int main(int argc, char **argv)
     if (check_data_dir(o.data_dir) < 0)
         goto out;
     snprintf(path, sizeof(path), "%s/catalog.db", o.data_dir);
-    if (cat_open(path, &cat, &err) < 0) {
+    if (cat_open(path, &rt->cat, &err) < 0) {
         sl_log(LOG_ERROR, "cannot open catalog", "error=\"%s\"", err.message);
         goto out;
     }
     snprintf(path, sizeof(path), "%s/state", o.data_dir);
-    if (state_open(path, &state, &err) < 0) {
+    if (state_open(path, &rt->st, &err) < 0) {
         sl_log(LOG_ERROR, "cannot open state store", "error=\"%s\"", err.message);
         goto out;
     }
     /* Statements reach the stores through the runtime, and the system
      * catalog it makes takes the server's sessions (server_init). */
-    rt_init(cat, state);
+    rt_init(rt);
 
     ServerConfig cfg = {
         .listen = o.listen,
@@ -795,86 +795,91 @@ int main(int argc, char **argv)
         .ssl_key_file = o.ssl_key_file,
         .ssl_ca_file = o.ssl_ca_file,
         .debug_loop_lag = o.debug_loop_lag,
-        .statements = app.statements,
+        .statements = rt->statements,
+        .rt = rt,
     };
-    app.server = server_init(&app.loop, &cfg, &err);
+    app.server = server_init(&rt->loop, &cfg, &err);
     if (app.server == NULL) {
         sl_log(LOG_ERROR, "cannot start the server", "error=\"%s\" hint=\"%s\"",
                log_quote(err.message), log_quote(err.hint ? err.hint : ""));
         goto out;
     }
     /* Continuous queries resume after their last committed batch. */
-    stream_commit_mode_set(state, o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
+    stream_commit_mode_set(rt->st, o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
                            o.group_commit_window);
-    metrics_register(collect_commit, state);
-    if (rt_host_init(o.files_root, o.data_dir, o.kafka_allowed_hosts, &err) < 0) {
+    metrics_register(collect_commit, rt->st);
+    if (rt_host_init(rt, o.files_root, o.data_dir, o.kafka_allowed_hosts, &err) < 0) {
         sl_log(LOG_ERROR, "cannot set up host access", "error=\"%s\"", log_quote(err.message));
         server_close(app.server, on_server_closed);
         goto out;
     }
-    if (rt_roles_md5(server_md5_rules(app.server), &err) < 0) {
+    if (rt_roles_md5(rt, server_md5_rules(app.server), &err) < 0) {
         sl_log(LOG_ERROR, "cannot drop the md5 password hashes", "error=\"%s\"",
                log_quote(err.message));
         server_close(app.server, on_server_closed);
         goto out;
     }
     publish_settings(&o, server_port(app.server));
-    rt_cq_init(&app.loop, app.engine);
-    rt_append_init(app.engine, app.statements);
-    ingest_init(&app.loop, app.engine, cat, state);
+    rt->cq = rt_cq_init(rt);
+    ingest_init(rt);
     if (o.http_port >= 0 &&
-        http_pages_start(&app.loop, o.http_listen, o.http_port, o.http_token, &err) < 0) {
+        http_pages_start(rt, o.http_listen, o.http_port, o.http_token, &err) < 0) {
         sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\" hint=\"%s\"",
                log_quote(err.message), log_quote(err.hint ? err.hint : ""));
         server_close(app.server, on_server_closed);
         goto out;
     }
-    uv_signal_init(&app.loop, &app.sigint);
-    uv_signal_init(&app.loop, &app.sigterm);
+    uv_signal_init(&rt->loop, &app.sigint);
+    uv_signal_init(&rt->loop, &app.sigterm);
     app.sigint.data = app.sigterm.data = &app;
     uv_signal_start(&app.sigint, on_signal, SIGINT);
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
 
     /* The HTTP line comes first: the ready line is the last of start-up. */
     char http_port[16];
-    snprintf(http_port, sizeof(http_port), "%d", http_pages_port());
+    snprintf(http_port, sizeof(http_port), "%d", http_pages_port(rt));
     rt_setting_set("http_port", http_port, "HTTP port of /metrics and the query pages (-1: off)");
     rt_setting_set("http_listen", o.http_listen, "address of the HTTP listener");
-    if (http_pages_port() >= 0)
+    if (http_pages_port(rt) >= 0)
         sl_log(LOG_INFO, "http ready", "listen=%s:%d auth=%s metrics=\"http://%s:%d/metrics\"",
-               o.http_listen, http_pages_port(), o.http_token && *o.http_token ? "token" : "none",
-               o.http_listen, http_pages_port());
+               o.http_listen, http_pages_port(rt), o.http_token && *o.http_token ? "token" : "none",
+               o.http_listen, http_pages_port(rt));
     int port = server_port(app.server);
     sl_log(LOG_INFO, "sluiced ready",
            "version=%s listen=%s:%d data_dir=\"%s\" ssl=%s hba_rules=%d users=%d "
            "commit_mode=%s connect=\"psql -h %s -p %d -U sluice\"",
            SLUICE_VERSION, o.listen, port, o.data_dir, o.ssl ? "on" : "off", o.nhba,
            o.nusers, o.group_commit ? "group" : "sync", o.listen, port);
-    uv_run(&app.loop, UV_RUN_DEFAULT);
+    uv_run(&rt->loop, UV_RUN_DEFAULT);
     exit_code = 0;
     int64_t appends, writes;
-    stream_commit_stats(state, &appends, &writes);
+    stream_commit_stats(rt->st, &appends, &writes);
     sl_log(LOG_INFO, "sluiced stopped", "appends=%lld writes=%lld", (long long)appends,
            (long long)writes);
 
 out:
     /* Stop queries still running (a no-op after a signal), run the close
      * callbacks still pending, and the loop is empty. */
-    ingest_close();
-    rt_cq_close(rt_cq_runtime(), NULL, NULL);
-    http_pages_close(NULL);
-    uv_run(&app.loop, UV_RUN_DEFAULT);
-    /* Nothing is outstanding on the pools now: the loop ended. */
+    ingest_close(rt);
+    rt_cq_close(rt->cq, NULL, NULL);
+    http_pages_close(rt, NULL);
+    uv_run(&rt->loop, UV_RUN_DEFAULT);
+    /* Nothing is outstanding on the pools now: the loop ended.  The
+     * registry of continuous queries and the system catalog go once the
+     * pools have stopped: a statement on a worker may read them until then. */
     metrics_unregister(collect_pools, &app);
-    metrics_unregister(collect_commit, state);
-    pool_close(app.engine);
-    pool_close(app.statements);
-    uv_run(&app.loop, UV_RUN_DEFAULT);
-    rt_cq_free(rt_cq_runtime());
-    rt_shutdown();
-    rt_host_free();
-    if (uv_loop_close(&app.loop) != 0)
-        sl_log(LOG_WARN, "loop closed with live handles", NULL);
+    metrics_unregister(collect_commit, rt->st);
+    pool_close(rt->engine);
+    pool_close(rt->statements);
+    rt->engine = rt->statements = NULL;
+    uv_run(&rt->loop, UV_RUN_DEFAULT);
+    rt_cq_free(rt->cq);
+    rt->cq = NULL;
+    rt_shutdown(rt);
+    rt_host_free(rt);
+    StateStore *state = rt->st;
+    Catalog *cat = rt->cat;
+    rt_destroy(rt);
     state_close(state);
     cat_close(cat);
     sl_error_clear(&err);

@@ -6,8 +6,8 @@
  *                an address that is not loopback when no token is set)
  *   http_route   serve a path (exact) or a prefix (ending in '/')
  *   http_port    the bound port
- *   http_close   stop listening, close every connection; cb once all
- *                handles are closed, after which the HttpServer is freed
+ *   http_close   stop listening, close every connection; cb(arg) once all
+ *                handles are closed and the HttpServer is freed
  *   http_pages_start, http_pages_port, http_pages_close
  *                sluiced's listener with its pages (server/observe.c)
  *
@@ -50,7 +50,7 @@ typedef struct HttpResponse {
 } HttpResponse;
 
 typedef void (*http_handler_fn)(const HttpRequest *req, HttpResponse *resp, void *arg);
-typedef void (*http_close_cb)(HttpServer *hs);
+typedef void (*http_close_cb)(void *arg);
 
 /* token: NULL or "" for none (then listen must be loopback). */
 HttpServer *http_init(uv_loop_t *loop, const char *listen, int port, const char *token,
@@ -59,16 +59,18 @@ HttpServer *http_init(uv_loop_t *loop, const char *listen, int port, const char 
 void        http_route(HttpServer *hs, const char *path, http_handler_fn fn, void *arg,
                        bool public);
 int         http_port(const HttpServer *hs);
-void        http_close(HttpServer *hs, http_close_cb cb);
+void        http_close(HttpServer *hs, http_close_cb cb, void *arg);
 
 /* sluiced's HTTP listener (observe.c; after rt_cq_init) with /healthz,
- * /metrics and the query pages, on its own address; token: NULL, or the
- * bearer token every page but /healthz then needs (without one, listen
- * must be loopback).  http_pages_port is the bound port, -1 when not
- * started; http_pages_close calls cb once its handles are closed. */
-int  http_pages_start(uv_loop_t *loop, const char *listen, int port, const char *token,
+ * /metrics and the query pages, on rt's loop and its own address, kept in
+ * rt->observe; token: NULL, or the bearer token every page but /healthz
+ * then needs (without one, listen must be loopback).  http_pages_port is
+ * the bound port, -1 when not started; http_pages_close calls cb(rt) once
+ * its handles are closed. */
+struct Runtime;
+int  http_pages_start(struct Runtime *rt, const char *listen, int port, const char *token,
                       SlError *err);
-int  http_pages_port(void);
-void http_pages_close(void (*cb)(void));
+int  http_pages_port(const struct Runtime *rt);
+void http_pages_close(struct Runtime *rt, void (*cb)(struct Runtime *rt));
 
 #endif /* SLUICE_HTTP_H */

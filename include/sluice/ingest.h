@@ -36,8 +36,12 @@
 /* IngestStats, the counters of one stream, is in functions.h, where
  * sluice_stream_stat() reads them. */
 
-int  ingest_init(uv_loop_t *loop, Pool *engine, Catalog *cat, StateStore *st);
-void ingest_close(void);
+/* The registry is rt's (Runtime.ingest): its ingesters run on rt's loop
+ * and engine pool over rt's stores.  ingest_init starts one for each
+ * stream of rt's catalog that needs one; ingest_close stops them all. */
+struct Runtime;
+int  ingest_init(struct Runtime *rt);
+void ingest_close(struct Runtime *rt);
 
 /* 0 if def's WITH options make a stream sluice can feed, or -1 with a
  * 22023 / 0A000 / 58P01 error naming the option. */
@@ -50,19 +54,20 @@ CatRelation *ingest_dead_letter_def(Arena *a, const CatRelation *def);
 /* The stream whose dead letters rel holds, or NULL. */
 const char *ingest_dead_letters_of(Arena *a, const CatRelation *rel);
 
-int  ingest_start(const CatRelation *rel, SlError *err);
-void ingest_stop(const CatRelation *rel);
+int  ingest_start(struct Runtime *rt, const CatRelation *rel, SlError *err);
+void ingest_stop(struct Runtime *rt, const CatRelation *rel);
 
-/* 0, or -1 with the ingestion error of a stream that failed. */
-int  ingest_check_readable(const CatRelation *rel, SlError *err);
+/* 0, or -1 with the ingestion error of a stream that failed (0 for rt
+ * NULL: no ingesters). */
+int  ingest_check_readable(struct Runtime *rt, const CatRelation *rel, SlError *err);
 
 /* 1 with out filled (strings valid until the next call on the loop), 0 if
  * the stream has no counters. */
-int  ingest_stats(uint32_t oid, IngestStats *out);
-void ingest_foreach(void (*fn)(const IngestStats *s, void *arg), void *arg);
+int  ingest_stats(struct Runtime *rt, uint32_t oid, IngestStats *out);
+void ingest_foreach(struct Runtime *rt, void (*fn)(const IngestStats *s, void *arg), void *arg);
 /* The counters of the stream named name[0..len): 1 with out filled (its
- * strings in a), 0 if it has none.  Any thread.  arg is ExFnHooks.stream_arg
- * (unused: the registry is still this file's). */
+ * strings in a), 0 if it has none (or arg is NULL).  Any thread.  arg is
+ * ExFnHooks.stream_arg: the Runtime whose ingesters it reads. */
 int  ingest_stats_by_name(void *arg, const char *name, size_t len, IngestStats *out,
                           Arena *a);
 

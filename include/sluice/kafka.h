@@ -31,11 +31,12 @@
  *   kafka_sink_close
  *
  * Who may set what (kafka_conf.c):
- *   kafka_set_owner_check   the runtime's answer to "is this owner a
- *                           superuser?"; others may set only the librdkafka
- *                           properties that read or run nothing on the host
+ *   kafka_policy_new, kafka_policy_unref   a KafkaPolicy: the runtime's
+ *                           answer to "is this owner a superuser?" (others
+ *                           may set only the librdkafka properties that
+ *                           read or run nothing on the host) and the
+ *                           brokers a non-superuser may name
  *   kafka_property_allowed  whether a non-superuser may set one property
- *   kafka_set_allowed_hosts the brokers a non-superuser may name
  *
  * The reader, the plan and the sink write run on worker threads; the
  * validation on the loop.  Nothing here touches the catalog.
@@ -59,21 +60,29 @@ typedef struct KafkaSink KafkaSink;
 #define KAFKA_META_TIMESTAMP "_timestamp"
 #define KAFKA_META_HEADERS   "_headers"
 
-/* is_superuser(owner) runs on any thread; set once, before any source or
- * sink is checked or opened.  Unset, every owner counts as unprivileged. */
-void kafka_set_owner_check(bool (*is_superuser)(uint32_t owner));
+/* Who may set what and reach which broker: the runtime's policy (held by
+ * its Runtime), handed to every check and open below; it must outlive the
+ * sources and sinks opened with it.  Immutable once made, and reference
+ * counted: each librdkafka handle built from it holds a reference until
+ * it is destroyed (a consumer whose close is left behind may outlive the
+ * Runtime).  hosts: --kafka-allowed-hosts, "host[:port],..." ("host": any
+ * port, "*": every host; NULL or "": no broker for an owner that is not a
+ * superuser).  owner_is_superuser(arg, owner) runs on any thread (arg must
+ * outlive the sources and sinks; NULL trusts nobody).  A NULL policy
+ * trusts nobody and allows no broker. */
+typedef struct KafkaPolicy KafkaPolicy;
+KafkaPolicy *kafka_policy_new(const char *hosts,
+                              bool (*owner_is_superuser)(void *arg, uint32_t owner), void *arg);
+void         kafka_policy_unref(KafkaPolicy *p);
 /* name without the "kafka." prefix. */
 bool kafka_property_allowed(const char *name);
-/* "host[:port],..." ("*": any; NULL or "": every host, the default): the
- * bootstrap servers a non-superuser owner may name.  Set once at start;
- * NULL frees the list. */
-void kafka_set_allowed_hosts(const char *list);
 
-int  kafka_source_validate(const CatRelation *def, SlError *err);
+int  kafka_source_validate(const KafkaPolicy *pol, const CatRelation *def, SlError *err);
 /* owner names the consumer group (sluice-<owner> unless group.id is
  * given); dead is the stream that undecodable records go to, or NULL. */
-int  kafka_source_open(StateStore *st, const CatRelation *rel, const char *owner,
-                       const CatRelation *dead, KafkaSource **out, SlError *err);
+int  kafka_source_open(const KafkaPolicy *pol, StateStore *st, const CatRelation *rel,
+                       const char *owner, const CatRelation *dead, KafkaSource **out,
+                       SlError *err);
 void kafka_source_close(KafkaSource *ks);
 /* out gets every known partition with start = its position in pos (or the
  * starting offset for a new one) and end = its high watermark.  Returns 0,
@@ -99,11 +108,11 @@ int  kafka_reader_next(KafkaReader *r, Arena *a, Batch **out, SlError *err);
  * that failed hands over none. */
 void kafka_reader_close(KafkaReader *r, DeadSet *dead);
 
-int  kafka_sink_validate(const CatRelation *def, SlError *err);
+int  kafka_sink_validate(const KafkaPolicy *pol, const CatRelation *def, SlError *err);
 /* Columns of the query's output; the query's name, oid and creation time
  * make the transactional.id. */
-int  kafka_sink_open(const CatRelation *sink, const CatRelation *query, KafkaSink **out,
-                     SlError *err);
+int  kafka_sink_open(const KafkaPolicy *pol, const CatRelation *sink, const CatRelation *query,
+                     KafkaSink **out, SlError *err);
 /* Writes batch_id's output: rows (nb batches laid out as the query's
  * columns) as records, and for each of the ndel tombstone batches (the key
  * columns of deleted groups, laid out as the output) a record with a NULL

@@ -15,6 +15,7 @@
 #ifndef SLUICE_RUNTIME_H
 #define SLUICE_RUNTIME_H
 
+#include <pthread.h>
 #include <uv.h>
 
 #include "sluice/arena.h"
@@ -30,6 +31,69 @@ typedef struct Node Node;
 typedef struct Prepared Prepared;
 typedef struct Catalog Catalog;
 typedef struct StateStore StateStore;
+
+/* The server's context (docs/architecture.md, "The Runtime context"):
+ * whatever lives as long as the server lives, made by main with
+ * rt_create and closed with rt_destroy after the loop has stopped, and
+ * passed down as an explicit parameter.  A lower floor's state is a struct
+ * of that floor held here (CqRuntime, Syscat), so no lower file sees
+ * Runtime.  Two Runtimes over two data directories may live in one
+ * process (tests/unit/test_runtime_two.c).  The fields are set once while
+ * the server starts, on the loop's thread, and only read after, except
+ * where a field says otherwise. */
+typedef struct Runtime Runtime;
+typedef struct RuntimeOptions {
+    int engine_workers;         /* threads of the engine's pool */
+    int statement_workers;      /* threads of the statements' pool */
+} RuntimeOptions;
+
+struct Runtime {
+    uv_loop_t          loop;        /* owns sockets, timers, catalog writes */
+    Pool              *engine;      /* batches, ingestion, deferred appends */
+    Pool              *statements;  /* client statements */
+    Catalog           *cat;         /* opened by main (cat_open), closed after rt_destroy */
+    StateStore        *st;          /* opened by main (state_open), likewise */
+    int64_t            started_us;  /* wall clock at rt_create, microseconds */
+    /* what roles may reach on the server host (hostaccess.c, roles.c) */
+    struct {
+        char *files_root;       /* --files-root resolved, or NULL: none */
+        char *data_dir;         /* the data directory resolved, or NULL: unknown */
+        bool  keep_md5;         /* md5 password hashes are made and kept */
+    } host;
+    /* makes INSERT, UPDATE, DELETE and COPY FROM into tables one at a
+     * time (runtime.c's rt_modify_lock) */
+    pthread_mutex_t    modify_mu;
+    /* the streams' ingesters (ingest.c; ingest_init, ingest_close) */
+    struct {
+        struct Ingester *list;      /* the running ones, under mu */
+        pthread_mutex_t  mu;        /* guards list and what readers see */
+        bool             open;      /* between ingest_init and ingest_close */
+    } ingest;
+    /* who may set which librdkafka property and name which broker
+     * (kafka.h; made by rt_host_init, handed to every Kafka source and
+     * sink opened and to their checks) */
+    struct KafkaPolicy *kafka;
+    /* the HTTP pages (server/observe.c: http_pages_start, _close) */
+    struct {
+        struct HttpServer *http;            /* NULL: not listening */
+        void (*closed)(struct Runtime *rt); /* http_pages_close's cb */
+    } observe;
+    /* the running continuous queries: main sets it from rt_cq_init and
+     * clears it when rt_cq_free frees the registry, after the pools have
+     * stopped (cq_ddl.c's rt_cq_runtime() hands the same registry to the
+     * callers that do not read this field yet) */
+    struct CqRuntime  *cq;
+    /* the system relations' context (syscat.h): made by rt_init
+     * (syscat_create), freed by rt_shutdown */
+    struct Syscat     *syscat;
+};
+
+/* A Runtime with its loop and its two pools; cat and st are main's to set.
+ * Out of memory is fatal; never NULL. */
+Runtime *rt_create(const RuntimeOptions *opts);
+/* Closes the pools and the loop (after uv_run has ended) and frees rt;
+ * the catalog and the state store are main's to close after. */
+void     rt_destroy(Runtime *rt);
 
 /* A parameter value as it came off the wire (Bind). */
 typedef struct ParamValue {
@@ -54,8 +118,8 @@ struct ResultSink {
 /* Called on the loop once the append is durable (rc 0) or failed (rc -1,
  * err set); the RtAppend is freed after it returns. */
 typedef void (*rt_append_done_cb)(void *arg, int rc, const SlError *err);
-/* Runs the append on the engine's pool, a COPY into a table on the
- * statements' pool (rt_append_init). */
+/* Runs the append on its Runtime's engine pool, a COPY into a table on
+ * its statements' pool. */
 void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
 /* Cancels a started COPY into a table while it waits for the table lock,
  * or for a worker, and a stream append (a COPY's part, a deferred INSERT)
@@ -65,13 +129,15 @@ void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
  * interrupted.  On the loop, before done was called. */
 bool rt_append_interrupt(RtAppend *ap, int why);
 
-/* Gives the runtime the catalog and the state store that statements use
- * (main: after cat_open and state_open succeed, before server_init, which
- * registers its sessions; rt_shutdown before state_close and cat_close),
- * and makes the system catalog over them (syscat_create, syscat.h).
- * Without it, statements that touch a relation fail with 55000. */
-int  rt_init(Catalog *cat, StateStore *st);
-void rt_shutdown(void);
+/* Starts statements on rt's catalog and state store (main: after
+ * cat_open and state_open succeed into rt->cat and rt->st, before
+ * server_init, which registers its sessions; rt_shutdown before
+ * state_close and cat_close), and makes the system catalog over them
+ * (syscat_create, syscat.h, into rt->syscat).  Statements prepared in a
+ * Runtime without a catalog (or in none: rt NULL) that touch a relation
+ * fail with 55000. */
+int  rt_init(Runtime *rt);
+void rt_shutdown(Runtime *rt);
 
 /* The session whose statements are prepared and run now (the server sets
  * it before it hands over a message; NULL: none; borrowed until the next
@@ -85,32 +151,30 @@ const RtSession *rt_session_current(void);
 void rt_session_lister(rt_session_list_fn list, void *arg);
 void rt_setting_set(const char *name, const char *value, const char *description);
 
-/* What roles may reach on the server host (hostaccess.c): files_root (NULL
- * or "": none) is the directory below which non-superusers may use files
+/* What roles may reach on the server host (hostaccess.c, into rt->host):
+ * files_root (NULL or "": none) is the directory below which non-superusers may use files
  * connectors and sinks; data_dir is never used by either; kafka_hosts
  * (NULL or "": any) lists the brokers non-superusers may name.  Fails
  * (58P01) when files_root does not resolve.  Called after rt_init; also
- * registers the Kafka connector's owner check. */
-int  rt_host_init(const char *files_root, const char *data_dir, const char *kafka_hosts,
-                  SlError *err);
-void rt_host_free(void);
+ * makes rt->kafka, the Kafka connector's policy (its owner check and
+ * kafka_hosts). */
+int  rt_host_init(Runtime *rt, const char *files_root, const char *data_dir,
+                  const char *kafka_hosts, SlError *err);
+void rt_host_free(Runtime *rt);
 
 /* A WARNING the statement that just ran on this thread left for the client
  * (a NoticeResponse before its CommandComplete), or NULL; taking it clears
  * it.  sqlstate gets its code. */
 const char *rt_take_warning(const char **sqlstate);
 
-/* Makes the registry of continuous queries (cq.h's CqRuntime) on the loop
- * (after rt_init) and starts the queries of the catalog, their
+/* Makes the registry of continuous queries (cq.h's CqRuntime) on rt's loop
+ * and catalog (after rt_init) and starts the queries of the catalog, their
  * micro-batches on the engine's pool (pool.h).  rt_cq_close stops them and
  * calls cb(arg) once no micro-batch is in flight (at once when cq is NULL
  * or already closing); rt_cq_free frees the registry after the pools have
  * stopped (before rt_shutdown).  Both take NULL. */
 typedef struct CqRuntime CqRuntime;
-CqRuntime *rt_cq_init(uv_loop_t *loop, Pool *engine);
-/* The pools deferred work runs on (rt_append_start): the engine's for
- * stream appends, the statements' for a COPY into a table; main sets them. */
-void rt_append_init(Pool *engine, Pool *statements);
+CqRuntime *rt_cq_init(Runtime *rt);
 void rt_cq_close(CqRuntime *cq, void (*cb)(void *arg), void *arg);
 void rt_cq_free(CqRuntime *cq);
 /* sys.source_lag's rows: per running query of cq, source and partition
@@ -130,9 +194,10 @@ CqRuntime *rt_cq_runtime(void);
  * err set (42601 and the byte offset of the bad token). */
 int rt_parse(Arena *a, const char *sql, size_t len, List **stmts, SlError *err);
 
-/* Analyzes one statement.  param_types may give the types of $1..$n
- * (TYPE_UNKNOWN to infer).  The result lives in arena a. */
-int rt_prepare(Arena *a, const char *sql, const RawStmt *raw,
+/* Analyzes one statement against rt's catalog.  param_types may give the
+ * types of $1..$n (TYPE_UNKNOWN to infer).  The result lives in arena a
+ * and keeps rt: rt_execute, rt_run_* and rt_copy_* run it there. */
+int rt_prepare(Runtime *rt, Arena *a, const char *sql, const RawStmt *raw,
                const SlType *param_types, int nparam_types,
                Prepared **out, SlError *err);
 
@@ -221,9 +286,9 @@ int  rt_subscribe_columns(CqRuntime *cq, const char *name, Arena *a, int *ncols,
 int  rt_subscribe(CqRuntime *cq, const char *name, bool snapshot, rt_changes_fn fn, void *arg,
                   RtSub **out, SlError *err);
 /* Before each batch delivered to a subscriber of role `role`: may it still
- * SELECT from query `name`?  -1 with 42501 (its privilege was revoked)
- * ends the subscription. */
-int  rt_subscribe_check(const char *name, uint32_t role, SlError *err);
+ * SELECT from query `name` in rt's catalog?  -1 with 42501 (its privilege
+ * was revoked) ends the subscription. */
+int  rt_subscribe_check(Runtime *rt, const char *name, uint32_t role, SlError *err);
 /* Starts delivering (the snapshot first, once no batch is in flight); fn
  * may be called before it returns, and may end the subscription. */
 void rt_subscribe_go(RtSub *s);
@@ -276,25 +341,27 @@ int  rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, siz
 void     rt_set_role(uint32_t role_oid);
 uint32_t rt_current_role(void);
 
-/* A startup user that passed authentication logs in: *oid and *superuser
- * of its role.  A user with no role yet (trusted, or known from the
+/* A startup user that passed authentication logs in to rt's catalog:
+ * *oid and *superuser of its role.  A user with no role yet (trusted, or known from the
  * config file) gets a plain LOGIN role made for it (never a superuser:
  * the bootstrap superuser is in every catalog from the start); a NOLOGIN
  * role is refused (28000).  Without a catalog: oid 0, superuser. */
-int  rt_role_login(const char *name, uint32_t *oid, bool *superuser, SlError *err);
+int  rt_role_login(Runtime *rt, const char *name, uint32_t *oid, bool *superuser,
+                   SlError *err);
 
-/* Whether the catalog keeps md5 password hashes: only while an hba rule
- * uses md5 (server_md5_rules).  Called once at start, after rt_init;
+/* Whether rt's catalog keeps md5 password hashes (rt->host.keep_md5):
+ * only while an hba rule uses md5 (server_md5_rules).  Called once at
+ * start, after rt_init;
  * without md5 rules every stored md5 hash is dropped (a role whose only
  * secret it was is left without a password, and logged), new passwords
  * get a SCRAM verifier only, and one given as an md5 hash is refused. */
-int  rt_roles_md5(bool keep, SlError *err);
+int  rt_roles_md5(Runtime *rt, bool keep, SlError *err);
 
-/* The password a role has in the catalog, for authentication: copies of
+/* The password a role has in rt's catalog, for authentication: copies of
  * its SCRAM verifier and md5 hash (either may be NULL; free with sl_free).
  * RT_SECRET_NONE: no role, or no password (the config file's counts);
  * RT_SECRET_EXPIRED: past VALID UNTIL, no password may succeed. */
 typedef enum RtSecret { RT_SECRET_NONE, RT_SECRET_SET, RT_SECRET_EXPIRED } RtSecret;
-RtSecret rt_role_secret(const char *name, char **scram, char **md5);
+RtSecret rt_role_secret(Runtime *rt, const char *name, char **scram, char **md5);
 
 #endif /* SLUICE_RUNTIME_H */

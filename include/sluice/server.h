@@ -64,6 +64,9 @@ typedef struct ServerConfig {
     /* The pool statements run on (pool.h; main makes it, with
      * statement_workers threads, and closes it after the loop ended). */
     Pool       *statements;
+    /* The server's context (runtime.h): statements are prepared in it;
+     * each session reaches it through its server. */
+    struct Runtime *rt;
 
     /* Debugging: a 10 ms timer measures how late the loop runs it; the
      * worst lag is logged at shutdown ("loop lag"). */

@@ -3,8 +3,9 @@
  * (see kafka_int.h).
  *
  *   kafka_conf_build, kafka_error, kafka_transient, kafka_fetch_choice
- *   kafka_set_owner_check, kafka_property_allowed, kafka_set_allowed_hosts,
- *   kafka_broker_allowed, kafka_owner_trusted
+ *   kafka_policy_new, kafka_policy_unref, kafka_property_allowed,
+ *   kafka_broker_allowed, kafka_owner_trusted, kafka_conf_discard,
+ *   kafka_handle_destroy
  *
  * bootstrap_servers is required (or "kafka.bootstrap.servers").  Every
  * option whose name starts with "kafka." goes to librdkafka without the
@@ -23,20 +24,31 @@
  * librdkafka (plugin.library.paths is dlopen()ed at the very set).  The
  * check runs wherever a configuration is built: at CREATE and again at
  * each open, against the owner's role as it is then (the runtime answers
- * through kafka_set_owner_check; without an answer nobody is trusted).
- * Such an owner's bootstrap servers must each be on --kafka-allowed-hosts
- * too (kafka_set_allowed_hosts; names compared as written, no DNS; without
- * the option the list is empty and such an owner names no broker at all),
+ * through its KafkaPolicy's owner_is_superuser; without an answer nobody
+ * is trusted).  Such an owner's bootstrap servers must each be on
+ * --kafka-allowed-hosts too (the policy's hosts; names compared as
+ * written, no DNS; without the option the list is empty and such an owner
+ * names no broker at all),
  * and so must every broker its clients connect to: the brokers the
  * metadata names go through resolve_cb (librdkafka) and
  * kafka_broker_allowed (the direct Fetch paths of the source and of the
  * sink's progress read) before any address is looked up.
+ *
+ * The policy is the caller's (kafka.h's KafkaPolicy, which the runtime
+ * holds in its Runtime and hands to each source and sink it opens, and to
+ * each check): nothing here is global.  A configuration built with a
+ * policy carries it, with a reference, as librdkafka's opaque (for
+ * resolve_cb); kafka_conf_discard (a configuration not handed to
+ * rd_kafka_new) and kafka_handle_destroy (a handle made from one) drop
+ * that reference, so a consumer whose close is left behind past the
+ * Runtime's end still reads a live policy.
  */
 #include "kafka_int.h"
 
 #include "sluice/log.h"
 
 #include <netdb.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -98,12 +110,6 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
 /* ---------------------------------------------------------------------- */
 /* Who may set what                                                        */
 
-static bool (*owner_is_superuser)(uint32_t owner);
-
-void kafka_set_owner_check(bool (*is_superuser)(uint32_t owner))
-{
-    owner_is_superuser = is_superuser;
-}
 
 /* The librdkafka properties (2.x CONFIGURATION.md) any role may set, in
  * strcmp order: they change how sluice talks to the brokers, never what
@@ -231,12 +237,6 @@ bool kafka_property_allowed(const char *name)
                    cmp_name) != NULL;
 }
 
-/* --kafka-allowed-hosts, split: "host" (any port), "host:port" or "*"
- * (every host); none: no host for an owner that is not a superuser.  Set
- * once before any relation is checked. */
-static char **allowed_hosts;
-static int nallowed_hosts;
-
 /* Splits "a, b,c" into trimmed, non-empty pieces (sl_malloc'ed). */
 static int split_list(const char *list, char ***out)
 {
@@ -264,15 +264,47 @@ static int split_list(const char *list, char ***out)
     return n;
 }
 
-void kafka_set_allowed_hosts(const char *list)
+struct KafkaPolicy {
+    _Atomic int refs;
+    char      **hosts;          /* --kafka-allowed-hosts, split */
+    int         nhosts;
+    bool      (*owner_is_superuser)(void *arg, uint32_t owner);
+    void       *arg;
+};
+
+KafkaPolicy *kafka_policy_new(const char *hosts,
+                              bool (*owner_is_superuser)(void *arg, uint32_t owner), void *arg)
 {
-    for (int i = 0; i < nallowed_hosts; i++)
-        sl_free(allowed_hosts[i]);
-    sl_free(allowed_hosts);
-    allowed_hosts = NULL;
-    nallowed_hosts = 0;
-    if (list != NULL && list[0] != '\0')
-        nallowed_hosts = split_list(list, &allowed_hosts);
+    KafkaPolicy *p = sl_calloc(1, sizeof(KafkaPolicy));
+    atomic_init(&p->refs, 1);
+    if (hosts != NULL && hosts[0] != '\0')
+        p->nhosts = split_list(hosts, &p->hosts);
+    p->owner_is_superuser = owner_is_superuser;
+    p->arg = arg;
+    return p;
+}
+
+void kafka_policy_unref(KafkaPolicy *p)
+{
+    if (p == NULL || atomic_fetch_sub(&p->refs, 1) != 1)
+        return;
+    for (int i = 0; i < p->nhosts; i++)
+        sl_free(p->hosts[i]);
+    sl_free(p->hosts);
+    sl_free(p);
+}
+
+void kafka_conf_discard(rd_kafka_conf_t *conf, const KafkaPolicy *pol)
+{
+    rd_kafka_conf_destroy(conf);
+    kafka_policy_unref((KafkaPolicy *)pol);
+}
+
+void kafka_handle_destroy(rd_kafka_t *rk)
+{
+    KafkaPolicy *pol = rd_kafka_opaque(rk);
+    rd_kafka_destroy(rk);
+    kafka_policy_unref(pol);
 }
 
 /* The length of the host part of "host[:port]" or "[v6]:port"; *port gets
@@ -288,14 +320,14 @@ static size_t host_part(const char *s, const char **port)
 
 /* Is one bootstrap server ("[proto://]host:port") on the list?  A port
  * given on the list must match; a host alone allows every port. */
-static bool host_allowed(const char *server)
+static bool host_allowed(const KafkaPolicy *pol, const char *server)
 {
     const char *s = strstr(server, "://");
     s = s ? s + 3 : server;
     const char *port, *aport;
     size_t hostlen = host_part(s, &port);
-    for (int i = 0; i < nallowed_hosts; i++) {
-        const char *a = allowed_hosts[i];
+    for (int i = 0; i < pol->nhosts; i++) {
+        const char *a = pol->hosts[i];
         if (strcmp(a, "*") == 0)
             return true;
         if (host_part(a, &aport) != hostlen || strncasecmp(a, s, hostlen) != 0)
@@ -307,7 +339,8 @@ static bool host_allowed(const char *server)
 }
 
 /* Every bootstrap server of the options on the allow-list. */
-static int check_hosts(const Options *o, const char *relname, SlError *err)
+static int check_hosts(const KafkaPolicy *pol, const Options *o, const char *relname,
+                       SlError *err)
 {
     static const char *const keys[] = {"bootstrap_servers", "kafka.bootstrap.servers",
                                        "kafka.metadata.broker.list"};
@@ -318,13 +351,13 @@ static int check_hosts(const Options *o, const char *relname, SlError *err)
         char **v;
         int n = split_list(list, &v), bad = -1;
         for (int i = 0; i < n && bad < 0; i++)
-            if (!host_allowed(v[i]))
+            if (!host_allowed(pol, v[i]))
                 bad = i;
         if (bad >= 0) {
             sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
                      "permission denied to connect \"%s\" to Kafka broker \"%s\"", relname,
                      v[bad]);
-            if (nallowed_hosts == 0)
+            if (pol->nhosts == 0)
                 sl_error_hint(err, "The server was started without --kafka-allowed-hosts, so a "
                                    "non-superuser may name no Kafka broker; a superuser may "
                                    "list the brokers roles may use with --kafka-allowed-hosts "
@@ -357,32 +390,33 @@ static int refuse(SlError *err, const char *relname, const char *what, const cha
     return -1;
 }
 
-static bool trusted(uint32_t owner)
+static bool trusted(const KafkaPolicy *pol, uint32_t owner)
 {
-    return owner_is_superuser != NULL && owner_is_superuser(owner);
+    return pol != NULL && pol->owner_is_superuser != NULL &&
+           pol->owner_is_superuser(pol->arg, owner);
 }
 
 /* host (an IPv6 address without brackets too) and port on the list? */
-static bool address_allowed(const char *host, const char *port)
+static bool address_allowed(const KafkaPolicy *pol, const char *host, const char *port)
 {
     char name[300];
     snprintf(name, sizeof(name), strchr(host, ':') ? "[%.256s]:%.16s" : "%.256s:%.16s", host,
              port);
-    return host_allowed(name);
+    return host_allowed(pol, name);
 }
 
-bool kafka_owner_trusted(uint32_t owner)
+bool kafka_owner_trusted(const KafkaPolicy *pol, uint32_t owner)
 {
-    return trusted(owner);
+    return trusted(pol, owner);
 }
 
-bool kafka_broker_allowed(uint32_t owner, const char *host, int port)
+bool kafka_broker_allowed(const KafkaPolicy *pol, uint32_t owner, const char *host, int port)
 {
-    if (trusted(owner))
+    if (trusted(pol, owner))
         return true;
     char p[16];
     snprintf(p, sizeof(p), "%d", port);
-    return address_allowed(host, p);
+    return pol != NULL && address_allowed(pol, host, p);
 }
 
 /* librdkafka's resolver for an owner limited to --kafka-allowed-hosts:
@@ -391,12 +425,13 @@ bool kafka_broker_allowed(uint32_t owner, const char *host, int port)
 static int resolve_cb(const char *node, const char *service, const struct addrinfo *hints,
                       struct addrinfo **res, void *opaque)
 {
-    (void)opaque;
+    const KafkaPolicy *pol = opaque;
     if (node == NULL && service == NULL && hints == NULL) {
+        /* librdkafka frees what a lookup returned */
         freeaddrinfo(*res);
         return 0;
     }
-    if (node == NULL || !address_allowed(node, service ? service : "")) {
+    if (node == NULL || pol == NULL || !address_allowed(pol, node, service ? service : "")) {
         sl_log(LOG_WARN, "kafka broker refused", "address=\"%s:%s\" reason=\"%s\"",
                log_quote(node ? node : ""), log_quote(service ? service : ""),
                "not on --kafka-allowed-hosts");
@@ -406,9 +441,10 @@ static int resolve_cb(const char *node, const char *service, const struct addrin
 }
 
 /* The check described at the top, before anything reaches librdkafka. */
-static int check_properties(const Options *o, const char *relname, uint32_t owner, SlError *err)
+static int check_properties(const KafkaPolicy *pol, const Options *o, const char *relname,
+                            uint32_t owner, SlError *err)
 {
-    if (trusted(owner))
+    if (trusted(pol, owner))
         return 0;
     const char *protocol = NULL, *mechanism = NULL;
     char what[300];
@@ -436,18 +472,23 @@ static int check_properties(const Options *o, const char *relname, uint32_t owne
                       "A non-superuser may use \"kafka.sasl.mechanism\" PLAIN, SCRAM-SHA-256 "
                       "or SCRAM-SHA-512 (GSSAPI, the default, runs kinit on the server host).");
     }
-    return check_hosts(o, relname, err);
+    return check_hosts(pol, o, relname, err);
 }
 
-int kafka_conf_build(const Options *o, const char *relname, uint32_t owner,
-                     const char *const *defaults, rd_kafka_conf_t **out, SlError *err)
+int kafka_conf_build(const KafkaPolicy *pol, const Options *o, const char *relname,
+                     uint32_t owner, const char *const *defaults, rd_kafka_conf_t **out,
+                     SlError *err)
 {
     char msg[512];
-    if (check_properties(o, relname, owner, err) < 0)
+    static const KafkaPolicy none;
+    const KafkaPolicy *given = pol;
+    if (pol == NULL)
+        pol = &none;
+    if (check_properties(pol, o, relname, owner, err) < 0)
         return -1;
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_conf_set_log_cb(conf, log_cb);
-    if (!trusted(owner))
+    if (!trusted(pol, owner))
         rd_kafka_conf_set_resolve_cb(conf, resolve_cb);
     for (int i = 0; defaults != NULL && defaults[i] != NULL; i += 2) {
         if (rd_kafka_conf_set(conf, defaults[i], defaults[i + 1], msg, sizeof(msg)) !=
@@ -488,6 +529,11 @@ int kafka_conf_build(const Options *o, const char *relname, uint32_t owner,
                  relname);
         sl_error_hint(err, "Add bootstrap_servers = 'host:port[,host:port]' to WITH (...).");
         return -1;
+    }
+    /* the handle made from conf holds the policy (kafka_handle_destroy) */
+    if (given != NULL) {
+        atomic_fetch_add(&((KafkaPolicy *)given)->refs, 1);
+        rd_kafka_conf_set_opaque(conf, (void *)given);
     }
     *out = conf;
     return 0;

@@ -25,14 +25,21 @@
 #include "sluice/strbuf.h"
 
 /* defaults: name/value pairs set before the user's, NULL-terminated;
- * owner: the role that owns the relation (kafka_set_owner_check says
- * whether it may set any property). */
-int kafka_conf_build(const Options *o, const char *relname, uint32_t owner,
-                     const char *const *defaults, rd_kafka_conf_t **out, SlError *err);
+ * owner: the role that owns the relation (pol says whether it may set any
+ * property and which brokers it may name; pol NULL trusts nobody and
+ * allows no broker).  pol must outlive the clients made from the result. */
+int kafka_conf_build(const KafkaPolicy *pol, const Options *o, const char *relname,
+                     uint32_t owner, const char *const *defaults, rd_kafka_conf_t **out,
+                     SlError *err);
+/* A configuration kafka_conf_build made that rd_kafka_new did not take
+ * (pol: the one it was built with), and a handle made from one: each
+ * drops the policy's reference that the configuration held. */
+void kafka_conf_discard(rd_kafka_conf_t *conf, const KafkaPolicy *pol);
+void kafka_handle_destroy(rd_kafka_t *rk);
 /* host as the metadata names it (an IPv6 address without brackets too). */
-bool kafka_broker_allowed(uint32_t owner, const char *host, int port);
-/* owner is a superuser now (kafka_set_owner_check; false without one). */
-bool kafka_owner_trusted(uint32_t owner);
+bool kafka_broker_allowed(const KafkaPolicy *pol, uint32_t owner, const char *host, int port);
+/* owner is a superuser now (pol's owner_is_superuser; false without one). */
+bool kafka_owner_trusted(const KafkaPolicy *pol, uint32_t owner);
 /* The SQLSTATE is 08006 (connection failure) for a transient error -- a
  * broker away, a timeout, a leader or coordinator moving: the runtime runs
  * the batch again -- 42704 for a missing topic, 58000 otherwise. */

@@ -661,7 +661,7 @@ static KfConn *take_conn(KafkaSource *ks, int32_t b, char *why, size_t whylen, b
         snprintf(why, whylen, "broker %d is not in the metadata", b);
         return NULL;
     }
-    if (!kafka_broker_allowed(ks->rel->owner, host, port)) {
+    if (!kafka_broker_allowed(ks->pol, ks->rel->owner, host, port)) {
         snprintf(why, whylen, "broker %s:%d is not on --kafka-allowed-hosts", host, port);
         return NULL;
     }

@@ -52,6 +52,7 @@
 typedef enum SinkFormat { SF_JSON, SF_CSV } SinkFormat;
 
 struct KafkaSink {
+    const KafkaPolicy *pol;         /* the caller's: who may reach which broker */
     Arena              arena;
     Options            opts;
     const CatRelation *sink;
@@ -90,7 +91,7 @@ static int read_options(KafkaSink *k, const CatRelation *sink, const CatRelation
                         sink->name);
     /* Another sink's id (visible in sys.queries) would fence its producer
      * and read its progress: only a superuser may name one. */
-    if (opts_get(o, "transactional_id") != NULL && !kafka_owner_trusted(sink->owner)) {
+    if (opts_get(o, "transactional_id") != NULL && !kafka_owner_trusted(k->pol, sink->owner)) {
         sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
                  "permission denied to set transactional_id of sink \"%s\": only a superuser "
                  "may", sink->name);
@@ -115,9 +116,9 @@ static int read_options(KafkaSink *k, const CatRelation *sink, const CatRelation
         return -1;
     const char *defaults[] = {NULL};
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(o, sink->name, sink->owner, defaults, &conf, err) < 0)
+    if (kafka_conf_build(k->pol, o, sink->name, sink->owner, defaults, &conf, err) < 0)
         return -1;
-    rd_kafka_conf_destroy(conf);
+    kafka_conf_discard(conf, k->pol);
     const char *key = opts_get(o, "key");
     if (key == NULL || query == NULL)
         return 0;
@@ -140,20 +141,22 @@ static int read_options(KafkaSink *k, const CatRelation *sink, const CatRelation
     return 0;
 }
 
-int kafka_sink_validate(const CatRelation *def, SlError *err)
+int kafka_sink_validate(const KafkaPolicy *pol, const CatRelation *def, SlError *err)
 {
     KafkaSink k;
     memset(&k, 0, sizeof(k));
+    k.pol = pol;
     arena_init(&k.arena, 1024);
     int rc = read_options(&k, def, NULL, err);
     arena_destroy(&k.arena);
     return rc;
 }
 
-int kafka_sink_open(const CatRelation *sink, const CatRelation *query, KafkaSink **out,
-                    SlError *err)
+int kafka_sink_open(const KafkaPolicy *pol, const CatRelation *sink, const CatRelation *query,
+                    KafkaSink **out, SlError *err)
 {
     KafkaSink *k = sl_calloc(1, sizeof(KafkaSink));
+    k->pol = pol;
     arena_init(&k->arena, 2048);
     if (read_options(k, sink, query, err) < 0) {
         arena_destroy(&k->arena);
@@ -194,7 +197,7 @@ static void drop_producer(KafkaSink *k)
     if (k->prkt != NULL)
         rd_kafka_topic_destroy(k->prkt);
     if (k->rk != NULL)
-        rd_kafka_destroy(k->rk);
+        kafka_handle_destroy(k->rk);
     k->rkt = k->prkt = NULL;
     k->rk = NULL;
 }
@@ -375,7 +378,7 @@ static int read_progress_direct(KafkaSink *k, int64_t low, int64_t high, int64_t
         return -1;
     /* the leader as the metadata names it, checked as librdkafka's
      * resolve_cb checks every broker its clients connect to */
-    if (!kafka_broker_allowed(k->sink->owner, host, port)) {
+    if (!kafka_broker_allowed(k->pol, k->sink->owner, host, port)) {
         sl_log(LOG_WARN, "kafka broker refused", "address=\"%s:%d\" reason=\"%s\"",
                log_quote(host), port, "not on --kafka-allowed-hosts");
         return sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
@@ -448,13 +451,14 @@ static rd_kafka_t *progress_consumer(KafkaSink *k, bool committed, SlError *err)
         "auto.offset.reset", "earliest", NULL,
     };
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(&k->opts, k->sink->name, k->sink->owner, defaults, &conf, err) < 0)
+    if (kafka_conf_build(k->pol, &k->opts, k->sink->name, k->sink->owner, defaults, &conf,
+                         err) < 0)
         return NULL;
     /* The user's transactional.id is not a consumer's setting. */
     char msg[512];
     rd_kafka_t *c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, msg, sizeof(msg));
     if (c == NULL) {
-        rd_kafka_conf_destroy(conf);
+        kafka_conf_discard(conf, k->pol);
         sl_error(err, ERRCODE_SYSTEM_ERROR, "Kafka sink: %s", msg);
     }
     return c;
@@ -468,7 +472,7 @@ static int progress_watermarks(KafkaSink *k, int64_t *low, int64_t *high, SlErro
         return -1;
     rd_kafka_resp_err_t e =
         rd_kafka_query_watermark_offsets(c, k->progress_topic, 0, low, high, 30000);
-    rd_kafka_destroy(c);
+    kafka_handle_destroy(c);
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
         return kafka_error(err, e, "Kafka sink: reading the progress topic");
     return 0;
@@ -530,7 +534,7 @@ static int read_progress_rdk(KafkaSink *k, int64_t low, int64_t high, int64_t *b
             rd_kafka_message_destroy(m);
         }
     }
-    rd_kafka_destroy(c);
+    kafka_handle_destroy(c);
     return rc;
 }
 
@@ -564,12 +568,13 @@ static int ensure_producer(KafkaSink *k, SlError *err)
         "transaction.timeout.ms", "60000", "linger.ms", "5", "client.id", "sluice", NULL,
     };
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(&k->opts, k->sink->name, k->sink->owner, defaults, &conf, err) < 0)
+    if (kafka_conf_build(k->pol, &k->opts, k->sink->name, k->sink->owner, defaults, &conf,
+                         err) < 0)
         return -1;
     char msg[512];
     k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, msg, sizeof(msg));
     if (k->rk == NULL) {
-        rd_kafka_conf_destroy(conf);
+        kafka_conf_discard(conf, k->pol);
         return sl_error(err, ERRCODE_SYSTEM_ERROR, "Kafka sink: %s", msg);
     }
     rd_kafka_error_t *e = rd_kafka_init_transactions(k->rk, k->txn_timeout_ms);

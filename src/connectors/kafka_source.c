@@ -310,16 +310,17 @@ static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
     }
     const char *defaults[] = {NULL};
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(o, rel->name, rel->owner, defaults, &conf, err) < 0)
+    if (kafka_conf_build(ks->pol, o, rel->name, rel->owner, defaults, &conf, err) < 0)
         return -1;
-    rd_kafka_conf_destroy(conf);
+    kafka_conf_discard(conf, ks->pol);
     return 0;
 }
 
-int kafka_source_validate(const CatRelation *def, SlError *err)
+int kafka_source_validate(const KafkaPolicy *pol, const CatRelation *def, SlError *err)
 {
     KafkaSource ks;
     memset(&ks, 0, sizeof(ks));
+    ks.pol = pol;
     arena_init(&ks.arena, 2048);
     int rc = read_options(&ks, def, err);
     if (ks.pattern)
@@ -328,10 +329,12 @@ int kafka_source_validate(const CatRelation *def, SlError *err)
     return rc;
 }
 
-int kafka_source_open(StateStore *st, const CatRelation *rel, const char *owner,
-                      const CatRelation *dead, KafkaSource **out, SlError *err)
+int kafka_source_open(const KafkaPolicy *pol, StateStore *st, const CatRelation *rel,
+                      const char *owner, const CatRelation *dead, KafkaSource **out,
+                      SlError *err)
 {
     KafkaSource *ks = sl_calloc(1, sizeof(KafkaSource));
+    ks->pol = pol;
     arena_init(&ks->arena, 4096);
     if (read_options(ks, rel, err) < 0) {
         if (ks->pattern)
@@ -399,7 +402,8 @@ static rd_kafka_t *make_consumer(KafkaSource *ks)
         "auto.offset.reset", "error", "client.id", "sluice", NULL,
     };
     rd_kafka_conf_t *conf;
-    if (kafka_conf_build(&ks->opts, ks->rel->name, ks->rel->owner, defaults, &conf, &err) < 0) {
+    if (kafka_conf_build(ks->pol, &ks->opts, ks->rel->name, ks->rel->owner, defaults, &conf,
+                         &err) < 0) {
         pthread_mutex_lock(&ks->mu);
         set_error(ks,
                   strcmp(err.sqlstate, ERRCODE_INSUFFICIENT_PRIVILEGE) == 0
@@ -413,7 +417,7 @@ static rd_kafka_t *make_consumer(KafkaSource *ks)
     char msg[512];
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, msg, sizeof(msg));
     if (rk == NULL) {
-        rd_kafka_conf_destroy(conf);
+        kafka_conf_discard(conf, ks->pol);
         pthread_mutex_lock(&ks->mu);
         set_error(ks, ERRCODE_SYSTEM_ERROR, msg);
         pthread_mutex_unlock(&ks->mu);
@@ -628,7 +632,7 @@ static void *destroyer_main(void *arg)
     Destroyer *d = arg;
     rd_kafka_consumer_close(d->rk);
     int64_t closed_us = kafka_wall_us();
-    rd_kafka_destroy(d->rk);
+    kafka_handle_destroy(d->rk);
     pthread_mutex_lock(&d->mu);
     d->done = true;
     bool left = d->left;

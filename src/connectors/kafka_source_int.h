@@ -65,6 +65,7 @@ typedef struct StartAt {
 } StartAt;
 
 struct KafkaSource {
+    const KafkaPolicy *pol;         /* the caller's: who may reach which broker */
     Arena              arena;           /* options, spec, names */
     const CatRelation *rel;
     const CatRelation *dead;            /* <stream>_dead_letters, or NULL */

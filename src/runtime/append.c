@@ -2,10 +2,10 @@
  * append.c -- appends to streams made durable off the loop, so that the
  * appends of concurrent clients share fsyncs (group commit; runtime.h).
  *
- *   rt_append_init     the pools they run on: the engine's for appends,
- *                      the statements' for a COPY into a table
- *   rt_append_can_defer, rt_append_can_run   whether there is one (and
- *                      group commit mode, for statements' last appends)
+ *   rt_append_can_defer, rt_append_can_run   whether the Runtime has a
+ *                      pool to run them on (and group commit mode, for
+ *                      statements' last appends): its engine's for
+ *                      appends, its statements' for a COPY into a table
  *   rt_append_new      an append of chunks encoded already (runtime_int.h)
  *   rt_append_new_copy, rt_append_has_pool   a COPY into a table, written
  *                      off the loop under the modify lock (copy.c)
@@ -25,7 +25,8 @@
  * (INSERT needs none of this: it runs on a worker thread like every
  * SELECT and DML statement, session.c.)  What runs concurrently is the
  * writes, and stream_append_many (relstore.h) lets the writes that meet
- * share one.
+ * share one.  Each RtAppend carries the Runtime it was made for (its
+ * pools and state store): nothing here is global.
  */
 #include "runtime_int.h"
 #include "sluice/relstore.h"
@@ -34,6 +35,7 @@
 
 struct RtAppend {
     PoolWork           work;
+    Runtime           *rt;          /* its pools and state store */
     RtCopy            *copy;        /* a COPY into a table, or NULL */
     _Atomic int        interrupt;   /* its cancel (ex_interrupt_enter) */
     const CatRelation *rel;         /* referenced */
@@ -45,28 +47,20 @@ struct RtAppend {
     void              *arg;
 };
 
-static Pool *g_pool;            /* stream appends */
-static Pool *g_statements;      /* COPYs into tables: statements' work */
-
-void rt_append_init(Pool *engine, Pool *statements)
+bool rt_append_can_defer(const Runtime *rt)
 {
-    g_pool = engine;
-    g_statements = statements;
+    return rt->engine != NULL && stream_commit_mode(rt->st) == STREAM_COMMIT_GROUP;
 }
 
-bool rt_append_can_defer(void)
+bool rt_append_can_run(const Runtime *rt)
 {
-    return g_pool != NULL && stream_commit_mode(rt_state()) == STREAM_COMMIT_GROUP;
+    return rt->engine != NULL;
 }
 
-bool rt_append_can_run(void)
-{
-    return g_pool != NULL;
-}
-
-RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks)
+RtAppend *rt_append_new(Runtime *rt, const CatRelation *rel, StrBuf *chunks, int nchunks)
 {
     RtAppend *ap = sl_calloc(1, sizeof(RtAppend));
+    ap->rt = rt;
     cat_relation_ref(rel);
     ap->rel = rel;
     ap->chunks = chunks;
@@ -74,14 +68,15 @@ RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks)
     return ap;
 }
 
-bool rt_append_has_pool(void)
+bool rt_append_has_pool(const Runtime *rt)
 {
-    return g_statements != NULL;
+    return rt->statements != NULL;
 }
 
-RtAppend *rt_append_new_copy(RtCopy *cp)
+RtAppend *rt_append_new_copy(Runtime *rt, RtCopy *cp)
 {
     RtAppend *ap = sl_calloc(1, sizeof(RtAppend));
+    ap->rt = rt;
     ap->copy = cp;
     return ap;
 }
@@ -97,7 +92,7 @@ static void work_cb(PoolWork *w)
         return;
     }
     StreamAppend app = {ap->rel, NULL, ap->nchunks, ap->chunks, 0};
-    ap->rc = stream_append_many(rt_state(), &app, 1, NULL, &ap->err);
+    ap->rc = stream_append_many(ap->rt->st, &app, 1, NULL, &ap->err);
 }
 
 static void after_cb(PoolWork *w)
@@ -130,7 +125,7 @@ bool rt_append_interrupt(RtAppend *ap, int why)
         /* A stream append still queued for a worker never runs: it ends
          * with the interrupt's error (after_cb, on a later loop turn).
          * One that started is written whole: it ends as its write does. */
-        if (pool_cancel(g_pool, &ap->work) != 0)
+        if (pool_cancel(ap->rt->engine, &ap->work) != 0)
             return false;
         interrupted(ap, why);
         return true;
@@ -138,7 +133,7 @@ bool rt_append_interrupt(RtAppend *ap, int why)
     atomic_store(&ap->interrupt, why);
     /* still queued for a worker: it never runs, and ends as the lock's
      * wait would have (after_cb, on a later loop turn) */
-    if (pool_cancel(g_statements, &ap->work) == 0)
+    if (pool_cancel(ap->rt->statements, &ap->work) == 0)
         interrupted(ap, why);
     return true;
 }
@@ -148,5 +143,6 @@ void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg)
     ap->done = done;
     ap->arg = arg;
     ap->work.data = ap;
-    pool_submit(ap->copy != NULL ? g_statements : g_pool, &ap->work, work_cb, after_cb);
+    pool_submit(ap->copy != NULL ? ap->rt->statements : ap->rt->engine, &ap->work, work_cb,
+                after_cb);
 }

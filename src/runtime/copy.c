@@ -68,6 +68,7 @@
 #define COPY_PART_BYTES ((size_t)3 << 20)
 
 struct RtCopy {
+    Runtime    *rt;             /* the Prepared's: its stores and modify lock */
     Arena       arena;
     const CopySpec *spec;
     FmtSpec     fmt;
@@ -169,13 +170,15 @@ static void make_insert(RtCopy *cp)
 int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
 {
     const Query *q = rt_prepared_query(p);
-    if (rt_catalog() == NULL || rt_state() == NULL)
+    Runtime *rt = rt_prepared_runtime(p);
+    if (rt == NULL || rt->cat == NULL || rt->st == NULL)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "no catalog is open: the runtime was not initialized (rt_init)");
-    if (rt_check_query(q, err) < 0)
+    if (rt_check_query(rt, q, err) < 0)
         return -1;
     const CopySpec *c = q->copy;
     RtCopy *cp = sl_calloc(1, sizeof(RtCopy));
+    cp->rt = rt;
     arena_init(&cp->arena, 256 * 1024);
     size_t limit = settings_statement_mem(settings_current());
     cp->mem = sl_mem_account_new(limit);
@@ -280,16 +283,16 @@ int rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err)
         b->nrows = in->nrows;
         cp->batches[i] = b;
     }
-    ExCtx cx = {.arena = &cp->rows, .err = err, .st = rt_state(),
+    ExCtx cx = {.arena = &cp->rows, .err = err, .st = cp->rt->st,
                 .open_scan = copy_open_scan, .open_scan_arg = cp};
-    rt_ctx_hooks(&cx);
+    rt_ctx_hooks(cp->rt, &cx);
     *rows = 0;
     bool serial = rel->kind != REL_STREAM;
-    if (serial && rt_modify_lock(err) < 0)
+    if (serial && rt_modify_lock(cp->rt, err) < 0)
         return -1;
     int rc = ex_modify(&cx, cp->modify, NULL, NULL, rows);
     if (serial)
-        rt_modify_unlock();
+        rt_modify_unlock(cp->rt);
     return rc;
 }
 
@@ -303,7 +306,7 @@ static int write_part(RtCopy *cp, SlError *err)
         for (int i = 0; i < cp->nchunks; i++)
             rows += stream_chunk_rows(&cp->chunks[i]);
         StreamAppend app = {cp->spec->rel, NULL, cp->nchunks, cp->chunks, 0};
-        rc = stream_append_many(rt_state(), &app, 1, NULL, err);
+        rc = stream_append_many(cp->rt->st, &app, 1, NULL, err);
         for (int i = 0; i < cp->nchunks; i++)
             strbuf_free(&cp->chunks[i]);
         cp->nchunks = 0;
@@ -611,7 +614,7 @@ int rt_copy_data_deferred(RtCopy *cp, const char *data, size_t len, RtAppend **p
                           SlError *err)
 {
     *part = NULL;
-    cp->defer = cp->direct && cp->parts && rt_append_can_run();
+    cp->defer = cp->direct && cp->parts && rt_append_can_run(cp->rt);
     int rc = rt_copy_data(cp, data, len, err);
     cp->defer = false;
     if (rc < 0 || !cp->direct || !part_full(cp))
@@ -619,7 +622,7 @@ int rt_copy_data_deferred(RtCopy *cp, const char *data, size_t len, RtAppend **p
     uint64_t rows = 0;
     for (int i = 0; i < cp->nchunks; i++)
         rows += stream_chunk_rows(&cp->chunks[i]);
-    *part = rt_append_new(cp->spec->rel, cp->chunks, cp->nchunks);
+    *part = rt_append_new(cp->rt, cp->spec->rel, cp->chunks, cp->nchunks);
     cp->chunks = NULL;
     cp->nchunks = cp->capchunks = 0;
     cp->written += rows;
@@ -643,11 +646,11 @@ int rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **defer
         rc = check_budget(cp, err);
     uint64_t rows = 0;
     if (rc == 0 && cp->direct && deferred != NULL && cp->nchunks > 0 &&
-        rt_append_can_defer()) {
+        rt_append_can_defer(cp->rt)) {
         /* the last part: the server has it written off the loop */
         for (int i = 0; i < cp->nchunks; i++)
             rows += stream_chunk_rows(&cp->chunks[i]);
-        *deferred = rt_append_new(cp->spec->rel, cp->chunks, cp->nchunks);
+        *deferred = rt_append_new(cp->rt, cp->spec->rel, cp->chunks, cp->nchunks);
         cp->chunks = NULL;
         cp->nchunks = 0;
         rows += cp->written;
@@ -659,12 +662,12 @@ int rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **defer
                log_value(cp->spec->rel->name), (unsigned long long)rows,
                (double)(uv_hrtime() - t0) / 1e6);
     } else if (rc == 0 && deferred != NULL && cp->spec->rel->kind != REL_STREAM &&
-               rt_append_has_pool()) {
+               rt_append_has_pool(cp->rt)) {
         /* a table's key checks and write wait for the modify lock: on a
          * worker, never the loop; the copy goes with it */
         for (int i = 0; i < cp->nbatches; i++)
             rows += cp->batches[i]->nrows;
-        *deferred = rt_append_new_copy(cp);
+        *deferred = rt_append_new_copy(cp->rt, cp);
         snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
         return 0;
     } else if (rc == 0) {
@@ -783,10 +786,12 @@ int rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size
 {
     const Query *q = rt_prepared_query(p);
     const CopySpec *c = q->copy;
-    if (rt_state() == NULL && c->query == NULL)
+    Runtime *rt = rt_prepared_runtime(p);
+    StateStore *st = rt != NULL ? rt->st : NULL;
+    if (st == NULL && c->query == NULL)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "no catalog is open: the runtime was not initialized (rt_init)");
-    if (rt_check_query(q, err) < 0)
+    if (rt_check_query(rt, q, err) < 0)
         return -1;
     /* the budget: statement_mem for the query's memory and the output */
     size_t limit = settings_statement_mem(settings_current());
@@ -797,8 +802,8 @@ int rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size
     CopyOut co = {{NULL, copy_out_batch_cb}, c, NULL, 0, cb, ctx, {0}, {0}, 0, err, 0, limit};
     strbuf_init(&co.line);
     strbuf_init(&co.val);
-    ExCtx cx = {.arena = &work, .err = err, .st = rt_state(), .endable_scans = true};
-    rt_ctx_hooks(&cx);
+    ExCtx cx = {.arena = &work, .err = err, .st = st, .endable_scans = true};
+    rt_ctx_hooks(rt, &cx);
     Query sub;
     const char *const *names;
     if (c->query != NULL) {
@@ -836,7 +841,7 @@ int rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size
     }
     uint64_t rows = 0;
     if (rc == 0)
-        rc = rt_run_select(&sub, &cx, &co.base, &rows);
+        rc = rt_run_select(rt, &sub, &cx, &co.base, &rows);
     if (rc == 0)
         snprintf(tag, tagsize, "COPY %llu", (unsigned long long)co.rows);
     strbuf_free(&co.line);

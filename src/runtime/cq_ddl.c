@@ -86,14 +86,14 @@ static void start_one(const CatRelation *rel, void *arg)
     sl_error_clear(&err);
 }
 
-CqRuntime *rt_cq_init(uv_loop_t *loop, Pool *engine)
+CqRuntime *rt_cq_init(Runtime *rt)
 {
-    CqRuntime *cq = cq_runtime_init(loop, engine, rt_catalog(), rt_state());
+    CqRuntime *cq = cq_runtime_init(&rt->loop, rt->engine, rt->cat, rt->st);
     cq_set_check(cq, rt_cq_privileges);
-    ExFnHooks hooks = rt_fn_hooks(rt_catalog());
+    ExFnHooks hooks = rt_fn_hooks(rt);
     cq_set_fn_hooks(cq, &hooks);
     g_cq = cq;
-    cat_foreach(rt_catalog(), start_one, cq);
+    cat_foreach(rt->cat, start_one, cq);
     return cq;
 }
 

@@ -3,6 +3,8 @@
  *
  *   rt_run_create   CREATE TABLE / STREAM / SINK [IF NOT EXISTS]
  *   rt_run_drop     DROP TABLE / STREAM / SINK [IF EXISTS] name, ...
+ *                   (both on the catalog and state store of the Runtime
+ *                   given: the statement's)
  *
  * The catalog (SQLite) holds a relation's definition, RocksDB its rows.
  * CREATE checks the WITH options, then writes the catalog entry -- with the
@@ -32,10 +34,10 @@
 #include <stdio.h>
 #include "source.h"
 
-int rt_run_create(const Query *q, SlError *err)
+int rt_run_create(Runtime *rt, const Query *q, SlError *err)
 {
-    Catalog *cat = rt_catalog();
-    StateStore *st = rt_state();
+    Catalog *cat = rt->cat;
+    StateStore *st = rt->st;
     const CatRelation *def = q->create;
     if (def->kind == REL_QUERY)
         return rt_cq_create(rt_cq_runtime(), q, err);
@@ -66,7 +68,7 @@ int rt_run_create(const Query *q, SlError *err)
         return -1;
     if (def->kind == REL_STREAM && ingest_validate(def, err) < 0)
         return -1;
-    if (def->kind == REL_STREAM && rt_connector_is(def, "kafka") && kafka_source_validate(def, err) < 0)
+    if (def->kind == REL_STREAM && rt_connector_is(def, "kafka") && kafka_source_validate(rt->kafka, def, err) < 0)
         return -1;
     if (def->kind == REL_SINK && sink_check(def, err) < 0)
         return -1;
@@ -86,7 +88,7 @@ int rt_run_create(const Query *q, SlError *err)
     for (int i = 0; i < n; i++)
         if (rel_purge(st, rels[i], err) < 0)
             return -1;
-    if (ingest_start(rels[0], err) < 0) {
+    if (ingest_start(rt, rels[0], err) < 0) {
         const char *names[2] = {rels[0]->name, n > 1 ? rels[1]->name : NULL};
         SlError ignore = {0};
         cat_drop_relations(cat, names, n, &ignore);
@@ -98,13 +100,13 @@ int rt_run_create(const Query *q, SlError *err)
 
 /* The dead-letter stream that goes with stream rel (named after it, made
  * for it, with its owner), or NULL. */
-static const CatRelation *dead_letters(const CatRelation *rel)
+static const CatRelation *dead_letters(Runtime *rt, const CatRelation *rel)
 {
     if (rel->kind != REL_STREAM)
         return NULL;
     char dn[512];
     snprintf(dn, sizeof(dn), "%s_dead_letters", rel->name);
-    const CatRelation *dead = cat_lookup(rt_catalog(), dn);
+    const CatRelation *dead = cat_lookup(rt->cat, dn);
     Arena b;
     arena_init(&b, 256);
     const char *of = dead ? ingest_dead_letters_of(&b, dead) : NULL;
@@ -117,10 +119,10 @@ static const CatRelation *dead_letters(const CatRelation *rel)
 /* CASCADE drops the continuous queries that use rel: each must be the
  * current role's (or the role a superuser), as DROP of it would need;
  * -1 with 42501 naming the first that is not. */
-static int check_cascade(const CatRelation *rel, SlError *err)
+static int check_cascade(Runtime *rt, const CatRelation *rel, SlError *err)
 {
     const char *name = rt_cq_dependent_not_owned(rt_cq_runtime(), rel, rt_current_role());
-    const CatRelation *cq = name ? cat_lookup(rt_catalog(), name) : NULL;
+    const CatRelation *cq = name ? cat_lookup(rt->cat, name) : NULL;
     if (cq == NULL || rt_check_owner(cq, err) == 0)
         return 0;
     sl_error_detail(err, "DROP ... CASCADE would drop continuous query %s, which depends on "
@@ -130,25 +132,24 @@ static int check_cascade(const CatRelation *rel, SlError *err)
 }
 
 /* Drops the continuous queries that read or write rel (CASCADE). */
-static int drop_dependents(const CatRelation *rel, SlError *err)
+static int drop_dependents(Runtime *rt, const CatRelation *rel, SlError *err)
 {
     const char *q;
     while ((q = rt_cq_dependent(rt_cq_runtime(), rel)) != NULL) {
-        const CatRelation *cq = cat_lookup(rt_catalog(), q);
+        const CatRelation *cq = cat_lookup(rt->cat, q);
         if (cq == NULL)
             break;
-        if (rt_cq_stop(rt_cq_runtime(), cq->name, err) < 0 ||
-            rel_purge(rt_state(), cq, err) < 0 ||
-            cat_drop_relation(rt_catalog(), cq->name, err) < 0)
+        if (rt_cq_stop(rt_cq_runtime(), cq->name, err) < 0 || rel_purge(rt->st, cq, err) < 0 ||
+            cat_drop_relation(rt->cat, cq->name, err) < 0)
             return -1;
     }
     return 0;
 }
 
-int rt_run_drop(const Query *q, SlError *err)
+int rt_run_drop(Runtime *rt, const Query *q, SlError *err)
 {
-    Catalog *cat = rt_catalog();
-    StateStore *st = rt_state();
+    Catalog *cat = rt->cat;
+    StateStore *st = rt->st;
     bool stream = q->drop_kind == OBJECT_STREAM, query = q->drop_kind == OBJECT_QUERY;
     bool sink = q->drop_kind == OBJECT_SINK;
     const char *noun = stream ? "stream" : query ? "continuous query" : sink ? "sink" : "table";
@@ -177,9 +178,9 @@ int rt_run_drop(const Query *q, SlError *err)
          * queries CASCADE would drop with it. */
         if (rt_check_owner(rel, err) < 0)
             return -1;
-        const CatRelation *dead = dead_letters(rel);
+        const CatRelation *dead = dead_letters(rt, rel);
         if (q->cascade && rel->kind != REL_QUERY &&
-            (check_cascade(rel, err) < 0 || (dead && check_cascade(dead, err) < 0)))
+            (check_cascade(rt, rel, err) < 0 || (dead && check_cascade(rt, dead, err) < 0)))
             return -1;
     }
     /* A dead-letter stream goes with its stream, not alone. */
@@ -205,7 +206,7 @@ int rt_run_drop(const Query *q, SlError *err)
      * (2BP01), unless CASCADE: then those queries go first. */
     for (int i = 0; i < q->ndrop && !q->cascade; i++) {
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
-        const CatRelation *dead = rel ? dead_letters(rel) : NULL;
+        const CatRelation *dead = rel ? dead_letters(rt, rel) : NULL;
         if (rel != NULL && rel->kind != REL_QUERY &&
             (rt_cq_check_drop(rt_cq_runtime(), rel, err) < 0 ||
              (dead && rt_cq_check_drop(rt_cq_runtime(), dead, err) < 0)))
@@ -215,17 +216,17 @@ int rt_run_drop(const Query *q, SlError *err)
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
         if (rel == NULL)
             continue;
-        if (rel->kind != REL_QUERY && q->cascade && drop_dependents(rel, err) < 0)
+        if (rel->kind != REL_QUERY && q->cascade && drop_dependents(rt, rel, err) < 0)
             return -1;
         if (rel->kind == REL_QUERY && rt_cq_stop(rt_cq_runtime(), rel->name, err) < 0)
             return -1;
         const char *names[2] = {rel->name, NULL};
         int n = 1;
-        const CatRelation *dead = dead_letters(rel);
-        if (dead != NULL && q->cascade && drop_dependents(dead, err) < 0)
+        const CatRelation *dead = dead_letters(rt, rel);
+        if (dead != NULL && q->cascade && drop_dependents(rt, dead, err) < 0)
             return -1;
         if (rel->kind == REL_STREAM)
-            ingest_stop(rel);
+            ingest_stop(rt, rel);
         if (dead != NULL)
             names[n++] = dead->name;
         if (rel_purge(st, rel, err) < 0 || (dead && rel_purge(st, dead, err) < 0) ||

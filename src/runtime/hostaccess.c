@@ -1,15 +1,19 @@
 /*
  * hostaccess.c -- what a role may reach on the server host through a
  * connector: the files of the files connector and files sink, and (through
- * kafka_set_owner_check) the librdkafka properties that read or run
+ * the Runtime's KafkaPolicy) the librdkafka properties that read or run
  * something there.  See docs/operations.md, "Files root", and
  * shared/design.md, "Security model".
  *
  *   rt_host_init          the files root and the data directory, resolved
- *                         once at start-up; registers the Kafka owner check
- *                         and the brokers non-superusers may name
+ *                         once at start-up into rt->host; the Runtime's
+ *                         KafkaPolicy (rt->kafka: its owner check and the
+ *                         brokers non-superusers may name)
  *   rt_host_free
  *   rt_role_is_superuser  whether a role is a superuser now (any thread)
+ *   rt_kafka_policy       the KafkaPolicy of the Runtime rt_init was given,
+ *                         for the engine's files that open Kafka sources
+ *                         and sinks without a Runtime yet
  *   rt_files_resolve      a files connector's or sink's directory, resolved
  *                         (symlinks followed) and checked for its owner
  *   rt_files_check_fd     an opened file, checked where it really is
@@ -32,7 +36,10 @@
  * file they open (rt_files_check_fd, by /proc/self/fd: where the open
  * really landed, whatever was swapped in between).
  *
- * The two paths are set once before the loop runs and only read after.
+ * The two paths are the Runtime's (rt->host, runtime.h), set once before
+ * the loop runs and only read after.  The checks are called by files that
+ * get no Runtime yet (sink_files.c, ingest.c's rounds), so they read the
+ * Runtime rt_init was given (rt_runtime, runtime_int.h).
  */
 #include "runtime_int.h"
 
@@ -44,16 +51,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static char *g_files_root;      /* resolved, or NULL: none */
-static char *g_data_dir;        /* resolved, or NULL: unknown */
-
-bool rt_role_is_superuser(uint32_t oid)
+/* Whether role oid is a superuser now in cat (any thread). */
+static bool is_superuser(Catalog *cat, uint32_t oid)
 {
     /* the bootstrap role owns what internal work creates, and always keeps
      * SUPERUSER (roles.c refuses to take it away) */
     if (oid == CAT_BOOTSTRAP_ROLE_OID)
         return true;
-    Catalog *cat = rt_catalog();
     if (cat == NULL)
         return false;
     cat_read_lock(cat);
@@ -63,16 +67,33 @@ bool rt_role_is_superuser(uint32_t oid)
     return super;
 }
 
-int rt_host_init(const char *files_root, const char *data_dir, const char *kafka_hosts,
-                 SlError *err)
+bool rt_role_is_superuser(uint32_t oid)
+{
+    return is_superuser(rt_catalog(), oid);
+}
+
+/* The KafkaPolicy's owner check: arg is the Runtime. */
+static bool kafka_owner_cb(void *arg, uint32_t owner)
+{
+    return is_superuser(((Runtime *)arg)->cat, owner);
+}
+
+const KafkaPolicy *rt_kafka_policy(void)
+{
+    Runtime *rt = rt_runtime();
+    return rt != NULL ? rt->kafka : NULL;
+}
+
+int rt_host_init(Runtime *rt, const char *files_root, const char *data_dir,
+                 const char *kafka_hosts, SlError *err)
 {
     char buf[PATH_MAX];
-    rt_host_free();
+    rt_host_free(rt);
     if (files_root != NULL && files_root[0] != '\0') {
         if (realpath(files_root, buf) == NULL)
             return sl_error(err, ERRCODE_UNDEFINED_FILE, "files root \"%s\": %s", files_root,
                             strerror(errno));
-        g_files_root = sl_strdup(buf);
+        rt->host.files_root = sl_strdup(buf);
     }
     /* fail closed: without the data directory resolved its guard would be
      * off, so a server that cannot resolve it does not start */
@@ -80,18 +101,31 @@ int rt_host_init(const char *files_root, const char *data_dir, const char *kafka
         realpath(data_dir, buf) == NULL)
         return sl_error(err, ERRCODE_UNDEFINED_FILE, "data directory \"%s\": %s",
                         data_dir ? data_dir : "", data_dir ? strerror(errno) : "not given");
-    g_data_dir = sl_strdup(buf);
-    kafka_set_owner_check(rt_role_is_superuser);
-    kafka_set_allowed_hosts(kafka_hosts);
+    rt->host.data_dir = sl_strdup(buf);
+    rt->kafka = kafka_policy_new(kafka_hosts, kafka_owner_cb, rt);
     return 0;
 }
 
-void rt_host_free(void)
+void rt_host_free(Runtime *rt)
 {
-    sl_free(g_files_root);
-    sl_free(g_data_dir);
-    g_files_root = g_data_dir = NULL;
-    kafka_set_allowed_hosts(NULL);
+    sl_free(rt->host.files_root);
+    sl_free(rt->host.data_dir);
+    rt->host.files_root = rt->host.data_dir = NULL;
+    kafka_policy_unref(rt->kafka);
+    rt->kafka = NULL;
+}
+
+/* The two paths of the Runtime rt_init was given (none before: every path
+ * is refused). */
+typedef struct HostPaths {
+    const char *files_root, *data_dir;
+} HostPaths;
+
+static HostPaths host_paths(void)
+{
+    const Runtime *rt = rt_runtime();
+    return rt != NULL ? (HostPaths){rt->host.files_root, rt->host.data_dir}
+                      : (HostPaths){NULL, NULL};
 }
 
 /* Is path (resolved) dir itself or below it? */
@@ -118,26 +152,26 @@ static int no_root(SlError *err, const char *what, const char *shown)
     return -1;
 }
 
-static int outside_root(SlError *err, const char *what, const char *shown)
+static int outside_root(const HostPaths *h, SlError *err, const char *what, const char *shown)
 {
     denied(err, what, shown, "it is outside the files root");
     sl_error_hint(err, "A non-superuser may use only paths below the files root \"%s\".",
-                  g_files_root);
+                  h->files_root);
     return -1;
 }
 
 /* The containment rules for a resolved path: for an owner that is not a
  * superuser the files root first, so that it learns nothing of a path
  * outside the root (not even that it is the data directory). */
-static int check_resolved(const char *real, const char *what, const char *shown, uint32_t owner,
-                          SlError *err)
+static int check_resolved(const HostPaths *h, const char *real, const char *what,
+                          const char *shown, uint32_t owner, SlError *err)
 {
     bool super = rt_role_is_superuser(owner);
-    if (!super && g_files_root == NULL)
+    if (!super && h->files_root == NULL)
         return no_root(err, what, shown);
-    if (!super && !inside(real, g_files_root))
-        return outside_root(err, what, shown);
-    if (g_data_dir == NULL || inside(real, g_data_dir)) {
+    if (!super && !inside(real, h->files_root))
+        return outside_root(h, err, what, shown);
+    if (h->data_dir == NULL || inside(real, h->data_dir)) {
         denied(err, what, shown, "it is inside the server's data directory");
         sl_error_hint(err, "No connector reads or writes the data directory, not even a "
                            "superuser's.");
@@ -158,6 +192,7 @@ static bool has_dotdot(const char *path)
 int rt_files_resolve(const char *path, const char *what, uint32_t owner, char *out,
                      bool *exists, SlError *err)
 {
+    HostPaths h = host_paths();
     if (has_dotdot(path)) {
         denied(err, what, path, "a path may not contain \"..\"");
         sl_error_hint(err, "Give the directory without \"..\" components.");
@@ -174,7 +209,7 @@ int rt_files_resolve(const char *path, const char *what, uint32_t owner, char *o
     /* an owner that is not a superuser learns nothing about the host's
      * paths: without a files root it is refused before any look-up */
     bool super = rt_role_is_superuser(owner);
-    if (!super && g_files_root == NULL)
+    if (!super && h.files_root == NULL)
         return no_root(err, what, path);
     /* realpath() of the longest existing prefix; the rest cannot be a
      * symlink, since it does not exist yet */
@@ -191,13 +226,13 @@ int rt_files_resolve(const char *path, const char *what, uint32_t owner, char *o
         /* why a prefix outside the root does not resolve (a loop, a
          * permission) is the host's business: the same refusal as any path
          * outside it */
-        bool hidden = r == NULL && !super && !inside(cut == 0 ? "/" : abs, g_files_root);
+        bool hidden = r == NULL && !super && !inside(cut == 0 ? "/" : abs, h.files_root);
         abs[cut] = c;
         if (r != NULL)
             break;
         if (e != ENOENT && e != ENOTDIR) {
             if (hidden)
-                return outside_root(err, what, path);
+                return outside_root(&h, err, what, path);
             return sl_error(err, ERRCODE_IO_ERROR, "cannot resolve path \"%s\": %s", path,
                             strerror(e));
         }
@@ -225,7 +260,7 @@ int rt_files_resolve(const char *path, const char *what, uint32_t owner, char *o
         }
         s += k;
     }
-    return check_resolved(out, what, path, owner, err);
+    return check_resolved(&h, out, what, path, owner, err);
 }
 
 int rt_files_check_fd(int fd, const char *what, const char *shown, uint32_t owner, SlError *err)
@@ -237,5 +272,6 @@ int rt_files_check_fd(int fd, const char *what, const char *shown, uint32_t owne
         return sl_error(err, ERRCODE_IO_ERROR, "cannot tell where \"%s\" is: %s", shown,
                         strerror(errno));
     real[n] = '\0';
-    return check_resolved(real, what, shown, owner, err);
+    HostPaths h = host_paths();
+    return check_resolved(&h, real, what, shown, owner, err);
 }

@@ -33,6 +33,9 @@
  *
  * The worker owns the file positions while a round is in flight; the
  * counters readers see are copied under a mutex at the end of each round.
+ * The registry is the Runtime's (runtime.h: Runtime.ingest, its list of
+ * ingesters and that mutex); each Ingester carries its Runtime (its loop,
+ * engine pool and stores), so nothing here is global.
  */
 #include "runtime_int.h"
 
@@ -74,6 +77,7 @@ typedef struct FileProg {
 typedef struct Ingester Ingester;
 struct Ingester {
     Ingester          *next;
+    Runtime           *rt;          /* its loop, pool, stores, registry */
     const CatRelation *rel;         /* referenced */
     const CatRelation *dead;        /* its dead-letter stream, referenced; or NULL */
     Arena              arena;       /* options, spec */
@@ -93,17 +97,11 @@ struct Ingester {
     FileProg          *fp;
     int                nfp, capfp;
     int64_t            last_retention_us;
-    /* under g_mu: what readers see */
+    /* under rt->ingest.mu: what readers see */
     IngestStats        stats;
     char              *error;
 };
 
-static uv_loop_t      *g_loop;
-static Pool           *g_pool;          /* the engine's */
-static Catalog        *g_cat;
-static StateStore     *g_st;
-static Ingester       *g_list;
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static int64_t wall_us(void)
 {
@@ -359,7 +357,7 @@ static int prog_load(Ingester *g, SlError *err)
 {
     uint8_t p[5] = {'F'};
     put_be32(p + 1, g->rel->oid);
-    StateScan *s = state_scan_open(g_st, p, sizeof(p));
+    StateScan *s = state_scan_open(g->rt->st, p, sizeof(p));
     const void *key, *val;
     size_t klen, vlen;
     while (state_scan_next(s, &key, &klen, &val, &vlen)) {
@@ -569,7 +567,7 @@ static int flush_round(Ingester *g, RoundBuf *rb, SlError *err)
             apps[napps++] = (StreamAppend){g->dead, (const Batch *const *)rb->dead, rb->ndead,
                                            NULL, 0};
         SLUICE_FAULT("ingest_before_commit");
-        rc = stream_append_many(g_st, apps, napps, rb->with, err);
+        rc = stream_append_many(g->rt->st, apps, napps, rb->with, err);
         for (int i = 0; rc == 0 && i < rb->nnext; i++) {
             FileProg *f = prog_find(g, rb->next[i].name, false);
             if (f != NULL)
@@ -715,10 +713,10 @@ static int64_t ingest_file(Ingester *g, RoundBuf *rb, FileProg *f, int64_t budge
         if (rc == 0)
             rc = flush_round(g, rb, err);
         if (rc == 0) {
-            pthread_mutex_lock(&g_mu);
+            pthread_mutex_lock(&g->rt->ingest.mu);
             sl_free(g->error);
             g->error = why;
-            pthread_mutex_unlock(&g_mu);
+            pthread_mutex_unlock(&g->rt->ingest.mu);
             why = NULL;
             rc = -2;
         }
@@ -779,16 +777,16 @@ static void retention_round(Ingester *g, SlError *err)
     g->last_retention_us = now;
     StreamRetained r;
     int64_t keep_after = g->retention_us > 0 ? now - g->retention_us : 0;
-    if (stream_retain(g_st, g->rel, keep_after, g->retention_bytes, &r, err) < 0)
+    if (stream_retain(g->rt->st, g->rel, keep_after, g->retention_bytes, &r, err) < 0)
         return;
     if (r.chunks == 0)
         return;
     SLUICE_FAULT("retention_after_delete");
-    pthread_mutex_lock(&g_mu);
+    pthread_mutex_lock(&g->rt->ingest.mu);
     g->stats.retained_chunks += r.chunks;
     g->stats.retained_rows += r.rows;
     g->stats.retained_bytes += r.bytes;
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&g->rt->ingest.mu);
 }
 
 typedef struct Round {
@@ -802,9 +800,9 @@ static void work_cb(PoolWork *w)
     Ingester *g = r->g;
     g->more = false;
     bool failed;
-    pthread_mutex_lock(&g_mu);
+    pthread_mutex_lock(&g->rt->ingest.mu);
     failed = g->error != NULL;
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&g->rt->ingest.mu);
     if (g->files && !failed)
         files_round(g, &r->err);
     if ((g->retention_us > 0 || g->retention_bytes > 0) && r->err.message == NULL)
@@ -818,14 +816,14 @@ static void work_cb(PoolWork *w)
         s.dead_letters += g->fp[i].dead;
         s.skipped += g->fp[i].skipped;
     }
-    pthread_mutex_lock(&g_mu);
+    pthread_mutex_lock(&g->rt->ingest.mu);
     g->stats.files = g->nfp;
     g->stats.bytes = s.bytes;
     g->stats.records = s.records;
     g->stats.rows = s.rows;
     g->stats.dead_letters = s.dead_letters;
     g->stats.skipped = s.skipped;
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&g->rt->ingest.mu);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -868,9 +866,9 @@ static void after_work_cb(PoolWork *w)
                log_value(g->rel->name), log_quote(r->err.message));
     sl_error_clear(&r->err);
     sl_free(r);
-    pthread_mutex_lock(&g_mu);
+    pthread_mutex_lock(&g->rt->ingest.mu);
     bool failed = g->error != NULL && !g->failure_logged;
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&g->rt->ingest.mu);
     if (failed) {
         g->failure_logged = true;
         sl_log(LOG_ERROR, "stream ingestion failed", "stream=%s error=\"%s\"",
@@ -892,7 +890,7 @@ static void launch(Ingester *g)
     r->g = g;
     g->work.data = r;
     g->in_flight = true;
-    pool_submit(g_pool, &g->work, work_cb, after_work_cb);
+    pool_submit(g->rt->engine, &g->work, work_cb, after_work_cb);
 }
 
 static void timer_cb(uv_timer_t *t)
@@ -900,19 +898,21 @@ static void timer_cb(uv_timer_t *t)
     launch(t->data);
 }
 
-static Ingester *find(uint32_t oid)
+static Ingester *find(Runtime *rt, uint32_t oid)
 {
-    for (Ingester *g = g_list; g != NULL; g = g->next)
+    for (Ingester *g = rt->ingest.list; g != NULL; g = g->next)
         if (g->rel->oid == oid)
             return g;
     return NULL;
 }
 
-int ingest_start(const CatRelation *rel, SlError *err)
+int ingest_start(Runtime *rt, const CatRelation *rel, SlError *err)
 {
-    if (g_loop == NULL || rel->kind != REL_STREAM || find(rel->oid) != NULL || reads_kafka(rel))
+    if (!rt->ingest.open || rel->kind != REL_STREAM || find(rt, rel->oid) != NULL ||
+        reads_kafka(rel))
         return 0;
     Ingester *g = sl_calloc(1, sizeof(Ingester));
+    g->rt = rt;
     arena_init(&g->arena, 2048);
     if (read_options(g, rel, err) < 0) {
         arena_destroy(&g->arena);
@@ -928,7 +928,7 @@ int ingest_start(const CatRelation *rel, SlError *err)
     cat_relation_ref(rel);
     if (ingest_has_dead_letters(rel)) {
         const char *dn = arena_printf(&g->arena, "%s_dead_letters", rel->name);
-        const CatRelation *d = cat_lookup(g_cat, dn);
+        const CatRelation *d = cat_lookup(rt->cat, dn);
         if (d != NULL && d->kind == REL_STREAM && d->ncols == 5) {
             g->dead = d;
             cat_relation_ref(d);
@@ -936,26 +936,26 @@ int ingest_start(const CatRelation *rel, SlError *err)
     }
     g->stats.stream = rel->name;
     g->stats.status = "running";
-    uv_timer_init(g_loop, &g->timer);
+    uv_timer_init(&rt->loop, &g->timer);
     g->timer.data = g;
     int64_t every = g->files ? g->poll_ms : RETENTION_EVERY_US / 1000;
     uv_timer_start(&g->timer, timer_cb, 0, (uint64_t)every);
-    pthread_mutex_lock(&g_mu);
-    g->next = g_list;
-    g_list = g;
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_lock(&g->rt->ingest.mu);
+    g->next = rt->ingest.list;
+    rt->ingest.list = g;
+    pthread_mutex_unlock(&g->rt->ingest.mu);
     return 0;
 }
 
-void ingest_stop(const CatRelation *rel)
+void ingest_stop(Runtime *rt, const CatRelation *rel)
 {
-    for (Ingester **p = &g_list; *p != NULL; p = &(*p)->next) {
+    for (Ingester **p = &rt->ingest.list; *p != NULL; p = &(*p)->next) {
         Ingester *g = *p;
         if (g->rel->oid != rel->oid)
             continue;
-        pthread_mutex_lock(&g_mu);
+        pthread_mutex_lock(&g->rt->ingest.mu);
         *p = g->next;
-        pthread_mutex_unlock(&g_mu);
+        pthread_mutex_unlock(&g->rt->ingest.mu);
         g->stopping = true;
         uv_timer_stop(&g->timer);
         maybe_release(g);
@@ -965,9 +965,8 @@ void ingest_stop(const CatRelation *rel)
 
 static void start_cb(const CatRelation *rel, void *arg)
 {
-    SL_UNUSED(arg);
     SlError err = {0};
-    if (rel->kind == REL_STREAM && ingest_start(rel, &err) < 0)
+    if (rel->kind == REL_STREAM && ingest_start(arg, rel, &err) < 0)
         sl_log(LOG_ERROR, "cannot start ingestion", "stream=%s error=\"%s\"",
                log_value(rel->name), log_quote(err.message));
     sl_error_clear(&err);
@@ -980,12 +979,15 @@ static void fill(const Ingester *g, IngestStats *out)
     out->error = g->error;
 }
 
-/* sluice_stream_stat() and friends (functions/streamfuncs.c): any thread. */
+/* sluice_stream_stat() and friends (functions/streamfuncs.c): any thread.
+ * arg is ExFnHooks.stream_arg: the Runtime whose ingesters it reads. */
 int ingest_stats_by_name(void *arg, const char *name, size_t len, IngestStats *out, Arena *a)
 {
-    SL_UNUSED(arg);
-    pthread_mutex_lock(&g_mu);
-    Ingester *g = g_list;
+    Runtime *rt = arg;
+    if (rt == NULL)
+        return 0;
+    pthread_mutex_lock(&rt->ingest.mu);
+    Ingester *g = rt->ingest.list;
     while (g != NULL && (strlen(g->rel->name) != len || memcmp(g->rel->name, name, len) != 0))
         g = g->next;
     if (g != NULL) {
@@ -993,34 +995,32 @@ int ingest_stats_by_name(void *arg, const char *name, size_t len, IngestStats *o
         out->stream = arena_strdup(a, out->stream);
         out->error = out->error ? arena_strdup(a, out->error) : NULL;
     }
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&rt->ingest.mu);
     return g != NULL;
 }
 
-int ingest_init(uv_loop_t *loop, Pool *engine, Catalog *cat, StateStore *st)
+int ingest_init(Runtime *rt)
 {
-    g_pool = engine;
-    g_loop = loop;
-    g_cat = cat;
-    g_st = st;
-    cat_foreach(cat, start_cb, NULL);
+    rt->ingest.open = true;
+    cat_foreach(rt->cat, start_cb, rt);
     return 0;
 }
 
-void ingest_close(void)
+void ingest_close(Runtime *rt)
 {
-    while (g_list != NULL)
-        ingest_stop(g_list->rel);
-    g_loop = NULL;
-    g_pool = NULL;
+    while (rt->ingest.list != NULL)
+        ingest_stop(rt, rt->ingest.list->rel);
+    rt->ingest.open = false;
 }
 
-int ingest_check_readable(const CatRelation *rel, SlError *err)
+int ingest_check_readable(Runtime *rt, const CatRelation *rel, SlError *err)
 {
-    pthread_mutex_lock(&g_mu);
-    Ingester *g = find(rel->oid);
+    if (rt == NULL)
+        return 0;
+    pthread_mutex_lock(&rt->ingest.mu);
+    Ingester *g = find(rt, rel->oid);
     char *why = g && g->error ? sl_strdup(g->error) : NULL;
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&rt->ingest.mu);
     if (why == NULL)
         return 0;
     sl_error(err, ERRCODE_INVALID_TEXT_REPRESENTATION,
@@ -1033,23 +1033,23 @@ int ingest_check_readable(const CatRelation *rel, SlError *err)
     return -1;
 }
 
-int ingest_stats(uint32_t oid, IngestStats *out)
+int ingest_stats(Runtime *rt, uint32_t oid, IngestStats *out)
 {
-    pthread_mutex_lock(&g_mu);
-    Ingester *g = find(oid);
+    pthread_mutex_lock(&rt->ingest.mu);
+    Ingester *g = find(rt, oid);
     if (g != NULL)
         fill(g, out);
-    pthread_mutex_unlock(&g_mu);
+    pthread_mutex_unlock(&rt->ingest.mu);
     return g != NULL;
 }
 
-void ingest_foreach(void (*fn)(const IngestStats *s, void *arg), void *arg)
+void ingest_foreach(Runtime *rt, void (*fn)(const IngestStats *s, void *arg), void *arg)
 {
-    for (Ingester *g = g_list; g != NULL; g = g->next) {
+    for (Ingester *g = rt->ingest.list; g != NULL; g = g->next) {
         IngestStats s;
-        pthread_mutex_lock(&g_mu);
+        pthread_mutex_lock(&g->rt->ingest.mu);
         fill(g, &s);
-        pthread_mutex_unlock(&g_mu);
+        pthread_mutex_unlock(&g->rt->ingest.mu);
         fn(&s, arg);
     }
 }

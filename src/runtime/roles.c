@@ -53,9 +53,6 @@
 #include <strings.h>
 
 static _Thread_local uint32_t t_role;
-/* Whether md5 password hashes are made and kept: set at start on the loop
- * (rt_roles_md5), before any statement runs. */
-static bool g_keep_md5;
 
 void rt_set_role(uint32_t role_oid)
 {
@@ -130,9 +127,9 @@ int rt_check_owner(const CatRelation *rel, SlError *err)
                     kind_noun(rel->kind), rel->name);
 }
 
-int rt_subscribe_check(const char *name, uint32_t role, SlError *err)
+int rt_subscribe_check(Runtime *rt, const char *name, uint32_t role, SlError *err)
 {
-    Catalog *cat = rt_catalog();
+    Catalog *cat = rt != NULL ? rt->cat : NULL;
     const CatRelation *rel = cat ? cat_lookup(cat, name) : NULL;
     if (role == 0 || rel == NULL)
         return 0;
@@ -348,9 +345,9 @@ static int check(Catalog *cat, const Query *q, const Query *deps, SlError *err)
     }
 }
 
-int rt_check_query(const Query *q, SlError *err)
+int rt_check_query(Runtime *rt, const Query *q, SlError *err)
 {
-    Catalog *cat = rt_catalog();
+    Catalog *cat = rt != NULL ? rt->cat : NULL;
     if (t_role == 0 || cat == NULL)
         return 0;
     /* The session's role was dropped by another session since it logged
@@ -366,9 +363,10 @@ int rt_check_query(const Query *q, SlError *err)
 /* ---------------------------------------------------------------------- */
 /* Login and authentication                                                */
 
-int rt_role_login(const char *name, uint32_t *oid, bool *superuser, SlError *err)
+int rt_role_login(Runtime *rt, const char *name, uint32_t *oid, bool *superuser,
+                  SlError *err)
 {
-    Catalog *cat = rt_catalog();
+    Catalog *cat = rt != NULL ? rt->cat : NULL;
     *oid = 0;
     *superuser = true;
     if (cat == NULL)
@@ -414,10 +412,10 @@ static void md5_role_cb(const CatRole *r, void *arg)
     m->oids[m->n++] = r->oid;
 }
 
-int rt_roles_md5(bool keep, SlError *err)
+int rt_roles_md5(Runtime *rt, bool keep, SlError *err)
 {
-    Catalog *cat = rt_catalog();
-    g_keep_md5 = keep;
+    Catalog *cat = rt->cat;
+    rt->host.keep_md5 = keep;
     if (keep || cat == NULL)
         return 0;
     /* collected first: an update changes the roles being visited */
@@ -450,9 +448,9 @@ int rt_roles_md5(bool keep, SlError *err)
     return rc;
 }
 
-RtSecret rt_role_secret(const char *name, char **scram, char **md5)
+RtSecret rt_role_secret(Runtime *rt, const char *name, char **scram, char **md5)
 {
-    Catalog *cat = rt_catalog();
+    Catalog *cat = rt != NULL ? rt->cat : NULL;
     *scram = *md5 = NULL;
     const CatRole *r = cat ? cat_role_lookup(cat, name) : NULL;
     if (r == NULL || (r->password == NULL && r->password_md5 == NULL))
@@ -491,7 +489,8 @@ static bool is_md5_hash(const char *s)
 
 /* Sets def's password fields from what was given (NULL: none).  The
  * strings live in arena a. */
-static void set_password(Arena *a, CatRole *def, const char *name, const char *pw)
+static void set_password(Arena *a, CatRole *def, const char *name, const char *pw,
+                         bool keep_md5)
 {
     def->password = def->password_md5 = NULL;
     if (pw == NULL || *pw == '\0')
@@ -514,7 +513,7 @@ static void set_password(Arena *a, CatRole *def, const char *name, const char *p
     scram_secret_format(&sec, &b);
     def->password = arena_strndup(a, b.data, b.len);
     strbuf_free(&b);
-    if (g_keep_md5) {
+    if (keep_md5) {
         char hex[33];
         md5_password_hex(pw, name, hex);
         def->password_md5 = arena_printf(a, "md5%s", hex);
@@ -530,6 +529,7 @@ typedef struct RoleOpts {
     const char *password;       /* NULL: PASSWORD NULL */
     bool        valid_given;
     int64_t     valid_until;
+    bool        keep_md5;       /* the Runtime's host.keep_md5 (rt_roles_md5) */
 } RoleOpts;
 
 static const struct {
@@ -602,7 +602,7 @@ static int parse_role_opts(Arena *a, List *options, RoleOpts *o, SlError *err)
  * that logs in as it is. */
 static int check_password_form(const RoleOpts *o, SlError *err)
 {
-    if (!o->password_given || o->password == NULL || g_keep_md5 || !is_md5_hash(o->password))
+    if (!o->password_given || o->password == NULL || o->keep_md5 || !is_md5_hash(o->password))
         return 0;
     sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
              "a password given as an md5 hash cannot be stored: no hba rule uses md5");
@@ -625,7 +625,7 @@ static void apply_opts(Arena *a, CatRole *def, const RoleOpts *o)
     if (o->inherit >= 0)
         def->inherit = o->inherit;
     if (o->password_given)
-        set_password(a, def, def->name, o->password);
+        set_password(a, def, def->name, o->password, o->keep_md5);
     if (o->valid_given) {
         def->has_valid_until = true;
         def->valid_until = o->valid_until;
@@ -645,11 +645,12 @@ static int undefined_role(const char *name, SlError *err)
     return sl_error(err, ERRCODE_UNDEFINED_OBJECT, "role \"%s\" does not exist", name);
 }
 
-static int create_role(Catalog *cat, Arena *a, const RoleStmt *s, SlError *err)
+static int create_role(Catalog *cat, Arena *a, const RoleStmt *s, bool keep_md5, SlError *err)
 {
     RoleOpts o;
     if (parse_role_opts(a, s->options, &o, err) < 0)
         return -1;
+    o.keep_md5 = keep_md5;
     if (!may_create_roles(cat))
         return sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE, "permission denied to create role");
     if (check_password_form(&o, err) < 0)
@@ -666,11 +667,12 @@ static int create_role(Catalog *cat, Arena *a, const RoleStmt *s, SlError *err)
     return cat_role_create(cat, &def, NULL, err);
 }
 
-static int alter_role(Catalog *cat, Arena *a, const RoleStmt *s, SlError *err)
+static int alter_role(Catalog *cat, Arena *a, const RoleStmt *s, bool keep_md5, SlError *err)
 {
     RoleOpts o;
     if (parse_role_opts(a, s->options, &o, err) < 0)
         return -1;
+    o.keep_md5 = keep_md5;
     const CatRole *r = cat_role_lookup(cat, s->name);
     if (r == NULL)
         return undefined_role(s->name, err);
@@ -927,9 +929,9 @@ out:
     return rc;
 }
 
-int rt_run_role(const Query *q, SlError *err)
+int rt_run_role(Runtime *rt, const Query *q, SlError *err)
 {
-    Catalog *cat = rt_catalog();
+    Catalog *cat = rt->cat;
     if (q->ast->tag == T_GrantStmt)
         return run_grant(cat, (const GrantStmt *)q->ast, err);
     const RoleStmt *s = (const RoleStmt *)q->ast;
@@ -937,8 +939,8 @@ int rt_run_role(const Query *q, SlError *err)
     arena_init(&a, 4096);
     int rc;
     switch (s->kind) {
-    case ROLESTMT_CREATE: rc = create_role(cat, &a, s, err); break;
-    case ROLESTMT_ALTER:  rc = alter_role(cat, &a, s, err); break;
+    case ROLESTMT_CREATE: rc = create_role(cat, &a, s, rt->host.keep_md5, err); break;
+    case ROLESTMT_ALTER:  rc = alter_role(cat, &a, s, rt->host.keep_md5, err); break;
     case ROLESTMT_RENAME: rc = rename_role(cat, s, err); break;
     default:              rc = drop_roles(cat, s, err); break;
     }

@@ -1,9 +1,12 @@
 /*
  * runtime.c -- what the server hands statements to (see runtime.h).
  *
- *   rt_init, rt_shutdown   the catalog and state store statements use; the
- *                          system catalog made with them (syscat_create,
- *                          with the SysHooks the runtime answers)
+ *   rt_init, rt_shutdown   statements started on a Runtime's catalog and state
+ *                          store; the system catalog made with them
+ *                          (syscat_create, with the SysHooks the runtime
+ *                          answers, into rt->syscat)
+ *   rt_catalog, rt_state, rt_runtime   (runtime_int.h) the Runtime rt_init
+ *                          was given, for the callers that get none yet
  *   rt_ctx_hooks  a statement's ExCtx: the system relations' scan, the
  *                 system catalog its catalog functions read, and the
  *                 answers of the privilege and stream functions
@@ -37,8 +40,17 @@
  * the operators' are charged to it, and an error the budget caused is
  * reported as 53200, whatever noticed it first.
  *
- * Statements that read no relation (SELECT 1, SET, BEGIN) work without
- * rt_init(); the others fail with 55000 until it is called.  A prepared
+ * A Prepared keeps the Runtime it was prepared in (rt_prepare), and
+ * everything that runs it (rt_execute, rt_run_*, rt_copy_*) reaches the
+ * catalog, the state store and the modify lock through it, never through
+ * a global.  The one file-level pointer, g_rt, is the Runtime rt_init was
+ * given, kept only for what is not handed a Runtime yet: the engine's
+ * files (cq_ddl.c, source_kafka.c, through rt_catalog / rt_state) and the
+ * hooks and checks they and the lower floors call without an argument
+ * (roles.c's, hostaccess.c's); docs/architecture.md, "Process-wide state".
+ *
+ * Statements that read no relation (SELECT 1, SET, BEGIN) work without a
+ * catalog; the others fail with 55000.  A prepared
  * statement whose relations were dropped or recreated is analyzed again
  * when it runs.
  *
@@ -76,16 +88,15 @@ struct Prepared {
      * not the entry) */
     const CatRelation **dep_rels;
     const char        **dep_sqls;
+    Runtime           *rt;          /* where it was prepared, and runs */
 };
 
-static Catalog    *g_cat;
-static StateStore *g_st;
-/* The system catalog (syscat.h) over g_cat, from rt_init to rt_shutdown:
- * until the Runtime context holds it (docs/architecture.md, "Process-wide
- * state"), this file's one pointer to it. */
-static Syscat     *g_syscat;
+/* The Runtime rt_init was given, for the callers not handed one yet (the
+ * file's opening comment). */
+static Runtime *g_rt;
 
 /* What the system relations ask of the runtime (syscat.h). */
+/* arg: the Runtime (rt_init). */
 static int sys_check_select(void *arg, const CatRelation *rel, SlError *err)
 {
     SL_UNUSED(arg);
@@ -100,63 +111,81 @@ static struct CqRuntime *sys_cq_runtime(void *arg)
 
 static const SysHooks sys_hooks = {sys_check_select, sys_cq_runtime};
 
-int rt_init(Catalog *cat, StateStore *st)
+int rt_init(Runtime *rt)
 {
-    g_cat = cat;
-    g_st = st;
-    g_syscat = syscat_create(cat, &sys_hooks, NULL);
+    g_rt = rt;
+    rt->syscat = syscat_create(rt->cat, &sys_hooks, rt);
     return 0;
 }
 
-void rt_shutdown(void)
+void rt_shutdown(Runtime *rt)
 {
-    g_cat = NULL;
-    g_st = NULL;
-    syscat_destroy(g_syscat);
-    g_syscat = NULL;
+    if (g_rt == rt)
+        g_rt = NULL;
+    syscat_destroy(rt->syscat);
+    rt->syscat = NULL;
 }
 
-ExFnHooks rt_fn_hooks(Catalog *cat)
+ExFnHooks rt_fn_hooks(Runtime *rt)
 {
+    Catalog *cat = rt != NULL ? rt->cat : NULL;
     return (ExFnHooks){.acl = cat != NULL ? &rt_acl_hooks : NULL, .acl_arg = cat,
-                       .stream_stats = ingest_stats_by_name, .stream_arg = NULL};
+                       .stream_stats = ingest_stats_by_name, .stream_arg = rt};
 }
 
-void rt_ctx_hooks(ExCtx *cx)
+void rt_ctx_hooks(Runtime *rt, ExCtx *cx)
 {
     cx->system_scan = vrel_open;
-    cx->system_arg = g_syscat;
-    cx->hooks = rt_fn_hooks(g_cat);
+    cx->system_arg = rt != NULL ? rt->syscat : NULL;
+    cx->hooks = rt_fn_hooks(rt);
+}
+
+/* The system catalog of the Runtime rt_init was given (NULL before rt_init
+ * and after rt_shutdown): the server's sessions and main's settings reach
+ * it through these until they take the Runtime. */
+static Syscat *syscat_now(void)
+{
+    return g_rt != NULL ? g_rt->syscat : NULL;
 }
 
 /* The sessions and settings the server and main give the system catalog
  * (before rt_init and after rt_shutdown there is none: ignored). */
 void rt_session_set(const RtSession *s)
 {
-    if (g_syscat != NULL)
-        syscat_session_set(g_syscat, s);
+    if (syscat_now() != NULL)
+        syscat_session_set(syscat_now(), s);
 }
 
 const RtSession *rt_session_current(void)
 {
-    return syscat_session_current(g_syscat);
+    return syscat_session_current(syscat_now());
 }
 
 void rt_session_lister(rt_session_list_fn list, void *arg)
 {
-    if (g_syscat != NULL)
-        syscat_session_lister(g_syscat, list, arg);
+    if (syscat_now() != NULL)
+        syscat_session_lister(syscat_now(), list, arg);
 }
 
 void rt_setting_set(const char *name, const char *value, const char *description)
 {
-    if (g_syscat != NULL)
-        syscat_setting_set(g_syscat, name, value, description);
+    if (syscat_now() != NULL)
+        syscat_setting_set(syscat_now(), name, value, description);
+}
+
+Runtime *rt_runtime(void)
+{
+    return g_rt;
 }
 
 Catalog *rt_catalog(void)
 {
-    return g_cat;
+    return g_rt != NULL ? g_rt->cat : NULL;
+}
+
+StateStore *rt_state(void)
+{
+    return g_rt != NULL ? g_rt->st : NULL;
 }
 
 const Query *rt_prepared_query(const Prepared *p)
@@ -164,9 +193,20 @@ const Query *rt_prepared_query(const Prepared *p)
     return p->q;
 }
 
-StateStore *rt_state(void)
+Runtime *rt_prepared_runtime(const Prepared *p)
 {
-    return g_st;
+    return p->rt;
+}
+
+/* rt's catalog and state store, NULL without them. */
+static Catalog *cat_of(const Runtime *rt)
+{
+    return rt != NULL ? rt->cat : NULL;
+}
+
+static StateStore *st_of(const Runtime *rt)
+{
+    return rt != NULL ? rt->st : NULL;
 }
 
 static const CatRelation *lookup_cb(void *ctx, const char *name)
@@ -187,11 +227,12 @@ int rt_parse(Arena *a, const char *sql, size_t len, List **stmts, SlError *err)
     return sql_parse(a, sql, (int)len, stmts, err);
 }
 
-static int analyze(Arena *a, const char *sql, const RawStmt *raw, const SlType *param_types,
-                   int nparam_types, Query **q, SlError *err)
+static int analyze(const Runtime *rt, Arena *a, const char *sql, const RawStmt *raw,
+                   const SlType *param_types, int nparam_types, Query **q, SlError *err)
 {
-    SqlCatalog cat = {g_cat ? lookup_cb : NULL, g_cat, g_cat ? lookup_system_cb : NULL,
-                      g_syscat};
+    Catalog *c = cat_of(rt);
+    SqlCatalog cat = {c ? lookup_cb : NULL, c, c ? lookup_system_cb : NULL,
+                      rt != NULL ? rt->syscat : NULL};
     return sql_analyze_with(a, &cat, sql, raw, param_types, nparam_types, q, err);
 }
 
@@ -224,20 +265,22 @@ bool rt_subscribe_snapshot(const Prepared *p)
     return p->snapshot;
 }
 
-int rt_prepare(Arena *a, const char *sql, const RawStmt *raw, const SlType *param_types,
-               int nparam_types, Prepared **out, SlError *err)
+int rt_prepare(Runtime *rt, Arena *a, const char *sql, const RawStmt *raw,
+               const SlType *param_types, int nparam_types, Prepared **out, SlError *err)
 {
     Query *q;
-    if (analyze(a, sql, raw, param_types, nparam_types, &q, err) < 0)
+    Catalog *cat = cat_of(rt);
+    if (analyze(rt, a, sql, raw, param_types, nparam_types, &q, err) < 0)
         return -1;
     Prepared *p = ARENA_NEW(a, Prepared);
+    p->rt = rt;
     p->q = q;
     p->sql = sql;
     p->raw = raw;
     p->dep_rels = ARENA_ARRAY(a, const CatRelation *, q->ndeps ? q->ndeps : 1);
     p->dep_sqls = ARENA_ARRAY(a, const char *, q->ndeps ? q->ndeps : 1);
     for (int i = 0; i < q->ndeps; i++) {
-        const CatRelation *rel = g_cat ? cat_lookup(g_cat, q->dep_names[i]) : NULL;
+        const CatRelation *rel = cat ? cat_lookup(cat, q->dep_names[i]) : NULL;
         p->dep_rels[i] = rel;
         p->dep_sqls[i] = rel != NULL && rel->sql != NULL ? arena_strdup(a, rel->sql) : NULL;
     }
@@ -280,9 +323,10 @@ bool rt_returns_rows(const Prepared *p)
 static int current_query(const Prepared *p, Arena *work, const Query **out, SlError *err)
 {
     const Query *q = p->q;
+    Catalog *cat = cat_of(p->rt);
     bool stale = false;
     for (int i = 0; i < q->ndeps && !stale; i++) {
-        const CatRelation *rel = g_cat ? cat_lookup(g_cat, q->dep_names[i]) : NULL;
+        const CatRelation *rel = cat ? cat_lookup(cat, q->dep_names[i]) : NULL;
         stale = rel == NULL || rel->oid != q->dep_oids[i] || rel != p->dep_rels[i] ||
                 (rel->sql == NULL) != (p->dep_sqls[i] == NULL) ||
                 (rel->sql != NULL && strcmp(rel->sql, p->dep_sqls[i]) != 0);
@@ -292,7 +336,7 @@ static int current_query(const Prepared *p, Arena *work, const Query **out, SlEr
         return 0;
     }
     Query *nq;
-    if (analyze(work, p->sql, p->raw, q->param_types, q->nparams, &nq, err) < 0)
+    if (analyze(p->rt, work, p->sql, p->raw, q->param_types, q->nparams, &nq, err) < 0)
         return -1;
     bool same = nq->ntargets == q->ntargets && nq->nparams == q->nparams;
     for (int i = 0; same && i < q->ntargets; i++)
@@ -333,6 +377,7 @@ RtSetKind rt_setting(const Prepared *p, const char **name, const char **value, b
 static ExSource *rt_open_connector_scan(ExCtx *cx, const Plan *scan);
 
 struct RtRun {
+    Runtime     *rt;            /* the Prepared's */
     Arena        work;          /* the statement's memory */
     SlMemAccount *mem;          /* its budget: statement_mem (memacct.h) */
     const Query *q;             /* the query to run (re-analyzed if stale) */
@@ -352,14 +397,12 @@ struct RtRun {
 };
 
 /* INSERT / UPDATE / DELETE and COPY FROM into a table one at a time: a key
- * check and its write are not atomic against another session's. */
-static pthread_mutex_t modify_mu = PTHREAD_MUTEX_INITIALIZER;
-
-/* Takes modify_mu, waiting in slices of 20 ms so that a cancel or
+ * check and its write are not atomic against another session's.  Takes
+ * rt->modify_mu, waiting in slices of 20 ms so that a cancel or
  * statement_timeout of the waiting statement ends its wait (57014) while
  * another one holds the lock for long.  0, or -1 with err set.  Never on
  * the loop thread: the holder may run for long. */
-int rt_modify_lock(SlError *err)
+int rt_modify_lock(Runtime *rt, SlError *err)
 {
     for (;;) {
         struct timespec ts;
@@ -367,16 +410,16 @@ int rt_modify_lock(SlError *err)
         ts.tv_nsec += 20 * 1000 * 1000;
         ts.tv_sec += ts.tv_nsec / 1000000000L;
         ts.tv_nsec %= 1000000000L;
-        if (pthread_mutex_timedlock(&modify_mu, &ts) == 0)
+        if (pthread_mutex_timedlock(&rt->modify_mu, &ts) == 0)
             return 0;
         if (ex_check_interrupt(err) < 0)
             return -1;
     }
 }
 
-void rt_modify_unlock(void)
+void rt_modify_unlock(Runtime *rt)
 {
-    pthread_mutex_unlock(&modify_mu);
+    pthread_mutex_unlock(&rt->modify_mu);
 }
 
 bool rt_on_worker(const Prepared *p)
@@ -396,14 +439,16 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
                  SlError *err)
 {
     const Query *q = p->q;
+    Runtime *rt = p->rt;
     if (nparams != q->nparams)
         return sl_error(err, ERRCODE_PROTOCOL_VIOLATION,
                         "bind message supplies %d parameters, but prepared statement requires %d",
                         nparams, q->nparams);
-    if (q->kind == QUERY_MODIFY && (g_cat == NULL || g_st == NULL))
+    if (q->kind == QUERY_MODIFY && (cat_of(rt) == NULL || st_of(rt) == NULL))
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "no catalog is open: the runtime was not initialized (rt_init)");
     RtRun *r = sl_calloc(1, sizeof(RtRun));
+    r->rt = rt;
     arena_init(&r->work, 64 * 1024);
     r->mem = sl_mem_account_new(settings_statement_mem(settings_current()));
     arena_set_account(&r->work, r->mem);
@@ -416,7 +461,7 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
         rc = current_query(p, &r->work, &q, err);
     /* privileges are checked when the statement runs (roles.c) */
     if (rc == 0)
-        rc = rt_check_query(q, err);
+        rc = rt_check_query(rt, q, err);
     if (rc < 0) {
         arena_destroy(&r->work);
         sl_mem_account_unref(r->mem);
@@ -428,13 +473,13 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
     /* now() is the statement's start time in every operator, as PostgreSQL's
      * transaction time is (each statement commits on its own). */
     r->now = ex_clock_now();
-    r->cx = (ExCtx){.arena = &r->work, .err = &r->err, .st = g_st, .endable_scans = true,
+    r->cx = (ExCtx){.arena = &r->work, .err = &r->err, .st = st_of(rt), .endable_scans = true,
                     .params = r->params, .nparams = r->nparams, .now = r->now,
                     .open_scan = rt_open_connector_scan};
-    rt_ctx_hooks(&r->cx);
+    rt_ctx_hooks(rt, &r->cx);
     r->pinned = ARENA_ARRAY(&r->work, const CatRelation *, q->ndeps ? q->ndeps : 1);
-    for (int i = 0; i < q->ndeps && g_cat != NULL; i++) {
-        const CatRelation *rel = cat_lookup(g_cat, q->dep_names[i]);
+    for (int i = 0; i < q->ndeps && cat_of(rt) != NULL; i++) {
+        const CatRelation *rel = cat_lookup(rt->cat, q->dep_names[i]);
         if (rel != NULL) {
             cat_relation_ref(rel);
             r->pinned[r->npinned++] = rel;
@@ -458,7 +503,7 @@ static int run_step(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent,
     case QUERY_SELECT:
         if (!r->open) {
             r->open = true;
-            if (rt_cursor_open(q, cx, &r->cur) < 0)
+            if (rt_cursor_open(r->rt, q, cx, &r->cur) < 0)
                 return -1;
         }
         rc = rt_cursor_fetch(&r->cur, cx, sink, maxrows > 0 ? (uint64_t)maxrows : 0, sent);
@@ -483,11 +528,11 @@ static int run_step(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent,
                  * concurrent appends may share an fsync (group commit,
                  * relstore.h). */
                 bool serial = q->modify->rel->kind != REL_STREAM;
-                if (serial && rt_modify_lock(cx->err) < 0)
+                if (serial && rt_modify_lock(r->rt, cx->err) < 0)
                     return -1;
                 rc = rt_run_modify(q, cx, &hold, &rows);
                 if (serial)
-                    rt_modify_unlock();
+                    rt_modify_unlock(r->rt);
                 if (q->modify->kind == MODIFY_INSERT)
                     snprintf(r->tag, sizeof(r->tag), "INSERT 0 %llu", (unsigned long long)rows);
                 else
@@ -647,7 +692,7 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     case QUERY_DROP:
     case QUERY_ALTER_CQ:
     case QUERY_ROLE:
-        if (g_cat == NULL || g_st == NULL)
+        if (cat_of(p->rt) == NULL || st_of(p->rt) == NULL)
             return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                             "no catalog is open: the runtime was not initialized (rt_init)");
         break;
@@ -655,21 +700,21 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
         break;
     }
     /* privileges: a continuous query's sources and target (roles.c) */
-    if (rt_check_query(q, err) < 0)
+    if (rt_check_query(p->rt, q, err) < 0)
         return -1;
     int rc;
     switch (q->kind) {
     case QUERY_CREATE:
-        rc = rt_run_create(q, err);
+        rc = rt_run_create(p->rt, q, err);
         break;
     case QUERY_DROP:
-        rc = rt_run_drop(q, err);
+        rc = rt_run_drop(p->rt, q, err);
         break;
     case QUERY_ALTER_CQ:
         rc = rt_cq_alter(rt_cq_runtime(), q->drop_names[0], q->pause, err);
         break;
     case QUERY_ROLE:
-        rc = rt_run_role(q, err);
+        rc = rt_run_role(p->rt, q, err);
         break;
     default:
         rc = sl_error(err, ERRCODE_INTERNAL_ERROR, "unexpected statement kind %d", q->kind);

@@ -2,7 +2,10 @@
  * runtime_int.h -- what the files of src/runtime/ share for running
  * ordinary (non-continuous) statements.  Not for use outside the module.
  *
- *   rt_catalog, rt_state          what rt_init() was given (NULL before)
+ *   rt_runtime, rt_catalog, rt_state   the Runtime rt_init() was given and
+ *                                 its stores (NULL before), for the engine's
+ *                                 files and the argument-less hooks only
+ *   rt_prepared_query, rt_prepared_runtime   a Prepared's query and Runtime
  *   rt_ctx_hooks                  what a statement's ExCtx asks of the
  *                                 floors above: the system relations' scan,
  *                                 the system catalog, the functions' answers
@@ -36,41 +39,49 @@
 #include "sluice/runtime.h"
 #include "sluice/state.h"
 
+/* The Runtime rt_init() was given, and its catalog and state store (NULL
+ * before).  Only for what is not handed a Runtime yet: the engine's files
+ * (cq_ddl.c, source_kafka.c) and the checks they and the lower floors'
+ * hooks call without one (roles.c, hostaccess.c); everything that runs a
+ * Prepared reaches its own Runtime through it. */
+Runtime    *rt_runtime(void);
 Catalog    *rt_catalog(void);
 StateStore *rt_state(void);
-/* Sets in cx, a client statement's context, what its scans and functions
- * ask of the floors above (runtime.c): the system relations' scan and the
- * Syscat it and the catalog functions read (NULL before rt_init), and
- * rt_fn_hooks' answers. */
-void        rt_ctx_hooks(ExCtx *cx);
+/* Sets in cx, a client statement's context of rt, what its scans and
+ * functions ask of the floors above (runtime.c): the system relations'
+ * scan and the Syscat it and the catalog functions read (NULL before
+ * rt_init), and rt_fn_hooks' answers. */
+void        rt_ctx_hooks(Runtime *rt, ExCtx *cx);
 /* The answers of the functions that ask the runtime (expr.h's ExFnHooks):
- * the privilege functions over cat (roles.c's rt_acl_hooks; NULL cat:
- * 55000), the stream counters from the ingesters (ingest.c). */
-ExFnHooks   rt_fn_hooks(Catalog *cat);
-/* The analyzed statement of a prepared one. */
+ * the privilege functions over rt's catalog (roles.c's rt_acl_hooks; rt
+ * NULL: 55000), the stream counters from rt's ingesters (ingest.c). */
+ExFnHooks   rt_fn_hooks(Runtime *rt);
+/* The analyzed statement of a prepared one, and the Runtime it was
+ * prepared in (rt_prepare). */
 const Query *rt_prepared_query(const Prepared *p);
+Runtime     *rt_prepared_runtime(const Prepared *p);
 
-/* Deferred appends (append.c): may a statement leave its append to the
- * caller now (group commit mode, a loop to complete on)?  And one of
+/* Deferred appends (append.c): may a statement of rt leave its append to
+ * the caller now (group commit mode, a pool to run on)?  And one of
  * chunks (sl_malloc'ed, taken over) into rel. */
-bool      rt_append_can_defer(void);
+bool      rt_append_can_defer(const Runtime *rt);
 /* Is there a pool at all (a COPY's parts go there in either mode)? */
-bool      rt_append_can_run(void);
-RtAppend *rt_append_new(const CatRelation *rel, StrBuf *chunks, int nchunks);
+bool      rt_append_can_run(const Runtime *rt);
+RtAppend *rt_append_new(Runtime *rt, const CatRelation *rel, StrBuf *chunks, int nchunks);
 /* And (append.c) is there a pool to run one on; a COPY FROM into a table
  * whose input ended well (taken over: rt_copy_insert runs on the pool, and
  * the copy is freed after). */
-bool      rt_append_has_pool(void);
-RtAppend *rt_append_new_copy(RtCopy *cp);
+bool      rt_append_has_pool(const Runtime *rt);
+RtAppend *rt_append_new_copy(Runtime *rt, RtCopy *cp);
 /* The rows of a COPY FROM into a table, written as one INSERT under the
  * modify lock (copy.c; on a worker thread). */
 int       rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err);
 /* The lock that makes INSERT / UPDATE / DELETE and COPY FROM into tables
  * one at a time (runtime.c): waits (cancellable, 57014), never on the loop. */
-int       rt_modify_lock(SlError *err);
-void      rt_modify_unlock(void);
+int       rt_modify_lock(Runtime *rt, SlError *err);
+void      rt_modify_unlock(Runtime *rt);
 
-int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
+int rt_run_select(Runtime *rt, const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 /* A SELECT run a piece at a time (statement.c).  rt_cursor_fetch sends rows
  * until the end (returns 0), until maxrows rows went (maxrows > 0) or the
  * sink asked to pause (returns 1: call again for the rest), or -1 with
@@ -86,7 +97,7 @@ typedef struct RtCursor {
     const Batch **held;         /* rt_cursor_hold: the rows, made already */
     int          nheld, capheld, next_held;
 } RtCursor;
-int  rt_cursor_open(const Query *q, ExCtx *cx, RtCursor *cur);
+int  rt_cursor_open(Runtime *rt, const Query *q, ExCtx *cx, RtCursor *cur);
 /* A cursor over rows made already (EXPLAIN's, RETURNING's): rt_cursor_hold
  * is a ResultSink's batch_cb whose ctx is the cursor, keeping each batch
  * (its values must outlive the cursor) for rt_cursor_fetch. */
@@ -96,10 +107,10 @@ int  rt_cursor_fetch(RtCursor *cur, ExCtx *cx, ResultSink *sink, uint64_t maxrow
 void rt_cursor_close(RtCursor *cur);
 int rt_run_explain(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 int rt_run_modify(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
-int rt_run_create(const Query *q, SlError *err);
+int rt_run_create(Runtime *rt, const Query *q, SlError *err);
 /* Whether rel's connector option is `name` (ingest.c). */
 bool rt_connector_is(const CatRelation *rel, const char *name);
-int rt_run_drop(const Query *q, SlError *err);
+int rt_run_drop(Runtime *rt, const Query *q, SlError *err);
 /* Continuous queries' statements on registry cq (rt_cq_runtime() until the
  * Runtime context holds it); NULL or a closing registry: not running. */
 int rt_cq_create(CqRuntime *cq, const Query *q, SlError *err);
@@ -119,8 +130,8 @@ void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char
  * statement needs (42501 "permission denied for table x"); ownership of a
  * relation for DROP and ALTER (42501 "must be owner of ..."); the owner of
  * a relation made now (the current role, else the bootstrap superuser). */
-int      rt_run_role(const Query *q, SlError *err);
-int      rt_check_query(const Query *q, SlError *err);
+int      rt_run_role(Runtime *rt, const Query *q, SlError *err);
+int      rt_check_query(Runtime *rt, const Query *q, SlError *err);
 int      rt_check_owner(const CatRelation *rel, SlError *err);
 /* A continuous query's owner may still read every relation it reads and
  * write INTO its target and its late_rows stream (cq_check_fn, before each
@@ -142,6 +153,12 @@ extern const ExAclHooks rt_acl_hooks;
  * for a non-superuser; `what` names it in the message ("files sink
  * path").  And an opened file checked by where it really is. */
 bool rt_role_is_superuser(uint32_t oid);
+/* The KafkaPolicy of the Runtime rt_init was given (NULL before
+ * rt_host_init: nobody trusted, no broker allowed), for the engine's files
+ * that open Kafka sources and sinks without a Runtime yet (source_kafka.c,
+ * sink.c). */
+struct KafkaPolicy;
+const struct KafkaPolicy *rt_kafka_policy(void);
 int  rt_files_resolve(const char *path, const char *what, uint32_t owner, char *out,
                       bool *exists, SlError *err);
 int  rt_files_check_fd(int fd, const char *what, const char *shown, uint32_t owner,

@@ -7,6 +7,7 @@
  * and the Kafka sink keep their own commit protocols and fault points
  * behind it.
  */
+#include "runtime_int.h"
 #include "sink.h"
 
 #include "sink_files.h"
@@ -71,10 +72,15 @@ static int kafka_open(const CatRelation *sink, const CatRelation *query, const c
     (void)ncols;
     (void)manifest_mu;
     KafkaSink *k;
-    if (kafka_sink_open(sink, query, &k, err) < 0)
+    if (kafka_sink_open(rt_kafka_policy(), sink, query, &k, err) < 0)
         return -1;
     *out = k;
     return 0;
+}
+
+static int kafka_check(const CatRelation *def, SlError *err)
+{
+    return kafka_sink_validate(rt_kafka_policy(), def, err);
 }
 
 static int kafka_commit(void *impl, int64_t batch_id, const Batch *const *rows, int nb,
@@ -95,7 +101,7 @@ static void kafka_close(void *impl)
 
 static const SinkOps sink_ops[] = {
     {"files", false, files_check, files_open, files_commit, NULL, files_close},
-    {"kafka", true, kafka_sink_validate, kafka_open, kafka_commit, kafka_key, kafka_close},
+    {"kafka", true, kafka_check, kafka_open, kafka_commit, kafka_key, kafka_close},
 };
 
 static const SinkOps *ops_for(const CatRelation *def, SlError *err)

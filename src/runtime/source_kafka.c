@@ -32,7 +32,7 @@ static int ksrc_open(Source *src, const char *owner, SlError *err)
     const char *dname = arena_printf(&src->arena, "%s_dead_letters", src->rel->name);
     const CatRelation *dead = rt_catalog() ? cat_lookup(rt_catalog(), dname) : NULL;
     KafkaSource *ks;
-    if (kafka_source_open(src->st, src->rel, owner, dead, &ks, err) < 0)
+    if (kafka_source_open(rt_kafka_policy(), src->st, src->rel, owner, dead, &ks, err) < 0)
         return -1;
     src->impl = ks;
     return 0;

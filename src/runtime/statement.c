@@ -110,13 +110,13 @@ static int deliver(ResultSink *sink, const Batch *b, SlError *err)
     return rc < 0 ? -1 : rc > 0 ? 1 : 0;
 }
 
-int rt_cursor_open(const Query *q, ExCtx *cx, RtCursor *cur)
+int rt_cursor_open(Runtime *rt, const Query *q, ExCtx *cx, RtCursor *cur)
 {
     memset(cur, 0, sizeof(*cur));
     /* A stream whose ingestion failed (on_error = 'fail') says so. */
-    for (int i = 0; i < q->ndeps && rt_catalog() != NULL; i++) {
-        const CatRelation *rel = cat_lookup(rt_catalog(), q->dep_names[i]);
-        if (rel != NULL && rel->kind == REL_STREAM && ingest_check_readable(rel, cx->err) < 0)
+    for (int i = 0; i < q->ndeps && rt != NULL && rt->cat != NULL; i++) {
+        const CatRelation *rel = cat_lookup(rt->cat, q->dep_names[i]);
+        if (rel != NULL && rel->kind == REL_STREAM && ingest_check_readable(rt, rel, cx->err) < 0)
             return -1;
     }
     if (run_initplans(q, cx) < 0)
@@ -227,10 +227,10 @@ void rt_cursor_close(RtCursor *cur)
     cur->open = false;
 }
 
-int rt_run_select(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows)
+int rt_run_select(Runtime *rt, const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows)
 {
     RtCursor cur;
-    if (rt_cursor_open(q, cx, &cur) < 0) {
+    if (rt_cursor_open(rt, q, cx, &cur) < 0) {
         rt_cursor_close(&cur);
         return -1;
     }

@@ -395,7 +395,7 @@ static void auth_failed(Conn *c, const char *why)
 static void login(Conn *c)
 {
     SlError e = {0};
-    if (rt_role_login(c->user, &c->role_oid, &c->superuser, &e) < 0) {
+    if (rt_role_login(c->server->rt, c->user, &c->role_oid, &c->superuser, &e) < 0) {
         session_send_error(c, &e, NULL, true);
         sl_log(LOG_INFO, "connection closed", "peer=%s reason=\"%s\"", c->peer,
                log_quote(e.message));
@@ -416,7 +416,7 @@ static void auth_succeeded(Conn *c)
 static void load_role_secret(Conn *c, AuthConn *a, AuthMethod method)
 {
     char *scram = NULL, *md5 = NULL;
-    RtSecret rs = rt_role_secret(c->user, &scram, &md5);
+    RtSecret rs = rt_role_secret(c->server->rt, c->user, &scram, &md5);
     if (rs == RT_SECRET_EXPIRED) {
         a->expired = true;
         return;

@@ -40,6 +40,7 @@ struct HttpServer {
     int           open_handles;     /* listener + each connection's two */
     bool          closing;
     http_close_cb close_cb;
+    void         *close_arg;
 };
 
 struct HttpConn {
@@ -67,9 +68,11 @@ static void maybe_finish_close(HttpServer *hs)
         OPENSSL_cleanse(hs->token, strlen(hs->token));
         sl_free(hs->token);
     }
-    if (hs->close_cb != NULL)
-        hs->close_cb(hs);
+    http_close_cb cb = hs->close_cb;
+    void *arg = hs->close_arg;
     sl_free(hs);
+    if (cb != NULL)
+        cb(arg);
 }
 
 static void on_handle_closed(uv_handle_t *h)
@@ -389,7 +392,7 @@ HttpServer *http_init(uv_loop_t *loop, const char *listen, int port, const char 
     if (rc < 0) {
         sl_error(err, ERRCODE_CONNECTION_EXCEPTION, "cannot listen for HTTP on %s:%d: %s",
                  listen, port, uv_strerror(rc));
-        http_close(hs, NULL);
+        http_close(hs, NULL, NULL);
         return NULL;
     }
     struct sockaddr_storage bound;
@@ -425,10 +428,11 @@ static void on_listener_closed(uv_handle_t *h)
     maybe_finish_close(hs);
 }
 
-void http_close(HttpServer *hs, http_close_cb cb)
+void http_close(HttpServer *hs, http_close_cb cb, void *arg)
 {
     hs->closing = true;
     hs->close_cb = cb;
+    hs->close_arg = arg;
     while (hs->conns != NULL)
         conn_close(hs->conns);
     uv_close((uv_handle_t *)&hs->listener, on_listener_closed);

@@ -13,7 +13,9 @@
  *
  * /metrics is the Prometheus text format: process figures, connections
  * (the server's collector, server.c) and one series per continuous query.
- * Everything runs on the loop thread.
+ * Everything runs on the loop thread.  The listener and the close callback
+ * are the Runtime's (rt->observe), and every route and collector gets the
+ * Runtime as its argument: nothing here is global.
  *
  * What an unauthenticated reader sees (docs/operations.md, "The HTTP
  * listener"): names, statuses and figures, never a data value -- a query's
@@ -35,16 +37,11 @@
 #include <time.h>
 #include <unistd.h>
 
-
-static HttpServer *g_http;
-static int64_t     g_start_us;
-static void      (*g_close_cb)(void);
-
 /* ------------------------------------------------------------ collectors */
 
 static void collect_process(StrBuf *out, void *arg)
 {
-    SL_UNUSED(arg);
+    const Runtime *rt = arg;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
@@ -66,7 +63,7 @@ static void collect_process(StrBuf *out, void *arg)
                    (double)pages * (double)sysconf(_SC_PAGESIZE));
     metrics_family(out, "process_start_time_seconds", "gauge",
                    "Start time of the process since unix epoch in seconds.");
-    metrics_sample(out, "process_start_time_seconds", "", (double)(g_start_us / 1000000));
+    metrics_sample(out, "process_start_time_seconds", "", (double)(rt->started_us / 1000000));
 }
 
 typedef struct QueryFamily {
@@ -428,47 +425,45 @@ static void serve_query(const HttpRequest *req, HttpResponse *resp, void *arg)
     sl_free(ring);
 }
 
-int http_pages_start(uv_loop_t *loop, const char *listen, int port, const char *token,
-                  SlError *err)
+int http_pages_start(Runtime *rt, const char *listen, int port, const char *token,
+                     SlError *err)
 {
-    g_http = http_init(loop, listen, port, token, err);
-    if (g_http == NULL)
+    HttpServer *hs = http_init(&rt->loop, listen, port, token, err);
+    if (hs == NULL)
         return -1;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    g_start_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    rt->observe.http = hs;
     /* With a token, only /healthz is served without it. */
-    http_route(g_http, "/", serve_index, NULL, false);
-    http_route(g_http, "/healthz", serve_healthz, NULL, true);
-    http_route(g_http, "/metrics", serve_metrics, NULL, false);
-    http_route(g_http, "/queries/", serve_query, NULL, false);
-    metrics_register(collect_process, NULL);
-    metrics_register(collect_queries, NULL);
+    http_route(hs, "/", serve_index, rt, false);
+    http_route(hs, "/healthz", serve_healthz, rt, true);
+    http_route(hs, "/metrics", serve_metrics, rt, false);
+    http_route(hs, "/queries/", serve_query, rt, false);
+    metrics_register(collect_process, rt);
+    metrics_register(collect_queries, rt);
     return 0;
 }
 
-int http_pages_port(void)
+int http_pages_port(const Runtime *rt)
 {
-    return g_http != NULL ? http_port(g_http) : -1;
+    return rt->observe.http != NULL ? http_port(rt->observe.http) : -1;
 }
 
-static void on_http_closed(HttpServer *hs)
+static void on_http_closed(void *arg)
 {
-    SL_UNUSED(hs);
-    g_http = NULL;
-    if (g_close_cb != NULL)
-        g_close_cb();
+    Runtime *rt = arg;
+    rt->observe.http = NULL;
+    if (rt->observe.closed != NULL)
+        rt->observe.closed(rt);
 }
 
-void http_pages_close(void (*cb)(void))
+void http_pages_close(Runtime *rt, void (*cb)(Runtime *rt))
 {
-    if (g_http == NULL) {
+    if (rt->observe.http == NULL) {
         if (cb != NULL)
-            cb();
+            cb(rt);
         return;
     }
-    metrics_unregister(collect_process, NULL);
-    metrics_unregister(collect_queries, NULL);
-    g_close_cb = cb;
-    http_close(g_http, on_http_closed);
+    metrics_unregister(collect_process, rt);
+    metrics_unregister(collect_queries, rt);
+    rt->observe.closed = cb;
+    http_close(rt->observe.http, on_http_closed, rt);
 }

@@ -51,6 +51,7 @@ typedef struct LagProbe {
 
 struct Server {
     uv_loop_t   *loop;
+    Runtime     *rt;            /* cfg.rt: what statements are prepared in */
     uv_tcp_t     listener;
     uv_check_t   flush_check;   /* flushes output once per loop turn */
     ServerConfig cfg;

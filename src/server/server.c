@@ -190,6 +190,7 @@ Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
     }
     Server *s = sl_calloc(1, sizeof(Server));
     s->loop = loop;
+    s->rt = cfg->rt;
     s->cfg = *cfg;
     /* The configuration's strings belong to the caller; what is needed
      * later is copied by auth_init and tls_init. */

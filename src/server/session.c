@@ -1102,7 +1102,7 @@ static void run_simple(Conn *c)
             session_send_error(c, &err, NULL, false);
             break;
         }
-        if (rt_prepare(&sq->arena, sql, raw, NULL, 0, &prep, &err) < 0) {
+        if (rt_prepare(c->server->rt, &sq->arena, sql, raw, NULL, 0, &prep, &err) < 0) {
             session_send_error(c, &err, sql, false);
             break;
         }
@@ -1457,8 +1457,8 @@ static void handle_parse(Conn *c, PgwReader *r)
             sl_error(&err, ERRCODE_SYNTAX_ERROR,
                      "cannot insert multiple commands into a prepared statement");
         else if (list_len(stmts) == 1)
-            rt_prepare(&ps->arena, ps->sql, list_nth(stmts, 0), types, ntypes,
-                       &ps->prep, &err);
+            rt_prepare(c->server->rt, &ps->arena, ps->sql, list_nth(stmts, 0), types,
+                       ntypes, &ps->prep, &err);
     }
     if (sl_error_set(&err)) {
         /* The error's position refers to the statement's text. */

@@ -93,7 +93,7 @@ static void deliver(void *arg, int64_t batch_id, const char *kinds, const Batch 
         sl_error_clear(&err);
         return;
     }
-    if (rt_subscribe_check(s->name, c->role_oid, &err) < 0) {
+    if (rt_subscribe_check(c->server->rt, s->name, c->role_oid, &err) < 0) {
         sub_end(c, &err);
         sl_error_clear(&err);
         return;

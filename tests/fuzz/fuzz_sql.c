@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rt_parse(&a, (const char *)data, size, &stmts, &err) == 0) {
         for (int i = 0; i < list_len(stmts); i++) {
             Prepared *p;
-            if (rt_prepare(&a, (const char *)data, list_nth(stmts, i), NULL, 0, &p, &err) == 0) {
+            if (rt_prepare(NULL, &a, (const char *)data, list_nth(stmts, i), NULL, 0, &p, &err) == 0) {
                 int ncols, nparams;
                 const ColumnDesc *cols;
                 const SlType *ptypes;

@@ -45,7 +45,7 @@ static void run(const char *sql, const ParamValue *params, int nparams, const Sl
     Prepared *p;
     tag[0] = '\0';
     if (rt_parse(&a, sql, strlen(sql), &stmts, &err) < 0 ||
-        rt_prepare(&a, sql, list_nth(stmts, 0), ptypes, nptypes, &p, &err) < 0)
+        rt_prepare(NULL, &a, sql, list_nth(stmts, 0), ptypes, nptypes, &p, &err) < 0)
         goto fail;
     int ncols, np;
     const ColumnDesc *cols;

@@ -35,6 +35,9 @@ static int collect_cb(ResultSink *sink, const Batch *b)
     return 0;
 }
 
+/* The Runtime statements are prepared in (main). */
+static Runtime *the_rt;
+
 /* Runs every statement of sql; the rows of the last (or its error) go to
  * out as "a|b" lines, the last tag to tag. */
 static void run(const char *sql, StrBuf *out, char *tag)
@@ -50,7 +53,7 @@ static void run(const char *sql, StrBuf *out, char *tag)
     for (int i = 0; i < list_len(stmts); i++) {
         Prepared *p;
         strbuf_reset(out);
-        if (rt_prepare(&a, sql, list_nth(stmts, i), NULL, 0, &p, &err) < 0)
+        if (rt_prepare(the_rt, &a, sql, list_nth(stmts, i), NULL, 0, &p, &err) < 0)
             goto fail;
         ResultSink sink = {out, collect_cb};
         if (rt_execute(p, NULL, 0, &sink, tag, 64, &err) < 0)
@@ -197,7 +200,7 @@ static void test_dml(void)
     const char *q = "SELECT * FROM u ORDER BY 1";
     Prepared *p = NULL;
     CHECK(rt_parse(&a, q, strlen(q), &stmts, &err) == 0 &&
-          rt_prepare(&a, q, list_nth(stmts, 0), NULL, 0, &p, &err) == 0, "%s", err.message);
+          rt_prepare(the_rt, &a, q, list_nth(stmts, 0), NULL, 0, &p, &err) == 0, "%s", err.message);
     expect_tag("DROP TABLE u; CREATE TABLE u (id bigint, c text); INSERT INTO u VALUES (5, 'e')",
                "INSERT 0 1");
     StrBuf out;
@@ -333,13 +336,18 @@ int main(void)
     unit_data_open(&d, "query", true);
     Catalog *cat = d.cat;
     StateStore *st = d.st;
-    rt_init(cat, st);
+    RuntimeOptions ro = {.engine_workers = 1, .statement_workers = 1};
+    the_rt = rt_create(&ro);
+    the_rt->cat = cat;
+    the_rt->st = st;
+    rt_init(the_rt);
     test_plans();
     test_big();
     test_dml();
     test_streams(st, cat);
     test_aggset();
-    rt_shutdown();
+    rt_shutdown(the_rt);
+    rt_destroy(the_rt);
     unit_data_close(&d);
     return unit_done("test_query");
 }

@@ -15,6 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The Runtime statements are prepared in (main). */
+static Runtime *the_rt;
+
 static void run(const char *sql)
 {
     Arena a;
@@ -25,7 +28,7 @@ static void run(const char *sql)
     int rc = rt_parse(&a, sql, strlen(sql), &stmts, &err);
     for (int i = 0; rc == 0 && i < list_len(stmts); i++) {
         Prepared *p;
-        rc = rt_prepare(&a, sql, list_nth(stmts, i), NULL, 0, &p, &err);
+        rc = rt_prepare(the_rt, &a, sql, list_nth(stmts, i), NULL, 0, &p, &err);
         if (rc == 0)
             rc = rt_execute(p, NULL, 0, NULL, tag, sizeof(tag), &err);
     }
@@ -90,17 +93,20 @@ int main(void)
     unit_data_open(&d, "lag", true);
     Catalog *cat = d.cat;
     StateStore *st = d.st;
-    uv_loop_t loop;
-    uv_loop_init(&loop);
-    rt_init(cat, st);
+    RuntimeOptions ro = {.engine_workers = 2, .statement_workers = 1};
+    the_rt = rt_create(&ro);
+    the_rt->cat = cat;
+    the_rt->st = st;
+    uv_loop_t *loop = &the_rt->loop;
+    rt_init(the_rt);
     CHECK(look().rows == 0, "no query, no rows");
-    Pool *engine = pool_new(&loop, "engine", 2);
-    CqRuntime *cq = rt_cq_init(&loop, engine);
+    CqRuntime *cq = rt_cq_init(the_rt);
     CHECK(cq != NULL && rt_cq_runtime() == cq, "the registry");
+    the_rt->cq = cq;
     run("CREATE STREAM s (a int)");
     run("INSERT INTO s VALUES (1), (2), (3), (4), (5)");
     run("CREATE CONTINUOUS QUERY q WITH (trigger = '0') AS SELECT a FROM s");
-    Seen s = wait_committed(&loop, 5);
+    Seen s = wait_committed(loop, 5);
     CHECK(s.rows == 1, "one partition, got %d rows", s.rows);
     CHECK(strcmp(s.query, "q") == 0 && strcmp(s.source, "s") == 0, "%s %s", s.query,
           s.source);
@@ -114,22 +120,25 @@ int main(void)
     CHECK(s.committed == 5 && s.latest == 9 && s.lag == 4, "paused: %lld %lld %lld",
           (long long)s.committed, (long long)s.latest, (long long)s.lag);
     run("ALTER CONTINUOUS QUERY q RESUME");
-    s = wait_committed(&loop, 9);
+    s = wait_committed(loop, 9);
     CHECK(s.committed == 9 && s.lag == 0, "resumed: %lld %lld", (long long)s.committed,
           (long long)s.lag);
     rt_cq_close(cq, on_closed, &closed);
     for (int i = 0; i < 30000 && !closed; i++) {
-        uv_run(&loop, UV_RUN_NOWAIT);
+        uv_run(loop, UV_RUN_NOWAIT);
         usleep(1000);
     }
     CHECK(closed, "the runtime closed");
-    uv_run(&loop, UV_RUN_DEFAULT);
-    pool_close(engine);
-    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_run(loop, UV_RUN_DEFAULT);
+    pool_close(the_rt->engine);
+    pool_close(the_rt->statements);
+    the_rt->engine = the_rt->statements = NULL;
+    uv_run(loop, UV_RUN_DEFAULT);
     rt_cq_free(cq);
+    the_rt->cq = NULL;
     CHECK(rt_cq_runtime() == NULL, "freed");
-    uv_loop_close(&loop);
-    rt_shutdown();
+    rt_shutdown(the_rt);
+    rt_destroy(the_rt);
     unit_data_close(&d);
     return unit_done("test_source_lag");
 }
