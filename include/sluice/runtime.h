@@ -80,8 +80,8 @@ struct Runtime {
     } observe;
     /* the running continuous queries: main sets it from rt_cq_init and
      * clears it when rt_cq_free frees the registry, after the pools have
-     * stopped (cq_ddl.c's rt_cq_runtime() hands the same registry to the
-     * callers that do not read this field yet) */
+     * stopped; statements, the system relations (SysHooks), SUBSCRIBE and
+     * the HTTP pages read it */
     struct CqRuntime  *cq;
     /* the system relations' context (syscat.h): made by rt_init
      * (syscat_create), freed by rt_shutdown */
@@ -182,12 +182,6 @@ void rt_cq_free(CqRuntime *cq);
 struct CqSourceLag;
 void rt_source_lag(CqRuntime *cq, void (*fn)(const struct CqSourceLag *l, void *arg),
                    void *arg);
-
-/* The registry rt_cq_init made, NULL before it and after rt_cq_free (no
- * query in it once rt_cq_close was called): what the HTTP pages
- * (server/observe.c) and sys.* read.  The one file-level pointer left
- * (cq_ddl.c's g_cq); it becomes the Runtime context's field. */
-CqRuntime *rt_cq_runtime(void);
 
 /* Parses a query string into RawStmts (a List of RawStmt *) in arena a.
  * An empty string gives an empty list.  On a syntax error returns -1 with

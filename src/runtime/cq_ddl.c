@@ -30,15 +30,12 @@
  *   rt_cq_dependent   the name of a continuous query that uses a relation
  *   rt_cq_dependent_not_owned   one owned by another role than the given
  *   rt_cq_explain   EXPLAIN CONTINUOUS QUERY
- *   rt_cq_runtime   the registry, for sys.* tables and /metrics (NULL before
- *                   rt_cq_init and after rt_cq_free)
  *   rt_source_lag   the source lag rows of every running query
  *
  * Every entry point takes the registry it works on; NULL or a registry
- * that is closing means continuous queries are not running.  g_cq, the
- * one registry rt_cq_init made, is what rt_cq_runtime hands to callers
- * that have no Runtime context yet (docs/architecture.md, "Process-wide
- * state": it becomes Runtime.cq).
+ * that is closing means continuous queries are not running.  The registry
+ * rt_cq_init makes is held by the Runtime (Runtime.cq, set by main); this
+ * file keeps nothing of its own.
  */
 #include "runtime_int.h"
 
@@ -48,8 +45,6 @@
 #include "sluice/relstore.h"
 
 #include "incremental.h"
-
-static CqRuntime *g_cq;
 
 static bool running(CqRuntime *cq)
 {
@@ -67,11 +62,6 @@ int rt_cq_explain(CqRuntime *cq, const char *name, Arena *a, List **lines, SlErr
     if (!running(cq))
         return not_running(err);
     return cq_explain(cq, name, a, lines, err);
-}
-
-CqRuntime *rt_cq_runtime(void)
-{
-    return g_cq;
 }
 
 static void start_one(const CatRelation *rel, void *arg)
@@ -92,7 +82,6 @@ CqRuntime *rt_cq_init(Runtime *rt)
     cq_set_check(cq, rt_cq_privileges);
     ExFnHooks hooks = rt_fn_hooks(rt);
     cq_set_fn_hooks(cq, &hooks);
-    g_cq = cq;
     cat_foreach(rt->cat, start_one, cq);
     return cq;
 }
@@ -111,8 +100,6 @@ void rt_cq_free(CqRuntime *cq)
 {
     if (cq == NULL)
         return;
-    if (g_cq == cq)
-        g_cq = NULL;
     cq_runtime_free(cq);
 }
 

@@ -40,7 +40,7 @@ int rt_run_create(Runtime *rt, const Query *q, SlError *err)
     StateStore *st = rt->st;
     const CatRelation *def = q->create;
     if (def->kind == REL_QUERY)
-        return rt_cq_create(rt_cq_runtime(), q, err);
+        return rt_cq_create(rt->cq, q, err);
     if (cat_lookup(cat, def->name) != NULL) {
         if (q->if_not_exists)
             return 0;
@@ -121,7 +121,7 @@ static const CatRelation *dead_letters(Runtime *rt, const CatRelation *rel)
  * -1 with 42501 naming the first that is not. */
 static int check_cascade(Runtime *rt, const CatRelation *rel, SlError *err)
 {
-    const char *name = rt_cq_dependent_not_owned(rt_cq_runtime(), rel, rt_current_role());
+    const char *name = rt_cq_dependent_not_owned(rt->cq, rel, rt_current_role());
     const CatRelation *cq = name ? cat_lookup(rt->cat, name) : NULL;
     if (cq == NULL || rt_check_owner(cq, err) == 0)
         return 0;
@@ -135,11 +135,11 @@ static int check_cascade(Runtime *rt, const CatRelation *rel, SlError *err)
 static int drop_dependents(Runtime *rt, const CatRelation *rel, SlError *err)
 {
     const char *q;
-    while ((q = rt_cq_dependent(rt_cq_runtime(), rel)) != NULL) {
+    while ((q = rt_cq_dependent(rt->cq, rel)) != NULL) {
         const CatRelation *cq = cat_lookup(rt->cat, q);
         if (cq == NULL)
             break;
-        if (rt_cq_stop(rt_cq_runtime(), cq->name, err) < 0 || rel_purge(rt->st, cq, err) < 0 ||
+        if (rt_cq_stop(rt->cq, cq->name, err) < 0 || rel_purge(rt->st, cq, err) < 0 ||
             cat_drop_relation(rt->cat, cq->name, err) < 0)
             return -1;
     }
@@ -208,8 +208,8 @@ int rt_run_drop(Runtime *rt, const Query *q, SlError *err)
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
         const CatRelation *dead = rel ? dead_letters(rt, rel) : NULL;
         if (rel != NULL && rel->kind != REL_QUERY &&
-            (rt_cq_check_drop(rt_cq_runtime(), rel, err) < 0 ||
-             (dead && rt_cq_check_drop(rt_cq_runtime(), dead, err) < 0)))
+            (rt_cq_check_drop(rt->cq, rel, err) < 0 ||
+             (dead && rt_cq_check_drop(rt->cq, dead, err) < 0)))
             return -1;
     }
     for (int i = 0; i < q->ndrop; i++) {
@@ -218,7 +218,7 @@ int rt_run_drop(Runtime *rt, const Query *q, SlError *err)
             continue;
         if (rel->kind != REL_QUERY && q->cascade && drop_dependents(rt, rel, err) < 0)
             return -1;
-        if (rel->kind == REL_QUERY && rt_cq_stop(rt_cq_runtime(), rel->name, err) < 0)
+        if (rel->kind == REL_QUERY && rt_cq_stop(rt->cq, rel->name, err) < 0)
             return -1;
         const char *names[2] = {rel->name, NULL};
         int n = 1;

@@ -105,8 +105,8 @@ static int sys_check_select(void *arg, const CatRelation *rel, SlError *err)
 
 static struct CqRuntime *sys_cq_runtime(void *arg)
 {
-    SL_UNUSED(arg);
-    return rt_cq_runtime();
+    const Runtime *rt = arg;
+    return rt != NULL ? rt->cq : NULL;
 }
 
 static const SysHooks sys_hooks = {sys_check_select, sys_cq_runtime};
@@ -209,6 +209,13 @@ static StateStore *st_of(const Runtime *rt)
     return rt != NULL ? rt->st : NULL;
 }
 
+/* rt's registry of continuous queries, NULL without one (rt_cq_* and
+ * cq_layouts take NULL: no query is running). */
+static CqRuntime *cq_of(const Runtime *rt)
+{
+    return rt != NULL ? rt->cq : NULL;
+}
+
 static const CatRelation *lookup_cb(void *ctx, const char *name)
 {
     return cat_lookup(ctx, name);
@@ -293,7 +300,7 @@ int rt_prepare(Runtime *rt, Arena *a, const char *sql, const RawStmt *raw,
     const char *sub = rt_subscribe_name(p);
     if (sub != NULL && (subscribe_options((const SubscribeStmt *)raw->stmt, &p->snapshot,
                                           err) < 0 ||
-                        rt_subscribe_columns(rt_cq_runtime(), sub, a, &p->ncols, &p->cols,
+                        rt_subscribe_columns(rt != NULL ? rt->cq : NULL, sub, a, &p->ncols, &p->cols,
                                              err) < 0))
         return -1;
     *out = p;
@@ -475,7 +482,7 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
     r->now = ex_clock_now();
     r->cx = (ExCtx){.arena = &r->work, .err = &r->err, .st = st_of(rt), .endable_scans = true,
                     .params = r->params, .nparams = r->nparams, .now = r->now,
-                    .open_scan = rt_open_connector_scan};
+                    .open_scan = rt_open_connector_scan, .open_scan_arg = rt};
     rt_ctx_hooks(rt, &r->cx);
     r->pinned = ARENA_ARRAY(&r->work, const CatRelation *, q->ndeps ? q->ndeps : 1);
     for (int i = 0; i < q->ndeps && cat_of(rt) != NULL; i++) {
@@ -520,7 +527,7 @@ static int run_step(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent,
             ResultSink hold;
             rt_cursor_open_held(&r->cur, &hold);
             if (q->kind == QUERY_EXPLAIN) {
-                rc = rt_run_explain(q, cx, &hold, &rows);
+                rc = rt_run_explain(cq_of(r->rt), q, cx, &hold, &rows);
                 snprintf(r->tag, sizeof(r->tag), "EXPLAIN");
             } else {
                 /* A table's key checks and writes go one statement at a
@@ -634,7 +641,7 @@ static ExSource *rt_open_connector_scan(ExCtx *cx, const Plan *scan)
     /* A continuous query's result table: only rows written for the
      * definition this statement was analysed with (cq_layout.c). */
     if (rel->kind == REL_QUERY)
-        return cq_layout_scan(cq_layouts(rt_cq_runtime()), cx->st, rel, cx->err);
+        return cq_layout_scan(cq_layouts(cq_of(cx->open_scan_arg)), cx->st, rel, cx->err);
     if (rel->kind != REL_STREAM || !rt_connector_is(rel, "kafka"))
         return NULL;
     return source_scan_kafka(cx->st, rel, cx->err);
@@ -711,7 +718,7 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
         rc = rt_run_drop(p->rt, q, err);
         break;
     case QUERY_ALTER_CQ:
-        rc = rt_cq_alter(rt_cq_runtime(), q->drop_names[0], q->pause, err);
+        rc = rt_cq_alter(cq_of(p->rt), q->drop_names[0], q->pause, err);
         break;
     case QUERY_ROLE:
         rc = rt_run_role(p->rt, q, err);

@@ -105,14 +105,16 @@ void rt_cursor_open_held(RtCursor *cur, ResultSink *hold);
 int  rt_cursor_fetch(RtCursor *cur, ExCtx *cx, ResultSink *sink, uint64_t maxrows,
                      uint64_t *rows);
 void rt_cursor_close(RtCursor *cur);
-int rt_run_explain(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
+/* EXPLAIN [CONTINUOUS QUERY]; cq: the registry the query's plan is read
+ * from (NULL: none running). */
+int rt_run_explain(CqRuntime *cq, const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 int rt_run_modify(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows);
 int rt_run_create(Runtime *rt, const Query *q, SlError *err);
 /* Whether rel's connector option is `name` (ingest.c). */
 bool rt_connector_is(const CatRelation *rel, const char *name);
 int rt_run_drop(Runtime *rt, const Query *q, SlError *err);
-/* Continuous queries' statements on registry cq (rt_cq_runtime() until the
- * Runtime context holds it); NULL or a closing registry: not running. */
+/* Continuous queries' statements on registry cq (the statement's
+ * Runtime.cq); NULL or a closing registry: not running. */
 int rt_cq_create(CqRuntime *cq, const Query *q, SlError *err);
 int rt_cq_stop(CqRuntime *cq, const char *name, SlError *err);
 int rt_cq_alter(CqRuntime *cq, const char *name, bool pause, SlError *err);

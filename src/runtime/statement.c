@@ -244,12 +244,12 @@ int rt_run_select(Runtime *rt, const Query *q, ExCtx *cx, ResultSink *sink, uint
     return rc < 0 ? -1 : 0;
 }
 
-int rt_run_explain(const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows)
+int rt_run_explain(CqRuntime *cq, const Query *q, ExCtx *cx, ResultSink *sink, uint64_t *rows)
 {
     const Query *e = q->explain;
     List *lines = NULL;
     if (q->explain_cq != NULL) {
-        if (rt_cq_explain(rt_cq_runtime(), q->explain_cq, cx->arena, &lines, cx->err) < 0)
+        if (rt_cq_explain(cq, q->explain_cq, cx->arena, &lines, cx->err) < 0)
             return -1;
     } else if (e->kind == QUERY_SELECT)
         plan_explain(cx->arena, e->plan, e->init, e->ninit, &lines);

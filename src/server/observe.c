@@ -23,7 +23,8 @@
  * With a token set, every page but /healthz needs it (http.h).
  *
  * It is the server's (docs/architecture.md, "Who calls whom"): it reads the
- * running queries through runtime.h (rt_cq_runtime) and cq.h, downward.
+ * running queries through the Runtime (runtime.h: Runtime.cq, the routes'
+ * and collectors' arg) and cq.h, downward.
  */
 #include "sluice/cq.h"
 #include "sluice/http.h"
@@ -149,8 +150,8 @@ static void query_sample(StrBuf *out, int family, const CqStatus *s)
  * row count from RocksDB), then written family by family. */
 static void collect_queries(StrBuf *out, void *arg)
 {
-    SL_UNUSED(arg);
-    CqRuntime *rt = rt_cq_runtime();
+    const Runtime *run = arg;
+    CqRuntime *rt = run->cq;
     if (rt == NULL)
         return;
     QueryCollect qc = {0};
@@ -245,7 +246,6 @@ static void index_row(const CqStatus *s, void *arg)
 static void serve_index(const HttpRequest *req, HttpResponse *resp, void *arg)
 {
     SL_UNUSED(req);
-    SL_UNUSED(arg);
     resp->content_type = "text/html; charset=utf-8";
     StrBuf *b = &resp->body;
     strbuf_printf(b, page_head, "sluice");
@@ -254,8 +254,9 @@ static void serve_index(const HttpRequest *req, HttpResponse *resp, void *arg)
                    "<h2>Continuous queries</h2><table><tr><th>query</th><th>status</th>"
                    "<th>last batch</th><th>falling behind</th></tr>\n");
     IndexWalk w = {b};
-    if (rt_cq_runtime() != NULL)
-        cq_foreach(rt_cq_runtime(), index_row, &w);
+    const Runtime *run = arg;
+    if (run->cq != NULL)
+        cq_foreach(run->cq, index_row, &w);
     strbuf_puts(b, "</table>\n");
     strbuf_puts(b, page_tail);
 }
@@ -350,9 +351,9 @@ static void put_chart(StrBuf *b, const char *id, const char *title, const char *
  * interval, watermark lag, state rows. */
 static void serve_query(const HttpRequest *req, HttpResponse *resp, void *arg)
 {
-    SL_UNUSED(arg);
+    const Runtime *run = arg;
     const char *name = req->path + strlen("/queries/");
-    CqRuntime *rt = rt_cq_runtime();
+    CqRuntime *rt = run->cq;
     CqStatus st;
     if (rt == NULL || !cq_status_of(rt, name, &st)) {
         resp->status = 404;

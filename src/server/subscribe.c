@@ -141,7 +141,7 @@ int subscribe_start(Conn *c, const char *name, bool snapshot, bool extended, SlE
     s->c = c;
     s->extended = extended;
     s->name = sl_strdup(name);
-    if (rt_subscribe(rt_cq_runtime(), name, snapshot, deliver, s, &s->sub, err) < 0) {
+    if (rt_subscribe(c->server->rt->cq, name, snapshot, deliver, s, &s->sub, err) < 0) {
         sl_free(s->name);
         sl_free(s);
         return -1;
