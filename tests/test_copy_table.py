@@ -293,3 +293,99 @@ def test_duplicate_key_of_a_small_copy_names_the_key(sluiced):
         assert state == "23505", msg
         assert "Key (k)=(7) already exists." in msg, msg
         assert u.execute("SELECT count(*) FROM t").fetchone() == (1,)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("how", ["cancel", "statement_timeout"])
+def test_cancel_or_timeout_after_the_key_checks_writes_nothing(sluiced, tmp_path, how):
+    """The COPY is held once its keys are checked (fault point
+    copy_table_checked, on a statement worker, the modify lock held); a
+    CancelRequest or statement_timeout meanwhile ends it with 57014 and
+    the table stays as it was."""
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced(env={"SLUICE_FAULT": "copy_table_checked:hold",
+                          "SLUICE_FAULT_HOLD": str(hold)})
+    setup(server)
+    n = 20_000
+    out, conns = {}, []
+
+    def run_copy():
+        try:
+            with user(server) as u:
+                conns.append(u)
+                if how == "statement_timeout":
+                    u.execute("SET statement_timeout = '3s'")
+                out["start"] = time.monotonic()
+                out["copy"] = copy(u, lines(n))
+        except psycopg.Error as e:
+            out["copy"] = e.sqlstate
+
+    with user(server) as u:
+        u.execute("INSERT INTO t VALUES (-1, 0, 'old')")
+    cp = threading.Thread(target=run_copy)
+    cp.start()
+    try:
+        deadline = time.monotonic() + 120
+        while "copy_table_checked reached, holding" not in server.log_text():
+            assert time.monotonic() < deadline and cp.is_alive(), out
+            time.sleep(0.05)
+        if how == "cancel":
+            conns[0].cancel()
+        else:
+            time.sleep(max(0.0, out["start"] + 3.5 - time.monotonic()))
+        time.sleep(0.5)
+    finally:
+        hold.unlink()
+        cp.join(60)
+    assert out.get("copy") == "57014", out
+    with user(server) as u:
+        assert u.execute("SELECT k, v, pad FROM t").fetchall() == [(-1, 0, "old")]
+    assert bulk_files(server) == []
+
+
+def run_files(server):
+    """The run files the server holds open (unlinked, so only /proc shows
+    them)."""
+    fd_dir = f"/proc/{server.proc.pid}/fd"
+    out = []
+    for fd in os.listdir(fd_dir):
+        try:
+            target = os.readlink(os.path.join(fd_dir, fd))
+        except OSError:
+            continue
+        if "/bulk/run-" in target:
+            out.append(target)
+    return out
+
+
+@pytest.mark.timeout(300)
+def test_client_gone_mid_copy_leaves_the_table_and_no_file(sluiced):
+    """A client that sends 6 MB of a COPY (runs spilled, held only by their
+    open descriptors) and then drops its connection: the table stays as it
+    was and the run files are gone with the COPY."""
+    from pgwire_raw import Raw, message, query
+    server = sluiced()
+    setup(server)
+    with user(server) as u:
+        u.execute("INSERT INTO t VALUES (-1, 0, 'old')")
+    with Raw(server.port, timeout=20) as cl:
+        cl.startup(user="u", password=PASSWORD)
+        cl.send(query("SET statement_mem = '1MB'"))
+        cl.until_ready()
+        cl.send(query("COPY t FROM STDIN WITH (FORMAT csv)"))
+        for b in lines(100_000):
+            cl.send(message(b"d", b.encode()))
+        # the rows the server read are in run files: unlinked, still open
+        deadline = time.monotonic() + 60
+        while len(run_files(server)) < 2:
+            assert time.monotonic() < deadline, server.log_text()[-2000:]
+            time.sleep(0.05)
+        assert all(f.endswith("(deleted)") for f in run_files(server)), run_files(server)
+    deadline = time.monotonic() + 30
+    while run_files(server):
+        assert time.monotonic() < deadline, run_files(server)
+        time.sleep(0.05)
+    with user(server) as u:
+        assert u.execute("SELECT k, v, pad FROM t").fetchall() == [(-1, 0, "old")]
+    assert bulk_files(server) == []

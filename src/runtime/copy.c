@@ -353,7 +353,8 @@ static int copy_duplicate(RtCopy *cp, SlStr val, SlError *err)
  * the checks and the write do not interleave with INSERT, UPDATE and
  * DELETE), a key met twice in a row of the sorted input or stored already
  * is 23505 and the rows go to table files.  A cancel or statement_timeout
- * is checked between steps and every 4096 rows.  Nothing is written
+ * is checked between steps, every 4096 rows and once the keys are checked
+ * (fault point copy_table_checked, just before).  Nothing is written
  * before the ingest, which is all or nothing. */
 static int table_write(RtCopy *cp, uint64_t *rows, SlError *err)
 {
@@ -400,8 +401,10 @@ static int table_write(RtCopy *cp, uint64_t *rows, SlError *err)
         }
         n++;
     }
-    if (rc == 0)
+    if (rc == 0) {
+        SLUICE_FAULT("copy_table_checked");
         rc = ex_check_interrupt(err);
+    }
     if (rc == 0)
         rc = state_ingest_commit(ig, err);
     rt_modify_unlock();
