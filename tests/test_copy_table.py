@@ -79,6 +79,16 @@ def copy(conn, blocks, sql="COPY t FROM STDIN WITH (FORMAT csv)"):
         return cur.statusmessage
 
 
+def held_server(sluiced, tmp_path, point):
+    """A server whose fault point holds while the returned file exists,
+    with table t and role u."""
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced(env={"SLUICE_FAULT": f"{point}:hold", "SLUICE_FAULT_HOLD": str(hold)})
+    setup(server)
+    return server, hold
+
+
 def bulk_files(server):
     d = server.data_dir / "state" / "bulk"
     return sorted(os.listdir(d)) if d.exists() else []
@@ -197,11 +207,7 @@ def test_readers_see_before_or_after_and_insert_waits(sluiced, tmp_path):
     """The COPY is held just before its ingest (it holds the modify lock
     then): readers see the table as before, an INSERT waits; once it goes
     on, readers see every row and the INSERT of a copied key is 23505."""
-    hold = tmp_path / "hold"
-    hold.write_text("")
-    server = sluiced(env={"SLUICE_FAULT": "state_ingest_before:hold",
-                          "SLUICE_FAULT_HOLD": str(hold)})
-    setup(server)
+    server, hold = held_server(sluiced, tmp_path, "state_ingest_before")
     n = 100_000
     out = {}
 
@@ -302,11 +308,7 @@ def test_cancel_or_timeout_after_the_key_checks_writes_nothing(sluiced, tmp_path
     copy_table_checked, on a statement worker, the modify lock held); a
     CancelRequest or statement_timeout meanwhile ends it with 57014 and
     the table stays as it was."""
-    hold = tmp_path / "hold"
-    hold.write_text("")
-    server = sluiced(env={"SLUICE_FAULT": "copy_table_checked:hold",
-                          "SLUICE_FAULT_HOLD": str(hold)})
-    setup(server)
+    server, hold = held_server(sluiced, tmp_path, "copy_table_checked")
     n = 20_000
     out, conns = {}, []
 
