@@ -7,7 +7,7 @@
  *   kvsort_add                     one pair, in any order
  *   kvsort_merge_step              merge spilled runs, a step at a time
  *   kvsort_next                    the pairs in key order (bytewise)
- *   kvsort_count                   pairs added
+ *   kvsort_count, kvsort_in_memory   pairs added, none spilled?
  *
  * The pairs are held in memory until they come to run_bytes; then they
  * are sorted and written to a run file, which is unlinked as soon as it is
@@ -42,6 +42,8 @@ void    kvsort_free(KvSort *s);
 int     kvsort_add(KvSort *s, const void *key, size_t klen, const void *val, size_t vlen,
                    SlError *err);
 uint64_t kvsort_count(const KvSort *s);
+/* Whether every pair is still in memory (no run was written). */
+bool     kvsort_in_memory(const KvSort *s);
 
 /* After the last kvsort_add: does one step of the merge (sorts what is
  * held, or merges a fan-in of runs into one) and returns 1 when more steps

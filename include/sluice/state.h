@@ -119,14 +119,18 @@ uint64_t state_cache_bytes(StateStore *st);
  * (IngestExternalFile: one record in RocksDB's MANIFEST; a reader sees
  * none of the pairs or all of them, a crash leaves none or all).  Written
  * pairs win over older values of their keys.  state_ingest_free removes
- * the files (those not ingested yet).
+ * the files (those not ingested yet).  A small load (small: the caller
+ * holds all its pairs in memory anyway) is one synced write batch
+ * instead, as atomic and cheaper: an ingest syncs its files and the
+ * MANIFEST, and flushes the memtable first when it holds keys in the
+ * files' range.
  *
  * state_ingest_exists says whether a key is stored under prefix (the one
  * given to state_ingest_new), as of a snapshot taken at the new: the keys
  * asked must ascend, so one forward iterator answers them all.  1, 0, or
  * -1 with err.  The put and the commit fail with 53100 when the disk has
  * less than the store's reserve free. */
-StateIngest *state_ingest_new(StateStore *st, const void *prefix, size_t plen);
+StateIngest *state_ingest_new(StateStore *st, const void *prefix, size_t plen, bool small);
 int  state_ingest_exists(StateIngest *ig, const void *key, size_t klen, SlError *err);
 int  state_ingest_put(StateIngest *ig, const void *key, size_t klen, const void *val,
                       size_t vlen, SlError *err);

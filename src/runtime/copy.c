@@ -25,7 +25,8 @@
  * (so the key checks and the write do not interleave with theirs), the
  * sorted rows are read once: a key met twice in a row or stored already
  * (state_ingest_exists) is 23505, and the rows go to RocksDB table files
- * that state_ingest_commit adds to the store in one atomic step.  So a bad
+ * that state_ingest_commit adds to the store in one atomic step (a copy
+ * that never filled a part: one synced write batch, as INSERT's).  So a bad
  * row, a duplicate key, a cancel, statement_timeout or a lost client leave
  * the table as it was, readers see it before or after, and a crash leaves
  * it before (the files left in <state>/bulk/ go at the next start) or
@@ -372,7 +373,9 @@ static int table_write(RtCopy *cp, uint64_t *rows, SlError *err)
     if (rt_modify_lock(err) < 0)
         return -1;
     tbl_key_prefix(rel, &cp->key);
-    StateIngest *ig = state_ingest_new(rt_state(), cp->key.data, cp->key.len);
+    /* a copy of one part or less: one synced write (state.h) */
+    StateIngest *ig = state_ingest_new(rt_state(), cp->key.data, cp->key.len,
+                                       kvsort_in_memory(cp->sort));
     StrBuf *prev = &cp->key;
     strbuf_reset(prev);
     uint64_t n = 0;

@@ -2,7 +2,7 @@
  * kvsort.c -- an external sort of key/value pairs in bounded memory (see
  * kvsort.h).
  *
- *   kvsort_new, kvsort_add, kvsort_count, kvsort_merge_step, kvsort_next,
+ *   kvsort_new, kvsort_add, kvsort_count, kvsort_in_memory, kvsort_merge_step, kvsort_next,
  *   kvsort_free
  *
  * In memory the pairs are records in one buffer (data) and an index of
@@ -137,6 +137,11 @@ void kvsort_free(KvSort *s)
 uint64_t kvsort_count(const KvSort *s)
 {
     return s->count;
+}
+
+bool kvsort_in_memory(const KvSort *s)
+{
+    return s->nruns == 0;
 }
 
 static int key_cmp(const char *a, size_t alen, const char *b, size_t blen)

@@ -34,7 +34,9 @@
  *
  * Bulk loads (StateIngest) write RocksDB table files under <dir>/bulk/
  * with an SstFileWriter and ingest them at once (IngestExternalFile,
- * moving them: one MANIFEST record); their existence checks read through
+ * moving them: one MANIFEST record), or, when small, are one synced
+ * write batch (an ingest costs a few fsyncs and flushes the memtable when
+ * its keys overlap the file's); their existence checks read through
  * a StateScan, so a reopen ends them as it ends scans.  state_open empties
  * <dir>/bulk/: files a crash left there were never part of the store.
  */
@@ -794,6 +796,7 @@ struct StateIngest {
     bool                     at_end;    /* no stored key at or past the last one asked */
     bool                     have_next;
     StrBuf                   next;      /* the first stored key at or past it */
+    StateBatch              *wb;        /* a small load: one write instead */
     rocksdb_envoptions_t    *eo;
     rocksdb_sstfilewriter_t *w;         /* the file being written, or NULL */
     uint64_t                 wbytes;    /* its keys' and values' bytes */
@@ -801,10 +804,12 @@ struct StateIngest {
     int                      npaths, cappaths;
 };
 
-StateIngest *state_ingest_new(StateStore *st, const void *prefix, size_t plen)
+StateIngest *state_ingest_new(StateStore *st, const void *prefix, size_t plen, bool small)
 {
     StateIngest *ig = sl_calloc(1, sizeof(StateIngest));
     ig->st = st;
+    if (small)
+        ig->wb = state_batch_new();
     ig->scan = state_scan_open(st, prefix, plen);
     strbuf_init(&ig->next);
     ig->eo = rocksdb_envoptions_create();
@@ -873,6 +878,10 @@ int state_ingest_put(StateIngest *ig, const void *key, size_t klen, const void *
                      size_t vlen, SlError *err)
 {
     char *msg = NULL;
+    if (ig->wb != NULL) {
+        state_batch_put(ig->wb, key, klen, val, vlen);
+        return 0;
+    }
     if (ig->w != NULL && ig->wbytes >= STATE_INGEST_FILE_BYTES &&
         ingest_finish_file(ig, err) < 0)
         return -1;
@@ -903,6 +912,15 @@ int state_ingest_put(StateIngest *ig, const void *key, size_t klen, const void *
 
 int state_ingest_commit(StateIngest *ig, SlError *err)
 {
+    if (ig->wb != NULL) {
+        if (state_batch_count(ig->wb) == 0)
+            return 0;
+        SLUICE_FAULT("state_ingest_before");
+        if (state_batch_commit(ig->st, ig->wb, true, err) < 0)
+            return -1;
+        SLUICE_FAULT("state_ingest_after");
+        return 0;
+    }
     if (ingest_finish_file(ig, err) < 0)
         return -1;
     if (ig->npaths == 0)
@@ -935,6 +953,7 @@ void state_ingest_free(StateIngest *ig)
         return;
     if (ig->w != NULL)
         rocksdb_sstfilewriter_destroy(ig->w);
+    state_batch_free(ig->wb);
     for (int i = 0; i < ig->npaths; i++) {
         unlink(ig->paths[i]);   /* gone already once ingested (moved) */
         sl_free(ig->paths[i]);
