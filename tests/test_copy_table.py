@@ -10,7 +10,10 @@ times statement_mem, as an unprivileged role, and check that:
 - a bad last line, a key met twice in the input or already stored (23505)
   leave the table as it was;
 - a SIGKILL before the ingest (fault point state_ingest_before) leaves the
-  table as before after a restart, one right after it leaves it complete;
+  table as before after a restart, one right after it leaves it complete,
+  and one at a random moment leaves it one or the other;
+- a cancel or statement_timeout once the keys are checked, or a client
+  gone mid-input, leave it as it was;
 - a reader sees the table before or after the COPY, never a part, and an
   INSERT waits for the COPY's key checks and write (the modify lock);
 - a table without a primary key gets row ids that later INSERTs do not
@@ -392,3 +395,49 @@ def test_client_gone_mid_copy_leaves_the_table_and_no_file(sluiced):
     with user(server) as u:
         assert u.execute("SELECT k, v, pad FROM t").fetchall() == [(-1, 0, "old")]
     assert bulk_files(server) == []
+
+
+@pytest.mark.timeout(600)
+def test_sigkill_at_random_moments_leaves_before_or_complete(sluiced):
+    """Six rounds: a COPY of 200,000 rows (many runs) killed with SIGKILL at
+    a random moment -- reading, spilling, merging, writing table files or
+    ingesting -- then the server restarted: the table holds the rows before
+    the COPY or all of them, never a part, and no file is left."""
+    import random
+    rnd = random.Random(20261207)
+    server = sluiced()
+    setup(server)
+    n = 200_000
+    with user(server) as u:
+        u.execute("INSERT INTO t SELECT g, g, 'old' FROM generate_series(-10, -1) g")
+    rows, keysum = 10, -55
+    for round_ in range(6):
+        base = (round_ + 1) * 10_000_000
+        done = {}
+        data = chunked("".join(f"{base + key(i, n)},{i},{PAD}\n" for i in range(n)))
+
+        def run_copy():
+            try:
+                with user(server) as u:
+                    done["copy"] = copy(u, data)
+            except psycopg.Error:
+                pass
+
+        t = threading.Thread(target=run_copy)
+        t.start()
+        time.sleep(0.3 + round_ * 0.8 + rnd.uniform(0, 0.8))     # 0.3 s to 5.1 s
+        server.kill()
+        t.join(60)
+        server.start()
+        assert bulk_files(server) == []
+        with user(server) as u:
+            u.execute("RESET statement_mem")
+            got = u.execute("SELECT count(*), sum(k) FROM t").fetchone()
+        whole = (rows + n, keysum + n * base + sum(range(n)))
+        assert got in ((rows, keysum), whole), (round_, got, done)
+        if "copy" in done:
+            assert got == whole, (round_, got, done)
+        rows, keysum = got
+    # an uninterrupted COPY loads
+    with user(server) as u:
+        assert copy(u, lines(n)) == f"COPY {n}"
