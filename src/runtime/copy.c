@@ -164,7 +164,7 @@ int rt_copy_ncols(const Prepared *p)
 }
 
 /* The INSERT that writes decoded batches (copy_open_scan hands them out),
- * in cp's arena: off the fast path. */
+ * in cp's arena: a stream's parts off the fast path. */
 static void make_insert(RtCopy *cp)
 {
     const CatRelation *rel = cp->spec->rel;
