@@ -441,3 +441,33 @@ def test_sigkill_at_random_moments_leaves_before_or_complete(sluiced):
     # an uninterrupted COPY loads
     with user(server) as u:
         assert copy(u, lines(n)) == f"COPY {n}"
+
+
+@pytest.mark.timeout(300)
+def test_disk_too_full_for_the_table_files_is_53100_and_writes_nothing(sluiced, tmp_path):
+    """With 20 MB free above the state store's 64 MiB reserve, a COPY whose
+    runs fit but whose table file (up to 64 MiB) would not is refused with
+    53100 before it writes one, leaving the table and no file; once space
+    is freed the same COPY loads."""
+    from test_disk_full import fill_leaving, mount_tmpfs
+    gen = mount_tmpfs(tmp_path, "400m")
+    mnt = next(gen)
+    try:
+        server = sluiced("--data-dir", str(mnt / "data"))
+        server.data_dir = mnt / "data"
+        setup(server)
+        n = 100_000
+        with user(server) as u:
+            u.execute("INSERT INTO t VALUES (-1, 0, 'old')")
+            filler = mnt / "filler"
+            fill_leaving(filler, (64 << 20) + (20 << 20))
+            state, msg = sqlstate_of(lambda: copy(u, lines(n)))
+            assert state == "53100", msg
+            assert u.execute("SELECT count(*) FROM t").fetchone() == (1,)
+            assert bulk_files(server) == []
+            filler.unlink()
+            assert copy(u, lines(n)) == f"COPY {n}"
+            assert u.execute("SELECT count(*) FROM t").fetchone() == (n + 1,)
+        server.stop()
+    finally:
+        next(gen, None)

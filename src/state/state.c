@@ -886,8 +886,9 @@ int state_ingest_put(StateIngest *ig, const void *key, size_t klen, const void *
         ingest_finish_file(ig, err) < 0)
         return -1;
     if (ig->w == NULL) {
+        /* a whole file must fit above the reserve, as a write must */
         unsigned long long avail;
-        if (check_room_for(ig->st, 0, &avail, err) < 0)
+        if (check_room_for(ig->st, STATE_INGEST_FILE_BYTES, &avail, err) < 0)
             return -1;
         if (ig->npaths == ig->cappaths) {
             ig->cappaths = ig->cappaths ? ig->cappaths * 2 : 8;
