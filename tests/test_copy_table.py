@@ -14,6 +14,7 @@ times statement_mem, as an unprivileged role, and check that:
   and one at a random moment leaves it one or the other;
 - a cancel or statement_timeout once the keys are checked, or a client
   gone mid-input, leave it as it was;
+- a disk too full for its table files refuses it (53100), writing nothing;
 - a reader sees the table before or after the COPY, never a part, and an
   INSERT waits for the COPY's key checks and write (the modify lock);
 - a table without a primary key gets row ids that later INSERTs do not
