@@ -24,6 +24,7 @@
  *   ex_agg_lookup, ex_agg_exists              the aggregate functions (agg.c)
  *   ex_aggset_*                               a group's aggregate states (aggset.c)
  *   ex_modify                                 INSERT / UPDATE / DELETE (modify.c)
+ *   ex_check_not_null, ex_duplicate_key       their row errors, for COPY (modify.c)
  *
  * The running statement's interrupt flag and memory budget, which the
  * operators check around every batch, are the function library's
@@ -220,5 +221,10 @@ typedef int (*ex_emit_fn)(void *arg, const Batch *b);
  * one stream append); RETURNING rows go to emit after the commit.  count
  * gets the rows inserted, updated or deleted. */
 int ex_modify(ExCtx *cx, const ModifyPlan *m, ex_emit_fn emit, void *arg, uint64_t *count);
+/* The errors of a row of b (laid out as rel's columns) that INSERT gives:
+ * 23502 when a NOT NULL column of it is NULL (ex_check_not_null: 0 when
+ * none is), and ex_duplicate_key's 23505 for its primary key.  -1. */
+int ex_check_not_null(const CatRelation *rel, const Batch *b, uint32_t row, SlError *err);
+int ex_duplicate_key(const CatRelation *rel, const Batch *b, uint32_t row, SlError *err);
 
 #endif /* SLUICE_EXEC_H */

@@ -34,7 +34,7 @@
  * each returns only once that write is durable.  Either way the end offset
  * readers see (stream_end_offset) covers durable rows only.
  *
- *   tbl_key, tbl_get, tbl_put, tbl_delete, tbl_next_rowid
+ *   tbl_key, tbl_key_prefix, tbl_get, tbl_put, tbl_delete, tbl_next_rowid
  *   tbl_scan_open, tbl_scan_next, tbl_scan_close
  *   stream_append, stream_append_batches, stream_append_many
  *   stream_end_offset, stream_start_offset, stream_retain
@@ -64,6 +64,9 @@ typedef struct RelScan RelScan;
 
 /* The key of row `row` of b (laid out as the table's columns). */
 void tbl_key(const CatRelation *rel, const Batch *b, uint32_t row, StrBuf *key);
+/* The bytes every key of the table's rows starts with ('T' + oid). */
+#define TBL_KEY_PREFIX_BYTES 5
+void tbl_key_prefix(const CatRelation *rel, StrBuf *key);
 /* A key from a hidden row id, for tables without a primary key. */
 void tbl_rowid_key(const CatRelation *rel, uint64_t rowid, StrBuf *key);
 uint64_t tbl_next_rowid(StateStore *st, const CatRelation *rel, SlError *err);

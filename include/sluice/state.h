@@ -11,6 +11,8 @@
  *                                (state_scan_status: stopped on an error?)
  *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
  *                                sizes for sys.state
+ *   state_bulk_dir, state_ingest_*   bulk loads: table files written
+ *                                beside the store and ingested at once
  *
  * src/state/ is the only module that includes rocksdb/c.h.  Key spaces are
  * told apart by their first byte (docs/architecture.md, "State keys"):
@@ -28,11 +30,15 @@
 typedef struct StateStore StateStore;
 typedef struct StateBatch StateBatch;
 typedef struct StateScan StateScan;
+typedef struct StateIngest StateIngest;
 
 int  state_open(const char *dir, StateStore **out, SlError *err);
 void state_close(StateStore *st);
 /* The directory the store was opened in (result files live below it). */
 const char *state_dir(StateStore *st);
+/* <dir>/bulk: the temporary files of bulk loads (kvsort.h, StateIngest),
+ * emptied by state_open. */
+const char *state_bulk_dir(StateStore *st);
 
 /* Looks a key up.  Returns 1 with the value copied into arena a, 0 if the
  * key is absent, or -1 with err set (XX001 data_corrupted when a checksum
@@ -132,5 +138,29 @@ uint64_t state_prefix_disk_bytes(StateStore *st, const void *prefix, size_t plen
 uint64_t state_disk_bytes(StateStore *st);
 /* The bytes the block cache holds now (blocks of every key space). */
 uint64_t state_cache_bytes(StateStore *st);
+
+/* A bulk load: pairs in ascending key order go to table files of
+ * RocksDB's own (SstFileWriter, cut every 64 MiB) under state_bulk_dir,
+ * and state_ingest_commit adds them all to the store in one atomic step
+ * (IngestExternalFile: one record in RocksDB's MANIFEST; a reader sees
+ * none of the pairs or all of them, a crash leaves none or all).  Written
+ * pairs win over older values of their keys.  state_ingest_free removes
+ * the files (those not ingested yet).  A small load (small: the caller
+ * holds all its pairs in memory anyway) is one synced write batch
+ * instead, as atomic and cheaper: an ingest syncs its files and the
+ * MANIFEST, and flushes the memtable first when it holds keys in the
+ * files' range.
+ *
+ * state_ingest_exists says whether a key is stored under prefix (the one
+ * given to state_ingest_new), as of a snapshot taken at the new: the keys
+ * asked must ascend, so one forward iterator answers them all.  1, 0, or
+ * -1 with err.  The put and the commit fail with 53100 when the disk has
+ * less than the store's reserve free. */
+StateIngest *state_ingest_new(StateStore *st, const void *prefix, size_t plen, bool small);
+int  state_ingest_exists(StateIngest *ig, const void *key, size_t klen, SlError *err);
+int  state_ingest_put(StateIngest *ig, const void *key, size_t klen, const void *val,
+                      size_t vlen, SlError *err);
+int  state_ingest_commit(StateIngest *ig, SlError *err);
+void state_ingest_free(StateIngest *ig);
 
 #endif /* SLUICE_STATE_H */

@@ -2,6 +2,8 @@
  * modify.c -- INSERT, UPDATE and DELETE over tables and streams.
  *
  *   ex_modify(cx, plan, emit, arg, &count)
+ *   ex_check_not_null, ex_duplicate_key   a row's 23502 and 23505, which
+ *                                         COPY into a table gives too
  *
  * A statement is atomic: its writes are collected in one StateBatch and
  * committed once (synced) at the end, so a failing row -- a duplicate key,
@@ -110,29 +112,32 @@ static void row_text(const Batch *b, uint32_t row, const int *cols, int ncols, S
     }
 }
 
-static int check_not_null(Modify *md, const Batch *b, uint32_t row)
+int ex_check_not_null(const CatRelation *rel, const Batch *b, uint32_t row, SlError *err)
 {
-    const CatRelation *rel = md->rel;
     for (int c = 0; c < rel->ncols; c++) {
         if (!rel->cols[c].not_null || !vector_is_null(&b->cols[c], row))
             continue;
-        sl_error(md->cx->err, ERRCODE_NOT_NULL_VIOLATION,
+        sl_error(err, ERRCODE_NOT_NULL_VIOLATION,
                  "null value in column \"%s\" of relation \"%s\" violates not-null constraint",
                  rel->cols[c].name, rel->name);
         StrBuf t;
         strbuf_init(&t);
         row_text(b, row, NULL, rel->ncols, &t);
-        sl_error_detail(md->cx->err, "Failing row contains (%s).", t.data ? t.data : "");
+        sl_error_detail(err, "Failing row contains (%s).", t.data ? t.data : "");
         strbuf_free(&t);
         return -1;
     }
     return 0;
 }
 
-static int duplicate_key(Modify *md, const Batch *b, uint32_t row)
+static int check_not_null(Modify *md, const Batch *b, uint32_t row)
 {
-    const CatRelation *rel = md->rel;
-    sl_error(md->cx->err, ERRCODE_UNIQUE_VIOLATION,
+    return ex_check_not_null(md->rel, b, row, md->cx->err);
+}
+
+int ex_duplicate_key(const CatRelation *rel, const Batch *b, uint32_t row, SlError *err)
+{
+    sl_error(err, ERRCODE_UNIQUE_VIOLATION,
              "duplicate key value violates unique constraint \"%s_pkey\"", rel->name);
     StrBuf names, vals;
     strbuf_init(&names);
@@ -140,10 +145,15 @@ static int duplicate_key(Modify *md, const Batch *b, uint32_t row)
     for (int k = 0; k < rel->npk; k++)
         strbuf_printf(&names, "%s%s", k ? ", " : "", rel->cols[rel->pk[k]].name);
     row_text(b, row, rel->pk, rel->npk, &vals);
-    sl_error_detail(md->cx->err, "Key (%s)=(%s) already exists.", names.data, vals.data);
+    sl_error_detail(err, "Key (%s)=(%s) already exists.", names.data, vals.data);
     strbuf_free(&names);
     strbuf_free(&vals);
     return -1;
+}
+
+static int duplicate_key(Modify *md, const Batch *b, uint32_t row)
+{
+    return ex_duplicate_key(md->rel, b, row, md->cx->err);
 }
 
 /* Is key in the table (before this statement)?  1, 0, -1. */

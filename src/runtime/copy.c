@@ -5,8 +5,8 @@
  *                                 in binary format
  *   rt_copy_begin, rt_copy_data, rt_copy_data_deferred, rt_copy_end,
  *   rt_copy_end_deferred, rt_copy_abort, rt_copy_abort_with    COPY FROM
- *   rt_copy_insert                a table COPY's write, off the loop
- *                                 (runtime_int.h)
+ *   rt_copy_insert                a table COPY's merge, key checks and
+ *                                 write, off the loop (runtime_int.h)
  *   rt_copy_out                   COPY TO: one line of text per row
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes it
  *
@@ -14,14 +14,25 @@
  * decodes whole lines (FORMAT binary: whole rows) into batches in the
  * copy's rows arena.
  *
- * Into a table, nothing is written before the input ended well:
- * rt_copy_end hands all the rows to ex_modify as one INSERT (one
- * StateBatch), so a bad row leaves the table as it was, and the copy holds
- * every row until then.  That INSERT takes the modify lock that INSERT,
- * UPDATE and DELETE take (rt_copy_insert), so its key checks and write do
- * not interleave with theirs; the server's COPY (rt_copy_end_deferred)
- * hands it to a worker (append.c), since the lock may be held for long and
- * the loop never waits for it.
+ * Into a table, nothing is written before the input ended well, and the
+ * copy holds about one part (part_bytes) of its rows whatever the input's
+ * size.  Each full batch of decoded rows is checked as INSERT checks a row
+ * (NOT NULL), turned into its storage key (the primary key, or a hidden
+ * row id taken now) and encoded row, and added to a KvSort (kvsort.h),
+ * which writes each part's worth, sorted, to a run file under
+ * <state>/bulk/ (unlinked at once).  At the end (table_write) the runs are
+ * merged; then, under the modify lock that INSERT, UPDATE and DELETE take
+ * (so the key checks and the write do not interleave with theirs), the
+ * sorted rows are read once: a key met twice in a row or stored already
+ * (state_ingest_exists) is 23505, and the rows go to RocksDB table files
+ * that state_ingest_commit adds to the store in one atomic step (a copy
+ * that never filled a part: one synced write batch, as INSERT's).  So a bad
+ * row, a duplicate key, a cancel, statement_timeout or a lost client leave
+ * the table as it was, readers see it before or after, and a crash leaves
+ * it before (the files left in <state>/bulk/ go at the next start) or
+ * complete.  The server's COPY (rt_copy_end_deferred) hands the end to a
+ * worker (append.c), since the merge and the lock may take long and the
+ * loop never waits for them.
  *
  * Into a stream, the copy writes in parts: once the rows it holds come to
  * part_bytes (COPY_PART_BYTES, less under a small statement_mem) they are
@@ -41,8 +52,9 @@
  * ex_modify as an INSERT each.
  *
  * Memory: the input is decoded as it comes, so the copy keeps only the
- * partial last line of it, plus the rows it has not written yet.  All of
- * that (the arenas, the encoded chunks, the line buffer) is charged to the
+ * partial last line of it, plus the rows it has not written yet (one part;
+ * a table's sort and its merge buffers, about as much).  All of that (the
+ * arenas, the encoded chunks, the sort, the line buffer) is charged to the
  * copy's memory account (memacct.h) with the session's statement_mem and
  * the server's max_memory: a copy that would pass either ends with 53200
  * (writing nothing more), and the server goes on.
@@ -51,6 +63,7 @@
  */
 #include "runtime_int.h"
 #include "sluice/format.h"
+#include "sluice/kvsort.h"
 #include "sluice/log.h"
 #include "sluice/memacct.h"
 #include "sluice/options.h"
@@ -61,7 +74,7 @@
 
 #include <stdio.h>
 
-#define COPY_MAX_BYTES ((size_t)1 << 30)  /* a table's input; a line's */
+#define COPY_MAX_BYTES ((size_t)1 << 30)  /* a line (a binary row) */
 /* A stream's rows held at most: with a batch crossing it (its chunk is
  * reserved a power of two: 4 MiB), the line buffer and the arenas, a copy
  * stays under SL_MEM_SERVER_FLOOR, so max_memory never refuses it. */
@@ -96,6 +109,9 @@ struct RtCopy {
     bool        bin_trailer;    /* ... and the trailer */
     SlMemAccount *mem;          /* the budget: statement_mem, max_memory */
     size_t      charged;        /* bytes of buf and chunks charged to mem */
+    /* a table: the rows' keys and encodings, sorted in bounded memory */
+    KvSort     *sort;
+    StrBuf      key, val;
 };
 
 /* Charges mem for what buf and the chunks hold now. */
@@ -122,9 +138,9 @@ static int check_budget(RtCopy *cp, SlError *err)
                            "CopyData message being read: send smaller messages, or raise "
                            "statement_mem.");
     else
-        sl_error_hint(err, "A COPY into a table keeps its rows until it ends (it writes all "
-                           "or nothing): split the input into smaller COPYs, or raise "
-                           "statement_mem.");
+        sl_error_hint(err, "A COPY into a table holds one part of its rows (the rest waits "
+                           "in files under the data directory) and the CopyData message "
+                           "being read: send smaller messages, or raise statement_mem.");
     return -1;
 }
 
@@ -149,7 +165,7 @@ int rt_copy_ncols(const Prepared *p)
 }
 
 /* The INSERT that writes decoded batches (copy_open_scan hands them out),
- * in cp's arena: off the fast path. */
+ * in cp's arena: a stream's parts off the fast path. */
 static void make_insert(RtCopy *cp)
 {
     const CatRelation *rel = cp->spec->rel;
@@ -208,8 +224,12 @@ int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
         cp->direct = c->attnums[i] == i && !c->rel->cols[i].not_null;
     cp->parts = c->rel->kind == REL_STREAM;
     cp->part_bytes = limit != 0 ? SL_MIN(COPY_PART_BYTES, limit / 8) : COPY_PART_BYTES;
-    if (!cp->direct)
+    if (!cp->direct && cp->parts)
         make_insert(cp);
+    if (!cp->parts)
+        cp->sort = kvsort_new(cp->rt->st, cp->mem, cp->part_bytes, TBL_KEY_PREFIX_BYTES);
+    strbuf_init(&cp->key);
+    strbuf_init(&cp->val);
     arena_init(&cp->rows, 256 * 1024);
     arena_set_account(&cp->rows, cp->mem);
     *out = cp;
@@ -224,6 +244,9 @@ void rt_copy_abort(RtCopy *cp)
     for (int i = 0; i < cp->nchunks; i++)
         strbuf_free(&cp->chunks[i]);
     sl_free(cp->chunks);
+    kvsort_free(cp->sort);
+    strbuf_free(&cp->key);
+    strbuf_free(&cp->val);
     arena_destroy(&cp->rows);
     arena_destroy(&cp->arena);
     sl_mem_credit(cp->mem, cp->charged);
@@ -257,13 +280,9 @@ static ExSource *copy_open_scan(ExCtx *cx, const Plan *scan)
     return ex_source_batches(cx->arena, cp->batches, cp->nbatches);
 }
 
-/* Writes the decoded batches with the INSERT of make_insert: the rows as
- * the relation's columns (those not copied are NULL), each batch widened
- * in the rows arena.  *rows gets the rows written.  Into a table, under
- * the modify lock (runtime_int.h): a key check and its write are not
- * atomic against another session's.  Runs on a worker (append.c) or, for
- * a stream's part or without a pool, on the caller's thread. */
-int rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err)
+/* The decoded batches as the relation's rows (the columns not copied are
+ * NULL), each batch widened in the rows arena. */
+static void widen_batches(RtCopy *cp)
 {
     const CopySpec *c = cp->spec;
     const CatRelation *rel = c->rel;
@@ -283,17 +302,143 @@ int rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err)
         b->nrows = in->nrows;
         cp->batches[i] = b;
     }
+}
+
+/* A table's copy: the decoded batches' rows go to the sort as (storage
+ * key, encoded row) -- a hidden row id taken now for a table without a
+ * primary key -- after INSERT's NOT NULL check, and are dropped. */
+static int sort_rows(RtCopy *cp, SlError *err)
+{
+    const CatRelation *rel = cp->spec->rel;
+    widen_batches(cp);
+    for (int i = 0; i < cp->nbatches; i++) {
+        const Batch *b = cp->batches[i];
+        for (uint32_t r = 0; r < b->nrows; r++) {
+            if (ex_check_not_null(rel, b, r, err) < 0)
+                return -1;
+            if (rel->npk == 0) {
+                uint64_t id = tbl_next_rowid(cp->rt->st, rel, err);
+                if (id == UINT64_MAX)
+                    return -1;
+                tbl_rowid_key(rel, id, &cp->key);
+            } else {
+                tbl_key(rel, b, r, &cp->key);
+            }
+            strbuf_reset(&cp->val);
+            row_encode(b, r, &cp->val);
+            if (kvsort_add(cp->sort, cp->key.data, cp->key.len, cp->val.data, cp->val.len,
+                           err) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* 23505 for the row encoded in val, whose key is stored already or comes
+ * twice in the input. */
+static int copy_duplicate(RtCopy *cp, SlStr val, SlError *err)
+{
+    const CatRelation *rel = cp->spec->rel;
+    SlType *types = ARENA_ARRAY(&cp->rows, SlType, rel->ncols);
+    for (int k = 0; k < rel->ncols; k++)
+        types[k] = rel->cols[k].type;
+    Batch *b = batch_alloc(&cp->rows, types, (uint32_t)rel->ncols, 1);
+    if (row_decode(val.ptr, val.len, b, 0, &cp->rows) < 0)
+        return sl_error(err, ERRCODE_INTERNAL_ERROR, "cannot decode a copied row");
+    b->nrows = 1;
+    for (int k = 0; k < rel->ncols; k++)
+        b->cols[k].len = 1;
+    return ex_duplicate_key(rel, b, 0, err);
+}
+
+/* A table's write, once the input ended: the sorted rows, their keys
+ * checked, go into the table in one atomic step (state_ingest_commit).
+ * The sort's merge runs first; then, under the modify lock (runtime_int.h:
+ * the checks and the write do not interleave with INSERT, UPDATE and
+ * DELETE), a key met twice in a row of the sorted input or stored already
+ * is 23505 and the rows go to table files.  A cancel or statement_timeout
+ * is checked between steps, every 4096 rows and once the keys are checked
+ * (fault point copy_table_checked, just before).  Nothing is written
+ * before the ingest, which is all or nothing. */
+static int table_write(RtCopy *cp, uint64_t *rows, SlError *err)
+{
+    const CatRelation *rel = cp->spec->rel;
+    uint64_t t0 = uv_hrtime();
+    int rc;
+    while ((rc = kvsort_merge_step(cp->sort, err)) > 0)
+        if (ex_check_interrupt(err) < 0)
+            return -1;
+    if (rc < 0)
+        return -1;
+    if (kvsort_count(cp->sort) == 0)
+        return 0;
+    uint64_t t1 = uv_hrtime();
+    if (rt_modify_lock(cp->rt, err) < 0)
+        return -1;
+    tbl_key_prefix(rel, &cp->key);
+    /* a copy of one part or less: one synced write (state.h) */
+    StateIngest *ig = state_ingest_new(cp->rt->st, cp->key.data, cp->key.len,
+                                       kvsort_in_memory(cp->sort));
+    StrBuf *prev = &cp->key;
+    strbuf_reset(prev);
+    uint64_t n = 0;
+    SlStr k, v;
+    while ((rc = kvsort_next(cp->sort, &k, &v, err)) > 0) {
+        if ((n & 4095) == 0 && ex_check_interrupt(err) < 0) {
+            rc = -1;
+            break;
+        }
+        if (rel->npk > 0) {
+            int dup = n > 0 && prev->len == k.len && memcmp(prev->data, k.ptr, k.len) == 0;
+            if (!dup && (dup = state_ingest_exists(ig, k.ptr, k.len, err)) < 0) {
+                rc = -1;
+                break;
+            }
+            if (dup) {
+                rc = copy_duplicate(cp, v, err);
+                break;
+            }
+            strbuf_reset(prev);
+            strbuf_append(prev, k.ptr, k.len);
+        }
+        if (state_ingest_put(ig, k.ptr, k.len, v.ptr, v.len, err) < 0) {
+            rc = -1;
+            break;
+        }
+        n++;
+    }
+    if (rc == 0) {
+        SLUICE_FAULT("copy_table_checked");
+        rc = ex_check_interrupt(err);
+    }
+    if (rc == 0)
+        rc = state_ingest_commit(ig, err);
+    rt_modify_unlock(cp->rt);
+    state_ingest_free(ig);
+    if (rc < 0)
+        return -1;
+    *rows = n;
+    sl_log(LOG_DEBUG, "copy loaded", "table=%s rows=%llu merge_ms=%.1f write_ms=%.1f",
+           log_value(rel->name), (unsigned long long)n, (double)(t1 - t0) / 1e6,
+           (double)(uv_hrtime() - t1) / 1e6);
+    return 0;
+}
+
+/* Writes what the copy holds: into a table (table_write), or a stream's
+ * part of decoded batches with the INSERT of make_insert (widened to the
+ * relation's columns).  *rows gets the rows written.  Runs on a worker
+ * (append.c) or, for a stream's part or without a pool, on the caller's
+ * thread. */
+int rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err)
+{
+    *rows = 0;
+    if (!cp->parts)
+        return table_write(cp, rows, err);
+    widen_batches(cp);
     ExCtx cx = {.arena = &cp->rows, .err = err, .st = cp->rt->st,
                 .open_scan = copy_open_scan, .open_scan_arg = cp};
     rt_ctx_hooks(cp->rt, &cx);
-    *rows = 0;
-    bool serial = rel->kind != REL_STREAM;
-    if (serial && rt_modify_lock(cp->rt, err) < 0)
-        return -1;
-    int rc = ex_modify(&cx, cp->modify, NULL, NULL, rows);
-    if (serial)
-        rt_modify_unlock(cp->rt);
-    return rc;
+    return ex_modify(&cx, cp->modify, NULL, NULL, rows);
 }
 
 /* A stream's copy: writes the rows it holds as one append (the fast path's
@@ -302,6 +447,15 @@ static int write_part(RtCopy *cp, SlError *err)
 {
     uint64_t rows = 0;
     int rc = 0;
+    if (!cp->parts) {
+        /* a table's: its rows go to the sort */
+        rc = sort_rows(cp, err);
+        arena_reset(&cp->rows);
+        cp->batches = NULL;
+        cp->nbatches = cp->capbatches = 0;
+        charge_buffers(cp);
+        return rc;
+    }
     if (cp->direct && cp->nchunks > 0) {
         for (int i = 0; i < cp->nchunks; i++)
             rows += stream_chunk_rows(&cp->chunks[i]);
@@ -323,11 +477,13 @@ static int write_part(RtCopy *cp, SlError *err)
 }
 
 /* Whether a stream's copy holds a part's worth of rows: its chunks' bytes
- * on the fast path, else what its arenas hold. */
+ * on the fast path, else what its arenas hold; a table's, a full batch of
+ * decoded rows (for the sort, which holds the part). */
 static bool part_full(RtCopy *cp)
 {
     if (!cp->parts)
-        return false;
+        return cp->nbatches > 1 ||
+               (cp->nbatches == 1 && cp->batches[0]->nrows >= EX_BATCH_ROWS);
     charge_buffers(cp);
     size_t held = 0;
     if (cp->direct)
@@ -588,9 +744,6 @@ void rt_copy_abort_with(RtCopy *cp, SlError *err)
 int rt_copy_data(RtCopy *cp, const char *data, size_t len, SlError *err)
 {
     cp->total += len;
-    if (!cp->parts && cp->total > COPY_MAX_BYTES)
-        return sl_error(err, ERRCODE_PROGRAM_LIMIT_EXCEEDED,
-                        "COPY input exceeds the limit of %zu bytes", COPY_MAX_BYTES);
     if (cp->len + len > cp->cap) {
         size_t cap = SL_MAX(cp->len + len, cp->cap * 2);
         if (sl_mem_would_exceed(cp->mem, cap - cp->cap) != SL_MEM_OK) {
@@ -661,12 +814,12 @@ int rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **defer
         sl_log(LOG_DEBUG, "copy appended", "stream=%s rows=%llu append_ms=%.1f",
                log_value(cp->spec->rel->name), (unsigned long long)rows,
                (double)(uv_hrtime() - t0) / 1e6);
-    } else if (rc == 0 && deferred != NULL && cp->spec->rel->kind != REL_STREAM &&
-               rt_append_has_pool(cp->rt)) {
-        /* a table's key checks and write wait for the modify lock: on a
-         * worker, never the loop; the copy goes with it */
-        for (int i = 0; i < cp->nbatches; i++)
-            rows += cp->batches[i]->nrows;
+    } else if (rc == 0 && (rc = write_part(cp, err)) < 0) {
+        /* a table's last rows did not go to the sort */
+    } else if (rc == 0 && deferred != NULL && rt_append_has_pool(cp->rt)) {
+        /* a table's merge, key checks and write wait for the modify lock:
+         * on a worker, never the loop; the copy goes with it */
+        rows = kvsort_count(cp->sort);
         *deferred = rt_append_new_copy(cp->rt, cp);
         snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
         return 0;

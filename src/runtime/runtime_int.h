@@ -21,7 +21,7 @@
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes (copy.c)
  *   rt_append_can_defer, rt_append_new       deferred appends (append.c)
  *   rt_append_has_pool, rt_append_new_copy   a table COPY run off the loop
- *   rt_copy_insert                a table COPY's rows written (copy.c)
+ *   rt_copy_insert                a table COPY's rows checked and written (copy.c)
  *   rt_modify_lock, rt_modify_unlock   one table write at a time (runtime.c)
  *   rt_run_role, rt_check_query, rt_check_owner, rt_check_select, rt_owner,
  *   rt_cq_privileges, rt_acl_hooks   roles (roles.c)
@@ -73,8 +73,9 @@ RtAppend *rt_append_new(Runtime *rt, const CatRelation *rel, StrBuf *chunks, int
  * the copy is freed after). */
 bool      rt_append_has_pool(const Runtime *rt);
 RtAppend *rt_append_new_copy(Runtime *rt, RtCopy *cp);
-/* The rows of a COPY FROM into a table, written as one INSERT under the
- * modify lock (copy.c; on a worker thread). */
+/* The rows of a COPY FROM into a table: its sorted runs merged, their
+ * keys checked and the rows written in one atomic step under the modify
+ * lock (copy.c; on a worker thread). */
 int       rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err);
 /* The lock that makes INSERT / UPDATE / DELETE and COPY FROM into tables
  * one at a time (runtime.c): waits (cancellable, 57014), never on the loop. */

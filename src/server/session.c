@@ -1030,8 +1030,16 @@ static void wait_done_cb(void *arg, int rc, const SlError *err)
     ConnScope scope;
     conn_scope_enter(c, &scope);
     SlError e = {0};
-    if (rc < 0)
+    if (rc < 0) {
+        /* the whole error: a COPY's 23505 names its key in the detail */
         sl_error(&e, err->sqlstate, "%s", err->message ? err->message : "append failed");
+        if (err->detail != NULL)
+            sl_error_detail(&e, "%s", err->detail);
+        if (err->hint != NULL)
+            sl_error_hint(&e, "%s", err->hint);
+        if (err->context != NULL)
+            sl_error_context(&e, "%s", err->context);
+    }
     if (w->kind == WAIT_COPY) {
         /* a part of a COPY: it goes on, unless the part failed (and the
          * COPY was not ended meanwhile, by a CancelRequest) */

@@ -2,7 +2,7 @@
  * relstore.c -- rows of tables and internal streams in RocksDB (see
  * relstore.h for the key layout).
  *
- *   tbl_key, tbl_rowid_key, tbl_next_rowid, tbl_get, tbl_put, tbl_delete
+ *   tbl_key, tbl_key_prefix, tbl_rowid_key, tbl_next_rowid, tbl_get, tbl_put, tbl_delete
  *   tbl_scan_open, tbl_scan_next, rel_scan_close
  *   stream_append, stream_append_batches, stream_end_offset, stream_forget
  *   stream_scan_open, stream_scan_next
@@ -160,6 +160,14 @@ void tbl_key(const CatRelation *rel, const Batch *b, uint32_t row, StrBuf *key)
     strbuf_reset(key);
     strbuf_append(key, prefix, sizeof(prefix));
     key_encode(b, row, rel->pk, rel->npk, key);
+}
+
+void tbl_key_prefix(const CatRelation *rel, StrBuf *key)
+{
+    uint8_t prefix[TBL_KEY_PREFIX_BYTES];
+    make_prefix(prefix, 'T', rel->oid);
+    strbuf_reset(key);
+    strbuf_append(key, prefix, sizeof(prefix));
 }
 
 void tbl_rowid_key(const CatRelation *rel, uint64_t rowid, StrBuf *key)

@@ -11,6 +11,8 @@
  *   state_scan_status, state_scan_close
  *   state_last_key
  *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
+ *   state_bulk_dir, state_ingest_new, state_ingest_exists, state_ingest_put,
+ *   state_ingest_commit, state_ingest_free
  *
  * One RocksDB instance per server, in <data_dir>/state.  Everything else
  * in sluice sees keys and values as bytes.  Its block cache is made here
@@ -36,6 +38,15 @@
  * ending its iterator from another thread never pulls them from under its
  * owner; a batch scan hands out RocksDB's own pointers (zero-copy), which
  * nothing can pull away while it counts as a user.
+ *
+ * Bulk loads (StateIngest) write RocksDB table files under <dir>/bulk/
+ * with an SstFileWriter and ingest them at once (IngestExternalFile,
+ * moving them: one MANIFEST record), or, when small, are one synced
+ * write batch (an ingest costs a few fsyncs and flushes the memtable when
+ * its keys overlap the file's); their existence checks read through an
+ * endable scan, so a reopen ends them as it ends a statement's scans.
+ * state_open empties <dir>/bulk/: files a crash left there were never
+ * part of the store.
  */
 #include "sluice/state.h"
 #include "sluice/log.h"
@@ -46,10 +57,15 @@
 
 #include <rocksdb/c.h>
 
+#include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 /* The block cache: the size RocksDB 7 gives the one it would make itself
  * (8 MiB), made here so that its usage can be read. */
@@ -66,8 +82,13 @@
  * full").  Writes that only delete go through: they make room. */
 #define STATE_RESERVE_BYTES (64ull << 20)
 
+/* A bulk load's table files are cut at this size (StateIngest), so that
+ * the index a file writer keeps in memory stays small. */
+#define STATE_INGEST_FILE_BYTES ((uint64_t)64 << 20)
+
 struct StateStore {
     char                   *dir;
+    char                   *bulk_dir;   /* <dir>/bulk: bulk loads' files */
     rocksdb_t              *db;
     rocksdb_options_t      *opts;
     rocksdb_cache_t        *cache;
@@ -153,6 +174,38 @@ static int io_error(SlError *err, const char *what, char *msg)
     return -1;
 }
 
+/* Makes <dir>/bulk, or empties it: what a bulk load left there (a crash
+ * between writing its files and ingesting them) is never part of the
+ * store, and goes. */
+static int bulk_dir_clean(StateStore *st, SlError *err)
+{
+    size_t n = strlen(st->dir) + sizeof("/bulk");
+    st->bulk_dir = sl_malloc(n);
+    snprintf(st->bulk_dir, n, "%s/bulk", st->dir);
+    if (mkdir(st->bulk_dir, 0700) < 0 && errno != EEXIST)
+        return sl_error(err, ERRCODE_IO_ERROR, "cannot make \"%s\": %s", st->bulk_dir,
+                        strerror(errno));
+    DIR *d = opendir(st->bulk_dir);
+    if (d == NULL)
+        return sl_error(err, ERRCODE_IO_ERROR, "cannot read \"%s\": %s", st->bulk_dir,
+                        strerror(errno));
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", st->bulk_dir, e->d_name);
+        if (unlink(path) == 0)
+            removed++;
+    }
+    closedir(d);
+    if (removed > 0)
+        sl_log(LOG_INFO, "state store: removed the files of bulk loads cut short",
+               "dir=\"%s\" files=%d", st->bulk_dir, removed);
+    return 0;
+}
+
 int state_open(const char *dir, StateStore **out, SlError *err)
 {
     StateStore *st = sl_calloc(1, sizeof(StateStore));
@@ -195,6 +248,10 @@ int state_open(const char *dir, StateStore **out, SlError *err)
         state_close(st);
         return -1;
     }
+    if (bulk_dir_clean(st, err) < 0) {
+        state_close(st);
+        return -1;
+    }
     *out = st;
     return 0;
 }
@@ -215,6 +272,7 @@ void state_close(StateStore *st)
     resfile_shared_free(st->resfile);
     group_commit_free(st->commit);
     rel_counters_free(st->counters);
+    sl_free(st->bulk_dir);
     sl_free(st->dir);
     sl_free(st);
 }
@@ -375,6 +433,11 @@ const char *state_dir(StateStore *st)
     return st->dir;
 }
 
+const char *state_bulk_dir(StateStore *st)
+{
+    return st->bulk_dir;
+}
+
 int state_get(StateStore *st, const void *key, size_t klen, Arena *a, void **val,
               size_t *vlen, SlError *err)
 {
@@ -502,6 +565,20 @@ int state_batch_count(StateBatch *b)
     return rocksdb_writebatch_count(b->wb);
 }
 
+/* The database for a write of `bytes` (that puts data: checked against
+ * the reserve), the store reopened first after a full disk; counted as in
+ * use until done_db.  NULL with err when the write is refused (nothing
+ * written). */
+static rocksdb_t *use_db_to_write(StateStore *st, bool puts, size_t bytes, SlError *err)
+{
+    unsigned long long avail;
+    if (puts && check_room_for(st, bytes, &avail, err) < 0)
+        return NULL;
+    if (atomic_load(&st->no_space) && resume(st, err) < 0)
+        return NULL;
+    return use_db(st, err);
+}
+
 int state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err)
 {
     bool refused;
@@ -511,7 +588,6 @@ int state_batch_commit(StateStore *st, StateBatch *b, bool sync, SlError *err)
 int state_batch_try_commit(StateStore *st, StateBatch *b, bool sync, bool *refused,
                            SlError *err)
 {
-    unsigned long long avail;
     /* Refusals before RocksDB is asked to write: nothing of b is written.
      * A write must fit above the reserve: RocksDB's own out-of-space
      * failure leaves its WAL writer broken until the store is reopened,
@@ -521,11 +597,7 @@ int state_batch_try_commit(StateStore *st, StateBatch *b, bool sync, bool *refus
     *refused = true;
     size_t bytes = 0;
     rocksdb_writebatch_data(b->wb, &bytes);
-    if (b->puts && check_room_for(st, bytes, &avail, err) < 0)
-        return -1;
-    if (atomic_load(&st->no_space) && resume(st, err) < 0)
-        return -1;
-    rocksdb_t *db = use_db(st, err);
+    rocksdb_t *db = use_db_to_write(st, b->puts, bytes, err);
     if (db == NULL)
         return -1;
     *refused = false;
@@ -852,4 +924,184 @@ uint64_t state_disk_bytes(StateStore *st)
 uint64_t state_cache_bytes(StateStore *st)
 {
     return (uint64_t)rocksdb_cache_get_usage(st->cache);
+}
+
+/* ------------------------------------------------------------ bulk loads */
+
+struct StateIngest {
+    StateStore              *st;
+    StateScan               *scan;      /* the prefix's keys, for state_ingest_exists */
+    bool                     at_end;    /* no stored key at or past the last one asked */
+    bool                     have_next;
+    StrBuf                   next;      /* the first stored key at or past it */
+    StateBatch              *wb;        /* a small load: one write instead */
+    rocksdb_envoptions_t    *eo;
+    rocksdb_sstfilewriter_t *w;         /* the file being written, or NULL */
+    uint64_t                 wbytes;    /* its keys' and values' bytes */
+    char                   **paths;
+    int                      npaths, cappaths;
+};
+
+StateIngest *state_ingest_new(StateStore *st, const void *prefix, size_t plen, bool small)
+{
+    StateIngest *ig = sl_calloc(1, sizeof(StateIngest));
+    ig->st = st;
+    if (small)
+        ig->wb = state_batch_new();
+    ig->scan = state_scan_open_endable(st, prefix, plen);
+    strbuf_init(&ig->next);
+    ig->eo = rocksdb_envoptions_create();
+    return ig;
+}
+
+static int key_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    if (c != 0)
+        return c;
+    return alen < blen ? -1 : alen > blen;
+}
+
+int state_ingest_exists(StateIngest *ig, const void *key, size_t klen, SlError *err)
+{
+    /* The keys come in ascending order: the first stored key at or past
+     * the previous one answers for every key up to it, so a load into an
+     * empty range seeks once. */
+    if (ig->at_end)
+        return 0;
+    if (ig->have_next) {
+        int c = key_cmp(key, klen, ig->next.data, ig->next.len);
+        if (c <= 0)
+            return c == 0;
+    }
+    StateScan *s = ig->scan;
+    pthread_mutex_lock(&s->mu);
+    if (s->it == NULL) {
+        pthread_mutex_unlock(&s->mu);
+        return state_scan_status(s, err);
+    }
+    rocksdb_iter_seek(s->it, key, klen);
+    size_t kl = 0;
+    const char *k = rocksdb_iter_valid(s->it) ? rocksdb_iter_key(s->it, &kl) : NULL;
+    if (k == NULL || kl < s->plen || memcmp(k, s->prefix, s->plen) != 0) {
+        ig->at_end = true;
+    } else {
+        strbuf_reset(&ig->next);
+        strbuf_append(&ig->next, k, kl);
+        ig->have_next = true;
+    }
+    char *msg = NULL;
+    rocksdb_iter_get_error(s->it, &msg);
+    pthread_mutex_unlock(&s->mu);
+    if (msg != NULL)
+        return io_error(err, "seek", msg);
+    return !ig->at_end && key_cmp(key, klen, ig->next.data, ig->next.len) == 0;
+}
+
+/* Ends the file being written (synced by RocksDB's writer). */
+static int ingest_finish_file(StateIngest *ig, SlError *err)
+{
+    if (ig->w == NULL)
+        return 0;
+    char *msg = NULL;
+    rocksdb_sstfilewriter_finish(ig->w, &msg);
+    rocksdb_sstfilewriter_destroy(ig->w);
+    ig->w = NULL;
+    if (msg != NULL)
+        return io_error(err, "bulk load: finish a table file", msg);
+    return 0;
+}
+
+int state_ingest_put(StateIngest *ig, const void *key, size_t klen, const void *val,
+                     size_t vlen, SlError *err)
+{
+    char *msg = NULL;
+    if (ig->wb != NULL) {
+        state_batch_put(ig->wb, key, klen, val, vlen);
+        return 0;
+    }
+    if (ig->w != NULL && ig->wbytes >= STATE_INGEST_FILE_BYTES &&
+        ingest_finish_file(ig, err) < 0)
+        return -1;
+    if (ig->w == NULL) {
+        /* a whole file must fit above the reserve, as a write must */
+        unsigned long long avail;
+        if (check_room_for(ig->st, STATE_INGEST_FILE_BYTES, &avail, err) < 0)
+            return -1;
+        if (ig->npaths == ig->cappaths) {
+            ig->cappaths = ig->cappaths ? ig->cappaths * 2 : 8;
+            ig->paths = sl_realloc(ig->paths, sizeof(char *) * (size_t)ig->cappaths);
+        }
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/ingest-%p-%d.sst", ig->st->bulk_dir, (void *)ig,
+                 ig->npaths);
+        ig->paths[ig->npaths++] = sl_strdup(path);
+        ig->w = rocksdb_sstfilewriter_create(ig->eo, ig->st->opts);
+        ig->wbytes = 0;
+        rocksdb_sstfilewriter_open(ig->w, path, &msg);
+        if (msg != NULL)
+            return io_error(err, "bulk load: open a table file", msg);
+    }
+    rocksdb_sstfilewriter_put(ig->w, key, klen, val, vlen, &msg);
+    if (msg != NULL)
+        return io_error(err, "bulk load: write a table file", msg);
+    ig->wbytes += klen + vlen;
+    return 0;
+}
+
+int state_ingest_commit(StateIngest *ig, SlError *err)
+{
+    if (ig->wb != NULL) {
+        if (state_batch_count(ig->wb) == 0)
+            return 0;
+        SLUICE_FAULT("state_ingest_before");
+        if (state_batch_commit(ig->st, ig->wb, true, err) < 0)
+            return -1;
+        SLUICE_FAULT("state_ingest_after");
+        return 0;
+    }
+    if (ingest_finish_file(ig, err) < 0)
+        return -1;
+    if (ig->npaths == 0)
+        return 0;
+    StateStore *st = ig->st;
+    rocksdb_t *db = use_db_to_write(st, true, 0, err);
+    if (db == NULL)
+        return -1;
+    SLUICE_FAULT("state_ingest_before");
+    rocksdb_ingestexternalfileoptions_t *io = rocksdb_ingestexternalfileoptions_create();
+    /* linked into the store rather than copied: the files are ours */
+    rocksdb_ingestexternalfileoptions_set_move_files(io, 1);
+    char *msg = NULL;
+    rocksdb_ingest_external_file(db, (const char *const *)ig->paths, (size_t)ig->npaths, io,
+                                 &msg);
+    rocksdb_ingestexternalfileoptions_destroy(io);
+    done_db(st);
+    if (msg != NULL) {
+        if (no_space_message(msg))
+            atomic_store(&st->no_space, true);
+        return io_error(err, "bulk load: ingest", msg);
+    }
+    SLUICE_FAULT("state_ingest_after");
+    return 0;
+}
+
+void state_ingest_free(StateIngest *ig)
+{
+    if (ig == NULL)
+        return;
+    if (ig->w != NULL)
+        rocksdb_sstfilewriter_destroy(ig->w);
+    state_batch_free(ig->wb);
+    for (int i = 0; i < ig->npaths; i++) {
+        unlink(ig->paths[i]);   /* gone already once ingested (moved) */
+        sl_free(ig->paths[i]);
+    }
+    sl_free(ig->paths);
+    rocksdb_envoptions_destroy(ig->eo);
+    SlError ignore = {0};
+    state_scan_close(ig->scan, &ignore);
+    sl_error_clear(&ignore);
+    strbuf_free(&ig->next);
+    sl_free(ig);
 }
