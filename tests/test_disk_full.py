@@ -15,8 +15,11 @@ too, also when the store refuses a group's write after its appends took
 their offsets (the disk filled up in between: that group and the one
 queued behind it fail with 53100 and give their offsets back, instead of
 breaking appends with 58030 until a restart).  Before the fix, RocksDB met the full disk itself and the server
-aborted (RocksDB 7.8's assertion on its failed WAL writer) or kept failing
-with 58030 until a restart.  An offset-log or commit-log write (SQLite)
+aborted (RocksDB 7.8's assertion on a file writer that failed) or kept failing
+with 58030 until a restart.  A disk that stays full past a flush of
+RocksDB's info log, or on which RocksDB itself meets the full disk (a
+DELETE), leaves the server up, stopping cleanly (before the fix the log's
+next line aborted it).  An offset-log or commit-log write (SQLite)
 refused for a full disk makes the query `retrying`, not `failed`, and it
 goes on once space is freed, the logs without a gap or a batch twice; a
 `once` query finishes only when its commit entry is written.
@@ -417,6 +420,89 @@ def test_write_past_the_room_left_is_refused_before_rocksdb(sluiced, tmpfs_400m)
                   "FROM generate_series(10001, 30000) g")
         assert c.execute("SELECT count(*) FROM t").fetchone() == (25000,)
     assert "No space left on device" not in server.log_text()
+
+
+def table_of_u(server, privileges):
+    """Makes the role u and a table t of 1000 rows (as u) on which u has
+    the privileges; returns u's connection string."""
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute(f"CREATE ROLE u LOGIN PASSWORD '{PASSWORD}'")
+        c.execute("CREATE TABLE t (id bigint PRIMARY KEY, v text)")
+        c.execute(f"GRANT {privileges} ON t TO u")
+    udsn = server.dsn.replace("user=sluice", "user=u")
+    with psycopg.connect(udsn, password=PASSWORD, autocommit=True) as c:
+        c.execute("INSERT INTO t SELECT g, md5(g::text) FROM generate_series(1, 1000) g")
+    return udsn
+
+
+def test_rocksdb_meeting_the_full_disk_keeps_the_server_up(sluiced, tmpfs):
+    """RocksDB itself meets the full disk (a DELETE -- writes that only
+    delete are not held to the reserve -- into a WAL that could not be
+    preallocated, the disk filled up to its last byte by something else),
+    and the disk stays full while RocksDB's recovery polls for space: the
+    server answers on, reads go on, it stops cleanly and, once space is
+    freed, writes go on and every acknowledged row is kept.  Before the
+    fix RocksDB's info log (state/LOG) failed a flush on the full disk and
+    its next line aborted the server (`writable_file_writer.h:312
+    AssertFalseAndGetStatusForPrevError`): here at the DELETE's own error,
+    else in RocksDB's recovery or at shutdown."""
+    # under 70 MiB free at the WAL's first write: its 70 MiB preallocation
+    # fails and it grows as it is written
+    fill_leaving(tmpfs / "filler0", 70 << 20)
+    server = sluiced("--data-dir", str(tmpfs / "data"))
+    udsn = table_of_u(server, "SELECT, INSERT, DELETE")
+    with psycopg.connect(udsn, password=PASSWORD, autocommit=True) as c:
+        fill(tmpfs / "filler")
+        with pytest.raises(psycopg.Error) as e:
+            c.execute("DELETE FROM t WHERE id <= 500")
+        assert e.value.sqlstate == "53100", e.value
+        assert "No space left on device" in str(e.value), e.value
+        # RocksDB's recovery tries every 5 s and logs each try; its info
+        # log flushes at most 5 s apart and every 10 s
+        wait = time.monotonic() + 16
+        while time.monotonic() < wait:
+            assert server.alive(), server.log_text()[-3000:]
+            assert c.execute("SELECT count(*) FROM t").fetchone() == (1000,)
+            time.sleep(1)
+        assert sqlstate(c, "INSERT INTO t VALUES (2000, 'refused')") == "53100"
+    assert server.stop() == 0, server.log_text()[-3000:]
+    (tmpfs / "filler").unlink()
+    server.start()
+    with psycopg.connect(udsn, password=PASSWORD, autocommit=True) as c:
+        c.execute("DELETE FROM t WHERE id <= 500")
+        c.execute("INSERT INTO t VALUES (2000, 'after')")
+        assert c.execute("SELECT count(*), min(id), max(id) FROM t").fetchone() == (
+            501, 501, 2000)
+    server.restart()
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        assert c.execute("SELECT count(*), min(id), max(id) FROM t").fetchone() == (
+            501, 501, 2000)
+
+
+def test_server_stops_cleanly_after_the_disk_stayed_full(sluiced, tmpfs):
+    """The disk stays full for longer than RocksDB's info log takes to flush
+    (every 10 s), with every write refused before RocksDB sees it: the
+    server answers on and stops cleanly (exit 0), and once space is freed
+    writes go on.  Before the fix the log's failed flush left its file
+    writer broken and the next line -- at shutdown -- aborted the server
+    (`writable_file_writer.h:312 AssertFalseAndGetStatusForPrevError`):
+    test_writes_resume_after_space_is_freed did so when load stretched its
+    full disk past a flush."""
+    server = sluiced("--data-dir", str(tmpfs / "data"))
+    udsn = table_of_u(server, "SELECT, INSERT")
+    with psycopg.connect(udsn, password=PASSWORD, autocommit=True) as c:
+        fill(tmpfs / "filler")
+        wait = time.monotonic() + 12
+        while time.monotonic() < wait:
+            assert sqlstate(c, "INSERT INTO t VALUES (2000, 'refused')") == "53100"
+            assert c.execute("SELECT count(*) FROM t").fetchone() == (1000,)
+            time.sleep(1)
+        (tmpfs / "filler").unlink()
+        c.execute("INSERT INTO t VALUES (2001, 'after')")
+    assert server.stop() == 0, server.log_text()[-3000:]
+    server.start()
+    with psycopg.connect(udsn, password=PASSWORD, autocommit=True) as c:
+        assert c.execute("SELECT count(*), max(id) FROM t").fetchone() == (1001, 2001)
 
 
 def test_open_scan_does_not_block_the_reopen(sluiced, tmp_path):

@@ -47,6 +47,9 @@
  * endable scan, so a reopen ends them as it ends a statement's scans.
  * state_open empties <dir>/bulk/: files a crash left there were never
  * part of the store.
+ * RocksDB's info log (<dir>/LOG) gets only the header of each open
+ * (STATE_INFO_LOG_LEVEL): a line of it after a write of it failed on a
+ * full disk aborts the process in RocksDB 7.8.
  */
 #include "sluice/state.h"
 #include "sluice/log.h"
@@ -76,15 +79,21 @@
 
 /* The room kept free on the store's filesystem: a write that puts keys is
  * refused (53100) while less is free, so that RocksDB itself never runs
- * out of space in a WAL write (RocksDB 7.8 aborts on the next append to a
- * WAL that failed), a flush of the memtable (64 MiB) always fits, and a
- * restart can replay its WAL into a table file (docs/operations.md, "Disk
- * full").  Writes that only delete go through: they make room. */
+ * out of space in a WAL write (after one, RocksDB 7.8 can take writes
+ * again into the WAL writer that failed, and aborts), a flush of the
+ * memtable (64 MiB) always fits, and a restart can replay its WAL into a
+ * table file (docs/operations.md, "Disk full").  Writes that only delete
+ * go through: they make room. */
 #define STATE_RESERVE_BYTES (64ull << 20)
 
 /* A bulk load's table files are cut at this size (StateIngest), so that
  * the index a file writer keeps in memory stays small. */
 #define STATE_INGEST_FILE_BYTES ((uint64_t)64 << 20)
+
+/* RocksDB's InfoLogLevel HEADER_LEVEL (rocksdb/env.h; the C API names no
+ * levels): above every message, so only the header of each open is
+ * written to <dir>/LOG (state_open). */
+#define STATE_INFO_LOG_LEVEL 5
 
 struct StateStore {
     char                   *dir;
@@ -235,6 +244,15 @@ int state_open(const char *dir, StateStore **out, SlError *err)
     rocksdb_options_set_paranoid_checks(st->opts, 1);
     rocksdb_options_set_wal_recovery_mode(st->opts,
                                           rocksdb_tolerate_corrupted_tail_records_recovery);
+    /* RocksDB's info log (<dir>/LOG) gets only the header written at each
+     * open (its version and options), no messages after it: RocksDB 7.8
+     * ignores a failed write of that log, but the log's file writer keeps
+     * the error, and its next line fails an assertion and aborts the
+     * process -- so a full disk at the moment the log flushed (every 5 s
+     * and at RocksDB's own error messages) killed the server at its next
+     * message, at shutdown or in RocksDB's recovery.  The C API has no
+     * logger of our own to give it.  sluice logs the errors it sees. */
+    rocksdb_options_set_info_log_level(st->opts, STATE_INFO_LOG_LEVEL);
     st->ropts = read_options();
     st->wopts_sync = rocksdb_writeoptions_create();
     rocksdb_writeoptions_set_sync(st->wopts_sync, 1);
@@ -366,10 +384,11 @@ static int check_room_for(StateStore *st, size_t bytes, unsigned long long *avai
 
 /* After a write failed for want of space: reopens the store once enough
  * space is free, so that writes go on without a restart.  RocksDB 7.8's own
- * recovery resumes the same WAL writer, whose next append fails an
- * assertion, so sluice closes the store and opens it again (the WAL's
- * torn last record, from the failed write, was never acknowledged and is
- * dropped: kTolerateCorruptedTailRecords).  0 when writes can go on;
+ * recovery can clear the error without replacing the WAL writer that
+ * failed (when its memtable is empty: nothing to flush), whose next append
+ * then fails an assertion, so sluice closes the store and opens it again
+ * (the WAL's torn last record, from the failed write, was never
+ * acknowledged and is dropped: kTolerateCorruptedTailRecords).  0 when writes can go on;
  * -1 with err (53100) when not yet: too little space, or the store is in
  * use (a get, a write or a batch scan in flight) -- the next write tries
  * again. */
@@ -590,10 +609,9 @@ int state_batch_try_commit(StateStore *st, StateBatch *b, bool sync, bool *refus
 {
     /* Refusals before RocksDB is asked to write: nothing of b is written.
      * A write must fit above the reserve: RocksDB's own out-of-space
-     * failure leaves its WAL writer broken until the store is reopened,
-     * and its automatic recovery from it (the default SstFileManager's)
-     * fails an assertion of that writer, so sluice keeps RocksDB from
-     * meeting a full disk wherever it can tell in advance. */
+     * failure leaves its WAL writer broken until the store is reopened
+     * (resume), so sluice keeps RocksDB from meeting a full disk wherever
+     * it can tell in advance. */
     *refused = true;
     size_t bytes = 0;
     rocksdb_writebatch_data(b->wb, &bytes);
