@@ -41,7 +41,11 @@
  * resolve_cb); kafka_conf_discard (a configuration not handed to
  * rd_kafka_new) and kafka_handle_destroy (a handle made from one) drop
  * that reference, so a consumer whose close is left behind past the
- * Runtime's end still reads a live policy.
+ * Runtime's end still reads a live host list (resolve_cb checks hosts
+ * only).  The owner check (kafka_owner_trusted, kafka_broker_allowed)
+ * calls back into the runtime with the policy's arg, so it is asked only
+ * from sluice's own threads while the Runtime lives (a source or sink
+ * validated or opened, a sink's progress read), never from librdkafka's.
  */
 #include "kafka_int.h"
 

@@ -183,7 +183,7 @@ static int returning(Modify *md, Arena *scratch, const Batch *b, const uint32_t 
         return 0;
     EvalCtx ecx = {.arena = scratch, .err = md->cx->err, .params = md->cx->params,
                    .nparams = md->cx->nparams, .subplans = md->cx->subplans,
-                   .nsubplans = md->cx->nsubplans, .exec = md->cx,
+                   .nsubplans = md->cx->nsubplans, .exec = md->cx, .now = md->cx->now,
                    .system_arg = md->cx->system_arg, .hooks = &md->cx->hooks};
     ExBatch out = {.b = {b->nrows, (uint32_t)m->nreturning, NULL}, .sel = (uint32_t *)sel, .n = n};
     out.b.cols = ARENA_ARRAY(scratch, Vector, m->nreturning);
@@ -215,7 +215,7 @@ static int conflict_update(Modify *md, Arena *scratch, const Batch *b, const uin
     }
     EvalCtx ecx = {.arena = scratch, .err = md->cx->err, .params = md->cx->params,
                    .nparams = md->cx->nparams, .subplans = md->cx->subplans,
-                   .nsubplans = md->cx->nsubplans, .exec = md->cx,
+                   .nsubplans = md->cx->nsubplans, .exec = md->cx, .now = md->cx->now,
                    .system_arg = md->cx->system_arg, .hooks = &md->cx->hooks};
     uint32_t *sel = ARENA_ARRAY(scratch, uint32_t, n);
     uint32_t k = 0;

@@ -30,9 +30,11 @@
  * row, a duplicate key, a cancel, statement_timeout or a lost client leave
  * the table as it was, readers see it before or after, and a crash leaves
  * it before (the files left in <state>/bulk/ go at the next start) or
- * complete.  The server's COPY (rt_copy_end_deferred) hands the end to a
- * worker (append.c), since the merge and the lock may take long and the
- * loop never waits for them.
+ * complete.  The runs are made where the input is decoded, on the loop: a
+ * part's sort and its write to the page cache (no fsync) cost about what
+ * decoding that part did.  The server's COPY (rt_copy_end_deferred) hands
+ * the end to a worker (append.c), since the merge and the lock may take
+ * long and the loop never waits for them.
  *
  * Into a stream, the copy writes in parts: once the rows it holds come to
  * part_bytes (COPY_PART_BYTES, less under a small statement_mem) they are
@@ -344,7 +346,7 @@ static int copy_duplicate(RtCopy *cp, SlStr val, SlError *err)
         types[k] = rel->cols[k].type;
     Batch *b = batch_alloc(&cp->rows, types, (uint32_t)rel->ncols, 1);
     if (row_decode(val.ptr, val.len, b, 0, &cp->rows) < 0)
-        return sl_error(err, ERRCODE_INTERNAL_ERROR, "cannot decode a copied row");
+        return sl_error(err, ERRCODE_DATA_CORRUPTED, "cannot decode a copied row");
     b->nrows = 1;
     for (int k = 0; k < rel->ncols; k++)
         b->cols[k].len = 1;
