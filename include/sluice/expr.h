@@ -283,6 +283,11 @@ int64_t         ex_clock_now(void);
  * implicit_only: only casts PostgreSQL applies implicitly (whether there is
  * one: functions.h's ex_can_coerce). */
 ExprFn          ex_cast_fn(SlTypeId from, SlTypeId to, bool implicit_only);
+/* The one-row value of e -- a function call or a cast whose arguments are
+ * all constants -- in out (cx->arena), as the evaluator would compute it
+ * (fold.c: the analyzer's constant folding).  Returns 0, or -1 with
+ * cx->err set; XX000 for any other shape. */
+int             ex_fold_call(EvalCtx *cx, const Expr *e, Vector *out);
 /* The cast an assignment to a column uses (varchar(n): an error when too
  * long, where an explicit cast truncates). */
 ExprFn          ex_assign_cast_fn(SlTypeId from, SlTypeId to);
