@@ -3,9 +3,8 @@
  * (src/runtime/deadletter.c; docs/architecture.md "Dead letters of a Kafka
  * stream").
  *
- *   DeadSet                  the records one reader could not decode: rows
- *                            of a dead-letter stream, each with a key that
- *                            names its record in the source
+ *   DeadSet                  (deadset.h) the records one reader could not
+ *                            decode, each with a key that names its record
  *   dead_letters_take        a reader's set into a batch's collection
  *   dead_letters_append      the batch's appends and state (as
  *                            stream_append_many) plus each dead letter not
@@ -27,17 +26,11 @@
 #define SLUICE_DEADLETTER_H
 
 #include "sluice/catalog.h"
+#include "sluice/deadset.h"
 #include "sluice/relstore.h"
 #include "sluice/state.h"
 
 #include <pthread.h>
-
-typedef struct DeadSet {
-    const CatRelation *rel;     /* the dead-letter stream, referenced */
-    Arena              arena;   /* holds rows, keys and what they point to */
-    Batch             *rows;    /* laid out as rel's columns */
-    SlStr             *keys;    /* per row: the record's identity */
-} DeadSet;
 
 typedef struct DeadLetters {
     DeadSet *sets;

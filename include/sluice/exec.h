@@ -21,7 +21,8 @@
  *   ex_source_batches                         sources (op_scan.c)
  *   ex_batch_compact                          a batch without its selection
  *   ex_key_encode, ex_hash, ex_value_cmp      keys, hashing, ordering (keys.c)
- *   ex_agg_lookup, ex_agg_exists              the aggregate functions (agg.c)
+ *   ex_agg_func                               how an aggregate runs (agg.c; its
+ *                                             signature is functions.h's AggSig)
  *   ex_aggset_*                               a group's aggregate states (aggset.c)
  *   ex_modify                                 INSERT / UPDATE / DELETE (modify.c)
  *   ex_check_not_null, ex_duplicate_key       their row errors, for COPY (modify.c)
@@ -165,17 +166,17 @@ int      ex_value_cmp(const Vector *a, uint32_t i, const Vector *b, uint32_t j);
  * micro-batches); final writes the result into row `row` of out.
  * serialize / deserialize turn a state into bytes and back.  All return 0
  * or -1 with the AggCtx's err set. */
+typedef struct AggFunc AggFunc;
 typedef struct AggCtx {
     Arena   *arena;         /* states' memory: as long-lived as the states */
     SlError *err;
     SlType   type;          /* the result type */
 } AggCtx;
 
+/* How the aggregate of one AggId runs (functions.h: its signature, which
+ * the analyzer resolved the call to). */
 struct AggFunc {
-    const char *name;
-    int         nargs;
-    SlTypeId    args[2];    /* TYPE__COUNT: any type */
-    SlTypeId    ret;        /* TYPE__COUNT: the argument's type */
+    AggId       id;
     uint32_t    state_size;
     bool        varlen;
     int  (*update)(AggCtx *cx, const Vector *args, uint8_t *const *states, const uint32_t *sel,
@@ -186,11 +187,8 @@ struct AggFunc {
     int  (*deserialize)(AggCtx *cx, const AggFunc *f, void *state, const void *p, size_t n);
 };
 
-bool ex_agg_exists(const char *name);
-/* The aggregate for these argument types, or NULL.  *cast gets the types
- * the arguments must be cast to first. */
-const AggFunc *ex_agg_lookup(const char *name, int nargs, const SlTypeId *argtypes,
-                             SlTypeId *cast);
+/* The executor's row for a resolved signature (never NULL). */
+const AggFunc *ex_agg_func(const AggSig *sig);
 
 /* The aggregate states of one group as one block of bytes (ex_aggset_size,
  * zeroed for an empty group): what an Aggregate keeps per group, and what

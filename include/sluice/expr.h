@@ -25,6 +25,7 @@
 
 #include "sluice/ast.h"
 #include "sluice/error.h"
+#include "sluice/functions.h"
 #include "sluice/types.h"
 
 typedef struct Expr Expr;
@@ -279,9 +280,14 @@ const FuncDesc *ex_func_variadic(const char *name);
  * now() in it returns one value (timefuncs.c). */
 int64_t         ex_clock_now(void);
 /* The cast kernel from one type to another, or NULL when there is no cast.
- * implicit_only: only casts PostgreSQL applies implicitly. */
+ * implicit_only: only casts PostgreSQL applies implicitly (whether there is
+ * one: functions.h's ex_can_coerce). */
 ExprFn          ex_cast_fn(SlTypeId from, SlTypeId to, bool implicit_only);
-bool            ex_can_coerce(SlTypeId from, SlTypeId to);
+/* The one-row value of e -- a function call or a cast whose arguments are
+ * all constants -- in out (cx->arena), as the evaluator would compute it
+ * (fold.c: the analyzer's constant folding).  Returns 0, or -1 with
+ * cx->err set; XX000 for any other shape. */
+int             ex_fold_call(EvalCtx *cx, const Expr *e, Vector *out);
 /* The cast an assignment to a column uses (varchar(n): an error when too
  * long, where an explicit cast truncates). */
 ExprFn          ex_assign_cast_fn(SlTypeId from, SlTypeId to);

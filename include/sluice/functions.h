@@ -2,8 +2,9 @@
  * functions.h -- what the function library (src/functions/) offers the
  * floors above besides its table of functions and casts (expr.h): the
  * controls of the running statement, which its kernels and the executor's
- * operators check, and the counters one of the runtime's answers fills
- * (IngestStats; the answers themselves are expr.h's ExFnHooks).
+ * operators check, the counters one of the runtime's answers fills
+ * (IngestStats; the answers themselves are expr.h's ExFnHooks), whether a
+ * cast is implicit, and the aggregate functions' signatures.
  *
  *   ex_interrupt_enter, ex_interrupted,
  *   ex_check_interrupt                  cancel and timeout (stmtctl.c)
@@ -13,6 +14,12 @@
  *   ex_regex_has_backref                what regexec cannot run boundedly (regex.c)
  *   IngestStats                         what sluice_stream_stat() shows
  *                                       (streamfuncs.c; expr.h's ExFnHooks)
+ *   ex_can_coerce                       is there an implicit cast? (cast.c)
+ *   AggId, AggSig, ex_agg_exists,
+ *   ex_agg_lookup, ex_agg_sig           the aggregate functions' signatures,
+ *                                       which the analyzer resolves calls
+ *                                       against (aggsig.c; how each runs is
+ *                                       the executor's, exec.h's AggFunc)
  */
 #ifndef SLUICE_FUNCTIONS_H
 #define SLUICE_FUNCTIONS_H
@@ -72,5 +79,46 @@ typedef struct IngestStats {
     int64_t     retained_rows;
     int64_t     retained_bytes;
 } IngestStats;
+
+/* ------------------------------------------------------------------ casts */
+
+/* Whether PostgreSQL casts from to to implicitly (cast.c; the casts
+ * themselves are expr.h's ex_cast_fn). */
+bool ex_can_coerce(SlTypeId from, SlTypeId to);
+
+/* ------------------------------------------------------------- aggregates */
+
+/* Each aggregate function with its argument types, one row of aggsig.c's
+ * table and of the executor's (agg.c), in the order resolution tries them. */
+#define AGG_MINMAX_IDS(T) AGG_MIN_##T, AGG_MAX_##T
+typedef enum AggId {
+    AGG_COUNT_STAR, AGG_COUNT,
+    AGG_SUM_INT2, AGG_SUM_INT4, AGG_SUM_INT8, AGG_SUM_FLOAT4, AGG_SUM_FLOAT8, AGG_SUM_NUMERIC,
+    AGG_SUM_INTERVAL,
+    AGG_AVG_INT2, AGG_AVG_INT4, AGG_AVG_INT8, AGG_AVG_FLOAT4, AGG_AVG_FLOAT8, AGG_AVG_NUMERIC,
+    AGG_MINMAX_IDS(INT2), AGG_MINMAX_IDS(INT4), AGG_MINMAX_IDS(INT8), AGG_MINMAX_IDS(FLOAT4),
+    AGG_MINMAX_IDS(FLOAT8), AGG_MINMAX_IDS(DATE), AGG_MINMAX_IDS(TIMESTAMP),
+    AGG_MINMAX_IDS(TIMESTAMPTZ), AGG_MINMAX_IDS(INTERVAL), AGG_MINMAX_IDS(NUMERIC),
+    AGG_MINMAX_IDS(TEXT),
+    AGG_BOOL_AND, AGG_EVERY, AGG_BOOL_OR, AGG_STRING_AGG, AGG_APPROX_COUNT_DISTINCT,
+    AGG__COUNT
+} AggId;
+
+/* What an aggregate call means: its name, its arguments' types and its
+ * result's.  TYPE__COUNT in args: any type; in ret: the argument's type. */
+typedef struct AggSig {
+    AggId       id;
+    const char *name;
+    int         nargs;
+    SlTypeId    args[2];
+    SlTypeId    ret;
+} AggSig;
+
+bool ex_agg_exists(const char *name);
+/* The signature for these argument types, or NULL.  *cast gets the types
+ * the arguments must be cast to first. */
+const AggSig *ex_agg_lookup(const char *name, int nargs, const SlTypeId *argtypes,
+                            SlTypeId *cast);
+const AggSig *ex_agg_sig(AggId id);
 
 #endif /* SLUICE_FUNCTIONS_H */

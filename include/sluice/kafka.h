@@ -45,7 +45,7 @@
 #define SLUICE_KAFKA_H
 
 #include "sluice/catalog.h"
-#include "sluice/deadletter.h"
+#include "sluice/deadset.h"
 #include "sluice/offsets.h"
 #include "sluice/state.h"
 

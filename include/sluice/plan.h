@@ -28,7 +28,6 @@
 #include "sluice/expr.h"
 
 typedef struct Plan Plan;
-typedef struct AggFunc AggFunc;
 
 typedef enum PlanKind {
     PLAN_SCAN,      /* the rows of a table or a stream */
@@ -51,10 +50,11 @@ typedef enum WindowFunc {
     WINDOW_FUNC_ROW_NUMBER, WINDOW_FUNC_RANK, WINDOW_FUNC_DENSE_RANK
 } WindowFunc;
 
-/* An aggregate call of an Aggregate node: fn over args, for the rows where
+/* An aggregate call of an Aggregate node: the aggregate sig (functions.h;
+ * the executor runs it with ex_agg_func) over args, for the rows where
  * filter is true, each distinct argument value once when distinct. */
 typedef struct AggCall {
-    const AggFunc *fn;
+    const AggSig  *sig;
     const char    *name;        /* as written, for EXPLAIN */
     int            nargs;
     Expr         **args;        /* over the child's columns */

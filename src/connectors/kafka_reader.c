@@ -46,7 +46,7 @@
  * names the record (topic, partition, offset, its place among the values
  * of the record), and hands them to the batch when it closes; the batch
  * appends those not recorded before to <stream>_dead_letters in its own
- * write (deadletter.h).
+ * write (deadset.h's DeadSet; the engine's deadletter.h appends it).
  *
  * A plain SELECT's reader stops with 57014 at the statement's cancel or
  * statement_timeout (ex_check_interrupt): between Fetch requests, after
@@ -62,7 +62,7 @@
 
 #include "format_int.h"
 #include "sluice/bytes.h"
-#include "sluice/deadletter.h"
+#include "sluice/deadset.h"
 #include "sluice/exec.h"
 #include "sluice/expr.h"
 #include "sluice/log.h"

@@ -1,10 +1,13 @@
 /*
- * agg.c -- the aggregate functions: count, sum, avg, min, max, bool_and,
+ * agg.c -- how the aggregate functions run: count, sum, avg, min, max, bool_and,
  * bool_or, every, string_agg, approx_count_distinct; their states, update, merge, final,
  * serialize and deserialize (the AggFunc interface of exec.h).
  *
- *   ex_agg_exists(name)                      is name an aggregate?
- *   ex_agg_lookup(name, nargs, types, cast)  the row for these argument types
+ *   ex_agg_func(sig)    the row of a signature the analyzer resolved
+ *
+ * What each aggregate means -- its name, argument and result types, and
+ * the lookup of a call -- is the function library's (functions.h's AggSig,
+ * src/functions/aggsig.c); this table has one row per AggId beside it.
  *
  * Results are PostgreSQL 15's: count is bigint; sum of smallint/integer is
  * bigint, of bigint and numeric numeric, of real real, of double precision
@@ -28,7 +31,6 @@
 #include <math.h>
 #include <stdio.h>
 
-#define ANY TYPE__COUNT
 
 /* ------------------------------------------------------------ helpers */
 
@@ -143,7 +145,8 @@ static void ser_raw(const AggFunc *f, const void *st, StrBuf *out)
 static int deser_raw(AggCtx *cx, const AggFunc *f, void *st, const void *p, size_t n)
 {
     if (n != f->state_size)
-        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt", f->name);
+        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt",
+                        ex_agg_sig(f->id)->name);
     memcpy(st, p, n);
     return 0;
 }
@@ -507,7 +510,8 @@ static int num_deser(AggCtx *cx, const AggFunc *f, void *st, const void *p, size
     rd(&r, &v.scale, 4);
     rd(&r, &v.ndigits, 4);
     if (r.bad || v.ndigits < 0 || (size_t)(r.end - r.p) != (size_t)v.ndigits)
-        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt", f->name);
+        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt",
+                        ex_agg_sig(f->id)->name);
     v.digits = r.p;
     memset(&s->acc, 0, sizeof(s->acc));
     numbuf_set(cx->arena, &s->acc, &v);
@@ -718,7 +722,8 @@ static int mmt_deser(AggCtx *cx, const AggFunc *f, void *st, const void *p, size
     rd(&r, &s->has, 8);
     rd(&r, &len, 4);
     if (r.bad || (size_t)(r.end - r.p) != len)
-        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt", f->name);
+        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt",
+                        ex_agg_sig(f->id)->name);
     memset(&s->s, 0, sizeof(s->s));
     strkeep_set(cx->arena, &s->s, (const char *)r.p, len);
     return 0;
@@ -928,7 +933,8 @@ static int sagg_deser(AggCtx *cx, const AggFunc *f, void *st, const void *p, siz
 {
     StringAggState *s = st;
     if (n < 4)
-        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt", f->name);
+        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt",
+                        ex_agg_sig(f->id)->name);
     memcpy(&s->skip, p, 4);
     MinMaxTextState t;
     memset(&t, 0, sizeof(t));
@@ -1006,98 +1012,52 @@ static int hll_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
 
 /* ----------------------------------------------------------------- table */
 
+/* One row per AggId, in functions.h's order (aggsig.c: the signatures);
+ * test_query.c's aggregate test checks that every AggId has its row. */
 #define RAW ser_raw, deser_raw
-#define FIXED(nm, a, r, S, up, mg, fi) {nm, 1, {a, 0}, r, sizeof(S), false, up, mg, fi, RAW}
+#define ROW(id, S, varlen, ...) [id] = {id, sizeof(S), varlen, __VA_ARGS__}
+#define FIXED(id, S, up, mg, fi) ROW(id, S, false, up, mg, fi, RAW)
 
-static const AggFunc agg_table[] = {
-    {"count", 0, {0, 0}, TYPE_INT8, sizeof(CountState), false, count_update, count_merge,
-     count_final, RAW},
-    {"count", 1, {ANY, 0}, TYPE_INT8, sizeof(CountState), false, count_update, count_merge,
-     count_final, RAW},
-    FIXED("sum", TYPE_INT2, TYPE_INT8, SumIntState, sum_int2_update, sum_int_merge, sum_int_final),
-    FIXED("sum", TYPE_INT4, TYPE_INT8, SumIntState, sum_int4_update, sum_int_merge, sum_int_final),
-    FIXED("sum", TYPE_INT8, TYPE_NUMERIC, Int128State, i128_int8_update, i128_merge,
-          sum_i128_final),
-    FIXED("sum", TYPE_FLOAT4, TYPE_FLOAT4, FloatState, sum_float4_update, sum_float4_merge,
-          sum_float4_final),
-    FIXED("sum", TYPE_FLOAT8, TYPE_FLOAT8, FloatState, float8_update, float_merge,
-          sum_float8_final),
-    {"sum", 1, {TYPE_NUMERIC, 0}, TYPE_NUMERIC, sizeof(NumState), true, num_update, num_merge,
-     sum_num_final, num_ser, num_deser},
-    FIXED("sum", TYPE_INTERVAL, TYPE_INTERVAL, IvState, iv_update, iv_merge, iv_final),
-    FIXED("avg", TYPE_INT2, TYPE_NUMERIC, Int128State, i128_int2_update, i128_merge,
-          avg_i128_final),
-    FIXED("avg", TYPE_INT4, TYPE_NUMERIC, Int128State, i128_int4_update, i128_merge,
-          avg_i128_final),
-    FIXED("avg", TYPE_INT8, TYPE_NUMERIC, Int128State, i128_int8_update, i128_merge,
-          avg_i128_final),
-    FIXED("avg", TYPE_FLOAT4, TYPE_FLOAT8, FloatState, float4_avg_update, float_merge,
-          avg_float_final),
-    FIXED("avg", TYPE_FLOAT8, TYPE_FLOAT8, FloatState, float8_update, float_merge,
-          avg_float_final),
-    {"avg", 1, {TYPE_NUMERIC, 0}, TYPE_NUMERIC, sizeof(NumState), true, num_update, num_merge,
-     avg_num_final, num_ser, num_deser},
+static const AggFunc agg_table[AGG__COUNT] = {
+    FIXED(AGG_COUNT_STAR, CountState, count_update, count_merge, count_final),
+    FIXED(AGG_COUNT, CountState, count_update, count_merge, count_final),
+    FIXED(AGG_SUM_INT2, SumIntState, sum_int2_update, sum_int_merge, sum_int_final),
+    FIXED(AGG_SUM_INT4, SumIntState, sum_int4_update, sum_int_merge, sum_int_final),
+    FIXED(AGG_SUM_INT8, Int128State, i128_int8_update, i128_merge, sum_i128_final),
+    FIXED(AGG_SUM_FLOAT4, FloatState, sum_float4_update, sum_float4_merge, sum_float4_final),
+    FIXED(AGG_SUM_FLOAT8, FloatState, float8_update, float_merge, sum_float8_final),
+    ROW(AGG_SUM_NUMERIC, NumState, true, num_update, num_merge, sum_num_final, num_ser,
+        num_deser),
+    FIXED(AGG_SUM_INTERVAL, IvState, iv_update, iv_merge, iv_final),
+    FIXED(AGG_AVG_INT2, Int128State, i128_int2_update, i128_merge, avg_i128_final),
+    FIXED(AGG_AVG_INT4, Int128State, i128_int4_update, i128_merge, avg_i128_final),
+    FIXED(AGG_AVG_INT8, Int128State, i128_int8_update, i128_merge, avg_i128_final),
+    FIXED(AGG_AVG_FLOAT4, FloatState, float4_avg_update, float_merge, avg_float_final),
+    FIXED(AGG_AVG_FLOAT8, FloatState, float8_update, float_merge, avg_float_final),
+    ROW(AGG_AVG_NUMERIC, NumState, true, num_update, num_merge, avg_num_final, num_ser,
+        num_deser),
 #define MINMAX(T)                                                                         \
-    FIXED("min", T, ANY, MinMaxState, min_update, min_merge, mm_final),                   \
-    FIXED("max", T, ANY, MinMaxState, max_update, max_merge, mm_final)
-    MINMAX(TYPE_INT2), MINMAX(TYPE_INT4), MINMAX(TYPE_INT8), MINMAX(TYPE_FLOAT4),
-    MINMAX(TYPE_FLOAT8), MINMAX(TYPE_DATE), MINMAX(TYPE_TIMESTAMP), MINMAX(TYPE_TIMESTAMPTZ),
-    MINMAX(TYPE_INTERVAL),
-    {"min", 1, {TYPE_NUMERIC, 0}, ANY, sizeof(MinMaxNumState), true, minn_update, minn_merge,
-     mmn_final, mmn_ser, mmn_deser},
-    {"max", 1, {TYPE_NUMERIC, 0}, ANY, sizeof(MinMaxNumState), true, maxn_update, maxn_merge,
-     mmn_final, mmn_ser, mmn_deser},
-    {"min", 1, {TYPE_TEXT, 0}, ANY, sizeof(MinMaxTextState), true, mint_update, mint_merge,
-     mmt_final, mmt_ser, mmt_deser},
-    {"max", 1, {TYPE_TEXT, 0}, ANY, sizeof(MinMaxTextState), true, maxt_update, maxt_merge,
-     mmt_final, mmt_ser, mmt_deser},
-    FIXED("bool_and", TYPE_BOOL, TYPE_BOOL, BoolState, booland_update, booland_merge, bool_final),
-    FIXED("every", TYPE_BOOL, TYPE_BOOL, BoolState, booland_update, booland_merge, bool_final),
-    FIXED("bool_or", TYPE_BOOL, TYPE_BOOL, BoolState, boolor_update, boolor_merge, bool_final),
-    {"string_agg", 2, {TYPE_TEXT, TYPE_TEXT}, TYPE_TEXT, sizeof(StringAggState), true,
-     sagg_update, sagg_merge, sagg_final, sagg_ser, sagg_deser},
-    FIXED("approx_count_distinct", ANY, TYPE_INT8, HllState, hll_update, hll_merge, hll_final),
+    FIXED(AGG_MIN_##T, MinMaxState, min_update, min_merge, mm_final),                     \
+    FIXED(AGG_MAX_##T, MinMaxState, max_update, max_merge, mm_final)
+    MINMAX(INT2), MINMAX(INT4), MINMAX(INT8), MINMAX(FLOAT4), MINMAX(FLOAT8), MINMAX(DATE),
+    MINMAX(TIMESTAMP), MINMAX(TIMESTAMPTZ), MINMAX(INTERVAL),
+    ROW(AGG_MIN_NUMERIC, MinMaxNumState, true, minn_update, minn_merge, mmn_final, mmn_ser,
+        mmn_deser),
+    ROW(AGG_MAX_NUMERIC, MinMaxNumState, true, maxn_update, maxn_merge, mmn_final, mmn_ser,
+        mmn_deser),
+    ROW(AGG_MIN_TEXT, MinMaxTextState, true, mint_update, mint_merge, mmt_final, mmt_ser,
+        mmt_deser),
+    ROW(AGG_MAX_TEXT, MinMaxTextState, true, maxt_update, maxt_merge, mmt_final, mmt_ser,
+        mmt_deser),
+    FIXED(AGG_BOOL_AND, BoolState, booland_update, booland_merge, bool_final),
+    FIXED(AGG_EVERY, BoolState, booland_update, booland_merge, bool_final),
+    FIXED(AGG_BOOL_OR, BoolState, boolor_update, boolor_merge, bool_final),
+    ROW(AGG_STRING_AGG, StringAggState, true, sagg_update, sagg_merge, sagg_final, sagg_ser,
+        sagg_deser),
+    FIXED(AGG_APPROX_COUNT_DISTINCT, HllState, hll_update, hll_merge, hll_final),
 };
 
-bool ex_agg_exists(const char *name)
+const AggFunc *ex_agg_func(const AggSig *sig)
 {
-    for (size_t i = 0; i < SL_ARRAY_LEN(agg_table); i++)
-        if (strcmp(agg_table[i].name, name) == 0)
-            return true;
-    return false;
-}
-
-const AggFunc *ex_agg_lookup(const char *name, int nargs, const SlTypeId *types, SlTypeId *cast)
-{
-    const AggFunc *best = NULL;
-    int best_score = -1;
-    for (size_t i = 0; i < SL_ARRAY_LEN(agg_table); i++) {
-        const AggFunc *f = &agg_table[i];
-        if (f->nargs != nargs || strcmp(f->name, name) != 0)
-            continue;
-        /* score: exact arguments count 2, implicit casts 1 (preferred types
-         * of the argument's category 1 more) */
-        int score = 0;
-        bool ok = true;
-        for (int k = 0; k < nargs && ok; k++) {
-            SlTypeId in = types[k], want = f->args[k];
-            if (want == ANY || in == want)
-                score += 2;
-            else if (in == TYPE_UNKNOWN)
-                score += want == TYPE_TEXT ? 1 : 0;
-            else if (ex_can_coerce(in, want))
-                score += type_is_preferred(want) ? 1 : 0;
-            else
-                ok = false;
-        }
-        if (ok && score > best_score) {
-            best = f;
-            best_score = score;
-        }
-    }
-    if (best != NULL)
-        for (int k = 0; k < nargs; k++)
-            cast[k] = best->args[k] == ANY ? (types[k] == TYPE_UNKNOWN ? TYPE_TEXT : types[k])
-                                           : best->args[k];
-    return best;
+    return &agg_table[sig->id];
 }

@@ -50,7 +50,7 @@ ExAggSet *ex_aggset_new(Arena *a, const AggCall *calls, int n)
     for (int i = 0; i < n; i++) {
         s->slots[i].call = &calls[i];
         s->slots[i].off = off;
-        uint32_t sz = calls[i].distinct ? (uint32_t)sizeof(DistinctSet *) : calls[i].fn->state_size;
+        uint32_t sz = calls[i].distinct ? (uint32_t)sizeof(DistinctSet *) : ex_agg_func(calls[i].sig)->state_size;
         off += (sz + 15) & ~15u;
     }
     s->size = off ? off : 16;
@@ -138,7 +138,7 @@ int ex_aggset_update(ExAggSet *s, EvalCtx *ecx, const Batch *in, uint32_t nrows,
             continue;
         }
         AggCtx acx = {.arena = s->arena, .err = ecx->err, .type = c->type};
-        if (c->fn->update(&acx, args, st, keep, m) < 0)
+        if (ex_agg_func(c->sig)->update(&acx, args, st, keep, m) < 0)
             return -1;
     }
     return 0;
@@ -188,7 +188,7 @@ static int sort_rows(const Batch *b, int ncols, uint32_t *v, uint32_t *tmp, uint
 static int distinct_final(ExAggSet *s, const AggCall *c, const DistinctSet *ds, Vector *out,
                           uint32_t r, Arena *a, SlError *err)
 {
-    const AggFunc *fn = c->fn;
+    const AggFunc *fn = ex_agg_func(c->sig);
     uint8_t *state = arena_zalloc(a, fn->state_size ? fn->state_size : 16);
     AggCtx acx = {.arena = a, .err = err, .type = c->type};
     uint32_t n = ds ? ds->n : 0;
@@ -230,7 +230,7 @@ int ex_aggset_final(ExAggSet *s, const uint8_t *block, Vector *outs, uint32_t r,
             continue;
         }
         AggCtx acx = {.arena = out, .err = err, .type = c->type};
-        if (c->fn->final(&acx, st, &outs[k], r) < 0)
+        if (ex_agg_func(c->sig)->final(&acx, st, &outs[k], r) < 0)
             return -1;
     }
     return 0;
@@ -270,7 +270,7 @@ int ex_aggset_merge(ExAggSet *s, uint8_t *dst, const uint8_t *src, Arena *scratc
             continue;
         }
         AggCtx acx = {.arena = s->arena, .err = err, .type = c->type};
-        if (c->fn->merge(&acx, dst + off, src + off) < 0)
+        if (ex_agg_func(c->sig)->merge(&acx, dst + off, src + off) < 0)
             return -1;
     }
     return 0;
@@ -295,7 +295,8 @@ void ex_aggset_serialize(const ExAggSet *s, const uint8_t *block, StrBuf *out)
                 strbuf_append(&one, ds->rows[i].ptr, ds->rows[i].len);
             }
         } else {
-            c->fn->serialize(c->fn, st, &one);
+            const AggFunc *fn = ex_agg_func(c->sig);
+            fn->serialize(fn, st, &one);
         }
         uint32_t len = (uint32_t)one.len;
         strbuf_append(out, &len, 4);
@@ -354,7 +355,8 @@ int ex_aggset_deserialize(ExAggSet *s, uint8_t *block, const void *p, size_t n, 
                 goto bad;
         } else {
             AggCtx acx = {.arena = s->arena, .err = err, .type = c->type};
-            if (c->fn->deserialize(&acx, c->fn, st, q, len) < 0)
+            const AggFunc *fn = ex_agg_func(c->sig);
+            if (fn->deserialize(&acx, fn, st, q, len) < 0)
                 return -1;
         }
         q += len;

@@ -627,7 +627,7 @@ static int plan_build(const CatRelation *query, Catalog *cat, StateStore *st, In
         p->fns = ARENA_ARRAY(&p->arena, const AggFunc *, naggs > 0 ? naggs : 1);
         p->state_off = ARENA_ARRAY(&p->arena, size_t, naggs > 0 ? naggs : 1);
         for (int i = 0; i < naggs; i++) {
-            p->fns[i] = p->agg->u.agg.aggs[i].fn;
+            p->fns[i] = ex_agg_func(p->agg->u.agg.aggs[i].sig);
             p->state_off[i] = p->state_size;
             p->state_size += (p->fns[i]->state_size + 15) & ~(size_t)15;   /* int128 states */
         }

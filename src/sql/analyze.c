@@ -80,13 +80,14 @@ static Expr *const_str(Analyze *an, SlType type, const char *s, int len, int loc
     return e;
 }
 
-/* Evaluates a constant expression now (one row, no input) into a CONST. */
+/* Evaluates e, a function call or cast of constants, now into a CONST
+ * (ex_fold_call: the function library runs its kernel, no evaluator). */
 Expr *an_fold(Analyze *an, Expr *e)
 {
     EvalCtx cx = {.arena = an->a, .err = an->err,
                   .system_arg = an->cat != NULL ? an->cat->system_ctx : NULL};
     Expr *c = an_mk(an, EXPR_CONST, e->type, e->location, 0, NULL);
-    if (ex_eval(&cx, e, NULL, 1, &c->value) < 0)
+    if (ex_fold_call(&cx, e, &c->value) < 0)
         return NULL;
     return c;
 }

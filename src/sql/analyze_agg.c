@@ -30,7 +30,7 @@ bool an_is_aggregate_name(const FuncCall *f)
 
 static bool agg_call_equal(const AggCall *a, const AggCall *b)
 {
-    if (a->fn != b->fn || a->distinct != b->distinct || a->star != b->star ||
+    if (a->sig != b->sig || a->distinct != b->distinct || a->star != b->star ||
         a->nargs != b->nargs)
         return false;
     for (int i = 0; i < a->nargs; i++)
@@ -92,8 +92,8 @@ Expr *an_aggregate(Analyze *an, FuncCall *f)
         return NULL;
     }
     SlTypeId cast[2];
-    const AggFunc *fn = n <= 2 ? ex_agg_lookup(f->name, n, types, cast) : NULL;
-    if (fn == NULL) {
+    const AggSig *sig = n <= 2 ? ex_agg_lookup(f->name, n, types, cast) : NULL;
+    if (sig == NULL) {
         char call[256];
         int off = snprintf(call, sizeof(call), "%s(", f->name);
         for (int i = 0; i < n && off < (int)sizeof(call); i++)
@@ -114,11 +114,11 @@ Expr *an_aggregate(Analyze *an, FuncCall *f)
             return NULL;
     }
     AggCall call = {
-        .fn = fn, .name = f->name, .nargs = n, .args = args, .filter = filter,
+        .sig = sig, .name = f->name, .nargs = n, .args = args, .filter = filter,
         .distinct = f->distinct, .star = f->star,
-        .type = fn->ret == TYPE__COUNT ? args[0]->type : sl_type(fn->ret),
+        .type = sig->ret == TYPE__COUNT ? args[0]->type : sl_type(sig->ret),
     };
-    if (fn->ret == TYPE__COUNT)
+    if (sig->ret == TYPE__COUNT)
         call.type.typmod = -1;
     int k;
     for (k = 0; k < ac->n; k++)

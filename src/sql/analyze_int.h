@@ -13,7 +13,6 @@
 #ifndef SLUICE_SQL_ANALYZE_INT_H
 #define SLUICE_SQL_ANALYZE_INT_H
 
-#include "sluice/exec.h"
 #include "sluice/expr.h"
 #include "sluice/plan.h"
 #include "types/numeric.h"

@@ -4,7 +4,8 @@
  * PostgreSQL 15 prints them, column names, error SQLSTATEs, messages and
  * positions, parameters in text and binary format, and the vectorized
  * evaluator over a many-row batch (selections, three-valued logic, no
- * division by zero in a branch not taken), and the functions the runtime
+ * division by zero in a branch not taken), constant folding (ex_fold_call)
+ * against the evaluator, and the functions the runtime
  * answers (EvalCtx.hooks: each context its own, none a clear 55000).
  * Arenas own everything: LeakSanitizer must stay quiet.
  */
@@ -346,6 +347,92 @@ static Expr *text_const(Arena *a, const char *s)
  * evaluates them: two contexts with their own arguments each get theirs
  * (no process-wide hook), a context without any fails the privilege
  * functions with 55000 and gives NULL counters. */
+/* Constant folding (ex_fold_call, the function library's): a call of
+ * constants gets the value the evaluator gives it, NULL for a strict
+ * function of a NULL, the kernel's error, and XX000 for what is not a call
+ * of constants. */
+static int32_t *fold_int4(Arena *a, int32_t v, bool null, Expr *e)
+{
+    *e = (Expr){.kind = EXPR_CONST, .type = sl_type(TYPE_INT4)};
+    vector_init(&e->value, a, e->type, 1, true);
+    e->value.v.i32[0] = v;
+    e->value.nulls[0] = null;
+    return &e->value.v.i32[0];
+}
+
+static void test_fold(void)
+{
+    Arena a;
+    arena_init(&a, 0);
+    SlError err = {0};
+    EvalCtx cx = {.arena = &a, .err = &err};
+    Expr hundred, seven, null, zero, col = {.kind = EXPR_COLUMN, .type = sl_type(TYPE_INT4)};
+    fold_int4(&a, 100, false, &hundred);
+    fold_int4(&a, 7, false, &seven);
+    fold_int4(&a, 0, true, &null);
+    fold_int4(&a, 0, false, &zero);
+    const FuncDesc *div[4] = {0}, *div4 = NULL;
+    int nc = ex_func_candidates("/", true, 2, div, 4);
+    for (int i = 0; i < nc && i < 4; i++)
+        if (div[i]->args[0] == TYPE_INT4 && div[i]->args[1] == TYPE_INT4)
+            div4 = div[i];
+    CHECK(div4 != NULL, "int4 /");
+    if (div4 == NULL)
+        goto out;
+    Expr *args[2] = {&hundred, &seven};
+    Expr q = {.kind = EXPR_FUNC, .type = sl_type(TYPE_INT4), .fn = div4, .nargs = 2,
+              .args = args};
+    Vector f, v;
+    CHECK(ex_fold_call(&cx, &q, &f) == 0 && ex_eval(&cx, &q, NULL, 1, &v) == 0, "100 / 7");
+    CHECK(!vector_is_null(&f, 0) && f.v.i32[0] == 14 && !vector_is_null(&v, 0) &&
+          v.v.i32[0] == 14, "100 / 7 folds to 14, as evaluated");
+    args[1] = &null;
+    CHECK(ex_fold_call(&cx, &q, &f) == 0 && vector_is_null(&f, 0), "100 / NULL folds to NULL");
+    args[1] = &zero;
+    CHECK(ex_fold_call(&cx, &q, &f) < 0 && strcmp(err.sqlstate, "22012") == 0,
+          "100 / 0 fails as evaluated: %s", err.sqlstate);
+    sl_error_clear(&err);
+    args[1] = &col;
+    CHECK(ex_fold_call(&cx, &q, &f) < 0 && strcmp(err.sqlstate, "XX000") == 0,
+          "a column is not folded: %s", err.sqlstate);
+    sl_error_clear(&err);
+    CHECK(ex_fold_call(&cx, &hundred, &f) < 0 && strcmp(err.sqlstate, "XX000") == 0,
+          "a constant is no call: %s", err.sqlstate);
+    sl_error_clear(&err);
+
+    /* a cast of a text literal; a NULL one */
+    Expr txt = {.kind = EXPR_CONST, .type = sl_type(TYPE_TEXT)};
+    vector_init(&txt.value, &a, txt.type, 1, true);
+    txt.value.v.str[0] = (SlStr){"42", 2};
+    Expr *carg[1] = {&txt};
+    Expr cast = {.kind = EXPR_CAST, .type = sl_type(TYPE_INT4), .nargs = 1, .args = carg,
+                 .cast = ex_cast_fn(TYPE_TEXT, TYPE_INT4, false)};
+    CHECK(cast.cast != NULL && ex_fold_call(&cx, &cast, &f) == 0 && !vector_is_null(&f, 0) &&
+          f.v.i32[0] == 42, "'42'::int4 folds to 42");
+    txt.value.nulls[0] = 1;
+    CHECK(ex_fold_call(&cx, &cast, &f) == 0 && vector_is_null(&f, 0), "NULL::int4 folds to NULL");
+
+    /* a non-strict function sees its NULL arguments: concat('ab', NULL) */
+    const FuncDesc *concat = ex_func_variadic("concat");
+    CHECK(concat != NULL && (concat->flags & FUNC_NONSTRICT), "concat is non-strict");
+    if (concat != NULL) {
+        Expr ab = {.kind = EXPR_CONST, .type = sl_type(TYPE_TEXT)}, tnull = ab;
+        vector_init(&ab.value, &a, ab.type, 1, true);
+        ab.value.v.str[0] = (SlStr){"ab", 2};
+        vector_init(&tnull.value, &a, tnull.type, 1, true);
+        tnull.value.nulls[0] = 1;
+        Expr *cargs[2] = {&ab, &tnull};
+        Expr cc = {.kind = EXPR_FUNC, .type = sl_type(TYPE_TEXT), .fn = concat, .nargs = 2,
+                   .args = cargs};
+        CHECK(ex_fold_call(&cx, &cc, &f) == 0 && !vector_is_null(&f, 0) &&
+              f.v.str[0].len == 2 && memcmp(f.v.str[0].ptr, "ab", 2) == 0,
+              "concat('ab', NULL) folds to 'ab'");
+    }
+out:
+    sl_error_clear(&err);
+    arena_destroy(&a);
+}
+
 static void test_fn_hooks(void)
 {
     Arena a;
@@ -412,6 +499,7 @@ int main(void)
     test_errors();
     test_params();
     test_vectors();
+    test_fold();
     test_fn_hooks();
     return unit_done("test_eval");
 }

@@ -250,6 +250,34 @@ static void test_streams(StateStore *st, Catalog *cat)
     sl_error_clear(&err);
 }
 
+/* The aggregates' two tables: every AggId has its signature (functions.h,
+ * aggsig.c) and the executor's row (exec.h, agg.c), and a call resolves to
+ * the row of its argument types. */
+static void test_agg_rows(void)
+{
+    for (int id = 0; id < AGG__COUNT; id++) {
+        const AggSig *sig = ex_agg_sig((AggId)id);
+        CHECK(sig->id == (AggId)id && sig->name != NULL, "signature of aggregate %d", id);
+        const AggFunc *fn = ex_agg_func(sig);
+        CHECK(fn->id == (AggId)id && fn->state_size > 0 && fn->update != NULL &&
+              fn->merge != NULL && fn->final != NULL && fn->serialize != NULL &&
+              fn->deserialize != NULL, "executor's row of %s (%d)", sig->name, id);
+        SlTypeId types[2], cast[2];
+        for (int k = 0; k < sig->nargs; k++)
+            types[k] = sig->args[k] == TYPE__COUNT ? TYPE_INT4 : sig->args[k];
+        CHECK(ex_agg_lookup(sig->name, sig->nargs, types, cast) == sig,
+              "%s of its own argument types resolves to itself (%d)", sig->name, id);
+        CHECK(ex_agg_exists(sig->name), "%s exists", sig->name);
+    }
+    SlTypeId cast[2], t = TYPE_UNKNOWN, i2 = TYPE_INT2, b = TYPE_BOOL;
+    const AggSig *s = ex_agg_lookup("max", 1, &t, cast);
+    CHECK(s != NULL && s->id == AGG_MAX_TEXT && cast[0] == TYPE_TEXT, "max('x') is max(text)");
+    s = ex_agg_lookup("sum", 1, &i2, cast);
+    CHECK(s != NULL && s->ret == TYPE_INT8 && cast[0] == TYPE_INT2, "sum(int2) is bigint");
+    CHECK(ex_agg_lookup("sum", 1, &b, cast) == NULL, "no sum(boolean)");
+    CHECK(!ex_agg_exists("median"), "median is no aggregate");
+}
+
 /* Aggregate states: two halves of the input in two blocks, one of them
  * serialized and read back, merged: the same results as one block over
  * everything. */
@@ -273,13 +301,13 @@ static void test_aggset(void)
     Expr *a0[1] = {&c0}, *a1[1] = {&c1};
     SlTypeId cast[2], t0 = TYPE_INT8, t1 = TYPE_TEXT;
     AggCall calls[4] = {
-        {.fn = ex_agg_lookup("count", 0, NULL, cast), .name = "count", .star = true,
+        {.sig = ex_agg_lookup("count", 0, NULL, cast), .name = "count", .star = true,
          .type = {TYPE_INT8, -1}},
-        {.fn = ex_agg_lookup("sum", 1, &t0, cast), .name = "sum", .nargs = 1, .args = a0,
+        {.sig = ex_agg_lookup("sum", 1, &t0, cast), .name = "sum", .nargs = 1, .args = a0,
          .type = {TYPE_NUMERIC, -1}},
-        {.fn = ex_agg_lookup("count", 1, &t1, cast), .name = "count", .nargs = 1, .args = a1,
+        {.sig = ex_agg_lookup("count", 1, &t1, cast), .name = "count", .nargs = 1, .args = a1,
          .distinct = true, .type = {TYPE_INT8, -1}},
-        {.fn = ex_agg_lookup("max", 1, &t1, cast), .name = "max", .nargs = 1, .args = a1,
+        {.sig = ex_agg_lookup("max", 1, &t1, cast), .name = "max", .nargs = 1, .args = a1,
          .type = {TYPE_TEXT, -1}},
     };
     ExAggSet *set = ex_aggset_new(&a, calls, 4);
@@ -345,6 +373,7 @@ int main(void)
     test_big();
     test_dml();
     test_streams(st, cat);
+    test_agg_rows();
     test_aggset();
     rt_shutdown(the_rt);
     rt_destroy(the_rt);

@@ -1,0 +1,98 @@
+/*
+ * aggsig.c -- the aggregate functions' signatures: each one's name,
+ * argument and result types (PostgreSQL's pg_aggregate, cut down), and the
+ * lookup the analyzer resolves an aggregate call with.
+ *
+ *   ex_agg_exists(name)                      is name an aggregate?
+ *   ex_agg_lookup(name, nargs, types, cast)  the signature for these
+ *                                            argument types
+ *   ex_agg_sig(id)                           the signature of one AggId
+ *
+ * One row per AggId (functions.h).  How each aggregate runs -- its state,
+ * update, merge, final, serialize and deserialize -- is the executor's
+ * (src/exec/agg.c, its row of the same AggId): this floor says what a call
+ * means and what it returns, not how its states are kept.
+ *
+ * Resolution is PostgreSQL's in small: the row of that name and number of
+ * arguments with the best score (an exact argument type or "any" counts 2,
+ * an implicit cast to a preferred type 1, an unknown literal to text 1);
+ * among equal scores the first row wins.
+ */
+#include "sluice/functions.h"
+
+#define ANY TYPE__COUNT
+#define ONE(id, nm, a, r) [id] = {id, nm, 1, {a, 0}, r}
+#define MINMAX(T) ONE(AGG_MIN_##T, "min", TYPE_##T, ANY), ONE(AGG_MAX_##T, "max", TYPE_##T, ANY)
+
+static const AggSig sigs[AGG__COUNT] = {
+    [AGG_COUNT_STAR] = {AGG_COUNT_STAR, "count", 0, {0, 0}, TYPE_INT8},
+    ONE(AGG_COUNT, "count", ANY, TYPE_INT8),
+    ONE(AGG_SUM_INT2, "sum", TYPE_INT2, TYPE_INT8),
+    ONE(AGG_SUM_INT4, "sum", TYPE_INT4, TYPE_INT8),
+    ONE(AGG_SUM_INT8, "sum", TYPE_INT8, TYPE_NUMERIC),
+    ONE(AGG_SUM_FLOAT4, "sum", TYPE_FLOAT4, TYPE_FLOAT4),
+    ONE(AGG_SUM_FLOAT8, "sum", TYPE_FLOAT8, TYPE_FLOAT8),
+    ONE(AGG_SUM_NUMERIC, "sum", TYPE_NUMERIC, TYPE_NUMERIC),
+    ONE(AGG_SUM_INTERVAL, "sum", TYPE_INTERVAL, TYPE_INTERVAL),
+    ONE(AGG_AVG_INT2, "avg", TYPE_INT2, TYPE_NUMERIC),
+    ONE(AGG_AVG_INT4, "avg", TYPE_INT4, TYPE_NUMERIC),
+    ONE(AGG_AVG_INT8, "avg", TYPE_INT8, TYPE_NUMERIC),
+    ONE(AGG_AVG_FLOAT4, "avg", TYPE_FLOAT4, TYPE_FLOAT8),
+    ONE(AGG_AVG_FLOAT8, "avg", TYPE_FLOAT8, TYPE_FLOAT8),
+    ONE(AGG_AVG_NUMERIC, "avg", TYPE_NUMERIC, TYPE_NUMERIC),
+    MINMAX(INT2), MINMAX(INT4), MINMAX(INT8), MINMAX(FLOAT4), MINMAX(FLOAT8), MINMAX(DATE),
+    MINMAX(TIMESTAMP), MINMAX(TIMESTAMPTZ), MINMAX(INTERVAL), MINMAX(NUMERIC), MINMAX(TEXT),
+    ONE(AGG_BOOL_AND, "bool_and", TYPE_BOOL, TYPE_BOOL),
+    ONE(AGG_EVERY, "every", TYPE_BOOL, TYPE_BOOL),
+    ONE(AGG_BOOL_OR, "bool_or", TYPE_BOOL, TYPE_BOOL),
+    [AGG_STRING_AGG] = {AGG_STRING_AGG, "string_agg", 2, {TYPE_TEXT, TYPE_TEXT}, TYPE_TEXT},
+    ONE(AGG_APPROX_COUNT_DISTINCT, "approx_count_distinct", ANY, TYPE_INT8),
+};
+
+bool ex_agg_exists(const char *name)
+{
+    for (int i = 0; i < AGG__COUNT; i++)
+        if (strcmp(sigs[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+const AggSig *ex_agg_lookup(const char *name, int nargs, const SlTypeId *types, SlTypeId *cast)
+{
+    const AggSig *best = NULL;
+    int best_score = -1;
+    for (int i = 0; i < AGG__COUNT; i++) {
+        const AggSig *f = &sigs[i];
+        if (f->nargs != nargs || strcmp(f->name, name) != 0)
+            continue;
+        /* score: exact arguments count 2, implicit casts 1 (preferred types
+         * of the argument's category 1 more) */
+        int score = 0;
+        bool ok = true;
+        for (int k = 0; k < nargs && ok; k++) {
+            SlTypeId in = types[k], want = f->args[k];
+            if (want == ANY || in == want)
+                score += 2;
+            else if (in == TYPE_UNKNOWN)
+                score += want == TYPE_TEXT ? 1 : 0;
+            else if (ex_can_coerce(in, want))
+                score += type_is_preferred(want) ? 1 : 0;
+            else
+                ok = false;
+        }
+        if (ok && score > best_score) {
+            best = f;
+            best_score = score;
+        }
+    }
+    if (best != NULL)
+        for (int k = 0; k < nargs; k++)
+            cast[k] = best->args[k] == ANY ? (types[k] == TYPE_UNKNOWN ? TYPE_TEXT : types[k])
+                                           : best->args[k];
+    return best;
+}
+
+const AggSig *ex_agg_sig(AggId id)
+{
+    return &sigs[id];
+}
