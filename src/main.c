@@ -84,51 +84,51 @@ typedef struct Options {
     int    nusers;
 } Options;
 
-/* The settings sys.settings and pg_settings show, and the configuration's
- * users for pg_roles. */
-static void publish_settings(const Options *o, int port)
+/* The settings rt's sys.settings and pg_settings show, and the
+ * configuration's users for pg_roles. */
+static void publish_settings(Runtime *rt, const Options *o, int port)
 {
     char buf[32];
-    rt_setting_set("listen", o->listen, "address the server listens on");
+    rt_setting_set(rt, "listen", o->listen, "address the server listens on");
     snprintf(buf, sizeof(buf), "%d", port);
-    rt_setting_set("port", buf, "TCP port the server listens on");
-    rt_setting_set("data_dir", o->data_dir, "data directory (catalog.db, state/)");
-    rt_setting_set("files_root", o->files_root ? o->files_root : "",
+    rt_setting_set(rt, "port", buf, "TCP port the server listens on");
+    rt_setting_set(rt, "data_dir", o->data_dir, "data directory (catalog.db, state/)");
+    rt_setting_set(rt, "files_root", o->files_root ? o->files_root : "",
                    "directory below which non-superusers may use files connectors and sinks");
-    rt_setting_set("kafka_allowed_hosts", o->kafka_allowed_hosts ? o->kafka_allowed_hosts : "",
+    rt_setting_set(rt, "kafka_allowed_hosts", o->kafka_allowed_hosts ? o->kafka_allowed_hosts : "",
                    "Kafka bootstrap servers non-superusers may name (empty: any)");
-    rt_setting_set("log_level", o->log_level, "lowest level of log lines written");
-    rt_setting_set("log_format", o->log_format, "log line format");
+    rt_setting_set(rt, "log_level", o->log_level, "lowest level of log lines written");
+    rt_setting_set(rt, "log_format", o->log_format, "log line format");
     snprintf(buf, sizeof(buf), "%d", o->max_connections);
-    rt_setting_set("max_connections", buf, "most concurrent client connections");
+    rt_setting_set(rt, "max_connections", buf, "most concurrent client connections");
     snprintf(buf, sizeof(buf), "%ld", o->max_message_size);
-    rt_setting_set("max_message_size", buf, "largest protocol message accepted, in bytes");
+    rt_setting_set(rt, "max_message_size", buf, "largest protocol message accepted, in bytes");
     snprintf(buf, sizeof(buf), "%ld", o->max_output_buffer);
-    rt_setting_set("max_output_buffer", buf,
+    rt_setting_set(rt, "max_output_buffer", buf,
                    "bytes of output queued for a client before reading from it pauses");
     snprintf(buf, sizeof(buf), "%zu", sl_mem_server_limit());
-    rt_setting_set("max_memory", buf,
+    rt_setting_set(rt, "max_memory", buf,
                    "bytes all running statements may hold together (53200 past it)");
     snprintf(buf, sizeof(buf), "%d", o->max_prepared_statements);
-    rt_setting_set("max_prepared_statements", buf,
+    rt_setting_set(rt, "max_prepared_statements", buf,
                    "named prepared statements (and portals) a connection may hold");
     snprintf(buf, sizeof(buf), "%d", o->shutdown_timeout);
-    rt_setting_set("shutdown_timeout", buf,
+    rt_setting_set(rt, "shutdown_timeout", buf,
                    "seconds statements in flight get at shutdown before they are cancelled");
     snprintf(buf, sizeof(buf), "%d", o->authentication_timeout);
-    rt_setting_set("authentication_timeout", buf, "seconds to complete authentication");
-    rt_setting_set("ssl", o->ssl ? "on" : "off", "whether TLS connections are accepted");
-    rt_setting_set("commit_mode", o->group_commit ? "group" : "sync",
+    rt_setting_set(rt, "authentication_timeout", buf, "seconds to complete authentication");
+    rt_setting_set(rt, "ssl", o->ssl ? "on" : "off", "whether TLS connections are accepted");
+    rt_setting_set(rt, "commit_mode", o->group_commit ? "group" : "sync",
                    "how appends to streams share fsyncs (sync, group)");
     snprintf(buf, sizeof(buf), "%ld", o->group_commit_window);
-    rt_setting_set("group_commit_window", buf,
+    rt_setting_set(rt, "group_commit_window", buf,
                    "microseconds a group commit waits for more appends");
-    rt_setting_set("debug_loop_lag", o->debug_loop_lag ? "on" : "off",
+    rt_setting_set(rt, "debug_loop_lag", o->debug_loop_lag ? "on" : "off",
                    "whether the event loop's lag is measured");
     snprintf(buf, sizeof(buf), "%d", o->engine_workers);
-    rt_setting_set("engine_workers", buf, "worker threads of continuous queries and ingestion");
+    rt_setting_set(rt, "engine_workers", buf, "worker threads of continuous queries and ingestion");
     snprintf(buf, sizeof(buf), "%d", o->statement_workers);
-    rt_setting_set("statement_workers", buf,
+    rt_setting_set(rt, "statement_workers", buf,
                    "worker threads of client statements; more statements wait in a queue");
 }
 
@@ -819,7 +819,7 @@ int main(int argc, char **argv)
         server_close(app.server, on_server_closed);
         goto out;
     }
-    publish_settings(&o, server_port(app.server));
+    publish_settings(rt, &o, server_port(app.server));
     rt->cq = rt_cq_init(rt);
     ingest_init(rt);
     if (o.http_port >= 0 &&
@@ -838,8 +838,9 @@ int main(int argc, char **argv)
     /* The HTTP line comes first: the ready line is the last of start-up. */
     char http_port[16];
     snprintf(http_port, sizeof(http_port), "%d", http_pages_port(rt));
-    rt_setting_set("http_port", http_port, "HTTP port of /metrics and the query pages (-1: off)");
-    rt_setting_set("http_listen", o.http_listen, "address of the HTTP listener");
+    rt_setting_set(rt, "http_port", http_port,
+                   "HTTP port of /metrics and the query pages (-1: off)");
+    rt_setting_set(rt, "http_listen", o.http_listen, "address of the HTTP listener");
     if (http_pages_port(rt) >= 0)
         sl_log(LOG_INFO, "http ready", "listen=%s:%d auth=%s metrics=\"http://%s:%d/metrics\"",
                o.http_listen, http_pages_port(rt), o.http_token && *o.http_token ? "token" : "none",

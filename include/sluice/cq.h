@@ -149,10 +149,11 @@ CqRuntime *cq_runtime_init(uv_loop_t *loop, Pool *workers, Catalog *cat, StateSt
  * reads (reads(plan, oid)) and write into `into` (NULL: its result table)
  * and `late` (its late_rows stream, or NULL)?  -1 with err (42501) fails the
  * query.  On the loop thread. */
-typedef int (*cq_check_fn)(const CatRelation *query, const CatRelation *into,
+typedef int (*cq_check_fn)(void *arg, const CatRelation *query, const CatRelation *into,
                            const CatRelation *late, bool (*reads)(void *plan, uint32_t oid),
                            void *plan, SlError *err);
-void cq_set_check(CqRuntime *rt, cq_check_fn fn);
+/* fn is called with arg (the runtime's catalog). */
+void cq_set_check(CqRuntime *rt, cq_check_fn fn, void *arg);
 /* The answers of the functions that ask the runtime (expr.h's ExFnHooks:
  * has_table_privilege, sluice_stream_stat, ...), copied; each query
  * started after takes them into its plan, whose batches evaluate with

@@ -43,9 +43,10 @@ struct Runtime;
 int  ingest_init(struct Runtime *rt);
 void ingest_close(struct Runtime *rt);
 
-/* 0 if def's WITH options make a stream sluice can feed, or -1 with a
- * 22023 / 0A000 / 58P01 error naming the option. */
-int  ingest_validate(const CatRelation *def, SlError *err);
+/* 0 if def's WITH options make a stream sluice can feed in rt (a files
+ * stream's directory checked for its owner there), or -1 with a
+ * 22023 / 0A000 / 58P01 / 42501 error naming the option. */
+int  ingest_validate(struct Runtime *rt, const CatRelation *def, SlError *err);
 /* true when def (a stream) gets a dead-letter stream: it has a format, or
  * it reads Kafka. */
 bool ingest_has_dead_letters(const CatRelation *def);

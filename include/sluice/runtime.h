@@ -139,17 +139,18 @@ bool rt_append_interrupt(RtAppend *ap, int why);
 int  rt_init(Runtime *rt);
 void rt_shutdown(Runtime *rt);
 
-/* The session whose statements are prepared and run now (the server sets
- * it before it hands over a message; NULL: none; borrowed until the next
- * call), the lister of sessions sys.connections calls (the server's), and
- * a server setting for sys.settings and pg_settings (main, at start):
- * given to the system catalog rt_init made (syscat.h's syscat_session_*,
- * syscat_setting_set); before rt_init and after rt_shutdown they are
- * dropped, and rt_session_current is NULL. */
-void rt_session_set(const RtSession *s);
-const RtSession *rt_session_current(void);
-void rt_session_lister(rt_session_list_fn list, void *arg);
-void rt_setting_set(const char *name, const char *value, const char *description);
+/* The session whose statements are prepared and run now in rt (the server
+ * sets it before it hands over a message; NULL: none; borrowed until the
+ * next call), the lister of sessions rt's sys.connections calls (the
+ * server's), and a server setting for rt's sys.settings and pg_settings
+ * (main, at start): given to the system catalog rt_init made
+ * (rt->syscat: syscat.h's syscat_session_*, syscat_setting_set); with rt
+ * NULL, before rt_init or after rt_shutdown they are dropped, and
+ * rt_session_current is NULL. */
+void rt_session_set(Runtime *rt, const RtSession *s);
+const RtSession *rt_session_current(Runtime *rt);
+void rt_session_lister(Runtime *rt, rt_session_list_fn list, void *arg);
+void rt_setting_set(Runtime *rt, const char *name, const char *value, const char *description);
 
 /* What roles may reach on the server host (hostaccess.c, into rt->host):
  * files_root (NULL or "": none) is the directory below which non-superusers may use files

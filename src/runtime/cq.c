@@ -4,6 +4,8 @@
  *   cq_runtime_init, cq_runtime_close, cq_running, cq_runtime_free, cq_set_check,
  *   cq_set_fn_hooks
  *   cq_layouts, cq_shared   what the registry's plans share (incremental.h)
+ *   cq_catalog, cq_store    the catalog and state store it was given
+ *                           (incremental.h: cq_ddl.c reads them)
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
  *   cq_dependent, cq_dependent_not_owned, cq_progress, cq_source_lag, cq_state,
  *   cq_falling_behind
@@ -121,6 +123,7 @@ struct CqRuntime {
     cq_close_cb  close_cb;       /* cq_runtime_close's, with its arg */
     void        *close_arg;
     cq_check_fn  check;          /* the owner's privileges, before each batch */
+    void        *check_arg;      /* with its arg */
     IncShared    shared;         /* what its plans share: the result layouts,
                                   * the dead-letter and manifest locks */
     uint64_t     next_sub_id;    /* the next SUBSCRIBE's id (CqSub.id) */
@@ -228,9 +231,10 @@ CqRuntime *cq_runtime_init(uv_loop_t *loop, Pool *workers, Catalog *cat, StateSt
     return rt;
 }
 
-void cq_set_check(CqRuntime *rt, cq_check_fn fn)
+void cq_set_check(CqRuntime *rt, cq_check_fn fn, void *arg)
 {
     rt->check = fn;
+    rt->check_arg = arg;
 }
 
 void cq_set_fn_hooks(CqRuntime *rt, const ExFnHooks *hooks)
@@ -905,8 +909,8 @@ static void plan_next(Cq *q)
         return;
     SlError denied = {0};
     if (q->rt->check != NULL &&
-        q->rt->check(q->rel, inc_plan_into(q->plan), inc_plan_late(q->plan), plan_reads,
-                     q->plan, &denied) < 0) {
+        q->rt->check(q->rt->check_arg, q->rel, inc_plan_into(q->plan), inc_plan_late(q->plan),
+                     plan_reads, q->plan, &denied) < 0) {
         q->denied = true;
         fail_query(q, &denied);
         sl_error_clear(&denied);
@@ -1394,8 +1398,8 @@ int cq_resume(CqRuntime *rt, const char *name, SlError *err)
     if (q->failed && q->denied && q->rt->check != NULL) {
         /* failed only for a privilege its owner lost: asked again, it runs
          * on if the privilege is back */
-        if (q->rt->check(q->rel, inc_plan_into(q->plan), inc_plan_late(q->plan), plan_reads,
-                         q->plan, err) < 0)
+        if (q->rt->check(q->rt->check_arg, q->rel, inc_plan_into(q->plan),
+                         inc_plan_late(q->plan), plan_reads, q->plan, err) < 0)
             return -1;
         q->failed = q->denied = false;
         sl_free(q->error);
@@ -1486,6 +1490,16 @@ CqLayouts *cq_layouts(CqRuntime *rt)
 IncShared *cq_shared(CqRuntime *rt)
 {
     return &rt->shared;
+}
+
+Catalog *cq_catalog(const CqRuntime *rt)
+{
+    return rt != NULL ? rt->cat : NULL;
+}
+
+StateStore *cq_store(const CqRuntime *rt)
+{
+    return rt != NULL ? rt->st : NULL;
 }
 
 bool cq_falling_behind(const CqProgress *p, int n, int64_t interval_us)

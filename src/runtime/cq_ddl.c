@@ -79,7 +79,8 @@ static void start_one(const CatRelation *rel, void *arg)
 CqRuntime *rt_cq_init(Runtime *rt)
 {
     CqRuntime *cq = cq_runtime_init(&rt->loop, rt->engine, rt->cat, rt->st);
-    cq_set_check(cq, rt_cq_privileges);
+    cq_set_check(cq, rt_cq_privileges, rt->cat);
+    cq_shared(cq)->rt = rt;
     ExFnHooks hooks = rt_fn_hooks(rt);
     cq_set_fn_hooks(cq, &hooks);
     cat_foreach(rt->cat, start_one, cq);
@@ -121,12 +122,12 @@ static void replace_cb(void *arg)
     SlError err = {0};
     if (r->reset)
         cq_layout_forget(cq_layouts(r->cq), r->old->oid);
-    if (r->reset && rel_purge(rt_state(), r->old, &err) < 0) {
+    if (r->reset && rel_purge(cq_store(r->cq), r->old, &err) < 0) {
         sl_log(LOG_ERROR, "cannot drop the state of a replaced query", "query=%s error=\"%s\"",
                log_value(r->old->name), log_quote(err.message));
         sl_error_clear(&err);
     }
-    if (running(r->cq) && cat_lookup(rt_catalog(), r->rel->name) == r->rel &&
+    if (running(r->cq) && cat_lookup(cq_catalog(r->cq), r->rel->name) == r->rel &&
         cq_start(r->cq, r->rel, &err) < 0) {
         sl_log(LOG_ERROR, "cannot start a replaced query", "query=%s error=\"%s\"",
                log_value(r->rel->name), log_quote(err.message));
@@ -165,12 +166,12 @@ static bool same_columns(const CatRelation *a, const CatRelation *b)
 /* Is the change from old's plan to the new plan one the state survives?
  * -1 with the change named in err if not; *old_hash gets the old plan's
  * result hash. */
-static int check_compatible(IncShared *sh, const CatRelation *old, IncPlan *np,
+static int check_compatible(CqRuntime *cq, const CatRelation *old, IncPlan *np,
                             const CatRelation *def, uint64_t *old_hash, SlError *err)
 {
     IncPlan *op;
     SlError e = {0};
-    if (inc_plan_build(old, rt_catalog(), rt_state(), sh, &op, &e) < 0) {
+    if (inc_plan_build(old, cq_catalog(cq), cq_store(cq), cq_shared(cq), &op, &e) < 0) {
         sl_error(err, ERRCODE_INVALID_TABLE_DEFINITION,
                  "cannot replace continuous query \"%s\": its current definition cannot be "
                  "planned any more: %s", old->name, e.message);
@@ -223,13 +224,13 @@ static int check_compatible(IncShared *sh, const CatRelation *old, IncPlan *np,
 
 static int replace(CqRuntime *cq, const Query *q, const CatRelation *old, SlError *err)
 {
-    Catalog *cat = rt_catalog();
+    Catalog *cat = cq_catalog(cq);
     const CatRelation *def = q->create;
     if (old->kind != REL_QUERY)
         return sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is not a continuous query",
                         def->name);
     /* Replacing changes (and with reset drops) what the query owns. */
-    if (rt_check_owner(old, err) < 0)
+    if (rt_check_owner(cat, old, err) < 0)
         return -1;
     Arena a;
     arena_init(&a, 512);
@@ -262,10 +263,10 @@ static int replace(CqRuntime *cq, const Query *q, const CatRelation *old, SlErro
     probe.refs = 1;
     probe.oid = old->oid;
     IncPlan *np;
-    if (inc_plan_build_new(&probe, cat, rt_state(), cq_shared(cq), &np, err) < 0)
+    if (inc_plan_build_new(&probe, cat, cq_store(cq), cq_shared(cq), &np, err) < 0)
         return -1;
     uint64_t old_hash = 0, new_hash = inc_plan_result_hash(np);
-    rc = reset ? 0 : check_compatible(cq_shared(cq), old, np, def, &old_hash, err);
+    rc = reset ? 0 : check_compatible(cq, old, np, def, &old_hash, err);
     inc_plan_free(np);
     if (rc < 0)
         return -1;
@@ -302,11 +303,11 @@ static int replace(CqRuntime *cq, const Query *q, const CatRelation *old, SlErro
 
 int rt_cq_create(CqRuntime *cq, const Query *q, SlError *err)
 {
-    Catalog *cat = rt_catalog();
-    StateStore *st = rt_state();
     const CatRelation *def = q->create;
     if (!running(cq))
         return not_running(err);
+    Catalog *cat = cq_catalog(cq);
+    StateStore *st = cq_store(cq);
     const CatRelation *old = cat_lookup(cat, def->name);
     if (old != NULL && q->or_replace)
         return replace(cq, q, old, err);
@@ -351,7 +352,7 @@ int rt_cq_stop(CqRuntime *cq, const char *name, SlError *err)
     if (!running(cq))
         return 0;
     SlError ignore = {0};
-    const CatRelation *rel = cat_lookup(rt_catalog(), name);
+    const CatRelation *rel = cat_lookup(cq_catalog(cq), name);
     if (rel != NULL && rel->kind == REL_QUERY)
         cq_layout_forget(cq_layouts(cq), rel->oid);
     /* A query that failed to start is not in the registry: nothing to stop. */
@@ -363,11 +364,14 @@ int rt_cq_stop(CqRuntime *cq, const char *name, SlError *err)
 
 int rt_cq_alter(CqRuntime *cq, const char *name, bool pause, SlError *err)
 {
-    const CatRelation *rel = cat_lookup(rt_catalog(), name);
+    if (cq == NULL)
+        return not_running(err);
+    Catalog *cat = cq_catalog(cq);
+    const CatRelation *rel = cat_lookup(cat, name);
     if (rel == NULL || rel->kind != REL_QUERY)
         return sl_error(err, ERRCODE_UNDEFINED_OBJECT, "continuous query \"%s\" does not exist",
                         name);
-    if (rt_check_owner(rel, err) < 0)
+    if (rt_check_owner(cat, rel, err) < 0)
         return -1;
     if (!running(cq))
         return not_running(err);
@@ -390,7 +394,8 @@ int rt_cq_check_drop(CqRuntime *cq, const CatRelation *rel, SlError *err)
 int rt_subscribe_columns(CqRuntime *cq, const char *name, Arena *a, int *ncols,
                          ColumnDesc **cols, SlError *err)
 {
-    const CatRelation *rel = rt_catalog() ? cat_lookup(rt_catalog(), name) : NULL;
+    Catalog *cat = cq_catalog(cq);
+    const CatRelation *rel = cat != NULL ? cat_lookup(cat, name) : NULL;
     if (rel == NULL || rel->kind != REL_QUERY || !running(cq))
         return sl_error(err, ERRCODE_UNDEFINED_OBJECT, "continuous query \"%s\" does not exist",
                         name);
@@ -417,7 +422,7 @@ int rt_subscribe(CqRuntime *cq, const char *name, bool snapshot, rt_changes_fn f
     arena_init(&a, 1024);
     int rc = rt_subscribe_columns(cq, name, &a, &ncols, &cols, err);
     arena_destroy(&a);
-    if (rc < 0 || rt_check_select(cat_lookup(rt_catalog(), name), err) < 0)
+    if (rc < 0 || rt_check_select(cq_catalog(cq), cat_lookup(cq_catalog(cq), name), err) < 0)
         return -1;
     CqSub *s = cq_subscribe(cq, name, snapshot, fn, arg, err);
     if (s == NULL)

@@ -66,11 +66,11 @@ int rt_run_create(Runtime *rt, const Query *q, SlError *err)
     SourceParts parts;
     if (def->kind == REL_STREAM && source_parts(def, &parts, err) < 0)
         return -1;
-    if (def->kind == REL_STREAM && ingest_validate(def, err) < 0)
+    if (def->kind == REL_STREAM && ingest_validate(rt, def, err) < 0)
         return -1;
     if (def->kind == REL_STREAM && rt_connector_is(def, "kafka") && kafka_source_validate(rt->kafka, def, err) < 0)
         return -1;
-    if (def->kind == REL_SINK && sink_check(def, err) < 0)
+    if (def->kind == REL_SINK && sink_check(rt, def, err) < 0)
         return -1;
     const CatRelation *defs[2] = {&owned[0], NULL}, *rels[2];
     int n = 1;
@@ -123,7 +123,7 @@ static int check_cascade(Runtime *rt, const CatRelation *rel, SlError *err)
 {
     const char *name = rt_cq_dependent_not_owned(rt->cq, rel, rt_current_role());
     const CatRelation *cq = name ? cat_lookup(rt->cat, name) : NULL;
-    if (cq == NULL || rt_check_owner(cq, err) == 0)
+    if (cq == NULL || rt_check_owner(rt->cat, cq, err) == 0)
         return 0;
     sl_error_detail(err, "DROP ... CASCADE would drop continuous query %s, which depends on "
                          "%s and belongs to another role.", cq->name, rel->name);
@@ -176,7 +176,7 @@ int rt_run_drop(Runtime *rt, const Query *q, SlError *err)
         }
         /* Only the owner (or a superuser) drops a relation, and the
          * queries CASCADE would drop with it. */
-        if (rt_check_owner(rel, err) < 0)
+        if (rt_check_owner(rt->cat, rel, err) < 0)
             return -1;
         const CatRelation *dead = dead_letters(rt, rel);
         if (q->cascade && rel->kind != REL_QUERY &&

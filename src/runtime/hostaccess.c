@@ -10,10 +10,8 @@
  *                         KafkaPolicy (rt->kafka: its owner check and the
  *                         brokers non-superusers may name)
  *   rt_host_free
- *   rt_role_is_superuser  whether a role is a superuser now (any thread)
- *   rt_kafka_policy       the KafkaPolicy of the Runtime rt_init was given,
- *                         for the engine's files that open Kafka sources
- *                         and sinks without a Runtime yet
+ *   rt_role_is_superuser  whether a role is a superuser now in a Runtime's
+ *                         catalog (any thread)
  *   rt_files_resolve      a files connector's or sink's directory, resolved
  *                         (symlinks followed) and checked for its owner
  *   rt_files_check_fd     an opened file, checked where it really is
@@ -37,9 +35,9 @@
  * really landed, whatever was swapped in between).
  *
  * The two paths are the Runtime's (rt->host, runtime.h), set once before
- * the loop runs and only read after.  The checks are called by files that
- * get no Runtime yet (sink_files.c, ingest.c's rounds), so they read the
- * Runtime rt_init was given (rt_runtime, runtime_int.h).
+ * the loop runs and only read after; every check takes that Runtime (a
+ * files sink keeps the one its query runs in, an Ingester its own).  A
+ * NULL Runtime has neither path: every path is refused.
  */
 #include "runtime_int.h"
 
@@ -67,21 +65,15 @@ static bool is_superuser(Catalog *cat, uint32_t oid)
     return super;
 }
 
-bool rt_role_is_superuser(uint32_t oid)
+bool rt_role_is_superuser(const Runtime *rt, uint32_t oid)
 {
-    return is_superuser(rt_catalog(), oid);
+    return is_superuser(rt != NULL ? rt->cat : NULL, oid);
 }
 
 /* The KafkaPolicy's owner check: arg is the Runtime. */
 static bool kafka_owner_cb(void *arg, uint32_t owner)
 {
     return is_superuser(((Runtime *)arg)->cat, owner);
-}
-
-const KafkaPolicy *rt_kafka_policy(void)
-{
-    Runtime *rt = rt_runtime();
-    return rt != NULL ? rt->kafka : NULL;
 }
 
 int rt_host_init(Runtime *rt, const char *files_root, const char *data_dir,
@@ -115,17 +107,17 @@ void rt_host_free(Runtime *rt)
     rt->kafka = NULL;
 }
 
-/* The two paths of the Runtime rt_init was given (none before: every path
- * is refused). */
+/* The two paths of rt (none without one: every path is refused), and its
+ * catalog for the owner's SUPERUSER. */
 typedef struct HostPaths {
-    const char *files_root, *data_dir;
+    const Runtime *rt;
+    const char    *files_root, *data_dir;
 } HostPaths;
 
-static HostPaths host_paths(void)
+static HostPaths host_paths(const Runtime *rt)
 {
-    const Runtime *rt = rt_runtime();
-    return rt != NULL ? (HostPaths){rt->host.files_root, rt->host.data_dir}
-                      : (HostPaths){NULL, NULL};
+    return rt != NULL ? (HostPaths){rt, rt->host.files_root, rt->host.data_dir}
+                      : (HostPaths){NULL, NULL, NULL};
 }
 
 /* Is path (resolved) dir itself or below it? */
@@ -166,7 +158,7 @@ static int outside_root(const HostPaths *h, SlError *err, const char *what, cons
 static int check_resolved(const HostPaths *h, const char *real, const char *what,
                           const char *shown, uint32_t owner, SlError *err)
 {
-    bool super = rt_role_is_superuser(owner);
+    bool super = rt_role_is_superuser(h->rt, owner);
     if (!super && h->files_root == NULL)
         return no_root(err, what, shown);
     if (!super && !inside(real, h->files_root))
@@ -189,10 +181,10 @@ static bool has_dotdot(const char *path)
     return false;
 }
 
-int rt_files_resolve(const char *path, const char *what, uint32_t owner, char *out,
-                     bool *exists, SlError *err)
+int rt_files_resolve(const Runtime *rt, const char *path, const char *what, uint32_t owner,
+                     char *out, bool *exists, SlError *err)
 {
-    HostPaths h = host_paths();
+    HostPaths h = host_paths(rt);
     if (has_dotdot(path)) {
         denied(err, what, path, "a path may not contain \"..\"");
         sl_error_hint(err, "Give the directory without \"..\" components.");
@@ -208,7 +200,7 @@ int rt_files_resolve(const char *path, const char *what, uint32_t owner, char *o
         return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "path \"%s\" is too long", path);
     /* an owner that is not a superuser learns nothing about the host's
      * paths: without a files root it is refused before any look-up */
-    bool super = rt_role_is_superuser(owner);
+    bool super = rt_role_is_superuser(rt, owner);
     if (!super && h.files_root == NULL)
         return no_root(err, what, path);
     /* realpath() of the longest existing prefix; the rest cannot be a
@@ -263,7 +255,8 @@ int rt_files_resolve(const char *path, const char *what, uint32_t owner, char *o
     return check_resolved(&h, out, what, path, owner, err);
 }
 
-int rt_files_check_fd(int fd, const char *what, const char *shown, uint32_t owner, SlError *err)
+int rt_files_check_fd(const Runtime *rt, int fd, const char *what, const char *shown,
+                      uint32_t owner, SlError *err)
 {
     char link[64], real[PATH_MAX];
     snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -272,6 +265,6 @@ int rt_files_check_fd(int fd, const char *what, const char *shown, uint32_t owne
         return sl_error(err, ERRCODE_IO_ERROR, "cannot tell where \"%s\" is: %s", shown,
                         strerror(errno));
     real[n] = '\0';
-    HostPaths h = host_paths();
+    HostPaths h = host_paths(rt);
     return check_resolved(&h, real, what, shown, owner, err);
 }

@@ -71,7 +71,8 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore 
         IncInput *in = &ins->in[ins->n];
         in->scan = n;
         in->rel = rel;
-        if (read_watermark(in, a, err) < 0 || source_open(st, rel, ins->owner, &in->source, err) < 0)
+        if (read_watermark(in, a, err) < 0 ||
+            source_open(ins->rt, st, rel, ins->owner, &in->source, err) < 0)
             return -1;
         cat_relation_ref(rel);
         ins->n++;
@@ -142,11 +143,12 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore 
     }
 }
 
-int inc_inputs_collect(IncInputs *ins, Arena *a, Plan *base, StateStore *st, const char *owner,
-                       SlError *err)
+int inc_inputs_collect(IncInputs *ins, Arena *a, Plan *base, struct Runtime *rt, StateStore *st,
+                       const char *owner, SlError *err)
 {
     memset(ins, 0, sizeof(*ins));
     ins->owner = owner;
+    ins->rt = rt;
     bool streams = false;
     if (walk(ins, a, base, base, st, &streams, err) < 0)
         return -1;

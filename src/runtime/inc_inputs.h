@@ -47,6 +47,7 @@ typedef struct IncInputs {
     int                ntables;
     const CatRelation *tables[INC_MAX_INPUTS];  /* referenced */
     const char        *owner;       /* the query's name: a Kafka consumer's group */
+    struct Runtime    *rt;          /* where its sources open (source_open) */
     const uint8_t     *need[INC_MAX_INPUTS];    /* per input: the stream columns the
                                                    query reads, NULL: all */
     const Plan        *sjoin;       /* the stream-stream join at the top, or NULL */
@@ -68,8 +69,8 @@ typedef struct IncInputsRun {
     const ExFnHooks *hooks;     /* the functions' answers (the plan's), or NULL */
 } IncInputsRun;
 
-int  inc_inputs_collect(IncInputs *ins, Arena *a, Plan *base, StateStore *st, const char *owner,
-                        SlError *err);
+int  inc_inputs_collect(IncInputs *ins, Arena *a, Plan *base, struct Runtime *rt, StateStore *st,
+                        const char *owner, SlError *err);
 void inc_inputs_close(IncInputs *ins);
 bool inc_inputs_reads(const IncInputs *ins, uint32_t oid);
 bool inc_inputs_time_watermarked(const IncInputs *ins, const Plan *n, int col);

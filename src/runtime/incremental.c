@@ -178,7 +178,8 @@ static int decompose(IncPlan *p, Plan *top, SlError *err)
         }
     }
     /* The input tree (refusing what cannot run incrementally). */
-    if (inc_inputs_collect(&p->ins, &p->arena, n, p->st, p->query->name, err) < 0)
+    if (inc_inputs_collect(&p->ins, &p->arena, n, p->shared != NULL ? p->shared->rt : NULL,
+                           p->st, p->query->name, err) < 0)
         return -1;
     p->inputs = n;
     p->plain = n->kind == PLAN_SCAN;
@@ -336,7 +337,8 @@ static int open_sink(IncPlan *p, const CatRelation *rel, const Plan *top, SlErro
     const char **names = ARENA_ARRAY(&p->arena, const char *, top->ncols > 0 ? top->ncols : 1);
     for (int c = 0; c < top->ncols; c++)
         names[c] = top->cols[c].name;
-    if (sink_open(rel, p->query, names, top->ncols, &p->shared->manifest_mu, &p->writer, err) < 0)
+    if (sink_open(p->shared->rt, rel, p->query, names, top->ncols, &p->shared->manifest_mu,
+                  &p->writer, err) < 0)
         return -1;
     p->sink = rel;
     cat_relation_ref(rel);

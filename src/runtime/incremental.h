@@ -6,6 +6,8 @@
  *                     refusal that says what to add; the plan keeps what
  *                     every plan of its registry shares (IncShared)
  *   cq_shared         a registry's IncShared (cq.c)
+ *   cq_catalog, cq_store   the catalog and state store a registry was
+ *                     given at cq_runtime_init (NULL for NULL) (cq.c)
  *   inc_plan_build_new  the same for a definition being created (CREATE [OR
  *                     REPLACE]): also refuses an aggregation in update or
  *                     complete mode INTO a target that only appends, which
@@ -60,9 +62,16 @@ typedef struct IncShared {
                                      * writes under its lock (cq_layout.c) */
     pthread_mutex_t dead_mu;        /* dead-letter appends (deadletter.h) */
     pthread_mutex_t manifest_mu;    /* files sinks' manifests (sink_files.h) */
+    struct Runtime *rt;             /* the Runtime the registry runs in (set by
+                                     * rt_cq_init; NULL: none): its sources and
+                                     * sinks are opened and checked there (the
+                                     * KafkaPolicy, the files paths, the
+                                     * ingesters) */
 } IncShared;
 
-IncShared *cq_shared(CqRuntime *rt);
+IncShared  *cq_shared(CqRuntime *rt);
+Catalog    *cq_catalog(const CqRuntime *rt);
+StateStore *cq_store(const CqRuntime *rt);
 
 /* The operators that keep state, each in its own key space: grouped
  * aggregation, windows and sessions or DISTINCT ('Q' + query oid), and a

@@ -231,7 +231,7 @@ static bool reads_kafka(const CatRelation *rel)
     return rt_connector_is(rel, "kafka");
 }
 
-int ingest_validate(const CatRelation *def, SlError *err)
+int ingest_validate(Runtime *rt, const CatRelation *def, SlError *err)
 {
     if (reads_kafka(def))
         return 0;
@@ -243,7 +243,7 @@ int ingest_validate(const CatRelation *def, SlError *err)
         struct stat sb;
         char real[PATH_MAX];
         bool exists;
-        rc = rt_files_resolve(g.dir, "files connector path", def->owner, real, &exists, err);
+        rc = rt_files_resolve(rt, g.dir, "files connector path", def->owner, real, &exists, err);
         if (rc == 0 && (!exists || stat(real, &sb) != 0 || !S_ISDIR(sb.st_mode)))
             rc = sl_error(err, ERRCODE_UNDEFINED_FILE,
                           "directory \"%s\" of stream \"%s\" does not exist", g.dir,
@@ -388,7 +388,8 @@ static int list_files(Ingester *g, char ***out, int *n, SlError *err)
     /* checked again each round: a symlink on the way may have changed */
     char real[PATH_MAX];
     bool exists;
-    if (rt_files_resolve(g->dir, "files connector path", g->rel->owner, real, &exists, err) < 0)
+    if (rt_files_resolve(g->rt, g->dir, "files connector path", g->rel->owner, real, &exists,
+                         err) < 0)
         return -1;
     DIR *d = opendir(real);
     if (d == NULL)
@@ -586,7 +587,7 @@ static int64_t next_newline(const Ingester *g, const char *path, int64_t from)
     if (fd < 0)
         return -1;
     SlError err = {0};
-    if (rt_files_check_fd(fd, "files connector file", path, g->rel->owner, &err) < 0) {
+    if (rt_files_check_fd(g->rt, fd, "files connector file", path, g->rel->owner, &err) < 0) {
         sl_error_clear(&err);
         close(fd);
         return -1;
@@ -650,7 +651,7 @@ static int64_t ingest_file(Ingester *g, RoundBuf *rb, FileProg *f, int64_t budge
     /* where the open landed: the directory may have been swapped for a
      * symlink leading out of the allowed place */
     SlError denied = {0};
-    if (rt_files_check_fd(fd, "files connector file", path, g->rel->owner, &denied) < 0) {
+    if (rt_files_check_fd(g->rt, fd, "files connector file", path, g->rel->owner, &denied) < 0) {
         close(fd);
         refuse_file(g, f, &denied);
         return 0;

@@ -11,10 +11,12 @@
  *   rt_check_query                 the privileges a statement needs (42501)
  *   rt_check_owner                 DROP and ALTER need the owner (42501)
  *   rt_check_select                SELECT on one relation (SUBSCRIBE)
+ *                                  (both over the catalog they are given)
  *   rt_subscribe_check             a subscriber may still read the query,
  *                                  before each batch it is sent
  *   rt_cq_privileges               a continuous query's owner still has what
- *                                  its query reads and writes (each batch)
+ *                                  its query reads and writes (each batch;
+ *                                  a cq_check_fn, its arg the catalog)
  *   rt_owner                       who owns a relation created now
  *   rt_acl_hooks                   the privilege functions' answers
  *                                  (has_table_privilege, ...: acl.h), over
@@ -118,9 +120,8 @@ static int need(Catalog *cat, const CatRelation *rel, unsigned want, SlError *er
     return 0;
 }
 
-int rt_check_owner(const CatRelation *rel, SlError *err)
+int rt_check_owner(Catalog *cat, const CatRelation *rel, SlError *err)
 {
-    Catalog *cat = rt_catalog();
     if (current_is_superuser(cat) || rel->owner == t_role)
         return 0;
     return sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE, "must be owner of %s %s",
@@ -142,9 +143,8 @@ int rt_subscribe_check(Runtime *rt, const char *name, uint32_t role, SlError *er
     return 0;
 }
 
-int rt_check_select(const CatRelation *rel, SlError *err)
+int rt_check_select(Catalog *cat, const CatRelation *rel, SlError *err)
 {
-    Catalog *cat = rt_catalog();
     if (t_role == 0 || cat == NULL || current_is_superuser(cat))
         return 0;
     return need(cat, rel, CAT_ACL_SELECT, err);
@@ -169,11 +169,11 @@ static void owner_reads_cb(const CatRelation *rel, void *arg)
         c->denied = rel;
 }
 
-int rt_cq_privileges(const CatRelation *query, const CatRelation *into,
+int rt_cq_privileges(void *arg, const CatRelation *query, const CatRelation *into,
                      const CatRelation *late, bool (*reads)(void *plan, uint32_t oid),
                      void *plan, SlError *err)
 {
-    Catalog *cat = rt_catalog();
+    Catalog *cat = arg;
     const CatRole *owner = cat ? cat_role_by_oid(cat, query->owner) : NULL;
     if (cat == NULL || owner == NULL || owner->superuser)
         return 0;

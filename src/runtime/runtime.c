@@ -5,15 +5,13 @@
  *                          store; the system catalog made with them
  *                          (syscat_create, with the SysHooks the runtime
  *                          answers, into rt->syscat)
- *   rt_catalog, rt_state, rt_runtime   (runtime_int.h) the Runtime rt_init
- *                          was given, for the callers that get none yet
  *   rt_ctx_hooks  a statement's ExCtx: the system relations' scan, the
  *                 system catalog its catalog functions read, and the
  *                 answers of the privilege and stream functions
  *   rt_fn_hooks   those answers alone (continuous queries' batches too)
  *   rt_session_set, rt_session_current, rt_session_lister, rt_setting_set
  *                 the server's sessions and main's settings, handed to the
- *                 system catalog
+ *                 system catalog of the Runtime they are given
  *   rt_parse      query string -> RawStmts (the sql module's parser)
  *   rt_prepare    RawStmt -> Prepared (analysis into a Query and its plan)
  *   rt_describe   result columns and parameter types
@@ -43,11 +41,10 @@
  * A Prepared keeps the Runtime it was prepared in (rt_prepare), and
  * everything that runs it (rt_execute, rt_run_*, rt_copy_*) reaches the
  * catalog, the state store and the modify lock through it, never through
- * a global.  The one file-level pointer, g_rt, is the Runtime rt_init was
- * given, kept only for what is not handed a Runtime yet: the engine's
- * files (cq_ddl.c, source_kafka.c, through rt_catalog / rt_state) and the
- * hooks and checks they and the lower floors call without an argument
- * (roles.c's, hostaccess.c's); docs/architecture.md, "Process-wide state".
+ * a global.  This file keeps no file-level state: what is not handed a
+ * Prepared gets its Runtime as a parameter or an arg (the SysHooks, the
+ * sessions and settings, a client statement's ExCtx.open_scan_arg);
+ * docs/architecture.md, "The Runtime context".
  *
  * Statements that read no relation (SELECT 1, SET, BEGIN) work without a
  * catalog; the others fail with 55000.  A prepared
@@ -91,16 +88,12 @@ struct Prepared {
     Runtime           *rt;          /* where it was prepared, and runs */
 };
 
-/* The Runtime rt_init was given, for the callers not handed one yet (the
- * file's opening comment). */
-static Runtime *g_rt;
-
 /* What the system relations ask of the runtime (syscat.h). */
 /* arg: the Runtime (rt_init). */
 static int sys_check_select(void *arg, const CatRelation *rel, SlError *err)
 {
-    SL_UNUSED(arg);
-    return rt_check_select(rel, err);
+    const Runtime *rt = arg;
+    return rt_check_select(rt != NULL ? rt->cat : NULL, rel, err);
 }
 
 static struct CqRuntime *sys_cq_runtime(void *arg)
@@ -113,15 +106,12 @@ static const SysHooks sys_hooks = {sys_check_select, sys_cq_runtime};
 
 int rt_init(Runtime *rt)
 {
-    g_rt = rt;
     rt->syscat = syscat_create(rt->cat, &sys_hooks, rt);
     return 0;
 }
 
 void rt_shutdown(Runtime *rt)
 {
-    if (g_rt == rt)
-        g_rt = NULL;
     syscat_destroy(rt->syscat);
     rt->syscat = NULL;
 }
@@ -140,52 +130,36 @@ void rt_ctx_hooks(Runtime *rt, ExCtx *cx)
     cx->hooks = rt_fn_hooks(rt);
 }
 
-/* The system catalog of the Runtime rt_init was given (NULL before rt_init
- * and after rt_shutdown): the server's sessions and main's settings reach
- * it through these until they take the Runtime. */
-static Syscat *syscat_now(void)
+/* The system catalog of rt (NULL without rt, before rt_init and after
+ * rt_shutdown). */
+static Syscat *syscat_of(const Runtime *rt)
 {
-    return g_rt != NULL ? g_rt->syscat : NULL;
+    return rt != NULL ? rt->syscat : NULL;
 }
 
-/* The sessions and settings the server and main give the system catalog
- * (before rt_init and after rt_shutdown there is none: ignored). */
-void rt_session_set(const RtSession *s)
+/* The sessions and settings the server and main give rt's system catalog
+ * (without one: ignored). */
+void rt_session_set(Runtime *rt, const RtSession *s)
 {
-    if (syscat_now() != NULL)
-        syscat_session_set(syscat_now(), s);
+    if (syscat_of(rt) != NULL)
+        syscat_session_set(syscat_of(rt), s);
 }
 
-const RtSession *rt_session_current(void)
+const RtSession *rt_session_current(Runtime *rt)
 {
-    return syscat_session_current(syscat_now());
+    return syscat_session_current(syscat_of(rt));
 }
 
-void rt_session_lister(rt_session_list_fn list, void *arg)
+void rt_session_lister(Runtime *rt, rt_session_list_fn list, void *arg)
 {
-    if (syscat_now() != NULL)
-        syscat_session_lister(syscat_now(), list, arg);
+    if (syscat_of(rt) != NULL)
+        syscat_session_lister(syscat_of(rt), list, arg);
 }
 
-void rt_setting_set(const char *name, const char *value, const char *description)
+void rt_setting_set(Runtime *rt, const char *name, const char *value, const char *description)
 {
-    if (syscat_now() != NULL)
-        syscat_setting_set(syscat_now(), name, value, description);
-}
-
-Runtime *rt_runtime(void)
-{
-    return g_rt;
-}
-
-Catalog *rt_catalog(void)
-{
-    return g_rt != NULL ? g_rt->cat : NULL;
-}
-
-StateStore *rt_state(void)
-{
-    return g_rt != NULL ? g_rt->st : NULL;
+    if (syscat_of(rt) != NULL)
+        syscat_setting_set(syscat_of(rt), name, value, description);
 }
 
 const Query *rt_prepared_query(const Prepared *p)
@@ -644,7 +618,7 @@ static ExSource *rt_open_connector_scan(ExCtx *cx, const Plan *scan)
         return cq_layout_scan(cq_layouts(cq_of(cx->open_scan_arg)), cx->st, rel, cx->err);
     if (rel->kind != REL_STREAM || !rt_connector_is(rel, "kafka"))
         return NULL;
-    return source_scan_kafka(cx->st, rel, cx->err);
+    return source_scan_kafka(cx->open_scan_arg, cx->st, rel, cx->err);
 }
 
 static _Thread_local char  g_warning[512];

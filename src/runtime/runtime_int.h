@@ -2,9 +2,6 @@
  * runtime_int.h -- what the files of src/runtime/ share for running
  * ordinary (non-continuous) statements.  Not for use outside the module.
  *
- *   rt_runtime, rt_catalog, rt_state   the Runtime rt_init() was given and
- *                                 its stores (NULL before), for the engine's
- *                                 files and the argument-less hooks only
  *   rt_prepared_query, rt_prepared_runtime   a Prepared's query and Runtime
  *   rt_ctx_hooks                  what a statement's ExCtx asks of the
  *                                 floors above: the system relations' scan,
@@ -39,14 +36,6 @@
 #include "sluice/runtime.h"
 #include "sluice/state.h"
 
-/* The Runtime rt_init() was given, and its catalog and state store (NULL
- * before).  Only for what is not handed a Runtime yet: the engine's files
- * (cq_ddl.c, source_kafka.c) and the checks they and the lower floors'
- * hooks call without one (roles.c, hostaccess.c); everything that runs a
- * Prepared reaches its own Runtime through it. */
-Runtime    *rt_runtime(void);
-Catalog    *rt_catalog(void);
-StateStore *rt_state(void);
 /* Sets in cx, a client statement's context of rt, what its scans and
  * functions ask of the floors above (runtime.c): the system relations'
  * scan and the Syscat it and the catalog functions read (NULL before
@@ -135,36 +124,33 @@ void rt_csv_field(StrBuf *o, const char *s, size_t n, char delimiter, const char
  * a relation made now (the current role, else the bootstrap superuser). */
 int      rt_run_role(Runtime *rt, const Query *q, SlError *err);
 int      rt_check_query(Runtime *rt, const Query *q, SlError *err);
-int      rt_check_owner(const CatRelation *rel, SlError *err);
+int      rt_check_owner(Catalog *cat, const CatRelation *rel, SlError *err);
 /* A continuous query's owner may still read every relation it reads and
  * write INTO its target and its late_rows stream (cq_check_fn, before each
- * batch): 42501 naming the first it may not. */
-int      rt_cq_privileges(const CatRelation *query, const CatRelation *into,
+ * batch; arg: the Catalog of the registry's Runtime): 42501 naming the
+ * first it may not. */
+int      rt_cq_privileges(void *arg, const CatRelation *query, const CatRelation *into,
                           const CatRelation *late, bool (*reads)(void *plan, uint32_t oid),
                           void *plan, SlError *err);
-/* SELECT on rel (SUBSCRIBE reads a query's result): 42501 without it. */
-int      rt_check_select(const CatRelation *rel, SlError *err);
+/* SELECT on rel in cat (SUBSCRIBE reads a query's result): 42501 without
+ * it. */
+int      rt_check_select(Catalog *cat, const CatRelation *rel, SlError *err);
 uint32_t rt_owner(void);
 /* The privilege functions' answers (acl.h), called with the Catalog they
  * read as their argument (ExFnHooks.acl_arg; NULL: 55000). */
 extern const ExAclHooks rt_acl_hooks;
 
-/* hostaccess.c.  Whether role oid is a superuser now (any thread).  A files
- * connector's or sink's directory `path` resolved into out (PATH_MAX
- * bytes; *exists: whether all of it exists) and checked for the owner:
- * 42501 for "..", the data directory, or a place outside the files root
- * for a non-superuser; `what` names it in the message ("files sink
- * path").  And an opened file checked by where it really is. */
-bool rt_role_is_superuser(uint32_t oid);
-/* The KafkaPolicy of the Runtime rt_init was given (NULL before
- * rt_host_init: nobody trusted, no broker allowed), for the engine's files
- * that open Kafka sources and sinks without a Runtime yet (source_kafka.c,
- * sink.c). */
-struct KafkaPolicy;
-const struct KafkaPolicy *rt_kafka_policy(void);
-int  rt_files_resolve(const char *path, const char *what, uint32_t owner, char *out,
-                      bool *exists, SlError *err);
-int  rt_files_check_fd(int fd, const char *what, const char *shown, uint32_t owner,
-                       SlError *err);
+/* hostaccess.c, each over rt's files root, data directory and catalog (a
+ * NULL rt refuses every path).  Whether role oid is a superuser now (any
+ * thread).  A files connector's or sink's directory `path` resolved into
+ * out (PATH_MAX bytes; *exists: whether all of it exists) and checked for
+ * the owner: 42501 for "..", the data directory, or a place outside the
+ * files root for a non-superuser; `what` names it in the message ("files
+ * sink path").  And an opened file checked by where it really is. */
+bool rt_role_is_superuser(const Runtime *rt, uint32_t oid);
+int  rt_files_resolve(const Runtime *rt, const char *path, const char *what, uint32_t owner,
+                      char *out, bool *exists, SlError *err);
+int  rt_files_check_fd(const Runtime *rt, int fd, const char *what, const char *shown,
+                       uint32_t owner, SlError *err);
 
 #endif /* SLUICE_RUNTIME_INT_H */

@@ -5,7 +5,8 @@
  *
  * Each connector is a small table of functions (SinkOps); the files sink
  * and the Kafka sink keep their own commit protocols and fault points
- * behind it.
+ * behind it.  Each check and open is handed the Runtime it runs in (the
+ * files sink's paths, the KafkaPolicy: rt->kafka).
  */
 #include "runtime_int.h"
 #include "sink.h"
@@ -19,9 +20,10 @@
 typedef struct SinkOps {
     const char *connector;
     bool        deletes;        /* writes groups that left the result */
-    int  (*check)(const CatRelation *def, SlError *err);
-    int  (*open)(const CatRelation *sink, const CatRelation *query, const char *const *names,
-                 int ncols, pthread_mutex_t *manifest_mu, void **out, SlError *err);
+    int  (*check)(Runtime *rt, const CatRelation *def, SlError *err);
+    int  (*open)(Runtime *rt, const CatRelation *sink, const CatRelation *query,
+                 const char *const *names, int ncols,
+                 pthread_mutex_t *manifest_mu, void **out, SlError *err);
     int  (*commit)(void *impl, int64_t batch_id, const Batch *const *rows, int nb,
                    const Batch *const *dels, int nd, SlError *err);
     int  (*key)(const void *impl, const int **cols);    /* NULL: no key */
@@ -35,16 +37,17 @@ struct Sink {
 
 /* files (sink_files.c) */
 
-static int files_check(const CatRelation *def, SlError *err)
+static int files_check(Runtime *rt, const CatRelation *def, SlError *err)
 {
-    return fsink_check(def, err);
+    return fsink_check(rt, def, err);
 }
 
-static int files_open(const CatRelation *sink, const CatRelation *query, const char *const *names,
-                      int ncols, pthread_mutex_t *manifest_mu, void **out, SlError *err)
+static int files_open(Runtime *rt, const CatRelation *sink, const CatRelation *query,
+                      const char *const *names, int ncols,
+                      pthread_mutex_t *manifest_mu, void **out, SlError *err)
 {
     FilesSink *s;
-    if (fsink_open(sink, query->oid, query->name, names, ncols, manifest_mu, &s, err) < 0)
+    if (fsink_open(rt, sink, query->oid, query->name, names, ncols, manifest_mu, &s, err) < 0)
         return -1;
     *out = s;
     return 0;
@@ -65,22 +68,23 @@ static void files_close(void *impl)
 
 /* kafka (src/connectors/kafka_sink.c) */
 
-static int kafka_open(const CatRelation *sink, const CatRelation *query, const char *const *names,
-                      int ncols, pthread_mutex_t *manifest_mu, void **out, SlError *err)
+static int kafka_open(Runtime *rt, const CatRelation *sink, const CatRelation *query,
+                      const char *const *names, int ncols,
+                      pthread_mutex_t *manifest_mu, void **out, SlError *err)
 {
     (void)names;
     (void)ncols;
     (void)manifest_mu;
     KafkaSink *k;
-    if (kafka_sink_open(rt_kafka_policy(), sink, query, &k, err) < 0)
+    if (kafka_sink_open(rt != NULL ? rt->kafka : NULL, sink, query, &k, err) < 0)
         return -1;
     *out = k;
     return 0;
 }
 
-static int kafka_check(const CatRelation *def, SlError *err)
+static int kafka_check(Runtime *rt, const CatRelation *def, SlError *err)
 {
-    return kafka_sink_validate(rt_kafka_policy(), def, err);
+    return kafka_sink_validate(rt != NULL ? rt->kafka : NULL, def, err);
 }
 
 static int kafka_commit(void *impl, int64_t batch_id, const Batch *const *rows, int nb,
@@ -133,18 +137,19 @@ out:
     return ops;
 }
 
-int sink_check(const CatRelation *def, SlError *err)
+int sink_check(Runtime *rt, const CatRelation *def, SlError *err)
 {
     const SinkOps *ops = ops_for(def, err);
-    return ops == NULL ? -1 : ops->check(def, err);
+    return ops == NULL ? -1 : ops->check(rt, def, err);
 }
 
-int sink_open(const CatRelation *sink, const CatRelation *query, const char *const *names,
-              int ncols, pthread_mutex_t *manifest_mu, Sink **out, SlError *err)
+int sink_open(Runtime *rt, const CatRelation *sink, const CatRelation *query,
+              const char *const *names, int ncols,
+              pthread_mutex_t *manifest_mu, Sink **out, SlError *err)
 {
     const SinkOps *ops = ops_for(sink, err);
     void *impl;
-    if (ops == NULL || ops->open(sink, query, names, ncols, manifest_mu, &impl, err) < 0)
+    if (ops == NULL || ops->open(rt, sink, query, names, ncols, manifest_mu, &impl, err) < 0)
         return -1;
     Sink *s = sl_calloc(1, sizeof(Sink));
     s->ops = ops;

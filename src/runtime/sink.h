@@ -26,13 +26,17 @@
 #include <pthread.h>
 
 typedef struct Sink Sink;
+struct Runtime;
 
-int  sink_check(const CatRelation *def, SlError *err);
+/* Both are checked and opened in rt (its files root and data directory,
+ * its KafkaPolicy; rt outlives the sink). */
+int  sink_check(struct Runtime *rt, const CatRelation *def, SlError *err);
 /* The sink relation as query writes it; names are the query's output
  * column names (ncols of them); manifest_mu is the registry's lock of the
  * files sinks' manifests (sink_files.h). */
-int  sink_open(const CatRelation *sink, const CatRelation *query, const char *const *names,
-               int ncols, pthread_mutex_t *manifest_mu, Sink **out, SlError *err);
+int  sink_open(struct Runtime *rt, const CatRelation *sink, const CatRelation *query,
+               const char *const *names, int ncols,
+               pthread_mutex_t *manifest_mu, Sink **out, SlError *err);
 /* rows: nb output batches laid out as the query's columns; dels: nd
  * batches of groups that left the result (only when sink_wants_deletes).
  * A batch id the sink committed before is skipped.  0 or -1. */

@@ -57,6 +57,7 @@ struct FilesSink {
     char    *path;              /* as the sink's options give it */
     char     dir[PATH_MAX];     /* path resolved, checked at open and each commit */
     uint32_t owner;             /* the sink's owner, whose rights the checks use */
+    const Runtime *rt;          /* where they are checked (hostaccess.c) */
     bool     csv;
     uint32_t query_oid;
     char    *query_name;
@@ -78,7 +79,8 @@ static int io_error(SlError *err, const char *what, const char *path)
  * is set (mkdir -p): a component swapped for a symlink since dir was
  * resolved is refused, not followed.  The descriptor is then checked where
  * it really is, for owner.  The descriptor, or -1 with err. */
-static int open_dir(const char *dir, bool create, uint32_t owner, SlError *err)
+static int open_dir(const Runtime *rt, const char *dir, bool create, uint32_t owner,
+                    SlError *err)
 {
     int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
@@ -122,7 +124,7 @@ static int open_dir(const char *dir, bool create, uint32_t owner, SlError *err)
         }
         fd = next;
     }
-    if (rt_files_check_fd(fd, "files sink path", dir, owner, err) < 0) {
+    if (rt_files_check_fd(rt, fd, "files sink path", dir, owner, err) < 0) {
         close(fd);
         return -1;
     }
@@ -130,9 +132,9 @@ static int open_dir(const char *dir, bool create, uint32_t owner, SlError *err)
 }
 
 /* mkdir -p, through open_dir. */
-static int make_dirs(const char *dir, uint32_t owner, SlError *err)
+static int make_dirs(const Runtime *rt, const char *dir, uint32_t owner, SlError *err)
 {
-    int fd = open_dir(dir, true, owner, err);
+    int fd = open_dir(rt, dir, true, owner, err);
     if (fd < 0)
         return -1;
     close(fd);
@@ -174,13 +176,14 @@ static int read_options(Arena *a, const char *json, const char **path, bool *csv
 
 /* path resolved into out and checked for owner (hostaccess.c), before any
  * directory is made: 42501 for a place the owner may not write. */
-static int resolve_dir(const char *path, uint32_t owner, char *out, SlError *err)
+static int resolve_dir(const Runtime *rt, const char *path, uint32_t owner, char *out,
+                       SlError *err)
 {
     bool exists;
-    return rt_files_resolve(path, "files sink path", owner, out, &exists, err);
+    return rt_files_resolve(rt, path, "files sink path", owner, out, &exists, err);
 }
 
-int fsink_check(const CatRelation *def, SlError *err)
+int fsink_check(const Runtime *rt, const CatRelation *def, SlError *err)
 {
     Arena a;
     arena_init(&a, 512);
@@ -189,10 +192,10 @@ int fsink_check(const CatRelation *def, SlError *err)
     char real[PATH_MAX];
     int rc = read_options(&a, def->options, &path, &csv, err);
     if (rc == 0)
-        rc = resolve_dir(path, def->owner, real, err);
+        rc = resolve_dir(rt, path, def->owner, real, err);
     SLUICE_FAULT("sink_before_make_dirs");
     if (rc == 0)
-        rc = make_dirs(real, def->owner, err);
+        rc = make_dirs(rt, real, def->owner, err);
     arena_destroy(&a);
     return rc;
 }
@@ -204,7 +207,7 @@ static int load_manifest(FilesSink *s, SlError *err)
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/%s", s->dir, MANIFEST);
     s->last_batch = -1;
-    int dfd = open_dir(s->dir, false, s->owner, err);
+    int dfd = open_dir(s->rt, s->dir, false, s->owner, err);
     if (dfd < 0)
         return -1;
     /* never through a symlink: the repair below truncates what it opened */
@@ -241,8 +244,9 @@ static int load_manifest(FilesSink *s, SlError *err)
     return rc;
 }
 
-int fsink_open(const CatRelation *sink, uint32_t query_oid, const char *query_name,
-               const char *const *names, int ncols, pthread_mutex_t *manifest_mu,
+int fsink_open(const Runtime *rt, const CatRelation *sink, uint32_t query_oid,
+               const char *query_name, const char *const *names, int ncols,
+               pthread_mutex_t *manifest_mu,
                FilesSink **out, SlError *err)
 {
     Arena a;
@@ -252,8 +256,8 @@ int fsink_open(const CatRelation *sink, uint32_t query_oid, const char *query_na
     char real[PATH_MAX];
     *out = NULL;
     if (read_options(&a, sink->options, &path, &csv, err) < 0 ||
-        resolve_dir(path, sink->owner, real, err) < 0 ||
-        make_dirs(real, sink->owner, err) < 0) {
+        resolve_dir(rt, path, sink->owner, real, err) < 0 ||
+        make_dirs(rt, real, sink->owner, err) < 0) {
         arena_destroy(&a);
         return -1;
     }
@@ -261,6 +265,7 @@ int fsink_open(const CatRelation *sink, uint32_t query_oid, const char *query_na
     s->path = sl_strdup(path);
     memcpy(s->dir, real, sizeof(real));
     s->owner = sink->owner;
+    s->rt = rt;
     s->csv = csv;
     s->query_oid = query_oid;
     s->query_name = sl_strdup(query_name);
@@ -441,11 +446,11 @@ int fsink_commit(FilesSink *s, int64_t batch_id, const Batch *const *bs, int nb,
         return 0;
     }
     /* a symlink on the way may point elsewhere since the last batch */
-    if (resolve_dir(s->path, s->owner, s->dir, err) < 0)
+    if (resolve_dir(s->rt, s->path, s->owner, s->dir, err) < 0)
         return -1;
     /* and every file of the batch written through this descriptor: a
      * directory swapped for a symlink after the check is not followed */
-    int dfd = open_dir(s->dir, false, s->owner, err);
+    int dfd = open_dir(s->rt, s->dir, false, s->owner, err);
     if (dfd < 0)
         return -1;
     SLUICE_FAULT("sink_after_dir_check");

@@ -28,13 +28,17 @@
 #include <pthread.h>
 
 typedef struct FilesSink FilesSink;
+struct Runtime;
 
-/* def's owner decides where it may write (hostaccess.c; 42501). */
-int  fsink_check(const CatRelation *def, SlError *err);
+/* def's owner decides where it may write in rt (its files root, data
+ * directory and roles: hostaccess.c; 42501). */
+int  fsink_check(const struct Runtime *rt, const CatRelation *def, SlError *err);
 /* The sink relation as query (oid, name) writes it, with the query's output
- * column names; manifest_mu serializes the manifest reads and appends. */
-int  fsink_open(const CatRelation *sink, uint32_t query_oid, const char *query_name,
-                const char *const *names, int ncols, pthread_mutex_t *manifest_mu,
+ * column names; manifest_mu serializes the manifest reads and appends.  The
+ * sink keeps rt (which outlives it) for the checks of each commit. */
+int  fsink_open(const struct Runtime *rt, const CatRelation *sink, uint32_t query_oid,
+                const char *query_name, const char *const *names, int ncols,
+                pthread_mutex_t *manifest_mu,
                 FilesSink **out, SlError *err);
 int  fsink_commit(FilesSink *s, int64_t batch_id, const Batch *const *bs, int nb,
                   SlError *err);

@@ -125,11 +125,12 @@ int srcoffs_from_json(Source *src, const char *json, int input, SourceOffsets *o
 /* ---------------------------------------------------------------------- */
 /* Sources                                                                 */
 
-int source_open(StateStore *st, const CatRelation *rel, const char *owner, Source **out,
-                SlError *err)
+int source_open(struct Runtime *rt, StateStore *st, const CatRelation *rel, const char *owner,
+                Source **out, SlError *err)
 {
     Source *src = sl_calloc(1, sizeof(Source));
     arena_init(&src->arena, 4096);
+    src->rt = rt;
     src->st = st;
     src->rel = rel;
     Options o;

@@ -55,8 +55,12 @@ typedef struct SourceLag {
     int64_t     last_poll_us;   /* when latest was read, Unix epoch; 0: never */
 } SourceLag;
 
-int  source_open(StateStore *st, const CatRelation *rel, const char *owner, Source **out,
-                 SlError *err);
+/* rt: the Runtime the source opens in (its KafkaPolicy, its catalog's
+ * dead-letter streams, its ingesters' failures); it outlives the source.
+ * NULL: none (no broker allowed, no ingester). */
+struct Runtime;
+int  source_open(struct Runtime *rt, StateStore *st, const CatRelation *rel, const char *owner,
+                 Source **out, SlError *err);
 void source_close(Source *src);
 /* Ranges for the next batch, from the positions pos (end = next offset;
  * partitions not in pos start where the source's starting_offsets say),
@@ -94,7 +98,8 @@ void source_lag(Source *src, const SourceOffsets *pos,
 /* A plain SELECT's rows of a Kafka stream: every partition from its
  * earliest offset to its high watermark now.  It waits for the first look
  * at the topics and reads on the calling thread. */
-ExSource *source_scan_kafka(StateStore *st, const CatRelation *rel, SlError *err);
+ExSource *source_scan_kafka(struct Runtime *rt, StateStore *st, const CatRelation *rel,
+                            SlError *err);
 
 /* The offset log's JSON: [{["input":I,]"oid":N[,"topic":"t"],"part":P,"start":S,
  * "end":E}, ...].  to_json appends input's objects to out (the caller

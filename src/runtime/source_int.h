@@ -24,8 +24,8 @@
  * says.  Every member but plan, committed and lag is called from one
  * thread at a time (source.h). */
 typedef struct SourceOps {
-    /* Opens the connector's side of src (src->rel, src->st and src->arena
-     * set; src->impl for its own object).  0 or -1; NULL: nothing to open. */
+    /* Opens the connector's side of src (src->rel, src->st, src->rt and
+     * src->arena set; src->impl for its own object).  0 or -1; NULL: nothing to open. */
     int  (*open)(Source *src, const char *owner, SlError *err);
     void (*close)(Source *src);                         /* NULL: nothing */
     /* Every known partition's range from pos to the latest offset the
@@ -61,6 +61,7 @@ struct Source {
     const SourceOps   *ops;
     const CatRelation *rel;     /* referenced while the source is open */
     StateStore        *st;
+    struct Runtime    *rt;      /* where it was opened (source_open), or NULL */
     void              *impl;    /* the connector's object (Datagen, KafkaSource...) */
     Arena              arena;   /* the connector's settings */
     int64_t            latest;  /* one-partition sources: the end last planned to */

@@ -30,9 +30,11 @@ typedef struct KafkaSrcReader {
 static int ksrc_open(Source *src, const char *owner, SlError *err)
 {
     const char *dname = arena_printf(&src->arena, "%s_dead_letters", src->rel->name);
-    const CatRelation *dead = rt_catalog() ? cat_lookup(rt_catalog(), dname) : NULL;
+    Runtime *rt = src->rt;
+    const CatRelation *dead = rt != NULL && rt->cat != NULL ? cat_lookup(rt->cat, dname) : NULL;
     KafkaSource *ks;
-    if (kafka_source_open(rt_kafka_policy(), src->st, src->rel, owner, dead, &ks, err) < 0)
+    const KafkaPolicy *pol = rt != NULL ? rt->kafka : NULL;
+    if (kafka_source_open(pol, src->st, src->rel, owner, dead, &ks, err) < 0)
         return -1;
     src->impl = ks;
     return 0;
@@ -145,12 +147,12 @@ static void kscan_close(ExSource *s)
     sl_free(k);
 }
 
-ExSource *source_scan_kafka(StateStore *st, const CatRelation *rel, SlError *err)
+ExSource *source_scan_kafka(Runtime *rt, StateStore *st, const CatRelation *rel, SlError *err)
 {
     KafkaScan *k = sl_calloc(1, sizeof(KafkaScan));
     k->base.next = kscan_next;
     k->base.close = kscan_close;
-    if (source_open(st, rel, "select", &k->src, err) < 0) {
+    if (source_open(rt, st, rel, "select", &k->src, err) < 0) {
         sl_free(k);
         return NULL;
     }

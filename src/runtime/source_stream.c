@@ -25,7 +25,7 @@ typedef struct StreamReader {
 static int stream_plan(Source *src, const SourceOffsets *pos, int64_t now_us, SourceOffsets *out,
                        SlError *err)
 {
-    if (ingest_check_readable(rt_runtime(), src->rel, err) < 0)
+    if (ingest_check_readable(src->rt, src->rel, err) < 0)
         return -1;
     return source_plan_one(src, pos, stream_end_offset(src->st, src->rel, err), now_us, out);
 }

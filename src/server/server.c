@@ -177,7 +177,7 @@ static void list_sessions(void *arg, rt_session_emit_fn emit, void *emit_arg)
 /* Frees what server_init set up before the listener; s itself too. */
 static void server_free_config(Server *s)
 {
-    rt_session_lister(NULL, NULL);
+    rt_session_lister(s->rt, NULL, NULL);
     auth_free(s);
     tls_free(s);
 }
@@ -198,7 +198,7 @@ Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
     s->cfg.hba = NULL;
     s->cfg.ssl_cert_file = s->cfg.ssl_key_file = s->cfg.ssl_ca_file = NULL;
     s->next_pid = 1000;
-    rt_session_lister(list_sessions, s);
+    rt_session_lister(s->rt, list_sessions, s);
     if (auth_init(s, cfg, err) < 0 || tls_init(s, cfg, err) < 0) {
         server_free_config(s);
         sl_free(s);

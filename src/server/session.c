@@ -675,18 +675,18 @@ typedef struct ConnScope {
 static void conn_scope_enter(Conn *c, ConnScope *s)
 {
     s->role = rt_current_role();
-    s->session = rt_session_current();
+    s->session = rt_session_current(c->server->rt);
     s->active = c->active;
     rt_set_role(c->role_oid);
     s->settings = settings_enter(c->settings);
     c->active = true;
     session_describe(c, &s->rs, s->addr, sizeof(s->addr));
-    rt_session_set(&s->rs);
+    rt_session_set(c->server->rt, &s->rs);
 }
 
 static void conn_scope_leave(Conn *c, ConnScope *s)
 {
-    rt_session_set(s->session);
+    rt_session_set(c->server->rt, s->session);
     c->active = s->active;
     settings_enter(s->settings);
     rt_set_role(s->role);
@@ -2200,10 +2200,10 @@ size_t session_consume(Conn *c)
         char addr[64];
         c->active = true;
         session_describe(c, &rs, addr, sizeof(addr));
-        rt_session_set(&rs);
+        rt_session_set(c->server->rt, &rs);
         uv_timer_stop(&c->idle_timer);
         dispatch(c, p[0], p + 5, total - 5);
-        rt_session_set(NULL);
+        rt_session_set(c->server->rt, NULL);
         c->active = false;
         if (used < c->in_len && uv_hrtime() - start > TURN_BUDGET_NS &&
             c->phase == PHASE_READY && !c->close_after_flush && c->job == NULL &&

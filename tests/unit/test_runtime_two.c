@@ -1,38 +1,48 @@
 /*
  * test_runtime_two.c -- two Runtimes in one process (runtime.h; issue 20,
  * docs/architecture.md "The Runtime context"): each over its own data
- * directory, with its own loop, pools, catalog, state store and modify
- * lock.  A table created in one is not seen by the other, the same name
- * may be created in both with other columns, and the rows written into
- * each stay there.  Each statement runs in the Runtime it was prepared in
- * (rt_prepare's first parameter), whichever Runtime rt_init saw last.
+ * directory, with its own loop, pools, catalog, state store, modify lock,
+ * system catalog and registry of continuous queries, both started
+ * (rt_init, rt_cq_init) and running at once.
  *
- * Still shared between the two (docs/architecture.md, "Process-wide
- * state", the rows of class "moves" that remain): runtime.c's g_rt (the
- * Runtime rt_init was given, which the engine's files and the
- * argument-less hooks reach through rt_runtime / rt_catalog / rt_state /
- * rt_kafka_policy -- continuous queries, the files paths' checks, the
- * privilege checks of roles.c), syscat's catalog, hooks and virtual
- * relations (so only the Runtime given to rt_init answers sys.* and
- * pg_catalog), the state floor's group commit and row counters
- * (relstore.c) and result-file staging (resfile.c), and the engine's
- * registry (cq_ddl.c, cq.c, cq_layout.c).  The statements here run as the
- * internal role (no privilege checks), touch no system relation and start
- * no continuous query, so they meet none of those.  LeakSanitizer checks
- * that both Runtimes are freed whole.
+ *   tables      a table created in one is not seen by the other, the same
+ *               name may be created in both with other columns, and the
+ *               rows written into each stay there
+ *   continuous  each runs a continuous query q over its own stream s (the
+ *               same names, other columns and rows), both loops turned in
+ *               turn: each q's result is its own stream's, rows added to
+ *               one reach only that one's result, and a query made in one
+ *               is not in the other's catalog
+ *   host        each has its own data directory, refused to its own files
+ *               sink and not to the other's (rt_host_init, hostaccess.c),
+ *               also when a query writes the sink (sink_open)
+ *   sys.*       each has its own sys.settings (rt_setting_set), current
+ *               session (rt_session_set: pg_backend_pid(),
+ *               current_database()) and sys.connections (rt_session_lister)
+ *
+ * Nothing is reached through a process-wide pointer: a file that read "the"
+ * Runtime (the g_rt that runtime.c kept until issue 20's last move) would
+ * plan one query over the other's catalog, or show one Runtime's settings
+ * and session in the other.  The statements run as the internal role (no
+ * privilege checks).  LeakSanitizer checks that both Runtimes are freed
+ * whole.
  */
 #include "sluice/catalog.h"
+#include "sluice/cq.h"
 #include "sluice/runtime.h"
 #include "sluice/state.h"
 #include "unit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct Side {
-    char     dir[64];
-    Runtime *rt;
+    char      dir[64];
+    Runtime  *rt;
+    RtSession session;      /* its client, as the server would describe it */
 } Side;
 
 static int collect_cb(ResultSink *sink, const Batch *b)
@@ -111,6 +121,112 @@ static void close_side(Side *s)
     CHECK(system(cmd) == 0, "%s", cmd);
 }
 
+/* Runs sql in s until it gives want, turning both Runtimes' loops in turn
+ * (30 s at most); then checks it. */
+static void expect_soon(Side *s, Side *other, const char *sql, const char *want)
+{
+    StrBuf out;
+    strbuf_init(&out);
+    time_t deadline = time(NULL) + 30;
+    for (;;) {
+        run(s->rt, sql, &out);
+        if ((out.data && strcmp(out.data, want) == 0) || time(NULL) >= deadline)
+            break;
+        uv_run(&s->rt->loop, UV_RUN_NOWAIT);
+        uv_run(&other->rt->loop, UV_RUN_NOWAIT);
+        usleep(2000);
+    }
+    strbuf_free(&out);
+    expect(s, sql, want);
+}
+
+/* sys.connections' lister: the one session of the Side. */
+static void list_side(void *arg, rt_session_emit_fn emit, void *emit_arg)
+{
+    Side *s = arg;
+    emit(&s->session, emit_arg);
+}
+
+/* As main starts a Runtime: what roles may reach on the host (no files
+ * root; the data directory its own), its system catalog and its registry
+ * of continuous queries. */
+static void start_side(Side *s)
+{
+    SlError err = {0};
+    CHECK(rt_host_init(s->rt, NULL, s->dir, NULL, &err) == 0, "%s", err.message);
+    sl_error_clear(&err);
+    rt_init(s->rt);
+    s->rt->cq = rt_cq_init(s->rt);
+    CHECK(s->rt->cq != NULL, "%s: the registry", s->dir);
+}
+
+/* What main and the server give a started Runtime: a setting, the current
+ * session and the lister of sessions. */
+static void publish_side(Side *s, int32_t pid, const char *user, const char *database,
+                         const char *listen)
+{
+    s->session = (RtSession){.pid = pid, .user = user, .database = database,
+                             .application_name = "test_runtime_two", .state = "active"};
+    rt_session_set(s->rt, &s->session);
+    rt_session_lister(s->rt, list_side, s);
+    rt_setting_set(s->rt, "listen", listen, "address the server listens on");
+}
+
+static void on_closed(void *arg)
+{
+    *(bool *)arg = true;
+}
+
+/* What main does at the end, for one Runtime: its queries stopped, the
+ * pools stopped, the registry and the system catalog freed. */
+static void stop_side(Side *s)
+{
+    bool closed = false;
+    rt_session_set(s->rt, NULL);
+    rt_session_lister(s->rt, NULL, NULL);
+    rt_cq_close(s->rt->cq, on_closed, &closed);
+    for (int i = 0; i < 30000 && !closed; i++) {
+        uv_run(&s->rt->loop, UV_RUN_NOWAIT);
+        usleep(1000);
+    }
+    CHECK(closed, "%s: the registry closed", s->dir);
+    uv_run(&s->rt->loop, UV_RUN_DEFAULT);
+    pool_close(s->rt->engine);
+    pool_close(s->rt->statements);
+    s->rt->engine = s->rt->statements = NULL;
+    uv_run(&s->rt->loop, UV_RUN_DEFAULT);
+    rt_cq_free(s->rt->cq);
+    s->rt->cq = NULL;
+    rt_shutdown(s->rt);
+    rt_host_free(s->rt);
+}
+
+/* The rows the files sink in dir committed (its manifest's "rows"), turning
+ * both loops until there are want of them (30 s at most). */
+static long sink_rows(Side *a, Side *b, const char *dir, long want)
+{
+    char path[160];
+    snprintf(path, sizeof(path), "%s/_manifest.jsonl", dir);
+    time_t deadline = time(NULL) + 30;
+    long rows = 0;
+    for (;;) {
+        rows = 0;
+        FILE *f = fopen(path, "r");
+        char line[512];
+        while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+            const char *r = strstr(line, "\"rows\":");
+            rows += r ? strtol(r + 7, NULL, 10) : 0;
+        }
+        if (f != NULL)
+            fclose(f);
+        if (rows == want || time(NULL) >= deadline)
+            return rows;
+        uv_run(&a->rt->loop, UV_RUN_NOWAIT);
+        uv_run(&b->rt->loop, UV_RUN_NOWAIT);
+        usleep(2000);
+    }
+}
+
 int main(void)
 {
     Side one, two;
@@ -118,10 +234,15 @@ int main(void)
     open_side(&two);
     CHECK(one.rt != two.rt && one.rt->cat != two.rt->cat && one.rt->st != two.rt->st &&
           one.rt->engine != two.rt->engine, "two Runtimes share nothing they hold");
-    /* the system relations start on one of them (syscat is still one per
-     * process); the statements below run wherever they were prepared */
-    rt_init(one.rt);
+    /* both started before either is given anything, so that nothing can
+     * pass for "the Runtime started last" */
+    start_side(&one);
+    start_side(&two);
+    publish_side(&one, 4101, "ann", "db_one", "one.example");
+    publish_side(&two, 4202, "bob", "db_two", "two.example");
+    CHECK(one.rt->syscat != two.rt->syscat, "two system catalogs");
 
+    /* tables */
     expect(&one, "CREATE TABLE t (k int PRIMARY KEY, v text)", "");
     expect(&one, "INSERT INTO t VALUES (1, 'one'), (2, 'uno')", "");
     /* the other Runtime's catalog has no t ... */
@@ -144,7 +265,56 @@ int main(void)
     expect(&one, "INSERT INTO t VALUES (1)", "");
     expect(&one, "INSERT INTO t VALUES (1)", "ERROR 23505");
 
-    rt_shutdown(one.rt);
+    /* continuous queries: the same names in both, other columns and rows */
+    expect(&one, "CREATE STREAM s (a int)", "");
+    expect(&two, "CREATE STREAM s (b bigint, tag text)", "");
+    expect(&one, "INSERT INTO s VALUES (1), (2), (3)", "");
+    expect(&two, "INSERT INTO s VALUES (10, 'x'), (20, 'y')", "");
+    expect(&one, "CREATE CONTINUOUS QUERY q WITH (trigger = '0') AS "
+                 "SELECT sum(a) AS total, count(*) AS n FROM s", "");
+    expect(&two, "CREATE CONTINUOUS QUERY q WITH (trigger = '0') AS "
+                 "SELECT sum(b) AS total, count(*) AS n, max(tag) AS last FROM s", "");
+    expect_soon(&one, &two, "SELECT total, n FROM q", "6|3\n");
+    expect_soon(&two, &one, "SELECT total, n, last FROM q", "30|2|y\n");
+    /* rows into one stream reach only that one's query */
+    expect(&one, "INSERT INTO s VALUES (4)", "");
+    expect_soon(&one, &two, "SELECT total, n FROM q", "10|4\n");
+    expect(&two, "INSERT INTO s VALUES (5, 'z')", "");
+    expect_soon(&two, &one, "SELECT total, n, last FROM q", "35|3|z\n");
+    expect(&one, "SELECT total, n FROM q", "10|4\n");
+    /* a query only one has */
+    expect(&one, "CREATE CONTINUOUS QUERY only_one WITH (trigger = '0') AS "
+                 "SELECT count(*) AS n FROM s", "");
+    expect_soon(&one, &two, "SELECT n FROM only_one", "4\n");
+    expect(&two, "SELECT * FROM only_one", "ERROR 42P01");
+
+    /* the files paths are each Runtime's: its own data directory is
+     * refused to it, the other's is not (a files sink, checked at CREATE
+     * SINK and again by the query at each commit) */
+    char sql[256], out_dir[128];
+    snprintf(out_dir, sizeof(out_dir), "%s/out", two.dir);
+    snprintf(sql, sizeof(sql),
+             "CREATE SINK f WITH (connector = 'files', path = '%s', format = 'csv')", out_dir);
+    expect(&two, sql, "ERROR 42501");
+    expect(&one, sql, "");
+    expect(&one, "CREATE CONTINUOUS QUERY w INTO f WITH (trigger = '0') AS SELECT a FROM s", "");
+    long rows = sink_rows(&one, &two, out_dir, 4);
+    CHECK(rows == 4, "one's query wrote its 4 rows into its sink: %ld", rows);
+
+    /* sys.*: each Runtime's settings and sessions */
+    expect(&one, "SELECT setting FROM sys.settings WHERE name = 'listen'", "one.example\n");
+    expect(&two, "SELECT setting FROM sys.settings WHERE name = 'listen'", "two.example\n");
+    expect(&one, "SELECT pg_backend_pid(), current_database()", "4101|db_one\n");
+    expect(&two, "SELECT pg_backend_pid(), current_database()", "4202|db_two\n");
+    expect(&one, "SELECT pid, usename, datname FROM sys.connections", "4101|ann|db_one\n");
+    expect(&two, "SELECT pid, usename, datname FROM sys.connections", "4202|bob|db_two\n");
+    /* the session one Runtime drops stays in the other */
+    rt_session_set(one.rt, NULL);
+    expect(&one, "SELECT pg_backend_pid()", "0\n");
+    expect(&two, "SELECT pg_backend_pid()", "4202\n");
+
+    stop_side(&one);
+    stop_side(&two);
     close_side(&one);
     close_side(&two);
     return unit_done("runtime_two");
