@@ -13,27 +13,11 @@
 #include "sluice/rowcodec.h"
 #include "sluice/runtime.h"
 #include "unit_data.h"
+#include "unit_runtime.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int collect_cb(ResultSink *sink, const Batch *b)
-{
-    StrBuf *out = sink->ctx;
-    for (uint32_t r = 0; r < b->nrows; r++) {
-        for (uint32_t c = 0; c < b->ncols; c++) {
-            if (c)
-                strbuf_putc(out, '|');
-            if (vector_is_null(&b->cols[c], r))
-                strbuf_puts(out, "NULL");
-            else
-                value_format_text(&b->cols[c], r, out);
-        }
-        strbuf_putc(out, '\n');
-    }
-    return 0;
-}
 
 /* The Runtime statements are prepared in (main). */
 static Runtime *the_rt;
@@ -55,7 +39,7 @@ static void run(const char *sql, StrBuf *out, char *tag)
         strbuf_reset(out);
         if (rt_prepare(the_rt, &a, sql, list_nth(stmts, i), NULL, 0, &p, &err) < 0)
             goto fail;
-        ResultSink sink = {out, collect_cb};
+        ResultSink sink = {out, unit_rows_cb};
         if (rt_execute(p, NULL, 0, &sink, tag, 64, &err) < 0)
             goto fail;
     }
@@ -206,7 +190,7 @@ static void test_dml(void)
     StrBuf out;
     strbuf_init(&out);
     char tag[64];
-    ResultSink sink = {&out, collect_cb};
+    ResultSink sink = {&out, unit_rows_cb};
     CHECK(p != NULL && rt_execute(p, NULL, 0, &sink, tag, sizeof(tag), &err) == 0, "%s",
           err.message);
     CHECK(out.data && strcmp(out.data, "5|e\n") == 0, "re-planned: %s", out.data);
@@ -364,10 +348,7 @@ int main(void)
     unit_data_open(&d, "query", true);
     Catalog *cat = d.cat;
     StateStore *st = d.st;
-    RuntimeOptions ro = {.engine_workers = 1, .statement_workers = 1};
-    the_rt = rt_create(&ro);
-    the_rt->cat = cat;
-    the_rt->st = st;
+    the_rt = unit_runtime_new(cat, st, 1);
     rt_init(the_rt);
     test_plans();
     test_big();

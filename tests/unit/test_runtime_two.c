@@ -32,6 +32,7 @@
 #include "sluice/runtime.h"
 #include "sluice/state.h"
 #include "unit.h"
+#include "unit_runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,23 +46,6 @@ typedef struct Side {
     RtSession session;      /* its client, as the server would describe it */
 } Side;
 
-static int collect_cb(ResultSink *sink, const Batch *b)
-{
-    StrBuf *out = sink->ctx;
-    for (uint32_t r = 0; r < b->nrows; r++) {
-        for (uint32_t c = 0; c < b->ncols; c++) {
-            if (c)
-                strbuf_putc(out, '|');
-            if (vector_is_null(&b->cols[c], r))
-                strbuf_puts(out, "NULL");
-            else
-                value_format_text(&b->cols[c], r, out);
-        }
-        strbuf_putc(out, '\n');
-    }
-    return 0;
-}
-
 /* Runs sql (one statement) in rt: its rows as "a|b" lines, or "ERROR
  * <sqlstate>". */
 static void run(Runtime *rt, const char *sql, StrBuf *out)
@@ -73,7 +57,7 @@ static void run(Runtime *rt, const char *sql, StrBuf *out)
     Prepared *p;
     char tag[64];
     strbuf_reset(out);
-    ResultSink sink = {out, collect_cb};
+    ResultSink sink = {out, unit_rows_cb};
     if (rt_parse(&a, sql, strlen(sql), &stmts, &err) < 0 ||
         rt_prepare(rt, &a, sql, list_nth(stmts, 0), NULL, 0, &p, &err) < 0 ||
         rt_execute(p, NULL, 0, &sink, tag, sizeof(tag), &err) < 0) {

@@ -9,6 +9,7 @@
 #include "sluice/cq.h"
 #include "sluice/runtime.h"
 #include "unit_data.h"
+#include "unit_runtime.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -93,10 +94,7 @@ int main(void)
     unit_data_open(&d, "lag", true);
     Catalog *cat = d.cat;
     StateStore *st = d.st;
-    RuntimeOptions ro = {.engine_workers = 2, .statement_workers = 1};
-    the_rt = rt_create(&ro);
-    the_rt->cat = cat;
-    the_rt->st = st;
+    the_rt = unit_runtime_new(cat, st, 2);
     uv_loop_t *loop = &the_rt->loop;
     rt_init(the_rt);
     CHECK(look().rows == 0, "no query, no rows");
