@@ -47,6 +47,7 @@
 typedef struct EngDelta {
     Batch    rows;
     int64_t *weights;           /* rows.nrows of them */
+    uint32_t cap;               /* room for rows (eng_delta_append grows it) */
 } EngDelta;
 
 /* An empty delta of ncols columns of types cols[i].type with room for cap
@@ -151,6 +152,13 @@ struct EngOp {
     struct EngGraph *graph;
 };
 
+/* A new operator of ninputs inputs for vt, its arena initialized and
+ * self_size zeroed bytes for its own state in it (op->self); the caller
+ * fills in the columns.  Owned by the graph it is added to; eng_op_free
+ * frees one that never was (calling vt->free). */
+EngOp *eng_op_new(const EngOpVt *vt, int ninputs, size_t self_size);
+void   eng_op_free(EngOp *op);
+
 /* Sends d downstream: pushes it into every consumer of op's output, at
  * once (depth first).  d must stay valid until the end of the batch. */
 int eng_emit(EngOp *op, const EngDelta *d, EngCtx *cx);
@@ -181,6 +189,9 @@ typedef struct EngEdge {
     int input;                  /* the consumer's input number */
 } EngEdge;
 
+/* Where the output operator's deltas go during eng_graph_run. */
+typedef int (*EngOutputCb)(void *arg, const EngDelta *d, EngCtx *cx);
+
 typedef struct EngGraph {
     Arena    arena;
     uint32_t query_oid;
@@ -190,13 +201,20 @@ typedef struct EngGraph {
     int      nedges;
     int      nsources;
     int      output;            /* the operator whose output is the query's */
+    /* the scheduler's own (graph.c) */
+    int      cap;               /* room in ops */
+    int64_t *op_wm;             /* per operator: its output watermark so far */
+    int64_t *src_wm;            /* per source: the same */
+    EngOutputCb out_cb;         /* during eng_graph_run */
+    void    *out_arg;
 } EngGraph;
 
 /* An empty graph for query oid; operators are added producers first. */
 EngGraph *eng_graph_new(uint32_t query_oid);
 /* Adds op (made by an eng_op_*_new, in no graph yet) fed by the given
  * producers (operator index or -1 - source), one per input; sets its id
- * and prefix.  Returns its index. */
+ * and prefix; the last operator added is the graph's output.  Returns its
+ * index, or -1 (op not taken) when a producer is not in the graph yet. */
 int  eng_graph_add(EngGraph *g, EngOp *op, const int *producers);
 void eng_graph_free(EngGraph *g);
 
@@ -206,7 +224,6 @@ void eng_graph_free(EngGraph *g);
  * deltas handed to out_cb as they come.  On error nothing is left in
  * memory that the next batch would trust: the caller restores the graph
  * (eng_graph_restore) before running another batch. */
-typedef int (*EngOutputCb)(void *arg, const EngDelta *d, EngCtx *cx);
 int  eng_graph_run(EngGraph *g, EngCtx *cx, const EngDelta *const *deltas,
                    const bool *has_wm, const int64_t *wm_us,
                    EngOutputCb out_cb, void *out_arg);

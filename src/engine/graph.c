@@ -1,0 +1,207 @@
+/*
+ * graph.c -- the scheduler of the operator graph (graph.h): build a graph
+ * of operators in topological order, run one batch through it, restore it.
+ *
+ *   eng_op_new, eng_op_free          an operator's shell and its arena
+ *   eng_graph_new, _add, _free       a graph, operators added producers first
+ *   eng_emit, eng_emit_watermark     what operators call to send downstream
+ *   eng_graph_run                    one batch: push the sources' deltas,
+ *                                    then their watermarks, then flush every
+ *                                    operator in order, then checkpoint each
+ *   eng_graph_restore                every operator's restore, watermarks
+ *                                    forgotten
+ *
+ * The scheduler knows no operator by kind: it calls the entry points of
+ * EngOpVt along the edges.  A delta is pushed depth first: eng_emit calls
+ * each consumer's push at once, which may emit in turn.  Since operators
+ * are added producers first, flushing them in index order flushes every
+ * operator after its inputs.  The graph keeps each edge's watermark so far
+ * (per producer), so a watermark only ever moves forward.
+ */
+#include "graph.h"
+#include "sluice/bytes.h"
+#include "sluice/common.h"
+
+#include <string.h>
+
+EngOp *eng_op_new(const EngOpVt *vt, int ninputs, size_t self_size)
+{
+    EngOp *op = sl_calloc(1, sizeof(EngOp));
+    op->vt = vt;
+    op->ninputs = ninputs;
+    arena_init(&op->arena, 4096);
+    op->self = self_size ? arena_zalloc(&op->arena, self_size) : NULL;
+    return op;
+}
+
+void eng_op_free(EngOp *op)
+{
+    if (op == NULL)
+        return;
+    if (op->vt->free)
+        op->vt->free(op);
+    arena_destroy(&op->arena);
+    sl_free(op);
+}
+
+EngGraph *eng_graph_new(uint32_t query_oid)
+{
+    EngGraph *g = sl_calloc(1, sizeof(EngGraph));
+    arena_init(&g->arena, 4096);
+    g->query_oid = query_oid;
+    g->output = -1;
+    return g;
+}
+
+int eng_graph_add(EngGraph *g, EngOp *op, const int *producers)
+{
+    for (int i = 0; i < op->ninputs; i++)
+        if (producers[i] >= g->nops)
+            return -1;              /* not added yet: not topological */
+    if (g->nops == g->cap) {
+        int cap = g->cap ? g->cap * 2 : 8;
+        EngOp **ops = ARENA_ARRAY(&g->arena, EngOp *, cap);
+        int64_t *wm = ARENA_ARRAY(&g->arena, int64_t, cap);
+        if (g->nops > 0) {
+            memcpy(ops, g->ops, sizeof(EngOp *) * (size_t)g->nops);
+            memcpy(wm, g->op_wm, sizeof(int64_t) * (size_t)g->nops);
+        }
+        g->ops = ops;
+        g->op_wm = wm;
+        g->cap = cap;
+    }
+    int id = g->nops++;
+    g->ops[id] = op;
+    g->op_wm[id] = INT64_MIN;
+    op->id = (uint16_t)id;
+    op->graph = g;
+    op->prefix[0] = 'G';
+    put_be32(op->prefix + 1, g->query_oid);
+    op->prefix[5] = (uint8_t)(id >> 8);
+    op->prefix[6] = (uint8_t)id;
+    EngEdge *edges = ARENA_ARRAY(&g->arena, EngEdge, g->nedges + op->ninputs + 1);
+    if (g->nedges > 0)
+        memcpy(edges, g->edges, sizeof(EngEdge) * (size_t)g->nedges);
+    int nsources = g->nsources;
+    for (int i = 0; i < op->ninputs; i++) {
+        edges[g->nedges++] = (EngEdge){producers[i], id, i};
+        if (producers[i] < 0 && -producers[i] > nsources)
+            nsources = -producers[i];
+    }
+    g->edges = edges;
+    if (nsources > g->nsources) {
+        int64_t *sw = ARENA_ARRAY(&g->arena, int64_t, nsources);
+        for (int s = 0; s < nsources; s++)
+            sw[s] = s < g->nsources ? g->src_wm[s] : INT64_MIN;
+        g->src_wm = sw;
+        g->nsources = nsources;
+    }
+    g->output = id;
+    return id;
+}
+
+void eng_graph_free(EngGraph *g)
+{
+    if (g == NULL)
+        return;
+    for (int i = 0; i < g->nops; i++)
+        eng_op_free(g->ops[i]);
+    arena_destroy(&g->arena);
+    sl_free(g);
+}
+
+/* Pushes d into every consumer of producer p (an operator or -1 - source). */
+static int push_from(EngGraph *g, int p, const EngDelta *d, EngCtx *cx)
+{
+    for (int e = 0; e < g->nedges; e++) {
+        const EngEdge *ed = &g->edges[e];
+        if (ed->producer != p)
+            continue;
+        EngOp *c = g->ops[ed->consumer];
+        if (c->vt->push && c->vt->push(c, ed->input, d, cx) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int watermark_from(EngGraph *g, int p, int64_t wm, EngCtx *cx)
+{
+    for (int e = 0; e < g->nedges; e++) {
+        const EngEdge *ed = &g->edges[e];
+        if (ed->producer != p)
+            continue;
+        EngOp *c = g->ops[ed->consumer];
+        if (c->vt->watermark && c->vt->watermark(c, ed->input, wm, cx) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int eng_emit(EngOp *op, const EngDelta *d, EngCtx *cx)
+{
+    EngGraph *g = op->graph;
+    if (d->rows.nrows == 0)
+        return 0;
+    if (push_from(g, op->id, d, cx) < 0)
+        return -1;
+    if (op->id == g->output && g->out_cb)
+        return g->out_cb(g->out_arg, d, cx);
+    return 0;
+}
+
+int eng_emit_watermark(EngOp *op, int64_t wm_us, EngCtx *cx)
+{
+    EngGraph *g = op->graph;
+    if (wm_us <= g->op_wm[op->id])
+        return 0;
+    g->op_wm[op->id] = wm_us;
+    return watermark_from(g, op->id, wm_us, cx);
+}
+
+int eng_graph_run(EngGraph *g, EngCtx *cx, const EngDelta *const *deltas,
+                  const bool *has_wm, const int64_t *wm_us,
+                  EngOutputCb out_cb, void *out_arg)
+{
+    int rc = -1;
+    g->out_cb = out_cb;
+    g->out_arg = out_arg;
+    for (int s = 0; s < g->nsources; s++)
+        if (deltas != NULL && deltas[s] != NULL && deltas[s]->rows.nrows > 0 &&
+            push_from(g, -1 - s, deltas[s], cx) < 0)
+            goto out;
+    for (int s = 0; s < g->nsources; s++) {
+        if (has_wm == NULL || !has_wm[s] || wm_us[s] <= g->src_wm[s])
+            continue;
+        g->src_wm[s] = wm_us[s];
+        if (watermark_from(g, -1 - s, wm_us[s], cx) < 0)
+            goto out;
+    }
+    for (int i = 0; i < g->nops; i++) {
+        EngOp *op = g->ops[i];
+        if (op->vt->flush && op->vt->flush(op, cx) < 0)
+            goto out;
+    }
+    for (int i = 0; i < g->nops; i++) {
+        EngOp *op = g->ops[i];
+        if (op->vt->checkpoint && op->vt->checkpoint(op, cx) < 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    g->out_cb = NULL;
+    g->out_arg = NULL;
+    return rc;
+}
+
+int eng_graph_restore(EngGraph *g, EngCtx *cx)
+{
+    for (int s = 0; s < g->nsources; s++)
+        g->src_wm[s] = INT64_MIN;
+    for (int i = 0; i < g->nops; i++) {
+        EngOp *op = g->ops[i];
+        g->op_wm[i] = INT64_MIN;
+        if (op->vt->restore && op->vt->restore(op, cx) < 0)
+            return -1;
+    }
+    return 0;
+}
