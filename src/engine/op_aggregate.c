@@ -14,10 +14,14 @@
  *
  *   count(*), count(x)         n: the weight sum of the rows counted
  *   sum, avg of integers       an int128 sum of value * weight, and n
- *   sum, avg of numeric        an exact numeric sum, n, and the weight
- *                              sums of the NaN, +Infinity and -Infinity
+ *   sum, avg of numeric        an exact numeric sum, n, the weight sums
+ *                              of the NaN, +Infinity and -Infinity
  *                              arguments (their result follows
- *                              PostgreSQL's rules from those counts)
+ *                              PostgreSQL's rules from those counts), and
+ *                              per display scale the weight sum of the
+ *                              arguments of that scale: PostgreSQL's sum
+ *                              has the largest scale of the rows summed,
+ *                              so 1.5 + 2.25 - 2.25 is 1.5, not 1.50
  *   bool_and, every, bool_or   the weight sum of the true arguments, and n
  *   min, max                   a multiset: per distinct value its weight
  *                              sum, so the min after the min's retraction
@@ -41,7 +45,8 @@
  * State (under op->prefix): the group row at prefix 'g' + group key
  *   [count i64][has row u8][window end i64] then per call [n i64] and its
  *   accumulator (int128: 16 bytes; numeric: NaN, +Inf, -Inf weight sums
- *   i64 each, then the sum's text, u32 length first), then the group
+ *   i64 each, the scales' count (u32) and weight sums (i64 each), then
+ *   the sum's text, u32 length first), then the group
  *   values (row_encode)
  * and each multiset value at prefix 'm' + be32(group key length) + group
  * key + call number (u8) + the value's equality key (ex_key_encode):
@@ -77,6 +82,9 @@ typedef struct Acc {
     __int128  isum;
     int64_t   nan, pinf, ninf;  /* numeric: special arguments' weight sums */
     SlNumeric nsum;             /* numeric: the finite arguments' sum */
+    int64_t  *scales;           /* numeric: per display scale, the weight sum of
+                                 * the finite arguments of that scale (cache) */
+    int32_t   nscales;
     uint8_t  *nbuf;             /* its digits between batches (cache) */
     int32_t   ncap;
     EngMap   *ms;               /* min, max: value key -> MsEntry */
@@ -158,10 +166,22 @@ static void num_from_i128(Arena *a, __int128 v, SlNumeric *out)
     num_parse(a, buf + k, sizeof(buf) - (size_t)k, out);
 }
 
-/* acc += x * w, exact; the result's digits in a. */
-static int num_accumulate(Arena *a, Acc *acc, const SlNumeric *x, int64_t w, SlError *err)
+/* acc += x * w, exact; the result's digits in a, the scale counts in
+ * cache. */
+static int num_accumulate(Arena *a, Arena *cache, Acc *acc, const SlNumeric *x, int64_t w,
+                          SlError *err)
 {
     SlNumeric t, r;
+    int scale = x->scale > 0 ? x->scale : 0;
+    if (scale >= acc->nscales) {
+        int32_t n = SL_MAX(scale + 1, acc->nscales * 2);
+        int64_t *sc = arena_zalloc(cache, sizeof(int64_t) * (size_t)n);
+        if (acc->nscales > 0)
+            memcpy(sc, acc->scales, sizeof(int64_t) * (size_t)acc->nscales);
+        acc->scales = sc;
+        acc->nscales = n;
+    }
+    acc->scales[scale] += w;
     if (w == 1) {
         t = *x;
     } else if (w == -1) {
@@ -187,8 +207,12 @@ static void num_total(Arena *a, const Acc *acc, SlNumeric *out)
         num_parse(a, "Infinity", 8, out);
     else if (acc->ninf > 0)
         num_parse(a, "-Infinity", 9, out);
-    else
-        *out = acc->nsum;
+    else {
+        int scale = acc->nscales - 1;
+        while (scale > 0 && acc->scales[scale] == 0)
+            scale--;
+        num_round(a, &acc->nsum, scale > 0 ? scale : 0, out);
+    }
 }
 
 /* ------------------------------------------------------------ the groups */
@@ -277,6 +301,11 @@ static int group_decode(Agg *ag, Group *g, const void *p, size_t n, SlError *err
         case ACC_SUM_NUM: case ACC_AVG_NUM: {
             uint32_t len;
             if (!rd(&r, &acc->nan, 8) || !rd(&r, &acc->pinf, 8) || !rd(&r, &acc->ninf, 8) ||
+                !rd(&r, &acc->nscales, 4) || acc->nscales < 0 ||
+                r.n < sizeof(int64_t) * (size_t)acc->nscales)
+                return corrupt(err);
+            acc->scales = ARENA_ARRAY(&ag->cache, int64_t, acc->nscales + 1);
+            if (!rd(&r, acc->scales, sizeof(int64_t) * (size_t)acc->nscales) ||
                 !rd(&r, &len, 4) || r.n < len ||
                 num_parse(&ag->cache, (const char *)r.p, len, &acc->nsum) < 0)
                 return corrupt(err);
@@ -313,6 +342,8 @@ static void group_encode(const Agg *ag, const Group *g, StrBuf *out)
             strbuf_append(out, &acc->nan, 8);
             strbuf_append(out, &acc->pinf, 8);
             strbuf_append(out, &acc->ninf, 8);
+            strbuf_append(out, &acc->nscales, 4);
+            strbuf_append(out, acc->scales, sizeof(int64_t) * (size_t)acc->nscales);
             StrBuf t;
             strbuf_init(&t);
             num_format(&acc->nsum, &t);
@@ -576,9 +607,8 @@ static int agg_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
                     acc->pinf += w;
                 else if (x->sign == NUM_NINF)
                     acc->ninf += w;
-                else if (num_accumulate(cx->arena, acc, x, w, cx->err) < 0) {
+                else if (num_accumulate(cx->arena, &ag->cache, acc, x, w, cx->err) < 0)
                     goto out;
-                }
                 break;
             }
             case ACC_BOOL_AND: case ACC_BOOL_OR:
