@@ -131,10 +131,20 @@ static void test_group_minmax(void)
         int64_t w[] = {1};
         batch(g, &o, r, w, 1, true, "-1 c|3|12|4|4\n+1 c|4|12|4|4\n");
     }
+    {   /* the max retracted, a larger value inserted, the old max back, in
+         * one batch: the max is the larger value */
+        const char *r[] = {"d|5|NULL|NULL"};
+        int64_t w[] = {1};
+        batch(g, &o, r, w, 1, true, "+1 d|1|5|5|5\n");
+        const char *r2[] = {"d|5|NULL|NULL", "d|9|NULL|NULL", "d|5|NULL|NULL"};
+        int64_t w2[] = {-1, 1, 1};
+        batch(g, &o, r2, w2, 3, true, "-1 d|1|5|5|5\n+1 d|2|14|5|9\n");
+    }
     StrBuf lines;
     strbuf_init(&lines);
     ue_out_lines(&o, &lines);
-    CHECK(strcmp(lines.data, "a|1|3|3|3\nb|1|2|2|2\nc|4|12|4|4\n") == 0, "%s", lines.data);
+    CHECK(strcmp(lines.data, "a|1|3|3|3\nb|1|2|2|2\nc|4|12|4|4\nd|2|14|5|9\n") == 0, "%s",
+          lines.data);
     strbuf_free(&lines);
     strbuf_free(&err);
     ue_out_free(&o);
