@@ -812,7 +812,7 @@ static void agg_explain(const EngOp *op, StrBuf *out)
         }
     }
     strbuf_puts(out, ag->windowed ? " per tumbling window" : "");
-    strbuf_puts(out, ag->scalar ? " (one group)" : " (state: unbounded)");
+    strbuf_puts(out, op->bound == ENG_BOUND_NONE ? " (one group)" : " (state: unbounded)");
 }
 
 static void agg_free(EngOp *op)
@@ -866,6 +866,12 @@ EngOp *eng_op_aggregate_new(const ColumnDesc *in, int nin, const ColumnDesc *out
     op->in_ncols[0] = nin;
     op->out_cols = out;
     op->out_ncols = nout;
-    op->bound = ag->scalar ? ENG_BOUND_NONE : ENG_BOUND_UNBOUNDED;
+    /* one group without min/max keeps one key: no bound needed; groups
+     * and multisets grow with the distinct keys and values (windows are
+     * not yet closed by the watermark) */
+    bool multiset = false;
+    for (int j = 0; j < spec->naggs; j++)
+        multiset |= kinds[j] == ACC_MIN || kinds[j] == ACC_MAX;
+    op->bound = ag->scalar && !multiset ? ENG_BOUND_NONE : ENG_BOUND_UNBOUNDED;
     return op;
 }
