@@ -1,0 +1,59 @@
+/*
+ * op_join.h -- the join operator of the operator graph (op_join.c): an
+ * incremental equi-join keeping both sides' rows by join key, inner or
+ * outer, with an optional residual condition and an optional interval
+ * bound that evicts by watermark (docs/engine-graph.md, "Joins").
+ *
+ *   EngJoinType       inner, left, right, full
+ *   EngJoinInterval   r.ts + lo <= l.ts <= r.ts + hi between two time columns
+ *   EngJoinSpec       what the rewriter hands the constructor
+ *   eng_op_join_new   the operator: input 0 is the left side, input 1 the
+ *                     right; its output is the left columns then the right
+ */
+#ifndef SLUICE_ENGINE_OP_JOIN_H
+#define SLUICE_ENGINE_OP_JOIN_H
+
+#include "graph.h"
+
+typedef enum EngJoinType {
+    ENG_JOIN_INNER,
+    ENG_JOIN_LEFT,
+    ENG_JOIN_RIGHT,
+    ENG_JOIN_FULL
+} EngJoinType;
+
+/* A pair matches only when r.ts + lo_us <= l.ts <= r.ts + hi_us, with
+ * l.ts the left input's column lcol and r.ts the right's rcol (timestamp
+ * or timestamptz; each one of its edge's event-time columns, so that the
+ * sides' watermarks bound them). */
+typedef struct EngJoinInterval {
+    int     lcol;
+    int     rcol;
+    int64_t lo_us;
+    int64_t hi_us;
+} EngJoinInterval;
+
+typedef struct EngJoinSpec {
+    EngJoinType type;
+    int         nkeys;          /* equi-join keys (0: every pair is a candidate) */
+    const int  *lkeys;          /* the left input's key columns */
+    const int  *rkeys;          /* the right's, of the same types */
+    /* The rest of the ON condition, over the output's columns (left then
+     * right); NULL: none.  A pair matches when it is true (NULL is not). */
+    const Expr *residual;
+    /* NULL: unbounded (both sides kept for ever) */
+    const EngJoinInterval *interval;
+} EngJoinSpec;
+
+/* A join of a left input (lcols, ncols nl, its event-time columns ltime)
+ * and a right one.  The operator copies spec; what spec points to (keys,
+ * residual, interval) must outlive it (the plan's arena).  Returns the operator (eng_graph_add takes it), or
+ * NULL with err set: key columns of different types or out of range (42804
+ * or 42P10), an interval whose columns are not timestamps or not event-time
+ * columns of their edges (0A000). */
+EngOp *eng_op_join_new(const EngJoinSpec *spec,
+                       const ColumnDesc *lcols, int nl, const EngEdgeTime *ltime,
+                       const ColumnDesc *rcols, int nr, const EngEdgeTime *rtime,
+                       SlError *err);
+
+#endif /* SLUICE_ENGINE_OP_JOIN_H */
