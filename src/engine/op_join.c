@@ -73,7 +73,7 @@ typedef struct JoinIdx {
 typedef struct JoinSide {
     int        ncols;
     SlType    *types;
-    int       *keys;
+    Expr *const *keys;              /* the join key, over the side's columns */
     bool       outer;               /* keeps degrees; padded rows */
     int        tcol;                /* interval time column, -1: none */
     int64_t    toff;                /* its offset on the input edge */
@@ -250,15 +250,14 @@ static int emit_padded_kept(JoinOp *j, EngDelta *out, int s, const JoinRow *r, i
 
 /* ------------------------------------------------------------------ push */
 
-static bool row_key(JoinOp *j, int s, const Batch *b, uint32_t r, StrBuf *out)
+/* The join key of row r of b (kv: its key values, evaluated over b) into
+ * out; false when the row can never match (a NULL key, a NULL time). */
+static bool row_key(JoinOp *j, int s, const Batch *b, const Vector *kv, uint32_t r, StrBuf *out)
 {
     JoinSide *sd = &j->side[s];
-    Vector kv[j->spec.nkeys + 1];
-    for (int k = 0; k < j->spec.nkeys; k++) {
-        if (vector_is_null(&b->cols[sd->keys[k]], r))
+    for (int k = 0; k < j->spec.nkeys; k++)
+        if (vector_is_null(&kv[k], r))
             return false;
-        kv[k] = b->cols[sd->keys[k]];
-    }
     if (sd->tcol >= 0 && vector_is_null(&b->cols[sd->tcol], r))
         return false;
     strbuf_reset(out);
@@ -386,11 +385,15 @@ static int join_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
     EngDelta out;
     eng_delta_init(&out, cx->arena, op->out_cols, op->out_ncols, d->rows.nrows);
     Batch *pad = NULL;
+    Vector *kv = ARENA_ARRAY(cx->arena, Vector, j->spec.nkeys + 1);
+    for (int k = 0; k < j->spec.nkeys; k++)
+        if (ex_eval(cx->ecx, sd->keys[k], &d->rows, d->rows.nrows, &kv[k]) < 0)
+            return -1;
     for (uint32_t r = 0; r < d->rows.nrows; r++) {
         int64_t w = d->weights[r];
         if (w == 0)
             continue;
-        if (!row_key(j, s, &d->rows, r, &j->kbuf)) {
+        if (!row_key(j, s, &d->rows, kv, r, &j->kbuf)) {
             /* can never match: its padded row now, nothing kept */
             if (!sd->outer)
                 continue;
@@ -702,14 +705,10 @@ static int check_spec(const EngJoinSpec *spec, const ColumnDesc *lcols, int nl,
                       const EngEdgeTime *rtime, SlError *err)
 {
     for (int k = 0; k < spec->nkeys; k++) {
-        int a = spec->lkeys[k], b = spec->rkeys[k];
-        if (a < 0 || a >= nl || b < 0 || b >= nr)
-            return sl_error(err, ERRCODE_INVALID_COLUMN_REFERENCE,
-                            "join key %d names no column of its input", k + 1);
-        if (lcols[a].type.id != rcols[b].type.id)
-            return sl_error(err, ERRCODE_DATATYPE_MISMATCH,
-                            "join key %d compares %s with %s", k + 1,
-                            type_name(lcols[a].type.id), type_name(rcols[b].type.id));
+        SlTypeId a = spec->lkeys[k]->type.id, b = spec->rkeys[k]->type.id;
+        if (a != b)
+            return sl_error(err, ERRCODE_DATATYPE_MISMATCH, "join key %d compares %s with %s",
+                            k + 1, type_name(a), type_name(b));
     }
     const EngJoinInterval *iv = spec->interval;
     if (iv == NULL)
@@ -754,14 +753,12 @@ EngOp *eng_op_join_new(const EngJoinSpec *spec,
     const ColumnDesc *cols[2] = {lcols, rcols};
     const int ncols[2] = {nl, nr};
     const EngEdgeTime *times[2] = {ltime, rtime};
-    const int *keys[2] = {spec->lkeys, spec->rkeys};
+    Expr *const *keys[2] = {spec->lkeys, spec->rkeys};
     for (int s = 0; s < 2; s++) {
         JoinSide *sd = &j->side[s];
         sd->ncols = ncols[s];
         sd->types = j->out_types + (s == 0 ? 0 : nl);
-        sd->keys = ARENA_ARRAY(a, int, spec->nkeys > 0 ? spec->nkeys : 1);
-        for (int k = 0; k < spec->nkeys; k++)
-            sd->keys[k] = keys[s][k];
+        sd->keys = keys[s];
         sd->outer = spec->type == ENG_JOIN_FULL ||
                     spec->type == (s == 0 ? ENG_JOIN_LEFT : ENG_JOIN_RIGHT);
         sd->tcol = -1;
@@ -777,6 +774,7 @@ EngOp *eng_op_join_new(const EngJoinSpec *spec,
     if (spec->interval != NULL) {
         j->has_interval = true;
         j->iv = *spec->interval;
+        j->spec.interval = &j->iv;
         j->side[0].tcol = j->iv.lcol;
         j->side[1].tcol = j->iv.rcol;
         edge_offset(ltime, j->iv.lcol, &j->side[0].toff);

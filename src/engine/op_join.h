@@ -36,8 +36,8 @@ typedef struct EngJoinInterval {
 typedef struct EngJoinSpec {
     EngJoinType type;
     int         nkeys;          /* equi-join keys (0: every pair is a candidate) */
-    const int  *lkeys;          /* the left input's key columns */
-    const int  *rkeys;          /* the right's, of the same types */
+    Expr *const *lkeys;         /* over the left input's columns */
+    Expr *const *rkeys;         /* over the right's, of the same types */
     /* The rest of the ON condition, over the output's columns (left then
      * right); NULL: none.  A pair matches when it is true (NULL is not). */
     const Expr *residual;
@@ -48,8 +48,7 @@ typedef struct EngJoinSpec {
 /* A join of a left input (lcols, ncols nl, its event-time columns ltime)
  * and a right one.  The operator copies spec; what spec points to (keys,
  * residual, interval) must outlive it (the plan's arena).  Returns the operator (eng_graph_add takes it), or
- * NULL with err set: key columns of different types or out of range (42804
- * or 42P10), an interval whose columns are not timestamps or not event-time
+ * NULL with err set: keys of different types (42804), an interval whose columns are not timestamps or not event-time
  * columns of their edges (0A000). */
 EngOp *eng_op_join_new(const EngJoinSpec *spec,
                        const ColumnDesc *lcols, int nl, const EngEdgeTime *ltime,

@@ -164,7 +164,9 @@ static void h_open(Harness *h, EngJoinType type, const Expr *residual,
     memset(h, 0, sizeof(*h));
     h->data = &data;
     arena_init(&h->batch, 0);
-    static const int keys[1] = {0};
+    static Expr key = {.kind = EXPR_COLUMN, .type = {TYPE_INT8, -1}, .location = -1,
+                       .index = 0, .cost = 1};
+    static Expr *const keys[1] = {&key};
     EngJoinSpec *spec = calloc(1, sizeof(*spec));
     spec->type = type;
     spec->nkeys = 1;
