@@ -4,6 +4,8 @@
  *
  *   eng_op_join_new    the operator (inner, left, right, full; a residual
  *                      condition; an interval bound evicting by watermark)
+ *   eng_op_join_plan   the same for a plan's JOIN node, its interval bound
+ *                      found in the node's residual (what the rewriter calls)
  *
  * A delta on one side joins the other side's rows as they are now, then
  * becomes part of its own side: pushing the left delta and then the right
@@ -42,6 +44,7 @@
 #include "keymap.h"
 #include "sluice/bytes.h"
 #include "sluice/common.h"
+#include "sluice/plan.h"
 #include "sluice/rowcodec.h"
 
 #include <string.h>
@@ -788,4 +791,122 @@ EngOp *eng_op_join_new(const EngJoinSpec *spec,
         op->bound = ENG_BOUND_UNBOUNDED;
     }
     return op;
+}
+
+/* ------------------------------------------------------- from a plan node */
+
+/* e as a column plus a constant: true with *col and *off (microseconds).
+ * A constant is an interval without months (a month has no fixed length);
+ * *days tells whether one had days, 24 hours only without a time zone. */
+static bool time_term(const Expr *e, int *col, int64_t *off, bool *days)
+{
+    if (e->kind == EXPR_COLUMN) {
+        *col = e->index;
+        *off = 0;
+        *days = false;
+        return true;
+    }
+    if (e->kind != EXPR_FUNC || e->fn == NULL || !e->fn->is_op || e->nargs != 2)
+        return false;
+    bool plus = strcmp(e->fn->name, "+") == 0;
+    if (!plus && strcmp(e->fn->name, "-") != 0)
+        return false;
+    const Expr *t = e->args[0], *c = e->args[1];
+    if (plus && t->kind == EXPR_CONST) {
+        t = e->args[1];
+        c = e->args[0];
+    }
+    if (c->kind != EXPR_CONST || c->type.id != TYPE_INTERVAL || vector_is_null(&c->value, 0))
+        return false;
+    const SlInterval *iv = &c->value.v.iv[0];
+    int64_t day_us, us;
+    if (iv->months != 0 || __builtin_mul_overflow((int64_t)iv->days, INT64_C(86400000000), &day_us) ||
+        __builtin_add_overflow(iv->usec, day_us, &us) || us == INT64_MIN ||
+        !time_term(t, col, off, days))
+        return false;
+    *days = *days || iv->days != 0;
+    *off = sat_add(*off, plus ? us : -us);
+    return true;
+}
+
+/* Folds the conjuncts of e that compare a left time column with a right
+ * one (the first such pair found) into lo <= l.ts - r.ts <= hi. */
+static void bound_from(const Expr *e, const Plan *p, EngJoinInterval *iv)
+{
+    if (e->kind == EXPR_AND) {
+        for (int i = 0; i < e->nargs; i++)
+            bound_from(e->args[i], p, iv);
+        return;
+    }
+    if (e->kind != EXPR_FUNC || e->fn == NULL || !e->fn->is_op || e->nargs != 2)
+        return;
+    const char *op = e->fn->name;
+    bool eq = strcmp(op, "=") == 0;
+    bool ge = eq || strcmp(op, ">=") == 0 || strcmp(op, ">") == 0;
+    bool le = eq || strcmp(op, "<=") == 0 || strcmp(op, "<") == 0;
+    int ca, cb, nl = p->child->ncols;
+    int64_t oa, ob;
+    bool da, db;
+    if ((!ge && !le) || !time_term(e->args[0], &ca, &oa, &da) ||
+        !time_term(e->args[1], &cb, &ob, &db))
+        return;
+    /* as "left term OP right term" */
+    if (ca >= nl && cb < nl) {
+        int ct = ca; ca = cb; cb = ct;
+        int64_t ot = oa; oa = ob; ob = ot;
+        bool g = ge; ge = le; le = g;
+        bool dt = da; da = db; db = dt;
+    } else if (!(ca < nl && cb >= nl)) {
+        return;
+    }
+    cb -= nl;
+    SlTypeId lt = p->child->cols[ca].type.id, rt = p->right->cols[cb].type.id;
+    if (lt != rt || !time_type(lt) || ((da || db) && lt != TYPE_TIMESTAMP))
+        return;
+    if (iv->lcol < 0) {
+        iv->lcol = ca;
+        iv->rcol = cb;
+    } else if (iv->lcol != ca || iv->rcol != cb) {
+        return;     /* another pair of columns: the residual checks it */
+    }
+    /* l + oa OP r + ob  <=>  l - r OP ob - oa (strict ones kept loose: the
+     * residual, which keeps every conjunct, decides) */
+    int64_t d = sat_add(ob, oa == INT64_MIN ? INT64_MAX : -oa);
+    if (ge && d > iv->lo_us)
+        iv->lo_us = d;
+    if (le && d < iv->hi_us)
+        iv->hi_us = d;
+}
+
+EngOp *eng_op_join_plan(const Plan *p, const EngEdgeTime *ltime, const EngEdgeTime *rtime,
+                        SlError *err)
+{
+    static const EngJoinType types[] = {
+        [JOIN_INNER] = ENG_JOIN_INNER, [JOIN_LEFT] = ENG_JOIN_LEFT,
+        [JOIN_RIGHT] = ENG_JOIN_RIGHT, [JOIN_FULL] = ENG_JOIN_FULL,
+        [JOIN_CROSS] = ENG_JOIN_INNER,
+    };
+    EngJoinSpec spec = {
+        .type = types[p->u.join.type],
+        .nkeys = p->u.join.nkeys,
+        .lkeys = p->u.join.lkeys,
+        .rkeys = p->u.join.rkeys,
+        .residual = p->u.join.residual,
+    };
+    EngJoinInterval iv = {-1, -1, INT64_MIN, INT64_MAX};
+    int64_t off;
+    if (p->u.join.residual != NULL)
+        bound_from(p->u.join.residual, p, &iv);
+    /* an equi-key of two time columns: l.ts - r.ts = 0 */
+    for (int k = 0; iv.lcol < 0 && k < spec.nkeys; k++) {
+        const Expr *a = spec.lkeys[k], *b = spec.rkeys[k];
+        if (a->kind == EXPR_COLUMN && b->kind == EXPR_COLUMN && time_type(a->type.id) &&
+            edge_offset(ltime, a->index, &off) && edge_offset(rtime, b->index, &off))
+            iv = (EngJoinInterval){a->index, b->index, 0, 0};
+    }
+    if (iv.lcol >= 0 && iv.lo_us != INT64_MIN && iv.hi_us != INT64_MAX &&
+        edge_offset(ltime, iv.lcol, &off) && edge_offset(rtime, iv.rcol, &off))
+        spec.interval = &iv;
+    return eng_op_join_new(&spec, p->child->cols, p->child->ncols, ltime, p->right->cols,
+                           p->right->ncols, rtime, err);
 }

@@ -9,11 +9,13 @@
  *   EngJoinSpec       what the rewriter hands the constructor
  *   eng_op_join_new   the operator: input 0 is the left side, input 1 the
  *                     right; its output is the left columns then the right
+ *   eng_op_join_plan  the operator of a plan's JOIN node (the rewriter's)
  */
 #ifndef SLUICE_ENGINE_OP_JOIN_H
 #define SLUICE_ENGINE_OP_JOIN_H
 
 #include "graph.h"
+#include "sluice/plan.h"
 
 typedef enum EngJoinType {
     ENG_JOIN_INNER,
@@ -54,5 +56,19 @@ EngOp *eng_op_join_new(const EngJoinSpec *spec,
                        const ColumnDesc *lcols, int nl, const EngEdgeTime *ltime,
                        const ColumnDesc *rcols, int nr, const EngEdgeTime *rtime,
                        SlError *err);
+
+/* The join of a PLAN_JOIN node p (CROSS as an inner join without keys):
+ * its keys and residual are p's.  Its interval bound comes from the
+ * conjuncts of p's residual that compare a left and a right time column of
+ * one type (timestamp or timestamptz), each plus or minus a constant
+ * interval without months (nor days, for timestamptz): >=, >, <=, < and
+ * = (strict ones count as loose: the residual keeps every conjunct and
+ * decides), when both a lower and an upper bound are found and both
+ * columns are event-time columns of their edges (ltime, rtime); or, with
+ * none, from an equi-key of two such columns (lo = hi = 0).  Else
+ * the join is unbounded (op->bound says which).  NULL with err set as
+ * eng_op_join_new's. */
+EngOp *eng_op_join_plan(const Plan *p, const EngEdgeTime *ltime, const EngEdgeTime *rtime,
+                        SlError *err);
 
 #endif /* SLUICE_ENGINE_OP_JOIN_H */

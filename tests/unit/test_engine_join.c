@@ -16,6 +16,7 @@
 #include "unit.h"
 #include "unit_data.h"
 #include "op_join.h"
+#include "sql/parser.h"
 #include "sluice/exec.h"
 #include "sluice/rowcodec.h"
 
@@ -158,12 +159,21 @@ typedef struct TRow {
 
 static const Expr *residual_v_lt(Arena *a);
 
-static void h_open(Harness *h, EngJoinType type, const Expr *residual,
-                   const EngJoinInterval *iv)
+/* A harness around a join made elsewhere (op: taken, NULL fails). */
+static void h_attach(Harness *h, EngOp *op)
 {
     memset(h, 0, sizeof(*h));
     h->data = &data;
     arena_init(&h->batch, 0);
+    h->op = op;
+    h->g = eng_graph_new(next_oid++);
+    const int producers[2] = {-1, -2};
+    CHECK(op != NULL && eng_graph_add(h->g, op, producers) == 0);
+}
+
+static void h_open(Harness *h, EngJoinType type, const Expr *residual,
+                   const EngJoinInterval *iv)
+{
     static Expr key = {.kind = EXPR_COLUMN, .type = {TYPE_INT8, -1}, .location = -1,
                        .index = 0, .cost = 1};
     static Expr *const keys[1] = {&key};
@@ -175,12 +185,10 @@ static void h_open(Harness *h, EngJoinType type, const Expr *residual,
     spec->residual = residual;
     spec->interval = iv;
     SlError err = {0};
-    h->op = eng_op_join_new(spec, side_cols, 3, &side_time, side_cols, 3, &side_time, &err);
-    CHECK(h->op != NULL, "%s", err.message);
+    EngOp *op = eng_op_join_new(spec, side_cols, 3, &side_time, side_cols, 3, &side_time, &err);
+    CHECK(op != NULL, "%s", err.message);
     free(spec);     /* the operator keeps a copy of the spec itself */
-    h->g = eng_graph_new(next_oid++);
-    const int producers[2] = {-1, -2};
-    CHECK(eng_graph_add(h->g, h->op, producers) == 0);
+    h_attach(h, op);
 }
 
 static void h_close(Harness *h)
@@ -376,12 +384,10 @@ static void test_right_full(void)
     h_close(&h);
 }
 
-static void test_residual(void)
+/* A LEFT join on k with the residual l.v < r.v (h's). */
+static void run_residual(Harness *h0)
 {
-    Arena a;
-    arena_init(&a, 0);
-    Harness h;
-    h_open(&h, ENG_JOIN_LEFT, residual_v_lt(&a), NULL);
+    Harness h = *h0;
     /* 10 < 5 is false: no match, the padded row stays */
     h_batch(&h, ROWS({1, 10, 0, 1}), 1, ROWS({1, 5, 0, 1}), 1);
     expect(&h, "residual false", L("1|10|0|N|N|N"), W(1));
@@ -396,6 +402,16 @@ static void test_residual(void)
     expect(&h, "residual NULL", L("1|10|0|1|15|0", "1|N|0|N|N|N"), W(1, 1));
     h_batch(&h, NULL, 0, ROWS({1, 15, 0, -1}), 1);
     expect(&h, "residual: last match gone", L("1|10|0|N|N|N", "1|N|0|N|N|N"), W(1, 1));
+    *h0 = h;
+}
+
+static void test_residual(void)
+{
+    Arena a;
+    arena_init(&a, 0);
+    Harness h;
+    h_open(&h, ENG_JOIN_LEFT, residual_v_lt(&a), NULL);
+    run_residual(&h);
     h_close(&h);
     arena_destroy(&a);
 }
@@ -418,11 +434,9 @@ static void test_failed_batch(void)
 
 /* l.ts BETWEEN r.ts - 10s AND r.ts + 5s: rows evicted at the watermark,
  * an outer side's padded rows emitted then and only then. */
-static void test_interval(void)
+static void run_interval(Harness *h0)
 {
-    static const EngJoinInterval iv = {2, 2, -10 * S, 5 * S};
-    Harness h;
-    h_open(&h, ENG_JOIN_FULL, NULL, &iv);
+    Harness h = *h0;
     bool has[2] = {true, true};
     int64_t wm[2] = {0, 0};
     /* l@100s matches r@95s..110s */
@@ -470,7 +484,128 @@ static void test_interval(void)
     /* a retraction of an evicted row is refused (0A000), not answered wrong */
     CHECK(h_batch_ex(&h, ROWS({2, 12, 1000 * S, -1}), 1, NULL, 0, has, wm, true) < 0);
     CHECK(strcmp(h.sqlstate, "0A000") == 0, "%s", h.sqlstate);
+    *h0 = h;
+}
+
+static void test_interval(void)
+{
+    static const EngJoinInterval iv = {2, 2, -10 * S, 5 * S};
+    Harness h;
+    h_open(&h, ENG_JOIN_FULL, NULL, &iv);
+    run_interval(&h);
     h_close(&h);
+}
+
+/* ------------------------------------------------- from an analyzed plan */
+
+static const CatRelation *lookup_cb(void *ctx, const char *name)
+{
+    return cat_lookup(ctx, name);
+}
+
+/* The JOIN node of a SELECT over streams l and r, in a. */
+static const Plan *join_of(Arena *a, const char *sql)
+{
+    SlError err = {0};
+    List *stmts;
+    Query *q;
+    SqlCatalog sc = {.lookup = lookup_cb, .ctx = data.cat};
+    if (sql_parse(a, sql, (int)strlen(sql), &stmts, &err) < 0 ||
+        sql_analyze_with(a, &sc, sql, list_nth(stmts, 0), NULL, 0, &q, &err) < 0) {
+        CHECK(false, "%s: %s", sql, err.message);
+        sl_error_clear(&err);
+        return NULL;
+    }
+    for (const Plan *p = q->plan; p != NULL; p = p->child)
+        if (p->kind == PLAN_JOIN)
+            return p;
+    CHECK(false, "%s: no join", sql);
+    return NULL;
+}
+
+static void make_streams(void)
+{
+    static const char *const names[2] = {"l", "r"};
+    for (int i = 0; i < 2; i++) {
+        CatColumn cols[3] = {{"k", {TYPE_INT8, -1}, false}, {"v", {TYPE_INT8, -1}, false},
+                             {"ts", {TYPE_TIMESTAMP, -1}, false}};
+        CatRelation def = {.name = names[i], .kind = REL_STREAM, .ncols = 3, .cols = cols,
+                           .sql = "", .options = "{}"};
+        const CatRelation *out;
+        SlError err = {0};
+        CHECK(cat_create_relation(data.cat, &def, &out, &err) == 0, "%s", err.message);
+        sl_error_clear(&err);
+    }
+}
+
+/* The bound a plan's join gets, and its explain line. */
+static EngOp *plan_op(Arena *a, const char *sql, const EngEdgeTime *lt, const EngEdgeTime *rt,
+                      EngBound bound, const char *explain)
+{
+    const Plan *p = join_of(a, sql);
+    if (p == NULL)
+        return NULL;
+    SlError err = {0};
+    EngOp *op = eng_op_join_plan(p, lt, rt, &err);
+    CHECK(op != NULL, "%s: %s", sql, err.message);
+    if (op == NULL)
+        return NULL;
+    CHECK(op->bound == bound, "%s: bound %d", sql, (int)op->bound);
+    StrBuf sb;
+    strbuf_init(&sb);
+    op->vt->explain(op, &sb);
+    strbuf_putc(&sb, 0);
+    CHECK(strcmp(sb.data, explain) == 0, "%s: %s", sql, sb.data);
+    strbuf_free(&sb);
+    return op;
+}
+
+static void test_plan(void)
+{
+    static const EngEdgeTime none = {0, {{0, 0}}};
+    Arena a;
+    arena_init(&a, 0);
+    make_streams();
+    Harness h;
+    /* BETWEEN on the event times: the interval, and the same answers as
+     * the hand-made operator */
+    h_attach(&h, plan_op(&a, "SELECT * FROM l FULL JOIN r ON l.k = r.k AND l.ts BETWEEN "
+                         "r.ts - interval '10 seconds' AND r.ts + interval '5 seconds'",
+                         &side_time, &side_time, ENG_BOUND_WATERMARK,
+                         "join (full) on 1 key and a residual condition, interval "
+                         "-10000000..5000000 us: evicts by watermark"));
+    run_interval(&h);
+    h_close(&h);
+    /* the right term first, minutes and a strict bound, with a day */
+    EngOp *op = plan_op(&a, "SELECT * FROM l JOIN r ON r.ts + interval '1 minute' > l.ts AND "
+                        "l.ts >= r.ts - interval '1 day' AND l.k = r.k",
+                        &side_time, &side_time, ENG_BOUND_WATERMARK,
+                        "join (inner) on 1 key and a residual condition, interval "
+                        "-86400000000..60000000 us: evicts by watermark");
+    eng_op_free(op);
+    /* a residual that bounds nothing: unbounded, the same answers as the
+     * hand-made one */
+    h_attach(&h, plan_op(&a, "SELECT * FROM l LEFT JOIN r ON l.k = r.k AND l.v < r.v",
+                         &side_time, &side_time, ENG_BOUND_UNBOUNDED,
+                         "join (left) on 1 key and a residual condition: unbounded"));
+    run_residual(&h);
+    h_close(&h);
+    /* one bound only; no watermark on the time columns; no keys */
+    eng_op_free(plan_op(&a, "SELECT * FROM l JOIN r ON l.k = r.k AND l.ts >= r.ts", &side_time,
+                        &side_time, ENG_BOUND_UNBOUNDED,
+                        "join (inner) on 1 key and a residual condition: unbounded"));
+    eng_op_free(plan_op(&a, "SELECT * FROM l JOIN r ON l.k = r.k AND l.ts BETWEEN r.ts AND "
+                        "r.ts + interval '1 second'", &none, &side_time, ENG_BOUND_UNBOUNDED,
+                        "join (inner) on 1 key and a residual condition: unbounded"));
+    /* equal event times (an equi-key): the interval 0..0 */
+    eng_op_free(plan_op(&a, "SELECT * FROM l JOIN r ON l.k = r.k AND l.ts = r.ts", &side_time,
+                        &side_time, ENG_BOUND_WATERMARK,
+                        "join (inner) on 2 keys, interval 0..0 us: evicts by watermark"));
+    eng_op_free(plan_op(&a, "SELECT * FROM l JOIN r ON l.k = r.k AND l.ts = r.ts", &none,
+                        &side_time, ENG_BOUND_UNBOUNDED, "join (inner) on 2 keys: unbounded"));
+    eng_op_free(plan_op(&a, "SELECT * FROM l CROSS JOIN r", &none, &none, ENG_BOUND_UNBOUNDED,
+                        "join (inner) on 0 keys: unbounded"));
+    arena_destroy(&a);
 }
 
 /* -------------------------------------------------- the randomized check */
@@ -644,6 +779,7 @@ int main(void)
     test_residual();
     test_failed_batch();
     test_interval();
+    test_plan();
     for (uint64_t seed = 1; seed <= 3; seed++)
         for (int t = ENG_JOIN_INNER; t <= ENG_JOIN_FULL; t++)
             for (int res = 0; res < 2; res++)
