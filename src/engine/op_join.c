@@ -24,6 +24,10 @@
  * never match (a NULL key, or a NULL time under an interval) gets its
  * padded row at once and is not kept; on an inner side it is dropped.
  *
+ * A stream-table (lookup) join keeps only the table side: the stream
+ * side's deltas wait for flush and then join the table as the batch
+ * leaves it, and a table change joins nothing.
+ *
  * State (under the operator's prefix P, docs/engine-graph.md "Joins"):
  *
  *   P + 'L'|'R' + key            -> the side's rows of that join key
@@ -98,6 +102,9 @@ typedef struct JoinOp {
     int         ncols;              /* output: left then right */
     SlType     *out_types;
     Arena       cache;              /* buckets and keys; reset by restore */
+    int         lookup;             /* spec.lookup */
+    const EngDelta **pending;       /* the stream side's deltas of the batch */
+    int         npending, cappending;
     int64_t     evicted;
     StrBuf      kbuf;               /* scratch: keys */
     StrBuf      rbuf;               /* scratch: rows */
@@ -380,11 +387,13 @@ static void keep(EngOp *op, int s, JoinBucket *b, const uint8_t *key, size_t kle
     }
 }
 
-static int join_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
+/* The rows of d on side s: each probes the other side (not the table
+ * side of a lookup join) and is kept (not the stream side of one). */
+static int join_rows(EngOp *op, int s, const EngDelta *d, EngCtx *cx)
 {
     JoinOp *j = op->self;
-    int s = input;
     JoinSide *sd = &j->side[s];
+    bool probes = j->lookup != s, keeps = j->lookup < 0 || j->lookup == s;
     EngDelta out;
     eng_delta_init(&out, cx->arena, op->out_cols, op->out_ncols, d->rows.nrows);
     Batch *pad = NULL;
@@ -409,15 +418,13 @@ static int join_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
         }
         int64_t ts = sd->tcol >= 0 ? d->rows.cols[sd->tcol].v.i64[r] : 0;
         /* the key's bytes stay in kbuf: the other side's bucket, then ours */
-        JoinBucket *ob = bucket_get(op, 1 - s, (const uint8_t *)j->kbuf.data, j->kbuf.len, cx);
-        if (ob == NULL)
-            return -1;
-        int64_t matched;
-        if (probe(op, s, &d->rows, r, w, ts, ob, &out, &matched, cx) < 0)
-            return -1;
-        JoinBucket *b = bucket_get(op, s, (const uint8_t *)j->kbuf.data, j->kbuf.len, cx);
-        if (b == NULL)
-            return -1;
+        int64_t matched = 0;
+        if (probes) {
+            JoinBucket *ob = bucket_get(op, 1 - s, (const uint8_t *)j->kbuf.data, j->kbuf.len,
+                                        cx);
+            if (ob == NULL || probe(op, s, &d->rows, r, w, ts, ob, &out, &matched, cx) < 0)
+                return -1;
+        }
         if (sd->outer && !j->has_interval && matched == 0) {
             if (pad == NULL)
                 pad = pair_batch(j, cx, 1);
@@ -425,6 +432,11 @@ static int join_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
             put_side_row(j, pad, 0, s, &d->rows, r);
             eng_delta_append(&out, cx->arena, pad, 0, w);
         }
+        if (!keeps)
+            continue;
+        JoinBucket *b = bucket_get(op, s, (const uint8_t *)j->kbuf.data, j->kbuf.len, cx);
+        if (b == NULL)
+            return -1;
         strbuf_reset(&j->rbuf);
         row_encode(&d->rows, r, &j->rbuf);
         if (w < 0 && j->has_interval && ts < sd->evicted_below &&
@@ -438,6 +450,33 @@ static int join_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
         keep(op, s, b, (const uint8_t *)j->kbuf.data, j->kbuf.len, ts, w, matched);
     }
     return eng_emit(op, &out, cx);
+}
+
+static int join_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
+{
+    JoinOp *j = op->self;
+    if (j->lookup < 0 || input == j->lookup)
+        return join_rows(op, input, d, cx);
+    /* a lookup join's stream side: joined at flush, against the table as
+     * the batch leaves it */
+    for (uint32_t r = 0; r < d->rows.nrows; r++)
+        if (d->weights[r] < 0) {
+            sl_error(cx->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                     "a stream-table join cannot retract a row of its stream side");
+            sl_error_hint(cx->err, "Its rows joined the table as it was when they came; "
+                          "join the table's changes both ways with a regular join.");
+            return -1;
+        }
+    if (j->npending == j->cappending) {
+        int cap = j->cappending ? j->cappending * 2 : 8;
+        const EngDelta **na = ARENA_ARRAY(cx->arena, const EngDelta *, cap);
+        if (j->npending)
+            memcpy(na, j->pending, sizeof(*na) * (size_t)j->npending);
+        j->pending = na;
+        j->cappending = cap;
+    }
+    j->pending[j->npending++] = d;
+    return 0;
 }
 
 /* ------------------------------------------------------------- watermarks */
@@ -534,6 +573,14 @@ static bool pending_below(const JoinOp *j, int s, int64_t t)
 static int join_flush(EngOp *op, EngCtx *cx)
 {
     JoinOp *j = op->self;
+    if (j->lookup >= 0) {
+        int n = j->npending;
+        j->npending = j->cappending = 0;     /* the list is the batch's */
+        for (int i = 0; i < n; i++)
+            if (join_rows(op, 1 - j->lookup, j->pending[i], cx) < 0)
+                return -1;
+        return 0;
+    }
     if (!j->has_interval)
         return 0;
     JoinSide *l = &j->side[0], *r = &j->side[1];
@@ -615,6 +662,7 @@ static int join_restore(EngOp *op, EngCtx *cx)
     SL_UNUSED(cx);
     JoinOp *j = op->self;
     cache_drop(j);
+    j->npending = j->cappending = 0;
     for (int s = 0; s < 2; s++) {
         /* the scheduler forgets watermarks too: the sources send them again */
         j->side[s].has_wm = false;
@@ -652,7 +700,10 @@ static void join_explain(const EngOp *op, StrBuf *out)
                   j->spec.nkeys == 1 ? "" : "s");
     if (j->spec.residual)
         strbuf_puts(out, " and a residual condition");
-    if (j->has_interval)
+    if (j->lookup >= 0)
+        strbuf_printf(out, ", a lookup of the %s side's table: unbounded",
+                      j->lookup == 0 ? "left" : "right");
+    else if (j->has_interval)
         strbuf_printf(out, ", interval %lld..%lld us: evicts by watermark",
                       (long long)j->iv.lo_us, (long long)j->iv.hi_us);
     else
@@ -713,6 +764,13 @@ static int check_spec(const EngJoinSpec *spec, const ColumnDesc *lcols, int nl,
             return sl_error(err, ERRCODE_DATATYPE_MISMATCH, "join key %d compares %s with %s",
                             k + 1, type_name(a), type_name(b));
     }
+    if (spec->lookup >= 0) {
+        int t = spec->lookup;
+        if (spec->lookup > 1 || spec->interval != NULL || spec->type == ENG_JOIN_FULL ||
+            spec->type == (t == 0 ? ENG_JOIN_LEFT : ENG_JOIN_RIGHT))
+            return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                            "a stream-table join cannot keep the table's unmatched rows");
+    }
     const EngJoinInterval *iv = spec->interval;
     if (iv == NULL)
         return 0;
@@ -741,6 +799,7 @@ EngOp *eng_op_join_new(const EngJoinSpec *spec,
     JoinOp *j = op->self;
     Arena *a = &op->arena;
     j->spec = *spec;
+    j->lookup = spec->lookup;
     j->ncols = nl + nr;
     arena_init(&j->cache, 16384);
     strbuf_init(&j->kbuf);
@@ -879,7 +938,7 @@ static void bound_from(const Expr *e, const Plan *p, EngJoinInterval *iv)
 }
 
 EngOp *eng_op_join_plan(const Plan *p, const EngEdgeTime *ltime, const EngEdgeTime *rtime,
-                        SlError *err)
+                        int lookup, SlError *err)
 {
     static const EngJoinType types[] = {
         [JOIN_INNER] = ENG_JOIN_INNER, [JOIN_LEFT] = ENG_JOIN_LEFT,
@@ -892,6 +951,7 @@ EngOp *eng_op_join_plan(const Plan *p, const EngEdgeTime *ltime, const EngEdgeTi
         .lkeys = p->u.join.lkeys,
         .rkeys = p->u.join.rkeys,
         .residual = p->u.join.residual,
+        .lookup = lookup,
     };
     EngJoinInterval iv = {-1, -1, INT64_MIN, INT64_MAX};
     int64_t off;
@@ -904,7 +964,7 @@ EngOp *eng_op_join_plan(const Plan *p, const EngEdgeTime *ltime, const EngEdgeTi
             edge_offset(ltime, a->index, &off) && edge_offset(rtime, b->index, &off))
             iv = (EngJoinInterval){a->index, b->index, 0, 0};
     }
-    if (iv.lcol >= 0 && iv.lo_us != INT64_MIN && iv.hi_us != INT64_MAX &&
+    if (lookup < 0 && iv.lcol >= 0 && iv.lo_us != INT64_MIN && iv.hi_us != INT64_MAX &&
         edge_offset(ltime, iv.lcol, &off) && edge_offset(rtime, iv.rcol, &off))
         spec.interval = &iv;
     return eng_op_join_new(&spec, p->child->cols, p->child->ncols, ltime, p->right->cols,

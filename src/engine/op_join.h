@@ -45,13 +45,23 @@ typedef struct EngJoinSpec {
     const Expr *residual;
     /* NULL: unbounded (both sides kept for ever) */
     const EngJoinInterval *interval;
+    /* -1: a regular join.  0 or 1: a stream-table (lookup) join whose
+     * input `lookup` is the table's changes: they are kept but join
+     * nothing; the other side's rows join the table as the batch leaves
+     * it, at flush, and are not kept, so rows already emitted are never
+     * retracted when the table changes (Flink's lookup join; what
+     * docs/engine.md's stream-table joins do).  No interval; the table
+     * side cannot be outer; the stream side cannot retract. */
+    int         lookup;
 } EngJoinSpec;
 
 /* A join of a left input (lcols, ncols nl, its event-time columns ltime)
  * and a right one.  The operator copies spec; what spec points to (keys,
  * residual, interval) must outlive it (the plan's arena).  Returns the operator (eng_graph_add takes it), or
- * NULL with err set: keys of different types (42804), an interval whose columns are not timestamps or not event-time
- * columns of their edges (0A000). */
+ * NULL with err set: keys of different types (42804); an interval whose
+ * columns are not timestamps or not event-time columns of their edges, or
+ * an empty one; a lookup join with an interval or an outer table side
+ * (0A000). */
 EngOp *eng_op_join_new(const EngJoinSpec *spec,
                        const ColumnDesc *lcols, int nl, const EngEdgeTime *ltime,
                        const ColumnDesc *rcols, int nr, const EngEdgeTime *rtime,
@@ -66,9 +76,10 @@ EngOp *eng_op_join_new(const EngJoinSpec *spec,
  * decides), when both a lower and an upper bound are found and both
  * columns are event-time columns of their edges (ltime, rtime); or, with
  * none, from an equi-key of two such columns (lo = hi = 0).  Else
- * the join is unbounded (op->bound says which).  NULL with err set as
- * eng_op_join_new's. */
+ * the join is unbounded (op->bound says which).  lookup: as the spec's
+ * (-1, or the input that is a table read as a lookup; no interval then).
+ * NULL with err set as eng_op_join_new's. */
 EngOp *eng_op_join_plan(const Plan *p, const EngEdgeTime *ltime, const EngEdgeTime *rtime,
-                        SlError *err);
+                        int lookup, SlError *err);
 
 #endif /* SLUICE_ENGINE_OP_JOIN_H */

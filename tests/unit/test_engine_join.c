@@ -171,23 +171,23 @@ static void h_attach(Harness *h, EngOp *op)
     CHECK(op != NULL && eng_graph_add(h->g, op, producers) == 0);
 }
 
-static void h_open(Harness *h, EngJoinType type, const Expr *residual,
-                   const EngJoinInterval *iv)
+static EngOp *new_join(EngJoinType type, const Expr *residual, const EngJoinInterval *iv,
+                       int lookup, SlError *err)
 {
     static Expr key = {.kind = EXPR_COLUMN, .type = {TYPE_INT8, -1}, .location = -1,
                        .index = 0, .cost = 1};
     static Expr *const keys[1] = {&key};
-    EngJoinSpec *spec = calloc(1, sizeof(*spec));
-    spec->type = type;
-    spec->nkeys = 1;
-    spec->lkeys = keys;
-    spec->rkeys = keys;
-    spec->residual = residual;
-    spec->interval = iv;
+    EngJoinSpec spec = {.type = type, .nkeys = 1, .lkeys = keys, .rkeys = keys,
+                        .residual = residual, .interval = iv, .lookup = lookup};
+    return eng_op_join_new(&spec, side_cols, 3, &side_time, side_cols, 3, &side_time, err);
+}
+
+static void h_open(Harness *h, EngJoinType type, const Expr *residual,
+                   const EngJoinInterval *iv)
+{
     SlError err = {0};
-    EngOp *op = eng_op_join_new(spec, side_cols, 3, &side_time, side_cols, 3, &side_time, &err);
+    EngOp *op = new_join(type, residual, iv, -1, &err);
     CHECK(op != NULL, "%s", err.message);
-    free(spec);     /* the operator keeps a copy of the spec itself */
     h_attach(h, op);
 }
 
@@ -487,6 +487,53 @@ static void run_interval(Harness *h0)
     *h0 = h;
 }
 
+/* A stream-table (lookup) join: the stream's rows join the table as the
+ * batch leaves it; the table's changes join nothing and retract nothing. */
+static void test_lookup(void)
+{
+    SlError err = {0};
+    Harness h;
+    h_attach(&h, new_join(ENG_JOIN_LEFT, NULL, NULL, 1, &err));
+    h_batch(&h, NULL, 0, ROWS({1, 20, 0, 1}, {2, 21, 0, 1}), 2);
+    CHECK(h.out.n == 0);
+    h_batch(&h, ROWS({1, 10, 0, 1}, {3, 11, 0, 1}), 2, NULL, 0);
+    expect(&h, "lookup", L("1|10|0|1|20|0", "3|11|0|N|N|N"), W(1, 1));
+    /* the table changes: what was emitted stays */
+    h_batch(&h, NULL, 0, ROWS({1, 20, 0, -1}, {1, 22, 0, 1}, {3, 23, 0, 1}), 3);
+    expect(&h, "lookup: table changed", L("1|10|0|1|20|0", "3|11|0|N|N|N"), W(1, 1));
+    /* later stream rows see the new version (read back from the store) */
+    h_restore(&h);
+    h_batch(&h, ROWS({1, 12, 0, 1}, {3, 13, 0, 1}, {2, 15, 0, 2}), 3, NULL, 0);
+    expect(&h, "lookup: new version",
+           L("1|10|0|1|20|0", "3|11|0|N|N|N", "1|12|0|1|22|0", "3|13|0|3|23|0",
+             "2|15|0|2|21|0"), W(1, 1, 1, 1, 2));
+    /* a stream row and a table row in one batch (the table's pushed after
+     * the stream's): the row sees the table as the batch leaves it */
+    h_batch(&h, ROWS({4, 14, 0, 1}), 1, ROWS({4, 24, 0, 1}), 1);
+    CHECK(bag_get(&h.out, "4|14|0|4|24|0") == 1);
+    CHECK(bag_get(&h.out, "4|14|0|N|N|N") == 0);
+    /* the stream side cannot retract */
+    CHECK(h_batch_ex(&h, ROWS({1, 12, 0, -1}), 1, NULL, 0, NULL, NULL, true) < 0);
+    CHECK(strcmp(h.sqlstate, "0A000") == 0, "%s", h.sqlstate);
+    h_close(&h);
+
+    /* the table on the left of a RIGHT join */
+    h_attach(&h, new_join(ENG_JOIN_RIGHT, NULL, NULL, 0, &err));
+    h_batch(&h, ROWS({5, 50, 0, 1}), 1, ROWS({5, 60, 0, 1}, {6, 61, 0, 1}), 2);
+    expect(&h, "lookup: left table", L("5|50|0|5|60|0", "N|N|N|6|61|0"), W(1, 1));
+    h_close(&h);
+
+    /* what it cannot do exactly is refused */
+    static const EngJoinInterval iv = {2, 2, 0, 0};
+    CHECK(new_join(ENG_JOIN_FULL, NULL, NULL, 1, &err) == NULL);
+    CHECK(strcmp(err.sqlstate, "0A000") == 0);
+    sl_error_clear(&err);
+    CHECK(new_join(ENG_JOIN_LEFT, NULL, NULL, 0, &err) == NULL);
+    sl_error_clear(&err);
+    CHECK(new_join(ENG_JOIN_INNER, NULL, &iv, 1, &err) == NULL);
+    sl_error_clear(&err);
+}
+
 static void test_interval(void)
 {
     static const EngJoinInterval iv = {2, 2, -10 * S, 5 * S};
@@ -546,7 +593,7 @@ static EngOp *plan_op(Arena *a, const char *sql, const EngEdgeTime *lt, const En
     if (p == NULL)
         return NULL;
     SlError err = {0};
-    EngOp *op = eng_op_join_plan(p, lt, rt, &err);
+    EngOp *op = eng_op_join_plan(p, lt, rt, -1, &err);
     CHECK(op != NULL, "%s: %s", sql, err.message);
     if (op == NULL)
         return NULL;
@@ -605,6 +652,13 @@ static void test_plan(void)
                         &side_time, ENG_BOUND_UNBOUNDED, "join (inner) on 2 keys: unbounded"));
     eng_op_free(plan_op(&a, "SELECT * FROM l CROSS JOIN r", &none, &none, ENG_BOUND_UNBOUNDED,
                         "join (inner) on 0 keys: unbounded"));
+    /* a stream-table join: no interval even with one in the condition */
+    const Plan *p = join_of(&a, "SELECT * FROM l LEFT JOIN r ON l.k = r.k AND l.ts BETWEEN "
+                            "r.ts AND r.ts + interval '1 second'");
+    SlError err = {0};
+    op = p ? eng_op_join_plan(p, &side_time, &side_time, 1, &err) : NULL;
+    CHECK(op != NULL && op->bound == ENG_BOUND_UNBOUNDED, "%s", err.message);
+    eng_op_free(op);
     arena_destroy(&a);
 }
 
@@ -779,6 +833,7 @@ int main(void)
     test_residual();
     test_failed_batch();
     test_interval();
+    test_lookup();
     test_plan();
     for (uint64_t seed = 1; seed <= 3; seed++)
         for (int t = ENG_JOIN_INNER; t <= ENG_JOIN_FULL; t++)
