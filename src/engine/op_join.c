@@ -26,7 +26,8 @@
  *
  * A stream-table (lookup) join keeps only the table side: the stream
  * side's deltas wait for flush and then join the table as the batch
- * leaves it, and a table change joins nothing.
+ * leaves it, and a table change joins nothing; the stream side's
+ * watermark is passed on after them.
  *
  * State (under the operator's prefix P, docs/engine-graph.md "Joins"):
  *
@@ -105,6 +106,8 @@ typedef struct JoinOp {
     int         lookup;             /* spec.lookup */
     const EngDelta **pending;       /* the stream side's deltas of the batch */
     int         npending, cappending;
+    bool        has_fwd;            /* the stream side's watermark, passed on */
+    int64_t     fwd_wm;             /* at flush, after the rows it follows */
     int64_t     evicted;
     StrBuf      kbuf;               /* scratch: keys */
     StrBuf      rbuf;               /* scratch: rows */
@@ -486,6 +489,12 @@ static int join_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)
     SL_UNUSED(cx);
     JoinOp *j = op->self;
     JoinSide *sd = &j->side[input];
+    if (j->lookup >= 0 && input != j->lookup) {
+        if (!j->has_fwd || wm_us > j->fwd_wm)
+            j->fwd_wm = wm_us;
+        j->has_fwd = true;
+        return 0;
+    }
     if (sd->tcol < 0)
         return 0;
     int64_t v = wm_us + sd->toff;
@@ -579,7 +588,8 @@ static int join_flush(EngOp *op, EngCtx *cx)
         for (int i = 0; i < n; i++)
             if (join_rows(op, 1 - j->lookup, j->pending[i], cx) < 0)
                 return -1;
-        return 0;
+        /* every output row comes from a stream row: its watermark holds */
+        return j->has_fwd ? eng_emit_watermark(op, j->fwd_wm, cx) : 0;
     }
     if (!j->has_interval)
         return 0;
@@ -663,6 +673,7 @@ static int join_restore(EngOp *op, EngCtx *cx)
     JoinOp *j = op->self;
     cache_drop(j);
     j->npending = j->cappending = 0;
+    j->has_fwd = false;
     for (int s = 0; s < 2; s++) {
         /* the scheduler forgets watermarks too: the sources send them again */
         j->side[s].has_wm = false;
@@ -848,6 +859,12 @@ EngOp *eng_op_join_new(const EngJoinSpec *spec,
         op->bound = ENG_BOUND_WATERMARK;
     } else {
         op->bound = ENG_BOUND_UNBOUNDED;
+    }
+    if (spec->lookup >= 0 && times[1 - spec->lookup] != NULL) {
+        /* the stream side's event-time columns, where the output has them */
+        op->out_time = *times[1 - spec->lookup];
+        for (int i = 0; spec->lookup == 0 && i < op->out_time.n; i++)
+            op->out_time.cols[i].col += nl;
     }
     return op;
 }

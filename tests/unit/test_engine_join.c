@@ -451,6 +451,9 @@ static void run_interval(Harness *h0)
     CHECK(h_batch_ex(&h, NULL, 0, NULL, 0, has, wm, true) == 0);
     expect(&h, "interval: r@90s evicted",
            L("1|10|100000000|1|20|104000000", "N|N|N|1|21|90000000"), W(1, 1));
+    /* the output's watermark: min(l 100s, r 115s - 10s, r 115s, l 100s - 5s) */
+    CHECK(h.g->op_wm[0] == 95 * S, "%lld", (long long)h.g->op_wm[0]);
+    CHECK(h.op->out_time.n == 2 && h.op->out_time.cols[1].col == 5);
     EngOpStats st;
     h.op->vt->stats(h.op, &st);
     CHECK(st.evicted == 2, "%lld", (long long)st.evicted);
@@ -517,10 +520,16 @@ static void test_lookup(void)
     CHECK(strcmp(h.sqlstate, "0A000") == 0, "%s", h.sqlstate);
     h_close(&h);
 
-    /* the table on the left of a RIGHT join */
+    /* the table on the left of a RIGHT join; the stream's watermark is
+     * the output's, on its columns */
     h_attach(&h, new_join(ENG_JOIN_RIGHT, NULL, NULL, 0, &err));
-    h_batch(&h, ROWS({5, 50, 0, 1}), 1, ROWS({5, 60, 0, 1}, {6, 61, 0, 1}), 2);
+    bool has[2] = {true, true};
+    int64_t wm[2] = {500 * S, 7 * S};
+    CHECK(h_batch_ex(&h, ROWS({5, 50, 0, 1}), 1, ROWS({5, 60, 0, 1}, {6, 61, 0, 1}), 2, has, wm,
+                     true) == 0);
     expect(&h, "lookup: left table", L("5|50|0|5|60|0", "N|N|N|6|61|0"), W(1, 1));
+    CHECK(h.g->op_wm[0] == 7 * S, "%lld", (long long)h.g->op_wm[0]);
+    CHECK(h.op->out_time.n == 1 && h.op->out_time.cols[0].col == 5);
     h_close(&h);
 
     /* what it cannot do exactly is refused */
