@@ -31,16 +31,17 @@
  *
  * State (under the operator's prefix P, docs/engine-graph.md "Joins"):
  *
- *   P + 'L'|'R' + key            -> the side's rows of that join key
- *                                   (ex_key_encode bytes): per row, its
- *                                   length (4, LE), row_encode bytes,
- *                                   weight, degree, time (8 each, LE)
+ *   P + 'L'|'R' + key length (4) + key + row
+ *                                -> weight, degree, time (8 each, LE): one
+ *                                   kept row of the side (key: ex_key_encode
+ *                                   bytes, row: row_encode bytes); a key's
+ *                                   rows are one prefix scan
  *   P + 'l'|'r' + time (8) + key -> '': an interval join's time index
  *                                   (put_time_key order), what eviction
  *                                   scans
  *
- * Keys are read on first touch (state_get) into a cache that lives until
- * restore; checkpoint writes the keys the batch changed.  Eviction runs at
+ * A join key's rows are read on first touch (one scan) into a cache that
+ * lives until restore; checkpoint writes the rows the batch changed.  Eviction runs at
  * flush, once the batch's watermarks are in: a left row whose time is below
  * the right side's watermark + lo can match no future right row, and a
  * right row below the left watermark - hi no future left row.
@@ -63,13 +64,14 @@ typedef struct JoinRow {
     int64_t  weight;                /* never 0 while kept */
     int64_t  degree;                /* outer sides: the weight of its matches */
     int64_t  ts;                    /* its interval time (0 without an interval) */
+    bool     dirty;                 /* changed since the last checkpoint */
 } JoinRow;
 
 /* The rows of one side with one join key. */
 typedef struct JoinBucket {
     JoinRow *rows;                  /* on the heap */
     uint32_t n, cap;
-    bool     dirty;                 /* changed since the last checkpoint */
+    bool     dirty;                 /* has a dirty row */
 } JoinBucket;
 
 /* A time-index key this batch made or evicted: P + side + time + key. */
@@ -93,6 +95,8 @@ typedef struct JoinSide {
     uint32_t   nput, capput;
     JoinIdx   *idx_del;             /* committed time-index keys to delete */
     uint32_t   ndel, capdel;
+    JoinIdx   *row_del;             /* row keys to delete (rows gone) */
+    uint32_t   nrdel, caprdel;
 } JoinSide;
 
 typedef struct JoinOp {
@@ -139,41 +143,46 @@ static void cache_drop(JoinOp *j)
         j->side[s].idx_put = j->side[s].idx_del = NULL;
         j->side[s].nput = j->side[s].capput = 0;
         j->side[s].ndel = j->side[s].capdel = 0;
+        j->side[s].row_del = NULL;
+        j->side[s].nrdel = j->side[s].caprdel = 0;
     }
     arena_reset(&j->cache);
 }
 
-static int decode_bucket(JoinBucket *b, const uint8_t *p, size_t n, SlError *err)
+static void idx_push(JoinIdx **arr, uint32_t *n, uint32_t *cap, Arena *a, const void *key,
+                     size_t len);
+
+/* The store key of a row: P + side + key length (4, BE) + key + row. */
+static void row_store_key(const EngOp *op, int s, const uint8_t *key, size_t klen,
+                          const uint8_t *row, size_t rlen, StrBuf *out)
 {
-    const uint8_t *end = p + n;
-    while (p < end) {
-        if ((size_t)(end - p) < 4)
-            goto corrupt;
-        uint32_t len = get_le32(p);
-        p += 4;
-        if ((size_t)(end - p) < (size_t)len + ENTRY_TAIL)
-            goto corrupt;
-        if (b->n == b->cap) {
-            b->cap = b->cap ? b->cap * 2 : 4;
-            b->rows = sl_realloc(b->rows, sizeof(JoinRow) * b->cap);
-        }
-        JoinRow *r = &b->rows[b->n++];
-        r->row = sl_malloc(len ? len : 1);
-        memcpy(r->row, p, len);
-        r->len = len;
-        p += len;
-        r->weight = (int64_t)get_le64(p);
-        r->degree = (int64_t)get_le64(p + 8);
-        r->ts = (int64_t)get_le64(p + 16);
-        p += ENTRY_TAIL;
+    uint8_t h[ENG_PREFIX_LEN + 5];
+    memcpy(h, op->prefix, ENG_PREFIX_LEN);
+    h[ENG_PREFIX_LEN] = (uint8_t)SIDE_ROWS[s];
+    put_be32(h + ENG_PREFIX_LEN + 1, (uint32_t)klen);
+    strbuf_reset(out);
+    strbuf_append(out, h, sizeof(h));
+    strbuf_append(out, key, klen);
+    strbuf_append(out, row, rlen);
+}
+
+static JoinRow *bucket_add(JoinBucket *b, const uint8_t *row, uint32_t len)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 4;
+        b->rows = sl_realloc(b->rows, sizeof(JoinRow) * b->cap);
     }
-    return 0;
-corrupt:
-    return sl_error(err, ERRCODE_DATA_CORRUPTED, "a stored join state is corrupt");
+    JoinRow *r = &b->rows[b->n++];
+    memset(r, 0, sizeof(*r));
+    r->row = sl_malloc(len ? len : 1);
+    memcpy(r->row, row, len);
+    r->len = len;
+    return r;
 }
 
 /* The bucket of key (klen bytes) on side s, read from the store on first
- * touch; NULL with cx->err set on a read error. */
+ * touch (a scan of its rows' keys); NULL with cx->err set on a read
+ * error. */
 static JoinBucket *bucket_get(EngOp *op, int s, const uint8_t *key, size_t klen, EngCtx *cx)
 {
     JoinOp *j = op->self;
@@ -183,18 +192,41 @@ static JoinBucket *bucket_get(EngOp *op, int s, const uint8_t *key, size_t klen,
         return *slot;
     JoinBucket *b = ARENA_NEW(&j->cache, JoinBucket);
     *slot = b;
-    strbuf_reset(&j->rbuf);
-    strbuf_append(&j->rbuf, op->prefix, ENG_PREFIX_LEN);
-    strbuf_putc(&j->rbuf, SIDE_ROWS[s]);
-    strbuf_append(&j->rbuf, key, klen);
-    void *val;
-    size_t vlen;
-    int rc = state_get(cx->st, j->rbuf.data, j->rbuf.len, cx->arena, &val, &vlen, cx->err);
-    if (rc < 0 || (rc == 1 && decode_bucket(b, val, vlen, cx->err) < 0)) {
+    row_store_key(op, s, key, klen, NULL, 0, &j->rbuf);
+    size_t pl = j->rbuf.len;
+    StateScan *sc = state_scan_open(cx->st, j->rbuf.data, pl);
+    const void *k, *v;
+    size_t kl, vl;
+    bool bad = false;
+    while (state_scan_next(sc, &k, &kl, &v, &vl)) {
+        if (vl != ENTRY_TAIL) {
+            bad = true;
+            break;
+        }
+        JoinRow *r = bucket_add(b, (const uint8_t *)k + pl, (uint32_t)(kl - pl));
+        r->weight = (int64_t)get_le64(v);
+        r->degree = (int64_t)get_le64((const uint8_t *)v + 8);
+        r->ts = (int64_t)get_le64((const uint8_t *)v + 16);
+    }
+    if (state_scan_close(sc, cx->err) < 0 ||
+        (bad && sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored join row is corrupt") < 0)) {
         bucket_free(b);
         return NULL;
     }
     return b;
+}
+
+/* Row x of bucket b (key, klen) is gone: its store key is deleted at
+ * checkpoint; b's last row takes its place. */
+static void row_remove(EngOp *op, int s, JoinBucket *b, JoinRow *x, const uint8_t *key,
+                       size_t klen)
+{
+    JoinOp *j = op->self;
+    JoinSide *sd = &j->side[s];
+    row_store_key(op, s, key, klen, x->row, x->len, &j->rbuf);
+    idx_push(&sd->row_del, &sd->nrdel, &sd->caprdel, &j->cache, j->rbuf.data, j->rbuf.len);
+    sl_free(x->row);
+    *x = b->rows[--b->n];
 }
 
 static void idx_push(JoinIdx **arr, uint32_t *n, uint32_t *cap, Arena *a, const void *key,
@@ -337,7 +369,7 @@ static int probe(EngOp *op, int s, const Batch *src, uint32_t r, int64_t w, int6
             continue;
         int64_t before = y->degree;
         y->degree += w;
-        ob->dirty = true;
+        y->dirty = ob->dirty = true;
         if (eager && before == 0 && y->degree != 0 &&
             emit_padded_kept(j, out, o, y, -y->weight, cx) < 0)
             return -1;
@@ -357,17 +389,8 @@ static void keep(EngOp *op, int s, JoinBucket *b, const uint8_t *key, size_t kle
     JoinOp *j = op->self;
     JoinSide *sd = &j->side[s];
     JoinRow *x = bucket_find(b, (const uint8_t *)j->rbuf.data, (uint32_t)j->rbuf.len);
-    b->dirty = true;
     if (x == NULL) {
-        if (b->n == b->cap) {
-            b->cap = b->cap ? b->cap * 2 : 4;
-            b->rows = sl_realloc(b->rows, sizeof(JoinRow) * b->cap);
-        }
-        x = &b->rows[b->n++];
-        x->len = (uint32_t)j->rbuf.len;
-        x->row = sl_malloc(x->len ? x->len : 1);
-        memcpy(x->row, j->rbuf.data, x->len);
-        x->weight = 0;
+        x = bucket_add(b, (const uint8_t *)j->rbuf.data, (uint32_t)j->rbuf.len);
         x->degree = matched;
         x->ts = ts;
         if (j->has_interval) {
@@ -384,10 +407,9 @@ static void keep(EngOp *op, int s, JoinBucket *b, const uint8_t *key, size_t kle
         }
     }
     x->weight += w;
-    if (x->weight == 0) {
-        sl_free(x->row);
-        *x = b->rows[--b->n];
-    }
+    x->dirty = b->dirty = true;
+    if (x->weight == 0)
+        row_remove(op, s, b, x, key, klen);
 }
 
 /* The rows of d on side s: each probes the other side (not the table
@@ -560,9 +582,7 @@ static int evict_side(EngOp *op, int s, int64_t t, EngDelta *out, EngCtx *cx)
             if (sd->outer && x->degree == 0 && emit_padded_kept(j, out, s, x, x->weight, cx) < 0)
                 return -1;
             j->evicted++;
-            b->dirty = true;
-            sl_free(x->row);
-            *x = b->rows[--b->n];
+            row_remove(op, s, b, x, visit[i].key + hl + 8, visit[i].len - hl - 8);
         }
     }
     return 0;
@@ -624,35 +644,29 @@ static int join_flush(EngOp *op, EngCtx *cx)
 static int join_checkpoint(EngOp *op, EngCtx *cx)
 {
     JoinOp *j = op->self;
-    StrBuf key, val;
+    StrBuf key;
     strbuf_init(&key);
-    strbuf_init(&val);
     for (int s = 0; s < 2; s++) {
         JoinSide *sd = &j->side[s];
+        /* deletions first: a row gone and back in one batch is put */
+        for (uint32_t i = 0; i < sd->nrdel; i++)
+            state_batch_delete(cx->wb, sd->row_del[i].key, sd->row_del[i].len);
         EngMap *m = &sd->map;
         for (uint32_t i = 0; i < m->cap; i++) {
             JoinBucket *b = m->slots[i].key ? m->slots[i].value : NULL;
             if (b == NULL || !b->dirty)
                 continue;
-            strbuf_reset(&key);
-            strbuf_append(&key, op->prefix, ENG_PREFIX_LEN);
-            strbuf_putc(&key, SIDE_ROWS[s]);
-            strbuf_append(&key, m->slots[i].key, m->slots[i].klen);
-            if (b->n == 0) {
-                state_batch_delete(cx->wb, key.data, key.len);
-            } else {
-                strbuf_reset(&val);
-                for (uint32_t r = 0; r < b->n; r++) {
-                    uint8_t h[4], t[ENTRY_TAIL];
-                    put_le32(h, b->rows[r].len);
-                    put_le64(t, (uint64_t)b->rows[r].weight);
-                    put_le64(t + 8, (uint64_t)b->rows[r].degree);
-                    put_le64(t + 16, (uint64_t)b->rows[r].ts);
-                    strbuf_append(&val, h, 4);
-                    strbuf_append(&val, b->rows[r].row, b->rows[r].len);
-                    strbuf_append(&val, t, ENTRY_TAIL);
-                }
-                state_batch_put(cx->wb, key.data, key.len, val.data, val.len);
+            for (uint32_t r = 0; r < b->n; r++) {
+                JoinRow *x = &b->rows[r];
+                if (!x->dirty)
+                    continue;
+                uint8_t t[ENTRY_TAIL];
+                put_le64(t, (uint64_t)x->weight);
+                put_le64(t + 8, (uint64_t)x->degree);
+                put_le64(t + 16, (uint64_t)x->ts);
+                row_store_key(op, s, m->slots[i].key, m->slots[i].klen, x->row, x->len, &key);
+                state_batch_put(cx->wb, key.data, key.len, t, ENTRY_TAIL);
+                x->dirty = false;
             }
             b->dirty = false;
         }
@@ -660,10 +674,9 @@ static int join_checkpoint(EngOp *op, EngCtx *cx)
             state_batch_put(cx->wb, sd->idx_put[i].key, sd->idx_put[i].len, "", 0);
         for (uint32_t i = 0; i < sd->ndel; i++)
             state_batch_delete(cx->wb, sd->idx_del[i].key, sd->idx_del[i].len);
-        sd->nput = sd->ndel = 0;
+        sd->nput = sd->ndel = sd->nrdel = 0;
     }
     strbuf_free(&key);
-    strbuf_free(&val);
     return 0;
 }
 
