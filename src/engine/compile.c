@@ -1,0 +1,185 @@
+/*
+ * compile.c -- the rewriter (compile.h): walks a batch-engine plan bottom
+ * up and gives each node its operator.
+ *
+ *   eng_compile
+ *
+ * Rules (docs/engine-graph.md, "Compiling a plan"):
+ *   SCAN      a source of the graph (the relation's changes as deltas);
+ *             a scan that asks for storage keys is refused
+ *   FILTER    filter (op_filter.c)
+ *   PROJECT   project (op_project.c)
+ *   AGG       aggregate (op_aggregate.c): no window or a tumbling one;
+ *             calls it cannot keep exactly over retractions are refused
+ *             by its constructor
+ *   a graph whose output would be a source itself gets a project of its
+ *             columns, so the output is an operator's
+ * Every other node is refused with 0A000 "the operator graph does not yet
+ * run <kind>".  An expression whose value may differ between a row's
+ * insertion and its retraction (random(), now() and the other clock
+ * functions, the settings, the session's user, the privilege and
+ * catalog functions, the stream counters) or that reads a parameter or a
+ * subquery is refused too: its retraction would not cancel its insertion.
+ */
+#include "compile.h"
+#include "ops.h"
+
+#include <string.h>
+
+typedef struct Walk {
+    EngGraph    *g;
+    Arena       *a;
+    const Plan **scans;
+    int          nscans, cap;
+    SlError     *err;
+} Walk;
+
+static int refuse_kind(Walk *w, const char *what)
+{
+    return sl_error(w->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                    "the operator graph does not yet run %s", what);
+}
+
+/* Functions whose value for the same arguments may change over time. */
+static bool unstable(const char *name)
+{
+    static const char *const names[] = {
+        "random", "now", "clock_timestamp", "current_date", "current_timestamp",
+        "localtimestamp", "statement_timestamp", "transaction_timestamp", "timeofday",
+        "current_setting", "current_user", "session_user", "pg_sleep",
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return strncmp(name, "has_", 4) == 0 || strncmp(name, "pg_", 3) == 0 ||
+           strncmp(name, "sluice_", 7) == 0;
+}
+
+static int check_expr(Walk *w, const Expr *e)
+{
+    if (e == NULL)
+        return 0;
+    switch (e->kind) {
+    case EXPR_PARAM:
+        return refuse_kind(w, "a query with parameters");
+    case EXPR_SUBPLAN:
+    case EXPR_OUTER:
+        return refuse_kind(w, "subqueries in expressions");
+    case EXPR_FUNC:
+        if (e->fn && unstable(e->fn->name))
+            return sl_error(w->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                            "the operator graph cannot run %s(): its value may change between "
+                            "a row's insertion and its retraction", e->fn->name);
+        break;
+    default:
+        break;
+    }
+    for (int i = 0; i < e->nargs; i++)
+        if (check_expr(w, e->args[i]) < 0)
+            return -1;
+    return 0;
+}
+
+static int add(Walk *w, EngOp *op, int producer)
+{
+    if (op == NULL)
+        return INT32_MIN;
+    int id = eng_graph_add(w->g, op, &producer);
+    if (id < 0) {
+        eng_op_free(op);
+        sl_error(w->err, ERRCODE_INTERNAL_ERROR, "operator graph built out of order");
+        return INT32_MIN;
+    }
+    return id;
+}
+
+/* The producer of p's rows (an operator index, or -1 - source), or
+ * INT32_MIN with w->err set. */
+static int walk(Walk *w, const Plan *p)
+{
+    switch (p->kind) {
+    case PLAN_SCAN: {
+        if (p->u.scan.with_key) {
+            refuse_kind(w, "a scan of storage keys");
+            return INT32_MIN;
+        }
+        if (w->nscans == w->cap) {
+            w->cap = w->cap ? w->cap * 2 : 4;
+            const Plan **s = ARENA_ARRAY(w->a, const Plan *, w->cap);
+            if (w->nscans)
+                memcpy(s, w->scans, sizeof(const Plan *) * (size_t)w->nscans);
+            w->scans = s;
+        }
+        w->scans[w->nscans] = p;
+        return -1 - w->nscans++;
+    }
+    case PLAN_FILTER: {
+        int in = walk(w, p->child);
+        if (in == INT32_MIN || check_expr(w, p->u.filter.cond) < 0)
+            return INT32_MIN;
+        return add(w, eng_op_filter_new(p->cols, p->ncols, p->u.filter.cond), in);
+    }
+    case PLAN_PROJECT: {
+        int in = walk(w, p->child);
+        if (in == INT32_MIN)
+            return INT32_MIN;
+        for (int c = 0; c < p->ncols; c++)
+            if (check_expr(w, p->u.project.exprs[c]) < 0)
+                return INT32_MIN;
+        return add(w, eng_op_project_new(p->child->cols, p->child->ncols, p->cols, p->ncols,
+                                         p->u.project.exprs), in);
+    }
+    case PLAN_AGG: {
+        int in = walk(w, p->child);
+        if (in == INT32_MIN)
+            return INT32_MIN;
+        for (int c = 0; c < p->u.agg.ngroups; c++)
+            if (check_expr(w, p->u.agg.groups[c]) < 0)
+                return INT32_MIN;
+        for (int j = 0; j < p->u.agg.naggs; j++) {
+            const AggCall *c = &p->u.agg.aggs[j];
+            if (check_expr(w, c->filter) < 0)
+                return INT32_MIN;
+            for (int k = 0; k < c->nargs; k++)
+                if (check_expr(w, c->args[k]) < 0)
+                    return INT32_MIN;
+        }
+        if (check_expr(w, p->u.agg.window.time) < 0)
+            return INT32_MIN;
+        EngAggSpec spec = {p->u.agg.ngroups, p->u.agg.groups, p->u.agg.naggs, p->u.agg.aggs,
+                           p->u.agg.window};
+        return add(w, eng_op_aggregate_new(p->child->cols, p->child->ncols, p->cols, p->ncols,
+                                           &spec, w->err), in);
+    }
+    default:
+        refuse_kind(w, plan_kind_name(p->kind));
+        return INT32_MIN;
+    }
+}
+
+EngGraph *eng_compile(const Plan *plan, uint32_t query_oid, Arena *a, const Plan ***scans,
+                      int *nscans, SlError *err)
+{
+    Walk w = {eng_graph_new(query_oid), a, NULL, 0, 0, err};
+    int out = walk(&w, plan);
+    if (out != INT32_MIN && out < 0) {
+        /* the output is a source: project its columns */
+        Expr **cols = ARENA_ARRAY(&w.g->arena, Expr *, plan->ncols + 1);
+        for (int c = 0; c < plan->ncols; c++) {
+            cols[c] = arena_zalloc(&w.g->arena, sizeof(Expr));
+            cols[c]->kind = EXPR_COLUMN;
+            cols[c]->type = plan->cols[c].type;
+            cols[c]->location = -1;
+            cols[c]->index = c;
+        }
+        out = add(&w, eng_op_project_new(plan->cols, plan->ncols, plan->cols, plan->ncols, cols),
+                  out);
+    }
+    if (out == INT32_MIN) {
+        eng_graph_free(w.g);
+        return NULL;
+    }
+    *scans = w.scans;
+    *nscans = w.nscans;
+    return w.g;
+}

@@ -1,0 +1,848 @@
+/*
+ * op_aggregate.c -- the aggregate operator: grouped aggregates over
+ * retractions, optionally per tumbling window.
+ *
+ *   eng_op_aggregate_new(in, nin, out, nout, spec, err)
+ *
+ * A group is the group values of a row, and with a window the end of the
+ * row's tumbling window (the window_end of the batch engine, epoch
+ * aligned: ex_window_floor; a row whose time is NULL or infinite is in no
+ * window and is skipped, as there).  Per group the operator keeps the
+ * weight sum of its rows (count) -- a group whose count reaches 0 has no
+ * row: its row is retracted -- and per call an accumulator that a
+ * retraction can undo exactly:
+ *
+ *   count(*), count(x)         n: the weight sum of the rows counted
+ *   sum, avg of integers       an int128 sum of value * weight, and n
+ *   sum, avg of numeric        an exact numeric sum, n, the weight sums
+ *                              of the NaN, +Infinity and -Infinity
+ *                              arguments (their result follows
+ *                              PostgreSQL's rules from those counts), and
+ *                              per display scale the weight sum of the
+ *                              arguments of that scale: PostgreSQL's sum
+ *                              has the largest scale of the rows summed,
+ *                              so 1.5 + 2.25 - 2.25 is 1.5, not 1.50
+ *   bool_and, every, bool_or   the weight sum of the true arguments, and n
+ *   min, max                   a multiset: per distinct value its weight
+ *                              sum, so the min after the min's retraction
+ *                              is the next one
+ *
+ * Results are the batch engine's (agg.c): sum of smallint/integer bigint
+ * (22003 out of its range), of bigint numeric, avg numeric (numeric_div's
+ * scale), NULL for a group without a counted row (count: 0).  Calls whose
+ * result cannot be kept exactly over retractions are refused at
+ * construction (0A000): sum/avg of floating point (their rounding depends
+ * on the order), of interval, string_agg (order), DISTINCT calls,
+ * approx_count_distinct; sliding and session windows.  Without GROUP BY
+ * and without a window the one group always has a row (count(*) = 0 over
+ * nothing), emitted at the first flush.
+ *
+ * At push each touched group's row before the batch is kept; at flush the
+ * operator emits, per touched group, the retraction of that row and the
+ * insertion of the new one, consolidated (an unchanged group emits
+ * nothing).
+ *
+ * State (under op->prefix): the group row at prefix 'g' + group key
+ *   [count i64][has row u8][window end i64] then per call [n i64] and its
+ *   accumulator (int128: 16 bytes; numeric: NaN, +Inf, -Inf weight sums
+ *   i64 each, the scales' count (u32) and weight sums (i64 each), then
+ *   the sum's text, u32 length first), then the group
+ *   values (row_encode)
+ * and each multiset value at prefix 'm' + be32(group key length) + group
+ * key + call number (u8) + the value's equality key (ex_key_encode):
+ *   [weight sum i64] then the value (row_encode).
+ * Group keys are [window end as put_time_key] + ex_key_encode(group
+ * values).  checkpoint writes the groups the batch touched (a group without
+ * a row, a value of weight 0: deleted); restore drops the in-memory cache,
+ * which reloads by key (state_get, one prefix scan per group for the
+ * multisets) on the next touch.
+ */
+#include "functions/numeric_arith.h"
+#include "keymap.h"
+#include "ops.h"
+#include "sluice/bytes.h"
+#include "sluice/rowcodec.h"
+
+#include <string.h>
+
+typedef enum AccKind {
+    ACC_COUNT, ACC_SUM_INT, ACC_SUM_INT8, ACC_AVG_INT, ACC_SUM_NUM, ACC_AVG_NUM,
+    ACC_BOOL_AND, ACC_BOOL_OR, ACC_MIN, ACC_MAX
+} AccKind;
+
+/* One value of a min/max multiset. */
+typedef struct MsEntry {
+    Vector   v;                 /* one row, in the cache */
+    int64_t  count;
+    bool     dirty;             /* changed since the last checkpoint */
+} MsEntry;
+
+typedef struct Acc {
+    int64_t   n;
+    __int128  isum;
+    int64_t   nan, pinf, ninf;  /* numeric: special arguments' weight sums */
+    SlNumeric nsum;             /* numeric: the finite arguments' sum */
+    int64_t  *scales;           /* numeric: per display scale, the weight sum of
+                                 * the finite arguments of that scale (cache) */
+    int32_t   nscales;
+    uint8_t  *nbuf;             /* its digits between batches (cache) */
+    int32_t   ncap;
+    EngMap   *ms;               /* min, max: value key -> MsEntry */
+} Acc;
+
+typedef struct Group {
+    const uint8_t *key;         /* the group key (cache) */
+    uint32_t  klen;
+    int64_t   count;
+    int64_t   wend;
+    Batch    *vals;             /* one row: the group values (cache) */
+    bool      exists;           /* its row is in the output */
+    bool      touched;          /* in this batch */
+    Batch    *old;              /* touched: its row before the batch (batch arena) */
+    Acc       acc[];
+} Group;
+
+typedef struct Agg {
+    EngAggSpec spec;
+    AccKind   *kinds;
+    SlType    *gtypes;          /* the group values' types */
+    SlType    *otypes;          /* the output's */
+    bool       windowed, scalar, scalar_seen;
+    Arena      cache;           /* groups, their keys and values */
+    EngMap     groups;          /* group key -> Group */
+    Group    **touched;         /* heap */
+    int        ntouched, cap_touched;
+} Agg;
+
+static int refuse(SlError *err, const char *what)
+{
+    return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                    "the operator graph cannot keep %s over retractions", what);
+}
+
+static int acc_kind(const AggCall *c, AccKind *out, SlError *err)
+{
+    if (c->distinct)
+        return refuse(err, "an aggregate with DISTINCT");
+    AggId id = c->sig->id;
+    switch (id) {
+    case AGG_COUNT_STAR: case AGG_COUNT: *out = ACC_COUNT; return 0;
+    case AGG_SUM_INT2: case AGG_SUM_INT4: *out = ACC_SUM_INT; return 0;
+    case AGG_SUM_INT8: *out = ACC_SUM_INT8; return 0;
+    case AGG_AVG_INT2: case AGG_AVG_INT4: case AGG_AVG_INT8: *out = ACC_AVG_INT; return 0;
+    case AGG_SUM_NUMERIC: *out = ACC_SUM_NUM; return 0;
+    case AGG_AVG_NUMERIC: *out = ACC_AVG_NUM; return 0;
+    case AGG_BOOL_AND: case AGG_EVERY: *out = ACC_BOOL_AND; return 0;
+    case AGG_BOOL_OR: *out = ACC_BOOL_OR; return 0;
+    case AGG_SUM_FLOAT4: case AGG_SUM_FLOAT8: case AGG_AVG_FLOAT4: case AGG_AVG_FLOAT8:
+        return refuse(err, "sum or avg of floating point (its rounding depends on the order "
+                           "of the rows)");
+    default:
+        break;
+    }
+    if (id >= AGG_MIN_INT2 && id <= AGG_MAX_TEXT) {
+        *out = (id - AGG_MIN_INT2) % 2 == 0 ? ACC_MIN : ACC_MAX;
+        return 0;
+    }
+    sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+             "the operator graph cannot keep %s over retractions", c->sig->name);
+    return -1;
+}
+
+/* ------------------------------------------------------------- numerics */
+
+static void num_from_i128(Arena *a, __int128 v, SlNumeric *out)
+{
+    char buf[48];
+    int k = (int)sizeof(buf);
+    unsigned __int128 u = v < 0 ? (unsigned __int128)0 - (unsigned __int128)v
+                                : (unsigned __int128)v;
+    do {
+        buf[--k] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u > 0);
+    if (v < 0)
+        buf[--k] = '-';
+    num_parse(a, buf + k, sizeof(buf) - (size_t)k, out);
+}
+
+/* acc += x * w, exact; the result's digits in a, the scale counts in
+ * cache. */
+static int num_accumulate(Arena *a, Arena *cache, Acc *acc, const SlNumeric *x, int64_t w,
+                          SlError *err)
+{
+    SlNumeric t, r;
+    int scale = x->scale > 0 ? x->scale : 0;
+    if (scale >= acc->nscales) {
+        int32_t n = SL_MAX(scale + 1, acc->nscales * 2);
+        int64_t *sc = arena_zalloc(cache, sizeof(int64_t) * (size_t)n);
+        if (acc->nscales > 0)
+            memcpy(sc, acc->scales, sizeof(int64_t) * (size_t)acc->nscales);
+        acc->scales = sc;
+        acc->nscales = n;
+    }
+    acc->scales[scale] += w;
+    if (w == 1) {
+        t = *x;
+    } else if (w == -1) {
+        num_neg(x, &t);
+    } else {
+        SlNumeric wn;
+        num_from_int64(a, w, &wn);
+        if (num_mul(a, x, &wn, &t, err) < 0)
+            return -1;
+    }
+    if (num_add(a, &acc->nsum, &t, &r, err) < 0)
+        return -1;
+    acc->nsum = r;
+    return 0;
+}
+
+/* The sum of a numeric accumulator with its specials, PostgreSQL's way. */
+static void num_total(Arena *a, const Acc *acc, SlNumeric *out)
+{
+    if (acc->nan > 0 || (acc->pinf > 0 && acc->ninf > 0))
+        num_parse(a, "NaN", 3, out);
+    else if (acc->pinf > 0)
+        num_parse(a, "Infinity", 8, out);
+    else if (acc->ninf > 0)
+        num_parse(a, "-Infinity", 9, out);
+    else {
+        int scale = acc->nscales - 1;
+        while (scale > 0 && acc->scales[scale] == 0)
+            scale--;
+        num_round(a, &acc->nsum, scale > 0 ? scale : 0, out);
+    }
+}
+
+/* ------------------------------------------------------------ the groups */
+
+static size_t group_size(const Agg *ag)
+{
+    return sizeof(Group) + sizeof(Acc) * (size_t)ag->spec.naggs;
+}
+
+static void group_init_accs(Agg *ag, Group *g)
+{
+    for (int j = 0; j < ag->spec.naggs; j++) {
+        Acc *acc = &g->acc[j];
+        num_from_int64(&ag->cache, 0, &acc->nsum);
+        if (ag->kinds[j] == ACC_MIN || ag->kinds[j] == ACC_MAX) {
+            acc->ms = arena_zalloc(&ag->cache, sizeof(EngMap));
+            eng_map_init(acc->ms, &ag->cache);
+        }
+    }
+}
+
+/* The multiset key prefix of group g: 'm' + be32(klen) + key, into k. */
+static void ms_prefix(const EngOp *op, const Group *g, StrBuf *k)
+{
+    uint8_t len[4];
+    put_be32(len, g->klen);
+    strbuf_reset(k);
+    strbuf_append(k, op->prefix, ENG_PREFIX_LEN);
+    strbuf_putc(k, 'm');
+    strbuf_append(k, len, 4);
+    strbuf_append(k, g->key, g->klen);
+}
+
+static MsEntry *ms_entry(Agg *ag, Acc *acc, const void *vk, size_t vklen, const Vector *src,
+                         uint32_t row)
+{
+    bool isnew;
+    void **slot = eng_map_upsert(acc->ms, vk, vklen, &isnew);
+    if (isnew) {
+        MsEntry *e = arena_zalloc(&ag->cache, sizeof(MsEntry));
+        vector_init(&e->v, &ag->cache, src->type, 1, true);
+        ex_copy_value(&e->v, 0, src, row, &ag->cache);
+        *slot = e;
+    }
+    return *slot;
+}
+
+typedef struct Reader {
+    const uint8_t *p;
+    size_t n;
+} Reader;
+
+static bool rd(Reader *r, void *dst, size_t n)
+{
+    if (r->n < n)
+        return false;
+    memcpy(dst, r->p, n);
+    r->p += n;
+    r->n -= n;
+    return true;
+}
+
+static int corrupt(SlError *err)
+{
+    return sl_error(err, ERRCODE_DATA_CORRUPTED, "an aggregate's state does not decode");
+}
+
+/* Decodes the group row value into g (fresh, accumulators initialized). */
+static int group_decode(Agg *ag, Group *g, const void *p, size_t n, SlError *err)
+{
+    Reader r = {p, n};
+    uint8_t has;
+    if (!rd(&r, &g->count, 8) || !rd(&r, &has, 1) || !rd(&r, &g->wend, 8))
+        return corrupt(err);
+    g->exists = has != 0;
+    for (int j = 0; j < ag->spec.naggs; j++) {
+        Acc *acc = &g->acc[j];
+        if (!rd(&r, &acc->n, 8))
+            return corrupt(err);
+        switch (ag->kinds[j]) {
+        case ACC_SUM_INT: case ACC_SUM_INT8: case ACC_AVG_INT:
+        case ACC_BOOL_AND: case ACC_BOOL_OR:
+            if (!rd(&r, &acc->isum, 16))
+                return corrupt(err);
+            break;
+        case ACC_SUM_NUM: case ACC_AVG_NUM: {
+            uint32_t len;
+            if (!rd(&r, &acc->nan, 8) || !rd(&r, &acc->pinf, 8) || !rd(&r, &acc->ninf, 8) ||
+                !rd(&r, &acc->nscales, 4) || acc->nscales < 0 ||
+                r.n < sizeof(int64_t) * (size_t)acc->nscales)
+                return corrupt(err);
+            acc->scales = ARENA_ARRAY(&ag->cache, int64_t, acc->nscales + 1);
+            if (!rd(&r, acc->scales, sizeof(int64_t) * (size_t)acc->nscales) ||
+                !rd(&r, &len, 4) || r.n < len ||
+                num_parse(&ag->cache, (const char *)r.p, len, &acc->nsum) < 0)
+                return corrupt(err);
+            r.p += len;
+            r.n -= len;
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    g->vals = batch_alloc(&ag->cache, ag->gtypes, (uint32_t)ag->spec.ngroups, 1);
+    g->vals->nrows = 1;
+    if (row_decode(r.p, r.n, g->vals, 0, &ag->cache) < 0)
+        return corrupt(err);
+    return 0;
+}
+
+static void group_encode(const Agg *ag, const Group *g, StrBuf *out)
+{
+    uint8_t has = g->exists;
+    strbuf_append(out, &g->count, 8);
+    strbuf_append(out, &has, 1);
+    strbuf_append(out, &g->wend, 8);
+    for (int j = 0; j < ag->spec.naggs; j++) {
+        const Acc *acc = &g->acc[j];
+        strbuf_append(out, &acc->n, 8);
+        switch (ag->kinds[j]) {
+        case ACC_SUM_INT: case ACC_SUM_INT8: case ACC_AVG_INT:
+        case ACC_BOOL_AND: case ACC_BOOL_OR:
+            strbuf_append(out, &acc->isum, 16);
+            break;
+        case ACC_SUM_NUM: case ACC_AVG_NUM: {
+            strbuf_append(out, &acc->nan, 8);
+            strbuf_append(out, &acc->pinf, 8);
+            strbuf_append(out, &acc->ninf, 8);
+            strbuf_append(out, &acc->nscales, 4);
+            strbuf_append(out, acc->scales, sizeof(int64_t) * (size_t)acc->nscales);
+            StrBuf t;
+            strbuf_init(&t);
+            num_format(&acc->nsum, &t);
+            uint32_t len = (uint32_t)t.len;
+            strbuf_append(out, &len, 4);
+            strbuf_append(out, t.data, t.len);
+            strbuf_free(&t);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    row_encode(g->vals, 0, out);
+}
+
+/* Reads group g's multisets back from the store. */
+static int ms_load(EngOp *op, Agg *ag, Group *g, EngCtx *cx)
+{
+    StrBuf k;
+    strbuf_init(&k);
+    ms_prefix(op, g, &k);
+    StateScan *s = state_scan_open(cx->st, k.data, k.len);
+    const void *key, *val;
+    size_t klen, vlen;
+    int rc = 0;
+    while (state_scan_next(s, &key, &klen, &val, &vlen)) {
+        const uint8_t *kp = (const uint8_t *)key + k.len;
+        size_t rest = klen - k.len;
+        int j = rest > 0 ? kp[0] : -1;
+        if (j < 0 || j >= ag->spec.naggs || ag->kinds[j] < ACC_MIN || vlen < 8) {
+            rc = corrupt(cx->err);
+            break;
+        }
+        bool isnew;
+        void **slot = eng_map_upsert(g->acc[j].ms, kp + 1, rest - 1, &isnew);
+        MsEntry *e = arena_zalloc(&ag->cache, sizeof(MsEntry));
+        memcpy(&e->count, val, 8);
+        SlType t = ag->otypes[ag->spec.ngroups + (ag->windowed ? 2 : 0) + j];
+        Batch b = {1, 1, &e->v};
+        vector_init(&e->v, &ag->cache, t, 1, true);
+        if (row_decode((const uint8_t *)val + 8, vlen - 8, &b, 0, &ag->cache) < 0) {
+            rc = corrupt(cx->err);
+            break;
+        }
+        *slot = e;
+    }
+    if (state_scan_close(s, rc < 0 ? NULL : cx->err) < 0)
+        rc = -1;
+    strbuf_free(&k);
+    return rc;
+}
+
+/* The group of key k: the cache's, else the store's, else a new one with
+ * the values of row `row` of vals and window end wend. */
+static int group_get(EngOp *op, Agg *ag, const StrBuf *k, const Vector *vals, uint32_t row,
+                     int64_t wend, EngCtx *cx, Group **out)
+{
+    bool isnew;
+    void **slot = eng_map_upsert(&ag->groups, k->data, k->len, &isnew);
+    if (!isnew) {
+        *out = *slot;
+        return 0;
+    }
+    Group *g = arena_zalloc(&ag->cache, group_size(ag));
+    g->key = arena_memdup(&ag->cache, k->len ? k->data : "", k->len ? k->len : 1);
+    g->klen = (uint32_t)k->len;
+    group_init_accs(ag, g);
+    *slot = g;
+    StrBuf sk;
+    strbuf_init(&sk);
+    strbuf_append(&sk, op->prefix, ENG_PREFIX_LEN);
+    strbuf_putc(&sk, 'g');
+    strbuf_append(&sk, g->key, g->klen);
+    void *v;
+    size_t vlen;
+    int found = state_get(cx->st, sk.data, sk.len, cx->arena, &v, &vlen, cx->err);
+    strbuf_free(&sk);
+    if (found < 0)
+        return -1;
+    if (found) {
+        if (group_decode(ag, g, v, vlen, cx->err) < 0 || ms_load(op, ag, g, cx) < 0)
+            return -1;
+    } else {
+        g->wend = wend;
+        g->vals = batch_alloc(&ag->cache, ag->gtypes, (uint32_t)ag->spec.ngroups, 1);
+        g->vals->nrows = 1;
+        for (int c = 0; c < ag->spec.ngroups; c++)
+            ex_copy_value(&g->vals->cols[c], 0, &vals[c], row, &ag->cache);
+    }
+    *out = g;
+    return 0;
+}
+
+/* Group g's output row, one row in a. */
+static int group_row(const Agg *ag, const Group *g, Arena *a, SlError *err, Batch **out)
+{
+    int ng = ag->spec.ngroups, nw = ag->windowed ? 2 : 0;
+    Batch *b = batch_alloc(a, ag->otypes, (uint32_t)(ng + nw + ag->spec.naggs), 1);
+    b->nrows = 1;
+    for (int c = 0; c < ng; c++)
+        ex_copy_value(&b->cols[c], 0, &g->vals->cols[c], 0, NULL);
+    if (nw) {
+        b->cols[ng].v.i64[0] = g->wend - ag->spec.window.size_us;
+        b->cols[ng].nulls[0] = 0;
+        b->cols[ng + 1].v.i64[0] = g->wend;
+        b->cols[ng + 1].nulls[0] = 0;
+    }
+    for (int j = 0; j < ag->spec.naggs; j++) {
+        const Acc *acc = &g->acc[j];
+        Vector *o = &b->cols[ng + nw + j];
+        o->nulls[0] = 0;
+        if (acc->n == 0 && ag->kinds[j] != ACC_COUNT) {
+            o->nulls[0] = 1;
+            continue;
+        }
+        switch (ag->kinds[j]) {
+        case ACC_COUNT:
+            o->v.i64[0] = acc->n;
+            break;
+        case ACC_SUM_INT:
+            if (acc->isum > INT64_MAX || acc->isum < INT64_MIN)
+                return sl_error(err, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range");
+            o->v.i64[0] = (int64_t)acc->isum;
+            break;
+        case ACC_SUM_INT8:
+            num_from_i128(a, acc->isum, &o->v.num[0]);
+            break;
+        case ACC_AVG_INT: {
+            SlNumeric s, c;
+            num_from_i128(a, acc->isum, &s);
+            num_from_int64(a, acc->n, &c);
+            if (num_div(a, &s, &c, &o->v.num[0], err) < 0)
+                return -1;
+            break;
+        }
+        case ACC_SUM_NUM:
+            num_total(a, acc, &o->v.num[0]);
+            break;
+        case ACC_AVG_NUM: {
+            SlNumeric s, c;
+            num_total(a, acc, &s);
+            num_from_int64(a, acc->n, &c);
+            if (num_div(a, &s, &c, &o->v.num[0], err) < 0)
+                return -1;
+            break;
+        }
+        case ACC_BOOL_AND:
+            o->v.b[0] = acc->isum == acc->n;
+            break;
+        case ACC_BOOL_OR:
+            o->v.b[0] = acc->isum > 0;
+            break;
+        case ACC_MIN: case ACC_MAX: {
+            const MsEntry *best = NULL;
+            int want = ag->kinds[j] == ACC_MIN ? -1 : 1;
+            for (uint32_t s = 0; s < acc->ms->cap; s++) {
+                const MsEntry *e = acc->ms->slots[s].value;
+                if (acc->ms->slots[s].key == NULL || e->count <= 0)
+                    continue;
+                if (best == NULL || ex_value_cmp(&e->v, 0, &best->v, 0) * want > 0)
+                    best = e;
+            }
+            if (best == NULL)
+                o->nulls[0] = 1;
+            else
+                ex_copy_value(o, 0, &best->v, 0, NULL);
+            break;
+        }
+        }
+    }
+    *out = b;
+    return 0;
+}
+
+/* Marks g changed in this batch, keeping its row before the batch. */
+static int touch(Agg *ag, Group *g, EngCtx *cx)
+{
+    if (g->touched)
+        return 0;
+    g->touched = true;
+    g->old = NULL;
+    if (g->exists && group_row(ag, g, cx->arena, cx->err, &g->old) < 0)
+        return -1;
+    if (ag->ntouched == ag->cap_touched) {
+        ag->cap_touched = ag->cap_touched ? ag->cap_touched * 2 : 64;
+        ag->touched = sl_realloc(ag->touched, sizeof(Group *) * (size_t)ag->cap_touched);
+    }
+    ag->touched[ag->ntouched++] = g;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ push */
+
+static int agg_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
+{
+    SL_UNUSED(input);
+    Agg *ag = op->self;
+    const EngAggSpec *sp = &ag->spec;
+    uint32_t n = d->rows.nrows;
+    Vector *gv = ARENA_ARRAY(cx->arena, Vector, sp->ngroups > 0 ? sp->ngroups : 1);
+    Vector *av = ARENA_ARRAY(cx->arena, Vector, sp->naggs > 0 ? sp->naggs : 1);
+    Vector *fv = ARENA_ARRAY(cx->arena, Vector, sp->naggs > 0 ? sp->naggs : 1);
+    Vector tv;
+    for (int c = 0; c < sp->ngroups; c++)
+        if (ex_eval(cx->ecx, sp->groups[c], &d->rows, n, &gv[c]) < 0)
+            return -1;
+    if (ag->windowed && ex_eval(cx->ecx, sp->window.time, &d->rows, n, &tv) < 0)
+        return -1;
+    for (int j = 0; j < sp->naggs; j++) {
+        const AggCall *c = &sp->aggs[j];
+        if ((!c->star && ex_eval(cx->ecx, c->args[0], &d->rows, n, &av[j]) < 0) ||
+            (c->filter && ex_eval(cx->ecx, c->filter, &d->rows, n, &fv[j]) < 0))
+            return -1;
+    }
+    StrBuf k, vk;
+    strbuf_init(&k);
+    strbuf_init(&vk);
+    int rc = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t w = d->weights[i], wend = 0;
+        if (w == 0)
+            continue;
+        strbuf_reset(&k);
+        if (ag->windowed) {
+            if (vector_is_null(&tv, i) || tv.v.i64[i] == INT64_MIN || tv.v.i64[i] == INT64_MAX)
+                continue;
+            wend = ex_window_floor(tv.v.i64[i], sp->window.size_us) + sp->window.size_us;
+            uint8_t tk[8];
+            put_time_key(tk, wend);
+            strbuf_append(&k, tk, 8);
+        }
+        ex_key_encode(gv, sp->ngroups, i, &k);
+        Group *g;
+        if (group_get(op, ag, &k, gv, i, wend, cx, &g) < 0 || touch(ag, g, cx) < 0)
+            goto out;
+        g->count += w;
+        for (int j = 0; j < sp->naggs; j++) {
+            const AggCall *c = &sp->aggs[j];
+            Acc *acc = &g->acc[j];
+            const Vector *a = &av[j];
+            if (c->filter && (vector_is_null(&fv[j], i) || !fv[j].v.b[i]))
+                continue;
+            if (!c->star && vector_is_null(a, i))
+                continue;
+            acc->n += w;
+            switch (ag->kinds[j]) {
+            case ACC_COUNT:
+                break;
+            case ACC_SUM_INT: case ACC_SUM_INT8: case ACC_AVG_INT: {
+                int64_t x = a->type.id == TYPE_INT2 ? a->v.i16[i]
+                          : a->type.id == TYPE_INT4 ? a->v.i32[i] : a->v.i64[i];
+                acc->isum += (__int128)x * w;
+                break;
+            }
+            case ACC_SUM_NUM: case ACC_AVG_NUM: {
+                const SlNumeric *x = &a->v.num[i];
+                if (x->sign == NUM_NAN)
+                    acc->nan += w;
+                else if (x->sign == NUM_PINF)
+                    acc->pinf += w;
+                else if (x->sign == NUM_NINF)
+                    acc->ninf += w;
+                else if (num_accumulate(cx->arena, &ag->cache, acc, x, w, cx->err) < 0)
+                    goto out;
+                break;
+            }
+            case ACC_BOOL_AND: case ACC_BOOL_OR:
+                if (a->v.b[i])
+                    acc->isum += w;
+                break;
+            case ACC_MIN: case ACC_MAX: {
+                strbuf_reset(&vk);
+                ex_key_encode(a, 1, i, &vk);
+                MsEntry *e = ms_entry(ag, acc, vk.data, vk.len, a, i);
+                e->count += w;
+                e->dirty = true;
+                break;
+            }
+            }
+        }
+    }
+    rc = 0;
+out:
+    strbuf_free(&k);
+    strbuf_free(&vk);
+    return rc;
+}
+
+/* ----------------------------------------------------------------- flush */
+
+static int agg_flush(EngOp *op, EngCtx *cx)
+{
+    Agg *ag = op->self;
+    if (ag->scalar && !ag->scalar_seen) {
+        /* the one group of an aggregate without GROUP BY has a row from
+         * the start */
+        StrBuf k;
+        strbuf_init(&k);
+        Group *g;
+        int rc = group_get(op, ag, &k, NULL, 0, 0, cx, &g);
+        strbuf_free(&k);
+        if (rc < 0 || touch(ag, g, cx) < 0)
+            return -1;
+        ag->scalar_seen = true;
+    }
+    if (ag->ntouched == 0)
+        return 0;
+    EngDelta out, cons;
+    eng_delta_init(&out, cx->arena, op->out_cols, op->out_ncols, (uint32_t)ag->ntouched * 2);
+    for (int t = 0; t < ag->ntouched; t++) {
+        Group *g = ag->touched[t];
+        if (g->count < 0)
+            return sl_error(cx->err, ERRCODE_INTERNAL_ERROR,
+                            "aggregate \"%s\": a group has more rows retracted than inserted",
+                            op->vt->kind);
+        if (g->old)
+            eng_delta_append(&out, cx->arena, g->old, 0, -1);
+        g->exists = ag->scalar || g->count > 0;
+        if (g->exists) {
+            Batch *row;
+            if (group_row(ag, g, cx->arena, cx->err, &row) < 0)
+                return -1;
+            eng_delta_append(&out, cx->arena, row, 0, 1);
+        }
+    }
+    eng_delta_consolidate(&out, cx->arena, &cons);
+    return eng_emit(op, &cons, cx);
+}
+
+/* ------------------------------------------------------ checkpoint, restore */
+
+static int agg_checkpoint(EngOp *op, EngCtx *cx)
+{
+    Agg *ag = op->self;
+    StrBuf k, v;
+    strbuf_init(&k);
+    strbuf_init(&v);
+    for (int t = 0; t < ag->ntouched; t++) {
+        Group *g = ag->touched[t];
+        strbuf_reset(&k);
+        strbuf_append(&k, op->prefix, ENG_PREFIX_LEN);
+        strbuf_putc(&k, 'g');
+        strbuf_append(&k, g->key, g->klen);
+        /* the numeric sums' digits move from the batch's arena to the cache */
+        for (int j = 0; j < ag->spec.naggs; j++) {
+            Acc *acc = &g->acc[j];
+            if (acc->nsum.ndigits > acc->ncap) {
+                acc->ncap = SL_MAX(acc->nsum.ndigits, acc->ncap * 2);
+                acc->nbuf = arena_alloc(&ag->cache, (size_t)acc->ncap);
+            }
+            if (acc->nsum.ndigits > 0 && acc->nsum.digits != acc->nbuf) {
+                memmove(acc->nbuf, acc->nsum.digits, (size_t)acc->nsum.ndigits);
+                acc->nsum.digits = acc->nbuf;
+            }
+        }
+        if (g->exists) {
+            strbuf_reset(&v);
+            group_encode(ag, g, &v);
+            state_batch_put(cx->wb, k.data, k.len, v.data, v.len);
+        } else {
+            state_batch_delete(cx->wb, k.data, k.len);
+        }
+        for (int j = 0; j < ag->spec.naggs; j++) {
+            EngMap *ms = g->acc[j].ms;
+            if (ms == NULL)
+                continue;
+            for (uint32_t s = 0; s < ms->cap; s++) {
+                MsEntry *e = ms->slots[s].value;
+                if (ms->slots[s].key == NULL || !e->dirty)
+                    continue;
+                ms_prefix(op, g, &k);
+                uint8_t jb = (uint8_t)j;
+                strbuf_append(&k, &jb, 1);
+                strbuf_append(&k, ms->slots[s].key, ms->slots[s].klen);
+                if (e->count == 0) {
+                    state_batch_delete(cx->wb, k.data, k.len);
+                } else {
+                    strbuf_reset(&v);
+                    strbuf_append(&v, &e->count, 8);
+                    Batch b = {1, 1, &e->v};
+                    row_encode(&b, 0, &v);
+                    state_batch_put(cx->wb, k.data, k.len, v.data, v.len);
+                }
+                e->dirty = false;
+            }
+        }
+        g->touched = false;
+        g->old = NULL;
+    }
+    ag->ntouched = 0;
+    strbuf_free(&k);
+    strbuf_free(&v);
+    return 0;
+}
+
+static void drop_cache(Agg *ag)
+{
+    for (uint32_t s = 0; s < ag->groups.cap; s++) {
+        Group *g = ag->groups.slots[s].value;
+        if (ag->groups.slots[s].key == NULL)
+            continue;
+        for (int j = 0; j < ag->spec.naggs; j++)
+            if (g->acc[j].ms)
+                eng_map_free(g->acc[j].ms);
+    }
+    eng_map_clear(&ag->groups);
+    arena_reset(&ag->cache);
+    ag->ntouched = 0;
+    ag->scalar_seen = false;
+}
+
+static int agg_restore(EngOp *op, EngCtx *cx)
+{
+    SL_UNUSED(cx);
+    drop_cache(op->self);
+    return 0;
+}
+
+static void agg_stats(const EngOp *op, EngOpStats *out)
+{
+    const Agg *ag = op->self;
+    out->rows = ag->groups.n;
+    out->bytes = (int64_t)ag->cache.total;
+    out->evicted = 0;
+}
+
+static void agg_explain(const EngOp *op, StrBuf *out)
+{
+    const Agg *ag = op->self;
+    strbuf_puts(out, "Aggregate: ");
+    for (int j = 0; j < ag->spec.naggs; j++) {
+        if (j)
+            strbuf_puts(out, ", ");
+        plan_agg_call_deparse(&ag->spec.aggs[j], op->in_cols[0], NULL, out);
+    }
+    if (ag->spec.ngroups > 0) {
+        strbuf_puts(out, " by ");
+        for (int c = 0; c < ag->spec.ngroups; c++) {
+            if (c)
+                strbuf_puts(out, ", ");
+            plan_expr_deparse(ag->spec.groups[c], op->in_cols[0], NULL, out);
+        }
+    }
+    strbuf_puts(out, ag->windowed ? " per tumbling window" : "");
+    strbuf_puts(out, ag->scalar ? " (one group)" : " (state: unbounded)");
+}
+
+static void agg_free(EngOp *op)
+{
+    Agg *ag = op->self;
+    drop_cache(ag);
+    eng_map_free(&ag->groups);
+    arena_destroy(&ag->cache);
+    sl_free(ag->touched);
+}
+
+static const EngOpVt aggregate_vt = {
+    .kind = "aggregate",
+    .push = agg_push,
+    .flush = agg_flush,
+    .checkpoint = agg_checkpoint,
+    .restore = agg_restore,
+    .stats = agg_stats,
+    .explain = agg_explain,
+    .free = agg_free,
+};
+
+EngOp *eng_op_aggregate_new(const ColumnDesc *in, int nin, const ColumnDesc *out, int nout,
+                            const EngAggSpec *spec, SlError *err)
+{
+    if (spec->window.kind == WINDOW_SLIDE || spec->window.kind == WINDOW_SESSION) {
+        sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                 "the operator graph does not yet run %s windows",
+                 spec->window.kind == WINDOW_SLIDE ? "sliding" : "session");
+        return NULL;
+    }
+    AccKind kinds[spec->naggs + 1];
+    for (int j = 0; j < spec->naggs; j++)
+        if (acc_kind(&spec->aggs[j], &kinds[j], err) < 0)
+            return NULL;
+    EngOp *op = eng_op_new(&aggregate_vt, 1, sizeof(Agg));
+    Agg *ag = op->self;
+    ag->spec = *spec;
+    ag->windowed = spec->window.kind == WINDOW_TUMBLE;
+    ag->scalar = spec->ngroups == 0 && !ag->windowed;
+    ag->kinds = arena_memdup(&op->arena, kinds, sizeof(AccKind) * (size_t)(spec->naggs + 1));
+    ag->gtypes = ARENA_ARRAY(&op->arena, SlType, spec->ngroups + 1);
+    for (int c = 0; c < spec->ngroups; c++)
+        ag->gtypes[c] = spec->groups[c]->type;
+    ag->otypes = ARENA_ARRAY(&op->arena, SlType, nout + 1);
+    for (int c = 0; c < nout; c++)
+        ag->otypes[c] = out[c].type;
+    arena_init(&ag->cache, 16384);
+    eng_map_init(&ag->groups, &ag->cache);
+    op->in_cols[0] = in;
+    op->in_ncols[0] = nin;
+    op->out_cols = out;
+    op->out_ncols = nout;
+    op->bound = ag->scalar ? ENG_BOUND_NONE : ENG_BOUND_UNBOUNDED;
+    return op;
+}

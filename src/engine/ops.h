@@ -1,0 +1,40 @@
+/*
+ * ops.h -- the constructors of the operators of this folder, one per file
+ * (op_<kind>.c), and what they are built from.
+ *
+ *   eng_op_filter_new      the rows whose condition is true (op_filter.c)
+ *   eng_op_project_new     one expression per output column (op_project.c)
+ *   eng_op_aggregate_new   grouped aggregates over retractions, optionally
+ *                          per tumbling window (op_aggregate.c)
+ *
+ * Expressions are the analyzer's (expr.h), over the input's columns; the
+ * operator keeps pointers to them and to the column descriptions, so
+ * whoever built them (a plan's arena) keeps them as long as the graph.
+ */
+#ifndef SLUICE_ENGINE_OPS_H
+#define SLUICE_ENGINE_OPS_H
+
+#include "graph.h"
+#include "sluice/plan.h"
+
+EngOp *eng_op_filter_new(const ColumnDesc *cols, int ncols, const Expr *cond);
+EngOp *eng_op_project_new(const ColumnDesc *in, int nin, const ColumnDesc *out, int nout,
+                          Expr *const *exprs);
+
+/* An aggregate: group keys, then window_start and window_end when the
+ * window is a tumbling one, then one column per call (plan.h's Aggregate
+ * node, whose fields these are). */
+typedef struct EngAggSpec {
+    int            ngroups;
+    Expr *const   *groups;
+    int            naggs;
+    const AggCall *aggs;
+    WindowSpec     window;      /* WINDOW_NONE or WINDOW_TUMBLE */
+} EngAggSpec;
+
+/* NULL with err set (0A000) when a call or the window cannot be kept
+ * exactly over retractions (say which). */
+EngOp *eng_op_aggregate_new(const ColumnDesc *in, int nin, const ColumnDesc *out, int nout,
+                            const EngAggSpec *spec, SlError *err);
+
+#endif /* SLUICE_ENGINE_OPS_H */

@@ -1,0 +1,237 @@
+/*
+ * test_engine_diff.c -- the operator graph against the batch engine: for
+ * each seed of a fixed list, random inserts, deletes and updates of a
+ * table t (a few int, text, numeric and timestamp columns, NULLs, NaN)
+ * in batches of random size, fed to the graphs of a list of queries --
+ * aggregates over aggregates two and three levels deep, filters and
+ * projections between them, HAVING, tumbling windows, FILTER clauses --
+ * as deltas (an update: the old row retracted and the new one inserted in
+ * the same delta), each batch's state committed to a real StateStore.
+ * After every batch, each graph's output summed over the batches (rows
+ * with their weights, none negative) must equal the batch engine's answer
+ * to the same query over t's contents then (the same SQL through the
+ * Runtime, as test_query.c runs it).
+ *
+ * The seed decides how the graphs live between batches: kept in memory,
+ * restored (cache dropped) after every batch, built anew every third
+ * batch (a restart), or each batch run once and thrown away before its
+ * commit, then run again.  SLUICE_ENGINE_DIFF_SEEDS=n runs n seeds instead
+ * of the fixed list's (the longer run, docs/engine-graph.md).
+ */
+#include "unit_engine.h"
+
+#include <inttypes.h>
+
+static UeEnv env;
+
+static const char *const queries[] = {
+    "SELECT g2, count(*), sum(s), min(s), max(s) FROM (SELECT a % 3 AS g2, b AS g1, sum(c) AS s "
+    "FROM t WHERE c > 10 GROUP BY 1, 2) x GROUP BY g2",
+    "SELECT count(*), sum(n), max(n), min(k) FROM (SELECT b AS k, count(*) AS n FROM t "
+    "GROUP BY b) x",
+    "SELECT n, count(*) FROM (SELECT a, count(*) AS n FROM t GROUP BY a) x GROUP BY n",
+    "SELECT m, count(*) FROM (SELECT g, max(s) AS m FROM (SELECT a % 4 AS g, b, sum(c) AS s "
+    "FROM t GROUP BY a % 4, b) y GROUP BY g) z GROUP BY m",
+    "SELECT b, sum(c), avg(c), count(d), sum(d), avg(d), min(d), max(d) FROM t GROUP BY b "
+    "HAVING count(*) > 1",
+    "SELECT a + 1 AS x, min(b), max(b), bool_or(c > 50), bool_and(c > 0) FROM t "
+    "WHERE b <> 'k3' GROUP BY a + 1",
+    "SELECT count(*), sum(c), avg(c) FROM t WHERE c < 0",
+    "SELECT g, sum(s), avg(s), min(s), max(s), count(*) FROM (SELECT a % 2 AS g, b, sum(d) AS s "
+    "FROM t GROUP BY 1, 2) x GROUP BY g",
+    "SELECT id, a, b FROM t WHERE a < 3",
+    "SELECT a, count(*) FILTER (WHERE c > 20), count(d), sum(c::bigint) FROM t GROUP BY a",
+    "SELECT window_end, n, count(*) FROM (SELECT window_start, window_end, b, count(*) AS n "
+    "FROM t GROUP BY WINDOW(ts, INTERVAL '1 minute'), b) w GROUP BY window_end, n",
+    "SELECT k2, max(total), min(total), sum(cnt) FROM (SELECT b AS k2, a, sum(c) AS total, "
+    "count(*) AS cnt FROM (SELECT * FROM t WHERE d IS NOT NULL) s GROUP BY b, a "
+    "HAVING sum(c) IS NOT NULL) x GROUP BY k2",
+};
+#define NQ ((int)(sizeof(queries) / sizeof(queries[0])))
+
+static const uint64_t seeds[] = {1, 2, 3, 4, 5, 6, 7, 8, 42, 1234, 777, 2026};
+
+#define NIDS    40
+#define NBATCH  12
+
+typedef struct Row {
+    bool present;
+    char text[128];         /* id|a|b|c|d|ts */
+    char values[160];       /* the same as an INSERT's VALUES list */
+} Row;
+
+static uint64_t rng;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng % n);
+}
+
+static void make_row(Row *r, int id)
+{
+    char a[16] = "NULL", b[16] = "NULL", c[16] = "NULL", d[24] = "NULL", ts[40];
+    char qb[20] = "NULL", qd[32] = "NULL";
+    if (rnd(20) != 0)
+        snprintf(a, sizeof(a), "%d", (int)rnd(7) - 1);
+    if (rnd(20) != 0) {
+        snprintf(b, sizeof(b), "k%u", rnd(5));
+        snprintf(qb, sizeof(qb), "'%s'", b);
+    }
+    if (rnd(10) != 0)
+        snprintf(c, sizeof(c), "%d", (int)rnd(120) - 10);
+    uint32_t dk = rnd(30);
+    if (dk == 0) {
+        snprintf(d, sizeof(d), "NaN");
+    } else if (dk > 3) {
+        int v = (int)rnd(4000) - 1000;
+        if (dk % 2)
+            snprintf(d, sizeof(d), "%s%d.%02d", v < 0 ? "-" : "", abs(v) / 100, abs(v) % 100);
+        else
+            snprintf(d, sizeof(d), "%d.5", v / 10);
+    }
+    if (strcmp(d, "NULL") != 0)
+        snprintf(qd, sizeof(qd), "'%s'", d);
+    snprintf(ts, sizeof(ts), "2026-01-01 10:%02u:%02u", rnd(5), rnd(60));
+    snprintf(r->text, sizeof(r->text), "%d|%s|%s|%s|%s|%s", id, a, b, c, d, ts);
+    snprintf(r->values, sizeof(r->values), "(%d, %s, %s, %s, %s, '%s')", id, a, qb, c, qd, ts);
+    r->present = true;
+}
+
+typedef struct Change {
+    const char *rows[2 * 16];
+    int64_t     w[2 * 16];
+    int         n;
+    char        text[2 * 16][128];
+} Change;
+
+/* One batch of changes: the model, the table (SQL: the touched rows
+ * deleted, then their new versions inserted, two statements) and the
+ * delta's rows. */
+static void make_batch(Row *model, Change *ch, StrBuf *sql)
+{
+    int k = 1 + (int)rnd(12);
+    bool touched[NIDS] = {false};
+    ch->n = 0;
+    for (int i = 0; i < k; i++) {
+        int id = (int)rnd(NIDS);
+        Row *r = &model[id];
+        touched[id] = true;
+        if (r->present) {
+            snprintf(ch->text[ch->n], 128, "%s", r->text);
+            ch->rows[ch->n] = ch->text[ch->n];
+            ch->w[ch->n++] = -1;
+            r->present = false;
+            if (rnd(2) == 0)
+                continue;           /* a delete; else an update */
+        }
+        make_row(r, id);
+        snprintf(ch->text[ch->n], 128, "%s", r->text);
+        ch->rows[ch->n] = ch->text[ch->n];
+        ch->w[ch->n++] = 1;
+    }
+    strbuf_reset(sql);
+    strbuf_puts(sql, "DELETE FROM t WHERE id IN (-1");
+    for (int id = 0; id < NIDS; id++)
+        if (touched[id])
+            strbuf_printf(sql, ", %d", id);
+    strbuf_puts(sql, ");");
+    const char *sep = "INSERT INTO t VALUES ";
+    for (int id = 0; id < NIDS; id++)
+        if (touched[id] && model[id].present) {
+            strbuf_printf(sql, "%s%s", sep, model[id].values);
+            sep = ", ";
+        }
+    strbuf_puts(sql, ";");
+}
+
+enum { KEEP, RESTORE, REBUILD, DISCARD };
+
+static int failures_shown;
+
+static void run_seed(uint64_t seed, int si)
+{
+    int mode = si % 4;
+    rng = seed * 0x9E3779B97F4A7C15ull + 1;
+    Row model[NIDS];
+    memset(model, 0, sizeof(model));
+    StrBuf sql, out, want, got, err;
+    strbuf_init(&sql);
+    strbuf_init(&out);
+    strbuf_init(&want);
+    strbuf_init(&got);
+    strbuf_init(&err);
+    ue_sql(&env, "DELETE FROM t", &out);
+    EngGraph *g[NQ];
+    UeOut o[NQ];
+    uint32_t oid0 = 1000 + (uint32_t)si * 64;
+    for (int q = 0; q < NQ; q++) {
+        g[q] = ue_compile(&env, queries[q], oid0 + (uint32_t)q, &err);
+        CHECK(g[q] != NULL, "%s: %s", queries[q], err.data);
+        CHECK(env.scan_ncols == 6, "%s: the scan has %d columns", queries[q], env.scan_ncols);
+        ue_out_init(&o[q]);
+    }
+    for (int b = 0; b < NBATCH; b++) {
+        Change ch;
+        make_batch(model, &ch, &sql);
+        ue_sql(&env, sql.data, &out);
+        CHECK(strncmp(out.data ? out.data : "", "ERROR", 5) != 0, "%s: %s", sql.data, out.data);
+        for (int q = 0; q < NQ; q++) {
+            if (g[q] == NULL)
+                continue;
+            Arena a;
+            arena_init(&a, 0);
+            EngDelta d = ue_delta(&a, env.scan_cols, 6, ch.rows, ch.w, ch.n);
+            const EngDelta *ds[1] = {&d};
+            strbuf_reset(&err);
+            if (mode == DISCARD)
+                CHECK(ue_run(&env, g[q], ds, &a, &o[q], false, &err) == 0, "%s", err.data);
+            CHECK(ue_run(&env, g[q], ds, &a, &o[q], true, &err) == 0, "seed %" PRIu64
+                  " batch %d, %s: %s", seed, b, queries[q], err.data);
+            arena_destroy(&a);
+            SlError e = {0};
+            EngCtx cx = {.err = &e, .st = env.d.st};
+            if (mode == RESTORE)
+                CHECK(eng_graph_restore(g[q], &cx) == 0);
+            if (mode == REBUILD && b % 3 == 2) {
+                eng_graph_free(g[q]);
+                g[q] = ue_compile(&env, queries[q], oid0 + (uint32_t)q, &err);
+            }
+            ue_out_lines(&o[q], &got);
+            ue_sql(&env, queries[q], &want);
+            bool same = strcmp(got.data ? got.data : "", want.data ? want.data : "") == 0;
+            CHECK(same || failures_shown > 5, "seed %" PRIu64 " (mode %d) batch %d: %s\n"
+                  "  graph:\n%s  batch engine:\n%s", seed, mode, b, queries[q],
+                  got.data ? got.data : "", want.data ? want.data : "");
+            failures_shown += !same;
+        }
+    }
+    for (int q = 0; q < NQ; q++) {
+        eng_graph_free(g[q]);
+        ue_out_free(&o[q]);
+    }
+    strbuf_free(&sql);
+    strbuf_free(&out);
+    strbuf_free(&want);
+    strbuf_free(&got);
+    strbuf_free(&err);
+}
+
+int main(void)
+{
+    ue_open(&env, "engine-diff");
+    StrBuf out;
+    strbuf_init(&out);
+    ue_sql(&env, "CREATE TABLE t (id int PRIMARY KEY, a int, b text, c int, d numeric, "
+                 "ts timestamp)", &out);
+    CHECK(out.len == 0, "%s", out.data);
+    const char *more = getenv("SLUICE_ENGINE_DIFF_SEEDS");
+    int n = more ? atoi(more) : (int)(sizeof(seeds) / sizeof(seeds[0]));
+    for (int i = 0; i < n; i++)
+        run_seed(more ? 100000 + (uint64_t)i : seeds[i], i);
+    strbuf_free(&out);
+    ue_close(&env);
+    return unit_done("engine_diff");
+}
