@@ -464,10 +464,14 @@ static int join_rows(EngOp *op, int s, const EngDelta *d, EngCtx *cx)
             return -1;
         strbuf_reset(&j->rbuf);
         row_encode(&d->rows, r, &j->rbuf);
-        if (w < 0 && j->has_interval && ts < sd->evicted_below &&
-            bucket_find(b, (const uint8_t *)j->rbuf.data, (uint32_t)j->rbuf.len) == NULL) {
+        /* under an interval a row no longer kept was evicted (or never
+         * came): its pairs with rows evicted too cannot be retracted */
+        const JoinRow *had = w < 0 && j->has_interval
+            ? bucket_find(b, (const uint8_t *)j->rbuf.data, (uint32_t)j->rbuf.len) : NULL;
+        if (w < 0 && j->has_interval && (had == NULL || had->weight + w < 0)) {
             sl_error(cx->err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                     "an interval join cannot retract a row its watermark has evicted");
+                     "an interval join cannot retract a row it does not keep");
+            sl_error_detail(cx->err, "The watermark has evicted it, or it never came.");
             sl_error_hint(cx->err, "Retractions on an interval join's input must come "
                           "before the other side's watermark passes the row.");
             return -1;

@@ -489,6 +489,11 @@ static void run_interval(Harness *h0)
     /* a retraction of an evicted row is refused (0A000), not answered wrong */
     CHECK(h_batch_ex(&h, ROWS({2, 12, 1000 * S, -1}), 1, NULL, 0, has, wm, true) < 0);
     CHECK(strcmp(h.sqlstate, "0A000") == 0, "%s", h.sqlstate);
+    /* also once the cache is gone (as after a restart) */
+    h_restore(&h);
+    memset(h.sqlstate, 0, sizeof(h.sqlstate));
+    CHECK(h_batch_ex(&h, ROWS({1, 11, 130 * S, -1}), 1, NULL, 0, has, wm, true) < 0);
+    CHECK(strcmp(h.sqlstate, "0A000") == 0, "%s", h.sqlstate);
     *h0 = h;
 }
 
