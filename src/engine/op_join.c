@@ -36,6 +36,9 @@
  *                                   kept row of the side (key: ex_key_encode
  *                                   bytes, row: row_encode bytes); a key's
  *                                   rows are one prefix scan
+ *   P + 'n'                      -> rows kept, their bytes, rows evicted
+ *                                   ever (8 each, LE): the stats, read by
+ *                                   restore
  *   P + 'l'|'r' + time (8) + key -> '': an interval join's time index
  *                                   (put_time_key order), what eviction
  *                                   scans
@@ -112,7 +115,9 @@ typedef struct JoinOp {
     int         npending, cappending;
     bool        has_fwd;            /* the stream side's watermark, passed on */
     int64_t     fwd_wm;             /* at flush, after the rows it follows */
-    int64_t     evicted;
+    int64_t     evicted;            /* rows evicted, ever */
+    int64_t     nrows, nbytes;      /* rows kept and their keys' and values' bytes */
+    bool        counts_dirty;       /* the three changed since the checkpoint */
     StrBuf      kbuf;               /* scratch: keys */
     StrBuf      rbuf;               /* scratch: rows */
 } JoinOp;
@@ -218,11 +223,20 @@ static JoinBucket *bucket_get(EngOp *op, int s, const uint8_t *key, size_t klen,
 
 /* Row x of bucket b (key, klen) is gone: its store key is deleted at
  * checkpoint; b's last row takes its place. */
+/* A kept row's bytes in the store (its key and value), for the stats. */
+static int64_t row_bytes(size_t klen, uint32_t rlen)
+{
+    return (int64_t)(ENG_PREFIX_LEN + 5 + klen + rlen + ENTRY_TAIL);
+}
+
 static void row_remove(EngOp *op, int s, JoinBucket *b, JoinRow *x, const uint8_t *key,
                        size_t klen)
 {
     JoinOp *j = op->self;
     JoinSide *sd = &j->side[s];
+    j->nrows--;
+    j->nbytes -= row_bytes(klen, x->len);
+    j->counts_dirty = true;
     row_store_key(op, s, key, klen, x->row, x->len, &j->rbuf);
     idx_push(&sd->row_del, &sd->nrdel, &sd->caprdel, &j->cache, j->rbuf.data, j->rbuf.len);
     sl_free(x->row);
@@ -393,6 +407,9 @@ static void keep(EngOp *op, int s, JoinBucket *b, const uint8_t *key, size_t kle
         x = bucket_add(b, (const uint8_t *)j->rbuf.data, (uint32_t)j->rbuf.len);
         x->degree = matched;
         x->ts = ts;
+        j->nrows++;
+        j->nbytes += row_bytes(klen, x->len);
+        j->counts_dirty = true;
         if (j->has_interval) {
             uint8_t head[ENG_PREFIX_LEN + 1 + 8];
             memcpy(head, op->prefix, ENG_PREFIX_LEN);
@@ -586,6 +603,7 @@ static int evict_side(EngOp *op, int s, int64_t t, EngDelta *out, EngCtx *cx)
             if (sd->outer && x->degree == 0 && emit_padded_kept(j, out, s, x, x->weight, cx) < 0)
                 return -1;
             j->evicted++;
+            j->counts_dirty = true;
             row_remove(op, s, b, x, visit[i].key + hl + 8, visit[i].len - hl - 8);
         }
     }
@@ -645,6 +663,13 @@ static int join_flush(EngOp *op, EngCtx *cx)
 
 /* ------------------------------------------------------ checkpoint, restore */
 
+/* The counts' key: P + 'n' -> rows, bytes, evicted (8 each, LE). */
+static void counts_key(const EngOp *op, uint8_t *k)
+{
+    memcpy(k, op->prefix, ENG_PREFIX_LEN);
+    k[ENG_PREFIX_LEN] = 'n';
+}
+
 static int join_checkpoint(EngOp *op, EngCtx *cx)
 {
     JoinOp *j = op->self;
@@ -681,14 +706,35 @@ static int join_checkpoint(EngOp *op, EngCtx *cx)
         sd->nput = sd->ndel = sd->nrdel = 0;
     }
     strbuf_free(&key);
+    if (j->counts_dirty) {
+        uint8_t k[ENG_PREFIX_LEN + 1], v[24];
+        counts_key(op, k);
+        put_le64(v, (uint64_t)j->nrows);
+        put_le64(v + 8, (uint64_t)j->nbytes);
+        put_le64(v + 16, (uint64_t)j->evicted);
+        state_batch_put(cx->wb, k, sizeof(k), v, sizeof(v));
+        j->counts_dirty = false;
+    }
     return 0;
 }
 
 static int join_restore(EngOp *op, EngCtx *cx)
 {
-    SL_UNUSED(cx);
     JoinOp *j = op->self;
     cache_drop(j);
+    uint8_t k[ENG_PREFIX_LEN + 1];
+    counts_key(op, k);
+    void *v;
+    size_t vl;
+    int rc = state_get(cx->st, k, sizeof(k), cx->arena, &v, &vl, cx->err);
+    if (rc < 0)
+        return -1;
+    if (rc == 1 && vl != 24)
+        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored join state is corrupt");
+    j->nrows = rc ? (int64_t)get_le64(v) : 0;
+    j->nbytes = rc ? (int64_t)get_le64((const uint8_t *)v + 8) : 0;
+    j->evicted = rc ? (int64_t)get_le64((const uint8_t *)v + 16) : 0;
+    j->counts_dirty = false;
     j->npending = j->cappending = 0;
     j->has_fwd = false;
     for (int s = 0; s < 2; s++) {
@@ -704,19 +750,8 @@ static int join_restore(EngOp *op, EngCtx *cx)
 static void join_stats(const EngOp *op, EngOpStats *out)
 {
     const JoinOp *j = op->self;
-    memset(out, 0, sizeof(*out));
-    for (int s = 0; s < 2; s++) {
-        const EngMap *m = &j->side[s].map;
-        for (uint32_t i = 0; i < m->cap; i++) {
-            const JoinBucket *b = m->slots[i].key ? m->slots[i].value : NULL;
-            if (b == NULL)
-                continue;
-            for (uint32_t r = 0; r < b->n; r++) {
-                out->rows++;
-                out->bytes += b->rows[r].len + ENTRY_TAIL + m->slots[i].klen;
-            }
-        }
-    }
+    out->rows = j->nrows;
+    out->bytes = j->nbytes;
     out->evicted = j->evicted;
 }
 

@@ -445,6 +445,9 @@ static void run_interval(Harness *h0)
     CHECK(h_batch_ex(&h, ROWS({1, 10, 100 * S, 1}, {1, 11, 130 * S, 1}), 2,
                      ROWS({1, 20, 104 * S, 1}, {1, 21, 90 * S, 1}), 2, has, wm, true) == 0);
     expect(&h, "interval: no padded rows yet", L("1|10|100000000|1|20|104000000"), W(1));
+    EngOpStats st;
+    h.op->vt->stats(h.op, &st);
+    CHECK(st.rows == 4 && st.bytes > 0 && st.evicted == 0, "%lld", (long long)st.rows);
     /* the right watermark at 115s: left rows below 105s are closed (l@100s
      * matched); the left watermark at 100s: right rows below 95s are
      * closed: r@90s gets its padded row */
@@ -456,11 +459,13 @@ static void run_interval(Harness *h0)
     /* the output's watermark: min(l 100s, r 115s - 10s, r 115s, l 100s - 5s) */
     CHECK(h.g->op_wm[0] == 95 * S, "%lld", (long long)h.g->op_wm[0]);
     CHECK(h.op->out_time.n == 2 && h.op->out_time.cols[1].col == 5);
-    EngOpStats st;
     h.op->vt->stats(h.op, &st);
-    CHECK(st.evicted == 2, "%lld", (long long)st.evicted);
-    /* a late right row at 125s matches l@130s (still kept) */
+    CHECK(st.evicted == 2 && st.rows == 2, "%lld", (long long)st.evicted);
+    /* a late right row at 125s matches l@130s (still kept); the stats
+     * come back from the store */
     h_restore(&h);
+    h.op->vt->stats(h.op, &st);
+    CHECK(st.evicted == 2 && st.rows == 2, "%lld", (long long)st.rows);
     CHECK(h_batch_ex(&h, NULL, 0, ROWS({1, 22, 125 * S, 1}), 1, has, wm, true) == 0);
     /* the watermarks pass everything: l@130s matched; r@104s matched; r@125s matched */
     wm[0] = 1000 * S;
@@ -476,13 +481,14 @@ static void run_interval(Harness *h0)
              "1|11|130000000|1|22|125000000", "2|12|1000000000|N|N|N"), W(1, 1, 1, 1));
     h.op->vt->stats(h.op, &st);
     CHECK(st.rows == 0, "%lld rows kept", (long long)st.rows);
-    /* the state store holds nothing of the operator any more */
+    /* the state store holds nothing of the operator any more but its
+     * counts (the 'n' key) */
     StateScan *sc = state_scan_open(h.data->st, h.op->prefix, ENG_PREFIX_LEN);
     const void *k, *v;
     size_t kl, vl;
     int n = 0;
     while (state_scan_next(sc, &k, &kl, &v, &vl))
-        n++;
+        n += !(kl == ENG_PREFIX_LEN + 1 && ((const char *)k)[ENG_PREFIX_LEN] == 'n');
     SlError err = {0};
     CHECK(state_scan_close(sc, &err) == 0);
     CHECK(n == 0, "%d keys left", n);
@@ -823,6 +829,17 @@ static void random_run(uint64_t seed, EngJoinType type, bool residual, bool inte
         }
         if (rnd_in(6) == 0)
             h_restore(&h);
+        /* the stats count the distinct rows kept: those that can match
+         * and, under an interval, are not closed */
+        int64_t kept = 0;
+        for (int s = 0; s < 2; s++)
+            for (int i = 0; i < m.n[s]; i++) {
+                int64_t t = s == 0 ? h.wm[1] + iv.lo_us : h.wm[0] - iv.hi_us;
+                kept += m.rows[s][i].k != NULLV && (!interval || m.rows[s][i].ts >= t);
+            }
+        EngOpStats st;
+        h.op->vt->stats(h.op, &st);
+        CHECK(st.rows == kept, "rows %lld, want %lld", (long long)st.rows, (long long)kept);
         Bag want = {0};
         model_join(&m, type, residual, interval ? &iv : NULL, &h, &want);
         char what[96];
