@@ -44,10 +44,13 @@
  *                                   scans
  *
  * A join key's rows are read on first touch (one scan) into a cache that
- * lives until restore; checkpoint writes the rows the batch changed.  Eviction runs at
- * flush, once the batch's watermarks are in: a left row whose time is below
- * the right side's watermark + lo can match no future right row, and a
- * right row below the left watermark - hi no future left row.
+ * lives until restore (not bounded yet); checkpoint writes the rows the
+ * batch changed.  Eviction runs at flush, once the batch's watermarks are
+ * in: a left row whose time is below the right side's watermark + lo can
+ * match no future right row, and a right row below the left watermark - hi
+ * no future left row.  Finding a row's partners walks its key's rows (and
+ * decodes those in the interval): a join with few keys and many rows per
+ * key costs that many steps per row.
  */
 #include "op_join.h"
 #include "keymap.h"
@@ -221,14 +224,14 @@ static JoinBucket *bucket_get(EngOp *op, int s, const uint8_t *key, size_t klen,
     return b;
 }
 
-/* Row x of bucket b (key, klen) is gone: its store key is deleted at
- * checkpoint; b's last row takes its place. */
 /* A kept row's bytes in the store (its key and value), for the stats. */
 static int64_t row_bytes(size_t klen, uint32_t rlen)
 {
     return (int64_t)(ENG_PREFIX_LEN + 5 + klen + rlen + ENTRY_TAIL);
 }
 
+/* Row x of bucket b (key, klen) is gone: its store key is deleted at
+ * checkpoint; b's last row takes its place. */
 static void row_remove(EngOp *op, int s, JoinBucket *b, JoinRow *x, const uint8_t *key,
                        size_t klen)
 {
@@ -948,7 +951,8 @@ static bool time_term(const Expr *e, int *col, int64_t *off, bool *days)
         return false;
     const SlInterval *iv = &c->value.v.iv[0];
     int64_t day_us, us;
-    if (iv->months != 0 || __builtin_mul_overflow((int64_t)iv->days, INT64_C(86400000000), &day_us) ||
+    if (iv->months != 0 ||
+        __builtin_mul_overflow((int64_t)iv->days, INT64_C(86400000000), &day_us) ||
         __builtin_add_overflow(iv->usec, day_us, &us) || us == INT64_MIN ||
         !time_term(t, col, off, days))
         return false;

@@ -56,9 +56,9 @@ typedef struct EngJoinSpec {
 } EngJoinSpec;
 
 /* A join of a left input (lcols, ncols nl, its event-time columns ltime)
- * and a right one.  The operator copies spec; what spec points to (keys,
- * residual, interval) must outlive it (the plan's arena).  Returns the operator (eng_graph_add takes it), or
- * NULL with err set: keys of different types (42804); an interval whose
+ * and a right one.  The operator copies spec and its interval; its keys
+ * and residual must outlive it (the plan's arena).  Returns the operator
+ * (eng_graph_add takes it), or NULL with err set: keys of different types (42804); an interval whose
  * columns are not timestamps or not event-time columns of their edges, or
  * an empty one; a lookup join with an interval or an outer table side
  * (0A000). */
