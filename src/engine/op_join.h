@@ -56,11 +56,12 @@ typedef struct EngJoinSpec {
 } EngJoinSpec;
 
 /* A join of a left input (lcols, ncols nl, its event-time columns ltime)
- * and a right one.  The operator copies spec and its interval; its keys
- * and residual must outlive it (the plan's arena).  Returns the operator
- * (eng_graph_add takes it), or NULL with err set: keys of different types (42804); an interval whose
- * columns are not timestamps or not event-time columns of their edges, or
- * an empty one; a lookup join with an interval or an outer table side
+ * and a right one.  The operator copies spec, its interval and the edge
+ * times; the keys, the residual and the columns must outlive it (the
+ * plan's arena).  Returns the operator (eng_graph_add takes it), or NULL
+ * with err set: keys of different types (42804); an interval whose columns
+ * are not timestamps or not event-time columns of their edges, or an
+ * empty one; a lookup join with an interval or an outer table side
  * (0A000). */
 EngOp *eng_op_join_new(const EngJoinSpec *spec,
                        const ColumnDesc *lcols, int nl, const EngEdgeTime *ltime,
