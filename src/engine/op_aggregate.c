@@ -658,8 +658,7 @@ static int agg_flush(EngOp *op, EngCtx *cx)
         Group *g = ag->touched[t];
         if (g->count < 0)
             return sl_error(cx->err, ERRCODE_INTERNAL_ERROR,
-                            "aggregate \"%s\": a group has more rows retracted than inserted",
-                            op->vt->kind);
+                            "aggregate: a group has more rows retracted than inserted");
         if (g->old)
             eng_delta_append(&out, cx->arena, g->old, 0, -1);
         g->exists = ag->scalar || g->count > 0;
