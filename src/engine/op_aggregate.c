@@ -25,7 +25,10 @@
  *   bool_and, every, bool_or   the weight sum of the true arguments, and n
  *   min, max                   a multiset: per distinct value its weight
  *                              sum, so the min after the min's retraction
- *                              is the next one
+ *                              is the next one; the extreme is kept while
+ *                              insertions pass it and looked for again
+ *                              (a scan of the group's values in memory)
+ *                              only when it is retracted
  *
  * Results are the batch engine's (agg.c): sum of smallint/integer bigint
  * (22003 out of its range), of bigint numeric, avg numeric (numeric_div's
@@ -88,6 +91,9 @@ typedef struct Acc {
     uint8_t  *nbuf;             /* its digits between batches (cache) */
     int32_t   ncap;
     EngMap   *ms;               /* min, max: value key -> MsEntry */
+    MsEntry  *best;             /* min, max: the extreme of weight > 0 (NULL:
+                                 * none), when best_known */
+    bool      best_known;       /* false: scan ms for it */
 } Acc;
 
 typedef struct Group {
@@ -438,8 +444,27 @@ static int group_get(EngOp *op, Agg *ag, const StrBuf *k, const Vector *vals, ui
     return 0;
 }
 
+/* The extreme of acc's multiset (want -1: min, 1: max), NULL when it has
+ * no value of weight > 0; kept in acc until it is retracted. */
+static const MsEntry *ms_best(Acc *acc, int want)
+{
+    if (acc->best_known)
+        return acc->best;
+    MsEntry *best = NULL;
+    for (uint32_t s = 0; s < acc->ms->cap; s++) {
+        MsEntry *e = acc->ms->slots[s].value;
+        if (acc->ms->slots[s].key == NULL || e->count <= 0)
+            continue;
+        if (best == NULL || ex_value_cmp(&e->v, 0, &best->v, 0) * want > 0)
+            best = e;
+    }
+    acc->best = best;
+    acc->best_known = true;
+    return best;
+}
+
 /* Group g's output row, one row in a. */
-static int group_row(const Agg *ag, const Group *g, Arena *a, SlError *err, Batch **out)
+static int group_row(const Agg *ag, Group *g, Arena *a, SlError *err, Batch **out)
 {
     int ng = ag->spec.ngroups, nw = ag->windowed ? 2 : 0;
     Batch *b = batch_alloc(a, ag->otypes, (uint32_t)(ng + nw + ag->spec.naggs), 1);
@@ -453,7 +478,7 @@ static int group_row(const Agg *ag, const Group *g, Arena *a, SlError *err, Batc
         b->cols[ng + 1].nulls[0] = 0;
     }
     for (int j = 0; j < ag->spec.naggs; j++) {
-        const Acc *acc = &g->acc[j];
+        Acc *acc = &g->acc[j];
         Vector *o = &b->cols[ng + nw + j];
         o->nulls[0] = 0;
         if (acc->n == 0 && ag->kinds[j] != ACC_COUNT) {
@@ -498,15 +523,7 @@ static int group_row(const Agg *ag, const Group *g, Arena *a, SlError *err, Batc
             o->v.b[0] = acc->isum > 0;
             break;
         case ACC_MIN: case ACC_MAX: {
-            const MsEntry *best = NULL;
-            int want = ag->kinds[j] == ACC_MIN ? -1 : 1;
-            for (uint32_t s = 0; s < acc->ms->cap; s++) {
-                const MsEntry *e = acc->ms->slots[s].value;
-                if (acc->ms->slots[s].key == NULL || e->count <= 0)
-                    continue;
-                if (best == NULL || ex_value_cmp(&e->v, 0, &best->v, 0) * want > 0)
-                    best = e;
-            }
+            const MsEntry *best = ms_best(acc, ag->kinds[j] == ACC_MIN ? -1 : 1);
             if (best == NULL)
                 o->nulls[0] = 1;
             else
@@ -621,6 +638,13 @@ static int agg_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
                 MsEntry *e = ms_entry(ag, acc, vk.data, vk.len, a, i);
                 e->count += w;
                 e->dirty = true;
+                int want = ag->kinds[j] == ACC_MIN ? -1 : 1;
+                if (e == acc->best) {
+                    if (e->count <= 0)
+                        acc->best_known = false;
+                } else if (e->count > 0 && acc->best_known &&
+                         (acc->best == NULL || ex_value_cmp(&e->v, 0, &acc->best->v, 0) * want > 0))
+                    acc->best = e;
                 break;
             }
             }

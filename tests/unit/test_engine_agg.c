@@ -10,7 +10,8 @@
  * (a StateStore in a temporary directory) with the in-memory cache
  * dropped (restore) and the graph built anew between batches, a batch
  * thrown away before its commit, a batch that fails (nothing of it
- * stays), the state keys the aggregate leaves, and
+ * stays), the state keys the aggregate leaves, each operator's EXPLAIN
+ * line and state figures, and
  * the rewriter's refusals (0A000) of what the graph does not run.
  */
 #include "unit_engine.h"
@@ -131,10 +132,20 @@ static void test_group_minmax(void)
         int64_t w[] = {1};
         batch(g, &o, r, w, 1, true, "-1 c|3|12|4|4\n+1 c|4|12|4|4\n");
     }
+    {   /* the max retracted, a larger value inserted, the old max back, in
+         * one batch: the max is the larger value */
+        const char *r[] = {"d|5|NULL|NULL"};
+        int64_t w[] = {1};
+        batch(g, &o, r, w, 1, true, "+1 d|1|5|5|5\n");
+        const char *r2[] = {"d|5|NULL|NULL", "d|9|NULL|NULL", "d|5|NULL|NULL"};
+        int64_t w2[] = {-1, 1, 1};
+        batch(g, &o, r2, w2, 3, true, "-1 d|1|5|5|5\n+1 d|2|14|5|9\n");
+    }
     StrBuf lines;
     strbuf_init(&lines);
     ue_out_lines(&o, &lines);
-    CHECK(strcmp(lines.data, "a|1|3|3|3\nb|1|2|2|2\nc|4|12|4|4\n") == 0, "%s", lines.data);
+    CHECK(strcmp(lines.data, "a|1|3|3|3\nb|1|2|2|2\nc|4|12|4|4\nd|2|14|5|9\n") == 0, "%s",
+          lines.data);
     strbuf_free(&lines);
     strbuf_free(&err);
     ue_out_free(&o);
@@ -262,6 +273,40 @@ static void test_failed_batch(void)
     strbuf_free(&err);
 }
 
+/* Each operator's EXPLAIN line and state figures. */
+static void test_explain(void)
+{
+    StrBuf err, text;
+    strbuf_init(&err);
+    strbuf_init(&text);
+    EngGraph *g = ue_compile(&env, "SELECT k, count(*), max(v) FROM u WHERE v > 0 GROUP BY k",
+                             106, &err);
+    CHECK(g != NULL, "%s", err.data);
+    if (g == NULL)
+        return;
+    for (int i = 0; i < g->nops; i++) {
+        g->ops[i]->vt->explain(g->ops[i], &text);
+        strbuf_putc(&text, '\n');
+    }
+    CHECK(strcmp(text.data, "Filter: (v > 0)\n"
+                            "Aggregate: count(*), max(v) by k (state: unbounded)\n"
+                            "Project: k, count(*), max(u.v)\n") == 0, "%s", text.data);
+    UeOut o;
+    ue_out_init(&o);
+    const char *r[] = {"a|1|NULL|NULL", "b|2|NULL|NULL", "b|-2|NULL|NULL"};
+    int64_t w[] = {1, 1, 1};
+    batch(g, &o, r, w, 3, true, "+1 a|1|1\n+1 b|1|2\n");
+    EngOpStats st = {0};
+    int ai = agg_index(g);
+    g->ops[ai]->vt->stats(g->ops[ai], &st);
+    CHECK(st.rows == 2 && st.bytes > 0 && st.evicted == 0, "%lld groups", (long long)st.rows);
+    CHECK(g->ops[ai]->bound == ENG_BOUND_UNBOUNDED);
+    ue_out_free(&o);
+    eng_graph_free(g);
+    strbuf_free(&err);
+    strbuf_free(&text);
+}
+
 static void expect_refused(const char *sql, const char *want)
 {
     StrBuf err;
@@ -311,6 +356,7 @@ int main(void)
     test_window();
     test_nested();
     test_failed_batch();
+    test_explain();
     test_refusals();
     strbuf_free(&out);
     ue_close(&env);
