@@ -7,7 +7,8 @@ The tables come from `sluiced --list-options` (src/catalog/relopts.c, the
 one place each option is declared): each block between
 `<!-- options: NAME -->` and `<!-- /options -->` in docs/sql-reference.md is
 replaced with the table NAME.  With --check nothing is written and the exit
-status is 1 when a block differs or is missing (tests/test_options_table.py).
+status is 1 when a block differs, or is missing on either side
+(tests/test_options_table.py).
 SLUICED defaults to $SLUICE_BIN, else build-asan/src/sluiced.
 """
 import os
@@ -35,7 +36,8 @@ def render(doc, blocks):
     def sub(m):
         seen.add(m.group(1))
         return blocks.get(m.group(1), m.group(0))
-    return BLOCK.sub(sub, doc), sorted(set(blocks) - seen)
+    new = BLOCK.sub(sub, doc)
+    return new, sorted(set(blocks) - seen), sorted(seen - set(blocks))
 
 
 def main(argv):
@@ -45,16 +47,18 @@ def main(argv):
                                                   str(REPO / "build-asan/src/sluiced"))
     blocks = tables(sluiced)
     doc = DOC.read_text()
-    new, missing = render(doc, blocks)
+    new, missing, unknown = render(doc, blocks)
     for name in missing:
         print(f"docs/sql-reference.md has no block <!-- options: {name} -->", file=sys.stderr)
+    for name in unknown:
+        print(f"sluiced --list-options prints no table {name!r}", file=sys.stderr)
     if check:
         if new != doc:
             print("docs/sql-reference.md's option tables differ from sluiced --list-options: "
                   "run tools/options_docs.py", file=sys.stderr)
-        return 1 if new != doc or missing else 0
+        return 1 if new != doc or missing or unknown else 0
     DOC.write_text(new)
-    return 1 if missing else 0
+    return 1 if missing or unknown else 0
 
 
 if __name__ == "__main__":
