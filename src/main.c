@@ -1,5 +1,6 @@
 /*
  * main.c -- sluiced: options, configuration file, data directory, the loop.
+ * (--list-options prints the table of WITH options, src/catalog/relopts.c.)
  *
  * Start-up order: options (command line over config file over defaults),
  * data directory (refused when it holds a state store without its catalog
@@ -33,6 +34,7 @@
 #include "sluice/metrics.h"
 #include "sluice/pool.h"
 #include "sluice/relstore.h"
+#include "sluice/relopts.h"
 #include "sluice/runtime.h"
 #include "sluice/server.h"
 #include "sluice/state.h"
@@ -214,8 +216,41 @@ static void usage(FILE *f)
 "                             docs/operations.md\n"
 "  -h, --help                 show this help and exit\n"
 "  -V, --version              show the version and exit\n"
+"      --list-options         print the WITH options of streams, sinks and\n"
+"                             continuous queries (docs/sql-reference.md's\n"
+"                             tables) and exit\n"
 "\n"
 "Connect with: psql -h 127.0.0.1 -p 7433 -U sluice\n", f);
+}
+
+/* --list-options: each table of src/catalog/relopts.c as the Markdown
+ * table docs/sql-reference.md shows, between markers that
+ * tools/options_docs.py replaces and tests/test_options_table.py
+ * compares. */
+static void list_options(void)
+{
+    int n;
+    const RelOptSet *sets = cat_relopts_sets(&n);
+    for (int s = 0; s < n; s++) {
+        if (sets[s].n == 0)
+            continue;
+        printf("<!-- options: %s -->\n", sets[s].name);
+        printf("| option | type | default | needs | superuser | meaning |\n");
+        printf("|---|---|---|---|---|---|\n");
+        for (int i = 0; i < sets[s].n; i++) {
+            const RelOpt *o = &sets[s].opts[i];
+            printf("| `%s` | ", o->name);
+            if (o->type == RELOPT_ENUM)
+                printf("one of `%s`", o->values);
+            else
+                printf("%s", cat_relopts_type_name(o));
+            printf(" | %s | %s | %s | %s |\n",
+                   o->flags & RELOPT_REQUIRED ? "(required)"
+                   : o->flags & RELOPT_SERVER ? "(not for WITH)" : o->dflt,
+                   o->needs ? o->needs : "", o->superuser ? o->superuser : "", o->meaning);
+        }
+        printf("<!-- /options -->\n");
+    }
 }
 
 static int parse_bool(const char *v, bool *out)
@@ -565,6 +600,7 @@ static int parse_args(int argc, char **argv, Options *o)
         {"config", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
+        {"list-options", no_argument, NULL, 62},
         {NULL, 0, NULL, 0},
     };
     const char *config = NULL;
@@ -580,6 +616,10 @@ static int parse_args(int argc, char **argv, Options *o)
             }
             if (ch == 'V') {
                 printf("sluiced %s\n", SLUICE_VERSION);
+                return 1;
+            }
+            if (ch == 62) {
+                list_options();
                 return 1;
             }
             if (ch == 'c') {

@@ -4,6 +4,9 @@
  * Used for outgoing protocol messages and for text formatting.  The buffer
  * is always NUL-terminated after its len bytes, so it can be used as a
  * C string when it holds text.
+ *
+ * Also sl_edit_distance, the Levenshtein distance the "did you mean"
+ * hints use (column names, WITH options).
  */
 #ifndef SLUICE_STRBUF_H
 #define SLUICE_STRBUF_H
@@ -30,5 +33,9 @@ void strbuf_put_json_string(StrBuf *b, const char *s, size_t n);
 void strbuf_put_int(StrBuf *b, int64_t v);
 /* Takes the buffer's memory; the StrBuf is empty afterwards. */
 char *strbuf_steal(StrBuf *b, size_t *len);
+
+/* The Levenshtein distance between a and b, or max + 1 when it is more
+ * than max (or b is 127 bytes or longer). */
+int  sl_edit_distance(const char *a, const char *b, int max);
 
 #endif /* SLUICE_STRBUF_H */

@@ -8,7 +8,8 @@
  *                   engine's pool
  *   rt_cq_close     stop them all; cb(arg) once no batch is in flight
  *   rt_cq_free      free the registry, once closed and the pools stopped
- *   rt_cq_create    CREATE [OR REPLACE] CONTINUOUS QUERY: check it can run
+ *   rt_cq_create    CREATE [OR REPLACE] CONTINUOUS QUERY: check its WITH
+ *                   options (cat_relopts_check) and that it can run
  *                   incrementally, create its relation, start it; a
  *                   replacement keeps the state and offsets when the
  *                   state-bearing plan is the same, and is refused with the
@@ -42,6 +43,7 @@
 #include "sluice/cq.h"
 #include "sluice/log.h"
 #include "sluice/options.h"
+#include "sluice/relopts.h"
 #include "sluice/relstore.h"
 
 #include "incremental.h"
@@ -309,6 +311,8 @@ int rt_cq_create(CqRuntime *cq, const Query *q, SlError *err)
     Catalog *cat = cq_catalog(cq);
     StateStore *st = cq_store(cq);
     const CatRelation *old = cat_lookup(cat, def->name);
+    if (cat_relopts_check(def, RELOPTS_NAMES | RELOPTS_VALUES, err) < 0)
+        return -1;
     if (old != NULL && q->or_replace)
         return replace(cq, q, old, err);
     if (old != NULL) {

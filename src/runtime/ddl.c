@@ -7,7 +7,11 @@
  *                   given: the statement's)
  *
  * The catalog (SQLite) holds a relation's definition, RocksDB its rows.
- * CREATE checks the WITH options, then writes the catalog entry -- with the
+ * CREATE checks the WITH options -- their names and pairs against the
+ * table of options (cat_relopts_check, src/catalog/relopts.c), then the
+ * connectors' own checks, then the values' forms, then a datagen or
+ * nexmark stream's values by reading them as a query will -- then writes
+ * the catalog entry -- with the
  * dead-letter stream of a stream that has a format, in the same SQLite
  * transaction -- and then clears any rows a crash may have left under the
  * new oids; a CREATE that fails leaves nothing.  DROP checks every name
@@ -30,9 +34,29 @@
 #include "sluice/kafka.h"
 #include "sluice/ingest.h"
 #include "sluice/relstore.h"
+#include "sluice/relopts.h"
+#include "sluice/datagen.h"
+#include "sluice/nexmark.h"
 
 #include <stdio.h>
 #include "source.h"
+
+/* A datagen or nexmark stream's options read as a query will read them,
+ * so that a bad value or a missing pair fails the CREATE STREAM, not the
+ * first query over it. */
+static int check_generator(const CatRelation *def, SlError *err)
+{
+    bool datagen = rt_connector_is(def, "datagen");
+    if (def->kind != REL_STREAM || (!datagen && !rt_connector_is(def, "nexmark")))
+        return 0;
+    Arena a;
+    arena_init(&a, 1024);
+    Datagen *g;
+    Nexmark *n;
+    int rc = datagen ? datagen_open(&a, def, &g, err) : nexmark_open(&a, def, &n, err);
+    arena_destroy(&a);
+    return rc;
+}
 
 int rt_run_create(Runtime *rt, const Query *q, SlError *err)
 {
@@ -58,6 +82,8 @@ int rt_run_create(Runtime *rt, const Query *q, SlError *err)
         sl_error_detail(err, "The server sets it on the dead-letter streams it makes.");
         return -1;
     }
+    if (cat_relopts_check(def, RELOPTS_NAMES, err) < 0)
+        return -1;
     /* the creating role owns the relation (and its dead-letter stream);
      * the checks below judge its options by that owner's rights */
     CatRelation owned[2] = {*def};
@@ -71,6 +97,8 @@ int rt_run_create(Runtime *rt, const Query *q, SlError *err)
     if (def->kind == REL_STREAM && rt_connector_is(def, "kafka") && kafka_source_validate(rt->kafka, def, err) < 0)
         return -1;
     if (def->kind == REL_SINK && sink_check(rt, def, err) < 0)
+        return -1;
+    if (cat_relopts_check(def, RELOPTS_VALUES, err) < 0 || check_generator(def, err) < 0)
         return -1;
     const CatRelation *defs[2] = {&owned[0], NULL}, *rels[2];
     int n = 1;

@@ -121,7 +121,7 @@ static const SinkOps *ops_for(const CatRelation *def, SlError *err)
         sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "a sink needs a connector");
         sl_error_hint(err, "Add WITH (connector = 'files', path = '...', format = 'json') or "
                            "WITH (connector = 'kafka', topic = '...', "
-                           "\"bootstrap.servers\" = '...').");
+                           "bootstrap_servers = '...').");
         goto out;
     }
     for (size_t i = 0; i < SL_ARRAY_LEN(sink_ops); i++)

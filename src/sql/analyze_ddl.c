@@ -14,7 +14,8 @@
  * (42701 duplicate column, 42P16 two primary keys, 42703 a key column that
  * does not exist, 54011 past MAX_RELATION_COLUMNS, PostgreSQL's 1,600).  A stream's WATERMARK FOR col AS col [- INTERVAL '...']
  * and its WITH options go into the relation's options as a JSON object:
- * {"watermark_column": "ts", "watermark_delay_us": 10000000, "k": "v", ...};
+ * {"watermark_column": "ts", "watermark_delay_us": 10000000, "k": "v", ...}
+ * (WITH may not set those two: 22023);
  * the statement's text is kept as the relation's sql.
  */
 #include "sql/analyze_int.h"
@@ -309,6 +310,18 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
     if (def->ncols == 0)
         return sl_error_at(an->err, ERRCODE_INVALID_TABLE_DEFINITION, s->hdr.location,
                            "a %s must have at least one column", what);
+    /* the WATERMARK clause's members of the options: only it sets them */
+    for (int i = 0; i < list_len(s->options); i++) {
+        DefElem *d = list_nth(s->options, i);
+        if (strcmp(d->name, "watermark_column") == 0 ||
+            strcmp(d->name, "watermark_delay_us") == 0) {
+            sl_error_at(an->err, ERRCODE_INVALID_PARAMETER_VALUE, d->hdr.location,
+                        "option \"%s\" is set by the WATERMARK clause", d->name);
+            sl_error_hint(an->err, "Add WATERMARK FOR ts AS ts - INTERVAL '5 seconds' to the "
+                                   "columns.");
+            return -1;
+        }
+    }
     StrBuf b;
     strbuf_init(&b);
     strbuf_putc(&b, '{');

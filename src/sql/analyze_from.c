@@ -642,34 +642,6 @@ int an_target_relation(Analyze *an, RangeVar *rv, bool with_key, const CatRelati
 
 /* ------------------------------------------------------------ columns */
 
-/* Levenshtein distance, capped at max + 1. */
-static int distance(const char *a, const char *b, int max)
-{
-    int la = (int)strlen(a), lb = (int)strlen(b);
-    if (la - lb > max || lb - la > max)
-        return max + 1;
-    int row[128], prev[128];
-    if (lb >= 127)
-        return max + 1;
-    for (int j = 0; j <= lb; j++)
-        prev[j] = j;
-    for (int i = 1; i <= la; i++) {
-        row[0] = i;
-        int best = row[0];
-        for (int j = 1; j <= lb; j++) {
-            int c = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            c = SL_MIN(c, prev[j] + 1);
-            c = SL_MIN(c, row[j - 1] + 1);
-            row[j] = c;
-            best = SL_MIN(best, c);
-        }
-        if (best > max)
-            return max + 1;
-        memcpy(prev, row, sizeof(int) * (size_t)(lb + 1));
-    }
-    return prev[lb];
-}
-
 #define MAX_FUZZY 3
 
 typedef struct Fuzzy {
@@ -685,7 +657,7 @@ static void fuzzy_update(Fuzzy *f, int penalty, const ScopeItem *it, const char 
     if (penalty > f->dist)
         return;
     int mlen = (int)strlen(match);
-    int d = distance(actual, match, f->dist + 1 - penalty);
+    int d = sl_edit_distance(actual, match, f->dist + 1 - penalty);
     if (d > mlen / 2)
         return;
     d += penalty;
@@ -715,7 +687,7 @@ static void fuzzy_search(Scope *scope, const char *qual, const char *col, Fuzzy 
                 continue;
             int penalty = 0;
             if (qual != NULL)
-                penalty = distance(qual, it->refname, MAX_FUZZY);
+                penalty = sl_edit_distance(qual, it->refname, MAX_FUZZY);
             for (int c = 0; c < it->ncols; c++) {
                 if (strcmp(it->colnames[c], col) == 0) {
                     if (penalty == 0) {

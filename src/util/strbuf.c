@@ -1,5 +1,5 @@
 /*
- * strbuf.c -- growable byte buffer (see strbuf.h).
+ * strbuf.c -- growable byte buffer (see strbuf.h), and sl_edit_distance.
  */
 #include "sluice/strbuf.h"
 
@@ -128,4 +128,31 @@ void strbuf_put_int(StrBuf *b, int64_t v)
     if (v < 0)
         *--p = '-';
     strbuf_append(b, p, (size_t)(buf + sizeof(buf) - p));
+}
+
+int sl_edit_distance(const char *a, const char *b, int max)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la - lb > max || lb - la > max)
+        return max + 1;
+    int row[128], prev[128];
+    if (lb >= 127)
+        return max + 1;
+    for (int j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (int i = 1; i <= la; i++) {
+        row[0] = i;
+        int best = row[0];
+        for (int j = 1; j <= lb; j++) {
+            int c = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            c = SL_MIN(c, prev[j] + 1);
+            c = SL_MIN(c, row[j - 1] + 1);
+            row[j] = c;
+            best = SL_MIN(best, c);
+        }
+        if (best > max)
+            return max + 1;
+        memcpy(prev, row, sizeof(int) * (size_t)(lb + 1));
+    }
+    return prev[lb];
 }
