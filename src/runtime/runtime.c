@@ -21,6 +21,8 @@
  *   rt_statement  the parse tree of a statement the server runs itself
  *                 (transaction statements, DEALLOCATE)
  *   rt_write_command  what a read-only transaction refuses
+ *   rt_block_refused  what a transaction block refuses (25001: DDL, roles)
+ *   rt_run_set_xact   the transaction block a run's writes go to
  *   rt_setting    what a SET / RESET / SHOW asks of the session
  *   rt_on_worker, rt_runnable, rt_run_begin, rt_run_exec, rt_run_fetch,
  *   rt_run_end    a statement run on a worker thread, in three steps; the
@@ -726,6 +728,24 @@ const char *rt_write_command(const Prepared *p)
     default:
         return NULL;
     }
+}
+
+const char *rt_block_refused(const Prepared *p)
+{
+    switch (p->q->kind) {
+    case QUERY_CREATE:
+    case QUERY_DROP:
+    case QUERY_ALTER_CQ:
+    case QUERY_ROLE:
+        return p->q->tag;
+    default:
+        return NULL;
+    }
+}
+
+void rt_run_set_xact(RtRun *r, struct StateTx *tx)
+{
+    r->cx.tx = tx;
 }
 
 const char *rt_subscribe_name(const Prepared *p)
