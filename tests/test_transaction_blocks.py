@@ -261,6 +261,35 @@ def test_stream_appends_reach_a_query_only_after_commit_once(srv, protocol):
         assert rows(c, f"SELECT count(*) FROM {s}") == [(4,)]
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_copy_into_a_stream_is_part_of_the_block(srv, protocol):
+    s = f"cs_{protocol}"
+    with connect(srv, protocol) as c:
+        c.execute(f"CREATE STREAM {s} (k int, t text)")
+        # 8 MB: parts of 1 MB, so this COPY of 2.5 MB fills parts, which
+        # go to the block, not to the stream
+        c.execute("SET statement_mem = '8MB'")
+        c.execute("BEGIN")
+        with c.cursor().copy(f"COPY {s} FROM STDIN") as cp:
+            for i in range(50000):
+                cp.write_row((i, "x" * 40))
+        with connect(srv, protocol) as other:
+            assert rows(other, f"SELECT count(*) FROM {s}") == [(0,)]
+        c.execute("ROLLBACK")
+        c.execute("RESET statement_mem")
+        assert rows(c, f"SELECT count(*) FROM {s}") == [(0,)]
+        c.execute("BEGIN")
+        with c.cursor().copy(f"COPY {s} (t, k) FROM STDIN") as cp:
+            cp.write_row(("a", 1))
+        with c.cursor().copy(f"COPY {s} FROM STDIN") as cp:
+            for i in range(3000):
+                cp.write_row((i, "y"))
+        with connect(srv, protocol) as other:
+            assert rows(other, f"SELECT count(*) FROM {s}") == [(0,)]
+        c.execute("COMMIT")
+        assert rows(c, f"SELECT count(*), sum(k) FROM {s}") == [(3001, 1 + 2999 * 3000 // 2)]
+
+
 def test_a_block_over_a_table_and_a_stream_commits_as_one(srv):
     with connect(srv, "extended") as c:
         fresh_table(c, "both_t")

@@ -332,6 +332,11 @@ RtCopyKind rt_copy_kind(const Prepared *p);
 bool rt_copy_binary(const Prepared *p);
 int  rt_copy_ncols(const Prepared *p);
 int  rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err);
+/* A COPY FROM inside a transaction block (right after rt_copy_begin): into
+ * a stream, its rows go to the block's buffer tx, written at its COMMIT;
+ * into a table, -1 with err set (0A000), the caller aborts the copy. */
+struct StateTx;
+int  rt_copy_set_xact(RtCopy *cp, struct StateTx *tx, SlError *err);
 int  rt_copy_data(RtCopy *cp, const char *data, size_t len, SlError *err);
 /* The same, but where the engine's pool runs appends, a part of a COPY
  * into a stream is left in *part (NULL otherwise) instead of written on

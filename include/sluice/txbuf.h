@@ -3,11 +3,13 @@
  *
  *   state_tx_new, state_tx_free      a block's buffer (the session's)
  *   state_tx_empty, state_tx_bytes   anything to write; the bytes it holds
+ *   state_tx_check_budget            53200 past a limit (statement_mem)
  *   state_tx_lookup     a table row's key as the block left it
  *   state_tx_write      a table row's put or delete, buffered
  *   state_tx_range      the block's rows under a key prefix, in key order
  *                       (what a scan lays over the committed rows)
- *   state_tx_append, state_tx_appends_to   rows appended to a stream
+ *   state_tx_append, state_tx_append_chunk, state_tx_appends_to   rows
+ *                       appended to a stream (INSERT, COPY)
  *   state_tx_commit     the check against rows others committed meanwhile,
  *                       then everything in one durable write
  *
@@ -27,6 +29,7 @@
 
 #include "sluice/catalog.h"
 #include "sluice/state.h"
+#include "sluice/strbuf.h"
 
 typedef struct StateTx StateTx;
 
@@ -40,6 +43,10 @@ StateTx *state_tx_new(void);
 void     state_tx_free(StateTx *tx);
 bool     state_tx_empty(const StateTx *tx);
 size_t   state_tx_bytes(const StateTx *tx);
+
+/* 0 while the buffer holds at most limit bytes (0: no limit), else -1
+ * with err set: 53200, the block's writes past statement_mem. */
+int  state_tx_check_budget(const StateTx *tx, size_t limit, SlError *err);
 
 /* 1: the block put the key (*val, *vlen: valid until the next write), 0:
  * the block deleted it, -1: the block has not written it. */
@@ -58,6 +65,9 @@ uint32_t state_tx_range(const StateTx *tx, const void *prefix, size_t plen, Aren
 /* Buffers the rows of b (laid out as the stream's columns) as one chunk of
  * an append to rel. */
 void state_tx_append(StateTx *tx, const CatRelation *rel, const Batch *b);
+/* The same with a chunk encoded already (stream_chunk_add), which the
+ * buffer takes (*chunk is left empty). */
+void state_tx_append_chunk(StateTx *tx, const CatRelation *rel, StrBuf *chunk);
 bool state_tx_appends_to(const StateTx *tx, const CatRelation *rel);
 
 /* What state_tx_commit found when it refused a key another session wrote

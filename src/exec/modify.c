@@ -218,16 +218,8 @@ static int returning(Modify *md, Arena *scratch, const Batch *b, const uint32_t 
  * it the statement fails with 53200 (and so the block). */
 static int tx_check_memory(Modify *md)
 {
-    size_t limit = settings_statement_mem(settings_current());
-    size_t held = state_tx_bytes(md->cx->tx);
-    if (limit == 0 || held <= limit)
-        return 0;
-    sl_error(md->cx->err, ERRCODE_OUT_OF_MEMORY,
-             "the transaction block's buffered writes (%zu bytes) exceed statement_mem "
-             "(%zu bytes)", held, limit);
-    sl_error_hint(md->cx->err, "Commit in smaller transaction blocks, or raise "
-                               "statement_mem.");
-    return -1;
+    return state_tx_check_budget(md->cx->tx, settings_statement_mem(settings_current()),
+                                 md->cx->err);
 }
 
 /* ---------------------------------------------------------------- INSERT */

@@ -67,8 +67,9 @@
  * all the same); ROLLBACK, COMMIT of a failed block and a closed
  * connection drop the writes.  Inside a block, statements sluice cannot
  * roll back (rt_block_refused: CREATE, DROP, ALTER, roles and GRANT) are
- * refused with 25001, COPY FROM (and COPY TO after the block wrote) with
- * 0A000.  At Sync outside a block the portals are dropped, as the
+ * refused with 25001; a COPY into a stream adds its rows to the block
+ * (copy_begin), one into a table and a COPY TO after the block wrote are
+ * refused with 0A000.  At Sync outside a block the portals are dropped, as the
  * implicit transaction that held them ends.
  *
  * Turns: session_consume handles a connection's whole messages for at most
@@ -550,14 +551,7 @@ static int xact_statement_check(Conn *c, const Prepared *prep, SlError *err)
         sl_error_hint(err, "sluice cannot roll back %s: run it outside BEGIN ... COMMIT.", cmd);
         return -1;
     }
-    RtCopyKind ck = rt_copy_kind(prep);
-    if (c->xact != 'I' && ck == RT_COPY_IN) {
-        sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                 "COPY FROM cannot run inside a transaction block");
-        sl_error_hint(err, "Use INSERT inside the block, or COPY outside it.");
-        return -1;
-    }
-    if (c->xact != 'I' && ck == RT_COPY_OUT && !rt_xact_empty(c->tx)) {
+    if (c->xact != 'I' && rt_copy_kind(prep) == RT_COPY_OUT && !rt_xact_empty(c->tx)) {
         sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                  "COPY TO cannot run in a transaction block after it wrote rows");
         sl_error_hint(err, "Use SELECT inside the block, or COPY after COMMIT.");
@@ -1150,6 +1144,21 @@ static void wait_for(Conn *c, RtAppend *ap, int kind, const char *tag, Portal *p
     rt_append_start(ap, wait_done_cb, w);
 }
 
+/* rt_copy_begin, and inside a transaction block the COPY's rows go to the
+ * block (a table's COPY is refused there).  0, or -1 with err set and no
+ * copy. */
+static int copy_begin(Conn *c, const Prepared *prep, SlError *err)
+{
+    if (rt_copy_begin(prep, &c->copy, err) < 0)
+        return -1;
+    if (c->xact == 'T' && rt_copy_set_xact(c->copy, c->tx, err) < 0) {
+        rt_copy_abort(c->copy);
+        c->copy = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 /* Runs the statements of c->sq from sq->next; stops at a COPY FROM STDIN
  * (copy-in mode), at a deferred append (group commit: wait_done_cb goes
  * on), or at the first error, and otherwise ends the Query. */
@@ -1188,7 +1197,7 @@ static void run_simple(Conn *c)
             break;
         }
         if (kind == RT_COPY_IN) {
-            if (rt_copy_begin(prep, &c->copy, &err) < 0) {
+            if (copy_begin(c, prep, &err) < 0) {
                 session_send_error(c, &err, sql, false);
                 break;
             }
@@ -1731,7 +1740,7 @@ static void execute_copy(Conn *c, Portal *p, RtCopyKind ck)
         return;
     }
     if (ck == RT_COPY_IN) {
-        if (rt_copy_begin(prep, &c->copy, &err) < 0) {
+        if (copy_begin(c, prep, &err) < 0) {
             extended_error(c, &err, p->stmt->sql);
             return;
         }

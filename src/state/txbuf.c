@@ -2,9 +2,10 @@
  * txbuf.c -- the writes of one transaction block, held until COMMIT (see
  * txbuf.h).
  *
- *   state_tx_new, state_tx_free, state_tx_empty, state_tx_bytes
+ *   state_tx_new, state_tx_free, state_tx_empty, state_tx_bytes,
+ *   state_tx_check_budget
  *   state_tx_lookup, state_tx_write, state_tx_range
- *   state_tx_append, state_tx_appends_to
+ *   state_tx_append, state_tx_append_chunk, state_tx_appends_to
  *   state_tx_commit
  *
  * Keeps: the table keys the block wrote, in the order first written, with
@@ -81,6 +82,18 @@ bool state_tx_empty(const StateTx *tx)
 size_t state_tx_bytes(const StateTx *tx)
 {
     return tx == NULL ? 0 : tx->bytes;
+}
+
+int state_tx_check_budget(const StateTx *tx, size_t limit, SlError *err)
+{
+    size_t held = state_tx_bytes(tx);
+    if (limit == 0 || held <= limit)
+        return 0;
+    sl_error(err, ERRCODE_OUT_OF_MEMORY,
+             "the transaction block's buffered writes (%zu bytes) exceed statement_mem "
+             "(%zu bytes)", held, limit);
+    sl_error_hint(err, "Commit in smaller transaction blocks, or raise statement_mem.");
+    return -1;
 }
 
 static uint64_t key_hash(const void *key, size_t klen)
@@ -246,6 +259,14 @@ static TxStream *stream_of(const StateTx *tx, const CatRelation *rel)
 
 void state_tx_append(StateTx *tx, const CatRelation *rel, const Batch *b)
 {
+    StrBuf c;
+    strbuf_init(&c);
+    stream_chunk_add(&c, b);
+    state_tx_append_chunk(tx, rel, &c);
+}
+
+void state_tx_append_chunk(StateTx *tx, const CatRelation *rel, StrBuf *chunk)
+{
     TxStream *s = stream_of(tx, rel);
     if (s == NULL) {
         if (tx->nstreams == tx->capstreams) {
@@ -262,9 +283,9 @@ void state_tx_append(StateTx *tx, const CatRelation *rel, const Batch *b)
         s->chunks = sl_realloc(s->chunks, sizeof(StrBuf) * (size_t)s->cap);
     }
     StrBuf *c = &s->chunks[s->nchunks++];
-    strbuf_init(c);
-    stream_chunk_add(c, b);
-    tx->bytes += sizeof(StrBuf) + c->len;
+    *c = *chunk;
+    strbuf_init(chunk);
+    tx->bytes += sizeof(StrBuf) + c->cap;
 }
 
 bool state_tx_appends_to(const StateTx *tx, const CatRelation *rel)
