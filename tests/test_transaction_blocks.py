@@ -167,6 +167,18 @@ def test_first_committer_wins(srv):
         assert rows(a, "SELECT * FROM fcw") == [(1, "by a"), (5, "from a")]
 
 
+def test_a_relation_dropped_under_the_block_fails_its_commit(srv):
+    with connect(srv, "extended") as a, connect(srv, "extended") as b:
+        fresh_table(a, "dropped")
+        a.execute("BEGIN")
+        a.execute("INSERT INTO dropped VALUES (1, 'a')")
+        b.execute("DROP TABLE dropped")
+        b.execute("CREATE TABLE dropped (id int PRIMARY KEY, t text)")
+        with pytest.raises(psycopg.errors.SerializationFailure):
+            a.execute("COMMIT")
+        assert rows(b, "SELECT count(*) FROM dropped") == [(0,)]
+
+
 def test_a_disconnect_discards_the_block(srv):
     with connect(srv, "simple") as c:
         fresh_table(c, "disc")

@@ -250,6 +250,9 @@ struct StateTx *rt_xact_new(void);
 void      rt_xact_free(struct StateTx *tx);
 bool      rt_xact_empty(const struct StateTx *tx);
 void      rt_run_set_xact(struct RtRun *r, struct StateTx *tx);
+/* On the loop, where DDL runs, before the commit: 40001 (-1, err set)
+ * when a relation the block wrote was dropped or replaced since. */
+int       rt_xact_check_relations(Runtime *rt, const struct StateTx *tx, SlError *err);
 int       rt_xact_commit(Runtime *rt, struct StateTx *tx, SlError *err);
 bool      rt_xact_commit_async(const Runtime *rt);
 RtAppend *rt_append_new_xact(Runtime *rt, struct StateTx *tx);

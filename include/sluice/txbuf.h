@@ -10,6 +10,7 @@
  *                       (what a scan lays over the committed rows)
  *   state_tx_append, state_tx_append_chunk, state_tx_appends_to   rows
  *                       appended to a stream (INSERT, COPY)
+ *   state_tx_relation   the relations it wrote
  *   state_tx_commit     the check against rows others committed meanwhile,
  *                       then everything in one durable write
  *
@@ -69,6 +70,9 @@ void state_tx_append(StateTx *tx, const CatRelation *rel, const Batch *b);
  * buffer takes (*chunk is left empty). */
 void state_tx_append_chunk(StateTx *tx, const CatRelation *rel, StrBuf *chunk);
 bool state_tx_appends_to(const StateTx *tx, const CatRelation *rel);
+
+/* The relations the block wrote: i from 0 while it returns one. */
+const CatRelation *state_tx_relation(const StateTx *tx, int i);
 
 /* What state_tx_commit found when it refused a key another session wrote
  * first: the relation and, for a row the block inserted and another

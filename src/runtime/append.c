@@ -11,6 +11,8 @@
  *                      off the loop under the modify lock (copy.c)
  *   rt_xact_new, rt_xact_free, rt_xact_empty   a block's buffer, for the
  *                      server (txbuf.h's StateTx)
+ *   rt_xact_check_relations   on the loop, before a COMMIT: 40001 when a
+ *                      relation the block wrote was dropped meanwhile
  *   rt_append_new_xact, rt_xact_commit, rt_xact_commit_async   a
  *                      transaction block's COMMIT: under the modify lock,
  *                      its keys checked against what others committed
@@ -104,6 +106,22 @@ void rt_xact_free(StateTx *tx)
 bool rt_xact_empty(const StateTx *tx)
 {
     return state_tx_empty(tx);
+}
+
+int rt_xact_check_relations(Runtime *rt, const StateTx *tx, SlError *err)
+{
+    const CatRelation *rel;
+    for (int i = 0; (rel = state_tx_relation(tx, i)) != NULL; i++) {
+        if (rt->cat != NULL && cat_lookup(rt->cat, rel->name) == rel)
+            continue;
+        sl_error(err, ERRCODE_T_R_SERIALIZATION_FAILURE,
+                 "could not serialize access due to concurrent DROP of \"%s\"", rel->name);
+        sl_error_detail(err, "Another session dropped or replaced \"%s\" after the "
+                             "transaction block wrote it.", rel->name);
+        sl_error_hint(err, "The transaction block was rolled back.");
+        return -1;
+    }
+    return 0;
 }
 
 bool rt_xact_commit_async(const Runtime *rt)

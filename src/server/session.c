@@ -864,6 +864,10 @@ static int xact_commit(Conn *c, struct StateTx *tx, JobKind kind, Portal *portal
                        const char *tag, SlError *err)
 {
     Runtime *rt = c->server->rt;
+    if (rt_xact_check_relations(rt, tx, err) < 0) {
+        rt_xact_free(tx);
+        return -1;
+    }
     if (!rt_xact_commit_async(rt)) {
         int rc = rt_xact_commit(rt, tx, err);
         rt_xact_free(tx);

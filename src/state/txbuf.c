@@ -5,7 +5,7 @@
  *   state_tx_new, state_tx_free, state_tx_empty, state_tx_bytes,
  *   state_tx_check_budget
  *   state_tx_lookup, state_tx_write, state_tx_range
- *   state_tx_append, state_tx_append_chunk, state_tx_appends_to
+ *   state_tx_append, state_tx_append_chunk, state_tx_appends_to, state_tx_relation
  *   state_tx_commit
  *
  * Keeps: the table keys the block wrote, in the order first written, with
@@ -291,6 +291,11 @@ void state_tx_append_chunk(StateTx *tx, const CatRelation *rel, StrBuf *chunk)
 bool state_tx_appends_to(const StateTx *tx, const CatRelation *rel)
 {
     return stream_of(tx, rel) != NULL;
+}
+
+const CatRelation *state_tx_relation(const StateTx *tx, int i)
+{
+    return tx != NULL && i >= 0 && i < tx->nrels ? tx->rels[i] : NULL;
 }
 
 /* The relation a key belongs to: 'T' + its oid (relstore.h). */
