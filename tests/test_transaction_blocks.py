@@ -21,6 +21,8 @@ import time
 import psycopg
 import pytest
 
+from pgwire_raw import Raw, bind, data_row, execute, parse, sync
+
 PROTOCOLS = ["simple", "extended"]
 
 
@@ -177,6 +179,29 @@ def test_a_relation_dropped_under_the_block_fails_its_commit(srv):
         with pytest.raises(psycopg.errors.SerializationFailure):
             a.execute("COMMIT")
         assert rows(b, "SELECT count(*) FROM dropped") == [(0,)]
+
+
+def test_a_portal_suspended_in_a_block_reads_committed_rows_after_it(srv):
+    """A portal suspended inside a block and run on after its COMMIT (in
+    the same pipeline) sees the committed rows: the correlated subquery
+    builds a scan per row, after the block's buffer is gone."""
+    with connect(srv, "extended") as c:
+        fresh_table(c, "susp")
+    with Raw(srv.port) as raw:
+        assert raw.startup()[-1] == (b"Z", b"I")
+        raw.send(parse("BEGIN"), bind(), execute(),
+                 parse("INSERT INTO susp VALUES (1, 'a'), (2, 'b')"), bind(), execute(),
+                 parse("SELECT (SELECT count(*) FROM susp WHERE susp.id <= g.i) "
+                       "FROM generate_series(1, 4) AS g(i)", name="q"),
+                 bind(portal="p", stmt="q"), execute("p", maxrows=1),
+                 parse("COMMIT"), bind(), execute(),
+                 execute("p"), sync())
+        out = raw.until_ready()
+        got = [data_row(body)[0] for kind, body in out if kind == b"D"]
+        assert got == [b"1", b"2", b"2", b"2"], out
+        assert out[-1] == (b"Z", b"I")
+    with connect(srv, "extended") as c:
+        assert rows(c, "SELECT count(*) FROM susp") == [(2,)]
 
 
 def test_a_disconnect_discards_the_block(srv):

@@ -924,8 +924,10 @@ static int start_statement(Conn *c, const Prepared *prep, const ParamValue *para
         }
         if (rt_run_begin(prep, params, nparams, &run, err) < 0)
             return -1;
-        rt_run_set_xact(run, c->xact == 'T' ? c->tx : NULL);
     }
+    /* the block it runs in now: a portal suspended in a block that ended
+     * since reads committed rows only (its open scans keep their copies) */
+    rt_run_set_xact(run, c->xact == 'T' ? c->tx : NULL);
     if (here) {
         /* a statement that reads the loop's state, with a row limit */
         RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err, 0,
