@@ -349,7 +349,7 @@ def test_a_block_over_a_table_and_a_stream_commits_as_one(srv):
         assert rows(c, "SELECT * FROM both_t") == [(1, "a")]
 
 
-def test_sigkill_inside_a_block_and_after_commit(sluiced):
+def test_sigkill_or_shutdown_inside_a_block_and_after_commit(sluiced):
     server = sluiced()
     with psycopg.connect(server.dsn, autocommit=True) as c:
         c.execute("CREATE TABLE k (id int PRIMARY KEY, t text)")
@@ -379,3 +379,14 @@ def test_sigkill_inside_a_block_and_after_commit(sluiced):
     with psycopg.connect(server.dsn, autocommit=True) as c:
         assert rows(c, "SELECT * FROM k") == [(2, "in block")]
         assert rows(c, "SELECT x FROM ks ORDER BY x") == [(1,), (2,)]
+    # A shutdown (SIGTERM) with a block open: discarded too.
+    c = psycopg.connect(server.dsn, autocommit=True)
+    c.execute("BEGIN")
+    c.execute("INSERT INTO k VALUES (3, 'open at shutdown')")
+    c.execute("INSERT INTO ks VALUES (3)")
+    assert server.stop() == 0
+    c.close()
+    server.start()
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        assert rows(c, "SELECT * FROM k") == [(2, "in block")]
+        assert rows(c, "SELECT count(*) FROM ks") == [(2,)]
