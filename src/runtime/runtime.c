@@ -454,7 +454,8 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
     r->q = q;
     r->role = rt_current_role();
     /* now() is the statement's start time in every operator, as PostgreSQL's
-     * transaction time is (each statement commits on its own). */
+     * transaction time is outside a block (inside one too, here: sluice
+     * differs there, docs/sql-reference.md "Transactions"). */
     r->now = ex_clock_now();
     r->cx = (ExCtx){.arena = &r->work, .err = &r->err, .st = st_of(rt), .endable_scans = true,
                     .params = r->params, .nparams = r->nparams, .now = r->now,

@@ -69,8 +69,8 @@
  * roll back (rt_block_refused: CREATE, DROP, ALTER, roles and GRANT) are
  * refused with 25001; a COPY into a stream adds its rows to the block
  * (copy_begin), one into a table and a COPY TO after the block wrote are
- * refused with 0A000.  At Sync outside a block the portals are dropped, as the
- * implicit transaction that held them ends.
+ * refused with 0A000.  At Sync outside a block the portals are dropped,
+ * as the implicit transaction that held them ends.
  *
  * Turns: session_consume handles a connection's whole messages for at most
  * TURN_BUDGET_NS of one loop turn; the rest waits for the next turn
@@ -929,7 +929,8 @@ static int start_statement(Conn *c, const Prepared *prep, const ParamValue *para
      * since reads committed rows only (its open scans keep their copies) */
     rt_run_set_xact(run, c->xact == 'T' ? c->tx : NULL);
     if (here) {
-        /* a statement that reads the loop's state, with a row limit */
+        /* a statement that reads the loop's state (with a row limit, or
+         * run to its end) */
         RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err, 0,
                       settings_statement_mem(c->settings), out->len};
         uint64_t sent = 0;
