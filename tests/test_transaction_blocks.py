@@ -183,8 +183,8 @@ def test_a_relation_dropped_under_the_block_fails_its_commit(srv):
 
 def test_a_portal_suspended_in_a_block_reads_committed_rows_after_it(srv):
     """A portal suspended inside a block and run on after its COMMIT (in
-    the same pipeline) sees the committed rows: the correlated subquery
-    builds a scan per row, after the block's buffer is gone."""
+    the same pipeline, the block's buffer gone) gives the block's rows,
+    committed by then."""
     with connect(srv, "extended") as c:
         fresh_table(c, "susp")
     with Raw(srv.port) as raw:
