@@ -110,6 +110,11 @@ struct ExCtx {
      * (group commit off the loop, runtime.h's RtAppend). */
     struct StrBuf      *defer_chunk;
     const CatRelation  *defer_rel;
+    /* Set by the caller inside a transaction block (txbuf.h): INSERT,
+     * UPDATE and DELETE buffer their writes there instead of committing
+     * them, and table scans and key checks see the committed rows with the
+     * block's writes laid over them. */
+    struct StateTx     *tx;
 };
 
 /* Builds the operators for a plan.  NULL with cx->err set on failure. */

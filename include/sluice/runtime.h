@@ -226,6 +226,36 @@ RtSetKind rt_setting(const Prepared *p, const char **name, const char **value, b
  * NULL for a statement that writes nothing. */
 const Node *rt_statement(const Prepared *p);
 const char *rt_write_command(const Prepared *p);
+/* The command tag of a statement that cannot take part in a transaction
+ * block (CREATE, DROP, ALTER, GRANT, ...: sluice cannot roll them back),
+ * which the server refuses inside one with 25001; NULL for the others. */
+const char *rt_block_refused(const Prepared *p);
+
+/* Transaction blocks (txbuf.h's StateTx, one per open block of a
+ * session): rt_run_set_xact makes a run's INSERT / UPDATE / DELETE buffer
+ * their writes in tx and its scans see them (NULL: each statement commits
+ * on its own).  rt_xact_commit writes a block's buffer in one durable
+ * write, one at a time with other table writers, after checking its keys
+ * against what others committed meanwhile (23505 for a key both
+ * inserted, 40001 for a row changed or deleted meanwhile); on the calling
+ * thread, which must not be the loop's unless rt_xact_commit_async says
+ * there is no pool.  rt_append_new_xact: that commit as an RtAppend run
+ * on the statements' pool (interruptible while it waits for the lock);
+ * it takes tx and frees it. */
+struct StateTx;
+struct RtRun;
+/* A block's buffer for the server, which does not reach into state/:
+ * made at BEGIN, freed at its end; rt_xact_empty: nothing to write. */
+struct StateTx *rt_xact_new(void);
+void      rt_xact_free(struct StateTx *tx);
+bool      rt_xact_empty(const struct StateTx *tx);
+void      rt_run_set_xact(struct RtRun *r, struct StateTx *tx);
+/* On the loop, where DDL runs, before the commit: 40001 (-1, err set)
+ * when a relation the block wrote was dropped or replaced since. */
+int       rt_xact_check_relations(Runtime *rt, const struct StateTx *tx, SlError *err);
+int       rt_xact_commit(Runtime *rt, struct StateTx *tx, SlError *err);
+bool      rt_xact_commit_async(const Runtime *rt);
+RtAppend *rt_append_new_xact(Runtime *rt, struct StateTx *tx);
 
 /* Statements on a worker thread.  rt_execute runs a statement on the
  * calling thread; the server instead runs the ones rt_on_worker accepts
@@ -305,6 +335,11 @@ RtCopyKind rt_copy_kind(const Prepared *p);
 bool rt_copy_binary(const Prepared *p);
 int  rt_copy_ncols(const Prepared *p);
 int  rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err);
+/* A COPY FROM inside a transaction block (right after rt_copy_begin): into
+ * a stream, its rows go to the block's buffer tx, written at its COMMIT;
+ * into a table, -1 with err set (0A000), the caller aborts the copy. */
+struct StateTx;
+int  rt_copy_set_xact(RtCopy *cp, struct StateTx *tx, SlError *err);
 int  rt_copy_data(RtCopy *cp, const char *data, size_t len, SlError *err);
 /* The same, but where the engine's pool runs appends, a part of a COPY
  * into a stream is left in *part (NULL otherwise) instead of written on

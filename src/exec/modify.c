@@ -11,6 +11,13 @@
  * stream is one stream_append of all its rows.  RETURNING rows are kept
  * until the commit and only then handed to emit.
  *
+ * Inside a transaction block (ExCtx.tx, txbuf.h) the statement's writes go
+ * to the block's buffer instead, once the statement succeeded, and an
+ * INSERT into a stream adds one chunk to it; key checks read the block's
+ * writes over the committed rows, and the buffer's size is held to
+ * statement_mem (53200).  The block's COMMIT writes them (runtime.h's
+ * rt_xact_commit).
+ *
  * Keys: the statement's own writes are tracked per storage key (puts,
  * deletes, in-place updates), so a key inserted twice is a duplicate, a
  * row inserted and then met again by ON CONFLICT DO UPDATE is PostgreSQL's
@@ -23,6 +30,8 @@
 #include "exec/op.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
+#include "sluice/settings.h"
+#include "sluice/txbuf.h"
 
 #include <stdio.h>
 
@@ -156,9 +165,20 @@ static int duplicate_key(Modify *md, const Batch *b, uint32_t row)
     return ex_duplicate_key(md->rel, b, row, md->cx->err);
 }
 
-/* Is key in the table (before this statement)?  1, 0, -1. */
+/* Is key in the table (before this statement, with the writes of the
+ * transaction block laid over it)?  1, 0, -1. */
 static int stored(Modify *md, const StrBuf *key, Arena *a, Batch *into, uint32_t row)
 {
+    const void *tval;
+    size_t tlen;
+    int t = state_tx_lookup(md->cx->tx, key->data, key->len, &tval, &tlen);
+    if (t == 0)
+        return 0;
+    if (t == 1) {
+        if (into != NULL && row_decode(tval, tlen, into, row, a) < 0)
+            return sl_error(md->cx->err, ERRCODE_INTERNAL_ERROR, "cannot decode a row");
+        return 1;
+    }
     if (into != NULL)
         return tbl_get(md->cx->st, md->rel, key, a, into, row, md->cx->err);
     void *val;
@@ -192,6 +212,14 @@ static int returning(Modify *md, Arena *scratch, const Batch *b, const uint32_t 
             return -1;
     rowbuf_append(&md->ret, &out);
     return 0;
+}
+
+/* The writes a transaction block holds count against statement_mem: past
+ * it the statement fails with 53200 (and so the block). */
+static int tx_check_memory(Modify *md)
+{
+    return state_tx_check_budget(md->cx->tx, settings_statement_mem(settings_current()),
+                                 md->cx->err);
 }
 
 /* ---------------------------------------------------------------- INSERT */
@@ -377,7 +405,12 @@ static int insert_stream(Modify *md, ExOp *src)
     all->nrows = total;
     for (int k = 0; k < rel->ncols; k++)
         all->cols[k].len = total;
-    if (total > 0 && md->cx->defer_chunk != NULL && md->m->nreturning == 0) {
+    if (total > 0 && md->cx->tx != NULL) {
+        /* inside a transaction block: appended at its COMMIT */
+        state_tx_append(md->cx->tx, rel, all);
+        if (tx_check_memory(md) < 0)
+            return -1;
+    } else if (total > 0 && md->cx->defer_chunk != NULL && md->m->nreturning == 0) {
         stream_chunk_add(md->cx->defer_chunk, all);
         md->cx->defer_rel = rel;
     } else if (total > 0) {
@@ -472,6 +505,20 @@ static int delete_batch(Modify *md, Arena *scratch, const Batch *b)
 
 static int commit(Modify *md)
 {
+    StateTx *tx = md->cx->tx;
+    if (tx != NULL) {
+        /* inside a transaction block: kept for its COMMIT, deletes first */
+        for (uint32_t i = 0; i < md->ndels; i++)
+            if (state_tx_write(tx, md->cx->st, md->rel, md->dels[i].key.ptr,
+                               md->dels[i].key.len, NULL, 0, md->cx->err) < 0)
+                return -1;
+        for (uint32_t i = 0; i < md->nputs; i++)
+            if (state_tx_write(tx, md->cx->st, md->rel, md->puts[i].key.ptr,
+                               md->puts[i].key.len, md->puts[i].val.ptr, md->puts[i].val.len,
+                               md->cx->err) < 0)
+                return -1;
+        return tx_check_memory(md);
+    }
     StateBatch *wb = state_batch_new();
     for (uint32_t i = 0; i < md->ndels; i++)
         state_batch_delete(wb, md->dels[i].key.ptr, md->dels[i].key.len);

@@ -9,6 +9,15 @@
  *   rt_append_new      an append of chunks encoded already (runtime_int.h)
  *   rt_append_new_copy, rt_append_has_pool   a COPY into a table, written
  *                      off the loop under the modify lock (copy.c)
+ *   rt_xact_new, rt_xact_free, rt_xact_empty   a block's buffer, for the
+ *                      server (txbuf.h's StateTx)
+ *   rt_xact_check_relations   on the loop, before a COMMIT: 40001 when a
+ *                      relation the block wrote was dropped meanwhile
+ *   rt_append_new_xact, rt_xact_commit, rt_xact_commit_async   a
+ *                      transaction block's COMMIT: under the modify lock,
+ *                      its keys checked against what others committed
+ *                      meanwhile (23505 / 40001), then one durable write
+ *                      (txbuf.h), run on the statements' pool
  *   rt_append_start    run it on that pool, then call done on the loop
  *   rt_append_interrupt  cancel a COPY into a table waiting for its lock
  *                      (or, still queued, for a worker: it never runs),
@@ -30,6 +39,8 @@
  */
 #include "runtime_int.h"
 #include "sluice/relstore.h"
+#include "sluice/rowcodec.h"
+#include "sluice/txbuf.h"
 
 #include <stdatomic.h>
 
@@ -37,6 +48,7 @@ struct RtAppend {
     PoolWork           work;
     Runtime           *rt;          /* its pools and state store */
     RtCopy            *copy;        /* a COPY into a table, or NULL */
+    StateTx           *tx;          /* a transaction block's COMMIT, or NULL */
     _Atomic int        interrupt;   /* its cancel (ex_interrupt_enter) */
     const CatRelation *rel;         /* referenced */
     StrBuf            *chunks;
@@ -81,9 +93,105 @@ RtAppend *rt_append_new_copy(Runtime *rt, RtCopy *cp)
     return ap;
 }
 
+StateTx *rt_xact_new(void)
+{
+    return state_tx_new();
+}
+
+void rt_xact_free(StateTx *tx)
+{
+    state_tx_free(tx);
+}
+
+bool rt_xact_empty(const StateTx *tx)
+{
+    return state_tx_empty(tx);
+}
+
+int rt_xact_check_relations(Runtime *rt, const StateTx *tx, SlError *err)
+{
+    const CatRelation *rel;
+    for (int i = 0; (rel = state_tx_relation(tx, i)) != NULL; i++) {
+        if (rt->cat != NULL && cat_lookup(rt->cat, rel->name) == rel)
+            continue;
+        sl_error(err, ERRCODE_T_R_SERIALIZATION_FAILURE,
+                 "could not serialize access due to concurrent DROP of \"%s\"", rel->name);
+        sl_error_detail(err, "Another session dropped or replaced \"%s\" after the "
+                             "transaction block wrote it.", rel->name);
+        sl_error_hint(err, "The transaction block was rolled back.");
+        return -1;
+    }
+    return 0;
+}
+
+bool rt_xact_commit_async(const Runtime *rt)
+{
+    return rt_append_has_pool(rt);
+}
+
+RtAppend *rt_append_new_xact(Runtime *rt, StateTx *tx)
+{
+    RtAppend *ap = sl_calloc(1, sizeof(RtAppend));
+    ap->rt = rt;
+    ap->tx = tx;
+    return ap;
+}
+
+/* The error of a COMMIT that another session's writes refused. */
+static void conflict_error(const StateTxConflict *conf, SlError *err)
+{
+    const CatRelation *rel = conf->rel;
+    if (conf->row != NULL && rel != NULL) {
+        Arena a;
+        arena_init(&a, 4096);
+        SlType *types = ARENA_ARRAY(&a, SlType, rel->ncols ? rel->ncols : 1);
+        for (int c = 0; c < rel->ncols; c++)
+            types[c] = rel->cols[c].type;
+        Batch *b = batch_alloc(&a, types, (uint32_t)rel->ncols, 1);
+        if (row_decode(conf->row, conf->rowlen, b, 0, &a) == 0) {
+            b->nrows = 1;
+            ex_duplicate_key(rel, b, 0, err);
+            sl_error_hint(err, "Another session committed a row with this key after the "
+                               "transaction block inserted it; the block was rolled back.");
+            arena_destroy(&a);
+            return;
+        }
+        arena_destroy(&a);
+    }
+    sl_error(err, ERRCODE_T_R_SERIALIZATION_FAILURE,
+             "could not serialize access due to concurrent update");
+    if (rel != NULL)
+        sl_error_detail(err, "Another session changed a row of \"%s\" that the transaction "
+                             "block wrote, and committed first.", rel->name);
+    sl_error_hint(err, "The transaction block was rolled back; run it again.");
+}
+
+int rt_xact_commit(Runtime *rt, StateTx *tx, SlError *err)
+{
+    if (state_tx_empty(tx))
+        return 0;
+    if (rt->st == NULL)
+        return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "no state store is open: cannot commit the transaction block");
+    if (rt_modify_lock(rt, err) < 0)
+        return -1;
+    StateTxConflict conf = {0};
+    int rc = state_tx_commit(tx, rt->st, &conf, err);
+    rt_modify_unlock(rt);
+    if (rc == -2)
+        conflict_error(&conf, err);
+    return rc < 0 ? -1 : 0;
+}
+
 static void work_cb(PoolWork *w)
 {
     RtAppend *ap = w->data;
+    if (ap->tx != NULL) {
+        const _Atomic int *old = ex_interrupt_enter(&ap->interrupt);
+        ap->rc = rt_xact_commit(ap->rt, ap->tx, &ap->err);
+        ex_interrupt_enter(old);
+        return;
+    }
     if (ap->copy != NULL) {
         uint64_t rows;
         const _Atomic int *old = ex_interrupt_enter(&ap->interrupt);
@@ -105,6 +213,8 @@ static void after_cb(PoolWork *w)
     sl_error_clear(&ap->err);
     if (ap->copy != NULL)
         rt_copy_abort(ap->copy);
+    else if (ap->tx != NULL)
+        state_tx_free(ap->tx);
     else
         cat_relation_unref(ap->rel);
     sl_free(ap);
@@ -121,7 +231,7 @@ static void interrupted(RtAppend *ap, int why)
 
 bool rt_append_interrupt(RtAppend *ap, int why)
 {
-    if (ap->copy == NULL) {
+    if (ap->copy == NULL && ap->tx == NULL) {
         /* A stream append still queued for a worker never runs: it ends
          * with the interrupt's error (after_cb, on a later loop turn).
          * One that started is written whole: it ends as its write does. */
@@ -143,6 +253,6 @@ void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg)
     ap->done = done;
     ap->arg = arg;
     ap->work.data = ap;
-    pool_submit(ap->copy != NULL ? ap->rt->statements : ap->rt->engine, &ap->work, work_cb,
-                after_cb);
+    pool_submit(ap->copy != NULL || ap->tx != NULL ? ap->rt->statements : ap->rt->engine,
+                &ap->work, work_cb, after_cb);
 }

@@ -5,6 +5,10 @@
  *                                 in binary format
  *   rt_copy_begin, rt_copy_data, rt_copy_data_deferred, rt_copy_end,
  *   rt_copy_end_deferred, rt_copy_abort, rt_copy_abort_with    COPY FROM
+ *   rt_copy_set_xact              a stream's COPY inside a transaction
+ *                                 block: its parts go to the block's
+ *                                 buffer, written at COMMIT (a table's
+ *                                 is refused, 0A000)
  *   rt_copy_insert                a table COPY's merge, key checks and
  *                                 write, off the loop (runtime_int.h)
  *   rt_copy_out                   COPY TO: one line of text per row
@@ -45,7 +49,9 @@
  * no more of the client's input meanwhile, and then calls it again with no
  * data for the rest of the input it holds: the loop never waits on a part.  A copy that fails half-way keeps the parts written before
  * (the error's detail counts their rows); one that fits in one part is
- * all or nothing (docs/sql-reference.md, COPY).
+ * all or nothing (docs/sql-reference.md, COPY).  Inside a transaction
+ * block (rt_copy_set_xact) the parts go to the block instead, none is
+ * deferred, and the whole COPY is written at COMMIT or not at all.
  *
  * The fast path (a stream without NOT NULL columns, every column copied in
  * order): each full batch is encoded at once into the stream's chunk format
@@ -72,6 +78,7 @@
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 #include "sluice/settings.h"
+#include "sluice/txbuf.h"
 #include "sluice/utf8.h"
 
 #include <stdio.h>
@@ -114,6 +121,8 @@ struct RtCopy {
     /* a table: the rows' keys and encodings, sorted in bounded memory */
     KvSort     *sort;
     StrBuf      key, val;
+    StateTx    *tx;             /* a stream's copy in a transaction block:
+                                 * its parts go to the block (txbuf.h) */
 };
 
 /* Charges mem for what buf and the chunks hold now. */
@@ -236,6 +245,28 @@ int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
     arena_set_account(&cp->rows, cp->mem);
     *out = cp;
     return 0;
+}
+
+int rt_copy_set_xact(RtCopy *cp, StateTx *tx, SlError *err)
+{
+    if (!cp->parts) {
+        sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                 "COPY FROM into a table cannot run inside a transaction block");
+        sl_error_hint(err, "Use INSERT inside the block, or COPY outside it.");
+        return -1;
+    }
+    cp->tx = tx;
+    return 0;
+}
+
+/* A part of a copy in a transaction block goes to the block, held to
+ * statement_mem (53200) with the block's other writes. */
+static int part_to_block(RtCopy *cp, SlError *err)
+{
+    for (int i = 0; i < cp->nchunks; i++)
+        state_tx_append_chunk(cp->tx, cp->spec->rel, &cp->chunks[i]);
+    cp->nchunks = 0;
+    return state_tx_check_budget(cp->tx, settings_statement_mem(settings_current()), err);
 }
 
 void rt_copy_abort(RtCopy *cp)
@@ -438,7 +469,7 @@ int rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err)
         return table_write(cp, rows, err);
     widen_batches(cp);
     ExCtx cx = {.arena = &cp->rows, .err = err, .st = cp->rt->st,
-                .open_scan = copy_open_scan, .open_scan_arg = cp};
+                .open_scan = copy_open_scan, .open_scan_arg = cp, .tx = cp->tx};
     rt_ctx_hooks(cp->rt, &cx);
     return ex_modify(&cx, cp->modify, NULL, NULL, rows);
 }
@@ -462,7 +493,8 @@ static int write_part(RtCopy *cp, SlError *err)
         for (int i = 0; i < cp->nchunks; i++)
             rows += stream_chunk_rows(&cp->chunks[i]);
         StreamAppend app = {cp->spec->rel, NULL, cp->nchunks, cp->chunks, 0};
-        rc = stream_append_many(cp->rt->st, &app, 1, NULL, err);
+        rc = cp->tx != NULL ? part_to_block(cp, err)
+                            : stream_append_many(cp->rt->st, &app, 1, NULL, err);
         for (int i = 0; i < cp->nchunks; i++)
             strbuf_free(&cp->chunks[i]);
         cp->nchunks = 0;
@@ -728,7 +760,7 @@ static int decode(RtCopy *cp, bool final, SlError *err)
  * (unless the error has one), since those rows stay. */
 static int failed(RtCopy *cp, SlError *err)
 {
-    if (cp->written > 0 && err->detail == NULL)
+    if (cp->written > 0 && cp->tx == NULL && err->detail == NULL)
         sl_error_detail(err, "%llu rows of this COPY were appended to stream \"%s\" before "
                              "the error and stay there: a COPY into a stream writes its rows "
                              "in parts of %zu kB.",
@@ -769,10 +801,10 @@ int rt_copy_data_deferred(RtCopy *cp, const char *data, size_t len, RtAppend **p
                           SlError *err)
 {
     *part = NULL;
-    cp->defer = cp->direct && cp->parts && rt_append_can_run(cp->rt);
+    cp->defer = cp->direct && cp->parts && cp->tx == NULL && rt_append_can_run(cp->rt);
     int rc = rt_copy_data(cp, data, len, err);
     cp->defer = false;
-    if (rc < 0 || !cp->direct || !part_full(cp))
+    if (rc < 0 || !cp->direct || cp->tx != NULL || !part_full(cp))
         return rc;
     uint64_t rows = 0;
     for (int i = 0; i < cp->nchunks; i++)
@@ -800,7 +832,7 @@ int rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **defer
     if (rc == 0)
         rc = check_budget(cp, err);
     uint64_t rows = 0;
-    if (rc == 0 && cp->direct && deferred != NULL && cp->nchunks > 0 &&
+    if (rc == 0 && cp->direct && deferred != NULL && cp->nchunks > 0 && cp->tx == NULL &&
         rt_append_can_defer(cp->rt)) {
         /* the last part: the server has it written off the loop */
         for (int i = 0; i < cp->nchunks; i++)

@@ -21,6 +21,8 @@
  *   rt_statement  the parse tree of a statement the server runs itself
  *                 (transaction statements, DEALLOCATE)
  *   rt_write_command  what a read-only transaction refuses
+ *   rt_block_refused  what a transaction block refuses (25001: DDL, roles)
+ *   rt_run_set_xact   the transaction block a run's writes go to
  *   rt_setting    what a SET / RESET / SHOW asks of the session
  *   rt_on_worker, rt_runnable, rt_run_begin, rt_run_exec, rt_run_fetch,
  *   rt_run_end    a statement run on a worker thread, in three steps; the
@@ -452,7 +454,8 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
     r->q = q;
     r->role = rt_current_role();
     /* now() is the statement's start time in every operator, as PostgreSQL's
-     * transaction time is (each statement commits on its own). */
+     * transaction time is outside a block (inside one too, here: sluice
+     * differs there, docs/sql-reference.md "Transactions"). */
     r->now = ex_clock_now();
     r->cx = (ExCtx){.arena = &r->work, .err = &r->err, .st = st_of(rt), .endable_scans = true,
                     .params = r->params, .nparams = r->nparams, .now = r->now,
@@ -726,6 +729,24 @@ const char *rt_write_command(const Prepared *p)
     default:
         return NULL;
     }
+}
+
+const char *rt_block_refused(const Prepared *p)
+{
+    switch (p->q->kind) {
+    case QUERY_CREATE:
+    case QUERY_DROP:
+    case QUERY_ALTER_CQ:
+    case QUERY_ROLE:
+        return p->q->tag;
+    default:
+        return NULL;
+    }
+}
+
+void rt_run_set_xact(RtRun *r, struct StateTx *tx)
+{
+    r->cx.tx = tx;
 }
 
 const char *rt_subscribe_name(const Prepared *p)

@@ -57,12 +57,20 @@
  * CHAIN] set the status byte of ReadyForQuery ('I', 'T', 'E'), with
  * PostgreSQL's warnings (25001, 25P01); after an error inside a block
  * every statement but COMMIT / ROLLBACK is refused with 25P02 until the
- * block ends.  Each statement still commits on its own: the block holds
- * SET LOCAL, the portals and its modes, fixed at its first query: READ
- * ONLY (25006 for a statement that writes) and the isolation level
- * (REPEATABLE READ and SERIALIZABLE, which sluice cannot give, are refused
- * with 0A000).  At Sync outside a block the portals are dropped, as the
- * implicit transaction that held them ends.
+ * block ends.  The block holds its writes (c->tx, txbuf.h: each run gets
+ * it through rt_run_set_xact), SET LOCAL, the portals and its modes, fixed
+ * at its first query: READ ONLY (25006 for a statement that writes) and
+ * the isolation level (REPEATABLE READ and SERIALIZABLE, which sluice
+ * cannot give, are refused with 0A000).  COMMIT of a block that wrote
+ * waits for rt_xact_commit on the statements' pool (wait_for; its error,
+ * 23505 or 40001 when another session committed first, ends the block
+ * all the same); ROLLBACK, COMMIT of a failed block and a closed
+ * connection drop the writes.  Inside a block, statements sluice cannot
+ * roll back (rt_block_refused: CREATE, DROP, ALTER, roles and GRANT) are
+ * refused with 25001; a COPY into a stream adds its rows to the block
+ * (copy_begin), one into a table and a COPY TO after the block wrote are
+ * refused with 0A000.  At Sync outside a block the portals are dropped,
+ * as the implicit transaction that held them ends.
  *
  * Turns: session_consume handles a connection's whole messages for at most
  * TURN_BUDGET_NS of one loop turn; the rest waits for the next turn
@@ -419,6 +427,8 @@ static int xact_modes_check(const XactModes *m, SlError *err)
  * which keeps the modes of the one before. */
 static void xact_start(Conn *c, bool chain)
 {
+    rt_xact_free(c->tx);
+    c->tx = rt_xact_new();
     settings_xact_begin(c->settings);
     c->xact = 'T';
     c->xact_queried = false;
@@ -451,7 +461,7 @@ static int xact_modes_apply(Conn *c, const XactModes *m, SlError *err)
  * status byte and its warnings, as PostgreSQL's xact.c does.  Returns 0
  * with tag set, or -1 with err set. */
 static int run_transaction(Conn *c, const TransactionStmt *s, char *tag, size_t tagsize,
-                           SlError *err)
+                           struct StateTx **commit_tx, SlError *err)
 {
     bool in_block = c->xact != 'I';
     switch (s->kind) {
@@ -485,6 +495,12 @@ static int run_transaction(Conn *c, const TransactionStmt *s, char *tag, size_t 
         bool commit = s->kind == TRANS_COMMIT && c->xact == 'T';
         settings_xact_end(c->settings, commit);
         c->xact = 'I';
+        /* the block's writes: the caller commits them; ROLLBACK drops them */
+        if (commit && !rt_xact_empty(c->tx))
+            *commit_tx = c->tx;
+        else
+            rt_xact_free(c->tx);
+        c->tx = NULL;
         if (s->chain)
             xact_start(c, true);
         else
@@ -529,6 +545,18 @@ static int xact_statement_check(Conn *c, const Prepared *prep, SlError *err)
     if (cmd != NULL)
         return sl_error(err, ERRCODE_READ_ONLY_SQL_TRANSACTION,
                         "cannot execute %s in a read-only transaction", cmd);
+    if (c->xact != 'I' && (cmd = rt_block_refused(prep)) != NULL) {
+        sl_error(err, ERRCODE_ACTIVE_SQL_TRANSACTION, "%s cannot run inside a transaction block",
+                 cmd);
+        sl_error_hint(err, "sluice cannot roll back %s: run it outside BEGIN ... COMMIT.", cmd);
+        return -1;
+    }
+    if (c->xact != 'I' && rt_copy_kind(prep) == RT_COPY_OUT && !rt_xact_empty(c->tx)) {
+        sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                 "COPY TO cannot run in a transaction block after it wrote rows");
+        sl_error_hint(err, "Use SELECT inside the block, or COPY after COMMIT.");
+        return -1;
+    }
     if (c->xact == 'T')
         c->xact_queried = true;
     return 0;
@@ -826,13 +854,36 @@ static void execute_tag(char *tag, size_t tagsize, int64_t sent)
         snprintf(tag, tagsize, "SELECT %lld", (long long)sent);
 }
 
+static void wait_for(Conn *c, RtAppend *ap, int kind, const char *tag, Portal *p);
+
+/* COMMIT of a block that wrote: its writes in one durable write, on the
+ * statements' pool (wait_for; the answer comes from wait_done_cb), or here
+ * when the Runtime has no pool.  Takes tx.  Returns 0 (done here), 3
+ * (waiting) or -1 with err set. */
+static int xact_commit(Conn *c, struct StateTx *tx, JobKind kind, Portal *portal,
+                       const char *tag, SlError *err)
+{
+    Runtime *rt = c->server->rt;
+    if (rt_xact_check_relations(rt, tx, err) < 0) {
+        rt_xact_free(tx);
+        return -1;
+    }
+    if (!rt_xact_commit_async(rt)) {
+        int rc = rt_xact_commit(rt, tx, err);
+        rt_xact_free(tx);
+        return rc;
+    }
+    wait_for(c, rt_append_new_xact(rt, tx), kind == JOB_SIMPLE ? 0 : 1, tag, portal);
+    return 3;
+}
+
 /* Runs prep: SET / SHOW and statements that touch the catalog here, the
  * others (rt_on_worker) on the thread pool; resume, when not NULL, is a
  * portal's suspended run to go on with.  Rows go to c->out as DataRows in
  * the given formats.  Returns 0 when it ran here to the end (tag set), 2
  * when it ran here up to maxrows rows and the portal is suspended
- * (portal->run), 1 when a job started (job_after_cb goes on), -1 with err
- * set. */
+ * (portal->run), 1 when a job started (job_after_cb goes on), 3 when a
+ * COMMIT waits for its write (wait_done_cb goes on), -1 with err set. */
 static int start_statement(Conn *c, const Prepared *prep, const ParamValue *params,
                            int nparams, const int16_t *formats, int nformats, char *tag,
                            size_t tagsize, SlError *err, JobKind kind, Portal *portal,
@@ -852,13 +903,18 @@ static int start_statement(Conn *c, const Prepared *prep, const ParamValue *para
             return 0;
         }
         const Node *stmt = rt_statement(prep);
-        if (IS_A(stmt, TransactionStmt))
-            return run_transaction(c, (const TransactionStmt *)stmt, tag, tagsize, err);
+        if (IS_A(stmt, TransactionStmt)) {
+            struct StateTx *commit_tx = NULL;
+            if (run_transaction(c, (const TransactionStmt *)stmt, tag, tagsize, &commit_tx,
+                                err) < 0)
+                return -1;
+            return commit_tx != NULL ? xact_commit(c, commit_tx, kind, portal, tag, err) : 0;
+        }
         if (IS_A(stmt, DeallocateStmt))
             return run_deallocate(c, (const DeallocateStmt *)stmt, tag, tagsize, err);
         if (xact_statement_check(c, prep, err) < 0)
             return -1;
-        if (here && (kind != JOB_EXECUTE_LIMIT || !rt_runnable(prep))) {
+        if (here && !rt_runnable(prep)) {
             RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err, 0,
                           settings_statement_mem(c->settings), out->len};
             if (rt_execute(prep, params, nparams, &rs.base, tag, tagsize, err) < 0)
@@ -869,8 +925,12 @@ static int start_statement(Conn *c, const Prepared *prep, const ParamValue *para
         if (rt_run_begin(prep, params, nparams, &run, err) < 0)
             return -1;
     }
+    /* the block it runs in now: a portal suspended in a block that ended
+     * since reads committed rows only (its open scans keep their copies) */
+    rt_run_set_xact(run, c->xact == 'T' ? c->tx : NULL);
     if (here) {
-        /* a statement that reads the loop's state, with a row limit */
+        /* a statement that reads the loop's state (with a row limit, or
+         * run to its end) */
         RowSink rs = {{NULL, row_sink_batch_cb}, c, out, formats, nformats, err, 0,
                       settings_statement_mem(c->settings), out->len};
         uint64_t sent = 0;
@@ -1014,7 +1074,6 @@ static void run_simple(Conn *c);
 static void extended_error(Conn *c, SlError *err, const char *sql);
 static void copy_in_failed(Conn *c, SlError *err, bool drop);
 static void copy_in_start(Conn *c, const Prepared *prep);
-static void wait_for(Conn *c, RtAppend *ap, WaitKind kind, const char *tag, Portal *p);
 
 static void wait_done_cb(void *arg, int rc, const SlError *err)
 {
@@ -1080,16 +1139,31 @@ static void wait_done_cb(void *arg, int rc, const SlError *err)
     conn_resume(c);
 }
 
-static void wait_for(Conn *c, RtAppend *ap, WaitKind kind, const char *tag, Portal *p)
+static void wait_for(Conn *c, RtAppend *ap, int kind, const char *tag, Portal *p)
 {
     SessionWait *w = sl_calloc(1, sizeof(SessionWait));
     w->c = c;
-    w->kind = kind;
+    w->kind = (WaitKind)kind;
     w->portal = p;
     w->ap = ap;
     snprintf(w->tag, sizeof(w->tag), "%s", tag);
     c->wait = w;
     rt_append_start(ap, wait_done_cb, w);
+}
+
+/* rt_copy_begin, and inside a transaction block the COPY's rows go to the
+ * block (a table's COPY is refused there).  0, or -1 with err set and no
+ * copy. */
+static int copy_begin(Conn *c, const Prepared *prep, SlError *err)
+{
+    if (rt_copy_begin(prep, &c->copy, err) < 0)
+        return -1;
+    if (c->xact == 'T' && rt_copy_set_xact(c->copy, c->tx, err) < 0) {
+        rt_copy_abort(c->copy);
+        c->copy = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 /* Runs the statements of c->sq from sq->next; stops at a COPY FROM STDIN
@@ -1130,7 +1204,7 @@ static void run_simple(Conn *c)
             break;
         }
         if (kind == RT_COPY_IN) {
-            if (rt_copy_begin(prep, &c->copy, &err) < 0) {
+            if (copy_begin(c, prep, &err) < 0) {
                 session_send_error(c, &err, sql, false);
                 break;
             }
@@ -1166,6 +1240,10 @@ static void run_simple(Conn *c)
         if (rc < 0) {
             session_send_error(c, &err, sql, false);
             break;
+        }
+        if (rc == 3) {
+            sq->next++;
+            return;         /* wait_done_cb goes on from the next statement */
         }
         if (rc > 0)
             return;         /* job_after_cb goes on from the next statement */
@@ -1669,7 +1747,7 @@ static void execute_copy(Conn *c, Portal *p, RtCopyKind ck)
         return;
     }
     if (ck == RT_COPY_IN) {
-        if (rt_copy_begin(prep, &c->copy, &err) < 0) {
+        if (copy_begin(c, prep, &err) < 0) {
             extended_error(c, &err, p->stmt->sql);
             return;
         }
@@ -1742,8 +1820,8 @@ static void handle_execute(Conn *c, PgwReader *r)
         extended_error(c, &err, p->stmt->sql);
         return;
     }
-    if (rc == 1)
-        return;     /* job_after_cb finishes it */
+    if (rc == 1 || rc == 3)
+        return;     /* job_after_cb or wait_done_cb finishes it */
     if (rc == 2) {
         send_simple(c, PGW_MSG_PORTAL_SUSPENDED);
         return;
@@ -2239,6 +2317,8 @@ void session_free(Conn *c)
     }
     names_clear(&c->portals, portal_free_entry);
     names_clear(&c->stmts, stmt_release_entry);
+    rt_xact_free(c->tx);       /* an open block's writes are dropped */
+    c->tx = NULL;
     auth_conn_free(c);
     settings_free(c->settings);
     sl_free(c->user);
