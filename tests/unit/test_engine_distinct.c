@@ -12,7 +12,6 @@
  * it has copies) over random batch splits, with fixed seeds.
  */
 #include "unit_set.h"
-#include "sql/parser.h"
 
 #define T(a, w) {(a), 0, (w)}
 
@@ -187,31 +186,6 @@ static void test_equal_values(void)
     h_close(&h);
 }
 
-static const CatRelation *lookup_cb(void *ctx, const char *name)
-{
-    return cat_lookup(ctx, name);
-}
-
-/* The DISTINCT node of a SELECT over stream s, in a. */
-static const Plan *distinct_of(Arena *a, const char *sql)
-{
-    SlError err = {0};
-    List *stmts;
-    Query *q;
-    SqlCatalog sc = {.lookup = lookup_cb, .ctx = data.cat};
-    if (sql_parse(a, sql, (int)strlen(sql), &stmts, &err) < 0 ||
-        sql_analyze_with(a, &sc, sql, list_nth(stmts, 0), NULL, 0, &q, &err) < 0) {
-        CHECK(false, "%s: %s", sql, err.message);
-        sl_error_clear(&err);
-        return NULL;
-    }
-    for (const Plan *p = q->plan; p != NULL; p = p->child)
-        if (p->kind == PLAN_DISTINCT)
-            return p;
-    CHECK(false, "%s: no distinct", sql);
-    return NULL;
-}
-
 static void test_plan(void)
 {
     CatColumn cols[2] = {{"a", {TYPE_INT8, -1}, false}, {"ts", {TYPE_TIMESTAMP, -1}, false}};
@@ -222,7 +196,7 @@ static void test_plan(void)
     CHECK(cat_create_relation(data.cat, &def, &rel, &err) == 0, "%s", err.message);
     Arena a;
     arena_init(&a, 0);
-    const Plan *p = distinct_of(&a, "SELECT DISTINCT a, ts FROM s");
+    const Plan *p = us_plan_of(&a, PLAN_DISTINCT, "SELECT DISTINCT a, ts FROM s");
     EngOp *op = p ? eng_op_distinct_plan(p, &us_time, &err) : NULL;
     CHECK(op != NULL, "%s", err.message);
     Harness h;
@@ -231,12 +205,12 @@ static void test_plan(void)
     expect_bag(&h.last, "from SQL", L("1|0", "2|0"), W(1, 1));
     h_close(&h);
     /* DISTINCT ON all the columns is DISTINCT */
-    p = distinct_of(&a, "SELECT DISTINCT ON (ts, a) a, ts FROM s");
+    p = us_plan_of(&a, PLAN_DISTINCT, "SELECT DISTINCT ON (ts, a) a, ts FROM s");
     op = p ? eng_op_distinct_plan(p, NULL, &err) : NULL;
     CHECK(op != NULL, "%s", err.message);
     eng_op_free(op);
     /* DISTINCT ON some: refused */
-    p = distinct_of(&a, "SELECT DISTINCT ON (a) a, ts FROM s ORDER BY a, ts");
+    p = us_plan_of(&a, PLAN_DISTINCT, "SELECT DISTINCT ON (a) a, ts FROM s ORDER BY a, ts");
     op = p ? eng_op_distinct_plan(p, NULL, &err) : NULL;
     CHECK(op == NULL && strcmp(err.sqlstate, "0A000") == 0, "%s", err.sqlstate);
     CHECK(err.message && strstr(err.message, "DISTINCT ON"), "%s", err.message);

@@ -11,7 +11,6 @@
  * multiplicity from its counts) over random batch splits, fixed seeds.
  */
 #include "unit_set.h"
-#include "sql/parser.h"
 
 #define T(a, w) {(a), 0, (w)}
 
@@ -164,30 +163,6 @@ static void test_types(void)
     }
 }
 
-static const CatRelation *lookup_cb(void *ctx, const char *name)
-{
-    return cat_lookup(ctx, name);
-}
-
-static const Plan *setop_of(Arena *a, const char *sql)
-{
-    SlError err = {0};
-    List *stmts;
-    Query *q;
-    SqlCatalog sc = {.lookup = lookup_cb, .ctx = data.cat};
-    if (sql_parse(a, sql, (int)strlen(sql), &stmts, &err) < 0 ||
-        sql_analyze_with(a, &sc, sql, list_nth(stmts, 0), NULL, 0, &q, &err) < 0) {
-        CHECK(false, "%s: %s", sql, err.message);
-        sl_error_clear(&err);
-        return NULL;
-    }
-    for (const Plan *p = q->plan; p != NULL; p = p->child)
-        if (p->kind == PLAN_SETOP)
-            return p;
-    CHECK(false, "%s: no set operation", sql);
-    return NULL;
-}
-
 static void test_plan(void)
 {
     static const char *const names[2] = {"l", "r"};
@@ -216,7 +191,7 @@ static void test_plan(void)
     arena_init(&a, 0);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         SlError err = {0};
-        const Plan *p = setop_of(&a, cases[i].sql);
+        const Plan *p = us_plan_of(&a, PLAN_SETOP, cases[i].sql);
         EngOp *op = p ? eng_op_setop_plan(p, &us_time, &us_time, &err) : NULL;
         CHECK(op != NULL, "%s: %s", cases[i].sql, err.message);
         if (op == NULL)

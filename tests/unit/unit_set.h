@@ -4,11 +4,12 @@
  * a harness running one operator of op_set.h in a graph over a real state
  * store, and the model the randomized checks compare with.
  *
- *   Bag, bag_*        a multiset of lines with weights
+ *   (Bag, bag_*       a multiset of lines with weights: unit_bag.h)
  *   us_cols, us_time  the rows of the tests: (a bigint, ts timestamp)
  *   Harness, h_*      an operator alone in a graph: batches of rows per
  *                     input committed, thrown away, rerun; restore; the
  *                     output's sum and the last batch's delta as bags
+ *   us_plan_of        the node of a kind in an analyzed SELECT's plan
  *   us_mult           the model's multiplicity of a row from its counts,
  *                     written from PostgreSQL's rules, not the operator's
  *   us_random         random inserts and retractions in random batches
@@ -22,9 +23,11 @@
 
 #include "unit.h"
 #include "unit_data.h"
+#include "unit_bag.h"
 #include "op_set.h"
 #include "sluice/exec.h"
 #include "sluice/rowcodec.h"
+#include "sql/parser.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,75 +38,6 @@ static const ColumnDesc us_cols[2] = {
     {"a", {TYPE_INT8, -1}}, {"ts", {TYPE_TIMESTAMP, -1}},
 };
 static const EngEdgeTime us_time = {1, {{1, 0}}};
-
-/* ------------------------------------------------------- a multiset of lines */
-
-typedef struct Line {
-    char    *text;
-    int64_t  w;
-} Line;
-
-typedef struct Bag {
-    Line *l;
-    int   n, cap;
-} Bag;
-
-static void bag_add(Bag *b, const char *text, int64_t w)
-{
-    if (w == 0)
-        return;
-    for (int i = 0; i < b->n; i++)
-        if (strcmp(b->l[i].text, text) == 0) {
-            b->l[i].w += w;
-            if (b->l[i].w == 0) {
-                free(b->l[i].text);
-                b->l[i] = b->l[--b->n];
-            }
-            return;
-        }
-    if (b->n == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 16;
-        b->l = realloc(b->l, sizeof(Line) * (size_t)b->cap);
-    }
-    b->l[b->n].text = strdup(text);
-    b->l[b->n].w = w;
-    b->n++;
-}
-
-static void bag_clear(Bag *b)
-{
-    for (int i = 0; i < b->n; i++)
-        free(b->l[i].text);
-    free(b->l);
-    memset(b, 0, sizeof(*b));
-}
-
-static int64_t bag_get(const Bag *b, const char *text)
-{
-    for (int i = 0; i < b->n; i++)
-        if (strcmp(b->l[i].text, text) == 0)
-            return b->l[i].w;
-    return 0;
-}
-
-/* Are a (got) and b (want) equal?  Prints the differences when not. */
-static bool bag_equal(const Bag *a, const Bag *b, const char *what)
-{
-    bool ok = true;
-    for (int i = 0; i < a->n; i++)
-        if (bag_get(b, a->l[i].text) != a->l[i].w) {
-            fprintf(stderr, "%s: %s: got %lld, want %lld\n", what, a->l[i].text,
-                    (long long)a->l[i].w, (long long)bag_get(b, a->l[i].text));
-            ok = false;
-        }
-    for (int i = 0; i < b->n; i++)
-        if (bag_get(a, b->l[i].text) == 0) {
-            fprintf(stderr, "%s: %s: got 0, want %lld\n", what, b->l[i].text,
-                    (long long)b->l[i].w);
-            ok = false;
-        }
-    return ok;
-}
 
 /* A row of the tests: a, ts (NULLV for NULL) and a weight. */
 typedef struct TRow {
@@ -253,6 +187,33 @@ static void expect_bag(const Bag *got, const char *what, const char *const *line
 #define W(...) ((const int64_t[]){__VA_ARGS__})
 #define ROWS(...) ((const TRow[]){__VA_ARGS__})
 #define NROWS(...) ((int)(sizeof((const TRow[]){__VA_ARGS__}) / sizeof(TRow)))
+
+static const CatRelation *lookup_cb(void *ctx, const char *name)
+{
+    return cat_lookup(ctx, name);
+}
+
+/* The first node of kind in a SELECT's plan (down the left children), in
+ * a; NULL (and a failed check) when there is none. */
+__attribute__((unused))
+static const Plan *us_plan_of(Arena *a, PlanKind kind, const char *sql)
+{
+    SlError err = {0};
+    List *stmts;
+    Query *q;
+    SqlCatalog sc = {.lookup = lookup_cb, .ctx = data.cat};
+    if (sql_parse(a, sql, (int)strlen(sql), &stmts, &err) < 0 ||
+        sql_analyze_with(a, &sc, sql, list_nth(stmts, 0), NULL, 0, &q, &err) < 0) {
+        CHECK(false, "%s: %s", sql, err.message);
+        sl_error_clear(&err);
+        return NULL;
+    }
+    for (const Plan *p = q->plan; p != NULL; p = p->child)
+        if (p->kind == kind)
+            return p;
+    CHECK(false, "%s: no %s", sql, plan_kind_name(kind));
+    return NULL;
+}
 
 /* ------------------------------------------------------------- the model */
 
