@@ -17,6 +17,7 @@
  */
 #include "unit.h"
 #include "unit_data.h"
+#include "unit_bag.h"
 #include "op_join.h"
 #include "sql/parser.h"
 #include "sluice/exec.h"
@@ -31,75 +32,6 @@ static const ColumnDesc side_cols[3] = {
     {"k", {TYPE_INT8, -1}}, {"v", {TYPE_INT8, -1}}, {"ts", {TYPE_TIMESTAMP, -1}},
 };
 static const EngEdgeTime side_time = {1, {{2, 0}}};
-
-/* ------------------------------------------------------- a multiset of lines */
-
-typedef struct Line {
-    char    *text;
-    int64_t  w;
-} Line;
-
-typedef struct Bag {
-    Line *l;
-    int   n, cap;
-} Bag;
-
-static void bag_add(Bag *b, const char *text, int64_t w)
-{
-    if (w == 0)
-        return;
-    for (int i = 0; i < b->n; i++)
-        if (strcmp(b->l[i].text, text) == 0) {
-            b->l[i].w += w;
-            if (b->l[i].w == 0) {
-                free(b->l[i].text);
-                b->l[i] = b->l[--b->n];
-            }
-            return;
-        }
-    if (b->n == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 16;
-        b->l = realloc(b->l, sizeof(Line) * (size_t)b->cap);
-    }
-    b->l[b->n].text = strdup(text);
-    b->l[b->n].w = w;
-    b->n++;
-}
-
-static void bag_clear(Bag *b)
-{
-    for (int i = 0; i < b->n; i++)
-        free(b->l[i].text);
-    free(b->l);
-    memset(b, 0, sizeof(*b));
-}
-
-static int64_t bag_get(const Bag *b, const char *text)
-{
-    for (int i = 0; i < b->n; i++)
-        if (strcmp(b->l[i].text, text) == 0)
-            return b->l[i].w;
-    return 0;
-}
-
-/* Are a and b equal?  Prints the differences when not. */
-static bool bag_equal(const Bag *a, const Bag *b, const char *what)
-{
-    bool ok = true;
-    for (int i = 0; i < a->n; i++)
-        if (bag_get(b, a->l[i].text) != a->l[i].w) {
-            fprintf(stderr, "%s: %s: got %lld, want %lld\n", what, a->l[i].text,
-                    (long long)a->l[i].w, (long long)bag_get(b, a->l[i].text));
-            ok = false;
-        }
-    for (int i = 0; i < b->n; i++)
-        if (bag_get(a, b->l[i].text) == 0) {
-            fprintf(stderr, "%s: %s: got 0, want %lld\n", what, b->l[i].text,
-                    (long long)b->l[i].w);
-            ok = false;
-        }
-    return ok;
-}
 
 static void fmt_val(char *p, size_t n, int64_t v)
 {
