@@ -77,7 +77,9 @@
       AT
       ENCRYPTED PASSWORD PRIVILEGES RENAME REVOKE ROLE UNTIL VALID
       CHAIN CHARACTERISTICS COMMITTED ISOLATION LEVEL NO PREPARED
-      READ RELEASE REPEATABLE SAVEPOINT SERIALIZABLE UNCOMMITTED WRITE.
+      READ RELEASE REPEATABLE SAVEPOINT SERIALIZABLE UNCOMMITTED WRITE
+      CURRENT EXCLUDE FOLLOWING GROUPS OTHERS PRECEDING RANGE ROW ROWS TIES
+      UNBOUNDED.
 
 /* Anything at all (the rule "anything"): a SET's value (the settings
  * parse it, from VariableSetStmt.value_offset), what follows a FOREIGN KEY's REFERENCES, and the
@@ -694,7 +696,27 @@ c_expr(A) ::= ARRAY(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_ARRA
 c_expr(A) ::= func_expr(X). { A = X; }
 
 func_expr(A) ::= func_application(F) filter_clause(W). { A = func_set_filter(p, F, W); }
-func_expr(A) ::= func_application(F) filter_clause(W) OVER LP opt_partition_clause(P) opt_sort_clause(S) RP. { A = func_set_over(p, func_set_filter(p, F, W), P, S); }
+func_expr(A) ::= func_application(F) filter_clause(W) OVER LP opt_partition_clause(P) opt_sort_clause(S) opt_frame_clause(R) RP. { A = func_set_frame(p, func_set_over(p, func_set_filter(p, F, W), P, S), R); }
+%type opt_frame_clause {WindowFrameDef *}
+opt_frame_clause(A) ::= . { A = NULL; }
+opt_frame_clause(A) ::= frame_mode(M) frame_bound(S) opt_frame_exclusion(E). { A = make_frame(p, M, &S, NULL, E); }
+opt_frame_clause(A) ::= frame_mode(M) BETWEEN frame_bound(S) AND frame_bound(T) opt_frame_exclusion(E). { A = make_frame(p, M, &S, &T, E); }
+%type frame_mode {int}
+frame_mode(A) ::= ROWS. { A = FRAME_ROWS; }
+frame_mode(A) ::= RANGE. { A = FRAME_RANGE; }
+frame_mode(A) ::= GROUPS. { A = FRAME_GROUPS; }
+%type frame_bound {FrameBound}
+frame_bound(A) ::= UNBOUNDED(T) PRECEDING. { A = make_frame_bound(p, BOUND_UNBOUNDED_PRECEDING, NULL, T.offset); }
+frame_bound(A) ::= UNBOUNDED(T) FOLLOWING. { A = make_frame_bound(p, BOUND_UNBOUNDED_FOLLOWING, NULL, T.offset); }
+frame_bound(A) ::= CURRENT(T) ROW. { A = make_frame_bound(p, BOUND_CURRENT_ROW, NULL, T.offset); }
+frame_bound(A) ::= a_expr(X) PRECEDING. { A = make_frame_bound(p, BOUND_PRECEDING, X, X->location); }
+frame_bound(A) ::= a_expr(X) FOLLOWING. { A = make_frame_bound(p, BOUND_FOLLOWING, X, X->location); }
+%type opt_frame_exclusion {int}
+opt_frame_exclusion(A) ::= . { A = EXCLUDE_NO_OTHERS; }
+opt_frame_exclusion(A) ::= EXCLUDE CURRENT ROW. { A = EXCLUDE_CURRENT_ROW; }
+opt_frame_exclusion(A) ::= EXCLUDE GROUP. { A = EXCLUDE_GROUP; }
+opt_frame_exclusion(A) ::= EXCLUDE TIES. { A = EXCLUDE_TIES; }
+opt_frame_exclusion(A) ::= EXCLUDE NO OTHERS. { A = EXCLUDE_NO_OTHERS; }
 %type opt_partition_clause {List *}
 opt_partition_clause(A) ::= . { A = NULL; }
 opt_partition_clause(A) ::= PARTITION BY expr_list(L). { A = L; }

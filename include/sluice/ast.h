@@ -132,6 +132,30 @@ typedef struct ColumnRef {
     List *names;        /* of const char *: [table.]column, or "*" last */
 } ColumnRef;
 
+/* A window frame: OVER (... {ROWS|RANGE|GROUPS} [BETWEEN] start [AND end]
+ * [EXCLUDE ...]), PostgreSQL's frame options. */
+typedef enum FrameMode { FRAME_DEFAULT, FRAME_ROWS, FRAME_RANGE, FRAME_GROUPS } FrameMode;
+typedef enum FrameBoundKind {
+    BOUND_UNBOUNDED_PRECEDING, BOUND_PRECEDING, BOUND_CURRENT_ROW, BOUND_FOLLOWING,
+    BOUND_UNBOUNDED_FOLLOWING
+} FrameBoundKind;
+typedef enum FrameExclude {
+    EXCLUDE_NO_OTHERS, EXCLUDE_CURRENT_ROW, EXCLUDE_GROUP, EXCLUDE_TIES
+} FrameExclude;
+
+typedef struct FrameBound {
+    FrameBoundKind kind;
+    Node          *offset;      /* n PRECEDING / n FOLLOWING, else NULL */
+    int            location;
+} FrameBound;
+
+typedef struct WindowFrameDef {
+    FrameMode    mode;
+    FrameBound   start, end;    /* a single bound: end is CURRENT ROW */
+    FrameExclude exclude;
+    int          location;
+} WindowFrameDef;
+
 typedef struct FuncCall {
     Node        hdr;
     const char *name;       /* the function's (last) name */
@@ -144,6 +168,7 @@ typedef struct FuncCall {
     bool        over;       /* a window function: f(...) OVER (...) */
     List       *over_partition;  /* PARTITION BY: of Node */
     List       *over_order;      /* ORDER BY: of SortBy */
+    WindowFrameDef *over_frame;  /* the frame clause, or NULL */
     int         over_col;   /* set by the analyzer: 1 + the column of the
                                Window node that computes it; 0 none yet */
 } FuncCall;

@@ -10,7 +10,8 @@
  *   make_array_type, make_join,
  *   join_set_alias                                          FROM items
  *   make_sublink, make_set_to_default, func_set_filter,
- *   func_set_order, func_set_over                           expression pieces
+ *   func_set_order, func_set_over, func_set_frame,
+ *   make_frame, make_frame_bound                            expression pieces
  *   make_column_def, make_constraint, make_watermark, make_def_elem,
  *   make_create, make_create_cq, make_drop, make_alter_cq, make_subscribe,
  *   make_explain, make_explain_cq, make_show, make_variable_reset  DDL
@@ -238,6 +239,39 @@ Node *func_set_over(Parse *p, Node *func, List *partition, List *order)
         f->over_order = order;
     }
     return func;
+}
+
+Node *func_set_frame(Parse *p, Node *func, WindowFrameDef *frame)
+{
+    SL_UNUSED(p);
+    if (IS_A(func, FuncCall))
+        ((FuncCall *)func)->over_frame = frame;
+    return func;
+}
+
+/* A frame clause as written; the analyzer checks its bounds (42P20). */
+WindowFrameDef *make_frame(Parse *p, int mode, const FrameBound *start, const FrameBound *end,
+                           int exclude)
+{
+    WindowFrameDef *f = ARENA_NEW(p->arena, WindowFrameDef);
+    f->mode = (FrameMode)mode;
+    f->start = *start;
+    if (end != NULL) {
+        f->end = *end;
+    } else {
+        f->end.kind = BOUND_CURRENT_ROW;
+        f->end.location = -1;
+    }
+    f->exclude = (FrameExclude)exclude;
+    f->location = start->location;
+    return f;
+}
+
+FrameBound make_frame_bound(Parse *p, FrameBoundKind kind, Node *offset, int location)
+{
+    SL_UNUSED(p);
+    FrameBound b = {kind, offset, location};
+    return b;
 }
 
 Node *func_set_order(Parse *p, Node *func, List *order)

@@ -196,6 +196,11 @@ Node *func_set_filter(Parse *p, Node *func, Node *filter);
 Node *func_set_order(Parse *p, Node *func, List *order);
 /* f(...) OVER (PARTITION BY partition ORDER BY order) */
 Node *func_set_over(Parse *p, Node *func, List *partition, List *order);
+/* OVER (... frame): the frame clause (NULL: none) of a window call. */
+Node *func_set_frame(Parse *p, Node *func, WindowFrameDef *frame);
+WindowFrameDef *make_frame(Parse *p, int mode, const FrameBound *start, const FrameBound *end,
+                           int exclude);
+FrameBound make_frame_bound(Parse *p, FrameBoundKind kind, Node *offset, int location);
 List *make_name_strs(Parse *p, List *l, const Token *t);
 
 Node *make_column_def(Parse *p, const Token *name, Node *type, List *constraints);
