@@ -24,8 +24,9 @@
  * CURRENT ROW / GROUP / TIES, which leave a frame of up to three runs of
  * rows.  RANGE with an offset compares the order key with each row's
  * key -/+ offset, columns the analyzer computes (in_range's sub/less and
- * its NULL rules).  Offsets are checked when the first partition starts:
- * 22004 NULL, 22013 negative.
+ * its NULL rules).  Offsets are checked before the first row (22004 NULL,
+ * 22013 a negative ROWS / GROUPS offset) and when the first partition
+ * starts (22013 a negative RANGE offset), as PostgreSQL does.
  *
  * An aggregate keeps one state (ex_aggset_*: FILTER, every aggregate the
  * Aggregate node runs).  While a row's frame has the same start as the
@@ -111,14 +112,15 @@ static bool int_arg(const WindowState *s, int c, int64_t r, int64_t *v)
 
 /* ---------------------------------------------------------------- frames */
 
-/* The offsets of ROWS and GROUPS, and the sign of RANGE's: once, when the
- * first partition starts (PostgreSQL checks them there too). */
-static int check_offsets(ExOp *op, WindowState *s)
+/* The offsets: NULL (22004) and ROWS and GROUPS's sign (22013) before the
+ * first row; RANGE's sign (range_sign) when the first partition starts.
+ * PostgreSQL checks them there too. */
+static int check_offsets(ExOp *op, WindowState *s, bool range_sign)
 {
     const Plan *p = op->plan;
-    if (s->offsets_checked)
+    if (range_sign && (p->u.window.mode != FRAME_RANGE || s->offsets_checked))
         return 0;
-    s->offsets_checked = true;
+    s->offsets_checked = range_sign;
     EvalCtx ecx = op_eval_ctx(op);
     ecx.arena = &s->scratch;
     Expr *offs[2] = {p->u.window.start_off, p->u.window.end_off};
@@ -135,12 +137,16 @@ static int check_offsets(ExOp *op, WindowState *s)
             return sl_error(op->cx->err, ERRCODE_NULL_VALUE_NOT_ALLOWED,
                             "frame %s offset must not be null", which);
         if (p->u.window.mode != FRAME_RANGE) {
+            if (range_sign)
+                continue;
             if (v.v.i64[0] < 0)
                 return sl_error(op->cx->err, ERRCODE_INVALID_PRECEDING_OR_FOLLOWING_SIZE,
                                 "frame %s offset must not be negative", which);
             *outs[k] = v.v.i64[0];
             continue;
         }
+        if (!range_sign)
+            continue;
         Vector neg;
         if (ex_eval(&ecx, negs[k], NULL, 1, &neg) < 0)
             return -1;
@@ -469,7 +475,7 @@ static int compute_partition(ExOp *op, WindowState *s, int64_t ps, int64_t pe)
     FramePos fp = {ps, ps};
     s->have_state = false;
     s->nt_bucket = 0;
-    if (check_offsets(op, s) < 0)
+    if (check_offsets(op, s, true) < 0)
         return -1;
     for (int64_t i = ps; i < pe; i++) {
         int64_t g = s->grp[i - ps];
@@ -579,7 +585,7 @@ static int window_compute(ExOp *op, WindowState *s)
     strbuf_init(&gkey);
     strbuf_init(&gprev);
     int64_t ps = 0;
-    rc = 0;
+    rc = check_offsets(op, s, false);
     while (ps < n && rc == 0) {
         row_key(s, p->u.window.part, p->u.window.npart, ps, tmp, &prev);
         int64_t pe = ps + 1;

@@ -197,6 +197,11 @@ static int window_args(Analyze *an, FuncCall *f, const WinFuncInfo *wf, Expr **a
     for (int i = 0; i < n; i++)
         if ((args[i] = an_transform(an, list_nth(f->args, i))) == NULL)
             return -1;
+    bool hypothetical = wf->func == WINDOW_FUNC_RANK || wf->func == WINDOW_FUNC_DENSE_RANK ||
+                        wf->func == WINDOW_FUNC_PERCENT_RANK || wf->func == WINDOW_FUNC_CUME_DIST;
+    if (hypothetical && n > 0)     /* PostgreSQL's hypothetical-set aggregates */
+        return sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, f->hdr.location,
+                           "WITHIN GROUP is required for ordered-set aggregate %s", f->name);
     if (f->star || n < wf->min_args || n > wf->max_args)
         return no_such_function(an, f, args, f->star ? 0 : n);
     switch (wf->func) {
