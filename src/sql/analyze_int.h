@@ -65,7 +65,10 @@ typedef struct AnWindows {
     bool        inside;     /* analyzing a call's arguments or window */
     bool        in_def;     /* ... its PARTITION BY / ORDER BY / frame */
     const char *refusal;
+    List       *defs;       /* the WINDOW clause: of WindowDef */
 } AnWindows;
+/* The WINDOW clause of the query level (names checked, expressions too). */
+int   an_window_clause(Analyze *an, List *defs);
 /* f(...) OVER (...): a column of the Window node that computes it. */
 Expr *an_window_call(Analyze *an, FuncCall *f);
 

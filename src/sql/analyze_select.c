@@ -477,8 +477,11 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
     if (expand_targets(an, s->targets, &t, &nt) < 0)
         goto out;
     /* window calls stack Window nodes on win.base (analyze_window.c) */
-    AnWindows win = {.base = base, .refusal = "GROUP BY"};
+    AnWindows win = {.base = base};
     an->win = &win;
+    if (s->windows != NULL && an_window_clause(an, s->windows) < 0)
+        goto out;
+    win.refusal = "GROUP BY";
 
     /* GROUP BY first: it decides whether window_start/window_end exist */
     Plan *agg = plan_new(an->a, PLAN_AGG, base, 0);

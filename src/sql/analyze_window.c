@@ -2,6 +2,8 @@
  * analyze_window.c -- window function calls, f(...) OVER (...), into
  * Window nodes.
  *
+ *   an_window_clause WINDOW name AS (...), ...: checked and kept for the
+ *                    calls (OVER name, OVER (name ...))
  *   an_window_call   one call -> a Project (the input's columns, then the
  *                    call's arguments, PARTITION BY and ORDER BY values
  *                    and RANGE bounds), a Sort by the partition and order
@@ -344,9 +346,87 @@ static int frame_clause(Analyze *an, FuncCall *f, Plan *w, Extra *x, int nb, Exp
     return 0;
 }
 
-Expr *an_window_call(Analyze *an, FuncCall *f)
+/* A window with what it copies from a WINDOW clause's definition resolved
+ * (PostgreSQL's rules: PARTITION BY comes only from the named window, its
+ * ORDER BY cannot be overridden, and one with a frame is only used bare). */
+typedef struct WinSpec {
+    List           *partition, *order;
+    WindowFrameDef *frame;
+} WinSpec;
+
+static int resolve_spec(Analyze *an, List *defs, int upto, const char *ref, bool bare,
+                        const WinSpec *own, int loc, WinSpec *out)
 {
-    int loc = f->hdr.location;
+    if (ref == NULL) {
+        *out = *own;
+        return 0;
+    }
+    int k;
+    for (k = upto - 1; k >= 0; k--)
+        if (strcmp(((WindowDef *)list_nth(defs, k))->name, ref) == 0)
+            break;
+    if (k < 0)
+        return sl_error_at(an->err, ERRCODE_UNDEFINED_OBJECT, loc,
+                           "window \"%s\" does not exist", ref);
+    const WindowDef *d = list_nth(defs, k);
+    WinSpec dspec = {d->partition, d->order, d->frame}, base;
+    if (resolve_spec(an, defs, k, d->refname, false, &dspec, d->location, &base) < 0)
+        return -1;
+    if (bare) {
+        *out = base;
+        return 0;
+    }
+    if (own->partition != NULL)
+        return sl_error_at(an->err, ERRCODE_WINDOWING_ERROR, loc,
+                           "cannot override PARTITION BY clause of window \"%s\"", ref);
+    if (own->order != NULL && base.order != NULL)
+        return sl_error_at(an->err, ERRCODE_WINDOWING_ERROR, loc,
+                           "cannot override ORDER BY clause of window \"%s\"", ref);
+    if (base.frame != NULL) {
+        sl_error_at(an->err, ERRCODE_WINDOWING_ERROR, loc,
+                    "cannot copy window \"%s\" because it has a frame clause", ref);
+        if (own->order == NULL && own->frame == NULL)
+            sl_error_hint(an->err, "Omit the parentheses in this OVER clause.");
+        return -1;
+    }
+    out->partition = base.partition;
+    out->order = own->order != NULL ? own->order : base.order;
+    out->frame = own->frame;
+    return 0;
+}
+
+int an_window_clause(Analyze *an, List *defs)
+{
+    AnWindows *win = an->win;
+    for (int i = 0; i < list_len(defs); i++) {
+        const WindowDef *d = list_nth(defs, i);
+        for (int k = 0; k < i; k++)
+            if (strcmp(((WindowDef *)list_nth(defs, k))->name, d->name) == 0)
+                return sl_error_at(an->err, ERRCODE_WINDOWING_ERROR, d->location,
+                                   "window \"%s\" is already defined", d->name);
+        WinSpec own = {d->partition, d->order, d->frame}, spec;
+        if (resolve_spec(an, defs, i, d->refname, false, &own, d->location, &spec) < 0)
+            return -1;
+        /* its expressions are checked even when no call uses it */
+        win->inside = win->in_def = true;
+        int np = list_len(d->partition), no = list_len(d->order);
+        for (int k = 0; k < np + no; k++) {
+            Node *n = k < np ? list_nth(d->partition, k)
+                             : ((SortBy *)list_nth(d->order, k - np))->node;
+            if (an_transform(an, n) == NULL) {
+                win->inside = win->in_def = false;
+                return -1;
+            }
+        }
+        win->inside = win->in_def = false;
+    }
+    win->defs = defs;
+    return 0;
+}
+
+Expr *an_window_call(Analyze *an, FuncCall *call)
+{
+    int loc = call->hdr.location;
     AnWindows *win = an->win;
     if (an->agg != NULL && an->agg->in_args) {
         sl_error_at(an->err, ERRCODE_GROUPING_ERROR, loc,
@@ -366,16 +446,25 @@ Expr *an_window_call(Analyze *an, FuncCall *f)
                                 : "window function calls cannot be nested");
         return NULL;
     }
-    if (f->distinct) {
+    if (call->distinct) {
         sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
                     "DISTINCT is not implemented for window functions");
         return NULL;
     }
-    if (f->agg_order != NULL) {
+    if (call->agg_order != NULL) {
         sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
                     "aggregate ORDER BY is not implemented for window functions");
         return NULL;
     }
+    /* the call with its window's definition resolved */
+    FuncCall copy = *call, *f = &copy;
+    WinSpec own = {call->over_partition, call->over_order, call->over_frame}, spec;
+    if (resolve_spec(an, win->defs, list_len(win->defs), call->over_ref, call->over_bare, &own,
+                     call->over_loc, &spec) < 0)
+        return NULL;
+    f->over_partition = spec.partition;
+    f->over_order = spec.order;
+    f->over_frame = spec.frame;
     const WinFuncInfo *wf = win_func(f->name);
     bool agg = wf == NULL && an_is_aggregate_name(f);
     if (wf == NULL && !agg) {
