@@ -264,6 +264,18 @@ static int window_agg(Analyze *an, FuncCall *f, AggCall *call)
     Expr *e = an_aggregate(an, f);
     an->agg = saved;
     an->agg_refusal = saved_ref;
+    if (e == NULL && strcmp(an->err->sqlstate, ERRCODE_GROUPING_ERROR) == 0 &&
+        an->err->message != NULL &&
+        strcmp(an->err->message, "aggregate function calls cannot be nested") == 0) {
+        /* sum(sum(x)) OVER (): an aggregate of the query level inside */
+        int pos = an->err->position;
+        sl_error_clear(an->err);
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, pos > 0 ? pos - 1 : -1,
+                    "window functions over aggregates are not supported yet");
+        sl_error_hint(an->err, "Aggregate in a subquery and apply the window function to "
+                               "its result.");
+        return -1;
+    }
     if (e == NULL)
         return -1;
     *call = tmp.calls[0];
