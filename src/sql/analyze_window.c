@@ -19,7 +19,9 @@
  * The checks and their SQLSTATEs are PostgreSQL 15's (parse_func.c,
  * parse_clause.c, gram.y's frame rules): 42P20 for misplaced calls and bad
  * frames, 0A000 for DISTINCT / ORDER BY / FILTER where PostgreSQL does not
- * implement them, 42P10 for an offset that reads a column.  RANGE with an
+ * implement them, 42P10 for an offset that reads a column.  Window
+ * functions in a query level with aggregates (sum(sum(x)) OVER ()) are not
+ * supported yet: 0A000 (here, or simple_select's check).  RANGE with an
  * offset takes one ORDER BY key of a numeric, date, timestamp[tz] or
  * interval type (PostgreSQL's in_range support functions); the bounds are
  * computed in numeric for the integer types, so they never overflow.
