@@ -8,8 +8,9 @@
  * xact_mode* for transaction modes), which records the node's text offset,
  * or passes a value up.
  * The tokenizer (src/sql/tokenize.c) feeds tokens; src/sql/parse.c drives
- * the parser, turning NOT before BETWEEN/IN/LIKE/ILIKE into NOT_LA and WITH
- * before TIME into WITH_LA (gram.y's lookahead tokens), and feeds a final
+ * the parser, turning NOT before BETWEEN/IN/LIKE/ILIKE into NOT_LA, WITH
+ * before TIME into WITH_LA (gram.y's lookahead tokens) and WINDOW before a
+ * name into WINDOW_LA (the WINDOW clause), and feeds a final
  * SEMI so the last statement needs no semicolon.
  *
  * Keywords: grammar/keywords.txt lists them with their categories
@@ -43,7 +44,7 @@
 %token ID STRING ICONST FCONST PARAM OP ILLEGAL.
 %token COMMA LP RP LBRACKET RBRACKET SEMI COLON DOT DOT_DOT TYPECAST COLON_EQUALS
        EQUALS_GREATER.
-%token NOT_LA WITH_LA.
+%token NOT_LA WITH_LA WINDOW_LA.
 
 /* Keywords declared before the rules below use them, so that their token
  * numbers do not move with the rules' order.  keywords.c maps each word of
@@ -77,7 +78,9 @@
       AT
       ENCRYPTED PASSWORD PRIVILEGES RENAME REVOKE ROLE UNTIL VALID
       CHAIN CHARACTERISTICS COMMITTED ISOLATION LEVEL NO PREPARED
-      READ RELEASE REPEATABLE SAVEPOINT SERIALIZABLE UNCOMMITTED WRITE.
+      READ RELEASE REPEATABLE SAVEPOINT SERIALIZABLE UNCOMMITTED WRITE
+      CURRENT EXCLUDE FOLLOWING GROUPS OTHERS PRECEDING RANGE ROW ROWS TIES
+      UNBOUNDED.
 
 /* Anything at all (the rule "anything"): a SET's value (the settings
  * parse it, from VariableSetStmt.value_offset), what follows a FOREIGN KEY's REFERENCES, and the
@@ -455,9 +458,9 @@ select_clause(A) ::= select_with_parens(X). { A = X; }
 
 /* SELECT [DISTINCT [ON (...)] | ALL] targets [FROM ...] [WHERE ...]
  *   [GROUP BY ...] [HAVING ...]; VALUES (...), ...; set operations */
-simple_select(A) ::= SELECT(S) opt_all target_list(T) from_clause(F) where_clause(W) group_clause(G) having_clause(H). { A = make_select(p, S.offset, false, T, F, W, G, H); }
-simple_select(A) ::= SELECT(S) DISTINCT target_list1(T) from_clause(F) where_clause(W) group_clause(G) having_clause(H). { A = make_select(p, S.offset, true, T, F, W, G, H); }
-simple_select(A) ::= SELECT(S) DISTINCT ON LP expr_list(O) RP target_list1(T) from_clause(F) where_clause(W) group_clause(G) having_clause(H). { A = select_set_distinct_on(p, make_select(p, S.offset, true, T, F, W, G, H), O); }
+simple_select(A) ::= SELECT(S) opt_all target_list(T) from_clause(F) where_clause(W) group_clause(G) having_clause(H) window_clause(N). { A = select_set_windows(p, make_select(p, S.offset, false, T, F, W, G, H), N); }
+simple_select(A) ::= SELECT(S) DISTINCT target_list1(T) from_clause(F) where_clause(W) group_clause(G) having_clause(H) window_clause(N). { A = select_set_windows(p, make_select(p, S.offset, true, T, F, W, G, H), N); }
+simple_select(A) ::= SELECT(S) DISTINCT ON LP expr_list(O) RP target_list1(T) from_clause(F) where_clause(W) group_clause(G) having_clause(H) window_clause(N). { A = select_set_windows(p, select_set_distinct_on(p, make_select(p, S.offset, true, T, F, W, G, H), O), N); }
 simple_select(A) ::= values_clause(X). { A = X; }
 simple_select(A) ::= select_clause(L) UNION set_quantifier(Q) select_clause(R). { A = make_setop(p, SETOP_UNION, Q, L, R); }
 simple_select(A) ::= select_clause(L) INTERSECT set_quantifier(Q) select_clause(R). { A = make_setop(p, SETOP_INTERSECT, Q, L, R); }
@@ -694,10 +697,48 @@ c_expr(A) ::= ARRAY(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_ARRA
 c_expr(A) ::= func_expr(X). { A = X; }
 
 func_expr(A) ::= func_application(F) filter_clause(W). { A = func_set_filter(p, F, W); }
-func_expr(A) ::= func_application(F) filter_clause(W) OVER LP opt_partition_clause(P) opt_sort_clause(S) RP. { A = func_set_over(p, func_set_filter(p, F, W), P, S); }
-%type opt_partition_clause {List *}
-opt_partition_clause(A) ::= . { A = NULL; }
-opt_partition_clause(A) ::= PARTITION BY expr_list(L). { A = L; }
+func_expr(A) ::= func_application(F) filter_clause(W) OVER window_spec(S). { A = func_set_window(p, func_set_filter(p, F, W), S); }
+func_expr(A) ::= func_application(F) filter_clause(W) OVER ID(N). { A = func_set_window(p, func_set_filter(p, F, W), make_window_def(p, &N, NULL, NULL, NULL, N.offset)); }
+%type window_spec {WindowDef *}
+window_spec(A) ::= LP(L) window_body(B). { A = window_def_ref(p, B, NULL, L.offset); }
+window_spec(A) ::= LP(L) ID(N) window_body(B). { A = window_def_ref(p, B, &N, L.offset); }
+/* No empty rule right after '(': a default reduce there would let an
+ * unreserved PARTITION, ROWS, RANGE or GROUPS fall back to a window name. */
+%type window_body {WindowDef *}
+window_body(A) ::= PARTITION BY expr_list(P) opt_sort_clause(S) opt_frame_clause(R) RP. { A = make_window_def(p, NULL, P, S, R, -1); }
+window_body(A) ::= sort_clause(S) opt_frame_clause(R) RP. { A = make_window_def(p, NULL, NULL, S, R, -1); }
+window_body(A) ::= frame_clause(R) RP. { A = make_window_def(p, NULL, NULL, NULL, R, -1); }
+window_body(A) ::= RP. { A = make_window_def(p, NULL, NULL, NULL, NULL, -1); }
+%type window_clause {List *}
+window_clause(A) ::= . { A = NULL; }
+window_clause(A) ::= WINDOW_LA window_def_list(L). { A = L; }
+%type window_def_list {List *}
+window_def_list(A) ::= window_def(D). { A = make_list1(p, D); }
+window_def_list(A) ::= window_def_list(L) COMMA window_def(D). { A = make_list_append(p, L, D); }
+%type window_def {WindowDef *}
+window_def(A) ::= ID(N) AS window_spec(S). { A = window_def_name(p, S, &N); }
+%type opt_frame_clause {WindowFrameDef *}
+opt_frame_clause(A) ::= . { A = NULL; }
+opt_frame_clause(A) ::= frame_clause(F). { A = F; }
+%type frame_clause {WindowFrameDef *}
+frame_clause(A) ::= frame_mode(M) frame_bound(S) opt_frame_exclusion(E). { A = make_frame(p, M, &S, NULL, E); }
+frame_clause(A) ::= frame_mode(M) BETWEEN frame_bound(S) AND frame_bound(T) opt_frame_exclusion(E). { A = make_frame(p, M, &S, &T, E); }
+%type frame_mode {int}
+frame_mode(A) ::= ROWS. { A = FRAME_ROWS; }
+frame_mode(A) ::= RANGE. { A = FRAME_RANGE; }
+frame_mode(A) ::= GROUPS. { A = FRAME_GROUPS; }
+%type frame_bound {FrameBound}
+frame_bound(A) ::= UNBOUNDED(T) PRECEDING. { A = make_frame_bound(p, BOUND_UNBOUNDED_PRECEDING, NULL, T.offset); }
+frame_bound(A) ::= UNBOUNDED(T) FOLLOWING. { A = make_frame_bound(p, BOUND_UNBOUNDED_FOLLOWING, NULL, T.offset); }
+frame_bound(A) ::= CURRENT(T) ROW. { A = make_frame_bound(p, BOUND_CURRENT_ROW, NULL, T.offset); }
+frame_bound(A) ::= a_expr(X) PRECEDING. { A = make_frame_bound(p, BOUND_PRECEDING, X, X->location); }
+frame_bound(A) ::= a_expr(X) FOLLOWING. { A = make_frame_bound(p, BOUND_FOLLOWING, X, X->location); }
+%type opt_frame_exclusion {int}
+opt_frame_exclusion(A) ::= . { A = EXCLUDE_NO_OTHERS; }
+opt_frame_exclusion(A) ::= EXCLUDE CURRENT ROW. { A = EXCLUDE_CURRENT_ROW; }
+opt_frame_exclusion(A) ::= EXCLUDE GROUP. { A = EXCLUDE_GROUP; }
+opt_frame_exclusion(A) ::= EXCLUDE TIES. { A = EXCLUDE_TIES; }
+opt_frame_exclusion(A) ::= EXCLUDE NO OTHERS. { A = EXCLUDE_NO_OTHERS; }
 func_application(A) ::= name_list(N) LP RP. { A = make_func_call(p, N, NULL, false, false); }
 func_application(A) ::= name_list(N) LP func_args(X) RP. { A = make_func_call(p, N, X, false, false); }
 func_application(A) ::= name_list(N) LP func_args(X) sort_clause(S) RP. { A = func_set_order(p, make_func_call(p, N, X, false, false), S); }

@@ -191,7 +191,9 @@ CROSS_JOIN = "SELECT count(*) FROM " + ", ".join(
     "SELECT count(*) FROM (SELECT g FROM generate_series(1, 20000000) g ORDER BY g DESC) s",
     "SELECT count(DISTINCT g) FROM generate_series(1, 20000000) g",
     "SELECT length(string_agg(repeat('y', 1000), ',')) FROM generate_series(1, 200000)",
-], ids=["cross-join-600", "repeat", "lpad", "sort", "distinct", "string_agg"])
+    "SELECT count(*) FROM (SELECT sum(g) OVER (), pad FROM (SELECT g, repeat('x', 100) AS pad "
+    "FROM generate_series(1, 2000000) g) t) s",
+], ids=["cross-join-600", "repeat", "lpad", "sort", "distinct", "string_agg", "window"])
 def test_statement_mem_ends_the_statement_not_the_server(mem_server, sql):
     server = mem_server
     with connect_u(server) as conn:

@@ -132,6 +132,42 @@ typedef struct ColumnRef {
     List *names;        /* of const char *: [table.]column, or "*" last */
 } ColumnRef;
 
+/* A window frame: OVER (... {ROWS|RANGE|GROUPS} [BETWEEN] start [AND end]
+ * [EXCLUDE ...]), PostgreSQL's frame options. */
+typedef enum FrameMode { FRAME_DEFAULT, FRAME_ROWS, FRAME_RANGE, FRAME_GROUPS } FrameMode;
+typedef enum FrameBoundKind {
+    BOUND_UNBOUNDED_PRECEDING, BOUND_PRECEDING, BOUND_CURRENT_ROW, BOUND_FOLLOWING,
+    BOUND_UNBOUNDED_FOLLOWING
+} FrameBoundKind;
+typedef enum FrameExclude {
+    EXCLUDE_NO_OTHERS, EXCLUDE_CURRENT_ROW, EXCLUDE_GROUP, EXCLUDE_TIES
+} FrameExclude;
+
+typedef struct FrameBound {
+    FrameBoundKind kind;
+    Node          *offset;      /* n PRECEDING / n FOLLOWING, else NULL */
+    int            location;
+} FrameBound;
+
+typedef struct WindowFrameDef {
+    FrameMode    mode;
+    FrameBound   start, end;    /* a single bound: end is CURRENT ROW */
+    FrameExclude exclude;
+    int          location;
+} WindowFrameDef;
+
+/* A window: WINDOW name AS (...)'s, or an OVER clause's.  refname: the
+ * window it starts from ((w ORDER BY ...)), or NULL. */
+typedef struct WindowDef {
+    const char     *name;       /* WINDOW name AS ...; NULL in OVER */
+    const char     *refname;
+    bool            bare;       /* OVER name, without parentheses */
+    List           *partition;  /* of Node */
+    List           *order;      /* of SortBy */
+    WindowFrameDef *frame;      /* or NULL */
+    int             location;
+} WindowDef;
+
 typedef struct FuncCall {
     Node        hdr;
     const char *name;       /* the function's (last) name */
@@ -144,6 +180,10 @@ typedef struct FuncCall {
     bool        over;       /* a window function: f(...) OVER (...) */
     List       *over_partition;  /* PARTITION BY: of Node */
     List       *over_order;      /* ORDER BY: of SortBy */
+    WindowFrameDef *over_frame;  /* the frame clause, or NULL */
+    const char *over_ref;       /* OVER w / OVER (w ...): the WINDOW it names */
+    bool        over_bare;      /* OVER w, without parentheses */
+    int         over_loc;
     int         over_col;   /* set by the analyzer: 1 + the column of the
                                Window node that computes it; 0 none yet */
 } FuncCall;
@@ -287,6 +327,7 @@ struct SelectStmt {
     Node *where;
     List *group_by;     /* of Node */
     Node *having;
+    List *windows;      /* WINDOW name AS (...), ...: of WindowDef */
     List *values;       /* VALUES: a List of rows, each a List of Node */
     SetOpKind   op;     /* SETOP_NONE: a plain SELECT or VALUES */
     bool        all;    /* UNION ALL ... */

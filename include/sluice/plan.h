@@ -46,8 +46,12 @@ typedef enum PlanKind {
                        in FROM */
 } PlanKind;
 
+/* A Window node's function: PostgreSQL's built-in window functions, or an
+ * aggregate over the frame (WINDOW_FUNC_AGG). */
 typedef enum WindowFunc {
-    WINDOW_FUNC_ROW_NUMBER, WINDOW_FUNC_RANK, WINDOW_FUNC_DENSE_RANK
+    WINDOW_FUNC_ROW_NUMBER, WINDOW_FUNC_RANK, WINDOW_FUNC_DENSE_RANK, WINDOW_FUNC_PERCENT_RANK,
+    WINDOW_FUNC_CUME_DIST, WINDOW_FUNC_NTILE, WINDOW_FUNC_LAG, WINDOW_FUNC_LEAD,
+    WINDOW_FUNC_FIRST_VALUE, WINDOW_FUNC_LAST_VALUE, WINDOW_FUNC_NTH_VALUE, WINDOW_FUNC_AGG
 } WindowFunc;
 
 /* An aggregate call of an Aggregate node: the aggregate sig (functions.h;
@@ -144,11 +148,32 @@ struct Plan {
                                            text form; the column its elements */
         } series;
         struct {
-            /* output: the child's columns, then the function's (bigint) */
+            /* output: the child's columns, then the function's value
+             * (cols[ncols - 1] has its type) */
             WindowFunc func;
+            const char *name;           /* as written, for EXPLAIN */
+            int        nargs;
+            int        args[3];         /* the child's columns holding the
+                                           arguments (not WINDOW_FUNC_AGG) */
+            AggCall    agg;             /* WINDOW_FUNC_AGG: args and FILTER
+                                           over the child's columns */
             int        npart, norder;
             int       *part;            /* the child's partition key columns */
             int       *order;           /* its order key columns */
+            /* the frame: mode FRAME_RANGE from UNBOUNDED PRECEDING to
+             * CURRENT ROW when none was written */
+            FrameMode      mode;
+            FrameBoundKind start, end;
+            FrameExclude   exclude;
+            Expr          *start_off, *end_off;  /* n PRECEDING/FOLLOWING: ROWS and
+                                                    GROUPS a bigint; RANGE the
+                                                    offset, for its checks */
+            Expr          *start_neg, *end_neg;  /* RANGE: offset < 0 */
+            /* RANGE with an offset: the child's columns holding the order
+             * key in the bounds' type, and each row's key -/+ offset for the
+             * start and end bounds (-1: none) */
+            int            range_key, range_start, range_end;
+            bool           desc, nulls_first;    /* of the one order key */
         } window;
     } u;
 };

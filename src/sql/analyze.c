@@ -529,19 +529,8 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
                     (const char *)list_nth(f->qual, 0));
         return NULL;
     }
-    if (f->over) {
-        /* the select list's window functions are computed by a Window node
-         * below the select list (analyze_select.c); elsewhere: refused */
-        if (f->over_col > 0) {
-            Expr *e = an_mk(an, EXPR_COLUMN, sl_type(TYPE_INT8), loc, 0, NULL);
-            e->index = f->over_col - 1;
-            return e;
-        }
-        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
-                    "window functions are supported only as a select-list item of a query "
-                    "without GROUP BY or aggregates");
-        return NULL;
-    }
+    if (f->over)
+        return an_window_call(an, f);
     if (an_is_aggregate_name(f))
         return an_aggregate(an, f);
     if ((f->distinct || f->filter || f->agg_order) && ex_func_exists(f->name, false)) {

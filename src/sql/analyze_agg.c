@@ -5,6 +5,7 @@
  *   an_is_aggregate_name   is this call an aggregate (count, sum, ...)?
  *   an_aggregate           an aggregate call -> an AggCall of the query level,
  *                          referenced by an EXPR_COLUMN of subkind COLREF_AGG
+ *   an_no_such_function    42883 for a call no signature matches
  *   an_window_spec         WINDOW(ts, size [, slide]) / SESSION(ts, gap)
  *   an_agg_finish          the Aggregate node's columns, after adding the
  *                          columns functionally dependent on a grouped key
@@ -39,6 +40,21 @@ static bool agg_call_equal(const AggCall *a, const AggCall *b)
     if ((a->filter == NULL) != (b->filter == NULL))
         return false;
     return a->filter == NULL || plan_expr_equal(a->filter, b->filter);
+}
+
+int an_no_such_function(Analyze *an, const char *name, Expr *const *args, int n, int loc)
+{
+    char call[256];
+    int off = snprintf(call, sizeof(call), "%s(", name);
+    for (int i = 0; i < n && off < (int)sizeof(call); i++)
+        off += snprintf(call + off, sizeof(call) - (size_t)off, "%s%s", i ? ", " : "",
+                        type_name(args[i]->type.id));
+    if (off < (int)sizeof(call))
+        snprintf(call + off, sizeof(call) - (size_t)off, ")");
+    sl_error_at(an->err, ERRCODE_UNDEFINED_FUNCTION, loc, "function %s does not exist", call);
+    sl_error_hint(an->err, "No function matches the given name and argument types. You "
+                           "might need to add explicit type casts.");
+    return -1;
 }
 
 Expr *an_aggregate(Analyze *an, FuncCall *f)
@@ -94,16 +110,7 @@ Expr *an_aggregate(Analyze *an, FuncCall *f)
     SlTypeId cast[2];
     const AggSig *sig = n <= 2 ? ex_agg_lookup(f->name, n, types, cast) : NULL;
     if (sig == NULL) {
-        char call[256];
-        int off = snprintf(call, sizeof(call), "%s(", f->name);
-        for (int i = 0; i < n && off < (int)sizeof(call); i++)
-            off += snprintf(call + off, sizeof(call) - (size_t)off, "%s%s", i ? ", " : "",
-                            type_name(args[i]->type.id));
-        if (off < (int)sizeof(call))
-            snprintf(call + off, sizeof(call) - (size_t)off, ")");
-        sl_error_at(an->err, ERRCODE_UNDEFINED_FUNCTION, loc, "function %s does not exist", call);
-        sl_error_hint(an->err, "No function matches the given name and argument types. You "
-                               "might need to add explicit type casts.");
+        an_no_such_function(an, f->name, args, n, loc);
         return NULL;
     }
     for (int i = 0; i < n; i++) {

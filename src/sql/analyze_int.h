@@ -52,7 +52,25 @@ typedef struct Analyze {
     Corr       *corr;       /* the innermost subquery being analyzed, or NULL */
     int         ncorrelated;/* correlated subqueries made (they run per row) */
     bool        on_loop;    /* reads a system relation or calls a loop function */
+    struct AnWindows *win;  /* the window calls of the query level, or NULL */
 } Analyze;
+
+/* The window function calls of a query level (analyze_window.c): each
+ * call stacks a Window node on base, whose columns start with the FROM
+ * clause's.  refusal names the clause being analyzed where calls are not
+ * allowed ("GROUP BY", "HAVING"), NULL where they are. */
+typedef struct AnWindows {
+    Plan       *base;
+    int         n;          /* calls made */
+    bool        inside;     /* analyzing a call's arguments or window */
+    bool        in_def;     /* ... its PARTITION BY / ORDER BY / frame */
+    const char *refusal;
+    List       *defs;       /* the WINDOW clause: of WindowDef */
+} AnWindows;
+/* The WINDOW clause of the query level (names checked, expressions too). */
+int   an_window_clause(Analyze *an, List *defs);
+/* f(...) OVER (...): a column of the Window node that computes it. */
+Expr *an_window_call(Analyze *an, FuncCall *f);
 
 /* ---- name scopes (analyze_from.c) ---- */
 
@@ -123,6 +141,17 @@ int   an_expand_star(Analyze *an, const char *qual, int loc, int **cols, int *nc
 /* A SELECT / VALUES / set operation -> its plan; names of the output
  * columns in plan->cols. */
 Plan *an_select(Analyze *an, SelectStmt *s, Scope *parent);
+/* Plan pieces of analyze_select.c that analyze_window.c builds with: a
+ * column of p, a Project of exprs over child, a Sort of child. */
+typedef struct SortSpec {
+    int  col;           /* in the Project's output */
+    bool desc;
+    bool nulls_first;
+} SortSpec;
+Expr *an_column_expr(Analyze *an, const Plan *p, int idx, int loc);
+Plan *an_project(Analyze *an, Plan *child, Expr **exprs, const char **names, int n);
+Plan *an_sort_plan(Analyze *an, Plan *child, const SortSpec *specs, int n);
+void  an_sort_dir(const SortBy *sb, SortSpec *sp);
 Expr *an_sublink(Analyze *an, SubLink *s);
 /* A select list (* expanded) over the current scope; unknowns become text. */
 int   an_target_list(Analyze *an, List *targets, Expr ***exprs, const char ***names, int *n);
@@ -132,6 +161,8 @@ int   an_select_stmt(Analyze *an, SelectStmt *s, Query *q);
 
 /* ---- aggregates and grouping (analyze_agg.c) ---- */
 Expr *an_aggregate(Analyze *an, FuncCall *f);
+/* 42883 "function name(types) does not exist" with PostgreSQL's hint: -1. */
+int   an_no_such_function(Analyze *an, const char *name, Expr *const *args, int n, int loc);
 bool  an_is_aggregate_name(const FuncCall *f);
 /* Rewrites an expression analyzed over the FROM output into one over the
  * Aggregate node's output: group expressions and aggregates become its

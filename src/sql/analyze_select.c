@@ -7,11 +7,14 @@
  *                    -> InitPlan, or a correlated subplan run per row
  *   an_coerce_plan   a plan's columns cast to given types
  *   an_target_list   a select list (with * expanded) -> expressions and names
+ *   an_column_expr, an_project, an_sort_plan, an_sort_dir
+ *                    plan pieces analyze_window.c builds with too
  *
  * The plan of a SELECT is built in PostgreSQL's order of evaluation:
  *
  *   FROM (joins) -> WHERE (pushed into the joins where it can go) ->
- *   Aggregate (GROUP BY, aggregates) -> HAVING -> Project (select list and
+ *   Aggregate (GROUP BY, aggregates) -> HAVING -> window functions (a
+ *   Project, Sort and Window node each) -> Project (select list and
  *   hidden ORDER BY columns) -> DISTINCT -> Sort -> Limit -> Project
  *   (dropping the hidden columns)
  *
@@ -55,7 +58,7 @@ typedef struct TargetEntry {
     int         loc;
 } TargetEntry;
 
-static Expr *column_expr(Analyze *an, const Plan *p, int idx, int loc)
+Expr *an_column_expr(Analyze *an, const Plan *p, int idx, int loc)
 {
     Expr *e = an_mk(an, EXPR_COLUMN, p->cols[idx].type, loc, 0, NULL);
     e->index = idx;
@@ -63,7 +66,7 @@ static Expr *column_expr(Analyze *an, const Plan *p, int idx, int loc)
 }
 
 /* A Project over child with the given expressions and names. */
-static Plan *project(Analyze *an, Plan *child, Expr **exprs, const char **names, int n)
+Plan *an_project(Analyze *an, Plan *child, Expr **exprs, const char **names, int n)
 {
     Plan *p = plan_new(an->a, PLAN_PROJECT, child, n);
     p->u.project.exprs = exprs;
@@ -137,7 +140,7 @@ static int expand_targets(Analyze *an, List *targets, TargetEntry **out, int *no
 static Expr *target_expr(Analyze *an, const TargetEntry *t)
 {
     if (t->raw == NULL)
-        return column_expr(an, an->scope->from, t->star_col, t->loc);
+        return an_column_expr(an, an->scope->from, t->star_col, t->loc);
     return an_transform(an, t->raw);
 }
 
@@ -267,13 +270,7 @@ out:
 
 /* ------------------------------------------------------------ ORDER BY */
 
-typedef struct SortSpec {
-    int  col;           /* in the Project's output */
-    bool desc;
-    bool nulls_first;
-} SortSpec;
-
-static void sort_dir(const SortBy *sb, SortSpec *sp)
+void an_sort_dir(const SortBy *sb, SortSpec *sp)
 {
     sp->desc = sb->dir == SORT_DESC;
     sp->nulls_first = sb->nulls == NULLS_DEFAULT ? sp->desc : sb->nulls == NULLS_FIRST;
@@ -332,7 +329,7 @@ static int resolve_sort_item(Analyze *an, Node *n, const TargetEntry *t, int nt,
     return (*ncols)++;
 }
 
-static Plan *sort_plan(Analyze *an, Plan *child, const SortSpec *specs, int n)
+Plan *an_sort_plan(Analyze *an, Plan *child, const SortSpec *specs, int n)
 {
     Plan *s = plan_new(an->a, PLAN_SORT, child, child->ncols);
     for (int c = 0; c < child->ncols; c++)
@@ -432,91 +429,14 @@ static Plan *sort_by_output(Analyze *an, Plan *p, SelectStmt *s)
                 return NULL;
             }
             specs[i].col = col;
-            sort_dir(sb, &specs[i]);
+            an_sort_dir(sb, &specs[i]);
         }
-        p = sort_plan(an, p, specs, n);
+        p = an_sort_plan(an, p, specs, n);
     }
     return limit_plan(an, p, s->limit, s->offset);
 }
 
 /* ---------------------------------------------------------- plain SELECT */
-
-/*
- * The window functions of a select list (items that are f(...) OVER (...),
- * f one of row_number, rank, dense_rank): for each, a Project that adds
- * its PARTITION BY and ORDER BY expressions as columns after the input's,
- * a Sort by them, and a Window node that appends the function's value.
- * The input's columns keep their positions, so the select list's column
- * references stay valid; the FuncCall records the value's column.  Returns
- * the new input (base itself without window functions), NULL on error.
- */
-static Plan *window_plans(Analyze *an, Plan *base, TargetEntry *t, int nt, int *nwindows)
-{
-    static const char *const funcs[] = {"row_number", "rank", "dense_rank"};
-    for (int i = 0; i < nt; i++) {
-        if (!IS_A(t[i].raw, FuncCall) || !((FuncCall *)t[i].raw)->over)
-            continue;
-        FuncCall *f = (FuncCall *)t[i].raw;
-        int fn = -1;
-        for (int k = 0; k < 3; k++)
-            if (strcmp(f->name, funcs[k]) == 0)
-                fn = k;
-        if (fn < 0 || f->args != NULL || f->star || f->distinct || f->filter) {
-            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, f->hdr.location,
-                        "window function %s is not supported yet", f->name);
-            sl_error_hint(an->err, "row_number(), rank() and dense_rank() are.");
-            return NULL;
-        }
-        int np = list_len(f->over_partition), no = list_len(f->over_order);
-        int nb = base->ncols;
-        Expr **exprs = ARENA_ARRAY(an->a, Expr *, nb + np + no);
-        const char **names = ARENA_ARRAY(an->a, const char *, nb + np + no);
-        for (int c = 0; c < nb; c++) {
-            exprs[c] = column_expr(an, base, c, -1);
-            names[c] = base->cols[c].name;
-        }
-        SortSpec *specs = ARENA_ARRAY(an->a, SortSpec, np + no);
-        an->agg_refusal = "window definitions";
-        for (int k = 0; k < np + no; k++) {
-            SortBy *sb = k >= np ? list_nth(f->over_order, k - np) : NULL;
-            Node *n = sb ? sb->node : list_nth(f->over_partition, k);
-            Expr *e = an_transform(an, n);
-            if (e == NULL) {
-                an->agg_refusal = NULL;
-                return NULL;
-            }
-            exprs[nb + k] = e;
-            names[nb + k] = "?column?";
-            specs[k].col = nb + k;
-            specs[k].desc = false;
-            specs[k].nulls_first = false;
-            if (sb != NULL)
-                sort_dir(sb, &specs[k]);
-        }
-        an->agg_refusal = NULL;
-        Plan *proj = project(an, base, exprs, names, nb + np + no);
-        for (int c = 0; c < nb; c++)
-            proj->quals[c] = base->quals[c];
-        Plan *sorted = np + no > 0 ? sort_plan(an, proj, specs, np + no) : proj;
-        Plan *w = plan_new(an->a, PLAN_WINDOW, sorted, sorted->ncols + 1);
-        for (int c = 0; c < sorted->ncols; c++)
-            plan_set_col(w, c, sorted->cols[c].name, sorted->cols[c].type, sorted->quals[c]);
-        plan_set_col(w, sorted->ncols, f->name, sl_type(TYPE_INT8), NULL);
-        w->u.window.func = (WindowFunc)fn;
-        w->u.window.npart = np;
-        w->u.window.norder = no;
-        w->u.window.part = ARENA_ARRAY(an->a, int, np ? np : 1);
-        w->u.window.order = ARENA_ARRAY(an->a, int, no ? no : 1);
-        for (int k = 0; k < np; k++)
-            w->u.window.part[k] = nb + k;
-        for (int k = 0; k < no; k++)
-            w->u.window.order[k] = nb + np + k;
-        f->over_col = sorted->ncols + 1;
-        base = w;
-        (*nwindows)++;
-    }
-    return base;
-}
 
 static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
 {
@@ -525,9 +445,11 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
     AggCollect *saved_agg = an->agg;
     const char *saved_ref = an->agg_refusal;
     AggCollect collect = {0};
+    AnWindows *saved_win = an->win;
     an->scope = &scope;
     an->agg = NULL;
     an->agg_refusal = NULL;
+    an->win = NULL;
     Plan *result = NULL;
 
     if (s->from != NULL) {
@@ -554,14 +476,18 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
     int nt;
     if (expand_targets(an, s->targets, &t, &nt) < 0)
         goto out;
-    int nwindows = 0;
-    if ((base = window_plans(an, base, t, nt, &nwindows)) == NULL)
+    /* window calls stack Window nodes on win.base (analyze_window.c) */
+    AnWindows win = {.base = base};
+    an->win = &win;
+    if (s->windows != NULL && an_window_clause(an, s->windows) < 0)
         goto out;
+    win.refusal = "GROUP BY";
 
     /* GROUP BY first: it decides whether window_start/window_end exist */
     Plan *agg = plan_new(an->a, PLAN_AGG, base, 0);
     if (s->group_by != NULL && group_by(an, s->group_by, t, nt, agg) < 0)
         goto out;
+    win.refusal = NULL;
     if (agg->u.agg.window.kind != WINDOW_NONE) {
         scope.has_window = true;
         scope.window_type = agg->u.agg.window.time->type;
@@ -583,9 +509,11 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
         names[i] = t[i].name;
     }
     Expr *having = NULL;
+    win.refusal = "HAVING";
     if (s->having != NULL &&
         (having = an_to_boolean(an, an_transform(an, s->having), "HAVING")) == NULL)
         goto out;
+    win.refusal = NULL;
     int nsort = list_len(s->sort), non = list_len(s->distinct_on);
     SortSpec *specs = ARENA_ARRAY(an->a, SortSpec, nsort + non + 1);
     int *on_cols = ARENA_ARRAY(an->a, int, non + 1);
@@ -607,7 +535,7 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
             goto out;
         }
         specs[i].col = col;
-        sort_dir(sb, &specs[i]);
+        an_sort_dir(sb, &specs[i]);
     }
     if (non > 0) {
         /* the DISTINCT ON keys lead the sort */
@@ -642,8 +570,8 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
     an->agg = NULL;
 
     /* the aggregate, when there is one */
-    Plan *top = base;
-    if (nwindows > 0 && (s->group_by != NULL || s->having != NULL || collect.n > 0)) {
+    Plan *top = win.base;
+    if (win.n > 0 && (s->group_by != NULL || s->having != NULL || collect.n > 0)) {
         sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->hdr.location,
                     "window functions with GROUP BY or aggregates are not supported yet");
         goto out;
@@ -665,7 +593,7 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
             top->u.filter.cond = having;
         }
     }
-    top = project(an, top, exprs, names, ncols);
+    top = an_project(an, top, exprs, names, ncols);
     if (s->distinct && s->distinct_on == NULL) {
         Plan *d = copy_cols(an, PLAN_DISTINCT, top);
         d->u.distinct.nkeys = nt;
@@ -675,7 +603,7 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
         top = d;
     }
     if (nsort > 0)
-        top = sort_plan(an, top, specs, nsort);
+        top = an_sort_plan(an, top, specs, nsort);
     if (non > 0) {
         Plan *d = copy_cols(an, PLAN_DISTINCT, top);
         d->u.distinct.nkeys = non;
@@ -688,14 +616,15 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
         /* drop the hidden ORDER BY columns */
         Expr **keep = ARENA_ARRAY(an->a, Expr *, nt ? nt : 1);
         for (int i = 0; i < nt; i++)
-            keep[i] = column_expr(an, top, i, -1);
-        top = project(an, top, keep, names, nt);
+            keep[i] = an_column_expr(an, top, i, -1);
+        top = an_project(an, top, keep, names, nt);
     }
     result = top;
 out:
     an->scope = saved_scope;
     an->agg = saved_agg;
     an->agg_refusal = saved_ref;
+    an->win = saved_win;
     return result;
 }
 
@@ -788,7 +717,7 @@ wrap:;
     Expr **exprs = ARENA_ARRAY(an->a, Expr *, p->ncols ? p->ncols : 1);
     const char **names = ARENA_ARRAY(an->a, const char *, p->ncols ? p->ncols : 1);
     for (int c = 0; c < p->ncols; c++) {
-        Expr *e = column_expr(an, p, c, -1);
+        Expr *e = an_column_expr(an, p, c, -1);
         if (e->type.id != types[c].id &&
             (e = an_coerce(an, e, sl_type(types[c].id), COERCE_IMPLICIT, -1)) == NULL) {
             char b1[64];
@@ -800,7 +729,7 @@ wrap:;
         exprs[c] = e;
         names[c] = p->cols[c].name;
     }
-    return project(an, p, exprs, names, p->ncols);
+    return an_project(an, p, exprs, names, p->ncols);
 }
 
 static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)

@@ -6,8 +6,10 @@
  * One query string may hold several statements separated by ';'; a SEMI is
  * fed after the last token so the last one needs none, and empty statements
  * are skipped.  Like gram.y's lexer filter (parser.c), the driver looks one
- * token ahead to turn NOT before BETWEEN/IN/LIKE/ILIKE into NOT_LA and WITH
- * before TIME into WITH_LA.  Also here: the grammar's error callbacks, which
+ * token ahead to turn NOT before BETWEEN/IN/LIKE/ILIKE into NOT_LA, WITH
+ * before TIME into WITH_LA, and WINDOW before a name into WINDOW_LA (the
+ * WINDOW clause: WINDOW is unreserved, and after a table a default reduce
+ * would otherwise let it fall back to an alias).  Also here: the grammar's error callbacks, which
  * record PostgreSQL's messages ("syntax error at or near ...", "at end of
  * input") with the offending token's position.
  */
@@ -77,7 +79,7 @@ int sql_parse(Arena *a, const char *sql, int len, List **stmts, SlError *err)
     int next_code = 0;
     bool have_next = false;
     while (code > 0 && !p.failed && !sl_error_set(err)) {
-        if (code == TK_NOT || code == TK_WITH) {
+        if (code == TK_NOT || code == TK_WITH || code == TK_WINDOW) {
             next_code = sql_lex(&lx, &next, err);
             have_next = true;
             if (next_code < 0)
@@ -87,6 +89,8 @@ int sql_parse(Arena *a, const char *sql, int len, List **stmts, SlError *err)
                 code = TK_NOT_LA;
             else if (code == TK_WITH && next_code == TK_TIME)
                 code = TK_WITH_LA;
+            else if (code == TK_WINDOW && next_code == TK_ID)
+                code = TK_WINDOW_LA;
         }
         sqlParser(parser, code, tok);
         if (have_next) {

@@ -10,7 +10,10 @@
  *   make_array_type, make_join,
  *   join_set_alias                                          FROM items
  *   make_sublink, make_set_to_default, func_set_filter,
- *   func_set_order, func_set_over                           expression pieces
+ *   func_set_order, func_set_over, func_set_window,
+ *   make_window_def, window_def_ref, window_def_name, make_frame,
+ *   make_frame_bound                                        expression pieces
+ *   select_set_windows                                      WINDOW clause
  *   make_column_def, make_constraint, make_watermark, make_def_elem,
  *   make_create, make_create_cq, make_drop, make_alter_cq, make_subscribe,
  *   make_explain, make_explain_cq, make_show, make_variable_reset  DDL
@@ -238,6 +241,83 @@ Node *func_set_over(Parse *p, Node *func, List *partition, List *order)
         f->over_order = order;
     }
     return func;
+}
+
+Node *func_set_window(Parse *p, Node *func, WindowDef *w)
+{
+    func = func_set_over(p, func, w->partition, w->order);
+    if (IS_A(func, FuncCall)) {
+        FuncCall *f = (FuncCall *)func;
+        f->over_frame = w->frame;
+        f->over_ref = w->refname;
+        f->over_bare = w->bare;
+        f->over_loc = w->location;
+    }
+    return func;
+}
+
+/* OVER (refname PARTITION BY ... ORDER BY ... frame), or with only refname
+ * and no parentheses (loc is then the name's): OVER name. */
+WindowDef *make_window_def(Parse *p, const Token *refname, List *partition, List *order,
+                           WindowFrameDef *frame, int loc)
+{
+    WindowDef *w = ARENA_NEW(p->arena, WindowDef);
+    w->refname = refname != NULL ? refname->z : NULL;
+    w->bare = refname != NULL && refname->offset == loc;
+    w->partition = partition;
+    w->order = order;
+    w->frame = frame;
+    w->location = loc;
+    return w;
+}
+
+/* OVER ([refname] ...): the window's '(' and the name it starts from. */
+WindowDef *window_def_ref(Parse *p, WindowDef *w, const Token *refname, int loc)
+{
+    SL_UNUSED(p);
+    w->refname = refname != NULL ? refname->z : NULL;
+    w->location = loc;
+    return w;
+}
+
+WindowDef *window_def_name(Parse *p, WindowDef *w, const Token *name)
+{
+    SL_UNUSED(p);
+    w->name = name->z;
+    w->location = name->offset;
+    return w;
+}
+
+Node *select_set_windows(Parse *p, Node *sel, List *windows)
+{
+    SL_UNUSED(p);
+    ((SelectStmt *)sel)->windows = windows;
+    return sel;
+}
+
+/* A frame clause as written; the analyzer checks its bounds (42P20). */
+WindowFrameDef *make_frame(Parse *p, int mode, const FrameBound *start, const FrameBound *end,
+                           int exclude)
+{
+    WindowFrameDef *f = ARENA_NEW(p->arena, WindowFrameDef);
+    f->mode = (FrameMode)mode;
+    f->start = *start;
+    if (end != NULL) {
+        f->end = *end;
+    } else {
+        f->end.kind = BOUND_CURRENT_ROW;
+        f->end.location = -1;
+    }
+    f->exclude = (FrameExclude)exclude;
+    f->location = start->location;
+    return f;
+}
+
+FrameBound make_frame_bound(Parse *p, FrameBoundKind kind, Node *offset, int location)
+{
+    SL_UNUSED(p);
+    FrameBound b = {kind, offset, location};
+    return b;
 }
 
 Node *func_set_order(Parse *p, Node *func, List *order)

@@ -196,6 +196,16 @@ Node *func_set_filter(Parse *p, Node *func, Node *filter);
 Node *func_set_order(Parse *p, Node *func, List *order);
 /* f(...) OVER (PARTITION BY partition ORDER BY order) */
 Node *func_set_over(Parse *p, Node *func, List *partition, List *order);
+/* OVER (...) or OVER name: the window of a call. */
+Node *func_set_window(Parse *p, Node *func, WindowDef *w);
+WindowDef *make_window_def(Parse *p, const Token *refname, List *partition, List *order,
+                           WindowFrameDef *frame, int loc);
+WindowDef *window_def_ref(Parse *p, WindowDef *w, const Token *refname, int loc);
+WindowDef *window_def_name(Parse *p, WindowDef *w, const Token *name);
+Node *select_set_windows(Parse *p, Node *sel, List *windows);
+WindowFrameDef *make_frame(Parse *p, int mode, const FrameBound *start, const FrameBound *end,
+                           int exclude);
+FrameBound make_frame_bound(Parse *p, FrameBoundKind kind, Node *offset, int location);
 List *make_name_strs(Parse *p, List *l, const Token *t);
 
 Node *make_column_def(Parse *p, const Token *name, Node *type, List *constraints);
