@@ -7,6 +7,7 @@
  *   eng_delta_*       make, append to, consolidate a delta
  *   EngOp, EngOpVt    one operator: its entry points, its inputs' and
  *                     output's columns, its key prefix in the state store
+ *   eng_op_new, eng_op_free  an operator's shell (every constructor's start)
  *   eng_emit          what an operator calls to send a delta downstream
  *   eng_emit_watermark  the same for its output watermark
  *   EngGraph          the operators of one query in topological order and

@@ -23,6 +23,8 @@
  *                              has the largest scale of the rows summed,
  *                              so 1.5 + 2.25 - 2.25 is 1.5, not 1.50
  *   bool_and, every, bool_or   the weight sum of the true arguments, and n
+ *   count(DISTINCT x)          the same multiset, and how many of its
+ *                              values have a weight > 0
  *   min, max                   a multiset: per distinct value its weight
  *                              sum, so the min after the min's retraction
  *                              is the next one; the extreme is kept while
@@ -35,8 +37,9 @@
  * scale), NULL for a group without a counted row (count: 0).  Calls whose
  * result cannot be kept exactly over retractions are refused at
  * construction (0A000): sum/avg of floating point (their rounding depends
- * on the order), of interval, string_agg (order), DISTINCT calls,
- * approx_count_distinct; sliding and session windows.  Without GROUP BY
+ * on the order), of interval, string_agg (order), DISTINCT calls other
+ * than count(DISTINCT), approx_count_distinct; sliding and session
+ * windows.  Without GROUP BY
  * and without a window the one group always has a row (count(*) = 0 over
  * nothing), emitted at the first flush.
  *
@@ -70,7 +73,9 @@
 
 typedef enum AccKind {
     ACC_COUNT, ACC_SUM_INT, ACC_SUM_INT8, ACC_AVG_INT, ACC_SUM_NUM, ACC_AVG_NUM,
-    ACC_BOOL_AND, ACC_BOOL_OR, ACC_MIN, ACC_MAX
+    ACC_BOOL_AND, ACC_BOOL_OR,
+    /* those with a multiset of their argument's values */
+    ACC_MIN, ACC_MAX, ACC_COUNT_DISTINCT
 } AccKind;
 
 /* One value of a min/max multiset. */
@@ -128,9 +133,15 @@ static int refuse(SlError *err, const char *what)
 
 static int acc_kind(const AggCall *c, AccKind *out, SlError *err)
 {
-    if (c->distinct)
-        return refuse(err, "an aggregate with DISTINCT");
     AggId id = c->sig->id;
+    if (c->distinct && id == AGG_COUNT) {
+        *out = ACC_COUNT_DISTINCT;
+        return 0;
+    }
+    if (c->distinct)
+        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                        "the operator graph cannot keep %s(DISTINCT) over retractions",
+                        c->sig->name);
     switch (id) {
     case AGG_COUNT_STAR: case AGG_COUNT: *out = ACC_COUNT; return 0;
     case AGG_SUM_INT2: case AGG_SUM_INT4: *out = ACC_SUM_INT; return 0;
@@ -233,7 +244,7 @@ static void group_init_accs(Agg *ag, Group *g)
     for (int j = 0; j < ag->spec.naggs; j++) {
         Acc *acc = &g->acc[j];
         num_from_int64(&ag->cache, 0, &acc->nsum);
-        if (ag->kinds[j] == ACC_MIN || ag->kinds[j] == ACC_MAX) {
+        if (ag->kinds[j] >= ACC_MIN) {
             acc->ms = arena_zalloc(&ag->cache, sizeof(EngMap));
             eng_map_init(acc->ms, &ag->cache);
         }
@@ -388,9 +399,10 @@ static int ms_load(EngOp *op, Agg *ag, Group *g, EngCtx *cx)
         void **slot = eng_map_upsert(g->acc[j].ms, kp + 1, rest - 1, &isnew);
         MsEntry *e = arena_zalloc(&ag->cache, sizeof(MsEntry));
         memcpy(&e->count, val, 8);
-        SlType t = ag->otypes[ag->spec.ngroups + (ag->windowed ? 2 : 0) + j];
+        if (e->count > 0)
+            g->acc[j].isum++;       /* count(DISTINCT): the values of weight > 0 */
         Batch b = {1, 1, &e->v};
-        vector_init(&e->v, &ag->cache, t, 1, true);
+        vector_init(&e->v, &ag->cache, ag->spec.aggs[j].args[0]->type, 1, true);
         if (row_decode((const uint8_t *)val + 8, vlen - 8, &b, 0, &ag->cache) < 0) {
             rc = corrupt(cx->err);
             break;
@@ -481,13 +493,16 @@ static int group_row(const Agg *ag, Group *g, Arena *a, SlError *err, Batch **ou
         Acc *acc = &g->acc[j];
         Vector *o = &b->cols[ng + nw + j];
         o->nulls[0] = 0;
-        if (acc->n == 0 && ag->kinds[j] != ACC_COUNT) {
+        if (acc->n == 0 && ag->kinds[j] != ACC_COUNT && ag->kinds[j] != ACC_COUNT_DISTINCT) {
             o->nulls[0] = 1;
             continue;
         }
         switch (ag->kinds[j]) {
         case ACC_COUNT:
             o->v.i64[0] = acc->n;
+            break;
+        case ACC_COUNT_DISTINCT:
+            o->v.i64[0] = (int64_t)acc->isum;
             break;
         case ACC_SUM_INT:
             if (acc->isum > INT64_MAX || acc->isum < INT64_MIN)
@@ -632,12 +647,17 @@ static int agg_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
                 if (a->v.b[i])
                     acc->isum += w;
                 break;
-            case ACC_MIN: case ACC_MAX: {
+            case ACC_MIN: case ACC_MAX: case ACC_COUNT_DISTINCT: {
                 strbuf_reset(&vk);
                 ex_key_encode(a, 1, i, &vk);
                 MsEntry *e = ms_entry(ag, acc, vk.data, vk.len, a, i);
+                int64_t before = e->count;
                 e->count += w;
                 e->dirty = true;
+                if (ag->kinds[j] == ACC_COUNT_DISTINCT) {
+                    acc->isum += (e->count > 0) - (before > 0);
+                    break;
+                }
                 int want = ag->kinds[j] == ACC_MIN ? -1 : 1;
                 if (e == acc->best) {
                     if (e->count <= 0)
@@ -812,7 +832,7 @@ static void agg_explain(const EngOp *op, StrBuf *out)
         }
     }
     strbuf_puts(out, ag->windowed ? " per tumbling window" : "");
-    strbuf_puts(out, ag->scalar ? " (one group)" : " (state: unbounded)");
+    strbuf_puts(out, op->bound == ENG_BOUND_NONE ? " (one group)" : " (state: unbounded)");
 }
 
 static void agg_free(EngOp *op)
@@ -866,6 +886,12 @@ EngOp *eng_op_aggregate_new(const ColumnDesc *in, int nin, const ColumnDesc *out
     op->in_ncols[0] = nin;
     op->out_cols = out;
     op->out_ncols = nout;
-    op->bound = ag->scalar ? ENG_BOUND_NONE : ENG_BOUND_UNBOUNDED;
+    /* one group without min/max keeps one key: no bound needed; groups
+     * and multisets grow with the distinct keys and values (windows are
+     * not yet closed by the watermark) */
+    bool multiset = false;
+    for (int j = 0; j < spec->naggs; j++)
+        multiset |= kinds[j] >= ACC_MIN;
+    op->bound = ag->scalar && !multiset ? ENG_BOUND_NONE : ENG_BOUND_UNBOUNDED;
     return op;
 }

@@ -4,7 +4,8 @@
  * table t (a few int, text, numeric and timestamp columns, NULLs, NaN)
  * in batches of random size, fed to the graphs of a list of queries --
  * aggregates over aggregates two and three levels deep, filters and
- * projections between them, HAVING, tumbling windows, FILTER clauses --
+ * projections between them, HAVING, tumbling windows, FILTER clauses,
+ * count(DISTINCT) --
  * as deltas (an update: the old row retracted and the new one inserted in
  * the same delta), each batch's state committed to a real StateStore.
  * After every batch, each graph's output summed over the batches (rows
@@ -46,6 +47,10 @@ static const char *const queries[] = {
     "SELECT k2, max(total), min(total), sum(cnt) FROM (SELECT b AS k2, a, sum(c) AS total, "
     "count(*) AS cnt FROM (SELECT * FROM t WHERE d IS NOT NULL) s GROUP BY b, a "
     "HAVING sum(c) IS NOT NULL) x GROUP BY k2",
+    "SELECT b, count(DISTINCT a), count(DISTINCT c) FILTER (WHERE a > 1), count(DISTINCT d) "
+    "FROM t GROUP BY b",
+    "SELECT nd, count(*), count(DISTINCT b) FROM (SELECT b, count(DISTINCT a % 3) AS nd FROM t "
+    "GROUP BY b) x GROUP BY nd",
 };
 #define NQ ((int)(sizeof(queries) / sizeof(queries[0])))
 
