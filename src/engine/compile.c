@@ -12,6 +12,10 @@
  *   AGG       aggregate (op_aggregate.c): no window or a tumbling one;
  *             calls it cannot keep exactly over retractions are refused
  *             by its constructor
+ *   JOIN      join (op_join.c, eng_op_join_plan): a stream (a stream's
+ *             scan under filters and projects) joined to a table (the
+ *             same over a table) is a lookup join; any other a regular
+ *             one, unbounded (no event-time columns are tracked yet)
  *   a graph whose output would be a source itself gets a project of its
  *             columns, so the output is an operator's
  * Every other node is refused with 0A000 "the operator graph does not yet
@@ -22,6 +26,7 @@
  * subquery is refused too: its retraction would not cancel its insertion.
  */
 #include "compile.h"
+#include "op_join.h"
 #include "ops.h"
 
 #include <string.h>
@@ -80,17 +85,40 @@ static int check_expr(Walk *w, const Expr *e)
     return 0;
 }
 
-static int add(Walk *w, EngOp *op, int producer)
+static int add_n(Walk *w, EngOp *op, const int *producers)
 {
     if (op == NULL)
         return INT32_MIN;
-    int id = eng_graph_add(w->g, op, &producer);
+    int id = eng_graph_add(w->g, op, producers);
     if (id < 0) {
         eng_op_free(op);
         sl_error(w->err, ERRCODE_INTERNAL_ERROR, "operator graph built out of order");
         return INT32_MIN;
     }
     return id;
+}
+
+static int add(Walk *w, EngOp *op, int producer)
+{
+    return add_n(w, op, &producer);
+}
+
+/* p reads a table's rows as they are: a SCAN of a table under FILTERs and
+ * PROJECTs (the side a lookup join keeps as the table). */
+static bool table_read(const Plan *p)
+{
+    while (p->kind == PLAN_FILTER || p->kind == PLAN_PROJECT)
+        p = p->child;
+    return p->kind == PLAN_SCAN && p->u.scan.rel != NULL && p->u.scan.rel->kind == REL_TABLE;
+}
+
+/* p's rows are a stream's, only ever inserted: a SCAN of a stream under
+ * FILTERs and PROJECTs. */
+static bool append_only(const Plan *p)
+{
+    while (p->kind == PLAN_FILTER || p->kind == PLAN_PROJECT)
+        p = p->child;
+    return p->kind == PLAN_SCAN && p->u.scan.rel != NULL && p->u.scan.rel->kind == REL_STREAM;
 }
 
 /* The producer of p's rows (an operator index, or -1 - source), or
@@ -150,6 +178,23 @@ static int walk(Walk *w, const Plan *p)
                            p->u.agg.window};
         return add(w, eng_op_aggregate_new(p->child->cols, p->child->ncols, p->cols, p->ncols,
                                            &spec, w->err), in);
+    }
+    case PLAN_JOIN: {
+        int in[2] = {walk(w, p->child), INT32_MIN};
+        if (in[0] == INT32_MIN || (in[1] = walk(w, p->right)) == INT32_MIN)
+            return INT32_MIN;
+        for (int k = 0; k < p->u.join.nkeys; k++)
+            if (check_expr(w, p->u.join.lkeys[k]) < 0 || check_expr(w, p->u.join.rkeys[k]) < 0)
+                return INT32_MIN;
+        if (check_expr(w, p->u.join.residual) < 0)
+            return INT32_MIN;
+        /* no event-time columns are tracked through the walk yet: no
+         * interval bound, the join keeps both sides (unbounded) */
+        EngEdgeTime none = {0};
+        int lookup = table_read(p->right) && append_only(p->child)   ? 1
+                     : table_read(p->child) && append_only(p->right) ? 0
+                                                                     : -1;
+        return add_n(w, eng_op_join_plan(p, &none, &none, lookup, w->err), in);
     }
     default:
         refuse_kind(w, plan_kind_name(p->kind));

@@ -13,8 +13,8 @@
 
 /* The graph of plan for query oid: each SCAN is a source (numbered in the
  * order the walk meets them, left to right; (*scans)[s] is source s's
- * SCAN node, the array in a), FILTER, PROJECT and AGG (no window, or a
- * tumbling one) their operators, nested to any depth.  Anything else is
+ * SCAN node, the array in a), FILTER, PROJECT, AGG (no window, or a
+ * tumbling one) and JOIN their operators, nested to any depth.  Anything else is
  * refused: NULL with err set (0A000, naming the node or the expression).
  * The graph points into plan's expressions and columns: the plan's arena
  * must outlive it. */

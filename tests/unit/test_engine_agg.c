@@ -11,8 +11,9 @@
  * cache dropped (restore) and the graph built anew between batches, a
  * batch thrown away before its commit, a batch that fails (nothing of it
  * stays), the state keys the aggregate leaves, each operator's EXPLAIN
- * line and state figures, and the rewriter's refusals (0A000) of what the
- * graph does not run.
+ * line and state figures, a stream joined to a table compiled as a lookup
+ * join, and the rewriter's refusals (0A000) of what the graph does not
+ * run.
  */
 #include "unit_engine.h"
 #include "sluice/bytes.h"
@@ -336,6 +337,50 @@ static void test_explain(void)
     strbuf_free(&text);
 }
 
+/* One batch of a two-source graph: rows l into source 0, r into source 1
+ * (n 0: no delta), each of weight w; checks the output deltas. */
+static void batch2(EngGraph *g, UeOut *o, const char *const *l, int nl, const char *const *r,
+                   int nr, const int64_t *w, const char *want)
+{
+    Arena a;
+    arena_init(&a, 0);
+    EngDelta dl = ue_delta(&a, env.scans[0]->cols, env.scans[0]->ncols, l, w, nl);
+    EngDelta dr = ue_delta(&a, env.scans[1]->cols, env.scans[1]->ncols, r, w, nr);
+    const EngDelta *ds[2] = {nl > 0 ? &dl : NULL, nr > 0 ? &dr : NULL};
+    StrBuf err;
+    strbuf_init(&err);
+    CHECK(ue_run(&env, g, ds, &a, o, true, &err) == 0, "%s", err.data);
+    const char *got = o->batch.data ? o->batch.data : "";
+    CHECK(strcmp(got, want) == 0, "\n  got:  %s\n  want: %s", got, want);
+    strbuf_free(&err);
+    arena_destroy(&a);
+}
+
+/* A stream joined to a table is a lookup join (the rewriter's choice): a
+ * stream row joins the table as the batch leaves it, and a later change
+ * of the table does not retract what it joined. */
+static void test_lookup_join(void)
+{
+    StrBuf err;
+    strbuf_init(&err);
+    EngGraph *g = ue_compile(&env, "SELECT ev.k, ev.x, u.v FROM ev JOIN u ON ev.k = u.k", 108,
+                             &err);
+    CHECK(g != NULL, "%s", err.data);
+    CHECK(env.nscans == 2 && strcmp(env.scans[0]->u.scan.rel->name, "ev") == 0);
+    UeOut o;
+    ue_out_init(&o);
+    const char *u1[] = {"a|1|NULL|NULL"}, *ev1[] = {"a|10"}, *ev2[] = {"a|11"};
+    const char *u2[] = {"a|1|NULL|NULL", "a|2|NULL|NULL"};
+    int64_t one[] = {1}, upd[] = {-1, 1};
+    batch2(g, &o, NULL, 0, u1, 1, one, "");
+    batch2(g, &o, ev1, 1, NULL, 0, one, "+1 a|10|1\n");
+    batch2(g, &o, NULL, 0, u2, 2, upd, "");
+    batch2(g, &o, ev2, 1, NULL, 0, one, "+1 a|11|2\n");
+    ue_out_free(&o);
+    eng_graph_free(g);
+    strbuf_free(&err);
+}
+
 static void expect_refused(const char *sql, const char *want)
 {
     StrBuf err;
@@ -351,8 +396,11 @@ static void test_refusals(void)
 {
     expect_refused("SELECT k FROM u ORDER BY k",
                    "ERROR 0A000 the operator graph does not yet run Sort");
-    expect_refused("SELECT u.k FROM u JOIN u AS w ON u.k = w.k",
-                   "ERROR 0A000 the operator graph does not yet run Join");
+    expect_refused("SELECT u.k FROM u JOIN u AS w ON u.k = w.k AND random() < 0.5",
+                   "ERROR 0A000 the operator graph cannot run random(): its value may change "
+                   "between a row's insertion and its retraction");
+    expect_refused("SELECT ev.k, u.v FROM ev RIGHT JOIN u ON ev.k = u.k",
+                   "ERROR 0A000 a stream-table join cannot keep the table's unmatched rows");
     expect_refused("SELECT DISTINCT k FROM u",
                    "ERROR 0A000 the operator graph does not yet run Distinct");
     expect_refused("SELECT sum(v::float8) FROM u",
@@ -379,6 +427,8 @@ int main(void)
     strbuf_init(&out);
     ue_sql(&env, "CREATE TABLE u (k text, v int, d numeric, ts timestamp)", &out);
     CHECK(out.len == 0, "%s", out.data);
+    ue_sql(&env, "CREATE STREAM ev (k text, x int)", &out);
+    CHECK(out.len == 0, "%s", out.data);
     test_group_minmax();
     test_scalar();
     test_window();
@@ -386,6 +436,7 @@ int main(void)
     test_failed_batch();
     test_count_distinct();
     test_explain();
+    test_lookup_join();
     test_refusals();
     strbuf_free(&out);
     ue_close(&env);

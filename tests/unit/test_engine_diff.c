@@ -51,6 +51,29 @@ static const char *const queries[] = {
     "FROM t GROUP BY b",
     "SELECT nd, count(*), count(DISTINCT b) FROM (SELECT b, count(DISTINCT a % 3) AS nd FROM t "
     "GROUP BY b) x GROUP BY nd",
+    /* joins: of aggregates (Nexmark q5's shape), inner and outer */
+    "SELECT x.k, x.n, y.m FROM (SELECT a AS k, count(*) AS n FROM t GROUP BY a) x "
+    "JOIN (SELECT a AS k, max(c) AS m FROM u GROUP BY a) y ON x.k = y.k",
+    "SELECT x.k, x.n, y.m FROM (SELECT a AS k, count(*) AS n FROM t GROUP BY a) x "
+    "LEFT JOIN (SELECT a AS k, max(c) AS m FROM u WHERE c > 40 GROUP BY a) y ON x.k = y.k",
+    "SELECT x.k, x.n, y.s FROM (SELECT b AS k, count(*) AS n FROM t WHERE c > 30 GROUP BY b) x "
+    "FULL JOIN (SELECT b AS k, sum(d) AS s FROM u GROUP BY b) y ON x.k = y.k",
+    /* an aggregate over a join */
+    "SELECT t.b, count(*), sum(u.c), min(u.d), max(t.c) FROM t JOIN u ON t.a = u.a GROUP BY t.b",
+    /* residual conditions, outer sides, NULL keys, two keys */
+    "SELECT t.id, u.id, t.c, u.c FROM t JOIN u ON t.a = u.a AND t.c < u.c",
+    "SELECT t.id, u.id FROM t RIGHT JOIN u ON t.b = u.b AND t.c > u.c + 50",
+    "SELECT t.id, u.id, t.a FROM t FULL JOIN u ON t.a = u.a AND t.b = u.b",
+    /* a self-join, a cross join of one-row aggregates */
+    "SELECT x.a, count(*) FROM t x JOIN t y ON x.a = y.a AND x.id < y.id GROUP BY x.a",
+    "SELECT x.n, y.m FROM (SELECT count(*) AS n FROM t) x CROSS JOIN "
+    "(SELECT count(*) AS m, sum(c) AS s FROM u) y",
+    /* each group's rows of its maximum (Nexmark q7's shape) */
+    "SELECT u.id, u.a, u.c FROM u JOIN (SELECT a, max(c) AS m FROM u GROUP BY a) mx "
+    "ON u.a = mx.a AND u.c = mx.m",
+    /* three inputs, an outer join over an inner one */
+    "SELECT z.id, x.n, w.m FROM (SELECT a, count(*) AS n FROM t GROUP BY a) x JOIN u z "
+    "ON x.a = z.a LEFT JOIN (SELECT b, max(c) AS m FROM t GROUP BY b) w ON z.b = w.b AND z.c < w.m",
 };
 #define NQ ((int)(sizeof(queries) / sizeof(queries[0])))
 
@@ -115,7 +138,7 @@ typedef struct Change {
 /* One batch of changes: the model, the table (SQL: the touched rows
  * deleted, then their new versions inserted, two statements) and the
  * delta's rows. */
-static void make_batch(Row *model, Change *ch, StrBuf *sql)
+static void make_batch(Row *model, Change *ch, StrBuf *sql, const char *table)
 {
     int k = 1 + (int)rnd(12);
     bool touched[NIDS] = {false};
@@ -138,12 +161,14 @@ static void make_batch(Row *model, Change *ch, StrBuf *sql)
         ch->w[ch->n++] = 1;
     }
     strbuf_reset(sql);
-    strbuf_puts(sql, "DELETE FROM t WHERE id IN (-1");
+    strbuf_printf(sql, "DELETE FROM %s WHERE id IN (-1", table);
     for (int id = 0; id < NIDS; id++)
         if (touched[id])
             strbuf_printf(sql, ", %d", id);
     strbuf_puts(sql, ");");
-    const char *sep = "INSERT INTO t VALUES ";
+    char ins[32];
+    snprintf(ins, sizeof(ins), "INSERT INTO %s VALUES ", table);
+    const char *sep = ins;
     for (int id = 0; id < NIDS; id++)
         if (touched[id] && model[id].present) {
             strbuf_printf(sql, "%s%s", sep, model[id].values);
@@ -156,50 +181,78 @@ enum { KEEP, RESTORE, REBUILD, DISCARD };
 
 static int failures_shown;
 
+#define MAXSRC 4
+
 static void run_seed(uint64_t seed, int si)
 {
     int mode = si % 4;
     rng = seed * 0x9E3779B97F4A7C15ull + 1;
-    Row model[NIDS];
+    Row model[2][NIDS];             /* t's rows, u's */
     memset(model, 0, sizeof(model));
-    StrBuf sql, out, want, got, err;
+    StrBuf sql, all, out, want, got, err;
     strbuf_init(&sql);
+    strbuf_init(&all);
     strbuf_init(&out);
     strbuf_init(&want);
     strbuf_init(&got);
     strbuf_init(&err);
-    ue_sql(&env, "DELETE FROM t", &out);
+    ue_sql(&env, "DELETE FROM t; DELETE FROM u", &out);
     EngGraph *g[NQ];
     UeOut o[NQ];
+    int src[NQ][MAXSRC];            /* which table source s reads: 0 t, 1 u */
+    int nsrc[NQ];
+    const ColumnDesc *scol[NQ][MAXSRC];
     uint32_t oid0 = 1000 + (uint32_t)si * 64;
     for (int q = 0; q < NQ; q++) {
         g[q] = ue_compile(&env, queries[q], oid0 + (uint32_t)q, &err);
         CHECK(g[q] != NULL, "%s: %s", queries[q], err.data);
-        CHECK(env.scan_ncols == 6, "%s: the scan has %d columns", queries[q], env.scan_ncols);
+        nsrc[q] = g[q] ? env.nscans : 0;
+        CHECK(nsrc[q] <= MAXSRC, "%s: %d sources", queries[q], nsrc[q]);
+        for (int s = 0; s < nsrc[q] && s < MAXSRC; s++) {
+            CHECK(env.scans[s]->ncols == 6, "%s: a scan has %d columns", queries[q],
+                  env.scans[s]->ncols);
+            scol[q][s] = env.scans[s]->cols;
+            src[q][s] = strcmp(env.scans[s]->u.scan.rel->name, "u") == 0;
+        }
         ue_out_init(&o[q]);
     }
     for (int b = 0; b < NBATCH; b++) {
-        Change ch;
-        make_batch(model, &ch, &sql);
-        ue_sql(&env, sql.data, &out);
-        CHECK(strncmp(out.data ? out.data : "", "ERROR", 5) != 0, "%s: %s", sql.data, out.data);
+        /* t's changes, u's, or both: each table's own statements */
+        Change ch[2];
+        uint32_t which = rnd(4);
+        strbuf_reset(&all);
+        for (int tb = 0; tb < 2; tb++) {
+            ch[tb].n = 0;
+            if (which == (uint32_t)(1 - tb))
+                continue;
+            make_batch(model[tb], &ch[tb], &sql, tb ? "u" : "t");
+            strbuf_puts(&all, sql.data);
+        }
+        ue_sql(&env, all.data, &out);
+        CHECK(strncmp(out.data ? out.data : "", "ERROR", 5) != 0, "%s: %s", all.data, out.data);
         for (int q = 0; q < NQ; q++) {
             if (g[q] == NULL)
                 continue;
             Arena a;
             arena_init(&a, 0);
-            EngDelta d = ue_delta(&a, env.scan_cols, 6, ch.rows, ch.w, ch.n);
-            const EngDelta *ds[1] = {&d};
+            EngDelta d[MAXSRC];
+            const EngDelta *ds[MAXSRC] = {NULL};
+            for (int s = 0; s < nsrc[q] && s < MAXSRC; s++) {
+                const Change *c = &ch[src[q][s]];
+                d[s] = ue_delta(&a, scol[q][s], 6, c->rows, c->w, c->n);
+                ds[s] = c->n > 0 ? &d[s] : NULL;
+            }
             strbuf_reset(&err);
             if (mode == DISCARD)
                 CHECK(ue_run(&env, g[q], ds, &a, &o[q], false, &err) == 0, "%s", err.data);
             CHECK(ue_run(&env, g[q], ds, &a, &o[q], true, &err) == 0, "seed %" PRIu64
                   " batch %d, %s: %s", seed, b, queries[q], err.data);
-            arena_destroy(&a);
+            arena_reset(&a);
             SlError e = {0};
-            EngCtx cx = {.err = &e, .st = env.d.st};
+            EngCtx cx = {.arena = &a, .err = &e, .st = env.d.st};
             if (mode == RESTORE)
                 CHECK(eng_graph_restore(g[q], &cx) == 0);
+            arena_destroy(&a);
             if (mode == REBUILD && b % 3 == 2) {
                 eng_graph_free(g[q]);
                 g[q] = ue_compile(&env, queries[q], oid0 + (uint32_t)q, &err);
@@ -218,6 +271,7 @@ static void run_seed(uint64_t seed, int si)
         ue_out_free(&o[q]);
     }
     strbuf_free(&sql);
+    strbuf_free(&all);
     strbuf_free(&out);
     strbuf_free(&want);
     strbuf_free(&got);
@@ -230,6 +284,9 @@ int main(void)
     StrBuf out;
     strbuf_init(&out);
     ue_sql(&env, "CREATE TABLE t (id int PRIMARY KEY, a int, b text, c int, d numeric, "
+                 "ts timestamp)", &out);
+    CHECK(out.len == 0, "%s", out.data);
+    ue_sql(&env, "CREATE TABLE u (id int PRIMARY KEY, a int, b text, c int, d numeric, "
                  "ts timestamp)", &out);
     CHECK(out.len == 0, "%s", out.data);
     const char *more = getenv("SLUICE_ENGINE_DIFF_SEEDS");
