@@ -59,8 +59,13 @@ void state_batch_delete_range(StateBatch *b, const void *start, size_t slen, con
  * account a, which it holds a reference on until it is freed or given
  * another account (NULL: none); the bytes are credited back then.  A
  * continuous query's micro-batch counts its write this way against its
- * batch_memory. */
+ * batch_memory.  The account is charged in steps of 64 KiB of growth, so
+ * it is short by less than that until state_batch_charge (or a commit)
+ * charges the rest. */
 void state_batch_set_account(StateBatch *b, SlMemAccount *a);
+/* Charges the batch's account with all of its growth not yet charged:
+ * before a check of the account that must see every byte. */
+void state_batch_charge(StateBatch *b);
 /* Appends src's puts and deletes to dst, in order (src is unchanged). */
 void state_batch_append(StateBatch *dst, StateBatch *src);
 /* The number of puts and deletes in the batch. */

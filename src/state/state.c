@@ -3,7 +3,7 @@
  *
  *   state_open, state_close, state_dir, state_get
  *   state_batch_new, state_batch_put, state_batch_delete, state_batch_delete_range,
- *   state_batch_append, state_batch_set_account,
+ *   state_batch_append, state_batch_set_account, state_batch_charge,
  *   state_batch_count, state_batch_commit, state_batch_try_commit, state_batch_free,
  *   state_check_room
  *   state_scan_open, state_scan_open_at, state_scan_open_from,
@@ -90,6 +90,13 @@
  * the index a file writer keeps in memory stays small. */
 #define STATE_INGEST_FILE_BYTES ((uint64_t)64 << 20)
 
+/* A batch's account is charged each time its write batch grew by about
+ * this much (and with the rest by state_batch_charge and at commit), not
+ * at every put: the account and the process's total are atomics every
+ * concurrent batch would contend on per row.  The account is short by
+ * less than one step at any time. */
+#define STATE_CHARGE_STEP ((size_t)64 << 10)
+
 /* RocksDB's InfoLogLevel HEADER_LEVEL (rocksdb/env.h; the C API names no
  * levels): above every message, so only the header of each open is
  * written to <dir>/LOG (state_open). */
@@ -125,6 +132,9 @@ struct StateBatch {
     bool                  puts;     /* holds a put (not only deletions) */
     SlMemAccount         *acct;     /* charged with the batch's bytes, or NULL */
     size_t                charged;  /* bytes charged to acct so far */
+    size_t                pending;  /* growth since the last charge, at least
+                                     * RocksDB's (each record's overhead
+                                     * counted at its largest) */
 };
 
 struct StateScan {
@@ -485,6 +495,7 @@ StateBatch *state_batch_new(void)
     b->puts = false;
     b->acct = NULL;
     b->charged = 0;
+    b->pending = 0;
     return b;
 }
 
@@ -492,6 +503,7 @@ StateBatch *state_batch_new(void)
  * charge (RocksDB's own bytes: the records as they will be written). */
 static void charge(StateBatch *b)
 {
+    b->pending = 0;
     if (b->acct == NULL)
         return;
     size_t n = 0;
@@ -500,6 +512,23 @@ static void charge(StateBatch *b)
         sl_mem_charge(b->acct, n - b->charged);
         b->charged = n;
     }
+}
+
+/* A record of n bytes (keys, value and the record's overhead at its
+ * largest) was added: b's account is charged once a step's worth is
+ * pending. */
+static inline void grow(StateBatch *b, size_t n)
+{
+    if (b->acct == NULL)
+        return;
+    b->pending += n;
+    if (b->pending >= STATE_CHARGE_STEP)
+        charge(b);
+}
+
+void state_batch_charge(StateBatch *b)
+{
+    charge(b);
 }
 
 void state_batch_set_account(StateBatch *b, SlMemAccount *a)
@@ -521,13 +550,13 @@ void state_batch_put(StateBatch *b, const void *key, size_t klen, const void *va
 {
     rocksdb_writebatch_put(b->wb, key, klen, val, vlen);
     b->puts = true;
-    charge(b);
+    grow(b, 11 + klen + vlen);      /* tag, two varint32 lengths */
 }
 
 void state_batch_delete(StateBatch *b, const void *key, size_t klen)
 {
     rocksdb_writebatch_delete(b->wb, key, klen);
-    charge(b);
+    grow(b, 6 + klen);
 }
 
 void state_batch_delete_range(StateBatch *b, const void *start, size_t slen, const void *end,
@@ -535,7 +564,7 @@ void state_batch_delete_range(StateBatch *b, const void *start, size_t slen, con
 {
     rocksdb_writebatch_delete_range(b->wb, start, slen, end, elen);
     b->ranges = true;
-    charge(b);
+    grow(b, 11 + slen + elen);
 }
 
 static void append_put_cb(void *arg, const char *k, size_t klen, const char *v, size_t vlen)
@@ -613,6 +642,7 @@ int state_batch_try_commit(StateStore *st, StateBatch *b, bool sync, bool *refus
      * (resume), so sluice keeps RocksDB from meeting a full disk wherever
      * it can tell in advance. */
     *refused = true;
+    charge(b);                      /* the rest of its growth */
     size_t bytes = 0;
     rocksdb_writebatch_data(b->wb, &bytes);
     rocksdb_t *db = use_db_to_write(st, b->puts, bytes, err);
