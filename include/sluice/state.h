@@ -127,6 +127,12 @@ int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a,
  * it was, or a damaged file reads as a short answer. */
 bool state_scan_next(StateScan *s, const void **key, size_t *klen,
                      const void **val, size_t *vlen);
+/* Moves the scan to the first key with its prefix at or past key (any
+ * key, ascending or not) and returns it as state_scan_next does (val may
+ * be NULL: the value is not asked for); the next state_scan_next goes on
+ * after it.  False: no such key, or an error (ask state_scan_status). */
+bool state_scan_seek(StateScan *s, const void *key, size_t klen, const void **found,
+                     size_t *flen, const void **val, size_t *vlen);
 /* 0, or -1 with err set (XX001 for a damaged file, 53100 for a scan that
  * a reopen after a full disk ended, 58030 otherwise) when the scan
  * stopped on an error. */

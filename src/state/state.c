@@ -8,6 +8,7 @@
  *   state_check_room
  *   state_scan_open, state_scan_open_at, state_scan_open_from,
  *   state_scan_open_endable, state_scan_open_endable_at, state_scan_next,
+ *   state_scan_seek,
  *   state_scan_status, state_scan_close
  *   state_last_key
  *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
@@ -767,8 +768,8 @@ StateScan *state_scan_open_endable_at(StateStore *st, const void *prefix, size_t
 }
 
 /* The iterator's entry, when it is one of the prefix: true with key and
- * val pointing at it -- at RocksDB's own bytes for a batch scan, at copies
- * in the scan's buffers for an endable one. */
+ * val (unless NULL) pointing at it -- at RocksDB's own bytes for a batch
+ * scan, at copies in the scan's buffers for an endable one. */
 static bool scan_entry(StateScan *s, const void **key, size_t *klen, const void **val,
                        size_t *vlen)
 {
@@ -778,19 +779,23 @@ static bool scan_entry(StateScan *s, const void **key, size_t *klen, const void 
     const char *k = rocksdb_iter_key(s->it, &kl);
     if (kl < s->plen || memcmp(k, s->prefix, s->plen) != 0)
         return false;
-    const char *v = rocksdb_iter_value(s->it, &vl);
+    const char *v = val != NULL ? rocksdb_iter_value(s->it, &vl) : NULL;
     if (s->endable) {
         strbuf_reset(&s->kbuf);
         strbuf_append(&s->kbuf, k, kl);
-        strbuf_reset(&s->vbuf);
-        strbuf_append(&s->vbuf, v, vl);
         k = s->kbuf.data;
-        v = s->vbuf.data;
+        if (v != NULL) {
+            strbuf_reset(&s->vbuf);
+            strbuf_append(&s->vbuf, v, vl);
+            v = s->vbuf.data;
+        }
     }
     *key = k;
     *klen = kl;
-    *val = v;
-    *vlen = vl;
+    if (val != NULL) {
+        *val = v;
+        *vlen = vl;
+    }
     return true;
 }
 
@@ -831,6 +836,28 @@ bool state_scan_next(StateScan *s, const void **key, size_t *klen, const void **
     bool found = scan_step(s, key, klen, val, vlen);
     pthread_mutex_unlock(&s->mu);
     return found;
+}
+
+/* state_scan_seek (an endable scan's under its mutex). */
+static bool scan_seek(StateScan *s, const void *key, size_t klen, const void **found,
+                      size_t *flen, const void **val, size_t *vlen)
+{
+    if (s->it == NULL)
+        return false;
+    s->started = true;
+    rocksdb_iter_seek(s->it, key, klen);
+    return scan_entry(s, found, flen, val, vlen);
+}
+
+bool state_scan_seek(StateScan *s, const void *key, size_t klen, const void **found,
+                     size_t *flen, const void **val, size_t *vlen)
+{
+    if (!s->endable)
+        return scan_seek(s, key, klen, found, flen, val, vlen);
+    pthread_mutex_lock(&s->mu);
+    bool ok = scan_seek(s, key, klen, found, flen, val, vlen);
+    pthread_mutex_unlock(&s->mu);
+    return ok;
 }
 
 /* The status of s (an endable scan's under its mutex). */
@@ -1022,28 +1049,18 @@ int state_ingest_exists(StateIngest *ig, const void *key, size_t klen, SlError *
         if (c <= 0)
             return c == 0;
     }
-    StateScan *s = ig->scan;
-    pthread_mutex_lock(&s->mu);
-    if (s->it == NULL) {
-        pthread_mutex_unlock(&s->mu);
-        return state_scan_status(s, err);
-    }
-    rocksdb_iter_seek(s->it, key, klen);
-    size_t kl = 0;
-    const char *k = rocksdb_iter_valid(s->it) ? rocksdb_iter_key(s->it, &kl) : NULL;
-    if (k == NULL || kl < s->plen || memcmp(k, s->prefix, s->plen) != 0) {
+    const void *k;
+    size_t kl;
+    if (!state_scan_seek(ig->scan, key, klen, &k, &kl, NULL, NULL)) {
+        if (state_scan_status(ig->scan, err) < 0)
+            return -1;
         ig->at_end = true;
-    } else {
-        strbuf_reset(&ig->next);
-        strbuf_append(&ig->next, k, kl);
-        ig->have_next = true;
+        return 0;
     }
-    char *msg = NULL;
-    rocksdb_iter_get_error(s->it, &msg);
-    pthread_mutex_unlock(&s->mu);
-    if (msg != NULL)
-        return io_error(err, "seek", msg);
-    return !ig->at_end && key_cmp(key, klen, ig->next.data, ig->next.len) == 0;
+    strbuf_reset(&ig->next);
+    strbuf_append(&ig->next, k, kl);
+    ig->have_next = true;
+    return key_cmp(key, klen, ig->next.data, ig->next.len) == 0;
 }
 
 /* Ends the file being written (synced by RocksDB's writer). */

@@ -10,7 +10,7 @@
  * chunk refused, purged with the query); the batch and endable scans of
  * the state store at its reopen after a full disk (fault-injection builds);
  * a write batch's memory account charged in steps of 64 KiB and exactly by
- * state_batch_charge.
+ * state_batch_charge; a scan's seek (state_scan_seek).
  */
 #include "unit_data.h"
 #include "state/resfile.h"
@@ -285,6 +285,25 @@ static void test_delete_range(const char *dir)
         /* Reopened: the WAL's range deletion is replayed. */
         state_close(st);
         CHECK(state_open(dir, &st, &err) == 0);
+    }
+    /* state_scan_seek, on both kinds of scan: the first key at or past the
+     * one asked (forward or back), the next goes on after it */
+    for (int endable = 0; endable < 2; endable++) {
+        StateScan *sc = endable ? state_scan_open_endable(st, "Rk", 2)
+                                : state_scan_open(st, "Rk", 2);
+        const void *sk, *sv;
+        size_t sklen, svlen;
+        CHECK(state_scan_seek(sc, "Rk2", 3, &sk, &sklen, &sv, &svlen) && sklen == 4 &&
+              memcmp(sk, "Rk50", 4) == 0 && svlen == 1 && *(const char *)sv == 'v',
+              "seek into the deleted range finds Rk50 (endable %d)", endable);
+        CHECK(state_scan_next(sc, &sk, &sklen, &sv, &svlen) && memcmp(sk, "Rk51", 4) == 0);
+        CHECK(state_scan_seek(sc, "Rk05", 4, &sk, &sklen, &sv, &svlen) &&
+              memcmp(sk, "Rk05", 4) == 0 && *(const char *)sv == 'w', "seek back to a key");
+        CHECK(state_scan_seek(sc, "Rk6", 3, &sk, &sklen, NULL, NULL) &&
+              memcmp(sk, "Rk60", 4) == 0, "seek without the value");
+        CHECK(!state_scan_seek(sc, "Rk97x", 5, &sk, &sklen, NULL, NULL),
+              "nothing past the last key of the prefix");
+        CHECK(state_scan_close(sc, &err) == 0);
     }
     state_close(st);
     sl_error_clear(&err);
