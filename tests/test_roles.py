@@ -625,6 +625,34 @@ def test_privilege_and_stream_functions_in_continuous_queries(server):
                          [(1, True), (2, False)]) == [(1, True), (2, False)]
 
 
+def test_privilege_functions_in_a_continuous_query_answer_as_its_owner(server):
+    """The forms without a role argument (has_table_privilege(table, priv)
+    & co.) and current_user / session_user in a continuous query answer
+    for its owner, as PostgreSQL's REFRESH MATERIALIZED VIEW runs as the
+    view's owner -- not for the internal role that runs the batches (which
+    answered as a superuser would: true for a table bob was not granted,
+    and "sluice")."""
+    with su(server) as admin:
+        admin.execute("CREATE TABLE granted (id BIGINT PRIMARY KEY)")
+        admin.execute("CREATE TABLE not_granted (id BIGINT PRIMARY KEY)")
+        admin.execute("CREATE ROLE bob LOGIN")
+        admin.execute("GRANT SELECT ON granted TO bob")
+        admin.execute("CREATE STREAM ev (k BIGINT)")
+        admin.execute("GRANT SELECT, INSERT ON ev TO bob")
+        body = ("SELECT k, has_table_privilege('granted', 'SELECT') AS g, "
+                "has_table_privilege('not_granted', 'SELECT') AS ng, "
+                "pg_has_role('bob', 'MEMBER') AS bob_member, "
+                "current_user AS cu, session_user AS su FROM ev")
+        admin.execute(f"CREATE CONTINUOUS QUERY admins WITH (trigger = '0') AS {body}")
+        with connect_as(server, "bob") as bob:
+            bob.execute(f"CREATE CONTINUOUS QUERY bobs WITH (trigger = '0') AS {body}")
+            bob.execute("INSERT INTO ev VALUES (1)")
+            want = [(1, True, False, True, "bob", "bob")]
+            assert wait_rows(bob, "SELECT * FROM bobs", want) == want
+        want = [(1, True, True, True, "sluice", "sluice")]
+        assert wait_rows(admin, "SELECT * FROM admins", want) == want
+
+
 def test_grant_on_all_tables_in_schema(server):
     with su(server) as admin:
         setup_objects(admin)

@@ -45,13 +45,17 @@ struct IngestStats;
  * pg_has_role and pg_get_userbyid (NULL: they fail with 55000);
  * stream_stats (functions.h's IngestStats) answers sluice_stream_stat,
  * _status and _error: 1 with out filled (its strings in a), 0 when the
- * stream has no background work (NULL: every stream has none). */
+ * stream has no background work (NULL: every stream has none).  role is
+ * whom the no-role forms of the privilege functions ask about and
+ * current_user / session_user name: a continuous query's owner; 0 (a
+ * client statement's hooks): the role the statement runs as. */
 typedef struct ExFnHooks {
     const struct ExAclHooks *acl;
     void                    *acl_arg;
     int                    (*stream_stats)(void *arg, const char *name, size_t len,
                                            struct IngestStats *out, Arena *a);
     void                    *stream_arg;
+    uint32_t                 role;
 } ExFnHooks;
 
 typedef struct EvalCtx {

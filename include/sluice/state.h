@@ -59,8 +59,13 @@ void state_batch_delete_range(StateBatch *b, const void *start, size_t slen, con
  * account a, which it holds a reference on until it is freed or given
  * another account (NULL: none); the bytes are credited back then.  A
  * continuous query's micro-batch counts its write this way against its
- * batch_memory. */
+ * batch_memory.  The account is charged in steps of 64 KiB of growth, so
+ * it is short by less than that until state_batch_charge (or a commit)
+ * charges the rest. */
 void state_batch_set_account(StateBatch *b, SlMemAccount *a);
+/* Charges the batch's account with all of its growth not yet charged:
+ * before a check of the account that must see every byte. */
+void state_batch_charge(StateBatch *b);
 /* Appends src's puts and deletes to dst, in order (src is unchanged). */
 void state_batch_append(StateBatch *dst, StateBatch *src);
 /* The number of puts and deletes in the batch. */
@@ -122,6 +127,12 @@ int state_last_key(StateStore *st, const void *prefix, size_t plen, Arena *a,
  * it was, or a damaged file reads as a short answer. */
 bool state_scan_next(StateScan *s, const void **key, size_t *klen,
                      const void **val, size_t *vlen);
+/* Moves the scan to the first key with its prefix at or past key (any
+ * key, ascending or not) and returns it as state_scan_next does (val may
+ * be NULL: the value is not asked for); the next state_scan_next goes on
+ * after it.  False: no such key, or an error (ask state_scan_status). */
+bool state_scan_seek(StateScan *s, const void *key, size_t klen, const void **found,
+                     size_t *flen, const void **val, size_t *vlen);
 /* 0, or -1 with err set (XX001 for a damaged file, 53100 for a scan that
  * a reopen after a full disk ended, 58030 otherwise) when the scan
  * stopped on an error. */

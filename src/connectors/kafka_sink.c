@@ -14,16 +14,19 @@
  *   - at the first write after a (re)start, init_transactions fences any
  *     older producer with the same id and aborts its open transaction; the
  *     progress topic is then read to its high watermark read_uncommitted
- *     by kafka_fetch.c's Fetch path (its leader checked against
- *     --kafka-allowed-hosts first, kafka_broker_allowed), each transaction
- *     resolved by its COMMIT or ABORT marker, which gives the last batch
+ *     by kafka_fetch.c's Fetch path, each transaction resolved by its COMMIT or ABORT marker, which gives the last batch
  *     whose transaction committed.  read_committed would stop at the last
  *     stable offset, which another producer's open transaction on the
  *     shared topic holds back (another query's, a server killed mid-batch): the last commits
  *     would be missed and their batches written twice.  Where that path
  *     cannot serve (TLS, SASL, fetch = 'librdkafka', a codec it does not
  *     read), librdkafka reads read_committed and waits until the stable
- *     offset reaches the high watermark;
+ *     offset reaches the high watermark.  Before any of it the topic's
+ *     leader (from the metadata) is checked against --kafka-allowed-hosts
+ *     (kafka_broker_allowed): a sink not owned by a superuser whose
+ *     progress topic is led by a broker off the list fails 42501 naming
+ *     that broker, not later with whatever librdkafka's refused
+ *     connection turns into;
  *   - a replayed batch at or below that id is skipped (its rows are in);
  *     one above it is written once.
  *
@@ -236,9 +239,30 @@ static int txn_error(SlError *err, rd_kafka_error_t *e, const char *what)
     return -1;
 }
 
-/* Creates the progress topic (compacted, one partition) if it is missing. */
+/* Whether the cluster's metadata (every topic's: asking for one topic by
+ * name may have the broker create it, uncompacted) lists the progress
+ * topic; false when the metadata cannot be read too. */
+static bool progress_topic_listed(KafkaSink *k)
+{
+    const struct rd_kafka_metadata *md = NULL;
+    if (rd_kafka_metadata(k->rk, 1, NULL, &md, 10000) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        return false;
+    bool found = false;
+    for (int t = 0; t < md->topic_cnt && !found; t++)
+        found = md->topics[t].err == 0 && strcmp(md->topics[t].topic, k->progress_topic) == 0;
+    rd_kafka_metadata_destroy(md);
+    return found;
+}
+
+/* Creates the progress topic (compacted, one partition) if it is missing.
+ * One the metadata lists is not asked for again: CreateTopics goes to the
+ * broker the metadata names as controller, which for a sink not owned by
+ * a superuser may be a broker off --kafka-allowed-hosts (resolve_cb
+ * refuses it and the request gets no answer). */
 static int ensure_progress_topic(KafkaSink *k, SlError *err)
 {
+    if (progress_topic_listed(k))
+        return 0;
     char msg[256];
     rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(k->progress_topic, 1, -1, msg, sizeof(msg));
     if (nt == NULL)
@@ -357,34 +381,21 @@ static int progress_leader(KafkaSink *k, char *host, size_t hostlen, int *port, 
 }
 
 /* Reads the progress topic from low to high (its high watermark after the
- * fencing) read_uncommitted with sluice's own Fetch path, resolving each
+ * fencing) read_uncommitted with sluice's own Fetch path from its leader
+ * (broker at host:port, already checked by read_progress), resolving each
  * transaction by its COMMIT or ABORT marker: a transaction another
  * producer left open does not hold the read back, as it holds back the
  * last stable offset that read_committed stops at.  Every transaction of
  * ours ended before high (init_transactions waits for the markers of the
  * one it aborts), so one still open at high is read on until it ends.
- * 0; -1 with err (08006, the batch is retried; 42501, the leader is not
- * a broker the owner may reach); 1 with why: this path cannot read the
- * topic, librdkafka's read is to be used. */
-static int read_progress_direct(KafkaSink *k, int64_t low, int64_t high, int64_t *batch,
-                                char *why, size_t whylen, SlError *err)
+ * 0; -1 with err (08006, the batch is retried); 1 with why: this path
+ * cannot read the topic, librdkafka's read is to be used. */
+static int read_progress_direct(KafkaSink *k, const char *host, int port, int32_t broker,
+                                int64_t low, int64_t high, int64_t *batch, char *why,
+                                size_t whylen, SlError *err)
 {
     if (high <= low)
         return 0;                           /* nothing on it */
-    char host[256];
-    int port = 0;
-    int32_t broker = -1;
-    if (progress_leader(k, host, sizeof(host), &port, &broker, err) < 0)
-        return -1;
-    /* the leader as the metadata names it, checked as librdkafka's
-     * resolve_cb checks every broker its clients connect to */
-    if (!kafka_broker_allowed(k->pol, k->sink->owner, host, port)) {
-        sl_log(LOG_WARN, "kafka broker refused", "address=\"%s:%d\" reason=\"%s\"",
-               log_quote(host), port, "not on --kafka-allowed-hosts");
-        return sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
-                        "permission denied to connect \"%s\" to Kafka broker \"%s:%d\"",
-                        k->sink->name, host, port);
-    }
     KfConn *c = kf_connect(host, port, broker, 10000, why, whylen);
     if (c == NULL)
         return 1;
@@ -543,12 +554,33 @@ static int read_progress_rdk(KafkaSink *k, int64_t low, int64_t high, int64_t *b
 static int read_progress(KafkaSink *k, int64_t *batch, SlError *err)
 {
     *batch = -1;
+    /* The leader as the metadata names it, checked first, as librdkafka's
+     * resolve_cb checks every broker its clients connect to: the
+     * watermarks' request and either read go to it, and a refusal by
+     * resolve_cb would surface as some other error, or as none. */
+    char host[256];
+    int port = 0;
+    int32_t broker = -1;
+    if (progress_leader(k, host, sizeof(host), &port, &broker, err) < 0)
+        return -1;
+    if (!kafka_broker_allowed(k->pol, k->sink->owner, host, port)) {
+        sl_log(LOG_WARN, "kafka broker refused", "address=\"%s:%d\" reason=\"%s\"",
+               log_quote(host), port, "not on --kafka-allowed-hosts");
+        sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
+                 "permission denied to connect \"%s\" to Kafka broker \"%s:%d\"",
+                 k->sink->name, host, port);
+        sl_error_hint(err, "That broker leads the progress topic \"%s\" and is not on "
+                           "--kafka-allowed-hosts, which a sink not owned by a superuser "
+                           "must reach its brokers through.", k->progress_topic);
+        return -1;
+    }
     int64_t low, high;
     if (progress_watermarks(k, &low, &high, err) < 0)
         return -1;
     if (k->direct) {
         char why[256] = "";
-        int rc = read_progress_direct(k, low, high, batch, why, sizeof(why), err);
+        int rc = read_progress_direct(k, host, port, broker, low, high, batch, why,
+                                      sizeof(why), err);
         if (rc <= 0)
             return rc;
         sl_log(LOG_WARN, "kafka sink: the progress topic is read by librdkafka",

@@ -11,7 +11,9 @@
  * kernels only unpack their arguments: the answers come from the hooks the
  * evaluation context carries (EvalCtx.hooks->acl, acl.h), because the
  * executor never reads the catalog.  A context without them (one the
- * runtime did not make) fails the call with 55000.
+ * runtime did not make) fails the call with 55000.  The forms without a
+ * role ask about the hooks' role where they name one (a continuous
+ * query's owner), else about the running statement's role.
  */
 #include "functions/kernels.h"
 #include "sluice/acl.h"
@@ -51,6 +53,10 @@ static int ask(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
     int nargs = e->fn->nargs;
     FOR_SEL(sel, n, {
         AclQuestion q = {.kind = kind, .current_role = nargs == 2};
+        if (q.current_role && cx->hooks->role != 0) {
+            q.current_role = false;         /* a continuous query's owner */
+            q.role_oid = cx->hooks->role;
+        }
         int a = 0;
         if (nargs == 3)
             arg_ref(cx, e, args, a++, i, &q.role, &q.role_oid);

@@ -1323,7 +1323,10 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
         sl_free(q);
         return -1;
     }
-    inc_plan_set_fn_hooks(q->plan, &rt->hooks);
+    /* its batches ask about, and name, the query's owner */
+    ExFnHooks hooks = rt->hooks;
+    hooks.role = query->owner;
+    inc_plan_set_fn_hooks(q->plan, &hooks);
     cat_relation_ref(query);
     q->wake_at_us = inc_plan_idle_wakes(q->plan) ? 0 : INT64_MAX;
     uv_timer_init(rt->loop, &q->timer);

@@ -2517,7 +2517,9 @@ fold:
     /* The sink before the state: output a replay may write again, never
      * state whose output is missing (docs/architecture.md, "Recovery").
      * The sink skips a batch it committed before: the files sink by its
-     * manifest, Kafka by the progress record in its transaction. */
+     * manifest, Kafka by the progress record in its transaction.  The
+     * state write's last bytes are charged first (it charges in steps). */
+    state_batch_charge(r.wb);
     if (ex_check_memory(err) < 0)
         goto out;
     int64_t ts = mono_us();

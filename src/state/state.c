@@ -3,11 +3,12 @@
  *
  *   state_open, state_close, state_dir, state_get
  *   state_batch_new, state_batch_put, state_batch_delete, state_batch_delete_range,
- *   state_batch_append, state_batch_set_account,
+ *   state_batch_append, state_batch_set_account, state_batch_charge,
  *   state_batch_count, state_batch_commit, state_batch_try_commit, state_batch_free,
  *   state_check_room
  *   state_scan_open, state_scan_open_at, state_scan_open_from,
  *   state_scan_open_endable, state_scan_open_endable_at, state_scan_next,
+ *   state_scan_seek,
  *   state_scan_status, state_scan_close
  *   state_last_key
  *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
@@ -90,6 +91,13 @@
  * the index a file writer keeps in memory stays small. */
 #define STATE_INGEST_FILE_BYTES ((uint64_t)64 << 20)
 
+/* A batch's account is charged each time its write batch grew by about
+ * this much (and with the rest by state_batch_charge and at commit), not
+ * at every put: the account and the process's total are atomics every
+ * concurrent batch would contend on per row.  The account is short by
+ * less than one step at any time. */
+#define STATE_CHARGE_STEP ((size_t)64 << 10)
+
 /* RocksDB's InfoLogLevel HEADER_LEVEL (rocksdb/env.h; the C API names no
  * levels): above every message, so only the header of each open is
  * written to <dir>/LOG (state_open). */
@@ -125,6 +133,9 @@ struct StateBatch {
     bool                  puts;     /* holds a put (not only deletions) */
     SlMemAccount         *acct;     /* charged with the batch's bytes, or NULL */
     size_t                charged;  /* bytes charged to acct so far */
+    size_t                pending;  /* growth since the last charge, at least
+                                     * RocksDB's (each record's overhead
+                                     * counted at its largest) */
 };
 
 struct StateScan {
@@ -485,6 +496,7 @@ StateBatch *state_batch_new(void)
     b->puts = false;
     b->acct = NULL;
     b->charged = 0;
+    b->pending = 0;
     return b;
 }
 
@@ -492,6 +504,7 @@ StateBatch *state_batch_new(void)
  * charge (RocksDB's own bytes: the records as they will be written). */
 static void charge(StateBatch *b)
 {
+    b->pending = 0;
     if (b->acct == NULL)
         return;
     size_t n = 0;
@@ -500,6 +513,23 @@ static void charge(StateBatch *b)
         sl_mem_charge(b->acct, n - b->charged);
         b->charged = n;
     }
+}
+
+/* A record of n bytes (keys, value and the record's overhead at its
+ * largest) was added: b's account is charged once a step's worth is
+ * pending. */
+static inline void grow(StateBatch *b, size_t n)
+{
+    if (b->acct == NULL)
+        return;
+    b->pending += n;
+    if (b->pending >= STATE_CHARGE_STEP)
+        charge(b);
+}
+
+void state_batch_charge(StateBatch *b)
+{
+    charge(b);
 }
 
 void state_batch_set_account(StateBatch *b, SlMemAccount *a)
@@ -521,13 +551,13 @@ void state_batch_put(StateBatch *b, const void *key, size_t klen, const void *va
 {
     rocksdb_writebatch_put(b->wb, key, klen, val, vlen);
     b->puts = true;
-    charge(b);
+    grow(b, 11 + klen + vlen);      /* tag, two varint32 lengths */
 }
 
 void state_batch_delete(StateBatch *b, const void *key, size_t klen)
 {
     rocksdb_writebatch_delete(b->wb, key, klen);
-    charge(b);
+    grow(b, 6 + klen);
 }
 
 void state_batch_delete_range(StateBatch *b, const void *start, size_t slen, const void *end,
@@ -535,7 +565,7 @@ void state_batch_delete_range(StateBatch *b, const void *start, size_t slen, con
 {
     rocksdb_writebatch_delete_range(b->wb, start, slen, end, elen);
     b->ranges = true;
-    charge(b);
+    grow(b, 11 + slen + elen);
 }
 
 static void append_put_cb(void *arg, const char *k, size_t klen, const char *v, size_t vlen)
@@ -613,6 +643,7 @@ int state_batch_try_commit(StateStore *st, StateBatch *b, bool sync, bool *refus
      * (resume), so sluice keeps RocksDB from meeting a full disk wherever
      * it can tell in advance. */
     *refused = true;
+    charge(b);                      /* the rest of its growth */
     size_t bytes = 0;
     rocksdb_writebatch_data(b->wb, &bytes);
     rocksdb_t *db = use_db_to_write(st, b->puts, bytes, err);
@@ -737,8 +768,8 @@ StateScan *state_scan_open_endable_at(StateStore *st, const void *prefix, size_t
 }
 
 /* The iterator's entry, when it is one of the prefix: true with key and
- * val pointing at it -- at RocksDB's own bytes for a batch scan, at copies
- * in the scan's buffers for an endable one. */
+ * val (unless NULL) pointing at it -- at RocksDB's own bytes for a batch
+ * scan, at copies in the scan's buffers for an endable one. */
 static bool scan_entry(StateScan *s, const void **key, size_t *klen, const void **val,
                        size_t *vlen)
 {
@@ -748,19 +779,23 @@ static bool scan_entry(StateScan *s, const void **key, size_t *klen, const void 
     const char *k = rocksdb_iter_key(s->it, &kl);
     if (kl < s->plen || memcmp(k, s->prefix, s->plen) != 0)
         return false;
-    const char *v = rocksdb_iter_value(s->it, &vl);
+    const char *v = val != NULL ? rocksdb_iter_value(s->it, &vl) : NULL;
     if (s->endable) {
         strbuf_reset(&s->kbuf);
         strbuf_append(&s->kbuf, k, kl);
-        strbuf_reset(&s->vbuf);
-        strbuf_append(&s->vbuf, v, vl);
         k = s->kbuf.data;
-        v = s->vbuf.data;
+        if (v != NULL) {
+            strbuf_reset(&s->vbuf);
+            strbuf_append(&s->vbuf, v, vl);
+            v = s->vbuf.data;
+        }
     }
     *key = k;
     *klen = kl;
-    *val = v;
-    *vlen = vl;
+    if (val != NULL) {
+        *val = v;
+        *vlen = vl;
+    }
     return true;
 }
 
@@ -801,6 +836,28 @@ bool state_scan_next(StateScan *s, const void **key, size_t *klen, const void **
     bool found = scan_step(s, key, klen, val, vlen);
     pthread_mutex_unlock(&s->mu);
     return found;
+}
+
+/* state_scan_seek (an endable scan's under its mutex). */
+static bool scan_seek(StateScan *s, const void *key, size_t klen, const void **found,
+                      size_t *flen, const void **val, size_t *vlen)
+{
+    if (s->it == NULL)
+        return false;
+    s->started = true;
+    rocksdb_iter_seek(s->it, key, klen);
+    return scan_entry(s, found, flen, val, vlen);
+}
+
+bool state_scan_seek(StateScan *s, const void *key, size_t klen, const void **found,
+                     size_t *flen, const void **val, size_t *vlen)
+{
+    if (!s->endable)
+        return scan_seek(s, key, klen, found, flen, val, vlen);
+    pthread_mutex_lock(&s->mu);
+    bool ok = scan_seek(s, key, klen, found, flen, val, vlen);
+    pthread_mutex_unlock(&s->mu);
+    return ok;
 }
 
 /* The status of s (an endable scan's under its mutex). */
@@ -992,28 +1049,18 @@ int state_ingest_exists(StateIngest *ig, const void *key, size_t klen, SlError *
         if (c <= 0)
             return c == 0;
     }
-    StateScan *s = ig->scan;
-    pthread_mutex_lock(&s->mu);
-    if (s->it == NULL) {
-        pthread_mutex_unlock(&s->mu);
-        return state_scan_status(s, err);
-    }
-    rocksdb_iter_seek(s->it, key, klen);
-    size_t kl = 0;
-    const char *k = rocksdb_iter_valid(s->it) ? rocksdb_iter_key(s->it, &kl) : NULL;
-    if (k == NULL || kl < s->plen || memcmp(k, s->prefix, s->plen) != 0) {
+    const void *k;
+    size_t kl;
+    if (!state_scan_seek(ig->scan, key, klen, &k, &kl, NULL, NULL)) {
+        if (state_scan_status(ig->scan, err) < 0)
+            return -1;
         ig->at_end = true;
-    } else {
-        strbuf_reset(&ig->next);
-        strbuf_append(&ig->next, k, kl);
-        ig->have_next = true;
+        return 0;
     }
-    char *msg = NULL;
-    rocksdb_iter_get_error(s->it, &msg);
-    pthread_mutex_unlock(&s->mu);
-    if (msg != NULL)
-        return io_error(err, "seek", msg);
-    return !ig->at_end && key_cmp(key, klen, ig->next.data, ig->next.len) == 0;
+    strbuf_reset(&ig->next);
+    strbuf_append(&ig->next, k, kl);
+    ig->have_next = true;
+    return key_cmp(key, klen, ig->next.data, ig->next.len) == 0;
 }
 
 /* Ends the file being written (synced by RocksDB's writer). */

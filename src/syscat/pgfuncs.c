@@ -22,11 +22,13 @@
  * They run on the loop's thread, with the statement's Syscat
  * (EvalCtx.system_arg: its catalog, relations and session).  Without one
  * (an expression outside a client statement) they see no relation and no
- * session: current_user is "sluice", regclass input finds nothing.
+ * session: current_user is "sluice" (a continuous query's: its owner, the
+ * role its hooks name), regclass input finds nothing.
  * docs/sql-reference.md, "Catalog functions".
  */
 #include "pgcatalog_int.h"
 #include "functions/kernels.h"
+#include "sluice/acl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,12 +86,20 @@ static KERNEL(k_pg_backend_pid)
     return 0;
 }
 
+/* The session's user; in a continuous query (no session, the hooks name
+ * a role) its owner. */
 static KERNEL(k_current_user)
 {
     SL_UNUSED(e);
     SL_UNUSED(args);
     const RtSession *s = syscat_session_current(sys_of(cx));
-    FOR_SEL(sel, n, { out_text(cx, out, i, s && s->user ? s->user : "sluice"); });
+    const char *user = s && s->user ? s->user : NULL;
+    const ExFnHooks *h = cx->hooks;
+    if (user == NULL && h != NULL && h->role != 0 && h->acl != NULL)
+        user = h->acl->role_name(h->acl_arg, h->role, cx->arena);
+    if (user == NULL)
+        user = "sluice";
+    FOR_SEL(sel, n, { out_text(cx, out, i, user); });
     return 0;
 }
 

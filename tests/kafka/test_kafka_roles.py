@@ -9,10 +9,14 @@ superuser's stream with a superuser-only property is read by a role granted SELE
 """
 
 import json
+import re
 
 import psycopg
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafka_helpers import WAIT, Admin, broker_fixture, produce, read_committed, wait_for
+from kafka_helpers import (WAIT, Admin, KafkaBroker, broker_fixture, produce, read_committed,
+                           wait_for)
 
 kafka = broker_fixture()
 
@@ -117,3 +121,79 @@ def test_role_sink_reads_its_progress_through_the_allowed_broker(kafka, sluiced)
     assert "batch already committed, skipped" in log, log[-3000:]
     assert "committed_batch=" in log and "read by librdkafka" not in log, log[-3000:]
     assert "kafka broker refused" not in log, log[-3000:]
+
+
+class JoiningBroker(KafkaBroker):
+    """A second node of first's cluster: a broker only (node.id 2), whose
+    controller is first's, on a port of its own."""
+
+    def __init__(self, first):
+        super().__init__()
+        self.first = first
+
+    def _write_config(self):
+        super()._write_config()
+        path = self.workdir / "server.properties"
+        props = dict(line.split("=", 1) for line in path.read_text().splitlines() if line)
+        props.update({"process.roles": "broker", "node.id": "2",
+                      "controller.quorum.voters": f"1@127.0.0.1:{self.first.controller_port}",
+                      "listeners": f"PLAINTEXT://127.0.0.1:{self.port}"})
+        path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+
+    def _format_storage(self):
+        meta = (self.first.workdir / "data" / "meta.properties").read_text()
+        (cluster,) = re.findall(r"^cluster\.id=(\S+)$", meta, re.M)
+        res = self._run_tool("kafka.tools.StorageTool",
+                             ["format", "-t", cluster, "-c",
+                              str(self.workdir / "server.properties")])
+        assert res.returncode == 0, res.stdout
+
+
+def test_sink_progress_read_checks_its_leader_against_allowed_hosts(sluiced):
+    """A sink's progress topic led by a broker off --kafka-allowed-hosts:
+    the sink checks the leader the metadata names before anything reads
+    the topic.  A cluster of two brokers: the transaction coordinator and
+    the sink's topic on broker 1 (on the list), the progress topic led by
+    broker 2 (not on it).  A plain role's query into the sink fails 42501
+    naming broker 2, and writes nothing.  (Before the check, librdkafka's
+    resolver refused broker 2 first, and the query failed with "Local: Bad
+    message format" or "no answer creating the progress topic".)"""
+    first = KafkaBroker()
+    second = JoiningBroker(first)
+    try:
+        first.start()
+        # the transaction log (one partition) and the sink's topic while
+        # broker 1 is alone: their leader is broker 1
+        p = Producer({"bootstrap.servers": first.bootstrap, "transactional.id": "warm-up"})
+        p.init_transactions(WAIT)
+        del p
+        Admin(first.bootstrap).create_topic("out", 1)
+        second.start()
+        admin = AdminClient({"bootstrap.servers": first.bootstrap})
+        fs = admin.create_topics([NewTopic("prog", num_partitions=1, replication_factor=-1,
+                                           replica_assignment=[[2]],
+                                           config={"cleanup.policy": "compact"})])
+        fs["prog"].result(60)
+        Admin(first.bootstrap).wait_partitions("prog", 1)
+        # a record on it: the sink reads it (an empty topic is not read)
+        produce(first.bootstrap, "prog", [(0, "another-sink", json.dumps({"batch": 0}))])
+        server = sluiced("--kafka-allowed-hosts", first.bootstrap)
+        with connect(server) as su:
+            su.execute("CREATE ROLE u LOGIN PASSWORD 'pw-u'")
+            su.execute("CREATE STREAM s (a bigint)")
+            su.execute("GRANT SELECT, INSERT ON s TO u")
+        with connect(server, "u", "pw-u") as u:
+            u.execute(f"CREATE SINK k WITH (connector = 'kafka', topic = 'out', "
+                      f"bootstrap_servers = '{first.bootstrap}', format = 'json', "
+                      f"progress_topic = 'prog')")
+            u.execute("CREATE CONTINUOUS QUERY q INTO k WITH (trigger = '1 second') AS "
+                      "SELECT a FROM s")
+            u.execute("INSERT INTO s SELECT g FROM generate_series(1, 10) g")
+            want = f'permission denied to connect "k" to Kafka broker "127.0.0.1:{second.port}"'
+            refused = wait_for(lambda: want in (u.execute(
+                "SELECT last_error FROM sys.queries WHERE name = 'q'").fetchone()[0] or ""), True)
+            assert refused, u.execute("SELECT status, last_error FROM sys.queries").fetchall()
+        assert read_committed(first.bootstrap, "out", timeout=10) == []
+    finally:
+        second.stop()
+        first.stop()

@@ -313,6 +313,15 @@ static int hook_check(void *arg, const AclQuestion *q, SlError *err)
     return q->object != NULL && strcmp(q->object, arg) == 0 ? ACL_YES : ACL_NO;
 }
 
+/* YES when asked about role 42 by oid, NO when asked about the current
+ * role. */
+static int hook_check_role(void *arg, const AclQuestion *q, SlError *err)
+{
+    (void)arg;
+    (void)err;
+    return !q->current_role && q->role == NULL && q->role_oid == 42 ? ACL_YES : ACL_NO;
+}
+
 static int hook_stats(void *arg, const char *name, size_t len, IngestStats *out, Arena *a)
 {
     (void)name;
@@ -458,7 +467,7 @@ static void test_fn_hooks(void)
                  .args = sargs};
 
     static const ExAclHooks acl = {hook_check, hook_role_name};
-    ExFnHooks h1 = {&acl, "t1", hook_stats, "x"}, h2 = {&acl, "t2", hook_stats, "xyz"};
+    ExFnHooks h1 = {&acl, "t1", hook_stats, "x", 0}, h2 = {&acl, "t2", hook_stats, "xyz", 0};
     EvalCtx c1 = {.arena = &a, .err = &err, .hooks = &h1};
     EvalCtx c2 = {.arena = &a, .err = &err, .hooks = &h2};
     Vector out;
@@ -472,6 +481,18 @@ static void test_fn_hooks(void)
           "has_table_privilege in context 2");
     CHECK(ex_eval(&c1, &rows, NULL, 1, &out) == 0 && out.v.i64[0] == 4, "stream rows 1");
     CHECK(ex_eval(&c2, &rows, NULL, 1, &out) == 0 && out.v.i64[0] == 6, "stream rows 2");
+
+    /* hooks naming a role (a continuous query's owner): the form without
+     * a role asks about it, not about the running statement's */
+    static const ExAclHooks by_role = {hook_check_role, hook_role_name};
+    ExFnHooks owner = {&by_role, "t1", hook_stats, "x", 42}, session = owner;
+    session.role = 0;
+    EvalCtx co = {.arena = &a, .err = &err, .hooks = &owner};
+    EvalCtx cs = {.arena = &a, .err = &err, .hooks = &session};
+    CHECK(ex_eval(&co, &has, NULL, 1, &out) == 0 && !vector_is_null(&out, 0) && out.v.b[0],
+          "has_table_privilege(t, p) asks about the hooks' role");
+    CHECK(ex_eval(&cs, &has, NULL, 1, &out) == 0 && !vector_is_null(&out, 0) && !out.v.b[0],
+          "has_table_privilege(t, p) without a hooks' role asks about the current role");
 
     /* a context without answers: a clear error, never a crash */
     ExFnHooks none = {0};

@@ -8,11 +8,14 @@
  * result logs (chunks by rows and bytes, the same keys however the rows
  * come in, read after per-row rows of older data directories, a corrupt
  * chunk refused, purged with the query); the batch and endable scans of
- * the state store at its reopen after a full disk (fault-injection builds).
+ * the state store at its reopen after a full disk (fault-injection builds);
+ * a write batch's memory account charged in steps of 64 KiB and exactly by
+ * state_batch_charge; a scan's seek (state_scan_seek).
  */
 #include "unit_data.h"
 #include "state/resfile.h"
 #include "sluice/bytes.h"
+#include "sluice/memacct.h"
 #include "sluice/relstore.h"
 #include "sluice/rowcodec.h"
 
@@ -282,6 +285,25 @@ static void test_delete_range(const char *dir)
         /* Reopened: the WAL's range deletion is replayed. */
         state_close(st);
         CHECK(state_open(dir, &st, &err) == 0);
+    }
+    /* state_scan_seek, on both kinds of scan: the first key at or past the
+     * one asked (forward or back), the next goes on after it */
+    for (int endable = 0; endable < 2; endable++) {
+        StateScan *sc = endable ? state_scan_open_endable(st, "Rk", 2)
+                                : state_scan_open(st, "Rk", 2);
+        const void *sk, *sv;
+        size_t sklen, svlen;
+        CHECK(state_scan_seek(sc, "Rk2", 3, &sk, &sklen, &sv, &svlen) && sklen == 4 &&
+              memcmp(sk, "Rk50", 4) == 0 && svlen == 1 && *(const char *)sv == 'v',
+              "seek into the deleted range finds Rk50 (endable %d)", endable);
+        CHECK(state_scan_next(sc, &sk, &sklen, &sv, &svlen) && memcmp(sk, "Rk51", 4) == 0);
+        CHECK(state_scan_seek(sc, "Rk05", 4, &sk, &sklen, &sv, &svlen) &&
+              memcmp(sk, "Rk05", 4) == 0 && *(const char *)sv == 'w', "seek back to a key");
+        CHECK(state_scan_seek(sc, "Rk6", 3, &sk, &sklen, NULL, NULL) &&
+              memcmp(sk, "Rk60", 4) == 0, "seek without the value");
+        CHECK(!state_scan_seek(sc, "Rk97x", 5, &sk, &sklen, NULL, NULL),
+              "nothing past the last key of the prefix");
+        CHECK(state_scan_close(sc, &err) == 0);
     }
     state_close(st);
     sl_error_clear(&err);
@@ -1104,11 +1126,53 @@ static void test_scan_reopen(const char *dir)
 }
 #endif
 
+/* A write batch charges its account once about 64 KiB are pending, not at
+ * every put; state_batch_charge brings it to the batch's whole size (its
+ * records, their overhead and RocksDB's 12-byte header); the account is
+ * never short by a step or more; the batch's free credits everything. */
+static void test_batch_charge(void)
+{
+    SlMemAccount *acct = sl_mem_account_new(0);
+    size_t server0 = sl_mem_server_used();
+    StateBatch *b = state_batch_new();
+    state_batch_set_account(b, acct);
+    CHECK(sl_mem_account_used(acct) == 12, "the empty batch's header: %zu",
+          sl_mem_account_used(acct));
+    char key[16], val[100];
+    memset(val, 'v', sizeof(val));
+    size_t payload = 0, most_short = 0;
+    int i;
+    for (i = 0; i < 2000; i++) {
+        snprintf(key, sizeof(key), "k%08d", i);
+        state_batch_put(b, key, 9, val, sizeof(val));
+        payload += 9 + sizeof(val) + 3;     /* tag and two one-byte lengths */
+        size_t used = sl_mem_account_used(acct);
+        size_t whole = 12 + payload;
+        if (whole - used > most_short)
+            most_short = whole - used;
+        if (i == 10)
+            CHECK(used == 12, "a few puts are not charged one by one: %zu", used);
+    }
+    CHECK(most_short > 0 && most_short < ((size_t)64 << 10),
+          "short by less than one step at every put: %zu", most_short);
+    state_batch_delete(b, "k00000001", 9);
+    payload += 9 + 2;
+    state_batch_charge(b);
+    CHECK(sl_mem_account_used(acct) == 12 + payload, "charged exactly: %zu of %zu",
+          sl_mem_account_used(acct), 12 + payload);
+    CHECK(sl_mem_server_used() == server0 + 12 + payload, "the server's total too");
+    state_batch_free(b);
+    CHECK(sl_mem_account_used(acct) == 0 && sl_mem_server_used() == server0,
+          "the free credits it all: %zu", sl_mem_account_used(acct));
+    sl_mem_account_unref(acct);
+}
+
 int main(void)
 {
     char dir[UNIT_DIR_MAX];
     unit_tmpdir("relstore", dir);
     test_codec();
+    test_batch_charge();
     test_store(dir);
     test_delete_range(dir);
     test_group_commit(dir);

@@ -32,6 +32,7 @@
 #include "sluice/runtime.h"
 #include "sluice/state.h"
 #include "unit.h"
+#include "unit_data.h"
 #include "unit_runtime.h"
 
 #include <stdio.h>
@@ -41,7 +42,7 @@
 #include <unistd.h>
 
 typedef struct Side {
-    char      dir[64];
+    UnitData  data;         /* its directory, catalog and state store */
     Runtime  *rt;
     RtSession session;      /* its client, as the server would describe it */
 } Side;
@@ -74,35 +75,20 @@ static void expect(Side *s, const char *sql, const char *want)
     strbuf_init(&out);
     run(s->rt, sql, &out);
     const char *got = out.data ? out.data : "";
-    CHECK(strcmp(got, want) == 0, "%s: %s\n  got:  %s\n  want: %s", s->dir, sql, got, want);
+    CHECK(strcmp(got, want) == 0, "%s: %s\n  got:  %s\n  want: %s", s->data.dir, sql, got, want);
     strbuf_free(&out);
 }
 
 static void open_side(Side *s)
 {
-    snprintf(s->dir, sizeof(s->dir), "/tmp/sluice-rt2-XXXXXX");
-    CHECK(mkdtemp(s->dir) != NULL, "mkdtemp");
-    RuntimeOptions ro = {.engine_workers = 1, .statement_workers = 1};
-    s->rt = rt_create(&ro);
-    char path[128];
-    SlError err = {0};
-    snprintf(path, sizeof(path), "%s/catalog.db", s->dir);
-    CHECK(cat_open(path, &s->rt->cat, &err) == 0, "%s", err.message);
-    snprintf(path, sizeof(path), "%s/state", s->dir);
-    CHECK(state_open(path, &s->rt->st, &err) == 0, "%s", err.message);
-    sl_error_clear(&err);
+    unit_data_open(&s->data, "rt2", true);
+    s->rt = unit_runtime_new(s->data.cat, s->data.st, 1);
 }
 
 static void close_side(Side *s)
 {
-    StateStore *st = s->rt->st;
-    Catalog *cat = s->rt->cat;
     rt_destroy(s->rt);
-    state_close(st);
-    cat_close(cat);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", s->dir);
-    CHECK(system(cmd) == 0, "%s", cmd);
+    unit_data_close(&s->data);
 }
 
 /* Runs sql in s until it gives want, turning both Runtimes' loops in turn
@@ -137,11 +123,11 @@ static void list_side(void *arg, rt_session_emit_fn emit, void *emit_arg)
 static void start_side(Side *s)
 {
     SlError err = {0};
-    CHECK(rt_host_init(s->rt, NULL, s->dir, NULL, &err) == 0, "%s", err.message);
+    CHECK(rt_host_init(s->rt, NULL, s->data.dir, NULL, &err) == 0, "%s", err.message);
     sl_error_clear(&err);
     rt_init(s->rt);
     s->rt->cq = rt_cq_init(s->rt);
-    CHECK(s->rt->cq != NULL, "%s: the registry", s->dir);
+    CHECK(s->rt->cq != NULL, "%s: the registry", s->data.dir);
 }
 
 /* What main and the server give a started Runtime: a setting, the current
@@ -173,7 +159,7 @@ static void stop_side(Side *s)
         uv_run(&s->rt->loop, UV_RUN_NOWAIT);
         usleep(1000);
     }
-    CHECK(closed, "%s: the registry closed", s->dir);
+    CHECK(closed, "%s: the registry closed", s->data.dir);
     uv_run(&s->rt->loop, UV_RUN_DEFAULT);
     pool_close(s->rt->engine);
     pool_close(s->rt->statements);
@@ -275,8 +261,8 @@ int main(void)
     /* the files paths are each Runtime's: its own data directory is
      * refused to it, the other's is not (a files sink, checked at CREATE
      * SINK and again by the query at each commit) */
-    char sql[256], out_dir[128];
-    snprintf(out_dir, sizeof(out_dir), "%s/out", two.dir);
+    char sql[512], out_dir[UNIT_PATH_MAX];
+    snprintf(out_dir, sizeof(out_dir), "%s/out", two.data.dir);
     snprintf(sql, sizeof(sql),
              "CREATE SINK f WITH (connector = 'files', path = '%s', format = 'csv')", out_dir);
     expect(&two, sql, "ERROR 42501");
