@@ -16,6 +16,10 @@
  *             scan under filters and projects) joined to a table (the
  *             same over a table) is a lookup join; any other a regular
  *             one, unbounded (no event-time columns are tracked yet)
+ *   DISTINCT  distinct (op_distinct.c, eng_op_distinct_plan): DISTINCT ON
+ *             (keys fewer than the columns) is refused by it
+ *   SETOP     union all / union / intersect [all] / except [all]
+ *             (op_setop.c, eng_op_setop_plan)
  *   a graph whose output would be a source itself gets a project of its
  *             columns, so the output is an operator's
  * Every other node is refused with 0A000 "the operator graph does not yet
@@ -27,6 +31,7 @@
  */
 #include "compile.h"
 #include "op_join.h"
+#include "op_set.h"
 #include "ops.h"
 
 #include <string.h>
@@ -195,6 +200,27 @@ static int walk(Walk *w, const Plan *p)
                      : table_read(p->child) && append_only(p->right) ? 0
                                                                      : -1;
         return add_n(w, eng_op_join_plan(p, &none, &none, lookup, w->err), in);
+    }
+    case PLAN_DISTINCT: {
+        /* made first, so DISTINCT ON is refused as itself, not as the
+         * Sort under it */
+        EngEdgeTime none = {0};
+        EngOp *op = eng_op_distinct_plan(p, &none, w->err);
+        if (op == NULL)
+            return INT32_MIN;
+        int in = walk(w, p->child);
+        if (in == INT32_MIN) {
+            eng_op_free(op);
+            return INT32_MIN;
+        }
+        return add(w, op, in);
+    }
+    case PLAN_SETOP: {
+        int in[2] = {walk(w, p->child), INT32_MIN};
+        if (in[0] == INT32_MIN || (in[1] = walk(w, p->right)) == INT32_MIN)
+            return INT32_MIN;
+        EngEdgeTime none = {0};
+        return add_n(w, eng_op_setop_plan(p, &none, &none, w->err), in);
     }
     default:
         refuse_kind(w, plan_kind_name(p->kind));

@@ -401,8 +401,8 @@ static void test_refusals(void)
                    "between a row's insertion and its retraction");
     expect_refused("SELECT ev.k, u.v FROM ev RIGHT JOIN u ON ev.k = u.k",
                    "ERROR 0A000 a stream-table join cannot keep the table's unmatched rows");
-    expect_refused("SELECT DISTINCT k FROM u",
-                   "ERROR 0A000 the operator graph does not yet run Distinct");
+    expect_refused("SELECT DISTINCT ON (k) k, v FROM u",
+                   "ERROR 0A000 the operator graph does not yet run DISTINCT ON");
     expect_refused("SELECT sum(v::float8) FROM u",
                    "ERROR 0A000 the operator graph cannot keep sum or avg of floating point "
                    "(its rounding depends on the order of the rows) over retractions");

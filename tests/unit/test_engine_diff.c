@@ -74,6 +74,15 @@ static const char *const queries[] = {
     /* three inputs, an outer join over an inner one */
     "SELECT z.id, x.n, w.m FROM (SELECT a, count(*) AS n FROM t GROUP BY a) x JOIN u z "
     "ON x.a = z.a LEFT JOIN (SELECT b, max(c) AS m FROM t GROUP BY b) w ON z.b = w.b AND z.c < w.m",
+    /* distinct and the set operations, over rows and over aggregates */
+    "SELECT DISTINCT a, b FROM t",
+    "SELECT DISTINCT n FROM (SELECT a, count(*) AS n FROM t GROUP BY a) x",
+    "SELECT a, d FROM t UNION SELECT a, d FROM u",
+    "SELECT a, b FROM t UNION ALL SELECT a, b FROM u",
+    "SELECT a FROM t INTERSECT ALL SELECT a FROM u",
+    "SELECT b FROM t EXCEPT ALL SELECT b FROM u",
+    "SELECT b, count(*) FROM (SELECT a, b FROM t EXCEPT SELECT a, b FROM u) x GROUP BY b",
+    "SELECT a, count(*) FROM t GROUP BY a INTERSECT SELECT a, count(*) FROM u GROUP BY a",
 };
 #define NQ ((int)(sizeof(queries) / sizeof(queries[0])))
 
