@@ -203,12 +203,12 @@ static void test_dml(void)
 static void test_streams(StateStore *st, Catalog *cat)
 {
     expect_tag("CREATE STREAM ev (k int, ts timestamp, WATERMARK FOR ts AS ts - INTERVAL "
-               "'2 seconds') WITH (note = 'x')",
+               "'2 seconds') WITH (retention = '1 day')",
                "CREATE STREAM");
     const CatRelation *rel = cat_lookup(cat, "ev");
     CHECK(rel != NULL && rel->kind == REL_STREAM, "stream in the catalog");
     CHECK(rel && strcmp(rel->options, "{\"watermark_column\": \"ts\", \"watermark_delay_us\": "
-                                      "2000000, \"note\": \"x\"}") == 0,
+                                      "2000000, \"retention\": \"1 day\"}") == 0,
           "options: %s", rel ? rel->options : "");
     expect_tag("INSERT INTO ev VALUES (1, '2024-01-01 00:00:01'), (1, '2024-01-01 00:00:03'), "
                "(2, '2024-01-01 00:00:04')",
