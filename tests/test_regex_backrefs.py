@@ -113,3 +113,17 @@ def test_a_topic_pattern_is_read_as_postgresql_reads_it(user):
                          "bootstrap_servers = '127.0.0.1:1', format = 'raw')")
         assert "invalid topic_pattern" in str(e.value)
     assert user.execute("SELECT 1").fetchone() == (1,)
+
+
+@pytest.mark.parametrize("sql", [
+    # which group captured what is PostgreSQL's own choice (not PCRE2's):
+    # refused rather than answered
+    r"SELECT regexp_replace('abc', '(b)', '[\1]')",
+    # the longest match of a pattern with back references: no DFA for it
+    r"SELECT regexp_substr('abab', '(ab)\1')",
+    r"SELECT regexp_count('abab', '(a)b\1')",
+])
+def test_regexp_functions_refuse_what_they_cannot_answer_exactly(user, sql):
+    with pytest.raises(psycopg.errors.FeatureNotSupported):
+        user.execute(sql)
+    assert user.execute("SELECT regexp_like('abab', '(ab)\\1')").fetchone() == (True,)

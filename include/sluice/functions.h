@@ -11,6 +11,7 @@
  *   ex_check_memory, ex_out_of_memory,
  *   ex_alloc_budget                     the memory budget (stmtctl.c)
  *   ex_regex_compile, ex_regex_test,
+ *   ex_regex_find,
  *   ex_regex_free                       PostgreSQL's regular expressions (are.c)
  *   ex_regex_too_complex,
  *   ex_regex_has_backref                a pattern's size and back references (are.c)
@@ -69,6 +70,12 @@ ExRegex *ex_regex_compile(SlError *err, const char *pattern, size_t len, const c
 /* 1 when s has a match, 0 when not, -1 with the error on err (54001 past
  * the bound on one match; 57014 cancelled or past statement_timeout). */
 int ex_regex_test(SlError *err, ExRegex *re, const char *s, size_t len);
+/* The first match at or after byte start as PostgreSQL finds it (the
+ * leftmost, then the longest or shortest there by the pattern's
+ * greediness): 1 with its bytes [*so, *eo), 0 for none, -1 with the error
+ * (0A000 for a pattern with back references). */
+int ex_regex_find(SlError *err, ExRegex *re, const char *s, size_t len, size_t start,
+                  size_t *so, size_t *eo);
 void ex_regex_free(ExRegex *re);
 /* Whether a pattern's bounded repetitions expand past what sluice lets it
  * compile (2201B "regular expression is too complex"; ex_regex_compile

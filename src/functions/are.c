@@ -5,6 +5,12 @@
  *
  *   ex_regex_compile   a pattern, with PostgreSQL's flag letters, compiled
  *   ex_regex_test      whether a string has a match
+ *   ex_regex_find      the first match from an offset, as PostgreSQL's:
+ *                      PCRE2 finds the leftmost start, its DFA matcher
+ *                      (every match there, auto-possessification off)
+ *                      the longest or shortest end by the pattern's
+ *                      greediness, which to_pcre works out by
+ *                      PostgreSQL's rules; 0A000 with back references
  *   ex_regex_free
  *   ex_regex_too_complex  the bound on a pattern's expanded size
  *   ex_regex_has_backref  whether a pattern has back references
@@ -71,9 +77,12 @@
 /* A pattern is JIT-compiled at its this-many-th match: compiling costs
  * more than a few matches save. */
 #define REGEX_JIT_AFTER 16
+/* The DFA matcher's workspace, in ints */
+#define REGEX_DFA_WORKSPACE 4096
 
 struct ExRegex {
-    pcre2_code *fast, *slow;        /* slow: compiled on first need */
+    pcre2_code *fast, *slow;        /* slow, dfa: compiled on first need */
+    pcre2_code *dfa;                /* for the DFA matcher: every match kept */
     pcre2_match_data *md;
     pcre2_match_context *fctx, *sctx;
     char *pat;                      /* the translation, for slow */
@@ -81,6 +90,7 @@ struct ExRegex {
     uint32_t options;
     unsigned callouts;              /* interrupt_cb's count */
     unsigned uses;                  /* matches until REGEX_JIT_AFTER */
+    bool greedy, backrefs;          /* AreOpts' */
 };
 
 /* The end of the bracket expression that opens at p[i] ('['), as an ARE
@@ -211,6 +221,11 @@ typedef struct AreOpts {
     bool icase, expanded, literal;
     bool nl_dot;        /* . and negated brackets do not match a newline */
     bool nl_anchor;     /* ^ and $ match at newlines too */
+    /* what to_pcre found: PostgreSQL's greediness of the whole pattern
+     * (a match is the longest, else the shortest, at its start), its
+     * capturing groups, whether it has back references */
+    bool greedy, backrefs;
+    int ngroups;
 } AreOpts;
 
 /* A growing output buffer. */
@@ -520,6 +535,13 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
         return 0;
     }
     Group *open = sl_malloc((n + 1) * sizeof(Group));
+    /* the greediness of each open level's first branch so far (1 greedy,
+     * -1 non-greedy, 0 none yet) and its count of branches; the last
+     * atom's greediness, not yet given to its branch */
+    int *battr = sl_calloc(n + 2, sizeof(int)), *nbr = sl_calloc(n + 2, sizeof(int));
+    int pend = 0;
+    bool have_pend = false;
+    nbr[0] = 1;
     bool *closed = sl_calloc(n + 2, 1);
     int depth = 0, ngroups = 0, look = 0;
     /* what the last item was: nothing to quantify, an atom, a quantifier,
@@ -541,7 +563,12 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
                 continue;
             }
         }
-        bool br = false;
+        if (have_pend && !(c == '*' || c == '+' || c == '?' || c == '{')) {
+            if (battr[depth] == 0)
+                battr[depth] = pend;
+            have_pend = false;
+        }
+        bool br = false, group = false;
         int now = L_ATOM;
         if (c == '\\') {
             if (i + 1 >= n)
@@ -555,6 +582,7 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
                 for (int d = 0; d < depth; d++)
                     open[d].br = true;
                 br = true;
+                opt->backrefs = true;
                 out_put(o, p + i, 2);
                 i += 2;
             } else {
@@ -597,6 +625,8 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
                 open[depth].num = ++ngroups;
             }
             open[depth++].br = false;
+            battr[depth] = 0;
+            nbr[depth] = 1;
             i += len;
             last = L_NONE;
             last_br = false;
@@ -605,6 +635,8 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
             if (depth == 0)
                 FAIL(bad_re(err, "parentheses () not balanced"));
             out_put(o, ")", 1);
+            pend = nbr[depth] > 1 ? 1 : battr[depth];
+            group = true;
             depth--;
             if (open[depth].num > 0)
                 closed[open[depth].num] = true;
@@ -615,6 +647,7 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
             br = open[depth].br;
             i++;
         } else if (c == '|') {
+            nbr[depth]++;
             out_put(o, "|", 1);
             i++;
             last = L_NONE;
@@ -655,8 +688,15 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
                             "a quantifier on a back reference, or on a group holding one, "
                             "is not supported"));
             out_put(o, p + i, j - i);
-            if (j < n && p[j] == '?')          /* non-greedy */
+            bool exact = c == '{' && memchr(p + i, ',', j - i) == NULL;
+            if (!exact)
+                pend = 1;
+            if (j < n && p[j] == '?') {        /* non-greedy */
                 out_put(o, p + j++, 1);
+                if (!exact)
+                    pend = -1;
+            }
+            have_pend = true;
             i = j;
             last = L_QUANT;
             last_br = false;
@@ -668,13 +708,24 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
         }
         last = now;
         last_br = br;
+        if (!group)
+            pend = 0;
+        if (now == L_CONS)
+            pend = 0;
+        have_pend = true;
     }
+    if (have_pend && battr[0] == 0 && depth == 0)
+        battr[0] = pend;
+    opt->greedy = nbr[0] > 1 || battr[0] >= 0;
+    opt->ngroups = ngroups;
     if (depth > 0)
         FAIL(bad_re(err, "parentheses () not balanced"));
 done:
 #undef FAIL
     free(open);
     free(closed);
+    free(battr);
+    free(nbr);
     return rc;
 }
 
@@ -698,6 +749,7 @@ void ex_regex_free(ExRegex *re)
         return;
     pcre2_code_free(re->fast);
     pcre2_code_free(re->slow);
+    pcre2_code_free(re->dfa);
     pcre2_match_data_free(re->md);
     pcre2_match_context_free(re->fctx);
     pcre2_match_context_free(re->sctx);
@@ -745,6 +797,8 @@ ExRegex *ex_regex_compile(SlError *err, const char *pattern, size_t len, const c
     }
     o.b[o.k] = '\0';
     ExRegex *re = sl_calloc(1, sizeof(ExRegex));
+    re->greedy = opt.greedy;
+    re->backrefs = opt.backrefs;
     re->pat = o.b;
     re->patlen = o.k;
     re->options = PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C | PCRE2_DOLLAR_ENDONLY |
@@ -789,15 +843,18 @@ static int match_result(SlError *err, int rc)
                     (const char *)msg);
 }
 
-int ex_regex_test(SlError *err, ExRegex *re, const char *s, size_t len)
+/* The first match at or after byte start, as PCRE2 finds it: 1 with its
+ * start in *so, 0 for none, -1 with the error. */
+static int first_match(SlError *err, ExRegex *re, const char *s, size_t len, size_t start,
+                       size_t *so)
 {
     PCRE2_SPTR subj = (PCRE2_SPTR)(len ? s : "");
     if (re->uses < REGEX_JIT_AFTER && ++re->uses == REGEX_JIT_AFTER)
         pcre2_jit_compile(re->fast, PCRE2_JIT_COMPLETE);    /* else it interprets */
-    int rc = pcre2_match(re->fast, subj, len, 0, 0, re->md, re->fctx);
+    int rc = pcre2_match(re->fast, subj, len, start, 0, re->md, re->fctx);
     if (rc != PCRE2_ERROR_MATCHLIMIT && rc != PCRE2_ERROR_DEPTHLIMIT &&
         rc != PCRE2_ERROR_HEAPLIMIT)
-        return match_result(err, rc);
+        goto done;
     /* a long match: again, interruptibly, within the larger bound */
     if (re->slow == NULL) {
         re->slow = compile_pcre(err, re, PCRE2_AUTO_CALLOUT);
@@ -811,5 +868,49 @@ int ex_regex_test(SlError *err, ExRegex *re, const char *s, size_t len)
         pcre2_set_heap_limit(re->sctx, REGEX_HEAP_LIMIT_KB);
         pcre2_set_callout(re->sctx, interrupt_cb, &re->callouts);
     }
-    return match_result(err, pcre2_match(re->slow, subj, len, 0, 0, re->md, re->sctx));
+    rc = pcre2_match(re->slow, subj, len, start, 0, re->md, re->sctx);
+done:
+    if (rc >= 0)
+        *so = pcre2_get_ovector_pointer(re->md)[0];
+    return match_result(err, rc);
+}
+
+int ex_regex_test(SlError *err, ExRegex *re, const char *s, size_t len)
+{
+    size_t so;
+    return first_match(err, re, s, len, 0, &so);
+}
+
+int ex_regex_find(SlError *err, ExRegex *re, const char *s, size_t len, size_t start,
+                  size_t *so, size_t *eo)
+{
+    int rc = first_match(err, re, s, len, start, so);
+    if (rc <= 0)
+        return rc;
+    if (re->backrefs)
+        return refuse(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                      "The match operators ~ and ~* take back references.",
+                      "back references are not supported in this function");
+    /* the start is the leftmost one PostgreSQL's matcher finds too; the
+     * end is the longest (greedy) or shortest match there, which PCRE2's
+     * DFA matcher lists */
+    if (re->dfa == NULL && (re->dfa = compile_pcre(err, re, PCRE2_NO_AUTO_POSSESS)) == NULL)
+        return -1;
+    int ws[REGEX_DFA_WORKSPACE];
+    /* every match at *so, the longest first: one for each end at most */
+    pcre2_match_data *md = pcre2_match_data_create((uint32_t)SL_MIN(len - *so + 2, 1u << 30),
+                                                   NULL);
+    if (md == NULL)
+        sl_panic("out of memory allocating a regular expression's match data");
+    rc = pcre2_dfa_match(re->dfa, (PCRE2_SPTR)(len ? s : ""), len, *so, PCRE2_ANCHORED, md,
+                         re->fctx, ws, SL_ARRAY_LEN(ws));
+    if (rc > 0)
+        *eo = pcre2_get_ovector_pointer(md)[re->greedy ? 1 : 2 * (size_t)rc - 1];
+    pcre2_match_data_free(md);
+    if (rc == PCRE2_ERROR_DFA_WSSIZE || rc == PCRE2_ERROR_DFA_RECURSE)
+        rc = PCRE2_ERROR_MATCHLIMIT;
+    if (rc == PCRE2_ERROR_NOMATCH)          /* cannot be: the start matched */
+        return sl_error(err, ERRCODE_INTERNAL_ERROR,
+                        "regular expression matched at %zu, not there again", *so);
+    return match_result(err, rc < 0 ? rc : 1);
 }
