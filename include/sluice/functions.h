@@ -11,7 +11,7 @@
  *   ex_check_memory, ex_out_of_memory,
  *   ex_alloc_budget                     the memory budget (stmtctl.c)
  *   ex_regex_compile, ex_regex_test,
- *   ex_regex_find,
+ *   ex_regex_find, ex_regex_groups,
  *   ex_regex_free                       PostgreSQL's regular expressions (are.c)
  *   ex_regex_too_complex,
  *   ex_regex_has_backref                a pattern's size and back references (are.c)
@@ -77,6 +77,8 @@ int ex_regex_test(SlError *err, ExRegex *re, const char *s, size_t len);
 int ex_regex_find(SlError *err, ExRegex *re, const char *s, size_t len, size_t start,
                   size_t *so, size_t *eo);
 void ex_regex_free(ExRegex *re);
+/* How many capturing groups the pattern has. */
+int ex_regex_groups(const ExRegex *re);
 /* Whether a pattern's bounded repetitions expand past what sluice lets it
  * compile (2201B "regular expression is too complex"; ex_regex_compile
  * checks it). */

@@ -11,6 +11,7 @@
  *                      the longest or shortest end by the pattern's
  *                      greediness, which to_pcre works out by
  *                      PostgreSQL's rules; 0A000 with back references
+ *   ex_regex_groups    its capturing groups
  *   ex_regex_free
  *   ex_regex_too_complex  the bound on a pattern's expanded size
  *   ex_regex_has_backref  whether a pattern has back references
@@ -91,6 +92,7 @@ struct ExRegex {
     unsigned callouts;              /* interrupt_cb's count */
     unsigned uses;                  /* matches until REGEX_JIT_AFTER */
     bool greedy, backrefs;          /* AreOpts' */
+    int ngroups;
 };
 
 /* The end of the bracket expression that opens at p[i] ('['), as an ARE
@@ -799,6 +801,7 @@ ExRegex *ex_regex_compile(SlError *err, const char *pattern, size_t len, const c
     ExRegex *re = sl_calloc(1, sizeof(ExRegex));
     re->greedy = opt.greedy;
     re->backrefs = opt.backrefs;
+    re->ngroups = opt.ngroups;
     re->pat = o.b;
     re->patlen = o.k;
     re->options = PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C | PCRE2_DOLLAR_ENDONLY |
@@ -913,4 +916,9 @@ int ex_regex_find(SlError *err, ExRegex *re, const char *s, size_t len, size_t s
         return sl_error(err, ERRCODE_INTERNAL_ERROR,
                         "regular expression matched at %zu, not there again", *so);
     return match_result(err, rc < 0 ? rc : 1);
+}
+
+int ex_regex_groups(const ExRegex *re)
+{
+    return re->ngroups;
 }

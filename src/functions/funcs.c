@@ -232,6 +232,7 @@ static const FuncDesc func_table[] = {
     FN3("substr", TXT, I4, I4, TXT, k_substr3),
     FN2("substring", TXT, I4, TXT, k_substr2),
     FN3("substring", TXT, I4, I4, TXT, k_substr3),
+    FN2("substring", TXT, TXT, TXT, k_substring_regex),
     FN2("substr", BY, I4, BY, k_bytea_substr2),
     FN3("substr", BY, I4, I4, BY, k_bytea_substr3),
     FN2("substring", BY, I4, BY, k_bytea_substr2),

@@ -76,6 +76,7 @@ KERNEL(k_regexp_count);
 KERNEL(k_regexp_instr);
 KERNEL(k_regexp_substr);
 KERNEL(k_regexp_replace);
+KERNEL(k_substring_regex);
 KERNEL(k_regex_nomatch);
 KERNEL(k_regex_imatch);
 KERNEL(k_regex_inomatch);

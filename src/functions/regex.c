@@ -4,7 +4,9 @@
  *
  *   k_regex_match, k_regex_nomatch, k_regex_imatch, k_regex_inomatch
  *   k_regexp_like, k_regexp_count, k_regexp_instr, k_regexp_substr,
- *   k_regexp_replace   PostgreSQL 15's regexp functions, up to three
+ *   k_regexp_replace, k_substring_regex (substring(string FROM pattern)
+ *                      without capturing groups)
+ *                      PostgreSQL 15's regexp functions, up to three
  *                      arguments; a match is ex_regex_find's (the
  *                      leftmost, then the longest or shortest by the
  *                      pattern's greediness); positions in characters
@@ -173,13 +175,13 @@ static ReArgs row_args(const Vector *args, int nargs, uint32_t i, bool start_thi
     return a;
 }
 
-typedef enum { RF_LIKE, RF_COUNT, RF_INSTR, RF_SUBSTR } ReFn;
+typedef enum { RF_LIKE, RF_COUNT, RF_INSTR, RF_SUBSTR, RF_SUBSTRING } ReFn;
 
 static int regexp_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
                        const uint32_t *sel, uint32_t n, ReFn fn)
 {
     static const char *const names[] = {"regexp_like()", "regexp_count()", "regexp_instr()",
-                                        "regexp_substr()"};
+                                        "regexp_substr()", "substring()"};
     int nargs = e->nargs;
     ReCache cache = {.n = 0};
     int rc = 0;
@@ -190,6 +192,10 @@ static int regexp_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *o
             if ((rc = check_args(cx, names[fn], &a, false)) == 0 &&
                 (re = cached(cx, &cache, a.p, a.flags, false)) == NULL)
                 rc = -1;
+            if (rc == 0 && fn == RF_SUBSTRING && ex_regex_groups(re) > 0)
+                rc = sl_error(cx->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                              "substring(string FROM pattern) with a parenthesized "
+                              "subexpression is not supported");
             size_t at = char_offset(a.s, a.start), so = 0, eo = 0;
             int32_t count = 0;
             int m = 0;
@@ -213,7 +219,7 @@ static int regexp_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *o
                 out->v.i32[i] = count;
             else if (rc == 0 && fn == RF_INSTR)
                 out->v.i32[i] = count ? char_count(a.s, so) + 1 : 0;
-            else if (rc == 0 && fn == RF_SUBSTR) {
+            else if (rc == 0 && (fn == RF_SUBSTR || fn == RF_SUBSTRING)) {
                 if (count) {
                     out->v.str[i].ptr = a.s->ptr + so;
                     out->v.str[i].len = (uint32_t)(eo - so);
@@ -231,6 +237,7 @@ KERNEL(k_regexp_like) { return regexp_rows(cx, e, args, out, sel, n, RF_LIKE); }
 KERNEL(k_regexp_count) { return regexp_rows(cx, e, args, out, sel, n, RF_COUNT); }
 KERNEL(k_regexp_instr) { return regexp_rows(cx, e, args, out, sel, n, RF_INSTR); }
 KERNEL(k_regexp_substr) { return regexp_rows(cx, e, args, out, sel, n, RF_SUBSTR); }
+KERNEL(k_substring_regex) { return regexp_rows(cx, e, args, out, sel, n, RF_SUBSTRING); }
 
 /* regexp_replace(string, pattern, replacement): the first match replaced;
  * in the replacement \& is the match and \\ a backslash; \1 to \9 are
