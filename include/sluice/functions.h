@@ -10,8 +10,11 @@
  *   ex_check_interrupt                  cancel and timeout (stmtctl.c)
  *   ex_check_memory, ex_out_of_memory,
  *   ex_alloc_budget                     the memory budget (stmtctl.c)
- *   ex_regex_too_complex                the bound on regcomp (regex.c)
- *   ex_regex_has_backref                what regexec cannot run boundedly (regex.c)
+ *   ex_regex_compile, ex_regex_test,
+ *   ex_regex_find, ex_regex_groups,
+ *   ex_regex_free                       PostgreSQL's regular expressions (are.c)
+ *   ex_regex_too_complex,
+ *   ex_regex_has_backref                a pattern's size and back references (are.c)
  *   IngestStats                         what sluice_stream_stat() shows
  *                                       (streamfuncs.c; expr.h's ExFnHooks)
  *   ex_can_coerce                       is there an implicit cast? (cast.c)
@@ -55,12 +58,32 @@ int ex_out_of_memory(SlError *err, const struct SlMemAccount *acct);
  * ||, lpad): NULL with 53200 in err when it would pass the budget. */
 void *ex_alloc_budget(Arena *a, size_t n, SlError *err);
 
-/* Whether a POSIX extended regular expression would expand, in regcomp,
- * past what sluice lets it compile (regex.c; 2201B "regular expression is
- * too complex"): check before every regcomp of a user's pattern. */
+/* A regular expression with PostgreSQL's (ARE) semantics, on PCRE2
+ * (are.c).  ex_regex_compile reads pattern with the flag letters of
+ * PostgreSQL's regexp functions (flags, flen: c i m n p q s t w x; 0 for
+ * none) and icase (~*); whole: it must match the whole string.  NULL with
+ * the error on err: 2201B for what PostgreSQL refuses, 0A000 for what the
+ * translation does not carry over, 22023 for an unknown flag. */
+typedef struct ExRegex ExRegex;
+ExRegex *ex_regex_compile(SlError *err, const char *pattern, size_t len, const char *flags,
+                          size_t flen, bool icase, bool whole);
+/* 1 when s has a match, 0 when not, -1 with the error on err (54001 past
+ * the bound on one match; 57014 cancelled or past statement_timeout). */
+int ex_regex_test(SlError *err, ExRegex *re, const char *s, size_t len);
+/* The first match at or after byte start as PostgreSQL finds it (the
+ * leftmost, then the longest or shortest there by the pattern's
+ * greediness): 1 with its bytes [*so, *eo), 0 for none, -1 with the error
+ * (0A000 for a pattern with back references). */
+int ex_regex_find(SlError *err, ExRegex *re, const char *s, size_t len, size_t start,
+                  size_t *so, size_t *eo);
+void ex_regex_free(ExRegex *re);
+/* How many capturing groups the pattern has. */
+int ex_regex_groups(const ExRegex *re);
+/* Whether a pattern's bounded repetitions expand past what sluice lets it
+ * compile (2201B "regular expression is too complex"; ex_regex_compile
+ * checks it). */
 bool ex_regex_too_complex(const char *pattern, size_t len);
-/* Whether the pattern has a back reference (\1 to \9): regcomp takes one,
- * and regexec may then backtrack exponentially, beyond any interrupt. */
+/* Whether the pattern has a back reference (\1 to \9). */
 bool ex_regex_has_backref(const char *pattern, size_t len);
 
 /* The counters of one stream's ingestion (the runtime's ingest.c fills

@@ -201,14 +201,9 @@ static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
         return -1;
     }
     if (pattern != NULL) {
-        char *anchored = arena_printf(&ks->arena, "^(%s)$", pattern);
-        if (ex_regex_too_complex(pattern, strlen(pattern)))
-            return sl_error(err, ERRCODE_INVALID_REGULAR_EXPRESSION,
-                            "invalid topic_pattern \"%s\": regular expression is too complex",
-                            pattern);
         if (ex_regex_has_backref(pattern, strlen(pattern))) {
-            /* glibc's regexec backtracks exponentially on them, in the
-             * poller's thread, beyond any interrupt */
+            /* they may backtrack exponentially, in the poller's thread,
+             * beyond any statement's interrupt */
             sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                      "invalid topic_pattern \"%s\": back references are not supported",
                      pattern);
@@ -216,9 +211,14 @@ static int read_options(KafkaSource *ks, const CatRelation *rel, SlError *err)
                                "\\1 to \\9.");
             return -1;
         }
-        if (regcomp(&ks->re, anchored, REG_EXTENDED | REG_NOSUB) != 0)
-            return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
-                            "invalid topic_pattern \"%s\"", pattern);
+        SlError why = {0};
+        ks->re = ex_regex_compile(&why, pattern, strlen(pattern), NULL, 0, false, true);
+        if (ks->re == NULL) {
+            sl_error(err, why.sqlstate, "invalid topic_pattern \"%s\": %s", pattern,
+                     why.message);
+            sl_error_clear(&why);
+            return -1;
+        }
         ks->pattern = true;
     } else {
         char *list = arena_strdup(&ks->arena, topic ? topic : topics);
@@ -323,8 +323,7 @@ int kafka_source_validate(const KafkaPolicy *pol, const CatRelation *def, SlErro
     ks.pol = pol;
     arena_init(&ks.arena, 2048);
     int rc = read_options(&ks, def, err);
-    if (ks.pattern)
-        regfree(&ks.re);
+    ex_regex_free(ks.re);
     arena_destroy(&ks.arena);
     return rc;
 }
@@ -337,8 +336,7 @@ int kafka_source_open(const KafkaPolicy *pol, StateStore *st, const CatRelation 
     ks->pol = pol;
     arena_init(&ks->arena, 4096);
     if (read_options(ks, rel, err) < 0) {
-        if (ks->pattern)
-            regfree(&ks->re);
+        ex_regex_free(ks->re);
         arena_destroy(&ks->arena);
         sl_free(ks);
         return -1;
@@ -432,6 +430,16 @@ static rd_kafka_t *make_consumer(KafkaSource *ks)
  * rather than METADATA_MS (and is asked again POLL_MS later): a SELECT's
  * close joins this thread, so a cancelled SELECT against a broker that does
  * not answer would wait out the whole request. */
+/* Whether topic matches topic_pattern (a match past PCRE2's bound does
+ * not). */
+static bool topic_matches(KafkaSource *ks, const char *topic)
+{
+    SlError err = {0};
+    bool yes = ex_regex_test(&err, ks->re, topic, strlen(topic)) == 1;
+    sl_error_clear(&err);
+    return yes;
+}
+
 static void look(KafkaSource *ks)
 {
     const struct rd_kafka_metadata *md = NULL;
@@ -450,7 +458,7 @@ static void look(KafkaSource *ks)
     /* Named topics must exist; a pattern takes what matches now. */
     for (int i = 0; i < md->topic_cnt; i++) {
         rd_kafka_resp_err_t te = md->topics[i].err;
-        bool ours = ks->pattern && regexec(&ks->re, md->topics[i].topic, 0, NULL, 0) == 0;
+        bool ours = ks->pattern && topic_matches(ks, md->topics[i].topic);
         for (int t = 0; t < ks->nnamed; t++)
             ours |= strcmp(md->topics[i].topic, ks->topics[t]) == 0;
         if (ours && te != RD_KAFKA_RESP_ERR_NO_ERROR &&
@@ -484,7 +492,7 @@ static void look(KafkaSource *ks)
             if (strcmp(ks->topics[t], mt->topic) == 0 && (t < ks->nnamed || ks->pattern))
                 ti = t;
         if (ti < 0 && ks->pattern && mt->topic[0] != '_' &&
-            regexec(&ks->re, mt->topic, 0, NULL, 0) == 0)
+            topic_matches(ks, mt->topic))
             ti = add_topic(ks, mt->topic);
         pthread_mutex_unlock(&ks->mu);
         if (ti < 0)
@@ -704,8 +712,7 @@ void kafka_source_close(KafkaSource *ks)
     srcoffs_free(&ks->kept_at);
     if (ks->rk != NULL)
         destroy_consumer(ks->rk, ks->rel->name, ks->close_timeout_us);
-    if (ks->pattern)
-        regfree(&ks->re);
+    ex_regex_free(ks->re);
     pthread_mutex_destroy(&ks->mu);
     pthread_cond_destroy(&ks->cond);
     cat_relation_unref(ks->rel);

@@ -16,8 +16,9 @@
 
 #include "sluice/format.h"
 
+#include "sluice/functions.h"
+
 #include <pthread.h>
-#include <regex.h>
 
 #define POLL_MS         250
 #define METADATA_MS     5000    /* the poller's metadata request */
@@ -77,7 +78,7 @@ struct KafkaSource {
     int                ntopics;
     int                nnamed;          /* topics named by topic / topics */
     bool               pattern;
-    regex_t            re;
+    ExRegex           *re;
     KStart             start;
     StartAt           *start_map;
     int                nstart_map;

@@ -71,6 +71,12 @@ KERNEL(k_textcat);
 KERNEL(k_like);
 /* regular expressions (regex.c) */
 KERNEL(k_regex_match);
+KERNEL(k_regexp_like);
+KERNEL(k_regexp_count);
+KERNEL(k_regexp_instr);
+KERNEL(k_regexp_substr);
+KERNEL(k_regexp_replace);
+KERNEL(k_substring_regex);
 KERNEL(k_regex_nomatch);
 KERNEL(k_regex_imatch);
 KERNEL(k_regex_inomatch);
