@@ -10,6 +10,10 @@
                        and are checked, when the module's last test ends)
     server             one server started by that factory
     psql(server, sql)  runs psql -c SQL against a server: (rc, stdout, stderr)
+    sluiced_refuses(args)  runs sluiced with args that must stop its start:
+                       returns the CompletedProcess; FAILS the test unless it
+                       exited on its own with 1 or 2 (main's refusals) and
+                       printed no sanitizer report
     tls_certs          a throwaway CA and a server certificate for 127.0.0.1 and
                        localhost (openssl CLI), made once per session
     auth_config(certs) config text with TLS on and one user per authentication
@@ -210,6 +214,36 @@ def run_psql(server, sql, *args, timeout=60):
     res = subprocess.run(cmd, capture_output=True, text=True, env=env,
                          timeout=timeout, stdin=subprocess.DEVNULL)
     return res.returncode, res.stdout, res.stderr
+
+
+# The exit codes of a start that sluiced refuses: 2 for a bad option or config
+# file (parse_args), 1 for a start that fails (main).  ASan and UBSan exit 1
+# too, LeakSanitizer 23: their reports are looked for in the output.
+REFUSED_EXIT_CODES = (1, 2)
+
+
+def sluiced_refuses(args, env=None, timeout=30):
+    """Run sluiced with ARGS (argv without the binary), a start it must refuse,
+    and return the CompletedProcess (text stdout and stderr).  The test fails
+    when the server does not exit within TIMEOUT seconds, exits by a signal or
+    with a code other than REFUSED_EXIT_CODES, or logs a sanitizer report."""
+    args = [sluiced_binary(), *args]
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **(env or {})))
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"sluiced did not stop its start within {timeout} s:\n{out}{err}"[-4000:])
+    text = out + err
+    if SANITIZER_RE.search(text):
+        pytest.fail(f"sanitizer report from sluiced:\n{text[-4000:]}", pytrace=False)
+    if proc.returncode not in REFUSED_EXIT_CODES:
+        pytest.fail(f"sluiced exited with {proc.returncode}, not one of "
+                    f"{REFUSED_EXIT_CODES}:\n{text[-4000:]}", pytrace=False)
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
 
 
 def _server_factory(workdir):
