@@ -10,6 +10,10 @@
                        and are checked, when the module's last test ends)
     server             one server started by that factory
     psql(server, sql)  runs psql -c SQL against a server: (rc, stdout, stderr)
+    sluiced_refuses(args)  runs sluiced with args that must stop its start:
+                       returns the CompletedProcess; FAILS the test unless it
+                       exited on its own with 1 or 2 (main's refusals) and
+                       printed no sanitizer report
     tls_certs          a throwaway CA and a server certificate for 127.0.0.1 and
                        localhost (openssl CLI), made once per session
     auth_config(certs) config text with TLS on and one user per authentication
@@ -17,6 +21,14 @@
 
 The binary is $SLUICE_BIN (tools/test sets it), else build-asan/src/sluiced when
 it was built, else build/src/sluiced.
+
+Parallel runs (pytest-xdist; docs/development.md, "How the suite runs in
+parallel"): SERIAL names the test files and tests that must run alone -- they
+get the marker `serial`, and tools/test runs them in a second pytest with no
+workers after `-m "not serial"` ran on several -- and
+pytest_xdist_make_scheduler hands each test file to one worker whole (its
+module-scoped servers and Kafka broker start once, as in a serial run), the
+files of SLOW_FIRST first.
 """
 
 import hashlib
@@ -36,6 +48,48 @@ SANITIZER_RE = re.compile(
     r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer")
 READY_TIMEOUT = 30
 STOP_TIMEOUT = 20
+
+# Test files ("tests/x.py") and tests ("tests/x.py::name", every parameter)
+# that must run alone (marker `serial`), with the reason: CPU-heavy work, memory
+# or disk limits, and bounds on how long something takes, which other tests'
+# servers on the same cores would make fail or hold no meaning.
+SERIAL = {
+    "tests/test_nexmark.py": "Nexmark queries: CPU-heavy",
+    "tests/test_nexmark_bench.py": "a benchmark: rates measured",
+    "tests/test_nexmark_state.py": "Nexmark q5 three times side by side: CPU-heavy",
+    "tests/test_state_bound.py": "10 million events: CPU-heavy",
+    "tests/test_memory.py": "the server's memory measured flat",
+    "tests/test_memory_prlimit.py": "address-space limit; 100 clients within 60 s",
+    "tests/test_disk_full.py": "a tmpfs filled to the last byte",
+    "tests/test_worker_pools.py": "pool timing: statements overlapping or not",
+    "tests/test_statement_interrupts.py": "bounds on how long a statement runs",
+    "tests/test_regex_backrefs.py": "a match refused within 1 s",
+    "tests/test_cq_consistency.py::test_state_ttl_is_judged_when_a_key_is_touched_again":
+        "state_ttl against wall-clock sleeps",
+    "tests/test_pgwire_limits.py::test_client_that_stops_reading_is_not_buffered_without_bound":
+        "20 queries within 10 s beside a stalled client; the server's RSS",
+    "tests/kafka/test_kafka_recovery.py::"
+    "test_sink_commit_with_the_broker_away_is_retried_exactly_once":
+        "a 3 s Kafka transaction timeout against a halted broker",
+}
+
+# The files that take longest (seconds per file in a parallel run's junit,
+# longest first): the workers start them first, so that no long file starts
+# last and runs alone at the end.  A file not listed only starts after these.
+SLOW_FIRST = [
+    "tests/test_crash_recovery.py", "tests/test_copy_table.py",
+    "tests/test_result_files.py", "tests/kafka/test_kafka_sink.py",
+    "tests/kafka/test_kafka_roles.py", "tests/test_tools_run.py",
+    "tests/kafka/test_kafka_recovery.py", "tests/kafka/test_nexmark_peers.py",
+    "tests/kafka/test_kafka_source.py", "tests/kafka/test_kafka_fetch.py",
+    "tests/test_join_probe.py", "tests/kafka/test_kafka_prefetch.py",
+    "tests/clients/test_jdbc.py", "tests/test_nexmark_columns.py",
+    "tests/test_batch_memory.py", "tests/test_continuous_windows.py",
+    "tests/test_cq_consistency.py", "tests/test_layers.py",
+    "tests/test_corruption.py", "tests/test_ownership.py",
+    "tests/kafka/test_kafka_roundtrip.py", "tests/test_copy_crash.py",
+    "tests/test_fault_fail.py", "tests/kafka/test_kafka_fetch_fail.py",
+]
 
 
 def sluiced_binary():
@@ -212,6 +266,36 @@ def run_psql(server, sql, *args, timeout=60):
     return res.returncode, res.stdout, res.stderr
 
 
+# The exit codes of a start that sluiced refuses: 2 for a bad option or config
+# file (parse_args), 1 for a start that fails (main).  ASan and UBSan exit 1
+# too, LeakSanitizer 23: their reports are looked for in the output.
+REFUSED_EXIT_CODES = (1, 2)
+
+
+def sluiced_refuses(args, env=None, timeout=30):
+    """Run sluiced with ARGS (argv without the binary), a start it must refuse,
+    and return the CompletedProcess (text stdout and stderr).  The test fails
+    when the server does not exit within TIMEOUT seconds, exits by a signal or
+    with a code other than REFUSED_EXIT_CODES, or logs a sanitizer report."""
+    args = [sluiced_binary(), *args]
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **(env or {})))
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"sluiced did not stop its start within {timeout} s:\n{out}{err}"[-4000:])
+    text = out + err
+    if SANITIZER_RE.search(text):
+        pytest.fail(f"sanitizer report from sluiced:\n{text[-4000:]}", pytrace=False)
+    if proc.returncode not in REFUSED_EXIT_CODES:
+        pytest.fail(f"sluiced exited with {proc.returncode}, not one of "
+                    f"{REFUSED_EXIT_CODES}:\n{text[-4000:]}", pytrace=False)
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+
 def _server_factory(workdir):
     """A factory of servers under workdir, and the list of those it started."""
     binary = sluiced_binary()
@@ -341,3 +425,34 @@ def server(sluiced):
 def psql():
     """run_psql as a fixture: psql(server, sql, *args) -> (rc, stdout, stderr)."""
     return run_psql
+
+
+def _repo_path(item):
+    """The item's file as "tests/..."."""
+    return Path(str(item.fspath)).resolve().relative_to(REPO).as_posix()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests SERIAL names `serial`; on an xdist worker, put the files
+    of SLOW_FIRST first (the order the scheduler hands files out in)."""
+    for item in items:
+        path = _repo_path(item)
+        reason = SERIAL.get(path) or SERIAL.get(f"{path}::{item.originalname}")
+        if reason:
+            item.add_marker(pytest.mark.serial(reason=reason))
+    if hasattr(config, "workerinput"):
+        rank = {path: i for i, path in enumerate(SLOW_FIRST)}
+        items.sort(key=lambda item: rank.get(_repo_path(item), len(rank)))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """A test file to one worker whole, in the workers' collection order."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return nodeid.split("::", 1)[0]
+
+    config.option.loadscopereorder = False
+    return FileScheduling(config, log)

@@ -18,12 +18,11 @@ docs/operations.md ("Authentication") describes the behaviour.
 import hashlib
 import sqlite3
 import struct
-import subprocess
 
 import psycopg
 import pytest
 
-from conftest import SANITIZER_RE, sluiced_binary
+from conftest import sluiced_refuses
 from pgwire_raw import Raw, cstr, message, startup_packet
 from test_roles import connect_as, su
 from test_roles import sqlstate_of as error_of
@@ -120,19 +119,10 @@ def test_the_bootstrap_name_after_a_rename_gets_no_superuser(sluiced):
 
 
 def start_raw(tmp_path, *args):
-    """Runs sluiced with args; (exit code, output) when it exits within 30 s."""
-    data = tmp_path / "data"
-    proc = subprocess.Popen([sluiced_binary(), "--port", "0", "--data-dir", str(data),
-                             *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, text=True)
-    try:
-        out, _ = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, _ = proc.communicate()
-        pytest.fail(f"sluiced did not exit: {out}")
-    assert not SANITIZER_RE.search(out), out
-    return proc.returncode, out
+    """Runs sluiced with args, a start it must refuse (conftest.sluiced_refuses:
+    exit 1 or 2 within 30 s, no sanitizer report); (exit code, output)."""
+    res = sluiced_refuses(["--port", "0", "--data-dir", str(tmp_path / "data"), *args])
+    return res.returncode, res.stdout + res.stderr
 
 
 def test_non_loopback_listen_without_rules_refuses_to_start(tmp_path):

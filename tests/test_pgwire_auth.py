@@ -256,25 +256,21 @@ def test_rules_without_a_match_refuse(sluiced):
     "hostgss all all 127.0.0.1/32 trust",
 ])
 def test_bad_rule_stops_the_server_from_starting(sluiced, tmp_path, rule):
-    import subprocess
-    from conftest import sluiced_binary
+    from conftest import sluiced_refuses
     conf = tmp_path / "bad.conf"
     conf.write_text(f"hba = '{rule}'\n")
-    res = subprocess.run([sluiced_binary(), "--port", "0", "--data-dir",
-                          str(tmp_path / "d"), "--config", str(conf)],
-                         capture_output=True, text=True, timeout=30)
+    res = sluiced_refuses(["--port", "0", "--data-dir", str(tmp_path / "d"),
+                           "--config", str(conf)])
     assert res.returncode != 0
     assert "invalid hba rule" in res.stderr, res.stderr
 
 
 def test_bad_scram_verifier_stops_the_server(tmp_path):
-    import subprocess
-    from conftest import sluiced_binary
+    from conftest import sluiced_refuses
     conf = tmp_path / "bad.conf"
     conf.write_text("user.x.password = 'SCRAM-SHA-256$4096:!!$a:b'\n")
-    res = subprocess.run([sluiced_binary(), "--port", "0", "--data-dir",
-                          str(tmp_path / "d"), "--config", str(conf)],
-                         capture_output=True, text=True, timeout=30)
+    res = sluiced_refuses(["--port", "0", "--data-dir", str(tmp_path / "d"),
+                           "--config", str(conf)])
     assert res.returncode != 0
     assert "invalid SCRAM verifier" in res.stderr, res.stderr
 

@@ -228,7 +228,7 @@ def test_ca_file_does_not_require_client_certificates(sluiced, tls_certs):
 
 @pytest.mark.parametrize("problem", ["missing cert", "key mismatch", "no key"])
 def test_bad_tls_files_stop_the_server(tmp_path, tls_certs, problem):
-    from conftest import sluiced_binary
+    from conftest import sluiced_refuses
     cert, key = str(tls_certs.cert), str(tls_certs.key)
     if problem == "missing cert":
         cert = str(tmp_path / "nope.crt")
@@ -236,11 +236,11 @@ def test_bad_tls_files_stop_the_server(tmp_path, tls_certs, problem):
         subprocess.run(["openssl", "genrsa", "-out", str(tmp_path / "other.key"), "2048"],
                        check=True, capture_output=True)
         key = str(tmp_path / "other.key")
-    args = [sluiced_binary(), "--port", "0", "--data-dir", str(tmp_path / "d"),
+    args = ["--port", "0", "--data-dir", str(tmp_path / "d"),
             "--ssl", "on", "--ssl-cert-file", cert]
     if problem != "no key":
         args += ["--ssl-key-file", key]
-    res = subprocess.run(args, capture_output=True, text=True, timeout=30)
+    res = sluiced_refuses(args)
     assert res.returncode != 0
     assert "cannot start the server" in res.stderr, res.stderr
 

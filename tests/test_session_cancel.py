@@ -116,10 +116,18 @@ def test_psql_sigint_cancels(server):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + DEADLINE
+        # psql's first SIGINT only once it has connected: before psql has set
+        # up its handler, SIGINT ends psql itself.
+        with psycopg.connect(server.dsn, autocommit=True) as c:
+            while c.execute("SELECT count(*) FROM sys.connections WHERE "
+                            "application_name = 'psql'").fetchone()[0] == 0:
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "psql never connected"
+                time.sleep(0.05)
         while proc.poll() is None:
             assert time.monotonic() < deadline, "psql's statement was not cancelled"
-            time.sleep(0.5)
             proc.send_signal(signal.SIGINT)
+            time.sleep(0.5)
         out, err = proc.stdout.read(), proc.stderr.read()
     finally:
         if proc.poll() is None:

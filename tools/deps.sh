@@ -15,6 +15,11 @@
 #                     older than the lock), pgx (go mod download) and pgJDBC
 #                     (mvn compile, which fills ~/.m2); the driver tests also do
 #                     this themselves when it has not been done
+#   deps_client_tools the programs those tests run: node and npm (Debian's nodejs
+#                     and npm when node is missing), go (at least the version of
+#                     tests/clients/go/go.mod: Debian's golang-go is older, so a
+#                     missing go is reported, not installed), java and mvn; a test
+#                     skipped for want of one fails ./tools/test
 #
 # Each returns 0 when everything is in place and non-zero, with a message on stderr,
 # when it could not install something. Nothing is installed that is already there,
@@ -34,6 +39,14 @@ case ":$PATH:" in
 *":$HOME/.cargo/bin:"*) ;;
 *) PATH="$HOME/.cargo/bin:$PATH"; export PATH ;;
 esac
+
+# Go installed from its own archive lives in /usr/local/go/bin.
+if [ -x /usr/local/go/bin/go ]; then
+    case ":$PATH:" in
+    *":/usr/local/go/bin:"*) ;;
+    *) PATH="$PATH:/usr/local/go/bin"; export PATH ;;
+    esac
+fi
 
 deps_log() {
     echo "deps: $*" >&2
@@ -137,6 +150,29 @@ deps_test_tools() {
 
 deps_all() {
     deps_debian && deps_test_tools
+}
+
+# deps_client_tools: node, npm, go, java and mvn on the PATH; node and npm from
+# Debian when node is missing; true when all five are there.
+deps_client_tools() {
+    local tool rc=0 want
+    if ! command -v node >/dev/null 2>&1; then
+        DEPS_DEBIAN_PACKAGES="nodejs npm" deps_debian || rc=1
+    fi
+    for tool in node npm go java mvn; do
+        if ! command -v "$tool" >/dev/null 2>&1; then
+            deps_log "no $tool on the PATH: the driver tests that need it fail (tests/clients/)"
+            rc=1
+        fi
+    done
+    if command -v go >/dev/null 2>&1; then
+        want=$(sed -n 's/^go \([0-9.]*\)$/\1/p' tests/clients/go/go.mod)
+        if ! printf '%s\n' "$want" "$(go env GOVERSION | sed 's/^go//')" | sort -V -C; then
+            deps_log "go $(go env GOVERSION) is older than tests/clients/go/go.mod's $want"
+            rc=1
+        fi
+    fi
+    return $rc
 }
 
 # deps_clients: fetch what the driver tests under tests/clients/ need (see above).

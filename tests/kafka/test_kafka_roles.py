@@ -117,6 +117,7 @@ def test_role_sink_reads_its_progress_through_the_allowed_broker(kafka, sluiced)
     server.start()
     want = list(range(1, 11))
     assert wait_for(ids, want) == want
+    wait_for(lambda: "batch already committed, skipped" in server.log_text(), True)
     log = server.log_text()
     assert "batch already committed, skipped" in log, log[-3000:]
     assert "committed_batch=" in log and "read by librdkafka" not in log, log[-3000:]

@@ -14,12 +14,11 @@ outside the root holding a file that must never come back.
 """
 
 import os
-import subprocess
 import time
 
 import pytest
 
-from conftest import sluiced_binary
+from conftest import sluiced_refuses
 
 from sec_helpers import connect, error_of, make_role, sqlstate
 
@@ -169,11 +168,9 @@ def test_files_sink_inside_root_and_swapped_after_create(sluiced, tmp_path):
 def test_files_root_that_does_not_resolve_stops_the_start(tmp_path):
     """A files root is resolved once, at start: one that does not exist is a
     configuration error, not a silent "no root"."""
-    res = subprocess.run([sluiced_binary(), "--listen", "127.0.0.1", "--port", "0",
-                          "--data-dir", str(tmp_path / "data"),
-                          "--files-root", str(tmp_path / "missing")],
-                         capture_output=True, text=True, timeout=60,
-                         stdin=subprocess.DEVNULL)
+    res = sluiced_refuses(["--listen", "127.0.0.1", "--port", "0",
+                           "--data-dir", str(tmp_path / "data"),
+                           "--files-root", str(tmp_path / "missing")], timeout=60)
     assert res.returncode != 0
     out = res.stdout + res.stderr
     assert "cannot set up host access" in out and "files root" in out, out
@@ -183,22 +180,11 @@ def test_data_directory_that_does_not_resolve_stops_the_start(tmp_path):
     """The data directory is resolved once, at start, for the guard that keeps
     every connector out of it: when that fails (fault point host_data_dir,
     realpath's failure) the server does not start rather than run unguarded."""
-    proc = subprocess.Popen([sluiced_binary(), "--listen", "127.0.0.1", "--port", "0",
-                             "--data-dir", str(tmp_path / "data")],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            stdin=subprocess.DEVNULL,
-                            env=dict(os.environ, SLUICE_FAULT="host_data_dir:fail"))
-    try:
-        out, _ = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, _ = proc.communicate()
-        pytest.fail(f"the server ran without its data directory guard:\n{out[-2000:]}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode != 0
+    # a start that does not stop within 60 s ran without its data directory guard
+    res = sluiced_refuses(["--listen", "127.0.0.1", "--port", "0",
+                           "--data-dir", str(tmp_path / "data")],
+                          env={"SLUICE_FAULT": "host_data_dir:fail"}, timeout=60)
+    out = res.stdout + res.stderr
     assert "cannot set up host access" in out and "data directory" in out, out
 
 

@@ -7,6 +7,9 @@ for the Nexmark benchmarks, a query of tools/nexmark/queries run to its end.
         cpu_seconds(srv.proc.pid)
         wall, cpu, (status, error, rows) = run_until_done(
             conn, srv.proc.pid, nexmark_query_sql("q5", "trigger = 'once'"), "q5")
+
+Server's exit stops sluiced and ends the program (exit status 1, the log kept)
+when it exited other than 0 or logged a sanitizer report (SANITIZER_RE).
 """
 
 import os
@@ -19,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+SANITIZER_RE = re.compile(r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer")
 NEXMARK_QUERIES = Path(__file__).resolve().parents[2] / "tools" / "nexmark" / "queries"
 
 
@@ -76,13 +80,32 @@ class Server:
                 break
             time.sleep(0.05)
         if port is None:
-            self.__exit__()
+            self._stop()
             sys.exit("no ready line from sluiced:\n" + self.log_path.read_text())
         self.dsn = f"host=127.0.0.1 port={port} user=sluice dbname=sluice"
         return self
 
-    def __exit__(self, *exc):
+    def _stop(self):
+        """SIGTERM, 30 s to exit, then SIGKILL; what went wrong, or None."""
         self.proc.send_signal(signal.SIGTERM)
-        self.proc.wait(30)
+        try:
+            code = self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            code = "SIGKILL: not stopped within 30 s of SIGTERM"
         self.log.close()
+        problems = [] if code == 0 else [f"exit code {code}"]
+        if SANITIZER_RE.search(self.log_path.read_text(errors="replace")):
+            problems.append("a sanitizer report")
+        return "; ".join(problems) or None
+
+    def __exit__(self, *exc):
+        """Stop the server; one that exits other than 0 or logged a sanitizer
+        report (an ASan build: test_nexmark_bench.py) ends the bench with exit
+        status 1 and its log kept."""
+        problem = self._stop()
+        if problem:
+            tail = "\n".join(self.log_path.read_text(errors="replace").splitlines()[-60:])
+            sys.exit(f"sluiced: {problem} (log {self.log_path}):\n{tail}")
         shutil.rmtree(self.work, ignore_errors=True)
