@@ -219,18 +219,6 @@ static void ue_out_free(UeOut *o)
     strbuf_free(&o->batch);
 }
 
-static void ue_row_text(const Batch *b, uint32_t r, StrBuf *out)
-{
-    for (uint32_t c = 0; c < b->ncols; c++) {
-        if (c)
-            strbuf_putc(out, '|');
-        if (vector_is_null(&b->cols[c], r))
-            strbuf_puts(out, "NULL");
-        else
-            value_format_text(&b->cols[c], r, out);
-    }
-}
-
 static int ue_out_cb(void *arg, const EngDelta *d, EngCtx *cx)
 {
     SL_UNUSED(cx);
@@ -239,7 +227,7 @@ static int ue_out_cb(void *arg, const EngDelta *d, EngCtx *cx)
     strbuf_init(&row);
     for (uint32_t i = 0; i < d->rows.nrows; i++) {
         strbuf_reset(&row);
-        ue_row_text(&d->rows, i, &row);
+        unit_row_text(&d->rows, i, &row);
         strbuf_printf(&o->batch, "%+lld %s\n", (long long)d->weights[i], row.data);
         if (o->npend == o->cap) {
             o->cap = o->cap ? o->cap * 2 : 64;
