@@ -2,24 +2,29 @@
  * compile.c -- the rewriter (compile.h): walks a batch-engine plan bottom
  * up and gives each node its operator.
  *
- *   eng_compile
+ *   eng_compile, eng_compile_time
  *
  * Rules (docs/engine-graph.md, "Compiling a plan"):
- *   SCAN      a source of the graph (the relation's changes as deltas);
- *             a scan that asks for storage keys is refused
- *   FILTER    filter (op_filter.c)
- *   PROJECT   project (op_project.c)
+ *   SCAN      a source of the graph (the relation's changes as deltas),
+ *             its event-time column the caller's (EngScanTimeFn); a scan
+ *             that asks for storage keys is refused
+ *   FILTER    filter (op_filter.c): the input's time columns
+ *   PROJECT   project (op_project.c): the time columns its output
+ *             references bare
  *   AGG       aggregate (op_aggregate.c): no window or a tumbling one;
  *             calls it cannot keep exactly over retractions are refused
  *             by its constructor
  *   JOIN      join (op_join.c, eng_op_join_plan): a stream (a stream's
  *             scan under filters and projects) joined to a table (the
  *             same over a table) is a lookup join; any other a regular
- *             one, unbounded (no event-time columns are tracked yet)
+ *             one, bounded by an interval over its inputs' time columns
+ *             when its condition has one, else unbounded
  *   DISTINCT  distinct (op_distinct.c, eng_op_distinct_plan): DISTINCT ON
  *             (keys fewer than the columns) is refused by it
  *   SETOP     union all / union / intersect [all] / except [all]
  *             (op_setop.c, eng_op_setop_plan)
+ *   each operator gets its inputs' EngEdgeTime: a source's from the
+ *   caller, an operator's its out_time (an aggregate's output has none)
  *   a graph whose output would be a source itself gets a project of its
  *             columns, so the output is an operator's
  * Every other node is refused with 0A000 "the operator graph does not yet
@@ -41,8 +46,18 @@ typedef struct Walk {
     Arena       *a;
     const Plan **scans;
     int          nscans, cap;
+    EngEdgeTime *src_time;      /* per source, parallel to scans */
+    EngScanTimeFn time_fn;
+    void        *time_arg;
     SlError     *err;
 } Walk;
+
+/* The event-time columns of producer p's output (an operator or
+ * -1 - source). */
+static const EngEdgeTime *time_of(const Walk *w, int p)
+{
+    return p < 0 ? &w->src_time[-1 - p] : &w->g->ops[p]->out_time;
+}
 
 static int refuse_kind(Walk *w, const char *what)
 {
@@ -139,18 +154,26 @@ static int walk(Walk *w, const Plan *p)
         if (w->nscans == w->cap) {
             w->cap = w->cap ? w->cap * 2 : 4;
             const Plan **s = ARENA_ARRAY(w->a, const Plan *, w->cap);
-            if (w->nscans)
+            EngEdgeTime *t = ARENA_ARRAY(w->a, EngEdgeTime, w->cap);
+            if (w->nscans) {
                 memcpy(s, w->scans, sizeof(const Plan *) * (size_t)w->nscans);
+                memcpy(t, w->src_time, sizeof(EngEdgeTime) * (size_t)w->nscans);
+            }
             w->scans = s;
+            w->src_time = t;
         }
         w->scans[w->nscans] = p;
+        memset(&w->src_time[w->nscans], 0, sizeof(EngEdgeTime));
+        if (w->time_fn)
+            w->time_fn(w->time_arg, p, &w->src_time[w->nscans]);
         return -1 - w->nscans++;
     }
     case PLAN_FILTER: {
         int in = walk(w, p->child);
         if (in == INT32_MIN || check_expr(w, p->u.filter.cond) < 0)
             return INT32_MIN;
-        return add(w, eng_op_filter_new(p->cols, p->ncols, p->u.filter.cond), in);
+        return add(w, eng_op_filter_new(p->cols, p->ncols, p->u.filter.cond, time_of(w, in)),
+                   in);
     }
     case PLAN_PROJECT: {
         int in = walk(w, p->child);
@@ -160,7 +183,7 @@ static int walk(Walk *w, const Plan *p)
             if (check_expr(w, p->u.project.exprs[c]) < 0)
                 return INT32_MIN;
         return add(w, eng_op_project_new(p->child->cols, p->child->ncols, p->cols, p->ncols,
-                                         p->u.project.exprs), in);
+                                         p->u.project.exprs, time_of(w, in)), in);
     }
     case PLAN_AGG: {
         int in = walk(w, p->child);
@@ -193,34 +216,30 @@ static int walk(Walk *w, const Plan *p)
                 return INT32_MIN;
         if (check_expr(w, p->u.join.residual) < 0)
             return INT32_MIN;
-        /* no event-time columns are tracked through the walk yet: no
-         * interval bound, the join keeps both sides (unbounded) */
-        EngEdgeTime none = {0};
         int lookup = table_read(p->right) && append_only(p->child)   ? 1
                      : table_read(p->child) && append_only(p->right) ? 0
                                                                      : -1;
-        return add_n(w, eng_op_join_plan(p, &none, &none, lookup, w->err), in);
+        return add_n(w, eng_op_join_plan(p, time_of(w, in[0]), time_of(w, in[1]), lookup, w->err),
+                     in);
     }
     case PLAN_DISTINCT: {
-        /* made first, so DISTINCT ON is refused as itself, not as the
-         * Sort under it */
+        /* checked first, so DISTINCT ON is refused as itself, not as the
+         * Sort under it; made once the child's time columns are known */
         EngEdgeTime none = {0};
         EngOp *op = eng_op_distinct_plan(p, &none, w->err);
         if (op == NULL)
             return INT32_MIN;
+        eng_op_free(op);
         int in = walk(w, p->child);
-        if (in == INT32_MIN) {
-            eng_op_free(op);
+        if (in == INT32_MIN)
             return INT32_MIN;
-        }
-        return add(w, op, in);
+        return add(w, eng_op_distinct_plan(p, time_of(w, in), w->err), in);
     }
     case PLAN_SETOP: {
         int in[2] = {walk(w, p->child), INT32_MIN};
         if (in[0] == INT32_MIN || (in[1] = walk(w, p->right)) == INT32_MIN)
             return INT32_MIN;
-        EngEdgeTime none = {0};
-        return add_n(w, eng_op_setop_plan(p, &none, &none, w->err), in);
+        return add_n(w, eng_op_setop_plan(p, time_of(w, in[0]), time_of(w, in[1]), w->err), in);
     }
     default:
         refuse_kind(w, plan_kind_name(p->kind));
@@ -231,7 +250,14 @@ static int walk(Walk *w, const Plan *p)
 EngGraph *eng_compile(const Plan *plan, uint32_t query_oid, Arena *a, const Plan ***scans,
                       int *nscans, SlError *err)
 {
-    Walk w = {eng_graph_new(query_oid), a, NULL, 0, 0, err};
+    return eng_compile_time(plan, query_oid, a, NULL, NULL, scans, nscans, err);
+}
+
+EngGraph *eng_compile_time(const Plan *plan, uint32_t query_oid, Arena *a,
+                           EngScanTimeFn time_fn, void *time_arg, const Plan ***scans,
+                           int *nscans, SlError *err)
+{
+    Walk w = {eng_graph_new(query_oid), a, NULL, 0, 0, NULL, time_fn, time_arg, err};
     int out = walk(&w, plan);
     if (out != INT32_MIN && out < 0) {
         /* the output is a source: project its columns */
@@ -243,7 +269,8 @@ EngGraph *eng_compile(const Plan *plan, uint32_t query_oid, Arena *a, const Plan
             cols[c]->location = -1;
             cols[c]->index = c;
         }
-        out = add(&w, eng_op_project_new(plan->cols, plan->ncols, plan->cols, plan->ncols, cols),
+        out = add(&w, eng_op_project_new(plan->cols, plan->ncols, plan->cols, plan->ncols, cols,
+                                         time_of(&w, out)),
                   out);
     }
     if (out == INT32_MIN) {

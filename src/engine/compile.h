@@ -2,8 +2,10 @@
  * compile.h -- the rewriter: a batch-engine plan (plan.h) -> an operator
  * graph (graph.h).
  *
- *   eng_compile   the graph of a SELECT's plan, and which relation each of
- *                 its sources reads
+ *   eng_compile       the graph of a SELECT's plan, and which relation
+ *                     each of its sources reads
+ *   eng_compile_time  the same, each source's event-time column given by
+ *                     the caller (EngScanTimeFn), carried through the graph
  */
 #ifndef SLUICE_ENGINE_COMPILE_H
 #define SLUICE_ENGINE_COMPILE_H
@@ -20,5 +22,24 @@
  * must outlive it. */
 EngGraph *eng_compile(const Plan *plan, uint32_t query_oid, Arena *a, const Plan ***scans,
                       int *nscans, SlError *err);
+
+/* The event-time columns of the source that reads scan (a PLAN_SCAN
+ * node): *out is zeroed before the call; a source with a watermark sets
+ * out->n = 1 and out->cols[0] = {the column's index among the scan's
+ * columns, offset}.  The offset says what the watermarks the caller will
+ * pass eng_graph_run for that source mean: 0 when they are already the
+ * stream's max event time less its watermark_delay_us (as
+ * src/runtime/incremental.c computes them), -watermark_delay_us when they
+ * are the max event time itself.  A table has none. */
+typedef void (*EngScanTimeFn)(void *arg, const Plan *scan, EngEdgeTime *out);
+
+/* eng_compile, the sources' edges timed by time_fn (NULL: none has a
+ * watermark, as eng_compile): filters and projects carry the time columns
+ * and forward the watermarks (ops.h), and the joins, distincts and set
+ * operations get their inputs' real EngEdgeTime (an interval join over
+ * two streams' time columns evicts by watermark). */
+EngGraph *eng_compile_time(const Plan *plan, uint32_t query_oid, Arena *a,
+                           EngScanTimeFn time_fn, void *time_arg, const Plan ***scans,
+                           int *nscans, SlError *err);
 
 #endif /* SLUICE_ENGINE_COMPILE_H */

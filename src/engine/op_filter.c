@@ -2,13 +2,15 @@
  * op_filter.c -- the filter operator: the rows of each delta whose
  * condition is true, with their weights (a linear operator: no state).
  *
- *   eng_op_filter_new(cols, ncols, cond)
+ *   eng_op_filter_new(cols, ncols, cond, time)
  *
  * The condition is evaluated over the delta's rows in the batch's arena;
  * a NULL condition drops the row, as WHERE does.  Retractions pass the
  * same test as the insertions they cancel, so the output stays the filter
  * of the input's sum -- as long as the condition is deterministic (the
- * rewriter's business).
+ * rewriter's business).  The output's event-time columns are the input's
+ * (time), and the input's watermark is forwarded as it comes: dropping
+ * rows never breaks the promise of a watermark.
  */
 #include "ops.h"
 
@@ -32,6 +34,13 @@ static int filter_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
     return eng_emit(op, &out, cx);
 }
 
+/* Rows are only dropped: the input's watermark holds for the output. */
+static int filter_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)
+{
+    SL_UNUSED(input);
+    return op->out_time.n > 0 ? eng_emit_watermark(op, wm_us, cx) : 0;
+}
+
 static void filter_explain(const EngOp *op, StrBuf *out)
 {
     const Filter *f = op->self;
@@ -42,15 +51,19 @@ static void filter_explain(const EngOp *op, StrBuf *out)
 static const EngOpVt filter_vt = {
     .kind = "filter",
     .push = filter_push,
+    .watermark = filter_watermark,
     .explain = filter_explain,
 };
 
-EngOp *eng_op_filter_new(const ColumnDesc *cols, int ncols, const Expr *cond)
+EngOp *eng_op_filter_new(const ColumnDesc *cols, int ncols, const Expr *cond,
+                         const EngEdgeTime *time)
 {
     EngOp *op = eng_op_new(&filter_vt, 1, sizeof(Filter));
     ((Filter *)op->self)->cond = cond;
     op->in_cols[0] = op->out_cols = cols;
     op->in_ncols[0] = op->out_ncols = ncols;
+    if (time != NULL)
+        op->in_time[0] = op->out_time = *time;
     op->bound = ENG_BOUND_NONE;
     return op;
 }

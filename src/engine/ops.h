@@ -17,9 +17,14 @@
 #include "graph.h"
 #include "sluice/plan.h"
 
-EngOp *eng_op_filter_new(const ColumnDesc *cols, int ncols, const Expr *cond);
+/* time: the input's event-time columns (NULL: none); the filter's output
+ * has the same, the project's those of its output columns that are bare
+ * references to them (op->out_time).  Both forward the input's watermark
+ * when their output has a time column. */
+EngOp *eng_op_filter_new(const ColumnDesc *cols, int ncols, const Expr *cond,
+                         const EngEdgeTime *time);
 EngOp *eng_op_project_new(const ColumnDesc *in, int nin, const ColumnDesc *out, int nout,
-                          Expr *const *exprs);
+                          Expr *const *exprs, const EngEdgeTime *in_time);
 
 /* An aggregate: group keys, then window_start and window_end when the
  * window is a tumbling one, then one column per call (plan.h's Aggregate
