@@ -1,6 +1,6 @@
 /*
  * unit_engine.h -- what the operator graph's C unit tests share
- * (test_engine_agg.c, test_engine_diff.c): a Runtime over a test's data
+ * (test_engine_agg.c, test_engine_diff.c, test_engine_time.c): a Runtime over a test's data
  * directory to make tables and ask the batch engine, the plan of a
  * SELECT, a graph run over one batch with its state committed, and the
  * graph's output summed as rows.
@@ -11,12 +11,15 @@
  *   ue_compile               a SELECT's plan -> eng_compile's graph (or its
  *                            error as "ERROR <sqlstate> <message>"), its
  *                            sources' SCANs in the UeEnv
+ *   ue_compile_time          the same with the sources' event time
+ *                            (eng_compile_time)
  *   UeOut, ue_out_*          a graph's output: each delta's rows as text
  *                            lines with weights ("+1 a|b"), and the sum of
  *                            every committed delta as sorted lines
  *   ue_delta                 a delta of rows written as text ("a|5|NULL")
  *   ue_run                   one batch through a graph: deltas in, state
  *                            committed (or thrown away), output collected
+ *   ue_run_wm                the same with the sources' watermarks
  *
  * Rows are written as unit_rows_cb writes them (value_format_text, NULL as
  * "NULL", columns joined with '|').
@@ -126,10 +129,11 @@ static const CatRelation *ue_lookup_cb(void *ctx, const char *name)
     return cat_lookup(ctx, name);
 }
 
-/* The graph of a SELECT (query oid oid), or NULL with the error in out.
- * The plan lives in e->plans. */
-__attribute__((unused))
-static EngGraph *ue_compile(UeEnv *e, const char *sql, uint32_t oid, StrBuf *out)
+/* The graph of a SELECT (query oid oid), or NULL with the error in out;
+ * its sources timed by time_fn (eng_compile_time; NULL: none).  The plan
+ * lives in e->plans. */
+static EngGraph *ue_compile_time(UeEnv *e, const char *sql, uint32_t oid,
+                                 EngScanTimeFn time_fn, void *time_arg, StrBuf *out)
 {
     SlError err = {0};
     List *stmts;
@@ -142,7 +146,7 @@ static EngGraph *ue_compile(UeEnv *e, const char *sql, uint32_t oid, StrBuf *out
     if (rt_parse(&e->plans, sql, strlen(sql), &stmts, &err) < 0 ||
         sql_analyze_with(&e->plans, &sc, sql, list_nth(stmts, 0), NULL, 0, &q, &err) < 0)
         goto fail;
-    g = eng_compile(q->plan, oid, &e->plans, &scans, &nscans, &err);
+    g = eng_compile_time(q->plan, oid, &e->plans, time_fn, time_arg, &scans, &nscans, &err);
     if (g == NULL)
         goto fail;
     e->scans = scans;
@@ -154,6 +158,13 @@ fail:
     strbuf_printf(out, "ERROR %s %s", err.sqlstate, err.message);
     sl_error_clear(&err);
     return NULL;
+}
+
+/* ue_compile_time without event time (eng_compile's graph). */
+__attribute__((unused))
+static EngGraph *ue_compile(UeEnv *e, const char *sql, uint32_t oid, StrBuf *out)
+{
+    return ue_compile_time(e, sql, oid, NULL, NULL, out);
 }
 
 /* A delta of n rows over cols, row i written as text ("a|5|NULL": the
@@ -276,20 +287,22 @@ static void ue_out_lines(const UeOut *o, StrBuf *out)
     strbuf_free(&all);
 }
 
-/* One batch through g: deltas[s] per source (NULL: none); with commit the
+/* One batch through g: deltas[s] per source (NULL: none), the sources'
+ * watermarks has_wm[s]/wm_us[s] (NULL: none); with commit the
  * state is committed and the output added to o's sum, else both are
  * thrown away (a batch that failed).  Returns eng_graph_run's result; the
  * error's text in errout when it fails. */
 __attribute__((unused))
-static int ue_run(UeEnv *e, EngGraph *g, const EngDelta *const *deltas, Arena *batch,
-                  UeOut *o, bool commit, StrBuf *errout)
+static int ue_run_wm(UeEnv *e, EngGraph *g, const EngDelta *const *deltas,
+                     const bool *has_wm, const int64_t *wm_us, Arena *batch, UeOut *o,
+                     bool commit, StrBuf *errout)
 {
     SlError err = {0};
     EvalCtx ecx = {.arena = batch, .err = &err};
     StateBatch *wb = state_batch_new();
     EngCtx cx = {.arena = batch, .err = &err, .ecx = &ecx, .st = e->d.st, .wb = wb};
     strbuf_reset(&o->batch);
-    int rc = eng_graph_run(g, &cx, deltas, NULL, NULL, ue_out_cb, o);
+    int rc = eng_graph_run(g, &cx, deltas, has_wm, wm_us, ue_out_cb, o);
     if (rc == 0 && commit) {
         rc = state_batch_commit(e->d.st, wb, false, &err);
         CHECK(rc == 0, "%s", err.message);
@@ -302,6 +315,14 @@ static int ue_run(UeEnv *e, EngGraph *g, const EngDelta *const *deltas, Arena *b
     sl_error_clear(&err);
     state_batch_free(wb);
     return rc;
+}
+
+/* ue_run_wm without watermarks. */
+__attribute__((unused))
+static int ue_run(UeEnv *e, EngGraph *g, const EngDelta *const *deltas, Arena *batch,
+                  UeOut *o, bool commit, StrBuf *errout)
+{
+    return ue_run_wm(e, g, deltas, NULL, NULL, batch, o, commit, errout);
 }
 
 #endif /* SLUICE_TESTS_UNIT_ENGINE_H */

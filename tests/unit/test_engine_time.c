@@ -1,0 +1,287 @@
+/*
+ * test_engine_time.c -- event time through the rewriter (src/engine/
+ * compile.c, op_filter.c, op_project.c): analyzed SQL over two streams
+ * with WATERMARK FOR compiled with each source's watermark column (read
+ * from the catalog's options, as the runtime does), then run batch by
+ * batch with the streams' watermarks (max event time less the delay).
+ *
+ * Checked: filter and project carry the time columns (a bare reference
+ * keeps its column, an expression drops it) and forward the watermark
+ * downstream, or state none when no time column is left; an interval join
+ * over a filtered projection of a stream and another stream is bounded
+ * (EXPLAIN line, op->bound), evicts its rows as the watermarks advance
+ * (its state figures fall to 0) and its summed output equals the batch
+ * engine's answer over tables holding the same rows; the same join over a
+ * projection that computes its time column is unbounded; a distinct and a
+ * union get their inputs' time and forward the watermark.
+ */
+#include "unit_engine.h"
+#include "op_join.h"
+#include "sluice/options.h"
+
+static UeEnv env;
+
+#define S INT64_C(1000000)
+
+/* The source's watermark column from its relation's options (none for a
+ * table), offset 0: the watermarks the test passes are already the max
+ * event time less watermark_delay_us. */
+static void scan_time(void *arg, const Plan *scan, EngEdgeTime *out)
+{
+    SL_UNUSED(arg);
+    const CatRelation *rel = scan->u.scan.rel;
+    Arena a;
+    arena_init(&a, 0);
+    Options o;
+    SlError err = {0};
+    CHECK(opts_parse(&a, rel->options, &o, &err) == 0, "%s", err.message);
+    const char *col = opts_get(&o, "watermark_column");
+    for (int c = 0; col != NULL && c < scan->ncols; c++)
+        if (strcmp(scan->cols[c].name, col) == 0) {
+            out->n = 1;
+            out->cols[0] = (EngTimeCol){c, 0};
+        }
+    sl_error_clear(&err);
+    arena_destroy(&a);
+}
+
+static EngGraph *compile(const char *sql, uint32_t oid)
+{
+    StrBuf err;
+    strbuf_init(&err);
+    EngGraph *g = ue_compile_time(&env, sql, oid, scan_time, NULL, &err);
+    CHECK(g != NULL, "%s: %s", sql, err.data);
+    strbuf_free(&err);
+    return g;
+}
+
+static int op_of(const EngGraph *g, const char *kind)
+{
+    for (int i = 0; i < g->nops; i++)
+        if (strcmp(g->ops[i]->vt->kind, kind) == 0)
+            return i;
+    return -1;
+}
+
+/* One batch: rows (text) into each source (NULL: none), then the
+ * watermarks wm[s] (< 0: none); the output summed into o. */
+static void batch(EngGraph *g, UeOut *o, const char *const *l, int nl, const char *const *r,
+                  int nr, int64_t wm0, int64_t wm1)
+{
+    Arena a;
+    arena_init(&a, 0);
+    int64_t w[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    const EngDelta *ds[2] = {NULL, NULL};
+    EngDelta d[2];
+    const char *const *rows[2] = {l, r};
+    int n[2] = {nl, nr};
+    for (int s = 0; s < env.nscans; s++)
+        if (n[s] > 0) {
+            d[s] = ue_delta(&a, env.scans[s]->cols, env.scans[s]->ncols, rows[s], w, n[s]);
+            ds[s] = &d[s];
+        }
+    bool has[2] = {wm0 >= 0, wm1 >= 0};
+    int64_t wm[2] = {wm0, wm1};
+    StrBuf err;
+    strbuf_init(&err);
+    CHECK(ue_run_wm(&env, g, ds, has, wm, &a, o, true, &err) == 0, "%s", err.data);
+    strbuf_free(&err);
+    arena_destroy(&a);
+}
+
+static void explain_is(const EngOp *op, const char *want)
+{
+    StrBuf sb;
+    strbuf_init(&sb);
+    op->vt->explain(op, &sb);
+    strbuf_putc(&sb, 0);
+    CHECK(strcmp(sb.data, want) == 0, "\n  got:  %s\n  want: %s", sb.data, want);
+    strbuf_free(&sb);
+}
+
+/* A filter keeps its input's time column; a project keeps a bare
+ * reference to it (at its output position) and forwards the watermark;
+ * one that drops it states none. */
+static void test_forward(void)
+{
+    EngGraph *g = compile("SELECT v, ts, k FROM a WHERE v > 0", 201);
+    int f = op_of(g, "filter"), p = op_of(g, "project");
+    CHECK(f >= 0 && p >= 0 && g->output == p);
+    CHECK(g->ops[f]->out_time.n == 1 && g->ops[f]->out_time.cols[0].col == 1);
+    CHECK(g->ops[p]->out_time.n == 1 && g->ops[p]->out_time.cols[0].col == 1,
+          "project's time columns: %d", g->ops[p]->out_time.n);
+    UeOut o;
+    ue_out_init(&o);
+    const char *rows[] = {"1|2000-01-01 00:00:07|3", "0|2000-01-01 00:00:08|4"};
+    batch(g, &o, rows, 2, NULL, 0, 5 * S, -1);
+    CHECK(g->op_wm[f] == 5 * S, "filter's watermark %lld", (long long)g->op_wm[f]);
+    CHECK(g->op_wm[p] == 5 * S, "project's watermark %lld", (long long)g->op_wm[p]);
+    batch(g, &o, NULL, 0, NULL, 0, 6 * S, -1);
+    CHECK(g->op_wm[p] == 6 * S, "project's watermark %lld", (long long)g->op_wm[p]);
+    ue_out_free(&o);
+    eng_graph_free(g);
+
+    /* the time column computed, not referenced: no time, no watermark */
+    g = compile("SELECT k, ts + INTERVAL '1 second' AS ts FROM a WHERE v > 0", 202);
+    p = op_of(g, "project");
+    f = op_of(g, "filter");
+    CHECK(p >= 0 && g->ops[p]->out_time.n == 0);
+    ue_out_init(&o);
+    batch(g, &o, rows, 2, NULL, 0, 5 * S, -1);
+    CHECK(g->op_wm[f] == 5 * S && g->op_wm[p] == INT64_MIN, "%lld",
+          (long long)g->op_wm[p]);
+    ue_out_free(&o);
+    eng_graph_free(g);
+
+    /* a table has no watermark column: nothing is timed */
+    g = compile("SELECT k, ts FROM ta WHERE v > 0", 203);
+    f = op_of(g, "filter");
+    CHECK(f >= 0 && g->ops[f]->out_time.n == 0);
+    eng_graph_free(g);
+}
+
+static const char *const join_sql =
+    "SELECT x.k, x.ts, %s.ts, %s.w FROM (SELECT k, ts FROM %s WHERE v > 0) x JOIN %s "
+    "ON x.k = %s.k AND x.ts BETWEEN %s.ts - INTERVAL '5 seconds' AND %s.ts";
+
+static void join_text(char *buf, size_t n, const char *l, const char *r)
+{
+    snprintf(buf, n, join_sql, r, r, l, r, r, r, r);
+}
+
+/* The interval join over a filtered projection of stream a and stream b:
+ * bounded by the watermarks, its state evicted as they advance, its
+ * output the batch engine's over the same rows. */
+static void test_interval_join(void)
+{
+    char sql[512];
+    join_text(sql, sizeof(sql), "a", "b");
+    EngGraph *g = compile(sql, 204);
+    int j = op_of(g, "join");
+    CHECK(j >= 0);
+    EngOp *op = g->ops[j];
+    CHECK(op->bound == ENG_BOUND_WATERMARK, "bound %d", (int)op->bound);
+    explain_is(op, "join (inner) on 1 key and a residual condition, interval "
+                   "-5000000..0 us: evicts by watermark");
+    UeOut o;
+    ue_out_init(&o);
+    EngOpStats st;
+    /* no watermark yet: every row that passed the filter is kept */
+    const char *a1[] = {"1|2000-01-01 00:00:10|1", "1|2000-01-01 00:00:12|0",
+                        "2|2000-01-01 00:00:11|1"};
+    const char *b1[] = {"1|2000-01-01 00:00:14|100", "2|2000-01-01 00:00:20|200"};
+    batch(g, &o, a1, 3, b1, 2, -1, -1);
+    op->vt->stats(op, &st);
+    CHECK(st.rows == 4 && st.evicted == 0, "%lld kept", (long long)st.rows);
+    /* watermarks a 10s (max 12s - 2s), b 18s: left rows below 13s can
+     * match no later right row: both evicted */
+    batch(g, &o, NULL, 0, NULL, 0, 10 * S, 18 * S);
+    op->vt->stats(op, &st);
+    CHECK(st.rows == 2 && st.evicted == 2, "%lld kept, %lld evicted", (long long)st.rows,
+          (long long)st.evicted);
+    /* the join's own watermark reached it through the project */
+    CHECK(g->op_wm[j] > INT64_MIN);
+    /* a 16s and 17s, b 21s; watermarks a 15s, b 19s: r@14s evicted */
+    const char *a2[] = {"1|2000-01-01 00:00:16|1", "2|2000-01-01 00:00:17|1"};
+    const char *b2[] = {"1|2000-01-01 00:00:21|300"};
+    batch(g, &o, a2, 2, b2, 1, 15 * S, 19 * S);
+    op->vt->stats(op, &st);
+    CHECK(st.rows == 4 && st.evicted == 3, "%lld kept, %lld evicted", (long long)st.rows,
+          (long long)st.evicted);
+    /* everything closed */
+    batch(g, &o, NULL, 0, NULL, 0, 100 * S, 100 * S);
+    op->vt->stats(op, &st);
+    CHECK(st.rows == 0 && st.evicted == 7, "%lld kept, %lld evicted", (long long)st.rows,
+          (long long)st.evicted);
+    StrBuf got, want;
+    strbuf_init(&got);
+    strbuf_init(&want);
+    ue_out_lines(&o, &got);
+    join_text(sql, sizeof(sql), "ta", "tb");
+    ue_sql(&env, sql, &want);
+    CHECK(want.len > 0 && got.len == want.len && memcmp(got.data, want.data, got.len) == 0,
+          "\n  got:\n%s\n  batch engine:\n%s", got.data ? got.data : "",
+          want.data ? want.data : "");
+    strbuf_free(&got);
+    strbuf_free(&want);
+    ue_out_free(&o);
+    eng_graph_free(g);
+}
+
+/* The same join with x.ts computed by the projection: no time column on
+ * the left edge, so no interval bound. */
+static void test_unbounded_join(void)
+{
+    EngGraph *g = compile("SELECT x.k, b.w FROM (SELECT k, ts + INTERVAL '0 seconds' AS ts "
+                          "FROM a) x JOIN b ON x.k = b.k AND x.ts BETWEEN b.ts - "
+                          "INTERVAL '5 seconds' AND b.ts",
+                          205);
+    int j = op_of(g, "join");
+    CHECK(j >= 0 && g->ops[j]->bound == ENG_BOUND_UNBOUNDED, "bound %d",
+          j >= 0 ? (int)g->ops[j]->bound : -1);
+    /* b's edge is timed, x's is not */
+    CHECK(g->ops[j]->in_time[0].n == 0 && g->ops[j]->in_time[1].n == 1);
+    explain_is(g->ops[j], "join (inner) on 1 key and a residual condition: unbounded");
+    eng_graph_free(g);
+}
+
+/* A distinct and a union over the streams' projections get their time
+ * columns and forward the watermark (the union's the smaller one). */
+static void test_distinct_setop(void)
+{
+    EngGraph *g = compile("SELECT DISTINCT k, ts FROM a", 206);
+    int d = op_of(g, "distinct");
+    CHECK(d >= 0 && g->ops[d]->in_time[0].n == 1 && g->ops[d]->out_time.n == 1);
+    UeOut o;
+    ue_out_init(&o);
+    batch(g, &o, NULL, 0, NULL, 0, 7 * S, -1);
+    CHECK(g->op_wm[g->output] == 7 * S, "%lld", (long long)g->op_wm[g->output]);
+    ue_out_free(&o);
+    eng_graph_free(g);
+
+    g = compile("SELECT k, ts FROM a UNION SELECT k, ts FROM b", 207);
+    int u = g->output;
+    CHECK(g->ops[u]->in_time[0].n == 1 && g->ops[u]->in_time[1].n == 1 &&
+          g->ops[u]->out_time.n == 1, "%s", g->ops[u]->vt->kind);
+    ue_out_init(&o);
+    batch(g, &o, NULL, 0, NULL, 0, 7 * S, 9 * S);
+    CHECK(g->op_wm[u] == 7 * S, "%lld", (long long)g->op_wm[u]);
+    ue_out_free(&o);
+    eng_graph_free(g);
+}
+
+int main(void)
+{
+    ue_open(&env, "engine-time");
+    StrBuf out;
+    strbuf_init(&out);
+    ue_sql(&env,
+           "CREATE STREAM a (k int, ts timestamp, v int, WATERMARK FOR ts AS ts - "
+           "INTERVAL '2 seconds')",
+           &out);
+    CHECK(out.len == 0, "%s", out.data);
+    ue_sql(&env,
+           "CREATE STREAM b (k int, ts timestamp, w int, WATERMARK FOR ts AS ts - "
+           "INTERVAL '2 seconds')",
+           &out);
+    CHECK(out.len == 0, "%s", out.data);
+    /* the batch engine's model: tables of the same rows */
+    ue_sql(&env, "CREATE TABLE ta (k int, ts timestamp, v int)", &out);
+    ue_sql(&env, "CREATE TABLE tb (k int, ts timestamp, w int)", &out);
+    ue_sql(&env,
+           "INSERT INTO ta VALUES (1, '2000-01-01 00:00:10', 1), (1, '2000-01-01 00:00:12', 0), "
+           "(2, '2000-01-01 00:00:11', 1), (1, '2000-01-01 00:00:16', 1), "
+           "(2, '2000-01-01 00:00:17', 1)",
+           &out);
+    ue_sql(&env,
+           "INSERT INTO tb VALUES (1, '2000-01-01 00:00:14', 100), "
+           "(2, '2000-01-01 00:00:20', 200), (1, '2000-01-01 00:00:21', 300)",
+           &out);
+    test_forward();
+    test_interval_join();
+    test_unbounded_join();
+    test_distinct_setop();
+    strbuf_free(&out);
+    ue_close(&env);
+    return unit_done("engine_time");
+}
