@@ -205,7 +205,7 @@ static int walk(Walk *w, const Plan *p)
         EngAggSpec spec = {p->u.agg.ngroups, p->u.agg.groups, p->u.agg.naggs, p->u.agg.aggs,
                            p->u.agg.window};
         return add(w, eng_op_aggregate_new(p->child->cols, p->child->ncols, p->cols, p->ncols,
-                                           &spec, w->err), in);
+                                           &spec, time_of(w, in), w->err), in);
     }
     case PLAN_JOIN: {
         int in[2] = {walk(w, p->child), INT32_MIN};

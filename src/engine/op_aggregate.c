@@ -123,6 +123,18 @@ typedef struct Agg {
     EngMap     groups;          /* group key -> Group */
     Group    **touched;         /* heap */
     int        ntouched, cap_touched;
+    /* event time (see the opening comment): what closes a group */
+    bool       wclose;          /* the window's time is an input time column */
+    int64_t    woff;            /* its offset */
+    int        nkt;             /* group keys that are input time columns */
+    int        kt[ENG_MAX_TIME];        /* their group numbers */
+    int64_t    kt_off[ENG_MAX_TIME];    /* their offsets */
+    int64_t    wm;              /* the input's watermark so far */
+    int64_t    closed_wm;       /* the watermark groups were evicted at
+                                 * (committed: key 'w') */
+    bool       closed_loaded;
+    int64_t    evicted;         /* groups evicted, ever (this process) */
+    bool       has_ms;          /* a call keeps a multiset */
 } Agg;
 
 static int refuse(SlError *err, const char *what)
@@ -568,6 +580,57 @@ static int touch(Agg *ag, Group *g, EngCtx *cx)
     return 0;
 }
 
+/* ------------------------------------------------------------ event time */
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    if (b > 0 && a > INT64_MAX - b)
+        return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b)
+        return INT64_MIN;
+    return a + b;
+}
+
+/* Whether the group of window end wend and group values row `row` of vals
+ * is closed by input watermark wm: every later input row has its window's
+ * time >= wm + woff, so a window ending at or before that gets no more
+ * rows; and a time key's value v, once below wm + its offset, no more. */
+static bool closed_by(const Agg *ag, int64_t wend, const Vector *vals, uint32_t row, int64_t wm)
+{
+    if (wm == INT64_MIN)
+        return false;
+    if (ag->wclose && wend <= sat_add(wm, ag->woff))
+        return true;
+    for (int t = 0; t < ag->nkt; t++) {
+        const Vector *v = &vals[ag->kt[t]];
+        if (!vector_is_null(v, row) && v->v.i64[row] < sat_add(wm, ag->kt_off[t]))
+            return true;
+    }
+    return false;
+}
+
+/* The committed watermark the groups were evicted at (key 'w'), once. */
+static int load_closed(EngOp *op, Agg *ag, EngCtx *cx)
+{
+    if (ag->closed_loaded || (!ag->wclose && ag->nkt == 0))
+        return 0;
+    uint8_t k[ENG_PREFIX_LEN + 1];
+    memcpy(k, op->prefix, ENG_PREFIX_LEN);
+    k[ENG_PREFIX_LEN] = 'w';
+    void *v;
+    size_t vlen;
+    int found = state_get(cx->st, k, sizeof(k), cx->arena, &v, &vlen, cx->err);
+    if (found < 0)
+        return -1;
+    if (found && vlen != 8)
+        return corrupt(cx->err);
+    ag->closed_wm = INT64_MIN;
+    if (found)
+        memcpy(&ag->closed_wm, v, 8);
+    ag->closed_loaded = true;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ push */
 
 static int agg_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
@@ -576,6 +639,8 @@ static int agg_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
     Agg *ag = op->self;
     const EngAggSpec *sp = &ag->spec;
     uint32_t n = d->rows.nrows;
+    if (load_closed(op, ag, cx) < 0)
+        return -1;
     Vector *gv = ARENA_ARRAY(cx->arena, Vector, sp->ngroups > 0 ? sp->ngroups : 1);
     Vector *av = ARENA_ARRAY(cx->arena, Vector, sp->naggs > 0 ? sp->naggs : 1);
     Vector *fv = ARENA_ARRAY(cx->arena, Vector, sp->naggs > 0 ? sp->naggs : 1);
@@ -607,6 +672,13 @@ static int agg_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
             uint8_t tk[8];
             put_time_key(tk, wend);
             strbuf_append(&k, tk, 8);
+        }
+        if (closed_by(ag, wend, gv, i, ag->closed_wm)) {
+            sl_error(cx->err, ERRCODE_DATA_EXCEPTION,
+                     "a row reached an aggregate for a group its watermark closed");
+            sl_error_hint(cx->err, "rows below the watermark are dropped before the graph "
+                                   "(late rows); this one was not");
+            goto out;
         }
         ex_key_encode(gv, sp->ngroups, i, &k);
         Group *g;
@@ -677,9 +749,32 @@ out:
     return rc;
 }
 
-/* ----------------------------------------------------------------- flush */
+/* ------------------------------------------------------- watermark, flush */
+
+/* Kept until flush: the batch's rows came before the watermark and may be
+ * in groups it closes, so the groups' rows go out first (flush), then
+ * the output watermark; the groups go at checkpoint. */
+static int agg_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)
+{
+    SL_UNUSED(input);
+    SL_UNUSED(cx);
+    Agg *ag = op->self;
+    if (wm_us > ag->wm)
+        ag->wm = wm_us;
+    return 0;
+}
+
+static int emit_rows(EngOp *op, EngCtx *cx);
 
 static int agg_flush(EngOp *op, EngCtx *cx)
+{
+    Agg *ag = op->self;
+    if (emit_rows(op, cx) < 0)
+        return -1;
+    return op->out_time.n > 0 && ag->wm > INT64_MIN ? eng_emit_watermark(op, ag->wm, cx) : 0;
+}
+
+static int emit_rows(EngOp *op, EngCtx *cx)
 {
     Agg *ag = op->self;
     if (ag->scalar && !ag->scalar_seen) {
@@ -718,6 +813,117 @@ static int agg_flush(EngOp *op, EngCtx *cx)
 }
 
 /* ------------------------------------------------------ checkpoint, restore */
+
+static void drop_cache(Agg *ag);
+
+/* Deletes group g's keys in cx->wb: its row and its multisets' values
+ * (those in g's multisets when it is the cache's, else those the store
+ * holds: fromstore). */
+static int delete_group(EngOp *op, Agg *ag, const Group *g, bool fromstore, EngCtx *cx)
+{
+    StrBuf k;
+    strbuf_init(&k);
+    strbuf_append(&k, op->prefix, ENG_PREFIX_LEN);
+    strbuf_putc(&k, 'g');
+    strbuf_append(&k, g->key, g->klen);
+    state_batch_delete(cx->wb, k.data, k.len);
+    int rc = 0;
+    if (fromstore && ag->has_ms) {
+        ms_prefix(op, g, &k);
+        StateScan *s = state_scan_open(cx->st, k.data, k.len);
+        const void *key, *val;
+        size_t klen, vlen;
+        while (state_scan_next(s, &key, &klen, &val, &vlen))
+            state_batch_delete(cx->wb, key, klen);
+        rc = state_scan_close(s, cx->err);
+    } else {
+        for (int j = 0; j < ag->spec.naggs; j++) {
+            const EngMap *ms = g->acc[j].ms;
+            for (uint32_t i = 0; ms != NULL && i < ms->cap; i++) {
+                if (ms->slots[i].key == NULL)
+                    continue;
+                ms_prefix(op, g, &k);
+                uint8_t jb = (uint8_t)j;
+                strbuf_append(&k, &jb, 1);
+                strbuf_append(&k, ms->slots[i].key, ms->slots[i].klen);
+                state_batch_delete(cx->wb, k.data, k.len);
+            }
+        }
+    }
+    strbuf_free(&k);
+    return rc;
+}
+
+/* The watermark moved past closed_wm: deletes every group it closes, in
+ * the store (committed before this batch) and in the cache (this batch's
+ * writes are already in cx->wb, before these deletions), records the
+ * watermark (key 'w') and, when a cached group closed, drops the cache
+ * (the open groups reload by key on their next touch).  The groups' rows stay in the output: a closed
+ * group no longer changes, it is not retracted. */
+static int evict(EngOp *op, Agg *ag, EngCtx *cx)
+{
+    int64_t wm = ag->wm;
+    StrBuf p;
+    strbuf_init(&p);
+    strbuf_append(&p, op->prefix, ENG_PREFIX_LEN);
+    strbuf_putc(&p, 'g');
+    StateScan *s = state_scan_open(cx->st, p.data, p.len);
+    const void *key, *val;
+    size_t klen, vlen;
+    int rc = 0;
+    Group *tmp = arena_zalloc(cx->arena, group_size(ag));
+    while (state_scan_next(s, &key, &klen, &val, &vlen)) {
+        const uint8_t *gk = (const uint8_t *)key + p.len;
+        size_t gklen = klen - p.len;
+        if (eng_map_find(&ag->groups, gklen ? (const void *)gk : "", gklen) != NULL)
+            continue;           /* the cache's copy is the newer: below */
+        /* windows in time order: the first open one ends the scan when
+         * only the window closes groups */
+        if (ag->wclose && ag->nkt == 0 && gklen >= 8 &&
+            get_time_key(gk) > sat_add(wm, ag->woff))
+            break;
+        if (group_decode(ag, tmp, val, vlen, cx->err) < 0) {
+            rc = -1;
+            break;
+        }
+        if (!closed_by(ag, tmp->wend, tmp->vals->cols, 0, wm))
+            continue;
+        tmp->key = gk;
+        tmp->klen = (uint32_t)gklen;
+        if (delete_group(op, ag, tmp, true, cx) < 0) {
+            rc = -1;
+            break;
+        }
+        ag->evicted++;
+    }
+    if (state_scan_close(s, rc < 0 ? NULL : cx->err) < 0)
+        rc = -1;
+    strbuf_free(&p);
+    if (rc < 0)
+        return -1;
+    bool closed_cached = false;
+    for (uint32_t i = 0; i < ag->groups.cap; i++) {
+        Group *g = ag->groups.slots[i].value;
+        if (ag->groups.slots[i].key == NULL || !closed_by(ag, g->wend, g->vals->cols, 0, wm))
+            continue;
+        if (g->exists)
+            ag->evicted++;      /* (one without a row was deleted above) */
+        if (delete_group(op, ag, g, false, cx) < 0)
+            return -1;
+        closed_cached = true;
+    }
+    uint8_t k[ENG_PREFIX_LEN + 1];
+    memcpy(k, op->prefix, ENG_PREFIX_LEN);
+    k[ENG_PREFIX_LEN] = 'w';
+    state_batch_put(cx->wb, k, sizeof(k), &wm, 8);
+    if (closed_cached) {
+        bool seen = ag->scalar_seen;
+        drop_cache(ag);
+        ag->scalar_seen = seen;
+    }
+    ag->closed_wm = wm;
+    return 0;
+}
 
 static int agg_checkpoint(EngOp *op, EngCtx *cx)
 {
@@ -780,6 +986,12 @@ static int agg_checkpoint(EngOp *op, EngCtx *cx)
     ag->ntouched = 0;
     strbuf_free(&k);
     strbuf_free(&v);
+    if ((ag->wclose || ag->nkt > 0) && ag->wm > INT64_MIN) {
+        if (load_closed(op, ag, cx) < 0)
+            return -1;
+        if (ag->wm > ag->closed_wm)
+            return evict(op, ag, cx);
+    }
     return 0;
 }
 
@@ -802,7 +1014,10 @@ static void drop_cache(Agg *ag)
 static int agg_restore(EngOp *op, EngCtx *cx)
 {
     SL_UNUSED(cx);
-    drop_cache(op->self);
+    Agg *ag = op->self;
+    drop_cache(ag);
+    ag->wm = INT64_MIN;         /* the graph forgets the watermarks too */
+    ag->closed_loaded = false;
     return 0;
 }
 
@@ -811,7 +1026,7 @@ static void agg_stats(const EngOp *op, EngOpStats *out)
     const Agg *ag = op->self;
     out->rows = ag->groups.n;
     out->bytes = (int64_t)ag->cache.total;
-    out->evicted = 0;
+    out->evicted = ag->evicted;
 }
 
 static void agg_explain(const EngOp *op, StrBuf *out)
@@ -832,7 +1047,9 @@ static void agg_explain(const EngOp *op, StrBuf *out)
         }
     }
     strbuf_puts(out, ag->windowed ? " per tumbling window" : "");
-    strbuf_puts(out, op->bound == ENG_BOUND_NONE ? " (one group)" : " (state: unbounded)");
+    strbuf_puts(out, op->bound == ENG_BOUND_NONE        ? " (one group)"
+                     : op->bound == ENG_BOUND_WATERMARK ? " (state: evicts by watermark)"
+                                                        : " (state: unbounded)");
 }
 
 static void agg_free(EngOp *op)
@@ -847,6 +1064,7 @@ static void agg_free(EngOp *op)
 static const EngOpVt aggregate_vt = {
     .kind = "aggregate",
     .push = agg_push,
+    .watermark = agg_watermark,
     .flush = agg_flush,
     .checkpoint = agg_checkpoint,
     .restore = agg_restore,
@@ -855,8 +1073,19 @@ static const EngOpVt aggregate_vt = {
     .free = agg_free,
 };
 
+/* The offset of input time column e (a bare reference to one), into off. */
+static bool time_col(const EngEdgeTime *t, const Expr *e, int64_t *off)
+{
+    for (int i = 0; t != NULL && e != NULL && e->kind == EXPR_COLUMN && i < t->n; i++)
+        if (t->cols[i].col == e->index) {
+            *off = t->cols[i].offset_us;
+            return true;
+        }
+    return false;
+}
+
 EngOp *eng_op_aggregate_new(const ColumnDesc *in, int nin, const ColumnDesc *out, int nout,
-                            const EngAggSpec *spec, SlError *err)
+                            const EngAggSpec *spec, const EngEdgeTime *in_time, SlError *err)
 {
     if (spec->window.kind == WINDOW_SLIDE || spec->window.kind == WINDOW_SESSION) {
         sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -886,12 +1115,36 @@ EngOp *eng_op_aggregate_new(const ColumnDesc *in, int nin, const ColumnDesc *out
     op->in_ncols[0] = nin;
     op->out_cols = out;
     op->out_ncols = nout;
+    ag->wm = ag->closed_wm = INT64_MIN;
+    if (in_time != NULL)
+        op->in_time[0] = *in_time;
+    /* output time: a group key that is an input time column keeps its
+     * values, so its offset; a window over one: every later row's time t
+     * is >= wm + off, its window ends after t (window_end >= wm + off + 1)
+     * and starts at window_end - size */
+    EngEdgeTime *ot = &op->out_time;
+    int64_t off;
+    for (int c = 0; c < spec->ngroups && ag->nkt < ENG_MAX_TIME; c++)
+        if (time_col(in_time, spec->groups[c], &off)) {
+            ag->kt[ag->nkt] = c;
+            ag->kt_off[ag->nkt++] = off;
+            ot->cols[ot->n++] = (EngTimeCol){c, off};
+        }
+    if (ag->windowed && time_col(in_time, spec->window.time, &ag->woff)) {
+        ag->wclose = true;
+        int64_t size = spec->window.size_us;
+        if (ot->n < ENG_MAX_TIME)
+            ot->cols[ot->n++] = (EngTimeCol){spec->ngroups, sat_add(ag->woff + 1, -size)};
+        if (ot->n < ENG_MAX_TIME)
+            ot->cols[ot->n++] = (EngTimeCol){spec->ngroups + 1, sat_add(ag->woff, 1)};
+    }
     /* one group without min/max keeps one key: no bound needed; groups
-     * and multisets grow with the distinct keys and values (windows are
-     * not yet closed by the watermark) */
-    bool multiset = false;
+     * closed by the watermark are evicted; else groups and multisets grow
+     * with the distinct keys and values */
     for (int j = 0; j < spec->naggs; j++)
-        multiset |= kinds[j] >= ACC_MIN;
-    op->bound = ag->scalar && !multiset ? ENG_BOUND_NONE : ENG_BOUND_UNBOUNDED;
+        ag->has_ms |= kinds[j] >= ACC_MIN;
+    op->bound = ag->scalar && !ag->has_ms       ? ENG_BOUND_NONE
+              : ag->wclose || ag->nkt > 0 ? ENG_BOUND_WATERMARK
+                                          : ENG_BOUND_UNBOUNDED;
     return op;
 }

@@ -37,9 +37,12 @@ typedef struct EngAggSpec {
     WindowSpec     window;      /* WINDOW_NONE or WINDOW_TUMBLE */
 } EngAggSpec;
 
-/* NULL with err set (0A000) when a call or the window cannot be kept
- * exactly over retractions (say which). */
+/* in_time: the input's event-time columns (NULL: none); a group key that
+ * is one, and window_start/window_end of a window over one, are the
+ * output's (op->out_time), and the groups they close are evicted as the
+ * watermark passes (op_aggregate.c).  NULL with err set (0A000) when a
+ * call or the window cannot be kept exactly over retractions (say which). */
 EngOp *eng_op_aggregate_new(const ColumnDesc *in, int nin, const ColumnDesc *out, int nout,
-                            const EngAggSpec *spec, SlError *err);
+                            const EngAggSpec *spec, const EngEdgeTime *in_time, SlError *err);
 
 #endif /* SLUICE_ENGINE_OPS_H */

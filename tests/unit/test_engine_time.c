@@ -250,6 +250,172 @@ static void test_distinct_setop(void)
     eng_graph_free(g);
 }
 
+/* The committed keys of aggregate op: its group rows ('g'), with
+ * multisets the values of its min/max ('m'). */
+static int64_t agg_keys(const EngOp *op)
+{
+    StateScan *s = state_scan_open(env.d.st, op->prefix, ENG_PREFIX_LEN);
+    const void *k, *v;
+    size_t kl, vl;
+    int64_t n = 0;
+    while (state_scan_next(s, &k, &kl, &v, &vl))
+        n += ((const uint8_t *)k)[ENG_PREFIX_LEN] != 'w';
+    SlError err = {0};
+    CHECK(state_scan_close(s, &err) == 0, "%s", err.message);
+    return n;
+}
+
+static int last_op_of(const EngGraph *g, const char *kind)
+{
+    for (int i = g->nops - 1; i >= 0; i--)
+        if (strcmp(g->ops[i]->vt->kind, kind) == 0)
+            return i;
+    return -1;
+}
+
+static void outputs_equal(const UeOut *o, const char *sql)
+{
+    StrBuf got, want;
+    strbuf_init(&got);
+    strbuf_init(&want);
+    ue_out_lines(o, &got);
+    ue_sql(&env, sql, &want);
+    CHECK(want.len > 0 && got.len == want.len && memcmp(got.data, want.data, got.len) == 0,
+          "\n  got:\n%s\n  batch engine:\n%s", got.data ? got.data : "",
+          want.data ? want.data : "");
+    strbuf_free(&got);
+    strbuf_free(&want);
+}
+
+/* One batch of rows into a expected to fail (a late row). */
+static void late_batch(EngGraph *g, UeOut *o, const char *row, int64_t wm)
+{
+    Arena a;
+    arena_init(&a, 0);
+    int64_t w[1] = {1};
+    EngDelta d = ue_delta(&a, env.scans[0]->cols, env.scans[0]->ncols, &row, w, 1);
+    const EngDelta *ds[2] = {&d, NULL};
+    bool has[2] = {wm >= 0, false};
+    int64_t wms[2] = {wm, 0};
+    StrBuf err;
+    strbuf_init(&err);
+    CHECK(ue_run_wm(&env, g, ds, has, wms, &a, o, true, &err) < 0, "a late row was taken");
+    CHECK(err.data && strstr(err.data, "ERROR 22000") != NULL, "%s", err.data);
+    strbuf_free(&err);
+    arena_destroy(&a);
+}
+
+static const char *const win_sql =
+    "SELECT k, window_start, window_end, count(*) AS n, sum(v) AS s FROM %s "
+    "GROUP BY WINDOW(ts, INTERVAL '5 seconds'), k";
+static const char *const win2_sql =
+    "SELECT window_end, count(*) AS c, sum(n) AS t, max(k) AS m FROM (SELECT k, window_end, "
+    "count(*) AS n FROM %s GROUP BY WINDOW(ts, INTERVAL '5 seconds'), k) x GROUP BY window_end";
+
+/* A tumbling-window aggregate over stream a: window_start/window_end are
+ * its output's time columns, its groups are evicted as the watermark
+ * passes their window's end (their rows stay in the output), a late row
+ * fails its batch, before and after a restore; an aggregate over it by
+ * window_end is bounded too.  The summed outputs are the batch engine's. */
+static void test_window_aggregate(void)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql), win_sql, "a");
+    EngGraph *g = compile(sql, 208);
+    snprintf(sql, sizeof(sql), win2_sql, "a");
+    EngGraph *g2 = compile(sql, 209);
+    int ag = op_of(g, "aggregate"), lo = op_of(g2, "aggregate"), up = last_op_of(g2, "aggregate");
+    CHECK(ag >= 0 && lo >= 0 && up > lo);
+    EngOp *op = g->ops[ag], *upper = g2->ops[up];
+    /* k, window_start, window_end: the window's columns are timed, the
+     * promise one microsecond past the input's (window_end > time) */
+    CHECK(op->out_time.n == 2 && op->out_time.cols[0].col == 1 &&
+          op->out_time.cols[0].offset_us == 1 - 5 * S && op->out_time.cols[1].col == 2 &&
+          op->out_time.cols[1].offset_us == 1, "out_time.n %d", op->out_time.n);
+    CHECK(op->bound == ENG_BOUND_WATERMARK && upper->bound == ENG_BOUND_WATERMARK,
+          "bounds %d %d", (int)op->bound, (int)upper->bound);
+    CHECK(upper->in_time[0].n >= 1 && upper->out_time.n == 1);
+    UeOut o, o2;
+    ue_out_init(&o);
+    ue_out_init(&o2);
+    EngOpStats st;
+    const char *a1[] = {"1|2000-01-01 00:00:10|1", "1|2000-01-01 00:00:12|0",
+                        "2|2000-01-01 00:00:11|1"};
+    const char *a2[] = {"1|2000-01-01 00:00:16|1", "2|2000-01-01 00:00:17|1"};
+    batch(g, &o, a1, 3, NULL, 0, -1, -1);
+    batch(g2, &o2, a1, 3, NULL, 0, -1, -1);
+    CHECK(agg_keys(op) == 2 && agg_keys(upper) == 3, "%lld", (long long)agg_keys(upper));
+    /* watermark 14s: no window ends at or before it */
+    batch(g, &o, a2, 2, NULL, 0, 14 * S, -1);
+    batch(g2, &o2, a2, 2, NULL, 0, 14 * S, -1);
+    op->vt->stats(op, &st);
+    CHECK(agg_keys(op) == 4 && st.evicted == 0, "%lld keys", (long long)agg_keys(op));
+    CHECK(agg_keys(upper) == 6, "%lld", (long long)agg_keys(upper));
+    CHECK(g->op_wm[ag] == 14 * S && g->op_wm[g->output] == 14 * S, "%lld",
+          (long long)g->op_wm[ag]);
+    /* 15s closes the windows ending at 15s: evicted, not retracted */
+    batch(g, &o, NULL, 0, NULL, 0, 15 * S, -1);
+    batch(g2, &o2, NULL, 0, NULL, 0, 15 * S, -1);
+    op->vt->stats(op, &st);
+    CHECK(agg_keys(op) == 2 && st.evicted == 2, "%lld keys, %lld evicted",
+          (long long)agg_keys(op), (long long)st.evicted);
+    CHECK(strlen(o.batch.data ? o.batch.data : "") == 0, "eviction emitted: %s", o.batch.data);
+    upper->vt->stats(upper, &st);
+    CHECK(agg_keys(upper) == 3 && st.evicted == 1, "upper: %lld keys, %lld evicted",
+          (long long)agg_keys(upper), (long long)st.evicted);
+    /* a row for a closed window fails its batch; the graph restored goes on */
+    late_batch(g, &o, "1|2000-01-01 00:00:13|5", -1);
+    late_batch(g, &o, "1|2000-01-01 00:00:13|5", 16 * S);
+    /* and so does a new graph over the same state (a restart) */
+    snprintf(sql, sizeof(sql), win_sql, "a");
+    EngGraph *g3 = compile(sql, 208);
+    UeOut o3;
+    ue_out_init(&o3);
+    late_batch(g3, &o3, "2|2000-01-01 00:00:14|5", -1);
+    ue_out_free(&o3);
+    eng_graph_free(g3);
+    /* open windows take rows after the restore */
+    const char *a3[] = {"1|2000-01-01 00:00:19|2", "2|2000-01-01 00:00:21|4"};
+    batch(g, &o, a3, 2, NULL, 0, -1, -1);
+    batch(g2, &o2, a3, 2, NULL, 0, -1, -1);
+    StrBuf out;
+    strbuf_init(&out);
+    ue_sql(&env, "INSERT INTO ta VALUES (1, '2000-01-01 00:00:19', 2), "
+                 "(2, '2000-01-01 00:00:21', 4)", &out);
+    strbuf_free(&out);
+    /* everything closed */
+    batch(g, &o, NULL, 0, NULL, 0, 100 * S, -1);
+    batch(g2, &o2, NULL, 0, NULL, 0, 100 * S, -1);
+    op->vt->stats(op, &st);
+    CHECK(agg_keys(op) == 0 && st.evicted == 5, "%lld keys, %lld evicted",
+          (long long)agg_keys(op), (long long)st.evicted);
+    CHECK(agg_keys(upper) == 0);
+    snprintf(sql, sizeof(sql), win_sql, "ta");
+    outputs_equal(&o, sql);
+    snprintf(sql, sizeof(sql), win2_sql, "ta");
+    outputs_equal(&o2, sql);
+    ue_out_free(&o);
+    ue_out_free(&o2);
+    eng_graph_free(g);
+    eng_graph_free(g2);
+
+    /* no window, no time key: no output time, no watermark, unbounded */
+    g = compile("SELECT k, count(*) FROM a GROUP BY k", 210);
+    ag = op_of(g, "aggregate");
+    CHECK(g->ops[ag]->out_time.n == 0 && g->ops[ag]->bound == ENG_BOUND_UNBOUNDED);
+    ue_out_init(&o);
+    batch(g, &o, a1, 3, NULL, 0, 50 * S, -1);
+    CHECK(g->op_wm[ag] == INT64_MIN);
+    ue_out_free(&o);
+    eng_graph_free(g);
+    /* a bare time column as group key is timed with its offset */
+    g = compile("SELECT ts, count(*) FROM a GROUP BY ts", 211);
+    ag = op_of(g, "aggregate");
+    CHECK(g->ops[ag]->out_time.n == 1 && g->ops[ag]->out_time.cols[0].col == 0 &&
+          g->ops[ag]->out_time.cols[0].offset_us == 0);
+    eng_graph_free(g);
+}
+
 int main(void)
 {
     ue_open(&env, "engine-time");
@@ -281,6 +447,7 @@ int main(void)
     test_interval_join();
     test_unbounded_join();
     test_distinct_setop();
+    test_window_aggregate();
     strbuf_free(&out);
     ue_close(&env);
     return unit_done("engine_time");
