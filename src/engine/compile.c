@@ -11,9 +11,9 @@
  *   FILTER    filter (op_filter.c): the input's time columns
  *   PROJECT   project (op_project.c): the time columns its output
  *             references bare
- *   AGG       aggregate (op_aggregate.c): no window or a tumbling one;
- *             calls it cannot keep exactly over retractions are refused
- *             by its constructor
+ *   AGG       aggregate (op_aggregate.c): no window or a tumbling one,
+ *             given its child's time columns; calls it cannot keep
+ *             exactly over retractions are refused by its constructor
  *   JOIN      join (op_join.c, eng_op_join_plan): a stream (a stream's
  *             scan under filters and projects) joined to a table (the
  *             same over a table) is a lookup join; any other a regular
@@ -24,7 +24,7 @@
  *   SETOP     union all / union / intersect [all] / except [all]
  *             (op_setop.c, eng_op_setop_plan)
  *   each operator gets its inputs' EngEdgeTime: a source's from the
- *   caller, an operator's its out_time (an aggregate's output has none)
+ *   caller, an operator's its out_time
  *   a graph whose output would be a source itself gets a project of its
  *             columns, so the output is an operator's
  * Every other node is refused with 0A000 "the operator graph does not yet

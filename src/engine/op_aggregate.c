@@ -2,7 +2,7 @@
  * op_aggregate.c -- the aggregate operator: grouped aggregates over
  * retractions, optionally per tumbling window.
  *
- *   eng_op_aggregate_new(in, nin, out, nout, spec, err)
+ *   eng_op_aggregate_new(in, nin, out, nout, spec, in_time, err)
  *
  * A group is the group values of a row, and with a window the end of the
  * row's tumbling window (the window_end of the batch engine, epoch
@@ -56,12 +56,31 @@
  *   values (row_encode)
  * and each multiset value at prefix 'm' + be32(group key length) + group
  * key + call number (u8) + the value's equality key (ex_key_encode):
- *   [weight sum i64] then the value (row_encode).
- * Group keys are [window end as put_time_key] + ex_key_encode(group
- * values).  checkpoint writes the groups the batch touched (a group without
- * a row, a value of weight 0: deleted); restore drops the in-memory cache,
- * which reloads by key (state_get, one prefix scan per group for the
- * multisets) on the next touch.
+ *   [weight sum i64] then the value (row_encode);
+ * and at prefix 'w' the input watermark the closed groups were evicted
+ * at (i64).  Group keys are [window end as put_time_key] +
+ * ex_key_encode(group values).  checkpoint writes the groups the batch
+ * touched (a group without a row, a value of weight 0: deleted); restore
+ * drops the in-memory cache, which reloads by key (state_get, one prefix
+ * scan per group for the multisets) on the next touch.
+ *
+ * Event time (in_time: the input's time columns).  A group key that is a
+ * bare input time column (offset o) is an output time column, offset o;
+ * with a tumbling window over an input time column (offset o), every row
+ * after input watermark wm has time >= wm + o and a window ending after
+ * it, so window_end (offset o + 1) and window_start (o + 1 - size) are
+ * too.  Watermark wm closes a group whose window ends at or before
+ * wm + o, or whose time key is below wm + its offset.  The watermark
+ * entry point only keeps wm; flush emits the batch's rows, then the
+ * output watermark (wm) when the output has a time column; checkpoint,
+ * after the batch's writes, deletes every closed group's keys (committed
+ * ones by a scan of 'g', cached ones from the cache; stats.evicted counts
+ * the groups), records wm under 'w' and drops the cache if a cached group
+ * closed.  A closed group's row stays in the output (no retraction).  A
+ * row for a group the recorded watermark closed (late: the caller drops
+ * those) fails the batch with 22000: its state is gone, so taking it
+ * would emit a second row for the window.  Bound: WATERMARK when
+ * something can close groups.
  */
 #include "functions/numeric_arith.h"
 #include "keymap.h"

@@ -1,6 +1,6 @@
 /*
  * test_engine_time.c -- event time through the rewriter (src/engine/
- * compile.c, op_filter.c, op_project.c): analyzed SQL over two streams
+ * compile.c, op_filter.c, op_project.c, op_aggregate.c): analyzed SQL over two streams
  * with WATERMARK FOR compiled with each source's watermark column (read
  * from the catalog's options, as the runtime does), then run batch by
  * batch with the streams' watermarks (max event time less the delay).
@@ -13,7 +13,13 @@
  * (its state figures fall to 0) and its summed output equals the batch
  * engine's answer over tables holding the same rows; the same join over a
  * projection that computes its time column is unbounded; a distinct and a
- * union get their inputs' time and forward the watermark.
+ * union get their inputs' time and forward the watermark; a tumbling-window
+ * aggregate times window_start/window_end, evicts the windows the
+ * watermark closes (committed keys fall, stats.evicted, nothing
+ * retracted), forwards the watermark to an aggregate over it by
+ * window_end (bounded, evicting too), fails a batch with a late row
+ * (after a restore and in a graph built anew), and both summed outputs
+ * are the batch engine's (it adds rows to table ta: it runs last).
  */
 #include "unit_engine.h"
 #include "op_join.h"
@@ -140,6 +146,21 @@ static void test_forward(void)
     eng_graph_free(g);
 }
 
+/* o's summed output is the batch engine's answer to sql. */
+static void outputs_equal(const UeOut *o, const char *sql)
+{
+    StrBuf got, want;
+    strbuf_init(&got);
+    strbuf_init(&want);
+    ue_out_lines(o, &got);
+    ue_sql(&env, sql, &want);
+    CHECK(want.len > 0 && got.len == want.len && memcmp(got.data, want.data, got.len) == 0,
+          "\n  got:\n%s\n  batch engine:\n%s", got.data ? got.data : "",
+          want.data ? want.data : "");
+    strbuf_free(&got);
+    strbuf_free(&want);
+}
+
 static const char *const join_sql =
     "SELECT x.k, x.ts, %s.ts, %s.w FROM (SELECT k, ts FROM %s WHERE v > 0) x JOIN %s "
     "ON x.k = %s.k AND x.ts BETWEEN %s.ts - INTERVAL '5 seconds' AND %s.ts";
@@ -193,17 +214,8 @@ static void test_interval_join(void)
     op->vt->stats(op, &st);
     CHECK(st.rows == 0 && st.evicted == 7, "%lld kept, %lld evicted", (long long)st.rows,
           (long long)st.evicted);
-    StrBuf got, want;
-    strbuf_init(&got);
-    strbuf_init(&want);
-    ue_out_lines(&o, &got);
     join_text(sql, sizeof(sql), "ta", "tb");
-    ue_sql(&env, sql, &want);
-    CHECK(want.len > 0 && got.len == want.len && memcmp(got.data, want.data, got.len) == 0,
-          "\n  got:\n%s\n  batch engine:\n%s", got.data ? got.data : "",
-          want.data ? want.data : "");
-    strbuf_free(&got);
-    strbuf_free(&want);
+    outputs_equal(&o, sql);
     ue_out_free(&o);
     eng_graph_free(g);
 }
@@ -271,20 +283,6 @@ static int last_op_of(const EngGraph *g, const char *kind)
         if (strcmp(g->ops[i]->vt->kind, kind) == 0)
             return i;
     return -1;
-}
-
-static void outputs_equal(const UeOut *o, const char *sql)
-{
-    StrBuf got, want;
-    strbuf_init(&got);
-    strbuf_init(&want);
-    ue_out_lines(o, &got);
-    ue_sql(&env, sql, &want);
-    CHECK(want.len > 0 && got.len == want.len && memcmp(got.data, want.data, got.len) == 0,
-          "\n  got:\n%s\n  batch engine:\n%s", got.data ? got.data : "",
-          want.data ? want.data : "");
-    strbuf_free(&got);
-    strbuf_free(&want);
 }
 
 /* One batch of rows into a expected to fail (a late row). */
