@@ -1153,7 +1153,8 @@ EngOp *eng_op_aggregate_new(const ColumnDesc *in, int nin, const ColumnDesc *out
         ag->wclose = true;
         int64_t size = spec->window.size_us;
         if (ot->n < ENG_MAX_TIME)
-            ot->cols[ot->n++] = (EngTimeCol){spec->ngroups, sat_add(ag->woff + 1, -size)};
+            ot->cols[ot->n++] = (EngTimeCol){spec->ngroups,
+                                             sat_add(sat_add(ag->woff, 1), -size)};
         if (ot->n < ENG_MAX_TIME)
             ot->cols[ot->n++] = (EngTimeCol){spec->ngroups + 1, sat_add(ag->woff, 1)};
     }

@@ -358,6 +358,7 @@ static void test_window_aggregate(void)
     CHECK(agg_keys(op) == 2 && st.evicted == 2, "%lld keys, %lld evicted",
           (long long)agg_keys(op), (long long)st.evicted);
     CHECK(strlen(o.batch.data ? o.batch.data : "") == 0, "eviction emitted: %s", o.batch.data);
+    CHECK(g2->op_wm[up] == 15 * S, "upper's watermark %lld", (long long)g2->op_wm[up]);
     upper->vt->stats(upper, &st);
     CHECK(agg_keys(upper) == 3 && st.evicted == 1, "upper: %lld keys, %lld evicted",
           (long long)agg_keys(upper), (long long)st.evicted);
