@@ -25,7 +25,9 @@
  *                               (8 each, LE): the stats, read by restore
  *
  * A key is read on first touch (state_get) into a cache that lives until
- * restore drops it; checkpoint writes the keys the batch added or evicted.
+ * restore drops it, or checkpoint when the evicted keys in it are more than
+ * twice the kept ones (and over 1024); checkpoint writes the keys the batch
+ * added or evicted.
  * The input's watermark is passed on at flush, after the rows it follows.
  */
 #include "op_dedup.h"
@@ -318,6 +320,11 @@ static int dedup_checkpoint(EngOp *op, EngCtx *cx)
         s->counts_dirty = true;
     }
     s->ntouched = 0;
+    /* evicted keys stay in the cache as absent ones: when they outnumber
+     * the kept ones, drop it (the next batch reads the store, which holds
+     * this batch once it commits) so memory follows the bound too */
+    if (s->map.n > 1024 && (int64_t)s->map.n > 2 * s->nrows)
+        cache_drop(s);
     if (s->counts_dirty) {
         uint8_t k[ENG_PREFIX_LEN + 1], v[24];
         counts_key(op, k);

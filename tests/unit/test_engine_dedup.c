@@ -7,7 +7,8 @@
  * its time and its next row emitted again (an edge offset too), a
  * retraction refused (0A000) leaving nothing behind, checkpoint, restore,
  * a graph built anew over the state (eviction from the stored index), a
- * failed batch rerun, stats, explain, bounds and a bad time column; then
+ * failed batch rerun, many keys evicted at once (the cache dropped),
+ * stats, explain, bounds and a bad time column; then
  * a randomized check against a model written here (per key its first
  * row's time, a row emitted when its key is not kept, keys below the
  * watermark forgotten after each batch's rows) over random batch splits
@@ -160,6 +161,33 @@ static void test_failed_batch(void)
     h_close(&h);
 }
 
+/* Many keys evicted at once (the cache dropped at checkpoint, the next
+ * batches reading the store): the same answers. */
+static void test_many(void)
+{
+    enum { N = 1500 };
+    static TRow rows[N];
+    Harness h;
+    h_attach(&h, mk_dedup(), 1, 0);
+    for (int i = 0; i < N; i++)
+        rows[i] = (TRow){i, S(1) + i, 1};
+    h_batch(&h, rows, N, NULL, 0);
+    CHECK(h.last.n == N && stat_rows(&h, NULL) == N, "%d emitted", h.last.n);
+    /* all but the last 100 evicted */
+    int64_t wm[1] = {S(1) + N - 100};
+    CHECK(h_batch_ex(&h, rows, 10, NULL, 0, wm, true) == 0);
+    CHECK(h.last.n == 0 && stat_rows(&h, NULL) == 100, "%lld kept",
+          (long long)stat_rows(&h, NULL));
+    for (int i = 0; i < N; i++)
+        rows[i].ts = S(3) + i;
+    h_batch(&h, rows, N, NULL, 0);
+    CHECK(h.last.n == N - 100 && stat_rows(&h, NULL) == N, "%d emitted again", h.last.n);
+    CHECK(bag_get(&h.last, "0|3000000") == 1 && bag_get(&h.last, "1499|3001499") == 0);
+    h_batch(&h, rows, N, NULL, 0);
+    CHECK(h.last.n == 0, "%d emitted", h.last.n);
+    h_close(&h);
+}
+
 /* Without a time column nothing is evicted; bad columns are refused. */
 static void test_unbounded(void)
 {
@@ -283,6 +311,7 @@ int main(void)
     test_first();
     test_evict();
     test_failed_batch();
+    test_many();
     test_unbounded();
     for (uint64_t seed = 1; seed <= 8; seed++)
         random_check(seed);
