@@ -5,6 +5,9 @@
  *   eng_op_new, eng_op_free          an operator's shell and its arena
  *   eng_graph_new, _add, _free       a graph, operators added producers first
  *   eng_emit, eng_emit_watermark     what operators call to send downstream
+ *   eng_time_add, eng_stats_put, eng_stats_get   what operators share:
+ *                                    saturating time offsets, their state
+ *                                    figures under prefix + 'n'
  *   eng_graph_run                    one batch: push the sources' deltas,
  *                                    then their watermarks, then flush every
  *                                    operator in order, then checkpoint each
@@ -203,5 +206,47 @@ int eng_graph_restore(EngGraph *g, EngCtx *cx)
         if (op->vt->restore && op->vt->restore(op, cx) < 0)
             return -1;
     }
+    return 0;
+}
+
+int64_t eng_time_add(int64_t a, int64_t b)
+{
+    if (b > 0 && a > INT64_MAX - b)
+        return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b)
+        return INT64_MIN;
+    return a + b;
+}
+
+static void stats_key(const EngOp *op, uint8_t *k)
+{
+    memcpy(k, op->prefix, ENG_PREFIX_LEN);
+    k[ENG_PREFIX_LEN] = 'n';
+}
+
+void eng_stats_put(const EngOp *op, EngCtx *cx, const EngOpStats *st)
+{
+    uint8_t k[ENG_PREFIX_LEN + 1], v[24];
+    stats_key(op, k);
+    put_le64(v, (uint64_t)st->rows);
+    put_le64(v + 8, (uint64_t)st->bytes);
+    put_le64(v + 16, (uint64_t)st->evicted);
+    state_batch_put(cx->wb, k, sizeof(k), v, sizeof(v));
+}
+
+int eng_stats_get(const EngOp *op, EngCtx *cx, const char *what, EngOpStats *out)
+{
+    uint8_t k[ENG_PREFIX_LEN + 1];
+    stats_key(op, k);
+    void *v;
+    size_t vl;
+    int rc = state_get(cx->st, k, sizeof(k), cx->arena, &v, &vl, cx->err);
+    if (rc < 0)
+        return -1;
+    if (rc == 1 && vl != 24)
+        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt", what);
+    out->rows = rc ? (int64_t)get_le64(v) : 0;
+    out->bytes = rc ? (int64_t)get_le64((const uint8_t *)v + 8) : 0;
+    out->evicted = rc ? (int64_t)get_le64((const uint8_t *)v + 16) : 0;
     return 0;
 }

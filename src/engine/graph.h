@@ -10,6 +10,10 @@
  *   eng_op_new, eng_op_free  an operator's shell (every constructor's start)
  *   eng_emit          what an operator calls to send a delta downstream
  *   eng_emit_watermark  the same for its output watermark
+ *   eng_time_add      a time plus an offset, saturating (watermark rules)
+ *   eng_stats_put, eng_stats_get  an operator's state figures under its
+ *                     prefix + 'n' (rows, bytes, evicted), written at
+ *                     checkpoint and read back by restore
  *   EngGraph          the operators of one query in topological order and
  *                     the edges between them
  *   eng_graph_*       build a graph, run one batch through it, restore it
@@ -166,6 +170,18 @@ int eng_emit(EngOp *op, const EngDelta *d, EngCtx *cx);
 /* op's output watermark moved to wm_us (never backwards: a smaller one is
  * ignored); the consumers' watermark entry points are called at once. */
 int eng_emit_watermark(EngOp *op, int64_t wm_us, EngCtx *cx);
+
+/* a + b, saturating at INT64_MIN / INT64_MAX (a watermark of INT64_MIN is
+ * "none yet": an offset never wraps it). */
+int64_t eng_time_add(int64_t a, int64_t b);
+
+/* An operator's state figures under op->prefix + 'n' (24 bytes: rows,
+ * bytes, evicted): eng_stats_put writes them into cx->wb; eng_stats_get
+ * reads the committed ones into *out (zeros when none were written).
+ * what names the operator in the corruption error (XX001).  0, or -1
+ * with cx->err set. */
+void eng_stats_put(const EngOp *op, EngCtx *cx, const EngOpStats *st);
+int  eng_stats_get(const EngOp *op, EngCtx *cx, const char *what, EngOpStats *out);
 
 /* What every entry point gets: the batch. */
 struct EngCtx {

@@ -601,15 +601,6 @@ static int touch(Agg *ag, Group *g, EngCtx *cx)
 
 /* ------------------------------------------------------------ event time */
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    if (b > 0 && a > INT64_MAX - b)
-        return INT64_MAX;
-    if (b < 0 && a < INT64_MIN - b)
-        return INT64_MIN;
-    return a + b;
-}
-
 /* Whether the group of window end wend and group values row `row` of vals
  * is closed by input watermark wm: every later input row has its window's
  * time >= wm + woff, so a window ending at or before that gets no more
@@ -618,11 +609,11 @@ static bool closed_by(const Agg *ag, int64_t wend, const Vector *vals, uint32_t 
 {
     if (wm == INT64_MIN)
         return false;
-    if (ag->wclose && wend <= sat_add(wm, ag->woff))
+    if (ag->wclose && wend <= eng_time_add(wm, ag->woff))
         return true;
     for (int t = 0; t < ag->nkt; t++) {
         const Vector *v = &vals[ag->kt[t]];
-        if (!vector_is_null(v, row) && v->v.i64[row] < sat_add(wm, ag->kt_off[t]))
+        if (!vector_is_null(v, row) && v->v.i64[row] < eng_time_add(wm, ag->kt_off[t]))
             return true;
     }
     return false;
@@ -899,7 +890,7 @@ static int evict(EngOp *op, Agg *ag, EngCtx *cx)
         /* windows in time order: the first open one ends the scan when
          * only the window closes groups */
         if (ag->wclose && ag->nkt == 0 && gklen >= 8 &&
-            get_time_key(gk) > sat_add(wm, ag->woff))
+            get_time_key(gk) > eng_time_add(wm, ag->woff))
             break;
         if (group_decode(ag, tmp, val, vlen, cx->err) < 0) {
             rc = -1;
@@ -1154,9 +1145,9 @@ EngOp *eng_op_aggregate_new(const ColumnDesc *in, int nin, const ColumnDesc *out
         int64_t size = spec->window.size_us;
         if (ot->n < ENG_MAX_TIME)
             ot->cols[ot->n++] = (EngTimeCol){spec->ngroups,
-                                             sat_add(sat_add(ag->woff, 1), -size)};
+                                             eng_time_add(eng_time_add(ag->woff, 1), -size)};
         if (ot->n < ENG_MAX_TIME)
-            ot->cols[ot->n++] = (EngTimeCol){spec->ngroups + 1, sat_add(ag->woff, 1)};
+            ot->cols[ot->n++] = (EngTimeCol){spec->ngroups + 1, eng_time_add(ag->woff, 1)};
     }
     /* one group without min/max keeps one key: no bound needed; groups
      * closed by the watermark are evicted; else groups and multisets grow

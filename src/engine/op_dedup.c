@@ -194,12 +194,6 @@ static int dedup_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)
     return 0;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    __int128 x = (__int128)a + b;
-    return x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
-}
-
 static void evict(DedupOp *s, DedupKey *x)
 {
     x->present = false;
@@ -266,7 +260,7 @@ static int dedup_flush(EngOp *op, EngCtx *cx)
     if (!s->has_wm)
         return 0;
     if (s->time_col >= 0) {
-        int64_t t = sat_add(s->wm, s->offset);
+        int64_t t = eng_time_add(s->wm, s->offset);
         bool pending = false;
         for (uint32_t i = 0; i < s->ntouched && !pending; i++) {
             const DedupKey *x = s->touched[i];
@@ -282,12 +276,6 @@ static int dedup_flush(EngOp *op, EngCtx *cx)
 }
 
 /* ------------------------------------------------------ checkpoint, restore */
-
-static void counts_key(const EngOp *op, uint8_t *k)
-{
-    memcpy(k, op->prefix, ENG_PREFIX_LEN);
-    k[ENG_PREFIX_LEN] = 'n';
-}
 
 static int dedup_checkpoint(EngOp *op, EngCtx *cx)
 {
@@ -326,12 +314,8 @@ static int dedup_checkpoint(EngOp *op, EngCtx *cx)
     if (s->map.n > 1024 && (int64_t)s->map.n > 2 * s->nrows)
         cache_drop(s);
     if (s->counts_dirty) {
-        uint8_t k[ENG_PREFIX_LEN + 1], v[24];
-        counts_key(op, k);
-        put_le64(v, (uint64_t)s->nrows);
-        put_le64(v + 8, (uint64_t)s->nbytes);
-        put_le64(v + 16, (uint64_t)s->evicted);
-        state_batch_put(cx->wb, k, sizeof(k), v, sizeof(v));
+        EngOpStats st = {s->nrows, s->nbytes, s->evicted};
+        eng_stats_put(op, cx, &st);
         s->counts_dirty = false;
     }
     return 0;
@@ -341,18 +325,12 @@ static int dedup_restore(EngOp *op, EngCtx *cx)
 {
     DedupOp *s = op->self;
     cache_drop(s);
-    uint8_t k[ENG_PREFIX_LEN + 1];
-    counts_key(op, k);
-    void *v;
-    size_t vl;
-    int rc = state_get(cx->st, k, sizeof(k), cx->arena, &v, &vl, cx->err);
-    if (rc < 0)
+    EngOpStats st;
+    if (eng_stats_get(op, cx, "dedup", &st) < 0)
         return -1;
-    if (rc == 1 && vl != 24)
-        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored dedup state is corrupt");
-    s->nrows = rc ? (int64_t)get_le64(v) : 0;
-    s->nbytes = rc ? (int64_t)get_le64((const uint8_t *)v + 8) : 0;
-    s->evicted = rc ? (int64_t)get_le64((const uint8_t *)v + 16) : 0;
+    s->nrows = st.rows;
+    s->nbytes = st.bytes;
+    s->evicted = st.evicted;
     s->counts_dirty = false;
     s->has_wm = false;
     s->evicted_below = INT64_MIN;

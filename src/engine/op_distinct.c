@@ -25,8 +25,9 @@
  *   P + 'r' + key            -> count per input (8 each, LE), then the
  *                               row shown (row_encode): one distinct row
  *                               (key: ex_key_encode of every column)
- *   P + 'n'                  -> rows kept, their bytes (8 each, LE): the
- *                               stats, read by restore
+ *   P + 'n'                  -> rows kept, their bytes, 0 (never evicts;
+ *                               8 each, LE: eng_stats_put): the stats,
+ *                               read by restore
  *
  * A row is read on first touch (state_get) into a cache that lives until
  * restore drops it; checkpoint writes the rows the batch touched (every
@@ -272,12 +273,8 @@ static int set_checkpoint(EngOp *op, EngCtx *cx)
     }
     s->ntouched = 0;
     if (s->counts_dirty) {
-        uint8_t k[ENG_PREFIX_LEN + 1], v[16];
-        memcpy(k, op->prefix, ENG_PREFIX_LEN);
-        k[ENG_PREFIX_LEN] = 'n';
-        put_le64(v, (uint64_t)s->nrows);
-        put_le64(v + 8, (uint64_t)s->nbytes);
-        state_batch_put(cx->wb, k, sizeof(k), v, sizeof(v));
+        EngOpStats st = {s->nrows, s->nbytes, 0};
+        eng_stats_put(op, cx, &st);
         s->counts_dirty = false;
     }
     return 0;
@@ -287,18 +284,11 @@ static int set_restore(EngOp *op, EngCtx *cx)
 {
     SetOp *s = op->self;
     cache_drop(s);
-    uint8_t k[ENG_PREFIX_LEN + 1];
-    memcpy(k, op->prefix, ENG_PREFIX_LEN);
-    k[ENG_PREFIX_LEN] = 'n';
-    void *v;
-    size_t vl;
-    int rc = state_get(cx->st, k, sizeof(k), cx->arena, &v, &vl, cx->err);
-    if (rc < 0)
+    EngOpStats st;
+    if (eng_stats_get(op, cx, "distinct", &st) < 0)
         return -1;
-    if (rc == 1 && vl != 16)
-        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored distinct state is corrupt");
-    s->nrows = rc ? (int64_t)get_le64(v) : 0;
-    s->nbytes = rc ? (int64_t)get_le64((const uint8_t *)v + 8) : 0;
+    s->nrows = st.rows;
+    s->nbytes = st.bytes;
     s->counts_dirty = false;
     s->has_wm[0] = s->has_wm[1] = false;
     return 0;

@@ -551,12 +551,6 @@ static int join_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)
     return 0;
 }
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    __int128 x = (__int128)a + b;
-    return x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
-}
-
 /* Evicts the rows of side s whose time is below t: their time-index keys
  * (committed ones by a scan, this batch's from idx_put) name the buckets;
  * an outer side's rows of degree 0 get their padded rows in out. */
@@ -646,7 +640,7 @@ static int join_flush(EngOp *op, EngCtx *cx)
         JoinSide *sd = &j->side[s], *other = &j->side[1 - s];
         if (!other->has_wm)
             continue;
-        int64_t t = s == 0 ? sat_add(other->wm, j->iv.lo_us) : sat_add(other->wm, -j->iv.hi_us);
+        int64_t t = s == 0 ? eng_time_add(other->wm, j->iv.lo_us) : eng_time_add(other->wm, -j->iv.hi_us);
         if (t > sd->evicted_below || pending_below(j, s, t)) {
             if (evict_side(op, s, t, &out, cx) < 0)
                 return -1;
@@ -659,20 +653,14 @@ static int join_flush(EngOp *op, EngCtx *cx)
         return 0;
     /* A later output row has l.ts >= min(l.wm, r.wm + lo) and r.ts >=
      * min(r.wm, l.wm - hi) (or NULL there, a padded row). */
-    int64_t wl = SL_MIN(l->wm, sat_add(r->wm, j->iv.lo_us));
-    int64_t wr = SL_MIN(r->wm, sat_add(l->wm, -j->iv.hi_us));
+    int64_t wl = SL_MIN(l->wm, eng_time_add(r->wm, j->iv.lo_us));
+    int64_t wr = SL_MIN(r->wm, eng_time_add(l->wm, -j->iv.hi_us));
     return eng_emit_watermark(op, SL_MIN(wl, wr), cx);
 }
 
 /* ------------------------------------------------------ checkpoint, restore */
 
-/* The counts' key: P + 'n' -> rows, bytes, evicted (8 each, LE). */
-static void counts_key(const EngOp *op, uint8_t *k)
-{
-    memcpy(k, op->prefix, ENG_PREFIX_LEN);
-    k[ENG_PREFIX_LEN] = 'n';
-}
-
+/* The counts (P + 'n': rows, bytes, evicted) go through eng_stats_put. */
 static int join_checkpoint(EngOp *op, EngCtx *cx)
 {
     JoinOp *j = op->self;
@@ -710,12 +698,8 @@ static int join_checkpoint(EngOp *op, EngCtx *cx)
     }
     strbuf_free(&key);
     if (j->counts_dirty) {
-        uint8_t k[ENG_PREFIX_LEN + 1], v[24];
-        counts_key(op, k);
-        put_le64(v, (uint64_t)j->nrows);
-        put_le64(v + 8, (uint64_t)j->nbytes);
-        put_le64(v + 16, (uint64_t)j->evicted);
-        state_batch_put(cx->wb, k, sizeof(k), v, sizeof(v));
+        EngOpStats st = {j->nrows, j->nbytes, j->evicted};
+        eng_stats_put(op, cx, &st);
         j->counts_dirty = false;
     }
     return 0;
@@ -725,18 +709,12 @@ static int join_restore(EngOp *op, EngCtx *cx)
 {
     JoinOp *j = op->self;
     cache_drop(j);
-    uint8_t k[ENG_PREFIX_LEN + 1];
-    counts_key(op, k);
-    void *v;
-    size_t vl;
-    int rc = state_get(cx->st, k, sizeof(k), cx->arena, &v, &vl, cx->err);
-    if (rc < 0)
+    EngOpStats st;
+    if (eng_stats_get(op, cx, "join", &st) < 0)
         return -1;
-    if (rc == 1 && vl != 24)
-        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored join state is corrupt");
-    j->nrows = rc ? (int64_t)get_le64(v) : 0;
-    j->nbytes = rc ? (int64_t)get_le64((const uint8_t *)v + 8) : 0;
-    j->evicted = rc ? (int64_t)get_le64((const uint8_t *)v + 16) : 0;
+    j->nrows = st.rows;
+    j->nbytes = st.bytes;
+    j->evicted = st.evicted;
     j->counts_dirty = false;
     j->npending = j->cappending = 0;
     j->has_fwd = false;
@@ -957,7 +935,7 @@ static bool time_term(const Expr *e, int *col, int64_t *off, bool *days)
         !time_term(t, col, off, days))
         return false;
     *days = *days || iv->days != 0;
-    *off = sat_add(*off, plus ? us : -us);
+    *off = eng_time_add(*off, plus ? us : -us);
     return true;
 }
 
@@ -1003,7 +981,7 @@ static void bound_from(const Expr *e, const Plan *p, EngJoinInterval *iv)
     }
     /* l + oa OP r + ob  <=>  l - r OP ob - oa (strict ones kept loose: the
      * residual, which keeps every conjunct, decides) */
-    int64_t d = sat_add(ob, oa == INT64_MIN ? INT64_MAX : -oa);
+    int64_t d = eng_time_add(ob, oa == INT64_MIN ? INT64_MAX : -oa);
     if (ge && d > iv->lo_us)
         iv->lo_us = d;
     if (le && d < iv->hi_us)
