@@ -5,7 +5,8 @@
  *   eng_op_new, eng_op_free          an operator's shell and its arena
  *   eng_graph_new, _add, _free       a graph, operators added producers first
  *   eng_emit, eng_emit_watermark     what operators call to send downstream
- *   eng_time_add, eng_stats_put, eng_stats_get   what operators share:
+ *   eng_forward_watermark, eng_time_add, eng_stats_put, eng_stats_get
+ *                                    what operators share:
  *                                    saturating time offsets, their state
  *                                    figures under prefix + 'n'
  *   eng_graph_run                    one batch: push the sources' deltas,
@@ -249,4 +250,10 @@ int eng_stats_get(const EngOp *op, EngCtx *cx, const char *what, EngOpStats *out
     out->bytes = rc ? (int64_t)get_le64((const uint8_t *)v + 8) : 0;
     out->evicted = rc ? (int64_t)get_le64((const uint8_t *)v + 16) : 0;
     return 0;
+}
+
+int eng_forward_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)
+{
+    SL_UNUSED(input);
+    return op->out_time.n > 0 ? eng_emit_watermark(op, wm_us, cx) : 0;
 }

@@ -10,6 +10,9 @@
  *   eng_op_new, eng_op_free  an operator's shell (every constructor's start)
  *   eng_emit          what an operator calls to send a delta downstream
  *   eng_emit_watermark  the same for its output watermark
+ *   eng_forward_watermark  a one-input operator's watermark entry that
+ *                     passes its input's watermark on while its output
+ *                     has a time column (filter, project)
  *   eng_time_add      a time plus an offset, saturating (watermark rules)
  *   eng_stats_put, eng_stats_get  an operator's state figures under its
  *                     prefix + 'n' (rows, bytes, evicted), written at
@@ -174,6 +177,10 @@ int eng_emit_watermark(EngOp *op, int64_t wm_us, EngCtx *cx);
 /* a + b, saturating at INT64_MIN / INT64_MAX (a watermark of INT64_MIN is
  * "none yet": an offset never wraps it). */
 int64_t eng_time_add(int64_t a, int64_t b);
+
+/* EngOpVt.watermark for an operator whose output keeps its input's time
+ * columns: emits wm_us when op->out_time has a column, else nothing. */
+int eng_forward_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx);
 
 /* An operator's state figures under op->prefix + 'n' (24 bytes: rows,
  * bytes, evicted): eng_stats_put writes them into cx->wb; eng_stats_get

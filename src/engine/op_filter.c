@@ -34,13 +34,6 @@ static int filter_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
     return eng_emit(op, &out, cx);
 }
 
-/* Rows are only dropped: the input's watermark holds for the output. */
-static int filter_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)
-{
-    SL_UNUSED(input);
-    return op->out_time.n > 0 ? eng_emit_watermark(op, wm_us, cx) : 0;
-}
-
 static void filter_explain(const EngOp *op, StrBuf *out)
 {
     const Filter *f = op->self;
@@ -51,7 +44,7 @@ static void filter_explain(const EngOp *op, StrBuf *out)
 static const EngOpVt filter_vt = {
     .kind = "filter",
     .push = filter_push,
-    .watermark = filter_watermark,
+    .watermark = eng_forward_watermark,
     .explain = filter_explain,
 };
 

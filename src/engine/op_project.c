@@ -37,12 +37,6 @@ static int project_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
     return eng_emit(op, &out, cx);
 }
 
-static int project_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)
-{
-    SL_UNUSED(input);
-    return op->out_time.n > 0 ? eng_emit_watermark(op, wm_us, cx) : 0;
-}
-
 static void project_explain(const EngOp *op, StrBuf *out)
 {
     const Project *p = op->self;
@@ -57,7 +51,7 @@ static void project_explain(const EngOp *op, StrBuf *out)
 static const EngOpVt project_vt = {
     .kind = "project",
     .push = project_push,
-    .watermark = project_watermark,
+    .watermark = eng_forward_watermark,
     .explain = project_explain,
 };
 
