@@ -390,3 +390,30 @@ def test_sigkill_or_shutdown_inside_a_block_and_after_commit(sluiced):
     with psycopg.connect(server.dsn, autocommit=True) as c:
         assert rows(c, "SELECT * FROM k") == [(2, "in block")]
         assert rows(c, "SELECT count(*) FROM ks") == [(2,)]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_plain_roles_block_is_checked_statement_by_statement(srv, protocol):
+    """A block of a plain (non-superuser) role: each statement is checked for
+    its privileges as it runs (42501 fails the block, nothing of it is
+    written), and a granted role's block commits as one."""
+    role, table = f"txu_{protocol}", f"txr_{protocol}"
+    with connect(srv, protocol) as su:
+        fresh_table(su, table)
+        su.execute(f"DROP ROLE IF EXISTS {role}")
+        su.execute(f"CREATE ROLE {role} LOGIN")
+        su.execute(f"GRANT SELECT ON {table} TO {role}")
+        dsn = f"host={srv.host} port={srv.port} user={role} dbname=sluice sslmode=disable"
+        kw = {"cursor_factory": psycopg.ClientCursor} if protocol == "simple" else {}
+        with psycopg.connect(dsn, autocommit=True, **kw) as u:
+            u.execute("BEGIN")
+            assert rows(u, f"SELECT count(*) FROM {table}") == [(0,)]
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                u.execute(f"INSERT INTO {table} VALUES (1, 'no')")
+            u.execute("ROLLBACK")
+            su.execute(f"GRANT INSERT ON {table} TO {role}")
+            u.execute("BEGIN")
+            u.execute(f"INSERT INTO {table} VALUES (2, 'a'), (3, 'b')")
+            assert rows(su, f"SELECT count(*) FROM {table}") == [(0,)]
+            u.execute("COMMIT")
+        assert rows(su, f"SELECT id, t FROM {table} ORDER BY id") == [(2, "a"), (3, "b")]
