@@ -23,6 +23,14 @@
  *             (keys fewer than the columns) is refused by it
  *   SETOP     union all / union / intersect [all] / except [all]
  *             (op_setop.c, eng_op_setop_plan)
+ *   WINDOW    OVER (op_over.c) over the node's input, the Sort under it
+ *             left out (the operator orders each partition by the Sort's
+ *             keys itself); a FILTER that bounds a WINDOW node's
+ *             row_number() or rank() by a constant (`rn <= N`, `rn < N`),
+ *             through PROJECTs that pass rn on bare, is Top-N (op_topn.c)
+ *             in the WINDOW node's place with the PROJECTs over it and no
+ *             FILTER; an aggregate's arguments and FILTER and the frame's
+ *             offsets are checked as every expression is
  *   each operator gets its inputs' EngEdgeTime: a source's from the
  *   caller, an operator's its out_time
  *   a graph whose output would be a source itself gets a project of its
@@ -36,6 +44,7 @@
  */
 #include "compile.h"
 #include "op_join.h"
+#include "op_over.h"
 #include "op_set.h"
 #include "ops.h"
 
@@ -141,6 +150,129 @@ static bool append_only(const Plan *p)
     return p->kind == PLAN_SCAN && p->u.scan.rel != NULL && p->u.scan.rel->kind == REL_STREAM;
 }
 
+static int walk(Walk *w, const Plan *p);
+static int project(Walk *w, const Plan *p, int in);
+
+/* A WINDOW node's operator over its input (the Sort under it left out:
+ * the operator orders each partition itself): OVER, or Top-N when limit
+ * >= 0.  The producer, or INT32_MIN with w->err set. */
+static int walk_window(Walk *w, const Plan *p, int64_t limit)
+{
+    const Plan *below = p->child;
+    const SortKey *keys = NULL;
+    int nkeys = 0;
+    if (below->kind == PLAN_SORT) {
+        keys = below->u.sort.keys;
+        nkeys = below->u.sort.nkeys;
+        below = below->child;
+    }
+    const AggCall *c = &p->u.window.agg;
+    if (p->u.window.func == WINDOW_FUNC_AGG) {
+        if (check_expr(w, c->filter) < 0)
+            return INT32_MIN;
+        for (int k = 0; k < c->nargs; k++)
+            if (check_expr(w, c->args[k]) < 0)
+                return INT32_MIN;
+    }
+    if (check_expr(w, p->u.window.start_off) < 0 || check_expr(w, p->u.window.end_off) < 0 ||
+        check_expr(w, p->u.window.start_neg) < 0 || check_expr(w, p->u.window.end_neg) < 0)
+        return INT32_MIN;
+    int in = walk(w, below);
+    if (in == INT32_MIN)
+        return INT32_MIN;
+    EngOp *op = limit >= 0 ? eng_op_topn_new(p, keys, nkeys, limit, time_of(w, in), w->err)
+                           : eng_op_over_new(p, keys, nkeys, time_of(w, in), w->err);
+    return add(w, op, in);
+}
+
+/* p: the PROJECTs of a Top-N shape down to its WINDOW node win. */
+static int walk_topn(Walk *w, const Plan *p, const Plan *win, int64_t limit)
+{
+    if (p == win)
+        return walk_window(w, win, limit);
+    int in = walk_topn(w, p->child, win, limit);
+    return in == INT32_MIN ? INT32_MIN : project(w, p, in);
+}
+
+/* Does e read no column, parameter or subquery (a constant to evaluate)? */
+static bool constant_expr(const Expr *e)
+{
+    if (e->kind == EXPR_COLUMN || e->kind == EXPR_PARAM || e->kind == EXPR_SUBPLAN ||
+        e->kind == EXPR_OUTER)
+        return false;
+    for (int i = 0; i < e->nargs; i++)
+        if (!constant_expr(e->args[i]))
+            return false;
+    return true;
+}
+
+/* The Top-N shape: a FILTER `rn <= N` (or `rn < N`, `N >= rn`, `N > rn`)
+ * whose rn is, through PROJECTs passing it on bare, the value of a WINDOW
+ * node's row_number() or rank(), N a constant.  Sets *win, *limit (the
+ * largest value kept, -1 when none is) and *top (the PROJECT right over the
+ * WINDOW node, or the FILTER's child itself when it is the WINDOW). */
+static bool topn_shape(Walk *w, const Plan *f, const Plan **win, int64_t *limit)
+{
+    const Expr *e = f->u.filter.cond;
+    if (e->kind != EXPR_FUNC || e->nargs != 2 || e->fn == NULL)
+        return false;
+    const char *op = e->fn->name;
+    int side;                       /* the argument that is the column */
+    if (e->args[0]->kind == EXPR_COLUMN && constant_expr(e->args[1]))
+        side = 0;
+    else if (e->args[1]->kind == EXPR_COLUMN && constant_expr(e->args[0]))
+        side = 1;
+    else
+        return false;
+    bool le = strcmp(op, side == 0 ? "<=" : ">=") == 0;
+    bool lt = strcmp(op, side == 0 ? "<" : ">") == 0;
+    if (!le && !lt)
+        return false;
+    int col = e->args[side]->index;
+    const Plan *p = f->child;
+    while (p->kind == PLAN_PROJECT) {
+        const Expr *x = p->u.project.exprs[col];
+        if (x->kind != EXPR_COLUMN)
+            return false;
+        col = x->index;
+        p = p->child;
+    }
+    if (p->kind != PLAN_WINDOW || col != p->ncols - 1 ||
+        (p->u.window.func != WINDOW_FUNC_ROW_NUMBER && p->u.window.func != WINDOW_FUNC_RANK))
+        return false;
+    EvalCtx ecx = {.arena = w->a, .err = w->err};
+    Vector v;
+    const Expr *k = e->args[1 - side];
+    if (ex_eval(&ecx, k, NULL, 1, &v) < 0) {
+        sl_error_clear(w->err);
+        return false;
+    }
+    if (vector_is_null(&v, 0))
+        return false;
+    int64_t n;
+    switch (v.type.id) {
+    case TYPE_INT2: n = v.v.i16[0]; break;
+    case TYPE_INT4: n = v.v.i32[0]; break;
+    case TYPE_INT8: n = v.v.i64[0]; break;
+    default: return false;
+    }
+    if (lt)
+        n = n == INT64_MIN ? n : n - 1;
+    *win = p;
+    *limit = n < 0 ? -1 : n;
+    return true;
+}
+
+/* A PROJECT node p over producer in. */
+static int project(Walk *w, const Plan *p, int in)
+{
+    for (int c = 0; c < p->ncols; c++)
+        if (check_expr(w, p->u.project.exprs[c]) < 0)
+            return INT32_MIN;
+    return add(w, eng_op_project_new(p->child->cols, p->child->ncols, p->cols, p->ncols,
+                                     p->u.project.exprs, time_of(w, in)), in);
+}
+
 /* The producer of p's rows (an operator index, or -1 - source), or
  * INT32_MIN with w->err set. */
 static int walk(Walk *w, const Plan *p)
@@ -169,6 +301,14 @@ static int walk(Walk *w, const Plan *p)
         return -1 - w->nscans++;
     }
     case PLAN_FILTER: {
+        const Plan *win;
+        int64_t limit;
+        if (topn_shape(w, p, &win, &limit)) {
+            /* Top-N in the WINDOW node's place, the PROJECTs over it again */
+            if (limit < 0)
+                limit = 0;
+            return walk_topn(w, p->child, win, limit);
+        }
         int in = walk(w, p->child);
         if (in == INT32_MIN || check_expr(w, p->u.filter.cond) < 0)
             return INT32_MIN;
@@ -177,13 +317,7 @@ static int walk(Walk *w, const Plan *p)
     }
     case PLAN_PROJECT: {
         int in = walk(w, p->child);
-        if (in == INT32_MIN)
-            return INT32_MIN;
-        for (int c = 0; c < p->ncols; c++)
-            if (check_expr(w, p->u.project.exprs[c]) < 0)
-                return INT32_MIN;
-        return add(w, eng_op_project_new(p->child->cols, p->child->ncols, p->cols, p->ncols,
-                                         p->u.project.exprs, time_of(w, in)), in);
+        return in == INT32_MIN ? INT32_MIN : project(w, p, in);
     }
     case PLAN_AGG: {
         int in = walk(w, p->child);
@@ -241,6 +375,8 @@ static int walk(Walk *w, const Plan *p)
             return INT32_MIN;
         return add_n(w, eng_op_setop_plan(p, time_of(w, in[0]), time_of(w, in[1]), w->err), in);
     }
+    case PLAN_WINDOW:
+        return walk_window(w, p, -1);
     default:
         refuse_kind(w, plan_kind_name(p->kind));
         return INT32_MIN;

@@ -5,10 +5,11 @@
  *   eng_op_new, eng_op_free          an operator's shell and its arena
  *   eng_graph_new, _add, _free       a graph, operators added producers first
  *   eng_emit, eng_emit_watermark     what operators call to send downstream
- *   eng_forward_watermark, eng_time_add, eng_stats_put, eng_stats_get
+ *   eng_forward_watermark, eng_time_add, eng_stats_put, eng_stats_get,
+ *   eng_state_key
  *                                    what operators share:
  *                                    saturating time offsets, their state
- *                                    figures under prefix + 'n'
+ *                                    figures under prefix + 'n', their keys
  *   eng_graph_run                    one batch: push the sources' deltas,
  *                                    then their watermarks, then flush every
  *                                    operator in order, then checkpoint each
@@ -256,4 +257,12 @@ int eng_forward_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)
 {
     SL_UNUSED(input);
     return op->out_time.n > 0 ? eng_emit_watermark(op, wm_us, cx) : 0;
+}
+
+void eng_state_key(const EngOp *op, char tag, const void *key, size_t klen, StrBuf *out)
+{
+    strbuf_reset(out);
+    strbuf_append(out, op->prefix, ENG_PREFIX_LEN);
+    strbuf_putc(out, tag);
+    strbuf_append(out, key, klen);
 }

@@ -14,6 +14,7 @@
  *                     passes its input's watermark on while its output
  *                     has a time column (filter, project)
  *   eng_time_add      a time plus an offset, saturating (watermark rules)
+ *   eng_state_key     one of an operator's keys: prefix + tag + key
  *   eng_stats_put, eng_stats_get  an operator's state figures under its
  *                     prefix + 'n' (rows, bytes, evicted), written at
  *                     checkpoint and read back by restore
@@ -181,6 +182,10 @@ int64_t eng_time_add(int64_t a, int64_t b);
 /* EngOpVt.watermark for an operator whose output keeps its input's time
  * columns: emits wm_us when op->out_time has a column, else nothing. */
 int eng_forward_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx);
+
+/* out (reset first) = op->prefix + tag + key[0..klen): one of op's keys
+ * in the state store, the tag naming what kind of key it is. */
+void eng_state_key(const EngOp *op, char tag, const void *key, size_t klen, StrBuf *out);
 
 /* An operator's state figures under op->prefix + 'n' (24 bytes: rows,
  * bytes, evicted): eng_stats_put writes them into cx->wb; eng_stats_get

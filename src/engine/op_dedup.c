@@ -66,20 +66,12 @@ typedef struct DedupOp {
     StrBuf     sbuf;                /* scratch: store keys */
 } DedupOp;
 
-static void store_key(const EngOp *op, char tag, const void *key, size_t klen, StrBuf *out)
-{
-    strbuf_reset(out);
-    strbuf_append(out, op->prefix, ENG_PREFIX_LEN);
-    strbuf_putc(out, tag);
-    strbuf_append(out, key, klen);
-}
-
 /* P + 't' + time + key into out. */
 static void index_key(const EngOp *op, const DedupKey *x, StrBuf *out)
 {
     uint8_t tk[8];
     put_time_key(tk, x->t);
-    store_key(op, 't', tk, 8, out);
+    eng_state_key(op, 't', tk, 8, out);
     strbuf_append(out, x->key, x->klen);
 }
 
@@ -127,7 +119,7 @@ static DedupKey *entry_get(EngOp *op, const void *key, size_t klen, EngCtx *cx)
     x->key = ms->key;
     x->klen = ms->klen;
     *slot = x;
-    store_key(op, 'k', key, klen, &s->sbuf);
+    eng_state_key(op, 'k', key, klen, &s->sbuf);
     void *v;
     size_t vl;
     int rc = state_get(cx->st, s->sbuf.data, s->sbuf.len, cx->arena, &v, &vl, cx->err);
@@ -285,7 +277,7 @@ static int dedup_checkpoint(EngOp *op, EngCtx *cx)
         x->touched = false;
         if (x->present == x->stored)
             continue;
-        store_key(op, 'k', x->key, x->klen, &s->kbuf);
+        eng_state_key(op, 'k', x->key, x->klen, &s->kbuf);
         if (x->has_t)
             index_key(op, x, &s->sbuf);
         if (x->present) {

@@ -99,15 +99,6 @@ static void cache_drop(SetOp *s)
     arena_reset(&s->cache);
 }
 
-/* P + tag + key into out. */
-static void store_key(const EngOp *op, char tag, const void *key, size_t klen, StrBuf *out)
-{
-    strbuf_reset(out);
-    strbuf_append(out, op->prefix, ENG_PREFIX_LEN);
-    strbuf_putc(out, tag);
-    strbuf_append(out, key, klen);
-}
-
 static int64_t entry_bytes(const SetOp *s, const SetRow *x)
 {
     return (int64_t)(ENG_PREFIX_LEN + 1 + x->klen + 8 * (uint32_t)s->ninputs + x->len);
@@ -136,7 +127,7 @@ static SetRow *entry_get(EngOp *op, EngCtx *cx)
     x->key = ms->key;
     x->klen = ms->klen;
     *slot = x;
-    store_key(op, 'r', s->kbuf.data, s->kbuf.len, &s->rbuf);
+    eng_state_key(op, 'r', s->kbuf.data, s->kbuf.len, &s->rbuf);
     void *v;
     size_t vl, head = 8 * (size_t)s->ninputs;
     int rc = state_get(cx->st, s->rbuf.data, s->rbuf.len, cx->arena, &v, &vl, cx->err);
@@ -245,7 +236,7 @@ static int set_checkpoint(EngOp *op, EngCtx *cx)
         SetRow *x = s->touched[i];
         x->touched = false;
         bool keep = x->cnt[0] != 0 || x->cnt[1] != 0;
-        store_key(op, 'r', x->key, x->klen, &s->kbuf);
+        eng_state_key(op, 'r', x->key, x->klen, &s->kbuf);
         if (!keep) {
             if (x->stored) {
                 state_batch_delete(cx->wb, s->kbuf.data, s->kbuf.len);

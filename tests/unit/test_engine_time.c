@@ -23,39 +23,16 @@
  */
 #include "unit_engine.h"
 #include "op_join.h"
-#include "sluice/options.h"
 
 static UeEnv env;
 
 #define S INT64_C(1000000)
 
-/* The source's watermark column from its relation's options (none for a
- * table), offset 0: the watermarks the test passes are already the max
- * event time less watermark_delay_us. */
-static void scan_time(void *arg, const Plan *scan, EngEdgeTime *out)
-{
-    SL_UNUSED(arg);
-    const CatRelation *rel = scan->u.scan.rel;
-    Arena a;
-    arena_init(&a, 0);
-    Options o;
-    SlError err = {0};
-    CHECK(opts_parse(&a, rel->options, &o, &err) == 0, "%s", err.message);
-    const char *col = opts_get(&o, "watermark_column");
-    for (int c = 0; col != NULL && c < scan->ncols; c++)
-        if (strcmp(scan->cols[c].name, col) == 0) {
-            out->n = 1;
-            out->cols[0] = (EngTimeCol){c, 0};
-        }
-    sl_error_clear(&err);
-    arena_destroy(&a);
-}
-
 static EngGraph *compile(const char *sql, uint32_t oid)
 {
     StrBuf err;
     strbuf_init(&err);
-    EngGraph *g = ue_compile_time(&env, sql, oid, scan_time, NULL, &err);
+    EngGraph *g = ue_compile_time(&env, sql, oid, ue_scan_time, NULL, &err);
     CHECK(g != NULL, "%s: %s", sql, err.data);
     strbuf_free(&err);
     return g;

@@ -13,6 +13,7 @@
  *                            sources' SCANs in the UeEnv
  *   ue_compile_time          the same with the sources' event time
  *                            (eng_compile_time)
+ *   ue_scan_time             an EngScanTimeFn: a stream's WATERMARK column
  *   UeOut, ue_out_*          a graph's output: each delta's rows as text
  *                            lines with weights ("+1 a|b"), and the sum of
  *                            every committed delta as sorted lines
@@ -29,6 +30,7 @@
 
 #include "compile.h"
 #include "keymap.h"
+#include "sluice/options.h"
 #include "sluice/runtime.h"
 #include "unit_data.h"
 #include "unit_runtime.h"
@@ -158,6 +160,29 @@ fail:
     strbuf_printf(out, "ERROR %s %s", err.sqlstate, err.message);
     sl_error_clear(&err);
     return NULL;
+}
+
+/* The source's watermark column from its relation's options (none for a
+ * table), offset 0: the watermarks a test passes are already the max
+ * event time less watermark_delay_us. */
+__attribute__((unused))
+static void ue_scan_time(void *arg, const Plan *scan, EngEdgeTime *out)
+{
+    SL_UNUSED(arg);
+    const CatRelation *rel = scan->u.scan.rel;
+    Arena a;
+    arena_init(&a, 0);
+    Options o;
+    SlError err = {0};
+    CHECK(opts_parse(&a, rel->options, &o, &err) == 0, "%s", err.message);
+    const char *col = opts_get(&o, "watermark_column");
+    for (int c = 0; col != NULL && c < scan->ncols; c++)
+        if (strcmp(scan->cols[c].name, col) == 0) {
+            out->n = 1;
+            out->cols[0] = (EngTimeCol){c, 0};
+        }
+    sl_error_clear(&err);
+    arena_destroy(&a);
 }
 
 /* ue_compile_time without event time (eng_compile's graph). */
