@@ -26,7 +26,8 @@
  *   WINDOW    OVER (op_over.c) over the node's input, the Sort under it
  *             left out (the operator orders each partition by the Sort's
  *             keys itself); a FILTER that bounds a WINDOW node's
- *             row_number() or rank() by a constant (`rn <= N`, `rn < N`),
+ *             row_number() or rank() by a constant (`rn <= N`, `rn < N`,
+ *             `rn = 1`),
  *             through PROJECTs that pass rn on bare, is Top-N (op_topn.c)
  *             in the WINDOW node's place with the PROJECTs over it and no
  *             FILTER; an aggregate's arguments and FILTER and the frame's
@@ -206,7 +207,8 @@ static bool constant_expr(const Expr *e)
     return true;
 }
 
-/* The Top-N shape: a FILTER `rn <= N` (or `rn < N`, `N >= rn`, `N > rn`)
+/* The Top-N shape: a FILTER `rn <= N` (or `rn < N`, `N >= rn`, `N > rn`,
+ * `rn = 1`)
  * whose rn is, through PROJECTs passing it on bare, the value of a WINDOW
  * node's row_number() or rank(), N a constant.  Sets *win, *limit (the
  * largest value kept, -1 when none is) and *top (the PROJECT right over the
@@ -226,7 +228,8 @@ static bool topn_shape(Walk *w, const Plan *f, const Plan **win, int64_t *limit)
         return false;
     bool le = strcmp(op, side == 0 ? "<=" : ">=") == 0;
     bool lt = strcmp(op, side == 0 ? "<" : ">") == 0;
-    if (!le && !lt)
+    bool eq = strcmp(op, "=") == 0;     /* rn = 1: both functions start at 1 */
+    if (!le && !lt && !eq)
         return false;
     int col = e->args[side]->index;
     const Plan *p = f->child;
@@ -256,6 +259,8 @@ static bool topn_shape(Walk *w, const Plan *f, const Plan **win, int64_t *limit)
     case TYPE_INT8: n = v.v.i64[0]; break;
     default: return false;
     }
+    if (eq && n != 1)
+        return false;
     if (lt)
         n = n == INT64_MIN ? n : n - 1;
     *win = p;

@@ -5,7 +5,9 @@
  * in batches of random size, fed to the graphs of a list of queries --
  * aggregates over aggregates two and three levels deep, filters and
  * projections between them, HAVING, tumbling windows, FILTER clauses,
- * count(DISTINCT) --
+ * count(DISTINCT), joins, distinct and set operations, OVER (every
+ * frame kind, the ranking and value functions, over an aggregate) and
+ * Top-N (row_number and rank, N = 1) --
  * as deltas (an update: the old row retracted and the new one inserted in
  * the same delta), each batch's state committed to a real StateStore.
  * After every batch, each graph's output summed over the batches (rows
@@ -83,6 +85,41 @@ static const char *const queries[] = {
     "SELECT b FROM t EXCEPT ALL SELECT b FROM u",
     "SELECT b, count(*) FROM (SELECT a, b FROM t EXCEPT SELECT a, b FROM u) x GROUP BY b",
     "SELECT a, count(*) FROM t GROUP BY a INTERSECT SELECT a, count(*) FROM u GROUP BY a",
+    /* OVER: orders made total by id where the function follows the order
+     * among peers (row_number, lag, lead, first/last/nth_value, ntile,
+     * ROWS frames); ties allowed where peers get equal values (rank,
+     * dense_rank, percent_rank, cume_dist, RANGE frames, PARTITION BY
+     * alone) */
+    "SELECT id, a, row_number() OVER (PARTITION BY a ORDER BY c, id) FROM t",
+    "SELECT id, b, rank() OVER (PARTITION BY b ORDER BY c), dense_rank() OVER (PARTITION BY b "
+    "ORDER BY c DESC NULLS LAST) FROM t",
+    "SELECT id, sum(c) OVER (PARTITION BY a ORDER BY c RANGE BETWEEN 10 PRECEDING AND 5 "
+    "FOLLOWING), count(*) OVER (PARTITION BY a ORDER BY c) FROM t",
+    "SELECT id, sum(d) OVER (PARTITION BY b ORDER BY c, id ROWS BETWEEN 2 PRECEDING AND 1 "
+    "FOLLOWING), count(*) OVER (PARTITION BY b), min(c) OVER () FROM t",
+    "SELECT id, lag(c) OVER w, lead(b, 2, 'none') OVER w, first_value(d) OVER w, last_value(c) "
+    "OVER w FROM t WINDOW w AS (PARTITION BY a ORDER BY ts, id)",
+    "SELECT id, percent_rank() OVER (ORDER BY a), cume_dist() OVER (ORDER BY a) FROM t",
+    "SELECT id, ntile(3) OVER (PARTITION BY b ORDER BY c, id), nth_value(c, 2) OVER "
+    "(PARTITION BY b ORDER BY c, id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) "
+    "FROM t",
+    "SELECT id, max(c) OVER (PARTITION BY a ORDER BY ts RANGE BETWEEN INTERVAL '30 seconds' "
+    "PRECEDING AND CURRENT ROW), avg(d) OVER (ORDER BY c GROUPS BETWEEN 1 PRECEDING AND 1 "
+    "FOLLOWING EXCLUDE GROUP) FROM t",
+    "SELECT a, n, rank() OVER (ORDER BY n DESC), sum(n) OVER (ORDER BY a) FROM "
+    "(SELECT a, count(*) AS n FROM t GROUP BY a) x",
+    "SELECT b, count(*), max(rn) FROM (SELECT b, row_number() OVER (PARTITION BY b ORDER BY id) "
+    "AS rn FROM t) x GROUP BY b",
+    /* Top-N: row_number and rank, `<=`, `<`, `= 1` (dedup), over an aggregate */
+    "SELECT * FROM (SELECT id, a, c, row_number() OVER (PARTITION BY a ORDER BY c DESC, id) AS rn "
+    "FROM t) s WHERE rn <= 2",
+    "SELECT b, c FROM (SELECT b, c, rank() OVER (PARTITION BY b ORDER BY c) AS r FROM t) s "
+    "WHERE r < 3",
+    "SELECT a, id, ts FROM (SELECT a, id, ts, row_number() OVER (PARTITION BY a ORDER BY ts DESC, "
+    "id) AS rn FROM t) s WHERE rn = 1",
+    "SELECT * FROM (SELECT b, a, s, row_number() OVER (PARTITION BY b ORDER BY s DESC, a) AS rn "
+    "FROM (SELECT b, a, sum(c) AS s FROM t GROUP BY b, a) y) x WHERE rn <= 1",
+    "SELECT id, d FROM (SELECT id, d, rank() OVER (ORDER BY d) AS r FROM u) s WHERE r <= 3",
 };
 #define NQ ((int)(sizeof(queries) / sizeof(queries[0])))
 
