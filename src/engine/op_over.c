@@ -364,8 +364,9 @@ static int evict_closed(EngOp *op, EngCtx *cx)
         return 0;
     int64_t bound = eng_time_add(s->wm, s->toff);
     /* the stored partitions' keys first, then each read and closed */
-    uint32_t nk = 0, capk = 0;
+    uint32_t nk = 0, capk = 0, capt = 0;
     SlStr *keys = NULL;
+    int64_t *times = NULL;
     uint8_t pre[ENG_PREFIX_LEN + 1];
     memcpy(pre, op->prefix, ENG_PREFIX_LEN);
     pre[ENG_PREFIX_LEN] = 't';
@@ -378,6 +379,8 @@ static int evict_closed(EngOp *op, EngCtx *cx)
         if (get_time_key((const uint8_t *)k + sizeof(pre)) >= bound)
             break;
         keys = grow(cx->arena, keys, nk, &capk, sizeof(SlStr));
+        times = grow(cx->arena, times, nk, &capt, sizeof(int64_t));
+        times[nk] = get_time_key((const uint8_t *)k + sizeof(pre));
         size_t len = kl - sizeof(pre) - 8;
         char *copy = arena_alloc(cx->arena, len ? len : 1);
         memcpy(copy, (const uint8_t *)k + sizeof(pre) + 8, len);
@@ -385,9 +388,13 @@ static int evict_closed(EngOp *op, EngCtx *cx)
     }
     if (state_scan_close(sc, cx->err) < 0)
         return -1;
-    for (uint32_t i = 0; i < nk; i++)
-        if (part_get(op, keys[i].ptr, keys[i].len, cx) == NULL)
+    for (uint32_t i = 0; i < nk; i++) {
+        OverPart *p = part_get(op, keys[i].ptr, keys[i].len, cx);
+        if (p == NULL)
             return -1;
+        p->t = times[i];
+        p->has_t = true;
+    }
     /* every cached partition the bound closed (the stored ones are among them) */
     for (uint32_t i = 0; i < s->parts.cap; i++) {
         OverPart *p = s->parts.slots[i].key ? s->parts.slots[i].value : NULL;

@@ -423,6 +423,20 @@ static void test_evict(void)
     ue_sort_lines(o.batch.data, &out);
     CHECK(strcmp(out.data, "+1 2026-01-01 00:00:09|0|1\n+1 2026-01-01 00:00:09|1|2\n"
                            "-1 2026-01-01 00:00:09|1|1\n") == 0, "%s", out.data);
+    /* restored again: the stored partition is found by the time index
+     * and evicted when the watermark passes it */
+    CHECK(eng_graph_restore(g, &cx) == 0, "%s", e.message);
+    wm[0] = t0 + 10 * INT64_C(1000000);
+    CHECK(ue_run_wm(&env, g, none, has, wm, &a, &o, true, &err) == 0, "%s", err.data);
+    op->vt->stats(op, &st);
+    CHECK(st.rows == 0 && st.evicted == 4, "%lld rows, %lld evicted", (long long)st.rows,
+          (long long)st.evicted);
+    void *k;
+    size_t kl;
+    SlError e2 = {0};
+    CHECK(state_last_key(env.d.st, op->prefix, ENG_PREFIX_LEN, &a, &k, &kl, &e2) == 1);
+    CHECK(kl == ENG_PREFIX_LEN + 1 && ((const char *)k)[ENG_PREFIX_LEN] == 'n',
+          "only the figures are left");
     arena_destroy(&a);
     ue_out_free(&o);
     eng_graph_free(g);
