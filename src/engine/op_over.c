@@ -34,6 +34,10 @@
  *   P + 't' + time (8, put_time_key) + len + partition key
  *                            -> '': a partition whose key holds the
  *                               input's event time (the bound's index)
+ *   P + 'w'                  -> the bound (8, LE) below which partitions
+ *                               were closed: a later row for one (late:
+ *                               the caller drops those) fails its batch
+ *                               with 22000, since its partition is gone
  *   P + 'n'                  -> rows kept, their bytes, rows evicted
  *                               (eng_stats_put)
  *
@@ -98,6 +102,9 @@ typedef struct Over {
     OverPart     **touched;         /* the batch's partitions, cache arena */
     uint32_t       ntouched, captouched;
     bool           evicting;        /* the batch closed partitions */
+    int64_t        closed_below;    /* partitions with a time below are closed
+                                     * (committed: key 'w'); INT64_MIN none */
+    bool           closed_loaded, closed_dirty;
     bool           has_wm;
     int64_t        wm;
     int64_t        nrows, nbytes, evicted;
@@ -224,12 +231,35 @@ static void part_touch(Over *s, OverPart *p)
         p->rows[i]->was = p->rows[i]->cnt;
 }
 
+/* The committed bound below which partitions were closed (key 'w'), once. */
+static int load_closed(EngOp *op, EngCtx *cx)
+{
+    Over *s = op->self;
+    if (s->closed_loaded || s->tcol < 0)
+        return 0;
+    uint8_t k[ENG_PREFIX_LEN + 1];
+    memcpy(k, op->prefix, ENG_PREFIX_LEN);
+    k[ENG_PREFIX_LEN] = 'w';
+    void *v;
+    size_t vl;
+    int found = state_get(cx->st, k, sizeof(k), cx->arena, &v, &vl, cx->err);
+    if (found < 0)
+        return -1;
+    if (found && vl != 8)
+        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored window bound is corrupt");
+    s->closed_below = found ? (int64_t)get_le64(v) : INT64_MIN;
+    s->closed_loaded = true;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ push */
 
 int eng_over_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
 {
     SL_UNUSED(input);
     Over *s = op->self;
+    if (load_closed(op, cx) < 0)
+        return -1;
     const Plan *w = s->win;
     int np = w->u.window.npart;
     Vector *pcols = ARENA_ARRAY(cx->arena, Vector, np ? np : 1);
@@ -255,6 +285,13 @@ int eng_over_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
                 p->t = tv->v.i64[r];
                 p->has_t = true;
             }
+        }
+        if (p->has_t && p->t < s->closed_below) {
+            sl_error(cx->err, ERRCODE_DATA_EXCEPTION,
+                     "a row reached %s for a partition its watermark closed", op->vt->kind);
+            sl_error_hint(cx->err, "rows below the watermark are dropped before the graph "
+                                   "(late rows); this one was not");
+            return -1;
         }
         ex_key_encode(d->rows.cols, (int)d->rows.ncols, r, &s->kbuf);
         OverRow *x = row_add(s, p, s->kbuf.data, s->kbuf.len);
@@ -363,6 +400,12 @@ static int evict_closed(EngOp *op, EngCtx *cx)
     if (s->tcol < 0 || !s->has_wm)
         return 0;
     int64_t bound = eng_time_add(s->wm, s->toff);
+    if (load_closed(op, cx) < 0)
+        return -1;
+    if (bound > s->closed_below) {
+        s->closed_below = bound;
+        s->closed_dirty = true;
+    }
     /* the stored partitions' keys first, then each read and closed */
     uint32_t nk = 0, capk = 0, capt = 0;
     SlStr *keys = NULL;
@@ -493,6 +536,13 @@ int eng_over_checkpoint(EngOp *op, EngCtx *cx)
         p->indexed = nonempty;
     }
     s->ntouched = 0;
+    if (s->closed_dirty) {
+        uint8_t v[8];
+        put_le64(v, (uint64_t)s->closed_below);
+        eng_state_key(op, 'w', NULL, 0, &s->sbuf);
+        state_batch_put(cx->wb, s->sbuf.data, s->sbuf.len, v, 8);
+        s->closed_dirty = false;
+    }
     if (s->counts_dirty) {
         EngOpStats st = {s->nrows, s->nbytes, s->evicted};
         eng_stats_put(op, cx, &st);
@@ -517,6 +567,7 @@ int eng_over_restore(EngOp *op, EngCtx *cx)
     s->counts_dirty = false;
     s->evicting = false;
     s->has_wm = false;
+    s->closed_loaded = s->closed_dirty = false;
     return 0;
 }
 
@@ -596,6 +647,7 @@ EngOp *eng_over_new(const EngOpVt *vt, const Plan *window, const SortKey *keys, 
     s->nkeys = nkeys;
     s->compute = compute;
     s->tcol = -1;
+    s->closed_below = INT64_MIN;
     arena_init(&s->cache, 16384);
     eng_map_init(&s->parts, &s->cache);
     eng_map_init(&s->rows, &s->cache);
