@@ -6,10 +6,11 @@
  *   eng_graph_new, _add, _free       a graph, operators added producers first
  *   eng_emit, eng_emit_watermark     what operators call to send downstream
  *   eng_forward_watermark, eng_time_add, eng_stats_put, eng_stats_get,
- *   eng_state_key
+ *   eng_state_key, eng_bound_put, eng_bound_get
  *                                    what operators share:
  *                                    saturating time offsets, their state
- *                                    figures under prefix + 'n', their keys
+ *                                    figures under prefix + 'n', their keys,
+ *                                    the watermark they evicted below
  *   eng_graph_run                    one batch: push the sources' deltas,
  *                                    then their watermarks, then flush every
  *                                    operator in order, then checkpoint each
@@ -265,4 +266,29 @@ void eng_state_key(const EngOp *op, char tag, const void *key, size_t klen, StrB
     strbuf_append(out, op->prefix, ENG_PREFIX_LEN);
     strbuf_putc(out, tag);
     strbuf_append(out, key, klen);
+}
+
+void eng_bound_put(const EngOp *op, EngCtx *cx, char tag, int64_t v)
+{
+    uint8_t k[ENG_PREFIX_LEN + 1], b[8];
+    memcpy(k, op->prefix, ENG_PREFIX_LEN);
+    k[ENG_PREFIX_LEN] = (uint8_t)tag;
+    put_le64(b, (uint64_t)v);
+    state_batch_put(cx->wb, k, sizeof(k), b, 8);
+}
+
+int eng_bound_get(const EngOp *op, EngCtx *cx, char tag, const char *what, int64_t *out)
+{
+    uint8_t k[ENG_PREFIX_LEN + 1];
+    memcpy(k, op->prefix, ENG_PREFIX_LEN);
+    k[ENG_PREFIX_LEN] = (uint8_t)tag;
+    void *v;
+    size_t vl;
+    int rc = state_get(cx->st, k, sizeof(k), cx->arena, &v, &vl, cx->err);
+    if (rc < 0)
+        return -1;
+    if (rc == 1 && vl != 8)
+        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s bound is corrupt", what);
+    *out = rc ? (int64_t)get_le64(v) : INT64_MIN;
+    return 0;
 }

@@ -15,6 +15,8 @@
  *                     has a time column (filter, project)
  *   eng_time_add      a time plus an offset, saturating (watermark rules)
  *   eng_state_key     one of an operator's keys: prefix + tag + key
+ *   eng_bound_put, eng_bound_get  the time an operator closed its state
+ *                     below (prefix + tag, 8 bytes), for the late-row check
  *   eng_stats_put, eng_stats_get  an operator's state figures under its
  *                     prefix + 'n' (rows, bytes, evicted), written at
  *                     checkpoint and read back by restore
@@ -186,6 +188,14 @@ int eng_forward_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx);
 /* out (reset first) = op->prefix + tag + key[0..klen): one of op's keys
  * in the state store, the tag naming what kind of key it is. */
 void eng_state_key(const EngOp *op, char tag, const void *key, size_t klen, StrBuf *out);
+
+/* A time (a watermark the operator evicted closed state below) under
+ * op->prefix + tag (8 bytes, LE): eng_bound_put writes it into cx->wb;
+ * eng_bound_get reads the committed one into *out (INT64_MIN when none
+ * was written); what names the operator in the corruption error (XX001).
+ * 0, or -1 with cx->err set. */
+void eng_bound_put(const EngOp *op, EngCtx *cx, char tag, int64_t v);
+int  eng_bound_get(const EngOp *op, EngCtx *cx, char tag, const char *what, int64_t *out);
 
 /* An operator's state figures under op->prefix + 'n' (24 bytes: rows,
  * bytes, evicted): eng_stats_put writes them into cx->wb; eng_stats_get

@@ -624,19 +624,8 @@ static int load_closed(EngOp *op, Agg *ag, EngCtx *cx)
 {
     if (ag->closed_loaded || (!ag->wclose && ag->nkt == 0))
         return 0;
-    uint8_t k[ENG_PREFIX_LEN + 1];
-    memcpy(k, op->prefix, ENG_PREFIX_LEN);
-    k[ENG_PREFIX_LEN] = 'w';
-    void *v;
-    size_t vlen;
-    int found = state_get(cx->st, k, sizeof(k), cx->arena, &v, &vlen, cx->err);
-    if (found < 0)
+    if (eng_bound_get(op, cx, 'w', "aggregate", &ag->closed_wm) < 0)
         return -1;
-    if (found && vlen != 8)
-        return corrupt(cx->err);
-    ag->closed_wm = INT64_MIN;
-    if (found)
-        memcpy(&ag->closed_wm, v, 8);
     ag->closed_loaded = true;
     return 0;
 }
@@ -922,10 +911,7 @@ static int evict(EngOp *op, Agg *ag, EngCtx *cx)
             return -1;
         closed_cached = true;
     }
-    uint8_t k[ENG_PREFIX_LEN + 1];
-    memcpy(k, op->prefix, ENG_PREFIX_LEN);
-    k[ENG_PREFIX_LEN] = 'w';
-    state_batch_put(cx->wb, k, sizeof(k), &wm, 8);
+    eng_bound_put(op, cx, 'w', wm);
     if (closed_cached) {
         bool seen = ag->scalar_seen;
         drop_cache(ag);

@@ -237,17 +237,8 @@ static int load_closed(EngOp *op, EngCtx *cx)
     Over *s = op->self;
     if (s->closed_loaded || s->tcol < 0)
         return 0;
-    uint8_t k[ENG_PREFIX_LEN + 1];
-    memcpy(k, op->prefix, ENG_PREFIX_LEN);
-    k[ENG_PREFIX_LEN] = 'w';
-    void *v;
-    size_t vl;
-    int found = state_get(cx->st, k, sizeof(k), cx->arena, &v, &vl, cx->err);
-    if (found < 0)
+    if (eng_bound_get(op, cx, 'w', op->vt->kind, &s->closed_below) < 0)
         return -1;
-    if (found && vl != 8)
-        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored window bound is corrupt");
-    s->closed_below = found ? (int64_t)get_le64(v) : INT64_MIN;
     s->closed_loaded = true;
     return 0;
 }
@@ -537,10 +528,7 @@ int eng_over_checkpoint(EngOp *op, EngCtx *cx)
     }
     s->ntouched = 0;
     if (s->closed_dirty) {
-        uint8_t v[8];
-        put_le64(v, (uint64_t)s->closed_below);
-        eng_state_key(op, 'w', NULL, 0, &s->sbuf);
-        state_batch_put(cx->wb, s->sbuf.data, s->sbuf.len, v, 8);
+        eng_bound_put(op, cx, 'w', s->closed_below);
         s->closed_dirty = false;
     }
     if (s->counts_dirty) {
