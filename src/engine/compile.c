@@ -123,6 +123,41 @@ static int add(Walk *w, EngOp *op, int producer)
     return add_n(w, op, &producer);
 }
 
+/* A bare reference to column index (of type t), in a. */
+static Expr *col_ref(Arena *a, int index, SlType t)
+{
+    Expr *e = arena_zalloc(a, sizeof(Expr));
+    e->kind = EXPR_COLUMN;
+    e->type = t;
+    e->location = -1;
+    e->index = index;
+    return e;
+}
+
+/* GROUP BY SESSION(ts, gap), g...: a session operator over the child
+ * (producer in), tagging each row with its session's window_start and
+ * window_end, and an aggregate over it grouped by g..., window_start,
+ * window_end (without a window): the plan's output columns in the plan's
+ * order.  The aggregate's producer, or INT32_MIN. */
+static int session_agg(Walk *w, const Plan *p, int in, const EngAggSpec *spec)
+{
+    int nin = p->child->ncols, ng = spec->ngroups;
+    int s = add(w, eng_op_session_new(p->child->cols, nin, spec->groups, ng, spec->window.time,
+                                      spec->window.gap_us, time_of(w, in), w->err),
+                in);
+    if (s == INT32_MIN)
+        return INT32_MIN;
+    const EngOp *so = w->g->ops[s];
+    Expr **groups = ARENA_ARRAY(w->a, Expr *, ng + 2);
+    for (int c = 0; c < ng; c++)
+        groups[c] = spec->groups[c];
+    groups[ng] = col_ref(w->a, nin, so->out_cols[nin].type);
+    groups[ng + 1] = col_ref(w->a, nin + 1, so->out_cols[nin + 1].type);
+    EngAggSpec gs = {ng + 2, groups, spec->naggs, spec->aggs, {.kind = WINDOW_NONE}};
+    return add(w, eng_op_aggregate_new(so->out_cols, so->out_ncols, p->cols, p->ncols, &gs,
+                                       time_of(w, s), w->err), s);
+}
+
 /* p reads a table's rows as they are: a SCAN of a table under FILTERs and
  * PROJECTs (the side a lookup join keeps as the table). */
 static bool table_read(const Plan *p)
@@ -204,6 +239,8 @@ static int walk(Walk *w, const Plan *p)
             return INT32_MIN;
         EngAggSpec spec = {p->u.agg.ngroups, p->u.agg.groups, p->u.agg.naggs, p->u.agg.aggs,
                            p->u.agg.window};
+        if (p->u.agg.window.kind == WINDOW_SESSION)
+            return session_agg(w, p, in, &spec);
         return add(w, eng_op_aggregate_new(p->child->cols, p->child->ncols, p->cols, p->ncols,
                                            &spec, time_of(w, in), w->err), in);
     }
@@ -262,13 +299,8 @@ EngGraph *eng_compile_time(const Plan *plan, uint32_t query_oid, Arena *a,
     if (out != INT32_MIN && out < 0) {
         /* the output is a source: project its columns */
         Expr **cols = ARENA_ARRAY(&w.g->arena, Expr *, plan->ncols + 1);
-        for (int c = 0; c < plan->ncols; c++) {
-            cols[c] = arena_zalloc(&w.g->arena, sizeof(Expr));
-            cols[c]->kind = EXPR_COLUMN;
-            cols[c]->type = plan->cols[c].type;
-            cols[c]->location = -1;
-            cols[c]->index = c;
-        }
+        for (int c = 0; c < plan->ncols; c++)
+            cols[c] = col_ref(&w.g->arena, c, plan->cols[c].type);
         out = add(&w, eng_op_project_new(plan->cols, plan->ncols, plan->cols, plan->ncols, cols,
                                          time_of(&w, out)),
                   out);

@@ -5,7 +5,8 @@
  *   eng_op_new, eng_op_free          an operator's shell and its arena
  *   eng_graph_new, _add, _free       a graph, operators added producers first
  *   eng_emit, eng_emit_watermark     what operators call to send downstream
- *   eng_forward_watermark, eng_time_add, eng_stats_put, eng_stats_get
+ *   eng_forward_watermark, eng_time_add, eng_stats_put, eng_stats_get,
+ *   eng_evicted_wm_put, eng_evicted_wm_get
  *                                    what operators share:
  *                                    saturating time offsets, their state
  *                                    figures under prefix + 'n'
@@ -249,6 +250,31 @@ int eng_stats_get(const EngOp *op, EngCtx *cx, const char *what, EngOpStats *out
     out->rows = rc ? (int64_t)get_le64(v) : 0;
     out->bytes = rc ? (int64_t)get_le64((const uint8_t *)v + 8) : 0;
     out->evicted = rc ? (int64_t)get_le64((const uint8_t *)v + 16) : 0;
+    return 0;
+}
+
+void eng_evicted_wm_put(const EngOp *op, EngCtx *cx, int64_t wm)
+{
+    uint8_t k[ENG_PREFIX_LEN + 1], v[8];
+    memcpy(k, op->prefix, ENG_PREFIX_LEN);
+    k[ENG_PREFIX_LEN] = 'w';
+    put_le64(v, (uint64_t)wm);
+    state_batch_put(cx->wb, k, sizeof(k), v, sizeof(v));
+}
+
+int eng_evicted_wm_get(const EngOp *op, EngCtx *cx, const char *what, int64_t *out)
+{
+    uint8_t k[ENG_PREFIX_LEN + 1];
+    memcpy(k, op->prefix, ENG_PREFIX_LEN);
+    k[ENG_PREFIX_LEN] = 'w';
+    void *v;
+    size_t vl;
+    int rc = state_get(cx->st, k, sizeof(k), cx->arena, &v, &vl, cx->err);
+    if (rc < 0)
+        return -1;
+    if (rc == 1 && vl != 8)
+        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt", what);
+    *out = rc ? (int64_t)get_le64(v) : INT64_MIN;
     return 0;
 }
 

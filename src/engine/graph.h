@@ -17,6 +17,8 @@
  *   eng_stats_put, eng_stats_get  an operator's state figures under its
  *                     prefix + 'n' (rows, bytes, evicted), written at
  *                     checkpoint and read back by restore
+ *   eng_evicted_wm_put, eng_evicted_wm_get  the watermark an operator
+ *                     evicted its closed state at, under its prefix + 'w'
  *   EngGraph          the operators of one query in topological order and
  *                     the edges between them
  *   eng_graph_*       build a graph, run one batch through it, restore it
@@ -189,6 +191,13 @@ int eng_forward_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx);
  * with cx->err set. */
 void eng_stats_put(const EngOp *op, EngCtx *cx, const EngOpStats *st);
 int  eng_stats_get(const EngOp *op, EngCtx *cx, const char *what, EngOpStats *out);
+
+/* The input watermark an operator evicted what it closed at, under
+ * op->prefix + 'w' (8 bytes): eng_evicted_wm_put writes wm into cx->wb;
+ * eng_evicted_wm_get reads the committed one into *out (INT64_MIN when
+ * none was written).  0, or -1 with cx->err set (XX001 naming what). */
+void eng_evicted_wm_put(const EngOp *op, EngCtx *cx, int64_t wm);
+int  eng_evicted_wm_get(const EngOp *op, EngCtx *cx, const char *what, int64_t *out);
 
 /* What every entry point gets: the batch. */
 struct EngCtx {
