@@ -363,18 +363,6 @@ static const char *const tqueries[] = {
 #define T0_US ((INT64_C(9497) * 86400 + 10 * 3600) * INT64_C(1000000))
 #define TROWS 400
 
-/* A source's time column: the one named ts, offset 0 (the watermarks
- * passed are the largest time less the delay already). */
-static void ts_time(void *arg, const Plan *scan, EngEdgeTime *out)
-{
-    SL_UNUSED(arg);
-    for (int c = 0; c < scan->ncols; c++)
-        if (strcmp(scan->cols[c].name, "ts") == 0) {
-            out->n = 1;
-            out->cols[0] = (EngTimeCol){c, 0};
-        }
-}
-
 typedef struct TRow {
     bool    present;
     int64_t sec;            /* since T0 */
@@ -466,7 +454,8 @@ static void run_seed_time(uint64_t seed, int si)
     const ColumnDesc *scol[NTQ][MAXSRC];
     uint32_t oid0 = 500000 + (uint32_t)si * 64;
     for (int q = 0; q < NTQ; q++) {
-        g[q] = ue_compile_time(&env, tqueries[q], oid0 + (uint32_t)q, ts_time, NULL, &err);
+        g[q] = ue_compile_time(&env, tqueries[q], oid0 + (uint32_t)q, ue_ts_time, NULL,
+                               &err);
         CHECK(g[q] != NULL, "%s: %s", tqueries[q], err.data);
         nsrc[q] = g[q] ? env.nscans : 0;
         for (int s = 0; s < nsrc[q] && s < MAXSRC; s++) {
@@ -512,7 +501,7 @@ static void run_seed_time(uint64_t seed, int si)
                 hw[s] = has;
                 wv[s] = wm;
             }
-            Step st = {seed, mode, b, tqueries[q], oid0 + (uint32_t)q, ts_time};
+            Step st = {seed, mode, b, tqueries[q], oid0 + (uint32_t)q, ue_ts_time};
             step(&st, &g[q], ds, hw, wv, &a, &o[q]);
             for (int i = 0; i < g[q]->nops; i++)
                 if (g[q]->ops[i]->vt->stats) {

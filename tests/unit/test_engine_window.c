@@ -24,32 +24,14 @@ static UeEnv env;
 
 #define S INT64_C(1000000)
 
-static void ts_time(void *arg, const Plan *scan, EngEdgeTime *out)
-{
-    SL_UNUSED(arg);
-    for (int c = 0; c < scan->ncols; c++)
-        if (strcmp(scan->cols[c].name, "ts") == 0) {
-            out->n = 1;
-            out->cols[0] = (EngTimeCol){c, 0};
-        }
-}
-
 static EngGraph *compile(const char *sql, uint32_t oid)
 {
     StrBuf err;
     strbuf_init(&err);
-    EngGraph *g = ue_compile_time(&env, sql, oid, ts_time, NULL, &err);
+    EngGraph *g = ue_compile_time(&env, sql, oid, ue_ts_time, NULL, &err);
     CHECK(g != NULL, "%s: %s", sql, err.data);
     strbuf_free(&err);
     return g;
-}
-
-static int op_of(const EngGraph *g, const char *kind)
-{
-    for (int i = 0; i < g->nops; i++)
-        if (strcmp(g->ops[i]->vt->kind, kind) == 0)
-            return i;
-    return -1;
 }
 
 /* One batch: rows "k|ts|v" (ts as seconds after 2000-01-01 00:00:00,
@@ -142,22 +124,6 @@ static void explain_has(const EngOp *op, const char *want)
     strbuf_free(&sb);
 }
 
-/* The summed output equals the batch engine's answer to sql over table
- * t (the rows taken, inserted by the caller). */
-static void outputs_equal(const UeOut *o, const char *sql)
-{
-    StrBuf got, want;
-    strbuf_init(&got);
-    strbuf_init(&want);
-    ue_out_lines(o, &got);
-    ue_sql(&env, sql, &want);
-    CHECK(strcmp(got.data ? got.data : "", want.data ? want.data : "") == 0,
-          "%s\n  graph:\n%s  batch engine:\n%s", sql, got.data ? got.data : "",
-          want.data ? want.data : "");
-    strbuf_free(&got);
-    strbuf_free(&want);
-}
-
 #define T(s) "2000-01-01 00:00:" #s
 
 static const char *const slide_sql =
@@ -169,7 +135,7 @@ static void test_sliding(void)
     char sql[256];
     snprintf(sql, sizeof(sql), slide_sql, "s");
     EngGraph *g = compile(sql, 301);
-    int ag = op_of(g, "aggregate");
+    int ag = ue_op_of(g, "aggregate");
     CHECK(ag >= 0);
     EngOp *op = g->ops[ag];
     CHECK(op->out_time.n == 2 && op->out_time.cols[0].col == 1 &&
@@ -220,7 +186,7 @@ static void test_sliding(void)
                  "(1, '" T(12) "', 12)", &out);
     CHECK(out.len == 0, "%s", out.data);
     snprintf(sql, sizeof(sql), slide_sql, "t");
-    outputs_equal(&o, sql);
+    ue_outputs_equal(&env, &o, sql);
     ue_sql(&env, "DELETE FROM t", &out);
     strbuf_free(&out);
     ue_out_free(&o);
@@ -237,7 +203,7 @@ static void test_session(void)
     char sql[256];
     snprintf(sql, sizeof(sql), sess_sql, "s");
     EngGraph *g = compile(sql, 302);
-    int so = op_of(g, "session"), ag = op_of(g, "aggregate");
+    int so = ue_op_of(g, "session"), ag = ue_op_of(g, "aggregate");
     CHECK(so >= 0 && ag > so, "session %d aggregate %d", so, ag);
     EngOp *sop = g->ops[so], *aop = g->ops[ag];
     /* window_end is timed (an open session ends after wm), window_start
@@ -311,7 +277,7 @@ static void test_session(void)
                  "(2, '" T(11) "', 8), (1, '" T(20) "', 3), (3, '" T(30) "', 9)", &out);
     CHECK(out.len == 0, "%s", out.data);
     snprintf(sql, sizeof(sql), sess_sql, "t");
-    outputs_equal(&o, sql);
+    ue_outputs_equal(&env, &o, sql);
     ue_sql(&env, "DELETE FROM t", &out);
     ue_out_free(&o);
     eng_graph_free(g);
@@ -321,7 +287,7 @@ static void test_session(void)
     g = ue_compile(&env, "SELECT window_end, count(*) FROM s GROUP BY SESSION(ts, "
                          "INTERVAL '1 second')", 303, &out);
     CHECK(g != NULL);
-    so = op_of(g, "session");
+    so = ue_op_of(g, "session");
     CHECK(g->ops[so]->bound == ENG_BOUND_UNBOUNDED && g->ops[so]->out_time.n == 0);
     eng_graph_free(g);
     strbuf_free(&out);
