@@ -33,6 +33,10 @@
  * functions, the settings, the session's user, the privilege and
  * catalog functions, the stream counters) or that reads a parameter or a
  * subquery is refused too: its retraction would not cancel its insertion.
+ * Subqueries in FROM (derived tables, CTEs however often referenced) are
+ * nested plans and compile as any other node; subqueries in expressions
+ * (scalar, EXISTS, IN, correlated) are refused with 0A000 and a hint to
+ * join a scalar one in FROM.
  */
 #include "compile.h"
 #include "op_join.h"
@@ -65,6 +69,25 @@ static int refuse_kind(Walk *w, const char *what)
                     "the operator graph does not yet run %s", what);
 }
 
+/* A subquery in an expression: a correlated one, or an uncorrelated one
+ * (an InitPlan, which the batch engine runs once before the query: over
+ * a stream its value changes as rows come, so every row it was compared
+ * with would have to be compared again).  Refused; the hint says how to
+ * write a scalar one as a join, which the graph runs. */
+static int refuse_subquery(Walk *w, const Expr *e)
+{
+    const char *what = e->kind == EXPR_OUTER || e->subplan != NULL ? "correlated subqueries"
+                     : e->subkind == SUBLINK_EXISTS               ? "EXISTS (subquery)"
+                     : e->subkind == SUBLINK_IN                   ? "IN (subquery)"
+                     : e->subkind == SUBLINK_ARRAY                ? "ARRAY(subquery)"
+                                                                  : "scalar subqueries";
+    sl_error(w->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+             "the operator graph does not yet run %s in expressions", what);
+    sl_error_hint(w->err, "a scalar subquery over an aggregate can be joined in FROM: "
+                          "FROM t CROSS JOIN (SELECT avg(x) AS m FROM s) q ... WHERE t.x > q.m");
+    return -1;
+}
+
 /* Functions whose value for the same arguments may change over time. */
 static bool unstable(const char *name)
 {
@@ -89,7 +112,7 @@ static int check_expr(Walk *w, const Expr *e)
         return refuse_kind(w, "a query with parameters");
     case EXPR_SUBPLAN:
     case EXPR_OUTER:
-        return refuse_kind(w, "subqueries in expressions");
+        return refuse_subquery(w, e);
     case EXPR_FUNC:
         if (e->fn && unstable(e->fn->name))
             return sl_error(w->err, ERRCODE_FEATURE_NOT_SUPPORTED,

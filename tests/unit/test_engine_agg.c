@@ -414,7 +414,17 @@ static void test_refusals(void)
                    "ERROR 0A000 the operator graph cannot run random(): its value may change "
                    "between a row's insertion and its retraction");
     expect_refused("SELECT k FROM u WHERE v IN (SELECT v FROM u)",
-                   "ERROR 0A000 the operator graph does not yet run subqueries in expressions");
+                   "ERROR 0A000 the operator graph does not yet run IN (subquery) in "
+                   "expressions");
+    expect_refused("SELECT k FROM u WHERE v > (SELECT avg(v) FROM u)",
+                   "ERROR 0A000 the operator graph does not yet run scalar subqueries in "
+                   "expressions");
+    expect_refused("SELECT k, (SELECT max(v) FROM u) FROM u",
+                   "ERROR 0A000 the operator graph does not yet run scalar subqueries in "
+                   "expressions");
+    expect_refused("SELECT k FROM u WHERE EXISTS (SELECT 1 FROM u AS w WHERE w.k = u.k)",
+                   "ERROR 0A000 the operator graph does not yet run correlated subqueries in "
+                   "expressions");
 }
 
 int main(void)

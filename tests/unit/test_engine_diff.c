@@ -99,6 +99,18 @@ static const char *const queries[] = {
     "SELECT b FROM t EXCEPT ALL SELECT b FROM u",
     "SELECT b, count(*) FROM (SELECT a, b FROM t EXCEPT SELECT a, b FROM u) x GROUP BY b",
     "SELECT a, count(*) FROM t GROUP BY a INTERSECT SELECT a, count(*) FROM u GROUP BY a",
+    /* subqueries in FROM: derived tables, CTEs referenced once and twice, a
+     * scalar subquery written as a join with a one-row aggregate */
+    "WITH c AS (SELECT a, count(*) AS n, sum(c) AS s FROM t GROUP BY a) "
+    "SELECT n, count(*), sum(s) FROM c GROUP BY n",
+    "WITH c AS (SELECT a, b, count(*) AS n FROM t WHERE c > 0 GROUP BY a, b) "
+    "SELECT x.a, x.b, y.b, x.n + y.n FROM c x JOIN c y ON x.a = y.a AND x.b < y.b",
+    "WITH c AS (SELECT b, max(c) AS m FROM u GROUP BY b), d AS (SELECT b, min(c) AS m FROM t "
+    "GROUP BY b) SELECT c.b, c.m, d.m FROM c FULL JOIN d ON c.b = d.b",
+    "SELECT x.id, x.c, q.m FROM (SELECT id, c FROM (SELECT id, a, c FROM t WHERE a > 0) y "
+    "WHERE c IS NOT NULL) x CROSS JOIN (SELECT avg(c) AS m FROM u) q WHERE x.c > q.m",
+    "SELECT t.b, count(*) FROM t CROSS JOIN (SELECT max(c) AS m, count(*) AS n FROM u) q "
+    "WHERE t.c * 2 >= q.m GROUP BY t.b",
 };
 #define NQ ((int)(sizeof(queries) / sizeof(queries[0])))
 
