@@ -1,13 +1,20 @@
 /*
  * op_aggregate.c -- the aggregate operator: grouped aggregates over
- * retractions, optionally per tumbling window.
+ * retractions, optionally per tumbling or sliding window.
  *
  *   eng_op_aggregate_new(in, nin, out, nout, spec, in_time, err)
  *
- * A group is the group values of a row, and with a window the end of the
- * row's tumbling window (the window_end of the batch engine, epoch
+ * A group is the group values of a row, and with a window the end of
+ * one of the row's windows (the window_end of the batch engine, epoch
  * aligned: ex_window_floor; a row whose time is NULL or infinite is in no
- * window and is skipped, as there).  Per group the operator keeps the
+ * window and is skipped, as there).  A tumbling window is a sliding one
+ * whose slide is its size: a row at t is in the windows that start at
+ * floor(t, slide) - j * slide (j = 0, 1, ...) and still hold t, ceil(size
+ * / slide) of them at most, and each of those groups takes its weight
+ * (per-window state, no slices: every call kept here can be undone in
+ * each window alike).  Session windows are not this operator's: the
+ * rewriter puts a session operator (op_session.c) under an aggregate
+ * grouped by its window columns.  Per group the operator keeps the
  * weight sum of its rows (count) -- a group whose count reaches 0 has no
  * row: its row is retracted -- and per call an accumulator that a
  * retraction can undo exactly:
@@ -38,8 +45,7 @@
  * result cannot be kept exactly over retractions are refused at
  * construction (0A000): sum/avg of floating point (their rounding depends
  * on the order), of interval, string_agg (order), DISTINCT calls other
- * than count(DISTINCT), approx_count_distinct; sliding and session
- * windows.  Without GROUP BY
+ * than count(DISTINCT), approx_count_distinct.  Without GROUP BY
  * and without a window the one group always has a row (count(*) = 0 over
  * nothing), emitted at the first flush.
  *
@@ -66,7 +72,7 @@
  *
  * Event time (in_time: the input's time columns).  A group key that is a
  * bare input time column (offset o) is an output time column, offset o;
- * with a tumbling window over an input time column (offset o), every row
+ * with a window over an input time column (offset o), every row
  * after input watermark wm has time >= wm + o and a window ending after
  * it, so window_end (offset o + 1) and window_start (o + 1 - size) are
  * too.  Watermark wm closes a group whose window ends at or before
@@ -78,7 +84,8 @@
  * the groups), records wm under 'w' and drops the cache if a cached group
  * closed.  A closed group's row stays in the output (no retraction).  A
  * row for a group the recorded watermark closed (late: the caller drops
- * those) fails the batch with 22000: its state is gone, so taking it
+ * those; a sliding window's row when any of its windows closed) fails
+ * the batch with 22000: its state is gone, so taking it
  * would emit a second row for the window.  Bound: WATERMARK when
  * something can close groups.
  */
