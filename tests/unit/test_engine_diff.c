@@ -111,6 +111,14 @@ static const char *const queries[] = {
     "WHERE c IS NOT NULL) x CROSS JOIN (SELECT avg(c) AS m FROM u) q WHERE x.c > q.m",
     "SELECT t.b, count(*) FROM t CROSS JOIN (SELECT max(c) AS m, count(*) AS n FROM u) q "
     "WHERE t.c * 2 >= q.m GROUP BY t.b",
+    /* uncorrelated scalar subqueries (InitPlans) in WHERE, SELECT, HAVING */
+    "SELECT id, c FROM t WHERE c > (SELECT avg(c) FROM u)",
+    "SELECT b, count(*), (SELECT max(c) FROM u), sum(c) - (SELECT min(c) FROM t) FROM t "
+    "GROUP BY b",
+    "SELECT a, count(*) FROM t GROUP BY a HAVING count(*) * 4 >= (SELECT count(*) FROM u) "
+    "AND sum(c) IS DISTINCT FROM (SELECT sum(c) FROM t WHERE a < 0)",
+    "SELECT x.a, x.n, u.id FROM (SELECT a, count(*) AS n FROM t WHERE b <> (SELECT max(b) "
+    "FROM u) GROUP BY a) x JOIN u ON x.a = u.a",
 };
 #define NQ ((int)(sizeof(queries) / sizeof(queries[0])))
 
@@ -214,6 +222,21 @@ static void make_batch(Row *model, Change *ch, StrBuf *sql, const char *table)
     strbuf_puts(sql, ";");
 }
 
+#define MAXSRC 4
+
+/* Source s of a query (nsrc of them) reads table src[s] (0 or 1), whose
+ * batch changes are ch[src[s]]: its delta into d[s] over columns scol[s]
+ * (ncols of them), in a; ds[s] points to it, or NULL when it is empty. */
+static void src_deltas(Arena *a, int nsrc, const int *src, const ColumnDesc *const *scol,
+                       int ncols, const Change *ch, EngDelta *d, const EngDelta **ds)
+{
+    for (int s = 0; s < nsrc && s < MAXSRC; s++) {
+        const Change *c = &ch[src[s]];
+        d[s] = ue_delta(a, scol[s], ncols, c->rows, c->w, c->n);
+        ds[s] = c->n > 0 ? &d[s] : NULL;
+    }
+}
+
 enum { KEEP, RESTORE, REBUILD, DISCARD };
 
 static int failures_shown;
@@ -266,7 +289,6 @@ static void step(const Step *st, EngGraph **g, const EngDelta *const *ds, const 
     strbuf_free(&want);
 }
 
-#define MAXSRC 4
 
 static void run_seed(uint64_t seed, int si)
 {
@@ -320,11 +342,7 @@ static void run_seed(uint64_t seed, int si)
             arena_init(&a, 0);
             EngDelta d[MAXSRC];
             const EngDelta *ds[MAXSRC] = {NULL};
-            for (int s = 0; s < nsrc[q] && s < MAXSRC; s++) {
-                const Change *c = &ch[src[q][s]];
-                d[s] = ue_delta(&a, scol[q][s], 6, c->rows, c->w, c->n);
-                ds[s] = c->n > 0 ? &d[s] : NULL;
-            }
+            src_deltas(&a, nsrc[q], src[q], scol[q], 6, ch, d, ds);
             Step st = {seed, mode, b, queries[q], oid0 + (uint32_t)q, NULL};
             step(&st, &g[q], ds, NULL, NULL, &a, &o[q]);
         }
@@ -368,6 +386,10 @@ static const char *const tqueries[] = {
     "SELECT x.window_end, x.n, y.m FROM (SELECT window_end, count(*) AS n FROM tt "
     "GROUP BY WINDOW(ts, INTERVAL '30 seconds')) x JOIN (SELECT window_end, max(c) AS m FROM uu "
     "GROUP BY WINDOW(ts, INTERVAL '30 seconds')) y ON x.window_end = y.window_end",
+    /* a window over rows compared with a value that changes: every row is
+     * joined again, so nothing is timed or evicted, and nothing is late */
+    "SELECT window_start, window_end, count(*) FROM tt WHERE c > (SELECT avg(c) FROM uu) "
+    "GROUP BY WINDOW(ts, INTERVAL '30 seconds', INTERVAL '10 seconds')",
 };
 #define NTQ ((int)(sizeof(tqueries) / sizeof(tqueries[0])))
 
@@ -506,10 +528,8 @@ static void run_seed_time(uint64_t seed, int si)
             const EngDelta *ds[MAXSRC] = {NULL};
             bool hw[MAXSRC];
             int64_t wv[MAXSRC];
+            src_deltas(&a, nsrc[q], src[q], scol[q], 5, ch, d, ds);
             for (int s = 0; s < nsrc[q] && s < MAXSRC; s++) {
-                const Change *c = &ch[src[q][s]];
-                d[s] = ue_delta(&a, scol[q][s], 5, c->rows, c->w, c->n);
-                ds[s] = c->n > 0 ? &d[s] : NULL;
                 hw[s] = has;
                 wv[s] = wm;
             }

@@ -12,7 +12,8 @@
  *                            error as "ERROR <sqlstate> <message>"), its
  *                            sources' SCANs in the UeEnv
  *   ue_compile_time          the same with the sources' event time
- *                            (eng_compile_time)
+ *                            (eng_compile_query, with the query's
+ *                            InitPlans)
  *   UeOut, ue_out_*          a graph's output: each delta's rows as text
  *                            lines with weights ("+1 a|b"), and the sum of
  *                            every committed delta as sorted lines
@@ -150,7 +151,8 @@ static EngGraph *ue_compile_time(UeEnv *e, const char *sql, uint32_t oid,
     if (rt_parse(&e->plans, sql, strlen(sql), &stmts, &err) < 0 ||
         sql_analyze_with(&e->plans, &sc, sql, list_nth(stmts, 0), NULL, 0, &q, &err) < 0)
         goto fail;
-    g = eng_compile_time(q->plan, oid, &e->plans, time_fn, time_arg, &scans, &nscans, &err);
+    g = eng_compile_query(q->plan, q->init, q->ninit, oid, &e->plans, time_fn, time_arg, &scans,
+                          &nscans, &err);
     if (g == NULL)
         goto fail;
     e->scans = scans;
