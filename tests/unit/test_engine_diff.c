@@ -5,7 +5,9 @@
  * in batches of random size, fed to the graphs of a list of queries --
  * aggregates over aggregates two and three levels deep, filters and
  * projections between them, HAVING, tumbling windows, FILTER clauses,
- * count(DISTINCT) --
+ * count(DISTINCT), joins, distinct and set operations, CTEs read once and
+ * twice, derived tables, uncorrelated scalar subqueries (InitPlans) in
+ * WHERE, HAVING and the select list --
  * as deltas (an update: the old row retracted and the new one inserted in
  * the same delta), each batch's state committed to a real StateStore.
  * After every batch, each graph's output summed over the batches (rows
