@@ -2,7 +2,7 @@
  * compile.c -- the rewriter (compile.h): walks a batch-engine plan bottom
  * up and gives each node its operator.
  *
- *   eng_compile, eng_compile_time
+ *   eng_compile, eng_compile_time, eng_compile_query
  *
  * Rules (docs/engine-graph.md, "Compiling a plan"):
  *   SCAN      a source of the graph (the relation's changes as deltas),
@@ -42,6 +42,16 @@
  * functions, the settings, the session's user, the privilege and
  * catalog functions, the stream counters) or that reads a parameter or a
  * subquery is refused too: its retraction would not cancel its insertion.
+ * Subqueries in FROM (derived tables, CTEs however often referenced) are
+ * nested plans and compile as any other node.  An uncorrelated scalar
+ * subquery in a FILTER's condition or a PROJECT's expressions (given the
+ * query's InitPlans: eng_compile_query) whose plan always has one row (an
+ * aggregate without GROUP BY under projections) is a cross join of the
+ * node's input with that subquery's subgraph, the subquery's value a
+ * column of the joined row (a FILTER then projects back to its input's
+ * columns); any other subquery in an expression (one that may return no
+ * row or several, EXISTS, IN, ARRAY, correlated; any in an aggregate's
+ * arguments or a join's condition) is refused with 0A000.
  */
 #include "compile.h"
 #include "op_join.h"
@@ -59,6 +69,8 @@ typedef struct Walk {
     EngEdgeTime *src_time;      /* per source, parallel to scans */
     EngScanTimeFn time_fn;
     void        *time_arg;
+    const InitPlan *init;       /* the query's uncorrelated subqueries */
+    int          ninit;
     SlError     *err;
 } Walk;
 
@@ -73,6 +85,25 @@ static int refuse_kind(Walk *w, const char *what)
 {
     return sl_error(w->err, ERRCODE_FEATURE_NOT_SUPPORTED,
                     "the operator graph does not yet run %s", what);
+}
+
+/* A subquery in an expression: a correlated one, or an uncorrelated one
+ * (an InitPlan, which the batch engine runs once before the query: over
+ * a stream its value changes as rows come, so every row it was compared
+ * with would have to be compared again).  Refused; the hint says how to
+ * write a scalar one as a join, which the graph runs. */
+static int refuse_subquery(Walk *w, const Expr *e)
+{
+    const char *what = e->kind == EXPR_OUTER || e->subplan != NULL ? "correlated subqueries"
+                     : e->subkind == SUBLINK_EXISTS               ? "EXISTS (subquery)"
+                     : e->subkind == SUBLINK_IN                   ? "IN (subquery)"
+                     : e->subkind == SUBLINK_ARRAY                ? "ARRAY(subquery)"
+                                                                  : "scalar subqueries";
+    sl_error(w->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+             "the operator graph does not yet run %s in expressions", what);
+    sl_error_hint(w->err, "a scalar subquery over an aggregate can be joined in FROM: "
+                          "FROM t CROSS JOIN (SELECT avg(x) AS m FROM s) q ... WHERE t.x > q.m");
+    return -1;
 }
 
 /* Functions whose value for the same arguments may change over time. */
@@ -99,7 +130,7 @@ static int check_expr(Walk *w, const Expr *e)
         return refuse_kind(w, "a query with parameters");
     case EXPR_SUBPLAN:
     case EXPR_OUTER:
-        return refuse_kind(w, "subqueries in expressions");
+        return refuse_subquery(w, e);
     case EXPR_FUNC:
         if (e->fn && unstable(e->fn->name))
             return sl_error(w->err, ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -131,6 +162,41 @@ static int add_n(Walk *w, EngOp *op, const int *producers)
 static int add(Walk *w, EngOp *op, int producer)
 {
     return add_n(w, op, &producer);
+}
+
+/* A bare reference to column index (of type t), in a. */
+static Expr *col_ref(Arena *a, int index, SlType t)
+{
+    Expr *e = arena_zalloc(a, sizeof(Expr));
+    e->kind = EXPR_COLUMN;
+    e->type = t;
+    e->location = -1;
+    e->index = index;
+    return e;
+}
+
+/* GROUP BY SESSION(ts, gap), g...: a session operator over the child
+ * (producer in), tagging each row with its session's window_start and
+ * window_end, and an aggregate over it grouped by g..., window_start,
+ * window_end (without a window): the plan's output columns in the plan's
+ * order.  The aggregate's producer, or INT32_MIN. */
+static int session_agg(Walk *w, const Plan *p, int in, const EngAggSpec *spec)
+{
+    int nin = p->child->ncols, ng = spec->ngroups;
+    int s = add(w, eng_op_session_new(p->child->cols, nin, spec->groups, ng, spec->window.time,
+                                      spec->window.gap_us, time_of(w, in), w->err),
+                in);
+    if (s == INT32_MIN)
+        return INT32_MIN;
+    const EngOp *so = w->g->ops[s];
+    Expr **groups = ARENA_ARRAY(w->a, Expr *, ng + 2);
+    for (int c = 0; c < ng; c++)
+        groups[c] = spec->groups[c];
+    groups[ng] = col_ref(w->a, nin, so->out_cols[nin].type);
+    groups[ng + 1] = col_ref(w->a, nin + 1, so->out_cols[nin + 1].type);
+    EngAggSpec gs = {ng + 2, groups, spec->naggs, spec->aggs, {.kind = WINDOW_NONE}};
+    return add(w, eng_op_aggregate_new(so->out_cols, so->out_ncols, p->cols, p->ncols, &gs,
+                                       time_of(w, s), w->err), s);
 }
 
 /* p reads a table's rows as they are: a SCAN of a table under FILTERs and
@@ -278,6 +344,150 @@ static int project(Walk *w, const Plan *p, int in)
                                      p->u.project.exprs, time_of(w, in)), in);
 }
 
+/* ------------------------------------------------ scalar subqueries */
+
+/* Whether e reads an uncorrelated scalar subquery (an InitPlan). */
+static bool reads_init(const Expr *e)
+{
+    if (e == NULL)
+        return false;
+    if (e->kind == EXPR_SUBPLAN && e->subplan == NULL && e->subkind == SUBLINK_EXPR)
+        return true;
+    for (int i = 0; i < e->nargs; i++)
+        if (reads_init(e->args[i]))
+            return true;
+    return false;
+}
+
+/* Whether p always has exactly one row: projections over an aggregate
+ * without GROUP BY and without a window. */
+static bool one_row(const Plan *p)
+{
+    while (p->kind == PLAN_PROJECT)
+        p = p->child;
+    return p->kind == PLAN_AGG && p->u.agg.ngroups == 0 && p->u.agg.window.kind == WINDOW_NONE;
+}
+
+/* Marks in col_of[] (-1: not read) the InitPlans e reads; refuses one
+ * that is not a one-row relation of one column of e's type. */
+static int find_inits(Walk *w, const Expr *e, int *col_of)
+{
+    if (e == NULL)
+        return 0;
+    if (e->kind == EXPR_SUBPLAN && e->subplan == NULL && e->subkind == SUBLINK_EXPR) {
+        const InitPlan *ip = e->index >= 0 && e->index < w->ninit ? &w->init[e->index] : NULL;
+        if (ip == NULL || ip->plan->ncols != 1 || ip->plan->cols[0].type.id != e->type.id)
+            return sl_error(w->err, ERRCODE_INTERNAL_ERROR,
+                            "a scalar subquery's plan is not the query's");
+        if (!one_row(ip->plan)) {
+            sl_error(w->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                     "the operator graph runs a scalar subquery in an expression only over an "
+                     "aggregate without GROUP BY (exactly one row)");
+            sl_error_hint(w->err, "a subquery that may return no row or several is not a "
+                                  "join; write the join in FROM");
+            return -1;
+        }
+        col_of[e->index] = 0;
+        return 0;
+    }
+    for (int i = 0; i < e->nargs; i++)
+        if (find_inits(w, e->args[i], col_of) < 0)
+            return -1;
+    return 0;
+}
+
+/* e with each scalar subquery replaced by its column of the joined row
+ * (col_of[index]); e itself where it reads none.  Copies in w->a. */
+static Expr *subst_inits(Walk *w, Expr *e, const int *col_of)
+{
+    if (!reads_init(e))
+        return e;
+    if (e->kind == EXPR_SUBPLAN)
+        return col_ref(w->a, col_of[e->index], e->type);
+    Expr *c = arena_memdup(w->a, e, sizeof(Expr));
+    c->args = ARENA_ARRAY(w->a, Expr *, e->nargs + 1);
+    for (int i = 0; i < e->nargs; i++)
+        c->args[i] = subst_inits(w, e->args[i], col_of);
+    return c;
+}
+
+/* The scalar subqueries exprs[0..n) read, each a one-row aggregate,
+ * cross-joined to the rows of child (producer in): each a subgraph of
+ * its own, the join a regular one (the subquery's row changes, so every
+ * row is joined again: both sides kept).  exprs[] are replaced by their
+ * copies over the joined columns, *joined is the joined relation (its
+ * columns: child's, then one per subquery).  Returns the last join's
+ * producer (in when nothing is read), or INT32_MIN. */
+static int join_inits(Walk *w, const Plan *child, int in, Expr **exprs, int n,
+                      const Plan **joined)
+{
+    *joined = child;
+    int *col_of = ARENA_ARRAY(w->a, int, w->ninit + 1);
+    for (int i = 0; i < w->ninit; i++)
+        col_of[i] = -1;
+    for (int c = 0; c < n; c++)
+        if (find_inits(w, exprs[c], col_of) < 0)
+            return INT32_MIN;
+    const Plan *cur = child;
+    for (int i = 0; i < w->ninit; i++) {
+        if (col_of[i] < 0)
+            continue;
+        Plan *sub = w->init[i].plan;
+        Plan *j = plan_new(w->a, PLAN_JOIN, (Plan *)cur, cur->ncols + 1);
+        memcpy(j->cols, cur->cols, sizeof(ColumnDesc) * (size_t)cur->ncols);
+        j->cols[cur->ncols] = sub->cols[0];
+        j->right = sub;
+        j->u.join.type = JOIN_CROSS;
+        int pr[2] = {in, walk(w, sub)};
+        if (pr[1] == INT32_MIN)
+            return INT32_MIN;
+        in = add_n(w, eng_op_join_plan(j, time_of(w, pr[0]), time_of(w, pr[1]), -1, w->err), pr);
+        if (in == INT32_MIN)
+            return INT32_MIN;
+        col_of[i] = cur->ncols;
+        cur = j;
+    }
+    for (int c = 0; c < n; c++)
+        exprs[c] = subst_inits(w, exprs[c], col_of);
+    *joined = cur;
+    return in;
+}
+
+/* FILTER whose condition reads scalar subqueries: the filter over the
+ * rows joined to them, then a project back to the child's columns. */
+static int filter_inits(Walk *w, const Plan *p, int in)
+{
+    Expr *cond = p->u.filter.cond;
+    const Plan *j;
+    in = join_inits(w, p->child, in, &cond, 1, &j);
+    if (in == INT32_MIN || check_expr(w, cond) < 0)
+        return INT32_MIN;
+    in = add(w, eng_op_filter_new(j->cols, j->ncols, cond, time_of(w, in)), in);
+    if (in == INT32_MIN)
+        return INT32_MIN;
+    Expr **cols = ARENA_ARRAY(w->a, Expr *, p->ncols + 1);
+    for (int c = 0; c < p->ncols; c++)
+        cols[c] = col_ref(w->a, c, p->cols[c].type);
+    return add(w, eng_op_project_new(j->cols, j->ncols, p->cols, p->ncols, cols, time_of(w, in)),
+               in);
+}
+
+/* PROJECT whose expressions read scalar subqueries: over the rows joined
+ * to them. */
+static int project_inits(Walk *w, const Plan *p, int in)
+{
+    Expr **exprs = arena_memdup(w->a, p->u.project.exprs, sizeof(Expr *) * (size_t)p->ncols);
+    const Plan *j;
+    in = join_inits(w, p->child, in, exprs, p->ncols, &j);
+    if (in == INT32_MIN)
+        return INT32_MIN;
+    for (int c = 0; c < p->ncols; c++)
+        if (check_expr(w, exprs[c]) < 0)
+            return INT32_MIN;
+    return add(w, eng_op_project_new(j->cols, j->ncols, p->cols, p->ncols, exprs,
+                                     time_of(w, in)), in);
+}
+
 /* The producer of p's rows (an operator index, or -1 - source), or
  * INT32_MIN with w->err set. */
 static int walk(Walk *w, const Plan *p)
@@ -315,6 +525,8 @@ static int walk(Walk *w, const Plan *p)
             return walk_topn(w, p->child, win, limit);
         }
         int in = walk(w, p->child);
+        if (in != INT32_MIN && reads_init(p->u.filter.cond))
+            return filter_inits(w, p, in);
         if (in == INT32_MIN || check_expr(w, p->u.filter.cond) < 0)
             return INT32_MIN;
         return add(w, eng_op_filter_new(p->cols, p->ncols, p->u.filter.cond, time_of(w, in)),
@@ -322,7 +534,12 @@ static int walk(Walk *w, const Plan *p)
     }
     case PLAN_PROJECT: {
         int in = walk(w, p->child);
-        return in == INT32_MIN ? INT32_MIN : project(w, p, in);
+        if (in == INT32_MIN)
+            return INT32_MIN;
+        for (int c = 0; c < p->ncols; c++)
+            if (reads_init(p->u.project.exprs[c]))
+                return project_inits(w, p, in);
+        return project(w, p, in);
     }
     case PLAN_AGG: {
         int in = walk(w, p->child);
@@ -343,6 +560,8 @@ static int walk(Walk *w, const Plan *p)
             return INT32_MIN;
         EngAggSpec spec = {p->u.agg.ngroups, p->u.agg.groups, p->u.agg.naggs, p->u.agg.aggs,
                            p->u.agg.window};
+        if (p->u.agg.window.kind == WINDOW_SESSION)
+            return session_agg(w, p, in, &spec);
         return add(w, eng_op_aggregate_new(p->child->cols, p->child->ncols, p->cols, p->ncols,
                                            &spec, time_of(w, in), w->err), in);
     }
@@ -398,18 +617,21 @@ EngGraph *eng_compile_time(const Plan *plan, uint32_t query_oid, Arena *a,
                            EngScanTimeFn time_fn, void *time_arg, const Plan ***scans,
                            int *nscans, SlError *err)
 {
-    Walk w = {eng_graph_new(query_oid), a, NULL, 0, 0, NULL, time_fn, time_arg, err};
+    return eng_compile_query(plan, NULL, 0, query_oid, a, time_fn, time_arg, scans, nscans, err);
+}
+
+EngGraph *eng_compile_query(const Plan *plan, const InitPlan *init, int ninit,
+                            uint32_t query_oid, Arena *a, EngScanTimeFn time_fn, void *time_arg,
+                            const Plan ***scans, int *nscans, SlError *err)
+{
+    Walk w = {eng_graph_new(query_oid), a, NULL, 0, 0, NULL, time_fn, time_arg, init, ninit,
+              err};
     int out = walk(&w, plan);
     if (out != INT32_MIN && out < 0) {
         /* the output is a source: project its columns */
         Expr **cols = ARENA_ARRAY(&w.g->arena, Expr *, plan->ncols + 1);
-        for (int c = 0; c < plan->ncols; c++) {
-            cols[c] = arena_zalloc(&w.g->arena, sizeof(Expr));
-            cols[c]->kind = EXPR_COLUMN;
-            cols[c]->type = plan->cols[c].type;
-            cols[c]->location = -1;
-            cols[c]->index = c;
-        }
+        for (int c = 0; c < plan->ncols; c++)
+            cols[c] = col_ref(&w.g->arena, c, plan->cols[c].type);
         out = add(&w, eng_op_project_new(plan->cols, plan->ncols, plan->cols, plan->ncols, cols,
                                          time_of(&w, out)),
                   out);

@@ -6,6 +6,8 @@
  *                     each of its sources reads
  *   eng_compile_time  the same, each source's event-time column given by
  *                     the caller (EngScanTimeFn), carried through the graph
+ *   eng_compile_query the same for a plan whose expressions read the
+ *                     query's InitPlans (uncorrelated scalar subqueries)
  */
 #ifndef SLUICE_ENGINE_COMPILE_H
 #define SLUICE_ENGINE_COMPILE_H
@@ -41,5 +43,17 @@ typedef void (*EngScanTimeFn)(void *arg, const Plan *scan, EngEdgeTime *out);
 EngGraph *eng_compile_time(const Plan *plan, uint32_t query_oid, Arena *a,
                            EngScanTimeFn time_fn, void *time_arg, const Plan ***scans,
                            int *nscans, SlError *err);
+
+/* eng_compile_time for a query whose expressions read InitPlans (init,
+ * ninit: the analyzed Query's init and ninit; plan.h): an uncorrelated
+ * scalar subquery in a FILTER's condition or a PROJECT's expressions whose
+ * plan always has exactly one row (an aggregate without GROUP BY, under
+ * projections) is compiled as a cross join of the node's input with the
+ * subquery's own subgraph (its sources numbered after the input's); any
+ * other subquery in an expression is refused (0A000).  eng_compile_time
+ * is this without InitPlans. */
+EngGraph *eng_compile_query(const Plan *plan, const InitPlan *init, int ninit,
+                            uint32_t query_oid, Arena *a, EngScanTimeFn time_fn, void *time_arg,
+                            const Plan ***scans, int *nscans, SlError *err);
 
 #endif /* SLUICE_ENGINE_COMPILE_H */

@@ -205,6 +205,7 @@ int  eng_bound_get(const EngOp *op, EngCtx *cx, char tag, const char *what, int6
 void eng_stats_put(const EngOp *op, EngCtx *cx, const EngOpStats *st);
 int  eng_stats_get(const EngOp *op, EngCtx *cx, const char *what, EngOpStats *out);
 
+
 /* What every entry point gets: the batch. */
 struct EngCtx {
     Arena      *arena;          /* the batch's: deltas, scratch; reset after it */

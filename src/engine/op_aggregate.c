@@ -1,13 +1,20 @@
 /*
  * op_aggregate.c -- the aggregate operator: grouped aggregates over
- * retractions, optionally per tumbling window.
+ * retractions, optionally per tumbling or sliding window.
  *
  *   eng_op_aggregate_new(in, nin, out, nout, spec, in_time, err)
  *
- * A group is the group values of a row, and with a window the end of the
- * row's tumbling window (the window_end of the batch engine, epoch
+ * A group is the group values of a row, and with a window the end of
+ * one of the row's windows (the window_end of the batch engine, epoch
  * aligned: ex_window_floor; a row whose time is NULL or infinite is in no
- * window and is skipped, as there).  Per group the operator keeps the
+ * window and is skipped, as there).  A tumbling window is a sliding one
+ * whose slide is its size: a row at t is in the windows that start at
+ * floor(t, slide) - j * slide (j = 0, 1, ...) and still hold t, ceil(size
+ * / slide) of them at most, and each of those groups takes its weight
+ * (per-window state, no slices: every call kept here can be undone in
+ * each window alike).  Session windows are not this operator's: the
+ * rewriter puts a session operator (op_session.c) under an aggregate
+ * grouped by its window columns.  Per group the operator keeps the
  * weight sum of its rows (count) -- a group whose count reaches 0 has no
  * row: its row is retracted -- and per call an accumulator that a
  * retraction can undo exactly:
@@ -38,8 +45,7 @@
  * result cannot be kept exactly over retractions are refused at
  * construction (0A000): sum/avg of floating point (their rounding depends
  * on the order), of interval, string_agg (order), DISTINCT calls other
- * than count(DISTINCT), approx_count_distinct; sliding and session
- * windows.  Without GROUP BY
+ * than count(DISTINCT), approx_count_distinct.  Without GROUP BY
  * and without a window the one group always has a row (count(*) = 0 over
  * nothing), emitted at the first flush.
  *
@@ -58,7 +64,7 @@
  * key + call number (u8) + the value's equality key (ex_key_encode):
  *   [weight sum i64] then the value (row_encode);
  * and at prefix 'w' the input watermark the closed groups were evicted
- * at (i64).  Group keys are [window end as put_time_key] +
+ * at (i64, eng_bound_put).  Group keys are [window end as put_time_key] +
  * ex_key_encode(group values).  checkpoint writes the groups the batch
  * touched (a group without a row, a value of weight 0: deleted); restore
  * drops the in-memory cache, which reloads by key (state_get, one prefix
@@ -66,7 +72,7 @@
  *
  * Event time (in_time: the input's time columns).  A group key that is a
  * bare input time column (offset o) is an output time column, offset o;
- * with a tumbling window over an input time column (offset o), every row
+ * with a window over an input time column (offset o), every row
  * after input watermark wm has time >= wm + o and a window ending after
  * it, so window_end (offset o + 1) and window_start (o + 1 - size) are
  * too.  Watermark wm closes a group whose window ends at or before
@@ -78,7 +84,8 @@
  * the groups), records wm under 'w' and drops the cache if a cached group
  * closed.  A closed group's row stays in the output (no retraction).  A
  * row for a group the recorded watermark closed (late: the caller drops
- * those) fails the batch with 22000: its state is gone, so taking it
+ * those; a sliding window's row when any of its windows closed) fails
+ * the batch with 22000: its state is gone, so taking it
  * would emit a second row for the window.  Bound: WATERMARK when
  * something can close groups.
  */
@@ -632,6 +639,71 @@ static int load_closed(EngOp *op, Agg *ag, EngCtx *cx)
 
 /* ------------------------------------------------------------------ push */
 
+/* Adds row i of the batch (weight w; its calls' arguments av, their
+ * filters fv) to group g's accumulators.  0, or -1 with cx->err set. */
+static int acc_row(Agg *ag, Group *g, uint32_t i, int64_t w, const Vector *av, const Vector *fv,
+                   StrBuf *vk, EngCtx *cx)
+{
+    const EngAggSpec *sp = &ag->spec;
+    for (int j = 0; j < sp->naggs; j++) {
+        const AggCall *c = &sp->aggs[j];
+        Acc *acc = &g->acc[j];
+        const Vector *a = &av[j];
+        if (c->filter && (vector_is_null(&fv[j], i) || !fv[j].v.b[i]))
+            continue;
+        if (!c->star && vector_is_null(a, i))
+            continue;
+        acc->n += w;
+        switch (ag->kinds[j]) {
+        case ACC_COUNT:
+            break;
+        case ACC_SUM_INT: case ACC_SUM_INT8: case ACC_AVG_INT: {
+            int64_t x = a->type.id == TYPE_INT2 ? a->v.i16[i]
+                      : a->type.id == TYPE_INT4 ? a->v.i32[i] : a->v.i64[i];
+            acc->isum += (__int128)x * w;
+            break;
+        }
+        case ACC_SUM_NUM: case ACC_AVG_NUM: {
+            const SlNumeric *x = &a->v.num[i];
+            if (x->sign == NUM_NAN)
+                acc->nan += w;
+            else if (x->sign == NUM_PINF)
+                acc->pinf += w;
+            else if (x->sign == NUM_NINF)
+                acc->ninf += w;
+            else if (num_accumulate(cx->arena, &ag->cache, acc, x, w, cx->err) < 0)
+                return -1;
+            break;
+        }
+        case ACC_BOOL_AND: case ACC_BOOL_OR:
+            if (a->v.b[i])
+                acc->isum += w;
+            break;
+        case ACC_MIN: case ACC_MAX: case ACC_COUNT_DISTINCT: {
+            strbuf_reset(vk);
+            ex_key_encode(a, 1, i, vk);
+            MsEntry *e = ms_entry(ag, acc, vk->data, vk->len, a, i);
+            int64_t before = e->count;
+            e->count += w;
+            e->dirty = true;
+            if (ag->kinds[j] == ACC_COUNT_DISTINCT) {
+                acc->isum += (e->count > 0) - (before > 0);
+                break;
+            }
+            int want = ag->kinds[j] == ACC_MIN ? -1 : 1;
+            if (e == acc->best) {
+                if (e->count <= 0)
+                    acc->best_known = false;
+            } else if (e->count > 0 && acc->best_known &&
+                     (acc->best == NULL || ex_value_cmp(&e->v, 0, &acc->best->v, 0) * want > 0))
+                acc->best = e;
+            break;
+        }
+        }
+    }
+    return 0;
+}
+
 static int agg_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
 {
     SL_UNUSED(input);
@@ -659,86 +731,47 @@ static int agg_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
     strbuf_init(&k);
     strbuf_init(&vk);
     int rc = -1;
+    /* a tumbling window is a sliding one whose slide is its size */
+    int64_t size = sp->window.size_us;
+    int64_t slide = sp->window.kind == WINDOW_SLIDE ? sp->window.slide_us : size;
+    int nwin = ag->windowed ? (int)((size + slide - 1) / slide) : 1;
     for (uint32_t i = 0; i < n; i++) {
-        int64_t w = d->weights[i], wend = 0;
+        int64_t w = d->weights[i];
         if (w == 0)
             continue;
-        strbuf_reset(&k);
-        if (ag->windowed) {
-            if (vector_is_null(&tv, i) || tv.v.i64[i] == INT64_MIN || tv.v.i64[i] == INT64_MAX)
-                continue;
-            wend = ex_window_floor(tv.v.i64[i], sp->window.size_us) + sp->window.size_us;
-            uint8_t tk[8];
-            put_time_key(tk, wend);
-            strbuf_append(&k, tk, 8);
-        }
-        if (closed_by(ag, wend, gv, i, ag->closed_wm)) {
-            sl_error(cx->err, ERRCODE_DATA_EXCEPTION,
-                     "a row reached an aggregate for a group its watermark closed");
-            sl_error_hint(cx->err, "rows below the watermark are dropped before the graph "
-                                   "(late rows); this one was not");
-            goto out;
-        }
-        ex_key_encode(gv, sp->ngroups, i, &k);
-        Group *g;
-        if (group_get(op, ag, &k, gv, i, wend, cx, &g) < 0 || touch(ag, g, cx) < 0)
-            goto out;
-        g->count += w;
-        for (int j = 0; j < sp->naggs; j++) {
-            const AggCall *c = &sp->aggs[j];
-            Acc *acc = &g->acc[j];
-            const Vector *a = &av[j];
-            if (c->filter && (vector_is_null(&fv[j], i) || !fv[j].v.b[i]))
-                continue;
-            if (!c->star && vector_is_null(a, i))
-                continue;
-            acc->n += w;
-            switch (ag->kinds[j]) {
-            case ACC_COUNT:
-                break;
-            case ACC_SUM_INT: case ACC_SUM_INT8: case ACC_AVG_INT: {
-                int64_t x = a->type.id == TYPE_INT2 ? a->v.i16[i]
-                          : a->type.id == TYPE_INT4 ? a->v.i32[i] : a->v.i64[i];
-                acc->isum += (__int128)x * w;
-                break;
+        if (ag->windowed &&
+            (vector_is_null(&tv, i) || tv.v.i64[i] == INT64_MIN || tv.v.i64[i] == INT64_MAX))
+            continue;
+        /* the row's windows: those of start floor(t, slide) - j * slide
+         * that still hold t (the batch engine's, op_agg.c); first the
+         * earliest, so a closed one is seen before any group changes */
+        for (int j = nwin - 1; j >= 0; j--) {
+            int64_t wend = 0;
+            strbuf_reset(&k);
+            if (ag->windowed) {
+                int64_t t = tv.v.i64[i];
+                int64_t ws = ex_window_floor(t, slide) - (int64_t)j * slide;
+                if (ws + size <= t)
+                    continue;
+                wend = ws + size;
+                uint8_t tk[8];
+                put_time_key(tk, wend);
+                strbuf_append(&k, tk, 8);
             }
-            case ACC_SUM_NUM: case ACC_AVG_NUM: {
-                const SlNumeric *x = &a->v.num[i];
-                if (x->sign == NUM_NAN)
-                    acc->nan += w;
-                else if (x->sign == NUM_PINF)
-                    acc->pinf += w;
-                else if (x->sign == NUM_NINF)
-                    acc->ninf += w;
-                else if (num_accumulate(cx->arena, &ag->cache, acc, x, w, cx->err) < 0)
-                    goto out;
-                break;
+            if (closed_by(ag, wend, gv, i, ag->closed_wm)) {
+                sl_error(cx->err, ERRCODE_DATA_EXCEPTION,
+                         "a row reached an aggregate for a group its watermark closed");
+                sl_error_hint(cx->err, "rows below the watermark are dropped before the graph "
+                                       "(late rows); this one was not");
+                goto out;
             }
-            case ACC_BOOL_AND: case ACC_BOOL_OR:
-                if (a->v.b[i])
-                    acc->isum += w;
-                break;
-            case ACC_MIN: case ACC_MAX: case ACC_COUNT_DISTINCT: {
-                strbuf_reset(&vk);
-                ex_key_encode(a, 1, i, &vk);
-                MsEntry *e = ms_entry(ag, acc, vk.data, vk.len, a, i);
-                int64_t before = e->count;
-                e->count += w;
-                e->dirty = true;
-                if (ag->kinds[j] == ACC_COUNT_DISTINCT) {
-                    acc->isum += (e->count > 0) - (before > 0);
-                    break;
-                }
-                int want = ag->kinds[j] == ACC_MIN ? -1 : 1;
-                if (e == acc->best) {
-                    if (e->count <= 0)
-                        acc->best_known = false;
-                } else if (e->count > 0 && acc->best_known &&
-                         (acc->best == NULL || ex_value_cmp(&e->v, 0, &acc->best->v, 0) * want > 0))
-                    acc->best = e;
-                break;
-            }
-            }
+            ex_key_encode(gv, sp->ngroups, i, &k);
+            Group *g;
+            if (group_get(op, ag, &k, gv, i, wend, cx, &g) < 0 || touch(ag, g, cx) < 0)
+                goto out;
+            g->count += w;
+            if (acc_row(ag, g, i, w, av, fv, &vk, cx) < 0)
+                goto out;
         }
     }
     rc = 0;
@@ -1042,7 +1075,9 @@ static void agg_explain(const EngOp *op, StrBuf *out)
             plan_expr_deparse(ag->spec.groups[c], op->in_cols[0], NULL, out);
         }
     }
-    strbuf_puts(out, ag->windowed ? " per tumbling window" : "");
+    strbuf_puts(out, !ag->windowed                              ? ""
+                     : ag->spec.window.kind == WINDOW_SLIDE ? " per sliding window"
+                                                            : " per tumbling window");
     strbuf_puts(out, op->bound == ENG_BOUND_NONE        ? " (one group)"
                      : op->bound == ENG_BOUND_WATERMARK ? " (state: evicts by watermark)"
                                                         : " (state: unbounded)");
@@ -1083,10 +1118,11 @@ static bool time_col(const EngEdgeTime *t, const Expr *e, int64_t *off)
 EngOp *eng_op_aggregate_new(const ColumnDesc *in, int nin, const ColumnDesc *out, int nout,
                             const EngAggSpec *spec, const EngEdgeTime *in_time, SlError *err)
 {
-    if (spec->window.kind == WINDOW_SLIDE || spec->window.kind == WINDOW_SESSION) {
-        sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                 "the operator graph does not yet run %s windows",
-                 spec->window.kind == WINDOW_SLIDE ? "sliding" : "session");
+    if (spec->window.kind == WINDOW_SESSION) {
+        /* the rewriter makes a session operator and groups by its
+         * columns (op_session.c) */
+        sl_error(err, ERRCODE_INTERNAL_ERROR,
+                 "an aggregate operator is given a session window");
         return NULL;
     }
     AccKind kinds[spec->naggs + 1];
@@ -1096,7 +1132,7 @@ EngOp *eng_op_aggregate_new(const ColumnDesc *in, int nin, const ColumnDesc *out
     EngOp *op = eng_op_new(&aggregate_vt, 1, sizeof(Agg));
     Agg *ag = op->self;
     ag->spec = *spec;
-    ag->windowed = spec->window.kind == WINDOW_TUMBLE;
+    ag->windowed = spec->window.kind == WINDOW_TUMBLE || spec->window.kind == WINDOW_SLIDE;
     ag->scalar = spec->ngroups == 0 && !ag->windowed;
     ag->kinds = arena_memdup(&op->arena, kinds, sizeof(AccKind) * (size_t)(spec->naggs + 1));
     ag->gtypes = ARENA_ARRAY(&op->arena, SlType, spec->ngroups + 1);

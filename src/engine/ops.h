@@ -5,7 +5,9 @@
  *   eng_op_filter_new      the rows whose condition is true (op_filter.c)
  *   eng_op_project_new     one expression per output column (op_project.c)
  *   eng_op_aggregate_new   grouped aggregates over retractions, optionally
- *                          per tumbling window (op_aggregate.c)
+ *                          per tumbling or sliding window (op_aggregate.c)
+ *   eng_op_session_new     each row tagged with its session window, over
+ *                          retractions (op_session.c)
  *
  * Expressions are the analyzer's (expr.h), over the input's columns; the
  * operator keeps pointers to them and to the column descriptions, so
@@ -27,14 +29,14 @@ EngOp *eng_op_project_new(const ColumnDesc *in, int nin, const ColumnDesc *out, 
                           Expr *const *exprs, const EngEdgeTime *in_time);
 
 /* An aggregate: group keys, then window_start and window_end when the
- * window is a tumbling one, then one column per call (plan.h's Aggregate
- * node, whose fields these are). */
+ * window is a tumbling or sliding one, then one column per call (plan.h's
+ * Aggregate node, whose fields these are). */
 typedef struct EngAggSpec {
     int            ngroups;
     Expr *const   *groups;
     int            naggs;
     const AggCall *aggs;
-    WindowSpec     window;      /* WINDOW_NONE or WINDOW_TUMBLE */
+    WindowSpec     window;      /* WINDOW_NONE, WINDOW_TUMBLE or WINDOW_SLIDE */
 } EngAggSpec;
 
 /* in_time: the input's event-time columns (NULL: none); a group key that
@@ -44,5 +46,17 @@ typedef struct EngAggSpec {
  * call or the window cannot be kept exactly over retractions (say which). */
 EngOp *eng_op_aggregate_new(const ColumnDesc *in, int nin, const ColumnDesc *out, int nout,
                             const EngAggSpec *spec, const EngEdgeTime *in_time, SlError *err);
+
+/* The session operator: its output is the input's columns, then
+ * window_start and window_end (time's type) of the row's session by the
+ * group values (SESSION(time, gap_us) of the batch engine); rows whose
+ * session changes are retracted with the old one and inserted with the
+ * new.  When time is a bare input time column (in_time), window_end is
+ * the output's time column and the sessions the watermark closes are
+ * evicted.  NULL with err set when time is not a timestamp or the gap is
+ * not positive. */
+EngOp *eng_op_session_new(const ColumnDesc *in, int nin, Expr *const *groups, int ngroups,
+                          const Expr *time, int64_t gap_us, const EngEdgeTime *in_time,
+                          SlError *err);
 
 #endif /* SLUICE_ENGINE_OPS_H */

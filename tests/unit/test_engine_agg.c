@@ -413,11 +413,26 @@ static void test_refusals(void)
     expect_refused("SELECT k FROM u WHERE random() < 0.5",
                    "ERROR 0A000 the operator graph cannot run random(): its value may change "
                    "between a row's insertion and its retraction");
-    expect_refused("SELECT count(*) FROM u GROUP BY WINDOW(ts, INTERVAL '1 minute', "
-                   "INTERVAL '30 seconds')",
-                   "ERROR 0A000 the operator graph does not yet run sliding windows");
     expect_refused("SELECT k FROM u WHERE v IN (SELECT v FROM u)",
-                   "ERROR 0A000 the operator graph does not yet run subqueries in expressions");
+                   "ERROR 0A000 the operator graph does not yet run IN (subquery) in "
+                   "expressions");
+    expect_refused("SELECT k FROM u WHERE v > (SELECT v FROM u WHERE k = 'a')",
+                   "ERROR 0A000 the operator graph runs a scalar subquery in an expression only "
+                   "over an aggregate without GROUP BY (exactly one row)");
+    expect_refused("SELECT k, (SELECT max(v) FROM u HAVING count(*) > 1) FROM u",
+                   "ERROR 0A000 the operator graph runs a scalar subquery in an expression only "
+                   "over an aggregate without GROUP BY (exactly one row)");
+    expect_refused("SELECT u.k FROM u JOIN u AS w ON u.k = w.k AND u.v > (SELECT avg(v) "
+                   "FROM u)",
+                   "ERROR 0A000 the operator graph does not yet run scalar subqueries in "
+                   "expressions");
+    expect_refused("SELECT k, count(*) FILTER (WHERE v > (SELECT avg(v) FROM u)) FROM u "
+                   "GROUP BY k",
+                   "ERROR 0A000 the operator graph does not yet run scalar subqueries in "
+                   "expressions");
+    expect_refused("SELECT k FROM u WHERE EXISTS (SELECT 1 FROM u AS w WHERE w.k = u.k)",
+                   "ERROR 0A000 the operator graph does not yet run correlated subqueries in "
+                   "expressions");
 }
 
 int main(void)

@@ -38,14 +38,6 @@ static EngGraph *compile(const char *sql, uint32_t oid)
     return g;
 }
 
-static int op_of(const EngGraph *g, const char *kind)
-{
-    for (int i = 0; i < g->nops; i++)
-        if (strcmp(g->ops[i]->vt->kind, kind) == 0)
-            return i;
-    return -1;
-}
-
 /* One batch: rows (text) into each source (NULL: none), then the
  * watermarks wm[s] (< 0: none); the output summed into o. */
 static void batch(EngGraph *g, UeOut *o, const char *const *l, int nl, const char *const *r,
@@ -88,7 +80,7 @@ static void explain_is(const EngOp *op, const char *want)
 static void test_forward(void)
 {
     EngGraph *g = compile("SELECT v, ts, k FROM a WHERE v > 0", 201);
-    int f = op_of(g, "filter"), p = op_of(g, "project");
+    int f = ue_op_of(g, "filter"), p = ue_op_of(g, "project");
     CHECK(f >= 0 && p >= 0 && g->output == p);
     CHECK(g->ops[f]->out_time.n == 1 && g->ops[f]->out_time.cols[0].col == 1);
     CHECK(g->ops[p]->out_time.n == 1 && g->ops[p]->out_time.cols[0].col == 1,
@@ -106,8 +98,8 @@ static void test_forward(void)
 
     /* the time column computed, not referenced: no time, no watermark */
     g = compile("SELECT k, ts + INTERVAL '1 second' AS ts FROM a WHERE v > 0", 202);
-    p = op_of(g, "project");
-    f = op_of(g, "filter");
+    p = ue_op_of(g, "project");
+    f = ue_op_of(g, "filter");
     CHECK(p >= 0 && g->ops[p]->out_time.n == 0);
     ue_out_init(&o);
     batch(g, &o, rows, 2, NULL, 0, 5 * S, -1);
@@ -118,24 +110,9 @@ static void test_forward(void)
 
     /* a table has no watermark column: nothing is timed */
     g = compile("SELECT k, ts FROM ta WHERE v > 0", 203);
-    f = op_of(g, "filter");
+    f = ue_op_of(g, "filter");
     CHECK(f >= 0 && g->ops[f]->out_time.n == 0);
     eng_graph_free(g);
-}
-
-/* o's summed output is the batch engine's answer to sql. */
-static void outputs_equal(const UeOut *o, const char *sql)
-{
-    StrBuf got, want;
-    strbuf_init(&got);
-    strbuf_init(&want);
-    ue_out_lines(o, &got);
-    ue_sql(&env, sql, &want);
-    CHECK(want.len > 0 && got.len == want.len && memcmp(got.data, want.data, got.len) == 0,
-          "\n  got:\n%s\n  batch engine:\n%s", got.data ? got.data : "",
-          want.data ? want.data : "");
-    strbuf_free(&got);
-    strbuf_free(&want);
 }
 
 static const char *const join_sql =
@@ -155,7 +132,7 @@ static void test_interval_join(void)
     char sql[512];
     join_text(sql, sizeof(sql), "a", "b");
     EngGraph *g = compile(sql, 204);
-    int j = op_of(g, "join");
+    int j = ue_op_of(g, "join");
     CHECK(j >= 0);
     EngOp *op = g->ops[j];
     CHECK(op->bound == ENG_BOUND_WATERMARK, "bound %d", (int)op->bound);
@@ -192,7 +169,7 @@ static void test_interval_join(void)
     CHECK(st.rows == 0 && st.evicted == 7, "%lld kept, %lld evicted", (long long)st.rows,
           (long long)st.evicted);
     join_text(sql, sizeof(sql), "ta", "tb");
-    outputs_equal(&o, sql);
+    ue_outputs_equal(&env, &o, sql);
     ue_out_free(&o);
     eng_graph_free(g);
 }
@@ -205,7 +182,7 @@ static void test_unbounded_join(void)
                           "FROM a) x JOIN b ON x.k = b.k AND x.ts BETWEEN b.ts - "
                           "INTERVAL '5 seconds' AND b.ts",
                           205);
-    int j = op_of(g, "join");
+    int j = ue_op_of(g, "join");
     CHECK(j >= 0 && g->ops[j]->bound == ENG_BOUND_UNBOUNDED, "bound %d",
           j >= 0 ? (int)g->ops[j]->bound : -1);
     /* b's edge is timed, x's is not */
@@ -219,7 +196,7 @@ static void test_unbounded_join(void)
 static void test_distinct_setop(void)
 {
     EngGraph *g = compile("SELECT DISTINCT k, ts FROM a", 206);
-    int d = op_of(g, "distinct");
+    int d = ue_op_of(g, "distinct");
     CHECK(d >= 0 && g->ops[d]->in_time[0].n == 1 && g->ops[d]->out_time.n == 1);
     UeOut o;
     ue_out_init(&o);
@@ -299,7 +276,8 @@ static void test_window_aggregate(void)
     EngGraph *g = compile(sql, 208);
     snprintf(sql, sizeof(sql), win2_sql, "a");
     EngGraph *g2 = compile(sql, 209);
-    int ag = op_of(g, "aggregate"), lo = op_of(g2, "aggregate"), up = last_op_of(g2, "aggregate");
+    int ag = ue_op_of(g, "aggregate"), lo = ue_op_of(g2, "aggregate");
+    int up = last_op_of(g2, "aggregate");
     CHECK(ag >= 0 && lo >= 0 && up > lo);
     EngOp *op = g->ops[ag], *upper = g2->ops[up];
     /* k, window_start, window_end: the window's columns are timed, the
@@ -367,9 +345,9 @@ static void test_window_aggregate(void)
           (long long)agg_keys(op), (long long)st.evicted);
     CHECK(agg_keys(upper) == 0);
     snprintf(sql, sizeof(sql), win_sql, "ta");
-    outputs_equal(&o, sql);
+    ue_outputs_equal(&env, &o, sql);
     snprintf(sql, sizeof(sql), win2_sql, "ta");
-    outputs_equal(&o2, sql);
+    ue_outputs_equal(&env, &o2, sql);
     ue_out_free(&o);
     ue_out_free(&o2);
     eng_graph_free(g);
@@ -377,7 +355,7 @@ static void test_window_aggregate(void)
 
     /* no window, no time key: no output time, no watermark, unbounded */
     g = compile("SELECT k, count(*) FROM a GROUP BY k", 210);
-    ag = op_of(g, "aggregate");
+    ag = ue_op_of(g, "aggregate");
     CHECK(g->ops[ag]->out_time.n == 0 && g->ops[ag]->bound == ENG_BOUND_UNBOUNDED);
     ue_out_init(&o);
     batch(g, &o, a1, 3, NULL, 0, 50 * S, -1);
@@ -386,7 +364,7 @@ static void test_window_aggregate(void)
     eng_graph_free(g);
     /* a bare time column as group key is timed with its offset */
     g = compile("SELECT ts, count(*) FROM a GROUP BY ts", 211);
-    ag = op_of(g, "aggregate");
+    ag = ue_op_of(g, "aggregate");
     CHECK(g->ops[ag]->out_time.n == 1 && g->ops[ag]->out_time.cols[0].col == 0 &&
           g->ops[ag]->out_time.cols[0].offset_us == 0);
     eng_graph_free(g);

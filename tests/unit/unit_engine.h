@@ -12,7 +12,8 @@
  *                            error as "ERROR <sqlstate> <message>"), its
  *                            sources' SCANs in the UeEnv
  *   ue_compile_time          the same with the sources' event time
- *                            (eng_compile_time)
+ *                            (eng_compile_query, with the query's
+ *                            InitPlans)
  *   ue_scan_time             an EngScanTimeFn: a stream's WATERMARK column
  *   UeOut, ue_out_*          a graph's output: each delta's rows as text
  *                            lines with weights ("+1 a|b"), and the sum of
@@ -21,6 +22,10 @@
  *   ue_run                   one batch through a graph: deltas in, state
  *                            committed (or thrown away), output collected
  *   ue_run_wm                the same with the sources' watermarks
+ *   ue_outputs_equal         a graph's summed output against the batch
+ *                            engine's answer to a query
+ *   ue_op_of                 a graph's first operator of a kind
+ *   ue_ts_time               an EngScanTimeFn: the column named ts
  *
  * Rows are written as unit_rows_cb writes them (value_format_text, NULL as
  * "NULL", columns joined with '|').
@@ -148,7 +153,8 @@ static EngGraph *ue_compile_time(UeEnv *e, const char *sql, uint32_t oid,
     if (rt_parse(&e->plans, sql, strlen(sql), &stmts, &err) < 0 ||
         sql_analyze_with(&e->plans, &sc, sql, list_nth(stmts, 0), NULL, 0, &q, &err) < 0)
         goto fail;
-    g = eng_compile_time(q->plan, oid, &e->plans, time_fn, time_arg, &scans, &nscans, &err);
+    g = eng_compile_query(q->plan, q->init, q->ninit, oid, &e->plans, time_fn, time_arg, &scans,
+                          &nscans, &err);
     if (g == NULL)
         goto fail;
     e->scans = scans;
@@ -348,6 +354,46 @@ static int ue_run(UeEnv *e, EngGraph *g, const EngDelta *const *deltas, Arena *b
                   UeOut *o, bool commit, StrBuf *errout)
 {
     return ue_run_wm(e, g, deltas, NULL, NULL, batch, o, commit, errout);
+}
+
+/* o's summed output is the batch engine's answer to sql (not empty). */
+__attribute__((unused))
+static void ue_outputs_equal(UeEnv *e, const UeOut *o, const char *sql)
+{
+    StrBuf got, want;
+    strbuf_init(&got);
+    strbuf_init(&want);
+    ue_out_lines(o, &got);
+    ue_sql(e, sql, &want);
+    CHECK(want.len > 0 && got.len == want.len && memcmp(got.data, want.data, got.len) == 0,
+          "%s\n  got:\n%s\n  batch engine:\n%s", sql, got.data ? got.data : "",
+          want.data ? want.data : "");
+    strbuf_free(&got);
+    strbuf_free(&want);
+}
+
+/* The index of g's first operator of kind (its vt->kind), or -1. */
+__attribute__((unused))
+static int ue_op_of(const EngGraph *g, const char *kind)
+{
+    for (int i = 0; i < g->nops; i++)
+        if (strcmp(g->ops[i]->vt->kind, kind) == 0)
+            return i;
+    return -1;
+}
+
+/* An EngScanTimeFn: a source's column named ts is its event time, offset
+ * 0 (the watermarks the test passes are already the max time less the
+ * delay); none without one. */
+__attribute__((unused))
+static void ue_ts_time(void *arg, const Plan *scan, EngEdgeTime *out)
+{
+    SL_UNUSED(arg);
+    for (int c = 0; c < scan->ncols; c++)
+        if (strcmp(scan->cols[c].name, "ts") == 0) {
+            out->n = 1;
+            out->cols[0] = (EngTimeCol){c, 0};
+        }
 }
 
 #endif /* SLUICE_TESTS_UNIT_ENGINE_H */
