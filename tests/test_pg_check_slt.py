@@ -10,6 +10,7 @@ PostgreSQL-derived .slt files against a real PostgreSQL 15 in every
   is not run.
 - No PostgreSQL (PGBIN elsewhere) fails every checked file.
 - tools/pg_slt.py puts PostgreSQL's answer back into the drifted records.
+- --audit lists the "sluice only" records PostgreSQL agrees with.
 - The private cluster is gone when the check ends, also when it is stopped
   with SIGTERM.
 The files here are small ones made for each case; PostgreSQL 15 comes from
@@ -201,3 +202,14 @@ def test_sigterm_stops_the_cluster(workdir):
     assert proc.returncode == 143, out
     assert leftover_clusters(workdir) == []
     assert not Path(f"/proc/{pid}").exists(), "the postmaster outlived the check"
+
+
+def test_audit_lists_the_sluice_only_marks_postgresql_agrees_with(workdir):
+    text = GOOD.replace("statement error (22012)\n", "# sluice only: needless\nstatement error (22012)\n")
+    path = write(workdir, "audit.slt", text)
+    res = check(workdir, "--audit", path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    line = text.split("\n").index("statement error (22012)") + 1
+    agreed = [x for x in res.stdout.splitlines() if "marked sluice only" in x]
+    assert agreed == [f"{path}:{line}: marked sluice only, but PostgreSQL 15 gives what it "
+                      "expects: SELECT 1 / 0"], res.stdout
