@@ -2,8 +2,8 @@
 PostgreSQL-derived .slt files against a real PostgreSQL 15 in every
 ./tools/test.
 
-- An expectation that differs from PostgreSQL's answer (rows, a SQLSTATE, an
-  error's message, an error where PostgreSQL succeeds) fails the file, with
+- An expectation that differs from PostgreSQL's answer (rows, a count, a
+  SQLSTATE, an error's message, an error where PostgreSQL succeeds) fails the file, with
   FILE:LINE, the expectation and PostgreSQL's answer; a file that agrees
   passes; a record marked "# sluice only" is not run.
 - A file that does not say whether it is checked fails; a "not checked" one
@@ -37,7 +37,7 @@ GOOD = """\
 statement ok
 CREATE TABLE t (a int, b text)
 
-statement ok
+statement count 3
 INSERT INTO t VALUES (2, 'x y'), (1, ''), (3, NULL)
 
 query IT rowsort
@@ -67,6 +67,7 @@ CREATE STREAM s (a int)
 
 # (the line of the record, what replaces the good text there)
 FAULTS = [
+    ("statement count 3\n", "statement count 4\n"),          # a count
     ("2 x y\n", "2 x z\n"),                                   # a value
     ("statement error (22012)\n", "statement error (22003)\n"),  # a SQLSTATE
     ('statement error relation "nope" does not exist\n',
@@ -109,7 +110,7 @@ def test_a_file_that_agrees_with_postgresql_passes(workdir):
     assert leftover_clusters(workdir) == []
 
 
-@pytest.mark.parametrize("good,bad", FAULTS, ids=["value", "sqlstate", "message"])
+@pytest.mark.parametrize("good,bad", FAULTS, ids=["count", "value", "sqlstate", "message"])
 def test_an_expectation_that_differs_from_postgresql_fails(workdir, good, bad):
     assert good in GOOD
     text = GOOD.replace(good, bad)
@@ -168,9 +169,9 @@ def test_pg_slt_puts_postgresqls_answers_back(workdir):
     res = subprocess.run([sys.executable, str(FILL), str(path)], capture_output=True, text=True,
                          env=env, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "3 updated" in res.stdout
+    assert "4 updated" in res.stdout
     filled = path.read_text()
-    assert "2 x y\n" in filled and "statement error (22012)\n" in filled
+    assert "statement count 3\n" in filled and "2 x y\n" in filled and "statement error (22012)\n" in filled
     assert 'statement error relation "nope" does not exist\n' in filled
     assert check(workdir, path).returncode == 0
 

@@ -30,6 +30,7 @@ simple query protocol, NULL as NULL, '' as (empty), the first statement's
 rows.  Its answer is compared with the record as sqllogictest-rs compares
 sluice's:
 
+  statement count N      PostgreSQL must succeed on N rows;
   statement ok / query   PostgreSQL must succeed; a query's rows, sorted for
                          rowsort / valuesort, each value's whitespace
                          collapsed, must equal the expected lines;
@@ -243,8 +244,8 @@ def field(res, name):
 def run(conn, sql):
     """Runs SQL as sqllogictest-rs's postgres engine does (simple query
     protocol): {"error": text, "state": SQLSTATE} when a statement failed,
-    else {"rows": [[value, ...], ...]} of the first result (values as
-    PostgreSQL's text, NULL as NULL, '' as (empty))."""
+    else {"rows": [[value, ...], ...], "count": rows affected} of the first
+    result (values as PostgreSQL's text, NULL as NULL, '' as (empty))."""
     try:
         conn.send_query(sql.encode())
     except Exception as e:      # psycopg.OperationalError: the server is gone
@@ -265,6 +266,7 @@ def run(conn, sql):
         if out is not None:
             continue
         rows = []
+        count = res.command_tuples
         if res.status == pq.ExecStatus.TUPLES_OK:
             for r in range(res.ntuples):
                 row = []
@@ -275,10 +277,10 @@ def run(conn, sql):
                     else:
                         row.append(v.decode() if v else "(empty)")
                 rows.append(row)
-        out = {"rows": rows}
+        out = {"rows": rows, "count": count}
     if conn.status != pq.ConnStatus.OK:
         raise CheckError("lost the connection: " + str(conn.get_error_message()))
-    return out or {"rows": []}
+    return out or {"rows": [], "count": None}
 
 
 def normalize(s):
@@ -325,6 +327,10 @@ def compare(rec, got):
     if "error" in got:
         return f"{head[0]} ok", f"{got['state']}: {got['error']!r}"
     if rec["kind"] == "statement":
+        if head[1:2] == ["count"]:
+            want = int(head[2])
+            if got["count"] != want:
+                return f"statement count {want}", f"{got['count']} rows"
         return None
     have = result_lines(head, got["rows"])
     want = [normalize(line) for line in rec["expected"] or []]

@@ -15,6 +15,7 @@ Otherwise:
                    the check compares them (sorted for rowsort / valuesort);
                    a query that fails in PostgreSQL is reported and left alone;
   statement ok     checked to succeed (reported when it does not);
+  statement count  its count set to the rows PostgreSQL's command affected;
   statement error  / query error: the expected error is set from
                    PostgreSQL's: "(SQLSTATE)" stays a SQLSTATE match, any
                    other text becomes the message as an escaped regex.  A
@@ -61,6 +62,9 @@ def fill(rec, got, path):
         print(f"{where}: PostgreSQL fails ({got['state']}): {got['error']}")
         return old
     if rec["kind"] == "statement":
+        if head[1:2] == ["count"]:
+            lines[0] = f"statement count {got['count']}"
+            return lines
         return old
     return lines + ["----"] + pgc.result_lines(head, got["rows"], norm=str)
 
