@@ -3,9 +3,9 @@ PostgreSQL-derived .slt files against a real PostgreSQL 15 in every
 ./tools/test.
 
 - An expectation that differs from PostgreSQL's answer (rows, a count, a
-  SQLSTATE, an error's message, an error where PostgreSQL succeeds) fails the file, with
-  FILE:LINE, the expectation and PostgreSQL's answer; a file that agrees
-  passes; a record marked "# sluice only" is not run.
+  SQLSTATE, an error's message, an error where PostgreSQL succeeds) fails
+  the file, with FILE:LINE, the expectation and PostgreSQL's answer; a file
+  that agrees passes; a record marked "# sluice only" is not run.
 - A file that does not say whether it is checked fails; a "not checked" one
   is not run.
 - No PostgreSQL (PGBIN elsewhere) fails every checked file.

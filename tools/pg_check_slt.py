@@ -7,8 +7,8 @@ sql-tests/*.slt against a real PostgreSQL 15, so that none drifts unnoticed.
     .venv/bin/python tools/pg_check_slt.py --audit [FILE...] the "sluice only"
                                                           marks PostgreSQL agrees with
 
-Every .slt file says in its header, on a line of its own, what its
-expectations are (FILE_MARK):
+Every .slt file says what its expectations are on a comment line of its
+own (FILE_MARK; by custom in its header, anywhere in the file counts):
 
     # postgres: checked -- ...       PostgreSQL 15's: every record is run here
     # postgres: not checked -- ...   sluice's own SQL (streams, continuous
@@ -24,8 +24,9 @@ the comments beside it.  Every other record runs, in file order, in one
 session of a PRIVATE cluster (initdb into a temporary directory, a free port
 on 127.0.0.1, its unix socket in that directory; stopped and removed when the
 check ends, fails or is interrupted), as user sluice in a fresh database
-sluice (UTF8; collation C, character classes C.UTF-8; TimeZone UTC, DateStyle ISO, MDY, IntervalStyle
-postgres), as sqllogictest-rs's postgres engine runs it against sluice: the
+sluice (UTF8; collation C, character classes C.UTF-8; TimeZone UTC,
+DateStyle ISO, MDY, IntervalStyle postgres), as sqllogictest-rs's postgres
+engine runs it against sluice: the
 simple query protocol, NULL as NULL, '' as (empty), the first statement's
 rows.  Its answer is compared with the record as sqllogictest-rs compares
 sluice's:
@@ -35,7 +36,7 @@ sluice's:
                          rowsort / valuesort, each value's whitespace
                          collapsed, must equal the expected lines;
   ... error (SQLSTATE)   PostgreSQL must fail with that SQLSTATE;
-  ... error REGEX         PostgreSQL must fail with an error whose text, as
+  ... error REGEX        PostgreSQL must fail with an error whose text, as
                          tokio-postgres prints it ("db error: ERROR: message",
                          then "DETAIL: ..." and "HINT: ..." lines), matches;
   ... error              PostgreSQL must fail.
@@ -65,7 +66,8 @@ try:
     from psycopg import pq
 except ImportError:     # a python without psycopg: the tests' venv has it
     VENV = ROOT / ".venv" / "bin" / "python"
-    if VENV.exists() and Path(sys.executable).resolve() != VENV.resolve():
+    if VENV.exists() and "PG_CHECK_SLT_VENV" not in os.environ:
+        os.environ["PG_CHECK_SLT_VENV"] = "1"
         os.execv(VENV, [str(VENV)] + sys.argv)
     raise
 PGBIN = Path(os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin"))
