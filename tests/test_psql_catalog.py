@@ -6,8 +6,11 @@ pg_database, pg_roles, OPERATOR(pg_catalog.~), correlated subqueries,
 \\d, \\dn, \\du and \\d NAME of a table, a stream, a result table and
 system tables;
 the output is compared with the expected files under tests/expected/psql/,
-with only what truly varies masked (timings).  SLUICE_UPDATE_EXPECTED=1
-rewrites the files from the current output instead (then review the diff).
+with only what truly varies masked (timings).  Those files are golden:
+written from sluice's own output, not PostgreSQL's, each opening with
+GOLDEN_HEADER; `tools/golden.sh psql` rewrites them from the current output
+(this file run with SLUICE_UPDATE_EXPECTED=1, which ./tools/test unsets),
+and the diff is reviewed by hand.
 """
 
 import os
@@ -18,6 +21,8 @@ from pathlib import Path
 import pytest
 
 EXPECTED = Path(__file__).parent / "expected" / "psql"
+GOLDEN_HEADER = ("-- golden: psql's output against sluice (tests/test_psql_catalog.py), written\n"
+                 "-- from sluice's own output, not PostgreSQL's: tools/golden.sh psql rewrites it\n")
 
 SETUP = """
 CREATE TABLE users (user_id BIGINT PRIMARY KEY, country VARCHAR(2) NOT NULL, score NUMERIC(10,2));
@@ -44,10 +49,12 @@ def mask(text):
 def check_expected(name, text):
     path = EXPECTED / f"{name}.out"
     if os.environ.get("SLUICE_UPDATE_EXPECTED"):
-        path.write_text(text)
+        path.write_text(GOLDEN_HEADER + text)
         return
     assert path.exists(), f"missing expected file {path}"
-    assert text == path.read_text(), f"psql output differs from {path}"
+    saved = path.read_text()
+    assert saved.startswith(GOLDEN_HEADER), f"{path} does not open with GOLDEN_HEADER"
+    assert text == saved[len(GOLDEN_HEADER):], f"psql output differs from {path}"
 
 
 @pytest.mark.parametrize("name,command", [

@@ -8,8 +8,11 @@
 #   deps_test_tools   the pinned test tools: a Python venv at .venv from
 #                     tests/requirements.txt (rebuilt only when that file changes)
 #                     and sqllogictest-rs (cargo install, only when the installed
-#                     one is not the pinned version)
-#   deps_all          both
+#                     one is not the pinned version), and deps_postgres
+#   deps_postgres     Debian's postgresql-15, the PostgreSQL that tools/pg_check_slt.py
+#                     checks the PostgreSQL-derived .slt expectations against (a test
+#                     dependency: tools/run does not install it)
+#   deps_all          deps_debian and deps_test_tools
 #   deps_clients      the driver programs of tests/clients/: node-postgres (npm ci
 #                     from package-lock.json, only when node_modules is missing or
 #                     older than the lock), pgx (go mod download) and pgJDBC
@@ -29,6 +32,9 @@ DEPS_DEBIAN_PACKAGES="build-essential pkg-config meson ninja-build lemon libuv1-
 librocksdb-dev libsqlite3-dev librdkafka-dev libssl-dev libjson-c-dev zlib1g-dev liblz4-dev
 libzstd-dev libpcre2-dev clang
 postgresql-client kcat python3-venv openjdk-17-jre-headless maven chromium"
+
+# The tests' own Debian packages (deps_postgres), beside the build's above.
+DEPS_TEST_DEBIAN_PACKAGES="postgresql-15"
 
 DEPS_SQLLOGICTEST_VERSION=0.29.1
 DEPS_VENV=.venv
@@ -144,8 +150,13 @@ deps_sqllogictest() {
     deps_sqllogictest_ok
 }
 
+# deps_postgres: install postgresql-15 unless dpkg has it.
+deps_postgres() {
+    DEPS_DEBIAN_PACKAGES="$DEPS_TEST_DEBIAN_PACKAGES" deps_debian
+}
+
 deps_test_tools() {
-    deps_venv && deps_sqllogictest
+    deps_venv && deps_sqllogictest && deps_postgres
 }
 
 deps_all() {

@@ -953,7 +953,8 @@ int rt_run_role(Runtime *rt, const Query *q, SlError *err)
 
 /* The privilege words of a has_*_privilege argument: "SELECT, INSERT WITH
  * GRANT OPTION".  Calls fn for each word (upper-cased, without WITH GRANT
- * OPTION); -1 with 22023 for an empty one. */
+ * OPTION); -1 with 22023 for an empty one, or one fn does not know
+ * (named as written, as PostgreSQL names it). */
 typedef int (*word_fn)(const char *word, bool grant_option, void *arg);
 
 static int each_privilege(const char *list, word_fn fn, void *arg, SlError *err)
@@ -985,7 +986,8 @@ static int each_privilege(const char *list, word_fn fn, void *arg, SlError *err)
         if (rc != 0) {
             if (rc == -2)
                 return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
-                                "unrecognized privilege type: \"%s\"", w);
+                                "unrecognized privilege type: \"%.*s\"",
+                                (int)strlen(w), p);
             return rc;
         }
         if (comma == NULL)

@@ -278,10 +278,16 @@ void session_send_error(Conn *c, const SlError *e, const char *sql, bool fatal)
     pgw_put_byte(&c->out, 0);
     pgw_end(&c->out, m);
     conn_mark_dirty(c);
-    if (fatal)
+    if (fatal) {
         c->close_after_flush = true;
-    else if (c->xact == 'T')
+    } else if (c->xact == 'T') {
+        /* The block fails, and its modes go with it, as PostgreSQL's abort
+         * undoes SET TRANSACTION: AND CHAIN then starts a block with the
+         * defaults. */
         c->xact = 'E';
+        c->xact_read_only = false;
+        c->xact_isolation = XACT_READ_COMMITTED;
+    }
 }
 
 void session_fatal(Conn *c, const char *sqlstate, const char *fmt, ...)

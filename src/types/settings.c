@@ -300,9 +300,12 @@ static int check_datestyle(const SetDef *d, const char *value, char **canon, SlE
     return 0;
 }
 
-/* Checks value for d and returns its canonical text (malloc'd). */
-static int check_value(const SetDef *d, const char *value, char **canon, const DtTz **tz,
-                       int *num, SlError *err)
+/* Checks value for d and returns its canonical text (malloc'd).  asked is
+ * the parameter's name as the statement wrote it, which PostgreSQL's error
+ * for a value not among an enum's names repeats (SET IntervalStyle = x:
+ * "intervalstyle"). */
+static int check_value(const SetDef *d, const char *asked, const char *value, char **canon,
+                       const DtTz **tz, int *num, SlError *err)
 {
     switch (d->kind) {
     case SK_STRING:
@@ -375,7 +378,8 @@ static int check_value(const SetDef *d, const char *value, char **canon, const D
             first = false;
             p += len + (bar ? 1 : 0);
         }
-        invalid(err, d, value);
+        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                 "invalid value for parameter \"%s\": \"%s\"", asked, value);
         StrBuf h;
         strbuf_init(&h);
         strbuf_puts(&h, "Available values: ");
@@ -425,10 +429,10 @@ static void apply(SlSettings *s, int i)
     const DtTz *tz = NULL;
     int num = 0;
     if (d->kind == SK_TIMEZONE) {
-        if (check_value(d, v, &canon, &tz, &num, &err) == 0)
+        if (check_value(d, d->name, v, &canon, &tz, &num, &err) == 0)
             s->tz = tz;
     } else if (d->kind == SK_INT || d->kind == SK_MS || d->kind == SK_KB) {
-        if (check_value(d, v, &canon, &tz, &num, &err) == 0) {
+        if (check_value(d, d->name, v, &canon, &tz, &num, &err) == 0) {
             if (strcmp(d->name, "extra_float_digits") == 0)
                 s->float_digits = num;
             else if (strcmp(d->name, "statement_mem") == 0)
@@ -512,7 +516,7 @@ int settings_set(SlSettings *s, const char *name, const char *value, SetScope sc
     } else {
         const DtTz *tz;
         int num;
-        if (check_value(d, value, &canon, &tz, &num, err) < 0)
+        if (check_value(d, name, value, &canon, &tz, &num, err) < 0)
             return -1;
     }
     if (scope == SET_LOCAL && !in_block) {
