@@ -238,10 +238,12 @@ void session_send_text_rows(Conn *c, const Batch *b);
 void session_statement_failed(Conn *c, const SlError *e, bool extended);
 
 /* subscribe.c */
-int  subscribe_start(Conn *c, const char *name, bool snapshot, bool extended, SlError *err);
+int  subscribe_start(Conn *c, const char *name, bool snapshot, bool extended, bool copy,
+                     SlError *err);
 /* A CancelRequest for c: true if it ended c's subscription (57014). */
 bool subscribe_cancel(Conn *c);
 void subscribe_free(Conn *c);
+void subscribe_drained(Conn *c);
 /* Cancels the statement c runs, if any (a CancelRequest with c's key):
  * it ends with 57014 "canceling statement due to user request".  Returns
  * whether something was running.  Whatever else runs on behalf of a
