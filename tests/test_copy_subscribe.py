@@ -231,3 +231,23 @@ def test_copy_subscribe_slow_reader_ends_with_53200(sluiced):
         raw.send(query("SELECT 1"))
         assert [m[0] for m in raw.until_ready()] == [b"T", b"D", b"C", b"Z"]
         raw.close()
+
+
+def test_sigterm_ends_copy_subscribe_with_fatal(sluiced):
+    server = sluiced()
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (s TEXT)")
+        c.execute("CREATE CONTINUOUS QUERY up WITH (trigger = '0') AS SELECT upper(s) AS u FROM ev")
+    raw = Raw(server.port)
+    raw.startup()
+    raw.send(query("COPY (SUBSCRIBE up) TO STDOUT"))
+    assert raw.recv_msg()[0] == b"H"
+    wait_subscribed(server)
+    assert server.stop() == 0
+    raw.sock.settimeout(WAIT)
+    msg = raw.recv_msg()
+    assert msg[0] == b"E", msg
+    fields = error_fields(msg[1])
+    assert fields["S"] == "FATAL" and fields["C"] == "57P01", fields
+    assert raw.recv_msg() is None
+    raw.close()
