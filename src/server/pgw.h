@@ -131,6 +131,8 @@ struct Conn {
     size_t      in_cap;
     bool        reading;
     bool        close_after_flush;
+    bool        lingering;      /* the FATAL is out, FIN sent: input discarded (conn.c) */
+    uv_shutdown_t shutdown_req;
     bool        too_many;       /* past max_connections: refuse at startup */
 
     /* output: whole messages waiting for the next flush */
