@@ -273,10 +273,12 @@ opt_ref_cols ::= .
 opt_ref_cols ::= LP column_ref_list RP.
 
 /* COPY name [(cols)] FROM STDIN | TO STDOUT [[WITH] (options)]
- * COPY (query) TO STDOUT [[WITH] (options)] */
+ * COPY (query) TO STDOUT [[WITH] (options)]
+ * COPY (SUBSCRIBE name [WITH (snapshot)]) TO STDOUT [[WITH] (options)] */
 copy_stmt(A) ::= COPY(T) name_list(N) opt_copy_cols(C) FROM ID(S) opt_copy_options(O). { A = make_copy(p, &T, N, C, NULL, false, &S, O); }
 copy_stmt(A) ::= COPY(T) name_list(N) opt_copy_cols(C) TO ID(S) opt_copy_options(O). { A = make_copy(p, &T, N, C, NULL, true, &S, O); }
 copy_stmt(A) ::= COPY(T) select_with_parens(Q) TO ID(S) opt_copy_options(O). { A = make_copy(p, &T, (Names){0}, NULL, Q, true, &S, O); }
+copy_stmt(A) ::= COPY(T) LP SUBSCRIBE(U) name_list(N) opt_with_options(W) RP TO ID(S) opt_copy_options(O). { A = make_copy(p, &T, (Names){0}, NULL, make_subscribe(p, &U, N, W), true, &S, O); }
 %type opt_copy_cols {List *}
 opt_copy_cols(A) ::= . { A = NULL; }
 opt_copy_cols(A) ::= LP column_ref_list(L) RP. { A = L; }

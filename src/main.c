@@ -3,7 +3,8 @@
  * (--list-options prints the table of WITH options, src/catalog/relopts.c.)
  *
  * Start-up order: options (command line over config file over defaults),
- * data directory (refused when it holds a state store without its catalog
+ * data directory (locked for this process first, lock_data_dir: a second
+ * server on it is refused; refused when it holds a state store without its catalog
  * or the reverse: check_data_dir), catalog (SQLite), state store
  * (RocksDB), listener (which refuses a non-loopback address without hba
  * rules), the catalog's md5 hashes kept or dropped (rt_roles_md5: kept
@@ -46,11 +47,13 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SLUICE_VERSION "0.1.0"
+#include "version.h"     /* SLUICE_COMMIT, generated (src/meson.build) */
 
 typedef struct Options {
     char  *listen;
@@ -517,6 +520,49 @@ static long long file_size(const char *dir, const char *name)
     return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
 }
 
+/* Takes the data directory for this process: an exclusive flock on
+ * DIR/sluiced.lock, which then holds this process's id (as PostgreSQL's
+ * postmaster.pid; the lock, not the file, is what counts, so a file left by
+ * a crash is no obstacle).  Taken before anything in the directory is
+ * opened, so a second server on it stops here with a clear message rather
+ * than at RocksDB's LOCK after opening the catalog.  Returns the open
+ * descriptor (kept until exit; the lock goes with the process), or -1
+ * after logging why. */
+static int lock_data_dir(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/sluiced.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        sl_log(LOG_ERROR, "cannot open the data directory's lock file",
+               "path=\"%s\" error=\"%s\"", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char pid[32] = "";
+        ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+        pid[n > 0 ? n : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        close(fd);
+        if (e == EWOULDBLOCK)
+            sl_log(LOG_ERROR, "refusing to start: another sluiced is running on this data "
+                              "directory",
+                   "dir=\"%s\" pid=%s lock=\"%s\" hint=\"stop that server first, or give "
+                   "this one another --data-dir\"", dir, pid[0] ? pid : "unknown", path);
+        else
+            sl_log(LOG_ERROR, "cannot lock the data directory", "path=\"%s\" error=\"%s\"",
+                   path, strerror(e));
+        return -1;
+    }
+    char pid[32];
+    int len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)len, 0) != len)
+        sl_log(LOG_WARN, "cannot write the process id into the lock file",
+               "path=\"%s\" error=\"%s\"", path, strerror(errno));
+    return fd;
+}
+
 /* Refuses a data directory that has lost half of itself: a state store
  * without its catalog (deleted, or emptied: SQLite would start it afresh as
  * an empty server over the old state), or a catalog without its state
@@ -615,7 +661,7 @@ static int parse_args(int argc, char **argv, Options *o)
                 return 1;
             }
             if (ch == 'V') {
-                printf("sluiced %s\n", SLUICE_VERSION);
+                printf("sluiced %s (commit %s)\n", SLUICE_VERSION, SLUICE_COMMIT);
                 return 1;
             }
             if (ch == 62) {
@@ -787,6 +833,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     int exit_code = 1;
+    int lock_fd = -1;       /* the data directory's, held until exit */
     SlError err = {0};
     char path[4096];
     App app;
@@ -801,7 +848,8 @@ int main(int argc, char **argv)
                o.data_dir, strerror(errno));
         goto out;
     }
-    if (check_data_dir(o.data_dir) < 0)
+    lock_fd = lock_data_dir(o.data_dir);
+    if (lock_fd < 0 || check_data_dir(o.data_dir) < 0)
         goto out;
     snprintf(path, sizeof(path), "%s/catalog.db", o.data_dir);
     if (cat_open(path, &rt->cat, &err) < 0) {
@@ -887,9 +935,9 @@ int main(int argc, char **argv)
                o.http_listen, http_pages_port(rt));
     int port = server_port(app.server);
     sl_log(LOG_INFO, "sluiced ready",
-           "version=%s listen=%s:%d data_dir=\"%s\" ssl=%s hba_rules=%d users=%d "
+           "version=%s commit=%s listen=%s:%d data_dir=\"%s\" ssl=%s hba_rules=%d users=%d "
            "commit_mode=%s connect=\"psql -h %s -p %d -U sluice\"",
-           SLUICE_VERSION, o.listen, port, o.data_dir, o.ssl ? "on" : "off", o.nhba,
+           SLUICE_VERSION, SLUICE_COMMIT, o.listen, port, o.data_dir, o.ssl ? "on" : "off", o.nhba,
            o.nusers, o.group_commit ? "group" : "sync", o.listen, port);
     uv_run(&rt->loop, UV_RUN_DEFAULT);
     exit_code = 0;
@@ -923,6 +971,8 @@ out:
     rt_destroy(rt);
     state_close(state);
     cat_close(cat);
+    if (lock_fd >= 0)
+        close(lock_fd);     /* the stores are closed: another server may start */
     sl_error_clear(&err);
     options_free(&o);
     return exit_code;

@@ -21,6 +21,7 @@ import pytest
 
 from pgwire_raw import Raw, bind, error_fields, execute, parse, query, sync
 from test_continuous_queries import connect
+from helpers import wait_for
 from test_session_cancel import run_in_thread
 
 SLOW_INSERT = ("INSERT INTO s SELECT g, %s FROM generate_series(1, 100) g "
@@ -170,3 +171,61 @@ def test_statement_that_cannot_be_interrupted_does_not_keep_the_process_up(sluic
         raw.close()
     finally:
         hold.unlink()
+
+
+@pytest.mark.parametrize("mode", [("--commit-mode", "sync"),
+                                  ("--commit-mode", "group", "--group-commit-window", "200000")],
+                         ids=["sync", "group"])
+def test_inserts_in_flight_at_sigterm_are_answered_and_agree(sluiced, mode):
+    """Clients inserting into a stream back to back (Parse, Bind, Execute,
+    Sync, as drivers do) when SIGTERM comes -- in group commit mode, many
+    of them waiting for a shared fsync: each INSERT's client gets its
+    CommandComplete or FATAL 57P01 (then the close), never a close without
+    a word, and the rows found after a restart are exactly those
+    acknowledged (issue 23, item 6)."""
+    server = sluiced(*mode)
+    with connect(server) as c:
+        c.execute("CREATE STREAM s (a bigint, b text)")
+    acked, endings = [], []
+
+    def client(k):
+        try:
+            insert_until_the_end(k)
+        except OSError as e:    # a reset that lost the FATAL
+            endings.append(repr(e))
+
+    def insert_until_the_end(k):
+        raw = Raw(server.port, timeout=60)
+        raw.startup()
+        n = 0
+        while True:
+            raw.send(parse(f"INSERT INTO s VALUES ({k * 1000000 + n}, 'x')"), bind(), execute(),
+                     sync())
+            while True:
+                msg = raw.recv_msg()
+                if msg is None:
+                    endings.append("closed without a word")
+                    return
+                if msg[0] == b"C":
+                    acked.append(k * 1000000 + n)
+                if msg[0] == b"E":
+                    fields = error_fields(msg[1])
+                    endings.append((fields["S"], fields["C"], raw.recv_msg()))
+                    raw.close()
+                    return
+                if msg[0] == b"Z":
+                    break
+            n += 1
+
+    threads = [run_in_thread(lambda k=k: client(k))[0] for k in range(6)]
+    assert wait_for(lambda: len(acked) >= 30, True)
+    server.proc.send_signal(signal.SIGTERM)
+    for t in threads:
+        t.join(60)
+        assert not t.is_alive()
+    assert exited_cleanly(server)
+    assert endings == [("FATAL", "57P01", None)] * 6
+    server.start()
+    with connect(server) as c:
+        found = sorted(r[0] for r in c.execute("SELECT a FROM s").fetchall())
+    assert found == sorted(acked)

@@ -18,16 +18,22 @@ from pgwire_raw import Raw, data_row, error_fields, query
 from test_continuous_queries import WAIT, connect, wait_for
 
 
-def start_stream(dsn, sql):
-    """Runs cursor.stream(sql) in a thread: (connection, queue of rows, the
+def start_stream(dsn, sql, copy=False):
+    """Runs cursor.stream(sql) -- or, with copy, cursor.copy(sql), its rows
+    as tuples of text -- in a thread: (connection, queue of rows, the
     exception it ended with in a one-item list)."""
     conn = psycopg.connect(dsn, autocommit=True)
     rows, ended = queue.Queue(), []
 
     def run():
         try:
-            for row in conn.cursor().stream(sql):
-                rows.put(tuple(row))
+            if copy:
+                with conn.cursor().copy(sql) as cp:
+                    for row in cp.rows():
+                        rows.put(tuple(row))
+            else:
+                for row in conn.cursor().stream(sql):
+                    rows.put(tuple(row))
         except Exception as e:     # noqa: BLE001 -- handed to the test
             ended.append(e)
 
@@ -116,16 +122,39 @@ def test_subscribe_simple_protocol_and_disconnect(server):
         raw.close()
 
 
+def slow_subscriber(server, c, sql):
+    """Makes stream big and query copy_big (its rows as they come) over c,
+    then a raw client with a small receive buffer runs sql (a SUBSCRIBE to
+    copy_big) and reads nothing; returns that client."""
+    c.execute("CREATE STREAM big (s TEXT)")
+    c.execute("CREATE CONTINUOUS QUERY copy_big WITH (trigger = '0') AS SELECT s FROM big")
+    raw = Raw(server.port)
+    raw.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    raw.startup()
+    raw.send(query(sql))
+    wait_subscribed(server)
+    return raw
+
+
+def read_to_ready(raw):
+    """Reads raw's messages up to ReadyForQuery: (their types, the fields of
+    the ErrorResponse among them or None)."""
+    raw.sock.settimeout(WAIT)
+    kinds, fields = [], None
+    while True:
+        msg = raw.recv_msg()
+        assert msg is not None
+        kinds.append(msg[0])
+        if msg[0] == b"E":
+            fields = error_fields(msg[1])
+        if msg[0] == b"Z":
+            return kinds, fields
+
+
 def test_slow_subscriber_fails_instead_of_buffering(sluiced):
     server = sluiced("--max-output-buffer", str(1 << 20))
     with connect(server) as c:
-        c.execute("CREATE STREAM big (s TEXT)")
-        c.execute("CREATE CONTINUOUS QUERY copy_big WITH (trigger = '0') AS SELECT s FROM big")
-        raw = Raw(server.port)
-        raw.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
-        raw.startup()
-        raw.send(query("SUBSCRIBE copy_big"))
-        wait_subscribed(server)
+        raw = slow_subscriber(server, c, "SUBSCRIBE copy_big")
         # 40 batches of 1 MiB that the subscriber does not read.
         row = "x" * 1000
         for _ in range(40):
@@ -135,17 +164,8 @@ def test_slow_subscriber_fails_instead_of_buffering(sluiced):
                 break
         assert wait_for(lambda: "sqlstate=54000" in server.log_text(), True)
         # Reading now: the rows that were queued, then the error, then ready.
-        raw.sock.settimeout(WAIT)
-        kinds = []
-        while True:
-            msg = raw.recv_msg()
-            assert msg is not None
-            kinds.append(msg[0])
-            if msg[0] == b"E":
-                fields = error_fields(msg[1])
-                assert fields["C"] == "54000" and "fell behind" in fields["M"]
-            if msg[0] == b"Z":
-                break
+        kinds, fields = read_to_ready(raw)
+        assert fields["C"] == "54000" and "fell behind" in fields["M"]
         assert b"E" in kinds and kinds.count(b"D") >= 1000
         # Other clients were served throughout; the subscriber can go on.
         raw.send(query("SELECT 1"))

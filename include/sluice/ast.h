@@ -433,9 +433,10 @@ typedef struct DropStmt {
  * STDOUT, with options (DefElems: FORMAT, HEADER, DELIMITER, NULL). */
 typedef struct CopyStmt {
     Node        hdr;
-    RangeVar   *relation;   /* NULL for COPY (query) */
+    RangeVar   *relation;   /* NULL for COPY (query) and COPY (SUBSCRIBE) */
     List       *columns;    /* of ColumnRef, or NULL: all */
     SelectStmt *query;
+    struct SubscribeStmt *subscribe;    /* COPY (SUBSCRIBE name ...) TO STDOUT */
     bool        to;         /* TO STDOUT; else FROM STDIN */
     const char *target;     /* the word after FROM / TO */
     int         target_loc;

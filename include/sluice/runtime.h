@@ -304,6 +304,10 @@ typedef void (*rt_changes_fn)(void *arg, int64_t batch_id, const char *kinds,
                               const Batch *rows);
 typedef struct RtSub RtSub;
 const char *rt_subscribe_name(const Prepared *p);
+/* COPY (SUBSCRIBE name ...) TO STDOUT: the same subscription, its rows
+ * (the same columns) sent as CopyData lines (rt_copy_text_line); such a
+ * statement returns no rows (rt_returns_rows is false). */
+bool rt_subscribe_copy(const Prepared *p);
 /* WITH (snapshot): the result table's rows first, as inserts. */
 bool rt_subscribe_snapshot(const Prepared *p);
 int  rt_subscribe_columns(CqRuntime *cq, const char *name, Arena *a, int *ncols,
@@ -360,6 +364,11 @@ void rt_copy_abort(RtCopy *cp);
 void rt_copy_abort_with(RtCopy *cp, SlError *err);
 int  rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size_t tagsize,
                  SlError *err);
+/* Appends row r of b to line as one line of COPY's text format (tab
+ * between fields, \\N for NULL, backslash escapes, a newline at the end);
+ * val is scratch. */
+struct StrBuf;
+void rt_copy_text_line(struct StrBuf *line, struct StrBuf *val, const Batch *b, uint32_t r);
 
 /* Roles (roles.c; docs/operations.md).
  *

@@ -12,6 +12,7 @@
  *   rt_copy_insert                a table COPY's merge, key checks and
  *                                 write, off the loop (runtime_int.h)
  *   rt_copy_out                   COPY TO: one line of text per row
+ *   rt_copy_text_line             one row in COPY's text format (COPY (SUBSCRIBE))
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes it
  *
  * COPY FROM keeps the partial last line of the input between chunks and
@@ -934,24 +935,38 @@ typedef struct CopyOut {
     size_t          max_bytes;  /* statement_mem */
 } CopyOut;
 
+/* Appends row r of b (columns attnums, or the first ncols in order) to
+ * line in spec's format, newline included. */
+static void copy_line(StrBuf *line, StrBuf *val, const Batch *b, uint32_t r, const int *attnums,
+                      int ncols, const CopySpec *spec)
+{
+    for (int k = 0; k < ncols; k++) {
+        const Vector *v = &b->cols[attnums ? attnums[k] : k];
+        if (k > 0)
+            strbuf_putc(line, spec->delimiter);
+        if (vector_is_null(v, r)) {
+            strbuf_puts(line, spec->null_string);
+            continue;
+        }
+        strbuf_reset(val);
+        value_format_text(v, r, val);
+        put_field(line, val->data, val->len, spec);
+    }
+    strbuf_putc(line, '\n');
+}
+
+void rt_copy_text_line(StrBuf *line, StrBuf *val, const Batch *b, uint32_t r)
+{
+    static const CopySpec text = {.delimiter = '\t', .null_string = "\\N"};
+    copy_line(line, val, b, r, NULL, (int)b->ncols, &text);
+}
+
 static int copy_out_batch_cb(ResultSink *sink, const Batch *b)
 {
     CopyOut *co = (CopyOut *)sink;
     for (uint32_t r = 0; r < b->nrows; r++) {
         strbuf_reset(&co->line);
-        for (int k = 0; k < co->ncols; k++) {
-            const Vector *v = &b->cols[co->attnums ? co->attnums[k] : k];
-            if (k > 0)
-                strbuf_putc(&co->line, co->spec->delimiter);
-            if (vector_is_null(v, r)) {
-                strbuf_puts(&co->line, co->spec->null_string);
-                continue;
-            }
-            strbuf_reset(&co->val);
-            value_format_text(v, r, &co->val);
-            put_field(&co->line, co->val.data, co->val.len, co->spec);
-        }
-        strbuf_putc(&co->line, '\n');
+        copy_line(&co->line, &co->val, b, r, co->attnums, co->ncols, co->spec);
         if (co->cb(co->ctx, co->line.data, co->line.len) < 0)
             return -1;
         co->rows++;

@@ -18,6 +18,7 @@
  *   rt_returns_rows  RowDescription (even of no columns) or NoData
  *   rt_execute    parameters in, rows out to a ResultSink, the tag
  *   rt_subscribe_name  the query a prepared SUBSCRIBE names
+ *   rt_subscribe_copy  is it COPY (SUBSCRIBE ...) TO STDOUT
  *   rt_statement  the parse tree of a statement the server runs itself
  *                 (transaction statements, DEALLOCATE)
  *   rt_write_command  what a read-only transaction refuses
@@ -219,6 +220,19 @@ static int analyze(const Runtime *rt, Arena *a, const char *sql, const RawStmt *
     return sql_analyze_with(a, &cat, sql, raw, param_types, nparam_types, q, err);
 }
 
+/* The SubscribeStmt of a prepared SUBSCRIBE or COPY (SUBSCRIBE ...), or
+ * NULL. */
+static const SubscribeStmt *subscribe_stmt(const Prepared *p)
+{
+    if (p == NULL || p->raw == NULL)
+        return NULL;
+    if (IS_A(p->raw->stmt, CopyStmt))
+        return ((const CopyStmt *)p->raw->stmt)->subscribe;
+    if (IS_A(p->raw->stmt, SubscribeStmt))
+        return (const SubscribeStmt *)p->raw->stmt;
+    return NULL;
+}
+
 /* SUBSCRIBE's options: WITH (snapshot [= true | false]). */
 static int subscribe_options(const SubscribeStmt *s, bool *snapshot, SlError *err)
 {
@@ -274,7 +288,7 @@ int rt_prepare(Runtime *rt, Arena *a, const char *sql, const RawStmt *raw,
         p->cols[i].type = q->types[i];
     }
     const char *sub = rt_subscribe_name(p);
-    if (sub != NULL && (subscribe_options((const SubscribeStmt *)raw->stmt, &p->snapshot,
+    if (sub != NULL && (subscribe_options(subscribe_stmt(p), &p->snapshot,
                                           err) < 0 ||
                         rt_subscribe_columns(rt != NULL ? rt->cq : NULL, sub, a, &p->ncols, &p->cols,
                                              err) < 0))
@@ -294,6 +308,8 @@ void rt_describe(const Prepared *p, int *ncols, const ColumnDesc **cols, int *np
 
 bool rt_returns_rows(const Prepared *p)
 {
+    if (rt_subscribe_copy(p))
+        return false;   /* its rows go out as CopyData */
     return p->ncols > 0 || p->q->kind == QUERY_SELECT;
 }
 
@@ -751,7 +767,12 @@ void rt_run_set_xact(RtRun *r, struct StateTx *tx)
 
 const char *rt_subscribe_name(const Prepared *p)
 {
-    if (p == NULL || p->raw == NULL || !IS_A(p->raw->stmt, SubscribeStmt))
-        return NULL;
-    return ((const SubscribeStmt *)p->raw->stmt)->name->name;
+    const SubscribeStmt *s = subscribe_stmt(p);
+    return s != NULL ? s->name->name : NULL;
+}
+
+bool rt_subscribe_copy(const Prepared *p)
+{
+    return p != NULL && p->raw != NULL && IS_A(p->raw->stmt, CopyStmt) &&
+           ((const CopyStmt *)p->raw->stmt)->subscribe != NULL;
 }

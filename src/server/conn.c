@@ -24,6 +24,15 @@
  * that output drained (session_output_drained): a statement paused for a
  * slow reader goes on.
  *
+ * A connection that ends with a message (close_after_flush: a FATAL,
+ * shutdown's 57P01 among them) is closed lingering, as web servers close:
+ * once the message is written, the write side is shut (FIN) and whatever
+ * the client still sends -- its next query, already on the way -- is read
+ * and dropped until it closes, or for a second (LINGER_MS).  Closing at
+ * once with unread input makes the kernel send a reset, which makes the
+ * client's kernel drop the FATAL it had not read yet: the client would see
+ * "connection reset" instead of the reason (tests/test_shutdown.py).
+ *
  * With TLS (tls.c) the socket's bytes are read into raw_in and fed to
  * OpenSSL, which appends the plaintext to the same input buffer; at flush
  * time c->out is encrypted into tls_out, which is what goes to uv_write.
@@ -43,6 +52,8 @@ typedef struct WriteReq {
 void server_conn_gone(Server *s);
 
 #define RAW_IN_SIZE 65536
+/* How long a closing connection's input is read and dropped. */
+#define LINGER_MS 1000
 /* The input a connection keeps while its statement runs. */
 #define QUEUED_INPUT_MAX (256 * 1024)
 
@@ -97,6 +108,11 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
     Conn *c = stream->data;
     SL_UNUSED(buf);
+    if (c->lingering) {
+        if (nread < 0)
+            conn_close(c);  /* the client closed too (or reset) */
+        return;             /* dropped: on_alloc's buffer is reused */
+    }
     if (nread < 0) {
         if (nread != UV_EOF)
             sl_log(LOG_DEBUG, "read error", "peer=%s error=\"%s\"", c->peer,
@@ -136,7 +152,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 
 static void update_reading(Conn *c)
 {
-    if (c->phase == PHASE_CLOSING)
+    if (c->phase == PHASE_CLOSING || c->lingering)
         return;
     /* While a statement (or a SUBSCRIBE, or a deferred append: a COPY's
      * part) runs, messages wait in c->in, up to 256 KiB. */
@@ -345,6 +361,35 @@ void conn_mark_dirty(Conn *c)
     s->dirty = c;
 }
 
+static void on_linger_done(uv_timer_t *t)
+{
+    conn_close(t->data);
+}
+
+static void on_linger_shutdown(uv_shutdown_t *req, int status)
+{
+    if (status < 0)
+        conn_close(req->data);
+}
+
+/* The last message (a FATAL) is written: shut the write side and read and
+ * drop the client's input until it closes or LINGER_MS pass. */
+static void conn_linger(Conn *c)
+{
+    if (c->lingering)
+        return;
+    c->lingering = true;
+    uv_timer_stop(&c->stmt_timer);
+    c->shutdown_req.data = c;
+    if (uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->tcp, on_linger_shutdown) < 0) {
+        conn_close(c);
+        return;
+    }
+    uv_timer_start(&c->idle_timer, on_linger_done, LINGER_MS, 0);
+    if (!c->reading && uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+        c->reading = true;
+}
+
 static void on_written(uv_write_t *req, int status)
 {
     WriteReq *w = (WriteReq *)req;
@@ -358,7 +403,7 @@ static void on_written(uv_write_t *req, int status)
     }
     if (c->close_after_flush && c->out_inflight == 0 && c->out.len == 0 &&
         c->tls_out.len == 0) {
-        conn_close(c);
+        conn_linger(c);
         return;
     }
     update_reading(c);
@@ -409,7 +454,7 @@ static void flush_one(Conn *c)
             return;
         }
     } else if (c->close_after_flush && c->out_inflight == 0) {
-        conn_close(c);
+        conn_linger(c);
         return;
     }
     update_reading(c);

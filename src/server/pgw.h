@@ -131,6 +131,8 @@ struct Conn {
     size_t      in_cap;
     bool        reading;
     bool        close_after_flush;
+    bool        lingering;      /* the FATAL is out, FIN sent: input discarded (conn.c) */
+    uv_shutdown_t shutdown_req;
     bool        too_many;       /* past max_connections: refuse at startup */
 
     /* output: whole messages waiting for the next flush */
@@ -238,10 +240,12 @@ void session_send_text_rows(Conn *c, const Batch *b);
 void session_statement_failed(Conn *c, const SlError *e, bool extended);
 
 /* subscribe.c */
-int  subscribe_start(Conn *c, const char *name, bool snapshot, bool extended, SlError *err);
+int  subscribe_start(Conn *c, const char *name, bool snapshot, bool extended, bool copy,
+                     SlError *err);
 /* A CancelRequest for c: true if it ended c's subscription (57014). */
 bool subscribe_cancel(Conn *c);
 void subscribe_free(Conn *c);
+void subscribe_drained(Conn *c);
 /* Cancels the statement c runs, if any (a CancelRequest with c's key):
  * it ends with 57014 "canceling statement due to user request".  Returns
  * whether something was running.  Whatever else runs on behalf of a

@@ -778,6 +778,8 @@ void session_output_drained(Conn *c)
 {
     if (c->job != NULL && c->job->parked && c->phase != PHASE_CLOSING && output_room(c))
         job_unpark(c);
+    if (c->phase != PHASE_CLOSING)
+        subscribe_drained(c);
 }
 
 static bool copy_in_interrupt(Conn *c, int why);
@@ -1022,16 +1024,36 @@ void session_statement_failed(Conn *c, const SlError *e, bool extended)
 
 /* The copy-in and copy-out responses: the overall format (text, or binary
  * for FORMAT binary) and each column's, the same. */
-static void send_copy_response(Conn *c, char type, const Prepared *prep)
+static void send_copy_response_of(Conn *c, char type, int ncols, uint8_t f)
 {
-    int ncols = rt_copy_ncols(prep);
-    uint8_t f = rt_copy_binary(prep) ? 1 : 0;
     size_t m = pgw_begin(&c->out, type);
     pgw_put_byte(&c->out, f);
     pgw_put_int16(&c->out, (int16_t)ncols);
     for (int i = 0; i < ncols; i++)
         pgw_put_int16(&c->out, f);
     pgw_end(&c->out, m);
+}
+
+static void send_copy_response(Conn *c, char type, const Prepared *prep)
+{
+    send_copy_response_of(c, type, rt_copy_ncols(prep), rt_copy_binary(prep) ? 1 : 0);
+}
+
+/* SUBSCRIBE, or COPY (SUBSCRIBE ...) TO STDOUT after its CopyOutResponse
+ * (text, its columns those of SUBSCRIBE): runs on the loop until it ends
+ * (subscribe.c). */
+static int start_subscribe(Conn *c, const Prepared *prep, bool extended, SlError *err)
+{
+    bool copy = rt_subscribe_copy(prep);
+    if (copy) {
+        int ncols, nparams;
+        const ColumnDesc *cols;
+        const SlType *ptypes;
+        rt_describe(prep, &ncols, &cols, &nparams, &ptypes);
+        send_copy_response_of(c, PGW_MSG_COPY_OUT_RESPONSE, ncols, 0);
+    }
+    return subscribe_start(c, rt_subscribe_name(prep), rt_subscribe_snapshot(prep), extended,
+                           copy, err);
 }
 
 static int copy_out_cb(void *ctx, const char *data, size_t len)
@@ -1234,8 +1256,7 @@ static void run_simple(Conn *c)
         if (rt_subscribe_name(prep) != NULL) {
             /* Runs on the loop until cancelled (session_cancel); the rest
              * of the string is not run. */
-            if (subscribe_start(c, rt_subscribe_name(prep), rt_subscribe_snapshot(prep), false,
-                                &err) < 0) {
+            if (start_subscribe(c, prep, false, &err) < 0) {
                 session_send_error(c, &err, sql, false);
                 break;
             }
@@ -1798,8 +1819,7 @@ static void handle_execute(Conn *c, PgwReader *r)
     }
     if (p->run == NULL && rt_subscribe_name(p->stmt->prep) != NULL) {
         /* Runs on the loop until cancelled (a row limit does not apply). */
-        if (subscribe_start(c, rt_subscribe_name(p->stmt->prep),
-                            rt_subscribe_snapshot(p->stmt->prep), true, &err) < 0)
+        if (start_subscribe(c, p->stmt->prep, true, &err) < 0)
             extended_error(c, &err, p->stmt->sql);
         p->done = true;
         return;

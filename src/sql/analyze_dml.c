@@ -601,6 +601,15 @@ int an_copy_stmt(Analyze *an, CopyStmt *s, Query *q)
     c->to = s->to;
     if (copy_options(an, s, c) < 0)
         return -1;
+    if (s->subscribe != NULL) {
+        /* COPY (SUBSCRIBE ...) TO STDOUT: run by the server as SUBSCRIBE is
+         * (rt_subscribe_name), its rows in COPY's default text format. */
+        if (c->csv || c->header || c->delimiter != '\t' || strcmp(c->null_string, "\\N") != 0)
+            return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->hdr.location,
+                               "COPY (SUBSCRIBE) with options other than FORMAT text is not "
+                               "supported yet");
+        return an_other_stmt(an, &s->subscribe->hdr, q);
+    }
     q->kind = QUERY_COPY;
     q->tag = "COPY";
     q->copy = c;

@@ -409,7 +409,10 @@ Node *make_copy(Parse *p, const Token *t, Names name, List *cols, Node *query, b
     CopyStmt *c = NEW_NODE(p, CopyStmt, t->offset);
     c->relation = query == NULL ? (RangeVar *)make_range_var(p, name, NULL) : NULL;
     c->columns = cols;
-    c->query = (SelectStmt *)query;
+    if (IS_A(query, SubscribeStmt))
+        c->subscribe = (SubscribeStmt *)query;
+    else
+        c->query = (SelectStmt *)query;
     c->to = to;
     c->target = target->z;
     c->target_loc = target->offset;
