@@ -72,6 +72,8 @@ struct KafkaSink {
     rd_kafka_t        *rk;              /* made at the first write */
     rd_kafka_topic_t  *rkt, *prkt;      /* its handles of topic and progress_topic */
     int64_t            committed;       /* last batch known committed, -1 none */
+    rd_kafka_resp_err_t undelivered;    /* the transaction's first delivery failure
+                                         * that is not a broker away or a timeout */
 };
 
 /* Reads a sink's options; with query, also checks its key columns. */
@@ -229,14 +231,38 @@ void kafka_sink_close(KafkaSink *k)
  * with a new producer) when librdkafka calls it retriable or its code is a
  * broker away or a timeout; fatal ones (fenced: another producer took the
  * transactional.id) and the rest fail the query. */
-static int txn_error(SlError *err, rd_kafka_error_t *e, const char *what)
+static int txn_error(KafkaSink *k, SlError *err, rd_kafka_error_t *e, const char *what)
 {
+    /* A commit refused because records failed delivery (an abortable
+     * error) is transient when every failure was: the records timed out
+     * while the broker was away. */
+    bool undelivered_transient = rd_kafka_error_txn_requires_abort(e) &&
+                                 k->undelivered == RD_KAFKA_RESP_ERR_NO_ERROR;
     bool again = !rd_kafka_error_is_fatal(e) &&
-                 (rd_kafka_error_is_retriable(e) || kafka_transient(rd_kafka_error_code(e)));
-    sl_error(err, again ? ERRCODE_CONNECTION_FAILURE : ERRCODE_SYSTEM_ERROR,
-             "Kafka sink: %s: %s", what, rd_kafka_error_string(e));
+                 (rd_kafka_error_is_retriable(e) || kafka_transient(rd_kafka_error_code(e)) ||
+                  undelivered_transient);
+    if (k->undelivered != RD_KAFKA_RESP_ERR_NO_ERROR)
+        sl_error(err, ERRCODE_SYSTEM_ERROR, "Kafka sink: %s: %s (a record: %s)", what,
+                 rd_kafka_error_string(e), rd_kafka_err2str(k->undelivered));
+    else
+        sl_error(err, again ? ERRCODE_CONNECTION_FAILURE : ERRCODE_SYSTEM_ERROR,
+                 "Kafka sink: %s: %s", what, rd_kafka_error_string(e));
     rd_kafka_error_destroy(e);
     return -1;
+}
+
+/* A failed delivery (only failures are reported: delivery.report.only.error),
+ * served by the flush inside commit_transaction on the batch's thread: the
+ * first one that is not transient is kept for txn_error. */
+static void delivery_failed(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+    (void)rk;
+    (void)opaque;
+    KafkaSink *k = m->_private;
+    if (k == NULL || m->err == RD_KAFKA_RESP_ERR_NO_ERROR)
+        return;
+    if (k->undelivered == RD_KAFKA_RESP_ERR_NO_ERROR && !kafka_transient(m->err))
+        k->undelivered = m->err;
 }
 
 /* Whether the cluster's metadata (every topic's: asking for one topic by
@@ -597,12 +623,14 @@ static int ensure_producer(KafkaSink *k, SlError *err)
         return 0;
     const char *defaults[] = {
         "transactional.id", k->txn_id, "enable.idempotence", "true",
-        "transaction.timeout.ms", "60000", "linger.ms", "5", "client.id", "sluice", NULL,
+        "transaction.timeout.ms", "60000", "linger.ms", "5", "client.id", "sluice",
+        "delivery.report.only.error", "true", NULL,
     };
     rd_kafka_conf_t *conf;
     if (kafka_conf_build(k->pol, &k->opts, k->sink->name, k->sink->owner, defaults, &conf,
                          err) < 0)
         return -1;
+    rd_kafka_conf_set_dr_msg_cb(conf, delivery_failed);
     char msg[512];
     k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, msg, sizeof(msg));
     if (k->rk == NULL) {
@@ -612,7 +640,7 @@ static int ensure_producer(KafkaSink *k, SlError *err)
     rd_kafka_error_t *e = rd_kafka_init_transactions(k->rk, k->txn_timeout_ms);
     int rc = 0;
     if (e != NULL)
-        rc = txn_error(err, e, "init_transactions");
+        rc = txn_error(k, err, e, "init_transactions");
     if (rc == 0)
         rc = ensure_progress_topic(k, err);
     /* Topic handles: a record names its topic by handle, not by a name
@@ -738,7 +766,8 @@ static int produce(KafkaSink *k, rd_kafka_topic_t *rkt, const StrBuf *key, const
         rd_kafka_resp_err_t e = rd_kafka_producev(
             k->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
             RD_KAFKA_V_KEY(key ? key->data : NULL, key ? key->len : 0),
-            RD_KAFKA_V_VALUE(val ? val->data : NULL, val ? val->len : 0), RD_KAFKA_V_END);
+            RD_KAFKA_V_VALUE(val ? val->data : NULL, val ? val->len : 0), RD_KAFKA_V_OPAQUE(k),
+            RD_KAFKA_V_END);
         if (e == RD_KAFKA_RESP_ERR_NO_ERROR)
             return 0;
         if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL)
@@ -757,9 +786,10 @@ int kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, i
                "sink=%s batch=%" PRId64, log_value(k->sink->name), batch_id);
         return 0;
     }
+    k->undelivered = RD_KAFKA_RESP_ERR_NO_ERROR;
     rd_kafka_error_t *e = rd_kafka_begin_transaction(k->rk);
     if (e != NULL) {
-        txn_error(err, e, "begin_transaction");
+        txn_error(k, err, e, "begin_transaction");
         goto fail;
     }
     StrBuf key, val, tmp;
@@ -798,7 +828,7 @@ int kafka_sink_write(KafkaSink *k, int64_t batch_id, const Batch *const *rows, i
     SLUICE_FAULT("kafka_sink_before_commit");
     e = rd_kafka_commit_transaction(k->rk, k->txn_timeout_ms);
     if (e != NULL) {
-        txn_error(err, e, "commit_transaction");
+        txn_error(k, err, e, "commit_transaction");
         goto fail;
     }
     SLUICE_FAULT("kafka_sink_after_commit");

@@ -223,37 +223,49 @@ def test_closing_a_consumer_of_a_deleted_topic_is_bounded(kafka, sluiced):
     assert server.stop() == 0
 
 
-def test_sink_commit_with_the_broker_away_is_retried_exactly_once(kafka, sluiced, tmp_path):
+@pytest.mark.parametrize("linger", [None, "2500"])
+def test_sink_commit_with_the_broker_away_is_retried_exactly_once(kafka, sluiced, tmp_path,
+                                                                  linger):
     """The broker goes away while a batch's Kafka transaction is open (held at the
     kafka_sink_before_commit fault point): commit_transaction times out, the batch is
     retried with a new producer until the broker is back, and every row is in the
-    output once."""
+    output once.  With linger.ms = 2.5 s (below message.timeout.ms, 2.9 s, which must
+    stay below the transaction's timeout, 10 s: commit_transaction's longest wait) the
+    records are still in the producer when the broker
+    goes (killed: at once, before the linger ends): they fail delivery (timed out),
+    which makes the commit an abortable error -- transient too, since every failure was
+    a timeout."""
+    p = "ts" if linger is None else "tl"
     admin = Admin(kafka.bootstrap)
-    admin.create_topic("ts_in", 1)
-    admin.create_topic("ts_out", 1)
-    produce(kafka.bootstrap, "ts_in", ids(0, 50, 1))
+    admin.create_topic(f"{p}_in", 1)
+    admin.create_topic(f"{p}_out", 1)
+    produce(kafka.bootstrap, f"{p}_in", ids(0, 50, 1))
     hold = tmp_path / "hold"
     hold.write_text("")
     server = sluiced(env={"SLUICE_FAULT": "kafka_sink_before_commit:hold",
                           "SLUICE_FAULT_HOLD": str(hold)})
+    sink_extra = ", \"kafka.transaction.timeout.ms\" = '3000'"
+    if linger is not None:
+        sink_extra = (", \"kafka.transaction.timeout.ms\" = '10000', "
+                      f"\"kafka.linger.ms\" = '{linger}', "
+                      "\"kafka.message.timeout.ms\" = '2900'")
     with connect(server) as c:
-        make_pipeline(c, kafka.bootstrap, "ts", ", read_timeout = '3 seconds'",
-                      ", \"kafka.transaction.timeout.ms\" = '3000'")
+        make_pipeline(c, kafka.bootstrap, p, ", read_timeout = '3 seconds'", sink_extra)
         deadline = time.monotonic() + WAIT
         while "fault point kafka_sink_before_commit reached, holding" not in server.log_text():
             assert time.monotonic() < deadline, "the sink never reached its commit"
             time.sleep(0.1)
-        kafka.halt()
+        kafka.halt(kill=linger is not None)
         try:
             hold.unlink()
-            wait_retrying(c, server, "tsq", "Kafka sink", 2)
+            wait_retrying(c, server, f"{p}q", "Kafka sink", 2)
         finally:
             kafka.resume()
         want = list(range(50))
-        assert wait_for(lambda: sink_rows(kafka.bootstrap, "ts_out"), want) == want
-        assert wait_for(lambda: status(c, "tsq"), ("running", None)) == ("running", None)
+        assert wait_for(lambda: sink_rows(kafka.bootstrap, f"{p}_out"), want) == want
+        assert wait_for(lambda: status(c, f"{p}q"), ("running", None)) == ("running", None)
         time.sleep(1)
-        assert sink_rows(kafka.bootstrap, "ts_out") == want
+        assert sink_rows(kafka.bootstrap, f"{p}_out") == want
     log = server.log_text()
     assert "micro-batch succeeded after retries" in log
     assert log.count('msg="kafka sink ready"') >= 2
