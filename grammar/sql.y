@@ -646,6 +646,16 @@ a_expr(A) ::= a_expr(X) NOT_LA(O) BETWEEN SYMMETRIC b_expr(L) AND a_expr(H). [NO
 a_expr(A) ::= a_expr(X) IN(O) LP expr_list(L) RP. { A = make_in(p, "=", X, L, O.offset); }
 a_expr(A) ::= a_expr(X) EQ(O) ANY LP a_expr(Y) RP. [EQ] { A = make_aexpr(p, AEXPR_OP_ANY, "=", X, Y, O.offset); }
 a_expr(A) ::= a_expr(X) NE(O) ANY LP a_expr(Y) RP. [NE] { A = make_aexpr(p, AEXPR_OP_ANY, "<>", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) LT(O) ANY LP a_expr(Y) RP. [LT] { A = make_aexpr(p, AEXPR_OP_ANY, "<", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) GT(O) ANY LP a_expr(Y) RP. [GT] { A = make_aexpr(p, AEXPR_OP_ANY, ">", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) LE(O) ANY LP a_expr(Y) RP. [LE] { A = make_aexpr(p, AEXPR_OP_ANY, "<=", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) GE(O) ANY LP a_expr(Y) RP. [GE] { A = make_aexpr(p, AEXPR_OP_ANY, ">=", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) EQ(O) ALL LP a_expr(Y) RP. [EQ] { A = make_aexpr(p, AEXPR_OP_ALL, "=", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) NE(O) ALL LP a_expr(Y) RP. [NE] { A = make_aexpr(p, AEXPR_OP_ALL, "<>", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) LT(O) ALL LP a_expr(Y) RP. [LT] { A = make_aexpr(p, AEXPR_OP_ALL, "<", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) GT(O) ALL LP a_expr(Y) RP. [GT] { A = make_aexpr(p, AEXPR_OP_ALL, ">", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) LE(O) ALL LP a_expr(Y) RP. [LE] { A = make_aexpr(p, AEXPR_OP_ALL, "<=", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) GE(O) ALL LP a_expr(Y) RP. [GE] { A = make_aexpr(p, AEXPR_OP_ALL, ">=", X, Y, O.offset); }
 a_expr(A) ::= a_expr(X) EQ(O) ANY select_with_parens(S). [EQ] { A = make_sublink(p, SUBLINK_IN, false, X, S, O.offset); }
 a_expr(A) ::= a_expr(X) NOT_LA(O) IN LP expr_list(L) RP. [NOT_LA] { A = make_in(p, "<>", X, L, O.offset); }
 a_expr(A) ::= a_expr(X) IN(O) select_with_parens(S). { A = make_sublink(p, SUBLINK_IN, false, X, S, O.offset); }
@@ -694,6 +704,12 @@ c_expr(A) ::= select_with_parens(S). [UMINUS] { A = make_sublink(p, SUBLINK_EXPR
 c_expr(A) ::= EXISTS(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_EXISTS, false, NULL, S, T.offset); }
 c_expr(A) ::= c_expr(X) LBRACKET(O) a_expr(I) RBRACKET. { A = make_aexpr(p, AEXPR_SUBSCRIPT, "[]", X, I, O.offset); }
 c_expr(A) ::= ARRAY(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_ARRAY, false, NULL, S, T.offset); }
+c_expr(A) ::= c_expr(X) LBRACKET(O) a_expr(I) COLON a_expr(J) RBRACKET. { A = make_array_slice(p, X, I, J, O.offset); }
+c_expr(A) ::= c_expr(X) LBRACKET(O) COLON a_expr(J) RBRACKET. { A = make_array_slice(p, X, NULL, J, O.offset); }
+c_expr(A) ::= c_expr(X) LBRACKET(O) a_expr(I) COLON RBRACKET. { A = make_array_slice(p, X, I, NULL, O.offset); }
+c_expr(A) ::= c_expr(X) LBRACKET(O) COLON RBRACKET. { A = make_array_slice(p, X, NULL, NULL, O.offset); }
+c_expr(A) ::= ARRAY(T) LBRACKET expr_list(L) RBRACKET. { A = make_array_expr(p, L, T.offset); }
+c_expr(A) ::= ARRAY(T) LBRACKET RBRACKET. { A = make_array_expr(p, NULL, T.offset); }
 c_expr(A) ::= func_expr(X). { A = X; }
 
 func_expr(A) ::= func_application(F) filter_clause(W). { A = func_set_filter(p, F, W); }

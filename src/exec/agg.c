@@ -677,7 +677,7 @@ static int mmt_merge(AggCtx *cx, void *dst, const void *src, int want)
     const MinMaxTextState *s = src;
     if (!s->has)
         return 0;
-    Vector v = {.type = {TYPE_TEXT, -1}, .len = 1, .nulls = NULL};
+    Vector v = {.type = {TYPE_TEXT, -1, TYPE_UNKNOWN}, .len = 1, .nulls = NULL};
     SlStr str = {s->s.buf, s->s.len};
     v.v.str = &str;
     uint8_t *p = dst;
@@ -761,7 +761,7 @@ static int mmn_merge(AggCtx *cx, void *dst, const void *src, int want)
     const MinMaxNumState *s = src;
     if (!s->has)
         return 0;
-    Vector v = {.type = {TYPE_NUMERIC, -1}, .len = 1, .nulls = NULL};
+    Vector v = {.type = {TYPE_NUMERIC, -1, TYPE_UNKNOWN}, .len = 1, .nulls = NULL};
     SlNumeric x = s->v.v;
     v.v.num = &x;
     uint8_t *p = dst;

@@ -901,6 +901,11 @@ Expr *an_sublink(Analyze *an, SubLink *s)
                                                           : "subquery must return only one column");
         return NULL;
     }
+    if (s->type == SUBLINK_ARRAY && p->cols[0].type.id == TYPE_ARRAY) {
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                    "multidimensional arrays are not supported yet");
+        return NULL;
+    }
     if (frame.exprs != NULL) {
         /* correlated: the plan runs per row, reading these outer values */
         if (s->type == SUBLINK_IN) {
@@ -912,8 +917,9 @@ Expr *an_sublink(Analyze *an, SubLink *s)
         Expr **args = ARENA_ARRAY(an->a, Expr *, n);
         for (int k = 0; k < n; k++)
             args[k] = list_nth(frame.exprs, k);
+        SlTypeId et = p->cols[0].type.id == TYPE_UNKNOWN ? TYPE_TEXT : p->cols[0].type.id;
         SlType t = s->type == SUBLINK_EXPR     ? p->cols[0].type
-                   : s->type == SUBLINK_EXISTS ? sl_type(TYPE_BOOL) : sl_type(TYPE_TEXT);
+                   : s->type == SUBLINK_EXISTS ? sl_type(TYPE_BOOL) : sl_array_type(et, -1);
         Expr *e = an_mk(an, EXPR_SUBPLAN, t, loc, n, args);
         e->subkind = s->type;
         e->subplan = p;
@@ -928,9 +934,11 @@ Expr *an_sublink(Analyze *an, SubLink *s)
         ip->type = p->cols[0].type;
         e = an_mk(an, EXPR_SUBPLAN, ip->type, loc, 0, NULL);
     } else if (s->type == SUBLINK_ARRAY) {
-        /* the values' array text form (sluice has no array types yet) */
+        /* the array of the values */
         ip->type = p->cols[0].type;
-        e = an_mk(an, EXPR_SUBPLAN, sl_type(TYPE_TEXT), loc, 0, NULL);
+        e = an_mk(an, EXPR_SUBPLAN, sl_array_type(ip->type.id == TYPE_UNKNOWN ? TYPE_TEXT
+                                                                           : ip->type.id, -1),
+                  loc, 0, NULL);
     } else if (s->type == SUBLINK_EXISTS) {
         ip->type = sl_type(TYPE_BOOL);
         e = an_mk(an, EXPR_SUBPLAN, ip->type, loc, 0, NULL);

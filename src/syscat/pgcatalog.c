@@ -133,7 +133,7 @@ static int32_t pg_typmod(SlType t)
 
 SlTypeId pgcat_type_by_oid(int64_t oid)
 {
-    for (int i = 1; i < TYPE__COUNT; i++)
+    for (int i = 1; i < TYPE__NSCALAR; i++)
         if ((int64_t)type_oid((SlTypeId)i) == oid)
             return (SlTypeId)i;
     return TYPE_UNKNOWN;
@@ -142,24 +142,7 @@ SlTypeId pgcat_type_by_oid(int64_t oid)
 /* The array type of each type, as PostgreSQL's pg_type.typarray. */
 uint32_t pgcat_array_oid(SlTypeId id)
 {
-    switch (id) {
-    case TYPE_BOOL:        return 1000;
-    case TYPE_INT2:        return 1005;
-    case TYPE_INT4:        return 1007;
-    case TYPE_INT8:        return 1016;
-    case TYPE_FLOAT4:      return 1021;
-    case TYPE_FLOAT8:      return 1022;
-    case TYPE_NUMERIC:     return 1231;
-    case TYPE_TEXT:        return 1009;
-    case TYPE_VARCHAR:     return 1015;
-    case TYPE_BYTEA:       return 1001;
-    case TYPE_DATE:        return 1182;
-    case TYPE_TIMESTAMP:   return 1115;
-    case TYPE_TIMESTAMPTZ: return 1185;
-    case TYPE_INTERVAL:    return 1187;
-    case TYPE_JSONB:       return 3807;
-    default:               return 0;
-    }
+    return type_array_oid(id);
 }
 
 static bool is_collatable(SlTypeId id)
@@ -294,7 +277,7 @@ static void attribute_cb(const CatRelation *rel, void *arg)
         vrel_row(r);
         vrel_put_int(r, rel->oid);                              /* attrelid */
         vrel_put_text(r, rel->cols[c].name);                    /* attname */
-        vrel_put_int(r, type_oid(t.id));                        /* atttypid */
+        vrel_put_int(r, type_oid_of(t));                        /* atttypid */
         vrel_put_int(r, -1);                                    /* attstattarget */
         vrel_put_int(r, type_len(t.id));                        /* attlen */
         vrel_put_int(r, c + 1);                                 /* attnum */
@@ -373,9 +356,9 @@ static void type_row(VrelRows *r, SlTypeId id, bool array)
 
 static int produce_type(VrelRows *r)
 {
-    for (int i = 1; i < TYPE__COUNT; i++)
+    for (int i = 1; i < TYPE__NSCALAR; i++)
         type_row(r, (SlTypeId)i, false);
-    for (int i = 1; i < TYPE__COUNT; i++)
+    for (int i = 1; i < TYPE__NSCALAR; i++)
         if (pgcat_array_oid((SlTypeId)i) != 0)
             type_row(r, (SlTypeId)i, true);
     return 0;
@@ -775,7 +758,7 @@ static void is_columns_cb(const CatRelation *rel, void *arg)
         vrel_put_int(r, c + 1);                                 /* ordinal_position */
         vrel_put_null(r);                                       /* column_default */
         vrel_put_text(r, rel->cols[c].not_null ? "NO" : "YES"); /* is_nullable */
-        vrel_put_text(r, t.id == TYPE_VARCHAR ? "character varying"
+        vrel_put_text(r, t.id == TYPE_VARCHAR ? "character varying" : t.id == TYPE_ARRAY ? "ARRAY"
                          : type_format(sl_type(t.id), buf, sizeof(buf)));  /* data_type */
         if (t.id == TYPE_VARCHAR && t.typmod >= 0)
             vrel_put_int(r, t.typmod);                          /* character_maximum_length */
@@ -796,7 +779,10 @@ static void is_columns_cb(const CatRelation *rel, void *arg)
         vrel_put_text(r, t.id == TYPE_VARCHAR ? "varchar" : t.id == TYPE_INT4 ? "int4"
                          : t.id == TYPE_INT2 ? "int2" : t.id == TYPE_INT8 ? "int8"
                          : t.id == TYPE_FLOAT4 ? "float4" : t.id == TYPE_FLOAT8 ? "float8"
-                         : t.id == TYPE_BOOL ? "bool" : type_name(t.id));   /* udt_name */
+                         : t.id == TYPE_BOOL ? "bool"
+                         : t.id == TYPE_ARRAY ? arena_printf(vrel_rows_arena(r), "_%s",
+                                                             type_typname(t.elem))
+                         : type_name(t.id));                    /* udt_name */
         vrel_put_text(r, "NO");                                 /* is_identity */
         vrel_put_text(r, "NEVER");                              /* is_generated */
         vrel_put_text(r, rel->kind == REL_TABLE ? "YES" : "NO"); /* is_updatable */

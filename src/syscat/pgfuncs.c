@@ -1,7 +1,9 @@
 /*
  * pgfuncs.c -- PostgreSQL's catalog functions over sluice's catalog, the
- * array functions over arrays' text form, and the input and output
- * functions of the reg* casts.
+ * array functions over the text form of the catalog's vector columns
+ * (int2vector, oidvector: pg_index.indkey, pg_proc.proargtypes are text),
+ * and the input and output functions of the reg* casts.  Real arrays
+ * (TYPE_ARRAY) are src/functions/arrayfuncs.c's.
  *
  *   pgcat_register_functions   add them to the executor's function table
  *
@@ -139,7 +141,7 @@ static KERNEL(k_format_type)
             out_text(cx, out, i, arr ? buf : "???");
             continue;
         }
-        SlType t = {id, -1};
+        SlType t = sl_type(id);
         if (mod >= 4 && (id == TYPE_VARCHAR || id == TYPE_NUMERIC))
             t.typmod = mod - 4;
         else if (mod >= 0 && id == TYPE_INTERVAL)
