@@ -656,6 +656,10 @@ a_expr(A) ::= a_expr(X) LT(O) ALL LP a_expr(Y) RP. [LT] { A = make_aexpr(p, AEXP
 a_expr(A) ::= a_expr(X) GT(O) ALL LP a_expr(Y) RP. [GT] { A = make_aexpr(p, AEXPR_OP_ALL, ">", X, Y, O.offset); }
 a_expr(A) ::= a_expr(X) LE(O) ALL LP a_expr(Y) RP. [LE] { A = make_aexpr(p, AEXPR_OP_ALL, "<=", X, Y, O.offset); }
 a_expr(A) ::= a_expr(X) GE(O) ALL LP a_expr(Y) RP. [GE] { A = make_aexpr(p, AEXPR_OP_ALL, ">=", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) LIKE(O) ANY LP a_expr(Y) RP. [LIKE] { A = make_aexpr(p, AEXPR_OP_ANY, "~~", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) LIKE(O) ALL LP a_expr(Y) RP. [LIKE] { A = make_aexpr(p, AEXPR_OP_ALL, "~~", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) ILIKE(O) ANY LP a_expr(Y) RP. [ILIKE] { A = make_aexpr(p, AEXPR_OP_ANY, "~~*", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) ILIKE(O) ALL LP a_expr(Y) RP. [ILIKE] { A = make_aexpr(p, AEXPR_OP_ALL, "~~*", X, Y, O.offset); }
 a_expr(A) ::= a_expr(X) EQ(O) ANY select_with_parens(S). [EQ] { A = make_sublink(p, SUBLINK_IN, false, X, S, O.offset); }
 a_expr(A) ::= a_expr(X) NOT_LA(O) IN LP expr_list(L) RP. [NOT_LA] { A = make_in(p, "<>", X, L, O.offset); }
 a_expr(A) ::= a_expr(X) IN(O) select_with_parens(S). { A = make_sublink(p, SUBLINK_IN, false, X, S, O.offset); }
@@ -710,6 +714,13 @@ c_expr(A) ::= c_expr(X) LBRACKET(O) a_expr(I) COLON RBRACKET. { A = make_array_s
 c_expr(A) ::= c_expr(X) LBRACKET(O) COLON RBRACKET. { A = make_array_slice(p, X, NULL, NULL, O.offset); }
 c_expr(A) ::= ARRAY(T) LBRACKET expr_list(L) RBRACKET. { A = make_array_expr(p, L, T.offset); }
 c_expr(A) ::= ARRAY(T) LBRACKET RBRACKET. { A = make_array_expr(p, NULL, T.offset); }
+/* ARRAY[[1,2],[3,4]]: multi-dimensional, parsed to be refused (0A000) */
+c_expr(A) ::= ARRAY(T) LBRACKET array_sub_list RBRACKET. { A = make_array_multidim(p, T.offset); }
+array_sub_list ::= LBRACKET array_sub_items RBRACKET.
+array_sub_list ::= array_sub_list COMMA LBRACKET array_sub_items RBRACKET.
+array_sub_items ::= expr_list(L). { SL_UNUSED(L); }
+array_sub_items ::= array_sub_list.
+array_sub_items ::= .
 c_expr(A) ::= func_expr(X). { A = X; }
 
 func_expr(A) ::= func_application(F) filter_clause(W). { A = func_set_filter(p, F, W); }

@@ -878,6 +878,11 @@ static Expr *transform_aexpr(Analyze *an, A_Expr *ax)
         return an_array_subscript(an, arr, lo, hi, true, ax->hdr.location);
     }
     case AEXPR_ARRAY: {
+        if (strcmp(ax->op, "ARRAY[[]]") == 0) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, ax->hdr.location,
+                        "multidimensional arrays are not supported yet");
+            return NULL;
+        }
         int n = list_len(ax->list);
         Expr **args = ARENA_ARRAY(an->a, Expr *, n ? n : 1);
         for (int i = 0; i < n; i++)

@@ -7,7 +7,8 @@
  *   select_set_limit, select_set_with, select_set_distinct_on,
  *   make_sort_by, make_cte                                   queries
  *   make_range_var_alias, make_range_subselect, make_range_function,
- *   make_array_type, make_array_expr, make_array_slice, make_join,
+ *   make_array_type, make_array_expr, make_array_multidim, make_array_slice,
+ *   make_join,
  *   join_set_alias                                          FROM items
  *   make_sublink, make_set_to_default, func_set_filter,
  *   func_set_order, func_set_over, func_set_window,
@@ -190,6 +191,11 @@ Node *make_array_expr(Parse *p, List *elems, int loc)
     A_Expr *e = (A_Expr *)make_aexpr(p, AEXPR_ARRAY, "ARRAY", NULL, NULL, loc);
     e->list = elems;
     return &e->hdr;
+}
+
+Node *make_array_multidim(Parse *p, int loc)
+{
+    return make_aexpr(p, AEXPR_ARRAY, "ARRAY[[]]", NULL, NULL, loc);
 }
 
 Node *make_array_slice(Parse *p, Node *arr, Node *lo, Node *hi, int loc)

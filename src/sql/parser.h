@@ -191,6 +191,9 @@ Node *make_array_type(Parse *p, Node *type);
 /* ARRAY[elems] (elems NULL: ARRAY[]) and a[lo:hi] (NULL: bound omitted) */
 Node *make_array_expr(Parse *p, List *elems, int loc);
 Node *make_array_slice(Parse *p, Node *arr, Node *lo, Node *hi, int loc);
+/* ARRAY[[...], ...]: a multi-dimensional constructor, which the analyzer
+ * refuses (an AEXPR_ARRAY with op "ARRAY[[]]") */
+Node *make_array_multidim(Parse *p, int loc);
 Node *make_join(Parse *p, JoinType type, bool natural, Node *l, Node *r, JoinQual q);
 Node *join_set_alias(Parse *p, Node *join, AliasSpec alias);
 Node *make_sublink(Parse *p, SubLinkType type, bool negate, Node *test, Node *sub, int loc);

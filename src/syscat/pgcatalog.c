@@ -805,7 +805,7 @@ static const VrelDef pg_defs[] = {
      "relpersistence char, relkind char, relnatts int2, relchecks int2, relhasrules bool, "
      "relhastriggers bool, relhassubclass bool, relrowsecurity bool, "
      "relforcerowsecurity bool, relispopulated bool, relreplident char, relispartition bool, "
-     "relrewrite oid, relfrozenxid xid, relminmxid xid, relacl text, reloptions text, "
+     "relrewrite oid, relfrozenxid xid, relminmxid xid, relacl text, reloptions text[], "
      "relpartbound pg_node_tree",
      produce_class, "relations: tables, streams, result tables, sinks, system relations"},
     {"pg_catalog", "pg_attribute", 1249,
@@ -813,7 +813,7 @@ static const VrelDef pg_defs[] = {
      "attndims int4, attcacheoff int4, atttypmod int4, attbyval bool, attalign char, "
      "attstorage char, attcompression char, attnotnull bool, atthasdef bool, "
      "atthasmissing bool, attidentity char, attgenerated char, attisdropped bool, "
-     "attislocal bool, attinhcount int4, attcollation oid, attacl text, attoptions text, "
+     "attislocal bool, attinhcount int4, attcollation oid, attacl text, attoptions text[], "
      "attfdwoptions text",
      produce_attribute, "columns of relations"},
     {"pg_catalog", "pg_type", 1247,
@@ -834,15 +834,15 @@ static const VrelDef pg_defs[] = {
     {"pg_catalog", "pg_roles", 12001,
      "rolname name, rolsuper bool, rolinherit bool, rolcreaterole bool, rolcreatedb bool, "
      "rolcanlogin bool, rolreplication bool, rolconnlimit int4, rolpassword text, "
-     "rolvaliduntil timestamptz, rolbypassrls bool, rolconfig text, oid oid",
+     "rolvaliduntil timestamptz, rolbypassrls bool, rolconfig text[], oid oid",
      produce_roles, "roles"},
     {"pg_catalog", "pg_user", 12002,
      "usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, "
-     "usebypassrls bool, passwd text, valuntil timestamptz, useconfig text",
+     "usebypassrls bool, passwd text, valuntil timestamptz, useconfig text[]",
      produce_user, "roles that can log in"},
     {"pg_catalog", "pg_settings", 12003,
      "name text, setting text, unit text, category text, short_desc text, extra_desc text, "
-     "context text, vartype text, source text, min_val text, max_val text, enumvals text, "
+     "context text, vartype text, source text, min_val text, max_val text, enumvals text[], "
      "boot_val text, reset_val text, sourcefile text, sourceline int4, pending_restart bool",
      produce_settings, "settings"},
     {"pg_catalog", "pg_proc", 1255,
@@ -850,9 +850,9 @@ static const VrelDef pg_defs[] = {
      "prorows float4, provariadic oid, prosupport regproc, prokind char, prosecdef bool, "
      "proleakproof bool, proisstrict bool, proretset bool, provolatile char, "
      "proparallel char, pronargs int2, pronargdefaults int2, prorettype oid, "
-     "proargtypes text, proallargtypes text, proargmodes text, proargnames text, "
+     "proargtypes text, proallargtypes oid[], proargmodes char[], proargnames text[], "
      "proargdefaults pg_node_tree, protrftypes text, prosrc text, probin text, "
-     "prosqlbody pg_node_tree, proconfig text, proacl text",
+     "prosqlbody pg_node_tree, proconfig text[], proacl text",
      produce_proc, "functions"},
     {"pg_catalog", "pg_description", 2609,
      "objoid oid, classoid oid, objsubid int4, description text", produce_description,
