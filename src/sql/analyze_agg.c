@@ -107,6 +107,20 @@ Expr *an_aggregate(Analyze *an, FuncCall *f)
                     "%s(*) must be used to call a parameterless aggregate function", f->name);
         return NULL;
     }
+    if (strcmp(f->name, "array_agg") == 0 && n == 1 &&
+        (types[0] == TYPE_UNKNOWN || types[0] == TYPE_ARRAY)) {
+        /* array_agg(unknown) is ambiguous; of arrays, 2-D arrays */
+        if (types[0] == TYPE_UNKNOWN) {
+            /* PostgreSQL has array_agg(anynonarray) and array_agg(anyarray) */
+            sl_error_at(an->err, ERRCODE_AMBIGUOUS_FUNCTION, loc,
+                        "function array_agg(unknown) is not unique");
+            sl_error_hint(an->err, "Could not choose a best candidate function. You might "
+                                   "need to add explicit type casts.");
+        } else
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                        "multidimensional arrays are not supported yet");
+        return NULL;
+    }
     SlTypeId cast[2];
     const AggSig *sig = n <= 2 ? ex_agg_lookup(f->name, n, types, cast) : NULL;
     if (sig == NULL) {
@@ -123,7 +137,9 @@ Expr *an_aggregate(Analyze *an, FuncCall *f)
     AggCall call = {
         .sig = sig, .name = f->name, .nargs = n, .args = args, .filter = filter,
         .distinct = f->distinct, .star = f->star,
-        .type = sig->ret == TYPE__COUNT ? args[0]->type : sl_type(sig->ret),
+        .type = sig->ret == TYPE__COUNT ? args[0]->type
+                : sig->ret == TYPE_ARRAY  ? sl_array_type(args[0]->type.id, -1)
+                                          : sl_type(sig->ret),
     };
     if (sig->ret == TYPE__COUNT)
         call.type.typmod = -1;
