@@ -501,6 +501,12 @@ Expr *an_make_op(Analyze *an, const char *op, Expr *l, Expr *r, int loc)
     int n = l ? 2 : 1;
     if (l != NULL && an_array_routes(op, true, a, n))
         return an_array_call(an, op, true, a, n, loc);
+    if (l != NULL && r != NULL && r->type.id == TYPE_ARRAY && r->type.elem == TYPE_TEXT &&
+        (strcmp(op, "#>") == 0 || strcmp(op, "#>>") == 0)) {
+        /* jsonb's path operators read the path's text form ('{a,b}') */
+        if ((a[1] = an_coerce(an, r, sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL)
+            return NULL;
+    }
     const FuncDesc *fd = an_resolve(an, op, true, a, n, loc);
     if (fd == NULL)
         return NULL;
