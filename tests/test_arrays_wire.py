@@ -118,3 +118,47 @@ def test_array_binary_errors(server):
         assert res.get_value(0, 0) == good
         res = conn.pgconn.exec_params(b"SELECT $1::int4[]::text", [good], [1007], [1])
         assert res.get_value(0, 0) == b"{7,8}"
+
+
+def test_arrays_in_continuous_queries(server):
+    """Arrays pass through a continuous query's filter and projection, and
+    group as keys; the expected rows are computed here from the inserted
+    values (the batch query over the stream must agree too)."""
+    from helpers import wait_for
+
+    events = [
+        (1, ["a", "b"], [1, 2]),
+        (2, ["c"], [3]),
+        (3, ["b"], None),
+        (4, ["a", "b"], []),
+        (5, [], [None, 7]),
+    ]
+    with connect(server) as conn:
+        conn.execute("CREATE STREAM ev (id bigint, tags text[], nums int[], ts timestamp)")
+        conn.execute("CREATE CONTINUOUS QUERY ev_b WITH (trigger = '0') AS "
+                     "SELECT id, tags, nums[1] AS first, array_append(nums, 0) AS nums0, "
+                     "cardinality(tags) AS n FROM ev WHERE 'b' = ANY(tags)")
+        conn.execute("CREATE CONTINUOUS QUERY ev_g WITH (trigger = '0', "
+                     "output_mode = 'update') AS SELECT tags, count(*) AS n FROM ev "
+                     "GROUP BY tags")
+        for k, (i, tags, nums) in enumerate(events):
+            fmt = "%b" if k % 2 else "%t"
+            conn.execute(f"INSERT INTO ev VALUES ({fmt}, {fmt}, {fmt}, "
+                         "'2026-01-01 00:00:00'::timestamp + %t * interval '1 second')",
+                         (i, tags, nums, i))
+        want_b = sorted(
+            (i, tags, nums[0] if nums else None, (nums or []) + [0], len(tags))
+            for i, tags, nums in events if "b" in tags)
+        got = wait_for(lambda: sorted(tuple(r) for r in conn.execute(
+            "SELECT id, tags, first, nums0, n FROM ev_b").fetchall()), want_b)
+        assert got == want_b
+        counts = {}
+        for _, tags, _ in events:
+            counts[tuple(tags)] = counts.get(tuple(tags), 0) + 1
+        want_g = sorted((list(t), n) for t, n in counts.items())
+        got = wait_for(lambda: sorted([list(r[0]), r[1]] for r in conn.execute(
+            "SELECT tags, n FROM ev_g").fetchall()), [list(x) for x in want_g])
+        assert got == [list(x) for x in want_g]
+        batch = sorted([list(r[0]), r[1]] for r in conn.execute(
+            "SELECT tags, count(*) FROM ev GROUP BY tags").fetchall())
+        assert batch == [list(x) for x in want_g]
