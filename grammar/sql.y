@@ -72,7 +72,7 @@
       DISCARD DOUBLE DROP ESCAPE EXECUTE EXPLAIN HOUR INSERT LISTEN LOCAL
       MINUTE MONTH PREPARE RESET ROLLBACK SECOND SESSION SET SHOW SINK START
       STREAM SUBSCRIBE TRANSACTION TRIGGER TRUNCATE UNKNOWN UPDATE VARYING
-      WATERMARK WINDOW WITHOUT WORK YEAR ZONE
+      WATERMARK WINDOW WITHOUT WORK YEAR ZONE ORDINALITY
       CASCADE CONFLICT CONTINUOUS FILTER FIRST IF KEY LAST NOTHING NULLS PAUSE
       QUERY RECURSIVE REPLACE RESTRICT RESUME OPERATOR OVER PARTITION
       AT
@@ -541,6 +541,7 @@ from_list(A) ::= from_list(L) COMMA table_ref(X). { A = make_list_append(p, L, X
 table_ref(A) ::= name_list(N) opt_alias_clause(X). { A = make_range_var_alias(p, N, X); }
 table_ref(A) ::= select_with_parens(S) opt_alias_clause(X). { A = make_range_subselect(p, S, X, ((SelectStmt *)S)->paren_loc); }
 table_ref(A) ::= func_application(F) opt_alias_clause(X). { A = make_range_function(p, F, X); }
+table_ref(A) ::= func_application(F) WITH_LA ORDINALITY opt_alias_clause(X). { A = range_function_set_ordinality(p, make_range_function(p, F, X)); }
 table_ref(A) ::= joined_table(J). { A = J; }
 table_ref(A) ::= LP joined_table(J) RP alias_clause(X). { A = join_set_alias(p, J, X); }
 

@@ -282,6 +282,7 @@ typedef struct RangeFunction {
     FuncCall   *func;
     const char *alias;
     List       *colnames;
+    bool        ordinality;     /* WITH ORDINALITY */
 } RangeFunction;
 
 typedef enum JoinType { JOIN_INNER, JOIN_LEFT, JOIN_RIGHT, JOIN_FULL, JOIN_CROSS } JoinType;

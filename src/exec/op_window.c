@@ -655,6 +655,7 @@ ExOp *op_build_window(ExCtx *cx, const Plan *p, ExOp *child)
 typedef struct SeriesState {
     bool    started, done;
     int64_t next, stop, step;
+    int64_t ordinal;    /* WITH ORDINALITY: the rows so far */
     /* unnest: the array (in the statement's arena) and where it is read */
     SlStr     arr;
     ArrayIter it;
@@ -747,6 +748,16 @@ static int series_next(ExOp *op, ExBatch **out)
     op->out.b.nrows = n;
     op->out.b.ncols = 1;
     op->out.b.cols = col;
+    if (p->u.series.ordinality) {
+        /* the row numbers, from 1, beside the values */
+        Vector *cols = ARENA_ARRAY(&op->arena, Vector, 2);
+        cols[0] = *col;
+        vector_init(&cols[1], &op->arena, sl_type(TYPE_INT8), n, false);
+        for (uint32_t i = 0; i < n; i++)
+            cols[1].v.i64[i] = ++s->ordinal;
+        op->out.b.ncols = 2;
+        op->out.b.cols = cols;
+    }
     op->out.sel = NULL;
     op->out.n = n;
     *out = &op->out;

@@ -552,18 +552,27 @@ static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
     }
     an->scope = saved;
     const char *refname = rf->alias ? rf->alias : f->name;
-    Plan *p = plan_new(an->a, PLAN_SERIES, NULL, 1);
+    int ncols = rf->ordinality ? 2 : 1;
+    Plan *p = plan_new(an->a, PLAN_SERIES, NULL, ncols);
     p->u.series.start = args[0];
     p->u.series.stop = args[1];
     p->u.series.step = args[2];
     p->u.series.unnest = unnest;
-    ScopeItem *it = new_item(an, refname, 1);
+    p->u.series.ordinality = rf->ordinality;
+    ScopeItem *it = new_item(an, refname, ncols);
     it->colnames[0] = refname;
     it->colidx[0] = 0;
-    if (apply_colnames(an, rf->colnames, "function", refname, 1, it->colnames, loc) < 0)
+    if (rf->ordinality) {
+        it->colnames[1] = "ordinality";
+        it->colidx[1] = 1;
+    }
+    if (apply_colnames(an, rf->colnames, rf->ordinality ? "table" : "function", refname, ncols,
+                       it->colnames, loc) < 0)
         return -1;
     plan_set_col(p, 0, it->colnames[0],
                  unnest ? elem : sl_type(wide ? TYPE_INT8 : TYPE_INT4), refname);
+    if (rf->ordinality)
+        plan_set_col(p, 1, it->colnames[1], sl_type(TYPE_INT8), refname);
     out->plan = p;
     expose_all(an, out, it);
     return 0;

@@ -7,6 +7,7 @@
  *   select_set_limit, select_set_with, select_set_distinct_on,
  *   make_sort_by, make_cte                                   queries
  *   make_range_var_alias, make_range_subselect, make_range_function,
+ *   range_function_set_ordinality,
  *   make_array_type, make_array_expr, make_array_multidim, make_array_slice,
  *   make_join,
  *   join_set_alias                                          FROM items
@@ -177,6 +178,13 @@ Node *make_range_function(Parse *p, Node *func, AliasSpec alias)
     r->alias = alias.name;
     r->colnames = alias.cols;
     return &r->hdr;
+}
+
+Node *range_function_set_ordinality(Parse *p, Node *rf)
+{
+    SL_UNUSED(p);
+    ((RangeFunction *)rf)->ordinality = true;
+    return rf;
 }
 
 Node *make_array_type(Parse *p, Node *type)

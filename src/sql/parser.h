@@ -186,6 +186,8 @@ Node *make_cte(Parse *p, const Token *name, List *cols, Node *query);
 Node *make_range_var_alias(Parse *p, Names names, AliasSpec alias);
 Node *make_range_subselect(Parse *p, Node *sub, AliasSpec alias, int loc);
 Node *make_range_function(Parse *p, Node *func, AliasSpec alias);
+/* f(...) WITH ORDINALITY: a bigint column numbering the rows from 1 */
+Node *range_function_set_ordinality(Parse *p, Node *rf);
 /* type[]: an array type (types.h, TYPE_ARRAY); type[][] is the same */
 Node *make_array_type(Parse *p, Node *type);
 /* ARRAY[elems] (elems NULL: ARRAY[]) and a[lo:hi] (NULL: bound omitted) */
