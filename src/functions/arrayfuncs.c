@@ -402,6 +402,63 @@ static KERNEL(k_array_any)
     return 0;
 }
 
+/* Whether some non-NULL element of a equals el (NULLs match nothing, as
+ * in PostgreSQL's array_contain_compare). */
+static bool has_elem(Arena *ar, SlType t, const SlStr *a, const ArrayElem *el, Vector *scratch)
+{
+    if (el->null)
+        return false;
+    array_elem_value(ar, t, el, scratch, 1);
+    ArrayIter it;
+    array_iter_init(&it, a);
+    ArrayElem x;
+    while (array_next(&it, &x)) {
+        if (x.null)
+            continue;
+        array_elem_value(ar, t, &x, scratch, 0);
+        if (value_cmp(scratch, 0, scratch, 1) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* a @> b (contains), a <@ b (is contained by: b @> a), a && b (overlap):
+ * by element equality, duplicates and order ignored.  A NULL element is
+ * in no array (ARRAY[NULL] @> ARRAY[NULL] is false); every array
+ * contains {}. */
+static int contain_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
+                        const uint32_t *sel, uint32_t n, int how)
+{
+    SlType t = elem_of(e, 0);
+    Vector scratch;
+    vector_init(&scratch, cx->arena, t, 2, true);
+    FOR_SEL(sel, n, {
+        const SlStr *big = how == 1 ? &args[1].v.str[i] : &args[0].v.str[i];
+        const SlStr *small = how == 1 ? &args[0].v.str[i] : &args[1].v.str[i];
+        ArrayIter it;
+        array_iter_init(&it, small);
+        ArrayElem el;
+        bool r = how != 2;      /* contains: all found; overlap: any found */
+        while (array_next(&it, &el)) {
+            bool found = has_elem(cx->arena, t, big, &el, &scratch);
+            if (how == 2 && found) {
+                r = true;
+                break;
+            }
+            if (how != 2 && !found) {
+                r = false;
+                break;
+            }
+        }
+        out->v.b[i] = r;
+    });
+    return 0;
+}
+
+static KERNEL(k_arr_contains) { return contain_rows(cx, e, args, out, sel, n, 0); }
+static KERNEL(k_arr_contained) { return contain_rows(cx, e, args, out, sel, n, 1); }
+static KERNEL(k_arr_overlap) { return contain_rows(cx, e, args, out, sel, n, 2); }
+
 /* ---------------------------------------------------------- construction */
 
 /* ARRAY[x1, x2, ...]: the arguments (of the element type) in order. */
@@ -529,6 +586,9 @@ static const FuncDesc array_funcs[] = {
     AF("<=", true, 2, B, k_arr_le, 0, ARR, ARR, 0),
     AF(">", true, 2, B, k_arr_gt, 0, ARR, ARR, 0),
     AF(">=", true, 2, B, k_arr_ge, 0, ARR, ARR, 0),
+    AF("@>", true, 2, B, k_arr_contains, 0, ARR, ARR, 0),
+    AF("<@", true, 2, B, k_arr_contained, 0, ARR, ARR, 0),
+    AF("&&", true, 2, B, k_arr_overlap, 0, ARR, ARR, 0),
 };
 
 static const FuncDesc array_ctor = AF("array", false, 0, ARR, k_array_ctor, NS, 0);
