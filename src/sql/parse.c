@@ -92,6 +92,8 @@ int sql_parse(Arena *a, const char *sql, int len, List **stmts, SlError *err)
             else if (code == TK_WINDOW && next_code == TK_ID)
                 code = TK_WINDOW_LA;
         }
+        if (code == TK_SOME)
+            code = TK_ANY;      /* x = SOME (a) is x = ANY (a) */
         sqlParser(parser, code, tok);
         if (have_next) {
             tok = next;
