@@ -126,7 +126,8 @@ const char *pgcat_namespace_name(uint32_t oid)
 /* PostgreSQL's atttypmod: varchar(n) is n + 4, numeric(p,s) (p<<16|s) + 4. */
 static int32_t pg_typmod(SlType t)
 {
-    if (t.typmod >= 0 && (t.id == TYPE_VARCHAR || t.id == TYPE_NUMERIC))
+    SlTypeId id = t.id == TYPE_ARRAY ? t.elem : t.id;   /* an array: its element's */
+    if (t.typmod >= 0 && (id == TYPE_VARCHAR || id == TYPE_NUMERIC))
         return t.typmod + 4;
     return t.typmod;
 }
