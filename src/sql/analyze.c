@@ -170,6 +170,8 @@ static bool common_type(Analyze *an, Expr **es, int n, const char *what, SlType 
         }
     }
     SlType pt = sl_type(TYPE_TEXT);
+    if (first >= 0 && es[first]->type.id == TYPE_ARRAY)
+        return an_array_common_type(an, es, n, what, out);
     if (first >= 0) {
         pt = es[first]->type;
         for (int i = first + 1; i < n; i++) {
@@ -177,9 +179,12 @@ static bool common_type(Analyze *an, Expr **es, int n, const char *what, SlType 
             if (nt == TYPE_UNKNOWN || nt == pt.id)
                 continue;
             if (type_category(nt) != type_category(pt.id)) {
+                char b2[96];
+                SlType at = es[i]->type;
+                at.typmod = -1;
                 sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, es[i]->location,
                             "%s types %s and %s cannot be matched", what, type_name(pt.id),
-                            type_name(nt));
+                            nt == TYPE_ARRAY ? type_format(at, b2, sizeof(b2)) : type_name(nt));
                 return false;
             }
             if (!type_is_preferred(pt.id) && ex_can_coerce(pt.id, nt) &&
@@ -679,6 +684,8 @@ static Expr *transform_eq_based(Analyze *an, A_Expr *ax, ExprKind kind)
     const FuncDesc *fd = an_resolve(an, "=", true, args, 2, ax->hdr.location);
     if (fd == NULL)
         return NULL;
+    l = args[0];    /* arrays: typed by an_resolve */
+    r = args[1];
     Expr *cl = an_coerce(an, l, sl_type(fd->kargs[0]), COERCE_IMPLICIT, l->location);
     Expr *cr = cl ? an_coerce(an, r, sl_type(fd->kargs[1]), COERCE_IMPLICIT, r->location) : NULL;
     if (cr == NULL)

@@ -46,9 +46,13 @@ int an_no_such_function(Analyze *an, const char *name, Expr *const *args, int n,
 {
     char call[256];
     int off = snprintf(call, sizeof(call), "%s(", name);
-    for (int i = 0; i < n && off < (int)sizeof(call); i++)
+    for (int i = 0; i < n && off < (int)sizeof(call); i++) {
+        char tb[96];
+        SlType t = args[i]->type;
+        t.typmod = -1;
         off += snprintf(call + off, sizeof(call) - (size_t)off, "%s%s", i ? ", " : "",
-                        type_name(args[i]->type.id));
+                        t.id == TYPE_ARRAY ? type_format(t, tb, sizeof(tb)) : type_name(t.id));
+    }
     if (off < (int)sizeof(call))
         snprintf(call + off, sizeof(call) - (size_t)off, ")");
     sl_error_at(an->err, ERRCODE_UNDEFINED_FUNCTION, loc, "function %s does not exist", call);

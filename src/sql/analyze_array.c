@@ -7,6 +7,7 @@
  *   an_array_routes     whether a call goes to the array functions
  *   an_array_call       one call of an array function or operator
  *   an_array_no_such    42883 naming array argument types (integer[])
+ *   an_array_common_type  select_common_type over arrays
  *   an_array_ctor       ARRAY[x, ...]
  *   an_array_subscript  a[i] and a[i:j]
  *   an_array_any        x op ANY (a), x op ALL (a)
@@ -276,6 +277,43 @@ Expr *an_array_call(Analyze *an, const char *name, bool is_op, Expr **args, int 
         return e;
     }
     return no_such(an, name, is_op, args, n, loc);
+}
+
+/* select_common_type when the first typed input is an array (CASE,
+ * COALESCE, UNION, VALUES, ARRAY(...) lists): every input an array (or
+ * an untyped literal), the element types' common type, each input cast
+ * to its array. */
+bool an_array_common_type(Analyze *an, Expr **es, int n, const char *what, SlType *out)
+{
+    SlType pt = sl_type(TYPE_UNKNOWN);
+    for (int i = 0; i < n; i++) {
+        SlType t = es[i]->type;
+        if (t.id == TYPE_UNKNOWN)
+            continue;
+        char b1[96], b2[96];
+        if (t.id != TYPE_ARRAY) {
+            sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, es[i]->location,
+                        "%s types %s and %s cannot be matched", what,
+                        type_format(sl_array_type(pt.id, -1), b1, sizeof(b1)),
+                        type_format(t, b2, sizeof(b2)));
+            return false;
+        }
+        SlType et = type_elem(t);
+        if (pt.id == TYPE_UNKNOWN || (ex_can_coerce(pt.id, et.id) && !ex_can_coerce(et.id, pt.id)))
+            pt = et;
+        else if (et.id != pt.id && !ex_can_coerce(et.id, pt.id)) {
+            sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, es[i]->location,
+                        "%s types %s and %s cannot be matched", what,
+                        type_format(sl_array_type(pt.id, -1), b1, sizeof(b1)),
+                        type_format(t, b2, sizeof(b2)));
+            return false;
+        }
+    }
+    *out = sl_array_type(pt.id, -1);
+    for (int i = 0; i < n; i++)
+        if ((es[i] = an_coerce(an, es[i], *out, COERCE_IMPLICIT, es[i]->location)) == NULL)
+            return false;
+    return true;
 }
 
 /* ------------------------------------------------------------- syntax */

@@ -212,6 +212,7 @@ Expr *an_array_coerce(Analyze *an, Expr *e, SlType t, CoerceCtx ctx, int loc);
 bool  an_array_routes(const char *name, bool is_op, Expr **args, int n);
 Expr *an_array_call(Analyze *an, const char *name, bool is_op, Expr **args, int n, int loc);
 bool  an_array_no_such(Analyze *an, const char *name, bool is_op, Expr **args, int n, int loc);
+bool  an_array_common_type(Analyze *an, Expr **es, int n, const char *what, SlType *out);
 Expr *an_array_ctor(Analyze *an, Expr **args, int n, int loc);
 Expr *an_array_subscript(Analyze *an, Expr *arr, Expr *lo, Expr *hi, bool slice, int loc);
 Expr *an_array_any(Analyze *an, const char *op, bool all, Expr *x, Expr *arr, int loc);
