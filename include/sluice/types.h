@@ -240,6 +240,10 @@ int value_recv_binary(Arena *a, SlType t, const char *data, int32_t len, Vector 
 /* The name format_type() gives a type with its modifier: "numeric(10,2)",
  * "character varying(3)", "integer[]".  Returns buf. */
 const char *type_format(SlType t, char *buf, size_t size);
+/* The name PostgreSQL's messages give a type: its SQL name without a
+ * modifier ("integer", "integer[]"); buf holds an array's.  Returns the
+ * name. */
+const char *type_display(SlType t, char *buf, size_t size);
 /* The type with this pg_type name ("int4", "float8", "text"), or
  * TYPE_UNKNOWN if sluice has no such type.  Used for generic type names. */
 SlTypeId    type_by_name(const char *name);

@@ -180,11 +180,9 @@ static bool common_type(Analyze *an, Expr **es, int n, const char *what, SlType 
                 continue;
             if (type_category(nt) != type_category(pt.id)) {
                 char b2[96];
-                SlType at = es[i]->type;
-                at.typmod = -1;
                 sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, es[i]->location,
                             "%s types %s and %s cannot be matched", what, type_name(pt.id),
-                            nt == TYPE_ARRAY ? type_format(at, b2, sizeof(b2)) : type_name(nt));
+                            type_display(es[i]->type, b2, sizeof(b2)));
                 return false;
             }
             if (!type_is_preferred(pt.id) && ex_can_coerce(pt.id, nt) &&
@@ -576,10 +574,7 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
          * reads the same in text (and has no typmod: numeric, not
          * numeric(10,2)) */
         char tb[96];
-        SlType pt = args[0]->type;
-        pt.typmod = -1;
-        const char *tn = pt.id == TYPE_ARRAY ? type_format(pt, tb, sizeof(tb))
-                                             : type_name(args[0]->type.id);
+        const char *tn = type_display(args[0]->type, tb, sizeof(tb));
         return const_str(an, sl_type(TYPE_TEXT), arena_strdup(an->a, tn), (int)strlen(tn), loc);
     }
     const FuncDesc *vd = ex_func_variadic(f->name);

@@ -48,10 +48,8 @@ int an_no_such_function(Analyze *an, const char *name, Expr *const *args, int n,
     int off = snprintf(call, sizeof(call), "%s(", name);
     for (int i = 0; i < n && off < (int)sizeof(call); i++) {
         char tb[96];
-        SlType t = args[i]->type;
-        t.typmod = -1;
         off += snprintf(call + off, sizeof(call) - (size_t)off, "%s%s", i ? ", " : "",
-                        t.id == TYPE_ARRAY ? type_format(t, tb, sizeof(tb)) : type_name(t.id));
+                        type_display(args[i]->type, tb, sizeof(tb)));
     }
     if (off < (int)sizeof(call))
         snprintf(call + off, sizeof(call) - (size_t)off, ")");

@@ -143,14 +143,15 @@ static void describe(Analyze *an, const char *name, bool is_op, Expr **args, int
     size_t at = 0;
     char tb[96];
     if (is_op) {
-        snprintf(buf, size, "%s %s %s", type_format(args[0]->type, tb, sizeof(tb)), name,
-                 n > 1 ? type_format(args[1]->type, (char[96]){0}, 96) : "");
+        char tb2[96];
+        snprintf(buf, size, "%s %s %s", type_display(args[0]->type, tb, sizeof(tb)), name,
+                 n > 1 ? type_display(args[1]->type, tb2, sizeof(tb2)) : "");
         return;
     }
     at += (size_t)snprintf(buf, size, "%s(", name);
     for (int k = 0; k < n && at < size; k++)
         at += (size_t)snprintf(buf + at, size - at, "%s%s", k ? ", " : "",
-                               type_format(args[k]->type, tb, sizeof(tb)));
+                               type_display(args[k]->type, tb, sizeof(tb)));
     if (at < size)
         snprintf(buf + at, size - at, ")");
 }

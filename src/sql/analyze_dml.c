@@ -43,12 +43,9 @@ Expr *an_assign(Analyze *an, Expr *e, SlType t, const char *colname, int loc)
                                           ex_cast_fn(e->type.id, t.id, false) == NULL &&
                                           e->type.id != t.id)) {
         char b1[64], b2[64];
-        SlType et = e->type;
-        et.typmod = -1;
         sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
                     "column \"%s\" is of type %s but expression is of type %s", colname,
-                    type_format(t, b1, sizeof(b1)),
-                    et.id == TYPE_ARRAY ? type_format(et, b2, sizeof(b2)) : type_name(et.id));
+                    type_format(t, b1, sizeof(b1)), type_display(e->type, b2, sizeof(b2)));
         sl_error_hint(an->err, "You will need to rewrite or cast the expression.");
         return NULL;
     }

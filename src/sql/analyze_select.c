@@ -768,12 +768,10 @@ static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
         else if (b != TYPE_UNKNOWN && a != b) {
             if (type_category(a) != type_category(b)) {
                 char b1[96], b2[96];
-                SlType la = l->cols[c].type, ra = r->cols[c].type;
-                la.typmod = ra.typmod = -1;
                 sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, s->rarg->hdr.location,
                             "%s types %s and %s cannot be matched", what,
-                            a == TYPE_ARRAY ? type_format(la, b1, sizeof(b1)) : type_name(a),
-                            b == TYPE_ARRAY ? type_format(ra, b2, sizeof(b2)) : type_name(b));
+                            type_display(l->cols[c].type, b1, sizeof(b1)),
+                            type_display(r->cols[c].type, b2, sizeof(b2)));
                 return NULL;
             }
             if (!type_is_preferred(a) && ex_can_coerce(a, b) && !ex_can_coerce(b, a))

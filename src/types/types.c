@@ -4,7 +4,7 @@
  *
  *   type_oid, type_len, type_name, type_width, type_format, type_by_name,
  *   type_category, type_is_preferred,
- *   type_array_oid, type_oid_of             the type table
+ *   type_array_oid, type_oid_of, type_display   the type table
  *   vector_init                             a vector in an arena
  *   value_cmp                               ORDER BY's order of two values
  *   value_format_text                       one value's text form
@@ -118,6 +118,14 @@ const char *type_format(SlType t, char *buf, size_t size)
     else
         snprintf(buf, size, "%s", name);
     return buf;
+}
+
+const char *type_display(SlType t, char *buf, size_t size)
+{
+    if (t.id != TYPE_ARRAY)
+        return type_info[t.id].sqlname;
+    t.typmod = -1;
+    return type_format(t, buf, size);
 }
 
 void vector_init(Vector *v, Arena *a, SlType type, uint32_t len, bool with_nulls)
