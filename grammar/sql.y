@@ -51,7 +51,7 @@
  * keywords.txt to its TK_ code, so every keyword must have a token. */
 %token ABORT BY DAY HOUR MINUTE MONTH SECOND YEAR LISTEN SINK STREAM
        SUBSCRIBE TRIGGER WATERMARK WINDOW SESSION TRUNCATE EXPLAIN ORDER LIMIT
-       OFFSET ON.
+       OFFSET ON SOME.
 
 /* After AS any word is a name, reserved or not (gram.y's ColLabel). */
 %token_class col_label ID|ALL|AND|AS|ASYMMETRIC|BETWEEN|BIGINT|BOOLEAN|CASE
@@ -65,14 +65,14 @@
   |BOTH|CURRENT_DATE|CURRENT_TIMESTAMP|EXTRACT|LEADING|LOCALTIMESTAMP|POSITION
   |SUBSTRING|TRAILING|TRIM
   |ANY|ARRAY|COLLATE|CURRENT_CATALOG|CURRENT_SCHEMA|CURRENT_USER|OPERATOR|SESSION_USER|USER|GRANT
-  |DEFERRABLE|ONLY.
+  |DEFERRABLE|ONLY|SOME.
 
 /* The unreserved keywords: a name wherever a keyword cannot be. */
 %fallback ID ABORT ALTER BEGIN BY COMMIT COPY CREATE DAY DEALLOCATE DELETE
       DISCARD DOUBLE DROP ESCAPE EXECUTE EXPLAIN HOUR INSERT LISTEN LOCAL
       MINUTE MONTH PREPARE RESET ROLLBACK SECOND SESSION SET SHOW SINK START
       STREAM SUBSCRIBE TRANSACTION TRIGGER TRUNCATE UNKNOWN UPDATE VARYING
-      WATERMARK WINDOW WITHOUT WORK YEAR ZONE
+      WATERMARK WINDOW WITHOUT WORK YEAR ZONE ORDINALITY
       CASCADE CONFLICT CONTINUOUS FILTER FIRST IF KEY LAST NOTHING NULLS PAUSE
       QUERY RECURSIVE REPLACE RESTRICT RESUME OPERATOR OVER PARTITION
       AT
@@ -543,6 +543,7 @@ from_list(A) ::= from_list(L) COMMA table_ref(X). { A = make_list_append(p, L, X
 table_ref(A) ::= name_list(N) opt_alias_clause(X). { A = make_range_var_alias(p, N, X); }
 table_ref(A) ::= select_with_parens(S) opt_alias_clause(X). { A = make_range_subselect(p, S, X, ((SelectStmt *)S)->paren_loc); }
 table_ref(A) ::= func_application(F) opt_alias_clause(X). { A = make_range_function(p, F, X); }
+table_ref(A) ::= func_application(F) WITH_LA ORDINALITY opt_alias_clause(X). { A = range_function_set_ordinality(p, make_range_function(p, F, X)); }
 table_ref(A) ::= joined_table(J). { A = J; }
 table_ref(A) ::= LP joined_table(J) RP alias_clause(X). { A = join_set_alias(p, J, X); }
 
@@ -648,6 +649,20 @@ a_expr(A) ::= a_expr(X) NOT_LA(O) BETWEEN SYMMETRIC b_expr(L) AND a_expr(H). [NO
 a_expr(A) ::= a_expr(X) IN(O) LP expr_list(L) RP. { A = make_in(p, "=", X, L, O.offset); }
 a_expr(A) ::= a_expr(X) EQ(O) ANY LP a_expr(Y) RP. [EQ] { A = make_aexpr(p, AEXPR_OP_ANY, "=", X, Y, O.offset); }
 a_expr(A) ::= a_expr(X) NE(O) ANY LP a_expr(Y) RP. [NE] { A = make_aexpr(p, AEXPR_OP_ANY, "<>", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) LT(O) ANY LP a_expr(Y) RP. [LT] { A = make_aexpr(p, AEXPR_OP_ANY, "<", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) GT(O) ANY LP a_expr(Y) RP. [GT] { A = make_aexpr(p, AEXPR_OP_ANY, ">", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) LE(O) ANY LP a_expr(Y) RP. [LE] { A = make_aexpr(p, AEXPR_OP_ANY, "<=", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) GE(O) ANY LP a_expr(Y) RP. [GE] { A = make_aexpr(p, AEXPR_OP_ANY, ">=", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) EQ(O) ALL LP a_expr(Y) RP. [EQ] { A = make_aexpr(p, AEXPR_OP_ALL, "=", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) NE(O) ALL LP a_expr(Y) RP. [NE] { A = make_aexpr(p, AEXPR_OP_ALL, "<>", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) LT(O) ALL LP a_expr(Y) RP. [LT] { A = make_aexpr(p, AEXPR_OP_ALL, "<", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) GT(O) ALL LP a_expr(Y) RP. [GT] { A = make_aexpr(p, AEXPR_OP_ALL, ">", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) LE(O) ALL LP a_expr(Y) RP. [LE] { A = make_aexpr(p, AEXPR_OP_ALL, "<=", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) GE(O) ALL LP a_expr(Y) RP. [GE] { A = make_aexpr(p, AEXPR_OP_ALL, ">=", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) LIKE(O) ANY LP a_expr(Y) RP. [LIKE] { A = make_aexpr(p, AEXPR_OP_ANY, "~~", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) LIKE(O) ALL LP a_expr(Y) RP. [LIKE] { A = make_aexpr(p, AEXPR_OP_ALL, "~~", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) ILIKE(O) ANY LP a_expr(Y) RP. [ILIKE] { A = make_aexpr(p, AEXPR_OP_ANY, "~~*", X, Y, O.offset); }
+a_expr(A) ::= a_expr(X) ILIKE(O) ALL LP a_expr(Y) RP. [ILIKE] { A = make_aexpr(p, AEXPR_OP_ALL, "~~*", X, Y, O.offset); }
 a_expr(A) ::= a_expr(X) EQ(O) ANY select_with_parens(S). [EQ] { A = make_sublink(p, SUBLINK_IN, false, X, S, O.offset); }
 a_expr(A) ::= a_expr(X) NOT_LA(O) IN LP expr_list(L) RP. [NOT_LA] { A = make_in(p, "<>", X, L, O.offset); }
 a_expr(A) ::= a_expr(X) IN(O) select_with_parens(S). { A = make_sublink(p, SUBLINK_IN, false, X, S, O.offset); }
@@ -696,6 +711,19 @@ c_expr(A) ::= select_with_parens(S). [UMINUS] { A = make_sublink(p, SUBLINK_EXPR
 c_expr(A) ::= EXISTS(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_EXISTS, false, NULL, S, T.offset); }
 c_expr(A) ::= c_expr(X) LBRACKET(O) a_expr(I) RBRACKET. { A = make_aexpr(p, AEXPR_SUBSCRIPT, "[]", X, I, O.offset); }
 c_expr(A) ::= ARRAY(T) select_with_parens(S). { A = make_sublink(p, SUBLINK_ARRAY, false, NULL, S, T.offset); }
+c_expr(A) ::= c_expr(X) LBRACKET(O) a_expr(I) COLON a_expr(J) RBRACKET. { A = make_array_slice(p, X, I, J, O.offset); }
+c_expr(A) ::= c_expr(X) LBRACKET(O) COLON a_expr(J) RBRACKET. { A = make_array_slice(p, X, NULL, J, O.offset); }
+c_expr(A) ::= c_expr(X) LBRACKET(O) a_expr(I) COLON RBRACKET. { A = make_array_slice(p, X, I, NULL, O.offset); }
+c_expr(A) ::= c_expr(X) LBRACKET(O) COLON RBRACKET. { A = make_array_slice(p, X, NULL, NULL, O.offset); }
+c_expr(A) ::= ARRAY(T) LBRACKET expr_list(L) RBRACKET. { A = make_array_expr(p, L, T.offset); }
+c_expr(A) ::= ARRAY(T) LBRACKET RBRACKET. { A = make_array_expr(p, NULL, T.offset); }
+/* ARRAY[[1,2],[3,4]]: multi-dimensional, parsed to be refused (0A000) */
+c_expr(A) ::= ARRAY(T) LBRACKET array_sub_list RBRACKET. { A = make_array_multidim(p, T.offset); }
+array_sub_list ::= LBRACKET array_sub_items RBRACKET.
+array_sub_list ::= array_sub_list COMMA LBRACKET array_sub_items RBRACKET.
+array_sub_items ::= expr_list(L). { SL_UNUSED(L); }
+array_sub_items ::= array_sub_list.
+array_sub_items ::= .
 c_expr(A) ::= func_expr(X). { A = X; }
 
 func_expr(A) ::= func_application(F) filter_clause(W). { A = func_set_filter(p, F, W); }

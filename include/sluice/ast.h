@@ -105,7 +105,11 @@ typedef enum AExprKind {
     AEXPR_BETWEEN_SYM,
     AEXPR_NOT_BETWEEN_SYM,
     AEXPR_OP_ANY,           /* lexpr op ANY (rexpr): an array or a subquery */
+    AEXPR_OP_ALL,           /* lexpr op ALL (rexpr): an array */
     AEXPR_SUBSCRIPT,        /* lexpr[rexpr]: an array's element */
+    AEXPR_SLICE,            /* lexpr[rexpr:escape]: a slice (either bound NULL
+                               when omitted) */
+    AEXPR_ARRAY,            /* ARRAY[list]: the array of list's values */
 } AExprKind;
 
 /* An operator expression.  op is the operator's name ("+", "||", "<="). */
@@ -278,6 +282,7 @@ typedef struct RangeFunction {
     FuncCall   *func;
     const char *alias;
     List       *colnames;
+    bool        ordinality;     /* WITH ORDINALITY */
 } RangeFunction;
 
 typedef enum JoinType { JOIN_INNER, JOIN_LEFT, JOIN_RIGHT, JOIN_FULL, JOIN_CROSS } JoinType;

@@ -137,9 +137,6 @@ ExSource *ex_source_batches(Arena *a, Batch *const *batches, int nbatches);
  * (op_agg.c) and in continuous queries alike. */
 int64_t ex_window_floor(int64_t t, int64_t size);
 
-/* The values of vals (n of them) as PostgreSQL's array text form,
- * '{1,NULL,"a b"}', in a (sublink.c: ARRAY(subquery)). */
-void ex_array_literal(Arena *a, const Vector *vals, uint32_t n, SlStr *out);
 /* The elements of an array's text form ('{a,"b c",NULL}'), in order: fn
  * gets each (NULL for a NULL element; the bytes are valid during the call)
  * until it returns false.  Returns false if the text is not an array. */

@@ -269,6 +269,24 @@ int             ex_func_candidates(const char *name, bool is_op, int nargs,
 bool            ex_func_exists(const char *name, bool is_op);
 /* Adds a table of functions (rows that live for the process) to those
  * the analyzer resolves: the runtime's catalog functions, at start. */
+/* The array functions and operators (src/functions/arrayfuncs.c): a
+ * table the analyzer types itself (src/sql/analyze_array.c; TYPE_ARRAY
+ * and TYPE__COUNT in args are anyarray and anyelement), and the calls
+ * that have no name (ARRAY[...], a[i], a[i:j], x op ANY/ALL (a)). */
+typedef enum ExArrayBuiltin {
+    EX_ARRAY_CTOR, EX_ARRAY_SUBSCRIPT, EX_ARRAY_SLICE, EX_ARRAY_ANY
+} ExArrayBuiltin;
+/* The comparison of x op ANY (a) (Expr.subkind of EX_ARRAY_ANY). */
+typedef enum ExArrayCmp {
+    EX_ARR_EQ, EX_ARR_NE, EX_ARR_LT, EX_ARR_LE, EX_ARR_GT, EX_ARR_GE
+} ExArrayCmp;
+const FuncDesc *ex_array_funcs(size_t *n);
+const FuncDesc *ex_array_builtin(ExArrayBuiltin which);
+/* The cast of an array to an array of another element type: the
+ * element cast is e->args[1] (an EXPR_CAST of the elements, not
+ * evaluated as an argument: e->nargs is 1). */
+int ex_array_cast(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
+                  const uint32_t *sel, uint32_t n);
 void            ex_func_register(const FuncDesc *table, size_t n);
 /* The same, for functions that read state owned by the loop thread (the
  * catalog, the sessions): statements that call them run on the loop. */

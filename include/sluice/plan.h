@@ -144,8 +144,10 @@ struct Plan {
         } setop;
         struct {
             Expr *start, *stop, *step;  /* bigint, no input; step may be NULL */
-            bool  unnest;               /* unnest(start): start is an array's
-                                           text form; the column its elements */
+            bool  unnest;               /* unnest(start): start is an array;
+                                           the column its elements */
+            bool  ordinality;           /* WITH ORDINALITY: a second column,
+                                           bigint, numbering the rows from 1 */
         } series;
         struct {
             /* output: the child's columns, then the function's value

@@ -31,12 +31,19 @@ typedef enum SlTypeId {
     TYPE_TIMESTAMPTZ,
     TYPE_INTERVAL,
     TYPE_JSONB,
+    TYPE_ARRAY,         /* a one-dimensional array of SlType.elem (array.c) */
     TYPE__COUNT
 } SlTypeId;
 
+/* The scalar types are those below TYPE_ARRAY: an array's element type is
+ * one of them (arrays of arrays are multi-dimensional arrays, refused). */
+#define TYPE__NSCALAR TYPE_ARRAY
+
 typedef struct SlType {
     SlTypeId id;
-    int32_t  typmod;    /* -1 when none; varchar(n): n; numeric(p,s): p<<16|s */
+    int32_t  typmod;    /* -1 when none; varchar(n): n; numeric(p,s): p<<16|s;
+                         * an array: its element's (varchar(3)[]: 3) */
+    SlTypeId elem;      /* TYPE_ARRAY: the element type; else TYPE_UNKNOWN */
 } SlType;
 
 /* A string value: bytes owned by an arena or by the input buffer. */
@@ -80,7 +87,7 @@ typedef struct Vector {
         int64_t    *i64;    /* INT8, TIMESTAMP[TZ] (usec since 2000-01-01) */
         float      *f32;    /* FLOAT4 */
         double     *f64;    /* FLOAT8 */
-        SlStr      *str;    /* TEXT, VARCHAR, BYTEA, JSONB, UNKNOWN */
+        SlStr      *str;    /* TEXT, VARCHAR, BYTEA, JSONB, UNKNOWN, ARRAY */
         SlNumeric  *num;    /* NUMERIC */
         SlInterval *iv;     /* INTERVAL */
     } v;
@@ -100,20 +107,103 @@ int16_t     type_len(SlTypeId id);
 const char *type_name(SlTypeId id);
 /* Bytes per value in a vector's data array. */
 size_t      type_width(SlTypeId id);
-static inline SlType sl_type(SlTypeId id) { SlType t = {id, -1}; return t; }
+static inline SlType sl_type(SlTypeId id) { SlType t = {id, -1, TYPE_UNKNOWN}; return t; }
 
-/* sluice has no array types yet: an array is TEXT holding the array's text
- * form ('{1,2}'), and the typmod of such a text says which element type it
- * holds, when known (int2[] in a cast or a catalog column), so that a
- * subscript gives the element's type.  Never stored; clients see text. */
-#define TYPMOD_ARRAY 0x7E000000
-static inline bool type_is_array_of(SlType t, SlTypeId *elem)
+/* ------------------------------------------------------ arrays (array.c)
+ *
+ * An array type is TYPE_ARRAY with its element type in SlType.elem (any
+ * type below TYPE__NSCALAR) and the element's typmod in typmod.  A value
+ * is an SlStr holding the array in PostgreSQL's binary form, array_send's
+ * layout, kept canonical (so equal arrays of the same type have equal
+ * bytes when their elements' binary forms are canonical):
+ *   int32 ndim (0: empty, else 1), int32 has_nulls (0/1), uint32 element
+ *   OID, per dimension int32 length and int32 lower bound (always 1), then
+ *   per element int32 length (-1: NULL) and the element's send form.
+ * Multi-dimensional arrays and lower bounds other than 1 are refused
+ * (0A000).  Text form: PostgreSQL's array_in / array_out. */
+static inline SlType sl_array_type(SlTypeId elem, int32_t typmod)
 {
-    if (t.id != TYPE_TEXT || t.typmod <= TYPMOD_ARRAY || t.typmod >= TYPMOD_ARRAY + TYPE__COUNT)
-        return false;
-    *elem = (SlTypeId)(t.typmod - TYPMOD_ARRAY);
-    return true;
+    SlType t = {TYPE_ARRAY, typmod, elem};
+    return t;
 }
+/* The element type of an array type (TYPE_UNKNOWN for a non-array). */
+static inline SlType type_elem(SlType t)
+{
+    SlType e = {t.id == TYPE_ARRAY ? t.elem : TYPE_UNKNOWN, t.id == TYPE_ARRAY ? t.typmod : -1,
+                TYPE_UNKNOWN};
+    return e;
+}
+/* Whether two types are the same type (arrays: of the same element). */
+static inline bool type_same(SlType a, SlType b)
+{
+    return a.id == b.id && (a.id != TYPE_ARRAY || a.elem == b.elem);
+}
+/* PostgreSQL's array type OID of an element type (pg_type.typarray: int4
+ * -> 1007), 0 if none. */
+uint32_t type_array_oid(SlTypeId elem);
+/* The OID clients see for t: an array's is its element's typarray. */
+uint32_t type_oid_of(SlType t);
+
+/* One element of an array value, as array_next reads it: NULL (null), or
+ * len bytes of the element's binary form at data. */
+typedef struct ArrayElem {
+    const char *data;
+    int32_t     len;
+    bool        null;
+} ArrayElem;
+
+/* Reading an array value's elements in order. */
+typedef struct ArrayIter {
+    const char *p, *end;
+    int32_t     n;      /* element count */
+    int32_t     next;   /* 0-based index of the next element */
+} ArrayIter;
+
+/* Starts reading arr; its element count in it->n. */
+void array_iter_init(ArrayIter *it, const SlStr *arr);
+/* The next element; false at the end. */
+bool array_next(ArrayIter *it, ArrayElem *el);
+/* The element count of an array value. */
+int32_t array_count(const SlStr *arr);
+
+/* Builds an array value element by element: begin, add each, finish. */
+typedef struct ArrayBuild {
+    StrBuf   buf;
+    SlTypeId elem;
+    int32_t  n;
+    bool     has_nulls;
+} ArrayBuild;
+
+void array_build_begin(ArrayBuild *b, SlTypeId elem);
+/* Appends row i of v (of the element type), NULL if it is. */
+void array_build_add(ArrayBuild *b, const Vector *v, uint32_t i);
+/* Appends an element already in binary form (array_next's). */
+void array_build_add_elem(ArrayBuild *b, const ArrayElem *el);
+/* The finished array in arena a; frees the builder. */
+void array_build_finish(ArrayBuild *b, Arena *a, SlStr *out);
+/* The array of the first n values of v (ARRAY(subquery), array_agg). */
+void array_from_vector(Arena *a, const Vector *v, uint32_t n, SlStr *out);
+/* Element el of an array of element type t into row i of v (memory in a).
+ * The bytes were checked when the array was made: this does not fail. */
+void array_elem_value(Arena *a, SlType t, const ArrayElem *el, Vector *v, uint32_t i);
+/* All elements of arr into a new vector of type t (with a null map). */
+void array_to_vector(Arena *a, SlType t, const SlStr *arr, Vector *out);
+/* Text form of an array (array_out: quoting, NULL, {}). */
+void array_format_text(const SlStr *arr, SlType elem, StrBuf *out);
+/* Text input of an array of element type elem (array_in). */
+int array_parse_text(Arena *a, SlType elem, const char *s, size_t len, SlStr *out, int loc,
+                     SlError *err);
+/* An array in the binary wire format (array_recv): checked element by
+ * element with the element's recv function, made canonical. */
+int array_recv(Arena *a, SlType elem, const char *data, int32_t len, SlStr *out, int param,
+               SlError *err);
+/* ORDER BY's order of two arrays of element type elem, as PostgreSQL's
+ * array_cmp: element by element (NULL after every value), then by length. */
+int array_cmp(const SlStr *x, const SlStr *y, SlType elem);
+/* ORDER BY's order of two values of one type, as PostgreSQL's btree
+ * comparison of the type (numerics by value, NaN above every float,
+ * intervals by span, text byte-wise, arrays by array_cmp). */
+int value_cmp(const Vector *a, uint32_t i, const Vector *b, uint32_t j);
 
 /* Allocates a vector of len values in arena a; nulls map only if with_nulls. */
 void vector_init(Vector *v, Arena *a, SlType type, uint32_t len, bool with_nulls);
@@ -148,11 +238,17 @@ int value_recv_binary(Arena *a, SlType t, const char *data, int32_t len, Vector 
                       uint32_t row, int param, SlError *err);
 
 /* The name format_type() gives a type with its modifier: "numeric(10,2)",
- * "character varying(3)".  Returns buf. */
+ * "character varying(3)", "integer[]".  Returns buf. */
 const char *type_format(SlType t, char *buf, size_t size);
+/* The name PostgreSQL's messages give a type: its SQL name without a
+ * modifier ("integer", "integer[]"); buf holds an array's.  Returns the
+ * name. */
+const char *type_display(SlType t, char *buf, size_t size);
 /* The type with this pg_type name ("int4", "float8", "text"), or
  * TYPE_UNKNOWN if sluice has no such type.  Used for generic type names. */
 SlTypeId    type_by_name(const char *name);
+/* pg_type.typname of a scalar type ("int4", "timestamptz"). */
+const char *type_typname(SlTypeId id);
 /* PostgreSQL's type category letter (B, N, S, D, T, U, X for unknown) and
  * whether the type is its category's preferred type. */
 char        type_category(SlTypeId id);

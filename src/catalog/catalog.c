@@ -250,11 +250,18 @@ int cat_db_error_as(int code, int sys, const char *msg, SlError *err)
     }
 }
 
+/* A column's type from its stored name: type_name(), with "[]" after an
+ * array's element type ("integer[]"). */
 static int type_parse(const char *name, SlType *t)
 {
-    for (int id = 0; id < TYPE__COUNT; id++) {
-        if (strcmp(type_name((SlTypeId)id), name) == 0) {
-            t->id = (SlTypeId)id;
+    size_t len = strlen(name);
+    bool array = len > 2 && strcmp(name + len - 2, "[]") == 0;
+    for (int id = 0; id < TYPE__NSCALAR; id++) {
+        const char *tn = type_name((SlTypeId)id);
+        if (array ? strlen(tn) == len - 2 && strncmp(tn, name, len - 2) == 0
+                  : strcmp(tn, name) == 0) {
+            t->elem = array ? (SlTypeId)id : TYPE_UNKNOWN;
+            t->id = array ? TYPE_ARRAY : (SlTypeId)id;
             return 0;
         }
     }
@@ -405,7 +412,11 @@ static int insert_columns(Catalog *cat, const CatRelation *rel)
         sqlite3_bind_int64(col, 1, rel->oid);
         sqlite3_bind_int(col, 2, i + 1);
         sqlite3_bind_text(col, 3, rel->cols[i].name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(col, 4, type_name(rel->cols[i].type.id), -1, SQLITE_STATIC);
+        SlType ct = rel->cols[i].type;
+        char arrname[64];
+        snprintf(arrname, sizeof(arrname), "%s[]", type_name(ct.elem));
+        sqlite3_bind_text(col, 4, ct.id == TYPE_ARRAY ? arrname : type_name(ct.id), -1,
+                          SQLITE_TRANSIENT);
         sqlite3_bind_int(col, 5, rel->cols[i].type.typmod);
         sqlite3_bind_int(col, 6, rel->cols[i].not_null);
         if (pkpos)

@@ -279,8 +279,8 @@ static void keep_dead(KafkaReader *r, const KRec *rec, const char *reason,
     Arena *a = &r->dead_arena;
     if (r->ndead == r->capdead) {
         uint32_t cap = r->capdead ? r->capdead * 2 : 16;
-        SlType types[5] = {{TYPE_BYTEA, -1}, {TYPE_TEXT, -1}, {TYPE_INT8, -1},
-                           {TYPE_TEXT, -1}, {TYPE_TIMESTAMPTZ, -1}};
+        SlType types[5] = {{TYPE_BYTEA, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN},
+                           {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_TIMESTAMPTZ, -1, TYPE_UNKNOWN}};
         Batch *b = batch_alloc(a, types, 5, cap);
         SlStr *keys = ARENA_ARRAY(a, SlStr, cap);
         if (r->dead != NULL) {

@@ -1,6 +1,6 @@
 /*
  * agg.c -- how the aggregate functions run: count, sum, avg, min, max, bool_and,
- * bool_or, every, string_agg, approx_count_distinct; their states, update, merge, final,
+ * bool_or, every, string_agg, approx_count_distinct, array_agg; their states, update, merge, final,
  * serialize and deserialize (the AggFunc interface of exec.h).
  *
  *   ex_agg_func(sig)    the row of a signature the analyzer resolved
@@ -13,7 +13,8 @@
  * bigint, of bigint and numeric numeric, of real real, of double precision
  * double precision, of interval interval; avg of integers and numeric is
  * numeric (sum / count with numeric_div's scale), of floats double
- * precision; min and max keep the argument's type; string_agg(text, text).
+ * precision; min and max keep the argument's type; string_agg(text, text);
+ * array_agg(x) the array of x's type, NULLs included, in input order.
  * An empty group gives NULL, except count (0).  Overflow is PostgreSQL's
  * error (22003 "bigint out of range", "value out of range: overflow",
  * 22008 "interval out of range").
@@ -27,6 +28,7 @@
  */
 #include "sluice/exec.h"
 #include "functions/numeric_arith.h"
+#include "sluice/bytes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -677,7 +679,7 @@ static int mmt_merge(AggCtx *cx, void *dst, const void *src, int want)
     const MinMaxTextState *s = src;
     if (!s->has)
         return 0;
-    Vector v = {.type = {TYPE_TEXT, -1}, .len = 1, .nulls = NULL};
+    Vector v = {.type = {TYPE_TEXT, -1, TYPE_UNKNOWN}, .len = 1, .nulls = NULL};
     SlStr str = {s->s.buf, s->s.len};
     v.v.str = &str;
     uint8_t *p = dst;
@@ -761,7 +763,7 @@ static int mmn_merge(AggCtx *cx, void *dst, const void *src, int want)
     const MinMaxNumState *s = src;
     if (!s->has)
         return 0;
-    Vector v = {.type = {TYPE_NUMERIC, -1}, .len = 1, .nulls = NULL};
+    Vector v = {.type = {TYPE_NUMERIC, -1, TYPE_UNKNOWN}, .len = 1, .nulls = NULL};
     SlNumeric x = s->v.v;
     v.v.num = &x;
     uint8_t *p = dst;
@@ -945,6 +947,66 @@ static int sagg_deser(AggCtx *cx, const AggFunc *f, void *st, const void *p, siz
     return 0;
 }
 
+/* ------------------------------------------------------------ array_agg */
+
+/* The elements so far, each as an array element is kept (types.h: a
+ * big-endian length, -1 for NULL, then the send form); has counts them.
+ * The layout is MinMaxTextState's, so its serializer serves.  NULLs are
+ * elements: aggset.c passes array_agg its NULL rows. */
+typedef struct { StrKeep s; int64_t has; } ArrayAggState;
+
+static int aagg_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                       uint32_t n)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    FOR_ROWS(sel, n, {
+        ArrayAggState *s = (ArrayAggState *)st[i];
+        strbuf_reset(&b);
+        uint8_t len[4] = {0xFF, 0xFF, 0xFF, 0xFF};
+        strbuf_append(&b, len, 4);
+        if (!vector_is_null(&args[0], i)) {
+            value_send_binary(&args[0], i, &b);
+            put_be32((uint8_t *)b.data, (uint32_t)(b.len - 4));
+        }
+        strkeep_append(cx->arena, &s->s, b.data, (uint32_t)b.len);
+        s->has++;
+    });
+    strbuf_free(&b);
+    return 0;
+}
+
+static int aagg_merge(AggCtx *cx, void *dst, const void *src)
+{
+    ArrayAggState *d = dst;
+    const ArrayAggState *s = src;
+    if (s->has > 0)
+        strkeep_append(cx->arena, &d->s, s->s.buf, s->s.len);
+    d->has += s->has;
+    return 0;
+}
+
+static int aagg_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    const ArrayAggState *s = st;
+    if (!s->has) {
+        set_null(out, row);
+        return 0;
+    }
+    ArrayBuild b;
+    array_build_begin(&b, cx->type.elem);
+    const uint8_t *p = (const uint8_t *)s->s.buf, *end = p + s->s.len;
+    while (end - p >= 4) {
+        int32_t len = (int32_t)get_be32(p);
+        ArrayElem el = {(const char *)p + 4, len < 0 ? 0 : len, len < 0};
+        array_build_add_elem(&b, &el);
+        p += 4 + (len > 0 ? len : 0);
+    }
+    array_build_finish(&b, cx->arena, &out->v.str[row]);
+    set_value(out, row);
+    return 0;
+}
+
 /* ------------------------------------------------ approx_count_distinct */
 
 /* HyperLogLog (Flajolet et al., 2007) with 2^12 one-byte registers over a
@@ -1055,6 +1117,8 @@ static const AggFunc agg_table[AGG__COUNT] = {
     ROW(AGG_STRING_AGG, StringAggState, true, sagg_update, sagg_merge, sagg_final, sagg_ser,
         sagg_deser),
     FIXED(AGG_APPROX_COUNT_DISTINCT, HllState, hll_update, hll_merge, hll_final),
+    ROW(AGG_ARRAY_AGG, ArrayAggState, true, aagg_update, aagg_merge, aagg_final, mmt_ser,
+        mmt_deser),
 };
 
 const AggFunc *ex_agg_func(const AggSig *sig)

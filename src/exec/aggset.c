@@ -120,7 +120,8 @@ int ex_aggset_update(ExAggSet *s, EvalCtx *ecx, const Batch *in, uint32_t nrows,
             uint32_t i = sel ? sel[j] : j;
             if (c->filter && (vector_is_null(&f, i) || !f.v.b[i]))
                 continue;
-            if (c->nargs > 0 && vector_is_null(&args[0], i))
+            /* array_agg alone keeps NULLs: they are elements */
+            if (c->nargs > 0 && vector_is_null(&args[0], i) && c->sig->id != AGG_ARRAY_AGG)
                 continue;
             keep[m++] = i;
             st[i] = rows[i] + off;

@@ -3,14 +3,16 @@
  *
  *   ex_key_encode     row values -> bytes equal exactly when the values are
  *   ex_hash           64-bit hash of bytes (MurmurHash64A)
- *   ex_value_cmp      ORDER BY's order of two values of one type
+ *   ex_value_cmp      ORDER BY's order of two values of one type (types.h's
+ *                     value_cmp)
  *   ex_copy_value     one value from a vector to another (deep or shallow)
  *   ex_batch_compact  a batch with its selection applied
  *
  * Equality follows SQL's "=" for each type: numerics compare by value
  * (1.0 = 1.00), floats treat -0 as 0 and every NaN as one value (as
  * PostgreSQL's float8eq does), intervals compare by their span with 30-day
- * months (interval_cmp_value), text byte-wise (the "C" collation).
+ * months (interval_cmp_value), text byte-wise (the "C" collation), arrays
+ * element by element.
  */
 #include "sluice/exec.h"
 #include "types/numeric.h"
@@ -98,6 +100,18 @@ void ex_key_encode(const Vector *cols, int ncols, uint32_t row, StrBuf *out)
             put(out, &span, sizeof(span));
             break;
         }
+        case TYPE_ARRAY: {
+            /* the count, then each element's key: equal exactly when "=" */
+            Arena a;
+            arena_init(&a, 1024);
+            Vector el;
+            array_to_vector(&a, type_elem(v->type), &v->v.str[row], &el);
+            put(out, &el.len, 4);
+            for (uint32_t k = 0; k < el.len; k++)
+                ex_key_encode(&el, 1, k, out);
+            arena_destroy(&a);
+            break;
+        }
         default: {
             const SlStr *s = &v->v.str[row];
             put(out, &s->len, 4);
@@ -141,47 +155,9 @@ uint64_t ex_hash(const void *key, size_t len)
     return h;
 }
 
-#define CMP(a, b) (((a) > (b)) - ((a) < (b)))
-
-static int cmp_double(double a, double b)
-{
-    if (isnan(a))
-        return isnan(b) ? 0 : 1;
-    if (isnan(b))
-        return -1;
-    return CMP(a, b);
-}
-
 int ex_value_cmp(const Vector *a, uint32_t i, const Vector *b, uint32_t j)
 {
-    switch (a->type.id) {
-    case TYPE_BOOL:
-        return CMP(a->v.b[i] != 0, b->v.b[j] != 0);
-    case TYPE_INT2:
-        return CMP(a->v.i16[i], b->v.i16[j]);
-    case TYPE_INT4:
-    case TYPE_DATE:
-        return CMP(a->v.i32[i], b->v.i32[j]);
-    case TYPE_INT8:
-    case TYPE_TIMESTAMP:
-    case TYPE_TIMESTAMPTZ:
-        return CMP(a->v.i64[i], b->v.i64[j]);
-    case TYPE_FLOAT4:
-        return cmp_double(a->v.f32[i], b->v.f32[j]);
-    case TYPE_FLOAT8:
-        return cmp_double(a->v.f64[i], b->v.f64[j]);
-    case TYPE_NUMERIC:
-        return num_cmp(&a->v.num[i], &b->v.num[j]);
-    case TYPE_INTERVAL: {
-        __int128 x = interval_span(&a->v.iv[i]), y = interval_span(&b->v.iv[j]);
-        return CMP(x, y);
-    }
-    default: {
-        const SlStr *x = &a->v.str[i], *y = &b->v.str[j];
-        int c = memcmp(x->ptr, y->ptr, SL_MIN(x->len, y->len));
-        return c != 0 ? (c > 0) - (c < 0) : CMP(x->len, y->len);
-    }
-    }
+    return value_cmp(a, i, b, j);
 }
 
 void ex_copy_value(Vector *dst, uint32_t di, const Vector *src, uint32_t si, Arena *deep)
@@ -206,6 +182,7 @@ void ex_copy_value(Vector *dst, uint32_t di, const Vector *src, uint32_t si, Are
     case TYPE_VARCHAR:
     case TYPE_BYTEA:
     case TYPE_JSONB:
+    case TYPE_ARRAY:
     case TYPE_UNKNOWN: {
         SlStr *s = &dst->v.str[di];
         s->ptr = s->len ? arena_memdup(deep, s->ptr, s->len) : "";

@@ -655,57 +655,27 @@ ExOp *op_build_window(ExCtx *cx, const Plan *p, ExOp *child)
 typedef struct SeriesState {
     bool    started, done;
     int64_t next, stop, step;
-    /* unnest: the elements, as text (NULL: a NULL element) */
-    SlStr  *elems;
-    bool   *nulls;
-    int64_t nelems, cap;
+    int64_t ordinal;    /* WITH ORDINALITY: the rows so far */
+    /* unnest: the array (in the statement's arena) and where it is read */
+    SlStr     arr;
+    ArrayIter it;
 } SeriesState;
 
-typedef struct UnnestArg {
-    SeriesState *s;
-    Arena       *a;
-} UnnestArg;
-
-static bool unnest_cb(const SlStr *el, void *arg)
-{
-    UnnestArg *u = arg;
-    SeriesState *s = u->s;
-    if (s->nelems == s->cap) {
-        int64_t cap = s->cap ? 2 * s->cap : 16;
-        SlStr *e = ARENA_ARRAY(u->a, SlStr, cap);
-        bool *n = ARENA_ARRAY(u->a, bool, cap);
-        if (s->nelems) {
-            memcpy(e, s->elems, sizeof(SlStr) * (size_t)s->nelems);
-            memcpy(n, s->nulls, sizeof(bool) * (size_t)s->nelems);
-        }
-        s->elems = e;
-        s->nulls = n;
-        s->cap = cap;
-    }
-    s->nulls[s->nelems] = el == NULL;
-    if (el != NULL) {
-        s->elems[s->nelems].ptr = arena_strndup(u->a, el->ptr, el->len);
-        s->elems[s->nelems].len = el->len;
-    }
-    s->nelems++;
-    return true;
-}
-
-/* unnest: the array's elements, kept for the statement. */
+/* unnest: the array's elements, read in place (the array is kept for
+ * the statement). */
 static int unnest_start(ExOp *op, SeriesState *s)
 {
     EvalCtx ecx = op_eval_ctx(op);
     Vector arr;
     if (ex_eval(&ecx, op->plan->u.series.start, NULL, 1, &arr) < 0)
         return -1;
-    if (vector_is_null(&arr, 0))
-        return 0;
-    UnnestArg u = {s, op->cx->arena};
-    if (!ex_array_elems(&arr.v.str[0], unnest_cb, &u))
-        return sl_error(op->cx->err, ERRCODE_INVALID_TEXT_REPRESENTATION,
-                        "malformed array literal: \"%.*s\"", (int)arr.v.str[0].len,
-                        arr.v.str[0].ptr);
-    s->next = 0;
+    s->arr.ptr = "";
+    s->arr.len = 0;
+    if (!vector_is_null(&arr, 0)) {
+        s->arr.ptr = arena_memdup(op->cx->arena, arr.v.str[0].ptr, arr.v.str[0].len);
+        s->arr.len = arr.v.str[0].len;
+    }
+    array_iter_init(&s->it, &s->arr);
     return 0;
 }
 
@@ -713,18 +683,9 @@ static int unnest_start(ExOp *op, SeriesState *s)
 static int unnest_next(ExOp *op, SeriesState *s, Vector *col, uint32_t *n)
 {
     *n = 0;
-    while (s->next < s->nelems && *n < EX_BATCH_ROWS) {
-        int64_t k = s->next++;
-        uint32_t i = (*n)++;
-        if (s->nulls[k]) {
-            col->nulls[i] = 1;
-            continue;
-        }
-        col->nulls[i] = 0;
-        if (value_parse_text(&op->arena, col->type, s->elems[k].ptr, s->elems[k].len, col, i,
-                             -1, op->cx->err) < 0)
-            return -1;
-    }
+    ArrayElem el;
+    while (*n < EX_BATCH_ROWS && array_next(&s->it, &el))
+        array_elem_value(&op->arena, col->type, &el, col, (*n)++);
     return 0;
 }
 
@@ -787,6 +748,16 @@ static int series_next(ExOp *op, ExBatch **out)
     op->out.b.nrows = n;
     op->out.b.ncols = 1;
     op->out.b.cols = col;
+    if (p->u.series.ordinality) {
+        /* the row numbers, from 1, beside the values */
+        Vector *cols = ARENA_ARRAY(&op->arena, Vector, 2);
+        cols[0] = *col;
+        vector_init(&cols[1], &op->arena, sl_type(TYPE_INT8), n, false);
+        for (uint32_t i = 0; i < n; i++)
+            cols[1].v.i64[i] = ++s->ordinal;
+        op->out.b.ncols = 2;
+        op->out.b.cols = cols;
+    }
     op->out.sel = NULL;
     op->out.n = n;
     *out = &op->out;

@@ -2,7 +2,6 @@
  * sublink.c -- the value of an uncorrelated subquery inside an expression.
  *
  *   ex_eval_subplan(cx, e, input, n, sel, nsel, out)    EXPR_SUBPLAN
- *   ex_array_literal(a, vals, n, out)    values as an array's text form
  *   ex_array_elems(a, fn, arg)           an array's text form, element by element
  *
  * The runtime runs each InitPlan (plan.h) before the query and hands the
@@ -87,44 +86,6 @@ static int eval_in(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n, cons
         out->v.b[i] = (state[i] == 1) != e->negate;
     });
     return 0;
-}
-
-void ex_array_literal(Arena *a, const Vector *vals, uint32_t n, SlStr *out)
-{
-    StrBuf b;
-    strbuf_init(&b);
-    strbuf_putc(&b, '{');
-    StrBuf el;
-    strbuf_init(&el);
-    for (uint32_t k = 0; k < n; k++) {
-        if (k > 0)
-            strbuf_putc(&b, ',');
-        if (vector_is_null(vals, k)) {
-            strbuf_puts(&b, "NULL");
-            continue;
-        }
-        el.len = 0;
-        value_format_text(vals, k, &el);
-        bool quote = el.len == 0 || (el.len == 4 && strncasecmp(el.data, "null", 4) == 0);
-        for (size_t c = 0; c < el.len && !quote; c++)
-            quote = strchr("{},\"\\ \t\n\r\v\f", el.data[c]) != NULL;
-        if (!quote) {
-            strbuf_append(&b, el.data, el.len);
-            continue;
-        }
-        strbuf_putc(&b, '"');
-        for (size_t c = 0; c < el.len; c++) {
-            if (el.data[c] == '"' || el.data[c] == '\\')
-                strbuf_putc(&b, '\\');
-            strbuf_putc(&b, el.data[c]);
-        }
-        strbuf_putc(&b, '"');
-    }
-    strbuf_putc(&b, '}');
-    out->ptr = arena_strndup(a, b.data, b.len);
-    out->len = (uint32_t)b.len;
-    strbuf_free(&el);
-    strbuf_free(&b);
 }
 
 bool ex_array_elems(const SlStr *a, bool (*fn)(const SlStr *el, void *arg), void *arg)
@@ -244,7 +205,7 @@ static int eval_correlated(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t
         }
         if (e->subkind == SUBLINK_ARRAY) {
             out->nulls[i] = 0;
-            ex_array_literal(cx->arena, &all, seen, &out->v.str[i]);
+            array_from_vector(cx->arena, &all, seen, &out->v.str[i]);
         }
     });
     return rc;

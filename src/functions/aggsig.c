@@ -47,6 +47,8 @@ static const AggSig sigs[AGG__COUNT] = {
     ONE(AGG_BOOL_OR, "bool_or", TYPE_BOOL, TYPE_BOOL),
     [AGG_STRING_AGG] = {AGG_STRING_AGG, "string_agg", 2, {TYPE_TEXT, TYPE_TEXT}, TYPE_TEXT},
     ONE(AGG_APPROX_COUNT_DISTINCT, "approx_count_distinct", ANY, TYPE_INT8),
+    /* the result is an array of the argument's type (analyze_agg.c) */
+    ONE(AGG_ARRAY_AGG, "array_agg", ANY, TYPE_ARRAY),
 };
 
 bool ex_agg_exists(const char *name)

@@ -391,7 +391,7 @@ static const char *join_name(JoinType t)
 static void format_usec(int64_t us, StrBuf *b)
 {
     SlInterval iv = {us % INT64_C(86400000000), (int32_t)(us / INT64_C(86400000000)), 0};
-    Vector v = {.type = {TYPE_INTERVAL, -1}, .len = 1, .nulls = NULL};
+    Vector v = {.type = {TYPE_INTERVAL, -1, TYPE_UNKNOWN}, .len = 1, .nulls = NULL};
     v.v.iv = &iv;
     strbuf_putc(b, '\'');
     value_format_text(&v, 0, b);

@@ -281,7 +281,7 @@ CatRelation *ingest_dead_letter_def(Arena *a, const CatRelation *def)
     d->cols = ARENA_ARRAY(a, CatColumn, d->ncols);
     for (int i = 0; i < d->ncols; i++) {
         d->cols[i].name = cols[i].name;
-        d->cols[i].type = (SlType){cols[i].type, -1};
+        d->cols[i].type = sl_type(cols[i].type);
         d->cols[i].not_null = false;
     }
     d->sql = arena_printf(a, "CREATE STREAM %s (" INGEST_DEAD_LETTER_COLUMNS ")", d->name);

@@ -85,9 +85,9 @@ static int run_initplans(const Query *q, ExCtx *cx)
             all.len = n;
             vals[i] = all;
             if (ip->kind == SUBLINK_ARRAY) {
-                /* ARRAY (subquery): one text value, the array's text form */
-                vector_init(&vals[i], cx->arena, sl_type(TYPE_TEXT), 1, true);
-                ex_array_literal(cx->arena, &all, n, &vals[i].v.str[0]);
+                /* ARRAY (subquery): one value, the array of the rows' */
+                vector_init(&vals[i], cx->arena, sl_array_type(ip->type.id, -1), 1, true);
+                array_from_vector(cx->arena, &all, n, &vals[i].v.str[0]);
             }
         }
         ex_op_close(op);

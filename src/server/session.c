@@ -319,7 +319,7 @@ static void send_row_description(Conn *c, int ncols, const ColumnDesc *cols,
         pgw_put_cstr(&c->out, cols[i].name);
         pgw_put_int32(&c->out, 0);          /* table OID */
         pgw_put_int16(&c->out, 0);          /* column number */
-        pgw_put_int32(&c->out, (int32_t)type_oid(cols[i].type.id));
+        pgw_put_int32(&c->out, (int32_t)type_oid_of(cols[i].type));
         pgw_put_int16(&c->out, type_len(cols[i].type.id));
         pgw_put_int32(&c->out, cols[i].type.typmod);
         int16_t f = nformats == 0 ? 0 : nformats == 1 ? formats[0] : formats[i];
@@ -1503,9 +1503,13 @@ static int type_from_oid(uint32_t oid, SlType *out)
         *out = sl_type(TYPE_UNKNOWN);
         return 0;
     }
-    for (int t = TYPE_BOOL; t < TYPE__COUNT; t++) {
+    for (int t = TYPE_BOOL; t < TYPE__NSCALAR; t++) {
         if (type_oid((SlTypeId)t) == oid) {
             *out = sl_type((SlTypeId)t);
+            return 0;
+        }
+        if (type_array_oid((SlTypeId)t) == oid) {
+            *out = sl_array_type((SlTypeId)t, -1);
             return 0;
         }
     }
@@ -1734,7 +1738,7 @@ static void handle_describe(Conn *c, PgwReader *r)
         size_t m = pgw_begin(&c->out, PGW_MSG_PARAM_DESC);
         pgw_put_int16(&c->out, (int16_t)nparams);
         for (int i = 0; i < nparams; i++)
-            pgw_put_int32(&c->out, (int32_t)type_oid(ptypes[i].id));
+            pgw_put_int32(&c->out, (int32_t)type_oid_of(ptypes[i]));
         pgw_end(&c->out, m);
         if (ps->prep != NULL && rt_returns_rows(ps->prep))
             send_row_description(c, ncols, cols, NULL, 0);

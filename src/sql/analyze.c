@@ -104,6 +104,8 @@ static bool is_unknown_const(const Expr *e)
  * there is no such cast (ctx decides whether explicit casts count). */
 Expr *an_coerce(Analyze *an, Expr *e, SlType t, CoerceCtx ctx, int loc)
 {
+    if (t.id == TYPE_ARRAY || (e->type.id == TYPE_ARRAY && t.id != TYPE__COUNT))
+        return an_array_coerce(an, e, t, ctx, loc);
     if (e->type.id == t.id && (t.typmod < 0 || e->type.typmod == t.typmod))
         return e;
     if (t.id == TYPE__COUNT)
@@ -168,6 +170,8 @@ static bool common_type(Analyze *an, Expr **es, int n, const char *what, SlType 
         }
     }
     SlType pt = sl_type(TYPE_TEXT);
+    if (first >= 0 && es[first]->type.id == TYPE_ARRAY)
+        return an_array_common_type(an, es, n, what, out);
     if (first >= 0) {
         pt = es[first]->type;
         for (int i = first + 1; i < n; i++) {
@@ -175,9 +179,10 @@ static bool common_type(Analyze *an, Expr **es, int n, const char *what, SlType 
             if (nt == TYPE_UNKNOWN || nt == pt.id)
                 continue;
             if (type_category(nt) != type_category(pt.id)) {
+                char b2[96];
                 sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, es[i]->location,
                             "%s types %s and %s cannot be matched", what, type_name(pt.id),
-                            type_name(nt));
+                            type_display(es[i]->type, b2, sizeof(b2)));
                 return false;
             }
             if (!type_is_preferred(pt.id) && ex_can_coerce(pt.id, nt) &&
@@ -296,18 +301,16 @@ static int reg_kind(const char *name);
 static bool resolve_type(Analyze *an, const TypeName *tn, SlType *out)
 {
     if (tn->array) {
-        /* an array is its text form; the typmod names the element type */
+        /* an array of the element type (reg* types: of their bigint) */
         TypeName elem = *tn;
         elem.array = false;
         if (reg_kind(tn->name) >= 0) {
-            *out = sl_type(TYPE_TEXT);
-            out->typmod = TYPMOD_ARRAY + TYPE_INT8;
+            *out = sl_array_type(TYPE_INT8, -1);
             return true;
         }
         if (!resolve_type(an, &elem, out))
             return false;
-        out->typmod = TYPMOD_ARRAY + out->id;
-        out->id = TYPE_TEXT;
+        *out = sl_array_type(out->id, out->typmod);
         return true;
     }
     SlTypeId id = type_by_name(tn->name);
@@ -434,6 +437,18 @@ static Expr *cast_to_reg(Analyze *an, Expr *arg, int k, int loc)
 
 static Expr *transform_typecast(Analyze *an, TypeCast *tc)
 {
+    if (tc->type->array && IS_A(tc->arg, A_Expr) && ((A_Expr *)tc->arg)->kind == AEXPR_ARRAY &&
+        ((A_Expr *)tc->arg)->list == NULL) {
+        /* ARRAY[]::t[]: the empty array of t */
+        SlType t;
+        if (!resolve_type(an, tc->type, &t))
+            return NULL;
+        Expr *e = an_const(an, t, tc->arg->location, false);
+        ArrayBuild b;
+        array_build_begin(&b, t.elem);
+        array_build_finish(&b, an->a, &e->value.v.str[0]);
+        return e;
+    }
     Expr *arg = transform(an, tc->arg);
     if (arg == NULL)
         return NULL;
@@ -443,12 +458,7 @@ static Expr *transform_typecast(Analyze *an, TypeCast *tc)
         if (!resolve_type(an, tc->type, &t))
             return NULL;
         int loc = tc->hdr.location >= 0 ? tc->hdr.location : arg->location;
-        if ((arg = an_coerce(an, arg, sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL)
-            return NULL;
-        Expr *e = ARENA_NEW(an->a, Expr);
-        *e = *arg;
-        e->type = t;
-        return e;
+        return an_coerce(an, arg, t, COERCE_EXPLICIT, loc);
     }
     if (k >= 0 && tc->type->mods == NULL)
         return cast_to_reg(an, arg, k, tc->hdr.location >= 0 ? tc->hdr.location : arg->location);
@@ -465,7 +475,7 @@ static Expr *transform_typecast(Analyze *an, TypeCast *tc)
         return fd ? an_apply_func(an, fd, &arg, 1, loc) : NULL;
     }
     int loc = tc->hdr.location >= 0 ? tc->hdr.location : arg->location;
-    if (arg->type.id == t.id && t.typmod < 0)
+    if (type_same(arg->type, t) && t.typmod < 0)
         return arg;
     return an_coerce(an, arg, t, COERCE_EXPLICIT, loc);
 }
@@ -492,6 +502,14 @@ Expr *an_make_op(Analyze *an, const char *op, Expr *l, Expr *r, int loc)
     Expr *args[2] = {l, r};
     Expr **a = l ? args : args + 1;
     int n = l ? 2 : 1;
+    if (l != NULL && an_array_routes(op, true, a, n))
+        return an_array_call(an, op, true, a, n, loc);
+    if (l != NULL && r != NULL && r->type.id == TYPE_ARRAY && r->type.elem == TYPE_TEXT &&
+        (strcmp(op, "#>") == 0 || strcmp(op, "#>>") == 0)) {
+        /* jsonb's path operators read the path's text form ('{a,b}') */
+        if ((a[1] = an_coerce(an, r, sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL)
+            return NULL;
+    }
     const FuncDesc *fd = an_resolve(an, op, true, a, n, loc);
     if (fd == NULL)
         return NULL;
@@ -555,12 +573,15 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
         /* the argument's type name; PostgreSQL's result is regtype, which
          * reads the same in text (and has no typmod: numeric, not
          * numeric(10,2)) */
-        const char *tn = type_name(args[0]->type.id);
+        char tb[96];
+        const char *tn = type_display(args[0]->type, tb, sizeof(tb));
         return const_str(an, sl_type(TYPE_TEXT), arena_strdup(an->a, tn), (int)strlen(tn), loc);
     }
     const FuncDesc *vd = ex_func_variadic(f->name);
     if (vd != NULL && n >= vd->nargs)
         return transform_variadic(an, vd, args, n, loc);
+    if (an_array_routes(f->name, false, args, n))
+        return an_array_call(an, f->name, false, args, n, loc);
     const FuncDesc *fd = an_resolve(an, f->name, false, args, n, loc);
     if (fd == NULL)
         return NULL;
@@ -658,6 +679,8 @@ static Expr *transform_eq_based(Analyze *an, A_Expr *ax, ExprKind kind)
     const FuncDesc *fd = an_resolve(an, "=", true, args, 2, ax->hdr.location);
     if (fd == NULL)
         return NULL;
+    l = args[0];    /* arrays: typed by an_resolve */
+    r = args[1];
     Expr *cl = an_coerce(an, l, sl_type(fd->kargs[0]), COERCE_IMPLICIT, l->location);
     Expr *cr = cl ? an_coerce(an, r, sl_type(fd->kargs[1]), COERCE_IMPLICIT, r->location) : NULL;
     if (cr == NULL)
@@ -764,11 +787,10 @@ static Expr *transform_like(Analyze *an, A_Expr *ax)
     return e;
 }
 
-/* x = ANY (subquery) is x IN (subquery); x = ANY (array) and x <> ANY
- * (array) compare x with each element.  sluice has no array types yet:
- * an array is its text form ('{a,b}', what the catalog keeps), and the
- * elements compare as text with x's text form (the runtime's
- * array_any_eq / array_any_ne). */
+/* x = ANY (subquery) is x IN (subquery); x op ANY / ALL (array) compare x
+ * with each element (analyze_array.c).  The catalog's int2vector and
+ * oidvector columns are text ('1 2'): x = ANY of them compares text
+ * (the runtime's array_any_eq / array_any_ne). */
 static Expr *transform_any(Analyze *an, A_Expr *ax)
 {
     int loc = ax->hdr.location;
@@ -788,42 +810,44 @@ static Expr *transform_any(Analyze *an, A_Expr *ax)
     Expr *args[2];
     if ((args[0] = transform(an, ax->lexpr)) == NULL || (args[1] = transform(an, ax->rexpr)) == NULL)
         return NULL;
-    if ((args[0] = an_coerce(an, args[0], sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL ||
-        (args[1] = an_coerce(an, args[1], sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL)
+    if (ax->kind == AEXPR_OP_ALL || args[1]->type.id != TYPE_TEXT || args[0]->type.id == TYPE_ARRAY)
+        return an_array_any(an, ax->op, ax->kind == AEXPR_OP_ALL, args[0], args[1], loc);
+    /* a catalog column that keeps a vector as text (int2vector, oidvector):
+     * its elements compare as text */
+    if ((args[0] = an_coerce(an, args[0], sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL)
         return NULL;
     const char *fn = strcmp(ax->op, "=") == 0 ? "array_any_eq" : "array_any_ne";
     const FuncDesc *fd = an_resolve(an, fn, false, args, 2, loc);
     return fd ? an_apply_func(an, fd, args, 2, loc) : NULL;
 }
 
-/* a[i]: the i-th element (from 1) of an array's text form, NULL past the
- * end; of the element type when the array's type says it (int2[]). */
+/* a[i]: the i-th element (from 1), NULL outside the array
+ * (analyze_array.c). */
 static Expr *transform_subscript(Analyze *an, A_Expr *ax)
 {
     int loc = ax->hdr.location;
     Expr *args[2];
     if ((args[0] = transform(an, ax->lexpr)) == NULL || (args[1] = transform(an, ax->rexpr)) == NULL)
         return NULL;
-    SlTypeId elem = TYPE_TEXT;
-    bool typed = type_is_array_of(args[0]->type, &elem);
-    if (!typed && args[0]->type.id != TYPE_TEXT && args[0]->type.id != TYPE_UNKNOWN) {
-        sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
-                    "cannot subscript type %s because it does not support subscripting",
-                    type_name(args[0]->type.id));
-        return NULL;
-    }
-    if ((args[0] = an_coerce(an, args[0], sl_type(TYPE_TEXT), COERCE_EXPLICIT, loc)) == NULL ||
-        (args[1] = an_coerce(an, args[1], sl_type(TYPE_INT4), COERCE_EXPLICIT, loc)) == NULL)
+    if (args[0]->type.id != TYPE_TEXT)
+        return an_array_subscript(an, args[0], args[1], NULL, false, loc);
+    /* a catalog vector kept as text (int2vector, oidvector) */
+    if ((args[1] = an_coerce(an, args[1], sl_type(TYPE_INT4), COERCE_EXPLICIT, loc)) == NULL)
         return NULL;
     const FuncDesc *fd = an_resolve(an, "array_subscript", false, args, 2, loc);
-    Expr *e = fd ? an_apply_func(an, fd, args, 2, loc) : NULL;
-    if (e != NULL && elem != TYPE_TEXT)
-        e = an_coerce(an, e, sl_type(elem), COERCE_EXPLICIT, loc);
-    return e;
+    return fd ? an_apply_func(an, fd, args, 2, loc) : NULL;
 }
 
 static Expr *transform_aexpr(Analyze *an, A_Expr *ax)
 {
+    if ((ax->kind == AEXPR_SUBSCRIPT || ax->kind == AEXPR_SLICE) && IS_A(ax->lexpr, A_Expr) &&
+        (((A_Expr *)ax->lexpr)->kind == AEXPR_SUBSCRIPT ||
+         ((A_Expr *)ax->lexpr)->kind == AEXPR_SLICE)) {
+        /* a[i][j]: PostgreSQL's subscripts of several dimensions */
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, ax->hdr.location,
+                    "multidimensional subscripts are not supported yet");
+        return NULL;
+    }
     switch (ax->kind) {
     case AEXPR_OP: {
         Expr *l = NULL, *r;
@@ -849,9 +873,31 @@ static Expr *transform_aexpr(Analyze *an, A_Expr *ax)
     case AEXPR_NOT_BETWEEN_SYM:
         return transform_between(an, ax);
     case AEXPR_OP_ANY:
+    case AEXPR_OP_ALL:
         return transform_any(an, ax);
     case AEXPR_SUBSCRIPT:
         return transform_subscript(an, ax);
+    case AEXPR_SLICE: {
+        Expr *arr, *lo = NULL, *hi = NULL;
+        if ((arr = transform(an, ax->lexpr)) == NULL ||
+            (ax->rexpr && (lo = transform(an, ax->rexpr)) == NULL) ||
+            (ax->escape && (hi = transform(an, ax->escape)) == NULL))
+            return NULL;
+        return an_array_subscript(an, arr, lo, hi, true, ax->hdr.location);
+    }
+    case AEXPR_ARRAY: {
+        if (strcmp(ax->op, "ARRAY[[]]") == 0) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, ax->hdr.location,
+                        "multidimensional arrays are not supported yet");
+            return NULL;
+        }
+        int n = list_len(ax->list);
+        Expr **args = ARENA_ARRAY(an->a, Expr *, n ? n : 1);
+        for (int i = 0; i < n; i++)
+            if ((args[i] = transform(an, list_nth(ax->list, i))) == NULL)
+                return NULL;
+        return an_array_ctor(an, args, n, ax->hdr.location);
+    }
     }
     return NULL;
 }
@@ -956,6 +1002,12 @@ static int figure_colname(Node *n, const char **name)
             *name = "nullif";
             return 2;
         }
+        if (((A_Expr *)n)->kind == AEXPR_ARRAY) {
+            *name = "array";
+            return 2;
+        }
+        if (((A_Expr *)n)->kind == AEXPR_SUBSCRIPT || ((A_Expr *)n)->kind == AEXPR_SLICE)
+            return figure_colname(((A_Expr *)n)->lexpr, name);
         return 0;
     case T_TypeCast: {
         int s = figure_colname(((TypeCast *)n)->arg, name);

@@ -46,9 +46,11 @@ int an_no_such_function(Analyze *an, const char *name, Expr *const *args, int n,
 {
     char call[256];
     int off = snprintf(call, sizeof(call), "%s(", name);
-    for (int i = 0; i < n && off < (int)sizeof(call); i++)
+    for (int i = 0; i < n && off < (int)sizeof(call); i++) {
+        char tb[96];
         off += snprintf(call + off, sizeof(call) - (size_t)off, "%s%s", i ? ", " : "",
-                        type_name(args[i]->type.id));
+                        type_display(args[i]->type, tb, sizeof(tb)));
+    }
     if (off < (int)sizeof(call))
         snprintf(call + off, sizeof(call) - (size_t)off, ")");
     sl_error_at(an->err, ERRCODE_UNDEFINED_FUNCTION, loc, "function %s does not exist", call);
@@ -107,6 +109,20 @@ Expr *an_aggregate(Analyze *an, FuncCall *f)
                     "%s(*) must be used to call a parameterless aggregate function", f->name);
         return NULL;
     }
+    if (strcmp(f->name, "array_agg") == 0 && n == 1 &&
+        (types[0] == TYPE_UNKNOWN || types[0] == TYPE_ARRAY)) {
+        /* array_agg(unknown) is ambiguous; of arrays, 2-D arrays */
+        if (types[0] == TYPE_UNKNOWN) {
+            /* PostgreSQL has array_agg(anynonarray) and array_agg(anyarray) */
+            sl_error_at(an->err, ERRCODE_AMBIGUOUS_FUNCTION, loc,
+                        "function array_agg(unknown) is not unique");
+            sl_error_hint(an->err, "Could not choose a best candidate function. You might "
+                                   "need to add explicit type casts.");
+        } else
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                        "multidimensional arrays are not supported yet");
+        return NULL;
+    }
     SlTypeId cast[2];
     const AggSig *sig = n <= 2 ? ex_agg_lookup(f->name, n, types, cast) : NULL;
     if (sig == NULL) {
@@ -123,7 +139,9 @@ Expr *an_aggregate(Analyze *an, FuncCall *f)
     AggCall call = {
         .sig = sig, .name = f->name, .nargs = n, .args = args, .filter = filter,
         .distinct = f->distinct, .star = f->star,
-        .type = sig->ret == TYPE__COUNT ? args[0]->type : sl_type(sig->ret),
+        .type = sig->ret == TYPE__COUNT ? args[0]->type
+                : sig->ret == TYPE_ARRAY  ? sl_array_type(args[0]->type.id, -1)
+                                          : sl_type(sig->ret),
     };
     if (sig->ret == TYPE__COUNT)
         call.type.typmod = -1;

@@ -35,15 +35,17 @@ static bool assignable(SlTypeId from, SlTypeId to)
 
 Expr *an_assign(Analyze *an, Expr *e, SlType t, const char *colname, int loc)
 {
-    if (e->type.id == t.id && (t.typmod < 0 || e->type.typmod == t.typmod))
+    if (type_same(e->type, t) && (t.typmod < 0 || e->type.typmod == t.typmod))
         return e;
-    if (!assignable(e->type.id, t.id) || (e->type.id != TYPE_UNKNOWN &&
+    bool arrays_ok = e->type.id != TYPE_ARRAY || t.id != TYPE_ARRAY ||
+                     assignable(e->type.elem, t.elem);
+    if (!arrays_ok || !assignable(e->type.id, t.id) || (e->type.id != TYPE_UNKNOWN &&
                                           ex_cast_fn(e->type.id, t.id, false) == NULL &&
                                           e->type.id != t.id)) {
-        char b1[64];
+        char b1[64], b2[64];
         sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
                     "column \"%s\" is of type %s but expression is of type %s", colname,
-                    type_format(t, b1, sizeof(b1)), type_name(e->type.id));
+                    type_format(t, b1, sizeof(b1)), type_display(e->type, b2, sizeof(b2)));
         sl_error_hint(an->err, "You will need to rewrite or cast the expression.");
         return NULL;
     }

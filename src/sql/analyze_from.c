@@ -509,7 +509,7 @@ static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
     Scope *saved = an->scope;
     Scope none = {.parent = saved ? saved->parent : NULL};
     an->scope = &none;
-    SlTypeId elem = TYPE_TEXT;
+    SlType elem = sl_type(TYPE_TEXT);
     for (int k = 0; k < n; k++) {
         if ((args[k] = an_transform(an, list_nth(f->args, k))) == NULL) {
             an->scope = saved;
@@ -517,19 +517,26 @@ static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
         }
         SlTypeId t = args[k]->type.id;
         if (unnest) {
-            /* an array is its text form; its type may name the elements' */
-            if (!type_is_array_of(args[k]->type, &elem))
-                elem = TYPE_TEXT;
-            if (t != TYPE_TEXT && t != TYPE_UNKNOWN) {
+            if (t == TYPE_UNKNOWN) {
+                /* PostgreSQL has unnest(anyarray), unnest(tsvector), ... */
                 an->scope = saved;
-                return sl_error_at(an->err, ERRCODE_UNDEFINED_FUNCTION, loc,
-                                   "function unnest(%s) does not exist", type_name(t));
-            }
-            if ((args[k] = an_coerce(an, args[k], sl_type(TYPE_TEXT), COERCE_EXPLICIT,
-                                     loc)) == NULL) {
-                an->scope = saved;
+                sl_error_at(an->err, ERRCODE_AMBIGUOUS_FUNCTION, loc,
+                            "function unnest(unknown) is not unique");
+                sl_error_hint(an->err, "Could not choose a best candidate function. You "
+                                       "might need to add explicit type casts.");
                 return -1;
             }
+            if (t != TYPE_ARRAY) {
+                char tb[96];
+                an->scope = saved;
+                sl_error_at(an->err, ERRCODE_UNDEFINED_FUNCTION, loc,
+                            "function unnest(%s) does not exist",
+                            type_format(args[k]->type, tb, sizeof(tb)));
+                sl_error_hint(an->err, "No function matches the given name and argument "
+                                       "types. You might need to add explicit type casts.");
+                return -1;
+            }
+            elem = type_elem(args[k]->type);
             break;
         }
         if (t != TYPE_INT2 && t != TYPE_INT4 && t != TYPE_INT8 && t != TYPE_UNKNOWN) {
@@ -545,18 +552,27 @@ static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
     }
     an->scope = saved;
     const char *refname = rf->alias ? rf->alias : f->name;
-    Plan *p = plan_new(an->a, PLAN_SERIES, NULL, 1);
+    int ncols = rf->ordinality ? 2 : 1;
+    Plan *p = plan_new(an->a, PLAN_SERIES, NULL, ncols);
     p->u.series.start = args[0];
     p->u.series.stop = args[1];
     p->u.series.step = args[2];
     p->u.series.unnest = unnest;
-    ScopeItem *it = new_item(an, refname, 1);
+    p->u.series.ordinality = rf->ordinality;
+    ScopeItem *it = new_item(an, refname, ncols);
     it->colnames[0] = refname;
     it->colidx[0] = 0;
-    if (apply_colnames(an, rf->colnames, "function", refname, 1, it->colnames, loc) < 0)
+    if (rf->ordinality) {
+        it->colnames[1] = "ordinality";
+        it->colidx[1] = 1;
+    }
+    if (apply_colnames(an, rf->colnames, rf->ordinality ? "table" : "function", refname, ncols,
+                       it->colnames, loc) < 0)
         return -1;
     plan_set_col(p, 0, it->colnames[0],
-                 sl_type(unnest ? elem : wide ? TYPE_INT8 : TYPE_INT4), refname);
+                 unnest ? elem : sl_type(wide ? TYPE_INT8 : TYPE_INT4), refname);
+    if (rf->ordinality)
+        plan_set_col(p, 1, it->colnames[1], sl_type(TYPE_INT8), refname);
     out->plan = p;
     expose_all(an, out, it);
     return 0;

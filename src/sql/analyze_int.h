@@ -7,6 +7,7 @@
  *   an_coerce                         casts and unknown-literal typing (analyze.c)
  *   an_make_op                        an operator over analyzed arguments (analyze.c)
  *   an_resolve, an_apply_func         operator/function resolution (resolve.c)
+ *   an_array_*                        arrays in expressions (analyze_array.c)
  *   scopes, FROM, SELECT, aggregates, DDL, DML   analyze_from.c,
  *       analyze_select.c, analyze_agg.c, analyze_ddl.c, analyze_dml.c
  */
@@ -205,6 +206,16 @@ Expr *an_const(Analyze *an, SlType type, int loc, bool null);
 Expr *an_fold(Analyze *an, Expr *e);
 Expr *an_coerce(Analyze *an, Expr *e, SlType t, CoerceCtx ctx, int loc);
 Expr *an_make_op(Analyze *an, const char *op, Expr *l, Expr *r, int loc);
+
+/* Arrays in expressions (analyze_array.c). */
+Expr *an_array_coerce(Analyze *an, Expr *e, SlType t, CoerceCtx ctx, int loc);
+bool  an_array_routes(const char *name, bool is_op, Expr **args, int n);
+Expr *an_array_call(Analyze *an, const char *name, bool is_op, Expr **args, int n, int loc);
+bool  an_array_no_such(Analyze *an, const char *name, bool is_op, Expr **args, int n, int loc);
+bool  an_array_common_type(Analyze *an, Expr **es, int n, const char *what, SlType *out);
+Expr *an_array_ctor(Analyze *an, Expr **args, int n, int loc);
+Expr *an_array_subscript(Analyze *an, Expr *arr, Expr *lo, Expr *hi, bool slice, int loc);
+Expr *an_array_any(Analyze *an, const char *op, bool all, Expr *x, Expr *arr, int loc);
 
 /* Picks the operator (is_op) or function row for these arguments, as
  * PostgreSQL's oper_select_candidate / func_select_candidate would; NULL

@@ -685,11 +685,18 @@ out:
 
 /* -------------------------------------------------------- set operations */
 
+/* t without its modifier (an array keeps its element type). */
+static SlType unmodified(SlType t)
+{
+    t.typmod = -1;
+    return t;
+}
+
 Plan *an_coerce_plan(Analyze *an, Plan *p, const SlType *types, const char *what)
 {
     bool same = true;
     for (int c = 0; c < p->ncols; c++)
-        same &= p->cols[c].type.id == types[c].id;
+        same &= type_same(p->cols[c].type, types[c]);
     if (same)
         return p;
     if (p->kind == PLAN_PROJECT || p->kind == PLAN_VALUES) {
@@ -698,11 +705,11 @@ Plan *an_coerce_plan(Analyze *an, Plan *p, const SlType *types, const char *what
         for (int r = 0; r < nrows; r++) {
             Expr **ex = p->kind == PLAN_VALUES ? p->u.values.rows[r] : p->u.project.exprs;
             for (int c = 0; c < p->ncols; c++) {
-                if (ex[c]->type.id == types[c].id)
+                if (type_same(ex[c]->type, types[c]))
                     continue;
                 if (!ex_can_coerce(ex[c]->type.id, types[c].id))
                     goto wrap;
-                Expr *e = an_coerce(an, ex[c], sl_type(types[c].id), COERCE_IMPLICIT,
+                Expr *e = an_coerce(an, ex[c], unmodified(types[c]), COERCE_IMPLICIT,
                                     ex[c]->location);
                 if (e == NULL)
                     return NULL;
@@ -710,7 +717,7 @@ Plan *an_coerce_plan(Analyze *an, Plan *p, const SlType *types, const char *what
             }
         }
         for (int c = 0; c < p->ncols; c++)
-            p->cols[c].type = sl_type(types[c].id);
+            p->cols[c].type = unmodified(types[c]);
         return p;
     }
 wrap:;
@@ -718,8 +725,8 @@ wrap:;
     const char **names = ARENA_ARRAY(an->a, const char *, p->ncols ? p->ncols : 1);
     for (int c = 0; c < p->ncols; c++) {
         Expr *e = an_column_expr(an, p, c, -1);
-        if (e->type.id != types[c].id &&
-            (e = an_coerce(an, e, sl_type(types[c].id), COERCE_IMPLICIT, -1)) == NULL) {
+        if (!type_same(e->type, types[c]) &&
+            (e = an_coerce(an, e, unmodified(types[c]), COERCE_IMPLICIT, -1)) == NULL) {
             char b1[64];
             sl_error_clear(an->err);
             sl_error(an->err, ERRCODE_CANNOT_COERCE, "%s could not convert type %s to %s", what,
@@ -760,9 +767,11 @@ static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
             t = b;
         else if (b != TYPE_UNKNOWN && a != b) {
             if (type_category(a) != type_category(b)) {
+                char b1[96], b2[96];
                 sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, s->rarg->hdr.location,
-                            "%s types %s and %s cannot be matched", what, type_name(a),
-                            type_name(b));
+                            "%s types %s and %s cannot be matched", what,
+                            type_display(l->cols[c].type, b1, sizeof(b1)),
+                            type_display(r->cols[c].type, b2, sizeof(b2)));
                 return NULL;
             }
             if (!type_is_preferred(a) && ex_can_coerce(a, b) && !ex_can_coerce(b, a))
@@ -771,7 +780,23 @@ static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
         if (t == TYPE_UNKNOWN)
             t = TYPE_TEXT;
         types[c] = sl_type(t);
-        if (l->cols[c].type.id == t && r->cols[c].type.id == t &&
+        if (t == TYPE_ARRAY) {
+            /* arrays: the element types' common type */
+            SlType la = l->cols[c].type, ra = r->cols[c].type;
+            SlTypeId le = a == TYPE_ARRAY ? la.elem : ra.elem, re = b == TYPE_ARRAY ? ra.elem : le;
+            SlTypeId et = le;
+            if (le != re && ex_can_coerce(le, re) && !ex_can_coerce(re, le))
+                et = re;
+            else if (le != re && !ex_can_coerce(re, le)) {
+                char b1[96], b2[96];
+                sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, s->rarg->hdr.location,
+                            "%s types %s and %s cannot be matched", what,
+                            type_format(la, b1, sizeof(b1)), type_format(ra, b2, sizeof(b2)));
+                return NULL;
+            }
+            types[c] = sl_array_type(et, -1);
+        }
+        if (type_same(l->cols[c].type, types[c]) && type_same(r->cols[c].type, types[c]) &&
             l->cols[c].type.typmod == r->cols[c].type.typmod)
             types[c].typmod = l->cols[c].type.typmod;
     }
@@ -901,6 +926,11 @@ Expr *an_sublink(Analyze *an, SubLink *s)
                                                           : "subquery must return only one column");
         return NULL;
     }
+    if (s->type == SUBLINK_ARRAY && p->cols[0].type.id == TYPE_ARRAY) {
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                    "multidimensional arrays are not supported yet");
+        return NULL;
+    }
     if (frame.exprs != NULL) {
         /* correlated: the plan runs per row, reading these outer values */
         if (s->type == SUBLINK_IN) {
@@ -912,8 +942,9 @@ Expr *an_sublink(Analyze *an, SubLink *s)
         Expr **args = ARENA_ARRAY(an->a, Expr *, n);
         for (int k = 0; k < n; k++)
             args[k] = list_nth(frame.exprs, k);
+        SlTypeId et = p->cols[0].type.id == TYPE_UNKNOWN ? TYPE_TEXT : p->cols[0].type.id;
         SlType t = s->type == SUBLINK_EXPR     ? p->cols[0].type
-                   : s->type == SUBLINK_EXISTS ? sl_type(TYPE_BOOL) : sl_type(TYPE_TEXT);
+                   : s->type == SUBLINK_EXISTS ? sl_type(TYPE_BOOL) : sl_array_type(et, -1);
         Expr *e = an_mk(an, EXPR_SUBPLAN, t, loc, n, args);
         e->subkind = s->type;
         e->subplan = p;
@@ -928,9 +959,11 @@ Expr *an_sublink(Analyze *an, SubLink *s)
         ip->type = p->cols[0].type;
         e = an_mk(an, EXPR_SUBPLAN, ip->type, loc, 0, NULL);
     } else if (s->type == SUBLINK_ARRAY) {
-        /* the values' array text form (sluice has no array types yet) */
+        /* the array of the values */
         ip->type = p->cols[0].type;
-        e = an_mk(an, EXPR_SUBPLAN, sl_type(TYPE_TEXT), loc, 0, NULL);
+        e = an_mk(an, EXPR_SUBPLAN, sl_array_type(ip->type.id == TYPE_UNKNOWN ? TYPE_TEXT
+                                                                           : ip->type.id, -1),
+                  loc, 0, NULL);
     } else if (s->type == SUBLINK_EXISTS) {
         ip->type = sl_type(TYPE_BOOL);
         e = an_mk(an, EXPR_SUBPLAN, ip->type, loc, 0, NULL);
@@ -940,6 +973,7 @@ Expr *an_sublink(Analyze *an, SubLink *s)
         const FuncDesc *fd = an_resolve(an, "=", true, args, 2, loc);
         if (fd == NULL)
             return NULL;
+        test = args[0];     /* arrays: typed by an_resolve */
         if (fd->ret != TYPE_BOOL) {
             sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
                         "operator = must return type boolean, not type %s", type_name(fd->ret));
@@ -948,7 +982,7 @@ Expr *an_sublink(Analyze *an, SubLink *s)
         if ((test = an_coerce(an, test, sl_type(fd->kargs[0]), COERCE_IMPLICIT,
                               test->location)) == NULL)
             return NULL;
-        SlType want = sl_type(fd->kargs[1]);
+        SlType want = fd->kargs[1] == TYPE_ARRAY ? args[1]->type : sl_type(fd->kargs[1]);
         if ((p = an_coerce_plan(an, p, &want, "IN")) == NULL)
             return NULL;
         ip->type = want;

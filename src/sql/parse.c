@@ -87,11 +87,13 @@ int sql_parse(Arena *a, const char *sql, int len, List **stmts, SlError *err)
             if (code == TK_NOT && (next_code == TK_BETWEEN || next_code == TK_IN ||
                                    next_code == TK_LIKE || next_code == TK_ILIKE))
                 code = TK_NOT_LA;
-            else if (code == TK_WITH && next_code == TK_TIME)
+            else if (code == TK_WITH && (next_code == TK_TIME || next_code == TK_ORDINALITY))
                 code = TK_WITH_LA;
             else if (code == TK_WINDOW && next_code == TK_ID)
                 code = TK_WINDOW_LA;
         }
+        if (code == TK_SOME)
+            code = TK_ANY;      /* x = SOME (a) is x = ANY (a) */
         sqlParser(parser, code, tok);
         if (have_next) {
             tok = next;

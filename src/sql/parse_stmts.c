@@ -7,7 +7,9 @@
  *   select_set_limit, select_set_with, select_set_distinct_on,
  *   make_sort_by, make_cte                                   queries
  *   make_range_var_alias, make_range_subselect, make_range_function,
- *   make_array_type, make_join,
+ *   range_function_set_ordinality,
+ *   make_array_type, make_array_expr, make_array_multidim, make_array_slice,
+ *   make_join,
  *   join_set_alias                                          FROM items
  *   make_sublink, make_set_to_default, func_set_filter,
  *   func_set_order, func_set_over, func_set_window,
@@ -178,11 +180,37 @@ Node *make_range_function(Parse *p, Node *func, AliasSpec alias)
     return &r->hdr;
 }
 
+Node *range_function_set_ordinality(Parse *p, Node *rf)
+{
+    SL_UNUSED(p);
+    ((RangeFunction *)rf)->ordinality = true;
+    return rf;
+}
+
 Node *make_array_type(Parse *p, Node *type)
 {
     SL_UNUSED(p);
     ((TypeName *)type)->array = true;
     return type;
+}
+
+Node *make_array_expr(Parse *p, List *elems, int loc)
+{
+    A_Expr *e = (A_Expr *)make_aexpr(p, AEXPR_ARRAY, "ARRAY", NULL, NULL, loc);
+    e->list = elems;
+    return &e->hdr;
+}
+
+Node *make_array_multidim(Parse *p, int loc)
+{
+    return make_aexpr(p, AEXPR_ARRAY, "ARRAY[[]]", NULL, NULL, loc);
+}
+
+Node *make_array_slice(Parse *p, Node *arr, Node *lo, Node *hi, int loc)
+{
+    A_Expr *e = (A_Expr *)make_aexpr(p, AEXPR_SLICE, "[:]", arr, lo, loc);
+    e->escape = hi;
+    return &e->hdr;
 }
 
 Node *make_join(Parse *p, JoinType type, bool natural, Node *l, Node *r, JoinQual q)

@@ -186,8 +186,16 @@ Node *make_cte(Parse *p, const Token *name, List *cols, Node *query);
 Node *make_range_var_alias(Parse *p, Names names, AliasSpec alias);
 Node *make_range_subselect(Parse *p, Node *sub, AliasSpec alias, int loc);
 Node *make_range_function(Parse *p, Node *func, AliasSpec alias);
-/* type[]: sluice keeps arrays as their text form (types.h, TYPMOD_ARRAY) */
+/* f(...) WITH ORDINALITY: a bigint column numbering the rows from 1 */
+Node *range_function_set_ordinality(Parse *p, Node *rf);
+/* type[]: an array type (types.h, TYPE_ARRAY); type[][] is the same */
 Node *make_array_type(Parse *p, Node *type);
+/* ARRAY[elems] (elems NULL: ARRAY[]) and a[lo:hi] (NULL: bound omitted) */
+Node *make_array_expr(Parse *p, List *elems, int loc);
+Node *make_array_slice(Parse *p, Node *arr, Node *lo, Node *hi, int loc);
+/* ARRAY[[...], ...]: a multi-dimensional constructor, which the analyzer
+ * refuses (an AEXPR_ARRAY with op "ARRAY[[]]") */
+Node *make_array_multidim(Parse *p, int loc);
 Node *make_join(Parse *p, JoinType type, bool natural, Node *l, Node *r, JoinQual q);
 Node *join_set_alias(Parse *p, Node *join, AliasSpec alias);
 Node *make_sublink(Parse *p, SubLinkType type, bool negate, Node *test, Node *sub, int loc);

@@ -193,9 +193,20 @@ static const FuncDesc *resolve(Analyze *an, const char *name, bool is_op, Expr *
 const FuncDesc *an_resolve(Analyze *an, const char *name, bool is_op, Expr **args, int nargs,
                            int loc)
 {
+    if (an_array_routes(name, is_op, args, nargs)) {
+        /* arrays: typed by analyze_array.c, the arguments cast there */
+        Expr *e = an_array_call(an, name, is_op, args, nargs, loc);
+        if (e == NULL)
+            return NULL;
+        for (int k = 0; k < nargs; k++)
+            args[k] = e->args[k];
+        return e->fn;
+    }
     const FuncDesc *fd = resolve(an, name, is_op, args, nargs, loc);
     if (fd != NULL && ex_func_on_loop(fd))
         an->on_loop = true;
+    if (fd == NULL && an_array_no_such(an, name, is_op, args, nargs, loc))
+        return NULL;    /* the error names the array types: integer[] */
     return fd;
 }
 

@@ -126,14 +126,15 @@ const char *pgcat_namespace_name(uint32_t oid)
 /* PostgreSQL's atttypmod: varchar(n) is n + 4, numeric(p,s) (p<<16|s) + 4. */
 static int32_t pg_typmod(SlType t)
 {
-    if (t.typmod >= 0 && (t.id == TYPE_VARCHAR || t.id == TYPE_NUMERIC))
+    SlTypeId id = t.id == TYPE_ARRAY ? t.elem : t.id;   /* an array: its element's */
+    if (t.typmod >= 0 && (id == TYPE_VARCHAR || id == TYPE_NUMERIC))
         return t.typmod + 4;
     return t.typmod;
 }
 
 SlTypeId pgcat_type_by_oid(int64_t oid)
 {
-    for (int i = 1; i < TYPE__COUNT; i++)
+    for (int i = 1; i < TYPE__NSCALAR; i++)
         if ((int64_t)type_oid((SlTypeId)i) == oid)
             return (SlTypeId)i;
     return TYPE_UNKNOWN;
@@ -142,24 +143,7 @@ SlTypeId pgcat_type_by_oid(int64_t oid)
 /* The array type of each type, as PostgreSQL's pg_type.typarray. */
 uint32_t pgcat_array_oid(SlTypeId id)
 {
-    switch (id) {
-    case TYPE_BOOL:        return 1000;
-    case TYPE_INT2:        return 1005;
-    case TYPE_INT4:        return 1007;
-    case TYPE_INT8:        return 1016;
-    case TYPE_FLOAT4:      return 1021;
-    case TYPE_FLOAT8:      return 1022;
-    case TYPE_NUMERIC:     return 1231;
-    case TYPE_TEXT:        return 1009;
-    case TYPE_VARCHAR:     return 1015;
-    case TYPE_BYTEA:       return 1001;
-    case TYPE_DATE:        return 1182;
-    case TYPE_TIMESTAMP:   return 1115;
-    case TYPE_TIMESTAMPTZ: return 1185;
-    case TYPE_INTERVAL:    return 1187;
-    case TYPE_JSONB:       return 3807;
-    default:               return 0;
-    }
+    return type_array_oid(id);
 }
 
 static bool is_collatable(SlTypeId id)
@@ -294,7 +278,7 @@ static void attribute_cb(const CatRelation *rel, void *arg)
         vrel_row(r);
         vrel_put_int(r, rel->oid);                              /* attrelid */
         vrel_put_text(r, rel->cols[c].name);                    /* attname */
-        vrel_put_int(r, type_oid(t.id));                        /* atttypid */
+        vrel_put_int(r, type_oid_of(t));                        /* atttypid */
         vrel_put_int(r, -1);                                    /* attstattarget */
         vrel_put_int(r, type_len(t.id));                        /* attlen */
         vrel_put_int(r, c + 1);                                 /* attnum */
@@ -373,9 +357,9 @@ static void type_row(VrelRows *r, SlTypeId id, bool array)
 
 static int produce_type(VrelRows *r)
 {
-    for (int i = 1; i < TYPE__COUNT; i++)
+    for (int i = 1; i < TYPE__NSCALAR; i++)
         type_row(r, (SlTypeId)i, false);
-    for (int i = 1; i < TYPE__COUNT; i++)
+    for (int i = 1; i < TYPE__NSCALAR; i++)
         if (pgcat_array_oid((SlTypeId)i) != 0)
             type_row(r, (SlTypeId)i, true);
     return 0;
@@ -775,7 +759,7 @@ static void is_columns_cb(const CatRelation *rel, void *arg)
         vrel_put_int(r, c + 1);                                 /* ordinal_position */
         vrel_put_null(r);                                       /* column_default */
         vrel_put_text(r, rel->cols[c].not_null ? "NO" : "YES"); /* is_nullable */
-        vrel_put_text(r, t.id == TYPE_VARCHAR ? "character varying"
+        vrel_put_text(r, t.id == TYPE_VARCHAR ? "character varying" : t.id == TYPE_ARRAY ? "ARRAY"
                          : type_format(sl_type(t.id), buf, sizeof(buf)));  /* data_type */
         if (t.id == TYPE_VARCHAR && t.typmod >= 0)
             vrel_put_int(r, t.typmod);                          /* character_maximum_length */
@@ -796,7 +780,10 @@ static void is_columns_cb(const CatRelation *rel, void *arg)
         vrel_put_text(r, t.id == TYPE_VARCHAR ? "varchar" : t.id == TYPE_INT4 ? "int4"
                          : t.id == TYPE_INT2 ? "int2" : t.id == TYPE_INT8 ? "int8"
                          : t.id == TYPE_FLOAT4 ? "float4" : t.id == TYPE_FLOAT8 ? "float8"
-                         : t.id == TYPE_BOOL ? "bool" : type_name(t.id));   /* udt_name */
+                         : t.id == TYPE_BOOL ? "bool"
+                         : t.id == TYPE_ARRAY ? arena_printf(vrel_rows_arena(r), "_%s",
+                                                             type_typname(t.elem))
+                         : type_name(t.id));                    /* udt_name */
         vrel_put_text(r, "NO");                                 /* is_identity */
         vrel_put_text(r, "NEVER");                              /* is_generated */
         vrel_put_text(r, rel->kind == REL_TABLE ? "YES" : "NO"); /* is_updatable */
@@ -819,7 +806,7 @@ static const VrelDef pg_defs[] = {
      "relpersistence char, relkind char, relnatts int2, relchecks int2, relhasrules bool, "
      "relhastriggers bool, relhassubclass bool, relrowsecurity bool, "
      "relforcerowsecurity bool, relispopulated bool, relreplident char, relispartition bool, "
-     "relrewrite oid, relfrozenxid xid, relminmxid xid, relacl text, reloptions text, "
+     "relrewrite oid, relfrozenxid xid, relminmxid xid, relacl text, reloptions text[], "
      "relpartbound pg_node_tree",
      produce_class, "relations: tables, streams, result tables, sinks, system relations"},
     {"pg_catalog", "pg_attribute", 1249,
@@ -827,7 +814,7 @@ static const VrelDef pg_defs[] = {
      "attndims int4, attcacheoff int4, atttypmod int4, attbyval bool, attalign char, "
      "attstorage char, attcompression char, attnotnull bool, atthasdef bool, "
      "atthasmissing bool, attidentity char, attgenerated char, attisdropped bool, "
-     "attislocal bool, attinhcount int4, attcollation oid, attacl text, attoptions text, "
+     "attislocal bool, attinhcount int4, attcollation oid, attacl text, attoptions text[], "
      "attfdwoptions text",
      produce_attribute, "columns of relations"},
     {"pg_catalog", "pg_type", 1247,
@@ -848,15 +835,15 @@ static const VrelDef pg_defs[] = {
     {"pg_catalog", "pg_roles", 12001,
      "rolname name, rolsuper bool, rolinherit bool, rolcreaterole bool, rolcreatedb bool, "
      "rolcanlogin bool, rolreplication bool, rolconnlimit int4, rolpassword text, "
-     "rolvaliduntil timestamptz, rolbypassrls bool, rolconfig text, oid oid",
+     "rolvaliduntil timestamptz, rolbypassrls bool, rolconfig text[], oid oid",
      produce_roles, "roles"},
     {"pg_catalog", "pg_user", 12002,
      "usename name, usesysid oid, usecreatedb bool, usesuper bool, userepl bool, "
-     "usebypassrls bool, passwd text, valuntil timestamptz, useconfig text",
+     "usebypassrls bool, passwd text, valuntil timestamptz, useconfig text[]",
      produce_user, "roles that can log in"},
     {"pg_catalog", "pg_settings", 12003,
      "name text, setting text, unit text, category text, short_desc text, extra_desc text, "
-     "context text, vartype text, source text, min_val text, max_val text, enumvals text, "
+     "context text, vartype text, source text, min_val text, max_val text, enumvals text[], "
      "boot_val text, reset_val text, sourcefile text, sourceline int4, pending_restart bool",
      produce_settings, "settings"},
     {"pg_catalog", "pg_proc", 1255,
@@ -864,9 +851,9 @@ static const VrelDef pg_defs[] = {
      "prorows float4, provariadic oid, prosupport regproc, prokind char, prosecdef bool, "
      "proleakproof bool, proisstrict bool, proretset bool, provolatile char, "
      "proparallel char, pronargs int2, pronargdefaults int2, prorettype oid, "
-     "proargtypes text, proallargtypes text, proargmodes text, proargnames text, "
+     "proargtypes text, proallargtypes oid[], proargmodes char[], proargnames text[], "
      "proargdefaults pg_node_tree, protrftypes text, prosrc text, probin text, "
-     "prosqlbody pg_node_tree, proconfig text, proacl text",
+     "prosqlbody pg_node_tree, proconfig text[], proacl text",
      produce_proc, "functions"},
     {"pg_catalog", "pg_description", 2609,
      "objoid oid, classoid oid, objsubid int4, description text", produce_description,

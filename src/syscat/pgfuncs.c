@@ -1,7 +1,9 @@
 /*
  * pgfuncs.c -- PostgreSQL's catalog functions over sluice's catalog, the
- * array functions over arrays' text form, and the input and output
- * functions of the reg* casts.
+ * array functions over the text form of the catalog's vector columns
+ * (int2vector, oidvector: pg_index.indkey, pg_proc.proargtypes are text),
+ * and the input and output functions of the reg* casts.  Real arrays
+ * (TYPE_ARRAY) are src/functions/arrayfuncs.c's.
  *
  *   pgcat_register_functions   add them to the executor's function table
  *
@@ -128,22 +130,27 @@ static KERNEL(k_format_type)
         SlTypeId id = pgcat_type_by_oid(oid);
         int32_t mod = vector_is_null(&args[1], i) ? -1 : args[1].v.i32[i];
         char buf[96];
+        bool arr = false;
         if (id == TYPE_UNKNOWN) {
-            bool arr = false;
-            for (int k = 1; k < TYPE__COUNT && !arr; k++) {
+            /* an array type: its element's name and modifier, then [] */
+            for (int k = 1; k < TYPE__NSCALAR && !arr; k++) {
                 if ((int64_t)pgcat_array_oid((SlTypeId)k) == oid) {
-                    snprintf(buf, sizeof(buf), "%s[]", type_name((SlTypeId)k));
+                    id = (SlTypeId)k;
                     arr = true;
                 }
             }
-            out_text(cx, out, i, arr ? buf : "???");
-            continue;
+            if (!arr) {
+                out_text(cx, out, i, "???");
+                continue;
+            }
         }
-        SlType t = {id, -1};
+        SlType t = sl_type(id);
         if (mod >= 4 && (id == TYPE_VARCHAR || id == TYPE_NUMERIC))
             t.typmod = mod - 4;
         else if (mod >= 0 && id == TYPE_INTERVAL)
             t.typmod = mod;
+        if (arr)
+            t = sl_array_type(id, t.typmod);
         out_text(cx, out, i, type_format(t, buf, sizeof(buf)));
     });
     return 0;

@@ -33,12 +33,10 @@ static SlType column_type(const char *name)
 {
     size_t len = strlen(name);
     if (len > 2 && strcmp(name + len - 2, "[]") == 0) {
-        /* an array: its text form, the element type in the typmod */
+        /* an array of the element type */
         char elem[32];
         snprintf(elem, sizeof(elem), "%.*s", (int)(len - 2), name);
-        SlType t = sl_type(TYPE_TEXT);
-        t.typmod = TYPMOD_ARRAY + column_type(elem).id;
-        return t;
+        return sl_array_type(column_type(elem).id, -1);
     }
     if (strcmp(name, "oid") == 0 || strcmp(name, "regproc") == 0 ||
         strcmp(name, "xid") == 0)

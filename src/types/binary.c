@@ -11,7 +11,8 @@
  * and timestamp, (usec, days, months) for interval, a version byte (1)
  * before jsonb's text, text and varchar as their bytes (checked as text
  * input checks them), and for numeric PostgreSQL's numeric_send: ndigits,
- * weight, sign, dscale and base-10000 digits.  A malformed value is 22P03
+ * weight, sign, dscale and base-10000 digits; arrays are array.c's
+ * (array_recv; an array value is its own send form).  A malformed value is 22P03
  * "incorrect binary data format" (with "in bind parameter n" for a
  * parameter); a type without a binary form is 0A000 on input and -1 on
  * output.
@@ -148,6 +149,10 @@ int value_send_binary(const Vector *v, uint32_t i, StrBuf *out)
         return 0;
     case TYPE_NUMERIC:
         return send_numeric(&v->v.num[i], out);
+    case TYPE_ARRAY:
+        /* the value is array_send's form (array.c) */
+        strbuf_append(out, v->v.str[i].ptr, v->v.str[i].len);
+        return 0;
     default:
         return -1;
     }
@@ -291,6 +296,8 @@ int value_recv_binary(Arena *a, SlType t, const char *data, int32_t len, Vector 
             return sl_error(err, ERRCODE_INVALID_BINARY_REPRESENTATION,
                             "unsupported jsonb version number %d", len < 1 ? -1 : p[0]);
         return value_parse_text(a, t, data + 1, (size_t)len - 1, v, row, -1, err);
+    case TYPE_ARRAY:
+        return array_recv(a, type_elem(t), data, len, &v->v.str[row], param, err);
     default:
         return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                         "binary format for parameters of type %s is not supported yet",

@@ -3,8 +3,10 @@
  * text input, exactly as PostgreSQL 15 prints and reads values.
  *
  *   type_oid, type_len, type_name, type_width, type_format, type_by_name,
- *   type_category, type_is_preferred        the type table
+ *   type_category, type_is_preferred,
+ *   type_array_oid, type_oid_of, type_display   the type table
  *   vector_init                             a vector in an arena
+ *   value_cmp                               ORDER BY's order of two values
  *   value_format_text                       one value's text form
  *   value_parse_text                        text -> one value (input functions)
  *   bytea_hex_decode                        hex digits -> bytes (byteain, decode())
@@ -60,18 +62,38 @@ static const TypeInfo type_info[TYPE__COUNT] = {
     [TYPE_TIMESTAMPTZ] = {"timestamptz", "timestamp with time zone", 1184, 8, 8, 'D', true},
     [TYPE_INTERVAL]    = {"interval", "interval", 1186, 16, sizeof(SlInterval), 'T', true},
     [TYPE_JSONB]       = {"jsonb", "jsonb", 3802, -1, sizeof(SlStr), 'U', false},
+    /* an array of some element (SlType.elem): as a bare id, PostgreSQL's
+     * pseudo-type anyarray; type_oid_of gives the array type's own OID */
+    [TYPE_ARRAY]       = {"anyarray", "anyarray", 2277, -1, sizeof(SlStr), 'A', false},
 };
 
 uint32_t type_oid(SlTypeId id) { return type_info[id].oid; }
+const char *type_typname(SlTypeId id) { return type_info[id].typname; }
 int16_t type_len(SlTypeId id) { return type_info[id].len; }
 const char *type_name(SlTypeId id) { return type_info[id].sqlname; }
 size_t type_width(SlTypeId id) { return type_info[id].width; }
 char type_category(SlTypeId id) { return type_info[id].category; }
 bool type_is_preferred(SlTypeId id) { return type_info[id].preferred; }
 
+uint32_t type_array_oid(SlTypeId elem)
+{
+    static const uint32_t typarray[TYPE__NSCALAR] = {
+        [TYPE_BOOL] = 1000, [TYPE_INT2] = 1005, [TYPE_INT4] = 1007, [TYPE_INT8] = 1016,
+        [TYPE_FLOAT4] = 1021, [TYPE_FLOAT8] = 1022, [TYPE_NUMERIC] = 1231,
+        [TYPE_TEXT] = 1009, [TYPE_VARCHAR] = 1015, [TYPE_BYTEA] = 1001, [TYPE_DATE] = 1182,
+        [TYPE_TIMESTAMP] = 1115, [TYPE_TIMESTAMPTZ] = 1185, [TYPE_INTERVAL] = 1187,
+        [TYPE_JSONB] = 3807};
+    return elem < TYPE__NSCALAR ? typarray[elem] : 0;
+}
+
+uint32_t type_oid_of(SlType t)
+{
+    return t.id == TYPE_ARRAY ? type_array_oid(t.elem) : type_info[t.id].oid;
+}
+
 SlTypeId type_by_name(const char *name)
 {
-    for (int i = 1; i < TYPE__COUNT; i++)
+    for (int i = 1; i < TYPE__NSCALAR; i++)
         if (strcmp(type_info[i].typname, name) == 0)
             return (SlTypeId)i;
     return TYPE_UNKNOWN;
@@ -79,6 +101,11 @@ SlTypeId type_by_name(const char *name)
 
 const char *type_format(SlType t, char *buf, size_t size)
 {
+    if (t.id == TYPE_ARRAY) {
+        char eb[96];
+        snprintf(buf, size, "%s[]", type_format(type_elem(t), eb, sizeof(eb)));
+        return buf;
+    }
     const char *name = type_info[t.id].sqlname;
     if (t.typmod >= 0 && t.id == TYPE_VARCHAR)
         snprintf(buf, size, "%s(%d)", name, t.typmod);
@@ -93,6 +120,14 @@ const char *type_format(SlType t, char *buf, size_t size)
     return buf;
 }
 
+const char *type_display(SlType t, char *buf, size_t size)
+{
+    if (t.id != TYPE_ARRAY)
+        return type_info[t.id].sqlname;
+    t.typmod = -1;
+    return type_format(t, buf, size);
+}
+
 void vector_init(Vector *v, Arena *a, SlType type, uint32_t len, bool with_nulls)
 {
     v->type = type;
@@ -100,6 +135,58 @@ void vector_init(Vector *v, Arena *a, SlType type, uint32_t len, bool with_nulls
     size_t w = type_info[type.id].width;
     v->v.data = arena_alloc(a, w * (len ? len : 1));
     v->nulls = with_nulls ? arena_zalloc(a, len ? len : 1) : NULL;
+}
+
+/* ------------------------------------------------------------- order */
+
+static __int128 iv_span(const SlInterval *iv)
+{
+    return ((__int128)iv->months * 30 + iv->days) * INT64_C(86400000000) + iv->usec;
+}
+
+#define CMP(a, b) (((a) > (b)) - ((a) < (b)))
+
+static int cmp_double(double a, double b)
+{
+    if (isnan(a))
+        return isnan(b) ? 0 : 1;
+    if (isnan(b))
+        return -1;
+    return CMP(a, b);
+}
+
+int value_cmp(const Vector *a, uint32_t i, const Vector *b, uint32_t j)
+{
+    switch (a->type.id) {
+    case TYPE_BOOL:
+        return CMP(a->v.b[i] != 0, b->v.b[j] != 0);
+    case TYPE_INT2:
+        return CMP(a->v.i16[i], b->v.i16[j]);
+    case TYPE_INT4:
+    case TYPE_DATE:
+        return CMP(a->v.i32[i], b->v.i32[j]);
+    case TYPE_INT8:
+    case TYPE_TIMESTAMP:
+    case TYPE_TIMESTAMPTZ:
+        return CMP(a->v.i64[i], b->v.i64[j]);
+    case TYPE_FLOAT4:
+        return cmp_double(a->v.f32[i], b->v.f32[j]);
+    case TYPE_FLOAT8:
+        return cmp_double(a->v.f64[i], b->v.f64[j]);
+    case TYPE_NUMERIC:
+        return num_cmp(&a->v.num[i], &b->v.num[j]);
+    case TYPE_INTERVAL: {
+        __int128 x = iv_span(&a->v.iv[i]), y = iv_span(&b->v.iv[j]);
+        return CMP(x, y);
+    }
+    case TYPE_ARRAY:
+        return array_cmp(&a->v.str[i], &b->v.str[j], type_elem(a->type));
+    default: {
+        const SlStr *x = &a->v.str[i], *y = &b->v.str[j];
+        int c = memcmp(x->ptr, y->ptr, SL_MIN(x->len, y->len));
+        return c != 0 ? (c > 0) - (c < 0) : CMP(x->len, y->len);
+    }
+    }
 }
 
 /* ------------------------------------------------------------- output */
@@ -255,6 +342,9 @@ void value_format_text(const Vector *v, uint32_t i, StrBuf *out)
     case TYPE_VARCHAR:
     case TYPE_JSONB:
         strbuf_append(out, v->v.str[i].ptr, v->v.str[i].len);
+        break;
+    case TYPE_ARRAY:
+        array_format_text(&v->v.str[i], type_elem(v->type), out);
         break;
     case TYPE__COUNT:
         break;
@@ -556,6 +646,8 @@ int value_parse_text(Arena *a, SlType t, const char *s, size_t len, Vector *v, u
         return jsonb_parse(a, s, len, &v->v.str[i], loc, err);
     case TYPE_BYTEA:
         return parse_bytea(a, s, len, &v->v.str[i], loc, err);
+    case TYPE_ARRAY:
+        return array_parse_text(a, type_elem(t), s, len, &v->v.str[i], loc, err);
     case TYPE__COUNT:
         break;
     }

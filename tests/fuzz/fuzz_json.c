@@ -24,17 +24,17 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const all_names[] = {"i8", "i4", "i2", "f8", "b", "t", "ts", "j", "v"};
-static SlType all_types[] = {{TYPE_INT8, -1}, {TYPE_INT4, -1}, {TYPE_INT2, -1},
-                             {TYPE_FLOAT8, -1}, {TYPE_BOOL, -1}, {TYPE_TEXT, -1},
-                             {TYPE_TIMESTAMP, -1}, {TYPE_JSONB, -1}, {TYPE_VARCHAR, 5}};
+static SlType all_types[] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT4, -1, TYPE_UNKNOWN}, {TYPE_INT2, -1, TYPE_UNKNOWN},
+                             {TYPE_FLOAT8, -1, TYPE_UNKNOWN}, {TYPE_BOOL, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN},
+                             {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}, {TYPE_JSONB, -1, TYPE_UNKNOWN}, {TYPE_VARCHAR, 5, TYPE_UNKNOWN}};
 static const char *const bid_names[] = {"auction", "bidder", "price", "channel", "url",
                                         "date_time", "extra"};
-static SlType bid_types[] = {{TYPE_INT8, -1}, {TYPE_INT8, -1}, {TYPE_INT8, -1},
-                             {TYPE_TEXT, -1}, {TYPE_TEXT, -1}, {TYPE_TIMESTAMP, -1},
-                             {TYPE_TEXT, -1}};
+static SlType bid_types[] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN},
+                             {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN},
+                             {TYPE_TEXT, -1, TYPE_UNKNOWN}};
 static const char *const odd_names[] = {"a\"b", "c\\d", "a_very_long_column_name", "n"};
-static SlType odd_types[] = {{TYPE_INT8, -1}, {TYPE_FLOAT8, -1}, {TYPE_TEXT, -1},
-                             {TYPE_INT4, -1}};
+static SlType odd_types[] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_FLOAT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN},
+                             {TYPE_INT4, -1, TYPE_UNKNOWN}};
 static const char *const deep_paths[] = {"m.a", "m.b", "t", "n"};
 static const uint8_t some[] = {1, 0, 1, 0, 1, 0, 1, 0, 0};
 

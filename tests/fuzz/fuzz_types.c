@@ -1,6 +1,7 @@
 /*
  * fuzz_types.c -- libFuzzer target for the input and output functions of
- * the types (value_parse_text / value_format_text) and the kernels that
+ * the types (value_parse_text / value_format_text; arrays of them too, and
+ * array_recv's binary arrays) and the kernels that
  * read free-form text: to_timestamp / to_char templates, date_trunc and
  * extract units, jsonb paths, LIKE patterns, encode / decode.
  *
@@ -118,6 +119,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* input and output of a type, an interval with a typmod too */
         SlType t = sl_type(types[(op / 8) % SL_ARRAY_LEN(types)]);
         round_trip(&a, t, s, len);
+        /* the same text as an array of the type (array_in / array_out) */
+        round_trip(&a, sl_array_type(t.id, -1), s, len);
+        round_trip(&a, sl_array_type(TYPE_TEXT, -1), s, len);
+        /* the bytes as a binary array (array_recv): one that is read
+         * prints, and its print reads back to the same bytes */
+        SlStr arr;
+        SlType et = sl_type(op & 8 ? TYPE_TEXT : TYPE_INT4);
+        if (array_recv(&a, et, s, (int32_t)len, &arr, 0, &err) == 0) {
+            Vector av;
+            vector_init(&av, &a, sl_array_type(et.id, -1), 1, false);
+            av.v.str[0] = arr;
+            StrBuf pb;
+            strbuf_init(&pb);
+            value_format_text(&av, 0, &pb);
+            SlStr back;
+            if (array_parse_text(&a, et, pb.data, pb.len, &back, -1, &err) < 0 ||
+                back.len != arr.len || memcmp(back.ptr, arr.ptr, arr.len) != 0) {
+                fprintf(stderr, "array_recv's array does not read back from \"%s\"\n",
+                        pb.data);
+                abort();
+            }
+            strbuf_free(&pb);
+        }
+        sl_error_clear(&err);
         if (t.id == TYPE_INTERVAL) {
             static const int32_t ranges[] = {1 << 2, 1 << 3, (1 << 10) | (1 << 11), 1 << 12,
                                              (1 << 11) | (1 << 12)};

@@ -31,7 +31,7 @@ int main(void)
     SlError err = {0};
     CHECK(cat_schema_version(cat) >= 3);
 
-    CatColumn cols[2] = {{"id", {TYPE_INT8, -1}, true}, {"name", {TYPE_VARCHAR, 20}, false}};
+    CatColumn cols[2] = {{"id", {TYPE_INT8, -1, TYPE_UNKNOWN}, true}, {"name", {TYPE_VARCHAR, 20, TYPE_UNKNOWN}, false}};
     int pk[1] = {0};
     CatRelation def = {0};
     def.name = "users";

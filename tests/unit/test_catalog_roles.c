@@ -49,7 +49,7 @@ int main(void)
     CHECK(cat_role_foreach(cat, count_cb, &n) == 2 && n == 2);
 
     /* A relation records its owner; oids are shared with roles. */
-    CatColumn cols[1] = {{"a", {TYPE_INT4, -1}, false}};
+    CatColumn cols[1] = {{"a", {TYPE_INT4, -1, TYPE_UNKNOWN}, false}};
     CatRelation rdef = {0};
     rdef.name = "t";
     rdef.kind = REL_TABLE;

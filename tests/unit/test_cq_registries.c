@@ -39,7 +39,7 @@ static void side_open(Side *s, uv_loop_t *loop, Pool *engine)
     CHECK(cat_open(path, &s->cat, &err) == 0, "%s", err.message);
     snprintf(path, sizeof(path), "%s/state", s->dir);
     CHECK(state_open(path, &s->st, &err) == 0, "%s", err.message);
-    CatColumn cols[1] = {{"n", {TYPE_INT8, -1}, false}};
+    CatColumn cols[1] = {{"n", {TYPE_INT8, -1, TYPE_UNKNOWN}, false}};
     CatRelation def = {0};
     def.name = "q";
     def.kind = REL_QUERY;

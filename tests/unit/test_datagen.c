@@ -14,12 +14,12 @@
 
 
 static CatColumn cols[4] = {
-    {"id", {TYPE_INT8, -1}, false},
-    {"user_id", {TYPE_INT4, -1}, false},
-    {"url", {TYPE_TEXT, -1}, false},
-    {"ts", {TYPE_TIMESTAMP, -1}, false},
+    {"id", {TYPE_INT8, -1, TYPE_UNKNOWN}, false},
+    {"user_id", {TYPE_INT4, -1, TYPE_UNKNOWN}, false},
+    {"url", {TYPE_TEXT, -1, TYPE_UNKNOWN}, false},
+    {"ts", {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}, false},
 };
-static SlType types[4] = {{TYPE_INT8, -1}, {TYPE_INT4, -1}, {TYPE_TEXT, -1}, {TYPE_TIMESTAMP, -1}};
+static SlType types[4] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT4, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}};
 
 static CatRelation relation(const char *options)
 {

@@ -148,7 +148,7 @@ static void test_watermark(void)
  * copy's form. */
 static void test_equal_values(void)
 {
-    static const ColumnDesc ncols[1] = {{"n", {TYPE_NUMERIC, -1}}};
+    static const ColumnDesc ncols[1] = {{"n", {TYPE_NUMERIC, -1, TYPE_UNKNOWN}}};
     Harness h;
     h_attach(&h, eng_op_distinct_new(ncols, 1, NULL), 1, 0);
     const char *const in[][3] = {{"1.0", "1.00", "2"}, {"1.00", "1.0", "2"}, {"1.000", "2", "2"}};
@@ -188,7 +188,7 @@ static void test_equal_values(void)
 
 static void test_plan(void)
 {
-    CatColumn cols[2] = {{"a", {TYPE_INT8, -1}, false}, {"ts", {TYPE_TIMESTAMP, -1}, false}};
+    CatColumn cols[2] = {{"a", {TYPE_INT8, -1, TYPE_UNKNOWN}, false}, {"ts", {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}, false}};
     CatRelation def = {.name = "s", .kind = REL_STREAM, .ncols = 2, .cols = cols,
                        .sql = "", .options = "{}"};
     const CatRelation *rel;

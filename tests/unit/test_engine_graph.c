@@ -59,7 +59,7 @@ static int scale_flush(EngOp *op, EngCtx *cx)
 static const EngOpVt scale_vt = {.kind = "scale", .push = scale_push, .watermark = scale_wm,
                                  .flush = scale_flush};
 
-static const ColumnDesc int_col[1] = {{"x", {TYPE_INT4, -1}}};
+static const ColumnDesc int_col[1] = {{"x", {TYPE_INT4, -1, TYPE_UNKNOWN}}};
 
 static EngOp *scale_new(int64_t factor)
 {

@@ -29,7 +29,7 @@
 #define NULLV INT64_MIN     /* a NULL value in the tests' rows */
 
 static const ColumnDesc side_cols[3] = {
-    {"k", {TYPE_INT8, -1}}, {"v", {TYPE_INT8, -1}}, {"ts", {TYPE_TIMESTAMP, -1}},
+    {"k", {TYPE_INT8, -1, TYPE_UNKNOWN}}, {"v", {TYPE_INT8, -1, TYPE_UNKNOWN}}, {"ts", {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}},
 };
 static const EngEdgeTime side_time = {1, {{2, 0}}};
 
@@ -108,7 +108,7 @@ static void h_attach(Harness *h, EngOp *op)
 static EngOp *new_join(EngJoinType type, const Expr *residual, const EngJoinInterval *iv,
                        int lookup, SlError *err)
 {
-    static Expr key = {.kind = EXPR_COLUMN, .type = {TYPE_INT8, -1}, .location = -1,
+    static Expr key = {.kind = EXPR_COLUMN, .type = {TYPE_INT8, -1, TYPE_UNKNOWN}, .location = -1,
                        .index = 0, .cost = 1};
     static Expr *const keys[1] = {&key};
     EngJoinSpec spec = {.type = type, .nkeys = 1, .lkeys = keys, .rkeys = keys,
@@ -135,7 +135,7 @@ static void h_close(Harness *h)
 static void make_delta(EngDelta *d, Arena *a, const TRow *rows, int n)
 {
     eng_delta_init(d, a, side_cols, 3, (uint32_t)(n > 0 ? n : 1));
-    Batch *one = batch_alloc(a, (SlType[]){{TYPE_INT8, -1}, {TYPE_INT8, -1}, {TYPE_TIMESTAMP, -1}},
+    Batch *one = batch_alloc(a, (SlType[]){{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}},
                              3, 1);
     one->nrows = 1;
     for (int i = 0; i < n; i++) {
@@ -528,8 +528,8 @@ static void make_streams(void)
 {
     static const char *const names[2] = {"l", "r"};
     for (int i = 0; i < 2; i++) {
-        CatColumn cols[3] = {{"k", {TYPE_INT8, -1}, false}, {"v", {TYPE_INT8, -1}, false},
-                             {"ts", {TYPE_TIMESTAMP, -1}, false}};
+        CatColumn cols[3] = {{"k", {TYPE_INT8, -1, TYPE_UNKNOWN}, false}, {"v", {TYPE_INT8, -1, TYPE_UNKNOWN}, false},
+                             {"ts", {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}, false}};
         CatRelation def = {.name = names[i], .kind = REL_STREAM, .ncols = 3, .cols = cols,
                            .sql = "", .options = "{}"};
         const CatRelation *out;

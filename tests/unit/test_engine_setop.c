@@ -150,7 +150,7 @@ static void test_except(void)
 
 static void test_types(void)
 {
-    static const ColumnDesc other[2] = {{"a", {TYPE_TEXT, -1}}, {"ts", {TYPE_TIMESTAMP, -1}}};
+    static const ColumnDesc other[2] = {{"a", {TYPE_TEXT, -1, TYPE_UNKNOWN}}, {"ts", {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}}};
     SlError err = {0};
     for (int all = 0; all < 2; all++) {
         EngOp *op = eng_op_setop_new(SETOP_INTERSECT, all, us_cols, 2, NULL, other, 2, NULL,
@@ -167,7 +167,7 @@ static void test_plan(void)
 {
     static const char *const names[2] = {"l", "r"};
     for (int i = 0; i < 2; i++) {
-        CatColumn cols[2] = {{"a", {TYPE_INT8, -1}, false}, {"ts", {TYPE_TIMESTAMP, -1}, false}};
+        CatColumn cols[2] = {{"a", {TYPE_INT8, -1, TYPE_UNKNOWN}, false}, {"ts", {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}, false}};
         CatRelation def = {.name = names[i], .kind = REL_STREAM, .ncols = 2, .cols = cols,
                            .sql = "", .options = "{}"};
         const CatRelation *rel;

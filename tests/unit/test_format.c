@@ -30,8 +30,8 @@ static void test_json(void)
     Arena a;
     arena_init(&a, 65536);
     const char *names[] = {"id", "name", "price", "ok", "ts_city"};
-    SlType types[] = {{TYPE_INT8, -1}, {TYPE_TEXT, -1}, {TYPE_FLOAT8, -1},
-                      {TYPE_BOOL, -1}, {TYPE_TEXT, -1}};
+    SlType types[] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_FLOAT8, -1, TYPE_UNKNOWN},
+                      {TYPE_BOOL, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}};
     const char *paths[] = {NULL, NULL, NULL, NULL, "meta.city"};
     FmtSpec spec;
     fmt_spec_init(&spec, &a, 5, names, types, paths);
@@ -85,7 +85,7 @@ static void test_json_bulk(void)
     Arena a;
     arena_init(&a, 1 << 20);
     const char *names[] = {"user_id", "url", "ts"};
-    SlType types[] = {{TYPE_INT8, -1}, {TYPE_TEXT, -1}, {TYPE_INT8, -1}};
+    SlType types[] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}};
     FmtSpec spec;
     fmt_spec_init(&spec, &a, 3, names, types, NULL);
     StrBuf in;
@@ -125,7 +125,7 @@ static void test_json_strings(void)
     Arena a;
     arena_init(&a, 65536);
     const char *names[] = {"k", "s", "n"};
-    SlType types[] = {{TYPE_INT8, -1}, {TYPE_TEXT, -1}, {TYPE_INT8, -1}};
+    SlType types[] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}};
     FmtSpec spec;
     fmt_spec_init(&spec, &a, 3, names, types, NULL);
     CHECK(spec.flat_keys);
@@ -168,7 +168,7 @@ static void test_json_strings(void)
     }
     /* Two columns with one key: not flat, both get the value. */
     const char *paths[] = {"a", "a"};
-    SlType t2[] = {{TYPE_INT8, -1}, {TYPE_TEXT, -1}};
+    SlType t2[] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}};
     fmt_spec_init(&spec, &a, 2, names, t2, paths);
     CHECK(!spec.flat_keys);
     static const char two[] = "{\"a\": 5}";
@@ -185,7 +185,7 @@ static void test_csv(void)
     Arena a;
     arena_init(&a, 65536);
     const char *names[] = {"id", "name", "score"};
-    SlType types[] = {{TYPE_INT4, -1}, {TYPE_TEXT, -1}, {TYPE_FLOAT8, -1}};
+    SlType types[] = {{TYPE_INT4, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_FLOAT8, -1, TYPE_UNKNOWN}};
     FmtSpec spec;
     fmt_spec_init(&spec, &a, 3, names, types, NULL);
     spec.header = true;
@@ -242,7 +242,7 @@ static void test_fast_paths(void)
     static const SlTypeId itypes[] = {TYPE_INT8, TYPE_INT4, TYPE_INT2};
     const char *names[] = {"x"};
     for (int t = 0; t < 4; t++) {
-        SlType type = {t < 3 ? itypes[t] : TYPE_TIMESTAMP, -1};
+        SlType type = sl_type(t < 3 ? itypes[t] : TYPE_TIMESTAMP);
         const char *const *in = t < 3 ? ints : tss;
         int n = t < 3 ? (int)SL_ARRAY_LEN(ints) : (int)SL_ARRAY_LEN(tss);
         FmtSpec spec;
@@ -298,8 +298,8 @@ static void test_need(void)
     Arena a;
     arena_init(&a, 65536);
     const char *names[] = {"id", "name", "n", "city", "tag"};
-    SlType types[] = {{TYPE_INT8, -1}, {TYPE_TEXT, -1}, {TYPE_INT8, -1},
-                      {TYPE_TEXT, -1}, {TYPE_TEXT, -1}};
+    SlType types[] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN},
+                      {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}};
     const char *paths[] = {NULL, NULL, NULL, "meta.city", NULL};
     FmtSpec all, some;
     fmt_spec_init(&all, &a, 5, names, types, paths);

@@ -83,9 +83,9 @@ static void diff_all(const FmtSpec *spec, const SlType *types, StrBuf *recs, con
 
 /* The columns of the generated records: one of each kind. */
 static const char *const col_names[] = {"i8", "i4", "i2", "f8", "b", "t", "ts", "j", "v"};
-static SlType col_types[] = {{TYPE_INT8, -1}, {TYPE_INT4, -1}, {TYPE_INT2, -1},
-                             {TYPE_FLOAT8, -1}, {TYPE_BOOL, -1}, {TYPE_TEXT, -1},
-                             {TYPE_TIMESTAMP, -1}, {TYPE_JSONB, -1}, {TYPE_VARCHAR, 5}};
+static SlType col_types[] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT4, -1, TYPE_UNKNOWN}, {TYPE_INT2, -1, TYPE_UNKNOWN},
+                             {TYPE_FLOAT8, -1, TYPE_UNKNOWN}, {TYPE_BOOL, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN},
+                             {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}, {TYPE_JSONB, -1, TYPE_UNKNOWN}, {TYPE_VARCHAR, 5, TYPE_UNKNOWN}};
 #define NCOLS 9
 
 static const char *const ints[] = {
@@ -367,7 +367,7 @@ static void test_odd_keys(void)
     Arena a;
     arena_init(&a, 65536);
     const char *names[] = {"a\"b", "c\\d", "a_very_long_column_name", "n"};
-    SlType types[] = {{TYPE_INT8, -1}, {TYPE_INT8, -1}, {TYPE_TEXT, -1}, {TYPE_INT8, -1}};
+    SlType types[] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}};
     FmtSpec spec;
     fmt_spec_init(&spec, &a, 4, names, types, NULL);
     CHECK(spec.flat_keys && spec.cols[0].keyq_len == 0 && spec.cols[1].keyq_len == 0 &&

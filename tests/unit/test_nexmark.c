@@ -25,13 +25,13 @@
 #define GOLDEN_BID          0x5b619f6e1407ddf3ull
 
 static CatColumn bid_cols[4] = {
-    {"auction", {TYPE_INT8, -1}, false},
-    {"price", {TYPE_INT8, -1}, false},
-    {"url", {TYPE_TEXT, -1}, false},
-    {"date_time", {TYPE_TIMESTAMP, -1}, false},
+    {"auction", {TYPE_INT8, -1, TYPE_UNKNOWN}, false},
+    {"price", {TYPE_INT8, -1, TYPE_UNKNOWN}, false},
+    {"url", {TYPE_TEXT, -1, TYPE_UNKNOWN}, false},
+    {"date_time", {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}, false},
 };
-static SlType bid_types[4] = {{TYPE_INT8, -1}, {TYPE_INT8, -1}, {TYPE_TEXT, -1},
-                              {TYPE_TIMESTAMP, -1}};
+static SlType bid_types[4] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN},
+                              {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}};
 
 static CatRelation relation(const char *options, CatColumn *cols, int ncols)
 {
@@ -244,7 +244,7 @@ static void test_connector(void)
         CHECK(err.sqlstate[0] != '\0' && strcmp(err.sqlstate, "XX000") != 0, "%s", bad[i]);
         sl_error_clear(&err);
     }
-    CatColumn wrong[1] = {{"price", {TYPE_INT4, -1}, false}};
+    CatColumn wrong[1] = {{"price", {TYPE_INT4, -1, TYPE_UNKNOWN}, false}};
     CatRelation r = relation("{\"connector\": \"nexmark\", \"table\": \"bid\"}", wrong, 1);
     CHECK(nexmark_open(&a, &r, &g, &err) < 0 && strcmp(err.sqlstate, "42804") == 0);
     sl_error_clear(&err);
@@ -333,9 +333,9 @@ static uint64_t connector_digest(Arena *a, const char *options, CatColumn *cols,
     return h;
 }
 
-#define I8 {TYPE_INT8, -1}
-#define TX {TYPE_TEXT, -1}
-#define TS {TYPE_TIMESTAMP, -1}
+#define I8 {TYPE_INT8, -1, TYPE_UNKNOWN}
+#define TX {TYPE_TEXT, -1, TYPE_UNKNOWN}
+#define TS {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}
 static CatColumn person_all[] = {
     {"id", I8, false}, {"name", TX, false}, {"email_address", TX, false},
     {"credit_card", TX, false}, {"city", TX, false}, {"state", TX, false},

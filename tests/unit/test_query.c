@@ -270,7 +270,7 @@ static void test_aggset(void)
     Arena a;
     arena_init(&a, 0);
     SlError err = {0};
-    SlType types[2] = {{TYPE_INT8, -1}, {TYPE_TEXT, -1}};
+    SlType types[2] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}};
     Batch *b = batch_alloc(&a, types, 2, 100);
     for (uint32_t i = 0; i < 100; i++) {
         b->cols[0].v.i64[i] = (int64_t)(i % 7);
@@ -286,13 +286,13 @@ static void test_aggset(void)
     SlTypeId cast[2], t0 = TYPE_INT8, t1 = TYPE_TEXT;
     AggCall calls[4] = {
         {.sig = ex_agg_lookup("count", 0, NULL, cast), .name = "count", .star = true,
-         .type = {TYPE_INT8, -1}},
+         .type = {TYPE_INT8, -1, TYPE_UNKNOWN}},
         {.sig = ex_agg_lookup("sum", 1, &t0, cast), .name = "sum", .nargs = 1, .args = a0,
-         .type = {TYPE_NUMERIC, -1}},
+         .type = {TYPE_NUMERIC, -1, TYPE_UNKNOWN}},
         {.sig = ex_agg_lookup("count", 1, &t1, cast), .name = "count", .nargs = 1, .args = a1,
-         .distinct = true, .type = {TYPE_INT8, -1}},
+         .distinct = true, .type = {TYPE_INT8, -1, TYPE_UNKNOWN}},
         {.sig = ex_agg_lookup("max", 1, &t1, cast), .name = "max", .nargs = 1, .args = a1,
-         .type = {TYPE_TEXT, -1}},
+         .type = {TYPE_TEXT, -1, TYPE_UNKNOWN}},
     };
     ExAggSet *set = ex_aggset_new(&a, calls, 4);
     uint32_t size = ex_aggset_size(set);

@@ -28,9 +28,9 @@
 static CatRelation *fake_relation(uint32_t oid, bool with_pk)
 {
     static CatColumn cols[3] = {
-        {"id", {TYPE_INT8, -1}, true},
-        {"name", {TYPE_TEXT, -1}, false},
-        {"score", {TYPE_FLOAT8, -1}, false},
+        {"id", {TYPE_INT8, -1, TYPE_UNKNOWN}, true},
+        {"name", {TYPE_TEXT, -1, TYPE_UNKNOWN}, false},
+        {"score", {TYPE_FLOAT8, -1, TYPE_UNKNOWN}, false},
     };
     static int pk[1] = {0};
     CatRelation *rel = sl_calloc(1, sizeof(CatRelation));
@@ -45,7 +45,7 @@ static CatRelation *fake_relation(uint32_t oid, bool with_pk)
 
 static Batch *make_rows(Arena *a, int64_t first, uint32_t n)
 {
-    SlType types[3] = {{TYPE_INT8, -1}, {TYPE_TEXT, -1}, {TYPE_FLOAT8, -1}};
+    SlType types[3] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_FLOAT8, -1, TYPE_UNKNOWN}};
     Batch *b = batch_alloc(a, types, 3, n);
     for (uint32_t i = 0; i < n; i++) {
         b->cols[0].v.i64[i] = first + i;
@@ -66,7 +66,7 @@ static void test_codec(void)
     Arena a;
     arena_init(&a, 4096);
     Batch *b = make_rows(&a, 40, 10);
-    SlType types[3] = {{TYPE_INT8, -1}, {TYPE_TEXT, -1}, {TYPE_FLOAT8, -1}};
+    SlType types[3] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_FLOAT8, -1, TYPE_UNKNOWN}};
     Batch *d = batch_alloc(&a, types, 3, 10);
     StrBuf buf;
     strbuf_init(&buf);
@@ -85,7 +85,7 @@ static void test_codec(void)
         CHECK(row_decode(buf.data, buf.len - 1, d, r, &a) < 0);
     }
     /* Key order is value order, negative numbers included. */
-    SlType it[1] = {{TYPE_INT8, -1}};
+    SlType it[1] = {{TYPE_INT8, -1, TYPE_UNKNOWN}};
     Batch *k = batch_alloc(&a, it, 1, 3);
     k->cols[0].v.i64[0] = -5;
     k->cols[0].v.i64[1] = 3;
@@ -150,7 +150,7 @@ static void test_store(const char *dir)
     tbl_delete(wb, &key);
     CHECK(state_batch_commit(st, wb, true, &err) == 0);
     state_batch_free(wb);
-    SlType types[3] = {{TYPE_INT8, -1}, {TYPE_TEXT, -1}, {TYPE_FLOAT8, -1}};
+    SlType types[3] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_FLOAT8, -1, TYPE_UNKNOWN}};
     Batch *one = batch_alloc(&a, types, 3, 1);
     tbl_key(table, rows, 3, &key);
     CHECK(tbl_get(st, table, &key, &a, one, 0, &err) == 1 && one->cols[0].v.i64[0] == 103);

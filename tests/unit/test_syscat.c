@@ -97,7 +97,7 @@ int main(void)
     Catalog *cat = d.cat;
     SlError err = {0};
 
-    CatColumn cols[1] = {{"n", {TYPE_INT8, -1}, false}};
+    CatColumn cols[1] = {{"n", {TYPE_INT8, -1, TYPE_UNKNOWN}, false}};
     CatRelation def = {0};
     def.name = "q1";
     def.kind = REL_QUERY;

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static CatColumn cols[2] = {{"id", {TYPE_INT8, -1}, false}, {"s", {TYPE_TEXT, -1}, false}};
+static CatColumn cols[2] = {{"id", {TYPE_INT8, -1, TYPE_UNKNOWN}, false}, {"s", {TYPE_TEXT, -1, TYPE_UNKNOWN}, false}};
 
 static CatRelation relation(uint32_t oid, RelKind kind)
 {
@@ -27,7 +27,7 @@ static CatRelation relation(uint32_t oid, RelKind kind)
 /* n rows, ids from first on, in a. */
 static Batch *rows(Arena *a, int64_t first, uint32_t n)
 {
-    SlType types[2] = {{TYPE_INT8, -1}, {TYPE_TEXT, -1}};
+    SlType types[2] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}};
     Batch *b = batch_alloc(a, types, 2, n);
     for (uint32_t r = 0; r < n; r++) {
         b->cols[0].v.i64[r] = first + r;

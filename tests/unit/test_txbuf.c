@@ -15,8 +15,8 @@
 #include <stdio.h>
 
 static CatColumn cols[2] = {
-    {"id", {TYPE_INT8, -1}, true},
-    {"v", {TYPE_INT8, -1}, false},
+    {"id", {TYPE_INT8, -1, TYPE_UNKNOWN}, true},
+    {"v", {TYPE_INT8, -1, TYPE_UNKNOWN}, false},
 };
 static int pk[1] = {0};
 
@@ -39,7 +39,7 @@ static CatRelation *fake_relation(uint32_t oid, RelKind kind)
 /* Row (id, v) encoded, and its key. */
 static void row(Arena *a, const CatRelation *rel, int64_t id, int64_t v, StrBuf *key, StrBuf *val)
 {
-    SlType types[2] = {{TYPE_INT8, -1}, {TYPE_INT8, -1}};
+    SlType types[2] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}};
     Batch *b = batch_alloc(a, types, 2, 1);
     b->cols[0].v.i64[0] = id;
     b->cols[1].v.i64[0] = v;
@@ -75,7 +75,7 @@ static int committed(StateStore *st, Arena *a, const CatRelation *rel, int64_t i
     size_t n;
     int rc = state_get(st, key.data, key.len, a, &p, &n, &err);
     if (rc == 1) {
-        SlType types[2] = {{TYPE_INT8, -1}, {TYPE_INT8, -1}};
+        SlType types[2] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}};
         Batch *b = batch_alloc(a, types, 2, 1);
         CHECK(row_decode(p, n, b, 0, a) == 0);
         *v = b->cols[1].v.i64[0];
@@ -126,7 +126,7 @@ static void test_buffer_and_commit(StateStore *st, CatRelation *t, CatRelation *
     CHECK(n == 3 && pairs[0].val.ptr == NULL && pairs[1].val.ptr != NULL);
 
     /* two chunks for the stream */
-    SlType types[2] = {{TYPE_INT8, -1}, {TYPE_INT8, -1}};
+    SlType types[2] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}};
     Batch *b = batch_alloc(&a, types, 2, 2);
     b->nrows = 2;
     b->cols[0].len = b->cols[1].len = 2;

@@ -4,7 +4,8 @@
  * with NULLs and selections (what the one-row slt tests cannot reach), the
  * LIKE fast paths against the general matcher, now() being one value per
  * EvalCtx, named time zones across daylight saving changes, and the
- * timestamp and integer text fast paths against the general code.
+ * timestamp and integer text fast paths against the general code; arrays'
+ * bytes against array_send's layout, their order and equality keys.
  *
  *   main()    runs every test_*; LeakSanitizer checks that the arenas own
  *             everything
@@ -331,8 +332,79 @@ static void test_timestamp_fast_paths(void)
     }
 }
 
+/* Parses text as an array of elem into a one-row vector in a. */
+static Vector array_of(Arena *a, SlTypeId elem, const char *text)
+{
+    SlError err;
+    memset(&err, 0, sizeof(err));
+    Vector v;
+    vector_init(&v, a, sl_array_type(elem, -1), 1, false);
+    CHECK(value_parse_text(a, v.type, text, strlen(text), &v, 0, -1, &err) == 0, "%s: %s", text,
+          err.message ? err.message : "");
+    sl_error_clear(&err);
+    return v;
+}
+
+/* Arrays: the value is array_send's layout byte for byte (PostgreSQL's
+ * documented binary form, written out here by hand), the order is
+ * array_cmp's (element by element, NULL last, then length), and equality
+ * keys follow "=" (1.0 and 1.00 are one numeric). */
+static void test_arrays(void)
+{
+    Arena a;
+    arena_init(&a, 0);
+    Vector v = array_of(&a, TYPE_INT4, "{7, NULL}");
+    static const uint8_t want[] = {0, 0, 0, 1,  0, 0, 0, 1,  0, 0, 0, 23,   /* ndim, nulls, int4 */
+                                   0, 0, 0, 2,  0, 0, 0, 1,                 /* 2 elements from 1 */
+                                   0, 0, 0, 4,  0, 0, 0, 7,                 /* 7 */
+                                   0xFF, 0xFF, 0xFF, 0xFF};                 /* NULL */
+    CHECK(v.v.str[0].len == sizeof(want) && memcmp(v.v.str[0].ptr, want, sizeof(want)) == 0,
+          "int4[] '{7,NULL}' is not array_send's layout");
+    Vector e = array_of(&a, TYPE_TEXT, "{}");
+    static const uint8_t empty[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 25};
+    CHECK(e.v.str[0].len == sizeof(empty) && memcmp(e.v.str[0].ptr, empty, sizeof(empty)) == 0,
+          "text[] '{}' is not array_send's empty array");
+    /* binary in: the same bytes read back, a bad OID is 22P03 */
+    SlStr back;
+    SlError err;
+    memset(&err, 0, sizeof(err));
+    CHECK(array_recv(&a, sl_type(TYPE_INT4), (const char *)want, sizeof(want), &back, 1, &err) ==
+              0 && back.len == sizeof(want) && memcmp(back.ptr, want, sizeof(want)) == 0,
+          "array_recv of int4[] {7,NULL}");
+    CHECK(array_recv(&a, sl_type(TYPE_TEXT), (const char *)want, sizeof(want), &back, 1, &err) <
+              0 && strcmp(err.sqlstate, ERRCODE_INVALID_BINARY_REPRESENTATION) == 0,
+          "an int4 array read as text[] must be 22P03");
+    sl_error_clear(&err);
+    /* order */
+    static const char *const sorted[] = {"{}", "{1}", "{1,2}", "{1,NULL}", "{2}", "{NULL}"};
+    for (size_t i = 0; i + 1 < SL_ARRAY_LEN(sorted); i++) {
+        Vector x = array_of(&a, TYPE_INT4, sorted[i]), y = array_of(&a, TYPE_INT4, sorted[i + 1]);
+        CHECK(value_cmp(&x, 0, &y, 0) < 0 && value_cmp(&y, 0, &x, 0) > 0,
+              "%s must sort before %s", sorted[i], sorted[i + 1]);
+    }
+    /* equality keys */
+    Vector n1 = array_of(&a, TYPE_NUMERIC, "{1.0,NULL}"), n2 = array_of(&a, TYPE_NUMERIC, "{1.00,NULL}");
+    Vector n3 = array_of(&a, TYPE_NUMERIC, "{1.0}");
+    StrBuf k1, k2, k3;
+    strbuf_init(&k1);
+    strbuf_init(&k2);
+    strbuf_init(&k3);
+    ex_key_encode(&n1, 1, 0, &k1);
+    ex_key_encode(&n2, 1, 0, &k2);
+    ex_key_encode(&n3, 1, 0, &k3);
+    CHECK(k1.len == k2.len && memcmp(k1.data, k2.data, k1.len) == 0,
+          "{1.0,NULL} and {1.00,NULL} must be one key");
+    CHECK(k1.len != k3.len || memcmp(k1.data, k3.data, k1.len) != 0,
+          "{1.0,NULL} and {1.0} must be two keys");
+    strbuf_free(&k1);
+    strbuf_free(&k2);
+    strbuf_free(&k3);
+    arena_destroy(&a);
+}
+
 int main(void)
 {
+    test_arrays();
     test_timestamp_fast_paths();
     test_jsonb_keys();
     test_io();

@@ -35,7 +35,7 @@
 #define NULLV INT64_MIN     /* a NULL value in the tests' rows */
 
 static const ColumnDesc us_cols[2] = {
-    {"a", {TYPE_INT8, -1}}, {"ts", {TYPE_TIMESTAMP, -1}},
+    {"a", {TYPE_INT8, -1, TYPE_UNKNOWN}}, {"ts", {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}},
 };
 static const EngEdgeTime us_time = {1, {{1, 0}}};
 
@@ -109,7 +109,7 @@ static void h_close(Harness *h)
 static void make_delta(EngDelta *d, Arena *a, const TRow *rows, int n)
 {
     eng_delta_init(d, a, us_cols, 2, (uint32_t)(n > 0 ? n : 1));
-    Batch *one = batch_alloc(a, (SlType[]){{TYPE_INT8, -1}, {TYPE_TIMESTAMP, -1}}, 2, 1);
+    Batch *one = batch_alloc(a, (SlType[]){{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN}}, 2, 1);
     one->nrows = 1;
     for (int i = 0; i < n; i++) {
         int64_t v[2] = {rows[i].a, rows[i].ts};

@@ -41,7 +41,7 @@ static void *worker(void *arg)
     Worker *w = arg;
     Arena a;
     arena_init(&a, 65536);
-    SlType types[2] = {{TYPE_INT8, -1}, {TYPE_TEXT, -1}};
+    SlType types[2] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}};
     SlError err = {0};
     for (int i = 0; i < g_appends; i++) {
         arena_reset(&a);
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     StateStore *st = bench_store_open("append-bench", dir);
     if (st == NULL)
         return 1;
-    static CatColumn cols[2] = {{"id", {TYPE_INT8, -1}, false}, {"s", {TYPE_TEXT, -1}, false}};
+    static CatColumn cols[2] = {{"id", {TYPE_INT8, -1, TYPE_UNKNOWN}, false}, {"s", {TYPE_TEXT, -1, TYPE_UNKNOWN}, false}};
     CatRelation rel = {.oid = 16384, .name = "bench", .kind = REL_STREAM, .ncols = 2, .cols = cols};
     stream_commit_mode_set(st, STREAM_COMMIT_SYNC, 0);
     run(st, &rel, threads, "sync");

@@ -29,8 +29,8 @@ static double now_s(void)
 }
 
 static const char *names[] = {"auction", "bidder", "price", "channel", "url", "date_time", "extra"};
-static SlType types[] = {{TYPE_INT8, -1}, {TYPE_INT8, -1}, {TYPE_INT8, -1}, {TYPE_TEXT, -1},
-                         {TYPE_TEXT, -1}, {TYPE_INT8, -1}, {TYPE_TEXT, -1}};
+static SlType types[] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN},
+                         {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}};
 
 static int64_t run_ours(const StrBuf *in, const uint8_t *need, int64_t *checksum)
 {

@@ -143,9 +143,9 @@ static void make_bids(Work *w, long n)
 {
     static const char *names[] = {"auction", "bidder", "price", "channel", "url", "date_time",
                                   "extra"};
-    static SlType types[] = {{TYPE_INT8, -1}, {TYPE_INT8, -1}, {TYPE_INT8, -1},
-                             {TYPE_TEXT, -1}, {TYPE_TEXT, -1}, {TYPE_TIMESTAMP, -1},
-                             {TYPE_TEXT, -1}};
+    static SlType types[] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN},
+                             {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_TEXT, -1, TYPE_UNKNOWN}, {TYPE_TIMESTAMP, -1, TYPE_UNKNOWN},
+                             {TYPE_TEXT, -1, TYPE_UNKNOWN}};
     w->ncols = 7;
     w->names = names;
     w->types = types;
@@ -192,7 +192,7 @@ static void make_wide(Work *w, long n)
         SlTypeId t = kinds[c] == 'i' || kinds[c] == 'n' ? TYPE_INT8
                    : kinds[c] == 'd' ? TYPE_FLOAT8 : kinds[c] == 'b' ? TYPE_BOOL
                    : kinds[c] == 't' ? TYPE_TIMESTAMP : TYPE_TEXT;
-        types[c] = (SlType){t, -1};
+        types[c] = sl_type(t);
     }
     w->names = names;
     w->types = types;

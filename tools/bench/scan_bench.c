@@ -101,11 +101,11 @@ int main(int argc, char **argv)
     if (st == NULL)
         return 1;
     SlError err = {0};
-    static CatColumn cols[2] = {{"id", {TYPE_INT8, -1}, true}, {"x", {TYPE_INT8, -1}, false}};
+    static CatColumn cols[2] = {{"id", {TYPE_INT8, -1, TYPE_UNKNOWN}, true}, {"x", {TYPE_INT8, -1, TYPE_UNKNOWN}, false}};
     static int pk[1] = {0};
     CatRelation rel = {.oid = 16384, .name = "bench", .kind = REL_TABLE, .ncols = 2,
                        .cols = cols, .npk = 1, .pk = pk};
-    SlType types[2] = {{TYPE_INT8, -1}, {TYPE_INT8, -1}};
+    SlType types[2] = {{TYPE_INT8, -1, TYPE_UNKNOWN}, {TYPE_INT8, -1, TYPE_UNKNOWN}};
     Arena a;
     arena_init(&a, 1 << 20);
     StrBuf key;

@@ -129,6 +129,20 @@ func exercise(ctx context.Context, conn *pgx.Conn, mode string) error {
 			return e
 		}
 	}
+	// Arrays: pgx sends and reads them in the binary format (array_send's layout).
+	var arr []int32
+	var tarr []string
+	var withNull []*int32
+	if err := conn.QueryRow(ctx, "SELECT $1::int4[], $2::text[], ARRAY[7, NULL]",
+		[]int32{1, -2, 3}, []string{"a b", `c"d`, ""}).Scan(&arr, &tarr, &withNull); err != nil {
+		return fmt.Errorf("arrays: %w", err)
+	}
+	if e := check(len(arr) == 3 && arr[0] == 1 && arr[1] == -2 && arr[2] == 3 &&
+		len(tarr) == 3 && tarr[0] == "a b" && tarr[1] == `c"d` && tarr[2] == "" &&
+		len(withNull) == 2 && withNull[0] != nil && *withNull[0] == 7 && withNull[1] == nil,
+		"arrays: %v %q %v", arr, tarr, withNull); e != nil {
+		return e
+	}
 	if _, err := conn.Exec(ctx, "SELECT 1/0"); sqlstate(err) != "22012" {
 		return fmt.Errorf("1/0: %v", err)
 	}
