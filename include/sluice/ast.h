@@ -100,6 +100,7 @@ typedef enum AExprKind {
     AEXPR_IN,               /* lexpr IN (list); op is "=" or "<>" (NOT IN) */
     AEXPR_LIKE,             /* op "~~" or "!~~"; escape may be set */
     AEXPR_ILIKE,            /* op "~~*" or "!~~*" */
+    AEXPR_SIMILAR,          /* op "similar" or "!similar"; escape may be set */
     AEXPR_BETWEEN,          /* lexpr BETWEEN list[0] AND list[1] */
     AEXPR_NOT_BETWEEN,
     AEXPR_BETWEEN_SYM,

@@ -507,6 +507,24 @@ static int concat_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *o
 KERNEL(k_concat) { return concat_rows(cx, e, args, out, sel, n, false); }
 KERNEL(k_concat_ws) { return concat_rows(cx, e, args, out, sel, n, true); }
 
+/* num_nulls(VARIADIC "any") and num_nonnulls: how many of the arguments
+ * are (are not) NULL; never NULL itself. */
+static int count_nulls(const Expr *e, const Vector *args, Vector *out, const uint32_t *sel,
+                       uint32_t n, bool nonnull)
+{
+    FOR_SEL(sel, n, {
+        int32_t c = 0;
+        for (int a = 0; a < e->nargs; a++)
+            c += vector_is_null(&args[a], i) != nonnull;
+        out->nulls[i] = 0;
+        out->v.i32[i] = c;
+    });
+    return 0;
+}
+
+KERNEL(k_num_nulls) { SL_UNUSED(cx); return count_nulls(e, args, out, sel, n, false); }
+KERNEL(k_num_nonnulls) { SL_UNUSED(cx); return count_nulls(e, args, out, sel, n, true); }
+
 /* ------------------------------------------------------------------ trim */
 
 /* Does the character at p (l bytes) occur in set? */

@@ -561,13 +561,31 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
     const FuncDesc *vd = ex_func_variadic(f->name);
     if (vd != NULL && n >= vd->nargs)
         return transform_variadic(an, vd, args, n, loc);
+    if (an_srf_unsupported(an, f->name, loc) < 0)
+        return NULL;
     const FuncDesc *fd = an_resolve(an, f->name, false, args, n, loc);
-    if (fd == NULL)
+    if (fd == NULL || ((fd->flags & FUNC_SRF) && an_srf_check(an, fd, loc) < 0))
         return NULL;
     return an_apply_func(an, fd, args, n, loc);
 }
 
+static Expr *transform_case_srf(Analyze *an, CaseExpr *c);
+
+/* CASE and COALESCE run their arms only when needed: no set-returning
+ * call in them (PostgreSQL 10). */
 static Expr *transform_case(Analyze *an, CaseExpr *c)
+{
+    bool saved_ok = an->srf_ok;
+    const char *saved_ref = an->srf_refusal;
+    an->srf_ok = false;
+    an->srf_refusal = "CASE";
+    Expr *e = transform_case_srf(an, c);
+    an->srf_ok = saved_ok;
+    an->srf_refusal = saved_ref;
+    return e;
+}
+
+static Expr *transform_case_srf(Analyze *an, CaseExpr *c)
 {
     int nw = list_len(c->whens);
     bool has_else = c->defresult != NULL;
@@ -614,9 +632,19 @@ static Expr *transform_list_common(Analyze *an, List *l, ExprKind kind, const ch
 {
     int n = list_len(l);
     Expr **args = ARENA_ARRAY(an->a, Expr *, n);
-    for (int i = 0; i < n; i++)
-        if ((args[i] = transform(an, list_nth(l, i))) == NULL)
-            return NULL;
+    bool saved_ok = an->srf_ok;
+    const char *saved_ref = an->srf_refusal;
+    if (kind == EXPR_COALESCE) {
+        an->srf_ok = false;
+        an->srf_refusal = "COALESCE";
+    }
+    int i = 0;
+    while (i < n && (args[i] = transform(an, list_nth(l, i))) != NULL)
+        i++;
+    an->srf_ok = saved_ok;
+    an->srf_refusal = saved_ref;
+    if (i < n)
+        return NULL;
     SlType t;
     if (!common_type(an, args, n, what, &t))
         return NULL;
@@ -742,23 +770,28 @@ static Expr *transform_in(Analyze *an, A_Expr *ax)
     return an_mk(an, neg ? EXPR_AND : EXPR_OR, sl_type(TYPE_BOOL), ax->hdr.location, n, args);
 }
 
+/* x [NOT] LIKE / ILIKE / SIMILAR TO y [ESCAPE e]: LIKE and ILIKE without
+ * ESCAPE are their operators; the rest call an internal function ("like
+ * escape", "similar to", ...) whose kernel reads e->negate. */
 static Expr *transform_like(Analyze *an, A_Expr *ax)
 {
-    if (ax->escape == NULL) {
+    if (ax->escape == NULL && ax->kind != AEXPR_SIMILAR) {
         Expr *l = transform(an, ax->lexpr), *r = l ? transform(an, ax->rexpr) : NULL;
         return r ? an_make_op(an, ax->op, l, r, ax->hdr.location) : NULL;
     }
     Expr *args[3];
+    int nargs = ax->escape != NULL ? 3 : 2;
     args[0] = transform(an, ax->lexpr);
     args[1] = args[0] ? transform(an, ax->rexpr) : NULL;
-    args[2] = args[1] ? transform(an, ax->escape) : NULL;
-    if (args[2] == NULL)
+    if (args[1] == NULL || (nargs == 3 && (args[2] = transform(an, ax->escape)) == NULL))
         return NULL;
-    const char *name = ax->kind == AEXPR_ILIKE ? "ilike escape" : "like escape";
-    const FuncDesc *fd = an_resolve(an, name, false, args, 3, ax->hdr.location);
+    const char *name = ax->kind == AEXPR_SIMILAR ? (nargs == 3 ? "similar to escape" : "similar to")
+                       : ax->kind == AEXPR_ILIKE ? "ilike escape"
+                                                 : "like escape";
+    const FuncDesc *fd = an_resolve(an, name, false, args, nargs, ax->hdr.location);
     if (fd == NULL)
         return NULL;
-    Expr *e = an_apply_func(an, fd, args, 3, ax->hdr.location);
+    Expr *e = an_apply_func(an, fd, args, nargs, ax->hdr.location);
     if (e != NULL)
         e->negate = ax->op[0] == '!';
     return e;
@@ -842,6 +875,7 @@ static Expr *transform_aexpr(Analyze *an, A_Expr *ax)
         return transform_in(an, ax);
     case AEXPR_LIKE:
     case AEXPR_ILIKE:
+    case AEXPR_SIMILAR:
         return transform_like(an, ax);
     case AEXPR_BETWEEN:
     case AEXPR_NOT_BETWEEN:
