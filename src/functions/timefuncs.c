@@ -1565,7 +1565,31 @@ KERNEL(k_make_timestamptz)
     if (make_ts_rows(cx, args, out, sel, n) < 0)
         return -1;
     Vector zargs[2] = {e->nargs == 7 ? args[6] : *out, *out};
-    zargs[1].type = zargs[0].type = sl_type(TYPE_TIMESTAMP);
+    zargs[1].type = sl_type(TYPE_TIMESTAMP);
+    if (e->nargs == 7) {
+        /* a numeric zone is ISO's, east of Greenwich positive (PostgreSQL's
+         * parse_sane_timezone), where AT TIME ZONE reads POSIX's */
+        zargs[0].v.str = ARENA_ARRAY(cx->arena, SlStr, out->len ? out->len : 1);
+        FOR_SEL(sel, n, {
+            const SlStr *z = &args[6].v.str[i];
+            zargs[0].v.str[i] = *z;
+            if (z->len > 0 && isdigit((unsigned char)z->ptr[0])) {
+                sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                         "invalid input syntax for type numeric time zone: \"%.*s\"",
+                         (int)z->len, z->ptr);
+                sl_error_hint(cx->err,
+                              "Numeric time zones must have \"-\" or \"+\" as first character.");
+                return -1;
+            }
+            if (z->len > 0 && (z->ptr[0] == '+' || z->ptr[0] == '-')) {
+                char *f = arena_memdup(cx->arena, z->ptr, z->len);
+                f[0] = z->ptr[0] == '+' ? '-' : '+';
+                zargs[0].v.str[i].ptr = f;
+            }
+        });
+    } else {
+        zargs[0].type = sl_type(TYPE_TIMESTAMP);
+    }
     /* the cast to timestamptz, or AT TIME ZONE */
     return e->nargs == 7 ? k_timezone_ts(cx, e, zargs, out, sel, n)
                          : c_ts_ts(cx, e, &zargs[1], out, sel, n);

@@ -554,7 +554,7 @@ static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
             return -1;
         }
         SlTypeId t = args[k]->type.id;
-        integers &= t == TYPE_INT2 || t == TYPE_INT4 || t == TYPE_INT8 || t == TYPE_UNKNOWN;
+        integers &= t == TYPE_INT4 || t == TYPE_INT8 || t == TYPE_UNKNOWN;
     }
     an->scope = saved;
     if (!unnest && (strcmp(f->name, "generate_series") != 0 || n < 2 || n > 3 || !integers))
