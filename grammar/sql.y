@@ -832,6 +832,9 @@ any_op(A) ::= CARET. { A = "^"; }
 %type func_args {List *}
 func_args(A) ::= a_expr(X). { A = make_list1(p, X); }
 func_args(A) ::= func_args(L) COMMA a_expr(X). { A = make_list_append(p, L, X); }
+/* named notation: name => value */
+func_args(A) ::= ID(N) EQUALS_GREATER a_expr(X). { A = make_list1(p, make_named_arg(p, &N, X)); }
+func_args(A) ::= func_args(L) COMMA ID(N) EQUALS_GREATER a_expr(X). { A = make_list_append(p, L, make_named_arg(p, &N, X)); }
 
 case_expr(A) ::= CASE(C) case_arg(X) when_list(W) case_default(D) END. { A = make_case(p, X, W, D, C.offset); }
 case_arg(A) ::= . { A = NULL; }

@@ -49,6 +49,7 @@ typedef enum NodeTag {
     T_MinMaxExpr,
     T_SubLink,
     T_SetToDefault,
+    T_NamedArgExpr,
     /* pieces */
     T_ResTarget,
     T_TypeName,
@@ -247,6 +248,13 @@ typedef struct MinMaxExpr {
     bool  is_greatest;
     List *args;
 } MinMaxExpr;
+
+/* name => arg: a function's argument in named notation. */
+typedef struct NamedArgExpr {
+    Node        hdr;
+    const char *name;
+    Node       *arg;
+} NamedArgExpr;
 
 typedef struct ResTarget {
     Node        hdr;
