@@ -74,18 +74,25 @@ static void round_trip(Arena *a, SlType t, const char *s, size_t len)
     strbuf_free(&b2);
 }
 
-/* Runs a two-argument kernel on one row; errors are fine. */
-static void run2(Arena *a, ExprFn fn, SlType ret, const Vector *x, const Vector *y)
+/* Runs a kernel of nargs arguments on one row and prints its value;
+ * errors are fine. */
+static Expr call_of(SlType ret, int nargs)
 {
-    SlError err;
-    memset(&err, 0, sizeof(err));
-    EvalCtx cx = {.arena = a, .err = &err};
     Expr e;
     memset(&e, 0, sizeof(e));
     e.kind = EXPR_FUNC;
     e.type = ret;
-    e.nargs = 2;
-    Vector args[2] = {*x, *y}, out;
+    e.nargs = nargs;
+    return e;
+}
+
+static void run_n(Arena *a, ExprFn fn, SlType ret, Vector *args, int nargs)
+{
+    SlError err;
+    memset(&err, 0, sizeof(err));
+    EvalCtx cx = {.arena = a, .err = &err};
+    Expr e = call_of(ret, nargs);
+    Vector out;
     vector_init(&out, a, ret, 1, true);
     if (fn(&cx, &e, args, &out, NULL, 1) == 0 && !vector_is_null(&out, 0)) {
         StrBuf b;
@@ -96,6 +103,19 @@ static void run2(Arena *a, ExprFn fn, SlType ret, const Vector *x, const Vector 
     sl_error_clear(&err);
 }
 
+static void run2(Arena *a, ExprFn fn, SlType ret, const Vector *x, const Vector *y)
+{
+    Vector args[2] = {*x, *y};
+    run_n(a, fn, ret, args, 2);
+}
+
+static void run3(Arena *a, ExprFn fn, SlType ret, const Vector *x, const Vector *y,
+                 const Vector *z)
+{
+    Vector args[3] = {*x, *y, *z};
+    run_n(a, fn, ret, args, 3);
+}
+
 /* Runs a set-returning function over one row to the end of its set (at
  * most 10,000 values); errors are fine. */
 static void run_srf(Arena *a, const ExSrfFns *f, SlType ret, const Vector *args, int nargs)
@@ -103,11 +123,7 @@ static void run_srf(Arena *a, const ExSrfFns *f, SlType ret, const Vector *args,
     SlError err;
     memset(&err, 0, sizeof(err));
     EvalCtx cx = {.arena = a, .err = &err};
-    Expr e;
-    memset(&e, 0, sizeof(e));
-    e.kind = EXPR_FUNC;
-    e.type = ret;
-    e.nargs = nargs;
+    Expr e = call_of(ret, nargs);
     ExSrfIter it;
     memset(&it, 0, sizeof(it));
     Vector out;
@@ -117,24 +133,6 @@ static void run_srf(Arena *a, const ExSrfFns *f, SlType ret, const Vector *args,
             out.nulls[0] = 0;
     if (f->end != NULL)
         f->end(&it);
-    sl_error_clear(&err);
-}
-
-/* Runs a three-argument kernel on one row; errors are fine. */
-static void run3(Arena *a, ExprFn fn, SlType ret, const Vector *x, const Vector *y,
-                 const Vector *z)
-{
-    SlError err;
-    memset(&err, 0, sizeof(err));
-    EvalCtx cx = {.arena = a, .err = &err};
-    Expr e;
-    memset(&e, 0, sizeof(e));
-    e.kind = EXPR_FUNC;
-    e.type = ret;
-    e.nargs = 3;
-    Vector args[3] = {*x, *y, *z}, out;
-    vector_init(&out, a, ret, 1, true);
-    fn(&cx, &e, args, &out, NULL, 1);
     sl_error_clear(&err);
 }
 
