@@ -135,12 +135,17 @@ typedef struct ExSrfFns {
     /* Starts the set of args' row `row` (no argument NULL): 0, or -1 with
      * cx->err.  it keeps what the last row left (re) and nothing else. */
     int  (*start)(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t row, ExSrfIter *it);
-    /* Writes the next value of the set into out's row at: 1, 0 when the
-     * set has no more, -1 with cx->err.  The value lives in cx->arena or
-     * in the arguments. */
+    /* Writes the next value of the set into row at of out (ncols
+     * vectors, one after the other): 1, 0 when the set has no more, -1
+     * with cx->err.  The values live in cx->arena or in the arguments. */
     int  (*next)(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at);
     /* Frees what it keeps from row to row, at the end of the statement. */
     void (*end)(ExSrfIter *it);
+    /* 0: one column, of the function's result type; else a set of rows
+     * (jsonb_each's key and value), only in FROM: their names and types */
+    int         ncols;
+    const char *colnames[2];
+    SlTypeId    coltypes[2];
 } ExSrfFns;
 
 typedef enum ExprKind {

@@ -152,7 +152,8 @@ struct Plan {
                                            text form; the column its elements */
         } series;
         struct {
-            /* output: the child's columns, then one per call */
+            /* output: the child's columns, then one per call (a call
+             * whose set has rows of ncols, ExSrfFns: that many) */
             int    nsrfs;
             Expr **srfs;                /* FUNC_SRF calls, their arguments
                                            over the child's columns */

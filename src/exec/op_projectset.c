@@ -3,7 +3,8 @@
  * (PostgreSQL's nodeProjectSet.c).
  *
  *   op_build_project_set   for each input row, the child's columns and the
- *                          next value of every call's set, in lockstep,
+ *                          next value (or row: jsonb_each's key and value)
+ *                          of every call's set, in lockstep,
  *                          until every set has ended (a set that ends
  *                          first gives NULL); a row whose sets are all
  *                          empty gives no row
@@ -109,18 +110,21 @@ static int project_set_next(ExOp *op, ExBatch **out)
             st->running = true;
         }
         bool any = false;
-        for (int c = 0; c < nsrf; c++) {
-            Vector *v = &eb->b.cols[nin + c];
+        for (int c = 0, col = nin; c < nsrf; c++) {
+            Vector *v = &eb->b.cols[col];
             const ExSrfFns *f = ex_func_srf(p->u.project_set.srfs[c]->fn);
-            int rc = 0;
-            v->nulls[m] = 0;
+            int w = f->ncols > 0 ? f->ncols : 1, rc = 0;
+            for (int k = 0; k < w; k++)
+                v[k].nulls[m] = 0;
             if (!st->ended[c] && (rc = f->next(&ecx, &st->it[c], v, m)) < 0)
                 return -1;
             if (rc == 0) {
                 st->ended[c] = true;
-                v->nulls[m] = 1;
+                for (int k = 0; k < w; k++)
+                    v[k].nulls[m] = 1;
             }
             any |= rc == 1;
+            col += w;
         }
         if (!any) {
             st->running = false;

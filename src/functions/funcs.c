@@ -425,6 +425,8 @@ static const FuncDesc srf_table[] = {
     SRF("jsonb_array_elements", 1, JB, 0, 0, JB),
     SRF("jsonb_array_elements_text", 1, JB, 0, 0, TXT),
     SRF("jsonb_object_keys", 1, JB, 0, 0, TXT),
+    SRF("jsonb_each", 1, JB, 0, 0, TXT),        /* key, value: ExSrfFns.coltypes */
+    SRF("jsonb_each_text", 1, JB, 0, 0, TXT),
 };
 #undef SRF
 static const ExSrfFns *const srf_fns[] = {
@@ -432,6 +434,7 @@ static const ExSrfFns *const srf_fns[] = {
     &fn_srf_series_num, &fn_srf_series_num, &fn_srf_series_ts, &fn_srf_series_ts,
     &fn_srf_regexp_split, &fn_srf_regexp_split,
     &fn_srf_jsonb_elements, &fn_srf_jsonb_elements_text, &fn_srf_jsonb_object_keys,
+    &fn_srf_jsonb_each, &fn_srf_jsonb_each_text,
 };
 _Static_assert(SL_ARRAY_LEN(srf_table) == SL_ARRAY_LEN(srf_fns), "one ExSrfFns a row");
 

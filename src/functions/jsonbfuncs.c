@@ -11,9 +11,11 @@
  *   k_jsonb_typeof, k_jsonb_array_length, k_jsonb_concat, k_jsonb_delete_key
  *   c_jsonb_{numeric,int2,int4,int8,float4,float8,bool}   casts
  *   ex_jsonb_cmp, ex_jsonb_key                  ordering and grouping keys
- *   fn_srf_jsonb_elements, fn_srf_jsonb_elements_text, fn_srf_jsonb_object_keys
- *                      jsonb_array_elements(_text) and jsonb_object_keys,
- *                      set-returning (ExSrfFns), slices of the input
+ *   fn_srf_jsonb_elements, fn_srf_jsonb_elements_text, fn_srf_jsonb_object_keys,
+ *   fn_srf_jsonb_each, fn_srf_jsonb_each_text
+ *                      jsonb_array_elements(_text), jsonb_object_keys and
+ *                      jsonb_each(_text), set-returning (ExSrfFns), slices
+ *                      of the input
  *
  * A jsonb value is its canonical text (types/jsonb.c says which): ->,
  * ->>, #>, #>> and ? walk the text with a small skipping scanner, without
@@ -962,6 +964,51 @@ static int keys_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
     return 1;
 }
 
-const ExSrfFns fn_srf_jsonb_elements = {elements_start, elements_next, NULL};
-const ExSrfFns fn_srf_jsonb_elements_text = {elements_start, elements_text_next, NULL};
-const ExSrfFns fn_srf_jsonb_object_keys = {keys_start, keys_next, NULL};
+static int each_start(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t row,
+                      ExSrfIter *it)
+{
+    SL_UNUSED(e);
+    const SlStr *j = &args[0].v.str[row];
+    if (type_at(j->ptr) != J_OBJECT)
+        return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                        "cannot call %s on a non-object", e->fn->name);
+    return walk_start(cx, j, it, J_OBJECT);
+}
+
+/* jsonb_each(_text): the next key and its value (as jsonb, or as text). */
+static int each_rows(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at, bool text)
+{
+    if (it->done)
+        return 0;
+    const char *p = it->s.ptr + it->pos, *end = it->s.ptr + it->s.len;
+    const char *ke = skip_value(p, end);
+    SlStr k = {p, (uint32_t)(ke - p)};
+    SlStr v = {ke + 2, (uint32_t)(skip_value(ke + 2, end) - (ke + 2))};
+    next_item(it, true);
+    as_text(cx->arena, &k, &out[0].v.str[at]);
+    out[1].nulls[at] = 0;
+    if (!text)
+        out[1].v.str[at] = v;
+    else if (!as_text(cx->arena, &v, &out[1].v.str[at]))
+        out[1].nulls[at] = 1;
+    return 1;
+}
+
+static int each_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
+{
+    return each_rows(cx, it, out, at, false);
+}
+
+static int each_text_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
+{
+    return each_rows(cx, it, out, at, true);
+}
+
+const ExSrfFns fn_srf_jsonb_each = {each_start, each_next, NULL, 2, {"key", "value"},
+                                    {TYPE_TEXT, TYPE_JSONB}};
+const ExSrfFns fn_srf_jsonb_each_text = {each_start, each_text_next, NULL, 2, {"key", "value"},
+                                         {TYPE_TEXT, TYPE_TEXT}};
+
+const ExSrfFns fn_srf_jsonb_elements = {elements_start, elements_next, NULL, 0, {NULL, NULL}, {0, 0}};
+const ExSrfFns fn_srf_jsonb_elements_text = {elements_start, elements_text_next, NULL, 0, {NULL, NULL}, {0, 0}};
+const ExSrfFns fn_srf_jsonb_object_keys = {keys_start, keys_next, NULL, 0, {NULL, NULL}, {0, 0}};

@@ -183,7 +183,7 @@ KERNEL(k_has_database_privilege); KERNEL(k_pg_has_role); KERNEL(k_pg_get_userbyi
 extern const ExSrfFns fn_srf_series_int, fn_srf_series_ts, fn_srf_series_num;
 extern const ExSrfFns fn_srf_regexp_split;
 extern const ExSrfFns fn_srf_jsonb_elements, fn_srf_jsonb_elements_text,
-    fn_srf_jsonb_object_keys;
+    fn_srf_jsonb_object_keys, fn_srf_jsonb_each, fn_srf_jsonb_each_text;
 int fn_ts_add_interval(EvalCtx *cx, int64_t ts, const SlInterval *span, int64_t *out);
 int fn_interval_sign(const SlInterval *iv);
 

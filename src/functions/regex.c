@@ -770,4 +770,4 @@ static int split_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
     return 1;
 }
 
-const ExSrfFns fn_srf_regexp_split = {split_start, split_next, split_end};
+const ExSrfFns fn_srf_regexp_split = {split_start, split_next, split_end, 0, {NULL, NULL}, {0, 0}};

@@ -69,7 +69,7 @@ static int series_int_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
     return 1;
 }
 
-const ExSrfFns fn_srf_series_int = {series_int_start, series_int_next, NULL};
+const ExSrfFns fn_srf_series_int = {series_int_start, series_int_next, NULL, 0, {NULL, NULL}, {0, 0}};
 
 /* -------------------------------------------------------- timestamps */
 
@@ -98,7 +98,7 @@ static int series_ts_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
     return 1;
 }
 
-const ExSrfFns fn_srf_series_ts = {series_ts_start, series_ts_next, NULL};
+const ExSrfFns fn_srf_series_ts = {series_ts_start, series_ts_next, NULL, 0, {NULL, NULL}, {0, 0}};
 
 /* ----------------------------------------------------------- numeric */
 
@@ -171,4 +171,4 @@ static void series_num_end(ExSrfIter *it)
     it->nbufcap = 0;
 }
 
-const ExSrfFns fn_srf_series_num = {series_num_start, series_num_next, series_num_end};
+const ExSrfFns fn_srf_series_num = {series_num_start, series_num_next, series_num_end, 0, {NULL, NULL}, {0, 0}};

@@ -653,8 +653,6 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
     const FuncDesc *vd = ex_func_variadic(f->name);
     if (vd != NULL && n >= vd->nargs)
         return transform_variadic(an, vd, args, n, loc);
-    if (an_srf_unsupported(an, f->name, loc) < 0)
-        return NULL;
     const FuncDesc *fd = an_resolve(an, f->name, false, args, n, loc);
     if (fd == NULL || ((fd->flags & FUNC_SRF) && an_srf_check(an, fd, loc) < 0))
         return NULL;

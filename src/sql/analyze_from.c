@@ -496,9 +496,8 @@ static int range_srf(Analyze *an, RangeFunction *rf, Expr **args, FromItem *out)
 {
     FuncCall *f = rf->func;
     int loc = rf->hdr.location, n = list_len(f->args);
-    const FuncDesc *fd = NULL;
-    if (an_srf_unsupported(an, f->name, loc) < 0 ||
-        (fd = an_resolve(an, f->name, false, args, n, loc)) == NULL)
+    const FuncDesc *fd = an_resolve(an, f->name, false, args, n, loc);
+    if (fd == NULL)
         return -1;
     if (!(fd->flags & FUNC_SRF))
         return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
@@ -512,16 +511,23 @@ static int range_srf(Analyze *an, RangeFunction *rf, Expr **args, FromItem *out)
     one->u.values.rows = ARENA_ARRAY(an->a, Expr **, 1);
     one->u.values.rows[0] = NULL;
     const char *refname = rf->alias ? rf->alias : f->name;
-    Plan *p = plan_new(an->a, PLAN_PROJECT_SET, one, 1);
+    /* one column named as the range, or the set's own (jsonb_each's) */
+    const ExSrfFns *fns = ex_func_srf(fd);
+    int ncols = fns->ncols > 0 ? fns->ncols : 1;
+    Plan *p = plan_new(an->a, PLAN_PROJECT_SET, one, ncols);
     p->u.project_set.nsrfs = 1;
     p->u.project_set.srfs = ARENA_ARRAY(an->a, Expr *, 1);
     p->u.project_set.srfs[0] = call;
-    ScopeItem *it = new_item(an, refname, 1);
-    it->colnames[0] = refname;
-    it->colidx[0] = 0;
-    if (apply_colnames(an, rf->colnames, "function", refname, 1, it->colnames, loc) < 0)
+    ScopeItem *it = new_item(an, refname, ncols);
+    for (int c = 0; c < ncols; c++) {
+        it->colnames[c] = fns->ncols > 0 ? fns->colnames[c] : refname;
+        it->colidx[c] = c;
+    }
+    if (apply_colnames(an, rf->colnames, "function", refname, ncols, it->colnames, loc) < 0)
         return -1;
-    plan_set_col(p, 0, it->colnames[0], call->type, refname);
+    for (int c = 0; c < ncols; c++)
+        plan_set_col(p, c, it->colnames[c],
+                     fns->ncols > 0 ? sl_type(fns->coltypes[c]) : call->type, refname);
     out->plan = p;
     expose_all(an, out, it);
     return 0;

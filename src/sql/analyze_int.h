@@ -160,7 +160,6 @@ Plan *an_project(Analyze *an, Plan *child, Expr **exprs, const char **names, int
  * call in them turned into a reference to its column (the innermost calls
  * in the lowest node, calls of one level in lockstep). */
 int   an_srf_check(Analyze *an, const FuncDesc *fd, int loc);
-int   an_srf_unsupported(Analyze *an, const char *name, int loc);
 Plan *an_project_set(Analyze *an, Plan *child, Expr **exprs, int n);
 Plan *an_sort_plan(Analyze *an, Plan *child, const SortSpec *specs, int n);
 void  an_sort_dir(const SortBy *sb, SortSpec *sp);

@@ -7,8 +7,6 @@
  *                    ORDER BY (Analyze.srf_ok), not inside CASE, COALESCE
  *                    or an aggregate's or window function's arguments;
  *                    0A000 elsewhere, naming the clause
- *   an_srf_unsupported  0A000 for the set-returning functions sluice lacks
- *                    (jsonb_each and jsonb_each_text: they return records)
  *   an_project_set   the ProjectSet nodes of a select list: the calls
  *                    whose arguments hold no other call in the lowest node,
  *                    the calls over them in the next, and so on; the calls
@@ -34,7 +32,13 @@ static int refuse_srf(Analyze *an, int loc, const char *fmt, const char *what, b
 
 int an_srf_check(Analyze *an, const FuncDesc *fd, int loc)
 {
-    SL_UNUSED(fd);
+    if (ex_func_srf(fd)->ncols > 0) {
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                    "%s() outside FROM is not supported yet: it returns records, which "
+                    "sluice does not have", fd->name);
+        sl_error_hint(an->err, "Call it in FROM: SELECT key, value FROM %s(...).", fd->name);
+        return -1;
+    }
     if (an->agg != NULL && an->agg->in_args)
         return refuse_srf(an, loc, "aggregate function calls cannot contain set-returning "
                                    "function calls%s", "", true);
@@ -57,16 +61,6 @@ int an_srf_check(Analyze *an, const FuncDesc *fd, int loc)
     if (where == NULL)
         return refuse_srf(an, loc, "set-returning functions are not allowed here%s", "", false);
     return refuse_srf(an, loc, "set-returning functions are not allowed in %s", where, false);
-}
-
-int an_srf_unsupported(Analyze *an, const char *name, int loc)
-{
-    if (strcmp(name, "jsonb_each") != 0 && strcmp(name, "jsonb_each_text") != 0)
-        return 0;
-    sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
-                "%s() is not supported yet: sluice has no record type", name);
-    sl_error_hint(an->err, "jsonb_object_keys(j) gives the keys, and j -> key their values.");
-    return -1;
 }
 
 static bool is_srf(const Expr *e)
