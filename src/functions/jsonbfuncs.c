@@ -964,15 +964,28 @@ static int keys_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
     return 1;
 }
 
+static int each_of(EvalCtx *cx, const Vector *args, uint32_t row, ExSrfIter *it,
+                   const char *fn)
+{
+    const SlStr *j = &args[0].v.str[row];
+    if (type_at(j->ptr) != J_OBJECT)
+        return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                        "cannot call %s on a non-object", fn);
+    return walk_start(cx, j, it, J_OBJECT);
+}
+
 static int each_start(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t row,
                       ExSrfIter *it)
 {
     SL_UNUSED(e);
-    const SlStr *j = &args[0].v.str[row];
-    if (type_at(j->ptr) != J_OBJECT)
-        return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
-                        "cannot call %s on a non-object", e->fn->name);
-    return walk_start(cx, j, it, J_OBJECT);
+    return each_of(cx, args, row, it, "jsonb_each");
+}
+
+static int each_text_start(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t row,
+                           ExSrfIter *it)
+{
+    SL_UNUSED(e);
+    return each_of(cx, args, row, it, "jsonb_each_text");
 }
 
 /* jsonb_each(_text): the next key and its value (as jsonb, or as text). */
@@ -1006,7 +1019,7 @@ static int each_text_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
 
 const ExSrfFns fn_srf_jsonb_each = {each_start, each_next, NULL, 2, {"key", "value"},
                                     {TYPE_TEXT, TYPE_JSONB}};
-const ExSrfFns fn_srf_jsonb_each_text = {each_start, each_text_next, NULL, 2, {"key", "value"},
+const ExSrfFns fn_srf_jsonb_each_text = {each_text_start, each_text_next, NULL, 2, {"key", "value"},
                                          {TYPE_TEXT, TYPE_TEXT}};
 
 const ExSrfFns fn_srf_jsonb_elements = {elements_start, elements_next, NULL, 0, {NULL, NULL}, {0, 0}};

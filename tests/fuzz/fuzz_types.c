@@ -126,11 +126,12 @@ static void run_srf(Arena *a, const ExSrfFns *f, SlType ret, const Vector *args,
     Expr e = call_of(ret, nargs);
     ExSrfIter it;
     memset(&it, 0, sizeof(it));
-    Vector out;
-    vector_init(&out, a, ret, 1, true);
+    Vector out[2];
+    for (int c = 0; c < 2; c++)
+        vector_init(&out[c], a, f->ncols > 0 ? sl_type(f->coltypes[c]) : ret, 1, true);
     if (f->start(&cx, &e, args, 0, &it) == 0)
-        for (int k = 0; k < 10000 && f->next(&cx, &it, &out, 0) == 1; k++)
-            out.nulls[0] = 0;
+        for (int k = 0; k < 10000 && f->next(&cx, &it, out, 0) == 1; k++)
+            out[0].nulls[0] = out[1].nulls[0] = 0;
     if (f->end != NULL)
         f->end(&it);
     sl_error_clear(&err);
@@ -222,6 +223,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         run_srf(&a, &fn_srf_jsonb_elements, sl_type(TYPE_JSONB), &j, 1);
         run_srf(&a, &fn_srf_jsonb_elements_text, sl_type(TYPE_TEXT), &j, 1);
         run_srf(&a, &fn_srf_jsonb_object_keys, sl_type(TYPE_TEXT), &j, 1);
+        run_srf(&a, &fn_srf_jsonb_each, sl_type(TYPE_TEXT), &j, 1);
+        run_srf(&a, &fn_srf_jsonb_each_text, sl_type(TYPE_TEXT), &j, 1);
         break;
     }
     case 5:
