@@ -310,6 +310,8 @@ static const FuncDesc func_table[] = {
     {"concat_ws", false, 2, {TXT, ANY, 0}, {TXT, ANY, 0}, TXT, k_concat_ws,
      FUNC_NONSTRICT | FUNC_VARIADIC},
     {"num_nulls", false, 1, {ANY}, {ANY}, I4, k_num_nulls, FUNC_NONSTRICT | FUNC_VARIADIC},
+    {"format", false, 2, {TXT, ANY}, {TXT, ANY}, TXT, k_format, FUNC_NONSTRICT | FUNC_VARIADIC},
+    FN1("format", TXT, TXT, k_format),
     {"num_nonnulls", false, 1, {ANY}, {ANY}, I4, k_num_nonnulls,
      FUNC_NONSTRICT | FUNC_VARIADIC},
 

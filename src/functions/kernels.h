@@ -123,7 +123,7 @@ KERNEL(k_substr2); KERNEL(k_substr3); KERNEL(k_bytea_substr2); KERNEL(k_bytea_su
 KERNEL(k_stream_stat); KERNEL(k_stream_status); KERNEL(k_stream_error);
 KERNEL(k_strpos); KERNEL(k_replace); KERNEL(k_translate); KERNEL(k_split_part);
 KERNEL(k_starts_with); KERNEL(k_concat); KERNEL(k_concat_ws);
-KERNEL(k_num_nulls); KERNEL(k_num_nonnulls);
+KERNEL(k_num_nulls); KERNEL(k_num_nonnulls); KERNEL(k_format);
 KERNEL(k_btrim1); KERNEL(k_btrim2); KERNEL(k_ltrim1); KERNEL(k_ltrim2);
 KERNEL(k_rtrim1); KERNEL(k_rtrim2);
 KERNEL(k_left); KERNEL(k_right); KERNEL(k_lpad2); KERNEL(k_lpad3); KERNEL(k_rpad2);
