@@ -265,15 +265,17 @@ static int each_match(EvalCtx *cx, ExRegex *re, const ReArgs *a, MatchCb each_cb
     if (a->start > char_len(a->s) + 1)
         return 0;
     size_t at = char_offset(a->s, a->start), so, eo;
-    while (at <= a->s->len) {
-        int m = ex_regex_find(cx->err, re, a->s->ptr, a->s->len, at, &so, &eo);
-        if (m <= 0)
-            return m;
+    int m = ex_regex_subject(cx->err, re, a->s->ptr, a->s->len);
+    while (m == 0 && at <= a->s->len) {
+        if ((m = ex_regex_find(cx->err, re, a->s->ptr, a->s->len, at, &so, &eo)) <= 0)
+            break;
+        m = 0;
         if (each_cb(arg, so, eo) == 0)
-            return 0;
+            break;
         at = eo == so ? (eo < a->s->len ? next_char(a->s, eo) : eo + 1) : eo;
     }
-    return 0;
+    ex_regex_subject(cx->err, re, NULL, 0);
+    return m < 0 ? -1 : 0;
 }
 
 /* Counts the matches, stopping at the stop-th (0: never); the last one
@@ -733,7 +735,7 @@ static int split_start(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t 
     it->s = *s;
     it->pos = it->search = it->prev_end = 0;
     it->done = false;
-    return 0;
+    return ex_regex_subject(cx->err, it->re, s->ptr, s->len);
 }
 
 /* The next piece: up to the next match that is not degenerate (one that
