@@ -8,7 +8,7 @@
  * xact_mode* for transaction modes), which records the node's text offset,
  * or passes a value up.
  * The tokenizer (src/sql/tokenize.c) feeds tokens; src/sql/parse.c drives
- * the parser, turning NOT before BETWEEN/IN/LIKE/ILIKE into NOT_LA, WITH
+ * the parser, turning NOT before BETWEEN/IN/LIKE/ILIKE/SIMILAR into NOT_LA, WITH
  * before TIME into WITH_LA (gram.y's lookahead tokens) and WINDOW before a
  * name into WINDOW_LA (the WINDOW clause), and feeds a final
  * SEMI so the last statement needs no semicolon.
@@ -58,7 +58,7 @@
   |CAST|CHAR|CHARACTER|COALESCE|DEC|DECIMAL|DISTINCT|ELSE|END|FALSE|FLOAT
   |FROM|GREATEST|GROUP|HAVING|ILIKE|IN|INT|INTEGER|INTERVAL|IS|ISNULL|LEAST
   |LIKE|LIMIT|NOT|NOTNULL|NULL|NULLIF|NUMERIC|OFFSET|ON|OR|ORDER|PRECISION
-  |REAL|SELECT|SMALLINT|SYMMETRIC|THEN|TIME|TIMESTAMP|TO|TRUE|VALUES|VARCHAR
+  |REAL|SELECT|SIMILAR|SMALLINT|SYMMETRIC|THEN|TIME|TIMESTAMP|TO|TRUE|VALUES|VARCHAR
   |WHEN|WHERE|WITH|ANALYZE|ASC|CHECK|CONSTRAINT|CROSS|DEFAULT|DESC|DO|EXCEPT
   |EXISTS|FOR|FOREIGN|FULL|INNER|INTERSECT|INTO|JOIN|LEFT|NATURAL|OUTER|PRIMARY
   |REFERENCES|RETURNING|RIGHT|TABLE|UNION|UNIQUE|USING
@@ -95,7 +95,7 @@
 %right NOT.
 %nonassoc IS ISNULL NOTNULL.
 %nonassoc LT GT EQ LE GE NE.
-%nonassoc BETWEEN IN LIKE ILIKE NOT_LA.
+%nonassoc BETWEEN IN LIKE ILIKE SIMILAR NOT_LA.
 %nonassoc ESCAPE.
 %left OP OPERATOR.
 %left PLUS MINUS.
@@ -630,6 +630,10 @@ a_expr(A) ::= a_expr(X) ILIKE(O) a_expr(Y). { A = make_like(p, AEXPR_ILIKE, "~~*
 a_expr(A) ::= a_expr(X) ILIKE(O) a_expr(Y) ESCAPE a_expr(E). [ILIKE] { A = make_like(p, AEXPR_ILIKE, "~~*", X, Y, E, O.offset); }
 a_expr(A) ::= a_expr(X) NOT_LA(O) ILIKE a_expr(Y). [NOT_LA] { A = make_like(p, AEXPR_ILIKE, "!~~*", X, Y, NULL, O.offset); }
 a_expr(A) ::= a_expr(X) NOT_LA(O) ILIKE a_expr(Y) ESCAPE a_expr(E). [NOT_LA] { A = make_like(p, AEXPR_ILIKE, "!~~*", X, Y, E, O.offset); }
+a_expr(A) ::= a_expr(X) SIMILAR(O) TO a_expr(Y). [SIMILAR] { A = make_like(p, AEXPR_SIMILAR, "similar", X, Y, NULL, O.offset); }
+a_expr(A) ::= a_expr(X) SIMILAR(O) TO a_expr(Y) ESCAPE a_expr(E). [SIMILAR] { A = make_like(p, AEXPR_SIMILAR, "similar", X, Y, E, O.offset); }
+a_expr(A) ::= a_expr(X) NOT_LA(O) SIMILAR TO a_expr(Y). [NOT_LA] { A = make_like(p, AEXPR_SIMILAR, "!similar", X, Y, NULL, O.offset); }
+a_expr(A) ::= a_expr(X) NOT_LA(O) SIMILAR TO a_expr(Y) ESCAPE a_expr(E). [NOT_LA] { A = make_like(p, AEXPR_SIMILAR, "!similar", X, Y, E, O.offset); }
 a_expr(A) ::= a_expr(X) IS(O) NULL. [IS] { A = make_null_test(p, X, false, O.offset); }
 a_expr(A) ::= a_expr(X) ISNULL(O). { A = make_null_test(p, X, false, O.offset); }
 a_expr(A) ::= a_expr(X) IS(O) NOT NULL. [IS] { A = make_null_test(p, X, true, O.offset); }
@@ -806,6 +810,7 @@ func_expr(A) ::= SUBSTRING(C) LP a_expr(X) FROM a_expr(F) FOR a_expr(L) RP. { A 
 func_expr(A) ::= SUBSTRING(C) LP a_expr(X) FOR a_expr(L) FROM a_expr(F) RP. { A = make_sql_func(p, "substring", make_list_append(p, make_list_append(p, make_list1(p, X), F), L), C.offset); }
 func_expr(A) ::= SUBSTRING(C) LP a_expr(X) FROM a_expr(F) RP. { A = make_sql_func(p, "substring", make_list_append(p, make_list1(p, X), F), C.offset); }
 func_expr(A) ::= SUBSTRING(C) LP a_expr(X) FOR a_expr(L) RP. { A = make_sql_func(p, "substring", make_list_append(p, make_list_append(p, make_list1(p, X), make_int_const(p, 1, -1)), L), C.offset); }
+func_expr(A) ::= SUBSTRING(C) LP a_expr(X) SIMILAR a_expr(F) ESCAPE a_expr(E) RP. { A = make_sql_func(p, "substring", make_list_append(p, make_list_append(p, make_list1(p, X), F), E), C.offset); }
 func_expr(A) ::= SUBSTRING(C) LP func_args(L) RP. { A = make_sql_func(p, "substring", L, C.offset); }
 func_expr(A) ::= TRIM(C) LP BOTH trim_list(L) RP. { A = make_sql_func(p, "btrim", L, C.offset); }
 func_expr(A) ::= TRIM(C) LP LEADING trim_list(L) RP. { A = make_sql_func(p, "ltrim", L, C.offset); }
@@ -857,6 +862,9 @@ any_op(A) ::= CARET. { A = "^"; }
 %type func_args {List *}
 func_args(A) ::= a_expr(X). { A = make_list1(p, X); }
 func_args(A) ::= func_args(L) COMMA a_expr(X). { A = make_list_append(p, L, X); }
+/* named notation: name => value */
+func_args(A) ::= ID(N) EQUALS_GREATER a_expr(X). { A = make_list1(p, make_named_arg(p, &N, X)); }
+func_args(A) ::= func_args(L) COMMA ID(N) EQUALS_GREATER a_expr(X). { A = make_list_append(p, L, make_named_arg(p, &N, X)); }
 
 case_expr(A) ::= CASE(C) case_arg(X) when_list(W) case_default(D) END. { A = make_case(p, X, W, D, C.offset); }
 case_arg(A) ::= . { A = NULL; }

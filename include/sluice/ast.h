@@ -49,6 +49,7 @@ typedef enum NodeTag {
     T_MinMaxExpr,
     T_SubLink,
     T_SetToDefault,
+    T_NamedArgExpr,
     /* pieces */
     T_ResTarget,
     T_TypeName,
@@ -100,6 +101,7 @@ typedef enum AExprKind {
     AEXPR_IN,               /* lexpr IN (list); op is "=" or "<>" (NOT IN) */
     AEXPR_LIKE,             /* op "~~" or "!~~"; escape may be set */
     AEXPR_ILIKE,            /* op "~~*" or "!~~*" */
+    AEXPR_SIMILAR,          /* op "similar" or "!similar"; escape may be set */
     AEXPR_BETWEEN,          /* lexpr BETWEEN list[0] AND list[1] */
     AEXPR_NOT_BETWEEN,
     AEXPR_BETWEEN_SYM,
@@ -250,6 +252,13 @@ typedef struct MinMaxExpr {
     bool  is_greatest;
     List *args;
 } MinMaxExpr;
+
+/* name => arg: a function's argument in named notation. */
+typedef struct NamedArgExpr {
+    Node        hdr;
+    const char *name;
+    Node       *arg;
+} NamedArgExpr;
 
 typedef struct ResTarget {
     Node        hdr;

@@ -82,13 +82,17 @@ typedef struct EvalCtx {
 typedef int (*ExprFn)(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
                       const uint32_t *sel, uint32_t n);
 
+/* The most declared arguments of a function (make_interval's and
+ * regexp_instr's seven); a VARIADIC one takes any number. */
+#define FUNC_MAX_ARGS 7
+
 /* An operator or function the analyzer can resolve to (src/functions/funcs.c). */
 typedef struct FuncDesc {
     const char *name;       /* "+", "||", "abs" */
     bool        is_op;
     uint8_t     nargs;
-    SlTypeId    args[3];    /* the declared signature; TYPE__COUNT = any type */
-    SlTypeId    kargs[3];   /* what the kernel reads: args are cast to these */
+    SlTypeId    args[FUNC_MAX_ARGS];  /* the declared signature; TYPE__COUNT = any type */
+    SlTypeId    kargs[FUNC_MAX_ARGS]; /* what the kernel reads: args are cast to these */
     SlTypeId    ret;
     ExprFn      fn;
     uint8_t     flags;      /* FUNC_* below */
@@ -96,9 +100,53 @@ typedef struct FuncDesc {
 
 /* FuncDesc flags.  FUNC_NONSTRICT: the kernel sees NULL arguments (their
  * null maps) and sets out->nulls itself (concat).  FUNC_VARIADIC: the last
- * declared argument repeats; nargs is the minimum count. */
+ * declared argument repeats; nargs is the minimum count (the kernel reads
+ * e->nargs vectors). */
 #define FUNC_NONSTRICT 1
 #define FUNC_VARIADIC  2
+/* FUNC_SRF: a set-returning function.  Its calls stay EXPR_FUNC nodes
+ * while the analyzer builds a query and end up in a ProjectSet node
+ * (plan.h), which runs them through ex_func_srf(fd); fn only refuses a
+ * call left where no set can go (0A000). */
+#define FUNC_SRF       4
+
+/* One row's run of a set-returning function (src/functions/srf.c): what
+ * its start found in the arguments and where the next value is.  What
+ * points into the arguments stays valid while the ProjectSet keeps the
+ * input batch. */
+typedef struct ExSrfIter {
+    int64_t     cur, stop, step;    /* generate_series: integers, or usec */
+    SlInterval  step_iv;            /* generate_series over timestamps */
+    SlNumeric   ncur, nstop, nstep; /* generate_series over numeric */
+    uint8_t    *nbuf;               /* ncur's digits (malloc) */
+    int32_t     nbufcap;
+    bool        desc;               /* a step below zero */
+    bool        done;
+    SlStr       s;                  /* the text or jsonb walked */
+    size_t      pos, search, prev_end;  /* bytes of s */
+    void       *re;                 /* regexp_split_to_table: the compiled
+                                       pattern (ExRegex), kept from row to row */
+    char       *re_key;             /* ... the pattern and flags it is of (malloc) */
+    size_t      re_keylen;
+} ExSrfIter;
+
+/* How a set-returning function runs. */
+typedef struct ExSrfFns {
+    /* Starts the set of args' row `row` (no argument NULL): 0, or -1 with
+     * cx->err.  it keeps what the last row left (re) and nothing else. */
+    int  (*start)(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t row, ExSrfIter *it);
+    /* Writes the next value of the set into row at of out (ncols
+     * vectors, one after the other): 1, 0 when the set has no more, -1
+     * with cx->err.  The values live in cx->arena or in the arguments. */
+    int  (*next)(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at);
+    /* Frees what it keeps from row to row, at the end of the statement. */
+    void (*end)(ExSrfIter *it);
+    /* 0: one column, of the function's result type; else a set of rows
+     * (jsonb_each's key and value), only in FROM: their names and types */
+    int         ncols;
+    const char *colnames[2];
+    SlTypeId    coltypes[2];
+} ExSrfFns;
 
 typedef enum ExprKind {
     EXPR_CONST,     /* value: a one-row vector */
@@ -297,6 +345,8 @@ const FuncDesc *ex_func_at(size_t i);
 /* The VARIADIC function of this name (concat, concat_ws), or NULL: its
  * last declared argument repeats, nargs is the fewest it takes. */
 const FuncDesc *ex_func_variadic(const char *name);
+/* How a FUNC_SRF function's sets run (NULL for any other). */
+const struct ExSrfFns *ex_func_srf(const FuncDesc *fd);
 /* The current time as a timestamptz value (microseconds since 2000-01-01
  * UTC): what a statement or micro-batch puts in EvalCtx.now so that every
  * now() in it returns one value (timefuncs.c). */

@@ -11,7 +11,7 @@
  *   ex_check_memory, ex_out_of_memory,
  *   ex_alloc_budget                     the memory budget (stmtctl.c)
  *   ex_regex_compile, ex_regex_test,
- *   ex_regex_find, ex_regex_groups,
+ *   ex_regex_find, ex_regex_subject, ex_regex_groups,
  *   ex_regex_free                       PostgreSQL's regular expressions (are.c)
  *   ex_regex_too_complex,
  *   ex_regex_has_backref                a pattern's size and back references (are.c)
@@ -76,6 +76,10 @@ int ex_regex_test(SlError *err, ExRegex *re, const char *s, size_t len);
  * (0A000 for a pattern with back references). */
 int ex_regex_find(SlError *err, ExRegex *re, const char *s, size_t len, size_t start,
                   size_t *so, size_t *eo);
+/* Names s the subject of the finds that follow (until another or the
+ * end of its bytes' life): its UTF-8 is checked here once (22021), not
+ * at each find.  0, or -1 with the error. */
+int ex_regex_subject(SlError *err, ExRegex *re, const char *s, size_t len);
 void ex_regex_free(ExRegex *re);
 /* How many capturing groups the pattern has. */
 int ex_regex_groups(const ExRegex *re);

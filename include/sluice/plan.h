@@ -44,6 +44,10 @@ typedef enum PlanKind {
                        child sorted by the partition, then the order keys */
     PLAN_SERIES,    /* generate_series(start, stop [, step]) or unnest(array)
                        in FROM */
+    PLAN_PROJECT_SET, /* the child's columns, then the values of
+                       set-returning calls: for each input row as many rows
+                       as the longest set, the shorter ones NULL past their
+                       end (PostgreSQL's ProjectSet) */
 } PlanKind;
 
 /* A Window node's function: PostgreSQL's built-in window functions, or an
@@ -149,6 +153,13 @@ struct Plan {
             bool  ordinality;           /* WITH ORDINALITY: a second column,
                                            bigint, numbering the rows from 1 */
         } series;
+        struct {
+            /* output: the child's columns, then one per call (a call
+             * whose set has rows of ncols, ExSrfFns: that many) */
+            int    nsrfs;
+            Expr **srfs;                /* FUNC_SRF calls, their arguments
+                                           over the child's columns */
+        } project_set;
         struct {
             /* output: the child's columns, then the function's value
              * (cols[ncols - 1] has its type) */

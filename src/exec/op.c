@@ -75,6 +75,7 @@ ExOp *ex_op_build(ExCtx *cx, const Plan *p)
     case PLAN_DISTINCT: op = op_build_distinct(cx, p, child); break;
     case PLAN_WINDOW:   op = op_build_window(cx, p, child); break;
     case PLAN_SERIES:   op = op_build_series(cx, p); break;
+    case PLAN_PROJECT_SET: op = op_build_project_set(cx, p, child); break;
     case PLAN_JOIN:     op = op_build_join(cx, p, child, right); break;
     case PLAN_SETOP:    op = op_build_setop(cx, p, child, right); break;
     }

@@ -4,7 +4,7 @@
  * over byte keys, materialized rows, and the group states of aggregates.
  *
  *   ExOp, op_new, op_eval_ctx                  the operator base (op.c)
- *   op_build_scan ... op_build_setop           one per plan kind (op_*.c)
+ *   op_build_scan ... op_build_project_set     one per plan kind (op_*.c)
  *   ExHashTab, ex_ht_*                         byte keys -> dense ids (hashtab.c)
  *   RowBuf, rowbuf_*                           rows kept for a whole statement (op.c)
  *   ex_eval_subplan                            a subquery's value in an expression (sublink.c)
@@ -41,6 +41,7 @@ ExOp *op_build_sort(ExCtx *cx, const Plan *p, ExOp *child);
 ExOp *op_build_distinct(ExCtx *cx, const Plan *p, ExOp *child);
 ExOp *op_build_window(ExCtx *cx, const Plan *p, ExOp *child);
 ExOp *op_build_series(ExCtx *cx, const Plan *p);
+ExOp *op_build_project_set(ExCtx *cx, const Plan *p, ExOp *child);
 ExOp *op_build_join(ExCtx *cx, const Plan *p, ExOp *left, ExOp *right);
 ExOp *op_build_setop(ExCtx *cx, const Plan *p, ExOp *left, ExOp *right);
 

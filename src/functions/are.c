@@ -11,6 +11,8 @@
  *                      the longest or shortest end by the pattern's
  *                      greediness, which to_pcre works out by
  *                      PostgreSQL's rules; 0A000 with back references
+ *   ex_regex_subject   the string the finds that follow search, its UTF-8
+ *                      checked once (PCRE2 would check it at every find)
  *   ex_regex_groups    its capturing groups
  *   ex_regex_free
  *   ex_regex_too_complex  the bound on a pattern's expanded size
@@ -54,6 +56,7 @@
  * 2201B "regular expression is too complex", as PostgreSQL's REG_ETOOBIG.
  */
 #include "sluice/functions.h"
+#include "sluice/utf8.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -85,6 +88,9 @@ struct ExRegex {
     pcre2_code *fast, *slow;        /* slow, dfa: compiled on first need */
     pcre2_code *dfa;                /* for the DFA matcher: every match kept */
     pcre2_match_data *md;
+    pcre2_match_data *dfa_md;       /* the DFA matcher's one match (its end) */
+    const char *subj;               /* ex_regex_subject's: UTF-8 checked */
+    size_t subjlen;
     pcre2_match_context *fctx, *sctx;
     char *pat;                      /* the translation, for slow */
     size_t patlen;
@@ -753,6 +759,7 @@ void ex_regex_free(ExRegex *re)
     pcre2_code_free(re->slow);
     pcre2_code_free(re->dfa);
     pcre2_match_data_free(re->md);
+    pcre2_match_data_free(re->dfa_md);
     pcre2_match_context_free(re->fctx);
     pcre2_match_context_free(re->sctx);
     free(re->pat);
@@ -848,13 +855,34 @@ static int match_result(SlError *err, int rc)
 
 /* The first match at or after byte start, as PCRE2 finds it: 1 with its
  * start in *so, 0 for none, -1 with the error. */
+/* PCRE2_NO_UTF_CHECK for the subject ex_regex_subject checked: PCRE2
+ * would check the whole subject at every match, which makes stepping
+ * through its matches cost its length squared. */
+static uint32_t utf_checked(const ExRegex *re, const char *s, size_t len)
+{
+    return s == re->subj && len == re->subjlen ? PCRE2_NO_UTF_CHECK : 0;
+}
+
+int ex_regex_subject(SlError *err, ExRegex *re, const char *s, size_t len)
+{
+    re->subj = NULL;
+    if (s == NULL)
+        return 0;
+    if (sl_utf8_check(s, len, -1, err) < 0)
+        return -1;
+    re->subj = s;
+    re->subjlen = len;
+    return 0;
+}
+
 static int first_match(SlError *err, ExRegex *re, const char *s, size_t len, size_t start,
                        size_t *so)
 {
     PCRE2_SPTR subj = (PCRE2_SPTR)(len ? s : "");
+    uint32_t opts = utf_checked(re, s, len);
     if (re->uses < REGEX_JIT_AFTER && ++re->uses == REGEX_JIT_AFTER)
         pcre2_jit_compile(re->fast, PCRE2_JIT_COMPLETE);    /* else it interprets */
-    int rc = pcre2_match(re->fast, subj, len, start, 0, re->md, re->fctx);
+    int rc = pcre2_match(re->fast, subj, len, start, opts, re->md, re->fctx);
     if (rc != PCRE2_ERROR_MATCHLIMIT && rc != PCRE2_ERROR_DEPTHLIMIT &&
         rc != PCRE2_ERROR_HEAPLIMIT)
         goto done;
@@ -871,7 +899,7 @@ static int first_match(SlError *err, ExRegex *re, const char *s, size_t len, siz
         pcre2_set_heap_limit(re->sctx, REGEX_HEAP_LIMIT_KB);
         pcre2_set_callout(re->sctx, interrupt_cb, &re->callouts);
     }
-    rc = pcre2_match(re->slow, subj, len, start, 0, re->md, re->sctx);
+    rc = pcre2_match(re->slow, subj, len, start, opts, re->md, re->sctx);
 done:
     if (rc >= 0)
         *so = pcre2_get_ovector_pointer(re->md)[0];
@@ -899,17 +927,22 @@ int ex_regex_find(SlError *err, ExRegex *re, const char *s, size_t len, size_t s
      * DFA matcher lists */
     if (re->dfa == NULL && (re->dfa = compile_pcre(err, re, PCRE2_NO_AUTO_POSSESS)) == NULL)
         return -1;
-    int ws[REGEX_DFA_WORKSPACE];
-    /* every match at *so, the longest first: one for each end at most */
-    pcre2_match_data *md = pcre2_match_data_create((uint32_t)SL_MIN(len - *so + 2, 1u << 30),
-                                                   NULL);
-    if (md == NULL)
+    if (re->dfa_md == NULL && (re->dfa_md = pcre2_match_data_create(1, NULL)) == NULL)
         sl_panic("out of memory allocating a regular expression's match data");
-    rc = pcre2_dfa_match(re->dfa, (PCRE2_SPTR)(len ? s : ""), len, *so, PCRE2_ANCHORED, md,
+    int ws[REGEX_DFA_WORKSPACE];
+    /* the matches at *so are listed longest first: the first is the
+     * greedy end (0: more than fit, which is fine); PCRE2_DFA_SHORTEST
+     * stops at the shortest.  One pair, whatever the subject's length: a
+     * match data as long as the subject made each call cost its length */
+    rc = pcre2_dfa_match(re->dfa, (PCRE2_SPTR)(len ? s : ""), len, *so,
+                         PCRE2_ANCHORED | (re->greedy ? 0 : PCRE2_DFA_SHORTEST) |
+                             utf_checked(re, s, len),
+                         re->dfa_md,
                          re->fctx, ws, SL_ARRAY_LEN(ws));
+    if (rc == 0)
+        rc = 1;
     if (rc > 0)
-        *eo = pcre2_get_ovector_pointer(md)[re->greedy ? 1 : 2 * (size_t)rc - 1];
-    pcre2_match_data_free(md);
+        *eo = pcre2_get_ovector_pointer(re->dfa_md)[1];
     if (rc == PCRE2_ERROR_DFA_WSSIZE || rc == PCRE2_ERROR_DFA_RECURSE)
         rc = PCRE2_ERROR_MATCHLIMIT;
     if (rc == PCRE2_ERROR_NOMATCH)          /* cannot be: the start matched */

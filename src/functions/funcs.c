@@ -9,6 +9,7 @@
  *   ex_func_register_loop, ex_func_on_loop   the same, for functions whose
  *                                 statements must run on the loop thread
  *   ex_func_at(i)                 the i-th row of all tables (pg_proc), or NULL
+ *   ex_func_srf(fd)               how a set-returning function runs
  *
  * Each row is the declared signature the analyzer resolves against (with
  * PostgreSQL's cross-type integer and float operators, so that resolution
@@ -44,6 +45,14 @@
 #define FN2(nm, a1, a2, r, f)         {nm, false, 2, {a1, a2, 0}, {a1, a2, 0}, r, f, 0}
 #define FN0(nm, r, f)                 {nm, false, 0, {0, 0, 0}, {0, 0, 0}, r, f, 0}
 #define FN3(nm, a1, a2, a3, r, f)     {nm, false, 3, {a1, a2, a3}, {a1, a2, a3}, r, f, 0}
+#define FN4(nm, a1, a2, a3, a4, r, f)                                \
+    {nm, false, 4, {a1, a2, a3, a4}, {a1, a2, a3, a4}, r, f, 0}
+#define FN5(nm, a1, a2, a3, a4, a5, r, f)                            \
+    {nm, false, 5, {a1, a2, a3, a4, a5}, {a1, a2, a3, a4, a5}, r, f, 0}
+#define FN6(nm, a1, a2, a3, a4, a5, a6, r, f)                        \
+    {nm, false, 6, {a1, a2, a3, a4, a5, a6}, {a1, a2, a3, a4, a5, a6}, r, f, 0}
+#define FN7(nm, a1, a2, a3, a4, a5, a6, a7, r, f)                    \
+    {nm, false, 7, {a1, a2, a3, a4, a5, a6, a7}, {a1, a2, a3, a4, a5, a6, a7}, r, f, 0}
 
 /* + - * / over every numeric type and PostgreSQL's cross-type pairs */
 #define ARITH(nm, K)                                                 \
@@ -246,11 +255,25 @@ static const FuncDesc func_table[] = {
     FN3("regexp_like", TXT, TXT, TXT, B, k_regexp_like),
     FN2("regexp_count", TXT, TXT, I4, k_regexp_count),
     FN3("regexp_count", TXT, TXT, I4, I4, k_regexp_count),
+    FN4("regexp_count", TXT, TXT, I4, TXT, I4, k_regexp_count),
     FN2("regexp_instr", TXT, TXT, I4, k_regexp_instr),
     FN3("regexp_instr", TXT, TXT, I4, I4, k_regexp_instr),
+    FN4("regexp_instr", TXT, TXT, I4, I4, I4, k_regexp_instr),
+    FN5("regexp_instr", TXT, TXT, I4, I4, I4, I4, k_regexp_instr),
+    FN6("regexp_instr", TXT, TXT, I4, I4, I4, TXT, I4, k_regexp_instr),
+    FN7("regexp_instr", TXT, TXT, I4, I4, I4, TXT, I4, I4, k_regexp_instr),
     FN2("regexp_substr", TXT, TXT, TXT, k_regexp_substr),
     FN3("regexp_substr", TXT, TXT, I4, TXT, k_regexp_substr),
+    FN4("regexp_substr", TXT, TXT, I4, I4, TXT, k_regexp_substr),
+    FN5("regexp_substr", TXT, TXT, I4, I4, TXT, TXT, k_regexp_substr),
+    FN6("regexp_substr", TXT, TXT, I4, I4, TXT, I4, TXT, k_regexp_substr),
     FN3("regexp_replace", TXT, TXT, TXT, TXT, k_regexp_replace),
+    FN4("regexp_replace", TXT, TXT, TXT, TXT, TXT, k_regexp_replace),
+    FN4("regexp_replace", TXT, TXT, TXT, I4, TXT, k_regexp_replace_n),
+    FN5("regexp_replace", TXT, TXT, TXT, I4, I4, TXT, k_regexp_replace_n),
+    FN6("regexp_replace", TXT, TXT, TXT, I4, I4, TXT, TXT, k_regexp_replace_n),
+    /* the SQL:1999 form of substring(string SIMILAR pattern ESCAPE escape) */
+    FN3("substring", TXT, TXT, TXT, TXT, k_substring_similar),
     FN2("starts_with", TXT, TXT, B, k_starts_with),
     FN1("btrim", TXT, TXT, k_btrim1),
     FN2("btrim", TXT, TXT, TXT, k_btrim2),
@@ -285,6 +308,11 @@ static const FuncDesc func_table[] = {
     {"concat", false, 1, {ANY, 0, 0}, {ANY, 0, 0}, TXT, k_concat,
      FUNC_NONSTRICT | FUNC_VARIADIC},
     {"concat_ws", false, 2, {TXT, ANY, 0}, {TXT, ANY, 0}, TXT, k_concat_ws,
+     FUNC_NONSTRICT | FUNC_VARIADIC},
+    {"num_nulls", false, 1, {ANY}, {ANY}, I4, k_num_nulls, FUNC_NONSTRICT | FUNC_VARIADIC},
+    {"format", false, 2, {TXT, ANY}, {TXT, ANY}, TXT, k_format, FUNC_NONSTRICT | FUNC_VARIADIC},
+    FN1("format", TXT, TXT, k_format),
+    {"num_nonnulls", false, 1, {ANY}, {ANY}, I4, k_num_nonnulls,
      FUNC_NONSTRICT | FUNC_VARIADIC},
 
     /* the session (sessfuncs.c) */
@@ -333,6 +361,18 @@ static const FuncDesc func_table[] = {
     FN2("timezone", IV, TS, TSZ, k_izone_ts),
     FN2("timezone", IV, TSZ, TS, k_izone_tstz),
     FN3("make_date", I4, I4, I4, D, k_make_date),
+    FN6("make_timestamp", I4, I4, I4, I4, I4, F8, TS, k_make_timestamp),
+    FN6("make_timestamptz", I4, I4, I4, I4, I4, F8, TSZ, k_make_timestamptz),
+    FN7("make_timestamptz", I4, I4, I4, I4, I4, F8, TXT, TSZ, k_make_timestamptz),
+    /* make_interval's arguments all have defaults: a row for each count */
+    FN0("make_interval", IV, k_make_interval),
+    FN1("make_interval", I4, IV, k_make_interval),
+    FN2("make_interval", I4, I4, IV, k_make_interval),
+    FN3("make_interval", I4, I4, I4, IV, k_make_interval),
+    FN4("make_interval", I4, I4, I4, I4, IV, k_make_interval),
+    FN5("make_interval", I4, I4, I4, I4, I4, IV, k_make_interval),
+    FN6("make_interval", I4, I4, I4, I4, I4, I4, IV, k_make_interval),
+    FN7("make_interval", I4, I4, I4, I4, I4, I4, F8, IV, k_make_interval),
 
     /* jsonb (jsonbfuncs.c) */
     OP2("->", JB, TXT, JB, TXT, JB, k_jsonb_get_key),
@@ -361,10 +401,51 @@ static const FuncDesc func_table[] = {
 #undef ACLFN
     FN1("pg_get_userbyid", I8, TXT, k_pg_get_userbyid),
 
-    /* LIKE ... ESCAPE: internal names, never resolved from SQL text */
+    /* LIKE ... ESCAPE and SIMILAR TO: internal names, never resolved from SQL text */
     {"like escape", false, 3, {TXT, TXT, TXT}, {TXT, TXT, TXT}, B, k_like_esc, 0},
     {"ilike escape", false, 3, {TXT, TXT, TXT}, {TXT, TXT, TXT}, B, k_ilike_esc, 0},
+    {"similar to", false, 2, {TXT, TXT}, {TXT, TXT}, B, k_similar, 0},
+    {"similar to escape", false, 3, {TXT, TXT, TXT}, {TXT, TXT, TXT}, B, k_similar, 0},
 };
+
+/* The set-returning functions (srf.c, regex.c, jsonbfuncs.c): rows of
+ * their own, searched after the table, each with how its sets run
+ * (srf_fns[k] is srf_table[k]'s, ex_func_srf). */
+#define SRF(nm, n, a1, a2, a3, r)                                            \
+    {nm, false, n, {a1, a2, a3}, {a1, a2, a3}, r, k_srf_misplaced, FUNC_SRF}
+static const FuncDesc srf_table[] = {
+    SRF("generate_series", 2, I4, I4, 0, I4),
+    SRF("generate_series", 3, I4, I4, I4, I4),
+    SRF("generate_series", 2, I8, I8, 0, I8),
+    SRF("generate_series", 3, I8, I8, I8, I8),
+    SRF("generate_series", 2, NUM, NUM, 0, NUM),
+    SRF("generate_series", 3, NUM, NUM, NUM, NUM),
+    SRF("generate_series", 3, TS, TS, IV, TS),
+    SRF("generate_series", 3, TSZ, TSZ, IV, TSZ),
+    SRF("regexp_split_to_table", 2, TXT, TXT, 0, TXT),
+    SRF("regexp_split_to_table", 3, TXT, TXT, TXT, TXT),
+    SRF("jsonb_array_elements", 1, JB, 0, 0, JB),
+    SRF("jsonb_array_elements_text", 1, JB, 0, 0, TXT),
+    SRF("jsonb_object_keys", 1, JB, 0, 0, TXT),
+    SRF("jsonb_each", 1, JB, 0, 0, TXT),        /* key, value: ExSrfFns.coltypes */
+    SRF("jsonb_each_text", 1, JB, 0, 0, TXT),
+};
+#undef SRF
+static const ExSrfFns *const srf_fns[] = {
+    &fn_srf_series_int, &fn_srf_series_int, &fn_srf_series_int, &fn_srf_series_int,
+    &fn_srf_series_num, &fn_srf_series_num, &fn_srf_series_ts, &fn_srf_series_ts,
+    &fn_srf_regexp_split, &fn_srf_regexp_split,
+    &fn_srf_jsonb_elements, &fn_srf_jsonb_elements_text, &fn_srf_jsonb_object_keys,
+    &fn_srf_jsonb_each, &fn_srf_jsonb_each_text,
+};
+_Static_assert(SL_ARRAY_LEN(srf_table) == SL_ARRAY_LEN(srf_fns), "one ExSrfFns a row");
+
+const ExSrfFns *ex_func_srf(const FuncDesc *fd)
+{
+    if (fd < srf_table || fd >= srf_table + SL_ARRAY_LEN(srf_table))
+        return NULL;
+    return srf_fns[fd - srf_table];
+}
 
 /* An index of the table by (is_op, name), built once: the rows of a name
  * are a range of it, in table order. */
@@ -457,6 +538,9 @@ const FuncDesc *ex_func_at(size_t i)
     if (i < SL_ARRAY_LEN(func_table))
         return &func_table[i];
     i -= SL_ARRAY_LEN(func_table);
+    if (i < SL_ARRAY_LEN(srf_table))
+        return &srf_table[i];
+    i -= SL_ARRAY_LEN(srf_table);
     for (int k = 0; k < nextra; k++) {
         if (i < extra[k].n)
             return &extra[k].t[i];
@@ -475,6 +559,11 @@ int ex_func_candidates(const char *name, bool is_op, int nargs, const FuncDesc *
         if (f->nargs == nargs && !(f->flags & FUNC_VARIADIC) && n < max)
             out[n++] = f;
     }
+    for (size_t k = 0; k < SL_ARRAY_LEN(srf_table); k++) {
+        const FuncDesc *f = &srf_table[k];
+        if (!is_op && f->nargs == nargs && strcmp(f->name, name) == 0 && n < max)
+            out[n++] = f;
+    }
     for (int t = 0; t < nextra; t++)
         for (size_t k = 0; k < extra[t].n; k++) {
             const FuncDesc *f = &extra[t].t[k];
@@ -490,6 +579,9 @@ bool ex_func_exists(const char *name, bool is_op)
     func_range(name, is_op, &lo, &hi);
     if (hi > lo)
         return true;
+    for (size_t k = 0; k < SL_ARRAY_LEN(srf_table); k++)
+        if (!is_op && strcmp(srf_table[k].name, name) == 0)
+            return true;
     for (int t = 0; t < nextra; t++)
         for (size_t k = 0; k < extra[t].n; k++)
             if (extra[t].t[k].is_op == is_op && strcmp(extra[t].t[k].name, name) == 0)

@@ -11,6 +11,11 @@
  *   k_jsonb_typeof, k_jsonb_array_length, k_jsonb_concat, k_jsonb_delete_key
  *   c_jsonb_{numeric,int2,int4,int8,float4,float8,bool}   casts
  *   ex_jsonb_cmp, ex_jsonb_key                  ordering and grouping keys
+ *   fn_srf_jsonb_elements, fn_srf_jsonb_elements_text, fn_srf_jsonb_object_keys,
+ *   fn_srf_jsonb_each, fn_srf_jsonb_each_text
+ *                      jsonb_array_elements(_text), jsonb_object_keys and
+ *                      jsonb_each(_text), set-returning (ExSrfFns), slices
+ *                      of the input
  *
  * A jsonb value is its canonical text (types/jsonb.c says which): ->,
  * ->>, #>, #>> and ? walk the text with a small skipping scanner, without
@@ -878,3 +883,145 @@ void ex_jsonb_key(const SlStr *j, StrBuf *out)
     jsonb_serialize(out, &n);
     arena_destroy(&a);
 }
+
+/* ---------------------------------------------------------------- sets */
+
+/* jsonb_array_elements(_text) and jsonb_object_keys: it->s is the array
+ * or object (want), it->pos the next element's first byte (it->done:
+ * none); 22023 for anything else, in PostgreSQL's words. */
+static int walk_start(EvalCtx *cx, const SlStr *j, ExSrfIter *it, JType want)
+{
+    JType t = type_at(j->ptr);
+    if (t != want && want == J_ARRAY)
+        return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                        "cannot extract elements from %s",
+                        t == J_OBJECT ? "an object" : "a scalar");
+    if (t != want)
+        return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                        "cannot call jsonb_object_keys on %s",
+                        t == J_ARRAY ? "an array" : "a scalar");
+    it->s = *j;
+    it->pos = 1;
+    it->done = j->len < 2 || j->ptr[1] == ']' || j->ptr[1] == '}';
+    return 0;
+}
+
+static int elements_start(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t row,
+                          ExSrfIter *it)
+{
+    SL_UNUSED(e);
+    return walk_start(cx, &args[0].v.str[row], it, J_ARRAY);
+}
+
+static int keys_start(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t row,
+                      ExSrfIter *it)
+{
+    SL_UNUSED(e);
+    return walk_start(cx, &args[0].v.str[row], it, J_OBJECT);
+}
+
+/* The value at it->pos (an element, or a key and then its value), and
+ * it->pos moved past it and its ", " separator. */
+static SlStr next_item(ExSrfIter *it, bool key)
+{
+    const char *p = it->s.ptr + it->pos, *end = it->s.ptr + it->s.len;
+    const char *ve = skip_value(p, end);
+    SlStr v = {p, (uint32_t)(ve - p)};
+    if (key) /* `"k": value` */
+        ve = skip_value(ve + 2, end);
+    if (ve < end && *ve == ',')
+        it->pos = (size_t)(ve + 2 - it->s.ptr);
+    else
+        it->done = true;
+    return v;
+}
+
+static int elements_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
+{
+    SL_UNUSED(cx);
+    if (it->done)
+        return 0;
+    out->v.str[at] = next_item(it, false);
+    return 1;
+}
+
+static int elements_text_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
+{
+    if (it->done)
+        return 0;
+    SlStr v = next_item(it, false);
+    if (!as_text(cx->arena, &v, &out->v.str[at]))
+        out->nulls[at] = 1;
+    return 1;
+}
+
+static int keys_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
+{
+    if (it->done)
+        return 0;
+    SlStr k = next_item(it, true);
+    as_text(cx->arena, &k, &out->v.str[at]);
+    return 1;
+}
+
+static int each_of(EvalCtx *cx, const Vector *args, uint32_t row, ExSrfIter *it,
+                   const char *fn)
+{
+    const SlStr *j = &args[0].v.str[row];
+    if (type_at(j->ptr) != J_OBJECT)
+        return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                        "cannot call %s on a non-object", fn);
+    return walk_start(cx, j, it, J_OBJECT);
+}
+
+static int each_start(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t row,
+                      ExSrfIter *it)
+{
+    SL_UNUSED(e);
+    return each_of(cx, args, row, it, "jsonb_each");
+}
+
+static int each_text_start(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t row,
+                           ExSrfIter *it)
+{
+    SL_UNUSED(e);
+    return each_of(cx, args, row, it, "jsonb_each_text");
+}
+
+/* jsonb_each(_text): the next key and its value (as jsonb, or as text). */
+static int each_rows(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at, bool text)
+{
+    if (it->done)
+        return 0;
+    const char *p = it->s.ptr + it->pos, *end = it->s.ptr + it->s.len;
+    const char *ke = skip_value(p, end);
+    SlStr k = {p, (uint32_t)(ke - p)};
+    SlStr v = {ke + 2, (uint32_t)(skip_value(ke + 2, end) - (ke + 2))};
+    next_item(it, true);
+    as_text(cx->arena, &k, &out[0].v.str[at]);
+    out[1].nulls[at] = 0;
+    if (!text)
+        out[1].v.str[at] = v;
+    else if (!as_text(cx->arena, &v, &out[1].v.str[at]))
+        out[1].nulls[at] = 1;
+    return 1;
+}
+
+static int each_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
+{
+    return each_rows(cx, it, out, at, false);
+}
+
+static int each_text_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
+{
+    return each_rows(cx, it, out, at, true);
+}
+
+const ExSrfFns fn_srf_jsonb_each = {each_start, each_next, NULL, 2, {"key", "value"},
+                                    {TYPE_TEXT, TYPE_JSONB}};
+const ExSrfFns fn_srf_jsonb_each_text = {each_text_start, each_text_next, NULL, 2, {"key", "value"},
+                                         {TYPE_TEXT, TYPE_TEXT}};
+
+const ExSrfFns fn_srf_jsonb_elements = {elements_start, elements_next, NULL, 0, {NULL, NULL}, {0, 0}};
+const ExSrfFns fn_srf_jsonb_elements_text = {elements_start, elements_text_next, NULL, 0, {NULL, NULL}, {0, 0}};
+const ExSrfFns fn_srf_jsonb_object_keys = {keys_start, keys_next, NULL, 0, {NULL, NULL}, {0, 0}};

@@ -76,6 +76,10 @@ KERNEL(k_regexp_count);
 KERNEL(k_regexp_instr);
 KERNEL(k_regexp_substr);
 KERNEL(k_regexp_replace);
+KERNEL(k_regexp_replace_n);
+KERNEL(k_similar);
+KERNEL(k_srf_misplaced);
+KERNEL(k_substring_similar);
 KERNEL(k_substring_regex);
 KERNEL(k_regex_nomatch);
 KERNEL(k_regex_imatch);
@@ -106,6 +110,9 @@ KERNEL(k_justify_hours); KERNEL(k_justify_days); KERNEL(k_justify_interval);
 KERNEL(k_isfinite_date); KERNEL(k_isfinite_ts);
 KERNEL(k_timezone_ts); KERNEL(k_timezone_tstz); KERNEL(k_izone_ts); KERNEL(k_izone_tstz);
 KERNEL(k_make_date);
+KERNEL(k_make_timestamp);
+KERNEL(k_make_timestamptz);
+KERNEL(k_make_interval);
 /* to_timestamp(text, text), to_date, to_char (formatting.c) */
 KERNEL(k_to_timestamp_fmt); KERNEL(k_to_date_fmt); KERNEL(k_to_char_ts);
 KERNEL(k_to_char_tstz); KERNEL(k_to_char_iv);
@@ -116,6 +123,7 @@ KERNEL(k_substr2); KERNEL(k_substr3); KERNEL(k_bytea_substr2); KERNEL(k_bytea_su
 KERNEL(k_stream_stat); KERNEL(k_stream_status); KERNEL(k_stream_error);
 KERNEL(k_strpos); KERNEL(k_replace); KERNEL(k_translate); KERNEL(k_split_part);
 KERNEL(k_starts_with); KERNEL(k_concat); KERNEL(k_concat_ws);
+KERNEL(k_num_nulls); KERNEL(k_num_nonnulls); KERNEL(k_format);
 KERNEL(k_btrim1); KERNEL(k_btrim2); KERNEL(k_ltrim1); KERNEL(k_ltrim2);
 KERNEL(k_rtrim1); KERNEL(k_rtrim2);
 KERNEL(k_left); KERNEL(k_right); KERNEL(k_lpad2); KERNEL(k_lpad3); KERNEL(k_rpad2);
@@ -169,5 +177,14 @@ KERNEL(k_pg_sleep);
 /* privilege inquiry (aclfuncs.c) */
 KERNEL(k_has_table_privilege); KERNEL(k_has_schema_privilege);
 KERNEL(k_has_database_privilege); KERNEL(k_pg_has_role); KERNEL(k_pg_get_userbyid);
+
+/* set-returning functions (srf.c, regex.c, jsonbfuncs.c) and what they
+ * share with timefuncs.c */
+extern const ExSrfFns fn_srf_series_int, fn_srf_series_ts, fn_srf_series_num;
+extern const ExSrfFns fn_srf_regexp_split;
+extern const ExSrfFns fn_srf_jsonb_elements, fn_srf_jsonb_elements_text,
+    fn_srf_jsonb_object_keys, fn_srf_jsonb_each, fn_srf_jsonb_each_text;
+int fn_ts_add_interval(EvalCtx *cx, int64_t ts, const SlInterval *span, int64_t *out);
+int fn_interval_sign(const SlInterval *iv);
 
 #endif /* SLUICE_EXEC_KERNELS_H */

@@ -6,6 +6,9 @@
  *   k_strpos                                  position / strpos
  *   k_replace, k_translate, k_split_part, k_starts_with
  *   k_concat, k_concat_ws                     VARIADIC "any", NULLs skipped
+ *   k_format                                  format(formatstr, VARIADIC "any"):
+ *                                             %s %L %%, n$, -, widths (%I 0A000)
+ *   k_num_nulls, k_num_nonnulls               VARIADIC "any": NULLs counted
  *   k_btrim1/2, k_ltrim1/2, k_rtrim1/2        trim with optional characters
  *   k_left, k_right, k_lpad2/3, k_rpad2/3, k_repeat, k_reverse
  *                                             (repeat and pad copy by doubling
@@ -506,6 +509,236 @@ static int concat_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *o
 
 KERNEL(k_concat) { return concat_rows(cx, e, args, out, sel, n, false); }
 KERNEL(k_concat_ws) { return concat_rows(cx, e, args, out, sel, n, true); }
+
+/* ---------------------------------------------------------------- format */
+
+static int format_error(EvalCtx *cx, const char *msg)
+{
+    return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE, "%s", msg);
+}
+
+static int unterminated(EvalCtx *cx)
+{
+    format_error(cx, "unterminated format() type specifier");
+    sl_error_hint(cx->err, "For a single \"%%\" use \"%%%%\".");
+    return -1;
+}
+
+/* Reads a number at fmt[*k] (none: -1); 22023 past int range. */
+static int format_number(EvalCtx *cx, const SlStr *fmt, uint32_t *k, int64_t *out)
+{
+    *out = -1;
+    if (*k >= fmt->len || fmt->ptr[*k] < '0' || fmt->ptr[*k] > '9')
+        return 0;
+    int64_t v = 0;
+    while (*k < fmt->len && fmt->ptr[*k] >= '0' && fmt->ptr[*k] <= '9') {
+        v = v * 10 + (fmt->ptr[*k] - '0');
+        if (v > INT32_MAX)
+            return format_error(cx, "number is out of range");
+        (*k)++;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Appends s padded with spaces to width characters (left-justified when
+ * left). */
+static void format_pad(StrBuf *b, const char *s, size_t len, int64_t width, bool left)
+{
+    int64_t chars = 0;
+    for (size_t k = 0; k < len; k++)
+        chars += ((unsigned char)s[k] & 0xC0) != 0x80;
+    if (!left)
+        for (int64_t k = chars; k < width; k++)
+            strbuf_putc(b, ' ');
+    strbuf_append(b, s, len);
+    if (left)
+        for (int64_t k = chars; k < width; k++)
+            strbuf_putc(b, ' ');
+}
+
+/* format(formatstr, VARIADIC "any") as PostgreSQL 15's text_format: %s
+ * (the value's text, NULL as nothing), %L (quote_literal, NULL as NULL),
+ * %%, each with an argument position n$, the flag - and a width (a
+ * number, * or *n$); %I is 0A000 (quoting an identifier needs the
+ * keyword list, the parser's); 22023 for what PostgreSQL refuses. */
+static int format_row(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t i, StrBuf *b)
+{
+    const SlStr *fmt = &args[0].v.str[i];
+    int nargs = e->nargs - 1;
+    int next = 0;   /* the next argument, from 0 */
+    StrBuf v;
+    strbuf_init(&v);
+    int rc = 0;
+    for (uint32_t k = 0; k < fmt->len && rc == 0; k++) {
+        if (fmt->ptr[k] != '%') {
+            strbuf_putc(b, fmt->ptr[k]);
+            continue;
+        }
+        if (++k >= fmt->len) {
+            rc = unterminated(cx);
+            break;
+        }
+        if (fmt->ptr[k] == '%') {
+            strbuf_putc(b, '%');
+            continue;
+        }
+        int64_t pos = -1, width = -1, n;
+        bool left = false;
+        /* n$ or a width */
+        if ((rc = format_number(cx, fmt, &k, &n)) < 0)
+            break;
+        if (n >= 0 && k < fmt->len && fmt->ptr[k] == '$') {
+            if (n == 0) {
+                rc = format_error(cx, "format specifies argument 0, but arguments are "
+                                      "numbered from 1");
+                break;
+            }
+            pos = n - 1;
+            k++;
+            n = -1;
+        }
+        if (n < 0) {
+            while (k < fmt->len && fmt->ptr[k] == '-') {
+                left = true;
+                k++;
+            }
+            if (k < fmt->len && fmt->ptr[k] == '*') {
+                k++;
+                int64_t wpos = -1;
+                if ((rc = format_number(cx, fmt, &k, &wpos)) < 0)
+                    break;
+                if (wpos >= 0) {
+                    if (k >= fmt->len || fmt->ptr[k] != '$') {
+                        rc = unterminated(cx);
+                        break;
+                    }
+                    if (wpos == 0) {
+                        rc = format_error(cx, "format specifies argument 0, but arguments "
+                                              "are numbered from 1");
+                        break;
+                    }
+                    k++;
+                    next = (int)wpos - 1;
+                }
+                if (next >= nargs) {
+                    rc = format_error(cx, "too few arguments for format()");
+                    break;
+                }
+                const Vector *wa = &args[1 + next++];
+                if (vector_is_null(wa, i)) {
+                    width = 0;
+                } else {
+                    StrBuf w;
+                    strbuf_init(&w);
+                    value_format_text(wa, i, &w);
+                    width = strtoll(w.data ? w.data : "0", NULL, 10);
+                    strbuf_free(&w);
+                }
+                if (width < 0) {
+                    left = true;
+                    width = -width;
+                }
+            } else if ((rc = format_number(cx, fmt, &k, &width)) < 0) {
+                break;
+            }
+        } else {
+            width = n;
+        }
+        if (k >= fmt->len) {
+            rc = unterminated(cx);
+            break;
+        }
+        char type = fmt->ptr[k];
+        if (type != 's' && type != 'I' && type != 'L') {
+            sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                     "unrecognized format() type specifier \"%c\"", type);
+            rc = -1;
+            break;
+        }
+        int at = pos >= 0 ? (int)pos : next;
+        if (at >= nargs) {
+            rc = format_error(cx, "too few arguments for format()");
+            break;
+        }
+        next = at + 1;
+        const Vector *a = &args[1 + at];
+        bool null = vector_is_null(a, i);
+        if (type == 'I') {
+            rc = sl_error(cx->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                          "format()'s %%I is not supported yet");
+            break;
+        }
+        strbuf_reset(&v);
+        if (null && type == 'L') {
+            strbuf_puts(&v, "NULL");
+        } else if (!null) {
+            StrBuf t;
+            strbuf_init(&t);
+            append_arg(&t, a, i);
+            if (type == 's') {
+                strbuf_append(&v, t.data, t.len);
+            } else {
+                /* quote_literal: '' for ', \\ for \ and then E'...' */
+                bool bs = t.len > 0 && memchr(t.data, '\\', t.len) != NULL;
+                if (bs)
+                    strbuf_putc(&v, 'E');
+                strbuf_putc(&v, '\'');
+                for (size_t c = 0; c < t.len; c++) {
+                    if (t.data[c] == '\'' || t.data[c] == '\\')
+                        strbuf_putc(&v, t.data[c]);
+                    strbuf_putc(&v, t.data[c]);
+                }
+                strbuf_putc(&v, '\'');
+            }
+            strbuf_free(&t);
+        }
+        format_pad(b, v.data ? v.data : "", v.len, width, left);
+        if (b->len > (size_t)MAX_ALLOC)
+            rc = too_large(cx);
+    }
+    strbuf_free(&v);
+    return rc;
+}
+
+KERNEL(k_format)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    FOR_SEL(sel, n, {
+        if (vector_is_null(&args[0], i)) {
+            out->nulls[i] = 1;
+            continue;
+        }
+        strbuf_reset(&b);
+        if (format_row(cx, e, args, i, &b) < 0) {
+            strbuf_free(&b);
+            return -1;
+        }
+        out->nulls[i] = 0;
+        set_str(&out->v.str[i], b.len ? arena_memdup(cx->arena, b.data, b.len) : "", b.len);
+    });
+    strbuf_free(&b);
+    return 0;
+}
+
+/* num_nulls(VARIADIC "any") and num_nonnulls: how many of the arguments
+ * are (are not) NULL; never NULL itself. */
+static int count_nulls(const Expr *e, const Vector *args, Vector *out, const uint32_t *sel,
+                       uint32_t n, bool nonnull)
+{
+    FOR_SEL(sel, n, {
+        int32_t c = 0;
+        for (int a = 0; a < e->nargs; a++)
+            c += vector_is_null(&args[a], i) != nonnull;
+        out->nulls[i] = 0;
+        out->v.i32[i] = c;
+    });
+    return 0;
+}
+
+KERNEL(k_num_nulls) { SL_UNUSED(cx); return count_nulls(e, args, out, sel, n, false); }
+KERNEL(k_num_nonnulls) { SL_UNUSED(cx); return count_nulls(e, args, out, sel, n, true); }
 
 /* ------------------------------------------------------------------ trim */
 

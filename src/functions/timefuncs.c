@@ -7,6 +7,8 @@
  * timestamptz.
  *
  *   c_date_ts, c_ts_date, c_ts_ts, c_interval_interval        casts
+ *   k_make_timestamp, k_make_timestamptz, k_make_interval     make_*(...) with
+ *                      PostgreSQL 15's checks
  *   k_date_pli, k_date_mii, k_date_mi, k_int_pl_date           date +- int
  *   k_date_pl_iv, k_date_mi_iv, k_iv_pl_date                   date +- interval
  *   k_ts_pl_iv, k_ts_mi_iv, k_iv_pl_ts, k_ts_mi                timestamp arithmetic
@@ -222,6 +224,13 @@ static int ts_add_iv(EvalCtx *cx, int64_t ts, const SlInterval *span, int64_t *o
     *out = ts;
     return 0;
 }
+
+/* timestamp + interval, for generate_series (srf.c). */
+int fn_ts_add_interval(EvalCtx *cx, int64_t ts, const SlInterval *span, int64_t *out)
+{
+    return ts_add_iv(cx, ts, span, out);
+}
+
 
 static SlInterval iv_negate_raw(const SlInterval *a)
 {
@@ -1492,4 +1501,128 @@ KERNEL(k_make_date)
         out->v.i32[i] = (int32_t)v;
     });
     return 0;
+}
+
+/* The timestamp of make_timestamp(year, month, mday, hour, min, sec) as
+ * PostgreSQL's make_timestamp_internal computes it (a negative year is
+ * BC; 22008 for a field or the result out of range): 0, or -1. */
+static int make_ts(EvalCtx *cx, int32_t year, int32_t mon, int32_t mday, int32_t hour,
+                   int32_t min, double sec, int64_t *out)
+{
+    int y = year;
+    bool bc = y < 0;
+    if (bc)
+        y = -y;
+    if (y == 0 || mon < 1 || mon > 12 || mday < 1 ||
+        mday > dt_days_in_month(bc ? -(y - 1) : y, mon))
+        return sl_error(cx->err, ERRCODE_DATETIME_VALUE_OUT_OF_RANGE,
+                        "date field value out of range: %d-%02d-%02d", year, mon, mday);
+    if (bc)
+        y = -(y - 1);
+    if (!dt_valid_julian(y, mon, mday))
+        return sl_error(cx->err, ERRCODE_DATETIME_VALUE_OUT_OF_RANGE,
+                        "date out of range: %d-%02d-%02d", year, mon, mday);
+    int64_t date = (int64_t)dt_date2j(y, mon, mday) - POSTGRES_EPOCH_JDATE;
+    double us = isnan(sec) ? -1 : rint(sec * USECS_PER_SEC);
+    if (hour < 0 || hour > 24 || min < 0 || min >= 60 || us < 0 ||
+        us > 60.0 * USECS_PER_SEC ||
+        ((int64_t)hour * 60 + min) * 60 * USECS_PER_SEC + (int64_t)us > USECS_PER_DAY)
+        return sl_error(cx->err, ERRCODE_DATETIME_VALUE_OUT_OF_RANGE,
+                        "time field value out of range: %d:%02d:%02g", hour, min, sec);
+    int64_t time = ((int64_t)hour * 60 + min) * 60 * USECS_PER_SEC + (int64_t)us;
+    int64_t r = date * USECS_PER_DAY + time;
+    if (!dt_ts_valid(r) || !dt_ts_finite(r))
+        return sl_error(cx->err, ERRCODE_DATETIME_VALUE_OUT_OF_RANGE,
+                        "timestamp out of range: %d-%02d-%02d %d:%02d:%02g", year, mon, mday,
+                        hour, min, sec);
+    *out = r;
+    return 0;
+}
+
+static int make_ts_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel,
+                        uint32_t n)
+{
+    FOR_SEL(sel, n, {
+        if (make_ts(cx, args[0].v.i32[i], args[1].v.i32[i], args[2].v.i32[i], args[3].v.i32[i],
+                    args[4].v.i32[i], args[5].v.f64[i], &out->v.i64[i]) < 0)
+            return -1;
+    });
+    return 0;
+}
+
+/* make_timestamp(year, month, mday, hour, min, sec) */
+KERNEL(k_make_timestamp)
+{
+    SL_UNUSED(e);
+    return make_ts_rows(cx, args, out, sel, n);
+}
+
+/* make_timestamptz(year, month, mday, hour, min, sec [, timezone]): the
+ * local time in the session's TimeZone, or in timezone (as timestamp AT
+ * TIME ZONE timezone). */
+KERNEL(k_make_timestamptz)
+{
+    if (make_ts_rows(cx, args, out, sel, n) < 0)
+        return -1;
+    Vector zargs[2] = {e->nargs == 7 ? args[6] : *out, *out};
+    zargs[1].type = sl_type(TYPE_TIMESTAMP);
+    if (e->nargs == 7) {
+        /* a numeric zone is ISO's, east of Greenwich positive (PostgreSQL's
+         * parse_sane_timezone), where AT TIME ZONE reads POSIX's */
+        zargs[0].v.str = ARENA_ARRAY(cx->arena, SlStr, out->len ? out->len : 1);
+        FOR_SEL(sel, n, {
+            const SlStr *z = &args[6].v.str[i];
+            zargs[0].v.str[i] = *z;
+            if (z->len > 0 && isdigit((unsigned char)z->ptr[0])) {
+                sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                         "invalid input syntax for type numeric time zone: \"%.*s\"",
+                         (int)z->len, z->ptr);
+                sl_error_hint(cx->err,
+                              "Numeric time zones must have \"-\" or \"+\" as first character.");
+                return -1;
+            }
+            if (z->len > 0 && (z->ptr[0] == '+' || z->ptr[0] == '-')) {
+                char *f = arena_memdup(cx->arena, z->ptr, z->len);
+                f[0] = z->ptr[0] == '+' ? '-' : '+';
+                zargs[0].v.str[i].ptr = f;
+            }
+        });
+    } else {
+        zargs[0].type = sl_type(TYPE_TIMESTAMP);
+    }
+    /* the cast to timestamptz, or AT TIME ZONE */
+    return e->nargs == 7 ? k_timezone_ts(cx, e, zargs, out, sel, n)
+                         : c_ts_ts(cx, e, &zargs[1], out, sel, n);
+}
+
+/* make_interval(years, months, weeks, days, hours, mins, secs), each 0
+ * when left out (PostgreSQL's defaults); 22008 for an infinite or NaN
+ * secs or a field past its range. */
+KERNEL(k_make_interval)
+{
+    FOR_SEL(sel, n, {
+        int64_t f[6] = {0, 0, 0, 0, 0, 0};
+        double secs = e->nargs > 6 ? args[6].v.f64[i] : 0;
+        for (int k = 0; k < 6 && k < e->nargs; k++)
+            f[k] = args[k].v.i32[i];
+        double us = rint(secs * USECS_PER_SEC);
+        int64_t months = f[0] * MONTHS_PER_YEAR + f[1], days = f[2] * 7 + f[3];
+        __int128 usec = (__int128)f[4] * 3600 * USECS_PER_SEC +
+                        (__int128)f[5] * 60 * USECS_PER_SEC + (__int128)us;
+        if (isinf(secs) || isnan(secs) || months < INT32_MIN || months > INT32_MAX ||
+            days < INT32_MIN || days > INT32_MAX || fabs(us) > 9.2e18 || usec < INT64_MIN ||
+            usec > INT64_MAX)
+            return iv_range(cx);
+        out->v.iv[i].months = (int32_t)months;
+        out->v.iv[i].days = (int32_t)days;
+        out->v.iv[i].usec = (int64_t)usec;
+    });
+    return 0;
+}
+
+/* The sign of an interval, its months as 30 days (interval_cmp's). */
+int fn_interval_sign(const SlInterval *iv)
+{
+    __int128 v = iv_span(iv);
+    return v < 0 ? -1 : v > 0;
 }

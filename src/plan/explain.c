@@ -513,6 +513,9 @@ static void explain_node(Explain *x, const Plan *p, int depth, const InitPlan *i
     case PLAN_SERIES:
         node_line(x, depth, "Function Scan on generate_series");
         break;
+    case PLAN_PROJECT_SET:
+        node_line(x, depth, "ProjectSet");
+        break;
     case PLAN_DISTINCT:
         node_line(x, depth, "Distinct");
         for (int k = 0; k < p->u.distinct.nkeys; k++) {

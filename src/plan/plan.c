@@ -49,7 +49,7 @@ const char *plan_kind_name(PlanKind k)
 {
     static const char *const names[] = {"Scan", "Values", "Filter", "Project", "Aggregate",
                                         "Sort", "Limit", "Distinct", "Join", "SetOp",
-                                        "WindowAgg", "Function Scan"};
+                                        "WindowAgg", "Function Scan", "ProjectSet"};
     return names[k];
 }
 

@@ -130,6 +130,9 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore 
         return refuse(err, "window functions on a stream cannot run incrementally yet", NULL);
     case PLAN_SERIES:
         return refuse(err, "generate_series in a continuous query is not supported", NULL);
+    case PLAN_PROJECT_SET:
+        return refuse(err, "set-returning functions in a continuous query are not supported "
+                           "yet", NULL);
     case PLAN_LIMIT:
         return refuse(err, "LIMIT on a stream cannot run incrementally",
                       "Read the result table with LIMIT instead.");

@@ -539,6 +539,90 @@ static Expr *transform_variadic(Analyze *an, const FuncDesc *fd, Expr **args, in
     return e;
 }
 
+/* The functions that take arguments in named notation (name => value):
+ * their parameters' names as PostgreSQL 15's pg_proc has them, and how
+ * many are required (the rest default: make_interval's to 0). */
+static const struct {
+    const char *fn;
+    int         nparams, nrequired;
+    const char *names[FUNC_MAX_ARGS];
+} named_fns[] = {
+    {"make_interval", 7, 0, {"years", "months", "weeks", "days", "hours", "mins", "secs"}},
+    {"make_timestamp", 6, 6, {"year", "month", "mday", "hour", "min", "sec"}},
+    {"make_timestamptz", 7, 6, {"year", "month", "mday", "hour", "min", "sec", "timezone"}},
+};
+
+/* 42883 for a call in named notation that matches no function, named as
+ * PostgreSQL prints it: f(integer, name => integer). */
+static int no_named_match(Analyze *an, FuncCall *f, Expr **args, int n)
+{
+    char call[512];
+    size_t off = (size_t)snprintf(call, sizeof(call), "%s(", f->name);
+    for (int i = 0; i < n && off < sizeof(call); i++) {
+        Node *raw = list_nth(f->args, i);
+        const char *nm = raw->tag == T_NamedArgExpr ? ((NamedArgExpr *)raw)->name : NULL;
+        off += (size_t)snprintf(call + off, sizeof(call) - off, "%s%s%s%s", i ? ", " : "",
+                                nm ? nm : "", nm ? " => " : "", type_name(args[i]->type.id));
+    }
+    if (off < sizeof(call))
+        snprintf(call + off, sizeof(call) - off, ")");
+    sl_error_at(an->err, ERRCODE_UNDEFINED_FUNCTION, f->hdr.location,
+                "function %s does not exist", call);
+    sl_error_hint(an->err, "No function matches the given name and argument types. You "
+                           "might need to add explicit type casts.");
+    return -1;
+}
+
+/* The arguments of a call with some in named notation put in their
+ * parameters' places, the left-out ones their defaults: their count, or
+ * -1 with the error (42601 a positional argument after a named one or a
+ * name twice, 42883 no such function). */
+static int named_args(Analyze *an, FuncCall *f, Expr **args, int n, Expr ***out)
+{
+    int npos = 0;
+    while (npos < n && ((Node *)list_nth(f->args, npos))->tag != T_NamedArgExpr)
+        npos++;
+    for (int i = npos; i < n; i++)
+        if (((Node *)list_nth(f->args, i))->tag != T_NamedArgExpr)
+            return sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, args[i]->location,
+                               "positional argument cannot follow named argument");
+    int k = 0;
+    while (k < (int)SL_ARRAY_LEN(named_fns) && strcmp(named_fns[k].fn, f->name) != 0)
+        k++;
+    if (k == (int)SL_ARRAY_LEN(named_fns) || f->qual != NULL)
+        return no_named_match(an, f, args, n);
+    Expr **pos = arena_zalloc(an->a, sizeof(Expr *) * FUNC_MAX_ARGS);
+    for (int i = 0; i < n; i++) {
+        int at = i;
+        if (i >= npos) {
+            NamedArgExpr *na = list_nth(f->args, i);
+            for (at = 0; at < named_fns[k].nparams; at++)
+                if (strcmp(named_fns[k].names[at], na->name) == 0)
+                    break;
+            if (at < named_fns[k].nparams && pos[at] != NULL)
+                return sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, na->hdr.location,
+                                   "argument name \"%s\" used more than once", na->name);
+        }
+        if (at >= named_fns[k].nparams)
+            return no_named_match(an, f, args, n);
+        pos[at] = args[i];
+    }
+    int count = named_fns[k].nrequired;
+    for (int at = 0; at < named_fns[k].nparams; at++)
+        if (pos[at] != NULL && at + 1 > count)
+            count = at + 1;
+    for (int at = 0; at < count; at++) {
+        if (pos[at] != NULL)
+            continue;
+        if (at < named_fns[k].nrequired)
+            return no_named_match(an, f, args, n);
+        pos[at] = an_const(an, sl_type(TYPE_INT4), f->hdr.location, false);
+        pos[at]->value.v.i32[0] = 0;
+    }
+    *out = pos;
+    return count;
+}
+
 static Expr *transform_func(Analyze *an, FuncCall *f)
 {
     int loc = f->hdr.location;
@@ -566,9 +650,17 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
     }
     int n = list_len(f->args);
     Expr **args = ARENA_ARRAY(an->a, Expr *, n ? n : 1);
-    for (int i = 0; i < n; i++)
-        if ((args[i] = transform(an, list_nth(f->args, i))) == NULL)
+    bool named = false;
+    for (int i = 0; i < n; i++) {
+        Node *raw = list_nth(f->args, i);
+        named |= raw->tag == T_NamedArgExpr;
+        if (raw->tag == T_NamedArgExpr)
+            raw = ((NamedArgExpr *)raw)->arg;
+        if ((args[i] = transform(an, raw)) == NULL)
             return NULL;
+    }
+    if (named && (n = named_args(an, f, args, n, &args)) < 0)
+        return NULL;
     if (strcmp(f->name, "pg_typeof") == 0 && n == 1) {
         /* the argument's type name; PostgreSQL's result is regtype, which
          * reads the same in text (and has no typmod: numeric, not
@@ -583,12 +675,28 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
     if (an_array_routes(f->name, false, args, n))
         return an_array_call(an, f->name, false, args, n, loc);
     const FuncDesc *fd = an_resolve(an, f->name, false, args, n, loc);
-    if (fd == NULL)
+    if (fd == NULL || ((fd->flags & FUNC_SRF) && an_srf_check(an, fd, loc) < 0))
         return NULL;
     return an_apply_func(an, fd, args, n, loc);
 }
 
+static Expr *transform_case_srf(Analyze *an, CaseExpr *c);
+
+/* CASE and COALESCE run their arms only when needed: no set-returning
+ * call in them (PostgreSQL 10). */
 static Expr *transform_case(Analyze *an, CaseExpr *c)
+{
+    bool saved_ok = an->srf_ok;
+    const char *saved_ref = an->srf_refusal;
+    an->srf_ok = false;
+    an->srf_refusal = "CASE";
+    Expr *e = transform_case_srf(an, c);
+    an->srf_ok = saved_ok;
+    an->srf_refusal = saved_ref;
+    return e;
+}
+
+static Expr *transform_case_srf(Analyze *an, CaseExpr *c)
 {
     int nw = list_len(c->whens);
     bool has_else = c->defresult != NULL;
@@ -635,9 +743,19 @@ static Expr *transform_list_common(Analyze *an, List *l, ExprKind kind, const ch
 {
     int n = list_len(l);
     Expr **args = ARENA_ARRAY(an->a, Expr *, n);
-    for (int i = 0; i < n; i++)
-        if ((args[i] = transform(an, list_nth(l, i))) == NULL)
-            return NULL;
+    bool saved_ok = an->srf_ok;
+    const char *saved_ref = an->srf_refusal;
+    if (kind == EXPR_COALESCE) {
+        an->srf_ok = false;
+        an->srf_refusal = "COALESCE";
+    }
+    int i = 0;
+    while (i < n && (args[i] = transform(an, list_nth(l, i))) != NULL)
+        i++;
+    an->srf_ok = saved_ok;
+    an->srf_refusal = saved_ref;
+    if (i < n)
+        return NULL;
     SlType t;
     if (!common_type(an, args, n, what, &t))
         return NULL;
@@ -765,23 +883,28 @@ static Expr *transform_in(Analyze *an, A_Expr *ax)
     return an_mk(an, neg ? EXPR_AND : EXPR_OR, sl_type(TYPE_BOOL), ax->hdr.location, n, args);
 }
 
+/* x [NOT] LIKE / ILIKE / SIMILAR TO y [ESCAPE e]: LIKE and ILIKE without
+ * ESCAPE are their operators; the rest call an internal function ("like
+ * escape", "similar to", ...) whose kernel reads e->negate. */
 static Expr *transform_like(Analyze *an, A_Expr *ax)
 {
-    if (ax->escape == NULL) {
+    if (ax->escape == NULL && ax->kind != AEXPR_SIMILAR) {
         Expr *l = transform(an, ax->lexpr), *r = l ? transform(an, ax->rexpr) : NULL;
         return r ? an_make_op(an, ax->op, l, r, ax->hdr.location) : NULL;
     }
     Expr *args[3];
+    int nargs = ax->escape != NULL ? 3 : 2;
     args[0] = transform(an, ax->lexpr);
     args[1] = args[0] ? transform(an, ax->rexpr) : NULL;
-    args[2] = args[1] ? transform(an, ax->escape) : NULL;
-    if (args[2] == NULL)
+    if (args[1] == NULL || (nargs == 3 && (args[2] = transform(an, ax->escape)) == NULL))
         return NULL;
-    const char *name = ax->kind == AEXPR_ILIKE ? "ilike escape" : "like escape";
-    const FuncDesc *fd = an_resolve(an, name, false, args, 3, ax->hdr.location);
+    const char *name = ax->kind == AEXPR_SIMILAR ? (nargs == 3 ? "similar to escape" : "similar to")
+                       : ax->kind == AEXPR_ILIKE ? "ilike escape"
+                                                 : "like escape";
+    const FuncDesc *fd = an_resolve(an, name, false, args, nargs, ax->hdr.location);
     if (fd == NULL)
         return NULL;
-    Expr *e = an_apply_func(an, fd, args, 3, ax->hdr.location);
+    Expr *e = an_apply_func(an, fd, args, nargs, ax->hdr.location);
     if (e != NULL)
         e->negate = ax->op[0] == '!';
     return e;
@@ -866,6 +989,7 @@ static Expr *transform_aexpr(Analyze *an, A_Expr *ax)
         return transform_in(an, ax);
     case AEXPR_LIKE:
     case AEXPR_ILIKE:
+    case AEXPR_SIMILAR:
         return transform_like(an, ax);
     case AEXPR_BETWEEN:
     case AEXPR_NOT_BETWEEN:

@@ -489,32 +489,90 @@ static int join_expr(Analyze *an, JoinExpr *j, FromItem *out)
     return 0;
 }
 
+/* Any other set-returning function in FROM (generate_series over
+ * timestamps or numeric, regexp_split_to_table, the jsonb sets): a
+ * ProjectSet over one row of no columns. */
+static int range_srf(Analyze *an, RangeFunction *rf, Expr **args, FromItem *out)
+{
+    FuncCall *f = rf->func;
+    int loc = rf->hdr.location, n = list_len(f->args);
+    const FuncDesc *fd = an_resolve(an, f->name, false, args, n, loc);
+    if (fd == NULL)
+        return -1;
+    if (!(fd->flags & FUNC_SRF))
+        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                           "only set-returning functions and unnest(array) are supported in "
+                           "FROM");
+    Expr *call = an_apply_func(an, fd, args, n, loc);
+    if (call == NULL)
+        return -1;
+    Plan *one = plan_new(an->a, PLAN_VALUES, NULL, 0);
+    one->u.values.nrows = 1;
+    one->u.values.rows = ARENA_ARRAY(an->a, Expr **, 1);
+    one->u.values.rows[0] = NULL;
+    const char *refname = rf->alias ? rf->alias : f->name;
+    /* one column named as the range, or the set's own (jsonb_each's) */
+    const ExSrfFns *fns = ex_func_srf(fd);
+    int ncols = fns->ncols > 0 ? fns->ncols : 1;
+    Plan *p = plan_new(an->a, PLAN_PROJECT_SET, one, ncols);
+    p->u.project_set.nsrfs = 1;
+    p->u.project_set.srfs = ARENA_ARRAY(an->a, Expr *, 1);
+    p->u.project_set.srfs[0] = call;
+    ScopeItem *it = new_item(an, refname, ncols);
+    for (int c = 0; c < ncols; c++) {
+        it->colnames[c] = fns->ncols > 0 ? fns->colnames[c] : refname;
+        it->colidx[c] = c;
+    }
+    if (apply_colnames(an, rf->colnames, "function", refname, ncols, it->colnames, loc) < 0)
+        return -1;
+    for (int c = 0; c < ncols; c++)
+        plan_set_col(p, c, it->colnames[c],
+                     fns->ncols > 0 ? sl_type(fns->coltypes[c]) : call->type, refname);
+    out->plan = p;
+    expose_all(an, out, it);
+    return 0;
+}
+
 /* generate_series(start, stop [, step]) over integers and unnest(array),
- * the functions FROM takes: their arguments may read enclosing queries (a
- * correlated subquery), not the FROM items beside them (no LATERAL). */
+ * the functions FROM takes (and range_srf's): their arguments may read
+ * enclosing queries (a correlated subquery), not the FROM items beside
+ * them (no LATERAL). */
 static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
 {
     FuncCall *f = rf->func;
     int loc = rf->hdr.location, n = list_len(f->args);
     bool unnest = strcmp(f->name, "unnest") == 0 && n == 1;
-    if ((!unnest && (strcmp(f->name, "generate_series") != 0 || n < 2 || n > 3)) || f->over ||
-        f->star || f->distinct || f->filter)
+    if (f->over || f->star || f->distinct || f->filter)
         return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
-                           "only generate_series(start, stop [, step]) over integers and "
-                           "unnest(array) are supported in FROM");
-    Expr *args[3] = {NULL, NULL, NULL};
+                           "only set-returning functions and unnest(array) are supported in "
+                           "FROM");
+    Expr **args = arena_zalloc(an->a, sizeof(Expr *) * (size_t)(n > 3 ? n : 3));
     bool wide = false;
     /* the arguments see the enclosing queries only (an empty level of
      * their own makes any column they read an outer reference) */
     Scope *saved = an->scope;
     Scope none = {.parent = saved ? saved->parent : NULL};
     an->scope = &none;
-    SlType elem = sl_type(TYPE_TEXT);
+    bool integers = true;
     for (int k = 0; k < n; k++) {
         if ((args[k] = an_transform(an, list_nth(f->args, k))) == NULL) {
             an->scope = saved;
             return -1;
         }
+        SlTypeId t = args[k]->type.id;
+        integers &= t == TYPE_INT4 || t == TYPE_INT8 || t == TYPE_UNKNOWN;
+    }
+    an->scope = saved;
+    if (!unnest && (strcmp(f->name, "generate_series") != 0 || n < 2 || n > 3 || !integers)) {
+        if (rf->ordinality)
+            return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                               "WITH ORDINALITY is supported only for unnest and "
+                               "generate_series over integers");
+        return range_srf(an, rf, args, out);
+    }
+    an->scope = &none;
+    SlType elem = sl_type(TYPE_TEXT);
+    for (int k = 0; k < n; k++) {
         SlTypeId t = args[k]->type.id;
         if (unnest) {
             if (t == TYPE_UNKNOWN) {

@@ -54,6 +54,10 @@ typedef struct Analyze {
     int         ncorrelated;/* correlated subqueries made (they run per row) */
     bool        on_loop;    /* reads a system relation or calls a loop function */
     struct AnWindows *win;  /* the window calls of the query level, or NULL */
+    bool        srf_ok;     /* set-returning calls may go here (a select list,
+                               ORDER BY: analyze_srf.c) */
+    const char *srf_refusal;/* where they may not ("CASE"), or NULL: the
+                               clause agg_refusal or win->refusal names */
 } Analyze;
 
 /* The window function calls of a query level (analyze_window.c): each
@@ -151,6 +155,13 @@ typedef struct SortSpec {
 } SortSpec;
 Expr *an_column_expr(Analyze *an, const Plan *p, int idx, int loc);
 Plan *an_project(Analyze *an, Plan *child, Expr **exprs, const char **names, int n);
+/* Set-returning functions (analyze_srf.c): whether a call of fd may be
+ * made here (0, or -1 with 0A000 as PostgreSQL's check_srf_call_placement);
+ * and child with ProjectSet nodes that compute the calls in exprs, each
+ * call in them turned into a reference to its column (the innermost calls
+ * in the lowest node, calls of one level in lockstep). */
+int   an_srf_check(Analyze *an, const FuncDesc *fd, int loc);
+Plan *an_project_set(Analyze *an, Plan *child, Expr **exprs, int n);
 Plan *an_sort_plan(Analyze *an, Plan *child, const SortSpec *specs, int n);
 void  an_sort_dir(const SortBy *sb, SortSpec *sp);
 Expr *an_sublink(Analyze *an, SubLink *s);

@@ -446,10 +446,14 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
     const char *saved_ref = an->agg_refusal;
     AggCollect collect = {0};
     AnWindows *saved_win = an->win;
+    bool saved_srf_ok = an->srf_ok;
+    const char *saved_srf_refusal = an->srf_refusal;
     an->scope = &scope;
     an->agg = NULL;
     an->agg_refusal = NULL;
     an->win = NULL;
+    an->srf_ok = false;
+    an->srf_refusal = NULL;
     Plan *result = NULL;
 
     if (s->from != NULL) {
@@ -494,11 +498,13 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
         scope.window_type.typmod = -1;
     }
 
-    /* the select list, HAVING and ORDER BY, collecting aggregates */
+    /* the select list, HAVING and ORDER BY, collecting aggregates; the
+     * select list and ORDER BY may call set-returning functions */
     an->agg = &collect;
     int ncols = nt;
     Expr **exprs = ARENA_ARRAY(an->a, Expr *, nt ? nt : 1);
     const char **names = ARENA_ARRAY(an->a, const char *, nt ? nt : 1);
+    an->srf_ok = true;
     for (int i = 0; i < nt; i++) {
         if ((exprs[i] = target_expr(an, &t[i])) == NULL)
             goto out;
@@ -509,11 +515,13 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
         names[i] = t[i].name;
     }
     Expr *having = NULL;
+    an->srf_ok = false;
     win.refusal = "HAVING";
     if (s->having != NULL &&
         (having = an_to_boolean(an, an_transform(an, s->having), "HAVING")) == NULL)
         goto out;
     win.refusal = NULL;
+    an->srf_ok = true;
     int nsort = list_len(s->sort), non = list_len(s->distinct_on);
     SortSpec *specs = ARENA_ARRAY(an->a, SortSpec, nsort + non + 1);
     int *on_cols = ARENA_ARRAY(an->a, int, non + 1);
@@ -568,6 +576,7 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
         }
     }
     an->agg = NULL;
+    an->srf_ok = false;
 
     /* the aggregate, when there is one */
     Plan *top = win.base;
@@ -593,7 +602,7 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
             top->u.filter.cond = having;
         }
     }
-    top = an_project(an, top, exprs, names, ncols);
+    top = an_project(an, an_project_set(an, top, exprs, ncols), exprs, names, ncols);
     if (s->distinct && s->distinct_on == NULL) {
         Plan *d = copy_cols(an, PLAN_DISTINCT, top);
         d->u.distinct.nkeys = nt;
@@ -625,6 +634,8 @@ out:
     an->agg = saved_agg;
     an->agg_refusal = saved_ref;
     an->win = saved_win;
+    an->srf_ok = saved_srf_ok;
+    an->srf_refusal = saved_srf_refusal;
     return result;
 }
 

@@ -6,7 +6,7 @@
  * One query string may hold several statements separated by ';'; a SEMI is
  * fed after the last token so the last one needs none, and empty statements
  * are skipped.  Like gram.y's lexer filter (parser.c), the driver looks one
- * token ahead to turn NOT before BETWEEN/IN/LIKE/ILIKE into NOT_LA, WITH
+ * token ahead to turn NOT before BETWEEN/IN/LIKE/ILIKE/SIMILAR into NOT_LA, WITH
  * before TIME into WITH_LA, and WINDOW before a name into WINDOW_LA (the
  * WINDOW clause: WINDOW is unreserved, and after a table a default reduce
  * would otherwise let it fall back to an alias).  Also here: the grammar's error callbacks, which
@@ -85,7 +85,8 @@ int sql_parse(Arena *a, const char *sql, int len, List **stmts, SlError *err)
             if (next_code < 0)
                 break;
             if (code == TK_NOT && (next_code == TK_BETWEEN || next_code == TK_IN ||
-                                   next_code == TK_LIKE || next_code == TK_ILIKE))
+                                   next_code == TK_LIKE || next_code == TK_ILIKE ||
+                                   next_code == TK_SIMILAR))
                 code = TK_NOT_LA;
             else if (code == TK_WITH && (next_code == TK_TIME || next_code == TK_ORDINALITY))
                 code = TK_WITH_LA;

@@ -435,6 +435,14 @@ Node *make_coalesce(Parse *p, List *args, int loc)
     return &c->hdr;
 }
 
+Node *make_named_arg(Parse *p, const Token *name, Node *arg)
+{
+    NamedArgExpr *n = NEW_NODE(p, NamedArgExpr, name->offset);
+    n->name = name->z;
+    n->arg = arg;
+    return &n->hdr;
+}
+
 Node *make_minmax(Parse *p, bool greatest, List *args, int loc)
 {
     MinMaxExpr *m = NEW_NODE(p, MinMaxExpr, loc);

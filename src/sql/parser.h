@@ -169,6 +169,7 @@ typedef struct IntervalQual {
 Node *make_case(Parse *p, Node *arg, List *whens, Node *defresult, int loc);
 Node *make_case_when(Parse *p, Node *expr, Node *result, int loc);
 Node *make_coalesce(Parse *p, List *args, int loc);
+Node *make_named_arg(Parse *p, const Token *name, Node *arg);
 Node *make_minmax(Parse *p, bool greatest, List *args, int loc);
 Node *make_nullif(Parse *p, Node *a, Node *b, int loc);
 

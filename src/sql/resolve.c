@@ -84,8 +84,8 @@ static const FuncDesc *select_candidate(const FuncDesc **c, int n, const SlTypeI
         return c[0];
     /* 4: unknown arguments */
     bool any_unknown = false;
-    char slot_cat[3] = {0, 0, 0};
-    bool slot_pref[3] = {false, false, false};
+    char slot_cat[FUNC_MAX_ARGS] = {0};
+    bool slot_pref[FUNC_MAX_ARGS] = {false};
     bool resolved = true;
     for (int k = 0; k < nargs; k++) {
         if (in[k] != TYPE_UNKNOWN)
@@ -214,12 +214,13 @@ static const FuncDesc *resolve(Analyze *an, const char *name, bool is_op, Expr *
                                int nargs, int loc)
 {
     const FuncDesc *c[MAX_CANDIDATES];
-    SlTypeId *in = ARENA_ARRAY(an->a, SlTypeId, nargs > 3 ? nargs : 3);
-    for (int k = 0; k < 3; k++)
+    SlTypeId *in = ARENA_ARRAY(an->a, SlTypeId, nargs > FUNC_MAX_ARGS ? nargs : FUNC_MAX_ARGS);
+    for (int k = 0; k < FUNC_MAX_ARGS; k++)
         in[k] = TYPE_UNKNOWN;
     for (int k = 0; k < nargs; k++)
         in[k] = args[k]->type.id;
-    int n = nargs <= 3 ? ex_func_candidates(name, is_op, nargs, c, MAX_CANDIDATES) : 0;
+    int n = nargs <= FUNC_MAX_ARGS ? ex_func_candidates(name, is_op, nargs, c, MAX_CANDIDATES)
+                                   : 0;
 
     /* 0: exact match, with an unknown argument of a binary operator taking
      * the other's type */
@@ -283,7 +284,7 @@ static const FuncDesc *resolve(Analyze *an, const char *name, bool is_op, Expr *
 
 Expr *an_apply_func(Analyze *an, const FuncDesc *fd, Expr **args, int nargs, int loc)
 {
-    Expr *cast[3];
+    Expr *cast[FUNC_MAX_ARGS];
     for (int k = 0; k < nargs; k++) {
         SlTypeId want = fd->args[k] == ANY ? TYPE_TEXT : fd->kargs[k];
         CoerceCtx ctx = fd->args[k] == ANY ? COERCE_EXPLICIT : COERCE_IMPLICIT;

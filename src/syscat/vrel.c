@@ -10,8 +10,8 @@
  *
  * Each VrelDef becomes one CatRelation of kind REL_SYSTEM (its columns
  * parsed from the def's text with pg_type names; oid and regproc-like
- * types are bigint, name and "char" are text, arrays ("int2[]") their
- * text form (types.h, TYPMOD_ARRAY)), owned by the registry (the
+ * types are bigint, name and "char" are text, arrays ("text[]") arrays
+ * of the element type (types.h, TYPE_ARRAY)), owned by the registry (the
  * Syscat's vrels) until vrel_shutdown.  A scan (the statement's Syscat in
  * ExCtx.system_arg) runs the producer to the end in the statement's
  * arena and hands out its rows as batches of up to

@@ -3,7 +3,10 @@
  * the types (value_parse_text / value_format_text; arrays of them too, and
  * array_recv's binary arrays) and the kernels that
  * read free-form text: to_timestamp / to_char templates, date_trunc and
- * extract units, jsonb paths, LIKE patterns, encode / decode.
+ * extract units, jsonb paths, LIKE and SIMILAR TO patterns, encode /
+ * decode; and the set-returning functions that read such text
+ * (regexp_split_to_table, jsonb_array_elements, jsonb_object_keys), each
+ * run to the end of its set.
  *
  *   LLVMFuzzerTestOneInput(data, size)
  *
@@ -72,18 +75,25 @@ static void round_trip(Arena *a, SlType t, const char *s, size_t len)
     strbuf_free(&b2);
 }
 
-/* Runs a two-argument kernel on one row; errors are fine. */
-static void run2(Arena *a, ExprFn fn, SlType ret, const Vector *x, const Vector *y)
+/* Runs a kernel of nargs arguments on one row and prints its value;
+ * errors are fine. */
+static Expr call_of(SlType ret, int nargs)
 {
-    SlError err;
-    memset(&err, 0, sizeof(err));
-    EvalCtx cx = {.arena = a, .err = &err};
     Expr e;
     memset(&e, 0, sizeof(e));
     e.kind = EXPR_FUNC;
     e.type = ret;
-    e.nargs = 2;
-    Vector args[2] = {*x, *y}, out;
+    e.nargs = nargs;
+    return e;
+}
+
+static void run_n(Arena *a, ExprFn fn, SlType ret, Vector *args, int nargs)
+{
+    SlError err;
+    memset(&err, 0, sizeof(err));
+    EvalCtx cx = {.arena = a, .err = &err};
+    Expr e = call_of(ret, nargs);
+    Vector out;
     vector_init(&out, a, ret, 1, true);
     if (fn(&cx, &e, args, &out, NULL, 1) == 0 && !vector_is_null(&out, 0)) {
         StrBuf b;
@@ -91,6 +101,40 @@ static void run2(Arena *a, ExprFn fn, SlType ret, const Vector *x, const Vector 
         value_format_text(&out, 0, &b);
         strbuf_free(&b);
     }
+    sl_error_clear(&err);
+}
+
+static void run2(Arena *a, ExprFn fn, SlType ret, const Vector *x, const Vector *y)
+{
+    Vector args[2] = {*x, *y};
+    run_n(a, fn, ret, args, 2);
+}
+
+static void run3(Arena *a, ExprFn fn, SlType ret, const Vector *x, const Vector *y,
+                 const Vector *z)
+{
+    Vector args[3] = {*x, *y, *z};
+    run_n(a, fn, ret, args, 3);
+}
+
+/* Runs a set-returning function over one row to the end of its set (at
+ * most 10,000 values); errors are fine. */
+static void run_srf(Arena *a, const ExSrfFns *f, SlType ret, const Vector *args, int nargs)
+{
+    SlError err;
+    memset(&err, 0, sizeof(err));
+    EvalCtx cx = {.arena = a, .err = &err};
+    Expr e = call_of(ret, nargs);
+    ExSrfIter it;
+    memset(&it, 0, sizeof(it));
+    Vector out[2];
+    for (int c = 0; c < 2; c++)
+        vector_init(&out[c], a, f->ncols > 0 ? sl_type(f->coltypes[c]) : ret, 1, true);
+    if (f->start(&cx, &e, args, 0, &it) == 0)
+        for (int k = 0; k < 10000 && f->next(&cx, &it, out, 0) == 1; k++)
+            out[0].nulls[0] = out[1].nulls[0] = 0;
+    if (f->end != NULL)
+        f->end(&it);
     sl_error_clear(&err);
 }
 
@@ -201,6 +245,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         run2(&a, k_eq_jsonb, sl_type(TYPE_BOOL), &j, &j);
         run2(&a, k_jsonb_concat, sl_type(TYPE_JSONB), &j, &j);
         run2(&a, k_jsonb_delete_key, sl_type(TYPE_JSONB), &j, &y);
+        run_srf(&a, &fn_srf_jsonb_elements, sl_type(TYPE_JSONB), &j, 1);
+        run_srf(&a, &fn_srf_jsonb_elements_text, sl_type(TYPE_TEXT), &j, 1);
+        run_srf(&a, &fn_srf_jsonb_object_keys, sl_type(TYPE_TEXT), &j, 1);
+        run_srf(&a, &fn_srf_jsonb_each, sl_type(TYPE_TEXT), &j, 1);
+        run_srf(&a, &fn_srf_jsonb_each_text, sl_type(TYPE_TEXT), &j, 1);
         break;
     }
     case 5:
@@ -212,6 +261,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         run2(&a, k_starts_with, sl_type(TYPE_BOOL), &x, &y);
         run2(&a, k_decode, sl_type(TYPE_BYTEA), &x, &y);
         run2(&a, k_encode, sl_type(TYPE_TEXT), &x, &y);
+        /* SIMILAR TO and substring(... SIMILAR ...): the second text a
+         * pattern, its first character the escape */
+        {
+            Vector esc;
+            text_vec(&a, &esc, s2, len2 > 0 ? 1 : 0);
+            run2(&a, k_similar, sl_type(TYPE_BOOL), &x, &y);
+            run3(&a, k_similar, sl_type(TYPE_BOOL), &x, &y, &esc);
+            run3(&a, k_substring_similar, sl_type(TYPE_TEXT), &x, &y, &esc);
+            Vector xy[2] = {x, y};
+            run_srf(&a, &fn_srf_regexp_split, sl_type(TYPE_TEXT), xy, 2);
+        }
         break;
     case 6: {
         /* positional string functions with a number from the first byte */

@@ -1,0 +1,1 @@
+SELECT regexp_instr('abcabc', 'b', 1, 2, 1, 'i', 0), make_interval(1, 2, 3, 4, 5, 6, 7.5), num_nulls(1, NULL), substring('foobar' SIMILAR '%#"o_b#"%' ESCAPE '#')

@@ -1,0 +1,1 @@
+SELECT generate_series(1, generate_series(1, 3)), regexp_split_to_table('a b', ' '), 'x' SIMILAR TO '(x|y)%' ESCAPE '#'
