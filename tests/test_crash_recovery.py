@@ -262,7 +262,7 @@ def test_fifty_random_kills(sluiced, tmp_path, events):
     least MIN_CUT of the kills interrupted a batch: its offset-log entry
     written, its commit not, so the next run replayed it."""
     ev, _ = events
-    batch = 250             # more, smaller batches: kills land in more places,
+    batch = 100             # more, smaller batches: kills land in more places,
                             # and the work lasts through the 50 runs
     want = (*expected(ev, batch), expected_rows(ev))
     sink_dir = tmp_path / "sink"
