@@ -58,9 +58,26 @@ SERIAL = {
     "tests/test_nexmark_bench.py": "a benchmark: rates measured",
     "tests/test_nexmark_state.py": "Nexmark q5 three times side by side: CPU-heavy",
     "tests/test_state_bound.py": "10 million events: CPU-heavy",
-    "tests/test_memory.py": "the server's memory measured flat",
+    # test_memory.py: those that measure the server's RSS or bound how long
+    # SELECT 1 (or a refusal) takes; its others check the server's own
+    # accounting (statement_mem, --max-memory) and run in parallel
+    "tests/test_memory.py::test_huge_result_streams_and_pauses_for_a_slow_reader":
+        "the server's RSS measured flat; the first rows within 5 s",
+    "tests/test_memory.py::test_execute_row_limit_suspends_the_portal_without_computing_the_rest":
+        "the server's RSS measured; the portal suspended within 5 s",
+    "tests/test_memory.py::test_statement_mem_ends_the_statement_not_the_server":
+        "SELECT 1 answered within 5 s beside the statement",
+    "tests/test_memory.py::test_regex_too_complex_is_refused_before_compiling":
+        "refused within 5 s",
+    "tests/test_memory.py::test_copy_into_table_past_statement_mem_loads_in_bounded_memory":
+        "SELECT 1 answered within 5 s after 32 MB loaded",
+    "tests/test_memory.py::test_copy_into_stream_past_statement_mem_is_written_in_parts":
+        "SELECT 1 answered within 5 s after the copy",
+    "tests/test_memory.py::test_concurrent_copies_share_max_memory":
+        "four concurrent COPYs; SELECT 1 answered within 5 s",
+    "tests/test_memory.py::test_hang_ups_mid_result_and_mid_portal_free_everything":
+        "SELECT 1 answered within 5 s after the hang-ups",
     "tests/test_memory_prlimit.py": "address-space limit; 100 clients within 60 s",
-    "tests/test_disk_full.py": "a tmpfs filled to the last byte",
     "tests/test_worker_pools.py": "pool timing: statements overlapping or not",
     "tests/test_statement_interrupts.py": "bounds on how long a statement runs",
     "tests/test_regex_backrefs.py": "a match refused within 1 s",
@@ -89,6 +106,7 @@ SLOW_FIRST = [
     "tests/test_corruption.py", "tests/test_ownership.py",
     "tests/kafka/test_kafka_roundtrip.py", "tests/test_copy_crash.py",
     "tests/test_fault_fail.py", "tests/kafka/test_kafka_fetch_fail.py",
+    "tests/test_disk_full.py", "tests/test_memory.py",
 ]
 
 

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 import psycopg
 import pytest
 
-from helpers import wait_for
+from helpers import wait_for, wait_read_through
 
 WAIT = 30   # seconds a result may take to appear
 
@@ -80,8 +80,9 @@ def test_append_mode_emits_closed_windows_once_and_drops_late_rows(server):
                   "SELECT window_start, k, count(*) AS n FROM ev "
                   "GROUP BY WINDOW(ts, INTERVAL '10 seconds'), k")
         c.execute("INSERT INTO ev VALUES ('a', %s), ('a', %s), ('b', %s)", (tsp(1), tsp(2), tsp(3)))
-        time.sleep(1)
-        # The window [0, 10) is still open: nothing is emitted yet.
+        # The window [0, 10) is still open: once a batch has read the rows,
+        # nothing is emitted yet.
+        wait_read_through(c, "counts")
         assert rows(c, "SELECT * FROM counts") == []
         # Event time 16 moves the watermark to 11: [0, 10) closes.
         c.execute("INSERT INTO ev VALUES ('a', %s)", (tsp(16),))
@@ -116,12 +117,20 @@ def test_pause_resume_drop(server):
     with connect(server) as c:
         c.execute("CREATE STREAM s (v BIGINT)")
         c.execute("CREATE CONTINUOUS QUERY q WITH (trigger = '0') AS SELECT v FROM s")
+        # a running query over the same stream: it reading row 2 is the event
+        # after which the paused one would have read it too
+        c.execute("CREATE CONTINUOUS QUERY witness WITH (trigger = '0') AS SELECT v FROM s")
         c.execute("INSERT INTO s VALUES (1)")
         assert wait_for(lambda: rows(c, "SELECT v FROM q"), [(1,)]) == [(1,)]
         c.execute("ALTER CONTINUOUS QUERY q PAUSE")
         c.execute("INSERT INTO s VALUES (2)")
-        time.sleep(1)
+        wait_read_through(c, "witness")
+        assert rows(c, "SELECT v FROM witness") == [(1,), (2,)]
         assert rows(c, "SELECT v FROM q") == [(1,)]
+        assert c.execute("SELECT status FROM sys.queries WHERE name = 'q'").fetchone() == \
+            ("paused",)
+        assert c.execute("SELECT committed_offset, latest_offset FROM sys.source_lag "
+                         "WHERE query = 'q'").fetchall() == [(1, 2)]
         c.execute("ALTER CONTINUOUS QUERY q RESUME")
         assert wait_for(lambda: rows(c, "SELECT v FROM q"), [(1,), (2,)]) == [(1,), (2,)]
         c.execute("DROP CONTINUOUS QUERY q")

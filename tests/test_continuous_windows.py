@@ -22,6 +22,7 @@ import pytest
 
 from test_continuous_queries import T0, connect, rows, ts, tsp
 from test_continuous_queries import wait_for as wait_for_30
+from helpers import wait_read_through
 
 WAIT = 60   # seconds a result may take to appear (a loaded 2-core machine)
 
@@ -302,7 +303,7 @@ def test_distinct_on_keys_with_state_ttl(server):
         want = [(1, "a"), (2, "b")]
         assert wait_for(lambda: rows(c, "SELECT * FROM d"), want) == want
         c.execute("INSERT INTO s VALUES (2, 'd')")     # a duplicate: dropped
-        time.sleep(0.5)
+        wait_read_through(c, "d")
         assert rows(c, "SELECT * FROM d") == want
         # After the ttl with no row for id 1, a later batch evicts it (the
         # eviction runs in a batch; this INSERT makes one).
@@ -371,23 +372,39 @@ def test_idle_partition_stops_holding_the_watermark_after_idle_timeout(server):
         c.execute("CREATE CONTINUOUS QUERY w WITH (trigger = '100 ms', output_mode = 'append') "
                   "AS SELECT window_start, count(*) AS n FROM ev "
                   "GROUP BY WINDOW(ts, INTERVAL '10 seconds')")
+        checked_before_idle = False
+        p1_sent = time.monotonic()          # before partition 1's last row
         c.execute("INSERT INTO ev VALUES (0, %s), (1, %s)", (tsp(1), tsp(2)))
         silent_since = time.monotonic()     # partition 1's last row
         # Partition 0 runs far ahead; partition 1 says nothing more.
         c.execute("INSERT INTO ev VALUES (0, %s)", (tsp(15),))
         c.execute("INSERT INTO ev VALUES (2, %s)", (tsp(25),))   # 2 mod 2: partition 0
-        time.sleep(1.5)
-        assert rows(c, "SELECT * FROM w") == []
+        # Once a batch has read partition 0's rows, nothing has closed.  The
+        # check counts only for a read ended before partition 1 can have
+        # gone idle (timed from before its row was sent), so a slow machine
+        # gives no false failure.
+        wait_read_through(c, "w")
+        got = rows(c, "SELECT * FROM w")
+        if time.monotonic() - p1_sent < idle:
+            assert got == []
+            checked_before_idle = True
         want = [(ts(0), 2), (ts(10), 1)]
         assert wait_for(lambda: rows(c, "SELECT * FROM w"), want) == want
         assert time.monotonic() - silent_since >= idle
         # Partition 1 comes back: it counts again, and the watermark does not
         # go back.
+        p1_sent = time.monotonic()
         c.execute("INSERT INTO ev VALUES (1, %s), (0, %s)", (tsp(31), tsp(45)))
         want = [(ts(0), 2), (ts(10), 1), (ts(20), 1)]
         assert wait_for(lambda: rows(c, "SELECT * FROM w"), want) == want
-        time.sleep(1)
-        assert rows(c, "SELECT * FROM w") == want    # [30, 40) waits for partition 1
+        wait_read_through(c, "w")
+        got = rows(c, "SELECT * FROM w")
+        if time.monotonic() - p1_sent < idle:
+            assert got == want    # [30, 40) waits for partition 1
+            checked_before_idle = True
+        # on a machine so slow that both reads came after the idle timeout,
+        # the "not before" half was never checked: that is a failure
+        assert checked_before_idle, "neither read came before partition 1 went idle"
 
 
 def test_partitioned_stream_options_are_checked(server):

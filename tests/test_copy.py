@@ -2,7 +2,9 @@
 and streams, TO STDOUT, errors that name the line and write nothing, CopyFail,
 and the rest of a query string running after the copy ends.
 
-Clients: psql (\\copy and piped COPY FROM STDIN) and psycopg 3 (cursor.copy).
+Clients: psql (\\copy and piped COPY FROM STDIN), psycopg 3 (cursor.copy) and
+messages built by hand (tests/pgwire_raw.py), where the test needs a
+particular message sequence (COPY and a SELECT in one Query message).
 """
 
 import subprocess
@@ -71,14 +73,24 @@ def test_copy_fail_from_the_client_writes_nothing(server):
 
 
 def test_statements_after_copy_in_one_query_string(server):
+    """COPY and a SELECT sent as ONE simple Query message (psql would split
+    them): the server answers CopyInResponse, takes the rows, completes the
+    COPY, then runs the SELECT of the same string, which sees the copied
+    rows, and ends with one ReadyForQuery."""
     r = psql(server, "CREATE TABLE t (id INT PRIMARY KEY)")
     assert r.returncode == 0
-    r = subprocess.run(["psql", server.dsn, "-X", "-A", "-t"], capture_output=True, text=True,
-                       input="COPY t FROM STDIN; SELECT count(*) FROM t;\n1\n2\n\\.\n",
-                       timeout=60)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines()[-1] == "2"
-
+    with Raw(server.port, timeout=20) as cl:
+        cl.startup()
+        cl.send(query("COPY t FROM STDIN; SELECT count(*) FROM t"))
+        got = next_messages(cl, b"G")
+        assert [k for k, _ in got] == [b"G"], got
+        cl.send(message(b"d", b"1\n2\n"), message(b"c"))
+        msgs = cl.until_ready()
+        assert [k for k, _ in msgs] == [b"C", b"T", b"D", b"C", b"Z"], msgs
+        assert msgs[0][1] == b"COPY 2\x00"
+        assert data_row(msgs[2][1]) == [b"2"]
+        assert msgs[3][1] == b"SELECT 1\x00"
+        assert msgs[4][1] == b"I"
 
 
 def start_held_update(sluiced, tmp_path, rows, update_sql):

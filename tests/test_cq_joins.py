@@ -13,6 +13,7 @@ import psycopg
 import pytest
 
 from test_continuous_queries import WAIT, connect, ts, tsp, wait_for
+from helpers import wait_read_through
 
 
 def rows(conn, sql):
@@ -87,11 +88,11 @@ def test_union_all_of_streams_with_filters_and_aggregation(server):
         want = [(1, "web"), (3, "web"), (10, "app"), (30, "app")]
         assert wait_for(lambda: rows(c, "SELECT * FROM merged"), want) == want
         # Both watermarks are at 7: nothing has closed yet.
-        time.sleep(1)
+        wait_read_through(c, "per_window")
         assert rows(c, "SELECT * FROM per_window") == []
         # web moves to 25 but app holds the combined watermark at 7.
         c.execute("INSERT INTO web VALUES (4, 'click', %s)", (tsp(30),))
-        time.sleep(1)
+        wait_read_through(c, "per_window")
         assert rows(c, "SELECT * FROM per_window") == []
         # app moves to 15: the minimum passes 10, window [0, 10) closes.
         c.execute("INSERT INTO app VALUES (40, %s, true)", (tsp(20),))
@@ -197,7 +198,7 @@ def test_interval_join_left_emits_unmatched_once_watermark_passes(server):
         assert wait_for(lambda: rows(c, "SELECT * FROM all_imps"), want) == want
         # Impression 2 (y at 1) can match until clicks' watermark passes 11.
         c.execute("INSERT INTO clks VALUES ('q', %s, 0)", (tsp(15),))    # watermark 10
-        time.sleep(1)
+        wait_read_through(c, "all_imps")
         assert rows(c, "SELECT * FROM all_imps") == want
         c.execute("INSERT INTO clks VALUES ('q', %s, 0)", (tsp(17),))    # watermark 12
         want = [(1, 10), (2, None)]
@@ -423,7 +424,7 @@ def test_interval_join_with_huge_bounds_and_extreme_times(server):
         # late, dropped and counted; the query goes on.
         c.execute("INSERT INTO imps VALUES (3, 'x', '2026-01-01')")
         c.execute("INSERT INTO clks VALUES ('w', '294276-12-31 00:00:02', 7)")
-        time.sleep(1)
+        wait_read_through(c, "wide")
         assert rows(c, "SELECT * FROM wide") == want
         assert "continuous query failed" not in server.log_text()
 

@@ -18,7 +18,10 @@ Python by the engine's rules (batches of max_offsets_per_trigger rows, rows
 judged late against the watermark known when their batch was planned, a
 window emitted in append mode in the batch that moves the watermark past
 its end): no row lost, none duplicated.  Then one data directory goes
-through 50 SIGKILLs at random moments and the outputs are compared again.
+through 50 SIGKILLs at random moments and the outputs are compared again;
+at least MIN_CUT of those kills must have cut a batch (planned in the
+offset log, not committed: the next run logs "replaying batch"), or the
+kills proved nothing.
 
 The events are loaded while the queries are paused, so every run cuts the
 same batches whatever the timing; the queries are resumed in the run that
@@ -249,18 +252,25 @@ def test_crash_at_fault_point(sluiced, tmp_path, events, point, hit):
     check_outputs(converge(server, sink_dir, want), want)
 
 
+KILLS = 50
+MIN_CUT = 10        # kills that must leave a batch planned and not committed
+
+
 def test_fifty_random_kills(sluiced, tmp_path, events):
     """One data directory, 50 runs each killed with SIGKILL at a random
-    moment of its work; then one clean run; the outputs are exact."""
+    moment of its work; then one clean run; the outputs are exact, and at
+    least MIN_CUT of the kills interrupted a batch: its offset-log entry
+    written, its commit not, so the next run replayed it."""
     ev, _ = events
-    batch = 1_000           # more, smaller batches: kills land in more places
+    batch = 100             # more, smaller batches: kills land in more places,
+                            # and the work lasts through the 50 runs
     want = (*expected(ev, batch), expected_rows(ev))
     sink_dir = tmp_path / "sink"
     server = sluiced()
     set_up(server, sink_dir, ev, batch)
     server.stop()
     rng = random.Random(50)
-    for _ in range(50):
+    for _ in range(KILLS):
         server.start()
         resume_all(server)
         time.sleep(rng.uniform(0.0, 0.6))
@@ -268,3 +278,12 @@ def test_fifty_random_kills(sluiced, tmp_path, events):
     server.start()
     resume_all(server)
     check_outputs(converge(server, sink_dir, want), want)
+    # The kills landed mid-work: a batch whose offset-log entry a kill left
+    # without its commit is replayed by a later run, which logs it.  Runs
+    # are the log's parts after each "### started:" line: the first set up
+    # and stopped cleanly, then the killed runs, then the clean one.
+    runs = server.log_text().split("### started:")[1:]
+    assert len(runs) == KILLS + 2
+    cut = sum('msg="replaying batch"' in run for run in runs[2:])
+    print(f"{cut} of {KILLS} kills left a batch to replay")
+    assert cut >= MIN_CUT, f"only {cut} of {KILLS} kills left a batch to replay"

@@ -113,7 +113,11 @@ def test_metrics_parse_and_follow_the_server(sluiced):
             time.sleep(0.2)
         assert fam["sluice_query_input_rows_total"]["type"] == "counter"
         assert value(fam, "sluice_query_status", query="counts", status="running") == 1
-        assert value(fam, "sluice_query_last_batch_id", query="counts") >= 0
+        # the batch id the catalog gives (no input is left: no batch follows)
+        last = conn.execute("SELECT last_batch_id FROM sys.queries "
+                            "WHERE name = 'counts'").fetchone()[0]
+        assert last is not None
+        assert value(fam, "sluice_query_last_batch_id", query="counts") == last
         wm = value(fam, "sluice_query_watermark_seconds", query="counts")
         # 2026-01-01 00:08:20 minus the 1 s delay, in Unix seconds.
         assert wm == 1767225600 + 500 - 1

@@ -280,15 +280,15 @@ def create_for_u(server, ddl):
 @pytest.mark.timeout(300)
 def test_copy_into_table_past_statement_mem_loads_in_bounded_memory(mem_server):
     """A COPY into a table holds one part of its rows (the rest in run
-    files, tests/test_copy_table.py), so 64 MB load under statement_mem =
-    8MB; a key met twice is 23505 and writes nothing; a line larger than
-    statement_mem is still 53200.  (On the old code it held
-    every row to the end and the load ended with 53200.)"""
+    files, tests/test_copy_table.py), so 32 MB (four times the budget) load
+    under statement_mem = 8MB; a key met twice is 23505 and writes nothing;
+    a line larger than statement_mem is still 53200.  (On the old code it
+    held every row to the end and the load ended with 53200.)"""
     server = mem_server
     create_for_u(server, "CREATE TABLE t (a bigint, b text)")
     with connect_u(server) as conn:
         conn.execute("SET statement_mem = '8MB'")
-        rows = copy_in(conn, "COPY t FROM STDIN (FORMAT csv)", 64 << 20)
+        rows = copy_in(conn, "COPY t FROM STDIN (FORMAT csv)", 32 << 20)
         conn.execute("RESET statement_mem")
         assert conn.execute("SELECT count(*), sum(a) FROM t").fetchone() == (rows, rows)
     with psycopg.connect(server.dsn, autocommit=True) as conn:
@@ -404,12 +404,14 @@ def test_stream_copy_failed_by_the_client_counts_the_rows_kept(mem_server):
 
 @pytest.mark.timeout(180)
 def test_concurrent_copies_share_max_memory(sluiced):
-    """Four COPYs at once under --max-memory 48MB, each of 40 MB: into a
-    stream each holds one part, into a table one part of its sort (the rest
-    waits in its run files), so all four load whole, into either (on the
-    old code one ended with 53200 each time).  The server keeps serving."""
+    """Four COPYs at once under --max-memory 24MB, each of 20 MB: into a
+    stream each holds one part (3 MB), into a table one part of its sort
+    (the rest waits in its run files), so all four load whole, into either
+    (on the old code, which held each COPY's rows to its end, two of them
+    passed the limit and one ended with 53200 each time).  The server
+    keeps serving."""
     import threading
-    server = sluiced("--max-memory", "48MB")
+    server = sluiced("--max-memory", "24MB")
     make_role_u(server)
     with psycopg.connect(server.dsn, autocommit=True) as conn:
         conn.execute("CREATE STREAM s (a bigint, b text)")
@@ -423,7 +425,7 @@ def test_concurrent_copies_share_max_memory(sluiced):
             try:
                 with connect_u(server) as conn:
                     results.append(copy_in(conn, f"COPY {target} FROM STDIN (FORMAT csv)",
-                                           40 << 20))
+                                           20 << 20))
             except psycopg.Error as e:
                 results.append(e.sqlstate)
 

@@ -5,6 +5,7 @@
     Admin(bootstrap)        create/delete topics, add partitions, group offsets
     produce(...)            records to chosen partitions, flushed; returns offsets
     read_committed(...)     every record of a topic, isolation.level=read_committed
+                            (or read_uncommitted)
     wait_for(fn, want)      poll fn() with a generous deadline
     catalog_rows(server, sql)  read the server's SQLite catalog (offset log,
                             query status) read-only, while it runs
@@ -115,11 +116,13 @@ def produce(bootstrap, topic, records, **conf):
     return offsets
 
 
-def read_committed(bootstrap, topic, timeout=WAIT):
+def read_committed(bootstrap, topic, timeout=WAIT, isolation="read_committed"):
     """Every record of topic (all partitions) as (partition, offset, key, value),
-    read with isolation.level=read_committed up to the last stable offsets."""
+    read with isolation.level=read_committed up to the last stable offsets
+    (isolation="read_uncommitted": up to the high watermarks, the records of
+    open and aborted transactions included)."""
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"check-{time.time_ns()}",
-                  "isolation.level": "read_committed", "enable.auto.commit": False,
+                  "isolation.level": isolation, "enable.auto.commit": False,
                   "auto.offset.reset": "earliest", "enable.partition.eof": True})
     try:
         md = c.list_topics(topic, timeout=30)

@@ -5,9 +5,14 @@ Covers: append output as JSON records keyed by the key columns, each batch one
 transaction with its progress record; update mode as upserts with tombstones for
 groups that leave the result, and for SESSION windows merged away or whose keyed
 bound moved; refusals; and exactly-once: Kafka -> windowed
-aggregation -> Kafka sink while a producer writes to 8 partitions and the server is
-SIGKILLed at random moments and restarted, a read_committed consumer seeing every
-expected row exactly once, with a second server's sink on the same default progress
+aggregation (a 5 s watermark delay over 60 s of event time, small batches: one
+transaction each) -> Kafka sink, the input produced a step before each kill, the
+server killed in turn just after a new progress record reaches the broker, at
+kafka_sink_after_commit, and held at kafka_sink_before_commit until its progress
+record is on the broker; once the query has committed past the end of the input,
+read_committed must give every expected row exactly once and read_uncommitted
+must show the aborted transactions (output rows and progress records of batches
+written again), with a second server's sink on the same default progress
 topic killed mid-transaction and left down; a transaction another producer leaves open
 on a shared progress topic, with the direct recovery read and with fetch =
 'librdkafka'.  The default size keeps ./tools/test short (50 kills); set
@@ -33,6 +38,8 @@ kafka = broker_fixture()
 
 EOS_EVENTS = int(os.environ.get("SLUICE_KAFKA_EOS_EVENTS", "60000"))
 EOS_KILLS = int(os.environ.get("SLUICE_KAFKA_EOS_KILLS", "50"))
+# offsets per batch (max_offsets_per_trigger): 120 batches or more
+EOS_BATCH = max(500, EOS_EVENTS // 120)
 
 
 def connect(server):
@@ -399,16 +406,16 @@ def stall_progress_topic(kafka, sluiced, tmp_path):
 
 @pytest.mark.timeout(3600)
 def test_exactly_once_through_kills(kafka, sluiced, tmp_path):
-    """Kafka -> 1-second windows per k -> Kafka, SIGKILLed at random moments
-    (every other time right after a Kafka commit), sharing the default
-    progress topic with a sink killed mid-transaction."""
+    """Kafka -> 1-second windows per k -> Kafka through EOS_KILLS kills aimed
+    at the sink's transactions (exactly_once_through_kills), sharing the
+    default progress topic with a sink killed mid-transaction."""
     admin = Admin(kafka.bootstrap)
     admin.create_topic("eos_in", 8)
     admin.create_topic("eos_out", 4)
     rng = random.Random(int(os.environ.get("SLUICE_KAFKA_EOS_SEED", "8")))
     other_tid, stalled_at = stall_progress_topic(kafka, sluiced, tmp_path)
     try:
-        exactly_once_through_kills(kafka, sluiced, rng)
+        exactly_once_through_kills(kafka, sluiced, rng, tmp_path)
         # The other transaction held the topic back all along.
         assert stable_and_high(kafka.bootstrap, "sluice_progress")[0] == stalled_at
     finally:
@@ -417,62 +424,137 @@ def test_exactly_once_through_kills(kafka, sluiced, tmp_path):
                   "transactional.id": other_tid}).init_transactions(60)
 
 
-def exactly_once_through_kills(kafka, sluiced, rng):
+def progress_high(watcher):
+    """The high watermark of the default progress topic (one partition):
+    it moves as soon as a batch's transaction has sent its progress record,
+    before that transaction commits."""
+    return watcher.get_watermark_offsets(TopicPartition("sluice_progress", 0), timeout=30)[1]
+
+
+KILL_KINDS = ("sigkill", "after_commit", "before_commit")
+
+
+def exactly_once_through_kills(kafka, sluiced, rng, tmp_path):
+    """The kills, in turn: a SIGKILL aimed just after a new progress record
+    appears on the broker (its transaction open or just committed); a kill
+    at kafka_sink_after_commit (committed in Kafka, not in the state: the
+    replay must find it committed); a kill at kafka_sink_before_commit (the
+    transaction open: the restart aborts it and replays the batch).  The
+    input is produced a step per kill, so batches with output run in every
+    run; a 5-second watermark delay over 60 s of event time and batches of
+    EOS_BATCH offsets make each window close in its own small batch, one
+    transaction each.  Once the query has committed past the end of every
+    input partition, the output read_committed must be exactly the expected
+    rows, and read_uncommitted must show aborted transactions: replayed
+    batches whose first progress record was never committed."""
     server = sluiced()
     with connect(server) as c:
         c.execute(f"CREATE STREAM eos (id BIGINT, k INT, ts TIMESTAMP, "
-                  f"WATERMARK FOR ts AS ts - INTERVAL '30 seconds') WITH (connector = 'kafka', "
+                  f"WATERMARK FOR ts AS ts - INTERVAL '5 seconds') WITH (connector = 'kafka', "
                   f"topic = 'eos_in', bootstrap_servers = '{kafka.bootstrap}')")
         c.execute(f"CREATE SINK eos_sink WITH (connector = 'kafka', topic = 'eos_out', "
                   f"bootstrap_servers = '{kafka.bootstrap}', key = 'window_start,k')")
-        c.execute("CREATE CONTINUOUS QUERY eos_agg INTO eos_sink WITH (trigger = '200 ms', "
-                  "output_mode = 'append') AS "
+        c.execute("CREATE CONTINUOUS QUERY eos_agg INTO eos_sink WITH (trigger = '100 ms', "
+                  f"output_mode = 'append', max_offsets_per_trigger = {EOS_BATCH}) AS "
                   "SELECT window_start, window_end, k, count(*) AS n, sum(id) AS s "
                   "FROM eos GROUP BY WINDOW(ts, INTERVAL '1 second'), k")
 
-    # The producer: events in time order, round robin over the 8 partitions, spread
-    # over the kills (windows close, and batches with output commit, while the
-    # server is killed); then one event far ahead in time on every partition,
-    # which closes every window.
-    done = threading.Event()
-    failure = []
-    step = 1000
-    pause = EOS_KILLS * 1.15 / max(1, EOS_EVENTS // step)
+    # Events in time order, round robin over the 8 partitions, a step before
+    # each kill; the rest after the kills, then one event far ahead in time
+    # on every partition, which closes every window.
+    step = -(-EOS_EVENTS // (EOS_KILLS + 1))
+    produced = 0
 
-    def producer():
-        try:
-            for lo in range(0, EOS_EVENTS, step):
-                hi = min(EOS_EVENTS, lo + step)
-                produce(kafka.bootstrap, "eos_in",
-                        [(i % 8, None, json.dumps(event(i))) for i in range(lo, hi)])
-                time.sleep(pause)
-            far = EOS_EVENTS + 120000
-            produce(kafka.bootstrap, "eos_in", [(p, None, json.dumps(
-                {"id": -1, "k": -1, "ts": (T0 + timedelta(milliseconds=far)).isoformat(sep=" ")}))
-                for p in range(8)])
-        except Exception as e:     # noqa: BLE001 - reported by the test below
-            failure.append(e)
-        finally:
-            done.set()
+    def produce_step():
+        nonlocal produced
+        hi = min(EOS_EVENTS, produced + step)
+        if hi > produced:
+            produce(kafka.bootstrap, "eos_in",
+                    [(i % 8, None, json.dumps(event(i))) for i in range(produced, hi)])
+        produced = hi
 
-    t = threading.Thread(target=producer)
-    t.start()
-    kills = 0
+    watcher = Consumer({"bootstrap.servers": kafka.bootstrap,
+                        "group.id": f"eos-watch-{time.time_ns()}",
+                        "isolation.level": "read_uncommitted"})
+    hold = tmp_path / "hold_eos"
+    hold.write_text("")
+    kinds = Counter()
+
+    def wait_progress_past(high):
+        deadline = time.monotonic() + WAIT
+        while progress_high(watcher) <= high:
+            assert time.monotonic() < deadline, "no new progress record on the broker"
+            time.sleep(0.005)
+
     try:
-        while kills < EOS_KILLS:
-            time.sleep(rng.uniform(0.3, 2.0))
-            server.kill()
-            kills += 1
-            # Every other run dies right after one of its first Kafka commits,
-            # before the batch's state: its replay must find the batch committed.
-            if kills % 2 and kills < EOS_KILLS:
-                server.env["SLUICE_FAULT"] = f"kafka_sink_after_commit:{rng.randint(1, 4)}"
+        high = None
+        for kill in range(EOS_KILLS):
+            kind = KILL_KINDS[kill % 3]
+            if kind == "sigkill":
+                high = progress_high(watcher)
+                produce_step()
+                wait_progress_past(high)
+                time.sleep(rng.uniform(0, 0.02))
+                assert server.kill() == -9, "the server had died on its own"
+            elif kind == "after_commit":
+                produce_step()
+                code = server.wait_exit(WAIT)
+                assert code == -9, f"the server did not die at kafka_sink_after_commit ({code})"
             else:
-                server.env.pop("SLUICE_FAULT", None)
+                # held before the commit until its progress record is on the
+                # broker (high: the progress topic's end before this run)
+                produce_step()
+                n = kinds["before_commit"] + 1
+                assert wait_for(lambda: server.log_text().count(
+                    "fault point kafka_sink_before_commit reached, holding"), n) == n
+                wait_progress_past(high)
+                assert server.kill() == -9
+            kinds[kind] += 1
+            server.env.pop("SLUICE_FAULT", None)
+            nxt = KILL_KINDS[(kill + 1) % 3]
+            if kill + 1 < EOS_KILLS and nxt == "after_commit":
+                server.env["SLUICE_FAULT"] = f"kafka_sink_after_commit:{rng.randint(1, 2)}"
+            elif kill + 1 < EOS_KILLS and nxt == "before_commit":
+                server.env["SLUICE_FAULT"] = "kafka_sink_before_commit:1:hold"
+                server.env["SLUICE_FAULT_HOLD"] = str(hold)
+                high = progress_high(watcher)
             server.start()
     finally:
-        t.join()
-    assert not failure, failure
+        watcher.close()
+    while produced < EOS_EVENTS:
+        produce_step()
+
+    # Settled: the query has committed a batch past the end of every input
+    # partition (sys.source_lag's committed_offset moves after the batch's
+    # Kafka commit and its state commit).  The event far ahead, which closes
+    # every window, goes in only once every other event is read: a batch
+    # that read it before another partition's last events would make those
+    # late (the watermark is the batch's highest event time less the delay).
+    def read_through(total):
+        ends = Consumer({"bootstrap.servers": kafka.bootstrap,
+                         "group.id": f"eos-end-{time.time_ns()}"})
+        try:
+            end = {p: ends.get_watermark_offsets(TopicPartition("eos_in", p), timeout=30)[1]
+                   for p in range(8)}
+        finally:
+            ends.close()
+        assert sum(end.values()) == total
+        with connect(server) as c:
+            def read():
+                return dict(c.execute("SELECT partition, committed_offset FROM sys.source_lag "
+                                      "WHERE query = 'eos_agg'").fetchall())
+            assert wait_for(read, end, timeout=max(WAIT, EOS_EVENTS / 200)) == end
+
+    read_through(EOS_EVENTS)
+    far = EOS_EVENTS + 120000
+    produce(kafka.bootstrap, "eos_in", [(p, None, json.dumps(
+        {"id": -1, "k": -1, "ts": (T0 + timedelta(milliseconds=far)).isoformat(sep=" ")}))
+        for p in range(8)])
+    read_through(EOS_EVENTS + 8)
+    log = server.log_text()
+    assert log.count("fault point kafka_sink_after_commit reached") == kinds["after_commit"]
+    assert log.count("fault point kafka_sink_before_commit reached") == kinds["before_commit"]
+    assert sum(kinds.values()) == EOS_KILLS
 
     want = Counter()
     sums = {}
@@ -486,22 +568,43 @@ def exactly_once_through_kills(kafka, sluiced, rng):
         end = (T0 + timedelta(seconds=w + 1)).isoformat(sep=" ")
         expected[(start, end, k, n, sums[(w, k)])] += 1
 
-    def output():
-        got = Counter()
-        for _, v in values(kafka.bootstrap, "eos_out"):
-            got[(v["window_start"], v["window_end"], v["k"], v["n"], v["s"])] += 1
-        return got
+    def output(isolation):
+        recs = read_committed(kafka.bootstrap, "eos_out", isolation=isolation)
+        return {(p, o): json.loads(v) for p, o, _, v in recs}
 
-    deadline = time.monotonic() + max(WAIT, EOS_EVENTS / 200)
-    got = Counter()
-    while time.monotonic() < deadline:
-        got = output()
-        if sum(got.values()) >= sum(expected.values()):
-            break
-        time.sleep(1)
+    committed = output("read_committed")
+    got = Counter((v["window_start"], v["window_end"], v["k"], v["n"], v["s"])
+                  for v in committed.values())
     missing = expected - got
     extra = got - expected
     assert not missing and not extra, (
-        f"{kills} kills: {sum(missing.values())} rows missing, {sum(extra.values())} extra "
+        f"{EOS_KILLS} kills: {sum(missing.values())} rows missing, {sum(extra.values())} extra "
         f"(duplicates or wrong): missing {list(missing)[:5]} extra {list(extra)[:5]}")
     assert all(n == 1 for n in got.values())
+
+    # The aborted transactions: batches whose progress record was written
+    # twice (the first one's transaction aborted: a committed batch is never
+    # written again), and the output records read_uncommitted shows and
+    # read_committed does not (each a row the replay wrote again; a batch
+    # that closed no window had none).
+    uncommitted = output("read_uncommitted")
+    assert committed.keys() <= uncommitted.keys()
+    aborted = [uncommitted[po] for po in uncommitted.keys() - committed.keys()]
+    assert all((v["window_start"], v["window_end"], v["k"], v["n"], v["s"]) in expected
+               for v in aborted), aborted[:5]
+    batches = Counter(json.loads(v)["batch"] for _, _, k, v in
+                      read_committed(kafka.bootstrap, "sluice_progress",
+                                     isolation="read_uncommitted")
+                      if k.startswith(b"sluice-eos_agg-"))
+    replayed = sorted(b for b, n in batches.items() if n > 1)
+    print(f"kills {dict(kinds)}: {len(batches)} batches, {len(replayed)} written twice, "
+          f"{len(aborted)} aborted output records")
+    assert len(batches) >= EOS_EVENTS // EOS_BATCH, "too few batches: too few transactions"
+    # Each kill held before a commit left its batch's transaction open on
+    # the broker, with its progress record; the restart aborted it and
+    # wrote the batch again (the kills between make each such batch a new
+    # one: a run killed after a commit commits one at least).
+    assert replayed, "no aborted transaction seen"
+    assert len(replayed) >= kinds["before_commit"], (
+        f"{len(replayed)} batches written twice, {kinds['before_commit']} kills "
+        f"before a commit")
