@@ -209,6 +209,7 @@ static int row_args(EvalCtx *cx, ReFn fn, const Vector *args, int nargs, uint32_
 {
     const int8_t *at = re_layout[fn];
     *a = (ReArgs){&args[0].v.str[i], &args[1].v.str[i], NULL, 1, 1, 0, 0};
+    *glob = false;      /* also when an argument is refused below */
     if (at[AT_START] >= 0 && at[AT_START] < nargs &&
         (a->start = args[at[AT_START]].v.i32[i]) < 1)
         return bad_param(cx, "start", a->start);
@@ -223,7 +224,6 @@ static int row_args(EvalCtx *cx, ReFn fn, const Vector *args, int nargs, uint32_
         return bad_param(cx, "subexpr", a->subexpr);
     if (at[AT_FLAGS] >= 0 && at[AT_FLAGS] < nargs)
         a->flags = &args[at[AT_FLAGS]].v.str[i];
-    *glob = false;
     for (uint32_t k = 0; a->flags != NULL && k < a->flags->len; k++) {
         char c = a->flags->ptr[k];
         if (c == 'g')
