@@ -192,6 +192,10 @@ static void explain_inputs(const IncPlan *p, Arena *a, List **lines, int d, cons
 
 void inc_plan_explain(IncPlan *p, Arena *a, List **lines)
 {
+    if (p->graph != NULL) {
+        inc_graph_explain(p, a, lines);
+        return;
+    }
     int d = 0;
     if (p->into != NULL)
         line(a, lines, d, "Sink: INTO stream %s (appended with the state, exactly once)",

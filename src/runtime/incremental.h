@@ -77,6 +77,9 @@ StateStore *cq_store(const CqRuntime *rt);
  * aggregation, windows and sessions or DISTINCT ('Q' + query oid), and a
  * stream-stream join ('J' + query oid). */
 enum { INC_OP_GROUPS, INC_OP_JOIN, INC_OPS };
+/* The most sys.state rows of one query: a plan on the operator graph has
+ * one per operator that keeps state (inc_graph.c). */
+#define INC_MAX_OP_STATES 16
 
 /* One operator's state (sys.state). */
 typedef struct IncOpState {
@@ -164,7 +167,8 @@ int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
 int  inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark,
                     int64_t *watermark_us, bool *rebuild, uint64_t *rows_hash, SlError *err);
 int  inc_state_rows(IncPlan *p, int64_t *rows, int64_t *bytes, SlError *err);
-/* The state of each operator that keeps some (out has room for INC_OPS);
+/* The state of each operator that keeps some (out has room for
+ * INC_MAX_OP_STATES);
  * returns how many, or -1 with err set. */
 int  inc_state_ops(IncPlan *p, IncOpState *out, SlError *err);
 /* The start of the oldest window in the state (windowed aggregation): 1
