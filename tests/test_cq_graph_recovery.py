@@ -9,8 +9,8 @@ of them later than the watermark allows):
             max retracts and re-inserts)
     g_hist  an aggregate over an aggregate: how many keys have each count
 
-For each fault point around a batch's write (docs/architecture.md,
-"Recovery"), the server is started with SLUICE_FAULT=point:N, dies there
+For each fault point of tests/test_crash_recovery.py but the files
+sink's (docs/architecture.md, "Recovery"), the server is started with SLUICE_FAULT=point:N, dies there
 with SIGKILL, is restarted without it, and both result tables are compared
 with what a Python model computes by the engine's rules (batches of
 max_offsets_per_trigger rows; a row whose event time is below the watermark
@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 import psycopg
 import pytest
 from conftest import crash_at_fault_point, kill_at_random
+from test_crash_recovery import FAULT_POINTS as CRASH_POINTS
 
 N_EVENTS = 20_000
 BATCH = 2_000               # max_offsets_per_trigger
@@ -45,17 +46,10 @@ QUERIES = {
                "GROUP BY n"),
 }
 
-# (fault point, N: the hit that kills): each is reached once per batch of
-# each query.
-FAULT_POINTS = [
-    ("offsets_after_write", 7),
-    ("batch_middle", 7),
-    ("batch_before_state_commit", 7),
-    ("batch_after_state_commit", 7),
-    ("batch_after_deliver", 7),
-    ("commit_log_before_write", 7),
-    ("commit_log_after_write", 7),
-]
+# test_crash_recovery's fault points but its files sink's: each is reached
+# once per batch of each query (offsets_before_write, offsets_after_write,
+# batch_middle, batch_before_state_commit, ...).
+FAULT_POINTS = [(p, n) for p, n in CRASH_POINTS if not p.startswith("sink_")]
 
 
 def make_events(seed):

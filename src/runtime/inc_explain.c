@@ -81,6 +81,11 @@ bool inc_plan_complete_unbounded(IncPlan *p)
            p->ttl_us == 0 && p->agg->u.agg.ngroups > 0;
 }
 
+const char *inc_plan_unbounded_ops(IncPlan *p, Arena *a)
+{
+    return p->graph != NULL ? inc_graph_unbounded(p, a) : NULL;
+}
+
 /* A stream read by the query, and its watermark. */
 static void explain_source(Arena *a, List **lines, int d, const CatRelation *rel, int wm_col,
                            int64_t delay_us, bool part_wm, const SourceParts *parts)

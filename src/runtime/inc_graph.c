@@ -17,6 +17,8 @@
  *                       its figures (EngOpVt stats) as the last committed
  *                       batch left them
  *   inc_graph_explain   EXPLAIN CONTINUOUS QUERY: one line per operator
+ *   inc_graph_unbounded the operators whose state no bound limits (CREATE
+ *                       warns)
  *
  * The result table.  The graph's output is a delta (rows with weights):
  * a row the result holds n times is n keys 'T' + oid + ex_key_encode(the
@@ -385,7 +387,8 @@ int inc_graph_run(IncPlan *p, IncBatch *b, SlError *err)
      * table's copy counts under INC_OP_JOIN (their rows: the result's). */
     EngOpStats st;
     graph_stats(ig, &st);
-    b->evicted_rows = st.evicted - meta.op[INC_OP_GROUPS].evicted;
+    /* (an operator's count restarts at its restore: never below 0) */
+    b->evicted_rows = SL_MAX(st.evicted - meta.op[INC_OP_GROUPS].evicted, 0);
     meta.op[INC_OP_GROUPS] = (OpStat){st.rows, st.bytes, st.evicted};
     meta.op[INC_OP_JOIN] = (OpStat){result_rows, result_bytes, 0};
     meta.state_rows = st.rows;
@@ -508,4 +511,20 @@ void inc_graph_explain(IncPlan *p, Arena *a, List **lines)
                                               in->rel->name));
     }
     strbuf_free(&sb);
+}
+
+const char *inc_graph_unbounded(IncPlan *p, Arena *a)
+{
+    IncGraph *ig = p->graph;
+    StrBuf sb;
+    strbuf_init(&sb);
+    for (int i = 0; i < ig->g->nops; i++) {
+        const EngOp *op = ig->g->ops[i];
+        if (op->bound != ENG_BOUND_UNBOUNDED)
+            continue;
+        strbuf_printf(&sb, "%s%s (op %d)", sb.len > 0 ? ", " : "", op->vt->kind, i);
+    }
+    const char *r = sb.len > 0 ? arena_strndup(a, sb.data, sb.len) : NULL;
+    strbuf_free(&sb);
+    return r;
 }

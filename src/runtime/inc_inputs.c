@@ -3,7 +3,7 @@
  * batch executor over them (see inc_inputs.h, docs/engine.md "Joins and
  * UNION ALL").
  *
- *   inc_inputs_collect, inc_inputs_close, inc_inputs_reads
+ *   inc_inputs_collect, inc_inputs_add_stream, inc_inputs_close, inc_inputs_reads
  *   inc_inputs_time_watermarked
  *   inc_inputs_run_init, inc_inputs_track, inc_inputs_exec
  *
@@ -109,10 +109,10 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore 
         if (ls && rs) {
             /* An interval join (inc_join.c checks its time bound). */
             if (n != root)
-                return refuse_shape(ins, err, "a continuous query may join two streams only in its "
-                                   "outermost join",
-                              "Join the stream-stream result to tables in a query that reads "
-                              "its output stream (INTO).");
+                return refuse_shape(ins, err, "a continuous query may join two streams only "
+                                              "in its outermost join",
+                                    "Join the stream-stream result to tables in a query that "
+                                    "reads its output stream (INTO).");
             ins->sjoin = n;
             ins->sjoin_nleft = nleft;
             *streams = true;
@@ -128,9 +128,9 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore 
     }
     case PLAN_SETOP:
         if (n->u.setop.op != SETOP_UNION || !n->u.setop.all)
-            return refuse_shape(ins, err, "UNION, INTERSECT and EXCEPT cannot run incrementally; only "
-                               "UNION ALL can",
-                          "Use UNION ALL, and GROUP BY to remove duplicates.");
+            return refuse_shape(ins, err, "UNION, INTERSECT and EXCEPT cannot run "
+                                          "incrementally; only UNION ALL can",
+                                "Use UNION ALL, and GROUP BY to remove duplicates.");
         if (walk(ins, a, n->child, root, st, &ls, err) < 0 ||
             walk(ins, a, n->right, root, st, &rs, err) < 0)
             return -1;
@@ -141,7 +141,8 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore 
         *streams = true;
         return 0;
     case PLAN_DISTINCT:
-        return refuse_shape(ins, err, "nested DISTINCT in a continuous query is not supported yet", NULL);
+        return refuse_shape(ins, err, "nested DISTINCT in a continuous query is not supported "
+                                      "yet", NULL);
     case PLAN_WINDOW:
         return refuse(err, "window functions on a stream cannot run incrementally yet", NULL);
     case PLAN_SERIES:
@@ -150,12 +151,12 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore 
         return refuse(err, "LIMIT on a stream cannot run incrementally",
                       "Read the result table with LIMIT instead.");
     case PLAN_AGG:
-        return refuse_shape(ins, err, "nested aggregation in a continuous query is not supported yet",
-                      NULL);
+        return refuse_shape(ins, err, "nested aggregation in a continuous query is not "
+                                      "supported yet", NULL);
     default:
         return refuse_shape(ins, err, "this query shape cannot run incrementally yet",
-                      "A continuous query reads streams, joined to tables or combined with "
-                      "UNION ALL, with WHERE, and may GROUP BY.");
+                            "A continuous query reads streams, joined to tables or combined "
+                            "with UNION ALL, with WHERE, and may GROUP BY.");
     }
 }
 

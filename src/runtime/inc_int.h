@@ -206,12 +206,13 @@ void inc_next_watermark(IncPlan *p, IncBatch *b, Meta *meta, const int64_t *max_
 
 /* inc_graph.c: the plan as an operator graph (p->graph set even when it
  * fails: inc_plan_free frees it); one batch; sys.state's rows (at most
- * max); EXPLAIN's lines. */
+ * max); EXPLAIN's lines; the unbounded operators (NULL: none), in a. */
 int  inc_graph_build(IncPlan *p, const Plan *plan, SlError *err);
 void inc_graph_free(IncGraph *ig);
 int  inc_graph_run(IncPlan *p, IncBatch *b, SlError *err);
 int  inc_graph_ops(IncPlan *p, IncOpState *out, int max);
 void inc_graph_explain(IncPlan *p, Arena *a, List **lines);
+const char *inc_graph_unbounded(IncPlan *p, Arena *a);
 
 /* Follows column col of the plan node at lower[i] down to the scan: the
  * stream column it is, or -1 if it is computed. */

@@ -8,6 +8,8 @@
  *   inc_plan_keeps_rows, inc_plan_lost_rows, inc_plan_result_hash
  *   inc_batch_run, inc_state_meta, inc_state_rows, inc_state_ops, inc_state_log_entry,
  *   inc_state_oldest_window, inc_state_delete, inc_state_put_bytes
+ *   inc_meta_read, inc_meta_write, inc_check_fingerprint, inc_next_watermark
+ *                 (the meta key and the watermarks, shared with inc_graph.c)
  *   inc_emit_groups, inc_emit_deletes (a keyed Kafka sink's tombstones for
  *   sessions whose row left it), inc_sink_key_window
  *
@@ -18,7 +20,11 @@
  *   [FILTER | PROJECT]* over SCAN                      stateless, append
  *   [FILTER | PROJECT]* over AGG over [FILTER | PROJECT]* over SCAN
  *                                 grouped, optionally by WINDOW(ts, size[, slide])
- * and refuses everything else at CREATE with a message that says why.
+ * and refuses everything else at CREATE with a message that says why --
+ * except a refusal of the plan's shape (refuse_shape: a nested aggregate,
+ * DISTINCT or join, UNION, DISTINCT aggregates, ...), after which the plan
+ * runs as an operator graph (graph_build, inc_graph.c; docs/engine.md,
+ * "Queries on the operator graph").
  *
  * A batch streams the source range through the lower chain (vectorized
  * ex_eval), assigns rows to windows, drops late rows, and folds them into
@@ -595,10 +601,8 @@ static void compute_need(IncPlan *p)
  * (inc_graph.c) instead, its result table kept with retractions.  What
  * the graph does not do yet is refused here: INTO, append mode, state_ttl,
  * late_rows.  0, or -1 with err set. */
-static int graph_build(IncPlan *p, const CreateCqStmt *cs, Plan *plan, Catalog *cat,
-                       SlError *err)
+static int graph_build(IncPlan *p, const CreateCqStmt *cs, Plan *plan, SlError *err)
 {
-    SL_UNUSED(cat);
     /* Forget what the fixed shape's rewriter made. */
     inc_inputs_close(&p->ins);
     memset(&p->ins, 0, sizeof(p->ins));
@@ -700,15 +704,14 @@ static int plan_build(const CatRelation *query, Catalog *cat, StateStore *st, In
         if (strcmp(err->sqlstate, ERRCODE_FEATURE_NOT_SUPPORTED) == 0 &&
             (p->shape_refused || p->ins.shape_refused)) {
             sl_error_clear(err);
-            if (graph_build(p, cs, q->plan, cat, err) < 0)
+            if (graph_build(p, cs, q->plan, err) < 0)
                 goto fail;
             *out = p;
             return 0;
         }
         goto fail;
     }
-    if (
-        (p->ins.sjoin != NULL &&
+    if ((p->ins.sjoin != NULL &&
          inc_join_build(&p->arena, &p->ins, st, query, &p->sjoin, err) < 0) ||
         (cs->into != NULL && check_into(p, cat, cs->into->name, q->plan, err) < 0) ||
         check_late(p, cat, err) < 0 || check_parts(p, err) < 0)

@@ -37,6 +37,8 @@
  *   inc_state_rows    the state rows and bytes kept (the 'M' key's counts)
  *   inc_state_ops     per operator: rows, bytes, evicted rows, sizes in RocksDB
  *   inc_state_oldest_window  the start of the oldest window kept
+ *   inc_plan_unbounded_ops  a graph plan's operators whose state no bound
+ *                     limits (CREATE's WARNING)
  *
  * inc_batch_run runs on a worker thread; at most one per plan at a time.
  */
@@ -177,6 +179,10 @@ int  inc_state_oldest_window(IncPlan *p, bool has_wm, int64_t wm_us, int64_t *st
                              SlError *err);
 /* Complete mode over groups no window or TTL bounds (CREATE warns). */
 bool inc_plan_complete_unbounded(IncPlan *p);
+/* A plan on the operator graph: its operators whose state grows with the
+ * distinct keys, as text in a ("aggregate (op 2), ..."); NULL when none or
+ * for a plan of the fixed shape (CREATE warns). */
+const char *inc_plan_unbounded_ops(IncPlan *p, Arena *a);
 /* EXPLAIN CONTINUOUS QUERY: the operators, their state and its bound, as
  * lines appended to *lines (inc_explain.c). */
 void inc_plan_explain(IncPlan *p, Arena *a, List **lines);
