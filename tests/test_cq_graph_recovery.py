@@ -182,3 +182,23 @@ def test_twenty_random_kills(sluiced, events):
     server.stop()
     kill_at_random(server, 20, random.Random(20), resume_all)
     assert converge(server, (best, hist)) == (best, hist)
+
+
+def test_unbounded_state_warns(sluiced):
+    """CREATE warns when an operator of the graph keeps state no watermark
+    bounds (here the outer aggregate's groups), naming it; a query whose
+    operators are all bounded gets no warning."""
+    server = sluiced()
+    with connect(server) as c:
+        notices = []
+        c.add_notice_handler(lambda d: notices.append((d.severity, d.message_primary)))
+        c.execute("CREATE STREAM ev (k BIGINT, ts TIMESTAMP,"
+                  " WATERMARK FOR ts AS ts - INTERVAL '5 seconds')")
+        c.execute(f"CREATE CONTINUOUS QUERY g_hist AS {QUERIES['g_hist']}")
+        assert len(notices) == 1 and notices[0][0] == "WARNING", notices
+        assert "grows with every new key in aggregate (op 0), aggregate (op 2)" in notices[0][1]
+        notices.clear()
+        c.execute("CREATE CONTINUOUS QUERY g_win AS SELECT window_start, max(c) AS m FROM"
+                  " (SELECT window_start, k, count(*) AS c FROM ev"
+                  " GROUP BY WINDOW(ts, INTERVAL '10 seconds'), k) x GROUP BY window_start")
+        assert notices == []
