@@ -123,6 +123,24 @@ int inc_graph_build(IncPlan *p, const Plan *plan, SlError *err)
     if (p->ins.n == 0)
         return sl_error(err, ERRCODE_WRONG_OBJECT_TYPE,
                         "a continuous query reads a stream: this one reads none");
+    /* One watermark per input: a watermark per partition (a partitioned
+     * stream's, or one with idle_timeout, inc_watermark.c) is not kept for
+     * the graph yet, and the max over partitions would make a lagging
+     * partition's rows late. */
+    for (int i = 0; i < p->ins.n; i++) {
+        const IncInput *in = &p->ins.in[i];
+        SourceParts parts;
+        if (source_parts(in->rel, &parts, err) < 0)
+            return -1;
+        if (in->wm_col >= 0 && (parts.n > 1 || parts.idle_us > 0)) {
+            sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                     "a continuous query on the operator graph cannot read stream \"%s\" yet: "
+                     "its watermark is kept per partition", in->rel->name);
+            sl_error_hint(err, "Read a stream of one partition without idle_timeout, or "
+                               "split the query so that the part the fixed plan runs reads it.");
+            return -1;
+        }
+    }
     ig->cprefix[0] = 'G';
     put_be32(ig->cprefix + 1, p->query->oid);
     ig->cprefix[5] = 0xFF;
