@@ -11,7 +11,8 @@
  *   inc_graph_free
  *   inc_graph_run       one batch: the inputs' ranges read, late rows
  *                       dropped, the graph run, its output delta applied
- *                       to the result table, everything in the batch's one
+ *                       to the result table (or, INTO a stream, its rows
+ *                       appended), everything in the batch's one
  *                       StateBatch with the meta key
  *   inc_graph_ops       sys.state: one row per operator that keeps state,
  *                       its figures (EngOpVt stats) as the last committed
@@ -32,6 +33,11 @@
  * operators' checkpoints and the meta key ('M' + oid, incremental.c's
  * layout: batch id, the query's and each input's watermark, the figures),
  * so recovery (cq.c) and its fault points apply unchanged.
+ *
+ * Append mode and INTO an internal stream: only for a graph none of whose
+ * operators can retract a row it output (incremental.c, graph_retracting:
+ * no aggregate, outer join or EXCEPT); its rows are inserted into the
+ * result table as above, or appended to the stream in the batch's write.
  *
  * Watermarks.  Input i's watermark is its max event time less its delay
  * (the stream's WATERMARK), kept in the meta key; a row whose event time
@@ -278,6 +284,12 @@ static int apply_output(GraphRun *gr, StateBatch *wb, const EngDelta *d, int64_t
             break;
         }
         int64_t n = got == 1 ? (int64_t)get_be64(v) : 0;
+        if (w < 0 && p->mode == MODE_APPEND) {
+            rc = sl_error(gr->err, ERRCODE_INTERNAL_ERROR,
+                          "continuous query \"%s\" in append mode retracted a row",
+                          p->query->name);
+            break;
+        }
         if (w < 0 && -w > n) {
             rc = sl_error(gr->err, ERRCODE_INTERNAL_ERROR,
                           "continuous query \"%s\" retracted a row its result table does not "
@@ -317,6 +329,28 @@ static int apply_output(GraphRun *gr, StateBatch *wb, const EngDelta *d, int64_t
     strbuf_free(&key);
     strbuf_free(&ck);
     return rc;
+}
+
+/* INTO a stream (a graph that never retracts, graph_retracting in
+ * incremental.c): each row of the consolidated output d as many times as
+ * its weight, into *rows (in the batch's arena).  A retraction here is a
+ * bug: XX000. */
+static int into_rows(GraphRun *gr, const EngDelta *d, EngDelta *rows)
+{
+    eng_delta_init(rows, gr->a, gr->p->graph->g->ops[gr->p->graph->g->output]->out_cols,
+                   (int)d->rows.ncols, d->rows.nrows);
+    for (uint32_t r = 0; r < d->rows.nrows; r++) {
+        if (d->weights[r] < 0)
+            return sl_error(gr->err, ERRCODE_INTERNAL_ERROR,
+                            "continuous query \"%s\" retracted a row it wrote INTO stream "
+                            "\"%s\"", gr->p->query->name, gr->p->into->name);
+        for (int64_t k = 0; k < d->weights[r]; k++) {
+            eng_delta_append(rows, gr->a, &d->rows, r, 1);
+            record_change(gr->b, 'I', &d->rows, r);
+        }
+    }
+    gr->b->output_rows += rows->rows.nrows;
+    return 0;
 }
 
 /* The operators' figures, summed (sys.query_progress's state rows), and
@@ -395,11 +429,18 @@ int inc_graph_run(IncPlan *p, IncBatch *b, SlError *err)
     if (eng_graph_run(ig->g, &cx, dp, has_wm, wm, out_cb, &gr) < 0)
         goto out;
     int64_t result_rows = meta.op[INC_OP_JOIN].rows, result_bytes = meta.op[INC_OP_JOIN].bytes;
+    EngDelta into;              /* INTO a stream: the rows appended */
+    bool has_into = false;
     if (gr.has_out) {
         EngDelta c;
         eng_delta_consolidate(&gr.out, &a, &c);
-        if (apply_output(&gr, wb, &c, &result_rows, &result_bytes) < 0)
+        if (p->into != NULL) {
+            if (into_rows(&gr, &c, &into) < 0)
+                goto out;
+            has_into = into.rows.nrows > 0;
+        } else if (apply_output(&gr, wb, &c, &result_rows, &result_bytes) < 0) {
             goto out;
+        }
     }
     /* The figures: the operators' state under INC_OP_GROUPS, the result
      * table's copy counts under INC_OP_JOIN (their rows: the result's). */
@@ -439,7 +480,11 @@ int inc_graph_run(IncPlan *p, IncBatch *b, SlError *err)
                  strerror(errno));
         goto out;
     }
-    if (dead_letters_append(p->st, &p->shared->dead_mu, &dead, NULL, 0, wb, err) < 0)
+    /* INTO: the output chunk in the same write as the state. */
+    const Batch *outs[1] = {has_into ? &into.rows : NULL};
+    StreamAppend app = {p->into, outs, 1, NULL, 0};
+    if (dead_letters_append(p->st, &p->shared->dead_mu, &dead, has_into ? &app : NULL,
+                            has_into ? 1 : 0, wb, err) < 0)
         goto out;
     b->write_us = mono_us() - tw;
     SLUICE_FAULT("batch_after_state_commit");
@@ -482,13 +527,23 @@ int inc_graph_ops(IncPlan *p, IncOpState *out, int max)
 void inc_graph_explain(IncPlan *p, Arena *a, List **lines)
 {
     IncGraph *ig = p->graph;
+    if (p->into != NULL)
+        *lines = list_append(a, *lines,
+                             arena_printf(a, "Sink: INTO stream %s (appended with the state, "
+                                             "exactly once; no operator retracts)",
+                                          p->into->name));
+    else
+        *lines = list_append(a, *lines,
+                             arena_printf(a, "Sink: result table %s (keyed by the row and a "
+                                             "copy number%s)", p->query->name,
+                                          p->mode == MODE_APPEND
+                                              ? "; no operator retracts"
+                                              : ": the output carries retractions"));
     *lines = list_append(a, *lines,
-                         arena_printf(a, "Sink: result table %s (keyed by the row and a copy "
-                                         "number: the output carries retractions)",
-                                      p->query->name));
-    *lines = list_append(a, *lines, arena_printf(a, "Output mode: %s",
-                                                 p->mode == MODE_COMPLETE ? "complete"
-                                                                          : "update"));
+                         arena_printf(a, "Output mode: %s",
+                                      p->mode == MODE_COMPLETE ? "complete"
+                                      : p->mode == MODE_APPEND ? "append"
+                                                               : "update"));
     *lines = list_append(a, *lines, arena_printf(a, "Operator graph: %d operators, output op %d",
                                                  ig->g->nops, ig->g->output));
     StrBuf sb;

@@ -597,11 +597,42 @@ static void compute_need(IncPlan *p)
         p->scan_need = p->ins.need[0];
 }
 
+/* What in plan can take back a row it output when its inputs only insert
+ * (a stream's rows): an aggregate (each change of a group retracts its
+ * row), an outer join (a padded row, retracted when a match comes),
+ * EXCEPT (a row the right side comes to hold); NULL when nothing can
+ * (filters, projections, inner joins, DISTINCT, UNION, INTERSECT). */
+static const char *graph_retracting(const Plan *n)
+{
+    const char *r;
+    switch (n->kind) {
+    case PLAN_FILTER:
+    case PLAN_PROJECT:
+    case PLAN_DISTINCT:
+        return graph_retracting(n->child);
+    case PLAN_AGG:
+        return "aggregate (each change of a group retracts its row)";
+    case PLAN_JOIN:
+        if (n->u.join.type != JOIN_INNER && n->u.join.type != JOIN_CROSS)
+            return "outer join (a padded row is retracted when a match comes)";
+        return (r = graph_retracting(n->child)) != NULL ? r : graph_retracting(n->right);
+    case PLAN_SETOP:
+        if (n->u.setop.op == SETOP_EXCEPT)
+            return "EXCEPT (a row is retracted when the right side comes to hold it)";
+        return (r = graph_retracting(n->child)) != NULL ? r : graph_retracting(n->right);
+    default:
+        return NULL;
+    }
+}
+
 /* The fixed shape refused q's shape: the plan runs as an operator graph
- * (inc_graph.c) instead, its result table kept with retractions.  What
- * the graph does not do yet is refused here: INTO, append mode, state_ttl,
- * late_rows.  0, or -1 with err set. */
-static int graph_build(IncPlan *p, const CreateCqStmt *cs, Plan *plan, SlError *err)
+ * (inc_graph.c) instead, its result table kept with retractions.  Append
+ * mode and INTO an internal stream only where no operator can retract a
+ * row (graph_retracting), else refused naming it; what the graph does not
+ * do yet is refused too: INTO a sink, state_ttl, late_rows.  0, or -1
+ * with err set. */
+static int graph_build(IncPlan *p, const CreateCqStmt *cs, Plan *plan, Catalog *cat,
+                       SlError *err)
 {
     /* Forget what the fixed shape's rewriter made. */
     inc_inputs_close(&p->ins);
@@ -616,29 +647,26 @@ static int graph_build(IncPlan *p, const CreateCqStmt *cs, Plan *plan, SlError *
         opts_get_interval_us(&o, "state_ttl", 0, &p->ttl_us, err) < 0)
         return -1;
     const char *mode = opts_get(&o, "output_mode");
-    p->mode = MODE_UPDATE;
-    if (mode != NULL && strcmp(mode, "append") == 0) {
-        sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                 "output_mode 'append' is not supported yet for a continuous query on the "
-                 "operator graph");
-        sl_error_detail(err, "Its result carries retractions: a row it wrote may be taken "
-                             "back by a later batch.");
-        sl_error_hint(err, "Use output_mode = 'update' (the default): the result table "
-                           "holds the query's current answer.");
+    p->mode = mode == NULL                       ? MODE_UPDATE
+              : strcmp(mode, "append") == 0      ? MODE_APPEND
+              : strcmp(mode, "complete") == 0    ? MODE_COMPLETE
+                                                 : MODE_UPDATE;
+    const char *retracts = graph_retracting(plan);
+    if ((p->mode == MODE_APPEND || cs->into != NULL) && retracts != NULL) {
+        if (cs->into != NULL)
+            sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                     "continuous query \"%s\" cannot write INTO \"%s\": its %s, and a "
+                     "stream cannot take back a row", p->query->name, cs->into->name,
+                     retracts);
+        else
+            sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                     "output_mode 'append' cannot hold for continuous query \"%s\": its %s",
+                     p->query->name, retracts);
+        sl_error_hint(err, "Use output_mode = 'update' (the default) without INTO: the result "
+                           "table holds the query's current answer, and SUBSCRIBE sends each "
+                           "change as a delete and an insert.");
         return -1;
     }
-    if (mode != NULL && strcmp(mode, "update") != 0 && strcmp(mode, "complete") != 0) {
-        sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE, "invalid output_mode \"%s\"", mode);
-        sl_error_hint(err, "Use 'append', 'update' or 'complete'.");
-        return -1;
-    }
-    if (mode != NULL && strcmp(mode, "complete") == 0)
-        p->mode = MODE_COMPLETE;
-    if (cs->into != NULL)
-        return refuse(err, "INTO is not supported yet for a continuous query on the operator "
-                           "graph: its result carries retractions",
-                      "Leave out INTO: the result table holds the query's current answer "
-                      "(SELECT, SUBSCRIBE).");
     if (p->ttl_us != 0)
         return refuse(err, "state_ttl is not supported yet for a continuous query on the "
                            "operator graph", NULL);
@@ -649,6 +677,16 @@ static int graph_build(IncPlan *p, const CreateCqStmt *cs, Plan *plan, SlError *
                       "late_rows.");
     if (inc_graph_build(p, plan, err) < 0)
         return -1;
+    if (cs->into != NULL) {
+        const CatRelation *rel = cat_lookup(cat, cs->into->name);
+        if (rel != NULL && rel->kind == REL_SINK)
+            return refuse(err, "INTO a sink is not supported yet for a continuous query on "
+                               "the operator graph",
+                          "Write INTO an internal stream, and read it with a query of the "
+                          "fixed plan INTO the sink.");
+        if (check_into(p, cat, cs->into->name, plan, err) < 0)
+            return -1;
+    }
     p->tprefix[0] = 'T';
     p->meta_key[0] = 'M';
     p->qprefix[0] = 'Q';
@@ -704,7 +742,7 @@ static int plan_build(const CatRelation *query, Catalog *cat, StateStore *st, In
         if (strcmp(err->sqlstate, ERRCODE_FEATURE_NOT_SUPPORTED) == 0 &&
             (p->shape_refused || p->ins.shape_refused)) {
             sl_error_clear(err);
-            if (graph_build(p, cs, q->plan, err) < 0)
+            if (graph_build(p, cs, q->plan, cat, err) < 0)
                 goto fail;
             *out = p;
             return 0;
