@@ -42,7 +42,9 @@
  * Watermarks.  Input i's watermark is its max event time less its delay
  * (the stream's WATERMARK), kept in the meta key; a row whose event time
  * is below the watermark the batch starts with is late: dropped before the
- * graph and counted (late_rows), as the fixed plan does.  The graph gets
+ * graph and counted (late_rows), as the fixed plan does; with the
+ * late_rows option (a query of one stream) appended to that stream in the
+ * batch's write.  The graph gets
  * each input's watermark after the batch's rows.
  */
 #include "inc_int.h"
@@ -197,10 +199,11 @@ static int out_cb(void *arg, const EngDelta *d, EngCtx *cx)
 }
 
 /* Reads input i's range of the batch into one delta (weight 1 a row) in
- * a, dropping the rows below the watermark the batch starts with (late);
- * tracks the rows and the event times.  0 or -1. */
+ * a, dropping the rows below the watermark the batch starts with (late:
+ * into *late when it is not NULL, late_rows); tracks the rows and the
+ * event times.  0 or -1. */
 static int read_input(GraphRun *gr, int i, const Meta *m, DeadLetters *dead, int64_t *max_event,
-                      EngDelta *d)
+                      EngDelta *d, EngDelta *late)
 {
     IncPlan *p = gr->p;
     IncBatch *b = gr->b;
@@ -227,6 +230,8 @@ static int read_input(GraphRun *gr, int i, const Meta *m, DeadLetters *dead, int
                 *max_event = SL_MAX(*max_event, t);
                 if (judge && t < wm) {
                     b->late_rows++;
+                    if (late != NULL)
+                        eng_delta_append(late, gr->a, rows, r, 1);
                     continue;
                 }
             }
@@ -411,9 +416,13 @@ int inc_graph_run(IncPlan *p, IncBatch *b, SlError *err)
     int64_t *wm = ARENA_ARRAY(&a, int64_t, ns);
     int64_t max_event[INC_MAX_INPUTS];
     int64_t t1 = mono_us();
+    EngDelta late;              /* late_rows (one input): the late rows */
+    if (p->late != NULL)
+        eng_delta_init(&late, &a, p->ins.in[0].scan->cols, p->ins.in[0].scan->ncols, 16);
     for (int i = 0; i < ns; i++) {
         max_event[i] = INT64_MIN;
-        if (read_input(&gr, i, &meta, &dead, &max_event[i], &deltas[i]) < 0)
+        if (read_input(&gr, i, &meta, &dead, &max_event[i], &deltas[i],
+                       p->late != NULL ? &late : NULL) < 0)
             goto out;
         dp[i] = &deltas[i];
     }
@@ -480,11 +489,16 @@ int inc_graph_run(IncPlan *p, IncBatch *b, SlError *err)
                  strerror(errno));
         goto out;
     }
-    /* INTO: the output chunk in the same write as the state. */
+    /* INTO and late_rows: their chunks in the same write as the state. */
     const Batch *outs[1] = {has_into ? &into.rows : NULL};
-    StreamAppend app = {p->into, outs, 1, NULL, 0};
-    if (dead_letters_append(p->st, &p->shared->dead_mu, &dead, has_into ? &app : NULL,
-                            has_into ? 1 : 0, wb, err) < 0)
+    const Batch *lates[1] = {p->late != NULL ? &late.rows : NULL};
+    StreamAppend apps[2];
+    int napps = 0;
+    if (has_into)
+        apps[napps++] = (StreamAppend){p->into, outs, 1, NULL, 0};
+    if (p->late != NULL && late.rows.nrows > 0)
+        apps[napps++] = (StreamAppend){p->late, lates, 1, NULL, 0};
+    if (dead_letters_append(p->st, &p->shared->dead_mu, &dead, apps, napps, wb, err) < 0)
         goto out;
     b->write_us = mono_us() - tw;
     SLUICE_FAULT("batch_after_state_commit");

@@ -417,27 +417,10 @@ static int check_into(IncPlan *p, Catalog *cat, const char *name, const Plan *to
     return 0;
 }
 
-/* late_rows = 'stream': an internal stream other than the source and the
- * INTO stream, with the source stream's columns (late rows are appended as
- * they were read). */
-static int check_late(IncPlan *p, Catalog *cat, SlError *err)
+/* The late_rows stream: exists, is internal, is neither read nor written
+ * by the query, and has the source stream's column types. */
+static int late_stream(IncPlan *p, Catalog *cat, const char *name, SlError *err)
 {
-    Options o;
-    if (opts_parse(&p->arena, p->query->options, &o, err) < 0)
-        return -1;
-    const char *name = opts_get(&o, "late_rows");
-    if (name == NULL)
-        return 0;
-    if (!p->plain)
-        return refuse(err, "late_rows is not supported yet for a continuous query over "
-                           "several inputs (a join or UNION ALL)",
-                      "Late rows are dropped and counted (sys.query_progress); remove "
-                      "late_rows.");
-    if ((p->agg == NULL || p->agg->u.agg.window.kind == WINDOW_NONE) &&
-        (p->distinct == NULL || p->dedup_time_col < 0))
-        return refuse(err, "late_rows needs an operator that can find rows late",
-                      "Rows are late for a windowed aggregation or a DISTINCT over the "
-                      "event-time column, against the stream's WATERMARK.");
     const CatRelation *rel = cat_lookup(cat, name);
     if (rel == NULL)
         return sl_error(err, ERRCODE_UNDEFINED_TABLE, "stream \"%s\" does not exist", name);
@@ -471,6 +454,35 @@ static int check_late(IncPlan *p, Catalog *cat, SlError *err)
     p->late = rel;
     cat_relation_ref(rel);
     return 0;
+}
+
+/* late_rows = 'stream': an internal stream other than the source and the
+ * INTO stream, with the source stream's columns (late rows are appended as
+ * they were read). */
+static int check_late(IncPlan *p, Catalog *cat, SlError *err)
+{
+    Options o;
+    if (opts_parse(&p->arena, p->query->options, &o, err) < 0)
+        return -1;
+    const char *name = opts_get(&o, "late_rows");
+    if (name == NULL)
+        return 0;
+    if (p->graph == NULL && !p->plain)
+        return refuse(err, "late_rows is not supported yet for a continuous query over "
+                           "several inputs (a join or UNION ALL)",
+                      "Late rows are dropped and counted (sys.query_progress); remove "
+                      "late_rows.");
+    if (p->graph != NULL && (p->ins.n != 1 || p->ins.in[0].wm_col < 0))
+        return refuse(err, "late_rows on the operator graph needs a query that reads one "
+                           "stream, with a WATERMARK",
+                      "Late rows are dropped and counted (sys.query_progress); remove "
+                      "late_rows.");
+    if (p->graph == NULL && (p->agg == NULL || p->agg->u.agg.window.kind == WINDOW_NONE) &&
+        (p->distinct == NULL || p->dedup_time_col < 0))
+        return refuse(err, "late_rows needs an operator that can find rows late",
+                      "Rows are late for a windowed aggregation or a DISTINCT over the "
+                      "event-time column, against the stream's WATERMARK.");
+    return late_stream(p, cat, name, err);
 }
 
 /* The partitions of each stream read: a stream with a watermark and
@@ -628,9 +640,9 @@ static const char *graph_retracting(const Plan *n)
 /* The fixed shape refused q's shape: the plan runs as an operator graph
  * (inc_graph.c) instead, its result table kept with retractions.  Append
  * mode and INTO an internal stream only where no operator can retract a
- * row (graph_retracting), else refused naming it; what the graph does not
- * do yet is refused too: INTO a sink, state_ttl, late_rows.  0, or -1
- * with err set. */
+ * row (graph_retracting), else refused naming it; late_rows over one
+ * stream; what the graph does not do yet is refused too: INTO a sink,
+ * state_ttl.  0, or -1 with err set. */
 static int graph_build(IncPlan *p, const CreateCqStmt *cs, Plan *plan, Catalog *cat,
                        SlError *err)
 {
@@ -670,11 +682,6 @@ static int graph_build(IncPlan *p, const CreateCqStmt *cs, Plan *plan, Catalog *
     if (p->ttl_us != 0)
         return refuse(err, "state_ttl is not supported yet for a continuous query on the "
                            "operator graph", NULL);
-    if (opts_get(&o, "late_rows") != NULL)
-        return refuse(err, "late_rows is not supported yet for a continuous query on the "
-                           "operator graph",
-                      "Late rows are dropped and counted (sys.query_progress); remove "
-                      "late_rows.");
     if (inc_graph_build(p, plan, err) < 0)
         return -1;
     if (cs->into != NULL) {
@@ -687,6 +694,8 @@ static int graph_build(IncPlan *p, const CreateCqStmt *cs, Plan *plan, Catalog *
         if (check_into(p, cat, cs->into->name, plan, err) < 0)
             return -1;
     }
+    if (check_late(p, cat, err) < 0)
+        return -1;
     p->tprefix[0] = 'T';
     p->meta_key[0] = 'M';
     p->qprefix[0] = 'Q';
