@@ -60,8 +60,9 @@ struct IncPlan {
                                        reads it (NULL: all; source_reader_need) */
     IncJoin           *sjoin;       /* inputs is a stream-stream join, or NULL */
     IncGraph          *graph;       /* the plan runs as an operator graph (inc_graph.c;
-                                       none of the fixed shape's fields below but the
-                                       prefixes, mode, shape and hashes are set) */
+                                       of the fields below only ins, stream, source,
+                                       into, late, mode, the prefixes, shape and
+                                       hashes are set) */
     bool               shape_refused;   /* the fixed rewriter refused the plan's shape */
     OutputMode         mode;
     /* the plan, cut in pieces: upper chain (top first), agg, lower chain */
