@@ -314,6 +314,35 @@ def sluiced_refuses(args, env=None, timeout=30):
     return subprocess.CompletedProcess(args, proc.returncode, out, err)
 
 
+def crash_at_fault_point(server, point, hit, resume, timeout):
+    """Starts the stopped SERVER with SLUICE_FAULT=POINT:HIT, calls RESUME(server)
+    (the queries' work begins), checks that it dies there by SIGKILL within
+    TIMEOUT seconds, then starts it again without the fault and calls RESUME
+    once more (a query the crash left paused)."""
+    server.env["SLUICE_FAULT"] = f"{point}:{hit}"
+    server.start()
+    resume(server)
+    code = server.wait_exit(timeout)
+    assert code == -signal.SIGKILL, f"the server did not die at {point} (exit {code})"
+    assert f"fault point {point} reached" in server.log_text()
+    del server.env["SLUICE_FAULT"]
+    server.start()
+    resume(server)
+
+
+def kill_at_random(server, runs, rng, resume):
+    """RUNS times: starts the stopped SERVER, RESUME(server), kills it with
+    SIGKILL after a random moment (up to 0.6 s, from RNG); then starts it for
+    good and calls RESUME once more."""
+    for _ in range(runs):
+        server.start()
+        resume(server)
+        time.sleep(rng.uniform(0.0, 0.6))
+        assert server.kill() == -signal.SIGKILL
+    server.start()
+    resume(server)
+
+
 def _server_factory(workdir):
     """A factory of servers under workdir, and the list of those it started."""
     binary = sluiced_binary()

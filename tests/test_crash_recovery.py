@@ -30,13 +30,13 @@ is to crash.
 
 import json
 import random
-import signal
 import time
 from collections import Counter
 from datetime import datetime, timedelta
 
 import psycopg
 import pytest
+from conftest import crash_at_fault_point, kill_at_random
 
 N_EVENTS = 100_000
 BATCH = 10_000              # max_offsets_per_trigger
@@ -239,16 +239,7 @@ def test_crash_at_fault_point(sluiced, tmp_path, events, point, hit):
     set_up(server, sink_dir, ev, BATCH)
     server.stop()
 
-    server.env["SLUICE_FAULT"] = f"{point}:{hit}"
-    server.start()
-    resume_all(server)
-    code = server.wait_exit(CONVERGE)
-    assert code == -signal.SIGKILL, f"the server did not die at {point} (exit {code})"
-    assert f"fault point {point} reached" in server.log_text()
-
-    del server.env["SLUICE_FAULT"]
-    server.start()
-    resume_all(server)      # a query paused by the crash before its RESUME
+    crash_at_fault_point(server, point, hit, resume_all, CONVERGE)
     check_outputs(converge(server, sink_dir, want), want)
 
 
@@ -269,14 +260,7 @@ def test_fifty_random_kills(sluiced, tmp_path, events):
     server = sluiced()
     set_up(server, sink_dir, ev, batch)
     server.stop()
-    rng = random.Random(50)
-    for _ in range(KILLS):
-        server.start()
-        resume_all(server)
-        time.sleep(rng.uniform(0.0, 0.6))
-        assert server.kill() == -signal.SIGKILL
-    server.start()
-    resume_all(server)
+    kill_at_random(server, KILLS, random.Random(50), resume_all)
     check_outputs(converge(server, sink_dir, want), want)
     # The kills landed mid-work: a batch whose offset-log entry a kill left
     # without its commit is replayed by a later run, which logs it.  Runs

@@ -204,6 +204,33 @@ def test_subscribe_kinds_with_having(server):
         sub.close()
 
 
+def test_subscribe_graph_changes(server):
+    """A query on the operator graph (an aggregate over an aggregate): each
+    batch's retractions are deletes with the row they take back, its
+    insertions inserts (docs/engine.md, "Queries on the operator graph")."""
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k TEXT)")
+        c.execute("CREATE CONTINUOUS QUERY hist WITH (trigger = '0') AS SELECT n, count(*) AS"
+                  " keys FROM (SELECT k, count(*) AS n FROM ev GROUP BY k) x GROUP BY n")
+        sub, rows, ended, t = start_stream(server.dsn, "SUBSCRIBE hist")
+        wait_subscribed(server)
+        # (key inserted, the changes of its batch): how many keys have each count
+        steps = [("a", [("insert", 1, 1)]),
+                 ("b", [("delete", 1, 1), ("insert", 1, 2)]),
+                 ("a", [("delete", 1, 2), ("insert", 1, 1), ("insert", 2, 1)])]
+        for k, changes in steps:
+            c.execute("INSERT INTO ev VALUES (%s)", (k,))
+            got = take(rows, len(changes))
+            assert len({r[0] for r in got}) == 1, got      # one batch
+            assert sorted(r[1:] for r in got) == sorted(changes)
+        time.sleep(0.5)
+        assert rows.empty()
+        assert sorted(c.execute("SELECT n, keys FROM hist").fetchall()) == [(1, 1), (2, 1)]
+        sub.cancel()
+        t.join(WAIT)
+        sub.close()
+
+
 def test_subscribe_with_snapshot(server):
     with connect(server) as c:
         c.execute("CREATE STREAM ev (k TEXT)")

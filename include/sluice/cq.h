@@ -130,7 +130,7 @@ typedef struct CqOpState {
     int64_t     oldest_window_us;   /* microseconds since 2000-01-01 */
 } CqOpState;
 
-#define CQ_MAX_OPS 2
+#define CQ_MAX_OPS 16
 
 typedef void (*cq_close_cb)(void *arg);
 

@@ -543,7 +543,7 @@ static int join_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)
     }
     if (sd->tcol < 0)
         return 0;
-    int64_t v = wm_us + sd->toff;
+    int64_t v = eng_time_add(wm_us, sd->toff);   /* saturating: the end of a bounded source */
     if (!sd->has_wm || v > sd->wm) {
         sd->wm = v;
         sd->has_wm = true;

@@ -1662,14 +1662,14 @@ int cq_progress(CqRuntime *rt, const char *name, CqProgress *out, int max, SlErr
     return n;
 }
 
-_Static_assert(CQ_MAX_OPS == INC_OPS, "one sys.state row per key space");
+_Static_assert(CQ_MAX_OPS == INC_MAX_OP_STATES, "one sys.state row per operator");
 
 int cq_state(CqRuntime *rt, const char *name, CqOpState *out, SlError *err)
 {
     Cq *q = find_or_error(rt, name, err);
     if (q == NULL)
         return -1;
-    IncOpState ops[INC_OPS];
+    IncOpState ops[INC_MAX_OP_STATES];
     int n = inc_state_ops(q->plan, ops, err);
     for (int i = 0; i < n; i++)
         out[i] = (CqOpState){

@@ -48,6 +48,8 @@
 
 #include "incremental.h"
 
+#include <stdio.h>
+
 static bool running(CqRuntime *cq)
 {
     return cq != NULL && cq_running(cq);
@@ -328,6 +330,14 @@ int rt_cq_create(CqRuntime *cq, const Query *q, SlError *err)
     if (inc_plan_build_new(&probe, cat, st, cq_shared(cq), &plan, err) < 0)
         return -1;
     bool unbounded = inc_plan_complete_unbounded(plan);
+    /* the operators of a graph plan that no bound limits (a WARNING) */
+    char grows[512] = "";
+    Arena wa;
+    arena_init(&wa, 256);
+    const char *ops = inc_plan_unbounded_ops(plan, &wa);
+    if (ops != NULL)
+        snprintf(grows, sizeof(grows), "%s", ops);
+    arena_destroy(&wa);
     inc_plan_free(plan);
     CatRelation owned = *def;
     owned.owner = rt_owner();
@@ -342,6 +352,11 @@ int rt_cq_create(CqRuntime *cq, const Query *q, SlError *err)
     }
     sl_log(LOG_INFO, "continuous query created", "query=%s oid=%u", log_value(rel->name),
            rel->oid);
+    if (grows[0] != '\0')
+        rt_warn(ERRCODE_WARNING,
+                "continuous query \"%s\" keeps state that grows with every new key in %s "
+                "(no watermark or window bounds it); group by a WINDOW over a column with "
+                "a WATERMARK if the keys keep coming", rel->name, grows);
     if (unbounded)
         rt_warn(ERRCODE_WARNING,
                 "continuous query \"%s\" writes its whole result in complete mode over "

@@ -81,6 +81,11 @@ bool inc_plan_complete_unbounded(IncPlan *p)
            p->ttl_us == 0 && p->agg->u.agg.ngroups > 0;
 }
 
+const char *inc_plan_unbounded_ops(IncPlan *p, Arena *a)
+{
+    return p->graph != NULL ? inc_graph_unbounded(p, a) : NULL;
+}
+
 /* A stream read by the query, and its watermark. */
 static void explain_source(Arena *a, List **lines, int d, const CatRelation *rel, int wm_col,
                            int64_t delay_us, bool part_wm, const SourceParts *parts)
@@ -192,6 +197,10 @@ static void explain_inputs(const IncPlan *p, Arena *a, List **lines, int d, cons
 
 void inc_plan_explain(IncPlan *p, Arena *a, List **lines)
 {
+    if (p->graph != NULL) {
+        inc_graph_explain(p, a, lines);
+        return;
+    }
     int d = 0;
     if (p->into != NULL)
         line(a, lines, d, "Sink: INTO stream %s (appended with the state, exactly once)",

@@ -3,7 +3,7 @@
  * batch executor over them (see inc_inputs.h, docs/engine.md "Joins and
  * UNION ALL").
  *
- *   inc_inputs_collect, inc_inputs_close, inc_inputs_reads
+ *   inc_inputs_collect, inc_inputs_add_stream, inc_inputs_close, inc_inputs_reads
  *   inc_inputs_time_watermarked
  *   inc_inputs_run_init, inc_inputs_track, inc_inputs_exec
  *
@@ -30,6 +30,14 @@ static int refuse(SlError *err, const char *msg, const char *hint)
     return -1;
 }
 
+/* A refusal of the input tree's shape, which the operator graph may run
+ * instead (ins->shape_refused). */
+static int refuse_shape(IncInputs *ins, SlError *err, const char *msg, const char *hint)
+{
+    ins->shape_refused = true;
+    return refuse(err, msg, hint);
+}
+
 static int read_watermark(IncInput *in, Arena *a, SlError *err)
 {
     Options o;
@@ -50,6 +58,22 @@ static int read_watermark(IncInput *in, Arena *a, SlError *err)
     return opts_get_int(&o, "watermark_delay_us", 0, &in->wm_delay_us, err);
 }
 
+int inc_inputs_add_stream(IncInputs *ins, Arena *a, const Plan *scan, StateStore *st,
+                          SlError *err)
+{
+    if (ins->n == INC_MAX_INPUTS)
+        return refuse(err, "a continuous query reads at most 8 streams", NULL);
+    IncInput *in = &ins->in[ins->n];
+    in->scan = scan;
+    in->rel = scan->u.scan.rel;
+    if (read_watermark(in, a, err) < 0 ||
+        source_open(ins->rt, st, in->rel, ins->owner, &in->source, err) < 0)
+        return -1;
+    cat_relation_ref(in->rel);
+    ins->n++;
+    return 0;
+}
+
 /* Walks n; *streams gets whether n reads a stream. */
 static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore *st,
                 bool *streams, SlError *err)
@@ -66,16 +90,8 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore 
             *streams = false;
             return 0;
         }
-        if (ins->n == INC_MAX_INPUTS)
-            return refuse(err, "a continuous query reads at most 8 streams", NULL);
-        IncInput *in = &ins->in[ins->n];
-        in->scan = n;
-        in->rel = rel;
-        if (read_watermark(in, a, err) < 0 ||
-            source_open(ins->rt, st, rel, ins->owner, &in->source, err) < 0)
+        if (inc_inputs_add_stream(ins, a, n, st, err) < 0)
             return -1;
-        cat_relation_ref(rel);
-        ins->n++;
         *streams = true;
         return 0;
     }
@@ -93,10 +109,10 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore 
         if (ls && rs) {
             /* An interval join (inc_join.c checks its time bound). */
             if (n != root)
-                return refuse(err, "a continuous query may join two streams only in its "
-                                   "outermost join",
-                              "Join the stream-stream result to tables in a query that reads "
-                              "its output stream (INTO).");
+                return refuse_shape(ins, err, "a continuous query may join two streams only "
+                                              "in its outermost join",
+                                    "Join the stream-stream result to tables in a query that "
+                                    "reads its output stream (INTO).");
             ins->sjoin = n;
             ins->sjoin_nleft = nleft;
             *streams = true;
@@ -112,9 +128,9 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore 
     }
     case PLAN_SETOP:
         if (n->u.setop.op != SETOP_UNION || !n->u.setop.all)
-            return refuse(err, "UNION, INTERSECT and EXCEPT cannot run incrementally; only "
-                               "UNION ALL can",
-                          "Use UNION ALL, and GROUP BY to remove duplicates.");
+            return refuse_shape(ins, err, "UNION, INTERSECT and EXCEPT cannot run "
+                                          "incrementally; only UNION ALL can",
+                                "Use UNION ALL, and GROUP BY to remove duplicates.");
         if (walk(ins, a, n->child, root, st, &ls, err) < 0 ||
             walk(ins, a, n->right, root, st, &rs, err) < 0)
             return -1;
@@ -125,7 +141,8 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore 
         *streams = true;
         return 0;
     case PLAN_DISTINCT:
-        return refuse(err, "nested DISTINCT in a continuous query is not supported yet", NULL);
+        return refuse_shape(ins, err, "nested DISTINCT in a continuous query is not supported "
+                                      "yet", NULL);
     case PLAN_WINDOW:
         return refuse(err, "window functions on a stream cannot run incrementally yet", NULL);
     case PLAN_SERIES:
@@ -137,12 +154,12 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore 
         return refuse(err, "LIMIT on a stream cannot run incrementally",
                       "Read the result table with LIMIT instead.");
     case PLAN_AGG:
-        return refuse(err, "nested aggregation in a continuous query is not supported yet",
-                      NULL);
+        return refuse_shape(ins, err, "nested aggregation in a continuous query is not "
+                                      "supported yet", NULL);
     default:
-        return refuse(err, "this query shape cannot run incrementally yet",
-                      "A continuous query reads streams, joined to tables or combined with "
-                      "UNION ALL, with WHERE, and may GROUP BY.");
+        return refuse_shape(ins, err, "this query shape cannot run incrementally yet",
+                            "A continuous query reads streams, joined to tables or combined "
+                            "with UNION ALL, with WHERE, and may GROUP BY.");
     }
 }
 

@@ -8,6 +8,8 @@
  *                        stream-table joins, UNION ALL of streams, and one
  *                        stream-stream join at the top (inc_join.c); refuse
  *                        the rest with a message that says what to do
+ *   inc_inputs_add_stream  one stream scan as an input (the operator
+ *                        graph's sources, inc_graph.c)
  *   inc_inputs_close     close the sources, drop the references
  *   inc_inputs_reads     does the query read relation oid?
  *   inc_inputs_time_watermarked
@@ -52,6 +54,9 @@ typedef struct IncInputs {
                                                    query reads, NULL: all */
     const Plan        *sjoin;       /* the stream-stream join at the top, or NULL */
     int                sjoin_nleft; /* inputs 0 .. nleft-1 feed its left side */
+    bool               shape_refused;   /* collect refused the tree's shape (a nested
+                                           aggregate, DISTINCT or join, UNION, ...):
+                                           the operator graph may run it */
 } IncInputs;
 
 /* What one batch read from its inputs. */
@@ -69,6 +74,10 @@ typedef struct IncInputsRun {
     const ExFnHooks *hooks;     /* the functions' answers (the plan's), or NULL */
 } IncInputsRun;
 
+/* Adds scan (a SCAN of a stream) as the next input: its watermark from
+ * the catalog, its source opened.  0, or -1 with err set. */
+int  inc_inputs_add_stream(IncInputs *ins, Arena *a, const Plan *scan, StateStore *st,
+                           SlError *err);
 int  inc_inputs_collect(IncInputs *ins, Arena *a, Plan *base, struct Runtime *rt, StateStore *st,
                         const char *owner, SlError *err);
 void inc_inputs_close(IncInputs *ins);

@@ -12,6 +12,8 @@
  *                   by state_ttl
  *   inc_inputs.c    the input tree: streams, stream-table joins, UNION ALL
  *   inc_join.c      a stream-stream interval join at the top of the inputs
+ *   inc_graph.c     the second body: a plan of any shape as an operator graph
+ *                   (src/engine/), for what the fixed shape refuses
  *
  * Never included outside src/runtime/inc*.c.
  */
@@ -29,6 +31,10 @@
 #include "sluice/relstore.h"
 
 typedef enum OutputMode { MODE_APPEND, MODE_UPDATE, MODE_COMPLETE } OutputMode;
+
+/* A plan whose shape the fixed rewriter refuses runs as an operator graph
+ * (inc_graph.c); its own data. */
+typedef struct IncGraph IncGraph;
 
 #define MAX_CHAIN 16
 
@@ -53,6 +59,11 @@ struct IncPlan {
     const uint8_t     *scan_need;   /* plain: per stream column, whether the batch
                                        reads it (NULL: all; source_reader_need) */
     IncJoin           *sjoin;       /* inputs is a stream-stream join, or NULL */
+    IncGraph          *graph;       /* the plan runs as an operator graph (inc_graph.c;
+                                       of the fields below only ins, stream, source,
+                                       into, late, mode, the prefixes, shape and
+                                       hashes are set) */
+    bool               shape_refused;   /* the fixed rewriter refused the plan's shape */
     OutputMode         mode;
     /* the plan, cut in pieces: upper chain (top first), agg, lower chain */
     Plan              *upper[MAX_CHAIN];
@@ -184,6 +195,25 @@ typedef struct Run {
     int64_t    *pmax, *pactive; /* max event time; batch time of its last row */
     struct PartWm *in_pw;       /* several inputs: per input (NULL: none per partition) */
 } Run;
+
+/* The meta key: read (0 absent, 1 read, -1 with err), written into wb,
+ * and the refusal of state another plan wrote (incremental.c). */
+int  inc_meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err);
+void inc_meta_write(IncPlan *p, StateBatch *wb, const Meta *m);
+int  inc_check_fingerprint(IncPlan *p, const Meta *m, SlError *err);
+/* Several inputs: each input's watermark after the batch into meta, and
+ * the query's into b->next_* when it moves (incremental.c). */
+void inc_next_watermark(IncPlan *p, IncBatch *b, Meta *meta, const int64_t *max_event);
+
+/* inc_graph.c: the plan as an operator graph (p->graph set even when it
+ * fails: inc_plan_free frees it); one batch; sys.state's rows (at most
+ * max); EXPLAIN's lines; the unbounded operators (NULL: none), in a. */
+int  inc_graph_build(IncPlan *p, const Plan *plan, SlError *err);
+void inc_graph_free(IncGraph *ig);
+int  inc_graph_run(IncPlan *p, IncBatch *b, SlError *err);
+int  inc_graph_ops(IncPlan *p, IncOpState *out, int max);
+void inc_graph_explain(IncPlan *p, Arena *a, List **lines);
+const char *inc_graph_unbounded(IncPlan *p, Arena *a);
 
 /* Follows column col of the plan node at lower[i] down to the scan: the
  * stream column it is, or -1 if it is computed. */

@@ -8,6 +8,8 @@
  *   inc_plan_keeps_rows, inc_plan_lost_rows, inc_plan_result_hash
  *   inc_batch_run, inc_state_meta, inc_state_rows, inc_state_ops, inc_state_log_entry,
  *   inc_state_oldest_window, inc_state_delete, inc_state_put_bytes
+ *   inc_meta_read, inc_meta_write, inc_check_fingerprint, inc_next_watermark
+ *                 (the meta key and the watermarks, shared with inc_graph.c)
  *   inc_emit_groups, inc_emit_deletes (a keyed Kafka sink's tombstones for
  *   sessions whose row left it), inc_sink_key_window
  *
@@ -18,7 +20,11 @@
  *   [FILTER | PROJECT]* over SCAN                      stateless, append
  *   [FILTER | PROJECT]* over AGG over [FILTER | PROJECT]* over SCAN
  *                                 grouped, optionally by WINDOW(ts, size[, slide])
- * and refuses everything else at CREATE with a message that says why.
+ * and refuses everything else at CREATE with a message that says why --
+ * except a refusal of the plan's shape (refuse_shape: a nested aggregate,
+ * DISTINCT or join, UNION, DISTINCT aggregates, ...), after which the plan
+ * runs as an operator graph (graph_build, inc_graph.c; docs/engine.md,
+ * "Queries on the operator graph").
  *
  * A batch streams the source range through the lower chain (vectorized
  * ex_eval), assigns rows to windows, drops late rows, and folds them into
@@ -78,6 +84,14 @@ static int refuse(SlError *err, const char *msg, const char *hint)
     if (hint)
         sl_error_hint(err, "%s", hint);
     return -1;
+}
+
+/* A refusal of the plan's shape, which the operator graph may run
+ * instead (plan_build falls back to inc_graph.c). */
+static int refuse_shape(IncPlan *p, SlError *err, const char *msg, const char *hint)
+{
+    p->shape_refused = true;
+    return refuse(err, msg, hint);
 }
 
 static const CatRelation *lookup_cb(void *ctx, const char *name)
@@ -150,7 +164,8 @@ static int decompose(IncPlan *p, Plan *top, SlError *err)
     Plan *n = top;
     while (n->kind == PLAN_FILTER || n->kind == PLAN_PROJECT || n->kind == PLAN_SORT) {
         if (p->nupper == MAX_CHAIN)
-            return refuse(err, "the query is too deeply nested to run incrementally", NULL);
+            return refuse_shape(p, err, "the query is too deeply nested to run incrementally",
+                                NULL);
         p->upper[p->nupper++] = n;
         n = n->child;
     }
@@ -172,7 +187,8 @@ static int decompose(IncPlan *p, Plan *top, SlError *err)
         }
         while (n->kind == PLAN_FILTER || n->kind == PLAN_PROJECT) {
             if (p->nlower == MAX_CHAIN)
-                return refuse(err, "the query is too deeply nested to run incrementally", NULL);
+                return refuse_shape(p, err, "the query is too deeply nested to run "
+                                            "incrementally", NULL);
             p->lower[p->nlower++] = n;
             n = n->child;
         }
@@ -235,8 +251,8 @@ static int check(IncPlan *p, SlError *err)
                       "aggregations without a window and for DISTINCT.");
     for (int i = 0; i < p->agg->u.agg.naggs; i++)
         if (p->agg->u.agg.aggs[i].distinct)
-            return refuse(err, "aggregates with DISTINCT in continuous queries are not supported yet",
-                          NULL);
+            return refuse_shape(p, err, "aggregates with DISTINCT in continuous queries are not "
+                                        "supported yet", NULL);
     if (p->mode == MODE_APPEND) {
         if (w->kind == WINDOW_NONE)
             return refuse(err, "an aggregation in append mode needs an event-time window",
@@ -401,27 +417,10 @@ static int check_into(IncPlan *p, Catalog *cat, const char *name, const Plan *to
     return 0;
 }
 
-/* late_rows = 'stream': an internal stream other than the source and the
- * INTO stream, with the source stream's columns (late rows are appended as
- * they were read). */
-static int check_late(IncPlan *p, Catalog *cat, SlError *err)
+/* The late_rows stream: exists, is internal, is neither read nor written
+ * by the query, and has the source stream's column types. */
+static int late_stream(IncPlan *p, Catalog *cat, const char *name, SlError *err)
 {
-    Options o;
-    if (opts_parse(&p->arena, p->query->options, &o, err) < 0)
-        return -1;
-    const char *name = opts_get(&o, "late_rows");
-    if (name == NULL)
-        return 0;
-    if (!p->plain)
-        return refuse(err, "late_rows is not supported yet for a continuous query over "
-                           "several inputs (a join or UNION ALL)",
-                      "Late rows are dropped and counted (sys.query_progress); remove "
-                      "late_rows.");
-    if ((p->agg == NULL || p->agg->u.agg.window.kind == WINDOW_NONE) &&
-        (p->distinct == NULL || p->dedup_time_col < 0))
-        return refuse(err, "late_rows needs an operator that can find rows late",
-                      "Rows are late for a windowed aggregation or a DISTINCT over the "
-                      "event-time column, against the stream's WATERMARK.");
     const CatRelation *rel = cat_lookup(cat, name);
     if (rel == NULL)
         return sl_error(err, ERRCODE_UNDEFINED_TABLE, "stream \"%s\" does not exist", name);
@@ -457,6 +456,35 @@ static int check_late(IncPlan *p, Catalog *cat, SlError *err)
     return 0;
 }
 
+/* late_rows = 'stream': an internal stream other than the source and the
+ * INTO stream, with the source stream's columns (late rows are appended as
+ * they were read). */
+static int check_late(IncPlan *p, Catalog *cat, SlError *err)
+{
+    Options o;
+    if (opts_parse(&p->arena, p->query->options, &o, err) < 0)
+        return -1;
+    const char *name = opts_get(&o, "late_rows");
+    if (name == NULL)
+        return 0;
+    if (p->graph == NULL && !p->plain)
+        return refuse(err, "late_rows is not supported yet for a continuous query over "
+                           "several inputs (a join or UNION ALL)",
+                      "Late rows are dropped and counted (sys.query_progress); remove "
+                      "late_rows.");
+    if (p->graph != NULL && (p->ins.n != 1 || p->ins.in[0].wm_col < 0))
+        return refuse(err, "late_rows on the operator graph needs a query that reads one "
+                           "stream, with a WATERMARK",
+                      "Late rows are dropped and counted (sys.query_progress); remove "
+                      "late_rows.");
+    if (p->graph == NULL && (p->agg == NULL || p->agg->u.agg.window.kind == WINDOW_NONE) &&
+        (p->distinct == NULL || p->dedup_time_col < 0))
+        return refuse(err, "late_rows needs an operator that can find rows late",
+                      "Rows are late for a windowed aggregation or a DISTINCT over the "
+                      "event-time column, against the stream's WATERMARK.");
+    return late_stream(p, cat, name, err);
+}
+
 /* The partitions of each stream read: a stream with a watermark and
  * partitions or an idle_timeout has a watermark per partition
  * (inc_watermark.c); with several inputs, per input. */
@@ -475,6 +503,7 @@ static int check_parts(IncPlan *p, SlError *err)
 }
 
 static void compute_shape(IncPlan *p);
+static void graph_shape(IncPlan *p, const Plan *plan);
 
 static void expr_columns(const Expr *e, uint8_t *used, int ncols)
 {
@@ -580,6 +609,106 @@ static void compute_need(IncPlan *p)
         p->scan_need = p->ins.need[0];
 }
 
+/* What in plan can take back a row it output when its inputs only insert
+ * (a stream's rows): an aggregate (each change of a group retracts its
+ * row), an outer join (a padded row, retracted when a match comes),
+ * EXCEPT (a row the right side comes to hold); NULL when nothing can
+ * (filters, projections, inner joins, DISTINCT, UNION, INTERSECT). */
+static const char *graph_retracting(const Plan *n)
+{
+    const char *r;
+    switch (n->kind) {
+    case PLAN_FILTER:
+    case PLAN_PROJECT:
+    case PLAN_DISTINCT:
+        return graph_retracting(n->child);
+    case PLAN_AGG:
+        return "aggregate (each change of a group retracts its row)";
+    case PLAN_JOIN:
+        if (n->u.join.type != JOIN_INNER && n->u.join.type != JOIN_CROSS)
+            return "outer join (a padded row is retracted when a match comes)";
+        return (r = graph_retracting(n->child)) != NULL ? r : graph_retracting(n->right);
+    case PLAN_SETOP:
+        if (n->u.setop.op == SETOP_EXCEPT)
+            return "EXCEPT (a row is retracted when the right side comes to hold it)";
+        return (r = graph_retracting(n->child)) != NULL ? r : graph_retracting(n->right);
+    default:
+        return NULL;
+    }
+}
+
+/* The fixed shape refused q's shape: the plan runs as an operator graph
+ * (inc_graph.c) instead, its result table kept with retractions.  Append
+ * mode and INTO an internal stream only where no operator can retract a
+ * row (graph_retracting), else refused naming it; late_rows over one
+ * stream; what the graph does not do yet is refused too: INTO a sink,
+ * state_ttl.  0, or -1 with err set. */
+static int graph_build(IncPlan *p, const CreateCqStmt *cs, Plan *plan, Catalog *cat,
+                       SlError *err)
+{
+    /* Forget what the fixed shape's rewriter made. */
+    inc_inputs_close(&p->ins);
+    memset(&p->ins, 0, sizeof(p->ins));
+    p->nupper = p->nlower = 0;
+    p->agg = p->distinct = NULL;
+    p->inputs = NULL;
+    p->plain = false;
+    p->wm_col = -1;
+    Options o;
+    if (opts_parse(&p->arena, p->query->options, &o, err) < 0 ||
+        opts_get_interval_us(&o, "state_ttl", 0, &p->ttl_us, err) < 0)
+        return -1;
+    const char *mode = opts_get(&o, "output_mode");
+    p->mode = mode == NULL                       ? MODE_UPDATE
+              : strcmp(mode, "append") == 0      ? MODE_APPEND
+              : strcmp(mode, "complete") == 0    ? MODE_COMPLETE
+                                                 : MODE_UPDATE;
+    const char *retracts = graph_retracting(plan);
+    if ((p->mode == MODE_APPEND || cs->into != NULL) && retracts != NULL) {
+        if (cs->into != NULL)
+            sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                     "continuous query \"%s\" cannot write INTO \"%s\": its %s, and a "
+                     "stream cannot take back a row", p->query->name, cs->into->name,
+                     retracts);
+        else
+            sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                     "output_mode 'append' cannot hold for continuous query \"%s\": its %s",
+                     p->query->name, retracts);
+        sl_error_hint(err, "Use output_mode = 'update' (the default) without INTO: the result "
+                           "table holds the query's current answer, and SUBSCRIBE sends each "
+                           "change as a delete and an insert.");
+        return -1;
+    }
+    if (p->ttl_us != 0)
+        return refuse(err, "state_ttl is not supported yet for a continuous query on the "
+                           "operator graph", NULL);
+    if (inc_graph_build(p, plan, err) < 0)
+        return -1;
+    if (cs->into != NULL) {
+        const CatRelation *rel = cat_lookup(cat, cs->into->name);
+        if (rel != NULL && rel->kind == REL_SINK)
+            return refuse(err, "INTO a sink is not supported yet for a continuous query on "
+                               "the operator graph",
+                          "Write INTO an internal stream, and read it with a query of the "
+                          "fixed plan INTO the sink.");
+        if (check_into(p, cat, cs->into->name, plan, err) < 0)
+            return -1;
+    }
+    if (check_late(p, cat, err) < 0)
+        return -1;
+    p->tprefix[0] = 'T';
+    p->meta_key[0] = 'M';
+    p->qprefix[0] = 'Q';
+    put_be32(p->qprefix + 1, p->query->oid);
+    put_be32(p->tprefix + 1, p->query->oid);
+    put_be32(p->meta_key + 1, p->query->oid);
+    p->out_src = ARENA_ARRAY(&p->arena, int, plan->ncols > 0 ? plan->ncols : 1);
+    for (int c = 0; c < plan->ncols; c++)
+        p->out_src[c] = -1;
+    graph_shape(p, plan);
+    return 0;
+}
+
 static int plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncShared *sh,
                       bool creating, IncPlan **out, SlError *err)
 {
@@ -618,8 +747,18 @@ static int plan_build(const CatRelation *query, Catalog *cat, StateStore *st, In
         goto fail;
     }
     if (decompose(p, q->plan, err) < 0 || read_mode(p, err) < 0 ||
-        read_watermark(p, err) < 0 || check(p, err) < 0 ||
-        (p->ins.sjoin != NULL &&
+        read_watermark(p, err) < 0 || check(p, err) < 0) {
+        if (strcmp(err->sqlstate, ERRCODE_FEATURE_NOT_SUPPORTED) == 0 &&
+            (p->shape_refused || p->ins.shape_refused)) {
+            sl_error_clear(err);
+            if (graph_build(p, cs, q->plan, cat, err) < 0)
+                goto fail;
+            *out = p;
+            return 0;
+        }
+        goto fail;
+    }
+    if ((p->ins.sjoin != NULL &&
          inc_join_build(&p->arena, &p->ins, st, query, &p->sjoin, err) < 0) ||
         (cs->into != NULL && check_into(p, cat, cs->into->name, q->plan, err) < 0) ||
         check_late(p, cat, err) < 0 || check_parts(p, err) < 0)
@@ -675,6 +814,7 @@ void inc_plan_free(IncPlan *p)
     if (p == NULL)
         return;
     inc_join_free(p->sjoin);
+    inc_graph_free(p->graph);
     inc_inputs_close(&p->ins);
     if (p->into)
         cat_relation_unref(p->into);
@@ -871,6 +1011,46 @@ static void compute_shape(IncPlan *p)
     strbuf_free(&b);
 }
 
+/* A plan on the operator graph: its streams, and the whole plan as text
+ * (EXPLAIN's) for the aggregates' part: any change of the plan changes the
+ * fingerprint, so CREATE OR REPLACE refuses it unless reset = true (its
+ * operators' state is not kept across a changed definition). */
+static void graph_shape(IncPlan *p, const Plan *plan)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    for (int i = 0; i < p->ins.n; i++) {
+        if (i > 0)
+            strbuf_puts(&b, ", ");
+        strbuf_puts(&b, p->ins.in[i].rel->name);
+    }
+    p->shape[INC_SHAPE_SOURCE] = arena_strndup(&p->arena, b.data, b.len);
+    p->shape[INC_SHAPE_WINDOW] = "none (operator graph)";
+    p->shape[INC_SHAPE_GROUPS] = "none (operator graph)";
+    List *lines = NULL;
+    plan_explain(&p->arena, plan, NULL, 0, &lines);
+    strbuf_reset(&b);
+    strbuf_puts(&b, "the operator graph of:");
+    for (int i = 0; i < list_len(lines); i++) {
+        const char *l = list_nth(lines, i);
+        while (*l == ' ')
+            l++;
+        strbuf_printf(&b, "%s %s", i > 0 ? ";" : "", l);
+    }
+    p->shape[INC_SHAPE_AGGS] = arena_strndup(&p->arena, b.data, b.len);
+    strbuf_reset(&b);
+    for (int i = 0; i < INC_SHAPE_PARTS; i++) {
+        strbuf_puts(&b, p->shape[i]);
+        strbuf_putc(&b, '\n');
+    }
+    p->fingerprint = ex_hash(b.data, b.len) | 1;
+    for (int c = 0; c < p->query->ncols; c++)
+        strbuf_printf(&b, "%s %s\n", p->query->cols[c].name,
+                      type_name(p->query->cols[c].type.id));
+    p->result_hash = ex_hash(b.data, b.len) | 1;
+    strbuf_free(&b);
+}
+
 const char *const *inc_plan_shape(IncPlan *p)
 {
     return p->shape;
@@ -888,6 +1068,9 @@ uint64_t inc_plan_result_hash(IncPlan *p)
 
 const char *inc_plan_lost_rows(IncPlan *p)
 {
+    if (p->graph != NULL)
+        return "it runs on the operator graph, whose state is not kept across a changed "
+               "definition";
     if (p->into != NULL || p->sink != NULL)
         return "its output goes INTO a stream or sink, not to a result table";
     if (p->agg == NULL)
@@ -913,7 +1096,7 @@ bool inc_plan_keeps_rows(IncPlan *p)
 /* ---------------------------------------------------------------------- */
 /* Meta: the batch id, watermark and state size stored with the state      */
 
-static int meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
+int inc_meta_read(IncPlan *p, Arena *a, Meta *m, SlError *err)
 {
     memset(m, 0, sizeof(*m));
     m->batch_id = -1;
@@ -979,7 +1162,7 @@ static int meta_recount(IncPlan *p, Meta *m, SlError *err)
     return 0;
 }
 
-static void meta_write(IncPlan *p, StateBatch *wb, const Meta *m)
+void inc_meta_write(IncPlan *p, StateBatch *wb, const Meta *m)
 {
     uint8_t v[META_SIZE(INC_MAX_INPUTS) + META_OPS_LEN];
     put_be64(v, (uint64_t)m->batch_id);
@@ -1019,7 +1202,7 @@ static int meta_get(IncPlan *p, Meta *m, SlError *err)
 {
     Arena a;
     arena_init(&a, 256);
-    int rc = meta_read(p, &a, m, err);
+    int rc = inc_meta_read(p, &a, m, err);
     arena_destroy(&a);
     return rc;
 }
@@ -1053,6 +1236,8 @@ int inc_state_ops(IncPlan *p, IncOpState *out, SlError *err)
         return -1;
     /* Before the first batch that kept them, count them (on the loop: once
      * per query, as a batch will write them). */
+    if (p->graph != NULL)
+        return inc_graph_ops(p, out, INC_MAX_OP_STATES);
     if (rc == 1 && !m.has_ops && meta_recount(p, &m, err) < 0)
         return -1;
     uint64_t total = state_disk_bytes(p->st), cache = state_cache_bytes(p->st);
@@ -1085,7 +1270,7 @@ int inc_state_oldest_window(IncPlan *p, bool has_wm, int64_t wm, int64_t *start_
                             SlError *err)
 {
     if (p->agg == NULL || p->wkind == WINDOW_NONE)
-        return 0;
+        return 0;       /* the operator graph's plans too (no p->agg) */
     bool session = p->wkind == WINDOW_SESSION;
     /* Keys below the watermark less a window are gone (evicted): seek
      * past their deletions.  Sessions: the index by end, from the
@@ -1135,7 +1320,7 @@ int inc_state_oldest_window(IncPlan *p, bool has_wm, int64_t wm, int64_t *start_
 }
 
 /* The state was written for another plan: never fold into it. */
-static int check_fingerprint(IncPlan *p, const Meta *m, SlError *err)
+int inc_check_fingerprint(IncPlan *p, const Meta *m, SlError *err)
 {
     if (m->batch_id < 0 || m->fingerprint == 0 || m->fingerprint == p->fingerprint)
         return 0;
@@ -1157,7 +1342,7 @@ int inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark, int64_t *
                    bool *rebuild, uint64_t *rows_hash, SlError *err)
 {
     Meta m;
-    if (meta_get(p, &m, err) < 0 || check_fingerprint(p, &m, err) < 0)
+    if (meta_get(p, &m, err) < 0 || inc_check_fingerprint(p, &m, err) < 0)
         return -1;
     *batch_id = m.batch_id;
     *has_watermark = m.has_wm;
@@ -2261,14 +2446,13 @@ static void join_watermarks(Run *r, const Meta *m, bool after)
     }
 }
 
-/* Several inputs: the watermark after this batch, never backwards: per
- * input, its max event time minus its delay (SOURCE_END_WATERMARK once a
- * bounded input has ended); the query's is the minimum over the inputs
- * with a watermark, once each has one. */
-static void next_watermark(Run *r, Meta *meta)
+/* Several inputs (and the operator graph's plans): the watermark after
+ * this batch, never backwards: per input, its max event time in the batch
+ * (max_event[i], INT64_MIN: none) minus its delay (SOURCE_END_WATERMARK
+ * once a bounded input has ended); the query's is the minimum over the
+ * inputs with a watermark, once each has one. */
+void inc_next_watermark(IncPlan *p, IncBatch *b, Meta *meta, const int64_t *max_event)
 {
-    IncPlan *p = r->p;
-    IncBatch *b = r->b;
     bool all = true, any = false;
     int64_t min = INT64_MAX;
     for (int i = 0; i < p->ins.n; i++) {
@@ -2277,8 +2461,8 @@ static void next_watermark(Run *r, Meta *meta)
             continue;
         any = true;
         /* per partition: inc_wm_inputs_finish moved it */
-        if (!p->in_part_wm[i] && r->inputs.max_event[i] != INT64_MIN) {
-            int64_t wm = r->inputs.max_event[i] - in->wm_delay_us;
+        if (!p->in_part_wm[i] && max_event[i] != INT64_MIN) {
+            int64_t wm = max_event[i] - in->wm_delay_us;
             if (!meta->in_has_wm[i] || wm > meta->in_wm[i]) {
                 meta->in_has_wm[i] = true;
                 meta->in_wm[i] = wm;
@@ -2336,7 +2520,7 @@ static int run_inputs(Run *r, Meta *meta, int64_t *read_us)
     b->next_watermark_us = b->watermark_us;
     if (parts)
         inc_wm_inputs_finish(r, meta);
-    next_watermark(r, meta);
+    inc_next_watermark(p, b, meta, r->inputs.max_event);
     if (p->sjoin != NULL) {
         join_watermarks(r, meta, true);
         if (inc_join_process(r->jrun) < 0)
@@ -2353,6 +2537,8 @@ static int run_inputs(Run *r, Meta *meta, int64_t *read_us)
 
 int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
 {
+    if (p->graph != NULL)
+        return inc_graph_run(p, b, err);
     /* The arenas of the batch before, empty: their pages are reused. */
     Arena a = p->batch_arena, chunk = p->chunk_arena;
     Run r;
@@ -2380,8 +2566,8 @@ int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
     int rc = -1;
     Meta meta;
     b->wake_at_us = INT64_MAX;
-    int got = meta_read(p, &a, &meta, err);
-    if (got < 0 || check_fingerprint(p, &meta, err) < 0 ||
+    int got = inc_meta_read(p, &a, &meta, err);
+    if (got < 0 || inc_check_fingerprint(p, &meta, err) < 0 ||
         (got == 1 && !meta.has_ops && meta_recount(p, &meta, err) < 0) ||
         (p->part_wm && inc_wm_begin(&r) < 0) || find_hi_time(&r) < 0)
         goto out;
@@ -2505,7 +2691,7 @@ fold:
     if (result_log_end(&r.log, r.wb, err) < 0)
         goto out;
     int64_t log_us = mono_us() - tl;
-    meta_write(p, r.wb, &meta);
+    inc_meta_write(p, r.wb, &meta);
     if (b->log_len > 0) {
         uint8_t lkey[6];
         memcpy(lkey, p->meta_key, 5);

@@ -37,6 +37,8 @@
  *   inc_state_rows    the state rows and bytes kept (the 'M' key's counts)
  *   inc_state_ops     per operator: rows, bytes, evicted rows, sizes in RocksDB
  *   inc_state_oldest_window  the start of the oldest window kept
+ *   inc_plan_unbounded_ops  a graph plan's operators whose state no bound
+ *                     limits (CREATE's WARNING)
  *
  * inc_batch_run runs on a worker thread; at most one per plan at a time.
  */
@@ -77,6 +79,9 @@ StateStore *cq_store(const CqRuntime *rt);
  * aggregation, windows and sessions or DISTINCT ('Q' + query oid), and a
  * stream-stream join ('J' + query oid). */
 enum { INC_OP_GROUPS, INC_OP_JOIN, INC_OPS };
+/* The most sys.state rows of one query: a plan on the operator graph has
+ * one per operator that keeps state (inc_graph.c). */
+#define INC_MAX_OP_STATES 16
 
 /* One operator's state (sys.state). */
 typedef struct IncOpState {
@@ -164,7 +169,8 @@ int  inc_batch_run(IncPlan *p, IncBatch *b, SlError *err);
 int  inc_state_meta(IncPlan *p, int64_t *batch_id, bool *has_watermark,
                     int64_t *watermark_us, bool *rebuild, uint64_t *rows_hash, SlError *err);
 int  inc_state_rows(IncPlan *p, int64_t *rows, int64_t *bytes, SlError *err);
-/* The state of each operator that keeps some (out has room for INC_OPS);
+/* The state of each operator that keeps some (out has room for
+ * INC_MAX_OP_STATES);
  * returns how many, or -1 with err set. */
 int  inc_state_ops(IncPlan *p, IncOpState *out, SlError *err);
 /* The start of the oldest window in the state (windowed aggregation): 1
@@ -173,6 +179,10 @@ int  inc_state_oldest_window(IncPlan *p, bool has_wm, int64_t wm_us, int64_t *st
                              SlError *err);
 /* Complete mode over groups no window or TTL bounds (CREATE warns). */
 bool inc_plan_complete_unbounded(IncPlan *p);
+/* A plan on the operator graph: its operators whose state grows with the
+ * distinct keys, as text in a ("aggregate (op 2), ..."); NULL when none or
+ * for a plan of the fixed shape (CREATE warns). */
+const char *inc_plan_unbounded_ops(IncPlan *p, Arena *a);
 /* EXPLAIN CONTINUOUS QUERY: the operators, their state and its bound, as
  * lines appended to *lines (inc_explain.c). */
 void inc_plan_explain(IncPlan *p, Arena *a, List **lines);
