@@ -6,7 +6,7 @@
  * operator graph of src/engine/ (docs/engine.md, "Queries on the operator
  * graph"; docs/engine-graph.md).
  *
- *   inc_graph_build     the analyzed plan -> the graph (eng_compile_time),
+ *   inc_graph_build     the analyzed plan -> the graph (eng_compile_query, with its InitPlans),
  *                       each stream scan an input of the plan (IncInputs)
  *   inc_graph_free
  *   inc_graph_run       one batch: the inputs' ranges read, late rows
@@ -105,7 +105,8 @@ static void time_cb(void *arg, const Plan *scan, EngEdgeTime *out)
     }
 }
 
-int inc_graph_build(IncPlan *p, const Plan *plan, SlError *err)
+int inc_graph_build(IncPlan *p, const Plan *plan, const InitPlan *init, int ninit,
+                    SlError *err)
 {
     IncGraph *ig = sl_calloc(1, sizeof(IncGraph));
     ig->p = p;
@@ -115,7 +116,8 @@ int inc_graph_build(IncPlan *p, const Plan *plan, SlError *err)
     p->ins.rt = p->shared != NULL ? p->shared->rt : NULL;
     const Plan **scans;
     int nscans;
-    ig->g = eng_compile_time(plan, p->query->oid, &p->arena, time_cb, ig, &scans, &nscans, err);
+    ig->g = eng_compile_query(plan, init, ninit, p->query->oid, &p->arena, time_cb, ig, &scans,
+                              &nscans, err);
     if (sl_error_set(&ig->build_err)) {
         eng_graph_free(ig->g);
         ig->g = NULL;

@@ -144,7 +144,8 @@ static int walk(IncInputs *ins, Arena *a, Plan *n, const Plan *root, StateStore 
         return refuse_shape(ins, err, "nested DISTINCT in a continuous query is not supported "
                                       "yet", NULL);
     case PLAN_WINDOW:
-        return refuse(err, "window functions on a stream cannot run incrementally yet", NULL);
+        return refuse_shape(ins, err, "window functions on a stream cannot run in the fixed "
+                                      "shape", NULL);
     case PLAN_SERIES:
         return refuse(err, "generate_series in a continuous query is not supported", NULL);
     case PLAN_PROJECT_SET:

@@ -208,7 +208,8 @@ void inc_next_watermark(IncPlan *p, IncBatch *b, Meta *meta, const int64_t *max_
 /* inc_graph.c: the plan as an operator graph (p->graph set even when it
  * fails: inc_plan_free frees it); one batch; sys.state's rows (at most
  * max); EXPLAIN's lines; the unbounded operators (NULL: none), in a. */
-int  inc_graph_build(IncPlan *p, const Plan *plan, SlError *err);
+int  inc_graph_build(IncPlan *p, const Plan *plan, const InitPlan *init, int ninit,
+                     SlError *err);
 void inc_graph_free(IncGraph *ig);
 int  inc_graph_run(IncPlan *p, IncBatch *b, SlError *err);
 int  inc_graph_ops(IncPlan *p, IncOpState *out, int max);

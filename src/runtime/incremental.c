@@ -618,10 +618,15 @@ static const char *graph_retracting(const Plan *n)
 {
     const char *r;
     switch (n->kind) {
+    case PLAN_SCAN:
+        return NULL;
     case PLAN_FILTER:
     case PLAN_PROJECT:
     case PLAN_DISTINCT:
+    case PLAN_SORT:
         return graph_retracting(n->child);
+    case PLAN_WINDOW:
+        return "window function (a new row changes the values of its partition's rows)";
     case PLAN_AGG:
         return "aggregate (each change of a group retracts its row)";
     case PLAN_JOIN:
@@ -633,7 +638,7 @@ static const char *graph_retracting(const Plan *n)
             return "EXCEPT (a row is retracted when the right side comes to hold it)";
         return (r = graph_retracting(n->child)) != NULL ? r : graph_retracting(n->right);
     default:
-        return NULL;
+        return "operator (it may retract a row)";
     }
 }
 
@@ -643,9 +648,10 @@ static const char *graph_retracting(const Plan *n)
  * row (graph_retracting), else refused naming it; late_rows over one
  * stream; what the graph does not do yet is refused too: INTO a sink,
  * state_ttl.  0, or -1 with err set. */
-static int graph_build(IncPlan *p, const CreateCqStmt *cs, Plan *plan, Catalog *cat,
+static int graph_build(IncPlan *p, const CreateCqStmt *cs, const Query *q, Catalog *cat,
                        SlError *err)
 {
+    Plan *plan = q->plan;
     /* Forget what the fixed shape's rewriter made. */
     inc_inputs_close(&p->ins);
     memset(&p->ins, 0, sizeof(p->ins));
@@ -663,7 +669,9 @@ static int graph_build(IncPlan *p, const CreateCqStmt *cs, Plan *plan, Catalog *
               : strcmp(mode, "append") == 0      ? MODE_APPEND
               : strcmp(mode, "complete") == 0    ? MODE_COMPLETE
                                                  : MODE_UPDATE;
-    const char *retracts = graph_retracting(plan);
+    const char *retracts = q->ninit > 0 ? "scalar subquery (a change of its value retracts "
+                                          "the rows it was joined to)"
+                                        : graph_retracting(plan);
     if ((p->mode == MODE_APPEND || cs->into != NULL) && retracts != NULL) {
         if (cs->into != NULL)
             sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -682,7 +690,7 @@ static int graph_build(IncPlan *p, const CreateCqStmt *cs, Plan *plan, Catalog *
     if (p->ttl_us != 0)
         return refuse(err, "state_ttl is not supported yet for a continuous query on the "
                            "operator graph", NULL);
-    if (inc_graph_build(p, plan, err) < 0)
+    if (inc_graph_build(p, plan, q->init, q->ninit, err) < 0)
         return -1;
     if (cs->into != NULL) {
         const CatRelation *rel = cat_lookup(cat, cs->into->name);
@@ -738,20 +746,27 @@ static int plan_build(const CatRelation *query, Catalog *cat, StateStore *st, In
     SqlCatalog sc = {lookup_cb, cat, NULL, NULL};
     if (sql_analyze_with(&p->arena, &sc, query->sql, &sel, NULL, 0, &q, err) < 0)
         goto fail;
-    if (q->ninit > 0 || q->ncorrelated > 0) {
-        refuse(err, "subqueries in a continuous query are not supported yet", NULL);
+    if (q->ncorrelated > 0) {
+        refuse(err, "correlated subqueries in a continuous query are not supported yet", NULL);
         goto fail;
     }
     if (q->kind != QUERY_SELECT || q->plan == NULL || q->nparams > 0) {
         refuse(err, "this query cannot run as a continuous query", NULL);
         goto fail;
     }
+    if (q->ninit > 0) {
+        /* uncorrelated scalar subqueries: only the operator graph runs them */
+        if (graph_build(p, cs, q, cat, err) < 0)
+            goto fail;
+        *out = p;
+        return 0;
+    }
     if (decompose(p, q->plan, err) < 0 || read_mode(p, err) < 0 ||
         read_watermark(p, err) < 0 || check(p, err) < 0) {
         if (strcmp(err->sqlstate, ERRCODE_FEATURE_NOT_SUPPORTED) == 0 &&
             (p->shape_refused || p->ins.shape_refused)) {
             sl_error_clear(err);
-            if (graph_build(p, cs, q->plan, cat, err) < 0)
+            if (graph_build(p, cs, q, cat, err) < 0)
                 goto fail;
             *out = p;
             return 0;
