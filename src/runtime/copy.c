@@ -645,9 +645,9 @@ static bool encoding_error(const char *why)
 /* The first bad record as PostgreSQL reports it: the message, and the
  * line in the context. */
 
-static int bad_record(RtCopy *cp, const DeadLetter *d, SlError *err)
+static int bad_record(RtCopy *cp, const char *in, const DeadLetter *d, SlError *err)
 {
-    int64_t line = cp->line + count_lines(cp->buf, (size_t)d->offset) + 1;
+    int64_t line = cp->line + count_lines(in, (size_t)d->offset) + 1;
     const char *rel = cp->spec->rel->name;
     const char *why = d->reason;
     if (strncmp(why, "column ", 7) == 0 && strstr(why, ": ") != NULL) {
@@ -672,11 +672,11 @@ static int bad_record(RtCopy *cp, const DeadLetter *d, SlError *err)
 }
 
 /* The text of the one row a table's decode call took from the first used
- * bytes of buf (after the header line and, in CSV, empty lines, which the
+ * bytes of in (after the header line and, in CSV, empty lines, which the
  * decoder skips), without its line end: what PostgreSQL's context shows. */
-static SlStr line_text(const RtCopy *cp, size_t used, int64_t records)
+static SlStr line_text(const RtCopy *cp, const char *in, size_t used, int64_t records)
 {
-    const char *p = cp->buf, *e = cp->buf + used;
+    const char *p = in, *e = in + used;
     if (cp->fmt.header && records == 0) {
         const char *nl = memchr(p, '\n', (size_t)(e - p));
         p = nl != NULL ? nl + 1 : e;
@@ -690,20 +690,17 @@ static SlStr line_text(const RtCopy *cp, size_t used, int64_t records)
     return (SlStr){p, (uint32_t)(e - p)};
 }
 
-/* A table's row r of b, just decoded: keeps its input line (the line
- * after cp->line, and the lines before the row that the call used: the
- * header, CSV's empty lines) for the sort, and checks it as INSERT does
- * (NOT NULL), with PostgreSQL's context: the line and, in text formats,
- * its text. */
-static int check_row(RtCopy *cp, const Batch *b, uint32_t r, SlStr text, SlError *err)
+/* A table's row r of b, just decoded from input line line: keeps the
+ * line for the sort, and checks the row as INSERT does (NOT NULL), with
+ * PostgreSQL's context: the line and, in text formats, its text. */
+static int check_row(RtCopy *cp, const Batch *b, uint32_t r, int64_t line, SlStr text,
+                     SlError *err)
 {
     size_t at = (size_t)(cp->nbatches - 1) * EX_BATCH_ROWS + r;
     if (at >= cp->caplines) {
         cp->caplines = SL_MAX(at + 1, cp->caplines * 2);
         cp->lines = sl_realloc(cp->lines, sizeof(int64_t) * cp->caplines);
     }
-    int64_t line = cp->line + 1 + (text.ptr ? count_lines(cp->buf, (size_t)(text.ptr - cp->buf))
-                                            : 0);
     cp->lines[at] = line;
     const CopySpec *c = cp->spec;
     const CatRelation *rel = c->rel;
@@ -857,7 +854,7 @@ static int decode_binary(RtCopy *cp, bool final, SlError *err)
         b->nrows++;
         for (int k = 0; k < ncols; k++)
             b->cols[k].len = b->nrows;
-        if (!cp->parts && check_row(cp, b, r, (SlStr){NULL, 0}, err) < 0)
+        if (!cp->parts && check_row(cp, b, r, cp->line + 1, (SlStr){NULL, 0}, err) < 0)
             return -1;
         cp->line++;
         pos = q;
@@ -872,12 +869,28 @@ static int decode_binary(RtCopy *cp, bool final, SlError *err)
 }
 
 /* Decodes the whole lines of the buffer (all of it when final). */
+static int decode_text(RtCopy *cp, bool final, size_t *pos, SlError *err);
+
 static int decode(RtCopy *cp, bool final, SlError *err)
 {
     if (cp->spec->binary)
         return decode_binary(cp, final, err);
+    size_t pos = 0;
+    int rc = decode_text(cp, final, &pos, err);
+    memmove(cp->buf, cp->buf + pos, cp->len - pos);
+    cp->len -= pos;
+    return rc;
+}
+
+/* The text formats' decode: the whole lines from buf + *pos on, *pos moved
+ * past them (the caller drops them from buf once: a table's rows come one
+ * a call). */
+static int decode_text(RtCopy *cp, bool final, size_t *pos, SlError *err)
+{
     Arena *da = &cp->rows;
     for (;;) {
+        const char *in = cp->buf + *pos;
+        size_t inlen = cp->len - *pos;
         Batch *b = cp->direct ? cp->cur : cp->nbatches ? cp->batches[cp->nbatches - 1] : NULL;
         if (cp->direct && b == NULL) {
             b = cp->cur = batch_alloc(da, cp->types, (uint32_t)cp->spec->ncols, EX_BATCH_ROWS);
@@ -892,21 +905,21 @@ static int decode(RtCopy *cp, bool final, SlError *err)
         uint32_t cap = cp->parts ? EX_BATCH_ROWS : before + 1;
         int64_t records = cp->res.records;
         int rc = cp->spec->csv
-                     ? fmt_csv_decode(&cp->fmt, cp->buf, cp->len, final, b, cap, da, &cp->res,
-                                      err)
-                     : fmt_text_decode(&cp->fmt, cp->buf, cp->len, final, b, cap, da, &cp->res,
-                                       err);
+                     ? fmt_csv_decode(&cp->fmt, in, inlen, final, b, cap, da, &cp->res, err)
+                     : fmt_text_decode(&cp->fmt, in, inlen, final, b, cap, da, &cp->res, err);
         if (rc < 0)
             return -1;
         if (cp->res.ndead > 0)
-            return bad_record(cp, &cp->res.dead[0], err);
+            return bad_record(cp, in, &cp->res.dead[0], err);
         size_t used = (size_t)cp->res.consumed;
-        if (!cp->parts && b->nrows > before &&
-            check_row(cp, b, before, line_text(cp, used, records), err) < 0)
-            return -1;
-        cp->line += count_lines(cp->buf, used);
-        memmove(cp->buf, cp->buf + used, cp->len - used);
-        cp->len -= used;
+        if (!cp->parts && b->nrows > before) {
+            SlStr text = line_text(cp, in, used, records);
+            if (check_row(cp, b, before, cp->line + 1 + count_lines(in, (size_t)(text.ptr - in)),
+                          text, err) < 0)
+                return -1;
+        }
+        cp->line += count_lines(in, used);
+        *pos += used;
         /* flush_direct frees b (the rows arena): read its count first */
         uint32_t nrows = b->nrows;
         if (cp->direct && (nrows == EX_BATCH_ROWS || (final && nrows > 0)))
