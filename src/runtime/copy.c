@@ -42,8 +42,8 @@
  * (rt_copy_data_deferred) goes to a statements' worker (rt_copy_sort_part,
  * append.c's rt_append_new_copy_part) while the session reads no more input,
  * and the end (rt_copy_end_deferred: the last rows' sort, the merge, the
- * lock and the write) too; only the last CopyData's rows past a part, when
- * one message holds more than a part, are sorted where they are decoded.
+ * lock and the write) too.  Without a statements' pool (rt_copy_data, the
+ * unit tests) parts are sorted where they are decoded.
  *
  * Into a stream, the copy writes in parts: once the rows it holds come to
  * part_bytes (COPY_PART_BYTES, less under a small statement_mem) they are
