@@ -23,6 +23,7 @@ times statement_mem, as an unprivileged role, and check that:
 """
 
 import os
+import re
 import threading
 import time
 
@@ -96,6 +97,23 @@ def held_server(sluiced, tmp_path, point):
 def bulk_files(server):
     d = server.data_dir / "state" / "bulk"
     return sorted(os.listdir(d)) if d.exists() else []
+
+
+def copy_in_thread(server, n):
+    """Role u's COPY of lines(n) into t, started in a thread: (thread, out),
+    out["copy"] its tag or SQLSTATE once it ended."""
+    out = {}
+
+    def run_copy():
+        try:
+            with user(server) as u:
+                out["copy"] = copy(u, lines(n))
+        except psycopg.Error as e:
+            out["copy"] = e.sqlstate
+
+    t = threading.Thread(target=run_copy)
+    t.start()
+    return t, out
 
 
 def sqlstate_of(fn):
@@ -216,13 +234,6 @@ def test_readers_see_before_or_after_and_insert_waits(sluiced, tmp_path):
     n = 100_000
     out = {}
 
-    def run_copy():
-        try:
-            with user(server) as u:
-                out["copy"] = copy(u, lines(n))
-        except psycopg.Error as e:
-            out["copy"] = e.sqlstate
-
     def run_insert():
         try:
             with user(server) as u:
@@ -243,8 +254,7 @@ def test_readers_see_before_or_after_and_insert_waits(sluiced, tmp_path):
         u.execute("INSERT INTO t SELECT g, g, 'old' FROM generate_series(-10, -1) g")
     reader = threading.Thread(target=read)
     reader.start()
-    cp = threading.Thread(target=run_copy)
-    cp.start()
+    cp, copied = copy_in_thread(server, n)
     ins = None
     try:
         deadline = time.monotonic() + 120
@@ -264,6 +274,7 @@ def test_readers_see_before_or_after_and_insert_waits(sluiced, tmp_path):
             ins.join(60)
         stop.set()
         reader.join(60)
+    out.update(copied)
     assert out == {"copy": f"COPY {n}", "insert": "23505"}, out
     before, after = (10, -55), (n + 10, sum(range(n)) - 55)
     assert counts <= {before, after} and before in counts, counts
@@ -472,3 +483,88 @@ def test_disk_too_full_for_the_table_files_is_53100_and_writes_nothing(sluiced, 
         server.stop()
     finally:
         next(gen, None)
+
+
+# (COPY statement, its input, SQLSTATE, message, detail, context): what
+# PostgreSQL 15 answers (tools/pg_oracle.sh, SHOW_CONTEXT always) over
+# CREATE TABLE c (a int PRIMARY KEY, b text NOT NULL, c int) holding (7, 'k', 7).
+# A key error names the line of the row whose insert failed (the later one
+# of a pair, the row meeting a stored key), without its text; a NOT NULL
+# error the line with its text.
+COPY_CONTEXT_CASES = [
+    ("COPY c FROM STDIN", "1\tx\t1\n2\ty\t2\n1\tz\t3\n", "23505",
+     'duplicate key value violates unique constraint "c_pkey"',
+     "Key (a)=(1) already exists.", "COPY c, line 3"),
+    ("COPY c FROM STDIN WITH (FORMAT csv)", "3,p,1\n1,q,2\n7,r,3\n", "23505",
+     'duplicate key value violates unique constraint "c_pkey"',
+     "Key (a)=(7) already exists.", "COPY c, line 3"),
+    ("COPY c FROM STDIN", "1\tx\t1\n2\t\\N\t2\n", "23502",
+     'null value in column "b" of relation "c" violates not-null constraint',
+     "Failing row contains (2, null, 2).", 'COPY c, line 2: "2\t\\N\t2"'),
+    ("COPY c (a, b) FROM STDIN WITH (FORMAT csv, HEADER true)", "a,b\n5,p\n6,\n", "23502",
+     'null value in column "b" of relation "c" violates not-null constraint',
+     "Failing row contains (6, null, null).", 'COPY c, line 3: "6,"'),
+    ("COPY c (a, c) FROM STDIN WITH (FORMAT csv)", "10,1\n", "23502",
+     'null value in column "b" of relation "c" violates not-null constraint',
+     "Failing row contains (10, null, 1).", 'COPY c, line 1: "10,1"'),
+]
+
+
+@pytest.mark.parametrize("case", range(len(COPY_CONTEXT_CASES)))
+def test_key_and_not_null_errors_name_the_line_as_postgresql(sluiced, case):
+    """A table COPY's 23505 and 23502 carry PostgreSQL's CONTEXT line (the
+    input's line number; for NOT NULL the line's text), also when the bad
+    row is far into a big input that went through the sort's run files."""
+    sql, text, state, message, detail, context = COPY_CONTEXT_CASES[case]
+    server = sluiced()
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute("CREATE TABLE c (a int PRIMARY KEY, b text NOT NULL, c int)")
+        c.execute("INSERT INTO c VALUES (7, 'k', 7)")
+        with pytest.raises(psycopg.Error) as e:
+            copy(c, [text], sql)
+        d = e.value.diag
+        assert (e.value.sqlstate, d.message_primary, d.message_detail, d.context) == \
+            (state, message, detail, context)
+        if "(a, c)" in sql:
+            return          # every row of a big input would fail at its first line
+        # the same error past 200,000 rows (parts of 1 MB through run files)
+        c.execute("SET statement_mem = '1MB'")
+        sep = "," if "csv" in sql else "\t"
+        head, rest = text.split("\n", 1) if "HEADER" in sql else ("", text)
+        big = "".join(f"{100 + i}{sep}v{sep}{i}\n" if "(a, b)" not in sql
+                      else f"{100 + i}{sep}v\n" for i in range(200_000))
+        big = (head + "\n" if head else "") + big + rest
+        with pytest.raises(psycopg.Error) as e:
+            copy(c, chunked(big), sql)
+        d = e.value.diag
+        want = re.sub(r"line (\d+)", lambda m: f"line {int(m.group(1)) + 200_000}", context)
+        assert (e.value.sqlstate, d.message_primary, d.context) == (state, message, want)
+        assert c.execute("SELECT count(*) FROM c").fetchone() == (1,)
+
+
+def test_a_table_copy_sorts_its_parts_off_the_loop(sluiced, tmp_path):
+    """A table COPY's parts are sorted into run files on a statements'
+    worker, the session reading no more input meanwhile: held in that sort
+    (fault point copy_table_part), the server answers another client, and
+    once it goes on every row is loaded.  (On the loop, the hold stopped
+    every client.)"""
+    server, hold = held_server(sluiced, tmp_path, "copy_table_part")
+    n = 60_000          # several parts of 1 MB (statement_mem 1MB)
+    cp, out = copy_in_thread(server, n)
+    try:
+        deadline = time.monotonic() + 120
+        while "copy_table_part reached, holding" not in server.log_text():
+            assert time.monotonic() < deadline and cp.is_alive(), out
+            time.sleep(0.05)
+        got = {}
+        other = threading.Thread(target=lambda: got.update(
+            one=psycopg.connect(server.dsn, autocommit=True).execute("SELECT 1").fetchone()))
+        other.start()
+        other.join(60)
+        assert got == {"one": (1,)}, "another client was not answered while the sort was held"
+    finally:
+        hold.unlink()
+        cp.join(120)
+    assert out == {"copy": f"COPY {n}"}, out
+    with user(server) as u:
+        assert u.execute("SELECT count(*), sum(v) FROM t").fetchone() == (n, sum(range(n)))

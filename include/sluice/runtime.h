@@ -128,6 +128,9 @@ void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg);
  * loop turn).  False for a stream append a worker took: it is not
  * interrupted.  On the loop, before done was called. */
 bool rt_append_interrupt(RtAppend *ap, int why);
+/* Does ap run on a COPY into a table (its end, or a part of it being
+ * sorted: the copy is in use until done)? */
+bool rt_append_is_copy(const RtAppend *ap);
 
 /* Starts statements on rt's catalog and state store (main: after
  * cat_open and state_open succeed into rt->cat and rt->st, before

@@ -10,10 +10,13 @@
  * first plan, owns the handle's life: it creates it, looks at the topics'
  * partitions and watermarks every POLL_MS (one metadata request, one
  * ListOffsets per partition; the request waits 1 s until a first one was
- * answered, then 5 s) into a snapshot under a mutex, commits the
- * positions of committed batches to the consumer group, and destroys the
- * handle at close.  Planning reads only the snapshot, so the loop never
- * waits on the network.
+ * answered, then 5 s) into a snapshot under a mutex, and commits the
+ * positions of committed batches to the consumer group.  Close never waits
+ * on the broker: it waits for the poller only when it is not inside a
+ * request (begin_call/end_call); otherwise the poller is left to end when
+ * its request returns and frees the source itself (source_free, which
+ * destroys the handle within close_timeout).  Planning reads only the
+ * snapshot, so the loop never waits on the network.
  *
  * A batch's reader (kafka_reader.c) reads the records of its ranges with
  * sluice's own Fetch requests or, as the fallback, with this handle; the
@@ -440,11 +443,43 @@ static bool topic_matches(KafkaSource *ks, const char *topic)
     return yes;
 }
 
+/* The poller enters (begin_call) and leaves (end_call) each request that
+ * waits on the broker.  Neither lets it go on once the source is stopping:
+ * close does not wait for a poller inside a request (see
+ * kafka_source_close), so a request is never started after close and the
+ * poller ends as soon as the one it is in returns. */
+static bool begin_call(KafkaSource *ks)
+{
+    pthread_mutex_lock(&ks->mu);
+    bool go = !ks->stop;
+    ks->busy = go;
+    if (go)
+        pthread_cond_broadcast(&ks->cond);
+    pthread_mutex_unlock(&ks->mu);
+    return go;
+}
+
+static bool end_call(KafkaSource *ks)
+{
+    pthread_mutex_lock(&ks->mu);
+    ks->busy = false;
+    bool go = !ks->stop;
+    pthread_mutex_unlock(&ks->mu);
+    return go;
+}
+
 static void look(KafkaSource *ks)
 {
     const struct rd_kafka_metadata *md = NULL;
+    if (!begin_call(ks))
+        return;
     rd_kafka_resp_err_t e = rd_kafka_metadata(ks->rk, 1, NULL, &md,
                                               ks->poll_us > 0 ? METADATA_MS : FIRST_LOOK_MS);
+    if (!end_call(ks)) {
+        if (e == RD_KAFKA_RESP_ERR_NO_ERROR)
+            rd_kafka_metadata_destroy(md);
+        return;
+    }
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
         /* The broker is away: keep the last snapshot, say why. */
         sl_log(LOG_WARN, "kafka metadata request failed", "stream=%s error=\"%s\"",
@@ -500,15 +535,17 @@ static void look(KafkaSource *ks)
         for (int k = 0; k < mt->partition_cnt; k++) {
             int64_t low, high;
             int32_t pid = mt->partitions[k].id;
-            pthread_mutex_lock(&ks->mu);
-            bool stop = ks->stop;
-            pthread_mutex_unlock(&ks->mu);
-            if (stop) {
+            if (!begin_call(ks)) {
                 sl_free(parts);
                 rd_kafka_metadata_destroy(md);
                 return;
             }
             e = rd_kafka_query_watermark_offsets(ks->rk, mt->topic, pid, &low, &high, 5000);
+            if (!end_call(ks)) {
+                sl_free(parts);
+                rd_kafka_metadata_destroy(md);
+                return;
+            }
             if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
                 sl_log(LOG_WARN, "kafka watermark request failed",
                        "stream=%s topic=%s partition=%d error=\"%s\"", log_value(ks->rel->name),
@@ -546,8 +583,14 @@ static void look(KafkaSource *ks)
     sl_free(error);
 }
 
-/* Commits pending positions to the consumer group (outside lag tools). */
-static void commit_pending(KafkaSource *ks)
+/* Commits pending positions to the consumer group (for lag tools only:
+ * sluice's offsets are its own logs).  The commit's answer is awaited in
+ * steps of COMMIT_STEP_MS while the source is not stopping; at stop (last),
+ * the commit is sent and not awaited: the consumer's close, bounded by
+ * close_timeout, may still deliver it. */
+#define COMMIT_STEP_MS 100
+
+static void commit_pending(KafkaSource *ks, bool last)
 {
     pthread_mutex_lock(&ks->mu);
     if (!ks->commit_pending) {
@@ -563,14 +606,29 @@ static void commit_pending(KafkaSource *ks)
     }
     ks->commit_pending = false;
     pthread_mutex_unlock(&ks->mu);
-    if (l->cnt > 0) {
-        rd_kafka_resp_err_t e = rd_kafka_commit(ks->rk, l, 0);
+    if (l->cnt > 0 && last) {
+        rd_kafka_commit(ks->rk, l, 1);
+    } else if (l->cnt > 0 && begin_call(ks)) {
+        rd_kafka_queue_t *q = rd_kafka_queue_new(ks->rk);
+        rd_kafka_resp_err_t e = rd_kafka_commit_queue(ks->rk, l, q, NULL, NULL);
+        rd_kafka_event_t *ev = NULL;
+        /* its answer, unless the source stops first (the queue then drops it) */
+        while (e == RD_KAFKA_RESP_ERR_NO_ERROR && ev == NULL && end_call(ks) && begin_call(ks))
+            ev = rd_kafka_queue_poll(q, COMMIT_STEP_MS);
+        end_call(ks);
+        if (ev != NULL)
+            e = rd_kafka_event_error(ev);
         if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
             sl_log(LOG_WARN, "kafka offset commit failed", "stream=%s group=%s error=\"%s\"",
                    log_value(ks->rel->name), log_value(ks->group), log_quote(rd_kafka_err2str(e)));
+        if (ev != NULL)
+            rd_kafka_event_destroy(ev);
+        rd_kafka_queue_destroy(q);
     }
     rd_kafka_topic_partition_list_destroy(l);
 }
+
+static void source_free(KafkaSource *ks);
 
 static void *poller_main(void *arg)
 {
@@ -585,7 +643,7 @@ static void *poller_main(void *arg)
     pthread_mutex_unlock(&ks->mu);
     while (rk != NULL) {
         look(ks);
-        commit_pending(ks);
+        commit_pending(ks, false);
         pthread_mutex_lock(&ks->mu);
         if (!ks->stop && !ks->commit_pending) {
             struct timespec ts;
@@ -598,10 +656,17 @@ static void *poller_main(void *arg)
         bool stop = ks->stop;
         pthread_mutex_unlock(&ks->mu);
         if (stop) {
-            commit_pending(ks);
+            commit_pending(ks, true);
             break;
         }
     }
+    pthread_mutex_lock(&ks->mu);
+    ks->ended = true;
+    bool left = ks->left;
+    pthread_cond_broadcast(&ks->cond);
+    pthread_mutex_unlock(&ks->mu);
+    if (left)
+        source_free(ks);
     return NULL;
 }
 
@@ -693,23 +758,10 @@ static void destroy_consumer(rd_kafka_t *rk, const char *stream, int64_t wait_us
     destroyer_unref(d);
 }
 
-void kafka_source_close(KafkaSource *ks)
+/* What the poller uses: freed by close, or by a poller left behind when
+ * its request returns (it destroys the consumer then). */
+static void source_free(KafkaSource *ks)
 {
-    if (ks == NULL)
-        return;
-    /* a test holds here: the close of a SELECT's scan blocks its thread */
-    SLUICE_FAULT("kafka_source_close");
-    if (ks->started) {
-        pthread_mutex_lock(&ks->mu);
-        ks->stop = true;
-        pthread_cond_broadcast(&ks->cond);
-        pthread_mutex_unlock(&ks->mu);
-        pthread_join(ks->thread, NULL);
-    }
-    /* Held records refer to the handle: destroyed before it. */
-    kafka_messages_destroy(ks->held, 0, ks->nheld);
-    sl_free(ks->held);
-    srcoffs_free(&ks->kept_at);
     if (ks->rk != NULL)
         destroy_consumer(ks->rk, ks->rel->name, ks->close_timeout_us);
     ex_regex_free(ks->re);
@@ -719,14 +771,51 @@ void kafka_source_close(KafkaSource *ks)
     if (ks->dead)
         cat_relation_unref(ks->dead);
     srcoffs_free(&ks->to_commit);
-    for (int i = 0; i < ks->npool; i++)
-        kf_conn_close(ks->pool[i]);
     free_brokers(ks);
     sl_free(ks->snap);
     sl_free(ks->error);
     sl_free(ks->group);
     arena_destroy(&ks->arena);
     sl_free(ks);
+}
+
+/* Stops the poller and frees the source.  A poller inside a request to the
+ * broker (a metadata or watermark request, an offset commit: seconds when
+ * the broker is away) is not waited for: it is left to end on its own and
+ * free the source, so closing -- and the server's shutdown -- never waits
+ * on a broker; the consumer's destruction is bounded by close_timeout. */
+void kafka_source_close(KafkaSource *ks)
+{
+    if (ks == NULL)
+        return;
+    /* a test holds here: the close of a SELECT's scan blocks its thread */
+    SLUICE_FAULT("kafka_source_close");
+    /* Held records refer to the handle: destroyed before it. */
+    kafka_messages_destroy(ks->held, 0, ks->nheld);
+    sl_free(ks->held);
+    ks->held = NULL;
+    ks->nheld = 0;
+    srcoffs_free(&ks->kept_at);
+    for (int i = 0; i < ks->npool; i++)
+        kf_conn_close(ks->pool[i]);
+    ks->npool = 0;
+    if (ks->started) {
+        pthread_mutex_lock(&ks->mu);
+        ks->stop = true;
+        pthread_cond_broadcast(&ks->cond);
+        while (!ks->ended && !ks->busy)
+            pthread_cond_wait(&ks->cond, &ks->mu);
+        bool behind = ks->left = !ks->ended;
+        pthread_mutex_unlock(&ks->mu);
+        if (behind) {
+            sl_log(LOG_INFO, "kafka poller left behind in a request to the broker",
+                   "stream=%s", log_value(ks->rel->name));
+            pthread_detach(ks->thread);
+            return;
+        }
+        pthread_join(ks->thread, NULL);
+    }
+    source_free(ks);
 }
 
 /* ---------------------------------------------------------------------- */

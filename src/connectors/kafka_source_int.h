@@ -98,6 +98,10 @@ struct KafkaSource {
     pthread_cond_t     cond;
     pthread_t          thread;
     bool               started, stop;
+    bool               busy;            /* the poller waits on the broker (a request) */
+    bool               ended;           /* the poller's thread has done its work */
+    bool               left;            /* close went on without it: the poller
+                                         * frees the source (source_free) */
     bool               made;            /* the poller tried to make rk */
     rd_kafka_t        *rk;
     bool               ready;           /* a snapshot was taken */

@@ -9,6 +9,8 @@
  *   rt_append_new      an append of chunks encoded already (runtime_int.h)
  *   rt_append_new_copy, rt_append_has_pool   a COPY into a table, written
  *                      off the loop under the modify lock (copy.c)
+ *   rt_append_new_copy_part   a COPY into a table: a full part of its rows
+ *                      sorted into a run file off the loop (copy.c)
  *   rt_xact_new, rt_xact_free, rt_xact_empty   a block's buffer, for the
  *                      server (txbuf.h's StateTx)
  *   rt_xact_check_relations   on the loop, before a COMMIT: 40001 when a
@@ -19,6 +21,7 @@
  *                      meanwhile (23505 / 40001), then one durable write
  *                      (txbuf.h), run on the statements' pool
  *   rt_append_start    run it on that pool, then call done on the loop
+ *   rt_append_is_copy  does it use a COPY into a table
  *   rt_append_interrupt  cancel a COPY into a table waiting for its lock
  *                      (or, still queued, for a worker: it never runs),
  *                      or a stream append still queued for a worker
@@ -48,6 +51,7 @@ struct RtAppend {
     PoolWork           work;
     Runtime           *rt;          /* its pools and state store */
     RtCopy            *copy;        /* a COPY into a table, or NULL */
+    bool               copy_part;   /* ... a part of it to sort (not freed) */
     StateTx           *tx;          /* a transaction block's COMMIT, or NULL */
     _Atomic int        interrupt;   /* its cancel (ex_interrupt_enter) */
     const CatRelation *rel;         /* referenced */
@@ -90,6 +94,13 @@ RtAppend *rt_append_new_copy(Runtime *rt, RtCopy *cp)
     RtAppend *ap = sl_calloc(1, sizeof(RtAppend));
     ap->rt = rt;
     ap->copy = cp;
+    return ap;
+}
+
+RtAppend *rt_append_new_copy_part(Runtime *rt, RtCopy *cp)
+{
+    RtAppend *ap = rt_append_new_copy(rt, cp);
+    ap->copy_part = true;
     return ap;
 }
 
@@ -195,7 +206,8 @@ static void work_cb(PoolWork *w)
     if (ap->copy != NULL) {
         uint64_t rows;
         const _Atomic int *old = ex_interrupt_enter(&ap->interrupt);
-        ap->rc = rt_copy_insert(ap->copy, &rows, &ap->err);
+        ap->rc = ap->copy_part ? rt_copy_sort_part(ap->copy, &ap->err)
+                               : rt_copy_insert(ap->copy, &rows, &ap->err);
         ex_interrupt_enter(old);
         return;
     }
@@ -211,9 +223,10 @@ static void after_cb(PoolWork *w)
         strbuf_free(&ap->chunks[i]);
     sl_free(ap->chunks);
     sl_error_clear(&ap->err);
-    if (ap->copy != NULL)
-        rt_copy_abort(ap->copy);
-    else if (ap->tx != NULL)
+    if (ap->copy != NULL) {
+        if (!ap->copy_part)
+            rt_copy_abort(ap->copy);
+    } else if (ap->tx != NULL)
         state_tx_free(ap->tx);
     else
         cat_relation_unref(ap->rel);
@@ -246,6 +259,11 @@ bool rt_append_interrupt(RtAppend *ap, int why)
     if (pool_cancel(ap->rt->statements, &ap->work) == 0)
         interrupted(ap, why);
     return true;
+}
+
+bool rt_append_is_copy(const RtAppend *ap)
+{
+    return ap->copy != NULL;
 }
 
 void rt_append_start(RtAppend *ap, rt_append_done_cb done, void *arg)

@@ -21,25 +21,30 @@
  *
  * Into a table, nothing is written before the input ended well, and the
  * copy holds about one part (part_bytes) of its rows whatever the input's
- * size.  Each full batch of decoded rows is checked as INSERT checks a row
- * (NOT NULL), turned into its storage key (the primary key, or a hidden
- * row id taken now) and encoded row, and added to a KvSort (kvsort.h),
+ * size.  Each row is decoded on its own (one a decoder call), so that its
+ * input line is known, and checked as INSERT checks a row (NOT NULL: 23502
+ * with PostgreSQL's context, "COPY t, line N: \"<the line>\"").  Each full
+ * batch of decoded rows is turned into storage keys (the primary key, or a
+ * hidden row id taken now) and encoded rows, each followed by its line,
+ * and added to a KvSort (kvsort.h),
  * which writes each part's worth, sorted, to a run file under
  * <state>/bulk/ (unlinked at once).  At the end (table_write) the runs are
  * merged; then, under the modify lock that INSERT, UPDATE and DELETE take
  * (so the key checks and the write do not interleave with theirs), the
  * sorted rows are read once: a key met twice in a row or stored already
- * (state_ingest_exists) is 23505, and the rows go to RocksDB table files
+ * (state_ingest_exists) is 23505 (context "COPY t, line N": the later
+ * line of a pair, the first line of a stored key), and the rows go to RocksDB table files
  * that state_ingest_commit adds to the store in one atomic step (a copy
  * that never filled a part: one synced write batch, as INSERT's).  So a bad
  * row, a duplicate key, a cancel, statement_timeout or a lost client leave
  * the table as it was, readers see it before or after, and a crash leaves
  * it before (the files left in <state>/bulk/ go at the next start) or
- * complete.  The runs are made where the input is decoded, on the loop: a
- * part's sort and its write to the page cache (no fsync) cost about what
- * decoding that part did.  The server's COPY (rt_copy_end_deferred) hands
- * the end to a worker (append.c), since the merge and the lock may take
- * long and the loop never waits for them.
+ * complete.  The server's COPY never sorts on the loop: a full part
+ * (rt_copy_data_deferred) goes to a statements' worker (rt_copy_sort_part,
+ * append.c's rt_append_new_copy_part) while the session reads no more input,
+ * and the end (rt_copy_end_deferred: the last rows' sort, the merge, the
+ * lock and the write) too.  Without a statements' pool (rt_copy_data, the
+ * unit tests) parts are sorted where they are decoded.
  *
  * Into a stream, the copy writes in parts: once the rows it holds come to
  * part_bytes (COPY_PART_BYTES, less under a small statement_mem) they are
@@ -122,6 +127,9 @@ struct RtCopy {
     /* a table: the rows' keys and encodings, sorted in bounded memory */
     KvSort     *sort;
     StrBuf      key, val;
+    int64_t    *lines;          /* the input line of each held row: row r of
+                                 * batch i at i * EX_BATCH_ROWS + r */
+    size_t      caplines;
     StateTx    *tx;             /* a stream's copy in a transaction block:
                                  * its parts go to the block (txbuf.h) */
 };
@@ -195,6 +203,22 @@ static void make_insert(RtCopy *cp)
     cp->modify = m;
 }
 
+/* The copy's own CopySpec, in its arena, its relation referenced: a worker
+ * sorting or writing the copy's rows may outlive the session's statement
+ * (a client gone meanwhile). */
+static const CopySpec *copy_spec(RtCopy *cp, const CopySpec *c)
+{
+    CopySpec *s = ARENA_NEW(&cp->arena, CopySpec);
+    *s = *c;
+    s->query = NULL;
+    s->attnums = ARENA_ARRAY(&cp->arena, int, c->ncols ? c->ncols : 1);
+    memcpy(s->attnums, c->attnums, sizeof(int) * (size_t)c->ncols);
+    s->null_string = c->null_string ? arena_strdup(&cp->arena, c->null_string) : NULL;
+    if (s->rel != NULL)
+        cat_relation_ref(s->rel);
+    return s;
+}
+
 int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
 {
     const Query *q = rt_prepared_query(p);
@@ -211,7 +235,8 @@ int rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err)
     size_t limit = settings_statement_mem(settings_current());
     cp->mem = sl_mem_account_new(limit);
     arena_set_account(&cp->arena, cp->mem);
-    cp->spec = c;
+    cp->spec = copy_spec(cp, c);
+    c = cp->spec;
     const char **names = ARENA_ARRAY(&cp->arena, const char *, c->ncols ? c->ncols : 1);
     cp->types = ARENA_ARRAY(&cp->arena, SlType, c->ncols ? c->ncols : 1);
     for (int i = 0; i < c->ncols; i++) {
@@ -279,9 +304,12 @@ void rt_copy_abort(RtCopy *cp)
         strbuf_free(&cp->chunks[i]);
     sl_free(cp->chunks);
     kvsort_free(cp->sort);
+    sl_free(cp->lines);
     strbuf_free(&cp->key);
     strbuf_free(&cp->val);
     arena_destroy(&cp->rows);
+    if (cp->spec != NULL && cp->spec->rel != NULL)
+        cat_relation_unref(cp->spec->rel);
     arena_destroy(&cp->arena);
     sl_mem_credit(cp->mem, cp->charged);
     sl_mem_account_unref(cp->mem);
@@ -314,33 +342,53 @@ static ExSource *copy_open_scan(ExCtx *cx, const Plan *scan)
     return ex_source_batches(cx->arena, cp->batches, cp->nbatches);
 }
 
-/* The decoded batches as the relation's rows (the columns not copied are
- * NULL), each batch widened in the rows arena. */
-static void widen_batches(RtCopy *cp)
+/* A decoded batch as the relation's rows (the columns not copied are
+ * NULL; the copied ones shared with in), in the rows arena. */
+static Batch *widen(RtCopy *cp, const Batch *in)
 {
     const CopySpec *c = cp->spec;
     const CatRelation *rel = c->rel;
     SlType *types = ARENA_ARRAY(&cp->rows, SlType, rel->ncols);
     for (int k = 0; k < rel->ncols; k++)
         types[k] = rel->cols[k].type;
-    for (int i = 0; i < cp->nbatches; i++) {
-        Batch *in = cp->batches[i];
-        Batch *b = batch_alloc(&cp->rows, types, (uint32_t)rel->ncols,
-                               in->nrows ? in->nrows : 1);
-        for (int k = 0; k < rel->ncols; k++) {
-            b->cols[k].len = in->nrows;
-            memset(b->cols[k].nulls, 1, in->nrows);
-        }
-        for (int j = 0; j < c->ncols; j++)
-            b->cols[c->attnums[j]] = in->cols[j];
-        b->nrows = in->nrows;
-        cp->batches[i] = b;
+    Batch *b = batch_alloc(&cp->rows, types, (uint32_t)rel->ncols, in->nrows ? in->nrows : 1);
+    for (int k = 0; k < rel->ncols; k++) {
+        b->cols[k].len = in->nrows;
+        memset(b->cols[k].nulls, 1, in->nrows);
     }
+    for (int j = 0; j < c->ncols; j++)
+        b->cols[c->attnums[j]] = in->cols[j];
+    b->nrows = in->nrows;
+    return b;
 }
 
-/* A table's copy: the decoded batches' rows go to the sort as (storage
- * key, encoded row) -- a hidden row id taken now for a table without a
- * primary key -- after INSERT's NOT NULL check, and are dropped. */
+/* The decoded batches as the relation's rows (widen). */
+static void widen_batches(RtCopy *cp)
+{
+    for (int i = 0; i < cp->nbatches; i++)
+        cp->batches[i] = widen(cp, cp->batches[i]);
+}
+
+/* A sorted row's value is its encoding followed by its input line (8
+ * bytes, host order: the run files live as long as the copy). */
+static void put_line(StrBuf *val, int64_t line)
+{
+    strbuf_append(val, (const char *)&line, sizeof(line));
+}
+
+/* Takes the line off a sorted row's value v and returns it. */
+static int64_t take_line(SlStr *v)
+{
+    int64_t line;
+    v->len -= (uint32_t)sizeof(line);
+    memcpy(&line, v->ptr + v->len, sizeof(line));
+    return line;
+}
+
+/* A table's copy: the decoded batches' rows (NOT NULL checked as each was
+ * decoded: check_row) go to the sort as (storage key, encoded row and its
+ * input line: put_line) -- a hidden row id taken now for a table without a
+ * primary key -- and are dropped. */
 static int sort_rows(RtCopy *cp, SlError *err)
 {
     const CatRelation *rel = cp->spec->rel;
@@ -348,8 +396,6 @@ static int sort_rows(RtCopy *cp, SlError *err)
     for (int i = 0; i < cp->nbatches; i++) {
         const Batch *b = cp->batches[i];
         for (uint32_t r = 0; r < b->nrows; r++) {
-            if (ex_check_not_null(rel, b, r, err) < 0)
-                return -1;
             if (rel->npk == 0) {
                 uint64_t id = tbl_next_rowid(cp->rt->st, rel, err);
                 if (id == UINT64_MAX)
@@ -360,6 +406,7 @@ static int sort_rows(RtCopy *cp, SlError *err)
             }
             strbuf_reset(&cp->val);
             row_encode(b, r, &cp->val);
+            put_line(&cp->val, cp->lines[(size_t)i * EX_BATCH_ROWS + r]);
             if (kvsort_add(cp->sort, cp->key.data, cp->key.len, cp->val.data, cp->val.len,
                            err) < 0)
                 return -1;
@@ -369,8 +416,10 @@ static int sort_rows(RtCopy *cp, SlError *err)
 }
 
 /* 23505 for the row encoded in val, whose key is stored already or comes
- * twice in the input. */
-static int copy_duplicate(RtCopy *cp, SlStr val, SlError *err)
+ * twice in the input, with PostgreSQL's context: the line of the row whose
+ * insert failed (no text: PostgreSQL checks keys when its buffered rows
+ * are flushed, where the line's text is gone too). */
+static int copy_duplicate(RtCopy *cp, SlStr val, int64_t line, SlError *err)
 {
     const CatRelation *rel = cp->spec->rel;
     SlType *types = ARENA_ARRAY(&cp->rows, SlType, rel->ncols);
@@ -382,7 +431,36 @@ static int copy_duplicate(RtCopy *cp, SlStr val, SlError *err)
     b->nrows = 1;
     for (int k = 0; k < rel->ncols; k++)
         b->cols[k].len = 1;
-    return ex_duplicate_key(rel, b, 0, err);
+    ex_duplicate_key(rel, b, 0, err);
+    sl_error_context(err, "COPY %s, line %lld", rel->name, (long long)line);
+    return -1;
+}
+
+/* 23505 for a key stored already: the first line of the input that has
+ * it (the rows of equal keys after v are read for it). */
+static int copy_stored_duplicate(RtCopy *cp, SlStr k, SlStr v, int64_t line, SlError *err)
+{
+    StrBuf key, val;
+    strbuf_init(&key);
+    strbuf_init(&val);
+    strbuf_append(&key, k.ptr, k.len);
+    strbuf_append(&val, v.ptr, v.len);
+    SlStr k2, v2;
+    int rc;
+    while ((rc = kvsort_next(cp->sort, &k2, &v2, err)) > 0 && k2.len == key.len &&
+           memcmp(k2.ptr, key.data, key.len) == 0) {
+        int64_t l2 = take_line(&v2);
+        if (l2 < line) {
+            line = l2;
+            strbuf_reset(&val);
+            strbuf_append(&val, v2.ptr, v2.len);
+        }
+    }
+    if (rc >= 0)
+        copy_duplicate(cp, (SlStr){val.data, (uint32_t)val.len}, line, err);
+    strbuf_free(&key);
+    strbuf_free(&val);
+    return -1;
 }
 
 /* A table's write, once the input ended: the sorted rows, their keys
@@ -394,11 +472,15 @@ static int copy_duplicate(RtCopy *cp, SlStr val, SlError *err)
  * is checked between steps, every 4096 rows and once the keys are checked
  * (fault point copy_table_checked, just before).  Nothing is written
  * before the ingest, which is all or nothing. */
+static int write_part(RtCopy *cp, SlError *err);
+
 static int table_write(RtCopy *cp, uint64_t *rows, SlError *err)
 {
     const CatRelation *rel = cp->spec->rel;
     uint64_t t0 = uv_hrtime();
     int rc;
+    if (cp->nbatches > 0 && write_part(cp, err) < 0)
+        return -1;          /* the last rows, not yet in the sort */
     while ((rc = kvsort_merge_step(cp->sort, err)) > 0)
         if (ex_check_interrupt(err) < 0)
             return -1;
@@ -415,6 +497,7 @@ static int table_write(RtCopy *cp, uint64_t *rows, SlError *err)
                                        kvsort_in_memory(cp->sort));
     StrBuf *prev = &cp->key;
     strbuf_reset(prev);
+    int64_t prev_line = 0;
     uint64_t n = 0;
     SlStr k, v;
     while ((rc = kvsort_next(cp->sort, &k, &v, err)) > 0) {
@@ -422,18 +505,22 @@ static int table_write(RtCopy *cp, uint64_t *rows, SlError *err)
             rc = -1;
             break;
         }
+        int64_t line = take_line(&v);
         if (rel->npk > 0) {
-            int dup = n > 0 && prev->len == k.len && memcmp(prev->data, k.ptr, k.len) == 0;
-            if (!dup && (dup = state_ingest_exists(ig, k.ptr, k.len, err)) < 0) {
-                rc = -1;
+            /* the sort keeps no input order among equal keys: the row that
+             * fails is the later one of a pair, the first one of a stored key */
+            if (n > 0 && prev->len == k.len && memcmp(prev->data, k.ptr, k.len) == 0) {
+                rc = copy_duplicate(cp, v, SL_MAX(line, prev_line), err);
                 break;
             }
-            if (dup) {
-                rc = copy_duplicate(cp, v, err);
+            int dup = state_ingest_exists(ig, k.ptr, k.len, err);
+            if (dup != 0) {
+                rc = dup < 0 ? -1 : copy_stored_duplicate(cp, k, v, line, err);
                 break;
             }
             strbuf_reset(prev);
             strbuf_append(prev, k.ptr, k.len);
+            prev_line = line;
         }
         if (state_ingest_put(ig, k.ptr, k.len, v.ptr, v.len, err) < 0) {
             rc = -1;
@@ -482,7 +569,9 @@ static int write_part(RtCopy *cp, SlError *err)
     uint64_t rows = 0;
     int rc = 0;
     if (!cp->parts) {
-        /* a table's: its rows go to the sort */
+        /* a table's: its rows go to the sort (a test holds here: the
+         * server's COPY sorts on a worker, never on the loop) */
+        SLUICE_FAULT("copy_table_part");
         rc = sort_rows(cp, err);
         arena_reset(&cp->rows);
         cp->batches = NULL;
@@ -509,6 +598,13 @@ static int write_part(RtCopy *cp, SlError *err)
     if (rc == 0)
         cp->written += rows;
     return rc;
+}
+
+int rt_copy_sort_part(RtCopy *cp, SlError *err)
+{
+    if (write_part(cp, err) < 0)
+        return -1;
+    return ex_check_interrupt(err);     /* a cancel meanwhile ends the copy */
 }
 
 /* Whether a stream's copy holds a part's worth of rows: its chunks' bytes
@@ -550,9 +646,9 @@ static bool encoding_error(const char *why)
 /* The first bad record as PostgreSQL reports it: the message, and the
  * line in the context. */
 
-static int bad_record(RtCopy *cp, const DeadLetter *d, SlError *err)
+static int bad_record(RtCopy *cp, const char *in, const DeadLetter *d, SlError *err)
 {
-    int64_t line = cp->line + count_lines(cp->buf, (size_t)d->offset) + 1;
+    int64_t line = cp->line + count_lines(in, (size_t)d->offset) + 1;
     const char *rel = cp->spec->rel->name;
     const char *why = d->reason;
     if (strncmp(why, "column ", 7) == 0 && strstr(why, ": ") != NULL) {
@@ -573,6 +669,60 @@ static int bad_record(RtCopy *cp, const DeadLetter *d, SlError *err)
                                       : ERRCODE_BAD_COPY_FILE_FORMAT, "%s", why);
     sl_error_context(err, "COPY %s, line %lld: \"%.*s\"", rel, (long long)line,
                      (int)SL_MIN(d->raw.len, 200), d->raw.ptr);
+    return -1;
+}
+
+/* The text of the one row a table's decode call took from the first used
+ * bytes of in (after the header line and, in CSV, empty lines, which the
+ * decoder skips), without its line end: what PostgreSQL's context shows. */
+static SlStr line_text(const RtCopy *cp, const char *in, size_t used, int64_t records)
+{
+    const char *p = in, *e = in + used;
+    if (cp->fmt.header && records == 0) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        p = nl != NULL ? nl + 1 : e;
+    }
+    while (cp->spec->csv && p < e && (*p == '\n' || (*p == '\r' && p + 1 < e && p[1] == '\n')))
+        p += *p == '\n' ? 1 : 2;
+    if (e > p && e[-1] == '\n')
+        e--;
+    if (e > p && e[-1] == '\r')
+        e--;
+    return (SlStr){p, (uint32_t)(e - p)};
+}
+
+/* A table's row r of b, just decoded from input line line: keeps the
+ * line for the sort, and checks the row as INSERT does (NOT NULL), with
+ * PostgreSQL's context: the line and, in text formats, its text. */
+static int check_row(RtCopy *cp, const Batch *b, uint32_t r, int64_t line, SlStr text,
+                     SlError *err)
+{
+    size_t at = (size_t)(cp->nbatches - 1) * EX_BATCH_ROWS + r;
+    if (at >= cp->caplines) {
+        cp->caplines = SL_MAX(at + 1, cp->caplines * 2);
+        cp->lines = sl_realloc(cp->lines, sizeof(int64_t) * cp->caplines);
+    }
+    cp->lines[at] = line;
+    const CopySpec *c = cp->spec;
+    const CatRelation *rel = c->rel;
+    bool null = false;
+    for (int k = 0; k < rel->ncols && !null; k++) {
+        if (!rel->cols[k].not_null)
+            continue;
+        int j = 0;
+        while (j < c->ncols && c->attnums[j] != k)
+            j++;
+        null = j == c->ncols || vector_is_null(&b->cols[j], r);
+    }
+    if (!null)
+        return 0;
+    /* the row as the relation's, for INSERT's message and detail */
+    ex_check_not_null(rel, widen(cp, b), r, err);
+    if (text.ptr != NULL)
+        sl_error_context(err, "COPY %s, line %lld: \"%.*s\"", rel->name, (long long)line,
+                         (int)SL_MIN(text.len, 200), text.ptr);
+    else
+        sl_error_context(err, "COPY %s, line %lld", rel->name, (long long)line);
     return -1;
 }
 
@@ -677,6 +827,8 @@ static int decode_binary(RtCopy *cp, bool final, SlError *err)
         }
         if (!whole)
             break;
+        if (part_full(cp) && cp->defer)
+            break;          /* the caller has the part sorted, then decodes on */
         if (part_full(cp) && write_part(cp, err) < 0)
             return -1;
         Batch *b = current_batch(cp);
@@ -703,6 +855,8 @@ static int decode_binary(RtCopy *cp, bool final, SlError *err)
         b->nrows++;
         for (int k = 0; k < ncols; k++)
             b->cols[k].len = b->nrows;
+        if (!cp->parts && check_row(cp, b, r, cp->line + 1, (SlStr){NULL, 0}, err) < 0)
+            return -1;
         cp->line++;
         pos = q;
     }
@@ -716,12 +870,28 @@ static int decode_binary(RtCopy *cp, bool final, SlError *err)
 }
 
 /* Decodes the whole lines of the buffer (all of it when final). */
+static int decode_text(RtCopy *cp, bool final, size_t *pos, SlError *err);
+
 static int decode(RtCopy *cp, bool final, SlError *err)
 {
     if (cp->spec->binary)
         return decode_binary(cp, final, err);
+    size_t pos = 0;
+    int rc = decode_text(cp, final, &pos, err);
+    memmove(cp->buf, cp->buf + pos, cp->len - pos);
+    cp->len -= pos;
+    return rc;
+}
+
+/* The text formats' decode: the whole lines from buf + *pos on, *pos moved
+ * past them (the caller drops them from buf once: a table's rows come one
+ * a call). */
+static int decode_text(RtCopy *cp, bool final, size_t *pos, SlError *err)
+{
     Arena *da = &cp->rows;
     for (;;) {
+        const char *in = cp->buf + *pos;
+        size_t inlen = cp->len - *pos;
         Batch *b = cp->direct ? cp->cur : cp->nbatches ? cp->batches[cp->nbatches - 1] : NULL;
         if (cp->direct && b == NULL) {
             b = cp->cur = batch_alloc(da, cp->types, (uint32_t)cp->spec->ncols, EX_BATCH_ROWS);
@@ -731,19 +901,26 @@ static int decode(RtCopy *cp, bool final, SlError *err)
         }
         cp->res.consumed = 0;
         cp->res.ndead = 0;
+        /* a table's rows one a call, so that each has its line (check_row) */
+        uint32_t before = b->nrows;
+        uint32_t cap = cp->parts ? EX_BATCH_ROWS : before + 1;
+        int64_t records = cp->res.records;
         int rc = cp->spec->csv
-                     ? fmt_csv_decode(&cp->fmt, cp->buf, cp->len, final, b, EX_BATCH_ROWS,
-                                      da, &cp->res, err)
-                     : fmt_text_decode(&cp->fmt, cp->buf, cp->len, final, b, EX_BATCH_ROWS,
-                                       da, &cp->res, err);
+                     ? fmt_csv_decode(&cp->fmt, in, inlen, final, b, cap, da, &cp->res, err)
+                     : fmt_text_decode(&cp->fmt, in, inlen, final, b, cap, da, &cp->res, err);
         if (rc < 0)
             return -1;
         if (cp->res.ndead > 0)
-            return bad_record(cp, &cp->res.dead[0], err);
+            return bad_record(cp, in, &cp->res.dead[0], err);
         size_t used = (size_t)cp->res.consumed;
-        cp->line += count_lines(cp->buf, used);
-        memmove(cp->buf, cp->buf + used, cp->len - used);
-        cp->len -= used;
+        if (!cp->parts && b->nrows > before) {
+            SlStr text = line_text(cp, in, used, records);
+            if (check_row(cp, b, before, cp->line + 1 + count_lines(in, (size_t)(text.ptr - in)),
+                          text, err) < 0)
+                return -1;
+        }
+        cp->line += count_lines(in, used);
+        *pos += used;
         /* flush_direct frees b (the rows arena): read its count first */
         uint32_t nrows = b->nrows;
         if (cp->direct && (nrows == EX_BATCH_ROWS || (final && nrows > 0)))
@@ -752,7 +929,7 @@ static int decode(RtCopy *cp, bool final, SlError *err)
             return 0;       /* the caller writes it, then decodes the rest */
         if (part_full(cp) && write_part(cp, err) < 0)
             return -1;
-        if (nrows < EX_BATCH_ROWS)
+        if (cp->parts ? nrows < EX_BATCH_ROWS : nrows == before)
             return 0;
     }
 }
@@ -802,9 +979,15 @@ int rt_copy_data_deferred(RtCopy *cp, const char *data, size_t len, RtAppend **p
                           SlError *err)
 {
     *part = NULL;
-    cp->defer = cp->direct && cp->parts && cp->tx == NULL && rt_append_can_run(cp->rt);
+    bool table = !cp->parts && rt_append_has_pool(cp->rt);
+    cp->defer = table || (cp->direct && cp->parts && cp->tx == NULL && rt_append_can_run(cp->rt));
     int rc = rt_copy_data(cp, data, len, err);
     cp->defer = false;
+    if (rc == 0 && table && part_full(cp)) {
+        /* a table's full part is sorted on a worker, never on the loop */
+        *part = rt_append_new_copy_part(cp->rt, cp);
+        return 0;
+    }
     if (rc < 0 || !cp->direct || cp->tx != NULL || !part_full(cp))
         return rc;
     uint64_t rows = 0;
@@ -849,12 +1032,13 @@ int rt_copy_end_deferred(RtCopy *cp, char *tag, size_t tagsize, RtAppend **defer
         sl_log(LOG_DEBUG, "copy appended", "stream=%s rows=%llu append_ms=%.1f",
                log_value(cp->spec->rel->name), (unsigned long long)rows,
                (double)(uv_hrtime() - t0) / 1e6);
-    } else if (rc == 0 && (rc = write_part(cp, err)) < 0) {
-        /* a table's last rows did not go to the sort */
     } else if (rc == 0 && deferred != NULL && rt_append_has_pool(cp->rt)) {
-        /* a table's merge, key checks and write wait for the modify lock:
-         * on a worker, never the loop; the copy goes with it */
+        /* a table's last rows' sort, its merge, key checks and write (which
+         * waits for the modify lock): on a worker, never the loop; the copy
+         * goes with it */
         rows = kvsort_count(cp->sort);
+        for (int i = 0; i < cp->nbatches; i++)
+            rows += cp->batches[i]->nrows;
         *deferred = rt_append_new_copy(cp->rt, cp);
         snprintf(tag, tagsize, "COPY %llu", (unsigned long long)rows);
         return 0;

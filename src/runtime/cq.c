@@ -77,6 +77,7 @@
  */
 #include "sluice/cq.h"
 #include "sluice/bytes.h"
+#include "sluice/functions.h"
 #include "sluice/log.h"
 #include "sluice/memacct.h"
 #include "sluice/options.h"
@@ -87,6 +88,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -140,6 +142,8 @@ struct Cq {
     IncBatch           batch;
     SlError            batch_err;
     int                batch_rc;
+    _Atomic int        interrupt;       /* the batch's (ex_interrupt_enter): set at
+                                         * shutdown, so that it ends its reads */
     TriggerKind        trigger;
     int64_t            interval_ms;
     int64_t            max_offsets;
@@ -390,7 +394,9 @@ static void work_cb(PoolWork *w)
     Cq *q = w->data;
     SlMemAccount *mem = sl_mem_account_new(q->batch_mem);
     SlMemAccount *old = sl_mem_account_enter(mem);
+    const _Atomic int *old_flag = ex_interrupt_enter(&q->interrupt);
     q->batch_rc = inc_batch_run(q->plan, &q->batch, &q->batch_err);
+    ex_interrupt_enter(old_flag);
     sl_mem_account_enter(old);
     q->batch_oom = q->batch_rc < 0 ? sl_mem_exceeded(mem) : SL_MEM_OK;
     if (q->batch_oom == SL_MEM_OVER_STATEMENT) {
@@ -1462,6 +1468,11 @@ void cq_runtime_close(CqRuntime *rt, cq_close_cb cb, void *arg)
     while (q != NULL) {
         Cq *next = q->next;
         q->stopping = true;
+        /* A batch in flight is not waited for past its next interrupt check
+         * (a Kafka read waiting on a broker that is away checks every
+         * 100 ms): it ends uncommitted, as at a crash, and is run again
+         * from its offset-log entry at the next start. */
+        atomic_store(&q->interrupt, EX_CANCEL_SHUTDOWN);
         release(q);
         q = next;
     }

@@ -17,8 +17,10 @@
  *   rt_cq_create, rt_cq_stop, rt_cq_alter   continuous queries (cq_ddl.c)
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes (copy.c)
  *   rt_append_can_defer, rt_append_new       deferred appends (append.c)
- *   rt_append_has_pool, rt_append_new_copy   a table COPY run off the loop
- *   rt_copy_insert                a table COPY's rows checked and written (copy.c)
+ *   rt_append_has_pool, rt_append_new_copy, rt_append_new_copy_part   a
+ *                                 table COPY's parts and end run off the loop
+ *   rt_copy_insert, rt_copy_sort_part   a table COPY's rows checked and
+ *                                 written, a full part sorted (copy.c)
  *   rt_modify_lock, rt_modify_unlock   one table write at a time (runtime.c)
  *   rt_run_role, rt_check_query, rt_check_owner, rt_check_select, rt_owner,
  *   rt_cq_privileges, rt_acl_hooks   roles (roles.c)
@@ -62,10 +64,16 @@ RtAppend *rt_append_new(Runtime *rt, const CatRelation *rel, StrBuf *chunks, int
  * the copy is freed after). */
 bool      rt_append_has_pool(const Runtime *rt);
 RtAppend *rt_append_new_copy(Runtime *rt, RtCopy *cp);
+/* A table COPY's full part, sorted (rt_copy_sort_part) on the statements'
+ * pool while the session reads no input; the copy stays the caller's. */
+RtAppend *rt_append_new_copy_part(Runtime *rt, RtCopy *cp);
 /* The rows of a COPY FROM into a table: its sorted runs merged, their
  * keys checked and the rows written in one atomic step under the modify
  * lock (copy.c; on a worker thread). */
 int       rt_copy_insert(RtCopy *cp, uint64_t *rows, SlError *err);
+/* A table COPY's decoded rows to its sort (a full part: sorted and written
+ * to a run file); copy.c, on a worker thread. */
+int       rt_copy_sort_part(RtCopy *cp, SlError *err);
 /* The lock that makes INSERT / UPDATE / DELETE and COPY FROM into tables
  * one at a time (runtime.c): waits (cancellable, 57014), never on the loop. */
 int       rt_modify_lock(Runtime *rt, SlError *err);

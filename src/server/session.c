@@ -33,8 +33,11 @@
  * and a client that stops reading holds no worker thread.
  *
  * COPY FROM STDIN: CopyData goes to rt_copy_data_deferred; a full part of
- * a COPY into a stream is written by the engine's pool while the session
- * reads none of the client's input (WAIT_COPY), then the copy goes on.
+ * a COPY into a stream is written by the engine's pool, and one of a COPY
+ * into a table sorted into a run file by the statements' pool, while the
+ * session reads none of the client's input (WAIT_COPY), then the copy goes
+ * on.  A connection that ends meanwhile leaves a table's copy to the wait,
+ * which frees it when the worker is done with it.
  * statement_timeout runs from the COPY's start to its answer, the wait for
  * the client's data included; it and a CancelRequest end the COPY with
  * 57014 in copy-in mode, while a table's write waits for the lock or a
@@ -1082,19 +1085,23 @@ typedef struct SessionWait {
     WaitKind  kind;
     Portal   *portal;       /* WAIT_EXECUTE */
     RtAppend *ap;           /* until wait_done_cb */
+    RtCopy   *copy;         /* a table COPY whose part a worker sorts, left
+                             * by its gone connection: freed when it ends */
     char      tag[64];
 } SessionWait;
 
 /* Cancels what c waits for, if it can be: a COPY into a table waiting for
  * the table lock (or for a statements' worker), or a stream's append still
  * queued for an engine worker, ends with 57014 (57P01 at shutdown),
- * nothing written; a stream's append that a worker took is not
- * interrupted, nor a COPY's part before its end, queued or not: the COPY
+ * nothing written, as does a table COPY's part being sorted (when its sort
+ * ends); a stream's append that a worker took is not
+ * interrupted, nor a stream COPY's part before its end, queued or not: the COPY
  * ends at once (copy_in_cancel) and its error counts that part's rows as
  * appended, which they then are. */
 static bool wait_interrupt(Conn *c, int why)
 {
-    return c->wait != NULL && c->wait->kind != WAIT_COPY &&
+    return c->wait != NULL &&
+           (c->wait->kind != WAIT_COPY || rt_append_is_copy(c->wait->ap)) &&
            rt_append_interrupt(c->wait->ap, why);
 }
 
@@ -1108,6 +1115,8 @@ static void wait_done_cb(void *arg, int rc, const SlError *err)
     SessionWait *w = arg;
     Conn *c = w->c;
     if (c == NULL) {
+        if (w->copy != NULL)
+            rt_copy_abort(w->copy);
         sl_free(w);
         return;
     }
@@ -2337,8 +2346,13 @@ void session_init(Conn *c)
 void session_free(Conn *c)
 {
     subscribe_free(c);
-    if (c->wait != NULL)
+    if (c->wait != NULL) {
         c->wait->c = NULL;      /* the append finishes without us */
+        if (c->wait->kind == WAIT_COPY && rt_append_is_copy(c->wait->ap)) {
+            c->wait->copy = c->copy;    /* a worker sorts its part: freed after */
+            c->copy = NULL;
+        }
+    }
     if (c->copy != NULL)
         rt_copy_abort(c->copy);
     if (c->sq != NULL) {
