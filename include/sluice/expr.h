@@ -259,8 +259,9 @@ int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const Raw
                      const SlType *param_types, int nparam_types, Query **out, SlError *err);
 
 /* The statement text sql with the value of every `name = literal` whose
- * name says it is a secret shown as '********' (redact.c): sql itself when
- * there is none, a copy in a otherwise, NULL for text that does not lex. */
+ * name says it is a secret, and the string after PASSWORD, shown as
+ * '********' (redact.c): sql itself when there is none, a copy in a
+ * otherwise, NULL for text that does not lex. */
 const char *sql_redact_secrets(Arena *a, const char *sql);
 
 /* Operators, functions and casts (funcs.c, cast.c). */

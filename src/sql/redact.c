@@ -1,11 +1,12 @@
 /*
  * redact.c -- statement text with its secrets hidden, for the catalog
  * views that show a relation's SQL (sys.streams, sys.sinks, sys.tables,
- * sys.queries, pg_get_viewdef).
+ * sys.queries, pg_get_viewdef), pg_stat_activity and the log.
  *
  *   sql_redact_secrets   the text with every option `name = value` of a
  *                        WITH (...) list whose name says it is a secret
- *                        (opts_is_secret) showing the value as '********'
+ *                        (opts_is_secret), and the string after PASSWORD
+ *                        (CREATE / ALTER ROLE), showing it as '********'
  *
  * It lexes with the SQL tokenizer, so quotes, escapes, dollar quoting and
  * comments are read as the parser reads them.  Only the options of a
@@ -50,7 +51,13 @@ const char *sql_redact_secrets(Arena *a, const char *sql)
             redacted = true;
             from = -1;
         }
-        if (code == TK_LP) {
+        if (code == TK_STRING && c1 == TK_PASSWORD) {
+            /* CREATE / ALTER ROLE ... [ENCRYPTED] PASSWORD 'x' */
+            strbuf_append(&b, sql + copied, (size_t)(tok.offset - copied));
+            strbuf_puts(&b, "'" OPTS_MASK "'");
+            copied = tok.offset + tok.len;
+            redacted = true;
+        } else if (code == TK_LP) {
             depth++;
             if (c1 == TK_WITH)
                 list = depth;

@@ -108,6 +108,15 @@ static void test_redact(void)
     expect_redacted("SELECT * FROM t WHERE secret = 'x'; CREATE SINK k WITH (secret = 'y')",
                     "SELECT * FROM t WHERE secret = 'x'; CREATE SINK k WITH (secret = '********')");
     expect_redacted("WITH (f = (password = 'kept'))", "WITH (f = (password = 'kept'))");
+    /* a role's password, however quoted (pg_stat_activity and the log) */
+    expect_redacted("CREATE ROLE r LOGIN PASSWORD 'it''s' VALID UNTIL 'infinity'",
+                    "CREATE ROLE r LOGIN PASSWORD '********' VALID UNTIL 'infinity'");
+    expect_redacted("ALTER ROLE r WITH ENCRYPTED PASSWORD $p$x'y$p$; ALTER USER s PASSWORD E'a'",
+                    "ALTER ROLE r WITH ENCRYPTED PASSWORD '********'; "
+                    "ALTER USER s PASSWORD '********'");
+    expect_redacted("ALTER ROLE r PASSWORD NULL", "ALTER ROLE r PASSWORD NULL");
+    expect_redacted("SELECT 1 WHERE password = 'x'", "SELECT 1 WHERE password = 'x'");
+    expect_redacted("CREATE ROLE r PASSWORD 'unterminated", NULL);
 }
 
 int main(void)
