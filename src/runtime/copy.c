@@ -5,6 +5,7 @@
  *                                 in binary format
  *   rt_copy_begin, rt_copy_data, rt_copy_data_deferred, rt_copy_end,
  *   rt_copy_end_deferred, rt_copy_abort, rt_copy_abort_with    COPY FROM
+ *   rt_copy_progress              how far a COPY FROM got
  *   rt_copy_set_xact              a stream's COPY inside a transaction
  *                                 block: its parts go to the block's
  *                                 buffer, written at COMMIT (a table's
@@ -99,6 +100,7 @@ struct RtCopy {
     size_t      len, cap;
     size_t      total;          /* bytes received */
     int64_t     line;           /* lines consumed before buf */
+    int64_t     decoded;        /* rows decoded (rt_copy_progress) */
     FmtResult   res;
     Batch     **batches;        /* decoded rows, in rows (not the fast path) */
     int         nbatches, capbatches;
@@ -703,6 +705,7 @@ static int decode_binary(RtCopy *cp, bool final, SlError *err)
         for (int k = 0; k < ncols; k++)
             b->cols[k].len = b->nrows;
         cp->line++;
+        cp->decoded++;
         pos = q;
     }
     memmove(cp->buf, cp->buf + pos, cp->len - pos);
@@ -730,6 +733,7 @@ static int decode(RtCopy *cp, bool final, SlError *err)
         }
         cp->res.consumed = 0;
         cp->res.ndead = 0;
+        uint32_t before = b->nrows;
         int rc = cp->spec->csv
                      ? fmt_csv_decode(&cp->fmt, cp->buf, cp->len, final, b, EX_BATCH_ROWS,
                                       da, &cp->res, err)
@@ -745,6 +749,7 @@ static int decode(RtCopy *cp, bool final, SlError *err)
         cp->len -= used;
         /* flush_direct frees b (the rows arena): read its count first */
         uint32_t nrows = b->nrows;
+        cp->decoded += nrows - before;
         if (cp->direct && (nrows == EX_BATCH_ROWS || (final && nrows > 0)))
             flush_direct(cp);
         if (cp->defer && part_full(cp))
@@ -767,6 +772,13 @@ static int failed(RtCopy *cp, SlError *err)
                         (unsigned long long)cp->written, cp->spec->rel->name,
                         cp->part_bytes / 1024);
     return -1;
+}
+
+void rt_copy_progress(const RtCopy *cp, uint32_t *relid, int64_t *bytes, int64_t *rows)
+{
+    *relid = cp->spec->rel->oid;
+    *bytes = (int64_t)cp->total;
+    *rows = cp->decoded;
 }
 
 void rt_copy_abort_with(RtCopy *cp, SlError *err)
