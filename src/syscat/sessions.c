@@ -9,8 +9,8 @@
  * masked (a secret option, a PASSWORD string show as '********').  As
  * PostgreSQL shows them, a session of another role is listed to a role that
  * is not a superuser with its pid, database, role and application_name
- * only: query is '<insufficient privilege>', the state, times and client
- * columns are NULL.  sluice has no inet type: client_addr is text.  There
+ * only: query is '<insufficient privilege>', the state, times, client
+ * columns and backend_type are NULL (pgstatfuncs.c's rule).  sluice has no inet type: client_addr is text.  There
  * are no wait events, transaction ids, query ids or parallel workers:
  * those columns are NULL, backend_type is 'client backend'.
  *
@@ -76,7 +76,10 @@ static void activity_cb(const RtSession *s, void *arg)
     vrel_put_null(r);                                           /* backend_xmin */
     vrel_put_null(r);                                           /* query_id */
     vrel_put_text(r, see ? (s->query != NULL ? s->query : "") : HIDDEN);    /* query */
-    vrel_put_text(r, "client backend");                         /* backend_type */
+    if (see)
+        vrel_put_text(r, "client backend");                     /* backend_type */
+    else
+        vrel_put_null(r);
 }
 
 static int produce_activity(VrelRows *out)
