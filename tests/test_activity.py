@@ -110,6 +110,14 @@ def test_transaction_states(server):
         # the extended protocol: the prepared statement's text
         assert s.execute("SELECT %s::int + 1", (41,)).fetchone() == (42,)
         assert activity(watcher, pid)[:2] == ("idle", "SELECT $1::int + 1")
+        # a long text: its first 1024 bytes (track_activity_query_size), and
+        # a multi-MB INSERT is not lexed whole to find them
+        s.execute("CREATE TABLE wide (k INT PRIMARY KEY, v TEXT)")
+        rows = ", ".join(f"({i}, 'é{i}')" for i in range(200000))
+        s.execute("INSERT INTO wide VALUES " + rows)
+        q = activity(watcher, pid)[1]
+        assert q == ("INSERT INTO wide VALUES " + rows).encode()[:1024].decode(errors="ignore"), q
+        assert s.execute("SELECT count(*) FROM wide").fetchone() == (200000,)
 
 
 def test_other_roles_see_insufficient_privilege(server):

@@ -83,11 +83,10 @@ static void note_state(Conn *c, int64_t t)
 }
 
 /* sql masked and cut to ACTIVITY_QUERY_MAX bytes (at a character's
- * start), in malloc'd memory; NULL when it does not lex.  Only the first
- * ACTIVITY_LEX_MAX bytes are read: a multi-megabyte INSERT costs the loop
- * no more than that. */
+ * start), in malloc'd memory; NULL when it does not lex.  Only the tokens
+ * that start in the first ACTIVITY_QUERY_MAX bytes are read: a
+ * multi-megabyte INSERT costs the loop no more than that. */
 #define ACTIVITY_QUERY_MAX 1024     /* PostgreSQL's track_activity_query_size */
-#define ACTIVITY_LEX_MAX   65536
 
 static char *masked_text(const char *sql)
 {
@@ -95,9 +94,7 @@ static char *masked_text(const char *sql)
         return NULL;
     Arena a;
     arena_init(&a, 256);
-    size_t len = strnlen(sql, ACTIVITY_LEX_MAX + 1);
-    const char *in = len > ACTIVITY_LEX_MAX ? arena_strndup(&a, sql, ACTIVITY_LEX_MAX) : sql;
-    const char *masked = sql_redact_secrets(&a, in);
+    const char *masked = sql_redact_secrets_prefix(&a, sql, ACTIVITY_QUERY_MAX);
     char *out = NULL;
     if (masked != NULL) {
         size_t n = strlen(masked);
@@ -121,9 +118,9 @@ void activity_start(Conn *c, const char *sql)
     pthread_mutex_lock(&c->server->activity_mu);
     char *old = c->act_query;
     c->act_query = copy;
+    c->act_ddl = false;         /* a new text: its DDL is logged once */
     if (!c->act_running) {
         c->act_running = true;
-        c->act_ddl = false;
         c->act_query_start = t;
         if (c->act_xact_start == 0)
             c->act_xact_start = t;
