@@ -116,7 +116,8 @@ def test_transaction_states(server):
         rows = ", ".join(f"({i}, 'é{i}')" for i in range(200000))
         s.execute("INSERT INTO wide VALUES " + rows)
         q = activity(watcher, pid)[1]
-        assert q == ("INSERT INTO wide VALUES " + rows).encode()[:1024].decode(errors="ignore"), q
+        want = ("INSERT INTO wide VALUES " + rows).encode()[:1024]
+        assert q == want.decode(errors="ignore"), q
         assert s.execute("SELECT count(*) FROM wide").fetchone() == (200000,)
 
 
