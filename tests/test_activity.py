@@ -196,6 +196,11 @@ def test_log_ddl_slow_statements_and_session_end(sluiced):
         with connect(server, user="dave") as d:
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 d.execute("SET log_min_duration_statement = 0")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                d.execute("SELECT set_config('log_min_duration_statement', '-1', false)")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                d.execute("RESET log_min_duration_statement")
+            assert d.execute("SHOW log_min_duration_statement").fetchone() == ("1500ms",)
             d_pid = d.info.backend_pid
         c.execute("SET log_min_duration_statement = -1")
         c.execute("SELECT pg_sleep(1.6) AS not_logged")

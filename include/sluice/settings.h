@@ -59,7 +59,9 @@ void        settings_set_fixed(SlSettings *s, const char *name, const char *valu
 void        settings_free(SlSettings *s);
 
 /* Sets name (any case) to value, or back to its default when value is
- * NULL (RESET, SET name TO DEFAULT).  in_block: a transaction block is
+ * NULL (RESET, SET name TO DEFAULT); a superuser-only one
+ * (log_min_duration_statement) is 42501 unless is_superuser is on or scope
+ * is SET_STARTUP.  in_block: a transaction block is
  * open (SET LOCAL outside one is a warning, and does nothing; *warning
  * gets its text when warning is not NULL). */
 int settings_set(SlSettings *s, const char *name, const char *value, SetScope scope,

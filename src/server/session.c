@@ -637,10 +637,6 @@ static int run_setting(Conn *c, RtSetKind kind, const char *name, const char *va
     if (kind == RT_RESET && strcmp(name, "all") == 0) {
         settings_reset_all(c->settings, in_block);
         rc = 0;
-    } else if (strcasecmp(name, "log_min_duration_statement") == 0 && !c->superuser) {
-        /* PostgreSQL's PGC_SUSET */
-        return sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
-                        "permission denied to set parameter \"%s\"", name);
     } else {
         rc = settings_set(c->settings, name, kind == RT_RESET ? NULL : value,
                           local ? SET_LOCAL : SET_SESSION, in_block, &warning, err);

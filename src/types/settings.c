@@ -501,6 +501,13 @@ void settings_free(SlSettings *s)
     sl_free(s);
 }
 
+/* PostgreSQL's PGC_SUSET parameters: only a superuser (is_superuser, fixed
+ * at login) may SET them; the server's own default is a SET_STARTUP. */
+static bool superuser_only(const SetDef *d)
+{
+    return strcmp(d->name, "log_min_duration_statement") == 0;
+}
+
 int settings_set(SlSettings *s, const char *name, const char *value, SetScope scope,
                  bool in_block, const char **warning, SlError *err)
 {
@@ -511,6 +518,10 @@ int settings_set(SlSettings *s, const char *name, const char *value, SetScope sc
     if (d->kind == SK_READONLY)
         return sl_error(err, ERRCODE_CANT_CHANGE_RUNTIME_PARAM,
                         "parameter \"%s\" cannot be changed", d->name);
+    if (scope != SET_STARTUP && superuser_only(d) &&
+        strcmp(s->v[find_def("is_superuser")].value, "on") != 0)
+        return sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
+                        "permission denied to set parameter \"%s\"", d->name);
     char *canon = NULL;
     if (value == NULL) {
         canon = sl_strdup(s->v[i].reset);
