@@ -45,6 +45,7 @@
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -68,6 +69,7 @@ typedef struct Options {
     int    max_prepared_statements;
     int    shutdown_timeout;
     int    authentication_timeout;
+    int    log_min_duration_statement;  /* ms; -1 off, 0 every statement */
     bool   ssl;
     char  *ssl_cert_file;
     char  *ssl_key_file;
@@ -122,6 +124,10 @@ static void publish_settings(Runtime *rt, const Options *o, int port)
                    "seconds statements in flight get at shutdown before they are cancelled");
     snprintf(buf, sizeof(buf), "%d", o->authentication_timeout);
     rt_setting_set(rt, "authentication_timeout", buf, "seconds to complete authentication");
+    snprintf(buf, sizeof(buf), "%d", o->log_min_duration_statement);
+    rt_setting_set(rt, "log_min_duration_statement", buf,
+                   "milliseconds past which a statement is logged (-1 off, 0 all); "
+                   "each session's default");
     rt_setting_set(rt, "ssl", o->ssl ? "on" : "off", "whether TLS connections are accepted");
     rt_setting_set(rt, "commit_mode", o->group_commit ? "group" : "sync",
                    "how appends to streams share fsyncs (sync, group)");
@@ -168,6 +174,9 @@ static void usage(FILE *f)
 "                             one connection may hold (default 10000)\n"
 "      --shutdown-timeout=S   at SIGTERM, seconds statements in flight get to\n"
 "                             finish before they are cancelled (default 10)\n"
+"      --log-min-duration-statement=MS  log each statement that ran at least MS\n"
+"                             milliseconds, with its text (-1 off, the default;\n"
+"                             0 every statement); a superuser may SET it\n"
 "      --ssl=on|off           accept TLS (SSLRequest); needs the two files below\n"
 "      --ssl-cert-file=FILE   server certificate (chain), PEM\n"
 "      --ssl-key-file=FILE    its private key, PEM\n"
@@ -373,6 +382,11 @@ static int set_option(Options *o, const char *name, const char *value)
         if (*value == '\0' || *end != '\0' || v < 1 || v > 600)
             return -1;
         o->authentication_timeout = (int)v;
+    } else if (strcmp(key, "log_min_duration_statement") == 0) {
+        long v = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || v < -1 || v > INT_MAX)
+            return -1;
+        o->log_min_duration_statement = (int)v;
     } else if (strcmp(key, "ssl") == 0) {
         return parse_bool(value, &o->ssl);
     } else if (strcmp(key, "ssl_cert_file") == 0) {
@@ -647,6 +661,7 @@ static int parse_args(int argc, char **argv, Options *o)
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {"list-options", no_argument, NULL, 62},
+        {"log-min-duration-statement", required_argument, NULL, 64},
         {NULL, 0, NULL, 0},
     };
     const char *config = NULL;
@@ -816,6 +831,7 @@ int main(int argc, char **argv)
     o.max_prepared_statements = 10000;
     o.shutdown_timeout = 10;
     o.authentication_timeout = 60;
+    o.log_min_duration_statement = -1;
     o.group_commit_window = 0;
     o.http_port = -1;
     o.http_listen = sl_strdup("127.0.0.1");
@@ -874,6 +890,7 @@ int main(int argc, char **argv)
         .max_prepared_statements = o.max_prepared_statements,
         .shutdown_timeout = o.shutdown_timeout,
         .authentication_timeout = o.authentication_timeout,
+        .log_min_duration_statement = o.log_min_duration_statement,
         .users = o.users,
         .nusers = o.nusers,
         .hba = (const char *const *)o.hba,

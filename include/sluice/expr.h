@@ -307,9 +307,14 @@ int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const Raw
                      const SlType *param_types, int nparam_types, Query **out, SlError *err);
 
 /* The statement text sql with the value of every `name = literal` whose
- * name says it is a secret shown as '********' (redact.c): sql itself when
- * there is none, a copy in a otherwise, NULL for text that does not lex. */
+ * name says it is a secret, and the string after PASSWORD, shown as
+ * '********' (redact.c): sql itself when there is none, a copy in a
+ * otherwise, NULL for text that does not lex. */
 const char *sql_redact_secrets(Arena *a, const char *sql);
+/* The same over the tokens of sql that start before byte max, up to the
+ * last one's end (the rest is left out, unread); NULL when that part does
+ * not lex. */
+const char *sql_redact_secrets_prefix(Arena *a, const char *sql, size_t max);
 
 /* Operators, functions and casts (funcs.c, cast.c). */
 int             ex_func_candidates(const char *name, bool is_op, int nargs,

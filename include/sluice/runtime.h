@@ -348,6 +348,9 @@ int  rt_copy_begin(const Prepared *p, RtCopy **out, SlError *err);
 struct StateTx;
 int  rt_copy_set_xact(RtCopy *cp, struct StateTx *tx, SlError *err);
 int  rt_copy_data(RtCopy *cp, const char *data, size_t len, SlError *err);
+/* How far a COPY FROM got (pg_stat_progress_copy): the relation's oid, the
+ * bytes received and the rows decoded so far. */
+void rt_copy_progress(const RtCopy *cp, uint32_t *relid, int64_t *bytes, int64_t *rows);
 /* The same, but where the engine's pool runs appends, a part of a COPY
  * into a stream is left in *part (NULL otherwise) instead of written on
  * the calling thread: run it with rt_append_start, and once it is done
@@ -382,6 +385,10 @@ void rt_copy_text_line(struct StrBuf *line, struct StrBuf *val, const Batch *b, 
  * 0 means internal work: no checks, owner the bootstrap superuser. */
 void     rt_set_role(uint32_t role_oid);
 uint32_t rt_current_role(void);
+/* Whether the current role may see the query text and client of a
+ * session logged in as role (pg_stat_activity, sys.connections): the same
+ * role, a superuser, or internal work. */
+bool     rt_role_sees_session(Runtime *rt, uint32_t role);
 
 /* A startup user that passed authentication logs in to rt's catalog:
  * *oid and *superuser of its role.  A user with no role yet (trusted, or known from the

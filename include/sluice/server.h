@@ -42,6 +42,7 @@ typedef struct ServerConfig {
     int         max_prepared_statements;  /* named ones (and portals) per
                                            * connection; 53400 past it */
     int         authentication_timeout; /* seconds from accept to ready */
+    int         log_min_duration_statement; /* ms, each session's default; -1 off */
     int         shutdown_timeout;   /* seconds in-flight statements get at
                                      * server_close before they are cancelled */
 

@@ -15,6 +15,7 @@
  *   settings_next_report            reported parameters that changed since
  *                                   the client last heard (ParameterStatus)
  *   settings_timeout_ms             statement / idle timeouts
+ *   settings_log_min_duration_ms    log_min_duration_statement
  *   settings_statement_mem          statement_mem, the memory budget of
  *                                   one statement (memacct.h)
  *   settings_enter, settings_current  the session of the calling thread
@@ -58,7 +59,9 @@ void        settings_set_fixed(SlSettings *s, const char *name, const char *valu
 void        settings_free(SlSettings *s);
 
 /* Sets name (any case) to value, or back to its default when value is
- * NULL (RESET, SET name TO DEFAULT).  in_block: a transaction block is
+ * NULL (RESET, SET name TO DEFAULT); a superuser-only one
+ * (log_min_duration_statement) is 42501 unless is_superuser is on or scope
+ * is SET_STARTUP.  in_block: a transaction block is
  * open (SET LOCAL outside one is a warning, and does nothing; *warning
  * gets its text when warning is not NULL). */
 int settings_set(SlSettings *s, const char *name, const char *value, SetScope scope,
@@ -95,6 +98,9 @@ int settings_timeout_ms(const SlSettings *s, SetTimeout which);
 
 /* statement_mem in bytes (the default outside a session). */
 size_t settings_statement_mem(const SlSettings *s);
+
+/* log_min_duration_statement in milliseconds: -1 off, 0 every statement. */
+int settings_log_min_duration_ms(const SlSettings *s);
 
 /* Makes s the session of the calling thread; returns the previous one. */
 SlSettings *settings_enter(SlSettings *s);

@@ -64,7 +64,21 @@ typedef struct RtSession {
     const char *client_addr;    /* "127.0.0.1", or NULL */
     int32_t     client_port;
     int64_t     connected_at;   /* microseconds since the Unix epoch */
-    const char *state;          /* "active", "idle", "idle in transaction" */
+    const char *state;          /* "active", "idle", "idle in transaction",
+                                 * "idle in transaction (aborted)" */
+    uint32_t    role_oid;       /* the session's role (usesysid) */
+    /* pg_stat_activity (the lister fills them; 0 / NULL: unknown): */
+    bool        visible;        /* the current role may see query, state and
+                                 * client (its own session, or a superuser) */
+    const char *query;          /* the current or last statement, secrets masked */
+    int64_t     xact_start;     /* the transaction's start, or 0 */
+    int64_t     query_start;    /* the current or last statement's start, or 0 */
+    int64_t     state_change;   /* when state last changed, or 0 */
+    /* pg_stat_progress_copy: a COPY FROM STDIN running */
+    bool        copying;
+    uint32_t    copy_relid;     /* the table's or stream's oid */
+    int64_t     copy_bytes;     /* CopyData bytes received so far */
+    int64_t     copy_tuples;    /* rows decoded so far */
 } RtSession;
 
 /* The session whose statements are prepared and run now (the server sets

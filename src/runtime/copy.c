@@ -5,6 +5,7 @@
  *                                 in binary format
  *   rt_copy_begin, rt_copy_data, rt_copy_data_deferred, rt_copy_end,
  *   rt_copy_end_deferred, rt_copy_abort, rt_copy_abort_with    COPY FROM
+ *   rt_copy_progress              how far a COPY FROM got
  *   rt_copy_set_xact              a stream's COPY inside a transaction
  *                                 block: its parts go to the block's
  *                                 buffer, written at COMMIT (a table's
@@ -105,6 +106,7 @@ struct RtCopy {
     size_t      len, cap;
     size_t      total;          /* bytes received */
     int64_t     line;           /* lines consumed before buf */
+    int64_t     decoded;        /* rows decoded (rt_copy_progress) */
     FmtResult   res;
     Batch     **batches;        /* decoded rows, in rows (not the fast path) */
     int         nbatches, capbatches;
@@ -858,6 +860,7 @@ static int decode_binary(RtCopy *cp, bool final, SlError *err)
         if (!cp->parts && check_row(cp, b, r, cp->line + 1, (SlStr){NULL, 0}, err) < 0)
             return -1;
         cp->line++;
+        cp->decoded++;
         pos = q;
     }
     memmove(cp->buf, cp->buf + pos, cp->len - pos);
@@ -923,6 +926,7 @@ static int decode_text(RtCopy *cp, bool final, size_t *pos, SlError *err)
         *pos += used;
         /* flush_direct frees b (the rows arena): read its count first */
         uint32_t nrows = b->nrows;
+        cp->decoded += nrows - before;
         if (cp->direct && (nrows == EX_BATCH_ROWS || (final && nrows > 0)))
             flush_direct(cp);
         if (cp->defer && part_full(cp))
@@ -945,6 +949,13 @@ static int failed(RtCopy *cp, SlError *err)
                         (unsigned long long)cp->written, cp->spec->rel->name,
                         cp->part_bytes / 1024);
     return -1;
+}
+
+void rt_copy_progress(const RtCopy *cp, uint32_t *relid, int64_t *bytes, int64_t *rows)
+{
+    *relid = cp->spec->rel->oid;
+    *bytes = (int64_t)cp->total;
+    *rows = cp->decoded;
 }
 
 void rt_copy_abort_with(RtCopy *cp, SlError *err)

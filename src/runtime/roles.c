@@ -3,6 +3,8 @@
  * applies, over the roles and grants the catalog stores.
  *
  *   rt_set_role, rt_current_role   the role this thread's statements run as
+ *   rt_role_sees_session  may the current role see a session's query text
+ *                     (pg_stat_activity: its own role, or a superuser)
  *   rt_role_login                  a startup user logs in (28000 if NOLOGIN)
  *   rt_role_secret                 a role's stored password, for auth.c
  *   rt_roles_md5                   whether md5 hashes are kept (an md5 hba
@@ -126,6 +128,14 @@ int rt_check_owner(Catalog *cat, const CatRelation *rel, SlError *err)
         return 0;
     return sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE, "must be owner of %s %s",
                     kind_noun(rel->kind), rel->name);
+}
+
+bool rt_role_sees_session(Runtime *rt, uint32_t role)
+{
+    if (t_role == 0 || t_role == role)
+        return true;
+    Catalog *cat = rt != NULL ? rt->cat : NULL;
+    return cat == NULL || current_is_superuser(cat);
 }
 
 int rt_subscribe_check(Runtime *rt, const char *name, uint32_t role, SlError *err)

@@ -215,13 +215,8 @@ void conn_close(Conn *c)
         return;
     Server *s = c->server;
     c->phase = PHASE_CLOSING;
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        s->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    c->next = c->prev = NULL;
+    activity_unlink(s, c);
+    activity_end(c);
     session_closing(c);
     /* It may still sit in the dirty list; conn_flush_all skips it. */
     c->open_handles = 3;
@@ -313,10 +308,7 @@ void conn_accept(Server *s)
     strbuf_init(&c->tls_out);
     strbuf_init(&c->tls_pending);
     s->nconns++;
-    c->next = s->conns;
-    if (s->conns)
-        s->conns->prev = c;
-    s->conns = c;
+    activity_link(s, c);
     if (uv_accept((uv_stream_t *)&s->listener, (uv_stream_t *)&c->tcp) != 0) {
         conn_close(c);
         return;

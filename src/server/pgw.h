@@ -20,6 +20,7 @@
 #ifndef SLUICE_PGW_H
 #define SLUICE_PGW_H
 
+#include <pthread.h>
 #include <uv.h>
 
 #include "sluice/arena.h"
@@ -79,6 +80,9 @@ struct Server {
     uv_timer_t   shutdown_timer;    /* server_close: cancel, then close, the stragglers */
     int          shutdown_phase;    /* 0 draining, 1 cancelled, 2 closed */
     bool         conns_done;        /* closing and the last connection is gone */
+    /* activity.c: guards conns' links and each Conn's act_* fields
+     * against the statements' pool (pg_stat_activity's lister) */
+    pthread_mutex_t activity_mu;
 };
 
 typedef enum ConnPhase {
@@ -158,6 +162,18 @@ struct Conn {
     char       *database;
     char       *application_name;
     int64_t     connected_us;   /* wall clock at authentication (sys.connections) */
+    /* activity.c: what pg_stat_activity shows; the loop writes these under
+     * Server.activity_mu, the statements' pool reads them under it */
+    char       *act_query;      /* the current or last statement, masked */
+    bool        act_running;    /* from a statement's message to ReadyForQuery */
+    bool        act_ddl;        /* the statement running includes DDL (logged) */
+    int64_t     act_query_start;    /* microseconds since the epoch, or 0 */
+    int64_t     act_state_change;
+    int64_t     act_xact_start;
+    const char *act_state;      /* the state last recorded */
+    bool        act_copy;       /* a COPY FROM STDIN runs (its progress): */
+    uint32_t    act_copy_relid;
+    int64_t     act_copy_bytes, act_copy_rows;
     bool        active;         /* a message is being handled */
     char        xact;           /* 'I', 'T' or 'E' for ReadyForQuery */
     bool        xact_read_only; /* the block is READ ONLY (session.c) */
@@ -216,6 +232,27 @@ void conn_flush_all(Server *s);
 void conn_flush_now(Conn *c);
 /* Writes what is queued (the 'S' answer) in clear, then switches c to TLS. */
 void conn_start_tls(Conn *c);
+
+/* activity.c */
+/* A statement message (Query, Parse, Bind, Execute) starts: sql becomes
+ * the session's query (masked), the state 'active'. */
+void activity_start(Conn *c, const char *sql);
+/* A DDL statement of the running message is about to run: the message's
+ * text is logged once (log_statement = 'ddl') with its user, masked. */
+void activity_log_ddl(Conn *c);
+/* ReadyForQuery: the state goes idle (or idle in transaction); a statement
+ * that ran at least log_min_duration_statement is logged. */
+void activity_idle(Conn *c);
+/* c->copy's progress (pg_stat_progress_copy), or none when it is NULL. */
+void activity_copy(Conn *c);
+/* The session ends: "session ended" with its duration. */
+void activity_end(Conn *c);
+/* Links c into s->conns / unlinks it, under activity_mu. */
+void activity_link(Server *s, Conn *c);
+void activity_unlink(Server *s, Conn *c);
+/* sys.connections' and pg_stat_activity's lister (runtime.h's
+ * rt_session_lister): every session through authentication. */
+void activity_list(void *arg, rt_session_emit_fn emit, void *emit_arg);
 
 /* session.c */
 void session_init(Conn *c);

@@ -160,24 +160,11 @@ static void on_lag_closed(uv_handle_t *h)
     sl_free(lp);
 }
 
-/* sys.connections: every connection through authentication. */
-static void list_sessions(void *arg, rt_session_emit_fn emit, void *emit_arg)
-{
-    Server *s = arg;
-    for (Conn *c = s->conns; c != NULL; c = c->next) {
-        if (c->phase != PHASE_READY)
-            continue;
-        RtSession rs;
-        char addr[64];
-        session_describe(c, &rs, addr, sizeof(addr));
-        emit(&rs, emit_arg);
-    }
-}
-
 /* Frees what server_init set up before the listener; s itself too. */
 static void server_free_config(Server *s)
 {
     rt_session_lister(s->rt, NULL, NULL);
+    pthread_mutex_destroy(&s->activity_mu);
     auth_free(s);
     tls_free(s);
 }
@@ -198,7 +185,8 @@ Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
     s->cfg.hba = NULL;
     s->cfg.ssl_cert_file = s->cfg.ssl_key_file = s->cfg.ssl_ca_file = NULL;
     s->next_pid = 1000;
-    rt_session_lister(s->rt, list_sessions, s);
+    pthread_mutex_init(&s->activity_mu, NULL);
+    rt_session_lister(s->rt, activity_list, s);
     if (auth_init(s, cfg, err) < 0 || tls_init(s, cfg, err) < 0) {
         server_free_config(s);
         sl_free(s);

@@ -185,6 +185,7 @@ static void send_ready(Conn *c)
 {
     if (c->close_after_flush)
         return;             /* nothing follows a FATAL */
+    activity_idle(c);
     int iter = 0;
     const char *name, *value;
     while (c->settings != NULL && settings_next_report(c->settings, &iter, &name, &value))
@@ -550,6 +551,8 @@ static int run_transaction(Conn *c, const TransactionStmt *s, char *tag, size_t 
  * PreventCommandIfReadOnly does.  Returns 0, or -1 with err set. */
 static int xact_statement_check(Conn *c, const Prepared *prep, SlError *err)
 {
+    if (rt_block_refused(prep) != NULL)
+        activity_log_ddl(c);
     const char *cmd = c->xact != 'I' && c->xact_read_only ? rt_write_command(prep) : NULL;
     if (cmd != NULL)
         return sl_error(err, ERRCODE_READ_ONLY_SQL_TRANSACTION,
@@ -1142,6 +1145,7 @@ static void wait_done_cb(void *arg, int rc, const SlError *err)
         RtAppend *part = NULL;
         if (c->copy != NULL && rc == 0 &&
             rt_copy_data_deferred(c->copy, NULL, 0, &part, &e) == 0) {
+            activity_copy(c);
             if (part != NULL)
                 wait_for(c, part, WAIT_COPY, "", NULL);
         } else if (c->copy != NULL) {
@@ -1200,6 +1204,7 @@ static int copy_begin(Conn *c, const Prepared *prep, SlError *err)
         c->copy = NULL;
         return -1;
     }
+    activity_copy(c);
     return 0;
 }
 
@@ -1300,6 +1305,7 @@ static void handle_query(Conn *c, PgwReader *r)
     arena_init(&sq->arena, 16384);
     sq->sql = arena_strdup(&sq->arena, sql);
     c->sq = sq;
+    activity_start(c, sq->sql);
     SlError err = {0};
     if (rt_parse(&sq->arena, sq->sql, strlen(sq->sql), &sq->stmts, &err) < 0) {
         session_send_error(c, &err, sq->sql, false);
@@ -1324,6 +1330,7 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
     case PGW_MSG_COPY_DATA: {
         RtAppend *part = NULL;
         if (rt_copy_data_deferred(c->copy, (const char *)body, len, &part, &err) == 0) {
+            activity_copy(c);
             if (part != NULL)
                 wait_for(c, part, WAIT_COPY, "", NULL);
             return;
@@ -1335,6 +1342,7 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
         RtAppend *ap = NULL;
         int rc = rt_copy_end_deferred(c->copy, tag, sizeof(tag), &ap, &err);
         c->copy = NULL;
+        activity_copy(c);
         if (rc == 0 && ap != NULL) {
             wait_for(c, ap, WAIT_SIMPLE, tag, NULL);
             return;
@@ -1369,6 +1377,7 @@ static void copy_in_message(Conn *c, uint8_t type, const uint8_t *body, size_t l
         break;
     }
     c->copy = NULL;
+    activity_copy(c);
     copy_in_failed(c, &err, type == PGW_MSG_COPY_DATA);
 }
 
@@ -1570,6 +1579,7 @@ static void handle_parse(Conn *c, PgwReader *r)
     arena_init(&ps->arena, 8192);
     ps->e.name = sl_strdup(name);
     ps->sql = arena_strdup(&ps->arena, sql);
+    activity_start(c, ps->sql);
     ps->refs = 1;
     List *stmts = NULL;
     if (rt_parse(&ps->arena, ps->sql, strlen(ps->sql), &stmts, &err) == 0) {
@@ -1821,6 +1831,7 @@ static void handle_execute(Conn *c, PgwReader *r)
         extended_error(c, &err, NULL);
         return;
     }
+    activity_start(c, p->stmt->sql);
     if (p->stmt->prep == NULL) {
         send_simple(c, PGW_MSG_EMPTY_QUERY);
         return;
@@ -1990,6 +2001,11 @@ static void cancel_request(Conn *c, const PgwStartup *st)
 static int startup_setting(Conn *c, const char *name, const char *value)
 {
     SlError e = {0};
+    if (strcasecmp(name, "log_min_duration_statement") == 0) {
+        /* superuser-only (SET checks it); the role is not known yet */
+        sl_log(LOG_DEBUG, "startup parameter ignored", "name=\"%s\"", name);
+        return 0;
+    }
     if (settings_set(c->settings, name, value, SET_STARTUP, false, NULL, &e) == 0)
         return 0;
     if (strcmp(e.sqlstate, ERRCODE_UNDEFINED_OBJECT) == 0) {
@@ -2089,6 +2105,14 @@ static void startup(Conn *c, const PgwStartup *st)
      * what RESET returns to.  Unknown names are ignored (PostgreSQL refuses
      * them): drivers send parameters sluice does not have. */
     c->settings = settings_new(c->user);
+    if (c->server->cfg.log_min_duration_statement != -1) {
+        char ms[16];
+        snprintf(ms, sizeof(ms), "%d", c->server->cfg.log_min_duration_statement);
+        SlError e = {0};
+        settings_set(c->settings, "log_min_duration_statement", ms, SET_STARTUP, false, NULL,
+                     &e);
+        sl_error_clear(&e);
+    }
     for (int i = 0; i < st->nparams; i++) {
         const char *nm = st->names[i];
         if (strcmp(nm, "user") == 0 || strcmp(nm, "database") == 0 ||
@@ -2136,7 +2160,8 @@ void session_describe(Conn *c, RtSession *out, char *addr, size_t addrsize)
     }
     out->client_addr = addr[0] ? addr : NULL;
     out->connected_at = c->connected_us;
-    out->state = c->active ? "active" : c->xact == 'T' ? "idle in transaction"
+    out->role_oid = c->role_oid;
+    out->state = c->active || c->act_running ? "active" : c->xact == 'T' ? "idle in transaction"
                : c->xact == 'E' ? "idle in transaction (aborted)" : "idle";
 }
 
@@ -2144,8 +2169,10 @@ void session_auth_ok(Conn *c)
 {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
+    pthread_mutex_lock(&c->server->activity_mu);
     c->connected_us = (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
     c->phase = PHASE_READY;
+    pthread_mutex_unlock(&c->server->activity_mu);
     size_t m = pgw_begin(&c->out, PGW_MSG_AUTHENTICATION);
     pgw_put_int32(&c->out, 0);              /* AuthenticationOk */
     pgw_end(&c->out, m);
@@ -2368,4 +2395,5 @@ void session_free(Conn *c)
     sl_free(c->user);
     sl_free(c->database);
     sl_free(c->application_name);
+    sl_free(c->act_query);
 }

@@ -1,11 +1,16 @@
 /*
  * redact.c -- statement text with its secrets hidden, for the catalog
  * views that show a relation's SQL (sys.streams, sys.sinks, sys.tables,
- * sys.queries, pg_get_viewdef).
+ * sys.queries, pg_get_viewdef), pg_stat_activity and the log.
  *
  *   sql_redact_secrets   the text with every option `name = value` of a
  *                        WITH (...) list whose name says it is a secret
- *                        (opts_is_secret) showing the value as '********'
+ *                        (opts_is_secret), and the string after PASSWORD
+ *                        (CREATE / ALTER ROLE), showing it as '********'
+ *   sql_redact_secrets_prefix  the same over the tokens that start in the
+ *                        first max bytes only (pg_stat_activity and the
+ *                        log keep 1 kB of a text: a huge INSERT is not
+ *                        lexed whole)
  *
  * It lexes with the SQL tokenizer, so quotes, escapes, dollar quoting and
  * comments are read as the parser reads them.  Only the options of a
@@ -23,14 +28,17 @@
 #include "sluice/strbuf.h"
 #include "sql.h"
 
-const char *sql_redact_secrets(Arena *a, const char *sql)
+/* The text of the tokens that start before max (up to the last one's
+ * end), masked; the whole text when max is SIZE_MAX. */
+static const char *redact(Arena *a, const char *sql, size_t max)
 {
     if (sql == NULL)
         return NULL;
     Arena scratch;
     arena_init(&scratch, 1024);
     Lexer lx;
-    sql_lexer_init(&lx, &scratch, sql, (int)strlen(sql));
+    int len = (int)strlen(sql), end = len, last = 0;
+    sql_lexer_init(&lx, &scratch, sql, len);
     StrBuf b;
     strbuf_init(&b);
     Token prev2 = {0}, prev = {0}, tok;
@@ -41,6 +49,11 @@ const char *sql_redact_secrets(Arena *a, const char *sql)
     bool redacted = false;
     SlError err = {0};
     while ((code = sql_lex(&lx, &tok, &err)) > 0) {
+        if ((size_t)tok.offset >= max) {
+            end = last;             /* this token and the rest are left out */
+            break;
+        }
+        last = tok.offset + tok.len;
         bool at_list = list >= 0 && depth == list;
         if (at_list && from >= 0 && (code == TK_COMMA || code == TK_RP)) {
             /* the end of a secret's value: all of it, however spelled */
@@ -50,7 +63,13 @@ const char *sql_redact_secrets(Arena *a, const char *sql)
             redacted = true;
             from = -1;
         }
-        if (code == TK_LP) {
+        if (code == TK_STRING && c1 == TK_PASSWORD) {
+            /* CREATE / ALTER ROLE ... [ENCRYPTED] PASSWORD 'x' */
+            strbuf_append(&b, sql + copied, (size_t)(tok.offset - copied));
+            strbuf_puts(&b, "'" OPTS_MASK "'");
+            copied = tok.offset + tok.len;
+            redacted = true;
+        } else if (code == TK_LP) {
             depth++;
             if (c1 == TK_WITH)
                 list = depth;
@@ -77,18 +96,29 @@ const char *sql_redact_secrets(Arena *a, const char *sql)
     const char *out = sql;
     if (code < 0)
         out = NULL;
-    else if (redacted || from >= 0) {
+    else if (redacted || from >= 0 || end < len) {
         /* a list that the text leaves open (cut short) masks to its end */
         if (from >= 0) {
             strbuf_append(&b, sql + copied, (size_t)(from - copied));
             strbuf_puts(&b, "'" OPTS_MASK "'");
             copied = to;
         }
-        strbuf_puts(&b, sql + copied);
+        if (copied < end)
+            strbuf_append(&b, sql + copied, (size_t)(end - copied));
         out = arena_strndup(a, b.data, b.len);
     }
     sl_error_clear(&err);
     strbuf_free(&b);
     arena_destroy(&scratch);
     return out;
+}
+
+const char *sql_redact_secrets(Arena *a, const char *sql)
+{
+    return redact(a, sql, SIZE_MAX);
+}
+
+const char *sql_redact_secrets_prefix(Arena *a, const char *sql, size_t max)
+{
+    return redact(a, sql, max);
 }

@@ -34,7 +34,6 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#define DATABASE_OID        16383
 
 /* ----------------------------------------------------------------- roles */
 
@@ -102,7 +101,8 @@ static char relkind_of(const Syscat *sc, const CatRelation *rel)
         if (vrel_namespace(sc, rel) != VREL_NS_PG_CATALOG)
             return 'v';
         return strcmp(rel->name, "pg_roles") == 0 || strcmp(rel->name, "pg_user") == 0 ||
-                       strcmp(rel->name, "pg_settings") == 0 ? 'v' : 'r';
+                       strcmp(rel->name, "pg_settings") == 0 ||
+                       strncmp(rel->name, "pg_stat_", 8) == 0 ? 'v' : 'r';
     }
     return 'r';
 }
@@ -390,10 +390,10 @@ static void database_row(VrelRows *r, int64_t oid, const char *name)
  * database name it gave at startup, and that name is listed too. */
 static int produce_database(VrelRows *r)
 {
-    database_row(r, DATABASE_OID, "sluice");
+    database_row(r, PGCAT_DATABASE_OID, "sluice");
     const char *cur = pgcat_database_name(vrel_rows_syscat(r));
     if (strcmp(cur, "sluice") != 0)
-        database_row(r, DATABASE_OID + 1, cur);
+        database_row(r, PGCAT_DATABASE_OID + 1, cur);
     return 0;
 }
 

@@ -26,6 +26,9 @@ typedef struct PgRole {
 void        pgcat_roles_foreach(const Syscat *sc, void (*fn)(const PgRole *r, void *arg),
                                 void *arg);
 const char *pgcat_role_name(const Syscat *sc, int64_t oid);
+/* pg_database's oid of "sluice"; the session's other name is the next. */
+#define PGCAT_DATABASE_OID 16383
+
 /* The current session's database name ("sluice" without a session). */
 const char *pgcat_database_name(const Syscat *sc);
 /* A user or system relation by oid, or NULL; the table whose primary key

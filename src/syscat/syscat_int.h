@@ -10,7 +10,8 @@
  *   syscat_session_foreach  the sessions, through the server's lister
  *   pgcat_register        pg_catalog and information_schema (pgcatalog.c)
  *   sys_register          sys.* (systables.c), with sys_progress_register
- *                         (sys_progress.c)
+ *                         (sys_progress.c) and sessions_register
+ *                         (sessions.c: pg_stat_activity, sys.connections)
  *   sys_settings_foreach, sys_settings_free   the server's settings
  *                         (systables.c)
  */
@@ -47,6 +48,7 @@ void              syscat_session_foreach(const Syscat *sc, rt_session_emit_fn em
 void pgcat_register(Syscat *sc);
 void sys_register(Syscat *sc);
 void sys_progress_register(Syscat *sc);
+void sessions_register(Syscat *sc);
 void sys_settings_foreach(const Syscat *sc,
                           void (*fn)(const char *name, const char *value,
                                      const char *description, void *arg),

@@ -20,7 +20,7 @@
  *   sys.source_lag    per running query, source and partition: committed
  *                     and latest offsets, lag, last poll (cq_source_lag)
  *   sys.settings      the server's settings
- *   sys.connections   the sessions through authentication
+ *   (sys.connections: sessions.c)
  *
  * The catalog, the running queries (syscat_cq_runtime) and the settings
  * are the Syscat's whose relation is read (vrel_rows_syscat).  A sys table is one VrelDef line and
@@ -319,7 +319,7 @@ static int produce_source_lag(VrelRows *out)
     return 0;
 }
 
-/* ------------------------------------------------- settings, sessions */
+/* ------------------------------------------------------------- settings */
 
 static void settings_cb(const char *name, const char *value, const char *description,
                         void *arg)
@@ -334,29 +334,6 @@ static void settings_cb(const char *name, const char *value, const char *descrip
 static int produce_settings(VrelRows *out)
 {
     sys_settings_foreach(vrel_rows_syscat(out), settings_cb, out);
-    return 0;
-}
-
-static void connections_cb(const RtSession *s, void *arg)
-{
-    VrelRows *r = arg;
-    vrel_row(r);
-    vrel_put_int(r, s->pid);
-    vrel_put_text(r, s->user);
-    vrel_put_text(r, s->database);
-    vrel_put_text(r, s->application_name);
-    vrel_put_text(r, s->client_addr);
-    if (s->client_port > 0)
-        vrel_put_int(r, s->client_port);
-    else
-        vrel_put_null(r);
-    vrel_put_unix_us(r, s->connected_at);
-    vrel_put_text(r, s->state);
-}
-
-static int produce_connections(VrelRows *out)
-{
-    syscat_session_foreach(vrel_rows_syscat(out), connections_cb, out);
     return 0;
 }
 
@@ -384,10 +361,6 @@ static const VrelDef sys_defs[] = {
      produce_state, "the state each continuous query keeps"},
     {"sys", "settings", 14006, "name text, setting text, description text", produce_settings,
      "the server's settings"},
-    {"sys", "connections", 14007,
-     "pid int4, usename text, datname text, application_name text, client_addr text, "
-     "client_port int4, connected_at timestamptz, state text",
-     produce_connections, "the client sessions"},
     {"sys", "source_lag", 14009,
      "query text, source text, topic text, partition int4, committed_offset int8, "
      "latest_offset int8, lag int8, last_poll timestamptz",
@@ -398,4 +371,5 @@ void sys_register(Syscat *sc)
 {
     vrel_register(sc, sys_defs, (int)SL_ARRAY_LEN(sys_defs));
     sys_progress_register(sc);
+    sessions_register(sc);
 }

@@ -4,7 +4,7 @@
  *   settings_new, settings_free, settings_set, settings_reset_all
  *   settings_parse_args, settings_get, settings_count, settings_nth
  *   settings_xact_begin, settings_xact_end, settings_next_report
- *   settings_timeout_ms, settings_statement_mem, settings_enter, settings_current,
+ *   settings_timeout_ms, settings_statement_mem, settings_log_min_duration_ms, settings_enter, settings_current,
  *   settings_current_tz, settings_current_float_digits
  *
  * One table lists the parameters sluice knows, with PostgreSQL's names,
@@ -75,6 +75,8 @@ static const SetDef defs[] = {
      "Sets the display format for interval values."},
     {"is_superuser", SK_READONLY, true, "on", 0, 0, NULL,
      "Shows whether the current user is a superuser."},
+    {"log_min_duration_statement", SK_MS, false, "-1", -1, INT_MAX, NULL,
+     "Sets the minimum execution time above which all statements will be logged."},
     {"search_path", SK_LIST, false, "\"$user\", public", 0, 0, NULL,
      "Sets the schema search order for names that are not schema-qualified."},
     {"server_encoding", SK_READONLY, true, "UTF8", 0, 0, NULL,
@@ -110,6 +112,7 @@ struct SlSettings {
     int              float_digits;
     int              timeout[3];    /* SetTimeout order, ms */
     int              statement_mem; /* kB */
+    int              log_min_duration;  /* ms; -1 off */
     bool             in_block;
 };
 
@@ -241,11 +244,11 @@ static char *format_ms(int ms)
     static const struct { const char *u; int ms; } units[] = {
         {"d", 86400000}, {"h", 3600000}, {"min", 60000}, {"s", 1000},
     };
-    if (ms != 0)
+    if (ms > 0)
         for (size_t k = 0; k < SL_ARRAY_LEN(units); k++)
             if (ms % units[k].ms == 0)
                 return sl_printf("%d%s", ms / units[k].ms, units[k].u);
-    return sl_printf("%d%s", ms, ms == 0 ? "" : "ms");
+    return sl_printf("%d%s", ms, ms <= 0 ? "" : "ms");
 }
 
 static const char *skip_sp(const char *p)
@@ -441,6 +444,8 @@ static void apply(SlSettings *s, int i)
                 s->timeout[TIMEOUT_STATEMENT] = num;
             else if (strcmp(d->name, "idle_session_timeout") == 0)
                 s->timeout[TIMEOUT_IDLE_SESSION] = num;
+            else if (strcmp(d->name, "log_min_duration_statement") == 0)
+                s->log_min_duration = num;
             else
                 s->timeout[TIMEOUT_IDLE_IN_TRANSACTION] = num;
         }
@@ -500,6 +505,13 @@ void settings_free(SlSettings *s)
     sl_free(s);
 }
 
+/* PostgreSQL's PGC_SUSET parameters: only a superuser (is_superuser, fixed
+ * at login) may SET them; the server's own default is a SET_STARTUP. */
+static bool superuser_only(const SetDef *d)
+{
+    return strcmp(d->name, "log_min_duration_statement") == 0;
+}
+
 int settings_set(SlSettings *s, const char *name, const char *value, SetScope scope,
                  bool in_block, const char **warning, SlError *err)
 {
@@ -510,6 +522,10 @@ int settings_set(SlSettings *s, const char *name, const char *value, SetScope sc
     if (d->kind == SK_READONLY)
         return sl_error(err, ERRCODE_CANT_CHANGE_RUNTIME_PARAM,
                         "parameter \"%s\" cannot be changed", d->name);
+    if (scope != SET_STARTUP && superuser_only(d) &&
+        strcmp(s->v[find_def("is_superuser")].value, "on") != 0)
+        return sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
+                        "permission denied to set parameter \"%s\"", d->name);
     char *canon = NULL;
     if (value == NULL) {
         canon = sl_strdup(s->v[i].reset);
@@ -627,6 +643,11 @@ size_t settings_statement_mem(const SlSettings *s)
 {
     /* outside a session: the default, 1GB */
     return (size_t)(s ? s->statement_mem : 1024 * 1024) * 1024;
+}
+
+int settings_log_min_duration_ms(const SlSettings *s)
+{
+    return s ? s->log_min_duration : -1;
 }
 
 SlSettings *settings_enter(SlSettings *s)

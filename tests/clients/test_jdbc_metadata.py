@@ -78,5 +78,7 @@ def test_get_columns_of_each_kind(metadata):
         ["sys.connections", "client_port", "int4", "4", "10", "0", "1", "6"],
         ["sys.connections", "connected_at", "timestamptz", "93", "35", "6", "1", "7"],
         ["sys.connections", "state", "text", "12", "2147483647", "0", "1", "8"],
+        ["sys.connections", "query", "text", "12", "2147483647", "0", "1", "9"],
+        ["sys.connections", "query_start", "timestamptz", "93", "35", "6", "1", "10"],
     ]
 

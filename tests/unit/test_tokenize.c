@@ -67,16 +67,24 @@ static void expect_error(const char *sql, const char *sqlstate, int position, co
 }
 
 /* sql_redact_secrets (redact.c): the literal after `secret-name =` is
- * masked however it is spelled; other values and comments are kept. */
-static void expect_redacted(const char *sql, const char *want)
+ * masked however it is spelled; other values and comments are kept.  With
+ * max, sql_redact_secrets_prefix: the tokens that start before max. */
+static void expect_redacted_max(const char *sql, size_t max, const char *want)
 {
     Arena a;
     arena_init(&a, 256);
-    const char *got = sql_redact_secrets(&a, sql);
+    const char *got = max == SIZE_MAX ? sql_redact_secrets(&a, sql)
+                                      : sql_redact_secrets_prefix(&a, sql, max);
     CHECK((got == NULL && want == NULL) ||
           (got != NULL && want != NULL && strcmp(got, want) == 0),
-          "%s: redacted to %s, want %s", sql, got ? got : "NULL", want ? want : "NULL");
+          "%s (%zu): redacted to %s, want %s", sql, max, got ? got : "NULL",
+          want ? want : "NULL");
     arena_destroy(&a);
+}
+
+static void expect_redacted(const char *sql, const char *want)
+{
+    expect_redacted_max(sql, SIZE_MAX, want);
 }
 
 static void test_redact(void)
@@ -108,11 +116,37 @@ static void test_redact(void)
     expect_redacted("SELECT * FROM t WHERE secret = 'x'; CREATE SINK k WITH (secret = 'y')",
                     "SELECT * FROM t WHERE secret = 'x'; CREATE SINK k WITH (secret = '********')");
     expect_redacted("WITH (f = (password = 'kept'))", "WITH (f = (password = 'kept'))");
+    /* a role's password, however quoted (pg_stat_activity and the log) */
+    expect_redacted("CREATE ROLE r LOGIN PASSWORD 'it''s' VALID UNTIL 'infinity'",
+                    "CREATE ROLE r LOGIN PASSWORD '********' VALID UNTIL 'infinity'");
+    expect_redacted("ALTER ROLE r WITH ENCRYPTED PASSWORD $p$x'y$p$; ALTER USER s PASSWORD E'a'",
+                    "ALTER ROLE r WITH ENCRYPTED PASSWORD '********'; "
+                    "ALTER USER s PASSWORD '********'");
+    expect_redacted("ALTER ROLE r PASSWORD NULL", "ALTER ROLE r PASSWORD NULL");
+    expect_redacted("SELECT 1 WHERE password = 'x'", "SELECT 1 WHERE password = 'x'");
+    expect_redacted("CREATE ROLE r PASSWORD 'unterminated", NULL);
+}
+
+static void test_redact_prefix(void)
+{
+    expect_redacted_max("SELECT 1", 100, "SELECT 1");
+    /* the text after max is not read: an unterminated string there is fine */
+    expect_redacted_max("INSERT INTO t VALUES ('a'), ('b", 26, "INSERT INTO t VALUES ('a')");
+    /* a token that starts before max is whole */
+    expect_redacted_max("SELECT 'abcdef', 2", 9, "SELECT 'abcdef'");
+    /* a secret whose value crosses max is masked, one past it is not shown */
+    expect_redacted_max("CREATE SINK k WITH (secret = 'abcdef', topic = 't')", 31,
+                  "CREATE SINK k WITH (secret = '********'");
+    expect_redacted_max("CREATE ROLE r PASSWORD 'abcdef'", 21, "CREATE ROLE r PASSWORD");
+    expect_redacted_max("CREATE ROLE r PASSWORD 'abcdef' LOGIN", 25,
+                  "CREATE ROLE r PASSWORD '********'");
+    expect_redacted_max("SELECT 'unterminated", 100, NULL);
 }
 
 int main(void)
 {
     test_redact();
+    test_redact_prefix();
     expect_tokens("SELECT Foo, \"Bar\"\"x\" FROM t;", (Want[]){
         {TK_SELECT, "select", 0}, {TK_ID, "foo", 7}, {TK_COMMA, ",", 10},
         {TK_ID, "Bar\"x", 12}, {TK_FROM, "from", 21}, {TK_ID, "t", 26}, {TK_SEMI, ";", 27},
