@@ -8,7 +8,10 @@ scraped twice while batches run and parsed whole by Prometheus' own parser
 tools/grafana/sluice.json names must have samples; counters grow between
 the scrapes; and, once the query is paused, the batch-duration histogram
 agrees with what sys.query_progress and sys.queries say of the same batches
-(count, sum of durations, input and output rows).
+(count, sum of durations, input and output rows).  A batch run again after
+its sink commit, or the state write after it, failed once (fault points
+armed to fail) counts one retry for the query and one for the sink, and a
+failure for the sink when its commit failed.
 """
 import json
 import math
@@ -17,6 +20,7 @@ import re
 import time
 
 import psycopg
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from test_http import get, http_port
@@ -177,3 +181,38 @@ def test_every_dashboard_metric_exists_with_sane_values(sluiced, tmp_path):
     on = [lab["status"] for lab, v in final["sluice_query_status"]
           if lab["query"] == "w" and v == 1]
     assert on == ["paused"]
+
+
+# (fault point, sink commits, sink failures): the sink's commit failing
+# once, or the state write after it failing once; either way the batch is
+# run again once (58030 is retried), and the sink sees it a second time.
+RETRIED = [("sink_commit:1:fail", 1, 1), ("batch_state_commit:1:fail", 2, 0)]
+
+
+@pytest.mark.parametrize("fault, commits, failures", RETRIED)
+def test_a_retried_batch_is_counted_for_the_query_and_the_sink(sluiced, tmp_path, fault,
+                                                                commits, failures):
+    server = sluiced("--http-port", "0", env={"SLUICE_FAULT": fault})
+    port = http_port(server)
+    with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute("CREATE STREAM s (x int)")
+        c.execute(f"CREATE SINK out WITH (connector = 'files', path = '{tmp_path / 'out'}', "
+                  "format = 'csv')")
+        c.execute("CREATE CONTINUOUS QUERY q INTO out WITH (trigger = '0') AS "
+                  "SELECT x FROM s WHERE x > 1")
+        c.execute("INSERT INTO s VALUES (1), (2), (3)")
+
+        def committed():
+            samples, _ = scrape(port)
+            return samples if one(samples, "sluice_query_batches_total", query="q") == 1 \
+                else None
+
+        got = wait_for(committed)
+        status = c.execute("SELECT status FROM sys.queries WHERE name = 'q'").fetchone()[0]
+    assert status == "running"
+    assert one(got, "sluice_query_retries_total", query="q") == 1
+    assert one(got, "sluice_query_output_rows_total", query="q") == 2
+    assert one(got, "sluice_query_batch_duration_seconds_count", query="q") == 1
+    assert one(got, "sluice_sink_commits_total", sink="out", query="q") == commits
+    assert one(got, "sluice_sink_commit_failures_total", sink="out", query="q") == failures
+    assert one(got, "sluice_sink_commit_retries_total", sink="out", query="q") == 1

@@ -16,6 +16,7 @@
 #include "sluice/kafka.h"
 #include "sluice/options.h"
 
+#include <errno.h>
 #include <string.h>
 
 typedef struct SinkOps {
@@ -36,7 +37,7 @@ struct Sink {
     void          *impl;
     /* sink_stats: written by the committing worker, read on the loop */
     _Atomic int64_t commits, failures, retries;
-    int64_t        failed_batch;    /* the last batch id whose commit failed; -1 */
+    int64_t        last_batch;      /* the last batch id committed or tried; -1 */
 };
 
 /* files (sink_files.c) */
@@ -158,7 +159,7 @@ int sink_open(Runtime *rt, const CatRelation *sink, const CatRelation *query,
     Sink *s = sl_calloc(1, sizeof(Sink));
     s->ops = ops;
     s->impl = impl;
-    s->failed_batch = -1;
+    s->last_batch = -1;
     *out = s;
     return 0;
 }
@@ -166,15 +167,22 @@ int sink_open(Runtime *rt, const CatRelation *sink, const CatRelation *query,
 int sink_commit(Sink *s, int64_t batch_id, const Batch *const *rows, int nb,
                 const Batch *const *dels, int nd, SlError *err)
 {
-    if (batch_id == s->failed_batch)
+    /* a batch run again (its commit here, or a later step, failed) */
+    if (batch_id <= s->last_batch)
         s->retries++;
-    int rc = s->ops->commit(s->impl, batch_id, rows, nb, dels, nd, err);
-    if (rc < 0) {
-        s->failures++;
-        s->failed_batch = batch_id;
+    s->last_batch = batch_id;
+    int rc;
+    if (SLUICE_FAULT_FAILS("sink_commit")) {
+        sl_error(err, ERRCODE_IO_ERROR, "sink: commit: %s (fault point sink_commit)",
+                 strerror(errno));
+        rc = -1;
     } else {
-        s->commits++;
+        rc = s->ops->commit(s->impl, batch_id, rows, nb, dels, nd, err);
     }
+    if (rc < 0)
+        s->failures++;
+    else
+        s->commits++;
     return rc;
 }
 

@@ -47,7 +47,9 @@ int  sink_commit(Sink *s, int64_t batch_id, const Batch *const *rows, int nb,
 int  sink_key(const Sink *s, const int **cols);
 /* Since the sink was opened: commits that succeeded (a batch skipped as
  * committed before included), commits that failed, and commits of a batch
- * id whose commit had failed before (the batch run again). */
+ * id tried before (the batch run again after its commit here or a later
+ * step of it failed).  The fault point sink_commit fails a commit with
+ * 58030 before the connector is asked. */
 typedef struct SinkStats {
     int64_t commits, failures, retries;
 } SinkStats;

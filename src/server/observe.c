@@ -267,7 +267,7 @@ static void sink_families(StrBuf *out, const QueryCollect *qc)
         {"sluice_sink_commit_failures_total",
          "Commits to the sink that failed (the batch is retried or the query fails)."},
         {"sluice_sink_commit_retries_total",
-         "Commits to the sink of a batch whose commit had failed before."},
+         "Commits to the sink of a batch tried before (run again after a failure)."},
     };
     for (int k = 0; k < (int)SL_ARRAY_LEN(fams); k++) {
         metrics_family(out, fams[k].name, "counter", fams[k].help);
