@@ -6,9 +6,10 @@ a query over an internal stream writing INTO a files sink.  /metrics is
 scraped twice while batches run and parsed whole by Prometheus' own parser
 (prometheus_client.parser); every metric a PromQL expression of
 tools/grafana/sluice.json names must have samples; counters grow between
-the scrapes; and, once the query is paused, the batch-duration histogram
-agrees with what sys.query_progress and sys.queries say of the same batches
-(count, sum of durations, input and output rows).  A batch run again after
+the scrapes; every family served is documented in docs/operations.md;
+and, once the query is paused, the batch-duration histogram agrees with
+what sys.query_progress and sys.queries say of the same batches (count,
+sum of durations, input and output rows).  A batch run again after
 its sink commit, or the state write after it, failed once (fault points
 armed to fail) counts one retry for the query and one for the sink, and a
 failure for the sink when its commit failed.
@@ -120,6 +121,12 @@ def test_every_dashboard_metric_exists_with_sane_values(sluiced, tmp_path):
                 assert second.get(name), f"{name} (in {expr!r}) has no sample"
                 for labels, v in second[name]:
                     assert math.isfinite(v), (name, labels, v)
+
+        # Every family served is documented in docs/operations.md's table.
+        ops = (ROOT / "docs" / "operations.md").read_text()
+        for fam, typ in types.items():
+            name = fam + "_total" if typ == "counter" else fam
+            assert f"`{name}`" in ops, f"{name} is not in docs/operations.md"
 
         # Types as declared; counters and sizes are never negative.
         assert types["sluice_query_batch_duration_seconds"] == "histogram"
