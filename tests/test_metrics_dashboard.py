@@ -12,12 +12,14 @@ what sys.query_progress and sys.queries say of the same batches (count,
 sum of durations, input and output rows).  A batch run again after
 its sink commit, or the state write after it, failed once (fault points
 armed to fail) counts one retry for the query and one for the sink, and a
-failure for the sink when its commit failed.
+failure for the sink when its commit failed.  A scrape never waits for an
+append that holds the state store's counters across its synced write.
 """
 import json
 import math
 import pathlib
 import re
+import threading
 import time
 
 import psycopg
@@ -223,3 +225,35 @@ def test_a_retried_batch_is_counted_for_the_query_and_the_sink(sluiced, tmp_path
     assert one(got, "sluice_sink_commits_total", sink="out", query="q") == commits
     assert one(got, "sluice_sink_commit_failures_total", sink="out", query="q") == failures
     assert one(got, "sluice_sink_commit_retries_total", sink="out", query="q") == 1
+
+
+def test_a_scrape_does_not_wait_for_an_append_in_progress(sluiced, tmp_path):
+    """An INSERT into a stream held (fault point stream_append_before_write)
+    where it holds the store's counters, as across its synced write: a
+    scrape still answers, with the stream's rows as of the last durable
+    append, and shows the held rows once they are written."""
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced("--http-port", "0",
+                     env={"SLUICE_FAULT": "stream_append_before_write:2:hold",
+                          "SLUICE_FAULT_HOLD": str(hold)})
+    port = http_port(server)
+    try:
+        with psycopg.connect(server.dsn, autocommit=True) as c:
+            c.execute("CREATE STREAM s (x int)")
+            c.execute("INSERT INTO s VALUES (1), (2), (3)")
+        assert one(scrape(port)[0], "sluice_stream_rows_total", stream="s") == 3
+        held = threading.Thread(target=lambda: psycopg.connect(
+            server.dsn, autocommit=True).execute("INSERT INTO s VALUES (4), (5)"))
+        held.start()
+        wait_for(lambda: "fault point stream_append_before_write reached, holding"
+                 in server.log_text())
+        samples, _ = scrape(port)
+        assert one(samples, "sluice_stream_rows_total", stream="s") == 3
+        assert one(samples, "sluice_stream_appends_total") >= 1
+        hold.unlink()
+        held.join()
+        assert one(scrape(port)[0], "sluice_stream_rows_total", stream="s") == 5
+    finally:
+        if hold.exists():
+            hold.unlink()

@@ -87,9 +87,11 @@ typedef struct IngestFigures {
 } IngestFigures;
 
 /* Calls fn for every stream of rt's catalog but the dead-letter streams
- * (counted with their stream), in catalog order.  On the loop; one state
- * store read (an end offset) per stream and dead-letter stream, and the
- * ingesters' mutex only while their counters are copied. */
+ * (counted with their stream), in catalog order.  On the loop; it never
+ * waits for an append (stream_end_offset_nowait: the end of the last
+ * durable one; a stream not read since the server started whose end an
+ * append holds has no rows figure this time), and takes the ingesters'
+ * mutex only while their counters are copied. */
 void ingest_stream_figures(struct Runtime *rt, void (*fn)(const IngestFigures *f, void *arg),
                            void *arg);
 

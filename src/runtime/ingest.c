@@ -1065,13 +1065,15 @@ typedef struct FiguresWalk {
     void    *arg;
 } FiguresWalk;
 
-/* rel's end offset: the rows ever appended to it; -1 when unknown. */
+/* rel's end offset: the rows ever appended to it; -1 when unknown (an
+ * error, or an append holds the store's counters before this scrape saw
+ * the stream once: never waited for, /metrics runs on the loop). */
 static int64_t end_offset(Runtime *rt, const CatRelation *rel)
 {
     SlError err = {0};
-    int64_t end = stream_end_offset(rt->st, rel, &err);
+    int64_t end = stream_end_offset_nowait(rt->st, rel, &err);
     sl_error_clear(&err);
-    return end;
+    return end < 0 ? -1 : end;
 }
 
 static void figures_cb(const CatRelation *rel, void *arg)
