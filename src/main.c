@@ -25,7 +25,7 @@
  * state store's commit mode (commit_mode, group_commit_window: each store
  * has its own) and shows that store's appends and writes in /metrics
  * (sluice_stream_appends_total, sluice_stream_writes_total) and in the
- * "sluiced stopped" line.
+ * "sluiced stopped" line, and its version in /metrics (sluice_build_info).
  */
 #include "sluice/catalog.h"
 #include "sluice/http.h"
@@ -797,6 +797,20 @@ static void collect_commit(StrBuf *out, void *arg)
     metrics_sample(out, "sluice_stream_writes_total", "", (double)writes);
 }
 
+/* sluice_build_info: the version, 1.  The build does not know its git
+ * commit yet, so there is no commit label. */
+static void collect_build(StrBuf *out, void *arg)
+{
+    SL_UNUSED(arg);
+    metrics_family(out, "sluice_build_info", "gauge",
+                   "1, labelled with the version of the running sluiced.");
+    StrBuf labels;
+    strbuf_init(&labels);
+    metrics_label(&labels, "version", SLUICE_VERSION);
+    metrics_sample(out, "sluice_build_info", labels.data, 1);
+    strbuf_free(&labels);
+}
+
 static void on_server_closed(Server *s)
 {
     sl_free(s);
@@ -913,6 +927,7 @@ int main(int argc, char **argv)
     stream_commit_mode_set(rt->st, o.group_commit ? STREAM_COMMIT_GROUP : STREAM_COMMIT_SYNC,
                            o.group_commit_window);
     metrics_register(collect_commit, rt->st);
+    metrics_register(collect_build, NULL);
     if (rt_host_init(rt, o.files_root, o.data_dir, o.kafka_allowed_hosts, &err) < 0) {
         sl_log(LOG_ERROR, "cannot set up host access", "error=\"%s\"", log_quote(err.message));
         server_close(app.server, on_server_closed);
@@ -975,6 +990,7 @@ out:
      * pools have stopped: a statement on a worker may read them until then. */
     metrics_unregister(collect_pools, &app);
     metrics_unregister(collect_commit, rt->st);
+    metrics_unregister(collect_build, NULL);
     pool_close(rt->engine);
     pool_close(rt->statements);
     rt->engine = rt->statements = NULL;

@@ -66,7 +66,11 @@ def parse_metrics(text):
         else:
             m = SAMPLE_RE.match(line)
             assert m, f"bad sample line: {line!r}"
-            assert m.group(1) == current, f"sample {m.group(1)} outside its family"
+            base = m.group(1)
+            if families[current]["type"] == "histogram":
+                # a histogram's series: NAME_bucket{le=...}, NAME_sum, NAME_count
+                base = re.sub(r"_(bucket|sum|count)$", "", base)
+            assert base == current, f"sample {m.group(1)} outside its family"
             labels = dict(LABEL_RE.findall(m.group(3) or ""))
             families[current]["samples"].append((labels, float(m.group(4))))
     return families

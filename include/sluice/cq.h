@@ -51,6 +51,11 @@ typedef struct CqLayouts CqLayouts;
  * SOURCE_END_WATERMARK): every window closed. */
 #define CQ_WATERMARK_END INT64_MAX
 
+/* The upper bounds, in seconds, of the batch-duration histogram's buckets
+ * (1 ms to 60 s), ascending. */
+#define CQ_DURATION_BUCKETS 16
+extern const double cq_duration_bounds[CQ_DURATION_BUCKETS];
+
 typedef struct CqStatus {
     const char *name;
     const char *status;         /* running, paused, failed, finished */
@@ -65,6 +70,21 @@ typedef struct CqStatus {
     int64_t     late_rows;      /* over the life of this process */
     int64_t     trigger_ms;     /* the interval; 0: back to back; -1: once/available_now */
     bool        falling_behind; /* see cq_falling_behind */
+    /* Kept in memory since this process started the query, for /metrics
+     * (counters restart at 0 with the server, as Prometheus expects): */
+    int64_t     output_rows;    /* rows its batches wrote to the result or sink */
+    int64_t     batches;        /* batches committed */
+    int64_t     retries;        /* tries again after a transient error or a full disk */
+    int64_t     backlog_rows;   /* rows available at the last plan but left for later */
+    /* the committed batches by duration (plan to write, CqProgress.total_us):
+     * duration_count[i] batches took at most cq_duration_bounds[i] seconds
+     * and more than the bound before; the last, more than every bound */
+    int64_t     duration_count[CQ_DURATION_BUCKETS + 1];
+    double      duration_sum_s; /* their durations added up, seconds */
+    /* the sink it writes INTO (CREATE SINK), or NULL; since it was opened:
+     * its commits, failed commits, and commits of a batch that failed before */
+    const char *sink;
+    int64_t     sink_commits, sink_failures, sink_retries;
 } CqStatus;
 
 /* One row of sys.source_lag.  Strings live until the callback returns. */

@@ -14,6 +14,8 @@
  *   ingest_stats, ingest_foreach the counters, for sys.streams
  *   ingest_stats_by_name         the same by name: sluice_stream_stat()'s
  *                                answer (expr.h's ExFnHooks.stream_stats)
+ *   ingest_stream_figures        per stream: rows appended, dead letters,
+ *                                bytes read (/metrics)
  *
  * A files stream is an internal stream (relstore.h) that an ingester
  * fills: new bytes of the files in its directory are decoded on the
@@ -71,5 +73,26 @@ void ingest_foreach(struct Runtime *rt, void (*fn)(const IngestStats *s, void *a
  * ExFnHooks.stream_arg: the Runtime whose ingesters it reads. */
 int  ingest_stats_by_name(void *arg, const char *name, size_t len, IngestStats *out,
                           Arena *a);
+
+/* One stream's figures for /metrics.  Strings live until fn returns. */
+typedef struct IngestFigures {
+    const char *stream;
+    const char *connector;      /* "internal", "files", "kafka", "datagen" */
+    int64_t     rows;           /* rows ever appended to it (its end offset);
+                                 * -1: not stored here (kafka, datagen) */
+    int64_t     dead_letters;   /* rows ever appended to <stream>_dead_letters;
+                                 * -1: it has none */
+    int64_t     bytes;          /* bytes of whole records the files connector
+                                 * read since the server started; -1: unknown */
+} IngestFigures;
+
+/* Calls fn for every stream of rt's catalog but the dead-letter streams
+ * (counted with their stream), in catalog order.  On the loop; it never
+ * waits for an append (stream_end_offset_nowait: the end of the last
+ * durable one; a stream not read since the server started whose end an
+ * append holds has no rows figure this time), and takes the ingesters'
+ * mutex only while their counters are copied. */
+void ingest_stream_figures(struct Runtime *rt, void (*fn)(const IngestFigures *f, void *arg),
+                           void *arg);
 
 #endif /* SLUICE_INGEST_H */

@@ -37,7 +37,7 @@
  *   tbl_key, tbl_key_prefix, tbl_get, tbl_put, tbl_delete, tbl_next_rowid
  *   tbl_scan_open, tbl_scan_next, tbl_scan_close
  *   stream_append, stream_append_batches, stream_append_many
- *   stream_end_offset, stream_start_offset, stream_retain
+ *   stream_end_offset, stream_end_offset_nowait, stream_start_offset, stream_retain
  *   stream_scan_open, stream_scan_next, stream_scan_close
  *   stream_commit_mode_set, stream_commit_stats
  *   result_log_begin, result_log_add, result_log_end, result_log_free
@@ -149,6 +149,11 @@ int64_t stream_start_offset(StateStore *st, const CatRelation *rel, SlError *err
 
 /* The offset the next appended row will get (= rows ever appended). */
 int64_t stream_end_offset(StateStore *st, const CatRelation *rel, SlError *err);
+/* The same without waiting for an append in progress (which holds the
+ * store's counters across its synced write): the end of the last append
+ * made durable, or -2 when the stream's end was not read since the store
+ * opened and an append holds the counters now (-1 with err on an error). */
+int64_t stream_end_offset_nowait(StateStore *st, const CatRelation *rel, SlError *err);
 /* The rows with offsets in [from, to).  Next returns up to
  * RELSTORE_BATCH_ROWS rows, 0 at the end, -1 on error.  endable: as for
  * tbl_scan_open. */

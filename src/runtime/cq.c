@@ -8,7 +8,7 @@
  *                           (incremental.h: cq_ddl.c reads them)
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
  *   cq_dependent, cq_dependent_not_owned, cq_progress, cq_source_lag, cq_state,
- *   cq_falling_behind
+ *   cq_falling_behind, cq_duration_bounds (the batch-duration histogram's buckets)
  *   cq_subscribe, cq_subscribe_go, cq_unsubscribe
  *
  * Per query: a trigger timer on the loop; when it fires and no batch is in
@@ -174,6 +174,10 @@ struct Cq {
     CqSub             *subs;            /* SUBSCRIBE clients */
     int64_t            started_us;
     int64_t            late_rows;
+    /* /metrics' figures since this process started the query (status_of) */
+    int64_t            output_rows, batches, retries_total;
+    int64_t            duration_count[CQ_DURATION_BUCKETS + 1];
+    double             duration_sum_s;
     /* progress: a ring of the last batches, and the batch in flight's times */
     CqProgress         progress[CQ_PROGRESS_KEEP];
     int                nprogress, progress_next;
@@ -205,6 +209,12 @@ struct Cq {
     int                log_tries;
     int64_t            log_retry_at_us;
     bool               finish_pending;  /* finishes once the logs are written */
+};
+
+/* 1 ms to 60 s, about three a decade: a back-to-back batch of a few rows
+ * and a batch far behind a one-minute trigger both land inside. */
+const double cq_duration_bounds[CQ_DURATION_BUCKETS] = {
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60,
 };
 
 static int64_t mono_us(void)
@@ -412,6 +422,22 @@ static void work_cb(PoolWork *w)
     sl_mem_account_unref(mem);
 }
 
+/* The newest batch of the ring into /metrics' histogram, once its
+ * duration is final: with its commit-log entry when that is written on
+ * its own, else (back to back) without it, as sys.query_progress shows it.
+ * (An entry a full disk delays past this point is not in the histogram.) */
+static void observe_duration(Cq *q)
+{
+    const CqProgress *p =
+        &q->progress[(q->progress_next + CQ_PROGRESS_KEEP - 1) % CQ_PROGRESS_KEEP];
+    double secs = (double)p->total_us / 1e6;
+    int k = 0;     /* the first bucket whose bound holds it */
+    while (k < CQ_DURATION_BUCKETS && secs > cq_duration_bounds[k])
+        k++;
+    q->duration_count[k]++;
+    q->duration_sum_s += secs;
+}
+
 /* Keeps the committed batch's figures in the ring (commit_us: set by
  * write_pending_commit when the commit entry is written on its own). */
 static void record_progress(Cq *q)
@@ -444,6 +470,8 @@ static void record_progress(Cq *q)
     q->progress_next = (q->progress_next + 1) % CQ_PROGRESS_KEEP;
     if (q->nprogress < CQ_PROGRESS_KEEP)
         q->nprogress++;
+    q->batches++;
+    q->output_rows += b->output_rows;
 }
 
 /* Calls each subscriber with the batch's changes. */
@@ -573,6 +601,7 @@ static void retry_later(Cq *q, const SlError *e)
     int shift = q->retries < 10 ? q->retries : 10;
     int64_t delay = SL_MIN((int64_t)RETRY_MIN_MS << shift, (int64_t)RETRY_MAX_MS);
     q->retries++;
+    q->retries_total++;
     q->retrying = true;
     q->retry_at_us = mono_us() + delay * 1000;
     sl_free(q->error);
@@ -653,6 +682,7 @@ static void after_work_cb(PoolWork *w)
     q->commit_pending = q->batch.batch_id;
     if (finish || !(q->trigger == TRIGGER_AVAILABLE_NOW || q->interval_ms == 0))
         write_pending_commit(q);
+    observe_duration(q);
     if (q->failed)
         return;
     SlError err = {0};
@@ -774,6 +804,7 @@ static void log_refused(Cq *q, const SlError *e, const char *what, int64_t batch
     int shift = q->log_tries < 10 ? q->log_tries : 10;
     int64_t delay = SL_MIN((int64_t)RETRY_MIN_MS << shift, (int64_t)RETRY_MAX_MS);
     q->log_tries++;
+    q->retries_total++;
     q->log_retry_at_us = mono_us() + delay * 1000;
     const char *m = e->message ? e->message : "unknown error";
     sl_log(LOG_WARN, "log write refused for a full disk, retrying",
@@ -1578,7 +1609,19 @@ static void status_of(Cq *q, CqStatus *s)
         .late_rows = q->late_rows,
         .trigger_ms = q->trigger == TRIGGER_INTERVAL ? q->interval_ms : -1,
         .falling_behind = falling_behind(q),
+        .output_rows = q->output_rows,
+        .batches = q->batches,
+        .retries = q->retries_total,
+        .backlog_rows = q->backlog_rows,
+        .duration_sum_s = q->duration_sum_s,
     };
+    memcpy(s->duration_count, q->duration_count, sizeof(s->duration_count));
+    SinkStats ss;
+    if (inc_plan_sink_stats(q->plan, &s->sink, &ss)) {
+        s->sink_commits = ss.commits;
+        s->sink_failures = ss.failures;
+        s->sink_retries = ss.retries;
+    }
     SlError err = {0};
     if (inc_state_rows(q->plan, &s->state_rows, &s->state_bytes, &err) < 0)
         s->state_rows = s->state_bytes = -1;

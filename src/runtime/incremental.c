@@ -4,7 +4,7 @@
  *
  *   inc_plan_build, inc_plan_build_new, inc_plan_set_fn_hooks, inc_plan_free
  *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
- *   inc_plan_into, inc_plan_late, inc_plan_idle_wakes, inc_plan_sink_outside,
+ *   inc_plan_into, inc_plan_sink_stats, inc_plan_late, inc_plan_idle_wakes, inc_plan_sink_outside,
  *   inc_plan_keeps_rows, inc_plan_lost_rows, inc_plan_result_hash
  *   inc_batch_run, inc_state_meta, inc_state_rows, inc_state_ops, inc_state_log_entry,
  *   inc_state_oldest_window, inc_state_delete, inc_state_put_bytes
@@ -868,6 +868,15 @@ bool inc_plan_reads(IncPlan *p, uint32_t oid)
 const CatRelation *inc_plan_into(IncPlan *p)
 {
     return p->into ? p->into : p->sink;
+}
+
+bool inc_plan_sink_stats(IncPlan *p, const char **name, SinkStats *out)
+{
+    if (p->writer == NULL || p->sink == NULL)
+        return false;
+    *name = p->sink->name;
+    sink_stats(p->writer, out);
+    return true;
 }
 
 const CatRelation *inc_plan_late(IncPlan *p)

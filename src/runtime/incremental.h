@@ -51,6 +51,7 @@
 #include "sluice/state.h"
 #include "sluice/strbuf.h"
 #include "inc_inputs.h"
+#include "sink.h"
 #include "source.h"
 
 #include <pthread.h>
@@ -152,6 +153,9 @@ const CatRelation *inc_plan_stream(IncPlan *p, int i);
 bool    inc_plan_reads(IncPlan *p, uint32_t oid);
 /* The stream or sink INTO writes to, or NULL. */
 const CatRelation *inc_plan_into(IncPlan *p);
+/* The counters of the plan's sink (CREATE SINK): true with out filled, or
+ * false when it writes none. */
+bool inc_plan_sink_stats(IncPlan *p, const char **name, SinkStats *out);
 /* The late_rows stream, or NULL. */
 const CatRelation *inc_plan_late(IncPlan *p);
 /* Whether the output leaves the RocksDB write (a files or Kafka sink,

@@ -8,6 +8,7 @@
  *   ingest_check_readable, ingest_stats, ingest_foreach
  *   ingest_stats_by_name   the answer the runtime hands each evaluation
  *                          context for sluice_stream_stat() (ExFnHooks)
+ *   ingest_stream_figures  per stream: rows, dead letters, bytes (/metrics)
  *
  * One Ingester per stream that needs background work: a files stream, or
  * a stream with a retention.  Each has a timer on the loop; when it fires
@@ -1053,4 +1054,72 @@ void ingest_foreach(Runtime *rt, void (*fn)(const IngestStats *s, void *arg), vo
         pthread_mutex_unlock(&g->rt->ingest.mu);
         fn(&s, arg);
     }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Every stream's figures (/metrics)                                       */
+
+typedef struct FiguresWalk {
+    Runtime *rt;
+    void   (*fn)(const IngestFigures *f, void *arg);
+    void    *arg;
+} FiguresWalk;
+
+/* rel's end offset: the rows ever appended to it; -1 when unknown (an
+ * error, or an append holds the store's counters before this scrape saw
+ * the stream once: never waited for, /metrics runs on the loop). */
+static int64_t end_offset(Runtime *rt, const CatRelation *rel)
+{
+    SlError err = {0};
+    int64_t end = stream_end_offset_nowait(rt->st, rel, &err);
+    sl_error_clear(&err);
+    return end < 0 ? -1 : end;
+}
+
+static void figures_cb(const CatRelation *rel, void *arg)
+{
+    FiguresWalk *w = arg;
+    if (rel->kind != REL_STREAM)
+        return;
+    Arena a;
+    arena_init(&a, 512);
+    if (ingest_dead_letters_of(&a, rel) != NULL) {
+        arena_destroy(&a);
+        return;     /* counted as its stream's dead letters */
+    }
+    Options o;
+    SlError err = {0};
+    const char *connector = opts_parse(&a, rel->options, &o, &err) == 0
+                                ? opts_get(&o, "connector") : NULL;
+    sl_error_clear(&err);
+    if (connector == NULL)
+        connector = "internal";
+    bool stored = strcmp(connector, "kafka") != 0 && strcmp(connector, "datagen") != 0;
+    IngestFigures f = {
+        .stream = rel->name,
+        .connector = connector,
+        .rows = stored ? end_offset(w->rt, rel) : -1,
+        .dead_letters = -1,
+        .bytes = -1,
+    };
+    const CatRelation *dead = cat_lookup(w->rt->cat, arena_printf(&a, "%s_dead_letters",
+                                                                  rel->name));
+    if (dead != NULL) {
+        const char *of = ingest_dead_letters_of(&a, dead);
+        if (of != NULL && strcmp(of, rel->name) == 0)
+            f.dead_letters = end_offset(w->rt, dead);
+    }
+    IngestStats st;
+    if (ingest_stats(w->rt, rel->oid, &st) && strcmp(connector, "files") == 0)
+        f.bytes = st.bytes;
+    w->fn(&f, w->arg);
+    arena_destroy(&a);
+}
+
+void ingest_stream_figures(Runtime *rt, void (*fn)(const IngestFigures *f, void *arg), void *arg)
+{
+    if (rt->cat == NULL || rt->st == NULL)
+        return;
+    FiguresWalk w = {rt, fn, arg};
+    cat_foreach(rt->cat, figures_cb, &w);
 }

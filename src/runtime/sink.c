@@ -1,7 +1,8 @@
 /*
  * sink.c -- a continuous query's sink, by its connector (see sink.h).
  *
- *   sink_check, sink_open, sink_commit, sink_key, sink_wants_deletes, sink_close
+ *   sink_check, sink_open, sink_commit, sink_key, sink_wants_deletes, sink_stats,
+ *   sink_close
  *
  * Each connector is a small table of functions (SinkOps); the files sink
  * and the Kafka sink keep their own commit protocols and fault points
@@ -15,6 +16,7 @@
 #include "sluice/kafka.h"
 #include "sluice/options.h"
 
+#include <errno.h>
 #include <string.h>
 
 typedef struct SinkOps {
@@ -33,6 +35,9 @@ typedef struct SinkOps {
 struct Sink {
     const SinkOps *ops;
     void          *impl;
+    /* sink_stats: written by the committing worker, read on the loop */
+    _Atomic int64_t commits, failures, retries;
+    int64_t        last_batch;      /* the last batch id committed or tried; -1 */
 };
 
 /* files (sink_files.c) */
@@ -154,6 +159,7 @@ int sink_open(Runtime *rt, const CatRelation *sink, const CatRelation *query,
     Sink *s = sl_calloc(1, sizeof(Sink));
     s->ops = ops;
     s->impl = impl;
+    s->last_batch = -1;
     *out = s;
     return 0;
 }
@@ -161,7 +167,28 @@ int sink_open(Runtime *rt, const CatRelation *sink, const CatRelation *query,
 int sink_commit(Sink *s, int64_t batch_id, const Batch *const *rows, int nb,
                 const Batch *const *dels, int nd, SlError *err)
 {
-    return s->ops->commit(s->impl, batch_id, rows, nb, dels, nd, err);
+    /* a batch run again (its commit here, or a later step, failed) */
+    if (batch_id <= s->last_batch)
+        s->retries++;
+    s->last_batch = batch_id;
+    int rc;
+    if (SLUICE_FAULT_FAILS("sink_commit")) {
+        sl_error(err, ERRCODE_IO_ERROR, "sink: commit: %s (fault point sink_commit)",
+                 strerror(errno));
+        rc = -1;
+    } else {
+        rc = s->ops->commit(s->impl, batch_id, rows, nb, dels, nd, err);
+    }
+    if (rc < 0)
+        s->failures++;
+    else
+        s->commits++;
+    return rc;
+}
+
+void sink_stats(const Sink *s, SinkStats *out)
+{
+    *out = (SinkStats){s->commits, s->failures, s->retries};
 }
 
 int sink_key(const Sink *s, const int **cols)

@@ -13,9 +13,11 @@
  *                 columns; Kafka's key option), how many (0: none)
  *   sink_wants_deletes  whether this sink is told of groups that left the
  *                 result (a Kafka sink with a key writes them as tombstones)
+ *   sink_stats    its commits, failed commits and retries (/metrics)
  *   sink_close
  *
- * sink_commit runs on a worker thread, at most one per Sink at a time.
+ * sink_commit runs on a worker thread, at most one per Sink at a time;
+ * sink_stats on any thread (the counters are atomic).
  */
 #ifndef SLUICE_RUNTIME_SINK_H
 #define SLUICE_RUNTIME_SINK_H
@@ -43,6 +45,15 @@ int  sink_open(struct Runtime *rt, const CatRelation *sink, const CatRelation *q
 int  sink_commit(Sink *s, int64_t batch_id, const Batch *const *rows, int nb,
                  const Batch *const *dels, int nd, SlError *err);
 int  sink_key(const Sink *s, const int **cols);
+/* Since the sink was opened: commits that succeeded (a batch skipped as
+ * committed before included), commits that failed, and commits of a batch
+ * id tried before (the batch run again after its commit here or a later
+ * step of it failed).  The fault point sink_commit fails a commit with
+ * 58030 before the connector is asked. */
+typedef struct SinkStats {
+    int64_t commits, failures, retries;
+} SinkStats;
+void sink_stats(const Sink *s, SinkStats *out);
 bool sink_wants_deletes(const Sink *s);
 void sink_close(Sink *s);
 

@@ -6,7 +6,8 @@
  *   source_stream_ops   (source_int.h)
  *
  * One partition of offsets, (-1, 0); its end is a counter in memory
- * (stream_end_offset), so source_lag reads it afresh.  A plan fails with
+ * (stream_end_offset), so source_lag reads it afresh (without waiting for an
+ * append in progress: stream_end_offset_nowait).  A plan fails with
  * the ingestion's error when the stream's ingester has failed.
  */
 #include "runtime_int.h"
@@ -34,7 +35,9 @@ static void stream_lag(Source *src, const SrcPart *p, SourceLag *l)
 {
     (void)p;
     SlError ignore = {0};
-    int64_t end = stream_end_offset(src->st, src->rel, &ignore);
+    /* sys.source_lag and /metrics, on the loop: never wait for an append
+     * in progress (the end of the last durable one) */
+    int64_t end = stream_end_offset_nowait(src->st, src->rel, &ignore);
     sl_error_clear(&ignore);
     if (end >= 0) {
         struct timespec ts;

@@ -4,7 +4,8 @@
  *
  *   tbl_key, tbl_key_prefix, tbl_rowid_key, tbl_next_rowid, tbl_get, tbl_put, tbl_delete
  *   tbl_scan_open, tbl_scan_next, rel_scan_close
- *   stream_append, stream_append_batches, stream_end_offset, stream_forget
+ *   stream_append, stream_append_batches, stream_end_offset, stream_end_offset_nowait,
+ *   stream_forget
  *   stream_scan_open, stream_scan_next
  *   stream_commit_mode_set, stream_commit_mode, stream_commit_stats
  *   result_log_begin, result_log_add, result_log_end, result_log_free
@@ -55,12 +56,21 @@ struct RelCounters {
     pthread_mutex_t mu;
     Counter        *items;
     int             n, cap;
+    /* A copy of the streams' durable ends (oid -> visible), for readers
+     * that must not wait for mu, which an append holds across its synced
+     * write (stream_end_offset_nowait: /metrics on the loop).  Written
+     * with mu held, under pub_mu, which nobody holds for longer than a
+     * copy. */
+    pthread_mutex_t pub_mu;
+    Counter        *pub;
+    int             npub, cappub;
 };
 
 RelCounters *rel_counters_new(void)
 {
     RelCounters *rc = sl_calloc(1, sizeof(RelCounters));
     pthread_mutex_init(&rc->mu, NULL);
+    pthread_mutex_init(&rc->pub_mu, NULL);
     return rc;
 }
 
@@ -69,7 +79,9 @@ void rel_counters_free(RelCounters *rc)
     if (rc == NULL)
         return;
     pthread_mutex_destroy(&rc->mu);
+    pthread_mutex_destroy(&rc->pub_mu);
     sl_free(rc->items);
+    sl_free(rc->pub);
     sl_free(rc);
 }
 
@@ -85,6 +97,30 @@ static Counter *counter_find(RelCounters *rc, char space, uint32_t oid)
         if (rc->items[i].oid == oid && rc->items[i].space == space)
             return &rc->items[i];
     return NULL;
+}
+
+/* A stream's durable end into the copy readers see without mu (with mu
+ * held); visible < 0 takes the stream out of it. */
+static void publish(RelCounters *rc, uint32_t oid, int64_t visible)
+{
+    pthread_mutex_lock(&rc->pub_mu);
+    int i = 0;
+    while (i < rc->npub && rc->pub[i].oid != oid)
+        i++;
+    if (visible < 0) {
+        if (i < rc->npub)
+            rc->pub[i] = rc->pub[--rc->npub];
+    } else {
+        if (i == rc->npub) {
+            if (rc->npub == rc->cappub) {
+                rc->cappub = rc->cappub ? rc->cappub * 2 : 16;
+                rc->pub = sl_realloc(rc->pub, sizeof(Counter) * (size_t)rc->cappub);
+            }
+            rc->pub[rc->npub++] = (Counter){oid, 'S', visible, visible};
+        }
+        rc->pub[i].visible = visible;
+    }
+    pthread_mutex_unlock(&rc->pub_mu);
 }
 
 /* Finds (or loads from disk) the counter; called with the store's
@@ -130,6 +166,8 @@ static Counter *counter_get(StateStore *st, char space, uint32_t oid, SlError *e
         tab->items = sl_realloc(tab->items, sizeof(Counter) * (size_t)tab->cap);
     }
     tab->items[tab->n] = (Counter){oid, space, next, next};
+    if (space == 'S')
+        publish(tab, oid, next);
     return &tab->items[tab->n++];
 }
 
@@ -142,6 +180,8 @@ static void counter_forget(RelCounters *rc, char space, uint32_t oid)
             break;
         }
     }
+    if (space == 'S')
+        publish(rc, oid, -1);
     if (rc->n == 0) {
         sl_free(rc->items);
         rc->items = NULL;
@@ -371,6 +411,27 @@ int64_t stream_end_offset(StateStore *st, const CatRelation *rel, SlError *err)
     return end;
 }
 
+int64_t stream_end_offset_nowait(StateStore *st, const CatRelation *rel, SlError *err)
+{
+    RelCounters *rc = state_counters(st);
+    int64_t end = -2;
+    pthread_mutex_lock(&rc->pub_mu);
+    for (int i = 0; i < rc->npub; i++)
+        if (rc->pub[i].oid == rel->oid)
+            end = rc->pub[i].visible;
+    pthread_mutex_unlock(&rc->pub_mu);
+    if (end != -2)
+        return end;
+    /* not loaded since the store opened: load it, unless an append holds
+     * the counters now */
+    if (pthread_mutex_trylock(&rc->mu) != 0)
+        return -2;
+    Counter *c = counter_get(st, 'S', rel->oid, err);
+    end = c ? c->visible : -1;
+    pthread_mutex_unlock(&rc->mu);
+    return end;
+}
+
 void stream_forget(StateStore *st, const CatRelation *rel)
 {
     counter_forget(state_counters(st), 'S', rel->oid);
@@ -410,7 +471,9 @@ struct GroupCommit {
     Group           *open;          /* taking members */
     bool             leader;        /* a leader is waiting or writing */
     char            *broken;        /* a failed group write: appends refused */
-    int64_t          appends, writes;   /* counted for the stop line and benchmarks */
+    /* counted for the stop line, /metrics and benchmarks: written under
+     * the counters' mu, read without it (stream_commit_stats) */
+    _Atomic int64_t  appends, writes;
 };
 
 GroupCommit *group_commit_new(void)
@@ -452,12 +515,9 @@ StreamCommitMode stream_commit_mode(StateStore *st)
 
 void stream_commit_stats(StateStore *st, int64_t *appends, int64_t *writes)
 {
-    RelCounters *rc = state_counters(st);
     GroupCommit *gc = state_group_commit(st);
-    pthread_mutex_lock(&rc->mu);
     *appends = gc->appends;
     *writes = gc->writes;
-    pthread_mutex_unlock(&rc->mu);
 }
 
 static void group_note_end(Group *g, uint32_t oid, int64_t begin, int64_t end)
@@ -547,8 +607,10 @@ static void group_lead(StateStore *st, Group *g)
     } else if (rc == 0) {
         for (int i = 0; i < g->nends; i++) {
             Counter *c = counter_find(cs, 'S', g->ends[i].oid);
-            if (c != NULL && c->visible < g->ends[i].end)
+            if (c != NULL && c->visible < g->ends[i].end) {
                 c->visible = g->ends[i].end;
+                publish(cs, c->oid, c->visible);
+            }
         }
     } else {
         g->error = sl_strdup(err.message ? err.message : "write failed");
@@ -698,8 +760,10 @@ int stream_append_many(StateStore *st, StreamAppend *apps, int napps, StateBatch
         gc->writes++;
         bool refused;
         if (append_write(st, wb, &refused, err) == 0) {
-            for (int a = 0; a < napps; a++)
+            for (int a = 0; a < napps; a++) {
                 cs[a]->visible = cs[a]->next;
+                publish(counters, cs[a]->oid, cs[a]->visible);
+            }
             rc = 0;
         } else {
             for (int a = 0; a < napps; a++)
