@@ -797,16 +797,17 @@ static void collect_commit(StrBuf *out, void *arg)
     metrics_sample(out, "sluice_stream_writes_total", "", (double)writes);
 }
 
-/* sluice_build_info: the version, 1.  The build does not know its git
- * commit yet, so there is no commit label. */
+/* sluice_build_info: 1, labelled with the version and the git commit
+ * (version.h: "unknown" when built outside a git checkout). */
 static void collect_build(StrBuf *out, void *arg)
 {
     SL_UNUSED(arg);
     metrics_family(out, "sluice_build_info", "gauge",
-                   "1, labelled with the version of the running sluiced.");
+                   "1, labelled with the version and git commit of the running sluiced.");
     StrBuf labels;
     strbuf_init(&labels);
     metrics_label(&labels, "version", SLUICE_VERSION);
+    metrics_label(&labels, "commit", SLUICE_COMMIT);
     metrics_sample(out, "sluice_build_info", labels.data, 1);
     strbuf_free(&labels);
 }

@@ -19,6 +19,7 @@ import json
 import math
 import pathlib
 import re
+import subprocess
 import threading
 import time
 
@@ -26,6 +27,7 @@ import psycopg
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from conftest import sluiced_binary
 from test_http import get, http_port
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -152,6 +154,10 @@ def test_every_dashboard_metric_exists_with_sane_values(sluiced, tmp_path):
             assert on == ["running"], (q, on)
         (info_labels, info), = second["sluice_build_info"]
         assert info == 1 and re.fullmatch(r"\d+\.\d+\.\d+", info_labels["version"])
+        # the commit sluiced --version prints (a checkout's hash, + if modified)
+        version = subprocess.run([sluiced_binary(), "--version"], capture_output=True,
+                                 text=True, check=True).stdout
+        assert f"(commit {info_labels['commit']})" in version, (info_labels, version)
         assert one(second, "sluice_connections", phase="ready") >= 1
         # The generated source is read to its latest offset each batch.
         assert one(second, "sluice_source_lag_records", query="w", source="g",
