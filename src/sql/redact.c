@@ -50,7 +50,10 @@ static const char *redact(Arena *a, const char *sql, size_t max)
     SlError err = {0};
     while ((code = sql_lex(&lx, &tok, &err)) > 0) {
         if ((size_t)tok.offset >= max) {
-            end = last;             /* this token and the rest are left out */
+            /* this token and the rest are left out; between the last token
+             * and max only blanks and comments (a statement file's opening
+             * comment longer than max keeps its first max bytes) */
+            end = last > (int)max ? last : (int)max;
             break;
         }
         last = tok.offset + tok.len;

@@ -161,7 +161,8 @@ void *arena_zalloc(Arena *a, size_t n)
 char *arena_strndup(Arena *a, const char *s, size_t n)
 {
     char *p = arena_alloc(a, n + 1);
-    memcpy(p, s, n);
+    if (n > 0)
+        memcpy(p, s, n);    /* s may be NULL when n is 0 (an empty StrBuf's data) */
     p[n] = '\0';
     return p;
 }

@@ -141,6 +141,8 @@ static void test_redact_prefix(void)
     expect_redacted_max("CREATE ROLE r PASSWORD 'abcdef' LOGIN", 25,
                   "CREATE ROLE r PASSWORD '********'");
     expect_redacted_max("SELECT 'unterminated", 100, NULL);
+    /* an opening comment longer than max: its first max bytes, not "" */
+    expect_redacted_max("/* a long comment */ SELECT 1", 10, "/* a long ");
 }
 
 int main(void)
