@@ -2,9 +2,10 @@
  * inc_graph.c -- the second body of an IncPlan: a continuous query whose
  * shape the fixed plan of incremental.c refuses (an aggregate over an
  * aggregate, a join over an aggregate, a subquery in FROM,
- * count(DISTINCT), UNION / INTERSECT / EXCEPT, several joins) runs as an
- * operator graph of src/engine/ (docs/engine.md, "Queries on the operator
- * graph"; docs/engine-graph.md).
+ * count(DISTINCT), UNION / INTERSECT / EXCEPT, several joins, window
+ * functions and Top-N), or that reads an uncorrelated scalar subquery,
+ * runs as an operator graph of src/engine/ (docs/engine.md, "Queries on
+ * the operator graph"; docs/engine-graph.md).
  *
  *   inc_graph_build     the analyzed plan -> the graph (eng_compile_query, with its InitPlans),
  *                       each stream scan an input of the plan (IncInputs)
@@ -36,7 +37,8 @@
  *
  * Append mode and INTO an internal stream: only for a graph none of whose
  * operators can retract a row it output (incremental.c, graph_retracting:
- * no aggregate, outer join or EXCEPT); its rows are inserted into the
+ * no aggregate, outer join, EXCEPT, window function or scalar subquery);
+ * its rows are inserted into the
  * result table as above, or appended to the stream in the batch's write.
  *
  * Watermarks.  Input i's watermark is its max event time less its delay
