@@ -251,3 +251,31 @@ def test_sigterm_ends_copy_subscribe_with_fatal(sluiced):
     assert fields["S"] == "FATAL" and fields["C"] == "57P01", fields
     assert raw.recv_msg() is None
     raw.close()
+
+
+def test_copy_subscribe_as_a_plain_role_needs_select(server):
+    """A role that is not a superuser: COPY (SUBSCRIBE q) TO STDOUT of a query
+    it may not SELECT from is refused with 42501 before any row; once granted
+    SELECT, it streams the changes as for the owner."""
+    with connect(server) as c:
+        c.execute("CREATE STREAM pr_ev (k TEXT, v BIGINT)")
+        c.execute("CREATE CONTINUOUS QUERY pr_q WITH (trigger = '0') AS "
+                  "SELECT k, sum(v) AS s FROM pr_ev GROUP BY k")
+        c.execute("CREATE ROLE pr_reader LOGIN")
+        dsn = server.dsn.replace("user=sluice", "user=pr_reader")
+        assert "user=pr_reader" in dsn
+        with psycopg.connect(dsn, autocommit=True) as r:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                with r.cursor().copy("COPY (SUBSCRIBE pr_q) TO STDOUT") as cp:
+                    for _ in cp:
+                        break
+        c.execute("GRANT SELECT ON pr_q TO pr_reader")
+        sub, rows, ended, t = start_stream(dsn, "COPY (SUBSCRIBE pr_q) TO STDOUT", copy=True)
+        wait_subscribed(server)
+        c.execute("INSERT INTO pr_ev VALUES ('a', 2)")
+        got = take(rows, 1)
+        assert [r[1:] for r in got] == [("insert", "a", "2")]
+        sub.cancel()
+        t.join(WAIT)
+        assert not t.is_alive()
+        sub.close()
