@@ -2,16 +2,20 @@
 #
 # Sourced, never run: `. tools/deps.sh` from the repository root defines
 #
-#   deps_debian       the Debian packages the build, the tools and the tests need
-#                     (apt-get, as root; `apt-get update` runs once, and only when a
-#                     package is missing)
+#   deps_debian       the Debian packages building and running the server need
+#                     (DEPS_DEBIAN_PACKAGES: the compiler, meson, lemon, the libraries,
+#                     and psql to connect with; apt-get, as root; `apt-get update`
+#                     runs once, and only when a package is missing).  This is all
+#                     that tools/run installs.
+#   deps_test_debian  the Debian packages only the tests need (DEPS_TEST_DEBIAN_PACKAGES:
+#                     clang, kcat, python3-venv, Java and Maven for pgJDBC and the
+#                     Kafka broker, Chromium for the HTTP pages' test, and postgresql-15,
+#                     the PostgreSQL that tools/pg_check_slt.py checks the
+#                     PostgreSQL-derived .slt expectations against)
 #   deps_test_tools   the pinned test tools: a Python venv at .venv from
 #                     tests/requirements.txt (rebuilt only when that file changes)
 #                     and sqllogictest-rs (cargo install, only when the installed
-#                     one is not the pinned version), and deps_postgres
-#   deps_postgres     Debian's postgresql-15, the PostgreSQL that tools/pg_check_slt.py
-#                     checks the PostgreSQL-derived .slt expectations against (a test
-#                     dependency: tools/run does not install it)
+#                     one is not the pinned version), after deps_test_debian
 #   deps_all          deps_debian and deps_test_tools
 #   deps_clients      the driver programs of tests/clients/: node-postgres (npm ci
 #                     from package-lock.json, only when node_modules is missing or
@@ -28,13 +32,14 @@
 # when it could not install something. Nothing is installed that is already there,
 # so a second run costs a few dpkg look-ups.
 
+# What building and running the server needs (tools/run): nothing of the tests'.
 DEPS_DEBIAN_PACKAGES="build-essential pkg-config meson ninja-build lemon libuv1-dev
 librocksdb-dev libsqlite3-dev librdkafka-dev libssl-dev libjson-c-dev zlib1g-dev liblz4-dev
-libzstd-dev libpcre2-dev clang
-postgresql-client kcat python3-venv openjdk-17-jre-headless maven chromium"
+libzstd-dev libpcre2-dev postgresql-client"
 
-# The tests' own Debian packages (deps_postgres), beside the build's above.
-DEPS_TEST_DEBIAN_PACKAGES="postgresql-15"
+# The tests' own Debian packages (deps_test_debian), beside the build's above.
+DEPS_TEST_DEBIAN_PACKAGES="clang kcat python3-venv openjdk-17-jre-headless maven chromium
+postgresql-15"
 
 DEPS_SQLLOGICTEST_VERSION=0.29.1
 DEPS_VENV=.venv
@@ -150,13 +155,13 @@ deps_sqllogictest() {
     deps_sqllogictest_ok
 }
 
-# deps_postgres: install postgresql-15 unless dpkg has it.
-deps_postgres() {
+# deps_test_debian: install the tests' Debian packages that dpkg does not report.
+deps_test_debian() {
     DEPS_DEBIAN_PACKAGES="$DEPS_TEST_DEBIAN_PACKAGES" deps_debian
 }
 
 deps_test_tools() {
-    deps_venv && deps_sqllogictest && deps_postgres
+    deps_test_debian && deps_venv && deps_sqllogictest
 }
 
 deps_all() {
