@@ -12,7 +12,10 @@
  * limit (bound_malloc_arenas).  One log line says the server is ready and how to connect.  SIGINT or SIGTERM
  * close the listener; statements in flight finish (cancelled past
  * shutdown_timeout) and are answered, every session ends with FATAL 57P01
- * (server.c); then the stores close and the process exits 0.
+ * (server.c); then the stores close and the process exits 0.  SIGHUP
+ * reads the --config file again: its users and hba rules replace the
+ * server's (server_reload_auth; command-line --hba rules stay), each other
+ * setting changed is logged as needing a restart (on_sighup).
  *
  * main makes the server's context, the Runtime (runtime.h: rt_create, which
  * owns the loop and the two worker pools; rt_destroy once the loop has
@@ -89,6 +92,10 @@ typedef struct Options {
     bool   hba_from_cli;        /* the command line's rules replace the file's */
     ServerUser *users;          /* user.NAME.password = SECRET */
     int    nusers;
+    char  *config;              /* --config's path, read again at SIGHUP */
+    char **pairs;               /* the file's "name=value" lines, names normalized,
+                                 * but users and hba: what SIGHUP compares */
+    int    npairs;
 } Options;
 
 /* The settings rt's sys.settings and pg_settings show, and the
@@ -464,6 +471,22 @@ static char *trim(char *s)
     return s;
 }
 
+/* Keeps a config line's name (dashes as underscores) and value for
+ * SIGHUP's comparison, but users and hba rules, which it reloads. */
+static void remember_pair(Options *o, const char *name, const char *value)
+{
+    if (strncmp(name, "user.", 5) == 0 || strcmp(name, "hba") == 0)
+        return;
+    size_t n = strlen(name), v = strlen(value);
+    char *pair = sl_malloc(n + v + 2);
+    for (size_t i = 0; i < n; i++)
+        pair[i] = name[i] == '-' ? '_' : name[i];
+    pair[n] = '=';
+    memcpy(pair + n + 1, value, v + 1);
+    o->pairs = sl_realloc(o->pairs, sizeof(char *) * (size_t)(o->npairs + 1));
+    o->pairs[o->npairs++] = pair;
+}
+
 /* Reads `name = value` lines; # starts a comment; values may be quoted. */
 static int read_config(Options *o, const char *path)
 {
@@ -498,6 +521,7 @@ static int read_config(Options *o, const char *path)
             rc = -1;
             break;
         }
+        remember_pair(o, name, value);
     }
     fclose(f);
     return rc;
@@ -623,6 +647,10 @@ static void options_free(Options *o)
         sl_free((char *)o->users[i].secret);
     }
     sl_free(o->users);
+    sl_free(o->config);
+    for (int i = 0; i < o->npairs; i++)
+        sl_free(o->pairs[i]);
+    sl_free(o->pairs);
 }
 
 /* Command line over config file: the file is read first, then the options
@@ -711,6 +739,8 @@ static int parse_args(int argc, char **argv, Options *o)
         }
         if (pass == 0 && config != NULL && read_config(o, config) < 0)
             return 2;
+        if (pass == 0 && config != NULL)
+            o->config = sl_strdup(config);
     }
     return 0;
 }
@@ -751,8 +781,9 @@ static void bound_malloc_arenas(void)
 
 typedef struct App {
     Runtime     *rt;            /* the server's context (runtime.h) */
-    uv_signal_t  sigint, sigterm;
+    uv_signal_t  sigint, sigterm, sighup;
     Server      *server;
+    Options     *opts;          /* what the server started with */
     bool         stopping;
 } App;
 
@@ -817,6 +848,89 @@ static void on_server_closed(Server *s)
     sl_free(s);
 }
 
+/* The index of the first of o's config lines with pair's name. */
+static int first_pair(const Options *o, const char *pair)
+{
+    size_t klen = (size_t)(strchr(pair, '=') - pair) + 1;
+    for (int i = 0; i < o->npairs; i++)
+        if (strncmp(o->pairs[i], pair, klen) == 0)
+            return i;
+    return -1;
+}
+
+/* The value of o's last config line with pair's name, or NULL. */
+static const char *pair_value(const Options *o, const char *pair)
+{
+    size_t klen = (size_t)(strchr(pair, '=') - pair) + 1;
+    const char *found = NULL;
+    for (int i = 0; i < o->npairs; i++)
+        if (strncmp(o->pairs[i], pair, klen) == 0)
+            found = o->pairs[i] + klen;
+    return found;
+}
+
+/* Logs a WARNING for each setting whose value differs between the config
+ * file as the server read it (from) and as it reads now (to), one added
+ * or removed included: what SIGHUP does not apply. */
+static void warn_changed(const Options *from, const Options *to)
+{
+    const Options *sides[2] = {from, to};
+    for (int side = 0; side < 2; side++) {
+        for (int i = 0; i < sides[side]->npairs; i++) {
+            const char *pair = sides[side]->pairs[i];
+            if (first_pair(sides[side], pair) != i || (side == 1 && first_pair(from, pair) >= 0))
+                continue;                   /* a name once */
+            const char *was = pair_value(from, pair), *now = pair_value(to, pair);
+            if (was == NULL || now == NULL || strcmp(was, now) != 0)
+                sl_log(LOG_WARN, "setting changed in the config file needs a restart",
+                       "parameter=%.*s", (int)(strchr(pair, '=') - pair), pair);
+        }
+    }
+}
+
+/* SIGHUP: reads the config file again and gives the server its users and
+ * hba rules (unless --hba on the command line set the rules: those stay);
+ * on any error the old ones stay.  Other settings need a restart: each
+ * one changed is logged.  The md5 hashes follow the new rules
+ * (rt_roles_md5: dropped when no rule uses md5; once dropped they are not
+ * made again, as the passwords are not kept). */
+static void on_sighup(uv_signal_t *h, int signum)
+{
+    (void)signum;
+    App *app = h->data;
+    Options *o = app->opts;
+    if (app->stopping)
+        return;
+    if (o->config == NULL) {
+        sl_log(LOG_INFO, "SIGHUP: nothing to reload", "reason=\"no --config file\"");
+        return;
+    }
+    Options n = {0};
+    SlError err = {0};
+    if (read_config(&n, o->config) < 0) {
+        sl_log(LOG_ERROR, "configuration not reloaded: the config file has an error",
+               "path=\"%s\"", o->config);
+        options_free(&n);
+        return;
+    }
+    char **hba = o->hba_from_cli ? o->hba : n.hba;
+    int nhba = o->hba_from_cli ? o->nhba : n.nhba;
+    if (server_reload_auth(app->server, n.users, n.nusers, (const char *const *)hba, nhba,
+                           &err) < 0) {
+        sl_log(LOG_ERROR, "configuration not reloaded", "path=\"%s\" error=\"%s\"", o->config,
+               log_quote(err.message));
+    } else if (rt_roles_md5(app->rt, server_md5_rules(app->server), &err) < 0) {
+        sl_log(LOG_ERROR, "cannot drop the md5 password hashes", "error=\"%s\"",
+               log_quote(err.message));
+    } else {
+        warn_changed(o, &n);
+        sl_log(LOG_INFO, "configuration reloaded", "path=\"%s\" hba_rules=%d hba_from=%s users=%d",
+               o->config, nhba, o->hba_from_cli ? "command-line" : "config", n.nusers);
+    }
+    sl_error_clear(&err);
+    options_free(&n);
+}
+
 static void on_signal(uv_signal_t *h, int signum)
 {
     App *app = h->data;
@@ -826,6 +940,7 @@ static void on_signal(uv_signal_t *h, int signum)
     sl_log(LOG_INFO, "shutting down", "signal=%d", signum);
     uv_close((uv_handle_t *)&app->sigint, NULL);
     uv_close((uv_handle_t *)&app->sigterm, NULL);
+    uv_close((uv_handle_t *)&app->sighup, NULL);
     server_close(app->server, on_server_closed);
     ingest_close(app->rt);
     http_pages_close(app->rt, NULL);
@@ -952,9 +1067,12 @@ int main(int argc, char **argv)
     }
     uv_signal_init(&rt->loop, &app.sigint);
     uv_signal_init(&rt->loop, &app.sigterm);
-    app.sigint.data = app.sigterm.data = &app;
+    uv_signal_init(&rt->loop, &app.sighup);
+    app.sigint.data = app.sigterm.data = app.sighup.data = &app;
+    app.opts = &o;
     uv_signal_start(&app.sigint, on_signal, SIGINT);
     uv_signal_start(&app.sigterm, on_signal, SIGTERM);
+    uv_signal_start(&app.sighup, on_sighup, SIGHUP);
 
     /* The HTTP line comes first: the ready line is the last of start-up. */
     char http_port[16];

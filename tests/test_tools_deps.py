@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Programs and packages only a test needs (a test, a driver, a broker, a browser).
 TEST_ONLY = {"clang", "kcat", "python3-venv", "openjdk-17-jre-headless", "maven",
-             "chromium", "postgresql-15", "nodejs", "npm", "golang-go"}
+             "chromium", "postgresql-15", "nodejs", "npm", "golang-go", "systemd"}
 # What the build needs, whichever list it is on.
 BUILD = {"build-essential", "pkg-config", "meson", "ninja-build", "lemon", "libuv1-dev",
          "librocksdb-dev", "libsqlite3-dev", "librdkafka-dev", "libssl-dev", "libpcre2-dev"}

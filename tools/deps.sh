@@ -9,9 +9,10 @@
 #                     that tools/run installs.
 #   deps_test_debian  the Debian packages only the tests need (DEPS_TEST_DEBIAN_PACKAGES:
 #                     clang, kcat, python3-venv, Java and Maven for pgJDBC and the
-#                     Kafka broker, Chromium for the HTTP pages' test, and postgresql-15,
+#                     Kafka broker, Chromium for the HTTP pages' test, postgresql-15,
 #                     the PostgreSQL that tools/pg_check_slt.py checks the
-#                     PostgreSQL-derived .slt expectations against)
+#                     PostgreSQL-derived .slt expectations against, and systemd
+#                     for systemd-analyze, which checks tools/systemd's unit)
 #   deps_test_tools   the pinned test tools: a Python venv at .venv from
 #                     tests/requirements.txt (rebuilt only when that file changes)
 #                     and sqllogictest-rs (cargo install, only when the installed
@@ -39,7 +40,7 @@ libzstd-dev libpcre2-dev postgresql-client"
 
 # The tests' own Debian packages (deps_test_debian), beside the build's above.
 DEPS_TEST_DEBIAN_PACKAGES="clang kcat python3-venv openjdk-17-jre-headless maven chromium
-postgresql-15"
+postgresql-15 systemd"
 
 DEPS_SQLLOGICTEST_VERSION=0.29.1
 DEPS_VENV=.venv

@@ -87,6 +87,12 @@ bool    server_address_is_loopback(const char *addr);
 /* Does an hba rule use the md5 method?  Only then does the catalog keep
  * md5 password hashes (rt_roles_md5). */
 bool    server_md5_rules(const Server *s);
+/* SIGHUP: replaces the configured users and the hba rules (as in
+ * ServerConfig) for the connections that start after it; on an error (a
+ * bad rule, a bad SCRAM verifier, no rule left on an address that is not
+ * loopback) the old ones stay and err says why. */
+int     server_reload_auth(Server *s, const ServerUser *users, int nusers,
+                           const char *const *hba, int nhba, SlError *err);
 void    server_close(Server *s, server_close_cb cb);
 
 #endif /* SLUICE_SERVER_H */

@@ -3,6 +3,8 @@
  * exchanges of the startup phase.
  *
  *   auth_init         copy the configured users and parse the hba rules
+ *   auth_reload       the same again (SIGHUP): the new users and rules
+ *                     replace the old ones only when all of them parse
  *   auth_free         free them
  *   auth_md5_rules    whether any rule uses md5 (the catalog keeps md5
  *                     hashes only then: rt_roles_md5)
@@ -20,7 +22,11 @@
  * reject | password | md5 | scram-sha-256.  The first rule whose type,
  * database, user and address match decides; with no rules at all,
  * connections from loopback are trusted, and auth_init refuses a listen
- * address that is not loopback (22023).
+ * address that is not loopback (22023), as auth_reload refuses to drop
+ * the last rule of such a server.  A reload reaches only connections that
+ * start authenticating after it: those in an exchange look their user up
+ * by name at each step, so a secret changed under them fails that
+ * exchange, never uses freed memory.
  *
  * A user's secret is its role's password in the catalog when it has one
  * (rt_role_secret: a SCRAM verifier and an md5 hash; for an md5 rule the
@@ -220,42 +226,66 @@ bool server_address_is_loopback(const char *listen)
     return false;
 }
 
-int auth_init(Server *s, const ServerConfig *cfg, SlError *err)
+/* The users and rules of users/nusers and hba/nhba, parsed, into *s's
+ * fields on success; on an error nothing of *s changes. */
+static int load_auth(Server *s, const ServerUser *users, int nusers, const char *const *hba,
+                     int nhba, SlError *err)
 {
     /* Without rules only loopback clients get in, trusted: a server that
      * listens elsewhere without rules is a mistake (or a wish for trust
      * that the rules must say), so it does not start. */
-    if (cfg->nhba == 0 && cfg->listen != NULL && !server_address_is_loopback(cfg->listen)) {
+    if (nhba == 0 && s->cfg.listen != NULL && !server_address_is_loopback(s->cfg.listen)) {
         sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
-                 "refusing to listen on %s without hba rules", cfg->listen);
+                 "refusing to listen on %s without hba rules", s->cfg.listen);
         sl_error_hint(err, "Without rules only loopback clients are let in (trusted). Add hba "
                            "rules that say who may connect from where and how, e.g. hba = "
                            "'hostssl all all 0.0.0.0/0 scram-sha-256', or listen on "
                            "127.0.0.1.");
         return -1;
     }
-    if (RAND_bytes(s->mock_key, sizeof(s->mock_key)) != 1)
-        sl_panic("RAND_bytes failed");
-    s->nusers = cfg->nusers;
-    s->users = sl_calloc((size_t)(cfg->nusers ? cfg->nusers : 1), sizeof(AuthUser));
-    for (int i = 0; i < cfg->nusers; i++) {
-        AuthUser *u = &s->users[i];
-        u->name = sl_strdup(cfg->users[i].name);
-        u->secret = sl_strdup(cfg->users[i].secret);
+    /* next counts the users and rules made so far: auth_free frees those. */
+    Server next = {0};
+    next.users = sl_calloc((size_t)(nusers ? nusers : 1), sizeof(AuthUser));
+    next.hba = sl_calloc((size_t)(nhba ? nhba : 1), sizeof(HbaRule));
+    next.nhba = nhba;               /* a rule not parsed has NULL fields */
+    int rc = 0;
+    for (int i = 0; i < nusers && rc == 0; i++, next.nusers++) {
+        AuthUser *u = &next.users[i];
+        u->name = sl_strdup(users[i].name);
+        u->secret = sl_strdup(users[i].secret);
         u->kind = *u->secret ? secret_kind(u->secret) : SECRET_NONE;
         if (u->kind == SECRET_SCRAM) {
             if (scram_secret_parse(u->secret, &u->scram) < 0)
-                return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
-                                "invalid SCRAM verifier for user \"%s\"", u->name);
+                rc = sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                              "invalid SCRAM verifier for user \"%s\"", u->name);
             u->have_scram = true;
         }
     }
-    s->nhba = cfg->nhba;
-    s->hba = sl_calloc((size_t)(cfg->nhba ? cfg->nhba : 1), sizeof(HbaRule));
-    for (int i = 0; i < cfg->nhba; i++)
-        if (parse_rule(cfg->hba[i], &s->hba[i], err) < 0)
-            return -1;
+    for (int i = 0; i < nhba && rc == 0; i++)
+        rc = parse_rule(hba[i], &next.hba[i], err);
+    if (rc < 0) {
+        auth_free(&next);
+        return -1;
+    }
+    auth_free(s);
+    s->users = next.users;
+    s->nusers = next.nusers;
+    s->hba = next.hba;
+    s->nhba = next.nhba;
     return 0;
+}
+
+int auth_init(Server *s, const ServerConfig *cfg, SlError *err)
+{
+    if (RAND_bytes(s->mock_key, sizeof(s->mock_key)) != 1)
+        sl_panic("RAND_bytes failed");
+    return load_auth(s, cfg->users, cfg->nusers, cfg->hba, cfg->nhba, err);
+}
+
+int auth_reload(Server *s, const ServerUser *users, int nusers, const char *const *hba,
+                int nhba, SlError *err)
+{
+    return load_auth(s, users, nusers, hba, nhba, err);
 }
 
 void auth_free(Server *s)

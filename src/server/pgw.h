@@ -302,6 +302,8 @@ void session_shutdown_cancel(Conn *c);
 
 /* auth.c */
 int  auth_init(Server *s, const ServerConfig *cfg, SlError *err);
+int  auth_reload(Server *s, const ServerUser *users, int nusers, const char *const *hba,
+                 int nhba, SlError *err);
 void auth_free(Server *s);
 /* Does any hba rule use the md5 method? */
 bool auth_md5_rules(const Server *s);

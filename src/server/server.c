@@ -6,6 +6,7 @@
  *                 probe with debug_loop_lag)
  *   server_port   the bound port
  *   server_md5_rules  whether an hba rule uses md5
+ *   server_reload_auth  SIGHUP: new users and hba rules (auth_reload)
  *   server_close  stop accepting; let statements in flight finish and be
  *                 answered, end every session with FATAL 57P01, then close
  *                 the handles
@@ -250,6 +251,12 @@ Server *server_init(uv_loop_t *loop, const ServerConfig *cfg, SlError *err)
 int server_port(const Server *s)
 {
     return s->port;
+}
+
+int server_reload_auth(Server *s, const ServerUser *users, int nusers,
+                       const char *const *hba, int nhba, SlError *err)
+{
+    return auth_reload(s, users, nusers, hba, nhba, err);
 }
 
 bool server_md5_rules(const Server *s)
