@@ -30,10 +30,10 @@ import urllib.parse
 from datetime import datetime, timezone
 
 import psycopg
-import pytest
 
 from chromium import Browser, read_png
 from test_http_auth import SECRET, TOKEN, failing_query, get, http_ready
+from test_query_progress import wait_for
 
 MARKUP_NAME = "<script>document.title='x'</script><img src=x onerror=f()>"
 
@@ -50,16 +50,6 @@ PLOTS = {
 
 def utc_now_sql():
     return datetime.now(timezone.utc).replace(tzinfo=None).isoformat(sep=" ")
-
-
-def wait_for(conn, sql, pred, timeout=120):
-    deadline = time.monotonic() + timeout
-    while True:
-        rows = conn.execute(sql).fetchall()
-        if pred(rows):
-            return rows
-        assert time.monotonic() < deadline, f"timed out waiting on {sql}: {rows}"
-        time.sleep(0.1)
 
 
 def start_queries(server, tmp_path):

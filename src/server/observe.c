@@ -140,21 +140,6 @@ static const QueryFamily query_families[QF_COUNT] = {
 static const char *const query_statuses[] = {"running", "retrying", "paused", "failed",
                                              "finished"};
 
-typedef struct QueryCollect {
-    CqStatus *st;
-    int       n, cap;
-} QueryCollect;
-
-static void gather_query(const CqStatus *s, void *arg)
-{
-    QueryCollect *qc = arg;
-    if (qc->n == qc->cap) {
-        qc->cap = qc->cap ? qc->cap * 2 : 16;
-        qc->st = sl_realloc(qc->st, sizeof(CqStatus) * (size_t)qc->cap);
-    }
-    qc->st[qc->n++] = *s;       /* its strings stay valid during this scrape */
-}
-
 /* The histogram's series of one query: cumulative buckets, +Inf, sum,
  * count. */
 static void duration_samples(StrBuf *out, const char *query_label, const CqStatus *s)
@@ -259,7 +244,7 @@ static void query_sample(StrBuf *out, int family, const CqStatus *s, int64_t now
 /* Per sink a query writes INTO (CREATE SINK): its commits, failures and
  * retries, labelled with the sink and the query (each query opens the sink
  * for itself). */
-static void sink_families(StrBuf *out, const QueryCollect *qc)
+static void sink_families(StrBuf *out, const QueryList *qc)
 {
     static const struct {
         const char *name, *help;
@@ -298,8 +283,8 @@ static void collect_queries(StrBuf *out, void *arg)
     CqRuntime *rt = run->cq;
     if (rt == NULL)
         return;
-    QueryCollect qc = {0};
-    cq_foreach(rt, gather_query, &qc);
+    QueryList qc = {0};
+    pages_queries(rt, &qc);
     int64_t now = wall_now_us();
     for (int f = 0; f < QF_COUNT; f++) {
         metrics_family(out, query_families[f].name, query_families[f].type,
@@ -339,35 +324,13 @@ static void collect_sources(StrBuf *out, void *arg)
     cq_source_lag(run->cq, source_lag_sample, out);
 }
 
-/* Per stream: the figures are gathered once, then written family by
- * family. */
-typedef struct StreamFig {
-    char   *stream;
-    char   *connector;
-    int64_t rows, dead, bytes;
-} StreamFig;
-
-typedef struct StreamCollect {
-    StreamFig *f;
-    int        n, cap;
-} StreamCollect;
-
-static void gather_stream(const IngestFigures *f, void *arg)
-{
-    StreamCollect *sc = arg;
-    if (sc->n == sc->cap) {
-        sc->cap = sc->cap ? sc->cap * 2 : 16;
-        sc->f = sl_realloc(sc->f, sizeof(StreamFig) * (size_t)sc->cap);
-    }
-    sc->f[sc->n++] = (StreamFig){sl_strdup(f->stream), sl_strdup(f->connector), f->rows,
-                                 f->dead_letters, f->bytes};
-}
-
+/* Per stream: the figures are gathered once (pages_streams), then written
+ * family by family. */
 static void collect_streams(StrBuf *out, void *arg)
 {
     Runtime *run = arg;
-    StreamCollect sc = {0};
-    ingest_stream_figures(run, gather_stream, &sc);
+    StreamList sc = {0};
+    pages_streams(run, &sc);
     static const struct {
         const char *name, *help;
     } fams[] = {
@@ -384,7 +347,7 @@ static void collect_streams(StrBuf *out, void *arg)
     for (int k = 0; k < (int)SL_ARRAY_LEN(fams); k++) {
         metrics_family(out, fams[k].name, "counter", fams[k].help);
         for (int i = 0; i < sc.n; i++) {
-            int64_t v = k == 0 ? sc.f[i].rows : k == 1 ? sc.f[i].dead : sc.f[i].bytes;
+            int64_t v = k == 0 ? sc.f[i].rows : k == 1 ? sc.f[i].dead_letters : sc.f[i].bytes;
             if (v < 0)
                 continue;
             StrBuf labels;
@@ -395,11 +358,7 @@ static void collect_streams(StrBuf *out, void *arg)
             strbuf_free(&labels);
         }
     }
-    for (int i = 0; i < sc.n; i++) {
-        sl_free(sc.f[i].stream);
-        sl_free(sc.f[i].connector);
-    }
-    sl_free(sc.f);
+    pages_streams_free(&sc);
 }
 
 /* ---------------------------------------------------------------- routes */

@@ -92,11 +92,6 @@ static void sample_clear(Sample *s)
     *s = (Sample){0};
 }
 
-typedef struct StreamList {
-    IngestFigures *f;           /* strings owned (sl_strdup) */
-    int            n, cap;
-} StreamList;
-
 static void gather_stream(const IngestFigures *f, void *arg)
 {
     StreamList *l = arg;
@@ -110,7 +105,12 @@ static void gather_stream(const IngestFigures *f, void *arg)
     l->n++;
 }
 
-static void stream_list_free(StreamList *l)
+void pages_streams(Runtime *rt, StreamList *out)
+{
+    ingest_stream_figures(rt, gather_stream, out);
+}
+
+void pages_streams_free(StreamList *l)
 {
     for (int i = 0; i < l->n; i++) {
         sl_free((char *)l->f[i].stream);
@@ -123,7 +123,7 @@ static void on_sample(uv_timer_t *t)
 {
     Pages *p = t->data;
     StreamList l = {0};
-    ingest_stream_figures(p->rt, gather_stream, &l);
+    pages_streams(p->rt, &l);
     Sample *s = &p->ring[p->next];
     sample_clear(s);
     s->t_us = now_us();
@@ -132,7 +132,7 @@ static void on_sample(uv_timer_t *t)
     for (int i = 0; i < l.n; i++)
         s->s[i] = (StreamCount){sl_strdup(l.f[i].stream), l.f[i].rows};
     p->next = (p->next + 1) % SAMPLES;
-    stream_list_free(&l);
+    pages_streams_free(&l);
 }
 
 /* Rows per second of stream (the at'th of the catalog now) over the time
@@ -349,11 +349,6 @@ static const char page_tail[] = "<script>" PAGE_SCRIPT "</script></body></html>\
 
 /* --------------------------------------------------------------- overview */
 
-typedef struct QueryList {
-    CqStatus *st;
-    int       n, cap;
-} QueryList;
-
 static void gather_query(const CqStatus *s, void *arg)
 {
     QueryList *l = arg;
@@ -361,7 +356,13 @@ static void gather_query(const CqStatus *s, void *arg)
         l->cap = l->cap ? l->cap * 2 : 16;
         l->st = sl_realloc(l->st, sizeof(CqStatus) * (size_t)l->cap);
     }
-    l->st[l->n++] = *s;     /* its strings stay valid while this page is drawn */
+    l->st[l->n++] = *s;
+}
+
+void pages_queries(CqRuntime *cq, QueryList *out)
+{
+    if (cq != NULL)
+        cq_foreach(cq, gather_query, out);
 }
 
 /* The records every query's sources are behind, summed, in the order of
@@ -409,8 +410,7 @@ static void overview_queries(StrBuf *b, Pages *pg, int64_t now, const char *qs)
 {
     QueryList ql = {0};
     CqRuntime *cq = pg->rt->cq;
-    if (cq != NULL)
-        cq_foreach(cq, gather_query, &ql);
+    pages_queries(cq, &ql);
     int64_t *lag = sl_calloc((size_t)(ql.n > 0 ? ql.n : 1), sizeof(int64_t));
     LagSum ls = {&ql, lag};
     if (cq != NULL)
@@ -478,7 +478,7 @@ static void overview_queries(StrBuf *b, Pages *pg, int64_t now, const char *qs)
 static void overview_streams(StrBuf *b, Pages *pg, int64_t now)
 {
     StreamList l = {0};
-    ingest_stream_figures(pg->rt, gather_stream, &l);
+    pages_streams(pg->rt, &l);
     strbuf_printf(b, "<h2>Streams (%d)</h2>\n<table id=\"streams\"><tr><th>stream</th>"
                      "<th>connector</th><th>rows</th><th>ingest rows/s (10 s)</th>"
                      "<th>dead letters</th><th>bytes read</th></tr>\n", l.n);
@@ -499,7 +499,7 @@ static void overview_streams(StrBuf *b, Pages *pg, int64_t now)
         strbuf_puts(b, "</tr>\n");
     }
     strbuf_puts(b, "</table>\n");
-    stream_list_free(&l);
+    pages_streams_free(&l);
 }
 
 typedef struct ConnWalk {

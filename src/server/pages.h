@@ -17,7 +17,9 @@
 #ifndef SLUICE_SERVER_PAGES_H
 #define SLUICE_SERVER_PAGES_H
 
+#include "sluice/cq.h"
 #include "sluice/http.h"
+#include "sluice/ingest.h"
 
 struct Runtime;
 typedef struct Pages Pages;
@@ -26,5 +28,22 @@ Pages *pages_new(struct Runtime *rt, const char *version);
 void   pages_close(Pages *p, void (*cb)(void *arg), void *arg);
 void   pages_overview(const HttpRequest *req, HttpResponse *resp, void *arg);
 void   pages_query(const HttpRequest *req, HttpResponse *resp, void *arg);
+
+/* Every query of cq in registry order, appended to out (st: sl_free it);
+ * their strings stay valid until the loop runs on. */
+typedef struct QueryList {
+    CqStatus *st;
+    int       n, cap;
+} QueryList;
+void pages_queries(CqRuntime *cq, QueryList *out);
+
+/* Every stream's figures (ingest.h) in catalog order, appended to out,
+ * their strings copied; pages_streams_free frees them. */
+typedef struct StreamList {
+    IngestFigures *f;
+    int            n, cap;
+} StreamList;
+void pages_streams(struct Runtime *rt, StreamList *out);
+void pages_streams_free(StreamList *l);
 
 #endif /* SLUICE_SERVER_PAGES_H */
