@@ -58,9 +58,9 @@ def start_queries(server, tmp_path):
     conn = psycopg.connect(server.dsn, autocommit=True, application_name="pages-test")
     conn.execute("CREATE STREAM clicks (ts timestamp, user_id int, url text, "
                  "WATERMARK FOR ts AS ts - INTERVAL '2 seconds')")
-    # At most 120 rows per 200 ms batch against 1000 rows/s: a backlog.
+    # At most 50 rows per 200 ms batch against up to 1000 rows/s: a backlog.
     conn.execute("CREATE CONTINUOUS QUERY clicks_per_user WITH (trigger = '200 milliseconds', "
-                 "output_mode = 'update', max_offsets_per_trigger = 120) AS "
+                 "output_mode = 'update', max_offsets_per_trigger = 50) AS "
                  "SELECT window_start, user_id, count(*) AS n FROM clicks "
                  "GROUP BY WINDOW(ts, INTERVAL '10 seconds'), user_id")
     conn.execute(f"CREATE SINK to_files WITH (connector = 'files', path = '{tmp_path}/out')")
