@@ -157,7 +157,8 @@ static void respond(HttpConn *c, bool head_only, HttpResponse *r)
                   "Connection: close\r\n\r\n",
                   r->status, status_text(r->status),
                   r->status == 401 ? "WWW-Authenticate: Bearer realm=\"sluice\"\r\n" : "",
-                  r->headers != NULL ? r->headers : "", r->content_type ? r->content_type : "text/plain; charset=utf-8",
+                  r->headers != NULL ? r->headers : "",
+                  r->content_type ? r->content_type : "text/plain; charset=utf-8",
                   r->body.len);
     if (!head_only)
         strbuf_append(&out, r->body.data, r->body.len);
