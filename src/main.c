@@ -1059,7 +1059,8 @@ int main(int argc, char **argv)
     rt->cq = rt_cq_init(rt);
     ingest_init(rt);
     if (o.http_port >= 0 &&
-        http_pages_start(rt, o.http_listen, o.http_port, o.http_token, &err) < 0) {
+        http_pages_start(rt, o.http_listen, o.http_port, o.http_token,
+                         SLUICE_VERSION " (" SLUICE_COMMIT ")", &err) < 0) {
         sl_log(LOG_ERROR, "cannot start the HTTP listener", "error=\"%s\" hint=\"%s\"",
                log_quote(err.message), log_quote(err.hint ? err.hint : ""));
         server_close(app.server, on_server_closed);

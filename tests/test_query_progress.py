@@ -1,7 +1,6 @@
 """sys.query_progress, falling_behind in sys.queries and /metrics, and the
 per-query page with plots rendered in headless Chromium (issue 9)."""
 import re
-import shutil
 import subprocess
 import threading
 import time
@@ -10,8 +9,8 @@ import urllib.request
 from datetime import datetime, timedelta, timezone
 
 import psycopg
-import pytest
 
+from chromium import chromium_path
 from test_http import http_port, parse_metrics, value
 
 T0 = datetime(2026, 1, 1)
@@ -147,18 +146,10 @@ def test_metrics_show_late_rows_and_falling_behind(sluiced):
     assert value(fam, "sluice_query_falling_behind", query="c") == 0
 
 
-def chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.fail("Chromium is not installed (tools/deps.sh installs Debian's chromium)")
-
-
 def render(url, tmp_path):
     """The page's DOM after Chromium loaded it and ran its script."""
     out = subprocess.run(
-        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        [chromium_path(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          f"--user-data-dir={tmp_path / 'chromium'}", "--virtual-time-budget=3000",
          "--dump-dom", url],
         capture_output=True, text=True, timeout=120)

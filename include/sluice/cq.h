@@ -60,6 +60,7 @@ typedef struct CqStatus {
     const char *name;
     const char *status;         /* running, paused, failed, finished */
     const char *error;          /* NULL unless failed */
+    const char *sql;            /* its CREATE statement as stored (secrets not masked) */
     int64_t     last_batch_id;  /* -1: none yet */
     int64_t     input_rows;     /* over the life of this process */
     bool        has_watermark;

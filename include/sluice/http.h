@@ -46,6 +46,7 @@ typedef struct HttpRequest {
 typedef struct HttpResponse {
     int         status;             /* 200 unless the handler says otherwise */
     const char *content_type;       /* default text/plain; charset=utf-8 */
+    const char *headers;            /* more header lines, each ending in \r\n; NULL: none */
     StrBuf      body;
 } HttpResponse;
 
@@ -62,14 +63,16 @@ int         http_port(const HttpServer *hs);
 void        http_close(HttpServer *hs, http_close_cb cb, void *arg);
 
 /* sluiced's HTTP listener (observe.c; after rt_cq_init) with /healthz,
- * /metrics and the query pages, on rt's loop and its own address, kept in
- * rt->observe; token: NULL, or the bearer token every page but /healthz
- * then needs (without one, listen must be loopback).  http_pages_port is
+ * /metrics, the overview and the query pages (pages.c), on rt's loop and
+ * its own address, kept in rt->observe; token: NULL, or the bearer token
+ * every page but /healthz then needs (without one, listen must be
+ * loopback); version: the line the overview shows (main's version and
+ * commit).  http_pages_port is
  * the bound port, -1 when not started; http_pages_close calls cb(rt) once
  * its handles are closed. */
 struct Runtime;
 int  http_pages_start(struct Runtime *rt, const char *listen, int port, const char *token,
-                      SlError *err);
+                      const char *version, SlError *err);
 int  http_pages_port(const struct Runtime *rt);
 void http_pages_close(struct Runtime *rt, void (*cb)(struct Runtime *rt));
 

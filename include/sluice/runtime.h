@@ -76,6 +76,7 @@ struct Runtime {
     /* the HTTP pages (server/observe.c: http_pages_start, _close) */
     struct {
         struct HttpServer *http;            /* NULL: not listening */
+        struct Pages      *pages;           /* the pages' context (server/pages.c) */
         void (*closed)(struct Runtime *rt); /* http_pages_close's cb */
     } observe;
     /* the running continuous queries: main sets it from rt_cq_init and
@@ -153,6 +154,9 @@ void rt_shutdown(Runtime *rt);
 void rt_session_set(Runtime *rt, const RtSession *s);
 const RtSession *rt_session_current(Runtime *rt);
 void rt_session_lister(Runtime *rt, rt_session_list_fn list, void *arg);
+/* Calls emit once per client session, through the lister (the HTTP
+ * overview's connections; on the loop). */
+void rt_session_foreach(Runtime *rt, rt_session_emit_fn emit, void *emit_arg);
 void rt_setting_set(Runtime *rt, const char *name, const char *value, const char *description);
 
 /* What roles may reach on the server host (hostaccess.c, into rt->host):

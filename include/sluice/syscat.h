@@ -11,11 +11,12 @@
  *   SysHooks                       what the system relations ask of the
  *                                  floors above, registered by the runtime
  *                                  with its arg
- *   syscat_session_set, syscat_session_current, syscat_session_lister
+ *   syscat_session_set, syscat_session_current, syscat_session_lister,
+ *   syscat_session_foreach
  *                                  the client sessions (the server sets and
  *                                  lists them through runtime.h's
- *                                  rt_session_*) for the catalog functions
- *                                  and sys.connections
+ *                                  rt_session_*) for the catalog functions,
+ *                                  sys.connections and the HTTP overview
  *   syscat_setting_set             a server setting for sys.settings and
  *                                  pg_settings (main, at start, through
  *                                  rt_setting_set)
@@ -92,6 +93,8 @@ const RtSession *syscat_session_current(const Syscat *sc);
 typedef void (*rt_session_emit_fn)(const RtSession *s, void *emit_arg);
 typedef void (*rt_session_list_fn)(void *arg, rt_session_emit_fn emit, void *emit_arg);
 void syscat_session_lister(Syscat *sc, rt_session_list_fn list, void *arg);
+/* Calls emit once per session, through the lister (none without one). */
+void syscat_session_foreach(const Syscat *sc, rt_session_emit_fn emit, void *emit_arg);
 
 /* A server setting for sys.settings and pg_settings (main, at start): set,
  * or replaced when name is already there. */

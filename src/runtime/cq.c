@@ -1599,6 +1599,7 @@ static void status_of(Cq *q, CqStatus *s)
                   : q->finished ? "finished"
                   : q->retrying || q->log_tries > 0 ? "retrying" : "running",
         .error = q->error,
+        .sql = q->rel->sql,
         .last_batch_id = q->last_batch_id,
         .input_rows = q->input_rows,
         .has_watermark = q->has_watermark,

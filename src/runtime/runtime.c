@@ -9,7 +9,8 @@
  *                 system catalog its catalog functions read, and the
  *                 answers of the privilege and stream functions
  *   rt_fn_hooks   those answers alone (continuous queries' batches too)
- *   rt_session_set, rt_session_current, rt_session_lister, rt_setting_set
+ *   rt_session_set, rt_session_current, rt_session_lister, rt_session_foreach,
+ *   rt_setting_set
  *                 the server's sessions and main's settings, handed to the
  *                 system catalog of the Runtime they are given
  *   rt_parse      query string -> RawStmts (the sql module's parser)
@@ -157,6 +158,12 @@ void rt_session_lister(Runtime *rt, rt_session_list_fn list, void *arg)
 {
     if (syscat_of(rt) != NULL)
         syscat_session_lister(syscat_of(rt), list, arg);
+}
+
+void rt_session_foreach(Runtime *rt, rt_session_emit_fn emit, void *emit_arg)
+{
+    if (syscat_of(rt) != NULL)
+        syscat_session_foreach(syscat_of(rt), emit, emit_arg);
 }
 
 void rt_setting_set(Runtime *rt, const char *name, const char *value, const char *description)

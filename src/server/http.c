@@ -150,13 +150,14 @@ static void respond(HttpConn *c, bool head_only, HttpResponse *r)
     strbuf_init(&out);
     strbuf_printf(&out,
                   "HTTP/1.1 %d %s\r\n"
-                  "%s"
+                  "%s%s"
                   "Content-Type: %s\r\n"
                   "Content-Length: %zu\r\n"
                   "Cache-Control: no-store\r\n"
                   "Connection: close\r\n\r\n",
                   r->status, status_text(r->status),
                   r->status == 401 ? "WWW-Authenticate: Bearer realm=\"sluice\"\r\n" : "",
+                  r->headers != NULL ? r->headers : "",
                   r->content_type ? r->content_type : "text/plain; charset=utf-8",
                   r->body.len);
     if (!head_only)

@@ -5,9 +5,10 @@
  *
  *   http_pages_start   listen for HTTP (its own address, loopback by
  *                      default; an optional bearer token) and serve
- *                      /healthz, /metrics, / (the queries) and
- *                      /queries/NAME (a page of plots, plain SVG drawn
- *                      here: no script library, no CDN)
+ *                      /healthz, /metrics, / (the overview) and
+ *                      /queries/NAME (a query's page): the pages are
+ *                      pages.c's, drawn there with no script library and
+ *                      no CDN
  *   http_pages_port    the bound port (-1 when off)
  *   http_pages_close   stop it (cb once its handles are closed)
  *
@@ -33,6 +34,7 @@
  * and collectors' arg) and cq.h, and the streams through ingest.h,
  * downward.
  */
+#include "pages.h"
 #include "sluice/cq.h"
 #include "sluice/http.h"
 #include "sluice/ingest.h"
@@ -138,21 +140,6 @@ static const QueryFamily query_families[QF_COUNT] = {
 static const char *const query_statuses[] = {"running", "retrying", "paused", "failed",
                                              "finished"};
 
-typedef struct QueryCollect {
-    CqStatus *st;
-    int       n, cap;
-} QueryCollect;
-
-static void gather_query(const CqStatus *s, void *arg)
-{
-    QueryCollect *qc = arg;
-    if (qc->n == qc->cap) {
-        qc->cap = qc->cap ? qc->cap * 2 : 16;
-        qc->st = sl_realloc(qc->st, sizeof(CqStatus) * (size_t)qc->cap);
-    }
-    qc->st[qc->n++] = *s;       /* its strings stay valid during this scrape */
-}
-
 /* The histogram's series of one query: cumulative buckets, +Inf, sum,
  * count. */
 static void duration_samples(StrBuf *out, const char *query_label, const CqStatus *s)
@@ -257,7 +244,7 @@ static void query_sample(StrBuf *out, int family, const CqStatus *s, int64_t now
 /* Per sink a query writes INTO (CREATE SINK): its commits, failures and
  * retries, labelled with the sink and the query (each query opens the sink
  * for itself). */
-static void sink_families(StrBuf *out, const QueryCollect *qc)
+static void sink_families(StrBuf *out, const QueryList *qc)
 {
     static const struct {
         const char *name, *help;
@@ -296,8 +283,8 @@ static void collect_queries(StrBuf *out, void *arg)
     CqRuntime *rt = run->cq;
     if (rt == NULL)
         return;
-    QueryCollect qc = {0};
-    cq_foreach(rt, gather_query, &qc);
+    QueryList qc = {0};
+    pages_queries(rt, &qc);
     int64_t now = wall_now_us();
     for (int f = 0; f < QF_COUNT; f++) {
         metrics_family(out, query_families[f].name, query_families[f].type,
@@ -337,35 +324,13 @@ static void collect_sources(StrBuf *out, void *arg)
     cq_source_lag(run->cq, source_lag_sample, out);
 }
 
-/* Per stream: the figures are gathered once, then written family by
- * family. */
-typedef struct StreamFig {
-    char   *stream;
-    char   *connector;
-    int64_t rows, dead, bytes;
-} StreamFig;
-
-typedef struct StreamCollect {
-    StreamFig *f;
-    int        n, cap;
-} StreamCollect;
-
-static void gather_stream(const IngestFigures *f, void *arg)
-{
-    StreamCollect *sc = arg;
-    if (sc->n == sc->cap) {
-        sc->cap = sc->cap ? sc->cap * 2 : 16;
-        sc->f = sl_realloc(sc->f, sizeof(StreamFig) * (size_t)sc->cap);
-    }
-    sc->f[sc->n++] = (StreamFig){sl_strdup(f->stream), sl_strdup(f->connector), f->rows,
-                                 f->dead_letters, f->bytes};
-}
-
+/* Per stream: the figures are gathered once (pages_streams), then written
+ * family by family. */
 static void collect_streams(StrBuf *out, void *arg)
 {
     Runtime *run = arg;
-    StreamCollect sc = {0};
-    ingest_stream_figures(run, gather_stream, &sc);
+    StreamList sc = {0};
+    pages_streams(run, &sc);
     static const struct {
         const char *name, *help;
     } fams[] = {
@@ -382,7 +347,7 @@ static void collect_streams(StrBuf *out, void *arg)
     for (int k = 0; k < (int)SL_ARRAY_LEN(fams); k++) {
         metrics_family(out, fams[k].name, "counter", fams[k].help);
         for (int i = 0; i < sc.n; i++) {
-            int64_t v = k == 0 ? sc.f[i].rows : k == 1 ? sc.f[i].dead : sc.f[i].bytes;
+            int64_t v = k == 0 ? sc.f[i].rows : k == 1 ? sc.f[i].dead_letters : sc.f[i].bytes;
             if (v < 0)
                 continue;
             StrBuf labels;
@@ -393,11 +358,7 @@ static void collect_streams(StrBuf *out, void *arg)
             strbuf_free(&labels);
         }
     }
-    for (int i = 0; i < sc.n; i++) {
-        sl_free(sc.f[i].stream);
-        sl_free(sc.f[i].connector);
-    }
-    sl_free(sc.f);
+    pages_streams_free(&sc);
 }
 
 /* ---------------------------------------------------------------- routes */
@@ -417,262 +378,19 @@ static void serve_metrics(const HttpRequest *req, HttpResponse *resp, void *arg)
     metrics_render(&resp->body);
 }
 
-/* ----------------------------------------------------------------- pages */
-
-static void put_html(StrBuf *b, const char *s)
-{
-    for (; *s != '\0'; s++) {
-        switch (*s) {
-        case '<': strbuf_puts(b, "&lt;"); break;
-        case '>': strbuf_puts(b, "&gt;"); break;
-        case '&': strbuf_puts(b, "&amp;"); break;
-        case '"': strbuf_puts(b, "&quot;"); break;
-        case '\'': strbuf_puts(b, "&#39;"); break;
-        default: strbuf_putc(b, *s); break;
-        }
-    }
-}
-
-/* A path segment: unreserved bytes as they are, others %XX. */
-static void put_url_segment(StrBuf *b, const char *s)
-{
-    for (; *s != '\0'; s++) {
-        unsigned char c = (unsigned char)*s;
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-            c == '-' || c == '_' || c == '.' || c == '~')
-            strbuf_putc(b, (char)c);
-        else
-            strbuf_printf(b, "%%%02X", c);
-    }
-}
-
-static const char page_head[] =
-    "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-    "<meta http-equiv=\"refresh\" content=\"5\">"
-    "<title>%s</title><style>"
-    "body{font-family:sans-serif;margin:2em;color:#222}"
-    "table{border-collapse:collapse}td,th{padding:2px 10px;text-align:left}"
-    ".chart{display:inline-block;margin:0 1em 1em 0}"
-    ".legend span{margin-right:1em}"
-    "</style></head><body>\n";
-
-/* After layout, each line records the length the browser drew, so a
- * headless browser's DOM shows whether the plots were drawn with data. */
-static const char page_tail[] =
-    "<script>for(const l of document.querySelectorAll('polyline'))"
-    "l.setAttribute('data-drawn-length',l.getTotalLength().toFixed(1));</script>"
-    "</body></html>\n";
-
-typedef struct IndexWalk {
-    StrBuf *b;
-} IndexWalk;
-
-static void index_row(const CqStatus *s, void *arg)
-{
-    StrBuf *b = ((IndexWalk *)arg)->b;
-    strbuf_puts(b, "<tr><td><a href=\"/queries/");
-    put_url_segment(b, s->name);
-    strbuf_puts(b, "\">");
-    put_html(b, s->name);
-    strbuf_printf(b, "</a></td><td>%s</td><td>%lld</td><td>%s</td></tr>\n", s->status,
-                  (long long)s->last_batch_id, s->falling_behind ? "yes" : "no");
-}
-
-static void serve_index(const HttpRequest *req, HttpResponse *resp, void *arg)
-{
-    SL_UNUSED(req);
-    resp->content_type = "text/html; charset=utf-8";
-    StrBuf *b = &resp->body;
-    strbuf_printf(b, page_head, "sluice");
-    strbuf_puts(b, "<h1>sluice</h1><p><a href=\"/metrics\">/metrics</a> &middot; "
-                   "<a href=\"/healthz\">/healthz</a></p>\n"
-                   "<h2>Continuous queries</h2><table><tr><th>query</th><th>status</th>"
-                   "<th>last batch</th><th>falling behind</th></tr>\n");
-    IndexWalk w = {b};
-    const Runtime *run = arg;
-    if (run->cq != NULL)
-        cq_foreach(run->cq, index_row, &w);
-    strbuf_puts(b, "</table>\n");
-    strbuf_puts(b, page_tail);
-}
-
-/* One plotted line: n values, NAN where there is none. */
-typedef struct Series {
-    const char   *name;
-    const char   *color;
-    const double *y;
-} Series;
-
-#define CHART_W 460
-#define CHART_H 220
-#define CHART_L 70      /* left margin: the axis labels */
-#define CHART_B 30      /* bottom margin */
-#define CHART_T 10
-
-static void fmt_value(char *buf, size_t n, double v)
-{
-    double a = fabs(v);
-    if (a >= 1e9)
-        snprintf(buf, n, "%.3gG", v / 1e9);
-    else if (a >= 1e6)
-        snprintf(buf, n, "%.3gM", v / 1e6);
-    else if (a >= 1e4)
-        snprintf(buf, n, "%.3gk", v / 1e3);
-    else
-        snprintf(buf, n, "%.4g", v);
-}
-
-/* An SVG line chart of the series over batch ids x[0..n). */
-static void put_chart(StrBuf *b, const char *id, const char *title, const char *unit,
-                      const int64_t *x, int n, const Series *ss, int ns)
-{
-    double lo = 0, hi = 0;
-    bool any = false;
-    for (int s = 0; s < ns; s++)
-        for (int i = 0; i < n; i++) {
-            double v = ss[s].y[i];
-            if (isnan(v))
-                continue;
-            if (!any || v > hi)
-                hi = v;
-            if (!any || v < lo)
-                lo = v;
-            any = true;
-        }
-    if (lo > 0)
-        lo = 0;
-    if (hi <= lo)
-        hi = lo + 1;
-    double x0 = n > 0 ? (double)x[0] : 0, x1 = n > 1 ? (double)x[n - 1] : x0 + 1;
-    if (x1 <= x0)
-        x1 = x0 + 1;
-    const int pw = CHART_W - CHART_L - 10, ph = CHART_H - CHART_B - CHART_T;
-    char lo_s[32], hi_s[32];
-    fmt_value(lo_s, sizeof(lo_s), lo);
-    fmt_value(hi_s, sizeof(hi_s), hi);
-    strbuf_printf(b, "<div class=\"chart\" id=\"%s\"><h3>%s</h3>", id, title);
-    strbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">",
-                  CHART_W, CHART_H);
-    strbuf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fafafa\" "
-                     "stroke=\"#999\"/>", CHART_L, CHART_T, pw, ph);
-    strbuf_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"end\">%s</text>",
-                  CHART_L - 4, CHART_T + 10, hi_s);
-    strbuf_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"end\">%s</text>",
-                  CHART_L - 4, CHART_T + ph, lo_s);
-    strbuf_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\">batch %.0f</text>", CHART_L,
-                  CHART_H - 8, x0);
-    strbuf_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"end\">"
-                     "batch %.0f (%s)</text>", CHART_L + pw, CHART_H - 8, x1, unit);
-    for (int s = 0; s < ns; s++) {
-        strbuf_printf(b, "<polyline class=\"series\" data-series=\"%s\" fill=\"none\" "
-                         "stroke=\"%s\" stroke-width=\"2\" points=\"", ss[s].name, ss[s].color);
-        for (int i = 0; i < n; i++) {
-            if (isnan(ss[s].y[i]))
-                continue;
-            double px = CHART_L + ((double)x[i] - x0) / (x1 - x0) * pw;
-            double py = CHART_T + ph - (ss[s].y[i] - lo) / (hi - lo) * ph;
-            strbuf_printf(b, "%.1f,%.1f ", px, py);
-        }
-        strbuf_puts(b, "\"/>");
-    }
-    strbuf_puts(b, "</svg><div class=\"legend\">");
-    for (int s = 0; s < ns; s++)
-        strbuf_printf(b, "<span style=\"color:%s\">&#9632; %s</span>", ss[s].color, ss[s].name);
-    strbuf_puts(b, "</div></div>\n");
-}
-
-/* /queries/NAME: the query's status and four plots over its recent
- * batches: input and processed rates, batch duration against the trigger
- * interval, watermark lag, state rows. */
-static void serve_query(const HttpRequest *req, HttpResponse *resp, void *arg)
-{
-    const Runtime *run = arg;
-    const char *name = req->path + strlen("/queries/");
-    CqRuntime *rt = run->cq;
-    CqStatus st;
-    if (rt == NULL || !cq_status_of(rt, name, &st)) {
-        resp->status = 404;
-        strbuf_puts(&resp->body, "no such continuous query\n");
-        return;
-    }
-    CqProgress *ring = sl_malloc(sizeof(CqProgress) * CQ_PROGRESS_KEEP);
-    SlError err = {0};
-    int n = cq_progress(rt, name, ring, CQ_PROGRESS_KEEP, &err);
-    sl_error_clear(&err);
-    if (n < 0)
-        n = 0;
-    /* oldest first */
-    int64_t *x = sl_malloc(sizeof(int64_t) * (size_t)(n + 1));
-    double *y = sl_malloc(sizeof(double) * (size_t)(6 * (n + 1)));
-    double *in_rate = y, *done_rate = y + n, *dur = y + 2 * n, *trig = y + 3 * n,
-           *lag = y + 4 * n, *state = y + 5 * n;
-    for (int i = 0; i < n; i++) {
-        const CqProgress *p = &ring[n - 1 - i], *prev = i > 0 ? &ring[n - i] : NULL;
-        x[i] = p->batch_id;
-        int64_t gap = prev ? p->started_us - prev->started_us : 0;
-        in_rate[i] = gap > 0 ? (double)p->input_rows * 1e6 / (double)gap : NAN;
-        done_rate[i] = p->total_us > 0 ? (double)p->input_rows * 1e6 / (double)p->total_us : NAN;
-        dur[i] = (double)p->total_us / 1000.0;
-        trig[i] = st.trigger_ms > 0 ? (double)st.trigger_ms : NAN;
-        lag[i] = p->has_watermark && p->watermark_us != CQ_WATERMARK_END
-                     ? (double)(p->started_us - (p->watermark_us + SL_PG_EPOCH_UNIX_US)) / 1e6
-                     : NAN;
-        state[i] = (double)p->state_rows;
-    }
-    resp->content_type = "text/html; charset=utf-8";
-    StrBuf *b = &resp->body;
-    StrBuf title;
-    strbuf_init(&title);
-    put_html(&title, name);
-    strbuf_printf(b, page_head, title.data);
-    strbuf_printf(b, "<p><a href=\"/\">all queries</a></p><h1>%s</h1>", title.data);
-    strbuf_free(&title);
-    strbuf_printf(b, "<table><tr><th>status</th><td>%s</td></tr>"
-                     "<tr><th>last batch</th><td>%lld</td></tr>"
-                     "<tr><th>input rows</th><td>%lld</td></tr>"
-                     "<tr><th>late rows</th><td>%lld</td></tr>"
-                     "<tr><th>falling behind</th><td>%s</td></tr>",
-                  st.status, (long long)st.last_batch_id, (long long)st.input_rows,
-                  (long long)st.late_rows, st.falling_behind ? "yes" : "no");
-    /* An error message can quote the data it failed on: only a reader
-     * with the HTTP token sees it (sys.queries shows it over SQL). */
-    if (st.error != NULL && req->authenticated) {
-        strbuf_puts(b, "<tr><th>error</th><td>");
-        put_html(b, st.error);
-        strbuf_puts(b, "</td></tr>");
-    } else if (st.error != NULL) {
-        strbuf_puts(b, "<tr><th>error</th><td>(shown only to a request with the HTTP "
-                       "token; see sys.queries.last_error)</td></tr>");
-    }
-    strbuf_printf(b, "</table><p>The last %d batches.</p>\n", n);
-    Series rates[] = {{"input rows/s", "#1f77b4", in_rate},
-                      {"processed rows/s", "#2ca02c", done_rate}};
-    Series durs[] = {{"batch duration", "#d62728", dur}, {"trigger interval", "#7f7f7f", trig}};
-    Series lags[] = {{"watermark lag", "#9467bd", lag}};
-    Series states[] = {{"state rows", "#ff7f0e", state}};
-    put_chart(b, "rates", "Input and processed rate", "rows/s", x, n, rates, 2);
-    put_chart(b, "duration", "Batch duration and trigger", "ms", x, n, durs,
-              st.trigger_ms > 0 ? 2 : 1);
-    put_chart(b, "watermark", "Watermark lag", "s", x, n, lags, 1);
-    put_chart(b, "state", "State size", "rows", x, n, states, 1);
-    strbuf_puts(b, page_tail);
-    sl_free(y);
-    sl_free(x);
-    sl_free(ring);
-}
-
 int http_pages_start(Runtime *rt, const char *listen, int port, const char *token,
-                     SlError *err)
+                     const char *version, SlError *err)
 {
     HttpServer *hs = http_init(&rt->loop, listen, port, token, err);
     if (hs == NULL)
         return -1;
     rt->observe.http = hs;
+    rt->observe.pages = pages_new(rt, version);
     /* With a token, only /healthz is served without it. */
-    http_route(hs, "/", serve_index, rt, false);
+    http_route(hs, "/", pages_overview, rt->observe.pages, false);
     http_route(hs, "/healthz", serve_healthz, rt, true);
     http_route(hs, "/metrics", serve_metrics, rt, false);
-    http_route(hs, "/queries/", serve_query, rt, false);
+    http_route(hs, "/queries/", pages_query, rt->observe.pages, false);
     metrics_register(collect_process, rt);
     metrics_register(collect_queries, rt);
     metrics_register(collect_sources, rt);
@@ -685,12 +403,20 @@ int http_pages_port(const Runtime *rt)
     return rt->observe.http != NULL ? http_port(rt->observe.http) : -1;
 }
 
+static void on_pages_closed(void *arg)
+{
+    Runtime *rt = arg;
+    rt->observe.pages = NULL;
+    if (rt->observe.closed != NULL)
+        rt->observe.closed(rt);
+}
+
+/* No page is served once the listener is closed: then the pages go. */
 static void on_http_closed(void *arg)
 {
     Runtime *rt = arg;
     rt->observe.http = NULL;
-    if (rt->observe.closed != NULL)
-        rt->observe.closed(rt);
+    pages_close(rt->observe.pages, on_pages_closed, rt);
 }
 
 void http_pages_close(Runtime *rt, void (*cb)(Runtime *rt))

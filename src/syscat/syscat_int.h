@@ -7,7 +7,6 @@
  *                         systables.c the settings)
  *   syscat_check_select   the runtime's SELECT check (SysHooks)
  *   syscat_cq_runtime     the running continuous queries, or NULL
- *   syscat_session_foreach  the sessions, through the server's lister
  *   pgcat_register        pg_catalog and information_schema (pgcatalog.c)
  *   sys_register          sys.* (systables.c), with sys_progress_register
  *                         (sys_progress.c) and sessions_register
@@ -42,8 +41,6 @@ struct Syscat {
 
 int               syscat_check_select(const Syscat *sc, const CatRelation *rel, SlError *err);
 struct CqRuntime *syscat_cq_runtime(const Syscat *sc);
-void              syscat_session_foreach(const Syscat *sc, rt_session_emit_fn emit,
-                                         void *emit_arg);
 
 void pgcat_register(Syscat *sc);
 void sys_register(Syscat *sc);

@@ -46,21 +46,28 @@ def scrape(port):
         return r.read()
 
 
+def start_queries(srv, nqueries):
+    """N streams s0.. with a windowed count q0.. over each (trigger 1
+    second), fed 100 rows each; returns once every query committed a batch.
+    (tools/bench/http_pages_bench.py starts the same.)"""
+    with psycopg.connect(srv.dsn, autocommit=True) as c:
+        for i in range(nqueries):
+            c.execute(f"CREATE STREAM s{i} (k int, ts timestamp, "
+                      "WATERMARK FOR ts AS ts - INTERVAL '1 second')")
+            c.execute(f"CREATE CONTINUOUS QUERY q{i} WITH (trigger = '1 second') AS "
+                      f"SELECT window_start, k, count(*) AS n FROM s{i} "
+                      "GROUP BY WINDOW(ts, INTERVAL '10 seconds'), k")
+            c.execute(f"INSERT INTO s{i} SELECT g % 10, TIMESTAMP '2026-01-01' + "
+                      "g * INTERVAL '1 second' FROM generate_series(1, 100) AS g")
+        while c.execute("SELECT count(*) FROM sys.queries WHERE last_batch_id >= 0"
+                        ).fetchone()[0] < nqueries:
+            time.sleep(0.2)
+
+
 def bench(binary, nqueries, nscrapes):
     with Server(binary, "--http-port", "0") as srv:
         port = http_port(srv)
-        with psycopg.connect(srv.dsn, autocommit=True) as c:
-            for i in range(nqueries):
-                c.execute(f"CREATE STREAM s{i} (k int, ts timestamp, "
-                          "WATERMARK FOR ts AS ts - INTERVAL '1 second')")
-                c.execute(f"CREATE CONTINUOUS QUERY q{i} WITH (trigger = '1 second') AS "
-                          f"SELECT window_start, k, count(*) AS n FROM s{i} "
-                          "GROUP BY WINDOW(ts, INTERVAL '10 seconds'), k")
-                c.execute(f"INSERT INTO s{i} SELECT g % 10, TIMESTAMP '2026-01-01' + "
-                          "g * INTERVAL '1 second' FROM generate_series(1, 100) AS g")
-            while c.execute("SELECT count(*) FROM sys.queries WHERE last_batch_id >= 0"
-                            ).fetchone()[0] < nqueries:
-                time.sleep(0.2)
+        start_queries(srv, nqueries)
         scrape(port)    # warm
         times, cpu0 = [], cpu_seconds(srv.proc.pid)
         for _ in range(nscrapes):
