@@ -1,7 +1,9 @@
 /*
  * pgcatalog.c -- the part of PostgreSQL's catalog that clients read:
  * pg_catalog's tables and views, information_schema's schemata, tables
- * and columns, all over sluice's own catalog (the catalog functions are
+ * and columns, all over sluice's own catalog, and the rows of
+ * pg_get_keywords() (the system relation "pg_get_keywords()", which FROM
+ * reaches as the function's call; the other catalog functions are
  * pgfuncs.c's).
  *
  *   pgcat_register   add the relations (vrel.h) and the functions (the
@@ -29,6 +31,8 @@
  * compare and join the same way.
  */
 #include "pgcatalog_int.h"
+#include "sluice/settings.h"
+#include "sql/keywords.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,7 +382,7 @@ static void database_row(VrelRows *r, int64_t oid, const char *name)
     vrel_put_int(r, -1);                                        /* datconnlimit */
     vrel_put_int(r, 0);                                         /* datfrozenxid */
     vrel_put_int(r, 0);                                         /* datminmxid */
-    vrel_put_int(r, 0);                                         /* dattablespace */
+    vrel_put_int(r, 1663);                                      /* dattablespace: pg_default */
     vrel_put_text(r, "C");                                      /* datcollate */
     vrel_put_text(r, "C");                                      /* datctype */
     vrel_put_null(r);                                           /* daticulocale */
@@ -493,11 +497,24 @@ static void server_setting_cb(const char *name, const char *value, const char *d
     pg_setting_row(arg, name, value, "sluice", description);
 }
 
+/* The session's parameters (settings.h: what SHOW and current_setting
+ * say, with the session's values), then the fixed ones it does not have,
+ * then the server's own. */
 static int produce_settings(VrelRows *r)
 {
-    for (size_t i = 0; i < SL_ARRAY_LEN(pg_fixed_settings); i++)
-        pg_setting_row(r, pg_fixed_settings[i][0], pg_fixed_settings[i][1],
-                       pg_fixed_settings[i][2], "");
+    const SlSettings *cur = settings_current();
+    for (int i = 0; i < settings_count(); i++) {
+        const char *name, *value, *desc;
+        settings_nth(cur, i, &name, &value, &desc);
+        pg_setting_row(r, name, value, "Client Connection Defaults", desc);
+    }
+    for (size_t i = 0; i < SL_ARRAY_LEN(pg_fixed_settings); i++) {
+        SlError none = {0};
+        if (settings_get(NULL, pg_fixed_settings[i][0], NULL, &none) == NULL)
+            pg_setting_row(r, pg_fixed_settings[i][0], pg_fixed_settings[i][1],
+                           pg_fixed_settings[i][2], "");
+        sl_error_clear(&none);
+    }
     sys_settings_foreach(vrel_rows_syscat(r), server_setting_cb, r);
     return 0;
 }
@@ -529,8 +546,8 @@ static int produce_proc(VrelRows *r)
         vrel_put_bool(r, false);                                /* prosecdef */
         vrel_put_bool(r, false);                                /* proleakproof */
         vrel_put_bool(r, !(f->flags & FUNC_NONSTRICT));         /* proisstrict */
-        vrel_put_bool(r, false);                                /* proretset */
-        vrel_put_text(r, "i");                                  /* provolatile */
+        vrel_put_bool(r, (f->flags & FUNC_SRF) != 0);           /* proretset */
+        vrel_put_text(r, (char[]){pgcat_func_volatility(f), 0}); /* provolatile */
         vrel_put_text(r, "s");                                  /* proparallel */
         vrel_put_int(r, f->nargs);                              /* pronargs */
         vrel_put_int(r, 0);                                     /* pronargdefaults */
@@ -657,6 +674,22 @@ static int produce_constraint(VrelRows *r)
     return 0;
 }
 
+/* pg_tablespace: PostgreSQL's two, so that pg_database joins to one (psql's
+ * \l+); sluice keeps every relation in its data directory. */
+static int produce_tablespace(VrelRows *r)
+{
+    static const struct { int oid; const char *name; } spaces[] = {{1663, "pg_default"},
+                                                                   {1664, "pg_global"}};
+    for (size_t i = 0; i < SL_ARRAY_LEN(spaces); i++) {
+        vrel_row(r);
+        vrel_put_int(r, spaces[i].oid);
+        vrel_put_text(r, spaces[i].name);
+        vrel_put_int(r, BOOTSTRAP_ROLE_OID);
+        vrel_put_null(r);
+    }
+    return 0;
+}
+
 static int produce_am(VrelRows *r)
 {
     static const struct { int oid; const char *name; const char *type; } ams[] = {
@@ -695,6 +728,49 @@ static int produce_collation(VrelRows *r)
 static int produce_empty(VrelRows *r)
 {
     SL_UNUSED(r);
+    return 0;
+}
+
+/* pg_language: sluice's functions are all built in (LANGUAGE internal,
+ * oid 12 as in PostgreSQL); it has no procedural languages. */
+static int produce_language(VrelRows *r)
+{
+    vrel_row(r);
+    vrel_put_int(r, 12);                                        /* oid */
+    vrel_put_text(r, "internal");                               /* lanname */
+    vrel_put_int(r, BOOTSTRAP_ROLE_OID);                        /* lanowner */
+    vrel_put_bool(r, false);                                    /* lanispl */
+    vrel_put_bool(r, false);                                    /* lanpltrusted */
+    vrel_put_int(r, 0);                                         /* lanplcallfoid */
+    vrel_put_int(r, 0);                                         /* laninline */
+    vrel_put_int(r, 2246);                                      /* lanvalidator */
+    vrel_put_null(r);                                           /* lanacl */
+    return 0;
+}
+
+/* pg_get_keywords(): sluice's keywords (grammar/keywords.txt), with
+ * PostgreSQL's categories; a bare column label (SELECT 1 x, no AS) may be
+ * any keyword but a reserved one. */
+static int produce_keywords(VrelRows *r)
+{
+    static const char codes[] = {[SQL_KW_RESERVED] = 'R', [SQL_KW_COLNAME] = 'C',
+                                 [SQL_KW_TYPEFUNC] = 'T', [SQL_KW_UNRESERVED] = 'U'};
+    static const char *const descs[] = {
+        [SQL_KW_RESERVED] = "reserved",
+        [SQL_KW_COLNAME] = "unreserved (cannot be function or type name)",
+        [SQL_KW_TYPEFUNC] = "reserved (can be function or type name)",
+        [SQL_KW_UNRESERVED] = "unreserved"};
+    const char *word;
+    int cat;
+    for (int i = 0; (word = sql_keyword_nth(i, &cat)) != NULL; i++) {
+        bool bare = cat != SQL_KW_RESERVED;
+        vrel_row(r);
+        vrel_put_text(r, word);                                 /* word */
+        vrel_put_text(r, (char[]){codes[cat], 0});              /* catcode */
+        vrel_put_bool(r, bare);                                 /* barelabel */
+        vrel_put_text(r, descs[cat]);                           /* catdesc */
+        vrel_put_text(r, bare ? "can be bare label" : "requires AS"); /* baredesc */
+    }
     return 0;
 }
 
@@ -907,8 +983,22 @@ static const VrelDef pg_defs[] = {
     {"pg_catalog", "pg_publication_rel", 6106,
      "oid oid, prpubid oid, prrelid oid, prqual pg_node_tree, prattrs int2[]",
      produce_empty, "relations of publications"},
+    {"pg_catalog", "pg_language", 2612,
+     "oid oid, lanname name, lanowner oid, lanispl bool, lanpltrusted bool, "
+     "lanplcallfoid oid, laninline oid, lanvalidator oid, lanacl text",
+     produce_language, "languages: internal, the one sluice's functions are in"},
+    {"pg_catalog", "pg_sequence", 2224,
+     "seqrelid oid, seqtypid oid, seqstart int8, seqincrement int8, seqmax int8, "
+     "seqmin int8, seqcache int8, seqcycle bool",
+     produce_empty, "sequences (sluice has none)"},
+    {"pg_catalog", "pg_enum", 3501,
+     "oid oid, enumtypid oid, enumsortorder float4, enumlabel name", produce_empty,
+     "labels of enum types (sluice has none)"},
+    {"pg_catalog", "pg_get_keywords()", 12010,
+     "word text, catcode char, barelabel bool, catdesc text, baredesc text",
+     produce_keywords, "the rows of pg_get_keywords()"},
     {"pg_catalog", "pg_tablespace", 1213, "oid oid, spcname name, spcowner oid, spcacl text",
-     produce_empty, "tablespaces"},
+     produce_tablespace, "tablespaces: the default and the global one"},
     {"information_schema", "schemata", 13001,
      "catalog_name name, schema_name name, schema_owner name, "
      "default_character_set_catalog name, default_character_set_schema name, "

@@ -44,5 +44,7 @@ uint32_t    pgcat_array_oid(SlTypeId id);
 /* "(a, b)": a table's primary key columns, in a. */
 const char *pgcat_pk_columns(Arena *a, const CatRelation *rel);
 void        pgcat_register_functions(void);
+/* pg_proc.provolatile of a function: 'i', 's' or 'v' (pgfuncs.c). */
+char        pgcat_func_volatility(const FuncDesc *f);
 
 #endif /* SLUICE_SYSCAT_PGCATALOG_INT_H */
