@@ -345,7 +345,8 @@ static void type_row(VrelRows *r, SlTypeId id, bool array)
     vrel_put_int(r, 0);                                         /* typsubscript */
     vrel_put_int(r, array ? type_oid(id) : 0);                  /* typelem */
     vrel_put_int(r, array ? 0 : pgcat_array_oid(id));                 /* typarray */
-    for (int k = 0; k < 7; k++)                                 /* typinput .. typanalyze */
+    vrel_put_int(r, array ? PGCAT_ARRAY_IN_OID : PGCAT_TYPE_IN_OID(id)); /* typinput */
+    for (int k = 0; k < 6; k++)                                 /* typoutput .. typanalyze */
         vrel_put_int(r, 0);
     vrel_put_text(r, len == 8 || len == 16 || array ? "d" : len == 2 ? "s" : len == 1 ? "c" : "i");
     vrel_put_text(r, len > 0 && !array ? "p" : id == TYPE_NUMERIC && !array ? "m" : "x");
@@ -991,6 +992,10 @@ static const VrelDef pg_defs[] = {
      "seqrelid oid, seqtypid oid, seqstart int8, seqincrement int8, seqmax int8, "
      "seqmin int8, seqcache int8, seqcycle bool",
      produce_empty, "sequences (sluice has none)"},
+    {"pg_catalog", "pg_conversion", 2607,
+     "oid oid, conname name, connamespace oid, conowner oid, conforencoding int4, "
+     "contoencoding int4, conproc regproc, condefault bool",
+     produce_empty, "encoding conversions (sluice speaks UTF8 only: none)"},
     {"pg_catalog", "pg_enum", 3501,
      "oid oid, enumtypid oid, enumsortorder float4, enumlabel name", produce_empty,
      "labels of enum types (sluice has none)"},

@@ -820,6 +820,30 @@ static int64_t func_oid_by_signature(Arena *a, const char *sig)
     return -1;
 }
 
+/* The pg_type.typinput oid of a type input function's name, or -1. */
+static int64_t type_input_oid(const char *name)
+{
+    if (strcmp(name, "array_in") == 0)
+        return PGCAT_ARRAY_IN_OID;
+    size_t n = strlen(name);
+    for (int id = 1; n > 2 && id < TYPE__NSCALAR; id++) {
+        const char *t = type_typname((SlTypeId)id);
+        if (strlen(t) == n - 2 && strncmp(name, t, n - 2) == 0 && strcmp(name + n - 2, "in") == 0)
+            return PGCAT_TYPE_IN_OID(id);
+    }
+    return -1;
+}
+
+/* The name of a type input function's oid (type_input_oid), or NULL. */
+static const char *type_input_name(Arena *a, int64_t oid)
+{
+    if (oid == PGCAT_ARRAY_IN_OID)
+        return "array_in";
+    if (oid > PGCAT_TYPE_IN_OID(0) && oid < PGCAT_TYPE_IN_OID(TYPE__NSCALAR))
+        return arena_printf(a, "%sin", type_typname((SlTypeId)(oid - PGCAT_TYPE_IN_OID(0))));
+    return NULL;
+}
+
 static KERNEL(k_regprocin)
 {
     SL_UNUSED(e);
@@ -827,7 +851,10 @@ static KERNEL(k_regprocin)
         const char *s, *schema, *name;
         if (reg_input(cx, &args[0].v.str[i], &s, &schema, &name, &out->v.i64[i]))
             continue;
-        int64_t found = func_oid_by_signature(cx->arena, name);
+        int64_t found = schema == NULL || strcmp(schema, "pg_catalog") == 0
+                            ? func_oid_by_signature(cx->arena, name) : -1;
+        if (found < 0 && (schema == NULL || strcmp(schema, "pg_catalog") == 0))
+            found = type_input_oid(name);
         if (found < 0)
             return sl_error(cx->err, ERRCODE_UNDEFINED_FUNCTION,
                             "function \"%s\" does not exist", s);
@@ -841,8 +868,10 @@ static KERNEL(k_regprocout)
     SL_UNUSED(e);
     FOR_SEL(sel, n, {
         int64_t oid = args[0].v.i64[i];
-        const FuncDesc *f = oid >= 20000 ? ex_func_at((size_t)(oid - 20000)) : NULL;
-        out_text(cx, out, i, f ? f->name : oid == 0 ? "-"
+        const FuncDesc *f = oid >= 20000 && oid < PGCAT_TYPE_IN_OID(0)
+                                ? ex_func_at((size_t)(oid - 20000)) : NULL;
+        const char *in = type_input_name(cx->arena, oid);
+        out_text(cx, out, i, f ? f->name : in ? in : oid == 0 ? "-"
                                          : arena_printf(cx->arena, "%lld", (long long)oid));
     });
     return 0;
