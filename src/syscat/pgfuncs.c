@@ -290,6 +290,16 @@ static KERNEL(k_pg_get_function_result)
     return 0;
 }
 
+/* A function's arguments as PostgreSQL lists them: "text, integer"
+ * (VARIADIC last). */
+static void put_arguments(StrBuf *b, const FuncDesc *f)
+{
+    for (int k = 0; k < f->nargs; k++)
+        strbuf_printf(b, "%s%s%s", k ? ", " : "",
+                      (f->flags & FUNC_VARIADIC) && k == f->nargs - 1 ? "VARIADIC " : "",
+                      sig_type_name(f->args[k]));
+}
+
 /* pg_get_function_arguments(oid): "text, integer" (VARIADIC last). */
 static KERNEL(k_pg_get_function_arguments)
 {
@@ -302,10 +312,7 @@ static KERNEL(k_pg_get_function_arguments)
         }
         StrBuf b;
         strbuf_init(&b);
-        for (int k = 0; k < f->nargs; k++)
-            strbuf_printf(&b, "%s%s%s", k ? ", " : "",
-                          (f->flags & FUNC_VARIADIC) && k == f->nargs - 1 ? "VARIADIC " : "",
-                          sig_type_name(f->args[k]));
+        put_arguments(&b, f);
         out->v.str[i].ptr = arena_strndup(cx->arena, b.data ? b.data : "", b.len);
         out->v.str[i].len = (uint32_t)b.len;
         strbuf_free(&b);
@@ -1022,11 +1029,13 @@ static int64_t relation_size(const Syscat *sc, int64_t oid, SizeKind kind)
     return (int64_t)sc->hooks->relation_bytes(sc->hooks_arg, rel);
 }
 
-static int size_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel,
+/* The sizes of the relations whose oids are in oids (which may be out),
+ * into out. */
+static int size_rows(EvalCtx *cx, const int64_t *oids, Vector *out, const uint32_t *sel,
                      uint32_t n, SizeKind kind)
 {
     FOR_SEL(sel, n, {
-        int64_t bytes = relation_size(sys_of(cx), args[0].v.i64[i], kind);
+        int64_t bytes = relation_size(sys_of(cx), oids[i], kind);
         if (bytes < 0)
             out->nulls[i] = 1;
         else
@@ -1042,35 +1051,39 @@ static int size_rows_text(EvalCtx *cx, const Expr *e, const Vector *args, Vector
 {
     if (k_regclassin(cx, e, args, out, sel, n) < 0)
         return -1;
-    FOR_SEL(sel, n, {
-        int64_t bytes = relation_size(sys_of(cx), out->v.i64[i], kind);
-        if (bytes < 0)
-            out->nulls[i] = 1;
-        else
-            out->v.i64[i] = bytes;
-    });
-    return 0;
+    return size_rows(cx, out->v.i64, out, sel, n, kind);
 }
 
-static KERNEL(k_pg_relation_size) { SL_UNUSED(e); return size_rows(cx, args, out, sel, n, SIZE_RELATION); }
-static KERNEL(k_pg_table_size) { SL_UNUSED(e); return size_rows(cx, args, out, sel, n, SIZE_TABLE); }
-static KERNEL(k_pg_total_relation_size) { SL_UNUSED(e); return size_rows(cx, args, out, sel, n, SIZE_TOTAL); }
-static KERNEL(k_pg_indexes_size) { SL_UNUSED(e); return size_rows(cx, args, out, sel, n, SIZE_INDEXES); }
-static KERNEL(k_pg_relation_size_t) { return size_rows_text(cx, e, args, out, sel, n, SIZE_RELATION); }
-static KERNEL(k_pg_table_size_t) { return size_rows_text(cx, e, args, out, sel, n, SIZE_TABLE); }
-static KERNEL(k_pg_total_relation_size_t) { return size_rows_text(cx, e, args, out, sel, n, SIZE_TOTAL); }
-static KERNEL(k_pg_indexes_size_t) { return size_rows_text(cx, e, args, out, sel, n, SIZE_INDEXES); }
+/* Each size function, on an oid and on a name. */
+#define SIZE_KERNELS(fn, kind)                                                  \
+    static KERNEL(k_##fn)                                                       \
+    {                                                                           \
+        SL_UNUSED(e);                                                           \
+        return size_rows(cx, args[0].v.i64, out, sel, n, kind);                 \
+    }                                                                           \
+    static KERNEL(k_##fn##_t) { return size_rows_text(cx, e, args, out, sel, n, kind); }
+
+SIZE_KERNELS(pg_relation_size, SIZE_RELATION)
+SIZE_KERNELS(pg_table_size, SIZE_TABLE)
+SIZE_KERNELS(pg_total_relation_size, SIZE_TOTAL)
+SIZE_KERNELS(pg_indexes_size, SIZE_INDEXES)
 
 /* pg_database_size(name | oid): the state store's table files, for the one
  * database there is (NULL for an oid that is not a database's, 3D000 for a
  * name that is not). */
+/* The bytes of the state store's table files (the runtime's hook). */
+static int64_t store_bytes(const Syscat *sc)
+{
+    return sc != NULL && sc->hooks != NULL && sc->hooks->relation_bytes != NULL
+               ? (int64_t)sc->hooks->relation_bytes(sc->hooks_arg, NULL)
+               : 0;
+}
+
 static KERNEL(k_pg_database_size)
 {
     SL_UNUSED(e);
     const Syscat *sc = sys_of(cx);
-    int64_t bytes = sc != NULL && sc->hooks != NULL && sc->hooks->relation_bytes != NULL
-                        ? (int64_t)sc->hooks->relation_bytes(sc->hooks_arg, NULL)
-                        : 0;
+    int64_t bytes = store_bytes(sc);
     FOR_SEL(sel, n, {
         int64_t oid = args[0].v.i64[i];
         if (oid == PGCAT_DATABASE_OID ||
@@ -1086,9 +1099,7 @@ static KERNEL(k_pg_database_size_name)
 {
     SL_UNUSED(e);
     const Syscat *sc = sys_of(cx);
-    int64_t bytes = sc != NULL && sc->hooks != NULL && sc->hooks->relation_bytes != NULL
-                        ? (int64_t)sc->hooks->relation_bytes(sc->hooks_arg, NULL)
-                        : 0;
+    int64_t bytes = store_bytes(sc);
     FOR_SEL(sel, n, {
         const SlStr *name = &args[0].v.str[i];
         const char *cur = pgcat_database_name(sc);
@@ -1120,10 +1131,7 @@ static KERNEL(k_pg_get_functiondef)
         StrBuf b;
         strbuf_init(&b);
         strbuf_printf(&b, "CREATE OR REPLACE FUNCTION pg_catalog.%s(", f->name);
-        for (int k = 0; k < f->nargs; k++)
-            strbuf_printf(&b, "%s%s%s", k ? ", " : "",
-                          (f->flags & FUNC_VARIADIC) && k == f->nargs - 1 ? "VARIADIC " : "",
-                          sig_type_name(f->args[k]));
+        put_arguments(&b, f);
         strbuf_printf(&b, ")\n RETURNS %s%s\n LANGUAGE internal\n %s PARALLEL SAFE%s\n"
                           "AS $function$%s$function$\n",
                       (f->flags & FUNC_SRF) ? "SETOF " : "", sig_type_name(f->ret),

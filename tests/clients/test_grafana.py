@@ -19,7 +19,8 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 import pytest
 
-# The query editor's SQL (postgresMetaQuery.ts), with its search_path test.
+# The query editor's SQL (postgresMetaQuery.ts), with its search_path test
+# (whitespace and the order of the schema lists aside).
 SCHEMA_CONSTRAINT = """
           quote_ident(table_schema) IN (
           SELECT
@@ -34,17 +35,13 @@ SCHEMA_CONSTRAINT = """
 
 VERSION = "SELECT current_setting('server_version_num')::int/100 as version"
 TIMESCALE = "SELECT extversion FROM pg_extension WHERE extname = 'timescaledb'"
-SCHEMAS = """SELECT schema_name AS "name"
+# The schemas the pickers leave out (TimescaleDB's and the system's).
+HIDDEN = ("'information_schema', 'pg_catalog', '_timescaledb_cache', '_timescaledb_catalog', "
+          "'_timescaledb_internal', '_timescaledb_config', 'timescaledb_information', "
+          "'timescaledb_experimental'")
+SCHEMAS = f"""SELECT schema_name AS "name"
     FROM information_schema.schemata
-    WHERE schema_name NOT IN ('information_schema',
-                              'pg_catalog',
-                              'pg_toast',
-                              '_timescaledb_cache',
-                              '_timescaledb_catalog',
-                              '_timescaledb_internal',
-                              '_timescaledb_config',
-                              'timescaledb_information',
-                              'timescaledb_experimental')
+    WHERE schema_name NOT IN ('pg_toast', {HIDDEN})
     ORDER BY schema_name"""
 TABLES = f"""SELECT
     CASE WHEN {SCHEMA_CONSTRAINT}
@@ -52,14 +49,7 @@ TABLES = f"""SELECT
       ELSE quote_ident(table_schema) || '.' || quote_ident(table_name)
     END AS "table"
     FROM information_schema.tables
-    WHERE quote_ident(table_schema) NOT IN ('information_schema',
-                             'pg_catalog',
-                             '_timescaledb_cache',
-                             '_timescaledb_catalog',
-                             '_timescaledb_internal',
-                             '_timescaledb_config',
-                             'timescaledb_information',
-                             'timescaledb_experimental')
+    WHERE quote_ident(table_schema) NOT IN ({HIDDEN})
     ORDER BY CASE WHEN {SCHEMA_CONSTRAINT} THEN 0 ELSE 1 END, 1"""
 
 

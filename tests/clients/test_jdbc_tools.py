@@ -8,26 +8,14 @@ parameter, pg_settings, current_schema(), pg_conversion, privilege checks,
 relation sizes).  Each step's answer is compared with what the test set up.
 """
 
-import shutil
-import subprocess
-from pathlib import Path
-
 import psycopg
 import pytest
 
-from drivers import mvn_build
-
-JDBC_DIR = Path(__file__).parent / "jdbc"
-SOURCES = list((JDBC_DIR / "src" / "main" / "java" / "sluice").glob("*.java"))
-CLASS = JDBC_DIR / "target" / "classes" / "sluice" / "ToolIntrospection.class"
-CLASSPATH = JDBC_DIR / "target" / "classpath.txt"
+from drivers import java_main
 
 
 @pytest.fixture(scope="module")
 def steps(sluiced_module):
-    if shutil.which("java") is None or shutil.which("mvn") is None:
-        pytest.skip("java or mvn is not installed")
-    mvn_build(JDBC_DIR, CLASS, SOURCES, CLASSPATH)
     server = sluiced_module()
     with psycopg.connect(server.dsn, autocommit=True, connect_timeout=10) as c:
         c.execute("CREATE TABLE users (user_id BIGINT PRIMARY KEY, "
@@ -36,13 +24,8 @@ def steps(sluiced_module):
         c.execute("CREATE CONTINUOUS QUERY per_user WITH (trigger = '1 hour', "
                   "output_mode = 'update') AS SELECT user_id, count(*) AS n "
                   "FROM clicks GROUP BY user_id")
-    cp = f"{JDBC_DIR / 'target' / 'classes'}:{CLASSPATH.read_text().strip()}"
-    res = subprocess.run(["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", cp,
-                          "sluice.ToolIntrospection", str(server.port)], capture_output=True,
-                         text=True, timeout=240, stdin=subprocess.DEVNULL)
-    assert res.returncode == 0, f"{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
     out = {}
-    for line in res.stdout.splitlines():
+    for line in java_main("ToolIntrospection", server.port).splitlines():
         kind, name, rest = line.split("|", 2)
         out[name] = (kind, rest)
     return out

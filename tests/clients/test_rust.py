@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from drivers import build_stale
+
 RUST_DIR = Path(__file__).parent / "rust"
 BINARY = RUST_DIR / "target" / "debug" / "sluice-rust-client-test"
 CASES = ["binary_params", "text_params", "simple_query", "prepared_reuse", "table_roundtrip",
@@ -27,12 +29,7 @@ CASES = ["binary_params", "text_params", "simple_query", "prepared_reuse", "tabl
 def build():
     sources = list((RUST_DIR / "src").glob("*.rs")) + [RUST_DIR / "Cargo.toml",
                                                         RUST_DIR / "Cargo.lock"]
-    if BINARY.exists() and all(BINARY.stat().st_mtime >= s.stat().st_mtime for s in sources):
-        return
-    res = subprocess.run(["cargo", "build", "--offline", "--locked", "-j2"], cwd=RUST_DIR,
-                         capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
-    if res.returncode != 0:
-        pytest.fail(f"cargo build failed:\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}")
+    build_stale(BINARY, sources, ["cargo", "build", "--offline", "--locked", "-j2"], RUST_DIR)
 
 
 @pytest.fixture(scope="module")
