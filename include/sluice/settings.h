@@ -12,6 +12,7 @@
  *   settings_get                    SHOW name, current_setting(name)
  *   settings_xact_value             SET transaction_isolation's value
  *   settings_count, settings_nth    SHOW ALL (sorted by name)
+ *   settings_info                   what pg_settings says of one
  *   settings_xact_begin, _end       SET LOCAL ends with the block; ROLLBACK
  *                                   undoes the block's SETs
  *   settings_next_report            reported parameters that changed since
@@ -87,14 +88,30 @@ int settings_parse_args(Arena *a, const char *name, const char *text, size_t len
 const char *settings_get(const SlSettings *s, const char *name, const char **canon,
                          SlError *err);
 /* The position of value among the choices of the transaction mode name
- * (transaction_isolation: 0 read committed, 1 read uncommitted, 2
- * repeatable read, 3 serializable; transaction_read_only: 0 off, 1 on), for
+ * (transaction_isolation, PostgreSQL's order: 0 serializable, 1 repeatable
+ * read, 2 read committed, 3 read uncommitted; transaction_read_only: 0
+ * off, 1 on), for
  * the server's SET of them, which SET TRANSACTION's rules govern (settings_set
  * refuses them with 55P02); -1 with 22023 when value is none of them. */
 int  settings_xact_value(const char *name, const char *value, SlError *err);
 int  settings_count(void);
 void settings_nth(const SlSettings *s, int i, const char **name, const char **value,
                   const char **description);
+
+/* What pg_settings says of parameter i besides its value: PostgreSQL's
+ * vartype (bool, integer, enum, string), context (user, superuser,
+ * internal), unit (ms, kB or NULL), range (integers) and enumvals (an
+ * array literal, enums), and setting, the value in the unit (statement_timeout
+ * '5s' is 5000 ms) in a, or NULL when it is the value itself. */
+typedef struct SettingInfo {
+    const char *vartype, *context, *unit;
+    bool        has_range;
+    int         min, max;
+    const char *enumvals;
+    const char *setting;
+    bool        changed;    /* not the default */
+} SettingInfo;
+void settings_info(const SlSettings *s, int i, Arena *a, SettingInfo *out);
 
 void settings_xact_begin(SlSettings *s);
 /* Whether a transaction block is open (between settings_xact_begin and _end). */

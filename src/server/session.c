@@ -519,16 +519,16 @@ static int run_savepoint(Conn *c, const TransactionStmt *s, char *tag, size_t ta
 }
 
 /* The isolation levels in the order of settings_xact_value's choices. */
-static const XactIsolation xact_levels[] = {XACT_READ_COMMITTED, XACT_READ_UNCOMMITTED,
-                                            XACT_REPEATABLE_READ, XACT_SERIALIZABLE};
+static const XactIsolation xact_levels[] = {XACT_SERIALIZABLE, XACT_REPEATABLE_READ,
+                                            XACT_READ_COMMITTED, XACT_READ_UNCOMMITTED};
 
 /* Makes transaction_isolation and transaction_read_only (SHOW,
  * current_setting) say the block's modes, or outside a block the defaults
  * the next one gets. */
 static void xact_show(Conn *c)
 {
-    static const char *const names[] = {"read committed", "read uncommitted",
-                                        "repeatable read", "serializable"};
+    static const char *const names[] = {"serializable", "repeatable read", "read committed",
+                                        "read uncommitted"};
     const char *iso = settings_get(c->settings, "default_transaction_isolation", NULL, NULL);
     bool ro = false;
     if (c->xact != 'I') {
@@ -558,7 +558,7 @@ static void xact_start(Conn *c, bool chain)
         int k = settings_xact_value("transaction_isolation", def, &ignored);
         sl_error_clear(&ignored);
         c->xact_read_only = false;
-        c->xact_isolation = k == 1 ? XACT_READ_UNCOMMITTED : XACT_READ_COMMITTED;
+        c->xact_isolation = k == 3 ? XACT_READ_UNCOMMITTED : XACT_READ_COMMITTED;
     }
     xact_show(c);
 }

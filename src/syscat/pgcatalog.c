@@ -469,22 +469,30 @@ static const char *const pg_fixed_settings[][3] = {
     {"lc_ctype", "C", "Preset Options"},
 };
 
+/* A row of pg_settings; info NULL: a string fixed at start (context
+ * internal, or the server's options: postmaster). */
 static void pg_setting_row(VrelRows *r, const char *name, const char *value,
-                           const char *category, const char *desc)
+                           const char *category, const char *desc, const SettingInfo *info,
+                           const char *context)
 {
     vrel_row(r);
     vrel_put_text(r, name);
-    vrel_put_text(r, value);
-    vrel_put_null(r);                                           /* unit */
+    vrel_put_text(r, info && info->setting ? info->setting : value);
+    vrel_put_text(r, info ? info->unit : NULL);                 /* unit */
     vrel_put_text(r, category);
     vrel_put_text(r, desc);
     vrel_put_null(r);                                           /* extra_desc */
-    vrel_put_text(r, "internal");                               /* context */
-    vrel_put_text(r, "string");                                 /* vartype */
-    vrel_put_text(r, "default");                                /* source */
-    vrel_put_null(r);                                           /* min_val */
-    vrel_put_null(r);                                           /* max_val */
-    vrel_put_null(r);                                           /* enumvals */
+    vrel_put_text(r, info ? info->context : context);           /* context */
+    vrel_put_text(r, info ? info->vartype : "string");          /* vartype */
+    vrel_put_text(r, info && info->changed ? "session" : "default"); /* source */
+    if (info != NULL && info->has_range) {
+        vrel_put_int(r, info->min);                             /* min_val */
+        vrel_put_int(r, info->max);                             /* max_val */
+    } else {
+        vrel_put_null(r);
+        vrel_put_null(r);
+    }
+    vrel_put_text(r, info ? info->enumvals : NULL);             /* enumvals */
     vrel_put_text(r, value);                                    /* boot_val */
     vrel_put_text(r, value);                                    /* reset_val */
     vrel_put_null(r);                                           /* sourcefile */
@@ -495,7 +503,7 @@ static void pg_setting_row(VrelRows *r, const char *name, const char *value,
 static void server_setting_cb(const char *name, const char *value, const char *description,
                               void *arg)
 {
-    pg_setting_row(arg, name, value, "sluice", description);
+    pg_setting_row(arg, name, value, "sluice", description, NULL, "postmaster");
 }
 
 /* The session's parameters (settings.h: what SHOW and current_setting
@@ -506,14 +514,16 @@ static int produce_settings(VrelRows *r)
     const SlSettings *cur = settings_current();
     for (int i = 0; i < settings_count(); i++) {
         const char *name, *value, *desc;
+        SettingInfo info;
         settings_nth(cur, i, &name, &value, &desc);
-        pg_setting_row(r, name, value, "Client Connection Defaults", desc);
+        settings_info(cur, i, vrel_rows_arena(r), &info);
+        pg_setting_row(r, name, value, "Client Connection Defaults", desc, &info, NULL);
     }
     for (size_t i = 0; i < SL_ARRAY_LEN(pg_fixed_settings); i++) {
         SlError none = {0};
         if (settings_get(NULL, pg_fixed_settings[i][0], NULL, &none) == NULL)
             pg_setting_row(r, pg_fixed_settings[i][0], pg_fixed_settings[i][1],
-                           pg_fixed_settings[i][2], "");
+                           pg_fixed_settings[i][2], "", NULL, "internal");
         sl_error_clear(&none);
     }
     sys_settings_foreach(vrel_rows_syscat(r), server_setting_cb, r);

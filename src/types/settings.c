@@ -2,7 +2,8 @@
  * settings.c -- a session's run-time parameters (see settings.h).
  *
  *   settings_new, settings_free, settings_set, settings_reset_all, settings_changes
- *   settings_parse_args, settings_get, settings_xact_value, settings_count, settings_nth
+ *   settings_parse_args, settings_get, settings_xact_value, settings_count, settings_nth,
+ *   settings_info
  *   settings_xact_begin, settings_xact_end, settings_next_report
  *   settings_timeout_ms, settings_statement_mem, settings_log_min_duration_ms, settings_enter, settings_current,
  *   settings_current_tz, settings_current_float_digits
@@ -48,7 +49,8 @@ typedef struct SetDef {
     bool        report;     /* GUC_REPORT: a ParameterStatus on change */
     const char *def;        /* the default; NULL: the session user */
     int         min, max;   /* SK_INT, SK_MS, SK_KB */
-    const char *choices;    /* SK_ENUM, SK_XACT: "a|b|c"; the first ones supported */
+    const char *choices;    /* SK_ENUM, SK_XACT: "a|b|c", in PostgreSQL's order
+                             * (enum_supported: which sluice gives) */
     const char *description;
 } SetDef;
 
@@ -61,7 +63,7 @@ static const SetDef defs[] = {
     {"DateStyle", SK_DATESTYLE, true, "ISO, MDY", 0, 0, NULL,
      "Sets the display format for date and time values."},
     {"default_transaction_isolation", SK_ENUM, false, "read committed", 0, 0,
-     "read committed|read uncommitted|repeatable read|serializable",
+     "serializable|repeatable read|read committed|read uncommitted",
      "Sets the transaction isolation level of each new transaction."},
     {"default_transaction_read_only", SK_READONLY, true, "off", 0, 0, NULL,
      "Sets the default read-only status of new transactions."},
@@ -101,7 +103,7 @@ static const SetDef defs[] = {
     {"TimeZone", SK_TIMEZONE, true, "UTC", 0, 0, NULL,
      "Sets the time zone for displaying and interpreting time stamps."},
     {"transaction_isolation", SK_XACT, false, "read committed", 0, 0,
-     "read committed|read uncommitted|repeatable read|serializable",
+     "serializable|repeatable read|read committed|read uncommitted",
      "Sets the current transaction's isolation level."},
     {"transaction_read_only", SK_XACT, false, "off", 0, 0, "off|on",
      "Sets the current transaction's read-only status."},
@@ -314,19 +316,19 @@ static int check_datestyle(const SetDef *d, const char *value, char **canon, SlE
     return 0;
 }
 
-/* How many of the first choices of an enum sluice supports, and *why
- * not the others (server/session.c's xact_modes_check says the same of
- * REPEATABLE READ and SERIALIZABLE for BEGIN and SET TRANSACTION). */
-static int enum_supported(const SetDef *d, const char **why)
+/* Whether sluice gives choice k of an enum, and if not *why
+ * (server/session.c's xact_modes_check says the same of REPEATABLE READ
+ * and SERIALIZABLE for BEGIN and SET TRANSACTION). */
+static bool enum_supported(const SetDef *d, int k, const char **why)
 {
     if (strcmp(d->choices, "off|on") == 0)
-        return 2;
+        return true;
     if (strcmp(d->name, "IntervalStyle") == 0) {
         *why = "sluice writes intervals in the postgres style";
-        return 1;
+        return k == 0;
     }
     *why = "each statement sees the rows committed before it started, as in read committed";
-    return 2;
+    return k >= 2;
 }
 
 /* Checks value for d and returns its canonical text (malloc'd).  asked is
@@ -394,12 +396,12 @@ static int check_value(const SetDef *d, const char *asked, const char *value, ch
         const char *p = d->choices;
         size_t n = strlen(value);
         const char *why = NULL;
-        int k = 0, supported = enum_supported(d, &why);
+        int k = 0;
         while (*p) {
             const char *bar = strchr(p, '|');
             size_t len = bar ? (size_t)(bar - p) : strlen(p);
             if (len == n && strncasecmp(p, value, n) == 0) {
-                if (k >= supported)
+                if (!enum_supported(d, k, &why))
                     return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                                     "%s \"%s\" is not supported: %s", d->name, value, why);
                 *canon = sl_strndup(p, len);
@@ -652,6 +654,71 @@ void settings_nth(const SlSettings *s, int i, const char **name, const char **va
     *name = defs[i].name;
     *value = s ? s->v[i].value : defs[i].def ? defs[i].def : "";
     *description = defs[i].description;
+}
+
+void settings_info(const SlSettings *s, int i, Arena *a, SettingInfo *out)
+{
+    const SetDef *d = &defs[i];
+    const char *value = s ? s->v[i].value : d->def ? d->def : "";
+    memset(out, 0, sizeof(*out));
+    out->context = d->kind == SK_READONLY && strcmp(d->name, "default_transaction_read_only") != 0
+                       ? "internal"
+                   : superuser_only(d) ? "superuser"
+                                       : "user";
+    out->vartype = "string";
+    out->changed = d->def != NULL && strcmp(value, d->def) != 0;
+    switch (d->kind) {
+    case SK_BOOL:
+        out->vartype = "bool";
+        break;
+    case SK_INT:
+    case SK_MS:
+    case SK_KB: {
+        out->vartype = "integer";
+        out->has_range = true;
+        out->min = d->min;
+        out->max = d->max;
+        if (d->kind != SK_INT) {
+            int num;
+            SlError err = {0};
+            out->unit = d->kind == SK_MS ? "ms" : "kB";
+            if (parse_ms(d, value, &num, &err) == 0)
+                out->setting = arena_printf(a, "%d", num);
+            sl_error_clear(&err);
+        }
+        break;
+    }
+    case SK_ENUM:
+    case SK_XACT:
+        if (strcmp(d->choices, "off|on") == 0) {
+            out->vartype = "bool";
+            break;
+        }
+        out->vartype = "enum";
+        StrBuf b;
+        strbuf_init(&b);
+        strbuf_putc(&b, '{');
+        for (const char *p = d->choices; *p;) {
+            const char *bar = strchr(p, '|');
+            size_t len = bar ? (size_t)(bar - p) : strlen(p);
+            bool quote = memchr(p, ' ', len) != NULL;
+            strbuf_printf(&b, "%s%s%.*s%s", p == d->choices ? "" : ",", quote ? "\"" : "",
+                          (int)len, p, quote ? "\"" : "");
+            p += len + (bar ? 1 : 0);
+        }
+        strbuf_putc(&b, '}');
+        out->enumvals = arena_strndup(a, b.data, b.len);
+        strbuf_free(&b);
+        break;
+    case SK_READONLY:
+        if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0)
+            out->vartype = "bool";
+        else if (strcmp(d->name, "server_version_num") == 0)
+            out->vartype = "integer";
+        break;
+    default:
+        break;
+    }
 }
 
 void settings_xact_begin(SlSettings *s)

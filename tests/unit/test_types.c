@@ -434,8 +434,8 @@ static void test_xact_settings(void)
               strcmp(settings_get(s, "default_transaction_isolation", NULL, &err),
                      "read uncommitted") == 0 && settings_changes(s) == before + 1,
           "read uncommitted, canonical");
-    CHECK(settings_xact_value("transaction_isolation", "serializable", &err) == 3 &&
-              settings_xact_value("transaction_isolation", "Read Committed", &err) == 0 &&
+    CHECK(settings_xact_value("transaction_isolation", "serializable", &err) == 0 &&
+              settings_xact_value("transaction_isolation", "Read Committed", &err) == 2 &&
               settings_xact_value("transaction_read_only", "yes", &err) == 1 &&
               settings_xact_value("transaction_read_only", "off", &err) == 0,
           "settings_xact_value");
