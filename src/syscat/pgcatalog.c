@@ -21,7 +21,9 @@
  *                                            tells streams apart)
  *   continuous query result    relkind 'm'   MATERIALIZED VIEW
  *   sink                       relkind 'f'   FOREIGN TABLE (no rows to read)
- *   pg_catalog relation        relkind 'r' (pg_roles, pg_user, pg_settings 'v')
+ *   pg_catalog relation        relkind 'r' (pg_roles, pg_user, pg_settings,
+ *                                            pg_tables, pg_views, pg_matviews,
+ *                                            pg_stat_* 'v')
  *   information_schema, sys    relkind 'v'   VIEW
  *   primary key                relkind 'i'   an index "<table>_pkey"
  *
@@ -106,6 +108,8 @@ static char relkind_of(const Syscat *sc, const CatRelation *rel)
             return 'v';
         return strcmp(rel->name, "pg_roles") == 0 || strcmp(rel->name, "pg_user") == 0 ||
                        strcmp(rel->name, "pg_settings") == 0 ||
+                       strcmp(rel->name, "pg_tables") == 0 || strcmp(rel->name, "pg_views") == 0 ||
+                       strcmp(rel->name, "pg_matviews") == 0 ||
                        strncmp(rel->name, "pg_stat_", 8) == 0 ? 'v' : 'r';
     }
     return 'r';
@@ -742,6 +746,89 @@ static int produce_empty(VrelRows *r)
     return 0;
 }
 
+/* ------------------------------------------- pg_tables and their kin */
+
+static const char *owner_name(VrelRows *r, const CatRelation *rel)
+{
+    return pgcat_role_name(vrel_rows_syscat(r), rel->owner ? rel->owner : BOOTSTRAP_ROLE_OID);
+}
+
+/* pg_tables, pg_views, pg_matviews: a row for each relation of relkind
+ * 'r', 'v', 'm' (relkind_of), as PostgreSQL's views over pg_class. */
+typedef struct KindWalk {
+    VrelRows *r;
+    char      kind;
+} KindWalk;
+
+static void kind_cb(const CatRelation *rel, void *arg)
+{
+    KindWalk *w = arg;
+    VrelRows *r = w->r;
+    const Syscat *sc = vrel_rows_syscat(r);
+    if (relkind_of(sc, rel) != w->kind)
+        return;
+    vrel_row(r);
+    vrel_put_text(r, pgcat_namespace_name(pgcat_namespace_of(sc, rel)));   /* schemaname */
+    vrel_put_text(r, rel->name);                                /* tablename / viewname */
+    vrel_put_text(r, owner_name(r, rel));                       /* ...owner */
+    const char *def = rel->kind == REL_QUERY ? sql_redact_secrets(vrel_rows_arena(r), rel->sql)
+                                             : NULL;
+    switch (w->kind) {
+    case 'r':
+        vrel_put_null(r);                                       /* tablespace */
+        vrel_put_bool(r, rel->npk > 0);                         /* hasindexes */
+        vrel_put_bool(r, false);                                /* hasrules */
+        vrel_put_bool(r, false);                                /* hastriggers */
+        vrel_put_bool(r, false);                                /* rowsecurity */
+        break;
+    case 'v':
+        vrel_put_text(r, def);                                  /* definition */
+        break;
+    default:
+        vrel_put_null(r);                                       /* tablespace */
+        vrel_put_bool(r, rel->npk > 0);                         /* hasindexes */
+        vrel_put_bool(r, true);                                 /* ispopulated */
+        vrel_put_text(r, def);                                  /* definition */
+        break;
+    }
+}
+
+static int produce_kind(VrelRows *r, char kind)
+{
+    KindWalk w = {r, kind};
+    all_relations(vrel_rows_syscat(r), kind_cb, &w);
+    return 0;
+}
+
+static int produce_tables(VrelRows *r) { return produce_kind(r, 'r'); }
+static int produce_views(VrelRows *r) { return produce_kind(r, 'v'); }
+static int produce_matviews(VrelRows *r) { return produce_kind(r, 'm'); }
+
+/* pg_stat_user_tables: a row for each user table, stream and result
+ * table (not sinks, as PostgreSQL's leaves out foreign tables); sluice keeps none of PostgreSQL's scan, tuple and vacuum
+ * counters, so they are NULL (unknown), not 0. */
+static void stat_user_cb(const CatRelation *rel, void *arg)
+{
+    VrelRows *r = arg;
+    char kind = relkind_of(vrel_rows_syscat(r), rel);
+    if (kind != 'r' && kind != 'm')
+        return;
+    vrel_row(r);
+    vrel_put_int(r, rel->oid);                                  /* relid */
+    vrel_put_text(r, pgcat_namespace_name(pgcat_namespace_of(vrel_rows_syscat(r), rel)));
+    vrel_put_text(r, rel->name);                                /* relname */
+    for (int k = 0; k < 20; k++)                                /* seq_scan .. autoanalyze_count */
+        vrel_put_null(r);
+}
+
+static int produce_stat_user_tables(VrelRows *r)
+{
+    const Syscat *sc = vrel_rows_syscat(r);
+    if (sc->cat != NULL)
+        cat_foreach(sc->cat, stat_user_cb, r);
+    return 0;
+}
+
 /* pg_language: sluice's functions are all built in (LANGUAGE internal,
  * oid 12 as in PostgreSQL); it has no procedural languages. */
 static int produce_language(VrelRows *r)
@@ -877,6 +964,61 @@ static void is_columns_cb(const CatRelation *rel, void *arg)
     }
 }
 
+/* information_schema.table_constraints and key_column_usage: the primary
+ * keys of tables, as pg_constraint has them (constraint_cb). */
+static void is_constraint_cb(const CatRelation *rel, void *arg)
+{
+    VrelRows *r = arg;
+    if (rel->npk == 0)
+        return;
+    const char *db = pgcat_database_name(vrel_rows_syscat(r));
+    const char *name = arena_printf(vrel_rows_arena(r), "%s_pkey", rel->name);
+    vrel_row(r);
+    vrel_put_text(r, db);                                       /* constraint_catalog */
+    vrel_put_text(r, "public");                                 /* constraint_schema */
+    vrel_put_text(r, name);                                     /* constraint_name */
+    vrel_put_text(r, db);                                       /* table_catalog */
+    vrel_put_text(r, "public");                                 /* table_schema */
+    vrel_put_text(r, rel->name);                                /* table_name */
+    vrel_put_text(r, "PRIMARY KEY");                            /* constraint_type */
+    vrel_put_text(r, "NO");                                     /* is_deferrable */
+    vrel_put_text(r, "NO");                                     /* initially_deferred */
+    vrel_put_text(r, "YES");                                    /* enforced */
+    vrel_put_text(r, "YES");                                    /* nulls_distinct */
+}
+
+static void is_key_column_cb(const CatRelation *rel, void *arg)
+{
+    VrelRows *r = arg;
+    const char *db = pgcat_database_name(vrel_rows_syscat(r));
+    for (int k = 0; k < rel->npk; k++) {
+        vrel_row(r);
+        vrel_put_text(r, db);                                   /* constraint_catalog */
+        vrel_put_text(r, "public");                             /* constraint_schema */
+        vrel_put_text(r, arena_printf(vrel_rows_arena(r), "%s_pkey", rel->name));
+        vrel_put_text(r, db);                                   /* table_catalog */
+        vrel_put_text(r, "public");                             /* table_schema */
+        vrel_put_text(r, rel->name);                            /* table_name */
+        vrel_put_text(r, rel->cols[rel->pk[k]].name);           /* column_name */
+        vrel_put_int(r, k + 1);                                 /* ordinal_position */
+        vrel_put_null(r);                                       /* position_in_unique_constraint */
+    }
+}
+
+static int produce_is_table_constraints(VrelRows *r)
+{
+    if (vrel_rows_syscat(r)->cat != NULL)
+        cat_foreach(vrel_rows_syscat(r)->cat, is_constraint_cb, r);
+    return 0;
+}
+
+static int produce_is_key_column_usage(VrelRows *r)
+{
+    if (vrel_rows_syscat(r)->cat != NULL)
+        cat_foreach(vrel_rows_syscat(r)->cat, is_key_column_cb, r);
+    return 0;
+}
+
 static int produce_is_columns(VrelRows *r)
 {
     all_relations(vrel_rows_syscat(r), is_columns_cb, r);
@@ -998,6 +1140,25 @@ static const VrelDef pg_defs[] = {
      "oid oid, lanname name, lanowner oid, lanispl bool, lanpltrusted bool, "
      "lanplcallfoid oid, laninline oid, lanvalidator oid, lanacl text",
      produce_language, "languages: internal, the one sluice's functions are in"},
+    {"pg_catalog", "pg_tables", 12020,
+     "schemaname name, tablename name, tableowner name, tablespace name, hasindexes bool, "
+     "hasrules bool, hastriggers bool, rowsecurity bool",
+     produce_tables, "tables (relkind r): tables, streams, pg_catalog's tables"},
+    {"pg_catalog", "pg_views", 12021,
+     "schemaname name, viewname name, viewowner name, definition text",
+     produce_views, "views (relkind v); the system views have no definition"},
+    {"pg_catalog", "pg_matviews", 12022,
+     "schemaname name, matviewname name, matviewowner name, tablespace name, "
+     "hasindexes bool, ispopulated bool, definition text",
+     produce_matviews, "continuous queries' result tables, with their statements"},
+    {"pg_catalog", "pg_stat_user_tables", 12023,
+     "relid oid, schemaname name, relname name, seq_scan int8, seq_tup_read int8, "
+     "idx_scan int8, idx_tup_fetch int8, n_tup_ins int8, n_tup_upd int8, n_tup_del int8, "
+     "n_tup_hot_upd int8, n_live_tup int8, n_dead_tup int8, n_mod_since_analyze int8, "
+     "n_ins_since_vacuum int8, last_vacuum timestamptz, last_autovacuum timestamptz, "
+     "last_analyze timestamptz, last_autoanalyze timestamptz, vacuum_count int8, "
+     "autovacuum_count int8, analyze_count int8, autoanalyze_count int8",
+     produce_stat_user_tables, "user relations; no scan, tuple or vacuum counters (NULL)"},
     {"pg_catalog", "pg_sequence", 2224,
      "seqrelid oid, seqtypid oid, seqstart int8, seqincrement int8, seqmax int8, "
      "seqmin int8, seqcache int8, seqcycle bool",
@@ -1033,6 +1194,16 @@ static const VrelDef pg_defs[] = {
      "udt_catalog name, udt_schema name, udt_name name, is_identity text, "
      "is_generated text, is_updatable text",
      produce_is_columns, "columns of tables and views"},
+    {"information_schema", "table_constraints", 13004,
+     "constraint_catalog name, constraint_schema name, constraint_name name, "
+     "table_catalog name, table_schema name, table_name name, constraint_type text, "
+     "is_deferrable text, initially_deferred text, enforced text, nulls_distinct text",
+     produce_is_table_constraints, "constraints of tables: their primary keys"},
+    {"information_schema", "key_column_usage", 13005,
+     "constraint_catalog name, constraint_schema name, constraint_name name, "
+     "table_catalog name, table_schema name, table_name name, column_name name, "
+     "ordinal_position int4, position_in_unique_constraint int4",
+     produce_is_key_column_usage, "the columns of the tables' keys"},
 };
 
 void pgcat_register(Syscat *sc)

@@ -16,7 +16,12 @@
  * standard_conforming_strings from pg_settings, current_schema() with
  * session_user; Metabase's schema and table privilege checks
  * (has_schema_privilege, has_table_privilege) and its table sizes
- * (pg_relation_size over pg_class).
+ * (pg_relation_size over pg_class), and the sync queries of its
+ * PostgreSQL driver: the user check (pg_user), tables with their estimated
+ * rows (pg_stat_user_tables), table privileges over pg_tables, pg_views and
+ * pg_matviews, a materialized view's fields (pg_attribute x pg_type,
+ * format('%s')), primary keys (information_schema.table_constraints x
+ * key_column_usage) and enums (pg_enum).
  */
 package sluice;
 
@@ -118,6 +123,45 @@ public final class ToolIntrospection {
                 "SELECT t.relname FROM pg_catalog.pg_class t JOIN pg_catalog.pg_namespace n "
                 + "ON n.oid = t.relnamespace WHERE n.nspname = 'public' AND t.relkind IN ('r', 'm') "
                 + "AND has_table_privilege(t.oid, 'SELECT') ORDER BY t.relname"));
+            step(c, "mb_user", x -> sql(x, "SELECT 1 AS x FROM pg_user WHERE usename = 'sluice'"));
+            step(c, "mb_tables", x -> sql(x,
+                "SELECT n.nspname AS \"schema\", c.relname AS \"name\", c.relkind AS \"type\", "
+                + "d.description AS \"description\", stat.n_live_tup AS \"estimated-row-count\" "
+                + "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON c.relnamespace = n.oid "
+                + "LEFT JOIN pg_catalog.pg_description d ON d.objoid = c.oid AND d.objsubid = 0 "
+                + "LEFT JOIN pg_catalog.pg_stat_user_tables stat ON stat.relname = c.relname "
+                + "AND stat.schemaname = n.nspname WHERE n.nspname = 'public' ORDER BY 2"));
+            step(c, "mb_table_privileges", x -> sql(x,
+                "SELECT t.schemaname, t.objectname, has_table_privilege(CAST(t.schemaname || '.' "
+                + "|| t.objectname AS TEXT), 'SELECT') AS select FROM (SELECT schemaname, tablename "
+                + "AS objectname FROM pg_catalog.pg_tables UNION SELECT schemaname, viewname AS "
+                + "objectname FROM pg_catalog.pg_views UNION SELECT schemaname, matviewname AS "
+                + "objectname FROM pg_catalog.pg_matviews) t WHERE t.schemaname IN ('public', 'sys') "
+                + "AND t.objectname IN ('users', 'clicks', 'per_user', 'queries') ORDER BY 1, 2"));
+            step(c, "mb_matview_fields", x -> sql(x,
+                "SELECT \"pa\".\"attname\" AS \"name\", CASE WHEN \"ptn\".\"nspname\" IN "
+                + "('public', 'pg_catalog') THEN FORMAT('%s', \"pt\".\"typname\") ELSE "
+                + "FORMAT('\"%s\".\"%s\"', \"ptn\".\"nspname\", \"pt\".\"typname\") END AS "
+                + "\"database-type\", \"pa\".\"attnum\" - 1 AS \"database-position\", "
+                + "\"pn\".\"nspname\" AS \"table-schema\", \"pc\".\"relname\" AS \"table-name\" "
+                + "FROM \"pg_catalog\".\"pg_class\" AS \"pc\" INNER JOIN \"pg_catalog\".\"pg_namespace\" "
+                + "AS \"pn\" ON \"pn\".\"oid\" = \"pc\".\"relnamespace\" INNER JOIN "
+                + "\"pg_catalog\".\"pg_attribute\" AS \"pa\" ON \"pa\".\"attrelid\" = \"pc\".\"oid\" "
+                + "INNER JOIN \"pg_catalog\".\"pg_type\" AS \"pt\" ON \"pt\".\"oid\" = \"pa\".\"atttypid\" "
+                + "INNER JOIN \"pg_catalog\".\"pg_namespace\" AS \"ptn\" ON \"ptn\".\"oid\" = "
+                + "\"pt\".\"typnamespace\" WHERE (\"pc\".\"relkind\" = 'm') AND (\"pa\".\"attnum\" >= 1) "
+                + "AND (\"pn\".\"nspname\" = 'public') ORDER BY \"table-schema\" ASC, "
+                + "\"table-name\" ASC, \"database-position\" ASC"));
+            step(c, "mb_primary_keys", x -> sql(x,
+                "SELECT \"tc\".\"table_schema\", \"tc\".\"table_name\", \"kc\".\"column_name\" "
+                + "FROM \"information_schema\".\"table_constraints\" AS \"tc\" INNER JOIN "
+                + "\"information_schema\".\"key_column_usage\" AS \"kc\" ON (\"tc\".\"constraint_name\" "
+                + "= \"kc\".\"constraint_name\") AND (\"tc\".\"table_schema\" = \"kc\".\"table_schema\") "
+                + "AND (\"tc\".\"table_name\" = \"kc\".\"table_name\") WHERE \"tc\".\"constraint_type\" "
+                + "= 'PRIMARY KEY'"));
+            step(c, "mb_enums", x -> sql(x,
+                "SELECT nspname, typname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
+                + "WHERE t.oid IN (SELECT DISTINCT enumtypid FROM pg_enum e)"));
             step(c, "table_sizes", x -> sql(x,
                 "SELECT c.relname, pg_catalog.pg_relation_size(c.oid) >= 0 FROM pg_catalog.pg_class c "
                 + "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
