@@ -848,7 +848,7 @@ static int produce_language(VrelRows *r)
 
 /* pg_get_keywords(): sluice's keywords (grammar/keywords.txt), with
  * PostgreSQL's categories; a bare column label (SELECT 1 x, no AS) may be
- * any keyword but a reserved one. */
+ * an unreserved one (the grammar reads it as a name), no other. */
 static int produce_keywords(VrelRows *r)
 {
     static const char codes[] = {[SQL_KW_RESERVED] = 'R', [SQL_KW_COLNAME] = 'C',
@@ -861,7 +861,7 @@ static int produce_keywords(VrelRows *r)
     const char *word;
     int cat;
     for (int i = 0; (word = sql_keyword_nth(i, &cat)) != NULL; i++) {
-        bool bare = cat != SQL_KW_RESERVED;
+        bool bare = cat == SQL_KW_UNRESERVED;
         vrel_row(r);
         vrel_put_text(r, word);                                 /* word */
         vrel_put_text(r, (char[]){codes[cat], 0});              /* catcode */
