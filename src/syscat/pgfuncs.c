@@ -1192,7 +1192,6 @@ static const FuncDesc pg_funcs[] = {
     F1("pg_get_functiondef", I8, TXT, k_pg_get_functiondef),
     F1("pg_get_function_sqlbody", I8, TXT, k_no_description),
     F2("pg_get_serial_sequence", TXT, TXT, TXT, k_no_serial_sequence),
-    F1("quote_ident", TXT, TXT, k_quote_ident),
     {"json_build_object", false, 1, {TYPE__COUNT, 0, 0}, {TYPE__COUNT, 0, 0}, TXT,
      k_json_unsupported, FUNC_NONSTRICT | FUNC_VARIADIC},
     F1("pg_size_pretty", I8, TXT, k_pg_size_pretty),
@@ -1247,8 +1246,18 @@ char pgcat_func_volatility(const FuncDesc *f)
     return f >= pg_funcs && f < pg_funcs + SL_ARRAY_LEN(pg_funcs) ? 's' : 'i';
 }
 
+/* quote_ident for the tools that need it (Grafana's pickers) while the
+ * functions floor has none of its own: registered only then, so that
+ * src/functions' quote_ident, with PostgreSQL's list of the words it
+ * quotes, wins once it is there. */
+static const FuncDesc quote_funcs[] = {
+    F1("quote_ident", TXT, TXT, k_quote_ident),
+};
+
 void pgcat_register_functions(void)
 {
+    if (!ex_func_exists("quote_ident", false))
+        ex_func_register(quote_funcs, SL_ARRAY_LEN(quote_funcs));
     /* they read the catalog and the sessions: their statements run on the loop */
     ex_func_register_loop(pg_funcs, SL_ARRAY_LEN(pg_funcs));
 }
