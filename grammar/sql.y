@@ -135,6 +135,7 @@ stmt(A) ::= RESET(T) set_name(N). { A = make_variable_reset(p, &T, N.z); }
 stmt(A) ::= RESET(T) ALL. { A = make_variable_reset(p, &T, "all"); }
 stmt(A) ::= SHOW(T) set_name(N). { A = make_show(p, &T, N.z); }
 stmt(A) ::= SHOW(T) ALL. { A = make_show(p, &T, "all"); }
+stmt(A) ::= SHOW(T) TRANSACTION ISOLATION LEVEL. { A = make_show(p, &T, "transaction_isolation"); }
 stmt(A) ::= SUBSCRIBE(T) name_list(N) opt_with_options(O). { A = make_subscribe(p, &T, N, O); }
 stmt(A) ::= ALTER(T) CONTINUOUS QUERY name_list(N) PAUSE. { A = make_alter_cq(p, &T, N, true); }
 stmt(A) ::= ALTER(T) CONTINUOUS QUERY name_list(N) RESUME. { A = make_alter_cq(p, &T, N, false); }
@@ -163,8 +164,9 @@ unsupported_kw(A) ::= LISTEN(X). { A = X; }
 /* gram.y's TransactionStmt: BEGIN [WORK | TRANSACTION] [modes], START
  * TRANSACTION [modes], COMMIT | END | ROLLBACK | ABORT [WORK | TRANSACTION]
  * [AND [NO] CHAIN], SET TRANSACTION modes, SET SESSION CHARACTERISTICS AS
- * TRANSACTION modes.  Savepoints and two-phase commit are parsed and
- * refused (0A000). */
+ * TRANSACTION modes, SAVEPOINT name, RELEASE [SAVEPOINT] name, ROLLBACK
+ * [WORK | TRANSACTION] TO [SAVEPOINT] name (the server runs them).
+ * Two-phase commit is parsed and refused (0A000). */
 transaction_stmt(A) ::= BEGIN(T) opt_transaction xact_modes(M). { A = make_transaction(p, &T, TRANS_BEGIN, M, false); }
 transaction_stmt(A) ::= START(T) TRANSACTION xact_modes(M). { A = make_transaction(p, &T, TRANS_START, M, false); }
 transaction_stmt(A) ::= COMMIT(T) opt_transaction opt_chain(C). { A = make_transaction(p, &T, TRANS_COMMIT, xact_modes_none(), C); }
@@ -173,9 +175,9 @@ transaction_stmt(A) ::= ROLLBACK(T) opt_transaction opt_chain(C). { A = make_tra
 transaction_stmt(A) ::= ABORT(T) opt_transaction opt_chain(C). { A = make_transaction(p, &T, TRANS_ROLLBACK, xact_modes_none(), C); }
 transaction_stmt(A) ::= SET(T) TRANSACTION xact_mode_list(M). { A = make_transaction(p, &T, TRANS_SET, M, false); }
 transaction_stmt(A) ::= SET(T) SESSION CHARACTERISTICS AS TRANSACTION xact_mode_list(M). { A = make_transaction(p, &T, TRANS_SET_SESSION, M, false); }
-transaction_stmt(A) ::= SAVEPOINT(T) ID. { A = make_unsupported_named(p, &T, "SAVEPOINT"); }
-transaction_stmt(A) ::= RELEASE(T) opt_savepoint ID. { A = make_unsupported_named(p, &T, "RELEASE SAVEPOINT"); }
-transaction_stmt(A) ::= ROLLBACK(T) opt_transaction TO opt_savepoint ID. { A = make_unsupported_named(p, &T, "ROLLBACK TO SAVEPOINT"); }
+transaction_stmt(A) ::= SAVEPOINT(T) ID(N). { A = make_savepoint(p, &T, TRANS_SAVEPOINT, &N); }
+transaction_stmt(A) ::= RELEASE(T) opt_savepoint ID(N). { A = make_savepoint(p, &T, TRANS_RELEASE, &N); }
+transaction_stmt(A) ::= ROLLBACK(T) opt_transaction TO opt_savepoint ID(N). { A = make_savepoint(p, &T, TRANS_ROLLBACK_TO, &N); }
 transaction_stmt(A) ::= COMMIT(T) PREPARED STRING. { A = make_unsupported_named(p, &T, "COMMIT PREPARED"); }
 transaction_stmt(A) ::= ROLLBACK(T) PREPARED STRING. { A = make_unsupported_named(p, &T, "ROLLBACK PREPARED"); }
 opt_transaction ::= .

@@ -45,7 +45,7 @@ PAGES = [REPO / "README.md"] + sorted((REPO / "docs").glob("*.md"))
 STMT_START = re.compile(
     r"^(SELECT|CREATE|INSERT|DROP|ALTER|COPY|SUBSCRIBE|EXPLAIN|SET|SHOW|GRANT|"
     r"REVOKE|UPDATE|DELETE|WITH|VALUES|BEGIN|COMMIT|ROLLBACK|TABLE|RESET|"
-    r"TRUNCATE|\\copy)\b", re.I)
+    r"TRUNCATE|SAVEPOINT|RELEASE|\\copy)\b", re.I)
 END = re.compile(r";\s*(--.*)?$")
 SQLSTATE_COMMENT = re.compile(r"--\s*([0-9A-Z]{5})\b")
 MARKER = re.compile(r"<!--\s*doctest:\s*(\w+)([^\n]*)\n?(.*?)-->", re.S)

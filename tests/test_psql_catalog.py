@@ -4,7 +4,10 @@ psql runs its own catalog queries (pg_catalog.pg_class, pg_namespace,
 pg_database, pg_roles, OPERATOR(pg_catalog.~), correlated subqueries,
 ::regtype casts, generate_series, array subscripts, ...) for \\l, \\dt,
 \\d, \\dn, \\du and \\d NAME of a table, a stream, a result table and
-system tables;
+system tables; \\d+ (the list with each relation's size: pg_table_size,
+pg_size_pretty), \\df and \\df+ (pg_proc, pg_language), \\sf (regproc,
+regprocedure, pg_get_functiondef of a built-in function, as PostgreSQL 15
+shows its own) and \\dT (pg_type; pg_enum for \\dT+);
 the output is compared with the expected files under tests/expected/psql/,
 with only what truly varies masked (timings).  Those files are golden:
 written from sluice's own output, not PostgreSQL's, each opening with
@@ -74,6 +77,13 @@ def check_expected(name, text):
     ("d_plus_sys", r"\d+ sys.state"),
     ("d_sys_streams", r"\d sys.streams"),
     ("d_sys_queries", r"\d sys.queries"),
+    ("d_plus", r"\d+"),
+    ("df", r"\df"),
+    ("df_plus_upper", r"\df+ upper"),
+    ("sf_upper", r"\sf upper"),
+    ("sf_plus_lower", r"\sf+ lower(text)"),
+    ("dT", r"\dT"),
+    ("dTS_int", r"\dTS int*"),
 ])
 def test_psql_describe(catalog_server, psql, name, command):
     rc, out, err = psql(catalog_server, command)

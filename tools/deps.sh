@@ -20,14 +20,16 @@
 #   deps_all          deps_debian and deps_test_tools
 #   deps_clients      the driver programs of tests/clients/: node-postgres (npm ci
 #                     from package-lock.json, only when node_modules is missing or
-#                     older than the lock), pgx (go mod download) and pgJDBC
-#                     (mvn compile, which fills ~/.m2); the driver tests also do
+#                     older than the lock), pgx (go mod download), pgJDBC
+#                     (mvn compile, which fills ~/.m2) and tokio-postgres (cargo
+#                     fetch --locked into ~/.cargo); the driver tests also do
 #                     this themselves when it has not been done
 #   deps_client_tools the programs those tests run: node and npm (Debian's nodejs
 #                     and npm when node is missing), go (at least the version of
 #                     tests/clients/go/go.mod: Debian's golang-go is older, so a
-#                     missing go is reported, not installed), java and mvn; a test
-#                     skipped for want of one fails ./tools/test
+#                     missing go is reported, not installed), java, mvn and cargo
+#                     (which sqllogictest-rs needs too); a test skipped for want
+#                     of one fails ./tools/test
 #
 # Each returns 0 when everything is in place and non-zero, with a message on stderr,
 # when it could not install something. Nothing is installed that is already there,
@@ -169,14 +171,14 @@ deps_all() {
     deps_debian && deps_test_tools
 }
 
-# deps_client_tools: node, npm, go, java and mvn on the PATH; node and npm from
-# Debian when node is missing; true when all five are there.
+# deps_client_tools: node, npm, go, java, mvn and cargo on the PATH; node and
+# npm from Debian when node is missing; true when all six are there.
 deps_client_tools() {
     local tool rc=0 want
     if ! command -v node >/dev/null 2>&1; then
         DEPS_DEBIAN_PACKAGES="nodejs npm" deps_debian || rc=1
     fi
-    for tool in node npm go java mvn; do
+    for tool in node npm go java mvn cargo; do
         if ! command -v "$tool" >/dev/null 2>&1; then
             deps_log "no $tool on the PATH: the driver tests that need it fail (tests/clients/)"
             rc=1
@@ -214,6 +216,12 @@ deps_clients() {
     if command -v mvn >/dev/null 2>&1; then
         (cd "$dir/jdbc" && mvn -B -q compile dependency:build-classpath \
             -Dmdep.outputFile=target/classpath.txt) >&2 || rc=1
+    fi
+    if command -v cargo >/dev/null 2>&1; then
+        (cd "$dir/rust" && cargo fetch --locked) >&2 || rc=1
+    else
+        deps_log "no cargo: the tokio-postgres tests cannot run"
+        rc=1
     fi
     return $rc
 }

@@ -564,7 +564,10 @@ typedef struct GrantStmt {
 typedef enum TransactionKind {
     TRANS_BEGIN, TRANS_COMMIT, TRANS_ROLLBACK, TRANS_START,
     TRANS_SET,              /* SET TRANSACTION */
-    TRANS_SET_SESSION       /* SET SESSION CHARACTERISTICS AS TRANSACTION */
+    TRANS_SET_SESSION,      /* SET SESSION CHARACTERISTICS AS TRANSACTION */
+    TRANS_SAVEPOINT,        /* SAVEPOINT name */
+    TRANS_RELEASE,          /* RELEASE [SAVEPOINT] name */
+    TRANS_ROLLBACK_TO       /* ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name */
 } TransactionKind;
 
 /* A transaction's isolation level as written; XACT_ISO_DEFAULT: none. */
@@ -591,6 +594,7 @@ typedef struct TransactionStmt {
     TransactionKind kind;
     XactModes       modes;      /* BEGIN, START TRANSACTION, SET ... */
     bool            chain;      /* COMMIT / ROLLBACK AND CHAIN */
+    const char     *savepoint;  /* SAVEPOINT, RELEASE, ROLLBACK TO: its name */
 } TransactionStmt;
 
 /* DEALLOCATE [PREPARE] name | ALL: name NULL for ALL. */

@@ -42,6 +42,7 @@
  *   stream_commit_mode_set, stream_commit_stats
  *   result_log_begin, result_log_add, result_log_end, result_log_free
  *   rel_purge               every row of a dropped (or new) relation
+ *   rel_disk_bytes          the bytes a relation takes, for pg_relation_size
  *
  * All of these may run on any thread; the per-stream end offsets are kept
  * under a mutex.  The end offsets, row ids and the commit policy are the
@@ -210,5 +211,13 @@ void result_log_free(ResultLog *l);
  * in one synced write and forgets its counters: for DROP, and for CREATE in case a crash left rows
  * under a reused oid. */
 int  rel_purge(StateStore *st, const CatRelation *rel, SlError *err);
+
+/* The bytes rel takes in the store, as pg_relation_size reports them:
+ * RocksDB's estimate of its keys in the table files (state_prefix_disk_bytes
+ * over each of its key spaces: compressed, what is still only in the
+ * memtable not yet counted), and for a stream the bytes of its retained
+ * chunks as their index records them (the chunks of 16 KiB and more live in
+ * blob files, which the estimate leaves out).  0 on an error. */
+uint64_t rel_disk_bytes(StateStore *st, const CatRelation *rel);
 
 #endif /* SLUICE_RELSTORE_H */

@@ -256,6 +256,9 @@ struct RtRun;
 struct StateTx *rt_xact_new(void);
 void      rt_xact_free(struct StateTx *tx);
 bool      rt_xact_empty(const struct StateTx *tx);
+/* How many writes the block's buffer took so far (txbuf.h's
+ * state_tx_writes): a savepoint's mark. */
+uint64_t  rt_xact_writes(const struct StateTx *tx);
 void      rt_run_set_xact(struct RtRun *r, struct StateTx *tx);
 /* On the loop, where DDL runs, before the commit: 40001 (-1, err set)
  * when a relation the block wrote was dropped or replaced since. */

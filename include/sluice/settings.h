@@ -1,15 +1,18 @@
 /*
  * settings.h -- a session's run-time parameters (PostgreSQL's GUCs):
  * application_name, client_encoding, DateStyle, IntervalStyle, TimeZone,
- * search_path, extra_float_digits, the timeouts, standard_conforming_strings
- * and the read-only ones (server_version, server_encoding, ...).
+ * search_path, extra_float_digits, the timeouts, standard_conforming_strings,
+ * the transaction modes (the server's) and the read-only ones (server_version, server_encoding, ...).
  *
  *   settings_new, settings_free     one session's values, at their defaults
  *   settings_set                    SET [LOCAL] / RESET / a startup option
  *   settings_reset_all              RESET ALL
+ *   settings_changes                a count of the changes, for savepoints
  *   settings_parse_args             the words after SET name TO, flattened
  *   settings_get                    SHOW name, current_setting(name)
+ *   settings_xact_value             SET transaction_isolation's value
  *   settings_count, settings_nth    SHOW ALL (sorted by name)
+ *   settings_info                   what pg_settings says of one
  *   settings_xact_begin, _end       SET LOCAL ends with the block; ROLLBACK
  *                                   undoes the block's SETs
  *   settings_next_report            reported parameters that changed since
@@ -54,7 +57,9 @@ typedef enum SetTimeout {
 
 SlSettings *settings_new(const char *user);
 /* Sets a read-only parameter the server knows only later (is_superuser,
- * once the role is known), before it is reported. */
+ * once the role is known), before it is reported, or a transaction mode
+ * (transaction_isolation, transaction_read_only) the server's transaction
+ * statements changed. */
 void        settings_set_fixed(SlSettings *s, const char *name, const char *value);
 void        settings_free(SlSettings *s);
 
@@ -67,6 +72,9 @@ void        settings_free(SlSettings *s);
 int settings_set(SlSettings *s, const char *name, const char *value, SetScope scope,
                  bool in_block, const char **warning, SlError *err);
 void settings_reset_all(SlSettings *s, bool in_block);
+/* How many times settings_set and settings_reset_all changed s so far: a
+ * savepoint's mark (server/session.c). */
+uint64_t settings_changes(const SlSettings *s);
 
 /* Flattens the text after "SET name" (TO / = and a comma-separated list of
  * identifiers, strings and numbers, or DEFAULT) as PostgreSQL's
@@ -79,9 +87,31 @@ int settings_parse_args(Arena *a, const char *name, const char *text, size_t len
  * PostgreSQL spells it ("TimeZone").  NULL with 42704 when unknown. */
 const char *settings_get(const SlSettings *s, const char *name, const char **canon,
                          SlError *err);
+/* The position of value among the choices of the transaction mode name
+ * (transaction_isolation, PostgreSQL's order: 0 serializable, 1 repeatable
+ * read, 2 read committed, 3 read uncommitted; transaction_read_only: 0
+ * off, 1 on), for
+ * the server's SET of them, which SET TRANSACTION's rules govern (settings_set
+ * refuses them with 55P02); -1 with 22023 when value is none of them. */
+int  settings_xact_value(const char *name, const char *value, SlError *err);
 int  settings_count(void);
 void settings_nth(const SlSettings *s, int i, const char **name, const char **value,
                   const char **description);
+
+/* What pg_settings says of parameter i besides its value: PostgreSQL's
+ * vartype (bool, integer, enum, string), context (user, superuser,
+ * internal), unit (ms, kB or NULL), range (integers) and enumvals (an
+ * array literal, enums), and setting, the value in the unit (statement_timeout
+ * '5s' is 5000 ms) in a, or NULL when it is the value itself. */
+typedef struct SettingInfo {
+    const char *vartype, *context, *unit;
+    bool        has_range;
+    int         min, max;
+    const char *enumvals;
+    const char *setting;
+    bool        changed;    /* not the default */
+} SettingInfo;
+void settings_info(const SlSettings *s, int i, Arena *a, SettingInfo *out);
 
 void settings_xact_begin(SlSettings *s);
 /* Whether a transaction block is open (between settings_xact_begin and _end). */

@@ -45,6 +45,10 @@ typedef struct SysHooks {
     int               (*check_select)(void *arg, const CatRelation *rel, SlError *err);
     /* The running continuous queries (cq.h), or NULL before they start. */
     struct CqRuntime *(*cq_runtime)(void *arg);
+    /* The bytes a user relation takes in the state store (relstore.h's
+     * rel_disk_bytes), or with rel NULL the whole store's table files:
+     * pg_relation_size and friends, pg_database_size. */
+    uint64_t          (*relation_bytes)(void *arg, const CatRelation *rel);
 } SysHooks;
 
 /* A Syscat over cat (NULL: no user relations), with the runtime's hooks

@@ -3,6 +3,7 @@
  *
  *   state_tx_new, state_tx_free      a block's buffer (the session's)
  *   state_tx_empty, state_tx_bytes   anything to write; the bytes it holds
+ *   state_tx_writes     how many writes it took so far (savepoints)
  *   state_tx_check_budget            53200 past a limit (statement_mem)
  *   state_tx_lookup     a table row's key as the block left it
  *   state_tx_write      a table row's put or delete, buffered
@@ -44,6 +45,9 @@ StateTx *state_tx_new(void);
 void     state_tx_free(StateTx *tx);
 bool     state_tx_empty(const StateTx *tx);
 size_t   state_tx_bytes(const StateTx *tx);
+/* The writes (puts, deletes, appends) the buffer took so far: a savepoint
+ * keeps it to tell whether the block wrote since (0 for NULL). */
+uint64_t state_tx_writes(const StateTx *tx);
 
 /* 0 while the buffer holds at most limit bytes (0: no limit), else -1
  * with err set: 53200, the block's writes past statement_mem. */

@@ -13,7 +13,8 @@
  *   ex_array_any_fn              x op ANY / ALL (a): Expr.subkind the
  *                                comparison (ExArrayCmp), negate: ALL
  *
- * The kernels read their array arguments' element type from the call's
+ * Among the functions, string_to_array and parse_ident make text[] from
+ * text.  The kernels read their array arguments' element type from the call's
  * argument expressions (e->args[k]->type), never from the bytes.  Arrays
  * they make live in the batch arena (cx->arena).
  */
@@ -285,6 +286,112 @@ static void add_piece(ArrayBuild *b, Vector *v, const char *p, size_t len, const
     v->v.str[0].ptr = p;
     v->v.str[0].len = (uint32_t)len;
     array_build_add(b, v, 0);
+}
+
+static bool ident_start(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
+}
+
+static bool ident_cont(unsigned char c)
+{
+    return ident_start(c) || (c >= '0' && c <= '9') || c == '$';
+}
+
+static int not_identifier(EvalCtx *cx, const SlStr *s, const char *detail)
+{
+    sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE, "string is not a valid identifier: \"%.*s\"",
+             (int)s->len, s->ptr);
+    if (detail != NULL)
+        sl_error_detail(cx->err, "%s", detail);
+    return -1;
+}
+
+/* parse_ident(qualified [, strict]): the names of a qualified identifier
+ * as PostgreSQL's parser reads them (unquoted ones in lower case, "" in a
+ * quoted one a "), 22023 for what is none; not strict, what follows the
+ * last name is ignored. */
+static KERNEL(k_parse_ident)
+{
+    Vector v;
+    vector_init(&v, cx->arena, sl_type(TYPE_TEXT), 1, true);
+    FOR_SEL(sel, n, {
+        const SlStr *s = &args[0].v.str[i];
+        bool strict = e->nargs < 2 || args[1].v.b[i];
+        const char *p = s->ptr, *end = s->ptr + s->len;
+        bool after_dot = false;
+        ArrayBuild b;
+        array_build_begin(&b, TYPE_TEXT);
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+            p++;
+        for (;;) {
+            bool missing = true;
+            if (p < end && *p == '"') {
+                StrBuf name;
+                strbuf_init(&name);
+                p++;
+                for (;;) {
+                    const char *q = memchr(p, '"', (size_t)(end - p));
+                    if (q == NULL) {
+                        strbuf_free(&name);
+                        array_build_finish(&b, cx->arena, &out->v.str[i]);
+                        return not_identifier(cx, s, "String has unclosed double quotes.");
+                    }
+                    strbuf_append(&name, p, (size_t)(q - p));
+                    p = q + 1;
+                    if (p < end && *p == '"') {
+                        strbuf_putc(&name, '"');
+                        p++;
+                        continue;
+                    }
+                    break;
+                }
+                if (name.len == 0) {
+                    strbuf_free(&name);
+                    array_build_finish(&b, cx->arena, &out->v.str[i]);
+                    return not_identifier(cx, s, "Quoted identifier must not be empty.");
+                }
+                add_piece(&b, &v, arena_strndup(cx->arena, name.data, name.len), name.len, NULL,
+                          i, false);
+                strbuf_free(&name);
+                missing = false;
+            } else if (p < end && ident_start((unsigned char)*p)) {
+                const char *start = p++;
+                while (p < end && ident_cont((unsigned char)*p))
+                    p++;
+                char *low = arena_strndup(cx->arena, start, (size_t)(p - start));
+                for (char *c = low; *c; c++)
+                    if (*c >= 'A' && *c <= 'Z')
+                        *c = (char)(*c - 'A' + 'a');
+                add_piece(&b, &v, low, (size_t)(p - start), NULL, i, false);
+                missing = false;
+            }
+            if (missing) {
+                array_build_finish(&b, cx->arena, &out->v.str[i]);
+                if (p < end && *p == '.')
+                    return not_identifier(cx, s, "No valid identifier before \".\".");
+                return not_identifier(cx, s, after_dot ? "No valid identifier after \".\"." : NULL);
+            }
+            while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+                p++;
+            if (p < end && *p == '.') {
+                after_dot = true;
+                p++;
+                while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+                    p++;
+            } else if (p == end) {
+                break;
+            } else {
+                if (strict) {
+                    array_build_finish(&b, cx->arena, &out->v.str[i]);
+                    return not_identifier(cx, s, NULL);
+                }
+                break;
+            }
+        }
+        array_build_finish(&b, cx->arena, &out->v.str[i]);
+    });
+    return 0;
 }
 
 /* string_to_array(s, sep [, null_string]): s split at each sep; a NULL
@@ -575,6 +682,8 @@ static const FuncDesc array_funcs[] = {
     AF("array_to_string", false, 2, TX, k_array_to_string, 0, ARR, TX, 0),
     AF("array_to_string", false, 3, TX, k_array_to_string, NS, ARR, TX, TX),
     AF("string_to_array", false, 2, ARR, k_string_to_array, NS, TX, TX, 0),
+    AF("parse_ident", false, 1, ARR, k_parse_ident, 0, TX),
+    AF("parse_ident", false, 2, ARR, k_parse_ident, 0, TX, B),
     AF("string_to_array", false, 3, ARR, k_string_to_array, NS, TX, TX, TX),
     /* operators */
     AF("||", true, 2, ARR, k_array_cat, NS, ARR, ARR, 0),

@@ -596,5 +596,10 @@ const FuncDesc *ex_func_variadic(const char *name)
     for (size_t k = lo; k < hi; k++)
         if (func_table[func_index[k]].flags & FUNC_VARIADIC)
             return &func_table[func_index[k]];
+    for (int t = 0; t < nextra; t++)
+        for (size_t k = 0; k < extra[t].n; k++)
+            if (!extra[t].t[k].is_op && (extra[t].t[k].flags & FUNC_VARIADIC) &&
+                strcmp(extra[t].t[k].name, name) == 0)
+                return &extra[t].t[k];
     return NULL;
 }

@@ -11,7 +11,7 @@
  *                      off the loop under the modify lock (copy.c)
  *   rt_append_new_copy_part   a COPY into a table: a full part of its rows
  *                      sorted into a run file off the loop (copy.c)
- *   rt_xact_new, rt_xact_free, rt_xact_empty   a block's buffer, for the
+ *   rt_xact_new, rt_xact_free, rt_xact_empty, rt_xact_writes   a block's buffer, for the
  *                      server (txbuf.h's StateTx)
  *   rt_xact_check_relations   on the loop, before a COMMIT: 40001 when a
  *                      relation the block wrote was dropped meanwhile
@@ -112,6 +112,11 @@ StateTx *rt_xact_new(void)
 void rt_xact_free(StateTx *tx)
 {
     state_tx_free(tx);
+}
+
+uint64_t rt_xact_writes(const StateTx *tx)
+{
+    return state_tx_writes(tx);
 }
 
 bool rt_xact_empty(const StateTx *tx)

@@ -1122,7 +1122,8 @@ static int acl_answer(Catalog *cat, const AclQuestion *q, SlError *err)
                 if (sl == 6 && strncmp(name, "public", 6) == 0)
                     name = dot + 1;
                 else if ((sl == 10 && strncmp(name, "pg_catalog", 10) == 0) ||
-                         (sl == 18 && strncmp(name, "information_schema", 18) == 0))
+                         (sl == 18 && strncmp(name, "information_schema", 18) == 0) ||
+                         (sl == 3 && strncmp(name, "sys", 3) == 0))
                     system = true;
                 else
                     return sl_error(err, ERRCODE_INVALID_SCHEMA_NAME,
@@ -1144,7 +1145,8 @@ static int acl_answer(Catalog *cat, const AclQuestion *q, SlError *err)
             if (strcmp(q->object, "public") == 0)
                 a.owner_like = true;
             else if (strcmp(q->object, "pg_catalog") != 0 &&
-                     strcmp(q->object, "information_schema") != 0)
+                     strcmp(q->object, "information_schema") != 0 &&
+                     strcmp(q->object, "sys") != 0)
                 return sl_error(err, ERRCODE_INVALID_SCHEMA_NAME,
                                 "schema \"%s\" does not exist", q->object);
         } else {

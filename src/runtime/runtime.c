@@ -106,7 +106,15 @@ static struct CqRuntime *sys_cq_runtime(void *arg)
     return rt != NULL ? rt->cq : NULL;
 }
 
-static const SysHooks sys_hooks = {sys_check_select, sys_cq_runtime};
+static uint64_t sys_relation_bytes(void *arg, const CatRelation *rel)
+{
+    const Runtime *rt = arg;
+    if (rt == NULL || rt->st == NULL)
+        return 0;
+    return rel != NULL ? rel_disk_bytes(rt->st, rel) : state_disk_bytes(rt->st);
+}
+
+static const SysHooks sys_hooks = {sys_check_select, sys_cq_runtime, sys_relation_bytes};
 
 int rt_init(Runtime *rt)
 {

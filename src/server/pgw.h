@@ -180,6 +180,8 @@ struct Conn {
     bool        xact_queried;   /* a query ran in the block: its modes are fixed */
     int         xact_isolation; /* the block's XactIsolation (ast.h) */
     struct StateTx *tx;         /* the open block's buffered writes (txbuf.h) */
+    struct Savepoint *savepoints;   /* the block's, oldest first (session.c) */
+    int         nsavepoints, capsavepoints;
     bool        skip_to_sync;   /* extended protocol: after an error */
     struct SimpleQuery *sq;     /* a Query string stopped at a COPY FROM STDIN */
     RtCopy     *copy;           /* copy-in mode: the COPY being fed */

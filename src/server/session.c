@@ -98,6 +98,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #define SERVER_VERSION "15.0"
 /* How long one connection may handle messages in one loop turn before the
@@ -405,14 +406,15 @@ static void send_command_complete(Conn *c, const char *tag)
     pgw_end(&c->out, m);
 }
 
-/* The statements a failed transaction block accepts: COMMIT and ROLLBACK
- * (END, ABORT; PostgreSQL's IsTransactionExitStmt). */
+/* The statements a failed transaction block accepts: COMMIT, ROLLBACK
+ * (END, ABORT) and ROLLBACK TO SAVEPOINT (PostgreSQL's
+ * IsTransactionExitStmt). */
 static bool is_xact_exit(const Node *stmt)
 {
     if (!IS_A(stmt, TransactionStmt))
         return false;
     TransactionKind k = ((const TransactionStmt *)stmt)->kind;
-    return k == TRANS_COMMIT || k == TRANS_ROLLBACK;
+    return k == TRANS_COMMIT || k == TRANS_ROLLBACK || k == TRANS_ROLLBACK_TO;
 }
 
 /* Checks a statement's transaction modes against what sluice gives: each
@@ -433,19 +435,132 @@ static int xact_modes_check(const XactModes *m, SlError *err)
     return 0;
 }
 
+/* A savepoint of the open block: its name and what the block had done
+ * when it was set (its buffer's writes, the session's setting changes),
+ * which ROLLBACK TO compares with now. */
+struct Savepoint {
+    char     *name;
+    uint64_t  writes;
+    uint64_t  sets;
+};
+
+/* Forgets the block's savepoints (its end, or a new block). */
+static void savepoints_clear(Conn *c)
+{
+    for (int i = 0; i < c->nsavepoints; i++)
+        sl_free(c->savepoints[i].name);
+    c->nsavepoints = 0;
+}
+
+/* The newest savepoint named name, or -1 (3B001 in err). */
+static int savepoint_find(const Conn *c, const char *name, SlError *err)
+{
+    for (int i = c->nsavepoints - 1; i >= 0; i--)
+        if (strcmp(c->savepoints[i].name, name) == 0)
+            return i;
+    sl_error(err, ERRCODE_S_E_INVALID_SPECIFICATION, "savepoint \"%s\" does not exist", name);
+    return -1;
+}
+
+/* SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO [SAVEPOINT], as
+ * PostgreSQL's: only in a block (25P01); RELEASE forgets the savepoint and
+ * the ones after it, ROLLBACK TO the ones after it and ends the failure of
+ * a failed block.  The block's buffer has no undo (txbuf.h): ROLLBACK TO a
+ * savepoint after which the block wrote rows or changed a setting (SET,
+ * set_config) is refused
+ * (0A000), as the block cannot be put back as it was; ROLLBACK of the whole
+ * block can.  Returns 0 with tag set, or -1 with err set. */
+static int run_savepoint(Conn *c, const TransactionStmt *s, char *tag, size_t tagsize,
+                         SlError *err)
+{
+    static const char *const what[] = {[TRANS_SAVEPOINT] = "SAVEPOINT",
+                                       [TRANS_RELEASE] = "RELEASE SAVEPOINT",
+                                       [TRANS_ROLLBACK_TO] = "ROLLBACK TO SAVEPOINT"};
+    if (c->xact == 'I')
+        return sl_error(err, ERRCODE_NO_ACTIVE_SQL_TRANSACTION,
+                        "%s can only be used in transaction blocks", what[s->kind]);
+    if (s->kind == TRANS_SAVEPOINT) {
+        if (c->nsavepoints == c->capsavepoints) {
+            c->capsavepoints = c->capsavepoints ? c->capsavepoints * 2 : 4;
+            c->savepoints = sl_realloc(c->savepoints,
+                                       sizeof(struct Savepoint) * (size_t)c->capsavepoints);
+        }
+        c->savepoints[c->nsavepoints++] =
+            (struct Savepoint){sl_strdup(s->savepoint), rt_xact_writes(c->tx),
+                               settings_changes(c->settings)};
+        snprintf(tag, tagsize, "SAVEPOINT");
+        return 0;
+    }
+    int i = savepoint_find(c, s->savepoint, err);
+    if (i < 0)
+        return -1;
+    if (s->kind == TRANS_RELEASE) {
+        for (int k = i; k < c->nsavepoints; k++)
+            sl_free(c->savepoints[k].name);
+        c->nsavepoints = i;
+        snprintf(tag, tagsize, "RELEASE");
+        return 0;
+    }
+    const struct Savepoint *sp = &c->savepoints[i];
+    bool set = settings_changes(c->settings) != sp->sets;
+    if (rt_xact_writes(c->tx) != sp->writes || set) {
+        sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                 "ROLLBACK TO SAVEPOINT is not supported after the block %s since the savepoint",
+                 set ? "changed a setting" : "wrote rows");
+        sl_error_hint(err, "ROLLBACK the whole transaction block.");
+        return -1;
+    }
+    for (int k = i + 1; k < c->nsavepoints; k++)
+        sl_free(c->savepoints[k].name);
+    c->nsavepoints = i + 1;
+    c->xact = 'T';
+    snprintf(tag, tagsize, "ROLLBACK");
+    return 0;
+}
+
+/* The isolation levels in the order of settings_xact_value's choices. */
+static const XactIsolation xact_levels[] = {XACT_SERIALIZABLE, XACT_REPEATABLE_READ,
+                                            XACT_READ_COMMITTED, XACT_READ_UNCOMMITTED};
+
+/* Makes transaction_isolation and transaction_read_only (SHOW,
+ * current_setting) say the block's modes, or outside a block the defaults
+ * the next one gets. */
+static void xact_show(Conn *c)
+{
+    static const char *const names[] = {"serializable", "repeatable read", "read committed",
+                                        "read uncommitted"};
+    const char *iso = settings_get(c->settings, "default_transaction_isolation", NULL, NULL);
+    bool ro = false;
+    if (c->xact != 'I') {
+        for (size_t k = 0; k < SL_ARRAY_LEN(xact_levels); k++)
+            if ((int)xact_levels[k] == c->xact_isolation)
+                iso = names[k];
+        ro = c->xact_read_only;
+    }
+    settings_set_fixed(c->settings, "transaction_isolation", iso);
+    settings_set_fixed(c->settings, "transaction_read_only", ro ? "on" : "off");
+}
+
 /* Starts a transaction block: BEGIN's, or the next one of AND CHAIN,
- * which keeps the modes of the one before. */
+ * which keeps the modes of the one before; BEGIN's isolation level is
+ * default_transaction_isolation. */
 static void xact_start(Conn *c, bool chain)
 {
     rt_xact_free(c->tx);
     c->tx = rt_xact_new();
+    savepoints_clear(c);
     settings_xact_begin(c->settings);
     c->xact = 'T';
     c->xact_queried = false;
     if (!chain) {
+        const char *def = settings_get(c->settings, "default_transaction_isolation", NULL, NULL);
+        SlError ignored = {0};
+        int k = settings_xact_value("transaction_isolation", def, &ignored);
+        sl_error_clear(&ignored);
         c->xact_read_only = false;
-        c->xact_isolation = XACT_READ_COMMITTED;
+        c->xact_isolation = k == 3 ? XACT_READ_UNCOMMITTED : XACT_READ_COMMITTED;
     }
+    xact_show(c);
 }
 
 /* Applies modes to the block, with PostgreSQL's checks: once a query ran
@@ -464,6 +579,7 @@ static int xact_modes_apply(Conn *c, const XactModes *m, SlError *err)
                         "transaction read-write mode must be set before any query");
     if (m->read_only != XACT_UNSET)
         c->xact_read_only = m->read_only == XACT_ON;
+    xact_show(c);
     return 0;
 }
 
@@ -475,6 +591,10 @@ static int run_transaction(Conn *c, const TransactionStmt *s, char *tag, size_t 
 {
     bool in_block = c->xact != 'I';
     switch (s->kind) {
+    case TRANS_SAVEPOINT:
+    case TRANS_RELEASE:
+    case TRANS_ROLLBACK_TO:
+        return run_savepoint(c, s, tag, tagsize, err);
     case TRANS_BEGIN:
     case TRANS_START:
         if (xact_modes_check(&s->modes, err) < 0)
@@ -504,6 +624,7 @@ static int run_transaction(Conn *c, const TransactionStmt *s, char *tag, size_t 
          * block; ROLLBACK also undoes its SETs. */
         bool commit = s->kind == TRANS_COMMIT && c->xact == 'T';
         settings_xact_end(c->settings, commit);
+        savepoints_clear(c);
         c->xact = 'I';
         /* the block's writes: the caller commits them; ROLLBACK drops them */
         if (commit && !rt_xact_empty(c->tx))
@@ -515,6 +636,7 @@ static int run_transaction(Conn *c, const TransactionStmt *s, char *tag, size_t 
             xact_start(c, true);
         else
             c->xact_read_only = false;
+        xact_show(c);
         snprintf(tag, tagsize, "%s", commit ? "COMMIT" : "ROLLBACK");
         return 0;
     }
@@ -537,6 +659,15 @@ static int run_transaction(Conn *c, const TransactionStmt *s, char *tag, size_t 
                         "read-only sessions are not supported");
             sl_error_hint(err, "Use BEGIN READ ONLY for a read-only transaction block.");
             return -1;
+        }
+        if (s->modes.isolation != XACT_ISO_DEFAULT) {
+            /* default_transaction_isolation, as a SET of it (ROLLBACK undoes it) */
+            const char *level = s->modes.isolation == XACT_READ_UNCOMMITTED ? "read uncommitted"
+                                                                            : "read committed";
+            if (settings_set(c->settings, "default_transaction_isolation", level, SET_SESSION,
+                             in_block, NULL, err) < 0)
+                return -1;
+            xact_show(c);
         }
         snprintf(tag, tagsize, "SET");
         return 0;
@@ -642,6 +773,22 @@ static int run_setting(Conn *c, RtSetKind kind, const char *name, const char *va
         snprintf(tag, tagsize, "SHOW");
         return 0;
     }
+    if (kind == RT_SET && value != NULL && (strcasecmp(name, "transaction_isolation") == 0 ||
+                                            strcasecmp(name, "transaction_read_only") == 0)) {
+        /* SET TRANSACTION's: the block's mode, and outside a block nothing */
+        int k = settings_xact_value(name, value, err);
+        if (k < 0)
+            return -1;
+        XactModes m = {XACT_ISO_DEFAULT, -1, XACT_UNSET, -1, XACT_UNSET};
+        if (strcasecmp(name, "transaction_isolation") == 0)
+            m.isolation = xact_levels[k];
+        else
+            m.read_only = k ? XACT_ON : XACT_OFF;
+        if (xact_modes_check(&m, err) < 0 || (in_block && xact_modes_apply(c, &m, err) < 0))
+            return -1;
+        snprintf(tag, tagsize, "SET");
+        return 0;
+    }
     int rc;
     if (kind == RT_RESET && strcmp(name, "all") == 0) {
         settings_reset_all(c->settings, in_block);
@@ -654,6 +801,7 @@ static int run_setting(Conn *c, RtSetKind kind, const char *name, const char *va
         return -1;
     if (warning != NULL)
         send_notice(c, "WARNING", ERRCODE_NO_ACTIVE_SQL_TRANSACTION, warning);
+    xact_show(c);       /* a new default_transaction_isolation */
     snprintf(tag, tagsize, "%s", kind == RT_RESET ? "RESET" : "SET");
     return 0;
 }
@@ -2390,6 +2538,9 @@ void session_free(Conn *c)
     names_clear(&c->stmts, stmt_release_entry);
     rt_xact_free(c->tx);       /* an open block's writes are dropped */
     c->tx = NULL;
+    savepoints_clear(c);
+    sl_free(c->savepoints);
+    c->savepoints = NULL;
     auth_conn_free(c);
     settings_free(c->settings);
     sl_free(c->user);

@@ -1307,7 +1307,7 @@ int an_statement(Analyze *an, Node *stmt, Query *q)
         /* Run by the server (src/server/session.c), which owns the
          * transaction state. */
         static const char *const tags[] = {"BEGIN", "COMMIT", "ROLLBACK", "START TRANSACTION",
-                                           "SET", "SET"};
+                                           "SET", "SET", "SAVEPOINT", "RELEASE", "ROLLBACK"};
         q->kind = QUERY_UTILITY;
         q->tag = tags[((TransactionStmt *)stmt)->kind];
         return 0;

@@ -115,7 +115,7 @@ bool an_array_routes(const char *name, bool is_op, Expr **args, int n)
         /* text where the array goes: the catalog's int2vector and oidvector
          * columns, kept as text, which pgfuncs.c's text forms read */
         return n == 0 || (args[0]->type.id != TYPE_TEXT && args[0]->type.id != TYPE_VARCHAR) ||
-               strcmp(name, "string_to_array") == 0;
+               strcmp(name, "string_to_array") == 0 || strcmp(name, "parse_ident") == 0;
     }
     for (int k = 0; k < n; k++)
         if (args[k]->type.id == TYPE_ARRAY)

@@ -533,6 +533,43 @@ static int range_srf(Analyze *an, RangeFunction *rf, Expr **args, FromItem *out)
     return 0;
 }
 
+/* Whether a set-returning function of that name takes n arguments. */
+static bool is_srf_name(const char *name, int n)
+{
+    const FuncDesc *cands[16];
+    int k = ex_func_candidates(name, false, n, cands, (int)SL_ARRAY_LEN(cands));
+    for (int i = 0; i < k; i++)
+        if (cands[i]->flags & FUNC_SRF)
+            return true;
+    return strcmp(name, "generate_series") == 0 || strcmp(name, "unnest") == 0;
+}
+
+/* A function that returns one value, in FROM (string_to_array(...) s, as
+ * Grafana's query editor writes it): PostgreSQL's one-row range of one
+ * column named as the range, which is (SELECT f(...) AS alias) AS alias. */
+static int range_scalar_function(Analyze *an, RangeFunction *rf, FromItem *out)
+{
+    const char *refname = rf->alias ? rf->alias : rf->func->name;
+    ResTarget *rt = ARENA_NEW(an->a, ResTarget);
+    rt->hdr.tag = T_ResTarget;
+    rt->hdr.location = rf->hdr.location;
+    rt->name = refname;
+    rt->val = &rf->func->hdr;
+    SelectStmt *sel = ARENA_NEW(an->a, SelectStmt);
+    sel->hdr.tag = T_SelectStmt;
+    sel->hdr.location = rf->hdr.location;
+    sel->targets = list_append(an->a, NULL, rt);
+    sel->op = SETOP_NONE;
+    sel->paren_loc = -1;
+    RangeSubselect *rs = ARENA_NEW(an->a, RangeSubselect);
+    rs->hdr.tag = T_RangeSubselect;
+    rs->hdr.location = rf->hdr.location;
+    rs->subquery = sel;
+    rs->alias = refname;
+    rs->colnames = rf->colnames;
+    return range_subselect(an, rs, out);
+}
+
 /* generate_series(start, stop [, step]) over integers and unnest(array),
  * the functions FROM takes (and range_srf's): their arguments may read
  * enclosing queries (a correlated subquery), not the FROM items beside
@@ -542,10 +579,29 @@ static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
     FuncCall *f = rf->func;
     int loc = rf->hdr.location, n = list_len(f->args);
     bool unnest = strcmp(f->name, "unnest") == 0 && n == 1;
+    if (n == 0 && !rf->ordinality && an->cat != NULL && an->cat->lookup_system != NULL &&
+        (f->qual == NULL ||
+         (list_len(f->qual) == 1 && strcmp(list_nth(f->qual, 0), "pg_catalog") == 0))) {
+        /* a catalog function of several columns (pg_get_keywords()): the
+         * system relation "name()" that holds its rows (src/syscat) */
+        const char *rows = arena_printf(an->a, "%s()", f->name);
+        if (an->cat->lookup_system(an->cat->system_ctx, "pg_catalog", rows) != NULL) {
+            RangeVar *rv = ARENA_NEW(an->a, RangeVar);
+            rv->hdr = rf->hdr;
+            rv->hdr.tag = T_RangeVar;
+            rv->schema = "pg_catalog";
+            rv->name = rows;
+            rv->alias = rf->alias ? rf->alias : f->name;
+            rv->colnames = rf->colnames;
+            return range_var(an, rv, out);
+        }
+    }
     if (f->over || f->star || f->distinct || f->filter)
         return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
                            "only set-returning functions and unnest(array) are supported in "
                            "FROM");
+    if (!unnest && !rf->ordinality && !is_srf_name(f->name, n))
+        return range_scalar_function(an, rf, out);
     Expr **args = arena_zalloc(an->a, sizeof(Expr *) * (size_t)(n > 3 ? n : 3));
     bool wide = false;
     /* the arguments see the enclosing queries only (an empty level of
@@ -832,6 +888,17 @@ static int find_column(Analyze *an, Scope *s, const char *qual, const char *col,
     return found;
 }
 
+/* Whether s has a FROM item of rel under the name qual (no alias). */
+static bool scope_has_relation(const Scope *s, const CatRelation *rel, const char *qual)
+{
+    for (int i = 0; i < list_len(s->items); i++) {
+        const ScopeItem *it = list_nth(s->items, i);
+        if (it->rel == rel && it->rel_visible && strcmp(it->refname, qual) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* The range a qualifier could have meant when it names a relation that
  * has an alias here: PostgreSQL's "invalid reference" error. */
 static bool hidden_by_alias(Analyze *an, Scope *scope, const char *qual, int loc)
@@ -868,14 +935,25 @@ Expr *an_column_ref(Analyze *an, ColumnRef *c)
         return NULL;
     }
     const char *qual = n >= 2 ? list_nth(c->names, n - 2) : NULL;
-    if (n > 3 || (n == 3 && strcmp(list_nth(c->names, 0), "public") != 0)) {
-        if (n == 3)
+    if (n > 3) {
+        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc,
+                    "improper qualified name (too many dotted names)");
+        return NULL;
+    }
+    /* schema.table.column (pg_catalog.pg_class.relname, as SQLAlchemy
+     * writes it): a FROM item of that very relation, under its own name */
+    const CatRelation *want = NULL;
+    if (n == 3) {
+        const char *schema = list_nth(c->names, 0);
+        if (an->cat != NULL && strcmp(schema, "public") == 0 && an->cat->lookup != NULL)
+            want = an->cat->lookup(an->cat->ctx, qual);
+        else if (an->cat != NULL && an->cat->lookup_system != NULL)
+            want = an->cat->lookup_system(an->cat->system_ctx, schema, qual);
+        if (want == NULL) {
             sl_error_at(an->err, ERRCODE_UNDEFINED_TABLE, loc,
                         "missing FROM-clause entry for table \"%s\"", qual);
-        else
-            sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc,
-                        "improper qualified name (too many dotted names)");
-        return NULL;
+            return NULL;
+        }
     }
     Scope *scope = an->scope;
     /* window_start / window_end of a windowed aggregate */
@@ -889,6 +967,8 @@ Expr *an_column_ref(Analyze *an, ColumnRef *c)
     bool qual_found = false;
     for (Scope *s = scope; s != NULL; s = s->parent) {
         int idx = -1;
+        if (want != NULL && !scope_has_relation(s, want, qual))
+            continue;
         int rc = find_column(an, s, qual, col, loc, &qual_found, &idx);
         if (rc < 0)
             return NULL;

@@ -2,7 +2,7 @@
  * parse_nodes.c -- the AST constructors the grammar's actions call.
  *
  *   make_select, make_transaction, make_variable_set, make_unsupported,
- *   make_unsupported_named, make_deallocate,
+ *   make_unsupported_named, make_deallocate, make_savepoint,
  *   make_res_target, make_star_target, make_range_var       statements
  *   xact_modes_none, xact_modes_merge, xact_mode_isolation,
  *   xact_mode_read_only, xact_mode_deferrable   transaction modes (by value)
@@ -132,6 +132,15 @@ XactModes xact_mode_deferrable(XactFlag deferrable)
 }
 
 /* DEALLOCATE name, or ALL when name is NULL. */
+Node *make_savepoint(Parse *p, const Token *t, TransactionKind kind, const Token *name)
+{
+    TransactionStmt *s = NEW_NODE(p, TransactionStmt, t->offset);
+    s->kind = kind;
+    s->modes = xact_modes_none();
+    s->savepoint = name->z;
+    return &s->hdr;
+}
+
 Node *make_deallocate(Parse *p, const Token *t, const Token *name)
 {
     DeallocateStmt *s = NEW_NODE(p, DeallocateStmt, t->offset);

@@ -110,6 +110,7 @@ XactModes xact_mode_isolation(const Token *t, XactIsolation level);
 XactModes xact_mode_read_only(const Token *t, XactFlag read_only);
 XactModes xact_mode_deferrable(XactFlag deferrable);
 Node *make_deallocate(Parse *p, const Token *t, const Token *name);
+Node *make_savepoint(Parse *p, const Token *t, TransactionKind kind, const Token *name);
 Node *make_variable_set(Parse *p, const Token *t, const Token *name, bool local);
 Node *make_unsupported(Parse *p, const Token *t);
 Node *make_unsupported_named(Parse *p, const Token *t, const char *command);

@@ -9,7 +9,7 @@
  *   stream_scan_open, stream_scan_next
  *   stream_commit_mode_set, stream_commit_mode, stream_commit_stats
  *   result_log_begin, result_log_add, result_log_end, result_log_free
- *   rel_purge
+ *   rel_purge, rel_disk_bytes
  *   rel_counters_new, rel_counters_free, group_commit_new, group_commit_free
  *                      what each StateStore holds for this file (state_int.h)
  *
@@ -1100,6 +1100,30 @@ int rel_purge(StateStore *st, const CatRelation *rel, SlError *err)
     if (rc == 0)
         rc = resfile_remove_all(st, rel->oid, err);
     return rc;
+}
+
+uint64_t rel_disk_bytes(StateStore *st, const CatRelation *rel)
+{
+    /* every key space rel_purge empties, but a stream's chunks ('S') */
+    static const char spaces[] = "TQJMARFDG";
+    uint64_t total = 0;
+    uint8_t prefix[5];
+    for (int i = 0; spaces[i] != '\0'; i++) {
+        make_prefix(prefix, spaces[i], rel->oid);
+        total += state_prefix_disk_bytes(st, prefix, sizeof(prefix));
+    }
+    /* the chunks: the bytes their index entries record (the memtable's too) */
+    make_prefix(prefix, 'R', rel->oid);
+    StateScan *s = state_scan_open(st, prefix, sizeof(prefix));
+    const void *key, *val;
+    size_t klen, vlen;
+    while (state_scan_next(s, &key, &klen, &val, &vlen))
+        if (klen == 13 && vlen == 20)
+            total += get_le64((const uint8_t *)val + 12);
+    SlError ignored = {0};
+    state_scan_close(s, &ignored);
+    sl_error_clear(&ignored);
+    return total;
 }
 
 uint32_t stream_chunk_rows(const StrBuf *chunk)

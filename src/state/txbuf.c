@@ -44,6 +44,7 @@ struct StateTx {
     TxStream           *streams;
     int                 nstreams, capstreams;
     size_t              bytes;
+    uint64_t            writes;     /* puts, deletes and appends so far */
 };
 
 StateTx *state_tx_new(void)
@@ -77,6 +78,11 @@ void state_tx_free(StateTx *tx)
 bool state_tx_empty(const StateTx *tx)
 {
     return tx == NULL || (tx->n == 0 && tx->nstreams == 0);
+}
+
+uint64_t state_tx_writes(const StateTx *tx)
+{
+    return tx != NULL ? tx->writes : 0;
 }
 
 size_t state_tx_bytes(const StateTx *tx)
@@ -202,6 +208,7 @@ int state_tx_write(StateTx *tx, StateStore *st, const CatRelation *rel, const vo
         arena_destroy(&a);
         keep_rel(tx, rel);
     }
+    tx->writes++;
     tx->bytes -= e->vlen;
     sl_free(e->val);
     e->val = val != NULL ? dup_bytes(val, vlen) : NULL;
@@ -282,6 +289,7 @@ void state_tx_append_chunk(StateTx *tx, const CatRelation *rel, StrBuf *chunk)
         s->cap = s->cap ? s->cap * 2 : 4;
         s->chunks = sl_realloc(s->chunks, sizeof(StrBuf) * (size_t)s->cap);
     }
+    tx->writes++;
     StrBuf *c = &s->chunks[s->nchunks++];
     *c = *chunk;
     strbuf_init(chunk);

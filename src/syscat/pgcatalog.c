@@ -1,7 +1,9 @@
 /*
  * pgcatalog.c -- the part of PostgreSQL's catalog that clients read:
  * pg_catalog's tables and views, information_schema's schemata, tables
- * and columns, all over sluice's own catalog (the catalog functions are
+ * and columns, all over sluice's own catalog, and the rows of
+ * pg_get_keywords() (the system relation "pg_get_keywords()", which FROM
+ * reaches as the function's call; the other catalog functions are
  * pgfuncs.c's).
  *
  *   pgcat_register   add the relations (vrel.h) and the functions (the
@@ -19,7 +21,9 @@
  *                                            tells streams apart)
  *   continuous query result    relkind 'm'   MATERIALIZED VIEW
  *   sink                       relkind 'f'   FOREIGN TABLE (no rows to read)
- *   pg_catalog relation        relkind 'r' (pg_roles, pg_user, pg_settings 'v')
+ *   pg_catalog relation        relkind 'r' (pg_roles, pg_user, pg_settings,
+ *                                            pg_tables, pg_views, pg_matviews,
+ *                                            pg_stat_* 'v')
  *   information_schema, sys    relkind 'v'   VIEW
  *   primary key                relkind 'i'   an index "<table>_pkey"
  *
@@ -29,6 +33,8 @@
  * compare and join the same way.
  */
 #include "pgcatalog_int.h"
+#include "sluice/settings.h"
+#include "sql/keywords.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +108,8 @@ static char relkind_of(const Syscat *sc, const CatRelation *rel)
             return 'v';
         return strcmp(rel->name, "pg_roles") == 0 || strcmp(rel->name, "pg_user") == 0 ||
                        strcmp(rel->name, "pg_settings") == 0 ||
+                       strcmp(rel->name, "pg_tables") == 0 || strcmp(rel->name, "pg_views") == 0 ||
+                       strcmp(rel->name, "pg_matviews") == 0 ||
                        strncmp(rel->name, "pg_stat_", 8) == 0 ? 'v' : 'r';
     }
     return 'r';
@@ -341,7 +349,8 @@ static void type_row(VrelRows *r, SlTypeId id, bool array)
     vrel_put_int(r, 0);                                         /* typsubscript */
     vrel_put_int(r, array ? type_oid(id) : 0);                  /* typelem */
     vrel_put_int(r, array ? 0 : pgcat_array_oid(id));                 /* typarray */
-    for (int k = 0; k < 7; k++)                                 /* typinput .. typanalyze */
+    vrel_put_int(r, array ? PGCAT_ARRAY_IN_OID : PGCAT_TYPE_IN_OID(id)); /* typinput */
+    for (int k = 0; k < 6; k++)                                 /* typoutput .. typanalyze */
         vrel_put_int(r, 0);
     vrel_put_text(r, len == 8 || len == 16 || array ? "d" : len == 2 ? "s" : len == 1 ? "c" : "i");
     vrel_put_text(r, len > 0 && !array ? "p" : id == TYPE_NUMERIC && !array ? "m" : "x");
@@ -378,7 +387,7 @@ static void database_row(VrelRows *r, int64_t oid, const char *name)
     vrel_put_int(r, -1);                                        /* datconnlimit */
     vrel_put_int(r, 0);                                         /* datfrozenxid */
     vrel_put_int(r, 0);                                         /* datminmxid */
-    vrel_put_int(r, 0);                                         /* dattablespace */
+    vrel_put_int(r, 1663);                                      /* dattablespace: pg_default */
     vrel_put_text(r, "C");                                      /* datcollate */
     vrel_put_text(r, "C");                                      /* datctype */
     vrel_put_null(r);                                           /* daticulocale */
@@ -464,22 +473,30 @@ static const char *const pg_fixed_settings[][3] = {
     {"lc_ctype", "C", "Preset Options"},
 };
 
+/* A row of pg_settings; info NULL: a string fixed at start (context
+ * internal, or the server's options: postmaster). */
 static void pg_setting_row(VrelRows *r, const char *name, const char *value,
-                           const char *category, const char *desc)
+                           const char *category, const char *desc, const SettingInfo *info,
+                           const char *context)
 {
     vrel_row(r);
     vrel_put_text(r, name);
-    vrel_put_text(r, value);
-    vrel_put_null(r);                                           /* unit */
+    vrel_put_text(r, info && info->setting ? info->setting : value);
+    vrel_put_text(r, info ? info->unit : NULL);                 /* unit */
     vrel_put_text(r, category);
     vrel_put_text(r, desc);
     vrel_put_null(r);                                           /* extra_desc */
-    vrel_put_text(r, "internal");                               /* context */
-    vrel_put_text(r, "string");                                 /* vartype */
-    vrel_put_text(r, "default");                                /* source */
-    vrel_put_null(r);                                           /* min_val */
-    vrel_put_null(r);                                           /* max_val */
-    vrel_put_null(r);                                           /* enumvals */
+    vrel_put_text(r, info ? info->context : context);           /* context */
+    vrel_put_text(r, info ? info->vartype : "string");          /* vartype */
+    vrel_put_text(r, info && info->changed ? "session" : "default"); /* source */
+    if (info != NULL && info->has_range) {
+        vrel_put_int(r, info->min);                             /* min_val */
+        vrel_put_int(r, info->max);                             /* max_val */
+    } else {
+        vrel_put_null(r);
+        vrel_put_null(r);
+    }
+    vrel_put_text(r, info ? info->enumvals : NULL);             /* enumvals */
     vrel_put_text(r, value);                                    /* boot_val */
     vrel_put_text(r, value);                                    /* reset_val */
     vrel_put_null(r);                                           /* sourcefile */
@@ -490,14 +507,29 @@ static void pg_setting_row(VrelRows *r, const char *name, const char *value,
 static void server_setting_cb(const char *name, const char *value, const char *description,
                               void *arg)
 {
-    pg_setting_row(arg, name, value, "sluice", description);
+    pg_setting_row(arg, name, value, "sluice", description, NULL, "postmaster");
 }
 
+/* The session's parameters (settings.h: what SHOW and current_setting
+ * say, with the session's values), then the fixed ones it does not have,
+ * then the server's own. */
 static int produce_settings(VrelRows *r)
 {
-    for (size_t i = 0; i < SL_ARRAY_LEN(pg_fixed_settings); i++)
-        pg_setting_row(r, pg_fixed_settings[i][0], pg_fixed_settings[i][1],
-                       pg_fixed_settings[i][2], "");
+    const SlSettings *cur = settings_current();
+    for (int i = 0; i < settings_count(); i++) {
+        const char *name, *value, *desc;
+        SettingInfo info;
+        settings_nth(cur, i, &name, &value, &desc);
+        settings_info(cur, i, vrel_rows_arena(r), &info);
+        pg_setting_row(r, name, value, "Client Connection Defaults", desc, &info, NULL);
+    }
+    for (size_t i = 0; i < SL_ARRAY_LEN(pg_fixed_settings); i++) {
+        SlError none = {0};
+        if (settings_get(NULL, pg_fixed_settings[i][0], NULL, &none) == NULL)
+            pg_setting_row(r, pg_fixed_settings[i][0], pg_fixed_settings[i][1],
+                           pg_fixed_settings[i][2], "", NULL, "internal");
+        sl_error_clear(&none);
+    }
     sys_settings_foreach(vrel_rows_syscat(r), server_setting_cb, r);
     return 0;
 }
@@ -529,8 +561,8 @@ static int produce_proc(VrelRows *r)
         vrel_put_bool(r, false);                                /* prosecdef */
         vrel_put_bool(r, false);                                /* proleakproof */
         vrel_put_bool(r, !(f->flags & FUNC_NONSTRICT));         /* proisstrict */
-        vrel_put_bool(r, false);                                /* proretset */
-        vrel_put_text(r, "i");                                  /* provolatile */
+        vrel_put_bool(r, (f->flags & FUNC_SRF) != 0);           /* proretset */
+        vrel_put_text(r, (char[]){pgcat_func_volatility(f), 0}); /* provolatile */
         vrel_put_text(r, "s");                                  /* proparallel */
         vrel_put_int(r, f->nargs);                              /* pronargs */
         vrel_put_int(r, 0);                                     /* pronargdefaults */
@@ -657,6 +689,22 @@ static int produce_constraint(VrelRows *r)
     return 0;
 }
 
+/* pg_tablespace: PostgreSQL's two, so that pg_database joins to one (psql's
+ * \l+); sluice keeps every relation in its data directory. */
+static int produce_tablespace(VrelRows *r)
+{
+    static const struct { int oid; const char *name; } spaces[] = {{1663, "pg_default"},
+                                                                   {1664, "pg_global"}};
+    for (size_t i = 0; i < SL_ARRAY_LEN(spaces); i++) {
+        vrel_row(r);
+        vrel_put_int(r, spaces[i].oid);
+        vrel_put_text(r, spaces[i].name);
+        vrel_put_int(r, BOOTSTRAP_ROLE_OID);
+        vrel_put_null(r);
+    }
+    return 0;
+}
+
 static int produce_am(VrelRows *r)
 {
     static const struct { int oid; const char *name; const char *type; } ams[] = {
@@ -695,6 +743,132 @@ static int produce_collation(VrelRows *r)
 static int produce_empty(VrelRows *r)
 {
     SL_UNUSED(r);
+    return 0;
+}
+
+/* ------------------------------------------- pg_tables and their kin */
+
+static const char *owner_name(VrelRows *r, const CatRelation *rel)
+{
+    return pgcat_role_name(vrel_rows_syscat(r), rel->owner ? rel->owner : BOOTSTRAP_ROLE_OID);
+}
+
+/* pg_tables, pg_views, pg_matviews: a row for each relation of relkind
+ * 'r', 'v', 'm' (relkind_of), as PostgreSQL's views over pg_class. */
+typedef struct KindWalk {
+    VrelRows *r;
+    char      kind;
+} KindWalk;
+
+static void kind_cb(const CatRelation *rel, void *arg)
+{
+    KindWalk *w = arg;
+    VrelRows *r = w->r;
+    const Syscat *sc = vrel_rows_syscat(r);
+    if (relkind_of(sc, rel) != w->kind)
+        return;
+    vrel_row(r);
+    vrel_put_text(r, pgcat_namespace_name(pgcat_namespace_of(sc, rel)));   /* schemaname */
+    vrel_put_text(r, rel->name);                                /* tablename / viewname */
+    vrel_put_text(r, owner_name(r, rel));                       /* ...owner */
+    const char *def = rel->kind == REL_QUERY ? sql_redact_secrets(vrel_rows_arena(r), rel->sql)
+                                             : NULL;
+    switch (w->kind) {
+    case 'r':
+        vrel_put_null(r);                                       /* tablespace */
+        vrel_put_bool(r, rel->npk > 0);                         /* hasindexes */
+        vrel_put_bool(r, false);                                /* hasrules */
+        vrel_put_bool(r, false);                                /* hastriggers */
+        vrel_put_bool(r, false);                                /* rowsecurity */
+        break;
+    case 'v':
+        vrel_put_text(r, def);                                  /* definition */
+        break;
+    default:
+        vrel_put_null(r);                                       /* tablespace */
+        vrel_put_bool(r, rel->npk > 0);                         /* hasindexes */
+        vrel_put_bool(r, true);                                 /* ispopulated */
+        vrel_put_text(r, def);                                  /* definition */
+        break;
+    }
+}
+
+static int produce_kind(VrelRows *r, char kind)
+{
+    KindWalk w = {r, kind};
+    all_relations(vrel_rows_syscat(r), kind_cb, &w);
+    return 0;
+}
+
+static int produce_tables(VrelRows *r) { return produce_kind(r, 'r'); }
+static int produce_views(VrelRows *r) { return produce_kind(r, 'v'); }
+static int produce_matviews(VrelRows *r) { return produce_kind(r, 'm'); }
+
+/* pg_stat_user_tables: a row for each user table, stream and result
+ * table (not sinks, as PostgreSQL's leaves out foreign tables); sluice keeps none of PostgreSQL's scan, tuple and vacuum
+ * counters, so they are NULL (unknown), not 0. */
+static void stat_user_cb(const CatRelation *rel, void *arg)
+{
+    VrelRows *r = arg;
+    char kind = relkind_of(vrel_rows_syscat(r), rel);
+    if (kind != 'r' && kind != 'm')
+        return;
+    vrel_row(r);
+    vrel_put_int(r, rel->oid);                                  /* relid */
+    vrel_put_text(r, pgcat_namespace_name(pgcat_namespace_of(vrel_rows_syscat(r), rel)));
+    vrel_put_text(r, rel->name);                                /* relname */
+    for (int k = 0; k < 20; k++)                                /* seq_scan .. autoanalyze_count */
+        vrel_put_null(r);
+}
+
+static int produce_stat_user_tables(VrelRows *r)
+{
+    const Syscat *sc = vrel_rows_syscat(r);
+    if (sc->cat != NULL)
+        cat_foreach(sc->cat, stat_user_cb, r);
+    return 0;
+}
+
+/* pg_language: sluice's functions are all built in (LANGUAGE internal,
+ * oid 12 as in PostgreSQL); it has no procedural languages. */
+static int produce_language(VrelRows *r)
+{
+    vrel_row(r);
+    vrel_put_int(r, 12);                                        /* oid */
+    vrel_put_text(r, "internal");                               /* lanname */
+    vrel_put_int(r, BOOTSTRAP_ROLE_OID);                        /* lanowner */
+    vrel_put_bool(r, false);                                    /* lanispl */
+    vrel_put_bool(r, false);                                    /* lanpltrusted */
+    vrel_put_int(r, 0);                                         /* lanplcallfoid */
+    vrel_put_int(r, 0);                                         /* laninline */
+    vrel_put_int(r, 2246);                                      /* lanvalidator */
+    vrel_put_null(r);                                           /* lanacl */
+    return 0;
+}
+
+/* pg_get_keywords(): sluice's keywords (grammar/keywords.txt), with
+ * PostgreSQL's categories; a bare column label (SELECT 1 x, no AS) may be
+ * an unreserved one (the grammar reads it as a name), no other. */
+static int produce_keywords(VrelRows *r)
+{
+    static const char codes[] = {[SQL_KW_RESERVED] = 'R', [SQL_KW_COLNAME] = 'C',
+                                 [SQL_KW_TYPEFUNC] = 'T', [SQL_KW_UNRESERVED] = 'U'};
+    static const char *const descs[] = {
+        [SQL_KW_RESERVED] = "reserved",
+        [SQL_KW_COLNAME] = "unreserved (cannot be function or type name)",
+        [SQL_KW_TYPEFUNC] = "reserved (can be function or type name)",
+        [SQL_KW_UNRESERVED] = "unreserved"};
+    const char *word;
+    int cat;
+    for (int i = 0; (word = sql_keyword_nth(i, &cat)) != NULL; i++) {
+        bool bare = cat == SQL_KW_UNRESERVED;
+        vrel_row(r);
+        vrel_put_text(r, word);                                 /* word */
+        vrel_put_text(r, (char[]){codes[cat], 0});              /* catcode */
+        vrel_put_bool(r, bare);                                 /* barelabel */
+        vrel_put_text(r, descs[cat]);                           /* catdesc */
+        vrel_put_text(r, bare ? "can be bare label" : "requires AS"); /* baredesc */
+    }
     return 0;
 }
 
@@ -788,6 +962,61 @@ static void is_columns_cb(const CatRelation *rel, void *arg)
         vrel_put_text(r, "NEVER");                              /* is_generated */
         vrel_put_text(r, rel->kind == REL_TABLE ? "YES" : "NO"); /* is_updatable */
     }
+}
+
+/* information_schema.table_constraints and key_column_usage: the primary
+ * keys of tables, as pg_constraint has them (constraint_cb). */
+static void is_constraint_cb(const CatRelation *rel, void *arg)
+{
+    VrelRows *r = arg;
+    if (rel->npk == 0)
+        return;
+    const char *db = pgcat_database_name(vrel_rows_syscat(r));
+    const char *name = arena_printf(vrel_rows_arena(r), "%s_pkey", rel->name);
+    vrel_row(r);
+    vrel_put_text(r, db);                                       /* constraint_catalog */
+    vrel_put_text(r, "public");                                 /* constraint_schema */
+    vrel_put_text(r, name);                                     /* constraint_name */
+    vrel_put_text(r, db);                                       /* table_catalog */
+    vrel_put_text(r, "public");                                 /* table_schema */
+    vrel_put_text(r, rel->name);                                /* table_name */
+    vrel_put_text(r, "PRIMARY KEY");                            /* constraint_type */
+    vrel_put_text(r, "NO");                                     /* is_deferrable */
+    vrel_put_text(r, "NO");                                     /* initially_deferred */
+    vrel_put_text(r, "YES");                                    /* enforced */
+    vrel_put_text(r, "YES");                                    /* nulls_distinct */
+}
+
+static void is_key_column_cb(const CatRelation *rel, void *arg)
+{
+    VrelRows *r = arg;
+    const char *db = pgcat_database_name(vrel_rows_syscat(r));
+    for (int k = 0; k < rel->npk; k++) {
+        vrel_row(r);
+        vrel_put_text(r, db);                                   /* constraint_catalog */
+        vrel_put_text(r, "public");                             /* constraint_schema */
+        vrel_put_text(r, arena_printf(vrel_rows_arena(r), "%s_pkey", rel->name));
+        vrel_put_text(r, db);                                   /* table_catalog */
+        vrel_put_text(r, "public");                             /* table_schema */
+        vrel_put_text(r, rel->name);                            /* table_name */
+        vrel_put_text(r, rel->cols[rel->pk[k]].name);           /* column_name */
+        vrel_put_int(r, k + 1);                                 /* ordinal_position */
+        vrel_put_null(r);                                       /* position_in_unique_constraint */
+    }
+}
+
+static int produce_is_table_constraints(VrelRows *r)
+{
+    if (vrel_rows_syscat(r)->cat != NULL)
+        cat_foreach(vrel_rows_syscat(r)->cat, is_constraint_cb, r);
+    return 0;
+}
+
+static int produce_is_key_column_usage(VrelRows *r)
+{
+    if (vrel_rows_syscat(r)->cat != NULL)
+        cat_foreach(vrel_rows_syscat(r)->cat, is_key_column_cb, r);
+    return 0;
 }
 
 static int produce_is_columns(VrelRows *r)
@@ -907,8 +1136,45 @@ static const VrelDef pg_defs[] = {
     {"pg_catalog", "pg_publication_rel", 6106,
      "oid oid, prpubid oid, prrelid oid, prqual pg_node_tree, prattrs int2[]",
      produce_empty, "relations of publications"},
+    {"pg_catalog", "pg_language", 2612,
+     "oid oid, lanname name, lanowner oid, lanispl bool, lanpltrusted bool, "
+     "lanplcallfoid oid, laninline oid, lanvalidator oid, lanacl text",
+     produce_language, "languages: internal, the one sluice's functions are in"},
+    {"pg_catalog", "pg_tables", 12020,
+     "schemaname name, tablename name, tableowner name, tablespace name, hasindexes bool, "
+     "hasrules bool, hastriggers bool, rowsecurity bool",
+     produce_tables, "tables (relkind r): tables, streams, pg_catalog's tables"},
+    {"pg_catalog", "pg_views", 12021,
+     "schemaname name, viewname name, viewowner name, definition text",
+     produce_views, "views (relkind v); the system views have no definition"},
+    {"pg_catalog", "pg_matviews", 12022,
+     "schemaname name, matviewname name, matviewowner name, tablespace name, "
+     "hasindexes bool, ispopulated bool, definition text",
+     produce_matviews, "continuous queries' result tables, with their statements"},
+    {"pg_catalog", "pg_stat_user_tables", 12023,
+     "relid oid, schemaname name, relname name, seq_scan int8, seq_tup_read int8, "
+     "idx_scan int8, idx_tup_fetch int8, n_tup_ins int8, n_tup_upd int8, n_tup_del int8, "
+     "n_tup_hot_upd int8, n_live_tup int8, n_dead_tup int8, n_mod_since_analyze int8, "
+     "n_ins_since_vacuum int8, last_vacuum timestamptz, last_autovacuum timestamptz, "
+     "last_analyze timestamptz, last_autoanalyze timestamptz, vacuum_count int8, "
+     "autovacuum_count int8, analyze_count int8, autoanalyze_count int8",
+     produce_stat_user_tables, "user relations; no scan, tuple or vacuum counters (NULL)"},
+    {"pg_catalog", "pg_sequence", 2224,
+     "seqrelid oid, seqtypid oid, seqstart int8, seqincrement int8, seqmax int8, "
+     "seqmin int8, seqcache int8, seqcycle bool",
+     produce_empty, "sequences (sluice has none)"},
+    {"pg_catalog", "pg_conversion", 2607,
+     "oid oid, conname name, connamespace oid, conowner oid, conforencoding int4, "
+     "contoencoding int4, conproc regproc, condefault bool",
+     produce_empty, "encoding conversions (sluice speaks UTF8 only: none)"},
+    {"pg_catalog", "pg_enum", 3501,
+     "oid oid, enumtypid oid, enumsortorder float4, enumlabel name", produce_empty,
+     "labels of enum types (sluice has none)"},
+    {"pg_catalog", "pg_get_keywords()", 12010,
+     "word text, catcode char, barelabel bool, catdesc text, baredesc text",
+     produce_keywords, "the rows of pg_get_keywords()"},
     {"pg_catalog", "pg_tablespace", 1213, "oid oid, spcname name, spcowner oid, spcacl text",
-     produce_empty, "tablespaces"},
+     produce_tablespace, "tablespaces: the default and the global one"},
     {"information_schema", "schemata", 13001,
      "catalog_name name, schema_name name, schema_owner name, "
      "default_character_set_catalog name, default_character_set_schema name, "
@@ -928,6 +1194,16 @@ static const VrelDef pg_defs[] = {
      "udt_catalog name, udt_schema name, udt_name name, is_identity text, "
      "is_generated text, is_updatable text",
      produce_is_columns, "columns of tables and views"},
+    {"information_schema", "table_constraints", 13004,
+     "constraint_catalog name, constraint_schema name, constraint_name name, "
+     "table_catalog name, table_schema name, table_name name, constraint_type text, "
+     "is_deferrable text, initially_deferred text, enforced text, nulls_distinct text",
+     produce_is_table_constraints, "constraints of tables: their primary keys"},
+    {"information_schema", "key_column_usage", 13005,
+     "constraint_catalog name, constraint_schema name, constraint_name name, "
+     "table_catalog name, table_schema name, table_name name, column_name name, "
+     "ordinal_position int4, position_in_unique_constraint int4",
+     produce_is_key_column_usage, "the columns of the tables' keys"},
 };
 
 void pgcat_register(Syscat *sc)

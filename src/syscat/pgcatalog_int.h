@@ -44,5 +44,13 @@ uint32_t    pgcat_array_oid(SlTypeId id);
 /* "(a, b)": a table's primary key columns, in a. */
 const char *pgcat_pk_columns(Arena *a, const CatRelation *rel);
 void        pgcat_register_functions(void);
+/* The input functions of the types, as pg_type.typinput names them
+ * (regproc): "array_in" for every array type, "<typname>in" for the others
+ * (int4in, textin, ...).  They are no functions a query can call. */
+#define PGCAT_ARRAY_IN_OID      INT64_C(29999)
+#define PGCAT_TYPE_IN_OID(id)   (INT64_C(29000) + (int64_t)(id))
+
+/* pg_proc.provolatile of a function: 'i', 's' or 'v' (pgfuncs.c). */
+char        pgcat_func_volatility(const FuncDesc *f);
 
 #endif /* SLUICE_SYSCAT_PGCATALOG_INT_H */

@@ -15,7 +15,11 @@
  *   pg_encoding_to_char(),
  *   pg_get_indexdef(), pg_get_constraintdef(), pg_get_function_result(),
  *   pg_get_function_arguments(), pg_relation_is_publishable(),
- *   pg_get_statisticsobjdef_columns()
+ *   pg_get_statisticsobjdef_columns(), pg_get_functiondef(),
+ *   pg_get_function_identity_arguments(), pg_get_function_sqlbody(),
+ *   pg_get_serial_sequence(), pg_size_pretty(), pg_relation_size(),
+ *   pg_table_size(), pg_total_relation_size(), pg_indexes_size(),
+ *   pg_database_size(), quote_ident(), json_build_object() (refused)
  *   array_to_string(), array_subscript (a[i]), array_upper/length/lower(),
  *   array_any_eq / array_any_ne (x = ANY (a), x <> ANY (a))
  *   regclassin/out, regtypein/out, regnamespacein/out, regprocin/out,
@@ -30,6 +34,8 @@
  */
 #include "pgcatalog_int.h"
 #include "functions/kernels.h"
+#include "sql/keywords.h"
+#include "types/numeric.h"
 #include "sluice/acl.h"
 
 #include <stdio.h>
@@ -234,7 +240,7 @@ static KERNEL(k_pg_get_viewdef)
 }
 
 /* col_description, shobj_description: sluice has no column or shared
- * object comments. */
+ * object comments; pg_get_function_sqlbody: no function has a SQL body. */
 static KERNEL(k_no_description)
 {
     SL_UNUSED(e);
@@ -242,6 +248,23 @@ static KERNEL(k_no_description)
     SL_UNUSED(cx);
     FOR_SEL(sel, n, { out->nulls[i] = 1; });
     return 0;
+}
+
+/* json_build_object(VARIADIC "any"): sluice has no json type (jsonb
+ * only).  The name resolves, so that a catalog query calling it over rows
+ * it never has runs (SQLAlchemy's reflection builds a column's identity
+ * options from pg_sequence, which has no rows); a call on a row is refused
+ * with 0A000 rather than answered with another type. */
+static KERNEL(k_json_unsupported)
+{
+    SL_UNUSED(e);
+    SL_UNUSED(args);
+    SL_UNUSED(out);
+    if (n == 0)
+        return 0;
+    sl_error(cx->err, ERRCODE_FEATURE_NOT_SUPPORTED, "type json is not supported");
+    sl_error_hint(cx->err, "Use jsonb.");
+    return -1;
 }
 
 /* The function of a pg_proc oid (20000 + its position), or NULL. */
@@ -267,6 +290,16 @@ static KERNEL(k_pg_get_function_result)
     return 0;
 }
 
+/* A function's arguments as PostgreSQL lists them: "text, integer"
+ * (VARIADIC last). */
+static void put_arguments(StrBuf *b, const FuncDesc *f)
+{
+    for (int k = 0; k < f->nargs; k++)
+        strbuf_printf(b, "%s%s%s", k ? ", " : "",
+                      (f->flags & FUNC_VARIADIC) && k == f->nargs - 1 ? "VARIADIC " : "",
+                      sig_type_name(f->args[k]));
+}
+
 /* pg_get_function_arguments(oid): "text, integer" (VARIADIC last). */
 static KERNEL(k_pg_get_function_arguments)
 {
@@ -279,10 +312,7 @@ static KERNEL(k_pg_get_function_arguments)
         }
         StrBuf b;
         strbuf_init(&b);
-        for (int k = 0; k < f->nargs; k++)
-            strbuf_printf(&b, "%s%s%s", k ? ", " : "",
-                          (f->flags & FUNC_VARIADIC) && k == f->nargs - 1 ? "VARIADIC " : "",
-                          sig_type_name(f->args[k]));
+        put_arguments(&b, f);
         out->v.str[i].ptr = arena_strndup(cx->arena, b.data ? b.data : "", b.len);
         out->v.str[i].len = (uint32_t)b.len;
         strbuf_free(&b);
@@ -566,23 +596,84 @@ static bool reg_input(EvalCtx *cx, const SlStr *in, const char **s, const char *
     return false;
 }
 
+/* regclass's input: the oid of a relation's name (or of a number), 0; -1
+ * with 42P01 when there is no such relation. */
+static int regclass_of(EvalCtx *cx, const SlStr *in, int64_t *oid)
+{
+    const char *s, *schema, *name;
+    if (reg_input(cx, in, &s, &schema, &name, oid))
+        return 0;
+    const CatRelation *rel = NULL;
+    if (schema == NULL || strcmp(schema, "public") != 0)
+        rel = vrel_lookup(sys_of(cx), schema, name);
+    if (rel == NULL && (schema == NULL || strcmp(schema, "public") == 0) &&
+        sys_of(cx) != NULL && sys_of(cx)->cat != NULL)
+        rel = cat_lookup(sys_of(cx)->cat, name);
+    if (rel == NULL)
+        return sl_error(cx->err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist", s);
+    *oid = rel->oid;
+    return 0;
+}
+
 static KERNEL(k_regclassin)
 {
     SL_UNUSED(e);
     FOR_SEL(sel, n, {
-        const char *s, *schema, *name;
-        if (reg_input(cx, &args[0].v.str[i], &s, &schema, &name, &out->v.i64[i]))
+        if (regclass_of(cx, &args[0].v.str[i], &out->v.i64[i]) < 0)
+            return -1;
+    });
+    return 0;
+}
+
+/* quote_ident(text): the name as an identifier sluice reads back as it
+ * is: quoted (a " doubled) unless it is all lower-case letters, digits
+ * and _ (not first a digit) and no keyword but an unreserved one of
+ * sluice's grammar (pg_get_keywords(); PostgreSQL asks its own list, which
+ * has more words). */
+static KERNEL(k_quote_ident)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        const SlStr *s = &args[0].v.str[i];
+        bool safe = s->len > 0 && ((s->ptr[0] >= 'a' && s->ptr[0] <= 'z') || s->ptr[0] == '_');
+        for (uint32_t k = 0; safe && k < s->len; k++) {
+            char c = s->ptr[k];
+            safe = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+        }
+        if (safe) {
+            int cat = sql_keyword_category(s->ptr, (int)s->len);
+            safe = cat < 0 || cat == SQL_KW_UNRESERVED;
+        }
+        if (safe) {
+            out->v.str[i] = *s;
             continue;
-        const CatRelation *rel = NULL;
-        if (schema == NULL || strcmp(schema, "public") != 0)
-            rel = vrel_lookup(sys_of(cx), schema, name);
-        if (rel == NULL && (schema == NULL || strcmp(schema, "public") == 0) &&
-            sys_of(cx) != NULL && sys_of(cx)->cat != NULL)
-            rel = cat_lookup(sys_of(cx)->cat, name);
-        if (rel == NULL)
-            return sl_error(cx->err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
-                            s);
-        out->v.i64[i] = rel->oid;
+        }
+        StrBuf b;
+        strbuf_init(&b);
+        strbuf_putc(&b, '"');
+        for (uint32_t k = 0; k < s->len; k++) {
+            if (s->ptr[k] == '"')
+                strbuf_putc(&b, '"');
+            strbuf_putc(&b, s->ptr[k]);
+        }
+        strbuf_putc(&b, '"');
+        out->v.str[i].ptr = arena_strndup(cx->arena, b.data, b.len);
+        out->v.str[i].len = (uint32_t)b.len;
+        strbuf_free(&b);
+    });
+    return 0;
+}
+
+/* pg_get_serial_sequence(table, column): sluice has no sequences, so no
+ * column owns one; the table must exist (42P01), as in PostgreSQL. */
+static KERNEL(k_no_serial_sequence)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        int64_t oid;
+        if (regclass_of(cx, &args[0].v.str[i], &oid) < 0)
+            return -1;
+        out->nulls[i] = 1;
     });
     return 0;
 }
@@ -680,6 +771,86 @@ static KERNEL(k_regnamespaceout)
 }
 
 /* Functions are pg_proc rows 20000 + their position in the tables. */
+/* The pg_proc oid of "name" (regproc: the first function of that name) or
+ * "name(type, ...)" (regprocedure: the one with those argument types,
+ * named as format_type or pg_type names them), or -1. */
+static int64_t func_oid_by_signature(Arena *a, const char *sig)
+{
+    const char *open = strchr(sig, '(');
+    size_t nlen = open ? (size_t)(open - sig) : strlen(sig);
+    while (nlen > 0 && sig[nlen - 1] == ' ')
+        nlen--;
+    const char *types[FUNC_MAX_ARGS + 1];
+    int ntypes = 0;
+    if (open != NULL) {
+        char *list = arena_strdup(a, open + 1);
+        char *close = strrchr(list, ')');
+        if (close == NULL)
+            return -1;
+        *close = '\0';
+        for (char *t = list; *t != '\0' && ntypes <= FUNC_MAX_ARGS;) {
+            char *comma = strchr(t, ',');
+            if (comma != NULL)
+                *comma = '\0';
+            while (*t == ' ')
+                t++;
+            size_t tl = strlen(t);
+            while (tl > 0 && t[tl - 1] == ' ')
+                t[--tl] = '\0';
+            if (tl == 0)
+                return -1;
+            types[ntypes++] = t;
+            if (comma == NULL)
+                break;
+            t = comma + 1;
+        }
+    }
+    for (size_t k = 0; ex_func_at(k) != NULL; k++) {
+        const FuncDesc *f = ex_func_at(k);
+        if (f->is_op || strlen(f->name) != nlen || strncmp(f->name, sig, nlen) != 0)
+            continue;
+        if (open == NULL)
+            return 20000 + (int64_t)k;
+        if (f->nargs != ntypes)
+            continue;
+        bool same = true;
+        for (int i = 0; i < ntypes && same; i++) {
+            SlTypeId id = f->args[i];
+            same = id < TYPE__COUNT ? strcasecmp(types[i], type_name(id)) == 0 ||
+                                          strcasecmp(types[i], type_typname(id)) == 0 ||
+                                          type_by_name(types[i]) == id
+                                    : strcmp(types[i], "anyelement") == 0;
+        }
+        if (same)
+            return 20000 + (int64_t)k;
+    }
+    return -1;
+}
+
+/* The pg_type.typinput oid of a type input function's name, or -1. */
+static int64_t type_input_oid(const char *name)
+{
+    if (strcmp(name, "array_in") == 0)
+        return PGCAT_ARRAY_IN_OID;
+    size_t n = strlen(name);
+    for (int id = 1; n > 2 && id < TYPE__NSCALAR; id++) {
+        const char *t = type_typname((SlTypeId)id);
+        if (strlen(t) == n - 2 && strncmp(name, t, n - 2) == 0 && strcmp(name + n - 2, "in") == 0)
+            return PGCAT_TYPE_IN_OID(id);
+    }
+    return -1;
+}
+
+/* The name of a type input function's oid (type_input_oid), or NULL. */
+static const char *type_input_name(Arena *a, int64_t oid)
+{
+    if (oid == PGCAT_ARRAY_IN_OID)
+        return "array_in";
+    if (oid > PGCAT_TYPE_IN_OID(0) && oid < PGCAT_TYPE_IN_OID(TYPE__NSCALAR))
+        return arena_printf(a, "%sin", type_typname((SlTypeId)(oid - PGCAT_TYPE_IN_OID(0))));
+    return NULL;
+}
+
 static KERNEL(k_regprocin)
 {
     SL_UNUSED(e);
@@ -687,10 +858,10 @@ static KERNEL(k_regprocin)
         const char *s, *schema, *name;
         if (reg_input(cx, &args[0].v.str[i], &s, &schema, &name, &out->v.i64[i]))
             continue;
-        int64_t found = -1;
-        for (size_t k = 0; found < 0 && ex_func_at(k) != NULL; k++)
-            if (!ex_func_at(k)->is_op && strcmp(ex_func_at(k)->name, name) == 0)
-                found = 20000 + (int64_t)k;
+        int64_t found = schema == NULL || strcmp(schema, "pg_catalog") == 0
+                            ? func_oid_by_signature(cx->arena, name) : -1;
+        if (found < 0 && (schema == NULL || strcmp(schema, "pg_catalog") == 0))
+            found = type_input_oid(name);
         if (found < 0)
             return sl_error(cx->err, ERRCODE_UNDEFINED_FUNCTION,
                             "function \"%s\" does not exist", s);
@@ -704,8 +875,10 @@ static KERNEL(k_regprocout)
     SL_UNUSED(e);
     FOR_SEL(sel, n, {
         int64_t oid = args[0].v.i64[i];
-        const FuncDesc *f = oid >= 20000 ? ex_func_at((size_t)(oid - 20000)) : NULL;
-        out_text(cx, out, i, f ? f->name : oid == 0 ? "-"
+        const FuncDesc *f = oid >= 20000 && oid < PGCAT_TYPE_IN_OID(0)
+                                ? ex_func_at((size_t)(oid - 20000)) : NULL;
+        const char *in = type_input_name(cx->arena, oid);
+        out_text(cx, out, i, f ? f->name : in ? in : oid == 0 ? "-"
                                          : arena_printf(cx->arena, "%lld", (long long)oid));
     });
     return 0;
@@ -737,10 +910,245 @@ static KERNEL(k_to_regnamespace)
 }
 static KERNEL(k_to_regproc) { return to_reg_rows(cx, e, args, out, sel, n, k_regprocin); }
 
+/* ------------------------------------------------------ relation sizes */
+
+/* PostgreSQL 15's pg_size_pretty units: each used below its limit, the
+ * ones after bytes rounded half away from zero (size_pretty_units). */
+static const struct {
+    const char *name;
+    int64_t     limit;
+    bool        round;
+    int         bits;
+} size_units[] = {{"bytes", 10 * 1024, false, 0}, {"kB", 20 * 1024 - 1, true, 10},
+                  {"MB", 20 * 1024 - 1, true, 20}, {"GB", 20 * 1024 - 1, true, 30},
+                  {"TB", 20 * 1024 - 1, true, 40}, {"PB", 20 * 1024 - 1, true, 50}};
+
+/* size in units, as PostgreSQL's pg_size_pretty(bigint) writes it, in a;
+ * __int128 so that pg_size_pretty(numeric) shares it. */
+static const char *size_pretty(Arena *a, __int128 size)
+{
+    size_t nunits = SL_ARRAY_LEN(size_units);
+    for (size_t u = 0;; u++) {
+        __int128 mag = size < 0 ? -size : size;
+        if (u + 1 == nunits || mag < size_units[u].limit) {
+            if (size_units[u].round)
+                size = (size + (size < 0 ? -1 : 1)) / 2;
+            char digits[48];
+            int n = 0;
+            bool neg = size < 0;
+            unsigned __int128 v = neg ? (unsigned __int128)(-(size + 1)) + 1
+                                      : (unsigned __int128)size;
+            do {
+                digits[n++] = (char)('0' + (int)(v % 10));
+                v /= 10;
+            } while (v != 0);
+            StrBuf b;
+            strbuf_init(&b);
+            if (neg)
+                strbuf_putc(&b, '-');
+            while (n > 0)
+                strbuf_putc(&b, digits[--n]);
+            strbuf_printf(&b, " %s", size_units[u].name);
+            const char *out = arena_strndup(a, b.data, b.len);
+            strbuf_free(&b);
+            return out;
+        }
+        int bits = size_units[u + 1].bits - size_units[u].bits -
+                   (size_units[u + 1].round ? 1 : 0) + (size_units[u].round ? 1 : 0);
+        size /= (__int128)1 << bits;
+    }
+}
+
+/* pg_size_pretty(bigint) */
+static KERNEL(k_pg_size_pretty)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, { out_text(cx, out, i, size_pretty(cx->arena, args[0].v.i64[i])); });
+    return 0;
+}
+
+/* pg_size_pretty(numeric): below 10 kB the number as it is written
+ * ("1.5 bytes"); above, its integer part as the bigint form's (22003 past
+ * 38 digits, about 10^14 PB); NaN and the infinities in PB, as
+ * PostgreSQL's. */
+static KERNEL(k_pg_size_pretty_num)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        const SlNumeric *x = &args[0].v.num[i];
+        if (x->sign == NUM_NAN || x->sign == NUM_PINF || x->sign == NUM_NINF) {
+            /* above every limit (NaN sorts above every number): the last unit */
+            StrBuf b;
+            strbuf_init(&b);
+            num_format(x, &b);
+            strbuf_puts(&b, " PB");
+            out_text(cx, out, i, b.data);
+            strbuf_free(&b);
+            continue;
+        }
+        int intdigits = x->ndigits - x->scale;
+        if (intdigits > 38)
+            return sl_error(cx->err, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+                            "value out of range for pg_size_pretty");
+        __int128 v = 0;
+        for (int k = 0; k < intdigits; k++)
+            v = v * 10 + (k < x->ndigits ? x->digits[k] : 0);
+        if (x->sign == NUM_NEG)
+            v = -v;
+        if (v > -size_units[0].limit && v < size_units[0].limit) {
+            StrBuf b;
+            strbuf_init(&b);
+            num_format(x, &b);
+            strbuf_puts(&b, " bytes");
+            out_text(cx, out, i, b.data);
+            strbuf_free(&b);
+            continue;
+        }
+        out_text(cx, out, i, size_pretty(cx->arena, v));
+    });
+    return 0;
+}
+
+/* Which size a relation function reports. */
+typedef enum SizeKind { SIZE_RELATION, SIZE_TABLE, SIZE_TOTAL, SIZE_INDEXES } SizeKind;
+
+/* The bytes of the relation or index with this oid, or -1 when there is
+ * none (the functions' NULL, as PostgreSQL's for an oid it does not know).
+ * A user relation's are the state store's (relstore.h, rel_disk_bytes):
+ * relation, table and total size are the same, as a primary key is the
+ * table's own key order, not a second structure; an index and a system
+ * relation (rows made when read) take none. */
+static int64_t relation_size(const Syscat *sc, int64_t oid, SizeKind kind)
+{
+    const CatRelation *rel = pgcat_relation_by_oid(sc, oid);
+    if (rel == NULL)
+        return pgcat_table_of_index(sc, oid) != NULL ? 0 : -1;
+    if (rel->kind == REL_SYSTEM || kind == SIZE_INDEXES || sc->hooks == NULL ||
+        sc->hooks->relation_bytes == NULL)
+        return 0;
+    return (int64_t)sc->hooks->relation_bytes(sc->hooks_arg, rel);
+}
+
+/* The sizes of the relations whose oids are in oids (which may be out),
+ * into out. */
+static int size_rows(EvalCtx *cx, const int64_t *oids, Vector *out, const uint32_t *sel,
+                     uint32_t n, SizeKind kind)
+{
+    FOR_SEL(sel, n, {
+        int64_t bytes = relation_size(sys_of(cx), oids[i], kind);
+        if (bytes < 0)
+            out->nulls[i] = 1;
+        else
+            out->v.i64[i] = bytes;
+    });
+    return 0;
+}
+
+/* The text forms (pg_table_size('users')): the name as regclass reads it
+ * (42P01 when there is none), then the oid's. */
+static int size_rows_text(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
+                          const uint32_t *sel, uint32_t n, SizeKind kind)
+{
+    if (k_regclassin(cx, e, args, out, sel, n) < 0)
+        return -1;
+    return size_rows(cx, out->v.i64, out, sel, n, kind);
+}
+
+/* Each size function, on an oid and on a name. */
+#define SIZE_KERNELS(fn, kind)                                                  \
+    static KERNEL(k_##fn)                                                       \
+    {                                                                           \
+        SL_UNUSED(e);                                                           \
+        return size_rows(cx, args[0].v.i64, out, sel, n, kind);                 \
+    }                                                                           \
+    static KERNEL(k_##fn##_t) { return size_rows_text(cx, e, args, out, sel, n, kind); }
+
+SIZE_KERNELS(pg_relation_size, SIZE_RELATION)
+SIZE_KERNELS(pg_table_size, SIZE_TABLE)
+SIZE_KERNELS(pg_total_relation_size, SIZE_TOTAL)
+SIZE_KERNELS(pg_indexes_size, SIZE_INDEXES)
+
+/* pg_database_size(name | oid): the state store's table files, for the one
+ * database there is (NULL for an oid that is not a database's, 3D000 for a
+ * name that is not). */
+/* The bytes of the state store's table files (the runtime's hook). */
+static int64_t store_bytes(const Syscat *sc)
+{
+    return sc != NULL && sc->hooks != NULL && sc->hooks->relation_bytes != NULL
+               ? (int64_t)sc->hooks->relation_bytes(sc->hooks_arg, NULL)
+               : 0;
+}
+
+static KERNEL(k_pg_database_size)
+{
+    SL_UNUSED(e);
+    const Syscat *sc = sys_of(cx);
+    int64_t bytes = store_bytes(sc);
+    FOR_SEL(sel, n, {
+        int64_t oid = args[0].v.i64[i];
+        if (oid == PGCAT_DATABASE_OID ||
+            (oid == PGCAT_DATABASE_OID + 1 && strcmp(pgcat_database_name(sc), "sluice") != 0))
+            out->v.i64[i] = bytes;
+        else
+            out->nulls[i] = 1;
+    });
+    return 0;
+}
+
+static KERNEL(k_pg_database_size_name)
+{
+    SL_UNUSED(e);
+    const Syscat *sc = sys_of(cx);
+    int64_t bytes = store_bytes(sc);
+    FOR_SEL(sel, n, {
+        const SlStr *name = &args[0].v.str[i];
+        const char *cur = pgcat_database_name(sc);
+        if ((name->len == 6 && memcmp(name->ptr, "sluice", 6) == 0) ||
+            (name->len == strlen(cur) && memcmp(name->ptr, cur, name->len) == 0))
+            out->v.i64[i] = bytes;
+        else
+            return sl_error(cx->err, ERRCODE_UNDEFINED_DATABASE,
+                            "database \"%.*s\" does not exist", (int)name->len, name->ptr);
+    });
+    return 0;
+}
+
+/* ------------------------------------------------------------ functions */
+
+/* pg_get_functiondef(oid): the CREATE FUNCTION a built-in function reads
+ * as, in PostgreSQL 15's form for one of its own (LANGUAGE internal, the
+ * body the function's name); NULL for an oid that is no function's. */
+static KERNEL(k_pg_get_functiondef)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        const FuncDesc *f = func_by_oid(args[0].v.i64[i]);
+        if (f == NULL) {
+            out->nulls[i] = 1;
+            continue;
+        }
+        char vol = pgcat_func_volatility(f);
+        StrBuf b;
+        strbuf_init(&b);
+        strbuf_printf(&b, "CREATE OR REPLACE FUNCTION pg_catalog.%s(", f->name);
+        put_arguments(&b, f);
+        strbuf_printf(&b, ")\n RETURNS %s%s\n LANGUAGE internal\n %s PARALLEL SAFE%s\n"
+                          "AS $function$%s$function$\n",
+                      (f->flags & FUNC_SRF) ? "SETOF " : "", sig_type_name(f->ret),
+                      vol == 'v' ? "VOLATILE" : vol == 's' ? "STABLE" : "IMMUTABLE",
+                      (f->flags & FUNC_NONSTRICT) ? "" : " STRICT", f->name);
+        out->v.str[i].ptr = arena_strndup(cx->arena, b.data, b.len);
+        out->v.str[i].len = (uint32_t)b.len;
+        strbuf_free(&b);
+    });
+    return 0;
+}
+
 #define I8  TYPE_INT8
 #define I4  TYPE_INT4
 #define TXT TYPE_TEXT
 #define B   TYPE_BOOL
+#define NUM TYPE_NUMERIC
 #define F0(nm, r, f)             {nm, false, 0, {0, 0, 0}, {0, 0, 0}, r, f, 0}
 #define F1(nm, a, r, f)          {nm, false, 1, {a, 0, 0}, {a, 0, 0}, r, f, 0}
 #define F2(nm, a, b, r, f)       {nm, false, 2, {a, b, 0}, {a, b, 0}, r, f, 0}
@@ -780,6 +1188,24 @@ static const FuncDesc pg_funcs[] = {
     F1("pg_relation_is_publishable", I8, B, k_false),
     F1("pg_get_function_result", I8, TXT, k_pg_get_function_result),
     F1("pg_get_function_arguments", I8, TXT, k_pg_get_function_arguments),
+    F1("pg_get_function_identity_arguments", I8, TXT, k_pg_get_function_arguments),
+    F1("pg_get_functiondef", I8, TXT, k_pg_get_functiondef),
+    F1("pg_get_function_sqlbody", I8, TXT, k_no_description),
+    F2("pg_get_serial_sequence", TXT, TXT, TXT, k_no_serial_sequence),
+    {"json_build_object", false, 1, {TYPE__COUNT, 0, 0}, {TYPE__COUNT, 0, 0}, TXT,
+     k_json_unsupported, FUNC_NONSTRICT | FUNC_VARIADIC},
+    F1("pg_size_pretty", I8, TXT, k_pg_size_pretty),
+    F1("pg_size_pretty", NUM, TXT, k_pg_size_pretty_num),
+    F1("pg_relation_size", I8, I8, k_pg_relation_size),
+    F1("pg_relation_size", TXT, I8, k_pg_relation_size_t),
+    F1("pg_table_size", I8, I8, k_pg_table_size),
+    F1("pg_table_size", TXT, I8, k_pg_table_size_t),
+    F1("pg_total_relation_size", I8, I8, k_pg_total_relation_size),
+    F1("pg_total_relation_size", TXT, I8, k_pg_total_relation_size_t),
+    F1("pg_indexes_size", I8, I8, k_pg_indexes_size),
+    F1("pg_indexes_size", TXT, I8, k_pg_indexes_size_t),
+    F1("pg_database_size", I8, I8, k_pg_database_size),
+    F1("pg_database_size", TXT, I8, k_pg_database_size_name),
     F1("pg_function_is_visible", I8, B, k_pg_function_is_visible),
     F1("pg_get_statisticsobjdef_columns", I8, TXT, k_no_description),
     /* the reg* casts (analyze.c, OID_TYPMOD) */
@@ -797,8 +1223,41 @@ static const FuncDesc pg_funcs[] = {
     F1("to_regproc", TXT, I8, k_to_regproc),
 };
 
+/* A function's volatility as pg_proc.provolatile says it: 'v' for those
+ * whose answer changes within a statement (random, clock_timestamp, ...),
+ * 's' for those that read the transaction, the session or the catalog
+ * (now, current_setting, the catalog functions of this file), 'i' for the
+ * rest. */
+char pgcat_func_volatility(const FuncDesc *f)
+{
+    static const char *const volatile_fns[] = {
+        "random", "clock_timestamp", "timeofday", "gen_random_uuid", "setseed", "set_config",
+        "pg_sleep", "nextval", "random_normal"};
+    static const char *const stable_fns[] = {
+        "now", "statement_timestamp", "transaction_timestamp", "current_setting",
+        "current_timestamp", "localtimestamp", "current_date", "age", "to_char",
+        "to_timestamp", "date_trunc", "timezone", "date_part", "extract"};
+    for (size_t k = 0; k < SL_ARRAY_LEN(volatile_fns); k++)
+        if (strcmp(f->name, volatile_fns[k]) == 0)
+            return 'v';
+    for (size_t k = 0; k < SL_ARRAY_LEN(stable_fns); k++)
+        if (strcmp(f->name, stable_fns[k]) == 0)
+            return 's';
+    return f >= pg_funcs && f < pg_funcs + SL_ARRAY_LEN(pg_funcs) ? 's' : 'i';
+}
+
+/* quote_ident for the tools that need it (Grafana's pickers) while the
+ * functions floor has none of its own: registered only then, so that
+ * src/functions' quote_ident, with PostgreSQL's list of the words it
+ * quotes, wins once it is there. */
+static const FuncDesc quote_funcs[] = {
+    F1("quote_ident", TXT, TXT, k_quote_ident),
+};
+
 void pgcat_register_functions(void)
 {
+    if (!ex_func_exists("quote_ident", false))
+        ex_func_register(quote_funcs, SL_ARRAY_LEN(quote_funcs));
     /* they read the catalog and the sessions: their statements run on the loop */
     ex_func_register_loop(pg_funcs, SL_ARRAY_LEN(pg_funcs));
 }

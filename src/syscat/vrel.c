@@ -156,10 +156,18 @@ const char *vrel_comment(const Syscat *sc, const CatRelation *rel)
     return v ? v->def.comment : NULL;
 }
 
+/* Every system relation but the rows of catalog functions ("name()",
+ * which FROM reaches as name(): pg_get_keywords()), which pg_class and
+ * information_schema do not list, as PostgreSQL lists no function there. */
 void vrel_foreach(const Syscat *sc, void (*fn)(const CatRelation *rel, void *arg), void *arg)
 {
-    for (int i = 0; sc != NULL && i < sc->nvrels; i++)
+    for (int i = 0; sc != NULL && i < sc->nvrels; i++) {
+        const char *name = sc->vrels[i].rel->name;
+        size_t len = strlen(name);
+        if (len > 2 && strcmp(name + len - 2, "()") == 0)
+            continue;
         fn(sc->vrels[i].rel, arg);
+    }
 }
 
 /* ----------------------------------------------------------------- rows */

@@ -1,8 +1,9 @@
 /*
  * settings.c -- a session's run-time parameters (see settings.h).
  *
- *   settings_new, settings_free, settings_set, settings_reset_all
- *   settings_parse_args, settings_get, settings_count, settings_nth
+ *   settings_new, settings_free, settings_set, settings_reset_all, settings_changes
+ *   settings_parse_args, settings_get, settings_xact_value, settings_count, settings_nth,
+ *   settings_info
  *   settings_xact_begin, settings_xact_end, settings_next_report
  *   settings_timeout_ms, settings_statement_mem, settings_log_min_duration_ms, settings_enter, settings_current,
  *   settings_current_tz, settings_current_float_digits
@@ -38,6 +39,8 @@ typedef enum SetKind {
     SK_ENUM,        /* one of choices */
     SK_ENCODING,
     SK_READONLY,
+    SK_XACT,        /* the transaction's mode: the server sets it (SET
+                     * TRANSACTION, settings_set_fixed); one of choices */
 } SetKind;
 
 typedef struct SetDef {
@@ -46,7 +49,8 @@ typedef struct SetDef {
     bool        report;     /* GUC_REPORT: a ParameterStatus on change */
     const char *def;        /* the default; NULL: the session user */
     int         min, max;   /* SK_INT, SK_MS, SK_KB */
-    const char *choices;    /* SK_ENUM: "a|b|c"; the first ones supported */
+    const char *choices;    /* SK_ENUM, SK_XACT: "a|b|c", in PostgreSQL's order
+                             * (enum_supported: which sluice gives) */
     const char *description;
 } SetDef;
 
@@ -58,6 +62,9 @@ static const SetDef defs[] = {
      "Sets the client's character set encoding."},
     {"DateStyle", SK_DATESTYLE, true, "ISO, MDY", 0, 0, NULL,
      "Sets the display format for date and time values."},
+    {"default_transaction_isolation", SK_ENUM, false, "read committed", 0, 0,
+     "serializable|repeatable read|read committed|read uncommitted",
+     "Sets the transaction isolation level of each new transaction."},
     {"default_transaction_read_only", SK_READONLY, true, "off", 0, 0, NULL,
      "Sets the default read-only status of new transactions."},
     {"extra_float_digits", SK_INT, false, "1", -15, 3, NULL,
@@ -95,6 +102,11 @@ static const SetDef defs[] = {
      "Sets the maximum allowed duration of any statement."},
     {"TimeZone", SK_TIMEZONE, true, "UTC", 0, 0, NULL,
      "Sets the time zone for displaying and interpreting time stamps."},
+    {"transaction_isolation", SK_XACT, false, "read committed", 0, 0,
+     "serializable|repeatable read|read committed|read uncommitted",
+     "Sets the current transaction's isolation level."},
+    {"transaction_read_only", SK_XACT, false, "off", 0, 0, "off|on",
+     "Sets the current transaction's read-only status."},
 };
 #define NDEFS ((int)SL_ARRAY_LEN(defs))
 
@@ -114,6 +126,7 @@ struct SlSettings {
     int              statement_mem; /* kB */
     int              log_min_duration;  /* ms; -1 off */
     bool             in_block;
+    uint64_t         changes;       /* settings_set and RESET ALL so far */
 };
 
 static _Thread_local SlSettings *current;
@@ -303,6 +316,21 @@ static int check_datestyle(const SetDef *d, const char *value, char **canon, SlE
     return 0;
 }
 
+/* Whether sluice gives choice k of an enum, and if not *why
+ * (server/session.c's xact_modes_check says the same of REPEATABLE READ
+ * and SERIALIZABLE for BEGIN and SET TRANSACTION). */
+static bool enum_supported(const SetDef *d, int k, const char **why)
+{
+    if (strcmp(d->choices, "off|on") == 0)
+        return true;
+    if (strcmp(d->name, "IntervalStyle") == 0) {
+        *why = "sluice writes intervals in the postgres style";
+        return k == 0;
+    }
+    *why = "each statement sees the rows committed before it started, as in read committed";
+    return k >= 2;
+}
+
 /* Checks value for d and returns its canonical text (malloc'd).  asked is
  * the parameter's name as the statement wrote it, which PostgreSQL's error
  * for a value not among an enum's names repeats (SET IntervalStyle = x:
@@ -363,22 +391,23 @@ static int check_value(const SetDef *d, const char *asked, const char *value, ch
     }
     case SK_DATESTYLE:
         return check_datestyle(d, value, canon, err);
-    case SK_ENUM: {
+    case SK_ENUM:
+    case SK_XACT: {
         const char *p = d->choices;
         size_t n = strlen(value);
-        bool first = true;
+        const char *why = NULL;
+        int k = 0;
         while (*p) {
             const char *bar = strchr(p, '|');
             size_t len = bar ? (size_t)(bar - p) : strlen(p);
             if (len == n && strncasecmp(p, value, n) == 0) {
-                if (!first)
+                if (!enum_supported(d, k, &why))
                     return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                                    "%s \"%s\" is not supported: sluice writes intervals in "
-                                    "the postgres style", d->name, value);
+                                    "%s \"%s\" is not supported: %s", d->name, value, why);
                 *canon = sl_strndup(p, len);
                 return 0;
             }
-            first = false;
+            k++;
             p += len + (bar ? 1 : 0);
         }
         sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
@@ -522,6 +551,9 @@ int settings_set(SlSettings *s, const char *name, const char *value, SetScope sc
     if (d->kind == SK_READONLY)
         return sl_error(err, ERRCODE_CANT_CHANGE_RUNTIME_PARAM,
                         "parameter \"%s\" cannot be changed", d->name);
+    if (d->kind == SK_XACT)
+        return sl_error(err, ERRCODE_CANT_CHANGE_RUNTIME_PARAM,
+                        "parameter \"%s\" is set by SET TRANSACTION", d->name);
     if (scope != SET_STARTUP && superuser_only(d) &&
         strcmp(s->v[find_def("is_superuser")].value, "on") != 0)
         return sl_error(err, ERRCODE_INSUFFICIENT_PRIVILEGE,
@@ -551,14 +583,21 @@ int settings_set(SlSettings *s, const char *name, const char *value, SetScope sc
     put(&sv->value, canon);
     sl_free(canon);
     apply(s, i);
+    s->changes++;
     return 0;
+}
+
+uint64_t settings_changes(const SlSettings *s)
+{
+    return s->changes;
 }
 
 void settings_reset_all(SlSettings *s, bool in_block)
 {
     (void)in_block;
+    s->changes++;
     for (int i = 0; i < NDEFS; i++) {
-        if (defs[i].kind == SK_READONLY)
+        if (defs[i].kind == SK_READONLY || defs[i].kind == SK_XACT)
             continue;
         put(&s->v[i].session, s->v[i].reset);
         put(&s->v[i].value, s->v[i].reset);
@@ -579,6 +618,31 @@ const char *settings_get(const SlSettings *s, const char *name, const char **can
     return s ? s->v[i].value : defs[i].def ? defs[i].def : "";
 }
 
+int settings_xact_value(const char *name, const char *value, SlError *err)
+{
+    int i = find_def(name);
+    if (i < 0 || defs[i].kind != SK_XACT)
+        return unknown(err, name);
+    const SetDef *d = &defs[i];
+    if (strcmp(d->choices, "off|on") == 0) {
+        bool b;
+        if (parse_bool(value, &b) < 0)
+            return sl_error(err, ERRCODE_INVALID_PARAMETER_VALUE,
+                            "parameter \"%s\" requires a Boolean value", d->name);
+        return b ? 1 : 0;
+    }
+    size_t n = strlen(value);
+    int k = 0;
+    for (const char *p = d->choices; *p; k++) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncasecmp(p, value, n) == 0)
+            return k;
+        p += len + (bar ? 1 : 0);
+    }
+    return invalid(err, d, value);
+}
+
 int settings_count(void)
 {
     return NDEFS;
@@ -590,6 +654,71 @@ void settings_nth(const SlSettings *s, int i, const char **name, const char **va
     *name = defs[i].name;
     *value = s ? s->v[i].value : defs[i].def ? defs[i].def : "";
     *description = defs[i].description;
+}
+
+void settings_info(const SlSettings *s, int i, Arena *a, SettingInfo *out)
+{
+    const SetDef *d = &defs[i];
+    const char *value = s ? s->v[i].value : d->def ? d->def : "";
+    memset(out, 0, sizeof(*out));
+    out->context = d->kind == SK_READONLY && strcmp(d->name, "default_transaction_read_only") != 0
+                       ? "internal"
+                   : superuser_only(d) ? "superuser"
+                                       : "user";
+    out->vartype = "string";
+    out->changed = d->def != NULL && strcmp(value, d->def) != 0;
+    switch (d->kind) {
+    case SK_BOOL:
+        out->vartype = "bool";
+        break;
+    case SK_INT:
+    case SK_MS:
+    case SK_KB: {
+        out->vartype = "integer";
+        out->has_range = true;
+        out->min = d->min;
+        out->max = d->max;
+        if (d->kind != SK_INT) {
+            int num;
+            SlError err = {0};
+            out->unit = d->kind == SK_MS ? "ms" : "kB";
+            if (parse_ms(d, value, &num, &err) == 0)
+                out->setting = arena_printf(a, "%d", num);
+            sl_error_clear(&err);
+        }
+        break;
+    }
+    case SK_ENUM:
+    case SK_XACT:
+        if (strcmp(d->choices, "off|on") == 0) {
+            out->vartype = "bool";
+            break;
+        }
+        out->vartype = "enum";
+        StrBuf b;
+        strbuf_init(&b);
+        strbuf_putc(&b, '{');
+        for (const char *p = d->choices; *p;) {
+            const char *bar = strchr(p, '|');
+            size_t len = bar ? (size_t)(bar - p) : strlen(p);
+            bool quote = memchr(p, ' ', len) != NULL;
+            strbuf_printf(&b, "%s%s%.*s%s", p == d->choices ? "" : ",", quote ? "\"" : "",
+                          (int)len, p, quote ? "\"" : "");
+            p += len + (bar ? 1 : 0);
+        }
+        strbuf_putc(&b, '}');
+        out->enumvals = arena_strndup(a, b.data, b.len);
+        strbuf_free(&b);
+        break;
+    case SK_READONLY:
+        if (strcmp(value, "on") == 0 || strcmp(value, "off") == 0)
+            out->vartype = "bool";
+        else if (strcmp(d->name, "server_version_num") == 0)
+            out->vartype = "integer";
+        break;
+    default:
+        break;
+    }
 }
 
 void settings_xact_begin(SlSettings *s)

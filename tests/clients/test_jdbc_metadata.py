@@ -8,26 +8,14 @@ row_number() OVER (PARTITION BY ...) for ordinal positions.  (getPrimaryKeys
 needs information_schema._pg_expandarray and record field access: not yet.)
 """
 
-import shutil
-import subprocess
-from pathlib import Path
-
 import psycopg
 import pytest
 
-from drivers import mvn_build
-
-JDBC_DIR = Path(__file__).parent / "jdbc"
-SOURCES = list((JDBC_DIR / "src" / "main" / "java" / "sluice").glob("*.java"))
-CLASS = JDBC_DIR / "target" / "classes" / "sluice" / "JdbcMetadata.class"
-CLASSPATH = JDBC_DIR / "target" / "classpath.txt"
+from drivers import java_main
 
 
 @pytest.fixture(scope="module")
 def metadata(sluiced_module):
-    if shutil.which("java") is None or shutil.which("mvn") is None:
-        pytest.skip("java or mvn is not installed")
-    mvn_build(JDBC_DIR, CLASS, SOURCES, CLASSPATH)
     server = sluiced_module()
     with psycopg.connect(server.dsn, autocommit=True, connect_timeout=10) as c:
         c.execute("CREATE TABLE users (user_id BIGINT PRIMARY KEY, "
@@ -37,12 +25,7 @@ def metadata(sluiced_module):
         c.execute("CREATE CONTINUOUS QUERY clicks_per_user WITH (trigger = '1 hour', "
                   "output_mode = 'update') AS SELECT user_id, count(*) AS n "
                   "FROM clicks GROUP BY user_id")
-    cp = f"{JDBC_DIR / 'target' / 'classes'}:{CLASSPATH.read_text().strip()}"
-    res = subprocess.run(["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", cp,
-                          "sluice.JdbcMetadata", str(server.port)], capture_output=True,
-                         text=True, timeout=240, stdin=subprocess.DEVNULL)
-    assert res.returncode == 0, f"{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
-    rows = [line.split("|") for line in res.stdout.splitlines()]
+    rows = [line.split("|") for line in java_main("JdbcMetadata", server.port).splitlines()]
     return rows
 
 

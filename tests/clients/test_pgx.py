@@ -10,12 +10,11 @@ minute; tools/deps.sh deps_clients downloads the modules beforehand).
 """
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from drivers import assert_case, run_driver
+from drivers import assert_case, build_stale, run_driver
 from matrix import CASE_IDS, CASES, client_server  # noqa: F401 (fixture)
 from conftest import USERS
 
@@ -25,14 +24,8 @@ BINARY = GO_DIR / "pgxtest"
 
 def build():
     sources = list(GO_DIR.glob("*.go")) + [GO_DIR / "go.mod", GO_DIR / "go.sum"]
-    if BINARY.exists() and all(BINARY.stat().st_mtime >= s.stat().st_mtime
-                               for s in sources):
-        return
-    res = subprocess.run(["go", "test", "-c", "-o", BINARY.name, "."], cwd=GO_DIR,
-                         capture_output=True, text=True, timeout=600,
-                         stdin=subprocess.DEVNULL)
-    if res.returncode != 0:
-        pytest.fail(f"go test -c failed:\n{res.stdout}\n{res.stderr}")
+    build_stale(BINARY, sources, ["go", "test", "-c", "-o", BINARY.name, "."], GO_DIR,
+                timeout=600)
 
 
 @pytest.fixture(scope="module")

@@ -213,9 +213,23 @@ static void test_transaction_statements(void)
     CHECK(IS_A(t, TransactionStmt) && t->kind == TRANS_SET_SESSION &&
               t->modes.isolation == XACT_REPEATABLE_READ,
           "SET SESSION CHARACTERISTICS");
-    const UnsupportedStmt *u = (const UnsupportedStmt *)parse_one(&a, "rollback to savepoint x");
-    CHECK(IS_A(u, UnsupportedStmt) && strcmp(u->command, "ROLLBACK TO SAVEPOINT") == 0,
+    t = (const TransactionStmt *)parse_one(&a, "rollback work to savepoint x");
+    CHECK(IS_A(t, TransactionStmt) && t->kind == TRANS_ROLLBACK_TO &&
+              strcmp(t->savepoint, "x") == 0,
           "ROLLBACK TO");
+    t = (const TransactionStmt *)parse_one(&a, "SAVEPOINT \"_pg3_1\"");
+    CHECK(IS_A(t, TransactionStmt) && t->kind == TRANS_SAVEPOINT &&
+              strcmp(t->savepoint, "_pg3_1") == 0,
+          "SAVEPOINT, quoted");
+    t = (const TransactionStmt *)parse_one(&a, "RELEASE Sp");
+    CHECK(IS_A(t, TransactionStmt) && t->kind == TRANS_RELEASE && strcmp(t->savepoint, "sp") == 0,
+          "RELEASE without SAVEPOINT");
+    const UnsupportedStmt *u = (const UnsupportedStmt *)parse_one(&a, "COMMIT PREPARED 'g'");
+    CHECK(IS_A(u, UnsupportedStmt) && strcmp(u->command, "COMMIT PREPARED") == 0,
+          "COMMIT PREPARED");
+    const ShowStmt *sh = (const ShowStmt *)parse_one(&a, "show transaction isolation level");
+    CHECK(IS_A(sh, ShowStmt) && strcmp(sh->name, "transaction_isolation") == 0,
+          "SHOW TRANSACTION ISOLATION LEVEL");
     const DeallocateStmt *d = (const DeallocateStmt *)parse_one(&a, "DEALLOCATE PREPARE ALL");
     CHECK(IS_A(d, DeallocateStmt) && d->name == NULL, "DEALLOCATE PREPARE ALL");
     d = (const DeallocateStmt *)parse_one(&a, "deallocate prepare");

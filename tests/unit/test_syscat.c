@@ -4,7 +4,8 @@
  * without the runtime, registers pg_catalog and sys.*; sys.queries asks
  * the SELECT check it was given (with its arg) before it shows a query's
  * last error (NULL to a role without SELECT), reads the running queries
- * through the hook; a scan finds its Syscat in the statement's context
+ * through the hook; the size functions take a user relation's bytes from
+ * the relation_bytes hook; a scan finds its Syscat in the statement's context
  * (ExCtx.system_arg) and fails with 55000 without one.  Two Syscats in one
  * process keep their own settings and sessions and neither sees the
  * other's catalog.  LeakSanitizer checks that everything is returned.
@@ -42,7 +43,42 @@ static struct CqRuntime *cq_runtime(void *arg)
     return NULL;
 }
 
-static const SysHooks hooks = {check_select, cq_runtime};
+/* The state store's bytes: 4096 for each relation, 65536 in all. */
+static uint64_t relation_bytes(void *arg, const CatRelation *rel)
+{
+    CHECK(arg == &g_hook_arg, "the hook gets its arg");
+    return rel != NULL ? 4096 : 65536;
+}
+
+static const SysHooks hooks = {check_select, cq_runtime, relation_bytes};
+
+/* fn(oid) of a catalog function taking a bigint, through sc: the bigint
+ * answer, or -1 for NULL. */
+static int64_t call_oid_fn(Syscat *sc, Arena *a, const char *fn, int64_t oid)
+{
+    const FuncDesc *cands[8];
+    const FuncDesc *fd = NULL;
+    int n = ex_func_candidates(fn, false, 1, cands, 8);
+    for (int k = 0; k < n; k++)
+        if (cands[k]->args[0] == TYPE_INT8)
+            fd = cands[k];
+    CHECK(fd != NULL, "%s(bigint) is registered", fn);
+    if (fd == NULL)
+        return -2;
+    SlError err = {0};
+    EvalCtx cx = {0};
+    cx.arena = a;
+    cx.err = &err;
+    cx.system_arg = sc;
+    Vector arg, out;
+    vector_init(&arg, a, sl_type(TYPE_INT8), 1, true);
+    vector_init(&out, a, sl_type(TYPE_INT8), 1, true);
+    arg.v.i64[0] = oid;
+    CHECK(fd->fn(&cx, NULL, &arg, &out, NULL, 1) == 0, "%s: %s", fn,
+          err.message ? err.message : "");
+    sl_error_clear(&err);
+    return out.nulls[0] ? -1 : out.v.i64[0];
+}
 
 /* The column `name` of row `row` of schema.rel, read through sc, as text
  * ("<null>" for NULL; "<none>" when there is no such row), in a. */
@@ -133,6 +169,18 @@ int main(void)
     CHECK(strcmp(e, "<null>") == 0, "denied: %s", e);
     CHECK(g_checks > before, "asked again");
     CHECK(strcmp(queries_cell(sc, &a, "status"), "failed") == 0, "status still shown");
+
+    /* Relation sizes: a user relation's from the runtime's hook, none
+     * for a system relation, NULL for an oid that is no relation's; the
+     * database's from the hook's whole-store answer. */
+    CHECK(call_oid_fn(sc, &a, "pg_relation_size", qoid) == 4096, "a result table's bytes");
+    CHECK(call_oid_fn(sc, &a, "pg_total_relation_size", qoid) == 4096, "total");
+    CHECK(call_oid_fn(sc, &a, "pg_indexes_size", qoid) == 0, "no index bytes");
+    CHECK(call_oid_fn(sc, &a, "pg_table_size", vrel_lookup(sc, "pg_catalog", "pg_class")->oid) ==
+              0,
+          "a system relation takes none");
+    CHECK(call_oid_fn(sc, &a, "pg_relation_size", 987654321) == -1, "no such relation: NULL");
+    CHECK(call_oid_fn(sc, &a, "pg_database_size", 16383) == 65536, "the database's bytes");
 
     /* A statement whose context has no Syscat (a continuous query's batch)
      * cannot read a system relation: 55000, not a crash. */

@@ -5,7 +5,8 @@
  * LIKE fast paths against the general matcher, now() being one value per
  * EvalCtx, named time zones across daylight saving changes, and the
  * timestamp and integer text fast paths against the general code; arrays'
- * bytes against array_send's layout, their order and equality keys.
+ * bytes against array_send's layout, their order and equality keys; the
+ * transaction modes among a session's settings.
  *
  *   main()    runs every test_*; LeakSanitizer checks that the arenas own
  *             everything
@@ -16,6 +17,7 @@
 #include "sql/parser.h"
 #include "sluice/exec.h"
 #include "sluice/plan.h"
+#include "sluice/settings.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,8 +404,54 @@ static void test_arrays(void)
     arena_destroy(&a);
 }
 
+/* The transaction modes among the settings: SET of them is the server's
+ * (55P02 here), their values are what the server sets; the defaults'
+ * enums take what sluice gives and refuse the rest with 0A000. */
+static void test_xact_settings(void)
+{
+    SlSettings *s = settings_new("u");
+    SlError err = {0};
+    CHECK(strcmp(settings_get(s, "transaction_isolation", NULL, &err), "read committed") == 0,
+          "transaction_isolation default");
+    CHECK(strcmp(settings_get(s, "TRANSACTION_READ_ONLY", NULL, &err), "off") == 0,
+          "transaction_read_only default");
+    uint64_t before = settings_changes(s);
+    CHECK(settings_set(s, "transaction_isolation", "read committed", SET_SESSION, false, NULL,
+                       &err) < 0 && strcmp(err.sqlstate, "55P02") == 0,
+          "SET transaction_isolation is the server's");
+    sl_error_clear(&err);
+    CHECK(settings_set(s, "default_transaction_isolation", "Serializable", SET_SESSION, false,
+                       NULL, &err) < 0 && strcmp(err.sqlstate, "0A000") == 0,
+          "serializable refused");
+    sl_error_clear(&err);
+    CHECK(settings_set(s, "default_transaction_isolation", "nonsense", SET_SESSION, false, NULL,
+                       &err) < 0 && strcmp(err.sqlstate, "22023") == 0,
+          "an unknown level");
+    sl_error_clear(&err);
+    CHECK(settings_changes(s) == before, "failed SETs change nothing");
+    CHECK(settings_set(s, "default_transaction_isolation", "READ UNCOMMITTED", SET_SESSION,
+                       false, NULL, &err) == 0 &&
+              strcmp(settings_get(s, "default_transaction_isolation", NULL, &err),
+                     "read uncommitted") == 0 && settings_changes(s) == before + 1,
+          "read uncommitted, canonical");
+    CHECK(settings_xact_value("transaction_isolation", "serializable", &err) == 0 &&
+              settings_xact_value("transaction_isolation", "Read Committed", &err) == 2 &&
+              settings_xact_value("transaction_read_only", "yes", &err) == 1 &&
+              settings_xact_value("transaction_read_only", "off", &err) == 0,
+          "settings_xact_value");
+    CHECK(settings_xact_value("transaction_isolation", "snapshot", &err) < 0 &&
+              strcmp(err.sqlstate, "22023") == 0,
+          "settings_xact_value: no such level");
+    sl_error_clear(&err);
+    settings_set_fixed(s, "transaction_isolation", "read uncommitted");
+    CHECK(strcmp(settings_get(s, "transaction_isolation", NULL, &err), "read uncommitted") == 0,
+          "the server sets the block's level");
+    settings_free(s);
+}
+
 int main(void)
 {
+    test_xact_settings();
     test_arrays();
     test_timestamp_fast_paths();
     test_jsonb_keys();

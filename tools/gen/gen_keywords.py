@@ -10,7 +10,12 @@ Lemon-generated sql.h), or 0 when the word is not a keyword, and
 
     int sql_keyword_category(const char *z, int n);
 
-which returns its category (SQL_KW_RESERVED ... from sql/keywords.h), -1 if none.
+which returns its category (SQL_KW_RESERVED ... from sql/keywords.h), -1 if none,
+and
+
+    const char *sql_keyword_nth(int i, int *category);
+
+which walks the table in word order (NULL past its end), for pg_get_keywords().
 When the grammar is given as a third argument, every unreserved keyword must
 appear in its %fallback ID list (so it stays usable as a name), and no other.
 Usage: gen_keywords.py keywords.txt keywords.c [sql.y]
@@ -74,7 +79,11 @@ def main():
         c.write("int sql_keyword_code(const char *z, int n)\n{\n")
         c.write("    int i = find(z, n);\n    return i < 0 ? 0 : keyword_table[i].code;\n}\n\n")
         c.write("int sql_keyword_category(const char *z, int n)\n{\n")
-        c.write("    int i = find(z, n);\n    return i < 0 ? -1 : keyword_table[i].category;\n}\n")
+        c.write("    int i = find(z, n);\n    return i < 0 ? -1 : keyword_table[i].category;\n}\n\n")
+        c.write("const char *sql_keyword_nth(int i, int *category)\n{\n")
+        c.write("    if (i < 0 || i >= (int)(sizeof(keyword_table) / sizeof(keyword_table[0])))\n")
+        c.write("        return NULL;\n")
+        c.write("    *category = keyword_table[i].category;\n    return keyword_table[i].word;\n}\n")
 
 
 if __name__ == "__main__":
