@@ -14,7 +14,8 @@
  * (source_stream.c; a files stream's ingester, ingest.c, appends to that
  * log); 'datagen' generates the rows and 'nexmark' the Nexmark events
  * (source_gen.c); 'kafka' reads topics (source_kafka.c, over
- * src/connectors/kafka_source.c).  Everything else here goes through the
+ * src/connectors/kafka_source.c).  The relation of a continuous query is
+ * read as its result table's changelog (changelog.c).  Everything else here goes through the
  * table: the cap of a plan by max_offsets_per_trigger, the offsets' JSON
  * and the lag rows are the same for every connector.  Internal and
  * generated streams have one partition of offsets, 0, without a topic
@@ -138,7 +139,9 @@ int source_open(struct Runtime *rt, StateStore *st, const CatRelation *rel, cons
     if (opts_parse(&src->arena, rel->options, &o, err) < 0)
         goto fail;
     connector = opts_get(&o, "connector");
-    if (connector == NULL)
+    if (rel->kind == REL_QUERY)
+        src->ops = &source_changelog_ops;   /* a result table's changes */
+    else if (connector == NULL)
         src->ops = &source_stream_ops;
     for (size_t i = 0; src->ops == NULL && i < SL_ARRAY_LEN(source_connectors); i++)
         if (strcmp(connector, source_connectors[i].connector) == 0)
@@ -220,6 +223,10 @@ int64_t source_plan(Source *src, const SourceOffsets *pos, const SourceOffsets *
     int rc = src->ops->plan(src, pos, now_us, out, err);
     if (rc < 0)
         return rc;
+    /* A changelog's batches are read whole, its snapshot with the first:
+     * max_offsets_per_trigger does not cut them (changelog.c). */
+    if (src->ops == &source_changelog_ops)
+        max_offsets = 0;
     return cap_ranges(out, limit, max_offsets, backlog);
 }
 
