@@ -49,7 +49,10 @@ READERS = {
     "c_total": "SELECT sum(keys) AS total, count(*) AS counts FROM b_hist",
 }
 QUERIES = {**BASE, **READERS}
-FAULT_POINTS = [(p, n) for p, n in CRASH_POINTS if not p.startswith("sink_")]
+# test_crash_recovery's points but its files sink's, each reached about
+# six times as late as there: seven queries share the count, and the
+# readers are then reading batches of their inputs.
+FAULT_POINTS = [(p, n * 6) for p, n in CRASH_POINTS if not p.startswith("sink_")]
 
 
 def make_events(seed, n=N_EVENTS):
@@ -107,9 +110,14 @@ def set_up(server, ev, ev2, batch=BATCH):
 
 
 def resume_all(server):
-    with connect(server) as c:
-        for name in QUERIES:
-            c.execute(f"ALTER CONTINUOUS QUERY {name} RESUME")
+    """RESUME every query; a fault point may kill the server meanwhile (the
+    queries left paused are resumed after the restart)."""
+    try:
+        with connect(server) as c:
+            for name in QUERIES:
+                c.execute(f"ALTER CONTINUOUS QUERY {name} RESUME")
+    except psycopg.OperationalError:
+        pass            # the caller sees the server die
 
 
 def outputs(server, names=READERS):
