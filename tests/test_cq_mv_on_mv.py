@@ -345,3 +345,33 @@ def test_refusals(server):
         c.execute("INSERT INTO ev VALUES (1, 5), (0, 6), (2, -1)")
         want = {"r5": [(1, 5)]}
         assert converge(server, want) == want
+
+
+def test_replace_of_a_query_with_readers(server):
+    """CREATE OR REPLACE of a query another reads: a change of options keeps
+    its changelog going; a definition that rewrites its rows is refused
+    (2BP01), as is one with other columns or reset."""
+    with connect(server) as c:
+        c.execute("CREATE STREAM ev (k BIGINT, v BIGINT)")
+        c.execute("CREATE STREAM ev2 (k BIGINT, w BIGINT)")
+        create(c, ["a_cnt", "b_hist"], paused=False)
+        load(c, [(1, 1), (2, 2), (2, 3)], [])
+        want = {"b_hist": [(1, 1), (2, 1)]}
+        assert converge(server, want) == want
+        c.execute(f"CREATE OR REPLACE CONTINUOUS QUERY a_cnt WITH (trigger = '10 ms') AS "
+                  f"{BASE['a_cnt']}")
+        load(c, [(1, 4)], [])
+        want = {"b_hist": [(2, 2)]}
+        assert converge(server, want) == want
+        assert error_of(lambda: c.execute(
+            "CREATE OR REPLACE CONTINUOUS QUERY a_cnt AS "
+            "SELECT k, count(*) + 1 AS n, sum(v) AS s FROM ev GROUP BY k"))[:2] == (
+            "2BP01", "cannot replace continuous query \"a_cnt\": continuous query \"b_hist\" "
+            "reads its result table")
+        assert error_of(lambda: c.execute(
+            "CREATE OR REPLACE CONTINUOUS QUERY a_cnt WITH (reset = true) AS "
+            f"{BASE['a_cnt']}"))[0] == "2BP01"
+        with connect(server) as c2:
+            rows = c2.execute("SELECT source, partition FROM sys.source_lag "
+                              "WHERE query = 'b_hist' ORDER BY partition").fetchall()
+        assert rows == [("a_cnt", 0), ("a_cnt", 1)], rows

@@ -276,6 +276,18 @@ static int replace(CqRuntime *cq, const Query *q, const CatRelation *old, SlErro
     inc_plan_free(np);
     if (rc < 0)
         return -1;
+    /* A reader reads the result table's changes (changelog.c): rows
+     * rewritten for a new definition would reach it as no change. */
+    if (dep != NULL && old_hash != new_hash) {
+        sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
+                 "cannot replace continuous query \"%s\": continuous query \"%s\" reads its "
+                 "result table", def->name, dep);
+        sl_error_detail(err, "The new definition rewrites its rows, and \"%s\" reads their "
+                             "changes.", dep);
+        sl_error_hint(err, "Drop continuous query \"%s\" first (and create it again after), "
+                           "or change only the options.", dep);
+        return -1;
+    }
     Replace *r = sl_calloc(1, sizeof(Replace));
     r->cq = cq;
     r->reset = reset;
