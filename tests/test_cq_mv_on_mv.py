@@ -101,10 +101,23 @@ def load(c, ev, ev2):
                     cp.write_row(r)
 
 
+def make_streams(c):
+    c.execute("CREATE STREAM ev (k BIGINT, v BIGINT)")
+    c.execute("CREATE STREAM ev2 (k BIGINT, w BIGINT)")
+
+
+def start_hist(server, c):
+    """a_cnt and its reader b_hist over three rows, caught up."""
+    make_streams(c)
+    create(c, ["a_cnt", "b_hist"], paused=False)
+    load(c, [(1, 1), (2, 2), (2, 3)], [])
+    want = {"b_hist": [(1, 1), (2, 1)]}
+    assert converge(server, want) == want
+
+
 def set_up(server, ev, ev2, batch=BATCH):
     with connect(server) as c:
-        c.execute("CREATE STREAM ev (k BIGINT, v BIGINT)")
-        c.execute("CREATE STREAM ev2 (k BIGINT, w BIGINT)")
+        make_streams(c)
         create(c, QUERIES, batch)
         load(c, ev, ev2)
 
@@ -169,8 +182,7 @@ def test_reader_created_over_a_running_query(sluiced, events):
     ev, ev2 = events
     half = len(ev) // 2
     with connect(server) as c:
-        c.execute("CREATE STREAM ev (k BIGINT, v BIGINT)")
-        c.execute("CREATE STREAM ev2 (k BIGINT, w BIGINT)")
+        make_streams(c)
         create(c, BASE, paused=False)
         load(c, ev[:half], ev2[:half // 3])
         want_cnt = sorted(Counter(k for k, _ in ev[:half]).items())
@@ -227,8 +239,7 @@ def test_drop_refuses_while_a_reader_exists(server):
     the readers of theirs; one DROP naming a query and its reader drops
     both.  The last reader gone, its input drops its changelog."""
     with connect(server) as c:
-        c.execute("CREATE STREAM ev (k BIGINT, v BIGINT)")
-        c.execute("CREATE STREAM ev2 (k BIGINT, w BIGINT)")
+        make_streams(c)
         create(c, QUERIES, paused=False)
         assert error_of(lambda: c.execute("DROP CONTINUOUS QUERY a_cnt")) == (
             "2BP01", "cannot drop continuous query a_cnt because other objects depend on it",
@@ -257,12 +268,7 @@ def test_changelog_goes_with_its_last_reader(server):
     changelog; a new reader starts from a new snapshot of the result table
     (with the rows that came meanwhile) and then reads its changes."""
     with connect(server) as c:
-        c.execute("CREATE STREAM ev (k BIGINT, v BIGINT)")
-        c.execute("CREATE STREAM ev2 (k BIGINT, w BIGINT)")
-        create(c, ["a_cnt", "b_hist"], paused=False)
-        load(c, [(1, 1), (2, 2), (2, 3)], [])
-        want = {"b_hist": [(1, 1), (2, 1)]}
-        assert converge(server, want) == want
+        start_hist(server, c)
         c.execute("DROP CONTINUOUS QUERY b_hist")
         load(c, [(1, 5)], [])
         create(c, ["b_hist"], paused=False)
@@ -311,8 +317,7 @@ def test_refusals(server):
     refused naming the input; a query INTO a stream has no result table to
     read; a table on the operator graph is refused (never ignored)."""
     with connect(server) as c:
-        c.execute("CREATE STREAM ev (k BIGINT, v BIGINT)")
-        c.execute("CREATE STREAM ev2 (k BIGINT, w BIGINT)")
+        make_streams(c)
         c.execute("CREATE STREAM outs (k BIGINT, n BIGINT)")
         c.execute("CREATE TABLE dim (k BIGINT PRIMARY KEY, name TEXT)")
         create(c, ["a_cnt"], paused=False)
@@ -352,12 +357,7 @@ def test_replace_of_a_query_with_readers(server):
     its changelog going; a definition that rewrites its rows is refused
     (2BP01), as is one with other columns or reset."""
     with connect(server) as c:
-        c.execute("CREATE STREAM ev (k BIGINT, v BIGINT)")
-        c.execute("CREATE STREAM ev2 (k BIGINT, w BIGINT)")
-        create(c, ["a_cnt", "b_hist"], paused=False)
-        load(c, [(1, 1), (2, 2), (2, 3)], [])
-        want = {"b_hist": [(1, 1), (2, 1)]}
-        assert converge(server, want) == want
+        start_hist(server, c)
         c.execute(f"CREATE OR REPLACE CONTINUOUS QUERY a_cnt WITH (trigger = '10 ms') AS "
                   f"{BASE['a_cnt']}")
         load(c, [(1, 4)], [])

@@ -21,6 +21,8 @@
  *   cq_dependent_not_owned  one of those owned by another role
  *   cq_want_snapshot   a query that reads query oid's result table waits
  *                      for a snapshot of it: oid's next batch writes one
+ *   cq_changelog_floor what query oid's batch in flight keeps of its
+ *                      changelog
  *   cq_retracts        what makes query oid's result table take back rows
  *                      (NULL: it only appends), for CREATE of a reader
  *   cq_source_lag      per query, source and partition: committed offset,
@@ -218,6 +220,10 @@ const char *cq_dependent_not_owned(CqRuntime *rt, uint32_t oid, uint32_t owner);
 /* Query oid's next batch writes a snapshot of its result table into its
  * changelog (changelog.c), and runs even without new input. */
 void cq_want_snapshot(CqRuntime *rt, uint32_t oid);
+/* The lowest batch of query oid's changelog that its batch in flight
+ * keeps (it deletes what is below; INT64_MAX: all of it), 0 when none is
+ * in flight. */
+int64_t cq_changelog_floor(CqRuntime *rt, uint32_t oid);
 /* Why query oid's result table may take back rows (its aggregate, ...),
  * NULL when it only appends; a reason too when it is not running.  *into
  * gets the stream or sink it writes INTO (its result table stays empty),

@@ -275,9 +275,12 @@ static int cl_plan(Source *src, const SourceOffsets *pos, int64_t now_us, Source
     arena_destroy(&a);
     if (rc < 0)
         return -1;
-    if (snap < 0 || snap >= latest) {
-        if (src->rt != NULL && src->rt->cq != NULL)
-            cq_want_snapshot(src->rt->cq, oid);
+    /* A snapshot that a's batch in flight deletes (every reader it knew
+     * of had passed it) is no start: a new one is asked for. */
+    CqRuntime *cq = src->rt != NULL ? src->rt->cq : NULL;
+    if (snap < 0 || snap >= latest || (cq != NULL && snap < cq_changelog_floor(cq, oid))) {
+        if (cq != NULL)
+            cq_want_snapshot(cq, oid);
         return SOURCE_NOT_READY;
     }
     srcoffs_add(out, -1, 0, snap, latest);
@@ -317,6 +320,17 @@ static SourceReader *cl_reader_open(Source *src, const SourceOffsets *ranges)
     r->in_snap = true;
     strbuf_init(&r->chunk);
     return &r->base;
+}
+
+/* The changelog no longer holds batch: -1 with 55000. */
+static int gone(ClReader *r, int64_t batch, SlError *err)
+{
+    sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+             "the changelog of continuous query \"%s\" no longer holds batch %" PRId64,
+             r->base.src->rel->name, batch);
+    sl_error_hint(err, "It was dropped while this query could not start; drop and create "
+                       "this query again to start from a new snapshot.");
+    return -1;
 }
 
 /* The next chunk of the current part into r->chunk: 1, 0 at the end of
@@ -383,9 +397,7 @@ static int next_chunk(ClReader *r, SlError *err)
         r->in_snap = false;
     }
 gone:
-    return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-                    "the changelog of continuous query \"%s\" no longer holds batch %" PRId64,
-                    src->rel->name, r->in_snap ? r->snap_lo : r->lo);
+    return gone(r, r->snap_lo, err);
 }
 
 /* A check before the first change is read: the changelog holds lo. */
@@ -398,15 +410,7 @@ static int check_kept(ClReader *r, SlError *err)
     int m = read_marker(r->base.src->st, r->base.src->rel->oid, &from, err);
     if (m < 0)
         return -1;
-    if (m == 0 || from > r->lo) {
-        sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-                 "the changelog of continuous query \"%s\" no longer holds batch %" PRId64,
-                 r->base.src->rel->name, r->lo);
-        sl_error_hint(err, "A reader that could not start let it go; drop and create this "
-                           "query again to start from a new snapshot.");
-        return -1;
-    }
-    return 0;
+    return m == 0 || from > r->lo ? gone(r, r->lo, err) : 0;
 }
 
 static int cl_reader_next(SourceReader *sr, Arena *a, Batch **out, SlError *err)

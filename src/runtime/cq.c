@@ -8,7 +8,7 @@
  *                           (incremental.h: cq_ddl.c reads them)
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
  *   cq_dependent, cq_dependents, cq_dependent_not_owned, cq_progress, cq_source_lag, cq_state,
- *   cq_want_snapshot, cq_retracts   a reader of a query's result table
+ *   cq_want_snapshot, cq_changelog_floor, cq_retracts   a reader of a query's result table
  *                           (changelog.c): launch passes the changelog's
  *                           flags (changelog_flags)
  *   cq_falling_behind, cq_duration_bounds (the batch-duration histogram's buckets)
@@ -1752,6 +1752,16 @@ void cq_want_snapshot(CqRuntime *rt, uint32_t oid)
     for (Cq *q = rt->queries; q != NULL; q = q->next)
         if (q->rel->oid == oid && !q->stopping)
             q->want_snapshot = true;
+}
+
+int64_t cq_changelog_floor(CqRuntime *rt, uint32_t oid)
+{
+    for (Cq *q = rt->queries; q != NULL; q = q->next) {
+        if (q->rel->oid != oid || q->stopping || !q->in_flight)
+            continue;
+        return q->batch.cl_off ? INT64_MAX : q->batch.cl_gc_below;
+    }
+    return 0;
 }
 
 const char *cq_retracts(CqRuntime *rt, uint32_t oid, const char **into)
