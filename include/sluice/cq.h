@@ -23,6 +23,7 @@
  *                      for a snapshot of it: oid's next batch writes one
  *   cq_changelog_floor what query oid's batch in flight keeps of its
  *                      changelog
+ *   cq_changelog_reader  a query that reads query oid's changelog
  *   cq_retracts        what makes query oid's result table take back rows
  *                      (NULL: it only appends), for CREATE of a reader
  *   cq_source_lag      per query, source and partition: committed offset,
@@ -224,6 +225,9 @@ void cq_want_snapshot(CqRuntime *rt, uint32_t oid);
  * keeps (it deletes what is below; INT64_MAX: all of it), 0 when none is
  * in flight. */
 int64_t cq_changelog_floor(CqRuntime *rt, uint32_t oid);
+/* A query that reads query oid's result table as its changelog (not as a
+ * lookup table), or NULL. */
+const char *cq_changelog_reader(CqRuntime *rt, uint32_t oid);
 /* Why query oid's result table may take back rows (its aggregate, ...),
  * NULL when it only appends; a reason too when it is not running.  *into
  * gets the stream or sink it writes INTO (its result table stays empty),

@@ -50,6 +50,7 @@
 
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
 
 #define CL_CHUNK_BYTES (256 * 1024)
 
@@ -288,6 +289,26 @@ static int cl_plan(Source *src, const SourceOffsets *pos, int64_t now_us, Source
     return 0;
 }
 
+/* sys.source_lag: partition 0's latest is a's last committed batch + 1,
+ * read afresh (a paused reader plans nothing); the snapshot's partition
+ * has nothing more to read. */
+static void cl_lag(Source *src, const SrcPart *p, SourceLag *l)
+{
+    if (p->part != 0) {
+        l->latest = p->end;
+        return;
+    }
+    SlError ignore = {0};
+    int64_t end = committed_end(src->st, src->rel->oid, &ignore);
+    sl_error_clear(&ignore);
+    if (end >= 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        l->latest = end;
+        l->last_poll_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    }
+}
+
 typedef struct ClReader {
     SourceReader base;
     SlType      *types;         /* a's columns, then the weight (bigint) */
@@ -461,6 +482,7 @@ static int cl_reader_close(SourceReader *sr, DeadLetters *dead, SlError *err)
 
 const SourceOps source_changelog_ops = {
     .plan = cl_plan,
+    .lag = cl_lag,
     .reader_open = cl_reader_open,
     .reader_next = cl_reader_next,
     .reader_close = cl_reader_close,

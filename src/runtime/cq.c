@@ -8,7 +8,8 @@
  *                           (incremental.h: cq_ddl.c reads them)
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
  *   cq_dependent, cq_dependents, cq_dependent_not_owned, cq_progress, cq_source_lag, cq_state,
- *   cq_want_snapshot, cq_changelog_floor, cq_retracts   a reader of a query's result table
+ *   cq_want_snapshot, cq_changelog_floor, cq_changelog_reader, cq_retracts
+ *                           a reader of a query's result table
  *                           (changelog.c): launch passes the changelog's
  *                           flags (changelog_flags)
  *   cq_falling_behind, cq_duration_bounds (the batch-duration histogram's buckets)
@@ -1752,6 +1753,23 @@ void cq_want_snapshot(CqRuntime *rt, uint32_t oid)
     for (Cq *q = rt->queries; q != NULL; q = q->next)
         if (q->rel->oid == oid && !q->stopping)
             q->want_snapshot = true;
+}
+
+/* Does d read query oid's result table as a changelog (an input of its)? */
+static bool reads_changelog(Cq *d, uint32_t oid)
+{
+    for (int i = 0; i < inc_plan_ninputs(d->plan); i++)
+        if (inc_plan_stream(d->plan, i)->oid == oid)
+            return true;
+    return false;
+}
+
+const char *cq_changelog_reader(CqRuntime *rt, uint32_t oid)
+{
+    for (Cq *d = rt->queries; d != NULL; d = d->next)
+        if (!d->stopping && d->rel->oid != oid && reads_changelog(d, oid))
+            return d->rel->name;
+    return NULL;
 }
 
 int64_t cq_changelog_floor(CqRuntime *rt, uint32_t oid)

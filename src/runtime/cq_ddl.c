@@ -276,9 +276,12 @@ static int replace(CqRuntime *cq, const Query *q, const CatRelation *old, SlErro
     inc_plan_free(np);
     if (rc < 0)
         return -1;
-    /* A reader reads the result table's changes (changelog.c): rows
-     * rewritten for a new definition would reach it as no change. */
-    if (dep != NULL && old_hash != new_hash) {
+    /* A reader of the result table's changes (changelog.c; not a lookup
+     * join): rows rewritten for a new definition would reach it as no
+     * change. */
+    const char *reader = cq_changelog_reader(cq, old->oid);
+    if (reader != NULL && old_hash != new_hash) {
+        dep = reader;
         sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
                  "cannot replace continuous query \"%s\": continuous query \"%s\" reads its "
                  "result table", def->name, dep);
