@@ -379,8 +379,9 @@ def test_replace_of_a_query_with_readers(server):
 
 def test_reader_far_behind(server, events):
     """A paused reader holds its input's changelog: its input runs twenty
-    batches meanwhile (sys.source_lag shows the reader that far behind), and
-    once resumed the reader reads them all, each once."""
+    batches meanwhile (sys.source_lag shows the reader that far behind,
+    sys.state the batches of changes kept), and once resumed the reader
+    reads them all, each once; then the changes it read are let go."""
     ev, ev2 = events
     with connect(server) as c:
         make_streams(c)
@@ -398,6 +399,22 @@ def test_reader_far_behind(server, events):
                 break
             time.sleep(0.2)
         assert lag >= len(ev[10:]) // BATCH, lag
+        # sys.state: a_cnt keeps those batches of changes for its reader
+        kept = changelog_batches(c)
+        assert kept >= len(ev[10:]) // BATCH, kept
         c.execute("ALTER CONTINUOUS QUERY b_hist RESUME")
-    want = model(ev, [])
-    assert converge(server, {"b_hist": want["b_hist"]}) == {"b_hist": want["b_hist"]}
+        want = model(ev, [])
+        assert converge(server, {"b_hist": want["b_hist"]}) == {"b_hist": want["b_hist"]}
+        # the reader caught up: a_cnt's next batches let the changes go
+        for extra in range(2):
+            load(c, [(extra, 1)], [])
+            time.sleep(0.5)
+        want = model(ev + [(0, 1), (1, 1)], [])
+        assert converge(server, {"b_hist": want["b_hist"]}) == {"b_hist": want["b_hist"]}
+        assert changelog_batches(c) <= 3
+
+
+def changelog_batches(c):
+    """sys.state's changelog row of a_cnt: the batches of changes kept."""
+    return c.execute("SELECT state_rows FROM sys.state WHERE query = 'a_cnt' "
+                     "AND operator = 'changelog'").fetchone()[0]

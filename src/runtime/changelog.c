@@ -9,6 +9,7 @@
  *   changelog_write      in the batch's one write, before its commit: the
  *                        snapshot asked for, the batch's changes, the
  *                        garbage collection, or the changelog's removal
+ *   changelog_kept_from  the lowest batch a's changelog keeps (sys.state)
  *   source_changelog_ops the source of a query b that reads a's result
  *                        table (source_int.h): its offsets are a's batch ids
  *
@@ -92,6 +93,11 @@ static int read_marker(StateStore *st, uint32_t oid, int64_t *from, SlError *err
         *from = (int64_t)get_be64(v);
     arena_destroy(&a);
     return rc;
+}
+
+int changelog_kept_from(StateStore *st, uint32_t oid, int64_t *from, SlError *err)
+{
+    return read_marker(st, oid, from, err);
 }
 
 int changelog_begin(StateStore *st, const CatRelation *rel, bool writes_result, IncBatch *b,

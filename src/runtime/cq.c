@@ -1851,6 +1851,20 @@ int cq_state(CqRuntime *rt, const char *name, CqOpState *out, SlError *err)
             .has_oldest_window = strcmp(ops[i].op, "join") != 0 && q->has_oldest_window,
             .oldest_window_us = q->oldest_window_us,
         };
+    /* A changelog kept for the queries that read the result table: its
+     * rows are the batches of changes kept (changelog.c). */
+    int64_t from;
+    SlError e = {0};
+    if (n >= 0 && n < CQ_MAX_OPS && changelog_kept_from(rt->st, q->rel->oid, &from, &e) == 1) {
+        uint8_t pre[5] = {'C'};
+        put_be32(pre + 1, q->rel->oid);
+        out[n++] = (CqOpState){
+            .op = "changelog",
+            .rows = SL_MAX(q->last_batch_id + 1 - from, 0),
+            .disk_bytes = state_prefix_disk_bytes(rt->st, pre, sizeof(pre)),
+        };
+    }
+    sl_error_clear(&e);
     return n;
 }
 

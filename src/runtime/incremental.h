@@ -157,6 +157,8 @@ int  changelog_begin(StateStore *st, const CatRelation *rel, bool writes_result,
                      SlError *err);
 int  changelog_write(StateStore *st, const CatRelation *rel, IncBatch *b, StateBatch *wb,
                      SlError *err);
+/* The lowest batch query oid's changelog keeps: 1, 0 (no changelog), -1. */
+int  changelog_kept_from(StateStore *st, uint32_t oid, int64_t *from, SlError *err);
 
 int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncShared *sh,
                     IncPlan **out, SlError *err);
