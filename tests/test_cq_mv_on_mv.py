@@ -371,6 +371,12 @@ def test_replace_of_a_query_with_readers(server):
         assert error_of(lambda: c.execute(
             "CREATE OR REPLACE CONTINUOUS QUERY a_cnt WITH (reset = true) AS "
             f"{BASE['a_cnt']}"))[0] == "2BP01"
+        # the reader itself: a change of options keeps its position
+        c.execute(f"CREATE OR REPLACE CONTINUOUS QUERY b_hist WITH (trigger = '10 ms') AS "
+                  f"{READERS['b_hist']}")
+        load(c, [(3, 1)], [])
+        want = {"b_hist": [(1, 1), (2, 2)]}
+        assert converge(server, want) == want, status(server)
         with connect(server) as c2:
             rows = c2.execute("SELECT source, partition FROM sys.source_lag "
                               "WHERE query = 'b_hist' ORDER BY partition").fetchall()

@@ -124,6 +124,7 @@ struct CqRuntime {
     StateStore  *st;
     Cq          *queries;
     int          closing_timers; /* released queries whose timer is closing */
+    int          replacing;      /* cq_stop_then's queries not yet called back */
     bool         closing;
     bool         closed;         /* closing, and no batch or timer is left */
     cq_close_cb  close_cb;       /* cq_runtime_close's, with its arg */
@@ -357,8 +358,10 @@ static void on_timer_closed(uv_handle_t *h)
     strbuf_free(&q->log_entry);
     strbuf_free(&q->unlogged);
     sl_free(q);
-    if (cb != NULL)
+    if (cb != NULL) {
         cb(arg);
+        rt->replacing--;
+    }
     maybe_finish_close(rt);
 }
 
@@ -772,6 +775,8 @@ static int log_entry_decode(const Cq *q, const uint8_t *v, size_t len, Arena *a,
 
 /* Runs (or replays) batch o over q->ranges (per input) with the given
  * watermark. */
+static bool reads_changelog(Cq *d, uint32_t oid);
+
 /* The changelog of q's result table (changelog.c), for the batch about to
  * run: a snapshot when a new reader waits for one; the changelog dropped
  * when no running query reads the result table; the batches every reader
@@ -787,8 +792,10 @@ static void changelog_flags(Cq *q, bool recovering)
         return;
     bool readers = false;
     int64_t least = INT64_MAX;
+    /* (a reader stopping counts: one being replaced starts again at its
+     * position; one dropped leaves the registry once released) */
     for (Cq *d = q->rt->queries; d != NULL; d = d->next) {
-        if (d == q || d->stopping)
+        if (d == q)
             continue;
         for (int i = 0; i < inc_plan_ninputs(d->plan); i++) {
             if (inc_plan_stream(d->plan, i)->oid != q->rel->oid)
@@ -800,7 +807,9 @@ static void changelog_flags(Cq *q, bool recovering)
             least = p == NULL || least < 0 ? -1 : SL_MIN(least, p->end);
         }
     }
-    b->cl_off = !readers && !q->want_snapshot;
+    /* A query being replaced (a reader, perhaps) is out of the registry
+     * until its new definition starts: nothing is dropped meanwhile. */
+    b->cl_off = !readers && !q->want_snapshot && q->rt->replacing == 0;
     b->cl_gc_below = readers && least > 0 && least != INT64_MAX ? least : 0;
 }
 
@@ -1535,6 +1544,7 @@ void cq_stop_then(CqRuntime *rt, const char *name, void (*cb)(void *arg), void *
     q->released_cb = cb;
     q->released_arg = arg;
     q->stopping = true;
+    rt->replacing++;
     release(q);
 }
 
