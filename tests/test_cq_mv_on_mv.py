@@ -424,3 +424,34 @@ def changelog_batches(c):
     """sys.state's changelog row of a_cnt: the batches of changes kept."""
     return c.execute("SELECT state_rows FROM sys.state WHERE query = 'a_cnt' "
                      "AND operator = 'changelog'").fetchone()[0]
+
+
+def test_large_changes_span_chunks(server):
+    """A snapshot and batches of changes larger than one changelog chunk
+    (256 KiB: thousands of wide rows, every group updated at once) are read
+    whole, each row once."""
+    nkeys, pad = 6_000, "x" * 150
+    with connect(server) as c:
+        c.execute("CREATE STREAM wide (k BIGINT, p TEXT)")
+        c.execute("CREATE CONTINUOUS QUERY w_a WITH (trigger = '0') AS "
+                  "SELECT k, max(p) AS p, count(*) AS n FROM wide GROUP BY k")
+
+        def load_round(tag):
+            with c.cursor().copy("COPY wide (k, p) FROM STDIN") as cp:
+                for k in range(nkeys):
+                    cp.write_row((k, f"{pad}{tag}{k}"))
+
+        load_round("a")
+        deadline = time.monotonic() + CONVERGE
+        while (c.execute("SELECT count(*) FROM w_a").fetchone()[0] < nkeys and
+               time.monotonic() < deadline):
+            time.sleep(0.2)
+        # created over a result table of about 1 MB: its snapshot
+        c.execute("CREATE CONTINUOUS QUERY w_b WITH (trigger = '0') AS "
+                  "SELECT count(*) AS keys, sum(n) AS rows, min(p) AS lo, max(p) AS hi FROM w_a")
+        want = {"w_b": [(nkeys, nkeys, f"{pad}a0", max(f"{pad}a{k}" for k in range(nkeys)))]}
+        assert converge(server, want) == want, status(server)
+        # every group updated in one batch: its old rows out, its new in
+        load_round("b")
+        want = {"w_b": [(nkeys, 2 * nkeys, f"{pad}b0", max(f"{pad}b{k}" for k in range(nkeys)))]}
+        assert converge(server, want) == want, status(server)
