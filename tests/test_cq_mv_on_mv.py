@@ -20,7 +20,9 @@ the batch query over everything loaded); readers lag their inputs by many
 batches (max_offsets_per_trigger cuts the inputs' batches small, and a
 reader reads every batch committed since its last).  A changelog lost or
 applied twice shows as a wrong count (or a retraction of a row never
-inserted, which fails the reader's batch).
+inserted, which fails the reader's batch).  Also: a reader created over a
+running query (from a snapshot), far behind, over changes larger than a
+chunk; DROP / CASCADE and REPLACE with readers, plain roles, refusals.
 """
 
 import random

@@ -51,7 +51,6 @@
 
 #include <inttypes.h>
 #include <string.h>
-#include <time.h>
 
 #define CL_CHUNK_BYTES (256 * 1024)
 
@@ -307,12 +306,8 @@ static void cl_lag(Source *src, const SrcPart *p, SourceLag *l)
     SlError ignore = {0};
     int64_t end = committed_end(src->st, src->rel->oid, &ignore);
     sl_error_clear(&ignore);
-    if (end >= 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        l->latest = end;
-        l->last_poll_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-    }
+    if (end >= 0)
+        source_lag_now(l, end);
 }
 
 typedef struct ClReader {

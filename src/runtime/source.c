@@ -6,6 +6,7 @@
  *   source_reader_open, source_reader_next, source_reader_need, source_reader_close
  *   srcoffs_to_json, srcoffs_from_json   (the rest of offsets.h: util/offsets.c)
  *   source_plan_one      the plan of a one-partition source (source_int.h)
+ *   source_lag_now       a lag row's latest offset, read now (source_int.h)
  *   source_parts, source_route
  *
  * The connector is the relation's `connector` option, and source_open
@@ -29,6 +30,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* The connectors, by their name in the connector option (NULL: none). */
 static const struct {
@@ -241,6 +243,14 @@ int source_plan_one(Source *src, const SourceOffsets *pos, int64_t latest, int64
     int64_t start = p ? p->end : 0;
     srcoffs_add(out, -1, 0, start, SL_MAX(start, latest));
     return 0;
+}
+
+void source_lag_now(SourceLag *l, int64_t latest)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    l->latest = latest;
+    l->last_poll_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 bool source_ended(const Source *src, const SourceOffsets *ranges)

@@ -12,6 +12,7 @@
  *                             changelog (changelog.c)
  *   source_plan_one           the range of a one-partition source, from its
  *                             latest offset (source.c)
+ *   source_lag_now            a lag row's latest offset, read now (source.c)
  *
  * source.c picks the ops from the relation's connector option, once, in
  * source_open; every other call goes through them.  Nothing here is used
@@ -84,5 +85,7 @@ extern const SourceOps source_changelog_ops;
  * error already set); remembers latest and now_us for source_lag.  0 or -1. */
 int source_plan_one(Source *src, const SourceOffsets *pos, int64_t latest, int64_t now_us,
                     SourceOffsets *out);
+/* A lag row's latest offset, read afresh now (SourceOps.lag). */
+void source_lag_now(SourceLag *l, int64_t latest);
 
 #endif /* SLUICE_RUNTIME_SOURCE_INT_H */
