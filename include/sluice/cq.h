@@ -17,7 +17,15 @@
  *                      (at once if it is not running): CREATE OR REPLACE
  *   cq_foreach         visit each query's status (sys.queries)
  *   cq_dependent       a query that reads or writes a relation
+ *   cq_dependents      all of them
  *   cq_dependent_not_owned  one of those owned by another role
+ *   cq_want_snapshot   a query that reads query oid's result table waits
+ *                      for a snapshot of it: oid's next batch writes one
+ *   cq_changelog_floor what query oid's batch in flight keeps of its
+ *                      changelog
+ *   cq_changelog_reader  a query that reads query oid's changelog
+ *   cq_retracts        what makes query oid's result table take back rows
+ *                      (NULL: it only appends), for CREATE of a reader
  *   cq_source_lag      per query, source and partition: committed offset,
  *                      latest offset, lag, last poll time (sys.source_lag)
  *   cq_subscribe       be called with each committed batch's changes of a
@@ -205,9 +213,27 @@ bool cq_status_of(CqRuntime *rt, const char *name, CqStatus *out);
 int  cq_explain(CqRuntime *rt, const char *name, Arena *a, List **lines, SlError *err);
 /* The name of a query that reads or writes relation oid, or NULL. */
 const char *cq_dependent(CqRuntime *rt, uint32_t oid);
+/* The names of the queries that read or write relation oid (at most max,
+ * in registry order); their count. */
+int cq_dependents(CqRuntime *rt, uint32_t oid, const char **names, int max);
 /* The name of a query that reads or writes relation oid and whose owner is
  * not role `owner` (DROP ... CASCADE's ownership check), or NULL. */
 const char *cq_dependent_not_owned(CqRuntime *rt, uint32_t oid, uint32_t owner);
+/* Query oid's next batch writes a snapshot of its result table into its
+ * changelog (changelog.c), and runs even without new input. */
+void cq_want_snapshot(CqRuntime *rt, uint32_t oid);
+/* The lowest batch of query oid's changelog that its batch in flight
+ * keeps (it deletes what is below; INT64_MAX: all of it), 0 when none is
+ * in flight. */
+int64_t cq_changelog_floor(CqRuntime *rt, uint32_t oid);
+/* A query that reads query oid's result table as its changelog (not as a
+ * lookup table), or NULL. */
+const char *cq_changelog_reader(CqRuntime *rt, uint32_t oid);
+/* Why query oid's result table may take back rows (its aggregate, ...),
+ * NULL when it only appends; a reason too when it is not running.  *into
+ * gets the stream or sink it writes INTO (its result table stays empty),
+ * or NULL. */
+const char *cq_retracts(CqRuntime *rt, uint32_t oid, const char **into);
 /* Calls fn for every partition of every running query's source, in
  * registry order.  On the loop thread; never blocks. */
 void cq_source_lag(CqRuntime *rt, void (*fn)(const CqSourceLag *l, void *arg), void *arg);

@@ -7,7 +7,11 @@
  *   cq_catalog, cq_store    the catalog and state store it was given
  *                           (incremental.h: cq_ddl.c reads them)
  *   cq_start, cq_pause, cq_resume, cq_stop, cq_stop_then, cq_foreach, cq_status_of,
- *   cq_dependent, cq_dependent_not_owned, cq_progress, cq_source_lag, cq_state,
+ *   cq_dependent, cq_dependents, cq_dependent_not_owned, cq_progress, cq_source_lag, cq_state,
+ *   cq_want_snapshot, cq_changelog_floor, cq_changelog_reader, cq_retracts
+ *                           a reader of a query's result table
+ *                           (changelog.c): launch passes the changelog's
+ *                           flags (changelog_flags)
  *   cq_falling_behind, cq_duration_bounds (the batch-duration histogram's buckets)
  *   cq_subscribe, cq_subscribe_go, cq_unsubscribe
  *
@@ -120,6 +124,7 @@ struct CqRuntime {
     StateStore  *st;
     Cq          *queries;
     int          closing_timers; /* released queries whose timer is closing */
+    int          replacing;      /* cq_stop_then's queries not yet called back */
     bool         closing;
     bool         closed;         /* closing, and no batch or timer is left */
     cq_close_cb  close_cb;       /* cq_runtime_close's, with its arg */
@@ -166,6 +171,8 @@ struct Cq {
     bool               stopping;        /* dropped or shutting down */
     bool               timer_closed;
     bool               force_batch;     /* run a batch even without new input */
+    bool               want_snapshot;   /* a new reader of the result table waits for a
+                                         * snapshot in its changelog (changelog.c) */
     void             (*released_cb)(void *arg);     /* cq_stop_then */
     void              *released_arg;
     char              *error;
@@ -351,8 +358,10 @@ static void on_timer_closed(uv_handle_t *h)
     strbuf_free(&q->log_entry);
     strbuf_free(&q->unlogged);
     sl_free(q);
-    if (cb != NULL)
+    if (cb != NULL) {
         cb(arg);
+        rt->replacing--;
+    }
     maybe_finish_close(rt);
 }
 
@@ -483,22 +492,27 @@ static void deliver_changes(Cq *q)
         return;
     Arena a;
     arena_init(&a, 1 << 16);
+    /* An 'O' record (an updated row's old value) is the changelog's
+     * (changelog.c), not the subscribers'. */
     uint32_t n = 0;
     for (size_t at = 0; at + 5 <= ch->len; at += 5 + get_be32((uint8_t *)ch->data + at + 1))
-        n++;
+        n += ch->data[at] != 'O';
     SlType *types = ARENA_ARRAY(&a, SlType, rel->ncols ? rel->ncols : 1);
     for (int c = 0; c < rel->ncols; c++)
         types[c] = rel->cols[c].type;
     Batch *b = batch_alloc(&a, types, (uint32_t)rel->ncols, n ? n : 1);
     char *kinds = arena_alloc(&a, n ? n : 1);
     uint32_t i = 0;
-    for (size_t at = 0; i < n; i++) {
+    for (size_t at = 0; i < n;) {
         const uint8_t *p = (const uint8_t *)ch->data + at;
         uint32_t len = get_be32(p + 1);
+        at += 5 + len;
+        if (p[0] == 'O')
+            continue;
         kinds[i] = (char)p[0];
         if (row_decode(p + 5, len, b, i, &a) < 0)
             break;
-        at += 5 + len;
+        i++;
     }
     b->nrows = i;
     for (int c = 0; c < rel->ncols; c++)
@@ -661,6 +675,8 @@ static void after_work_cb(PoolWork *w)
     strbuf_free(&q->batch.changes);
     /* The snapshots hold this batch's rows: they are of this batch. */
     q->last_batch_id = q->batch.batch_id;
+    if (q->batch.cl_snapshot && q->batch.cl_on)
+        q->want_snapshot = false;   /* the readers waiting find it now */
     send_pending_snapshots(q);
     q->force_batch = false;
     q->input_rows += q->batch.input_rows;
@@ -759,9 +775,55 @@ static int log_entry_decode(const Cq *q, const uint8_t *v, size_t len, Arena *a,
 
 /* Runs (or replays) batch o over q->ranges (per input) with the given
  * watermark. */
+static bool reads_changelog(Cq *d, uint32_t oid);
+
+/* The changelog of q's result table (changelog.c), for the batch about to
+ * run: a snapshot when a new reader waits for one; the changelog dropped
+ * when no running query reads the result table; the batches every reader
+ * has passed (the least position over the readers' inputs that read q;
+ * none while a reader has not planned its first batch).  A replay at
+ * start (recovering) neither drops nor collects: the readers may not be
+ * registered yet. */
+static void changelog_flags(Cq *q, bool recovering)
+{
+    IncBatch *b = &q->batch;
+    b->cl_snapshot = q->want_snapshot;
+    if (recovering)
+        return;
+    bool readers = false;
+    int64_t least = INT64_MAX;
+    /* (a reader stopping counts: one being replaced starts again at its
+     * position; one dropped leaves the registry once released) */
+    for (Cq *d = q->rt->queries; d != NULL; d = d->next) {
+        if (d == q)
+            continue;
+        for (int i = 0; i < inc_plan_ninputs(d->plan); i++) {
+            if (inc_plan_stream(d->plan, i)->oid != q->rel->oid)
+                continue;
+            readers = true;
+            /* a reader keeps from its position on (before its first
+             * batch, from the snapshot it planned; none: everything) */
+            const SrcPart *p = srcoffs_find(&d->pos[i], -1, 0);
+            least = p == NULL || least < 0 ? -1 : SL_MIN(least, p->end);
+        }
+    }
+    /* A query being replaced (a reader, perhaps) is out of the registry
+     * until its new definition starts: nothing is dropped meanwhile. */
+    b->cl_off = !readers && !q->want_snapshot && q->rt->replacing == 0;
+    b->cl_gc_below = readers && least > 0 && least != INT64_MAX ? least : 0;
+}
+
+static void launch_as(Cq *q, const CqOffsets *o, bool recovering);
+
 static void launch(Cq *q, const CqOffsets *o)
 {
+    launch_as(q, o, false);
+}
+
+static void launch_as(Cq *q, const CqOffsets *o, bool recovering)
+{
     memset(&q->batch, 0, sizeof(q->batch));
+    changelog_flags(q, recovering);
     q->batch.batch_id = o->batch_id;
     q->batch.ranges = q->ranges;
     q->batch.want_changes = q->subs != NULL;
@@ -1031,7 +1093,7 @@ static void plan_next(Cq *q)
      * empty batch, so windows close (idle_timeout). */
     bool wake = q->trigger == TRIGGER_INTERVAL && inc_plan_idle_wakes(q->plan) &&
                 wall_us() >= q->wake_at_us;
-    if (!more && !wake && !q->force_batch) {
+    if (!more && !wake && !q->force_batch && !q->want_snapshot) {
         if (q->trigger != TRIGGER_INTERVAL) {
             q->finished = true;
             set_status(q, "finished", NULL);
@@ -1406,7 +1468,7 @@ int cq_start(CqRuntime *rt, const CatRelation *query, SlError *err)
                last.batch_id);
         q->plan_start_us = mono_us();
         q->plan_us = 0;
-        launch(q, &last);
+        launch_as(q, &last, true);
     }
     layout_status(q);
     /* Rows to rewrite (CREATE OR REPLACE): the first batch comes at once,
@@ -1482,6 +1544,7 @@ void cq_stop_then(CqRuntime *rt, const char *name, void (*cb)(void *arg), void *
     q->released_cb = cb;
     q->released_arg = arg;
     q->stopping = true;
+    rt->replacing++;
     release(q);
 }
 
@@ -1696,9 +1759,70 @@ static const char *dependent(CqRuntime *rt, uint32_t oid, uint32_t skip_owner)
     return NULL;
 }
 
+void cq_want_snapshot(CqRuntime *rt, uint32_t oid)
+{
+    for (Cq *q = rt->queries; q != NULL; q = q->next)
+        if (q->rel->oid == oid && !q->stopping)
+            q->want_snapshot = true;
+}
+
+/* Does d read query oid's result table as a changelog (an input of its)? */
+static bool reads_changelog(Cq *d, uint32_t oid)
+{
+    for (int i = 0; i < inc_plan_ninputs(d->plan); i++)
+        if (inc_plan_stream(d->plan, i)->oid == oid)
+            return true;
+    return false;
+}
+
+const char *cq_changelog_reader(CqRuntime *rt, uint32_t oid)
+{
+    for (Cq *d = rt->queries; d != NULL; d = d->next)
+        if (!d->stopping && d->rel->oid != oid && reads_changelog(d, oid))
+            return d->rel->name;
+    return NULL;
+}
+
+int64_t cq_changelog_floor(CqRuntime *rt, uint32_t oid)
+{
+    for (Cq *q = rt->queries; q != NULL; q = q->next) {
+        if (q->rel->oid != oid || q->stopping || !q->in_flight)
+            continue;
+        return q->batch.cl_off ? INT64_MAX : q->batch.cl_gc_below;
+    }
+    return 0;
+}
+
+const char *cq_retracts(CqRuntime *rt, uint32_t oid, const char **into)
+{
+    *into = NULL;
+    for (Cq *q = rt->queries; q != NULL; q = q->next) {
+        if (q->rel->oid != oid || q->stopping)
+            continue;
+        const CatRelation *t = inc_plan_into(q->plan);
+        *into = t != NULL ? t->name : NULL;
+        return inc_plan_retracts(q->plan);
+    }
+    return "result table (the query is not running: what it retracts is not known)";
+}
+
 const char *cq_dependent(CqRuntime *rt, uint32_t oid)
 {
     return dependent(rt, oid, 0);
+}
+
+int cq_dependents(CqRuntime *rt, uint32_t oid, const char **names, int max)
+{
+    int n = 0;
+    for (Cq *q = rt->queries; q != NULL && n < max; q = q->next) {
+        if (q->stopping)
+            continue;
+        const CatRelation *into = inc_plan_into(q->plan), *late = inc_plan_late(q->plan);
+        if (inc_plan_reads(q->plan, oid) || (into != NULL && into->oid == oid) ||
+            (late != NULL && late->oid == oid))
+            names[n++] = q->rel->name;
+    }
+    return n;
 }
 
 const char *cq_dependent_not_owned(CqRuntime *rt, uint32_t oid, uint32_t owner)
@@ -1738,6 +1862,20 @@ int cq_state(CqRuntime *rt, const char *name, CqOpState *out, SlError *err)
             .has_oldest_window = strcmp(ops[i].op, "join") != 0 && q->has_oldest_window,
             .oldest_window_us = q->oldest_window_us,
         };
+    /* A changelog kept for the queries that read the result table: its
+     * rows are the batches of changes kept (changelog.c). */
+    int64_t from;
+    SlError e = {0};
+    if (n >= 0 && n < CQ_MAX_OPS && changelog_kept_from(rt->st, q->rel->oid, &from, &e) == 1) {
+        uint8_t pre[5] = {'C'};
+        put_be32(pre + 1, q->rel->oid);
+        out[n++] = (CqOpState){
+            .op = "changelog",
+            .rows = SL_MAX(q->last_batch_id + 1 - from, 0),
+            .disk_bytes = state_prefix_disk_bytes(rt->st, pre, sizeof(pre)),
+        };
+    }
+    sl_error_clear(&e);
     return n;
 }
 

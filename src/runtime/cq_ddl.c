@@ -25,7 +25,9 @@
  *                   another query reads the result table
  *   rt_cq_stop      stop a query before its relation is dropped
  *   rt_cq_alter     ALTER CONTINUOUS QUERY ... PAUSE | RESUME
- *   rt_cq_check_drop  refuse to drop a stream a continuous query uses
+ *   rt_cq_check_drop  refuse to drop a stream, table, sink or continuous
+ *                     query that a continuous query uses (2BP01), unless
+ *                     the same DROP drops that query too
  *   rt_subscribe, rt_subscribe_go, rt_unsubscribe   SUBSCRIBE's side of
  *                   the registry
  *   rt_cq_dependent   the name of a continuous query that uses a relation
@@ -274,6 +276,21 @@ static int replace(CqRuntime *cq, const Query *q, const CatRelation *old, SlErro
     inc_plan_free(np);
     if (rc < 0)
         return -1;
+    /* A reader of the result table's changes (changelog.c; not a lookup
+     * join): rows rewritten for a new definition would reach it as no
+     * change. */
+    const char *reader = cq_changelog_reader(cq, old->oid);
+    if (reader != NULL && old_hash != new_hash) {
+        dep = reader;
+        sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
+                 "cannot replace continuous query \"%s\": continuous query \"%s\" reads its "
+                 "result table", def->name, dep);
+        sl_error_detail(err, "The new definition rewrites its rows, and \"%s\" reads their "
+                             "changes.", dep);
+        sl_error_hint(err, "Drop continuous query \"%s\" first (and create it again after), "
+                           "or change only the options.", dep);
+        return -1;
+    }
     Replace *r = sl_calloc(1, sizeof(Replace));
     r->cq = cq;
     r->reset = reset;
@@ -397,12 +414,24 @@ int rt_cq_alter(CqRuntime *cq, const char *name, bool pause, SlError *err)
     return pause ? cq_pause(cq, name, err) : cq_resume(cq, name, err);
 }
 
-int rt_cq_check_drop(CqRuntime *cq, const CatRelation *rel, SlError *err)
+int rt_cq_check_drop(CqRuntime *cq, const CatRelation *rel, const char *const *dropped,
+                     int ndropped, SlError *err)
 {
-    const char *q = rt_cq_dependent(cq, rel);
+    const char *deps[64];
+    int n = cq != NULL ? cq_dependents(cq, rel->oid, deps, 64) : 0;
+    const char *q = NULL;
+    for (int i = 0; i < n && q == NULL; i++) {
+        q = deps[i];
+        for (int k = 0; k < ndropped && q != NULL; k++)
+            if (strcmp(dropped[k], q) == 0)
+                q = NULL;   /* dropped by the same statement */
+    }
     if (q == NULL)
         return 0;
-    const char *noun = rel->kind == REL_TABLE ? "table" : rel->kind == REL_SINK ? "sink" : "stream";
+    const char *noun = rel->kind == REL_TABLE   ? "table"
+                       : rel->kind == REL_SINK  ? "sink"
+                       : rel->kind == REL_QUERY ? "continuous query"
+                                                : "stream";
     sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
              "cannot drop %s %s because other objects depend on it", noun, rel->name);
     sl_error_detail(err, "continuous query %s depends on %s %s", q, noun, rel->name);

@@ -29,6 +29,7 @@
  * hostaccess.c); a Kafka stream always gets its dead-letter stream
  * (ingest_has_dead_letters).
  */
+#include "sluice/cq.h"
 #include "runtime_int.h"
 #include "sink.h"
 #include "sluice/kafka.h"
@@ -144,29 +145,45 @@ static const CatRelation *dead_letters(Runtime *rt, const CatRelation *rel)
     return dead;
 }
 
-/* CASCADE drops the continuous queries that use rel: each must be the
- * current role's (or the role a superuser), as DROP of it would need;
- * -1 with 42501 naming the first that is not. */
-static int check_cascade(Runtime *rt, const CatRelation *rel, SlError *err)
+/* How deep CASCADE follows queries that read queries' result tables. */
+#define CASCADE_DEPTH 32
+
+/* CASCADE drops the continuous queries that use rel, and those that read
+ * theirs, and so on: each must be the current role's (or the role a
+ * superuser), as DROP of it would need; -1 with 42501 naming the first
+ * that is not. */
+static int check_cascade(Runtime *rt, const CatRelation *rel, int depth, SlError *err)
 {
     const char *name = rt_cq_dependent_not_owned(rt->cq, rel, rt_current_role());
     const CatRelation *cq = name ? cat_lookup(rt->cat, name) : NULL;
-    if (cq == NULL || rt_check_owner(rt->cat, cq, err) == 0)
-        return 0;
-    sl_error_detail(err, "DROP ... CASCADE would drop continuous query %s, which depends on "
-                         "%s and belongs to another role.", cq->name, rel->name);
-    sl_error_hint(err, "Its owner or a superuser must drop it first.");
-    return -1;
+    if (cq != NULL && rt_check_owner(rt->cat, cq, err) < 0) {
+        sl_error_detail(err, "DROP ... CASCADE would drop continuous query %s, which depends "
+                             "on %s and belongs to another role.", cq->name, rel->name);
+        sl_error_hint(err, "Its owner or a superuser must drop it first.");
+        return -1;
+    }
+    const char *deps[64];
+    int n = rt->cq != NULL && depth < CASCADE_DEPTH ? cq_dependents(rt->cq, rel->oid, deps, 64)
+                                                    : 0;
+    for (int i = 0; i < n; i++) {
+        const CatRelation *d = cat_lookup(rt->cat, deps[i]);
+        if (d != NULL && d->kind == REL_QUERY && check_cascade(rt, d, depth + 1, err) < 0)
+            return -1;
+    }
+    return 0;
 }
 
-/* Drops the continuous queries that read or write rel (CASCADE). */
-static int drop_dependents(Runtime *rt, const CatRelation *rel, SlError *err)
+/* Drops the continuous queries that read or write rel (CASCADE), each
+ * after the queries that read its result table. */
+static int drop_dependents(Runtime *rt, const CatRelation *rel, int depth, SlError *err)
 {
     const char *q;
     while ((q = rt_cq_dependent(rt->cq, rel)) != NULL) {
         const CatRelation *cq = cat_lookup(rt->cat, q);
         if (cq == NULL)
             break;
+        if (depth < CASCADE_DEPTH && drop_dependents(rt, cq, depth + 1, err) < 0)
+            return -1;
         if (rt_cq_stop(rt->cq, cq->name, err) < 0 || rel_purge(rt->st, cq, err) < 0 ||
             cat_drop_relation(rt->cat, cq->name, err) < 0)
             return -1;
@@ -207,8 +224,8 @@ int rt_run_drop(Runtime *rt, const Query *q, SlError *err)
         if (rt_check_owner(rt->cat, rel, err) < 0)
             return -1;
         const CatRelation *dead = dead_letters(rt, rel);
-        if (q->cascade && rel->kind != REL_QUERY &&
-            (check_cascade(rt, rel, err) < 0 || (dead && check_cascade(rt, dead, err) < 0)))
+        if (q->cascade &&
+            (check_cascade(rt, rel, 0, err) < 0 || (dead && check_cascade(rt, dead, 0, err) < 0)))
             return -1;
     }
     /* A dead-letter stream goes with its stream, not alone. */
@@ -230,28 +247,32 @@ int rt_run_drop(Runtime *rt, const Query *q, SlError *err)
         }
     }
     arena_destroy(&a);
-    /* A stream or table a running continuous query reads or writes stays
-     * (2BP01), unless CASCADE: then those queries go first. */
+    /* A stream, table or continuous query that a running continuous query
+     * reads or writes stays (2BP01) -- unless this DROP drops that query
+     * too, or CASCADE: then those queries go first (and the queries that
+     * read theirs). */
+    const char *const *dropped = (const char *const *)q->drop_names;
+    int ndropped = query ? q->ndrop : 0;
     for (int i = 0; i < q->ndrop && !q->cascade; i++) {
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
         const CatRelation *dead = rel ? dead_letters(rt, rel) : NULL;
-        if (rel != NULL && rel->kind != REL_QUERY &&
-            (rt_cq_check_drop(rt->cq, rel, err) < 0 ||
-             (dead && rt_cq_check_drop(rt->cq, dead, err) < 0)))
+        if (rel != NULL &&
+            (rt_cq_check_drop(rt->cq, rel, dropped, ndropped, err) < 0 ||
+             (dead && rt_cq_check_drop(rt->cq, dead, NULL, 0, err) < 0)))
             return -1;
     }
     for (int i = 0; i < q->ndrop; i++) {
         const CatRelation *rel = cat_lookup(cat, q->drop_names[i]);
         if (rel == NULL)
             continue;
-        if (rel->kind != REL_QUERY && q->cascade && drop_dependents(rt, rel, err) < 0)
+        if (q->cascade && drop_dependents(rt, rel, 0, err) < 0)
             return -1;
         if (rel->kind == REL_QUERY && rt_cq_stop(rt->cq, rel->name, err) < 0)
             return -1;
         const char *names[2] = {rel->name, NULL};
         int n = 1;
         const CatRelation *dead = dead_letters(rt, rel);
-        if (dead != NULL && q->cascade && drop_dependents(rt, dead, err) < 0)
+        if (dead != NULL && q->cascade && drop_dependents(rt, dead, 0, err) < 0)
             return -1;
         if (rel->kind == REL_STREAM)
             ingest_stop(rt, rel);

@@ -8,7 +8,9 @@
  * the operator graph"; docs/engine-graph.md).
  *
  *   inc_graph_build     the analyzed plan -> the graph (eng_compile_query, with its InitPlans),
- *                       each stream scan an input of the plan (IncInputs)
+ *                       each stream scan an input of the plan (IncInputs), and
+ *                       each scan of a continuous query's result table
+ *                       (its changelog, changelog.c)
  *   inc_graph_free
  *   inc_graph_run       one batch: the inputs' ranges read, late rows
  *                       dropped, the graph run, its output delta applied
@@ -40,6 +42,11 @@
  * no aggregate, outer join, EXCEPT, window function or scalar subquery);
  * its rows are inserted into the
  * result table as above, or appended to the stream in the batch's write.
+ *
+ * Result tables as inputs.  A scan of a continuous query's relation is an
+ * input like a stream's: its source reads the query's changelog
+ * (changelog.c), each row with its weight in a last column, which becomes
+ * the row's weight in the delta; no watermark.
  *
  * Watermarks.  Input i's watermark is its max event time less its delay
  * (the stream's WATERMARK), kept in the meta key; a row whose event time
@@ -94,7 +101,10 @@ static void time_cb(void *arg, const Plan *scan, EngEdgeTime *out)
     IncPlan *p = ig->p;
     if (sl_error_set(&ig->build_err) || ig->table)
         return;
-    if (scan->u.scan.rel == NULL || scan->u.scan.rel->kind != REL_STREAM) {
+    /* A continuous query's result table is an input too: its changelog
+     * (changelog.c), rows with weights. */
+    if (scan->u.scan.rel == NULL ||
+        (scan->u.scan.rel->kind != REL_STREAM && scan->u.scan.rel->kind != REL_QUERY)) {
         ig->table = true;
         return;
     }
@@ -128,10 +138,13 @@ int inc_graph_build(IncPlan *p, const Plan *plan, const InitPlan *init, int nini
     }
     if (ig->g == NULL)
         return -1;
-    if (ig->table)
-        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                        "a table in a continuous query on the operator graph is not supported "
-                        "yet");
+    if (ig->table) {
+        sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                 "a table in a continuous query on the operator graph is not supported yet");
+        sl_error_hint(err, "Join a stream to the table in a query of the fixed shape (a "
+                           "lookup join), or read the result table of a continuous query.");
+        return -1;
+    }
     if (p->ins.n == 0)
         return sl_error(err, ERRCODE_WRONG_OBJECT_TYPE,
                         "a continuous query reads a stream: this one reads none");
@@ -214,6 +227,8 @@ static int read_input(GraphRun *gr, int i, const Meta *m, DeadLetters *dead, int
     const IncInput *in = &p->ins.in[i];
     const Plan *scan = in->scan;
     eng_delta_init(d, gr->a, scan->cols, scan->ncols, 64);
+    /* A result table's changelog: each row's weight in a last column. */
+    bool weighted = in->rel->kind == REL_QUERY;
     bool judge = in->wm_col >= 0 && m->in_has_wm[i];
     int64_t wm = m->in_wm[i];
     SourceReader *reader = source_reader_open(in->source, &b->ranges[i]);
@@ -239,7 +254,13 @@ static int read_input(GraphRun *gr, int i, const Meta *m, DeadLetters *dead, int
                     continue;
                 }
             }
-            eng_delta_append(d, gr->a, rows, r, 1);
+            if (weighted) {
+                Batch view = *rows;
+                view.ncols = rows->ncols - 1;
+                eng_delta_append(d, gr->a, &view, r, rows->cols[view.ncols].v.i64[r]);
+            } else {
+                eng_delta_append(d, gr->a, rows, r, 1);
+            }
         }
     }
     if (source_reader_close(reader, dead, n < 0 ? NULL : gr->err) < 0 || n < 0)
@@ -484,6 +505,8 @@ int inc_graph_run(IncPlan *p, IncBatch *b, SlError *err)
         goto out;
     /* No sink: the result table is in the state's write (the points are
      * kept so the fault harness steps through the same ones). */
+    if (changelog_write(p->st, p->query, b, wb, err) < 0)
+        goto out;
     SLUICE_FAULT("batch_before_sink_commit");
     SLUICE_FAULT("batch_after_sink_commit");
     SLUICE_FAULT("batch_before_state_commit");
@@ -582,7 +605,10 @@ void inc_graph_explain(IncPlan *p, Arena *a, List **lines)
             if (ed->producer >= 0)
                 strbuf_printf(&sb, " op %d", ed->producer);
             else
-                strbuf_printf(&sb, " stream %s", p->ins.in[-1 - ed->producer].rel->name);
+                strbuf_printf(&sb, " %s %s",
+                              p->ins.in[-1 - ed->producer].rel->kind == REL_QUERY ? "query"
+                                                                                 : "stream",
+                              p->ins.in[-1 - ed->producer].rel->name);
             strbuf_putc(&sb, ',');
         }
         sb.data[sb.len - 1] = ']';
@@ -590,7 +616,13 @@ void inc_graph_explain(IncPlan *p, Arena *a, List **lines)
     }
     for (int i = 0; i < p->ins.n; i++) {
         const IncInput *in = &p->ins.in[i];
-        if (in->wm_col >= 0)
+        if (in->rel->kind == REL_QUERY)
+            *lines = list_append(a, *lines,
+                                 arena_printf(a, "  Source: continuous query %s, its changelog "
+                                                 "(a snapshot of its result table, then each "
+                                                 "committed batch's changes, exactly once)",
+                                              in->rel->name));
+        else if (in->wm_col >= 0)
             *lines = list_append(a, *lines,
                                  arena_printf(a, "  Source: stream %s, watermark max(%s) - %" PRId64
                                                  " us; rows below it dropped (late)",

@@ -16,7 +16,10 @@
  * batch executor (src/exec/): a stream scan hands out the rows of the
  * batch's offset range of its input, a table scan the table as it is when
  * the batch reads it (a lookup join, as Flink's and Spark's stream-static
- * join: a later change of the table does not retract earlier output).
+ * join: a later change of the table does not retract earlier output).  A
+ * continuous query's result table is such a table here; a tree that reads
+ * result tables and no stream is refused as a shape (ins->shape_refused),
+ * and the operator graph reads them as changelogs (changelog.c).
  */
 #include "inc_inputs.h"
 
@@ -173,6 +176,12 @@ int inc_inputs_collect(IncInputs *ins, Arena *a, Plan *base, struct Runtime *rt,
     bool streams = false;
     if (walk(ins, a, base, base, st, &streams, err) < 0)
         return -1;
+    for (int i = 0; !streams && i < ins->ntables; i++)
+        if (ins->tables[i]->kind == REL_QUERY)
+            /* Result tables of continuous queries without a stream: read
+             * as changelogs on the operator graph (changelog.c). */
+            return refuse_shape(ins, err, "a continuous query that reads only result tables "
+                                          "runs on the operator graph", NULL);
     if (!streams) {
         sl_error(err, ERRCODE_WRONG_OBJECT_TYPE,
                  "\"%s\" is not a stream: a continuous query reads a stream",

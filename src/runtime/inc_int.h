@@ -64,6 +64,8 @@ struct IncPlan {
                                        into, late, mode, the prefixes, shape and
                                        hashes are set) */
     bool               shape_refused;   /* the fixed rewriter refused the plan's shape */
+    const char        *retracts;    /* a graph plan: what can take back a row it output
+                                       (graph_retracting), NULL: nothing */
     OutputMode         mode;
     /* the plan, cut in pieces: upper chain (top first), agg, lower chain */
     Plan              *upper[MAX_CHAIN];

@@ -3,6 +3,7 @@
  * of one micro-batch (see incremental.h, docs/engine.md).
  *
  *   inc_plan_build, inc_plan_build_new, inc_plan_set_fn_hooks, inc_plan_free
+ *   inc_plan_retracts
  *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
  *   inc_plan_into, inc_plan_sink_stats, inc_plan_late, inc_plan_idle_wakes, inc_plan_sink_outside,
  *   inc_plan_keeps_rows, inc_plan_lost_rows, inc_plan_result_hash
@@ -642,6 +643,50 @@ static const char *graph_retracting(const Plan *n)
     }
 }
 
+/* The result tables of continuous queries that plan n reads (each as a
+ * changelog, changelog.c): at CREATE one that writes INTO a stream or sink
+ * is refused, it has none to read (42809); *retracts gets why the first
+ * that may take back rows does ("input \"a\" (its aggregate ...)"),
+ * for append mode and INTO.  0 or -1. */
+static int query_inputs(IncPlan *p, const Plan *n, const char **retracts, SlError *err)
+{
+    if (n == NULL)
+        return 0;
+    if (n->kind == PLAN_SCAN) {
+        const CatRelation *rel = n->u.scan.rel;
+        CqRuntime *cq = p->shared != NULL && p->shared->rt != NULL ? p->shared->rt->cq : NULL;
+        if (rel == NULL || rel->kind != REL_QUERY || cq == NULL)
+            return 0;
+        const char *into;
+        const char *why = cq_retracts(cq, rel->oid, &into);
+        if (into != NULL && p->creating) {
+            sl_error(err, ERRCODE_WRONG_OBJECT_TYPE,
+                     "continuous query \"%s\" cannot read continuous query \"%s\": it writes "
+                     "INTO \"%s\", and its result table stays empty", p->query->name, rel->name,
+                     into);
+            sl_error_hint(err, "Read \"%s\" instead.", into);
+            return -1;
+        }
+        if (why != NULL && *retracts == NULL)
+            *retracts = arena_printf(&p->arena, "input \"%s\" (a continuous query whose %s)",
+                                     rel->name, why);
+        return 0;
+    }
+    if (query_inputs(p, n->child, retracts, err) < 0)
+        return -1;
+    return n->kind == PLAN_JOIN || n->kind == PLAN_SETOP ? query_inputs(p, n->right, retracts, err)
+                                                         : 0;
+}
+
+const char *inc_plan_retracts(IncPlan *p)
+{
+    if (p->graph != NULL)
+        return p->retracts;
+    if (p->agg != NULL && p->mode != MODE_APPEND)
+        return "aggregate in update mode (each change of a group retracts its row)";
+    return NULL;
+}
+
 /* The fixed shape refused q's shape: the plan runs as an operator graph
  * (inc_graph.c) instead, its result table kept with retractions.  Append
  * mode and INTO an internal stream only where no operator can retract a
@@ -672,6 +717,14 @@ static int graph_build(IncPlan *p, const CreateCqStmt *cs, const Query *q, Catal
     const char *retracts = q->ninit > 0 ? "scalar subquery (a change of its value retracts "
                                           "the rows it was joined to)"
                                         : graph_retracting(plan);
+    /* Result tables read: what they retract counts as this plan's (at
+     * start, when an input may not be running yet, it is only recorded). */
+    const char *inputs_retract = NULL;
+    if (query_inputs(p, plan, &inputs_retract, err) < 0)
+        return -1;
+    p->retracts = retracts != NULL ? retracts : inputs_retract;
+    if (p->creating)
+        retracts = p->retracts;
     if ((p->mode == MODE_APPEND || cs->into != NULL) && retracts != NULL) {
         if (cs->into != NULL)
             sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -1693,6 +1746,8 @@ static void push_batch(Arena *a, Batch ***bs, int *n, int *cap, Batch *b)
     (*bs)[(*n)++] = b;
 }
 
+static int record_stored(Run *r, const StrBuf *key, char kind);
+
 void inc_record_change(Run *r, char kind, const Batch *out, uint32_t i)
 {
     if (!r->b->want_changes)
@@ -1711,6 +1766,13 @@ void inc_record_change(Run *r, char kind, const Batch *out, uint32_t i)
  * had, if it had one.  key: the result table's key ('T' + oid + ...). */
 int inc_record_delete(Run *r, const StrBuf *key)
 {
+    return record_stored(r, key, 'D');
+}
+
+/* The row the result table holds under key, as a record of kind ('D': it
+ * leaves; 'O': the old value of an update, for the changelog). */
+static int record_stored(Run *r, const StrBuf *key, char kind)
+{
     if (!r->b->want_changes)
         return 0;
     void *old;
@@ -1719,7 +1781,7 @@ int inc_record_delete(Run *r, const StrBuf *key)
     if (rc <= 0)
         return rc;
     uint8_t h[5];
-    h[0] = 'D';
+    h[0] = (uint8_t)kind;
     put_be32(h + 1, (uint32_t)len);
     strbuf_append(&r->b->changes, h, sizeof(h));
     strbuf_append(&r->b->changes, old, len);
@@ -1962,6 +2024,13 @@ static int record_kept(Run *r, Group **gs, const Batch *out, const uint32_t *map
             strbuf_append(&key, g->key.ptr, g->key.len);
             rc = state_get(p->st, key.data, key.len, r->chunk, &old, &len, r->err);
             kind = rc == 1 ? 'U' : 'I';
+        }
+        /* The changelog takes an update as its old row out, the new in. */
+        if (rc >= 0 && kind == 'U' && r->b->cl_on) {
+            strbuf_reset(&key);
+            strbuf_append(&key, p->tprefix, sizeof(p->tprefix));
+            strbuf_append(&key, g->key.ptr, g->key.len);
+            rc = record_stored(r, &key, 'O');
         }
         if (rc >= 0) {
             inc_record_change(r, kind, out, i);
@@ -2561,6 +2630,8 @@ static int run_inputs(Run *r, Meta *meta, int64_t *read_us)
 
 int inc_batch_run(IncPlan *p, IncBatch *b, SlError *err)
 {
+    if (changelog_begin(p->st, p->query, p->into == NULL && p->sink == NULL, b, err) < 0)
+        return -1;
     if (p->graph != NULL)
         return inc_graph_run(p, b, err);
     /* The arenas of the batch before, empty: their pages are reused. */
@@ -2715,6 +2786,8 @@ fold:
     if (result_log_end(&r.log, r.wb, err) < 0)
         goto out;
     int64_t log_us = mono_us() - tl;
+    if (changelog_write(p->st, p->query, b, r.wb, err) < 0)
+        goto out;
     inc_meta_write(p, r.wb, &meta);
     if (b->log_len > 0) {
         uint8_t lkey[6];

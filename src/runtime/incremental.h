@@ -39,6 +39,10 @@
  *   inc_state_oldest_window  the start of the oldest window kept
  *   inc_plan_unbounded_ops  a graph plan's operators whose state no bound
  *                     limits (CREATE's WARNING)
+ *   inc_plan_retracts what makes the query's result table take back rows
+ *                     (NULL: it only appends), for a query that reads it
+ *   changelog_begin, changelog_write   the result table's changelog
+ *                     (changelog.c)
  *
  * inc_batch_run runs on a worker thread; at most one per plan at a time.
  */
@@ -133,7 +137,28 @@ typedef struct IncBatch {
      * it back to the offset log if the state committed before it did. */
     const void *log_entry;
     size_t  log_len;
+    /* The result table's changelog, for the queries that read it
+     * (changelog.c): set by cq.c at launch */
+    bool    cl_snapshot;        /* write a snapshot of the result table before
+                                 * this batch (a new reader waits for one) */
+    bool    cl_off;             /* no query reads it: the changelog goes */
+    int64_t cl_gc_below;        /* every reader is past this batch: drop what
+                                 * is below (0: nothing) */
+    /* set by changelog_begin */
+    bool    cl_on;              /* the batch writes its changes (want_changes;
+                                 * an update records its old row, 'O') */
+    int64_t cl_from;            /* the lowest batch kept, -1: the changelog is off */
 } IncBatch;
+
+/* changelog.c: at the start of a batch of query rel (writes_result: it
+ * writes its result table, not INTO a stream or a sink), and in its write
+ * before the commit.  0 or -1. */
+int  changelog_begin(StateStore *st, const CatRelation *rel, bool writes_result, IncBatch *b,
+                     SlError *err);
+int  changelog_write(StateStore *st, const CatRelation *rel, IncBatch *b, StateBatch *wb,
+                     SlError *err);
+/* The lowest batch query oid's changelog keeps: 1, 0 (no changelog), -1. */
+int  changelog_kept_from(StateStore *st, uint32_t oid, int64_t *from, SlError *err);
 
 int  inc_plan_build(const CatRelation *query, Catalog *cat, StateStore *st, IncShared *sh,
                     IncPlan **out, SlError *err);
@@ -187,6 +212,7 @@ bool inc_plan_complete_unbounded(IncPlan *p);
  * distinct keys, as text in a ("aggregate (op 2), ..."); NULL when none or
  * for a plan of the fixed shape (CREATE warns). */
 const char *inc_plan_unbounded_ops(IncPlan *p, Arena *a);
+const char *inc_plan_retracts(IncPlan *p);
 /* EXPLAIN CONTINUOUS QUERY: the operators, their state and its bound, as
  * lines appended to *lines (inc_explain.c). */
 void inc_plan_explain(IncPlan *p, Arena *a, List **lines);

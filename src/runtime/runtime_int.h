@@ -116,7 +116,8 @@ int rt_run_drop(Runtime *rt, const Query *q, SlError *err);
 int rt_cq_create(CqRuntime *cq, const Query *q, SlError *err);
 int rt_cq_stop(CqRuntime *cq, const char *name, SlError *err);
 int rt_cq_alter(CqRuntime *cq, const char *name, bool pause, SlError *err);
-int rt_cq_check_drop(CqRuntime *cq, const CatRelation *rel, SlError *err);
+int rt_cq_check_drop(CqRuntime *cq, const CatRelation *rel, const char *const *dropped,
+                     int ndropped, SlError *err);
 int rt_cq_explain(CqRuntime *cq, const char *name, Arena *a, List **lines, SlError *err);
 /* Leaves a WARNING for the client of the statement running on this thread. */
 void rt_warn(const char *sqlstate, const char *fmt, ...) SL_PRINTF(2, 3);

@@ -6,6 +6,7 @@
  *   source_reader_open, source_reader_next, source_reader_need, source_reader_close
  *   srcoffs_to_json, srcoffs_from_json   (the rest of offsets.h: util/offsets.c)
  *   source_plan_one      the plan of a one-partition source (source_int.h)
+ *   source_lag_now       a lag row's latest offset, read now (source_int.h)
  *   source_parts, source_route
  *
  * The connector is the relation's `connector` option, and source_open
@@ -14,7 +15,8 @@
  * (source_stream.c; a files stream's ingester, ingest.c, appends to that
  * log); 'datagen' generates the rows and 'nexmark' the Nexmark events
  * (source_gen.c); 'kafka' reads topics (source_kafka.c, over
- * src/connectors/kafka_source.c).  Everything else here goes through the
+ * src/connectors/kafka_source.c).  The relation of a continuous query is
+ * read as its result table's changelog (changelog.c).  Everything else here goes through the
  * table: the cap of a plan by max_offsets_per_trigger, the offsets' JSON
  * and the lag rows are the same for every connector.  Internal and
  * generated streams have one partition of offsets, 0, without a topic
@@ -28,6 +30,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* The connectors, by their name in the connector option (NULL: none). */
 static const struct {
@@ -138,7 +141,9 @@ int source_open(struct Runtime *rt, StateStore *st, const CatRelation *rel, cons
     if (opts_parse(&src->arena, rel->options, &o, err) < 0)
         goto fail;
     connector = opts_get(&o, "connector");
-    if (connector == NULL)
+    if (rel->kind == REL_QUERY)
+        src->ops = &source_changelog_ops;   /* a result table's changes */
+    else if (connector == NULL)
         src->ops = &source_stream_ops;
     for (size_t i = 0; src->ops == NULL && i < SL_ARRAY_LEN(source_connectors); i++)
         if (strcmp(connector, source_connectors[i].connector) == 0)
@@ -220,6 +225,10 @@ int64_t source_plan(Source *src, const SourceOffsets *pos, const SourceOffsets *
     int rc = src->ops->plan(src, pos, now_us, out, err);
     if (rc < 0)
         return rc;
+    /* A changelog's batches are read whole, its snapshot with the first:
+     * max_offsets_per_trigger does not cut them (changelog.c). */
+    if (src->ops == &source_changelog_ops)
+        max_offsets = 0;
     return cap_ranges(out, limit, max_offsets, backlog);
 }
 
@@ -234,6 +243,14 @@ int source_plan_one(Source *src, const SourceOffsets *pos, int64_t latest, int64
     int64_t start = p ? p->end : 0;
     srcoffs_add(out, -1, 0, start, SL_MAX(start, latest));
     return 0;
+}
+
+void source_lag_now(SourceLag *l, int64_t latest)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    l->latest = latest;
+    l->last_poll_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 bool source_ended(const Source *src, const SourceOffsets *ranges)

@@ -8,12 +8,15 @@
  *   source_stream_ops         internal and files streams (source_stream.c)
  *   source_datagen_ops, source_nexmark_ops   generated streams (source_gen.c)
  *   source_kafka_ops          Kafka topics (source_kafka.c)
+ *   source_changelog_ops      a continuous query's result table, as its
+ *                             changelog (changelog.c)
  *   source_plan_one           the range of a one-partition source, from its
  *                             latest offset (source.c)
+ *   source_lag_now            a lag row's latest offset, read now (source.c)
  *
  * source.c picks the ops from the relation's connector option, once, in
  * source_open; every other call goes through them.  Nothing here is used
- * outside src/runtime/source*.c.
+ * outside src/runtime/source*.c and changelog.c.
  */
 #ifndef SLUICE_RUNTIME_SOURCE_INT_H
 #define SLUICE_RUNTIME_SOURCE_INT_H
@@ -76,10 +79,13 @@ extern const SourceOps source_stream_ops;
 extern const SourceOps source_datagen_ops;
 extern const SourceOps source_nexmark_ops;
 extern const SourceOps source_kafka_ops;
+extern const SourceOps source_changelog_ops;
 
 /* The range of partition (-1, 0) from pos to latest (latest < 0: -1, the
  * error already set); remembers latest and now_us for source_lag.  0 or -1. */
 int source_plan_one(Source *src, const SourceOffsets *pos, int64_t latest, int64_t now_us,
                     SourceOffsets *out);
+/* A lag row's latest offset, read afresh now (SourceOps.lag). */
+void source_lag_now(SourceLag *l, int64_t latest);
 
 #endif /* SLUICE_RUNTIME_SOURCE_INT_H */

@@ -16,8 +16,6 @@
 #include "sluice/ingest.h"
 #include "sluice/relstore.h"
 
-#include <time.h>
-
 typedef struct StreamReader {
     SourceReader base;
     RelScan     *scan;
@@ -39,12 +37,8 @@ static void stream_lag(Source *src, const SrcPart *p, SourceLag *l)
      * in progress (the end of the last durable one) */
     int64_t end = stream_end_offset_nowait(src->st, src->rel, &ignore);
     sl_error_clear(&ignore);
-    if (end >= 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        l->latest = end;
-        l->last_poll_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-    }
+    if (end >= 0)
+        source_lag_now(l, end);
 }
 
 static SourceReader *stream_reader_open(Source *src, const SourceOffsets *ranges)

@@ -1075,9 +1075,10 @@ int rel_purge(StateStore *st, const CatRelation *rel, SlError *err)
     /* Rows ('T'), stream chunks ('S') and their index ('R'), a continuous
      * query's operator state ('Q', a join's 'J', an operator graph's 'G'),
      * batch meta ('M') and result log ('A'), the file progress of a files
-     * stream ('F'), and the keys of a dead-letter stream's records ('D',
-     * deadletter.h). */
-    static const char spaces[] = "TSQJMARFDG";
+     * stream ('F'), the keys of a dead-letter stream's records ('D',
+     * deadletter.h), and a continuous query's changelog ('C',
+     * runtime/changelog.c). */
+    static const char spaces[] = "TSQJMARFDGC";
     for (int i = 0; spaces[i] != '\0' && rc == 0; i++) {
         uint8_t prefix[5];
         make_prefix(prefix, spaces[i], rel->oid);
