@@ -70,6 +70,16 @@ struct ExSource {
 };
 
 typedef ExSource *(*ex_open_scan_fn)(ExCtx *cx, const Plan *scan);
+
+/* WITH RECURSIVE: the rows the WORKTABLE nodes of id read during a run of
+ * a recursive term (op_recursive.c), innermost first. */
+struct RowBuf;
+typedef struct ExWorkTable ExWorkTable;
+struct ExWorkTable {
+    int                  id;
+    const struct RowBuf *rows;
+    const ExWorkTable   *next;
+};
 /* The source of a scan of a REL_SYSTEM relation: the rows the system
  * catalog makes (syscat.h's syscat_scan), with ExCtx.system_arg. */
 typedef ExSource *(*ex_system_scan_fn)(ExCtx *cx, const CatRelation *rel);
@@ -104,6 +114,7 @@ struct ExCtx {
                                  * 0: each evaluation reads the clock once */
     const Vector   *outer;      /* a correlated subquery's run: the outer row */
     int             nouter;
+    const ExWorkTable *worktables;  /* the recursive terms running, or NULL */
     /* Set by the caller: an INSERT into a stream without RETURNING encodes
      * its rows into this chunk (relstore.h, stream_chunk_add) and sets
      * defer_rel instead of appending them; the caller makes them durable

@@ -48,6 +48,15 @@ typedef enum PlanKind {
                        set-returning calls: for each input row as many rows
                        as the longest set, the shorter ones NULL past their
                        end (PostgreSQL's ProjectSet) */
+    PLAN_LATERAL,   /* a join whose right input reads the left row: for each
+                       left row, the right plan runs with the row's values
+                       (args) as its outer values (EXPR_OUTER) */
+    PLAN_RECURSIVE, /* WITH RECURSIVE's UNION [ALL]: the child (the
+                       non-recursive term), then the right input (the
+                       recursive term) again and again over the rows the
+                       last run made, its WORKTABLE, until it makes none */
+    PLAN_WORKTABLE, /* the rows of the RECURSIVE node of the same id that
+                       the recursive term reads */
 } PlanKind;
 
 /* A Window node's function: PostgreSQL's built-in window functions, or an
@@ -146,6 +155,20 @@ struct Plan {
             SetOpKind op;
             bool      all;
         } setop;
+        struct {
+            JoinType type;              /* INNER (CROSS) or LEFT */
+            int      nargs;
+            Expr   **args;              /* over the left child: the right
+                                           plan's EXPR_OUTER 0, 1, ... */
+            Expr    *cond;              /* ON, over left ++ right columns; NULL: true */
+        } lateral;
+        struct {
+            int  id;                    /* the WORKTABLE nodes that read it */
+            bool all;                   /* UNION ALL; else each distinct row once */
+        } recursive;
+        struct {
+            int  id;
+        } worktable;
         struct {
             Expr *start, *stop, *step;  /* bigint, no input; step may be NULL */
             bool  unnest;               /* unnest(start): start is an array;

@@ -59,7 +59,9 @@ ExOp *ex_op_build(ExCtx *cx, const Plan *p)
     ExOp *child = NULL, *right = NULL;
     if (plan_nchildren(p) > 0 && (child = ex_op_build(cx, p->child)) == NULL)
         return NULL;
-    if (plan_nchildren(p) > 1 && (right = ex_op_build(cx, p->right)) == NULL) {
+    /* LATERAL and RECURSIVE build their right plans as they run them */
+    bool own_right = p->kind == PLAN_LATERAL || p->kind == PLAN_RECURSIVE;
+    if (plan_nchildren(p) > 1 && !own_right && (right = ex_op_build(cx, p->right)) == NULL) {
         ex_op_close(child);
         return NULL;
     }
@@ -78,6 +80,9 @@ ExOp *ex_op_build(ExCtx *cx, const Plan *p)
     case PLAN_PROJECT_SET: op = op_build_project_set(cx, p, child); break;
     case PLAN_JOIN:     op = op_build_join(cx, p, child, right); break;
     case PLAN_SETOP:    op = op_build_setop(cx, p, child, right); break;
+    case PLAN_LATERAL:  op = op_build_lateral(cx, p, child); break;
+    case PLAN_RECURSIVE: op = op_build_recursive(cx, p, child); break;
+    case PLAN_WORKTABLE: op = op_build_worktable(cx, p); break;
     }
     if (op == NULL) {
         ex_op_close(child);

@@ -4,7 +4,7 @@
  * over byte keys, materialized rows, and the group states of aggregates.
  *
  *   ExOp, op_new, op_eval_ctx                  the operator base (op.c)
- *   op_build_scan ... op_build_project_set     one per plan kind (op_*.c)
+ *   op_build_scan ... op_build_worktable       one per plan kind (op_*.c)
  *   ExHashTab, ex_ht_*                         byte keys -> dense ids (hashtab.c)
  *   RowBuf, rowbuf_*                           rows kept for a whole statement (op.c)
  *   ex_eval_subplan                            a subquery's value in an expression (sublink.c)
@@ -44,6 +44,11 @@ ExOp *op_build_series(ExCtx *cx, const Plan *p);
 ExOp *op_build_project_set(ExCtx *cx, const Plan *p, ExOp *child);
 ExOp *op_build_join(ExCtx *cx, const Plan *p, ExOp *left, ExOp *right);
 ExOp *op_build_setop(ExCtx *cx, const Plan *p, ExOp *left, ExOp *right);
+/* LATERAL and the recursive union build their right plans themselves, as
+ * often as they run them. */
+ExOp *op_build_lateral(ExCtx *cx, const Plan *p, ExOp *left);
+ExOp *op_build_recursive(ExCtx *cx, const Plan *p, ExOp *nonrecursive);
+ExOp *op_build_worktable(ExCtx *cx, const Plan *p);
 
 /* ---- a hash table from byte keys to dense ids 0, 1, 2, ... ---- */
 typedef struct ExHashTab ExHashTab;

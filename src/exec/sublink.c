@@ -7,11 +7,14 @@
  * The runtime runs each InitPlan (plan.h) before the query and hands the
  * results to the evaluator in cx->subplans: a one-row vector for a scalar
  * subquery and for EXISTS, all the rows of the subquery's column for IN.
- * x IN (subquery) follows SQL's three-valued logic: true when some value
- * equals x, otherwise NULL when x is NULL (and the subquery has rows) or
- * some value is NULL, otherwise false; NOT IN is its negation.  The values
- * are compared with the "=" kernel the analyzer resolved (e->fn), one
- * subquery value at a time over the whole selection.
+ * x IN (subquery), x op ANY (subquery) and x op ALL (subquery) follow
+ * SQL's three-valued logic: ANY is true when some comparison is true,
+ * otherwise NULL when some is NULL (x NULL and the subquery has rows, or a
+ * NULL value), otherwise false; ALL is false when some comparison is
+ * false, otherwise NULL when some is NULL, otherwise true; NOT IN is IN's
+ * negation.  The values are compared with the operator's kernel the
+ * analyzer resolved (e->fn), one subquery value at a time over the whole
+ * selection.
  *
  * A correlated subquery (one that reads columns of the enclosing query's
  * row) runs its plan once per row instead, with the row's values as
@@ -40,25 +43,29 @@ static void broadcast(Vector *dst, const Vector *one, uint32_t row, const uint32
     });
 }
 
-static int eval_in(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n, const uint32_t *sel,
-                   uint32_t nsel, Vector *out, const Vector *set)
+/* x op ANY (set) (e->subkind SUBLINK_IN) or x op ALL (set) (SUBLINK_ALL)
+ * over the selected rows, x already evaluated.  ANY is true when some
+ * comparison is true, else NULL when some is NULL (a NULL x or value),
+ * else false; ALL is false when some comparison is false, else NULL when
+ * some is NULL, else true (an empty set: false and true).  negate: NOT. */
+static int eval_quant(EvalCtx *cx, const Expr *e, const Vector *x, uint32_t n,
+                      const uint32_t *sel, uint32_t nsel, Vector *out, const Vector *set)
 {
-    Vector x;
-    if (ex_eval_sel(cx, e->args[0], in, n, sel, nsel, &x) < 0)
-        return -1;
-    /* state per row: 0 not found yet, 1 found, 2 not found but saw a NULL */
+    bool all = e->subkind == SUBLINK_ALL;
+    /* state per row: 0 not decided yet, 1 decided (ANY: a true, ALL: a
+     * false), 2 not decided but saw a NULL */
     uint8_t *state = arena_zalloc(cx->arena, n ? n : 1);
     uint32_t *live = ARENA_ARRAY(cx->arena, uint32_t, nsel ? nsel : 1);
     uint32_t nlive = 0;
     FOR_SEL(sel, nsel, {
-        if (vector_is_null(&x, i))
+        if (vector_is_null(x, i))
             state[i] = set->len > 0 ? 2 : 0;
         else
             live[nlive++] = i;
     });
-    Vector probe, eq;
-    vector_init(&probe, cx->arena, x.type, n, true);
-    vector_init(&eq, cx->arena, sl_type(TYPE_BOOL), n, true);
+    Vector probe, cmp;
+    vector_init(&probe, cx->arena, e->args[0]->type, n, true);
+    vector_init(&cmp, cx->arena, sl_type(TYPE_BOOL), n, true);
     uint32_t *rest = ARENA_ARRAY(cx->arena, uint32_t, nsel ? nsel : 1);
     for (uint32_t j = 0; j < set->len && nlive > 0; j++) {
         if (vector_is_null(set, j)) {
@@ -67,13 +74,15 @@ static int eval_in(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n, cons
             continue;
         }
         broadcast(&probe, set, j, live, nlive);
-        Vector args[2] = {x, probe};
-        if (e->fn->fn(cx, e, args, &eq, live, nlive) < 0)
+        Vector args[2] = {*x, probe};
+        if (e->fn->fn(cx, e, args, &cmp, live, nlive) < 0)
             return -1;
         uint32_t m = 0;
         for (uint32_t k = 0; k < nlive; k++) {
             uint32_t i = live[k];
-            if (eq.v.b[i])
+            if (vector_is_null(&cmp, i))
+                state[i] = 2, rest[m++] = i;
+            else if (cmp.v.b[i] != all)
                 state[i] = 1;
             else
                 rest[m++] = i;
@@ -83,9 +92,18 @@ static int eval_in(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n, cons
     }
     FOR_SEL(sel, nsel, {
         out->nulls[i] = state[i] == 2;
-        out->v.b[i] = (state[i] == 1) != e->negate;
+        out->v.b[i] = ((state[i] == 1) != all) != e->negate;
     });
     return 0;
+}
+
+static int eval_in(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n, const uint32_t *sel,
+                   uint32_t nsel, Vector *out, const Vector *set)
+{
+    Vector x;
+    if (ex_eval_sel(cx, e->args[0], in, n, sel, nsel, &x) < 0)
+        return -1;
+    return eval_quant(cx, e, &x, n, sel, nsel, out, set);
 }
 
 bool ex_array_elems(const SlStr *a, bool (*fn)(const SlStr *el, void *arg), void *arg)
@@ -122,7 +140,8 @@ bool ex_array_elems(const SlStr *a, bool (*fn)(const SlStr *el, void *arg), void
 }
 
 /* A correlated subquery: its plan runs once per selected row, with the
- * row's outer values (e->args, evaluated over the batch) in ExCtx.outer.
+ * row's outer values (e->args, evaluated over the batch; after x for ANY /
+ * ALL) in ExCtx.outer.
  * The operators' memory comes from the batch's arena; a scalar subquery
  * with more than one row is 21000, as in PostgreSQL. */
 static int eval_correlated(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n,
@@ -138,27 +157,29 @@ static int eval_correlated(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t
             return -1;
     Vector *row = ARENA_ARRAY(cx->arena, Vector, e->nargs ? e->nargs : 1);
     const Plan *p = e->subplan;
+    bool quant = e->subkind == SUBLINK_IN || e->subkind == SUBLINK_ALL;
+    int off = quant ? 1 : 0;
     int rc = 0;
     FOR_SEL(sel, nsel, {
         if (rc < 0)
             break;
-        for (int a = 0; a < e->nargs; a++) {
+        for (int a = off; a < e->nargs; a++) {
             vector_init(&row[a], cx->arena, args[a].type, 1, true);
             ex_copy_value(&row[a], 0, &args[a], i, NULL);
         }
         ExCtx child = *pcx;
         child.arena = cx->arena;
-        child.outer = row;
-        child.nouter = e->nargs;
+        child.outer = row + off;
+        child.nouter = e->nargs - off;
         ExOp *op = ex_op_build(&child, p);
         if (op == NULL) {
             rc = -1;
             break;
         }
-        /* EXPR: the one value; EXISTS: any row; ARRAY: every value */
+        /* EXPR: the one value; EXISTS: any row; ARRAY, ANY, ALL: every value */
         uint32_t seen = 0, cap = 16;
         Vector all;
-        if (e->subkind == SUBLINK_ARRAY)
+        if (e->subkind == SUBLINK_ARRAY || quant)
             vector_init(&all, cx->arena, p->cols[0].type, cap, true);
         out->nulls[i] = e->subkind == SUBLINK_EXPR;
         if (e->subkind == SUBLINK_EXISTS)
@@ -206,6 +227,13 @@ static int eval_correlated(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t
         if (e->subkind == SUBLINK_ARRAY) {
             out->nulls[i] = 0;
             array_from_vector(cx->arena, &all, seen, &out->v.str[i]);
+        } else if (quant) {
+            uint32_t one = i;
+            all.len = seen;
+            if (eval_quant(cx, e, &args[0], n, &one, 1, out, &all) < 0) {
+                rc = -1;
+                break;
+            }
         }
     });
     return rc;
@@ -220,7 +248,7 @@ int ex_eval_subplan(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n,
         return sl_error(cx->err, ERRCODE_INTERNAL_ERROR, "subquery %d has no value",
                         e->index + 1);
     const Vector *v = &cx->subplans[e->index];
-    if (e->subkind == SUBLINK_IN)
+    if (e->subkind == SUBLINK_IN || e->subkind == SUBLINK_ALL)
         return eval_in(cx, e, in, n, sel, nsel, out, v);
     broadcast(out, v, 0, sel, nsel);
     return 0;

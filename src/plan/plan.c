@@ -31,9 +31,12 @@ int plan_nchildren(const Plan *p)
     case PLAN_SCAN:
     case PLAN_VALUES:
     case PLAN_SERIES:
+    case PLAN_WORKTABLE:
         return 0;
     case PLAN_JOIN:
     case PLAN_SETOP:
+    case PLAN_LATERAL:
+    case PLAN_RECURSIVE:
         return 2;
     default:
         return 1;
@@ -49,7 +52,9 @@ const char *plan_kind_name(PlanKind k)
 {
     static const char *const names[] = {"Scan", "Values", "Filter", "Project", "Aggregate",
                                         "Sort", "Limit", "Distinct", "Join", "SetOp",
-                                        "WindowAgg", "Function Scan", "ProjectSet"};
+                                        "WindowAgg", "Function Scan", "ProjectSet",
+                                        "LATERAL", "WITH RECURSIVE",
+                                        "WorkTable Scan"};
     return names[k];
 }
 
