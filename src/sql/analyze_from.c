@@ -36,9 +36,12 @@ typedef struct FromItem {
     int          nexposed;
     const char **exposed_names;
     int         *exposed_idx;
+    /* a LATERAL item that reads the items before it: the values it reads,
+     * over their FROM output (its plan's EXPR_OUTER 0, 1, ...) */
+    List        *lateral_args;
 } FromItem;
 
-static int from_item(Analyze *an, Node *n, FromItem *out);
+static int from_item(Analyze *an, Node *n, FromItem *out, Scope *lat);
 static Expr *outer_ref(Analyze *an, Corr *f, Scope *s, int idx, int loc);
 
 static ScopeItem *new_item(Analyze *an, const char *refname, int ncols)
@@ -156,6 +159,155 @@ static void expose_all(Analyze *an, FromItem *f, const ScopeItem *it)
     f->items = list_append(an->a, NULL, (void *)it);
 }
 
+/* A reference to WITH query d while it is being analyzed: from its
+ * recursive term, the working table; anywhere else an error (42P19, or
+ * 0A000 for mutual recursion). */
+static Plan *cte_self_ref(Analyze *an, CteDef *d, int loc)
+{
+    if (an->cte_active != d) {
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                    "mutual recursion between WITH items is not implemented");
+        return NULL;
+    }
+    const char *msg = NULL;
+    if (d->state == CTE_NOT_UNION) {
+        sl_error_at(an->err, ERRCODE_INVALID_RECURSION, d->cte->query->hdr.location,
+                    "recursive query \"%s\" does not have the form non-recursive-term UNION "
+                    "[ALL] recursive-term", d->name);
+        return NULL;
+    }
+    if (d->state == CTE_NONRECURSIVE_TERM)
+        msg = "must not appear within its non-recursive term";
+    else if (an->sublinks > d->sublinks)
+        msg = "must not appear within a subquery";
+    else if (an->outer_joins > d->outer_joins)
+        msg = "must not appear within an outer join";
+    else if (d->nrefs > 0)
+        msg = "must not appear more than once";
+    if (msg != NULL) {
+        sl_error_at(an->err, ERRCODE_INVALID_RECURSION, loc,
+                    "recursive reference to query \"%s\" %s", d->name, msg);
+        return NULL;
+    }
+    d->nrefs++;
+    Plan *w = plan_new(an->a, PLAN_WORKTABLE, NULL, d->wt->ncols);
+    for (int c = 0; c < w->ncols; c++)
+        plan_set_col(w, c, d->wt->cols[c].name, d->wt->cols[c].type, NULL);
+    w->u.worktable.id = d->wt_id;
+    return w;
+}
+
+/* The recursive form of WITH RECURSIVE query d, q = non-recursive UNION
+ * [ALL] recursive: a RECURSIVE node over both terms, the recursive one
+ * cast to the non-recursive one's types (42804 when their common type is
+ * another); NULL with no error when the recursive term does not read d. */
+static Plan *cte_recursive(Analyze *an, CteDef *d, SelectStmt *q, Scope *outer, bool *failed)
+{
+    *failed = true;
+    d->state = CTE_NONRECURSIVE_TERM;
+    Plan *l = an_select(an, q->larg, outer);
+    if (l == NULL)
+        return NULL;
+    d->state = CTE_RECURSIVE_TERM;
+    d->wt = l;
+    d->wt_id = ++an->nworktables;
+    d->nrefs = 0;
+    d->sublinks = an->sublinks;
+    d->outer_joins = an->outer_joins;
+    Plan *r = an_select(an, q->rarg, outer);
+    if (r == NULL)
+        return NULL;
+    if (d->nrefs == 0) {
+        *failed = false;
+        return NULL;
+    }
+    if (q->sort != NULL || q->offset != NULL || q->limit != NULL) {
+        const Node *at = q->sort ? list_nth(q->sort, 0) : q->offset ? q->offset : q->limit;
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, at->location,
+                    "%s in a recursive query is not implemented",
+                    q->sort ? "ORDER BY" : q->offset ? "OFFSET" : "LIMIT");
+        return NULL;
+    }
+    if (l->ncols != r->ncols) {
+        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, q->rarg->hdr.location,
+                    "each UNION query must have the same number of columns");
+        return NULL;
+    }
+    /* no aggregate at the recursive term's own level */
+    for (const Plan *t = r; t != NULL; t = plan_nchildren(t) == 1 ? t->child : NULL) {
+        if (t->kind == PLAN_AGG && t->u.agg.naggs > 0) {
+            sl_error_at(an->err, ERRCODE_INVALID_RECURSION, q->rarg->hdr.location,
+                        "aggregate functions are not allowed in a recursive query's "
+                        "recursive term");
+            return NULL;
+        }
+    }
+    SlType *types = ARENA_ARRAY(an->a, SlType, l->ncols ? l->ncols : 1);
+    for (int c = 0; c < l->ncols; c++) {
+        Expr *pair[2] = {an_column_expr(an, l, c, -1), an_column_expr(an, r, c, -1)};
+        SlType t;
+        if (!an_common_type(an, pair, 2, "UNION", &t))
+            return NULL;
+        if (t.id != l->cols[c].type.id) {
+            char a[96], b[96];
+            sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, q->larg->hdr.location,
+                        "recursive query \"%s\" column %d has type %s in non-recursive term "
+                        "but type %s overall", d->name, c + 1,
+                        type_format(l->cols[c].type, a, sizeof(a)), type_format(t, b, sizeof(b)));
+            sl_error_hint(an->err,
+                          "Cast the output of the non-recursive term to the correct type.");
+            return NULL;
+        }
+        types[c] = l->cols[c].type;
+    }
+    if ((r = an_coerce_plan(an, r, types, "UNION")) == NULL)
+        return NULL;
+    Plan *p = plan_new(an->a, PLAN_RECURSIVE, l, l->ncols);
+    p->right = r;
+    p->u.recursive.id = d->wt_id;
+    p->u.recursive.all = q->all;
+    for (int c = 0; c < l->ncols; c++)
+        plan_set_col(p, c, l->cols[c].name, l->cols[c].type, NULL);
+    *failed = false;
+    return p;
+}
+
+/* The plan of WITH query d for one reference (with cs the WITH list it
+ * is in: the query sees the items before it, or all of them when the list
+ * is RECURSIVE, and the outer ones). */
+static Plan *cte_plan(Analyze *an, CteScope *cs, int i)
+{
+    CteDef *d = &cs->defs[i];
+    CteScope view = {cs->parent, cs->recursive ? cs->n : i, cs->defs, cs->recursive, cs->outer};
+    CteScope *saved = an->ctes;
+    CteDef *saved_active = an->cte_active;
+    an->ctes = &view;
+    an->cte_active = d;
+    d->in_progress = true;
+    SelectStmt *q = d->cte->query;
+    Plan *p = NULL;
+    bool failed = false;
+    if (cs->recursive && q->op == SETOP_UNION) {
+        /* the union's own WITH clause is seen by both terms */
+        CteScope inner;
+        if (q->with != NULL && an_push_ctes(an, q, &inner, cs->outer) < 0)
+            failed = true;
+        else
+            p = cte_recursive(an, d, q, cs->outer, &failed);
+        an->ctes = &view;
+    }
+    if (p == NULL && !failed) {
+        /* not recursive: a reference to itself is an error (CTE_NOT_UNION) */
+        d->state = CTE_NOT_UNION;
+        p = an_select(an, q, cs->outer);
+    }
+    d->in_progress = false;
+    d->state = CTE_IDLE;
+    an->ctes = saved;
+    an->cte_active = saved_active;
+    return p;
+}
+
 /* A relation or a WITH query as a FROM item. */
 static int range_var(Analyze *an, RangeVar *rv, FromItem *out)
 {
@@ -167,17 +319,7 @@ static int range_var(Analyze *an, RangeVar *rv, FromItem *out)
                 CteDef *d = &cs->defs[i];
                 if (strcmp(d->name, rv->name) != 0)
                     continue;
-                if (d->in_progress)
-                    return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
-                                       "recursive WITH queries are not supported yet");
-                /* the query sees the WITH items before it, and the outer ones */
-                CteScope view = {cs->parent, i, cs->defs};
-                CteScope *saved = an->ctes;
-                an->ctes = &view;
-                d->in_progress = true;
-                Plan *p = an_select(an, d->cte->query, NULL);
-                d->in_progress = false;
-                an->ctes = saved;
+                Plan *p = d->in_progress ? cte_self_ref(an, d, loc) : cte_plan(an, cs, i);
                 if (p == NULL)
                     return -1;
                 const char *refname = rv->alias ? rv->alias : d->name;
@@ -221,7 +363,22 @@ static int range_var(Analyze *an, RangeVar *rv, FromItem *out)
     return 0;
 }
 
-static int range_subselect(Analyze *an, RangeSubselect *rs, FromItem *out)
+/* The lateral items' frame: lat's columns they read become outer values
+ * (Corr), as in a correlated subquery. */
+static void lateral_begin(Analyze *an, Scope *lat, Corr *frame)
+{
+    *frame = (Corr){lat, NULL, an->corr};
+    an->corr = frame;
+}
+
+static void lateral_end(Analyze *an, Corr *frame, FromItem *out)
+{
+    an->corr = frame->up;
+    if (out != NULL)
+        out->lateral_args = frame->exprs;
+}
+
+static int range_subselect(Analyze *an, RangeSubselect *rs, FromItem *out, Scope *lat)
 {
     if (rs->alias == NULL) {
         bool values = rs->subquery->values != NULL && rs->subquery->op == SETOP_NONE;
@@ -232,9 +389,18 @@ static int range_subselect(Analyze *an, RangeSubselect *rs, FromItem *out)
                                       : "For example, FROM (SELECT ...) [AS] foo.");
         return -1;
     }
-    /* not LATERAL: the subquery sees the enclosing queries, not this FROM */
+    /* not LATERAL: the subquery sees the enclosing queries, not this FROM;
+     * LATERAL: the FROM items before it too */
     Scope *outer = an->scope ? an->scope->parent : NULL;
-    Plan *p = an_select(an, rs->subquery, outer);
+    Plan *p;
+    if (rs->lateral && lat != NULL) {
+        Corr frame;
+        lateral_begin(an, lat, &frame);
+        p = an_select(an, rs->subquery, lat);
+        lateral_end(an, &frame, out);
+    } else {
+        p = an_select(an, rs->subquery, outer);
+    }
     if (p == NULL)
         return -1;
     ScopeItem *it = new_item(an, rs->alias, p->ncols);
@@ -252,6 +418,29 @@ static int range_subselect(Analyze *an, RangeSubselect *rs, FromItem *out)
 }
 
 /* --------------------------------------------------------------- joins */
+
+/* A name of the left side's ranges, for the error of a LATERAL reference
+ * under a RIGHT or FULL join. */
+static const char *lateral_refname(const FromItem *l)
+{
+    for (int i = 0; i < list_len(l->items); i++) {
+        const ScopeItem *it = list_nth(l->items, i);
+        if (it->rel_visible)
+            return it->refname;
+    }
+    return "?";
+}
+
+/* jp, a LATERAL node, with its join type (INNER for CROSS) and the values
+ * its right plan reads. */
+static void lateral_set_args(Analyze *an, Plan *jp, JoinType type, List *args)
+{
+    jp->u.lateral.type = type == JOIN_LEFT ? JOIN_LEFT : JOIN_INNER;
+    jp->u.lateral.nargs = list_len(args);
+    jp->u.lateral.args = ARENA_ARRAY(an->a, Expr *, jp->u.lateral.nargs);
+    for (int k = 0; k < jp->u.lateral.nargs; k++)
+        jp->u.lateral.args[k] = list_nth(args, k);
+}
 
 /* The exposed column of f named name: its position in f's output, or -1
  * (-2 when there are several). */
@@ -303,14 +492,40 @@ static int check_unique_names(Analyze *an, List *a, List *b, int loc)
 static int join_expr(Analyze *an, JoinExpr *j, FromItem *out)
 {
     FromItem l = {0}, r = {0};
-    if (from_item(an, j->larg, &l) < 0 || from_item(an, j->rarg, &r) < 0)
+    /* the nullable sides of an outer join (a recursive reference there is
+     * an error: cte_self_ref) */
+    bool lnull = j->jointype == JOIN_RIGHT || j->jointype == JOIN_FULL;
+    bool rnull = j->jointype == JOIN_LEFT || j->jointype == JOIN_FULL;
+    an->outer_joins += lnull;
+    int rc = from_item(an, j->larg, &l, NULL);
+    an->outer_joins -= lnull;
+    if (rc < 0)
+        return -1;
+    /* the right side may be LATERAL over the left one */
+    Scope lat = {.parent = an->scope ? an->scope->parent : NULL, .items = l.items,
+                 .from = l.plan};
+    an->outer_joins += rnull;
+    rc = from_item(an, j->rarg, &r, &lat);
+    an->outer_joins -= rnull;
+    if (rc < 0)
         return -1;
     if (check_unique_names(an, l.items, r.items, j->rarg->location) < 0)
         return -1;
+    if (r.lateral_args != NULL && (j->jointype == JOIN_RIGHT || j->jointype == JOIN_FULL)) {
+        sl_error_at(an->err, ERRCODE_INVALID_COLUMN_REFERENCE, j->rarg->location,
+                    "invalid reference to FROM-clause entry for table \"%s\"",
+                    lateral_refname(&l));
+        sl_error_detail(an->err, "The combining JOIN type must be INNER or LEFT for a LATERAL "
+                                 "reference.");
+        return -1;
+    }
     int nl = l.plan->ncols, nr = r.plan->ncols;
-    Plan *jp = plan_new(an->a, PLAN_JOIN, l.plan, nl + nr);
+    Plan *jp = plan_new(an->a, r.lateral_args ? PLAN_LATERAL : PLAN_JOIN, l.plan, nl + nr);
     jp->right = r.plan;
-    jp->u.join.type = j->jointype;
+    if (r.lateral_args != NULL)
+        lateral_set_args(an, jp, j->jointype, r.lateral_args);
+    else
+        jp->u.join.type = j->jointype;
     for (int c = 0; c < nl; c++)
         plan_set_col(jp, c, l.plan->cols[c].name, l.plan->cols[c].type, l.plan->quals[c]);
     for (int c = 0; c < nr; c++)
@@ -441,7 +656,9 @@ static int join_expr(Analyze *an, JoinExpr *j, FromItem *out)
             cond = an_mk(an, EXPR_AND, sl_type(TYPE_BOOL), j->hdr.location, 2, args);
         }
     }
-    if (cond != NULL)
+    if (cond != NULL && jp->kind == PLAN_LATERAL)
+        jp->u.lateral.cond = cond;
+    else if (cond != NULL)
         plan_join_set_condition(an->a, jp, cond);
 
     /* the join's own range: merged, then the other columns of each side */
@@ -535,9 +752,10 @@ static int range_srf(Analyze *an, RangeFunction *rf, Expr **args, FromItem *out)
 
 /* generate_series(start, stop [, step]) over integers and unnest(array),
  * the functions FROM takes (and range_srf's): their arguments may read
- * enclosing queries (a correlated subquery), not the FROM items beside
- * them (no LATERAL). */
-static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
+ * enclosing queries (a correlated subquery) and, as PostgreSQL's functions
+ * in FROM are LATERAL whether it is written or not, the FROM items before
+ * them (lat). */
+static int range_function(Analyze *an, RangeFunction *rf, FromItem *out, Scope *lat)
 {
     FuncCall *f = rf->func;
     int loc = rf->hdr.location, n = list_len(f->args);
@@ -548,21 +766,29 @@ static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
                            "FROM");
     Expr **args = arena_zalloc(an->a, sizeof(Expr *) * (size_t)(n > 3 ? n : 3));
     bool wide = false;
-    /* the arguments see the enclosing queries only (an empty level of
-     * their own makes any column they read an outer reference) */
+    /* the arguments see the enclosing queries and lat only (an empty level
+     * of their own makes any column they read an outer reference) */
     Scope *saved = an->scope;
-    Scope none = {.parent = saved ? saved->parent : NULL};
+    Scope none = {.parent = lat ? lat : saved ? saved->parent : NULL};
+    Corr frame;
+    if (lat != NULL)
+        lateral_begin(an, lat, &frame);
     an->scope = &none;
     bool integers = true;
-    for (int k = 0; k < n; k++) {
+    int failed = 0;
+    for (int k = 0; k < n && !failed; k++) {
         if ((args[k] = an_transform(an, list_nth(f->args, k))) == NULL) {
-            an->scope = saved;
-            return -1;
+            failed = 1;
+            break;
         }
         SlTypeId t = args[k]->type.id;
         integers &= t == TYPE_INT4 || t == TYPE_INT8 || t == TYPE_UNKNOWN;
     }
     an->scope = saved;
+    if (lat != NULL)
+        lateral_end(an, &frame, out);
+    if (failed)
+        return -1;
     if (!unnest && (strcmp(f->name, "generate_series") != 0 || n < 2 || n > 3 || !integers)) {
         if (rf->ordinality)
             return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
@@ -636,16 +862,19 @@ static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
     return 0;
 }
 
-static int from_item(Analyze *an, Node *n, FromItem *out)
+/* A FROM item; a LATERAL one (a subquery so marked, a function) may read
+ * the ranges of lat (NULL: none). */
+static int from_item(Analyze *an, Node *n, FromItem *out, Scope *lat)
 {
     switch (n->tag) {
     case T_RangeVar:
         return range_var(an, (RangeVar *)n, out);
     case T_RangeSubselect:
-        return range_subselect(an, (RangeSubselect *)n, out);
+        return range_subselect(an, (RangeSubselect *)n, out, lat);
     case T_RangeFunction:
-        return range_function(an, (RangeFunction *)n, out);
+        return range_function(an, (RangeFunction *)n, out, lat);
     case T_JoinExpr:
+        SL_UNUSED(lat);
         return join_expr(an, (JoinExpr *)n, out);
     default:
         return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, n->location,
@@ -659,7 +888,9 @@ int an_from_clause(Analyze *an, List *from, Scope *scope)
     for (int i = 0; i < list_len(from); i++) {
         Node *n = list_nth(from, i);
         FromItem f = {0};
-        if (from_item(an, n, &f) < 0)
+        Scope lat = {.parent = an->scope ? an->scope->parent : NULL, .items = acc.items,
+                     .from = acc.plan};
+        if (from_item(an, n, &f, i > 0 ? &lat : NULL) < 0)
             return -1;
         if (i == 0) {
             acc = f;
@@ -667,11 +898,15 @@ int an_from_clause(Analyze *an, List *from, Scope *scope)
         }
         if (check_unique_names(an, acc.items, f.items, n->location) < 0)
             return -1;
-        /* a comma is a cross join; WHERE conditions are pushed into it later */
+        /* a comma is a cross join; WHERE conditions are pushed into it
+         * later; a LATERAL item that reads the items before it runs per row */
         int nl = acc.plan->ncols, nr = f.plan->ncols;
-        Plan *jp = plan_new(an->a, PLAN_JOIN, acc.plan, nl + nr);
+        Plan *jp = plan_new(an->a, f.lateral_args ? PLAN_LATERAL : PLAN_JOIN, acc.plan, nl + nr);
         jp->right = f.plan;
-        jp->u.join.type = JOIN_CROSS;
+        if (f.lateral_args != NULL)
+            lateral_set_args(an, jp, JOIN_CROSS, f.lateral_args);
+        else
+            jp->u.join.type = JOIN_CROSS;
         for (int c = 0; c < nl; c++)
             plan_set_col(jp, c, acc.plan->cols[c].name, acc.plan->cols[c].type,
                          acc.plan->quals[c]);

@@ -349,15 +349,16 @@ static Plan *copy_cols(Analyze *an, PlanKind kind, Plan *child)
     return p;
 }
 
-/* LIMIT / OFFSET: an expression of no column, as bigint. */
-static Expr *limit_expr(Analyze *an, Node *n, const char *what)
+/* LIMIT / OFFSET: an expression of no column of its query (parent's, an
+ * enclosing query's, are outer values), as bigint. */
+static Expr *limit_expr(Analyze *an, Node *n, const char *what, Scope *parent)
 {
     if (n == NULL)
         return NULL;
     Scope *saved = an->scope;
     AggCollect *saved_agg = an->agg;
     const char *saved_ref = an->agg_refusal;
-    Scope none = {.parent = NULL};
+    Scope none = {.parent = parent};
     an->scope = &none;
     an->agg = NULL;
     an->agg_refusal = what;
@@ -378,21 +379,22 @@ static Expr *limit_expr(Analyze *an, Node *n, const char *what)
     return an_coerce(an, e, sl_type(TYPE_INT8), COERCE_EXPLICIT, e->location);
 }
 
-static Plan *limit_plan(Analyze *an, Plan *child, Node *limit, Node *offset)
+static Plan *limit_plan(Analyze *an, Plan *child, Node *limit, Node *offset, Scope *parent)
 {
     if (limit == NULL && offset == NULL)
         return child;
     Plan *p = copy_cols(an, PLAN_LIMIT, child);
-    if (limit != NULL && (p->u.limit.count = limit_expr(an, limit, "LIMIT")) == NULL)
+    if (limit != NULL && (p->u.limit.count = limit_expr(an, limit, "LIMIT", parent)) == NULL)
         return NULL;
-    if (offset != NULL && (p->u.limit.offset = limit_expr(an, offset, "OFFSET")) == NULL)
+    if (offset != NULL &&
+        (p->u.limit.offset = limit_expr(an, offset, "OFFSET", parent)) == NULL)
         return NULL;
     return p;
 }
 
 /* ORDER BY / LIMIT over the output of a set operation or VALUES: only
  * output names and positions. */
-static Plan *sort_by_output(Analyze *an, Plan *p, SelectStmt *s)
+static Plan *sort_by_output(Analyze *an, Plan *p, SelectStmt *s, Scope *parent)
 {
     int n = list_len(s->sort);
     if (n > 0) {
@@ -433,7 +435,7 @@ static Plan *sort_by_output(Analyze *an, Plan *p, SelectStmt *s)
         }
         p = an_sort_plan(an, p, specs, n);
     }
-    return limit_plan(an, p, s->limit, s->offset);
+    return limit_plan(an, p, s->limit, s->offset, parent);
 }
 
 /* ---------------------------------------------------------- plain SELECT */
@@ -619,7 +621,7 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
         d->u.distinct.keys = on_cols;
         top = d;
     }
-    if ((top = limit_plan(an, top, s->limit, s->offset)) == NULL)
+    if ((top = limit_plan(an, top, s->limit, s->offset, parent)) == NULL)
         goto out;
     if (ncols > nt) {
         /* drop the hidden ORDER BY columns */
@@ -825,14 +827,13 @@ static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
 
 /* ------------------------------------------------------------- entry */
 
-static int push_ctes(Analyze *an, SelectStmt *s, CteScope *cs)
+int an_push_ctes(Analyze *an, SelectStmt *s, CteScope *cs, Scope *outer)
 {
-    if (s->recursive)
-        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->hdr.location,
-                           "WITH RECURSIVE is not supported yet");
     int n = list_len(s->with);
     cs->parent = an->ctes;
     cs->n = n;
+    cs->recursive = s->recursive;
+    cs->outer = outer;
     cs->defs = ARENA_ARRAY(an->a, CteDef, n ? n : 1);
     for (int i = 0; i < n; i++) {
         CommonTableExpr *c = list_nth(s->with, i);
@@ -840,7 +841,10 @@ static int push_ctes(Analyze *an, SelectStmt *s, CteScope *cs)
             if (strcmp(cs->defs[k].name, c->name) == 0)
                 return sl_error_at(an->err, ERRCODE_DUPLICATE_ALIAS, c->hdr.location,
                                    "WITH query name \"%s\" specified more than once", c->name);
-        cs->defs[i] = (CteDef){c->name, c, false};
+        if (c->search_cycle_loc >= 0)
+            return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, c->search_cycle_loc,
+                               "SEARCH and CYCLE clauses of WITH queries are not supported yet");
+        cs->defs[i] = (CteDef){.name = c->name, .cte = c};
     }
     an->ctes = cs;
     return 0;
@@ -857,14 +861,14 @@ static Plan *select_arm(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
     CteScope cs;
     CteScope *saved = an->ctes;
     Plan *p = NULL;
-    if (s->with != NULL && push_ctes(an, s, &cs) < 0)
+    if (s->with != NULL && an_push_ctes(an, s, &cs, parent) < 0)
         goto out;
     if (s->op != SETOP_NONE) {
         if ((p = setop_plan(an, s, parent)) != NULL)
-            p = sort_by_output(an, p, s);
+            p = sort_by_output(an, p, s, parent);
     } else if (s->values != NULL) {
         if ((p = values_plan(an, s, parent)) != NULL)
-            p = sort_by_output(an, p, s);
+            p = sort_by_output(an, p, s, parent);
     } else {
         p = simple_select(an, s, parent, arm);
     }
@@ -912,11 +916,35 @@ int an_select_stmt(Analyze *an, SelectStmt *s, Query *q)
 
 /* ------------------------------------------------------------ subqueries */
 
+static void reads(const Expr *e, bool *outer, bool *local)
+{
+    if (e == NULL)
+        return;
+    if (e->kind == EXPR_OUTER)
+        *outer = true;
+    else if (e->kind == EXPR_COLUMN)
+        *local = true;
+    else if (e->kind == EXPR_SUBPLAN && e->subplan != NULL)
+        *local = true;      /* a correlated subquery: its own reads aside */
+    for (int i = 0; i < e->nargs; i++)
+        reads(e->args[i], outer, local);
+}
+
+bool an_reads_outer_only(Expr *const *args, int n)
+{
+    bool outer = false, local = false;
+    for (int i = 0; i < n; i++)
+        reads(args[i], &outer, &local);
+    return outer && !local;
+}
+
 Expr *an_sublink(Analyze *an, SubLink *s)
 {
     int loc = s->hdr.location;
+    bool quant = s->type == SUBLINK_IN || s->type == SUBLINK_ALL;
+    const char *op = s->op ? s->op : "=";
     Expr *test = NULL;
-    if (s->type == SUBLINK_IN && (test = an_transform(an, s->testexpr)) == NULL)
+    if (quant && (test = an_transform(an, s->testexpr)) == NULL)
         return NULL;
     /* the subquery is a query level of its own, inside this one */
     AggCollect *saved_agg = an->agg;
@@ -925,7 +953,9 @@ Expr *an_sublink(Analyze *an, SubLink *s)
     an->agg_refusal = NULL;
     Corr frame = {an->scope, NULL, an->corr};
     an->corr = &frame;
+    an->sublinks++;
     Plan *p = an_select(an, s->subselect, an->scope);
+    an->sublinks--;
     an->corr = frame.up;
     an->agg = saved_agg;
     an->agg_refusal = saved_ref;
@@ -933,8 +963,8 @@ Expr *an_sublink(Analyze *an, SubLink *s)
         return NULL;
     if (s->type != SUBLINK_EXISTS && p->ncols != 1) {
         sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc,
-                    s->type == SUBLINK_IN && p->ncols > 1 ? "subquery has too many columns"
-                                                          : "subquery must return only one column");
+                    quant && p->ncols > 1 ? "subquery has too many columns"
+                                          : "subquery must return only one column");
         return NULL;
     }
     if (s->type == SUBLINK_ARRAY && p->cols[0].type.id == TYPE_ARRAY) {
@@ -942,24 +972,46 @@ Expr *an_sublink(Analyze *an, SubLink *s)
                     "multidimensional arrays are not supported yet");
         return NULL;
     }
-    if (frame.exprs != NULL) {
-        /* correlated: the plan runs per row, reading these outer values */
-        if (s->type == SUBLINK_IN) {
-            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
-                        "correlated IN subqueries are not supported yet");
+    /* x op ANY / ALL: the operator over x and the column, which is cast to
+     * what the operator reads */
+    const FuncDesc *fd = NULL;
+    if (quant) {
+        Expr *probe = an_mk(an, EXPR_COLUMN, p->cols[0].type, loc, 0, NULL);
+        Expr *args[2] = {test, probe};
+        if ((fd = an_resolve(an, op, true, args, 2, loc)) == NULL)
+            return NULL;
+        test = args[0];     /* arrays: typed by an_resolve */
+        if (fd->ret != TYPE_BOOL) {
+            sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
+                        "operator %s must return type boolean, not type %s", op,
+                        type_name(fd->ret));
             return NULL;
         }
-        int n = list_len(frame.exprs);
-        Expr **args = ARENA_ARRAY(an->a, Expr *, n);
+        if ((test = an_coerce(an, test, sl_type(fd->kargs[0]), COERCE_IMPLICIT,
+                              test->location)) == NULL)
+            return NULL;
+        SlType want = fd->kargs[1] == TYPE_ARRAY ? args[1]->type : sl_type(fd->kargs[1]);
+        if ((p = an_coerce_plan(an, p, &want, s->type == SUBLINK_ALL ? "ALL" : "IN")) == NULL)
+            return NULL;
+    }
+    if (frame.exprs != NULL) {
+        /* correlated: the plan runs per row, reading these outer values
+         * (after x, for ANY / ALL) */
+        int n = list_len(frame.exprs), off = quant ? 1 : 0;
+        Expr **args = ARENA_ARRAY(an->a, Expr *, n + off);
+        if (quant)
+            args[0] = test;
         for (int k = 0; k < n; k++)
-            args[k] = list_nth(frame.exprs, k);
+            args[off + k] = list_nth(frame.exprs, k);
         SlTypeId et = p->cols[0].type.id == TYPE_UNKNOWN ? TYPE_TEXT : p->cols[0].type.id;
-        SlType t = s->type == SUBLINK_EXPR     ? p->cols[0].type
-                   : s->type == SUBLINK_EXISTS ? sl_type(TYPE_BOOL) : sl_array_type(et, -1);
-        Expr *e = an_mk(an, EXPR_SUBPLAN, t, loc, n, args);
+        SlType t = s->type == SUBLINK_EXPR    ? p->cols[0].type
+                   : s->type == SUBLINK_ARRAY ? sl_array_type(et, -1) : sl_type(TYPE_BOOL);
+        Expr *e = an_mk(an, EXPR_SUBPLAN, t, loc, n + off, args);
         e->subkind = s->type;
         e->subplan = p;
         e->index = -1;
+        e->fn = fd;
+        e->negate = s->negate;
         an->ncorrelated++;
         return e;
     }
@@ -979,24 +1031,7 @@ Expr *an_sublink(Analyze *an, SubLink *s)
         ip->type = sl_type(TYPE_BOOL);
         e = an_mk(an, EXPR_SUBPLAN, ip->type, loc, 0, NULL);
     } else {
-        Expr *probe = an_mk(an, EXPR_COLUMN, p->cols[0].type, loc, 0, NULL);
-        Expr *args[2] = {test, probe};
-        const FuncDesc *fd = an_resolve(an, "=", true, args, 2, loc);
-        if (fd == NULL)
-            return NULL;
-        test = args[0];     /* arrays: typed by an_resolve */
-        if (fd->ret != TYPE_BOOL) {
-            sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
-                        "operator = must return type boolean, not type %s", type_name(fd->ret));
-            return NULL;
-        }
-        if ((test = an_coerce(an, test, sl_type(fd->kargs[0]), COERCE_IMPLICIT,
-                              test->location)) == NULL)
-            return NULL;
-        SlType want = fd->kargs[1] == TYPE_ARRAY ? args[1]->type : sl_type(fd->kargs[1]);
-        if ((p = an_coerce_plan(an, p, &want, "IN")) == NULL)
-            return NULL;
-        ip->type = want;
+        ip->type = p->cols[0].type;
         e = an_mk(an, EXPR_SUBPLAN, sl_type(TYPE_BOOL), loc, 1, &test);
         e->fn = fd;
         e->negate = s->negate;
