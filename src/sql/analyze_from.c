@@ -21,7 +21,18 @@
  *
  * WITH queries are expanded where they are referenced: each reference
  * analyzes the query again (PostgreSQL inlines a CTE used once; the result
- * is the same for queries without side effects).
+ * is the same for queries without side effects), seeing the enclosing
+ * queries of the query whose WITH clause has it.  In a WITH RECURSIVE
+ * list, a query of the form `a UNION [ALL] b` whose b reads itself
+ * (cte_plan) becomes a RECURSIVE node over a and b, b's reference a
+ * WORKTABLE; the references PostgreSQL refuses are refused as it does
+ * (cte_self_ref: 42P19, mutual recursion 0A000).
+ *
+ * LATERAL: a subquery marked so, and any function in FROM, may read the
+ * ranges before it (the items to its left in a comma list, a join's left
+ * side).  They are analyzed as a correlated subquery is, with those ranges
+ * as the enclosing scope (a Corr frame); when they read any, the item is
+ * joined by a LATERAL node whose args are the values read.
  */
 #include "sql/analyze_int.h"
 
