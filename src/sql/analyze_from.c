@@ -193,6 +193,10 @@ static Plan *cte_self_ref(Analyze *an, CteDef *d, int loc)
         msg = "must not appear within a subquery";
     else if (an->outer_joins > d->outer_joins)
         msg = "must not appear within an outer join";
+    else if (an->rec_intersect > d->rec_intersect)
+        msg = "must not appear within INTERSECT";
+    else if (an->rec_except > d->rec_except)
+        msg = "must not appear within EXCEPT";
     else if (d->nrefs > 0)
         msg = "must not appear more than once";
     if (msg != NULL) {
@@ -209,23 +213,39 @@ static Plan *cte_self_ref(Analyze *an, CteDef *d, int loc)
 }
 
 /* The recursive form of WITH RECURSIVE query d, q = non-recursive UNION
- * [ALL] recursive: a RECURSIVE node over both terms, the recursive one
- * cast to the non-recursive one's types (42804 when their common type is
- * another); NULL with no error when the recursive term does not read d. */
+ * [ALL] recursive: a RECURSIVE node over both terms.  As PostgreSQL: the
+ * working table has the non-recursive term's types (its unknown literals
+ * text); the union of both terms, typed as any UNION, must keep them (else
+ * 42804); the recursive term is cast to them.  NULL with no error when the
+ * recursive term does not read d. */
 static Plan *cte_recursive(Analyze *an, CteDef *d, SelectStmt *q, Scope *outer, bool *failed)
 {
     *failed = true;
     d->state = CTE_NONRECURSIVE_TERM;
-    Plan *l = an_select(an, q->larg, outer);
+    Plan *l = an_select_arm(an, q->larg, outer);
     if (l == NULL)
         return NULL;
+    int n = l->ncols;
+    SlType *wt = ARENA_ARRAY(an->a, SlType, n ? n : 1);
+    for (int c = 0; c < n; c++)
+        wt[c] = l->cols[c].type.id == TYPE_UNKNOWN ? sl_type(TYPE_TEXT) : l->cols[c].type;
+    /* the term's own types (unknown kept), for the union's: the cast below
+     * may type its literals in place */
+    Plan *raw = plan_new(an->a, PLAN_PROJECT, NULL, n);
+    for (int c = 0; c < n; c++)
+        raw->cols[c] = l->cols[c];
+    Plan *nonrec = an_coerce_plan(an, l, wt, "UNION");
+    if (nonrec == NULL)
+        return NULL;
     d->state = CTE_RECURSIVE_TERM;
-    d->wt = l;
+    d->wt = nonrec;
     d->wt_id = ++an->nworktables;
     d->nrefs = 0;
     d->sublinks = an->sublinks;
     d->outer_joins = an->outer_joins;
-    Plan *r = an_select(an, q->rarg, outer);
+    d->rec_intersect = an->rec_intersect;
+    d->rec_except = an->rec_except;
+    Plan *r = an_select_arm(an, q->rarg, outer);
     if (r == NULL)
         return NULL;
     if (d->nrefs == 0) {
@@ -239,7 +259,7 @@ static Plan *cte_recursive(Analyze *an, CteDef *d, SelectStmt *q, Scope *outer, 
                     q->sort ? "ORDER BY" : q->offset ? "OFFSET" : "LIMIT");
         return NULL;
     }
-    if (l->ncols != r->ncols) {
+    if (n != r->ncols) {
         sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, q->rarg->hdr.location,
                     "each UNION query must have the same number of columns");
         return NULL;
@@ -253,32 +273,29 @@ static Plan *cte_recursive(Analyze *an, CteDef *d, SelectStmt *q, Scope *outer, 
             return NULL;
         }
     }
-    SlType *types = ARENA_ARRAY(an->a, SlType, l->ncols ? l->ncols : 1);
-    for (int c = 0; c < l->ncols; c++) {
-        Expr *pair[2] = {an_column_expr(an, l, c, -1), an_column_expr(an, r, c, -1)};
-        SlType t;
-        if (!an_common_type(an, pair, 2, "UNION", &t))
-            return NULL;
-        if (t.id != l->cols[c].type.id) {
+    SlType *all = ARENA_ARRAY(an->a, SlType, n ? n : 1);
+    if (an_setop_types(an, "UNION", raw, r, q->rarg->hdr.location, all) < 0)
+        return NULL;
+    for (int c = 0; c < n; c++) {
+        if (!type_same(all[c], wt[c]) || all[c].typmod != wt[c].typmod) {
             char a[96], b[96];
             sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, q->larg->hdr.location,
                         "recursive query \"%s\" column %d has type %s in non-recursive term "
-                        "but type %s overall", d->name, c + 1,
-                        type_format(l->cols[c].type, a, sizeof(a)), type_format(t, b, sizeof(b)));
+                        "but type %s overall", d->name, c + 1, type_format(wt[c], a, sizeof(a)),
+                        type_format(all[c], b, sizeof(b)));
             sl_error_hint(an->err,
                           "Cast the output of the non-recursive term to the correct type.");
             return NULL;
         }
-        types[c] = l->cols[c].type;
     }
-    if ((r = an_coerce_plan(an, r, types, "UNION")) == NULL)
+    if ((r = an_coerce_plan(an, r, wt, "UNION")) == NULL)
         return NULL;
-    Plan *p = plan_new(an->a, PLAN_RECURSIVE, l, l->ncols);
+    Plan *p = plan_new(an->a, PLAN_RECURSIVE, nonrec, n);
     p->right = r;
     p->u.recursive.id = d->wt_id;
     p->u.recursive.all = q->all;
-    for (int c = 0; c < l->ncols; c++)
-        plan_set_col(p, c, l->cols[c].name, l->cols[c].type, NULL);
+    for (int c = 0; c < n; c++)
+        plan_set_col(p, c, nonrec->cols[c].name, wt[c], NULL);
     *failed = false;
     return p;
 }
@@ -375,15 +392,23 @@ static int range_var(Analyze *an, RangeVar *rv, FromItem *out)
 }
 
 /* The lateral items' frame: lat's columns they read become outer values
- * (Corr), as in a correlated subquery. */
+ * (Corr), as in a correlated subquery.  Inside a JOIN of a comma list,
+ * the comma items before it already have their frame (an_from_clause):
+ * the values read go there, and the whole JOIN is the LATERAL item. */
 static void lateral_begin(Analyze *an, Scope *lat, Corr *frame)
 {
+    if (an->corr != NULL && an->corr->outer == lat) {
+        frame->outer = NULL;    /* reused: lateral_end leaves it */
+        return;
+    }
     *frame = (Corr){lat, NULL, an->corr};
     an->corr = frame;
 }
 
 static void lateral_end(Analyze *an, Corr *frame, FromItem *out)
 {
+    if (frame->outer == NULL)
+        return;
     an->corr = frame->up;
     if (out != NULL)
         out->lateral_args = frame->exprs;
@@ -500,7 +525,9 @@ static int check_unique_names(Analyze *an, List *a, List *b, int loc)
     return 0;
 }
 
-static int join_expr(Analyze *an, JoinExpr *j, FromItem *out)
+/* A JOIN; lat: the comma items before it, which its LATERAL items may
+ * read too (NULL: none). */
+static int join_expr(Analyze *an, JoinExpr *j, FromItem *out, Scope *lat)
 {
     FromItem l = {0}, r = {0};
     /* the nullable sides of an outer join (a recursive reference there is
@@ -508,21 +535,28 @@ static int join_expr(Analyze *an, JoinExpr *j, FromItem *out)
     bool lnull = j->jointype == JOIN_RIGHT || j->jointype == JOIN_FULL;
     bool rnull = j->jointype == JOIN_LEFT || j->jointype == JOIN_FULL;
     an->outer_joins += lnull;
-    int rc = from_item(an, j->larg, &l, NULL);
+    int rc = from_item(an, j->larg, &l, lat);
     an->outer_joins -= lnull;
     if (rc < 0)
         return -1;
-    /* the right side may be LATERAL over the left one */
-    Scope lat = {.parent = an->scope ? an->scope->parent : NULL, .items = l.items,
-                 .from = l.plan};
+    /* the right side may be LATERAL over the left one (and lat) */
+    Scope rlat = {.parent = lat ? lat : an->scope ? an->scope->parent : NULL, .items = l.items,
+                  .from = l.plan};
     an->outer_joins += rnull;
-    rc = from_item(an, j->rarg, &r, &lat);
+    rc = from_item(an, j->rarg, &r, &rlat);
     an->outer_joins -= rnull;
     if (rc < 0)
         return -1;
     if (check_unique_names(an, l.items, r.items, j->rarg->location) < 0)
         return -1;
     if (r.lateral_args != NULL && (j->jointype == JOIN_RIGHT || j->jointype == JOIN_FULL)) {
+        bool reads_left = false;
+        for (int k = 0; k < list_len(r.lateral_args); k++)
+            reads_left |= ((Expr *)list_nth(r.lateral_args, k))->kind != EXPR_OUTER;
+        if (!reads_left)
+            return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, j->rarg->location,
+                               "a LATERAL item under a RIGHT or FULL join that reads the FROM "
+                               "items before the join is not supported yet");
         sl_error_at(an->err, ERRCODE_INVALID_COLUMN_REFERENCE, j->rarg->location,
                     "invalid reference to FROM-clause entry for table \"%s\"",
                     lateral_refname(&l));
@@ -885,8 +919,7 @@ static int from_item(Analyze *an, Node *n, FromItem *out, Scope *lat)
     case T_RangeFunction:
         return range_function(an, (RangeFunction *)n, out, lat);
     case T_JoinExpr:
-        SL_UNUSED(lat);
-        return join_expr(an, (JoinExpr *)n, out);
+        return join_expr(an, (JoinExpr *)n, out, lat);
     default:
         return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, n->location,
                            "this kind of FROM item is not supported yet");
@@ -901,7 +934,16 @@ int an_from_clause(Analyze *an, List *from, Scope *scope)
         FromItem f = {0};
         Scope lat = {.parent = an->scope ? an->scope->parent : NULL, .items = acc.items,
                      .from = acc.plan};
-        if (from_item(an, n, &f, i > 0 ? &lat : NULL) < 0)
+        /* a JOIN's LATERAL items may read the items before it: one frame
+         * for the whole JOIN (lateral_begin) */
+        Corr frame;
+        bool join = i > 0 && n->tag == T_JoinExpr;
+        if (join)
+            lateral_begin(an, &lat, &frame);
+        int rc = from_item(an, n, &f, i > 0 ? &lat : NULL);
+        if (join)
+            lateral_end(an, &frame, &f);
+        if (rc < 0)
             return -1;
         if (i == 0) {
             acc = f;

@@ -54,6 +54,8 @@ typedef struct Analyze {
     int         ncorrelated;/* correlated subqueries made (they run per row) */
     int         sublinks;   /* subqueries in expressions being analyzed */
     int         outer_joins;/* nullable sides of outer joins being analyzed */
+    int         rec_intersect, rec_except;  /* arms of INTERSECT ALL, EXCEPT
+                                   [ALL] where a recursive reference may not be */
     int         nworktables;/* WITH RECURSIVE working tables made */
     struct CteDef *cte_active;  /* the WITH query being analyzed, or NULL */
     bool        on_loop;    /* reads a system relation or calls a loop function */
@@ -124,8 +126,9 @@ typedef struct CteDef {
     int              wt_id;
     Plan            *wt;            /* the non-recursive term (its columns) */
     int              nrefs;         /* references from the recursive term */
-    int              sublinks;      /* an->sublinks, an->outer_joins at its start */
+    int              sublinks;      /* an->sublinks, an->outer_joins, ... at its start */
     int              outer_joins;
+    int              rec_intersect, rec_except;
 } CteDef;
 
 struct CteScope {
@@ -169,6 +172,13 @@ Plan *an_select(Analyze *an, SelectStmt *s, Scope *parent);
 /* The WITH clause of s made visible (an->ctes = cs; the caller restores
  * it); its queries see outer, s's enclosing queries.  0, or -1 (42712). */
 int   an_push_ctes(Analyze *an, SelectStmt *s, CteScope *cs, Scope *outer);
+/* An arm of a set operation: as an_select, but unknown-typed outputs stay
+ * unknown (the other arm types them). */
+Plan *an_select_arm(Analyze *an, SelectStmt *s, Scope *parent);
+/* The column types of l op r (UNION ...): PostgreSQL's resolution of a set
+ * operation's columns, 42804 at loc when two cannot be matched. */
+int   an_setop_types(Analyze *an, const char *what, const Plan *l, const Plan *r, int loc,
+                     SlType *types);
 /* Plan pieces of analyze_select.c that analyze_window.c builds with: a
  * column of p, a Project of exprs over child, a Sort of child. */
 typedef struct SortSpec {

@@ -752,28 +752,10 @@ wrap:;
     return an_project(an, p, exprs, names, p->ncols);
 }
 
-static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
+int an_setop_types(Analyze *an, const char *what, const Plan *l, const Plan *r, int loc,
+                   SlType *types)
 {
-    static const char *const opnames[] = {"", "UNION", "INTERSECT", "EXCEPT"};
-    const char *what = opnames[s->op];
-    Plan *l = select_arm(an, s->larg, parent, true);
-    Plan *r = l ? select_arm(an, s->rarg, parent, true) : NULL;
-    if (r == NULL)
-        return NULL;
-    if (l->ncols != r->ncols) {
-        /* PostgreSQL points at the right query's first column */
-        int loc = s->rarg->hdr.location;
-        if (s->rarg->op == SETOP_NONE && s->rarg->targets != NULL)
-            loc = ((Node *)list_nth(s->rarg->targets, 0))->location;
-        else if (s->rarg->op == SETOP_NONE && s->rarg->values != NULL)
-            loc = ((Node *)list_nth(list_nth(s->rarg->values, 0), 0))->location;
-        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc,
-                    "each %s query must have the same number of columns", what);
-        return NULL;
-    }
-    int n = l->ncols;
-    SlType *types = ARENA_ARRAY(an->a, SlType, n ? n : 1);
-    for (int c = 0; c < n; c++) {
+    for (int c = 0; c < l->ncols; c++) {
         SlTypeId a = l->cols[c].type.id, b = r->cols[c].type.id;
         SlTypeId t = a;
         if (a == TYPE_UNKNOWN)
@@ -781,11 +763,11 @@ static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
         else if (b != TYPE_UNKNOWN && a != b) {
             if (type_category(a) != type_category(b)) {
                 char b1[96], b2[96];
-                sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, s->rarg->hdr.location,
+                sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
                             "%s types %s and %s cannot be matched", what,
                             type_display(l->cols[c].type, b1, sizeof(b1)),
                             type_display(r->cols[c].type, b2, sizeof(b2)));
-                return NULL;
+                return -1;
             }
             if (!type_is_preferred(a) && ex_can_coerce(a, b) && !ex_can_coerce(b, a))
                 t = b;
@@ -802,10 +784,10 @@ static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
                 et = re;
             else if (le != re && !ex_can_coerce(re, le)) {
                 char b1[96], b2[96];
-                sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, s->rarg->hdr.location,
+                sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
                             "%s types %s and %s cannot be matched", what,
                             type_format(la, b1, sizeof(b1)), type_format(ra, b2, sizeof(b2)));
-                return NULL;
+                return -1;
             }
             types[c] = sl_array_type(et, -1);
         }
@@ -813,6 +795,47 @@ static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
             l->cols[c].type.typmod == r->cols[c].type.typmod)
             types[c].typmod = l->cols[c].type.typmod;
     }
+    return 0;
+}
+
+Plan *an_select_arm(Analyze *an, SelectStmt *s, Scope *parent)
+{
+    return select_arm(an, s, parent, true);
+}
+
+static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
+{
+    static const char *const opnames[] = {"", "UNION", "INTERSECT", "EXCEPT"};
+    const char *what = opnames[s->op];
+    /* where a recursive reference may not be (analyze_from.c's
+     * cte_self_ref): both arms of INTERSECT ALL and EXCEPT ALL, the right
+     * arm of EXCEPT */
+    bool intersect = s->op == SETOP_INTERSECT && s->all;
+    bool except_l = s->op == SETOP_EXCEPT && s->all, except_r = s->op == SETOP_EXCEPT;
+    an->rec_intersect += intersect;
+    an->rec_except += except_l;
+    Plan *l = select_arm(an, s->larg, parent, true);
+    an->rec_except += except_r - except_l;
+    Plan *r = l ? select_arm(an, s->rarg, parent, true) : NULL;
+    an->rec_intersect -= intersect;
+    an->rec_except -= except_r;
+    if (r == NULL)
+        return NULL;
+    if (l->ncols != r->ncols) {
+        /* PostgreSQL points at the right query's first column */
+        int loc = s->rarg->hdr.location;
+        if (s->rarg->op == SETOP_NONE && s->rarg->targets != NULL)
+            loc = ((Node *)list_nth(s->rarg->targets, 0))->location;
+        else if (s->rarg->op == SETOP_NONE && s->rarg->values != NULL)
+            loc = ((Node *)list_nth(list_nth(s->rarg->values, 0), 0))->location;
+        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc,
+                    "each %s query must have the same number of columns", what);
+        return NULL;
+    }
+    int n = l->ncols;
+    SlType *types = ARENA_ARRAY(an->a, SlType, n ? n : 1);
+    if (an_setop_types(an, what, l, r, s->rarg->hdr.location, types) < 0)
+        return NULL;
     if ((l = an_coerce_plan(an, l, types, what)) == NULL ||
         (r = an_coerce_plan(an, r, types, what)) == NULL)
         return NULL;
