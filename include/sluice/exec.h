@@ -71,6 +71,8 @@ struct ExSource {
 
 typedef ExSource *(*ex_open_scan_fn)(ExCtx *cx, const Plan *scan);
 
+typedef struct ExCteCache ExCteCache;
+
 /* WITH RECURSIVE: the rows the WORKTABLE nodes of id read during a run of
  * a recursive term (op_recursive.c), innermost first. */
 struct RowBuf;
@@ -115,6 +117,9 @@ struct ExCtx {
     const Vector   *outer;      /* a correlated subquery's run: the outer row */
     int             nouter;
     const ExWorkTable *worktables;  /* the recursive terms running, or NULL */
+    /* The rows of the WITH queries that CTE_SCAN nodes share (op_ctescan.c);
+     * made in the arena by ex_op_build when its plan has a CTE_SCAN. */
+    struct ExCteCache *ctes;
     /* Set by the caller: an INSERT into a stream without RETURNING encodes
      * its rows into this chunk (relstore.h, stream_chunk_add) and sets
      * defer_rel instead of appending them; the caller makes them durable

@@ -57,6 +57,10 @@ typedef enum PlanKind {
                        last run made, its WORKTABLE, until it makes none */
     PLAN_WORKTABLE, /* the rows of the RECURSIVE node of the same id that
                        the recursive term reads */
+    PLAN_CTE_SCAN,  /* the rows of a WITH query run once for the statement
+                       however often it is read (child: its plan, shared by
+                       every CTE_SCAN of it): one that calls a volatile
+                       function, whose references must see the same rows */
 } PlanKind;
 
 /* A Window node's function: PostgreSQL's built-in window functions, or an
@@ -170,6 +174,12 @@ struct Plan {
             int  id;
         } worktable;
         struct {
+            const char *name;           /* the WITH query's, for EXPLAIN */
+            bool        correlated;     /* reads an outer row: run once per
+                                           run of the subquery or LATERAL
+                                           item it is in, not per statement */
+        } cte_scan;
+        struct {
             Expr *start, *stop, *step;  /* bigint, no input; step may be NULL */
             bool  unnest;               /* unnest(start): start is an array;
                                            the column its elements */
@@ -258,6 +268,10 @@ int   plan_nchildren(const Plan *p);
 Plan *plan_child(const Plan *p, int i);
 const char *plan_kind_name(PlanKind k);
 
+/* Whether pred holds for some expression of p or of the plans under it
+ * (correlated subqueries' plans included; InitPlans, which are the
+ * query's, not). */
+bool  plan_any_expr(const Plan *p, bool (*pred)(const Expr *e, void *arg), void *arg);
 /* Are a and b the same computation?  (For matching GROUP BY expressions.) */
 bool  plan_expr_equal(const Expr *a, const Expr *b);
 /* e as SQL text, naming columns after cols/quals (the input's columns). */

@@ -57,7 +57,12 @@ int op_pull(ExOp *child, ExBatch **b)
 ExOp *ex_op_build(ExCtx *cx, const Plan *p)
 {
     ExOp *child = NULL, *right = NULL;
-    if (plan_nchildren(p) > 0 && (child = ex_op_build(cx, p->child)) == NULL)
+    /* the statement's shared WITH query rows, made before any copy of cx */
+    if (cx->ctes == NULL && ex_plan_has_cte_scan(p))
+        cx->ctes = ex_cte_cache_new(cx->arena);
+    /* a CTE_SCAN runs its child itself (once for the statement) */
+    if (plan_nchildren(p) > 0 && p->kind != PLAN_CTE_SCAN &&
+        (child = ex_op_build(cx, p->child)) == NULL)
         return NULL;
     /* LATERAL and RECURSIVE build their right plans as they run them */
     bool own_right = p->kind == PLAN_LATERAL || p->kind == PLAN_RECURSIVE;
@@ -83,6 +88,7 @@ ExOp *ex_op_build(ExCtx *cx, const Plan *p)
     case PLAN_LATERAL:  op = op_build_lateral(cx, p, child); break;
     case PLAN_RECURSIVE: op = op_build_recursive(cx, p, child); break;
     case PLAN_WORKTABLE: op = op_build_worktable(cx, p); break;
+    case PLAN_CTE_SCAN: op = op_build_cte_scan(cx, p); break;
     }
     if (op == NULL) {
         ex_op_close(child);

@@ -49,6 +49,13 @@ ExOp *op_build_setop(ExCtx *cx, const Plan *p, ExOp *left, ExOp *right);
 ExOp *op_build_lateral(ExCtx *cx, const Plan *p, ExOp *left);
 ExOp *op_build_recursive(ExCtx *cx, const Plan *p, ExOp *nonrecursive);
 ExOp *op_build_worktable(ExCtx *cx, const Plan *p);
+/* CTE_SCAN runs its child itself, once for the statement (op_ctescan.c). */
+ExOp *op_build_cte_scan(ExCtx *cx, const Plan *p);
+bool  ex_plan_has_cte_scan(const Plan *p);
+ExCteCache *ex_cte_cache_new(Arena *a);
+/* A run of p (a correlated subquery's, a LATERAL item's) in run, a copy of
+ * the enclosing context: its own WITH query rows over the enclosing ones. */
+void  ex_cte_level(ExCtx *run, const Plan *p);
 
 /* ---- a hash table from byte keys to dense ids 0, 1, 2, ... ---- */
 typedef struct ExHashTab ExHashTab;

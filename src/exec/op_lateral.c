@@ -74,6 +74,7 @@ static int start_row(ExOp *op)
     s->rcx.arena = &s->rarena;
     s->rcx.outer = s->row;
     s->rcx.nouter = na;
+    ex_cte_level(&s->rcx, p->right);
     s->matched = false;
     s->right = ex_op_build(&s->rcx, p->right);
     return s->right ? 0 : -1;

@@ -171,6 +171,7 @@ static int eval_correlated(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t
         child.arena = cx->arena;
         child.outer = row + off;
         child.nouter = e->nargs - off;
+        ex_cte_level(&child, p);
         ExOp *op = ex_op_build(&child, p);
         if (op == NULL) {
             rc = -1;

@@ -567,6 +567,9 @@ static void explain_node(Explain *x, const Plan *p, int depth, const InitPlan *i
     case PLAN_WORKTABLE:
         node_line(x, depth, "WorkTable Scan");
         break;
+    case PLAN_CTE_SCAN:
+        node_line(x, depth, "CTE Scan on %s", p->u.cte_scan.name);
+        break;
     case PLAN_SETOP: {
         static const char *const names[] = {"", "Union", "Intersect", "Except"};
         if (p->u.setop.op == SETOP_UNION && p->u.setop.all)

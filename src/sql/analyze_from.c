@@ -300,12 +300,47 @@ static Plan *cte_recursive(Analyze *an, CteDef *d, SelectStmt *q, Scope *outer, 
     return p;
 }
 
+/* Functions whose value changes from call to call: a WITH query that
+ * calls one is run once for all its references (cte_shared). */
+static bool volatile_call(const Expr *e, void *arg)
+{
+    SL_UNUSED(arg);
+    return e->kind == EXPR_FUNC && e->fn != NULL &&
+           (strcmp(e->fn->name, "random") == 0 || strcmp(e->fn->name, "clock_timestamp") == 0);
+}
+
+/* An outer value: a plan with one may read an enclosing query's row (or,
+ * inside it, a subquery's or LATERAL item's outer row: taken as such too). */
+static bool outer_value(const Expr *e, void *arg)
+{
+    SL_UNUSED(arg);
+    return e->kind == EXPR_OUTER;
+}
+
+/* A reference to d that reads its shared plan (PostgreSQL runs a WITH
+ * query once however often it is referenced, unless it is inlined: so a
+ * volatile function's values are the same in every reference). */
+static Plan *cte_scan(Analyze *an, CteDef *d)
+{
+    Plan *p = plan_new(an->a, PLAN_CTE_SCAN, d->shared, d->shared->ncols);
+    for (int c = 0; c < p->ncols; c++)
+        plan_set_col(p, c, d->shared->cols[c].name, d->shared->cols[c].type, NULL);
+    p->u.cte_scan.name = d->name;
+    p->u.cte_scan.correlated = plan_any_expr(d->shared, outer_value, NULL);
+    return p;
+}
+
 /* The plan of WITH query d for one reference (with cs the WITH list it
  * is in: the query sees the items before it, or all of them when the list
- * is RECURSIVE, and the outer ones). */
+ * is RECURSIVE, and the outer ones).  A query that calls a volatile
+ * function is run once for all its references (a CTE_SCAN of d->shared),
+ * as PostgreSQL never inlines one, NOT MATERIALIZED or not; others are
+ * inlined, which gives the same rows ([NOT] MATERIALIZED change nothing). */
 static Plan *cte_plan(Analyze *an, CteScope *cs, int i)
 {
     CteDef *d = &cs->defs[i];
+    if (d->shared != NULL)
+        return cte_scan(an, d);
     CteScope view = {cs->parent, cs->recursive ? cs->n : i, cs->defs, cs->recursive, cs->outer};
     CteScope *saved = an->ctes;
     CteDef *saved_active = an->cte_active;
@@ -333,6 +368,10 @@ static Plan *cte_plan(Analyze *an, CteScope *cs, int i)
     d->state = CTE_IDLE;
     an->ctes = saved;
     an->cte_active = saved_active;
+    if (p != NULL && plan_any_expr(p, volatile_call, NULL)) {
+        d->shared = p;
+        return cte_scan(an, d);
+    }
     return p;
 }
 

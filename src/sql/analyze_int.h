@@ -129,6 +129,7 @@ typedef struct CteDef {
     int              sublinks;      /* an->sublinks, an->outer_joins, ... at its start */
     int              outer_joins;
     int              rec_intersect, rec_except;
+    Plan            *shared;        /* run once for all references, or NULL */
 } CteDef;
 
 struct CteScope {
