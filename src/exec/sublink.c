@@ -64,7 +64,7 @@ static int eval_quant(EvalCtx *cx, const Expr *e, const Vector *x, uint32_t n,
             live[nlive++] = i;
     });
     Vector probe, cmp;
-    vector_init(&probe, cx->arena, e->args[0]->type, n, true);
+    vector_init(&probe, cx->arena, set->type, n, true);
     vector_init(&cmp, cx->arena, sl_type(TYPE_BOOL), n, true);
     uint32_t *rest = ARENA_ARRAY(cx->arena, uint32_t, nsel ? nsel : 1);
     for (uint32_t j = 0; j < set->len && nlive > 0; j++) {
