@@ -609,6 +609,9 @@ static int walk(Walk *w, const Plan *p)
     case PLAN_RECURSIVE:
         refuse_kind(w, "WITH RECURSIVE");
         return INT32_MIN;
+    case PLAN_CTE_SCAN:
+        /* a WITH query shared for a volatile function: refused there */
+        return walk(w, p->child);
     default:
         refuse_kind(w, plan_kind_name(p->kind));
         return INT32_MIN;
