@@ -54,19 +54,16 @@ int op_pull(ExOp *child, ExBatch **b)
     }
 }
 
-ExOp *ex_op_build(ExCtx *cx, const Plan *p)
+static ExOp *build(ExCtx *cx, const Plan *p)
 {
     ExOp *child = NULL, *right = NULL;
-    /* the statement's shared WITH query rows, made before any copy of cx */
-    if (cx->ctes == NULL && ex_plan_has_cte_scan(p))
-        cx->ctes = ex_cte_cache_new(cx->arena);
     /* a CTE_SCAN runs its child itself (once for the statement) */
     if (plan_nchildren(p) > 0 && p->kind != PLAN_CTE_SCAN &&
-        (child = ex_op_build(cx, p->child)) == NULL)
+        (child = build(cx, p->child)) == NULL)
         return NULL;
     /* LATERAL and RECURSIVE build their right plans as they run them */
     bool own_right = p->kind == PLAN_LATERAL || p->kind == PLAN_RECURSIVE;
-    if (plan_nchildren(p) > 1 && !own_right && (right = ex_op_build(cx, p->right)) == NULL) {
+    if (plan_nchildren(p) > 1 && !own_right && (right = build(cx, p->right)) == NULL) {
         ex_op_close(child);
         return NULL;
     }
@@ -98,6 +95,14 @@ ExOp *ex_op_build(ExCtx *cx, const Plan *p)
     op->child = child;
     op->right = right;
     return op;
+}
+
+ExOp *ex_op_build(ExCtx *cx, const Plan *p)
+{
+    /* the statement's shared WITH query rows, made before any copy of cx */
+    if (cx->ctes == NULL && ex_plan_has_cte_scan(p))
+        cx->ctes = ex_cte_cache_new(cx->arena);
+    return build(cx, p);
 }
 
 int ex_op_next(ExOp *op, ExBatch **out)
