@@ -22,7 +22,9 @@
  * WITH queries are expanded where they are referenced: each reference
  * analyzes the query again (PostgreSQL inlines a CTE used once; the result
  * is the same for queries without side effects), seeing the enclosing
- * queries of the query whose WITH clause has it.  In a WITH RECURSIVE
+ * queries of the query whose WITH clause has it; one that calls a volatile
+ * function is analyzed once and read through CTE_SCAN nodes that share its
+ * plan, so that it runs once (cte_plan).  In a WITH RECURSIVE
  * list, a query of the form `a UNION [ALL] b` whose b reads itself
  * (cte_plan) becomes a RECURSIVE node over a and b, b's reference a
  * WORKTABLE; the references PostgreSQL refuses are refused as it does
