@@ -4,7 +4,7 @@
  *
  *   ex_op_build, ex_op_next, ex_op_close     exec.h's interface
  *   op_new, op_eval_ctx, op_pull             for the op_*.c files
- *   rowbuf_init, rowbuf_append               materialized rows
+ *   rowbuf_init, rowbuf_append, rowbuf_scan  materialized rows
  *
  * Each operator owns an arena for its current output batch, reset when it
  * is asked for the next one.  Operators themselves and everything that
@@ -140,6 +140,17 @@ void rowbuf_init(RowBuf *rb, Arena *a, const ColumnDesc *cols, int ncols)
     rb->types = ARENA_ARRAY(a, SlType, ncols ? ncols : 1);
     for (int c = 0; c < ncols; c++)
         rb->types[c] = cols[c].type;
+}
+
+int rowbuf_scan(ExOp *op, const RowBuf *rb, int *pos, ExBatch **out)
+{
+    if (*pos >= rb->nbatches)
+        return 0;
+    op->out.b = *rb->batches[(*pos)++];
+    op->out.sel = NULL;
+    op->out.n = op->out.b.nrows;
+    *out = &op->out;
+    return 1;
 }
 
 void rowbuf_append(RowBuf *rb, const ExBatch *b)

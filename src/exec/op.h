@@ -81,6 +81,9 @@ typedef struct RowBuf {
 } RowBuf;
 
 void rowbuf_init(RowBuf *rb, Arena *a, const ColumnDesc *cols, int ncols);
+/* A scan of rb: its batch *pos (then the next) as op's output; 1, or 0
+ * past its last batch. */
+int  rowbuf_scan(ExOp *op, const RowBuf *rb, int *pos, ExBatch **out);
 /* Appends the live rows of b (their values copied into the arena). */
 void rowbuf_append(RowBuf *rb, const ExBatch *b);
 

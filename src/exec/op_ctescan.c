@@ -105,13 +105,7 @@ static int cte_scan_next(ExOp *op, ExBatch **out)
     CteScanState *s = op->state;
     if (s->rows == NULL && (s->rows = cte_rows(op, op->plan->child)) == NULL)
         return -1;
-    if (s->pos >= s->rows->nbatches)
-        return 0;
-    op->out.b = *s->rows->batches[s->pos++];
-    op->out.sel = NULL;
-    op->out.n = op->out.b.nrows;
-    *out = &op->out;
-    return 1;
+    return rowbuf_scan(op, s->rows, &s->pos, out);
 }
 
 ExOp *op_build_cte_scan(ExCtx *cx, const Plan *p)

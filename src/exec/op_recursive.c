@@ -140,13 +140,7 @@ typedef struct WorkTableState {
 static int worktable_next(ExOp *op, ExBatch **out)
 {
     WorkTableState *s = op->state;
-    if (s->pos >= s->rows->nbatches)
-        return 0;
-    op->out.b = *s->rows->batches[s->pos++];
-    op->out.sel = NULL;
-    op->out.n = op->out.b.nrows;
-    *out = &op->out;
-    return 1;
+    return rowbuf_scan(op, s->rows, &s->pos, out);
 }
 
 ExOp *op_build_worktable(ExCtx *cx, const Plan *p)
