@@ -72,6 +72,7 @@ struct ExSource {
 typedef ExSource *(*ex_open_scan_fn)(ExCtx *cx, const Plan *scan);
 
 typedef struct ExCteCache ExCteCache;
+typedef struct ExSubCache ExSubCache;
 
 /* WITH RECURSIVE: the rows the WORKTABLE nodes of id read during a run of
  * a recursive term (op_recursive.c), innermost first. */
@@ -120,6 +121,9 @@ struct ExCtx {
     /* The rows of the WITH queries that CTE_SCAN nodes share (op_ctescan.c);
      * made in the arena by ex_op_build when its plan has a CTE_SCAN. */
     struct ExCteCache *ctes;
+    /* The results of the correlated subqueries evaluated by the operators
+     * built with this context, by outer values (sublink.c); made there. */
+    struct ExSubCache *subs;
     /* Set by the caller: an INSERT into a stream without RETURNING encodes
      * its rows into this chunk (relstore.h, stream_chunk_add) and sets
      * defer_rel instead of appending them; the caller makes them durable

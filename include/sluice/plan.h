@@ -272,6 +272,9 @@ const char *plan_kind_name(PlanKind k);
  * (correlated subqueries' plans included; InitPlans, which are the
  * query's, not). */
 bool  plan_any_expr(const Plan *p, bool (*pred)(const Expr *e, void *arg), void *arg);
+/* A predicate for it: a call of a function whose value changes from call
+ * to call (random(), clock_timestamp()). */
+bool  plan_expr_volatile(const Expr *e, void *arg);
 /* Are a and b the same computation?  (For matching GROUP BY expressions.) */
 bool  plan_expr_equal(const Expr *a, const Expr *b);
 /* e as SQL text, naming columns after cols/quals (the input's columns). */

@@ -18,8 +18,11 @@
  *
  * A correlated subquery (one that reads columns of the enclosing query's
  * row) runs its plan once per row instead, with the row's values as
- * EXPR_OUTER inputs: simple, and what catalog queries such as psql's need;
- * a decorrelating rewrite (a join) is the way to make it fast.  ARRAY
+ * EXPR_OUTER inputs: simple, and what catalog queries such as psql's need.
+ * Its results are kept by the outer values they ran with (a memo, in the
+ * context its operators were built with), so rows with the same outer
+ * values run it once, unless it calls a volatile function; a decorrelating
+ * rewrite (a join) is the way to make it faster still.  ARRAY
  * (subquery) gives its values as PostgreSQL's array text form, '{a,b}':
  * sluice has no array types yet, so an array is text.
  */
@@ -139,11 +142,138 @@ bool ex_array_elems(const SlStr *a, bool (*fn)(const SlStr *el, void *arg), void
     return true;
 }
 
+/* The results of a correlated subquery's runs, by the outer values they
+ * ran with (a memo, as PostgreSQL's Memoize): a run per distinct row of
+ * outer values, at most MEMO_MAX of them, and none for a subquery that
+ * calls a volatile function (each row must run it again). */
+#define MEMO_MAX 65536
+
+typedef struct SubMemo {
+    const Expr     *e;
+    ExHashTab      *ht;         /* outer values' key -> result id */
+    Vector         *vals;       /* per id: the value (EXPR, EXISTS, ARRAY) or
+                                   the subquery's values (ANY, ALL) */
+    uint32_t        cap;
+    bool            off;        /* volatile: no memo */
+    struct SubMemo *next;
+} SubMemo;
+
+struct ExSubCache {
+    Arena   *arena;
+    SubMemo *list;
+};
+
+/* e's memo in the context its operators were built with (made there the
+ * first time: the statement's, or a LATERAL or subquery run's). */
+static SubMemo *memo_of(const ExCtx *pcx, const Expr *e)
+{
+    ExCtx *owner = (ExCtx *)pcx;
+    if (owner->subs == NULL) {
+        owner->subs = ARENA_NEW(owner->arena, ExSubCache);
+        owner->subs->arena = owner->arena;
+    }
+    ExSubCache *c = owner->subs;
+    for (SubMemo *m = c->list; m != NULL; m = m->next)
+        if (m->e == e)
+            return m;
+    SubMemo *m = ARENA_NEW(c->arena, SubMemo);
+    m->e = e;
+    m->off = plan_any_expr(e->subplan, plan_expr_volatile, NULL);
+    m->ht = ex_ht_new_small(c->arena);
+    m->next = c->list;
+    c->list = m;
+    return m;
+}
+
+static void memo_put(SubMemo *m, Arena *a, uint32_t id, const Vector *v, uint32_t row,
+                     uint32_t len)
+{
+    if (id >= m->cap) {
+        uint32_t cap = m->cap ? m->cap * 2 : 64;
+        Vector *more = ARENA_ARRAY(a, Vector, cap);
+        if (m->cap)
+            memcpy(more, m->vals, sizeof(Vector) * m->cap);
+        m->vals = more;
+        m->cap = cap;
+    }
+    Vector *d = &m->vals[id];
+    vector_init(d, a, v->type, len ? len : 1, true);
+    for (uint32_t k = 0; k < len; k++)
+        ex_copy_value(d, k, v, row + k, a);
+    d->len = len;
+}
+
+/* One run of a correlated subquery over the outer values in child: its
+ * value into (out, i) (EXPR, EXISTS, ARRAY), or its values into *all
+ * (ANY, ALL: *nall of them).  The operators' memory comes from the batch's
+ * arena; a scalar subquery with more than one row is 21000, as in
+ * PostgreSQL. */
+static int run_correlated(EvalCtx *cx, const Expr *e, ExCtx *child, Vector *out, uint32_t i,
+                          Vector *all, uint32_t *nall)
+{
+    const Plan *p = e->subplan;
+    bool quant = e->subkind == SUBLINK_IN || e->subkind == SUBLINK_ALL;
+    ExOp *op = ex_op_build(child, p);
+    if (op == NULL)
+        return -1;
+    /* EXPR: the one value; EXISTS: any row; ARRAY, ANY, ALL: every value */
+    uint32_t seen = 0, cap = 16;
+    if (e->subkind == SUBLINK_ARRAY || quant)
+        vector_init(all, cx->arena, p->cols[0].type, cap, true);
+    out->nulls[i] = e->subkind == SUBLINK_EXPR;
+    if (e->subkind == SUBLINK_EXISTS)
+        out->v.b[i] = false;
+    ExBatch *b;
+    int r;
+    while ((r = ex_op_next(op, &b)) > 0) {
+        if (e->subkind == SUBLINK_EXISTS) {
+            if (b->n > 0) {
+                out->v.b[i] = true;
+                break;
+            }
+            continue;
+        }
+        for (uint32_t k = 0; k < b->n; k++) {
+            uint32_t src = b->sel ? b->sel[k] : k;
+            if (e->subkind == SUBLINK_EXPR) {
+                if (seen++ > 0) {
+                    r = sl_error(cx->err, ERRCODE_CARDINALITY_VIOLATION,
+                                 "more than one row returned by a subquery used as an "
+                                 "expression");
+                    break;
+                }
+                ex_copy_value(out, i, &b->b.cols[0], src, cx->arena);
+            } else {
+                if (seen == cap) {
+                    Vector more;
+                    vector_init(&more, cx->arena, all->type, cap * 2, true);
+                    memcpy(more.v.data, all->v.data, type_width(all->type.id) * cap);
+                    memcpy(more.nulls, all->nulls, cap);
+                    *all = more;
+                    cap *= 2;
+                }
+                ex_copy_value(all, seen++, &b->b.cols[0], src, cx->arena);
+            }
+        }
+        if (r < 0)
+            break;
+    }
+    ex_op_close(op);
+    if (r < 0)
+        return -1;
+    if (e->subkind == SUBLINK_ARRAY) {
+        out->nulls[i] = 0;
+        array_from_vector(cx->arena, all, seen, &out->v.str[i]);
+    }
+    all->len = seen;
+    *nall = seen;
+    return 0;
+}
+
 /* A correlated subquery: its plan runs once per selected row, with the
  * row's outer values (e->args, evaluated over the batch; after x for ANY /
- * ALL) in ExCtx.outer.
- * The operators' memory comes from the batch's arena; a scalar subquery
- * with more than one row is 21000, as in PostgreSQL. */
+ * ALL) in ExCtx.outer, or not at all when a row of the same outer values
+ * ran it before (the memo). */
 static int eval_correlated(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t n,
                            const uint32_t *sel, uint32_t nsel, Vector *out)
 {
@@ -159,84 +289,63 @@ static int eval_correlated(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t
     const Plan *p = e->subplan;
     bool quant = e->subkind == SUBLINK_IN || e->subkind == SUBLINK_ALL;
     int off = quant ? 1 : 0;
+    SubMemo *memo = memo_of(pcx, e);
+    Arena *ma = pcx->subs->arena;
+    StrBuf key;
+    strbuf_init(&key);
     int rc = 0;
     FOR_SEL(sel, nsel, {
         if (rc < 0)
             break;
-        for (int a = off; a < e->nargs; a++) {
-            vector_init(&row[a], cx->arena, args[a].type, 1, true);
-            ex_copy_value(&row[a], 0, &args[a], i, NULL);
-        }
-        ExCtx child = *pcx;
-        child.arena = cx->arena;
-        child.outer = row + off;
-        child.nouter = e->nargs - off;
-        ex_cte_level(&child, p);
-        ExOp *op = ex_op_build(&child, p);
-        if (op == NULL) {
-            rc = -1;
-            break;
-        }
-        /* EXPR: the one value; EXISTS: any row; ARRAY, ANY, ALL: every value */
-        uint32_t seen = 0, cap = 16;
         Vector all;
-        if (e->subkind == SUBLINK_ARRAY || quant)
-            vector_init(&all, cx->arena, p->cols[0].type, cap, true);
-        out->nulls[i] = e->subkind == SUBLINK_EXPR;
-        if (e->subkind == SUBLINK_EXISTS)
-            out->v.b[i] = false;
-        ExBatch *b;
-        int r;
-        while ((r = ex_op_next(op, &b)) > 0) {
-            if (e->subkind == SUBLINK_EXISTS) {
-                if (b->n > 0) {
-                    out->v.b[i] = true;
-                    break;
-                }
-                continue;
+        uint32_t nall = 0;
+        const Vector *set = &all;
+        bool hit = false;
+        int64_t id = -1;
+        if (!memo->off) {
+            strbuf_reset(&key);
+            ex_key_encode(args + off, e->nargs - off, i, &key);
+            id = ex_ht_find(memo->ht, key.data, (uint32_t)key.len);
+            hit = id >= 0;
+        }
+        if (hit) {
+            const Vector *v = &memo->vals[id];
+            if (quant)
+                set = v;
+            else
+                ex_copy_value(out, i, v, 0, NULL);
+        } else {
+            for (int a = off; a < e->nargs; a++) {
+                vector_init(&row[a], cx->arena, args[a].type, 1, true);
+                ex_copy_value(&row[a], 0, &args[a], i, NULL);
             }
-            for (uint32_t k = 0; k < b->n; k++) {
-                uint32_t src = b->sel ? b->sel[k] : k;
-                if (e->subkind == SUBLINK_EXPR) {
-                    if (seen++ > 0) {
-                        r = sl_error(cx->err, ERRCODE_CARDINALITY_VIOLATION,
-                                     "more than one row returned by a subquery used as an "
-                                     "expression");
-                        break;
-                    }
-                    ex_copy_value(out, i, &b->b.cols[0], src, cx->arena);
-                } else {
-                    if (seen == cap) {
-                        Vector more;
-                        vector_init(&more, cx->arena, all.type, cap * 2, true);
-                        memcpy(more.v.data, all.v.data, type_width(all.type.id) * cap);
-                        memcpy(more.nulls, all.nulls, cap);
-                        all = more;
-                        cap *= 2;
-                    }
-                    ex_copy_value(&all, seen++, &b->b.cols[0], src, cx->arena);
-                }
-            }
-            if (r < 0)
+            ExCtx child = *pcx;
+            child.arena = cx->arena;
+            child.outer = row + off;
+            child.nouter = e->nargs - off;
+            ex_cte_level(&child, p);
+            if (run_correlated(cx, e, &child, out, i, &all, &nall) < 0) {
+                rc = -1;
                 break;
+            }
+            if (!memo->off && ex_ht_count(memo->ht) < MEMO_MAX) {
+                bool inserted;
+                uint32_t nid = ex_ht_insert(memo->ht, key.data, (uint32_t)key.len, &inserted);
+                if (quant)
+                    memo_put(memo, ma, nid, &all, 0, nall);
+                else
+                    memo_put(memo, ma, nid, out, i, 1);
+            }
         }
-        ex_op_close(op);
-        if (r < 0) {
-            rc = -1;
-            break;
-        }
-        if (e->subkind == SUBLINK_ARRAY) {
-            out->nulls[i] = 0;
-            array_from_vector(cx->arena, &all, seen, &out->v.str[i]);
-        } else if (quant) {
+        if (quant) {
             uint32_t one = i;
-            all.len = seen;
-            if (eval_quant(cx, e, &args[0], n, &one, 1, out, &all) < 0) {
+            if (eval_quant(cx, e, &args[0], n, &one, 1, out, set) < 0) {
                 rc = -1;
                 break;
             }
         }
     });
+    strbuf_free(&key);
     return rc;
 }
 

@@ -3,7 +3,7 @@
  * equality, and the placement of join and WHERE conditions.
  *
  *   plan_new, plan_nchildren, plan_child, plan_kind_name
- *   plan_expr_equal, plan_any_expr
+ *   plan_expr_equal, plan_any_expr, plan_expr_volatile
  *   plan_join_set_condition   ON / USING -> equi keys + residual
  *   plan_push_filter          WHERE conjuncts -> into inner/cross joins
  *
@@ -114,6 +114,13 @@ static bool exprs_any(Expr *const *es, int n, bool (*pred)(const Expr *e, void *
         if (expr_any(es[i], pred, arg))
             return true;
     return false;
+}
+
+bool plan_expr_volatile(const Expr *e, void *arg)
+{
+    SL_UNUSED(arg);
+    return e->kind == EXPR_FUNC && e->fn != NULL &&
+           (strcmp(e->fn->name, "random") == 0 || strcmp(e->fn->name, "clock_timestamp") == 0);
 }
 
 bool plan_any_expr(const Plan *p, bool (*pred)(const Expr *e, void *arg), void *arg)

@@ -302,15 +302,6 @@ static Plan *cte_recursive(Analyze *an, CteDef *d, SelectStmt *q, Scope *outer, 
     return p;
 }
 
-/* Functions whose value changes from call to call: a WITH query that
- * calls one is run once for all its references (cte_shared). */
-static bool volatile_call(const Expr *e, void *arg)
-{
-    SL_UNUSED(arg);
-    return e->kind == EXPR_FUNC && e->fn != NULL &&
-           (strcmp(e->fn->name, "random") == 0 || strcmp(e->fn->name, "clock_timestamp") == 0);
-}
-
 /* An outer value: a plan with one may read an enclosing query's row (or,
  * inside it, a subquery's or LATERAL item's outer row: taken as such too). */
 static bool outer_value(const Expr *e, void *arg)
@@ -370,7 +361,7 @@ static Plan *cte_plan(Analyze *an, CteScope *cs, int i)
     d->state = CTE_IDLE;
     an->ctes = saved;
     an->cte_active = saved_active;
-    if (p != NULL && plan_any_expr(p, volatile_call, NULL)) {
+    if (p != NULL && plan_any_expr(p, plan_expr_volatile, NULL)) {
         d->shared = p;
         return cte_scan(an, d);
     }
