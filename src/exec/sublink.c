@@ -203,6 +203,26 @@ static void memo_put(SubMemo *m, Arena *a, uint32_t id, const Vector *v, uint32_
     d->len = len;
 }
 
+/* The memo's key of row i's outer values: each one's text form, which
+ * tells apart values that "=" takes for equal but a subquery may not
+ * (1.0 and 1.00, -0 and 0: ex_key_encode makes them one key). */
+static void memo_key(const Vector *vals, int n, uint32_t i, StrBuf *key, StrBuf *val)
+{
+    strbuf_reset(key);
+    for (int a = 0; a < n; a++) {
+        if (vector_is_null(&vals[a], i)) {
+            strbuf_putc(key, 'N');
+            continue;
+        }
+        strbuf_reset(val);
+        value_format_text(&vals[a], i, val);
+        uint32_t len = (uint32_t)val->len;
+        strbuf_putc(key, 'V');
+        strbuf_append(key, (const char *)&len, sizeof(len));
+        strbuf_append(key, val->data ? val->data : "", val->len);
+    }
+}
+
 /* One run of a correlated subquery over the outer values in child: its
  * value into (out, i) (EXPR, EXISTS, ARRAY), or its values into *all
  * (ANY, ALL: *nall of them).  The operators' memory comes from the batch's
@@ -291,8 +311,9 @@ static int eval_correlated(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t
     int off = quant ? 1 : 0;
     SubMemo *memo = memo_of(pcx, e);
     Arena *ma = pcx->subs->arena;
-    StrBuf key;
+    StrBuf key, val;
     strbuf_init(&key);
+    strbuf_init(&val);
     int rc = 0;
     FOR_SEL(sel, nsel, {
         if (rc < 0)
@@ -303,8 +324,7 @@ static int eval_correlated(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t
         bool hit = false;
         int64_t id = -1;
         if (!memo->off) {
-            strbuf_reset(&key);
-            ex_key_encode(args + off, e->nargs - off, i, &key);
+            memo_key(args + off, e->nargs - off, i, &key, &val);
             id = ex_ht_find(memo->ht, key.data, (uint32_t)key.len);
             hit = id >= 0;
         }
@@ -346,6 +366,7 @@ static int eval_correlated(EvalCtx *cx, const Expr *e, const Batch *in, uint32_t
         }
     });
     strbuf_free(&key);
+    strbuf_free(&val);
     return rc;
 }
 
