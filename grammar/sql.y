@@ -65,7 +65,7 @@
   |BOTH|CURRENT_DATE|CURRENT_TIMESTAMP|EXTRACT|LEADING|LOCALTIMESTAMP|POSITION
   |SUBSTRING|TRAILING|TRIM
   |ANY|ARRAY|COLLATE|CURRENT_CATALOG|CURRENT_SCHEMA|CURRENT_USER|OPERATOR|SESSION_USER|USER|GRANT
-  |DEFERRABLE|ONLY|SOME.
+  |DEFERRABLE|ONLY|SOME|LATERAL.
 
 /* The unreserved keywords: a name wherever a keyword cannot be. */
 %fallback ID ABORT ALTER BEGIN BY COMMIT COPY CREATE DAY DEALLOCATE DELETE
@@ -80,7 +80,7 @@
       CHAIN CHARACTERISTICS COMMITTED ISOLATION LEVEL NO PREPARED
       READ RELEASE REPEATABLE SAVEPOINT SERIALIZABLE UNCOMMITTED WRITE
       CURRENT EXCLUDE FOLLOWING GROUPS OTHERS PRECEDING RANGE ROW ROWS TIES
-      UNBOUNDED.
+      UNBOUNDED MATERIALIZED SEARCH CYCLE DEPTH BREADTH.
 
 /* Anything at all (the rule "anything"): a SET's value (the settings
  * parse it, from VariableSetStmt.value_offset), what follows a FOREIGN KEY's REFERENCES, and the
@@ -484,7 +484,26 @@ with_clause(A) ::= WITH(T) RECURSIVE cte_list(L). { A.ctes = L; A.recursive = tr
 %type cte_list {List *}
 cte_list(A) ::= common_table_expr(X). { A = make_list1(p, X); }
 cte_list(A) ::= cte_list(L) COMMA common_table_expr(X). { A = make_list_append(p, L, X); }
-common_table_expr(A) ::= ID(N) opt_name_list(C) AS select_with_parens(Q). { A = make_cte(p, &N, C, Q); }
+common_table_expr(A) ::= ID(N) opt_name_list(C) AS opt_materialized(M) select_with_parens(Q) opt_search_cycle(S). { A = make_cte(p, &N, C, Q, M, S); }
+/* [NOT] MATERIALIZED: CTEMaterialize's values, 0 for neither */
+%type opt_materialized {int}
+opt_materialized(A) ::= . { A = CTE_MATERIALIZE_DEFAULT; }
+opt_materialized(A) ::= MATERIALIZED. { A = CTE_MATERIALIZE_ALWAYS; }
+opt_materialized(A) ::= NOT MATERIALIZED. { A = CTE_MATERIALIZE_NEVER; }
+/* SEARCH { DEPTH | BREADTH } FIRST BY cols SET col and CYCLE cols SET col
+ * [TO v DEFAULT d] USING col: parsed to be refused (the offset of the
+ * first, or -1) */
+%type opt_search_cycle {int}
+opt_search_cycle(A) ::= . { A = -1; }
+opt_search_cycle(A) ::= search_clause(S). { A = S; }
+opt_search_cycle(A) ::= cycle_clause(C). { A = C; }
+opt_search_cycle(A) ::= search_clause(S) cycle_clause. { A = S; }
+%type search_clause {int}
+search_clause(A) ::= SEARCH(T) DEPTH FIRST BY name_strs(L) SET ID. { SL_UNUSED(L); A = T.offset; }
+search_clause(A) ::= SEARCH(T) BREADTH FIRST BY name_strs(L) SET ID. { SL_UNUSED(L); A = T.offset; }
+%type cycle_clause {int}
+cycle_clause(A) ::= CYCLE(T) name_strs(L) SET ID USING ID. { SL_UNUSED(L); A = T.offset; }
+cycle_clause(A) ::= CYCLE(T) name_strs(L) SET ID TO c_expr(X) DEFAULT c_expr(Y) USING ID. { SL_UNUSED(L); SL_UNUSED(X); SL_UNUSED(Y); A = T.offset; }
 %type opt_name_list {List *}
 opt_name_list(A) ::= . { A = NULL; }
 opt_name_list(A) ::= LP name_strs(L) RP. { A = L; }
@@ -546,6 +565,9 @@ table_ref(A) ::= name_list(N) opt_alias_clause(X). { A = make_range_var_alias(p,
 table_ref(A) ::= select_with_parens(S) opt_alias_clause(X). { A = make_range_subselect(p, S, X, ((SelectStmt *)S)->paren_loc); }
 table_ref(A) ::= func_application(F) opt_alias_clause(X). { A = make_range_function(p, F, X); }
 table_ref(A) ::= func_application(F) WITH_LA ORDINALITY opt_alias_clause(X). { A = range_function_set_ordinality(p, make_range_function(p, F, X)); }
+table_ref(A) ::= LATERAL select_with_parens(S) opt_alias_clause(X). { A = range_set_lateral(p, make_range_subselect(p, S, X, ((SelectStmt *)S)->paren_loc)); }
+table_ref(A) ::= LATERAL func_application(F) opt_alias_clause(X). { A = range_set_lateral(p, make_range_function(p, F, X)); }
+table_ref(A) ::= LATERAL func_application(F) WITH_LA ORDINALITY opt_alias_clause(X). { A = range_set_lateral(p, range_function_set_ordinality(p, make_range_function(p, F, X))); }
 table_ref(A) ::= joined_table(J). { A = J; }
 table_ref(A) ::= LP joined_table(J) RP alias_clause(X). { A = join_set_alias(p, J, X); }
 
@@ -670,6 +692,21 @@ a_expr(A) ::= a_expr(X) LIKE(O) ALL LP a_expr(Y) RP. [LIKE] { A = make_aexpr(p, 
 a_expr(A) ::= a_expr(X) ILIKE(O) ANY LP a_expr(Y) RP. [ILIKE] { A = make_aexpr(p, AEXPR_OP_ANY, "~~*", X, Y, O.offset); }
 a_expr(A) ::= a_expr(X) ILIKE(O) ALL LP a_expr(Y) RP. [ILIKE] { A = make_aexpr(p, AEXPR_OP_ALL, "~~*", X, Y, O.offset); }
 a_expr(A) ::= a_expr(X) EQ(O) ANY select_with_parens(S). [EQ] { A = make_sublink(p, SUBLINK_IN, false, X, S, O.offset); }
+a_expr(A) ::= a_expr(X) NE(O) ANY select_with_parens(S). [NE] { A = make_sublink_op(p, SUBLINK_IN, "<>", X, S, O.offset); }
+a_expr(A) ::= a_expr(X) LT(O) ANY select_with_parens(S). [LT] { A = make_sublink_op(p, SUBLINK_IN, "<", X, S, O.offset); }
+a_expr(A) ::= a_expr(X) GT(O) ANY select_with_parens(S). [GT] { A = make_sublink_op(p, SUBLINK_IN, ">", X, S, O.offset); }
+a_expr(A) ::= a_expr(X) LE(O) ANY select_with_parens(S). [LE] { A = make_sublink_op(p, SUBLINK_IN, "<=", X, S, O.offset); }
+a_expr(A) ::= a_expr(X) GE(O) ANY select_with_parens(S). [GE] { A = make_sublink_op(p, SUBLINK_IN, ">=", X, S, O.offset); }
+a_expr(A) ::= a_expr(X) LIKE(O) ANY select_with_parens(S). [LIKE] { A = make_sublink_op(p, SUBLINK_IN, "~~", X, S, O.offset); }
+a_expr(A) ::= a_expr(X) ILIKE(O) ANY select_with_parens(S). [ILIKE] { A = make_sublink_op(p, SUBLINK_IN, "~~*", X, S, O.offset); }
+a_expr(A) ::= a_expr(X) EQ(O) ALL select_with_parens(S). [EQ] { A = make_sublink_op(p, SUBLINK_ALL, "=", X, S, O.offset); }
+a_expr(A) ::= a_expr(X) NE(O) ALL select_with_parens(S). [NE] { A = make_sublink_op(p, SUBLINK_ALL, "<>", X, S, O.offset); }
+a_expr(A) ::= a_expr(X) LT(O) ALL select_with_parens(S). [LT] { A = make_sublink_op(p, SUBLINK_ALL, "<", X, S, O.offset); }
+a_expr(A) ::= a_expr(X) GT(O) ALL select_with_parens(S). [GT] { A = make_sublink_op(p, SUBLINK_ALL, ">", X, S, O.offset); }
+a_expr(A) ::= a_expr(X) LE(O) ALL select_with_parens(S). [LE] { A = make_sublink_op(p, SUBLINK_ALL, "<=", X, S, O.offset); }
+a_expr(A) ::= a_expr(X) GE(O) ALL select_with_parens(S). [GE] { A = make_sublink_op(p, SUBLINK_ALL, ">=", X, S, O.offset); }
+a_expr(A) ::= a_expr(X) LIKE(O) ALL select_with_parens(S). [LIKE] { A = make_sublink_op(p, SUBLINK_ALL, "~~", X, S, O.offset); }
+a_expr(A) ::= a_expr(X) ILIKE(O) ALL select_with_parens(S). [ILIKE] { A = make_sublink_op(p, SUBLINK_ALL, "~~*", X, S, O.offset); }
 a_expr(A) ::= a_expr(X) NOT_LA(O) IN LP expr_list(L) RP. [NOT_LA] { A = make_in(p, "<>", X, L, O.offset); }
 a_expr(A) ::= a_expr(X) IN(O) select_with_parens(S). { A = make_sublink(p, SUBLINK_IN, false, X, S, O.offset); }
 a_expr(A) ::= a_expr(X) NOT_LA(O) IN select_with_parens(S). [NOT_LA] { A = make_sublink(p, SUBLINK_IN, true, X, S, O.offset); }

@@ -283,6 +283,7 @@ typedef struct RangeSubselect {
     SelectStmt *subquery;
     const char *alias;      /* NULL: none given (an error in PostgreSQL 15) */
     List       *colnames;
+    bool        lateral;        /* LATERAL: sees the FROM items before it */
 } RangeSubselect;
 
 /* A function in FROM: generate_series(start, stop [, step]) [AS] alias. */
@@ -292,6 +293,7 @@ typedef struct RangeFunction {
     const char *alias;
     List       *colnames;
     bool        ordinality;     /* WITH ORDINALITY */
+    bool        lateral;        /* LATERAL written (a function is lateral anyway) */
 } RangeFunction;
 
 typedef enum JoinType { JOIN_INNER, JOIN_LEFT, JOIN_RIGHT, JOIN_FULL, JOIN_CROSS } JoinType;
@@ -320,11 +322,18 @@ typedef struct SortBy {
 } SortBy;
 
 /* WITH name [(cols)] AS (query). */
+/* WITH name AS [[NOT] MATERIALIZED] (query). */
+typedef enum CTEMaterialize {
+    CTE_MATERIALIZE_DEFAULT, CTE_MATERIALIZE_ALWAYS, CTE_MATERIALIZE_NEVER
+} CTEMaterialize;
+
 typedef struct CommonTableExpr {
     Node        hdr;
     const char *name;
     List       *colnames;
     SelectStmt *query;
+    CTEMaterialize materialize;
+    int         search_cycle_loc;   /* SEARCH / CYCLE clause's offset, -1: none */
 } CommonTableExpr;
 
 typedef enum SetOpKind { SETOP_NONE, SETOP_UNION, SETOP_INTERSECT, SETOP_EXCEPT } SetOpKind;
@@ -355,14 +364,18 @@ struct SelectStmt {
     int   paren_loc;    /* offset of the outermost '(' around it, -1: none */
 };
 
-/* A subquery in an expression: (SELECT ...), EXISTS (...), x IN (...). */
-typedef enum SubLinkType { SUBLINK_EXPR, SUBLINK_EXISTS, SUBLINK_IN, SUBLINK_ARRAY } SubLinkType;
+/* A subquery in an expression: (SELECT ...), EXISTS (...), x IN (...) and
+ * x op ANY (...) (SUBLINK_IN), x op ALL (...) (SUBLINK_ALL). */
+typedef enum SubLinkType {
+    SUBLINK_EXPR, SUBLINK_EXISTS, SUBLINK_IN, SUBLINK_ARRAY, SUBLINK_ALL
+} SubLinkType;
 
 typedef struct SubLink {
     Node        hdr;
     SubLinkType type;
     bool        negate;     /* NOT IN */
-    Node       *testexpr;   /* SUBLINK_IN: the left operand */
+    Node       *testexpr;   /* SUBLINK_IN, SUBLINK_ALL: the left operand */
+    const char *op;         /* ... and the operator; NULL: "=" */
     SelectStmt *subselect;
 } SubLink;
 

@@ -70,6 +70,19 @@ struct ExSource {
 };
 
 typedef ExSource *(*ex_open_scan_fn)(ExCtx *cx, const Plan *scan);
+
+typedef struct ExCteCache ExCteCache;
+typedef struct ExSubCache ExSubCache;
+
+/* WITH RECURSIVE: the rows the WORKTABLE nodes of id read during a run of
+ * a recursive term (op_recursive.c), innermost first. */
+struct RowBuf;
+typedef struct ExWorkTable ExWorkTable;
+struct ExWorkTable {
+    int                  id;
+    const struct RowBuf *rows;
+    const ExWorkTable   *next;
+};
 /* The source of a scan of a REL_SYSTEM relation: the rows the system
  * catalog makes (syscat.h's syscat_scan), with ExCtx.system_arg. */
 typedef ExSource *(*ex_system_scan_fn)(ExCtx *cx, const CatRelation *rel);
@@ -104,6 +117,13 @@ struct ExCtx {
                                  * 0: each evaluation reads the clock once */
     const Vector   *outer;      /* a correlated subquery's run: the outer row */
     int             nouter;
+    const ExWorkTable *worktables;  /* the recursive terms running, or NULL */
+    /* The rows of the WITH queries that CTE_SCAN nodes share (op_ctescan.c);
+     * made in the arena by ex_op_build when its plan has a CTE_SCAN. */
+    struct ExCteCache *ctes;
+    /* The results of the correlated subqueries evaluated by the operators
+     * built with this context, by outer values (sublink.c); made there. */
+    struct ExSubCache *subs;
     /* Set by the caller: an INSERT into a stream without RETURNING encodes
      * its rows into this chunk (relstore.h, stream_chunk_add) and sets
      * defer_rel instead of appending them; the caller makes them durable

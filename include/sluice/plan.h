@@ -48,6 +48,19 @@ typedef enum PlanKind {
                        set-returning calls: for each input row as many rows
                        as the longest set, the shorter ones NULL past their
                        end (PostgreSQL's ProjectSet) */
+    PLAN_LATERAL,   /* a join whose right input reads the left row: for each
+                       left row, the right plan runs with the row's values
+                       (args) as its outer values (EXPR_OUTER) */
+    PLAN_RECURSIVE, /* WITH RECURSIVE's UNION [ALL]: the child (the
+                       non-recursive term), then the right input (the
+                       recursive term) again and again over the rows the
+                       last run made, its WORKTABLE, until it makes none */
+    PLAN_WORKTABLE, /* the rows of the RECURSIVE node of the same id that
+                       the recursive term reads */
+    PLAN_CTE_SCAN,  /* the rows of a WITH query run once for the statement
+                       however often it is read (child: its plan, shared by
+                       every CTE_SCAN of it): one that calls a volatile
+                       function, whose references must see the same rows */
 } PlanKind;
 
 /* A Window node's function: PostgreSQL's built-in window functions, or an
@@ -147,6 +160,26 @@ struct Plan {
             bool      all;
         } setop;
         struct {
+            JoinType type;              /* INNER (CROSS) or LEFT */
+            int      nargs;
+            Expr   **args;              /* over the left child: the right
+                                           plan's EXPR_OUTER 0, 1, ... */
+            Expr    *cond;              /* ON, over left ++ right columns; NULL: true */
+        } lateral;
+        struct {
+            int  id;                    /* the WORKTABLE nodes that read it */
+            bool all;                   /* UNION ALL; else each distinct row once */
+        } recursive;
+        struct {
+            int  id;
+        } worktable;
+        struct {
+            const char *name;           /* the WITH query's, for EXPLAIN */
+            bool        correlated;     /* reads an outer row: run once per
+                                           run of the subquery or LATERAL
+                                           item it is in, not per statement */
+        } cte_scan;
+        struct {
             Expr *start, *stop, *step;  /* bigint, no input; step may be NULL */
             bool  unnest;               /* unnest(start): start is an array;
                                            the column its elements */
@@ -235,6 +268,13 @@ int   plan_nchildren(const Plan *p);
 Plan *plan_child(const Plan *p, int i);
 const char *plan_kind_name(PlanKind k);
 
+/* Whether pred holds for some expression of p or of the plans under it
+ * (correlated subqueries' plans included; InitPlans, which are the
+ * query's, not). */
+bool  plan_any_expr(const Plan *p, bool (*pred)(const Expr *e, void *arg), void *arg);
+/* A predicate for it: a call of a function whose value changes from call
+ * to call (random(), clock_timestamp()). */
+bool  plan_expr_volatile(const Expr *e, void *arg);
 /* Are a and b the same computation?  (For matching GROUP BY expressions.) */
 bool  plan_expr_equal(const Expr *a, const Expr *b);
 /* e as SQL text, naming columns after cols/quals (the input's columns). */

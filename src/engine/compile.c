@@ -37,7 +37,7 @@
  *   a graph whose output would be a source itself gets a project of its
  *             columns, so the output is an operator's
  * Every other node is refused with 0A000 "the operator graph does not yet
- * run <kind>".  An expression whose value may differ between a row's
+ * run <kind>" (LATERAL and WITH RECURSIVE named so).  An expression whose value may differ between a row's
  * insertion and its retraction (random(), now() and the other clock
  * functions, the settings, the session's user, the privilege and
  * catalog functions, the stream counters) or that reads a parameter or a
@@ -96,7 +96,8 @@ static int refuse_subquery(Walk *w, const Expr *e)
 {
     const char *what = e->kind == EXPR_OUTER || e->subplan != NULL ? "correlated subqueries"
                      : e->subkind == SUBLINK_EXISTS               ? "EXISTS (subquery)"
-                     : e->subkind == SUBLINK_IN                   ? "IN (subquery)"
+                     : e->subkind == SUBLINK_IN                   ? "IN / ANY (subquery)"
+                     : e->subkind == SUBLINK_ALL                  ? "ALL (subquery)"
                      : e->subkind == SUBLINK_ARRAY                ? "ARRAY(subquery)"
                                                                   : "scalar subqueries";
     sl_error(w->err, ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -601,6 +602,16 @@ static int walk(Walk *w, const Plan *p)
     }
     case PLAN_WINDOW:
         return walk_window(w, p, -1);
+    case PLAN_LATERAL:
+        refuse_kind(w, "LATERAL: a FROM item (a subquery, a set-returning function) that reads "
+                       "the FROM items before it");
+        return INT32_MIN;
+    case PLAN_RECURSIVE:
+        refuse_kind(w, "WITH RECURSIVE");
+        return INT32_MIN;
+    case PLAN_CTE_SCAN:
+        /* a WITH query shared for a volatile function: refused there */
+        return walk(w, p->child);
     default:
         refuse_kind(w, plan_kind_name(p->kind));
         return INT32_MIN;

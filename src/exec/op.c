@@ -4,7 +4,7 @@
  *
  *   ex_op_build, ex_op_next, ex_op_close     exec.h's interface
  *   op_new, op_eval_ctx, op_pull             for the op_*.c files
- *   rowbuf_init, rowbuf_append               materialized rows
+ *   rowbuf_init, rowbuf_append, rowbuf_scan  materialized rows
  *
  * Each operator owns an arena for its current output batch, reset when it
  * is asked for the next one.  Operators themselves and everything that
@@ -54,12 +54,16 @@ int op_pull(ExOp *child, ExBatch **b)
     }
 }
 
-ExOp *ex_op_build(ExCtx *cx, const Plan *p)
+static ExOp *build(ExCtx *cx, const Plan *p)
 {
     ExOp *child = NULL, *right = NULL;
-    if (plan_nchildren(p) > 0 && (child = ex_op_build(cx, p->child)) == NULL)
+    /* a CTE_SCAN runs its child itself (once for the statement) */
+    if (plan_nchildren(p) > 0 && p->kind != PLAN_CTE_SCAN &&
+        (child = build(cx, p->child)) == NULL)
         return NULL;
-    if (plan_nchildren(p) > 1 && (right = ex_op_build(cx, p->right)) == NULL) {
+    /* LATERAL and RECURSIVE build their right plans as they run them */
+    bool own_right = p->kind == PLAN_LATERAL || p->kind == PLAN_RECURSIVE;
+    if (plan_nchildren(p) > 1 && !own_right && (right = build(cx, p->right)) == NULL) {
         ex_op_close(child);
         return NULL;
     }
@@ -78,6 +82,10 @@ ExOp *ex_op_build(ExCtx *cx, const Plan *p)
     case PLAN_PROJECT_SET: op = op_build_project_set(cx, p, child); break;
     case PLAN_JOIN:     op = op_build_join(cx, p, child, right); break;
     case PLAN_SETOP:    op = op_build_setop(cx, p, child, right); break;
+    case PLAN_LATERAL:  op = op_build_lateral(cx, p, child); break;
+    case PLAN_RECURSIVE: op = op_build_recursive(cx, p, child); break;
+    case PLAN_WORKTABLE: op = op_build_worktable(cx, p); break;
+    case PLAN_CTE_SCAN: op = op_build_cte_scan(cx, p); break;
     }
     if (op == NULL) {
         ex_op_close(child);
@@ -87,6 +95,14 @@ ExOp *ex_op_build(ExCtx *cx, const Plan *p)
     op->child = child;
     op->right = right;
     return op;
+}
+
+ExOp *ex_op_build(ExCtx *cx, const Plan *p)
+{
+    /* the statement's shared WITH query rows, made before any copy of cx */
+    if (cx->ctes == NULL && ex_plan_has_cte_scan(p))
+        cx->ctes = ex_cte_cache_new(cx->arena);
+    return build(cx, p);
 }
 
 int ex_op_next(ExOp *op, ExBatch **out)
@@ -124,6 +140,17 @@ void rowbuf_init(RowBuf *rb, Arena *a, const ColumnDesc *cols, int ncols)
     rb->types = ARENA_ARRAY(a, SlType, ncols ? ncols : 1);
     for (int c = 0; c < ncols; c++)
         rb->types[c] = cols[c].type;
+}
+
+int rowbuf_scan(ExOp *op, const RowBuf *rb, int *pos, ExBatch **out)
+{
+    if (*pos >= rb->nbatches)
+        return 0;
+    op->out.b = *rb->batches[(*pos)++];
+    op->out.sel = NULL;
+    op->out.n = op->out.b.nrows;
+    *out = &op->out;
+    return 1;
 }
 
 void rowbuf_append(RowBuf *rb, const ExBatch *b)

@@ -4,7 +4,7 @@
  * over byte keys, materialized rows, and the group states of aggregates.
  *
  *   ExOp, op_new, op_eval_ctx                  the operator base (op.c)
- *   op_build_scan ... op_build_project_set     one per plan kind (op_*.c)
+ *   op_build_scan ... op_build_worktable       one per plan kind (op_*.c)
  *   ExHashTab, ex_ht_*                         byte keys -> dense ids (hashtab.c)
  *   RowBuf, rowbuf_*                           rows kept for a whole statement (op.c)
  *   ex_eval_subplan                            a subquery's value in an expression (sublink.c)
@@ -44,6 +44,18 @@ ExOp *op_build_series(ExCtx *cx, const Plan *p);
 ExOp *op_build_project_set(ExCtx *cx, const Plan *p, ExOp *child);
 ExOp *op_build_join(ExCtx *cx, const Plan *p, ExOp *left, ExOp *right);
 ExOp *op_build_setop(ExCtx *cx, const Plan *p, ExOp *left, ExOp *right);
+/* LATERAL and the recursive union build their right plans themselves, as
+ * often as they run them. */
+ExOp *op_build_lateral(ExCtx *cx, const Plan *p, ExOp *left);
+ExOp *op_build_recursive(ExCtx *cx, const Plan *p, ExOp *nonrecursive);
+ExOp *op_build_worktable(ExCtx *cx, const Plan *p);
+/* CTE_SCAN runs its child itself, once for the statement (op_ctescan.c). */
+ExOp *op_build_cte_scan(ExCtx *cx, const Plan *p);
+bool  ex_plan_has_cte_scan(const Plan *p);
+ExCteCache *ex_cte_cache_new(Arena *a);
+/* A run of p (a correlated subquery's, a LATERAL item's) in run, a copy of
+ * the enclosing context: its own WITH query rows over the enclosing ones. */
+void  ex_cte_level(ExCtx *run, const Plan *p);
 
 /* ---- a hash table from byte keys to dense ids 0, 1, 2, ... ---- */
 typedef struct ExHashTab ExHashTab;
@@ -69,6 +81,9 @@ typedef struct RowBuf {
 } RowBuf;
 
 void rowbuf_init(RowBuf *rb, Arena *a, const ColumnDesc *cols, int ncols);
+/* A scan of rb: its batch *pos (then the next) as op's output; 1, or 0
+ * past its last batch. */
+int  rowbuf_scan(ExOp *op, const RowBuf *rb, int *pos, ExBatch **out);
 /* Appends the live rows of b (their values copied into the arena). */
 void rowbuf_append(RowBuf *rb, const ExBatch *b);
 

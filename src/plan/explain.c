@@ -247,12 +247,16 @@ static void deparse(const Expr *e, const ColumnDesc *cols, const char *const *qu
         if (e->subplan != NULL) {
             strbuf_puts(out, e->subkind == SUBLINK_EXISTS ? "EXISTS(SubPlan)"
                              : e->subkind == SUBLINK_ARRAY ? "ARRAY(SubPlan)" : "(SubPlan)");
-        } else if (e->subkind == SUBLINK_IN) {
+        } else if (e->subkind == SUBLINK_IN || e->subkind == SUBLINK_ALL) {
             strbuf_putc(out, '(');
             if (e->negate)
                 strbuf_puts(out, "NOT ");
             deparse(e->args[0], cols, quals, out);
-            strbuf_printf(out, " IN (InitPlan %d))", e->index + 1);
+            if (e->subkind == SUBLINK_IN && strcmp(e->fn->name, "=") == 0)
+                strbuf_printf(out, " IN (InitPlan %d))", e->index + 1);
+            else
+                strbuf_printf(out, " %s %s (InitPlan %d))", e->fn->name,
+                              e->subkind == SUBLINK_ALL ? "ALL" : "ANY", e->index + 1);
         } else if (e->subkind == SUBLINK_EXISTS) {
             strbuf_printf(out, "EXISTS(InitPlan %d)", e->index + 1);
         } else {
@@ -552,6 +556,20 @@ static void explain_node(Explain *x, const Plan *p, int depth, const InitPlan *i
             expr_detail(x, depth, "Join Filter", p->u.join.residual, p, true);
         break;
     }
+    case PLAN_LATERAL:
+        node_line(x, depth, "Nested Loop%s", p->u.lateral.type == JOIN_LEFT ? " Left Join" : "");
+        if (p->u.lateral.cond)
+            expr_detail(x, depth, "Join Filter", p->u.lateral.cond, p, true);
+        break;
+    case PLAN_RECURSIVE:
+        node_line(x, depth, "Recursive Union%s", p->u.recursive.all ? "" : " (distinct)");
+        break;
+    case PLAN_WORKTABLE:
+        node_line(x, depth, "WorkTable Scan");
+        break;
+    case PLAN_CTE_SCAN:
+        node_line(x, depth, "CTE Scan on %s", p->u.cte_scan.name);
+        break;
     case PLAN_SETOP: {
         static const char *const names[] = {"", "Union", "Intersect", "Except"};
         if (p->u.setop.op == SETOP_UNION && p->u.setop.all)

@@ -3,7 +3,7 @@
  * equality, and the placement of join and WHERE conditions.
  *
  *   plan_new, plan_nchildren, plan_child, plan_kind_name
- *   plan_expr_equal
+ *   plan_expr_equal, plan_any_expr, plan_expr_volatile
  *   plan_join_set_condition   ON / USING -> equi keys + residual
  *   plan_push_filter          WHERE conjuncts -> into inner/cross joins
  *
@@ -31,9 +31,12 @@ int plan_nchildren(const Plan *p)
     case PLAN_SCAN:
     case PLAN_VALUES:
     case PLAN_SERIES:
+    case PLAN_WORKTABLE:
         return 0;
     case PLAN_JOIN:
     case PLAN_SETOP:
+    case PLAN_LATERAL:
+    case PLAN_RECURSIVE:
         return 2;
     default:
         return 1;
@@ -49,7 +52,9 @@ const char *plan_kind_name(PlanKind k)
 {
     static const char *const names[] = {"Scan", "Values", "Filter", "Project", "Aggregate",
                                         "Sort", "Limit", "Distinct", "Join", "SetOp",
-                                        "WindowAgg", "Function Scan", "ProjectSet"};
+                                        "WindowAgg", "Function Scan", "ProjectSet",
+                                        "LATERAL", "WITH RECURSIVE",
+                                        "WorkTable Scan", "CTE Scan"};
     return names[k];
 }
 
@@ -87,6 +92,89 @@ bool plan_expr_equal(const Expr *a, const Expr *b)
         if (!plan_expr_equal(a->args[i], b->args[i]))
             return false;
     return true;
+}
+
+/* ------------------------------------------------------- expression walk */
+
+static bool expr_any(const Expr *e, bool (*pred)(const Expr *e, void *arg), void *arg)
+{
+    if (e == NULL)
+        return false;
+    if (pred(e, arg))
+        return true;
+    for (int i = 0; i < e->nargs; i++)
+        if (expr_any(e->args[i], pred, arg))
+            return true;
+    return e->kind == EXPR_SUBPLAN && e->subplan != NULL && plan_any_expr(e->subplan, pred, arg);
+}
+
+static bool exprs_any(Expr *const *es, int n, bool (*pred)(const Expr *e, void *arg), void *arg)
+{
+    for (int i = 0; i < n; i++)
+        if (expr_any(es[i], pred, arg))
+            return true;
+    return false;
+}
+
+bool plan_expr_volatile(const Expr *e, void *arg)
+{
+    SL_UNUSED(arg);
+    return e->kind == EXPR_FUNC && e->fn != NULL &&
+           (strcmp(e->fn->name, "random") == 0 || strcmp(e->fn->name, "clock_timestamp") == 0);
+}
+
+bool plan_any_expr(const Plan *p, bool (*pred)(const Expr *e, void *arg), void *arg)
+{
+    bool hit = false;
+    switch (p->kind) {
+    case PLAN_VALUES:
+        for (int r = 0; r < p->u.values.nrows && !hit; r++)
+            hit = exprs_any(p->u.values.rows[r], p->ncols, pred, arg);
+        break;
+    case PLAN_FILTER:
+        hit = expr_any(p->u.filter.cond, pred, arg);
+        break;
+    case PLAN_PROJECT:
+        hit = exprs_any(p->u.project.exprs, p->ncols, pred, arg);
+        break;
+    case PLAN_AGG:
+        hit = exprs_any(p->u.agg.groups, p->u.agg.ngroups, pred, arg) ||
+              expr_any(p->u.agg.window.time, pred, arg);
+        for (int k = 0; k < p->u.agg.naggs && !hit; k++)
+            hit = exprs_any(p->u.agg.aggs[k].args, p->u.agg.aggs[k].nargs, pred, arg) ||
+                  expr_any(p->u.agg.aggs[k].filter, pred, arg);
+        break;
+    case PLAN_LIMIT:
+        hit = expr_any(p->u.limit.count, pred, arg) || expr_any(p->u.limit.offset, pred, arg);
+        break;
+    case PLAN_JOIN:
+        hit = exprs_any(p->u.join.lkeys, p->u.join.nkeys, pred, arg) ||
+              exprs_any(p->u.join.rkeys, p->u.join.nkeys, pred, arg) ||
+              expr_any(p->u.join.residual, pred, arg);
+        break;
+    case PLAN_SERIES:
+        hit = expr_any(p->u.series.start, pred, arg) || expr_any(p->u.series.stop, pred, arg) ||
+              expr_any(p->u.series.step, pred, arg);
+        break;
+    case PLAN_PROJECT_SET:
+        hit = exprs_any(p->u.project_set.srfs, p->u.project_set.nsrfs, pred, arg);
+        break;
+    case PLAN_WINDOW:
+        hit = exprs_any(p->u.window.agg.args, p->u.window.agg.nargs, pred, arg) ||
+              expr_any(p->u.window.agg.filter, pred, arg) ||
+              expr_any(p->u.window.start_off, pred, arg) ||
+              expr_any(p->u.window.end_off, pred, arg);
+        break;
+    case PLAN_LATERAL:
+        hit = exprs_any(p->u.lateral.args, p->u.lateral.nargs, pred, arg) ||
+              expr_any(p->u.lateral.cond, pred, arg);
+        break;
+    default:
+        break;
+    }
+    for (int i = 0; i < plan_nchildren(p) && !hit; i++)
+        hit = plan_any_expr(plan_child(p, i), pred, arg);
+    return hit;
 }
 
 /* ------------------------------------------------- condition placement */

@@ -65,7 +65,7 @@ static int run_initplans(const Query *q, ExCtx *cx)
                     break;
             }
         } else {
-            /* IN: all the values, in one vector */
+            /* IN, ANY, ALL: all the values, in one vector */
             uint32_t n = 0, cap = 64;
             Vector all;
             vector_init(&all, cx->arena, ip->type, cap, true);

@@ -918,14 +918,11 @@ static Expr *transform_any(Analyze *an, A_Expr *ax)
 {
     int loc = ax->hdr.location;
     if (IS_A(ax->rexpr, SubLink) && ((SubLink *)ax->rexpr)->type == SUBLINK_EXPR) {
-        if (strcmp(ax->op, "=") != 0) {
-            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
-                        "only = ANY (subquery) is supported");
-            return NULL;
-        }
+        /* x op ANY / ALL (subquery) */
         SubLink *s = ARENA_NEW(an->a, SubLink);
         *s = *(SubLink *)ax->rexpr;
-        s->type = SUBLINK_IN;
+        s->type = ax->kind == AEXPR_OP_ALL ? SUBLINK_ALL : SUBLINK_IN;
+        s->op = ax->op;
         s->testexpr = ax->lexpr;
         s->hdr.location = loc;
         return an_sublink(an, s);

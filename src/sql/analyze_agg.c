@@ -92,6 +92,13 @@ Expr *an_aggregate(Analyze *an, FuncCall *f)
         if (i < 2)
             types[i] = args[i]->type.id;
     }
+    if (an_reads_outer_only(args, n)) {
+        /* PostgreSQL's agglevelsup: an aggregate of the enclosing query */
+        ac->in_args = false;
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                    "an aggregate over only an enclosing query's columns is not supported yet");
+        return NULL;
+    }
     Expr *filter = NULL;
     if (f->filter != NULL) {
         const char *saved = an->agg_refusal;

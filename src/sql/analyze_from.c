@@ -21,7 +21,20 @@
  *
  * WITH queries are expanded where they are referenced: each reference
  * analyzes the query again (PostgreSQL inlines a CTE used once; the result
- * is the same for queries without side effects).
+ * is the same for queries without side effects), seeing the enclosing
+ * queries of the query whose WITH clause has it; one that calls a volatile
+ * function is analyzed once and read through CTE_SCAN nodes that share its
+ * plan, so that it runs once (cte_plan).  In a WITH RECURSIVE
+ * list, a query of the form `a UNION [ALL] b` whose b reads itself
+ * (cte_plan) becomes a RECURSIVE node over a and b, b's reference a
+ * WORKTABLE; the references PostgreSQL refuses are refused as it does
+ * (cte_self_ref: 42P19, mutual recursion 0A000).
+ *
+ * LATERAL: a subquery marked so, and any function in FROM, may read the
+ * ranges before it (the items to its left in a comma list, a join's left
+ * side).  They are analyzed as a correlated subquery is, with those ranges
+ * as the enclosing scope (a Corr frame); when they read any, the item is
+ * joined by a LATERAL node whose args are the values read.
  */
 #include "sql/analyze_int.h"
 
@@ -36,9 +49,12 @@ typedef struct FromItem {
     int          nexposed;
     const char **exposed_names;
     int         *exposed_idx;
+    /* a LATERAL item that reads the items before it: the values it reads,
+     * over their FROM output (its plan's EXPR_OUTER 0, 1, ...) */
+    List        *lateral_args;
 } FromItem;
 
-static int from_item(Analyze *an, Node *n, FromItem *out);
+static int from_item(Analyze *an, Node *n, FromItem *out, Scope *lat);
 static Expr *outer_ref(Analyze *an, Corr *f, Scope *s, int idx, int loc);
 
 static ScopeItem *new_item(Analyze *an, const char *refname, int ncols)
@@ -156,6 +172,202 @@ static void expose_all(Analyze *an, FromItem *f, const ScopeItem *it)
     f->items = list_append(an->a, NULL, (void *)it);
 }
 
+/* A reference to WITH query d while it is being analyzed: from its
+ * recursive term, the working table; anywhere else an error (42P19, or
+ * 0A000 for mutual recursion). */
+static Plan *cte_self_ref(Analyze *an, CteDef *d, int loc)
+{
+    if (an->cte_active != d) {
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                    "mutual recursion between WITH items is not implemented");
+        return NULL;
+    }
+    const char *msg = NULL;
+    if (d->state == CTE_NOT_UNION) {
+        sl_error_at(an->err, ERRCODE_INVALID_RECURSION, d->cte->query->hdr.location,
+                    "recursive query \"%s\" does not have the form non-recursive-term UNION "
+                    "[ALL] recursive-term", d->name);
+        return NULL;
+    }
+    if (d->state == CTE_NONRECURSIVE_TERM)
+        msg = "must not appear within its non-recursive term";
+    else if (an->sublinks > d->sublinks)
+        msg = "must not appear within a subquery";
+    else if (an->outer_joins > d->outer_joins)
+        msg = "must not appear within an outer join";
+    else if (an->rec_intersect > d->rec_intersect)
+        msg = "must not appear within INTERSECT";
+    else if (an->rec_except > d->rec_except)
+        msg = "must not appear within EXCEPT";
+    else if (d->nrefs > 0)
+        msg = "must not appear more than once";
+    if (msg != NULL) {
+        sl_error_at(an->err, ERRCODE_INVALID_RECURSION, loc,
+                    "recursive reference to query \"%s\" %s", d->name, msg);
+        return NULL;
+    }
+    d->nrefs++;
+    Plan *w = plan_new(an->a, PLAN_WORKTABLE, NULL, d->wt->ncols);
+    for (int c = 0; c < w->ncols; c++)
+        plan_set_col(w, c, d->wt->cols[c].name, d->wt->cols[c].type, NULL);
+    w->u.worktable.id = d->wt_id;
+    return w;
+}
+
+/* The recursive form of WITH RECURSIVE query d, q = non-recursive UNION
+ * [ALL] recursive: a RECURSIVE node over both terms.  As PostgreSQL: the
+ * working table has the non-recursive term's types (its unknown literals
+ * text); the union of both terms, typed as any UNION, must keep them (else
+ * 42804); the recursive term is cast to them.  NULL with no error when the
+ * recursive term does not read d. */
+static Plan *cte_recursive(Analyze *an, CteDef *d, SelectStmt *q, Scope *outer, bool *failed)
+{
+    *failed = true;
+    d->state = CTE_NONRECURSIVE_TERM;
+    Plan *l = an_select_arm(an, q->larg, outer);
+    if (l == NULL)
+        return NULL;
+    int n = l->ncols;
+    SlType *wt = ARENA_ARRAY(an->a, SlType, n ? n : 1);
+    for (int c = 0; c < n; c++)
+        wt[c] = l->cols[c].type.id == TYPE_UNKNOWN ? sl_type(TYPE_TEXT) : l->cols[c].type;
+    /* the term's own types (unknown kept), for the union's: the cast below
+     * may type its literals in place */
+    Plan *raw = plan_new(an->a, PLAN_PROJECT, NULL, n);
+    for (int c = 0; c < n; c++)
+        raw->cols[c] = l->cols[c];
+    Plan *nonrec = an_coerce_plan(an, l, wt, "UNION");
+    if (nonrec == NULL)
+        return NULL;
+    d->state = CTE_RECURSIVE_TERM;
+    d->wt = nonrec;
+    d->wt_id = ++an->nworktables;
+    d->nrefs = 0;
+    d->sublinks = an->sublinks;
+    d->outer_joins = an->outer_joins;
+    d->rec_intersect = an->rec_intersect;
+    d->rec_except = an->rec_except;
+    Plan *r = an_select_arm(an, q->rarg, outer);
+    if (r == NULL)
+        return NULL;
+    if (d->nrefs == 0) {
+        *failed = false;
+        return NULL;
+    }
+    if (q->sort != NULL || q->offset != NULL || q->limit != NULL) {
+        const Node *at = q->sort ? list_nth(q->sort, 0) : q->offset ? q->offset : q->limit;
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, at->location,
+                    "%s in a recursive query is not implemented",
+                    q->sort ? "ORDER BY" : q->offset ? "OFFSET" : "LIMIT");
+        return NULL;
+    }
+    if (n != r->ncols) {
+        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, q->rarg->hdr.location,
+                    "each UNION query must have the same number of columns");
+        return NULL;
+    }
+    /* no aggregate at the recursive term's own level */
+    for (const Plan *t = r; t != NULL; t = plan_nchildren(t) == 1 ? t->child : NULL) {
+        if (t->kind == PLAN_AGG && t->u.agg.naggs > 0) {
+            sl_error_at(an->err, ERRCODE_INVALID_RECURSION, q->rarg->hdr.location,
+                        "aggregate functions are not allowed in a recursive query's "
+                        "recursive term");
+            return NULL;
+        }
+    }
+    SlType *all = ARENA_ARRAY(an->a, SlType, n ? n : 1);
+    if (an_setop_types(an, "UNION", raw, r, q->rarg->hdr.location, all) < 0)
+        return NULL;
+    for (int c = 0; c < n; c++) {
+        if (!type_same(all[c], wt[c]) || all[c].typmod != wt[c].typmod) {
+            char a[96], b[96];
+            sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, q->larg->hdr.location,
+                        "recursive query \"%s\" column %d has type %s in non-recursive term "
+                        "but type %s overall", d->name, c + 1, type_format(wt[c], a, sizeof(a)),
+                        type_format(all[c], b, sizeof(b)));
+            sl_error_hint(an->err,
+                          "Cast the output of the non-recursive term to the correct type.");
+            return NULL;
+        }
+    }
+    if ((r = an_coerce_plan(an, r, wt, "UNION")) == NULL)
+        return NULL;
+    Plan *p = plan_new(an->a, PLAN_RECURSIVE, nonrec, n);
+    p->right = r;
+    p->u.recursive.id = d->wt_id;
+    p->u.recursive.all = q->all;
+    for (int c = 0; c < n; c++)
+        plan_set_col(p, c, nonrec->cols[c].name, wt[c], NULL);
+    *failed = false;
+    return p;
+}
+
+/* An outer value: a plan with one may read an enclosing query's row (or,
+ * inside it, a subquery's or LATERAL item's outer row: taken as such too). */
+static bool outer_value(const Expr *e, void *arg)
+{
+    SL_UNUSED(arg);
+    return e->kind == EXPR_OUTER;
+}
+
+/* A reference to d that reads its shared plan (PostgreSQL runs a WITH
+ * query once however often it is referenced, unless it is inlined: so a
+ * volatile function's values are the same in every reference). */
+static Plan *cte_scan(Analyze *an, CteDef *d)
+{
+    Plan *p = plan_new(an->a, PLAN_CTE_SCAN, d->shared, d->shared->ncols);
+    for (int c = 0; c < p->ncols; c++)
+        plan_set_col(p, c, d->shared->cols[c].name, d->shared->cols[c].type, NULL);
+    p->u.cte_scan.name = d->name;
+    p->u.cte_scan.correlated = plan_any_expr(d->shared, outer_value, NULL);
+    return p;
+}
+
+/* The plan of WITH query d for one reference (with cs the WITH list it
+ * is in: the query sees the items before it, or all of them when the list
+ * is RECURSIVE, and the outer ones).  A query that calls a volatile
+ * function is run once for all its references (a CTE_SCAN of d->shared),
+ * as PostgreSQL never inlines one, NOT MATERIALIZED or not; others are
+ * inlined, which gives the same rows ([NOT] MATERIALIZED change nothing). */
+static Plan *cte_plan(Analyze *an, CteScope *cs, int i)
+{
+    CteDef *d = &cs->defs[i];
+    if (d->shared != NULL)
+        return cte_scan(an, d);
+    CteScope view = {cs->parent, cs->recursive ? cs->n : i, cs->defs, cs->recursive, cs->outer};
+    CteScope *saved = an->ctes;
+    CteDef *saved_active = an->cte_active;
+    an->ctes = &view;
+    an->cte_active = d;
+    d->in_progress = true;
+    SelectStmt *q = d->cte->query;
+    Plan *p = NULL;
+    bool failed = false;
+    if (cs->recursive && q->op == SETOP_UNION) {
+        /* the union's own WITH clause is seen by both terms */
+        CteScope inner;
+        if (q->with != NULL && an_push_ctes(an, q, &inner, cs->outer) < 0)
+            failed = true;
+        else
+            p = cte_recursive(an, d, q, cs->outer, &failed);
+        an->ctes = &view;
+    }
+    if (p == NULL && !failed) {
+        /* not recursive: a reference to itself is an error (CTE_NOT_UNION) */
+        d->state = CTE_NOT_UNION;
+        p = an_select(an, q, cs->outer);
+    }
+    d->in_progress = false;
+    d->state = CTE_IDLE;
+    an->ctes = saved;
+    an->cte_active = saved_active;
+    if (p != NULL && plan_any_expr(p, plan_expr_volatile, NULL)) {
+        d->shared = p;
+        return cte_scan(an, d);
+    }
+    return p;
+}
+
 /* A relation or a WITH query as a FROM item. */
 static int range_var(Analyze *an, RangeVar *rv, FromItem *out)
 {
@@ -167,17 +379,7 @@ static int range_var(Analyze *an, RangeVar *rv, FromItem *out)
                 CteDef *d = &cs->defs[i];
                 if (strcmp(d->name, rv->name) != 0)
                     continue;
-                if (d->in_progress)
-                    return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
-                                       "recursive WITH queries are not supported yet");
-                /* the query sees the WITH items before it, and the outer ones */
-                CteScope view = {cs->parent, i, cs->defs};
-                CteScope *saved = an->ctes;
-                an->ctes = &view;
-                d->in_progress = true;
-                Plan *p = an_select(an, d->cte->query, NULL);
-                d->in_progress = false;
-                an->ctes = saved;
+                Plan *p = d->in_progress ? cte_self_ref(an, d, loc) : cte_plan(an, cs, i);
                 if (p == NULL)
                     return -1;
                 const char *refname = rv->alias ? rv->alias : d->name;
@@ -221,7 +423,30 @@ static int range_var(Analyze *an, RangeVar *rv, FromItem *out)
     return 0;
 }
 
-static int range_subselect(Analyze *an, RangeSubselect *rs, FromItem *out)
+/* The lateral items' frame: lat's columns they read become outer values
+ * (Corr), as in a correlated subquery.  Inside a JOIN of a comma list,
+ * the comma items before it already have their frame (an_from_clause):
+ * the values read go there, and the whole JOIN is the LATERAL item. */
+static void lateral_begin(Analyze *an, Scope *lat, Corr *frame)
+{
+    if (an->corr != NULL && an->corr->outer == lat) {
+        frame->outer = NULL;    /* reused: lateral_end leaves it */
+        return;
+    }
+    *frame = (Corr){lat, NULL, an->corr};
+    an->corr = frame;
+}
+
+static void lateral_end(Analyze *an, Corr *frame, FromItem *out)
+{
+    if (frame->outer == NULL)
+        return;
+    an->corr = frame->up;
+    if (out != NULL)
+        out->lateral_args = frame->exprs;
+}
+
+static int range_subselect(Analyze *an, RangeSubselect *rs, FromItem *out, Scope *lat)
 {
     if (rs->alias == NULL) {
         bool values = rs->subquery->values != NULL && rs->subquery->op == SETOP_NONE;
@@ -232,9 +457,18 @@ static int range_subselect(Analyze *an, RangeSubselect *rs, FromItem *out)
                                       : "For example, FROM (SELECT ...) [AS] foo.");
         return -1;
     }
-    /* not LATERAL: the subquery sees the enclosing queries, not this FROM */
+    /* not LATERAL: the subquery sees the enclosing queries, not this FROM;
+     * LATERAL: the FROM items before it too */
     Scope *outer = an->scope ? an->scope->parent : NULL;
-    Plan *p = an_select(an, rs->subquery, outer);
+    Plan *p;
+    if (rs->lateral && lat != NULL) {
+        Corr frame;
+        lateral_begin(an, lat, &frame);
+        p = an_select(an, rs->subquery, lat);
+        lateral_end(an, &frame, out);
+    } else {
+        p = an_select(an, rs->subquery, outer);
+    }
     if (p == NULL)
         return -1;
     ScopeItem *it = new_item(an, rs->alias, p->ncols);
@@ -252,6 +486,29 @@ static int range_subselect(Analyze *an, RangeSubselect *rs, FromItem *out)
 }
 
 /* --------------------------------------------------------------- joins */
+
+/* A name of the left side's ranges, for the error of a LATERAL reference
+ * under a RIGHT or FULL join. */
+static const char *lateral_refname(const FromItem *l)
+{
+    for (int i = 0; i < list_len(l->items); i++) {
+        const ScopeItem *it = list_nth(l->items, i);
+        if (it->rel_visible)
+            return it->refname;
+    }
+    return "?";
+}
+
+/* jp, a LATERAL node, with its join type (INNER for CROSS) and the values
+ * its right plan reads. */
+static void lateral_set_args(Analyze *an, Plan *jp, JoinType type, List *args)
+{
+    jp->u.lateral.type = type == JOIN_LEFT ? JOIN_LEFT : JOIN_INNER;
+    jp->u.lateral.nargs = list_len(args);
+    jp->u.lateral.args = ARENA_ARRAY(an->a, Expr *, jp->u.lateral.nargs);
+    for (int k = 0; k < jp->u.lateral.nargs; k++)
+        jp->u.lateral.args[k] = list_nth(args, k);
+}
 
 /* The exposed column of f named name: its position in f's output, or -1
  * (-2 when there are several). */
@@ -300,17 +557,52 @@ static int check_unique_names(Analyze *an, List *a, List *b, int loc)
     return 0;
 }
 
-static int join_expr(Analyze *an, JoinExpr *j, FromItem *out)
+/* A JOIN; lat: the comma items before it, which its LATERAL items may
+ * read too (NULL: none). */
+static int join_expr(Analyze *an, JoinExpr *j, FromItem *out, Scope *lat)
 {
     FromItem l = {0}, r = {0};
-    if (from_item(an, j->larg, &l) < 0 || from_item(an, j->rarg, &r) < 0)
+    /* the nullable sides of an outer join (a recursive reference there is
+     * an error: cte_self_ref) */
+    bool lnull = j->jointype == JOIN_RIGHT || j->jointype == JOIN_FULL;
+    bool rnull = j->jointype == JOIN_LEFT || j->jointype == JOIN_FULL;
+    an->outer_joins += lnull;
+    int rc = from_item(an, j->larg, &l, lat);
+    an->outer_joins -= lnull;
+    if (rc < 0)
+        return -1;
+    /* the right side may be LATERAL over the left one (and lat) */
+    Scope rlat = {.parent = lat ? lat : an->scope ? an->scope->parent : NULL, .items = l.items,
+                  .from = l.plan};
+    an->outer_joins += rnull;
+    rc = from_item(an, j->rarg, &r, &rlat);
+    an->outer_joins -= rnull;
+    if (rc < 0)
         return -1;
     if (check_unique_names(an, l.items, r.items, j->rarg->location) < 0)
         return -1;
+    if (r.lateral_args != NULL && (j->jointype == JOIN_RIGHT || j->jointype == JOIN_FULL)) {
+        bool reads_left = false;
+        for (int k = 0; k < list_len(r.lateral_args); k++)
+            reads_left |= ((Expr *)list_nth(r.lateral_args, k))->kind != EXPR_OUTER;
+        if (!reads_left)
+            return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, j->rarg->location,
+                               "a LATERAL item under a RIGHT or FULL join that reads the FROM "
+                               "items before the join is not supported yet");
+        sl_error_at(an->err, ERRCODE_INVALID_COLUMN_REFERENCE, j->rarg->location,
+                    "invalid reference to FROM-clause entry for table \"%s\"",
+                    lateral_refname(&l));
+        sl_error_detail(an->err, "The combining JOIN type must be INNER or LEFT for a LATERAL "
+                                 "reference.");
+        return -1;
+    }
     int nl = l.plan->ncols, nr = r.plan->ncols;
-    Plan *jp = plan_new(an->a, PLAN_JOIN, l.plan, nl + nr);
+    Plan *jp = plan_new(an->a, r.lateral_args ? PLAN_LATERAL : PLAN_JOIN, l.plan, nl + nr);
     jp->right = r.plan;
-    jp->u.join.type = j->jointype;
+    if (r.lateral_args != NULL)
+        lateral_set_args(an, jp, j->jointype, r.lateral_args);
+    else
+        jp->u.join.type = j->jointype;
     for (int c = 0; c < nl; c++)
         plan_set_col(jp, c, l.plan->cols[c].name, l.plan->cols[c].type, l.plan->quals[c]);
     for (int c = 0; c < nr; c++)
@@ -441,7 +733,9 @@ static int join_expr(Analyze *an, JoinExpr *j, FromItem *out)
             cond = an_mk(an, EXPR_AND, sl_type(TYPE_BOOL), j->hdr.location, 2, args);
         }
     }
-    if (cond != NULL)
+    if (cond != NULL && jp->kind == PLAN_LATERAL)
+        jp->u.lateral.cond = cond;
+    else if (cond != NULL)
         plan_join_set_condition(an->a, jp, cond);
 
     /* the join's own range: merged, then the other columns of each side */
@@ -572,9 +866,10 @@ static int range_scalar_function(Analyze *an, RangeFunction *rf, FromItem *out)
 
 /* generate_series(start, stop [, step]) over integers and unnest(array),
  * the functions FROM takes (and range_srf's): their arguments may read
- * enclosing queries (a correlated subquery), not the FROM items beside
- * them (no LATERAL). */
-static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
+ * enclosing queries (a correlated subquery) and, as PostgreSQL's functions
+ * in FROM are LATERAL whether it is written or not, the FROM items before
+ * them (lat). */
+static int range_function(Analyze *an, RangeFunction *rf, FromItem *out, Scope *lat)
 {
     FuncCall *f = rf->func;
     int loc = rf->hdr.location, n = list_len(f->args);
@@ -604,21 +899,29 @@ static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
         return range_scalar_function(an, rf, out);
     Expr **args = arena_zalloc(an->a, sizeof(Expr *) * (size_t)(n > 3 ? n : 3));
     bool wide = false;
-    /* the arguments see the enclosing queries only (an empty level of
-     * their own makes any column they read an outer reference) */
+    /* the arguments see the enclosing queries and lat only (an empty level
+     * of their own makes any column they read an outer reference) */
     Scope *saved = an->scope;
-    Scope none = {.parent = saved ? saved->parent : NULL};
+    Scope none = {.parent = lat ? lat : saved ? saved->parent : NULL};
+    Corr frame;
+    if (lat != NULL)
+        lateral_begin(an, lat, &frame);
     an->scope = &none;
     bool integers = true;
-    for (int k = 0; k < n; k++) {
+    int failed = 0;
+    for (int k = 0; k < n && !failed; k++) {
         if ((args[k] = an_transform(an, list_nth(f->args, k))) == NULL) {
-            an->scope = saved;
-            return -1;
+            failed = 1;
+            break;
         }
         SlTypeId t = args[k]->type.id;
         integers &= t == TYPE_INT4 || t == TYPE_INT8 || t == TYPE_UNKNOWN;
     }
     an->scope = saved;
+    if (lat != NULL)
+        lateral_end(an, &frame, out);
+    if (failed)
+        return -1;
     if (!unnest && (strcmp(f->name, "generate_series") != 0 || n < 2 || n > 3 || !integers)) {
         if (rf->ordinality)
             return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
@@ -692,17 +995,19 @@ static int range_function(Analyze *an, RangeFunction *rf, FromItem *out)
     return 0;
 }
 
-static int from_item(Analyze *an, Node *n, FromItem *out)
+/* A FROM item; a LATERAL one (a subquery so marked, a function) may read
+ * the ranges of lat (NULL: none). */
+static int from_item(Analyze *an, Node *n, FromItem *out, Scope *lat)
 {
     switch (n->tag) {
     case T_RangeVar:
         return range_var(an, (RangeVar *)n, out);
     case T_RangeSubselect:
-        return range_subselect(an, (RangeSubselect *)n, out);
+        return range_subselect(an, (RangeSubselect *)n, out, lat);
     case T_RangeFunction:
-        return range_function(an, (RangeFunction *)n, out);
+        return range_function(an, (RangeFunction *)n, out, lat);
     case T_JoinExpr:
-        return join_expr(an, (JoinExpr *)n, out);
+        return join_expr(an, (JoinExpr *)n, out, lat);
     default:
         return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, n->location,
                            "this kind of FROM item is not supported yet");
@@ -715,7 +1020,18 @@ int an_from_clause(Analyze *an, List *from, Scope *scope)
     for (int i = 0; i < list_len(from); i++) {
         Node *n = list_nth(from, i);
         FromItem f = {0};
-        if (from_item(an, n, &f) < 0)
+        Scope lat = {.parent = an->scope ? an->scope->parent : NULL, .items = acc.items,
+                     .from = acc.plan};
+        /* a JOIN's LATERAL items may read the items before it: one frame
+         * for the whole JOIN (lateral_begin) */
+        Corr frame;
+        bool join = i > 0 && n->tag == T_JoinExpr;
+        if (join)
+            lateral_begin(an, &lat, &frame);
+        int rc = from_item(an, n, &f, i > 0 ? &lat : NULL);
+        if (join)
+            lateral_end(an, &frame, &f);
+        if (rc < 0)
             return -1;
         if (i == 0) {
             acc = f;
@@ -723,11 +1039,15 @@ int an_from_clause(Analyze *an, List *from, Scope *scope)
         }
         if (check_unique_names(an, acc.items, f.items, n->location) < 0)
             return -1;
-        /* a comma is a cross join; WHERE conditions are pushed into it later */
+        /* a comma is a cross join; WHERE conditions are pushed into it
+         * later; a LATERAL item that reads the items before it runs per row */
         int nl = acc.plan->ncols, nr = f.plan->ncols;
-        Plan *jp = plan_new(an->a, PLAN_JOIN, acc.plan, nl + nr);
+        Plan *jp = plan_new(an->a, f.lateral_args ? PLAN_LATERAL : PLAN_JOIN, acc.plan, nl + nr);
         jp->right = f.plan;
-        jp->u.join.type = JOIN_CROSS;
+        if (f.lateral_args != NULL)
+            lateral_set_args(an, jp, JOIN_CROSS, f.lateral_args);
+        else
+            jp->u.join.type = JOIN_CROSS;
         for (int c = 0; c < nl; c++)
             plan_set_col(jp, c, acc.plan->cols[c].name, acc.plan->cols[c].type,
                          acc.plan->quals[c]);

@@ -52,6 +52,12 @@ typedef struct Analyze {
     List       *deps;       /* of const CatRelation *: relations read or written */
     Corr       *corr;       /* the innermost subquery being analyzed, or NULL */
     int         ncorrelated;/* correlated subqueries made (they run per row) */
+    int         sublinks;   /* subqueries in expressions being analyzed */
+    int         outer_joins;/* nullable sides of outer joins being analyzed */
+    int         rec_intersect, rec_except;  /* arms of INTERSECT ALL, EXCEPT
+                                   [ALL] where a recursive reference may not be */
+    int         nworktables;/* WITH RECURSIVE working tables made */
+    struct CteDef *cte_active;  /* the WITH query being analyzed, or NULL */
     bool        on_loop;    /* reads a system relation or calls a loop function */
     struct AnWindows *win;  /* the window calls of the query level, or NULL */
     bool        srf_ok;     /* set-returning calls may go here (a select list,
@@ -104,17 +110,35 @@ struct Scope {
     SlType window_type;
 };
 
-/* WITH queries visible at a point, innermost first. */
+/* WITH queries visible at a point, innermost first.  While a WITH
+ * RECURSIVE query is analyzed, state says which part (analyze_from.c's
+ * cte_plan): a reference to it from its recursive term is a WORKTABLE of
+ * wt_id with wt's columns; from anywhere else an error. */
+typedef enum CteState {
+    CTE_IDLE, CTE_NOT_UNION, CTE_NONRECURSIVE_TERM, CTE_RECURSIVE_TERM
+} CteState;
+
 typedef struct CteDef {
     const char      *name;
     CommonTableExpr *cte;
     bool             in_progress;   /* being analyzed: a reference is recursion */
+    CteState         state;
+    int              wt_id;
+    Plan            *wt;            /* the non-recursive term (its columns) */
+    int              nrefs;         /* references from the recursive term */
+    int              sublinks;      /* an->sublinks, an->outer_joins, ... at its start */
+    int              outer_joins;
+    int              rec_intersect, rec_except;
+    Plan            *shared;        /* run once for all references, or NULL */
 } CteDef;
 
 struct CteScope {
     CteScope *parent;
     int       n;
     CteDef   *defs;
+    bool      recursive;    /* WITH RECURSIVE: each query sees them all */
+    Scope    *outer;        /* the enclosing queries of the query that has
+                               the WITH clause: what its queries see */
 };
 
 /* The aggregates of one query level, while its expressions are analyzed:
@@ -146,6 +170,16 @@ int   an_expand_star(Analyze *an, const char *qual, int loc, int **cols, int *nc
 /* A SELECT / VALUES / set operation -> its plan; names of the output
  * columns in plan->cols. */
 Plan *an_select(Analyze *an, SelectStmt *s, Scope *parent);
+/* The WITH clause of s made visible (an->ctes = cs; the caller restores
+ * it); its queries see outer, s's enclosing queries.  0, or -1 (42712). */
+int   an_push_ctes(Analyze *an, SelectStmt *s, CteScope *cs, Scope *outer);
+/* An arm of a set operation: as an_select, but unknown-typed outputs stay
+ * unknown (the other arm types them). */
+Plan *an_select_arm(Analyze *an, SelectStmt *s, Scope *parent);
+/* The column types of l op r (UNION ...): PostgreSQL's resolution of a set
+ * operation's columns, 42804 at loc when two cannot be matched. */
+int   an_setop_types(Analyze *an, const char *what, const Plan *l, const Plan *r, int loc,
+                     SlType *types);
 /* Plan pieces of analyze_select.c that analyze_window.c builds with: a
  * column of p, a Project of exprs over child, a Sort of child. */
 typedef struct SortSpec {
@@ -165,6 +199,9 @@ Plan *an_project_set(Analyze *an, Plan *child, Expr **exprs, int n);
 Plan *an_sort_plan(Analyze *an, Plan *child, const SortSpec *specs, int n);
 void  an_sort_dir(const SortBy *sb, SortSpec *sp);
 Expr *an_sublink(Analyze *an, SubLink *s);
+/* Whether args read columns of enclosing queries and none of their own
+ * level's (an aggregate over them is the enclosing query's). */
+bool  an_reads_outer_only(Expr *const *args, int n);
 /* A select list (* expanded) over the current scope; unknowns become text. */
 int   an_target_list(Analyze *an, List *targets, Expr ***exprs, const char ***names, int *n);
 /* A Project of p's columns cast to types (NULL when no cast is needed). */

@@ -349,15 +349,16 @@ static Plan *copy_cols(Analyze *an, PlanKind kind, Plan *child)
     return p;
 }
 
-/* LIMIT / OFFSET: an expression of no column, as bigint. */
-static Expr *limit_expr(Analyze *an, Node *n, const char *what)
+/* LIMIT / OFFSET: an expression of no column of its query (parent's, an
+ * enclosing query's, are outer values), as bigint. */
+static Expr *limit_expr(Analyze *an, Node *n, const char *what, Scope *parent)
 {
     if (n == NULL)
         return NULL;
     Scope *saved = an->scope;
     AggCollect *saved_agg = an->agg;
     const char *saved_ref = an->agg_refusal;
-    Scope none = {.parent = NULL};
+    Scope none = {.parent = parent};
     an->scope = &none;
     an->agg = NULL;
     an->agg_refusal = what;
@@ -378,21 +379,22 @@ static Expr *limit_expr(Analyze *an, Node *n, const char *what)
     return an_coerce(an, e, sl_type(TYPE_INT8), COERCE_EXPLICIT, e->location);
 }
 
-static Plan *limit_plan(Analyze *an, Plan *child, Node *limit, Node *offset)
+static Plan *limit_plan(Analyze *an, Plan *child, Node *limit, Node *offset, Scope *parent)
 {
     if (limit == NULL && offset == NULL)
         return child;
     Plan *p = copy_cols(an, PLAN_LIMIT, child);
-    if (limit != NULL && (p->u.limit.count = limit_expr(an, limit, "LIMIT")) == NULL)
+    if (limit != NULL && (p->u.limit.count = limit_expr(an, limit, "LIMIT", parent)) == NULL)
         return NULL;
-    if (offset != NULL && (p->u.limit.offset = limit_expr(an, offset, "OFFSET")) == NULL)
+    if (offset != NULL &&
+        (p->u.limit.offset = limit_expr(an, offset, "OFFSET", parent)) == NULL)
         return NULL;
     return p;
 }
 
 /* ORDER BY / LIMIT over the output of a set operation or VALUES: only
  * output names and positions. */
-static Plan *sort_by_output(Analyze *an, Plan *p, SelectStmt *s)
+static Plan *sort_by_output(Analyze *an, Plan *p, SelectStmt *s, Scope *parent)
 {
     int n = list_len(s->sort);
     if (n > 0) {
@@ -433,7 +435,7 @@ static Plan *sort_by_output(Analyze *an, Plan *p, SelectStmt *s)
         }
         p = an_sort_plan(an, p, specs, n);
     }
-    return limit_plan(an, p, s->limit, s->offset);
+    return limit_plan(an, p, s->limit, s->offset, parent);
 }
 
 /* ---------------------------------------------------------- plain SELECT */
@@ -619,7 +621,7 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
         d->u.distinct.keys = on_cols;
         top = d;
     }
-    if ((top = limit_plan(an, top, s->limit, s->offset)) == NULL)
+    if ((top = limit_plan(an, top, s->limit, s->offset, parent)) == NULL)
         goto out;
     if (ncols > nt) {
         /* drop the hidden ORDER BY columns */
@@ -750,28 +752,10 @@ wrap:;
     return an_project(an, p, exprs, names, p->ncols);
 }
 
-static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
+int an_setop_types(Analyze *an, const char *what, const Plan *l, const Plan *r, int loc,
+                   SlType *types)
 {
-    static const char *const opnames[] = {"", "UNION", "INTERSECT", "EXCEPT"};
-    const char *what = opnames[s->op];
-    Plan *l = select_arm(an, s->larg, parent, true);
-    Plan *r = l ? select_arm(an, s->rarg, parent, true) : NULL;
-    if (r == NULL)
-        return NULL;
-    if (l->ncols != r->ncols) {
-        /* PostgreSQL points at the right query's first column */
-        int loc = s->rarg->hdr.location;
-        if (s->rarg->op == SETOP_NONE && s->rarg->targets != NULL)
-            loc = ((Node *)list_nth(s->rarg->targets, 0))->location;
-        else if (s->rarg->op == SETOP_NONE && s->rarg->values != NULL)
-            loc = ((Node *)list_nth(list_nth(s->rarg->values, 0), 0))->location;
-        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc,
-                    "each %s query must have the same number of columns", what);
-        return NULL;
-    }
-    int n = l->ncols;
-    SlType *types = ARENA_ARRAY(an->a, SlType, n ? n : 1);
-    for (int c = 0; c < n; c++) {
+    for (int c = 0; c < l->ncols; c++) {
         SlTypeId a = l->cols[c].type.id, b = r->cols[c].type.id;
         SlTypeId t = a;
         if (a == TYPE_UNKNOWN)
@@ -779,11 +763,11 @@ static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
         else if (b != TYPE_UNKNOWN && a != b) {
             if (type_category(a) != type_category(b)) {
                 char b1[96], b2[96];
-                sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, s->rarg->hdr.location,
+                sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
                             "%s types %s and %s cannot be matched", what,
                             type_display(l->cols[c].type, b1, sizeof(b1)),
                             type_display(r->cols[c].type, b2, sizeof(b2)));
-                return NULL;
+                return -1;
             }
             if (!type_is_preferred(a) && ex_can_coerce(a, b) && !ex_can_coerce(b, a))
                 t = b;
@@ -800,10 +784,10 @@ static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
                 et = re;
             else if (le != re && !ex_can_coerce(re, le)) {
                 char b1[96], b2[96];
-                sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, s->rarg->hdr.location,
+                sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
                             "%s types %s and %s cannot be matched", what,
                             type_format(la, b1, sizeof(b1)), type_format(ra, b2, sizeof(b2)));
-                return NULL;
+                return -1;
             }
             types[c] = sl_array_type(et, -1);
         }
@@ -811,6 +795,47 @@ static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
             l->cols[c].type.typmod == r->cols[c].type.typmod)
             types[c].typmod = l->cols[c].type.typmod;
     }
+    return 0;
+}
+
+Plan *an_select_arm(Analyze *an, SelectStmt *s, Scope *parent)
+{
+    return select_arm(an, s, parent, true);
+}
+
+static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
+{
+    static const char *const opnames[] = {"", "UNION", "INTERSECT", "EXCEPT"};
+    const char *what = opnames[s->op];
+    /* where a recursive reference may not be (analyze_from.c's
+     * cte_self_ref): both arms of INTERSECT ALL and EXCEPT ALL, the right
+     * arm of EXCEPT */
+    bool intersect = s->op == SETOP_INTERSECT && s->all;
+    bool except_l = s->op == SETOP_EXCEPT && s->all, except_r = s->op == SETOP_EXCEPT;
+    an->rec_intersect += intersect;
+    an->rec_except += except_l;
+    Plan *l = select_arm(an, s->larg, parent, true);
+    an->rec_except += except_r - except_l;
+    Plan *r = l ? select_arm(an, s->rarg, parent, true) : NULL;
+    an->rec_intersect -= intersect;
+    an->rec_except -= except_r;
+    if (r == NULL)
+        return NULL;
+    if (l->ncols != r->ncols) {
+        /* PostgreSQL points at the right query's first column */
+        int loc = s->rarg->hdr.location;
+        if (s->rarg->op == SETOP_NONE && s->rarg->targets != NULL)
+            loc = ((Node *)list_nth(s->rarg->targets, 0))->location;
+        else if (s->rarg->op == SETOP_NONE && s->rarg->values != NULL)
+            loc = ((Node *)list_nth(list_nth(s->rarg->values, 0), 0))->location;
+        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc,
+                    "each %s query must have the same number of columns", what);
+        return NULL;
+    }
+    int n = l->ncols;
+    SlType *types = ARENA_ARRAY(an->a, SlType, n ? n : 1);
+    if (an_setop_types(an, what, l, r, s->rarg->hdr.location, types) < 0)
+        return NULL;
     if ((l = an_coerce_plan(an, l, types, what)) == NULL ||
         (r = an_coerce_plan(an, r, types, what)) == NULL)
         return NULL;
@@ -825,14 +850,13 @@ static Plan *setop_plan(Analyze *an, SelectStmt *s, Scope *parent)
 
 /* ------------------------------------------------------------- entry */
 
-static int push_ctes(Analyze *an, SelectStmt *s, CteScope *cs)
+int an_push_ctes(Analyze *an, SelectStmt *s, CteScope *cs, Scope *outer)
 {
-    if (s->recursive)
-        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->hdr.location,
-                           "WITH RECURSIVE is not supported yet");
     int n = list_len(s->with);
     cs->parent = an->ctes;
     cs->n = n;
+    cs->recursive = s->recursive;
+    cs->outer = outer;
     cs->defs = ARENA_ARRAY(an->a, CteDef, n ? n : 1);
     for (int i = 0; i < n; i++) {
         CommonTableExpr *c = list_nth(s->with, i);
@@ -840,7 +864,10 @@ static int push_ctes(Analyze *an, SelectStmt *s, CteScope *cs)
             if (strcmp(cs->defs[k].name, c->name) == 0)
                 return sl_error_at(an->err, ERRCODE_DUPLICATE_ALIAS, c->hdr.location,
                                    "WITH query name \"%s\" specified more than once", c->name);
-        cs->defs[i] = (CteDef){c->name, c, false};
+        if (c->search_cycle_loc >= 0)
+            return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, c->search_cycle_loc,
+                               "SEARCH and CYCLE clauses of WITH queries are not supported yet");
+        cs->defs[i] = (CteDef){.name = c->name, .cte = c};
     }
     an->ctes = cs;
     return 0;
@@ -857,14 +884,14 @@ static Plan *select_arm(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
     CteScope cs;
     CteScope *saved = an->ctes;
     Plan *p = NULL;
-    if (s->with != NULL && push_ctes(an, s, &cs) < 0)
+    if (s->with != NULL && an_push_ctes(an, s, &cs, parent) < 0)
         goto out;
     if (s->op != SETOP_NONE) {
         if ((p = setop_plan(an, s, parent)) != NULL)
-            p = sort_by_output(an, p, s);
+            p = sort_by_output(an, p, s, parent);
     } else if (s->values != NULL) {
         if ((p = values_plan(an, s, parent)) != NULL)
-            p = sort_by_output(an, p, s);
+            p = sort_by_output(an, p, s, parent);
     } else {
         p = simple_select(an, s, parent, arm);
     }
@@ -912,11 +939,35 @@ int an_select_stmt(Analyze *an, SelectStmt *s, Query *q)
 
 /* ------------------------------------------------------------ subqueries */
 
+static void reads(const Expr *e, bool *outer, bool *local)
+{
+    if (e == NULL)
+        return;
+    if (e->kind == EXPR_OUTER)
+        *outer = true;
+    else if (e->kind == EXPR_COLUMN)
+        *local = true;
+    else if (e->kind == EXPR_SUBPLAN && e->subplan != NULL)
+        *local = true;      /* a correlated subquery: its own reads aside */
+    for (int i = 0; i < e->nargs; i++)
+        reads(e->args[i], outer, local);
+}
+
+bool an_reads_outer_only(Expr *const *args, int n)
+{
+    bool outer = false, local = false;
+    for (int i = 0; i < n; i++)
+        reads(args[i], &outer, &local);
+    return outer && !local;
+}
+
 Expr *an_sublink(Analyze *an, SubLink *s)
 {
     int loc = s->hdr.location;
+    bool quant = s->type == SUBLINK_IN || s->type == SUBLINK_ALL;
+    const char *op = s->op ? s->op : "=";
     Expr *test = NULL;
-    if (s->type == SUBLINK_IN && (test = an_transform(an, s->testexpr)) == NULL)
+    if (quant && (test = an_transform(an, s->testexpr)) == NULL)
         return NULL;
     /* the subquery is a query level of its own, inside this one */
     AggCollect *saved_agg = an->agg;
@@ -925,7 +976,9 @@ Expr *an_sublink(Analyze *an, SubLink *s)
     an->agg_refusal = NULL;
     Corr frame = {an->scope, NULL, an->corr};
     an->corr = &frame;
+    an->sublinks++;
     Plan *p = an_select(an, s->subselect, an->scope);
+    an->sublinks--;
     an->corr = frame.up;
     an->agg = saved_agg;
     an->agg_refusal = saved_ref;
@@ -933,8 +986,8 @@ Expr *an_sublink(Analyze *an, SubLink *s)
         return NULL;
     if (s->type != SUBLINK_EXISTS && p->ncols != 1) {
         sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, loc,
-                    s->type == SUBLINK_IN && p->ncols > 1 ? "subquery has too many columns"
-                                                          : "subquery must return only one column");
+                    quant && p->ncols > 1 ? "subquery has too many columns"
+                                          : "subquery must return only one column");
         return NULL;
     }
     if (s->type == SUBLINK_ARRAY && p->cols[0].type.id == TYPE_ARRAY) {
@@ -942,24 +995,46 @@ Expr *an_sublink(Analyze *an, SubLink *s)
                     "multidimensional arrays are not supported yet");
         return NULL;
     }
-    if (frame.exprs != NULL) {
-        /* correlated: the plan runs per row, reading these outer values */
-        if (s->type == SUBLINK_IN) {
-            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
-                        "correlated IN subqueries are not supported yet");
+    /* x op ANY / ALL: the operator over x and the column, which is cast to
+     * what the operator reads */
+    const FuncDesc *fd = NULL;
+    if (quant) {
+        Expr *probe = an_mk(an, EXPR_COLUMN, p->cols[0].type, loc, 0, NULL);
+        Expr *args[2] = {test, probe};
+        if ((fd = an_resolve(an, op, true, args, 2, loc)) == NULL)
+            return NULL;
+        test = args[0];     /* arrays: typed by an_resolve */
+        if (fd->ret != TYPE_BOOL) {
+            sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
+                        "operator %s must return type boolean, not type %s", op,
+                        type_name(fd->ret));
             return NULL;
         }
-        int n = list_len(frame.exprs);
-        Expr **args = ARENA_ARRAY(an->a, Expr *, n);
+        if ((test = an_coerce(an, test, sl_type(fd->kargs[0]), COERCE_IMPLICIT,
+                              test->location)) == NULL)
+            return NULL;
+        SlType want = fd->kargs[1] == TYPE_ARRAY ? args[1]->type : sl_type(fd->kargs[1]);
+        if ((p = an_coerce_plan(an, p, &want, s->type == SUBLINK_ALL ? "ALL" : "IN")) == NULL)
+            return NULL;
+    }
+    if (frame.exprs != NULL) {
+        /* correlated: the plan runs per row, reading these outer values
+         * (after x, for ANY / ALL) */
+        int n = list_len(frame.exprs), off = quant ? 1 : 0;
+        Expr **args = ARENA_ARRAY(an->a, Expr *, n + off);
+        if (quant)
+            args[0] = test;
         for (int k = 0; k < n; k++)
-            args[k] = list_nth(frame.exprs, k);
+            args[off + k] = list_nth(frame.exprs, k);
         SlTypeId et = p->cols[0].type.id == TYPE_UNKNOWN ? TYPE_TEXT : p->cols[0].type.id;
-        SlType t = s->type == SUBLINK_EXPR     ? p->cols[0].type
-                   : s->type == SUBLINK_EXISTS ? sl_type(TYPE_BOOL) : sl_array_type(et, -1);
-        Expr *e = an_mk(an, EXPR_SUBPLAN, t, loc, n, args);
+        SlType t = s->type == SUBLINK_EXPR    ? p->cols[0].type
+                   : s->type == SUBLINK_ARRAY ? sl_array_type(et, -1) : sl_type(TYPE_BOOL);
+        Expr *e = an_mk(an, EXPR_SUBPLAN, t, loc, n + off, args);
         e->subkind = s->type;
         e->subplan = p;
         e->index = -1;
+        e->fn = fd;
+        e->negate = s->negate;
         an->ncorrelated++;
         return e;
     }
@@ -979,24 +1054,7 @@ Expr *an_sublink(Analyze *an, SubLink *s)
         ip->type = sl_type(TYPE_BOOL);
         e = an_mk(an, EXPR_SUBPLAN, ip->type, loc, 0, NULL);
     } else {
-        Expr *probe = an_mk(an, EXPR_COLUMN, p->cols[0].type, loc, 0, NULL);
-        Expr *args[2] = {test, probe};
-        const FuncDesc *fd = an_resolve(an, "=", true, args, 2, loc);
-        if (fd == NULL)
-            return NULL;
-        test = args[0];     /* arrays: typed by an_resolve */
-        if (fd->ret != TYPE_BOOL) {
-            sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
-                        "operator = must return type boolean, not type %s", type_name(fd->ret));
-            return NULL;
-        }
-        if ((test = an_coerce(an, test, sl_type(fd->kargs[0]), COERCE_IMPLICIT,
-                              test->location)) == NULL)
-            return NULL;
-        SlType want = fd->kargs[1] == TYPE_ARRAY ? args[1]->type : sl_type(fd->kargs[1]);
-        if ((p = an_coerce_plan(an, p, &want, "IN")) == NULL)
-            return NULL;
-        ip->type = want;
+        ip->type = p->cols[0].type;
         e = an_mk(an, EXPR_SUBPLAN, sl_type(TYPE_BOOL), loc, 1, &test);
         e->fn = fd;
         e->negate = s->negate;

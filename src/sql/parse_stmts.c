@@ -7,11 +7,11 @@
  *   select_set_limit, select_set_with, select_set_distinct_on,
  *   make_sort_by, make_cte                                   queries
  *   make_range_var_alias, make_range_subselect, make_range_function,
- *   range_function_set_ordinality,
+ *   range_function_set_ordinality, range_set_lateral,
  *   make_array_type, make_array_expr, make_array_multidim, make_array_slice,
  *   make_join,
  *   join_set_alias                                          FROM items
- *   make_sublink, make_set_to_default, func_set_filter,
+ *   make_sublink, make_sublink_op, make_set_to_default, func_set_filter,
  *   func_set_order, func_set_over, func_set_window,
  *   make_window_def, window_def_ref, window_def_name, make_frame,
  *   make_frame_bound                                        expression pieces
@@ -138,12 +138,15 @@ Node *make_sort_by(Parse *p, Node *e, SortDir dir, SortNulls nulls)
     return &s->hdr;
 }
 
-Node *make_cte(Parse *p, const Token *name, List *cols, Node *query)
+Node *make_cte(Parse *p, const Token *name, List *cols, Node *query, int materialize,
+               int search_cycle_loc)
 {
     CommonTableExpr *c = NEW_NODE(p, CommonTableExpr, name->offset);
     c->name = name->z;
     c->colnames = cols;
     c->query = (SelectStmt *)query;
+    c->materialize = (CTEMaterialize)materialize;
+    c->search_cycle_loc = search_cycle_loc;
     return &c->hdr;
 }
 
@@ -178,6 +181,16 @@ Node *make_range_function(Parse *p, Node *func, AliasSpec alias)
     r->alias = alias.name;
     r->colnames = alias.cols;
     return &r->hdr;
+}
+
+Node *range_set_lateral(Parse *p, Node *r)
+{
+    SL_UNUSED(p);
+    if (IS_A(r, RangeSubselect))
+        ((RangeSubselect *)r)->lateral = true;
+    else
+        ((RangeFunction *)r)->lateral = true;
+    return r;
 }
 
 Node *range_function_set_ordinality(Parse *p, Node *rf)
@@ -243,6 +256,14 @@ Node *make_sublink(Parse *p, SubLinkType type, bool negate, Node *test, Node *su
     s->negate = negate;
     s->testexpr = test;
     s->subselect = (SelectStmt *)sub;
+    return &s->hdr;
+}
+
+/* x op ANY (subquery) (SUBLINK_IN), x op ALL (subquery) (SUBLINK_ALL). */
+Node *make_sublink_op(Parse *p, SubLinkType type, const char *op, Node *test, Node *sub, int loc)
+{
+    SubLink *s = (SubLink *)make_sublink(p, type, false, test, sub, loc);
+    s->op = op;
     return &s->hdr;
 }
 

@@ -184,12 +184,14 @@ Node *select_set_with(Parse *p, Node *sel, WithSpec with);
 Node *select_set_distinct_on(Parse *p, Node *sel, List *on);
 Node *select_set_parens(Parse *p, Node *sel, int loc);
 Node *make_sort_by(Parse *p, Node *e, SortDir dir, SortNulls nulls);
-Node *make_cte(Parse *p, const Token *name, List *cols, Node *query);
+Node *make_cte(Parse *p, const Token *name, List *cols, Node *query, int materialize,
+               int search_cycle_loc);
 Node *make_range_var_alias(Parse *p, Names names, AliasSpec alias);
 Node *make_range_subselect(Parse *p, Node *sub, AliasSpec alias, int loc);
 Node *make_range_function(Parse *p, Node *func, AliasSpec alias);
 /* f(...) WITH ORDINALITY: a bigint column numbering the rows from 1 */
 Node *range_function_set_ordinality(Parse *p, Node *rf);
+Node *range_set_lateral(Parse *p, Node *r);
 /* type[]: an array type (types.h, TYPE_ARRAY); type[][] is the same */
 Node *make_array_type(Parse *p, Node *type);
 /* ARRAY[elems] (elems NULL: ARRAY[]) and a[lo:hi] (NULL: bound omitted) */
@@ -201,6 +203,7 @@ Node *make_array_multidim(Parse *p, int loc);
 Node *make_join(Parse *p, JoinType type, bool natural, Node *l, Node *r, JoinQual q);
 Node *join_set_alias(Parse *p, Node *join, AliasSpec alias);
 Node *make_sublink(Parse *p, SubLinkType type, bool negate, Node *test, Node *sub, int loc);
+Node *make_sublink_op(Parse *p, SubLinkType type, const char *op, Node *test, Node *sub, int loc);
 Node *make_set_to_default(Parse *p, const Token *t);
 Node *func_set_filter(Parse *p, Node *func, Node *filter);
 Node *func_set_order(Parse *p, Node *func, List *order);

@@ -1,0 +1,1 @@
+select g.a, s.x from (values (1, 3), (2, 0)) g(a, n), lateral (select x from generate_series(1, g.n) x order by x desc limit 2) s left join lateral unnest(array[s.x, g.a]) u on true

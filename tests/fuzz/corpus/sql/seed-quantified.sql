@@ -1,0 +1,1 @@
+select x, x > all (select v from (values (1), (null), (3)) t(v)), x <= any (select v from (values (2)) t(v) where v > x), x not in (select v from (values (1), (2)) t(v) where v <> x) from (values (0), (2), (null::int)) l(x)

@@ -1,0 +1,1 @@
+with recursive r(n, p) as (select 1, array[1] union all select n + 1, p || (n + 1) from r where n < 6), s(k) as (select 1 union select k % 4 + 1 from s) select r.n, r.p, s.k from r, s
