@@ -21,6 +21,7 @@ import time
 import psycopg
 import pytest
 
+from helpers import wait_for
 from pgwire_raw import (CANCEL_REQUEST, Raw, bind, data_row, error_fields, execute, flush,
                         message, parse, query, sync)
 from test_pgwire_limits import backend_key, rss_kib
@@ -236,6 +237,54 @@ def test_max_memory_bounds_all_statements_together(sluiced):
     with connect_u(server) as conn:
         assert_out_of_memory(conn, CROSS_JOIN, "max_memory (64MB)")
         assert conn.execute("SELECT 1").fetchall() == [(1,)]
+
+
+WIDE_FROM = "SELECT count(*) FROM " + ", ".join(
+    f"(VALUES (1)) v{i}(x{i})" for i in range(2000))
+
+
+def prepare_wide(conn):
+    """Parse of WIDE_FROM as the named statement "wide": "ok", or the
+    SQLSTATE and the bound its detail names."""
+    res = conn.pgconn.prepare(b"wide", WIDE_FROM.encode())
+    if res.status == psycopg.pq.ExecStatus.COMMAND_OK:
+        return "ok"
+    state = res.error_field(psycopg.pq.DiagnosticField.SQLSTATE).decode()
+    detail = (res.error_field(psycopg.pq.DiagnosticField.MESSAGE_DETAIL) or b"").decode()
+    return f"{state} {detail[detail.find('max_memory'):].rstrip('.')}"
+
+
+@pytest.mark.timeout(180)
+def test_planning_is_bounded_by_statement_mem_and_max_memory(sluiced):
+    """The analysis and plan of a statement count too: a FROM list of 2,000
+    items plans to millions of columns (about 100 MB), which EXPLAIN alone
+    builds.  Past statement_mem it ends with 53200 before running; and the
+    plans that sessions hold at once count against --max-memory, so
+    sessions preparing such statements together cannot pass it (before,
+    25 of them held 2.7 GB under --max-memory 512MB)."""
+    server = sluiced("--max-memory", "256MB")
+    make_role_u(server)
+    with connect_u(server) as conn:
+        conn.execute("SET statement_mem = '32MB'")
+        assert_out_of_memory(conn, "EXPLAIN " + WIDE_FROM, "statement_mem (32MB)")
+        conn.execute("RESET statement_mem")
+        plan = conn.execute("EXPLAIN " + WIDE_FROM).fetchall()
+        assert len(plan) > 2000
+        # a named prepared statement (Parse) holds its plan: two fit under
+        # 256MB, the sessions that prepare more than that at once end with
+        # 53200
+        conns = [connect_u(server) for _ in range(6)]
+        try:
+            got = [prepare_wide(c) for c in conns]
+            assert got[0] == "ok" and "53200 max_memory (256MB)" in got, got
+        finally:
+            for c in conns:
+                c.close()
+        # the plans went with their sessions (closed on the loop, soon
+        # after the clients hang up): one prepares again
+        assert wait_for(lambda: prepare_wide(conn), "ok", timeout=20) == "ok"
+        assert conn.execute("SELECT 1").fetchall() == [(1,)]
+    assert server.alive()
 
 
 @pytest.mark.timeout(60)

@@ -282,7 +282,19 @@ int rt_prepare(Runtime *rt, Arena *a, const char *sql, const RawStmt *raw,
 {
     Query *q;
     Catalog *cat = cat_of(rt);
-    if (analyze(rt, a, sql, raw, param_types, nparam_types, &q, err) < 0)
+    /* The analysis and its plan are charged to an account of their own,
+     * with statement_mem and the server's max_memory, for as long as the
+     * prepared statement lives (its arena holds the account): a plan that
+     * grows past either (a join of thousands of FROM items) ends with
+     * 53200 (the analyzer checks as it builds a FROM list), and the
+     * statements prepared at once cannot hold more than max_memory. */
+    SlMemAccount *acct = sl_mem_account_new(settings_statement_mem(settings_current()));
+    arena_set_account(a, acct);
+    sl_mem_account_unref(acct);         /* the arena's reference keeps it */
+    int rc = analyze(rt, a, sql, raw, param_types, nparam_types, &q, err);
+    if (rc == 0 && sl_mem_exceeded(acct) != SL_MEM_OK)
+        rc = ex_out_of_memory(err, acct);
+    if (rc < 0)
         return -1;
     Prepared *p = ARENA_NEW(a, Prepared);
     p->rt = rt;

@@ -37,6 +37,8 @@
  * joined by a LATERAL node whose args are the values read.
  */
 #include "sql/analyze_int.h"
+#include "sluice/functions.h"
+#include "sluice/memacct.h"
 
 #include <stdio.h>
 
@@ -1039,6 +1041,11 @@ int an_from_clause(Analyze *an, List *from, Scope *scope)
         }
         if (check_unique_names(an, acc.items, f.items, n->location) < 0)
             return -1;
+        /* Each join of the list copies the columns before it: a list of
+         * thousands of items is a plan of millions of columns, charged to
+         * the statement's account (rt_prepare), checked here. */
+        if (an->a->acct != NULL && sl_mem_exceeded(an->a->acct) != SL_MEM_OK)
+            return ex_out_of_memory(an->err, an->a->acct);
         /* a comma is a cross join; WHERE conditions are pushed into it
          * later; a LATERAL item that reads the items before it runs per row */
         int nl = acc.plan->ncols, nr = f.plan->ncols;
