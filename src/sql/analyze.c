@@ -635,6 +635,8 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
         return an_window_call(an, f);
     if (an_is_aggregate_name(f))
         return an_aggregate(an, f);
+    if (f->qual == NULL && strcmp(f->name, "grouping") == 0)
+        return an_grouping_call(an, f);
     if ((f->distinct || f->filter || f->agg_order) && ex_func_exists(f->name, false)) {
         const char *what = f->distinct ? "DISTINCT" : f->filter ? "FILTER" : "ORDER BY";
         sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, loc,

@@ -10,7 +10,8 @@
  *   an_agg_finish          the Aggregate node's columns, after adding the
  *                          columns functionally dependent on a grouped key
  *   an_agg_rewrite         an expression over the FROM output -> the same
- *                          over the Aggregate node's output
+ *                          over the Aggregate node's output (grouping()
+ *                          calls: analyze_grouping.c's columns, or 0)
  *
  * As in PostgreSQL (parse_agg.c): aggregates cannot nest, are refused in
  * WHERE, JOIN conditions, GROUP BY, FILTER and VALUES (42803), and a column
@@ -247,18 +248,38 @@ static int group_index(const Plan *agg, const Expr *e)
     return -1;
 }
 
-static bool grouped_column(const Plan *agg, int colidx)
+/* Is group g in every grouping set (true without sets)? */
+static bool in_every_set(const AggCollect *calls, int g)
+{
+    if (calls->sets == NULL)
+        return true;
+    for (int s = 0; s < calls->sets->n; s++) {
+        const AnGroupSet *set = &calls->sets->sets[s];
+        bool has = false;
+        for (int i = 0; i < set->n && !has; i++)
+            has = set->idx[i] == g;
+        if (!has)
+            return false;
+    }
+    return true;
+}
+
+/* Is input column colidx a group key (of every grouping set)? */
+static bool grouped_column(const Plan *agg, const AggCollect *calls, int colidx)
 {
     for (int g = 0; g < agg->u.agg.ngroups; g++) {
         const Expr *ge = agg->u.agg.groups[g];
-        if (ge->kind == EXPR_COLUMN && ge->subkind == COLREF_PLAIN && ge->index == colidx)
+        if (ge->kind == EXPR_COLUMN && ge->subkind == COLREF_PLAIN && ge->index == colidx &&
+            in_every_set(calls, g))
             return true;
     }
     return false;
 }
 
-/* Is column colidx of a table whose whole primary key is grouped? */
-static bool functionally_dependent(const Plan *agg, const Scope *scope, int colidx)
+/* Is column colidx of a table whose whole primary key is grouped (in
+ * every grouping set, as PostgreSQL asks)? */
+static bool functionally_dependent(const Plan *agg, const AggCollect *calls,
+                                   const Scope *scope, int colidx)
 {
     for (int i = 0; i < list_len(scope->items); i++) {
         const ScopeItem *it = list_nth(scope->items, i);
@@ -271,7 +292,7 @@ static bool functionally_dependent(const Plan *agg, const Scope *scope, int coli
             continue;
         bool all = true;
         for (int k = 0; k < it->rel->npk && all; k++)
-            all = grouped_column(agg, it->colidx[it->rel->pk[k]]);
+            all = grouped_column(agg, calls, it->colidx[it->rel->pk[k]]);
         if (all)
             return true;
     }
@@ -289,7 +310,8 @@ static void add_group(Analyze *an, Plan *agg, Expr *e)
     agg->u.agg.ngroups = n + 1;
 }
 
-static int check_grouped(Analyze *an, Plan *agg, const Scope *scope, const Expr *e)
+static int check_grouped(Analyze *an, Plan *agg, const AggCollect *calls, const Scope *scope,
+                         const Expr *e)
 {
     if (e == NULL || e->kind == EXPR_CONST || e->kind == EXPR_PARAM)
         return 0;
@@ -298,7 +320,7 @@ static int check_grouped(Analyze *an, Plan *agg, const Scope *scope, const Expr 
     if (group_index(agg, e) >= 0)
         return 0;
     if (e->kind == EXPR_COLUMN) {
-        if (functionally_dependent(agg, scope, e->index)) {
+        if (functionally_dependent(agg, calls, scope, e->index)) {
             add_group(an, agg, (Expr *)e);
             return 0;
         }
@@ -315,7 +337,7 @@ static int check_grouped(Analyze *an, Plan *agg, const Scope *scope, const Expr 
                            from->cols[e->index].name);
     }
     for (int i = 0; i < e->nargs; i++)
-        if (check_grouped(an, agg, scope, e->args[i]) < 0)
+        if (check_grouped(an, agg, calls, scope, e->args[i]) < 0)
             return -1;
     return 0;
 }
@@ -323,13 +345,27 @@ static int check_grouped(Analyze *an, Plan *agg, const Scope *scope, const Expr 
 int an_agg_finish(Analyze *an, Plan *agg, const Scope *scope, Expr **check, int ncheck,
                   const AggCollect *calls)
 {
+    int ng0 = agg->u.agg.ngroups;
     for (int i = 0; i < ncheck; i++)
-        if (check_grouped(an, agg, scope, check[i]) < 0)
+        if (check_grouped(an, agg, calls, scope, check[i]) < 0)
             return -1;
+    if (calls->sets != NULL && agg->u.agg.ngroups > ng0) {
+        /* columns dependent on a key of every set join every set */
+        for (int s = 0; s < calls->sets->n; s++) {
+            AnGroupSet *set = &calls->sets->sets[s];
+            int *idx = ARENA_ARRAY(an->a, int, set->n + agg->u.agg.ngroups - ng0);
+            if (set->n)
+                memcpy(idx, set->idx, sizeof(int) * (size_t)set->n);
+            for (int g = ng0; g < agg->u.agg.ngroups; g++)
+                idx[set->n++] = g;
+            set->idx = idx;
+        }
+    }
     agg->u.agg.naggs = calls->n;
     agg->u.agg.aggs = calls->calls;
     bool win = agg->u.agg.window.kind != WINDOW_NONE;
-    int ng = agg->u.agg.ngroups, n = ng + (win ? 2 : 0) + calls->n;
+    int ngr = calls->sets != NULL ? calls->ngrouping : 0;
+    int ng = agg->u.agg.ngroups, n = ng + (win ? 2 : 0) + calls->n + ngr;
     agg->ncols = n;
     agg->cols = ARENA_ARRAY(an->a, ColumnDesc, n ? n : 1);
     agg->quals = arena_zalloc(an->a, sizeof(const char *) * (size_t)(n ? n : 1));
@@ -361,17 +397,28 @@ int an_agg_finish(Analyze *an, Plan *agg, const Scope *scope, Expr **check, int 
                      calls->calls[k].type, NULL);
         strbuf_free(&b);
     }
+    for (int k = 0; k < ngr; k++)
+        plan_set_col(agg, ng + calls->n + k, "grouping", sl_type(TYPE_INT4), NULL);
     return 0;
 }
 
-Expr *an_agg_rewrite(Analyze *an, Expr *e, const Plan *agg, Scope *scope)
+Expr *an_agg_rewrite(Analyze *an, Expr *e, const Plan *agg, const AggCollect *calls,
+                     Scope *scope)
 {
     if (e == NULL || e->kind == EXPR_CONST || e->kind == EXPR_PARAM)
         return e;
     int ng = agg->u.agg.ngroups;
     bool win = agg->u.agg.window.kind != WINDOW_NONE;
     int idx = -1;
-    if (e->kind == EXPR_COLUMN && e->subkind == COLREF_AGG)
+    if (e->kind == EXPR_COLUMN && e->subkind == COLREF_GROUPING) {
+        if (calls->sets == NULL) {
+            /* without grouping sets every key is in the one set */
+            Expr *c = an_const(an, sl_type(TYPE_INT4), e->location, false);
+            c->value.v.i32[0] = 0;
+            return c;
+        }
+        idx = ng + (win ? 2 : 0) + calls->n + e->index;
+    } else if (e->kind == EXPR_COLUMN && e->subkind == COLREF_AGG)
         idx = ng + (win ? 2 : 0) + e->index;
     else if (e->kind == EXPR_COLUMN && e->subkind == COLREF_WINDOW_START)
         idx = ng;
@@ -396,7 +443,7 @@ Expr *an_agg_rewrite(Analyze *an, Expr *e, const Plan *agg, Scope *scope)
     if (e->nargs > 0) {
         c->args = ARENA_ARRAY(an->a, Expr *, e->nargs);
         for (int i = 0; i < e->nargs; i++)
-            if ((c->args[i] = an_agg_rewrite(an, e->args[i], agg, scope)) == NULL)
+            if ((c->args[i] = an_agg_rewrite(an, e->args[i], agg, calls, scope)) == NULL)
                 return NULL;
     }
     return c;

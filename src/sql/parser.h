@@ -184,6 +184,9 @@ Node *select_set_distinct_on(Parse *p, Node *sel, List *on);
 Node *select_set_parens(Parse *p, Node *sel, int loc);
 Node *make_sort_by(Parse *p, Node *e, SortDir dir, SortNulls nulls);
 Node *make_cte(Parse *p, const Token *name, List *cols, Node *query);
+/* (), (a, b), ROLLUP (...), CUBE (...), GROUPING SETS (...) in GROUP BY */
+Node *make_grouping_set(Parse *p, GroupingSetKind kind, List *content, int loc);
+Node *make_grouping_row(Parse *p, Node *first, List *rest, int loc);
 Node *make_range_var_alias(Parse *p, Names names, AliasSpec alias);
 Node *make_range_subselect(Parse *p, Node *sub, AliasSpec alias, int loc);
 Node *make_range_function(Parse *p, Node *func, AliasSpec alias);
