@@ -26,7 +26,7 @@
  * its leading delimiter and skips the first delimiter at the end, so two
  * partial states merge by concatenation (PostgreSQL 16's combine rule).
  */
-#include "sluice/exec.h"
+#include "agg_int.h"
 #include "functions/numeric_arith.h"
 #include "sluice/bytes.h"
 
@@ -35,14 +35,6 @@
 
 
 /* ------------------------------------------------------------ helpers */
-
-#define FOR_ROWS(sel, n, ...)                                         \
-    do {                                                              \
-        for (uint32_t k_ = 0; k_ < (n); k_++) {                       \
-            uint32_t i = (sel) ? (sel)[k_] : k_;                      \
-            __VA_ARGS__                                               \
-        }                                                             \
-    } while (0)
 
 static int int8_range(AggCtx *cx)
 {
@@ -54,18 +46,8 @@ static int float_overflow(AggCtx *cx)
     return sl_error(cx->err, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow");
 }
 
-static void set_null(Vector *out, uint32_t row)
-{
-    out->nulls[row] = 1;
-}
-
-static void set_value(Vector *out, uint32_t row)
-{
-    out->nulls[row] = 0;
-}
-
-/* An int128 as numeric, digits in arena a. */
-static void num_from_int128(Arena *a, __int128 v, SlNumeric *out)
+/* An int128 as numeric, digits in arena a (agg_int.h). */
+void ex_num_from_int128(Arena *a, __int128 v, SlNumeric *out)
 {
     char buf[48];
     int n = 0;
@@ -82,26 +64,6 @@ static void num_from_int128(Arena *a, __int128 v, SlNumeric *out)
     while (n > 0)
         buf[k++] = tmp[--n];
     num_parse(a, buf, (size_t)k, out);
-}
-
-/* A numeric kept in a state: digits in a buffer reused while it fits. */
-typedef struct NumBuf {
-    SlNumeric v;
-    uint8_t  *buf;
-    int32_t   cap;
-    int32_t   pad;
-} NumBuf;
-
-static void numbuf_set(Arena *a, NumBuf *nb, const SlNumeric *x)
-{
-    if (x->ndigits > nb->cap) {
-        nb->cap = SL_MAX(x->ndigits, nb->cap * 2);
-        nb->buf = arena_alloc(a, (size_t)nb->cap);
-    }
-    if (x->ndigits > 0)
-        memcpy(nb->buf, x->digits, (size_t)x->ndigits);
-    nb->v = *x;
-    nb->v.digits = nb->buf;
 }
 
 /* A string kept in a state. */
@@ -136,38 +98,6 @@ static void strkeep_append(Arena *a, StrKeep *s, const char *p, uint32_t n)
     if (n)
         memcpy(s->buf + s->len, p, n);
     s->len += n;
-}
-
-/* Fixed states serialize as their bytes. */
-static void ser_raw(const AggFunc *f, const void *st, StrBuf *out)
-{
-    strbuf_append(out, st, f->state_size);
-}
-
-static int deser_raw(AggCtx *cx, const AggFunc *f, void *st, const void *p, size_t n)
-{
-    if (n != f->state_size)
-        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt",
-                        ex_agg_sig(f->id)->name);
-    memcpy(st, p, n);
-    return 0;
-}
-
-/* Reads little pieces of a serialized state. */
-typedef struct Reader {
-    const uint8_t *p, *end;
-    bool           bad;
-} Reader;
-
-static void rd(Reader *r, void *dst, size_t n)
-{
-    if ((size_t)(r->end - r->p) < n) {
-        r->bad = true;
-        memset(dst, 0, n);
-        return;
-    }
-    memcpy(dst, r->p, n);
-    r->p += n;
 }
 
 /* ---------------------------------------------------------------- count */
@@ -277,7 +207,7 @@ static int sum_i128_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
         set_null(out, row);
         return 0;
     }
-    num_from_int128(cx->arena, s->sum, &out->v.num[row]);
+    ex_num_from_int128(cx->arena, s->sum, &out->v.num[row]);
     set_value(out, row);
     return 0;
 }
@@ -290,7 +220,7 @@ static int avg_i128_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
         return 0;
     }
     SlNumeric sum, cnt;
-    num_from_int128(cx->arena, s->sum, &sum);
+    ex_num_from_int128(cx->arena, s->sum, &sum);
     num_from_int64(cx->arena, s->n, &cnt);
     if (num_div(cx->arena, &sum, &cnt, &out->v.num[row], cx->err) < 0)
         return -1;
@@ -1080,7 +1010,7 @@ static int hll_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
 #define ROW(id, S, varlen, ...) [id] = {id, sizeof(S), varlen, __VA_ARGS__}
 #define FIXED(id, S, up, mg, fi) ROW(id, S, false, up, mg, fi, RAW)
 
-static const AggFunc agg_table[AGG__COUNT] = {
+static const AggFunc agg_table[AGG_STDDEV_INT2] = {
     FIXED(AGG_COUNT_STAR, CountState, count_update, count_merge, count_final),
     FIXED(AGG_COUNT, CountState, count_update, count_merge, count_final),
     FIXED(AGG_SUM_INT2, SumIntState, sum_int2_update, sum_int_merge, sum_int_final),
@@ -1123,5 +1053,7 @@ static const AggFunc agg_table[AGG__COUNT] = {
 
 const AggFunc *ex_agg_func(const AggSig *sig)
 {
+    if (sig->id >= AGG_STDDEV_INT2)
+        return ex_agg_stats_func(sig->id);
     return &agg_table[sig->id];
 }

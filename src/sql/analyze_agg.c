@@ -106,8 +106,11 @@ Expr *an_aggregate(Analyze *an, FuncCall *f)
     }
     ac->in_args = false;
     if (f->star && strcmp(f->name, "count") != 0) {
-        sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, loc,
-                    "%s(*) must be used to call a parameterless aggregate function", f->name);
+        /* no other aggregate takes no argument (PostgreSQL's answer) */
+        sl_error_at(an->err, ERRCODE_UNDEFINED_FUNCTION, loc, "function %s(*) does not exist",
+                    f->name);
+        sl_error_hint(an->err, "No function matches the given name and argument types. You "
+                               "might need to add explicit type casts.");
         return NULL;
     }
     if (strcmp(f->name, "array_agg") == 0 && n == 1 &&
