@@ -3,7 +3,8 @@
  * bool_or, every, string_agg, approx_count_distinct, array_agg; their states, update, merge, final,
  * serialize and deserialize (the AggFunc interface of exec.h).
  *
- *   ex_agg_func(sig)    the row of a signature the analyzer resolved
+ *   ex_agg_func(sig)    the row of a signature the analyzer resolved (the
+ *                       statistics aggregates' rows are agg_stats.c's)
  *
  * What each aggregate means -- its name, argument and result types, and
  * the lookup of a call -- is the function library's (functions.h's AggSig,
