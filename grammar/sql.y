@@ -80,7 +80,7 @@
       CHAIN CHARACTERISTICS COMMITTED ISOLATION LEVEL NO PREPARED
       READ RELEASE REPEATABLE SAVEPOINT SERIALIZABLE UNCOMMITTED WRITE
       CURRENT EXCLUDE FOLLOWING GROUPS OTHERS PRECEDING RANGE ROW ROWS TIES
-      UNBOUNDED CUBE GROUPING ROLLUP SETS.
+      UNBOUNDED CUBE GROUPING ROLLUP SETS WITHIN.
 
 /* Anything at all (the rule "anything"): a SET's value (the settings
  * parse it, from VariableSetStmt.value_offset), what follows a FOREIGN KEY's REFERENCES, and the
@@ -756,6 +756,8 @@ array_sub_items ::= .
 c_expr(A) ::= func_expr(X). { A = X; }
 
 func_expr(A) ::= func_application(F) filter_clause(W). { A = func_set_filter(p, F, W); }
+func_expr(A) ::= func_application(F) WITHIN(T) GROUP LP sort_clause(S) RP filter_clause(W). { A = func_set_filter(p, func_set_within_group(p, F, S, T.offset), W); }
+func_expr(A) ::= func_application(F) WITHIN(T) GROUP LP sort_clause(S) RP filter_clause(W) OVER window_spec(O). { A = func_set_window(p, func_set_filter(p, func_set_within_group(p, F, S, T.offset), W), O); }
 func_expr(A) ::= func_application(F) filter_clause(W) OVER window_spec(S). { A = func_set_window(p, func_set_filter(p, F, W), S); }
 func_expr(A) ::= func_application(F) filter_clause(W) OVER ID(N). { A = func_set_window(p, func_set_filter(p, F, W), make_window_def(p, &N, NULL, NULL, NULL, N.offset)); }
 %type window_spec {WindowDef *}

@@ -184,6 +184,7 @@ typedef struct FuncCall {
     bool        distinct;
     Node       *filter;     /* agg(...) FILTER (WHERE filter), or NULL */
     List       *agg_order;  /* agg(x ORDER BY ...): of SortBy */
+    bool        agg_within_group;   /* agg_order is WITHIN GROUP (ORDER BY ...) */
     bool        over;       /* a window function: f(...) OVER (...) */
     List       *over_partition;  /* PARTITION BY: of Node */
     List       *over_order;      /* ORDER BY: of SortBy */

@@ -172,6 +172,13 @@ static int refuse(SlError *err, const char *what)
 static int acc_kind(const AggCall *c, AccKind *out, SlError *err)
 {
     AggId id = c->sig->id;
+    if (c->norder > 0)
+        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                        id >= AGG_PERCENTILE_CONT
+                            ? "the operator graph cannot keep ordered-set aggregate %s over "
+                              "retractions"
+                            : "the operator graph cannot keep %s with ORDER BY over retractions",
+                        c->sig->name);
     if (c->distinct && id == AGG_COUNT) {
         *out = ACC_COUNT_DISTINCT;
         return 0;

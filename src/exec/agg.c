@@ -1054,6 +1054,8 @@ static const AggFunc agg_table[AGG_STDDEV_INT2] = {
 
 const AggFunc *ex_agg_func(const AggSig *sig)
 {
+    if (sig->id >= AGG_PERCENTILE_CONT)
+        return ex_agg_ordered_func(sig->id);
     if (sig->id >= AGG_STDDEV_INT2)
         return ex_agg_stats_func(sig->id);
     return &agg_table[sig->id];

@@ -86,5 +86,8 @@ void ex_num_from_int128(Arena *a, __int128 v, SlNumeric *out);
 /* The executor's row of a statistics aggregate (AGG_STDDEV_INT2 ..
  * AGG_REGR_SYY). */
 const AggFunc *ex_agg_stats_func(AggId id);
+/* ... of an ordered-set aggregate (AGG_PERCENTILE_CONT .. AGG_MODE,
+ * agg_ordered.c). */
+const AggFunc *ex_agg_ordered_func(AggId id);
 
 #endif /* SLUICE_EXEC_AGG_INT_H */

@@ -646,7 +646,7 @@ REGR_FINAL(syy, RK_SYY)
     FIXED(AGG_##F##_FLOAT8, FVarState, fvar8_update, fvar_merge, fvar_final_##K)
 #define REGR_ROW(id, K) FIXED(id, RegrState, regr_update, regr_merge, regr_final_##K)
 
-static const AggFunc stats_table[AGG__COUNT - FIRST] = {
+static const AggFunc stats_table[AGG_PERCENTILE_CONT - FIRST] = {
     VAR_ROWS(STDDEV, ssamp), VAR_ROWS(STDDEV_SAMP, ssamp), VAR_ROWS(STDDEV_POP, spop),
     VAR_ROWS(VARIANCE, vsamp), VAR_ROWS(VAR_SAMP, vsamp), VAR_ROWS(VAR_POP, vpop),
     REGR_ROW(AGG_CORR, corr), REGR_ROW(AGG_COVAR_POP, covar_pop),

@@ -66,6 +66,16 @@ static const AggSig sigs[AGG__COUNT] = {
     TWO(AGG_REGR_INTERCEPT, "regr_intercept"), TWO(AGG_REGR_R2, "regr_r2"),
     TWO(AGG_REGR_SLOPE, "regr_slope"), TWO(AGG_REGR_SXX, "regr_sxx"),
     TWO(AGG_REGR_SXY, "regr_sxy"), TWO(AGG_REGR_SYY, "regr_syy"),
+    /* ordered-set: (the WITHIN GROUP key, the fraction(s)); analyze_agg.c
+     * resolves their calls itself */
+    [AGG_PERCENTILE_CONT] = {AGG_PERCENTILE_CONT, "percentile_cont", 2, {TYPE_FLOAT8, TYPE_FLOAT8},
+                             TYPE_FLOAT8},
+    [AGG_PERCENTILE_CONT_MULTI] = {AGG_PERCENTILE_CONT_MULTI, "percentile_cont", 2,
+                                   {TYPE_FLOAT8, TYPE_ARRAY}, TYPE_ARRAY},
+    [AGG_PERCENTILE_DISC] = {AGG_PERCENTILE_DISC, "percentile_disc", 2, {ANY, TYPE_FLOAT8}, ANY},
+    [AGG_PERCENTILE_DISC_MULTI] = {AGG_PERCENTILE_DISC_MULTI, "percentile_disc", 2,
+                                   {ANY, TYPE_ARRAY}, TYPE_ARRAY},
+    ONE(AGG_MODE, "mode", ANY, ANY),
 };
 
 bool ex_agg_exists(const char *name)

@@ -631,6 +631,18 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
                     (const char *)list_nth(f->qual, 0));
         return NULL;
     }
+    if (f->agg_within_group || (f->over && an_is_ordered_set_name(f->name))) {
+        /* ordered-set aggregates: only as plain aggregates */
+        if (f->over && f->agg_within_group && an_is_ordered_set_name(f->name)) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                        "OVER is not supported for ordered-set aggregate %s", f->name);
+            return NULL;
+        }
+        if (f->over || !an_is_ordered_set_name(f->name)) {
+            an_ordered_set_misuse(an, f);
+            return NULL;
+        }
+    }
     if (f->over)
         return an_window_call(an, f);
     if (an_is_aggregate_name(f))

@@ -207,6 +207,12 @@ Expr *an_aggregate(Analyze *an, FuncCall *f);
 /* 42883 "function name(types) does not exist" with PostgreSQL's hint: -1. */
 int   an_no_such_function(Analyze *an, const char *name, Expr *const *args, int n, int loc);
 bool  an_is_aggregate_name(const FuncCall *f);
+/* percentile_cont, percentile_disc, mode: called WITHIN GROUP. */
+bool  an_is_ordered_set_name(const char *name);
+/* The error of an ordered-set aggregate called without WITHIN GROUP, or
+ * of WITHIN GROUP on another function (42809 or 42883, as PostgreSQL's
+ * lookup by argument count gives): -1. */
+int   an_ordered_set_misuse(Analyze *an, FuncCall *f);
 /* Rewrites an expression analyzed over the FROM output into one over the
  * Aggregate node's output: group expressions and aggregates become its
  * columns; any other column is a 42803 grouping error. */

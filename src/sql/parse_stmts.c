@@ -371,6 +371,20 @@ Node *func_set_order(Parse *p, Node *func, List *order)
     return func;
 }
 
+Node *func_set_within_group(Parse *p, Node *func, List *order, int loc)
+{
+    FuncCall *f = (FuncCall *)func;
+    if (f->agg_order != NULL) {
+        /* gram.y's own refusal */
+        sl_error_at(p->err, ERRCODE_SYNTAX_ERROR, loc,
+                    "cannot use multiple ORDER BY clauses with WITHIN GROUP");
+        p->failed = true;
+    }
+    f->agg_order = order;
+    f->agg_within_group = true;
+    return func;
+}
+
 /* ------------------------------------------------------------------- DDL */
 
 Node *make_column_def(Parse *p, const Token *name, Node *type, List *constraints)

@@ -206,6 +206,8 @@ Node *make_sublink(Parse *p, SubLinkType type, bool negate, Node *test, Node *su
 Node *make_set_to_default(Parse *p, const Token *t);
 Node *func_set_filter(Parse *p, Node *func, Node *filter);
 Node *func_set_order(Parse *p, Node *func, List *order);
+/* f(...) WITHIN GROUP (ORDER BY ...): an ordered-set aggregate's input */
+Node *func_set_within_group(Parse *p, Node *func, List *order, int loc);
 /* f(...) OVER (PARTITION BY partition ORDER BY order) */
 Node *func_set_over(Parse *p, Node *func, List *partition, List *order);
 /* OVER (...) or OVER name: the window of a call. */
