@@ -143,6 +143,8 @@ typedef enum AggId {
      * f(direct) WITHIN GROUP (ORDER BY x), their arguments (x, direct) */
     AGG_PERCENTILE_CONT, AGG_PERCENTILE_CONT_MULTI, AGG_PERCENTILE_DISC,
     AGG_PERCENTILE_DISC_MULTI, AGG_MODE,
+    /* jsonb_agg(x), jsonb_object_agg(key, value) (src/exec/agg.c) */
+    AGG_JSONB_AGG, AGG_JSONB_OBJECT_AGG,
     AGG__COUNT
 } AggId;
 

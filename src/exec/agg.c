@@ -1,7 +1,8 @@
 /*
  * agg.c -- how the aggregate functions run: count, sum, avg, min, max, bool_and,
- * bool_or, every, string_agg, approx_count_distinct, array_agg; their states, update, merge, final,
- * serialize and deserialize (the AggFunc interface of exec.h).
+ * bool_or, every, string_agg, approx_count_distinct, array_agg, jsonb_agg,
+ * jsonb_object_agg; their states, update, merge, final, serialize and
+ * deserialize (the AggFunc interface of exec.h).
  *
  *   ex_agg_func(sig)    the row of a signature the analyzer resolved (the
  *                       statistics aggregates' rows are agg_stats.c's)
@@ -15,7 +16,11 @@
  * double precision, of interval interval; avg of integers and numeric is
  * numeric (sum / count with numeric_div's scale), of floats double
  * precision; min and max keep the argument's type; string_agg(text, text);
- * array_agg(x) the array of x's type, NULLs included, in input order.
+ * array_agg(x) the array of x's type, NULLs included, in input order;
+ * jsonb_agg(x) and jsonb_object_agg(k, v) the JSON of their values as
+ * to_jsonb writes them (json_value), NULL values as null, a NULL key
+ * 22023, put through jsonb's input at the end (keys sorted, the last of
+ * equal ones kept).
  * An empty group gives NULL, except count (0).  Overflow is PostgreSQL's
  * error (22003 "bigint out of range", "value out of range: overflow",
  * 22008 "interval out of range").
@@ -29,6 +34,7 @@
  */
 #include "agg_int.h"
 #include "functions/numeric_arith.h"
+#include "types/jsonb.h"
 #include "sluice/bytes.h"
 
 #include <math.h>
@@ -1003,6 +1009,173 @@ static int hll_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
     return 0;
 }
 
+/* ------------------------------------------- jsonb_agg, jsonb_object_agg */
+
+/* The JSON text of row i of v as to_jsonb writes it: numbers as numbers
+ * (NaN and infinities as strings), booleans, jsonb as it is, arrays as
+ * arrays, other values (text, bytea, date, interval) as the string of
+ * their text form; NULL as null.  The analyzer lets only these types in
+ * (analyze_agg.c). */
+static void json_value(Arena *a, const Vector *v, uint32_t i, StrBuf *out)
+{
+    if (vector_is_null(v, i)) {
+        strbuf_puts(out, "null");
+        return;
+    }
+    switch (v->type.id) {
+    case TYPE_BOOL:
+        strbuf_puts(out, v->v.b[i] ? "true" : "false");
+        return;
+    case TYPE_JSONB:
+        strbuf_append(out, v->v.str[i].ptr, v->v.str[i].len);
+        return;
+    case TYPE_ARRAY: {
+        Vector ev;
+        array_to_vector(a, sl_type(v->type.elem), &v->v.str[i], &ev);
+        strbuf_putc(out, '[');
+        for (uint32_t k = 0; k < ev.len; k++) {
+            if (k)
+                strbuf_puts(out, ", ");
+            json_value(a, &ev, k, out);
+        }
+        strbuf_putc(out, ']');
+        return;
+    }
+    default:
+        break;
+    }
+    StrBuf t;
+    strbuf_init(&t);
+    value_format_text(v, i, &t);
+    bool number = v->type.id == TYPE_INT2 || v->type.id == TYPE_INT4 ||
+                  v->type.id == TYPE_INT8 || v->type.id == TYPE_FLOAT4 ||
+                  v->type.id == TYPE_FLOAT8 || v->type.id == TYPE_NUMERIC;
+    if (number && t.len > 0 && (t.data[0] == '-' ? t.len > 1 && t.data[1] != 'I' :
+                                                   t.data[0] != 'N' && t.data[0] != 'I'))
+        strbuf_append(out, t.data, t.len);
+    else
+        jsonb_escape(out, t.data ? t.data : "", (uint32_t)t.len);
+    strbuf_free(&t);
+}
+
+typedef struct { StrKeep s; int64_t has; } JsonAggState;
+
+static int jagg_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                       uint32_t n)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    Arena scratch;
+    arena_init(&scratch, 1024);
+    FOR_ROWS(sel, n, {
+        JsonAggState *s = (JsonAggState *)st[i];
+        strbuf_reset(&b);
+        if (s->has)
+            strbuf_puts(&b, ", ");
+        json_value(&scratch, &args[0], i, &b);
+        strkeep_append(cx->arena, &s->s, b.data, (uint32_t)b.len);
+        s->has++;
+    });
+    arena_destroy(&scratch);
+    strbuf_free(&b);
+    return 0;
+}
+
+static int jobj_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                       uint32_t n)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    Arena scratch;
+    arena_init(&scratch, 1024);
+    int rc = 0;
+    FOR_ROWS(sel, n, {
+        if (vector_is_null(&args[0], i)) {
+            rc = sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                          "field name must not be null");
+            break;
+        }
+        if (args[0].type.id == TYPE_JSONB || args[0].type.id == TYPE_ARRAY) {
+            rc = sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                          "key value must be scalar, not array, composite, or json");
+            break;
+        }
+        JsonAggState *s = (JsonAggState *)st[i];
+        strbuf_reset(&b);
+        if (s->has)
+            strbuf_puts(&b, ", ");
+        /* the key is the JSON of the value, as a string (true -> "true") */
+        StrBuf k;
+        strbuf_init(&k);
+        json_value(&scratch, &args[0], i, &k);
+        if (k.len > 0 && k.data[0] == '"')
+            strbuf_append(&b, k.data, k.len);
+        else
+            jsonb_escape(&b, k.data ? k.data : "", (uint32_t)k.len);
+        strbuf_free(&k);
+        strbuf_puts(&b, ": ");
+        json_value(&scratch, &args[1], i, &b);
+        strkeep_append(cx->arena, &s->s, b.data, (uint32_t)b.len);
+        s->has++;
+    });
+    arena_destroy(&scratch);
+    strbuf_free(&b);
+    return rc;
+}
+
+static int jagg_merge(AggCtx *cx, void *dst, const void *src)
+{
+    JsonAggState *d = dst;
+    const JsonAggState *s = src;
+    if (s->has == 0)
+        return 0;
+    if (d->has)
+        strkeep_append(cx->arena, &d->s, ", ", 2);
+    strkeep_append(cx->arena, &d->s, s->s.buf, s->s.len);
+    d->has += s->has;
+    return 0;
+}
+
+/* The elements (pairs) between brackets (braces), through jsonb's input:
+ * its canonical text (an object's keys sorted, the last of equal ones). */
+static int json_final(AggCtx *cx, const void *st, Vector *out, uint32_t row, char open,
+                      char close)
+{
+    const JsonAggState *s = st;
+    if (!s->has) {
+        set_null(out, row);
+        return 0;
+    }
+    StrBuf b;
+    strbuf_init(&b);
+    strbuf_putc(&b, open);
+    strbuf_append(&b, s->s.buf, s->s.len);
+    strbuf_putc(&b, close);
+    int rc = jsonb_parse(cx->arena, b.data, b.len, &out->v.str[row], -1, cx->err);
+    strbuf_free(&b);
+    if (rc < 0)
+        return -1;
+    set_value(out, row);
+    return 0;
+}
+
+static int jagg_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    return json_final(cx, st, out, row, '[', ']');
+}
+
+static int jobj_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    return json_final(cx, st, out, row, '{', '}');
+}
+
+static const AggFunc json_table[] = {
+    {AGG_JSONB_AGG, sizeof(JsonAggState), true, jagg_update, jagg_merge, jagg_final, mmt_ser,
+     mmt_deser},
+    {AGG_JSONB_OBJECT_AGG, sizeof(JsonAggState), true, jobj_update, jagg_merge, jobj_final,
+     mmt_ser, mmt_deser},
+};
+
 /* ----------------------------------------------------------------- table */
 
 /* One row per AggId, in functions.h's order (aggsig.c: the signatures);
@@ -1054,6 +1227,8 @@ static const AggFunc agg_table[AGG_STDDEV_INT2] = {
 
 const AggFunc *ex_agg_func(const AggSig *sig)
 {
+    if (sig->id >= AGG_JSONB_AGG)
+        return &json_table[sig->id - AGG_JSONB_AGG];
     if (sig->id >= AGG_PERCENTILE_CONT)
         return ex_agg_ordered_func(sig->id);
     if (sig->id >= AGG_STDDEV_INT2)

@@ -257,7 +257,7 @@ static int mode_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
 #define ROW(id, fi) [id - FIRST] = {id, sizeof(OsState), false, os_update, os_merge, fi, \
                                     os_ser, os_deser}
 
-static const AggFunc ordered_table[AGG__COUNT - FIRST] = {
+static const AggFunc ordered_table[AGG_JSONB_AGG - FIRST] = {
     ROW(AGG_PERCENTILE_CONT, cont_final),
     ROW(AGG_PERCENTILE_CONT_MULTI, cont_multi_final),
     ROW(AGG_PERCENTILE_DISC, disc_final),

@@ -151,8 +151,10 @@ int ex_aggset_update(ExAggSet *s, EvalCtx *ecx, const Batch *in, uint32_t nrows,
             uint32_t i = sel ? sel[j] : j;
             if (c->filter && (vector_is_null(&f, i) || !f.v.b[i]))
                 continue;
-            /* array_agg alone keeps NULLs: they are elements */
-            if (c->nargs > 0 && vector_is_null(&args[0], i) && c->sig->id != AGG_ARRAY_AGG)
+            /* array_agg and jsonb_agg keep NULLs: they are elements;
+             * jsonb_object_agg refuses a NULL key */
+            if (c->nargs > 0 && vector_is_null(&args[0], i) && c->sig->id != AGG_ARRAY_AGG &&
+                c->sig->id != AGG_JSONB_AGG && c->sig->id != AGG_JSONB_OBJECT_AGG)
                 continue;
             keep[m++] = i;
             st[i] = rows[i] + off;

@@ -76,6 +76,8 @@ static const AggSig sigs[AGG__COUNT] = {
     [AGG_PERCENTILE_DISC_MULTI] = {AGG_PERCENTILE_DISC_MULTI, "percentile_disc", 2,
                                    {ANY, TYPE_ARRAY}, TYPE_ARRAY},
     ONE(AGG_MODE, "mode", ANY, ANY),
+    ONE(AGG_JSONB_AGG, "jsonb_agg", ANY, TYPE_JSONB),
+    [AGG_JSONB_OBJECT_AGG] = {AGG_JSONB_OBJECT_AGG, "jsonb_object_agg", 2, {ANY, ANY}, TYPE_JSONB},
 };
 
 bool ex_agg_exists(const char *name)

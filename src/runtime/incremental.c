@@ -256,6 +256,10 @@ static int check(IncPlan *p, SlError *err)
         if (p->agg->u.agg.aggs[i].norder > 0)
             return refuse_shape(p, err, "aggregates with ORDER BY in continuous queries are not "
                                         "supported yet", NULL);
+        AggId id = p->agg->u.agg.aggs[i].sig->id;
+        if (id == AGG_JSONB_AGG || id == AGG_JSONB_OBJECT_AGG)
+            return refuse_shape(p, err, "jsonb_agg and jsonb_object_agg in continuous queries "
+                                        "are not supported yet", NULL);
     }
     if (p->mode == MODE_APPEND) {
         if (w->kind == WINDOW_NONE)

@@ -180,6 +180,18 @@ Expr *an_aggregate(Analyze *an, FuncCall *f)
         an_no_such_function(an, f->name, args, n, loc);
         return NULL;
     }
+    if (sig->id == AGG_JSONB_AGG || sig->id == AGG_JSONB_OBJECT_AGG) {
+        /* the types agg.c turns into JSON as to_jsonb does */
+        for (int i = 0; i < n; i++) {
+            SlType t = args[i]->type;
+            SlTypeId e = t.id == TYPE_ARRAY ? t.elem : t.id;
+            if (e == TYPE_TIMESTAMP || e == TYPE_TIMESTAMPTZ) {
+                sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, args[i]->location,
+                            "%s of timestamp values is not supported yet", f->name);
+                return NULL;
+            }
+        }
+    }
     for (int i = 0; i < n; i++) {
         if (args[i]->type.id == cast[i])
             continue;
