@@ -7,6 +7,9 @@
  *
  *   ex_agg_stats_func(id)   the executor's row of one of their AggIds
  *                           (agg_int.h; agg.c's ex_agg_func hands it on)
+ *   ex_agg_var_exact        the variance family's final over exact sums
+ *                           (exec.h: the operator graph keeps those sums
+ *                           over retractions, src/engine/op_aggregate.c)
  *
  * Results are PostgreSQL 15's, digit for digit:
  *
@@ -331,20 +334,15 @@ static int num_sqrt_at_scale(Arena *a, Arena *scratch, const SlNumeric *v, SlNum
     return 0;
 }
 
-/* numeric_stddev_internal over N, Sx and Sxx (exact), the result's digits
- * in cx->arena. */
-static int exact_final(AggCtx *cx, int64_t n, int64_t special, const SlNumeric *sx,
-                       const SlNumeric *sxx, VarKind k, Vector *out, uint32_t row)
+int ex_agg_var_exact(Arena *a, int64_t n, bool special, const SlNumeric *sx,
+                     const SlNumeric *sxx, bool sample, bool stddev, SlNumeric *out, bool *null,
+                     SlError *err)
 {
-    bool sample = k == VK_STDDEV_SAMP || k == VK_VAR_SAMP;
-    if (n == 0 || (sample && n <= 1)) {
-        set_null(out, row);
+    *null = n == 0 || (sample && n <= 1);
+    if (*null)
         return 0;
-    }
-    SlNumeric *r = &out->v.num[row];
-    set_value(out, row);
-    if (special > 0) {
-        *r = (SlNumeric){NULL, 0, 0, NUM_NAN};
+    if (special) {
+        *out = (SlNumeric){NULL, 0, 0, NUM_NAN};
         return 0;
     }
     Arena scratch;
@@ -353,33 +351,50 @@ static int exact_final(AggCtx *cx, int64_t n, int64_t special, const SlNumeric *
     SlNumeric vn, vn1, one, sx2, nsxx, num, den, var;
     num_from_int64(&scratch, n, &vn);
     num_from_int64(&scratch, 1, &one);
-    if (num_mul(&scratch, sx, sx, &sx2, cx->err) < 0 ||
-        num_mul(&scratch, &vn, sxx, &nsxx, cx->err) < 0 ||
-        num_sub(&scratch, &nsxx, &sx2, &num, cx->err) < 0)
+    if (num_mul(&scratch, sx, sx, &sx2, err) < 0 || num_mul(&scratch, &vn, sxx, &nsxx, err) < 0 ||
+        num_sub(&scratch, &nsxx, &sx2, &num, err) < 0)
         goto out;
     if (num.sign == NUM_NEG || num.ndigits == 0) {
-        /* roundoff cannot happen here, but PostgreSQL's rule holds */
-        *r = (SlNumeric){NULL, 0, 0, NUM_POS};
+        /* PostgreSQL's guard against a negative numerator: 0 */
+        *out = (SlNumeric){NULL, 0, 0, NUM_POS};
         rc = 0;
         goto out;
     }
-    if (sample && num_sub(&scratch, &vn, &one, &vn1, cx->err) < 0)
+    if (sample && num_sub(&scratch, &vn, &one, &vn1, err) < 0)
         goto out;
-    if (num_mul(&scratch, &vn, sample ? &vn1 : &vn, &den, cx->err) < 0 ||
-        num_div(&scratch, &num, &den, &var, cx->err) < 0)
+    if (num_mul(&scratch, &vn, sample ? &vn1 : &vn, &den, err) < 0 ||
+        num_div(&scratch, &num, &den, &var, err) < 0)
         goto out;
-    if (k == VK_STDDEV_SAMP || k == VK_STDDEV_POP) {
-        if (num_sqrt_at_scale(cx->arena, &scratch, &var, r, cx->err) < 0)
+    if (stddev) {
+        if (num_sqrt_at_scale(a, &scratch, &var, out, err) < 0)
             goto out;
     } else {
-        *r = var;
+        *out = var;
         if (var.ndigits > 0)
-            r->digits = arena_memdup(cx->arena, var.digits, (size_t)var.ndigits);
+            out->digits = arena_memdup(a, var.digits, (size_t)var.ndigits);
     }
     rc = 0;
 out:
     arena_destroy(&scratch);
     return rc;
+}
+
+/* numeric_stddev_internal over N, Sx and Sxx (exact), the result's digits
+ * in cx->arena. */
+static int exact_final(AggCtx *cx, int64_t n, int64_t special, const SlNumeric *sx,
+                       const SlNumeric *sxx, VarKind k, Vector *out, uint32_t row)
+{
+    bool null;
+    if (ex_agg_var_exact(cx->arena, n, special > 0, sx, sxx,
+                         k == VK_STDDEV_SAMP || k == VK_VAR_SAMP,
+                         k == VK_STDDEV_SAMP || k == VK_STDDEV_POP, &out->v.num[row], &null,
+                         cx->err) < 0)
+        return -1;
+    if (null)
+        set_null(out, row);
+    else
+        set_value(out, row);
+    return 0;
 }
 
 static int ivar_final(AggCtx *cx, const void *st, VarKind k, Vector *out, uint32_t row)
