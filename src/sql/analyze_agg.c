@@ -70,6 +70,20 @@ int an_no_such_function(Analyze *an, const char *name, Expr *const *args, int n,
 static Expr *add_call(Analyze *an, AggCollect *ac, const AggCall *c, int loc);
 static Expr *ordered_set_call(Analyze *an, AggCollect *ac, FuncCall *f);
 
+/* A call's FILTER (WHERE ...) as a boolean (aggregates refused in it) into
+ * *out (NULL: none): 0, or -1. */
+static int agg_filter(Analyze *an, FuncCall *f, Expr **out)
+{
+    *out = NULL;
+    if (f->filter == NULL)
+        return 0;
+    const char *saved = an->agg_refusal;
+    an->agg_refusal = "FILTER";
+    *out = an_to_boolean(an, an_transform(an, f->filter), "FILTER");
+    an->agg_refusal = saved;
+    return *out != NULL ? 0 : -1;
+}
+
 bool an_is_ordered_set_name(const char *name)
 {
     return strcmp(name, "percentile_cont") == 0 || strcmp(name, "percentile_disc") == 0 ||
@@ -141,15 +155,9 @@ Expr *an_aggregate(Analyze *an, FuncCall *f)
         order[i] = (AggOrder){e, sp.desc, sp.nulls_first};
     }
     Expr *filter = NULL;
-    if (f->filter != NULL) {
-        const char *saved = an->agg_refusal;
-        an->agg_refusal = "FILTER";
-        filter = an_to_boolean(an, an_transform(an, f->filter), "FILTER");
-        an->agg_refusal = saved;
-        if (filter == NULL) {
-            ac->in_args = false;
-            return NULL;
-        }
+    if (agg_filter(an, f, &filter) < 0) {
+        ac->in_args = false;
+        return NULL;
     }
     ac->in_args = false;
     if (f->star && strcmp(f->name, "count") != 0) {
@@ -289,14 +297,8 @@ static Expr *ordered_set_call(Analyze *an, AggCollect *ac, FuncCall *f)
             NULL)
             goto fail;
     Expr *filter = NULL;
-    if (f->filter != NULL) {
-        const char *saved = an->agg_refusal;
-        an->agg_refusal = "FILTER";
-        filter = an_to_boolean(an, an_transform(an, f->filter), "FILTER");
-        an->agg_refusal = saved;
-        if (filter == NULL)
-            goto fail;
-    }
+    if (agg_filter(an, f, &filter) < 0)
+        goto fail;
     ac->in_args = false;
     Expr *d = nd == 1 ? all[0] : NULL, *x = nk == 1 ? all[nd] : NULL;
     bool multi = d != NULL && d->type.id == TYPE_ARRAY;
