@@ -34,19 +34,27 @@
 #define MAX_CUBE_ELEMS    12
 #define MAX_GROUPING_ARGS 31
 
+/* Room for one more of n elements of size sz in *arr (capacity *cap,
+ * doubled when full), in an->a. */
+static void grow(Analyze *an, void *arr, int n, int *cap, size_t sz)
+{
+    void **p = arr;
+    if (n < *cap)
+        return;
+    int c = *cap ? *cap * 2 : 8;
+    void *more = arena_alloc(an->a, sz * (size_t)c);
+    if (n)
+        memcpy(more, *p, sz * (size_t)n);
+    *p = more;
+    *cap = c;
+}
+
 int an_group_add(Analyze *an, AnGroupList *g, Expr *e)
 {
     for (int k = 0; k < g->n; k++)
         if (plan_expr_equal(g->exprs[k], e))
             return k;
-    if (g->n == g->cap) {
-        int cap = g->cap ? g->cap * 2 : 8;
-        Expr **more = ARENA_ARRAY(an->a, Expr *, cap);
-        if (g->n)
-            memcpy(more, g->exprs, sizeof(Expr *) * (size_t)g->n);
-        g->exprs = more;
-        g->cap = cap;
-    }
+    grow(an, &g->exprs, g->n, &g->cap, sizeof(Expr *));
     g->exprs[g->n] = e;
     return g->n++;
 }
@@ -68,14 +76,7 @@ typedef struct Expand {
 
 static void sets_push(Analyze *an, SetList *l, AnGroupSet s)
 {
-    if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 8;
-        AnGroupSet *more = ARENA_ARRAY(an->a, AnGroupSet, cap);
-        if (l->n)
-            memcpy(more, l->sets, sizeof(AnGroupSet) * (size_t)l->n);
-        l->sets = more;
-        l->cap = cap;
-    }
+    grow(an, &l->sets, l->n, &l->cap, sizeof(AnGroupSet));
     l->sets[l->n++] = s;
 }
 
@@ -255,14 +256,7 @@ Expr *an_grouping_call(Analyze *an, FuncCall *f)
         }
         ref.gidx[i] = k;
     }
-    if (ac->ngrouping == ac->capg) {
-        int cap = ac->capg ? ac->capg * 2 : 4;
-        AnGroupingRef *more = ARENA_ARRAY(an->a, AnGroupingRef, cap);
-        if (ac->ngrouping)
-            memcpy(more, ac->grouping, sizeof(AnGroupingRef) * (size_t)ac->ngrouping);
-        ac->grouping = more;
-        ac->capg = cap;
-    }
+    grow(an, &ac->grouping, ac->ngrouping, &ac->capg, sizeof(AnGroupingRef));
     ac->grouping[ac->ngrouping] = ref;
     Expr *e = an_mk(an, EXPR_COLUMN, sl_type(TYPE_INT4), loc, 0, NULL);
     e->subkind = COLREF_GROUPING;
