@@ -638,6 +638,14 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
                         "OVER is not supported for ordered-set aggregate %s", f->name);
             return NULL;
         }
+        if (f->agg_within_group && !f->over &&
+            (strcmp(f->name, "rank") == 0 || strcmp(f->name, "dense_rank") == 0 ||
+             strcmp(f->name, "percent_rank") == 0 || strcmp(f->name, "cume_dist") == 0)) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                        "the hypothetical-set aggregate %s(...) WITHIN GROUP is not supported "
+                        "yet", f->name);
+            return NULL;
+        }
         if (f->over || !an_is_ordered_set_name(f->name)) {
             an_ordered_set_misuse(an, f);
             return NULL;
