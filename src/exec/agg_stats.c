@@ -130,7 +130,7 @@ static int fvar_merge(AggCtx *cx, void *dst, const void *src)
         *d = *s;
         return 0;
     }
-    double t = d->sx / d->n - s->sx / s->n, sx, sxx;
+    double t = d->sx / d->n - s->sx / s->n, sx = 0, sxx = 0;
     if (fsum(cx, d->sx, s->sx, &sx) < 0 ||
         combine_sq(cx, d->n, s->n, d->sxx, s->sxx, t, t, &sxx) < 0)
         return -1;
