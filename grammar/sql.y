@@ -80,7 +80,8 @@
       CHAIN CHARACTERISTICS COMMITTED ISOLATION LEVEL NO PREPARED
       READ RELEASE REPEATABLE SAVEPOINT SERIALIZABLE UNCOMMITTED WRITE
       CURRENT EXCLUDE FOLLOWING GROUPS OTHERS PRECEDING RANGE ROW ROWS TIES
-      UNBOUNDED MATERIALIZED SEARCH CYCLE DEPTH BREADTH.
+      UNBOUNDED MATERIALIZED SEARCH CYCLE DEPTH BREADTH
+      CUBE GROUPING ROLLUP SETS WITHIN.
 
 /* Anything at all (the rule "anything"): a SET's value (the settings
  * parse it, from VariableSetStmt.value_offset), what follows a FOREIGN KEY's REFERENCES, and the
@@ -603,7 +604,32 @@ where_clause(A) ::= . { A = NULL; }
 where_clause(A) ::= WHERE a_expr(X). { A = X; }
 %type group_clause {List *}
 group_clause(A) ::= . { A = NULL; }
-group_clause(A) ::= GROUP BY expr_list(X). { A = X; }
+group_clause(A) ::= GROUP BY group_by_list(X). { A = X; }
+/* GROUP BY's items: expressions, (), ROLLUP, CUBE and GROUPING SETS
+ * (gram.y's group_by_item); (a, b) is a set only inside the last three. */
+%type group_by_list {List *}
+group_by_list(A) ::= group_by_item(X). { A = make_list1(p, X); }
+group_by_list(A) ::= group_by_list(L) COMMA group_by_item(X). { A = make_list_append(p, L, X); }
+%type group_by_item {Node *}
+group_by_item(A) ::= a_expr(X). { A = X; }
+group_by_item(A) ::= LP(L) RP. { A = make_grouping_set(p, GROUPING_SET_EMPTY, NULL, L.offset); }
+group_by_item(A) ::= ROLLUP(T) LP group_elem_list(L) RP. { A = make_grouping_set(p, GROUPING_SET_ROLLUP, L, T.offset); }
+group_by_item(A) ::= CUBE(T) LP group_elem_list(L) RP. { A = make_grouping_set(p, GROUPING_SET_CUBE, L, T.offset); }
+group_by_item(A) ::= GROUPING(T) SETS LP group_set_list(L) RP. { A = make_grouping_set(p, GROUPING_SET_SETS, L, T.offset); }
+%type group_set_list {List *}
+group_set_list(A) ::= group_set_item(X). { A = make_list1(p, X); }
+group_set_list(A) ::= group_set_list(L) COMMA group_set_item(X). { A = make_list_append(p, L, X); }
+%type group_set_item {Node *}
+group_set_item(A) ::= group_by_item(X). { A = X; }
+group_set_item(A) ::= group_row(X). { A = X; }
+%type group_elem_list {List *}
+group_elem_list(A) ::= group_elem(X). { A = make_list1(p, X); }
+group_elem_list(A) ::= group_elem_list(L) COMMA group_elem(X). { A = make_list_append(p, L, X); }
+%type group_elem {Node *}
+group_elem(A) ::= a_expr(X). { A = X; }
+group_elem(A) ::= group_row(X). { A = X; }
+%type group_row {Node *}
+group_row(A) ::= LP(L) a_expr(X) COMMA expr_list(R) RP. { A = make_grouping_row(p, X, R, L.offset); }
 having_clause(A) ::= . { A = NULL; }
 having_clause(A) ::= HAVING a_expr(X). { A = X; }
 
@@ -770,6 +796,8 @@ array_sub_items ::= .
 c_expr(A) ::= func_expr(X). { A = X; }
 
 func_expr(A) ::= func_application(F) filter_clause(W). { A = func_set_filter(p, F, W); }
+func_expr(A) ::= func_application(F) WITHIN(T) GROUP LP sort_clause(S) RP filter_clause(W). { A = func_set_filter(p, func_set_within_group(p, F, S, T.offset), W); }
+func_expr(A) ::= func_application(F) WITHIN(T) GROUP LP sort_clause(S) RP filter_clause(W) OVER window_spec(O). { A = func_set_window(p, func_set_filter(p, func_set_within_group(p, F, S, T.offset), W), O); }
 func_expr(A) ::= func_application(F) filter_clause(W) OVER window_spec(S). { A = func_set_window(p, func_set_filter(p, F, W), S); }
 func_expr(A) ::= func_application(F) filter_clause(W) OVER ID(N). { A = func_set_window(p, func_set_filter(p, F, W), make_window_def(p, &N, NULL, NULL, NULL, N.offset)); }
 %type window_spec {WindowDef *}

@@ -57,6 +57,7 @@ typedef enum NodeTag {
     T_RangeSubselect,
     T_JoinExpr,
     T_SortBy,
+    T_GroupingSet,
     T_CommonTableExpr,
     T_ColumnDef,
     T_Constraint,
@@ -183,6 +184,7 @@ typedef struct FuncCall {
     bool        distinct;
     Node       *filter;     /* agg(...) FILTER (WHERE filter), or NULL */
     List       *agg_order;  /* agg(x ORDER BY ...): of SortBy */
+    bool        agg_within_group;   /* agg_order is WITHIN GROUP (ORDER BY ...) */
     bool        over;       /* a window function: f(...) OVER (...) */
     List       *over_partition;  /* PARTITION BY: of Node */
     List       *over_order;      /* ORDER BY: of SortBy */
@@ -320,6 +322,21 @@ typedef struct SortBy {
     SortDir   dir;
     SortNulls nulls;
 } SortBy;
+
+/* An item of GROUP BY other than an expression: () (GROUPING_SET_EMPTY),
+ * (a, b) inside one of the others (GROUPING_SET_SIMPLE: content its
+ * expressions), ROLLUP (...), CUBE (...) (content: expressions and SIMPLE
+ * sets) and GROUPING SETS (...) (content: GROUP BY items). */
+typedef enum GroupingSetKind {
+    GROUPING_SET_EMPTY, GROUPING_SET_SIMPLE, GROUPING_SET_ROLLUP, GROUPING_SET_CUBE,
+    GROUPING_SET_SETS
+} GroupingSetKind;
+
+typedef struct GroupingSet {
+    Node            hdr;
+    GroupingSetKind kind;
+    List           *content;    /* of Node */
+} GroupingSet;
 
 /* WITH name [(cols)] AS (query). */
 /* WITH name AS [[NOT] MATERIALIZED] (query). */

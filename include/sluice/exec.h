@@ -211,6 +211,13 @@ struct AggFunc {
 
 /* The executor's row for a resolved signature (never NULL). */
 const AggFunc *ex_agg_func(const AggSig *sig);
+/* stddev / variance (sample or population) of n values whose exact sum is
+ * sx and sum of squares sxx, as PostgreSQL's numeric_stddev_internal (NaN
+ * when special: a NaN or infinite value was among them); *null when n is
+ * too small.  out's digits in a (agg_stats.c). */
+int ex_agg_var_exact(Arena *a, int64_t n, bool special, const SlNumeric *sx,
+                     const SlNumeric *sxx, bool sample, bool stddev, SlNumeric *out, bool *null,
+                     SlError *err);
 
 /* The aggregate states of one group as one block of bytes (ex_aggset_size,
  * zeroed for an empty group): what an Aggregate keeps per group, and what

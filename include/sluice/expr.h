@@ -174,7 +174,7 @@ typedef enum ExprKind {
 
 /* EXPR_COLUMN subkinds the analyzer uses while it builds an aggregate
  * query (never in a finished plan). */
-enum { COLREF_PLAIN = 0, COLREF_AGG, COLREF_WINDOW_START, COLREF_WINDOW_END };
+enum { COLREF_PLAIN = 0, COLREF_AGG, COLREF_WINDOW_START, COLREF_WINDOW_END, COLREF_GROUPING };
 
 struct Expr {
     ExprKind        kind;

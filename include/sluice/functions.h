@@ -118,6 +118,9 @@ bool ex_can_coerce(SlTypeId from, SlTypeId to);
 /* Each aggregate function with its argument types, one row of aggsig.c's
  * table and of the executor's (agg.c), in the order resolution tries them. */
 #define AGG_MINMAX_IDS(T) AGG_MIN_##T, AGG_MAX_##T
+#define AGG_VAR_IDS(F)                                                                     \
+    AGG_##F##_INT2, AGG_##F##_INT4, AGG_##F##_INT8, AGG_##F##_NUMERIC, AGG_##F##_FLOAT4,     \
+        AGG_##F##_FLOAT8
 typedef enum AggId {
     AGG_COUNT_STAR, AGG_COUNT,
     AGG_SUM_INT2, AGG_SUM_INT4, AGG_SUM_INT8, AGG_SUM_FLOAT4, AGG_SUM_FLOAT8, AGG_SUM_NUMERIC,
@@ -129,6 +132,19 @@ typedef enum AggId {
     AGG_MINMAX_IDS(TEXT),
     AGG_BOOL_AND, AGG_EVERY, AGG_BOOL_OR, AGG_STRING_AGG, AGG_APPROX_COUNT_DISTINCT,
     AGG_ARRAY_AGG,
+    /* the statistics aggregates (src/exec/agg_stats.c): each of the
+     * variance family over smallint, integer, bigint, numeric, real and
+     * double precision, in this order; then those of (float8, float8) */
+    AGG_VAR_IDS(STDDEV), AGG_VAR_IDS(STDDEV_SAMP), AGG_VAR_IDS(STDDEV_POP),
+    AGG_VAR_IDS(VARIANCE), AGG_VAR_IDS(VAR_SAMP), AGG_VAR_IDS(VAR_POP),
+    AGG_CORR, AGG_COVAR_POP, AGG_COVAR_SAMP, AGG_REGR_AVGX, AGG_REGR_AVGY, AGG_REGR_COUNT,
+    AGG_REGR_INTERCEPT, AGG_REGR_R2, AGG_REGR_SLOPE, AGG_REGR_SXX, AGG_REGR_SXY, AGG_REGR_SYY,
+    /* the ordered-set aggregates (src/exec/agg_ordered.c): called as
+     * f(direct) WITHIN GROUP (ORDER BY x), their arguments (x, direct) */
+    AGG_PERCENTILE_CONT, AGG_PERCENTILE_CONT_MULTI, AGG_PERCENTILE_DISC,
+    AGG_PERCENTILE_DISC_MULTI, AGG_MODE,
+    /* jsonb_agg(x), jsonb_object_agg(key, value) (src/exec/agg.c) */
+    AGG_JSONB_AGG, AGG_JSONB_OBJECT_AGG,
     AGG__COUNT
 } AggId;
 

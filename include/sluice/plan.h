@@ -74,6 +74,14 @@ typedef enum WindowFunc {
 /* An aggregate call of an Aggregate node: the aggregate sig (functions.h;
  * the executor runs it with ex_agg_func) over args, for the rows where
  * filter is true, each distinct argument value once when distinct. */
+/* A key of agg(... ORDER BY key): the aggregate sees its rows in this
+ * order (src/exec/aggset.c). */
+typedef struct AggOrder {
+    Expr *expr;                 /* over the child's columns */
+    bool  desc;
+    bool  nulls_first;
+} AggOrder;
+
 typedef struct AggCall {
     const AggSig  *sig;
     const char    *name;        /* as written, for EXPLAIN */
@@ -83,6 +91,8 @@ typedef struct AggCall {
     bool           distinct;
     bool           star;        /* count(*) */
     SlType         type;        /* the result */
+    int            norder;      /* ORDER BY inside the call: its keys */
+    AggOrder      *order;
 } AggCall;
 
 /* GROUP BY WINDOW(ts, size [, slide]) or SESSION(ts, gap): rows with a NULL

@@ -30,6 +30,11 @@
  *                              has the largest scale of the rows summed,
  *                              so 1.5 + 2.25 - 2.25 is 1.5, not 1.50
  *   bool_and, every, bool_or   the weight sum of the true arguments, and n
+ *   stddev, variance and       n, the exact numeric sums of x and x*x, the
+ *   their kin of smallint,     NaN / infinity weight sums and the display
+ *   integer, bigint, numeric   scales' weights (as for sum); the result is
+ *                              agg_stats.c's over the sums at the largest
+ *                              scale counted (ex_agg_var_exact)
  *   count(DISTINCT x)          the same multiset, and how many of its
  *                              values have a weight > 0
  *   min, max                   a multiset: per distinct value its weight
@@ -43,9 +48,11 @@
  * (22003 out of its range), of bigint numeric, avg numeric (numeric_div's
  * scale), NULL for a group without a counted row (count: 0).  Calls whose
  * result cannot be kept exactly over retractions are refused at
- * construction (0A000): sum/avg of floating point (their rounding depends
- * on the order), of interval, string_agg (order), DISTINCT calls other
- * than count(DISTINCT), approx_count_distinct.  Without GROUP BY
+ * construction (0A000): sum/avg/stddev/variance of floating point (their
+ * rounding depends on the order), corr, covar_* and regr_*, of interval,
+ * string_agg (order), calls with ORDER BY and the ordered-set aggregates,
+ * DISTINCT calls other than count(DISTINCT), approx_count_distinct,
+ * jsonb_agg.  Without GROUP BY
  * and without a window the one group always has a row (count(*) = 0 over
  * nothing), emitted at the first flush.
  *
@@ -58,8 +65,8 @@
  *   [count i64][has row u8][window end i64] then per call [n i64] and its
  *   accumulator (int128: 16 bytes; numeric: NaN, +Inf, -Inf weight sums
  *   i64 each, the scales' count (u32) and weight sums (i64 each), then
- *   the sum's text, u32 length first), then the group
- *   values (row_encode)
+ *   the sum's text, u32 length first; stddev / variance: then the sum of
+ *   squares' text the same way), then the group values (row_encode)
  * and each multiset value at prefix 'm' + be32(group key length) + group
  * key + call number (u8) + the value's equality key (ex_key_encode):
  *   [weight sum i64] then the value (row_encode);
@@ -100,6 +107,7 @@
 typedef enum AccKind {
     ACC_COUNT, ACC_SUM_INT, ACC_SUM_INT8, ACC_AVG_INT, ACC_SUM_NUM, ACC_AVG_NUM,
     ACC_BOOL_AND, ACC_BOOL_OR,
+    ACC_VAR,                    /* stddev / variance of exact inputs */
     /* those with a multiset of their argument's values */
     ACC_MIN, ACC_MAX, ACC_COUNT_DISTINCT
 } AccKind;
@@ -121,6 +129,10 @@ typedef struct Acc {
     int32_t   nscales;
     uint8_t  *nbuf;             /* its digits between batches (cache) */
     int32_t   ncap;
+    SlNumeric nsq;              /* ACC_VAR: the finite arguments' sum of squares */
+    uint8_t  *qbuf;             /* its digits between batches (cache) */
+    int32_t   qcap;
+    bool      var_sample, var_stddev;   /* ACC_VAR: which of the family */
     EngMap   *ms;               /* min, max: value key -> MsEntry */
     MsEntry  *best;             /* min, max: the extreme of weight > 0 (NULL:
                                  * none), when best_known */
@@ -172,6 +184,13 @@ static int refuse(SlError *err, const char *what)
 static int acc_kind(const AggCall *c, AccKind *out, SlError *err)
 {
     AggId id = c->sig->id;
+    if (c->norder > 0)
+        return sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                        id >= AGG_PERCENTILE_CONT
+                            ? "the operator graph cannot keep ordered-set aggregate %s over "
+                              "retractions"
+                            : "the operator graph cannot keep %s with ORDER BY over retractions",
+                        c->sig->name);
     if (c->distinct && id == AGG_COUNT) {
         *out = ACC_COUNT_DISTINCT;
         return 0;
@@ -197,6 +216,15 @@ static int acc_kind(const AggCall *c, AccKind *out, SlError *err)
     }
     if (id >= AGG_MIN_INT2 && id <= AGG_MAX_TEXT) {
         *out = (id - AGG_MIN_INT2) % 2 == 0 ? ACC_MIN : ACC_MAX;
+        return 0;
+    }
+    if (id >= AGG_STDDEV_INT2 && id <= AGG_VAR_POP_FLOAT8) {
+        /* exact inputs (smallint .. numeric) keep exact sums; floating
+         * point's rounding depends on the order of the rows */
+        if ((id - AGG_STDDEV_INT2) % 6 >= 4)
+            return refuse(err, "stddev or variance of floating point (its rounding depends on "
+                               "the order of the rows)");
+        *out = ACC_VAR;
         return 0;
     }
     sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -282,6 +310,13 @@ static void group_init_accs(Agg *ag, Group *g)
     for (int j = 0; j < ag->spec.naggs; j++) {
         Acc *acc = &g->acc[j];
         num_from_int64(&ag->cache, 0, &acc->nsum);
+        num_from_int64(&ag->cache, 0, &acc->nsq);
+        if (ag->kinds[j] == ACC_VAR) {
+            /* stddev, stddev_samp, stddev_pop, variance, var_samp, var_pop */
+            int fam = (ag->spec.aggs[j].sig->id - AGG_STDDEV_INT2) / 6;
+            acc->var_sample = fam != 2 && fam != 5;
+            acc->var_stddev = fam <= 2;
+        }
         if (ag->kinds[j] >= ACC_MIN) {
             acc->ms = arena_zalloc(&ag->cache, sizeof(EngMap));
             eng_map_init(acc->ms, &ag->cache);
@@ -353,7 +388,7 @@ static int group_decode(Agg *ag, Group *g, const void *p, size_t n, SlError *err
             if (!rd(&r, &acc->isum, 16))
                 return corrupt(err);
             break;
-        case ACC_SUM_NUM: case ACC_AVG_NUM: {
+        case ACC_SUM_NUM: case ACC_AVG_NUM: case ACC_VAR: {
             uint32_t len;
             if (!rd(&r, &acc->nan, 8) || !rd(&r, &acc->pinf, 8) || !rd(&r, &acc->ninf, 8) ||
                 !rd(&r, &acc->nscales, 4) || acc->nscales < 0 ||
@@ -366,6 +401,13 @@ static int group_decode(Agg *ag, Group *g, const void *p, size_t n, SlError *err
                 return corrupt(err);
             r.p += len;
             r.n -= len;
+            if (ag->kinds[j] == ACC_VAR) {
+                if (!rd(&r, &len, 4) || r.n < len ||
+                    num_parse(&ag->cache, (const char *)r.p, len, &acc->nsq) < 0)
+                    return corrupt(err);
+                r.p += len;
+                r.n -= len;
+            }
             break;
         }
         default:
@@ -393,7 +435,7 @@ static void group_encode(const Agg *ag, const Group *g, StrBuf *out)
         case ACC_BOOL_AND: case ACC_BOOL_OR:
             strbuf_append(out, &acc->isum, 16);
             break;
-        case ACC_SUM_NUM: case ACC_AVG_NUM: {
+        case ACC_SUM_NUM: case ACC_AVG_NUM: case ACC_VAR: {
             strbuf_append(out, &acc->nan, 8);
             strbuf_append(out, &acc->pinf, 8);
             strbuf_append(out, &acc->ninf, 8);
@@ -405,6 +447,13 @@ static void group_encode(const Agg *ag, const Group *g, StrBuf *out)
             uint32_t len = (uint32_t)t.len;
             strbuf_append(out, &len, 4);
             strbuf_append(out, t.data, t.len);
+            if (ag->kinds[j] == ACC_VAR) {
+                strbuf_reset(&t);
+                num_format(&acc->nsq, &t);
+                len = (uint32_t)t.len;
+                strbuf_append(out, &len, 4);
+                strbuf_append(out, t.data, t.len);
+            }
             strbuf_free(&t);
             break;
         }
@@ -569,6 +618,24 @@ static int group_row(const Agg *ag, Group *g, Arena *a, SlError *err, Batch **ou
                 return -1;
             break;
         }
+        case ACC_VAR: {
+            /* the sums at the largest display scale still counted, as
+             * PostgreSQL's sum of the rows there are has */
+            int scale = acc->nscales - 1;
+            while (scale > 0 && acc->scales[scale] == 0)
+                scale--;
+            scale = scale > 0 ? scale : 0;
+            SlNumeric sx, sxx;
+            num_round(a, &acc->nsum, scale, &sx);
+            num_round(a, &acc->nsq, 2 * scale, &sxx);
+            bool null;
+            if (ex_agg_var_exact(a, acc->n, acc->nan + acc->pinf + acc->ninf > 0, &sx, &sxx,
+                                 acc->var_sample, acc->var_stddev, &o->v.num[0], &null,
+                                 err) < 0)
+                return -1;
+            o->nulls[0] = null;
+            break;
+        }
         case ACC_BOOL_AND:
             o->v.b[0] = acc->isum == acc->n;
             break;
@@ -673,6 +740,33 @@ static int acc_row(Agg *ag, Group *g, uint32_t i, int64_t w, const Vector *av, c
                 acc->ninf += w;
             else if (num_accumulate(cx->arena, &ag->cache, acc, x, w, cx->err) < 0)
                 return -1;
+            break;
+        }
+        case ACC_VAR: {
+            SlNumeric xv, sq, t, r;
+            const SlNumeric *x = &xv;
+            if (a->type.id == TYPE_NUMERIC)
+                x = &a->v.num[i];
+            else
+                num_from_int64(cx->arena, a->type.id == TYPE_INT2 ? a->v.i16[i]
+                                          : a->type.id == TYPE_INT4 ? a->v.i32[i]
+                                                                    : a->v.i64[i], &xv);
+            if (x->sign == NUM_NAN) {
+                acc->nan += w;
+            } else if (x->sign == NUM_PINF) {
+                acc->pinf += w;
+            } else if (x->sign == NUM_NINF) {
+                acc->ninf += w;
+            } else {
+                SlNumeric wn;
+                num_from_int64(cx->arena, w, &wn);
+                if (num_accumulate(cx->arena, &ag->cache, acc, x, w, cx->err) < 0 ||
+                    num_mul(cx->arena, x, x, &sq, cx->err) < 0 ||
+                    num_mul(cx->arena, &sq, &wn, &t, cx->err) < 0 ||
+                    num_add(cx->arena, &acc->nsq, &t, &r, cx->err) < 0)
+                    return -1;
+                acc->nsq = r;
+            }
             break;
         }
         case ACC_BOOL_AND: case ACC_BOOL_OR:
@@ -976,6 +1070,14 @@ static int agg_checkpoint(EngOp *op, EngCtx *cx)
             if (acc->nsum.ndigits > 0 && acc->nsum.digits != acc->nbuf) {
                 memmove(acc->nbuf, acc->nsum.digits, (size_t)acc->nsum.ndigits);
                 acc->nsum.digits = acc->nbuf;
+            }
+            if (acc->nsq.ndigits > acc->qcap) {
+                acc->qcap = SL_MAX(acc->nsq.ndigits, acc->qcap * 2);
+                acc->qbuf = arena_alloc(&ag->cache, (size_t)acc->qcap);
+            }
+            if (acc->nsq.ndigits > 0 && acc->nsq.digits != acc->qbuf) {
+                memmove(acc->qbuf, acc->nsq.digits, (size_t)acc->nsq.ndigits);
+                acc->nsq.digits = acc->qbuf;
             }
         }
         if (g->exists) {

@@ -1,9 +1,11 @@
 /*
  * agg.c -- how the aggregate functions run: count, sum, avg, min, max, bool_and,
- * bool_or, every, string_agg, approx_count_distinct, array_agg; their states, update, merge, final,
- * serialize and deserialize (the AggFunc interface of exec.h).
+ * bool_or, every, string_agg, approx_count_distinct, array_agg, jsonb_agg,
+ * jsonb_object_agg; their states, update, merge, final, serialize and
+ * deserialize (the AggFunc interface of exec.h).
  *
- *   ex_agg_func(sig)    the row of a signature the analyzer resolved
+ *   ex_agg_func(sig)    the row of a signature the analyzer resolved (the
+ *                       statistics aggregates' rows are agg_stats.c's)
  *
  * What each aggregate means -- its name, argument and result types, and
  * the lookup of a call -- is the function library's (functions.h's AggSig,
@@ -14,7 +16,11 @@
  * double precision, of interval interval; avg of integers and numeric is
  * numeric (sum / count with numeric_div's scale), of floats double
  * precision; min and max keep the argument's type; string_agg(text, text);
- * array_agg(x) the array of x's type, NULLs included, in input order.
+ * array_agg(x) the array of x's type, NULLs included, in input order;
+ * jsonb_agg(x) and jsonb_object_agg(k, v) the JSON of their values as
+ * to_jsonb writes them (json_value), NULL values as null, a NULL key
+ * 22023, put through jsonb's input at the end (keys sorted, the last of
+ * equal ones kept).
  * An empty group gives NULL, except count (0).  Overflow is PostgreSQL's
  * error (22003 "bigint out of range", "value out of range: overflow",
  * 22008 "interval out of range").
@@ -26,8 +32,9 @@
  * its leading delimiter and skips the first delimiter at the end, so two
  * partial states merge by concatenation (PostgreSQL 16's combine rule).
  */
-#include "sluice/exec.h"
+#include "agg_int.h"
 #include "functions/numeric_arith.h"
+#include "types/jsonb.h"
 #include "sluice/bytes.h"
 
 #include <math.h>
@@ -35,14 +42,6 @@
 
 
 /* ------------------------------------------------------------ helpers */
-
-#define FOR_ROWS(sel, n, ...)                                         \
-    do {                                                              \
-        for (uint32_t k_ = 0; k_ < (n); k_++) {                       \
-            uint32_t i = (sel) ? (sel)[k_] : k_;                      \
-            __VA_ARGS__                                               \
-        }                                                             \
-    } while (0)
 
 static int int8_range(AggCtx *cx)
 {
@@ -54,18 +53,8 @@ static int float_overflow(AggCtx *cx)
     return sl_error(cx->err, ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow");
 }
 
-static void set_null(Vector *out, uint32_t row)
-{
-    out->nulls[row] = 1;
-}
-
-static void set_value(Vector *out, uint32_t row)
-{
-    out->nulls[row] = 0;
-}
-
-/* An int128 as numeric, digits in arena a. */
-static void num_from_int128(Arena *a, __int128 v, SlNumeric *out)
+/* An int128 as numeric, digits in arena a (agg_int.h). */
+void ex_num_from_int128(Arena *a, __int128 v, SlNumeric *out)
 {
     char buf[48];
     int n = 0;
@@ -82,26 +71,6 @@ static void num_from_int128(Arena *a, __int128 v, SlNumeric *out)
     while (n > 0)
         buf[k++] = tmp[--n];
     num_parse(a, buf, (size_t)k, out);
-}
-
-/* A numeric kept in a state: digits in a buffer reused while it fits. */
-typedef struct NumBuf {
-    SlNumeric v;
-    uint8_t  *buf;
-    int32_t   cap;
-    int32_t   pad;
-} NumBuf;
-
-static void numbuf_set(Arena *a, NumBuf *nb, const SlNumeric *x)
-{
-    if (x->ndigits > nb->cap) {
-        nb->cap = SL_MAX(x->ndigits, nb->cap * 2);
-        nb->buf = arena_alloc(a, (size_t)nb->cap);
-    }
-    if (x->ndigits > 0)
-        memcpy(nb->buf, x->digits, (size_t)x->ndigits);
-    nb->v = *x;
-    nb->v.digits = nb->buf;
 }
 
 /* A string kept in a state. */
@@ -136,38 +105,6 @@ static void strkeep_append(Arena *a, StrKeep *s, const char *p, uint32_t n)
     if (n)
         memcpy(s->buf + s->len, p, n);
     s->len += n;
-}
-
-/* Fixed states serialize as their bytes. */
-static void ser_raw(const AggFunc *f, const void *st, StrBuf *out)
-{
-    strbuf_append(out, st, f->state_size);
-}
-
-static int deser_raw(AggCtx *cx, const AggFunc *f, void *st, const void *p, size_t n)
-{
-    if (n != f->state_size)
-        return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored %s state is corrupt",
-                        ex_agg_sig(f->id)->name);
-    memcpy(st, p, n);
-    return 0;
-}
-
-/* Reads little pieces of a serialized state. */
-typedef struct Reader {
-    const uint8_t *p, *end;
-    bool           bad;
-} Reader;
-
-static void rd(Reader *r, void *dst, size_t n)
-{
-    if ((size_t)(r->end - r->p) < n) {
-        r->bad = true;
-        memset(dst, 0, n);
-        return;
-    }
-    memcpy(dst, r->p, n);
-    r->p += n;
 }
 
 /* ---------------------------------------------------------------- count */
@@ -277,7 +214,7 @@ static int sum_i128_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
         set_null(out, row);
         return 0;
     }
-    num_from_int128(cx->arena, s->sum, &out->v.num[row]);
+    ex_num_from_int128(cx->arena, s->sum, &out->v.num[row]);
     set_value(out, row);
     return 0;
 }
@@ -290,7 +227,7 @@ static int avg_i128_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
         return 0;
     }
     SlNumeric sum, cnt;
-    num_from_int128(cx->arena, s->sum, &sum);
+    ex_num_from_int128(cx->arena, s->sum, &sum);
     num_from_int64(cx->arena, s->n, &cnt);
     if (num_div(cx->arena, &sum, &cnt, &out->v.num[row], cx->err) < 0)
         return -1;
@@ -1072,6 +1009,173 @@ static int hll_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
     return 0;
 }
 
+/* ------------------------------------------- jsonb_agg, jsonb_object_agg */
+
+/* The JSON text of row i of v as to_jsonb writes it: numbers as numbers
+ * (NaN and infinities as strings), booleans, jsonb as it is, arrays as
+ * arrays, other values (text, bytea, date, interval) as the string of
+ * their text form; NULL as null.  The analyzer lets only these types in
+ * (analyze_agg.c). */
+static void json_value(Arena *a, const Vector *v, uint32_t i, StrBuf *out)
+{
+    if (vector_is_null(v, i)) {
+        strbuf_puts(out, "null");
+        return;
+    }
+    switch (v->type.id) {
+    case TYPE_BOOL:
+        strbuf_puts(out, v->v.b[i] ? "true" : "false");
+        return;
+    case TYPE_JSONB:
+        strbuf_append(out, v->v.str[i].ptr, v->v.str[i].len);
+        return;
+    case TYPE_ARRAY: {
+        Vector ev;
+        array_to_vector(a, sl_type(v->type.elem), &v->v.str[i], &ev);
+        strbuf_putc(out, '[');
+        for (uint32_t k = 0; k < ev.len; k++) {
+            if (k)
+                strbuf_puts(out, ", ");
+            json_value(a, &ev, k, out);
+        }
+        strbuf_putc(out, ']');
+        return;
+    }
+    default:
+        break;
+    }
+    StrBuf t;
+    strbuf_init(&t);
+    value_format_text(v, i, &t);
+    bool number = v->type.id == TYPE_INT2 || v->type.id == TYPE_INT4 ||
+                  v->type.id == TYPE_INT8 || v->type.id == TYPE_FLOAT4 ||
+                  v->type.id == TYPE_FLOAT8 || v->type.id == TYPE_NUMERIC;
+    if (number && t.len > 0 && (t.data[0] == '-' ? t.len > 1 && t.data[1] != 'I' :
+                                                   t.data[0] != 'N' && t.data[0] != 'I'))
+        strbuf_append(out, t.data, t.len);
+    else
+        jsonb_escape(out, t.data ? t.data : "", (uint32_t)t.len);
+    strbuf_free(&t);
+}
+
+typedef struct { StrKeep s; int64_t has; } JsonAggState;
+
+static int jagg_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                       uint32_t n)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    Arena scratch;
+    arena_init(&scratch, 1024);
+    FOR_ROWS(sel, n, {
+        JsonAggState *s = (JsonAggState *)st[i];
+        strbuf_reset(&b);
+        if (s->has)
+            strbuf_puts(&b, ", ");
+        json_value(&scratch, &args[0], i, &b);
+        strkeep_append(cx->arena, &s->s, b.data, (uint32_t)b.len);
+        s->has++;
+    });
+    arena_destroy(&scratch);
+    strbuf_free(&b);
+    return 0;
+}
+
+static int jobj_update(AggCtx *cx, const Vector *args, uint8_t *const *st, const uint32_t *sel,
+                       uint32_t n)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    Arena scratch;
+    arena_init(&scratch, 1024);
+    int rc = 0;
+    FOR_ROWS(sel, n, {
+        if (vector_is_null(&args[0], i)) {
+            rc = sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                          "field name must not be null");
+            break;
+        }
+        if (args[0].type.id == TYPE_JSONB || args[0].type.id == TYPE_ARRAY) {
+            rc = sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                          "key value must be scalar, not array, composite, or json");
+            break;
+        }
+        JsonAggState *s = (JsonAggState *)st[i];
+        strbuf_reset(&b);
+        if (s->has)
+            strbuf_puts(&b, ", ");
+        /* the key is the JSON of the value, as a string (true -> "true") */
+        StrBuf k;
+        strbuf_init(&k);
+        json_value(&scratch, &args[0], i, &k);
+        if (k.len > 0 && k.data[0] == '"')
+            strbuf_append(&b, k.data, k.len);
+        else
+            jsonb_escape(&b, k.data ? k.data : "", (uint32_t)k.len);
+        strbuf_free(&k);
+        strbuf_puts(&b, ": ");
+        json_value(&scratch, &args[1], i, &b);
+        strkeep_append(cx->arena, &s->s, b.data, (uint32_t)b.len);
+        s->has++;
+    });
+    arena_destroy(&scratch);
+    strbuf_free(&b);
+    return rc;
+}
+
+static int jagg_merge(AggCtx *cx, void *dst, const void *src)
+{
+    JsonAggState *d = dst;
+    const JsonAggState *s = src;
+    if (s->has == 0)
+        return 0;
+    if (d->has)
+        strkeep_append(cx->arena, &d->s, ", ", 2);
+    strkeep_append(cx->arena, &d->s, s->s.buf, s->s.len);
+    d->has += s->has;
+    return 0;
+}
+
+/* The elements (pairs) between brackets (braces), through jsonb's input:
+ * its canonical text (an object's keys sorted, the last of equal ones). */
+static int json_final(AggCtx *cx, const void *st, Vector *out, uint32_t row, char open,
+                      char close)
+{
+    const JsonAggState *s = st;
+    if (!s->has) {
+        set_null(out, row);
+        return 0;
+    }
+    StrBuf b;
+    strbuf_init(&b);
+    strbuf_putc(&b, open);
+    strbuf_append(&b, s->s.buf, s->s.len);
+    strbuf_putc(&b, close);
+    int rc = jsonb_parse(cx->arena, b.data, b.len, &out->v.str[row], -1, cx->err);
+    strbuf_free(&b);
+    if (rc < 0)
+        return -1;
+    set_value(out, row);
+    return 0;
+}
+
+static int jagg_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    return json_final(cx, st, out, row, '[', ']');
+}
+
+static int jobj_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
+{
+    return json_final(cx, st, out, row, '{', '}');
+}
+
+static const AggFunc json_table[] = {
+    {AGG_JSONB_AGG, sizeof(JsonAggState), true, jagg_update, jagg_merge, jagg_final, mmt_ser,
+     mmt_deser},
+    {AGG_JSONB_OBJECT_AGG, sizeof(JsonAggState), true, jobj_update, jagg_merge, jobj_final,
+     mmt_ser, mmt_deser},
+};
+
 /* ----------------------------------------------------------------- table */
 
 /* One row per AggId, in functions.h's order (aggsig.c: the signatures);
@@ -1080,7 +1184,7 @@ static int hll_final(AggCtx *cx, const void *st, Vector *out, uint32_t row)
 #define ROW(id, S, varlen, ...) [id] = {id, sizeof(S), varlen, __VA_ARGS__}
 #define FIXED(id, S, up, mg, fi) ROW(id, S, false, up, mg, fi, RAW)
 
-static const AggFunc agg_table[AGG__COUNT] = {
+static const AggFunc agg_table[AGG_STDDEV_INT2] = {
     FIXED(AGG_COUNT_STAR, CountState, count_update, count_merge, count_final),
     FIXED(AGG_COUNT, CountState, count_update, count_merge, count_final),
     FIXED(AGG_SUM_INT2, SumIntState, sum_int2_update, sum_int_merge, sum_int_final),
@@ -1123,5 +1227,11 @@ static const AggFunc agg_table[AGG__COUNT] = {
 
 const AggFunc *ex_agg_func(const AggSig *sig)
 {
+    if (sig->id >= AGG_JSONB_AGG)
+        return &json_table[sig->id - AGG_JSONB_AGG];
+    if (sig->id >= AGG_PERCENTILE_CONT)
+        return ex_agg_ordered_func(sig->id);
+    if (sig->id >= AGG_STDDEV_INT2)
+        return ex_agg_stats_func(sig->id);
     return &agg_table[sig->id];
 }

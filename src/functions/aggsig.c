@@ -23,6 +23,14 @@
 #define ANY TYPE__COUNT
 #define ONE(id, nm, a, r) [id] = {id, nm, 1, {a, 0}, r}
 #define MINMAX(T) ONE(AGG_MIN_##T, "min", TYPE_##T, ANY), ONE(AGG_MAX_##T, "max", TYPE_##T, ANY)
+#define VAR(F, nm)                                                                         \
+    ONE(AGG_##F##_INT2, nm, TYPE_INT2, TYPE_NUMERIC),                                       \
+    ONE(AGG_##F##_INT4, nm, TYPE_INT4, TYPE_NUMERIC),                                       \
+    ONE(AGG_##F##_INT8, nm, TYPE_INT8, TYPE_NUMERIC),                                       \
+    ONE(AGG_##F##_NUMERIC, nm, TYPE_NUMERIC, TYPE_NUMERIC),                                 \
+    ONE(AGG_##F##_FLOAT4, nm, TYPE_FLOAT4, TYPE_FLOAT8),                                    \
+    ONE(AGG_##F##_FLOAT8, nm, TYPE_FLOAT8, TYPE_FLOAT8)
+#define TWO(id, nm) [id] = {id, nm, 2, {TYPE_FLOAT8, TYPE_FLOAT8}, TYPE_FLOAT8}
 
 static const AggSig sigs[AGG__COUNT] = {
     [AGG_COUNT_STAR] = {AGG_COUNT_STAR, "count", 0, {0, 0}, TYPE_INT8},
@@ -49,6 +57,27 @@ static const AggSig sigs[AGG__COUNT] = {
     ONE(AGG_APPROX_COUNT_DISTINCT, "approx_count_distinct", ANY, TYPE_INT8),
     /* the result is an array of the argument's type (analyze_agg.c) */
     ONE(AGG_ARRAY_AGG, "array_agg", ANY, TYPE_ARRAY),
+    /* numeric for exact inputs, double precision for floating point */
+    VAR(STDDEV, "stddev"), VAR(STDDEV_SAMP, "stddev_samp"), VAR(STDDEV_POP, "stddev_pop"),
+    VAR(VARIANCE, "variance"), VAR(VAR_SAMP, "var_samp"), VAR(VAR_POP, "var_pop"),
+    TWO(AGG_CORR, "corr"), TWO(AGG_COVAR_POP, "covar_pop"), TWO(AGG_COVAR_SAMP, "covar_samp"),
+    TWO(AGG_REGR_AVGX, "regr_avgx"), TWO(AGG_REGR_AVGY, "regr_avgy"),
+    [AGG_REGR_COUNT] = {AGG_REGR_COUNT, "regr_count", 2, {TYPE_FLOAT8, TYPE_FLOAT8}, TYPE_INT8},
+    TWO(AGG_REGR_INTERCEPT, "regr_intercept"), TWO(AGG_REGR_R2, "regr_r2"),
+    TWO(AGG_REGR_SLOPE, "regr_slope"), TWO(AGG_REGR_SXX, "regr_sxx"),
+    TWO(AGG_REGR_SXY, "regr_sxy"), TWO(AGG_REGR_SYY, "regr_syy"),
+    /* ordered-set: (the WITHIN GROUP key, the fraction(s)); analyze_agg.c
+     * resolves their calls itself */
+    [AGG_PERCENTILE_CONT] = {AGG_PERCENTILE_CONT, "percentile_cont", 2, {TYPE_FLOAT8, TYPE_FLOAT8},
+                             TYPE_FLOAT8},
+    [AGG_PERCENTILE_CONT_MULTI] = {AGG_PERCENTILE_CONT_MULTI, "percentile_cont", 2,
+                                   {TYPE_FLOAT8, TYPE_ARRAY}, TYPE_ARRAY},
+    [AGG_PERCENTILE_DISC] = {AGG_PERCENTILE_DISC, "percentile_disc", 2, {ANY, TYPE_FLOAT8}, ANY},
+    [AGG_PERCENTILE_DISC_MULTI] = {AGG_PERCENTILE_DISC_MULTI, "percentile_disc", 2,
+                                   {ANY, TYPE_ARRAY}, TYPE_ARRAY},
+    ONE(AGG_MODE, "mode", ANY, ANY),
+    ONE(AGG_JSONB_AGG, "jsonb_agg", ANY, TYPE_JSONB),
+    [AGG_JSONB_OBJECT_AGG] = {AGG_JSONB_OBJECT_AGG, "jsonb_object_agg", 2, {ANY, ANY}, TYPE_JSONB},
 };
 
 bool ex_agg_exists(const char *name)

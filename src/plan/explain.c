@@ -285,6 +285,14 @@ void plan_agg_call_deparse(const AggCall *c, const ColumnDesc *cols, const char 
             strbuf_puts(out, ", ");
         deparse(c->args[i], cols, quals, out);
     }
+    for (int i = 0; i < c->norder; i++) {
+        strbuf_puts(out, i == 0 ? " ORDER BY " : ", ");
+        deparse(c->order[i].expr, cols, quals, out);
+        if (c->order[i].desc)
+            strbuf_puts(out, " DESC");
+        if (c->order[i].nulls_first != c->order[i].desc)
+            strbuf_puts(out, c->order[i].nulls_first ? " NULLS FIRST" : " NULLS LAST");
+    }
     strbuf_putc(out, ')');
     if (c->filter != NULL) {
         strbuf_puts(out, " FILTER (WHERE ");

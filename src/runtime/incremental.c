@@ -250,10 +250,18 @@ static int check(IncPlan *p, SlError *err)
         return refuse(err, "state_ttl does not apply to windowed aggregations",
                       "The watermark evicts a window's state in append mode; state_ttl is for "
                       "aggregations without a window and for DISTINCT.");
-    for (int i = 0; i < p->agg->u.agg.naggs; i++)
+    for (int i = 0; i < p->agg->u.agg.naggs; i++) {
         if (p->agg->u.agg.aggs[i].distinct)
             return refuse_shape(p, err, "aggregates with DISTINCT in continuous queries are not "
                                         "supported yet", NULL);
+        if (p->agg->u.agg.aggs[i].norder > 0)
+            return refuse_shape(p, err, "aggregates with ORDER BY in continuous queries are not "
+                                        "supported yet", NULL);
+        AggId id = p->agg->u.agg.aggs[i].sig->id;
+        if (id == AGG_JSONB_AGG || id == AGG_JSONB_OBJECT_AGG)
+            return refuse_shape(p, err, "jsonb_agg and jsonb_object_agg in continuous queries "
+                                        "are not supported yet", NULL);
+    }
     if (p->mode == MODE_APPEND) {
         if (w->kind == WINDOW_NONE)
             return refuse(err, "an aggregation in append mode needs an event-time window",
@@ -599,6 +607,8 @@ static void compute_need(IncPlan *p)
             const AggCall *call = &agg->u.agg.aggs[i];
             for (int k = 0; k < call->nargs; k++)
                 expr_columns(call->args[k], need, top->ncols);
+            for (int k = 0; k < call->norder; k++)
+                expr_columns(call->order[k].expr, need, top->ncols);
             expr_columns(call->filter, need, top->ncols);
         }
         expr_columns(agg->u.agg.window.time, need, top->ncols);

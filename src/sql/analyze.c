@@ -631,10 +631,32 @@ static Expr *transform_func(Analyze *an, FuncCall *f)
                     (const char *)list_nth(f->qual, 0));
         return NULL;
     }
+    if (f->agg_within_group || (f->over && an_is_ordered_set_name(f->name))) {
+        /* ordered-set aggregates: only as plain aggregates */
+        if (f->over && f->agg_within_group && an_is_ordered_set_name(f->name)) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                        "OVER is not supported for ordered-set aggregate %s", f->name);
+            return NULL;
+        }
+        if (f->agg_within_group && !f->over &&
+            (strcmp(f->name, "rank") == 0 || strcmp(f->name, "dense_rank") == 0 ||
+             strcmp(f->name, "percent_rank") == 0 || strcmp(f->name, "cume_dist") == 0)) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, loc,
+                        "the hypothetical-set aggregate %s(...) WITHIN GROUP is not supported "
+                        "yet", f->name);
+            return NULL;
+        }
+        if (f->over || !an_is_ordered_set_name(f->name)) {
+            an_ordered_set_misuse(an, f);
+            return NULL;
+        }
+    }
     if (f->over)
         return an_window_call(an, f);
     if (an_is_aggregate_name(f))
         return an_aggregate(an, f);
+    if (f->qual == NULL && strcmp(f->name, "grouping") == 0)
+        return an_grouping_call(an, f);
     if ((f->distinct || f->filter || f->agg_order) && ex_func_exists(f->name, false)) {
         const char *what = f->distinct ? "DISTINCT" : f->filter ? "FILTER" : "ORDER BY";
         sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, loc,

@@ -144,10 +144,41 @@ struct CteScope {
 /* The aggregates of one query level, while its expressions are analyzed:
  * each call becomes an EXPR_COLUMN of subkind COLREF_AGG and index into
  * calls (analyze_agg.c). */
+/* The distinct GROUP BY expressions of a query level. */
+typedef struct AnGroupList {
+    int    n, cap;
+    Expr **exprs;
+} AnGroupList;
+
+/* One grouping set: numbers into the query's AnGroupList (a number may
+ * repeat); all of a query's sets. */
+typedef struct AnGroupSet {
+    int  n;
+    int *idx;
+} AnGroupSet;
+typedef struct AnGroupingSets {
+    int         n;
+    AnGroupSet *sets;
+} AnGroupingSets;
+
+/* A grouping(...) call: the group number of each argument. */
+typedef struct AnGroupingRef {
+    int  n;
+    int *gidx;
+} AnGroupingRef;
+
 struct AggCollect {
     int      n, cap;
     AggCall *calls;
     bool     in_args;       /* inside an aggregate's arguments: nesting refused */
+    /* GROUP BY (analyze_grouping.c): its expressions, its grouping sets
+     * (NULL: none), and the grouping(...) calls, each an EXPR_COLUMN of
+     * subkind COLREF_GROUPING -- with grouping sets one column each after
+     * the aggregates' */
+    AnGroupList     groups;
+    AnGroupingSets *sets;
+    int             ngrouping, capg;
+    AnGroupingRef  *grouping;
 };
 
 Expr *an_column_ref(Analyze *an, ColumnRef *c);
@@ -213,10 +244,17 @@ Expr *an_aggregate(Analyze *an, FuncCall *f);
 /* 42883 "function name(types) does not exist" with PostgreSQL's hint: -1. */
 int   an_no_such_function(Analyze *an, const char *name, Expr *const *args, int n, int loc);
 bool  an_is_aggregate_name(const FuncCall *f);
+/* percentile_cont, percentile_disc, mode: called WITHIN GROUP. */
+bool  an_is_ordered_set_name(const char *name);
+/* The error of an ordered-set aggregate called without WITHIN GROUP, or
+ * of WITHIN GROUP on another function (42809 or 42883, as PostgreSQL's
+ * lookup by argument count gives): -1. */
+int   an_ordered_set_misuse(Analyze *an, FuncCall *f);
 /* Rewrites an expression analyzed over the FROM output into one over the
  * Aggregate node's output: group expressions and aggregates become its
  * columns; any other column is a 42803 grouping error. */
-Expr *an_agg_rewrite(Analyze *an, Expr *e, const Plan *agg, Scope *scope);
+Expr *an_agg_rewrite(Analyze *an, Expr *e, const Plan *agg, const AggCollect *calls,
+                     Scope *scope);
 /* WINDOW(ts, size [, slide]) / SESSION(ts, gap) of GROUP BY. */
 int   an_window_spec(Analyze *an, FuncCall *f, WindowSpec *w);
 /* Checks the expressions that will be rewritten (adding grouped-key
@@ -224,6 +262,19 @@ int   an_window_spec(Analyze *an, FuncCall *f, WindowSpec *w);
  * and output columns. */
 int   an_agg_finish(Analyze *an, Plan *agg, const Scope *scope, Expr **check, int ncheck,
                     const AggCollect *calls);
+
+/* ---- GROUPING SETS, ROLLUP, CUBE, grouping() (analyze_grouping.c) ---- */
+/* One GROUP BY expression as written (a position, an output name or an
+ * expression) -> the expression over the FROM output, or NULL. */
+typedef Expr *(*an_group_expr_fn)(Analyze *an, Node *item, void *arg);
+/* e's number in g (added when new). */
+int   an_group_add(Analyze *an, AnGroupList *g, Expr *e);
+/* GROUP BY's items expanded into grouping sets (*out, in an->a). */
+int   an_grouping_sets(Analyze *an, List *items, an_group_expr_fn fn, void *arg,
+                       AnGroupList *groups, AnGroupingSets **out);
+Expr *an_grouping_call(Analyze *an, FuncCall *f);
+/* The plan that replaces Aggregate agg (finished) when ac has sets. */
+Plan *an_grouping_plan(Analyze *an, const Plan *agg, const AggCollect *ac);
 
 /* ---- DDL and DML (analyze_ddl.c, analyze_dml.c) ---- */
 int   an_create_stmt(Analyze *an, CreateStmt *s, Query *q);

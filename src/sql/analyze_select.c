@@ -199,20 +199,78 @@ static bool is_input_column(Analyze *an, const char *name)
     return false;
 }
 
-static int group_by(Analyze *an, List *items, const TargetEntry *t, int nt, Plan *agg)
+/* The select list GROUP BY items may name by position or output name. */
+typedef struct GroupTargets {
+    const TargetEntry *t;
+    int                nt;
+} GroupTargets;
+
+/* One GROUP BY expression as written -> the expression it groups by
+ * (an_group_expr_fn). */
+static Expr *group_expr(Analyze *an, Node *item, void *arg)
+{
+    const GroupTargets *gt = arg;
+    const TargetEntry *t = gt->t;
+    int nt = gt->nt;
+    if (is_int_const(item)) {
+        long pos = const_position(item);
+        if (pos < 1 || pos > nt) {
+            sl_error_at(an->err, ERRCODE_INVALID_COLUMN_REFERENCE, item->location,
+                        "GROUP BY position %ld is not in select list", pos);
+            return NULL;
+        }
+        return target_expr(an, &t[pos - 1]);
+    }
+    if (is_other_const(item)) {
+        sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, item->location,
+                    "non-integer constant in GROUP BY");
+        return NULL;
+    }
+    if (IS_A(item, ColumnRef) && list_len(((ColumnRef *)item)->names) == 1 &&
+        !is_input_column(an, list_nth(((ColumnRef *)item)->names, 0))) {
+        const char *name = list_nth(((ColumnRef *)item)->names, 0);
+        int found = -1;
+        for (int k = 0; k < nt; k++) {
+            if (strcmp(t[k].name, name) != 0)
+                continue;
+            if (found >= 0) {
+                sl_error_at(an->err, ERRCODE_AMBIGUOUS_COLUMN, item->location,
+                            "GROUP BY \"%s\" is ambiguous", name);
+                return NULL;
+            }
+            found = k;
+        }
+        return found >= 0 ? target_expr(an, &t[found]) : an_transform(an, item);
+    }
+    return an_transform(an, item);
+}
+
+/* GROUP BY: the Aggregate's groups (and its window), the distinct
+ * expressions in collect->groups, and with GROUPING SETS, ROLLUP or CUBE
+ * anywhere in it the sets (collect->sets). */
+static int group_by(Analyze *an, List *items, const TargetEntry *t, int nt, Plan *agg,
+                    AggCollect *collect)
 {
     const char *saved = an->agg_refusal;
     an->agg_refusal = "GROUP BY";
     int n = list_len(items);
-    Expr **groups = ARENA_ARRAY(an->a, Expr *, n ? n : 1);
-    int ng = 0;
     int rc = -1;
+    GroupTargets gt = {t, nt};
+    bool sets = false;
+    for (int i = 0; i < n; i++)
+        sets |= IS_A(list_nth(items, i), GroupingSet);
+    List *plain = NULL;
     for (int i = 0; i < n; i++) {
         Node *item = list_nth(items, i);
-        Expr *e = NULL;
         if (IS_A(item, FuncCall) && ((FuncCall *)item)->qual == NULL &&
             (strcmp(((FuncCall *)item)->name, "window") == 0 ||
              strcmp(((FuncCall *)item)->name, "session") == 0)) {
+            if (sets) {
+                sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, item->location,
+                            "WINDOW and SESSION cannot be combined with GROUPING SETS, ROLLUP "
+                            "or CUBE");
+                goto out;
+            }
             if (agg->u.agg.window.kind != WINDOW_NONE) {
                 sl_error_at(an->err, ERRCODE_WINDOWING_ERROR, item->location,
                             "only one WINDOW or SESSION is allowed in GROUP BY");
@@ -222,46 +280,21 @@ static int group_by(Analyze *an, List *items, const TargetEntry *t, int nt, Plan
                 goto out;
             continue;
         }
-        if (is_int_const(item)) {
-            long pos = const_position(item);
-            if (pos < 1 || pos > nt) {
-                sl_error_at(an->err, ERRCODE_INVALID_COLUMN_REFERENCE, item->location,
-                            "GROUP BY position %ld is not in select list", pos);
-                goto out;
-            }
-            e = target_expr(an, &t[pos - 1]);
-        } else if (is_other_const(item)) {
-            sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, item->location,
-                        "non-integer constant in GROUP BY");
-            goto out;
-        } else if (IS_A(item, ColumnRef) && list_len(((ColumnRef *)item)->names) == 1 &&
-                   !is_input_column(an, list_nth(((ColumnRef *)item)->names, 0))) {
-            const char *name = list_nth(((ColumnRef *)item)->names, 0);
-            int found = -1;
-            for (int k = 0; k < nt; k++) {
-                if (strcmp(t[k].name, name) != 0)
-                    continue;
-                if (found >= 0) {
-                    sl_error_at(an->err, ERRCODE_AMBIGUOUS_COLUMN, item->location,
-                                "GROUP BY \"%s\" is ambiguous", name);
-                    goto out;
-                }
-                found = k;
-            }
-            e = found >= 0 ? target_expr(an, &t[found]) : an_transform(an, item);
-        } else {
-            e = an_transform(an, item);
-        }
-        if (e == NULL)
-            goto out;
-        bool dup = false;
-        for (int k = 0; k < ng; k++)
-            dup |= plan_expr_equal(groups[k], e);
-        if (!dup)
-            groups[ng++] = e;
+        plain = list_append(an->a, plain, item);
     }
-    agg->u.agg.groups = groups;
-    agg->u.agg.ngroups = ng;
+    if (sets) {
+        if (an_grouping_sets(an, plain, group_expr, &gt, &collect->groups, &collect->sets) < 0)
+            goto out;
+    } else {
+        for (int i = 0; i < list_len(plain); i++) {
+            Expr *e = group_expr(an, list_nth(plain, i), &gt);
+            if (e == NULL)
+                goto out;
+            an_group_add(an, &collect->groups, e);
+        }
+    }
+    agg->u.agg.groups = collect->groups.exprs;
+    agg->u.agg.ngroups = collect->groups.n;
     rc = 0;
 out:
     an->agg_refusal = saved;
@@ -491,7 +524,7 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
 
     /* GROUP BY first: it decides whether window_start/window_end exist */
     Plan *agg = plan_new(an->a, PLAN_AGG, base, 0);
-    if (s->group_by != NULL && group_by(an, s->group_by, t, nt, agg) < 0)
+    if (s->group_by != NULL && group_by(an, s->group_by, t, nt, agg, &collect) < 0)
         goto out;
     win.refusal = NULL;
     if (agg->u.agg.window.kind != WINDOW_NONE) {
@@ -594,13 +627,13 @@ static Plan *simple_select(Analyze *an, SelectStmt *s, Scope *parent, bool arm)
         if (an_agg_finish(an, agg, &scope, check, ncols + 1, &collect) < 0)
             goto out;
         for (int i = 0; i < ncols; i++)
-            if ((exprs[i] = an_agg_rewrite(an, exprs[i], agg, &scope)) == NULL)
+            if ((exprs[i] = an_agg_rewrite(an, exprs[i], agg, &collect, &scope)) == NULL)
                 goto out;
-        top = agg;
+        top = collect.sets != NULL ? an_grouping_plan(an, agg, &collect) : agg;
         if (having != NULL) {
-            if ((having = an_agg_rewrite(an, having, agg, &scope)) == NULL)
+            if ((having = an_agg_rewrite(an, having, agg, &collect, &scope)) == NULL)
                 goto out;
-            top = copy_cols(an, PLAN_FILTER, agg);
+            top = copy_cols(an, PLAN_FILTER, top);
             top->u.filter.cond = having;
         }
     }

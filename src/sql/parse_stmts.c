@@ -5,7 +5,7 @@
  *
  *   make_values, values_add_row, make_setop, select_set_sort,
  *   select_set_limit, select_set_with, select_set_distinct_on,
- *   make_sort_by, make_cte                                   queries
+ *   make_sort_by, make_cte, make_grouping_set, make_grouping_row  queries
  *   make_range_var_alias, make_range_subselect, make_range_function,
  *   range_function_set_ordinality, range_set_lateral,
  *   make_array_type, make_array_expr, make_array_multidim, make_array_slice,
@@ -136,6 +136,22 @@ Node *make_sort_by(Parse *p, Node *e, SortDir dir, SortNulls nulls)
     s->dir = dir;
     s->nulls = nulls;
     return &s->hdr;
+}
+
+Node *make_grouping_set(Parse *p, GroupingSetKind kind, List *content, int loc)
+{
+    GroupingSet *g = NEW_NODE(p, GroupingSet, loc);
+    g->kind = kind;
+    g->content = content;
+    return &g->hdr;
+}
+
+Node *make_grouping_row(Parse *p, Node *first, List *rest, int loc)
+{
+    List *l = list_append(p->arena, NULL, first);
+    for (int i = 0; i < list_len(rest); i++)
+        l = list_append(p->arena, l, list_nth(rest, i));
+    return make_grouping_set(p, GROUPING_SET_SIMPLE, l, loc);
 }
 
 Node *make_cte(Parse *p, const Token *name, List *cols, Node *query, int materialize,
@@ -373,6 +389,20 @@ Node *func_set_order(Parse *p, Node *func, List *order)
 {
     SL_UNUSED(p);
     ((FuncCall *)func)->agg_order = order;
+    return func;
+}
+
+Node *func_set_within_group(Parse *p, Node *func, List *order, int loc)
+{
+    FuncCall *f = (FuncCall *)func;
+    if (f->agg_order != NULL) {
+        /* gram.y's own refusal */
+        sl_error_at(p->err, ERRCODE_SYNTAX_ERROR, loc,
+                    "cannot use multiple ORDER BY clauses with WITHIN GROUP");
+        p->failed = true;
+    }
+    f->agg_order = order;
+    f->agg_within_group = true;
     return func;
 }
 

@@ -186,6 +186,9 @@ Node *select_set_parens(Parse *p, Node *sel, int loc);
 Node *make_sort_by(Parse *p, Node *e, SortDir dir, SortNulls nulls);
 Node *make_cte(Parse *p, const Token *name, List *cols, Node *query, int materialize,
                int search_cycle_loc);
+/* (), (a, b), ROLLUP (...), CUBE (...), GROUPING SETS (...) in GROUP BY */
+Node *make_grouping_set(Parse *p, GroupingSetKind kind, List *content, int loc);
+Node *make_grouping_row(Parse *p, Node *first, List *rest, int loc);
 Node *make_range_var_alias(Parse *p, Names names, AliasSpec alias);
 Node *make_range_subselect(Parse *p, Node *sub, AliasSpec alias, int loc);
 Node *make_range_function(Parse *p, Node *func, AliasSpec alias);
@@ -207,6 +210,8 @@ Node *make_sublink_op(Parse *p, SubLinkType type, const char *op, Node *test, No
 Node *make_set_to_default(Parse *p, const Token *t);
 Node *func_set_filter(Parse *p, Node *func, Node *filter);
 Node *func_set_order(Parse *p, Node *func, List *order);
+/* f(...) WITHIN GROUP (ORDER BY ...): an ordered-set aggregate's input */
+Node *func_set_within_group(Parse *p, Node *func, List *order, int loc);
 /* f(...) OVER (PARTITION BY partition ORDER BY order) */
 Node *func_set_over(Parse *p, Node *func, List *partition, List *order);
 /* OVER (...) or OVER name: the window of a call. */

@@ -1,7 +1,8 @@
 /*
  * jsonb.h -- the tree form of a JSONB value, shared by the type's input
  * and output (types/jsonb.c) and its operators and functions
- * (functions/jsonbfuncs.c).  Not for use elsewhere: the rest of sluice
+ * (functions/jsonbfuncs.c), and jsonb_agg's escaping of strings
+ * (exec/agg.c).  Not for use elsewhere: the rest of sluice
  * sees a jsonb value only as its canonical text (jsonb_parse, types.h).
  *
  *   JType, JNode                     a parsed value: scalars, arrays, objects

@@ -6,7 +6,8 @@
  * retractions included -- min and max after the min or max is retracted,
  * a group that vanishes, an unchanged group that emits nothing, weights
  * above 1, count(DISTINCT), the one row of an aggregate without GROUP BY,
- * tumbling windows, an aggregate over an aggregate -- through real state
+ * tumbling windows, an aggregate over an aggregate, stddev and variance
+ * of exact inputs -- through real state
  * commits (a StateStore in a temporary directory) with the in-memory
  * cache dropped (restore) and the graph built anew between batches, a
  * batch thrown away before its commit, a batch that fails (nothing of it
@@ -392,6 +393,47 @@ static void expect_refused(const char *sql, const char *want)
     strbuf_free(&err);
 }
 
+/* stddev and variance of exact inputs: exact sums of x and x*x kept over
+ * retractions (and read back after a restore), the result PostgreSQL's
+ * numeric_stddev_internal over the rows left. */
+static void test_variance(void)
+{
+    const char *sql = "SELECT k, var_pop(v), stddev(d) FROM u GROUP BY k";
+    StrBuf err;
+    strbuf_init(&err);
+    EngGraph *g = ue_compile(&env, sql, 109, &err);
+    CHECK(g != NULL, "%s", err.data);
+    if (g == NULL)
+        return;
+    UeOut o;
+    ue_out_init(&o);
+    {   /* a: v 1, 3 -> (2*10 - 4*4) / (2*2) = 1 at numeric division's scale
+         * (20); d 1.5, 2.25 -> sqrt(0.5625 / 2); b: one row, numerator 0 -> 0 */
+        const char *r[] = {"a|1|1.5|NULL", "a|3|2.25|NULL", "b|5|NULL|NULL"};
+        int64_t w[] = {1, 1, 1};
+        batch(g, &o, r, w, 3, true,
+              "+1 a|1.00000000000000000000|0.53033008588991064330\n+1 b|0|NULL\n");
+    }
+    {   /* 3 and 2.25 retracted: one row, var_pop 0 and no sample stddev */
+        const char *r[] = {"a|3|2.25|NULL"};
+        int64_t w[] = {-1};
+        batch(g, &o, r, w, 1, true,
+              "-1 a|1.00000000000000000000|0.53033008588991064330\n+1 a|0|NULL\n");
+    }
+    {   /* read back from the state: v 1, 2 (twice weighted) -> 2/9; d 1.5, 2.5, 2.5 */
+        SlError e = {0};
+        EngCtx cx = {.err = &e, .st = env.d.st};
+        CHECK(eng_graph_restore(g, &cx) == 0);
+        const char *r[] = {"a|2|2.5|NULL"};
+        int64_t w[] = {2};
+        batch(g, &o, r, w, 1, true,
+              "-1 a|0|NULL\n+1 a|0.22222222222222222222|0.57735026918962576451\n");
+    }
+    strbuf_free(&err);
+    ue_out_free(&o);
+    eng_graph_free(g);
+}
+
 static void test_refusals(void)
 {
     expect_refused("SELECT k FROM u ORDER BY k",
@@ -408,6 +450,14 @@ static void test_refusals(void)
                    "(its rounding depends on the order of the rows) over retractions");
     expect_refused("SELECT sum(DISTINCT v) FROM u",
                    "ERROR 0A000 the operator graph cannot keep sum(DISTINCT) over retractions");
+    expect_refused("SELECT stddev(v::float8) FROM u",
+                   "ERROR 0A000 the operator graph cannot keep stddev or variance of floating "
+                   "point (its rounding depends on the order of the rows) over retractions");
+    expect_refused("SELECT corr(v, v) FROM u",
+                   "ERROR 0A000 the operator graph cannot keep corr over retractions");
+    expect_refused("SELECT string_agg(k, ',' ORDER BY v) FROM u",
+                   "ERROR 0A000 the operator graph cannot keep string_agg with ORDER BY over "
+                   "retractions");
     expect_refused("SELECT string_agg(k, ',') FROM u",
                    "ERROR 0A000 the operator graph cannot keep string_agg over retractions");
     expect_refused("SELECT k FROM u WHERE random() < 0.5",
@@ -452,6 +502,7 @@ int main(void)
     test_count_distinct();
     test_explain();
     test_lookup_join();
+    test_variance();
     test_refusals();
     strbuf_free(&out);
     ue_close(&env);
