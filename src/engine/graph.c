@@ -16,6 +16,8 @@
  *                                    operator in order, then checkpoint each
  *   eng_graph_restore                every operator's restore, watermarks
  *                                    forgotten
+ *   eng_graph_close_only             every operator's close_only (a query
+ *                                    in output_mode 'append')
  *
  * The scheduler knows no operator by kind: it calls the entry points of
  * EngOpVt along the edges.  A delta is pushed depth first: eng_emit calls
@@ -207,6 +209,16 @@ int eng_graph_restore(EngGraph *g, EngCtx *cx)
         EngOp *op = g->ops[i];
         g->op_wm[i] = INT64_MIN;
         if (op->vt->restore && op->vt->restore(op, cx) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int eng_graph_close_only(EngGraph *g, SlError *err)
+{
+    for (int i = 0; i < g->nops; i++) {
+        EngOp *op = g->ops[i];
+        if (op->vt->close_only && op->vt->close_only(op, err) < 0)
             return -1;
     }
     return 0;

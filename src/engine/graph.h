@@ -22,7 +22,9 @@
  *                     checkpoint and read back by restore
  *   EngGraph          the operators of one query in topological order and
  *                     the edges between them
- *   eng_graph_*       build a graph, run one batch through it, restore it
+ *   eng_graph_*       build a graph, run one batch through it, restore it,
+ *                     make its operators emit only closed rows
+ *                     (eng_graph_close_only: output_mode 'append')
  *
  * Every operator has the same entry points and knows nothing of the graph
  * beyond its inputs and its output; the scheduler (graph.c) knows no
@@ -139,6 +141,14 @@ typedef struct EngOpVt {
     void (*explain)(const EngOp *op, StrBuf *out);
     /* Frees what the operator allocated outside op->arena. */
     void (*free)(EngOp *op);
+    /* Before the first batch, for a query whose output must be final
+     * (output_mode 'append'): emit each row once, when the watermark
+     * closes it, instead of changes that later ones retract (an
+     * aggregate's groups; "emit on window close").  0, or -1 with err set
+     * (0A000) when the watermark can never close what the operator
+     * emits.  NULL: the operator's output is already as final as its
+     * inputs. */
+    int  (*close_only)(EngOp *op, SlError *err);
 } EngOpVt;
 
 #define ENG_MAX_INPUTS 4
@@ -268,5 +278,8 @@ int  eng_graph_run(EngGraph *g, EngCtx *cx, const EngDelta *const *deltas,
                    const bool *has_wm, const int64_t *wm_us,
                    EngOutputCb out_cb, void *out_arg);
 int  eng_graph_restore(EngGraph *g, EngCtx *cx);
+/* Every operator's close_only entry (EngOpVt): the graph of a query in
+ * output_mode 'append'.  0, or -1 with err set by the first that cannot. */
+int  eng_graph_close_only(EngGraph *g, SlError *err);
 
 #endif /* SLUICE_ENGINE_GRAPH_H */

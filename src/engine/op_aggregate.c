@@ -82,7 +82,16 @@
  * after the batch's writes, deletes every closed group's keys (committed
  * ones by a scan of 'g', cached ones from the cache; stats.evicted counts
  * the groups), records wm under 'w' and drops the cache if a cached group
- * closed.  A closed group's row stays in the output (no retraction).  A
+ * closed.  A closed group's row stays in the output (no retraction).
+ *
+ * Close-only mode (agg_close_only: EngOpVt.close_only, a query in output
+ * mode 'append'; "emit on window close"): the groups are kept as above
+ * but emit nothing while they change; flush emits the row of each group
+ * the watermark closes in the batch, once (the committed ones read into
+ * the cache first, emit_closed), and the eviction deletes them as above.
+ * Refused (0A000) when nothing closes the groups.  With
+ * EngAggSpec.inserts_only (a stream's rows: never retracted) min and max
+ * keep the extreme value alone in their multiset.  A
  * row for a group the recorded watermark closed (late: the caller drops
  * those; a sliding window's row when any of its windows closed) fails
  * the batch with 22000: its state is gone, so taking it
@@ -161,6 +170,7 @@ typedef struct Agg {
     bool       closed_loaded;
     int64_t    evicted;         /* groups evicted, ever (this process) */
     bool       has_ms;          /* a call keeps a multiset */
+    bool       close_only;      /* emits a group's row once, when it closes */
 } Agg;
 
 static int refuse(SlError *err, const char *what)
@@ -596,7 +606,7 @@ static int touch(Agg *ag, Group *g, EngCtx *cx)
         return 0;
     g->touched = true;
     g->old = NULL;
-    if (g->exists && group_row(ag, g, cx->arena, cx->err, &g->old) < 0)
+    if (g->exists && !ag->close_only && group_row(ag, g, cx->arena, cx->err, &g->old) < 0)
         return -1;
     if (ag->ntouched == ag->cap_touched) {
         ag->cap_touched = ag->cap_touched ? ag->cap_touched * 2 : 64;
@@ -680,6 +690,18 @@ static int acc_row(Agg *ag, Group *g, uint32_t i, int64_t w, const Vector *av, c
                 acc->isum += w;
             break;
         case ACC_MIN: case ACC_MAX: case ACC_COUNT_DISTINCT: {
+            int want = ag->kinds[j] == ACC_MIN ? -1 : 1;
+            MsEntry *old = NULL;
+            if (sp->inserts_only && ag->kinds[j] != ACC_COUNT_DISTINCT) {
+                /* the multiset holds the extreme alone: a value that does
+                 * not reach it is not kept, one that passes it replaces it */
+                if (w < 0)
+                    return sl_error(cx->err, ERRCODE_INTERNAL_ERROR,
+                                    "aggregate: a retraction reached min/max over a stream");
+                old = (MsEntry *)ms_best(acc, want);
+                if (old != NULL && ex_value_cmp(a, i, &old->v, 0) * want < 0)
+                    break;
+            }
             strbuf_reset(vk);
             ex_key_encode(a, 1, i, vk);
             MsEntry *e = ms_entry(ag, acc, vk->data, vk->len, a, i);
@@ -690,13 +712,16 @@ static int acc_row(Agg *ag, Group *g, uint32_t i, int64_t w, const Vector *av, c
                 acc->isum += (e->count > 0) - (before > 0);
                 break;
             }
-            int want = ag->kinds[j] == ACC_MIN ? -1 : 1;
             if (e == acc->best) {
                 if (e->count <= 0)
                     acc->best_known = false;
             } else if (e->count > 0 && acc->best_known &&
                      (acc->best == NULL || ex_value_cmp(&e->v, 0, &acc->best->v, 0) * want > 0))
                 acc->best = e;
+            if (old != NULL && acc->best != old) {
+                old->count = 0;         /* deleted at checkpoint */
+                old->dirty = true;
+            }
             break;
         }
         }
@@ -798,10 +823,12 @@ static int agg_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)
 
 static int emit_rows(EngOp *op, EngCtx *cx);
 
+static int emit_closed(EngOp *op, EngCtx *cx);
+
 static int agg_flush(EngOp *op, EngCtx *cx)
 {
     Agg *ag = op->self;
-    if (emit_rows(op, cx) < 0)
+    if (emit_rows(op, cx) < 0 || (ag->close_only && emit_closed(op, cx) < 0))
         return -1;
     return op->out_time.n > 0 && ag->wm > INT64_MIN ? eng_emit_watermark(op, ag->wm, cx) : 0;
 }
@@ -833,7 +860,7 @@ static int emit_rows(EngOp *op, EngCtx *cx)
         if (g->old)
             eng_delta_append(&out, cx->arena, g->old, 0, -1);
         g->exists = ag->scalar || g->count > 0;
-        if (g->exists) {
+        if (g->exists && !ag->close_only) {
             Batch *row;
             if (group_row(ag, g, cx->arena, cx->err, &row) < 0)
                 return -1;
@@ -842,6 +869,95 @@ static int emit_rows(EngOp *op, EngCtx *cx)
     }
     eng_delta_consolidate(&out, cx->arena, &cons);
     return eng_emit(op, &cons, cx);
+}
+
+/* A scan of the committed groups (p: their prefix, prefix + 'g').  When
+ * only the window closes groups, their keys start with the window's end
+ * and those the last eviction closed are gone: it starts past them, so it
+ * does not walk the deleted keys RocksDB still holds. */
+static StateScan *open_groups(const EngOp *op, const Agg *ag, EngCtx *cx, StrBuf *p)
+{
+    strbuf_append(p, op->prefix, ENG_PREFIX_LEN);
+    strbuf_putc(p, 'g');
+    int64_t gone = eng_time_add(ag->closed_wm, ag->woff);
+    if (!ag->wclose || ag->nkt > 0 || ag->closed_wm == INT64_MIN || gone == INT64_MAX)
+        return state_scan_open(cx->st, p->data, p->len);
+    uint8_t from[ENG_PREFIX_LEN + 1 + 8];
+    memcpy(from, p->data, p->len);
+    put_time_key(from + p->len, gone + 1);
+    return state_scan_open_from(cx->st, p->data, p->len, from, sizeof(from));
+}
+
+/* Close-only mode: the rows of the groups the watermark closes in this
+ * batch, each once (those of weight > 0), after the touched groups'
+ * changes were taken in (emit_rows).  The committed groups it closes that
+ * the cache does not hold are read into it first (a scan of 'g', which
+ * ends at the first open window when only the window closes groups); the
+ * checkpoint's eviction then deletes them all.  0, or -1 with cx->err
+ * set. */
+static int emit_closed(EngOp *op, EngCtx *cx)
+{
+    Agg *ag = op->self;
+    int64_t wm = ag->wm;
+    if (load_closed(op, ag, cx) < 0)
+        return -1;
+    if (wm == INT64_MIN || wm <= ag->closed_wm)
+        return 0;
+    StrBuf p;
+    strbuf_init(&p);
+    StateScan *s = open_groups(op, ag, cx, &p);
+    const void *key, *val;
+    size_t klen, vlen;
+    int rc = 0;
+    Group *tmp = arena_zalloc(cx->arena, group_size(ag));
+    StrBuf *load = NULL;        /* the keys of the closed committed groups */
+    uint32_t nload = 0, capload = 0;
+    while (state_scan_next(s, &key, &klen, &val, &vlen)) {
+        const uint8_t *gk = (const uint8_t *)key + p.len;
+        size_t gklen = klen - p.len;
+        if (ag->wclose && ag->nkt == 0 && gklen >= 8 &&
+            get_time_key(gk) > eng_time_add(wm, ag->woff))
+            break;
+        if (eng_map_find(&ag->groups, gklen ? (const void *)gk : "", gklen) != NULL)
+            continue;
+        if (group_decode(ag, tmp, val, vlen, cx->err) < 0) {
+            rc = -1;
+            break;
+        }
+        if (!closed_by(ag, tmp->wend, tmp->vals->cols, 0, wm))
+            continue;
+        if (nload == capload) {
+            capload = capload ? capload * 2 : 64;
+            StrBuf *nl = ARENA_ARRAY(cx->arena, StrBuf, capload);
+            if (nload)
+                memcpy(nl, load, sizeof(StrBuf) * nload);
+            load = nl;
+        }
+        load[nload].data = arena_memdup(cx->arena, gklen ? (const void *)gk : "", gklen + 1);
+        load[nload++].len = gklen;
+    }
+    if (state_scan_close(s, rc < 0 ? NULL : cx->err) < 0)
+        rc = -1;
+    strbuf_free(&p);
+    for (uint32_t i = 0; rc == 0 && i < nload; i++) {
+        Group *g;
+        rc = group_get(op, ag, &load[i], NULL, 0, 0, cx, &g);
+    }
+    if (rc < 0)
+        return -1;
+    EngDelta out;
+    eng_delta_init(&out, cx->arena, op->out_cols, op->out_ncols, 16);
+    for (uint32_t i = 0; i < ag->groups.cap; i++) {
+        Group *g = ag->groups.slots[i].value;
+        if (ag->groups.slots[i].key == NULL || !g->exists ||
+            !closed_by(ag, g->wend, g->vals->cols, 0, wm))
+            continue;
+        Batch *row;
+        if (group_row(ag, g, cx->arena, cx->err, &row) < 0)
+            return -1;
+        eng_delta_append(&out, cx->arena, row, 0, 1);
+    }
+    return eng_emit(op, &out, cx);
 }
 
 /* ------------------------------------------------------ checkpoint, restore */
@@ -897,9 +1013,7 @@ static int evict(EngOp *op, Agg *ag, EngCtx *cx)
     int64_t wm = ag->wm;
     StrBuf p;
     strbuf_init(&p);
-    strbuf_append(&p, op->prefix, ENG_PREFIX_LEN);
-    strbuf_putc(&p, 'g');
-    StateScan *s = state_scan_open(cx->st, p.data, p.len);
+    StateScan *s = open_groups(op, ag, cx, &p);
     const void *key, *val;
     size_t klen, vlen;
     int rc = 0;
@@ -1078,9 +1192,29 @@ static void agg_explain(const EngOp *op, StrBuf *out)
     strbuf_puts(out, !ag->windowed                              ? ""
                      : ag->spec.window.kind == WINDOW_SLIDE ? " per sliding window"
                                                             : " per tumbling window");
+    if (ag->close_only)
+        strbuf_puts(out, ", each group emitted once, when the watermark closes it");
     strbuf_puts(out, op->bound == ENG_BOUND_NONE        ? " (one group)"
                      : op->bound == ENG_BOUND_WATERMARK ? " (state: evicts by watermark)"
                                                         : " (state: unbounded)");
+}
+
+/* output_mode 'append': a group's row once, when the watermark closes it
+ * (its window's end, or an event-time group key); refused where nothing
+ * closes the groups. */
+static int agg_close_only(EngOp *op, SlError *err)
+{
+    Agg *ag = op->self;
+    if (!ag->wclose && ag->nkt == 0) {
+        sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                 "output_mode 'append' needs every aggregate's groups to be closed by the "
+                 "watermark");
+        sl_error_hint(err, "Group by a window (WINDOW(ts, ...)) or by an event-time column "
+                           "with a watermark, or use output_mode = 'update'.");
+        return -1;
+    }
+    ag->close_only = true;
+    return 0;
 }
 
 static void agg_free(EngOp *op)
@@ -1102,6 +1236,7 @@ static const EngOpVt aggregate_vt = {
     .stats = agg_stats,
     .explain = agg_explain,
     .free = agg_free,
+    .close_only = agg_close_only,
 };
 
 /* The offset of input time column e (a bare reference to one), into off. */
