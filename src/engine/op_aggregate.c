@@ -144,6 +144,8 @@ typedef struct Group {
     Batch    *vals;             /* one row: the group values (cache) */
     bool      exists;           /* its row is in the output */
     bool      touched;          /* in this batch */
+    bool      gone;             /* closed and evicted (left in the cache until
+                                 * it is dropped) */
     Batch    *old;              /* touched: its row before the batch (batch arena) */
     Acc       acc[];
 } Group;
@@ -171,6 +173,8 @@ typedef struct Agg {
     int64_t    evicted;         /* groups evicted, ever (this process) */
     bool       has_ms;          /* a call keeps a multiset */
     bool       close_only;      /* emits a group's row once, when it closes */
+    bool       loaded;          /* bounded: the cache holds every committed group */
+    int64_t    ngone;           /* groups in the cache that are gone */
 } Agg;
 
 static int refuse(SlError *err, const char *what)
@@ -479,15 +483,18 @@ static int group_get(EngOp *op, Agg *ag, const StrBuf *k, const Vector *vals, ui
     g->klen = (uint32_t)k->len;
     group_init_accs(ag, g);
     *slot = g;
-    StrBuf sk;
-    strbuf_init(&sk);
-    strbuf_append(&sk, op->prefix, ENG_PREFIX_LEN);
-    strbuf_putc(&sk, 'g');
-    strbuf_append(&sk, g->key, g->klen);
-    void *v;
-    size_t vlen;
-    int found = state_get(cx->st, sk.data, sk.len, cx->arena, &v, &vlen, cx->err);
-    strbuf_free(&sk);
+    void *v = NULL;
+    size_t vlen = 0;
+    int found = 0;
+    if (!ag->loaded) {          /* (loaded: the cache has every stored group) */
+        StrBuf sk;
+        strbuf_init(&sk);
+        strbuf_append(&sk, op->prefix, ENG_PREFIX_LEN);
+        strbuf_putc(&sk, 'g');
+        strbuf_append(&sk, g->key, g->klen);
+        found = state_get(cx->st, sk.data, sk.len, cx->arena, &v, &vlen, cx->err);
+        strbuf_free(&sk);
+    }
     if (found < 0)
         return -1;
     if (found) {
@@ -647,6 +654,48 @@ static int load_closed(EngOp *op, Agg *ag, EngCtx *cx)
     return 0;
 }
 
+static StateScan *open_groups(const EngOp *op, const Agg *ag, EngCtx *cx, StrBuf *p);
+
+/* A bounded aggregate (its groups closed by the watermark) reads every
+ * committed group into the cache at once, on the first touch after a
+ * restore (one scan of 'g'), so a new group costs no lookup and eviction
+ * walks the cache alone.  0, or -1 with cx->err set. */
+static int load_all(EngOp *op, Agg *ag, EngCtx *cx)
+{
+    if (ag->loaded || (!ag->wclose && ag->nkt == 0))
+        return 0;
+    if (load_closed(op, ag, cx) < 0)
+        return -1;
+    StrBuf p;
+    strbuf_init(&p);
+    StateScan *s = open_groups(op, ag, cx, &p);
+    const void *key, *val;
+    size_t klen, vlen;
+    int rc = 0;
+    while (rc == 0 && state_scan_next(s, &key, &klen, &val, &vlen)) {
+        const uint8_t *gk = (const uint8_t *)key + p.len;
+        size_t gklen = klen - p.len;
+        bool isnew;
+        void **slot = eng_map_upsert(&ag->groups, gklen ? (const void *)gk : "", gklen, &isnew);
+        if (!isnew)
+            continue;
+        Group *g = arena_zalloc(&ag->cache, group_size(ag));
+        g->key = arena_memdup(&ag->cache, gklen ? (const void *)gk : "", gklen ? gklen : 1);
+        g->klen = (uint32_t)gklen;
+        group_init_accs(ag, g);
+        *slot = g;
+        if (group_decode(ag, g, val, vlen, cx->err) < 0 || ms_load(op, ag, g, cx) < 0)
+            rc = -1;
+    }
+    if (state_scan_close(s, rc < 0 ? NULL : cx->err) < 0)
+        rc = -1;
+    strbuf_free(&p);
+    if (rc < 0)
+        return -1;
+    ag->loaded = true;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ push */
 
 /* Adds row i of the batch (weight w; its calls' arguments av, their
@@ -735,7 +784,7 @@ static int agg_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
     Agg *ag = op->self;
     const EngAggSpec *sp = &ag->spec;
     uint32_t n = d->rows.nrows;
-    if (load_closed(op, ag, cx) < 0)
+    if (load_closed(op, ag, cx) < 0 || load_all(op, ag, cx) < 0)
         return -1;
     Vector *gv = ARENA_ARRAY(cx->arena, Vector, sp->ngroups > 0 ? sp->ngroups : 1);
     Vector *av = ARENA_ARRAY(cx->arena, Vector, sp->naggs > 0 ? sp->naggs : 1);
@@ -899,20 +948,20 @@ static int emit_closed(EngOp *op, EngCtx *cx)
 {
     Agg *ag = op->self;
     int64_t wm = ag->wm;
-    if (load_closed(op, ag, cx) < 0)
+    if (load_closed(op, ag, cx) < 0 || load_all(op, ag, cx) < 0)
         return -1;
     if (wm == INT64_MIN || wm <= ag->closed_wm)
         return 0;
     StrBuf p;
     strbuf_init(&p);
-    StateScan *s = open_groups(op, ag, cx, &p);
+    StateScan *s = ag->loaded ? NULL : open_groups(op, ag, cx, &p);
     const void *key, *val;
     size_t klen, vlen;
     int rc = 0;
     Group *tmp = arena_zalloc(cx->arena, group_size(ag));
     StrBuf *load = NULL;        /* the keys of the closed committed groups */
     uint32_t nload = 0, capload = 0;
-    while (state_scan_next(s, &key, &klen, &val, &vlen)) {
+    while (s != NULL && state_scan_next(s, &key, &klen, &val, &vlen)) {
         const uint8_t *gk = (const uint8_t *)key + p.len;
         size_t gklen = klen - p.len;
         if (ag->wclose && ag->nkt == 0 && gklen >= 8 &&
@@ -936,7 +985,7 @@ static int emit_closed(EngOp *op, EngCtx *cx)
         load[nload].data = arena_memdup(cx->arena, gklen ? (const void *)gk : "", gklen + 1);
         load[nload++].len = gklen;
     }
-    if (state_scan_close(s, rc < 0 ? NULL : cx->err) < 0)
+    if (s != NULL && state_scan_close(s, rc < 0 ? NULL : cx->err) < 0)
         rc = -1;
     strbuf_free(&p);
     for (uint32_t i = 0; rc == 0 && i < nload; i++) {
@@ -949,7 +998,7 @@ static int emit_closed(EngOp *op, EngCtx *cx)
     eng_delta_init(&out, cx->arena, op->out_cols, op->out_ncols, 16);
     for (uint32_t i = 0; i < ag->groups.cap; i++) {
         Group *g = ag->groups.slots[i].value;
-        if (ag->groups.slots[i].key == NULL || !g->exists ||
+        if (ag->groups.slots[i].key == NULL || g->gone || !g->exists ||
             !closed_by(ag, g->wend, g->vals->cols, 0, wm))
             continue;
         Batch *row;
@@ -1008,8 +1057,12 @@ static int delete_group(EngOp *op, Agg *ag, const Group *g, bool fromstore, EngC
  * watermark (key 'w') and, when a cached group closed, drops the cache
  * (the open groups reload by key on their next touch).  The groups' rows stay in the output: a closed
  * group no longer changes, it is not retracted. */
+static int evict_loaded(EngOp *op, Agg *ag, EngCtx *cx);
+
 static int evict(EngOp *op, Agg *ag, EngCtx *cx)
 {
+    if (ag->loaded)
+        return evict_loaded(op, ag, cx);
     int64_t wm = ag->wm;
     StrBuf p;
     strbuf_init(&p);
@@ -1065,6 +1118,55 @@ static int evict(EngOp *op, Agg *ag, EngCtx *cx)
         ag->scalar_seen = seen;
     }
     ag->closed_wm = wm;
+    return 0;
+}
+
+/* evict() when the cache holds every committed group: the closed ones
+ * are deleted (by one range deletion of their window ends when only the
+ * window closes groups and no call keeps a multiset) and marked gone; the
+ * cache is dropped, to be read again, once the gone groups pass twice the
+ * others plus 4,096. */
+static int evict_loaded(EngOp *op, Agg *ag, EngCtx *cx)
+{
+    int64_t wm = ag->wm;
+    bool range = ag->wclose && ag->nkt == 0 && !ag->has_ms;
+    bool any = false;
+    for (uint32_t i = 0; i < ag->groups.cap; i++) {
+        Group *g = ag->groups.slots[i].value;
+        if (ag->groups.slots[i].key == NULL || g->gone ||
+            !closed_by(ag, g->wend, g->vals->cols, 0, wm))
+            continue;
+        if (g->exists)
+            ag->evicted++;
+        if (!range && delete_group(op, ag, g, false, cx) < 0)
+            return -1;
+        g->gone = true;
+        ag->ngone++;
+        any = true;
+    }
+    if (range && any) {
+        /* every group key of a window ending at or before wm + woff */
+        uint8_t a[ENG_PREFIX_LEN + 1], b[ENG_PREFIX_LEN + 1 + 8];
+        memcpy(a, op->prefix, ENG_PREFIX_LEN);
+        a[ENG_PREFIX_LEN] = 'g';
+        memcpy(b, a, sizeof(a));
+        int64_t last = eng_time_add(wm, ag->woff);
+        size_t blen = sizeof(b);
+        if (last == INT64_MAX) {
+            b[ENG_PREFIX_LEN] = 'g' + 1;
+            blen = sizeof(a);
+        } else {
+            put_time_key(b + sizeof(a), last + 1);
+        }
+        state_batch_delete_range(cx->wb, a, sizeof(a), b, blen);
+    }
+    eng_bound_put(op, cx, 'w', wm);
+    ag->closed_wm = wm;
+    if (ag->ngone > 4096 && ag->ngone > 2 * ((int64_t)ag->groups.n - ag->ngone)) {
+        bool seen = ag->scalar_seen;
+        drop_cache(ag);
+        ag->scalar_seen = seen;
+    }
     return 0;
 }
 
@@ -1150,6 +1252,8 @@ static void drop_cache(Agg *ag)
     }
     eng_map_clear(&ag->groups);
     arena_reset(&ag->cache);
+    ag->loaded = false;
+    ag->ngone = 0;
     ag->ntouched = 0;
     ag->scalar_seen = false;
 }
@@ -1167,7 +1271,7 @@ static int agg_restore(EngOp *op, EngCtx *cx)
 static void agg_stats(const EngOp *op, EngOpStats *out)
 {
     const Agg *ag = op->self;
-    out->rows = ag->groups.n;
+    out->rows = (int64_t)ag->groups.n - ag->ngone;
     out->bytes = (int64_t)ag->cache.total;
     out->evicted = ag->evicted;
 }
