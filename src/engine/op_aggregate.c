@@ -920,6 +920,35 @@ static int emit_rows(EngOp *op, EngCtx *cx)
     return eng_emit(op, &cons, cx);
 }
 
+/* The next group of scan s (of the committed groups, plen bytes of prefix
+ * before their keys) that the cache does not hold and watermark wm
+ * closes, decoded into tmp (its key pointing into the scan's copy): 1; 0
+ * at the end, or at the first open window when only the window closes
+ * groups (their keys are in time order); -1 with cx->err set. */
+static int next_closed_stored(Agg *ag, StateScan *s, size_t plen, int64_t wm, Group *tmp,
+                              EngCtx *cx)
+{
+    const void *key, *val;
+    size_t klen, vlen;
+    while (state_scan_next(s, &key, &klen, &val, &vlen)) {
+        const uint8_t *gk = (const uint8_t *)key + plen;
+        size_t gklen = klen - plen;
+        if (ag->wclose && ag->nkt == 0 && gklen >= 8 &&
+            get_time_key(gk) > eng_time_add(wm, ag->woff))
+            return 0;
+        if (eng_map_find(&ag->groups, gklen ? (const void *)gk : "", gklen) != NULL)
+            continue;
+        if (group_decode(ag, tmp, val, vlen, cx->err) < 0)
+            return -1;
+        if (!closed_by(ag, tmp->wend, tmp->vals->cols, 0, wm))
+            continue;
+        tmp->key = gk;
+        tmp->klen = (uint32_t)gklen;
+        return 1;
+    }
+    return 0;
+}
+
 /* A scan of the committed groups (p: their prefix, prefix + 'g').  When
  * only the window closes groups, their keys start with the window's end
  * and those the last eviction closed are gone: it starts past them, so it
@@ -955,26 +984,15 @@ static int emit_closed(EngOp *op, EngCtx *cx)
     StrBuf p;
     strbuf_init(&p);
     StateScan *s = ag->loaded ? NULL : open_groups(op, ag, cx, &p);
-    const void *key, *val;
-    size_t klen, vlen;
-    int rc = 0;
+    int rc = 0, more;
     Group *tmp = arena_zalloc(cx->arena, group_size(ag));
     StrBuf *load = NULL;        /* the keys of the closed committed groups */
     uint32_t nload = 0, capload = 0;
-    while (s != NULL && state_scan_next(s, &key, &klen, &val, &vlen)) {
-        const uint8_t *gk = (const uint8_t *)key + p.len;
-        size_t gklen = klen - p.len;
-        if (ag->wclose && ag->nkt == 0 && gklen >= 8 &&
-            get_time_key(gk) > eng_time_add(wm, ag->woff))
-            break;
-        if (eng_map_find(&ag->groups, gklen ? (const void *)gk : "", gklen) != NULL)
-            continue;
-        if (group_decode(ag, tmp, val, vlen, cx->err) < 0) {
+    while (s != NULL && (more = next_closed_stored(ag, s, p.len, wm, tmp, cx)) != 0) {
+        if (more < 0) {
             rc = -1;
             break;
         }
-        if (!closed_by(ag, tmp->wend, tmp->vals->cols, 0, wm))
-            continue;
         if (nload == capload) {
             capload = capload ? capload * 2 : 64;
             StrBuf *nl = ARENA_ARRAY(cx->arena, StrBuf, capload);
@@ -982,8 +1000,8 @@ static int emit_closed(EngOp *op, EngCtx *cx)
                 memcpy(nl, load, sizeof(StrBuf) * nload);
             load = nl;
         }
-        load[nload].data = arena_memdup(cx->arena, gklen ? (const void *)gk : "", gklen + 1);
-        load[nload++].len = gklen;
+        load[nload].data = arena_memdup(cx->arena, tmp->key, tmp->klen + 1);
+        load[nload++].len = tmp->klen;
     }
     if (s != NULL && state_scan_close(s, rc < 0 ? NULL : cx->err) < 0)
         rc = -1;
@@ -1067,29 +1085,11 @@ static int evict(EngOp *op, Agg *ag, EngCtx *cx)
     StrBuf p;
     strbuf_init(&p);
     StateScan *s = open_groups(op, ag, cx, &p);
-    const void *key, *val;
-    size_t klen, vlen;
-    int rc = 0;
+    int rc = 0, more;
     Group *tmp = arena_zalloc(cx->arena, group_size(ag));
-    while (state_scan_next(s, &key, &klen, &val, &vlen)) {
-        const uint8_t *gk = (const uint8_t *)key + p.len;
-        size_t gklen = klen - p.len;
-        if (eng_map_find(&ag->groups, gklen ? (const void *)gk : "", gklen) != NULL)
-            continue;           /* the cache's copy is the newer: below */
-        /* windows in time order: the first open one ends the scan when
-         * only the window closes groups */
-        if (ag->wclose && ag->nkt == 0 && gklen >= 8 &&
-            get_time_key(gk) > eng_time_add(wm, ag->woff))
-            break;
-        if (group_decode(ag, tmp, val, vlen, cx->err) < 0) {
-            rc = -1;
-            break;
-        }
-        if (!closed_by(ag, tmp->wend, tmp->vals->cols, 0, wm))
-            continue;
-        tmp->key = gk;
-        tmp->klen = (uint32_t)gklen;
-        if (delete_group(op, ag, tmp, true, cx) < 0) {
+    /* the cached groups' copies are the newer: below */
+    while ((more = next_closed_stored(ag, s, p.len, wm, tmp, cx)) != 0) {
+        if (more < 0 || delete_group(op, ag, tmp, true, cx) < 0) {
             rc = -1;
             break;
         }
