@@ -34,7 +34,8 @@
  * of the rows by key and row bytes (a row's weight and degree found in one
  * step), and the rows by *slot* of time (an interval join's slot is 1/64
  * of its interval, at least 1 ms, epoch aligned; without an interval one
- * slot holds every row), what eviction walks.  A side is read from the
+ * slot holds every row), what eviction walks (an interval join's rows are
+ * allocated in their slot's arena and freed with it).  A side is read from the
  * store whole on first touch after a restore (one scan).  The store is
  * written a batch at a time, as chunks: the rows a batch changed, per
  * slot, as one value of many entries under one key
@@ -94,6 +95,7 @@ typedef struct JoinRow {
     bool        stored;             /* the store has an entry of it */
     bool        dead;
     bool        evicted;            /* dead by the watermark: no entry needed */
+    bool        in_arena;           /* in its slot's arena, not on the heap */
     uint8_t     bytes[];            /* the key (ex_key_encode), then the row
                                      * (row_encode): ROW_OF(x) */
 } JoinRow;
@@ -114,6 +116,7 @@ typedef struct JoinSlot {
     int64_t   nentries;             /* entries its chunks hold in the store */
     JoinRow **rows;                 /* on the heap */
     uint32_t  n, cap;
+    Arena    *mem;                  /* an interval join's: its rows, freed with it */
 } JoinSlot;
 
 typedef struct JoinSide {
@@ -141,6 +144,9 @@ typedef struct JoinSide {
     uint32_t   ndirty, capdirty;
     JoinRow  **grave;               /* evicted this batch: freed at checkpoint */
     uint32_t   ngrave, capgrave;
+    Arena    **old_mems;            /* the arenas of slots let go this batch:
+                                     * destroyed at checkpoint */
+    uint32_t   nold, capold;
     int64_t    nlive;               /* rows alive */
     int64_t    ndead;               /* dead rows still in the slots */
     int64_t    nstored;             /* entries in the store */
@@ -329,8 +335,24 @@ static JoinBucket *bucket_of(JoinSide *sd, const uint8_t *key, size_t klen, bool
 static JoinRow *row_new(JoinOp *j, JoinSide *sd, JoinBucket *b, uint64_t h, const uint8_t *row,
                         uint32_t len, int64_t ts)
 {
-    JoinRow *x = sl_malloc(sizeof(JoinRow) + b->klen + len + 1);
-    memset(x, 0, sizeof(JoinRow));
+    uint32_t si = slot_get(sd, slot_of(j, ts));   /* (may move sd->slots) */
+    JoinSlot *sl = &sd->slots[si];
+    size_t size = sizeof(JoinRow) + b->klen + len + 1;
+    JoinRow *x;
+    if (j->slot_us != INT64_MAX) {
+        /* an interval join's rows go with their slot: one arena each */
+        if (sl->mem == NULL) {
+            sl->mem = sl_malloc(sizeof(Arena));
+            arena_init(sl->mem, 65536);
+            arena_set_account(sl->mem, sd->mem.acct);
+        }
+        x = arena_alloc(sl->mem, size);
+        memset(x, 0, sizeof(JoinRow));
+        x->in_arena = true;
+    } else {
+        x = sl_malloc(size);
+        memset(x, 0, sizeof(JoinRow));
+    }
     memcpy(x->bytes, b->key, b->klen);
     if (len)
         memcpy(x->bytes + b->klen, row, len);
@@ -347,8 +369,7 @@ static JoinRow *row_new(JoinOp *j, JoinSide *sd, JoinBucket *b, uint64_t h, cons
     b->rows[b->n++] = x;
     if (!sd->noset)
         set_put(sd, x);
-    uint32_t si = slot_get(sd, slot_of(j, ts));   /* (may move sd->slots) */
-    slot_push(&sd->slots[si], x);
+    slot_push(sl, x);
     sd->nlive++;
     return x;
 }
@@ -371,16 +392,45 @@ static void row_kill(JoinSide *sd, JoinRow *x)
     sd->ndead++;
 }
 
+static void row_free(JoinRow *x)
+{
+    if (!x->in_arena)
+        sl_free(x);
+}
+
+static void mem_free(Arena *mem)
+{
+    if (mem != NULL) {
+        arena_destroy(mem);
+        sl_free(mem);
+    }
+}
+
+/* Frees the rows of this batch's grave and the arenas of the slots it let
+ * go (after the checkpoint has read the dirty rows among them). */
+static void grave_free(JoinSide *sd)
+{
+    for (uint32_t i = 0; i < sd->ngrave; i++)
+        row_free(sd->grave[i]);
+    sd->ngrave = 0;
+    for (uint32_t i = 0; i < sd->nold; i++)
+        mem_free(sd->old_mems[i]);
+    sd->nold = 0;
+}
+
 /* Forgets side sd's memory: every row freed, the maps emptied. */
 static void side_drop(JoinSide *sd)
 {
     for (uint32_t i = 0; i < sd->nslots; i++) {
         for (uint32_t r = 0; r < sd->slots[i].n; r++)
-            sl_free(sd->slots[i].rows[r]);
+            row_free(sd->slots[i].rows[r]);
         sl_free(sd->slots[i].rows);
+        mem_free(sd->slots[i].mem);
     }
-    for (uint32_t i = 0; i < sd->ngrave; i++)
-        sl_free(sd->grave[i]);
+    grave_free(sd);
+    sl_free(sd->old_mems);
+    sd->old_mems = NULL;
+    sd->capold = 0;
     for (uint32_t i = 0; i < sd->map.cap; i++)
         if (sd->map.slots[i].key && sd->map.slots[i].value)
             sl_free(((JoinBucket *)sd->map.slots[i].value)->rows);
@@ -645,7 +695,7 @@ static void side_checkpoint(EngOp *op, int s, EngCtx *cx)
             for (uint32_t r = 0; r < sl->n; r++) {
                 JoinRow *x = sl->rows[r];
                 if (x->dead) {
-                    sl_free(x);
+                    row_free(x);
                     continue;
                 }
                 sl->rows[keep++] = x;
@@ -688,9 +738,7 @@ static void side_checkpoint(EngOp *op, int s, EngCtx *cx)
         sd->ndirty = 0;
     }
     strbuf_free(&c);
-    for (uint32_t i = 0; i < sd->ngrave; i++)
-        sl_free(sd->grave[i]);
-    sd->ngrave = 0;
+    grave_free(sd);
     if (sd->nempty > 1024 && sd->nempty > sd->map.n / 2)
         map_rebuild(sd);
 }
@@ -1021,6 +1069,11 @@ static int evict_side(EngOp *op, int s, int64_t t, EngDelta *out, EngCtx *cx)
         for (uint32_t i = 0; i < gone; i++) {
             sd->nstored -= sd->slots[i].nentries;
             sl_free(sd->slots[i].rows);
+            if (sd->slots[i].mem != NULL) {
+                if (sd->nold == sd->capold)
+                    sd->old_mems = grow(sd->old_mems, &sd->capold, sizeof(Arena *));
+                sd->old_mems[sd->nold++] = sd->slots[i].mem;
+            }
         }
         memmove(sd->slots, sd->slots + gone, sizeof(JoinSlot) * (sd->nslots - gone));
         sd->nslots -= gone;
