@@ -6,6 +6,7 @@
  *   eng_graph_new, _add, _free       a graph, operators added producers first
  *   eng_emit, eng_emit_watermark     what operators call to send downstream
  *   eng_forward_watermark, eng_time_add, eng_stats_put, eng_stats_get,
+ *   eng_stats_flush, eng_stats_load,
  *   eng_state_key, eng_bound_put, eng_bound_get
  *                                    what operators share:
  *                                    saturating time offsets, their state
@@ -264,6 +265,20 @@ int eng_stats_get(const EngOp *op, EngCtx *cx, const char *what, EngOpStats *out
     out->bytes = rc ? (int64_t)get_le64((const uint8_t *)v + 8) : 0;
     out->evicted = rc ? (int64_t)get_le64((const uint8_t *)v + 16) : 0;
     return 0;
+}
+
+void eng_stats_flush(const EngOp *op, EngCtx *cx, EngStats *s)
+{
+    if (!s->dirty)
+        return;
+    eng_stats_put(op, cx, &s->st);
+    s->dirty = false;
+}
+
+int eng_stats_load(const EngOp *op, EngCtx *cx, const char *what, EngStats *s)
+{
+    s->dirty = false;
+    return eng_stats_get(op, cx, what, &s->st);
 }
 
 int eng_forward_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)

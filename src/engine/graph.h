@@ -20,6 +20,10 @@
  *   eng_stats_put, eng_stats_get  an operator's state figures under its
  *                     prefix + 'n' (rows, bytes, evicted), written at
  *                     checkpoint and read back by restore
+ *   EngStats, eng_stats_flush, eng_stats_load  the same figures as an
+ *                     operator keeps them: changed in place, put at
+ *                     checkpoint when the batch changed them, loaded by
+ *                     restore
  *   EngGraph          the operators of one query in topological order and
  *                     the edges between them
  *   eng_graph_*       build a graph, run one batch through it, restore it,
@@ -214,6 +218,18 @@ int  eng_bound_get(const EngOp *op, EngCtx *cx, char tag, const char *what, int6
  * with cx->err set. */
 void eng_stats_put(const EngOp *op, EngCtx *cx, const EngOpStats *st);
 int  eng_stats_get(const EngOp *op, EngCtx *cx, const char *what, EngOpStats *out);
+
+/* The figures an operator keeps (rows, bytes, evicted: sys.state) and
+ * whether its batch changed them: changed in place (st.rows++ and so on,
+ * then dirty = true), eng_stats_flush puts them at checkpoint when dirty,
+ * eng_stats_load reads the committed ones back at restore. */
+typedef struct EngStats {
+    EngOpStats st;
+    bool       dirty;
+} EngStats;
+
+void eng_stats_flush(const EngOp *op, EngCtx *cx, EngStats *s);
+int  eng_stats_load(const EngOp *op, EngCtx *cx, const char *what, EngStats *s);
 
 
 /* What every entry point gets: the batch. */

@@ -168,9 +168,8 @@ typedef struct JoinOp {
     int         npending, cappending;
     bool        has_fwd;            /* the stream side's watermark, passed on */
     int64_t     fwd_wm;             /* at flush, after the rows it follows */
-    int64_t     evicted;            /* rows evicted, ever */
-    int64_t     nrows, nbytes;      /* rows kept and their entries' bytes */
-    bool        counts_dirty;       /* the three changed since the checkpoint */
+    EngStats    stats;              /* rows kept, their entries' bytes, rows
+                                     * evicted ever */
     StrBuf      kbuf;               /* scratch: keys */
     StrBuf      rbuf;               /* scratch: rows */
 } JoinOp;
@@ -901,17 +900,17 @@ static int keep(EngOp *op, int s, int64_t ts, int64_t w, int64_t matched, EngCtx
     if (x == NULL) {
         x = row_new(j, sd, bucket_of(sd, key, klen, true), h, row, rlen, ts);
         x->degree = matched;
-        j->nrows++;
-        j->nbytes += row_bytes(klen, rlen);
-        j->counts_dirty = true;
+        j->stats.st.rows++;
+        j->stats.st.bytes += row_bytes(klen, rlen);
+        j->stats.dirty = true;
     }
     x->weight += w;
     mark_dirty(sd, x);
     if (x->weight == 0) {
         row_kill(sd, x);
-        j->nrows--;
-        j->nbytes -= row_bytes(klen, rlen);
-        j->counts_dirty = true;
+        j->stats.st.rows--;
+        j->stats.st.bytes -= row_bytes(klen, rlen);
+        j->stats.dirty = true;
     }
     return 0;
 }
@@ -1045,10 +1044,10 @@ static int evict_side(EngOp *op, int s, int64_t t, EngDelta *out, EngCtx *cx)
                 if (sd->outer && x->degree == 0 &&
                     emit_padded_kept(j, out, s, x, x->weight, cx) < 0)
                     return -1;
-                j->evicted++;
-                j->nrows--;
-                j->nbytes -= row_bytes(x->klen, x->len);
-                j->counts_dirty = true;
+                j->stats.st.evicted++;
+                j->stats.st.rows--;
+                j->stats.st.bytes -= row_bytes(x->klen, x->len);
+                j->stats.dirty = true;
                 row_kill(sd, x);
             }
             sd->ndead--;
@@ -1135,11 +1134,7 @@ static int join_checkpoint(EngOp *op, EngCtx *cx)
     for (int s = 0; s < 2; s++)
         if (j->side[s].loaded)
             side_checkpoint(op, s, cx);
-    if (j->counts_dirty) {
-        EngOpStats st = {j->nrows, j->nbytes, j->evicted};
-        eng_stats_put(op, cx, &st);
-        j->counts_dirty = false;
-    }
+    eng_stats_flush(op, cx, &j->stats);
     return 0;
 }
 
@@ -1148,13 +1143,8 @@ static int join_restore(EngOp *op, EngCtx *cx)
     JoinOp *j = op->self;
     side_drop(&j->side[0]);
     side_drop(&j->side[1]);
-    EngOpStats st;
-    if (eng_stats_get(op, cx, "join", &st) < 0)
+    if (eng_stats_load(op, cx, "join", &j->stats) < 0)
         return -1;
-    j->nrows = st.rows;
-    j->nbytes = st.bytes;
-    j->evicted = st.evicted;
-    j->counts_dirty = false;
     j->npending = j->cappending = 0;
     j->has_fwd = false;
     /* the scheduler forgets watermarks too: the sources send them again */
@@ -1168,9 +1158,7 @@ static int join_restore(EngOp *op, EngCtx *cx)
 static void join_stats(const EngOp *op, EngOpStats *out)
 {
     const JoinOp *j = op->self;
-    out->rows = j->nrows;
-    out->bytes = j->nbytes;
-    out->evicted = j->evicted;
+    *out = j->stats.st;
 }
 
 static void join_explain(const EngOp *op, StrBuf *out)
