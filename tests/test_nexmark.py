@@ -8,20 +8,23 @@ auction and bid tables and runs each query in standard SQL as nexmark-flink
 writes it (a regular join for q3, the max-of-aggregates for q4, the hop
 windows of q5 as the five windows each bid falls in, and so on), with none
 of sluice's streaming devices (time bounds, chained queries, sessions for
-"the auction is over").  The result tables are compared row for row.
+"the auction is over", windows emitted when they close).  The result tables
+are compared row for row.
 
 The streams and queries are the files under tools/nexmark/queries, with a
 number_of_events of the issue's check (SLUICE_NEXMARK_EVENTS, default
 1,000,000: about 40 s for every query under ASan), event time at 1,000 events/s so
 there are many windows, and a fixed base time.  The single-stage queries
-run with trigger 'available_now' and finish; the later stages of a pipeline
-(q4, q5, q7: trigger '0') are waited for until they have read everything
-their streams hold.  The nexmark streams are bounded, so once a query has
+(q5 and q7 among them: one statement each in Flink's shape, on the
+operator graph in output_mode 'append') run with trigger 'available_now'
+and finish; the later stage of q4's pipeline (trigger '0') is waited for
+until it has read everything its stream holds.  The nexmark streams are bounded, so once a query has
 read them its watermark is 'infinity' and every window has closed.
 
 Two more queries check what the end of a bounded stream emits (the
 unmatched rows of a LEFT interval join, append-mode sessions); q5 and q7
-run again in small batches through a SIGKILL and a restart.  Also: the
+run again in small batches through a SIGKILL and a restart, and in update
+mode (every window's rows as they change, retracted and replaced).  Also: the
 connector's options are checked (bad ones refused with a SQLSTATE
 at CREATE CONTINUOUS QUERY), the JSON lines carry the 1:3:46 proportion, and
 out-of-order events lose no row of a windowed query.
@@ -188,25 +191,21 @@ EXTRA = {
 }
 
 
-# Queries in Flink's original shape, one statement each, that run on the
-# operator graph (docs/engine.md, "Queries on the operator graph"): q7 joins
-# the bids with the max price of their tumbling window -- an aggregate
-# under a join, which the fixed shape refuses (tools/nexmark/queries/q7.sql
-# is still its two-query pipeline).  Read 100,000 offsets a batch: the
-# graph join keeps its rows as one key each in memory and RocksDB, so the
-# whole input in one batch passes the default batch_memory (1 GB: 53200);
-# docs/engine.md, "Queries on the operator graph", has the figures.
-GRAPH = {
-    "q7_flink": (
-        "CREATE CONTINUOUS QUERY q7_flink WITH (trigger = 'available_now', "
-        "max_offsets_per_trigger = 100000) AS "
-        "SELECT b.auction, b.price, b.bidder, b.date_time, b.extra FROM bid AS b "
-        "JOIN (SELECT max(price) AS maxprice, window_end AS date_time FROM bid "
-        "GROUP BY WINDOW(date_time, INTERVAL '10 seconds')) AS m "
-        "ON b.price = m.maxprice "
-        "AND b.date_time BETWEEN m.date_time - INTERVAL '10 seconds' AND m.date_time",
-        ORACLE["q7"]),
-}
+# q5 and q7 of tools/nexmark/queries (one statement each, Flink's shape,
+# output_mode 'append': each window's rows once, when it closes) again in
+# update mode, on the operator graph (docs/engine.md, "Queries on the
+# operator graph"): every window's rows as they change, retracted and
+# replaced while it is open; at the end the same rows as DuckDB's.
+def update_mode(q):
+    sql = (QUERIES / f"{q}.sql").read_text()
+    sql = sql.replace(f"CREATE CONTINUOUS QUERY {q}\n", f"CREATE CONTINUOUS QUERY {q}_update\n")
+    sql = sql.replace("output_mode = 'append'", "output_mode = 'update'")
+    assert f"{q}_update" in sql and "'update'" in sql
+    return sql
+
+
+GRAPH = {"q5_update": (update_mode("q5"), ORACLE["q5"]),
+         "q7_update": (update_mode("q7"), ORACLE["q7"])}
 
 
 @pytest.fixture(scope="module")
@@ -247,8 +246,7 @@ def results(sluiced_module):
             c.execute(sql)
             queries += queries_of(sql)
         assert [name for name, _ in queries] == [
-            "q0", "q1", "q2", "q3", "q4_winning", "q4", "q5_count", "q5_max", "q5",
-            "q7_max", "q7", "q8", "q11"]
+            "q0", "q1", "q2", "q3", "q4_winning", "q4", "q5", "q7", "q8", "q11"]
         for name, (sql, _) in {**EXTRA, **GRAPH}.items():
             c.execute(sql)
             queries.append((name, "available_now"))
@@ -293,12 +291,10 @@ def test_q4_average_equals_duckdb(results, duck):
 @SLOW
 def test_bounded_streams_end_with_an_infinite_watermark(results):
     """A query that read its nexmark streams to their end has the watermark
-    'infinity' (so its last windows closed); a query over an internal stream
-    keeps the last event time it saw."""
+    'infinity' (so its last windows closed)."""
     wm = results["watermarks"]
-    for q in ["q3", "q4_winning", "q5_count", "q7_max", "q8", "q11"]:
+    for q in ["q3", "q4_winning", "q5", "q7", "q8", "q11", "q5_update", "q7_update"]:
         assert wm[q] == "infinity", (q, wm[q])
-    assert wm["q5_max"] not in (None, "infinity")
 
 
 @SLOW
@@ -316,8 +312,9 @@ def test_end_of_stream_emits_what_the_watermark_held(results, duck, q):
 @SLOW
 @pytest.mark.parametrize("q", list(GRAPH))
 def test_graph_query_in_flinks_shape_equals_duckdb(results, duck, q):
-    """q7 as ONE continuous query (bids joined with their window's max
-    price), run on the operator graph: DuckDB's rows, none twice."""
+    """q5 and q7 in update mode (their aggregates' rows retracted and
+    replaced as windows change, the joins over them following): at the
+    end DuckDB's rows, none twice."""
     want = sorted(tuple(r) for r in duck.execute(GRAPH[q][1]).fetchall())
     assert len(want) > 0
     assert results[q] == want
@@ -466,8 +463,8 @@ def test_out_of_order_groups(sluiced_module, tmp_path):
 
 
 @pytest.mark.timeout(900)
-def test_pipelines_survive_a_crash(sluiced, tmp_path):
-    """q5 and q7 (pipelines of continuous queries over internal streams) in
+def test_q5_q7_survive_a_crash(sluiced, tmp_path):
+    """q5 and q7 (one continuous query each, on the operator graph) in
     small batches, the server killed with SIGKILL while they run and started
     again: their results still equal DuckDB's, no row lost or doubled."""
     n = 40_000
@@ -483,17 +480,16 @@ def test_pipelines_survive_a_crash(sluiced, tmp_path):
     with psycopg.connect(server.dsn, autocommit=True) as c:
         c.execute(streams_sql().replace(f"number_of_events = {EVENTS}", f"number_of_events = {n}"))
         for q in ("q5", "q7"):
-            # batches of 1,000 rows, except q5_max: it must read whole appends
+            # batches of 1,000 rows
             sql = (QUERIES / f"{q}.sql").read_text().replace(
                 "trigger = 'available_now'", "trigger = 'available_now', max_offsets_per_trigger = 1000")
-            if q == "q7":
-                sql = sql.replace("trigger = '0'", "trigger = '0', max_offsets_per_trigger = 1000")
+            assert "max_offsets_per_trigger = 1000" in sql
             c.execute(sql)
             queries += queries_of(sql)
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline:
             done = c.execute("SELECT count(*) FROM sys.query_progress "
-                             "WHERE query IN ('q5_count', 'q7')").fetchone()[0]
+                             "WHERE query IN ('q5', 'q7')").fetchone()[0]
             if done >= 4:
                 break
             time.sleep(0.1)
@@ -504,7 +500,7 @@ def test_pipelines_survive_a_crash(sluiced, tmp_path):
         # the kill came mid-run: batches ran after the restart (progress is
         # kept in memory, so these are the restarted server's)
         after = c.execute("SELECT count(*) FROM sys.query_progress "
-                          "WHERE query IN ('q5_count', 'q7')").fetchone()[0]
+                          "WHERE query IN ('q5', 'q7')").fetchone()[0]
         assert after > 0
         for q in ("q5", "q7"):
             got = sorted(tuple(r) for r in c.execute(f"SELECT * FROM {q}").fetchall())

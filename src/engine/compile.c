@@ -195,7 +195,7 @@ static int session_agg(Walk *w, const Plan *p, int in, const EngAggSpec *spec)
         groups[c] = spec->groups[c];
     groups[ng] = col_ref(w->a, nin, so->out_cols[nin].type);
     groups[ng + 1] = col_ref(w->a, nin + 1, so->out_cols[nin + 1].type);
-    EngAggSpec gs = {ng + 2, groups, spec->naggs, spec->aggs, {.kind = WINDOW_NONE}};
+    EngAggSpec gs = {ng + 2, groups, spec->naggs, spec->aggs, {.kind = WINDOW_NONE}, false};
     return add(w, eng_op_aggregate_new(so->out_cols, so->out_ncols, p->cols, p->ncols, &gs,
                                        time_of(w, s), w->err), s);
 }
@@ -209,9 +209,7 @@ static bool table_read(const Plan *p)
     return p->kind == PLAN_SCAN && p->u.scan.rel != NULL && p->u.scan.rel->kind == REL_TABLE;
 }
 
-/* p's rows are a stream's, only ever inserted: a SCAN of a stream under
- * FILTERs and PROJECTs. */
-static bool append_only(const Plan *p)
+bool eng_plan_inserts_only(const Plan *p)
 {
     while (p->kind == PLAN_FILTER || p->kind == PLAN_PROJECT)
         p = p->child;
@@ -560,7 +558,7 @@ static int walk(Walk *w, const Plan *p)
         if (check_expr(w, p->u.agg.window.time) < 0)
             return INT32_MIN;
         EngAggSpec spec = {p->u.agg.ngroups, p->u.agg.groups, p->u.agg.naggs, p->u.agg.aggs,
-                           p->u.agg.window};
+                           p->u.agg.window, eng_plan_inserts_only(p->child)};
         if (p->u.agg.window.kind == WINDOW_SESSION)
             return session_agg(w, p, in, &spec);
         return add(w, eng_op_aggregate_new(p->child->cols, p->child->ncols, p->cols, p->ncols,
@@ -575,8 +573,8 @@ static int walk(Walk *w, const Plan *p)
                 return INT32_MIN;
         if (check_expr(w, p->u.join.residual) < 0)
             return INT32_MIN;
-        int lookup = table_read(p->right) && append_only(p->child)   ? 1
-                     : table_read(p->child) && append_only(p->right) ? 0
+        int lookup = table_read(p->right) && eng_plan_inserts_only(p->child)   ? 1
+                     : table_read(p->child) && eng_plan_inserts_only(p->right) ? 0
                                                                      : -1;
         return add_n(w, eng_op_join_plan(p, time_of(w, in[0]), time_of(w, in[1]), lookup, w->err),
                      in);

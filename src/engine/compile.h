@@ -8,6 +8,7 @@
  *                     the caller (EngScanTimeFn), carried through the graph
  *   eng_compile_query the same for a plan whose expressions read the
  *                     query's InitPlans (uncorrelated scalar subqueries)
+ *   eng_plan_inserts_only  whether a plan's rows are only ever inserted
  */
 #ifndef SLUICE_ENGINE_COMPILE_H
 #define SLUICE_ENGINE_COMPILE_H
@@ -55,5 +56,10 @@ EngGraph *eng_compile_time(const Plan *plan, uint32_t query_oid, Arena *a,
 EngGraph *eng_compile_query(const Plan *plan, const InitPlan *init, int ninit,
                             uint32_t query_oid, Arena *a, EngScanTimeFn time_fn, void *time_arg,
                             const Plan ***scans, int *nscans, SlError *err);
+
+/* Whether p's rows are a stream's, only ever inserted: a SCAN of a stream
+ * under FILTERs and PROJECTs (what the aggregate's min/max and the join's
+ * rows keep less for). */
+bool eng_plan_inserts_only(const Plan *p);
 
 #endif /* SLUICE_ENGINE_COMPILE_H */

@@ -6,6 +6,7 @@
  *   eng_graph_new, _add, _free       a graph, operators added producers first
  *   eng_emit, eng_emit_watermark     what operators call to send downstream
  *   eng_forward_watermark, eng_time_add, eng_stats_put, eng_stats_get,
+ *   eng_stats_flush, eng_stats_load,
  *   eng_state_key, eng_bound_put, eng_bound_get
  *                                    what operators share:
  *                                    saturating time offsets, their state
@@ -16,6 +17,8 @@
  *                                    operator in order, then checkpoint each
  *   eng_graph_restore                every operator's restore, watermarks
  *                                    forgotten
+ *   eng_graph_close_only             every operator's close_only (a query
+ *                                    in output_mode 'append')
  *
  * The scheduler knows no operator by kind: it calls the entry points of
  * EngOpVt along the edges.  A delta is pushed depth first: eng_emit calls
@@ -212,6 +215,16 @@ int eng_graph_restore(EngGraph *g, EngCtx *cx)
     return 0;
 }
 
+int eng_graph_close_only(EngGraph *g, SlError *err)
+{
+    for (int i = 0; i < g->nops; i++) {
+        EngOp *op = g->ops[i];
+        if (op->vt->close_only && op->vt->close_only(op, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int64_t eng_time_add(int64_t a, int64_t b)
 {
     if (b > 0 && a > INT64_MAX - b)
@@ -252,6 +265,20 @@ int eng_stats_get(const EngOp *op, EngCtx *cx, const char *what, EngOpStats *out
     out->bytes = rc ? (int64_t)get_le64((const uint8_t *)v + 8) : 0;
     out->evicted = rc ? (int64_t)get_le64((const uint8_t *)v + 16) : 0;
     return 0;
+}
+
+void eng_stats_flush(const EngOp *op, EngCtx *cx, EngStats *s)
+{
+    if (!s->dirty)
+        return;
+    eng_stats_put(op, cx, &s->st);
+    s->dirty = false;
+}
+
+int eng_stats_load(const EngOp *op, EngCtx *cx, const char *what, EngStats *s)
+{
+    s->dirty = false;
+    return eng_stats_get(op, cx, what, &s->st);
 }
 
 int eng_forward_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)

@@ -20,9 +20,15 @@
  *   eng_stats_put, eng_stats_get  an operator's state figures under its
  *                     prefix + 'n' (rows, bytes, evicted), written at
  *                     checkpoint and read back by restore
+ *   EngStats, eng_stats_flush, eng_stats_load  the same figures as an
+ *                     operator keeps them: changed in place, put at
+ *                     checkpoint when the batch changed them, loaded by
+ *                     restore
  *   EngGraph          the operators of one query in topological order and
  *                     the edges between them
- *   eng_graph_*       build a graph, run one batch through it, restore it
+ *   eng_graph_*       build a graph, run one batch through it, restore it,
+ *                     make its operators emit only closed rows
+ *                     (eng_graph_close_only: output_mode 'append')
  *
  * Every operator has the same entry points and knows nothing of the graph
  * beyond its inputs and its output; the scheduler (graph.c) knows no
@@ -139,6 +145,14 @@ typedef struct EngOpVt {
     void (*explain)(const EngOp *op, StrBuf *out);
     /* Frees what the operator allocated outside op->arena. */
     void (*free)(EngOp *op);
+    /* Before the first batch, for a query whose output must be final
+     * (output_mode 'append'): emit each row once, when the watermark
+     * closes it, instead of changes that later ones retract (an
+     * aggregate's groups; "emit on window close").  0, or -1 with err set
+     * (0A000) when the watermark can never close what the operator
+     * emits.  NULL: the operator's output is already as final as its
+     * inputs. */
+    int  (*close_only)(EngOp *op, SlError *err);
 } EngOpVt;
 
 #define ENG_MAX_INPUTS 4
@@ -205,6 +219,18 @@ int  eng_bound_get(const EngOp *op, EngCtx *cx, char tag, const char *what, int6
 void eng_stats_put(const EngOp *op, EngCtx *cx, const EngOpStats *st);
 int  eng_stats_get(const EngOp *op, EngCtx *cx, const char *what, EngOpStats *out);
 
+/* The figures an operator keeps (rows, bytes, evicted: sys.state) and
+ * whether its batch changed them: changed in place (st.rows++ and so on,
+ * then dirty = true), eng_stats_flush puts them at checkpoint when dirty,
+ * eng_stats_load reads the committed ones back at restore. */
+typedef struct EngStats {
+    EngOpStats st;
+    bool       dirty;
+} EngStats;
+
+void eng_stats_flush(const EngOp *op, EngCtx *cx, EngStats *s);
+int  eng_stats_load(const EngOp *op, EngCtx *cx, const char *what, EngStats *s);
+
 
 /* What every entry point gets: the batch. */
 struct EngCtx {
@@ -268,5 +294,8 @@ int  eng_graph_run(EngGraph *g, EngCtx *cx, const EngDelta *const *deltas,
                    const bool *has_wm, const int64_t *wm_us,
                    EngOutputCb out_cb, void *out_arg);
 int  eng_graph_restore(EngGraph *g, EngCtx *cx);
+/* Every operator's close_only entry (EngOpVt): the graph of a query in
+ * output_mode 'append'.  0, or -1 with err set by the first that cannot. */
+int  eng_graph_close_only(EngGraph *g, SlError *err);
 
 #endif /* SLUICE_ENGINE_GRAPH_H */

@@ -89,7 +89,16 @@
  * after the batch's writes, deletes every closed group's keys (committed
  * ones by a scan of 'g', cached ones from the cache; stats.evicted counts
  * the groups), records wm under 'w' and drops the cache if a cached group
- * closed.  A closed group's row stays in the output (no retraction).  A
+ * closed.  A closed group's row stays in the output (no retraction).
+ *
+ * Close-only mode (agg_close_only: EngOpVt.close_only, a query in output
+ * mode 'append'; "emit on window close"): the groups are kept as above
+ * but emit nothing while they change; flush emits the row of each group
+ * the watermark closes in the batch, once (the committed ones read into
+ * the cache first, emit_closed), and the eviction deletes them as above.
+ * Refused (0A000) when nothing closes the groups.  With
+ * EngAggSpec.inserts_only (a stream's rows: never retracted) min and max
+ * keep the extreme value alone in their multiset.  A
  * row for a group the recorded watermark closed (late: the caller drops
  * those; a sliding window's row when any of its windows closed) fails
  * the batch with 22000: its state is gone, so taking it
@@ -147,6 +156,8 @@ typedef struct Group {
     Batch    *vals;             /* one row: the group values (cache) */
     bool      exists;           /* its row is in the output */
     bool      touched;          /* in this batch */
+    bool      gone;             /* closed and evicted (left in the cache until
+                                 * it is dropped) */
     Batch    *old;              /* touched: its row before the batch (batch arena) */
     Acc       acc[];
 } Group;
@@ -173,6 +184,9 @@ typedef struct Agg {
     bool       closed_loaded;
     int64_t    evicted;         /* groups evicted, ever (this process) */
     bool       has_ms;          /* a call keeps a multiset */
+    bool       close_only;      /* emits a group's row once, when it closes */
+    bool       loaded;          /* bounded: the cache holds every committed group */
+    int64_t    ngone;           /* groups in the cache that are gone */
 } Agg;
 
 static int refuse(SlError *err, const char *what)
@@ -518,15 +532,18 @@ static int group_get(EngOp *op, Agg *ag, const StrBuf *k, const Vector *vals, ui
     g->klen = (uint32_t)k->len;
     group_init_accs(ag, g);
     *slot = g;
-    StrBuf sk;
-    strbuf_init(&sk);
-    strbuf_append(&sk, op->prefix, ENG_PREFIX_LEN);
-    strbuf_putc(&sk, 'g');
-    strbuf_append(&sk, g->key, g->klen);
-    void *v;
-    size_t vlen;
-    int found = state_get(cx->st, sk.data, sk.len, cx->arena, &v, &vlen, cx->err);
-    strbuf_free(&sk);
+    void *v = NULL;
+    size_t vlen = 0;
+    int found = 0;
+    if (!ag->loaded) {          /* (loaded: the cache has every stored group) */
+        StrBuf sk;
+        strbuf_init(&sk);
+        strbuf_append(&sk, op->prefix, ENG_PREFIX_LEN);
+        strbuf_putc(&sk, 'g');
+        strbuf_append(&sk, g->key, g->klen);
+        found = state_get(cx->st, sk.data, sk.len, cx->arena, &v, &vlen, cx->err);
+        strbuf_free(&sk);
+    }
     if (found < 0)
         return -1;
     if (found) {
@@ -663,7 +680,7 @@ static int touch(Agg *ag, Group *g, EngCtx *cx)
         return 0;
     g->touched = true;
     g->old = NULL;
-    if (g->exists && group_row(ag, g, cx->arena, cx->err, &g->old) < 0)
+    if (g->exists && !ag->close_only && group_row(ag, g, cx->arena, cx->err, &g->old) < 0)
         return -1;
     if (ag->ntouched == ag->cap_touched) {
         ag->cap_touched = ag->cap_touched ? ag->cap_touched * 2 : 64;
@@ -701,6 +718,48 @@ static int load_closed(EngOp *op, Agg *ag, EngCtx *cx)
     if (eng_bound_get(op, cx, 'w', "aggregate", &ag->closed_wm) < 0)
         return -1;
     ag->closed_loaded = true;
+    return 0;
+}
+
+static StateScan *open_groups(const EngOp *op, const Agg *ag, EngCtx *cx, StrBuf *p);
+
+/* A bounded aggregate (its groups closed by the watermark) reads every
+ * committed group into the cache at once, on the first touch after a
+ * restore (one scan of 'g'), so a new group costs no lookup and eviction
+ * walks the cache alone.  0, or -1 with cx->err set. */
+static int load_all(EngOp *op, Agg *ag, EngCtx *cx)
+{
+    if (ag->loaded || (!ag->wclose && ag->nkt == 0))
+        return 0;
+    if (load_closed(op, ag, cx) < 0)
+        return -1;
+    StrBuf p;
+    strbuf_init(&p);
+    StateScan *s = open_groups(op, ag, cx, &p);
+    const void *key, *val;
+    size_t klen, vlen;
+    int rc = 0;
+    while (rc == 0 && state_scan_next(s, &key, &klen, &val, &vlen)) {
+        const uint8_t *gk = (const uint8_t *)key + p.len;
+        size_t gklen = klen - p.len;
+        bool isnew;
+        void **slot = eng_map_upsert(&ag->groups, gklen ? (const void *)gk : "", gklen, &isnew);
+        if (!isnew)
+            continue;
+        Group *g = arena_zalloc(&ag->cache, group_size(ag));
+        g->key = arena_memdup(&ag->cache, gklen ? (const void *)gk : "", gklen ? gklen : 1);
+        g->klen = (uint32_t)gklen;
+        group_init_accs(ag, g);
+        *slot = g;
+        if (group_decode(ag, g, val, vlen, cx->err) < 0 || ms_load(op, ag, g, cx) < 0)
+            rc = -1;
+    }
+    if (state_scan_close(s, rc < 0 ? NULL : cx->err) < 0)
+        rc = -1;
+    strbuf_free(&p);
+    if (rc < 0)
+        return -1;
+    ag->loaded = true;
     return 0;
 }
 
@@ -774,6 +833,18 @@ static int acc_row(Agg *ag, Group *g, uint32_t i, int64_t w, const Vector *av, c
                 acc->isum += w;
             break;
         case ACC_MIN: case ACC_MAX: case ACC_COUNT_DISTINCT: {
+            int want = ag->kinds[j] == ACC_MIN ? -1 : 1;
+            MsEntry *old = NULL;
+            if (sp->inserts_only && ag->kinds[j] != ACC_COUNT_DISTINCT) {
+                /* the multiset holds the extreme alone: a value that does
+                 * not reach it is not kept, one that passes it replaces it */
+                if (w < 0)
+                    return sl_error(cx->err, ERRCODE_INTERNAL_ERROR,
+                                    "aggregate: a retraction reached min/max over a stream");
+                old = (MsEntry *)ms_best(acc, want);
+                if (old != NULL && ex_value_cmp(a, i, &old->v, 0) * want < 0)
+                    break;
+            }
             strbuf_reset(vk);
             ex_key_encode(a, 1, i, vk);
             MsEntry *e = ms_entry(ag, acc, vk->data, vk->len, a, i);
@@ -784,13 +855,16 @@ static int acc_row(Agg *ag, Group *g, uint32_t i, int64_t w, const Vector *av, c
                 acc->isum += (e->count > 0) - (before > 0);
                 break;
             }
-            int want = ag->kinds[j] == ACC_MIN ? -1 : 1;
             if (e == acc->best) {
                 if (e->count <= 0)
                     acc->best_known = false;
             } else if (e->count > 0 && acc->best_known &&
                      (acc->best == NULL || ex_value_cmp(&e->v, 0, &acc->best->v, 0) * want > 0))
                 acc->best = e;
+            if (old != NULL && acc->best != old) {
+                old->count = 0;         /* deleted at checkpoint */
+                old->dirty = true;
+            }
             break;
         }
         }
@@ -804,7 +878,7 @@ static int agg_push(EngOp *op, int input, const EngDelta *d, EngCtx *cx)
     Agg *ag = op->self;
     const EngAggSpec *sp = &ag->spec;
     uint32_t n = d->rows.nrows;
-    if (load_closed(op, ag, cx) < 0)
+    if (load_closed(op, ag, cx) < 0 || load_all(op, ag, cx) < 0)
         return -1;
     Vector *gv = ARENA_ARRAY(cx->arena, Vector, sp->ngroups > 0 ? sp->ngroups : 1);
     Vector *av = ARENA_ARRAY(cx->arena, Vector, sp->naggs > 0 ? sp->naggs : 1);
@@ -892,10 +966,12 @@ static int agg_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)
 
 static int emit_rows(EngOp *op, EngCtx *cx);
 
+static int emit_closed(EngOp *op, EngCtx *cx);
+
 static int agg_flush(EngOp *op, EngCtx *cx)
 {
     Agg *ag = op->self;
-    if (emit_rows(op, cx) < 0)
+    if (emit_rows(op, cx) < 0 || (ag->close_only && emit_closed(op, cx) < 0))
         return -1;
     return op->out_time.n > 0 && ag->wm > INT64_MIN ? eng_emit_watermark(op, ag->wm, cx) : 0;
 }
@@ -927,7 +1003,7 @@ static int emit_rows(EngOp *op, EngCtx *cx)
         if (g->old)
             eng_delta_append(&out, cx->arena, g->old, 0, -1);
         g->exists = ag->scalar || g->count > 0;
-        if (g->exists) {
+        if (g->exists && !ag->close_only) {
             Batch *row;
             if (group_row(ag, g, cx->arena, cx->err, &row) < 0)
                 return -1;
@@ -936,6 +1012,113 @@ static int emit_rows(EngOp *op, EngCtx *cx)
     }
     eng_delta_consolidate(&out, cx->arena, &cons);
     return eng_emit(op, &cons, cx);
+}
+
+/* The next group of scan s (of the committed groups, plen bytes of prefix
+ * before their keys) that the cache does not hold and watermark wm
+ * closes, decoded into tmp (its key pointing into the scan's copy): 1; 0
+ * at the end, or at the first open window when only the window closes
+ * groups (their keys are in time order); -1 with cx->err set. */
+static int next_closed_stored(Agg *ag, StateScan *s, size_t plen, int64_t wm, Group *tmp,
+                              EngCtx *cx)
+{
+    const void *key, *val;
+    size_t klen, vlen;
+    while (state_scan_next(s, &key, &klen, &val, &vlen)) {
+        const uint8_t *gk = (const uint8_t *)key + plen;
+        size_t gklen = klen - plen;
+        if (ag->wclose && ag->nkt == 0 && gklen >= 8 &&
+            get_time_key(gk) > eng_time_add(wm, ag->woff))
+            return 0;
+        if (eng_map_find(&ag->groups, gklen ? (const void *)gk : "", gklen) != NULL)
+            continue;
+        if (group_decode(ag, tmp, val, vlen, cx->err) < 0)
+            return -1;
+        if (!closed_by(ag, tmp->wend, tmp->vals->cols, 0, wm))
+            continue;
+        tmp->key = gk;
+        tmp->klen = (uint32_t)gklen;
+        return 1;
+    }
+    return 0;
+}
+
+/* A scan of the committed groups (p: their prefix, prefix + 'g').  When
+ * only the window closes groups, their keys start with the window's end
+ * and those the last eviction closed are gone: it starts past them, so it
+ * does not walk the deleted keys RocksDB still holds. */
+static StateScan *open_groups(const EngOp *op, const Agg *ag, EngCtx *cx, StrBuf *p)
+{
+    strbuf_append(p, op->prefix, ENG_PREFIX_LEN);
+    strbuf_putc(p, 'g');
+    int64_t gone = eng_time_add(ag->closed_wm, ag->woff);
+    if (!ag->wclose || ag->nkt > 0 || ag->closed_wm == INT64_MIN || gone == INT64_MAX)
+        return state_scan_open(cx->st, p->data, p->len);
+    uint8_t from[ENG_PREFIX_LEN + 1 + 8];
+    memcpy(from, p->data, p->len);
+    put_time_key(from + p->len, gone + 1);
+    return state_scan_open_from(cx->st, p->data, p->len, from, sizeof(from));
+}
+
+/* Close-only mode: the rows of the groups the watermark closes in this
+ * batch, each once (those of weight > 0), after the touched groups'
+ * changes were taken in (emit_rows).  The committed groups it closes that
+ * the cache does not hold are read into it first (a scan of 'g', which
+ * ends at the first open window when only the window closes groups); the
+ * checkpoint's eviction then deletes them all.  0, or -1 with cx->err
+ * set. */
+static int emit_closed(EngOp *op, EngCtx *cx)
+{
+    Agg *ag = op->self;
+    int64_t wm = ag->wm;
+    if (load_closed(op, ag, cx) < 0 || load_all(op, ag, cx) < 0)
+        return -1;
+    if (wm == INT64_MIN || wm <= ag->closed_wm)
+        return 0;
+    StrBuf p;
+    strbuf_init(&p);
+    StateScan *s = ag->loaded ? NULL : open_groups(op, ag, cx, &p);
+    int rc = 0, more;
+    Group *tmp = arena_zalloc(cx->arena, group_size(ag));
+    StrBuf *load = NULL;        /* the keys of the closed committed groups */
+    uint32_t nload = 0, capload = 0;
+    while (s != NULL && (more = next_closed_stored(ag, s, p.len, wm, tmp, cx)) != 0) {
+        if (more < 0) {
+            rc = -1;
+            break;
+        }
+        if (nload == capload) {
+            capload = capload ? capload * 2 : 64;
+            StrBuf *nl = ARENA_ARRAY(cx->arena, StrBuf, capload);
+            if (nload)
+                memcpy(nl, load, sizeof(StrBuf) * nload);
+            load = nl;
+        }
+        load[nload].data = arena_memdup(cx->arena, tmp->key, tmp->klen + 1);
+        load[nload++].len = tmp->klen;
+    }
+    if (s != NULL && state_scan_close(s, rc < 0 ? NULL : cx->err) < 0)
+        rc = -1;
+    strbuf_free(&p);
+    for (uint32_t i = 0; rc == 0 && i < nload; i++) {
+        Group *g;
+        rc = group_get(op, ag, &load[i], NULL, 0, 0, cx, &g);
+    }
+    if (rc < 0)
+        return -1;
+    EngDelta out;
+    eng_delta_init(&out, cx->arena, op->out_cols, op->out_ncols, 16);
+    for (uint32_t i = 0; i < ag->groups.cap; i++) {
+        Group *g = ag->groups.slots[i].value;
+        if (ag->groups.slots[i].key == NULL || g->gone || !g->exists ||
+            !closed_by(ag, g->wend, g->vals->cols, 0, wm))
+            continue;
+        Batch *row;
+        if (group_row(ag, g, cx->arena, cx->err, &row) < 0)
+            return -1;
+        eng_delta_append(&out, cx->arena, row, 0, 1);
+    }
+    return eng_emit(op, &out, cx);
 }
 
 /* ------------------------------------------------------ checkpoint, restore */
@@ -986,37 +1169,21 @@ static int delete_group(EngOp *op, Agg *ag, const Group *g, bool fromstore, EngC
  * watermark (key 'w') and, when a cached group closed, drops the cache
  * (the open groups reload by key on their next touch).  The groups' rows stay in the output: a closed
  * group no longer changes, it is not retracted. */
+static int evict_loaded(EngOp *op, Agg *ag, EngCtx *cx);
+
 static int evict(EngOp *op, Agg *ag, EngCtx *cx)
 {
+    if (ag->loaded)
+        return evict_loaded(op, ag, cx);
     int64_t wm = ag->wm;
     StrBuf p;
     strbuf_init(&p);
-    strbuf_append(&p, op->prefix, ENG_PREFIX_LEN);
-    strbuf_putc(&p, 'g');
-    StateScan *s = state_scan_open(cx->st, p.data, p.len);
-    const void *key, *val;
-    size_t klen, vlen;
-    int rc = 0;
+    StateScan *s = open_groups(op, ag, cx, &p);
+    int rc = 0, more;
     Group *tmp = arena_zalloc(cx->arena, group_size(ag));
-    while (state_scan_next(s, &key, &klen, &val, &vlen)) {
-        const uint8_t *gk = (const uint8_t *)key + p.len;
-        size_t gklen = klen - p.len;
-        if (eng_map_find(&ag->groups, gklen ? (const void *)gk : "", gklen) != NULL)
-            continue;           /* the cache's copy is the newer: below */
-        /* windows in time order: the first open one ends the scan when
-         * only the window closes groups */
-        if (ag->wclose && ag->nkt == 0 && gklen >= 8 &&
-            get_time_key(gk) > eng_time_add(wm, ag->woff))
-            break;
-        if (group_decode(ag, tmp, val, vlen, cx->err) < 0) {
-            rc = -1;
-            break;
-        }
-        if (!closed_by(ag, tmp->wend, tmp->vals->cols, 0, wm))
-            continue;
-        tmp->key = gk;
-        tmp->klen = (uint32_t)gklen;
-        if (delete_group(op, ag, tmp, true, cx) < 0) {
+    /* the cached groups' copies are the newer: below */
+    while ((more = next_closed_stored(ag, s, p.len, wm, tmp, cx)) != 0) {
+        if (more < 0 || delete_group(op, ag, tmp, true, cx) < 0) {
             rc = -1;
             break;
         }
@@ -1045,6 +1212,55 @@ static int evict(EngOp *op, Agg *ag, EngCtx *cx)
         ag->scalar_seen = seen;
     }
     ag->closed_wm = wm;
+    return 0;
+}
+
+/* evict() when the cache holds every committed group: the closed ones
+ * are deleted (by one range deletion of their window ends when only the
+ * window closes groups and no call keeps a multiset) and marked gone; the
+ * cache is dropped, to be read again, once the gone groups pass twice the
+ * others plus 4,096. */
+static int evict_loaded(EngOp *op, Agg *ag, EngCtx *cx)
+{
+    int64_t wm = ag->wm;
+    bool range = ag->wclose && ag->nkt == 0 && !ag->has_ms;
+    bool any = false;
+    for (uint32_t i = 0; i < ag->groups.cap; i++) {
+        Group *g = ag->groups.slots[i].value;
+        if (ag->groups.slots[i].key == NULL || g->gone ||
+            !closed_by(ag, g->wend, g->vals->cols, 0, wm))
+            continue;
+        if (g->exists)
+            ag->evicted++;
+        if (!range && delete_group(op, ag, g, false, cx) < 0)
+            return -1;
+        g->gone = true;
+        ag->ngone++;
+        any = true;
+    }
+    if (range && any) {
+        /* every group key of a window ending at or before wm + woff */
+        uint8_t a[ENG_PREFIX_LEN + 1], b[ENG_PREFIX_LEN + 1 + 8];
+        memcpy(a, op->prefix, ENG_PREFIX_LEN);
+        a[ENG_PREFIX_LEN] = 'g';
+        memcpy(b, a, sizeof(a));
+        int64_t last = eng_time_add(wm, ag->woff);
+        size_t blen = sizeof(b);
+        if (last == INT64_MAX) {
+            b[ENG_PREFIX_LEN] = 'g' + 1;
+            blen = sizeof(a);
+        } else {
+            put_time_key(b + sizeof(a), last + 1);
+        }
+        state_batch_delete_range(cx->wb, a, sizeof(a), b, blen);
+    }
+    eng_bound_put(op, cx, 'w', wm);
+    ag->closed_wm = wm;
+    if (ag->ngone > 4096 && ag->ngone > 2 * ((int64_t)ag->groups.n - ag->ngone)) {
+        bool seen = ag->scalar_seen;
+        drop_cache(ag);
+        ag->scalar_seen = seen;
+    }
     return 0;
 }
 
@@ -1138,6 +1354,8 @@ static void drop_cache(Agg *ag)
     }
     eng_map_clear(&ag->groups);
     arena_reset(&ag->cache);
+    ag->loaded = false;
+    ag->ngone = 0;
     ag->ntouched = 0;
     ag->scalar_seen = false;
 }
@@ -1155,7 +1373,7 @@ static int agg_restore(EngOp *op, EngCtx *cx)
 static void agg_stats(const EngOp *op, EngOpStats *out)
 {
     const Agg *ag = op->self;
-    out->rows = ag->groups.n;
+    out->rows = (int64_t)ag->groups.n - ag->ngone;
     out->bytes = (int64_t)ag->cache.total;
     out->evicted = ag->evicted;
 }
@@ -1180,9 +1398,29 @@ static void agg_explain(const EngOp *op, StrBuf *out)
     strbuf_puts(out, !ag->windowed                              ? ""
                      : ag->spec.window.kind == WINDOW_SLIDE ? " per sliding window"
                                                             : " per tumbling window");
+    if (ag->close_only)
+        strbuf_puts(out, ", each group emitted once, when the watermark closes it");
     strbuf_puts(out, op->bound == ENG_BOUND_NONE        ? " (one group)"
                      : op->bound == ENG_BOUND_WATERMARK ? " (state: evicts by watermark)"
                                                         : " (state: unbounded)");
+}
+
+/* output_mode 'append': a group's row once, when the watermark closes it
+ * (its window's end, or an event-time group key); refused where nothing
+ * closes the groups. */
+static int agg_close_only(EngOp *op, SlError *err)
+{
+    Agg *ag = op->self;
+    if (!ag->wclose && ag->nkt == 0) {
+        sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                 "output_mode 'append' needs every aggregate's groups to be closed by the "
+                 "watermark");
+        sl_error_hint(err, "Group by a window (WINDOW(ts, ...)) or by an event-time column "
+                           "with a watermark, or use output_mode = 'update'.");
+        return -1;
+    }
+    ag->close_only = true;
+    return 0;
 }
 
 static void agg_free(EngOp *op)
@@ -1204,6 +1442,7 @@ static const EngOpVt aggregate_vt = {
     .stats = agg_stats,
     .explain = agg_explain,
     .free = agg_free,
+    .close_only = agg_close_only,
 };
 
 /* The offset of input time column e (a bare reference to one), into off. */

@@ -60,8 +60,7 @@ typedef struct DedupOp {
     bool       has_wm;
     int64_t    wm;
     int64_t    evicted_below;       /* keys with t below this are gone */
-    int64_t    nrows, nbytes, evicted;
-    bool       counts_dirty;
+    EngStats   stats;               /* keys kept, their bytes, evicted ever */
     StrBuf     kbuf;                /* scratch: keys */
     StrBuf     sbuf;                /* scratch: store keys */
 } DedupOp;
@@ -190,8 +189,8 @@ static void evict(DedupOp *s, DedupKey *x)
 {
     x->present = false;
     touch(s, x);
-    s->evicted++;
-    s->counts_dirty = true;
+    s->stats.st.evicted++;
+    s->stats.dirty = true;
 }
 
 /* Evicts the keys whose time is below t: the committed ones by a scan of
@@ -287,29 +286,25 @@ static int dedup_checkpoint(EngOp *op, EngCtx *cx)
             state_batch_put(cx->wb, s->kbuf.data, s->kbuf.len, v, sizeof(v));
             if (x->has_t)
                 state_batch_put(cx->wb, s->sbuf.data, s->sbuf.len, "", 0);
-            s->nrows++;
-            s->nbytes += entry_bytes(x);
+            s->stats.st.rows++;
+            s->stats.st.bytes += entry_bytes(x);
         } else {
             state_batch_delete(cx->wb, s->kbuf.data, s->kbuf.len);
             if (x->has_t)
                 state_batch_delete(cx->wb, s->sbuf.data, s->sbuf.len);
-            s->nrows--;
-            s->nbytes -= entry_bytes(x);
+            s->stats.st.rows--;
+            s->stats.st.bytes -= entry_bytes(x);
         }
         x->stored = x->present;
-        s->counts_dirty = true;
+        s->stats.dirty = true;
     }
     s->ntouched = 0;
     /* evicted keys stay in the cache as absent ones: when they outnumber
      * the kept ones, drop it (the next batch reads the store, which holds
      * this batch once it commits) so memory follows the bound too */
-    if (s->map.n > 1024 && (int64_t)s->map.n > 2 * s->nrows)
+    if (s->map.n > 1024 && (int64_t)s->map.n > 2 * s->stats.st.rows)
         cache_drop(s);
-    if (s->counts_dirty) {
-        EngOpStats st = {s->nrows, s->nbytes, s->evicted};
-        eng_stats_put(op, cx, &st);
-        s->counts_dirty = false;
-    }
+    eng_stats_flush(op, cx, &s->stats);
     return 0;
 }
 
@@ -317,13 +312,8 @@ static int dedup_restore(EngOp *op, EngCtx *cx)
 {
     DedupOp *s = op->self;
     cache_drop(s);
-    EngOpStats st;
-    if (eng_stats_get(op, cx, "dedup", &st) < 0)
+    if (eng_stats_load(op, cx, "dedup", &s->stats) < 0)
         return -1;
-    s->nrows = st.rows;
-    s->nbytes = st.bytes;
-    s->evicted = st.evicted;
-    s->counts_dirty = false;
     s->has_wm = false;
     s->evicted_below = INT64_MIN;
     return 0;
@@ -334,9 +324,7 @@ static int dedup_restore(EngOp *op, EngCtx *cx)
 static void dedup_stats(const EngOp *op, EngOpStats *out)
 {
     const DedupOp *s = op->self;
-    out->rows = s->nrows;
-    out->bytes = s->nbytes;
-    out->evicted = s->evicted;
+    *out = s->stats.st;
 }
 
 static void dedup_explain(const EngOp *op, StrBuf *out)

@@ -68,8 +68,7 @@ typedef struct SetOp {
     bool       has_wm[2];
     int64_t    wm[2];
     bool       pass_wm;             /* the inputs' time columns agree */
-    int64_t    nrows, nbytes;       /* rows kept, their keys' and values' bytes */
-    bool       counts_dirty;
+    EngStats   stats;               /* rows kept, their keys' and values' bytes */
     StrBuf     kbuf;                /* scratch: keys */
     StrBuf     rbuf;                /* scratch: rows */
 } SetOp;
@@ -240,17 +239,17 @@ static int set_checkpoint(EngOp *op, EngCtx *cx)
         if (!keep) {
             if (x->stored) {
                 state_batch_delete(cx->wb, s->kbuf.data, s->kbuf.len);
-                s->nrows--;
-                s->nbytes -= entry_bytes(s, x);
-                s->counts_dirty = true;
+                s->stats.st.rows--;
+                s->stats.st.bytes -= entry_bytes(s, x);
+                s->stats.dirty = true;
             }
             x->stored = false;
             continue;
         }
         if (!x->stored) {
-            s->nrows++;
-            s->nbytes += entry_bytes(s, x);
-            s->counts_dirty = true;
+            s->stats.st.rows++;
+            s->stats.st.bytes += entry_bytes(s, x);
+            s->stats.dirty = true;
         }
         x->stored = true;
         strbuf_reset(&s->rbuf);
@@ -263,11 +262,7 @@ static int set_checkpoint(EngOp *op, EngCtx *cx)
         state_batch_put(cx->wb, s->kbuf.data, s->kbuf.len, s->rbuf.data, s->rbuf.len);
     }
     s->ntouched = 0;
-    if (s->counts_dirty) {
-        EngOpStats st = {s->nrows, s->nbytes, 0};
-        eng_stats_put(op, cx, &st);
-        s->counts_dirty = false;
-    }
+    eng_stats_flush(op, cx, &s->stats);
     return 0;
 }
 
@@ -275,12 +270,8 @@ static int set_restore(EngOp *op, EngCtx *cx)
 {
     SetOp *s = op->self;
     cache_drop(s);
-    EngOpStats st;
-    if (eng_stats_get(op, cx, "distinct", &st) < 0)
+    if (eng_stats_load(op, cx, "distinct", &s->stats) < 0)
         return -1;
-    s->nrows = st.rows;
-    s->nbytes = st.bytes;
-    s->counts_dirty = false;
     s->has_wm[0] = s->has_wm[1] = false;
     return 0;
 }
@@ -290,9 +281,7 @@ static int set_restore(EngOp *op, EngCtx *cx)
 static void set_stats(const EngOp *op, EngOpStats *out)
 {
     const SetOp *s = op->self;
-    out->rows = s->nrows;
-    out->bytes = s->nbytes;
-    out->evicted = 0;
+    *out = s->stats.st;
 }
 
 static void set_explain(const EngOp *op, StrBuf *out)

@@ -29,237 +29,717 @@
  * leaves it, and a table change joins nothing; the stream side's
  * watermark is passed on after them.
  *
- * State (under the operator's prefix P, docs/engine-graph.md "Joins"):
+ * The kept rows are in memory, whole (docs/engine-graph.md "Joins"): per
+ * side a hash map from join key to the key's rows (the probe), a hash set
+ * of the rows by key and row bytes (a row's weight and degree found in one
+ * step), and the rows by *slot* of time (an interval join's slot is 1/64
+ * of its interval, at least 1 ms, epoch aligned; without an interval one
+ * slot holds every row), what eviction walks (an interval join's rows are
+ * allocated in their slot's arena and freed with it).  A side is read from the
+ * store whole on first touch after a restore (one scan).  The store is
+ * written a batch at a time, as chunks: the rows a batch changed, per
+ * slot, as one value of many entries under one key
  *
- *   P + 'L'|'R' + key length (4) + key + row
- *                                -> weight, degree, time (8 each, LE): one
- *                                   kept row of the side (key: ex_key_encode
- *                                   bytes, row: row_encode bytes); a key's
- *                                   rows are one prefix scan
- *   P + 'n'                      -> rows kept, their bytes, rows evicted
- *                                   ever (8 each, LE): the stats, read by
- *                                   restore
- *   P + 'l'|'r' + time (8) + key -> '': an interval join's time index
- *                                   (put_time_key order), what eviction
- *                                   scans
+ *   P + 'C' + 'L'|'R' + slot start (put_time_key) + chunk number (8, BE)
+ *        -> entries: key length (4, BE), key (ex_key_encode bytes), row
+ *           length (4, BE), row (row_encode bytes), weight, degree, time
+ *           (8 each, LE); a row's entry in a later chunk of its slot
+ *           overrides an earlier one, weight 0: the row is gone
+ *   P + 'x'|'y'  -> the left / right side's cut (8, LE, eng_bound_put):
+ *           its rows below it were evicted; loading skips them
+ *   P + 'n'      -> rows kept, their bytes, rows evicted ever (8 each, LE):
+ *           the stats (eng_stats_put), read by restore
  *
- * A join key's rows are read on first touch (one scan) into a cache that
- * lives until restore (not bounded yet); checkpoint writes the rows the
- * batch changed.  Eviction runs at flush, once the batch's watermarks are
- * in: a left row whose time is below the right side's watermark + lo can
- * match no future right row, and a right row below the left watermark - hi
- * no future left row.  Finding a row's partners walks its key's rows (and
- * decodes those in the interval): a join with few keys and many rows per
- * key costs that many steps per row.
+ * so a batch of a million new rows is some hundreds of puts, not a
+ * million.  Eviction (at flush, once the batch's watermarks are in: a left
+ * row below the right watermark + lo can match no future right row, a
+ * right row below the left watermark - hi no future left row) drops the
+ * rows below the cut from memory and deletes the slots wholly below it
+ * with one range deletion; the rows of the slot the cut is in stay in the
+ * store until it passes that slot's end.  Entries that changed rows left
+ * behind (retractions, an outer row's degrees) are rewritten away: when a
+ * side's stored entries pass twice its rows (plus 4,096), the checkpoint
+ * deletes its chunks and writes its rows anew.
  */
 #include "op_join.h"
+#include "compile.h"
 #include "keymap.h"
 #include "sluice/bytes.h"
 #include "sluice/common.h"
 #include "sluice/plan.h"
 #include "sluice/rowcodec.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define ENTRY_TAIL 24               /* weight, degree, time */
+#define ENTRY_HEAD 8                /* key length, row length */
+#define CHUNK_BYTES (256 * 1024)    /* a chunk is closed past this */
+#define CHUNK_KEY_LEN (ENG_PREFIX_LEN + 2 + 8 + 8)
+#define COMPACT_SLACK 4096          /* stale entries a side may hold beyond its rows */
 
-/* One distinct row of a side (equal row_encode bytes). */
+typedef struct JoinBucket JoinBucket;
+
+/* One distinct row of a side (equal key and row_encode bytes), on the
+ * heap.  Dead once its weight reached 0 or it was evicted: out of its
+ * bucket and of the row set, freed when its slot lets it go. */
 typedef struct JoinRow {
-    uint8_t *row;                   /* row_encode bytes, on the heap */
-    uint32_t len;
-    int64_t  weight;                /* never 0 while kept */
-    int64_t  degree;                /* outer sides: the weight of its matches */
-    int64_t  ts;                    /* its interval time (0 without an interval) */
-    bool     dirty;                 /* changed since the last checkpoint */
+    JoinBucket *b;                  /* its key's rows; NULL once dead */
+    uint64_t    h;                  /* hash of key and row: the row set */
+    uint32_t    pos;                /* its place in b->rows */
+    uint32_t    klen, len;          /* its key's and row's bytes */
+    int64_t     weight;             /* never 0 while alive */
+    int64_t     degree;             /* outer sides: the weight of its matches */
+    int64_t     ts;                 /* its interval time (0 without an interval) */
+    bool        dirty;              /* in the side's dirty list */
+    bool        stored;             /* the store has an entry of it */
+    bool        dead;
+    bool        evicted;            /* dead by the watermark: no entry needed */
+    bool        in_arena;           /* in its slot's arena, not on the heap */
+    uint8_t     bytes[];            /* the key (ex_key_encode), then the row
+                                     * (row_encode): ROW_OF(x) */
 } JoinRow;
 
-/* The rows of one side with one join key. */
-typedef struct JoinBucket {
-    JoinRow *rows;                  /* on the heap */
-    uint32_t n, cap;
-    bool     dirty;                 /* has a dirty row */
-} JoinBucket;
+#define ROW_OF(x) ((x)->bytes + (x)->klen)
 
-/* A time-index key this batch made or evicted: P + side + time + key. */
-typedef struct JoinIdx {
-    uint8_t *key;                   /* in the cache arena */
-    uint32_t len;
-} JoinIdx;
+/* The rows of one side with one join key. */
+struct JoinBucket {
+    const uint8_t *key;             /* in the side's arena */
+    uint32_t  klen;
+    JoinRow **rows;                 /* on the heap */
+    uint32_t  n, cap;
+};
+
+/* The rows of one slot of time, alive or dead and not yet freed. */
+typedef struct JoinSlot {
+    int64_t   start;
+    int64_t   nentries;             /* entries its chunks hold in the store */
+    JoinRow **rows;                 /* on the heap */
+    uint32_t  n, cap;
+    Arena    *mem;                  /* an interval join's: its rows, freed with it */
+} JoinSlot;
 
 typedef struct JoinSide {
     int        ncols;
     SlType    *types;
     Expr *const *keys;              /* the join key, over the side's columns */
     bool       outer;               /* keeps degrees; padded rows */
+    bool       noset;               /* an inner side whose input only inserts:
+                                     * no row set, equal rows kept apart */
     int        tcol;                /* interval time column, -1: none */
     int64_t    toff;                /* its offset on the input edge */
     bool       has_wm;
     int64_t    wm;                  /* the least time a later row may have */
-    int64_t    evicted_below;       /* rows below this are gone */
+    bool       loaded;              /* memory holds the side (else: read it) */
+    int64_t    cut;                 /* rows below this are gone (committed: 'x'|'y') */
+    bool       cut_dirty;
+    Arena      mem;                 /* buckets and their keys */
     EngMap     map;                 /* key bytes -> JoinBucket* */
-    JoinIdx   *idx_put;             /* this batch's new time-index keys */
-    uint32_t   nput, capput;
-    JoinIdx   *idx_del;             /* committed time-index keys to delete */
-    uint32_t   ndel, capdel;
-    JoinIdx   *row_del;             /* row keys to delete (rows gone) */
-    uint32_t   nrdel, caprdel;
+    uint32_t   nempty;              /* buckets without a row */
+    JoinRow  **set;                 /* the rows by key and row bytes (heap) */
+    uint32_t   setcap, setn, settomb;
+    JoinSlot  *slots;               /* heap, by start */
+    uint32_t   nslots, capslots;
+    JoinRow  **dirty;               /* changed since the checkpoint (heap) */
+    uint32_t   ndirty, capdirty;
+    JoinRow  **grave;               /* evicted this batch: freed at checkpoint */
+    uint32_t   ngrave, capgrave;
+    Arena    **old_mems;            /* the arenas of slots let go this batch:
+                                     * destroyed at checkpoint */
+    uint32_t   nold, capold;
+    int64_t    nlive;               /* rows alive */
+    int64_t    ndead;               /* dead rows still in the slots */
+    int64_t    nstored;             /* entries in the store */
+    uint64_t   seq;                 /* the next chunk number */
+    bool       has_del;             /* slots to delete at checkpoint: */
+    int64_t    del_from, del_to;    /* [from, to) of slot starts */
 } JoinSide;
 
 typedef struct JoinOp {
     EngJoinSpec spec;
     bool        has_interval;
     EngJoinInterval iv;
+    int64_t     slot_us;            /* a slot's width (INT64_MAX: one slot) */
     JoinSide    side[2];
     int         ncols;              /* output: left then right */
     SlType     *out_types;
-    Arena       cache;              /* buckets and keys; reset by restore */
     int         lookup;             /* spec.lookup */
     const EngDelta **pending;       /* the stream side's deltas of the batch */
     int         npending, cappending;
     bool        has_fwd;            /* the stream side's watermark, passed on */
     int64_t     fwd_wm;             /* at flush, after the rows it follows */
-    int64_t     evicted;            /* rows evicted, ever */
-    int64_t     nrows, nbytes;      /* rows kept and their keys' and values' bytes */
-    bool        counts_dirty;       /* the three changed since the checkpoint */
+    EngStats    stats;              /* rows kept, their entries' bytes, rows
+                                     * evicted ever */
     StrBuf      kbuf;               /* scratch: keys */
     StrBuf      rbuf;               /* scratch: rows */
 } JoinOp;
 
 static const char SIDE_ROWS[2] = {'L', 'R'};
 static const char SIDE_IDX[2] = {'l', 'r'};
+static const char SIDE_CUT[2] = {'x', 'y'};
 
-/* ------------------------------------------------------------- the cache */
+#define SET_TOMB ((JoinRow *)1)
 
-static void bucket_free(JoinBucket *b)
+/* --------------------------------------------------------- rows in memory */
+
+static void *grow(void *arr, uint32_t *cap, size_t elem)
 {
-    for (uint32_t i = 0; i < b->n; i++)
-        sl_free(b->rows[i].row);
-    sl_free(b->rows);
-    b->rows = NULL;
-    b->n = b->cap = 0;
+    *cap = *cap ? *cap * 2 : 16;
+    return sl_realloc(arr, elem * *cap);
 }
 
-static void cache_drop(JoinOp *j)
+static uint64_t row_hash(const uint8_t *key, size_t klen, const uint8_t *row, size_t rlen)
 {
-    for (int s = 0; s < 2; s++) {
-        EngMap *m = &j->side[s].map;
-        for (uint32_t i = 0; i < m->cap; i++)
-            if (m->slots[i].key && m->slots[i].value)
-                bucket_free(m->slots[i].value);
-        eng_map_clear(m);
-        /* the time-index lists live in the cache arena too */
-        j->side[s].idx_put = j->side[s].idx_del = NULL;
-        j->side[s].nput = j->side[s].capput = 0;
-        j->side[s].ndel = j->side[s].capdel = 0;
-        j->side[s].row_del = NULL;
-        j->side[s].nrdel = j->side[s].caprdel = 0;
-    }
-    arena_reset(&j->cache);
+    return ex_hash(key, klen) * UINT64_C(0x9E3779B97F4A7C15) ^ ex_hash(row, rlen);
 }
 
-static void idx_push(JoinIdx **arr, uint32_t *n, uint32_t *cap, Arena *a, const void *key,
-                     size_t len);
-
-/* The store key of a row: P + side + key length (4, BE) + key + row. */
-static void row_store_key(const EngOp *op, int s, const uint8_t *key, size_t klen,
-                          const uint8_t *row, size_t rlen, StrBuf *out)
+static bool row_is(const JoinRow *x, uint64_t h, const uint8_t *key, size_t klen,
+                   const uint8_t *row, size_t rlen)
 {
-    uint8_t h[ENG_PREFIX_LEN + 5];
-    memcpy(h, op->prefix, ENG_PREFIX_LEN);
-    h[ENG_PREFIX_LEN] = (uint8_t)SIDE_ROWS[s];
-    put_be32(h + ENG_PREFIX_LEN + 1, (uint32_t)klen);
-    strbuf_reset(out);
-    strbuf_append(out, h, sizeof(h));
-    strbuf_append(out, key, klen);
-    strbuf_append(out, row, rlen);
+    return x->h == h && x->len == rlen && x->klen == klen &&
+           (klen == 0 || memcmp(x->bytes, key, klen) == 0) &&
+           (rlen == 0 || memcmp(ROW_OF(x), row, rlen) == 0);
 }
 
-static JoinRow *bucket_add(JoinBucket *b, const uint8_t *row, uint32_t len)
+static void set_put(JoinSide *sd, JoinRow *x);
+
+static void set_grow(JoinSide *sd)
 {
-    if (b->n == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 4;
-        b->rows = sl_realloc(b->rows, sizeof(JoinRow) * b->cap);
-    }
-    JoinRow *r = &b->rows[b->n++];
-    memset(r, 0, sizeof(*r));
-    r->row = sl_malloc(len ? len : 1);
-    memcpy(r->row, row, len);
-    r->len = len;
-    return r;
+    JoinRow **old = sd->set;
+    uint32_t oldcap = sd->setcap;
+    sd->setcap = sd->setn * 4 > 64 ? 1u << (64 - __builtin_clzll((uint64_t)sd->setn * 4 - 1))
+                                   : 64;
+    sd->set = sl_calloc(sd->setcap, sizeof(JoinRow *));
+    sd->setn = sd->settomb = 0;
+    for (uint32_t i = 0; i < oldcap; i++)
+        if (old[i] != NULL && old[i] != SET_TOMB)
+            set_put(sd, old[i]);
+    sl_free(old);
 }
 
-/* The bucket of key (klen bytes) on side s, read from the store on first
- * touch (a scan of its rows' keys); NULL with cx->err set on a read
- * error. */
-static JoinBucket *bucket_get(EngOp *op, int s, const uint8_t *key, size_t klen, EngCtx *cx)
+static void set_put(JoinSide *sd, JoinRow *x)
 {
-    JoinOp *j = op->self;
-    bool isnew;
-    void **slot = eng_map_upsert(&j->side[s].map, key, klen, &isnew);
-    if (!isnew)
-        return *slot;
-    JoinBucket *b = ARENA_NEW(&j->cache, JoinBucket);
-    *slot = b;
-    row_store_key(op, s, key, klen, NULL, 0, &j->rbuf);
-    size_t pl = j->rbuf.len;
-    StateScan *sc = state_scan_open(cx->st, j->rbuf.data, pl);
-    const void *k, *v;
-    size_t kl, vl;
-    bool bad = false;
-    while (state_scan_next(sc, &k, &kl, &v, &vl)) {
-        if (vl != ENTRY_TAIL) {
-            bad = true;
-            break;
-        }
-        JoinRow *r = bucket_add(b, (const uint8_t *)k + pl, (uint32_t)(kl - pl));
-        r->weight = (int64_t)get_le64(v);
-        r->degree = (int64_t)get_le64((const uint8_t *)v + 8);
-        r->ts = (int64_t)get_le64((const uint8_t *)v + 16);
-    }
-    if (state_scan_close(sc, cx->err) < 0 ||
-        (bad && sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored join row is corrupt") < 0)) {
-        bucket_free(b);
+    if ((sd->setn + sd->settomb + 1) * 4 > sd->setcap * 3)
+        set_grow(sd);
+    uint32_t m = sd->setcap - 1, i = (uint32_t)x->h & m;
+    while (sd->set[i] != NULL && sd->set[i] != SET_TOMB)
+        i = (i + 1) & m;
+    if (sd->set[i] == SET_TOMB)
+        sd->settomb--;
+    sd->set[i] = x;
+    sd->setn++;
+}
+
+/* The alive row of these bytes, or NULL; *slot its place in the set. */
+static JoinRow *set_find(const JoinSide *sd, uint64_t h, const uint8_t *key, size_t klen,
+                         const uint8_t *row, size_t rlen)
+{
+    if (sd->setcap == 0)
         return NULL;
-    }
-    return b;
+    uint32_t m = sd->setcap - 1;
+    for (uint32_t i = (uint32_t)h & m; sd->set[i] != NULL; i = (i + 1) & m)
+        if (sd->set[i] != SET_TOMB && row_is(sd->set[i], h, key, klen, row, rlen))
+            return sd->set[i];
+    return NULL;
 }
 
-/* A kept row's bytes in the store (its key and value), for the stats. */
+static void set_del(JoinSide *sd, JoinRow *x)
+{
+    uint32_t m = sd->setcap - 1;
+    for (uint32_t i = (uint32_t)x->h & m; sd->set[i] != NULL; i = (i + 1) & m)
+        if (sd->set[i] == x) {
+            sd->set[i] = SET_TOMB;
+            sd->setn--;
+            sd->settomb++;
+            return;
+        }
+}
+
+/* The slot of time ts: its start. */
+static int64_t slot_of(const JoinOp *j, int64_t ts)
+{
+    if (j->slot_us == INT64_MAX)
+        return 0;
+    if (ts < INT64_MIN + j->slot_us)
+        return INT64_MIN;
+    int64_t q = ts / j->slot_us;
+    if (ts % j->slot_us < 0)
+        q--;
+    return q * j->slot_us;
+}
+
+/* The index of the slot starting at start, made if new. */
+static uint32_t slot_get(JoinSide *sd, int64_t start)
+{
+    uint32_t lo = 0, hi = sd->nslots;
+    if (hi > 0 && sd->slots[hi - 1].start < start) {
+        lo = hi;                    /* the usual case: a later slot */
+    } else {
+        while (lo < hi) {
+            uint32_t mid = (lo + hi) / 2;
+            if (sd->slots[mid].start < start)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < sd->nslots && sd->slots[lo].start == start)
+            return lo;
+    }
+    if (sd->nslots == sd->capslots)
+        sd->slots = grow(sd->slots, &sd->capslots, sizeof(JoinSlot));
+    memmove(&sd->slots[lo + 1], &sd->slots[lo], sizeof(JoinSlot) * (sd->nslots - lo));
+    memset(&sd->slots[lo], 0, sizeof(JoinSlot));
+    sd->slots[lo].start = start;
+    sd->nslots++;
+    return lo;
+}
+
+static void slot_push(JoinSlot *sl, JoinRow *x)
+{
+    if (sl->n == sl->cap)
+        sl->rows = grow(sl->rows, &sl->cap, sizeof(JoinRow *));
+    sl->rows[sl->n++] = x;
+}
+
+static void mark_dirty(JoinSide *sd, JoinRow *x)
+{
+    if (x->dirty)
+        return;
+    x->dirty = true;
+    if (sd->ndirty == sd->capdirty)
+        sd->dirty = grow(sd->dirty, &sd->capdirty, sizeof(JoinRow *));
+    sd->dirty[sd->ndirty++] = x;
+}
+
+/* The bucket of key on side s; NULL when it has none and !make. */
+static JoinBucket *bucket_of(JoinSide *sd, const uint8_t *key, size_t klen, bool make)
+{
+    if (!make) {
+        void **v = eng_map_find(&sd->map, klen ? (const void *)key : "", klen);
+        return v ? *v : NULL;
+    }
+    bool isnew;
+    void **slot = eng_map_upsert(&sd->map, klen ? (const void *)key : "", klen, &isnew);
+    if (isnew) {
+        JoinBucket *b = ARENA_NEW(&sd->mem, JoinBucket);
+        b->key = arena_memdup(&sd->mem, klen ? (const void *)key : "", klen ? klen : 1);
+        b->klen = (uint32_t)klen;
+        *slot = b;
+        sd->nempty++;
+    }
+    return *slot;
+}
+
+/* A new alive row of side s in bucket b (its hash h). */
+static JoinRow *row_new(JoinOp *j, JoinSide *sd, JoinBucket *b, uint64_t h, const uint8_t *row,
+                        uint32_t len, int64_t ts)
+{
+    uint32_t si = slot_get(sd, slot_of(j, ts));   /* (may move sd->slots) */
+    JoinSlot *sl = &sd->slots[si];
+    size_t size = sizeof(JoinRow) + b->klen + len + 1;
+    JoinRow *x;
+    if (j->slot_us != INT64_MAX) {
+        /* an interval join's rows go with their slot: one arena each */
+        if (sl->mem == NULL) {
+            sl->mem = sl_malloc(sizeof(Arena));
+            arena_init(sl->mem, 65536);
+            arena_set_account(sl->mem, sd->mem.acct);
+        }
+        x = arena_alloc(sl->mem, size);
+        memset(x, 0, sizeof(JoinRow));
+        x->in_arena = true;
+    } else {
+        x = sl_malloc(size);
+        memset(x, 0, sizeof(JoinRow));
+    }
+    memcpy(x->bytes, b->key, b->klen);
+    if (len)
+        memcpy(x->bytes + b->klen, row, len);
+    x->klen = b->klen;
+    x->len = len;
+    x->h = h;
+    x->ts = ts;
+    x->b = b;
+    if (b->n == 0)
+        sd->nempty--;
+    if (b->n == b->cap)
+        b->rows = grow(b->rows, &b->cap, sizeof(JoinRow *));
+    x->pos = b->n;
+    b->rows[b->n++] = x;
+    if (!sd->noset)
+        set_put(sd, x);
+    slot_push(sl, x);
+    sd->nlive++;
+    return x;
+}
+
+/* Row x leaves its bucket and the set: dead (it stays in its slot until
+ * the slot lets it go). */
+static void row_kill(JoinSide *sd, JoinRow *x)
+{
+    JoinBucket *b = x->b;
+    JoinRow *last = b->rows[--b->n];
+    b->rows[x->pos] = last;
+    last->pos = x->pos;
+    if (b->n == 0)
+        sd->nempty++;
+    if (!sd->noset)
+        set_del(sd, x);
+    x->b = NULL;
+    x->dead = true;
+    sd->nlive--;
+    sd->ndead++;
+}
+
+static void row_free(JoinRow *x)
+{
+    if (!x->in_arena)
+        sl_free(x);
+}
+
+static void mem_free(Arena *mem)
+{
+    if (mem != NULL) {
+        arena_destroy(mem);
+        sl_free(mem);
+    }
+}
+
+/* Frees the rows of this batch's grave and the arenas of the slots it let
+ * go (after the checkpoint has read the dirty rows among them). */
+static void grave_free(JoinSide *sd)
+{
+    for (uint32_t i = 0; i < sd->ngrave; i++)
+        row_free(sd->grave[i]);
+    sd->ngrave = 0;
+    for (uint32_t i = 0; i < sd->nold; i++)
+        mem_free(sd->old_mems[i]);
+    sd->nold = 0;
+}
+
+/* Forgets side sd's memory: every row freed, the maps emptied. */
+static void side_drop(JoinSide *sd)
+{
+    for (uint32_t i = 0; i < sd->nslots; i++) {
+        for (uint32_t r = 0; r < sd->slots[i].n; r++)
+            row_free(sd->slots[i].rows[r]);
+        sl_free(sd->slots[i].rows);
+        mem_free(sd->slots[i].mem);
+    }
+    grave_free(sd);
+    sl_free(sd->old_mems);
+    sd->old_mems = NULL;
+    sd->capold = 0;
+    for (uint32_t i = 0; i < sd->map.cap; i++)
+        if (sd->map.slots[i].key && sd->map.slots[i].value)
+            sl_free(((JoinBucket *)sd->map.slots[i].value)->rows);
+    eng_map_clear(&sd->map);
+    arena_reset(&sd->mem);
+    sl_free(sd->set);
+    sl_free(sd->slots);
+    sl_free(sd->dirty);
+    sl_free(sd->grave);
+    sd->set = NULL;
+    sd->slots = NULL;
+    sd->dirty = sd->grave = NULL;
+    sd->setcap = sd->setn = sd->settomb = 0;
+    sd->nslots = sd->capslots = sd->ndirty = sd->capdirty = sd->ngrave = sd->capgrave = 0;
+    sd->nempty = 0;
+    sd->nlive = sd->ndead = sd->nstored = 0;
+    sd->seq = 0;
+    sd->has_del = false;
+    sd->cut_dirty = false;
+    sd->loaded = false;
+}
+
+/* Makes the map anew with the buckets that hold rows (the keys whose rows
+ * all went stay in the map until then). */
+static void map_rebuild(JoinSide *sd)
+{
+    Arena mem;
+    arena_init(&mem, 16384);
+    arena_set_account(&mem, sd->mem.acct);
+    EngMap map;
+    eng_map_init(&map, &mem);
+    for (uint32_t i = 0; i < sd->map.cap; i++) {
+        JoinBucket *b = sd->map.slots[i].key ? sd->map.slots[i].value : NULL;
+        if (b == NULL)
+            continue;
+        if (b->n == 0) {
+            sl_free(b->rows);
+            continue;
+        }
+        bool isnew;
+        void **slot = eng_map_upsert(&map, b->klen ? (const void *)b->key : "", b->klen, &isnew);
+        JoinBucket *nb = ARENA_NEW(&mem, JoinBucket);
+        *nb = *b;
+        nb->key = arena_memdup(&mem, b->klen ? (const void *)b->key : "", b->klen ? b->klen : 1);
+        for (uint32_t r = 0; r < nb->n; r++)
+            nb->rows[r]->b = nb;
+        *slot = nb;
+    }
+    eng_map_free(&sd->map);
+    arena_destroy(&sd->mem);
+    sd->mem = mem;
+    sd->map = map;
+    sd->map.arena = &sd->mem;
+    sd->nempty = 0;
+}
+
+/* A kept row's bytes in the store (its entry), for the stats. */
 static int64_t row_bytes(size_t klen, uint32_t rlen)
 {
-    return (int64_t)(ENG_PREFIX_LEN + 5 + klen + rlen + ENTRY_TAIL);
+    return (int64_t)(ENTRY_HEAD + klen + rlen + ENTRY_TAIL);
 }
 
-/* Row x of bucket b (key, klen) is gone: its store key is deleted at
- * checkpoint; b's last row takes its place. */
-static void row_remove(EngOp *op, int s, JoinBucket *b, JoinRow *x, const uint8_t *key,
-                       size_t klen)
+/* ------------------------------------------------------------ the store */
+
+static void chunk_key(const EngOp *op, int s, int64_t start, uint64_t seq, uint8_t *k)
+{
+    memcpy(k, op->prefix, ENG_PREFIX_LEN);
+    k[ENG_PREFIX_LEN] = 'C';
+    k[ENG_PREFIX_LEN + 1] = (uint8_t)SIDE_ROWS[s];
+    put_time_key(k + ENG_PREFIX_LEN + 2, start);
+    put_be64(k + ENG_PREFIX_LEN + 10, seq);
+}
+
+static int corrupt(SlError *err)
+{
+    return sl_error(err, ERRCODE_DATA_CORRUPTED, "a stored join chunk is corrupt");
+}
+
+/* Reads side s whole from the store into memory (once after a restore):
+ * its cut, then its chunks in key order, each entry overriding the one
+ * of the same row before it; rows below the cut are passed over. */
+static int side_load(EngOp *op, int s, EngCtx *cx)
 {
     JoinOp *j = op->self;
     JoinSide *sd = &j->side[s];
-    j->nrows--;
-    j->nbytes -= row_bytes(klen, x->len);
-    j->counts_dirty = true;
-    row_store_key(op, s, key, klen, x->row, x->len, &j->rbuf);
-    idx_push(&sd->row_del, &sd->nrdel, &sd->caprdel, &j->cache, j->rbuf.data, j->rbuf.len);
-    sl_free(x->row);
-    *x = b->rows[--b->n];
+    if (sd->loaded)
+        return 0;
+    side_drop(sd);
+    /* a side kept one key a row (an older version's layout) is not read */
+    const char old[2] = {SIDE_ROWS[s], SIDE_IDX[s]};
+    for (int i = 0; i < 2; i++) {
+        uint8_t p[ENG_PREFIX_LEN + 1];
+        memcpy(p, op->prefix, ENG_PREFIX_LEN);
+        p[ENG_PREFIX_LEN] = (uint8_t)old[i];
+        StateScan *sc = state_scan_open(cx->st, p, sizeof(p));
+        const void *k, *v;
+        size_t kl, vl;
+        bool any = state_scan_next(sc, &k, &kl, &v, &vl);
+        if (state_scan_close(sc, cx->err) < 0)
+            return -1;
+        if (any)
+            return sl_error(cx->err, ERRCODE_DATA_CORRUPTED,
+                            "a join's state was written one key a row by an older version: "
+                            "recreate the continuous query");
+    }
+    if (eng_bound_get(op, cx, SIDE_CUT[s], "join", &sd->cut) < 0)
+        return -1;
+    uint8_t p[ENG_PREFIX_LEN + 2];
+    memcpy(p, op->prefix, ENG_PREFIX_LEN);
+    p[ENG_PREFIX_LEN] = 'C';
+    p[ENG_PREFIX_LEN + 1] = (uint8_t)SIDE_ROWS[s];
+    StateScan *sc = state_scan_open(cx->st, p, sizeof(p));
+    const void *k, *v;
+    size_t kl, vl;
+    bool bad = false;
+    while (!bad && state_scan_next(sc, &k, &kl, &v, &vl)) {
+        if (kl != CHUNK_KEY_LEN) {
+            bad = true;
+            break;
+        }
+        int64_t start = get_time_key((const uint8_t *)k + ENG_PREFIX_LEN + 2);
+        uint64_t seq = get_be64((const uint8_t *)k + ENG_PREFIX_LEN + 10);
+        if (seq >= sd->seq)
+            sd->seq = seq + 1;
+        uint32_t si = slot_get(sd, start);
+        const uint8_t *e = v, *end = e + vl;
+        while (e < end) {
+            if (end - e < ENTRY_HEAD + ENTRY_TAIL) {
+                bad = true;
+                break;
+            }
+            uint32_t klen = get_be32(e);
+            if ((size_t)(end - e) < ENTRY_HEAD + ENTRY_TAIL + (size_t)klen) {
+                bad = true;
+                break;
+            }
+            const uint8_t *key = e + 4;
+            uint32_t rlen = get_be32(key + klen);
+            const uint8_t *row = key + klen + 4;
+            if ((size_t)(end - row) < (size_t)rlen + ENTRY_TAIL) {
+                bad = true;
+                break;
+            }
+            const uint8_t *t = row + rlen;
+            int64_t w = (int64_t)get_le64(t), deg = (int64_t)get_le64(t + 8);
+            int64_t ts = (int64_t)get_le64(t + 16);
+            e = t + ENTRY_TAIL;
+            sd->slots[si].nentries++;
+            sd->nstored++;
+            if (j->has_interval && ts < sd->cut)
+                continue;
+            uint64_t h = sd->noset ? 0 : row_hash(key, klen, row, rlen);
+            JoinRow *x = sd->noset ? NULL : set_find(sd, h, key, klen, row, rlen);
+            if (x == NULL && w != 0) {
+                x = row_new(j, sd, bucket_of(sd, key, klen, true), h, row, rlen, ts);
+                si = slot_get(sd, start);   /* (the same slot: ts is in it) */
+            }
+            if (x == NULL)
+                continue;
+            x->weight = w;
+            x->degree = deg;
+            x->stored = true;
+            if (w == 0)
+                row_kill(sd, x);
+        }
+    }
+    if (state_scan_close(sc, bad ? NULL : cx->err) < 0 || (bad && corrupt(cx->err) < 0)) {
+        side_drop(sd);
+        return -1;
+    }
+    sd->loaded = true;
+    return 0;
 }
 
-static void idx_push(JoinIdx **arr, uint32_t *n, uint32_t *cap, Arena *a, const void *key,
-                     size_t len)
+static int load_both(EngOp *op, EngCtx *cx)
 {
-    if (*n == *cap) {
-        uint32_t nc = *cap ? *cap * 2 : 16;
-        JoinIdx *na = ARENA_ARRAY(a, JoinIdx, nc);
-        if (*n)
-            memcpy(na, *arr, sizeof(JoinIdx) * *n);
-        *arr = na;
-        *cap = nc;
+    return side_load(op, 0, cx) < 0 || side_load(op, 1, cx) < 0 ? -1 : 0;
+}
+
+/* One entry of row x (weight 0 when dead) into chunk c. */
+static void entry_put(StrBuf *c, const JoinRow *x)
+{
+    uint8_t h[8 + ENTRY_TAIL];
+    put_be32(h, x->klen);
+    strbuf_append(c, h, 4);
+    strbuf_append(c, x->bytes, x->klen);
+    put_be32(h, x->len);
+    strbuf_append(c, h, 4);
+    strbuf_append(c, ROW_OF(x), x->len);
+    put_le64(h, (uint64_t)(x->dead ? 0 : x->weight));
+    put_le64(h + 8, (uint64_t)x->degree);
+    put_le64(h + 16, (uint64_t)x->ts);
+    strbuf_append(c, h, ENTRY_TAIL);
+}
+
+typedef struct DirtyRef {
+    int64_t  start;
+    uint32_t i;                     /* its place in the dirty list: order kept */
+} DirtyRef;
+
+static int dirty_cmp(const void *a, const void *b)
+{
+    const DirtyRef *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The chunk of slot start: put and counted; c emptied. */
+static void chunk_put(EngOp *op, int s, int64_t start, StrBuf *c, int64_t n, EngCtx *cx)
+{
+    JoinOp *j = op->self;
+    JoinSide *sd = &j->side[s];
+    if (n == 0)
+        return;
+    uint8_t k[CHUNK_KEY_LEN];
+    chunk_key(op, s, start, sd->seq++, k);
+    state_batch_put(cx->wb, k, sizeof(k), c->data, c->len);
+    uint32_t si = slot_get(sd, start);
+    sd->slots[si].nentries += n;
+    sd->nstored += n;
+    strbuf_reset(c);
+}
+
+/* Writes side s's changed rows (a tombstone for a stored row that died;
+ * nothing for an evicted one, nor for one that came and went), a chunk
+ * per slot; or, when its stored entries are too many, every chunk deleted
+ * and its rows written anew. */
+static void side_checkpoint(EngOp *op, int s, EngCtx *cx)
+{
+    JoinOp *j = op->self;
+    JoinSide *sd = &j->side[s];
+    uint8_t a[CHUNK_KEY_LEN], b[CHUNK_KEY_LEN];
+    if (sd->has_del) {
+        chunk_key(op, s, sd->del_from, 0, a);
+        chunk_key(op, s, sd->del_to, 0, b);
+        state_batch_delete_range(cx->wb, a, sizeof(a), b, sizeof(b));
+        sd->has_del = false;
     }
-    (*arr)[*n].key = arena_memdup(a, key, len);
-    (*arr)[*n].len = (uint32_t)len;
-    (*n)++;
+    if (sd->cut_dirty) {
+        eng_bound_put(op, cx, SIDE_CUT[s], sd->cut);
+        sd->cut_dirty = false;
+    }
+    StrBuf c;
+    strbuf_init(&c);
+    if (sd->nstored + sd->ndirty > 2 * sd->nlive + COMPACT_SLACK ||
+        sd->ndead > sd->nlive + COMPACT_SLACK) {
+        /* rewrite: every chunk of the side deleted, its rows put anew */
+        for (uint32_t i = 0; i < sd->ndirty; i++)
+            sd->dirty[i]->dirty = false;
+        sd->ndirty = 0;
+        chunk_key(op, s, INT64_MIN, 0, a);
+        memset(b, 0xFF, sizeof(b));
+        memcpy(b, a, ENG_PREFIX_LEN + 2);
+        state_batch_delete_range(cx->wb, a, sizeof(a), b, sizeof(b));
+        sd->nstored = 0;
+        for (uint32_t i = 0; i < sd->nslots; i++) {
+            JoinSlot *sl = &sd->slots[i];
+            sl->nentries = 0;
+            uint32_t keep = 0;
+            int64_t n = 0;
+            for (uint32_t r = 0; r < sl->n; r++) {
+                JoinRow *x = sl->rows[r];
+                if (x->dead) {
+                    row_free(x);
+                    continue;
+                }
+                sl->rows[keep++] = x;
+                entry_put(&c, x);
+                x->stored = true;
+                if (++n, c.len >= CHUNK_BYTES) {
+                    chunk_put(op, s, sl->start, &c, n, cx);
+                    sl = &sd->slots[i];
+                    n = 0;
+                }
+            }
+            sl->n = keep;
+            chunk_put(op, s, sl->start, &c, n, cx);
+        }
+        sd->ndead = 0;
+    } else if (sd->ndirty > 0) {
+        DirtyRef *refs = ARENA_ARRAY(cx->arena, DirtyRef, sd->ndirty);
+        uint32_t nr = 0;
+        for (uint32_t i = 0; i < sd->ndirty; i++) {
+            JoinRow *x = sd->dirty[i];
+            x->dirty = false;
+            if (x->evicted || (x->dead && !x->stored))
+                continue;
+            refs[nr++] = (DirtyRef){slot_of(j, x->ts), i};
+        }
+        qsort(refs, nr, sizeof(DirtyRef), dirty_cmp);
+        int64_t n = 0;
+        for (uint32_t i = 0; i < nr; i++) {
+            JoinRow *x = sd->dirty[refs[i].i];
+            if (n > 0 && (refs[i].start != refs[i - 1].start || c.len >= CHUNK_BYTES)) {
+                chunk_put(op, s, refs[i - 1].start, &c, n, cx);
+                n = 0;
+            }
+            entry_put(&c, x);
+            x->stored = !x->dead;
+            n++;
+        }
+        if (n > 0)
+            chunk_put(op, s, refs[nr - 1].start, &c, n, cx);
+        sd->ndirty = 0;
+    }
+    strbuf_free(&c);
+    grave_free(sd);
+    if (sd->nempty > 1024 && sd->nempty > sd->map.n / 2)
+        map_rebuild(sd);
 }
 
 /* ---------------------------------------------------------------- output */
@@ -293,7 +773,7 @@ static int decode_side_row(JoinOp *j, Batch *pair, uint32_t i, int s, const Join
                            EngCtx *cx)
 {
     Batch v = side_view(j, pair, s);
-    if (row_decode(r->row, r->len, &v, i, cx->arena) < 0)
+    if (row_decode(ROW_OF(r), r->len, &v, i, cx->arena) < 0)
         return sl_error(cx->err, ERRCODE_DATA_CORRUPTED, "a stored join row is corrupt");
     return 0;
 }
@@ -309,6 +789,7 @@ static int emit_padded_kept(JoinOp *j, EngDelta *out, int s, const JoinRow *r, i
     eng_delta_append(out, cx->arena, pair, 0, w);
     return 0;
 }
+
 
 /* ------------------------------------------------------------------ push */
 
@@ -327,14 +808,6 @@ static bool row_key(JoinOp *j, int s, const Batch *b, const Vector *kv, uint32_t
     return true;
 }
 
-static JoinRow *bucket_find(JoinBucket *b, const uint8_t *row, uint32_t len)
-{
-    for (uint32_t i = 0; i < b->n; i++)
-        if (b->rows[i].len == len && memcmp(b->rows[i].row, row, len) == 0)
-            return &b->rows[i];
-    return NULL;
-}
-
 /* Does a pair with left time lt and right time rt satisfy the interval? */
 static bool in_interval(const JoinOp *j, int64_t lt, int64_t rt)
 {
@@ -350,18 +823,19 @@ static int probe(EngOp *op, int s, const Batch *src, uint32_t r, int64_t w, int6
 {
     JoinOp *j = op->self;
     int o = 1 - s;
+    JoinSide *os = &j->side[o];
     *matched = 0;
-    if (ob->n == 0)
+    if (ob == NULL || ob->n == 0)
         return 0;
-    uint32_t *cand = ARENA_ARRAY(cx->arena, uint32_t, ob->n);
+    JoinRow **cand = ARENA_ARRAY(cx->arena, JoinRow *, ob->n);
     uint32_t nc = 0;
     for (uint32_t i = 0; i < ob->n; i++) {
         if (j->has_interval) {
-            int64_t lt = s == 0 ? ts : ob->rows[i].ts, rt = s == 0 ? ob->rows[i].ts : ts;
+            int64_t lt = s == 0 ? ts : ob->rows[i]->ts, rt = s == 0 ? ob->rows[i]->ts : ts;
             if (!in_interval(j, lt, rt))
                 continue;
         }
-        cand[nc++] = i;
+        cand[nc++] = ob->rows[i];
     }
     if (nc == 0)
         return 0;
@@ -369,24 +843,24 @@ static int probe(EngOp *op, int s, const Batch *src, uint32_t r, int64_t w, int6
     pair->nrows = nc;
     for (uint32_t k = 0; k < nc; k++) {
         put_side_row(j, pair, k, s, src, r);
-        if (decode_side_row(j, pair, k, o, &ob->rows[cand[k]], cx) < 0)
+        if (decode_side_row(j, pair, k, o, cand[k], cx) < 0)
             return -1;
     }
     Vector ok = {0};
     if (j->spec.residual != NULL && ex_eval(cx->ecx, j->spec.residual, pair, nc, &ok) < 0)
         return -1;
-    bool eager = !j->has_interval && j->side[o].outer;
+    bool eager = !j->has_interval && os->outer;
     for (uint32_t k = 0; k < nc; k++) {
         if (j->spec.residual != NULL && (vector_is_null(&ok, k) || !ok.v.b[k]))
             continue;
-        JoinRow *y = &ob->rows[cand[k]];
+        JoinRow *y = cand[k];
         eng_delta_append(out, cx->arena, pair, k, w * y->weight);
         *matched += y->weight;
-        if (!j->side[o].outer)
+        if (!os->outer)
             continue;
         int64_t before = y->degree;
         y->degree += w;
-        y->dirty = ob->dirty = true;
+        mark_dirty(os, y);
         if (eager && before == 0 && y->degree != 0 &&
             emit_padded_kept(j, out, o, y, -y->weight, cx) < 0)
             return -1;
@@ -397,39 +871,48 @@ static int probe(EngOp *op, int s, const Batch *src, uint32_t r, int64_t w, int6
     return 0;
 }
 
-/* Adds row r of src (side s) with weight w to its bucket b, which the
- * other side's probe found matched by the weight `matched`; a new distinct
- * row under an interval gets a time-index key. */
-static void keep(EngOp *op, int s, JoinBucket *b, const uint8_t *key, size_t klen, int64_t ts,
-                 int64_t w, int64_t matched)
+/* Adds the row in j->rbuf (side s, key in j->kbuf, weight w, time ts) to
+ * its side, which the other side's probe found matched by the weight
+ * `matched`.  0, or -1 with cx->err set: an interval join retracting a
+ * row it does not keep. */
+static int keep(EngOp *op, int s, int64_t ts, int64_t w, int64_t matched, EngCtx *cx)
 {
     JoinOp *j = op->self;
     JoinSide *sd = &j->side[s];
-    JoinRow *x = bucket_find(b, (const uint8_t *)j->rbuf.data, (uint32_t)j->rbuf.len);
+    const uint8_t *key = (const uint8_t *)j->kbuf.data, *row = (const uint8_t *)j->rbuf.data;
+    size_t klen = j->kbuf.len;
+    uint32_t rlen = (uint32_t)j->rbuf.len;
+    if (sd->noset && w < 0)
+        return sl_error(cx->err, ERRCODE_INTERNAL_ERROR,
+                        "join: a retraction reached a side that only inserts");
+    uint64_t h = sd->noset ? 0 : row_hash(key, klen, row, rlen);
+    JoinRow *x = sd->noset ? NULL : set_find(sd, h, key, klen, row, rlen);
+    /* under an interval a row no longer kept was evicted (or never came):
+     * its pairs with rows evicted too cannot be retracted */
+    if (w < 0 && j->has_interval && (x == NULL || x->weight + w < 0)) {
+        sl_error(cx->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                 "an interval join cannot retract a row it does not keep");
+        sl_error_detail(cx->err, "The watermark has evicted it, or it never came.");
+        sl_error_hint(cx->err, "Retractions on an interval join's input must come "
+                      "before the other side's watermark passes the row.");
+        return -1;
+    }
     if (x == NULL) {
-        x = bucket_add(b, (const uint8_t *)j->rbuf.data, (uint32_t)j->rbuf.len);
+        x = row_new(j, sd, bucket_of(sd, key, klen, true), h, row, rlen, ts);
         x->degree = matched;
-        x->ts = ts;
-        j->nrows++;
-        j->nbytes += row_bytes(klen, x->len);
-        j->counts_dirty = true;
-        if (j->has_interval) {
-            uint8_t head[ENG_PREFIX_LEN + 1 + 8];
-            memcpy(head, op->prefix, ENG_PREFIX_LEN);
-            head[ENG_PREFIX_LEN] = (uint8_t)SIDE_IDX[s];
-            put_time_key(head + ENG_PREFIX_LEN + 1, ts);
-            StrBuf ik;
-            strbuf_init(&ik);
-            strbuf_append(&ik, head, sizeof(head));
-            strbuf_append(&ik, key, klen);
-            idx_push(&sd->idx_put, &sd->nput, &sd->capput, &j->cache, ik.data, ik.len);
-            strbuf_free(&ik);
-        }
+        j->stats.st.rows++;
+        j->stats.st.bytes += row_bytes(klen, rlen);
+        j->stats.dirty = true;
     }
     x->weight += w;
-    x->dirty = b->dirty = true;
-    if (x->weight == 0)
-        row_remove(op, s, b, x, key, klen);
+    mark_dirty(sd, x);
+    if (x->weight == 0) {
+        row_kill(sd, x);
+        j->stats.st.rows--;
+        j->stats.st.bytes -= row_bytes(klen, rlen);
+        j->stats.dirty = true;
+    }
+    return 0;
 }
 
 /* The rows of d on side s: each probes the other side (not the table
@@ -439,8 +922,10 @@ static int join_rows(EngOp *op, int s, const EngDelta *d, EngCtx *cx)
     JoinOp *j = op->self;
     JoinSide *sd = &j->side[s];
     bool probes = j->lookup != s, keeps = j->lookup < 0 || j->lookup == s;
+    if (load_both(op, cx) < 0)
+        return -1;
     EngDelta out;
-    eng_delta_init(&out, cx->arena, op->out_cols, op->out_ncols, d->rows.nrows);
+    eng_delta_init(&out, cx->arena, op->out_cols, op->out_ncols, 16);
     Batch *pad = NULL;
     Vector *kv = ARENA_ARRAY(cx->arena, Vector, j->spec.nkeys + 1);
     for (int k = 0; k < j->spec.nkeys; k++)
@@ -465,9 +950,9 @@ static int join_rows(EngOp *op, int s, const EngDelta *d, EngCtx *cx)
         /* the key's bytes stay in kbuf: the other side's bucket, then ours */
         int64_t matched = 0;
         if (probes) {
-            JoinBucket *ob = bucket_get(op, 1 - s, (const uint8_t *)j->kbuf.data, j->kbuf.len,
-                                        cx);
-            if (ob == NULL || probe(op, s, &d->rows, r, w, ts, ob, &out, &matched, cx) < 0)
+            JoinBucket *ob = bucket_of(&j->side[1 - s], (const uint8_t *)j->kbuf.data,
+                                       j->kbuf.len, false);
+            if (probe(op, s, &d->rows, r, w, ts, ob, &out, &matched, cx) < 0)
                 return -1;
         }
         if (sd->outer && !j->has_interval && matched == 0) {
@@ -479,24 +964,10 @@ static int join_rows(EngOp *op, int s, const EngDelta *d, EngCtx *cx)
         }
         if (!keeps)
             continue;
-        JoinBucket *b = bucket_get(op, s, (const uint8_t *)j->kbuf.data, j->kbuf.len, cx);
-        if (b == NULL)
-            return -1;
         strbuf_reset(&j->rbuf);
         row_encode(&d->rows, r, &j->rbuf);
-        /* under an interval a row no longer kept was evicted (or never
-         * came): its pairs with rows evicted too cannot be retracted */
-        const JoinRow *had = w < 0 && j->has_interval
-            ? bucket_find(b, (const uint8_t *)j->rbuf.data, (uint32_t)j->rbuf.len) : NULL;
-        if (w < 0 && j->has_interval && (had == NULL || had->weight + w < 0)) {
-            sl_error(cx->err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                     "an interval join cannot retract a row it does not keep");
-            sl_error_detail(cx->err, "The watermark has evicted it, or it never came.");
-            sl_error_hint(cx->err, "Retractions on an interval join's input must come "
-                          "before the other side's watermark passes the row.");
+        if (keep(op, s, ts, w, matched, cx) < 0)
             return -1;
-        }
-        keep(op, s, b, (const uint8_t *)j->kbuf.data, j->kbuf.len, ts, w, matched);
     }
     return eng_emit(op, &out, cx);
 }
@@ -551,71 +1022,66 @@ static int join_watermark(EngOp *op, int input, int64_t wm_us, EngCtx *cx)
     return 0;
 }
 
-/* Evicts the rows of side s whose time is below t: their time-index keys
- * (committed ones by a scan, this batch's from idx_put) name the buckets;
- * an outer side's rows of degree 0 get their padded rows in out. */
+/* Evicts the rows of side s whose time is below t, walking the slots that
+ * start below it: an outer side's rows of degree 0 get their padded rows
+ * in out; a slot wholly below t is let go (its chunks deleted at
+ * checkpoint, one range), its rows freed then. */
 static int evict_side(EngOp *op, int s, int64_t t, EngDelta *out, EngCtx *cx)
 {
     JoinOp *j = op->self;
     JoinSide *sd = &j->side[s];
-    size_t hl = ENG_PREFIX_LEN + 1;
-    uint8_t head[ENG_PREFIX_LEN + 1];
-    memcpy(head, op->prefix, ENG_PREFIX_LEN);
-    head[ENG_PREFIX_LEN] = (uint8_t)SIDE_IDX[s];
-    /* the keys to visit, in the batch's arena */
-    JoinIdx *visit = NULL;
-    uint32_t nvisit = 0, capvisit = 0;
-    StateScan *sc = state_scan_open(cx->st, head, hl);
-    const void *k, *v;
-    size_t kl, vl;
-    while (state_scan_next(sc, &k, &kl, &v, &vl)) {
-        if (kl < hl + 8)
-            continue;
-        if (get_time_key((const uint8_t *)k + hl) >= t)
-            break;
-        idx_push(&sd->idx_del, &sd->ndel, &sd->capdel, &j->cache, k, kl);
-        idx_push(&visit, &nvisit, &capvisit, cx->arena, k, kl);
-    }
-    if (state_scan_close(sc, cx->err) < 0)
-        return -1;
-    uint32_t keep_n = 0;
-    for (uint32_t i = 0; i < sd->nput; i++) {
-        JoinIdx *e = &sd->idx_put[i];
-        if (get_time_key(e->key + hl) < t)
-            idx_push(&visit, &nvisit, &capvisit, cx->arena, e->key, e->len);
-        else
-            sd->idx_put[keep_n++] = *e;
-    }
-    sd->nput = keep_n;
-    for (uint32_t i = 0; i < nvisit; i++) {
-        JoinBucket *b = bucket_get(op, s, visit[i].key + hl + 8, visit[i].len - hl - 8, cx);
-        if (b == NULL)
-            return -1;
-        for (uint32_t r = 0; r < b->n;) {
-            JoinRow *x = &b->rows[r];
+    uint32_t gone = 0;
+    for (uint32_t i = 0; i < sd->nslots && sd->slots[i].start < t; i++) {
+        JoinSlot *sl = &sd->slots[i];
+        uint32_t keep_n = 0;
+        for (uint32_t r = 0; r < sl->n; r++) {
+            JoinRow *x = sl->rows[r];
             if (x->ts >= t) {
-                r++;
+                sl->rows[keep_n++] = x;
                 continue;
             }
-            if (sd->outer && x->degree == 0 && emit_padded_kept(j, out, s, x, x->weight, cx) < 0)
-                return -1;
-            j->evicted++;
-            j->counts_dirty = true;
-            row_remove(op, s, b, x, visit[i].key + hl + 8, visit[i].len - hl - 8);
+            if (!x->dead) {
+                if (sd->outer && x->degree == 0 &&
+                    emit_padded_kept(j, out, s, x, x->weight, cx) < 0)
+                    return -1;
+                j->stats.st.evicted++;
+                j->stats.st.rows--;
+                j->stats.st.bytes -= row_bytes(x->klen, x->len);
+                j->stats.dirty = true;
+                row_kill(sd, x);
+            }
+            sd->ndead--;
+            x->evicted = true;
+            if (sd->ngrave == sd->capgrave)
+                sd->grave = grow(sd->grave, &sd->capgrave, sizeof(JoinRow *));
+            sd->grave[sd->ngrave++] = x;
         }
+        sl->n = keep_n;
+        if (eng_time_add(sl->start, j->slot_us) <= t)
+            gone = i + 1;
+    }
+    if (gone > 0) {
+        int64_t from = sd->slots[0].start, to = eng_time_add(sd->slots[gone - 1].start, j->slot_us);
+        sd->del_from = sd->has_del ? SL_MIN(sd->del_from, from) : from;
+        sd->del_to = sd->has_del ? SL_MAX(sd->del_to, to) : to;
+        sd->has_del = true;
+        for (uint32_t i = 0; i < gone; i++) {
+            sd->nstored -= sd->slots[i].nentries;
+            sl_free(sd->slots[i].rows);
+            if (sd->slots[i].mem != NULL) {
+                if (sd->nold == sd->capold)
+                    sd->old_mems = grow(sd->old_mems, &sd->capold, sizeof(Arena *));
+                sd->old_mems[sd->nold++] = sd->slots[i].mem;
+            }
+        }
+        memmove(sd->slots, sd->slots + gone, sizeof(JoinSlot) * (sd->nslots - gone));
+        sd->nslots -= gone;
+    }
+    if (t > sd->cut) {
+        sd->cut = t;
+        sd->cut_dirty = true;
     }
     return 0;
-}
-
-/* Did this batch keep a new row of side s below t (one that arrived
- * already closed)? */
-static bool pending_below(const JoinOp *j, int s, int64_t t)
-{
-    const JoinSide *sd = &j->side[s];
-    for (uint32_t i = 0; i < sd->nput; i++)
-        if (get_time_key(sd->idx_put[i].key + ENG_PREFIX_LEN + 1) < t)
-            return true;
-    return false;
 }
 
 static int join_flush(EngOp *op, EngCtx *cx)
@@ -641,10 +1107,11 @@ static int join_flush(EngOp *op, EngCtx *cx)
         if (!other->has_wm)
             continue;
         int64_t t = s == 0 ? eng_time_add(other->wm, j->iv.lo_us) : eng_time_add(other->wm, -j->iv.hi_us);
-        if (t > sd->evicted_below || pending_below(j, s, t)) {
+        if (load_both(op, cx) < 0)
+            return -1;
+        if ((sd->nslots > 0 && sd->slots[0].start < t) || t > sd->cut) {
             if (evict_side(op, s, t, &out, cx) < 0)
                 return -1;
-            sd->evicted_below = SL_MAX(sd->evicted_below, t);
         }
     }
     if (eng_emit(op, &out, cx) < 0)
@@ -664,65 +1131,25 @@ static int join_flush(EngOp *op, EngCtx *cx)
 static int join_checkpoint(EngOp *op, EngCtx *cx)
 {
     JoinOp *j = op->self;
-    StrBuf key;
-    strbuf_init(&key);
-    for (int s = 0; s < 2; s++) {
-        JoinSide *sd = &j->side[s];
-        /* deletions first: a row gone and back in one batch is put */
-        for (uint32_t i = 0; i < sd->nrdel; i++)
-            state_batch_delete(cx->wb, sd->row_del[i].key, sd->row_del[i].len);
-        EngMap *m = &sd->map;
-        for (uint32_t i = 0; i < m->cap; i++) {
-            JoinBucket *b = m->slots[i].key ? m->slots[i].value : NULL;
-            if (b == NULL || !b->dirty)
-                continue;
-            for (uint32_t r = 0; r < b->n; r++) {
-                JoinRow *x = &b->rows[r];
-                if (!x->dirty)
-                    continue;
-                uint8_t t[ENTRY_TAIL];
-                put_le64(t, (uint64_t)x->weight);
-                put_le64(t + 8, (uint64_t)x->degree);
-                put_le64(t + 16, (uint64_t)x->ts);
-                row_store_key(op, s, m->slots[i].key, m->slots[i].klen, x->row, x->len, &key);
-                state_batch_put(cx->wb, key.data, key.len, t, ENTRY_TAIL);
-                x->dirty = false;
-            }
-            b->dirty = false;
-        }
-        for (uint32_t i = 0; i < sd->nput; i++)
-            state_batch_put(cx->wb, sd->idx_put[i].key, sd->idx_put[i].len, "", 0);
-        for (uint32_t i = 0; i < sd->ndel; i++)
-            state_batch_delete(cx->wb, sd->idx_del[i].key, sd->idx_del[i].len);
-        sd->nput = sd->ndel = sd->nrdel = 0;
-    }
-    strbuf_free(&key);
-    if (j->counts_dirty) {
-        EngOpStats st = {j->nrows, j->nbytes, j->evicted};
-        eng_stats_put(op, cx, &st);
-        j->counts_dirty = false;
-    }
+    for (int s = 0; s < 2; s++)
+        if (j->side[s].loaded)
+            side_checkpoint(op, s, cx);
+    eng_stats_flush(op, cx, &j->stats);
     return 0;
 }
 
 static int join_restore(EngOp *op, EngCtx *cx)
 {
     JoinOp *j = op->self;
-    cache_drop(j);
-    EngOpStats st;
-    if (eng_stats_get(op, cx, "join", &st) < 0)
+    side_drop(&j->side[0]);
+    side_drop(&j->side[1]);
+    if (eng_stats_load(op, cx, "join", &j->stats) < 0)
         return -1;
-    j->nrows = st.rows;
-    j->nbytes = st.bytes;
-    j->evicted = st.evicted;
-    j->counts_dirty = false;
     j->npending = j->cappending = 0;
     j->has_fwd = false;
-    for (int s = 0; s < 2; s++) {
-        /* the scheduler forgets watermarks too: the sources send them again */
+    /* the scheduler forgets watermarks too: the sources send them again */
+    for (int s = 0; s < 2; s++)
         j->side[s].has_wm = false;
-        j->side[s].evicted_below = INT64_MIN;
-    }
     return 0;
 }
 
@@ -731,9 +1158,7 @@ static int join_restore(EngOp *op, EngCtx *cx)
 static void join_stats(const EngOp *op, EngOpStats *out)
 {
     const JoinOp *j = op->self;
-    out->rows = j->nrows;
-    out->bytes = j->nbytes;
-    out->evicted = j->evicted;
+    *out = j->stats.st;
 }
 
 static void join_explain(const EngOp *op, StrBuf *out)
@@ -759,10 +1184,11 @@ static void join_free(EngOp *op)
     JoinOp *j = op->self;
     if (j == NULL)
         return;
-    cache_drop(j);
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < 2; s++) {
+        side_drop(&j->side[s]);
         eng_map_free(&j->side[s].map);
-    arena_destroy(&j->cache);
+        arena_destroy(&j->side[s].mem);
+    }
     strbuf_free(&j->kbuf);
     strbuf_free(&j->rbuf);
 }
@@ -845,7 +1271,6 @@ EngOp *eng_op_join_new(const EngJoinSpec *spec,
     j->spec = *spec;
     j->lookup = spec->lookup;
     j->ncols = nl + nr;
-    arena_init(&j->cache, 16384);
     strbuf_init(&j->kbuf);
     strbuf_init(&j->rbuf);
     ColumnDesc *out = ARENA_ARRAY(a, ColumnDesc, j->ncols > 0 ? j->ncols : 1);
@@ -867,9 +1292,11 @@ EngOp *eng_op_join_new(const EngJoinSpec *spec,
         sd->keys = keys[s];
         sd->outer = spec->type == ENG_JOIN_FULL ||
                     spec->type == (s == 0 ? ENG_JOIN_LEFT : ENG_JOIN_RIGHT);
+        sd->noset = spec->inserts_only[s] && !sd->outer;
         sd->tcol = -1;
-        sd->evicted_below = INT64_MIN;
-        eng_map_init(&sd->map, &j->cache);
+        sd->cut = INT64_MIN;
+        arena_init(&sd->mem, 16384);
+        eng_map_init(&sd->map, &sd->mem);
         op->in_cols[s] = cols[s];
         op->in_ncols[s] = ncols[s];
         if (times[s] != NULL)
@@ -890,8 +1317,12 @@ EngOp *eng_op_join_new(const EngJoinSpec *spec,
         op->out_time.cols[0].col = j->iv.lcol;
         op->out_time.cols[1].col = nl + j->iv.rcol;
         op->bound = ENG_BOUND_WATERMARK;
+        /* 64 slots over the interval, at least 1 ms each */
+        __int128 width = ((__int128)j->iv.hi_us - j->iv.lo_us) / 64;
+        j->slot_us = width < 1000 ? 1000 : width > INT64_MAX / 4 ? INT64_MAX / 4 : (int64_t)width;
     } else {
         op->bound = ENG_BOUND_UNBOUNDED;
+        j->slot_us = INT64_MAX;
     }
     if (spec->lookup >= 0 && times[1 - spec->lookup] != NULL) {
         /* the stream side's event-time columns, where the output has them */
@@ -1003,6 +1434,7 @@ EngOp *eng_op_join_plan(const Plan *p, const EngEdgeTime *ltime, const EngEdgeTi
         .rkeys = p->u.join.rkeys,
         .residual = p->u.join.residual,
         .lookup = lookup,
+        .inserts_only = {eng_plan_inserts_only(p->child), eng_plan_inserts_only(p->right)},
     };
     EngJoinInterval iv = {-1, -1, INT64_MIN, INT64_MAX};
     int64_t off;

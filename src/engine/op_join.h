@@ -53,6 +53,11 @@ typedef struct EngJoinSpec {
      * docs/engine.md's stream-table joins do).  No interval; the table
      * side cannot be outer; the stream side cannot retract. */
     int         lookup;
+    /* Per input: its rows are only ever inserted (a stream's).  An inner
+     * side's rows are then kept as they come, without looking for an
+     * equal row to add to (equal rows are kept apart); a retraction there
+     * fails the batch (XX000). */
+    bool        inserts_only[2];
 } EngJoinSpec;
 
 /* A join of a left input (lcols, ncols nl, its event-time columns ltime)

@@ -107,8 +107,7 @@ typedef struct Over {
     bool           closed_loaded, closed_dirty;
     bool           has_wm;
     int64_t        wm;
-    int64_t        nrows, nbytes, evicted;
-    bool           counts_dirty;
+    EngStats       stats;           /* rows kept, their bytes, evicted ever */
     StrBuf         kbuf, sbuf, rbuf;
 } Over;
 
@@ -441,7 +440,7 @@ static int evict_closed(EngOp *op, EngCtx *cx)
             OverRow *x = p->rows[j];
             x->touched = true;
             if (x->cnt > 0)
-                s->evicted++;
+                s->stats.st.evicted++;
             x->cnt = 0;
         }
     }
@@ -492,18 +491,18 @@ int eng_over_checkpoint(EngOp *op, EngCtx *cx)
             if (x->cnt == 0) {
                 if (x->stored) {
                     state_batch_delete(cx->wb, s->sbuf.data, s->sbuf.len);
-                    s->nrows--;
-                    s->nbytes -= row_bytes(x);
-                    s->counts_dirty = true;
+                    s->stats.st.rows--;
+                    s->stats.st.bytes -= row_bytes(x);
+                    s->stats.dirty = true;
                 }
                 x->stored = false;
                 continue;
             }
             nonempty = true;
             if (!x->stored) {
-                s->nrows++;
-                s->nbytes += row_bytes(x);
-                s->counts_dirty = true;
+                s->stats.st.rows++;
+                s->stats.st.bytes += row_bytes(x);
+                s->stats.dirty = true;
             }
             x->stored = true;
             strbuf_reset(&s->rbuf);
@@ -517,12 +516,12 @@ int eng_over_checkpoint(EngOp *op, EngCtx *cx)
             index_key(op, p, &s->sbuf);
             if (nonempty) {
                 state_batch_put(cx->wb, s->sbuf.data, s->sbuf.len, "", 0);
-                s->nbytes += index_bytes(p);
+                s->stats.st.bytes += index_bytes(p);
             } else {
                 state_batch_delete(cx->wb, s->sbuf.data, s->sbuf.len);
-                s->nbytes -= index_bytes(p);
+                s->stats.st.bytes -= index_bytes(p);
             }
-            s->counts_dirty = true;
+            s->stats.dirty = true;
         }
         p->indexed = nonempty;
     }
@@ -531,11 +530,7 @@ int eng_over_checkpoint(EngOp *op, EngCtx *cx)
         eng_bound_put(op, cx, 'w', s->closed_below);
         s->closed_dirty = false;
     }
-    if (s->counts_dirty) {
-        EngOpStats st = {s->nrows, s->nbytes, s->evicted};
-        eng_stats_put(op, cx, &st);
-        s->counts_dirty = false;
-    }
+    eng_stats_flush(op, cx, &s->stats);
     if (s->evicting || s->cached > OVER_CACHE_ROWS)
         cache_drop(s);
     s->evicting = false;
@@ -546,13 +541,8 @@ int eng_over_restore(EngOp *op, EngCtx *cx)
 {
     Over *s = op->self;
     cache_drop(s);
-    EngOpStats st;
-    if (eng_stats_get(op, cx, op->vt->kind, &st) < 0)
+    if (eng_stats_load(op, cx, op->vt->kind, &s->stats) < 0)
         return -1;
-    s->nrows = st.rows;
-    s->nbytes = st.bytes;
-    s->evicted = st.evicted;
-    s->counts_dirty = false;
     s->evicting = false;
     s->has_wm = false;
     s->closed_loaded = s->closed_dirty = false;
@@ -562,9 +552,7 @@ int eng_over_restore(EngOp *op, EngCtx *cx)
 void eng_over_stats(const EngOp *op, EngOpStats *out)
 {
     const Over *s = op->self;
-    out->rows = s->nrows;
-    out->bytes = s->nbytes;
-    out->evicted = s->evicted;
+    *out = s->stats.st;
 }
 
 void eng_over_free(EngOp *op)

@@ -94,8 +94,8 @@ typedef struct Sess {
     int64_t    wm;              /* the input's watermark so far */
     int64_t    closed_wm;       /* committed: key 'w' */
     bool       closed_loaded;
-    EngOpStats st;              /* committed + this batch's (key 'n') */
-    bool       st_loaded, st_dirty;
+    EngStats   stats;           /* committed + this batch's (key 'n') */
+    bool       st_loaded;
 } Sess;
 
 static int corrupt(SlError *err)
@@ -257,7 +257,7 @@ static void drop_cache(Sess *s)
 static int load_committed(EngOp *op, Sess *s, EngCtx *cx)
 {
     if (!s->st_loaded) {
-        if (eng_stats_get(op, cx, "session", &s->st) < 0)
+        if (eng_stats_load(op, cx, "session", &s->stats) < 0)
             return -1;
         s->st_loaded = true;
     }
@@ -438,10 +438,10 @@ static void row_delete(EngOp *op, Sess *s, const SKey *sk, SRow *r, StrBuf *k, E
     key_prefix(op, 'r', sk->gk, sk->gklen, k);
     strbuf_append(k, r->rk, r->rklen);
     state_batch_delete(cx->wb, k->data, k->len);
-    s->st.rows--;
-    s->st.bytes -= r->sbytes;
+    s->stats.st.rows--;
+    s->stats.st.bytes -= r->sbytes;
     r->stored = false;
-    s->st_dirty = true;
+    s->stats.dirty = true;
 }
 
 /* The watermark moved past closed_wm: deletes the rows of every session
@@ -471,7 +471,7 @@ static int evict(EngOp *op, Sess *s, EngCtx *cx)
                 continue;
             row_delete(op, s, sk, v[j], &k, cx);
             v[j]->count = 0;
-            s->st.evicted++;
+            s->stats.st.evicted++;
             evicted_cached = true;
         }
         if (sk->last_end != INT64_MIN && sk->last_end <= limit) {
@@ -503,10 +503,10 @@ static int evict(EngOp *op, Sess *s, EngCtx *cx)
         size_t rklen, rvlen;
         while (state_scan_next(rs, &rkey, &rklen, &rval, &rvlen)) {
             state_batch_delete(cx->wb, rkey, rklen);
-            s->st.rows--;
-            s->st.bytes -= (int64_t)(rklen + rvlen);
-            s->st.evicted++;
-            s->st_dirty = true;
+            s->stats.st.rows--;
+            s->stats.st.bytes -= (int64_t)(rklen + rvlen);
+            s->stats.st.evicted++;
+            s->stats.dirty = true;
         }
         if (state_scan_close(rs, cx->err) < 0) {
             rc = -1;
@@ -552,14 +552,14 @@ static int sess_checkpoint(EngOp *op, EngCtx *cx)
             row_encode(r->row, 0, &v);
             state_batch_put(cx->wb, k.data, k.len, v.data, v.len);
             if (r->stored) {
-                s->st.bytes -= r->sbytes;
+                s->stats.st.bytes -= r->sbytes;
             } else {
-                s->st.rows++;
+                s->stats.st.rows++;
                 r->stored = true;
             }
             r->sbytes = (uint32_t)(k.len + v.len);
-            s->st.bytes += r->sbytes;
-            s->st_dirty = true;
+            s->stats.st.bytes += r->sbytes;
+            s->stats.dirty = true;
         }
         if (sk->new_end != sk->last_end) {
             if (sk->last_end != INT64_MIN) {
@@ -579,10 +579,7 @@ static int sess_checkpoint(EngOp *op, EngCtx *cx)
     strbuf_free(&v);
     if (s->timed && s->wm > INT64_MIN && s->wm > s->closed_wm && evict(op, s, cx) < 0)
         return -1;
-    if (s->st_dirty) {
-        eng_stats_put(op, cx, &s->st);
-        s->st_dirty = false;
-    }
+    eng_stats_flush(op, cx, &s->stats);
     return 0;
 }
 
@@ -592,14 +589,14 @@ static int sess_restore(EngOp *op, EngCtx *cx)
     Sess *s = op->self;
     drop_cache(s);
     s->wm = INT64_MIN;
-    s->closed_loaded = s->st_loaded = s->st_dirty = false;
+    s->closed_loaded = s->st_loaded = s->stats.dirty = false;
     return 0;
 }
 
 static void sess_stats(const EngOp *op, EngOpStats *out)
 {
     const Sess *s = op->self;
-    *out = s->st;
+    *out = s->stats.st;
 }
 
 static void sess_explain(const EngOp *op, StrBuf *out)

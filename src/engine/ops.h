@@ -37,6 +37,8 @@ typedef struct EngAggSpec {
     int            naggs;
     const AggCall *aggs;
     WindowSpec     window;      /* WINDOW_NONE, WINDOW_TUMBLE or WINDOW_SLIDE */
+    bool           inserts_only;    /* the input never retracts (a stream's rows):
+                                     * min and max keep their extreme only */
 } EngAggSpec;
 
 /* in_time: the input's event-time columns (NULL: none); a group key that

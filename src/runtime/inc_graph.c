@@ -138,6 +138,10 @@ int inc_graph_build(IncPlan *p, const Plan *plan, const InitPlan *init, int nini
     }
     if (ig->g == NULL)
         return -1;
+    /* output_mode 'append': every aggregate emits a group once, when the
+     * watermark closes it */
+    if (p->mode == MODE_APPEND && eng_graph_close_only(ig->g, err) < 0)
+        return -1;
     if (ig->table) {
         sl_error(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                  "a table in a continuous query on the operator graph is not supported yet");
@@ -232,6 +236,7 @@ static int read_input(GraphRun *gr, int i, const Meta *m, DeadLetters *dead, int
     bool judge = in->wm_col >= 0 && m->in_has_wm[i];
     int64_t wm = m->in_wm[i];
     SourceReader *reader = source_reader_open(in->source, &b->ranges[i]);
+    source_reader_need(reader, p->ins.need[i]);     /* NULL: every column */
     Batch *rows;
     int n;
     while ((n = source_reader_next(reader, gr->a, &rows, gr->err)) > 0) {

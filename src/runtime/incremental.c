@@ -543,7 +543,8 @@ static void need_tree(IncPlan *p, const Plan *n, const uint8_t *need)
                 continue;
             uint8_t *own = arena_memdup(a, need, n->ncols > 0 ? (size_t)n->ncols : 1);
             int wm = p->plain ? p->wm_col : p->ins.in[i].wm_col;
-            int key = p->plain ? p->parts.key_col : p->in_parts[i].key_col;
+            /* (a graph keeps no watermark per partition: no key to read) */
+            int key = p->plain ? p->parts.key_col : p->graph ? -1 : p->in_parts[i].key_col;
             if (wm >= 0 && wm < n->ncols)
                 own[wm] = 1;
             if (key >= 0 && key < n->ncols)
@@ -588,6 +589,21 @@ static void need_tree(IncPlan *p, const Plan *n, const uint8_t *need)
         need_tree(p, n->child, need);
         need_tree(p, n->right, need);
         return;
+    case PLAN_AGG: {    /* (a graph's: the fixed shape's is compute_need's) */
+        int nbelow = n->child->ncols;
+        uint8_t *below = arena_zalloc(a, nbelow > 0 ? (size_t)nbelow : 1);
+        for (int i = 0; i < n->u.agg.ngroups; i++)
+            expr_columns(n->u.agg.groups[i], below, nbelow);
+        for (int i = 0; i < n->u.agg.naggs; i++) {
+            const AggCall *call = &n->u.agg.aggs[i];
+            for (int k = 0; k < call->nargs; k++)
+                expr_columns(call->args[k], below, nbelow);
+            expr_columns(call->filter, below, nbelow);
+        }
+        expr_columns(n->u.agg.window.time, below, nbelow);
+        need_tree(p, n->child, below);
+        return;
+    }
     default:
         return;
     }
@@ -622,10 +638,12 @@ static void compute_need(IncPlan *p)
 
 /* What in plan can take back a row it output when its inputs only insert
  * (a stream's rows): an aggregate (each change of a group retracts its
- * row), an outer join (a padded row, retracted when a match comes),
- * EXCEPT (a row the right side comes to hold); NULL when nothing can
- * (filters, projections, inner joins, DISTINCT, UNION, INTERSECT). */
-static const char *graph_retracting(const Plan *n)
+ * row; not with close_only, output_mode 'append', where it emits each
+ * group once, when the watermark closes it: eng_graph_close_only), an
+ * outer join (a padded row, retracted when a match comes), EXCEPT (a row
+ * the right side comes to hold); NULL when nothing can (filters,
+ * projections, inner joins, DISTINCT, UNION, INTERSECT). */
+static const char *graph_retracting(const Plan *n, bool close_only)
 {
     const char *r;
     switch (n->kind) {
@@ -635,19 +653,21 @@ static const char *graph_retracting(const Plan *n)
     case PLAN_PROJECT:
     case PLAN_DISTINCT:
     case PLAN_SORT:
-        return graph_retracting(n->child);
+        return graph_retracting(n->child, close_only);
     case PLAN_WINDOW:
         return "window function (a new row changes the values of its partition's rows)";
     case PLAN_AGG:
-        return "aggregate (each change of a group retracts its row)";
+        return close_only ? NULL : "aggregate (each change of a group retracts its row)";
     case PLAN_JOIN:
         if (n->u.join.type != JOIN_INNER && n->u.join.type != JOIN_CROSS)
             return "outer join (a padded row is retracted when a match comes)";
-        return (r = graph_retracting(n->child)) != NULL ? r : graph_retracting(n->right);
+        return (r = graph_retracting(n->child, close_only)) != NULL
+                   ? r : graph_retracting(n->right, close_only);
     case PLAN_SETOP:
         if (n->u.setop.op == SETOP_EXCEPT)
             return "EXCEPT (a row is retracted when the right side comes to hold it)";
-        return (r = graph_retracting(n->child)) != NULL ? r : graph_retracting(n->right);
+        return (r = graph_retracting(n->child, close_only)) != NULL
+                   ? r : graph_retracting(n->right, close_only);
     default:
         return "operator (it may retract a row)";
     }
@@ -726,7 +746,7 @@ static int graph_build(IncPlan *p, const CreateCqStmt *cs, const Query *q, Catal
                                                  : MODE_UPDATE;
     const char *retracts = q->ninit > 0 ? "scalar subquery (a change of its value retracts "
                                           "the rows it was joined to)"
-                                        : graph_retracting(plan);
+                                        : graph_retracting(plan, p->mode == MODE_APPEND);
     /* Result tables read: what they retract counts as this plan's (at
      * start, when an input may not be running yet, it is only recorded). */
     const char *inputs_retract = NULL;
@@ -755,6 +775,7 @@ static int graph_build(IncPlan *p, const CreateCqStmt *cs, const Query *q, Catal
                            "operator graph", NULL);
     if (inc_graph_build(p, plan, q->init, q->ninit, err) < 0)
         return -1;
+
     if (cs->into != NULL) {
         const CatRelation *rel = cat_lookup(cat, cs->into->name);
         if (rel != NULL && rel->kind == REL_SINK)
@@ -767,6 +788,13 @@ static int graph_build(IncPlan *p, const CreateCqStmt *cs, const Query *q, Catal
     }
     if (check_late(p, cat, err) < 0)
         return -1;
+    /* its streams make only the columns the plan reads (all with
+     * late_rows, or a scalar subquery's InitPlans) */
+    if (q->ninit == 0 && p->late == NULL) {
+        uint8_t *all = arena_alloc(&p->arena, plan->ncols > 0 ? (size_t)plan->ncols : 1);
+        memset(all, 1, plan->ncols > 0 ? (size_t)plan->ncols : 1);
+        need_tree(p, plan, all);
+    }
     p->tprefix[0] = 'T';
     p->meta_key[0] = 'M';
     p->qprefix[0] = 'Q';

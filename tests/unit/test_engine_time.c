@@ -19,7 +19,10 @@
  * retracted), forwards the watermark to an aggregate over it by
  * window_end (bounded, evicting too), fails a batch with a late row
  * (after a restore and in a graph built anew), and both summed outputs
- * are the batch engine's (it adds rows to table ta: it runs last).
+ * are the batch engine's (it adds rows to table ta: it runs last).  With
+ * output_mode 'append' (eng_graph_close_only) a window aggregate under an
+ * interval join (Nexmark q7's shape) emits each window once, when it
+ * closes, nothing is retracted, and the sum is the batch engine's.
  */
 #include "unit_engine.h"
 #include "op_join.h"
@@ -370,6 +373,83 @@ static void test_window_aggregate(void)
     eng_graph_free(g);
 }
 
+/* output_mode 'append' (eng_graph_close_only): Nexmark q7's shape over
+ * stream a, each window's maximum v joined back to a's rows of that value
+ * in the window.  The aggregate emits a window's row once, when the
+ * watermark closes it, so nothing comes out before, no row is ever
+ * retracted, and the join keeps a's rows only while the interval needs
+ * them; at the end the summed output is the batch engine's over table tq
+ * of the same rows.  An aggregate the watermark cannot close is refused. */
+static const char *const q7_sql =
+    "SELECT x.k, x.ts, x.v, m.window_end FROM %s AS x JOIN (SELECT max(v) AS mv, window_end "
+    "FROM %s GROUP BY WINDOW(ts, INTERVAL '5 seconds')) AS m ON x.v = m.mv "
+    "AND x.ts BETWEEN m.window_end - INTERVAL '5 seconds' AND m.window_end";
+
+static void no_retraction(const UeOut *o, const char *what)
+{
+    const char *b = o->batch.data ? o->batch.data : "";
+    CHECK(b[0] != '-' && strstr(b, "\n-") == NULL, "%s retracted: %s", what, b);
+}
+
+static void test_close_only(void)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql), q7_sql, "a", "a");
+    EngGraph *g = compile(sql, 212);
+    SlError err = {0};
+    CHECK(eng_graph_close_only(g, &err) == 0, "%s", err.message);
+    int ag = ue_op_of(g, "aggregate"), jn = ue_op_of(g, "join");
+    CHECK(ag >= 0 && jn >= 0);
+    explain_is(g->ops[ag], "Aggregate: max(v) per tumbling window, each group emitted once, "
+                           "when the watermark closes it (state: evicts by watermark)");
+    StrBuf out;
+    strbuf_init(&out);
+    ue_sql(&env, "CREATE TABLE tq (k int, ts timestamp, v int)", &out);
+    UeOut o;
+    ue_out_init(&o);
+    const char *r1[] = {"1|2000-01-01 00:00:01|7", "2|2000-01-01 00:00:02|9",
+                        "3|2000-01-01 00:00:06|4", "4|2000-01-01 00:00:03|9"};
+    const char *r2[] = {"5|2000-01-01 00:00:07|8", "6|2000-01-01 00:00:10|4",
+                        "7|2000-01-01 00:00:12|1"};
+    /* no watermark: no window closed, nothing out */
+    batch(g, &o, r1, 4, r1, 4, -1, -1);
+    CHECK(o.batch.len == 0, "before any window closed: %s", o.batch.data);
+    /* 5s closes [0s, 5s): its two rows at 9 */
+    batch(g, &o, r2, 3, r2, 3, 5 * S, 5 * S);
+    CHECK(o.batch.data != NULL && strstr(o.batch.data, "|9|") != NULL, "%s", o.batch.data);
+    no_retraction(&o, "window [0s, 5s)");
+    /* 10s closes [5s, 10s): its maximum 8; the row at 10s is kept (its
+     * window is open) */
+    batch(g, &o, NULL, 0, NULL, 0, 10 * S, 10 * S);
+    no_retraction(&o, "window [5s, 10s)");
+    EngOpStats st;
+    g->ops[jn]->vt->stats(g->ops[jn], &st);
+    CHECK(st.evicted > 0, "the join evicted nothing");
+    /* a graph built anew over the state (a restart), then every window
+     * closes */
+    eng_graph_free(g);
+    snprintf(sql, sizeof(sql), q7_sql, "a", "a");
+    g = compile(sql, 212);
+    CHECK(eng_graph_close_only(g, &err) == 0, "%s", err.message);
+    batch(g, &o, NULL, 0, NULL, 0, 100 * S, 100 * S);
+    no_retraction(&o, "the end");
+    ue_sql(&env, "INSERT INTO tq VALUES (1, '2000-01-01 00:00:01', 7), "
+                 "(2, '2000-01-01 00:00:02', 9), (3, '2000-01-01 00:00:06', 4), "
+                 "(4, '2000-01-01 00:00:03', 9), (5, '2000-01-01 00:00:07', 8), "
+                 "(6, '2000-01-01 00:00:10', 4), (7, '2000-01-01 00:00:12', 1)", &out);
+    snprintf(sql, sizeof(sql), q7_sql, "tq", "tq");
+    ue_outputs_equal(&env, &o, sql);
+    ue_out_free(&o);
+    eng_graph_free(g);
+    /* nothing closes a group without a window or a time key: refused */
+    g = compile("SELECT k, count(*) FROM a GROUP BY k", 213);
+    CHECK(eng_graph_close_only(g, &err) < 0 && strcmp(err.sqlstate, "0A000") == 0,
+          "%s", err.message);
+    sl_error_clear(&err);
+    eng_graph_free(g);
+    strbuf_free(&out);
+}
+
 int main(void)
 {
     ue_open(&env, "engine-time");
@@ -398,6 +478,7 @@ int main(void)
            "(2, '2000-01-01 00:00:20', 200), (1, '2000-01-01 00:00:21', 300)",
            &out);
     test_forward();
+    test_close_only();
     test_interval_join();
     test_unbounded_join();
     test_distinct_setop();

@@ -54,8 +54,8 @@ the share of events counted).  The client and server share the clock.
 
 --query-dir DIR takes the query files from DIR instead of
 tools/nexmark/queries (streams.sql stays tools/nexmark/queries'): e.g.
-tools/nexmark/first_stages, whose q5.sql and q7.sql are the pipelines'
-first stages alone.
+tools/nexmark/first_stages, whose q5.sql and q7.sql are the windowed
+aggregates of q5 and q7 alone.
 
 Several --bin (a before and an after build) and --repeat N run each query
 N times with each binary in turn (before, after, before, after...), against
@@ -64,16 +64,17 @@ falls on both alike.  --perf PREFIX records a CPU profile of each throughput
 run's server (perf record -e cpu-clock -F 499 -g --call-graph dwarf, from
 CREATE to done) into PREFIX-<query>-<bin>-<run>.data.
 
-The whole q7 pipeline (q7_max, a 10-second tumbling max INTO a stream,
-joined back to the bids by q7) has no per-event effect before its window
-closes: a window's rows are determined when the first bid at or past its
+q7 (the bids joined with the maximum price of their 10-second tumbling
+window, emitted when the window closes: output_mode 'append') has no
+per-event effect before its window closes: a window's rows are
+determined when the first bid at or past its
 end plus the bid stream's watermark delay (4 s) is created -- the event
 that moves the watermark past the window's end -- and its latency is the
 arrival of the window's first q7 row at the subscriber minus that moment
 (event time is the creation time, to the millisecond).  One sample per
 window, so one per 10 s of run: the report gives p50 and p99 over the
-windows and their count (--latency-seconds 60 gives 5-6).  Both stages
-run with the trigger measured.
+windows and their count (--latency-seconds 60 gives 5-6).  A pipeline's
+stages (a q7.sql from --query-dir) all run with the trigger measured.
 
 Each latency line is followed by what sys.query_progress says of the last
 100 batches of the measured query (mean and max of duration and of each
@@ -307,9 +308,10 @@ def progress_summary(conn, query):
     return f"batches {last + 1}; last {row[0]} (mean/max ms): " + ", ".join(parts)
 
 
-def pipeline_latency(binary, query, rate, seconds, trigger, window_s=10, delay_s=4):
-    """The whole q7 pipeline: per closed window, the arrival of its first row
-    at the subscriber minus the creation of the event that closed it."""
+def window_latency(binary, query, rate, seconds, trigger, window_s=10, delay_s=4):
+    """q7 (one query, or the stages of a pipeline from --query-dir): per
+    closed window, the arrival of its first row at the subscriber minus the
+    creation of the event that closed it."""
     sql = nexmark_query_sql(query, f"trigger = '{trigger}'").replace(
         "trigger = '0'", f"trigger = '{trigger}'")
     rows = []
@@ -556,7 +558,8 @@ def main():
               f"{'counted':>8} {'batches':>8} {'peak RSS MiB':>13}")
         for q in queries:
             pipeline = len(queries_of((args.query_dir / f"{q}.sql").read_text())) > 1
-            if pipeline and q != "q7":
+            per_window = q == "q7"      # its rows come when a window closes
+            if pipeline and not per_window:
                 # A pipeline's last stage reads its first stage's output, not
                 # the events: its batches do not map to event numbers.
                 print(f"{q:6} {'':>10} not measured: a pipeline of queries", flush=True)
@@ -564,14 +567,14 @@ def main():
                                      "none": "not measured: a pipeline of queries"})
                 continue
             for trig in args.triggers.split(","):
-                run = pipeline_latency if pipeline else run_latency
+                run = window_latency if per_window else run_latency
                 r, summary = run(args.bin, q, args.latency_rate, args.latency_seconds, trig)
                 if r is None:
                     print(f"{q:6} {trig:>10} no output seen; {summary}", flush=True)
                     latency_rows.append({"query": q, "trigger": trig, "none": "no output seen"})
                     continue
                 p50, p99, n, total, nb, rss = r
-                what = "windows" if pipeline else "events"
+                what = "windows" if per_window else "events"
                 latency_rows.append({"query": q, "trigger": trig, "p50": p50, "p99": p99,
                                      "n": n, "what": what, "counted": 100 * n / max(total, 1),
                                      "batches": nb, "rss": rss})

@@ -2,6 +2,11 @@
 """Where the whole q7's window latency goes (docs/benchmarks-history.md, "The
 join's kept rows in memory, its input in slices").
 
+Needs q7 as the pipeline it was before it became one query (d90aa33's
+tools/nexmark/queries/q7.sql: `git show d90aa33:tools/nexmark/queries/q7.sql
+> DIR/q7.sql`), given with --query-dir DIR; tools/nexmark/queries/q7.sql
+is one query now (nexmark_bench.py --latency --queries q7 measures it).
+
 Runs the q7 pipeline (q7_max INTO q7_max_bids, then the join) with trigger
 '0' at 10,000 events/s, like `nexmark_bench.py --latency --queries q7`, and
 prints per closed window: when the q7_max batch that emitted it started and
@@ -36,7 +41,12 @@ def main():
     ap.add_argument("--bin", default=str(nb.REPO / "build-rel" / "src" / "sluiced"))
     ap.add_argument("--seconds", type=float, default=45.0)
     ap.add_argument("--perf")
+    ap.add_argument("--query-dir", type=Path, required=True,
+                    help="a directory whose q7.sql is the two-stage pipeline")
     args = ap.parse_args()
+    q7 = nb.nexmark_query_sql("q7", "trigger = '0'", args.query_dir)
+    if "CREATE CONTINUOUS QUERY q7_max" not in q7:
+        sys.exit(f"{args.query_dir}/q7.sql is not the q7_max pipeline (see --help)")
     rows, prog, ready = [], {}, []
     stop = threading.Event()
     with nb.Server(args.bin) as srv, psycopg.connect(srv.dsn, autocommit=True) as c:
@@ -53,7 +63,7 @@ def main():
                 except psycopg.errors.QueryCanceled:
                     pass
 
-        c.execute(nb.nexmark_query_sql("q7", "trigger = '0'"))
+        c.execute(q7)
         t = threading.Thread(target=sub, daemon=True)
         t.start()
         time.sleep(3.0)
