@@ -843,7 +843,7 @@ static bool is_srf_name(const char *name, int n)
 /* A function that returns one value, in FROM (string_to_array(...) s, as
  * Grafana's query editor writes it): PostgreSQL's one-row range of one
  * column named as the range, which is (SELECT f(...) AS alias) AS alias. */
-static int range_scalar_function(Analyze *an, RangeFunction *rf, FromItem *out)
+static int range_scalar_function(Analyze *an, RangeFunction *rf, FromItem *out, Scope *lat)
 {
     const char *refname = rf->alias ? rf->alias : rf->func->name;
     ResTarget *rt = ARENA_NEW(an->a, ResTarget);
@@ -863,7 +863,7 @@ static int range_scalar_function(Analyze *an, RangeFunction *rf, FromItem *out)
     rs->subquery = sel;
     rs->alias = refname;
     rs->colnames = rf->colnames;
-    return range_subselect(an, rs, out);
+    return range_subselect(an, rs, out, lat);    /* a function in FROM is LATERAL */
 }
 
 /* generate_series(start, stop [, step]) over integers and unnest(array),
@@ -898,7 +898,7 @@ static int range_function(Analyze *an, RangeFunction *rf, FromItem *out, Scope *
                            "only set-returning functions and unnest(array) are supported in "
                            "FROM");
     if (!unnest && !rf->ordinality && !is_srf_name(f->name, n))
-        return range_scalar_function(an, rf, out);
+        return range_scalar_function(an, rf, out, lat);
     Expr **args = arena_zalloc(an->a, sizeof(Expr *) * (size_t)(n > 3 ? n : 3));
     bool wide = false;
     /* the arguments see the enclosing queries and lat only (an empty level
