@@ -80,7 +80,7 @@
       CHAIN CHARACTERISTICS COMMITTED ISOLATION LEVEL NO PREPARED
       READ RELEASE REPEATABLE SAVEPOINT SERIALIZABLE UNCOMMITTED WRITE
       CURRENT EXCLUDE FOLLOWING GROUPS OTHERS PRECEDING RANGE ROW ROWS TIES
-      UNBOUNDED.
+      UNBOUNDED VIEW.
 
 /* Anything at all (the rule "anything"): a SET's value (the settings
  * parse it, from VariableSetStmt.value_offset), what follows a FOREIGN KEY's REFERENCES, and the
@@ -227,8 +227,15 @@ create_stmt(A) ::= CREATE(T) SINK opt_if_not_exists(E) name_list(N) opt_with_opt
  * "CREATE ID anything" (its %fallback comes before a default reduce). */
 create_stmt(A) ::= CREATE(T) CONTINUOUS QUERY opt_if_not_exists(E) name_list(N) opt_into(I) opt_with_options(O) AS select_stmt(S). { A = make_create_cq(p, &T, false, E, N, I, O, S); }
 create_stmt(A) ::= CREATE(T) OR REPLACE CONTINUOUS QUERY opt_if_not_exists(E) name_list(N) opt_into(I) opt_with_options(O) AS select_stmt(S). { A = make_create_cq(p, &T, true, E, N, I, O, S); }
+/* CREATE [OR REPLACE] VIEW name [(column, ...)] AS query */
+create_stmt(A) ::= CREATE(T) VIEW name_list(N) opt_view_cols(C) AS select_stmt(S). { A = make_create_view(p, &T, false, N, C, S); }
+create_stmt(A) ::= CREATE(T) OR REPLACE VIEW name_list(N) opt_view_cols(C) AS select_stmt(S). { A = make_create_view(p, &T, true, N, C, S); }
 create_stmt(A) ::= CREATE(T) ID(X) anything. { A = make_unsupported2(p, &T, &X); }
 create_stmt(A) ::= CREATE(T) UNIQUE(X) anything. { A = make_unsupported2(p, &T, &X); }
+
+%type opt_view_cols {List *}
+opt_view_cols(A) ::= . { A = NULL; }
+opt_view_cols(A) ::= LP column_ref_list(L) RP. { A = L; }
 
 %type opt_if_not_exists {bool}
 opt_if_not_exists(A) ::= . { A = false; }
@@ -310,7 +317,7 @@ def_arg(A) ::= TRUE(X). { A = make_bool_const(p, &X, true); }
 def_arg(A) ::= FALSE(X). { A = make_bool_const(p, &X, false); }
 def_arg(A) ::= ID(X). { A = make_column_ref(p, make_name_list(p, &X)); }
 
-/* DROP TABLE | STREAM | SINK | CONTINUOUS QUERY [IF EXISTS] name, ... [CASCADE | RESTRICT] */
+/* DROP TABLE | STREAM | SINK | CONTINUOUS QUERY | VIEW [IF EXISTS] name, ... [CASCADE | RESTRICT] */
 drop_stmt(A) ::= DROP(T) drop_kind(K) opt_if_exists(E) relation_list(L) opt_drop_behavior(B). { A = make_drop(p, &T, K, E, L, B); }
 drop_stmt(A) ::= DROP(T) ID(X) anything. { A = make_unsupported2(p, &T, &X); }
 %type drop_kind {ObjectKind}
@@ -318,6 +325,7 @@ drop_kind(A) ::= TABLE. { A = OBJECT_TABLE; }
 drop_kind(A) ::= STREAM. { A = OBJECT_STREAM; }
 drop_kind(A) ::= SINK. { A = OBJECT_SINK; }
 drop_kind(A) ::= CONTINUOUS QUERY. { A = OBJECT_QUERY; }
+drop_kind(A) ::= VIEW. { A = OBJECT_VIEW; }
 %type relation_list {List *}
 relation_list(A) ::= name_list(N). { A = make_list1(p, make_range_var(p, N, NULL)); }
 relation_list(A) ::= relation_list(L) COMMA name_list(N). { A = make_list_append(p, L, make_range_var(p, N, NULL)); }

@@ -28,6 +28,7 @@ typedef enum NodeTag {
     T_DeleteStmt,
     T_CreateStmt,
     T_CreateCqStmt,
+    T_CreateViewStmt,
     T_DropStmt,
     T_AlterCqStmt,
     T_SubscribeStmt,
@@ -412,7 +413,9 @@ typedef struct DefElem {
     Node       *arg;
 } DefElem;
 
-typedef enum ObjectKind { OBJECT_TABLE, OBJECT_STREAM, OBJECT_SINK, OBJECT_QUERY } ObjectKind;
+typedef enum ObjectKind {
+    OBJECT_TABLE, OBJECT_STREAM, OBJECT_SINK, OBJECT_QUERY, OBJECT_VIEW
+} ObjectKind;
 
 /* CREATE TABLE / STREAM / SINK. */
 typedef struct CreateStmt {
@@ -434,6 +437,15 @@ typedef struct CreateCqStmt {
     List       *options;
     SelectStmt *query;
 } CreateCqStmt;
+
+/* CREATE [OR REPLACE] VIEW name [(column, ...)] AS query */
+typedef struct CreateViewStmt {
+    Node        hdr;
+    RangeVar   *name;
+    bool        or_replace;
+    List       *colnames;   /* of ColumnRef, or NULL: the query's names */
+    SelectStmt *query;
+} CreateViewStmt;
 
 typedef struct DropStmt {
     Node       hdr;

@@ -39,6 +39,7 @@ typedef enum RelKind {
     REL_STREAM,     /* append-only log (CREATE STREAM) */
     REL_SINK,       /* CREATE SINK */
     REL_QUERY,      /* a continuous query and its result table */
+    REL_VIEW,       /* CREATE VIEW: a stored query, inlined where it is read */
     REL_SYSTEM,     /* pg_catalog, information_schema, sys: rows made at scan
                        time by C code (vrel.h); never in the catalog file */
 } RelKind;

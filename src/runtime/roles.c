@@ -79,6 +79,7 @@ static const char *kind_noun(RelKind k)
     case REL_STREAM: return "stream";
     case REL_SINK:   return "sink";
     case REL_QUERY:  return "continuous query";
+    case REL_VIEW:   return "view";
     default:         return "table";
     }
 }
@@ -277,16 +278,22 @@ static bool reads_target(const Query *q)
     return false;
 }
 
-/* Every relation of deps but skip needs SELECT. */
+/* Every relation of deps but skip needs SELECT: by the current role, or
+ * by the owner of the view that reads it (dep_as), as PostgreSQL checks a
+ * view's relations with its owner's rights. */
 static int need_select_deps(Catalog *cat, const Query *deps, const CatRelation *skip,
                             SlError *err)
 {
     for (int i = 0; i < deps->ndeps; i++) {
         const CatRelation *rel = cat_lookup(cat, deps->dep_names[i]);
-        if (rel == NULL || rel == skip)
+        if (rel == NULL || (rel == skip && deps->dep_as[i] == 0))
             continue;
-        if (need(cat, rel, CAT_ACL_SELECT, err) < 0)
+        if (deps->dep_as[i] != 0) {
+            if ((privileges_of(cat, deps->dep_as[i], rel) & CAT_ACL_SELECT) == 0)
+                return denied(rel, err);
+        } else if (need(cat, rel, CAT_ACL_SELECT, err) < 0) {
             return -1;
+        }
     }
     return 0;
 }

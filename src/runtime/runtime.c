@@ -220,6 +220,16 @@ static int analyze(const Runtime *rt, Arena *a, const char *sql, const RawStmt *
     return sql_analyze_with(a, &cat, sql, raw, param_types, nparam_types, q, err);
 }
 
+int rt_analyze_text(const Runtime *rt, Arena *a, const char *sql, Query **q, SlError *err)
+{
+    List *stmts = NULL;
+    if (rt_parse(a, sql, strlen(sql), &stmts, err) < 0)
+        return -1;
+    if (list_len(stmts) < 1)
+        return sl_error(err, ERRCODE_SYNTAX_ERROR, "no statement to analyze");
+    return analyze(rt, a, sql, list_nth(stmts, 0), NULL, 0, q, err);
+}
+
 /* The SubscribeStmt of a prepared SUBSCRIBE or COPY (SUBSCRIBE ...), or
  * NULL. */
 static const SubscribeStmt *subscribe_stmt(const Prepared *p)

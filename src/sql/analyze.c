@@ -1224,10 +1224,12 @@ int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const Raw
     q->ndeps = list_len(an.deps);
     q->dep_names = ARENA_ARRAY(a, const char *, q->ndeps ? q->ndeps : 1);
     q->dep_oids = ARENA_ARRAY(a, uint32_t, q->ndeps ? q->ndeps : 1);
+    q->dep_as = ARENA_ARRAY(a, uint32_t, q->ndeps ? q->ndeps : 1);
     for (int i = 0; i < q->ndeps; i++) {
         const CatRelation *rel = list_nth(an.deps, i);
         q->dep_names[i] = arena_strdup(a, rel->name);
         q->dep_oids[i] = rel->oid;
+        q->dep_as[i] = (uint32_t)(uintptr_t)list_nth(an.dep_as, i);
     }
     *out = q;
     return 0;
@@ -1300,6 +1302,7 @@ int an_statement(Analyze *an, Node *stmt, Query *q)
         return an_copy_stmt(an, (CopyStmt *)stmt, q);
     case T_ExplainStmt:
     case T_CreateCqStmt:
+    case T_CreateViewStmt:
     case T_AlterCqStmt:
     case T_SubscribeStmt:
         return an_other_stmt(an, stmt, q);

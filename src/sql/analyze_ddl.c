@@ -417,7 +417,8 @@ int an_drop_stmt(Analyze *an, DropStmt *s, Query *q)
             return -1;
     q->kind = QUERY_DROP;
     q->tag = s->kind == OBJECT_SINK ? "DROP SINK" : s->kind == OBJECT_STREAM ? "DROP STREAM"
-             : s->kind == OBJECT_QUERY ? "DROP CONTINUOUS QUERY" : "DROP TABLE";
+             : s->kind == OBJECT_QUERY ? "DROP CONTINUOUS QUERY"
+             : s->kind == OBJECT_VIEW  ? "DROP VIEW" : "DROP TABLE";
     q->drop_kind = s->kind;
     q->ndrop = n;
     q->drop_names = ARENA_ARRAY(an->a, const char *, n ? n : 1);
@@ -469,6 +470,8 @@ int an_other_stmt(Analyze *an, Node *stmt, Query *q)
     }
     case T_CreateCqStmt:
         return an_create_cq(an, (CreateCqStmt *)stmt, q);
+    case T_CreateViewStmt:
+        return an_create_view(an, (CreateViewStmt *)stmt, q);
     case T_AlterCqStmt: {
         AlterCqStmt *s = (AlterCqStmt *)stmt;
         if (check_schema(an, s->name) < 0)

@@ -80,6 +80,7 @@ static const char *kind_noun(RelKind k)
     case REL_STREAM: return "stream";
     case REL_SINK:   return "sink";
     case REL_QUERY:  return "continuous query";
+    case REL_VIEW:   return "view";
     case REL_SYSTEM: return "system relation";
     }
     return "relation";
@@ -359,9 +360,13 @@ int an_insert_stmt(Analyze *an, InsertStmt *s, Query *q)
                                                 s->relation->hdr.location, false);
     if (rel == NULL)
         return -1;
-    if (rel->kind != REL_TABLE && rel->kind != REL_STREAM)
-        return sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, s->relation->hdr.location,
-                           "cannot insert into %s \"%s\"", kind_noun(rel->kind), rel->name);
+    if (rel->kind != REL_TABLE && rel->kind != REL_STREAM) {
+        sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, s->relation->hdr.location,
+                    "cannot insert into %s \"%s\"", kind_noun(rel->kind), rel->name);
+        if (rel->kind == REL_VIEW)
+            sl_error_detail(an->err, "Views are read-only in sluice.");
+        return -1;
+    }
     int *cols, ncols;
     if (insert_columns(an, s, rel, &cols, &ncols) < 0)
         return -1;
@@ -401,6 +406,8 @@ static int modify_target(Analyze *an, RangeVar *rv, const char *verb, Scope *sc,
                     "cannot %s %s \"%s\"", verb, kind_noun((*rel)->kind), (*rel)->name);
         if ((*rel)->kind == REL_STREAM)
             sl_error_detail(an->err, "Streams are append-only.");
+        else if ((*rel)->kind == REL_VIEW)
+            sl_error_detail(an->err, "Views are read-only in sluice.");
         return -1;
     }
     return 0;

@@ -58,9 +58,11 @@ static ScopeItem *new_item(Analyze *an, const char *refname, int ncols)
 void an_add_dep(Analyze *an, const CatRelation *rel)
 {
     for (int i = 0; i < list_len(an->deps); i++)
-        if (list_nth(an->deps, i) == rel)
+        if (list_nth(an->deps, i) == rel &&
+            (uint32_t)(uintptr_t)list_nth(an->dep_as, i) == an->as_role)
             return;
     an->deps = list_append(an->a, an->deps, (void *)rel);
+    an->dep_as = list_append(an->a, an->dep_as, (void *)(uintptr_t)an->as_role);
 }
 
 const CatRelation *an_lookup_relation(Analyze *an, const char *schema, const char *name,
@@ -156,6 +158,28 @@ static void expose_all(Analyze *an, FromItem *f, const ScopeItem *it)
     f->items = list_append(an->a, NULL, (void *)it);
 }
 
+/* A view as a FROM item: its query, analyzed for this reference
+ * (analyze_view.c), named as the view's columns are. */
+static int view_item(Analyze *an, RangeVar *rv, const CatRelation *rel, FromItem *out)
+{
+    int loc = rv->hdr.location;
+    Plan *p = an_view_plan(an, rel, loc);
+    if (p == NULL)
+        return -1;
+    const char *refname = rv->alias ? rv->alias : rel->name;
+    ScopeItem *it = new_item(an, refname, p->ncols);
+    for (int c = 0; c < p->ncols; c++) {
+        it->colnames[c] = rel->cols[c].name;
+        it->colidx[c] = c;
+    }
+    if (apply_colnames(an, rv->colnames, "table", refname, p->ncols, it->colnames, loc) < 0)
+        return -1;
+    rename_output(p, it->colnames, refname);
+    out->plan = p;
+    expose_all(an, out, it);
+    return 0;
+}
+
 /* A relation or a WITH query as a FROM item. */
 static int range_var(Analyze *an, RangeVar *rv, FromItem *out)
 {
@@ -204,6 +228,8 @@ static int range_var(Analyze *an, RangeVar *rv, FromItem *out)
     if (rel->kind == REL_SINK)
         return sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, loc,
                            "\"%s\" is a sink: it has no rows to read", rel->name);
+    if (rel->kind == REL_VIEW)
+        return view_item(an, rv, rel, out);
     Plan *p = scan_plan(an, rel, rv->alias, false);
     const char *refname = rv->alias ? rv->alias : rel->name;
     ScopeItem *it = new_item(an, refname, rel->ncols);

@@ -50,6 +50,11 @@ typedef struct Analyze {
     CteScope   *ctes;       /* WITH queries visible here */
     List       *init;       /* of InitPlan *: the statement's subqueries */
     List       *deps;       /* of const CatRelation *: relations read or written */
+    List       *dep_as;     /* the same length: the role each is read as (a
+                               uint32_t in the pointer; 0: the session's) */
+    uint32_t    as_role;    /* inside a view: its owner, whose rights read
+                               the relations it names (0 outside) */
+    int         view_depth; /* views being expanded (a cycle stops at 32) */
     Corr       *corr;       /* the innermost subquery being analyzed, or NULL */
     int         ncorrelated;/* correlated subqueries made (they run per row) */
     bool        on_loop;    /* reads a system relation or calls a loop function */
@@ -146,6 +151,10 @@ int   an_expand_star(Analyze *an, const char *qual, int loc, int **cols, int *nc
 /* A SELECT / VALUES / set operation -> its plan; names of the output
  * columns in plan->cols. */
 Plan *an_select(Analyze *an, SelectStmt *s, Scope *parent);
+/* ---- views (analyze_view.c) ---- */
+int   an_create_view(Analyze *an, CreateViewStmt *c, Query *q);
+/* The plan of view rel's query for one reference at loc, or NULL. */
+Plan *an_view_plan(Analyze *an, const CatRelation *rel, int loc);
 /* Plan pieces of analyze_select.c that analyze_window.c builds with: a
  * column of p, a Project of exprs over child, a Sort of child. */
 typedef struct SortSpec {

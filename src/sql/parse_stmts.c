@@ -17,7 +17,7 @@
  *   make_frame_bound                                        expression pieces
  *   select_set_windows                                      WINDOW clause
  *   make_column_def, make_constraint, make_watermark, make_def_elem,
- *   make_create, make_create_cq, make_drop, make_alter_cq, make_subscribe,
+ *   make_create, make_create_cq, make_create_view, make_drop, make_alter_cq, make_subscribe,
  *   make_explain, make_explain_cq, make_show, make_variable_reset  DDL
  *   make_insert, make_on_conflict, make_update, make_delete,
  *   make_set_target                                         DML
@@ -416,6 +416,17 @@ Node *make_create_cq(Parse *p, const Token *t, bool or_replace, bool if_not_exis
     c->if_not_exists = if_not_exists;
     c->into = (RangeVar *)into;
     c->options = options;
+    c->query = (SelectStmt *)query;
+    return &c->hdr;
+}
+
+Node *make_create_view(Parse *p, const Token *t, bool or_replace, Names name, List *cols,
+                       Node *query)
+{
+    CreateViewStmt *c = NEW_NODE(p, CreateViewStmt, t->offset);
+    c->name = (RangeVar *)make_range_var(p, name, NULL);
+    c->or_replace = or_replace;
+    c->colnames = cols;
     c->query = (SelectStmt *)query;
     return &c->hdr;
 }

@@ -225,6 +225,8 @@ Node *make_create(Parse *p, const Token *t, ObjectKind kind, bool if_not_exists,
                   List *elts, List *options);
 Node *make_create_cq(Parse *p, const Token *t, bool or_replace, bool if_not_exists, Names name,
                      Node *into, List *options, Node *query);
+Node *make_create_view(Parse *p, const Token *t, bool or_replace, Names name, List *cols,
+                       Node *query);
 Node *make_drop(Parse *p, const Token *t, ObjectKind kind, bool missing_ok, List *names,
                 bool cascade);
 Node *make_copy(Parse *p, const Token *t, Names name, List *cols, Node *query, bool to,
