@@ -1,0 +1,143 @@
+"""Views as a plain role, and a continuous query that reads a view.
+
+- A role needs SELECT on a view, not on what the view reads: the view reads
+  its relations with its owner's rights (PostgreSQL's rule), also through a
+  view over a view; a view made by a role without SELECT on a table fails
+  when read (42501 naming the table), and works once the owner is granted it.
+- Only the owner replaces or drops a view (42501 "must be owner of view"),
+  and DROP ... CASCADE does not drop another role's view.
+- A continuous query over a view over a stream runs the view's query
+  inlined: its result equals the same aggregate computed in Python from the
+  rows inserted; the view cannot be replaced or dropped while the query
+  reads it (2BP01), and DROP VIEW ... CASCADE drops the query too.
+- A restart keeps the views (the catalog) and what they answer.
+"""
+
+import psycopg
+import pytest
+
+from helpers import wait_for
+from test_roles import connect_as, denied, su, sqlstate_of
+
+WAIT = 30
+
+
+def test_a_role_reads_a_view_with_the_owners_rights(server):
+    with su(server) as admin:
+        admin.execute("CREATE TABLE pay (id INT PRIMARY KEY, name TEXT, salary INT)")
+        admin.execute("INSERT INTO pay VALUES (1, 'ann', 100), (2, 'bob', 80)")
+        admin.execute("CREATE VIEW names AS SELECT id, name FROM pay")
+        admin.execute("CREATE ROLE bob LOGIN")
+        with connect_as(server, "bob") as bob:
+            assert denied(lambda: bob.execute("SELECT * FROM names")) == \
+                "permission denied for view names"
+            admin.execute("GRANT SELECT ON names TO bob")
+            assert bob.execute("SELECT name FROM names ORDER BY id").fetchall() == \
+                [("ann",), ("bob",)]
+            # the table itself stays closed to bob
+            assert denied(lambda: bob.execute("SELECT * FROM pay")) == \
+                "permission denied for table pay"
+            assert denied(lambda: bob.execute("SELECT n.name FROM names AS n JOIN pay "
+                                              "USING (id)")) == "permission denied for table pay"
+            # a view bob makes over the table reads it with bob's rights
+            bob.execute("CREATE VIEW mine AS SELECT salary FROM pay")
+            assert denied(lambda: bob.execute("SELECT * FROM mine")) == \
+                "permission denied for table pay"
+            admin.execute("GRANT SELECT ON pay TO bob")
+            assert bob.execute("SELECT sum(salary) FROM mine").fetchone()[0] == 180
+            admin.execute("REVOKE SELECT ON pay FROM bob")
+            # a view over a view: each layer with its owner's rights
+            bob.execute("CREATE VIEW upper_names AS SELECT upper(name) AS u FROM names")
+            assert bob.execute("SELECT u FROM upper_names ORDER BY u").fetchall() == \
+                [("ANN",), ("BOB",)]
+            admin.execute("REVOKE SELECT ON names FROM bob")
+            assert denied(lambda: bob.execute("SELECT * FROM upper_names")) == \
+                "permission denied for view names"
+            # the superuser reads bob's view, which still reads as bob
+            assert denied(lambda: admin.execute("SELECT * FROM mine")) == \
+                "permission denied for table pay"
+
+
+def test_only_the_owner_replaces_or_drops_a_view(server):
+    with su(server) as admin:
+        admin.execute("CREATE TABLE t (a INT)")
+        admin.execute("CREATE VIEW v AS SELECT a FROM t")
+        admin.execute("CREATE ROLE bob LOGIN")
+        admin.execute("GRANT SELECT ON t TO bob")
+        admin.execute("GRANT SELECT ON v TO bob")
+        with connect_as(server, "bob") as bob:
+            assert denied(lambda: bob.execute("CREATE OR REPLACE VIEW v AS SELECT a FROM t")) == \
+                "must be owner of view v"
+            assert denied(lambda: bob.execute("DROP VIEW v")) == "must be owner of view v"
+            bob.execute("CREATE VIEW bobs AS SELECT a FROM v")
+            bob.execute("CREATE OR REPLACE VIEW bobs AS SELECT a, a + 1 AS b FROM v")
+            assert [c.name for c in bob.execute("SELECT * FROM bobs").description] == \
+                ["a", "b"]
+        assert sqlstate_of(lambda: admin.execute("DROP VIEW v")) == "2BP01"
+        admin.execute("DROP VIEW bobs")
+        admin.execute("DROP VIEW v")
+
+
+def test_cascade_needs_to_own_the_views_it_drops(server):
+    with su(server) as admin:
+        admin.execute("CREATE ROLE alice LOGIN")
+        admin.execute("CREATE ROLE bob LOGIN")
+        with connect_as(server, "alice") as alice, connect_as(server, "bob") as bob:
+            alice.execute("CREATE TABLE t (a INT)")
+            alice.execute("CREATE VIEW v AS SELECT a FROM t")
+            alice.execute("GRANT SELECT ON v TO bob")
+            bob.execute("CREATE VIEW w AS SELECT a FROM v")
+            assert denied(lambda: alice.execute("DROP TABLE t CASCADE")) == "must be owner of view w"
+            assert alice.execute("SELECT count(*) FROM v").fetchone()[0] == 0
+            bob.execute("DROP VIEW w")
+            alice.execute("DROP TABLE t CASCADE")
+            assert sqlstate_of(lambda: alice.execute("SELECT * FROM v")) == "42P01"
+
+
+def test_continuous_query_over_a_view(server):
+    with su(server) as c:
+        c.execute("CREATE STREAM clicks (user_id BIGINT, url TEXT)")
+        c.execute("CREATE VIEW good AS SELECT user_id, url FROM clicks WHERE url IS NOT NULL")
+        c.execute("CREATE CONTINUOUS QUERY per_user WITH (trigger = '0') AS "
+                  "SELECT user_id, count(*) AS n FROM good GROUP BY user_id")
+        rows = [(1, "a"), (1, None), (2, "b"), (1, "c"), (3, None), (2, "d"), (2, "e")]
+        with c.cursor() as cur:
+            cur.executemany("INSERT INTO clicks VALUES (%s, %s)", rows)
+        want = {}
+        for user, url in rows:
+            if url is not None:
+                want[user] = want.get(user, 0) + 1
+        want = sorted(want.items())
+        got = wait_for(lambda: sorted(tuple(r) for r in
+                                      c.execute("SELECT user_id, n FROM per_user").fetchall()),
+                       want, timeout=WAIT)
+        assert got == want
+        # the view as a batch query agrees
+        assert c.execute("SELECT count(*) FROM good").fetchone()[0] == sum(n for _, n in want)
+        e = pytest.raises(psycopg.Error, c.execute,
+                          "CREATE OR REPLACE VIEW good AS SELECT user_id, url FROM clicks")
+        assert e.value.sqlstate == "2BP01"
+        assert "continuous query per_user reads it" in str(e.value)
+        e = pytest.raises(psycopg.Error, c.execute, "DROP VIEW good")
+        assert e.value.sqlstate == "2BP01"
+        e = pytest.raises(psycopg.Error, c.execute, "DROP STREAM clicks")
+        assert e.value.sqlstate == "2BP01"
+        c.execute("DROP VIEW good CASCADE")
+        assert c.execute("SELECT count(*) FROM sys.queries WHERE name = 'per_user'"
+                         ).fetchone()[0] == 0
+        c.execute("DROP STREAM clicks")
+
+
+def test_views_survive_a_restart(sluiced):
+    server = sluiced()
+    with su(server) as c:
+        c.execute("CREATE TABLE t (a INT PRIMARY KEY, b TEXT)")
+        c.execute("INSERT INTO t VALUES (1, 'x'), (2, 'y')")
+        c.execute("CREATE VIEW v (k, val) AS SELECT a, upper(b) FROM t WHERE a > 1")
+        c.execute("CREATE VIEW w AS SELECT count(*) AS n FROM v")
+    server.restart()
+    with su(server) as c:
+        assert c.execute("SELECT k, val FROM v").fetchall() == [(2, "Y")]
+        assert c.execute("SELECT n FROM w").fetchone()[0] == 1
+        assert c.execute("SELECT relkind FROM pg_class WHERE relname = 'v'").fetchone()[0] == "v"
+        assert sqlstate_of(lambda: c.execute("DROP TABLE t")) == "2BP01"
