@@ -27,6 +27,8 @@
  * Rules: a superuser may do anything.  The owner of a relation (the role
  * that created it) has every privilege on it and alone may drop, alter,
  * grant and revoke.  Others have what was granted to them or to PUBLIC.
+ * What a view reads is read with its owner's rights, whoever reads the
+ * view, a superuser too (Query.dep_as).
  * CREATE ROLE needs SUPERUSER or CREATEROLE, and making or changing a
  * superuser needs SUPERUSER; any role may change its own password.
  *
