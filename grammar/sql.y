@@ -274,7 +274,7 @@ col_constraint(A) ::= NULL(T). { A = make_constraint(p, CONSTR_NULL, T.offset, N
 col_constraint(A) ::= PRIMARY(T) KEY. { A = make_constraint(p, CONSTR_PRIMARY, T.offset, NULL); }
 col_constraint(A) ::= UNIQUE(T). { A = make_constraint(p, CONSTR_UNIQUE, T.offset, NULL); }
 col_constraint(A) ::= CHECK(T) LP a_expr RP. { A = make_constraint(p, CONSTR_CHECK, T.offset, NULL); }
-col_constraint(A) ::= DEFAULT(T) b_expr. { A = make_constraint(p, CONSTR_DEFAULT, T.offset, NULL); }
+col_constraint(A) ::= DEFAULT(T) b_expr(E). { A = make_default(p, T.offset, E); }
 col_constraint(A) ::= REFERENCES(T) name_list opt_ref_cols. { A = make_constraint(p, CONSTR_FOREIGN, T.offset, NULL); }
 opt_ref_cols ::= .
 opt_ref_cols ::= LP column_ref_list RP.

@@ -387,6 +387,7 @@ typedef struct Constraint {
     ConstrType type;
     List      *keys;
     List      *key_nodes;   /* of ColumnRef, for positions */
+    Node      *expr;        /* DEFAULT's expression, else NULL */
 } Constraint;
 
 typedef struct TypeName TypeName;

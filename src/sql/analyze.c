@@ -1034,8 +1034,18 @@ static Expr *transform_node(Analyze *an, Node *n)
     case T_ParamRef:
         return transform_param(an, (ParamRef *)n);
     case T_ColumnRef:
+        if (an->no_columns != NULL) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, n->location,
+                        "cannot use column reference in %s", an->no_columns);
+            return NULL;
+        }
         return an_column_ref(an, (ColumnRef *)n);
     case T_SubLink:
+        if (an->no_columns != NULL) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, n->location,
+                        "cannot use subquery in %s", an->no_columns);
+            return NULL;
+        }
         return an_sublink(an, (SubLink *)n);
     case T_SetToDefault:
         sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, n->location,

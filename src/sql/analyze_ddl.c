@@ -182,6 +182,24 @@ static int unsupported_constraint(Analyze *an, const Constraint *con)
                        "%s are not supported yet", names[con->type]);
 }
 
+/* A column's DEFAULT, checked at CREATE TABLE as INSERT will use it
+ * (analyze_dml.c).  A literal that is no value of its type fails here
+ * (22P02, 22007, 22008: PostgreSQL reads it at CREATE), but what folding
+ * its expression finds (too long for varchar(n), out of range, division
+ * by zero: the rest of class 22) fails each INSERT that takes it, as
+ * PostgreSQL evaluates it there. */
+static int check_default(Analyze *an, Node *expr, const CatColumn *col)
+{
+    if (an_default_expr(an, expr, col) != NULL)
+        return 0;
+    const char *s = an->err->sqlstate;
+    if (strncmp(s, "22", 2) != 0 || strcmp(s, "22P02") == 0 || strcmp(s, "22007") == 0 ||
+        strcmp(s, "22008") == 0)
+        return -1;
+    sl_error_clear(an->err);
+    return 0;
+}
+
 /* The end of a CREATE: the options text (b, freed here) and the
  * statement's text into def, def into q. */
 static void finish_create(Analyze *an, Query *q, CatRelation *def, StrBuf *b, const char *tag,
@@ -259,7 +277,7 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
         if (IS_A(e, ColumnDef)) {
             ColumnDef *cd = (ColumnDef *)e;
             int c = find_col(def, cd->name);
-            bool saw_null = false, saw_notnull = false;
+            bool saw_null = false, saw_notnull = false, saw_default = false;
             for (int k = 0; k < list_len(cd->constraints); k++) {
                 Constraint *con = list_nth(cd->constraints, k);
                 switch (con->type) {
@@ -274,6 +292,20 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
                     saw_null |= con->type == CONSTR_NULL;
                     saw_notnull |= con->type == CONSTR_NOTNULL;
                     def->cols[c].not_null |= con->type == CONSTR_NOTNULL;
+                    break;
+                case CONSTR_DEFAULT:
+                    if (stream)
+                        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                                           con->hdr.location,
+                                           "column defaults on streams are not supported yet");
+                    if (saw_default)
+                        return sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, con->hdr.location,
+                                           "multiple default values specified for column "
+                                           "\"%s\" of table \"%s\"",
+                                           cd->name, rv->name);
+                    saw_default = true;
+                    if (check_default(an, con->expr, &def->cols[c]) < 0)
+                        return -1;
                     break;
                 case CONSTR_PRIMARY: {
                     if (stream)

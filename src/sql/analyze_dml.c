@@ -6,16 +6,21 @@
  *   an_update_stmt   UPDATE t SET col = expr, ... [WHERE] [RETURNING]
  *   an_delete_stmt   DELETE FROM t [WHERE] [RETURNING]
  *   an_assign        an expression coerced for assignment to a column
+ *   an_default_expr  a column's DEFAULT expression (also CREATE TABLE's check)
  *
  * The source plan of an INSERT yields rows in the relation's column order
- * and types (columns not named get NULL: sluice has no column defaults
- * yet).  As in PostgreSQL, each VALUES row is coerced to the target columns
+ * and types; a column not named, or named with DEFAULT (also in UPDATE SET
+ * and ON CONFLICT DO UPDATE SET), gets its DEFAULT, else NULL.  A table's
+ * DEFAULT expressions are not in the catalog: they are read from its
+ * CREATE TABLE statement (the relation's sql), parsed once per statement
+ * and analyzed anew for each use.  As in PostgreSQL, each VALUES row is coerced to the target columns
  * directly, so parameters and literals take the columns' types.  UPDATE
  * and DELETE scan the table with each row's storage key; the source plan
  * yields [key, new row] (UPDATE) or [key, old row] (DELETE).  Streams are
  * append-only: UPDATE, DELETE and ON CONFLICT on a stream are refused.
  */
 #include "sql/analyze_int.h"
+#include "sql/parser.h"
 
 /* PostgreSQL's assignment casts: the implicit ones, numeric to numeric,
  * anything to a string type, date/time to date/time. */
@@ -44,8 +49,10 @@ Expr *an_assign(Analyze *an, Expr *e, SlType t, const char *colname, int loc)
                                           e->type.id != t.id)) {
         char b1[64], b2[64];
         sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
-                    "column \"%s\" is of type %s but expression is of type %s", colname,
-                    type_format(t, b1, sizeof(b1)), type_display(e->type, b2, sizeof(b2)));
+                    "column \"%s\" is of type %s but %s is of type %s", colname,
+                    type_format(t, b1, sizeof(b1)),
+                    an->no_columns != NULL ? "default expression" : "expression",
+                    type_display(e->type, b2, sizeof(b2)));
         sl_error_hint(an->err, "You will need to rewrite or cast the expression.");
         return NULL;
     }
@@ -64,6 +71,84 @@ Expr *an_assign(Analyze *an, Expr *e, SlType t, const char *colname, int loc)
 static Expr *null_of(Analyze *an, SlType t)
 {
     return an_const(an, t, -1, true);
+}
+
+Expr *an_default_expr(Analyze *an, Node *expr, const CatColumn *col)
+{
+    Scope none = {.parent = NULL};
+    Scope *scope = an->scope;
+    const char *agg = an->agg_refusal, *srf = an->srf_refusal, *nocols = an->no_columns;
+    bool srf_ok = an->srf_ok;
+    struct AnWindows *win = an->win;
+    an->scope = &none;
+    an->agg_refusal = an->srf_refusal = "DEFAULT expressions";
+    an->no_columns = "DEFAULT expression";
+    an->srf_ok = false;
+    an->win = NULL;
+    Expr *e = an_transform(an, expr);
+    if (e != NULL)
+        e = an_assign(an, e, col->type, col->name, expr->location);
+    an->scope = scope;
+    an->agg_refusal = agg;
+    an->srf_refusal = srf;
+    an->no_columns = nocols;
+    an->srf_ok = srf_ok;
+    an->win = win;
+    return e;
+}
+
+/* The DEFAULT expressions of table rel's columns, from its CREATE TABLE
+ * statement (parsed once per statement analyzed): an array of ncols
+ * nodes, NULL where a column has none. */
+static Node **table_defaults(Analyze *an, const CatRelation *rel)
+{
+    if (an->dflt_rel == rel)
+        return an->dflt;
+    Node **d = ARENA_ARRAY(an->a, Node *, rel->ncols > 0 ? rel->ncols : 1);
+    for (int c = 0; c < rel->ncols; c++)
+        d[c] = NULL;
+    List *stmts = NULL;
+    SlError ignore = {0};
+    if (rel->kind == REL_TABLE && rel->sql != NULL &&
+        sql_parse(an->a, rel->sql, (int)strlen(rel->sql), &stmts, &ignore) == 0 &&
+        list_len(stmts) == 1 && IS_A(((RawStmt *)list_nth(stmts, 0))->stmt, CreateStmt)) {
+        CreateStmt *cs = (CreateStmt *)((RawStmt *)list_nth(stmts, 0))->stmt;
+        for (int i = 0; i < list_len(cs->elts); i++) {
+            ColumnDef *cd = list_nth(cs->elts, i);
+            if (!IS_A(cd, ColumnDef))
+                continue;
+            for (int c = 0; c < rel->ncols; c++) {
+                if (strcmp(rel->cols[c].name, cd->name) != 0)
+                    continue;
+                for (int k = 0; k < list_len(cd->constraints); k++) {
+                    Constraint *con = list_nth(cd->constraints, k);
+                    if (con->type == CONSTR_DEFAULT)
+                        d[c] = con->expr;
+                }
+            }
+        }
+    }
+    sl_error_clear(&ignore);
+    an->dflt_rel = rel;
+    an->dflt = d;
+    return d;
+}
+
+/* The value column c of rel takes when none is given: its DEFAULT (a new
+ * expression each time: now() is evaluated per statement, as in
+ * PostgreSQL), else NULL.  Positions of errors point at the statement. */
+static Expr *default_of(Analyze *an, const CatRelation *rel, int c, int loc)
+{
+    Node *d = table_defaults(an, rel)[c];
+    if (d == NULL)
+        return null_of(an, rel->cols[c].type);
+    const char *sql = an->sql;
+    an->sql = rel->sql;
+    Expr *e = an_default_expr(an, d, &rel->cols[c]);
+    an->sql = sql;
+    if (e == NULL && an->err->position > 0)
+        an->err->position = loc + 1;
+    return e;
 }
 
 static Expr *column_ref(Analyze *an, SlType t, int idx)
@@ -179,8 +264,8 @@ static Plan *insert_source(Analyze *an, InsertStmt *s, const CatRelation *rel, c
             List *row = sel ? list_nth(sel->values, r) : NULL;
             int n = list_len(row);
             Expr **vals = ARENA_ARRAY(an->a, Expr *, width ? width : 1);
-            for (int c = 0; c < width; c++)
-                vals[c] = null_of(an, rel->cols[c].type);
+            bool *given = ARENA_ARRAY(an->a, bool, width ? width : 1);
+            memset(given, 0, sizeof(bool) * (size_t)(width ? width : 1));
             if (n > ncols) {
                 sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, ((Node *)list_nth(row, ncols))->location,
                             "INSERT has more expressions than target columns");
@@ -206,7 +291,11 @@ static Plan *insert_source(Analyze *an, InsertStmt *s, const CatRelation *rel, c
                     break;
                 }
                 vals[c] = e;
+                given[c] = true;
             }
+            for (int c = 0; c < width && result != NULL; c++)
+                if (!given[c] && (vals[c] = default_of(an, rel, c, s->hdr.location)) == NULL)
+                    result = NULL;
             p->u.values.rows[r] = vals;
         }
         an->scope = saved;
@@ -229,7 +318,7 @@ static Plan *insert_source(Analyze *an, InsertStmt *s, const CatRelation *rel, c
     Plan *p = plan_new(an->a, PLAN_PROJECT, q, width);
     p->u.project.exprs = ARENA_ARRAY(an->a, Expr *, width ? width : 1);
     for (int c = 0; c < width; c++) {
-        p->u.project.exprs[c] = null_of(an, rel->cols[c].type);
+        p->u.project.exprs[c] = NULL;
         plan_set_col(p, c, rel->cols[c].name, rel->cols[c].type, NULL);
     }
     for (int i = 0; i < q->ncols; i++) {
@@ -240,6 +329,10 @@ static Plan *insert_source(Analyze *an, InsertStmt *s, const CatRelation *rel, c
             return NULL;
         p->u.project.exprs[c] = e;
     }
+    for (int c = 0; c < width; c++)
+        if (p->u.project.exprs[c] == NULL &&
+            (p->u.project.exprs[c] = default_of(an, rel, c, s->hdr.location)) == NULL)
+            return NULL;
     return p;
 }
 
@@ -336,12 +429,14 @@ static int on_conflict(Analyze *an, InsertStmt *s, const CatRelation *rel, Modif
                 goto out;
             }
         Expr *e;
-        if (IS_A(rt->val, SetToDefault))
-            e = null_of(an, rel->cols[idx].type);
-        else if ((e = an_transform(an, rt->val)) == NULL ||
-                 (e = an_assign(an, e, rel->cols[idx].type, rt->name, rt->val->location)) ==
-                     NULL)
+        if (IS_A(rt->val, SetToDefault)) {
+            if ((e = default_of(an, rel, idx, rt->val->location)) == NULL)
+                goto out;
+        } else if ((e = an_transform(an, rt->val)) == NULL ||
+                   (e = an_assign(an, e, rel->cols[idx].type, rt->name, rt->val->location)) ==
+                       NULL) {
             goto out;
+        }
         m->conflict_set[idx] = e;
     }
     if (oc->where != NULL &&
@@ -462,12 +557,14 @@ int an_update_stmt(Analyze *an, UpdateStmt *s, Query *q)
             goto out;
         }
         Expr *e;
-        if (IS_A(rt->val, SetToDefault))
-            e = null_of(an, rel->cols[idx].type);
-        else if ((e = an_transform(an, rt->val)) == NULL ||
-                 (e = an_assign(an, e, rel->cols[idx].type, rt->name, rt->val->location)) ==
-                     NULL)
+        if (IS_A(rt->val, SetToDefault)) {
+            if ((e = default_of(an, rel, idx, rt->val->location)) == NULL)
+                goto out;
+        } else if ((e = an_transform(an, rt->val)) == NULL ||
+                   (e = an_assign(an, e, rel->cols[idx].type, rt->name, rt->val->location)) ==
+                       NULL) {
             goto out;
+        }
         set[idx] = e;
     }
     an->agg_refusal = saved_ref;
@@ -659,6 +756,21 @@ int an_copy_stmt(Analyze *an, CopyStmt *s, Query *q)
                 return sl_error_at(an->err, ERRCODE_DUPLICATE_COLUMN, cr->hdr.location,
                                    "column \"%s\" specified more than once", name);
         c->attnums[i] = idx;
+    }
+    /* COPY FROM fills a column it does not name with NULL: one with a
+     * DEFAULT would get the wrong value */
+    Node **dflt = !s->to && rel->kind == REL_TABLE ? table_defaults(an, rel) : NULL;
+    for (int k = 0; dflt != NULL && k < rel->ncols; k++) {
+        bool named = false;
+        for (int i = 0; i < n; i++)
+            named |= c->attnums[i] == k;
+        if (!named && dflt[k] != NULL) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->hdr.location,
+                        "COPY FROM that leaves out column \"%s\", which has a DEFAULT, is not "
+                        "supported yet", rel->cols[k].name);
+            sl_error_hint(an->err, "Name every column with a DEFAULT, or use INSERT.");
+            return -1;
+        }
     }
     return 0;
 }

@@ -55,6 +55,10 @@ typedef struct Analyze {
     uint32_t    as_role;    /* inside a view: its owner, whose rights read
                                the relations it names (0 outside) */
     int         view_depth; /* views being expanded (a cycle stops at 32) */
+    const char *no_columns; /* "DEFAULT expression": column references and
+                               subqueries are refused (0A000), else NULL */
+    const CatRelation *dflt_rel;    /* the table whose DEFAULTs dflt holds */
+    Node      **dflt;       /* per column: its DEFAULT expression, or NULL */
     Corr       *corr;       /* the innermost subquery being analyzed, or NULL */
     int         ncorrelated;/* correlated subqueries made (they run per row) */
     bool        on_loop;    /* reads a system relation or calls a loop function */
@@ -211,6 +215,10 @@ int   an_copy_stmt(Analyze *an, CopyStmt *s, Query *q);
  * casts, with 42804 "column ... is of type ... but expression is of type"
  * when there is none. */
 Expr *an_assign(Analyze *an, Expr *e, SlType t, const char *colname, int loc);
+/* A column's DEFAULT expression analyzed as PostgreSQL's cookDefault does
+ * (no column references, subqueries, aggregates, window or set-returning
+ * functions), assigned to the column's type (analyze_dml.c). */
+Expr *an_default_expr(Analyze *an, Node *expr, const CatColumn *col);
 
 /* ---- shared helpers (analyze.c) ---- */
 Expr *an_transform(Analyze *an, Node *n);

@@ -378,6 +378,14 @@ Node *make_constraint(Parse *p, ConstrType type, int loc, List *key_nodes)
     return &c->hdr;
 }
 
+Node *make_default(Parse *p, int loc, Node *expr)
+{
+    Constraint *c = NEW_NODE(p, Constraint, loc);
+    c->type = CONSTR_DEFAULT;
+    c->expr = expr;
+    return &c->hdr;
+}
+
 Node *make_watermark(Parse *p, const Token *w, const Token *col, Node *expr)
 {
     WatermarkDef *d = NEW_NODE(p, WatermarkDef, w->offset);
