@@ -251,14 +251,14 @@ table_elts(A) ::= table_elt(X). { A = make_list1(p, X); }
 table_elts(A) ::= table_elts(L) COMMA table_elt(X). { A = make_list_append(p, L, X); }
 table_elt(A) ::= ID(N) typename(T) col_constraints(C). { A = make_column_def(p, &N, T, C); }
 table_elt(A) ::= table_constraint(X). { A = X; }
-table_elt(A) ::= CONSTRAINT ID table_constraint(X). { A = X; }
+table_elt(A) ::= CONSTRAINT ID(N) table_constraint(X). { A = constraint_named(p, X, &N); }
 table_elt(A) ::= WATERMARK(W) FOR ID(C) AS a_expr(E). { A = make_watermark(p, &W, &C, E); }
 /* a column named watermark (the rule above takes the keyword first) */
 table_elt(A) ::= WATERMARK(N) typename(T) col_constraints(C). { A = make_column_def(p, &N, T, C); }
 
 table_constraint(A) ::= PRIMARY(T) KEY LP column_ref_list(L) RP. { A = make_constraint(p, CONSTR_PRIMARY, T.offset, L); }
 table_constraint(A) ::= UNIQUE(T) LP column_ref_list(L) RP. { A = make_constraint(p, CONSTR_UNIQUE, T.offset, L); }
-table_constraint(A) ::= CHECK(T) LP a_expr RP. { A = make_constraint(p, CONSTR_CHECK, T.offset, NULL); }
+table_constraint(A) ::= CHECK(T) LP a_expr(E) RP. { A = make_check(p, T.offset, E); }
 table_constraint(A) ::= FOREIGN(T) KEY LP column_ref_list RP REFERENCES anything. { A = make_constraint(p, CONSTR_FOREIGN, T.offset, NULL); }
 
 %type column_ref_list {List *}
@@ -268,12 +268,12 @@ column_ref_list(A) ::= column_ref_list(L) COMMA ID(X). { A = make_list_append(p,
 %type col_constraints {List *}
 col_constraints(A) ::= . { A = NULL; }
 col_constraints(A) ::= col_constraints(L) col_constraint(X). { A = make_list_append(p, L, X); }
-col_constraint(A) ::= CONSTRAINT ID col_constraint(X). { A = X; }
+col_constraint(A) ::= CONSTRAINT ID(N) col_constraint(X). { A = constraint_named(p, X, &N); }
 col_constraint(A) ::= NOT(T) NULL. { A = make_constraint(p, CONSTR_NOTNULL, T.offset, NULL); }
 col_constraint(A) ::= NULL(T). { A = make_constraint(p, CONSTR_NULL, T.offset, NULL); }
 col_constraint(A) ::= PRIMARY(T) KEY. { A = make_constraint(p, CONSTR_PRIMARY, T.offset, NULL); }
 col_constraint(A) ::= UNIQUE(T). { A = make_constraint(p, CONSTR_UNIQUE, T.offset, NULL); }
-col_constraint(A) ::= CHECK(T) LP a_expr RP. { A = make_constraint(p, CONSTR_CHECK, T.offset, NULL); }
+col_constraint(A) ::= CHECK(T) LP a_expr(E) RP. { A = make_check(p, T.offset, E); }
 col_constraint(A) ::= DEFAULT(T) b_expr(E). { A = make_default(p, T.offset, E); }
 col_constraint(A) ::= REFERENCES(T) name_list opt_ref_cols. { A = make_constraint(p, CONSTR_FOREIGN, T.offset, NULL); }
 opt_ref_cols ::= .

@@ -387,7 +387,8 @@ typedef struct Constraint {
     ConstrType type;
     List      *keys;
     List      *key_nodes;   /* of ColumnRef, for positions */
-    Node      *expr;        /* DEFAULT's expression, else NULL */
+    Node      *expr;        /* DEFAULT's and CHECK's expression, else NULL */
+    const char *conname;    /* CONSTRAINT name, or NULL */
 } Constraint;
 
 typedef struct TypeName TypeName;

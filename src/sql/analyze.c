@@ -1041,9 +1041,10 @@ static Expr *transform_node(Analyze *an, Node *n)
         }
         return an_column_ref(an, (ColumnRef *)n);
     case T_SubLink:
-        if (an->no_columns != NULL) {
+        if (an->no_columns != NULL || an->no_subquery != NULL) {
             sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, n->location,
-                        "cannot use subquery in %s", an->no_columns);
+                        "cannot use subquery in %s",
+                        an->no_columns != NULL ? an->no_columns : an->no_subquery);
             return NULL;
         }
         return an_sublink(an, (SubLink *)n);

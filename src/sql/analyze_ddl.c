@@ -307,6 +307,13 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
                     if (check_default(an, con->expr, &def->cols[c]) < 0)
                         return -1;
                     break;
+                case CONSTR_CHECK:
+                    if (stream)
+                        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                                           con->hdr.location,
+                                           "CHECK constraints on streams are not supported "
+                                           "yet");
+                    break;      /* checked with the table's others, below */
                 case CONSTR_PRIMARY: {
                     if (stream)
                         goto stream_pk;
@@ -321,6 +328,11 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
             }
         } else if (IS_A(e, Constraint)) {
             Constraint *con = (Constraint *)e;
+            if (con->type == CONSTR_CHECK && stream)
+                return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, con->hdr.location,
+                                   "CHECK constraints on streams are not supported yet");
+            if (con->type == CONSTR_CHECK)
+                continue;       /* checked with the table's others, below */
             if (con->type != CONSTR_PRIMARY)
                 return unsupported_constraint(an, con);
             if (stream)
@@ -342,6 +354,11 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
     if (def->ncols == 0)
         return sl_error_at(an->err, ERRCODE_INVALID_TABLE_DEFINITION, s->hdr.location,
                            "a %s must have at least one column", what);
+    /* the CHECK constraints as INSERT and UPDATE will use them */
+    Expr **checks;
+    const char **check_names;
+    if (!stream && an_table_checks(an, def, s, &checks, &check_names) < 0)
+        return -1;
     /* the WATERMARK clause's members of the options: only it sets them */
     for (int i = 0; i < list_len(s->options); i++) {
         DefElem *d = list_nth(s->options, i);

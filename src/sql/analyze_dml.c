@@ -7,13 +7,16 @@
  *   an_delete_stmt   DELETE FROM t [WHERE] [RETURNING]
  *   an_assign        an expression coerced for assignment to a column
  *   an_default_expr  a column's DEFAULT expression (also CREATE TABLE's check)
+ *   an_table_checks  a table's CHECK constraints, named as PostgreSQL names
+ *                    them (also CREATE TABLE's check)
  *
  * The source plan of an INSERT yields rows in the relation's column order
  * and types; a column not named, or named with DEFAULT (also in UPDATE SET
  * and ON CONFLICT DO UPDATE SET), gets its DEFAULT, else NULL.  A table's
- * DEFAULT expressions are not in the catalog: they are read from its
- * CREATE TABLE statement (the relation's sql), parsed once per statement
- * and analyzed anew for each use.  As in PostgreSQL, each VALUES row is coerced to the target columns
+ * DEFAULT expressions and CHECK constraints are not in the catalog: they
+ * are read from its CREATE TABLE statement (the relation's sql), parsed
+ * once per statement and analyzed anew for each use; INSERT and UPDATE
+ * carry the CHECKs in their ModifyPlan, sorted by name.  As in PostgreSQL, each VALUES row is coerced to the target columns
  * directly, so parameters and literals take the columns' types.  UPDATE
  * and DELETE scan the table with each row's storage key; the source plan
  * yields [key, new row] (UPDATE) or [key, old row] (DELETE).  Streams are
@@ -98,8 +101,8 @@ Expr *an_default_expr(Analyze *an, Node *expr, const CatColumn *col)
 }
 
 /* The DEFAULT expressions of table rel's columns, from its CREATE TABLE
- * statement (parsed once per statement analyzed): an array of ncols
- * nodes, NULL where a column has none. */
+ * statement (parsed once per statement analyzed, into an->dflt_stmt): an
+ * array of ncols nodes, NULL where a column has none. */
 static Node **table_defaults(Analyze *an, const CatRelation *rel)
 {
     if (an->dflt_rel == rel)
@@ -109,10 +112,11 @@ static Node **table_defaults(Analyze *an, const CatRelation *rel)
         d[c] = NULL;
     List *stmts = NULL;
     SlError ignore = {0};
+    CreateStmt *cs = NULL;
     if (rel->kind == REL_TABLE && rel->sql != NULL &&
         sql_parse(an->a, rel->sql, (int)strlen(rel->sql), &stmts, &ignore) == 0 &&
         list_len(stmts) == 1 && IS_A(((RawStmt *)list_nth(stmts, 0))->stmt, CreateStmt)) {
-        CreateStmt *cs = (CreateStmt *)((RawStmt *)list_nth(stmts, 0))->stmt;
+        cs = (CreateStmt *)((RawStmt *)list_nth(stmts, 0))->stmt;
         for (int i = 0; i < list_len(cs->elts); i++) {
             ColumnDef *cd = list_nth(cs->elts, i);
             if (!IS_A(cd, ColumnDef))
@@ -131,7 +135,155 @@ static Node **table_defaults(Analyze *an, const CatRelation *rel)
     sl_error_clear(&ignore);
     an->dflt_rel = rel;
     an->dflt = d;
+    an->dflt_stmt = cs;
     return d;
+}
+
+/* Collects the column indexes e reads into used (an array of ncols). */
+static void columns_read(const Expr *e, bool *used, int ncols)
+{
+    if (e == NULL)
+        return;
+    if (e->kind == EXPR_COLUMN && e->index >= 0 && e->index < ncols)
+        used[e->index] = true;
+    for (int i = 0; i < e->nargs; i++)
+        columns_read(e->args[i], used, ncols);
+}
+
+static bool name_taken(const char **names, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* One CHECK's expression over rel's columns: boolean, no subquery,
+ * aggregate, window or set-returning function (PostgreSQL's messages). */
+static Expr *check_expr(Analyze *an, const CatRelation *rel, Node *expr)
+{
+    Scope scope = {.parent = NULL};
+    an_relation_scope(an, rel, &scope);
+    Scope *saved = an->scope;
+    const char *agg = an->agg_refusal, *srf = an->srf_refusal, *nocols = an->no_columns;
+    const char *nosub = an->no_subquery;
+    bool srf_ok = an->srf_ok;
+    struct AnWindows *win = an->win;
+    an->scope = &scope;
+    an->agg_refusal = an->srf_refusal = "check constraints";
+    an->srf_ok = false;
+    an->win = NULL;
+    an->no_columns = NULL;
+    an->no_subquery = "check constraint";
+    Expr *e = an_transform(an, expr);
+    if (e != NULL && e->type.id != TYPE_BOOL && e->type.id != TYPE_UNKNOWN) {
+        char b[64];
+        sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, expr->location,
+                    "argument of CHECK must be type boolean, not type %s",
+                    type_display(e->type, b, sizeof(b)));
+        e = NULL;
+    } else if (e != NULL) {
+        e = an_to_boolean(an, e, "CHECK");
+    }
+    an->scope = saved;
+    an->agg_refusal = agg;
+    an->srf_refusal = srf;
+    an->no_columns = nocols;
+    an->no_subquery = nosub;
+    an->srf_ok = srf_ok;
+    an->win = win;
+    return e;
+}
+
+int an_table_checks(Analyze *an, const CatRelation *rel, CreateStmt *cs, Expr ***exprs,
+                    const char ***names)
+{
+    if (cs == NULL) {
+        table_defaults(an, rel);
+        cs = an->dflt_stmt;
+    }
+    List *cons = NULL;
+    for (int i = 0; cs != NULL && i < list_len(cs->elts); i++) {
+        Node *e = list_nth(cs->elts, i);
+        if (IS_A(e, ColumnDef)) {
+            ColumnDef *cd = (ColumnDef *)e;
+            for (int k = 0; k < list_len(cd->constraints); k++) {
+                Constraint *con = list_nth(cd->constraints, k);
+                if (con->type == CONSTR_CHECK)
+                    cons = list_append(an->a, cons, con);
+            }
+        } else if (IS_A(e, Constraint) && ((Constraint *)e)->type == CONSTR_CHECK) {
+            cons = list_append(an->a, cons, e);
+        }
+    }
+    int n = list_len(cons);
+    *exprs = ARENA_ARRAY(an->a, Expr *, n > 0 ? n : 1);
+    *names = ARENA_ARRAY(an->a, const char *, n + 1);
+    (*names)[0] = arena_printf(an->a, "%s_pkey", rel->name);   /* taken, not a CHECK */
+    const char **chosen = *names + 1;
+    bool *used = ARENA_ARRAY(an->a, bool, rel->ncols > 0 ? rel->ncols : 1);
+    for (int i = 0; i < n; i++) {
+        Constraint *con = list_nth(cons, i);
+        Expr *e = check_expr(an, rel, con->expr);
+        if (e == NULL)
+            return -1;
+        (*exprs)[i] = e;
+        if (con->conname != NULL) {
+            if (name_taken(chosen, i, con->conname))
+                return sl_error(an->err, ERRCODE_DUPLICATE_OBJECT,
+                                "check constraint \"%s\" already exists", con->conname);
+            chosen[i] = con->conname;
+            continue;
+        }
+        /* PostgreSQL's name: the one column it reads, if only one */
+        memset(used, 0, sizeof(bool) * (size_t)(rel->ncols > 0 ? rel->ncols : 1));
+        columns_read(e, used, rel->ncols);
+        int one = -1, nused = 0;
+        for (int c = 0; c < rel->ncols; c++)
+            if (used[c]) {
+                one = c;
+                nused++;
+            }
+        const char *base = nused == 1 ? arena_printf(an->a, "%s_%s_check", rel->name,
+                                                     rel->cols[one].name)
+                                      : arena_printf(an->a, "%s_check", rel->name);
+        const char *name = base;
+        for (int k = 1; name_taken(*names, i + 1, name); k++)
+            name = arena_printf(an->a, "%s%d", base, k);
+        chosen[i] = name;
+    }
+    *names = chosen;
+    return n;
+}
+
+/* m's CHECK constraints: those of table rel, read from its CREATE TABLE
+ * (errors, which CREATE TABLE's own check makes unlikely, point at no
+ * position of the statement). */
+static int modify_checks(Analyze *an, const CatRelation *rel, ModifyPlan *m)
+{
+    if (rel->kind != REL_TABLE)
+        return 0;
+    const char *sql = an->sql;
+    table_defaults(an, rel);
+    an->sql = rel->sql;
+    int n = an_table_checks(an, rel, NULL, &m->checks, &m->check_names);
+    an->sql = sql;
+    if (n < 0) {
+        an->err->position = 0;
+        return -1;
+    }
+    /* PostgreSQL applies them in the order of their names */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && strcmp(m->check_names[j - 1], m->check_names[j]) > 0; j--) {
+            const char *tn = m->check_names[j];
+            Expr *te = m->checks[j];
+            m->check_names[j] = m->check_names[j - 1];
+            m->checks[j] = m->checks[j - 1];
+            m->check_names[j - 1] = tn;
+            m->checks[j - 1] = te;
+        }
+    m->nchecks = n;
+    return 0;
 }
 
 /* The value column c of rel takes when none is given: its DEFAULT (a new
@@ -473,6 +625,8 @@ int an_insert_stmt(Analyze *an, InsertStmt *s, Query *q)
         return -1;
     if (s->on_conflict != NULL && on_conflict(an, s, rel, m) < 0)
         return -1;
+    if (modify_checks(an, rel, m) < 0)
+        return -1;
     if (s->returning != NULL) {
         Scope sc = {.parent = NULL};
         const CatRelation *r2;
@@ -584,7 +738,7 @@ int an_update_stmt(Analyze *an, UpdateStmt *s, Query *q)
         plan_set_col(p, c + 1, rel->cols[c].name, rel->cols[c].type, NULL);
     }
     m->source = p;
-    if (returning(an, s->returning, m, q) < 0)
+    if (modify_checks(an, rel, m) < 0 || returning(an, s->returning, m, q) < 0)
         goto out;
     finish(an, q, m, "UPDATE");
     rc = 0;
@@ -756,6 +910,16 @@ int an_copy_stmt(Analyze *an, CopyStmt *s, Query *q)
                 return sl_error_at(an->err, ERRCODE_DUPLICATE_COLUMN, cr->hdr.location,
                                    "column \"%s\" specified more than once", name);
         c->attnums[i] = idx;
+    }
+    /* COPY FROM does not evaluate CHECK constraints yet */
+    ModifyPlan probe = {0};
+    if (!s->to && modify_checks(an, rel, &probe) < 0)
+        return -1;
+    if (probe.nchecks > 0) {
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->hdr.location,
+                    "COPY FROM into a table with CHECK constraints is not supported yet");
+        sl_error_hint(an->err, "Use INSERT.");
+        return -1;
     }
     /* COPY FROM fills a column it does not name with NULL: one with a
      * DEFAULT would get the wrong value */

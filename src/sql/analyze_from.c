@@ -740,6 +740,18 @@ int an_target_relation(Analyze *an, RangeVar *rv, bool with_key, const CatRelati
     return 0;
 }
 
+void an_relation_scope(Analyze *an, const CatRelation *rel, Scope *scope)
+{
+    ScopeItem *it = new_item(an, rel->name, rel->ncols);
+    it->rel = rel;
+    for (int c = 0; c < rel->ncols; c++) {
+        it->colnames[c] = rel->cols[c].name;
+        it->colidx[c] = c;
+    }
+    scope->items = list_append(an->a, NULL, it);
+    scope->from = scan_plan(an, rel, NULL, false);
+}
+
 /* ------------------------------------------------------------ columns */
 
 #define MAX_FUZZY 3

@@ -57,8 +57,10 @@ typedef struct Analyze {
     int         view_depth; /* views being expanded (a cycle stops at 32) */
     const char *no_columns; /* "DEFAULT expression": column references and
                                subqueries are refused (0A000), else NULL */
+    const char *no_subquery;/* "check constraint": subqueries alone are */
     const CatRelation *dflt_rel;    /* the table whose DEFAULTs dflt holds */
     Node      **dflt;       /* per column: its DEFAULT expression, or NULL */
+    CreateStmt *dflt_stmt;  /* dflt_rel's CREATE TABLE, parsed (or NULL) */
     Corr       *corr;       /* the innermost subquery being analyzed, or NULL */
     int         ncorrelated;/* correlated subqueries made (they run per row) */
     bool        on_loop;    /* reads a system relation or calls a loop function */
@@ -155,6 +157,15 @@ int   an_expand_star(Analyze *an, const char *qual, int loc, int **cols, int *nc
 /* A SELECT / VALUES / set operation -> its plan; names of the output
  * columns in plan->cols. */
 Plan *an_select(Analyze *an, SelectStmt *s, Scope *parent);
+/* scope: the names of rel's columns alone, over a scan of it in column
+ * order (a CHECK constraint's; analyze_from.c). */
+void  an_relation_scope(Analyze *an, const CatRelation *rel, Scope *scope);
+/* The CHECK constraints of table rel (cs: its CREATE TABLE, or NULL to
+ * read rel's sql), each analyzed over rel's columns, with PostgreSQL's
+ * names ("t_a_check", "t_check1", or CONSTRAINT's): their number, or -1
+ * (analyze_dml.c). */
+int   an_table_checks(Analyze *an, const CatRelation *rel, CreateStmt *cs, Expr ***exprs,
+                      const char ***names);
 /* ---- views (analyze_view.c) ---- */
 int   an_create_view(Analyze *an, CreateViewStmt *c, Query *q);
 /* The plan of view rel's query for one reference at loc, or NULL. */

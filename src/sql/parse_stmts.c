@@ -386,6 +386,21 @@ Node *make_default(Parse *p, int loc, Node *expr)
     return &c->hdr;
 }
 
+Node *make_check(Parse *p, int loc, Node *expr)
+{
+    Constraint *c = NEW_NODE(p, Constraint, loc);
+    c->type = CONSTR_CHECK;
+    c->expr = expr;
+    return &c->hdr;
+}
+
+Node *constraint_named(Parse *p, Node *constraint, const Token *name)
+{
+    SL_UNUSED(p);
+    ((Constraint *)constraint)->conname = name->z;
+    return constraint;
+}
+
 Node *make_watermark(Parse *p, const Token *w, const Token *col, Node *expr)
 {
     WatermarkDef *d = NEW_NODE(p, WatermarkDef, w->offset);

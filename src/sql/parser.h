@@ -220,6 +220,8 @@ List *make_name_strs(Parse *p, List *l, const Token *t);
 Node *make_column_def(Parse *p, const Token *name, Node *type, List *constraints);
 Node *make_constraint(Parse *p, ConstrType type, int loc, List *key_nodes);
 Node *make_default(Parse *p, int loc, Node *expr);
+Node *make_check(Parse *p, int loc, Node *expr);
+Node *constraint_named(Parse *p, Node *constraint, const Token *name);
 Node *make_watermark(Parse *p, const Token *w, const Token *col, Node *expr);
 Node *make_def_elem(Parse *p, const Token *name, Node *arg);
 Node *make_create(Parse *p, const Token *t, ObjectKind kind, bool if_not_exists, Names name,
