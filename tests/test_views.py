@@ -11,6 +11,8 @@
   rows inserted; the view cannot be replaced or dropped while the query
   reads it (2BP01), and DROP VIEW ... CASCADE drops the query too.
 - A restart keeps the views (the catalog) and what they answer.
+- UPDATE ... FROM and DELETE ... USING as a plain role need SELECT on the
+  relations they join.
 """
 
 import psycopg
@@ -141,3 +143,27 @@ def test_views_survive_a_restart(sluiced):
         assert c.execute("SELECT n FROM w").fetchone()[0] == 1
         assert c.execute("SELECT relkind FROM pg_class WHERE relname = 'v'").fetchone()[0] == "v"
         assert sqlstate_of(lambda: c.execute("DROP TABLE t")) == "2BP01"
+
+
+def test_update_from_and_delete_using_as_a_plain_role(server):
+    """UPDATE ... FROM and DELETE ... USING need SELECT on the relations they
+    join (and on the target, which they read), as in PostgreSQL."""
+    with su(server) as admin:
+        admin.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+        admin.execute("CREATE TABLE src (id INT, w INT)")
+        admin.execute("INSERT INTO t VALUES (1, 1), (2, 2)")
+        admin.execute("INSERT INTO src VALUES (1, 10)")
+        admin.execute("CREATE ROLE bob LOGIN")
+        admin.execute("GRANT SELECT, UPDATE, DELETE ON t TO bob")
+        with connect_as(server, "bob") as bob:
+            assert denied(lambda: bob.execute(
+                "UPDATE t SET v = src.w FROM src WHERE t.id = src.id")) == \
+                "permission denied for table src"
+            assert denied(lambda: bob.execute(
+                "DELETE FROM t USING src WHERE t.id = src.id")) == \
+                "permission denied for table src"
+            admin.execute("GRANT SELECT ON src TO bob")
+            cur = bob.execute("UPDATE t SET v = src.w FROM src WHERE t.id = src.id")
+            assert cur.rowcount == 1
+            assert bob.execute("DELETE FROM t USING src WHERE t.id = src.id").rowcount == 1
+            assert bob.execute("SELECT id, v FROM t").fetchall() == [(2, 2)]

@@ -3,8 +3,8 @@
  *
  *   an_insert_stmt   INSERT INTO t [(cols)] VALUES ... | query | DEFAULT VALUES
  *                    [ON CONFLICT ... DO NOTHING | DO UPDATE SET ...] [RETURNING]
- *   an_update_stmt   UPDATE t SET col = expr, ... [WHERE] [RETURNING]
- *   an_delete_stmt   DELETE FROM t [WHERE] [RETURNING]
+ *   an_update_stmt   UPDATE t SET col = expr, ... [FROM ...] [WHERE] [RETURNING]
+ *   an_delete_stmt   DELETE FROM t [USING ...] [WHERE] [RETURNING]
  *   an_assign        an expression coerced for assignment to a column
  *   an_default_expr  a column's DEFAULT expression (also CREATE TABLE's check)
  *   an_table_checks  a table's CHECK constraints, named as PostgreSQL names
@@ -19,7 +19,10 @@
  * carry the CHECKs in their ModifyPlan, sorted by name.  As in PostgreSQL, each VALUES row is coerced to the target columns
  * directly, so parameters and literals take the columns' types.  UPDATE
  * and DELETE scan the table with each row's storage key; the source plan
- * yields [key, new row] (UPDATE) or [key, old row] (DELETE).  Streams are
+ * yields [key, new row] (UPDATE) or [key, old row] (DELETE); with FROM /
+ * USING the scan is cross-joined with the other relations (the WHERE
+ * pushed into the join) and a Distinct on the key keeps one row per
+ * target row.  Streams are
  * append-only: UPDATE, DELETE and ON CONFLICT on a stream are refused.
  */
 #include "sql/analyze_int.h"
@@ -676,15 +679,48 @@ static Plan *modify_where(Analyze *an, Node *where, Plan *scan)
     return plan_push_filter(an->a, scan, w);
 }
 
+/* UPDATE ... FROM, DELETE ... USING: the source [key, ...] p keeps the
+ * first row of each target row (PostgreSQL updates or deletes a row once,
+ * whichever joined row it meets first). */
+static Plan *once_per_row(Analyze *an, Plan *p)
+{
+    Plan *d = plan_new(an->a, PLAN_DISTINCT, p, p->ncols);
+    for (int c = 0; c < p->ncols; c++)
+        plan_set_col(d, c, p->cols[c].name, p->cols[c].type, p->quals[c]);
+    d->u.distinct.nkeys = 1;
+    d->u.distinct.keys = ARENA_ARRAY(an->a, int, 1);
+    d->u.distinct.keys[0] = 0;
+    return d;
+}
+
+/* RETURNING of a statement with FROM / USING: over the target's row only
+ * (tsc), a column of the other relations refused (0A000). */
+static int returning_target(Analyze *an, List *targets, ModifyPlan *m, Query *q, Scope *tsc,
+                            bool joined)
+{
+    Scope *saved = an->scope;
+    an->scope = tsc;
+    int rc = returning(an, targets, m, q);
+    an->scope = saved;
+    if (rc < 0 && joined && (strcmp(an->err->sqlstate, ERRCODE_UNDEFINED_TABLE) == 0 ||
+                             strcmp(an->err->sqlstate, ERRCODE_UNDEFINED_COLUMN) == 0)) {
+        int pos = an->err->position;
+        sl_error_clear(an->err);
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, pos > 0 ? pos - 1 : -1,
+                    "RETURNING of UPDATE ... FROM or DELETE ... USING can read only the "
+                    "columns of the table it changes yet");
+    }
+    return rc;
+}
+
 int an_update_stmt(Analyze *an, UpdateStmt *s, Query *q)
 {
-    if (s->from != NULL)
-        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                           ((Node *)list_nth(s->from, 0))->location,
-                           "UPDATE ... FROM is not supported yet");
     Scope sc = {.parent = NULL};
     const CatRelation *rel;
     if (modify_target(an, s->relation, "update", &sc, &rel) < 0)
+        return -1;
+    Scope tsc = sc;
+    if (s->from != NULL && an_target_from(an, s->from, &sc) < 0)
         return -1;
     Scope *saved = an->scope;
     const char *saved_ref = an->agg_refusal;
@@ -737,8 +773,9 @@ int an_update_stmt(Analyze *an, UpdateStmt *s, Query *q)
         p->u.project.exprs[c + 1] = set[c] ? set[c] : column_ref(an, rel->cols[c].type, c);
         plan_set_col(p, c + 1, rel->cols[c].name, rel->cols[c].type, NULL);
     }
-    m->source = p;
-    if (modify_checks(an, rel, m) < 0 || returning(an, s->returning, m, q) < 0)
+    m->source = s->from != NULL ? once_per_row(an, p) : p;
+    if (modify_checks(an, rel, m) < 0 ||
+        returning_target(an, s->returning, m, q, &tsc, s->from != NULL) < 0)
         goto out;
     finish(an, q, m, "UPDATE");
     rc = 0;
@@ -750,13 +787,12 @@ out:
 
 int an_delete_stmt(Analyze *an, DeleteStmt *s, Query *q)
 {
-    if (s->using_list != NULL)
-        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                           ((Node *)list_nth(s->using_list, 0))->location,
-                           "DELETE ... USING is not supported yet");
     Scope sc = {.parent = NULL};
     const CatRelation *rel;
     if (modify_target(an, s->relation, "delete from", &sc, &rel) < 0)
+        return -1;
+    Scope tsc = sc;
+    if (s->using_list != NULL && an_target_from(an, s->using_list, &sc) < 0)
         return -1;
     Scope *saved = an->scope;
     an->scope = &sc;
@@ -777,8 +813,8 @@ int an_delete_stmt(Analyze *an, DeleteStmt *s, Query *q)
         p->u.project.exprs[c + 1] = column_ref(an, rel->cols[c].type, c);
         plan_set_col(p, c + 1, rel->cols[c].name, rel->cols[c].type, NULL);
     }
-    m->source = p;
-    if (returning(an, s->returning, m, q) < 0)
+    m->source = s->using_list != NULL ? once_per_row(an, p) : p;
+    if (returning_target(an, s->returning, m, q, &tsc, s->using_list != NULL) < 0)
         goto out;
     finish(an, q, m, "DELETE");
     rc = 0;

@@ -740,6 +740,38 @@ int an_target_relation(Analyze *an, RangeVar *rv, bool with_key, const CatRelati
     return 0;
 }
 
+int an_target_from(Analyze *an, List *from, Scope *scope)
+{
+    Scope fsc = {.parent = NULL};
+    if (an_from_clause(an, from, &fsc) < 0 ||
+        check_unique_names(an, scope->items, fsc.items, ((Node *)list_nth(from, 0))->location) < 0)
+        return -1;
+    Plan *l = scope->from, *r = fsc.from;
+    int nl = l->ncols, nr = r->ncols;
+    Plan *jp = plan_new(an->a, PLAN_JOIN, l, nl + nr);
+    jp->right = r;
+    jp->u.join.type = JOIN_CROSS;
+    for (int c = 0; c < nl; c++)
+        plan_set_col(jp, c, l->cols[c].name, l->cols[c].type, l->quals[c]);
+    for (int c = 0; c < nr; c++)
+        plan_set_col(jp, nl + c, r->cols[c].name, r->cols[c].type, r->quals[c]);
+    List *items = NULL;
+    for (int k = 0; k < list_len(scope->items); k++)
+        items = list_append(an->a, items, list_nth(scope->items, k));
+    for (int k = 0; k < list_len(fsc.items); k++) {
+        ScopeItem *src = list_nth(fsc.items, k);
+        ScopeItem *it = ARENA_NEW(an->a, ScopeItem);
+        *it = *src;
+        it->colidx = ARENA_ARRAY(an->a, int, src->ncols ? src->ncols : 1);
+        for (int c = 0; c < src->ncols; c++)
+            it->colidx[c] = src->colidx[c] + nl;
+        items = list_append(an->a, items, it);
+    }
+    scope->items = items;
+    scope->from = jp;
+    return 0;
+}
+
 void an_relation_scope(Analyze *an, const CatRelation *rel, Scope *scope)
 {
     ScopeItem *it = new_item(an, rel->name, rel->ncols);

@@ -160,6 +160,10 @@ Plan *an_select(Analyze *an, SelectStmt *s, Scope *parent);
 /* scope: the names of rel's columns alone, over a scan of it in column
  * order (a CHECK constraint's; analyze_from.c). */
 void  an_relation_scope(Analyze *an, const CatRelation *rel, Scope *scope);
+/* UPDATE ... FROM, DELETE ... USING: scope (the target's, from
+ * an_target_relation) cross-joined with the FROM items, whose columns
+ * follow the target's (42712 for a name used twice; analyze_from.c). */
+int   an_target_from(Analyze *an, List *from, Scope *scope);
 /* The CHECK constraints of table rel (cs: its CREATE TABLE, or NULL to
  * read rel's sql), each analyzed over rel's columns, with PostgreSQL's
  * names ("t_a_check", "t_check1", or CONSTRAINT's): their number, or -1
