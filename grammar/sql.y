@@ -80,7 +80,7 @@
       CHAIN CHARACTERISTICS COMMITTED ISOLATION LEVEL NO PREPARED
       READ RELEASE REPEATABLE SAVEPOINT SERIALIZABLE UNCOMMITTED WRITE
       CURRENT EXCLUDE FOLLOWING GROUPS OTHERS PRECEDING RANGE ROW ROWS TIES
-      UNBOUNDED VIEW.
+      UNBOUNDED VIEW COLUMN.
 
 /* Anything at all (the rule "anything"): a SET's value (the settings
  * parse it, from VariableSetStmt.value_offset), what follows a FOREIGN KEY's REFERENCES, and the
@@ -139,7 +139,21 @@ stmt(A) ::= SUBSCRIBE(T) name_list(N) opt_with_options(O). { A = make_subscribe(
 stmt(A) ::= ALTER(T) CONTINUOUS QUERY name_list(N) PAUSE. { A = make_alter_cq(p, &T, N, true); }
 stmt(A) ::= ALTER(T) CONTINUOUS QUERY name_list(N) RESUME. { A = make_alter_cq(p, &T, N, false); }
 stmt(A) ::= ALTER(T) ID(X) anything. { A = make_unsupported2(p, &T, &X); }
-stmt(A) ::= ALTER(T) TABLE(X) anything. { A = make_unsupported2(p, &T, &X); }
+/* ALTER TABLE | VIEW [IF EXISTS] name RENAME TO new_name | RENAME [COLUMN]
+ * a TO b | ALTER [COLUMN] a SET NOT NULL | ALTER [COLUMN] a DROP NOT NULL;
+ * the other actions are parsed by their first words and refused. */
+stmt(A) ::= ALTER(T) TABLE opt_if_exists(E) name_list(N) alter_cmd(C). { A = make_alter_table(p, &T, OBJECT_TABLE, E, N, C); }
+stmt(A) ::= ALTER(T) VIEW opt_if_exists(E) name_list(N) alter_cmd(C). { A = make_alter_table(p, &T, OBJECT_VIEW, E, N, C); }
+alter_cmd(A) ::= RENAME TO ID(X). { A = make_alter_cmd(p, ALTER_RENAME, NULL, &X); }
+alter_cmd(A) ::= RENAME opt_column ID(C) TO ID(X). { A = make_alter_cmd(p, ALTER_RENAME_COLUMN, &C, &X); }
+alter_cmd(A) ::= ALTER opt_column ID(C) SET NOT NULL. { A = make_alter_cmd(p, ALTER_SET_NOT_NULL, &C, NULL); }
+alter_cmd(A) ::= ALTER opt_column ID(C) DROP NOT NULL. { A = make_alter_cmd(p, ALTER_DROP_NOT_NULL, &C, NULL); }
+alter_cmd(A) ::= ALTER(T) opt_column ID SET DEFAULT anything. { A = make_alter_refused(p, &T, "ALTER COLUMN ... SET DEFAULT"); }
+alter_cmd(A) ::= ALTER(T) opt_column ID DROP DEFAULT. { A = make_alter_refused(p, &T, "ALTER COLUMN ... DROP DEFAULT"); }
+alter_cmd(A) ::= ALTER(T) opt_column ID ID anything. { A = make_alter_refused(p, &T, "ALTER COLUMN ... TYPE"); }
+alter_cmd(A) ::= ID(T) anything. { A = make_alter_refused(p, &T, NULL); }
+opt_column ::= .
+opt_column ::= COLUMN.
 stmt(A) ::= unsupported_kw(T) anything. { A = make_unsupported(p, &T); }
 
 %type set_name {Token}

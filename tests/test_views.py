@@ -13,6 +13,7 @@
 - A restart keeps the views (the catalog) and what they answer.
 - UPDATE ... FROM and DELETE ... USING as a plain role need SELECT on the
   relations they join.
+- Only the owner alters a table or view (ALTER TABLE / VIEW: 42501).
 """
 
 import psycopg
@@ -167,3 +168,27 @@ def test_update_from_and_delete_using_as_a_plain_role(server):
             assert cur.rowcount == 1
             assert bob.execute("DELETE FROM t USING src WHERE t.id = src.id").rowcount == 1
             assert bob.execute("SELECT id, v FROM t").fetchall() == [(2, 2)]
+
+
+def test_only_the_owner_alters_a_table_or_view(server):
+    """ALTER TABLE / ALTER VIEW as a plain role: 42501 "must be owner of ..."
+    for another role's relation, whatever was granted; the owner may."""
+    with su(server) as admin:
+        admin.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+        admin.execute("CREATE VIEW v AS SELECT id FROM t")
+        admin.execute("CREATE ROLE bob LOGIN")
+        admin.execute("GRANT ALL PRIVILEGES ON t TO bob")
+        with connect_as(server, "bob") as bob:
+            for sql in ("ALTER TABLE t RENAME TO t2", "ALTER TABLE t RENAME COLUMN v TO w",
+                        "ALTER TABLE t ALTER COLUMN v SET NOT NULL"):
+                assert denied(lambda: bob.execute(sql)) == "must be owner of table t"
+            assert denied(lambda: bob.execute("ALTER VIEW v RENAME TO w")) == \
+                "must be owner of view v"
+            bob.execute("CREATE TABLE mine (a INT)")
+            bob.execute("ALTER TABLE mine RENAME COLUMN a TO b")
+            bob.execute("ALTER TABLE mine ALTER COLUMN b SET NOT NULL")
+            bob.execute("ALTER TABLE mine RENAME TO ours")
+            assert bob.execute("SELECT column_name, is_nullable FROM information_schema.columns "
+                               "WHERE table_name = 'ours'").fetchall() == [("b", "NO")]
+        assert admin.execute("SELECT relowner FROM pg_class WHERE relname = 'ours'"
+                             ).fetchone()[0] != 10

@@ -31,6 +31,7 @@ typedef enum NodeTag {
     T_CreateViewStmt,
     T_DropStmt,
     T_AlterCqStmt,
+    T_AlterTableStmt,
     T_SubscribeStmt,
     T_ExplainStmt,
     T_ShowStmt,
@@ -470,6 +471,27 @@ typedef struct CopyStmt {
     int         target_loc;
     List       *options;
 } CopyStmt;
+
+/* ALTER TABLE | VIEW [IF EXISTS] name <cmd>. */
+typedef enum AlterCmd {
+    ALTER_RENAME,           /* RENAME TO newname */
+    ALTER_RENAME_COLUMN,    /* RENAME [COLUMN] column TO newname */
+    ALTER_SET_NOT_NULL,     /* ALTER [COLUMN] column SET NOT NULL */
+    ALTER_DROP_NOT_NULL,    /* ALTER [COLUMN] column DROP NOT NULL */
+    ALTER_REFUSED,          /* anything else: refused (0A000) naming `refused` */
+} AlterCmd;
+
+typedef struct AlterTableStmt {
+    Node        hdr;
+    ObjectKind  kind;       /* OBJECT_TABLE (ALTER TABLE) or OBJECT_VIEW */
+    RangeVar   *relation;
+    bool        missing_ok;
+    AlterCmd    cmd;
+    const char *column;
+    const char *newname;
+    const char *refused;    /* ALTER_REFUSED: "ADD", "ALTER COLUMN ... TYPE", ... */
+    int         cmd_loc;
+} AlterTableStmt;
 
 typedef struct AlterCqStmt {
     Node      hdr;

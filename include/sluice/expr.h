@@ -205,6 +205,7 @@ typedef enum QueryKind {
     QUERY_REFUSED,  /* parsed and analyzed, but not runnable yet: 0A000 refusal */
     QUERY_COPY,     /* COPY FROM STDIN / TO STDOUT: copy */
     QUERY_ROLE,     /* CREATE / ALTER / DROP ROLE, GRANT, REVOKE: run from ast */
+    QUERY_ALTER,    /* ALTER TABLE / VIEW: run from ast (src/runtime/alter.c) */
 } QueryKind;
 
 struct Plan;

@@ -4,6 +4,7 @@
  *
  *   cat_open, cat_close, cat_schema_version
  *   cat_lookup, cat_create_relation(s), cat_recreate_relation, cat_replace_relation,
+ *   cat_rename_relation,
  *   cat_drop_relation(s),
  *   cat_foreach
  *   cat_relation_ref, cat_relation_unref
@@ -670,6 +671,50 @@ fail:
 fail_rolled:
     sqlite3_finalize(up);
     sqlite3_finalize(del);
+    rollback(cat);
+    cat_relation_unref(rel);
+    return -1;
+}
+
+int cat_rename_relation(Catalog *cat, const char *name, const char *new_name,
+                        const CatRelation **out, SlError *err)
+{
+    int idx = find_index(cat, name);
+    if (idx < 0)
+        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist", name);
+    if (find_index(cat, new_name) >= 0)
+        return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
+                        new_name);
+    CatRelation *old = cat->rels[idx];
+    CatRelation def = *old;
+    def.name = new_name;
+    CatRelation *rel = rel_copy(&def);
+    sqlite3_stmt *up = NULL;
+    if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0) {
+        cat_relation_unref(rel);
+        return -1;
+    }
+    if (sqlite3_prepare_v2(cat->db, "UPDATE relations SET name = ? WHERE oid = ?", -1, &up,
+                           NULL) != SQLITE_OK)
+        goto fail;
+    sqlite3_bind_text(up, 1, rel->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(up, 2, rel->oid);
+    if (sqlite3_step(up) != SQLITE_DONE)
+        goto fail;
+    if (cat_exec(cat, "COMMIT;", err) < 0)
+        goto fail_rolled;
+    sqlite3_finalize(up);
+    CAT_WRITE_BEGIN(cat);
+    cat->rels[idx] = rel;
+    CAT_WRITE_END(cat);
+    cat_relation_unref(old);
+    *out = rel;
+    return 0;
+
+fail:
+    cat_db_error(cat, err);
+fail_rolled:
+    sqlite3_finalize(up);
     rollback(cat);
     cat_relation_unref(rel);
     return -1;

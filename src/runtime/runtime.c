@@ -701,6 +701,7 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     case QUERY_CREATE:
     case QUERY_DROP:
     case QUERY_ALTER_CQ:
+    case QUERY_ALTER:
     case QUERY_ROLE:
         if (cat_of(p->rt) == NULL || st_of(p->rt) == NULL)
             return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
@@ -722,6 +723,9 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
         break;
     case QUERY_ALTER_CQ:
         rc = rt_cq_alter(cq_of(p->rt), q->drop_names[0], q->pause, err);
+        break;
+    case QUERY_ALTER:
+        rc = rt_run_alter(p->rt, (const AlterTableStmt *)q->ast, err);
         break;
     case QUERY_ROLE:
         rc = rt_run_role(p->rt, q, err);
@@ -748,6 +752,7 @@ const char *rt_write_command(const Prepared *p)
     case QUERY_CREATE:
     case QUERY_DROP:
     case QUERY_ALTER_CQ:
+    case QUERY_ALTER:
     case QUERY_ROLE:
         return q->tag;
     case QUERY_COPY:
@@ -763,6 +768,7 @@ const char *rt_block_refused(const Prepared *p)
     case QUERY_CREATE:
     case QUERY_DROP:
     case QUERY_ALTER_CQ:
+    case QUERY_ALTER:
     case QUERY_ROLE:
         return p->q->tag;
     default:

@@ -112,6 +112,8 @@ int rt_run_create(Runtime *rt, const Query *q, SlError *err);
 /* Whether rel's connector option is `name` (ingest.c). */
 bool rt_connector_is(const CatRelation *rel, const char *name);
 int rt_run_drop(Runtime *rt, const Query *q, SlError *err);
+/* alter.c: ALTER TABLE / VIEW (the statement's parse tree). */
+int rt_run_alter(Runtime *rt, const AlterTableStmt *s, SlError *err);
 /* "table", "stream", "sink", "continuous query", "view" (ddl.c). */
 const char *rt_relkind_noun(RelKind kind);
 /* view.c: CREATE [OR REPLACE] VIEW; the views (other than rel) whose

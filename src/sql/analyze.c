@@ -1314,6 +1314,7 @@ int an_statement(Analyze *an, Node *stmt, Query *q)
     case T_ExplainStmt:
     case T_CreateCqStmt:
     case T_CreateViewStmt:
+    case T_AlterTableStmt:
     case T_AlterCqStmt:
     case T_SubscribeStmt:
         return an_other_stmt(an, stmt, q);

@@ -6,7 +6,9 @@
  *   an_create_stmt   CREATE TABLE / STREAM / SINK -> the relation to create
  *   an_drop_stmt     DROP TABLE / STREAM / SINK / CONTINUOUS QUERY
  *                    [IF EXISTS] names
- *   an_other_stmt    EXPLAIN; CREATE CONTINUOUS QUERY (its query analyzed,
+ *   an_other_stmt    EXPLAIN; ALTER TABLE / VIEW (tagged, run by the runtime
+ *                    from the parse tree); CREATE VIEW (analyze_view.c);
+ *                    CREATE CONTINUOUS QUERY (its query analyzed,
  *                    windows included), ALTER ... PAUSE/RESUME, SUBSCRIBE,
  *                    EXPLAIN CONTINUOUS QUERY; SUBSCRIBE -> refused
  *
@@ -521,6 +523,19 @@ int an_other_stmt(Analyze *an, Node *stmt, Query *q)
         return an_create_cq(an, (CreateCqStmt *)stmt, q);
     case T_CreateViewStmt:
         return an_create_view(an, (CreateViewStmt *)stmt, q);
+    case T_AlterTableStmt: {
+        /* checked and run from the parse tree by the runtime (alter.c) */
+        AlterTableStmt *s = (AlterTableStmt *)stmt;
+        const char *what = s->kind == OBJECT_VIEW ? "ALTER VIEW" : "ALTER TABLE";
+        if (s->cmd == ALTER_REFUSED)
+            return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->cmd_loc,
+                               "%s ... %s is not supported yet", what, s->refused);
+        if (check_schema(an, s->relation) < 0)
+            return -1;
+        q->kind = QUERY_ALTER;
+        q->tag = what;
+        return 0;
+    }
     case T_AlterCqStmt: {
         AlterCqStmt *s = (AlterCqStmt *)stmt;
         if (check_schema(an, s->name) < 0)

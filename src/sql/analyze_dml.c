@@ -220,9 +220,11 @@ int an_table_checks(Analyze *an, const CatRelation *rel, CreateStmt *cs, Expr **
         }
     }
     int n = list_len(cons);
+    /* named after the table's name at CREATE, which a RENAME leaves them */
+    const char *tname = cs != NULL ? cs->relation->name : rel->name;
     *exprs = ARENA_ARRAY(an->a, Expr *, n > 0 ? n : 1);
     *names = ARENA_ARRAY(an->a, const char *, n + 1);
-    (*names)[0] = arena_printf(an->a, "%s_pkey", rel->name);   /* taken, not a CHECK */
+    (*names)[0] = arena_printf(an->a, "%s_pkey", tname);       /* taken, not a CHECK */
     const char **chosen = *names + 1;
     bool *used = ARENA_ARRAY(an->a, bool, rel->ncols > 0 ? rel->ncols : 1);
     for (int i = 0; i < n; i++) {
@@ -247,9 +249,9 @@ int an_table_checks(Analyze *an, const CatRelation *rel, CreateStmt *cs, Expr **
                 one = c;
                 nused++;
             }
-        const char *base = nused == 1 ? arena_printf(an->a, "%s_%s_check", rel->name,
+        const char *base = nused == 1 ? arena_printf(an->a, "%s_%s_check", tname,
                                                      rel->cols[one].name)
-                                      : arena_printf(an->a, "%s_check", rel->name);
+                                      : arena_printf(an->a, "%s_check", tname);
         const char *name = base;
         for (int k = 1; name_taken(*names, i + 1, name); k++)
             name = arena_printf(an->a, "%s%d", base, k);

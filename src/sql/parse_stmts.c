@@ -386,6 +386,44 @@ Node *make_default(Parse *p, int loc, Node *expr)
     return &c->hdr;
 }
 
+Node *make_alter_cmd(Parse *p, AlterCmd cmd, const Token *column, const Token *newname)
+{
+    AlterTableStmt *a = NEW_NODE(p, AlterTableStmt, column ? column->offset : newname->offset);
+    a->cmd = cmd;
+    a->column = column ? column->z : NULL;
+    a->newname = newname ? newname->z : NULL;
+    a->cmd_loc = a->hdr.location;
+    return &a->hdr;
+}
+
+/* An action ALTER TABLE does not run: what names it, or its first word. */
+Node *make_alter_refused(Parse *p, const Token *t, const char *what)
+{
+    AlterTableStmt *a = NEW_NODE(p, AlterTableStmt, t->offset);
+    a->cmd = ALTER_REFUSED;
+    if (what == NULL) {
+        char *w = arena_strndup(p->arena, t->z, (size_t)t->n);
+        for (char *c = w; *c; c++)
+            if (*c >= 'a' && *c <= 'z')
+                *c = (char)(*c - ('a' - 'A'));
+        what = w;
+    }
+    a->refused = what;
+    a->cmd_loc = t->offset;
+    return &a->hdr;
+}
+
+Node *make_alter_table(Parse *p, const Token *t, ObjectKind kind, bool missing_ok, Names name,
+                       Node *cmd)
+{
+    AlterTableStmt *a = (AlterTableStmt *)cmd;
+    a->hdr.location = t->offset;
+    a->kind = kind;
+    a->missing_ok = missing_ok;
+    a->relation = (RangeVar *)make_range_var(p, name, NULL);
+    return &a->hdr;
+}
+
 Node *make_check(Parse *p, int loc, Node *expr)
 {
     Constraint *c = NEW_NODE(p, Constraint, loc);
