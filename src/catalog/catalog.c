@@ -623,13 +623,11 @@ fail_rolled:
     return -1;
 }
 
-int cat_replace_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
-                         SlError *err)
+/* Relation idx takes def's name, definition and columns (its oid, kind,
+ * owner and creation time stay), in one SQLite transaction. */
+static int replace_at(Catalog *cat, int idx, const CatRelation *def, const CatRelation **out,
+                      SlError *err)
 {
-    int idx = find_index(cat, def->name);
-    if (idx < 0)
-        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
-                        def->name);
     CatRelation *old = cat->rels[idx];
     if (old->kind != def->kind)
         return sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is a %s", def->name,
@@ -643,14 +641,16 @@ int cat_replace_relation(Catalog *cat, const CatRelation *def, const CatRelation
         cat_relation_unref(rel);
         return -1;
     }
-    if (sqlite3_prepare_v2(cat->db, "UPDATE relations SET sql = ?, options = ? WHERE oid = ?",
+    if (sqlite3_prepare_v2(cat->db,
+                           "UPDATE relations SET sql = ?, options = ?, name = ? WHERE oid = ?",
                            -1, &up, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(cat->db, "DELETE FROM columns WHERE rel_oid = ?", -1, &del,
                            NULL) != SQLITE_OK)
         goto fail;
     sqlite3_bind_text(up, 1, rel->sql, -1, SQLITE_STATIC);
     sqlite3_bind_text(up, 2, rel->options, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(up, 3, rel->oid);
+    sqlite3_bind_text(up, 3, rel->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(up, 4, rel->oid);
     sqlite3_bind_int64(del, 1, rel->oid);
     if (sqlite3_step(up) != SQLITE_DONE || sqlite3_step(del) != SQLITE_DONE ||
         insert_columns(cat, rel) < 0)
@@ -676,6 +676,16 @@ fail_rolled:
     return -1;
 }
 
+int cat_replace_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
+                         SlError *err)
+{
+    int idx = find_index(cat, def->name);
+    if (idx < 0)
+        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
+                        def->name);
+    return replace_at(cat, idx, def, out, err);
+}
+
 int cat_rename_relation(Catalog *cat, const char *name, const char *new_name,
                         const CatRelation **out, SlError *err)
 {
@@ -685,39 +695,9 @@ int cat_rename_relation(Catalog *cat, const char *name, const char *new_name,
     if (find_index(cat, new_name) >= 0)
         return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
                         new_name);
-    CatRelation *old = cat->rels[idx];
-    CatRelation def = *old;
+    CatRelation def = *cat->rels[idx];
     def.name = new_name;
-    CatRelation *rel = rel_copy(&def);
-    sqlite3_stmt *up = NULL;
-    if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0) {
-        cat_relation_unref(rel);
-        return -1;
-    }
-    if (sqlite3_prepare_v2(cat->db, "UPDATE relations SET name = ? WHERE oid = ?", -1, &up,
-                           NULL) != SQLITE_OK)
-        goto fail;
-    sqlite3_bind_text(up, 1, rel->name, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(up, 2, rel->oid);
-    if (sqlite3_step(up) != SQLITE_DONE)
-        goto fail;
-    if (cat_exec(cat, "COMMIT;", err) < 0)
-        goto fail_rolled;
-    sqlite3_finalize(up);
-    CAT_WRITE_BEGIN(cat);
-    cat->rels[idx] = rel;
-    CAT_WRITE_END(cat);
-    cat_relation_unref(old);
-    *out = rel;
-    return 0;
-
-fail:
-    cat_db_error(cat, err);
-fail_rolled:
-    sqlite3_finalize(up);
-    rollback(cat);
-    cat_relation_unref(rel);
-    return -1;
+    return replace_at(cat, idx, &def, out, err);
 }
 
 int cat_drop_relations(Catalog *cat, const char *const *names, int n, SlError *err)

@@ -79,27 +79,52 @@ static Expr *null_of(Analyze *an, SlType t)
     return an_const(an, t, -1, true);
 }
 
+/* What an expression of a table's definition (a DEFAULT, a CHECK) is
+ * analyzed in, and what it replaces of the Analyze while it is. */
+typedef struct DefContext {
+    Scope            *scope;
+    const char       *agg_refusal, *srf_refusal, *no_columns, *no_subquery;
+    bool              srf_ok;
+    struct AnWindows *win;
+} DefContext;
+
+/* Analyzes the next expressions in scope, where `where` names the clause
+ * in the refusals of aggregates and set-returning functions
+ * ("DEFAULT expressions"); no_columns / no_subquery as Analyze's.  *saved
+ * takes what def_leave puts back. */
+static void def_enter(Analyze *an, DefContext *saved, Scope *scope, const char *where,
+                      const char *no_columns, const char *no_subquery)
+{
+    *saved = (DefContext){an->scope,       an->agg_refusal, an->srf_refusal, an->no_columns,
+                          an->no_subquery, an->srf_ok,      an->win};
+    an->scope = scope;
+    an->agg_refusal = an->srf_refusal = where;
+    an->no_columns = no_columns;
+    an->no_subquery = no_subquery;
+    an->srf_ok = false;
+    an->win = NULL;
+}
+
+static void def_leave(Analyze *an, const DefContext *saved)
+{
+    an->scope = saved->scope;
+    an->agg_refusal = saved->agg_refusal;
+    an->srf_refusal = saved->srf_refusal;
+    an->no_columns = saved->no_columns;
+    an->no_subquery = saved->no_subquery;
+    an->srf_ok = saved->srf_ok;
+    an->win = saved->win;
+}
+
 Expr *an_default_expr(Analyze *an, Node *expr, const CatColumn *col)
 {
     Scope none = {.parent = NULL};
-    Scope *scope = an->scope;
-    const char *agg = an->agg_refusal, *srf = an->srf_refusal, *nocols = an->no_columns;
-    bool srf_ok = an->srf_ok;
-    struct AnWindows *win = an->win;
-    an->scope = &none;
-    an->agg_refusal = an->srf_refusal = "DEFAULT expressions";
-    an->no_columns = "DEFAULT expression";
-    an->srf_ok = false;
-    an->win = NULL;
+    DefContext saved;
+    def_enter(an, &saved, &none, "DEFAULT expressions", "DEFAULT expression", NULL);
     Expr *e = an_transform(an, expr);
     if (e != NULL)
         e = an_assign(an, e, col->type, col->name, expr->location);
-    an->scope = scope;
-    an->agg_refusal = agg;
-    an->srf_refusal = srf;
-    an->no_columns = nocols;
-    an->srf_ok = srf_ok;
-    an->win = win;
+    def_leave(an, &saved);
     return e;
 }
 
@@ -167,17 +192,8 @@ static Expr *check_expr(Analyze *an, const CatRelation *rel, Node *expr)
 {
     Scope scope = {.parent = NULL};
     an_relation_scope(an, rel, &scope);
-    Scope *saved = an->scope;
-    const char *agg = an->agg_refusal, *srf = an->srf_refusal, *nocols = an->no_columns;
-    const char *nosub = an->no_subquery;
-    bool srf_ok = an->srf_ok;
-    struct AnWindows *win = an->win;
-    an->scope = &scope;
-    an->agg_refusal = an->srf_refusal = "check constraints";
-    an->srf_ok = false;
-    an->win = NULL;
-    an->no_columns = NULL;
-    an->no_subquery = "check constraint";
+    DefContext saved;
+    def_enter(an, &saved, &scope, "check constraints", NULL, "check constraint");
     Expr *e = an_transform(an, expr);
     if (e != NULL && e->type.id != TYPE_BOOL && e->type.id != TYPE_UNKNOWN) {
         char b[64];
@@ -188,13 +204,7 @@ static Expr *check_expr(Analyze *an, const CatRelation *rel, Node *expr)
     } else if (e != NULL) {
         e = an_to_boolean(an, e, "CHECK");
     }
-    an->scope = saved;
-    an->agg_refusal = agg;
-    an->srf_refusal = srf;
-    an->no_columns = nocols;
-    an->no_subquery = nosub;
-    an->srf_ok = srf_ok;
-    an->win = win;
+    def_leave(an, &saved);
     return e;
 }
 
@@ -362,6 +372,16 @@ static void finish(Analyze *an, Query *q, ModifyPlan *m, const char *tag)
     q->kind = QUERY_MODIFY;
     q->tag = tag;
     q->modify = m;
+}
+
+/* The value of SET column = expression | DEFAULT (UPDATE, ON CONFLICT DO
+ * UPDATE) for column idx of rel, or NULL. */
+static Expr *set_value(Analyze *an, const CatRelation *rel, int idx, ResTarget *rt)
+{
+    if (IS_A(rt->val, SetToDefault))
+        return default_of(an, rel, idx, rt->val->location);
+    Expr *e = an_transform(an, rt->val);
+    return e != NULL ? an_assign(an, e, rel->cols[idx].type, rt->name, rt->val->location) : NULL;
 }
 
 /* ------------------------------------------------------------- INSERT */
@@ -585,15 +605,9 @@ static int on_conflict(Analyze *an, InsertStmt *s, const CatRelation *rel, Modif
                             rt->name);
                 goto out;
             }
-        Expr *e;
-        if (IS_A(rt->val, SetToDefault)) {
-            if ((e = default_of(an, rel, idx, rt->val->location)) == NULL)
-                goto out;
-        } else if ((e = an_transform(an, rt->val)) == NULL ||
-                   (e = an_assign(an, e, rel->cols[idx].type, rt->name, rt->val->location)) ==
-                       NULL) {
+        Expr *e = set_value(an, rel, idx, rt);
+        if (e == NULL)
             goto out;
-        }
         m->conflict_set[idx] = e;
     }
     if (oc->where != NULL &&
@@ -748,15 +762,9 @@ int an_update_stmt(Analyze *an, UpdateStmt *s, Query *q)
                      rt->name);
             goto out;
         }
-        Expr *e;
-        if (IS_A(rt->val, SetToDefault)) {
-            if ((e = default_of(an, rel, idx, rt->val->location)) == NULL)
-                goto out;
-        } else if ((e = an_transform(an, rt->val)) == NULL ||
-                   (e = an_assign(an, e, rel->cols[idx].type, rt->name, rt->val->location)) ==
-                       NULL) {
+        Expr *e = set_value(an, rel, idx, rt);
+        if (e == NULL)
             goto out;
-        }
         set[idx] = e;
     }
     an->agg_refusal = saved_ref;

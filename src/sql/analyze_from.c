@@ -679,6 +679,32 @@ static int from_item(Analyze *an, Node *n, FromItem *out)
     }
 }
 
+/* acc becomes acc cross-joined with f (a comma in FROM; WHERE conditions
+ * are pushed into it later): f's ranges follow acc's columns. */
+static void cross_join(Analyze *an, FromItem *acc, const FromItem *f)
+{
+    int nl = acc->plan->ncols, nr = f->plan->ncols;
+    Plan *jp = plan_new(an->a, PLAN_JOIN, acc->plan, nl + nr);
+    jp->right = f->plan;
+    jp->u.join.type = JOIN_CROSS;
+    for (int c = 0; c < nl; c++)
+        plan_set_col(jp, c, acc->plan->cols[c].name, acc->plan->cols[c].type,
+                     acc->plan->quals[c]);
+    for (int c = 0; c < nr; c++)
+        plan_set_col(jp, nl + c, f->plan->cols[c].name, f->plan->cols[c].type,
+                     f->plan->quals[c]);
+    for (int k = 0; k < list_len(f->items); k++) {
+        ScopeItem *src = list_nth(f->items, k);
+        ScopeItem *it = ARENA_NEW(an->a, ScopeItem);
+        *it = *src;
+        it->colidx = ARENA_ARRAY(an->a, int, src->ncols ? src->ncols : 1);
+        for (int c = 0; c < src->ncols; c++)
+            it->colidx[c] = src->colidx[c] + nl;
+        acc->items = list_append(an->a, acc->items, it);
+    }
+    acc->plan = jp;
+}
+
 int an_from_clause(Analyze *an, List *from, Scope *scope)
 {
     FromItem acc = {0};
@@ -693,27 +719,7 @@ int an_from_clause(Analyze *an, List *from, Scope *scope)
         }
         if (check_unique_names(an, acc.items, f.items, n->location) < 0)
             return -1;
-        /* a comma is a cross join; WHERE conditions are pushed into it later */
-        int nl = acc.plan->ncols, nr = f.plan->ncols;
-        Plan *jp = plan_new(an->a, PLAN_JOIN, acc.plan, nl + nr);
-        jp->right = f.plan;
-        jp->u.join.type = JOIN_CROSS;
-        for (int c = 0; c < nl; c++)
-            plan_set_col(jp, c, acc.plan->cols[c].name, acc.plan->cols[c].type,
-                         acc.plan->quals[c]);
-        for (int c = 0; c < nr; c++)
-            plan_set_col(jp, nl + c, f.plan->cols[c].name, f.plan->cols[c].type,
-                         f.plan->quals[c]);
-        for (int k = 0; k < list_len(f.items); k++) {
-            ScopeItem *src = list_nth(f.items, k);
-            ScopeItem *it = ARENA_NEW(an->a, ScopeItem);
-            *it = *src;
-            it->colidx = ARENA_ARRAY(an->a, int, src->ncols ? src->ncols : 1);
-            for (int c = 0; c < src->ncols; c++)
-                it->colidx[c] = src->colidx[c] + nl;
-            acc.items = list_append(an->a, acc.items, it);
-        }
-        acc.plan = jp;
+        cross_join(an, &acc, &f);
     }
     scope->items = acc.items;
     scope->from = acc.plan;
@@ -746,29 +752,13 @@ int an_target_from(Analyze *an, List *from, Scope *scope)
     if (an_from_clause(an, from, &fsc) < 0 ||
         check_unique_names(an, scope->items, fsc.items, ((Node *)list_nth(from, 0))->location) < 0)
         return -1;
-    Plan *l = scope->from, *r = fsc.from;
-    int nl = l->ncols, nr = r->ncols;
-    Plan *jp = plan_new(an->a, PLAN_JOIN, l, nl + nr);
-    jp->right = r;
-    jp->u.join.type = JOIN_CROSS;
-    for (int c = 0; c < nl; c++)
-        plan_set_col(jp, c, l->cols[c].name, l->cols[c].type, l->quals[c]);
-    for (int c = 0; c < nr; c++)
-        plan_set_col(jp, nl + c, r->cols[c].name, r->cols[c].type, r->quals[c]);
-    List *items = NULL;
+    /* a new list: the caller keeps the target's own scope */
+    FromItem acc = {scope->from, NULL, 0, NULL, NULL}, f = {fsc.from, fsc.items, 0, NULL, NULL};
     for (int k = 0; k < list_len(scope->items); k++)
-        items = list_append(an->a, items, list_nth(scope->items, k));
-    for (int k = 0; k < list_len(fsc.items); k++) {
-        ScopeItem *src = list_nth(fsc.items, k);
-        ScopeItem *it = ARENA_NEW(an->a, ScopeItem);
-        *it = *src;
-        it->colidx = ARENA_ARRAY(an->a, int, src->ncols ? src->ncols : 1);
-        for (int c = 0; c < src->ncols; c++)
-            it->colidx[c] = src->colidx[c] + nl;
-        items = list_append(an->a, items, it);
-    }
-    scope->items = items;
-    scope->from = jp;
+        acc.items = list_append(an->a, acc.items, list_nth(scope->items, k));
+    cross_join(an, &acc, &f);
+    scope->items = acc.items;
+    scope->from = acc.plan;
     return 0;
 }
 

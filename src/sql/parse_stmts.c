@@ -380,10 +380,9 @@ Node *make_constraint(Parse *p, ConstrType type, int loc, List *key_nodes)
 
 Node *make_default(Parse *p, int loc, Node *expr)
 {
-    Constraint *c = NEW_NODE(p, Constraint, loc);
-    c->type = CONSTR_DEFAULT;
-    c->expr = expr;
-    return &c->hdr;
+    Node *c = make_constraint(p, CONSTR_DEFAULT, loc, NULL);
+    ((Constraint *)c)->expr = expr;
+    return c;
 }
 
 Node *make_alter_cmd(Parse *p, AlterCmd cmd, const Token *column, const Token *newname)
@@ -426,10 +425,9 @@ Node *make_alter_table(Parse *p, const Token *t, ObjectKind kind, bool missing_o
 
 Node *make_check(Parse *p, int loc, Node *expr)
 {
-    Constraint *c = NEW_NODE(p, Constraint, loc);
-    c->type = CONSTR_CHECK;
-    c->expr = expr;
-    return &c->hdr;
+    Node *c = make_constraint(p, CONSTR_CHECK, loc, NULL);
+    ((Constraint *)c)->expr = expr;
+    return c;
 }
 
 Node *constraint_named(Parse *p, Node *constraint, const Token *name)
