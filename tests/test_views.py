@@ -10,6 +10,8 @@
   inlined: its result equals the same aggregate computed in Python from the
   rows inserted; the view cannot be replaced or dropped while the query
   reads it (2BP01), and DROP VIEW ... CASCADE drops the query too.
+- A view over a continuous query's result table: OR REPLACE of the query
+  may not change the columns the view reads (2BP01).
 - A restart keeps the views (the catalog) and what they answer.
 - UPDATE ... FROM and DELETE ... USING as a plain role need SELECT on the
   relations they join.
@@ -192,3 +194,30 @@ def test_only_the_owner_alters_a_table_or_view(server):
                                "WHERE table_name = 'ours'").fetchall() == [("b", "NO")]
         assert admin.execute("SELECT relowner FROM pg_class WHERE relname = 'ours'"
                              ).fetchone()[0] != 10
+
+
+def test_a_view_over_a_continuous_querys_result(server):
+    """A view reads a continuous query's result table; OR REPLACE of the
+    query that keeps its columns is allowed, one that changes them is 2BP01,
+    and DROP of the query needs CASCADE."""
+    with su(server) as c:
+        c.execute("CREATE STREAM s (k INT, v INT)")
+        c.execute("CREATE CONTINUOUS QUERY agg WITH (trigger = '0') AS "
+                  "SELECT k, sum(v) AS total FROM s GROUP BY k")
+        c.execute("CREATE VIEW doubled AS SELECT k, total * 2 AS dbl FROM agg")
+        c.execute("INSERT INTO s VALUES (1, 5), (1, 6), (2, 1)")
+        want = [(1, 22), (2, 2)]
+        got = wait_for(lambda: sorted(tuple(r) for r in
+                                      c.execute("SELECT k, dbl FROM doubled").fetchall()),
+                       want, timeout=WAIT)
+        assert got == want
+        c.execute("CREATE OR REPLACE CONTINUOUS QUERY agg WITH (trigger = '0') AS "
+                  "SELECT k, sum(v) AS total FROM s WHERE v > 0 GROUP BY k")
+        e = pytest.raises(psycopg.Error, c.execute,
+                          "CREATE OR REPLACE CONTINUOUS QUERY agg WITH (trigger = '0') AS "
+                          "SELECT k, count(*) AS n FROM s GROUP BY k")
+        assert e.value.sqlstate == "2BP01"
+        assert sqlstate_of(lambda: c.execute("DROP CONTINUOUS QUERY agg")) == "2BP01"
+        c.execute("DROP CONTINUOUS QUERY agg CASCADE")
+        assert sqlstate_of(lambda: c.execute("SELECT * FROM doubled")) == "42P01"
+        c.execute("DROP STREAM s")

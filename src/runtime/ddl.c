@@ -68,7 +68,7 @@ int rt_run_create(Runtime *rt, const Query *q, SlError *err)
     StateStore *st = rt->st;
     const CatRelation *def = q->create;
     if (def->kind == REL_QUERY)
-        return rt_cq_create(rt->cq, q, err);
+        return rt_view_check_replace(rt, q, err) < 0 ? -1 : rt_cq_create(rt->cq, q, err);
     if (def->kind == REL_VIEW)
         return rt_view_create(rt, q, err);
     if (cat_lookup(cat, def->name) != NULL) {

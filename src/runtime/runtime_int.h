@@ -121,6 +121,9 @@ const char *rt_relkind_noun(RelKind kind);
  * CatRelation *, in a), all found before any is dropped: a view read
  * through another stops analyzing once that one is gone. */
 int rt_view_create(Runtime *rt, const Query *q, SlError *err);
+/* 2BP01 when q, a CREATE OR REPLACE CONTINUOUS QUERY, changes the result
+ * columns of a query that a view reads. */
+int rt_view_check_replace(Runtime *rt, const Query *q, SlError *err);
 List *rt_view_dependents(Runtime *rt, const CatRelation *rel, Arena *a);
 /* runtime.c: the first statement of sql parsed and analyzed in a with rt's
  * catalog (no parameters). */

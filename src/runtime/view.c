@@ -5,6 +5,8 @@
  *   rt_view_create      CREATE [OR REPLACE] VIEW (the analyzed definition
  *                       in q->create: src/sql/analyze_view.c)
  *   rt_view_dependents  the views whose queries read a relation
+ *   rt_view_check_replace  CREATE OR REPLACE CONTINUOUS QUERY that would
+ *                       change the result columns a view reads (2BP01)
  *
  * A view is a catalog entry alone (kind REL_VIEW, its CREATE VIEW
  * statement as its sql): it has no rows in RocksDB.  OR REPLACE keeps the
@@ -100,6 +102,35 @@ static void find_view_cb(const CatRelation *v, void *arg)
         f->found = list_append(f->a, f->found, (void *)v);
     sl_error_clear(&ignore);
     arena_destroy(&a);
+}
+
+int rt_view_check_replace(Runtime *rt, const Query *q, SlError *err)
+{
+    const CatRelation *def = q->create, *old = cat_lookup(rt->cat, def->name);
+    if (!q->or_replace || old == NULL || old->kind != def->kind)
+        return 0;
+    bool same = old->ncols == def->ncols;
+    for (int i = 0; same && i < old->ncols; i++)
+        same = strcmp(old->cols[i].name, def->cols[i].name) == 0 &&
+               old->cols[i].type.id == def->cols[i].type.id;
+    if (same)
+        return 0;
+    Arena a;
+    arena_init(&a, 1024);
+    List *views = rt_view_dependents(rt, old, &a);
+    int rc = 0;
+    if (views != NULL) {
+        const char *v = ((const CatRelation *)list_nth(views, 0))->name;
+        rc = sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
+                      "cannot replace continuous query \"%s\": view \"%s\" reads its result "
+                      "table", def->name, v);
+        sl_error_detail(err, "The columns of its result table change, and the view reads "
+                             "them as they were.");
+        sl_error_hint(err, "Drop view \"%s\" first (and create it again after), or keep the "
+                           "result columns.", v);
+    }
+    arena_destroy(&a);
+    return rc;
 }
 
 List *rt_view_dependents(Runtime *rt, const CatRelation *rel, Arena *a)
