@@ -12,7 +12,8 @@
   reads it (2BP01), and DROP VIEW ... CASCADE drops the query too.
 - A view over a continuous query's result table: OR REPLACE of the query
   may not change the columns the view reads (2BP01).
-- A restart keeps the views (the catalog) and what they answer.
+- A restart keeps the views (the catalog) and what they answer, builds a
+  continuous query over a view again, and keeps a table's DEFAULT and CHECK.
 - UPDATE ... FROM and DELETE ... USING as a plain role need SELECT on the
   relations they join.
 - Only the owner alters a table or view (ALTER TABLE / VIEW: 42501).
@@ -140,8 +141,22 @@ def test_views_survive_a_restart(sluiced):
         c.execute("INSERT INTO t VALUES (1, 'x'), (2, 'y')")
         c.execute("CREATE VIEW v (k, val) AS SELECT a, upper(b) FROM t WHERE a > 1")
         c.execute("CREATE VIEW w AS SELECT count(*) AS n FROM v")
+        c.execute("CREATE TABLE d (id INT, qty INT DEFAULT 7 CHECK (qty > 0))")
+        c.execute("CREATE STREAM s (k INT, v INT)")
+        c.execute("CREATE VIEW pos AS SELECT k, v FROM s WHERE v > 0")
+        c.execute("CREATE CONTINUOUS QUERY per_k WITH (trigger = '0') AS "
+                  "SELECT k, count(*) AS n FROM pos GROUP BY k")
     server.restart()
     with su(server) as c:
+        # the continuous query was built again over the view at start
+        c.execute("INSERT INTO s VALUES (1, 1), (1, -1), (2, 5)")
+        want = [(1, 1), (2, 1)]
+        assert wait_for(lambda: sorted(tuple(r) for r in
+                                       c.execute("SELECT k, n FROM per_k").fetchall()),
+                        want, timeout=WAIT) == want
+        # a table's DEFAULT and CHECK come back with it
+        assert c.execute("INSERT INTO d (id) VALUES (1) RETURNING qty").fetchone()[0] == 7
+        assert sqlstate_of(lambda: c.execute("INSERT INTO d VALUES (2, 0)")) == "23514"
         assert c.execute("SELECT k, val FROM v").fetchall() == [(2, "Y")]
         assert c.execute("SELECT n FROM w").fetchone()[0] == 1
         assert c.execute("SELECT relkind FROM pg_class WHERE relname = 'v'").fetchone()[0] == "v"
