@@ -80,7 +80,7 @@
       CHAIN CHARACTERISTICS COMMITTED ISOLATION LEVEL NO PREPARED
       READ RELEASE REPEATABLE SAVEPOINT SERIALIZABLE UNCOMMITTED WRITE
       CURRENT EXCLUDE FOLLOWING GROUPS OTHERS PRECEDING RANGE ROW ROWS TIES
-      UNBOUNDED VIEW COLUMN.
+      UNBOUNDED VIEW COLUMN ALWAYS GENERATED IDENTITY STORED.
 
 /* Anything at all (the rule "anything"): a SET's value (the settings
  * parse it, from VariableSetStmt.value_offset), what follows a FOREIGN KEY's REFERENCES, and the
@@ -289,6 +289,12 @@ col_constraint(A) ::= PRIMARY(T) KEY. { A = make_constraint(p, CONSTR_PRIMARY, T
 col_constraint(A) ::= UNIQUE(T). { A = make_constraint(p, CONSTR_UNIQUE, T.offset, NULL); }
 col_constraint(A) ::= CHECK(T) LP a_expr(E) RP. { A = make_check(p, T.offset, E); }
 col_constraint(A) ::= DEFAULT(T) b_expr(E). { A = make_default(p, T.offset, E); }
+/* identity and generated columns: parsed to be refused by name */
+col_constraint(A) ::= GENERATED(T) ALWAYS AS IDENTITY opt_seq_options. { A = make_constraint(p, CONSTR_IDENTITY, T.offset, NULL); }
+col_constraint(A) ::= GENERATED(T) BY DEFAULT AS IDENTITY opt_seq_options. { A = make_constraint(p, CONSTR_IDENTITY, T.offset, NULL); }
+col_constraint(A) ::= GENERATED(T) ALWAYS AS LP a_expr RP STORED. { A = make_constraint(p, CONSTR_GENERATED, T.offset, NULL); }
+opt_seq_options ::= .
+opt_seq_options ::= LP anything RP.
 col_constraint(A) ::= REFERENCES(T) name_list opt_ref_cols. { A = make_constraint(p, CONSTR_FOREIGN, T.offset, NULL); }
 opt_ref_cols ::= .
 opt_ref_cols ::= LP column_ref_list RP.

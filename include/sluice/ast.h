@@ -377,7 +377,9 @@ typedef struct SetToDefault {
 
 typedef enum ConstrType {
     CONSTR_NOTNULL, CONSTR_NULL, CONSTR_PRIMARY, CONSTR_UNIQUE, CONSTR_CHECK,
-    CONSTR_DEFAULT, CONSTR_FOREIGN
+    CONSTR_DEFAULT, CONSTR_FOREIGN,
+    CONSTR_IDENTITY,    /* GENERATED ... AS IDENTITY: refused */
+    CONSTR_GENERATED    /* GENERATED ALWAYS AS (expr) STORED: refused */
 } ConstrType;
 
 /* A column or table constraint.  keys: the PRIMARY KEY (a, b) of a table

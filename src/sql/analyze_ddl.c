@@ -179,6 +179,7 @@ static int unsupported_constraint(Analyze *an, const Constraint *con)
     static const char *const names[] = {
         [CONSTR_UNIQUE] = "UNIQUE constraints", [CONSTR_CHECK] = "CHECK constraints",
         [CONSTR_DEFAULT] = "column defaults", [CONSTR_FOREIGN] = "FOREIGN KEY constraints",
+        [CONSTR_IDENTITY] = "identity columns", [CONSTR_GENERATED] = "generated columns",
     };
     return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, con->hdr.location,
                        "%s are not supported yet", names[con->type]);
@@ -200,6 +201,20 @@ static int check_default(Analyze *an, Node *expr, const CatColumn *col)
         return -1;
     sl_error_clear(an->err);
     return 0;
+}
+
+/* serial, bigserial, smallserial and their other names: PostgreSQL's
+ * shorthand for a column with a sequence, which sluice does not have. */
+static bool is_serial(const TypeName *t)
+{
+    static const char *const names[] = {"serial", "serial4", "bigserial", "serial8",
+                                        "smallserial", "serial2"};
+    if (t->qualified || t->array)
+        return false;
+    for (size_t i = 0; i < SL_ARRAY_LEN(names); i++)
+        if (strcmp(t->name, names[i]) == 0)
+            return true;
+    return false;
 }
 
 /* The end of a CREATE: the options text (b, freed here) and the
@@ -270,6 +285,13 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
         CatColumn *col = &def->cols[def->ncols++];
         col->name = cd->name;
         col->not_null = false;
+        if (is_serial(cd->type)) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, cd->type->hdr.location,
+                        "type %s is not supported yet", cd->type->name);
+            sl_error_hint(an->err, "sluice has no sequences yet: use integer or bigint with "
+                                   "values the client gives.");
+            return -1;
+        }
         if (!an_resolve_type(an, cd->type, &col->type))
             return -1;
     }
