@@ -81,7 +81,8 @@
       READ RELEASE REPEATABLE SAVEPOINT SERIALIZABLE UNCOMMITTED WRITE
       CURRENT EXCLUDE FOLLOWING GROUPS OTHERS PRECEDING RANGE ROW ROWS TIES
       UNBOUNDED MATERIALIZED SEARCH CYCLE DEPTH BREADTH
-      CUBE GROUPING ROLLUP SETS WITHIN.
+      CUBE GROUPING ROLLUP SETS WITHIN
+      VIEW COLUMN ALWAYS GENERATED IDENTITY STORED.
 
 /* Anything at all (the rule "anything"): a SET's value (the settings
  * parse it, from VariableSetStmt.value_offset), what follows a FOREIGN KEY's REFERENCES, and the
@@ -141,7 +142,21 @@ stmt(A) ::= SUBSCRIBE(T) name_list(N) opt_with_options(O). { A = make_subscribe(
 stmt(A) ::= ALTER(T) CONTINUOUS QUERY name_list(N) PAUSE. { A = make_alter_cq(p, &T, N, true); }
 stmt(A) ::= ALTER(T) CONTINUOUS QUERY name_list(N) RESUME. { A = make_alter_cq(p, &T, N, false); }
 stmt(A) ::= ALTER(T) ID(X) anything. { A = make_unsupported2(p, &T, &X); }
-stmt(A) ::= ALTER(T) TABLE(X) anything. { A = make_unsupported2(p, &T, &X); }
+/* ALTER TABLE | VIEW [IF EXISTS] name RENAME TO new_name | RENAME [COLUMN]
+ * a TO b | ALTER [COLUMN] a SET NOT NULL | ALTER [COLUMN] a DROP NOT NULL;
+ * the other actions are parsed by their first words and refused. */
+stmt(A) ::= ALTER(T) TABLE opt_if_exists(E) name_list(N) alter_cmd(C). { A = make_alter_table(p, &T, OBJECT_TABLE, E, N, C); }
+stmt(A) ::= ALTER(T) VIEW opt_if_exists(E) name_list(N) alter_cmd(C). { A = make_alter_table(p, &T, OBJECT_VIEW, E, N, C); }
+alter_cmd(A) ::= RENAME TO ID(X). { A = make_alter_cmd(p, ALTER_RENAME, NULL, &X); }
+alter_cmd(A) ::= RENAME opt_column ID(C) TO ID(X). { A = make_alter_cmd(p, ALTER_RENAME_COLUMN, &C, &X); }
+alter_cmd(A) ::= ALTER opt_column ID(C) SET NOT NULL. { A = make_alter_cmd(p, ALTER_SET_NOT_NULL, &C, NULL); }
+alter_cmd(A) ::= ALTER opt_column ID(C) DROP NOT NULL. { A = make_alter_cmd(p, ALTER_DROP_NOT_NULL, &C, NULL); }
+alter_cmd(A) ::= ALTER(T) opt_column ID SET DEFAULT anything. { A = make_alter_refused(p, &T, "ALTER COLUMN ... SET DEFAULT"); }
+alter_cmd(A) ::= ALTER(T) opt_column ID DROP DEFAULT. { A = make_alter_refused(p, &T, "ALTER COLUMN ... DROP DEFAULT"); }
+alter_cmd(A) ::= ALTER(T) opt_column ID ID anything. { A = make_alter_refused(p, &T, "ALTER COLUMN ... TYPE"); }
+alter_cmd(A) ::= ID(T) anything. { A = make_alter_refused(p, &T, NULL); }
+opt_column ::= .
+opt_column ::= COLUMN.
 stmt(A) ::= unsupported_kw(T) anything. { A = make_unsupported(p, &T); }
 
 %type set_name {Token}
@@ -230,8 +245,15 @@ create_stmt(A) ::= CREATE(T) SINK opt_if_not_exists(E) name_list(N) opt_with_opt
  * "CREATE ID anything" (its %fallback comes before a default reduce). */
 create_stmt(A) ::= CREATE(T) CONTINUOUS QUERY opt_if_not_exists(E) name_list(N) opt_into(I) opt_with_options(O) AS select_stmt(S). { A = make_create_cq(p, &T, false, E, N, I, O, S); }
 create_stmt(A) ::= CREATE(T) OR REPLACE CONTINUOUS QUERY opt_if_not_exists(E) name_list(N) opt_into(I) opt_with_options(O) AS select_stmt(S). { A = make_create_cq(p, &T, true, E, N, I, O, S); }
+/* CREATE [OR REPLACE] VIEW name [(column, ...)] AS query */
+create_stmt(A) ::= CREATE(T) VIEW name_list(N) opt_view_cols(C) AS select_stmt(S). { A = make_create_view(p, &T, false, N, C, S); }
+create_stmt(A) ::= CREATE(T) OR REPLACE VIEW name_list(N) opt_view_cols(C) AS select_stmt(S). { A = make_create_view(p, &T, true, N, C, S); }
 create_stmt(A) ::= CREATE(T) ID(X) anything. { A = make_unsupported2(p, &T, &X); }
 create_stmt(A) ::= CREATE(T) UNIQUE(X) anything. { A = make_unsupported2(p, &T, &X); }
+
+%type opt_view_cols {List *}
+opt_view_cols(A) ::= . { A = NULL; }
+opt_view_cols(A) ::= LP column_ref_list(L) RP. { A = L; }
 
 %type opt_if_not_exists {bool}
 opt_if_not_exists(A) ::= . { A = false; }
@@ -247,14 +269,14 @@ table_elts(A) ::= table_elt(X). { A = make_list1(p, X); }
 table_elts(A) ::= table_elts(L) COMMA table_elt(X). { A = make_list_append(p, L, X); }
 table_elt(A) ::= ID(N) typename(T) col_constraints(C). { A = make_column_def(p, &N, T, C); }
 table_elt(A) ::= table_constraint(X). { A = X; }
-table_elt(A) ::= CONSTRAINT ID table_constraint(X). { A = X; }
+table_elt(A) ::= CONSTRAINT ID(N) table_constraint(X). { A = constraint_named(p, X, &N); }
 table_elt(A) ::= WATERMARK(W) FOR ID(C) AS a_expr(E). { A = make_watermark(p, &W, &C, E); }
 /* a column named watermark (the rule above takes the keyword first) */
 table_elt(A) ::= WATERMARK(N) typename(T) col_constraints(C). { A = make_column_def(p, &N, T, C); }
 
 table_constraint(A) ::= PRIMARY(T) KEY LP column_ref_list(L) RP. { A = make_constraint(p, CONSTR_PRIMARY, T.offset, L); }
 table_constraint(A) ::= UNIQUE(T) LP column_ref_list(L) RP. { A = make_constraint(p, CONSTR_UNIQUE, T.offset, L); }
-table_constraint(A) ::= CHECK(T) LP a_expr RP. { A = make_constraint(p, CONSTR_CHECK, T.offset, NULL); }
+table_constraint(A) ::= CHECK(T) LP a_expr(E) RP. { A = make_check(p, T.offset, E); }
 table_constraint(A) ::= FOREIGN(T) KEY LP column_ref_list RP REFERENCES anything. { A = make_constraint(p, CONSTR_FOREIGN, T.offset, NULL); }
 
 %type column_ref_list {List *}
@@ -264,13 +286,19 @@ column_ref_list(A) ::= column_ref_list(L) COMMA ID(X). { A = make_list_append(p,
 %type col_constraints {List *}
 col_constraints(A) ::= . { A = NULL; }
 col_constraints(A) ::= col_constraints(L) col_constraint(X). { A = make_list_append(p, L, X); }
-col_constraint(A) ::= CONSTRAINT ID col_constraint(X). { A = X; }
+col_constraint(A) ::= CONSTRAINT ID(N) col_constraint(X). { A = constraint_named(p, X, &N); }
 col_constraint(A) ::= NOT(T) NULL. { A = make_constraint(p, CONSTR_NOTNULL, T.offset, NULL); }
 col_constraint(A) ::= NULL(T). { A = make_constraint(p, CONSTR_NULL, T.offset, NULL); }
 col_constraint(A) ::= PRIMARY(T) KEY. { A = make_constraint(p, CONSTR_PRIMARY, T.offset, NULL); }
 col_constraint(A) ::= UNIQUE(T). { A = make_constraint(p, CONSTR_UNIQUE, T.offset, NULL); }
-col_constraint(A) ::= CHECK(T) LP a_expr RP. { A = make_constraint(p, CONSTR_CHECK, T.offset, NULL); }
-col_constraint(A) ::= DEFAULT(T) b_expr. { A = make_constraint(p, CONSTR_DEFAULT, T.offset, NULL); }
+col_constraint(A) ::= CHECK(T) LP a_expr(E) RP. { A = make_check(p, T.offset, E); }
+col_constraint(A) ::= DEFAULT(T) b_expr(E). { A = make_default(p, T.offset, E); }
+/* identity and generated columns: parsed to be refused by name */
+col_constraint(A) ::= GENERATED(T) ALWAYS AS IDENTITY opt_seq_options. { A = make_constraint(p, CONSTR_IDENTITY, T.offset, NULL); }
+col_constraint(A) ::= GENERATED(T) BY DEFAULT AS IDENTITY opt_seq_options. { A = make_constraint(p, CONSTR_IDENTITY, T.offset, NULL); }
+col_constraint(A) ::= GENERATED(T) ALWAYS AS LP a_expr RP STORED. { A = make_constraint(p, CONSTR_GENERATED, T.offset, NULL); }
+opt_seq_options ::= .
+opt_seq_options ::= LP anything RP.
 col_constraint(A) ::= REFERENCES(T) name_list opt_ref_cols. { A = make_constraint(p, CONSTR_FOREIGN, T.offset, NULL); }
 opt_ref_cols ::= .
 opt_ref_cols ::= LP column_ref_list RP.
@@ -313,7 +341,7 @@ def_arg(A) ::= TRUE(X). { A = make_bool_const(p, &X, true); }
 def_arg(A) ::= FALSE(X). { A = make_bool_const(p, &X, false); }
 def_arg(A) ::= ID(X). { A = make_column_ref(p, make_name_list(p, &X)); }
 
-/* DROP TABLE | STREAM | SINK | CONTINUOUS QUERY [IF EXISTS] name, ... [CASCADE | RESTRICT] */
+/* DROP TABLE | STREAM | SINK | CONTINUOUS QUERY | VIEW [IF EXISTS] name, ... [CASCADE | RESTRICT] */
 drop_stmt(A) ::= DROP(T) drop_kind(K) opt_if_exists(E) relation_list(L) opt_drop_behavior(B). { A = make_drop(p, &T, K, E, L, B); }
 drop_stmt(A) ::= DROP(T) ID(X) anything. { A = make_unsupported2(p, &T, &X); }
 %type drop_kind {ObjectKind}
@@ -321,6 +349,7 @@ drop_kind(A) ::= TABLE. { A = OBJECT_TABLE; }
 drop_kind(A) ::= STREAM. { A = OBJECT_STREAM; }
 drop_kind(A) ::= SINK. { A = OBJECT_SINK; }
 drop_kind(A) ::= CONTINUOUS QUERY. { A = OBJECT_QUERY; }
+drop_kind(A) ::= VIEW. { A = OBJECT_VIEW; }
 %type relation_list {List *}
 relation_list(A) ::= name_list(N). { A = make_list1(p, make_range_var(p, N, NULL)); }
 relation_list(A) ::= relation_list(L) COMMA name_list(N). { A = make_list_append(p, L, make_range_var(p, N, NULL)); }

@@ -28,8 +28,10 @@ typedef enum NodeTag {
     T_DeleteStmt,
     T_CreateStmt,
     T_CreateCqStmt,
+    T_CreateViewStmt,
     T_DropStmt,
     T_AlterCqStmt,
+    T_AlterTableStmt,
     T_SubscribeStmt,
     T_ExplainStmt,
     T_ShowStmt,
@@ -405,7 +407,9 @@ typedef struct SetToDefault {
 
 typedef enum ConstrType {
     CONSTR_NOTNULL, CONSTR_NULL, CONSTR_PRIMARY, CONSTR_UNIQUE, CONSTR_CHECK,
-    CONSTR_DEFAULT, CONSTR_FOREIGN
+    CONSTR_DEFAULT, CONSTR_FOREIGN,
+    CONSTR_IDENTITY,    /* GENERATED ... AS IDENTITY: refused */
+    CONSTR_GENERATED    /* GENERATED ALWAYS AS (expr) STORED: refused */
 } ConstrType;
 
 /* A column or table constraint.  keys: the PRIMARY KEY (a, b) of a table
@@ -416,6 +420,8 @@ typedef struct Constraint {
     ConstrType type;
     List      *keys;
     List      *key_nodes;   /* of ColumnRef, for positions */
+    Node      *expr;        /* DEFAULT's and CHECK's expression, else NULL */
+    const char *conname;    /* CONSTRAINT name, or NULL */
 } Constraint;
 
 typedef struct TypeName TypeName;
@@ -442,7 +448,9 @@ typedef struct DefElem {
     Node       *arg;
 } DefElem;
 
-typedef enum ObjectKind { OBJECT_TABLE, OBJECT_STREAM, OBJECT_SINK, OBJECT_QUERY } ObjectKind;
+typedef enum ObjectKind {
+    OBJECT_TABLE, OBJECT_STREAM, OBJECT_SINK, OBJECT_QUERY, OBJECT_VIEW
+} ObjectKind;
 
 /* CREATE TABLE / STREAM / SINK. */
 typedef struct CreateStmt {
@@ -465,6 +473,15 @@ typedef struct CreateCqStmt {
     SelectStmt *query;
 } CreateCqStmt;
 
+/* CREATE [OR REPLACE] VIEW name [(column, ...)] AS query */
+typedef struct CreateViewStmt {
+    Node        hdr;
+    RangeVar   *name;
+    bool        or_replace;
+    List       *colnames;   /* of ColumnRef, or NULL: the query's names */
+    SelectStmt *query;
+} CreateViewStmt;
+
 typedef struct DropStmt {
     Node       hdr;
     ObjectKind kind;
@@ -486,6 +503,27 @@ typedef struct CopyStmt {
     int         target_loc;
     List       *options;
 } CopyStmt;
+
+/* ALTER TABLE | VIEW [IF EXISTS] name <cmd>. */
+typedef enum AlterCmd {
+    ALTER_RENAME,           /* RENAME TO newname */
+    ALTER_RENAME_COLUMN,    /* RENAME [COLUMN] column TO newname */
+    ALTER_SET_NOT_NULL,     /* ALTER [COLUMN] column SET NOT NULL */
+    ALTER_DROP_NOT_NULL,    /* ALTER [COLUMN] column DROP NOT NULL */
+    ALTER_REFUSED,          /* anything else: refused (0A000) naming `refused` */
+} AlterCmd;
+
+typedef struct AlterTableStmt {
+    Node        hdr;
+    ObjectKind  kind;       /* OBJECT_TABLE (ALTER TABLE) or OBJECT_VIEW */
+    RangeVar   *relation;
+    bool        missing_ok;
+    AlterCmd    cmd;
+    const char *column;
+    const char *newname;
+    const char *refused;    /* ALTER_REFUSED: "ADD", "ALTER COLUMN ... TYPE", ... */
+    int         cmd_loc;
+} AlterTableStmt;
 
 typedef struct AlterCqStmt {
     Node      hdr;

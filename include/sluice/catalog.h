@@ -10,6 +10,7 @@
  *   cat_create_relation create a relation durably (one SQLite transaction)
  *   cat_create_relations  several in one transaction
  *   cat_replace_relation  a new definition under the same oid (OR REPLACE)
+ *   cat_rename_relation   a new name, the same oid and definition
  *   cat_recreate_relation drop and create in one transaction (... reset)
  *   cat_drop_relation   drop one durably
  *   cat_relation_ref / cat_relation_unref   keep an entry alive while in use
@@ -39,6 +40,7 @@ typedef enum RelKind {
     REL_STREAM,     /* append-only log (CREATE STREAM) */
     REL_SINK,       /* CREATE SINK */
     REL_QUERY,      /* a continuous query and its result table */
+    REL_VIEW,       /* CREATE VIEW: a stored query, inlined where it is read */
     REL_SYSTEM,     /* pg_catalog, information_schema, sys: rows made at scan
                        time by C code (vrel.h); never in the catalog file */
 } RelKind;
@@ -84,6 +86,11 @@ int  cat_recreate_relation(Catalog *cat, const CatRelation *def,
  * entry lives on while references to it remain.  *out is borrowed. */
 int  cat_replace_relation(Catalog *cat, const CatRelation *def,
                           const CatRelation **out, SlError *err);
+/* Renames relation name to new_name (42P07 when taken), keeping its oid
+ * and definition, in one SQLite transaction; the old entry lives on while
+ * references to it remain.  *out is borrowed. */
+int  cat_rename_relation(Catalog *cat, const char *name, const char *new_name,
+                         const CatRelation **out, SlError *err);
 /* Removes the relation from the catalog file and the name space; the entry
  * itself lives on while references to it remain. */
 /* Creates n relations in one SQLite transaction: all of them or none

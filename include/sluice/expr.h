@@ -205,6 +205,7 @@ typedef enum QueryKind {
     QUERY_REFUSED,  /* parsed and analyzed, but not runnable yet: 0A000 refusal */
     QUERY_COPY,     /* COPY FROM STDIN / TO STDOUT: copy */
     QUERY_ROLE,     /* CREATE / ALTER / DROP ROLE, GRANT, REVOKE: run from ast */
+    QUERY_ALTER,    /* ALTER TABLE / VIEW: run from ast (src/runtime/alter.c) */
 } QueryKind;
 
 struct Plan;
@@ -273,10 +274,14 @@ struct Query {
     const char        *set_value;
     bool               set_local;
     /* relations the query reads or writes, by name and oid: a prepared
-     * statement whose relations changed is analyzed again */
+     * statement whose relations changed is analyzed again.  dep_as: the
+     * role whose rights read each (a view's owner for what the view
+     * reads; 0: the session's role).  A relation read both ways is listed
+     * twice. */
     int                ndeps;
     const char       **dep_names;
     uint32_t          *dep_oids;
+    uint32_t          *dep_as;
 };
 
 /* How the analyzer finds relations (the runtime gives it the catalog's
@@ -311,6 +316,10 @@ int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const Raw
  * '********' (redact.c): sql itself when there is none, a copy in a
  * otherwise, NULL for text that does not lex. */
 const char *sql_redact_secrets(Arena *a, const char *sql);
+/* The query of view rel as its CREATE VIEW statement wrote it (what
+ * follows AS, without a final semicolon), in a; NULL if its text is not a
+ * view's (src/sql/analyze_view.c). */
+const char *sql_view_query(Arena *a, const struct CatRelation *rel);
 /* The same over the tokens of sql that start before byte max, up to the
  * last one's end (the rest is left out, unread); NULL when that part does
  * not lex. */

@@ -260,6 +260,12 @@ typedef struct ModifyPlan {
     OnConflictAction   conflict;
     Expr             **conflict_set;
     Expr              *conflict_where;
+    /* INSERT, UPDATE: the table's CHECK constraints over the new row (in
+     * the relation's column order), each failing the statement with 23514
+     * where it is false. */
+    int                nchecks;
+    Expr             **checks;
+    const char       **check_names;
     /* RETURNING: over the row as written (the old row for DELETE). */
     int                nreturning;
     Expr             **returning;

@@ -4,6 +4,7 @@
  *
  *   cat_open, cat_close, cat_schema_version
  *   cat_lookup, cat_create_relation(s), cat_recreate_relation, cat_replace_relation,
+ *   cat_rename_relation,
  *   cat_drop_relation(s),
  *   cat_foreach
  *   cat_relation_ref, cat_relation_unref
@@ -100,9 +101,27 @@ static const char *const migrations[] = {
     "  privs INTEGER NOT NULL,"
     "  grantor INTEGER NOT NULL,"
     "  PRIMARY KEY (rel_oid, grantee)) WITHOUT ROWID;",
+    /* 5: views (kind 'view').  SQLite cannot change a CHECK constraint, so
+     * relations is made again with the new one and its rows copied, as
+     * SQLite's "12-step" ALTER TABLE procedure does: migrate() turns
+     * foreign keys off around it (dropping the old table must not cascade
+     * to the rows that reference it) and checks them afterwards. */
+    "CREATE TABLE relations_new ("
+    "  oid INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  kind TEXT NOT NULL CHECK (kind IN ('table', 'stream', 'sink', 'query', 'view')),"
+    "  sql TEXT NOT NULL,"
+    "  options TEXT NOT NULL DEFAULT '{}',"
+    "  created_at INTEGER NOT NULL,"
+    "  owner INTEGER NOT NULL DEFAULT 10);"
+    "INSERT INTO relations_new (oid, name, kind, sql, options, created_at, owner)"
+    "  SELECT oid, name, kind, sql, options, created_at, owner FROM relations;"
+    "DROP TABLE relations;"
+    "ALTER TABLE relations_new RENAME TO relations;",
 };
 
-static const char *const kind_names[] = {"table", "stream", "sink", "query"};
+/* By RelKind; REL_SYSTEM relations are never in the file. */
+static const char *const kind_names[] = {"table", "stream", "sink", "query", "view"};
 
 int cat_exec(Catalog *cat, const char *sql, SlError *err)
 {
@@ -127,6 +146,26 @@ int cat_schema_version(Catalog *cat)
     return v;
 }
 
+/* Every foreign key of the file holds (PRAGMA foreign_key_check finds no
+ * row), else XX001: a migration run with foreign keys off left a row that
+ * references nothing. */
+static int foreign_keys_hold(Catalog *cat, SlError *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(cat->db, "PRAGMA foreign_key_check", -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    int ret = 0;
+    if (rc == SQLITE_ROW)
+        ret = sl_error(err, ERRCODE_DATA_CORRUPTED,
+                       "catalog: a row of %s references nothing after a migration",
+                       (const char *)sqlite3_column_text(st, 0));
+    else if (rc != SQLITE_DONE)
+        ret = sl_error(err, ERRCODE_IO_ERROR, "catalog: %s", sqlite3_errmsg(cat->db));
+    sqlite3_finalize(st);
+    return ret;
+}
+
 static int migrate(Catalog *cat, SlError *err)
 {
     int have = cat_schema_version(cat);
@@ -137,12 +176,17 @@ static int migrate(Catalog *cat, SlError *err)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "catalog schema version %d is newer than this sluiced (%d)",
                         have, want);
+    /* Foreign keys stay off while migrations run (one rebuilds relations,
+     * whose old table's DROP must not cascade) and are checked after. */
+    if (have < want && cat_exec(cat, "PRAGMA foreign_keys = OFF;", err) < 0)
+        return -1;
     for (int v = have; v < want; v++) {
         char bump[64];
         snprintf(bump, sizeof(bump), "PRAGMA user_version = %d;", v + 1);
         if (cat_exec(cat, "BEGIN IMMEDIATE;", err) < 0)
             return -1;
-        if (cat_exec(cat, migrations[v], err) < 0 || cat_exec(cat, bump, err) < 0) {
+        if (cat_exec(cat, migrations[v], err) < 0 || foreign_keys_hold(cat, err) < 0 ||
+            cat_exec(cat, bump, err) < 0) {
             SlError ignore = {0};
             cat_exec(cat, "ROLLBACK;", &ignore);
             sl_error_clear(&ignore);
@@ -152,7 +196,7 @@ static int migrate(Catalog *cat, SlError *err)
             return -1;
         sl_log(LOG_INFO, "catalog migrated", "version=%d", v + 1);
     }
-    return 0;
+    return cat_exec(cat, "PRAGMA foreign_keys = ON;", err);
 }
 
 static int load_relations(Catalog *cat, SlError *err);
@@ -579,13 +623,11 @@ fail_rolled:
     return -1;
 }
 
-int cat_replace_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
-                         SlError *err)
+/* Relation idx takes def's name, definition and columns (its oid, kind,
+ * owner and creation time stay), in one SQLite transaction. */
+static int replace_at(Catalog *cat, int idx, const CatRelation *def, const CatRelation **out,
+                      SlError *err)
 {
-    int idx = find_index(cat, def->name);
-    if (idx < 0)
-        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
-                        def->name);
     CatRelation *old = cat->rels[idx];
     if (old->kind != def->kind)
         return sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is a %s", def->name,
@@ -599,14 +641,16 @@ int cat_replace_relation(Catalog *cat, const CatRelation *def, const CatRelation
         cat_relation_unref(rel);
         return -1;
     }
-    if (sqlite3_prepare_v2(cat->db, "UPDATE relations SET sql = ?, options = ? WHERE oid = ?",
+    if (sqlite3_prepare_v2(cat->db,
+                           "UPDATE relations SET sql = ?, options = ?, name = ? WHERE oid = ?",
                            -1, &up, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(cat->db, "DELETE FROM columns WHERE rel_oid = ?", -1, &del,
                            NULL) != SQLITE_OK)
         goto fail;
     sqlite3_bind_text(up, 1, rel->sql, -1, SQLITE_STATIC);
     sqlite3_bind_text(up, 2, rel->options, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(up, 3, rel->oid);
+    sqlite3_bind_text(up, 3, rel->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(up, 4, rel->oid);
     sqlite3_bind_int64(del, 1, rel->oid);
     if (sqlite3_step(up) != SQLITE_DONE || sqlite3_step(del) != SQLITE_DONE ||
         insert_columns(cat, rel) < 0)
@@ -630,6 +674,30 @@ fail_rolled:
     rollback(cat);
     cat_relation_unref(rel);
     return -1;
+}
+
+int cat_replace_relation(Catalog *cat, const CatRelation *def, const CatRelation **out,
+                         SlError *err)
+{
+    int idx = find_index(cat, def->name);
+    if (idx < 0)
+        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist",
+                        def->name);
+    return replace_at(cat, idx, def, out, err);
+}
+
+int cat_rename_relation(Catalog *cat, const char *name, const char *new_name,
+                        const CatRelation **out, SlError *err)
+{
+    int idx = find_index(cat, name);
+    if (idx < 0)
+        return sl_error(err, ERRCODE_UNDEFINED_TABLE, "relation \"%s\" does not exist", name);
+    if (find_index(cat, new_name) >= 0)
+        return sl_error(err, ERRCODE_DUPLICATE_TABLE, "relation \"%s\" already exists",
+                        new_name);
+    CatRelation def = *cat->rels[idx];
+    def.name = new_name;
+    return replace_at(cat, idx, &def, out, err);
 }
 
 int cat_drop_relations(Catalog *cat, const char *const *names, int n, SlError *err)

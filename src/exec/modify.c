@@ -5,6 +5,10 @@
  *   ex_check_not_null, ex_duplicate_key   a row's 23502 and 23505, which
  *                                         COPY into a table gives too
  *
+ * A table's CHECK constraints (ModifyPlan.checks) are evaluated over each
+ * batch of new rows, and a row that makes one false fails the statement
+ * with 23514, after its NOT NULL columns are checked.
+ *
  * A statement is atomic: its writes are collected in one StateBatch and
  * committed once (synced) at the end, so a failing row -- a duplicate key,
  * a NULL in a NOT NULL column -- leaves nothing behind.  An INSERT into a
@@ -144,6 +148,58 @@ static int check_not_null(Modify *md, const Batch *b, uint32_t row)
     return ex_check_not_null(md->rel, b, row, md->cx->err);
 }
 
+static EvalCtx eval_ctx(Modify *md, Arena *scratch)
+{
+    return (EvalCtx){.arena = scratch, .err = md->cx->err, .params = md->cx->params,
+                     .nparams = md->cx->nparams, .subplans = md->cx->subplans,
+                     .nsubplans = md->cx->nsubplans, .exec = md->cx, .now = md->cx->now,
+                     .system_arg = md->cx->system_arg, .hooks = &md->cx->hooks};
+}
+
+/* The table's CHECK constraints over the n new rows of b (the relation's
+ * columns), or only the nsel rows sel lists (sel NULL: all): one vector
+ * each, in scratch; *out NULL when there are none. */
+static int eval_checks(Modify *md, Arena *scratch, const Batch *b, uint32_t n,
+                       const uint32_t *sel, uint32_t nsel, Vector **out)
+{
+    const ModifyPlan *m = md->m;
+    *out = NULL;
+    if (m->nchecks == 0 || n == 0)
+        return 0;
+    Vector *v = ARENA_ARRAY(scratch, Vector, m->nchecks);
+    EvalCtx ecx = eval_ctx(md, scratch);
+    for (int k = 0; k < m->nchecks; k++)
+        if ((sel ? ex_eval_sel(&ecx, m->checks[k], b, n, sel, nsel, &v[k])
+                 : ex_eval(&ecx, m->checks[k], b, n, &v[k])) < 0)
+            return -1;
+    *out = v;
+    return 0;
+}
+
+/* New row r of b: its NOT NULL columns (23502), then the CHECK
+ * constraints evaluated into checks (23514 for the first that is false;
+ * NULL passes, as in PostgreSQL). */
+static int check_row(Modify *md, const Batch *b, uint32_t r, const Vector *checks)
+{
+    if (check_not_null(md, b, r) < 0)
+        return -1;
+    for (int k = 0; checks != NULL && k < md->m->nchecks; k++) {
+        if (vector_is_null(&checks[k], r) || checks[k].v.b[r])
+            continue;
+        const CatRelation *rel = md->rel;
+        sl_error(md->cx->err, ERRCODE_CHECK_VIOLATION,
+                 "new row for relation \"%s\" violates check constraint \"%s\"", rel->name,
+                 md->m->check_names[k]);
+        StrBuf t;
+        strbuf_init(&t);
+        row_text(b, r, NULL, rel->ncols, &t);
+        sl_error_detail(md->cx->err, "Failing row contains (%s).", t.data ? t.data : "");
+        strbuf_free(&t);
+        return -1;
+    }
+    return 0;
+}
+
 int ex_duplicate_key(const CatRelation *rel, const Batch *b, uint32_t row, SlError *err)
 {
     sl_error(err, ERRCODE_UNIQUE_VIOLATION,
@@ -241,10 +297,7 @@ static int conflict_update(Modify *md, Arena *scratch, const Batch *b, const uin
         for (uint32_t r = 0; r < n; r++)
             ex_copy_value(v, r, &b->cols[c], src[r], NULL);
     }
-    EvalCtx ecx = {.arena = scratch, .err = md->cx->err, .params = md->cx->params,
-                   .nparams = md->cx->nparams, .subplans = md->cx->subplans,
-                   .nsubplans = md->cx->nsubplans, .exec = md->cx, .now = md->cx->now,
-                   .system_arg = md->cx->system_arg, .hooks = &md->cx->hooks};
+    EvalCtx ecx = eval_ctx(md, scratch);
     uint32_t *sel = ARENA_ARRAY(scratch, uint32_t, n);
     uint32_t k = 0;
     if (m->conflict_where != NULL) {
@@ -268,9 +321,12 @@ static int conflict_update(Modify *md, Arena *scratch, const Batch *b, const uin
             return -1;
         }
     }
+    Vector *checks;
+    if (eval_checks(md, scratch, &upd, n, sel, k, &checks) < 0)
+        return -1;
     for (uint32_t j = 0; j < k; j++) {
         uint32_t r = sel[j];
-        if (check_not_null(md, &upd, r) < 0)
+        if (check_row(md, &upd, r, checks) < 0)
             return -1;
         StrBuf key = {(char *)keys[r].ptr, keys[r].len, keys[r].len};
         put_row(md, &key, &upd, r);
@@ -294,8 +350,11 @@ static int insert_table_batch(Modify *md, Arena *scratch, const Batch *b)
         csrc = ARENA_ARRAY(scratch, uint32_t, n ? n : 1);
         ckeys = ARENA_ARRAY(scratch, SlStr, n ? n : 1);
     }
+    Vector *checks;
+    if (eval_checks(md, scratch, b, n, NULL, 0, &checks) < 0)
+        return -1;
     for (uint32_t r = 0; r < n; r++) {
-        if (check_not_null(md, b, r) < 0)
+        if (check_row(md, b, r, checks) < 0)
             return -1;
         if (rel->npk == 0) {
             uint64_t id = tbl_next_rowid(md->cx->st, rel, md->cx->err);
@@ -438,8 +497,11 @@ static int update_batch(Modify *md, Arena *scratch, const Batch *b)
 {
     const CatRelation *rel = md->rel;
     Batch *row = row_part(scratch, b, rel->ncols);
+    Vector *checks;
+    if (eval_checks(md, scratch, row, b->nrows, NULL, 0, &checks) < 0)
+        return -1;
     for (uint32_t r = 0; r < b->nrows; r++) {
-        if (check_not_null(md, row, r) < 0)
+        if (check_row(md, row, r, checks) < 0)
             return -1;
         const SlStr *old = &b->cols[0].v.str[r];
         StrBuf oldkey = {(char *)old->ptr, old->len, old->len};

@@ -265,7 +265,7 @@ void cq_set_fn_hooks(CqRuntime *rt, const ExFnHooks *hooks)
 
 static bool plan_reads(void *plan, uint32_t oid)
 {
-    return inc_plan_reads(plan, oid);
+    return inc_plan_reads_as_owner(plan, oid);
 }
 
 /* The query of that name that is not being stopped. */

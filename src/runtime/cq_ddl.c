@@ -428,10 +428,7 @@ int rt_cq_check_drop(CqRuntime *cq, const CatRelation *rel, const char *const *d
     }
     if (q == NULL)
         return 0;
-    const char *noun = rel->kind == REL_TABLE   ? "table"
-                       : rel->kind == REL_SINK  ? "sink"
-                       : rel->kind == REL_QUERY ? "continuous query"
-                                                : "stream";
+    const char *noun = rt_relkind_noun(rel->kind);
     sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
              "cannot drop %s %s because other objects depend on it", noun, rel->name);
     sl_error_detail(err, "continuous query %s depends on %s %s", q, noun, rel->name);

@@ -1,8 +1,11 @@
 /*
- * ddl.c -- CREATE and DROP of tables, streams, sinks and continuous queries.
+ * ddl.c -- CREATE and DROP of tables, streams, sinks, continuous queries
+ * and views.
  *
- *   rt_run_create   CREATE TABLE / STREAM / SINK [IF NOT EXISTS]
- *   rt_run_drop     DROP TABLE / STREAM / SINK [IF EXISTS] name, ...
+ *   rt_run_create   CREATE TABLE / STREAM / SINK [IF NOT EXISTS] (a view's
+ *                   and a continuous query's CREATE go to view.c, cq_ddl.c)
+ *   rt_run_drop     DROP TABLE / STREAM / SINK / VIEW [IF EXISTS] name, ...
+ *   rt_relkind_noun what a DROP's messages call a relation of a kind
  *                   (both on the catalog and state store of the Runtime
  *                   given: the statement's)
  *
@@ -18,7 +21,8 @@
  * first (so a missing one drops nothing) and its owner (42501; CASCADE
  * also needs to own every continuous query it would drop), refuses a
  * relation continuous queries depend on -- its dead-letter stream's
- * included -- unless CASCADE (which drops those queries first), then
+ * included -- or views read (2BP01, but for views dropped with it) unless
+ * CASCADE (which drops those queries and views first), then
  * for each deletes its rows and then its entry (with its dead-letter
  * stream, in one transaction), so a crash in between leaves an empty
  * relation, never rows without an owner.
@@ -65,7 +69,9 @@ int rt_run_create(Runtime *rt, const Query *q, SlError *err)
     StateStore *st = rt->st;
     const CatRelation *def = q->create;
     if (def->kind == REL_QUERY)
-        return rt_cq_create(rt->cq, q, err);
+        return rt_view_check_replace(rt, q, err) < 0 ? -1 : rt_cq_create(rt->cq, q, err);
+    if (def->kind == REL_VIEW)
+        return rt_view_create(rt, q, err);
     if (cat_lookup(cat, def->name) != NULL) {
         if (q->if_not_exists)
             return 0;
@@ -173,6 +179,74 @@ static int check_cascade(Runtime *rt, const CatRelation *rel, int depth, SlError
     return 0;
 }
 
+const char *rt_relkind_noun(RelKind kind)
+{
+    switch (kind) {
+    case REL_TABLE:  return "table";
+    case REL_STREAM: return "stream";
+    case REL_SINK:   return "sink";
+    case REL_QUERY:  return "continuous query";
+    case REL_VIEW:   return "view";
+    case REL_SYSTEM: break;
+    }
+    return "relation";
+}
+
+/* Whether name is one of the DROP's. */
+static bool dropping(const Query *q, const char *name)
+{
+    for (int i = 0; i < q->ndrop; i++)
+        if (strcmp(q->drop_names[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Without CASCADE, a relation a view reads stays unless that view goes
+ * in the same DROP (2BP01); with it, the views must be the current
+ * role's (42501), as the continuous queries CASCADE drops. */
+static int check_views(Runtime *rt, const Query *q, const CatRelation *rel, SlError *err)
+{
+    Arena a;
+    arena_init(&a, 1024);
+    List *views = rt_view_dependents(rt, rel, &a);
+    const CatRelation *v = NULL;
+    for (int i = 0; i < list_len(views) && v == NULL; i++) {
+        const CatRelation *d = list_nth(views, i);
+        if (q->cascade ? rt_check_owner(rt->cat, d, err) < 0 : !dropping(q, d->name))
+            v = d;
+    }
+    arena_destroy(&a);
+    if (v == NULL)
+        return 0;
+    if (q->cascade) {
+        sl_error_detail(err, "DROP ... CASCADE would drop view %s, which depends on %s and "
+                             "belongs to another role.", v->name, rel->name);
+        return -1;
+    }
+    const char *noun = rt_relkind_noun(rel->kind);
+    sl_error(err, ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST,
+             "cannot drop %s %s because other objects depend on it", noun, rel->name);
+    sl_error_detail(err, "view %s depends on %s %s", v->name, noun, rel->name);
+    sl_error_hint(err, "Use DROP ... CASCADE to drop the dependent objects too.");
+    return -1;
+}
+
+/* Drops the views that read rel, in one catalog transaction (CASCADE):
+ * rows they have none. */
+static int drop_views(Runtime *rt, const CatRelation *rel, SlError *err)
+{
+    Arena a;
+    arena_init(&a, 1024);
+    List *views = rt_view_dependents(rt, rel, &a);
+    int n = list_len(views);
+    const char **names = ARENA_ARRAY(&a, const char *, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++)
+        names[i] = ((const CatRelation *)list_nth(views, i))->name;
+    int rc = n > 0 ? cat_drop_relations(rt->cat, names, n, err) : 0;
+    arena_destroy(&a);
+    return rc;
+}
+
 /* Drops the continuous queries that read or write rel (CASCADE), each
  * after the queries that read its result table. */
 static int drop_dependents(Runtime *rt, const CatRelation *rel, int depth, SlError *err)
@@ -196,8 +270,9 @@ int rt_run_drop(Runtime *rt, const Query *q, SlError *err)
     Catalog *cat = rt->cat;
     StateStore *st = rt->st;
     bool stream = q->drop_kind == OBJECT_STREAM, query = q->drop_kind == OBJECT_QUERY;
-    bool sink = q->drop_kind == OBJECT_SINK;
-    const char *noun = stream ? "stream" : query ? "continuous query" : sink ? "sink" : "table";
+    bool sink = q->drop_kind == OBJECT_SINK, view = q->drop_kind == OBJECT_VIEW;
+    const char *noun = stream ? "stream" : query ? "continuous query" : sink ? "sink"
+                       : view ? "view" : "table";
     for (int i = 0; i < q->ndrop; i++) {
         const char *name = q->drop_names[i];
         const CatRelation *rel = cat_lookup(cat, name);
@@ -206,7 +281,8 @@ int rt_run_drop(Runtime *rt, const Query *q, SlError *err)
                 continue;
             return sl_error(err, ERRCODE_UNDEFINED_TABLE, "%s \"%s\" does not exist", noun, name);
         }
-        RelKind want = stream ? REL_STREAM : query ? REL_QUERY : sink ? REL_SINK : REL_TABLE;
+        RelKind want = stream ? REL_STREAM : query ? REL_QUERY : sink ? REL_SINK
+                       : view ? REL_VIEW : REL_TABLE;
         if (rel->kind != want) {
             sl_error(err, ERRCODE_WRONG_OBJECT_TYPE, "\"%s\" is not a %s", name, noun);
             if (rel->kind == REL_STREAM)
@@ -215,6 +291,8 @@ int rt_run_drop(Runtime *rt, const Query *q, SlError *err)
                 sl_error_hint(err, "Use DROP TABLE to remove a table.");
             else if (rel->kind == REL_SINK)
                 sl_error_hint(err, "Use DROP SINK to remove a sink.");
+            else if (rel->kind == REL_VIEW)
+                sl_error_hint(err, "Use DROP VIEW to remove a view.");
             else
                 sl_error_hint(err, "Use DROP CONTINUOUS QUERY to remove a continuous query.");
             return -1;
@@ -226,6 +304,8 @@ int rt_run_drop(Runtime *rt, const Query *q, SlError *err)
         const CatRelation *dead = dead_letters(rt, rel);
         if (q->cascade &&
             (check_cascade(rt, rel, 0, err) < 0 || (dead && check_cascade(rt, dead, 0, err) < 0)))
+            return -1;
+        if (check_views(rt, q, rel, err) < 0 || (dead && check_views(rt, q, dead, err) < 0))
             return -1;
     }
     /* A dead-letter stream goes with its stream, not alone. */
@@ -267,18 +347,22 @@ int rt_run_drop(Runtime *rt, const Query *q, SlError *err)
             continue;
         if (q->cascade && drop_dependents(rt, rel, 0, err) < 0)
             return -1;
+        if (q->cascade && drop_views(rt, rel, err) < 0)
+            return -1;
         if (rel->kind == REL_QUERY && rt_cq_stop(rt->cq, rel->name, err) < 0)
             return -1;
         const char *names[2] = {rel->name, NULL};
         int n = 1;
         const CatRelation *dead = dead_letters(rt, rel);
-        if (dead != NULL && q->cascade && drop_dependents(rt, dead, 0, err) < 0)
+        if (dead != NULL && q->cascade &&
+            (drop_dependents(rt, dead, 0, err) < 0 || drop_views(rt, dead, err) < 0))
             return -1;
         if (rel->kind == REL_STREAM)
             ingest_stop(rt, rel);
         if (dead != NULL)
             names[n++] = dead->name;
-        if (rel_purge(st, rel, err) < 0 || (dead && rel_purge(st, dead, err) < 0) ||
+        if ((rel->kind != REL_VIEW && rel_purge(st, rel, err) < 0) ||
+            (dead && rel_purge(st, dead, err) < 0) ||
             cat_drop_relations(cat, names, n, err) < 0)
             return -1;
     }

@@ -47,6 +47,10 @@ struct IncPlan {
     Sink              *writer;      /* the sink's writer (files or Kafka, sink.h) */
     int               *out_src;     /* per output column: the aggregate column it is */
     const CatRelation *late;        /* late_rows stream, or NULL: late rows are dropped */
+    int                ndeps;       /* what the query's analysis looked up, views
+                                       included (Query.dep_oids / dep_as) */
+    uint32_t          *dep_oids;
+    uint32_t          *dep_as;
     StateStore        *st;
     IncShared         *shared;      /* the registry's (incremental.h) */
     ExFnHooks          hooks;       /* the functions' answers every batch evaluates

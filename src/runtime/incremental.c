@@ -5,6 +5,7 @@
  *   inc_plan_build, inc_plan_build_new, inc_plan_set_fn_hooks, inc_plan_free
  *   inc_plan_retracts
  *   inc_plan_ninputs, inc_plan_source, inc_plan_stream, inc_plan_reads,
+ *   inc_plan_reads_as_owner,
  *   inc_plan_into, inc_plan_sink_stats, inc_plan_late, inc_plan_idle_wakes, inc_plan_sink_outside,
  *   inc_plan_keeps_rows, inc_plan_lost_rows, inc_plan_result_hash
  *   inc_batch_run, inc_state_meta, inc_state_rows, inc_state_ops, inc_state_log_entry,
@@ -837,6 +838,9 @@ static int plan_build(const CatRelation *query, Catalog *cat, StateStore *st, In
     SqlCatalog sc = {lookup_cb, cat, NULL, NULL};
     if (sql_analyze_with(&p->arena, &sc, query->sql, &sel, NULL, 0, &q, err) < 0)
         goto fail;
+    p->ndeps = q->ndeps;
+    p->dep_oids = q->dep_oids;
+    p->dep_as = q->dep_as;
     if (q->ncorrelated > 0) {
         refuse(err, "correlated subqueries in a continuous query are not supported yet", NULL);
         goto fail;
@@ -953,7 +957,18 @@ const CatRelation *inc_plan_stream(IncPlan *p, int i)
 
 bool inc_plan_reads(IncPlan *p, uint32_t oid)
 {
+    for (int i = 0; i < p->ndeps; i++)
+        if (p->dep_oids[i] == oid)
+            return true;
     return inc_inputs_reads(&p->ins, oid);
+}
+
+bool inc_plan_reads_as_owner(IncPlan *p, uint32_t oid)
+{
+    for (int i = 0; i < p->ndeps; i++)
+        if (p->dep_oids[i] == oid && p->dep_as[i] == 0)
+            return true;
+    return false;
 }
 
 const CatRelation *inc_plan_into(IncPlan *p)

@@ -176,6 +176,9 @@ int     inc_plan_ninputs(IncPlan *p);
 Source *inc_plan_source(IncPlan *p, int i);
 const CatRelation *inc_plan_stream(IncPlan *p, int i);
 bool    inc_plan_reads(IncPlan *p, uint32_t oid);
+/* Whether the query reads oid with its owner's rights: named in its text,
+ * not only inside a view it reads (the view's owner's rights read that). */
+bool    inc_plan_reads_as_owner(IncPlan *p, uint32_t oid);
 /* The stream or sink INTO writes to, or NULL. */
 const CatRelation *inc_plan_into(IncPlan *p);
 /* The counters of the plan's sink (CREATE SINK): true with out filled, or

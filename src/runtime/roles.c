@@ -27,6 +27,8 @@
  * Rules: a superuser may do anything.  The owner of a relation (the role
  * that created it) has every privilege on it and alone may drop, alter,
  * grant and revoke.  Others have what was granted to them or to PUBLIC.
+ * What a view reads is read with its owner's rights, whoever reads the
+ * view, a superuser too (Query.dep_as).
  * CREATE ROLE needs SUPERUSER or CREATEROLE, and making or changing a
  * superuser needs SUPERUSER; any role may change its own password.
  *
@@ -79,6 +81,7 @@ static const char *kind_noun(RelKind k)
     case REL_STREAM: return "stream";
     case REL_SINK:   return "sink";
     case REL_QUERY:  return "continuous query";
+    case REL_VIEW:   return "view";
     default:         return "table";
     }
 }
@@ -277,16 +280,33 @@ static bool reads_target(const Query *q)
     return false;
 }
 
-/* Every relation of deps but skip needs SELECT. */
+static int select_deps(Catalog *cat, const Query *deps, const CatRelation *skip,
+                       bool views_only, SlError *err);
+
+/* Every relation of deps but skip needs SELECT: by the current role, or
+ * by the owner of the view that reads it (dep_as), as PostgreSQL checks a
+ * view's relations with its owner's rights. */
 static int need_select_deps(Catalog *cat, const Query *deps, const CatRelation *skip,
                             SlError *err)
 {
+    return select_deps(cat, deps, skip, false, err);
+}
+
+/* The same for the relations views read alone (views_only), or all. */
+static int select_deps(Catalog *cat, const Query *deps, const CatRelation *skip,
+                       bool views_only, SlError *err)
+{
     for (int i = 0; i < deps->ndeps; i++) {
         const CatRelation *rel = cat_lookup(cat, deps->dep_names[i]);
-        if (rel == NULL || rel == skip)
+        if (rel == NULL || (rel == skip && deps->dep_as[i] == 0) ||
+            (views_only && deps->dep_as[i] == 0))
             continue;
-        if (need(cat, rel, CAT_ACL_SELECT, err) < 0)
+        if (deps->dep_as[i] != 0) {
+            if ((privileges_of(cat, deps->dep_as[i], rel) & CAT_ACL_SELECT) == 0)
+                return denied(rel, err);
+        } else if (need(cat, rel, CAT_ACL_SELECT, err) < 0) {
             return -1;
+        }
     }
     return 0;
 }
@@ -365,8 +385,12 @@ int rt_check_query(Runtime *rt, const Query *q, SlError *err)
     if (cat_role_by_oid(cat, t_role) == NULL)
         return sl_error(err, ERRCODE_UNDEFINED_OBJECT, "role with OID %u does not exist",
                         t_role);
-    if (current_is_superuser(cat))
-        return 0;
+    /* a superuser may do anything, but what a view reads is read with the
+     * view owner's rights, whoever reads the view */
+    if (current_is_superuser(cat)) {
+        bool reads = q->kind != QUERY_CREATE || q->create->kind == REL_QUERY;
+        return reads ? select_deps(cat, q, NULL, true, err) : 0;
+    }
     return check(cat, q, q, err);
 }
 

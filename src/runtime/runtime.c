@@ -235,6 +235,16 @@ static int analyze(const Runtime *rt, Arena *a, const char *sql, const RawStmt *
     return sql_analyze_with(a, &cat, sql, raw, param_types, nparam_types, q, err);
 }
 
+int rt_analyze_text(const Runtime *rt, Arena *a, const char *sql, Query **q, SlError *err)
+{
+    List *stmts = NULL;
+    if (rt_parse(a, sql, strlen(sql), &stmts, err) < 0)
+        return -1;
+    if (list_len(stmts) < 1)
+        return sl_error(err, ERRCODE_SYNTAX_ERROR, "no statement to analyze");
+    return analyze(rt, a, sql, list_nth(stmts, 0), NULL, 0, q, err);
+}
+
 /* The SubscribeStmt of a prepared SUBSCRIBE or COPY (SUBSCRIBE ...), or
  * NULL. */
 static const SubscribeStmt *subscribe_stmt(const Prepared *p)
@@ -718,6 +728,7 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
     case QUERY_CREATE:
     case QUERY_DROP:
     case QUERY_ALTER_CQ:
+    case QUERY_ALTER:
     case QUERY_ROLE:
         if (cat_of(p->rt) == NULL || st_of(p->rt) == NULL)
             return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
@@ -739,6 +750,9 @@ int rt_execute(const Prepared *p, const ParamValue *params, int nparams, ResultS
         break;
     case QUERY_ALTER_CQ:
         rc = rt_cq_alter(cq_of(p->rt), q->drop_names[0], q->pause, err);
+        break;
+    case QUERY_ALTER:
+        rc = rt_run_alter(p->rt, (const AlterTableStmt *)q->ast, err);
         break;
     case QUERY_ROLE:
         rc = rt_run_role(p->rt, q, err);
@@ -765,6 +779,7 @@ const char *rt_write_command(const Prepared *p)
     case QUERY_CREATE:
     case QUERY_DROP:
     case QUERY_ALTER_CQ:
+    case QUERY_ALTER:
     case QUERY_ROLE:
         return q->tag;
     case QUERY_COPY:
@@ -780,6 +795,7 @@ const char *rt_block_refused(const Prepared *p)
     case QUERY_CREATE:
     case QUERY_DROP:
     case QUERY_ALTER_CQ:
+    case QUERY_ALTER:
     case QUERY_ROLE:
         return p->q->tag;
     default:

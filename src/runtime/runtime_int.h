@@ -14,6 +14,7 @@
  *   rt_run_explain                EXPLAIN's lines as rows (statement.c)
  *   rt_run_modify                 INSERT / UPDATE / DELETE (statement.c)
  *   rt_run_create, rt_run_drop    DDL (ddl.c)
+ *   rt_view_create, rt_view_dependents  views (view.c)
  *   rt_cq_create, rt_cq_stop, rt_cq_alter   continuous queries (cq_ddl.c)
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes (copy.c)
  *   rt_append_can_defer, rt_append_new       deferred appends (append.c)
@@ -111,6 +112,22 @@ int rt_run_create(Runtime *rt, const Query *q, SlError *err);
 /* Whether rel's connector option is `name` (ingest.c). */
 bool rt_connector_is(const CatRelation *rel, const char *name);
 int rt_run_drop(Runtime *rt, const Query *q, SlError *err);
+/* alter.c: ALTER TABLE / VIEW (the statement's parse tree). */
+int rt_run_alter(Runtime *rt, const AlterTableStmt *s, SlError *err);
+/* "table", "stream", "sink", "continuous query", "view" (ddl.c). */
+const char *rt_relkind_noun(RelKind kind);
+/* view.c: CREATE [OR REPLACE] VIEW; the views (other than rel) whose
+ * queries read rel, directly or through other views (a list of const
+ * CatRelation *, in a), all found before any is dropped: a view read
+ * through another stops analyzing once that one is gone. */
+int rt_view_create(Runtime *rt, const Query *q, SlError *err);
+/* 2BP01 when q, a CREATE OR REPLACE CONTINUOUS QUERY, changes the result
+ * columns of a query that a view reads. */
+int rt_view_check_replace(Runtime *rt, const Query *q, SlError *err);
+List *rt_view_dependents(Runtime *rt, const CatRelation *rel, Arena *a);
+/* runtime.c: the first statement of sql parsed and analyzed in a with rt's
+ * catalog (no parameters). */
+int rt_analyze_text(const Runtime *rt, Arena *a, const char *sql, Query **q, SlError *err);
 /* Continuous queries' statements on registry cq (the statement's
  * Runtime.cq); NULL or a closing registry: not running. */
 int rt_cq_create(CqRuntime *cq, const Query *q, SlError *err);

@@ -1053,8 +1053,19 @@ static Expr *transform_node(Analyze *an, Node *n)
     case T_ParamRef:
         return transform_param(an, (ParamRef *)n);
     case T_ColumnRef:
+        if (an->no_columns != NULL) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, n->location,
+                        "cannot use column reference in %s", an->no_columns);
+            return NULL;
+        }
         return an_column_ref(an, (ColumnRef *)n);
     case T_SubLink:
+        if (an->no_columns != NULL || an->no_subquery != NULL) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, n->location,
+                        "cannot use subquery in %s",
+                        an->no_columns != NULL ? an->no_columns : an->no_subquery);
+            return NULL;
+        }
         return an_sublink(an, (SubLink *)n);
     case T_SetToDefault:
         sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, n->location,
@@ -1243,10 +1254,12 @@ int sql_analyze_with(Arena *a, const SqlCatalog *cat, const char *sql, const Raw
     q->ndeps = list_len(an.deps);
     q->dep_names = ARENA_ARRAY(a, const char *, q->ndeps ? q->ndeps : 1);
     q->dep_oids = ARENA_ARRAY(a, uint32_t, q->ndeps ? q->ndeps : 1);
+    q->dep_as = ARENA_ARRAY(a, uint32_t, q->ndeps ? q->ndeps : 1);
     for (int i = 0; i < q->ndeps; i++) {
         const CatRelation *rel = list_nth(an.deps, i);
         q->dep_names[i] = arena_strdup(a, rel->name);
         q->dep_oids[i] = rel->oid;
+        q->dep_as[i] = (uint32_t)(uintptr_t)list_nth(an.dep_as, i);
     }
     *out = q;
     return 0;
@@ -1319,6 +1332,8 @@ int an_statement(Analyze *an, Node *stmt, Query *q)
         return an_copy_stmt(an, (CopyStmt *)stmt, q);
     case T_ExplainStmt:
     case T_CreateCqStmt:
+    case T_CreateViewStmt:
+    case T_AlterTableStmt:
     case T_AlterCqStmt:
     case T_SubscribeStmt:
         return an_other_stmt(an, stmt, q);

@@ -6,7 +6,9 @@
  *   an_create_stmt   CREATE TABLE / STREAM / SINK -> the relation to create
  *   an_drop_stmt     DROP TABLE / STREAM / SINK / CONTINUOUS QUERY
  *                    [IF EXISTS] names
- *   an_other_stmt    EXPLAIN; CREATE CONTINUOUS QUERY (its query analyzed,
+ *   an_other_stmt    EXPLAIN; ALTER TABLE / VIEW (tagged, run by the runtime
+ *                    from the parse tree); CREATE VIEW (analyze_view.c);
+ *                    CREATE CONTINUOUS QUERY (its query analyzed,
  *                    windows included), ALTER ... PAUSE/RESUME, SUBSCRIBE,
  *                    EXPLAIN CONTINUOUS QUERY; SUBSCRIBE -> refused
  *
@@ -177,9 +179,42 @@ static int unsupported_constraint(Analyze *an, const Constraint *con)
     static const char *const names[] = {
         [CONSTR_UNIQUE] = "UNIQUE constraints", [CONSTR_CHECK] = "CHECK constraints",
         [CONSTR_DEFAULT] = "column defaults", [CONSTR_FOREIGN] = "FOREIGN KEY constraints",
+        [CONSTR_IDENTITY] = "identity columns", [CONSTR_GENERATED] = "generated columns",
     };
     return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, con->hdr.location,
                        "%s are not supported yet", names[con->type]);
+}
+
+/* A column's DEFAULT, checked at CREATE TABLE as INSERT will use it
+ * (analyze_dml.c).  A literal that is no value of its type fails here
+ * (22P02, 22007, 22008: PostgreSQL reads it at CREATE), but what folding
+ * its expression finds (too long for varchar(n), out of range, division
+ * by zero: the rest of class 22) fails each INSERT that takes it, as
+ * PostgreSQL evaluates it there. */
+static int check_default(Analyze *an, Node *expr, const CatColumn *col)
+{
+    if (an_default_expr(an, expr, col) != NULL)
+        return 0;
+    const char *s = an->err->sqlstate;
+    if (strncmp(s, "22", 2) != 0 || strcmp(s, "22P02") == 0 || strcmp(s, "22007") == 0 ||
+        strcmp(s, "22008") == 0)
+        return -1;
+    sl_error_clear(an->err);
+    return 0;
+}
+
+/* serial, bigserial, smallserial and their other names: PostgreSQL's
+ * shorthand for a column with a sequence, which sluice does not have. */
+static bool is_serial(const TypeName *t)
+{
+    static const char *const names[] = {"serial", "serial4", "bigserial", "serial8",
+                                        "smallserial", "serial2"};
+    if (t->qualified || t->array)
+        return false;
+    for (size_t i = 0; i < SL_ARRAY_LEN(names); i++)
+        if (strcmp(t->name, names[i]) == 0)
+            return true;
+    return false;
 }
 
 /* The end of a CREATE: the options text (b, freed here) and the
@@ -250,6 +285,13 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
         CatColumn *col = &def->cols[def->ncols++];
         col->name = cd->name;
         col->not_null = false;
+        if (is_serial(cd->type)) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, cd->type->hdr.location,
+                        "type %s is not supported yet", cd->type->name);
+            sl_error_hint(an->err, "sluice has no sequences yet: use integer or bigint with "
+                                   "values the client gives.");
+            return -1;
+        }
         if (!an_resolve_type(an, cd->type, &col->type))
             return -1;
     }
@@ -259,7 +301,7 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
         if (IS_A(e, ColumnDef)) {
             ColumnDef *cd = (ColumnDef *)e;
             int c = find_col(def, cd->name);
-            bool saw_null = false, saw_notnull = false;
+            bool saw_null = false, saw_notnull = false, saw_default = false;
             for (int k = 0; k < list_len(cd->constraints); k++) {
                 Constraint *con = list_nth(cd->constraints, k);
                 switch (con->type) {
@@ -275,6 +317,27 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
                     saw_notnull |= con->type == CONSTR_NOTNULL;
                     def->cols[c].not_null |= con->type == CONSTR_NOTNULL;
                     break;
+                case CONSTR_DEFAULT:
+                    if (stream)
+                        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                                           con->hdr.location,
+                                           "column defaults on streams are not supported yet");
+                    if (saw_default)
+                        return sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, con->hdr.location,
+                                           "multiple default values specified for column "
+                                           "\"%s\" of table \"%s\"",
+                                           cd->name, rv->name);
+                    saw_default = true;
+                    if (check_default(an, con->expr, &def->cols[c]) < 0)
+                        return -1;
+                    break;
+                case CONSTR_CHECK:
+                    if (stream)
+                        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                                           con->hdr.location,
+                                           "CHECK constraints on streams are not supported "
+                                           "yet");
+                    break;      /* checked with the table's others, below */
                 case CONSTR_PRIMARY: {
                     if (stream)
                         goto stream_pk;
@@ -289,6 +352,11 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
             }
         } else if (IS_A(e, Constraint)) {
             Constraint *con = (Constraint *)e;
+            if (con->type == CONSTR_CHECK && stream)
+                return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, con->hdr.location,
+                                   "CHECK constraints on streams are not supported yet");
+            if (con->type == CONSTR_CHECK)
+                continue;       /* checked with the table's others, below */
             if (con->type != CONSTR_PRIMARY)
                 return unsupported_constraint(an, con);
             if (stream)
@@ -310,6 +378,11 @@ int an_create_stmt(Analyze *an, CreateStmt *s, Query *q)
     if (def->ncols == 0)
         return sl_error_at(an->err, ERRCODE_INVALID_TABLE_DEFINITION, s->hdr.location,
                            "a %s must have at least one column", what);
+    /* the CHECK constraints as INSERT and UPDATE will use them */
+    Expr **checks;
+    const char **check_names;
+    if (!stream && an_table_checks(an, def, s, &checks, &check_names) < 0)
+        return -1;
     /* the WATERMARK clause's members of the options: only it sets them */
     for (int i = 0; i < list_len(s->options); i++) {
         DefElem *d = list_nth(s->options, i);
@@ -417,7 +490,8 @@ int an_drop_stmt(Analyze *an, DropStmt *s, Query *q)
             return -1;
     q->kind = QUERY_DROP;
     q->tag = s->kind == OBJECT_SINK ? "DROP SINK" : s->kind == OBJECT_STREAM ? "DROP STREAM"
-             : s->kind == OBJECT_QUERY ? "DROP CONTINUOUS QUERY" : "DROP TABLE";
+             : s->kind == OBJECT_QUERY ? "DROP CONTINUOUS QUERY"
+             : s->kind == OBJECT_VIEW  ? "DROP VIEW" : "DROP TABLE";
     q->drop_kind = s->kind;
     q->ndrop = n;
     q->drop_names = ARENA_ARRAY(an->a, const char *, n ? n : 1);
@@ -469,6 +543,21 @@ int an_other_stmt(Analyze *an, Node *stmt, Query *q)
     }
     case T_CreateCqStmt:
         return an_create_cq(an, (CreateCqStmt *)stmt, q);
+    case T_CreateViewStmt:
+        return an_create_view(an, (CreateViewStmt *)stmt, q);
+    case T_AlterTableStmt: {
+        /* checked and run from the parse tree by the runtime (alter.c) */
+        AlterTableStmt *s = (AlterTableStmt *)stmt;
+        const char *what = s->kind == OBJECT_VIEW ? "ALTER VIEW" : "ALTER TABLE";
+        if (s->cmd == ALTER_REFUSED)
+            return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->cmd_loc,
+                               "%s ... %s is not supported yet", what, s->refused);
+        if (check_schema(an, s->relation) < 0)
+            return -1;
+        q->kind = QUERY_ALTER;
+        q->tag = what;
+        return 0;
+    }
     case T_AlterCqStmt: {
         AlterCqStmt *s = (AlterCqStmt *)stmt;
         if (check_schema(an, s->name) < 0)

@@ -3,19 +3,30 @@
  *
  *   an_insert_stmt   INSERT INTO t [(cols)] VALUES ... | query | DEFAULT VALUES
  *                    [ON CONFLICT ... DO NOTHING | DO UPDATE SET ...] [RETURNING]
- *   an_update_stmt   UPDATE t SET col = expr, ... [WHERE] [RETURNING]
- *   an_delete_stmt   DELETE FROM t [WHERE] [RETURNING]
+ *   an_update_stmt   UPDATE t SET col = expr, ... [FROM ...] [WHERE] [RETURNING]
+ *   an_delete_stmt   DELETE FROM t [USING ...] [WHERE] [RETURNING]
  *   an_assign        an expression coerced for assignment to a column
+ *   an_default_expr  a column's DEFAULT expression (also CREATE TABLE's check)
+ *   an_table_checks  a table's CHECK constraints, named as PostgreSQL names
+ *                    them (also CREATE TABLE's check)
  *
  * The source plan of an INSERT yields rows in the relation's column order
- * and types (columns not named get NULL: sluice has no column defaults
- * yet).  As in PostgreSQL, each VALUES row is coerced to the target columns
+ * and types; a column not named, or named with DEFAULT (also in UPDATE SET
+ * and ON CONFLICT DO UPDATE SET), gets its DEFAULT, else NULL.  A table's
+ * DEFAULT expressions and CHECK constraints are not in the catalog: they
+ * are read from its CREATE TABLE statement (the relation's sql), parsed
+ * once per statement and analyzed anew for each use; INSERT and UPDATE
+ * carry the CHECKs in their ModifyPlan, sorted by name.  As in PostgreSQL, each VALUES row is coerced to the target columns
  * directly, so parameters and literals take the columns' types.  UPDATE
  * and DELETE scan the table with each row's storage key; the source plan
- * yields [key, new row] (UPDATE) or [key, old row] (DELETE).  Streams are
+ * yields [key, new row] (UPDATE) or [key, old row] (DELETE); with FROM /
+ * USING the scan is cross-joined with the other relations (the WHERE
+ * pushed into the join) and a Distinct on the key keeps one row per
+ * target row.  Streams are
  * append-only: UPDATE, DELETE and ON CONFLICT on a stream are refused.
  */
 #include "sql/analyze_int.h"
+#include "sql/parser.h"
 
 /* PostgreSQL's assignment casts: the implicit ones, numeric to numeric,
  * anything to a string type, date/time to date/time. */
@@ -44,8 +55,10 @@ Expr *an_assign(Analyze *an, Expr *e, SlType t, const char *colname, int loc)
                                           e->type.id != t.id)) {
         char b1[64], b2[64];
         sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, loc,
-                    "column \"%s\" is of type %s but expression is of type %s", colname,
-                    type_format(t, b1, sizeof(b1)), type_display(e->type, b2, sizeof(b2)));
+                    "column \"%s\" is of type %s but %s is of type %s", colname,
+                    type_format(t, b1, sizeof(b1)),
+                    an->no_columns != NULL ? "default expression" : "expression",
+                    type_display(e->type, b2, sizeof(b2)));
         sl_error_hint(an->err, "You will need to rewrite or cast the expression.");
         return NULL;
     }
@@ -66,6 +79,245 @@ static Expr *null_of(Analyze *an, SlType t)
     return an_const(an, t, -1, true);
 }
 
+/* What an expression of a table's definition (a DEFAULT, a CHECK) is
+ * analyzed in, and what it replaces of the Analyze while it is. */
+typedef struct DefContext {
+    Scope            *scope;
+    const char       *agg_refusal, *srf_refusal, *no_columns, *no_subquery;
+    bool              srf_ok;
+    struct AnWindows *win;
+} DefContext;
+
+/* Analyzes the next expressions in scope, where `where` names the clause
+ * in the refusals of aggregates and set-returning functions
+ * ("DEFAULT expressions"); no_columns / no_subquery as Analyze's.  *saved
+ * takes what def_leave puts back. */
+static void def_enter(Analyze *an, DefContext *saved, Scope *scope, const char *where,
+                      const char *no_columns, const char *no_subquery)
+{
+    *saved = (DefContext){an->scope,       an->agg_refusal, an->srf_refusal, an->no_columns,
+                          an->no_subquery, an->srf_ok,      an->win};
+    an->scope = scope;
+    an->agg_refusal = an->srf_refusal = where;
+    an->no_columns = no_columns;
+    an->no_subquery = no_subquery;
+    an->srf_ok = false;
+    an->win = NULL;
+}
+
+static void def_leave(Analyze *an, const DefContext *saved)
+{
+    an->scope = saved->scope;
+    an->agg_refusal = saved->agg_refusal;
+    an->srf_refusal = saved->srf_refusal;
+    an->no_columns = saved->no_columns;
+    an->no_subquery = saved->no_subquery;
+    an->srf_ok = saved->srf_ok;
+    an->win = saved->win;
+}
+
+Expr *an_default_expr(Analyze *an, Node *expr, const CatColumn *col)
+{
+    Scope none = {.parent = NULL};
+    DefContext saved;
+    def_enter(an, &saved, &none, "DEFAULT expressions", "DEFAULT expression", NULL);
+    Expr *e = an_transform(an, expr);
+    if (e != NULL)
+        e = an_assign(an, e, col->type, col->name, expr->location);
+    def_leave(an, &saved);
+    return e;
+}
+
+/* The DEFAULT expressions of table rel's columns, from its CREATE TABLE
+ * statement (parsed once per statement analyzed, into an->dflt_stmt): an
+ * array of ncols nodes, NULL where a column has none. */
+static Node **table_defaults(Analyze *an, const CatRelation *rel)
+{
+    if (an->dflt_rel == rel)
+        return an->dflt;
+    Node **d = ARENA_ARRAY(an->a, Node *, rel->ncols > 0 ? rel->ncols : 1);
+    for (int c = 0; c < rel->ncols; c++)
+        d[c] = NULL;
+    List *stmts = NULL;
+    SlError ignore = {0};
+    CreateStmt *cs = NULL;
+    if (rel->kind == REL_TABLE && rel->sql != NULL &&
+        sql_parse(an->a, rel->sql, (int)strlen(rel->sql), &stmts, &ignore) == 0 &&
+        list_len(stmts) == 1 && IS_A(((RawStmt *)list_nth(stmts, 0))->stmt, CreateStmt)) {
+        cs = (CreateStmt *)((RawStmt *)list_nth(stmts, 0))->stmt;
+        for (int i = 0; i < list_len(cs->elts); i++) {
+            ColumnDef *cd = list_nth(cs->elts, i);
+            if (!IS_A(cd, ColumnDef))
+                continue;
+            for (int c = 0; c < rel->ncols; c++) {
+                if (strcmp(rel->cols[c].name, cd->name) != 0)
+                    continue;
+                for (int k = 0; k < list_len(cd->constraints); k++) {
+                    Constraint *con = list_nth(cd->constraints, k);
+                    if (con->type == CONSTR_DEFAULT)
+                        d[c] = con->expr;
+                }
+            }
+        }
+    }
+    sl_error_clear(&ignore);
+    an->dflt_rel = rel;
+    an->dflt = d;
+    an->dflt_stmt = cs;
+    return d;
+}
+
+/* Collects the column indexes e reads into used (an array of ncols). */
+static void columns_read(const Expr *e, bool *used, int ncols)
+{
+    if (e == NULL)
+        return;
+    if (e->kind == EXPR_COLUMN && e->index >= 0 && e->index < ncols)
+        used[e->index] = true;
+    for (int i = 0; i < e->nargs; i++)
+        columns_read(e->args[i], used, ncols);
+}
+
+static bool name_taken(const char **names, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* One CHECK's expression over rel's columns: boolean, no subquery,
+ * aggregate, window or set-returning function (PostgreSQL's messages). */
+static Expr *check_expr(Analyze *an, const CatRelation *rel, Node *expr)
+{
+    Scope scope = {.parent = NULL};
+    an_relation_scope(an, rel, &scope);
+    DefContext saved;
+    def_enter(an, &saved, &scope, "check constraints", NULL, "check constraint");
+    Expr *e = an_transform(an, expr);
+    if (e != NULL && e->type.id != TYPE_BOOL && e->type.id != TYPE_UNKNOWN) {
+        char b[64];
+        sl_error_at(an->err, ERRCODE_DATATYPE_MISMATCH, expr->location,
+                    "argument of CHECK must be type boolean, not type %s",
+                    type_display(e->type, b, sizeof(b)));
+        e = NULL;
+    } else if (e != NULL) {
+        e = an_to_boolean(an, e, "CHECK");
+    }
+    def_leave(an, &saved);
+    return e;
+}
+
+int an_table_checks(Analyze *an, const CatRelation *rel, CreateStmt *cs, Expr ***exprs,
+                    const char ***names)
+{
+    if (cs == NULL) {
+        table_defaults(an, rel);
+        cs = an->dflt_stmt;
+    }
+    List *cons = NULL;
+    for (int i = 0; cs != NULL && i < list_len(cs->elts); i++) {
+        Node *e = list_nth(cs->elts, i);
+        if (IS_A(e, ColumnDef)) {
+            ColumnDef *cd = (ColumnDef *)e;
+            for (int k = 0; k < list_len(cd->constraints); k++) {
+                Constraint *con = list_nth(cd->constraints, k);
+                if (con->type == CONSTR_CHECK)
+                    cons = list_append(an->a, cons, con);
+            }
+        } else if (IS_A(e, Constraint) && ((Constraint *)e)->type == CONSTR_CHECK) {
+            cons = list_append(an->a, cons, e);
+        }
+    }
+    int n = list_len(cons);
+    /* named after the table's name at CREATE, which a RENAME leaves them */
+    const char *tname = cs != NULL ? cs->relation->name : rel->name;
+    *exprs = ARENA_ARRAY(an->a, Expr *, n > 0 ? n : 1);
+    *names = ARENA_ARRAY(an->a, const char *, n + 1);
+    (*names)[0] = arena_printf(an->a, "%s_pkey", tname);       /* taken, not a CHECK */
+    const char **chosen = *names + 1;
+    bool *used = ARENA_ARRAY(an->a, bool, rel->ncols > 0 ? rel->ncols : 1);
+    for (int i = 0; i < n; i++) {
+        Constraint *con = list_nth(cons, i);
+        Expr *e = check_expr(an, rel, con->expr);
+        if (e == NULL)
+            return -1;
+        (*exprs)[i] = e;
+        if (con->conname != NULL) {
+            if (name_taken(chosen, i, con->conname))
+                return sl_error(an->err, ERRCODE_DUPLICATE_OBJECT,
+                                "check constraint \"%s\" already exists", con->conname);
+            chosen[i] = con->conname;
+            continue;
+        }
+        /* PostgreSQL's name: the one column it reads, if only one */
+        memset(used, 0, sizeof(bool) * (size_t)(rel->ncols > 0 ? rel->ncols : 1));
+        columns_read(e, used, rel->ncols);
+        int one = -1, nused = 0;
+        for (int c = 0; c < rel->ncols; c++)
+            if (used[c]) {
+                one = c;
+                nused++;
+            }
+        const char *base = nused == 1 ? arena_printf(an->a, "%s_%s_check", tname,
+                                                     rel->cols[one].name)
+                                      : arena_printf(an->a, "%s_check", tname);
+        const char *name = base;
+        for (int k = 1; name_taken(*names, i + 1, name); k++)
+            name = arena_printf(an->a, "%s%d", base, k);
+        chosen[i] = name;
+    }
+    *names = chosen;
+    return n;
+}
+
+/* m's CHECK constraints: those of table rel, read from its CREATE TABLE
+ * (errors, which CREATE TABLE's own check makes unlikely, point at no
+ * position of the statement). */
+static int modify_checks(Analyze *an, const CatRelation *rel, ModifyPlan *m)
+{
+    if (rel->kind != REL_TABLE)
+        return 0;
+    const char *sql = an->sql;
+    table_defaults(an, rel);
+    an->sql = rel->sql;
+    int n = an_table_checks(an, rel, NULL, &m->checks, &m->check_names);
+    an->sql = sql;
+    if (n < 0) {
+        an->err->position = 0;
+        return -1;
+    }
+    /* PostgreSQL applies them in the order of their names */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && strcmp(m->check_names[j - 1], m->check_names[j]) > 0; j--) {
+            const char *tn = m->check_names[j];
+            Expr *te = m->checks[j];
+            m->check_names[j] = m->check_names[j - 1];
+            m->checks[j] = m->checks[j - 1];
+            m->check_names[j - 1] = tn;
+            m->checks[j - 1] = te;
+        }
+    m->nchecks = n;
+    return 0;
+}
+
+/* The value column c of rel takes when none is given: its DEFAULT (a new
+ * expression each time: now() is evaluated per statement, as in
+ * PostgreSQL), else NULL.  Positions of errors point at the statement. */
+static Expr *default_of(Analyze *an, const CatRelation *rel, int c, int loc)
+{
+    Node *d = table_defaults(an, rel)[c];
+    if (d == NULL)
+        return null_of(an, rel->cols[c].type);
+    const char *sql = an->sql;
+    an->sql = rel->sql;
+    Expr *e = an_default_expr(an, d, &rel->cols[c]);
+    an->sql = sql;
+    if (e == NULL && an->err->position > 0)
+        an->err->position = loc + 1;
+    return e;
+}
+
 static Expr *column_ref(Analyze *an, SlType t, int idx)
 {
     Expr *e = an_mk(an, EXPR_COLUMN, t, -1, 0, NULL);
@@ -80,6 +332,7 @@ static const char *kind_noun(RelKind k)
     case REL_STREAM: return "stream";
     case REL_SINK:   return "sink";
     case REL_QUERY:  return "continuous query";
+    case REL_VIEW:   return "view";
     case REL_SYSTEM: return "system relation";
     }
     return "relation";
@@ -119,6 +372,16 @@ static void finish(Analyze *an, Query *q, ModifyPlan *m, const char *tag)
     q->kind = QUERY_MODIFY;
     q->tag = tag;
     q->modify = m;
+}
+
+/* The value of SET column = expression | DEFAULT (UPDATE, ON CONFLICT DO
+ * UPDATE) for column idx of rel, or NULL. */
+static Expr *set_value(Analyze *an, const CatRelation *rel, int idx, ResTarget *rt)
+{
+    if (IS_A(rt->val, SetToDefault))
+        return default_of(an, rel, idx, rt->val->location);
+    Expr *e = an_transform(an, rt->val);
+    return e != NULL ? an_assign(an, e, rel->cols[idx].type, rt->name, rt->val->location) : NULL;
 }
 
 /* ------------------------------------------------------------- INSERT */
@@ -178,8 +441,8 @@ static Plan *insert_source(Analyze *an, InsertStmt *s, const CatRelation *rel, c
             List *row = sel ? list_nth(sel->values, r) : NULL;
             int n = list_len(row);
             Expr **vals = ARENA_ARRAY(an->a, Expr *, width ? width : 1);
-            for (int c = 0; c < width; c++)
-                vals[c] = null_of(an, rel->cols[c].type);
+            bool *given = ARENA_ARRAY(an->a, bool, width ? width : 1);
+            memset(given, 0, sizeof(bool) * (size_t)(width ? width : 1));
             if (n > ncols) {
                 sl_error_at(an->err, ERRCODE_SYNTAX_ERROR, ((Node *)list_nth(row, ncols))->location,
                             "INSERT has more expressions than target columns");
@@ -205,7 +468,11 @@ static Plan *insert_source(Analyze *an, InsertStmt *s, const CatRelation *rel, c
                     break;
                 }
                 vals[c] = e;
+                given[c] = true;
             }
+            for (int c = 0; c < width && result != NULL; c++)
+                if (!given[c] && (vals[c] = default_of(an, rel, c, s->hdr.location)) == NULL)
+                    result = NULL;
             p->u.values.rows[r] = vals;
         }
         an->scope = saved;
@@ -228,7 +495,7 @@ static Plan *insert_source(Analyze *an, InsertStmt *s, const CatRelation *rel, c
     Plan *p = plan_new(an->a, PLAN_PROJECT, q, width);
     p->u.project.exprs = ARENA_ARRAY(an->a, Expr *, width ? width : 1);
     for (int c = 0; c < width; c++) {
-        p->u.project.exprs[c] = null_of(an, rel->cols[c].type);
+        p->u.project.exprs[c] = NULL;
         plan_set_col(p, c, rel->cols[c].name, rel->cols[c].type, NULL);
     }
     for (int i = 0; i < q->ncols; i++) {
@@ -239,6 +506,10 @@ static Plan *insert_source(Analyze *an, InsertStmt *s, const CatRelation *rel, c
             return NULL;
         p->u.project.exprs[c] = e;
     }
+    for (int c = 0; c < width; c++)
+        if (p->u.project.exprs[c] == NULL &&
+            (p->u.project.exprs[c] = default_of(an, rel, c, s->hdr.location)) == NULL)
+            return NULL;
     return p;
 }
 
@@ -334,12 +605,8 @@ static int on_conflict(Analyze *an, InsertStmt *s, const CatRelation *rel, Modif
                             rt->name);
                 goto out;
             }
-        Expr *e;
-        if (IS_A(rt->val, SetToDefault))
-            e = null_of(an, rel->cols[idx].type);
-        else if ((e = an_transform(an, rt->val)) == NULL ||
-                 (e = an_assign(an, e, rel->cols[idx].type, rt->name, rt->val->location)) ==
-                     NULL)
+        Expr *e = set_value(an, rel, idx, rt);
+        if (e == NULL)
             goto out;
         m->conflict_set[idx] = e;
     }
@@ -359,9 +626,13 @@ int an_insert_stmt(Analyze *an, InsertStmt *s, Query *q)
                                                 s->relation->hdr.location, false);
     if (rel == NULL)
         return -1;
-    if (rel->kind != REL_TABLE && rel->kind != REL_STREAM)
-        return sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, s->relation->hdr.location,
-                           "cannot insert into %s \"%s\"", kind_noun(rel->kind), rel->name);
+    if (rel->kind != REL_TABLE && rel->kind != REL_STREAM) {
+        sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, s->relation->hdr.location,
+                    "cannot insert into %s \"%s\"", kind_noun(rel->kind), rel->name);
+        if (rel->kind == REL_VIEW)
+            sl_error_detail(an->err, "Views are read-only in sluice.");
+        return -1;
+    }
     int *cols, ncols;
     if (insert_columns(an, s, rel, &cols, &ncols) < 0)
         return -1;
@@ -372,6 +643,8 @@ int an_insert_stmt(Analyze *an, InsertStmt *s, Query *q)
     if ((m->source = insert_source(an, s, rel, cols, ncols)) == NULL)
         return -1;
     if (s->on_conflict != NULL && on_conflict(an, s, rel, m) < 0)
+        return -1;
+    if (modify_checks(an, rel, m) < 0)
         return -1;
     if (s->returning != NULL) {
         Scope sc = {.parent = NULL};
@@ -401,6 +674,8 @@ static int modify_target(Analyze *an, RangeVar *rv, const char *verb, Scope *sc,
                     "cannot %s %s \"%s\"", verb, kind_noun((*rel)->kind), (*rel)->name);
         if ((*rel)->kind == REL_STREAM)
             sl_error_detail(an->err, "Streams are append-only.");
+        else if ((*rel)->kind == REL_VIEW)
+            sl_error_detail(an->err, "Views are read-only in sluice.");
         return -1;
     }
     return 0;
@@ -420,15 +695,48 @@ static Plan *modify_where(Analyze *an, Node *where, Plan *scan)
     return plan_push_filter(an->a, scan, w);
 }
 
+/* UPDATE ... FROM, DELETE ... USING: the source [key, ...] p keeps the
+ * first row of each target row (PostgreSQL updates or deletes a row once,
+ * whichever joined row it meets first). */
+static Plan *once_per_row(Analyze *an, Plan *p)
+{
+    Plan *d = plan_new(an->a, PLAN_DISTINCT, p, p->ncols);
+    for (int c = 0; c < p->ncols; c++)
+        plan_set_col(d, c, p->cols[c].name, p->cols[c].type, p->quals[c]);
+    d->u.distinct.nkeys = 1;
+    d->u.distinct.keys = ARENA_ARRAY(an->a, int, 1);
+    d->u.distinct.keys[0] = 0;
+    return d;
+}
+
+/* RETURNING of a statement with FROM / USING: over the target's row only
+ * (tsc), a column of the other relations refused (0A000). */
+static int returning_target(Analyze *an, List *targets, ModifyPlan *m, Query *q, Scope *tsc,
+                            bool joined)
+{
+    Scope *saved = an->scope;
+    an->scope = tsc;
+    int rc = returning(an, targets, m, q);
+    an->scope = saved;
+    if (rc < 0 && joined && (strcmp(an->err->sqlstate, ERRCODE_UNDEFINED_TABLE) == 0 ||
+                             strcmp(an->err->sqlstate, ERRCODE_UNDEFINED_COLUMN) == 0)) {
+        int pos = an->err->position;
+        sl_error_clear(an->err);
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, pos > 0 ? pos - 1 : -1,
+                    "RETURNING of UPDATE ... FROM or DELETE ... USING can read only the "
+                    "columns of the table it changes yet");
+    }
+    return rc;
+}
+
 int an_update_stmt(Analyze *an, UpdateStmt *s, Query *q)
 {
-    if (s->from != NULL)
-        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                           ((Node *)list_nth(s->from, 0))->location,
-                           "UPDATE ... FROM is not supported yet");
     Scope sc = {.parent = NULL};
     const CatRelation *rel;
     if (modify_target(an, s->relation, "update", &sc, &rel) < 0)
+        return -1;
+    Scope tsc = sc;
+    if (s->from != NULL && an_target_from(an, s->from, &sc) < 0)
         return -1;
     Scope *saved = an->scope;
     const char *saved_ref = an->agg_refusal;
@@ -454,12 +762,8 @@ int an_update_stmt(Analyze *an, UpdateStmt *s, Query *q)
                      rt->name);
             goto out;
         }
-        Expr *e;
-        if (IS_A(rt->val, SetToDefault))
-            e = null_of(an, rel->cols[idx].type);
-        else if ((e = an_transform(an, rt->val)) == NULL ||
-                 (e = an_assign(an, e, rel->cols[idx].type, rt->name, rt->val->location)) ==
-                     NULL)
+        Expr *e = set_value(an, rel, idx, rt);
+        if (e == NULL)
             goto out;
         set[idx] = e;
     }
@@ -479,8 +783,9 @@ int an_update_stmt(Analyze *an, UpdateStmt *s, Query *q)
         p->u.project.exprs[c + 1] = set[c] ? set[c] : column_ref(an, rel->cols[c].type, c);
         plan_set_col(p, c + 1, rel->cols[c].name, rel->cols[c].type, NULL);
     }
-    m->source = p;
-    if (returning(an, s->returning, m, q) < 0)
+    m->source = s->from != NULL ? once_per_row(an, p) : p;
+    if (modify_checks(an, rel, m) < 0 ||
+        returning_target(an, s->returning, m, q, &tsc, s->from != NULL) < 0)
         goto out;
     finish(an, q, m, "UPDATE");
     rc = 0;
@@ -492,13 +797,12 @@ out:
 
 int an_delete_stmt(Analyze *an, DeleteStmt *s, Query *q)
 {
-    if (s->using_list != NULL)
-        return sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                           ((Node *)list_nth(s->using_list, 0))->location,
-                           "DELETE ... USING is not supported yet");
     Scope sc = {.parent = NULL};
     const CatRelation *rel;
     if (modify_target(an, s->relation, "delete from", &sc, &rel) < 0)
+        return -1;
+    Scope tsc = sc;
+    if (s->using_list != NULL && an_target_from(an, s->using_list, &sc) < 0)
         return -1;
     Scope *saved = an->scope;
     an->scope = &sc;
@@ -519,8 +823,8 @@ int an_delete_stmt(Analyze *an, DeleteStmt *s, Query *q)
         p->u.project.exprs[c + 1] = column_ref(an, rel->cols[c].type, c);
         plan_set_col(p, c + 1, rel->cols[c].name, rel->cols[c].type, NULL);
     }
-    m->source = p;
-    if (returning(an, s->returning, m, q) < 0)
+    m->source = s->using_list != NULL ? once_per_row(an, p) : p;
+    if (returning_target(an, s->returning, m, q, &tsc, s->using_list != NULL) < 0)
         goto out;
     finish(an, q, m, "DELETE");
     rc = 0;
@@ -652,6 +956,31 @@ int an_copy_stmt(Analyze *an, CopyStmt *s, Query *q)
                 return sl_error_at(an->err, ERRCODE_DUPLICATE_COLUMN, cr->hdr.location,
                                    "column \"%s\" specified more than once", name);
         c->attnums[i] = idx;
+    }
+    /* COPY FROM does not evaluate CHECK constraints yet */
+    ModifyPlan probe = {0};
+    if (!s->to && modify_checks(an, rel, &probe) < 0)
+        return -1;
+    if (probe.nchecks > 0) {
+        sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->hdr.location,
+                    "COPY FROM into a table with CHECK constraints is not supported yet");
+        sl_error_hint(an->err, "Use INSERT.");
+        return -1;
+    }
+    /* COPY FROM fills a column it does not name with NULL: one with a
+     * DEFAULT would get the wrong value */
+    Node **dflt = !s->to && rel->kind == REL_TABLE ? table_defaults(an, rel) : NULL;
+    for (int k = 0; dflt != NULL && k < rel->ncols; k++) {
+        bool named = false;
+        for (int i = 0; i < n; i++)
+            named |= c->attnums[i] == k;
+        if (!named && dflt[k] != NULL) {
+            sl_error_at(an->err, ERRCODE_FEATURE_NOT_SUPPORTED, s->hdr.location,
+                        "COPY FROM that leaves out column \"%s\", which has a DEFAULT, is not "
+                        "supported yet", rel->cols[k].name);
+            sl_error_hint(an->err, "Name every column with a DEFAULT, or use INSERT.");
+            return -1;
+        }
     }
     return 0;
 }

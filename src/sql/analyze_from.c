@@ -76,9 +76,11 @@ static ScopeItem *new_item(Analyze *an, const char *refname, int ncols)
 void an_add_dep(Analyze *an, const CatRelation *rel)
 {
     for (int i = 0; i < list_len(an->deps); i++)
-        if (list_nth(an->deps, i) == rel)
+        if (list_nth(an->deps, i) == rel &&
+            (uint32_t)(uintptr_t)list_nth(an->dep_as, i) == an->as_role)
             return;
     an->deps = list_append(an->a, an->deps, (void *)rel);
+    an->dep_as = list_append(an->a, an->dep_as, (void *)(uintptr_t)an->as_role);
 }
 
 const CatRelation *an_lookup_relation(Analyze *an, const char *schema, const char *name,
@@ -368,6 +370,26 @@ static Plan *cte_plan(Analyze *an, CteScope *cs, int i)
         return cte_scan(an, d);
     }
     return p;
+/* A view as a FROM item: its query, analyzed for this reference
+ * (analyze_view.c), named as the view's columns are. */
+static int view_item(Analyze *an, RangeVar *rv, const CatRelation *rel, FromItem *out)
+{
+    int loc = rv->hdr.location;
+    Plan *p = an_view_plan(an, rel, loc);
+    if (p == NULL)
+        return -1;
+    const char *refname = rv->alias ? rv->alias : rel->name;
+    ScopeItem *it = new_item(an, refname, p->ncols);
+    for (int c = 0; c < p->ncols; c++) {
+        it->colnames[c] = rel->cols[c].name;
+        it->colidx[c] = c;
+    }
+    if (apply_colnames(an, rv->colnames, "table", refname, p->ncols, it->colnames, loc) < 0)
+        return -1;
+    rename_output(p, it->colnames, refname);
+    out->plan = p;
+    expose_all(an, out, it);
+    return 0;
 }
 
 /* A relation or a WITH query as a FROM item. */
@@ -408,6 +430,8 @@ static int range_var(Analyze *an, RangeVar *rv, FromItem *out)
     if (rel->kind == REL_SINK)
         return sl_error_at(an->err, ERRCODE_WRONG_OBJECT_TYPE, loc,
                            "\"%s\" is a sink: it has no rows to read", rel->name);
+    if (rel->kind == REL_VIEW)
+        return view_item(an, rv, rel, out);
     Plan *p = scan_plan(an, rel, rv->alias, false);
     const char *refname = rv->alias ? rv->alias : rel->name;
     ScopeItem *it = new_item(an, refname, rel->ncols);
@@ -1016,6 +1040,36 @@ static int from_item(Analyze *an, Node *n, FromItem *out, Scope *lat)
     }
 }
 
+/* acc becomes acc cross-joined with f (a comma in FROM; WHERE conditions
+ * are pushed into it later): f's ranges follow acc's columns. */
+static void cross_join(Analyze *an, FromItem *acc, const FromItem *f)
+{
+    /* a LATERAL item that reads the items before it runs per row */
+    int nl = acc->plan->ncols, nr = f->plan->ncols;
+    Plan *jp = plan_new(an->a, f->lateral_args ? PLAN_LATERAL : PLAN_JOIN, acc->plan, nl + nr);
+    jp->right = f->plan;
+    if (f->lateral_args != NULL)
+        lateral_set_args(an, jp, JOIN_CROSS, f->lateral_args);
+    else
+        jp->u.join.type = JOIN_CROSS;
+    for (int c = 0; c < nl; c++)
+        plan_set_col(jp, c, acc->plan->cols[c].name, acc->plan->cols[c].type,
+                     acc->plan->quals[c]);
+    for (int c = 0; c < nr; c++)
+        plan_set_col(jp, nl + c, f->plan->cols[c].name, f->plan->cols[c].type,
+                     f->plan->quals[c]);
+    for (int k = 0; k < list_len(f->items); k++) {
+        ScopeItem *src = list_nth(f->items, k);
+        ScopeItem *it = ARENA_NEW(an->a, ScopeItem);
+        *it = *src;
+        it->colidx = ARENA_ARRAY(an->a, int, src->ncols ? src->ncols : 1);
+        for (int c = 0; c < src->ncols; c++)
+            it->colidx[c] = src->colidx[c] + nl;
+        acc->items = list_append(an->a, acc->items, it);
+    }
+    acc->plan = jp;
+}
+
 int an_from_clause(Analyze *an, List *from, Scope *scope)
 {
     FromItem acc = {0};
@@ -1046,31 +1100,8 @@ int an_from_clause(Analyze *an, List *from, Scope *scope)
          * the statement's account (rt_prepare), checked here. */
         if (an->a->acct != NULL && sl_mem_exceeded(an->a->acct) != SL_MEM_OK)
             return ex_out_of_memory(an->err, an->a->acct);
-        /* a comma is a cross join; WHERE conditions are pushed into it
-         * later; a LATERAL item that reads the items before it runs per row */
-        int nl = acc.plan->ncols, nr = f.plan->ncols;
-        Plan *jp = plan_new(an->a, f.lateral_args ? PLAN_LATERAL : PLAN_JOIN, acc.plan, nl + nr);
-        jp->right = f.plan;
-        if (f.lateral_args != NULL)
-            lateral_set_args(an, jp, JOIN_CROSS, f.lateral_args);
-        else
-            jp->u.join.type = JOIN_CROSS;
-        for (int c = 0; c < nl; c++)
-            plan_set_col(jp, c, acc.plan->cols[c].name, acc.plan->cols[c].type,
-                         acc.plan->quals[c]);
-        for (int c = 0; c < nr; c++)
-            plan_set_col(jp, nl + c, f.plan->cols[c].name, f.plan->cols[c].type,
-                         f.plan->quals[c]);
-        for (int k = 0; k < list_len(f.items); k++) {
-            ScopeItem *src = list_nth(f.items, k);
-            ScopeItem *it = ARENA_NEW(an->a, ScopeItem);
-            *it = *src;
-            it->colidx = ARENA_ARRAY(an->a, int, src->ncols ? src->ncols : 1);
-            for (int c = 0; c < src->ncols; c++)
-                it->colidx[c] = src->colidx[c] + nl;
-            acc.items = list_append(an->a, acc.items, it);
-        }
-        acc.plan = jp;
+        /* a comma is a cross join; WHERE conditions are pushed into it later */
+        cross_join(an, &acc, &f);
     }
     scope->items = acc.items;
     scope->from = acc.plan;
@@ -1095,6 +1126,34 @@ int an_target_relation(Analyze *an, RangeVar *rv, bool with_key, const CatRelati
     scope->from = scan_plan(an, rel, rv->alias, with_key);
     *relp = rel;
     return 0;
+}
+
+int an_target_from(Analyze *an, List *from, Scope *scope)
+{
+    Scope fsc = {.parent = NULL};
+    if (an_from_clause(an, from, &fsc) < 0 ||
+        check_unique_names(an, scope->items, fsc.items, ((Node *)list_nth(from, 0))->location) < 0)
+        return -1;
+    /* a new list: the caller keeps the target's own scope */
+    FromItem acc = {scope->from, NULL, 0, NULL, NULL}, f = {fsc.from, fsc.items, 0, NULL, NULL};
+    for (int k = 0; k < list_len(scope->items); k++)
+        acc.items = list_append(an->a, acc.items, list_nth(scope->items, k));
+    cross_join(an, &acc, &f);
+    scope->items = acc.items;
+    scope->from = acc.plan;
+    return 0;
+}
+
+void an_relation_scope(Analyze *an, const CatRelation *rel, Scope *scope)
+{
+    ScopeItem *it = new_item(an, rel->name, rel->ncols);
+    it->rel = rel;
+    for (int c = 0; c < rel->ncols; c++) {
+        it->colnames[c] = rel->cols[c].name;
+        it->colidx[c] = c;
+    }
+    scope->items = list_append(an->a, NULL, it);
+    scope->from = scan_plan(an, rel, NULL, false);
 }
 
 /* ------------------------------------------------------------ columns */

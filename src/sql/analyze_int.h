@@ -50,6 +50,17 @@ typedef struct Analyze {
     CteScope   *ctes;       /* WITH queries visible here */
     List       *init;       /* of InitPlan *: the statement's subqueries */
     List       *deps;       /* of const CatRelation *: relations read or written */
+    List       *dep_as;     /* the same length: the role each is read as (a
+                               uint32_t in the pointer; 0: the session's) */
+    uint32_t    as_role;    /* inside a view: its owner, whose rights read
+                               the relations it names (0 outside) */
+    int         view_depth; /* views being expanded (a cycle stops at 32) */
+    const char *no_columns; /* "DEFAULT expression": column references and
+                               subqueries are refused (0A000), else NULL */
+    const char *no_subquery;/* "check constraint": subqueries alone are */
+    const CatRelation *dflt_rel;    /* the table whose DEFAULTs dflt holds */
+    Node      **dflt;       /* per column: its DEFAULT expression, or NULL */
+    CreateStmt *dflt_stmt;  /* dflt_rel's CREATE TABLE, parsed (or NULL) */
     Corr       *corr;       /* the innermost subquery being analyzed, or NULL */
     int         ncorrelated;/* correlated subqueries made (they run per row) */
     int         sublinks;   /* subqueries in expressions being analyzed */
@@ -211,6 +222,23 @@ Plan *an_select_arm(Analyze *an, SelectStmt *s, Scope *parent);
  * operation's columns, 42804 at loc when two cannot be matched. */
 int   an_setop_types(Analyze *an, const char *what, const Plan *l, const Plan *r, int loc,
                      SlType *types);
+/* scope: the names of rel's columns alone, over a scan of it in column
+ * order (a CHECK constraint's; analyze_from.c). */
+void  an_relation_scope(Analyze *an, const CatRelation *rel, Scope *scope);
+/* UPDATE ... FROM, DELETE ... USING: scope (the target's, from
+ * an_target_relation) cross-joined with the FROM items, whose columns
+ * follow the target's (42712 for a name used twice; analyze_from.c). */
+int   an_target_from(Analyze *an, List *from, Scope *scope);
+/* The CHECK constraints of table rel (cs: its CREATE TABLE, or NULL to
+ * read rel's sql), each analyzed over rel's columns, with PostgreSQL's
+ * names ("t_a_check", "t_check1", or CONSTRAINT's): their number, or -1
+ * (analyze_dml.c). */
+int   an_table_checks(Analyze *an, const CatRelation *rel, CreateStmt *cs, Expr ***exprs,
+                      const char ***names);
+/* ---- views (analyze_view.c) ---- */
+int   an_create_view(Analyze *an, CreateViewStmt *c, Query *q);
+/* The plan of view rel's query for one reference at loc, or NULL. */
+Plan *an_view_plan(Analyze *an, const CatRelation *rel, int loc);
 /* Plan pieces of analyze_select.c that analyze_window.c builds with: a
  * column of p, a Project of exprs over child, a Sort of child. */
 typedef struct SortSpec {
@@ -290,6 +318,10 @@ int   an_copy_stmt(Analyze *an, CopyStmt *s, Query *q);
  * casts, with 42804 "column ... is of type ... but expression is of type"
  * when there is none. */
 Expr *an_assign(Analyze *an, Expr *e, SlType t, const char *colname, int loc);
+/* A column's DEFAULT expression analyzed as PostgreSQL's cookDefault does
+ * (no column references, subqueries, aggregates, window or set-returning
+ * functions), assigned to the column's type (analyze_dml.c). */
+Expr *an_default_expr(Analyze *an, Node *expr, const CatColumn *col);
 
 /* ---- shared helpers (analyze.c) ---- */
 Expr *an_transform(Analyze *an, Node *n);

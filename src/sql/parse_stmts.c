@@ -17,7 +17,7 @@
  *   make_frame_bound                                        expression pieces
  *   select_set_windows                                      WINDOW clause
  *   make_column_def, make_constraint, make_watermark, make_def_elem,
- *   make_create, make_create_cq, make_drop, make_alter_cq, make_subscribe,
+ *   make_create, make_create_cq, make_create_view, make_drop, make_alter_cq, make_subscribe,
  *   make_explain, make_explain_cq, make_show, make_variable_reset  DDL
  *   make_insert, make_on_conflict, make_update, make_delete,
  *   make_set_target                                         DML
@@ -429,6 +429,65 @@ Node *make_constraint(Parse *p, ConstrType type, int loc, List *key_nodes)
     return &c->hdr;
 }
 
+Node *make_default(Parse *p, int loc, Node *expr)
+{
+    Node *c = make_constraint(p, CONSTR_DEFAULT, loc, NULL);
+    ((Constraint *)c)->expr = expr;
+    return c;
+}
+
+Node *make_alter_cmd(Parse *p, AlterCmd cmd, const Token *column, const Token *newname)
+{
+    AlterTableStmt *a = NEW_NODE(p, AlterTableStmt, column ? column->offset : newname->offset);
+    a->cmd = cmd;
+    a->column = column ? column->z : NULL;
+    a->newname = newname ? newname->z : NULL;
+    a->cmd_loc = a->hdr.location;
+    return &a->hdr;
+}
+
+/* An action ALTER TABLE does not run: what names it, or its first word. */
+Node *make_alter_refused(Parse *p, const Token *t, const char *what)
+{
+    AlterTableStmt *a = NEW_NODE(p, AlterTableStmt, t->offset);
+    a->cmd = ALTER_REFUSED;
+    if (what == NULL) {
+        char *w = arena_strndup(p->arena, t->z, (size_t)t->n);
+        for (char *c = w; *c; c++)
+            if (*c >= 'a' && *c <= 'z')
+                *c = (char)(*c - ('a' - 'A'));
+        what = w;
+    }
+    a->refused = what;
+    a->cmd_loc = t->offset;
+    return &a->hdr;
+}
+
+Node *make_alter_table(Parse *p, const Token *t, ObjectKind kind, bool missing_ok, Names name,
+                       Node *cmd)
+{
+    AlterTableStmt *a = (AlterTableStmt *)cmd;
+    a->hdr.location = t->offset;
+    a->kind = kind;
+    a->missing_ok = missing_ok;
+    a->relation = (RangeVar *)make_range_var(p, name, NULL);
+    return &a->hdr;
+}
+
+Node *make_check(Parse *p, int loc, Node *expr)
+{
+    Node *c = make_constraint(p, CONSTR_CHECK, loc, NULL);
+    ((Constraint *)c)->expr = expr;
+    return c;
+}
+
+Node *constraint_named(Parse *p, Node *constraint, const Token *name)
+{
+    SL_UNUSED(p);
+    ((Constraint *)constraint)->conname = name->z;
+    return constraint;
+}
+
 Node *make_watermark(Parse *p, const Token *w, const Token *col, Node *expr)
 {
     WatermarkDef *d = NEW_NODE(p, WatermarkDef, w->offset);
@@ -467,6 +526,17 @@ Node *make_create_cq(Parse *p, const Token *t, bool or_replace, bool if_not_exis
     c->if_not_exists = if_not_exists;
     c->into = (RangeVar *)into;
     c->options = options;
+    c->query = (SelectStmt *)query;
+    return &c->hdr;
+}
+
+Node *make_create_view(Parse *p, const Token *t, bool or_replace, Names name, List *cols,
+                       Node *query)
+{
+    CreateViewStmt *c = NEW_NODE(p, CreateViewStmt, t->offset);
+    c->name = (RangeVar *)make_range_var(p, name, NULL);
+    c->or_replace = or_replace;
+    c->colnames = cols;
     c->query = (SelectStmt *)query;
     return &c->hdr;
 }

@@ -228,12 +228,21 @@ List *make_name_strs(Parse *p, List *l, const Token *t);
 
 Node *make_column_def(Parse *p, const Token *name, Node *type, List *constraints);
 Node *make_constraint(Parse *p, ConstrType type, int loc, List *key_nodes);
+Node *make_default(Parse *p, int loc, Node *expr);
+Node *make_alter_cmd(Parse *p, AlterCmd cmd, const Token *column, const Token *newname);
+Node *make_alter_refused(Parse *p, const Token *t, const char *what);
+Node *make_alter_table(Parse *p, const Token *t, ObjectKind kind, bool missing_ok, Names name,
+                       Node *cmd);
+Node *make_check(Parse *p, int loc, Node *expr);
+Node *constraint_named(Parse *p, Node *constraint, const Token *name);
 Node *make_watermark(Parse *p, const Token *w, const Token *col, Node *expr);
 Node *make_def_elem(Parse *p, const Token *name, Node *arg);
 Node *make_create(Parse *p, const Token *t, ObjectKind kind, bool if_not_exists, Names name,
                   List *elts, List *options);
 Node *make_create_cq(Parse *p, const Token *t, bool or_replace, bool if_not_exists, Names name,
                      Node *into, List *options, Node *query);
+Node *make_create_view(Parse *p, const Token *t, bool or_replace, Names name, List *cols,
+                       Node *query);
 Node *make_drop(Parse *p, const Token *t, ObjectKind kind, bool missing_ok, List *names,
                 bool cascade);
 Node *make_copy(Parse *p, const Token *t, Names name, List *cols, Node *query, bool to,

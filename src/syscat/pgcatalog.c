@@ -1,7 +1,7 @@
 /*
  * pgcatalog.c -- the part of PostgreSQL's catalog that clients read:
- * pg_catalog's tables and views, information_schema's schemata, tables
- * and columns, all over sluice's own catalog, and the rows of
+ * pg_catalog's tables and views, information_schema's schemata, tables,
+ * views and columns, all over sluice's own catalog, and the rows of
  * pg_get_keywords() (the system relation "pg_get_keywords()", which FROM
  * reaches as the function's call; the other catalog functions are
  * pgfuncs.c's).
@@ -20,6 +20,7 @@
  *   stream                     relkind 'r'   TABLE (append-only; sys.streams
  *                                            tells streams apart)
  *   continuous query result    relkind 'm'   MATERIALIZED VIEW
+ *   view                       relkind 'v'   VIEW (read-only: not insertable)
  *   sink                       relkind 'f'   FOREIGN TABLE (no rows to read)
  *   pg_catalog relation        relkind 'r' (pg_roles, pg_user, pg_settings,
  *                                            pg_tables, pg_views, pg_matviews,
@@ -103,6 +104,7 @@ static char relkind_of(const Syscat *sc, const CatRelation *rel)
     case REL_STREAM: return 'r';
     case REL_QUERY:  return 'm';
     case REL_SINK:   return 'f';
+    case REL_VIEW:   return 'v';
     case REL_SYSTEM:
         if (vrel_namespace(sc, rel) != VREL_NS_PG_CATALOG)
             return 'v';
@@ -919,6 +921,31 @@ static int produce_is_tables(VrelRows *r)
     return 0;
 }
 
+static void is_views_cb(const CatRelation *rel, void *arg)
+{
+    VrelRows *r = arg;
+    if (rel->kind != REL_VIEW)
+        return;
+    vrel_row(r);
+    vrel_put_text(r, pgcat_database_name(vrel_rows_syscat(r)));
+    vrel_put_text(r, pgcat_namespace_name(pgcat_namespace_of(vrel_rows_syscat(r), rel)));
+    vrel_put_text(r, rel->name);
+    const char *def = sql_view_query(vrel_rows_arena(r), rel);
+    if (def != NULL)
+        vrel_put_text(r, def);                                  /* view_definition */
+    else
+        vrel_put_null(r);
+    vrel_put_text(r, "NONE");                                   /* check_option */
+    for (int i = 0; i < 5; i++)     /* updatable, insertable, trigger updatable, ... */
+        vrel_put_text(r, "NO");
+}
+
+static int produce_is_views(VrelRows *r)
+{
+    all_relations(vrel_rows_syscat(r), is_views_cb, r);
+    return 0;
+}
+
 static void is_columns_cb(const CatRelation *rel, void *arg)
 {
     VrelRows *r = arg;
@@ -1204,6 +1231,11 @@ static const VrelDef pg_defs[] = {
      "table_catalog name, table_schema name, table_name name, column_name name, "
      "ordinal_position int4, position_in_unique_constraint int4",
      produce_is_key_column_usage, "the columns of the tables' keys"},
+    {"information_schema", "views", 13006,
+     "table_catalog name, table_schema name, table_name name, view_definition text, "
+     "check_option text, is_updatable text, is_insertable_into text, "
+     "is_trigger_updatable text, is_trigger_deletable text, is_trigger_insertable_into text",
+     produce_is_views, "views"},
 };
 
 void pgcat_register(Syscat *sc)

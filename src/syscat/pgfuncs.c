@@ -225,16 +225,20 @@ static KERNEL(k_obj_description)
     return 0;
 }
 
-/* pg_get_viewdef(oid [, pretty]): a continuous query's statement (its
- * result table is the "materialized view"); system views have none. */
+/* pg_get_viewdef(oid [, pretty]): a view's query as its CREATE VIEW wrote
+ * it (PostgreSQL prints the query it parsed back instead), a continuous
+ * query's statement (its result table is the "materialized view");
+ * system views have none. */
 static KERNEL(k_pg_get_viewdef)
 {
     SL_UNUSED(e);
     FOR_SEL(sel, n, {
         const CatRelation *rel = pgcat_relation_by_oid(sys_of(cx), args[0].v.i64[i]);
         out_text(cx, out, i,
-                 rel != NULL && rel->kind == REL_QUERY ? sql_redact_secrets(cx->arena, rel->sql)
-                                                       : NULL);
+                 rel == NULL                ? NULL
+                 : rel->kind == REL_VIEW    ? sql_view_query(cx->arena, rel)
+                 : rel->kind == REL_QUERY   ? sql_redact_secrets(cx->arena, rel->sql)
+                                            : NULL);
     });
     return 0;
 }
