@@ -86,6 +86,8 @@ struct Runtime {
     /* the system relations' context (syscat.h): made by rt_init
      * (syscat_create), freed by rt_shutdown */
     struct Syscat     *syscat;
+    /* a BACKUP holds its staging directory (backup.c; on the loop) */
+    bool               backup_running;
 };
 
 /* A Runtime with its loop and its two pools; cat and st are main's to set.

@@ -393,6 +393,7 @@ struct RtRun {
     bool         open;          /* cur was opened */
     uint64_t     rows;          /* rows sent so far */
     char         tag[64];       /* EXPLAIN's, a DML's: set when its rows are made */
+    RtBackup    *backup;        /* BACKUP's snapshot (backup.c), until rt_run_end */
 };
 
 /* INSERT / UPDATE / DELETE and COPY FROM into a table one at a time: a key
@@ -425,13 +426,14 @@ bool rt_on_worker(const Prepared *p)
 {
     QueryKind k = p->q->kind;
     /* system relations and catalog functions read the loop's state */
-    return (k == QUERY_SELECT || k == QUERY_EXPLAIN || k == QUERY_MODIFY) && !p->q->on_loop;
+    return (k == QUERY_SELECT || k == QUERY_EXPLAIN || k == QUERY_MODIFY ||
+            k == QUERY_BACKUP) && !p->q->on_loop;
 }
 
 bool rt_runnable(const Prepared *p)
 {
     QueryKind k = p->q->kind;
-    return k == QUERY_SELECT || k == QUERY_EXPLAIN || k == QUERY_MODIFY;
+    return k == QUERY_SELECT || k == QUERY_EXPLAIN || k == QUERY_MODIFY || k == QUERY_BACKUP;
 }
 
 int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun **out,
@@ -461,6 +463,14 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
     /* privileges are checked when the statement runs (roles.c) */
     if (rc == 0)
         rc = rt_check_query(rt, q, err);
+    if (rc < 0) {
+        arena_destroy(&r->work);
+        sl_mem_account_unref(r->mem);
+        sl_free(r);
+        return -1;
+    }
+    if (rc == 0 && q->kind == QUERY_BACKUP)
+        rc = rt_backup_begin(rt, q->backup_target, &r->backup, err);
     if (rc < 0) {
         arena_destroy(&r->work);
         sl_mem_account_unref(r->mem);
@@ -511,6 +521,7 @@ static int run_step(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent,
         if (rc == 0)
             snprintf(tag, tagsize, "SELECT %llu", (unsigned long long)r->rows);
         return rc;
+    case QUERY_BACKUP:
     case QUERY_EXPLAIN:
     case QUERY_MODIFY:
         /* the rows are made at once (EXPLAIN's lines, RETURNING's rows
@@ -519,7 +530,11 @@ static int run_step(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent,
             r->open = true;
             ResultSink hold;
             rt_cursor_open_held(&r->cur, &hold);
-            if (q->kind == QUERY_EXPLAIN) {
+            if (q->kind == QUERY_BACKUP) {
+                /* no rows: the copy, then the tag */
+                rc = rt_backup_copy(r->backup, cx->err);
+                snprintf(r->tag, sizeof(r->tag), "BACKUP");
+            } else if (q->kind == QUERY_EXPLAIN) {
                 rc = rt_run_explain(cq_of(r->rt), q, cx, &hold, &rows);
                 snprintf(r->tag, sizeof(r->tag), "EXPLAIN");
             } else {
@@ -584,6 +599,7 @@ int rt_run_fetch(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent, ch
      * Kafka scan's close joins its poller and waits for its consumer. */
     if (rc <= 0)
         run_close(r);
+    rt_backup_end(r->backup);
     sl_error_clear(&r->err);
     sl_mem_account_enter(old_mem);
     return rc;
@@ -750,6 +766,7 @@ const char *rt_write_command(const Prepared *p)
 const char *rt_block_refused(const Prepared *p)
 {
     switch (p->q->kind) {
+    case QUERY_BACKUP:
     case QUERY_CREATE:
     case QUERY_DROP:
     case QUERY_ALTER_CQ:
