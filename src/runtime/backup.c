@@ -192,7 +192,6 @@ int rt_backup_begin(Runtime *rt, const char *target, RtBackup **out, SlError *er
      * the state store (the order the opening comment argues for). */
     char path[PATH_MAX + 16];
     snprintf(path, sizeof(path), "%s/catalog.db", b->staging);
-    SLUICE_FAULT("backup_before_catalog");
     if (cat_backup(rt->cat, path, err) < 0)
         goto fail_staged;
     snprintf(path, sizeof(path), "%s/state", b->staging);
