@@ -279,6 +279,9 @@ def test_backup_refusals(sluiced, tmp_path):
         c.execute(f"BACKUP TO '{empty}'")
         assert (empty / "catalog.db").is_file() and (empty / "state" / "CURRENT").is_file()
         assert not (server.data_dir / "backup.tmp").exists()
+        # the next one runs (one at a time: the first is over)
+        c.execute(f"BACKUP TO '{tmp_path / 'second'}'")
+        assert (tmp_path / "second" / "catalog.db").is_file()
     (tmp_path / "r").mkdir()
     restored = Sluiced(sluiced_binary(), tmp_path / "r")
     restored.data_dir = empty

@@ -599,7 +599,6 @@ int rt_run_fetch(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent, ch
      * Kafka scan's close joins its poller and waits for its consumer. */
     if (rc <= 0)
         run_close(r);
-    rt_backup_end(r->backup);
     sl_error_clear(&r->err);
     sl_mem_account_enter(old_mem);
     return rc;
@@ -633,6 +632,7 @@ void rt_run_end(RtRun *r)
     if (r == NULL)
         return;
     run_close(r);
+    rt_backup_end(r->backup);       /* on the loop, as its begin */
     sl_error_clear(&r->err);
     for (int i = 0; i < r->npinned; i++)
         cat_relation_unref(r->pinned[i]);
