@@ -30,6 +30,7 @@
  *                   what a relation's owner may reach on the host (hostaccess.c)
  *   rt_backup_begin, rt_backup_copy, rt_backup_end, rt_backup_clean
  *                   BACKUP TO (backup.c)
+ *   rt_copy_out_new, ..._free   COPY TO a piece at a time (copy.c)
  */
 #ifndef SLUICE_RUNTIME_INT_H
 #define SLUICE_RUNTIME_INT_H
@@ -176,5 +177,23 @@ int  rt_backup_begin(Runtime *rt, const char *target, RtBackup **out, SlError *e
 int  rt_backup_copy(RtBackup *b, SlError *err);
 void rt_backup_end(RtBackup *b);
 void rt_backup_clean(Runtime *rt);
+
+/* COPY ... TO STDOUT a piece at a time (copy.c), for an RtRun on a worker
+ * (runtime.c): rt_copy_out_new makes, in a, the SELECT that gives the rows
+ * (rt_copy_out_query) and the sink that turns them into lines, handed to
+ * cb (rt_copy_out_set_cb; cb returns <0 to stop, >0 to ask the run to
+ * pause after the batch); rt_copy_out_header sends the HEADER line once;
+ * rt_copy_out_progress: the relation's oid (0 for a query), the bytes and
+ * rows sent so far; rt_copy_out_free frees its buffers.  NULL with err
+ * (55000) when there is no store to read. */
+typedef struct CopyOut CopyOut;
+CopyOut     *rt_copy_out_new(Runtime *rt, const Query *q, Arena *a, SlError *err);
+void         rt_copy_out_set_cb(CopyOut *co, rt_copy_out_cb cb, void *ctx);
+const Query *rt_copy_out_query(const CopyOut *co);
+ResultSink  *rt_copy_out_sink(CopyOut *co);
+int          rt_copy_out_header(CopyOut *co);
+void         rt_copy_out_progress(const CopyOut *co, uint32_t *relid, int64_t *bytes,
+                                  int64_t *rows);
+void         rt_copy_out_free(CopyOut *co);
 
 #endif /* SLUICE_RUNTIME_INT_H */
