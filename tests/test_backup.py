@@ -167,6 +167,17 @@ def outputs(c):
     return out
 
 
+def finish(c, clicks, imps):
+    """Runs phase 1 to its end, then phase 2 (loaded while the queries are
+    paused) to its end; returns the outputs."""
+    run_to(c, N1)
+    pause(c, True)
+    load(c, clicks[N1:], imps[N1:])
+    pause(c, False)
+    run_to(c, N1 + N2)
+    return outputs(c)
+
+
 def backup_positions(catalog):
     """Per query oid: the offsets the last batch of the backup's offset log
     ends at, summed over its inputs, and the last batch id."""
@@ -202,12 +213,7 @@ def test_backup_while_running_restores_exactly_once(sluiced, tmp_path):
         # mid-run: a batch of each query committed, far from the end
         assert wait_for(lambda: min(consumed(c).values()) > 0, True, timeout=WAIT)
         c.execute(f"BACKUP TO '{target}'")
-        run_to(c, N1)
-        pause(c, True)
-        load(c, clicks[N1:], imps[N1:])
-        pause(c, False)
-        run_to(c, N1 + N2)
-        original = outputs(c)
+        original = finish(c, clicks, imps)
 
     # the backup: a data directory of its own, taken mid-run
     assert (target / "catalog.db").is_file() and (target / "state" / "CURRENT").is_file()
@@ -223,12 +229,7 @@ def test_backup_while_running_restores_exactly_once(sluiced, tmp_path):
     try:
         restored.start()
         with connect(restored) as c:
-            run_to(c, N1)
-            pause(c, True)
-            load(c, clicks[N1:], imps[N1:])
-            pause(c, False)
-            run_to(c, N1 + N2)
-            again = outputs(c)
+            again = finish(c, clicks, imps)
     finally:
         problems = restored.check()
     assert problems is None, problems
