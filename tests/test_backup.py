@@ -25,7 +25,8 @@ plain SQL over all the input.
 
 Also: the backup shares no file with the data directory (no hard link
 left); BACKUP as a plain role (42501), into a non-empty directory or onto a
-file (58P02), a relative path (42602), the data directory (42501), inside
+file (58P02), a relative path (42602), one whose parent is missing (58P01), the
+data directory (42501), inside
 a transaction block (25001) are refused and leave nothing; an empty
 existing directory is taken; a crash mid-BACKUP leaves a staging directory
 that the next start removes.
@@ -263,6 +264,8 @@ def test_backup_refusals(sluiced, tmp_path):
         assert sorted(p.name for p in full.iterdir()) == ["x"]
         with pytest.raises(psycopg.errors.DuplicateFile):
             c.execute(f"BACKUP TO '{a_file}'")
+        with pytest.raises(psycopg.errors.UndefinedFile):
+            c.execute(f"BACKUP TO '{tmp_path / 'no_parent' / 'dir'}'")
         with pytest.raises(psycopg.errors.InvalidName):
             c.execute("BACKUP TO 'relative/dir'")
         with pytest.raises(psycopg.errors.InsufficientPrivilege):

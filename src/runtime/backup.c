@@ -38,7 +38,8 @@
  * superuser may run it (42501), as only a superuser may name host paths
  * without a files root; the target is resolved as a files sink's path is
  * (hostaccess.c: no "..", never inside the data directory), must be
- * absolute (42602), and must not exist or be an empty directory (58P02).
+ * absolute (42602), and must not exist (its parent must: 58P01) or be an
+ * empty directory (58P02).
  * One BACKUP runs at a time (55006).
  */
 #include "sluice/catalog.h"
@@ -165,7 +166,19 @@ int rt_backup_begin(Runtime *rt, const char *target, RtBackup **out, SlError *er
     bool exists = false;
     if (rt_files_resolve(rt, target, "backup directory", role, b->target, &exists, err) < 0)
         goto fail;
-    if (exists) {
+    if (!exists) {
+        /* its parent must be there: the copy makes one directory */
+        char parent[PATH_MAX];
+        snprintf(parent, sizeof(parent), "%s", b->target);
+        char *slash = strrchr(parent, '/');
+        *(slash == parent ? slash + 1 : slash) = '\0';
+        struct stat sb;
+        if (stat(parent, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+            sl_error(err, ERRCODE_UNDEFINED_FILE,
+                     "cannot make directory \"%s\": its parent does not exist", target);
+            goto fail;
+        }
+    } else {
         int empty = dir_empty(b->target);
         if (empty < 0 && errno == ENOTDIR) {
             sl_error(err, ERRCODE_DUPLICATE_FILE, "\"%s\" exists and is not a directory", target);
