@@ -21,8 +21,11 @@
  * after.  The catalog is copied first and the state store checkpointed
  * next, both within rt_backup_begin, so no catalog write comes between
  * them: for each query the copy holds an offset log ending at L, state S
- * with S = L - 1 (the batch was in flight) or S = L, and a commit log that
- * is never ahead of S -- the states recovery resumes from exactly once
+ * with S = L - 1 (the batch was in flight), S = L, or S = L + 1 (a batch
+ * whose output is all in the state committed while the loop was still
+ * writing its offset entry: recovery writes back the copy kept with the
+ * state), and a commit log that is never ahead of S -- the states recovery
+ * resumes from exactly once
  * (docs/engine.md, "Recovery").  Every stream append the copied offset log
  * names committed before the offset entry was written, so the checkpoint
  * holds its rows.  Result files are linked after the checkpoint: every
