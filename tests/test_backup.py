@@ -286,6 +286,9 @@ def test_backup_refusals(sluiced, tmp_path):
         # the next one runs (one at a time: the first is over)
         c.execute(f"BACKUP TO '{tmp_path / 'second'}'")
         assert (tmp_path / "second" / "catalog.db").is_file()
+    # logged as DDL is, once as it starts
+    assert 'kind=ddl pid=' in server.log_text()
+    assert f"statement=\"BACKUP TO '{tmp_path / 'second'}'\"" in server.log_text()
     (tmp_path / "r").mkdir()
     restored = Sluiced(sluiced_binary(), tmp_path / "r")
     restored.data_dir = empty
