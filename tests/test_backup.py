@@ -23,6 +23,12 @@ cut the same batches (max_offsets_per_trigger), whatever the timing.  The
 event times increase with small jitter, so no row is late and the model is
 plain SQL over all the input.
 
+A batch held on its worker (fault points in hold mode) while BACKUP runs
+makes the two in-flight cases deterministic: held before its state commit,
+the backup's offset log is one batch ahead of its state and the restored
+server replays that batch; held after it, the commit-log entry is what is
+missing, and the restore writes it.  Both end equal to the model.
+
 Also: the backup shares no file with the data directory (no hard link
 left); BACKUP as a plain role (42501), into a non-empty directory or onto a
 file (58P02), a relative path (42602), one whose parent is missing (58P01), the
@@ -158,9 +164,10 @@ def run_to(c, n):
     assert wait_for(lambda: consumed(c), want, timeout=WAIT) == want
 
 
-def outputs(c):
+def outputs(c, queries=QUERIES):
     out = {}
-    for q, sql in READS.items():
+    for q in queries:
+        sql = READS[q]
         rows = []
         for r in c.execute(sql).fetchall():
             rows.append(tuple(us(x) if isinstance(x, datetime) else x for x in r))
@@ -330,3 +337,51 @@ def test_crash_mid_backup_leaves_nothing(sluiced, tmp_path):
         c.execute(f"BACKUP TO '{tmp_path / 'after'}'")
         assert c.execute("SELECT k FROM s").fetchall() == [(7,)]
     assert (tmp_path / "after" / "catalog.db").is_file()
+
+
+@pytest.mark.parametrize("point", ["batch_before_state_commit", "batch_after_state_commit"])
+def test_backup_with_a_batch_in_flight(sluiced, tmp_path, point):
+    """The third batch of q_win is held on its worker (fault point `point`,
+    hold mode) while BACKUP runs: before its state commit the backup holds
+    an offset log one batch ahead of the state, and the restored server
+    replays that batch; after it, the state has the batch and the commit
+    log not (the entry is written at the restore).  Either way the restored
+    server's q_win equals the original's and the model."""
+    clicks, imps = make_input(7)
+    clicks = clicks[:10_000]
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    server = sluiced(env={"SLUICE_FAULT": f"{point}:3:hold", "SLUICE_FAULT_HOLD": str(hold)})
+    target = tmp_path / "restored" / "data"
+    target.parent.mkdir()
+    with connect(server) as c:
+        c.execute(SETUP[0])
+        c.execute(SETUP[2])     # q_win alone: the third batch is its own
+        c.execute("ALTER CONTINUOUS QUERY q_win PAUSE")
+        with c.cursor().copy("COPY clicks FROM STDIN") as cp:
+            for k, t, v in clicks:
+                cp.write(f"{k}\t{ts_text(t)}\t{v}\t{'x' * PAD}\n")
+        c.execute("ALTER CONTINUOUS QUERY q_win RESUME")
+        assert wait_for(lambda: f"fault point {point} reached, holding" in server.log_text(),
+                        True, timeout=WAIT)
+        c.execute(f"BACKUP TO '{target}'")
+        hold.unlink()
+        assert wait_for(lambda: consumed(c)["q_win"], len(clicks), timeout=WAIT) == len(clicks)
+        original = outputs(c, ["q_win"])["q_win"]
+    (batch, end), = backup_positions(target / "catalog.db").values()
+    assert (batch, end) == (2, 3 * BATCH), (batch, end)
+
+    restored = Sluiced(sluiced_binary(), tmp_path / "restored")
+    try:
+        restored.start()
+        with connect(restored) as c:
+            assert wait_for(lambda: consumed(c)["q_win"], len(clicks),
+                            timeout=WAIT) == len(clicks)
+            again = outputs(c, ["q_win"])["q_win"]
+        log = restored.log_text()
+    finally:
+        problems = restored.check()
+    assert problems is None, problems
+    replayed = 'msg="replaying batch" query=q_win batch=2' in log
+    assert replayed == (point == "batch_before_state_commit"), log[-3000:]
+    assert again == original == model(clicks, imps[:0])["q_win"]
