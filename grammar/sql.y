@@ -51,7 +51,7 @@
  * keywords.txt to its TK_ code, so every keyword must have a token. */
 %token ABORT BY DAY HOUR MINUTE MONTH SECOND YEAR LISTEN SINK STREAM
        SUBSCRIBE TRIGGER WATERMARK WINDOW SESSION TRUNCATE EXPLAIN ORDER LIMIT
-       OFFSET ON SOME.
+       OFFSET ON SOME BACKUP.
 
 /* After AS any word is a name, reserved or not (gram.y's ColLabel). */
 %token_class col_label ID|ALL|AND|AS|ASYMMETRIC|BETWEEN|BIGINT|BOOLEAN|CASE
@@ -68,7 +68,7 @@
   |DEFERRABLE|ONLY|SOME|LATERAL.
 
 /* The unreserved keywords: a name wherever a keyword cannot be. */
-%fallback ID ABORT ALTER BEGIN BY COMMIT COPY CREATE DAY DEALLOCATE DELETE
+%fallback ID ABORT ALTER BACKUP BEGIN BY COMMIT COPY CREATE DAY DEALLOCATE DELETE
       DISCARD DOUBLE DROP ESCAPE EXECUTE EXPLAIN HOUR INSERT LISTEN LOCAL
       MINUTE MONTH PREPARE RESET ROLLBACK SECOND SESSION SET SHOW SINK START
       STREAM SUBSCRIBE TRANSACTION TRIGGER TRUNCATE UNKNOWN UPDATE VARYING
@@ -139,6 +139,7 @@ stmt(A) ::= SHOW(T) set_name(N). { A = make_show(p, &T, N.z); }
 stmt(A) ::= SHOW(T) ALL. { A = make_show(p, &T, "all"); }
 stmt(A) ::= SHOW(T) TRANSACTION ISOLATION LEVEL. { A = make_show(p, &T, "transaction_isolation"); }
 stmt(A) ::= SUBSCRIBE(T) name_list(N) opt_with_options(O). { A = make_subscribe(p, &T, N, O); }
+stmt(A) ::= BACKUP(T) TO STRING(S). { A = make_backup(p, &T, &S); }
 stmt(A) ::= ALTER(T) CONTINUOUS QUERY name_list(N) PAUSE. { A = make_alter_cq(p, &T, N, true); }
 stmt(A) ::= ALTER(T) CONTINUOUS QUERY name_list(N) RESUME. { A = make_alter_cq(p, &T, N, false); }
 stmt(A) ::= ALTER(T) ID(X) anything. { A = make_unsupported2(p, &T, &X); }

@@ -243,6 +243,63 @@ def test_log_min_duration_statement_off_by_default(server):
     assert "SELECT pg_sleep(0.2)" not in texts
 
 
+def test_copy_to_progress_while_it_runs(server):
+    """A COPY ... TO STDOUT of about 40 MB read slowly: while the client
+    holds off, another session sees its pg_stat_progress_copy row (COPY TO,
+    PIPE, the stream's oid, bytes and rows sent so far, fewer than all),
+    the bytes grow as the client reads on, the row is gone after the end,
+    and every row arrived once.  COPY (query) shows relid 0.  Meanwhile the
+    loop is free: the watcher's statements are answered."""
+    n, pad = 300_000, "y" * 120
+    with connect(server) as watcher, connect(server) as loader:
+        loader.execute("CREATE STREAM big (i INT8, s TEXT)")
+        with loader.cursor().copy("COPY big FROM STDIN (FORMAT csv)") as cp:
+            for first in range(0, n, 50_000):
+                cp.write("".join(f"{i},{pad}\n" for i in range(first, first + 50_000)))
+        relid = watcher.execute("SELECT oid FROM pg_class WHERE relname = 'big'").fetchone()[0]
+        pid = loader.info.backend_pid
+        progress = ("SELECT relid, command, type, bytes_processed, bytes_total, "
+                    "tuples_processed, tuples_excluded FROM pg_stat_progress_copy "
+                    "WHERE pid = %s")
+        lines, seen = 0, []
+        with loader.cursor().copy("COPY big TO STDOUT") as cp:
+            chunks = iter(cp)
+            got = 0
+            for rounds in range(3):
+                row = wait_for(lambda: watcher.execute(progress, (pid,)).fetchone(),
+                               lambda r: r is not None and r[3] > got)
+                assert row is not None and row[:3] == (relid, "COPY TO", "PIPE"), row
+                assert row[4] == 0 and row[6] == 0 and 0 < row[5] < n, row
+                assert got < row[3] < n * (len(pad) + 8), row
+                seen.append(row[3])
+                got = row[3]
+                act = watcher.execute("SELECT state, query FROM pg_stat_activity "
+                                      "WHERE pid = %s", (pid,)).fetchone()
+                assert act == ("active", "COPY big TO STDOUT")
+                # the client reads 4 MB more
+                read = 0
+                while read < 4 * 1024 * 1024:
+                    chunk = bytes(next(chunks))
+                    read += len(chunk)
+                    lines += chunk.count(b"\n")
+            for chunk in chunks:
+                lines += bytes(chunk).count(b"\n")
+        assert lines == n
+        assert seen == sorted(seen) and len(set(seen)) == 3, seen
+        assert watcher.execute("SELECT count(*) FROM pg_stat_progress_copy WHERE pid = %s",
+                               (pid,)).fetchone() == (0,)
+        # 35 MB: more than the output buffer, so it waits for the client
+        with loader.cursor().copy("COPY (SELECT i, s FROM big WHERE i < 270000) TO STDOUT") \
+                as cp:
+            chunks = iter(cp)
+            first = bytes(next(chunks))
+            row = wait_for(lambda: watcher.execute(progress, (pid,)).fetchone(),
+                           lambda r: r is not None)
+            assert row is not None and row[:3] == (0, "COPY TO", "PIPE"), row
+            rest = b"".join(bytes(c) for c in chunks)
+        assert (first + rest).count(b"\n") == 270_000
+
+
 def test_copy_progress_while_it_runs(server):
     """A COPY FROM STDIN of a few MB sent in pieces with pauses: between
     pieces another session reads pg_stat_progress_copy and sees the bytes

@@ -573,12 +573,22 @@ def test_row_limit_on_returning_and_explain(mem_server):
 
 
 def test_copy_to_is_bounded_by_statement_mem(mem_server):
-    """COPY TO runs on the loop and cannot pause: past statement_mem (its
-    query's memory or its held output) it ends with 53200."""
+    """COPY TO runs on a statement worker and pauses for the client, as a
+    SELECT does: its output (14 MB here) is never held whole, so only its
+    query's memory counts against statement_mem -- a sort past it ends with
+    53200.  A COPY TO over a system relation runs on the loop and holds its
+    whole output: past statement_mem, 53200 too."""
     with connect_u(mem_server) as conn:
         conn.execute("SET statement_mem = '4MB'")
-        for sql in ("COPY (SELECT g FROM generate_series(1, 2000000) g) TO STDOUT",
-                    "COPY (SELECT g FROM generate_series(1, 2000000) g ORDER BY g DESC) "
+        with conn.cursor() as cur:
+            n = 0
+            with cur.copy("COPY (SELECT g FROM generate_series(1, 2000000) g) TO STDOUT") as copy:
+                for chunk in copy:
+                    n += bytes(chunk).count(b"\n")
+        assert n == 2_000_000
+        for sql in ("COPY (SELECT g FROM generate_series(1, 2000000) g ORDER BY g DESC) "
+                    "TO STDOUT",
+                    "COPY (SELECT g, relname FROM pg_class, generate_series(1, 200000) g) "
                     "TO STDOUT"):
             with pytest.raises(psycopg.Error) as exc:
                 with conn.cursor() as cur:

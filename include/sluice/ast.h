@@ -70,6 +70,7 @@ typedef enum NodeTag {
     T_RangeFunction,
     T_RoleStmt,
     T_GrantStmt,
+    T_BackupStmt,
 } NodeTag;
 
 typedef struct Node {
@@ -530,6 +531,13 @@ typedef struct AlterCqStmt {
     RangeVar *name;
     bool      pause;        /* PAUSE, else RESUME */
 } AlterCqStmt;
+
+/* BACKUP TO 'dir' (src/runtime/backup.c). */
+typedef struct BackupStmt {
+    Node        hdr;
+    const char *target;     /* the directory, as written (unescaped) */
+    int         target_loc;
+} BackupStmt;
 
 typedef struct SubscribeStmt {
     Node      hdr;

@@ -6,6 +6,7 @@
  *                       load every relation into memory
  *   cat_close           close it
  *   cat_schema_version  the schema version the file is at
+ *   cat_backup          a consistent copy of the whole file (BACKUP TO)
  *   cat_lookup          a relation by name (borrowed pointer)
  *   cat_create_relation create a relation durably (one SQLite transaction)
  *   cat_create_relations  several in one transaction
@@ -70,6 +71,12 @@ typedef struct CatRelation {
 int  cat_open(const char *path, Catalog **out, SlError *err);
 void cat_close(Catalog *cat);
 int  cat_schema_version(Catalog *cat);
+/* Copies the whole catalog -- relations, roles, the offset and commit
+ * logs -- as it is now into a new file at path (SQLite's online backup,
+ * in one step, so the copy is one committed state of the file), synced to
+ * disk.  On the loop, like every catalog call: no write can come between.
+ * 0, or -1 with err (58030) and nothing left at path. */
+int  cat_backup(Catalog *cat, const char *path, SlError *err);
 
 const CatRelation *cat_lookup(Catalog *cat, const char *name);
 /* Creates a relation from def (name, kind, columns, pk, sql, options are

@@ -206,6 +206,7 @@ typedef enum QueryKind {
     QUERY_COPY,     /* COPY FROM STDIN / TO STDOUT: copy */
     QUERY_ROLE,     /* CREATE / ALTER / DROP ROLE, GRANT, REVOKE: run from ast */
     QUERY_ALTER,    /* ALTER TABLE / VIEW: run from ast (src/runtime/alter.c) */
+    QUERY_BACKUP,   /* BACKUP TO 'dir': backup_target (src/runtime/backup.c) */
 } QueryKind;
 
 struct Plan;
@@ -265,6 +266,7 @@ struct Query {
     bool               pause;           /* QUERY_ALTER_CQ */
     const char        *refusal;         /* QUERY_REFUSED: the 0A000 message */
     CopySpec          *copy;            /* QUERY_COPY */
+    const char        *backup_target;   /* QUERY_BACKUP: the directory as written */
     int                refusal_pos;
     const Node        *ast;             /* the statement analyzed (its RawStmt's) */
     /* QUERY_UTILITY "SET" / "RESET" / "SHOW": the parameter as written

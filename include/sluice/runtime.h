@@ -87,6 +87,8 @@ struct Runtime {
     /* the system relations' context (syscat.h): made by rt_init
      * (syscat_create), freed by rt_shutdown */
     struct Syscat     *syscat;
+    /* a BACKUP holds its staging directory (backup.c; on the loop) */
+    bool               backup_running;
 };
 
 /* A Runtime with its loop and its two pools; cat and st are main's to set.
@@ -267,6 +269,9 @@ int       rt_xact_commit(Runtime *rt, struct StateTx *tx, SlError *err);
 bool      rt_xact_commit_async(const Runtime *rt);
 RtAppend *rt_append_new_xact(Runtime *rt, struct StateTx *tx);
 
+/* COPY TO's output, a line at a time (rt_copy_out, rt_run_set_copy_out). */
+typedef int (*rt_copy_out_cb)(void *ctx, const char *data, size_t len);
+
 /* Statements on a worker thread.  rt_execute runs a statement on the
  * calling thread; the server instead runs the ones rt_on_worker accepts
  * (SELECT, EXPLAIN, INSERT / UPDATE / DELETE) in three steps:
@@ -300,6 +305,15 @@ int  rt_run_fetch(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent, c
  * of a statement that reads the loop's state (run on the loop) says false:
  * rt_run_end closes it there. */
 bool rt_run_open(const RtRun *r);
+/* COPY ... TO STDOUT on a worker: rt_on_worker accepts one whose rows need
+ * nothing of the loop's (not a system relation's).  Its run sends no rows
+ * to rt_run_fetch's sink: each line of its output goes to cb (set before
+ * the first fetch; cb returns >0 to pause the run after the batch, as a
+ * sink's batch_cb does), and its tag is "COPY n".  rt_run_copy_progress,
+ * between fetches: the relation's oid (0 for COPY (query)), the bytes and
+ * rows sent so far (pg_stat_progress_copy). */
+void rt_run_set_copy_out(RtRun *r, rt_copy_out_cb cb, void *ctx);
+void rt_run_copy_progress(const RtRun *r, uint32_t *relid, int64_t *bytes, int64_t *rows);
 void rt_run_close(RtRun *r);
 void rt_run_end(RtRun *r);
 
@@ -343,7 +357,6 @@ void rt_unsubscribe(RtSub *s);
  * (copy.c). */
 typedef struct RtCopy RtCopy;
 typedef enum RtCopyKind { RT_COPY_NONE, RT_COPY_IN, RT_COPY_OUT } RtCopyKind;
-typedef int (*rt_copy_out_cb)(void *ctx, const char *data, size_t len);
 RtCopyKind rt_copy_kind(const Prepared *p);
 /* FORMAT binary (COPY FROM only): CopyInResponse says format 1. */
 bool rt_copy_binary(const Prepared *p);

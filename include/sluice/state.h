@@ -11,6 +11,7 @@
  *                                (state_scan_status: stopped on an error?)
  *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
  *                                sizes for sys.state
+ *   state_checkpoint             the store as it is now, in another directory
  *   state_bulk_dir, state_ingest_*   bulk loads: table files written
  *                                beside the store and ingested at once
  *
@@ -36,6 +37,15 @@ int  state_open(const char *dir, StateStore **out, SlError *err);
 void state_close(StateStore *st);
 /* The directory the store was opened in (result files live below it). */
 const char *state_dir(StateStore *st);
+/* Makes dir (which must not exist; on the store's filesystem) a copy of
+ * the store as it is now, one point between writes: a RocksDB checkpoint
+ * (memtables flushed first; its table and blob files hard links, which
+ * RocksDB never changes) and hard links to the result files in
+ * <dir>/results/ (resfile.h: their committed regions never change; the
+ * caller copies their bytes before anything writes through a link).  The
+ * store's user while it runs, so no reopen comes between.  0, or -1 with
+ * err (58030; 53100 while the store is closed after a full disk). */
+int  state_checkpoint(StateStore *st, const char *dir, SlError *err);
 /* <dir>/bulk: the temporary files of bulk loads (kvsort.h, StateIngest),
  * emptied by state_open. */
 const char *state_bulk_dir(StateStore *st);

@@ -79,11 +79,12 @@ typedef struct RtSession {
     int64_t     xact_start;     /* the transaction's start, or 0 */
     int64_t     query_start;    /* the current or last statement's start, or 0 */
     int64_t     state_change;   /* when state last changed, or 0 */
-    /* pg_stat_progress_copy: a COPY FROM STDIN running */
+    /* pg_stat_progress_copy: a COPY FROM STDIN or TO STDOUT running */
     bool        copying;
+    bool        copy_to;        /* TO STDOUT (command 'COPY TO') */
     uint32_t    copy_relid;     /* the table's or stream's oid */
-    int64_t     copy_bytes;     /* CopyData bytes received so far */
-    int64_t     copy_tuples;    /* rows decoded so far */
+    int64_t     copy_bytes;     /* CopyData bytes received (TO: sent) so far */
+    int64_t     copy_tuples;    /* rows decoded (TO: sent) so far */
 } RtSession;
 
 /* The session whose statements are prepared and run now (the server sets

@@ -2,7 +2,7 @@
  * catalog.c -- the SQLite catalog file: opening, pragmas, migrations, and
  * the relations (tables, streams, sinks, continuous queries).
  *
- *   cat_open, cat_close, cat_schema_version
+ *   cat_open, cat_close, cat_schema_version, cat_backup
  *   cat_lookup, cat_create_relation(s), cat_recreate_relation, cat_replace_relation,
  *   cat_rename_relation,
  *   cat_drop_relation(s),
@@ -29,6 +29,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "catalog_int.h"
 
@@ -248,6 +249,41 @@ int cat_open(const char *path, Catalog **out, SlError *err)
         return -1;
     }
     *out = cat;
+    return 0;
+}
+
+int cat_backup(Catalog *cat, const char *path, SlError *err)
+{
+    sqlite3 *dst = NULL;
+    int rc = sqlite3_open_v2(path, &dst,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(dst, "PRAGMA synchronous = FULL;", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+        /* One step copies every page under one read transaction of the
+         * source: the copy is the file as one commit left it. */
+        sqlite3_backup *b = sqlite3_backup_init(dst, "main", cat->db, "main");
+        if (b == NULL) {
+            rc = sqlite3_errcode(dst);
+        } else {
+            rc = sqlite3_backup_step(b, -1);
+            int frc = sqlite3_backup_finish(b);
+            rc = rc == SQLITE_DONE ? frc : rc;
+        }
+    }
+    if (rc != SQLITE_OK) {
+        sl_error(err, ERRCODE_IO_ERROR, "cannot back up the catalog into \"%s\": %s", path,
+                 dst != NULL ? sqlite3_errmsg(dst) : sqlite3_errstr(rc));
+        sqlite3_close(dst);
+        unlink(path);
+        return -1;
+    }
+    if (sqlite3_close(dst) != SQLITE_OK) {
+        sl_error(err, ERRCODE_IO_ERROR, "cannot close the catalog's backup \"%s\"", path);
+        unlink(path);
+        return -1;
+    }
     return 0;
 }
 

@@ -12,7 +12,10 @@
  *                                 is refused, 0A000)
  *   rt_copy_insert                a table COPY's merge, key checks and
  *                                 write, off the loop (runtime_int.h)
- *   rt_copy_out                   COPY TO: one line of text per row
+ *   rt_copy_out                   COPY TO on the loop: one line of text per row
+ *   rt_copy_out_new, _set_cb, _query, _sink, _header, _progress, _free
+ *                                 COPY TO a piece at a time (RtRun, on a
+ *                                 worker: runtime_int.h)
  *   rt_copy_text_line             one row in COPY's text format (COPY (SUBSCRIBE))
  *   rt_csv_field                  one CSV field, quoted as COPY CSV quotes it
  *
@@ -1116,19 +1119,24 @@ static void put_field(StrBuf *o, const char *s, size_t n, const CopySpec *c)
         put_text(o, s, n, c->delimiter);
 }
 
-typedef struct CopyOut {
+struct CopyOut {
     ResultSink      base;
     const CopySpec *spec;
     const int      *attnums;    /* NULL: every column in order */
     int             ncols;
+    const char *const *names;   /* the header's */
+    Query           sub;        /* the SELECT that makes the rows */
+    uint32_t        relid;      /* COPY table: its oid; COPY (query): 0 */
     rt_copy_out_cb  cb;
     void           *ctx;
     StrBuf          line, val;
+    bool            header_done;
+    bool            pause;      /* cb asked for a pause */
     uint64_t        rows;
+    uint64_t        bytes;      /* output so far (the header's included) */
     SlError        *err;
-    size_t          bytes;      /* output so far, held whole on the loop */
-    size_t          max_bytes;  /* statement_mem */
-} CopyOut;
+    size_t          max_bytes;  /* on the loop: statement_mem; else 0 (none) */
+};
 
 /* Appends row r of b (columns attnums, or the first ncols in order) to
  * line in spec's format, newline included. */
@@ -1162,12 +1170,14 @@ static int copy_out_batch_cb(ResultSink *sink, const Batch *b)
     for (uint32_t r = 0; r < b->nrows; r++) {
         strbuf_reset(&co->line);
         copy_line(&co->line, &co->val, b, r, co->attnums, co->ncols, co->spec);
-        if (co->cb(co->ctx, co->line.data, co->line.len) < 0)
+        int rc = co->cb(co->ctx, co->line.data, co->line.len);
+        if (rc < 0)
             return -1;
+        co->pause |= rc > 0;
         co->rows++;
         co->bytes += co->line.len;
     }
-    if (co->bytes > co->max_bytes) {
+    if (co->max_bytes > 0 && co->bytes > co->max_bytes) {
         sl_error(co->err, ERRCODE_OUT_OF_MEMORY, "out of memory");
         sl_error_detail(co->err, "COPY TO runs on the server's loop and holds its whole output, "
                                  "which passed statement_mem (%zu kB).", co->max_bytes / 1024);
@@ -1175,17 +1185,103 @@ static int copy_out_batch_cb(ResultSink *sink, const Batch *b)
                                "or raise statement_mem.");
         return -1;
     }
-    return 0;
+    bool pause = co->pause;
+    co->pause = false;
+    return pause ? 1 : 0;
+}
+
+CopyOut *rt_copy_out_new(Runtime *rt, const Query *q, Arena *a, SlError *err)
+{
+    const CopySpec *c = q->copy;
+    if ((rt == NULL || rt->st == NULL) && c->query == NULL) {
+        sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                 "no catalog is open: the runtime was not initialized (rt_init)");
+        return NULL;
+    }
+    CopyOut *co = ARENA_NEW(a, CopyOut);
+    co->base.batch_cb = copy_out_batch_cb;
+    co->spec = c;
+    co->err = err;
+    strbuf_init(&co->line);
+    strbuf_init(&co->val);
+    if (c->query != NULL) {
+        co->sub = *c->query;
+        co->sub.init = q->init;
+        co->sub.ninit = q->ninit;
+        co->ncols = co->sub.ntargets;
+        co->names = co->sub.names;
+    } else {
+        co->sub.kind = QUERY_SELECT;
+        Plan *scan = plan_new(a, PLAN_SCAN, NULL, c->rel->ncols);
+        for (int k = 0; k < c->rel->ncols; k++)
+            plan_set_col(scan, k, c->rel->cols[k].name, c->rel->cols[k].type, NULL);
+        scan->u.scan.rel = c->rel;
+        scan->u.scan.oid = c->rel->oid;
+        co->sub.plan = scan;
+        co->attnums = c->attnums;
+        co->ncols = c->ncols;
+        co->relid = c->rel->oid;
+        const char **n = ARENA_ARRAY(a, const char *, c->ncols ? c->ncols : 1);
+        for (int k = 0; k < c->ncols; k++)
+            n[k] = c->rel->cols[c->attnums[k]].name;
+        co->names = n;
+    }
+    return co;
+}
+
+void rt_copy_out_set_cb(CopyOut *co, rt_copy_out_cb cb, void *ctx)
+{
+    co->cb = cb;
+    co->ctx = ctx;
+}
+
+const Query *rt_copy_out_query(const CopyOut *co)
+{
+    return &co->sub;
+}
+
+ResultSink *rt_copy_out_sink(CopyOut *co)
+{
+    return &co->base;
+}
+
+int rt_copy_out_header(CopyOut *co)
+{
+    if (co->header_done || !co->spec->header)
+        return 0;
+    co->header_done = true;
+    strbuf_reset(&co->line);
+    for (int k = 0; k < co->ncols; k++) {
+        if (k > 0)
+            strbuf_putc(&co->line, co->spec->delimiter);
+        put_field(&co->line, co->names[k], strlen(co->names[k]), co->spec);
+    }
+    strbuf_putc(&co->line, '\n');
+    co->bytes += co->line.len;
+    return co->cb(co->ctx, co->line.data, co->line.len) < 0 ? -1 : 0;
+}
+
+void rt_copy_out_progress(const CopyOut *co, uint32_t *relid, int64_t *bytes, int64_t *rows)
+{
+    *relid = co->relid;
+    *bytes = (int64_t)co->bytes;
+    *rows = (int64_t)co->rows;
+}
+
+void rt_copy_out_free(CopyOut *co)
+{
+    if (co == NULL)
+        return;
+    strbuf_free(&co->line);
+    strbuf_free(&co->val);
 }
 
 int rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size_t tagsize,
                 SlError *err)
 {
     const Query *q = rt_prepared_query(p);
-    const CopySpec *c = q->copy;
     Runtime *rt = rt_prepared_runtime(p);
-    StateStore *st = rt != NULL ? rt->st : NULL;
-    if (st == NULL && c->query == NULL)
+    if ((rt == NULL || rt->st == NULL) && q->copy->query == NULL)
         return sl_error(err, ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "no catalog is open: the runtime was not initialized (rt_init)");
     if (rt_check_query(rt, q, err) < 0)
@@ -1196,53 +1292,22 @@ int rt_copy_out(const Prepared *p, rt_copy_out_cb cb, void *ctx, char *tag, size
     SlMemAccount *old_mem = sl_mem_account_enter(mem);
     Arena work;
     arena_init(&work, 64 * 1024);
-    CopyOut co = {{NULL, copy_out_batch_cb}, c, NULL, 0, cb, ctx, {0}, {0}, 0, err, 0, limit};
-    strbuf_init(&co.line);
-    strbuf_init(&co.val);
-    ExCtx cx = {.arena = &work, .err = err, .st = st, .endable_scans = true};
-    rt_ctx_hooks(rt, &cx);
-    Query sub;
-    const char *const *names;
-    if (c->query != NULL) {
-        sub = *c->query;
-        sub.init = q->init;
-        sub.ninit = q->ninit;
-        co.ncols = sub.ntargets;
-        names = sub.names;
-    } else {
-        memset(&sub, 0, sizeof(sub));
-        sub.kind = QUERY_SELECT;
-        Plan *scan = plan_new(&work, PLAN_SCAN, NULL, c->rel->ncols);
-        for (int k = 0; k < c->rel->ncols; k++)
-            plan_set_col(scan, k, c->rel->cols[k].name, c->rel->cols[k].type, NULL);
-        scan->u.scan.rel = c->rel;
-        scan->u.scan.oid = c->rel->oid;
-        sub.plan = scan;
-        co.attnums = c->attnums;
-        co.ncols = c->ncols;
-        const char **n = ARENA_ARRAY(&work, const char *, c->ncols ? c->ncols : 1);
-        for (int k = 0; k < c->ncols; k++)
-            n[k] = c->rel->cols[c->attnums[k]].name;
-        names = n;
-    }
-    int rc = 0;
-    if (c->header) {
-        strbuf_reset(&co.line);
-        for (int k = 0; k < co.ncols; k++) {
-            if (k > 0)
-                strbuf_putc(&co.line, c->delimiter);
-            put_field(&co.line, names[k], strlen(names[k]), c);
-        }
-        strbuf_putc(&co.line, '\n');
-        rc = cb(ctx, co.line.data, co.line.len);
-    }
+    CopyOut *co = rt_copy_out_new(rt, q, &work, err);
+    int rc = co != NULL ? 0 : -1;
     uint64_t rows = 0;
-    if (rc == 0)
-        rc = rt_run_select(rt, &sub, &cx, &co.base, &rows);
-    if (rc == 0)
-        snprintf(tag, tagsize, "COPY %llu", (unsigned long long)co.rows);
-    strbuf_free(&co.line);
-    strbuf_free(&co.val);
+    if (rc == 0) {
+        rt_copy_out_set_cb(co, cb, ctx);
+        co->max_bytes = limit;
+        ExCtx cx = {.arena = &work, .err = err, .st = rt != NULL ? rt->st : NULL,
+                    .endable_scans = true};
+        rt_ctx_hooks(rt, &cx);
+        rc = rt_copy_out_header(co);
+        if (rc == 0)
+            rc = rt_run_select(rt, &co->sub, &cx, &co->base, &rows);
+        if (rc == 0)
+            snprintf(tag, tagsize, "COPY %llu", (unsigned long long)co->rows);
+        rt_copy_out_free(co);
+    }
     arena_destroy(&work);
     sl_mem_account_enter(old_mem);
     sl_mem_account_unref(mem);

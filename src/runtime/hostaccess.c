@@ -95,6 +95,7 @@ int rt_host_init(Runtime *rt, const char *files_root, const char *data_dir,
                         data_dir ? data_dir : "", data_dir ? strerror(errno) : "not given");
     rt->host.data_dir = sl_strdup(buf);
     rt->kafka = kafka_policy_new(kafka_hosts, kafka_owner_cb, rt);
+    rt_backup_clean(rt);    /* what a BACKUP cut short left (backup.c) */
     return 0;
 }
 

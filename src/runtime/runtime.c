@@ -27,6 +27,7 @@
  *   rt_run_set_xact   the transaction block a run's writes go to
  *   rt_setting    what a SET / RESET / SHOW asks of the session
  *   rt_on_worker, rt_runnable, rt_run_begin, rt_run_exec, rt_run_fetch,
+ *   rt_run_set_copy_out, rt_run_copy_progress,
  *   rt_run_end    a statement run on a worker thread, in three steps; the
  *                 run (rt_run_fetch) may come a piece at a time, a SELECT's
  *                 operator tree kept in the RtRun between pieces and closed
@@ -430,6 +431,12 @@ struct RtRun {
     bool         open;          /* cur was opened */
     uint64_t     rows;          /* rows sent so far */
     char         tag[64];       /* EXPLAIN's, a DML's: set when its rows are made */
+    RtBackup    *backup;        /* BACKUP's snapshot (backup.c), until rt_run_end */
+    /* COPY TO: its lines' maker (made at the first fetch, in work) and
+     * where the lines go */
+    CopyOut     *copy;
+    rt_copy_out_cb copy_cb;
+    void        *copy_ctx;
 };
 
 /* INSERT / UPDATE / DELETE and COPY FROM into a table one at a time: a key
@@ -458,17 +465,34 @@ void rt_modify_unlock(Runtime *rt)
     pthread_mutex_unlock(&rt->modify_mu);
 }
 
+/* A COPY TO STDOUT whose rows need nothing of the loop's: not of a system
+ * relation, not a query over one, not COPY (SUBSCRIBE). */
+static bool copy_out_off_loop(const Prepared *p)
+{
+    const Query *q = p->q;
+    if (q->kind != QUERY_COPY || !q->copy->to || rt_subscribe_copy(p) || q->on_loop)
+        return false;
+    if (q->copy->query != NULL)
+        return !q->copy->query->on_loop;
+    return q->copy->rel != NULL && q->copy->rel->kind != REL_SYSTEM;
+}
+
 bool rt_on_worker(const Prepared *p)
 {
+    if (copy_out_off_loop(p))
+        return true;
     QueryKind k = p->q->kind;
     /* system relations and catalog functions read the loop's state */
-    return (k == QUERY_SELECT || k == QUERY_EXPLAIN || k == QUERY_MODIFY) && !p->q->on_loop;
+    return (k == QUERY_SELECT || k == QUERY_EXPLAIN || k == QUERY_MODIFY ||
+            k == QUERY_BACKUP) && !p->q->on_loop;
 }
 
 bool rt_runnable(const Prepared *p)
 {
+    if (copy_out_off_loop(p))
+        return true;
     QueryKind k = p->q->kind;
-    return k == QUERY_SELECT || k == QUERY_EXPLAIN || k == QUERY_MODIFY;
+    return k == QUERY_SELECT || k == QUERY_EXPLAIN || k == QUERY_MODIFY || k == QUERY_BACKUP;
 }
 
 int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun **out,
@@ -498,6 +522,14 @@ int rt_run_begin(const Prepared *p, const ParamValue *params, int nparams, RtRun
     /* privileges are checked when the statement runs (roles.c) */
     if (rc == 0)
         rc = rt_check_query(rt, q, err);
+    if (rc < 0) {
+        arena_destroy(&r->work);
+        sl_mem_account_unref(r->mem);
+        sl_free(r);
+        return -1;
+    }
+    if (rc == 0 && q->kind == QUERY_BACKUP)
+        rc = rt_backup_begin(rt, q->backup_target, &r->backup, err);
     if (rc < 0) {
         arena_destroy(&r->work);
         sl_mem_account_unref(r->mem);
@@ -548,6 +580,32 @@ static int run_step(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent,
         if (rc == 0)
             snprintf(tag, tagsize, "SELECT %llu", (unsigned long long)r->rows);
         return rc;
+    case QUERY_COPY:
+        /* COPY TO: the SELECT's rows become lines, which go to copy_cb;
+         * nothing goes to sink */
+        if (!r->open) {
+            if (r->copy_cb == NULL)
+                return sl_error(cx->err, ERRCODE_INTERNAL_ERROR,
+                                "COPY TO run without rt_run_set_copy_out");
+            r->copy = rt_copy_out_new(r->rt, q, &r->work, cx->err);
+            if (r->copy == NULL)
+                return -1;
+            rt_copy_out_set_cb(r->copy, r->copy_cb, r->copy_ctx);
+            if (rt_copy_out_header(r->copy) < 0)
+                return -1;
+            r->open = true;
+            if (rt_cursor_open(r->rt, rt_copy_out_query(r->copy), cx, &r->cur) < 0)
+                return -1;
+        }
+        rc = rt_cursor_fetch(&r->cur, cx, rt_copy_out_sink(r->copy), 0, sent);
+        if (rc == 0) {
+            uint32_t relid;
+            int64_t bytes, lines;
+            rt_copy_out_progress(r->copy, &relid, &bytes, &lines);
+            snprintf(tag, tagsize, "COPY %lld", (long long)lines);
+        }
+        return rc;
+    case QUERY_BACKUP:
     case QUERY_EXPLAIN:
     case QUERY_MODIFY:
         /* the rows are made at once (EXPLAIN's lines, RETURNING's rows
@@ -556,7 +614,11 @@ static int run_step(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent,
             r->open = true;
             ResultSink hold;
             rt_cursor_open_held(&r->cur, &hold);
-            if (q->kind == QUERY_EXPLAIN) {
+            if (q->kind == QUERY_BACKUP) {
+                /* no rows: the copy, then the tag */
+                rc = rt_backup_copy(r->backup, cx->err);
+                snprintf(r->tag, sizeof(r->tag), "BACKUP");
+            } else if (q->kind == QUERY_EXPLAIN) {
                 rc = rt_run_explain(cq_of(r->rt), q, cx, &hold, &rows);
                 snprintf(r->tag, sizeof(r->tag), "EXPLAIN");
             } else {
@@ -626,6 +688,22 @@ int rt_run_fetch(RtRun *r, ResultSink *sink, int64_t maxrows, uint64_t *sent, ch
     return rc;
 }
 
+void rt_run_set_copy_out(RtRun *r, rt_copy_out_cb cb, void *ctx)
+{
+    r->copy_cb = cb;
+    r->copy_ctx = ctx;
+}
+
+void rt_run_copy_progress(const RtRun *r, uint32_t *relid, int64_t *bytes, int64_t *rows)
+{
+    *relid = 0;
+    *bytes = *rows = 0;
+    if (r != NULL && r->copy != NULL)
+        rt_copy_out_progress(r->copy, relid, bytes, rows);
+    else if (r != NULL && r->q->kind == QUERY_COPY && r->q->copy->rel != NULL)
+        *relid = r->q->copy->rel->oid;
+}
+
 bool rt_run_open(const RtRun *r)
 {
     /* one that reads the loop's state closes there, as it ran there */
@@ -654,6 +732,8 @@ void rt_run_end(RtRun *r)
     if (r == NULL)
         return;
     run_close(r);
+    rt_backup_end(r->backup);       /* on the loop, as its begin */
+    rt_copy_out_free(r->copy);
     sl_error_clear(&r->err);
     for (int i = 0; i < r->npinned; i++)
         cat_relation_unref(r->pinned[i]);
@@ -792,6 +872,7 @@ const char *rt_write_command(const Prepared *p)
 const char *rt_block_refused(const Prepared *p)
 {
     switch (p->q->kind) {
+    case QUERY_BACKUP:
     case QUERY_CREATE:
     case QUERY_DROP:
     case QUERY_ALTER_CQ:

@@ -29,6 +29,9 @@
  *                   (cq_ddl.c)
  *   rt_role_is_superuser, rt_files_resolve, rt_files_check_fd
  *                   what a relation's owner may reach on the host (hostaccess.c)
+ *   rt_backup_begin, rt_backup_copy, rt_backup_end, rt_backup_clean
+ *                   BACKUP TO (backup.c)
+ *   rt_copy_out_new, ..._free   COPY TO a piece at a time (copy.c)
  */
 #ifndef SLUICE_RUNTIME_INT_H
 #define SLUICE_RUNTIME_INT_H
@@ -178,5 +181,37 @@ int  rt_files_resolve(const Runtime *rt, const char *path, const char *what, uin
                       char *out, bool *exists, SlError *err);
 int  rt_files_check_fd(const Runtime *rt, int fd, const char *what, const char *shown,
                        uint32_t owner, SlError *err);
+
+/* BACKUP TO (backup.c).  rt_backup_begin, on the loop: the checks (42501
+ * for a role that is not a superuser, 42602, 58P02, 55006, the files
+ * checks' 42501) and the snapshot into <data_dir>/backup.tmp; 0 with *out,
+ * or -1 with err and nothing left.  rt_backup_copy, on a worker: the copy
+ * into the target, synced, and the staging removed; 0, or -1 with err
+ * (57014 on cancel) and no half-written target left.  rt_backup_end, on
+ * the loop after either: frees b, allows the next BACKUP.  rt_backup_clean,
+ * at start-up: removes a staging directory a crash left. */
+typedef struct RtBackup RtBackup;
+int  rt_backup_begin(Runtime *rt, const char *target, RtBackup **out, SlError *err);
+int  rt_backup_copy(RtBackup *b, SlError *err);
+void rt_backup_end(RtBackup *b);
+void rt_backup_clean(Runtime *rt);
+
+/* COPY ... TO STDOUT a piece at a time (copy.c), for an RtRun on a worker
+ * (runtime.c): rt_copy_out_new makes, in a, the SELECT that gives the rows
+ * (rt_copy_out_query) and the sink that turns them into lines, handed to
+ * cb (rt_copy_out_set_cb; cb returns <0 to stop, >0 to ask the run to
+ * pause after the batch); rt_copy_out_header sends the HEADER line once;
+ * rt_copy_out_progress: the relation's oid (0 for a query), the bytes and
+ * rows sent so far; rt_copy_out_free frees its buffers.  NULL with err
+ * (55000) when there is no store to read. */
+typedef struct CopyOut CopyOut;
+CopyOut     *rt_copy_out_new(Runtime *rt, const Query *q, Arena *a, SlError *err);
+void         rt_copy_out_set_cb(CopyOut *co, rt_copy_out_cb cb, void *ctx);
+const Query *rt_copy_out_query(const CopyOut *co);
+ResultSink  *rt_copy_out_sink(CopyOut *co);
+int          rt_copy_out_header(CopyOut *co);
+void         rt_copy_out_progress(const CopyOut *co, uint32_t *relid, int64_t *bytes,
+                                  int64_t *rows);
+void         rt_copy_out_free(CopyOut *co);
 
 #endif /* SLUICE_RUNTIME_INT_H */

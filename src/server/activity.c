@@ -10,6 +10,7 @@
  *                      statement that ran log_min_duration_statement or
  *                      longer is logged with its duration
  *   activity_copy      a COPY FROM STDIN's progress (pg_stat_progress_copy)
+ *   activity_copy_out  a COPY TO STDOUT's, after each piece its job made
  *   activity_end       "session ended", with its duration
  *   activity_list      the lister of sys.connections and pg_stat_activity
  *
@@ -149,6 +150,22 @@ void activity_copy(Conn *c)
         rt_copy_progress(c->copy, &relid, &bytes, &rows);
     pthread_mutex_lock(&c->server->activity_mu);
     c->act_copy = c->copy != NULL;
+    c->act_copy_to = false;
+    c->act_copy_relid = relid;
+    c->act_copy_bytes = bytes;
+    c->act_copy_rows = rows;
+    pthread_mutex_unlock(&c->server->activity_mu);
+}
+
+void activity_copy_out(Conn *c, const RtRun *run)
+{
+    uint32_t relid = 0;
+    int64_t bytes = 0, rows = 0;
+    if (run != NULL)
+        rt_run_copy_progress(run, &relid, &bytes, &rows);
+    pthread_mutex_lock(&c->server->activity_mu);
+    c->act_copy = run != NULL;
+    c->act_copy_to = true;
     c->act_copy_relid = relid;
     c->act_copy_bytes = bytes;
     c->act_copy_rows = rows;
@@ -210,6 +227,7 @@ void activity_list(void *arg, rt_session_emit_fn emit, void *emit_arg)
         rs.query_start = c->act_query_start;
         rs.state_change = c->act_state_change != 0 ? c->act_state_change : c->connected_us;
         rs.copying = c->act_copy;
+        rs.copy_to = c->act_copy_to;
         rs.copy_relid = c->act_copy_relid;
         rs.copy_bytes = c->act_copy_bytes;
         rs.copy_tuples = c->act_copy_rows;

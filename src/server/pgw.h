@@ -171,7 +171,8 @@ struct Conn {
     int64_t     act_state_change;
     int64_t     act_xact_start;
     const char *act_state;      /* the state last recorded */
-    bool        act_copy;       /* a COPY FROM STDIN runs (its progress): */
+    bool        act_copy;       /* a COPY FROM STDIN or TO STDOUT runs (its progress): */
+    bool        act_copy_to;    /* TO STDOUT */
     uint32_t    act_copy_relid;
     int64_t     act_copy_bytes, act_copy_rows;
     bool        active;         /* a message is being handled */
@@ -247,6 +248,10 @@ void activity_log_ddl(Conn *c);
 void activity_idle(Conn *c);
 /* c->copy's progress (pg_stat_progress_copy), or none when it is NULL. */
 void activity_copy(Conn *c);
+/* A COPY TO STDOUT's progress: run's lines so far (rt_run_copy_progress),
+ * or none when run is NULL (it ended). */
+struct RtRun;
+void activity_copy_out(Conn *c, const struct RtRun *run);
 /* The session ends: "session ended" with its duration. */
 void activity_end(Conn *c);
 /* Links c into s->conns / unlinks it, under activity_mu. */

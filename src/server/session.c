@@ -842,6 +842,7 @@ struct Job {
     char           tag[64];
     SlError        err;
     int            rc;
+    bool           copy_out;    /* COPY TO STDOUT: rows holds CopyData, then CopyDone */
 };
 
 /* The loop's state for c's statements: the role they run as
@@ -896,6 +897,17 @@ static void job_work_cb(PoolWork *req)
 }
 
 static void job_after_cb(PoolWork *req);
+
+/* A COPY TO's line, on the worker: one CopyData into the job's rows; asks
+ * the run to pause once JOB_YIELD_BYTES wait there, as a SELECT's rows do. */
+static int job_copy_line_cb(void *ctx, const char *data, size_t len)
+{
+    Job *j = ctx;
+    size_t m = pgw_begin(&j->rows, PGW_MSG_COPY_DATA);
+    pgw_put_bytes(&j->rows, data, len);
+    pgw_end(&j->rows, m);
+    return j->rows.len >= JOB_YIELD_BYTES ? 1 : 0;
+}
 
 /* Sets the job's interrupt flag (EX_CANCEL_USER, _TIMEOUT or _SHUTDOWN); a
  * job still waiting in the statement pool's queue never runs: it ends at
@@ -1120,6 +1132,12 @@ static int start_statement(Conn *c, const Prepared *prep, const ParamValue *para
     j->portal = portal;
     j->maxrows = maxrows;
     j->sql = sql;
+    if (rt_copy_kind(prep) == RT_COPY_OUT) {
+        /* its CopyOutResponse is sent; CopyDone follows the last line */
+        j->copy_out = true;
+        rt_run_set_copy_out(run, job_copy_line_cb, j);
+        activity_copy_out(c, run);
+    }
     atomic_init(&j->interrupt, EX_RUNNING);
     pool_submit(c->server->cfg.statements, &j->req, job_work_cb, job_after_cb);
     c->job = j;
@@ -1403,7 +1421,18 @@ static void run_simple(Conn *c)
             sq->next++;
             return;         /* CopyData, then CopyDone or CopyFail */
         }
+        if (kind == RT_COPY_OUT && rt_on_worker(prep)) {
+            /* on the statements' pool, a piece at a time (job_after_cb) */
+            send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, prep);
+            if (start_statement(c, prep, NULL, 0, NULL, 0, tag, sizeof(tag), &err, JOB_SIMPLE,
+                                NULL, 0, sql, NULL) < 0) {
+                session_send_error(c, &err, sql, false);
+                break;
+            }
+            return;         /* job_after_cb goes on from the next statement */
+        }
         if (kind == RT_COPY_OUT) {
+            /* one that reads the loop's state: here, whole */
             send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, prep);
             if (rt_copy_out(prep, copy_out_cb, c, tag, sizeof(tag), &err) < 0) {
                 session_send_error(c, &err, sql, false);
@@ -1956,6 +1985,13 @@ static void execute_copy(Conn *c, Portal *p, RtCopyKind ck)
     }
     char tag[64];
     send_copy_response(c, PGW_MSG_COPY_OUT_RESPONSE, prep);
+    if (rt_on_worker(prep)) {
+        /* on the statements' pool (job_after_cb ends the Execute) */
+        if (start_statement(c, prep, p->params, p->nparams, NULL, 0, tag, sizeof(tag), &err,
+                            JOB_EXECUTE, p, 0, p->stmt->sql, NULL) < 0)
+            extended_error(c, &err, p->stmt->sql);
+        return;
+    }
     if (rt_copy_out(prep, copy_out_cb, c, tag, sizeof(tag), &err) < 0) {
         extended_error(c, &err, p->stmt->sql);
         return;
@@ -2062,6 +2098,8 @@ static void job_after_cb(PoolWork *req)
         conn_mark_dirty(c);
     }
     strbuf_reset(&j->rows);
+    if (j->copy_out && !closing)
+        activity_copy_out(c, j->rc > 0 ? j->run : NULL);     /* pg_stat_progress_copy */
     Portal *p = j->portal;
     bool suspended = j->rc > 0 && j->kind == JOB_EXECUTE_LIMIT && j->sent >= j->maxrows;
     if (!closing && j->rc > 0 && !suspended) {
@@ -2094,6 +2132,8 @@ static void job_after_cb(PoolWork *req)
             send_simple(c, PGW_MSG_PORTAL_SUSPENDED);
         } else if (j->kind == JOB_SIMPLE) {
             statement_done(c);
+            if (j->copy_out)
+                send_simple(c, PGW_MSG_COPY_DONE);
             send_command_complete(c, j->tag);
             c->sq->next++;
             run_simple(c);
@@ -2101,6 +2141,8 @@ static void job_after_cb(PoolWork *req)
             statement_done(c);
             execute_tag(j->tag, sizeof(j->tag), j->sent);
             p->done = true;
+            if (j->copy_out)
+                send_simple(c, PGW_MSG_COPY_DONE);
             send_command_complete(c, j->tag);
         }
         conn_scope_leave(c, &scope);

@@ -1359,6 +1359,12 @@ int an_statement(Analyze *an, Node *stmt, Query *q)
         q->tag = tags[((RoleStmt *)stmt)->kind];
         return 0;
     }
+    case T_BackupStmt:
+        /* Checked and run by the runtime (src/runtime/backup.c). */
+        q->kind = QUERY_BACKUP;
+        q->tag = "BACKUP";
+        q->backup_target = ((BackupStmt *)stmt)->target;
+        return 0;
     case T_GrantStmt:
         q->kind = QUERY_ROLE;
         q->tag = ((GrantStmt *)stmt)->is_grant ? "GRANT" : "REVOKE";

@@ -17,7 +17,7 @@
  *   make_frame_bound                                        expression pieces
  *   select_set_windows                                      WINDOW clause
  *   make_column_def, make_constraint, make_watermark, make_def_elem,
- *   make_create, make_create_cq, make_create_view, make_drop, make_alter_cq, make_subscribe,
+ *   make_create, make_create_cq, make_create_view, make_drop, make_alter_cq, make_subscribe, make_backup,
  *   make_explain, make_explain_cq, make_show, make_variable_reset  DDL
  *   make_insert, make_on_conflict, make_update, make_delete,
  *   make_set_target                                         DML
@@ -575,6 +575,14 @@ Node *make_alter_cq(Parse *p, const Token *t, Names name, bool pause)
     a->name = (RangeVar *)make_range_var(p, name, NULL);
     a->pause = pause;
     return &a->hdr;
+}
+
+Node *make_backup(Parse *p, const Token *t, const Token *target)
+{
+    BackupStmt *b = NEW_NODE(p, BackupStmt, t->offset);
+    b->target = target->z;
+    b->target_loc = target->offset;
+    return &b->hdr;
 }
 
 Node *make_subscribe(Parse *p, const Token *t, Names name, List *options)

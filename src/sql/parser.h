@@ -249,6 +249,7 @@ Node *make_copy(Parse *p, const Token *t, Names name, List *cols, Node *query, b
                 const Token *target, List *options);
 Node *make_alter_cq(Parse *p, const Token *t, Names name, bool pause);
 Node *make_subscribe(Parse *p, const Token *t, Names name, List *options);
+Node *make_backup(Parse *p, const Token *t, const Token *target);
 Node *make_explain(Parse *p, const Token *t, Node *stmt, bool analyze);
 Node *make_explain_cq(Parse *p, const Token *t, Names name);
 Node *make_show(Parse *p, const Token *t, const char *name);

@@ -6,7 +6,7 @@
  *   resfile_chain_start, resfile_frame_seal
  *   resfile_open, resfile_append, resfile_finish, resfile_close
  *   resfile_read_init, resfile_read_begin, resfile_read_chunk, resfile_read_end
- *   resfile_remove_all
+ *   resfile_remove_all, resfile_link_all
  *   resfile_pad, resfile_direct_io, resfile_use_direct_io, resfile_written
  *   resfile_shared_new, resfile_shared_free
  *                      what each StateStore holds for this file (state_int.h)
@@ -647,5 +647,41 @@ int resfile_remove_all(StateStore *st, uint32_t oid, SlError *err)
     closedir(d);
     if (rc == 0 && removed > 0)
         rc = sync_dir(dir, err);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Checkpoints                                                             */
+
+/* A checkpoint taken after the state's: a segment a committed reference
+ * names was written in full before that reference's write, so its link
+ * holds the region (what a later batch appends past the committed end,
+ * or a later commit truncates away past it, is never read through the
+ * copy's references).  The caller copies the links' bytes before anything
+ * may write through them (src/runtime/backup.c). */
+int resfile_link_all(StateStore *st, const char *dir, SlError *err)
+{
+    char src_dir[PATH_MAX], dst_dir[PATH_MAX], src[PATH_MAX + 256], dst[PATH_MAX + 256];
+    snprintf(src_dir, sizeof(src_dir), "%s/results", state_dir(st));
+    snprintf(dst_dir, sizeof(dst_dir), "%s/results", dir);
+    DIR *d = opendir(src_dir);
+    if (d == NULL)
+        return errno == ENOENT ? 0 : sys_error(err, "open directory", src_dir);
+    int rc = 0;
+    if (mkdir(dst_dir, 0700) < 0 && errno != EEXIST)
+        rc = sys_error(err, "mkdir", dst_dir);
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 4 || strcmp(e->d_name + n - 4, ".seg") != 0)
+            continue;
+        snprintf(src, sizeof(src), "%s/%s", src_dir, e->d_name);
+        snprintf(dst, sizeof(dst), "%s/%s", dst_dir, e->d_name);
+        /* a segment unlinked meanwhile (DROP) belongs to no relation of
+         * the copied catalog */
+        if (link(src, dst) < 0 && errno != ENOENT)
+            rc = sys_error(err, "link", dst);
+    }
+    closedir(d);
     return rc;
 }

@@ -8,6 +8,7 @@
  *   resfile_read_begin, resfile_read_chunk, resfile_read_end
  *                                             a committed region (reader)
  *   resfile_remove_all                        every file of a relation
+ *   resfile_link_all                          every file, linked into a checkpoint
  *   resfile_pad                               a region's length, padded
  *   resfile_direct_io, resfile_use_direct_io  O_DIRECT writes on or off
  *   resfile_written                           bytes written each way
@@ -120,5 +121,10 @@ void resfile_written(StateStore *st, uint64_t *direct, uint64_t *buffered);
 /* Unlinks every segment file of relation oid (after its references are
  * gone: DROP, or CREATE under a reused oid).  Returns 0 or -1. */
 int  resfile_remove_all(StateStore *st, uint32_t oid, SlError *err);
+
+/* Hard-links every segment file of the store into <dir>/results/ (made
+ * here; dir must be on the store's filesystem), for state_checkpoint.
+ * Returns 0 or -1 with err (58030). */
+int  resfile_link_all(StateStore *st, const char *dir, SlError *err);
 
 #endif /* SLUICE_RESFILE_H */

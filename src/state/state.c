@@ -12,6 +12,7 @@
  *   state_scan_status, state_scan_close
  *   state_last_key
  *   state_prefix_disk_bytes, state_disk_bytes, state_cache_bytes
+ *   state_checkpoint
  *   state_bulk_dir, state_ingest_new, state_ingest_exists, state_ingest_put,
  *   state_ingest_commit, state_ingest_free
  *
@@ -57,6 +58,7 @@
 #include "sluice/memacct.h"
 #include "sluice/strbuf.h"
 
+#include "resfile.h"
 #include "state_int.h"
 
 #include <rocksdb/c.h>
@@ -461,6 +463,29 @@ static int resume(StateStore *st, SlError *err)
 const char *state_dir(StateStore *st)
 {
     return st->dir;
+}
+
+int state_checkpoint(StateStore *st, const char *dir, SlError *err)
+{
+    rocksdb_t *db = use_db(st, err);
+    if (db == NULL)
+        return -1;
+    char *msg = NULL;
+    rocksdb_checkpoint_t *cp = rocksdb_checkpoint_object_create(db, &msg);
+    if (msg == NULL) {
+        /* log_size_for_flush 0: the memtables are flushed first, so the
+         * copy needs no WAL replay */
+        rocksdb_checkpoint_create(cp, dir, 0, &msg);
+    }
+    if (cp != NULL)
+        rocksdb_checkpoint_object_destroy(cp);
+    done_db(st);
+    if (msg != NULL) {
+        io_error(err, "checkpoint", msg);
+        sl_error_detail(err, "directory: %s", dir);
+        return -1;
+    }
+    return resfile_link_all(st, dir, err);
 }
 
 const char *state_bulk_dir(StateStore *st)

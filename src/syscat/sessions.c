@@ -14,12 +14,16 @@
  * are no wait events, transaction ids, query ids or parallel workers:
  * those columns are NULL, backend_type is 'client backend'.
  *
- * pg_stat_progress_copy has a row per COPY FROM STDIN running (type
- * 'PIPE'; bytes_total is 0, as PostgreSQL's for a pipe): the CopyData
- * bytes received and the rows decoded so far, which the session records
- * after each CopyData message.  Another role's COPY shows its pid and
- * database only.  A COPY TO STDOUT runs on the loop in one go, so nobody
- * could read its progress while it runs: it has no row.
+ * pg_stat_progress_copy has a row per COPY FROM STDIN or COPY ... TO
+ * STDOUT running (type 'PIPE'; bytes_total is 0, as PostgreSQL's for a
+ * pipe): the CopyData bytes received and the rows decoded so far, which
+ * the session records after each CopyData message, or the bytes and rows
+ * sent so far, which it records after each piece the COPY TO's job made
+ * (256 kB, or less when the client is slow to read).  relid is 0 for
+ * COPY (query), as in PostgreSQL.  Another role's COPY shows its pid and
+ * database only.  A COPY TO of a system relation (or a query over one)
+ * runs on the loop in one go, so nobody could read its progress while it
+ * runs: it has no row.
  */
 #include "syscat_int.h"
 #include "pgcatalog_int.h"
@@ -134,7 +138,7 @@ static void progress_copy_cb(const RtSession *s, void *arg)
         return;
     }
     vrel_put_int(r, s->copy_relid);                             /* relid */
-    vrel_put_text(r, "COPY FROM");                              /* command */
+    vrel_put_text(r, s->copy_to ? "COPY TO" : "COPY FROM");     /* command */
     vrel_put_text(r, "PIPE");                                   /* type */
     vrel_put_int(r, s->copy_bytes);                             /* bytes_processed */
     vrel_put_int(r, 0);                                         /* bytes_total */
