@@ -370,6 +370,8 @@ static Plan *cte_plan(Analyze *an, CteScope *cs, int i)
         return cte_scan(an, d);
     }
     return p;
+}
+
 /* A view as a FROM item: its query, analyzed for this reference
  * (analyze_view.c), named as the view's columns are. */
 static int view_item(Analyze *an, RangeVar *rv, const CatRelation *rel, FromItem *out)
@@ -1135,7 +1137,7 @@ int an_target_from(Analyze *an, List *from, Scope *scope)
         check_unique_names(an, scope->items, fsc.items, ((Node *)list_nth(from, 0))->location) < 0)
         return -1;
     /* a new list: the caller keeps the target's own scope */
-    FromItem acc = {scope->from, NULL, 0, NULL, NULL}, f = {fsc.from, fsc.items, 0, NULL, NULL};
+    FromItem acc = {.plan = scope->from}, f = {.plan = fsc.from, .items = fsc.items};
     for (int k = 0; k < list_len(scope->items); k++)
         acc.items = list_append(an->a, acc.items, list_nth(scope->items, k));
     cross_join(an, &acc, &f);
