@@ -464,7 +464,7 @@ static void test_refusals(void)
                    "ERROR 0A000 the operator graph cannot run random(): its value may change "
                    "between a row's insertion and its retraction");
     expect_refused("SELECT k FROM u WHERE v IN (SELECT v FROM u)",
-                   "ERROR 0A000 the operator graph does not yet run IN (subquery) in "
+                   "ERROR 0A000 the operator graph does not yet run IN / ANY (subquery) in "
                    "expressions");
     expect_refused("SELECT k FROM u WHERE v > (SELECT v FROM u WHERE k = 'a')",
                    "ERROR 0A000 the operator graph runs a scalar subquery in an expression only "
