@@ -127,6 +127,7 @@ typedef struct ExSrfIter {
     void       *re;                 /* regexp_split_to_table: the compiled
                                        pattern (ExRegex), kept from row to row */
     char       *re_key;             /* ... the pattern and flags it is of (malloc) */
+    bool        all;                /* regexp_matches: every match (flag g) */
     size_t      re_keylen;
 } ExSrfIter;
 
@@ -350,6 +351,12 @@ const FuncDesc *ex_func_at(size_t i);
 /* The VARIADIC function of this name (concat, concat_ws), or NULL: its
  * last declared argument repeats, nargs is the fewest it takes. */
 const FuncDesc *ex_func_variadic(const char *name);
+/* A row's result type: TYPE_ARRAY in funcs.c's table is text[]
+ * (regexp_match, regexp_matches, regexp_split_to_array). */
+static inline SlType ex_func_ret(const FuncDesc *fd)
+{
+    return fd->ret == TYPE_ARRAY ? sl_array_type(TYPE_TEXT, -1) : sl_type(fd->ret);
+}
 /* How a FUNC_SRF function's sets run (NULL for any other). */
 const struct ExSrfFns *ex_func_srf(const FuncDesc *fd);
 /* The current time as a timestamptz value (microseconds since 2000-01-01

@@ -222,6 +222,11 @@ void value_format_text(const Vector *v, uint32_t i, StrBuf *out);
  * position loc (-1: none). */
 int value_parse_text(Arena *a, SlType t, const char *s, size_t len, Vector *v, uint32_t i,
                      int loc, SlError *err);
+/* PostgreSQL's btree order of two jsonb values (jsonb.c): -1, 0, 1. */
+int jsonb_cmp(const SlStr *x, const SlStr *y);
+/* Appends a key of a jsonb value that is equal exactly when the values
+ * are (numbers without trailing fraction zeros: 1.0 and 1 are one). */
+void jsonb_key(const SlStr *j, StrBuf *out);
 /* jsonb's input function: the canonical text of s in the arena (jsonb.c). */
 int jsonb_parse(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlError *err);
 /* Hex digits into bytes, as PostgreSQL's hex_decode (bytea input, decode();

@@ -112,6 +112,12 @@ void ex_key_encode(const Vector *cols, int ncols, uint32_t row, StrBuf *out)
             arena_destroy(&a);
             break;
         }
+        case TYPE_JSONB: {
+            /* its normalized text, then a terminator no JSON text has */
+            jsonb_key(&v->v.str[row], out);
+            put(out, "\0", 1);
+            break;
+        }
         default: {
             const SlStr *s = &v->v.str[row];
             put(out, &s->len, 4);

@@ -251,6 +251,10 @@ static const FuncDesc func_table[] = {
     FN3("replace", TXT, TXT, TXT, TXT, k_replace),
     FN3("translate", TXT, TXT, TXT, TXT, k_translate),
     FN3("split_part", TXT, TXT, I4, TXT, k_split_part),
+    FN2("regexp_match", TXT, TXT, TYPE_ARRAY, k_regexp_match),
+    FN3("regexp_match", TXT, TXT, TXT, TYPE_ARRAY, k_regexp_match),
+    FN2("regexp_split_to_array", TXT, TXT, TYPE_ARRAY, k_regexp_split_to_array),
+    FN3("regexp_split_to_array", TXT, TXT, TXT, TYPE_ARRAY, k_regexp_split_to_array),
     FN2("regexp_like", TXT, TXT, B, k_regexp_like),
     FN3("regexp_like", TXT, TXT, TXT, B, k_regexp_like),
     FN2("regexp_count", TXT, TXT, I4, k_regexp_count),
@@ -424,6 +428,8 @@ static const FuncDesc srf_table[] = {
     SRF("generate_series", 3, TSZ, TSZ, IV, TSZ),
     SRF("regexp_split_to_table", 2, TXT, TXT, 0, TXT),
     SRF("regexp_split_to_table", 3, TXT, TXT, TXT, TXT),
+    SRF("regexp_matches", 2, TXT, TXT, 0, TYPE_ARRAY),
+    SRF("regexp_matches", 3, TXT, TXT, TXT, TYPE_ARRAY),
     SRF("jsonb_array_elements", 1, JB, 0, 0, JB),
     SRF("jsonb_array_elements_text", 1, JB, 0, 0, TXT),
     SRF("jsonb_object_keys", 1, JB, 0, 0, TXT),
@@ -434,7 +440,7 @@ static const FuncDesc srf_table[] = {
 static const ExSrfFns *const srf_fns[] = {
     &fn_srf_series_int, &fn_srf_series_int, &fn_srf_series_int, &fn_srf_series_int,
     &fn_srf_series_num, &fn_srf_series_num, &fn_srf_series_ts, &fn_srf_series_ts,
-    &fn_srf_regexp_split, &fn_srf_regexp_split,
+    &fn_srf_regexp_split, &fn_srf_regexp_split, &fn_srf_regexp_matches, &fn_srf_regexp_matches,
     &fn_srf_jsonb_elements, &fn_srf_jsonb_elements_text, &fn_srf_jsonb_object_keys,
     &fn_srf_jsonb_each, &fn_srf_jsonb_each_text,
 };

@@ -10,7 +10,6 @@
  *   k_{eq,ne,lt,le,gt,ge}_jsonb                 btree ordering
  *   k_jsonb_typeof, k_jsonb_array_length, k_jsonb_concat, k_jsonb_delete_key
  *   c_jsonb_{numeric,int2,int4,int8,float4,float8,bool}   casts
- *   ex_jsonb_cmp, ex_jsonb_key                  ordering and grouping keys
  *   fn_srf_jsonb_elements, fn_srf_jsonb_elements_text, fn_srf_jsonb_object_keys,
  *   fn_srf_jsonb_each, fn_srf_jsonb_each_text
  *                      jsonb_array_elements(_text), jsonb_object_keys and
@@ -436,99 +435,7 @@ KERNEL(k_jsonb_exists)
     return 0;
 }
 
-/* ------------------------------------------------- comparison, containment */
-
-static int cmp_scalar(const JNode *a, const JNode *b)
-{
-    if (a->type == J_NUMBER) {
-        SlNumeric x, y;
-        Arena tmp;
-        arena_init(&tmp, 256);
-        num_parse(&tmp, a->str, a->len, &x);
-        num_parse(&tmp, b->str, b->len, &y);
-        int c = num_cmp(&x, &y);
-        arena_destroy(&tmp);
-        return c;
-    }
-    if (a->type == J_STRING) {
-        int c = memcmp(a->str, b->str, SL_MIN(a->len, b->len));
-        return c != 0 ? c : (a->len < b->len ? -1 : a->len > b->len);
-    }
-    if (a->type == J_TRUE || a->type == J_FALSE)
-        return (a->type == J_TRUE) - (b->type == J_TRUE);
-    return 0;
-}
-
-/* The type rank of compareJsonbContainers: null < string < number <
- * boolean < array < object. */
-static int rank(JType t)
-{
-    switch (t) {
-    case J_NULL: return 0;
-    case J_STRING: return 1;
-    case J_NUMBER: return 2;
-    case J_FALSE:
-    case J_TRUE: return 3;
-    case J_ARRAY: return 4;
-    default: return 5;
-    }
-}
-
-static int jcmp(const JNode *a, const JNode *b, bool top);
-
-static int jcmp_inner(const JNode *a, const JNode *b)
-{
-    if (rank(a->type) != rank(b->type))
-        return rank(a->type) < rank(b->type) ? -1 : 1;
-    if (a->type == J_ARRAY) {
-        if (a->n != b->n)
-            return a->n > b->n ? 1 : -1;
-        for (uint32_t k = 0; k < a->n; k++) {
-            int c = jcmp_inner(&a->items[k], &b->items[k]);
-            if (c)
-                return c;
-        }
-        return 0;
-    }
-    if (a->type == J_OBJECT) {
-        if (a->n != b->n)
-            return a->n > b->n ? 1 : -1;
-        for (uint32_t k = 0; k < a->n; k++) {
-            int c = cmp_scalar(&a->items[2 * k], &b->items[2 * k]);
-            if (c)
-                return c;
-            c = jcmp_inner(&a->items[2 * k + 1], &b->items[2 * k + 1]);
-            if (c)
-                return c;
-        }
-        return 0;
-    }
-    return cmp_scalar(a, b);
-}
-
-/* A top-level scalar is a one-element "raw scalar" array in PostgreSQL,
- * which orders it against real arrays by rawness, then by length. */
-static int jcmp(const JNode *a, const JNode *b, bool top)
-{
-    bool ascal = a->type != J_ARRAY && a->type != J_OBJECT;
-    bool bscal = b->type != J_ARRAY && b->type != J_OBJECT;
-    if (top && ascal != bscal && (a->type == J_ARRAY || b->type == J_ARRAY)) {
-        uint32_t na = ascal ? 1 : a->n, nb = bscal ? 1 : b->n;
-        if (na != nb)
-            return na > nb ? 1 : -1;
-        return ascal ? -1 : 1;
-    }
-    if (top && ascal && bscal) {
-        if (rank(a->type) != rank(b->type))
-            return rank(a->type) < rank(b->type) ? -1 : 1;
-        return cmp_scalar(a, b);
-    }
-    if (top && (ascal || bscal)) {
-        /* a scalar (a pseudo array) against an object */
-        return ascal ? -1 : 1;
-    }
-    return jcmp_inner(a, b);
-}
+/* ------------------------------------------------------------ containment */
 
 #define JSONB_CMP(NAME, OP)                                                          \
     KERNEL(k_##NAME##_jsonb)                                                         \
@@ -542,7 +449,7 @@ static int jcmp(const JNode *a, const JNode *b, bool top)
                 JNode a, b;                                                          \
                 jsonb_tree_of(cx->arena, x, &a);                                           \
                 jsonb_tree_of(cx->arena, y, &b);                                           \
-                c = jcmp(&a, &b, true);                                              \
+                c = jsonb_cmp_tree(&a, &b);                                              \
             }                                                                        \
             out->v.b[i] = c OP 0;                                                    \
         });                                                                          \
@@ -562,7 +469,7 @@ static bool is_scalar(const JNode *n)
 
 static bool scalar_eq(const JNode *a, const JNode *b)
 {
-    return rank(a->type) == rank(b->type) && cmp_scalar(a, b) == 0;
+    return jsonb_type_rank(a->type) == jsonb_type_rank(b->type) && jsonb_scalar_cmp(a, b) == 0;
 }
 
 /* JsonbDeepContains */
@@ -828,61 +735,6 @@ KERNEL(c_jsonb_bool)
 }
 
 /* ------------------------------------------------- keys for the executor */
-
-int ex_jsonb_cmp(const SlStr *x, const SlStr *y)
-{
-    if (x->len == y->len && memcmp(x->ptr, y->ptr, x->len) == 0)
-        return 0;
-    Arena a;
-    arena_init(&a, 4096);
-    JNode p, q;
-    jsonb_tree_of(&a, x, &p);
-    jsonb_tree_of(&a, y, &q);
-    int c = jcmp(&p, &q, true);
-    arena_destroy(&a);
-    return c < 0 ? -1 : c > 0;
-}
-
-/* Numbers without trailing fraction zeros, so that equal values (1.0 and
- * 1) get one form. */
-static void normalize_numbers(JNode *n)
-{
-    if (n->type == J_NUMBER) {
-        const char *dot = memchr(n->str, '.', n->len);
-        if (dot != NULL) {
-            uint32_t len = n->len;
-            while (len > 0 && n->str[len - 1] == '0')
-                len--;
-            if (len > 0 && n->str[len - 1] == '.')
-                len--;
-            n->len = len;   /* numeric prints no "-0": nothing else to fold */
-        }
-        return;
-    }
-    if (n->type == J_ARRAY)
-        for (uint32_t k = 0; k < n->n; k++)
-            normalize_numbers(&n->items[k]);
-    else if (n->type == J_OBJECT)
-        for (uint32_t k = 0; k < n->n; k++)
-            normalize_numbers(&n->items[2 * k + 1]);
-}
-
-void ex_jsonb_key(const SlStr *j, StrBuf *out)
-{
-    if (memchr(j->ptr, '.', j->len) == NULL) {
-        /* canonical text has no exponents: without a point, no number
-         * has another spelling */
-        strbuf_append(out, j->ptr, j->len);
-        return;
-    }
-    Arena a;
-    arena_init(&a, 4096);
-    JNode n;
-    jsonb_tree_of(&a, j, &n);
-    normalize_numbers(&n);
-    jsonb_serialize(out, &n);
-    arena_destroy(&a);
-}
 
 /* ---------------------------------------------------------------- sets */
 

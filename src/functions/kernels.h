@@ -72,6 +72,8 @@ KERNEL(k_like);
 /* regular expressions (regex.c) */
 KERNEL(k_regex_match);
 KERNEL(k_regexp_like);
+KERNEL(k_regexp_match);
+KERNEL(k_regexp_split_to_array);
 KERNEL(k_regexp_count);
 KERNEL(k_regexp_instr);
 KERNEL(k_regexp_substr);
@@ -165,8 +167,6 @@ KERNEL(c_jsonb_float4); KERNEL(c_jsonb_float8); KERNEL(c_jsonb_bool);
 /* jsonb as sort and group keys (for keys.c): PostgreSQL's btree order of
  * two values, and a byte form equal exactly when the values are equal
  * ('{"a": 1.0}' and '{"a": 1}'), appended to out. */
-int  ex_jsonb_cmp(const SlStr *a, const SlStr *b);
-void ex_jsonb_key(const SlStr *j, StrBuf *out);
 
 /* Writes row i of v as text into an arena string (casts to text). */
 void ex_format_value(Arena *a, const Vector *v, uint32_t i, SlStr *out);
@@ -182,6 +182,7 @@ KERNEL(k_has_database_privilege); KERNEL(k_pg_has_role); KERNEL(k_pg_get_userbyi
  * share with timefuncs.c */
 extern const ExSrfFns fn_srf_series_int, fn_srf_series_ts, fn_srf_series_num;
 extern const ExSrfFns fn_srf_regexp_split;
+extern const ExSrfFns fn_srf_regexp_matches;
 extern const ExSrfFns fn_srf_jsonb_elements, fn_srf_jsonb_elements_text,
     fn_srf_jsonb_object_keys, fn_srf_jsonb_each, fn_srf_jsonb_each_text;
 int fn_ts_add_interval(EvalCtx *cx, int64_t ts, const SlInterval *span, int64_t *out);

@@ -292,7 +292,7 @@ Expr *an_apply_func(Analyze *an, const FuncDesc *fd, Expr **args, int nargs, int
         if (cast[k] == NULL)
             return NULL;
     }
-    Expr *e = an_mk(an, EXPR_FUNC, sl_type(fd->ret), loc, nargs, cast);
+    Expr *e = an_mk(an, EXPR_FUNC, ex_func_ret(fd), loc, nargs, cast);
     e->fn = fd;
     return e;
 }

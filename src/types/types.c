@@ -181,6 +181,8 @@ int value_cmp(const Vector *a, uint32_t i, const Vector *b, uint32_t j)
     }
     case TYPE_ARRAY:
         return array_cmp(&a->v.str[i], &b->v.str[j], type_elem(a->type));
+    case TYPE_JSONB:
+        return jsonb_cmp(&a->v.str[i], &b->v.str[j]);
     default: {
         const SlStr *x = &a->v.str[i], *y = &b->v.str[j];
         int c = memcmp(x->ptr, y->ptr, SL_MIN(x->len, y->len));
