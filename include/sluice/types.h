@@ -31,6 +31,7 @@ typedef enum SlTypeId {
     TYPE_TIMESTAMPTZ,
     TYPE_INTERVAL,
     TYPE_JSONB,
+    TYPE_UUID,          /* 16 bytes in an SlStr, compared byte-wise (types.c) */
     TYPE_ARRAY,         /* a one-dimensional array of SlType.elem (array.c) */
     TYPE__COUNT
 } SlTypeId;
@@ -87,7 +88,7 @@ typedef struct Vector {
         int64_t    *i64;    /* INT8, TIMESTAMP[TZ] (usec since 2000-01-01) */
         float      *f32;    /* FLOAT4 */
         double     *f64;    /* FLOAT8 */
-        SlStr      *str;    /* TEXT, VARCHAR, BYTEA, JSONB, UNKNOWN, ARRAY */
+        SlStr      *str;    /* TEXT, VARCHAR, BYTEA, JSONB, UUID, UNKNOWN, ARRAY */
         SlNumeric  *num;    /* NUMERIC */
         SlInterval *iv;     /* INTERVAL */
     } v;

@@ -188,6 +188,7 @@ void ex_copy_value(Vector *dst, uint32_t di, const Vector *src, uint32_t si, Are
     case TYPE_VARCHAR:
     case TYPE_BYTEA:
     case TYPE_JSONB:
+    case TYPE_UUID:
     case TYPE_ARRAY:
     case TYPE_UNKNOWN: {
         SlStr *s = &dst->v.str[di];

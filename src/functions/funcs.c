@@ -38,6 +38,7 @@
 #define TSZ TYPE_TIMESTAMPTZ
 #define BY  TYPE_BYTEA
 #define JB  TYPE_JSONB
+#define UUID TYPE_UUID
 
 #define OP2(nm, a1, a2, k1, k2, r, f) {nm, true, 2, {a1, a2, 0}, {k1, k2, 0}, r, f, 0}
 #define OP1(nm, a1, r, f)             {nm, true, 1, {a1, 0, 0}, {a1, 0, 0}, r, f, 0}
@@ -90,14 +91,16 @@
     OP2(nm, TXT, TXT, TXT, TXT, B, k_##K##_text)
 
 /* comparisons of the types whose values compare as another's: dates as
- * int4, timestamps as int8, bytea as text bytes; and interval and jsonb */
+ * int4, timestamps as int8, bytea and uuid as text bytes (uuid_cmp is a
+ * memcmp); and interval and jsonb */
 #define CMP_AS(nm, K)                                                \
     OP2(nm, D, D, D, D, B, k_##K##_int4),                            \
     OP2(nm, TS, TS, TS, TS, B, k_##K##_int8),                        \
     OP2(nm, TSZ, TSZ, TSZ, TSZ, B, k_##K##_int8),                    \
     OP2(nm, IV, IV, IV, IV, B, k_##K##_interval),                    \
     OP2(nm, BY, BY, BY, BY, B, k_##K##_text),                        \
-    OP2(nm, JB, JB, JB, JB, B, k_##K##_jsonb)
+    OP2(nm, JB, JB, JB, JB, B, k_##K##_jsonb),                       \
+    OP2(nm, UUID, UUID, UUID, UUID, B, k_##K##_text)
 
 #define SIGNED(M, nm, K)                                             \
     M(nm, I2, I2, k_##K##_int2), M(nm, I4, I4, k_##K##_int4),        \
@@ -297,6 +300,10 @@ static const FuncDesc func_table[] = {
     FN1("md5", TXT, TXT, k_md5),
     FN1("md5", BY, TXT, k_md5),
     FN1("sha256", BY, BY, k_sha256),
+    FN1("sha224", BY, BY, k_sha224),
+    FN1("sha384", BY, BY, k_sha384),
+    FN1("sha512", BY, BY, k_sha512),
+    FN0("gen_random_uuid", UUID, k_gen_random_uuid),
     FN2("sluice_stream_stat", TXT, TXT, I8, k_stream_stat),
     FN1("sluice_stream_status", TXT, TXT, k_stream_status),
     FN1("sluice_stream_error", TXT, TXT, k_stream_error),

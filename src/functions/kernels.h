@@ -132,6 +132,7 @@ KERNEL(k_left); KERNEL(k_right); KERNEL(k_lpad2); KERNEL(k_lpad3); KERNEL(k_rpad
 KERNEL(k_rpad3); KERNEL(k_repeat); KERNEL(k_reverse); KERNEL(k_initcap);
 KERNEL(k_chr); KERNEL(k_ascii); KERNEL(k_to_hex32); KERNEL(k_to_hex64);
 KERNEL(k_md5); KERNEL(k_sha256); KERNEL(k_encode); KERNEL(k_decode);
+KERNEL(k_sha224); KERNEL(k_sha384); KERNEL(k_sha512); KERNEL(k_gen_random_uuid);
 /* Upper- (how > 0) or lower-cases a string into the arena. */
 void sl_case_map(Arena *a, const SlStr *s, int how, SlStr *out);
 

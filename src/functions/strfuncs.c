@@ -14,7 +14,8 @@
  *                                             (repeat and pad copy by doubling
  *                                             and stop at a cancel or timeout)
  *   k_initcap, k_chr, k_ascii, k_to_hex32, k_to_hex64
- *   k_md5, k_sha256                           OpenSSL EVP digests
+ *   k_md5, k_sha224, k_sha256, k_sha384, k_sha512   OpenSSL EVP digests
+ *   k_gen_random_uuid                         a version 4 UUID (RAND_bytes)
  *   k_encode, k_decode                        bytea <-> hex, base64, escape
  *                                             (base64 decoded by util's b64_decode)
  *   sl_case_map                               Unicode case mapping (upper/lower)
@@ -34,6 +35,7 @@
 
 #include <locale.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <strings.h>
@@ -1027,6 +1029,29 @@ static int digest(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *
 
 KERNEL(k_md5) { return digest(cx, args, out, sel, n, EVP_md5(), true); }
 KERNEL(k_sha256) { return digest(cx, args, out, sel, n, EVP_sha256(), false); }
+KERNEL(k_sha224) { return digest(cx, args, out, sel, n, EVP_sha224(), false); }
+KERNEL(k_sha384) { return digest(cx, args, out, sel, n, EVP_sha384(), false); }
+KERNEL(k_sha512) { return digest(cx, args, out, sel, n, EVP_sha512(), false); }
+
+/* gen_random_uuid(): a version 4 UUID of OpenSSL's RAND_bytes (a
+ * cryptographic generator, as PostgreSQL's pg_strong_random), its
+ * version and variant bits set as RFC 4122 says. */
+KERNEL(k_gen_random_uuid)
+{
+    SL_UNUSED(e);
+    SL_UNUSED(args);
+    FOR_SEL(sel, n, {
+        unsigned char *u = arena_alloc(cx->arena, 16);
+        if (RAND_bytes(u, 16) != 1)
+            return sl_error(cx->err, ERRCODE_INTERNAL_ERROR,
+                            "could not generate random values");
+        u[6] = (unsigned char)((u[6] & 0x0F) | 0x40);
+        u[8] = (unsigned char)((u[8] & 0x3F) | 0x80);
+        out->v.str[i].ptr = (const char *)u;
+        out->v.str[i].len = 16;
+    });
+    return 0;
+}
 
 /* ------------------------------------------------------- encode / decode */
 

@@ -62,6 +62,7 @@ static const TypeInfo type_info[TYPE__COUNT] = {
     [TYPE_TIMESTAMPTZ] = {"timestamptz", "timestamp with time zone", 1184, 8, 8, 'D', true},
     [TYPE_INTERVAL]    = {"interval", "interval", 1186, 16, sizeof(SlInterval), 'T', true},
     [TYPE_JSONB]       = {"jsonb", "jsonb", 3802, -1, sizeof(SlStr), 'U', false},
+    [TYPE_UUID]        = {"uuid", "uuid", 2950, 16, sizeof(SlStr), 'U', false},
     /* an array of some element (SlType.elem): as a bare id, PostgreSQL's
      * pseudo-type anyarray; type_oid_of gives the array type's own OID */
     [TYPE_ARRAY]       = {"anyarray", "anyarray", 2277, -1, sizeof(SlStr), 'A', false},
@@ -82,7 +83,7 @@ uint32_t type_array_oid(SlTypeId elem)
         [TYPE_FLOAT4] = 1021, [TYPE_FLOAT8] = 1022, [TYPE_NUMERIC] = 1231,
         [TYPE_TEXT] = 1009, [TYPE_VARCHAR] = 1015, [TYPE_BYTEA] = 1001, [TYPE_DATE] = 1182,
         [TYPE_TIMESTAMP] = 1115, [TYPE_TIMESTAMPTZ] = 1185, [TYPE_INTERVAL] = 1187,
-        [TYPE_JSONB] = 3807};
+        [TYPE_JSONB] = 3807, [TYPE_UUID] = 2951};
     return elem < TYPE__NSCALAR ? typarray[elem] : 0;
 }
 
@@ -345,6 +346,18 @@ void value_format_text(const Vector *v, uint32_t i, StrBuf *out)
     case TYPE_JSONB:
         strbuf_append(out, v->v.str[i].ptr, v->v.str[i].len);
         break;
+    case TYPE_UUID: {
+        /* uuid_out: 8-4-4-4-12 lower-case hex digits */
+        static const char hex[] = "0123456789abcdef";
+        const unsigned char *u = (const unsigned char *)v->v.str[i].ptr;
+        for (int k = 0; k < 16; k++) {
+            if (k == 4 || k == 6 || k == 8 || k == 10)
+                strbuf_putc(out, '-');
+            strbuf_putc(out, hex[u[k] >> 4]);
+            strbuf_putc(out, hex[u[k] & 15]);
+        }
+        break;
+    }
     case TYPE_ARRAY:
         array_format_text(&v->v.str[i], type_elem(v->type), out);
         break;
@@ -358,6 +371,48 @@ void value_format_text(const Vector *v, uint32_t i, StrBuf *out)
 static bool is_space_c(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static int bad_input(SlError *err, int loc, const char *tname, const char *s, size_t len);
+
+static int hex_value(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* uuid_in (PostgreSQL's string_to_uuid): 32 hex digits, optionally in
+ * braces, with a hyphen allowed after any group of four; nothing else,
+ * not even spaces.  The 16 bytes go to the arena. */
+static int parse_uuid(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlError *err)
+{
+    unsigned char u[16];
+    size_t k = 0;
+    bool braces = len > 0 && s[0] == '{';
+    if (braces)
+        k++;
+    for (int b = 0; b < 16; b++) {
+        if (k + 2 > len)
+            return bad_input(err, loc, "uuid", s, len);
+        int hi = hex_value(s[k]), lo = hex_value(s[k + 1]);
+        if (hi < 0 || lo < 0)
+            return bad_input(err, loc, "uuid", s, len);
+        u[b] = (unsigned char)(hi << 4 | lo);
+        k += 2;
+        if (k < len && s[k] == '-' && b % 2 == 1 && b < 15)
+            k++;
+    }
+    if (braces) {
+        if (k >= len || s[k] != '}')
+            return bad_input(err, loc, "uuid", s, len);
+        k++;
+    }
+    if (k != len)
+        return bad_input(err, loc, "uuid", s, len);
+    out->ptr = arena_memdup(a, u, 16);
+    out->len = 16;
+    return 0;
 }
 
 static int bad_input(SlError *err, int loc, const char *tname, const char *s, size_t len)
@@ -650,6 +705,8 @@ int value_parse_text(Arena *a, SlType t, const char *s, size_t len, Vector *v, u
         return parse_bytea(a, s, len, &v->v.str[i], loc, err);
     case TYPE_ARRAY:
         return array_parse_text(a, type_elem(t), s, len, &v->v.str[i], loc, err);
+    case TYPE_UUID:
+        return parse_uuid(a, s, len, &v->v.str[i], loc, err);
     case TYPE__COUNT:
         break;
     }
