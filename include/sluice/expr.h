@@ -109,6 +109,10 @@ typedef struct FuncDesc {
  * (plan.h), which runs them through ex_func_srf(fd); fn only refuses a
  * call left where no set can go (0A000). */
 #define FUNC_SRF       4
+/* FUNC_ANY_ASIS: an argument declared TYPE__COUNT reaches the kernel as
+ * it is (an untyped literal as text), not cast to text (to_jsonb's
+ * anyelement). */
+#define FUNC_ANY_ASIS  8
 
 /* One row's run of a set-returning function (src/functions/srf.c): what
  * its start found in the arguments and where the next value is.  What

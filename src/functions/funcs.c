@@ -304,6 +304,12 @@ static const FuncDesc func_table[] = {
     FN1("sha384", BY, BY, k_sha384),
     FN1("sha512", BY, BY, k_sha512),
     FN0("gen_random_uuid", UUID, k_gen_random_uuid),
+    FN1("quote_ident", TXT, TXT, k_quote_ident),
+    /* text, and anyelement: the argument as text (an explicit cast) */
+    FN1("quote_literal", TXT, TXT, k_quote_literal),
+    FN1("quote_literal", ANY, TXT, k_quote_literal),
+    {"quote_nullable", false, 1, {TXT}, {TXT}, TXT, k_quote_nullable, FUNC_NONSTRICT},
+    {"quote_nullable", false, 1, {ANY}, {ANY}, TXT, k_quote_nullable, FUNC_NONSTRICT},
     FN2("sluice_stream_stat", TXT, TXT, I8, k_stream_stat),
     FN1("sluice_stream_status", TXT, TXT, k_stream_status),
     FN1("sluice_stream_error", TXT, TXT, k_stream_error),
@@ -324,6 +330,11 @@ static const FuncDesc func_table[] = {
     {"format", false, 2, {TXT, ANY}, {TXT, ANY}, TXT, k_format, FUNC_NONSTRICT | FUNC_VARIADIC},
     FN1("format", TXT, TXT, k_format),
     {"num_nonnulls", false, 1, {ANY}, {ANY}, I4, k_num_nonnulls,
+     FUNC_NONSTRICT | FUNC_VARIADIC},
+    /* VARIADIC "any" with none at all too (jsonb_build_object()) */
+    {"jsonb_build_array", false, 0, {ANY}, {ANY}, JB, k_jsonb_build_array,
+     FUNC_NONSTRICT | FUNC_VARIADIC},
+    {"jsonb_build_object", false, 0, {ANY}, {ANY}, JB, k_jsonb_build_object,
      FUNC_NONSTRICT | FUNC_VARIADIC},
 
     /* the session (sessfuncs.c) */
@@ -361,6 +372,8 @@ static const FuncDesc func_table[] = {
     FN2("age", TSZ, TSZ, IV, k_age),
     FN1("age", TS, IV, k_age1),
     FN1("age", TSZ, IV, k_age1),
+    FN3("date_bin", IV, TS, TS, TS, k_date_bin),
+    FN3("date_bin", IV, TSZ, TSZ, TSZ, k_date_bin),
     FN1("justify_hours", IV, IV, k_justify_hours),
     FN1("justify_days", IV, IV, k_justify_days),
     FN1("justify_interval", IV, IV, k_justify_interval),
@@ -399,6 +412,14 @@ static const FuncDesc func_table[] = {
     OP2("-", JB, TXT, JB, TXT, JB, k_jsonb_delete_key),
     FN1("jsonb_typeof", JB, TXT, k_jsonb_typeof),
     FN1("jsonb_array_length", JB, I4, k_jsonb_array_length),
+    {"to_jsonb", false, 1, {ANY}, {ANY}, JB, k_to_jsonb, FUNC_ANY_ASIS},
+    FN1("jsonb_strip_nulls", JB, JB, k_jsonb_strip_nulls),
+    FN1("jsonb_pretty", JB, TXT, k_jsonb_pretty),
+    /* the path is text[] (TYPE_ARRAY in this table) */
+    FN3("jsonb_set", JB, TYPE_ARRAY, JB, JB, k_jsonb_set),
+    FN4("jsonb_set", JB, TYPE_ARRAY, JB, B, JB, k_jsonb_set),
+    FN3("jsonb_insert", JB, TYPE_ARRAY, JB, JB, k_jsonb_insert),
+    FN4("jsonb_insert", JB, TYPE_ARRAY, JB, B, JB, k_jsonb_insert),
 
     /* privilege inquiry (aclfuncs.c): a role or object by name or oid */
 #define ACLFN(nm, f)                                                        \
