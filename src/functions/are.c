@@ -545,11 +545,71 @@ typedef struct Group {
 /* Writes the PCRE2 pattern that matches what the PostgreSQL ARE p (read
  * with the options *opt, which embedded options change) matches into
  * *out (sl_malloc'd); 0, or -1 with the error on err. */
-/* Ends the stretch of level lv open since start (if it has bytes). */
-static void seg_stretch(AreOpts *opt, int lv, int start, size_t end, int pref)
+/* PostgreSQL's preference bits of a part of a pattern (regcomp.c's
+ * LONGER, SHORTER, MIXED): mixed is messy, a split of the subre tree. */
+#define RE_L 1
+#define RE_S 2
+#define RE_M 4
+static bool re_mixed(int bits)
 {
-    if (start >= 0 && (size_t)start < end)
+    return (bits & RE_M) != 0 || (bits & (RE_L | RE_S)) == (RE_L | RE_S);
+}
+
+/* One open level's run of atoms since the last split, as parseqatom
+ * builds its subre tree: a stretch absorbs atoms while their preferences
+ * agree; an atom whose preference clashes with it (or a messy one) ends
+ * it and stands alone, and the rest of the level starts a new stretch,
+ * merged with that atom at the level's end if nothing else split it and
+ * the two agree. */
+typedef struct Stretch {
+    int start;                  /* the output offset it began at; -1 none */
+    int bits, pref;             /* its atoms' RE_* bits, their first preference */
+    int clash, clash_end;       /* a clashing atom's bytes (clash -1: none) */
+    int clash_bits, clash_pref;
+    int gbits;                  /* every atom's bits at this depth: a group's flags */
+    int astart;                 /* where the last atom began */
+    int lvl;                    /* its level: 0, a group number, -1 none */
+    int capseg;                 /* where an open capturing group began */
+    bool hascap;                /* a capturing group here or below */
+} Stretch;
+
+static void seg_emit(AreOpts *opt, int lv, int start, int end, int pref)
+{
+    if (start >= 0 && start < end)
         opt->segs[opt->nsegs++] = (ReSeg){(uint32_t)start, (uint32_t)end, lv, 0, pref};
+}
+
+/* Ends s's run at end: the clashing atom and the stretch after it, as
+ * one segment at the level's end when they agree. */
+static void seg_close(AreOpts *opt, Stretch *s, int end, bool level_end)
+{
+    if (s->clash >= 0 && level_end && !re_mixed(s->clash_bits | s->bits)) {
+        seg_emit(opt, s->lvl, s->clash, end, s->clash_pref ? s->clash_pref : s->pref);
+    } else {
+        if (s->clash >= 0)
+            seg_emit(opt, s->lvl, s->clash, s->clash_end, s->clash_pref);
+        seg_emit(opt, s->lvl, s->start, end, s->pref);
+    }
+    s->clash = -1;
+    s->start = end;
+    s->bits = s->pref = 0;
+}
+
+/* An atom [start, end) with its bits and preference joins s. */
+static void seg_atom(AreOpts *opt, Stretch *s, int start, int end, int bits, int pref)
+{
+    if (re_mixed(s->bits | bits)) {
+        seg_close(opt, s, start, false);
+        s->clash = start;
+        s->clash_end = end;
+        s->clash_bits = bits;
+        s->clash_pref = pref;
+        s->start = end;
+    } else {
+        s->bits |= bits;
+        if (s->pref == 0)
+            s->pref = pref;
+    }
 }
 
 static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
@@ -599,12 +659,11 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
     /* the segments: each open level's current stretch (its start in the
      * output, its preference; -1 start: none open) and whether a
      * group's pending preference is that group's own */
-    int *lvl = sl_calloc(n + 2, sizeof(int)), *sstart = sl_malloc((n + 2) * sizeof(int));
-    int *spref = sl_calloc(n + 2, sizeof(int)), *capseg = sl_malloc((n + 2) * sizeof(int));
-    bool *hascap = sl_calloc(n + 2, 1);
+    Stretch *st = sl_calloc(n + 2, sizeof(Stretch));
+    int abits = 0;          /* the pending atom's RE_* bits (pend: its preference) */
     bool pend_cap = false;
-    sstart[0] = (int)o->k;
-    opt->segs = sl_malloc((2 * n + 2) * sizeof(ReSeg));
+    st[0] = (Stretch){.start = (int)o->k, .clash = -1};
+    opt->segs = sl_malloc((3 * n + 4) * sizeof(ReSeg));
     opt->nsegs = 0;
     int rc = 0;
 #define FAIL(expr) do { rc = (expr); goto done; } while (0)
@@ -624,11 +683,13 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
         if (have_pend && !(c == '*' || c == '+' || c == '?' || c == '{')) {
             if (battr[depth] == 0)
                 battr[depth] = pend;
-            if (!pend_cap && spref[depth] == 0)
-                spref[depth] = pend;
+            if (!pend_cap)
+                seg_atom(opt, &st[depth], st[depth].astart, (int)o->k, abits, pend);
+            st[depth].gbits |= abits;
             have_pend = false;
         }
         pend_cap = pend_cap && (c == '*' || c == '+' || c == '?' || c == '{');
+        int item_at = (int)o->k;
         bool br = false, group = false;
         int now = L_ATOM;
         if (c == '\\') {
@@ -683,24 +744,23 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
                 open[depth].num = 0;
             } else {
                 for (int d = 0; d < depth; d++) {
-                    hascap[d] = true;
+                    st[d].hascap = true;
                     if (open[d].num <= 0)
                         opt->caps_bad = true;
                 }
-                hascap[depth] = true;
-                seg_stretch(opt, lvl[depth], sstart[depth], o->k, spref[depth]);
-                sstart[depth] = -1;
-                capseg[depth] = (int)o->k;
+                st[depth].hascap = true;
+                seg_close(opt, &st[depth], (int)o->k, false);
+                st[depth].start = -1;
+                st[depth].capseg = (int)o->k;
                 out_put(o, "(", 1);
                 open[depth].num = ++ngroups;
             }
+            st[depth].astart = item_at;
             open[depth++].br = false;
             battr[depth] = 0;
             nbr[depth] = 1;
-            hascap[depth] = false;
-            spref[depth] = 0;
-            lvl[depth] = open[depth - 1].num > 0 ? open[depth - 1].num : -1;
-            sstart[depth] = (int)o->k;
+            st[depth] = (Stretch){.start = (int)o->k, .clash = -1,
+                                  .lvl = open[depth - 1].num > 0 ? open[depth - 1].num : -1};
             i += len;
             last = L_NONE;
             last_br = false;
@@ -708,20 +768,23 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
         } else if (c == ')') {
             if (depth == 0)
                 FAIL(bad_re(err, "parentheses () not balanced"));
-            if (hascap[depth] && nbr[depth] > 1)
+            if (st[depth].hascap && nbr[depth] > 1)
                 opt->caps_bad = true;
             if (open[depth - 1].num > 0)
-                seg_stretch(opt, lvl[depth], sstart[depth], o->k, spref[depth]);
+                seg_close(opt, &st[depth], (int)o->k, true);
             out_put(o, ")", 1);
             pend = nbr[depth] > 1 ? 1 : battr[depth];
+            abits = st[depth].gbits | (nbr[depth] > 1 ? RE_L : 0);
+            if (re_mixed(abits))
+                abits |= RE_M;
             group = true;
             depth--;
             if (open[depth].num > 0) {
                 closed[open[depth].num] = true;
-                opt->segs[opt->nsegs++] = (ReSeg){(uint32_t)capseg[depth], (uint32_t)o->k,
-                                                  lvl[depth], open[depth].num, pend};
-                sstart[depth] = (int)o->k;
-                spref[depth] = 0;
+                opt->segs[opt->nsegs++] = (ReSeg){(uint32_t)st[depth].capseg, (uint32_t)o->k,
+                                                  st[depth].lvl, open[depth].num, pend};
+                st[depth].start = (int)o->k;
+                st[depth].bits = st[depth].pref = 0;
                 pend_cap = true;
             }
             if (open[depth].num < 0) {
@@ -765,7 +828,7 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
             }
             if (last != L_ATOM)
                 FAIL(bad_re(err, "quantifier operand invalid"));
-            if (pend_cap || (group_last && hascap[depth + 1]))
+            if (pend_cap || (group_last && st[depth + 1].hascap))
                 opt->caps_bad = true;
             if (last_br)
                 FAIL(refuse(err, ERRCODE_FEATURE_NOT_SUPPORTED,
@@ -775,14 +838,18 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
                             "a quantifier on a back reference, or on a group holding one, "
                             "is not supported"));
             out_put(o, p + i, j - i);
-            bool exact = c == '{' && memchr(p + i, ',', j - i) == NULL;
+            /* {m} passes its atom's preference through; {m,n} has one */
+            bool exact = c == '{' && memchr(p + i, ',', j - i) == NULL, lazy = false;
             if (!exact)
                 pend = 1;
             if (j < n && p[j] == '?') {        /* non-greedy */
                 out_put(o, p + j++, 1);
+                lazy = true;
                 if (!exact)
                     pend = -1;
             }
+            if (!exact)
+                abits |= lazy ? RE_S : RE_L;
             have_pend = true;
             i = j;
             last = L_QUANT;
@@ -796,19 +863,21 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
         last = now;
         last_br = br;
         group_last = group;
-        if (!group)
-            pend = 0;
+        if (!group) {
+            pend = abits = 0;
+            st[depth].astart = item_at;
+        }
         if (now == L_CONS)
-            pend = 0;
+            pend = abits = 0;
         have_pend = true;
     }
     if (have_pend && battr[0] == 0 && depth == 0)
         battr[0] = pend;
-    if (have_pend && !pend_cap && spref[0] == 0 && depth == 0)
-        spref[0] = pend;
+    if (have_pend && !pend_cap && depth == 0)
+        seg_atom(opt, &st[0], st[0].astart, (int)o->k, abits, pend);
     if (depth == 0)
-        seg_stretch(opt, 0, sstart[0], o->k, spref[0]);
-    if (hascap[0] && nbr[0] > 1)
+        seg_close(opt, &st[0], (int)o->k, true);
+    if (st[0].hascap && nbr[0] > 1)
         opt->caps_bad = true;
     opt->greedy = nbr[0] > 1 || battr[0] >= 0;
     opt->ngroups = ngroups;
@@ -820,11 +889,7 @@ done:
     free(closed);
     free(battr);
     free(nbr);
-    free(lvl);
-    free(sstart);
-    free(spref);
-    free(capseg);
-    free(hascap);
+    free(st);
     return rc;
 }
 
