@@ -965,17 +965,28 @@ static int json_finish(EvalCtx *cx, StrBuf *b, SlStr *out)
     return jsonb_parse(cx->arena, b->data ? b->data : "", b->len, out, -1, cx->err);
 }
 
-/* to_jsonb(anyelement) */
-KERNEL(k_to_jsonb)
+/* to_jsonb(anyelement) (array: false) and jsonb_build_array(VARIADIC
+ * "any"), whose arguments are an array's elements. */
+static int build_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
+                      const uint32_t *sel, uint32_t n, bool array)
 {
-    SL_UNUSED(e);
     StrBuf b;
     strbuf_init(&b);
     int rc = 0;
     FOR_SEL(sel, n, {
         if (rc == 0) {
             strbuf_reset(&b);
-            json_append(cx->arena, &args[0], i, &b);
+            if (array)
+                strbuf_putc(&b, '[');
+            for (int k = 0; k < (array ? e->nargs : 1); k++) {
+                if (k)
+                    strbuf_puts(&b, ", ");
+                json_append(cx->arena, &args[k], i, &b);
+            }
+            if (array) {
+                strbuf_putc(&b, ']');
+                out->nulls[i] = 0;
+            }
             rc = json_finish(cx, &b, &out->v.str[i]);
         }
     });
@@ -983,29 +994,8 @@ KERNEL(k_to_jsonb)
     return rc;
 }
 
-/* jsonb_build_array(VARIADIC "any") */
-KERNEL(k_jsonb_build_array)
-{
-    StrBuf b;
-    strbuf_init(&b);
-    int rc = 0;
-    FOR_SEL(sel, n, {
-        if (rc == 0) {
-            strbuf_reset(&b);
-            strbuf_putc(&b, '[');
-            for (int k = 0; k < e->nargs; k++) {
-                if (k)
-                    strbuf_puts(&b, ", ");
-                json_append(cx->arena, &args[k], i, &b);
-            }
-            strbuf_putc(&b, ']');
-            out->nulls[i] = 0;
-            rc = json_finish(cx, &b, &out->v.str[i]);
-        }
-    });
-    strbuf_free(&b);
-    return rc;
-}
+KERNEL(k_to_jsonb) { return build_rows(cx, e, args, out, sel, n, false); }
+KERNEL(k_jsonb_build_array) { return build_rows(cx, e, args, out, sel, n, true); }
 
 /* jsonb_build_object(VARIADIC "any"): keys and values alternate; a key
  * is its value's text form (a boolean's true / false; NULL, arrays and

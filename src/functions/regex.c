@@ -298,6 +298,9 @@ static int nth_cb(void *arg, size_t so, size_t eo)
     return m->count != m->stop;
 }
 
+static int match_array(EvalCtx *cx, ExRegex *re, const SlStr *s, size_t so, size_t eo,
+                       SlStr *out);
+
 static int regexp_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
                        const uint32_t *sel, uint32_t n, ReFn fn)
 {
@@ -347,6 +350,13 @@ static int regexp_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *o
                 out->v.i32[i] = (int32_t)m.count;
             else if (rc == 0 && fn == RF_INSTR)
                 out->v.i32[i] = !found ? 0 : char_count(a.s, a.endopt ? m.eo : m.so) + 1;
+            else if (rc == 0 && fn == RF_MATCH && !found)
+                out->nulls[i] = 1;
+            else if (rc == 0 && fn == RF_MATCH)
+                rc = ex_regex_subject(cx->err, re, a.s->ptr, a.s->len) < 0 ||
+                             match_array(cx, re, a.s, m.so, m.eo, &out->v.str[i]) < 0
+                         ? -1
+                         : 0;
             else if (rc == 0 && (fn == RF_SUBSTR || fn == RF_SUBSTRING)) {
                 if (found) {
                     out->v.str[i].ptr = a.s->ptr + m.so;
@@ -366,6 +376,9 @@ KERNEL(k_regexp_count) { return regexp_rows(cx, e, args, out, sel, n, RF_COUNT);
 KERNEL(k_regexp_instr) { return regexp_rows(cx, e, args, out, sel, n, RF_INSTR); }
 KERNEL(k_regexp_substr) { return regexp_rows(cx, e, args, out, sel, n, RF_SUBSTR); }
 KERNEL(k_substring_regex) { return regexp_rows(cx, e, args, out, sel, n, RF_SUBSTRING); }
+/* regexp_match(string, pattern [, flags]): the first match's text[]
+ * (match_array), or NULL when there is none. */
+KERNEL(k_regexp_match) { return regexp_rows(cx, e, args, out, sel, n, RF_MATCH); }
 
 /* ------------------------------------------------------ regexp_replace */
 
@@ -858,35 +871,6 @@ static int match_array(EvalCtx *cx, ExRegex *re, const SlStr *s, size_t so, size
     }
     array_build_finish(&b, cx->arena, out);
     return 0;
-}
-
-/* regexp_match(string, pattern [, flags]): the first match's text[], or
- * NULL when there is none. */
-KERNEL(k_regexp_match)
-{
-    ReCache cache = {.n = 0};
-    int rc = 0;
-    FOR_SEL(sel, n, {
-        if (rc == 0 && (rc = ex_check_interrupt(cx->err)) == 0) {
-            ReArgs a;
-            bool glob;
-            ExRegex *re = NULL;
-            NthMatch m = {0, 1, 0, 0};
-            if ((rc = row_args(cx, RF_MATCH, args, e->nargs, i, &a, &glob)) < 0) {
-                /* the error is on cx->err */
-            } else if ((re = cached(cx, &cache, a.p, a.flags, false)) == NULL ||
-                       each_match(cx, re, &a, nth_cb, &m) < 0) {
-                rc = -1;
-            } else if (m.count == 0) {
-                out->nulls[i] = 1;
-            } else if (ex_regex_subject(cx->err, re, a.s->ptr, a.s->len) < 0 ||
-                       match_array(cx, re, a.s, m.so, m.eo, &out->v.str[i]) < 0) {
-                rc = -1;
-            }
-        }
-    });
-    cache_free(&cache);
-    return rc;
 }
 
 /* regexp_matches(string, pattern [, flags]): a set of text[], the first
