@@ -32,6 +32,9 @@ typedef enum SlTypeId {
     TYPE_INTERVAL,
     TYPE_JSONB,
     TYPE_UUID,          /* 16 bytes in an SlStr, compared byte-wise (types.c) */
+    TYPE_BPCHAR,        /* character(n): its text padded with spaces to n
+                         * characters (typmod n; -1 bpchar, unpadded),
+                         * compared without its trailing spaces (types.c) */
     TYPE_ARRAY,         /* a one-dimensional array of SlType.elem (array.c) */
     TYPE__COUNT
 } SlTypeId;
@@ -88,7 +91,7 @@ typedef struct Vector {
         int64_t    *i64;    /* INT8, TIMESTAMP[TZ] (usec since 2000-01-01) */
         float      *f32;    /* FLOAT4 */
         double     *f64;    /* FLOAT8 */
-        SlStr      *str;    /* TEXT, VARCHAR, BYTEA, JSONB, UUID, UNKNOWN, ARRAY */
+        SlStr      *str;    /* TEXT, VARCHAR, BPCHAR, BYTEA, JSONB, UUID, UNKNOWN, ARRAY */
         SlNumeric  *num;    /* NUMERIC */
         SlInterval *iv;     /* INTERVAL */
     } v;
@@ -205,6 +208,9 @@ int array_cmp(const SlStr *x, const SlStr *y, SlType elem);
  * comparison of the type (numerics by value, NaN above every float,
  * intervals by span, text byte-wise, arrays by array_cmp). */
 int value_cmp(const Vector *a, uint32_t i, const Vector *b, uint32_t j);
+/* The length of a character(n) value without its trailing spaces, the
+ * part its comparisons, its equality and its cast to text see. */
+uint32_t bpchar_len(const SlStr *s);
 
 /* Allocates a vector of len values in arena a; nulls map only if with_nulls. */
 void vector_init(Vector *v, Arena *a, SlType type, uint32_t len, bool with_nulls);

@@ -92,7 +92,7 @@
 
 /* comparisons of the types whose values compare as another's: dates as
  * int4, timestamps as int8, bytea and uuid as text bytes (uuid_cmp is a
- * memcmp); and interval and jsonb */
+ * memcmp); character(n) without its trailing spaces; interval and jsonb */
 #define CMP_AS(nm, K)                                                \
     OP2(nm, D, D, D, D, B, k_##K##_int4),                            \
     OP2(nm, TS, TS, TS, TS, B, k_##K##_int8),                        \
@@ -100,7 +100,8 @@
     OP2(nm, IV, IV, IV, IV, B, k_##K##_interval),                    \
     OP2(nm, BY, BY, BY, BY, B, k_##K##_text),                        \
     OP2(nm, JB, JB, JB, JB, B, k_##K##_jsonb),                       \
-    OP2(nm, UUID, UUID, UUID, UUID, B, k_##K##_text)
+    OP2(nm, UUID, UUID, UUID, UUID, B, k_##K##_text),                  \
+    OP2(nm, TYPE_BPCHAR, TYPE_BPCHAR, TYPE_BPCHAR, TYPE_BPCHAR, B, k_##K##_bpchar)
 
 #define SIGNED(M, nm, K)                                             \
     M(nm, I2, I2, k_##K##_int2), M(nm, I4, I4, k_##K##_int4),        \
@@ -165,12 +166,18 @@ static const FuncDesc func_table[] = {
     OP2("!~~", TXT, TXT, TXT, TXT, B, k_notlike),
     OP2("~~*", TXT, TXT, TXT, TXT, B, k_ilike),
     OP2("!~~*", TXT, TXT, TXT, TXT, B, k_notilike),
+    /* bpcharlike and friends: the padded value */
+    OP2("~~", TYPE_BPCHAR, TXT, TYPE_BPCHAR, TXT, B, k_like),
+    OP2("!~~", TYPE_BPCHAR, TXT, TYPE_BPCHAR, TXT, B, k_notlike),
+    OP2("~~*", TYPE_BPCHAR, TXT, TYPE_BPCHAR, TXT, B, k_ilike),
+    OP2("!~~*", TYPE_BPCHAR, TXT, TYPE_BPCHAR, TXT, B, k_notilike),
 
     SIGNED(FN1, "abs", abs),
     FN1("length", TXT, I4, k_length),
     FN1("char_length", TXT, I4, k_length),
     FN1("character_length", TXT, I4, k_length),
     FN1("octet_length", TXT, I4, k_octet_length),
+    FN1("octet_length", TYPE_BPCHAR, I4, k_octet_length),   /* with its padding */
     FN1("upper", TXT, TXT, k_upper),
     FN1("lower", TXT, TXT, k_lower),
     FN2("mod", I2, I2, I2, k_mod_int2),

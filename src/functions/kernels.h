@@ -65,6 +65,7 @@ CMP_KERNELS(float4);
 CMP_KERNELS(float8);
 CMP_KERNELS(numeric);
 CMP_KERNELS(text);
+CMP_KERNELS(bpchar);
 
 /* text (text.c) */
 KERNEL(k_textcat);

@@ -77,6 +77,7 @@ void array_elem_value(Arena *a, SlType t, const ArrayElem *el, Vector *v, uint32
     switch (t.id) {
     case TYPE_TEXT:
     case TYPE_VARCHAR:
+    case TYPE_BPCHAR:
     case TYPE_BYTEA:
     case TYPE_UUID:
     case TYPE_UNKNOWN:

@@ -134,6 +134,7 @@ int value_send_binary(const Vector *v, uint32_t i, StrBuf *out)
     }
     case TYPE_TEXT:
     case TYPE_VARCHAR:
+    case TYPE_BPCHAR:
     case TYPE_BYTEA:
     case TYPE_UUID:
     case TYPE_UNKNOWN:
@@ -265,6 +266,7 @@ int value_recv_binary(Arena *a, SlType t, const char *data, int32_t len, Vector 
         return numeric_recv(a, p, len, &v->v.num[row], err, param);
     case TYPE_TEXT:
     case TYPE_VARCHAR:
+    case TYPE_BPCHAR:
         return value_parse_text(a, t, data, (size_t)len, v, row, -1, err);
     case TYPE_DATE:
         if (len != 4)

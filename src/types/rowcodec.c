@@ -32,6 +32,7 @@ void row_encode(const Batch *b, uint32_t row, StrBuf *out)
         case TYPE_BYTEA:
         case TYPE_JSONB:
         case TYPE_UUID:
+        case TYPE_BPCHAR:
         case TYPE_ARRAY:
         case TYPE_UNKNOWN:
             most += 10 + (size_t)v->v.str[row].len;
@@ -59,6 +60,7 @@ void row_encode(const Batch *b, uint32_t row, StrBuf *out)
         case TYPE_BYTEA:
         case TYPE_JSONB:
         case TYPE_UUID:
+        case TYPE_BPCHAR:
         case TYPE_ARRAY:
         case TYPE_UNKNOWN: {
             const SlStr *x = &v->v.str[row];
@@ -112,6 +114,7 @@ int row_decode(const void *p, size_t n, Batch *b, uint32_t row, Arena *a)
         case TYPE_BYTEA:
         case TYPE_JSONB:
         case TYPE_UUID:
+        case TYPE_BPCHAR:
         case TYPE_ARRAY:
         case TYPE_UNKNOWN:
             if (!get_uvarint(&s, end, &len) || (uint64_t)(end - s) < len || len > UINT32_MAX)
@@ -158,6 +161,7 @@ bool key_type_ok(SlTypeId t)
     case TYPE_VARCHAR:
     case TYPE_BYTEA:
     case TYPE_UUID:
+    case TYPE_BPCHAR:
     case TYPE_DATE:
     case TYPE_TIMESTAMP:
     case TYPE_TIMESTAMPTZ:

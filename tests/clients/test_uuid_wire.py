@@ -2,7 +2,8 @@
 text and in binary (uuid_send's 16 bytes) as Python's uuid.UUID, asyncpg
 (binary only) likewise (not uuid[]: asyncpg looks that type up with
 WITH RECURSIVE, which sluice does not run yet); a table keyed by uuid, gen_random_uuid(), and a
-malformed binary uuid parameter refused with 22P03.
+malformed binary uuid parameter refused with 22P03; and character(n) in
+binary (bpcharsend's padded text, read back as it is).
 
 The expected values are Python's own uuid module's, not sluice's.
 """
@@ -83,3 +84,11 @@ def test_asyncpg_uuid_binary(srv):
         finally:
             await conn.close()
     asyncio.run(run())
+
+
+def test_psycopg_bpchar_binary(srv):
+    with connect(srv) as conn:
+        for binary in (False, True):
+            cur = conn.cursor(binary=binary)
+            got = cur.execute("SELECT 'ab'::char(4), %b::char(3), 'x'::char", ("q",)).fetchone()
+            assert got == ("ab  ", "q  ", "x"), (binary, got)
