@@ -177,6 +177,8 @@ static const FuncDesc func_table[] = {
     FN1("char_length", TXT, I4, k_length),
     FN1("character_length", TXT, I4, k_length),
     FN1("octet_length", TXT, I4, k_octet_length),
+    FN1("bit_length", TXT, I4, k_bit_length),
+    FN1("bit_length", BY, I4, k_bit_length),
     FN1("octet_length", TYPE_BPCHAR, I4, k_octet_length),   /* with its padding */
     FN1("upper", TXT, TXT, k_upper),
     FN1("lower", TXT, TXT, k_lower),
@@ -417,6 +419,9 @@ static const FuncDesc func_table[] = {
     OP2("<@", JB, JB, JB, JB, B, k_jsonb_contained),
     OP2("||", JB, JB, JB, JB, JB, k_jsonb_concat),
     OP2("-", JB, TXT, JB, TXT, JB, k_jsonb_delete_key),
+    OP2("#-", JB, TYPE_ARRAY, JB, TYPE_ARRAY, JB, k_jsonb_delete_path),
+    OP2("?|", JB, TYPE_ARRAY, JB, TYPE_ARRAY, B, k_jsonb_exists_any),
+    OP2("?&", JB, TYPE_ARRAY, JB, TYPE_ARRAY, B, k_jsonb_exists_all),
     FN1("jsonb_typeof", JB, TXT, k_jsonb_typeof),
     FN1("jsonb_array_length", JB, I4, k_jsonb_array_length),
     {"to_jsonb", false, 1, {ANY}, {ANY}, JB, k_to_jsonb, FUNC_ANY_ASIS},

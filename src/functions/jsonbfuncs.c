@@ -12,8 +12,9 @@
  *   c_jsonb_{numeric,int2,int4,int8,float4,float8,bool}   casts
  *   k_to_jsonb, k_jsonb_build_array, k_jsonb_build_object
  *                      values as JSON (to_jsonb's rules), read back canonical
- *   k_jsonb_strip_nulls, k_jsonb_pretty, k_jsonb_set, k_jsonb_insert
- *                      on the tree form; set and insert as setPath does
+ *   k_jsonb_strip_nulls, k_jsonb_pretty, k_jsonb_set, k_jsonb_insert,
+ *   k_jsonb_delete_path  on the tree form; set, insert and #- as setPath does
+ *   k_jsonb_exists_any, k_jsonb_exists_all      ?| and ?& of a text[]
  *   fn_srf_jsonb_elements, fn_srf_jsonb_elements_text, fn_srf_jsonb_object_keys,
  *   fn_srf_jsonb_each, fn_srf_jsonb_each_text
  *                      jsonb_array_elements(_text), jsonb_object_keys and
@@ -415,30 +416,56 @@ KERNEL(k_jsonb_path_text) { return get_path(cx, args, out, sel, n, true); }
 
 /* ------------------------------------------------------------------ ? */
 
+/* j ? key: an object's key, an array's string element, or the string
+ * itself. */
+static bool key_exists(Arena *a, const SlStr *j, const SlStr *key)
+{
+    const char *p = j->ptr, *end = p + j->len;
+    SlStr ek = escaped_key(a, key), v;
+    if (*p == '{')
+        return object_get(p, end, &ek, &v);
+    if (*p == '[') {
+        for (int64_t k = 0; array_get(p, end, k, &v); k++)
+            if (v.len == ek.len + 2 && v.ptr[0] == '"' && memcmp(v.ptr + 1, ek.ptr, ek.len) == 0)
+                return true;
+        return false;
+    }
+    return *p == '"' && j->len == ek.len + 2 && memcmp(p + 1, ek.ptr, ek.len) == 0;
+}
+
 KERNEL(k_jsonb_exists)
 {
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, { out->v.b[i] = key_exists(cx->arena, &args[0].v.str[i], &args[1].v.str[i]); });
+    return 0;
+}
+
+/* ?| (any) and ?& (all) of a text[]'s keys; its NULL elements are skipped,
+ * as PostgreSQL does. */
+static int exists_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel,
+                       uint32_t n, bool all)
+{
     FOR_SEL(sel, n, {
-        const SlStr *j = &args[0].v.str[i];
-        const char *p = j->ptr, *end = p + j->len;
-        SlStr ek = escaped_key(cx->arena, &args[1].v.str[i]), v;
-        bool r = false;
-        if (*p == '{') {
-            r = object_get(p, end, &ek, &v);
-        } else if (*p == '[') {
-            for (int64_t k = 0; array_get(p, end, k, &v); k++) {
-                if (v.len == ek.len + 2 && v.ptr[0] == '"' &&
-                    memcmp(v.ptr + 1, ek.ptr, ek.len) == 0) {
-                    r = true;
-                    break;
-                }
+        ArrayIter it;
+        ArrayElem el;
+        bool r = all;
+        array_iter_init(&it, &args[1].v.str[i]);
+        while (array_next(&it, &el)) {
+            if (el.null)
+                continue;
+            SlStr key = {el.data, (uint32_t)el.len};
+            if (key_exists(cx->arena, &args[0].v.str[i], &key) != all) {
+                r = !all;
+                break;
             }
-        } else if (*p == '"') {
-            r = j->len == ek.len + 2 && memcmp(p + 1, ek.ptr, ek.len) == 0;
         }
         out->v.b[i] = r;
     });
     return 0;
 }
+
+KERNEL(k_jsonb_exists_any) { SL_UNUSED(e); return exists_rows(cx, args, out, sel, n, false); }
+KERNEL(k_jsonb_exists_all) { SL_UNUSED(e); return exists_rows(cx, args, out, sel, n, true); }
 
 /* ------------------------------------------------------------ containment */
 
@@ -1135,7 +1162,7 @@ KERNEL(k_jsonb_pretty)
 
 /* ------------------------------------------------- jsonb_set, jsonb_insert */
 
-typedef enum { SET_REPLACE, SET_CREATE, INSERT_BEFORE, INSERT_AFTER } SetOp;
+typedef enum { SET_REPLACE, SET_CREATE, INSERT_BEFORE, INSERT_AFTER, SET_DELETE } SetOp;
 
 typedef struct SetPath {
     EvalCtx  *cx;
@@ -1161,7 +1188,8 @@ static int set_path(SetPath *sp, JNode *n, int level)
                         "path element at position %d is null", level + 1);
     if (n->type != J_OBJECT && n->type != J_ARRAY)
         return 0;
-    bool last = level == sp->len - 1, create = sp->op != SET_REPLACE;
+    bool last = level == sp->len - 1;
+    bool create = sp->op != SET_REPLACE && sp->op != SET_DELETE;
     if (n->type == J_OBJECT) {
         for (uint32_t k = 0; k < n->n; k++) {
             JNode *key = &n->items[2 * k];
@@ -1169,6 +1197,12 @@ static int set_path(SetPath *sp, JNode *n, int level)
                 continue;
             if (!last)
                 return set_path(sp, &n->items[2 * k + 1], level + 1);
+            if (sp->op == SET_DELETE) {
+                memmove(&n->items[2 * k], &n->items[2 * k + 2],
+                        sizeof(JNode) * 2 * (n->n - k - 1));
+                n->n--;
+                return 0;
+            }
             if (sp->op == INSERT_BEFORE || sp->op == INSERT_AFTER) {
                 sl_error(sp->cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
                          "cannot replace existing key");
@@ -1211,6 +1245,11 @@ static int set_path(SetPath *sp, JNode *n, int level)
             return set_path(sp, &n->items[idx], level + 1);
         return 0;
     }
+    if (!prepend && idx < cnt && sp->op == SET_DELETE) {
+        memmove(&n->items[idx], &n->items[idx + 1], sizeof(JNode) * (size_t)(cnt - idx - 1));
+        n->n--;
+        return 0;
+    }
     if (!prepend && idx < cnt && (sp->op == SET_REPLACE || sp->op == SET_CREATE)) {
         n->items[idx] = sp->newval;
         return 0;
@@ -1250,20 +1289,27 @@ static int path_of(Arena *a, const SlStr *arr, PathElem **out)
     return k;
 }
 
+/* jsonb_set and jsonb_insert (op: their last argument decides), #-
+ * (SET_DELETE) */
 static int set_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
-                    const uint32_t *sel, uint32_t n, bool insert)
+                    const uint32_t *sel, uint32_t n, SetOp op)
 {
     FOR_SEL(sel, n, {
-        SetPath sp = {cx, NULL, 0, {0}, SET_CREATE};
-        bool flag = e->nargs > 3 ? args[3].v.b[i] != 0 : !insert;
-        sp.op = insert ? (flag ? INSERT_AFTER : INSERT_BEFORE) : (flag ? SET_CREATE : SET_REPLACE);
+        SetPath sp = {cx, NULL, 0, {0}, op};
+        bool flag = e->nargs > 3 ? args[3].v.b[i] != 0 : op == SET_CREATE;
+        if (op == INSERT_BEFORE || op == INSERT_AFTER)
+            sp.op = flag ? INSERT_AFTER : INSERT_BEFORE;
+        else if (op != SET_DELETE)
+            sp.op = flag ? SET_CREATE : SET_REPLACE;
         const SlStr *j = &args[0].v.str[i];
         if (j->len > 0 && j->ptr[0] != '{' && j->ptr[0] != '[')
-            return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE, "cannot set path in scalar");
+            return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE, "cannot %s path in scalar",
+                            op == SET_DELETE ? "delete" : "set");
         sp.len = path_of(cx->arena, &args[1].v.str[i], &sp.path);
         JNode t;
         jsonb_tree_of(cx->arena, j, &t);
-        jsonb_tree_of(cx->arena, &args[2].v.str[i], &sp.newval);
+        if (op != SET_DELETE)
+            jsonb_tree_of(cx->arena, &args[2].v.str[i], &sp.newval);
         if (sp.len > 0 && set_path(&sp, &t, 0) < 0)
             return -1;
         out->v.str[i] = sp.len > 0 ? jsonb_str_of(cx->arena, &t) : *j;
@@ -1272,6 +1318,8 @@ static int set_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
 }
 
 /* jsonb_set(target, path text[], new [, create_missing]) */
-KERNEL(k_jsonb_set) { return set_rows(cx, e, args, out, sel, n, false); }
+KERNEL(k_jsonb_set) { return set_rows(cx, e, args, out, sel, n, SET_CREATE); }
 /* jsonb_insert(target, path text[], new [, insert_after]) */
-KERNEL(k_jsonb_insert) { return set_rows(cx, e, args, out, sel, n, true); }
+KERNEL(k_jsonb_insert) { return set_rows(cx, e, args, out, sel, n, INSERT_BEFORE); }
+/* jsonb #- path text[]: the path's last step removed */
+KERNEL(k_jsonb_delete_path) { return set_rows(cx, e, args, out, sel, n, SET_DELETE); }

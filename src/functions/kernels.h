@@ -137,6 +137,8 @@ KERNEL(k_sha224); KERNEL(k_sha384); KERNEL(k_sha512); KERNEL(k_gen_random_uuid);
 KERNEL(k_quote_ident); KERNEL(k_quote_literal); KERNEL(k_quote_nullable);
 KERNEL(k_date_bin); KERNEL(k_to_jsonb); KERNEL(k_jsonb_build_array); KERNEL(k_jsonb_build_object);
 KERNEL(k_jsonb_strip_nulls); KERNEL(k_jsonb_pretty); KERNEL(k_jsonb_set); KERNEL(k_jsonb_insert);
+KERNEL(k_jsonb_delete_path); KERNEL(k_jsonb_exists_any); KERNEL(k_jsonb_exists_all);
+KERNEL(k_bit_length);
 /* Upper- (how > 0) or lower-cases a string into the arena. */
 void sl_case_map(Arena *a, const SlStr *s, int how, SlStr *out);
 
