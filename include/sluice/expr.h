@@ -137,7 +137,8 @@ typedef struct ExSrfIter {
 
 /* How a set-returning function runs. */
 typedef struct ExSrfFns {
-    /* Starts the set of args' row `row` (no argument NULL): 0, or -1 with
+    /* Starts the set of args' row `row` (no argument NULL, unless the
+     * row is FUNC_NONSTRICT: string_to_table): 0, or -1 with
      * cx->err.  it keeps what the last row left (re) and nothing else. */
     int  (*start)(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t row, ExSrfIter *it);
     /* Writes the next value of the set into row at of out (ncols

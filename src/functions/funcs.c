@@ -470,6 +470,10 @@ static const FuncDesc srf_table[] = {
     SRF("regexp_split_to_table", 3, TXT, TXT, TXT, TXT),
     SRF("regexp_matches", 2, TXT, TXT, 0, TYPE_ARRAY),
     SRF("regexp_matches", 3, TXT, TXT, TXT, TYPE_ARRAY),
+    {"string_to_table", false, 2, {TXT, TXT}, {TXT, TXT}, TXT, k_srf_misplaced,
+     FUNC_SRF | FUNC_NONSTRICT},
+    {"string_to_table", false, 3, {TXT, TXT, TXT}, {TXT, TXT, TXT}, TXT, k_srf_misplaced,
+     FUNC_SRF | FUNC_NONSTRICT},
     SRF("jsonb_array_elements", 1, JB, 0, 0, JB),
     SRF("jsonb_array_elements_text", 1, JB, 0, 0, TXT),
     SRF("jsonb_object_keys", 1, JB, 0, 0, TXT),
@@ -481,6 +485,7 @@ static const ExSrfFns *const srf_fns[] = {
     &fn_srf_series_int, &fn_srf_series_int, &fn_srf_series_int, &fn_srf_series_int,
     &fn_srf_series_num, &fn_srf_series_num, &fn_srf_series_ts, &fn_srf_series_ts,
     &fn_srf_regexp_split, &fn_srf_regexp_split, &fn_srf_regexp_matches, &fn_srf_regexp_matches,
+    &fn_srf_string_to_table, &fn_srf_string_to_table,
     &fn_srf_jsonb_elements, &fn_srf_jsonb_elements_text, &fn_srf_jsonb_object_keys,
     &fn_srf_jsonb_each, &fn_srf_jsonb_each_text,
 };

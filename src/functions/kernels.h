@@ -190,6 +190,9 @@ KERNEL(k_has_database_privilege); KERNEL(k_pg_has_role); KERNEL(k_pg_get_userbyi
 extern const ExSrfFns fn_srf_series_int, fn_srf_series_ts, fn_srf_series_num;
 extern const ExSrfFns fn_srf_regexp_split;
 extern const ExSrfFns fn_srf_regexp_matches;
+extern const ExSrfFns fn_srf_string_to_table;
+/* string_to_array of row i (arrayfuncs.c): its text[] in the arena */
+void ex_string_split(Arena *a, const Vector *args, int nargs, uint32_t i, SlStr *out);
 extern const ExSrfFns fn_srf_jsonb_elements, fn_srf_jsonb_elements_text,
     fn_srf_jsonb_object_keys, fn_srf_jsonb_each, fn_srf_jsonb_each_text;
 int fn_ts_add_interval(EvalCtx *cx, int64_t ts, const SlInterval *span, int64_t *out);
