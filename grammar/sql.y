@@ -1001,6 +1001,8 @@ simple_typename(A) ::= BOOLEAN(T). { A = make_type_name(p, "bool", NULL, T.offse
 simple_typename(A) ::= VARCHAR(T) opt_type_mods(M). { A = make_type_name(p, "varchar", M, T.offset); }
 simple_typename(A) ::= CHARACTER(T) VARYING opt_type_mods(M). { A = make_type_name(p, "varchar", M, T.offset); }
 simple_typename(A) ::= CHAR(T) VARYING opt_type_mods(M). { A = make_type_name(p, "varchar", M, T.offset); }
+simple_typename(A) ::= CHARACTER(T) opt_type_mods(M). { A = make_char_type(p, M, T.offset); }
+simple_typename(A) ::= CHAR(T) opt_type_mods(M). { A = make_char_type(p, M, T.offset); }
 
 const_typename(A) ::= TIMESTAMP(T). { A = make_type_name(p, "timestamp", NULL, T.offset); }
 const_typename(A) ::= TIMESTAMP(T) WITHOUT TIME ZONE. { A = make_type_name(p, "timestamp", NULL, T.offset); }

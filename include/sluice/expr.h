@@ -109,6 +109,10 @@ typedef struct FuncDesc {
  * (plan.h), which runs them through ex_func_srf(fd); fn only refuses a
  * call left where no set can go (0A000). */
 #define FUNC_SRF       4
+/* FUNC_ANY_ASIS: an argument declared TYPE__COUNT reaches the kernel as
+ * it is (an untyped literal as text), not cast to text (to_jsonb's
+ * anyelement). */
+#define FUNC_ANY_ASIS  8
 
 /* One row's run of a set-returning function (src/functions/srf.c): what
  * its start found in the arguments and where the next value is.  What
@@ -127,12 +131,14 @@ typedef struct ExSrfIter {
     void       *re;                 /* regexp_split_to_table: the compiled
                                        pattern (ExRegex), kept from row to row */
     char       *re_key;             /* ... the pattern and flags it is of (malloc) */
+    bool        all;                /* regexp_matches: every match (flag g) */
     size_t      re_keylen;
 } ExSrfIter;
 
 /* How a set-returning function runs. */
 typedef struct ExSrfFns {
-    /* Starts the set of args' row `row` (no argument NULL): 0, or -1 with
+    /* Starts the set of args' row `row` (no argument NULL, unless the
+     * row is FUNC_NONSTRICT: string_to_table): 0, or -1 with
      * cx->err.  it keeps what the last row left (re) and nothing else. */
     int  (*start)(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t row, ExSrfIter *it);
     /* Writes the next value of the set into row at of out (ncols
@@ -361,6 +367,12 @@ const FuncDesc *ex_func_at(size_t i);
 /* The VARIADIC function of this name (concat, concat_ws), or NULL: its
  * last declared argument repeats, nargs is the fewest it takes. */
 const FuncDesc *ex_func_variadic(const char *name);
+/* A row's result type: TYPE_ARRAY in funcs.c's table is text[]
+ * (regexp_match, regexp_matches, regexp_split_to_array). */
+static inline SlType ex_func_ret(const FuncDesc *fd)
+{
+    return fd->ret == TYPE_ARRAY ? sl_array_type(TYPE_TEXT, -1) : sl_type(fd->ret);
+}
 /* How a FUNC_SRF function's sets run (NULL for any other). */
 const struct ExSrfFns *ex_func_srf(const FuncDesc *fd);
 /* The current time as a timestamptz value (microseconds since 2000-01-01

@@ -11,7 +11,7 @@
  *   ex_check_memory, ex_out_of_memory,
  *   ex_alloc_budget                     the memory budget (stmtctl.c)
  *   ex_regex_compile, ex_regex_test,
- *   ex_regex_find, ex_regex_subject, ex_regex_groups,
+ *   ex_regex_find, ex_regex_subject, ex_regex_groups, ex_regex_captures,
  *   ex_regex_free                       PostgreSQL's regular expressions (are.c)
  *   ex_regex_too_complex,
  *   ex_regex_has_backref                a pattern's size and back references (are.c)
@@ -83,6 +83,14 @@ int ex_regex_subject(SlError *err, ExRegex *re, const char *s, size_t len);
 void ex_regex_free(ExRegex *re);
 /* How many capturing groups the pattern has. */
 int ex_regex_groups(const ExRegex *re);
+/* What each group captured in the match [so, eo) of s (ex_regex_find's,
+ * with s its subject), as PostgreSQL's matcher dissects a match: caps[2g],
+ * caps[2g + 1] the bytes of group g + 1, SIZE_MAX for one that took no
+ * part.  0, or -1 with the error: 0A000 for a group in an alternation, a
+ * repetition or a non-capturing group (PostgreSQL's rules for those are
+ * its own), 54001 past the bound. */
+int ex_regex_captures(SlError *err, ExRegex *re, const char *s, size_t len, size_t so,
+                      size_t eo, size_t *caps);
 /* Whether a pattern's bounded repetitions expand past what sluice lets it
  * compile (2201B "regular expression is too complex"; ex_regex_compile
  * checks it). */

@@ -31,6 +31,10 @@ typedef enum SlTypeId {
     TYPE_TIMESTAMPTZ,
     TYPE_INTERVAL,
     TYPE_JSONB,
+    TYPE_UUID,          /* 16 bytes in an SlStr, compared byte-wise (types.c) */
+    TYPE_BPCHAR,        /* character(n): its text padded with spaces to n
+                         * characters (typmod n; -1 bpchar, unpadded),
+                         * compared without its trailing spaces (types.c) */
     TYPE_ARRAY,         /* a one-dimensional array of SlType.elem (array.c) */
     TYPE__COUNT
 } SlTypeId;
@@ -87,7 +91,7 @@ typedef struct Vector {
         int64_t    *i64;    /* INT8, TIMESTAMP[TZ] (usec since 2000-01-01) */
         float      *f32;    /* FLOAT4 */
         double     *f64;    /* FLOAT8 */
-        SlStr      *str;    /* TEXT, VARCHAR, BYTEA, JSONB, UNKNOWN, ARRAY */
+        SlStr      *str;    /* TEXT, VARCHAR, BPCHAR, BYTEA, JSONB, UUID, UNKNOWN, ARRAY */
         SlNumeric  *num;    /* NUMERIC */
         SlInterval *iv;     /* INTERVAL */
     } v;
@@ -204,6 +208,9 @@ int array_cmp(const SlStr *x, const SlStr *y, SlType elem);
  * comparison of the type (numerics by value, NaN above every float,
  * intervals by span, text byte-wise, arrays by array_cmp). */
 int value_cmp(const Vector *a, uint32_t i, const Vector *b, uint32_t j);
+/* The length of a character(n) value without its trailing spaces, the
+ * part its comparisons, its equality and its cast to text see. */
+uint32_t bpchar_len(const SlStr *s);
 
 /* Allocates a vector of len values in arena a; nulls map only if with_nulls. */
 void vector_init(Vector *v, Arena *a, SlType type, uint32_t len, bool with_nulls);
@@ -222,6 +229,11 @@ void value_format_text(const Vector *v, uint32_t i, StrBuf *out);
  * position loc (-1: none). */
 int value_parse_text(Arena *a, SlType t, const char *s, size_t len, Vector *v, uint32_t i,
                      int loc, SlError *err);
+/* PostgreSQL's btree order of two jsonb values (jsonb.c): -1, 0, 1. */
+int jsonb_cmp(const SlStr *x, const SlStr *y);
+/* Appends a key of a jsonb value that is equal exactly when the values
+ * are (numbers without trailing fraction zeros: 1.0 and 1 are one). */
+void jsonb_key(const SlStr *j, StrBuf *out);
 /* jsonb's input function: the canonical text of s in the arena (jsonb.c). */
 int jsonb_parse(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlError *err);
 /* Hex digits into bytes, as PostgreSQL's hex_decode (bytea input, decode();

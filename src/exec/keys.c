@@ -12,7 +12,8 @@
  * (1.0 = 1.00), floats treat -0 as 0 and every NaN as one value (as
  * PostgreSQL's float8eq does), intervals compare by their span with 30-day
  * months (interval_cmp_value), text byte-wise (the "C" collation), arrays
- * element by element.
+ * element by element, jsonb with its numbers by value (jsonb_key),
+ * character(n) without its trailing spaces.
  */
 #include "sluice/exec.h"
 #include "types/numeric.h"
@@ -112,6 +113,20 @@ void ex_key_encode(const Vector *cols, int ncols, uint32_t row, StrBuf *out)
             arena_destroy(&a);
             break;
         }
+        case TYPE_BPCHAR: {
+            /* equal without the trailing spaces (bpchareq) */
+            const SlStr *s = &v->v.str[row];
+            uint32_t n = bpchar_len(s);
+            put(out, &n, 4);
+            put(out, s->ptr, n);
+            break;
+        }
+        case TYPE_JSONB: {
+            /* its normalized text, then a terminator no JSON text has */
+            jsonb_key(&v->v.str[row], out);
+            put(out, "\0", 1);
+            break;
+        }
         default: {
             const SlStr *s = &v->v.str[row];
             put(out, &s->len, 4);
@@ -182,6 +197,8 @@ void ex_copy_value(Vector *dst, uint32_t di, const Vector *src, uint32_t si, Are
     case TYPE_VARCHAR:
     case TYPE_BYTEA:
     case TYPE_JSONB:
+    case TYPE_UUID:
+    case TYPE_BPCHAR:
     case TYPE_ARRAY:
     case TYPE_UNKNOWN: {
         SlStr *s = &dst->v.str[di];

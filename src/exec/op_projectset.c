@@ -58,8 +58,10 @@ static int start_row(ExOp *op, PsState *st, uint32_t i)
     ecx.arena = &st->args_arena;
     for (int c = 0; c < p->u.project_set.nsrfs; c++) {
         const Expr *call = p->u.project_set.srfs[c];
+        /* a strict call has no set for a NULL argument (string_to_table,
+         * FUNC_NONSTRICT, reads its NULLs itself) */
         bool null = false;
-        for (int a = 0; a < call->nargs; a++)
+        for (int a = 0; a < call->nargs && !(call->fn->flags & FUNC_NONSTRICT); a++)
             null |= vector_is_null(&st->args[c][a], i);
         st->ended[c] = null;
         if (!null && ex_func_srf(call->fn)->start(&ecx, call, st->args[c], i, &st->it[c]) < 0)

@@ -14,6 +14,13 @@
  *   ex_regex_subject   the string the finds that follow search, its UTF-8
  *                      checked once (PCRE2 would check it at every find)
  *   ex_regex_groups    its capturing groups
+ *   ex_regex_captures  what each group captured in a match, as PostgreSQL's
+ *                      matcher dissects it: left to right, each part of a
+ *                      plain sequence the longest (or shortest, by its
+ *                      preference) span after which the rest still
+ *                      matches, tried with PCRE2 on each part alone (a
+ *                      callout fixes its end); 0A000 for a group in an
+ *                      alternation, a repetition or a (?:...) group
  *   ex_regex_free
  *   ex_regex_too_complex  the bound on a pattern's expanded size
  *   ex_regex_has_backref  whether a pattern has back references
@@ -84,6 +91,16 @@
 /* The DFA matcher's workspace, in ints */
 #define REGEX_DFA_WORKSPACE 4096
 
+/* One segment of a level of the pattern (AreOpts.segs): the translation's
+ * bytes [from, to); a capturing group (group > 0, its inside level
+ * `group`) or a stretch between groups; pref its PostgreSQL preference
+ * (1 the longest, -1 the shortest, 0 none: the longest). */
+typedef struct ReSeg {
+    uint32_t from, to;
+    int      level, group;
+    int      pref;
+} ReSeg;
+
 struct ExRegex {
     pcre2_code *fast, *slow;        /* slow, dfa: compiled on first need */
     pcre2_code *dfa;                /* for the DFA matcher: every match kept */
@@ -99,6 +116,13 @@ struct ExRegex {
     unsigned uses;                  /* matches until REGEX_JIT_AFTER */
     bool greedy, backrefs;          /* AreOpts' */
     int ngroups;
+    ReSeg *segs;                    /* AreOpts': the capture structure */
+    int nsegs;
+    bool caps_bad;
+    pcre2_code **spans;             /* ex_regex_captures: per segment, it
+                                       alone and it with the rest of its level */
+    pcre2_match_context *cctx;
+    size_t target;                  /* span_cb's end */
 };
 
 /* The end of the bracket expression that opens at p[i] ('['), as an ARE
@@ -224,6 +248,7 @@ bool ex_regex_has_backref(const char *p, size_t n)
 
 /* ---------------------------------------------------------- translation */
 
+
 /* The options a pattern is read and matched with. */
 typedef struct AreOpts {
     bool icase, expanded, literal;
@@ -234,6 +259,14 @@ typedef struct AreOpts {
      * capturing groups, whether it has back references */
     bool greedy, backrefs;
     int ngroups;
+    /* the capture structure (ex_regex_captures): each level (0 the
+     * pattern, g group g's inside) a run of segments, the groups and the
+     * stretches between them, in the translation's bytes; caps_bad: a
+     * group PostgreSQL dissects otherwise than in a plain run (in an
+     * alternation, a non-capturing group or a repetition) */
+    ReSeg *segs;
+    int nsegs;
+    bool caps_bad;
 } AreOpts;
 
 /* A growing output buffer. */
@@ -512,6 +545,73 @@ typedef struct Group {
 /* Writes the PCRE2 pattern that matches what the PostgreSQL ARE p (read
  * with the options *opt, which embedded options change) matches into
  * *out (sl_malloc'd); 0, or -1 with the error on err. */
+/* PostgreSQL's preference bits of a part of a pattern (regcomp.c's
+ * LONGER, SHORTER, MIXED): mixed is messy, a split of the subre tree. */
+#define RE_L 1
+#define RE_S 2
+#define RE_M 4
+static bool re_mixed(int bits)
+{
+    return (bits & RE_M) != 0 || (bits & (RE_L | RE_S)) == (RE_L | RE_S);
+}
+
+/* One open level's run of atoms since the last split, as parseqatom
+ * builds its subre tree: a stretch absorbs atoms while their preferences
+ * agree; an atom whose preference clashes with it (or a messy one) ends
+ * it and stands alone, and the rest of the level starts a new stretch,
+ * merged with that atom at the level's end if nothing else split it and
+ * the two agree. */
+typedef struct Stretch {
+    int start;                  /* the output offset it began at; -1 none */
+    int bits, pref;             /* its atoms' RE_* bits, their first preference */
+    int clash, clash_end;       /* a clashing atom's bytes (clash -1: none) */
+    int clash_bits, clash_pref;
+    int gbits;                  /* every atom's bits at this depth: a group's flags */
+    int astart;                 /* where the last atom began */
+    int lvl;                    /* its level: 0, a group number, -1 none */
+    int capseg;                 /* where an open capturing group began */
+    bool hascap;                /* a capturing group here or below */
+} Stretch;
+
+static void seg_emit(AreOpts *opt, int lv, int start, int end, int pref)
+{
+    if (start >= 0 && start < end)
+        opt->segs[opt->nsegs++] = (ReSeg){(uint32_t)start, (uint32_t)end, lv, 0, pref};
+}
+
+/* Ends s's run at end: the clashing atom and the stretch after it, as
+ * one segment at the level's end when they agree. */
+static void seg_close(AreOpts *opt, Stretch *s, int end, bool level_end)
+{
+    if (s->clash >= 0 && level_end && !re_mixed(s->clash_bits | s->bits)) {
+        seg_emit(opt, s->lvl, s->clash, end, s->clash_pref ? s->clash_pref : s->pref);
+    } else {
+        if (s->clash >= 0)
+            seg_emit(opt, s->lvl, s->clash, s->clash_end, s->clash_pref);
+        seg_emit(opt, s->lvl, s->start, end, s->pref);
+    }
+    s->clash = -1;
+    s->start = end;
+    s->bits = s->pref = 0;
+}
+
+/* An atom [start, end) with its bits and preference joins s. */
+static void seg_atom(AreOpts *opt, Stretch *s, int start, int end, int bits, int pref)
+{
+    if (re_mixed(s->bits | bits)) {
+        seg_close(opt, s, start, false);
+        s->clash = start;
+        s->clash_end = end;
+        s->clash_bits = bits;
+        s->clash_pref = pref;
+        s->start = end;
+    } else {
+        s->bits |= bits;
+        if (s->pref == 0)
+            s->pref = pref;
+    }
+}
+
 static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
 {
     size_t i = 0;
@@ -555,7 +655,16 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
     /* what the last item was: nothing to quantify, an atom, a quantifier,
      * a constraint; whether the atom holds a back reference */
     enum { L_NONE, L_ATOM, L_QUANT, L_CONS } last = L_NONE;
-    bool last_br = false;
+    bool last_br = false, group_last = false;
+    /* the segments: each open level's current stretch (its start in the
+     * output, its preference; -1 start: none open) and whether a
+     * group's pending preference is that group's own */
+    Stretch *st = sl_calloc(n + 2, sizeof(Stretch));
+    int abits = 0;          /* the pending atom's RE_* bits (pend: its preference) */
+    bool pend_cap = false;
+    st[0] = (Stretch){.start = (int)o->k, .clash = -1};
+    opt->segs = sl_malloc((3 * n + 4) * sizeof(ReSeg));
+    opt->nsegs = 0;
     int rc = 0;
 #define FAIL(expr) do { rc = (expr); goto done; } while (0)
     while (i < n) {
@@ -574,8 +683,13 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
         if (have_pend && !(c == '*' || c == '+' || c == '?' || c == '{')) {
             if (battr[depth] == 0)
                 battr[depth] = pend;
+            if (!pend_cap)
+                seg_atom(opt, &st[depth], st[depth].astart, (int)o->k, abits, pend);
+            st[depth].gbits |= abits;
             have_pend = false;
         }
+        pend_cap = pend_cap && (c == '*' || c == '+' || c == '?' || c == '{');
+        int item_at = (int)o->k;
         bool br = false, group = false;
         int now = L_ATOM;
         if (c == '\\') {
@@ -629,12 +743,24 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
                 out_str(o, "(?:");           /* no captures in a lookaround */
                 open[depth].num = 0;
             } else {
+                for (int d = 0; d < depth; d++) {
+                    st[d].hascap = true;
+                    if (open[d].num <= 0)
+                        opt->caps_bad = true;
+                }
+                st[depth].hascap = true;
+                seg_close(opt, &st[depth], (int)o->k, false);
+                st[depth].start = -1;
+                st[depth].capseg = (int)o->k;
                 out_put(o, "(", 1);
                 open[depth].num = ++ngroups;
             }
+            st[depth].astart = item_at;
             open[depth++].br = false;
             battr[depth] = 0;
             nbr[depth] = 1;
+            st[depth] = (Stretch){.start = (int)o->k, .clash = -1,
+                                  .lvl = open[depth - 1].num > 0 ? open[depth - 1].num : -1};
             i += len;
             last = L_NONE;
             last_br = false;
@@ -642,12 +768,25 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
         } else if (c == ')') {
             if (depth == 0)
                 FAIL(bad_re(err, "parentheses () not balanced"));
+            if (st[depth].hascap && nbr[depth] > 1)
+                opt->caps_bad = true;
+            if (open[depth - 1].num > 0)
+                seg_close(opt, &st[depth], (int)o->k, true);
             out_put(o, ")", 1);
             pend = nbr[depth] > 1 ? 1 : battr[depth];
+            abits = st[depth].gbits | (nbr[depth] > 1 ? RE_L : 0);
+            if (re_mixed(abits))
+                abits |= RE_M;
             group = true;
             depth--;
-            if (open[depth].num > 0)
+            if (open[depth].num > 0) {
                 closed[open[depth].num] = true;
+                opt->segs[opt->nsegs++] = (ReSeg){(uint32_t)st[depth].capseg, (uint32_t)o->k,
+                                                  st[depth].lvl, open[depth].num, pend};
+                st[depth].start = (int)o->k;
+                st[depth].bits = st[depth].pref = 0;
+                pend_cap = true;
+            }
             if (open[depth].num < 0) {
                 look--;
                 now = L_CONS;
@@ -656,6 +795,7 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
             i++;
         } else if (c == '|') {
             nbr[depth]++;
+            group_last = false;
             out_put(o, "|", 1);
             i++;
             last = L_NONE;
@@ -688,6 +828,8 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
             }
             if (last != L_ATOM)
                 FAIL(bad_re(err, "quantifier operand invalid"));
+            if (pend_cap || (group_last && st[depth + 1].hascap))
+                opt->caps_bad = true;
             if (last_br)
                 FAIL(refuse(err, ERRCODE_FEATURE_NOT_SUPPORTED,
                             "PostgreSQL's matcher gives a repeated back reference, or a "
@@ -696,14 +838,18 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
                             "a quantifier on a back reference, or on a group holding one, "
                             "is not supported"));
             out_put(o, p + i, j - i);
-            bool exact = c == '{' && memchr(p + i, ',', j - i) == NULL;
+            /* {m} passes its atom's preference through; {m,n} has one */
+            bool exact = c == '{' && memchr(p + i, ',', j - i) == NULL, lazy = false;
             if (!exact)
                 pend = 1;
             if (j < n && p[j] == '?') {        /* non-greedy */
                 out_put(o, p + j++, 1);
+                lazy = true;
                 if (!exact)
                     pend = -1;
             }
+            if (!exact)
+                abits |= lazy ? RE_S : RE_L;
             have_pend = true;
             i = j;
             last = L_QUANT;
@@ -716,14 +862,23 @@ static int to_pcre(SlError *err, const char *p, size_t n, AreOpts *opt, Out *o)
         }
         last = now;
         last_br = br;
-        if (!group)
-            pend = 0;
+        group_last = group;
+        if (!group) {
+            pend = abits = 0;
+            st[depth].astart = item_at;
+        }
         if (now == L_CONS)
-            pend = 0;
+            pend = abits = 0;
         have_pend = true;
     }
     if (have_pend && battr[0] == 0 && depth == 0)
         battr[0] = pend;
+    if (have_pend && !pend_cap && depth == 0)
+        seg_atom(opt, &st[0], st[0].astart, (int)o->k, abits, pend);
+    if (depth == 0)
+        seg_close(opt, &st[0], (int)o->k, true);
+    if (st[0].hascap && nbr[0] > 1)
+        opt->caps_bad = true;
     opt->greedy = nbr[0] > 1 || battr[0] >= 0;
     opt->ngroups = ngroups;
     if (depth > 0)
@@ -734,6 +889,7 @@ done:
     free(closed);
     free(battr);
     free(nbr);
+    free(st);
     return rc;
 }
 
@@ -762,6 +918,11 @@ void ex_regex_free(ExRegex *re)
     pcre2_match_data_free(re->dfa_md);
     pcre2_match_context_free(re->fctx);
     pcre2_match_context_free(re->sctx);
+    pcre2_match_context_free(re->cctx);
+    for (int k = 0; re->spans != NULL && k < 2 * re->nsegs; k++)
+        pcre2_code_free(re->spans[k]);
+    free(re->spans);
+    free(re->segs);
     free(re->pat);
     free(re);
 }
@@ -802,6 +963,7 @@ ExRegex *ex_regex_compile(SlError *err, const char *pattern, size_t len, const c
     out_str(&o, "(*LF)");                   /* a newline is \n alone */
     if (to_pcre(err, pattern, len, &opt, &o) < 0) {
         free(o.b);
+        free(opt.segs);
         return NULL;
     }
     o.b[o.k] = '\0';
@@ -809,6 +971,9 @@ ExRegex *ex_regex_compile(SlError *err, const char *pattern, size_t len, const c
     re->greedy = opt.greedy;
     re->backrefs = opt.backrefs;
     re->ngroups = opt.ngroups;
+    re->segs = opt.segs;
+    re->nsegs = opt.nsegs;
+    re->caps_bad = opt.caps_bad;
     re->pat = o.b;
     re->patlen = o.k;
     re->options = PCRE2_UTF | PCRE2_UCP | PCRE2_NEVER_BACKSLASH_C | PCRE2_DOLLAR_ENDONLY |
@@ -954,4 +1119,143 @@ int ex_regex_find(SlError *err, ExRegex *re, const char *s, size_t len, size_t s
 int ex_regex_groups(const ExRegex *re)
 {
     return re->ngroups;
+}
+
+/* ---------------------------------------------------------- captures */
+
+/* The callout at the end of a span's code: the match goes on only when
+ * it ends at the target byte, else PCRE2 backtracks for another end. */
+static int span_cb(pcre2_callout_block *b, void *data)
+{
+    const ExRegex *re = data;
+    return b->current_position == re->target ? 0 : 1;
+}
+
+/* Whether segment k (rest: with the segments after it on its level)
+ * matches s's bytes [from, to) exactly, in the context of the whole
+ * string: 1, 0, or -1 with the error. */
+static int span_match(SlError *err, ExRegex *re, int k, bool rest, const char *s, size_t len,
+                      size_t from, size_t to)
+{
+    if (re->spans == NULL) {
+        re->spans = sl_calloc(2 * (size_t)re->nsegs, sizeof(pcre2_code *));
+        re->cctx = pcre2_match_context_create(NULL);
+        if (re->cctx == NULL)
+            sl_panic("out of memory allocating a regular expression's match data");
+        pcre2_set_match_limit(re->cctx, REGEX_MATCH_LIMIT);
+        pcre2_set_depth_limit(re->cctx, REGEX_MATCH_LIMIT);
+        pcre2_set_heap_limit(re->cctx, REGEX_HEAP_LIMIT_KB);
+        pcre2_set_callout(re->cctx, span_cb, re);
+    }
+    pcre2_code **code = &re->spans[2 * k + rest];
+    if (*code == NULL) {
+        uint32_t end = re->segs[k].to;
+        for (int j = k + 1; rest && j < re->nsegs; j++)
+            if (re->segs[j].level == re->segs[k].level)
+                end = re->segs[j].to;
+        Out o = {NULL, 0, 0};
+        out_reserve(&o, end - re->segs[k].from + 32);
+        out_str(&o, "(*LF)(?:");
+        out_put(&o, re->pat + re->segs[k].from, end - re->segs[k].from);
+        out_str(&o, ")(?C1)");
+        int errcode;
+        PCRE2_SIZE erroff;
+        /* no auto-possessification or start optimizations: either would
+         * skip ends the callout must see */
+        *code = pcre2_compile((PCRE2_SPTR)o.b, o.k,
+                              (re->options & ~(uint32_t)PCRE2_ENDANCHORED) |
+                                  PCRE2_NO_AUTO_POSSESS | PCRE2_NO_START_OPTIMIZE,
+                              &errcode, &erroff, NULL);
+        free(o.b);
+        if (*code == NULL)
+            return sl_error(err, ERRCODE_INTERNAL_ERROR,
+                            "a part of a regular expression did not compile (%d)", errcode);
+    }
+    pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+    if (md == NULL)
+        sl_panic("out of memory allocating a regular expression's match data");
+    re->target = to;
+    int rc = pcre2_match(*code, (PCRE2_SPTR)(len ? s : ""), len, from,
+                         PCRE2_ANCHORED | utf_checked(re, s, len), md, re->cctx);
+    pcre2_match_data_free(md);
+    return match_result(err, rc);
+}
+
+/* PostgreSQL's dissection of the match [from, to) of a level (its cdissect
+ * of a run of concatenations): left to right, each segment takes the
+ * longest span (the shortest, for one whose preference is so) after
+ * which the rest of its level matches up to `to`; a group's span is its
+ * capture, and its inside is dissected the same way. */
+static int dissect(SlError *err, ExRegex *re, int level, const char *s, size_t len,
+                   size_t from, size_t to, size_t *caps)
+{
+    int last = -1;
+    for (int k = 0; k < re->nsegs; k++)
+        if (re->segs[k].level == level)
+            last = k;
+    size_t at = from;
+    for (int k = 0; k <= last; k++) {
+        const ReSeg *g = &re->segs[k];
+        if (g->level != level)
+            continue;
+        size_t end = to;
+        if (k != last) {
+            bool shortest = g->pref < 0, found = false;
+            size_t q = shortest ? at : to;
+            for (;;) {
+                int m = span_match(err, re, k, false, s, len, at, q);
+                if (m == 1) {
+                    size_t next = k + 1;
+                    while (re->segs[next].level != level)
+                        next++;
+                    m = span_match(err, re, (int)next, true, s, len, q, to);
+                }
+                if (m < 0)
+                    return -1;
+                if (m == 1) {
+                    found = true;
+                    break;
+                }
+                if (ex_check_interrupt(err) < 0)
+                    return -1;
+                if (shortest ? q >= to : q <= at)
+                    break;
+                if (shortest)
+                    do
+                        q++;
+                    while (q < to && ((unsigned char)s[q] & 0xC0) == 0x80);
+                else
+                    do
+                        q--;
+                    while (q > at && ((unsigned char)s[q] & 0xC0) == 0x80);
+            }
+            if (!found)
+                return sl_error(err, ERRCODE_INTERNAL_ERROR,
+                                "a regular expression's match could not be dissected");
+            end = q;
+        }
+        if (g->group > 0) {
+            caps[2 * (g->group - 1)] = at;
+            caps[2 * (g->group - 1) + 1] = end;
+            if (dissect(err, re, g->group, s, len, at, end, caps) < 0)
+                return -1;
+        }
+        at = end;
+    }
+    return 0;
+}
+
+int ex_regex_captures(SlError *err, ExRegex *re, const char *s, size_t len, size_t so,
+                      size_t eo, size_t *caps)
+{
+    for (int g = 0; g < 2 * re->ngroups; g++)
+        caps[g] = SIZE_MAX;
+    if (re->caps_bad)
+        return refuse(err, ERRCODE_FEATURE_NOT_SUPPORTED,
+                      "PostgreSQL picks what such a group captures by rules of its own; "
+                      "sluice takes groups that stand in a plain sequence (not repeated, "
+                      "not inside an alternation or a (?:...) group).",
+                      "a parenthesized subexpression in an alternation, a repetition or a "
+                      "non-capturing group is not supported here");
+    return dissect(err, re, 0, s, len, so, eo, caps);
 }

@@ -12,6 +12,8 @@
  *   ex_array_slice_fn            a[i], a[i:j]
  *   ex_array_any_fn              x op ANY / ALL (a): Expr.subkind the
  *                                comparison (ExArrayCmp), negate: ALL
+ *   ex_string_split              string_to_array's pieces (srf.c's
+ *                                string_to_table reads them too)
  *
  * Among the functions, string_to_array and parse_ident make text[] from
  * text.  The kernels read their array arguments' element type from the call's
@@ -394,49 +396,55 @@ static KERNEL(k_parse_ident)
     return 0;
 }
 
-/* string_to_array(s, sep [, null_string]): s split at each sep; a NULL
- * sep splits into characters, an empty one not at all; '' gives {}. */
-static KERNEL(k_string_to_array)
+/* string_to_array(s, sep [, null_string]) of row i (s not NULL): s split
+ * at each sep; a NULL sep splits into characters, an empty one not at all;
+ * '' gives {}; a piece equal to null_string is NULL.  The text[] in the
+ * arena (string_to_table reads it too). */
+void ex_string_split(Arena *a, const Vector *args, int nargs, uint32_t i, SlStr *out)
 {
     Vector v;
-    vector_init(&v, cx->arena, sl_type(TYPE_TEXT), 1, true);
-    FOR_SEL(sel, n, {
-        out->nulls[i] = vector_is_null(&args[0], i);
-        if (out->nulls[i])
-            continue;
-        const SlStr *s = &args[0].v.str[i];
-        bool has_null = e->nargs > 2 && !vector_is_null(&args[2], i);
-        ArrayBuild b;
-        array_build_begin(&b, TYPE_TEXT);
-        if (s->len > 0) {
-            if (vector_is_null(&args[1], i)) {
-                for (uint32_t k = 0; k < s->len;) {
-                    uint32_t w = 1;
-                    unsigned char c = (unsigned char)s->ptr[k];
-                    if (c >= 0xF0) w = 4; else if (c >= 0xE0) w = 3; else if (c >= 0xC0) w = 2;
-                    if (k + w > s->len)
-                        w = s->len - k;
-                    add_piece(&b, &v, s->ptr + k, w, &args[2], i, has_null);
-                    k += w;
-                }
-            } else {
-                const SlStr *sep = &args[1].v.str[i];
-                size_t start = 0;
-                if (sep->len > 0) {
-                    for (size_t k = 0; k + sep->len <= s->len;) {
-                        if (memcmp(s->ptr + k, sep->ptr, sep->len) == 0) {
-                            add_piece(&b, &v, s->ptr + start, k - start, &args[2], i, has_null);
-                            k += sep->len;
-                            start = k;
-                        } else {
-                            k++;
-                        }
+    vector_init(&v, a, sl_type(TYPE_TEXT), 1, true);
+    const SlStr *s = &args[0].v.str[i];
+    bool has_null = nargs > 2 && !vector_is_null(&args[2], i);
+    ArrayBuild b;
+    array_build_begin(&b, TYPE_TEXT);
+    if (s->len > 0) {
+        if (vector_is_null(&args[1], i)) {
+            for (uint32_t k = 0; k < s->len;) {
+                uint32_t w = 1;
+                unsigned char c = (unsigned char)s->ptr[k];
+                if (c >= 0xF0) w = 4; else if (c >= 0xE0) w = 3; else if (c >= 0xC0) w = 2;
+                if (k + w > s->len)
+                    w = s->len - k;
+                add_piece(&b, &v, s->ptr + k, w, &args[2], i, has_null);
+                k += w;
+            }
+        } else {
+            const SlStr *sep = &args[1].v.str[i];
+            size_t start = 0;
+            if (sep->len > 0) {
+                for (size_t k = 0; k + sep->len <= s->len;) {
+                    if (memcmp(s->ptr + k, sep->ptr, sep->len) == 0) {
+                        add_piece(&b, &v, s->ptr + start, k - start, &args[2], i, has_null);
+                        k += sep->len;
+                        start = k;
+                    } else {
+                        k++;
                     }
                 }
-                add_piece(&b, &v, s->ptr + start, s->len - start, &args[2], i, has_null);
             }
+            add_piece(&b, &v, s->ptr + start, s->len - start, &args[2], i, has_null);
         }
-        array_build_finish(&b, cx->arena, &out->v.str[i]);
+    }
+    array_build_finish(&b, a, out);
+}
+
+static KERNEL(k_string_to_array)
+{
+    FOR_SEL(sel, n, {
+        out->nulls[i] = vector_is_null(&args[0], i);
+        if (!out->nulls[i])
+            ex_string_split(cx->arena, args, e->nargs, i, &out->v.str[i]);
     });
     return 0;
 }

@@ -228,6 +228,25 @@ static void truncate_chars(SlStr *s, int32_t n)
 
 /* anything -> text or varchar: the output function, except that boolean
  * casts to text as "true" / "false" (pg_cast's text(boolean)) */
+/* s cut to n characters and padded with spaces to n (n < 0: as it is),
+ * in the arena: an explicit cast to character(n). */
+static void pad_bpchar(Arena *a, SlStr *s, int32_t n)
+{
+    if (n < 0)
+        return;
+    truncate_chars(s, n);
+    int32_t chars = 0;
+    for (uint32_t k = 0; k < s->len; k++)
+        chars += ((unsigned char)s->ptr[k] & 0xC0) != 0x80;
+    if (chars == n)
+        return;
+    char *b = arena_alloc(a, s->len + (size_t)(n - chars));
+    memcpy(b, s->ptr, s->len);
+    memset(b + s->len, ' ', (size_t)(n - chars));
+    s->ptr = b;
+    s->len += (uint32_t)(n - chars);
+}
+
 static KERNEL(c_to_text)
 {
     bool is_bool = args[0].type.id == TYPE_BOOL;
@@ -240,6 +259,32 @@ static KERNEL(c_to_text)
         }
         if (e->type.id == TYPE_VARCHAR)
             truncate_chars(&out->v.str[i], e->type.typmod);
+        if (e->type.id == TYPE_BPCHAR)
+            pad_bpchar(cx->arena, &out->v.str[i], e->type.typmod);
+    });
+    return 0;
+}
+
+/* text, varchar, unknown or character(n) -> character(n) */
+static KERNEL(c_to_bpchar)
+{
+    FOR_SEL(sel, n, {
+        out->v.str[i] = args[0].v.str[i];
+        pad_bpchar(cx->arena, &out->v.str[i], e->type.typmod);
+    });
+    return 0;
+}
+
+/* character(n) -> text or varchar: without the trailing spaces (rtrim1) */
+static KERNEL(c_bpchar_text)
+{
+    FOR_SEL(sel, n, {
+        out->v.str[i].ptr = args[0].v.str[i].ptr;
+        out->v.str[i].len = bpchar_len(&args[0].v.str[i]);
+        if (e->type.id == TYPE_VARCHAR)
+            truncate_chars(&out->v.str[i], e->type.typmod);
+        if (e->type.id == TYPE_BPCHAR)
+            pad_bpchar(cx->arena, &out->v.str[i], e->type.typmod);
     });
     return 0;
 }
@@ -311,6 +356,12 @@ static const CastRow cast_table[] = {
     {TYPE_VARCHAR, TYPE_TEXT, true, c_text_text},
     {TYPE_VARCHAR, TYPE_VARCHAR, true, c_text_text},
     {TYPE_TEXT, TYPE_TEXT, true, c_text_text},
+    /* character(n): padded on the way in, trimmed on the way out */
+    {TYPE_TEXT, TYPE_BPCHAR, true, c_to_bpchar},
+    {TYPE_VARCHAR, TYPE_BPCHAR, true, c_to_bpchar},
+    {TYPE_BPCHAR, TYPE_BPCHAR, true, c_to_bpchar},
+    {TYPE_BPCHAR, TYPE_TEXT, true, c_bpchar_text},
+    {TYPE_BPCHAR, TYPE_VARCHAR, true, c_bpchar_text},
     /* dates and times (timefuncs.c), in the session's TimeZone */
     {TYPE_DATE, TYPE_TIMESTAMP, true, c_date_ts},
     {TYPE_DATE, TYPE_TIMESTAMPTZ, true, c_date_ts},
@@ -346,9 +397,9 @@ ExprFn ex_cast_fn(SlTypeId from, SlTypeId to, bool implicit_only)
     if (implicit_only)
         return NULL;
     /* the I/O conversion casts, explicit only */
-    if (to == TYPE_TEXT || to == TYPE_VARCHAR)
+    if (to == TYPE_TEXT || to == TYPE_VARCHAR || to == TYPE_BPCHAR)
         return c_to_text;
-    if (is_string(from))
+    if (is_string(from) || from == TYPE_BPCHAR)
         return c_from_text;
     if (from == to)
         return k_identity;
@@ -362,12 +413,13 @@ bool ex_can_coerce(SlTypeId from, SlTypeId to)
     return ex_cast_fn(from, to, true) != NULL;
 }
 
-/* Assignment (INSERT, UPDATE) of a string to varchar(n): too long is an
- * error, as varcharin has it, not the silent truncation of an explicit
- * cast. */
+/* Assignment (INSERT, UPDATE) of a string to varchar(n) or character(n):
+ * too long is an error, as varcharin and bpcharin have it, not the silent
+ * truncation of an explicit cast (character(n) is padded). */
 ExprFn ex_assign_cast_fn(SlTypeId from, SlTypeId to)
 {
-    if (is_string(from) && to == TYPE_VARCHAR)
+    if ((is_string(from) && to == TYPE_VARCHAR) ||
+        ((is_string(from) || from == TYPE_BPCHAR) && to == TYPE_BPCHAR))
         return c_from_text;
     return ex_cast_fn(from, to, false);
 }

@@ -781,7 +781,11 @@ static int from_char(EvalCtx *cx, const FmtNode *nodes, const SlStr *in, FromCha
             if (sscanf(buf, "%d,%03d%n", &mil, &yrs, &nch) < 2)
                 return sl_error(cx->err, ERRCODE_INVALID_DATETIME_FORMAT,
                                 "invalid input string for \"Y,YYY\"");
-            if (set_int(cx, &fc->year, yrs + mil * 1000, p) < 0)
+            /* in 64 bits: a year past int's range is out of range later,
+             * as in PostgreSQL, not an overflow here */
+            int64_t y = (int64_t)mil * 1000 + yrs;
+            if (set_int(cx, &fc->year, y > INT_MAX ? INT_MAX : y < INT_MIN ? INT_MIN : (int)y,
+                        p) < 0)
                 return -1;
             fc->yysz = 4;
             s += nch;

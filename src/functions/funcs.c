@@ -38,6 +38,7 @@
 #define TSZ TYPE_TIMESTAMPTZ
 #define BY  TYPE_BYTEA
 #define JB  TYPE_JSONB
+#define UUID TYPE_UUID
 
 #define OP2(nm, a1, a2, k1, k2, r, f) {nm, true, 2, {a1, a2, 0}, {k1, k2, 0}, r, f, 0}
 #define OP1(nm, a1, r, f)             {nm, true, 1, {a1, 0, 0}, {a1, 0, 0}, r, f, 0}
@@ -90,14 +91,17 @@
     OP2(nm, TXT, TXT, TXT, TXT, B, k_##K##_text)
 
 /* comparisons of the types whose values compare as another's: dates as
- * int4, timestamps as int8, bytea as text bytes; and interval and jsonb */
+ * int4, timestamps as int8, bytea and uuid as text bytes (uuid_cmp is a
+ * memcmp); character(n) without its trailing spaces; interval and jsonb */
 #define CMP_AS(nm, K)                                                \
     OP2(nm, D, D, D, D, B, k_##K##_int4),                            \
     OP2(nm, TS, TS, TS, TS, B, k_##K##_int8),                        \
     OP2(nm, TSZ, TSZ, TSZ, TSZ, B, k_##K##_int8),                    \
     OP2(nm, IV, IV, IV, IV, B, k_##K##_interval),                    \
     OP2(nm, BY, BY, BY, BY, B, k_##K##_text),                        \
-    OP2(nm, JB, JB, JB, JB, B, k_##K##_jsonb)
+    OP2(nm, JB, JB, JB, JB, B, k_##K##_jsonb),                       \
+    OP2(nm, UUID, UUID, UUID, UUID, B, k_##K##_text),                  \
+    OP2(nm, TYPE_BPCHAR, TYPE_BPCHAR, TYPE_BPCHAR, TYPE_BPCHAR, B, k_##K##_bpchar)
 
 #define SIGNED(M, nm, K)                                             \
     M(nm, I2, I2, k_##K##_int2), M(nm, I4, I4, k_##K##_int4),        \
@@ -162,12 +166,20 @@ static const FuncDesc func_table[] = {
     OP2("!~~", TXT, TXT, TXT, TXT, B, k_notlike),
     OP2("~~*", TXT, TXT, TXT, TXT, B, k_ilike),
     OP2("!~~*", TXT, TXT, TXT, TXT, B, k_notilike),
+    /* bpcharlike and friends: the padded value */
+    OP2("~~", TYPE_BPCHAR, TXT, TYPE_BPCHAR, TXT, B, k_like),
+    OP2("!~~", TYPE_BPCHAR, TXT, TYPE_BPCHAR, TXT, B, k_notlike),
+    OP2("~~*", TYPE_BPCHAR, TXT, TYPE_BPCHAR, TXT, B, k_ilike),
+    OP2("!~~*", TYPE_BPCHAR, TXT, TYPE_BPCHAR, TXT, B, k_notilike),
 
     SIGNED(FN1, "abs", abs),
     FN1("length", TXT, I4, k_length),
     FN1("char_length", TXT, I4, k_length),
     FN1("character_length", TXT, I4, k_length),
     FN1("octet_length", TXT, I4, k_octet_length),
+    FN1("bit_length", TXT, I4, k_bit_length),
+    FN1("bit_length", BY, I4, k_bit_length),
+    FN1("octet_length", TYPE_BPCHAR, I4, k_octet_length),   /* with its padding */
     FN1("upper", TXT, TXT, k_upper),
     FN1("lower", TXT, TXT, k_lower),
     FN2("mod", I2, I2, I2, k_mod_int2),
@@ -251,6 +263,10 @@ static const FuncDesc func_table[] = {
     FN3("replace", TXT, TXT, TXT, TXT, k_replace),
     FN3("translate", TXT, TXT, TXT, TXT, k_translate),
     FN3("split_part", TXT, TXT, I4, TXT, k_split_part),
+    FN2("regexp_match", TXT, TXT, TYPE_ARRAY, k_regexp_match),
+    FN3("regexp_match", TXT, TXT, TXT, TYPE_ARRAY, k_regexp_match),
+    FN2("regexp_split_to_array", TXT, TXT, TYPE_ARRAY, k_regexp_split_to_array),
+    FN3("regexp_split_to_array", TXT, TXT, TXT, TYPE_ARRAY, k_regexp_split_to_array),
     FN2("regexp_like", TXT, TXT, B, k_regexp_like),
     FN3("regexp_like", TXT, TXT, TXT, B, k_regexp_like),
     FN2("regexp_count", TXT, TXT, I4, k_regexp_count),
@@ -293,6 +309,16 @@ static const FuncDesc func_table[] = {
     FN1("md5", TXT, TXT, k_md5),
     FN1("md5", BY, TXT, k_md5),
     FN1("sha256", BY, BY, k_sha256),
+    FN1("sha224", BY, BY, k_sha224),
+    FN1("sha384", BY, BY, k_sha384),
+    FN1("sha512", BY, BY, k_sha512),
+    FN0("gen_random_uuid", UUID, k_gen_random_uuid),
+    FN1("quote_ident", TXT, TXT, k_quote_ident),
+    /* text, and anyelement: the argument as text (an explicit cast) */
+    FN1("quote_literal", TXT, TXT, k_quote_literal),
+    FN1("quote_literal", ANY, TXT, k_quote_literal),
+    {"quote_nullable", false, 1, {TXT}, {TXT}, TXT, k_quote_nullable, FUNC_NONSTRICT},
+    {"quote_nullable", false, 1, {ANY}, {ANY}, TXT, k_quote_nullable, FUNC_NONSTRICT},
     FN2("sluice_stream_stat", TXT, TXT, I8, k_stream_stat),
     FN1("sluice_stream_status", TXT, TXT, k_stream_status),
     FN1("sluice_stream_error", TXT, TXT, k_stream_error),
@@ -313,6 +339,11 @@ static const FuncDesc func_table[] = {
     {"format", false, 2, {TXT, ANY}, {TXT, ANY}, TXT, k_format, FUNC_NONSTRICT | FUNC_VARIADIC},
     FN1("format", TXT, TXT, k_format),
     {"num_nonnulls", false, 1, {ANY}, {ANY}, I4, k_num_nonnulls,
+     FUNC_NONSTRICT | FUNC_VARIADIC},
+    /* VARIADIC "any" with none at all too (jsonb_build_object()) */
+    {"jsonb_build_array", false, 0, {ANY}, {ANY}, JB, k_jsonb_build_array,
+     FUNC_NONSTRICT | FUNC_VARIADIC},
+    {"jsonb_build_object", false, 0, {ANY}, {ANY}, JB, k_jsonb_build_object,
      FUNC_NONSTRICT | FUNC_VARIADIC},
 
     /* the session (sessfuncs.c) */
@@ -350,6 +381,8 @@ static const FuncDesc func_table[] = {
     FN2("age", TSZ, TSZ, IV, k_age),
     FN1("age", TS, IV, k_age1),
     FN1("age", TSZ, IV, k_age1),
+    FN3("date_bin", IV, TS, TS, TS, k_date_bin),
+    FN3("date_bin", IV, TSZ, TSZ, TSZ, k_date_bin),
     FN1("justify_hours", IV, IV, k_justify_hours),
     FN1("justify_days", IV, IV, k_justify_days),
     FN1("justify_interval", IV, IV, k_justify_interval),
@@ -386,8 +419,19 @@ static const FuncDesc func_table[] = {
     OP2("<@", JB, JB, JB, JB, B, k_jsonb_contained),
     OP2("||", JB, JB, JB, JB, JB, k_jsonb_concat),
     OP2("-", JB, TXT, JB, TXT, JB, k_jsonb_delete_key),
+    OP2("#-", JB, TYPE_ARRAY, JB, TYPE_ARRAY, JB, k_jsonb_delete_path),
+    OP2("?|", JB, TYPE_ARRAY, JB, TYPE_ARRAY, B, k_jsonb_exists_any),
+    OP2("?&", JB, TYPE_ARRAY, JB, TYPE_ARRAY, B, k_jsonb_exists_all),
     FN1("jsonb_typeof", JB, TXT, k_jsonb_typeof),
     FN1("jsonb_array_length", JB, I4, k_jsonb_array_length),
+    {"to_jsonb", false, 1, {ANY}, {ANY}, JB, k_to_jsonb, FUNC_ANY_ASIS},
+    FN1("jsonb_strip_nulls", JB, JB, k_jsonb_strip_nulls),
+    FN1("jsonb_pretty", JB, TXT, k_jsonb_pretty),
+    /* the path is text[] (TYPE_ARRAY in this table) */
+    FN3("jsonb_set", JB, TYPE_ARRAY, JB, JB, k_jsonb_set),
+    FN4("jsonb_set", JB, TYPE_ARRAY, JB, B, JB, k_jsonb_set),
+    FN3("jsonb_insert", JB, TYPE_ARRAY, JB, JB, k_jsonb_insert),
+    FN4("jsonb_insert", JB, TYPE_ARRAY, JB, B, JB, k_jsonb_insert),
 
     /* privilege inquiry (aclfuncs.c): a role or object by name or oid */
 #define ACLFN(nm, f)                                                        \
@@ -424,6 +468,12 @@ static const FuncDesc srf_table[] = {
     SRF("generate_series", 3, TSZ, TSZ, IV, TSZ),
     SRF("regexp_split_to_table", 2, TXT, TXT, 0, TXT),
     SRF("regexp_split_to_table", 3, TXT, TXT, TXT, TXT),
+    SRF("regexp_matches", 2, TXT, TXT, 0, TYPE_ARRAY),
+    SRF("regexp_matches", 3, TXT, TXT, TXT, TYPE_ARRAY),
+    {"string_to_table", false, 2, {TXT, TXT}, {TXT, TXT}, TXT, k_srf_misplaced,
+     FUNC_SRF | FUNC_NONSTRICT},
+    {"string_to_table", false, 3, {TXT, TXT, TXT}, {TXT, TXT, TXT}, TXT, k_srf_misplaced,
+     FUNC_SRF | FUNC_NONSTRICT},
     SRF("jsonb_array_elements", 1, JB, 0, 0, JB),
     SRF("jsonb_array_elements_text", 1, JB, 0, 0, TXT),
     SRF("jsonb_object_keys", 1, JB, 0, 0, TXT),
@@ -434,7 +484,8 @@ static const FuncDesc srf_table[] = {
 static const ExSrfFns *const srf_fns[] = {
     &fn_srf_series_int, &fn_srf_series_int, &fn_srf_series_int, &fn_srf_series_int,
     &fn_srf_series_num, &fn_srf_series_num, &fn_srf_series_ts, &fn_srf_series_ts,
-    &fn_srf_regexp_split, &fn_srf_regexp_split,
+    &fn_srf_regexp_split, &fn_srf_regexp_split, &fn_srf_regexp_matches, &fn_srf_regexp_matches,
+    &fn_srf_string_to_table, &fn_srf_string_to_table,
     &fn_srf_jsonb_elements, &fn_srf_jsonb_elements_text, &fn_srf_jsonb_object_keys,
     &fn_srf_jsonb_each, &fn_srf_jsonb_each_text,
 };

@@ -10,7 +10,11 @@
  *   k_{eq,ne,lt,le,gt,ge}_jsonb                 btree ordering
  *   k_jsonb_typeof, k_jsonb_array_length, k_jsonb_concat, k_jsonb_delete_key
  *   c_jsonb_{numeric,int2,int4,int8,float4,float8,bool}   casts
- *   ex_jsonb_cmp, ex_jsonb_key                  ordering and grouping keys
+ *   k_to_jsonb, k_jsonb_build_array, k_jsonb_build_object
+ *                      values as JSON (to_jsonb's rules), read back canonical
+ *   k_jsonb_strip_nulls, k_jsonb_pretty, k_jsonb_set, k_jsonb_insert,
+ *   k_jsonb_delete_path  on the tree form; set, insert and #- as setPath does
+ *   k_jsonb_exists_any, k_jsonb_exists_all      ?| and ?& of a text[]
  *   fn_srf_jsonb_elements, fn_srf_jsonb_elements_text, fn_srf_jsonb_object_keys,
  *   fn_srf_jsonb_each, fn_srf_jsonb_each_text
  *                      jsonb_array_elements(_text), jsonb_object_keys and
@@ -27,6 +31,7 @@
 #include "types/jsonb.h"
 #include "types/numeric.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -411,124 +416,58 @@ KERNEL(k_jsonb_path_text) { return get_path(cx, args, out, sel, n, true); }
 
 /* ------------------------------------------------------------------ ? */
 
+/* j ? key: an object's key, an array's string element, or the string
+ * itself. */
+static bool key_exists(Arena *a, const SlStr *j, const SlStr *key)
+{
+    const char *p = j->ptr, *end = p + j->len;
+    SlStr ek = escaped_key(a, key), v;
+    if (*p == '{')
+        return object_get(p, end, &ek, &v);
+    if (*p == '[') {
+        for (int64_t k = 0; array_get(p, end, k, &v); k++)
+            if (v.len == ek.len + 2 && v.ptr[0] == '"' && memcmp(v.ptr + 1, ek.ptr, ek.len) == 0)
+                return true;
+        return false;
+    }
+    return *p == '"' && j->len == ek.len + 2 && memcmp(p + 1, ek.ptr, ek.len) == 0;
+}
+
 KERNEL(k_jsonb_exists)
 {
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, { out->v.b[i] = key_exists(cx->arena, &args[0].v.str[i], &args[1].v.str[i]); });
+    return 0;
+}
+
+/* ?| (any) and ?& (all) of a text[]'s keys; its NULL elements are skipped,
+ * as PostgreSQL does. */
+static int exists_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel,
+                       uint32_t n, bool all)
+{
     FOR_SEL(sel, n, {
-        const SlStr *j = &args[0].v.str[i];
-        const char *p = j->ptr, *end = p + j->len;
-        SlStr ek = escaped_key(cx->arena, &args[1].v.str[i]), v;
-        bool r = false;
-        if (*p == '{') {
-            r = object_get(p, end, &ek, &v);
-        } else if (*p == '[') {
-            for (int64_t k = 0; array_get(p, end, k, &v); k++) {
-                if (v.len == ek.len + 2 && v.ptr[0] == '"' &&
-                    memcmp(v.ptr + 1, ek.ptr, ek.len) == 0) {
-                    r = true;
-                    break;
-                }
+        ArrayIter it;
+        ArrayElem el;
+        bool r = all;
+        array_iter_init(&it, &args[1].v.str[i]);
+        while (array_next(&it, &el)) {
+            if (el.null)
+                continue;
+            SlStr key = {el.data, (uint32_t)el.len};
+            if (key_exists(cx->arena, &args[0].v.str[i], &key) != all) {
+                r = !all;
+                break;
             }
-        } else if (*p == '"') {
-            r = j->len == ek.len + 2 && memcmp(p + 1, ek.ptr, ek.len) == 0;
         }
         out->v.b[i] = r;
     });
     return 0;
 }
 
-/* ------------------------------------------------- comparison, containment */
+KERNEL(k_jsonb_exists_any) { SL_UNUSED(e); return exists_rows(cx, args, out, sel, n, false); }
+KERNEL(k_jsonb_exists_all) { SL_UNUSED(e); return exists_rows(cx, args, out, sel, n, true); }
 
-static int cmp_scalar(const JNode *a, const JNode *b)
-{
-    if (a->type == J_NUMBER) {
-        SlNumeric x, y;
-        Arena tmp;
-        arena_init(&tmp, 256);
-        num_parse(&tmp, a->str, a->len, &x);
-        num_parse(&tmp, b->str, b->len, &y);
-        int c = num_cmp(&x, &y);
-        arena_destroy(&tmp);
-        return c;
-    }
-    if (a->type == J_STRING) {
-        int c = memcmp(a->str, b->str, SL_MIN(a->len, b->len));
-        return c != 0 ? c : (a->len < b->len ? -1 : a->len > b->len);
-    }
-    if (a->type == J_TRUE || a->type == J_FALSE)
-        return (a->type == J_TRUE) - (b->type == J_TRUE);
-    return 0;
-}
-
-/* The type rank of compareJsonbContainers: null < string < number <
- * boolean < array < object. */
-static int rank(JType t)
-{
-    switch (t) {
-    case J_NULL: return 0;
-    case J_STRING: return 1;
-    case J_NUMBER: return 2;
-    case J_FALSE:
-    case J_TRUE: return 3;
-    case J_ARRAY: return 4;
-    default: return 5;
-    }
-}
-
-static int jcmp(const JNode *a, const JNode *b, bool top);
-
-static int jcmp_inner(const JNode *a, const JNode *b)
-{
-    if (rank(a->type) != rank(b->type))
-        return rank(a->type) < rank(b->type) ? -1 : 1;
-    if (a->type == J_ARRAY) {
-        if (a->n != b->n)
-            return a->n > b->n ? 1 : -1;
-        for (uint32_t k = 0; k < a->n; k++) {
-            int c = jcmp_inner(&a->items[k], &b->items[k]);
-            if (c)
-                return c;
-        }
-        return 0;
-    }
-    if (a->type == J_OBJECT) {
-        if (a->n != b->n)
-            return a->n > b->n ? 1 : -1;
-        for (uint32_t k = 0; k < a->n; k++) {
-            int c = cmp_scalar(&a->items[2 * k], &b->items[2 * k]);
-            if (c)
-                return c;
-            c = jcmp_inner(&a->items[2 * k + 1], &b->items[2 * k + 1]);
-            if (c)
-                return c;
-        }
-        return 0;
-    }
-    return cmp_scalar(a, b);
-}
-
-/* A top-level scalar is a one-element "raw scalar" array in PostgreSQL,
- * which orders it against real arrays by rawness, then by length. */
-static int jcmp(const JNode *a, const JNode *b, bool top)
-{
-    bool ascal = a->type != J_ARRAY && a->type != J_OBJECT;
-    bool bscal = b->type != J_ARRAY && b->type != J_OBJECT;
-    if (top && ascal != bscal && (a->type == J_ARRAY || b->type == J_ARRAY)) {
-        uint32_t na = ascal ? 1 : a->n, nb = bscal ? 1 : b->n;
-        if (na != nb)
-            return na > nb ? 1 : -1;
-        return ascal ? -1 : 1;
-    }
-    if (top && ascal && bscal) {
-        if (rank(a->type) != rank(b->type))
-            return rank(a->type) < rank(b->type) ? -1 : 1;
-        return cmp_scalar(a, b);
-    }
-    if (top && (ascal || bscal)) {
-        /* a scalar (a pseudo array) against an object */
-        return ascal ? -1 : 1;
-    }
-    return jcmp_inner(a, b);
-}
+/* ------------------------------------------------------------ containment */
 
 #define JSONB_CMP(NAME, OP)                                                          \
     KERNEL(k_##NAME##_jsonb)                                                         \
@@ -542,7 +481,7 @@ static int jcmp(const JNode *a, const JNode *b, bool top)
                 JNode a, b;                                                          \
                 jsonb_tree_of(cx->arena, x, &a);                                           \
                 jsonb_tree_of(cx->arena, y, &b);                                           \
-                c = jcmp(&a, &b, true);                                              \
+                c = jsonb_cmp_tree(&a, &b);                                              \
             }                                                                        \
             out->v.b[i] = c OP 0;                                                    \
         });                                                                          \
@@ -562,7 +501,7 @@ static bool is_scalar(const JNode *n)
 
 static bool scalar_eq(const JNode *a, const JNode *b)
 {
-    return rank(a->type) == rank(b->type) && cmp_scalar(a, b) == 0;
+    return jsonb_type_rank(a->type) == jsonb_type_rank(b->type) && jsonb_scalar_cmp(a, b) == 0;
 }
 
 /* JsonbDeepContains */
@@ -829,61 +768,6 @@ KERNEL(c_jsonb_bool)
 
 /* ------------------------------------------------- keys for the executor */
 
-int ex_jsonb_cmp(const SlStr *x, const SlStr *y)
-{
-    if (x->len == y->len && memcmp(x->ptr, y->ptr, x->len) == 0)
-        return 0;
-    Arena a;
-    arena_init(&a, 4096);
-    JNode p, q;
-    jsonb_tree_of(&a, x, &p);
-    jsonb_tree_of(&a, y, &q);
-    int c = jcmp(&p, &q, true);
-    arena_destroy(&a);
-    return c < 0 ? -1 : c > 0;
-}
-
-/* Numbers without trailing fraction zeros, so that equal values (1.0 and
- * 1) get one form. */
-static void normalize_numbers(JNode *n)
-{
-    if (n->type == J_NUMBER) {
-        const char *dot = memchr(n->str, '.', n->len);
-        if (dot != NULL) {
-            uint32_t len = n->len;
-            while (len > 0 && n->str[len - 1] == '0')
-                len--;
-            if (len > 0 && n->str[len - 1] == '.')
-                len--;
-            n->len = len;   /* numeric prints no "-0": nothing else to fold */
-        }
-        return;
-    }
-    if (n->type == J_ARRAY)
-        for (uint32_t k = 0; k < n->n; k++)
-            normalize_numbers(&n->items[k]);
-    else if (n->type == J_OBJECT)
-        for (uint32_t k = 0; k < n->n; k++)
-            normalize_numbers(&n->items[2 * k + 1]);
-}
-
-void ex_jsonb_key(const SlStr *j, StrBuf *out)
-{
-    if (memchr(j->ptr, '.', j->len) == NULL) {
-        /* canonical text has no exponents: without a point, no number
-         * has another spelling */
-        strbuf_append(out, j->ptr, j->len);
-        return;
-    }
-    Arena a;
-    arena_init(&a, 4096);
-    JNode n;
-    jsonb_tree_of(&a, j, &n);
-    normalize_numbers(&n);
-    jsonb_serialize(out, &n);
-    arena_destroy(&a);
-}
-
 /* ---------------------------------------------------------------- sets */
 
 /* jsonb_array_elements(_text) and jsonb_object_keys: it->s is the array
@@ -1025,3 +909,417 @@ const ExSrfFns fn_srf_jsonb_each_text = {each_text_start, each_text_next, NULL, 
 const ExSrfFns fn_srf_jsonb_elements = {elements_start, elements_next, NULL, 0, {NULL, NULL}, {0, 0}};
 const ExSrfFns fn_srf_jsonb_elements_text = {elements_start, elements_text_next, NULL, 0, {NULL, NULL}, {0, 0}};
 const ExSrfFns fn_srf_jsonb_object_keys = {keys_start, keys_next, NULL, 0, {NULL, NULL}, {0, 0}};
+
+/* --------------------------------------------------- building jsonb values */
+
+/* Appends row i of v (NULL: null) as PostgreSQL's to_jsonb writes it:
+ * numbers as JSON numbers (NaN and the infinities as strings), booleans,
+ * jsonb as it is, arrays element by element, dates and timestamps in
+ * ISO 8601 (JsonEncodeDateTime: a T, a zone as +hh:mm), everything else
+ * as its text form in a JSON string.  The caller reads the text back
+ * with jsonb_parse, which makes it canonical. */
+static void json_append(Arena *a, const Vector *v, uint32_t i, StrBuf *b)
+{
+    if (vector_is_null(v, i)) {
+        strbuf_puts(b, "null");
+        return;
+    }
+    StrBuf t;
+    switch (v->type.id) {
+    case TYPE_BOOL:
+        strbuf_puts(b, v->v.b[i] ? "true" : "false");
+        return;
+    case TYPE_JSONB:
+        strbuf_append(b, v->v.str[i].ptr, v->v.str[i].len);
+        return;
+    case TYPE_ARRAY: {
+        Vector el;
+        array_to_vector(a, type_elem(v->type), &v->v.str[i], &el);
+        strbuf_putc(b, '[');
+        for (uint32_t k = 0; k < el.len; k++) {
+            if (k)
+                strbuf_puts(b, ", ");
+            json_append(a, &el, k, b);
+        }
+        strbuf_putc(b, ']');
+        return;
+    }
+    default:
+        break;
+    }
+    strbuf_init(&t);
+    value_format_text(v, i, &t);
+    const char *s = t.data ? t.data : "";
+    switch (v->type.id) {
+    case TYPE_INT2:
+    case TYPE_INT4:
+    case TYPE_INT8:
+    case TYPE_NUMERIC:
+    case TYPE_FLOAT4:
+    case TYPE_FLOAT8:
+        if (strcmp(s, "NaN") == 0 || strstr(s, "Infinity") != NULL)
+            jsonb_escape(b, s, (uint32_t)t.len);
+        else
+            strbuf_append(b, s, t.len);
+        break;
+    case TYPE_TIMESTAMP:
+    case TYPE_TIMESTAMPTZ: {
+        /* "2024-01-01 10:00:00+05:30" -> "2024-01-01T10:00:00+05:30" */
+        char *d = t.data;
+        char *sp = d != NULL && isdigit((unsigned char)d[0]) ? strchr(d, ' ') : NULL;
+        if (sp != NULL)
+            *sp = 'T';
+        if (sp != NULL && v->type.id == TYPE_TIMESTAMPTZ) {
+            char *z = strpbrk(sp, "+-");
+            if (z != NULL && strlen(z) == 3) {
+                strbuf_puts(&t, ":00");
+            }
+        }
+        jsonb_escape(b, t.data, (uint32_t)t.len);
+        break;
+    }
+    default:
+        jsonb_escape(b, s, (uint32_t)t.len);
+        break;
+    }
+    strbuf_free(&t);
+}
+
+/* The canonical jsonb of the JSON text in b, into *out (the batch's
+ * arena): what to_jsonb and the builders return. */
+static int json_finish(EvalCtx *cx, StrBuf *b, SlStr *out)
+{
+    return jsonb_parse(cx->arena, b->data ? b->data : "", b->len, out, -1, cx->err);
+}
+
+/* to_jsonb(anyelement) (array: false) and jsonb_build_array(VARIADIC
+ * "any"), whose arguments are an array's elements. */
+static int build_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
+                      const uint32_t *sel, uint32_t n, bool array)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    int rc = 0;
+    FOR_SEL(sel, n, {
+        if (rc == 0) {
+            strbuf_reset(&b);
+            if (array)
+                strbuf_putc(&b, '[');
+            for (int k = 0; k < (array ? e->nargs : 1); k++) {
+                if (k)
+                    strbuf_puts(&b, ", ");
+                json_append(cx->arena, &args[k], i, &b);
+            }
+            if (array) {
+                strbuf_putc(&b, ']');
+                out->nulls[i] = 0;
+            }
+            rc = json_finish(cx, &b, &out->v.str[i]);
+        }
+    });
+    strbuf_free(&b);
+    return rc;
+}
+
+KERNEL(k_to_jsonb) { return build_rows(cx, e, args, out, sel, n, false); }
+KERNEL(k_jsonb_build_array) { return build_rows(cx, e, args, out, sel, n, true); }
+
+/* jsonb_build_object(VARIADIC "any"): keys and values alternate; a key
+ * is its value's text form (a boolean's true / false; NULL, arrays and
+ * jsonb: 22023); the last of equal keys wins. */
+KERNEL(k_jsonb_build_object)
+{
+    if (e->nargs % 2 != 0) {
+        sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                 "argument list must have even number of elements");
+        sl_error_hint(cx->err, "The arguments of jsonb_build_object() must consist of "
+                               "alternating keys and values.");
+        return -1;
+    }
+    StrBuf b, key;
+    strbuf_init(&b);
+    strbuf_init(&key);
+    int rc = 0;
+    FOR_SEL(sel, n, {
+        if (rc == 0) {
+            strbuf_reset(&b);
+            strbuf_putc(&b, '{');
+            for (int k = 0; k + 1 < e->nargs && rc == 0; k += 2) {
+                const Vector *kv = &args[k];
+                if (vector_is_null(kv, i)) {
+                    rc = sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                                  "argument %d: key must not be null", k + 1);
+                    break;
+                }
+                if (kv->type.id == TYPE_ARRAY || kv->type.id == TYPE_JSONB) {
+                    rc = sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                                  "key value must be scalar, not array, composite, or json");
+                    break;
+                }
+                if (k)
+                    strbuf_puts(&b, ", ");
+                strbuf_reset(&key);
+                if (kv->type.id == TYPE_BOOL)   /* its JSON form, not t / f */
+                    strbuf_puts(&key, kv->v.b[i] ? "true" : "false");
+                else
+                    value_format_text(kv, i, &key);
+                jsonb_escape(&b, key.data ? key.data : "", (uint32_t)key.len);
+                strbuf_puts(&b, ": ");
+                json_append(cx->arena, &args[k + 1], i, &b);
+            }
+            strbuf_putc(&b, '}');
+            out->nulls[i] = 0;
+            if (rc == 0)
+                rc = json_finish(cx, &b, &out->v.str[i]);
+        }
+    });
+    strbuf_free(&b);
+    strbuf_free(&key);
+    return rc;
+}
+
+/* ------------------------------------------------ jsonb_strip_nulls, pretty */
+
+/* n without the object fields whose value is null, at every depth (array
+ * elements stay), in arena a. */
+static void strip_nulls(Arena *a, JNode *n)
+{
+    if (n->type == J_ARRAY) {
+        for (uint32_t k = 0; k < n->n; k++)
+            strip_nulls(a, &n->items[k]);
+    } else if (n->type == J_OBJECT) {
+        uint32_t m = 0;
+        for (uint32_t k = 0; k < n->n; k++) {
+            if (n->items[2 * k + 1].type == J_NULL)
+                continue;
+            n->items[2 * m] = n->items[2 * k];
+            n->items[2 * m + 1] = n->items[2 * k + 1];
+            strip_nulls(a, &n->items[2 * m + 1]);
+            m++;
+        }
+        n->n = m;
+    }
+}
+
+KERNEL(k_jsonb_strip_nulls)
+{
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, {
+        JNode t;
+        jsonb_tree_of(cx->arena, &args[0].v.str[i], &t);
+        strip_nulls(cx->arena, &t);
+        out->v.str[i] = jsonb_str_of(cx->arena, &t);
+    });
+    return 0;
+}
+
+static void indent(StrBuf *b, int level)
+{
+    for (int k = 0; k < level; k++)
+        strbuf_puts(b, "    ");
+}
+
+/* JsonbToCStringIndent: four spaces a level, each element and field on a
+ * line of its own, an empty container's brackets on two lines. */
+static void pretty(StrBuf *b, const JNode *n, int level)
+{
+    if (n->type != J_ARRAY && n->type != J_OBJECT) {
+        jsonb_serialize(b, n);
+        return;
+    }
+    bool obj = n->type == J_OBJECT;
+    strbuf_putc(b, obj ? '{' : '[');
+    for (uint32_t k = 0; k < n->n; k++) {
+        strbuf_puts(b, k ? ",\n" : "\n");
+        indent(b, level + 1);
+        if (obj) {
+            jsonb_escape(b, n->items[2 * k].str, n->items[2 * k].len);
+            strbuf_puts(b, ": ");
+        }
+        pretty(b, obj ? &n->items[2 * k + 1] : &n->items[k], level + 1);
+    }
+    strbuf_putc(b, '\n');
+    indent(b, level);
+    strbuf_putc(b, obj ? '}' : ']');
+}
+
+KERNEL(k_jsonb_pretty)
+{
+    SL_UNUSED(e);
+    StrBuf b;
+    strbuf_init(&b);
+    FOR_SEL(sel, n, {
+        JNode t;
+        jsonb_tree_of(cx->arena, &args[0].v.str[i], &t);
+        strbuf_reset(&b);
+        pretty(&b, &t, 0);
+        out->v.str[i].ptr = arena_memdup(cx->arena, b.data ? b.data : "", b.len);
+        out->v.str[i].len = (uint32_t)b.len;
+    });
+    strbuf_free(&b);
+    return 0;
+}
+
+/* ------------------------------------------------- jsonb_set, jsonb_insert */
+
+typedef enum { SET_REPLACE, SET_CREATE, INSERT_BEFORE, INSERT_AFTER, SET_DELETE } SetOp;
+
+typedef struct SetPath {
+    EvalCtx  *cx;
+    PathElem *path;
+    int       len;
+    JNode     newval;
+    SetOp     op;
+} SetPath;
+
+/* PostgreSQL's setPathObject / setPathArray: the copy of n with the path
+ * from `level` on set (or inserted), in the arena; a path that leaves the
+ * value (a missing key before the last step, a scalar) leaves it as it
+ * is.  0, or -1 with 22004 (a NULL step), 22P02 (an array step that is
+ * not an integer), 22023 (jsonb_insert over an existing key). */
+static int set_path(SetPath *sp, JNode *n, int level)
+{
+    Arena *a = sp->cx->arena;
+    if (level >= sp->len)
+        return 0;
+    const PathElem *pe = &sp->path[level];
+    if (pe->null)
+        return sl_error(sp->cx->err, ERRCODE_NULL_VALUE_NOT_ALLOWED,
+                        "path element at position %d is null", level + 1);
+    if (n->type != J_OBJECT && n->type != J_ARRAY)
+        return 0;
+    bool last = level == sp->len - 1;
+    bool create = sp->op != SET_REPLACE && sp->op != SET_DELETE;
+    if (n->type == J_OBJECT) {
+        for (uint32_t k = 0; k < n->n; k++) {
+            JNode *key = &n->items[2 * k];
+            if (key->len != pe->s.len || memcmp(key->str, pe->s.ptr, key->len) != 0)
+                continue;
+            if (!last)
+                return set_path(sp, &n->items[2 * k + 1], level + 1);
+            if (sp->op == SET_DELETE) {
+                memmove(&n->items[2 * k], &n->items[2 * k + 2],
+                        sizeof(JNode) * 2 * (n->n - k - 1));
+                n->n--;
+                return 0;
+            }
+            if (sp->op == INSERT_BEFORE || sp->op == INSERT_AFTER) {
+                sl_error(sp->cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                         "cannot replace existing key");
+                sl_error_hint(sp->cx->err,
+                              "Try using the function jsonb_set to replace key value.");
+                return -1;
+            }
+            n->items[2 * k + 1] = sp->newval;
+            return 0;
+        }
+        if (!last || !create)
+            return 0;
+        JNode *items = ARENA_ARRAY(a, JNode, 2 * (size_t)n->n + 2);
+        if (n->n > 0)
+            memcpy(items, n->items, sizeof(JNode) * 2 * n->n);
+        items[2 * n->n] = (JNode){J_STRING, pe->s.ptr, pe->s.len, 0, NULL};
+        items[2 * n->n + 1] = sp->newval;
+        n->items = items;
+        n->n = jsonb_sort_pairs(a, items, n->n + 1);
+        return 0;
+    }
+    int64_t idx;
+    char buf[64];
+    if (!path_index(&pe->s, &idx)) {
+        snprintf(buf, sizeof(buf), "%.*s", (int)SL_MIN(pe->s.len, 60), pe->s.ptr);
+        return sl_error(sp->cx->err, ERRCODE_INVALID_TEXT_REPRESENTATION,
+                        "path element at position %d is not an integer: \"%s\"", level + 1,
+                        buf);
+    }
+    int64_t cnt = n->n;
+    bool prepend = false;
+    if (idx < 0) {
+        if (-idx > cnt)
+            prepend = true;
+        else
+            idx += cnt;
+    }
+    if (!last) {
+        if (!prepend && idx < cnt)
+            return set_path(sp, &n->items[idx], level + 1);
+        return 0;
+    }
+    if (!prepend && idx < cnt && sp->op == SET_DELETE) {
+        memmove(&n->items[idx], &n->items[idx + 1], sizeof(JNode) * (size_t)(cnt - idx - 1));
+        n->n--;
+        return 0;
+    }
+    if (!prepend && idx < cnt && (sp->op == SET_REPLACE || sp->op == SET_CREATE)) {
+        n->items[idx] = sp->newval;
+        return 0;
+    }
+    if (!prepend && idx >= cnt && !create)
+        return 0;
+    if (prepend && !create)
+        return 0;
+    /* insert at: the front, the end, or before / after element idx */
+    int64_t at = prepend ? 0 : idx >= cnt ? cnt : sp->op == INSERT_AFTER ? idx + 1 : idx;
+    JNode *items = ARENA_ARRAY(a, JNode, (size_t)cnt + 1);
+    if (at > 0)
+        memcpy(items, n->items, sizeof(JNode) * (size_t)at);
+    items[at] = sp->newval;
+    if (cnt > at)
+        memcpy(items + at + 1, n->items + at, sizeof(JNode) * (size_t)(cnt - at));
+    n->items = items;
+    n->n = (uint32_t)cnt + 1;
+    return 0;
+}
+
+/* The elements of a text[] path (args[1] row i) in the arena. */
+static int path_of(Arena *a, const SlStr *arr, PathElem **out)
+{
+    ArrayIter it;
+    array_iter_init(&it, arr);
+    PathElem *p = ARENA_ARRAY(a, PathElem, it.n > 0 ? (size_t)it.n : 1);
+    ArrayElem el;
+    int k = 0;
+    while (array_next(&it, &el)) {
+        p[k].null = el.null;
+        p[k].s.ptr = el.null ? "" : el.data;
+        p[k].s.len = el.null ? 0 : (uint32_t)el.len;
+        k++;
+    }
+    *out = p;
+    return k;
+}
+
+/* jsonb_set and jsonb_insert (op: their last argument decides), #-
+ * (SET_DELETE) */
+static int set_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
+                    const uint32_t *sel, uint32_t n, SetOp op)
+{
+    FOR_SEL(sel, n, {
+        SetPath sp = {cx, NULL, 0, {0}, op};
+        bool flag = e->nargs > 3 ? args[3].v.b[i] != 0 : op == SET_CREATE;
+        if (op == INSERT_BEFORE || op == INSERT_AFTER)
+            sp.op = flag ? INSERT_AFTER : INSERT_BEFORE;
+        else if (op != SET_DELETE)
+            sp.op = flag ? SET_CREATE : SET_REPLACE;
+        const SlStr *j = &args[0].v.str[i];
+        if (j->len > 0 && j->ptr[0] != '{' && j->ptr[0] != '[')
+            return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE, "cannot %s path in scalar",
+                            op == SET_DELETE ? "delete" : "set");
+        sp.len = path_of(cx->arena, &args[1].v.str[i], &sp.path);
+        JNode t;
+        jsonb_tree_of(cx->arena, j, &t);
+        if (op != SET_DELETE)
+            jsonb_tree_of(cx->arena, &args[2].v.str[i], &sp.newval);
+        if (sp.len > 0 && set_path(&sp, &t, 0) < 0)
+            return -1;
+        out->v.str[i] = sp.len > 0 ? jsonb_str_of(cx->arena, &t) : *j;
+    });
+    return 0;
+}
+
+/* jsonb_set(target, path text[], new [, create_missing]) */
+KERNEL(k_jsonb_set) { return set_rows(cx, e, args, out, sel, n, SET_CREATE); }
+/* jsonb_insert(target, path text[], new [, insert_after]) */
+KERNEL(k_jsonb_insert) { return set_rows(cx, e, args, out, sel, n, INSERT_BEFORE); }
+/* jsonb #- path text[]: the path's last step removed */
+KERNEL(k_jsonb_delete_path) { return set_rows(cx, e, args, out, sel, n, SET_DELETE); }

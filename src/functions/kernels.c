@@ -403,6 +403,14 @@ static inline int cmp_text(const SlStr *a, const SlStr *b)
 
 #define CMP_NUM(a, b) num_cmp(&(a), &(b))
 #define CMP_TEXT(a, b) cmp_text(&(a), &(b))
+#define CMP_BPCHAR(a, b) value_cmp_bpchar(&(a), &(b))
+
+/* character(n) against character(n): without the trailing spaces */
+static int value_cmp_bpchar(const SlStr *a, const SlStr *b)
+{
+    SlStr x = {a->ptr, bpchar_len(a)}, y = {b->ptr, bpchar_len(b)};
+    return cmp_text(&x, &y);
+}
 
 CMP_ALL(boolean, b, CMP_SCALAR)
 CMP_ALL(int2, i16, CMP_SCALAR)
@@ -412,3 +420,4 @@ CMP_ALL(float4, f32, CMP_FLOAT)
 CMP_ALL(float8, f64, CMP_FLOAT)
 CMP_ALL(numeric, num, CMP_NUM)
 CMP_ALL(text, str, CMP_TEXT)
+CMP_ALL(bpchar, str, CMP_BPCHAR)

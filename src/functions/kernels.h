@@ -65,6 +65,7 @@ CMP_KERNELS(float4);
 CMP_KERNELS(float8);
 CMP_KERNELS(numeric);
 CMP_KERNELS(text);
+CMP_KERNELS(bpchar);
 
 /* text (text.c) */
 KERNEL(k_textcat);
@@ -72,6 +73,8 @@ KERNEL(k_like);
 /* regular expressions (regex.c) */
 KERNEL(k_regex_match);
 KERNEL(k_regexp_like);
+KERNEL(k_regexp_match);
+KERNEL(k_regexp_split_to_array);
 KERNEL(k_regexp_count);
 KERNEL(k_regexp_instr);
 KERNEL(k_regexp_substr);
@@ -130,6 +133,12 @@ KERNEL(k_left); KERNEL(k_right); KERNEL(k_lpad2); KERNEL(k_lpad3); KERNEL(k_rpad
 KERNEL(k_rpad3); KERNEL(k_repeat); KERNEL(k_reverse); KERNEL(k_initcap);
 KERNEL(k_chr); KERNEL(k_ascii); KERNEL(k_to_hex32); KERNEL(k_to_hex64);
 KERNEL(k_md5); KERNEL(k_sha256); KERNEL(k_encode); KERNEL(k_decode);
+KERNEL(k_sha224); KERNEL(k_sha384); KERNEL(k_sha512); KERNEL(k_gen_random_uuid);
+KERNEL(k_quote_ident); KERNEL(k_quote_literal); KERNEL(k_quote_nullable);
+KERNEL(k_date_bin); KERNEL(k_to_jsonb); KERNEL(k_jsonb_build_array); KERNEL(k_jsonb_build_object);
+KERNEL(k_jsonb_strip_nulls); KERNEL(k_jsonb_pretty); KERNEL(k_jsonb_set); KERNEL(k_jsonb_insert);
+KERNEL(k_jsonb_delete_path); KERNEL(k_jsonb_exists_any); KERNEL(k_jsonb_exists_all);
+KERNEL(k_bit_length);
 /* Upper- (how > 0) or lower-cases a string into the arena. */
 void sl_case_map(Arena *a, const SlStr *s, int how, SlStr *out);
 
@@ -165,8 +174,6 @@ KERNEL(c_jsonb_float4); KERNEL(c_jsonb_float8); KERNEL(c_jsonb_bool);
 /* jsonb as sort and group keys (for keys.c): PostgreSQL's btree order of
  * two values, and a byte form equal exactly when the values are equal
  * ('{"a": 1.0}' and '{"a": 1}'), appended to out. */
-int  ex_jsonb_cmp(const SlStr *a, const SlStr *b);
-void ex_jsonb_key(const SlStr *j, StrBuf *out);
 
 /* Writes row i of v as text into an arena string (casts to text). */
 void ex_format_value(Arena *a, const Vector *v, uint32_t i, SlStr *out);
@@ -182,6 +189,10 @@ KERNEL(k_has_database_privilege); KERNEL(k_pg_has_role); KERNEL(k_pg_get_userbyi
  * share with timefuncs.c */
 extern const ExSrfFns fn_srf_series_int, fn_srf_series_ts, fn_srf_series_num;
 extern const ExSrfFns fn_srf_regexp_split;
+extern const ExSrfFns fn_srf_regexp_matches;
+extern const ExSrfFns fn_srf_string_to_table;
+/* string_to_array of row i (arrayfuncs.c): its text[] in the arena */
+void ex_string_split(Arena *a, const Vector *args, int nargs, uint32_t i, SlStr *out);
 extern const ExSrfFns fn_srf_jsonb_elements, fn_srf_jsonb_elements_text,
     fn_srf_jsonb_object_keys, fn_srf_jsonb_each, fn_srf_jsonb_each_text;
 int fn_ts_add_interval(EvalCtx *cx, int64_t ts, const SlInterval *span, int64_t *out);

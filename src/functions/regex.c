@@ -176,12 +176,12 @@ typedef struct ReArgs {
 } ReArgs;
 
 typedef enum {
-    RF_LIKE, RF_COUNT, RF_INSTR, RF_SUBSTR, RF_SUBSTRING, RF_REPLACE, RF_REPLACE_N
+    RF_LIKE, RF_COUNT, RF_INSTR, RF_SUBSTR, RF_SUBSTRING, RF_REPLACE, RF_REPLACE_N, RF_MATCH
 } ReFn;
 
 static const char *const re_names[] = {"regexp_like()", "regexp_count()", "regexp_instr()",
                                        "regexp_substr()", "substring()", "regexp_replace()",
-                                       "regexp_replace()"};
+                                       "regexp_replace()", "regexp_match()"};
 
 /* Where each function reads its optional arguments (-1: it has none
  * there; an index past the call's arguments: the default), as
@@ -191,7 +191,7 @@ static const int8_t re_layout[][5] = {
     [RF_LIKE] = {-1, -1, -1, 2, -1},     [RF_COUNT] = {2, -1, -1, 3, -1},
     [RF_INSTR] = {2, 3, 4, 5, 6},        [RF_SUBSTR] = {2, 3, -1, 4, 5},
     [RF_SUBSTRING] = {-1, -1, -1, -1, -1}, [RF_REPLACE] = {-1, -1, -1, 3, -1},
-    [RF_REPLACE_N] = {3, 4, -1, 5, -1},
+    [RF_REPLACE_N] = {3, 4, -1, 5, -1}, [RF_MATCH] = {-1, -1, -1, 2, -1},
 };
 
 static int bad_param(EvalCtx *cx, const char *name, int64_t v)
@@ -242,9 +242,13 @@ static int row_args(EvalCtx *cx, ReFn fn, const Vector *args, int nargs, uint32_
             return -1;
         }
     }
-    if (*glob && fn != RF_REPLACE && fn != RF_REPLACE_N)
-        return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
-                        "%s does not support the \"global\" option", re_names[fn]);
+    if (*glob && fn != RF_REPLACE && fn != RF_REPLACE_N) {
+        sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
+                 "%s does not support the \"global\" option", re_names[fn]);
+        if (fn == RF_MATCH)
+            sl_error_hint(cx->err, "Use the regexp_matches function instead.");
+        return -1;
+    }
     return 0;
 }
 
@@ -294,6 +298,9 @@ static int nth_cb(void *arg, size_t so, size_t eo)
     return m->count != m->stop;
 }
 
+static int match_array(EvalCtx *cx, ExRegex *re, const SlStr *s, size_t so, size_t eo,
+                       SlStr *out);
+
 static int regexp_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *out,
                        const uint32_t *sel, uint32_t n, ReFn fn)
 {
@@ -308,18 +315,13 @@ static int regexp_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *o
             if ((rc = row_args(cx, fn, args, nargs, i, &a, &glob)) == 0 &&
                 (re = cached(cx, &cache, a.p, a.flags, false)) == NULL)
                 rc = -1;
-            if (rc == 0 && fn == RF_SUBSTRING && ex_regex_groups(re) > 0)
-                rc = sl_error(cx->err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                              "substring(string FROM pattern) with a parenthesized "
-                              "subexpression is not supported");
             /* subexpr: with no parenthesized subexpression the whole
-             * match is the first, as in PostgreSQL */
+             * match is the first, as in PostgreSQL; substring(... FROM
+             * pattern) returns the first group's text when there is one */
             int groups = rc == 0 ? ex_regex_groups(re) : 0;
             bool past_groups = a.subexpr > (groups > 0 ? groups : 1);
-            if (rc == 0 && a.subexpr > 0 && groups > 0 && !past_groups)
-                rc = sl_error(cx->err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                              "%s of a parenthesized subexpression (subexpr) is not "
-                              "supported yet", re_names[fn]);
+            int want = fn == RF_SUBSTRING && groups > 0 ? 1
+                       : a.subexpr > 0 && groups > 0 && !past_groups ? (int)a.subexpr : 0;
             NthMatch m = {0, fn == RF_COUNT ? 0 : a.nth, 0, 0};
             if (rc == 0 && fn == RF_LIKE) {
                 int t = ex_regex_test(cx->err, re, a.s->ptr, a.s->len);
@@ -331,10 +333,30 @@ static int regexp_rows(EvalCtx *cx, const Expr *e, const Vector *args, Vector *o
                 rc = -1;
             }
             bool found = m.count >= a.nth && !past_groups;
+            if (rc == 0 && found && want > 0) {
+                size_t *caps = arena_alloc(cx->arena, sizeof(size_t) * 2 * (size_t)groups);
+                if (ex_regex_subject(cx->err, re, a.s->ptr, a.s->len) < 0 ||
+                    ex_regex_captures(cx->err, re, a.s->ptr, a.s->len, m.so, m.eo, caps) < 0) {
+                    rc = -1;
+                } else if (caps[2 * (want - 1)] == SIZE_MAX) {
+                    found = false;
+                } else {
+                    m.so = caps[2 * (want - 1)];
+                    m.eo = caps[2 * (want - 1) + 1];
+                }
+                ex_regex_subject(cx->err, re, NULL, 0);
+            }
             if (rc == 0 && fn == RF_COUNT)
                 out->v.i32[i] = (int32_t)m.count;
             else if (rc == 0 && fn == RF_INSTR)
                 out->v.i32[i] = !found ? 0 : char_count(a.s, a.endopt ? m.eo : m.so) + 1;
+            else if (rc == 0 && fn == RF_MATCH && !found)
+                out->nulls[i] = 1;
+            else if (rc == 0 && fn == RF_MATCH)
+                rc = ex_regex_subject(cx->err, re, a.s->ptr, a.s->len) < 0 ||
+                             match_array(cx, re, a.s, m.so, m.eo, &out->v.str[i]) < 0
+                         ? -1
+                         : 0;
             else if (rc == 0 && (fn == RF_SUBSTR || fn == RF_SUBSTRING)) {
                 if (found) {
                     out->v.str[i].ptr = a.s->ptr + m.so;
@@ -354,6 +376,9 @@ KERNEL(k_regexp_count) { return regexp_rows(cx, e, args, out, sel, n, RF_COUNT);
 KERNEL(k_regexp_instr) { return regexp_rows(cx, e, args, out, sel, n, RF_INSTR); }
 KERNEL(k_regexp_substr) { return regexp_rows(cx, e, args, out, sel, n, RF_SUBSTR); }
 KERNEL(k_substring_regex) { return regexp_rows(cx, e, args, out, sel, n, RF_SUBSTRING); }
+/* regexp_match(string, pattern [, flags]): the first match's text[]
+ * (match_array), or NULL when there is none. */
+KERNEL(k_regexp_match) { return regexp_rows(cx, e, args, out, sel, n, RF_MATCH); }
 
 /* ------------------------------------------------------ regexp_replace */
 
@@ -706,8 +731,36 @@ static void split_end(ExSrfIter *it)
     it->re_keylen = 0;
 }
 
-/* regexp_split_to_table(string, pattern [, flags]): the pattern compiled
- * once while it stays the same from row to row. */
+/* The pattern p with the flags (without their g) compiled into it->re,
+ * or kept from the last row when the pattern and flags are the same. */
+static int srf_compile(EvalCtx *cx, ExSrfIter *it, const SlStr *p, const SlStr *flags)
+{
+    char fbuf[64];
+    char *f = flags->len <= sizeof(fbuf) ? fbuf : arena_alloc(cx->arena, flags->len);
+    size_t fl = 0;
+    for (uint32_t k = 0; k < flags->len; k++)
+        if (flags->ptr[k] != 'g')
+            f[fl++] = flags->ptr[k];
+    size_t klen = (size_t)p->len + 1 + fl;
+    if (it->re != NULL && it->re_keylen == klen && memcmp(it->re_key, p->ptr, p->len) == 0 &&
+        it->re_key[p->len] == '\0' && memcmp(it->re_key + p->len + 1, f, fl) == 0)
+        return 0;
+    split_end(it);
+    if ((it->re = ex_regex_compile(cx->err, p->ptr, p->len, f, fl, false, false)) == NULL)
+        return -1;
+    it->re_key = sl_malloc(klen);
+    if (p->len > 0)
+        memcpy(it->re_key, p->ptr, p->len);
+    it->re_key[p->len] = '\0';
+    if (fl > 0)
+        memcpy(it->re_key + p->len + 1, f, fl);
+    it->re_keylen = klen;
+    return 0;
+}
+
+/* regexp_split_to_table(string, pattern [, flags]) (and the pieces of
+ * regexp_split_to_array): the pattern compiled once while it stays the
+ * same from row to row. */
 static int split_start(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t row,
                        ExSrfIter *it)
 {
@@ -716,22 +769,9 @@ static int split_start(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t 
     for (uint32_t k = 0; k < flags->len; k++)
         if (flags->ptr[k] == 'g')
             return sl_error(cx->err, ERRCODE_INVALID_PARAMETER_VALUE,
-                            "regexp_split_to_table() does not support the \"global\" option");
-    size_t klen = (size_t)p->len + 1 + flags->len;
-    if (it->re == NULL || it->re_keylen != klen || memcmp(it->re_key, p->ptr, p->len) != 0 ||
-        it->re_key[p->len] != '\0' || memcmp(it->re_key + p->len + 1, flags->ptr, flags->len) != 0) {
-        split_end(it);
-        if ((it->re = ex_regex_compile(cx->err, p->ptr, p->len, flags->ptr, flags->len, false,
-                                       false)) == NULL)
-            return -1;
-        it->re_key = sl_malloc(klen);
-        if (p->len > 0)
-            memcpy(it->re_key, p->ptr, p->len);
-        it->re_key[p->len] = '\0';
-        if (flags->len > 0)
-            memcpy(it->re_key + p->len + 1, flags->ptr, flags->len);
-        it->re_keylen = klen;
-    }
+                            "%s() does not support the \"global\" option", e->fn->name);
+    if (srf_compile(cx, it, p, flags) < 0)
+        return -1;
     it->s = *s;
     it->pos = it->search = it->prev_end = 0;
     it->done = false;
@@ -773,3 +813,98 @@ static int split_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
 }
 
 const ExSrfFns fn_srf_regexp_split = {split_start, split_next, split_end, 0, {NULL, NULL}, {0, 0}};
+
+/* regexp_split_to_array(string, pattern [, flags]): the pieces
+ * regexp_split_to_table returns, as a text[]. */
+KERNEL(k_regexp_split_to_array)
+{
+    ExSrfIter it;
+    memset(&it, 0, sizeof(it));
+    Vector piece;
+    vector_init(&piece, cx->arena, sl_type(TYPE_TEXT), 1, false);
+    int rc = 0;
+    FOR_SEL(sel, n, {
+        if (rc == 0 && (rc = ex_check_interrupt(cx->err)) == 0 &&
+            (rc = split_start(cx, e, args, i, &it)) == 0) {
+            ArrayBuild b;
+            array_build_begin(&b, TYPE_TEXT);
+            int m;
+            while ((m = split_next(cx, &it, &piece, 0)) == 1)
+                array_build_add(&b, &piece, 0);
+            array_build_finish(&b, cx->arena, &out->v.str[i]);
+            ex_regex_subject(cx->err, it.re, NULL, 0);
+            if (m < 0)
+                rc = -1;
+        }
+    });
+    split_end(&it);
+    return rc;
+}
+
+/* ------------------------------------------- regexp_match, regexp_matches */
+
+/* The text[] of one match [so, eo) of re in s: the whole match when the
+ * pattern has no parenthesized subexpression, else what each captured
+ * (ex_regex_captures: PostgreSQL's choice of each group's text; NULL for
+ * a group that took no part), in the batch's arena. */
+static int match_array(EvalCtx *cx, ExRegex *re, const SlStr *s, size_t so, size_t eo,
+                       SlStr *out)
+{
+    int groups = ex_regex_groups(re);
+    ArrayBuild b;
+    array_build_begin(&b, TYPE_TEXT);
+    if (groups == 0) {
+        ArrayElem el = {s->ptr + so, (int32_t)(eo - so), false};
+        array_build_add_elem(&b, &el);
+    } else {
+        size_t *caps = arena_alloc(cx->arena, sizeof(size_t) * 2 * (size_t)groups);
+        if (ex_regex_captures(cx->err, re, s->ptr, s->len, so, eo, caps) < 0) {
+            array_build_finish(&b, cx->arena, out);
+            return -1;
+        }
+        for (int g = 0; g < groups; g++) {
+            bool none = caps[2 * g] == SIZE_MAX;
+            ArrayElem el = {none ? NULL : s->ptr + caps[2 * g],
+                            none ? -1 : (int32_t)(caps[2 * g + 1] - caps[2 * g]), none};
+            array_build_add_elem(&b, &el);
+        }
+    }
+    array_build_finish(&b, cx->arena, out);
+    return 0;
+}
+
+/* regexp_matches(string, pattern [, flags]): a set of text[], the first
+ * match's, or with the flag g every match's, stepping as regexp_count
+ * does; no match, no row. */
+static int matches_start(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t row,
+                         ExSrfIter *it)
+{
+    const SlStr *s = &args[0].v.str[row], *p = &args[1].v.str[row];
+    const SlStr *flags = e->nargs > 2 ? &args[2].v.str[row] : &no_flags;
+    it->all = memchr(flags->ptr, 'g', flags->len) != NULL;
+    if (srf_compile(cx, it, p, flags) < 0)
+        return -1;
+    it->s = *s;
+    it->search = 0;
+    it->done = false;
+    return ex_regex_subject(cx->err, it->re, s->ptr, s->len);
+}
+
+static int matches_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
+{
+    const SlStr *s = &it->s;
+    if (it->done || it->search > s->len)
+        return 0;
+    if (ex_check_interrupt(cx->err) < 0)
+        return -1;
+    size_t so, eo;
+    int m = ex_regex_find(cx->err, it->re, s->ptr, s->len, it->search, &so, &eo);
+    if (m <= 0)
+        return m;
+    it->search = eo == so ? (eo < s->len ? next_char(s, eo) : eo + 1) : eo;
+    it->done = !it->all;
+    return match_array(cx, it->re, s, so, eo, &out->v.str[at]) < 0 ? -1 : 1;
+}
+
+const ExSrfFns fn_srf_regexp_matches = {matches_start, matches_next, split_end, 0,
+                                        {NULL, NULL}, {0, 0}};

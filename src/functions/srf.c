@@ -1,11 +1,13 @@
 /*
- * srf.c -- set-returning functions: generate_series, and the refusal of
- * a set-returning call where no set can go.
+ * srf.c -- set-returning functions: generate_series, string_to_table, and
+ * the refusal of a set-returning call where no set can go.
  *
  *   fn_srf_series_int, fn_srf_series_ts, fn_srf_series_num
  *                      generate_series(start, stop [, step]) over int4 and
  *                      int8, over timestamp and timestamptz with an
  *                      interval step, over numeric (ExSrfFns, expr.h)
+ *   fn_srf_string_to_table  string_to_table(s, sep [, null_string]): the
+ *                      pieces of arrayfuncs.c's ex_string_split, as rows
  *   k_srf_misplaced    the kernel of every set-returning function: 0A000
  *
  * A set runs as PostgreSQL 15's generate_series_step_int4/_int8,
@@ -172,3 +174,45 @@ static void series_num_end(ExSrfIter *it)
 }
 
 const ExSrfFns fn_srf_series_num = {series_num_start, series_num_next, series_num_end, 0, {NULL, NULL}, {0, 0}};
+
+/* ------------------------------------------------------ string_to_table */
+
+/* string_to_table(s, sep [, null_string]): string_to_array's pieces as
+ * rows (ex_string_split), read from the array in it->s; it->pos is the
+ * next element's byte, it->cur its index, it->stop the count.  Not
+ * strict: a NULL sep splits into characters; a NULL s has no rows. */
+static int strtab_start(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t row,
+                        ExSrfIter *it)
+{
+    it->done = vector_is_null(&args[0], row);
+    if (it->done)
+        return 0;
+    ex_string_split(cx->arena, args, e->nargs, row, &it->s);
+    ArrayIter ai;
+    array_iter_init(&ai, &it->s);
+    it->pos = (size_t)(ai.p - it->s.ptr);
+    it->cur = 0;
+    it->stop = ai.n;
+    return 0;
+}
+
+static int strtab_next(EvalCtx *cx, ExSrfIter *it, Vector *out, uint32_t at)
+{
+    SL_UNUSED(cx);
+    if (it->done || it->cur >= it->stop)
+        return 0;
+    ArrayIter ai = {it->s.ptr + it->pos, it->s.ptr + it->s.len, (int32_t)it->stop,
+                    (int32_t)it->cur};
+    ArrayElem el;
+    if (!array_next(&ai, &el))
+        return 0;
+    it->pos = (size_t)(ai.p - it->s.ptr);
+    it->cur++;
+    out->nulls[at] = el.null;
+    out->v.str[at].ptr = el.null ? "" : el.data;
+    out->v.str[at].len = el.null ? 0 : (uint32_t)el.len;
+    return 1;
+}
+
+const ExSrfFns fn_srf_string_to_table = {strtab_start, strtab_next, NULL, 0, {NULL, NULL},
+                                         {0, 0}};

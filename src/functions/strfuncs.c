@@ -7,14 +7,18 @@
  *   k_replace, k_translate, k_split_part, k_starts_with
  *   k_concat, k_concat_ws                     VARIADIC "any", NULLs skipped
  *   k_format                                  format(formatstr, VARIADIC "any"):
- *                                             %s %L %%, n$, -, widths (%I 0A000)
+ *                                             %s %I %L %%, n$, -, widths
+ *   k_quote_ident, k_quote_literal, k_quote_nullable
+ *                                             quote_identifier (PostgreSQL 15's
+ *                                             keyword list), quote_literal
  *   k_num_nulls, k_num_nonnulls               VARIADIC "any": NULLs counted
  *   k_btrim1/2, k_ltrim1/2, k_rtrim1/2        trim with optional characters
  *   k_left, k_right, k_lpad2/3, k_rpad2/3, k_repeat, k_reverse
  *                                             (repeat and pad copy by doubling
  *                                             and stop at a cancel or timeout)
  *   k_initcap, k_chr, k_ascii, k_to_hex32, k_to_hex64
- *   k_md5, k_sha256                           OpenSSL EVP digests
+ *   k_md5, k_sha224, k_sha256, k_sha384, k_sha512   OpenSSL EVP digests
+ *   k_gen_random_uuid                         a version 4 UUID (RAND_bytes)
  *   k_encode, k_decode                        bytea <-> hex, base64, escape
  *                                             (base64 decoded by util's b64_decode)
  *   sl_case_map                               Unicode case mapping (upper/lower)
@@ -34,6 +38,7 @@
 
 #include <locale.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <strings.h>
@@ -557,11 +562,116 @@ static void format_pad(StrBuf *b, const char *s, size_t len, int64_t width, bool
             strbuf_putc(b, ' ');
 }
 
+/* quote_literal's form of s: '' for ', \\ for \, and then E'...'. */
+static void put_literal(StrBuf *v, const char *s, size_t len)
+{
+    if (len > 0 && memchr(s, '\\', len) != NULL)
+        strbuf_putc(v, 'E');
+    strbuf_putc(v, '\'');
+    for (size_t c = 0; c < len; c++) {
+        if (s[c] == '\'' || s[c] == '\\')
+            strbuf_putc(v, s[c]);
+        strbuf_putc(v, s[c]);
+    }
+    strbuf_putc(v, '\'');
+}
+
+/* PostgreSQL 15's keywords that are not UNRESERVED_KEYWORD (kwlist.h; its
+ * pg_get_keywords() with catcode <> 'U'), sorted: quote_ident quotes them. */
+static const char *const pg_keywords_quoted[] = {
+    "all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric",
+    "authorization", "between", "bigint", "binary", "bit", "boolean", "both", "case", "cast",
+    "char", "character", "check", "coalesce", "collate", "collation", "column",
+    "concurrently", "constraint", "create", "cross", "current_catalog", "current_date",
+    "current_role", "current_schema", "current_time", "current_timestamp", "current_user",
+    "dec", "decimal", "default", "deferrable", "desc", "distinct", "do", "else", "end",
+    "except", "exists", "extract", "false", "fetch", "float", "for", "foreign", "freeze",
+    "from", "full", "grant", "greatest", "group", "grouping", "having", "ilike", "in",
+    "initially", "inner", "inout", "int", "integer", "intersect", "interval", "into", "is",
+    "isnull", "join", "lateral", "leading", "least", "left", "like", "limit", "localtime",
+    "localtimestamp", "national", "natural", "nchar", "none", "normalize", "not", "notnull",
+    "null", "nullif", "numeric", "offset", "on", "only", "or", "order", "out", "outer",
+    "overlaps", "overlay", "placing", "position", "precision", "primary", "real",
+    "references", "returning", "right", "row", "select", "session_user", "setof", "similar",
+    "smallint", "some", "substring", "symmetric", "table", "tablesample", "then", "time",
+    "timestamp", "to", "trailing", "treat", "trim", "true", "union", "unique", "user",
+    "using", "values", "varchar", "variadic", "verbose", "when", "where", "window", "with",
+    "xmlattributes", "xmlconcat", "xmlelement", "xmlexists", "xmlforest", "xmlnamespaces",
+    "xmlparse", "xmlpi", "xmlroot", "xmlserialize", "xmltable",
+};
+
+static int kw_cmp(const void *k, const void *e)
+{
+    return strcmp(k, *(const char *const *)e);
+}
+
+/* quote_ident's form of s (PostgreSQL's quote_identifier): as it is when
+ * it is lower-case letters, digits and underscores, not starting with a
+ * digit, and no keyword but an unreserved one; else in double quotes,
+ * with " doubled. */
+static void put_ident(StrBuf *v, const char *s, size_t len)
+{
+    bool safe = len > 0 && ((s[0] >= 'a' && s[0] <= 'z') || s[0] == '_');
+    for (size_t c = 0; c < len && safe; c++)
+        safe = (s[c] >= 'a' && s[c] <= 'z') || (s[c] >= '0' && s[c] <= '9') || s[c] == '_';
+    if (safe && len < 64) {
+        char w[64];
+        memcpy(w, s, len);
+        w[len] = '\0';
+        safe = bsearch(w, pg_keywords_quoted, SL_ARRAY_LEN(pg_keywords_quoted),
+                       sizeof(pg_keywords_quoted[0]), kw_cmp) == NULL;
+    }
+    if (safe) {
+        strbuf_append(v, s, len);
+        return;
+    }
+    strbuf_putc(v, '"');
+    for (size_t c = 0; c < len; c++) {
+        if (s[c] == '"')
+            strbuf_putc(v, '"');
+        strbuf_putc(v, s[c]);
+    }
+    strbuf_putc(v, '"');
+}
+
+/* quote_ident(text), quote_literal(anyelement) and quote_nullable
+ * (anyelement: NULL is the text NULL); the argument comes as text. */
+static int quote_rows(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *sel,
+                      uint32_t n, int kind)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    FOR_SEL(sel, n, {
+        strbuf_reset(&b);
+        if (vector_is_null(&args[0], i)) {
+            if (kind != 2) {
+                out->nulls[i] = 1;
+                continue;
+            }
+            strbuf_puts(&b, "NULL");
+        } else if (kind == 0) {
+            put_ident(&b, args[0].v.str[i].ptr, args[0].v.str[i].len);
+        } else {
+            put_literal(&b, args[0].v.str[i].ptr, args[0].v.str[i].len);
+        }
+        if (out->nulls != NULL)
+            out->nulls[i] = 0;
+        out->v.str[i].ptr = arena_memdup(cx->arena, b.data ? b.data : "", b.len);
+        out->v.str[i].len = (uint32_t)b.len;
+    });
+    strbuf_free(&b);
+    return 0;
+}
+
+KERNEL(k_quote_ident) { SL_UNUSED(e); return quote_rows(cx, args, out, sel, n, 0); }
+KERNEL(k_quote_literal) { SL_UNUSED(e); return quote_rows(cx, args, out, sel, n, 1); }
+KERNEL(k_quote_nullable) { SL_UNUSED(e); return quote_rows(cx, args, out, sel, n, 2); }
+
 /* format(formatstr, VARIADIC "any") as PostgreSQL 15's text_format: %s
  * (the value's text, NULL as nothing), %L (quote_literal, NULL as NULL),
- * %%, each with an argument position n$, the flag - and a width (a
- * number, * or *n$); %I is 0A000 (quoting an identifier needs the
- * keyword list, the parser's); 22023 for what PostgreSQL refuses. */
+ * %I (quote_ident; NULL is 22004), %%, each with an argument position
+ * n$, the flag - and a width (a number, * or *n$); 22023 for what
+ * PostgreSQL refuses. */
 static int format_row(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t i, StrBuf *b)
 {
     const SlStr *fmt = &args[0].v.str[i];
@@ -664,9 +774,9 @@ static int format_row(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t i
         next = at + 1;
         const Vector *a = &args[1 + at];
         bool null = vector_is_null(a, i);
-        if (type == 'I') {
-            rc = sl_error(cx->err, ERRCODE_FEATURE_NOT_SUPPORTED,
-                          "format()'s %%I is not supported yet");
+        if (type == 'I' && null) {
+            rc = sl_error(cx->err, ERRCODE_NULL_VALUE_NOT_ALLOWED,
+                          "null values cannot be formatted as an SQL identifier");
             break;
         }
         strbuf_reset(&v);
@@ -676,21 +786,12 @@ static int format_row(EvalCtx *cx, const Expr *e, const Vector *args, uint32_t i
             StrBuf t;
             strbuf_init(&t);
             append_arg(&t, a, i);
-            if (type == 's') {
+            if (type == 's')
                 strbuf_append(&v, t.data, t.len);
-            } else {
-                /* quote_literal: '' for ', \\ for \ and then E'...' */
-                bool bs = t.len > 0 && memchr(t.data, '\\', t.len) != NULL;
-                if (bs)
-                    strbuf_putc(&v, 'E');
-                strbuf_putc(&v, '\'');
-                for (size_t c = 0; c < t.len; c++) {
-                    if (t.data[c] == '\'' || t.data[c] == '\\')
-                        strbuf_putc(&v, t.data[c]);
-                    strbuf_putc(&v, t.data[c]);
-                }
-                strbuf_putc(&v, '\'');
-            }
+            else if (type == 'I')
+                put_ident(&v, t.data ? t.data : "", t.len);
+            else
+                put_literal(&v, t.data ? t.data : "", t.len);
             strbuf_free(&t);
         }
         format_pad(b, v.data ? v.data : "", v.len, width, left);
@@ -1027,6 +1128,29 @@ static int digest(EvalCtx *cx, const Vector *args, Vector *out, const uint32_t *
 
 KERNEL(k_md5) { return digest(cx, args, out, sel, n, EVP_md5(), true); }
 KERNEL(k_sha256) { return digest(cx, args, out, sel, n, EVP_sha256(), false); }
+KERNEL(k_sha224) { return digest(cx, args, out, sel, n, EVP_sha224(), false); }
+KERNEL(k_sha384) { return digest(cx, args, out, sel, n, EVP_sha384(), false); }
+KERNEL(k_sha512) { return digest(cx, args, out, sel, n, EVP_sha512(), false); }
+
+/* gen_random_uuid(): a version 4 UUID of OpenSSL's RAND_bytes (a
+ * cryptographic generator, as PostgreSQL's pg_strong_random), its
+ * version and variant bits set as RFC 4122 says. */
+KERNEL(k_gen_random_uuid)
+{
+    SL_UNUSED(e);
+    SL_UNUSED(args);
+    FOR_SEL(sel, n, {
+        unsigned char *u = arena_alloc(cx->arena, 16);
+        if (RAND_bytes(u, 16) != 1)
+            return sl_error(cx->err, ERRCODE_INTERNAL_ERROR,
+                            "could not generate random values");
+        u[6] = (unsigned char)((u[6] & 0x0F) | 0x40);
+        u[8] = (unsigned char)((u[8] & 0x3F) | 0x80);
+        out->v.str[i].ptr = (const char *)u;
+        out->v.str[i].len = 16;
+    });
+    return 0;
+}
 
 /* ------------------------------------------------------- encode / decode */
 

@@ -5,7 +5,7 @@
  *   k_like, k_notlike, k_ilike,
  *   k_notilike, k_like_esc,
  *   k_ilike_esc                   LIKE / ILIKE [ESCAPE]
- *   k_length, k_octet_length      length() in characters (UTF-8), bytes
+ *   k_length, k_octet_length, k_bit_length   length() in characters (UTF-8), bytes, bits
  *   k_upper, k_lower              case mapping: ASCII in place, other
  *                                 characters as the C.UTF-8 locale maps them
  *   ex_format_value               a value's text form in an arena string
@@ -258,6 +258,14 @@ KERNEL(k_length)
 KERNEL(k_octet_length)
 {
     FOR_SEL(sel, n, { out->v.i32[i] = (int32_t)args[0].v.str[i].len; });
+    return 0;
+}
+
+KERNEL(k_bit_length)
+{
+    SL_UNUSED(cx);
+    SL_UNUSED(e);
+    FOR_SEL(sel, n, { out->v.i32[i] = (int32_t)args[0].v.str[i].len * 8; });
     return 0;
 }
 

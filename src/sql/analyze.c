@@ -354,15 +354,16 @@ static bool resolve_type(Analyze *an, const TypeName *tn, SlType *out)
         out->typmod = (int32_t)(mods[0] << 16 | (nmods == 2 ? mods[1] : 0));
         return true;
     }
-    if (id == TYPE_VARCHAR && nmods == 1) {
+    if ((id == TYPE_VARCHAR || id == TYPE_BPCHAR) && nmods == 1) {
+        const char *tname = id == TYPE_VARCHAR ? "varchar" : "char";
         if (mods[0] < 1) {
             sl_error_at(an->err, ERRCODE_INVALID_PARAMETER_VALUE, loc,
-                        "length for type varchar must be at least 1");
+                        "length for type %s must be at least 1", tname);
             return false;
         }
         if (mods[0] > 10485760) {
             sl_error_at(an->err, ERRCODE_INVALID_PARAMETER_VALUE, loc,
-                        "length for type varchar cannot exceed 10485760");
+                        "length for type %s cannot exceed 10485760", tname);
             return false;
         }
         out->typmod = (int32_t)mods[0];

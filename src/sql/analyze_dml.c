@@ -37,7 +37,7 @@ static bool assignable(SlTypeId from, SlTypeId to)
     char cf = type_category(from), ct = type_category(to);
     if (cf == 'N' && ct == 'N')
         return true;
-    if (to == TYPE_TEXT || to == TYPE_VARCHAR)
+    if (to == TYPE_TEXT || to == TYPE_VARCHAR || to == TYPE_BPCHAR)
         return true;
     if (cf == 'D' && ct == 'D')
         return ex_cast_fn(from, to, false) != NULL;
@@ -69,6 +69,16 @@ Expr *an_assign(Analyze *an, Expr *e, SlType t, const char *colname, int loc)
             return NULL;
         Expr *c = an_mk(an, EXPR_CAST, t, loc, 1, &e);
         c->cast = ex_assign_cast_fn(TYPE_VARCHAR, TYPE_VARCHAR);
+        return e->kind == EXPR_CONST ? an_fold(an, c) : c;
+    }
+    if (t.id == TYPE_BPCHAR && t.typmod >= 0 &&
+        (e->type.id == TYPE_UNKNOWN || e->type.id == TYPE_TEXT || e->type.id == TYPE_VARCHAR ||
+         e->type.id == TYPE_BPCHAR)) {
+        /* the same for character(n), which pads a shorter value */
+        if ((e = an_coerce(an, e, sl_type(TYPE_BPCHAR), COERCE_EXPLICIT, loc)) == NULL)
+            return NULL;
+        Expr *c = an_mk(an, EXPR_CAST, t, loc, 1, &e);
+        c->cast = ex_assign_cast_fn(TYPE_BPCHAR, TYPE_BPCHAR);
         return e->kind == EXPR_CONST ? an_fold(an, c) : c;
     }
     return an_coerce(an, e, t, COERCE_EXPLICIT, loc);

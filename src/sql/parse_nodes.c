@@ -7,7 +7,7 @@
  *   xact_modes_none, xact_modes_merge, xact_mode_isolation,
  *   xact_mode_read_only, xact_mode_deferrable   transaction modes (by value)
  *   make_integer ... make_minmax                              expressions
- *   make_type_name, make_generic_type, make_float_type        type names
+ *   make_type_name, make_generic_type, make_float_type, make_char_type   type names
  *   make_collate, make_qual_op                                COLLATE, OPERATOR()
  *   make_sql_func, make_int_const, make_typed_literal_qual    SQL-standard
  *                                     function syntax, INTERVAL '1' DAY
@@ -491,6 +491,19 @@ Node *make_generic_type(Parse *p, Names names, List *mods)
         p->failed = true;
     }
     return &t->hdr;
+}
+
+/* CHARACTER [(n)], CHAR [(n)]: bpchar, of length 1 when none is given
+ * (PostgreSQL's rule; bpchar itself has no length). */
+Node *make_char_type(Parse *p, List *mods, int loc)
+{
+    if (mods == NULL) {
+        A_Const *one = NEW_NODE(p, A_Const, loc);
+        one->kind = CONST_INTEGER;
+        one->text = "1";
+        mods = list_append(p->arena, NULL, one);
+    }
+    return make_type_name(p, "bpchar", mods, loc);
 }
 
 /* FLOAT(p): float4 up to 24 bits of precision, float8 up to 53. */

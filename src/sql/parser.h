@@ -280,5 +280,6 @@ Node *make_grant_all(Parse *p, const Token *t, bool is_grant, List *privileges,
 Node *make_type_name(Parse *p, const char *name, List *mods, int loc);
 Node *make_generic_type(Parse *p, Names names, List *mods);
 Node *make_float_type(Parse *p, const Token *prec, int loc);
+Node *make_char_type(Parse *p, List *mods, int loc);
 
 #endif /* SLUICE_SQL_PARSER_H */

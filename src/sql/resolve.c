@@ -288,11 +288,17 @@ Expr *an_apply_func(Analyze *an, const FuncDesc *fd, Expr **args, int nargs, int
     for (int k = 0; k < nargs; k++) {
         SlTypeId want = fd->args[k] == ANY ? TYPE_TEXT : fd->kargs[k];
         CoerceCtx ctx = fd->args[k] == ANY ? COERCE_EXPLICIT : COERCE_IMPLICIT;
-        cast[k] = an_coerce(an, args[k], sl_type(want), ctx, args[k]->location);
+        if (fd->args[k] == ANY && (fd->flags & FUNC_ANY_ASIS) && args[k]->type.id != TYPE_UNKNOWN) {
+            cast[k] = args[k];
+            continue;
+        }
+        /* TYPE_ARRAY in a row of funcs.c is text[] (ex_func_ret) */
+        SlType wt = want == TYPE_ARRAY ? sl_array_type(TYPE_TEXT, -1) : sl_type(want);
+        cast[k] = an_coerce(an, args[k], wt, ctx, args[k]->location);
         if (cast[k] == NULL)
             return NULL;
     }
-    Expr *e = an_mk(an, EXPR_FUNC, sl_type(fd->ret), loc, nargs, cast);
+    Expr *e = an_mk(an, EXPR_FUNC, ex_func_ret(fd), loc, nargs, cast);
     e->fn = fd;
     return e;
 }

@@ -334,7 +334,8 @@ static void type_row(VrelRows *r, SlTypeId id, bool array)
         [TYPE_NUMERIC] = "numeric", [TYPE_TEXT] = "text", [TYPE_VARCHAR] = "varchar",
         [TYPE_BYTEA] = "bytea", [TYPE_DATE] = "date", [TYPE_TIMESTAMP] = "timestamp",
         [TYPE_TIMESTAMPTZ] = "timestamptz", [TYPE_INTERVAL] = "interval",
-        [TYPE_JSONB] = "jsonb"};
+        [TYPE_JSONB] = "jsonb", [TYPE_UUID] = "uuid",
+        [TYPE_BPCHAR] = "bpchar"};
     if (typnames[id] != NULL)
         name = typnames[id];
     vrel_put_text(r, array ? arena_printf(vrel_rows_arena(r), "_%s", name) : name);

@@ -77,7 +77,9 @@ void array_elem_value(Arena *a, SlType t, const ArrayElem *el, Vector *v, uint32
     switch (t.id) {
     case TYPE_TEXT:
     case TYPE_VARCHAR:
+    case TYPE_BPCHAR:
     case TYPE_BYTEA:
+    case TYPE_UUID:
     case TYPE_UNKNOWN:
         v->v.str[i].ptr = el->data;
         v->v.str[i].len = (uint32_t)el->len;

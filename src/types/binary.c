@@ -134,7 +134,9 @@ int value_send_binary(const Vector *v, uint32_t i, StrBuf *out)
     }
     case TYPE_TEXT:
     case TYPE_VARCHAR:
+    case TYPE_BPCHAR:
     case TYPE_BYTEA:
+    case TYPE_UUID:
     case TYPE_UNKNOWN:
         strbuf_append(out, v->v.str[i].ptr, v->v.str[i].len);
         return 0;
@@ -264,6 +266,7 @@ int value_recv_binary(Arena *a, SlType t, const char *data, int32_t len, Vector 
         return numeric_recv(a, p, len, &v->v.num[row], err, param);
     case TYPE_TEXT:
     case TYPE_VARCHAR:
+    case TYPE_BPCHAR:
         return value_parse_text(a, t, data, (size_t)len, v, row, -1, err);
     case TYPE_DATE:
         if (len != 4)
@@ -296,6 +299,13 @@ int value_recv_binary(Arena *a, SlType t, const char *data, int32_t len, Vector 
             return sl_error(err, ERRCODE_INVALID_BINARY_REPRESENTATION,
                             "unsupported jsonb version number %d", len < 1 ? -1 : p[0]);
         return value_parse_text(a, t, data + 1, (size_t)len - 1, v, row, -1, err);
+    case TYPE_UUID:
+        /* uuid_recv: the 16 bytes */
+        if (len != 16)
+            return bad_binary(err, param);
+        v->v.str[row].ptr = arena_memdup(a, p, 16);
+        v->v.str[row].len = 16;
+        return 0;
     case TYPE_ARRAY:
         return array_recv(a, type_elem(t), data, len, &v->v.str[row], param, err);
     default:

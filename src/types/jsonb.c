@@ -5,6 +5,9 @@
  *   jsonb_parse(arena, s, len, &out, loc, err)   input: the canonical text
  *   jsonb_tree_of, jsonb_str_of, jsonb_serialize, jsonb_escape,
  *   jsonb_key_cmp, jsonb_sort_pairs              the tree form (jsonb.h)
+ *   jsonb_cmp, jsonb_cmp_tree, jsonb_scalar_cmp, jsonb_type_rank
+ *                      PostgreSQL's btree order (ORDER BY, < >, value_cmp)
+ *   jsonb_key          bytes equal exactly when the values are (1.0 = 1)
  *
  * Representation: a jsonb value is kept as its canonical text, the exact
  * string PostgreSQL prints for it: object keys sorted by length and then
@@ -556,4 +559,157 @@ SlStr jsonb_str_of(Arena *a, const JNode *n)
     SlStr r = {arena_memdup(a, b.data ? b.data : "", b.len), (uint32_t)b.len};
     strbuf_free(&b);
     return r;
+}
+
+/* ------------------------------------------------------------- ordering */
+
+/* Two scalars of one type rank: numbers by value, strings byte-wise (the
+ * C collation), false before true. */
+int jsonb_scalar_cmp(const JNode *a, const JNode *b)
+{
+    if (a->type == J_NUMBER) {
+        SlNumeric x, y;
+        Arena tmp;
+        arena_init(&tmp, 256);
+        num_parse(&tmp, a->str, a->len, &x);
+        num_parse(&tmp, b->str, b->len, &y);
+        int c = num_cmp(&x, &y);
+        arena_destroy(&tmp);
+        return c;
+    }
+    if (a->type == J_STRING) {
+        int c = memcmp(a->str, b->str, SL_MIN(a->len, b->len));
+        return c != 0 ? c : (a->len < b->len ? -1 : a->len > b->len);
+    }
+    if (a->type == J_TRUE || a->type == J_FALSE)
+        return (a->type == J_TRUE) - (b->type == J_TRUE);
+    return 0;
+}
+
+/* The type rank of compareJsonbContainers: null < string < number <
+ * boolean < array < object. */
+int jsonb_type_rank(JType t)
+{
+    switch (t) {
+    case J_NULL: return 0;
+    case J_STRING: return 1;
+    case J_NUMBER: return 2;
+    case J_FALSE:
+    case J_TRUE: return 3;
+    case J_ARRAY: return 4;
+    default: return 5;
+    }
+}
+
+static int jcmp_inner(const JNode *a, const JNode *b)
+{
+    if (jsonb_type_rank(a->type) != jsonb_type_rank(b->type))
+        return jsonb_type_rank(a->type) < jsonb_type_rank(b->type) ? -1 : 1;
+    if (a->type == J_ARRAY) {
+        if (a->n != b->n)
+            return a->n > b->n ? 1 : -1;
+        for (uint32_t k = 0; k < a->n; k++) {
+            int c = jcmp_inner(&a->items[k], &b->items[k]);
+            if (c)
+                return c;
+        }
+        return 0;
+    }
+    if (a->type == J_OBJECT) {
+        if (a->n != b->n)
+            return a->n > b->n ? 1 : -1;
+        for (uint32_t k = 0; k < a->n; k++) {
+            int c = jsonb_scalar_cmp(&a->items[2 * k], &b->items[2 * k]);
+            if (c)
+                return c;
+            c = jcmp_inner(&a->items[2 * k + 1], &b->items[2 * k + 1]);
+            if (c)
+                return c;
+        }
+        return 0;
+    }
+    return jsonb_scalar_cmp(a, b);
+}
+
+/* A top-level scalar is a one-element "raw scalar" array in PostgreSQL,
+ * which orders it against real arrays by rawness, then by length. */
+int jsonb_cmp_tree(const JNode *a, const JNode *b)
+{
+    bool top = true;
+    bool ascal = a->type != J_ARRAY && a->type != J_OBJECT;
+    bool bscal = b->type != J_ARRAY && b->type != J_OBJECT;
+    if (top && ascal != bscal && (a->type == J_ARRAY || b->type == J_ARRAY)) {
+        uint32_t na = ascal ? 1 : a->n, nb = bscal ? 1 : b->n;
+        if (na != nb)
+            return na > nb ? 1 : -1;
+        return ascal ? -1 : 1;
+    }
+    if (top && ascal && bscal) {
+        if (jsonb_type_rank(a->type) != jsonb_type_rank(b->type))
+            return jsonb_type_rank(a->type) < jsonb_type_rank(b->type) ? -1 : 1;
+        return jsonb_scalar_cmp(a, b);
+    }
+    if (top && (ascal || bscal)) {
+        /* a scalar (a pseudo array) against an object */
+        return ascal ? -1 : 1;
+    }
+    return jcmp_inner(a, b);
+}
+
+
+int jsonb_cmp(const SlStr *x, const SlStr *y)
+{
+    if (x->len == y->len && memcmp(x->ptr, y->ptr, x->len) == 0)
+        return 0;
+    Arena a;
+    arena_init(&a, 4096);
+    JNode p, q;
+    jsonb_tree_of(&a, x, &p);
+    jsonb_tree_of(&a, y, &q);
+    int c = jsonb_cmp_tree(&p, &q);
+    arena_destroy(&a);
+    return c < 0 ? -1 : c > 0;
+}
+
+/* ------------------------------------------------------------ equality */
+
+/* Numbers without trailing fraction zeros, so that equal values (1.0 and
+ * 1) get one form. */
+static void normalize_numbers(JNode *n)
+{
+    if (n->type == J_NUMBER) {
+        const char *dot = memchr(n->str, '.', n->len);
+        if (dot != NULL) {
+            uint32_t len = n->len;
+            while (len > 0 && n->str[len - 1] == '0')
+                len--;
+            if (len > 0 && n->str[len - 1] == '.')
+                len--;
+            n->len = len;   /* numeric prints no "-0": nothing else to fold */
+        }
+        return;
+    }
+    if (n->type == J_ARRAY)
+        for (uint32_t k = 0; k < n->n; k++)
+            normalize_numbers(&n->items[k]);
+    else if (n->type == J_OBJECT)
+        for (uint32_t k = 0; k < n->n; k++)
+            normalize_numbers(&n->items[2 * k + 1]);
+}
+
+void jsonb_key(const SlStr *j, StrBuf *out)
+{
+    if (memchr(j->ptr, '.', j->len) == NULL) {
+        /* canonical text has no exponents: without a point, no number
+         * has another spelling */
+        strbuf_append(out, j->ptr, j->len);
+        return;
+    }
+    Arena a;
+    arena_init(&a, 4096);
+    JNode n;
+    jsonb_tree_of(&a, j, &n);
+    normalize_numbers(&n);
+    jsonb_serialize(out, &n);
+    arena_destroy(&a);
 }

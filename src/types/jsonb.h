@@ -9,6 +9,7 @@
  *   jsonb_tree_of, jsonb_str_of      canonical text -> tree -> canonical text
  *   jsonb_serialize, jsonb_escape    a tree, a string as PostgreSQL prints them
  *   jsonb_key_cmp, jsonb_sort_pairs  object keys in canonical order
+ *   jsonb_cmp_tree                   the btree order (types.h's jsonb_cmp on text)
  *
  * Every tree lives in the arena it was built in.
  */
@@ -41,5 +42,13 @@ int      jsonb_key_cmp(const JNode *a, const JNode *b);
 /* Sorts n object pairs (2n items) by key, stably, keeps the last of each
  * run of equal keys; returns how many pairs remain. */
 uint32_t jsonb_sort_pairs(Arena *a, JNode *items, uint32_t n);
+/* PostgreSQL's btree order of jsonb (compareJsonbContainers): by type
+ * rank (null < string < number < boolean < array < object; a top-level
+ * scalar is a one-element array), arrays and objects by size, then
+ * element by element (objects: key, then value, in key order). */
+int      jsonb_cmp_tree(const JNode *a, const JNode *b);
+/* Two scalars of one rank; the rank of a type. */
+int      jsonb_scalar_cmp(const JNode *a, const JNode *b);
+int      jsonb_type_rank(JType t);
 
 #endif /* SLUICE_TYPES_JSONB_H */

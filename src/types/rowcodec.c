@@ -31,6 +31,8 @@ void row_encode(const Batch *b, uint32_t row, StrBuf *out)
         case TYPE_VARCHAR:
         case TYPE_BYTEA:
         case TYPE_JSONB:
+        case TYPE_UUID:
+        case TYPE_BPCHAR:
         case TYPE_ARRAY:
         case TYPE_UNKNOWN:
             most += 10 + (size_t)v->v.str[row].len;
@@ -57,6 +59,8 @@ void row_encode(const Batch *b, uint32_t row, StrBuf *out)
         case TYPE_VARCHAR:
         case TYPE_BYTEA:
         case TYPE_JSONB:
+        case TYPE_UUID:
+        case TYPE_BPCHAR:
         case TYPE_ARRAY:
         case TYPE_UNKNOWN: {
             const SlStr *x = &v->v.str[row];
@@ -109,6 +113,8 @@ int row_decode(const void *p, size_t n, Batch *b, uint32_t row, Arena *a)
         case TYPE_VARCHAR:
         case TYPE_BYTEA:
         case TYPE_JSONB:
+        case TYPE_UUID:
+        case TYPE_BPCHAR:
         case TYPE_ARRAY:
         case TYPE_UNKNOWN:
             if (!get_uvarint(&s, end, &len) || (uint64_t)(end - s) < len || len > UINT32_MAX)
@@ -154,6 +160,8 @@ bool key_type_ok(SlTypeId t)
     case TYPE_TEXT:
     case TYPE_VARCHAR:
     case TYPE_BYTEA:
+    case TYPE_UUID:
+    case TYPE_BPCHAR:
     case TYPE_DATE:
     case TYPE_TIMESTAMP:
     case TYPE_TIMESTAMPTZ:

@@ -62,6 +62,8 @@ static const TypeInfo type_info[TYPE__COUNT] = {
     [TYPE_TIMESTAMPTZ] = {"timestamptz", "timestamp with time zone", 1184, 8, 8, 'D', true},
     [TYPE_INTERVAL]    = {"interval", "interval", 1186, 16, sizeof(SlInterval), 'T', true},
     [TYPE_JSONB]       = {"jsonb", "jsonb", 3802, -1, sizeof(SlStr), 'U', false},
+    [TYPE_UUID]        = {"uuid", "uuid", 2950, 16, sizeof(SlStr), 'U', false},
+    [TYPE_BPCHAR]      = {"bpchar", "character", 1042, -1, sizeof(SlStr), 'S', false},
     /* an array of some element (SlType.elem): as a bare id, PostgreSQL's
      * pseudo-type anyarray; type_oid_of gives the array type's own OID */
     [TYPE_ARRAY]       = {"anyarray", "anyarray", 2277, -1, sizeof(SlStr), 'A', false},
@@ -82,7 +84,8 @@ uint32_t type_array_oid(SlTypeId elem)
         [TYPE_FLOAT4] = 1021, [TYPE_FLOAT8] = 1022, [TYPE_NUMERIC] = 1231,
         [TYPE_TEXT] = 1009, [TYPE_VARCHAR] = 1015, [TYPE_BYTEA] = 1001, [TYPE_DATE] = 1182,
         [TYPE_TIMESTAMP] = 1115, [TYPE_TIMESTAMPTZ] = 1185, [TYPE_INTERVAL] = 1187,
-        [TYPE_JSONB] = 3807};
+        [TYPE_JSONB] = 3807, [TYPE_UUID] = 2951,
+        [TYPE_BPCHAR] = 1014};
     return elem < TYPE__NSCALAR ? typarray[elem] : 0;
 }
 
@@ -107,8 +110,10 @@ const char *type_format(SlType t, char *buf, size_t size)
         return buf;
     }
     const char *name = type_info[t.id].sqlname;
-    if (t.typmod >= 0 && t.id == TYPE_VARCHAR)
+    if (t.typmod >= 0 && (t.id == TYPE_VARCHAR || t.id == TYPE_BPCHAR))
         snprintf(buf, size, "%s(%d)", name, t.typmod);
+    else if (t.id == TYPE_BPCHAR)
+        snprintf(buf, size, "bpchar");
     else if (t.typmod >= 0 && t.id == TYPE_NUMERIC)
         snprintf(buf, size, "%s(%d,%d)", name, (t.typmod >> 16) & 0xFFFF, t.typmod & 0xFFFF);
     else if (t.typmod >= 0 && t.id == TYPE_INTERVAL && (t.typmod & 0xFFFF) != 0xFFFF)
@@ -155,6 +160,14 @@ static int cmp_double(double a, double b)
     return CMP(a, b);
 }
 
+uint32_t bpchar_len(const SlStr *s)
+{
+    uint32_t n = s->len;
+    while (n > 0 && s->ptr[n - 1] == ' ')
+        n--;
+    return n;
+}
+
 int value_cmp(const Vector *a, uint32_t i, const Vector *b, uint32_t j)
 {
     switch (a->type.id) {
@@ -181,6 +194,14 @@ int value_cmp(const Vector *a, uint32_t i, const Vector *b, uint32_t j)
     }
     case TYPE_ARRAY:
         return array_cmp(&a->v.str[i], &b->v.str[j], type_elem(a->type));
+    case TYPE_BPCHAR: {
+        /* bpcharcmp: without the trailing spaces */
+        uint32_t x = bpchar_len(&a->v.str[i]), y = bpchar_len(&b->v.str[j]);
+        int c = memcmp(a->v.str[i].ptr, b->v.str[j].ptr, SL_MIN(x, y));
+        return c != 0 ? (c > 0) - (c < 0) : CMP(x, y);
+    }
+    case TYPE_JSONB:
+        return jsonb_cmp(&a->v.str[i], &b->v.str[j]);
     default: {
         const SlStr *x = &a->v.str[i], *y = &b->v.str[j];
         int c = memcmp(x->ptr, y->ptr, SL_MIN(x->len, y->len));
@@ -340,9 +361,22 @@ void value_format_text(const Vector *v, uint32_t i, StrBuf *out)
     case TYPE_UNKNOWN:
     case TYPE_TEXT:
     case TYPE_VARCHAR:
+    case TYPE_BPCHAR:
     case TYPE_JSONB:
         strbuf_append(out, v->v.str[i].ptr, v->v.str[i].len);
         break;
+    case TYPE_UUID: {
+        /* uuid_out: 8-4-4-4-12 lower-case hex digits */
+        static const char hex[] = "0123456789abcdef";
+        const unsigned char *u = (const unsigned char *)v->v.str[i].ptr;
+        for (int k = 0; k < 16; k++) {
+            if (k == 4 || k == 6 || k == 8 || k == 10)
+                strbuf_putc(out, '-');
+            strbuf_putc(out, hex[u[k] >> 4]);
+            strbuf_putc(out, hex[u[k] & 15]);
+        }
+        break;
+    }
     case TYPE_ARRAY:
         array_format_text(&v->v.str[i], type_elem(v->type), out);
         break;
@@ -356,6 +390,75 @@ void value_format_text(const Vector *v, uint32_t i, StrBuf *out)
 static bool is_space_c(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static int bad_input(SlError *err, int loc, const char *tname, const char *s, size_t len);
+
+/* bpcharin with a length n: too long is an error unless the excess is
+ * spaces (then cut), too short is padded with spaces. */
+static int parse_bpchar(Arena *a, const char *s, size_t len, int32_t n, SlStr *out, int loc,
+                        SlError *err)
+{
+    size_t chars = 0, cut = len;
+    for (size_t k = 0; k < len; k++) {
+        if (((unsigned char)s[k] & 0xC0) != 0x80) {
+            if (chars == (size_t)n) {
+                cut = k;
+                break;
+            }
+            chars++;
+        }
+    }
+    for (size_t k = cut; k < len; k++)
+        if (s[k] != ' ')
+            return sl_error_at(err, ERRCODE_STRING_DATA_RIGHT_TRUNCATION, loc,
+                               "value too long for type character(%d)", n);
+    char *b = arena_alloc(a, cut + (size_t)n - chars + 1);
+    memcpy(b, s, cut);
+    memset(b + cut, ' ', (size_t)n - chars);
+    out->ptr = b;
+    out->len = (uint32_t)(cut + (size_t)n - chars);
+    return 0;
+}
+
+static int hex_value(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* uuid_in (PostgreSQL's string_to_uuid): 32 hex digits, optionally in
+ * braces, with a hyphen allowed after any group of four; nothing else,
+ * not even spaces.  The 16 bytes go to the arena. */
+static int parse_uuid(Arena *a, const char *s, size_t len, SlStr *out, int loc, SlError *err)
+{
+    unsigned char u[16];
+    size_t k = 0;
+    bool braces = len > 0 && s[0] == '{';
+    if (braces)
+        k++;
+    for (int b = 0; b < 16; b++) {
+        if (k + 2 > len)
+            return bad_input(err, loc, "uuid", s, len);
+        int hi = hex_value(s[k]), lo = hex_value(s[k + 1]);
+        if (hi < 0 || lo < 0)
+            return bad_input(err, loc, "uuid", s, len);
+        u[b] = (unsigned char)(hi << 4 | lo);
+        k += 2;
+        if (k < len && s[k] == '-' && b % 2 == 1 && b < 15)
+            k++;
+    }
+    if (braces) {
+        if (k >= len || s[k] != '}')
+            return bad_input(err, loc, "uuid", s, len);
+        k++;
+    }
+    if (k != len)
+        return bad_input(err, loc, "uuid", s, len);
+    out->ptr = arena_memdup(a, u, 16);
+    out->len = 16;
+    return 0;
 }
 
 static int bad_input(SlError *err, int loc, const char *tname, const char *s, size_t len)
@@ -607,10 +710,13 @@ int value_parse_text(Arena *a, SlType t, const char *s, size_t len, Vector *v, u
     }
     case TYPE_UNKNOWN:
     case TYPE_TEXT:
+    case TYPE_BPCHAR:
     case TYPE_VARCHAR: {
         if (sl_utf8_check(s, len, loc, err) < 0)
             return -1;
         size_t n = len;
+        if (t.id == TYPE_BPCHAR && t.typmod >= 0)
+            return parse_bpchar(a, s, len, t.typmod, &v->v.str[i], loc, err);
         if (t.id == TYPE_VARCHAR && t.typmod >= 0) {
             /* varcharin: too long is an error unless the excess is spaces */
             size_t chars = 0, cut = len;
@@ -648,6 +754,8 @@ int value_parse_text(Arena *a, SlType t, const char *s, size_t len, Vector *v, u
         return parse_bytea(a, s, len, &v->v.str[i], loc, err);
     case TYPE_ARRAY:
         return array_parse_text(a, type_elem(t), s, len, &v->v.str[i], loc, err);
+    case TYPE_UUID:
+        return parse_uuid(a, s, len, &v->v.str[i], loc, err);
     case TYPE__COUNT:
         break;
     }

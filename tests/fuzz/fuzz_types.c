@@ -18,6 +18,7 @@
  * any leak; nothing may crash, overrun or hang.
  */
 #include "functions/kernels.h"
+#include "fuzz_input.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,13 +145,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     Arena a;
     arena_init(&a, 0);
-    uint8_t op = data[0];
-    const char *s = (const char *)data + 1;
-    size_t len = size - 1;
-    const char *nul = memchr(s, '\0', len);
-    size_t len1 = nul ? (size_t)(nul - s) : len;
-    const char *s2 = nul ? nul + 1 : "";
-    size_t len2 = nul ? len - len1 - 1 : 0;
+    FuzzInput in = fuzz_input(data, size);
+    uint8_t op = in.op;
+    const char *s = in.s, *s2 = in.s2;
+    size_t len = in.len, len1 = in.len1, len2 = in.len2;
     Vector x, y;
     text_vec(&a, &x, s, len1);
     text_vec(&a, &y, s2, len2);
