@@ -19,7 +19,7 @@
  *   pg_get_function_identity_arguments(), pg_get_function_sqlbody(),
  *   pg_get_serial_sequence(), pg_size_pretty(), pg_relation_size(),
  *   pg_table_size(), pg_total_relation_size(), pg_indexes_size(),
- *   pg_database_size(), quote_ident(), json_build_object() (refused)
+ *   pg_database_size(), json_build_object() (refused)
  *   array_to_string(), array_subscript (a[i]), array_upper/length/lower(),
  *   array_any_eq / array_any_ne (x = ANY (a), x <> ANY (a))
  *   regclassin/out, regtypein/out, regnamespacein/out, regprocin/out,
@@ -629,45 +629,6 @@ static KERNEL(k_regclassin)
     return 0;
 }
 
-/* quote_ident(text): the name as an identifier sluice reads back as it
- * is: quoted (a " doubled) unless it is all lower-case letters, digits
- * and _ (not first a digit) and no keyword but an unreserved one of
- * sluice's grammar (pg_get_keywords(); PostgreSQL asks its own list, which
- * has more words). */
-static KERNEL(k_quote_ident)
-{
-    SL_UNUSED(e);
-    FOR_SEL(sel, n, {
-        const SlStr *s = &args[0].v.str[i];
-        bool safe = s->len > 0 && ((s->ptr[0] >= 'a' && s->ptr[0] <= 'z') || s->ptr[0] == '_');
-        for (uint32_t k = 0; safe && k < s->len; k++) {
-            char c = s->ptr[k];
-            safe = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-        }
-        if (safe) {
-            int cat = sql_keyword_category(s->ptr, (int)s->len);
-            safe = cat < 0 || cat == SQL_KW_UNRESERVED;
-        }
-        if (safe) {
-            out->v.str[i] = *s;
-            continue;
-        }
-        StrBuf b;
-        strbuf_init(&b);
-        strbuf_putc(&b, '"');
-        for (uint32_t k = 0; k < s->len; k++) {
-            if (s->ptr[k] == '"')
-                strbuf_putc(&b, '"');
-            strbuf_putc(&b, s->ptr[k]);
-        }
-        strbuf_putc(&b, '"');
-        out->v.str[i].ptr = arena_strndup(cx->arena, b.data, b.len);
-        out->v.str[i].len = (uint32_t)b.len;
-        strbuf_free(&b);
-    });
-    return 0;
-}
-
 /* pg_get_serial_sequence(table, column): sluice has no sequences, so no
  * column owns one; the table must exist (42P01), as in PostgreSQL. */
 static KERNEL(k_no_serial_sequence)
@@ -1250,18 +1211,8 @@ char pgcat_func_volatility(const FuncDesc *f)
     return f >= pg_funcs && f < pg_funcs + SL_ARRAY_LEN(pg_funcs) ? 's' : 'i';
 }
 
-/* quote_ident for the tools that need it (Grafana's pickers) while the
- * functions floor has none of its own: registered only then, so that
- * src/functions' quote_ident, with PostgreSQL's list of the words it
- * quotes, wins once it is there. */
-static const FuncDesc quote_funcs[] = {
-    F1("quote_ident", TXT, TXT, k_quote_ident),
-};
-
 void pgcat_register_functions(void)
 {
-    if (!ex_func_exists("quote_ident", false))
-        ex_func_register(quote_funcs, SL_ARRAY_LEN(quote_funcs));
     /* they read the catalog and the sessions: their statements run on the loop */
     ex_func_register_loop(pg_funcs, SL_ARRAY_LEN(pg_funcs));
 }
