@@ -161,8 +161,8 @@ def test_sluice_side_matches_python(tmp_path):
         runs = fig["runs"]["sluice"]
         assert len(runs) == 2, q
         for r in runs:
-            assert r["input_rows"] == sum(figures["counts"][t]
-                                          for t in nexmark_peers.TABLES[q]), q
+            assert r["input_rows"] == nexmark_peers.SLUICE_SCANS.get(q, 1) * sum(
+                figures["counts"][t] for t in nexmark_peers.TABLES[q]), q
             assert [Decimal(v) for v in r["signature"]] == want[q], q
             assert r["wall_s"] > 0 and r["cpu_s"] > 0, q
     # The queries that join or close windows have rows to compare.
@@ -181,7 +181,8 @@ def result(sig, rows=None, sources=None):
 def test_check_refuses_disagreement():
     check = nexmark_peers.check
     counts = {"person": 10, "auction": 30, "bid": 100}
-    same = {"sluice": [result([10, 5], rows=100)] * 2,
+    # sluice's q7, one query, reads bid twice (SLUICE_SCANS)
+    same = {"sluice": [result([10, 5], rows=200)] * 2,
             "spark": [result([10, 5], sources=[["bid", 100], ["bid", 100]])],
             "flink": [result([10, "5.000"])]}
     assert check("q7", same, counts, 98) is None
@@ -189,11 +190,13 @@ def test_check_refuses_disagreement():
     other = dict(same, flink=[result([10, 6])])
     assert "flink" in check("q7", other, counts, 98)
     # Two runs of one engine differ.
-    runs = dict(same, sluice=[result([10, 5], rows=100), result([11, 5], rows=100)])
+    runs = dict(same, sluice=[result([10, 5], rows=200), result([11, 5], rows=200)])
     assert "sluice" in check("q7", runs, counts, 98)
     # An engine that read fewer rows than the topics hold.
-    short = dict(same, sluice=[result([10, 5], rows=99)])
-    assert "sluice read 99 of 100" in check("q7", short, counts, 98)
+    short = dict(same, sluice=[result([10, 5], rows=199)])
+    assert "sluice read 199 of 200" in check("q7", short, counts, 98)
+    once = dict(same, sluice=[result([10, 5], rows=100)])
+    assert "sluice read 100 of 200" in check("q7", once, counts, 98)
     # A query over two topics reads both.
     assert check("q3", {"sluice": [result([3, 5], rows=40)]}, counts, 98) is None
     assert "read 30 of 40" in check("q3", {"sluice": [result([3, 5], rows=30)]}, counts, 98)
@@ -204,7 +207,8 @@ def test_check_refuses_disagreement():
     spark_short = dict(same, spark=[result([10, 5], sources=[["bid", 100], ["bid", 97]])])
     assert "spark read 97 of 100 rows of bid" in check("q7", spark_short, counts, 98)
     # q0 and q1 must write one row per bid (end markers aside), even if all agree.
-    assert "wrote 10 rows of 98" in check("q0", same, counts, 98)
+    assert "wrote 10 rows of 98" in check("q0", dict(same, sluice=[result([10, 5], rows=100)]),
+                                          counts, 98)
     # A failed or refused engine is left out of the comparison.
     failed = dict(same, flink=[{"error": "exit 1"}], spark=[{"refused": "no"}])
     assert check("q7", failed, counts, 98) is None
