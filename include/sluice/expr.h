@@ -362,6 +362,11 @@ void            ex_func_register(const FuncDesc *table, size_t n);
  * catalog, the sessions): statements that call them run on the loop. */
 void            ex_func_register_loop(const FuncDesc *table, size_t n);
 bool            ex_func_on_loop(const FuncDesc *fd);
+/* Is fd volatile (pg_proc.provolatile 'v'): may its answer differ between
+ * two calls of one statement with the same arguments (random(),
+ * clock_timestamp(), gen_random_uuid(), ...)?  Such a call is evaluated
+ * once wherever the SQL writes it once. */
+bool            ex_func_volatile(const FuncDesc *fd);
 /* The i-th function of all tables, or NULL past the end (pg_proc). */
 const FuncDesc *ex_func_at(size_t i);
 /* The VARIADIC function of this name (concat, concat_ws), or NULL: its

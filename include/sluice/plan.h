@@ -291,6 +291,8 @@ bool  plan_any_expr(const Plan *p, bool (*pred)(const Expr *e, void *arg), void 
 /* A predicate for it: a call of a function whose value changes from call
  * to call (random(), clock_timestamp()). */
 bool  plan_expr_volatile(const Expr *e, void *arg);
+/* Does pred hold for e or an expression inside it (subplans included)? */
+bool  plan_expr_has(const Expr *e, bool (*pred)(const Expr *e, void *arg), void *arg);
 /* Are a and b the same computation?  (For matching GROUP BY expressions.) */
 bool  plan_expr_equal(const Expr *a, const Expr *b);
 /* e as SQL text, naming columns after cols/quals (the input's columns). */

@@ -8,6 +8,7 @@
  *   ex_func_register(table, n)    more rows (the runtime's catalog functions)
  *   ex_func_register_loop, ex_func_on_loop   the same, for functions whose
  *                                 statements must run on the loop thread
+ *   ex_func_volatile(fd)          pg_proc.provolatile 'v'
  *   ex_func_at(i)                 the i-th row of all tables (pg_proc), or NULL
  *   ex_func_srf(fd)               how a set-returning function runs
  *
@@ -574,6 +575,17 @@ void ex_func_register(const FuncDesc *table, size_t n)
 void ex_func_register_loop(const FuncDesc *table, size_t n)
 {
     add_table(table, n, true);
+}
+
+bool ex_func_volatile(const FuncDesc *fd)
+{
+    static const char *const volatile_fns[] = {
+        "random", "clock_timestamp", "timeofday", "gen_random_uuid", "setseed", "set_config",
+        "pg_sleep", "nextval", "random_normal"};
+    for (size_t k = 0; k < SL_ARRAY_LEN(volatile_fns); k++)
+        if (strcmp(fd->name, volatile_fns[k]) == 0)
+            return true;
+    return false;
 }
 
 bool ex_func_on_loop(const FuncDesc *fd)

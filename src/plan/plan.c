@@ -119,8 +119,12 @@ static bool exprs_any(Expr *const *es, int n, bool (*pred)(const Expr *e, void *
 bool plan_expr_volatile(const Expr *e, void *arg)
 {
     SL_UNUSED(arg);
-    return e->kind == EXPR_FUNC && e->fn != NULL &&
-           (strcmp(e->fn->name, "random") == 0 || strcmp(e->fn->name, "clock_timestamp") == 0);
+    return e->kind == EXPR_FUNC && e->fn != NULL && ex_func_volatile(e->fn);
+}
+
+bool plan_expr_has(const Expr *e, bool (*pred)(const Expr *e, void *arg), void *arg)
+{
+    return expr_any(e, pred, arg);
 }
 
 bool plan_any_expr(const Plan *p, bool (*pred)(const Expr *e, void *arg), void *arg)

@@ -883,7 +883,11 @@ static Expr *transform_between(Analyze *an, A_Expr *ax)
     return e;
 }
 
-/* x IN (a, b): x = a OR x = b; x NOT IN (a, b): x <> a AND x <> b. */
+/* x IN (a, b): x = a OR x = b; x NOT IN (a, b): x <> a AND x <> b.  An
+ * x that calls a volatile function is evaluated once, as PostgreSQL's
+ * x = ANY (ARRAY[a, b]) does (it evaluates each OR'ed comparison's copy
+ * of x otherwise, which answers random() IN (...) wrong): x = ANY
+ * (ARRAY[a, b]), x <> ALL (ARRAY[a, b]). */
 static Expr *transform_in(Analyze *an, A_Expr *ax)
 {
     bool neg = strcmp(ax->op, "<>") == 0;
@@ -891,6 +895,14 @@ static Expr *transform_in(Analyze *an, A_Expr *ax)
     if (x == NULL)
         return NULL;
     int n = list_len(ax->list);
+    if (n > 1 && plan_expr_has(x, plan_expr_volatile, NULL)) {
+        Expr **items = ARENA_ARRAY(an->a, Expr *, n);
+        for (int i = 0; i < n; i++)
+            if ((items[i] = transform(an, list_nth(ax->list, i))) == NULL)
+                return NULL;
+        Expr *arr = an_array_ctor(an, items, n, ax->hdr.location);
+        return arr ? an_array_any(an, ax->op, neg, x, arr, ax->hdr.location) : NULL;
+    }
     Expr **args = ARENA_ARRAY(an->a, Expr *, n);
     for (int i = 0; i < n; i++) {
         Node *item = list_nth(ax->list, i);

@@ -1195,16 +1195,12 @@ static const FuncDesc pg_funcs[] = {
  * rest. */
 char pgcat_func_volatility(const FuncDesc *f)
 {
-    static const char *const volatile_fns[] = {
-        "random", "clock_timestamp", "timeofday", "gen_random_uuid", "setseed", "set_config",
-        "pg_sleep", "nextval", "random_normal"};
     static const char *const stable_fns[] = {
         "now", "statement_timestamp", "transaction_timestamp", "current_setting",
         "current_timestamp", "localtimestamp", "current_date", "age", "to_char",
         "to_timestamp", "date_trunc", "timezone", "date_part", "extract"};
-    for (size_t k = 0; k < SL_ARRAY_LEN(volatile_fns); k++)
-        if (strcmp(f->name, volatile_fns[k]) == 0)
-            return 'v';
+    if (ex_func_volatile(f))
+        return 'v';
     for (size_t k = 0; k < SL_ARRAY_LEN(stable_fns); k++)
         if (strcmp(f->name, stable_fns[k]) == 0)
             return 's';
