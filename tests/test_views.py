@@ -17,6 +17,8 @@
 - UPDATE ... FROM and DELETE ... USING as a plain role need SELECT on the
   relations they join.
 - Only the owner alters a table or view (ALTER TABLE / VIEW: 42501).
+- DROP ... CASCADE drops the views over every continuous query it drops
+  (a query over a query included), each only if the role owns it.
 """
 
 import psycopg
@@ -236,3 +238,36 @@ def test_a_view_over_a_continuous_querys_result(server):
         c.execute("DROP CONTINUOUS QUERY agg CASCADE")
         assert sqlstate_of(lambda: c.execute("SELECT * FROM doubled")) == "42P01"
         c.execute("DROP STREAM s")
+
+
+def test_cascade_drops_the_views_over_the_queries_it_drops(server):
+    """DROP ... CASCADE of a stream drops the continuous query over it, the
+    query that reads that one's result table, and the views over either --
+    never a view left reading a dropped query -- and refuses, as a plain
+    role, when one of those views is another role's."""
+    with su(server) as admin:
+        admin.execute("CREATE ROLE alice LOGIN")
+        admin.execute("CREATE ROLE bob LOGIN")
+        with connect_as(server, "alice") as alice, connect_as(server, "bob") as bob:
+            alice.execute("CREATE STREAM s (k INT, v INT)")
+            alice.execute("CREATE CONTINUOUS QUERY a WITH (trigger = '0') AS "
+                          "SELECT k, sum(v) AS total FROM s GROUP BY k")
+            alice.execute("CREATE CONTINUOUS QUERY b WITH (trigger = '0') AS "
+                          "SELECT count(*) AS groups FROM a")
+            alice.execute("CREATE VIEW vb AS SELECT groups FROM b")
+            alice.execute("GRANT SELECT ON b TO bob")
+            bob.execute("CREATE VIEW wb AS SELECT groups * 2 AS g2 FROM b")
+            alice.execute("INSERT INTO s VALUES (1, 5), (2, 6)")
+            assert wait_for(lambda: alice.execute("SELECT groups FROM vb").fetchall(),
+                            [(2,)], timeout=WAIT) == [(2,)]
+            # bob's view over b, which the CASCADE would drop: refused
+            assert denied(lambda: alice.execute("DROP STREAM s CASCADE")) == \
+                "must be owner of view wb"
+            assert alice.execute("SELECT groups FROM vb").fetchall() == [(2,)]
+            bob.execute("DROP VIEW wb")
+            alice.execute("DROP STREAM s CASCADE")
+            for name in ("a", "b", "vb"):
+                assert sqlstate_of(lambda: alice.execute(f"SELECT * FROM {name}")) == "42P01"
+            names = alice.execute("SELECT relname FROM pg_class WHERE relname IN "
+                                  "('s', 'a', 'b', 'vb', 'wb')").fetchall()
+            assert names == []

@@ -158,7 +158,12 @@ static const CatRelation *dead_letters(Runtime *rt, const CatRelation *rel)
  * theirs, and so on: each must be the current role's (or the role a
  * superuser), as DROP of it would need; -1 with 42501 naming the first
  * that is not. */
-static int check_cascade(Runtime *rt, const CatRelation *rel, int depth, SlError *err)
+static int check_views(Runtime *rt, const Query *q, const CatRelation *rel, SlError *err);
+
+/* CASCADE (q) of rel: the continuous queries that read it, and theirs, and
+ * the views over any of them, must be the current role's (42501). */
+static int check_cascade(Runtime *rt, const Query *q, const CatRelation *rel, int depth,
+                         SlError *err)
 {
     const char *name = rt_cq_dependent_not_owned(rt->cq, rel, rt_current_role());
     const CatRelation *cq = name ? cat_lookup(rt->cat, name) : NULL;
@@ -173,7 +178,8 @@ static int check_cascade(Runtime *rt, const CatRelation *rel, int depth, SlError
                                                     : 0;
     for (int i = 0; i < n; i++) {
         const CatRelation *d = cat_lookup(rt->cat, deps[i]);
-        if (d != NULL && d->kind == REL_QUERY && check_cascade(rt, d, depth + 1, err) < 0)
+        if (d != NULL && d->kind == REL_QUERY &&
+            (check_cascade(rt, q, d, depth + 1, err) < 0 || check_views(rt, q, d, err) < 0))
             return -1;
     }
     return 0;
@@ -248,7 +254,7 @@ static int drop_views(Runtime *rt, const CatRelation *rel, SlError *err)
 }
 
 /* Drops the continuous queries that read or write rel (CASCADE), each
- * after the queries that read its result table. */
+ * after the queries that read its result table and the views over it. */
 static int drop_dependents(Runtime *rt, const CatRelation *rel, int depth, SlError *err)
 {
     const char *q;
@@ -256,7 +262,8 @@ static int drop_dependents(Runtime *rt, const CatRelation *rel, int depth, SlErr
         const CatRelation *cq = cat_lookup(rt->cat, q);
         if (cq == NULL)
             break;
-        if (depth < CASCADE_DEPTH && drop_dependents(rt, cq, depth + 1, err) < 0)
+        if ((depth < CASCADE_DEPTH && drop_dependents(rt, cq, depth + 1, err) < 0) ||
+            drop_views(rt, cq, err) < 0)
             return -1;
         if (rt_cq_stop(rt->cq, cq->name, err) < 0 || rel_purge(rt->st, cq, err) < 0 ||
             cat_drop_relation(rt->cat, cq->name, err) < 0)
@@ -303,7 +310,8 @@ int rt_run_drop(Runtime *rt, const Query *q, SlError *err)
             return -1;
         const CatRelation *dead = dead_letters(rt, rel);
         if (q->cascade &&
-            (check_cascade(rt, rel, 0, err) < 0 || (dead && check_cascade(rt, dead, 0, err) < 0)))
+            (check_cascade(rt, q, rel, 0, err) < 0 ||
+             (dead && check_cascade(rt, q, dead, 0, err) < 0)))
             return -1;
         if (check_views(rt, q, rel, err) < 0 || (dead && check_views(rt, q, dead, err) < 0))
             return -1;
